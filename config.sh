@@ -1,0 +1,1400 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# config.sh - prepare one network interface, and the two CPUs that serve it,
+# for rant latency tests: discover, apply, check, dry-run and undo.
+#
+# Every change goes through run(); every setting through step(), which
+# compares the current value with the wanted one, records how to put the old
+# value back (state file under $STATE_DIR, one per interface), applies, and
+# reports applied / in place / skipped (with the reason) / failed.  A failed
+# step does not stop the others: there is deliberately no `set -e`, because a
+# host left half-configured by the first refusing ethtool call is worse than
+# a complete report of what could and could not be done.
+
+# Overridable settings: the tests point these at a fake sysfs/proc tree and at
+# stub tools, so the driver-specific paths run without the hardware.
+: "${SYSFS:=/sys}"
+: "${PROCFS:=/proc}"
+: "${NET_SYSFS:=$SYSFS/class/net}"
+: "${NET_PROCFS:=$PROCFS/sys/net}"
+: "${STATE_DIR:=/run/rant-config}"
+: "${ETHTOOL:=ethtool}"
+: "${IP:=ip}"
+: "${TC:=tc}"
+: "${CHRT:=chrt}"
+: "${PHC2SYS:=phc2sys}"
+: "${RING_SIZE:=256}"
+: "${BUSY_POLL_US:=50}"
+: "${STOP_TIMEOUT:=5}"
+
+PROG=config.sh
+
+# Driver private flags worth setting for latency, as "flag=value".
+#  mlx5: CQE moderation batches completions (adds up to the moderation
+#  period), tx_port_ts takes TX stamps at the port instead of the CQE (more
+#  accurate T1/T3), the striding RQ packs small packets into shared pages at
+#  the cost of per-packet latency.
+#  ice: the firmware LLDP agent lets the switch's DCBX turn priority flow
+#  control back on behind the pause-frame setting.
+declare -A PRIV_FLAGS=(
+	[mlx5_core]="rx_cqe_moder=off tx_cqe_moder=off tx_port_ts=on rx_striding_rq=off"
+	[ice]="fw-lldp-agent=off"
+)
+
+# Offloads that hold packets back to merge them (GRO/LRO) or hand the stack
+# super-packets (TSO/GSO): good for throughput, bad for one small packet.
+# As "ethtool-feature-name=short-name".
+OFFLOADS="generic-receive-offload=gro large-receive-offload=lro rx-gro-hw=gro-hw
+rx-gro-list=gro-list tcp-segmentation-offload=tso generic-segmentation-offload=gso
+tx-udp-segmentation=udp-gso"
+
+# Options (see usage()).
+IFACE=
+ADDR=
+PREFIX=
+FAMILY=
+REMOTE=
+REMOTE_MAC=
+CPU=
+IRQ_CPU=
+BUSY_POLL=0
+PTP_SOURCE=
+PTP_SYNC_TO=
+NO_NS=0
+NO_PTP=0
+IRQ_PRIO=55
+KSOFTIRQD_PRIO=11
+MODE=apply
+DRY_RUN=0
+HOST_TUNING=0
+
+# Discovered.
+NS=
+MAC=
+DRIVER=
+PCI=
+DEV_DIR=
+PCI_DIR=
+NUMA=
+PHC=
+declare -a IRQS=()
+declare -A IRQ_NAME=()
+declare -A THREAD=()
+CPUS_ONLINE=
+CPU_MAX=0
+
+# Where the interface is now (reads) and where changes go.  They differ only
+# under --dry-run, where the namespace move is printed but not made.
+QNS=
+CNS=
+
+STATE_FILE=
+PID_FILE=
+N_APPLIED=0
+N_INPLACE=0
+N_SKIPPED=0
+N_FAILED=0
+N_NOTSET=0
+RUN_ERR=
+# step() reports a failure whose text contains SKIP_ERR as skipped (SKIP_WHY).
+SKIP_ERR=
+SKIP_WHY=
+declare -a UNDO=()
+SEP=$'\x1f'
+PCI_RE='^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$'
+
+# ---------------------------------------------------------------- messages
+
+usage() {
+	cat <<EOF
+Usage: $PROG IFACE --ip ADDR[/LEN] --remote-ip ADDR --cpu N --irq-cpu N [options]
+       $PROG IFACE --undo [--dry-run]
+       $PROG IFACE --check --ip ADDR ... (the same options as when applied)
+
+Prepare IFACE for rant latency tests.  Unless --no-namespace, IFACE is moved
+into the network namespace rant-IFACE (run rant with
+'ip netns exec rant-IFACE').  Every change is recorded in
+$STATE_DIR/IFACE.state so that --undo can restore it.
+
+  --ip ADDR[/LEN]      address for IFACE, IPv4 (/24 default) or IPv6 (/64)
+  --remote-ip ADDR     the peer's address (same family)
+  --remote-mac MAC     the peer's MAC: add a permanent neighbour entry
+  --cpu N              CPU rant runs on
+  --irq-cpu N          CPU that takes IFACE's interrupts and softirqs
+  --busy-poll          prepare for rant -P/-p: napi_defer_hard_irqs 2 and
+                       gro_flush_timeout 200000 instead of 0 and 0 (and, with
+                       --host-tuning, net.core.busy_read/busy_poll $BUSY_POLL_US)
+  --ptp-source CLOCK   clock phc2sys copies from (default CLOCK_REALTIME);
+                       CLOCK_REALTIME, /dev/ptpN or an interface name
+  --ptp-sync-to CLOCK  clock phc2sys steers (default IFACE's PHC);
+                       CLOCK_REALTIME needs --host-tuning
+  --no-namespace       configure IFACE where it is
+  --no-ptp             do not start phc2sys
+  --irq-prio N         SCHED_FIFO priority of IFACE's IRQ threads (default 55)
+  --ksoftirqd-prio N   SCHED_FIFO priority of ksoftirqd on the named CPUs
+                       (default 11)
+  --host-tuning        also change host-wide settings (sysctls); without it
+                       they are only listed
+  --dry-run            print every command, change nothing
+  --undo               restore everything recorded for IFACE
+  --check              report which settings are in place (exit 0 if all)
+  -h, --help           this text
+
+Exit status: 0 everything requested is applied (or in place), 1 a step
+failed (or, with --check, a setting is not in place), 2 usage error.
+EOF
+}
+
+# One line on stderr naming the option and what is accepted, exit 2.
+usage_error() {
+	printf '%s: %s\n' "$PROG" "$1" >&2
+	exit 2
+}
+
+warn() {
+	printf '%s: %s\n' "$PROG" "$1" >&2
+}
+
+# report STATUS ID DETAIL: one line per step; also counts for the summary.
+report() {
+	local status=$1 id=$2 detail=$3
+	case $status in
+	applied|"would apply") N_APPLIED=$((N_APPLIED + 1)) ;;
+	"in place"|restored) N_INPLACE=$((N_INPLACE + 1)) ;;
+	skipped|host) N_SKIPPED=$((N_SKIPPED + 1)) ;;
+	failed) N_FAILED=$((N_FAILED + 1)) ;;
+	"not set") N_NOTSET=$((N_NOTSET + 1)) ;;
+	esac
+	printf '  %-11s %-26s %s\n' "$status" "$id" "$detail"
+}
+
+skip() {
+	report skipped "$1" "$2"
+}
+
+# ---------------------------------------------------------------- runner
+
+# show_cmd CMD...: the command as a user would type it.
+show_cmd() {
+	local w out=
+	case $1 in
+	write_file)
+		if [[ -n ${4:-} ]]; then
+			printf 'ip netns exec %s sh -c "echo %s > %s"' "$4" "$3" "$2"
+		else
+			printf 'echo %s > %s' "$3" "$2"
+		fi
+		return
+		;;
+	netns_return)
+		printf "ip -n %s link set %s netns <caller's namespace>" "$2" "$3"
+		return
+		;;
+	stop_pidfile)
+		printf '%s' "kill \$(cat $2)"
+		return
+		;;
+	start_phc2sys)
+		shift
+		out="$PHC2SYS $*"
+		printf '%s' "$out"
+		return
+		;;
+	esac
+	for w in "$@"; do
+		if [[ $w =~ ^[][A-Za-z0-9_./:=@,+%-]+$ ]]; then
+			out+="$w "
+		else
+			out+="$(printf '%q' "$w") "
+		fi
+	done
+	printf '%s' "${out% }"
+}
+
+# run CMD...: the one place where anything on the host changes.  Under
+# --dry-run it only prints.  Leaves the command's error text in RUN_ERR.
+run() {
+	RUN_ERR=
+	if ((DRY_RUN)); then
+		printf '  %-11s $ %s\n' "" "$(show_cmd "$@")"
+		return 0
+	fi
+	local rc
+	RUN_ERR=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	RUN_ERR=${RUN_ERR//$'\n'/; }
+	[[ -z $RUN_ERR && $rc -ne 0 ]] && RUN_ERR="exit status $rc"
+	return "$rc"
+}
+
+# record ID OLD CMD...: remember how to restore ID, before it is changed.
+# The first record of an ID wins, so applying twice keeps the original value.
+record() {
+	local id=$1 old=$2 line
+	shift 2
+	((DRY_RUN)) && return 0
+	if [[ -f $STATE_FILE ]]; then
+		while IFS=$'\t' read -r line _; do
+			[[ $line == "$id" ]] && return 0
+		done <"$STATE_FILE"
+	fi
+	old=${old//[$'\t\n']/ }
+	local IFS=$SEP
+	printf '%s\t%s\t%s\n' "$id" "$old" "$*" >>"$STATE_FILE"
+}
+
+# step ID CURRENT WANT CMD...: bring one setting from CURRENT to WANT.
+# UNDO holds the command that restores CURRENT.
+step() {
+	local id=$1 cur=$2 want=$3
+	shift 3
+	if [[ $MODE == check ]]; then
+		if [[ $cur == "$want" ]]; then
+			report "in place" "$id" "$want"
+		else
+			report "not set" "$id" "is '$cur', want '$want'"
+		fi
+		return 0
+	fi
+	if [[ $cur == "$want" ]]; then
+		report "in place" "$id" "$want"
+		return 0
+	fi
+	if ((DRY_RUN)); then
+		report "would apply" "$id" "'$cur' -> '$want'"
+		run "$@"
+		return 0
+	fi
+	record "$id" "$cur" "${UNDO[@]}"
+	if run "$@"; then
+		report applied "$id" "'$cur' -> '$want'"
+		return 0
+	fi
+	if [[ -n $SKIP_ERR && $RUN_ERR == *"$SKIP_ERR"* ]]; then
+		skip "$id" "$SKIP_WHY"
+		return 1
+	fi
+	report failed "$id" "$(show_cmd "$@"): $RUN_ERR"
+	return 1
+}
+
+# ------------------------------------------------------- change primitives
+
+# write_file PATH VALUE [NS]: sysfs/procfs write, inside NS if given.
+write_file() {
+	local path=$1 val=$2 ns=${3:-} err
+	if [[ -n $ns ]]; then
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		"$IP" netns exec "$ns" sh -c 'printf "%s\n" "$1" > "$2"' sh "$val" "$path"
+		return
+	fi
+	if ! err=$( { printf '%s\n' "$val" >"$path"; } 2>&1); then
+		printf '%s: %s\n' "$path" "${err##*: }" >&2
+		return 1
+	fi
+}
+
+# netns_return NS IFACE: move IFACE back to the namespace this script runs
+# in (not to pid 1's: the tests run the whole thing in a private namespace).
+netns_return() {
+	"$IP" -n "$1" link set "$2" netns "$$"
+}
+
+# start_phc2sys ARGS...: start phc2sys in the background, write its pid
+# file, and make sure it did not die at once (bad clock, clock busy).
+start_phc2sys() {
+	local log="$STATE_DIR/$IFACE.phc2sys.log" pid i
+	setsid "$PHC2SYS" "$@" </dev/null >"$log" 2>&1 &
+	pid=$!
+	printf '%s\n' "$pid" >"$PID_FILE"
+	for ((i = 0; i < 10; i++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			rm -f "$PID_FILE"
+			printf 'phc2sys exited at once: %s\n' "$(tail -n 1 "$log")" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# pidfile_alive PIDFILE: true if the pid in PIDFILE is a phc2sys we started.
+# Processes are looked up in the real /proc even when PROCFS is a fake tree:
+# phc2sys is a process this script runs, not part of the hardware.
+pidfile_alive() {
+	local pid comm
+	[[ -r $1 ]] || return 1
+	read -r pid <"$1" || return 1
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	read -r comm 2>/dev/null <"/proc/$pid/comm" || return 1
+	[[ $comm == "$(basename "$PHC2SYS")" ]]
+}
+
+# stop_pidfile PIDFILE: stop the phc2sys this script started, and no other.
+stop_pidfile() {
+	local pid i
+	if ! pidfile_alive "$1"; then
+		rm -f "$1"
+		return 0
+	fi
+	read -r pid <"$1"
+	kill "$pid" || return 1
+	for ((i = 0; i < STOP_TIMEOUT * 20; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		echo "phc2sys (pid $pid) did not stop" >&2
+		return 1
+	fi
+	rm -f "$1"
+}
+
+# ---------------------------------------------------------------- reading
+
+# qx CMD...: run a read-only command where the interface is now.
+qx() {
+	if [[ -n $QNS ]]; then
+		"$IP" netns exec "$QNS" "$@"
+	else
+		"$@"
+	fi
+}
+
+# net_path ATTR: the interface's sysfs attribute, as seen from where it is
+# (qx-relative for a namespace, where `ip netns exec` remounts /sys).
+net_path() {
+	if [[ -n ${2-$QNS} ]]; then
+		printf '/sys/class/net/%s/%s' "$IFACE" "$1"
+	else
+		printf '%s/%s/%s' "$NET_SYSFS" "$IFACE" "$1"
+	fi
+}
+
+# net_conf_path FAMILY KEY [NS]: per-interface sysctl file.
+net_conf_path() {
+	if [[ -n ${3-$QNS} ]]; then
+		printf '/proc/sys/net/%s/conf/%s/%s' "$1" "$IFACE" "$2"
+	else
+		printf '%s/%s/conf/%s/%s' "$NET_PROCFS" "$1" "$IFACE" "$2"
+	fi
+}
+
+# get FILE: contents of a file where the interface is, empty if none.
+get() {
+	local v
+	if [[ -n $QNS && $1 == /sys/class/net/* || -n $QNS && $1 == /proc/sys/net/* ]]; then
+		v=$(qx cat "$1" 2>/dev/null) || return 1
+	else
+		v=$(cat "$1" 2>/dev/null) || return 1
+	fi
+	printf '%s' "$v"
+}
+
+# have_net_file FILE: as [[ -e ]], seen from where the interface is.
+have_net_file() {
+	if [[ -n $QNS && ($1 == /sys/* || $1 == /proc/*) ]]; then
+		qx test -e "$1"
+	else
+		[[ -e $1 ]]
+	fi
+}
+
+have() {
+	command -v "$1" >/dev/null 2>&1
+}
+
+# ipq / ipc ARGS: ip for reads (where the interface is) / changes.
+ipq() {
+	if [[ -n $QNS ]]; then "$IP" -n "$QNS" "$@"; else "$IP" "$@"; fi
+}
+
+# Arrays for commands that change things, prefixed for the target namespace.
+ip_cmd() {
+	if [[ -n $CNS ]]; then CMD=("$IP" -n "$CNS"); else CMD=("$IP"); fi
+}
+
+tool_cmd() {
+	if [[ -n $CNS ]]; then CMD=("$IP" netns exec "$CNS" "$@"); else CMD=("$@"); fi
+}
+
+# ethtool_kv OPTION: "key: value" lines of `ethtool OPTION IFACE` into KV.
+declare -A KV=()
+ethtool_kv() {
+	local out line k v section=
+	KV=()
+	out=$(qx "$ETHTOOL" "$1" "$IFACE" 2>/dev/null) || return 1
+	while IFS= read -r line; do
+		case $line in
+		"Pre-set maximums:"*) section=max- ; continue ;;
+		"Current hardware settings:"*) section= ; continue ;;
+		"Adaptive RX:"*)
+			read -r _ _ v _ k <<<"$line"
+			KV[adaptive-rx]=$v
+			KV[adaptive-tx]=$k
+			continue
+			;;
+		esac
+		[[ $line == *:* ]] || continue
+		k=${line%%:*}
+		v=${line#*:}
+		k=${k//[[:space:]]/}
+		v=${v#"${v%%[![:space:]]*}"}
+		v=${v%"${v##*[![:space:]]}"}
+		[[ -n $k ]] || continue
+		KV[$section${k,,}]=$v
+	done <<<"$out"
+}
+
+# sched_of PID: "policy priority" of a task, from /proc/PID/stat.
+sched_of() {
+	local line rest
+	local -a f
+	read -r line 2>/dev/null <"$PROCFS/$1/stat" || return 1
+	rest=${line##*) }
+	read -r -a f <<<"$rest"
+	case ${f[38]} in
+	0) printf 'other %s' "${f[37]}" ;;
+	1) printf 'fifo %s' "${f[37]}" ;;
+	2) printf 'rr %s' "${f[37]}" ;;
+	3) printf 'batch %s' "${f[37]}" ;;
+	5) printf 'idle %s' "${f[37]}" ;;
+	*) printf 'policy%s %s' "${f[38]}" "${f[37]}" ;;
+	esac
+}
+
+# ------------------------------------------------------- argument checking
+
+# parse_int OPTION VALUE MIN MAX: print VALUE if it is an integer in range.
+parse_int() {
+	local opt=$1 val=$2 min=$3 max=$4
+	if [[ ! $val =~ ^[0-9]+$ ]] || ((${#val} > 9)); then
+		usage_error "$opt: '$val' is not a number ($min to $max)"
+	fi
+	if ((10#$val < min || 10#$val > max)); then
+		usage_error "$opt: '$val' is out of range ($min to $max)"
+	fi
+	printf '%d' "$((10#$val))"
+}
+
+# cpu_list_has LIST N: is CPU N in a kernel cpu list like "0-3,6"?
+cpu_list_has() {
+	local part lo hi
+	local IFS=,
+	for part in $1; do
+		lo=${part%-*}
+		hi=${part#*-}
+		[[ $lo =~ ^[0-9]+$ && $hi =~ ^[0-9]+$ ]] || continue
+		((10#$2 >= 10#$lo && 10#$2 <= 10#$hi)) && return 0
+	done
+	return 1
+}
+
+parse_cpu() {
+	local opt=$1 val=$2 n
+	n=$(parse_int "$opt" "$val" 0 "$CPU_MAX") || exit 2
+	if ! cpu_list_has "$CPUS_ONLINE" "$n"; then
+		usage_error "$opt: CPU '$val' is offline (online: $CPUS_ONLINE)"
+	fi
+	printf '%d' "$n"
+}
+
+# canon_ipv6 ADDR: RFC 5952 form (as ip prints it), or fail.
+canon_ipv6() {
+	local a=${1,,} head tail g i best=-1 bestlen=0 run=0 start=-1 out=
+	local -a h=() t=() all=()
+	[[ $a =~ ^[0-9a-f:]+$ ]] || return 1
+	[[ $a == *:::* ]] && return 1
+	if [[ $a == *::* ]]; then
+		head=${a%%::*}
+		tail=${a#*::}
+		[[ $tail == *::* ]] && return 1
+		[[ -n $head ]] && IFS=: read -r -a h <<<"$head"
+		[[ -n $tail ]] && IFS=: read -r -a t <<<"$tail"
+		((${#h[@]} + ${#t[@]} > 7)) && return 1
+		all=("${h[@]}")
+		for ((i = ${#h[@]} + ${#t[@]}; i < 8; i++)); do all+=(0); done
+		all+=("${t[@]}")
+	else
+		[[ $a == :* || $a == *: ]] && return 1
+		IFS=: read -r -a all <<<"$a"
+		((${#all[@]} == 8)) || return 1
+	fi
+	for ((i = 0; i < 8; i++)); do
+		g=${all[i]}
+		[[ $g =~ ^[0-9a-f]{1,4}$ ]] || return 1
+		all[i]=$(printf '%x' "$((16#$g))")
+		if [[ ${all[i]} == 0 ]]; then
+			((run == 0)) && start=$i
+			run=$((run + 1))
+			if ((run > bestlen)); then
+				bestlen=$run
+				best=$start
+			fi
+		else
+			run=0
+		fi
+	done
+	((bestlen < 2)) && best=-1
+	for ((i = 0; i < 8; i++)); do
+		if ((i == best)); then
+			out+="::"
+			i=$((i + bestlen - 1))
+			continue
+		fi
+		[[ -n $out && $out != *:: ]] && out+=:
+		out+=${all[i]}
+	done
+	printf '%s' "$out"
+}
+
+# parse_addr OPTION VALUE PREFIX_ALLOWED: sets P_ADDR P_LEN P_FAMILY.
+parse_addr() {
+	local opt=$1 val=$2 allow_len=$3 a len="" o
+	local -a oct
+	local what="an IPv4 or IPv6 address"
+	((allow_len)) && what+=" with an optional /prefix length"
+	a=${val%%/*}
+	if [[ $val == */* ]]; then
+		((allow_len)) || usage_error "$opt: '$val' is not $what"
+		len=${val#*/}
+	fi
+	if [[ $a =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]]; then
+		IFS=. read -r -a oct <<<"$a"
+		for o in "${oct[@]}"; do
+			((10#$o <= 255)) || usage_error "$opt: '$val' is not $what"
+		done
+		P_ADDR=$((10#${oct[0]})).$((10#${oct[1]})).$((10#${oct[2]})).$((10#${oct[3]}))
+		P_FAMILY=4
+		P_LEN=$(parse_int "$opt prefix length" "${len:-24}" 1 32) || exit 2
+	elif P_ADDR=$(canon_ipv6 "$a"); then
+		P_FAMILY=6
+		P_LEN=$(parse_int "$opt prefix length" "${len:-64}" 1 128) || exit 2
+	else
+		usage_error "$opt: '$val' is not $what (e.g. 192.168.10.1/24, fd00::1/64)"
+	fi
+}
+
+# ---------------------------------------------------------------- discovery
+
+# read_cpus: online CPUs and the highest possible CPU number.
+read_cpus() {
+	local last
+	CPUS_ONLINE=$(cat "$SYSFS/devices/system/cpu/online" 2>/dev/null) || CPUS_ONLINE=0
+	last=${CPUS_ONLINE##*[,-]}
+	[[ $last =~ ^[0-9]+$ ]] || last=0
+	CPU_MAX=$last
+}
+
+# locate_iface: set QNS to where IFACE is (root or its rant- namespace).
+locate_iface() {
+	NS="rant-$IFACE"
+	if [[ -e $NET_SYSFS/$IFACE ]]; then
+		QNS=
+	elif "$IP" -n "$NS" link show dev "$IFACE" >/dev/null 2>&1; then
+		QNS=$NS
+	else
+		return 1
+	fi
+	CNS=$QNS
+}
+
+# find_threads: kernel threads we may tune (ksoftirqd/N, irq/N-name).
+find_threads() {
+	local f comm pid
+	THREAD=()
+	for f in "$PROCFS"/[0-9]*/comm; do
+		read -r comm 2>/dev/null <"$f" || continue
+		case $comm in
+		ksoftirqd/* | irq/*)
+			pid=${f%/comm}
+			pid=${pid##*/}
+			THREAD[$pid]=$comm
+			;;
+		esac
+	done
+}
+
+# find_irqs: this interface's IRQs, from its PCI function's MSI vectors and
+# from the names drivers give them in /proc/interrupts: "<iface>-TxRx-N"
+# (ice: "ice-<iface>-TxRx-N"), "mlx5_comp0@pci:<pci>", "mlx5_async0@pci:<pci>",
+# "ice-<pci>:misc".  Matching whole tokens keeps eth1 from taking eth10's.
+find_irqs() {
+	local line n name f
+	local -A msi=()
+	IRQS=()
+	IRQ_NAME=()
+	if [[ -n $PCI_DIR && -d $PCI_DIR/msi_irqs ]]; then
+		for f in "$PCI_DIR"/msi_irqs/*; do
+			[[ -e $f ]] && msi[${f##*/}]=1
+		done
+	fi
+	[[ -r $PROCFS/interrupts ]] || return 0
+	while read -r line; do
+		n=${line%%:*}
+		[[ $n =~ ^[0-9]+$ ]] || continue
+		name=${line##* }
+		if [[ -n ${msi[$n]:-} ]] ||
+			[[ $name =~ (^|[^[:alnum:]])"$IFACE"([^[:alnum:]]|$) ]] ||
+			[[ -n $PCI && $name == *"$PCI"* ]]; then
+			IRQS+=("$n")
+			IRQ_NAME[$n]=$name
+		fi
+	done <"$PROCFS/interrupts"
+}
+
+# discover: everything the steps need, read-only, printed first.
+discover() {
+	local dev out n irqs="" ROOT_NAME="root (the caller's)"
+	MAC=$(get "$(net_path address)")
+	DRIVER=
+	PCI=
+	DEV_DIR=
+	PCI_DIR=
+	if have_net_file "$(net_path device)" &&
+		dev=$(qx readlink -f "$(net_path device)" 2>/dev/null) && [[ -n $dev ]]; then
+		[[ -n $QNS ]] && dev=$SYSFS${dev#/sys}
+		DEV_DIR=$dev
+		DRIVER=$(basename "$(readlink -f "$DEV_DIR/driver" 2>/dev/null)" 2>/dev/null)
+		[[ $DRIVER == driver || $DRIVER == . ]] && DRIVER=
+		# virtio-net's device is virtioN, a child of the PCI function.
+		[[ ${dev##*/} =~ $PCI_RE ]] || dev=${dev%/*}
+		if [[ ${dev##*/} =~ $PCI_RE ]]; then
+			PCI=${dev##*/}
+			PCI_DIR=$dev
+		fi
+	fi
+	if have "$ETHTOOL" && ethtool_kv -i; then
+		[[ -n ${KV[driver]:-} ]] && DRIVER=${KV[driver]}
+	fi
+	: "${DRIVER:=unknown}"
+	NUMA=$(cat "$PCI_DIR/numa_node" 2>/dev/null)
+	[[ -z $NUMA || $NUMA == -1 ]] && NUMA=none
+	PHC=
+	if [[ -n $DEV_DIR ]]; then
+		for n in "$DEV_DIR"/ptp/ptp*; do
+			[[ -e $n ]] && PHC=/dev/${n##*/} && break
+		done
+	fi
+	if [[ -z $PHC ]] && have "$ETHTOOL" && out=$(qx "$ETHTOOL" -T "$IFACE" 2>/dev/null); then
+		n=$(sed -n 's/^PTP Hardware Clock: *\([0-9][0-9]*\)$/\1/p' <<<"$out")
+		[[ -n $n ]] && PHC=/dev/ptp$n
+	fi
+	find_irqs
+	find_threads
+	for n in "${IRQS[@]}"; do
+		irqs+="$n (${IRQ_NAME[$n]}) "
+	done
+	printf '%s: %s\n' "$PROG" "$IFACE"
+	printf '  %-11s %s\n' \
+		namespace "${QNS:-$ROOT_NAME}" \
+		mac "${MAC:-unknown}" \
+		driver "$DRIVER" \
+		pci "${PCI:-none (not a PCI device)}" \
+		"numa node" "$NUMA" \
+		phc "${PHC:-none}" \
+		irqs "${irqs:-none}"
+	if [[ $MODE != undo ]]; then
+		printf '  %-11s %s\n' cpus "rant on $CPU, IRQs and softirqs on $IRQ_CPU (online: $CPUS_ONLINE)"
+		if [[ $NUMA != none ]] && [[ -r $SYSFS/devices/system/node/node$NUMA/cpulist ]] &&
+			! cpu_list_has "$(cat "$SYSFS/devices/system/node/node$NUMA/cpulist")" "$CPU"; then
+			printf '  %-11s %s\n' note "CPU $CPU is not on the NIC's NUMA node $NUMA"
+		fi
+	fi
+}
+
+# phc_of NAME: PHC device of an interface (in the root or its rant- namespace).
+phc_of() {
+	local name=$1 f n out
+	for f in "$NET_SYSFS/$name"/device/ptp/ptp*; do
+		[[ -e $f ]] && printf '/dev/%s' "${f##*/}" && return 0
+	done
+	out=$("$ETHTOOL" -T "$name" 2>/dev/null) ||
+		out=$("$IP" netns exec "rant-$name" "$ETHTOOL" -T "$name" 2>/dev/null) || return 1
+	n=$(sed -n 's/^PTP Hardware Clock: *\([0-9][0-9]*\)$/\1/p' <<<"$out")
+	[[ -n $n ]] && printf '/dev/ptp%s' "$n"
+}
+
+# resolve_clock OPTION VALUE: CLOCK_REALTIME, /dev/ptpN or an interface's PHC.
+resolve_clock() {
+	local opt=$1 val=$2 phc
+	case $val in
+	CLOCK_REALTIME) printf '%s' "$val" ;;
+	/dev/ptp[0-9]*) printf '%s' "$val" ;;
+	*)
+		if [[ $val == "$IFACE" && -n $PHC ]]; then
+			printf '%s' "$PHC"
+		elif phc=$(phc_of "$val") && [[ -n $phc ]]; then
+			printf '%s' "$phc"
+		else
+			usage_error "$opt: '$val' is not CLOCK_REALTIME, /dev/ptpN or an interface with a PHC"
+		fi
+		;;
+	esac
+}
+
+# ---------------------------------------------------------------- steps
+
+step_namespace() {
+	local a
+	if ((NO_NS)); then
+		skip namespace "--no-namespace given"
+		return 0
+	fi
+	if [[ $QNS == "$NS" ]]; then
+		report "in place" namespace "$NS"
+		return 0
+	fi
+	if [[ $MODE == check ]]; then
+		report "not set" namespace "is the caller's, want $NS"
+		return 0
+	fi
+	if ! "$IP" netns list 2>/dev/null | grep -q "^$NS\( \|$\)"; then
+		UNDO=("$IP" netns del "$NS")
+		step netns-create absent present "$IP" netns add "$NS" || return 1
+	fi
+	# Moving a device between namespaces takes it down and drops its
+	# addresses: record how to put them back after it returns.
+	while read -r _ _ _ a _; do
+		[[ -n $a ]] && record "caller-addr $a" "$a" "$IP" addr add "$a" dev "$IFACE"
+	done < <("$IP" -o addr show dev "$IFACE" scope global permanent 2>/dev/null)
+	if [[ $(link_flag UP) == on ]]; then
+		record caller-link-up up "$IP" link set dev "$IFACE" up
+	fi
+	UNDO=(netns_return "$NS" "$IFACE")
+	if step namespace caller "$NS" "$IP" link set dev "$IFACE" netns "$NS"; then
+		CNS=$NS
+		((DRY_RUN)) || QNS=$NS
+		return 0
+	fi
+	return 1
+}
+
+# link_flag FLAG: "on" if the interface has FLAG (UP, MULTICAST).
+link_flag() {
+	local line
+	line=$(ipq -o link show dev "$IFACE" 2>/dev/null)
+	line=${line#*<}
+	line=${line%%>*}
+	if [[ ,$line, == *",$1,"* ]]; then echo on; else echo off; fi
+}
+
+step_link() {
+	local cur want
+	local -a CMD
+	ip_cmd
+	cur=$(link_flag UP)
+	UNDO=("${CMD[@]}" link set dev "$IFACE" down)
+	step link-up "$cur" on "${CMD[@]}" link set dev "$IFACE" up
+
+	cur=absent
+	if ipq -o addr show dev "$IFACE" 2>/dev/null | awk '{print $4}' | grep -qx "$ADDR/$PREFIX"; then
+		cur=present
+	fi
+	UNDO=("${CMD[@]}" addr del "$ADDR/$PREFIX" dev "$IFACE")
+	if [[ $FAMILY == 6 ]]; then
+		# nodad: a tentative address cannot be bound for a second or two.
+		step address "$cur" present "${CMD[@]}" addr replace "$ADDR/$PREFIX" dev "$IFACE" nodad
+	else
+		step address "$cur" present "${CMD[@]}" addr replace "$ADDR/$PREFIX" dev "$IFACE"
+	fi
+
+	if [[ -z $REMOTE_MAC ]]; then
+		skip neighbour "no --remote-mac (the first packets wait for ARP/ND)"
+	else
+		local line mac=absent state=
+		line=$(ipq neigh show "$REMOTE" dev "$IFACE" 2>/dev/null)
+		if [[ $line =~ lladdr\ ([0-9a-f:]+)\ .*(PERMANENT|REACHABLE|STALE|DELAY|PROBE|NOARP) ]]; then
+			mac=${BASH_REMATCH[1]}
+			state=${BASH_REMATCH[2]}
+		fi
+		cur=$mac
+		[[ -n $state ]] && cur+=" $state"
+		if [[ $state == PERMANENT ]]; then
+			UNDO=("${CMD[@]}" neigh replace "$REMOTE" lladdr "$mac" dev "$IFACE" nud permanent)
+		else
+			UNDO=("${CMD[@]}" neigh del "$REMOTE" dev "$IFACE")
+		fi
+		step neighbour "$cur" "$REMOTE_MAC PERMANENT" \
+			"${CMD[@]}" neigh replace "$REMOTE" lladdr "$REMOTE_MAC" dev "$IFACE" nud permanent
+	fi
+
+	if [[ $FAMILY == 6 ]]; then
+		skip ipv6-off "the test address is IPv6"
+	elif ! have_net_file "$(net_conf_path ipv6 disable_ipv6)"; then
+		skip ipv6-off "no IPv6 in this kernel"
+	else
+		cur=$(get "$(net_conf_path ipv6 disable_ipv6)")
+		UNDO=(write_file "$(net_conf_path ipv6 disable_ipv6 "$CNS")" "$cur" "$CNS")
+		step ipv6-off "$cur" 1 write_file "$(net_conf_path ipv6 disable_ipv6 "$CNS")" 1 "$CNS"
+	fi
+
+	if [[ $FAMILY == 6 && -z $REMOTE_MAC ]]; then
+		skip multicast-off "IPv6 without --remote-mac needs multicast for ND"
+	else
+		cur=$(link_flag MULTICAST)
+		UNDO=("${CMD[@]}" link set dev "$IFACE" multicast "$cur")
+		step multicast-off "$cur" off "${CMD[@]}" link set dev "$IFACE" multicast off
+	fi
+
+	if ! have "$TC"; then
+		skip qdisc "tc not installed (iproute2)"
+	else
+		local -a tcq=("$TC") tcc=("$TC")
+		[[ -n $QNS ]] && tcq=("$TC" -n "$QNS")
+		[[ -n $CNS ]] && tcc=("$TC" -n "$CNS")
+		cur=$("${tcq[@]}" qdisc show dev "$IFACE" root 2>/dev/null | awk 'NR == 1 {print $2}')
+		# Deleting the root qdisc gives the device its default one back.
+		UNDO=("${tcc[@]}" qdisc del dev "$IFACE" root)
+		step qdisc "${cur:-unknown}" noqueue "${tcc[@]}" qdisc replace dev "$IFACE" root noqueue
+	fi
+}
+
+# not_supported ID: ethtool said no; tell which driver.
+not_supported() {
+	skip "$1" "not supported by this driver ($DRIVER)"
+}
+
+step_ethtool() {
+	local -a CMD
+	local k cur want v rx tx f flag val max
+	if ! have "$ETHTOOL"; then
+		skip ethtool "ethtool not installed"
+		return 0
+	fi
+
+	if ! ethtool_kv -l; then
+		not_supported channels
+	elif [[ ${KV[max-combined]:-n/a} =~ ^[1-9] ]]; then
+		cur=${KV[combined]}
+		tool_cmd "$ETHTOOL" -L "$IFACE" combined "$cur"
+		UNDO=("${CMD[@]}")
+		tool_cmd "$ETHTOOL" -L "$IFACE" combined 1
+		step channels "combined $cur" "combined 1" "${CMD[@]}"
+	elif [[ ${KV[max-rx]:-n/a} =~ ^[1-9] && ${KV[max-tx]:-n/a} =~ ^[1-9] ]]; then
+		rx=${KV[rx]}
+		tx=${KV[tx]}
+		tool_cmd "$ETHTOOL" -L "$IFACE" rx "$rx" tx "$tx"
+		UNDO=("${CMD[@]}")
+		tool_cmd "$ETHTOOL" -L "$IFACE" rx 1 tx 1
+		step channels "rx $rx tx $tx" "rx 1 tx 1" "${CMD[@]}"
+	else
+		not_supported channels
+	fi
+
+	# Adaptive moderation first: while it is on, rx-usecs is not used.
+	if ! ethtool_kv -c; then
+		not_supported coalescing
+	else
+		for k in adaptive-rx=off adaptive-tx=off rx-usecs=0 rx-frames=1 tx-usecs=0 tx-frames=1; do
+			want=${k#*=}
+			k=${k%%=*}
+			cur=${KV[$k]:-n/a}
+			if [[ $cur == n/a ]]; then
+				not_supported "coalesce $k"
+				continue
+			fi
+			tool_cmd "$ETHTOOL" -C "$IFACE" "$k" "$cur"
+			UNDO=("${CMD[@]}")
+			tool_cmd "$ETHTOOL" -C "$IFACE" "$k" "$want"
+			step "coalesce $k" "$cur" "$want" "${CMD[@]}"
+		done
+	fi
+
+	if ! ethtool_kv -k; then
+		not_supported offloads
+	else
+		for f in $OFFLOADS; do
+			k=${f%%=*}
+			v=${KV[$k]:-}
+			[[ -n $v ]] || continue
+			cur=${v%% *}
+			if [[ $v == *"[fixed]"* && $cur != off ]]; then
+				skip "offload ${f#*=}" "fixed on by this driver ($DRIVER)"
+				continue
+			fi
+			tool_cmd "$ETHTOOL" -K "$IFACE" "$k" "$cur"
+			UNDO=("${CMD[@]}")
+			tool_cmd "$ETHTOOL" -K "$IFACE" "$k" off
+			step "offload ${f#*=}" "$cur" off "${CMD[@]}"
+		done
+	fi
+
+	# Small rings: fewer descriptors to walk and keep in cache.  A ring
+	# already at or below RING_SIZE is left alone.
+	if ! ethtool_kv -g || [[ ! ${KV[max-rx]:-} =~ ^[0-9]+$ ]]; then
+		not_supported rings
+	else
+		for k in rx tx; do
+			cur=${KV[$k]:-n/a}
+			want=$RING_SIZE
+			max=${KV[max-$k]:-}
+			[[ $max =~ ^[0-9]+$ ]] && ((max < want)) && want=$max
+			if [[ ! $cur =~ ^[0-9]+$ ]]; then
+				not_supported "ring $k"
+				continue
+			fi
+			((cur <= want)) && want=$cur
+			tool_cmd "$ETHTOOL" -G "$IFACE" "$k" "$cur"
+			UNDO=("${CMD[@]}")
+			tool_cmd "$ETHTOOL" -G "$IFACE" "$k" "$want"
+			step "ring $k" "$cur" "$want" "${CMD[@]}"
+		done
+	fi
+
+	if ! ethtool_kv -a; then
+		not_supported pause
+	else
+		cur="autoneg ${KV[autonegotiate]:-off} rx ${KV[rx]:-off} tx ${KV[tx]:-off}"
+		# shellcheck disable=SC2086 # cur is "key value" pairs on purpose
+		tool_cmd "$ETHTOOL" -A "$IFACE" $cur
+		UNDO=("${CMD[@]}")
+		tool_cmd "$ETHTOOL" -A "$IFACE" autoneg off rx off tx off
+		step pause "$cur" "autoneg off rx off tx off" "${CMD[@]}"
+	fi
+
+	if [[ -z ${PRIV_FLAGS[$DRIVER]:-} ]]; then
+		skip priv-flags "none to set for driver $DRIVER"
+	elif ! ethtool_kv --show-priv-flags; then
+		not_supported priv-flags
+	else
+		for f in ${PRIV_FLAGS[$DRIVER]}; do
+			flag=${f%%=*}
+			val=${f#*=}
+			cur=${KV[${flag,,}]:-}
+			if [[ -z $cur ]]; then
+				skip "priv $flag" "not offered by this driver/firmware ($DRIVER)"
+				continue
+			fi
+			tool_cmd "$ETHTOOL" --set-priv-flags "$IFACE" "$flag" "$cur"
+			UNDO=("${CMD[@]}")
+			tool_cmd "$ETHTOOL" --set-priv-flags "$IFACE" "$flag" "$val"
+			step "priv $flag" "$cur" "$val" "${CMD[@]}"
+		done
+	fi
+}
+
+# NAPI: 0/0 = interrupt per packet, no deferral.  With --busy-poll, the
+# kernel's recommended pair for SO_PREFER_BUSY_POLL (napi.rst): the IRQ stays
+# masked while rant polls, re-armed by the timer if it stops.
+step_napi() {
+	local attr want cur path
+	for attr in napi_defer_hard_irqs gro_flush_timeout; do
+		want=0
+		if ((BUSY_POLL)); then
+			[[ $attr == napi_defer_hard_irqs ]] && want=2 || want=200000
+		fi
+		if ! have_net_file "$(net_path "$attr")"; then
+			skip "$attr" "not offered by this kernel"
+			continue
+		fi
+		cur=$(get "$(net_path "$attr")")
+		path=$(net_path "$attr" "$CNS")
+		UNDO=(write_file "$path" "$cur" "$CNS")
+		step "$attr" "$cur" "$want" write_file "$path" "$want" "$CNS"
+	done
+}
+
+# PCIe power management through the kernel's own knobs (runtime PM and the
+# per-link ASPM files), not raw config-space writes.
+step_pcie_pm() {
+	local f cur any=0
+	if [[ -z $PCI ]]; then
+		skip pcie-pm "not a PCI device"
+		return 0
+	fi
+	if [[ -w $PCI_DIR/power/control ]]; then
+		cur=$(cat "$PCI_DIR/power/control")
+		UNDO=(write_file "$PCI_DIR/power/control" "$cur")
+		step pcie-runtime-pm "$cur" on write_file "$PCI_DIR/power/control" on
+	else
+		skip pcie-runtime-pm "no runtime PM control for $PCI"
+	fi
+	for f in l0s_aspm l1_aspm l1_1_aspm l1_2_aspm l1_1_pcipm l1_2_pcipm; do
+		[[ -e $PCI_DIR/link/$f ]] || continue
+		any=1
+		cur=$(cat "$PCI_DIR/link/$f")
+		UNDO=(write_file "$PCI_DIR/link/$f" "$cur")
+		step "pcie $f" "$cur" 0 write_file "$PCI_DIR/link/$f" 0
+	done
+	((any)) || skip pcie-aspm "no ASPM control in sysfs for $PCI (kernel without CONFIG_PCIEASPM)"
+}
+
+# set_fifo ID PID PRIO: SCHED_FIFO for one kernel thread.
+set_fifo() {
+	local id=$1 pid=$2 prio=$3 cur pol p
+	if ! cur=$(sched_of "$pid"); then
+		skip "$id" "thread $pid is gone"
+		return 0
+	fi
+	pol=${cur% *}
+	p=${cur#* }
+	UNDO=("$CHRT" "--$pol" -p "$p" "$pid")
+	step "$id" "$cur" "fifo $prio" "$CHRT" --fifo -p "$prio" "$pid"
+}
+
+step_irqs() {
+	local n pid path cur found
+	if ((${#IRQS[@]} == 0)); then
+		skip irq-affinity "no IRQs found for $IFACE (virtual device?)"
+		skip irq-threads "no IRQs found for $IFACE"
+		return 0
+	fi
+	# IRQ threads follow their IRQ's affinity, so this places them too.
+	for n in "${IRQS[@]}"; do
+		path=$PROCFS/irq/$n/smp_affinity_list
+		if [[ ! -e $path ]]; then
+			skip "irq $n affinity" "no $path"
+			continue
+		fi
+		cur=$(cat "$path")
+		UNDO=(write_file "$path" "$cur")
+		# Managed IRQs (spread by the kernel) refuse affinity writes.
+		SKIP_ERR="Input/output error" SKIP_WHY="affinity is managed by the kernel"
+		step "irq $n affinity" "$cur" "$IRQ_CPU" write_file "$path" "$IRQ_CPU"
+		SKIP_ERR="" SKIP_WHY=""
+	done
+	if ! have "$CHRT"; then
+		skip irq-threads "chrt not installed (util-linux)"
+		return 0
+	fi
+	found=0
+	for n in "${IRQS[@]}"; do
+		for pid in "${!THREAD[@]}"; do
+			[[ ${THREAD[$pid]} == "irq/$n-"* ]] || continue
+			found=1
+			set_fifo "irq $n thread" "$pid" "$IRQ_PRIO"
+		done
+	done
+	((found)) || skip irq-threads "no IRQ threads (boot with threadirqs or use PREEMPT_RT)"
+}
+
+# cpus: the named CPUs, once each.
+cpus() {
+	if [[ $CPU == "$IRQ_CPU" ]]; then echo "$CPU"; else echo "$CPU $IRQ_CPU"; fi
+}
+
+step_cpus() {
+	local c pid found f cur d
+	for c in $(cpus); do
+		found=0
+		if have "$CHRT"; then
+			for pid in "${!THREAD[@]}"; do
+				[[ ${THREAD[$pid]} == "ksoftirqd/$c" ]] || continue
+				found=1
+				set_fifo "ksoftirqd/$c" "$pid" "$KSOFTIRQD_PRIO"
+			done
+			((found)) || skip "ksoftirqd/$c" "no ksoftirqd/$c thread"
+		else
+			skip "ksoftirqd/$c" "chrt not installed (util-linux)"
+		fi
+
+		d=$SYSFS/devices/system/cpu/cpu$c
+		if [[ -w $d/cpufreq/scaling_governor ]]; then
+			cur=$(cat "$d/cpufreq/scaling_governor")
+			UNDO=(write_file "$d/cpufreq/scaling_governor" "$cur")
+			step "cpu$c governor" "$cur" performance write_file "$d/cpufreq/scaling_governor" performance
+		else
+			skip "cpu$c governor" "no cpufreq (VM or no frequency scaling)"
+		fi
+		# Deep idle states take tens of microseconds to leave.
+		found=0
+		for f in "$d"/cpuidle/state[1-9]*/disable; do
+			[[ -e $f ]] || continue
+			found=1
+			cur=$(cat "$f")
+			f=${f%/disable}
+			UNDO=(write_file "$f/disable" "$cur")
+			step "cpu$c idle ${f##*/}" "$cur" 1 write_file "$f/disable" 1
+		done
+		((found)) || skip "cpu$c idle" "no deep idle states"
+	done
+}
+
+# host_setting ID FILE WANT: a host-wide sysctl, changed only with --host-tuning.
+host_setting() {
+	local id=$1 file=$2 want=$3 cur
+	if [[ ! -e $file ]]; then
+		skip "$id" "not offered by this kernel"
+		return 0
+	fi
+	cur=$(cat "$file")
+	if ((!HOST_TUNING)); then
+		report host "$id" "host-wide, not changed (--host-tuning): is $cur, would be $want"
+		return 0
+	fi
+	UNDO=(write_file "$file" "$cur")
+	step "$id" "$cur" "$want" write_file "$file" "$want"
+}
+
+step_host() {
+	local c iso nohz missing=
+	iso=$(cat "$SYSFS/devices/system/cpu/isolated" 2>/dev/null)
+	nohz=$(cat "$SYSFS/devices/system/cpu/nohz_full" 2>/dev/null)
+	for c in $(cpus); do
+		if ! cpu_list_has "$iso" "$c" || ! cpu_list_has "$nohz" "$c"; then
+			missing+="${missing:+,}$c"
+		fi
+	done
+	if [[ -z $missing ]]; then
+		report "in place" cpu-isolation "CPUs $(cpus) isolated and nohz_full"
+	elif [[ $MODE == check && $HOST_TUNING == 1 ]]; then
+		report "not set" cpu-isolation "CPUs $missing: boot with isolcpus=$missing nohz_full=$missing rcu_nocbs=$missing"
+	else
+		report host cpu-isolation "host-wide, needs a reboot: isolcpus=$missing nohz_full=$missing rcu_nocbs=$missing on the kernel command line"
+	fi
+	# RT throttling would stall a spinning SCHED_FIFO rant for 50 ms a second.
+	host_setting sched_rt_runtime_us "$PROCFS/sys/kernel/sched_rt_runtime_us" -1
+	host_setting timer_migration "$PROCFS/sys/kernel/timer_migration" 0
+	if ((BUSY_POLL)); then
+		host_setting busy_read "$PROCFS/sys/net/core/busy_read" "$BUSY_POLL_US"
+		host_setting busy_poll "$PROCFS/sys/net/core/busy_poll" "$BUSY_POLL_US"
+	fi
+}
+
+step_ptp() {
+	local src dst cur f pid comm
+	if ((NO_PTP)); then
+		skip phc2sys "--no-ptp given"
+		return 0
+	fi
+	if [[ -z $PHC && -z $PTP_SYNC_TO ]]; then
+		skip phc2sys "no PHC (no hardware clock on $IFACE)"
+		return 0
+	fi
+	if ! have "$PHC2SYS"; then
+		skip phc2sys "phc2sys not installed (linuxptp)"
+		return 0
+	fi
+	src=${PTP_SOURCE_CLOCK:-CLOCK_REALTIME}
+	dst=${PTP_SYNC_TO_CLOCK:-$PHC}
+	# Two phc2sys steering one clock fight; leave a foreign one alone.
+	for f in /proc/[0-9]*/comm; do
+		read -r comm 2>/dev/null <"$f" || continue
+		[[ $comm == "$(basename "$PHC2SYS")" ]] || continue
+		pid=${f%/comm}
+		pid=${pid##*/}
+		[[ -r $PID_FILE && $(cat "$PID_FILE") == "$pid" ]] && continue
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "-c $dst\( \|$\)"; then
+			skip phc2sys "phc2sys pid $pid (not ours) already steers $dst"
+			return 0
+		fi
+	done
+	cur=stopped
+	pidfile_alive "$PID_FILE" && cur=running
+	UNDO=(stop_pidfile "$PID_FILE")
+	# -O 0: keep the NIC clock on the system clock's (UTC) time scale,
+	# which is the one rant's app stamps use.
+	step phc2sys "$cur" running start_phc2sys -s "$src" -c "$dst" -O 0 -m
+}
+
+# ---------------------------------------------------------------- modes
+
+do_undo() {
+	local -a lines=() keep=() cmd
+	local i id old words
+	if [[ ! -f $STATE_FILE ]]; then
+		printf '%s: %s: nothing to undo (no %s)\n' "$PROG" "$IFACE" "$STATE_FILE"
+		return 0
+	fi
+	mapfile -t lines <"$STATE_FILE"
+	for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
+		IFS=$'\t' read -r id old words <<<"${lines[i]}"
+		IFS=$SEP read -r -a cmd <<<"$words"
+		if run "${cmd[@]}"; then
+			if ((DRY_RUN)); then
+				report "would apply" "$id" "back to '$old'"
+			else
+				report restored "$id" "'$old'"
+			fi
+		else
+			report failed "$id" "$(show_cmd "${cmd[@]}"): $RUN_ERR"
+			keep=("${lines[i]}" "${keep[@]}")
+		fi
+	done
+	((DRY_RUN)) && return 0
+	if ((${#keep[@]})); then
+		# Keep what could not be restored, so a second --undo retries it.
+		printf '%s\n' "${keep[@]}" >"$STATE_FILE"
+	else
+		rm -f "$STATE_FILE" "$STATE_DIR/$IFACE.phc2sys.log"
+	fi
+}
+
+do_steps() {
+	step_namespace || true
+	if ((!NO_NS)) && [[ $CNS != "$NS" ]] && [[ $MODE != check ]]; then
+		local id
+		for id in link-up address neighbour ipv6-off multicast-off qdisc; do
+			skip "$id" "not moved into $NS"
+		done
+	else
+		step_link
+	fi
+	step_ethtool
+	step_napi
+	step_pcie_pm
+	step_irqs
+	step_cpus
+	step_host
+	step_ptp
+}
+
+# ---------------------------------------------------------------- options
+
+parse_args() {
+	local arg opt val have_val
+	local -a need
+	while (($#)); do
+		arg=$1
+		shift
+		opt=${arg%%=*}
+		have_val=0
+		[[ $arg == --*=* ]] && have_val=1 && val=${arg#*=}
+		case $opt in
+		--ip | --remote-ip | --remote-mac | --cpu | --irq-cpu | --ptp-source | \
+			--ptp-sync-to | --irq-prio | --ksoftirqd-prio)
+			if ((!have_val)); then
+				(($#)) || usage_error "$opt: missing value"
+				val=$1
+				shift
+			fi
+			;;
+		*)
+			((have_val)) && usage_error "$opt: takes no value"
+			;;
+		esac
+		case $opt in
+		--ip) OPT_IP=$val ;;
+		--remote-ip) OPT_REMOTE=$val ;;
+		--remote-mac) OPT_MAC=$val ;;
+		--cpu) OPT_CPU=$val ;;
+		--irq-cpu) OPT_IRQ_CPU=$val ;;
+		--ptp-source) PTP_SOURCE=$val ;;
+		--ptp-sync-to) PTP_SYNC_TO=$val ;;
+		--irq-prio) IRQ_PRIO=$(parse_int --irq-prio "$val" 1 99) || exit 2 ;;
+		--ksoftirqd-prio) KSOFTIRQD_PRIO=$(parse_int --ksoftirqd-prio "$val" 1 99) || exit 2 ;;
+		--busy-poll) BUSY_POLL=1 ;;
+		--no-namespace) NO_NS=1 ;;
+		--no-ptp) NO_PTP=1 ;;
+		--host-tuning) HOST_TUNING=1 ;;
+		--dry-run) DRY_RUN=1 ;;
+		--undo) [[ $MODE == check ]] && usage_error "--undo: not with --check"; MODE=undo ;;
+		--check) [[ $MODE == undo ]] && usage_error "--check: not with --undo"; MODE=check ;;
+		-h | --help) usage; exit 0 ;;
+		-*) usage_error "$arg: unknown option (see --help)" ;;
+		*)
+			[[ -n $IFACE ]] && usage_error "$arg: only one interface (already have '$IFACE')"
+			IFACE=$arg
+			;;
+		esac
+	done
+	[[ -n $IFACE ]] || usage_error "missing interface (usage: $PROG IFACE --ip ADDR --remote-ip ADDR --cpu N --irq-cpu N)"
+	if [[ ! $IFACE =~ ^[A-Za-z0-9_.:@-]{1,15}$ || $IFACE == . || $IFACE == .. ]]; then
+		usage_error "'$IFACE': not an interface name (1 to 15 letters, digits, _ . : @ -)"
+	fi
+	[[ $MODE == undo ]] && return 0
+
+	# Check the values given first, then complain about missing ones.
+	if [[ -n ${OPT_IP:-} ]]; then
+		parse_addr --ip "$OPT_IP" 1
+		ADDR=$P_ADDR PREFIX=$P_LEN FAMILY=$P_FAMILY
+	fi
+	if [[ -n ${OPT_REMOTE:-} ]]; then
+		parse_addr --remote-ip "$OPT_REMOTE" 0
+		REMOTE=$P_ADDR
+	fi
+	if [[ -n ${OPT_MAC:-} ]]; then
+		[[ $OPT_MAC =~ ^([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}$ ]] ||
+			usage_error "--remote-mac: '$OPT_MAC' is not a MAC address (xx:xx:xx:xx:xx:xx)"
+		REMOTE_MAC=${OPT_MAC,,}
+	fi
+	read_cpus
+	[[ -n ${OPT_CPU:-} ]] && { CPU=$(parse_cpu --cpu "$OPT_CPU") || exit 2; }
+	[[ -n ${OPT_IRQ_CPU:-} ]] && { IRQ_CPU=$(parse_cpu --irq-cpu "$OPT_IRQ_CPU") || exit 2; }
+
+	need=()
+	[[ -n ${OPT_IP:-} ]] || need+=(--ip)
+	[[ -n ${OPT_REMOTE:-} ]] || need+=(--remote-ip)
+	[[ -n ${OPT_CPU:-} ]] || need+=(--cpu)
+	[[ -n ${OPT_IRQ_CPU:-} ]] || need+=(--irq-cpu)
+	((${#need[@]} == 0)) || usage_error "${need[0]}: missing (required: --ip ADDR --remote-ip ADDR --cpu N --irq-cpu N)"
+	[[ $P_FAMILY == "$FAMILY" ]] || usage_error "--remote-ip: '$OPT_REMOTE' is not the same family as --ip (IPv$FAMILY)"
+	[[ $REMOTE != "$ADDR" ]] || usage_error "--remote-ip: '$OPT_REMOTE' is the same as --ip"
+	if [[ $PTP_SYNC_TO == CLOCK_REALTIME ]] && ((!HOST_TUNING)); then
+		usage_error "--ptp-sync-to: CLOCK_REALTIME steers the host's clock; add --host-tuning"
+	fi
+	if ((NO_PTP)) && [[ -n $PTP_SOURCE$PTP_SYNC_TO ]]; then
+		usage_error "--no-ptp: conflicts with --ptp-source/--ptp-sync-to"
+	fi
+}
+
+# check_iface: the interface exists, and moving it will not cut the host off.
+check_iface() {
+	if ! locate_iface; then
+		if [[ $MODE == undo && -f $STATE_DIR/$IFACE.state ]]; then
+			return 0
+		fi
+		usage_error "$IFACE: no such interface (not here, nor in namespace rant-$IFACE)"
+	fi
+	if [[ $MODE == apply && $NO_NS == 0 && -z $QNS ]] &&
+		[[ -n $("$IP" route show default dev "$IFACE" 2>/dev/null)$("$IP" -6 route show default dev "$IFACE" 2>/dev/null) ]]; then
+		usage_error "$IFACE: carries the default route; moving it into rant-$IFACE would cut this host off (use --no-namespace, or another port)"
+	fi
+}
+
+main() {
+	local dst
+	parse_args "$@"
+	check_iface
+	STATE_FILE=$STATE_DIR/$IFACE.state
+	PID_FILE=$STATE_DIR/$IFACE.phc2sys.pid
+	if [[ $MODE != check ]] && ((!DRY_RUN)); then
+		[[ -d $STATE_DIR ]] || mkdir -m 0700 "$STATE_DIR" 2>/dev/null
+		if [[ ! -d $STATE_DIR || ! -w $STATE_DIR ]]; then
+			usage_error "$STATE_DIR: cannot write the state directory (run as root, or set STATE_DIR)"
+		fi
+	fi
+	if [[ $MODE == undo ]]; then
+		if [[ -n $QNS || -e $NET_SYSFS/$IFACE ]]; then
+			discover
+		fi
+		printf '%s: %s: undo%s\n' "$PROG" "$IFACE" "$( ((DRY_RUN)) && echo ' (dry run)')"
+		do_undo
+		printf '%s: %s: %d restored, %d failed\n' "$PROG" "$IFACE" "$N_INPLACE" "$N_FAILED"
+		((N_FAILED == 0))
+		return
+	fi
+	discover
+	if ((!NO_PTP)); then
+		if [[ -n $PTP_SOURCE ]]; then
+			PTP_SOURCE_CLOCK=$(resolve_clock --ptp-source "$PTP_SOURCE") || exit 2
+		fi
+		if [[ -n $PTP_SYNC_TO ]]; then
+			PTP_SYNC_TO_CLOCK=$(resolve_clock --ptp-sync-to "$PTP_SYNC_TO") || exit 2
+		fi
+		dst=${PTP_SYNC_TO_CLOCK:-$PHC}
+		if [[ -n $dst && $dst == "${PTP_SOURCE_CLOCK:-CLOCK_REALTIME}" ]]; then
+			usage_error "--ptp-source: '$dst' is also the clock to steer"
+		fi
+	fi
+	printf '%s: %s: %s\n' "$PROG" "$IFACE" "$(
+		case $MODE in
+		check) echo check ;;
+		*) ((DRY_RUN)) && echo "apply (dry run, nothing is changed)" || echo apply ;;
+		esac
+	)"
+	do_steps
+	if [[ $MODE == check ]]; then
+		printf '%s: %s: %d in place, %d not set, %d skipped\n' "$PROG" "$IFACE" \
+			"$N_INPLACE" "$N_NOTSET" "$N_SKIPPED"
+		((N_NOTSET == 0))
+		return
+	fi
+	printf '%s: %s: %d %s, %d in place, %d skipped, %d failed\n' "$PROG" "$IFACE" \
+		"$N_APPLIED" "$( ((DRY_RUN)) && echo would apply || echo applied)" \
+		"$N_INPLACE" "$N_SKIPPED" "$N_FAILED"
+	((N_FAILED == 0))
+}
+
+main "$@"

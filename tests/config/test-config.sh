@@ -1,0 +1,582 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Tests for config.sh.  Run without arguments: bash tests/config/test-config.sh
+#
+#  - shellcheck on config.sh and on these scripts;
+#  - argument errors (exit 2, one line, nothing changed);
+#  - driver paths (mlx5, ice, PHC discovery, IRQ names and threads, PCIe PM,
+#    phc2sys) against a fake sysfs/proc tree and stub tools;
+#  - as root: a veth pair in a private network and mount namespace (so
+#    nothing of the host's network is visible or touched): apply, check,
+#    apply twice, drift, undo, dry-run, IPv6.  The host's CPUs are never
+#    touched: SYSFS/PROCFS point at a fake CPU tree there too.
+#
+# Prints "ok N - name" / "not ok N - name" per test, then "N passed, N failed".
+#
+# Assertions are small `bash -c '...' _ ARGS` scripts so that a failing one
+# is one test; their $1.. expand in the inner shell, hence:
+# shellcheck disable=SC2016
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+CONFIG=$TOP/config.sh
+STUBS=$HERE/stubs
+# shellcheck source=tests/config/fake-sysfs.sh
+. "$HERE/fake-sysfs.sh"
+
+N=0
+PASSED=0
+FAILED=0
+TMP=
+OUT=
+ERR=
+RC=0
+declare -a BG_PIDS=()
+
+# ---------------------------------------------------------------- harness
+
+t_ok() {
+	N=$((N + 1))
+	PASSED=$((PASSED + 1))
+	printf 'ok %d - %s\n' "$N" "$1"
+}
+
+t_fail() {
+	N=$((N + 1))
+	FAILED=$((FAILED + 1))
+	printf 'not ok %d - %s\n' "$N" "$1"
+	[[ -n ${2:-} ]] && printf '#   %s\n' "${2//$'\n'/$'\n#   '}"
+	return 0
+}
+
+# t NAME CMD...: pass if CMD succeeds.
+t() {
+	local name=$1
+	shift
+	if "$@"; then t_ok "$name"; else t_fail "$name" "$(tail -n 20 "$OUT" "$ERR" 2>/dev/null)"; fi
+}
+
+t_skip() {
+	printf '# skip: %s\n' "$1"
+}
+
+# out_has REGEX / out_lacks REGEX: on the last config.sh stdout.
+out_has() {
+	grep -Eq -- "$1" "$OUT"
+}
+
+out_lacks() {
+	! grep -Eq -- "$1" "$OUT"
+}
+
+# wait_until TIMEOUT_S CMD...: poll CMD every 50 ms.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS >= end)) && return 1
+		sleep 0.05
+	done
+}
+
+cleanup() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	[[ -n $TMP && -d $TMP ]] && rm -rf "$TMP"
+}
+
+# ------------------------------------------------------------- shellcheck
+
+test_shellcheck() {
+	if ! command -v shellcheck >/dev/null; then
+		t_skip "shellcheck not installed: not linting"
+		return
+	fi
+	t "shellcheck config.sh" shellcheck "$CONFIG"
+	t "shellcheck tests/config scripts and stubs" \
+		bash -c 'cd "$1" && shellcheck -x tests/config/*.sh tests/config/stubs/*' _ "$TOP"
+}
+
+# ------------------------------------------------------------- fake trees
+
+# cfg ROOT ARGS...: config.sh against fake tree ROOT with the stub tools.
+cfg() {
+	local root=$1
+	shift
+	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run \
+		ETHTOOL=$STUBS/ethtool IP=$STUBS/ip TC=$STUBS/tc CHRT=$STUBS/chrt \
+		PHC2SYS=$STUBS/phc2sys "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+	RC=$?
+}
+
+# snap_fake ROOT: every value in the fake tree and stub state.
+snap_fake() {
+	(
+		cd "$1" || exit 1
+		find sys proc state -type f ! -name calls.log -print0 | sort -z | xargs -0 grep -H ''
+		find sys proc -type l -printf '%p -> %l\n' | sort
+	)
+}
+
+rc_is() {
+	[[ $RC == "$1" ]]
+}
+
+stat_is() {
+	# stat_is ROOT PID "policy prio"
+	local f
+	read -r -a f <<<"$(sed 's/.*) //' "$1/proc/$2/stat")"
+	[[ "${f[38]} ${f[37]}" == "$3" ]]
+}
+
+file_is() {
+	[[ $(cat "$1" 2>/dev/null) == "$2" ]]
+}
+
+kv_is() {
+	[[ $(kv_get "$1" "$2") == "$3" ]]
+}
+
+alive() {
+	kill -0 "$1" 2>/dev/null
+}
+
+dead() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+usage_case() {
+	local name=$1 want=$2 root=$TMP/usage
+	shift 2
+	cfg "$root" "$@"
+	if [[ $RC == 2 && ! -s $OUT && $(wc -l <"$ERR") == 1 ]] && grep -Eq -- "^config\.sh: $want" "$ERR" &&
+		[[ ! -e $root/run ]]; then
+		t_ok "usage: $name exits 2 with one line"
+	else
+		t_fail "usage: $name exits 2 with one line" "rc=$RC stderr: $(cat "$ERR") stdout: $(head -3 "$OUT")"
+	fi
+}
+
+test_usage() {
+	local root=$TMP/usage
+	mkdir -p "$root"
+	fake_mlx5 "$root"
+	local ok=(enp59s0f0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3)
+	usage_case "missing interface" "missing interface" --ip 10.1.0.1
+	usage_case "bad --ip" "--ip: '10\.1\.0\.300' is not an IPv4 or IPv6 address" \
+		enp59s0f0 --ip 10.1.0.300 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
+	usage_case "bad prefix length" "--ip prefix length: '33' is out of range \(1 to 32\)" \
+		enp59s0f0 --ip 10.1.0.1/33 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
+	usage_case "bad IPv6 --remote-ip" "--remote-ip: 'fd00::1::2' is not" \
+		enp59s0f0 --ip fd00::1 --remote-ip fd00::1::2 --cpu 2 --irq-cpu 3
+	usage_case "mixed families" "--remote-ip: 'fd00::2' is not the same family" \
+		enp59s0f0 --ip 10.1.0.1 --remote-ip fd00::2 --cpu 2 --irq-cpu 3
+	usage_case "CPU out of range" "--cpu: '99' is out of range \(0 to 3\)" \
+		enp59s0f0 --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 99 --irq-cpu 3
+	usage_case "CPU not a number" "--irq-cpu: '1x' is not a number \(0 to 3\)" \
+		enp59s0f0 --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 1x
+	usage_case "unknown option" "--frobnicate: unknown option" "${ok[@]}" --frobnicate
+	usage_case "missing --cpu" "--cpu: missing" enp59s0f0 --ip 10.1.0.1 --remote-ip 10.1.0.2 --irq-cpu 3
+	usage_case "bad --remote-mac" "--remote-mac: 'zz:00:00:00:00:01' is not a MAC" \
+		"${ok[@]}" --remote-mac zz:00:00:00:00:01
+	usage_case "--irq-prio out of range" "--irq-prio: '0' is out of range \(1 to 99\)" "${ok[@]}" --irq-prio 0
+	usage_case "unknown interface" "nosuch0: no such interface" \
+		nosuch0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
+	usage_case "sync to the system clock without --host-tuning" "--ptp-sync-to: CLOCK_REALTIME" \
+		"${ok[@]}" --ptp-sync-to CLOCK_REALTIME --ptp-source enp59s0f0
+	cfg "$root" --help
+	t "--help exits 0 and documents --undo" bash -c '[[ $1 == 0 ]] && grep -q -- --undo "$2"' _ "$RC" "$OUT"
+}
+
+test_mlx5() {
+	local root=$TMP/mlx5 before after state1 foreign
+	mkdir -p "$root"
+	fake_mlx5 "$root"
+	local args=(enp59s0f0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2
+		--remote-mac 0c:42:a1:00:00:02 --cpu 2 --irq-cpu 3)
+
+	# A phc2sys this script did not start, steering the other port's clock.
+	"$STUBS/phc2sys" -s CLOCK_REALTIME -c /dev/ptp4 -O 0 &
+	foreign=$!
+	BG_PIDS+=("$foreign")
+
+	before=$(snap_fake "$root")
+	cfg "$root" "${args[@]}" --dry-run
+	t "mlx5: discovery shows driver, PCI address, NUMA node and PHC" \
+		bash -c 'grep -q "driver *mlx5_core" "$1" && grep -q "pci *0000:3b:00.0" "$1" &&
+			grep -q "numa node *0" "$1" && grep -q "phc */dev/ptp3" "$1"' _ "$OUT"
+	t "mlx5: IRQs are this port's comp and async vectors, not the other port's" \
+		bash -c 'grep -q "irqs *100 (mlx5_async0@pci:0000:3b:00.0) 101 (mlx5_comp0@pci:0000:3b:00.0) 102 (mlx5_comp1@pci:0000:3b:00.0) *$" "$1"' _ "$OUT"
+	t "mlx5: --dry-run prints the driver-specific commands" \
+		bash -c 'grep -q "\$ .*ethtool --set-priv-flags enp59s0f0 rx_cqe_moder off" "$1" &&
+			grep -q "\$ .*ethtool --set-priv-flags enp59s0f0 tx_port_ts on" "$1" &&
+			grep -q "\$ echo 3 > .*/proc/irq/101/smp_affinity_list" "$1" &&
+			grep -q "\$ .*phc2sys -s CLOCK_REALTIME -c /dev/ptp3 -O 0" "$1"' _ "$OUT"
+	after=$(snap_fake "$root")
+	t "mlx5: --dry-run changes nothing and writes no state" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" && ! -e $4/run/enp59s0f0.state ]] &&
+			! grep -q -- " -[CKGLA] \| --set-priv-flags\|^chrt\|^tc qdisc replace" "$4/state/calls.log"' \
+		_ "$RC" "$before" "$after" "$root"
+
+	cfg "$root" "${args[@]}"
+	t "mlx5: apply exits 0 with nothing failed" \
+		bash -c '[[ $1 == 0 ]] && grep -q "applied, .* 0 failed$" "$2"' _ "$RC" "$OUT"
+	t "mlx5: only this port's IRQs move to --irq-cpu" bash -c '
+		for i in 100 101 102; do [[ $(cat "$1/proc/irq/$i/smp_affinity_list") == 3 ]] || exit 1; done
+		for i in 110 111 24; do [[ $(cat "$1/proc/irq/$i/smp_affinity_list") == 0-3 ]] || exit 1; done' _ "$root"
+	t "mlx5: this port's IRQ threads get FIFO 55, the other port's keep FIFO 50" \
+		bash -c '. "$2"; stat_is() { local f; read -r -a f <<<"$(sed "s/.*) //" "$1/proc/$2/stat")"; [[ "${f[38]} ${f[37]}" == "$3" ]]; }
+			stat_is "$1" 501 "1 55" && stat_is "$1" 503 "1 55" && stat_is "$1" 504 "1 55" && stat_is "$1" 511 "1 50"' \
+		_ "$root" "$HERE/lib.sh"
+	t "mlx5: ksoftirqd of the named CPUs only gets FIFO 11" \
+		bash -c 'stat_is() { local f; read -r -a f <<<"$(sed "s/.*) //" "$1/proc/$2/stat")"; [[ "${f[38]} ${f[37]}" == "$3" ]]; }
+			stat_is "$1" 30 "1 11" && stat_is "$1" 40 "1 11" && stat_is "$1" 10 "0 0" && stat_is "$1" 20 "0 0"' _ "$root"
+	local e=$root/state/ethtool
+	t "mlx5: private flags set on this port only" bash -c '
+		. "$1"
+		kv_get "$2/enp59s0f0/privflags" rx_cqe_moder | grep -qx off &&
+		kv_get "$2/enp59s0f0/privflags" tx_port_ts | grep -qx on &&
+		kv_get "$2/enp59s0f0/privflags" rx_striding_rq | grep -qx off &&
+		kv_get "$2/enp59s0f1/privflags" rx_cqe_moder | grep -qx on' _ "$HERE/lib.sh" "$e"
+	t "mlx5: coalescing, rings, channels, pause and offloads set" bash -c '
+		. "$1"; d=$2/enp59s0f0
+		[[ $(kv_get $d/coalesce adaptive-rx) == off && $(kv_get $d/coalesce rx-usecs) == 0 &&
+		   $(kv_get $d/coalesce rx-frames) == 1 && $(kv_get $d/rings rx) == 256 &&
+		   $(kv_get $d/channels combined) == 1 && $(kv_get $d/pause rx) == off &&
+		   $(kv_get $d/features generic-receive-offload) == off ]]' _ "$HERE/lib.sh" "$e"
+	local dev=$root/sys/devices/pci0000:00/0000:00:02.0/0000:3b:00.0
+	t "mlx5: NAPI, PCIe runtime PM and ASPM set through sysfs" bash -c '
+		[[ $(cat "$1/net/enp59s0f0/gro_flush_timeout") == 0 && $(cat "$1/net/enp59s0f0/napi_defer_hard_irqs") == 0 &&
+		   $(cat "$1/power/control") == on && $(cat "$1/link/l1_aspm") == 0 && $(cat "$1/link/l0s_aspm") == 0 &&
+		   $(cat "$2/power/control") == auto ]]' _ "$dev" "${dev%.0}.1"
+	t "mlx5: host-wide sysctls listed but not changed without --host-tuning" bash -c '
+		[[ $(cat "$1/proc/sys/kernel/sched_rt_runtime_us") == 950000 ]] &&
+		grep -q "host .*sched_rt_runtime_us .*--host-tuning" "$2"' _ "$root" "$OUT"
+	local pid
+	pid=$(cat "$root/run/enp59s0f0.phc2sys.pid" 2>/dev/null)
+	t "mlx5: phc2sys started for this PHC, tracked by pid file" bash -c '
+		[[ -n $1 ]] && kill -0 "$1" && tr "\0" " " </proc/$1/cmdline | grep -q -- "-s CLOCK_REALTIME -c /dev/ptp3 -O 0"' _ "$pid"
+	[[ -n $pid ]] && BG_PIDS+=("$pid")
+
+	cfg "$root" "${args[@]}" --check
+	t "mlx5: --check after apply exits 0, nothing 'not set'" \
+		bash -c '[[ $1 == 0 ]] && ! grep -q "not set  " "$2"' _ "$RC" "$OUT"
+	state1=$(cat "$root/run/enp59s0f0.state")
+	cfg "$root" "${args[@]}"
+	t "mlx5: applying twice is harmless (0 applied, state kept)" \
+		bash -c '[[ $1 == 0 ]] && grep -q ": 0 applied, " "$2" && [[ "$3" == "$(cat "$4")" ]]' \
+		_ "$RC" "$OUT" "$state1" "$root/run/enp59s0f0.state"
+	echo 0-3 >"$root/proc/irq/101/smp_affinity_list"
+	cfg "$root" "${args[@]}" --check
+	t "mlx5: --check notices a setting that drifted, exits 1" \
+		bash -c '[[ $1 == 1 ]] && grep -q "not set *irq 101 affinity *is .0-3., want .3." "$2"' _ "$RC" "$OUT"
+
+	cfg "$root" enp59s0f0 --undo
+	after=$(snap_fake "$root")
+	t "mlx5: --undo exits 0 and restores every value of the tree" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' _ "$RC" "$before" "$after"
+	t "mlx5: --undo stops our phc2sys and removes the state" \
+		bash -c 'for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
+			! kill -0 "$1" 2>/dev/null && [[ ! -e $2/run/enp59s0f0.state && ! -e $2/run/enp59s0f0.phc2sys.pid ]]' _ "$pid" "$root"
+	t "mlx5: a phc2sys it did not start keeps running" alive "$foreign"
+	cfg "$root" "${args[@]}" --check
+	t "mlx5: --check after undo exits 1" rc_is 1
+
+	# --host-tuning and --busy-poll, then undo.
+	cfg "$root" "${args[@]}" --no-ptp --host-tuning --busy-poll
+	t "mlx5: --host-tuning --busy-poll set the sysctls and NAPI deferral" bash -c '
+		[[ $1 == 0 && $(cat "$2/proc/sys/kernel/sched_rt_runtime_us") == -1 &&
+		   $(cat "$2/proc/sys/net/core/busy_poll") == 50 && $(cat "$2/proc/sys/net/core/busy_read") == 50 &&
+		   $(cat "$2/sys/class/net/enp59s0f0/napi_defer_hard_irqs") == 2 &&
+		   $(cat "$2/sys/class/net/enp59s0f0/gro_flush_timeout") == 200000 ]]' _ "$RC" "$root"
+	cfg "$root" enp59s0f0 --undo
+	after=$(snap_fake "$root")
+	t "mlx5: --undo restores the host-wide sysctls too" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$after"
+
+	# One step fails: the rest still runs, exit 1, undo still complete.
+	echo "netlink error: Invalid argument" >"$e/enp59s0f0/fail--G"
+	cfg "$root" "${args[@]}" --no-ptp
+	t "mlx5: a failing step is reported, the others still run, exit 1" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *ring rx .*Invalid argument" "$2" &&
+		grep -q "applied *priv rx_cqe_moder" "$2" && grep -q "applied *irq 102 affinity" "$2" &&
+		grep -q " 2 failed$" "$2"' _ "$RC" "$OUT"
+	rm -f "$e/enp59s0f0/fail--G"
+	cfg "$root" enp59s0f0 --undo
+	after=$(snap_fake "$root")
+	t "mlx5: --undo after a partial apply restores everything" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$after"
+	kill "$foreign" 2>/dev/null
+}
+
+test_ice() {
+	local root=$TMP/ice foreign
+	mkdir -p "$root"
+	fake_ice "$root"
+	local args=(eth1 --no-namespace --ip fd00:1::1/64 --remote-ip fd00:1::2 --cpu 1 --irq-cpu 0)
+	"$STUBS/phc2sys" -s CLOCK_REALTIME -c /dev/ptp5 -O 0 &
+	foreign=$!
+	BG_PIDS+=("$foreign")
+	cfg "$root" "${args[@]}"
+	t "ice: IRQs found by name (ice-eth1-TxRx-N, misc), not eth10's" bash -c '
+		grep -q "irqs *200 (ice-0000:5e:00.0:misc) 201 (ice-eth1-TxRx-0) 202 (ice-eth1-TxRx-1) *$" "$1"' _ "$OUT"
+	t "ice: PHC found through ethtool -T" bash -c 'grep -q "phc */dev/ptp5" "$1"' _ "$OUT"
+	t "ice: fw-lldp-agent private flag turned off" \
+		bash -c '. "$1"; [[ $(kv_get "$2" fw-lldp-agent) == off ]]' _ "$HERE/lib.sh" "$root/state/ethtool/eth1/privflags"
+	t "ice: IPv6 test address: address added, IPv6 left on" bash -c '
+		grep -q "inet6 fd00:1::1/64" "$2/state/ip/eth1/addrs" && grep -q "skipped *ipv6-off *the test address is IPv6" "$1" &&
+		[[ $(cat "$2/proc/sys/net/ipv6/conf/eth1/disable_ipv6") == 0 ]]' _ "$OUT" "$root"
+	t "ice: a foreign phc2sys on the same clock is left alone, step skipped" bash -c '
+		[[ $1 == 0 ]] && grep -q "skipped *phc2sys *phc2sys pid $3 (not ours) already steers /dev/ptp5" "$2" &&
+		kill -0 "$3"' _ "$RC" "$OUT" "$foreign"
+	t "ice: eth10's IRQ thread untouched" \
+		bash -c '[[ $(sed "s/.*) //" "$1/proc/611/stat" | cut -d" " -f38,39) == "50 1" ]]' _ "$root"
+	cfg "$root" eth1 --undo
+	t "ice: --undo exits 0" rc_is 0
+	kill "$foreign" 2>/dev/null
+}
+
+# ------------------------------------------------------------- veth (root)
+
+# The veth tests run in a private network + mount namespace (re-exec of this
+# script), so the host's interfaces and /run/netns are never seen or changed.
+test_veth_outer() {
+	if ((EUID != 0)); then
+		t_skip "not root: veth/namespace tests need root"
+		return
+	fi
+	if ! command -v unshare >/dev/null || ! command -v ethtool >/dev/null || ! command -v ip >/dev/null; then
+		t_skip "unshare, ip or ethtool missing: veth tests skipped"
+		return
+	fi
+	if ! unshare --net --mount true 2>/dev/null; then
+		t_skip "cannot create namespaces here: veth tests skipped"
+		return
+	fi
+	unshare --net --mount --propagation private bash "$0" --veth-inner "$TMP" "$N"
+	local counts
+	if counts=$(cat "$TMP/veth.counts" 2>/dev/null); then
+		read -r N p f <<<"$counts"
+		PASSED=$((PASSED + p))
+		FAILED=$((FAILED + f))
+	else
+		t_fail "veth tests ran to the end"
+	fi
+}
+
+# snap_veth IFACE: what config.sh may change, as seen from the caller.
+snap_veth() {
+	local i=$1 a
+	ip -o link show dev "$i" | sed -e 's/^[0-9]*: //' -e 's/\\.*//'
+	ip -o addr show dev "$i" | awk '{print $3, $4}' | sort
+	ethtool -k "$i"
+	ethtool -l "$i"
+	for a in gro_flush_timeout napi_defer_hard_irqs mtu flags tx_queue_len address; do
+		printf '%s=%s\n' "$a" "$(cat "/sys/class/net/$i/$a")"
+	done
+	printf 'disable_ipv6=%s\n' "$(cat "/proc/sys/net/ipv6/conf/$i/disable_ipv6")"
+	tc qdisc show dev "$i" | sed 's/ [0-9a-f]*: / H: /'
+	ip neigh show dev "$i" nud permanent
+	ip netns list | grep "^rant-" || true
+}
+
+same_snap() {
+	[[ $(snap_veth "$1") == "$2" ]]
+}
+
+# udp_echo NS_FROM NS_TO FROM_ADDR TO_ADDR: one UDP round trip between the
+# namespaces (python3), retried until the echo server is up.
+udp_echo() {
+	local py
+	py=$(command -v python3) || return 2
+	ip netns exec "$2" "$py" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 9999)); s.settimeout(10)
+d, a = s.recvfrom(100); s.sendto(d, a)' "$4" &
+	local srv=$!
+	ip netns exec "$1" "$py" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0)); s.settimeout(0.2)
+end = time.time() + 8
+while time.time() < end:
+    s.sendto(b"rant", (sys.argv[2], 9999))
+    try:
+        if s.recv(100) == b"rant": sys.exit(0)
+    except socket.timeout:
+        pass
+sys.exit(1)' "$3" "$4"
+	local rc=$?
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	return "$rc"
+}
+
+veth_cleanup() {
+	ip netns del "$PEER_NS" 2>/dev/null
+	ip netns del "rant-$VA" 2>/dev/null
+	ip link del "$VA" 2>/dev/null
+	cleanup
+}
+
+veth_inner() {
+	TMP=$1
+	N=$2
+	OUT=$TMP/veth.out
+	ERR=$TMP/veth.err
+	VA=rantcfg$$a
+	local vb=rantcfg$$b
+	PEER_NS=rantcfg$$-peer
+	local ns=rant-$VA fake=$TMP/vethfake mac before args6 state
+	TMP_KEEP=$TMP
+	trap 'ip netns del "$PEER_NS" 2>/dev/null; ip netns del "rant-$VA" 2>/dev/null; ip link del "$VA" 2>/dev/null' EXIT
+
+	mount -t sysfs sysfs /sys || { t_fail "veth: remount /sys in the private namespace"; return; }
+	mkdir -p /run/netns
+	mount -t tmpfs tmpfs /run/netns || { t_fail "veth: private /run/netns"; return; }
+	mkdir -p "$fake/sys/devices/system/cpu" "$fake/proc/sys/kernel"
+	echo 0-1 >"$fake/sys/devices/system/cpu/online"
+	: >"$fake/proc/interrupts"
+	echo 950000 >"$fake/proc/sys/kernel/sched_rt_runtime_us"
+
+	ip netns add "$PEER_NS"
+	ip link add "$VA" type veth peer name "$vb" netns "$PEER_NS"
+	ip -n "$PEER_NS" addr add 10.77.0.2/24 dev "$vb"
+	ip -n "$PEER_NS" addr add fd77::2/64 dev "$vb" nodad
+	ip -n "$PEER_NS" link set "$vb" up
+	ip -n "$PEER_NS" link set lo up
+	# A configured starting point, so that undo has something to restore.
+	ip addr add 192.168.77.1/24 dev "$VA"
+	ip link set "$VA" up
+	ethtool -K "$VA" gro on >/dev/null
+	echo 1 >"/sys/class/net/$VA/napi_defer_hard_irqs"
+	echo 5000 >"/sys/class/net/$VA/gro_flush_timeout"
+	wait_until 5 bash -c '[[ $(cat /sys/class/net/$1/operstate) == up ]]' _ "$VA"
+	mac=$(ip -n "$PEER_NS" -o link show dev "$vb" | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+	before=$(snap_veth "$VA")
+	local args=("$VA" --ip 10.77.0.1 --remote-ip 10.77.0.2 --remote-mac "$mac" --cpu 1 --irq-cpu 0)
+
+	vcfg() {
+		SYSFS=$fake/sys PROCFS=$fake/proc NET_SYSFS=/sys/class/net NET_PROCFS=/proc/sys/net \
+			STATE_DIR=$fake/run "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+		RC=$?
+	}
+
+	vcfg "${args[@]}" --dry-run
+	cp "$OUT" "$TMP/dry-run.txt"
+	t "veth: --dry-run exits 0 and prints the namespace move" \
+		bash -c '[[ $1 == 0 ]] && grep -q "\$ ip link set dev $2 netns rant-$2" "$3"' _ "$RC" "$VA" "$OUT"
+	t "veth: --dry-run changes nothing (ip, ethtool, sysfs, no state file)" \
+		bash -c '[[ "$2" == "$3" && ! -e $4/run/$1.state ]]' \
+		_ "$VA" "$before" "$(snap_veth "$VA")" "$fake"
+
+	vcfg "${args[@]}"
+	cp "$OUT" "$TMP/apply.txt"
+	t "veth: apply exits 0" rc_is 0
+	t "veth: interface moved into namespace rant-IFACE" \
+		bash -c 'ip -n "$2" link show dev "$1" >/dev/null && ! ip link show dev "$1" >/dev/null 2>&1' _ "$VA" "$ns"
+	t "veth: address configured in the namespace" \
+		bash -c 'ip -n "$2" -o addr show dev "$1" | grep -q "inet 10.77.0.1/24"' _ "$VA" "$ns"
+	t "veth: static neighbour entry for the peer" \
+		bash -c 'ip -n "$2" neigh show 10.77.0.2 dev "$1" | grep -q "lladdr $3 PERMANENT"' _ "$VA" "$ns" "$mac"
+	t "veth: noqueue qdisc, link up" \
+		bash -c 'tc -n "$2" qdisc show dev "$1" root | grep -q "^qdisc noqueue" &&
+			ip -n "$2" -o link show dev "$1" | grep -q "<[^>]*UP[^>]*>"' _ "$VA" "$ns"
+	t "veth: IPv6 and multicast off" \
+		bash -c '[[ $(ip netns exec "$2" cat /proc/sys/net/ipv6/conf/$1/disable_ipv6) == 1 ]] &&
+			! ip -n "$2" -o link show dev "$1" | grep -q MULTICAST' _ "$VA" "$ns"
+	t "veth: GRO off, NAPI deferral and GRO flush timer 0" \
+		bash -c 'ip netns exec "$2" ethtool -k "$1" | grep -q "^generic-receive-offload: off" &&
+			[[ $(ip netns exec "$2" cat /sys/class/net/$1/napi_defer_hard_irqs) == 0 &&
+			   $(ip netns exec "$2" cat /sys/class/net/$1/gro_flush_timeout) == 0 ]]' _ "$VA" "$ns"
+	t "veth: what veth cannot do is reported as skipped with the reason" bash -c '
+		grep -q "skipped *rings *not supported by this driver (veth)" "$1" &&
+		grep -q "skipped *pause *not supported by this driver (veth)" "$1" &&
+		grep -q "skipped *coalescing *not supported by this driver (veth)" "$1" &&
+		grep -q "skipped *pcie-pm *not a PCI device" "$1" &&
+		grep -q "skipped *phc2sys *no PHC" "$1" && grep -q " 0 failed$" "$1"' _ "$OUT"
+	if command -v python3 >/dev/null; then
+		t "veth: UDP round trip from rant-IFACE to the peer namespace" \
+			udp_echo "$ns" "$PEER_NS" 10.77.0.1 10.77.0.2
+	else
+		t_skip "python3 missing: no UDP round trip"
+	fi
+
+	vcfg "${args[@]}" --check
+	t "veth: --check agrees (exit 0, nothing 'not set')" \
+		bash -c '[[ $1 == 0 ]] && grep -q " 0 not set," "$2"' _ "$RC" "$OUT"
+	state=$(cat "$fake/run/$VA.state")
+	vcfg "${args[@]}"
+	t "veth: applying twice is harmless (0 applied, state kept)" \
+		bash -c '[[ $1 == 0 ]] && grep -q ": 0 applied, " "$2" && [[ "$3" == "$(cat "$4")" ]]' \
+		_ "$RC" "$OUT" "$state" "$fake/run/$VA.state"
+	ip netns exec "$ns" ethtool -K "$VA" gro on >/dev/null
+	vcfg "${args[@]}" --check
+	t "veth: --check notices GRO switched back on (exit 1)" \
+		bash -c '[[ $1 == 1 ]] && grep -q "not set *offload gro" "$2"' _ "$RC" "$OUT"
+
+	vcfg "$VA" --undo
+	cp "$OUT" "$TMP/undo.txt"
+	t "veth: --undo exits 0" rc_is 0
+	if wait_until 5 same_snap "$VA" "$before"; then
+		t_ok "veth: --undo restores ip, ethtool and sysfs state exactly"
+	else
+		t_fail "veth: --undo restores ip, ethtool and sysfs state exactly" \
+			"$(diff <(echo "$before") <(snap_veth "$VA"))"
+	fi
+	t "veth: --undo removes the namespace and the state file" \
+		bash -c '! ip netns list | grep -q "^$1\b" && [[ ! -e $2/run/$3.state ]]' _ "$ns" "$fake" "$VA"
+	vcfg "$VA" --undo
+	t "veth: a second --undo has nothing to do, exits 0" \
+		bash -c '[[ $1 == 0 ]] && grep -q "nothing to undo" "$2"' _ "$RC" "$OUT"
+
+	args6=("$VA" --ip fd77::1/64 --remote-ip fd77::2 --remote-mac "$mac" --cpu 0 --irq-cpu 0)
+	vcfg "${args6[@]}"
+	t "veth: IPv6 apply: address in the namespace, IPv6 kept on" bash -c '
+		[[ $1 == 0 ]] && ip -n "$3" -o addr show dev "$2" | grep -q "inet6 fd77::1/64" &&
+		grep -q "skipped *ipv6-off *the test address is IPv6" "$4"' _ "$RC" "$VA" "$ns" "$OUT"
+	vcfg "${args6[@]}" --check
+	t "veth: IPv6 --check exits 0" rc_is 0
+	vcfg "$VA" --undo
+	if [[ $RC == 0 ]] && wait_until 5 same_snap "$VA" "$before"; then
+		t_ok "veth: IPv6 --undo restores the original state"
+	else
+		t_fail "veth: IPv6 --undo restores the original state" "$(diff <(echo "$before") <(snap_veth "$VA"))"
+	fi
+
+	ip route add default via 192.168.77.254 dev "$VA"
+	vcfg "${args[@]}"
+	t "veth: refuses to move the interface carrying the default route (exit 2)" \
+		bash -c '[[ $1 == 2 ]] && grep -q "carries the default route" "$2" && ip link show dev "$3" >/dev/null' \
+		_ "$RC" "$ERR" "$VA"
+	ip route del default via 192.168.77.254 dev "$VA"
+
+	printf '%s %s %s\n' "$N" "$PASSED" "$FAILED" >"$TMP_KEEP/veth.counts"
+}
+
+main() {
+	if [[ ${1:-} == --veth-inner ]]; then
+		veth_inner "$2" "$3"
+		return 0
+	fi
+	TMP=$(mktemp -d "/tmp/rantcfg$$.XXXXXX")
+	trap cleanup EXIT
+	OUT=$TMP/out
+	ERR=$TMP/err
+	test_shellcheck
+	test_usage
+	test_mlx5
+	test_ice
+	test_veth_outer
+	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
+		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null
+	fi
+	printf '%d passed, %d failed\n' "$PASSED" "$FAILED"
+	((FAILED == 0))
+}
+
+main "$@"
