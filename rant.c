@@ -1,0 +1,4623 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * rant - Round-trip And Network Timing.
+ *
+ * A UDP ping-pong that timestamps every packet at four points: in the NIC
+ * where the hardware can (SOF_TIMESTAMPING_RAW_HARDWARE), in the kernel where
+ * it cannot (*_SOFTWARE), and optionally in the application.  One binary runs
+ * as emit (client, -a ADDR) or reflect (server).  The reflector echoes its own
+ * stamps so that the client alone can decompose every transaction.
+ *
+ * Reading order: constants, types, configuration and state, helpers, then
+ * timestamps, protocol, statistics, log, tracing, sockets, emit, reflect,
+ * analyze, report, options and main.
+ *
+ * Kernel references: Documentation/networking/timestamping.rst (SO_TIMESTAMPING,
+ * OPT_ID, OPT_TSONLY, the error queue, SIOCSHWTSTAMP) and
+ * Documentation/networking/napi.rst (SO_BUSY_POLL, SO_PREFER_BUSY_POLL).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <netdb.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/errqueue.h>
+#include <linux/ethtool.h>
+#include <linux/net_tstamp.h>
+#include <linux/sockios.h>
+
+/* ------------------------------------------------------------ constants */
+
+#define RANT_VERSION	"1.0.0"
+#define NSEC_PER_SEC	1000000000ULL
+#define NSEC_PER_US	1000ULL
+
+/* Exit codes (SPEC.md). */
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
+
+/* Older kernel headers lack these; values are the kernel's ABI. */
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL	69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET	70
+#endif
+
+/*
+ * Wire protocol.  Everything in network byte order; the header is padded
+ * with zeros to --size bytes.  Offsets are fixed so that a decoder never
+ * depends on the host's struct layout.
+ *
+ *   0 magic   4 version  5 type  6 flags  8 session  12 idle_ms
+ *  16 seq    24 t2 wire 32 t2_sw 40 t3_sw 48 t3 wire (echo) 56 seq of that t3
+ */
+#define PROTO_MAGIC	0x52414e54u	/* "RANT" */
+#define PROTO_VERSION	1
+#define PROTO_HDR_LEN	64
+#define PROTO_MAX_SIZE	65000
+
+enum proto_type { PT_PING = 1, PT_PONG = 2, PT_FIN = 3, PT_FIN_ACK = 4 };
+
+enum proto_flag {
+	PF_WARMUP	= 1 << 0,	/* ping is warm-up: not counted by either side */
+	PF_BREACH	= 1 << 1,	/* reflector stopped on a threshold breach */
+	PF_SRV_HW	= 1 << 2,	/* reflector's wire stamps are NIC stamps */
+	PF_T2W		= 1 << 3,	/* echoed fields present */
+	PF_T2SW		= 1 << 4,
+	PF_T3SW		= 1 << 5,
+	PF_T3W		= 1 << 6,
+	PF_MORE		= 1 << 7,	/* FIN_ACK: more T3 stamps pending, send FIN again */
+};
+
+/* Why a datagram was refused; the report sums them as "invalid". */
+enum proto_err { PE_SHORT = 1, PE_MAGIC, PE_VERSION, PE_TYPE, PE_LONG, PE_NERR };
+static const char *const proto_err_name[PE_NERR] = {
+	"", "short", "bad magic", "bad version", "bad type", "oversized",
+};
+
+/* The eight stamps of a transaction (SPEC.md, Timestamps). */
+enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, NSTAMP };
+static const char *const stamp_base[NSTAMP] = {
+	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4",
+};
+static const bool stamp_is_wire[NSTAMP] = {
+	false, true, true, false, false, true, true, false,
+};
+
+/* The stamps each side knows, in the order its logs list them. */
+static const int emit_stamps[] = { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW };
+static const int reflect_stamps[] = { T2W, T2SW, T3SW, T3W };
+
+/* Metrics derived from the stamps; the key is the JSON name. */
+enum metric {
+	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, NMETRIC
+};
+static const struct {
+	const char *key;
+	const char *label;
+} metric_def[NMETRIC] = {
+	[M_RTT]		= { "rtt",		"rtt (T4-T1 wire)" },
+	[M_RESPONSE]	= { "response",		"response (T3-T2 wire)" },
+	[M_NETWORK]	= { "network",		"network (rtt-response)" },
+	[M_APP_RTT]	= { "app_rtt",		"app rtt (T4_SW-T1_SW)" },
+	[M_CLI_TX]	= { "client_tx_stack",	"client tx stack (T1-T1_SW)" },
+	[M_CLI_RX]	= { "client_rx_stack",	"client rx stack (T4_SW-T4)" },
+	[M_SRV_RX]	= { "server_rx_stack",	"server rx stack (T2_SW-T2)" },
+	[M_SRV_PROC]	= { "server_processing", "server processing (T3_SW-T2_SW)" },
+	[M_SRV_TX]	= { "server_tx_stack",	"server tx stack (T3-T3_SW)" },
+};
+
+/* Percentiles reported everywhere, as the JSON keys spell them. */
+static const double pct_value[] = { 50, 90, 95, 99, 99.9, 99.99, 99.999 };
+static const char *const pct_key[] = {
+	"50", "90", "95", "99", "99.9", "99.99", "99.999",
+};
+#define NPCT	7
+
+/* Transaction status in logs. */
+enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, NSTATUS };
+static const char *const status_name[NSTATUS] = { "ok", "lost", "late", "warmup" };
+
+/* ---------------------------------------------------------------- types */
+
+enum mode { MODE_EMIT, MODE_REFLECT, MODE_ANALYZE };
+enum ts_mode { TS_AUTO, TS_HW, TS_SW };
+enum log_format { LOG_TEXT, LOG_CSV };
+
+/* Decoded wire header. */
+struct proto_msg {
+	uint8_t version;
+	uint8_t type;
+	uint16_t flags;
+	uint32_t session;
+	uint32_t idle_ms;
+	uint64_t seq;
+	uint64_t t2w, t2sw, t3sw, t3w, t3w_seq;
+};
+
+/* Per-transaction state flags (struct txn.st). */
+enum txn_flag {
+	TF_USED		= 1 << 0,	/* slot holds a transaction */
+	TF_SENT		= 1 << 1,
+	TF_RECEIVED	= 1 << 2,	/* pong (emit) / ping (reflect) in time */
+	TF_LOST		= 1 << 3,	/* timed out */
+	TF_LATE		= 1 << 4,	/* pong arrived after the timeout */
+	TF_WARMUP	= 1 << 5,
+	TF_TXPEND	= 1 << 6,	/* waiting for the TX stamp from the error queue */
+	TF_SRV_SW	= 1 << 7,	/* peer sent app stamps */
+	TF_SENDERR	= 1 << 8,	/* send() failed: never on the wire */
+};
+
+/* One transaction; stamps are ns since the epoch, 0 = not (yet) known. */
+struct txn {
+	uint64_t seq;
+	uint64_t t[NSTAMP];
+	uint64_t deadline;	/* CLOCK_MONOTONIC ns after which it is lost */
+	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
+	uint16_t st;
+	uint16_t counted;	/* metrics already added to the statistics */
+};
+
+/*
+ * Histogram with an exact store for outliers.  Values in [0, bound) land in
+ * buckets of bucket_ns; values outside (negative, or at/above the bound) are
+ * kept exactly in out[] so the tail percentiles are exact.  out[] is sized
+ * before the run; when it fills, further outliers are only counted and the
+ * tail percentiles are marked approximate.
+ */
+struct hist {
+	uint64_t bucket_ns, bound_ns;
+	uint32_t nbuckets;
+	uint64_t *bucket;
+	int64_t *out;
+	uint64_t out_cap, out_n, out_lost_hi, out_lost_lo;
+	uint64_t n;
+	int64_t min, max;
+	uint64_t min_seq, max_seq;
+	__int128 sum;
+	unsigned __int128 sumsq;
+};
+
+/* Least-squares line through (seconds, ns) points: offsets and drift. */
+struct fit {
+	uint64_t n;
+	uint64_t x0;		/* first x, ns */
+	int64_t y0;		/* first y, ns */
+	double sx, sy, sxx, sxy;
+	int64_t ymin, ymax;
+};
+
+/* Packet and stamp counters of one session. */
+struct counters {
+	uint64_t sent, received, lost, late, duplicate, invalid, warmup;
+	uint64_t invalid_why[PE_NERR], foreign, send_errors, refused;
+	uint64_t missing[NSTAMP];
+	uint64_t tx_unmatched, echo_dropped;
+	uint64_t breaches;
+};
+
+/* A transaction that crossed the threshold, kept for the report. */
+struct breach {
+	struct txn x;
+	int64_t value;
+};
+#define BREACH_KEEP	64
+
+/* Log: a ring of fixed-size records in the arena, written after the run. */
+struct log_ring {
+	uint8_t *mem;
+	uint32_t rec_size;	/* 8 (seq) + 8 per stamp + 4 (status) */
+	const int *stamps;
+	int nstamps;
+	uint64_t cap, head, n, dropped, filtered;
+};
+
+/* Everything one session measured; reset at each reflector session. */
+struct session {
+	uint32_t id;
+	struct counters c;
+	struct hist h[NMETRIC];
+	struct fit offset;	/* server - client clock offset over time */
+	struct fit app_wire[2];	/* client T1-T1_SW, T4_SW-T4 (reflect: T2_SW-T2, T3-T3_SW) */
+	int64_t best_rtt, best_offset;
+	struct breach *breach;
+	uint64_t nbreach_kept;
+	struct log_ring log;
+	bool srv_hw, srv_hw_known, srv_sw;
+	uint64_t start_mono, end_mono, first_real;
+	uint32_t peer_idle_ms;
+	int stop_reason;
+};
+
+/* Why a run ended, for the report and JSON. */
+enum stop_reason {
+	STOP_NONE, STOP_COUNT, STOP_DURATION, STOP_SIGNAL, STOP_BREACH,
+	STOP_PEER_BREACH, STOP_FIN, STOP_IDLE, STOP_ERROR,
+};
+static const char *const stop_name[] = {
+	"running", "count", "duration", "signal", "threshold", "peer_threshold",
+	"fin", "idle", "error",
+};
+
+/* -------------------------------------------------- configuration, state */
+
+/* What the command line asked for; filled by opt_parse, then read-only. */
+struct config {
+	enum mode mode;
+	const char *iface, *address;
+	unsigned port, size;
+	double duration_s;
+	uint64_t count, warmup;
+	uint64_t interval_ns, timeout_ns;
+	enum ts_mode ts;
+	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
+	bool prefer_busypoll, spin, once, quiet, verbose;
+	int64_t threshold_ns;	/* -1 = none */
+	int64_t log_threshold_ns;
+	uint64_t bucket_ns, bound_ns;
+	unsigned busy_poll_us, budget;
+	bool busy_poll_set, budget_set;
+	int priority, tos;	/* -1 = leave alone */
+	const char *json, *log, *trace_instance;
+	enum log_format log_format;
+	uint64_t log_records;
+	const char *analyze[2];
+	unsigned top;
+	char cmdline[512];
+};
+
+/* Wire timestamp source actually in use, verified at start. */
+struct ts_state {
+	bool hw;		/* NIC stamps; else kernel software stamps */
+	int phc_index;
+	int rx_filter;		/* what the driver accepted */
+	bool restore;		/* we changed the device's hwtstamp config */
+	struct ifreq saved_ifr;
+	struct hwtstamp_config saved;
+	uint32_t next_key;	/* OPT_ID key the next send will get */
+	char note[200];
+};
+
+/* Open tracefs files (-T/-S), all checked at start. */
+struct trace_state {
+	int marker_fd, on_fd, snap_fd;
+	char dir[PATH_MAX];
+};
+
+static struct config cfg;
+static struct ts_state ts;
+static struct trace_state tr = { -1, -1, -1, "" };
+static struct session S;		/* the (current) session */
+static int sock_fd = -1;
+
+/* The in-flight window: txn slots indexed by seq (emit) or TX key (reflect). */
+static struct txn *win;
+static uint64_t win_mask;
+
+/* Reflector: T3 wire stamps waiting to be echoed in a later pong. */
+struct echo { uint64_t seq, t3w; };
+static struct echo *echo_q;
+static uint32_t echo_head, echo_n;
+#define ECHO_CAP	256
+
+/* Set by SIGINT/SIGTERM; a second signal exits at once. */
+static volatile sig_atomic_t stop_signal;
+
+/*
+ * Counters the status thread reads once a second.  Written with relaxed
+ * atomic stores by the measurement loop; the thread never writes them, so
+ * the loop never waits on it.
+ */
+static struct {
+	uint64_t samples, sum, min, max, lost, sent;
+	int running;
+} live;
+
+/* ------------------------------------------------------------- helpers */
+
+static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rant: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return (uint64_t)t.tv_sec * NSEC_PER_SEC + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
+}
+
+/* App stamps use CLOCK_REALTIME: the base of the kernel's software stamps. */
+static uint64_t real_ns(void)
+{
+	return now_ns(CLOCK_REALTIME);
+}
+
+static uint64_t ts_to_ns(const struct timespec *t)
+{
+	if (t->tv_sec < 0 || (t->tv_sec == 0 && t->tv_nsec == 0)) {
+		return 0;
+	}
+	return (uint64_t)t->tv_sec * NSEC_PER_SEC + (uint64_t)t->tv_nsec;
+}
+
+/* b - a when both stamps are known. */
+static bool stamp_diff(uint64_t b, uint64_t a, int64_t *out)
+{
+	if (!a || !b) {
+		return false;
+	}
+	*out = (int64_t)(b - a);
+	return true;
+}
+
+static uint64_t pow2_at_least(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v) {
+		p <<= 1;
+	}
+	return p;
+}
+
+/*
+ * Hand-rolled formatting for the log writer and trace lines: snprintf per
+ * field is what made the earlier writer slow, and these also run on the
+ * breach path where stdio is not welcome.
+ */
+static char *fmt_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n) {
+		*p++ = tmp[--n];
+	}
+	return p;
+}
+
+static char *fmt_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return fmt_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return fmt_u64(p, (uint64_t)v);
+}
+
+/* seconds.nanoseconds, nine digits after the point; "-" when unknown. */
+static char *fmt_stamp(char *p, uint64_t ns, char missing)
+{
+	uint64_t frac = ns % NSEC_PER_SEC;
+	int i;
+
+	if (!ns) {
+		if (missing) {
+			*p++ = missing;
+		}
+		return p;
+	}
+	p = fmt_u64(p, ns / NSEC_PER_SEC);
+	*p++ = '.';
+	for (i = 8; i >= 0; i--) {
+		p[i] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	return p + 9;
+}
+
+static char *fmt_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* "T1_HW", "T1_KSW" or "T1_SW": wire stamps are never mislabelled. */
+static const char *stamp_label(int s, bool hw, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s_%s", stamp_base[s],
+		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : "SW");
+	return buf;
+}
+
+/* ---------------------------------------------------------- timestamps */
+
+/*
+ * Every ioctl goes through this pointer so that the unit tests can answer
+ * ETHTOOL_GET_TS_INFO and SIOC[GS]HWTSTAMP the way a real NIC would.
+ */
+static int ts_ioctl_sys(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) < 0 ? -errno : 0;
+}
+static int (*ts_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
+
+/* What ETHTOOL_GET_TS_INFO says the device can do. */
+struct ts_caps {
+	uint32_t so_timestamping;
+	int phc_index;
+	uint32_t tx_types, rx_filters;
+};
+
+static int ts_get_caps(int fd, const char *ifname, struct ts_caps *caps)
+{
+	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
+	struct ifreq ifr;
+	int r;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&info;
+	r = ts_ioctl(fd, SIOCETHTOOL, &ifr);
+	if (r < 0) {
+		return r;
+	}
+	caps->so_timestamping = info.so_timestamping;
+	caps->phc_index = info.phc_index;
+	caps->tx_types = info.tx_types;
+	caps->rx_filters = info.rx_filters;
+	return 0;
+}
+
+static bool ts_caps_hw(const struct ts_caps *c)
+{
+	const uint32_t need = SOF_TIMESTAMPING_TX_HARDWARE |
+			      SOF_TIMESTAMPING_RX_HARDWARE |
+			      SOF_TIMESTAMPING_RAW_HARDWARE;
+
+	return (c->so_timestamping & need) == need &&
+	       (c->tx_types & (1u << HWTSTAMP_TX_ON)) && c->phc_index >= 0;
+}
+
+static const char *ts_filter_name(int f)
+{
+	switch (f) {
+	case HWTSTAMP_FILTER_NONE: return "NONE";
+	case HWTSTAMP_FILTER_ALL: return "ALL";
+	case HWTSTAMP_FILTER_SOME: return "SOME";
+	case HWTSTAMP_FILTER_PTP_V1_L4_EVENT: return "PTP_V1_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_L4_EVENT: return "PTP_V2_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_EVENT: return "PTP_V2_EVENT";
+	default: return "PTP (other)";
+	}
+}
+
+/*
+ * Ask the driver to stamp every packet.  Some NICs refuse HWTSTAMP_FILTER_ALL
+ * and only stamp PTP event messages; timestamping.rst says the driver writes
+ * back the filter it really applied, which may be broader than requested, so
+ * that answer (not our request) is what we report.  Returns 0 or -errno.
+ */
+static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
+			struct ts_state *st)
+{
+	static const int filters[] = {
+		HWTSTAMP_FILTER_ALL, HWTSTAMP_FILTER_PTP_V2_EVENT,
+		HWTSTAMP_FILTER_PTP_V2_L4_EVENT, HWTSTAMP_FILTER_PTP_V1_L4_EVENT,
+	};
+	struct hwtstamp_config hc;
+	struct ifreq ifr;
+	int r = -EOPNOTSUPP;
+	size_t i;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	memset(&hc, 0, sizeof(hc));
+	ifr.ifr_data = (void *)&hc;
+	if (ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0 && hc.tx_type == HWTSTAMP_TX_ON &&
+	    hc.rx_filter == HWTSTAMP_FILTER_ALL) {
+		st->rx_filter = hc.rx_filter;
+		return 0;	/* already as we need it: change nothing */
+	}
+	st->saved = hc;
+	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
+			continue;
+		}
+		memset(&hc, 0, sizeof(hc));
+		hc.tx_type = HWTSTAMP_TX_ON;
+		hc.rx_filter = filters[i];
+		ifr.ifr_data = (void *)&hc;
+		r = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+		if (r == -EPERM || r == -EACCES) {
+			return r;
+		}
+		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE &&
+		    hc.tx_type == HWTSTAMP_TX_ON) {
+			st->rx_filter = hc.rx_filter;
+			st->restore = true;
+			st->saved_ifr = ifr;
+			return 0;
+		}
+		if (r == 0) {
+			r = -EOPNOTSUPP;
+		}
+	}
+	return r;
+}
+
+/* Put the device's timestamping config back as we found it. */
+static void ts_restore(int fd)
+{
+	struct ifreq ifr;
+
+	if (!ts.restore || fd < 0) {
+		return;
+	}
+	ifr = ts.saved_ifr;
+	ifr.ifr_data = (void *)&ts.saved;
+	ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	ts.restore = false;
+}
+
+/*
+ * Decide the wire stamp source for --timestamps MODE on IFACE (NULL: no -i).
+ * Fills ts and returns 0, or prints one line and returns -1 (a configuration
+ * error: exit 2).
+ */
+static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
+{
+	struct ts_caps caps = { 0, -1, 0, 0 };
+	int r;
+
+	ts.hw = false;
+	ts.phc_index = -1;
+	ts.rx_filter = -1;
+	if (mode == TS_SW) {
+		snprintf(ts.note, sizeof(ts.note), "software (kernel), as --timestamps sw asked");
+		return 0;
+	}
+	if (!ifname) {
+		if (mode == TS_HW) {
+			warnx_("--timestamps: 'hw' needs -i IFACE (the NIC whose clock stamps the packets)");
+			return -1;
+		}
+		snprintf(ts.note, sizeof(ts.note), "software (kernel): no -i, so no NIC to ask");
+		return 0;
+	}
+	r = ts_get_caps(fd, ifname, &caps);
+	if (r < 0 || !ts_caps_hw(&caps)) {
+		if (mode == TS_HW) {
+			warnx_("--timestamps: %s cannot timestamp in hardware (ETHTOOL_GET_TS_INFO: %s); use --timestamps sw or auto",
+			       ifname, r < 0 ? strerror(-r) : "no TX/RX/RAW hardware stamps or no PHC");
+			return -1;
+		}
+		snprintf(ts.note, sizeof(ts.note), "software (kernel): %s has no hardware timestamping%s%s",
+			 ifname, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+		return 0;
+	}
+	r = ts_hw_enable(fd, ifname, &caps, &ts);
+	if (r < 0) {
+		if (mode == TS_HW) {
+			warnx_("--timestamps: SIOCSHWTSTAMP on %s failed: %s%s", ifname, strerror(-r),
+			       r == -EPERM ? " (needs CAP_NET_ADMIN: run as root)" : "");
+			return -1;
+		}
+		snprintf(ts.note, sizeof(ts.note), "software (kernel): %s refused hardware stamping: %s",
+			 ifname, strerror(-r));
+		return 0;
+	}
+	ts.hw = true;
+	ts.phc_index = caps.phc_index;
+	snprintf(ts.note, sizeof(ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
+		 ifname, caps.phc_index, ts_filter_name(ts.rx_filter));
+	if (ts.rx_filter != HWTSTAMP_FILTER_ALL) {
+		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted) unless --port 319",
+		       ifname, ts_filter_name(ts.rx_filter));
+	}
+	return 0;
+}
+
+/*
+ * SO_TIMESTAMPING flags: OPT_ID numbers TX stamps so they can be matched to
+ * their packet; OPT_TSONLY returns only the stamp, not the packet, which also
+ * works for unprivileged sockets (timestamping.rst, "1.3.1 Timestamp Options").
+ */
+static int ts_sockopt_flags(bool hw)
+{
+	int f = SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+
+	if (hw) {
+		f |= SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
+		     SOF_TIMESTAMPING_RAW_HARDWARE;
+	} else {
+		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		     SOF_TIMESTAMPING_SOFTWARE;
+	}
+	return f;
+}
+
+static int ts_enable_socket(int fd)
+{
+	int f = ts_sockopt_flags(ts.hw);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
+		return -errno;
+	}
+	ts.next_key = 0;
+	return 0;
+}
+
+/*
+ * After a failed send the kernel may or may not have used up an OPT_ID key.
+ * Re-enabling the option resets the counter to zero (timestamping.rst: "It
+ * is reset each time the option is enabled after having been disabled").
+ */
+static void ts_rekey(int fd)
+{
+	int zero = 0;
+
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
+	ts_enable_socket(fd);
+}
+
+/* What one received message's control data carried. */
+struct ts_cmsg {
+	uint64_t sw, hw;		/* scm_timestamping ts[0] and ts[2] */
+	bool have_ts, have_err;
+	uint32_t ee_errno, ee_origin, ee_info, ee_data;
+	unsigned bad;			/* control messages too short to read */
+};
+
+#ifndef SO_TIMESTAMPING_NEW
+#define SO_TIMESTAMPING_NEW	65
+#endif
+
+/* Parse control messages; every cmsg_len is checked before reading. */
+static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
+{
+	struct cmsghdr *cm;
+
+	memset(out, 0, sizeof(*out));
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		bool tsmsg = cm->cmsg_level == SOL_SOCKET &&
+			     (cm->cmsg_type == SO_TIMESTAMPING ||
+			      (sizeof(time_t) == 8 && cm->cmsg_type == SO_TIMESTAMPING_NEW));
+		bool errmsg = (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
+			      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
+
+		if (tsmsg) {
+			struct scm_timestamping st;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(st))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&st, CMSG_DATA(cm), sizeof(st));
+			out->sw = ts_to_ns(&st.ts[0]);
+			out->hw = ts_to_ns(&st.ts[2]);
+			out->have_ts = true;
+		} else if (errmsg) {
+			struct sock_extended_err ee;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(ee))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+			out->have_err = true;
+			out->ee_errno = ee.ee_errno;
+			out->ee_origin = ee.ee_origin;
+			out->ee_info = ee.ee_info;
+			out->ee_data = ee.ee_data;
+		}
+	}
+}
+
+/* The wire stamp of the source in use; never the other clock's. */
+static uint64_t ts_wire(const struct ts_cmsg *c)
+{
+	return ts.hw ? c->hw : c->sw;
+}
+
+/* A TX completion stamp from the error queue: key and wire time, or false. */
+static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
+{
+	if (!c->have_ts || !c->have_err || c->ee_errno != ENOMSG ||
+	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
+		return false;
+	}
+	*key = c->ee_data;
+	*wire = ts_wire(c);
+	return true;
+}
+
+/*
+ * Drain the error queue without blocking, at most max entries, handing each
+ * TX stamp to fn.  Returns how many stamps it read.
+ */
+static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int max)
+{
+	char ctrl[256] __attribute__((aligned(8)));
+	char data[64];
+	int got = 0;
+
+	while (max-- > 0) {
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+		};
+		struct ts_cmsg c;
+		uint32_t key;
+		uint64_t wire;
+
+		if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			break;
+		}
+		ts_parse(&msg, &c);
+		if (ts_tx_stamp(&c, &key, &wire)) {
+			fn(key, wire);
+			got++;
+		}
+	}
+	return got;
+}
+
+/* ------------------------------------------------------------ protocol */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htonl(v);
+	memcpy(p, &v, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+/* Write the header into the first PROTO_HDR_LEN bytes of buf. */
+static void proto_encode(uint8_t *buf, const struct proto_msg *m)
+{
+	put32(buf, PROTO_MAGIC);
+	buf[4] = PROTO_VERSION;
+	buf[5] = m->type;
+	buf[6] = (uint8_t)(m->flags >> 8);
+	buf[7] = (uint8_t)m->flags;
+	put32(buf + 8, m->session);
+	put32(buf + 12, m->idle_ms);
+	put64(buf + 16, m->seq);
+	put64(buf + 24, m->flags & PF_T2W ? m->t2w : 0);
+	put64(buf + 32, m->flags & PF_T2SW ? m->t2sw : 0);
+	put64(buf + 40, m->flags & PF_T3SW ? m->t3sw : 0);
+	put64(buf + 48, m->flags & PF_T3W ? m->t3w : 0);
+	put64(buf + 56, m->flags & PF_T3W ? m->t3w_seq : 0);
+}
+
+/* Decode and validate; returns 0 or the proto_err that makes it invalid. */
+static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (len < PROTO_HDR_LEN) {
+		return PE_SHORT;
+	}
+	if (get32(buf) != PROTO_MAGIC) {
+		return PE_MAGIC;
+	}
+	m->version = buf[4];
+	if (m->version != PROTO_VERSION) {
+		return PE_VERSION;
+	}
+	m->type = buf[5];
+	if (m->type < PT_PING || m->type > PT_FIN_ACK) {
+		return PE_TYPE;
+	}
+	m->flags = (uint16_t)(buf[6] << 8 | buf[7]);
+	m->session = get32(buf + 8);
+	m->idle_ms = get32(buf + 12);
+	m->seq = get64(buf + 16);
+	/* An echoed field counts only with its flag and a plausible value. */
+	if (m->flags & PF_T2W) {
+		m->t2w = get64(buf + 24);
+	}
+	if (m->flags & PF_T2SW) {
+		m->t2sw = get64(buf + 32);
+	}
+	if (m->flags & PF_T3SW) {
+		m->t3sw = get64(buf + 40);
+	}
+	if (m->flags & PF_T3W) {
+		m->t3w = get64(buf + 48);
+		m->t3w_seq = get64(buf + 56);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- statistics */
+
+static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
+		      uint64_t *buckets, int64_t *out, uint64_t out_cap)
+{
+	memset(h, 0, sizeof(*h));
+	h->bucket_ns = bucket_ns;
+	h->bound_ns = bound_ns;
+	h->nbuckets = (uint32_t)((bound_ns + bucket_ns - 1) / bucket_ns);
+	h->bucket = buckets;
+	h->out = out;
+	h->out_cap = out_cap;
+}
+
+static void hist_reset(struct hist *h)
+{
+	memset(h->bucket, 0, h->nbuckets * sizeof(*h->bucket));
+	h->out_n = h->out_lost_hi = h->out_lost_lo = h->n = 0;
+	h->min = h->max = 0;
+	h->min_seq = h->max_seq = 0;
+	h->sum = 0;
+	h->sumsq = 0;
+}
+
+static void hist_add(struct hist *h, int64_t v, uint64_t seq)
+{
+	if (v >= 0 && (uint64_t)v < h->bound_ns) {
+		h->bucket[(uint64_t)v / h->bucket_ns]++;
+	} else if (h->out_n < h->out_cap) {
+		h->out[h->out_n++] = v;
+	} else if (v < 0) {
+		h->out_lost_lo++;
+	} else {
+		h->out_lost_hi++;
+	}
+	if (!h->n || v < h->min) {
+		h->min = v;
+		h->min_seq = seq;
+	}
+	if (!h->n || v > h->max) {
+		h->max = v;
+		h->max_seq = seq;
+	}
+	h->n++;
+	h->sum += v;
+	h->sumsq += (unsigned __int128)((__int128)v * v);
+}
+
+static double hist_avg(const struct hist *h)
+{
+	return h->n ? (double)((long double)h->sum / h->n) : 0;
+}
+
+static double hist_stddev(const struct hist *h)
+{
+	long double n = h->n, mean, var;
+
+	if (h->n < 2) {
+		return 0;
+	}
+	mean = (long double)h->sum / n;
+	var = (long double)h->sumsq / n - mean * mean;
+	return var > 0 ? (double)sqrtl(var) : 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sort the exact store; percentiles need it ordered. */
+static void hist_finish(struct hist *h)
+{
+	qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
+}
+
+/*
+ * Percentile p by nearest rank (rank = ceil(p/100 * n)).  Below the bound it
+ * is the highest value the sample's bucket can hold, clamped to the maximum,
+ * so true <= reported < true + bucket.  Outside [0, bound) it is the exact
+ * value from the sorted store, unless the store overflowed (approx set).
+ * hist_finish() must have run.
+ */
+static int64_t hist_pct(const struct hist *h, double p, bool *approx)
+{
+	uint64_t rank, lo_stored = 0, lo, hi, mid, cum = 0, i;
+
+	if (!h->n) {
+		return 0;
+	}
+	rank = (uint64_t)ceill((long double)p / 100 * h->n);
+	if (rank < 1) {
+		rank = 1;
+	}
+	if (rank > h->n) {
+		rank = h->n;
+	}
+	while (lo_stored < h->out_n && h->out[lo_stored] < 0) {
+		lo_stored++;
+	}
+	lo = lo_stored + h->out_lost_lo;
+	hi = (h->out_n - lo_stored) + h->out_lost_hi;
+	mid = h->n - lo - hi;
+	if (rank == h->n) {
+		return h->max;
+	}
+	if (rank <= lo) {
+		if (h->out_lost_lo) {
+			*approx = true;
+			return h->out[(rank - 1) * lo_stored / lo];
+		}
+		return h->out[rank - 1];
+	}
+	if (rank <= lo + mid) {
+		uint64_t r = rank - lo;
+
+		for (i = 0; i < h->nbuckets; i++) {
+			cum += h->bucket[i];
+			if (cum >= r) {
+				uint64_t top = (i + 1) * h->bucket_ns;
+
+				if (top > h->bound_ns) {
+					top = h->bound_ns;
+				}
+				return (int64_t)(top - 1) < h->max ? (int64_t)(top - 1) : h->max;
+			}
+		}
+		return h->max;
+	}
+	rank -= lo + mid;
+	if (h->out_lost_hi) {
+		*approx = true;
+		return h->out[lo_stored + (rank - 1) * (h->out_n - lo_stored) / hi];
+	}
+	return h->out[lo_stored + rank - 1];
+}
+
+static void fit_add(struct fit *f, uint64_t x_ns, int64_t y)
+{
+	double x, dy;
+
+	if (!f->n) {
+		f->x0 = x_ns;
+		f->y0 = y;
+		f->ymin = f->ymax = y;
+	}
+	x = (double)(int64_t)(x_ns - f->x0) / 1e9;
+	dy = (double)(y - f->y0);
+	f->n++;
+	f->sx += x;
+	f->sy += dy;
+	f->sxx += x * x;
+	f->sxy += x * dy;
+	if (y < f->ymin) {
+		f->ymin = y;
+	}
+	if (y > f->ymax) {
+		f->ymax = y;
+	}
+}
+
+/* Slope of the fitted line in ppm (ns per second / 1000); false if unknown. */
+static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
+{
+	double d = (double)f->n * f->sxx - f->sx * f->sx;
+
+	if (f->n < 3 || d <= 1e-12) {
+		return false;
+	}
+	*ppm = ((double)f->n * f->sxy - f->sx * f->sy) / d / 1000.0;
+	/* the x range of a least-squares fit: sqrt(12 * variance) for uniform x */
+	*span_s = sqrt(12 * (f->sxx / f->n - (f->sx / f->n) * (f->sx / f->n)));
+	return true;
+}
+
+/* The value of metric m from the stamps t, when the stamps it needs are known. */
+static bool metric_value(int m, const uint64_t *t, int64_t *v)
+{
+	int64_t a, b;
+
+	switch (m) {
+	case M_RTT:
+		return stamp_diff(t[T4W], t[T1W], v);
+	case M_RESPONSE:
+		return stamp_diff(t[T3W], t[T2W], v);
+	case M_NETWORK:
+		if (!stamp_diff(t[T4W], t[T1W], &a) || !stamp_diff(t[T3W], t[T2W], &b)) {
+			return false;
+		}
+		*v = a - b;
+		return true;
+	case M_APP_RTT:
+		return stamp_diff(t[T4SW], t[T1SW], v);
+	case M_CLI_TX:
+		return stamp_diff(t[T1W], t[T1SW], v);
+	case M_CLI_RX:
+		return stamp_diff(t[T4SW], t[T4W], v);
+	case M_SRV_RX:
+		return stamp_diff(t[T2SW], t[T2W], v);
+	case M_SRV_PROC:
+		return stamp_diff(t[T3SW], t[T2SW], v);
+	case M_SRV_TX:
+		return stamp_diff(t[T3W], t[T3SW], v);
+	}
+	return false;
+}
+
+/* Server minus client clock offset from the four wire stamps (NTP's formula). */
+static bool clock_offset(const uint64_t *t, int64_t *off)
+{
+	int64_t a, b;
+
+	if (!stamp_diff(t[T2W], t[T1W], &a) || !stamp_diff(t[T3W], t[T4W], &b)) {
+		return false;
+	}
+	*off = a / 2 + b / 2;
+	return true;
+}
+
+/* What this side measures: the metrics, stamps and headline metric. */
+static const int emit_metrics[] = {
+	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX,
+};
+static const int reflect_metrics[] = { M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX };
+
+static struct {
+	bool emit;
+	const int *metrics, *stamps;
+	int nmetrics, nstamps, primary;
+} side;
+
+static void side_set(bool emit)
+{
+	side.emit = emit;
+	side.metrics = emit ? emit_metrics : reflect_metrics;
+	side.nmetrics = emit ? 9 : 4;
+	side.stamps = emit ? emit_stamps : reflect_stamps;
+	side.nstamps = emit ? 8 : 4;
+	side.primary = emit ? M_RTT : M_RESPONSE;
+}
+
+/* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
+static bool stamp_hw(int s)
+{
+	if (!stamp_is_wire[s]) {
+		return false;
+	}
+	if (s == T2W || s == T3W) {
+		return side.emit ? S.srv_hw : ts.hw;
+	}
+	return ts.hw;
+}
+
+static const char *stamp_name(int s, char *buf, size_t len)
+{
+	return stamp_label(s, stamp_hw(s), buf, len);
+}
+
+/* Bits of txn.counted beyond the metrics: clock fits done. */
+#define CNT_OFFSET	(1u << 12)
+#define CNT_AW0		(1u << 13)
+#define CNT_AW1		(1u << 14)
+#define TF_BREACH	(1u << 9)
+
+static void live_add(int64_t v)
+{
+	uint64_t u = v < 0 ? 0 : (uint64_t)v;
+
+	__atomic_store_n(&live.samples, live.samples + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&live.sum, live.sum + u, __ATOMIC_RELAXED);
+	if (live.samples == 1 || u < live.min) {
+		__atomic_store_n(&live.min, u, __ATOMIC_RELAXED);
+	}
+	if (u > live.max) {
+		__atomic_store_n(&live.max, u, __ATOMIC_RELAXED);
+	}
+}
+
+static void trace_breach(const struct txn *x, int64_t v);
+
+/* A transaction crossed -t: count, keep, mark the trace, maybe stop. */
+static void breach(struct txn *x, int64_t v)
+{
+	S.c.breaches++;
+	x->st |= TF_BREACH;
+	if (S.nbreach_kept < BREACH_KEEP) {
+		S.breach[S.nbreach_kept].x = *x;
+		S.breach[S.nbreach_kept].value = v;
+		S.nbreach_kept++;
+	}
+	trace_breach(x, v);
+	if (!cfg.cont) {
+		S.stop_reason = STOP_BREACH;
+	}
+}
+
+/*
+ * Add whatever this transaction's stamps now allow to the statistics.  Each
+ * metric is added once, when the last stamp it needs arrives (the T1 wire
+ * stamp comes from the error queue, the server's T3 in a later pong), so the
+ * order in which stamps arrive does not matter.
+ */
+static void txn_account(struct txn *x)
+{
+	int64_t v;
+	int i;
+
+	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
+		return;
+	}
+	for (i = 0; i < side.nmetrics; i++) {
+		int m = side.metrics[i];
+
+		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
+			continue;
+		}
+		x->counted |= (uint16_t)(1u << m);
+		hist_add(&S.h[m], v, x->seq);
+		if (m == side.primary) {
+			live_add(v);
+			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns) {
+				breach(x, v);
+			}
+		}
+	}
+	if (side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
+		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
+
+		x->counted |= CNT_OFFSET;
+		fit_add(&S.offset, x->t[T1W], v);
+		if (S.offset.n == 1 || rtt < S.best_rtt) {
+			S.best_rtt = rtt;
+			S.best_offset = v;
+		}
+	}
+	{
+		int a0 = side.emit ? T1SW : T2W, b0 = side.emit ? T1W : T2SW;
+		int a1 = side.emit ? T4W : T3SW, b1 = side.emit ? T4SW : T3W;
+
+		if (!(x->counted & CNT_AW0) && stamp_diff(x->t[b0], x->t[a0], &v)) {
+			x->counted |= CNT_AW0;
+			fit_add(&S.app_wire[0], x->t[a0], v);
+		}
+		if (!(x->counted & CNT_AW1) && stamp_diff(x->t[b1], x->t[a1], &v)) {
+			x->counted |= CNT_AW1;
+			fit_add(&S.app_wire[1], x->t[a1], v);
+		}
+	}
+}
+
+static int txn_status(const struct txn *x)
+{
+	if (x->st & TF_LATE) {
+		return ST_LATE;
+	}
+	if (!(x->st & TF_RECEIVED)) {
+		return ST_LOST;
+	}
+	return x->st & TF_WARMUP ? ST_WARMUP : ST_OK;
+}
+
+static void log_push(const struct txn *x);
+
+/*
+ * A transaction leaves the window: count the stamps that never came, log it,
+ * and refresh the breach copy (its T3 wire stamp arrives after the breach).
+ */
+static void txn_retire(struct txn *x)
+{
+	uint64_t i;
+
+	if (!(x->st & TF_USED)) {
+		return;
+	}
+	if ((x->st & TF_SENT) && !(x->st & TF_SENDERR)) {
+		if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) == TF_RECEIVED) {
+			int k;
+
+			for (k = 0; k < side.nstamps; k++) {
+				int s = side.stamps[k];
+				bool want = stamp_is_wire[s] ||
+					    ((s == T1SW || s == T4SW) && cfg.sw_stamps) ||
+					    ((s == T2SW || s == T3SW) &&
+					     (side.emit ? (x->st & TF_SRV_SW) : cfg.sw_stamps));
+
+				if (want && !x->t[s]) {
+					S.c.missing[s]++;
+				}
+			}
+		}
+		if (S.log.cap) {
+			log_push(x);
+		}
+		if (x->st & TF_BREACH) {
+			for (i = 0; i < S.nbreach_kept; i++) {
+				if (S.breach[i].x.seq == x->seq) {
+					S.breach[i].x = *x;
+				}
+			}
+		}
+	}
+	x->st = 0;
+}
+
+/* ------------------------------------------------------------------ log */
+
+static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
+{
+	memset(l, 0, sizeof(*l));
+	l->mem = mem;
+	l->cap = cap;
+	l->stamps = side.stamps;
+	l->nstamps = side.nstamps;
+	l->rec_size = (uint32_t)(8 + 8 * side.nstamps + 4);
+}
+
+static size_t log_rec_size(bool emit)
+{
+	return 8 + 8 * (emit ? 8 : 4) + 4;
+}
+
+/*
+ * Keep the record in the ring: when the run produces more than --log-records
+ * the oldest go, so the log holds the last N with their real sequence numbers.
+ */
+static void log_push(const struct txn *x)
+{
+	struct log_ring *l = &S.log;
+	uint8_t *p;
+	uint32_t status = (uint32_t)txn_status(x);
+	int k;
+
+	if (cfg.log_threshold_ns >= 0) {
+		int64_t v;
+
+		if (status == ST_WARMUP || (status == ST_OK &&
+		    (!metric_value(side.primary, x->t, &v) || v <= cfg.log_threshold_ns))) {
+			l->filtered++;
+			return;
+		}
+	}
+	p = l->mem + (l->head % l->cap) * l->rec_size;
+	memcpy(p, &x->seq, 8);
+	for (k = 0; k < l->nstamps; k++) {
+		memcpy(p + 8 + 8 * k, &x->t[l->stamps[k]], 8);
+	}
+	memcpy(p + 8 + 8 * l->nstamps, &status, 4);
+	l->head++;
+	if (l->n < l->cap) {
+		l->n++;
+	} else {
+		l->dropped++;
+	}
+}
+
+static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *status)
+{
+	const uint8_t *p = l->mem + ((l->head - l->n + i) % l->cap) * l->rec_size;
+	uint32_t st;
+	int k;
+
+	memset(x, 0, sizeof(*x));
+	memcpy(&x->seq, p, 8);
+	for (k = 0; k < l->nstamps; k++) {
+		memcpy(&x->t[l->stamps[k]], p + 8 + 8 * k, 8);
+	}
+	memcpy(&st, p + 8 + 8 * l->nstamps, 4);
+	*status = (int)st;
+}
+
+/* The columns of each format, in order; text keeps the seed's. */
+static int log_columns(bool csv, int *cols)
+{
+	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
+	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
+	const int *src = csv ? side.stamps : side.emit ? emit_text : refl_text;
+	int i, n = 0, cnt = csv ? side.nstamps : 4;
+
+	for (i = 0; i < cnt; i++) {
+		bool sw = !stamp_is_wire[src[i]];
+
+		if (!csv && sw && !cfg.sw_stamps) {
+			continue;
+		}
+		cols[n++] = src[i];
+	}
+	return n;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+
+		if (w < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			return -errno;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static char *log_header(char *p, bool csv, const int *cols, int ncols)
+{
+	char name[16];
+	char *start = p;
+	int i;
+
+	if (csv) {
+		p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
+			     " dropped=%" PRIu64 " cmdline=%s\n",
+			     RANT_VERSION, side.emit ? "emit" : "reflect", ts.hw ? "hardware" : "software",
+			     (side.emit ? S.srv_hw : ts.hw) ? "hardware" : "software",
+			     cfg.sw_stamps ? "on" : "off", S.id, S.log.n, S.log.dropped, cfg.cmdline);
+		p = fmt_str(p, "seq,status");
+		for (i = 0; i < ncols; i++) {
+			char *q = p + 1;
+
+			p += sprintf(p, ",%s", stamp_name(cols[i], name, sizeof(name)));
+			for (; q < p; q++) {
+				*q = (char)tolower((unsigned char)*q);
+			}
+		}
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns\n" : ",response_ns\n");
+		return p;
+	}
+	p = fmt_str(p, "SEQ");
+	for (i = 0; i < ncols; i++) {
+		p += sprintf(p, " %s", stamp_name(cols[i], name, sizeof(name)));
+	}
+	p = fmt_str(p, side.emit ? " RTT\n" : " RESPONSE\n");
+	memset(p, '-', (size_t)(p - start - 1));
+	p += p - start - 1;
+	*p++ = '\n';
+	return p;
+}
+
+static char *log_value(char *p, int m, const uint64_t *t, const char *none)
+{
+	int64_t v;
+
+	return metric_value(m, t, &v) ? fmt_i64(p, v) : fmt_str(p, none);
+}
+
+/* Format one record; text rows skip warm-up (the seed logged measurements). */
+static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct txn *x, int status)
+{
+	int i;
+
+	p = fmt_u64(p, x->seq);
+	if (csv) {
+		*p++ = ',';
+		p = fmt_str(p, status_name[status]);
+		for (i = 0; i < ncols; i++) {
+			*p++ = ',';
+			p = fmt_stamp(p, x->t[cols[i]], 0);
+		}
+		*p++ = ',';
+		if (side.emit) {
+			p = log_value(p, M_RTT, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_RESPONSE, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_NETWORK, x->t, "");
+		} else {
+			p = log_value(p, M_RESPONSE, x->t, "");
+		}
+		*p++ = '\n';
+		return p;
+	}
+	for (i = 0; i < ncols; i++) {
+		*p++ = ' ';
+		p = fmt_stamp(p, x->t[cols[i]], '-');
+	}
+	*p++ = ' ';
+	if (status == ST_LOST || status == ST_LATE) {
+		p = fmt_str(p, status_name[status]);
+	} else {
+		p = log_value(p, side.primary, x->t, "-");
+	}
+	*p++ = '\n';
+	return p;
+}
+
+/*
+ * Write the ring to fd after the run: rows are formatted by hand into a
+ * 1 MiB buffer and written in large chunks.  Returns 0 or -errno.
+ */
+static int log_write(int fd, enum log_format fmt)
+{
+	const size_t bufsz = 1 << 20;
+	bool csv = fmt == LOG_CSV;
+	int cols[NSTAMP], ncols = log_columns(csv, cols), status, r;
+	char *buf = malloc(bufsz), *p;
+	struct txn x;
+	uint64_t i;
+
+	if (!buf) {
+		return -ENOMEM;
+	}
+	p = log_header(buf, csv, cols, ncols);
+	for (i = 0; i < S.log.n; i++) {
+		log_get(&S.log, i, &x, &status);
+		if (!csv && status == ST_WARMUP) {
+			continue;
+		}
+		p = log_row(p, csv, cols, ncols, &x, status);
+		if ((size_t)(p - buf) > bufsz - 1024) {
+			r = write_all(fd, buf, (size_t)(p - buf));
+			if (r < 0) {
+				free(buf);
+				return r;
+			}
+			p = buf;
+		}
+	}
+	r = write_all(fd, buf, (size_t)(p - buf));
+	free(buf);
+	return r;
+}
+
+/*
+ * Open an output file at start, after every other check: never follow a
+ * symbolic link (a root process writing where a link points is a classic
+ * hole), and truncate only once we know the run will start.
+ */
+static int out_open(const char *opt, const char *path)
+{
+	struct stat sb;
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		if (errno == ELOOP) {
+			warnx_("%s: '%s' is a symbolic link; refusing to follow it", opt, path);
+		} else {
+			warnx_("%s: cannot open '%s' for writing: %s", opt, path, strerror(errno));
+		}
+		return -1;
+	}
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && ftruncate(fd, 0) < 0) {
+		warnx_("%s: cannot truncate '%s': %s", opt, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Can we create/write path?  Checked without creating or truncating it. */
+static int out_check(const char *opt, const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat sb;
+	char *slash;
+
+	if (lstat(path, &sb) == 0) {
+		if (S_ISLNK(sb.st_mode)) {
+			warnx_("%s: '%s' is a symbolic link; refusing to follow it", opt, path);
+			return -1;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			warnx_("%s: '%s' is a directory", opt, path);
+			return -1;
+		}
+		if (access(path, W_OK) < 0) {
+			warnx_("%s: cannot write '%s': %s", opt, path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir) {
+		dir[1] = 0;
+	} else if (slash) {
+		*slash = 0;
+	} else {
+		snprintf(dir, sizeof(dir), ".");
+	}
+	if (access(dir, W_OK | X_OK) < 0) {
+		warnx_("%s: cannot create '%s': %s", opt, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- tracing */
+
+/*
+ * Where tracefs may be.  `ip netns exec` remounts /sys for the namespace,
+ * hiding /sys/kernel/tracing; /proc/1/root reaches init's mount namespace,
+ * where it is still mounted (needs root, as tracing does anyway).
+ */
+static const char *const tracefs_dirs[] = {
+	"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	"/proc/1/root/sys/kernel/tracing", "/proc/1/root/sys/kernel/debug/tracing",
+};
+
+static bool trace_root(char *out, size_t len)
+{
+	char p[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/instances", tracefs_dirs[i]);
+		if (access(p, F_OK) == 0) {
+			snprintf(out, len, "%s", tracefs_dirs[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int trace_open_file(const char *name, const char *opt)
+{
+	char p[PATH_MAX + 32];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", tr.dir, name);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		warnx_("%s: cannot open %s: %s%s", opt, p, strerror(errno),
+		       errno == EACCES || errno == EPERM ? " (tracing needs root)" : "");
+	}
+	return fd;
+}
+
+/* Open and check everything -T/-S need; one line and -1 on failure. */
+static int trace_open(void)
+{
+	const char *inst = cfg.trace_instance ? cfg.trace_instance : "rant";
+	const char *opt = cfg.snapshot ? "-S" : "-T";
+	char root[PATH_MAX];
+	struct stat sb;
+
+	if (!trace_root(root, sizeof(root))) {
+		warnx_("%s: tracefs not found (tried /sys/kernel/tracing, /sys/kernel/debug/tracing and via /proc/1/root); mount it: mount -t tracefs nodev /sys/kernel/tracing && mkdir /sys/kernel/tracing/instances/%s",
+		       opt, inst);
+		return -1;
+	}
+	snprintf(tr.dir, sizeof(tr.dir), "%.3800s/instances/%.200s", root, inst);
+	if (stat(tr.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		warnx_("%s: tracing instance '%s' does not exist; create it: mkdir %s", opt, inst, tr.dir);
+		return -1;
+	}
+	if (cfg.snapshot) {
+		char snap[PATH_MAX + 16];
+
+		snprintf(snap, sizeof(snap), "%s/snapshot", tr.dir);
+		if (access(snap, F_OK) < 0) {
+			warnx_("-S: this kernel has no snapshot support (no %s; it needs CONFIG_TRACER_SNAPSHOT=y): run without -S, or on a kernel built with it and then: echo 1 > %s",
+			       snap, snap);
+			return -1;
+		}
+		tr.snap_fd = trace_open_file("snapshot", opt);
+		if (tr.snap_fd < 0) {
+			return -1;
+		}
+	}
+	tr.marker_fd = trace_open_file("trace_marker", opt);
+	tr.on_fd = trace_open_file("tracing_on", opt);
+	return tr.marker_fd < 0 || tr.on_fd < 0 ? -1 : 0;
+}
+
+static void trace_mark(const char *s, size_t n)
+{
+	if (tr.marker_fd >= 0 && write(tr.marker_fd, s, n) < 0) {
+		/* a full or stopped buffer drops the line; nothing to do */
+	}
+}
+
+/*
+ * On a breach: mark it with every stamp known now, then (stop mode) freeze
+ * the trace.  With --continue tracing stays on so that every later breach is
+ * marked too; -S takes a snapshot at each one.
+ */
+static void trace_breach(const struct txn *x, int64_t v)
+{
+	char line[512], name[16], *p = line;
+	int k;
+
+	if (tr.marker_fd < 0) {
+		return;
+	}
+	p = fmt_str(p, "RANT_BREACH seq=");
+	p = fmt_u64(p, x->seq);
+	p = fmt_str(p, side.emit ? " rtt_ns=" : " response_ns=");
+	p = fmt_i64(p, v);
+	p = fmt_str(p, " threshold_ns=");
+	p = fmt_i64(p, cfg.threshold_ns);
+	for (k = 0; k < side.nstamps; k++) {
+		int s = side.stamps[k];
+
+		if (x->t[s]) {
+			*p++ = ' ';
+			p = fmt_str(p, stamp_name(s, name, sizeof(name)));
+			*p++ = '=';
+			p = fmt_stamp(p, x->t[s], '-');
+		}
+	}
+	*p++ = '\n';
+	trace_mark(line, (size_t)(p - line));
+	if (tr.snap_fd >= 0 && write(tr.snap_fd, "1", 1) < 0) {
+		/* reported by the check at start; ignore here */
+	}
+	if (!cfg.cont && tr.on_fd >= 0 && write(tr.on_fd, "0", 1) < 0) {
+		/* as above */
+	}
+}
+
+/* --------------------------------------------------------------- memory */
+
+/*
+ * All memory the measurement touches comes from one arena, mapped, populated
+ * and locked before the first packet (-G: from hugepages), so the loop never
+ * faults or allocates.  Its size follows what the run asked for.
+ */
+static struct {
+	uint8_t *base;
+	size_t size, used;
+} arena;
+
+static size_t align64(size_t n)
+{
+	return (n + 63) & ~(size_t)63;
+}
+
+static void *arena_take(size_t n)
+{
+	void *p = arena.base + arena.used;
+
+	arena.used += align64(n);
+	return p;
+}
+
+static size_t hugepage_size(void)
+{
+	char line[128];
+	size_t kb = 2048;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f) {
+		return kb * 1024;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Hugepagesize: %zu kB", &kb) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return kb * 1024;
+}
+
+/* Sizes of what the run needs, computed from the configuration. */
+struct layout {
+	uint64_t win, out_cap, log_cap, nbuckets;
+	size_t total;
+};
+
+static uint64_t expected_txns(void)
+{
+	if (cfg.count) {
+		return cfg.count + cfg.warmup;
+	}
+	if (cfg.duration_s > 0 && cfg.interval_ns) {
+		return (uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16;
+	}
+	return 0;
+}
+
+/* Default capacity of the exact outlier store and of the log ring. */
+#define OUT_CAP_DEFAULT		65536
+#define OUT_CAP_MAX		(1 << 20)
+#define LOG_RECORDS_DEFAULT	1000000
+#define WIN_MAX			(1 << 20)
+
+static int layout_compute(struct layout *L, bool emit)
+{
+	uint64_t exp = expected_txns();
+	int nm = emit ? 9 : 4;
+
+	memset(L, 0, sizeof(*L));
+	if (emit && cfg.interval_ns) {
+		uint64_t inflight = cfg.timeout_ns / cfg.interval_ns + 1;
+
+		if (inflight > WIN_MAX / 2) {
+			warnx_("--interval: %" PRIu64 " us with --timeout %" PRIu64 " ms keeps up to %" PRIu64
+			       " pings in flight; at most %d (raise --interval or lower --timeout)",
+			       cfg.interval_ns / 1000, cfg.timeout_ns / 1000000, inflight, WIN_MAX / 2);
+			return -1;
+		}
+		L->win = pow2_at_least(2 * inflight + 64);
+	} else {
+		L->win = emit ? 256 : 4096;
+	}
+	if (L->win < 256) {
+		L->win = 256;
+	}
+	L->out_cap = exp ? (exp < OUT_CAP_MAX ? exp : OUT_CAP_MAX) : OUT_CAP_DEFAULT;
+	if (cfg.log) {
+		L->log_cap = cfg.log_records ? cfg.log_records : exp ? exp : LOG_RECORDS_DEFAULT;
+	}
+	L->nbuckets = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	L->total = align64(L->win * sizeof(struct txn)) + align64(L->win * sizeof(uint64_t)) +
+		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8)) +
+		   align64(BREACH_KEEP * sizeof(struct breach)) +
+		   align64(ECHO_CAP * sizeof(struct echo)) +
+		   align64(L->log_cap * log_rec_size(emit)) + 2 * align64(PROTO_MAX_SIZE + 64);
+	return 0;
+}
+
+/* Map, populate and carve the arena; errors are configuration errors. */
+static int arena_setup(const struct layout *L, bool emit)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	size_t size = L->total;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
+	int i;
+
+	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
+		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
+		       (double)size / (1 << 30), log_rec_size(emit), (double)pages * (double)psz / (1 << 30));
+		return -1;
+	}
+	if (cfg.hugepages) {
+		size_t hp = hugepage_size();
+
+		size = (size + hp - 1) / hp * hp;
+		flags |= MAP_HUGETLB;
+		arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (arena.base == MAP_FAILED) {
+			warnx_("-G: cannot map %zu hugepages of %zu kB (%s); reserve them first: echo %zu > /proc/sys/vm/nr_hugepages",
+			       size / hp, hp / 1024, strerror(errno), size / hp);
+			return -1;
+		}
+	} else {
+		arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (arena.base == MAP_FAILED) {
+			warnx_("cannot allocate %zu bytes: %s", size, strerror(errno));
+			return -1;
+		}
+	}
+	arena.size = size;
+	arena.used = 0;
+	win = arena_take(L->win * sizeof(struct txn));
+	win_mask = L->win - 1;
+	for (i = 0; i < NMETRIC; i++) {
+		bool used = false;
+		int k;
+
+		for (k = 0; k < side.nmetrics; k++) {
+			used |= side.metrics[k] == i;
+		}
+		if (used) {
+			hist_init(&S.h[i], cfg.bucket_ns, cfg.bound_ns, arena_take(L->nbuckets * 8),
+				  arena_take(L->out_cap * 8), L->out_cap);
+		}
+	}
+	S.breach = arena_take(BREACH_KEEP * sizeof(struct breach));
+	echo_q = arena_take(ECHO_CAP * sizeof(struct echo));
+	log_init(&S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL, L->log_cap);
+	/* touch every page: MAP_POPULATE already did, this makes it explicit */
+	memset(arena.base, 0, arena.size);
+	return 0;
+}
+
+/* Lock everything and fault in the stack before the first packet. */
+static void memory_lock(void)
+{
+	volatile char stack[256 * 1024];
+
+	memset((char *)stack, 0, sizeof(stack));
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
+		warnx_("warning: mlockall: %s; page faults may show up as latency (run as root or raise RLIMIT_MEMLOCK)",
+		       strerror(errno));
+	}
+}
+
+/* Start a session: zero what it measured, keep the memory it owns. */
+static void session_reset(uint32_t id)
+{
+	int i;
+
+	memset(&S.c, 0, sizeof(S.c));
+	for (i = 0; i < NMETRIC; i++) {
+		if (S.h[i].bucket) {
+			hist_reset(&S.h[i]);
+		}
+	}
+	memset(&S.offset, 0, sizeof(S.offset));
+	memset(S.app_wire, 0, sizeof(S.app_wire));
+	S.best_rtt = S.best_offset = 0;
+	S.nbreach_kept = 0;
+	S.log.head = S.log.n = S.log.dropped = S.log.filtered = 0;
+	S.srv_hw = S.srv_hw_known = S.srv_sw = false;
+	S.id = id;
+	S.stop_reason = STOP_NONE;
+	S.start_mono = mono_ns();
+	S.first_real = real_ns();
+	S.end_mono = 0;
+	memset(win, 0, (win_mask + 1) * sizeof(struct txn));
+	echo_head = echo_n = 0;
+	memset(&live, 0, sizeof(live));
+	__atomic_store_n(&live.running, 1, __ATOMIC_RELAXED);
+}
+
+/* -------------------------------------------------------------- sockets */
+
+static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res;
+	char portstr[8];
+	int r;
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	r = getaddrinfo(host, portstr, &hints, &res);
+	if (r) {
+		warnx_("--address: cannot resolve '%s': %s", host, gai_strerror(r));
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int setopt_int(int fd, int level, int name, int val)
+{
+	return setsockopt(fd, level, name, &val, sizeof(val)) < 0 ? -errno : 0;
+}
+
+/*
+ * Everything a socket needs before the first packet.  A refused option the
+ * user asked for is a configuration error (exit 2); what only needs privileges
+ * the tool can live without is a warning.
+ */
+static int sock_setup(int fd, int family)
+{
+	int r;
+
+	if (cfg.iface && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg.iface,
+				    (socklen_t)strlen(cfg.iface)) < 0) {
+		if (errno != EPERM) {
+			warnx_("--interface: SO_BINDTODEVICE %s: %s", cfg.iface, strerror(errno));
+			return -1;
+		}
+		warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface,
+		       strerror(errno));
+	}
+	if (ts_setup(fd, cfg.iface, cfg.ts) < 0) {
+		return -1;
+	}
+	r = ts_enable_socket(fd);
+	if (r < 0) {
+		warnx_("--timestamps: SO_TIMESTAMPING refused: %s", strerror(-r));
+		return -1;
+	}
+	if (cfg.busy_poll_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)cfg.busy_poll_us)) < 0) {
+		warnx_("--busy-poll-us: SO_BUSY_POLL %u refused: %s%s", cfg.busy_poll_us, strerror(-r),
+		       r == -EPERM ? " (above net.core.busy_read needs CAP_NET_ADMIN)" : "");
+		return -1;
+	}
+	if (cfg.prefer_busypoll && (r = setopt_int(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, 1)) < 0) {
+		warnx_("--prefer-busypoll: SO_PREFER_BUSY_POLL refused: %s%s", strerror(-r),
+		       r == -ENOPROTOOPT ? " (kernel older than 5.11)" : "");
+		return -1;
+	}
+	if (cfg.budget_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, (int)cfg.budget)) < 0) {
+		warnx_("--budget: SO_BUSY_POLL_BUDGET %u refused: %s%s", cfg.budget, strerror(-r),
+		       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+		return -1;
+	}
+	if (cfg.priority >= 0 && (r = setopt_int(fd, SOL_SOCKET, SO_PRIORITY, cfg.priority)) < 0) {
+		warnx_("--priority: SO_PRIORITY %d refused: %s%s", cfg.priority, strerror(-r),
+		       r == -EPERM ? " (above 6 needs CAP_NET_ADMIN)" : "");
+		return -1;
+	}
+	if (cfg.tos >= 0) {
+		r = family == AF_INET6 ? setopt_int(fd, IPPROTO_IPV6, IPV6_TCLASS, cfg.tos) : 0;
+		if (r == 0) {
+			r = setopt_int(fd, IPPROTO_IP, IP_TOS, cfg.tos);
+			if (family == AF_INET6 && r < 0) {
+				r = 0;	/* v6-only socket: IPV6_TCLASS is the one */
+			}
+		}
+		if (r < 0) {
+			warnx_("--tos: %d refused: %s", cfg.tos, strerror(-r));
+			return -1;
+		}
+	}
+	/* A deeper receive queue rides out bursts of junk; best effort. */
+	setopt_int(fd, SOL_SOCKET, SO_RCVBUF, 4 << 20);
+	return 0;
+}
+
+static int sock_open_emit(void)
+{
+	struct sockaddr_storage peer;
+	socklen_t len;
+	int fd;
+
+	if (resolve(cfg.address, cfg.port, &peer, &len) < 0) {
+		return -1;
+	}
+	fd = socket(peer.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		warnx_("socket: %s", strerror(errno));
+		return -1;
+	}
+	sock_fd = fd;
+	if (sock_setup(fd, peer.ss_family) < 0) {
+		return -1;
+	}
+	/* connect(): the kernel then drops datagrams from anyone but the peer */
+	if (connect(fd, (struct sockaddr *)&peer, len) < 0) {
+		warnx_("--address: cannot reach %s port %u: %s", cfg.address, cfg.port, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+static int sock_open_reflect(void)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)cfg.port) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg.port) };
+	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), family = AF_INET6;
+	int r;
+
+	/* One dual-stack socket serves IPv4 and IPv6 clients; IPv4 alone if v6 is off. */
+	if (fd >= 0 && setopt_int(fd, IPPROTO_IPV6, IPV6_V6ONLY, 0) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		family = AF_INET;
+	}
+	if (fd < 0) {
+		warnx_("socket: %s", strerror(errno));
+		return -1;
+	}
+	sock_fd = fd;
+	if (sock_setup(fd, family) < 0) {
+		return -1;
+	}
+	r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
+			       : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
+	if (r < 0) {
+		warnx_("--port: cannot listen on UDP port %u: %s%s", cfg.port, strerror(errno),
+		       errno == EADDRINUSE ? " (another reflector running?)" : "");
+		return -1;
+	}
+	return fd;
+}
+
+static void set_rcvtimeo(uint64_t ns)
+{
+	struct timeval tv = { (time_t)(ns / NSEC_PER_SEC), (suseconds_t)(ns % NSEC_PER_SEC / 1000) };
+
+	if (!tv.tv_sec && !tv.tv_usec) {
+		tv.tv_usec = 1;	/* zero would mean "block forever" */
+	}
+	setsockopt(sock_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* Wait until fd is readable/errored or the relative timeout passes. */
+static int wait_fd(uint64_t ns, short events)
+{
+	struct pollfd p = { sock_fd, events, 0 };
+	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+
+	if (ppoll(&p, 1, &t, NULL) <= 0) {
+		return 0;
+	}
+	return p.revents;
+}
+
+/* ----------------------------------------------------------------- emit */
+
+/* State of the client's loop. */
+static struct {
+	uint8_t *tx, *rx;
+	size_t rxcap;
+	uint64_t next_seq, total, outstanding, oldest, txpend;
+	uint64_t *keyseq;	/* OPT_ID key -> seq of the ping it stamped */
+	uint64_t end;		/* CLOCK_MONOTONIC end of -d, 0 = none */
+	uint64_t rcvtimeo;	/* SO_RCVTIMEO now set, ns */
+	uint64_t overruns;	/* --interval slots skipped because we were late */
+	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
+	bool fin_acked, fin_more;
+	uint64_t srv_received;
+	uint64_t first_rx_mono;
+} E;
+
+#define KEY_NONE	UINT64_MAX
+
+static void emit_lost(struct txn *x)
+{
+	x->st |= TF_LOST;
+	S.c.lost++;
+	E.outstanding--;
+	__atomic_store_n(&live.lost, S.c.lost, __ATOMIC_RELAXED);
+}
+
+static void emit_on_tx(uint32_t key, uint64_t wire)
+{
+	uint64_t seq = E.keyseq[key & win_mask];
+	struct txn *x = &win[seq & win_mask];
+
+	if (seq == KEY_NONE) {
+		return;		/* a FIN's stamp */
+	}
+	if (!(x->st & TF_TXPEND) || x->seq != seq || x->txkey != key) {
+		S.c.tx_unmatched++;
+		return;
+	}
+	x->st &= (uint16_t)~TF_TXPEND;
+	E.txpend--;
+	x->t[T1W] = wire;
+	txn_account(x);
+}
+
+static void emit_drain(void)
+{
+	if (E.txpend) {
+		ts_drain(sock_fd, emit_on_tx, (int)E.txpend + 1);
+	}
+}
+
+/* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
+static void send_failed(int err)
+{
+	S.c.send_errors++;
+	if (err == ECONNREFUSED) {
+		S.c.refused++;
+	}
+	if (side.emit) {
+		emit_drain();
+	}
+	ts_rekey(sock_fd);
+}
+
+static void emit_send(uint64_t seq, uint64_t now)
+{
+	struct txn *x = &win[seq & win_mask];
+	struct proto_msg m = {
+		.type = PT_PING, .session = S.id, .idle_ms = E.idle_ms, .seq = seq,
+	};
+
+	if (x->st & TF_USED) {
+		if ((x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+			emit_lost(x);
+		}
+		if (x->st & TF_TXPEND) {
+			E.txpend--;
+		}
+		txn_retire(x);
+	}
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	x->st = TF_USED;
+	if (seq < cfg.warmup) {
+		m.flags |= PF_WARMUP;
+		x->st |= TF_WARMUP;
+	} else if (seq == cfg.warmup && cfg.warmup) {
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	proto_encode(E.tx, &m);
+	if (cfg.sw_stamps) {
+		x->t[T1SW] = real_ns();
+	}
+	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
+		x->st |= TF_SENT | TF_SENDERR;
+		send_failed(errno);
+		return;
+	}
+	x->deadline = now + cfg.timeout_ns;
+	x->st |= TF_SENT | TF_TXPEND;
+	x->txkey = ts.next_key;
+	E.keyseq[ts.next_key & win_mask] = seq;
+	ts.next_key++;
+	E.txpend++;
+	E.outstanding++;
+	S.c.sent++;
+	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
+}
+
+static void count_invalid(int why)
+{
+	S.c.invalid++;
+	S.c.invalid_why[why]++;
+}
+
+/* Take in the server's stamps from a pong or FIN_ACK. */
+static void emit_echo(const struct proto_msg *m)
+{
+	struct txn *e;
+
+	if (!(m->flags & PF_T3W)) {
+		return;
+	}
+	e = &win[m->t3w_seq & win_mask];
+	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < E.next_seq) {
+		e->t[T3W] = m->t3w;
+		txn_account(e);
+	}
+}
+
+static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t t4sw, bool trunc)
+{
+	struct proto_msg m;
+	struct txn *x;
+	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+
+	if (err) {
+		count_invalid(err);
+		return;
+	}
+	if (m.session != S.id) {
+		S.c.foreign++;
+		count_invalid(PE_TYPE);
+		return;
+	}
+	if (m.type == PT_FIN_ACK) {
+		E.fin_acked = true;
+		E.fin_more = m.flags & PF_MORE;
+		E.srv_received = m.seq;
+		emit_echo(&m);
+		return;
+	}
+	if (m.type != PT_PONG || m.seq >= E.next_seq || len > cfg.size) {
+		count_invalid(len > cfg.size ? PE_LONG : PE_TYPE);
+		return;
+	}
+	x = &win[m.seq & win_mask];
+	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
+		S.c.late++;		/* so old it already left the window */
+		return;
+	}
+	if (x->st & (TF_RECEIVED | TF_LATE)) {
+		S.c.duplicate++;
+		return;
+	}
+	if (x->st & TF_LOST) {
+		x->st |= TF_LATE;
+		x->t[T4W] = wire;
+		x->t[T4SW] = t4sw;
+		S.c.late++;
+		return;
+	}
+	x->st |= TF_RECEIVED;
+	E.outstanding--;
+	S.c.received++;
+	if (!E.first_rx_mono) {
+		E.first_rx_mono = mono_ns();
+	}
+	if (x->st & TF_WARMUP) {
+		S.c.warmup++;
+	}
+	x->t[T4W] = wire;
+	x->t[T4SW] = t4sw;
+	x->t[T2W] = m.t2w;
+	x->t[T2SW] = m.t2sw;
+	x->t[T3SW] = m.t3sw;
+	if (m.flags & PF_T3SW) {
+		x->st |= TF_SRV_SW;
+		S.srv_sw = true;
+	}
+	S.srv_hw = m.flags & PF_SRV_HW;
+	S.srv_hw_known = true;
+	emit_echo(&m);
+	if (m.flags & PF_BREACH) {
+		S.stop_reason = STOP_PEER_BREACH;
+	}
+	emit_drain();
+	txn_account(x);
+}
+
+/* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
+static int emit_recv(int flags)
+{
+	char ctrl[512] __attribute__((aligned(8)));
+	struct iovec iov = { E.rx, E.rxcap };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	struct ts_cmsg c;
+	uint64_t t4sw;
+	ssize_t n = recvmsg(sock_fd, &msg, flags);
+
+	t4sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+			return 0;
+		}
+		if (errno == ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
+			S.c.refused++;
+			return 0;
+		}
+		return -errno;
+	}
+	ts_parse(&msg, &c);
+	emit_packet(E.rx, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
+	return 1;
+}
+
+/* Mark as lost every outstanding ping whose deadline has passed. */
+static void emit_expire(uint64_t now)
+{
+	while (E.oldest < E.next_seq) {
+		struct txn *x = &win[E.oldest & win_mask];
+
+		if (x->seq == E.oldest && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+			if (now < x->deadline) {
+				break;
+			}
+			emit_lost(x);
+		}
+		E.oldest++;
+	}
+}
+
+/* Deadline of the oldest ping still waiting for its pong, or 0. */
+static uint64_t emit_next_deadline(void)
+{
+	uint64_t s;
+
+	for (s = E.oldest; s < E.next_seq; s++) {
+		struct txn *x = &win[s & win_mask];
+
+		if (x->seq == s && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+			return x->deadline;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Wait for packets until the monotonic time limit: spin on non-blocking
+ * receives, block in recvmsg with SO_RCVTIMEO (one syscall per pong, the
+ * back-to-back case), or ppoll (interval mode, where TX stamps are collected
+ * while idle).  Returns <0 on a fatal socket error.
+ */
+static int emit_wait_until(uint64_t limit, bool use_poll)
+{
+	uint64_t now = mono_ns(), want;
+	int r;
+
+	if (now >= limit) {
+		return 0;
+	}
+	want = limit - now;
+	if (cfg.spin) {
+		return emit_recv(MSG_DONTWAIT);
+	}
+	if (use_poll) {
+		int ev = wait_fd(want, POLLIN);
+
+		if (ev & POLLERR) {
+			emit_drain();
+		}
+		if (ev & POLLIN) {
+			while ((r = emit_recv(MSG_DONTWAIT)) > 0) {
+			}
+			return r;
+		}
+		return 0;
+	}
+	if (E.rcvtimeo > want + 1000000 || E.rcvtimeo + 1000000 < want) {
+		set_rcvtimeo(want);
+		E.rcvtimeo = want;
+	}
+	return emit_recv(0);
+}
+
+static bool resolved(const struct txn *x)
+{
+	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
+}
+
+/* Back-to-back: one ping, then wait for its pong or its timeout. */
+static int emit_b2b_step(void)
+{
+	uint64_t seq = E.next_seq++, now = mono_ns();
+	struct txn *x = &win[seq & win_mask];
+	int r = 0;
+
+	emit_send(seq, now);
+	while (!resolved(x) && !stop_signal && !S.stop_reason && r >= 0) {
+		uint64_t limit = x->deadline;
+
+		now = mono_ns();
+		if (E.end && E.end < limit) {
+			limit = E.end;
+		}
+		if (now >= limit) {
+			break;
+		}
+		r = emit_wait_until(limit, false);
+	}
+	emit_expire(mono_ns());
+	return r;
+}
+
+/* --interval: an absolute cadence as in cyclictest, never a burst to catch up. */
+static int emit_interval_step(uint64_t *next)
+{
+	uint64_t now = mono_ns(), limit, dl;
+
+	emit_expire(now);
+	if (now >= *next) {
+		emit_send(E.next_seq++, now);
+		*next += cfg.interval_ns;
+		if (*next <= now) {
+			uint64_t skip = (now - *next) / cfg.interval_ns + 1;
+
+			E.overruns += skip;
+			*next += skip * cfg.interval_ns;
+		}
+		return 0;
+	}
+	limit = *next;
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (E.end && E.end < limit) {
+		limit = E.end;
+	}
+	return emit_wait_until(limit, true);
+}
+
+/*
+ * After the last ping: wait for the pongs still in flight (after -d at most
+ * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
+ * its session and sends the T3 stamps it still owes.
+ */
+static void emit_finish(void)
+{
+	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
+	int round;
+
+	while (E.outstanding && stop_signal < 2) {
+		uint64_t dl = emit_next_deadline(), now = mono_ns();
+
+		if (!dl) {
+			break;
+		}
+		if (S.stop_reason == STOP_DURATION && dl > grace_end) {
+			dl = grace_end;
+		}
+		if (now >= dl) {
+			if (S.stop_reason == STOP_DURATION && now >= grace_end) {
+				uint64_t s;
+
+				for (s = E.oldest; s < E.next_seq; s++) {
+					struct txn *x = &win[s & win_mask];
+
+					if (x->seq == s && !resolved(x) && (x->st & TF_SENT)) {
+						emit_lost(x);
+					}
+				}
+				break;
+			}
+			emit_expire(now);
+			continue;
+		}
+		if (emit_wait_until(dl, true) < 0) {
+			break;
+		}
+	}
+	t0 = mono_ns();
+	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL) {
+		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
+			emit_drain();
+		}
+	}
+	if (!S.c.received) {
+		return;
+	}
+	for (round = 0; round < 64 && stop_signal < 2; round++) {
+		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
+		uint64_t limit;
+		int tries;
+
+		E.fin_acked = false;
+		for (tries = 0; tries < 3 && !E.fin_acked; tries++) {
+			proto_encode(E.tx, &m);
+			if (send(sock_fd, E.tx, cfg.size, 0) >= 0) {
+				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
+			}
+			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
+			while (!E.fin_acked && mono_ns() < limit && stop_signal < 2) {
+				if (emit_wait_until(limit, true) < 0) {
+					break;
+				}
+			}
+		}
+		if (!E.fin_acked || !E.fin_more) {
+			break;
+		}
+	}
+}
+
+/* Retire the whole window in sequence order, so the log is ordered. */
+static void window_flush(uint64_t end)
+{
+	uint64_t s = end > win_mask + 1 ? end - (win_mask + 1) : 0;
+
+	for (; s < end; s++) {
+		struct txn *x = &win[s & win_mask];
+
+		if ((x->st & TF_USED) && x->seq == s) {
+			txn_retire(x);
+		}
+	}
+}
+
+static int emit_run(void)
+{
+	uint64_t next;
+	int r = 0;
+
+	E.total = cfg.count ? cfg.warmup + cfg.count : UINT64_MAX;
+	E.idle_ms = (uint32_t)((cfg.interval_ns + cfg.timeout_ns) / 1000000 + 1);
+	E.rcvtimeo = cfg.timeout_ns;
+	set_rcvtimeo(cfg.timeout_ns);
+	S.start_mono = mono_ns();
+	S.first_real = real_ns();
+	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) : 0;
+	next = S.start_mono;
+	if (!cfg.warmup) {
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	while (!stop_signal && !S.stop_reason && r >= 0) {
+		if (E.end && mono_ns() >= E.end) {
+			S.stop_reason = STOP_DURATION;
+			break;
+		}
+		if (E.next_seq >= E.total) {
+			S.stop_reason = STOP_COUNT;
+			break;
+		}
+		r = cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
+	}
+	if (r < 0) {
+		warnx_("receive failed: %s", strerror(-r));
+		S.stop_reason = STOP_ERROR;
+	}
+	if (stop_signal && !S.stop_reason) {
+		S.stop_reason = STOP_SIGNAL;
+	}
+	emit_finish();
+	S.end_mono = mono_ns();
+	window_flush(E.next_seq);
+	return r < 0 ? -1 : 0;
+}
+
+/* -------------------------------------------------------------- reflect */
+
+/* State of the reflector across sessions. */
+static struct {
+	uint8_t *rx;
+	size_t rxcap;
+	bool active;
+	uint64_t last_rx, idle_ns, txpend;
+	uint32_t last_id;		/* the session that ended last: its FINs still get an answer */
+	uint64_t seen[64];		/* which of the 4096 seqs up to top arrived (duplicates) */
+	uint64_t top, distinct;
+	bool any;
+	uint64_t carry_invalid[PE_NERR];	/* junk between sessions, reported with the next */
+	unsigned sessions;
+	int exit_code;
+	uint64_t end;
+	int log_fd;
+	FILE *json;
+	bool log_header_done;
+} R;
+
+#define SEEN_BITS	4096
+
+/* true if seq was already answered (or is too old to tell) */
+static bool reflect_seen(uint64_t seq)
+{
+	uint64_t i;
+
+	if (!R.any || seq > R.top) {
+		uint64_t from = R.any ? R.top + 1 : seq;
+
+		if (!R.any || seq - R.top >= SEEN_BITS) {
+			memset(R.seen, 0, sizeof(R.seen));
+		} else {
+			for (i = from; i < seq; i++) {
+				R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
+			}
+		}
+		R.top = seq;
+		R.any = true;
+	} else if (R.top - seq >= SEEN_BITS) {
+		return true;
+	} else if (R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
+		return true;
+	} else {
+		S.c.late++;	/* arrived after a later ping: reordered */
+	}
+	R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
+	return false;
+}
+
+static void echo_push(uint64_t seq, uint64_t t3w)
+{
+	if (echo_n == ECHO_CAP) {
+		echo_head = (echo_head + 1) % ECHO_CAP;
+		echo_n--;
+		S.c.echo_dropped++;
+	}
+	echo_q[(echo_head + echo_n) % ECHO_CAP] = (struct echo){ seq, t3w };
+	echo_n++;
+}
+
+static bool echo_pop(struct proto_msg *m)
+{
+	if (!echo_n) {
+		return false;
+	}
+	m->t3w_seq = echo_q[echo_head].seq;
+	m->t3w = echo_q[echo_head].t3w;
+	m->flags |= PF_T3W;
+	echo_head = (echo_head + 1) % ECHO_CAP;
+	echo_n--;
+	return true;
+}
+
+static void reflect_on_tx(uint32_t key, uint64_t wire)
+{
+	struct txn *x = &win[key & win_mask];
+
+	if (!(x->st & TF_TXPEND) || x->txkey != key) {
+		if (x->txkey != key || (x->st & TF_USED)) {
+			S.c.tx_unmatched++;
+		}
+		return;
+	}
+	x->st &= (uint16_t)~TF_TXPEND;
+	R.txpend--;
+	x->t[T3W] = wire;
+	txn_account(x);
+	if (wire) {
+		echo_push(x->seq, wire);
+	}
+}
+
+static void reflect_drain(void)
+{
+	if (R.txpend) {
+		ts_drain(sock_fd, reflect_on_tx, (int)R.txpend + 1);
+	}
+}
+
+static void session_report(FILE *f, bool final);
+static void json_report(FILE *f, int exit_code);
+
+static void reflect_start(uint32_t id)
+{
+	int i;
+
+	session_reset(id);
+	memset(R.seen, 0, sizeof(R.seen));
+	R.any = false;
+	R.distinct = 0;
+	R.txpend = 0;
+	R.active = true;
+	for (i = 0; i < PE_NERR; i++) {
+		S.c.invalid_why[i] = R.carry_invalid[i];
+		S.c.invalid += R.carry_invalid[i];
+		R.carry_invalid[i] = 0;
+	}
+	if (!cfg.quiet) {
+		fprintf(stderr, "rant: session 0x%08x started\n", id);
+	}
+}
+
+/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
+static void reflect_end(int reason)
+{
+	uint64_t t0 = mono_ns();
+	int exit_code = EXIT_OK, r;
+	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+
+	while (R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
+		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
+			reflect_drain();
+		}
+	}
+	if (S.stop_reason != STOP_BREACH) {
+		S.stop_reason = reason;
+	}
+	S.end_mono = reason == STOP_IDLE ? R.last_rx : mono_ns();
+	window_flush(ts.next_key);
+	if (R.any) {
+		S.c.lost = R.top + 1 - R.distinct;
+	}
+	if (S.c.breaches) {
+		exit_code = EXIT_BREACH;
+	}
+	if (R.log_fd >= 0 && (r = log_write(R.log_fd, cfg.log_format)) < 0) {
+		warnx_("--log: writing %s failed: %s", cfg.log, strerror(-r));
+		exit_code = EXIT_RUNTIME;
+	}
+	session_report(out, true);
+	if (R.json) {
+		json_report(R.json, exit_code);
+	}
+	if (exit_code > R.exit_code) {
+		R.exit_code = exit_code;
+	}
+	R.last_id = S.id;
+	R.active = false;
+	R.sessions++;
+	__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
+}
+
+static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
+			const struct sockaddr *from, socklen_t fromlen)
+{
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
+	bool current = R.active && m->session == S.id;
+
+	reflect_drain();
+	if (current) {
+		a.seq = S.c.received;
+		if (echo_pop(&a) && echo_n) {
+			a.flags |= PF_MORE;
+		}
+		if (!a.flags && R.txpend) {
+			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
+		}
+	}
+	proto_encode(buf, &a);
+	if (sendto(sock_fd, buf, len, 0, from, fromlen) >= 0) {
+		struct txn *x = &win[ts.next_key & win_mask];
+
+		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
+		if (x->st & TF_TXPEND) {
+			R.txpend--;
+		}
+		txn_retire(x);
+		memset(x, 0, sizeof(*x));
+		x->txkey = ts.next_key++;
+	}
+	if (current && !(a.flags & PF_MORE)) {
+		reflect_end(STOP_FIN);
+	}
+}
+
+static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2sw, bool trunc,
+			   const struct sockaddr *from, socklen_t fromlen)
+{
+	struct proto_msg m, p = { .type = PT_PONG };
+	struct txn *x;
+	uint64_t now;
+	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+
+	if (err) {
+		if (R.active) {
+			count_invalid(err);
+		} else {
+			R.carry_invalid[err]++;
+		}
+		return;
+	}
+	if (m.type == PT_FIN) {
+		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
+			reflect_fin(&m, buf, len, from, fromlen);
+		} else if (R.active) {
+			S.c.foreign++;
+			count_invalid(PE_TYPE);
+		}
+		return;
+	}
+	if (m.type != PT_PING) {
+		if (R.active) {
+			count_invalid(PE_TYPE);
+		} else {
+			R.carry_invalid[PE_TYPE]++;
+		}
+		return;
+	}
+	now = mono_ns();
+	if (R.active && m.session != S.id) {
+		if (now - R.last_rx <= R.idle_ns) {
+			S.c.foreign++;		/* a second client: no answer while this one runs */
+			count_invalid(PE_TYPE);
+			return;
+		}
+		reflect_end(STOP_IDLE);
+		if (cfg.once || S.stop_reason == STOP_BREACH) {
+			stop_signal = 1;
+			return;
+		}
+	}
+	if (!R.active) {
+		reflect_start(m.session);
+	}
+	R.last_rx = now;
+	R.idle_ns = (uint64_t)(m.idle_ms > 1500 ? 2 * m.idle_ms : 3000) * 1000000ULL;
+	if (reflect_seen(m.seq)) {
+		S.c.duplicate++;
+		return;
+	}
+	R.distinct++;
+	S.c.received++;
+	if (m.flags & PF_WARMUP) {
+		S.c.warmup++;
+	}
+	/* the pong: same length as the ping, never larger */
+	p.session = m.session;
+	p.seq = m.seq;
+	p.flags = (uint16_t)((m.flags & PF_WARMUP) | (ts.hw ? PF_SRV_HW : 0) |
+			     (S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+	if (wire) {
+		p.flags |= PF_T2W;
+		p.t2w = wire;
+	}
+	if (cfg.sw_stamps) {
+		p.flags |= PF_T2SW | PF_T3SW;
+		p.t2sw = t2sw;
+	}
+	echo_pop(&p);
+	proto_encode(buf, &p);
+	if (cfg.sw_stamps) {
+		p.t3sw = real_ns();
+		put64(buf + 40, p.t3sw);
+	}
+	if (sendto(sock_fd, buf, len, 0, from, fromlen) < 0) {
+		send_failed(errno);
+		return;
+	}
+	S.c.sent++;
+	x = &win[ts.next_key & win_mask];
+	if (x->st & TF_USED) {
+		if (x->st & TF_TXPEND) {
+			R.txpend--;
+		}
+		txn_retire(x);
+	}
+	memset(x, 0, sizeof(*x));
+	x->seq = m.seq;
+	x->txkey = ts.next_key++;
+	x->t[T2W] = wire;
+	x->t[T2SW] = p.t2sw;
+	x->t[T3SW] = p.t3sw;
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND | ((m.flags & PF_WARMUP) ? TF_WARMUP : 0);
+	R.txpend++;
+	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
+	reflect_drain();
+}
+
+/* One recvmsg on the reflector; same return convention as emit_recv(). */
+static int reflect_recv(int flags)
+{
+	char ctrl[512] __attribute__((aligned(8)));
+	struct sockaddr_storage from;
+	struct iovec iov = { R.rx, R.rxcap };
+	struct msghdr msg = {
+		.msg_name = &from, .msg_namelen = sizeof(from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	struct ts_cmsg c;
+	ssize_t n = recvmsg(sock_fd, &msg, flags);
+	uint64_t t2sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
+
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) {
+			return 0;
+		}
+		return -errno;
+	}
+	ts_parse(&msg, &c);
+	reflect_packet(R.rx, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
+		       (struct sockaddr *)&from, msg.msg_namelen);
+	return 1;
+}
+
+static int reflect_run(void)
+{
+	uint64_t start = mono_ns(), last_check = 0;
+	int r = 0;
+
+	R.end = cfg.duration_s > 0 ? start + (uint64_t)(cfg.duration_s * 1e9) : 0;
+	/* wake up now and then to notice idle sessions, -d and signals */
+	set_rcvtimeo(200 * 1000000ULL);
+	while (!stop_signal && r >= 0) {
+		uint64_t now;
+
+		r = cfg.spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
+		if (r > 0 && !cfg.spin) {
+			continue;
+		}
+		now = mono_ns();
+		if (cfg.spin && now - last_check < 10 * 1000000ULL) {
+			continue;
+		}
+		last_check = now;
+		if (R.active && now - R.last_rx > R.idle_ns) {
+			reflect_end(STOP_IDLE);
+		}
+		if (!R.active && R.sessions && (cfg.once || R.exit_code == EXIT_BREACH)) {
+			break;
+		}
+		if (R.end && now >= R.end) {
+			break;
+		}
+	}
+	if (r < 0) {
+		warnx_("receive failed: %s", strerror(-r));
+	}
+	if (R.active) {
+		reflect_end(stop_signal ? STOP_SIGNAL : R.end ? STOP_DURATION : STOP_ERROR);
+	}
+	return r < 0 ? -1 : 0;
+}
+
+/* --------------------------------------------------------------- report */
+
+static double session_duration(void)
+{
+	return S.end_mono > S.start_mono ? (double)(S.end_mono - S.start_mono) / 1e9 : 0;
+}
+
+/* Sort the exact stores once, before anything reads percentiles. */
+static void report_prepare(void)
+{
+	int i;
+
+	for (i = 0; i < side.nmetrics; i++) {
+		hist_finish(&S.h[side.metrics[i]]);
+	}
+}
+
+/*
+ * Clock sanity: an app stamp taken after its wire stamp on TX (or before it
+ * on RX) means the two clocks differ; a drifting app-vs-wire offset means
+ * the NIC clock is not disciplined.  Each warning names the likely cause.
+ */
+static int clock_warnings(char w[][256], int max)
+{
+	static const char *const what_emit[2] = { "T1-T1_SW (client send)", "T4_SW-T4 (client receive)" };
+	static const char *const what_refl[2] = { "T2_SW-T2 (server receive)", "T3-T3_SW (server send)" };
+	const char *cause = ts.hw ? (cfg.iface ? "the NIC clock (PHC) is not synchronised to CLOCK_REALTIME: is phc2sys running for this interface?"
+					       : "the NIC clock is not synchronised to CLOCK_REALTIME: is phc2sys running?")
+				  : "CLOCK_REALTIME was stepped during the run (NTP or a manual change)";
+	int i, n = 0;
+
+	for (i = 0; i < 2 && n < max; i++) {
+		const struct fit *f = &S.app_wire[i];
+		const char *what = side.emit ? what_emit[i] : what_refl[i];
+		double ppm, span;
+
+		if (!f->n) {
+			continue;
+		}
+		if (f->ymin < 0) {
+			snprintf(w[n++], 256, "app-vs-wire offset %s went negative (min %" PRId64 " ns): %s",
+				 what, f->ymin, cause);
+		} else if (fit_ppm(f, &ppm, &span) && span >= 1.0 && fabs(ppm) > 1.0) {
+			snprintf(w[n++], 256, "app-vs-wire offset %s drifts %+.2f ppm: %s", what, ppm, cause);
+		}
+	}
+	return n;
+}
+
+static const char *tsrc(bool hw)
+{
+	return hw ? "hardware (NIC)" : "software (kernel)";
+}
+
+static void print_pct_table(FILE *f)
+{
+	int i, k;
+
+	fprintf(f, "\n--- Percentiles (ns, nearest rank) ---\n%-34s", "metric");
+	for (k = 0; k < NPCT; k++) {
+		fprintf(f, " %9s", pct_key[k]);
+	}
+	fputc('\n', f);
+	for (i = 0; i < side.nmetrics; i++) {
+		const struct hist *h = &S.h[side.metrics[i]];
+		bool approx = false;
+
+		if (!h->n) {
+			continue;
+		}
+		fprintf(f, "%-34s", metric_def[side.metrics[i]].label);
+		for (k = 0; k < NPCT; k++) {
+			fprintf(f, " %9" PRId64, hist_pct(h, pct_value[k], &approx));
+		}
+		fprintf(f, "%s\n", approx ? "  (tail approximate: outlier store full)" : "");
+	}
+}
+
+/* The seed's "Histogram Summary" block and the non-empty buckets as bars. */
+static void print_histogram(FILE *f, int m)
+{
+	const struct hist *h = &S.h[m];
+	uint64_t i, j, maxc = 0, nonempty = 0, merge = 1, above = 0;
+	bool approx = false;
+	int k;
+
+	fprintf(f, "\n--- Histogram Summary: %s ---\n", metric_def[m].label);
+	fprintf(f, "Samples: %" PRIu64 "\n", h->n);
+	if (!h->n) {
+		return;
+	}
+	fprintf(f, "Min: %" PRId64 " ns (seq %" PRIu64 ")\nMax: %" PRId64 " ns (seq %" PRIu64 ")\n",
+		h->min, h->min_seq, h->max, h->max_seq);
+	fprintf(f, "Avg: %.0f ns\nStddev: %.0f ns\n", hist_avg(h), hist_stddev(h));
+	fprintf(f, "Percentiles (bucket %.3f us; a value below %.3f us is the top of its bucket, above it exact):\n",
+		(double)h->bucket_ns / 1000, (double)h->bound_ns / 1000);
+	for (k = 0; k < NPCT; k++) {
+		fprintf(f, "  %7s%%: %" PRId64 " ns\n", pct_key[k], hist_pct(h, pct_value[k], &approx));
+	}
+	if (approx) {
+		fprintf(f, "  (percentiles above the bound are approximate: the outlier store filled)\n");
+	}
+	for (i = 0; i < h->nbuckets; i++) {
+		nonempty += h->bucket[i] != 0;
+	}
+	while (nonempty / merge > 60) {
+		merge *= 2;
+		for (nonempty = 0, i = 0; i < h->nbuckets; i += merge) {
+			uint64_t c = 0;
+
+			for (j = i; j < i + merge && j < h->nbuckets; j++) {
+				c += h->bucket[j];
+			}
+			nonempty += c != 0;
+		}
+		nonempty *= merge;
+	}
+	for (i = 0; i < h->nbuckets; i += merge) {
+		uint64_t c = 0;
+
+		for (j = i; j < i + merge && j < h->nbuckets; j++) {
+			c += h->bucket[j];
+		}
+		maxc = c > maxc ? c : maxc;
+	}
+	fprintf(f, "Buckets (ns)%s:\n", merge > 1 ? " (adjacent buckets merged to fit)" : "");
+	for (i = 0; i < h->nbuckets; i += merge) {
+		uint64_t c = 0, lo = i * h->bucket_ns, hi = (i + merge) * h->bucket_ns;
+		int bar;
+
+		for (j = i; j < i + merge && j < h->nbuckets; j++) {
+			c += h->bucket[j];
+		}
+		if (!c) {
+			continue;
+		}
+		hi = hi > h->bound_ns ? h->bound_ns : hi;
+		bar = (int)(c * 50 / (maxc ? maxc : 1));
+		fprintf(f, "  %10" PRIu64 " - %-10" PRIu64 " %12" PRIu64 " %.*s\n", lo, hi, c, bar > 0 ? bar : 1,
+			"##################################################");
+	}
+	for (i = 0; i < h->out_n; i++) {
+		above += h->out[i] >= 0;
+	}
+	above += h->out_lost_hi;
+	if (above || h->out_n > above) {
+		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above, %" PRIu64 " below\n", h->bound_ns, above,
+			h->out_n - (above - h->out_lost_hi) + h->out_lost_lo);
+	}
+}
+
+/* The segments of a transaction, for breakdowns and --top; returns the dominant. */
+static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
+{
+	static const struct {
+		const char *name;
+		int m;
+	} seg[] = {
+		{ "client tx stack", M_CLI_TX }, { "network (both ways)", M_NETWORK },
+		{ "server rx stack", M_SRV_RX }, { "server processing", M_SRV_PROC },
+		{ "server tx stack", M_SRV_TX }, { "client rx stack", M_CLI_RX },
+	};
+	int i, best = -1;
+	bool srv_detail = t[T2SW] && t[T3SW];
+
+	*n = 0;
+	for (i = 0; i < 6; i++) {
+		int64_t v;
+
+		if (!metric_value(seg[i].m, t, &v)) {
+			continue;
+		}
+		name[*n] = seg[i].name;
+		val[*n] = v;
+		if (best < 0 || v > val[best]) {
+			best = *n;
+		}
+		(*n)++;
+	}
+	if (!srv_detail && metric_value(M_RESPONSE, t, &val[*n])) {
+		name[*n] = "server response";
+		if (best < 0 || val[*n] > val[best]) {
+			best = *n;
+		}
+		(*n)++;
+	}
+	return best;
+}
+
+static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char *title)
+{
+	const char *name[8];
+	int64_t val[8];
+	char lab[16], buf[32];
+	int k, n, dom;
+
+	fprintf(f, "%s: seq %" PRIu64 ", %s %" PRId64 " ns", title, x->seq, metric_def[side.primary].key, v);
+	if (cfg.threshold_ns >= 0) {
+		fprintf(f, " > threshold %" PRId64 " ns", cfg.threshold_ns);
+	}
+	fputc('\n', f);
+	for (k = 0; k < side.nstamps; k++) {
+		int s = side.stamps[k];
+
+		*fmt_stamp(buf, x->t[s], '-') = 0;
+		fprintf(f, "  %-7s %s%s\n", stamp_name(s, lab, sizeof(lab)), buf,
+			side.emit && (s == T2W || s == T2SW || s == T3SW || s == T3W) ? "  (server clock)" : "");
+	}
+	dom = segments(x->t, name, val, &n);
+	for (k = 0; k < n; k++) {
+		fprintf(f, "    %-22s %10" PRId64 " ns%s\n", name[k], val[k], k == dom ? "  <== dominant" : "");
+	}
+}
+
+static void print_counts(FILE *f)
+{
+	char lab[16];
+	bool any = false;
+	int i;
+
+	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64 " | late %" PRIu64
+		" | duplicate %" PRIu64 " | invalid %" PRIu64 " | warm-up %" PRIu64 "\n",
+		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup);
+	if (S.c.invalid) {
+		fprintf(f, "Invalid:");
+		for (i = 1; i < PE_NERR; i++) {
+			if (S.c.invalid_why[i]) {
+				fprintf(f, " %s %" PRIu64 ";", proto_err_name[i], S.c.invalid_why[i]);
+			}
+		}
+		fprintf(f, " from another session %" PRIu64 "\n", S.c.foreign);
+	}
+	if (S.c.send_errors || S.c.refused || S.c.tx_unmatched || S.c.echo_dropped || E.overruns) {
+		fprintf(f, "Other: send errors %" PRIu64 " | port unreachable %" PRIu64 " | unmatched TX stamps %" PRIu64
+			" | echo dropped %" PRIu64 " | interval overruns %" PRIu64 "\n",
+			S.c.send_errors, S.c.refused, S.c.tx_unmatched, S.c.echo_dropped, E.overruns);
+	}
+	fprintf(f, "Missing stamps:");
+	for (i = 0; i < side.nstamps; i++) {
+		int s = side.stamps[i];
+
+		if (S.c.missing[s]) {
+			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)), S.c.missing[s]);
+			any = true;
+		}
+	}
+	fprintf(f, "%s\n", any ? "" : " none");
+}
+
+/* The end-of-run (or end-of-session) report, in the seed's format first. */
+static void session_report(FILE *f, bool final)
+{
+	const struct hist *p = &S.h[side.primary];
+	char w[4][256];
+	double ppm, span;
+	int i, nw;
+
+	(void)final;
+	report_prepare();
+	if (cfg.mode == MODE_REFLECT) {
+		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", S.id, session_duration());
+	} else {
+		fprintf(f, "Test is complete. Duration: %.2f s\n", session_duration());
+	}
+	fprintf(f, "\n--- %s Latency Statistics ---\n", side.emit ? "Round-Trip" : "Response");
+	fprintf(f, "MIN: %" PRId64 " ns | MAX: %" PRId64 " ns | AVG: %.0f ns | Total Samples: %" PRIu64 "\n\n",
+		p->min, p->max, hist_avg(p), p->n);
+	fprintf(f, "Timestamps: wire %s%s%s; app stamps %s\n", tsrc(ts.hw),
+		side.emit && S.srv_hw_known ? "; server wire " : "",
+		side.emit && S.srv_hw_known ? tsrc(S.srv_hw) : "",
+		cfg.sw_stamps ? "on (CLOCK_REALTIME)" : "off");
+	print_counts(f);
+	fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
+	if (S.log.cap) {
+		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")%s%" PRIu64 "%s\n",
+			S.log.n, S.log.dropped, S.log.cap, cfg.log_threshold_ns >= 0 ? ", " : "",
+			cfg.log_threshold_ns >= 0 ? S.log.filtered : 0,
+			cfg.log_threshold_ns >= 0 ? " below -L" : "");
+	}
+	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min", "avg",
+		"max", "stddev");
+	for (i = 0; i < side.nmetrics; i++) {
+		const struct hist *h = &S.h[side.metrics[i]];
+
+		if (h->n) {
+			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
+				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max, hist_stddev(h));
+		}
+	}
+	if (side.emit && S.offset.n) {
+		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)", S.best_offset);
+		if (fit_ppm(&S.offset, &ppm, &span)) {
+			fprintf(f, ", drift %+.3f ppm over %.1f s", ppm, span);
+		}
+		fputc('\n', f);
+	}
+	nw = clock_warnings(w, 4);
+	for (i = 0; i < nw; i++) {
+		fprintf(f, "WARNING: %s\n", w[i]);
+	}
+	if (cfg.threshold_ns >= 0) {
+		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
+			(double)cfg.threshold_ns / 1000, S.c.breaches,
+			p->n ? 100.0 * (double)S.c.breaches / (double)p->n : 0.0);
+		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
+			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
+		}
+		if (S.nbreach_kept > 10) {
+			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
+		}
+	}
+	if (S.stop_reason == STOP_PEER_BREACH) {
+		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
+	}
+	if (cfg.histogram) {
+		print_pct_table(f);
+		print_histogram(f, side.primary);
+	}
+	fflush(f);
+}
+
+/* ----------------------------------------------------------------- json */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\') {
+			fprintf(f, "\\%c", *s);
+		} else if ((unsigned char)*s < 0x20) {
+			fprintf(f, "\\u%04x", *s);
+		} else {
+			fputc(*s, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_metric(FILE *f, int m)
+{
+	const struct hist *h = &S.h[m];
+	bool approx = false;
+	uint64_t i;
+	int k;
+	const char *sep = "";
+
+	fprintf(f, "    \"%s\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"min_seq\": %" PRIu64
+		", \"max_ns\": %" PRId64 ", \"max_seq\": %" PRIu64 ", \"avg_ns\": %.1f, \"stddev_ns\": %.1f,\n",
+		metric_def[m].key, h->n, h->min, h->min_seq, h->max, h->max_seq, hist_avg(h), hist_stddev(h));
+	fprintf(f, "      \"percentiles_ns\": {");
+	for (k = 0; k < NPCT; k++) {
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+	}
+	fprintf(f, "}, \"percentiles_approximate\": %s,\n", approx ? "true" : "false");
+	fprintf(f, "      \"histogram\": {\"bucket_ns\": %" PRIu64 ", \"bound_ns\": %" PRIu64
+		", \"outside\": %" PRIu64 ", \"buckets\": [", h->bucket_ns, h->bound_ns,
+		h->out_n + h->out_lost_hi + h->out_lost_lo);
+	for (i = 0; i < h->nbuckets; i++) {
+		if (h->bucket[i]) {
+			fprintf(f, "%s[%" PRIu64 ", %" PRIu64 "]", sep, i * h->bucket_ns, h->bucket[i]);
+			sep = ", ";
+		}
+	}
+	fprintf(f, "]}}");
+}
+
+static void json_report(FILE *f, int exit_code)
+{
+	char w[4][256], lab[16];
+	double ppm = 0, span = 0;
+	bool drift;
+	int i, nw, n = 0;
+
+	report_prepare();
+	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
+		RANT_VERSION, cfg.mode == MODE_ANALYZE ? "analyze" : side.emit ? "emit" : "reflect", S.id);
+	fprintf(f, "  \"side\": \"%s\", \"interface\": ", side.emit ? "emit" : "reflect");
+	if (cfg.iface) {
+		json_str(f, cfg.iface);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"address\": ");
+	if (cfg.address) {
+		json_str(f, cfg.address);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"port\": %u, \"size\": %u,\n", cfg.port, cfg.size);
+	fprintf(f, "  \"timestamps\": {\"wire\": \"%s\", \"server_wire\": %s, \"app\": %s, \"phc_index\": %d, \"rx_filter\": ",
+		ts.hw ? "hardware" : "software",
+		!side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") : S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null",
+		cfg.sw_stamps ? "true" : "false", ts.phc_index);
+	if (ts.hw) {
+		json_str(f, ts_filter_name(ts.rx_filter));
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", session_duration(), stop_name[S.stop_reason]);
+	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64
+		", \"foreign\": %" PRIu64 ", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
+		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
+		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup, S.c.foreign,
+		S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
+	fprintf(f, "  \"missing_stamps\": {");
+	for (i = 0; i < side.nstamps; i++) {
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),
+			S.c.missing[side.stamps[i]]);
+	}
+	fprintf(f, "},\n  \"metrics\": {\n");
+	for (i = 0; i < side.nmetrics; i++) {
+		if (!S.h[side.metrics[i]].n) {
+			continue;
+		}
+		fputs(n++ ? ",\n" : "", f);
+		json_metric(f, side.metrics[i]);
+	}
+	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
+	if (cfg.threshold_ns >= 0) {
+		const struct hist *p = &S.h[side.primary];
+
+		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f", (double)cfg.threshold_ns / 1000,
+			S.c.breaches ? "true" : "false", S.c.breaches,
+			p->n ? 100.0 * (double)S.c.breaches / (double)p->n : 0.0);
+	} else {
+		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
+	}
+	drift = fit_ppm(&S.offset, &ppm, &span);
+	fprintf(f, "},\n  \"clock\": {\"offset_ns\": ");
+	if (side.emit && S.offset.n) {
+		fprintf(f, "%" PRId64, S.best_offset);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"drift_ppm\": ");
+	if (side.emit && drift) {
+		fprintf(f, "%.4f", ppm);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"warnings\": [");
+	nw = clock_warnings(w, 4);
+	for (i = 0; i < nw; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, w[i]);
+	}
+	fprintf(f, "]},\n  \"log\": ");
+	if (S.log.cap) {
+		fprintf(f, "{\"file\": ");
+		json_str(f, cfg.log);
+		fprintf(f, ", \"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"filtered\": %" PRIu64
+			", \"bytes_per_record\": %u}", S.log.n, S.log.dropped, S.log.filtered, S.log.rec_size);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
+	fflush(f);
+}
+
+/* -------------------------------------------------------------- analyze */
+
+/* One parsed log: its rows as transactions and what its header said. */
+struct alog {
+	const char *path;
+	bool emit, csv, hw, srv_hw, sw;
+	uint32_t have;		/* stamps the log has columns for */
+	uint64_t n;
+	struct txn *row;
+	uint8_t *status;
+};
+
+static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok, size_t toklen)
+{
+	warnx_("--analyze: %s:%" PRIu64 ": %s%s%.*s%s", L->path, line, what, tok ? " '" : "", (int)toklen,
+	       tok ? tok : "", tok ? "'" : "");
+	return -1;
+}
+
+/* "T2_KSW" / "t2_ksw" -> stamp index and source; -1 if not a stamp name. */
+static int alog_stamp(const char *s, size_t n, bool *hw)
+{
+	static const int wire_of[5] = { -1, T1W, T2W, T3W, T4W };
+	static const int sw_of[5] = { -1, T1SW, T2SW, T3SW, T4SW };
+	int k;
+
+	if (n < 5 || (s[0] != 'T' && s[0] != 't') || s[1] < '1' || s[1] > '4' || s[2] != '_') {
+		return -1;
+	}
+	k = s[1] - '0';
+	if (n == 5 && !strncasecmp(s + 3, "SW", 2)) {
+		return sw_of[k];
+	}
+	if (n == 5 && !strncasecmp(s + 3, "HW", 2)) {
+		*hw = true;
+		return wire_of[k];
+	}
+	if (n == 6 && !strncasecmp(s + 3, "KSW", 3)) {
+		*hw = false;
+		return wire_of[k];
+	}
+	return -1;
+}
+
+/* Parse "sec.nnnnnnnnn" exactly as the writer prints it; "" or "-" = missing. */
+static bool alog_ns(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, d;
+
+	*out = 0;
+	if (n == 0 || (n == 1 && s[0] == '-')) {
+		return true;
+	}
+	for (; i < n && isdigit((unsigned char)s[i]); i++) {
+		if (sec > (UINT64_MAX / NSEC_PER_SEC - 9) / 10) {
+			return false;
+		}
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i == 0 || i + 10 != n || s[i] != '.') {
+		return false;
+	}
+	for (d = i + 1; d < n; d++) {
+		if (!isdigit((unsigned char)s[d])) {
+			return false;
+		}
+		frac = frac * 10 + (uint64_t)(s[d] - '0');
+	}
+	*out = sec * NSEC_PER_SEC + frac;
+	return *out != 0;
+}
+
+static bool alog_u64(const char *s, size_t n, uint64_t *out)
+{
+	size_t i;
+
+	*out = 0;
+	if (!n || n > 19) {
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i])) {
+			return false;
+		}
+		*out = *out * 10 + (uint64_t)(s[i] - '0');
+	}
+	return true;
+}
+
+static bool alog_i64(const char *s, size_t n, int64_t *out)
+{
+	uint64_t u;
+	bool neg = n && s[0] == '-';
+
+	if (!alog_u64(s + neg, n - neg, &u) || u > INT64_MAX) {
+		return false;
+	}
+	*out = neg ? -(int64_t)u : (int64_t)u;
+	return true;
+}
+
+/* Split a line into fields (CSV: commas; text: runs of blanks). */
+static int alog_split(const char *p, const char *end, bool csv, const char **f, size_t *len, int max)
+{
+	int n = 0;
+
+	if (csv) {
+		while (n < max) {
+			const char *c = memchr(p, ',', (size_t)(end - p));
+
+			f[n] = p;
+			len[n++] = (size_t)((c ? c : end) - p);
+			if (!c) {
+				return n;
+			}
+			p = c + 1;
+		}
+		return max + 1;
+	}
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == '\t')) {
+			p++;
+		}
+		if (p == end) {
+			break;
+		}
+		if (n == max) {
+			return max + 1;
+		}
+		f[n] = p;
+		while (p < end && *p != ' ' && *p != '\t') {
+			p++;
+		}
+		len[n] = (size_t)(p - f[n]);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Read a rant log of either format and side.  A line that does not parse
+ * stops the analysis with its line number (exit 2): numbers computed from a
+ * partly unreadable log would look trustworthy and not be.
+ */
+static int alog_read(const char *path, struct alog *L)
+{
+	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_IGN = -5 };
+	int col[16], ncol = 0, i, valm[16];
+	const char *f[17];
+	size_t len[17];
+	uint64_t line = 0, cap = 0;
+	char *data, *p, *end;
+	bool header = false, dashes = false;
+	struct stat sb;
+	int fd;
+
+	memset(L, 0, sizeof(*L));
+	L->path = path;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		warnx_("--analyze: cannot read '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	data = sb.st_size ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (!sb.st_size || data == MAP_FAILED) {
+		warnx_("--analyze: '%s' is empty or unreadable", path);
+		return -1;
+	}
+	p = data;
+	end = data + sb.st_size;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+		int nf;
+
+		line++;
+		if (!nl) {
+			return alog_error(L, line, "truncated line (no newline at the end of the file)", NULL, 0);
+		}
+		if (le > p && le[-1] == '\r') {
+			le--;
+		}
+		if (le == p) {
+			p = nl + 1;
+			continue;
+		}
+		if (*p == '#') {
+			if (header) {
+				return alog_error(L, line, "a second log header (several sessions in one file: split it)", NULL, 0);
+			}
+			L->csv = true;
+			p = nl + 1;
+			continue;
+		}
+		if (!header) {
+			bool hw = false, emit = false;
+
+			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
+			nf = alog_split(p, le, L->csv, f, len, 16);
+			if (nf > 16 || nf < 3) {
+				return alog_error(L, line, "not a rant log header", NULL, 0);
+			}
+			for (i = 0; i < nf; i++) {
+				int s = alog_stamp(f[i], len[i], &hw);
+
+				valm[i] = -1;
+				if (s >= 0) {
+					col[i] = s;
+					L->have |= 1u << s;
+					if (stamp_is_wire[s]) {
+						if (s == T1W || s == T4W) {
+							L->hw = hw;
+						} else {
+							L->srv_hw = hw;
+						}
+					} else {
+						L->sw = true;
+					}
+					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW;
+				} else if (!strncasecmp(f[i], "seq", len[i]) && len[i] == 3) {
+					col[i] = C_SEQ;
+				} else if (!strncasecmp(f[i], "status", len[i]) && len[i] == 6) {
+					col[i] = C_STATUS;
+				} else if ((len[i] == 3 && !strncmp(f[i], "RTT", 3)) ||
+					   (len[i] == 6 && !strncmp(f[i], "rtt_ns", 6))) {
+					col[i] = C_VAL;
+					valm[i] = M_RTT;
+				} else if ((len[i] == 8 && !strncmp(f[i], "RESPONSE", 8)) ||
+					   (len[i] == 11 && !strncmp(f[i], "response_ns", 11))) {
+					col[i] = C_VAL;
+					valm[i] = M_RESPONSE;
+				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
+					col[i] = C_VAL;
+					valm[i] = M_NETWORK;
+				} else {
+					return alog_error(L, line, "unknown column", f[i], len[i]);
+				}
+			}
+			if (col[0] != C_SEQ) {
+				return alog_error(L, line, "not a rant log header (first column must be SEQ)", NULL, 0);
+			}
+			L->emit = emit;
+			if (!L->emit) {
+				L->srv_hw = L->srv_hw || L->hw;
+				L->hw = L->srv_hw;
+			}
+			ncol = nf;
+			header = true;
+			dashes = L->csv;
+			p = nl + 1;
+			continue;
+		}
+		if (!dashes) {
+			if (*p != '-') {
+				return alog_error(L, line, "expected the dashed line under the header", NULL, 0);
+			}
+			dashes = true;
+			p = nl + 1;
+			continue;
+		}
+		nf = alog_split(p, le, L->csv, f, len, 16);
+		if (nf != ncol) {
+			return alog_error(L, line, nf < ncol ? "too few fields" : "too many fields", NULL, 0);
+		}
+		if (L->n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			L->row = realloc(L->row, cap * sizeof(*L->row));
+			L->status = realloc(L->status, cap);
+			if (!L->row || !L->status) {
+				return alog_error(L, line, "out of memory", NULL, 0);
+			}
+		}
+		{
+			struct txn *x = &L->row[L->n];
+			int st = ST_OK;
+
+			memset(x, 0, sizeof(*x));
+			for (i = 0; i < nf; i++) {
+				if (col[i] == C_SEQ) {
+					if (!alog_u64(f[i], len[i], &x->seq)) {
+						return alog_error(L, line, "bad sequence number", f[i], len[i]);
+					}
+				} else if (col[i] == C_STATUS) {
+					for (st = 0; st < NSTATUS; st++) {
+						if (strlen(status_name[st]) == len[i] && !strncmp(f[i], status_name[st], len[i])) {
+							break;
+						}
+					}
+					if (st == NSTATUS) {
+						return alog_error(L, line, "bad status", f[i], len[i]);
+					}
+				} else if (col[i] >= 0) {
+					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
+						return alog_error(L, line, "bad timestamp", f[i], len[i]);
+					}
+				}
+			}
+			/* a latency column must agree with the stamps it came from */
+			for (i = 0; i < nf; i++) {
+				int64_t want, got;
+				bool known;
+
+				if (col[i] != C_VAL) {
+					continue;
+				}
+				if (!L->csv && len[i] == 4 && !strncmp(f[i], "lost", 4)) {
+					st = ST_LOST;
+					continue;
+				}
+				if (!L->csv && len[i] == 4 && !strncmp(f[i], "late", 4)) {
+					st = ST_LATE;
+					continue;
+				}
+				known = metric_value(valm[i], x->t, &want);
+				if ((len[i] == 0 || (len[i] == 1 && f[i][0] == '-')) && (!known || st != ST_OK)) {
+					continue;
+				}
+				if (!alog_i64(f[i], len[i], &got)) {
+					return alog_error(L, line, "bad latency value", f[i], len[i]);
+				}
+				if (!known || got != want) {
+					return alog_error(L, line, "latency does not match its stamps", f[i], len[i]);
+				}
+			}
+			L->status[L->n++] = (uint8_t)st;
+		}
+		p = nl + 1;
+	}
+	if (!header) {
+		return alog_error(L, line, "no header line: not a rant log", NULL, 0);
+	}
+	munmap(data, (size_t)sb.st_size);
+	return 0;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct txn *x = a, *y = b;
+
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Fill each emit row's server stamps from the reflect log's row of the same SEQ. */
+static uint64_t alog_join(struct alog *e, struct alog *r)
+{
+	uint64_t i, joined = 0, mism = 0;
+	static const int ss[] = { T2W, T2SW, T3SW, T3W };
+
+	qsort(r->row, r->n, sizeof(*r->row), cmp_seq);
+	for (i = 0; i < e->n; i++) {
+		struct txn key = { .seq = e->row[i].seq }, *m = bsearch(&key, r->row, r->n, sizeof(*r->row), cmp_seq);
+		int k;
+
+		if (!m) {
+			continue;
+		}
+		joined++;
+		for (k = 0; k < 4; k++) {
+			uint64_t *dst = &e->row[i].t[ss[k]];
+
+			if (*dst && m->t[ss[k]] && *dst != m->t[ss[k]]) {
+				mism++;
+			}
+			if (!*dst) {
+				*dst = m->t[ss[k]];
+			}
+		}
+	}
+	if (mism) {
+		warnx_("warning: %" PRIu64 " echoed server stamps differ from the reflect log's", mism);
+	}
+	e->srv_hw = r->hw;
+	e->have |= r->have;
+	return joined;
+}
+
+static int cmp_worst(const void *a, const void *b)
+{
+	int64_t x = 0, y = 0;
+
+	metric_value(side.primary, ((const struct txn *)a)->t, &x);
+	metric_value(side.primary, ((const struct txn *)b)->t, &y);
+	return (y > x) - (y < x);
+}
+
+static void print_top(FILE *f, const struct alog *L, unsigned top)
+{
+	struct txn *w = malloc((L->n ? L->n : 1) * sizeof(*w));
+	uint64_t i, n = 0;
+	int64_t v;
+
+	if (!w) {
+		return;
+	}
+	for (i = 0; i < L->n; i++) {
+		if (L->status[i] == ST_OK && metric_value(side.primary, L->row[i].t, &v)) {
+			w[n++] = L->row[i];
+		}
+	}
+	qsort(w, n, sizeof(*w), cmp_worst);
+	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[side.primary].key);
+	for (i = 0; i < n && i < top; i++) {
+		metric_value(side.primary, w[i].t, &v);
+		print_breakdown(f, &w[i], v, "#");
+	}
+	free(w);
+}
+
+static int analyze_main(void)
+{
+	struct alog L[2];
+	uint64_t i, first = 0, last = 0, nb;
+	int nlogs = cfg.analyze[1] ? 2 : 1, k, code = EXIT_OK;
+	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout, *js = NULL;
+
+	for (k = 0; k < nlogs; k++) {
+		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
+			return EXIT_USAGE;
+		}
+	}
+	if (nlogs == 2) {
+		if (L[0].emit == L[1].emit) {
+			warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
+			       L[0].emit ? "emit" : "reflect");
+			return EXIT_USAGE;
+		}
+		if (!L[0].emit) {
+			struct alog t = L[0];
+
+			L[0] = L[1];
+			L[1] = t;
+		}
+		if (!alog_join(&L[0], &L[1])) {
+			warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
+			return EXIT_USAGE;
+		}
+	}
+	if (cfg.json && strcmp(cfg.json, "-")) {
+		int fd = out_open("--json", cfg.json);
+
+		if (fd < 0 || !(js = fdopen(fd, "w"))) {
+			return EXIT_USAGE;
+		}
+	} else if (cfg.json) {
+		js = stdout;
+	}
+	side_set(L[0].emit);
+	ts.hw = L[0].hw;
+	S.srv_hw = L[0].srv_hw;
+	S.srv_hw_known = side.emit;
+	cfg.sw_stamps = L[0].sw;
+	nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	for (k = 0; k < side.nmetrics; k++) {
+		int m = side.metrics[k];
+		uint64_t *b = calloc(nb, 8);
+		int64_t *o = calloc(L[0].n ? L[0].n : 1, 8);
+
+		if (!b || !o) {
+			warnx_("--analyze: out of memory");
+			return EXIT_RUNTIME;
+		}
+		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L[0].n);
+	}
+	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
+	if (!S.breach) {
+		return EXIT_RUNTIME;
+	}
+	{
+		uint64_t top = 0, distinct = 0;
+
+		for (i = 0; i < L[0].n; i++) {
+			struct txn *x = &L[0].row[i];
+			int st = L[0].status[i];
+			uint64_t t0 = side.emit ? (x->t[T1SW] ? x->t[T1SW] : x->t[T1W]) : (x->t[T2W] ? x->t[T2W] : x->t[T2SW]);
+
+			x->st = TF_USED | TF_SENT;
+			S.c.sent++;
+			if (st == ST_OK || st == ST_WARMUP) {
+				x->st |= TF_RECEIVED;
+				S.c.received++;
+				if (x->t[T2SW] && x->t[T3SW]) {
+					x->st |= TF_SRV_SW;
+				}
+			} else {
+				x->st |= TF_LOST;
+				S.c.lost++;
+			}
+			if (st == ST_WARMUP) {
+				x->st |= TF_WARMUP;
+				S.c.warmup++;
+			}
+			if (st == ST_LATE) {
+				x->st |= TF_LATE;
+				S.c.late++;
+			}
+			if (t0 && (!first || t0 < first)) {
+				first = t0;
+			}
+			if (t0 > last) {
+				last = t0;
+			}
+			top = x->seq > top ? x->seq : top;
+			distinct++;
+			txn_account(x);
+			S.log.cap = 0;
+			txn_retire(x);
+		}
+		if (!side.emit && distinct) {
+			S.c.lost = top + 1 - distinct;	/* reflect logs show gaps, not losses */
+		}
+		for (k = 0; k < NSTAMP; k++) {
+			if (!(L[0].have & (1u << k))) {
+				S.c.missing[k] = 0;	/* the log has no column for it */
+			}
+		}
+	}
+	S.start_mono = first;
+	S.end_mono = last;
+	S.stop_reason = STOP_NONE;
+	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0], nlogs == 2 ? " + " : "",
+		nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect", nlogs == 2 ? " joined with reflect log" : "",
+		L[0].csv ? "csv" : "text", L[0].n);
+	session_report(out, true);
+	print_top(out, &L[0], cfg.top);
+	if (S.c.breaches) {
+		code = EXIT_BREACH;
+	}
+	if (js) {
+		json_report(js, code);
+	}
+	return code;
+}
+
+/* -------------------------------------------------------------- options */
+
+enum {
+	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
+	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
+	O_ANALYZE, O_TOP, O_MAX
+};
+
+/* One table drives getopt_long, the short option string and --help. */
+static const struct opt_def {
+	const char *name;
+	int has_arg, val;
+	const char *arg, *help;
+} opt_table[] = {
+	{ "interface", 1, 'i', "IFACE", "bind to IFACE; its NIC is asked for hardware stamps" },
+	{ "address", 1, 'a', "ADDR", "emit (client) to the reflector at ADDR (IPv4, IPv6 or name); omit to reflect" },
+	{ "port", 1, O_PORT, "N", "UDP port (1-65535, default 12345)" },
+	{ "size", 1, O_SIZE, "BYTES", "datagram payload, 64-65000 bytes (default 64); the pong is the same size" },
+	{ "duration", 1, 'd', "SEC", "stop after SEC seconds (default: until --count or SIGINT)" },
+	{ "count", 1, O_COUNT, "N", "emit: stop after N measured transactions (warm-up not included)" },
+	{ "warmup", 1, 'w', "PKTS", "emit: the first PKTS transactions are flagged warm-up and not counted (default 0)" },
+	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence" },
+	{ "timeout", 1, O_TIMEOUT, "MS", "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
+	{ "timestamps", 1, O_TIMESTAMPS, "auto|hw|sw", "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
+	{ "sw-timestamps", 0, 's', NULL, "also take app stamps (clock_gettime) around send and receive" },
+	{ "threshold", 1, 't', "US", "a latency above US (rtt on emit, response on reflect) is a breach: stop, exit 3" },
+	{ "continue", 0, 'C', NULL, "with -t: keep going after a breach, count them, exit 3 at the end" },
+	{ "histogram", 0, 'H', NULL, "print percentiles and the histogram" },
+	{ "bucket-size", 1, 'b', "US", "histogram bucket in us, fractions allowed (default 0.1)" },
+	{ "overflow", 1, 'o', "US", "histogram bound in us; samples above it are kept exactly (default 1000)" },
+	{ "trace-marker", 0, 'T', NULL, "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
+	{ "snapshot", 0, 'S', NULL, "with -T: also take a tracefs snapshot on a breach" },
+	{ "trace-instance", 1, O_TRACE_INSTANCE, "NAME", "tracefs instance for -T/-S (default rant)" },
+	{ "log", 1, 'l', "FILE", "write every transaction to FILE after the run" },
+	{ "log-format", 1, O_LOG_FORMAT, "text|csv", "log format (default text, the seed's)" },
+	{ "log-records", 1, O_LOG_RECORDS, "N", "keep the last N records (default: what --count/-d/--interval produce, else 1000000)" },
+	{ "log-threshold", 1, 'L', "US", "log only transactions above US (lost ones always)" },
+	{ "hugepages", 0, 'G', NULL, "put the run's memory in hugepages (MAP_HUGETLB)" },
+	{ "busy-poll-us", 1, 'p', "US", "SO_BUSY_POLL: busy-poll the NIC queue for US when blocking" },
+	{ "prefer-busypoll", 0, 'P', NULL, "SO_PREFER_BUSY_POLL" },
+	{ "budget", 1, 'B', "N", "SO_BUSY_POLL_BUDGET (1-65535)" },
+	{ "spin", 0, O_SPIN, NULL, "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
+	{ "priority", 1, O_PRIORITY, "N", "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN)" },
+	{ "tos", 1, O_TOS, "N", "IP TOS / IPv6 traffic class (0-255)" },
+	{ "once", 0, O_ONCE, NULL, "reflect: exit after one session" },
+	{ "json", 1, O_JSON, "FILE|-", "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
+	{ "analyze", 1, O_ANALYZE, "LOG", "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
+	{ "top", 1, O_TOP, "N", "with --analyze: list the N worst transactions (default 10)" },
+	{ "quiet", 0, 'q', NULL, "no status line and no start-up notes" },
+	{ "verbose", 0, 'v', NULL, "more detail at start" },
+	{ "version", 0, 'V', NULL, "print the version" },
+	{ "help", 0, 'h', NULL, "this help" },
+};
+#define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: rant [-i IFACE] -a ADDR [options]      emit: measure against a reflector\n"
+		   "       rant [-i IFACE] [options]              reflect: answer pings\n"
+		   "       rant --analyze LOG [LOG] [options]     report from logs\n\nOptions:\n");
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *o = &opt_table[i];
+		char left[48];
+
+		if (o->val < 256) {
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->val, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		} else {
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		}
+		fprintf(f, "  %-30s %s\n", left, o->help);
+	}
+	fprintf(f, "\nExit status: 0 ok, 1 runtime failure (or no answer), 2 usage or configuration error, 3 threshold exceeded.\n");
+}
+
+static const char *opt_name(int val)
+{
+	static char buf[40];
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++) {
+		if (opt_table[i].val == val) {
+			snprintf(buf, sizeof(buf), "--%s", opt_table[i].name);
+			return buf;
+		}
+	}
+	return "?";
+}
+
+/*
+ * The one number parser: the whole string must be a number within [min,
+ * max]; the message names the option and the accepted range.
+ */
+static int opt_num(int val, const char *s, double min, double max, bool whole, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || isnan(v) || isinf(v) ||
+	    (whole && v != floor(v))) {
+		warnx_("%s: '%s' is not a %s (%.15g to %.15g)", opt_name(val), s, whole ? "whole number" : "number",
+		       min, max);
+		return -1;
+	}
+	if (v < min || v > max) {
+		warnx_("%s: '%s' is out of range (%.15g to %.15g)", opt_name(val), s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Integers beyond 2^53 do not survive a double: parse them exactly. */
+static int opt_u64(int val, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || !isdigit((unsigned char)*s) || *end || errno == ERANGE) {
+		if (*s == '-' && isdigit((unsigned char)s[1])) {
+			warnx_("%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", opt_name(val), s, min, max);
+		} else {
+			warnx_("%s: '%s' is not a whole number (%" PRIu64 " to %" PRIu64 ")", opt_name(val), s, min, max);
+		}
+		return -1;
+	}
+	if (v < min || v > max) {
+		warnx_("%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", opt_name(val), s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int opt_us_to_ns(int val, const char *s, double min, double max, int64_t *ns)
+{
+	double v;
+
+	if (opt_num(val, s, min, max, false, &v) < 0) {
+		return -1;
+	}
+	*ns = llround(v * 1000);
+	return 0;
+}
+
+static int opt_choice(int val, const char *s, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!strcmp(s, names[i])) {
+			return i;
+		}
+	}
+	warnx_("%s: '%s' is not one of %s%s%s", opt_name(val), s, names[0], n > 2 ? ", " : " or ",
+	       n > 2 ? "hw or sw" : names[1]);
+	return -1;
+}
+
+/* One option's value into cfg; -1 after printing the problem. */
+static int opt_apply(int c, const char *a)
+{
+	static const char *const tsn[] = { "auto", "hw", "sw" };
+	static const char *const lfn[] = { "text", "csv" };
+	uint64_t u;
+	double d;
+	int64_t ns;
+	int k;
+
+	switch (c) {
+	case 'i':
+		if (!*a || strlen(a) >= IFNAMSIZ || !if_nametoindex(a)) {
+			warnx_("--interface: no interface '%s' here (see: ip link)", a);
+			return -1;
+		}
+		cfg.iface = a;
+		return 0;
+	case 'a':
+		if (!*a) {
+			warnx_("--address: empty address");
+			return -1;
+		}
+		cfg.address = a;
+		return 0;
+	case O_PORT:
+		return opt_u64(c, a, 1, 65535, &u) < 0 ? -1 : (cfg.port = (unsigned)u, 0);
+	case O_SIZE:
+		return opt_u64(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, &u) < 0 ? -1 : (cfg.size = (unsigned)u, 0);
+	case 'd':
+		return opt_num(c, a, 0.001, 31536000, false, &d) < 0 ? -1 : (cfg.duration_s = d, 0);
+	case O_COUNT:
+		return opt_u64(c, a, 1, 1000000000000ULL, &cfg.count);
+	case 'w':
+		return opt_u64(c, a, 0, 1000000000, &cfg.warmup);
+	case O_INTERVAL:
+		if (opt_u64(c, a, 0, 60000000, &u) < 0) {
+			return -1;
+		}
+		cfg.interval_ns = u * NSEC_PER_US;
+		return 0;
+	case O_TIMEOUT:
+		if (opt_u64(c, a, 1, 60000, &u) < 0) {
+			return -1;
+		}
+		cfg.timeout_ns = u * 1000000ULL;
+		return 0;
+	case O_TIMESTAMPS:
+		return (k = opt_choice(c, a, tsn, 3)) < 0 ? -1 : (cfg.ts = (enum ts_mode)k, 0);
+	case 's':
+		cfg.sw_stamps = true;
+		return 0;
+	case 't':
+		return opt_us_to_ns(c, a, 0.001, 60000000, &cfg.threshold_ns);
+	case 'C':
+		cfg.cont = true;
+		return 0;
+	case 'H':
+		cfg.histogram = true;
+		return 0;
+	case 'b':
+		if (opt_us_to_ns(c, a, 0.001, 1000000, &ns) < 0) {
+			return -1;
+		}
+		cfg.bucket_ns = (uint64_t)ns;
+		return 0;
+	case 'o':
+		if (opt_us_to_ns(c, a, 0.001, 60000000, &ns) < 0) {
+			return -1;
+		}
+		cfg.bound_ns = (uint64_t)ns;
+		return 0;
+	case 'T':
+		cfg.trace = true;
+		return 0;
+	case 'S':
+		cfg.snapshot = cfg.trace = true;
+		return 0;
+	case O_TRACE_INSTANCE:
+		if (!*a || strchr(a, '/') || !strcmp(a, ".") || !strcmp(a, "..")) {
+			warnx_("--trace-instance: '%s' is not an instance name (no '/')", a);
+			return -1;
+		}
+		cfg.trace_instance = a;
+		return 0;
+	case 'l':
+		cfg.log = a;
+		return 0;
+	case O_LOG_FORMAT:
+		return (k = opt_choice(c, a, lfn, 2)) < 0 ? -1 : (cfg.log_format = (enum log_format)k, 0);
+	case O_LOG_RECORDS:
+		return opt_u64(c, a, 1, 10000000000ULL, &cfg.log_records);
+	case 'L':
+		return opt_us_to_ns(c, a, 0, 60000000, &cfg.log_threshold_ns);
+	case 'G':
+		cfg.hugepages = true;
+		return 0;
+	case 'p':
+		if (opt_u64(c, a, 0, 1000000, &u) < 0) {
+			return -1;
+		}
+		cfg.busy_poll_us = (unsigned)u;
+		cfg.busy_poll_set = true;
+		return 0;
+	case 'P':
+		cfg.prefer_busypoll = true;
+		return 0;
+	case 'B':
+		if (opt_u64(c, a, 1, 65535, &u) < 0) {
+			return -1;
+		}
+		cfg.budget = (unsigned)u;
+		cfg.budget_set = true;
+		return 0;
+	case O_SPIN:
+		cfg.spin = true;
+		return 0;
+	case O_PRIORITY:
+		return opt_u64(c, a, 0, 4294967295ULL, &u) < 0 ? -1 : (cfg.priority = (int)u, 0);
+	case O_TOS:
+		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.tos = (int)u, 0);
+	case O_ONCE:
+		cfg.once = true;
+		return 0;
+	case O_JSON:
+		cfg.json = a;
+		return 0;
+	case O_ANALYZE:
+		cfg.analyze[0] = a;
+		return 0;
+	case O_TOP:
+		return opt_u64(c, a, 1, 1000000, &u) < 0 ? -1 : (cfg.top = (unsigned)u, 0);
+	case 'q':
+		cfg.quiet = true;
+		return 0;
+	case 'v':
+		cfg.verbose = true;
+		return 0;
+	}
+	return -1;
+}
+
+static void cfg_defaults(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.port = 12345;
+	cfg.size = PROTO_HDR_LEN;
+	cfg.timeout_ns = 1000 * 1000000ULL;
+	cfg.threshold_ns = -1;
+	cfg.log_threshold_ns = -1;
+	cfg.bucket_ns = 100;
+	cfg.bound_ns = 1000 * NSEC_PER_US;
+	cfg.priority = -1;
+	cfg.tos = -1;
+	cfg.top = 10;
+}
+
+/* Options that make no sense together, checked once all are known. */
+static int opt_check(const bool *given)
+{
+	static const int net_only[] = {
+		'a', 'i', 'd', 'w', 's', 'T', 'S', 'l', 'L', 'G', 'p', 'P', 'B', O_PORT, O_SIZE,
+		O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY, O_TOS, O_SPIN, O_ONCE,
+		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS,
+	};
+	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, 'w' };
+	size_t i;
+
+	if (cfg.mode == MODE_ANALYZE) {
+		for (i = 0; i < sizeof(net_only) / sizeof(net_only[0]); i++) {
+			if (given[net_only[i]]) {
+				warnx_("%s: not used with --analyze (it reads logs, it sends nothing)", opt_name(net_only[i]));
+				return -1;
+			}
+		}
+	} else if (given[O_TOP]) {
+		warnx_("--top: only with --analyze");
+		return -1;
+	}
+	if (cfg.mode == MODE_REFLECT) {
+		for (i = 0; i < sizeof(emit_only) / sizeof(emit_only[0]); i++) {
+			if (given[emit_only[i]]) {
+				warnx_("%s: only for emit (-a ADDR); the client decides it for the reflector", opt_name(emit_only[i]));
+				return -1;
+			}
+		}
+	}
+	if (cfg.mode == MODE_EMIT && cfg.once) {
+		warnx_("--once: only for reflect (without -a)");
+		return -1;
+	}
+	if (cfg.cont && cfg.threshold_ns < 0) {
+		warnx_("--continue: needs --threshold US (what would it continue past?)");
+		return -1;
+	}
+	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] || given[O_LOG_RECORDS])) {
+		warnx_("%s: needs --log FILE", given['L'] ? "--log-threshold" : given[O_LOG_FORMAT] ? "--log-format" : "--log-records");
+		return -1;
+	}
+	if (cfg.trace_instance && !cfg.trace) {
+		warnx_("--trace-instance: needs -T or -S");
+		return -1;
+	}
+	if (cfg.bound_ns < cfg.bucket_ns) {
+		warnx_("--overflow: %.3f us is below the bucket size %.3f us", (double)cfg.bound_ns / 1000,
+		       (double)cfg.bucket_ns / 1000);
+		return -1;
+	}
+	if ((cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns > 10000000) {
+		warnx_("--overflow: %.3f us / --bucket-size %.3f us makes %" PRIu64 " buckets; at most 10000000",
+		       (double)cfg.bound_ns / 1000, (double)cfg.bucket_ns / 1000,
+		       (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns);
+		return -1;
+	}
+	if (cfg.json && cfg.log && !strcmp(cfg.json, cfg.log)) {
+		warnx_("--json: '%s' is also the --log file", cfg.json);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
+static int opt_parse(int argc, char **argv)
+{
+	struct option lo[NOPTS + 1];
+	char so[NOPTS * 2 + 2], *sp = so;
+	bool given[O_MAX] = { false };
+	size_t i, used = 0;
+	int c;
+
+	cfg_defaults();
+	memset(lo, 0, sizeof(lo));
+	*sp++ = ':';
+	for (i = 0; i < NOPTS; i++) {
+		lo[i] = (struct option){ opt_table[i].name, opt_table[i].has_arg, NULL, opt_table[i].val };
+		if (opt_table[i].val < 256) {
+			*sp++ = (char)opt_table[i].val;
+			if (opt_table[i].has_arg) {
+				*sp++ = ':';
+			}
+		}
+	}
+	*sp = 0;
+	for (i = 0; i < (size_t)argc && used + 1 < sizeof(cfg.cmdline); i++) {
+		used += (size_t)snprintf(cfg.cmdline + used, sizeof(cfg.cmdline) - used, "%s%s", i ? " " : "", argv[i]);
+	}
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		if (c == '?') {
+			if (optopt && optopt < 256 && !strchr(so, optopt)) {
+				warnx_("unknown option '-%c' (see rant --help)", optopt);
+			} else {
+				warnx_("unknown option '%s' (see rant --help)", argv[optind - 1]);
+			}
+			return -1;
+		}
+		if (c == ':') {
+			warnx_("%s: needs a value", optopt ? opt_name(optopt) : argv[optind - 1]);
+			return -1;
+		}
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == 'V') {
+			printf("rant %s\n", RANT_VERSION);
+			return 1;
+		}
+		given[c] = true;
+		if (opt_apply(c, optarg) < 0) {
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		if (cfg.analyze[0] && optind + 1 == argc) {
+			cfg.analyze[1] = argv[optind];
+		} else {
+			warnx_("unexpected argument '%s' (see rant --help)", argv[optind]);
+			return -1;
+		}
+	}
+	cfg.mode = cfg.analyze[0] ? MODE_ANALYZE : cfg.address ? MODE_EMIT : MODE_REFLECT;
+	return opt_check(given);
+}
+
+/* ----------------------------------------------------------------- main */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (stop_signal) {
+		ts_restore(sock_fd);	/* ioctl is async-signal-safe */
+		_exit(EXIT_RUNTIME);
+	}
+	stop_signal = 1;
+}
+
+static void signals_setup(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: a blocked recvmsg must return */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static pthread_t status_thread;
+static bool status_started;
+
+/* The once-a-second status line, from its own thread: the loop never prints. */
+static void *status_main(void *arg)
+{
+	struct timespec next;
+	uint64_t prev = 0, start = mono_ns();
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		uint64_t n, sum, mn, mx, lost, sent;
+
+		next.tv_sec++;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (!__atomic_load_n(&live.running, __ATOMIC_RELAXED)) {
+			prev = 0;
+			continue;
+		}
+		n = __atomic_load_n(&live.samples, __ATOMIC_RELAXED);
+		sum = __atomic_load_n(&live.sum, __ATOMIC_RELAXED);
+		mn = __atomic_load_n(&live.min, __ATOMIC_RELAXED);
+		mx = __atomic_load_n(&live.max, __ATOMIC_RELAXED);
+		lost = __atomic_load_n(&live.lost, __ATOMIC_RELAXED);
+		sent = __atomic_load_n(&live.sent, __ATOMIC_RELAXED);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		fprintf(stderr, "rant: %6.0f s  %s %" PRIu64 "  samples %" PRIu64 "  rate %" PRIu64
+			"/s  min/avg/max %" PRIu64 "/%" PRIu64 "/%" PRIu64 " ns  lost %" PRIu64 "\n",
+			(double)(mono_ns() - start) / 1e9, side.emit ? "sent" : "pongs", sent, n,
+			n - (prev < n ? prev : n), mn, n ? sum / n : 0, mx, lost);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		prev = n;
+	}
+	return NULL;
+}
+
+/* Started with every signal blocked and as SCHED_OTHER, whatever chrt gave main. */
+static void status_start(void)
+{
+	pthread_attr_t at;
+	struct sched_param sp = { 0 };
+	sigset_t all, old;
+
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&at, SCHED_OTHER);
+	pthread_attr_setschedparam(&at, &sp);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	status_started = pthread_create(&status_thread, &at, status_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+}
+
+static void status_stop(void)
+{
+	if (status_started) {
+		pthread_cancel(status_thread);
+		pthread_join(status_thread, NULL);
+		status_started = false;
+	}
+}
+
+/* A spinning SCHED_FIFO/RR task with RT throttling on gets preempted anyway. */
+static void check_rt_throttling(void)
+{
+	int pol = sched_getscheduler(0);
+	long rt = -1;
+	FILE *f;
+
+	if (!cfg.spin || (pol != SCHED_FIFO && pol != SCHED_RR)) {
+		return;
+	}
+	f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &rt) != 1) {
+			rt = -1;
+		}
+		fclose(f);
+	}
+	if (rt >= 0) {
+		warnx_("warning: spinning under SCHED_%s while RT throttling is active (sched_rt_runtime_us=%ld): the kernel will stop rant for part of every period; isolate the CPU or echo -1 > /proc/sys/kernel/sched_rt_runtime_us",
+		       pol == SCHED_FIFO ? "FIFO" : "RR", rt);
+	}
+}
+
+static uint32_t random_id(void)
+{
+	uint32_t id = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &id, sizeof(id)) != sizeof(id)) {
+			id = 0;
+		}
+		close(fd);
+	}
+	if (!id) {
+		id = (uint32_t)(real_ns() ^ ((uint64_t)getpid() << 16)) | 1;
+	}
+	return id;
+}
+
+/* Everything that can fail with exit 2 happens here, before any packet. */
+static int run_setup(struct layout *L, int *log_fd, FILE **json)
+{
+	bool emit = cfg.mode == MODE_EMIT;
+
+	side_set(emit);
+	if (layout_compute(L, emit) < 0) {
+		return -1;
+	}
+	if (cfg.log && out_check("--log", cfg.log) < 0) {
+		return -1;
+	}
+	if (cfg.json && strcmp(cfg.json, "-") && out_check("--json", cfg.json) < 0) {
+		return -1;
+	}
+	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
+		return -1;
+	}
+	if (cfg.trace && trace_open() < 0) {
+		return -1;
+	}
+	if (arena_setup(L, emit) < 0) {
+		return -1;
+	}
+	/* outputs last: nothing is created or truncated unless the run starts */
+	if (cfg.log && (*log_fd = out_open("--log", cfg.log)) < 0) {
+		return -1;
+	}
+	if (cfg.json) {
+		int fd = strcmp(cfg.json, "-") ? out_open("--json", cfg.json) : dup(1);
+
+		if (fd < 0 || !(*json = fdopen(fd, "w"))) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void start_note(void)
+{
+	if (cfg.quiet) {
+		return;
+	}
+	fprintf(stderr, "rant %s: %s%s%s port %u%s%s, %u B, wire stamps %s, app stamps %s, %s\n", RANT_VERSION,
+		cfg.mode == MODE_EMIT ? "emit to " : "reflect on", cfg.mode == MODE_EMIT ? cfg.address : "",
+		cfg.mode == MODE_EMIT ? "" : "", cfg.port, cfg.iface ? " via " : "", cfg.iface ? cfg.iface : "",
+		cfg.size, ts.note, cfg.sw_stamps ? "on" : "off",
+		cfg.spin ? "spinning" : cfg.interval_ns ? "interval" : "blocking");
+	if (cfg.verbose) {
+		fprintf(stderr, "rant: memory %zu B locked%s; window %" PRIu64 " transactions; log ring %" PRIu64
+			" records of %u B; session 0x%08x\n", arena.size, cfg.hugepages ? " in hugepages" : "",
+			win_mask + 1, S.log.cap, S.log.rec_size, S.id);
+		if (tr.marker_fd >= 0) {
+			fprintf(stderr, "rant: tracing to %s\n", tr.dir);
+		}
+	}
+}
+
+static int run_main(void)
+{
+	struct layout L;
+	int log_fd = -1, code = EXIT_OK, r;
+	FILE *json = NULL, *out;
+
+	if (run_setup(&L, &log_fd, &json) < 0) {
+		ts_restore(sock_fd);
+		return EXIT_USAGE;
+	}
+	out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+	signals_setup();
+	memory_lock();
+	check_rt_throttling();
+	E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
+	E.rxcap = R.rxcap = cfg.size + 1;	/* one byte more reveals an oversized datagram */
+	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
+	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);
+	start_note();
+	if (!cfg.quiet) {
+		status_start();
+	}
+	if (cfg.mode == MODE_REFLECT) {
+		R.log_fd = log_fd;
+		R.json = json;
+		__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
+		if (cfg.trace) {
+			trace_mark("RANT_TEST_START\n", 16);
+		}
+		r = reflect_run();
+		status_stop();
+		ts_restore(sock_fd);
+		if (json) {
+			fclose(json);
+		}
+		return r < 0 && R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : R.exit_code;
+	}
+	r = emit_run();
+	status_stop();
+	ts_restore(sock_fd);
+	if (r < 0) {
+		code = EXIT_RUNTIME;
+	} else if (!S.c.received && S.c.sent) {
+		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg.address, cfg.port);
+		code = EXIT_RUNTIME;
+	} else if (S.c.breaches || S.stop_reason == STOP_PEER_BREACH) {
+		code = EXIT_BREACH;
+	}
+	if (log_fd >= 0 && (r = log_write(log_fd, cfg.log_format)) < 0) {
+		warnx_("--log: writing %s failed: %s", cfg.log, strerror(-r));
+		code = EXIT_RUNTIME;
+	}
+	session_report(out, true);
+	if (json) {
+		json_report(json, code);
+		fclose(json);
+	}
+	return code;
+}
+
+#ifndef RANT_NO_MAIN
+int main(int argc, char **argv)
+{
+	int r = opt_parse(argc, argv);
+
+	if (r) {
+		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	}
+	if (cfg.mode == MODE_ANALYZE) {
+		side_set(true);
+		return analyze_main();
+	}
+	return run_main();
+}
+#endif
