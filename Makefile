@@ -1,0 +1,61 @@
+# rant - build, test, demo, bench.  See README.md.
+CC ?= gcc
+CFLAGS ?= -O2 -g -Wall -Wextra
+EXTRA_CFLAGS ?=
+LDLIBS = -lm -lpthread
+PREFIX ?= /usr/local
+DESTDIR ?=
+SAN_CC ?= clang
+SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 60
+
+all: rant
+
+rant: rant.c
+	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ rant.c $(LDLIBS)
+
+tests/unit: tests/unit.c rant.c
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/unit.c $(LDLIBS)
+
+# sanitizer builds of the tool and the unit tests (ASan + UBSan)
+rant-san: rant.c
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -o $@ rant.c $(LDLIBS)
+
+tests/unit-san: tests/unit.c rant.c
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -o $@ tests/unit.c $(LDLIBS)
+
+# -Werror on the real compile (warnings that need -O2 included), then all tests
+werror: rant.c
+	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null rant.c
+
+check: werror rant tests/unit
+	tests/run.sh
+
+check-sanitize: rant-san tests/unit-san
+	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+
+valgrind: tests/unit
+	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite tests/unit
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz.sh
+
+demo: rant
+	tests/demo.sh
+
+bench: rant
+	tests/bench.sh
+
+soak: rant
+	tests/soak.sh
+
+install: rant
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -p -m 0755 rant $(DESTDIR)$(PREFIX)/bin/rant
+	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
+
+clean:
+	rm -f rant rant-san tests/unit tests/unit-san tests/fuzz-*[!.][!c]
+	rm -rf tests/fuzz-out
+
+.PHONY: all check check-sanitize werror valgrind fuzz demo bench soak install clean

@@ -1,0 +1,179 @@
+#!/bin/bash
+# Shared library of rant's integration tests (sourced, never run).
+#
+# Each test script sources this file, calls the helpers below and ends with
+# `finish`, which prints "N passed, N failed[, N skipped]" and sets the exit
+# status.  Network tests run in throwaway namespaces joined by a veth pair,
+# torn down by an EXIT trap; the names carry the PID so that parallel runs
+# and leftovers never collide.
+
+: "${RANT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/rant}"
+: "${TMPDIR:=/tmp}"
+
+PASS=0
+FAIL=0
+SKIP=0
+TESTNUM=0
+NS_A="rantA$$"
+NS_B="rantB$$"
+ADDR_A=10.231.0.1
+ADDR_B=10.231.0.2
+ADDR6_A=fd00:231::1
+ADDR6_B=fd00:231::2
+VETH_A="vrA$$"
+VETH_B="vrB$$"
+WORK=$(mktemp -d "$TMPDIR/rant-test.XXXXXX")
+BG_PIDS=()
+
+ok() {
+	TESTNUM=$((TESTNUM + 1))
+	PASS=$((PASS + 1))
+	echo "ok $TESTNUM - $*"
+}
+
+not_ok() {
+	TESTNUM=$((TESTNUM + 1))
+	FAIL=$((FAIL + 1))
+	echo "not ok $TESTNUM - $*"
+}
+
+skip() {
+	TESTNUM=$((TESTNUM + 1))
+	SKIP=$((SKIP + 1))
+	echo "ok $TESTNUM - # SKIP $*"
+}
+
+# check "name" command...: passes when the command succeeds
+check() {
+	local name=$1
+	shift
+	if "$@"; then
+		ok "$name"
+	else
+		not_ok "$name"
+	fi
+}
+
+# expect_eq "name" actual expected
+expect_eq() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1 (got '$2', expected '$3')"
+	fi
+}
+
+finish() {
+	echo "$PASS passed, $FAIL failed, $SKIP skipped"
+	[ "$FAIL" -eq 0 ]
+}
+
+is_root() {
+	[ "$(id -u)" -eq 0 ]
+}
+
+# need_root "why": skip the whole script (exit 0) when not root
+need_root() {
+	if ! is_root; then
+		skip "$1: needs root for network namespaces"
+		finish
+		exit 0
+	fi
+}
+
+cleanup() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Two namespaces joined by a veth pair, IPv4 and IPv6 (no DAD wait).
+ns_setup() {
+	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
+	ip link add "$VETH_A" netns "$NS_A" type veth peer name "$VETH_B" netns "$NS_B" || return 1
+	ip -n "$NS_A" addr add "$ADDR_A/24" dev "$VETH_A"
+	ip -n "$NS_B" addr add "$ADDR_B/24" dev "$VETH_B"
+	ip -n "$NS_A" addr add "$ADDR6_A/64" dev "$VETH_A" nodad
+	ip -n "$NS_B" addr add "$ADDR6_B/64" dev "$VETH_B" nodad
+	ip -n "$NS_A" link set lo up
+	ip -n "$NS_B" link set lo up
+	ip -n "$NS_A" link set "$VETH_A" up
+	ip -n "$NS_B" link set "$VETH_B" up
+	wait_for 5 link_up "$NS_A" "$VETH_A" && wait_for 5 link_up "$NS_B" "$VETH_B"
+}
+
+link_up() {
+	ip -n "$1" -o link show "$2" 2>/dev/null | grep -q 'state UP'
+}
+
+in_a() { ip netns exec "$NS_A" "$@"; }
+in_b() { ip netns exec "$NS_B" "$@"; }
+
+# wait_for SECONDS command...: poll until the command succeeds
+wait_for() {
+	local limit=$1 i
+	shift
+	for ((i = 0; i < limit * 20; i++)); do
+		"$@" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# udp_listening NS PORT: a UDP socket is bound to PORT in NS
+udp_listening() {
+	ip netns exec "$1" ss -Hlun "sport = :$2" 2>/dev/null | grep -q .
+}
+
+# reflector NAME [rant options...]: start a reflector in NS_B, wait until it listens.
+# Its stdout/stderr go to $WORK/NAME.out/.err; its pid is in REFLECTOR_PID.
+reflector() {
+	local name=$1
+	shift
+	ip netns exec "$NS_B" "$RANT" -i "$VETH_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	REFLECTOR_PID=$!
+	BG_PIDS+=("$REFLECTOR_PID")
+	wait_for 5 udp_listening "$NS_B" "$(port_of "$@")"
+}
+
+port_of() {
+	local p=12345
+	while [ $# -gt 0 ]; do
+		[ "$1" = --port ] && p=$2
+		shift
+	done
+	echo "$p"
+}
+
+# emit NAME [rant options...]: run a client in NS_A against NS_B, wait for it.
+# Sets EMIT_RC; output in $WORK/NAME.out/.err.
+emit() {
+	local name=$1
+	shift
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	EMIT_RC=$?
+}
+
+# json_get FILE EXPR: a value from a JSON file (python3, present on Debian)
+json_get() {
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d=d[k] if not isinstance(d,list) else d[int(k)]
+print(json.dumps(d) if isinstance(d,(dict,list,bool)) or d is None else d)' "$1" "$2"
+}
+
+# report_field FILE FIELD: a number from the report's "Packets:" / MIN line
+report_field() {
+	case $2 in
+	MIN | MAX | AVG) sed -n "s/.*$2: \([0-9-]*\) ns.*/\1/p" "$1" | head -1 ;;
+	samples) sed -n 's/.*Total Samples: \([0-9]*\).*/\1/p' "$1" | head -1 ;;
+	*) sed -n "s/^Packets:.* $2 \([0-9]*\).*/\1/p" "$1" | head -1 ;;
+	esac
+}
