@@ -846,7 +846,7 @@ step_link() {
 		cur=$("${tcq[@]}" qdisc show dev "$IFACE" root 2>/dev/null | awk 'NR == 1 {print $2}')
 		# Deleting the root qdisc gives the device its default one back.
 		UNDO=("${tcc[@]}" qdisc del dev "$IFACE" root)
-		step qdisc "${cur:-unknown}" noqueue "${tcc[@]}" qdisc replace dev "$IFACE" root noqueue
+		step qdisc "${cur:-none}" noqueue "${tcc[@]}" qdisc replace dev "$IFACE" root noqueue
 	fi
 }
 
@@ -1071,7 +1071,13 @@ step_irqs() {
 
 # cpus: the named CPUs, once each.
 cpus() {
-	if [[ $CPU == "$IRQ_CPU" ]]; then echo "$CPU"; else echo "$CPU $IRQ_CPU"; fi
+	if ((CPU == IRQ_CPU)); then
+		echo "$CPU"
+	elif ((CPU < IRQ_CPU)); then
+		echo "$CPU $IRQ_CPU"
+	else
+		echo "$IRQ_CPU $CPU"
+	fi
 }
 
 step_cpus() {
@@ -1201,12 +1207,11 @@ do_undo() {
 	for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
 		IFS=$'\t' read -r id old words <<<"${lines[i]}"
 		IFS=$SEP read -r -a cmd <<<"$words"
-		if run "${cmd[@]}"; then
-			if ((DRY_RUN)); then
-				report "would apply" "$id" "back to '$old'"
-			else
-				report restored "$id" "'$old'"
-			fi
+		if ((DRY_RUN)); then
+			report "would apply" "$id" "back to '$old'"
+			run "${cmd[@]}"
+		elif run "${cmd[@]}"; then
+			report restored "$id" "'$old'"
 		else
 			report failed "$id" "$(show_cmd "${cmd[@]}"): $RUN_ERR"
 			keep=("${lines[i]}" "${keep[@]}")

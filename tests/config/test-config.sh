@@ -274,6 +274,15 @@ test_mlx5() {
 	t "mlx5: --check notices a setting that drifted, exits 1" \
 		bash -c '[[ $1 == 1 ]] && grep -q "not set *irq 101 affinity *is .0-3., want .3." "$2"' _ "$RC" "$OUT"
 
+	local applied
+	applied=$(snap_fake "$root")
+	cfg "$root" enp59s0f0 --undo --dry-run
+	t "mlx5: --undo --dry-run prints the restoring commands, changes nothing" bash -c '
+		[[ $1 == 0 && "$2" == "$3" && -e $4/run/enp59s0f0.state ]] &&
+		grep -q "\$ echo 0-3 > .*/proc/irq/101/smp_affinity_list" "$5" &&
+		grep -q "\$ kill \$(cat .*/enp59s0f0.phc2sys.pid)" "$5"' \
+		_ "$RC" "$applied" "$(snap_fake "$root")" "$root" "$OUT"
+
 	cfg "$root" enp59s0f0 --undo
 	after=$(snap_fake "$root")
 	t "mlx5: --undo exits 0 and restores every value of the tree" \
