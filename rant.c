@@ -769,16 +769,17 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 }
 
 /*
- * Drain the error queue without blocking, at most max entries, handing each
- * TX stamp to fn.  Returns how many stamps it read.
+ * Read TX stamps from the error queue without blocking until `want` stamps
+ * came or the queue is empty, handing each to fn.  Stopping at `want` saves
+ * the extra recvmsg that would only return EAGAIN.  Returns how many it read.
  */
-static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int max)
+static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 {
 	char ctrl[256] __attribute__((aligned(8)));
 	char data[64];
-	int got = 0;
+	int got = 0, reads = 0;
 
-	while (max-- > 0) {
+	while (got < want && reads++ < want + 8) {
 		struct iovec iov = { data, sizeof(data) };
 		struct msghdr msg = {
 			.msg_iov = &iov, .msg_iovlen = 1,
@@ -2122,7 +2123,7 @@ static void emit_on_tx(uint32_t key, uint64_t wire)
 static void emit_drain(void)
 {
 	if (E.txpend) {
-		ts_drain(sock_fd, emit_on_tx, (int)E.txpend + 1);
+		ts_drain(sock_fd, emit_on_tx, (int)E.txpend);
 	}
 }
 
@@ -2438,19 +2439,20 @@ static int emit_interval_step(uint64_t *next)
 static void emit_finish(void)
 {
 	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
+	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
 	int round;
 
-	while (E.outstanding && stop_signal < 2) {
+	while (E.outstanding) {
 		uint64_t dl = emit_next_deadline(), now = mono_ns();
 
 		if (!dl) {
 			break;
 		}
-		if (S.stop_reason == STOP_DURATION && dl > grace_end) {
+		if (cut && dl > grace_end) {
 			dl = grace_end;
 		}
 		if (now >= dl) {
-			if (S.stop_reason == STOP_DURATION && now >= grace_end) {
+			if (cut && now >= grace_end) {
 				uint64_t s;
 
 				for (s = E.oldest; s < E.next_seq; s++) {
@@ -2478,7 +2480,7 @@ static void emit_finish(void)
 	if (!S.c.received) {
 		return;
 	}
-	for (round = 0; round < 64 && stop_signal < 2; round++) {
+	for (round = 0; round < 64; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
 		uint64_t limit;
 		int tries;
@@ -2490,7 +2492,7 @@ static void emit_finish(void)
 				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
 			}
 			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
-			while (!E.fin_acked && mono_ns() < limit && stop_signal < 2) {
+			while (!E.fin_acked && mono_ns() < limit) {
 				if (emit_wait_until(limit, true) < 0) {
 					break;
 				}
@@ -2653,12 +2655,29 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 static void reflect_drain(void)
 {
 	if (R.txpend) {
-		ts_drain(sock_fd, reflect_on_tx, (int)R.txpend + 1);
+		ts_drain(sock_fd, reflect_on_tx, (int)R.txpend);
 	}
 }
 
 static void session_report(FILE *f, bool final);
 static void json_report(FILE *f, int exit_code);
+
+/* Retire the reflector's window (slots keyed by TX key) in send order. */
+static void reflect_flush(void)
+{
+	uint64_t k = ts.next_key > win_mask + 1 ? ts.next_key - (win_mask + 1) : 0;
+
+	for (; k < ts.next_key; k++) {
+		struct txn *x = &win[k & win_mask];
+
+		if ((x->st & TF_USED) && x->txkey == (uint32_t)k) {
+			if (x->st & TF_TXPEND) {
+				R.txpend--;
+			}
+			txn_retire(x);
+		}
+	}
+}
 
 static void reflect_start(uint32_t id)
 {
@@ -2696,7 +2715,7 @@ static void reflect_end(int reason)
 		S.stop_reason = reason;
 	}
 	S.end_mono = reason == STOP_IDLE ? R.last_rx : mono_ns();
-	window_flush(ts.next_key);
+	reflect_flush();
 	if (R.any) {
 		S.c.lost = R.top + 1 - R.distinct;
 	}
@@ -3194,7 +3213,9 @@ static void session_report(FILE *f, bool final)
 		side.emit && S.srv_hw_known ? tsrc(S.srv_hw) : "",
 		cfg.sw_stamps ? "on (CLOCK_REALTIME)" : "off");
 	print_counts(f);
-	fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
+	if (cfg.mode != MODE_ANALYZE) {
+		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
+	}
 	if (S.log.cap) {
 		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")%s%" PRIu64 "%s\n",
 			S.log.n, S.log.dropped, S.log.cap, cfg.log_threshold_ns >= 0 ? ", " : "",
@@ -4245,7 +4266,7 @@ static int opt_check(const bool *given)
 		O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY, O_TOS, O_SPIN, O_ONCE,
 		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS,
 	};
-	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, 'w' };
+	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, 'w', O_SIZE };
 	size_t i;
 
 	if (cfg.mode == MODE_ANALYZE) {
@@ -4567,7 +4588,9 @@ static int run_main(void)
 	check_rt_throttling();
 	E.tx = arena_take(PROTO_MAX_SIZE + 64);
 	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
-	E.rxcap = R.rxcap = cfg.size + 1;	/* one byte more reveals an oversized datagram */
+	/* one byte more than the largest valid datagram reveals an oversized one */
+	E.rxcap = cfg.size + 1;
+	R.rxcap = PROTO_MAX_SIZE + 1;
 	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
 	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);
 	start_note();
