@@ -2914,6 +2914,9 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg.spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
+		if (!R.active && R.sessions && (cfg.once || R.exit_code == EXIT_BREACH)) {
+			break;
+		}
 		if (r > 0 && !cfg.spin) {
 			continue;
 		}
@@ -2924,9 +2927,6 @@ static int reflect_run(void)
 		last_check = now;
 		if (R.active && now - R.last_rx > R.idle_ns) {
 			reflect_end(STOP_IDLE);
-		}
-		if (!R.active && R.sessions && (cfg.once || R.exit_code == EXIT_BREACH)) {
-			break;
 		}
 		if (R.end && now >= R.end) {
 			break;
@@ -3019,11 +3019,29 @@ static void print_pct_table(FILE *f)
 	}
 }
 
+/* Non-empty groups of `merge` adjacent buckets, and the largest group count. */
+static uint64_t hist_groups(const struct hist *h, uint64_t merge, uint64_t *maxc)
+{
+	uint64_t i, j, groups = 0;
+
+	*maxc = 0;
+	for (i = 0; i < h->nbuckets; i += merge) {
+		uint64_t c = 0;
+
+		for (j = i; j < i + merge && j < h->nbuckets; j++) {
+			c += h->bucket[j];
+		}
+		groups += c != 0;
+		*maxc = c > *maxc ? c : *maxc;
+	}
+	return groups;
+}
+
 /* The seed's "Histogram Summary" block and the non-empty buckets as bars. */
 static void print_histogram(FILE *f, int m)
 {
 	const struct hist *h = &S.h[m];
-	uint64_t i, j, maxc = 0, nonempty = 0, merge = 1, above = 0;
+	uint64_t i, j, maxc = 0, merge = 1, above = 0, below;
 	bool approx = false;
 	int k;
 
@@ -3043,28 +3061,9 @@ static void print_histogram(FILE *f, int m)
 	if (approx) {
 		fprintf(f, "  (percentiles above the bound are approximate: the outlier store filled)\n");
 	}
-	for (i = 0; i < h->nbuckets; i++) {
-		nonempty += h->bucket[i] != 0;
-	}
-	while (nonempty / merge > 60) {
+	/* at most 60 bars: merge adjacent buckets by powers of two until they fit */
+	while (hist_groups(h, merge, &maxc) > 60) {
 		merge *= 2;
-		for (nonempty = 0, i = 0; i < h->nbuckets; i += merge) {
-			uint64_t c = 0;
-
-			for (j = i; j < i + merge && j < h->nbuckets; j++) {
-				c += h->bucket[j];
-			}
-			nonempty += c != 0;
-		}
-		nonempty *= merge;
-	}
-	for (i = 0; i < h->nbuckets; i += merge) {
-		uint64_t c = 0;
-
-		for (j = i; j < i + merge && j < h->nbuckets; j++) {
-			c += h->bucket[j];
-		}
-		maxc = c > maxc ? c : maxc;
 	}
 	fprintf(f, "Buckets (ns)%s:\n", merge > 1 ? " (adjacent buckets merged to fit)" : "");
 	for (i = 0; i < h->nbuckets; i += merge) {
@@ -3085,10 +3084,11 @@ static void print_histogram(FILE *f, int m)
 	for (i = 0; i < h->out_n; i++) {
 		above += h->out[i] >= 0;
 	}
+	below = h->out_n - above + h->out_lost_lo;
 	above += h->out_lost_hi;
-	if (above || h->out_n > above) {
-		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above, %" PRIu64 " below\n", h->bound_ns, above,
-			h->out_n - (above - h->out_lost_hi) + h->out_lost_lo);
+	if (above || below) {
+		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above (exact), %" PRIu64 " below zero\n",
+			h->bound_ns, above, below);
 	}
 }
 
