@@ -1,0 +1,422 @@
+#!/bin/bash
+# Integration tests of the transaction log contract (SPEC.md: Transaction
+# log, System): logs parse back through --analyze to the live report, the
+# emit + reflect join, the ring, -L, refused log paths, -G hugepages,
+# corrupted logs, and informational memory / parse-speed numbers.
+#
+#   sudo bash tests/net-log.sh        (RANT=path overrides the binary)
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+: "${COUNT:=3000}"
+: "${WARMUP:=50}"
+: "${SYNTH_ROWS:=1000000}"
+HUGE=/proc/sys/vm/nr_hugepages
+HUGE_OLD=
+SYNTH="$(dirname "$0")/net-log.d/synth-log.py"
+
+log_cleanup() {
+	cleanup
+	[ -n "$HUGE_OLD" ] && echo "$HUGE_OLD" >"$HUGE"
+}
+trap log_cleanup EXIT
+
+PY_PRELUDE='
+import json, re, sys
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+def load(p):
+    return json.load(open(p))
+def rows(p):
+    """Data rows of a rant log (text or csv) as dicts keyed by column name."""
+    out, cols, csv = [], None, False
+    for line in open(p):
+        line = line.rstrip("\n")
+        if line.startswith("#"):
+            csv = True
+            continue
+        if not line or (cols and not csv and line.startswith("-")):
+            continue
+        v = line.split(",") if csv or "," in line else line.split()
+        if cols is None:
+            cols, csv = v, csv or "," in line
+            continue
+        out.append(dict(zip(cols, v)))
+    return out
+'
+
+# py_checks LABEL CODE ARGS...: python prints "ok\tname" / "not ok\tname"
+py_checks() {
+	local label=$1 code=$2 out rc line
+	shift 2
+	out=$(python3 -c "$PY_PRELUDE$code" "$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok	"*) ok "$label: ${line#ok	}" ;;
+		"not ok	"*) not_ok "$label: ${line#not ok	}" ;;
+		"") ;;
+		*) echo "# $line" ;;
+		esac
+	done <<<"$out"
+	[ "$rc" -eq 0 ] || not_ok "$label: python checks failed to run (exit $rc)"
+}
+
+not_running() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+show() {
+	sed 's/^/#   /' "$WORK/$1.err" "$WORK/$1.out" 2>/dev/null | head -n 30
+}
+
+expect_rc() {
+	expect_eq "$1: exit status" "$EMIT_RC" "$2"
+	[ "$EMIT_RC" = "$2" ] || show "$1"
+}
+
+# analyze NAME LOG... [options]: rant --analyze; ANALYZE_RC, $WORK/NAME.out/.err
+analyze() {
+	local name=$1
+	shift
+	"$RANT" --analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	ANALYZE_RC=$?
+}
+
+# wait_reflector NAME: the reflector in REFLECTOR_PID ends; REFLECTOR_RC
+wait_reflector() {
+	REFLECTOR_RC=timeout
+	if wait_for 10 not_running "$REFLECTOR_PID"; then
+		wait "$REFLECTOR_PID"
+		REFLECTOR_RC=$?
+	fi
+}
+
+# ------------------------------------------------------- log -> --analyze
+
+PY_SAME='
+live, ana = load(sys.argv[1]), load(sys.argv[2])
+a, b = live["metrics"]["rtt"], ana["metrics"]["rtt"]
+for k in ("samples", "min_ns", "max_ns", "min_seq", "max_seq"):
+    t("rtt %s equal" % k, a[k] == b[k], (a[k], b[k]))
+t("rtt avg equal (within 1 ns)", abs(a["avg_ns"] - b["avg_ns"]) <= 1, (a["avg_ns"], b["avg_ns"]))
+t("rtt percentiles equal", a["percentiles_ns"] == b["percentiles_ns"], (a["percentiles_ns"], b["percentiles_ns"]))
+t("lost equal", live["packets"]["lost"] == ana["packets"]["lost"], (live["packets"]["lost"], ana["packets"]["lost"]))
+'
+
+# roundtrip TAG FORMAT [emit options]: one live run, its log analyzed back
+roundtrip() {
+	local tag=$1 fmt=$2
+	shift 2
+	emit "$tag" -s -w "$WARMUP" --count "$COUNT" -q --json "$WORK/$tag.json" \
+		-l "$WORK/$tag.log" --log-format "$fmt" "$@"
+	expect_rc "$tag log run" 0
+	analyze "$tag-a" "$WORK/$tag.log" --json "$WORK/$tag-a.json"
+	expect_eq "$tag log: --analyze exit status" "$ANALYZE_RC" 0
+	[ "$ANALYZE_RC" = 0 ] || { show "$tag-a"; return; }
+	py_checks "$tag log vs live" "$PY_SAME" "$WORK/$tag.json" "$WORK/$tag-a.json"
+	expect_eq "$tag log: text --analyze MIN == live MIN" \
+		"$(report_field "$WORK/$tag-a.out" MIN)" "$(report_field "$WORK/$tag.out" MIN)"
+	expect_eq "$tag log: text --analyze MAX == live MAX" \
+		"$(report_field "$WORK/$tag-a.out" MAX)" "$(report_field "$WORK/$tag.out" MAX)"
+	expect_eq "$tag log: text --analyze samples == live samples" \
+		"$(report_field "$WORK/$tag-a.out" samples)" "$(report_field "$WORK/$tag.out" samples)"
+}
+
+test_roundtrip() {
+	roundtrip text text
+	py_checks "text log" '
+r = rows(sys.argv[1]); w = int(sys.argv[2]); n = int(sys.argv[3])
+t("one row per measured transaction (warm-up skipped)", len(r) == n, len(r))
+t("first SEQ is the first after warm-up", r and int(r[0]["SEQ"]) == w, r and r[0]["SEQ"])
+t("columns are the seed names with _KSW wire stamps", r and list(r[0]) == ["SEQ", "T1_SW", "T1_KSW", "T4_KSW", "T4_SW", "RTT"],
+  r and list(r[0]))
+' "$WORK/text.log" "$WARMUP" "$COUNT"
+	roundtrip csv csv
+	py_checks "csv log" '
+r = rows(sys.argv[1]); w = int(sys.argv[2]); n = int(sys.argv[3]); a = load(sys.argv[4])
+st = [x["status"] for x in r]
+t("warm-up rows present with status warmup", st.count("warmup") == w, st.count("warmup"))
+t("warm-up rows are the first SEQs", all(x["status"] == "warmup" for x in r[:w]))
+t("every transaction has a row", len(r) == n + w, len(r))
+t("--analyze counts the warm-up rows as warm-up", a["packets"]["warmup"] == w, a["packets"])
+t("echoed server stamps and all latencies present", all(x["t2_ksw"] and x["t3_ksw"] and x["response_ns"] for x in r))
+' "$WORK/csv.log" "$WARMUP" "$COUNT" "$WORK/csv-a.json"
+}
+
+# Losses: the reflector is paused for a moment mid-run, so some pings time
+# out (lost) and their pongs come late; the log must account for them.
+test_roundtrip_loss() {
+	local pid
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -s --interval 1000 --count 2500 \
+		--timeout 20 --json "$WORK/loss.json" -l "$WORK/loss.log" --log-format csv \
+		>"$WORK/loss.out" 2>"$WORK/loss.err" &
+	pid=$!
+	BG_PIDS+=("$pid")
+	if wait_for 5 grep -q 'samples' "$WORK/loss.err"; then
+		kill -STOP "$MAIN_REFLECTOR"
+		sleep 0.3	# the fault: 300 pings go unanswered for a while
+		kill -CONT "$MAIN_REFLECTOR"
+	fi
+	wait "$pid"
+	EMIT_RC=$?
+	expect_rc "loss run" 0
+	analyze loss-a "$WORK/loss.log" --json "$WORK/loss-a.json"
+	expect_eq "loss log: --analyze exit status" "$ANALYZE_RC" 0
+	py_checks "loss log vs live" '
+live, ana = load(sys.argv[1]), load(sys.argv[2])
+t("the pause made losses", live["packets"]["lost"] > 0, live["packets"])
+t("lost equal", live["packets"]["lost"] == ana["packets"]["lost"], (live["packets"]["lost"], ana["packets"]["lost"]))
+r = rows(sys.argv[3])
+bad = sum(1 for x in r if x["status"] in ("lost", "late"))
+t("lost + late rows == live lost", bad == live["packets"]["lost"], (bad, live["packets"]["lost"]))
+for k in ("samples", "min_ns", "max_ns"):
+    t("rtt %s equal" % k, live["metrics"]["rtt"][k] == ana["metrics"]["rtt"][k])
+' "$WORK/loss.json" "$WORK/loss-a.json" "$WORK/loss.log"
+}
+
+# ------------------------------------------------------------ emit + reflect
+
+test_join() {
+	reflector rj --port 12411 --once -s -l "$WORK/rj.log" || { not_ok "join: reflector did not start"; return; }
+	emit ej --port 12411 -s -w 20 --count "$COUNT" -q -l "$WORK/ej.log" --json "$WORK/ej.json"
+	expect_rc "join: client" 0
+	wait_reflector
+	expect_eq "join: reflector exit" "$REFLECTOR_RC" 0
+	analyze ja "$WORK/ej.log" "$WORK/rj.log" --top 5 --json "$WORK/ja.json"
+	expect_eq "join: --analyze EMIT REFLECT exit status" "$ANALYZE_RC" 0
+	[ "$ANALYZE_RC" = 0 ] || { show ja; return; }
+	analyze ja2 "$WORK/rj.log" "$WORK/ej.log" --top 5
+	expect_eq "join: the order of the two logs does not matter" "$ANALYZE_RC" 0
+	py_checks "join" '
+live, ana = load(sys.argv[1]), load(sys.argv[2])
+for m in ("response", "network", "rtt"):
+    a, b = live["metrics"].get(m), ana["metrics"].get(m)
+    t("%s present" % m, a is not None and b is not None)
+    if a and b:
+        for k in ("samples", "min_ns", "max_ns"):
+            t("%s %s == live echoed decomposition" % (m, k), a[k] == b[k], (a[k], b[k]))
+text = open(sys.argv[3]).read()
+t("prints the worst transactions", re.search(r"^--- The 5 worst transactions", text, re.M) is not None)
+worst = text[text.find("worst transactions"):]
+heads = re.findall(r"^#: seq (\d+), rtt (\d+) ns", worst, re.M)
+t("5 breakdowns", len(heads) == 5, len(heads))
+t("5 dominant marks", worst.count("<== dominant") == 5, worst.count("<== dominant"))
+r = rows(sys.argv[4])
+top = sorted((int(x["RTT"]) for x in r), reverse=True)[:5]
+t("they are the 5 largest RTTs of the log", [int(v) for _, v in heads] == top, ([v for _, v in heads], top))
+t("the join filled the server stamps", "network (both ways)" in worst)
+' "$WORK/ej.json" "$WORK/ja.json" "$WORK/ja.out" "$WORK/ej.log"
+}
+
+# ------------------------------------------------------------------ ring, -L
+
+test_ring() {
+	local w=10
+	emit ring -s -w "$w" --count "$COUNT" -l "$WORK/ring.log" --log-records 500 -q --json "$WORK/ring.json"
+	expect_rc "ring" 0
+	py_checks "ring" '
+r = rows(sys.argv[1]); n = int(sys.argv[2]); w = int(sys.argv[3]); d = load(sys.argv[4])
+s = [int(x["SEQ"]) for x in r]
+t("exactly 500 data rows", len(r) == 500, len(r))
+t("SEQs unique and strictly increasing", all(a < b for a, b in zip(s, s[1:])))
+t("last SEQ is the last measured one", s and s[-1] == n + w - 1, s and s[-1])
+t("the kept rows are the last 500", s == list(range(n + w - 500, n + w)))
+t("json log: records 500, dropped count-500+warm-up", (d["log"]["records"], d["log"]["dropped"]) == (500, n + w - 500),
+  d["log"])
+' "$WORK/ring.log" "$COUNT" "$w" "$WORK/ring.json"
+	check "ring: report says 500 kept, $((COUNT + w - 500)) dropped" \
+		grep -q "^Log: 500 records kept, $((COUNT + w - 500)) dropped" "$WORK/ring.out"
+	check "ring: the report's Log line is well formed" \
+		grep -Eqx "Log: 500 records kept, $((COUNT + w - 500)) dropped \(ring of 500\)" "$WORK/ring.out"
+	analyze ring-a "$WORK/ring.log"
+	expect_eq "ring: the ring's log parses back" "$ANALYZE_RC" 0
+	expect_eq "ring: --analyze samples" "$(report_field "$WORK/ring-a.out" samples)" 500
+}
+
+test_log_threshold() {
+	local p50 us
+	p50=$(json_get "$WORK/csv.json" metrics.rtt.percentiles_ns.50 2>/dev/null)
+	us=$(((${p50:-20000} + 500) / 1000))
+	[ "$us" -ge 1 ] || us=1
+	emit lth -s -w 10 --count "$COUNT" -l "$WORK/lth.log" --log-format csv -L "$us" -q --json "$WORK/lth.json"
+	expect_rc "-L $us" 0
+	py_checks "-L $us" '
+r = rows(sys.argv[1]); us = int(sys.argv[2]); d = load(sys.argv[3]); lg = d["log"]
+ok_rows = [x for x in r if x["status"] == "ok"]
+t("some rows logged, some filtered", 0 < len(r) and lg["filtered"] > 0, (len(r), lg))
+t("every ok row has rtt_ns > -L", all(int(x["rtt_ns"]) > us * 1000 for x in ok_rows))
+t("only ok, lost or late rows (no warm-up)", all(x["status"] in ("ok", "lost", "late") for x in r))
+t("json log.records == data rows", lg["records"] == len(r), (lg["records"], len(r)))
+t("records + filtered == every transaction sent", lg["records"] + lg["filtered"] == d["packets"]["sent"],
+  (lg, d["packets"]["sent"]))
+t("no ring drops", lg["dropped"] == 0, lg)
+' "$WORK/lth.log" "$us" "$WORK/lth.json"
+	check "-L: report names the filtered count" grep -Eq "^Log: .*, [0-9]+ below -L$" "$WORK/lth.out"
+}
+
+# --------------------------------------------------------- refused log paths
+
+# refused NAME WHAT [emit options]: exit 2, one stderr line naming --log
+refused() {
+	local name=$1 what=$2
+	shift 2
+	emit "$name" --port 12412 --count 10 -q "$@"
+	expect_rc "$what" 2
+	expect_eq "$what: one stderr line" "$(wc -l <"$WORK/$name.err")" 1
+	check "$what: the line names --log" grep -q -- '--log' "$WORK/$name.err"
+}
+
+test_refused_paths() {
+	reflector rp --port 12412 --once || { not_ok "refused paths: reflector did not start"; return; }
+	refused nodir "-l in a missing directory" -l /nonexistent/dir/f.log
+	echo "precious content" >"$WORK/target"
+	ln -s "$WORK/target" "$WORK/link"
+	refused symlink "-l on a symbolic link" -l "$WORK/link"
+	check "-l on a symbolic link: the message says so" grep -q 'symbolic link' "$WORK/symlink.err"
+	expect_eq "-l on a symbolic link: target unchanged" "$(cat "$WORK/target")" "precious content"
+	echo "precious content" >"$WORK/kept.log"
+	emit latefail --port 12412 --count 10 -q -l "$WORK/kept.log" -T --trace-instance "nosuch$$"
+	expect_rc "a later configuration error (-T, missing instance)" 2
+	expect_eq "a later configuration error: the existing log is not truncated" \
+		"$(cat "$WORK/kept.log")" "precious content"
+	# nothing was sent: the reflector's only session is this one
+	emit pgood --port 12412 --count 10 -q
+	expect_rc "refused paths: a following run" 0
+	wait_reflector
+	expect_eq "refused paths: reflector exit" "$REFLECTOR_RC" 0
+	expect_eq "refused paths: nothing was sent by the refused runs (one session of 10)" \
+		"$(report_field "$WORK/rp.out" received)" 10
+	expect_eq "refused paths: the reflector saw one session" "$(grep -c 'session .* started' "$WORK/rp.err")" 1
+}
+
+# ----------------------------------------------------------------- hugepages
+
+hugepages_free() {
+	sed -n 's/^HugePages_Free: *//p' /proc/meminfo
+}
+
+test_hugepages() {
+	local need
+	if [ ! -w "$HUGE" ]; then
+		skip "-G: $HUGE not writable"
+		return
+	fi
+	HUGE_OLD=$(cat "$HUGE")
+	echo 0 >"$HUGE"
+	emit g0 -G --count 100 -q -l "$WORK/g0.log"
+	expect_rc "-G without hugepages" 2
+	expect_eq "-G without hugepages: one stderr line" "$(wc -l <"$WORK/g0.err")" 1
+	check "-G without hugepages: names $HUGE" grep -q "$HUGE" "$WORK/g0.err"
+	check "-G without hugepages: log not created" [ ! -e "$WORK/g0.log" ]
+	need=$(sed -n 's/.*echo \([0-9]*\) > .*/\1/p' "$WORK/g0.err")
+	check "-G without hugepages: says how many pages (${need:-none})" [ -n "$need" ]
+	echo 64 >"$HUGE"
+	if [ "$(hugepages_free)" -lt 8 ]; then
+		skip "-G: could not reserve hugepages (free: $(hugepages_free))"
+		return
+	fi
+	emit g1 -s -G -w 10 --count "$COUNT" -q -l "$WORK/g1.log" --json "$WORK/g1.json"
+	expect_rc "-G with $(hugepages_free) free hugepages" 0
+	py_checks "-G" '
+r = rows(sys.argv[1]); n = int(sys.argv[2]); d = load(sys.argv[3])
+t("log complete", len(r) == n and int(r[-1]["SEQ"]) == n + 9, (len(r), r and r[-1]["SEQ"]))
+t("all samples", d["metrics"]["rtt"]["samples"] == n)
+' "$WORK/g1.log" "$COUNT" "$WORK/g1.json"
+	echo "$HUGE_OLD" >"$HUGE"
+	HUGE_OLD=
+}
+
+# ------------------------------------------------------------- corrupt logs
+
+# corrupt NAME WHAT LINE: --analyze of $WORK/NAME fails at LINE
+corrupt() {
+	local name=$1 what=$2 line=$3
+	analyze "$name-a" "$WORK/$name"
+	expect_eq "corrupt log ($what): exit status" "$ANALYZE_RC" 2
+	check "corrupt log ($what): stderr names $name:$line" grep -q "$WORK/$name:$line:" "$WORK/$name-a.err"
+	if [ "$ANALYZE_RC" != 2 ] || ! grep -q "$WORK/$name:$line:" "$WORK/$name-a.err"; then
+		show "$name-a"
+	fi
+}
+
+test_corrupt() {
+	local src="$WORK/text.log" csv="$WORK/csv.log"
+	if [ ! -s "$src" ] || [ ! -s "$csv" ]; then
+		skip "corrupt logs: no logs from the round-trip runs"
+		return
+	fi
+	# cut inside line 101 (no newline at the end)
+	{
+		head -n 100 "$src"
+		sed -n '101p' "$src" | cut -c1-25 | tr -d '\n'
+	} >"$WORK/cut.log"
+	corrupt cut.log "truncated mid-line" 101
+	# one digit of a stamp changed on line 200: RTT no longer matches
+	awk 'NR == 200 { d = substr($3, length($3)); $3 = substr($3, 1, length($3) - 1) ((d + 1) % 10) } 1' \
+		"$src" >"$WORK/edit.log"
+	corrupt edit.log "a stamp edited" 200
+	# a stamp that is not a number, line 150
+	awk 'NR == 150 { $2 = "12x4.000000001" } 1' "$src" >"$WORK/junk.log"
+	corrupt junk.log "a stamp that is not a number" 150
+	# csv: a field dropped on line 77 (header comment + column line + 75 rows)
+	awk -F, -v OFS=, 'NR == 77 { NF = NF - 1 } 1' "$csv" >"$WORK/short.csv"
+	corrupt short.csv "csv row with a field missing" 77
+	# csv: an edited stamp on line 300
+	awk -F, -v OFS=, 'NR == 300 { d = substr($4, length($4)); $4 = substr($4, 1, length($4) - 1) ((d + 3) % 10) } 1' \
+		"$csv" >"$WORK/edit.csv"
+	corrupt edit.csv "csv stamp edited" 300
+}
+
+# -------------------------------------------------------- memory, parse speed
+
+# vmhwm CMD...: run CMD under /usr/bin/time -v; prints the peak RSS in kB
+peak_rss() {
+	/usr/bin/time -v "$@" 2>&1 >/dev/null | sed -n 's/.*Maximum resident set size (kbytes): *//p'
+}
+
+test_memory() {
+	local small big t0 t1 rate
+	if [ -x /usr/bin/time ]; then
+		small=$(peak_rss ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count "$COUNT" -q -l "$WORK/m1.log")
+		big=$(peak_rss ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count "$COUNT" -q \
+			-l "$WORK/m2.log" --log-records 1000000)
+		echo "# info: peak RSS, --count $COUNT -l (ring sized to the run): ${small:-?} kB"
+		echo "# info: peak RSS, --count $COUNT -l --log-records 1000000: ${big:-?} kB"
+		check "memory: both runs measured" [ -n "$small" ] && [ -n "$big" ]
+	else
+		skip "memory: /usr/bin/time not installed (apt-get install time)"
+	fi
+	python3 "$SYNTH" "$SYNTH_ROWS" "$WORK/big.csv" || { not_ok "synthetic log"; return; }
+	t0=$(date +%s%N)
+	analyze big-a "$WORK/big.csv" --json "$WORK/big-a.json"
+	t1=$(date +%s%N)
+	expect_eq "parse speed: --analyze of $SYNTH_ROWS synthetic rows" "$ANALYZE_RC" 0
+	expect_eq "parse speed: all rows read" "$(json_get "$WORK/big-a.json" metrics.rtt.samples 2>/dev/null)" "$SYNTH_ROWS"
+	rate=$((SYNTH_ROWS * 1000000000 / (t1 - t0 + 1)))
+	echo "# info: --analyze parsed $SYNTH_ROWS csv rows ($(($(stat -c %s "$WORK/big.csv") / 1048576)) MiB) in $(((t1 - t0) / 1000000)) ms: $rate records/s"
+	if [ -x /usr/bin/time ]; then
+		echo "# info: peak RSS of that --analyze: $(peak_rss "$RANT" --analyze "$WORK/big.csv") kB"
+	fi
+}
+
+main() {
+	need_root "net-log"
+	[ -x "$RANT" ] || { not_ok "no rant binary at $RANT (run make)"; finish; exit 1; }
+	ns_setup || { not_ok "namespace setup"; finish; exit 1; }
+	reflector refl -s || { not_ok "reflector did not start"; finish; exit 1; }
+	MAIN_REFLECTOR=$REFLECTOR_PID
+	test_roundtrip
+	test_roundtrip_loss
+	test_join
+	test_ring
+	test_log_threshold
+	test_refused_paths
+	test_hugepages
+	test_corrupt
+	test_memory
+	finish
+}
+
+main "$@"

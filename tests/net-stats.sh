@@ -1,0 +1,418 @@
+#!/bin/bash
+# Integration tests of the statistics, histogram, threshold and tracing
+# contract (SPEC.md: Output, Tracing): counts, structure and consistency
+# between the text report, the JSON report and the transaction log, never
+# absolute latencies.  Clients run in NS_A through `ip netns exec`, the way
+# users run rant in a namespace.
+#
+#   sudo bash tests/net-stats.sh        (RANT=path overrides the binary)
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+: "${COUNT:=3000}"
+: "${WARMUP:=50}"
+TRACEFS=/sys/kernel/tracing
+INST="rant_t$$"
+INST_DIR="$TRACEFS/instances/$INST"
+MOUNTED_TRACEFS=0
+# How -T clients reach tracefs: "plain" ip netns exec (rant's own fallback),
+# or "mount" (tracefs mounted in a private mount namespace) when the
+# fallback does not work here, so the tracing behaviour is still tested.
+TRACE_VIA=plain
+SYNTH="$(dirname "$0")/net-log.d/synth-log.py"
+
+stats_cleanup() {
+	cleanup
+	[ -d "$INST_DIR" ] && rmdir "$INST_DIR" 2>/dev/null
+	[ "$MOUNTED_TRACEFS" = 1 ] && umount "$TRACEFS" 2>/dev/null
+}
+trap stats_cleanup EXIT
+
+# The python half of the checks: a prelude that reports like ok/not_ok.
+PY_PRELUDE='
+import json, re, sys
+from fractions import Fraction
+from math import ceil
+PCT = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+def load(p):
+    return json.load(open(p))
+def nearest_rank(sorted_vals, p):
+    n = len(sorted_vals)
+    r = max(1, ceil(Fraction(p) * n / 100))
+    return sorted_vals[min(r, n) - 1]
+def pct_bad(v, m):
+    """Percentiles of metric m that miss the contract: below the bound the
+    top of the bucket of the nearest-rank sample (true <= reported < true +
+    bucket), above it the exact value."""
+    h, bad = m["histogram"], []
+    for k in PCT:
+        true, rep = nearest_rank(v, k), m["percentiles_ns"][k]
+        if true >= h["bound_ns"] or true < 0:
+            good = rep == true
+        else:
+            good = true <= rep < true + h["bucket_ns"]
+        if not good:
+            bad.append("p%s: reported %d, nearest rank %d" % (k, rep, true))
+    return "; ".join(bad)
+def csv_rows(p):
+    rows = []
+    with open(p) as f:
+        cols = None
+        for line in f:
+            if line.startswith("#"):
+                continue
+            v = line.rstrip("\n").split(",")
+            if cols is None:
+                cols = v
+                continue
+            rows.append(dict(zip(cols, v)))
+    return rows
+'
+
+# py_checks LABEL CODE ARGS...: run python checks that print "ok\tname" or
+# "not ok\tname (detail)" lines, and count each as a test of its own.
+py_checks() {
+	local label=$1 code=$2 out rc line
+	shift 2
+	out=$(python3 -c "$PY_PRELUDE$code" "$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok	"*) ok "$label: ${line#ok	}" ;;
+		"not ok	"*) not_ok "$label: ${line#not ok	}" ;;
+		"") ;;
+		*) echo "# $line" ;;
+		esac
+	done <<<"$out"
+	[ "$rc" -eq 0 ] || not_ok "$label: python checks failed to run (exit $rc)"
+}
+
+not_running() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+# show NAME: the output of a failed run, as TAP comments
+show() {
+	sed 's/^/#   /' "$WORK/$1.err" "$WORK/$1.out" 2>/dev/null | head -n 30
+}
+
+expect_rc() {
+	expect_eq "$1: exit status" "$EMIT_RC" "$2"
+	[ "$EMIT_RC" = "$2" ] || show "$1"
+}
+
+# ---------------------------------------------------------------- histogram
+
+PY_JSON_HIST='
+d = load(sys.argv[1]); n = int(sys.argv[2])
+m = d["metrics"]["rtt"]
+t("json samples == --count", m["samples"] == n, m["samples"])
+p = [m["percentiles_ns"][k] for k in PCT]
+t("json percentiles monotonic", all(a <= b for a, b in zip(p, p[1:])), p)
+t("json percentiles within [min,max]", all(m["min_ns"] <= v <= m["max_ns"] for v in p),
+  (m["min_ns"], p, m["max_ns"]))
+h = m["histogram"]
+b = h["buckets"]
+t("json buckets sum + outside == samples", sum(c for _, c in b) + h["outside"] == n,
+  (sum(c for _, c in b), h["outside"], n))
+t("json bucket bounds are multiples of bucket_ns below bound_ns, increasing",
+  all(lo % h["bucket_ns"] == 0 and 0 <= lo < h["bound_ns"] for lo, _ in b) and
+  all(x[0] < y[0] for x, y in zip(b, b[1:])))
+t("json bucket_ns/bound_ns as asked", (h["bucket_ns"], h["bound_ns"]) == (int(sys.argv[3]), int(sys.argv[4])),
+  (h["bucket_ns"], h["bound_ns"]))
+t("json packets: sent == count + warm-up", d["packets"]["sent"] == n + int(sys.argv[5]), d["packets"])
+'
+
+PY_TEXT_HIST='
+d = load(sys.argv[1]); n = int(sys.argv[2]); text = open(sys.argv[3]).read()
+m = d["metrics"]["rtt"]
+i = text.find("--- Histogram Summary")
+t("text has the Histogram Summary", i >= 0)
+blk = text[i:] if i >= 0 else ""
+s = re.search(r"^Samples: (\d+)$", blk, re.M)
+t("text Samples == --count", s and int(s.group(1)) == n, s and s.group(1))
+mn = re.search(r"^Min: (-?\d+) ns \(seq (\d+)\)$", blk, re.M)
+mx = re.search(r"^Max: (-?\d+) ns \(seq (\d+)\)$", blk, re.M)
+t("text Min line with (seq K) == json min/min_seq",
+  mn and (int(mn.group(1)), int(mn.group(2))) == (m["min_ns"], m["min_seq"]), mn and mn.groups())
+t("text Max line with (seq K) == json max/max_seq",
+  mx and (int(mx.group(1)), int(mx.group(2))) == (m["max_ns"], m["max_seq"]), mx and mx.groups())
+pl = dict(re.findall(r"^\s+([0-9.]+)%: (-?\d+) ns$", blk, re.M))
+t("text has the 7 percentile lines", sorted(pl) == sorted(PCT), sorted(pl))
+t("text percentiles == json percentiles", all(int(pl.get(k, -1)) == m["percentiles_ns"][k] for k in PCT))
+bars = re.findall(r"^\s+(\d+) - (\d+)\s+(\d+) (#+)$", blk, re.M)
+t("text has histogram bars", len(bars) > 0)
+o = re.search(r"outside \[0, \d+\) ns: (\d+) above[^,]*, (\d+) below", blk)
+outside = int(o.group(1)) + int(o.group(2)) if o else 0
+t("text bars + outside == samples", sum(int(c) for _, _, c, _ in bars) + outside == n,
+  (sum(int(c) for _, _, c, _ in bars), outside))
+'
+
+# Percentiles against a brute-force nearest rank over the run's own log:
+# below the bound true <= reported < true + bucket, above it exact.
+PY_PCT_EXACT='
+d = load(sys.argv[1]); m = d["metrics"]["rtt"]
+v = sorted(int(r["rtt_ns"]) for r in csv_rows(sys.argv[2]) if r["status"] == "ok")
+t("log has one ok row per sample", len(v) == m["samples"], (len(v), m["samples"]))
+bad = pct_bad(v, m)
+t("percentiles exact to the bucket (brute force over the log)", not bad, bad)
+'
+
+# hist_run TAG BUCKET_NS BOUND_NS [options]: -H run, checked three ways
+hist_run() {
+	local tag=$1 bns=$2 ons=$3
+	shift 3
+	emit "$tag" -s -w "$WARMUP" --count "$COUNT" -H -q --json "$WORK/$tag.json" \
+		-l "$WORK/$tag.csv" --log-format csv "$@"
+	expect_rc "histogram $tag" 0
+	[ "$EMIT_RC" = 0 ] || return
+	py_checks "histogram $tag" "$PY_JSON_HIST" "$WORK/$tag.json" "$COUNT" "$bns" "$ons" "$WARMUP"
+	py_checks "histogram $tag" "$PY_TEXT_HIST" "$WORK/$tag.json" "$COUNT" "$WORK/$tag.out"
+	py_checks "histogram $tag" "$PY_PCT_EXACT" "$WORK/$tag.json" "$WORK/$tag.csv"
+}
+
+test_histogram() {
+	hist_run default 100 1000000
+	hist_run b0.5-o50 500 50000 -b 0.5 -o 50
+	# the bound is not a multiple of the bucket: the last bucket is cut short
+	hist_run b3-o10 3000 10000 -b 3 -o 10
+}
+
+# Deterministic nearest-rank check: a synthetic log whose i-th RTT is
+# (i+1) us, read back with --analyze (the same statistics code).
+test_percentile_rank() {
+	local log="$WORK/synth.csv" n
+	for n in 1000 2000 3000; do
+		python3 "$SYNTH" "$n" "$log" 1000 || { not_ok "synthetic log $n"; continue; }
+		"$RANT" --analyze "$log" -H --json "$WORK/synth.json" >/dev/null 2>"$WORK/synth.err"
+		py_checks "nearest rank, $n synthetic samples" '
+d = load(sys.argv[1]); m = d["metrics"]["rtt"]
+v = [(i + 1) * 1000 for i in range(int(sys.argv[2]))]
+bad = pct_bad(v, m)
+t("percentiles match the ceil(p/100*n)-th sample", not bad, bad)
+' "$WORK/synth.json" "$n"
+	done
+}
+
+# ---------------------------------------------------------------- threshold
+
+test_threshold_stop() {
+	emit tstop -s --count 1000 -t 0.001 -q --json "$WORK/tstop.json"
+	expect_rc "-t stop" 3
+	check "-t stop: 'Stopped by: threshold'" grep -qx 'Stopped by: threshold' "$WORK/tstop.out"
+	check "-t stop: breakdown printed" grep -q '^Threshold breach: seq [0-9]*, rtt [0-9]* ns > threshold 1 ns' "$WORK/tstop.out"
+	check "-t stop: dominant segment marked" grep -q '<== dominant' "$WORK/tstop.out"
+	py_checks "-t stop" '
+d = load(sys.argv[1])
+t("json threshold.exceeded true", d["threshold"]["exceeded"] is True, d["threshold"])
+t("json threshold.count >= 1", d["threshold"]["count"] >= 1, d["threshold"])
+t("json exit_code 3", d["exit_code"] == 3, d["exit_code"])
+t("json stop_reason threshold", d["stop_reason"] == "threshold", d["stop_reason"])
+t("it stopped: sent is small", d["packets"]["sent"] < 100, d["packets"]["sent"])
+' "$WORK/tstop.json"
+}
+
+# -C with the threshold at the median of an earlier run: about half breach.
+test_threshold_continue() {
+	local p50 us
+	p50=$(json_get "$WORK/default.json" metrics.rtt.percentiles_ns.50 2>/dev/null)
+	us=$(((${p50:-20000} + 500) / 1000))
+	[ "$us" -ge 1 ] || us=1
+	emit tcont -s --count 2000 -t "$us" -C -q --json "$WORK/tcont.json" -l "$WORK/tcont.csv" --log-format csv
+	expect_rc "-C (threshold $us us)" 3
+	check "-C: 'Stopped by: count'" grep -qx 'Stopped by: count' "$WORK/tcont.out"
+	py_checks "-C" '
+d = load(sys.argv[1]); thr = round(d["threshold"]["us"] * 1000); th = d["threshold"]
+n = d["metrics"]["rtt"]["samples"]
+t("runs to the full count", n == 2000, n)
+t("threshold.count > 0", th["count"] > 0, th)
+above = sum(1 for r in csv_rows(sys.argv[2]) if r["status"] == "ok" and int(r["rtt_ns"]) > thr)
+t("threshold.count == log rows with rtt_ns > threshold", th["count"] == above, (th["count"], above))
+t("percent == 100*count/samples", abs(th["percent"] - 100.0 * th["count"] / n) < 1e-5, th)
+t("exceeded true, exit_code 3", th["exceeded"] is True and d["exit_code"] == 3)
+text = open(sys.argv[3]).read()
+shown = len(re.findall(r"^Threshold breach: seq", text, re.M))
+t("at most 10 breakdowns in the text report", shown == min(th["count"], 10), (shown, th["count"]))
+tl = re.search(r"^Threshold: [0-9.]+ us, exceeded (\d+) times", text, re.M)
+t("text Threshold line count == json count", tl and int(tl.group(1)) == th["count"], tl and tl.group(0))
+' "$WORK/tcont.json" "$WORK/tcont.csv" "$WORK/tcont.out"
+}
+
+test_reflector_threshold() {
+	local rc
+	reflector rthr --port 12401 -s -t 0.001 || { not_ok "reflector -t 0.001 did not start"; return; }
+	emit ethr --port 12401 -s --count 1000 -q --json "$WORK/ethr.json"
+	expect_rc "reflector -t: client" 3
+	check "reflector -t: client says why" grep -q 'The reflector stopped on its threshold' "$WORK/ethr.out"
+	check "reflector -t: client 'Stopped by: peer_threshold'" grep -qx 'Stopped by: peer_threshold' "$WORK/ethr.out"
+	expect_eq "reflector -t: json stop_reason" "$(json_get "$WORK/ethr.json" stop_reason)" peer_threshold
+	expect_eq "reflector -t: json exit_code" "$(json_get "$WORK/ethr.json" exit_code)" 3
+	if wait_for 10 not_running "$REFLECTOR_PID"; then
+		wait "$REFLECTOR_PID"
+		rc=$?
+		expect_eq "reflector -t: reflector exit status" "$rc" 3
+		check "reflector -t: reflector 'Stopped by: threshold'" grep -qx 'Stopped by: threshold' "$WORK/rthr.out"
+	else
+		not_ok "reflector -t: the reflector did not exit after its breach"
+	fi
+}
+
+# ------------------------------------------------------------------ tracing
+
+trace_setup() {
+	if [ ! -d "$TRACEFS/instances" ] && mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
+		MOUNTED_TRACEFS=1
+	fi
+	[ -d "$TRACEFS/instances" ] || return 1
+	mkdir "$INST_DIR" || return 1
+	echo 4096 >"$INST_DIR/buffer_size_kb" 2>/dev/null
+	echo 1 >"$INST_DIR/tracing_on"
+}
+
+trace_reset() {
+	echo 1 >"$INST_DIR/tracing_on"
+	: >"$INST_DIR/trace"
+}
+
+marks() {
+	grep -c "tracing_mark_write: $1" "$INST_DIR/trace"
+}
+
+# temit NAME [options]: a client for the tracing tests (see TRACE_VIA)
+temit() {
+	local name=$1
+	shift
+	if [ "$TRACE_VIA" = plain ]; then
+		emit "$name" "$@"
+		return
+	fi
+	ip netns exec "$NS_A" unshare -m --propagation private \
+		sh -c 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"' sh \
+		"$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	EMIT_RC=$?
+}
+
+test_tracing() {
+	local n
+	if ! trace_setup; then
+		skip "tracing: no $TRACEFS/instances (tracefs not mounted and cannot be)"
+		return
+	fi
+	# `ip netns exec` remounts /sys: rant must find tracefs by itself
+	trace_reset
+	emit tplain -s --count 200 -T --trace-instance "$INST" -t 0.001 -q
+	if [ "$EMIT_RC" = 3 ] && [ "$(marks RANT_TEST_START)" = 1 ]; then
+		ok "tracing: -T works under plain ip netns exec (tracefs found despite the remounted /sys)"
+	else
+		not_ok "tracing: -T under plain ip netns exec (exit $EMIT_RC, want 3 and a RANT_TEST_START mark)"
+		show tplain
+		TRACE_VIA=mount
+		echo "# note: the tracing tests below mount tracefs in a private mount namespace instead"
+	fi
+
+	trace_reset
+	temit tbreach -s --count 1000 -T --trace-instance "$INST" -t 0.001 -q --json "$WORK/tbreach.json"
+	expect_rc "tracing -T -t stop" 3
+	expect_eq "tracing -T -t stop: one RANT_TEST_START" "$(marks RANT_TEST_START)" 1
+	check "tracing -T -t stop: a RANT_BREACH line with seq, rtt and threshold" \
+		grep -Eq 'tracing_mark_write: RANT_BREACH seq=[0-9]+ rtt_ns=[0-9]+ threshold_ns=1 ' "$INST_DIR/trace"
+	expect_eq "tracing -T -t stop: tracing_on is 0 afterwards" "$(cat "$INST_DIR/tracing_on")" 0
+
+	trace_reset
+	n=$(json_get "$WORK/default.json" metrics.rtt.percentiles_ns.50 2>/dev/null)
+	n=$(((${n:-20000} + 500) / 1000))
+	[ "$n" -ge 1 ] || n=1
+	temit tcont -s --count 2000 -T --trace-instance "$INST" -t "$n" -C -q --json "$WORK/ttcont.json"
+	expect_rc "tracing -T -C" 3
+	n=$(json_get "$WORK/ttcont.json" threshold.count 2>/dev/null)
+	expect_eq "tracing -T -C: every breach marked (RANT_BREACH lines == threshold.count)" \
+		"$(marks RANT_BREACH)" "${n:-missing}"
+	expect_eq "tracing -T -C: tracing_on stays 1" "$(cat "$INST_DIR/tracing_on")" 1
+
+	trace_reset
+	temit tnot -s --count 200 -T --trace-instance "$INST" -q
+	expect_rc "tracing -T without -t" 0
+	expect_eq "tracing -T without -t: RANT_TEST_START" "$(marks RANT_TEST_START)" 1
+	expect_eq "tracing -T without -t: no RANT_BREACH" "$(marks RANT_BREACH)" 0
+	expect_eq "tracing -T without -t: tracing_on unchanged (1)" "$(cat "$INST_DIR/tracing_on")" 1
+	echo 0 >"$INST_DIR/tracing_on"
+	temit toff -s --count 200 -T --trace-instance "$INST" -q
+	expect_eq "tracing -T without -t: tracing_on unchanged (0)" "$(cat "$INST_DIR/tracing_on")" 0
+
+	temit tmiss -s --count 200 -T --trace-instance "nosuch$$" -q
+	expect_rc "tracing: missing instance" 2
+	check "tracing: missing instance: stderr gives the mkdir command" \
+		grep -Eq "mkdir [^ ]*/instances/nosuch$$" "$WORK/tmiss.err"
+	expect_eq "tracing: missing instance: one stderr line" "$(wc -l <"$WORK/tmiss.err")" 1
+
+	test_snapshot
+}
+
+# -S: this kernel has no snapshot file; the error must come before any packet.
+test_snapshot() {
+	local rc
+	if [ -e "$INST_DIR/snapshot" ]; then
+		skip "tracing -S: this kernel has snapshot support; the no-snapshot error cannot be tested"
+		return
+	fi
+	reflector rsnap --port 12402 --once || { not_ok "tracing -S: reflector did not start"; return; }
+	temit tsnap -s --port 12402 --count 200 -T -S --trace-instance "$INST" -q
+	expect_rc "tracing -S without kernel support" 2
+	check "tracing -S: stderr mentions snapshot support" grep -q 'snapshot support' "$WORK/tsnap.err"
+	expect_eq "tracing -S: one stderr line" "$(wc -l <"$WORK/tsnap.err")" 1
+	# a clean session now: the reflector's one session must be this one
+	emit tsnap2 --port 12402 --count 10 -q
+	expect_rc "tracing -S: a following run" 0
+	if wait_for 10 not_running "$REFLECTOR_PID"; then
+		wait "$REFLECTOR_PID"
+		rc=$?
+		expect_eq "tracing -S: reflector exit" "$rc" 0
+		expect_eq "tracing -S: nothing was sent (the reflector saw one session of 10)" \
+			"$(report_field "$WORK/rsnap.out" received)" 10
+	else
+		not_ok "tracing -S: the reflector's session did not end"
+	fi
+}
+
+# ---------------------------------------------------------- status and clock
+
+STATUS_RE='^rant: .* samples .* rate .*/s'
+
+test_status_clock() {
+	local n
+	emit live -s --interval 1000 -d 3 --json "$WORK/live.json"
+	expect_rc "status line run (-d 3)" 0
+	n=$(grep -Ec "$STATUS_RE" "$WORK/live.err")
+	check "status line: >= 2 lines on stderr in 3 s (got $n)" [ "$n" -ge 2 ]
+	check "status line: not on stdout" [ "$(grep -Ec "$STATUS_RE" "$WORK/live.out")" = 0 ]
+	emit quiet -s --interval 1000 -d 2 -q
+	expect_rc "status line run with -q" 0
+	expect_eq "status line: none with -q" "$(grep -Ec "$STATUS_RE" "$WORK/quiet.err")" 0
+	py_checks "clock" '
+d = load(sys.argv[1]); c = d["clock"]
+t("offset_ns is a number with -s", isinstance(c["offset_ns"], int), c)
+t("warnings is an empty list on veth (software stamps)", c["warnings"] == [], c["warnings"])
+t("wire stamps are software on veth", d["timestamps"]["wire"] == "software", d["timestamps"])
+' "$WORK/live.json"
+	check "clock: no WARNING in the text report" [ "$(grep -c '^WARNING' "$WORK/live.out")" = 0 ]
+}
+
+main() {
+	need_root "net-stats"
+	[ -x "$RANT" ] || { not_ok "no rant binary at $RANT (run make)"; finish; exit 1; }
+	ns_setup || { not_ok "namespace setup"; finish; exit 1; }
+	reflector refl -s || { not_ok "reflector did not start"; finish; exit 1; }
+	test_histogram
+	test_percentile_rank
+	test_threshold_stop
+	test_threshold_continue
+	test_reflector_threshold
+	test_tracing
+	test_status_clock
+	finish
+}
+
+main "$@"
