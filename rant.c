@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -211,6 +212,12 @@ struct fit {
 	int64_t y0;		/* first y, ns */
 	double sx, sy, sxx, sxy;
 	int64_t ymin, ymax;
+	/* the current window: its best point waits here (see fit_window) */
+	uint64_t w_start, w_x;
+	int64_t w_y, w_q;
+	bool w_have;
+	uint64_t all_n;		/* every sample offered, and their minimum */
+	int64_t all_min;
 };
 
 /* Packet and stamp counters of one session. */
@@ -977,7 +984,12 @@ static int64_t hist_pct(const struct hist *h, double p, bool *approx)
 	if (!h->n) {
 		return 0;
 	}
-	rank = (uint64_t)ceill((long double)p / 100 * h->n);
+	/*
+	 * Exact integer rank: p in thousandths of a percent, so that 99.9 % of
+	 * 1000 samples is rank 999 (ceill(99.9 / 100 * 1000) is 1000 in binary
+	 * floating point).
+	 */
+	rank = (uint64_t)(((unsigned __int128)llround(p * 1000) * h->n + 99999) / 100000);
 	if (rank < 1) {
 		rank = 1;
 	}
@@ -1045,6 +1057,42 @@ static void fit_add(struct fit *f, uint64_t x_ns, int64_t y)
 	}
 	if (y > f->ymax) {
 		f->ymax = y;
+	}
+}
+
+/*
+ * Feed the fit with one point per FIT_WINDOW: the one of lowest quality q
+ * (the smallest delay), not every sample.  Queueing and wake-up jitter only
+ * ever add delay, so the lower envelope is what moves with the clocks; a
+ * plain fit of all samples mistakes a few slow seconds for drift.
+ */
+#define FIT_WINDOW	(NSEC_PER_SEC / 4)
+
+static void fit_window_flush(struct fit *f)
+{
+	if (f->w_have) {
+		fit_add(f, f->w_x, f->w_y);
+		f->w_have = false;
+	}
+}
+
+static void fit_window(struct fit *f, uint64_t x, int64_t y, int64_t q)
+{
+	if (f->w_have && x - f->w_start >= FIT_WINDOW) {
+		fit_window_flush(f);
+	}
+	if (!f->w_have) {
+		f->w_start = x;
+		f->w_have = true;
+		f->w_q = INT64_MAX;
+	}
+	if (q < f->w_q) {
+		f->w_q = q;
+		f->w_x = x;
+		f->w_y = y;
+	}
+	if (!f->all_n++ || y < f->all_min) {
+		f->all_min = y;
 	}
 }
 
@@ -1208,7 +1256,7 @@ static void txn_account(struct txn *x)
 		hist_add(&S.h[m], v, x->seq);
 		if (m == side.primary) {
 			live_add(v);
-			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns) {
+			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && S.stop_reason != STOP_BREACH) {
 				breach(x, v);
 			}
 		}
@@ -1217,7 +1265,7 @@ static void txn_account(struct txn *x)
 		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
 
 		x->counted |= CNT_OFFSET;
-		fit_add(&S.offset, x->t[T1W], v);
+		fit_window(&S.offset, x->t[T1W], v, rtt);
 		if (S.offset.n == 1 || rtt < S.best_rtt) {
 			S.best_rtt = rtt;
 			S.best_offset = v;
@@ -1229,11 +1277,11 @@ static void txn_account(struct txn *x)
 
 		if (!(x->counted & CNT_AW0) && stamp_diff(x->t[b0], x->t[a0], &v)) {
 			x->counted |= CNT_AW0;
-			fit_add(&S.app_wire[0], x->t[a0], v);
+			fit_window(&S.app_wire[0], x->t[a0], v, v);
 		}
 		if (!(x->counted & CNT_AW1) && stamp_diff(x->t[b1], x->t[a1], &v)) {
 			x->counted |= CNT_AW1;
-			fit_add(&S.app_wire[1], x->t[a1], v);
+			fit_window(&S.app_wire[1], x->t[a1], v, v);
 		}
 	}
 }
@@ -1580,26 +1628,70 @@ static int out_check(const char *opt, const char *path)
 /* -------------------------------------------------------------- tracing */
 
 /*
- * Where tracefs may be.  `ip netns exec` remounts /sys for the namespace,
- * hiding /sys/kernel/tracing; /proc/1/root reaches init's mount namespace,
- * where it is still mounted (needs root, as tracing does anyway).
+ * Where tracefs may be.  `ip netns exec` gives the command its own mount
+ * namespace with /sys remounted, which hides /sys/kernel/tracing.  The
+ * parent processes (the shell, sudo) still live in the original namespace,
+ * and /proc/PID/root walks into it; init's is the last resort (PID 1 may be
+ * out of reach in a container).  Failing all that, tracefs is mounted in a
+ * private mount namespace of rant's own: the host's mounts and its tracing
+ * state are not touched, only rant's view of them.
  */
-static const char *const tracefs_dirs[] = {
-	"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
-	"/proc/1/root/sys/kernel/tracing", "/proc/1/root/sys/kernel/debug/tracing",
-};
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 
-static bool trace_root(char *out, size_t len)
+static bool trace_try(const char *prefix, char *out, size_t len)
 {
 	char p[PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
-		snprintf(p, sizeof(p), "%s/instances", tracefs_dirs[i]);
+		snprintf(p, sizeof(p), "%s%s/instances", prefix, tracefs_dirs[i]);
 		if (access(p, F_OK) == 0) {
-			snprintf(out, len, "%s", tracefs_dirs[i]);
+			snprintf(out, len, "%s%s", prefix, tracefs_dirs[i]);
 			return true;
 		}
+	}
+	return false;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *rp;
+	pid_t pp = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	f = fopen(p, "r");
+	if (!f) {
+		return 0;
+	}
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) && sscanf(rp + 1, " %*c %d", &pp) != 1) {
+		pp = 0;
+	}
+	fclose(f);
+	return pp;
+}
+
+static bool trace_root(char *out, size_t len)
+{
+	char prefix[64];
+	pid_t pid = getppid();
+	int depth;
+
+	if (trace_try("", out, len)) {
+		return true;
+	}
+	for (depth = 0; pid > 0 && depth < 16; depth++, pid = parent_of(pid)) {
+		snprintf(prefix, sizeof(prefix), "/proc/%d/root", (int)pid);
+		if (trace_try(prefix, out, len)) {
+			return true;
+		}
+	}
+	if (trace_try("/proc/1/root", out, len)) {
+		return true;
+	}
+	if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		return trace_try("", out, len);
 	}
 	return false;
 }
@@ -2956,6 +3048,9 @@ static void report_prepare(void)
 	for (i = 0; i < side.nmetrics; i++) {
 		hist_finish(&S.h[side.metrics[i]]);
 	}
+	fit_window_flush(&S.offset);
+	fit_window_flush(&S.app_wire[0]);
+	fit_window_flush(&S.app_wire[1]);
 }
 
 /*
@@ -2977,13 +3072,14 @@ static int clock_warnings(char w[][256], int max)
 		const char *what = side.emit ? what_emit[i] : what_refl[i];
 		double ppm, span;
 
-		if (!f->n) {
+		if (!f->all_n) {
 			continue;
 		}
-		if (f->ymin < 0) {
+		if (f->all_min < 0) {
 			snprintf(w[n++], 256, "app-vs-wire offset %s went negative (min %" PRId64 " ns): %s",
-				 what, f->ymin, cause);
-		} else if (fit_ppm(f, &ppm, &span) && span >= 1.0 && fabs(ppm) > 1.0) {
+				 what, f->all_min, cause);
+		} else if (ts.hw && fit_ppm(f, &ppm, &span) && span >= 3.0 && fabs(ppm) > 1.0) {
+			/* with software stamps both are CLOCK_REALTIME: they cannot drift apart */
 			snprintf(w[n++], 256, "app-vs-wire offset %s drifts %+.2f ppm: %s", what, ppm, cause);
 		}
 	}
@@ -3126,6 +3222,12 @@ static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 			best = *n;
 		}
 		(*n)++;
+	} else if (!t[T2W] && !t[T3W] && metric_value(M_RTT, t, &val[*n])) {
+		name[*n] = "network + server (no server stamps)";
+		if (best < 0 || val[*n] > val[best]) {
+			best = *n;
+		}
+		(*n)++;
 	}
 	return best;
 }
@@ -3217,10 +3319,12 @@ static void session_report(FILE *f, bool final)
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
 	if (S.log.cap) {
-		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")%s%" PRIu64 "%s\n",
-			S.log.n, S.log.dropped, S.log.cap, cfg.log_threshold_ns >= 0 ? ", " : "",
-			cfg.log_threshold_ns >= 0 ? S.log.filtered : 0,
-			cfg.log_threshold_ns >= 0 ? " below -L" : "");
+		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")", S.log.n,
+			S.log.dropped, S.log.cap);
+		if (cfg.log_threshold_ns >= 0) {
+			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
+		}
+		fputc('\n', f);
 	}
 	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min", "avg",
 		"max", "stddev");
