@@ -253,7 +253,7 @@ t("records + filtered == every transaction sent", lg["records"] + lg["filtered"]
   (lg, d["packets"]["sent"]))
 t("no ring drops", lg["dropped"] == 0, lg)
 ' "$WORK/lth.log" "$us" "$WORK/lth.json"
-	check "-L: report names the filtered count" grep -Eq "^Log: .*, [0-9]+ below -L$" "$WORK/lth.out"
+	check "-L: report names the filtered count" grep -Eq "^Log: .*, [0-9]+ at or below -L$" "$WORK/lth.out"
 }
 
 # --------------------------------------------------------- refused log paths
