@@ -1,0 +1,2331 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Unit tests for rant: the pure parts, reached by including the source
+ * (chrony's test/unit does the same), so every static is in scope.
+ *
+ *   make tests/unit && tests/unit
+ *
+ * One line per test, "ok N - name" or "not ok N - name: detail", then
+ * "N passed, N failed".  Needs neither root nor network; temporary files
+ * live under /tmp and are removed.
+ */
+#define RANT_NO_MAIN
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "../rant.c"
+#pragma GCC diagnostic pop
+
+/* ------------------------------------------------------------ framework */
+
+static int t_num, t_pass, t_fail;
+
+static void ok(bool cond, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ok(bool cond, const char *name, const char *fmt, ...)
+{
+	t_num++;
+	if (cond) {
+		t_pass++;
+		printf("ok %d - %s\n", t_num, name);
+	} else {
+		va_list ap;
+
+		t_fail++;
+		printf("not ok %d - %s: ", t_num, name);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+/* Deterministic PRNG (xorshift64*), so every run tests the same data. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ULL;
+}
+
+/* uniform in [lo, hi] */
+static int64_t rnd_range(int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+/* Redirect fd 1 or 2 into an unlinked temp file around a call. */
+struct capture {
+	int fd, saved, target;
+};
+
+static void cap_start(struct capture *c, int target)
+{
+	char path[] = "/tmp/rant-unit-cap.XXXXXX";
+
+	fflush(stdout);
+	fflush(stderr);
+	c->target = target;
+	c->fd = mkstemp(path);
+	if (c->fd < 0) {
+		perror("mkstemp");
+		exit(99);
+	}
+	unlink(path);
+	c->saved = dup(target);
+	dup2(c->fd, target);
+}
+
+/* Restore the fd; returns what was written (malloc'd, NUL-terminated). */
+static char *cap_stop(struct capture *c)
+{
+	off_t n;
+	char *s;
+
+	fflush(stdout);
+	fflush(stderr);
+	dup2(c->saved, c->target);
+	close(c->saved);
+	n = lseek(c->fd, 0, SEEK_END);
+	s = malloc((size_t)n + 1);
+	if (!s) {
+		exit(99);
+	}
+	if (n > 0 && pread(c->fd, s, (size_t)n, 0) != n) {
+		n = 0;
+	}
+	s[n] = 0;
+	close(c->fd);
+	return s;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++) {
+		n += *s == '\n';
+	}
+	return n;
+}
+
+/* exactly one line, "rant: ..." */
+static bool one_rant_line(const char *s)
+{
+	size_t n = strlen(s);
+
+	return count_lines(s) == 1 && n > 6 && s[n - 1] == '\n' && !strncmp(s, "rant: ", 6);
+}
+
+/* A temp file path; the caller unlinks it. */
+static void tmp_path(char *buf, size_t len, const char *tag)
+{
+	static int seq;
+
+	snprintf(buf, len, "/tmp/rant-unit-%d-%d-%s", (int)getpid(), seq++, tag);
+}
+
+static int write_file(const char *path, const char *content)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int r;
+
+	if (fd < 0) {
+		return -1;
+	}
+	r = write_all(fd, content, strlen(content));
+	close(fd);
+	return r;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s;
+	long n;
+
+	if (!f) {
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	s = malloc((size_t)n + 1);
+	if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+		n = 0;
+	}
+	if (s) {
+		s[n] = 0;
+	}
+	fclose(f);
+	return s;
+}
+
+/* Reset all global state the tests touch (S owns nothing here). */
+static void reset_globals(void)
+{
+	cfg_defaults();
+	memset(&S, 0, sizeof(S));
+	memset(&ts, 0, sizeof(ts));
+	ts.phc_index = -1;
+	ts.rx_filter = -1;
+	ts_ioctl = ts_ioctl_sys;
+	side_set(true);
+}
+
+/* ------------------------------------------------------ option parsing */
+
+/* "rant" + the words of s; single quotes group (and '' is an empty word). */
+struct args {
+	int argc;
+	char *argv[64];
+	char buf[2048];
+};
+
+static void split_args(const char *s, struct args *a)
+{
+	char *p = a->buf;
+
+	a->argc = 0;
+	strcpy(p, "rant");
+	a->argv[a->argc++] = p;
+	p += 5;
+	for (;;) {
+		while (*s == ' ') {
+			s++;
+		}
+		if (!*s) {
+			break;
+		}
+		a->argv[a->argc++] = p;
+		while (*s && *s != ' ') {
+			if (*s == '\'') {
+				s++;
+				while (*s && *s != '\'') {
+					*p++ = *s++;
+				}
+				if (*s) {
+					s++;
+				}
+			} else {
+				*p++ = *s++;
+			}
+		}
+		*p++ = 0;
+	}
+	a->argv[a->argc] = NULL;
+}
+
+/*
+ * Forget getopt's position inside a bundle ("-hV" stops at h): glibc
+ * re-initialises only when optind is 0, and opt_parse sets it to 1.
+ */
+static void getopt_reset(void)
+{
+	static char arg0[] = "x";
+	char *av[] = { arg0, NULL };
+
+	optind = 0;
+	opterr = 0;
+	(void)getopt(1, av, "failed");
+}
+
+static int parse_str(const char *s, struct args *a, char **out, char **err)
+{
+	struct capture co, ce;
+	int r;
+
+	split_args(s, a);
+	cap_start(&co, 1);
+	cap_start(&ce, 2);
+	r = opt_parse(a->argc, a->argv);
+	*err = cap_stop(&ce);
+	*out = cap_stop(&co);
+	getopt_reset();
+	return r;
+}
+
+/* {expected result, argv, text the stderr line must contain} */
+static const struct {
+	int want;
+	const char *argv, *needle;
+} opt_cases[] = {
+	/* valid */
+	{ 0, "", NULL },
+	{ 0, "-a 192.0.2.1", NULL },
+	{ 0, "-a ::1 --port 1", NULL },
+	{ 0, "--address=h --port=65535", NULL },
+	{ 0, "-i lo", NULL },
+	{ 0, "-a h -i lo -s -H -G -P --spin -q -v", NULL },
+	{ 0, "-a h --count 1 --interval 0 --timeout 1 -w 0", NULL },
+	{ 0, "-a h --count 1000000000000 --interval 60000000 --timeout 60000 -w 1000000000", NULL },
+	{ 0, "-t5 -C", NULL },
+	{ 0, "-S --trace-instance foo", NULL },
+	{ 0, "-l /tmp/x --log-format csv --log-records 1 -L 0", NULL },
+	{ 0, "-b 0.001 -o 10000", NULL },
+	{ 0, "-b 0.1 -o 1000000", NULL },
+	{ 0, "-p 0 -B 1 --priority 0 --tos 0", NULL },
+	{ 0, "-p 1000000 -B 65535 --priority 6 --tos 255", NULL },
+	{ 0, "--once --json -", NULL },
+	{ 0, "--analyze a.log", NULL },
+	{ 0, "--analyze a.log b.log --top 1 -H -t 1 -b 1 -o 10 --json x -q -v -C", NULL },
+	{ 0, "-d 0.001", NULL },
+	{ 0, "-d 31536000", NULL },
+	{ 0, "--timestamps hw", NULL },
+	{ 0, "-a h --size 64", NULL },
+	{ 0, "-a h --size 65000", NULL },
+	{ 1, "-h", NULL },
+	{ 1, "--help", NULL },
+	{ 1, "-V", NULL },
+	{ 1, "--version", NULL },
+	/* numbers: range, sign, junk, empty, not numbers, fractions */
+	{ -1, "--port 0", "--port" },
+	{ -1, "--port 65536", "--port" },
+	{ -1, "--port -1", "--port" },
+	{ -1, "--port 10x", "--port" },
+	{ -1, "--port ''", "--port" },
+	{ -1, "--port abc", "--port" },
+	{ -1, "--port 1.5", "--port" },
+	{ -1, "--port ' 5'", "--port" },
+	{ -1, "--port +5", "--port" },
+	{ -1, "--port 0x10", "--port" },
+	{ -1, "--port 99999999999999999999999", "--port" },
+	{ -1, "-a h --size 63", "--size" },
+	{ -1, "-a h --size 65001", "--size" },
+	{ -1, "-a h --size 64.0", "--size" },
+	{ -1, "-a h --size ''", "--size" },
+	{ -1, "-d 0", "--duration" },
+	{ -1, "-d -1", "--duration" },
+	{ -1, "-d 31536001", "--duration" },
+	{ -1, "-d 1s", "--duration" },
+	{ -1, "-d nan", "--duration" },
+	{ -1, "-d inf", "--duration" },
+	{ -1, "-d ''", "--duration" },
+	{ -1, "-d '1 '", "--duration" },
+	{ -1, "-d 1e400", "--duration" },
+	{ -1, "-a h --count 0", "--count" },
+	{ -1, "-a h --count 1000000000001", "--count" },
+	{ -1, "-a h --count 5.5", "--count" },
+	{ -1, "-a h --count -3", "--count" },
+	{ -1, "-a h -w -1", "--warmup" },
+	{ -1, "-a h -w 1000000001", "--warmup" },
+	{ -1, "-a h -w ten", "--warmup" },
+	{ -1, "-a h --interval 60000001", "--interval" },
+	{ -1, "-a h --interval 1.5", "--interval" },
+	{ -1, "-a h --interval 100us", "--interval" },
+	{ -1, "-a h --timeout 0", "--timeout" },
+	{ -1, "-a h --timeout 60001", "--timeout" },
+	{ -1, "-a h --timeout 10ms", "--timeout" },
+	{ -1, "--timestamps HW", "--timestamps" },
+	{ -1, "--timestamps ''", "--timestamps" },
+	{ -1, "--timestamps hardware", "--timestamps" },
+	{ -1, "-t 0", "--threshold" },
+	{ -1, "-t -5", "--threshold" },
+	{ -1, "-t 60000001", "--threshold" },
+	{ -1, "-t 5us", "--threshold" },
+	{ -1, "-t 0.0001", "--threshold" },
+	{ -1, "-t ''", "--threshold" },
+	{ -1, "-b 0", "--bucket-size" },
+	{ -1, "-b 1000001", "--bucket-size" },
+	{ -1, "-b 0.0001", "--bucket-size" },
+	{ -1, "-b x", "--bucket-size" },
+	{ -1, "-o 0", "--overflow" },
+	{ -1, "-o 60000001", "--overflow" },
+	{ -1, "-o -1", "--overflow" },
+	{ -1, "-l f -L -1", "--log-threshold" },
+	{ -1, "-l f -L 60000001", "--log-threshold" },
+	{ -1, "-l f -L abc", "--log-threshold" },
+	{ -1, "-p 1000001", "--busy-poll-us" },
+	{ -1, "-p -1", "--busy-poll-us" },
+	{ -1, "-p 1.5", "--busy-poll-us" },
+	{ -1, "-B 0", "--budget" },
+	{ -1, "-B 65536", "--budget" },
+	{ -1, "--priority -1", "--priority" },
+	{ -1, "--priority x", "--priority" },
+	{ -1, "--priority 2147483648", "--priority" },
+	{ -1, "--priority 4294967295", "--priority" },
+	{ -1, "--tos 256", "--tos" },
+	{ -1, "--tos -1", "--tos" },
+	{ -1, "-l f --log-records 0", "--log-records" },
+	{ -1, "-l f --log-records 10000000001", "--log-records" },
+	{ -1, "-l f --log-format xml", "--log-format" },
+	{ -1, "-l f --log-format ''", "--log-format" },
+	{ -1, "-l f --log-format CSV", "--log-format" },
+	{ -1, "--analyze f --top 0", "--top" },
+	{ -1, "--analyze f --top 1000001", "--top" },
+	/* unknown options, missing values */
+	{ -1, "--bogus", "'--bogus'" },
+	{ -1, "--bogus=1", "--bogus" },
+	{ -1, "-x", "'-x'" },
+	{ -1, "-Hx", "'-x'" },
+	{ -1, "-1", "'-1'" },
+	{ -1, "--spin=1", "--spin" },
+	{ -1, "--lo f", "--lo" },
+	{ -1, "--port", "--port" },
+	{ -1, "-t", "--threshold" },
+	{ -1, "-a", "--address" },
+	{ -1, "-H -i", "--interface" },
+	{ -1, "--log", "--log" },
+	{ -1, "--analyze", "--analyze" },
+	{ -1, "--timestamps", "--timestamps" },
+	/* interfaces and addresses */
+	{ -1, "-i nosuchif0", "--interface" },
+	{ -1, "-i ''", "--interface" },
+	{ -1, "-i aaaaaaaaaaaaaaaaaaaa", "--interface" },
+	{ -1, "--address ''", "--address" },
+	/* conflicts */
+	{ -1, "-a h --once", "--once" },
+	{ -1, "--count 5", "--count" },
+	{ -1, "--interval 100", "--interval" },
+	{ -1, "--timeout 5", "--timeout" },
+	{ -1, "-w 5", "--warmup" },
+	{ -1, "--size 100", "--size" },
+	{ -1, "-C", "--continue" },
+	{ -1, "-a h -C", "--continue" },
+	{ -1, "-L 5", "--log-threshold" },
+	{ -1, "--log-format csv", "--log-format" },
+	{ -1, "--log-records 5", "--log-records" },
+	{ -1, "--trace-instance x", "--trace-instance" },
+	{ -1, "-T --trace-instance a/b", "--trace-instance" },
+	{ -1, "-T --trace-instance ..", "--trace-instance" },
+	{ -1, "-S --trace-instance .", "--trace-instance" },
+	{ -1, "-T --trace-instance ''", "--trace-instance" },
+	{ -1, "--top 5", "--top" },
+	{ -1, "-a h --top 5", "--top" },
+	{ -1, "--analyze f -a h", "--address" },
+	{ -1, "--analyze f -i lo", "--interface" },
+	{ -1, "--analyze f --port 5", "--port" },
+	{ -1, "--analyze f -d 5", "--duration" },
+	{ -1, "--analyze f -T", "--trace-marker" },
+	{ -1, "--analyze f -S", "--snapshot" },
+	{ -1, "--analyze f -l x", "--log" },
+	{ -1, "--analyze f --spin", "--spin" },
+	{ -1, "--analyze f --timestamps sw", "--timestamps" },
+	{ -1, "--analyze f -s", "--sw-timestamps" },
+	{ -1, "--analyze f --size 100", "--size" },
+	{ -1, "--analyze f --once", "--once" },
+	{ -1, "-o 1 -b 10", "--overflow" },
+	{ -1, "-b 0.001 -o 100000", "--overflow" },
+	{ -1, "-o 1000001", "--overflow" },
+	{ -1, "-l same --json same", "--json" },
+	{ -1, "foo", "'foo'" },
+	{ -1, "-a h foo", "'foo'" },
+	{ -1, "--analyze a b c", "unexpected argument" },
+};
+
+static void test_opt_table(void)
+{
+	size_t i;
+	int nbad = 0;
+
+	for (i = 0; i < sizeof(opt_cases) / sizeof(opt_cases[0]); i++) {
+		struct args a;
+		char *out, *err, name[200];
+		int r = parse_str(opt_cases[i].argv, &a, &out, &err);
+		bool good;
+
+		snprintf(name, sizeof(name), "opt_parse '%s' -> %d", opt_cases[i].argv, opt_cases[i].want);
+		if (opt_cases[i].want < 0) {
+			nbad++;
+			good = r == -1 && one_rant_line(err) && strstr(err, opt_cases[i].needle) && !*out;
+		} else {
+			good = r == opt_cases[i].want && !*err;
+		}
+		ok(good, name, "returned %d, stderr '%s', stdout %zu bytes", r, err, strlen(out));
+		free(out);
+		free(err);
+	}
+	ok(nbad >= 60, "opt_parse: at least 60 bad invocations in the table", "only %d", nbad);
+}
+
+/* Valid invocations: the fields they set. */
+#define GOOD(argstr, cond)                                                          \
+	do {                                                                        \
+		struct args a_;                                                     \
+		char *o_, *e_;                                                      \
+		int r_ = parse_str(argstr, &a_, &o_, &e_);                          \
+		ok(r_ == 0 && !*e_ && (cond), "opt fields '" argstr "': " #cond,    \
+		   "returned %d, stderr '%s'", r_, e_);                             \
+		free(o_);                                                           \
+		free(e_);                                                           \
+	} while (0)
+
+static void test_opt_fields(void)
+{
+	GOOD("", cfg.mode == MODE_REFLECT && cfg.port == 12345 && cfg.size == 64 &&
+		 cfg.timeout_ns == 1000000000ULL && cfg.interval_ns == 0 && cfg.bucket_ns == 100 &&
+		 cfg.bound_ns == 1000000 && cfg.threshold_ns == -1 && cfg.log_threshold_ns == -1 &&
+		 cfg.ts == TS_AUTO && cfg.log_format == LOG_TEXT && cfg.priority == -1 && cfg.tos == -1 &&
+		 cfg.top == 10 && !cfg.trace && !cfg.snapshot && !cfg.iface && !cfg.address && cfg.count == 0 &&
+		 cfg.warmup == 0 && !cfg.busy_poll_set && !cfg.budget_set);
+	GOOD("-a 192.0.2.1", cfg.mode == MODE_EMIT && !strcmp(cfg.address, "192.0.2.1"));
+	GOOD("--address=host.example", cfg.mode == MODE_EMIT && !strcmp(cfg.address, "host.example"));
+	GOOD("-a h --port 1", cfg.port == 1);
+	GOOD("-a h --port 65535", cfg.port == 65535);
+	GOOD("--port=007", cfg.port == 7);
+	GOOD("-a h --size 1472", cfg.size == 1472);
+	GOOD("-a h --size 65000", cfg.size == 65000);
+	GOOD("-a h --interval 250", cfg.interval_ns == 250000);
+	GOOD("-a h --interval 60000000", cfg.interval_ns == 60000000000ULL);
+	GOOD("-a h --timeout 5", cfg.timeout_ns == 5000000);
+	GOOD("-a h --timeout 60000", cfg.timeout_ns == 60000000000ULL);
+	GOOD("-a h --count 1000000000000", cfg.count == 1000000000000ULL);
+	GOOD("-a h -w 1000000000", cfg.warmup == 1000000000ULL);
+	GOOD("-d 0.5", cfg.duration_s == 0.5);
+	GOOD("-d 1e3", cfg.duration_s == 1000);
+	GOOD("-b 0.1", cfg.bucket_ns == 100);
+	GOOD("-b 0.001", cfg.bucket_ns == 1);
+	GOOD("-b 2.5", cfg.bucket_ns == 2500);
+	GOOD("-b 0.25 -o 0.25", cfg.bucket_ns == 250 && cfg.bound_ns == 250);
+	GOOD("-o 50", cfg.bound_ns == 50000);
+	GOOD("-o 1000000 -b 0.1", cfg.bound_ns == 1000000000ULL && cfg.bucket_ns == 100);
+	GOOD("-o 60000000 -b 10", cfg.bound_ns == 60000000000ULL);
+	GOOD("-t 5", cfg.threshold_ns == 5000);
+	GOOD("-t 0.001", cfg.threshold_ns == 1);
+	GOOD("-t 2.5", cfg.threshold_ns == 2500);
+	GOOD("-t 60000000", cfg.threshold_ns == 60000000000LL);
+	GOOD("-t5", cfg.threshold_ns == 5000);
+	GOOD("--threshold=7.25", cfg.threshold_ns == 7250);
+	GOOD("-t 10 -C", cfg.cont && cfg.threshold_ns == 10000);
+	GOOD("-C -t 10", cfg.cont && cfg.threshold_ns == 10000);
+	GOOD("-S", cfg.snapshot && cfg.trace);
+	GOOD("-T", cfg.trace && !cfg.snapshot);
+	GOOD("-T --trace-instance foo", cfg.trace && !strcmp(cfg.trace_instance, "foo"));
+	GOOD("--timestamps hw", cfg.ts == TS_HW);
+	GOOD("--timestamps sw", cfg.ts == TS_SW);
+	GOOD("--timestamps auto", cfg.ts == TS_AUTO);
+	GOOD("-l /tmp/x", !strcmp(cfg.log, "/tmp/x") && cfg.log_format == LOG_TEXT && cfg.log_records == 0);
+	GOOD("-l /tmp/x --log-format csv", cfg.log_format == LOG_CSV);
+	GOOD("-l /tmp/x --log-format text", cfg.log_format == LOG_TEXT);
+	GOOD("-l f -L 0", cfg.log_threshold_ns == 0);
+	GOOD("-l f -L 12.5", cfg.log_threshold_ns == 12500);
+	GOOD("-l f --log-records 100", cfg.log_records == 100);
+	GOOD("-s -H -G -P --spin -q -v", cfg.sw_stamps && cfg.histogram && cfg.hugepages && cfg.prefer_busypoll &&
+					      cfg.spin && cfg.quiet && cfg.verbose);
+	GOOD("-sHq", cfg.sw_stamps && cfg.histogram && cfg.quiet);
+	GOOD("-p 50", cfg.busy_poll_us == 50 && cfg.busy_poll_set);
+	GOOD("-p 0", cfg.busy_poll_us == 0 && cfg.busy_poll_set);
+	GOOD("-B 64", cfg.budget == 64 && cfg.budget_set);
+	GOOD("--priority 6", cfg.priority == 6);
+	GOOD("--priority 2147483647", cfg.priority == 2147483647);
+	GOOD("--tos 255", cfg.tos == 255);
+	GOOD("--tos 0", cfg.tos == 0);
+	GOOD("--once", cfg.once && cfg.mode == MODE_REFLECT);
+	GOOD("--json -", !strcmp(cfg.json, "-"));
+	GOOD("--analyze a.log", cfg.mode == MODE_ANALYZE && !strcmp(cfg.analyze[0], "a.log") && !cfg.analyze[1]);
+	GOOD("--analyze a.log b.log", cfg.mode == MODE_ANALYZE && !strcmp(cfg.analyze[1], "b.log"));
+	GOOD("a.log --analyze b.log", cfg.mode == MODE_ANALYZE && !strcmp(cfg.analyze[0], "b.log") &&
+					 !strcmp(cfg.analyze[1], "a.log"));
+	GOOD("--analyze a --top 3 -t 5", cfg.top == 3 && cfg.threshold_ns == 5000);
+	GOOD("-i lo", !strcmp(cfg.iface, "lo"));
+	GOOD("-a h -H", !strcmp(cfg.cmdline, "rant -a h -H"));
+	GOOD("-l a --json b", !strcmp(cfg.log, "a") && !strcmp(cfg.json, "b"));
+	/* defaults come back on every call: nothing leaks from the previous parse */
+	GOOD("-a h", cfg.threshold_ns == -1 && !cfg.cont && !cfg.log && cfg.port == 12345 && cfg.ts == TS_AUTO);
+
+	{
+		struct args a;
+		char *out, *err;
+		int r = parse_str("-h", &a, &out, &err);
+
+		ok(r == 1 && strstr(out, "Usage:") && strstr(out, "--timestamps") && !*err, "opt -h: usage on stdout",
+		   "r=%d stdout %zu bytes, stderr '%s'", r, strlen(out), err);
+		free(out);
+		free(err);
+		r = parse_str("-V", &a, &out, &err);
+		ok(r == 1 && !strcmp(out, "rant " RANT_VERSION "\n") && !*err, "opt -V: version on stdout",
+		   "r=%d stdout '%s'", r, out);
+		free(out);
+		free(err);
+	}
+}
+
+/* -------------------------------------------------------------- protocol */
+
+static void test_proto(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 16];
+	struct proto_msg m, d;
+	char name[120];
+	int r, t, len, bad;
+	uint16_t f;
+
+	memset(&m, 0, sizeof(m));
+	m.type = PT_PONG;
+	m.flags = PF_WARMUP | PF_BREACH | PF_SRV_HW | PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_MORE;
+	m.session = 0xdeadbeef;
+	m.idle_ms = 0x01020304;
+	m.seq = 0x1122334455667788ULL;
+	m.t2w = 1700000000123456789ULL;
+	m.t2sw = 1700000000123456999ULL;
+	m.t3sw = 1700000000123457111ULL;
+	m.t3w = 0xfedcba9876543210ULL;
+	m.t3w_seq = 0x8000000000000001ULL;
+	memset(buf, 0xee, sizeof(buf));
+	proto_encode(buf, &m);
+	r = proto_decode(buf, PROTO_HDR_LEN, &d);
+	ok(r == 0 && d.version == PROTO_VERSION && d.type == PT_PONG && d.flags == m.flags &&
+	   d.session == m.session && d.idle_ms == m.idle_ms && d.seq == m.seq && d.t2w == m.t2w &&
+	   d.t2sw == m.t2sw && d.t3sw == m.t3sw && d.t3w == m.t3w && d.t3w_seq == m.t3w_seq,
+	   "proto: round trip of every field with every flag", "r=%d", r);
+	ok(buf[PROTO_HDR_LEN] == 0xee, "proto: encode writes exactly PROTO_HDR_LEN bytes", "byte 64 = %#x",
+	   buf[PROTO_HDR_LEN]);
+
+	/* exact bytes: network byte order at the documented offsets */
+	{
+		static const uint8_t want[32] = {
+			'R', 'A', 'N', 'T', 1, 2, 0, 0xff, 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4,
+			0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+			0x17, 0x97, 0x9c, 0xfe, 0x3d, 0x85, 0xcd, 0x15,
+		};
+		uint64_t t2 = 1700000000123456789ULL;
+		int i, first_diff = -1;
+
+		for (i = 0; i < 8; i++) {
+			if (((t2 >> (56 - 8 * i)) & 0xff) != want[24 + i]) {
+				first_diff = 100 + i;	/* the table itself is wrong */
+			}
+		}
+		for (i = 0; i < 32 && first_diff < 0; i++) {
+			if (buf[i] != want[i]) {
+				first_diff = i;
+			}
+		}
+		ok(first_diff < 0, "proto: header bytes (magic 'RANT' at 0, version, type, flags, session, idle, seq big-endian at 16, t2 at 24)",
+		   "first difference at offset %d (got %#x)", first_diff, first_diff >= 0 && first_diff < 32 ? buf[first_diff] : 0);
+		ok(buf[56] == 0x80 && buf[63] == 0x01 && buf[48] == 0xfe && buf[55] == 0x10,
+		   "proto: t3 wire at 48 and its seq at 56, big-endian", "%02x..%02x %02x..%02x", buf[48], buf[55], buf[56], buf[63]);
+	}
+
+	/* each flag alone round-trips, and only flagged echo fields are carried */
+	bad = 0;
+	for (f = 1; f && f <= PF_MORE; f = (uint16_t)(f << 1)) {
+		m.flags = f;
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &m);
+		if (proto_decode(buf, PROTO_HDR_LEN, &d) || d.flags != f ||
+		    d.t2w != (f == PF_T2W ? m.t2w : 0) || d.t2sw != (f == PF_T2SW ? m.t2sw : 0) ||
+		    d.t3sw != (f == PF_T3SW ? m.t3sw : 0) || d.t3w != (f == PF_T3W ? m.t3w : 0) ||
+		    d.t3w_seq != (f == PF_T3W ? m.t3w_seq : 0)) {
+			bad = f;
+		}
+	}
+	ok(!bad, "proto: each flag alone round-trips with only its echo field", "flag %#x", bad);
+	m.flags = 0xffff;
+	proto_encode(buf, &m);
+	ok(!proto_decode(buf, PROTO_HDR_LEN, &d) && d.flags == 0xffff, "proto: all 16 flag bits survive", "flags %#x", d.flags);
+
+	/* unflagged echo fields are zero on the wire and ignored on decode */
+	m.flags = 0;
+	proto_encode(buf, &m);
+	for (len = 24, bad = -1; len < 64; len++) {
+		if (buf[len]) {
+			bad = len;
+		}
+	}
+	ok(bad < 0, "proto: unflagged echo fields are encoded as zeros", "non-zero byte at %d", bad);
+	memset(buf + 24, 0x5a, 40);
+	r = proto_decode(buf, PROTO_HDR_LEN, &d);
+	ok(r == 0 && !d.t2w && !d.t2sw && !d.t3sw && !d.t3w && !d.t3w_seq, "proto: junk in unflagged echo fields is ignored",
+	   "r=%d t2w=%" PRIu64 " t3w=%" PRIu64, r, d.t2w, d.t3w);
+	buf[7] = PF_T3W;
+	r = proto_decode(buf, PROTO_HDR_LEN, &d);
+	ok(r == 0 && !d.t2w && d.t3w == 0x5a5a5a5a5a5a5a5aULL && d.t3w_seq == 0x5a5a5a5a5a5a5a5aULL,
+	   "proto: a flagged echo field is read, the others not", "t2w=%" PRIu64, d.t2w);
+
+	/* malformed */
+	m.flags = 0;
+	m.type = PT_PING;
+	proto_encode(buf, &m);
+	for (len = 0, bad = -1; len < PROTO_HDR_LEN; len++) {
+		uint8_t *exact = malloc((size_t)len + 1);	/* +1: malloc(0) may be NULL */
+
+		memcpy(exact, buf, (size_t)len);
+		memset(&d, 0x77, sizeof(d));
+		if (proto_decode(exact, (size_t)len, &d) != PE_SHORT || d.seq || d.type) {
+			bad = len;
+		}
+		free(exact);
+	}
+	ok(bad < 0, "proto: every length 0..63 is PE_SHORT (and the message is zeroed)", "length %d", bad);
+	ok(proto_decode(buf, 65000, &d) == 0, "proto: a long datagram with a good header decodes", "failed");
+	memcpy(buf, "TNAR", 4);
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_MAGIC, "proto: wrong magic -> PE_MAGIC", "failed");
+	proto_encode(buf, &m);
+	buf[0] ^= 0x80;
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_MAGIC, "proto: one flipped magic bit -> PE_MAGIC", "failed");
+	for (t = 0; t < 256; t += (t == 2 ? 253 : 1)) {
+		if (t == PROTO_VERSION) {
+			continue;
+		}
+		proto_encode(buf, &m);
+		buf[4] = (uint8_t)t;
+		snprintf(name, sizeof(name), "proto: version %d -> PE_VERSION", t);
+		ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_VERSION, name, "failed");
+	}
+	for (t = 0, bad = -1; t < 256; t++) {
+		bool known = t >= PT_PING && t <= PT_FIN_ACK;
+
+		proto_encode(buf, &m);
+		buf[5] = (uint8_t)t;
+		r = proto_decode(buf, PROTO_HDR_LEN, &d);
+		if (known ? (r != 0 || d.type != t) : r != PE_TYPE) {
+			bad = t;
+		}
+	}
+	ok(bad < 0, "proto: types 1..4 accepted, 0 and 5..255 -> PE_TYPE", "type %d", bad);
+	proto_encode(buf, &m);
+	buf[5] = 0;
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 0 -> PE_TYPE", "failed");
+	buf[5] = 5;
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 5 -> PE_TYPE", "failed");
+
+	/* random round trips */
+	for (t = 0, bad = -1; t < 2000; t++) {
+		m.type = (uint8_t)rnd_range(1, 4);
+		m.flags = (uint16_t)rnd();
+		m.session = (uint32_t)rnd();
+		m.idle_ms = (uint32_t)rnd();
+		m.seq = rnd();
+		m.t2w = rnd();
+		m.t2sw = rnd();
+		m.t3sw = rnd();
+		m.t3w = rnd();
+		m.t3w_seq = rnd();
+		proto_encode(buf, &m);
+		if (proto_decode(buf, PROTO_HDR_LEN, &d) || d.type != m.type || d.flags != m.flags ||
+		    d.session != m.session || d.idle_ms != m.idle_ms || d.seq != m.seq ||
+		    d.t2w != (m.flags & PF_T2W ? m.t2w : 0) || d.t3w_seq != (m.flags & PF_T3W ? m.t3w_seq : 0)) {
+			bad = t;
+		}
+	}
+	ok(bad < 0, "proto: 2000 random headers round-trip", "iteration %d", bad);
+}
+
+/* ------------------------------------------------------------------ cmsg */
+
+struct cbuf {
+	struct {
+		char b[1024] __attribute__((aligned(8)));
+	} u;
+	struct msghdr msg;
+	struct cmsghdr *last;
+	size_t used;
+};
+
+static void cb_init(struct cbuf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->msg.msg_control = c->u.b;
+	c->msg.msg_controllen = sizeof(c->u.b);
+}
+
+/* Append one control message; len_override != 0 sets a (short) cmsg_len. */
+static void cb_add(struct cbuf *c, int level, int type, const void *data, size_t len, size_t len_override)
+{
+	struct cmsghdr *cm;
+
+	c->msg.msg_controllen = sizeof(c->u.b);
+	cm = c->last ? CMSG_NXTHDR(&c->msg, c->last) : CMSG_FIRSTHDR(&c->msg);
+	cm->cmsg_level = level;
+	cm->cmsg_type = type;
+	cm->cmsg_len = len_override ? len_override : CMSG_LEN(len);
+	memcpy(CMSG_DATA(cm), data, len);
+	c->last = cm;
+	c->used = (size_t)((char *)cm - c->u.b) + CMSG_ALIGN(cm->cmsg_len);
+	c->msg.msg_controllen = c->used;
+}
+
+static struct scm_timestamping mk_scm(time_t s0, long n0, time_t s2, long n2)
+{
+	struct scm_timestamping st;
+
+	memset(&st, 0, sizeof(st));
+	st.ts[0].tv_sec = s0;
+	st.ts[0].tv_nsec = n0;
+	st.ts[1].tv_sec = 42;	/* legacy, always ignored */
+	st.ts[1].tv_nsec = 42;
+	st.ts[2].tv_sec = s2;
+	st.ts[2].tv_nsec = n2;
+	return st;
+}
+
+static struct sock_extended_err mk_ee(uint32_t err, uint8_t origin, uint32_t info, uint32_t data)
+{
+	struct sock_extended_err ee;
+
+	memset(&ee, 0, sizeof(ee));
+	ee.ee_errno = err;
+	ee.ee_origin = origin;
+	ee.ee_info = info;
+	ee.ee_data = data;
+	return ee;
+}
+
+static void test_cmsg(void)
+{
+	const uint64_t SW = 1700000000123456789ULL, HW = 1700000001000000007ULL;
+	struct scm_timestamping st;
+	struct sock_extended_err ee;
+	struct ts_cmsg c;
+	struct cbuf b;
+	uint32_t key;
+	uint64_t wire;
+	bool r;
+
+	reset_globals();
+	/* both stamps present */
+	cb_init(&b);
+	st = mk_scm(1700000000, 123456789, 1700000001, 7);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(c.have_ts && c.sw == SW && c.hw == HW && !c.have_err && !c.bad, "cmsg: ts[0] -> sw, ts[2] -> hw, ts[1] ignored",
+	   "sw=%" PRIu64 " hw=%" PRIu64, c.sw, c.hw);
+	ts.hw = true;
+	ok(ts_wire(&c) == HW, "cmsg: ts.hw picks ts[2]", "%" PRIu64, ts_wire(&c));
+	ts.hw = false;
+	ok(ts_wire(&c) == SW, "cmsg: software picks ts[0]", "%" PRIu64, ts_wire(&c));
+
+	/* software stamp only: hardware mode must not fall back to it */
+	cb_init(&b);
+	st = mk_scm(1700000000, 123456789, 0, 0);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ts.hw = true;
+	ok(c.have_ts && c.hw == 0 && ts_wire(&c) == 0, "cmsg: hw mode with only ts[0] -> 0 (missing), no fallback",
+	   "wire=%" PRIu64, ts_wire(&c));
+	ts.hw = false;
+	ok(ts_wire(&c) == SW, "cmsg: sw mode with only ts[0] -> ts[0]", "wire=%" PRIu64, ts_wire(&c));
+
+	/* hardware stamp only */
+	cb_init(&b);
+	st = mk_scm(0, 0, 1700000001, 7);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ts.hw = false;
+	ok(c.sw == 0 && ts_wire(&c) == 0, "cmsg: sw mode with only ts[2] -> 0 (missing)", "wire=%" PRIu64, ts_wire(&c));
+	ts.hw = true;
+	ok(ts_wire(&c) == HW, "cmsg: hw mode with only ts[2] -> ts[2]", "wire=%" PRIu64, ts_wire(&c));
+
+	/* zero and negative stamps are missing */
+	cb_init(&b);
+	st = mk_scm(0, 0, -1, 5);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(c.have_ts && c.sw == 0 && c.hw == 0, "cmsg: zero / negative timespecs -> 0 (missing)", "sw=%" PRIu64 " hw=%" PRIu64,
+	   c.sw, c.hw);
+	cb_init(&b);
+	st = mk_scm(0, 1, 0, 999999999);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(c.sw == 1 && c.hw == 999999999, "cmsg: stamps below one second are kept", "sw=%" PRIu64 " hw=%" PRIu64, c.sw, c.hw);
+
+	/* no control data at all, unrelated messages */
+	cb_init(&b);
+	b.msg.msg_controllen = 0;
+	ts_parse(&b.msg, &c);
+	ok(!c.have_ts && !c.have_err && !c.bad && !c.sw && !c.hw, "cmsg: no control data -> nothing", "failed");
+	cb_init(&b);
+	{
+		int ttl = 64;
+		struct timespec tsn = { 1, 2 };
+
+		cb_add(&b, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl), 0);
+		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPNS, &tsn, sizeof(tsn), 0);
+	}
+	ts_parse(&b.msg, &c);
+	ok(!c.have_ts && !c.have_err && !c.bad, "cmsg: unrelated control messages are skipped", "failed");
+	if (sizeof(time_t) == 8) {
+		cb_init(&b);
+		st = mk_scm(1700000000, 123456789, 0, 0);
+		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING_NEW, &st, sizeof(st), 0);
+		ts_parse(&b.msg, &c);
+		ok(c.have_ts && c.sw == SW, "cmsg: SO_TIMESTAMPING_NEW is read too", "sw=%" PRIu64, c.sw);
+	}
+
+	/* error queue: TX completion stamps (IPv4 and IPv6) */
+	cb_init(&b);
+	st = mk_scm(1700000000, 123456789, 1700000001, 7);
+	ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, 4242);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	ts.hw = false;
+	key = 0;
+	wire = 0;
+	r = ts_tx_stamp(&c, &key, &wire);
+	ok(r && key == 4242 && wire == SW, "cmsg: IP_RECVERR TX stamp (sw) -> key and ts[0]", "r=%d key=%u wire=%" PRIu64, r,
+	   key, wire);
+	ts.hw = true;
+	r = ts_tx_stamp(&c, &key, &wire);
+	ok(r && key == 4242 && wire == HW, "cmsg: IP_RECVERR TX stamp (hw) -> key and ts[2]", "r=%d wire=%" PRIu64, r, wire);
+
+	cb_init(&b);
+	ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, 0xffffffffu);
+	cb_add(&b, SOL_IPV6, IPV6_RECVERR, &ee, sizeof(ee), 0);	/* error first this time */
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ts.hw = false;
+	r = ts_tx_stamp(&c, &key, &wire);
+	ok(r && key == 0xffffffffu && wire == SW, "cmsg: IPV6_RECVERR TX stamp, error cmsg first", "r=%d key=%u", r, key);
+
+	/* hw mode, stamp only in ts[0]: the key is known, the wire stamp missing */
+	cb_init(&b);
+	st = mk_scm(1700000000, 123456789, 0, 0);
+	ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, 9);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	ts.hw = true;
+	wire = 1;
+	r = ts_tx_stamp(&c, &key, &wire);
+	ok(r && key == 9 && wire == 0, "cmsg: hw TX stamp missing -> key with wire 0", "r=%d wire=%" PRIu64, r, wire);
+
+	{
+		static const struct {
+			const char *name;
+			uint32_t err;
+			uint8_t origin;
+			uint32_t info;
+		} badee[] = {
+			{ "cmsg: wrong origin (LOCAL) -> no TX stamp", ENOMSG, SO_EE_ORIGIN_LOCAL, SCM_TSTAMP_SND },
+			{ "cmsg: wrong origin (ICMP) -> no TX stamp", ENOMSG, SO_EE_ORIGIN_ICMP, SCM_TSTAMP_SND },
+			{ "cmsg: SCM_TSTAMP_SCHED -> no TX stamp", ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SCHED },
+			{ "cmsg: SCM_TSTAMP_ACK -> no TX stamp", ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_ACK },
+			{ "cmsg: ee_errno EHOSTUNREACH -> no TX stamp", EHOSTUNREACH, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND },
+			{ "cmsg: ee_errno 0 -> no TX stamp", 0, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND },
+		};
+		size_t i;
+
+		st = mk_scm(1700000000, 123456789, 1700000001, 7);
+		for (i = 0; i < sizeof(badee) / sizeof(badee[0]); i++) {
+			cb_init(&b);
+			ee = mk_ee(badee[i].err, badee[i].origin, badee[i].info, 1);
+			cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+			cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+			ts_parse(&b.msg, &c);
+			key = 77;
+			wire = 77;
+			r = ts_tx_stamp(&c, &key, &wire);
+			ok(!r && c.have_err && key == 77 && wire == 77, badee[i].name, "r=%d", r);
+		}
+	}
+	cb_init(&b);
+	ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, 1);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	ok(!ts_tx_stamp(&c, &key, &wire), "cmsg: error without a timestamp cmsg -> no TX stamp", "failed");
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(!ts_tx_stamp(&c, &key, &wire), "cmsg: timestamp without an error cmsg -> no TX stamp (a received packet)", "failed");
+
+	/* truncated control messages (MSG_CTRUNC): counted, never read */
+	{
+		size_t short_len = CMSG_LEN(sizeof(st) - 8);
+		struct msghdr msg;
+		struct cmsghdr *cm;
+		char *exact = malloc(short_len);
+
+		memset(exact, 0xab, short_len);
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_control = exact;
+		msg.msg_controllen = short_len;
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SO_TIMESTAMPING;
+		cm->cmsg_len = short_len;
+		ts_parse(&msg, &c);
+		ok(c.bad == 1 && !c.have_ts && !c.sw && !c.hw, "cmsg: truncated SO_TIMESTAMPING (exact-size buffer) -> bad, not read",
+		   "bad=%u have_ts=%d sw=%" PRIu64, c.bad, c.have_ts, c.sw);
+		free(exact);
+	}
+	cb_init(&b);
+	ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, 1);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee) - 1, CMSG_LEN(sizeof(ee) - 1));
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(c.bad == 1 && !c.have_err && c.have_ts && !ts_tx_stamp(&c, &key, &wire),
+	   "cmsg: truncated sock_extended_err -> bad, not read, no TX stamp", "bad=%u have_err=%d", c.bad, c.have_err);
+	cb_init(&b);
+	cb_add(&b, SOL_IPV6, IPV6_RECVERR, &ee, 4, CMSG_LEN(4));
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, 16, CMSG_LEN(16));
+	ts_parse(&b.msg, &c);
+	ok(c.bad == 2 && !c.have_err && !c.have_ts, "cmsg: two truncated messages -> bad == 2", "bad=%u", c.bad);
+}
+
+/* -------------------------------------------------------- hardware path */
+
+/* A NIC, as ETHTOOL_GET_TS_INFO and SIOC[GS]HWTSTAMP show it. */
+static struct fake_nic {
+	int ethtool_err;		/* -errno for SIOCETHTOOL, 0 = answer */
+	struct ethtool_ts_info info;
+	int g_err;			/* -errno for SIOCGHWTSTAMP */
+	struct hwtstamp_config g_cfg;	/* what SIOCGHWTSTAMP reports */
+	int s_err;			/* -errno for every SIOCSHWTSTAMP (EPERM) */
+	uint32_t s_accept;		/* filters it applies (bit per filter) */
+	int s_refuse_err;		/* -errno for the others (ERANGE) */
+	int s_writeback;		/* >= 0: filter it writes back instead */
+	/* what it saw */
+	int n_ethtool, n_g, n_s, n_other;
+	int s_req[16];
+	struct hwtstamp_config last_s;
+	char last_name[IFNAMSIZ];
+} nic;
+
+static int fake_ioctl(int fd, unsigned long req, void *arg)
+{
+	struct ifreq *ifr = arg;
+
+	(void)fd;
+	snprintf(nic.last_name, sizeof(nic.last_name), "%s", ifr->ifr_name);
+	if (req == SIOCETHTOOL) {
+		struct ethtool_ts_info *info = (void *)ifr->ifr_data;
+
+		nic.n_ethtool++;
+		if (info->cmd != ETHTOOL_GET_TS_INFO) {
+			return -EINVAL;
+		}
+		if (nic.ethtool_err) {
+			return nic.ethtool_err;
+		}
+		*info = nic.info;
+		info->cmd = ETHTOOL_GET_TS_INFO;
+		return 0;
+	}
+	if (req == SIOCGHWTSTAMP) {
+		nic.n_g++;
+		if (nic.g_err) {
+			return nic.g_err;
+		}
+		memcpy(ifr->ifr_data, &nic.g_cfg, sizeof(nic.g_cfg));
+		return 0;
+	}
+	if (req == SIOCSHWTSTAMP) {
+		struct hwtstamp_config *hc = (void *)ifr->ifr_data;
+
+		if (nic.n_s < 16) {
+			nic.s_req[nic.n_s] = hc->rx_filter;
+		}
+		nic.n_s++;
+		nic.last_s = *hc;
+		if (nic.s_err) {
+			return nic.s_err;
+		}
+		if (hc->rx_filter < 0 || hc->rx_filter >= 32 || !(nic.s_accept & (1u << hc->rx_filter))) {
+			return nic.s_refuse_err;
+		}
+		if (nic.s_writeback >= 0) {
+			hc->rx_filter = nic.s_writeback;
+		}
+		nic.g_cfg = *hc;
+		return 0;
+	}
+	nic.n_other++;
+	return -ENOTTY;
+}
+
+#define HW_CAPS (SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE | SOF_TIMESTAMPING_RAW_HARDWARE | \
+		 SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE)
+#define SW_CAPS (SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE)
+#define BIT(x) (1u << (x))
+
+/* A capable NIC that applies every filter, currently off. */
+static void nic_full(void)
+{
+	memset(&nic, 0, sizeof(nic));
+	nic.info.cmd = ETHTOOL_GET_TS_INFO;
+	nic.info.so_timestamping = HW_CAPS;
+	nic.info.phc_index = 3;
+	nic.info.tx_types = BIT(HWTSTAMP_TX_OFF) | BIT(HWTSTAMP_TX_ON);
+	nic.info.rx_filters = BIT(HWTSTAMP_FILTER_NONE) | BIT(HWTSTAMP_FILTER_ALL) | BIT(HWTSTAMP_FILTER_PTP_V2_EVENT);
+	nic.g_cfg.tx_type = HWTSTAMP_TX_OFF;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_NONE;
+	nic.s_accept = 0xffffffffu;
+	nic.s_refuse_err = -ERANGE;
+	nic.s_writeback = -1;
+}
+
+static int hw_setup(const char *ifname, enum ts_mode mode, char **err)
+{
+	struct capture ce;
+	int r;
+
+	memset(&ts, 0, sizeof(ts));
+	ts_ioctl = fake_ioctl;
+	cap_start(&ce, 2);
+	r = ts_setup(100, ifname, mode);
+	*err = cap_stop(&ce);
+	return r;
+}
+
+static void test_hw(void)
+{
+	char *err;
+	int r;
+
+	reset_globals();
+
+	/* (a) full hardware, FILTER_ALL accepted */
+	nic_full();
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && ts.restore && ts.phc_index == 3 && !*err,
+	   "hw (a) full caps, ALL accepted: hardware, filter ALL, restore", "r=%d hw=%d filter=%d restore=%d err='%s'", r,
+	   ts.hw, ts.rx_filter, ts.restore, err);
+	ok(nic.n_s == 1 && nic.s_req[0] == HWTSTAMP_FILTER_ALL && nic.last_s.tx_type == HWTSTAMP_TX_ON &&
+	   !strcmp(nic.last_name, "eth0"), "hw (a) one SIOCSHWTSTAMP: TX_ON + ALL on eth0", "n_s=%d req=%d", nic.n_s,
+	   nic.s_req[0]);
+	ok(strstr(ts.note, "hardware") && strstr(ts.note, "ptp3"), "hw (a) note names hardware and the PHC", "'%s'", ts.note);
+	free(err);
+	/* ts_restore sends back what SIOCGHWTSTAMP said before */
+	nic.n_s = 0;
+	ts_restore(-1);
+	ok(nic.n_s == 0 && ts.restore, "hw restore: fd < 0 does nothing", "n_s=%d", nic.n_s);
+	ts_restore(100);
+	ok(nic.n_s == 1 && nic.last_s.tx_type == HWTSTAMP_TX_OFF && nic.last_s.rx_filter == HWTSTAMP_FILTER_NONE &&
+	   !strcmp(nic.last_name, "eth0") && !ts.restore, "hw restore: the saved config (TX_OFF, NONE) goes back to eth0",
+	   "n_s=%d tx=%d rx=%d name=%s", nic.n_s, nic.last_s.tx_type, nic.last_s.rx_filter, nic.last_name);
+	ts_restore(100);
+	ok(nic.n_s == 1, "hw restore: only once", "n_s=%d", nic.n_s);
+
+	/* device configured by someone else (ptp4l: PTP_V2_EVENT): restored to that */
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ON;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_PTP_V2_EVENT;
+	r = hw_setup("eth0", TS_HW, &err);
+	free(err);
+	nic.n_s = 0;
+	ts_restore(100);
+	ok(r == 0 && ts.rx_filter == HWTSTAMP_FILTER_ALL && nic.n_s == 1 && nic.last_s.tx_type == HWTSTAMP_TX_ON &&
+	   nic.last_s.rx_filter == HWTSTAMP_FILTER_PTP_V2_EVENT, "hw restore: a PTP config found at start is put back",
+	   "r=%d rx=%d", r, nic.last_s.rx_filter);
+
+	/* (b) ALL refused with ERANGE, PTP_V2_EVENT applied */
+	nic_full();
+	nic.s_accept = BIT(HWTSTAMP_FILTER_PTP_V2_EVENT);
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_PTP_V2_EVENT && ts.restore,
+	   "hw (b) ALL refused, PTP_V2_EVENT applied: hardware with rx_filter PTP_V2_EVENT", "r=%d hw=%d filter=%d", r,
+	   ts.hw, ts.rx_filter);
+	ok(one_rant_line(err) && strstr(err, "warning") && strstr(err, "PTP_V2_EVENT") && strstr(err, "eth0"),
+	   "hw (b) one warning line naming the filter", "'%s'", err);
+	ok(nic.n_s == 2 && nic.s_req[0] == HWTSTAMP_FILTER_ALL && nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_EVENT,
+	   "hw (b) asked ALL first, then PTP_V2_EVENT", "n_s=%d", nic.n_s);
+	free(err);
+
+	/* capabilities without ALL: ALL is not even asked */
+	nic_full();
+	nic.info.rx_filters = BIT(HWTSTAMP_FILTER_NONE) | BIT(HWTSTAMP_FILTER_PTP_V2_L4_EVENT);
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_PTP_V2_L4_EVENT && nic.n_s == 1 &&
+	   nic.s_req[0] == HWTSTAMP_FILTER_PTP_V2_L4_EVENT, "hw: rx_filters without ALL -> only the advertised PTP filter is asked",
+	   "r=%d n_s=%d req0=%d filter=%d", r, nic.n_s, nic.s_req[0], ts.rx_filter);
+	free(err);
+
+	/* (c) driver upgrades a PTP request to ALL in its answer */
+	nic_full();
+	nic.s_accept = BIT(HWTSTAMP_FILTER_PTP_V2_EVENT);
+	nic.s_writeback = HWTSTAMP_FILTER_ALL;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && !*err,
+	   "hw (c) PTP request written back as ALL: reported ALL, no warning", "r=%d filter=%d err='%s'", r, ts.rx_filter, err);
+	free(err);
+	nic_full();
+	nic.s_writeback = HWTSTAMP_FILTER_SOME;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_SOME && one_rant_line(err),
+	   "hw (c) driver writes back SOME: reported as SOME, with a warning", "r=%d filter=%d err='%s'", r, ts.rx_filter, err);
+	free(err);
+	/* a driver answering success but filter NONE has not enabled anything */
+	nic_full();
+	nic.s_writeback = HWTSTAMP_FILTER_NONE;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && !ts.restore, "hw: success with filter NONE written back -> software (auto)",
+	   "r=%d hw=%d restore=%d", r, ts.hw, ts.restore);
+	free(err);
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "--timestamps"), "hw: success with filter NONE written back -> error (hw)",
+	   "r=%d err='%s'", r, err);
+	free(err);
+
+	/* (d) software-only device */
+	nic_full();
+	nic.info.so_timestamping = SW_CAPS;
+	nic.info.phc_index = -1;
+	nic.info.tx_types = 0;
+	nic.info.rx_filters = 0;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && nic.n_s == 0 && !*err && strstr(ts.note, "software"),
+	   "hw (d) software-only device, auto -> software, ret 0, silent", "r=%d hw=%d n_s=%d err='%s'", r, ts.hw, nic.n_s, err);
+	free(err);
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == -1 && !ts.hw && one_rant_line(err) && strstr(err, "--timestamps") && strstr(err, "eth0") && nic.n_s == 0,
+	   "hw (d) software-only device, hw -> -1 with one line", "r=%d err='%s'", r, err);
+	free(err);
+	/* hardware flags but no PHC, or no TX_ON */
+	nic_full();
+	nic.info.phc_index = -1;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && nic.n_s == 0, "hw: hardware flags but phc_index -1 -> software", "r=%d hw=%d", r, ts.hw);
+	free(err);
+	nic_full();
+	nic.info.tx_types = BIT(HWTSTAMP_TX_OFF);
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && nic.n_s == 0, "hw: no HWTSTAMP_TX_ON in tx_types -> software", "r=%d hw=%d", r, ts.hw);
+	free(err);
+	nic_full();
+	nic.info.so_timestamping = HW_CAPS & ~SOF_TIMESTAMPING_RAW_HARDWARE;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw, "hw: no RAW_HARDWARE -> software", "r=%d hw=%d", r, ts.hw);
+	free(err);
+
+	/* (e) SIOCSHWTSTAMP refused with EPERM (not root) */
+	nic_full();
+	nic.s_err = -EPERM;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && !ts.restore && !*err && nic.n_s == 1, "hw (e) EPERM, auto -> software fallback, asked once",
+	   "r=%d hw=%d n_s=%d err='%s'", r, ts.hw, nic.n_s, err);
+	free(err);
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == -1 && !ts.hw && one_rant_line(err) && strstr(err, "--timestamps") && strstr(err, "root"),
+	   "hw (e) EPERM, hw -> -1 with one line saying it needs root", "r=%d err='%s'", r, err);
+	free(err);
+	nic_full();
+	nic.s_err = -EACCES;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && nic.n_s == 1, "hw: EACCES, auto -> software, asked once", "r=%d n_s=%d", r, nic.n_s);
+	free(err);
+	nic_full();
+	nic.s_accept = 0;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && !ts.restore && nic.n_s == 2, "hw: every filter refused (ERANGE), auto -> software",
+	   "r=%d hw=%d n_s=%d", r, ts.hw, nic.n_s);
+	free(err);
+
+	/* (f) ETHTOOL_GET_TS_INFO not supported */
+	nic_full();
+	nic.ethtool_err = -EOPNOTSUPP;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && nic.n_s == 0 && nic.n_g == 0 && !*err, "hw (f) ethtool EOPNOTSUPP, auto -> software",
+	   "r=%d hw=%d", r, ts.hw);
+	free(err);
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "--timestamps"), "hw (f) ethtool EOPNOTSUPP, hw -> -1 with one line",
+	   "r=%d err='%s'", r, err);
+	free(err);
+
+	/* (g) already TX_ON + ALL: change nothing */
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ON;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_ALL;
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && !ts.restore && nic.n_s == 0 && !*err,
+	   "hw (g) already TX_ON + ALL: hardware, no SIOCSHWTSTAMP, restore false", "r=%d hw=%d n_s=%d restore=%d", r, ts.hw,
+	   nic.n_s, ts.restore);
+	free(err);
+	nic.n_s = 0;
+	ts_restore(100);
+	ok(nic.n_s == 0, "hw (g) ts_restore then changes nothing", "n_s=%d", nic.n_s);
+	/* SIOCGHWTSTAMP unsupported (old driver): still configured */
+	nic_full();
+	nic.g_err = -EOPNOTSUPP;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && ts.restore, "hw: SIOCGHWTSTAMP unsupported -> still configured",
+	   "r=%d hw=%d", r, ts.hw);
+	free(err);
+
+	/* (h) no interface */
+	nic_full();
+	r = hw_setup(NULL, TS_HW, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "--timestamps") && nic.n_ethtool + nic.n_g + nic.n_s == 0,
+	   "hw (h) no -i with hw -> -1, one line, no ioctl", "r=%d err='%s'", r, err);
+	free(err);
+	r = hw_setup(NULL, TS_AUTO, &err);
+	ok(r == 0 && !ts.hw && !*err && nic.n_ethtool == 0, "hw (h) no -i with auto -> software", "r=%d", r);
+	free(err);
+
+	/* (i) --timestamps sw never asks the device */
+	nic_full();
+	r = hw_setup("eth0", TS_SW, &err);
+	ok(r == 0 && !ts.hw && nic.n_ethtool + nic.n_g + nic.n_s + nic.n_other == 0 && !*err,
+	   "hw (i) --timestamps sw: software, no ioctl at all", "r=%d calls=%d", r, nic.n_ethtool + nic.n_g + nic.n_s);
+	free(err);
+
+	/* stamp labels follow the verified source */
+	{
+		char b1[16], b2[16], b3[16];
+
+		ok(!strcmp(stamp_label(T1W, true, b1, sizeof(b1)), "T1_HW") &&
+		   !strcmp(stamp_label(T4W, false, b2, sizeof(b2)), "T4_KSW") &&
+		   !strcmp(stamp_label(T2SW, true, b3, sizeof(b3)), "T2_SW"), "labels: T1_HW, T4_KSW, T2_SW",
+		   "%s %s %s", b1, b2, b3);
+	}
+	ok(ts_sockopt_flags(true) & SOF_TIMESTAMPING_RAW_HARDWARE && !(ts_sockopt_flags(true) & SOF_TIMESTAMPING_SOFTWARE) &&
+	   ts_sockopt_flags(false) & SOF_TIMESTAMPING_SOFTWARE && !(ts_sockopt_flags(false) & SOF_TIMESTAMPING_RAW_HARDWARE) &&
+	   ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_ID, "socket flags: one source only, OPT_ID always", "failed");
+	reset_globals();
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static const uint64_t pct_milli[NPCT] = { 50000, 90000, 95000, 99000, 99900, 99990, 99999 };
+
+/* nearest rank, in exact integer arithmetic */
+static uint64_t true_rank(int k, uint64_t n)
+{
+	uint64_t r = (uint64_t)(((unsigned __int128)pct_milli[k] * n + 99999) / 100000);
+
+	return r < 1 ? 1 : r;
+}
+
+struct hres {
+	char pct[256], minmax[256], moments[256], mono[256];
+	bool approx;
+};
+
+/*
+ * Fill a histogram with v[] (seq = 1000 + index), compare with a sort.
+ * The exact store is allocated with exactly out_cap entries (plus a guard
+ * value behind it that a read past the end would return).
+ */
+static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bound, uint64_t out_cap, struct hres *res)
+{
+	const int64_t GUARD = INT64_MIN + 12345;
+	struct hist h;
+	uint32_t nb = (uint32_t)((bound + bucket - 1) / bucket);
+	uint64_t *buckets = calloc(nb, sizeof(*buckets));
+	int64_t *out = malloc((out_cap + 1) * sizeof(*out));
+	int64_t *s = malloc((n ? n : 1) * sizeof(*s));
+	int64_t rep[NPCT], mn = 0, mx = 0;
+	uint64_t mn_seq = 0, mx_seq = 0;
+	double dsum = 0, var = 0, md;
+	bool full;
+	size_t i;
+	int k;
+
+	memset(res, 0, sizeof(*res));
+	out[out_cap] = GUARD;
+	hist_init(&h, bucket, bound, buckets, out, out_cap);
+	for (i = 0; i < n; i++) {
+		hist_add(&h, v[i], 1000 + i);
+		s[i] = v[i];
+		if (!i || v[i] < mn) {
+			mn = v[i];
+			mn_seq = 1000 + i;
+		}
+		if (!i || v[i] > mx) {
+			mx = v[i];
+			mx_seq = 1000 + i;
+		}
+		dsum += (double)(v[i] - v[0]);	/* shifted: exact in double for these data */
+	}
+	hist_finish(&h);
+	qsort(s, n, sizeof(*s), cmp_i64);
+	full = h.out_lost_hi || h.out_lost_lo;
+	if (out[out_cap] != GUARD) {
+		snprintf(res->pct, sizeof(res->pct), "wrote past the exact store (out[%" PRIu64 "])", out_cap);
+	}
+	for (k = 0; k < NPCT && n; k++) {
+		uint64_t rank = true_rank(k, n);
+		int64_t tv = s[rank - 1], r;
+		bool approx = false;
+
+		r = rep[k] = hist_pct(&h, pct_value[k], &approx);
+		res->approx |= approx;
+		if (res->pct[0]) {
+			continue;
+		}
+		if (r == GUARD) {
+			snprintf(res->pct, sizeof(res->pct), "p%s read past the exact store", pct_key[k]);
+		} else if (tv >= 0 && (uint64_t)tv < bound) {
+			if (!(tv <= r && r < tv + (int64_t)bucket && r <= mx)) {
+				snprintf(res->pct, sizeof(res->pct),
+					 "p%s (rank %" PRIu64 " of %zu): true %" PRId64 " reported %" PRId64 " (bucket %" PRIu64 ", max %" PRId64 ")",
+					 pct_key[k], rank, n, tv, r, bucket, mx);
+			}
+		} else if (!full || (tv < 0 ? !h.out_lost_lo : !h.out_lost_hi)) {
+			if (r != tv) {
+				snprintf(res->pct, sizeof(res->pct), "p%s (rank %" PRIu64 " of %zu) outside the bound: true %" PRId64
+					 " reported %" PRId64 " (must be exact)", pct_key[k], rank, n, tv, r);
+			}
+		} else if (tv < 0 ? !(r < 0 && r >= mn) : !((uint64_t)r >= bound && r <= mx)) {
+			snprintf(res->pct, sizeof(res->pct), "p%s approximate but on the wrong side of the bound: true %" PRId64
+				 " reported %" PRId64 " (bound %" PRIu64 ", min %" PRId64 ", max %" PRId64 ")",
+				 pct_key[k], tv, r, bound, mn, mx);
+		}
+		if (!full && approx && !res->pct[0]) {
+			snprintf(res->pct, sizeof(res->pct), "p%s flagged approximate with the store not full", pct_key[k]);
+		}
+	}
+	if (h.n != n || h.min != mn || h.max != mx || (n && (h.min_seq != mn_seq || h.max_seq != mx_seq))) {
+		snprintf(res->minmax, sizeof(res->minmax), "n %" PRIu64 "/%zu min %" PRId64 "/%" PRId64 " seq %" PRIu64 "/%" PRIu64
+			 " max %" PRId64 "/%" PRId64 " seq %" PRIu64 "/%" PRIu64, h.n, n, h.min, mn, h.min_seq, mn_seq,
+			 h.max, mx, h.max_seq, mx_seq);
+	}
+	if (n) {
+		double a = hist_avg(&h), d = hist_stddev(&h), ea, ed;
+
+		/* two-pass reference in double on values shifted by v[0]: no long double, no cancellation */
+		md = dsum / (double)n;
+		for (i = 0; i < n; i++) {
+			double d = (double)(v[i] - v[0]) - md;
+
+			var += d * d;
+		}
+		ea = (double)v[0] + md;
+		ed = sqrt(var / (double)n);
+		if (fabs(a - ea) > 1e-6 * fmax(fabs(ea), 1) || fabs(d - ed) > 1e-6 * fmax(fabs(ed), 1)) {
+			snprintf(res->moments, sizeof(res->moments), "avg %.9g want %.9g, stddev %.9g want %.9g", a, ea, d, ed);
+		}
+	}
+	for (k = 1; k < NPCT && n; k++) {
+		if (rep[k] < rep[k - 1] && !res->mono[0]) {
+			snprintf(res->mono, sizeof(res->mono), "p%s %" PRId64 " < p%s %" PRId64, pct_key[k], rep[k], pct_key[k - 1],
+				 rep[k - 1]);
+		}
+	}
+	if (!n) {
+		bool approx = false;
+
+		if (hist_pct(&h, 50, &approx) != 0 || approx || hist_avg(&h) != 0 || hist_stddev(&h) != 0) {
+			snprintf(res->pct, sizeof(res->pct), "empty histogram must report 0");
+		}
+	}
+	free(buckets);
+	free(out);
+	free(s);
+}
+
+static void hist_case(const char *name, const int64_t *v, size_t n, uint64_t bucket, uint64_t bound, uint64_t out_cap)
+{
+	struct hres r;
+	char t[200];
+
+	hist_verify(v, n, bucket, bound, out_cap, &r);
+	snprintf(t, sizeof(t), "hist %s: percentiles vs sort", name);
+	ok(!r.pct[0], t, "%s", r.pct);
+	snprintf(t, sizeof(t), "hist %s: n, min, max and their seqs", name);
+	ok(!r.minmax[0], t, "%s", r.minmax);
+	snprintf(t, sizeof(t), "hist %s: avg and stddev vs brute force", name);
+	ok(!r.moments[0], t, "%s", r.moments);
+	snprintf(t, sizeof(t), "hist %s: percentiles monotonic", name);
+	ok(!r.mono[0], t, "%s", r.mono);
+}
+
+static void test_hist(void)
+{
+	const size_t N = 20000;
+	int64_t *v = malloc(N * sizeof(*v));
+	struct hres res;
+	size_t i;
+	int trial, failed_trials = 0;
+	char first[1200] = "";
+
+	v[0] = 0;
+	hist_case("empty", v, 0, 100, 1000000, 16);
+	v[0] = 12345;
+	hist_case("n=1", v, 1, 100, 1000000, 16);
+	v[0] = 5000000;
+	hist_case("n=1 above the bound", v, 1, 100, 1000000, 16);
+	v[0] = -7;
+	hist_case("n=1 negative", v, 1, 100, 1000000, 16);
+
+	for (i = 0; i < 10000; i++) {
+		v[i] = rnd_range(10000, 30000);
+	}
+	hist_case("uniform 10-30 us, 10000 samples", v, 10000, 100, 1000000, 64);
+	for (i = 0; i < 5000; i++) {
+		v[i] = rnd_range(500, 599);
+	}
+	hist_case("all samples in one bucket", v, 5000, 100, 1000000, 16);
+	for (i = 0; i < 3000; i++) {
+		v[i] = rnd_range(1000000, 9000000);
+	}
+	hist_case("all samples above the bound", v, 3000, 100, 1000000, 3000);
+	for (i = 0; i < 3000; i++) {
+		v[i] = rnd_range(800, 1200);
+	}
+	hist_case("bound (1000) not a multiple of the bucket (300)", v, 3000, 300, 1000, 3000);
+	for (i = 0; i < 3000; i++) {
+		v[i] = rnd_range(4294967296LL, 9000000000LL);
+	}
+	hist_case("values above 4.29 s, bound 20 s, bucket 1 ms", v, 3000, 1000000, 20000000000ULL, 16);
+	hist_case("values above 4.29 s, above the bound", v, 3000, 100, 1000000, 3000);
+	for (i = 0; i < 4000; i++) {
+		v[i] = rnd_range(-50000, 50000);
+	}
+	hist_case("negative and positive values", v, 4000, 100, 1000000, 4000);
+	for (i = 0; i < 4000; i++) {
+		v[i] = (i % 3) ? rnd_range(-3000000, -1) : rnd_range(0, 3000000);
+	}
+	hist_case("mostly negative, some above the bound", v, 4000, 1000, 1000000, 4000);
+	for (i = 0; i < 1000; i++) {
+		v[i] = 777;
+	}
+	hist_case("1000 equal values", v, 1000, 100, 1000000, 16);
+	for (i = 0; i < 1000; i++) {
+		v[i] = i == 500 ? 10000000 : (int64_t)i;
+	}
+	hist_case("one outlier among 1000", v, 1000, 1, 1000000, 16);
+
+	/* nearest rank at n = 1000: p99.9 is the 999th value, not the maximum */
+	for (i = 0; i < 1000; i++) {
+		v[i] = (int64_t)(i + 1) * 1000;	/* 1000 .. 1000000 */
+	}
+	hist_case("n=1000, values k*1000 (rank boundaries)", v, 1000, 1, 2000000, 16);
+	{
+		struct hist h;
+		uint64_t *b = calloc(2000000, sizeof(*b));
+		int64_t o[4];
+		bool approx = false;
+		int64_t p;
+
+		hist_init(&h, 1, 2000000, b, o, 4);
+		for (i = 0; i < 1000; i++) {
+			hist_add(&h, (int64_t)(i + 1) * 1000, i);
+		}
+		hist_finish(&h);
+		p = hist_pct(&h, 99.9, &approx);
+		ok(p == 999000, "hist: p99.9 of 1000 samples is the 999th (rank ceil(0.999*1000) = 999)",
+		   "got %" PRId64 " (the %" PRId64 "th), want 999000", p, p / 1000);
+		p = hist_pct(&h, 50, &approx);
+		ok(p == 500000, "hist: p50 of 1000 samples is the 500th", "got %" PRId64, p);
+		p = hist_pct(&h, 90, &approx);
+		ok(p == 900000, "hist: p90 of 1000 samples is the 900th", "got %" PRId64, p);
+		p = hist_pct(&h, 100, &approx);
+		ok(p == 1000000, "hist: p100 is the maximum", "got %" PRId64, p);
+		free(b);
+	}
+
+	/* exact store fills: flagged, no write past it, tails still sane */
+	for (i = 0; i < 2000; i++) {
+		v[i] = i % 2 ? rnd_range(2000000, 5000000) : rnd_range(1000, 2000);
+	}
+	hist_verify(v, 2000, 100, 1000000, 10, &res);
+	ok(res.approx, "hist: store of 10 overflows -> approximate flag", "failed");
+	ok(!res.pct[0] && !res.minmax[0] && !res.moments[0] && !res.mono[0],
+	   "hist: store of 10 overflows -> min/max/avg exact, tails on the right side", "%s%s%s%s", res.pct, res.minmax,
+	   res.moments, res.mono);
+	for (i = 0; i < 300; i++) {
+		v[i] = -1000 - (int64_t)i;
+	}
+	for (; i < 400; i++) {
+		v[i] = rnd_range(0, 999999);
+	}
+	hist_verify(v, 400, 100, 1000000, 5, &res);
+	ok(res.approx && !res.pct[0] && !res.minmax[0], "hist: store of 5 full of negatives, low percentiles approximate",
+	   "approx=%d %s%s", res.approx, res.pct, res.minmax);
+	/* store filled by negatives, then values above the bound: none of those stored */
+	for (i = 0; i < 4; i++) {
+		v[i] = -5 - (int64_t)i;
+	}
+	for (; i < 104; i++) {
+		v[i] = 2000000 + (int64_t)i;
+	}
+	hist_case("store (4) full of negatives, 100 values above the bound", v, 104, 100, 1000000, 4);
+	/* store filled by values above the bound, then negatives */
+	for (i = 0; i < 4; i++) {
+		v[i] = 3000000 + (int64_t)i;
+	}
+	for (; i < 104; i++) {
+		v[i] = -100 - (int64_t)i;
+	}
+	hist_case("store (4) full of high values, 100 negatives", v, 104, 100, 1000000, 4);
+
+	/* statistics far from zero: unsynchronised clocks give offsets of decades */
+	for (i = 0; i < 1000; i++) {
+		v[i] = 5000000000LL + rnd_range(-1000, 1000);
+	}
+	hist_case("values near 5 s with a 1 us spread (stddev precision)", v, 1000, 100, 1000000, 1000);
+	for (i = 0; i < 1000; i++) {
+		v[i] = 1700000000000000000LL + rnd_range(-1000, 1000);
+	}
+	hist_case("values near 1.7e18 ns (PHC not synchronised)", v, 1000, 100, 1000000, 1000);
+
+	/* 100 random trials: random bucket, bound, store size and data */
+	for (trial = 0; trial < 100; trial++) {
+		uint64_t bucket = (uint64_t)rnd_range(1, 5000);
+		uint64_t bound = bucket * (uint64_t)rnd_range(1, 2000) + (uint64_t)rnd_range(0, (int64_t)bucket - 1);
+		size_t n = (size_t)rnd_range(1, 6000);
+		uint64_t cap = trial % 4 == 0 ? (uint64_t)rnd_range(1, 50) : n;
+		int shape = (int)rnd_range(0, 3);
+
+		for (i = 0; i < n; i++) {
+			switch (shape) {
+			case 0:
+				v[i] = rnd_range(0, (int64_t)bound * 2);
+				break;
+			case 1:
+				v[i] = rnd_range(-(int64_t)bound, (int64_t)bound);
+				break;
+			case 2:	/* long tail */
+				v[i] = (int64_t)(bound / 4) + (int64_t)((double)bound * pow((double)(rnd() % 1000000) / 1e6, 8) * 10);
+				break;
+			default:
+				v[i] = rnd_range(0, (int64_t)bucket * 3) + (rnd() % 100 == 0 ? (int64_t)bound * 5 : 0);
+			}
+		}
+		hist_verify(v, n, bucket, bound, cap, &res);
+		if (res.pct[0] || res.minmax[0] || res.moments[0] || res.mono[0]) {
+			if (!failed_trials++) {
+				snprintf(first, sizeof(first), "trial %d (n %zu bucket %" PRIu64 " bound %" PRIu64 " cap %" PRIu64 "): %s%s%s%s",
+					 trial, n, bucket, bound, cap, res.pct, res.minmax, res.moments, res.mono);
+			}
+		}
+	}
+	ok(!failed_trials, "hist: 100 random trials (random bucket, bound, store, shape)", "%d failed; first: %s",
+	   failed_trials, first);
+
+	/* the exact store allocated to its size: no write past it when it fills */
+	{
+		struct hist h;
+		uint64_t *b = calloc(10, sizeof(*b));
+		int64_t *o = malloc(8 * sizeof(*o));
+
+		hist_init(&h, 100, 1000, b, o, 8);
+		for (i = 0; i < 1000; i++) {
+			hist_add(&h, i % 3 ? 5000 + (int64_t)i : -(int64_t)i - 1, i);
+		}
+		ok(h.out_n == 8 && h.out_lost_hi + h.out_lost_lo == 992 && h.n == 1000 && h.out_lost_lo == 331,
+		   "hist: store of 8 (exact allocation) keeps 8, counts 992 more by side", "out_n %" PRIu64 " lost hi %" PRIu64
+		   " lo %" PRIu64, h.out_n, h.out_lost_hi, h.out_lost_lo);
+		free(b);
+		free(o);
+	}
+
+	/* hist_reset keeps the memory, forgets the samples */
+	{
+		struct hist h;
+		uint64_t b[10] = { 0 };
+		int64_t o[2];
+
+		hist_init(&h, 100, 1000, b, o, 2);
+		hist_add(&h, 5, 1);
+		hist_add(&h, 5000, 2);
+		hist_add(&h, -5, 3);
+		hist_add(&h, 6000, 4);
+		hist_reset(&h);
+		ok(h.n == 0 && h.out_n == 0 && h.out_lost_hi == 0 && b[0] == 0 && h.bucket == b && h.out == o && h.out_cap == 2 &&
+		   h.nbuckets == 10, "hist: reset keeps the memory, forgets the samples", "n=%" PRIu64, h.n);
+	}
+	free(v);
+}
+
+/* ------------------------------------------------------------ clock fits */
+
+static void fit_case(double ppm, double noise, int64_t y0, const char *name)
+{
+	struct fit f;
+	uint64_t x0 = 1700000000000000000ULL;
+	double got = 0, span = 0;
+	int i;
+	bool r;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 1000; i++) {
+		uint64_t dx = (uint64_t)i * 10000000ULL;	/* 10 ms */
+		double y = (double)y0 + ppm * 1e-6 * (double)dx + (double)rnd_range(-(int64_t)noise, (int64_t)noise);
+
+		fit_add(&f, x0 + dx + (uint64_t)rnd_range(0, 1000), (int64_t)llround(y));
+	}
+	r = fit_ppm(&f, &got, &span);
+	ok(r && fabs(got - ppm) < 0.1 && fabs(span - 10.0) < 0.1, name, "r=%d ppm %.4f want %.4f span %.3f", r, got, ppm, span);
+}
+
+static void test_fit(void)
+{
+	struct fit f;
+	double ppm = 0, span = 0;
+	uint64_t t[NSTAMP];
+	int64_t off, v;
+	int m, k;
+
+	fit_case(50, 200, 123456, "fit: +50 ppm over 10 s with 200 ns noise");
+	fit_case(-3, 200, -987654, "fit: -3 ppm over 10 s with 200 ns noise");
+	fit_case(0, 500, 0, "fit: 0 ppm over 10 s with 500 ns noise");
+	fit_case(0.5, 50, 1700000000000000000LL, "fit: +0.5 ppm with offsets near 1.7e18 ns");
+	fit_case(-100, 1000, -37000000000LL, "fit: -100 ppm, offset -37 s (TAI-UTC style)");
+
+	/* windowed fit: one point per window, the lowest-delay one */
+	{
+		const uint64_t x0 = 1700000000000000000ULL;
+		int64_t ymin_all = INT64_MAX;
+		int i;
+
+		memset(&f, 0, sizeof(f));
+		for (i = 0; i < 2000; i++) {
+			uint64_t dx = (uint64_t)i * 5000000ULL;	/* 5 ms, 10 s */
+			int64_t q = rnd_range(0, 200) + (i % 50 == 7 ? 300000 : 0);	/* queueing: only ever adds */
+			int64_t y = 5000 + (int64_t)llround(20e-6 * (double)dx) + q;
+
+			ymin_all = y < ymin_all ? y : ymin_all;
+			fit_window(&f, x0 + dx, y, q);
+		}
+		fit_window_flush(&f);
+		ok(f.n >= 39 && f.n <= 41, "fit_window: one point per 250 ms window", "n=%" PRIu64, f.n);
+		ok(fit_ppm(&f, &ppm, &span) && fabs(ppm - 20) < 0.1, "fit_window: +20 ppm under one-sided 300 us spikes",
+		   "ppm %.4f", ppm);
+		ok(f.ymin == ymin_all, "fit_window: ymin is the minimum over all samples", "%" PRId64 " want %" PRId64, f.ymin,
+		   ymin_all);
+		memset(&f, 0, sizeof(f));
+		fit_window(&f, x0, -5, 100);		/* negative, but a slow exchange */
+		fit_window(&f, x0 + 1000000, 10, 1);	/* the window's best */
+		fit_window_flush(&f);
+		ok(f.n == 1 && f.ymin == -5, "fit_window: ymin keeps a negative sample that was not its window's best",
+		   "n=%" PRIu64 " ymin=%" PRId64, f.n, f.ymin);
+	}
+
+	memset(&f, 0, sizeof(f));
+	fit_add(&f, 1000000000, 5);
+	fit_add(&f, 2000000000, 6);
+	ok(!fit_ppm(&f, &ppm, &span), "fit: two points -> unknown", "failed");
+	fit_add(&f, 2000000000, 7);
+	ok(fit_ppm(&f, &ppm, &span) && fabs(ppm - 0.0015) < 1e-9, "fit: three points, exact slope 1.5 ns/s", "ppm %.9f", ppm);
+	memset(&f, 0, sizeof(f));
+	fit_add(&f, 5, 1);
+	fit_add(&f, 5, 2);
+	fit_add(&f, 5, 3);
+	ok(!fit_ppm(&f, &ppm, &span), "fit: all x equal -> unknown", "failed");
+	ok(f.ymin == 1 && f.ymax == 3, "fit: ymin/ymax tracked", "%" PRId64 "/%" PRId64, f.ymin, f.ymax);
+
+	/* clock offset: server clock = client clock + O, symmetric one-way delay d */
+	{
+		static const int64_t offs[] = { 0, 1, -1, 2, 1001, -1001, 1000, 123456789, -123456789, -5000000001LL, 37000000000LL };
+		static const int64_t dels[] = { 0, 1, 500, 12345, 99999 };
+		size_t i, j;
+		char name[120];
+
+		for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+			int nbad = 0;
+			int64_t badd = 0, badv = 0;
+
+			for (j = 0; j < sizeof(dels) / sizeof(dels[0]); j++) {
+				uint64_t T1 = 1700000000000000000ULL;
+
+				memset(t, 0, sizeof(t));
+				t[T1W] = T1;
+				t[T2W] = (uint64_t)((int64_t)T1 + dels[j] + offs[i]);
+				t[T3W] = t[T2W] + 7777;
+				t[T4W] = (uint64_t)((int64_t)t[T3W] - offs[i] + dels[j]);
+				if (!clock_offset(t, &off) || off != offs[i]) {
+					nbad++;
+					badd = dels[j];
+					badv = off;
+				}
+			}
+			snprintf(name, sizeof(name), "clock_offset: offset %" PRId64 " ns exact with symmetric delays", offs[i]);
+			ok(!nbad, name, "%d of 5 delays wrong, e.g. delay %" PRId64 " gave %" PRId64, nbad, badd, badv);
+		}
+	}
+	memset(t, 0, sizeof(t));
+	t[T1W] = 1;
+	t[T2W] = 2;
+	t[T3W] = 3;
+	ok(!clock_offset(t, &off), "clock_offset: missing T4 -> false", "failed");
+	t[T4W] = 4;
+	t[T2W] = 0;
+	ok(!clock_offset(t, &off), "clock_offset: missing T2 -> false", "failed");
+
+	/* metric values and the stamps each one needs */
+	{
+		static const int need[NMETRIC][4] = {
+			[M_RTT] = { T4W, T1W, -1 },	[M_RESPONSE] = { T3W, T2W, -1 },
+			[M_NETWORK] = { T4W, T1W, T3W, T2W }, [M_APP_RTT] = { T4SW, T1SW, -1 },
+			[M_CLI_TX] = { T1W, T1SW, -1 },	[M_CLI_RX] = { T4SW, T4W, -1 },
+			[M_SRV_RX] = { T2SW, T2W, -1 },	[M_SRV_PROC] = { T3SW, T2SW, -1 },
+			[M_SRV_TX] = { T3W, T3SW, -1 },
+		};
+		const uint64_t B = 1700000000000000000ULL;
+		int64_t want[NMETRIC];
+		uint64_t full[NSTAMP];
+		char name[120];
+
+		full[T1SW] = B;
+		full[T1W] = B + 1000;
+		full[T2W] = B + 50000 + 3;	/* server clock, 3 ns ahead */
+		full[T2SW] = B + 52000;
+		full[T3SW] = B + 55000;
+		full[T3W] = B + 56000;
+		full[T4W] = B + 104000;
+		full[T4SW] = B + 107000;
+		want[M_RTT] = 103000;
+		want[M_RESPONSE] = 56000 - 50003;
+		want[M_NETWORK] = 103000 - (56000 - 50003);
+		want[M_APP_RTT] = 107000;
+		want[M_CLI_TX] = 1000;
+		want[M_CLI_RX] = 3000;
+		want[M_SRV_RX] = 52000 - 50003;
+		want[M_SRV_PROC] = 3000;
+		want[M_SRV_TX] = 1000;
+		for (m = 0; m < NMETRIC; m++) {
+			bool r = metric_value(m, full, &v), miss = true;
+
+			snprintf(name, sizeof(name), "metric %s: value from all stamps", metric_def[m].key);
+			ok(r && v == want[m], name, "r=%d v=%" PRId64 " want %" PRId64, r, v, want[m]);
+			for (k = 0; k < 4 && need[m][k] >= 0; k++) {
+				memcpy(t, full, sizeof(t));
+				t[need[m][k]] = 0;
+				v = 12345;
+				if (metric_value(m, t, &v) || v != 12345) {
+					miss = false;
+				}
+			}
+			snprintf(name, sizeof(name), "metric %s: any missing stamp -> false, value untouched", metric_def[m].key);
+			ok(miss, name, "failed");
+		}
+		memset(t, 0, sizeof(t));
+		ok(!metric_value(NMETRIC, full, &v) && !metric_value(M_RTT, t, &v), "metric: unknown metric or no stamps -> false", "failed");
+		memcpy(t, full, sizeof(t));
+		t[T4W] = B + 500;	/* before T1: negative, but known */
+		ok(metric_value(M_RTT, t, &v) && v == -500, "metric: a negative difference is a value, not missing", "v=%" PRId64, v);
+	}
+}
+
+/* ------------------------------------------------------------------- log */
+
+/* Stamps of a transaction, as a run would produce them. */
+enum { K_OK, K_OK_NO_T1W, K_OK_NO_T4W, K_OK_NO_SRV, K_LOST, K_LATE, K_WARMUP, K_NEG, K_SMALL, NKIND };
+
+static void mk_emit_txn(struct txn *x, uint64_t seq, int kind)
+{
+	const uint64_t B = 1700000000000000000ULL + seq * 1000003ULL;
+
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	x->st = TF_USED | TF_SENT | TF_RECEIVED;
+	x->t[T1SW] = B;
+	x->t[T1W] = B + 1500 + seq % 7;
+	x->t[T2W] = B + 40000 + seq % 11;
+	x->t[T2SW] = B + 42000;
+	x->t[T3SW] = B + 45000;
+	x->t[T3W] = B + 46000 + seq % 13;
+	x->t[T4W] = B + 90000 + seq % 17;
+	x->t[T4SW] = B + 93000;
+	switch (kind) {
+	case K_OK_NO_T1W:
+		x->t[T1W] = 0;
+		break;
+	case K_OK_NO_T4W:
+		x->t[T4W] = 0;
+		break;
+	case K_OK_NO_SRV:
+		x->t[T2W] = x->t[T2SW] = x->t[T3SW] = x->t[T3W] = 0;
+		break;
+	case K_LOST:
+		x->st = TF_USED | TF_SENT | TF_LOST;
+		x->t[T2W] = x->t[T2SW] = x->t[T3SW] = x->t[T3W] = x->t[T4W] = x->t[T4SW] = 0;
+		break;
+	case K_LATE:
+		x->st = TF_USED | TF_SENT | TF_LOST | TF_LATE;
+		x->t[T2W] = x->t[T2SW] = x->t[T3SW] = x->t[T3W] = 0;
+		x->t[T4W] += 2000000000ULL;
+		x->t[T4SW] += 2000000000ULL;
+		break;
+	case K_WARMUP:
+		x->st |= TF_WARMUP;
+		break;
+	case K_NEG:	/* T4 before T1: a clock step; still a value */
+		x->t[T4W] = x->t[T1W] - 5;
+		break;
+	case K_SMALL:	/* an unsynchronised NIC clock near the epoch */
+		x->t[T1W] = 999999999;
+		x->t[T4W] = 1000000123;
+		break;
+	}
+}
+
+static void mk_reflect_txn(struct txn *x, uint64_t seq, int kind)
+{
+	const uint64_t B = 1700000000000000000ULL + seq * 999983ULL;
+
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	x->st = TF_USED | TF_SENT | TF_RECEIVED;
+	x->t[T2W] = B + seq % 5;
+	x->t[T2SW] = B + 2000;
+	x->t[T3SW] = B + 5000;
+	x->t[T3W] = B + 6000 + seq % 19;
+	if (kind == K_OK_NO_T1W) {
+		x->t[T3W] = 0;	/* TX stamp never came */
+	} else if (kind == K_WARMUP) {
+		x->st |= TF_WARMUP;
+	} else if (kind == K_OK_NO_T4W) {
+		x->t[T2W] = 0;
+	}
+}
+
+static void log_setup(bool emit, uint8_t **mem, uint64_t cap)
+{
+	memset(&S, 0, sizeof(S));
+	side_set(emit);
+	*mem = calloc(cap, log_rec_size(emit));
+	log_init(&S.log, *mem, cap);
+	S.id = 0x1234abcd;
+}
+
+static void alog_free(struct alog *L)
+{
+	free(L->row);
+	free(L->status);
+	L->row = NULL;
+	L->status = NULL;
+}
+
+/* Write the ring to a temp file; returns 0 or -errno. */
+static int log_to_file(const char *path, enum log_format fmt)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600), r;
+
+	if (fd < 0) {
+		return -errno;
+	}
+	r = log_write(fd, fmt);
+	close(fd);
+	return r;
+}
+
+/* Compare what alog_read got with what was pushed; NULL if all agree. */
+static const char *log_compare(const struct alog *L, const struct txn *want, const int *wstatus, size_t nwant,
+			       bool skip_warmup, char *why, size_t len)
+{
+	size_t i, j = 0;
+	int s;
+
+	for (i = 0; i < nwant; i++) {
+		if (skip_warmup && wstatus[i] == ST_WARMUP) {
+			continue;
+		}
+		if (j >= L->n) {
+			snprintf(why, len, "only %" PRIu64 " rows read", L->n);
+			return why;
+		}
+		if (L->row[j].seq != want[i].seq || L->status[j] != wstatus[i]) {
+			snprintf(why, len, "row %zu: seq %" PRIu64 " status %d, want seq %" PRIu64 " status %d", j, L->row[j].seq,
+				 L->status[j], want[i].seq, wstatus[i]);
+			return why;
+		}
+		for (s = 0; s < NSTAMP; s++) {
+			uint64_t w = (L->have & (1u << s)) ? want[i].t[s] : 0;
+
+			if (L->row[j].t[s] != w) {
+				snprintf(why, len, "row %zu seq %" PRIu64 " stamp %d: %" PRIu64 " want %" PRIu64, j, want[i].seq, s,
+					 L->row[j].t[s], w);
+				return why;
+			}
+		}
+		j++;
+	}
+	if (j != L->n) {
+		snprintf(why, len, "%" PRIu64 " rows read, %zu expected", L->n, j);
+		return why;
+	}
+	return NULL;
+}
+
+static int read_log(const char *path, struct alog *L, char **err)
+{
+	struct capture ce;
+	int r;
+
+	cap_start(&ce, 2);
+	r = alog_read(path, L);
+	*err = cap_stop(&ce);
+	return r;
+}
+
+static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, bool sw)
+{
+	enum { NT = 3 * NKIND };
+	struct txn want[NT];
+	int wst[NT];
+	uint8_t *mem;
+	struct alog L;
+	char path[128], name[160], why[256], *err = NULL, *text;
+	const char *bad;
+	size_t i;
+	int r;
+	uint32_t have_want = 0;
+
+	reset_globals();
+	cfg.sw_stamps = sw;
+	ts.hw = hw;
+	log_setup(emit, &mem, 1000);
+	S.srv_hw = srv_hw;
+	for (i = 0; i < NT; i++) {
+		if (emit) {
+			mk_emit_txn(&want[i], 100 + i, (int)(i % NKIND));
+		} else {
+			mk_reflect_txn(&want[i], 100 + i, (int)(i % NKIND) % 4);
+		}
+		wst[i] = txn_status(&want[i]);
+		log_push(&want[i]);
+	}
+	tmp_path(path, sizeof(path), "log");
+	r = log_to_file(path, fmt);
+	text = read_file(path);
+	r = r ? r : read_log(path, &L, &err);
+	snprintf(name, sizeof(name), "log round trip %s %s (wire %s, server %s, app stamps %s)", emit ? "emit" : "reflect",
+		 fmt == LOG_CSV ? "csv" : "text", hw ? "hw" : "ksw", srv_hw ? "hw" : "ksw", sw ? "on" : "off");
+	bad = r ? "write/read failed" : log_compare(&L, want, wst, NT, fmt == LOG_TEXT, why, sizeof(why));
+	ok(!bad, name, "%s; stderr '%s'", bad ? bad : "", err ? err : "");
+	/* columns: what the format promises, labelled by source */
+	if (fmt == LOG_CSV) {
+		for (i = 0; i < (size_t)side.nstamps; i++) {
+			have_want |= 1u << side.stamps[i];
+		}
+	} else {
+		have_want = emit ? (1u << T1W | 1u << T4W | (sw ? (1u << T1SW | 1u << T4SW) : 0))
+				 : (1u << T2W | 1u << T3W | (sw ? (1u << T2SW | 1u << T3SW) : 0));
+	}
+	snprintf(name, sizeof(name), "log header %s %s (wire %s%s%s): columns, side and source", emit ? "emit" : "reflect",
+		 fmt == LOG_CSV ? "csv" : "text", hw ? "hw" : "ksw", emit ? ", server " : "", emit ? (srv_hw ? "hw" : "ksw") : "");
+	ok(!r && L.have == have_want && L.emit == emit && L.csv == (fmt == LOG_CSV) && L.hw == hw &&
+	   (!emit || fmt == LOG_TEXT || L.srv_hw == srv_hw), name, "have %#x want %#x emit %d csv %d hw %d srv_hw %d", L.have,
+	   have_want, L.emit, L.csv, L.hw, L.srv_hw);
+	if (fmt == LOG_TEXT && text) {
+		char hdr[128];
+
+		if (emit) {
+			snprintf(hdr, sizeof(hdr), "SEQ%s T1_%s T4_%s%s RTT\n", sw ? " T1_SW" : "", hw ? "HW" : "KSW", hw ? "HW" : "KSW",
+				 sw ? " T4_SW" : "");
+		} else {
+			snprintf(hdr, sizeof(hdr), "SEQ T2_%s%s T3_%s RESPONSE\n", hw ? "HW" : "KSW", sw ? " T2_SW T3_SW" : "",
+				 hw ? "HW" : "KSW");
+		}
+		snprintf(name, sizeof(name), "log text header line is the seed's: %.*s", (int)strlen(hdr) - 1, hdr);
+		ok(!strncmp(text, hdr, strlen(hdr)) && text[strlen(hdr)] == '-' &&
+		   text[2 * strlen(hdr) - 1] == '\n' && text[2 * strlen(hdr) - 2] == '-', name, "got '%.80s'", text);
+	}
+	if (fmt == LOG_CSV && text && emit) {
+		ok(!strncmp(text, "# rant ", 7) && strstr(text, "session=0x1234abcd") && strstr(text, "records=27 dropped=0") &&
+		   strstr(text, "\nseq,status,") && strstr(text, ",rtt_ns,response_ns,network_ns\n"),
+		   "log csv header: comment with session and counts, column line", "'%.200s'", text);
+	}
+	if (!r) {
+		alog_free(&L);
+	}
+	free(err);
+	free(text);
+	free(mem);
+	unlink(path);
+}
+
+/* Write content to a file, alog_read it; check -1 and "path:LINE:" on stderr. */
+static void log_corrupt(const char *name, const char *content, int line, const char *needle)
+{
+	char path[128], want[200], *err;
+	struct alog L;
+	int r;
+
+	tmp_path(path, sizeof(path), "bad");
+	write_file(path, content);
+	r = read_log(path, &L, &err);
+	snprintf(want, sizeof(want), "%s:%d:", path, line);
+	ok(r == -1 && one_rant_line(err) && strstr(err, want) && (!needle || strstr(err, needle)), name,
+	   "r=%d stderr '%s' (want '%s'%s%s)", r, err, want, needle ? " and " : "", needle ? needle : "");
+	alog_free(&L);
+	free(err);
+	unlink(path);
+}
+
+static void test_log(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	struct alog L, R;
+	char path[128], path2[128], *err;
+	int st, r;
+	uint64_t i;
+	bool good;
+
+	log_roundtrip(true, LOG_TEXT, true, true, true);
+	log_roundtrip(true, LOG_TEXT, false, false, false);
+	log_roundtrip(true, LOG_TEXT, true, false, false);
+	log_roundtrip(true, LOG_CSV, true, true, true);
+	log_roundtrip(true, LOG_CSV, false, true, false);
+	log_roundtrip(true, LOG_CSV, false, false, true);
+	log_roundtrip(false, LOG_TEXT, true, true, true);
+	log_roundtrip(false, LOG_TEXT, false, false, false);
+	log_roundtrip(false, LOG_CSV, true, true, true);
+	log_roundtrip(false, LOG_CSV, false, false, false);
+
+	/* ring: keep the last N with their real sequence numbers */
+	reset_globals();
+	log_setup(true, &mem, 100);
+	for (i = 0; i < 1000; i++) {
+		mk_emit_txn(&x, i, K_OK);
+		log_push(&x);
+	}
+	ok(S.log.n == 100 && S.log.dropped == 900 && S.log.head == 1000, "log ring: cap 100, 1000 pushed -> 100 kept, 900 dropped",
+	   "n=%" PRIu64 " dropped=%" PRIu64, S.log.n, S.log.dropped);
+	for (i = 0, good = true; i < 100; i++) {
+		log_get(&S.log, i, &x, &st);
+		good &= x.seq == 900 + i && st == ST_OK && x.t[T4SW] == 1700000000000000000ULL + (900 + i) * 1000003ULL + 93000;
+	}
+	ok(good, "log ring: log_get returns seqs 900..999 in order with their stamps", "failed");
+	tmp_path(path, sizeof(path), "ring");
+	r = log_to_file(path, LOG_CSV);
+	r = r ? r : read_log(path, &L, &err);
+	for (i = 0, good = !r && L.n == 100; good && i < L.n; i++) {
+		good = L.row[i].seq == 900 + i && (!i || L.row[i].seq > L.row[i - 1].seq);
+	}
+	ok(good, "log ring: the file holds exactly the last 100, unique and increasing", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
+	{
+		char *text = read_file(path);
+
+		ok(text && strstr(text, "records=100 dropped=900"), "log ring: the csv header says records=100 dropped=900", "failed");
+		free(text);
+	}
+	if (!r) {
+		alog_free(&L);
+		free(err);
+	}
+	unlink(path);
+	free(mem);
+
+	/* a large log: more than the writer's 1 MiB buffer */
+	reset_globals();
+	cfg.sw_stamps = true;
+	log_setup(true, &mem, 30000);
+	for (i = 0; i < 30000; i++) {
+		mk_emit_txn(&x, i, (int)(i % NKIND));
+		log_push(&x);
+	}
+	tmp_path(path, sizeof(path), "big");
+	r = log_to_file(path, LOG_CSV);
+	r = r ? r : read_log(path, &L, &err);
+	ok(!r && L.n == 30000 && L.row[29999].seq == 29999 && L.row[12345].seq == 12345,
+	   "log: 30000 csv rows (several 1 MiB writes) read back", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
+	if (!r) {
+		alog_free(&L);
+		free(err);
+	}
+	unlink(path);
+	free(mem);
+
+	/* -L: only rows above the threshold, plus lost and late ones */
+	reset_globals();
+	log_setup(true, &mem, 100);
+	cfg.log_threshold_ns = 5000;
+	{
+		static const int64_t rtt[] = { 4999, 5000, 5001, 100000, 1 };
+		static const int kinds[] = { K_LOST, K_LATE, K_WARMUP, K_OK_NO_T4W, K_OK_NO_T1W };
+		uint64_t kept[16];
+		int n = 0;
+
+		for (i = 0; i < 5; i++) {
+			mk_emit_txn(&x, i, K_OK);
+			x.t[T4W] = x.t[T1W] + (uint64_t)rtt[i];
+			log_push(&x);
+		}
+		for (i = 0; i < 5; i++) {
+			mk_emit_txn(&x, 10 + i, kinds[i]);
+			if (kinds[i] == K_WARMUP) {
+				x.t[T4W] = x.t[T1W] + 999999;
+			}
+			log_push(&x);
+		}
+		for (i = 0; i < S.log.n; i++) {
+			log_get(&S.log, i, &x, &st);
+			kept[n++] = x.seq;
+		}
+		ok(n == 4 && kept[0] == 2 && kept[1] == 3 && kept[2] == 10 && kept[3] == 11 && S.log.filtered == 6,
+		   "log -L 5 us: keeps rtt 5001 and 100000, lost and late; filters 6 (<= 5000, warm-up, unknown rtt)",
+		   "kept %d (first %" PRIu64 "), filtered %" PRIu64, n, n ? kept[0] : 0, S.log.filtered);
+	}
+	free(mem);
+	reset_globals();
+	log_setup(false, &mem, 100);
+	cfg.log_threshold_ns = 0;
+	mk_reflect_txn(&x, 1, K_OK);
+	log_push(&x);
+	x.t[T3W] = x.t[T2W];	/* response 0: not above 0 */
+	x.seq = 2;
+	log_push(&x);
+	ok(S.log.n == 1 && S.log.filtered == 1, "log -L 0 on reflect: filters on the response time", "n=%" PRIu64, S.log.n);
+	free(mem);
+
+	/* corrupted logs: an error with the line number */
+	{
+		static const char hdr[] = "SEQ T1_HW T4_HW RTT\n-------------------\n";
+		static const char row0[] = "0 1700000000.000000000 1700000000.000010000 10000\n";
+		static const char row1[] = "1 1700000001.000000000 1700000001.000020000 20000\n";
+		static const char chdr[] = "# rant 1.0.0 mode=emit wire=hardware\nseq,status,t1_hw,t4_hw,rtt_ns\n";
+		char buf[1024];
+
+		snprintf(buf, sizeof(buf), "%s%s%s", hdr, row0, row1);
+		tmp_path(path, sizeof(path), "good");
+		write_file(path, buf);
+		r = read_log(path, &L, &err);
+		ok(r == 0 && L.n == 2 && L.emit && L.hw && L.row[1].t[T4W] == 1700000001000020000ULL && !*err,
+		   "log read: a hand-written text log parses", "r=%d err '%s'", r, err);
+		alog_free(&L);
+		free(err);
+		unlink(path);
+		snprintf(buf, sizeof(buf), "SEQ T1_HW T4_HW RTT\r\n---\r\n\r\n0 1700000000.000000000 1700000000.000010000 10000\r\n");
+		write_file(path, buf);
+		r = read_log(path, &L, &err);
+		ok(r == 0 && L.n == 1, "log read: CRLF line ends and blank lines are accepted", "r=%d err '%s'", r, err);
+		alog_free(&L);
+		free(err);
+		unlink(path);
+
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.00000000 1700000001.000020000 20000\n", hdr, row0);
+		log_corrupt("log read: bad timestamp (8 digits) -> line 4", buf, 4, "bad timestamp");
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.000000000 1700000001.0000200x0 20000\n", hdr, row0);
+		log_corrupt("log read: bad timestamp (letter) -> line 4", buf, 4, "bad timestamp");
+		snprintf(buf, sizeof(buf), "%s0 1700000000.000000000 10000\n%s", hdr, row1);
+		log_corrupt("log read: too few fields -> line 3", buf, 3, "too few");
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.000000000 1700000001.000020000 20000 7\n", hdr, row0);
+		log_corrupt("log read: too many fields -> line 4", buf, 4, "too many");
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.000000000 1700000001.000020000 20001\n", hdr, row0);
+		log_corrupt("log read: latency not matching the stamps -> line 4", buf, 4, "does not match");
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.000000000 - 20000\n", hdr, row0);
+		log_corrupt("log read: latency without its stamp -> line 4", buf, 4, "does not match");
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.000000000 1700000001.000020000 2e4\n", hdr, row0);
+		log_corrupt("log read: latency not a number -> line 4", buf, 4, "bad latency");
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.000000000 1700000001.000020000 20000", hdr, row0);
+		log_corrupt("log read: truncated last line (no newline) -> line 4", buf, 4, "truncated");
+		snprintf(buf, sizeof(buf), "%s%s1 1700000001.000000000 17000", hdr, row0);
+		log_corrupt("log read: file cut mid-row -> line 4", buf, 4, NULL);
+		snprintf(buf, sizeof(buf), "SEQ T1_HW T9_HW RTT\n---\n%s", row0);
+		log_corrupt("log read: unknown column -> line 1", buf, 1, "T9_HW");
+		snprintf(buf, sizeof(buf), "SEQ T1_HW T4_HW LATENCY\n---\n%s", row0);
+		log_corrupt("log read: unknown value column -> line 1", buf, 1, "LATENCY");
+		snprintf(buf, sizeof(buf), "T1_HW SEQ T4_HW RTT\n---\n%s", row0);
+		log_corrupt("log read: SEQ not first -> line 1", buf, 1, "SEQ");
+		snprintf(buf, sizeof(buf), "SEQ T1_HW T4_HW RTT\n%s", row0);
+		log_corrupt("log read: missing dashed line -> line 2", buf, 2, "dashed");
+		snprintf(buf, sizeof(buf), "%s%s%s%s", hdr, row0, hdr, row1);
+		log_corrupt("log read: a second text header -> line 4", buf, 4, "SEQ");
+		snprintf(buf, sizeof(buf), "%s%sx 1700000001.000000000 1700000001.000020000 20000\n", hdr, row0);
+		log_corrupt("log read: bad sequence number -> line 4", buf, 4, "sequence");
+		snprintf(buf, sizeof(buf), "%s\n\n%s\n1 1.5 1700000001.000020000 20000\n", hdr, row0);
+		log_corrupt("log read: blank lines count in the line number -> line 7", buf, 7, "bad timestamp");
+		snprintf(buf, sizeof(buf), "%s1,ok,1700000000.000000000,1700000000.000010000,10000\n", chdr);
+		tmp_path(path, sizeof(path), "csv");
+		write_file(path, buf);
+		r = read_log(path, &L, &err);
+		ok(r == 0 && L.n == 1 && L.csv && L.status[0] == ST_OK, "log read: a hand-written csv log parses", "r=%d err '%s'",
+		   r, err);
+		alog_free(&L);
+		free(err);
+		unlink(path);
+		snprintf(buf, sizeof(buf), "%s1,ok,1700000000.000000000,1700000000.000010000,10000\n%s", chdr, chdr);
+		log_corrupt("log read: a second csv header (two sessions) -> line 4", buf, 4, "second log header");
+		snprintf(buf, sizeof(buf), "%s1,okay,1700000000.000000000,1700000000.000010000,10000\n", chdr);
+		log_corrupt("log read: bad csv status -> line 3", buf, 3, "okay");
+		snprintf(buf, sizeof(buf), "%s1,ok,1700000000.000000000,1700000000.000010000,\n", chdr);
+		log_corrupt("log read: csv ok row with its latency missing -> line 3", buf, 3, NULL);
+		snprintf(buf, sizeof(buf), "%s1,ok,1700000000.000000000,1700000000.000010000\n", chdr);
+		log_corrupt("log read: csv row with a field missing -> line 3", buf, 3, "too few");
+		log_corrupt("log read: not a log at all -> line 1", "hello world\n", 1, NULL);
+		{
+			struct alog E;
+
+			tmp_path(path, sizeof(path), "empty");
+			write_file(path, "failed");
+			r = read_log(path, &E, &err);
+			ok(r == -1 && one_rant_line(err) && strstr(err, path), "log read: empty file -> error naming it", "r=%d '%s'", r,
+			   err);
+			free(err);
+			unlink(path);
+			r = read_log("/tmp/rant-unit-no-such-file", &E, &err);
+			ok(r == -1 && one_rant_line(err) && strstr(err, "rant-unit-no-such-file"), "log read: missing file -> error",
+			   "r=%d '%s'", r, err);
+			free(err);
+		}
+	}
+
+	/* join an emit and a reflect log by SEQ */
+	reset_globals();
+	cfg.sw_stamps = true;
+	ts.hw = true;
+	log_setup(true, &mem, 100);
+	for (i = 0; i < 10; i++) {
+		mk_emit_txn(&x, i, K_OK);
+		log_push(&x);
+	}
+	tmp_path(path, sizeof(path), "emit");
+	r = log_to_file(path, LOG_TEXT);
+	free(mem);
+	log_setup(false, &mem, 100);
+	ts.hw = false;
+	for (i = 3; i < 15; i++) {
+		mk_reflect_txn(&x, i, K_OK);
+		log_push(&x);
+	}
+	tmp_path(path2, sizeof(path2), "reflect");
+	r = r ? r : log_to_file(path2, LOG_TEXT);
+	free(mem);
+	{
+		char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+		struct capture ce;
+		uint64_t joined = 0;
+		int r1 = read_log(path, &L, &e1), r2 = read_log(path2, &R, &e2);
+
+		good = !r && !r1 && !r2;
+		if (good) {
+			cap_start(&ce, 2);
+			joined = alog_join(&L, &R);
+			e3 = cap_stop(&ce);
+			ok(joined == 7, "log join: 7 SEQs in both logs", "joined %" PRIu64, joined);
+			for (i = 0; i < L.n && good; i++) {
+				struct txn w;
+
+				mk_reflect_txn(&w, L.row[i].seq, K_OK);
+				if (L.row[i].seq >= 3) {
+					good = L.row[i].t[T2W] == w.t[T2W] && L.row[i].t[T2SW] == w.t[T2SW] &&
+					       L.row[i].t[T3SW] == w.t[T3SW] && L.row[i].t[T3W] == w.t[T3W];
+				} else {
+					good = !L.row[i].t[T2W] && !L.row[i].t[T3W];
+				}
+			}
+			ok(good && !*e3, "log join: server stamps filled by SEQ, unmatched rows untouched", "row %" PRIu64 " stderr '%s'",
+			   i, e3);
+			ok(!L.srv_hw && L.hw && (L.have & (1u << T3W)), "log join: server source and columns come from the reflect log",
+			   "srv_hw %d have %#x", L.srv_hw, L.have);
+			free(e3);
+			/* an echoed stamp that disagrees with the reflect log is reported */
+			L.row[5].t[T3W] = 0;
+			L.row[6].t[T3W] += 1;
+			cap_start(&ce, 2);
+			joined = alog_join(&L, &R);
+			e3 = cap_stop(&ce);
+			ok(one_rant_line(e3) && strstr(e3, "1 echoed server stamps differ"), "log join: a disagreeing stamp is reported",
+			   "'%s'", e3);
+			free(e3);
+		} else {
+			ok(false, "log join: write and read both logs", "r=%d r1=%d r2=%d %s %s", r, r1, r2, e1, e2);
+		}
+		if (!r1) {
+			alog_free(&L);
+		}
+		if (!r2) {
+			alog_free(&R);
+		}
+		free(e1);
+		free(e2);
+	}
+	unlink(path);
+	unlink(path2);
+	reset_globals();
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	reset_globals();
+	test_opt_table();
+	test_opt_fields();
+	test_proto();
+	test_cmsg();
+	test_hw();
+	test_hist();
+	test_fit();
+	test_log();
+	printf("%d passed, %d failed\n", t_pass, t_fail);
+	return t_fail ? 1 : 0;
+}
