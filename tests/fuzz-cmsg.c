@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libFuzzer harness: ts_parse() and ts_tx_stamp() on a control buffer that is
+ * the fuzz input.  The kernel never hands out a malformed one, but a parser
+ * that walks cmsg_len fields must survive any bytes: lengths larger than the
+ * buffer, smaller than a header, or that wrap the pointer arithmetic of
+ * CMSG_NXTHDR.  The buffer is a heap block of exactly the input's size
+ * (8-aligned by malloc), so ASan reports any read past its end.
+ */
+#define RANT_NO_MAIN
+#include "../rant.c"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char iob[64];
+	struct iovec iov = { iob, sizeof(iob) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct ts_cmsg c;
+	void *ctrl = malloc(size ? size : 1);
+	uint32_t key;
+	uint64_t wire;
+
+	if (!ctrl) {
+		return 0;
+	}
+	memcpy(ctrl, data, size);
+	msg.msg_control = size ? ctrl : NULL;
+	msg.msg_controllen = size;
+	ts_parse(&msg, &c);
+	ts.hw = false;
+	if (ts_tx_stamp(&c, &key, &wire) && wire != c.sw) {
+		abort();	/* software source must give the software stamp */
+	}
+	ts.hw = true;
+	if (ts_tx_stamp(&c, &key, &wire) && wire != c.hw) {
+		abort();
+	}
+	(void)ts_wire(&c);
+	free(ctrl);
+	return 0;
+}
