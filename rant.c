@@ -201,6 +201,7 @@ struct hist {
 	uint64_t n;
 	int64_t min, max;
 	uint64_t min_seq, max_seq;
+	int64_t shift;		/* the first sample: sums are of v - shift, exact */
 	__int128 sum;
 	unsigned __int128 sumsq;
 };
@@ -211,13 +212,12 @@ struct fit {
 	uint64_t x0;		/* first x, ns */
 	int64_t y0;		/* first y, ns */
 	double sx, sy, sxx, sxy;
+	uint64_t seen;		/* every sample offered, and their extremes */
 	int64_t ymin, ymax;
 	/* the current window: its best point waits here (see fit_window) */
 	uint64_t w_start, w_x;
 	int64_t w_y, w_q;
 	bool w_have;
-	uint64_t all_n;		/* every sample offered, and their minimum */
-	int64_t all_min;
 };
 
 /* Packet and stamp counters of one session. */
@@ -910,7 +910,7 @@ static void hist_reset(struct hist *h)
 {
 	memset(h->bucket, 0, h->nbuckets * sizeof(*h->bucket));
 	h->out_n = h->out_lost_hi = h->out_lost_lo = h->n = 0;
-	h->min = h->max = 0;
+	h->min = h->max = h->shift = 0;
 	h->min_seq = h->max_seq = 0;
 	h->sum = 0;
 	h->sumsq = 0;
@@ -927,6 +927,9 @@ static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 	} else {
 		h->out_lost_hi++;
 	}
+	if (!h->n) {
+		h->shift = v;
+	}
 	if (!h->n || v < h->min) {
 		h->min = v;
 		h->min_seq = seq;
@@ -936,25 +939,38 @@ static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 		h->max_seq = seq;
 	}
 	h->n++;
-	h->sum += v;
-	h->sumsq += (unsigned __int128)((__int128)v * v);
+	h->sum += (__int128)v - h->shift;
+	h->sumsq += (unsigned __int128)(((__int128)v - h->shift) * ((__int128)v - h->shift));
 }
 
+/*
+ * Average and population standard deviation from the shifted sums.  Shifting
+ * by the first sample keeps the squares small even for stamps-sized values
+ * (an unsynchronised NIC clock can make a metric ~1e18 ns), and no long
+ * double is used (valgrind computes it in double precision only).
+ */
 static double hist_avg(const struct hist *h)
 {
-	return h->n ? (double)((long double)h->sum / h->n) : 0;
+	__int128 q, r;
+
+	if (!h->n) {
+		return 0;
+	}
+	q = h->sum / (__int128)h->n;
+	r = h->sum % (__int128)h->n;
+	return (double)((__int128)h->shift + q) + (double)r / (double)h->n;
 }
 
 static double hist_stddev(const struct hist *h)
 {
-	long double n = h->n, mean, var;
+	double n = (double)h->n, mean, var;
 
 	if (h->n < 2) {
 		return 0;
 	}
-	mean = (long double)h->sum / n;
-	var = (long double)h->sumsq / n - mean * mean;
-	return var > 0 ? (double)sqrtl(var) : 0;
+	mean = (double)h->sum / n;
+	var = (double)h->sumsq / n - mean * mean;
+	return var > 0 ? sqrt(var) : 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -1008,7 +1024,8 @@ static int64_t hist_pct(const struct hist *h, double p, bool *approx)
 	if (rank <= lo) {
 		if (h->out_lost_lo) {
 			*approx = true;
-			return h->out[(rank - 1) * lo_stored / lo];
+			/* no negative value was stored: the minimum is the one we know */
+			return lo_stored ? h->out[(rank - 1) * lo_stored / lo] : h->min;
 		}
 		return h->out[rank - 1];
 	}
@@ -1031,19 +1048,33 @@ static int64_t hist_pct(const struct hist *h, double p, bool *approx)
 	rank -= lo + mid;
 	if (h->out_lost_hi) {
 		*approx = true;
+		if (h->out_n == lo_stored) {
+			return h->max;	/* no value above the bound was stored */
+		}
 		return h->out[lo_stored + (rank - 1) * (h->out_n - lo_stored) / hi];
 	}
 	return h->out[lo_stored + rank - 1];
 }
 
-static void fit_add(struct fit *f, uint64_t x_ns, int64_t y)
+static void fit_track(struct fit *f, int64_t y)
+{
+	if (!f->seen || y < f->ymin) {
+		f->ymin = y;
+	}
+	if (!f->seen || y > f->ymax) {
+		f->ymax = y;
+	}
+	f->seen++;
+}
+
+/* One point into the least-squares sums (x relative to the first, in s). */
+static void fit_point(struct fit *f, uint64_t x_ns, int64_t y)
 {
 	double x, dy;
 
 	if (!f->n) {
 		f->x0 = x_ns;
 		f->y0 = y;
-		f->ymin = f->ymax = y;
 	}
 	x = (double)(int64_t)(x_ns - f->x0) / 1e9;
 	dy = (double)(y - f->y0);
@@ -1052,13 +1083,8 @@ static void fit_add(struct fit *f, uint64_t x_ns, int64_t y)
 	f->sy += dy;
 	f->sxx += x * x;
 	f->sxy += x * dy;
-	if (y < f->ymin) {
-		f->ymin = y;
-	}
-	if (y > f->ymax) {
-		f->ymax = y;
-	}
 }
+
 
 /*
  * Feed the fit with one point per FIT_WINDOW: the one of lowest quality q
@@ -1071,7 +1097,7 @@ static void fit_add(struct fit *f, uint64_t x_ns, int64_t y)
 static void fit_window_flush(struct fit *f)
 {
 	if (f->w_have) {
-		fit_add(f, f->w_x, f->w_y);
+		fit_point(f, f->w_x, f->w_y);
 		f->w_have = false;
 	}
 }
@@ -1091,9 +1117,7 @@ static void fit_window(struct fit *f, uint64_t x, int64_t y, int64_t q)
 		f->w_x = x;
 		f->w_y = y;
 	}
-	if (!f->all_n++ || y < f->all_min) {
-		f->all_min = y;
-	}
+	fit_track(f, y);
 }
 
 /* Slope of the fitted line in ppm (ns per second / 1000); false if unknown. */
@@ -1150,7 +1174,7 @@ static bool clock_offset(const uint64_t *t, int64_t *off)
 	if (!stamp_diff(t[T2W], t[T1W], &a) || !stamp_diff(t[T3W], t[T4W], &b)) {
 		return false;
 	}
-	*off = a / 2 + b / 2;
+	*off = (int64_t)(((__int128)a + b) / 2);
 	return true;
 }
 
@@ -3072,12 +3096,12 @@ static int clock_warnings(char w[][256], int max)
 		const char *what = side.emit ? what_emit[i] : what_refl[i];
 		double ppm, span;
 
-		if (!f->all_n) {
+		if (!f->seen) {
 			continue;
 		}
-		if (f->all_min < 0) {
+		if (f->ymin < 0) {
 			snprintf(w[n++], 256, "app-vs-wire offset %s went negative (min %" PRId64 " ns): %s",
-				 what, f->all_min, cause);
+				 what, f->ymin, cause);
 		} else if (ts.hw && fit_ppm(f, &ppm, &span) && span >= 3.0 && fabs(ppm) > 1.0) {
 			/* with software stamps both are CLOCK_REALTIME: they cannot drift apart */
 			snprintf(w[n++], 256, "app-vs-wire offset %s drifts %+.2f ppm: %s", what, ppm, cause);
@@ -3652,33 +3676,15 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
  * stops the analysis with its line number (exit 2): numbers computed from a
  * partly unreadable log would look trustworthy and not be.
  */
-static int alog_read(const char *path, struct alog *L)
+static int alog_parse(struct alog *L, char *p, char *end)
 {
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_IGN = -5 };
+	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4 };
 	int col[16], ncol = 0, i, valm[16];
 	const char *f[17];
 	size_t len[17];
 	uint64_t line = 0, cap = 0;
-	char *data, *p, *end;
 	bool header = false, dashes = false;
-	struct stat sb;
-	int fd;
 
-	memset(L, 0, sizeof(*L));
-	L->path = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) < 0) {
-		warnx_("--analyze: cannot read '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	data = sb.st_size ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-	close(fd);
-	if (!sb.st_size || data == MAP_FAILED) {
-		warnx_("--analyze: '%s' is empty or unreadable", path);
-		return -1;
-	}
-	p = data;
-	end = data + sb.st_size;
 	while (p < end) {
 		char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
 		int nf;
@@ -3839,8 +3845,36 @@ static int alog_read(const char *path, struct alog *L)
 	if (!header) {
 		return alog_error(L, line, "no header line: not a rant log", NULL, 0);
 	}
-	munmap(data, (size_t)sb.st_size);
 	return 0;
+}
+
+
+/* Map the file and parse it; the mapping goes whatever the outcome. */
+static int alog_read(const char *path, struct alog *L)
+{
+	struct stat sb;
+	char *data;
+	int fd, r;
+
+	memset(L, 0, sizeof(*L));
+	L->path = path;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		warnx_("--analyze: cannot read '%s': %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+		}
+		return -1;
+	}
+	data = sb.st_size ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (!sb.st_size || data == MAP_FAILED) {
+		warnx_("--analyze: '%s' is empty or unreadable", path);
+		return -1;
+	}
+	r = alog_parse(L, data, data + sb.st_size);
+	munmap(data, (size_t)sb.st_size);
+	return r;
 }
 
 static int cmp_seq(const void *a, const void *b)
@@ -4142,8 +4176,9 @@ static int opt_num(int val, const char *s, double min, double max, bool whole, d
 
 	errno = 0;
 	v = strtod(s, &end);
+	/* strtod also takes hex and "infinity": a user meant neither */
 	if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || isnan(v) || isinf(v) ||
-	    (whole && v != floor(v))) {
+	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != floor(v))) {
 		warnx_("%s: '%s' is not a %s (%.15g to %.15g)", opt_name(val), s, whole ? "whole number" : "number",
 		       min, max);
 		return -1;
@@ -4323,7 +4358,7 @@ static int opt_apply(int c, const char *a)
 		cfg.spin = true;
 		return 0;
 	case O_PRIORITY:
-		return opt_u64(c, a, 0, 4294967295ULL, &u) < 0 ? -1 : (cfg.priority = (int)u, 0);
+		return opt_u64(c, a, 0, INT_MAX, &u) < 0 ? -1 : (cfg.priority = (int)u, 0);
 	case O_TOS:
 		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.tos = (int)u, 0);
 	case O_ONCE:
@@ -4452,7 +4487,7 @@ static int opt_parse(int argc, char **argv)
 		used += (size_t)snprintf(cfg.cmdline + used, sizeof(cfg.cmdline) - used, "%s%s", i ? " " : "", argv[i]);
 	}
 	opterr = 0;
-	optind = 1;
+	optind = 0;	/* 0, not 1: glibc then resets its state fully */
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		if (c == '?') {
 			if (optopt && optopt < 256 && !strchr(so, optopt)) {

@@ -1628,7 +1628,7 @@ static void fit_case(double ppm, double noise, int64_t y0, const char *name)
 		uint64_t dx = (uint64_t)i * 10000000ULL;	/* 10 ms */
 		double y = (double)y0 + ppm * 1e-6 * (double)dx + (double)rnd_range(-(int64_t)noise, (int64_t)noise);
 
-		fit_add(&f, x0 + dx + (uint64_t)rnd_range(0, 1000), (int64_t)llround(y));
+		fit_point(&f, x0 + dx + (uint64_t)rnd_range(0, 1000), (int64_t)llround(y));
 	}
 	r = fit_ppm(&f, &got, &span);
 	ok(r && fabs(got - ppm) < 0.1 && fabs(span - 10.0) < 0.1, name, "r=%d ppm %.4f want %.4f span %.3f", r, got, ppm, span);
@@ -1678,15 +1678,18 @@ static void test_fit(void)
 	}
 
 	memset(&f, 0, sizeof(f));
-	fit_add(&f, 1000000000, 5);
-	fit_add(&f, 2000000000, 6);
+	fit_point(&f, 1000000000, 5);
+	fit_point(&f, 2000000000, 6);
 	ok(!fit_ppm(&f, &ppm, &span), "fit: two points -> unknown", "failed");
-	fit_add(&f, 2000000000, 7);
+	fit_point(&f, 2000000000, 7);
 	ok(fit_ppm(&f, &ppm, &span) && fabs(ppm - 0.0015) < 1e-9, "fit: three points, exact slope 1.5 ns/s", "ppm %.9f", ppm);
 	memset(&f, 0, sizeof(f));
-	fit_add(&f, 5, 1);
-	fit_add(&f, 5, 2);
-	fit_add(&f, 5, 3);
+	fit_track(&f, 1);
+	fit_point(&f, 5, 1);
+	fit_track(&f, 2);
+	fit_point(&f, 5, 2);
+	fit_track(&f, 3);
+	fit_point(&f, 5, 3);
 	ok(!fit_ppm(&f, &ppm, &span), "fit: all x equal -> unknown", "failed");
 	ok(f.ymin == 1 && f.ymax == 3, "fit: ymin/ymax tracked", "%" PRId64 "/%" PRId64, f.ymin, f.ymax);
 
