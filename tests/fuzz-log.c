@@ -3,10 +3,11 @@
  * libFuzzer harness: alog_read() (what --analyze parses) on a log whose bytes
  * are the input, held in a memfd and opened by its /proc/self/fd path.
  *
- * alog_read() maps the file and, on a line it refuses, returns without
- * unmapping it (the process exits right after in rant).  Run after run those
- * mappings would pile up to vm.max_map_count, so mmap/munmap are routed
- * through a wrapper that remembers the mapping and the harness drops it.
+ * alog_read() maps the file.  Should a refusal path ever return without
+ * unmapping it (it once did: rant exits right after, so nobody noticed), the
+ * mappings would pile up run after run to vm.max_map_count and the fuzzer
+ * would stop exploring, so mmap/munmap go through a wrapper that remembers
+ * the mapping and the harness drops what is left.
  */
 #define mmap fuzz_mmap
 #define munmap fuzz_munmap
