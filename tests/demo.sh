@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# `make demo`: rant in two throwaway network namespaces joined by a veth
+# pair, a reflector (--once) and a client run of a few seconds with app
+# stamps and histograms, then both reports.  The namespaces go away on exit
+# (tests/lib.sh's EXIT trap); nothing of the host's network is touched.
+#
+#   DEMO_SECONDS=3 DEMO_INTERVAL_US=100 tests/demo.sh
+
+: "${DEMO_SECONDS:=3}"
+: "${DEMO_INTERVAL_US:=100}"
+
+# gone PID: the process has exited (a zombie waiting for `wait` counts)
+gone() {
+	local st
+
+	st=$(ps -o stat= -p "$1") || return 0
+	[[ $st == Z* ]]
+}
+
+banner() {
+	printf '\n==================== %s ====================\n' "$*"
+}
+
+main() {
+	local rc rrc
+
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "demo: needs root to create network namespaces (try: sudo make demo)" >&2
+		exit 1
+	fi
+	# shellcheck source=tests/lib.sh
+	. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+	if [ ! -x "$RANT" ]; then
+		echo "demo: $RANT is not built (run make)" >&2
+		exit 1
+	fi
+	if ! ns_setup; then
+		echo "demo: could not create the namespaces and the veth pair" >&2
+		exit 1
+	fi
+	echo "demo: namespaces $NS_A ($ADDR_A on $VETH_A) and $NS_B ($ADDR_B on $VETH_B), joined by veth"
+	if ! reflector demo-reflect --once -s -H; then
+		echo "demo: the reflector did not start:" >&2
+		cat "$WORK/demo-reflect.err" >&2
+		exit 1
+	fi
+	echo "demo: reflector listening in $NS_B: rant -i $VETH_B --once -s -H"
+	echo "demo: client in $NS_A for $DEMO_SECONDS s: rant -i $VETH_A -a $ADDR_B -s -H --interval $DEMO_INTERVAL_US -d $DEMO_SECONDS"
+	echo
+	# the client's status lines (stderr) show live; its report is printed below
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -s -H --interval "$DEMO_INTERVAL_US" \
+		-d "$DEMO_SECONDS" >"$WORK/demo-emit.out"
+	rc=$?
+	# --once: the reflector ends after the client's FIN
+	if wait_for 5 gone "$REFLECTOR_PID"; then
+		wait "$REFLECTOR_PID"
+		rrc=$?
+	else
+		rrc="still running"
+	fi
+
+	banner "emit (client) report, exit $rc"
+	cat "$WORK/demo-emit.out"
+	banner "reflect (server) report, exit $rrc"
+	cat "$WORK/demo-reflect.out"
+	echo
+	echo "demo: done; removing the namespaces"
+	return "$rc"
+}
+
+main "$@"

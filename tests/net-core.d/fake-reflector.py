@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""A misbehaving rant reflector for tests/net-core.sh.
+
+    fake-reflector.py ADDR PORT READYFILE
+
+Answers rant pings (64-byte header, SPEC.md wire protocol) with well-formed
+pongs, except for the sequence numbers in PLAN, where it misbehaves in one
+way each.  Answers a FIN with a FIN_ACK and exits.  When it listens it
+creates READYFILE; at exit it prints what it did as JSON, so that the test
+compares the client's counters with what was really sent.
+"""
+import json
+import select
+import socket
+import struct
+import sys
+import time
+
+MAGIC = 0x52414E54
+PING, PONG, FIN, FIN_ACK = 1, 2, 3, 4
+PF_WARMUP = 0x1
+
+# seq -> what to do.  Every action but "drop" and "late" also sends the good pong.
+PLAN = {
+    10: "wrong_session",   # + a pong with another session id: invalid
+    12: "wrong_magic",     # + a pong with a bad magic: invalid
+    14: "future_seq",      # + a pong for a seq never sent: invalid
+    16: "duplicate",       # the pong twice: duplicate
+    18: "late",            # the pong LATE_S after the ping: lost, then late
+    20: "drop",            # no pong: lost
+    22: "wrong_version",   # + a pong with version 9: invalid
+}
+LATE_S = 0.4
+
+
+def pong(session, seq, flags=0, magic=MAGIC, version=1, ptype=PONG, size=64):
+    h = struct.pack("!IBBHIIQ", magic, version, ptype, flags, session, 0, seq)
+    return (h + bytes(40)).ljust(size, b"\0")
+
+
+def main():
+    addr, port, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.bind((addr, port))
+    open(ready, "w").close()
+    did = {"pings": 0, "pongs": 0, "invalid": 0, "duplicate": 0, "late": 0, "dropped": 0}
+    pending = []        # (due time, datagram, peer)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        for p in [p for p in pending if p[0] <= now]:
+            s.sendto(p[1], p[2])
+            pending.remove(p)
+        wait = min([p[0] for p in pending], default=now + 0.2) - now
+        r, _, _ = select.select([s], [], [], max(wait, 0))
+        if not r:
+            continue
+        data, peer = s.recvfrom(65536)
+        if len(data) < 64:
+            continue
+        magic, version, ptype, flags, session, _, seq = struct.unpack("!IBBHIIQ", data[:24])
+        if magic != MAGIC or version != 1:
+            continue
+        if ptype == FIN:
+            s.sendto(pong(session, did["pongs"], ptype=FIN_ACK, size=len(data)), peer)
+            break
+        if ptype != PING:
+            continue
+        did["pings"] += 1
+        good = pong(session, seq, flags & PF_WARMUP, size=len(data))
+        act = PLAN.get(seq)
+        if act == "drop":
+            did["dropped"] += 1
+            continue
+        if act == "late":
+            did["late"] += 1
+            pending.append((time.monotonic() + LATE_S, good, peer))
+            continue
+        s.sendto(good, peer)
+        did["pongs"] += 1
+        if act == "duplicate":
+            s.sendto(good, peer)
+            did["duplicate"] += 1
+        elif act == "wrong_session":
+            s.sendto(pong(session ^ 0x5A5A5A5A, seq, size=len(data)), peer)
+            did["invalid"] += 1
+        elif act == "wrong_magic":
+            s.sendto(pong(session, seq, magic=0x52414E55, size=len(data)), peer)
+            did["invalid"] += 1
+        elif act == "wrong_version":
+            s.sendto(pong(session, seq, version=9, size=len(data)), peer)
+            did["invalid"] += 1
+        elif act == "future_seq":
+            s.sendto(pong(session, seq + 1000000, size=len(data)), peer)
+            did["invalid"] += 1
+    # a late pong still due goes out before we leave, so it is really sent
+    for p in pending:
+        s.sendto(p[1], p[2])
+    print(json.dumps(did))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

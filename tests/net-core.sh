@@ -1,0 +1,616 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Integration tests of rant's core: emit and reflect over a veth pair between
+# two throwaway namespaces (and over lo inside one), checked for counts,
+# structure and consistency, never for absolute latencies (the CI VM is a
+# noisy 2-core guest).
+#
+#   normal run, report and JSON format, client before server, server killed
+#   and restarted, junk to both ends, a misbehaving fake reflector, --count
+#   with --interval, IPv6, lo, exit codes, SIGINT.
+#
+# Needs root (namespaces) and python3 (JSON, junk, fake reflector, all in
+# tests/net-core.d/).  Prints "ok N - name" per check, then "N passed, ...".
+#
+# Some checks are small `bash -c '...' _ ARGS` or awk programs whose $1..
+# expand in the inner interpreter, hence:
+# shellcheck disable=SC2016
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+HELPERS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/net-core.d
+PORT=12345		# the reflector's default port, used by lib.sh's helpers
+
+# ------------------------------------------------------------ helpers
+
+# jv NAME KEY.PATH: a value from $WORK/NAME.json, "(missing)" when absent
+jv() {
+	json_get "$WORK/$1.json" "$2" 2>/dev/null || echo "(missing)"
+}
+
+# jsum NAME KEY...: the sum of top-level numbers of $WORK/NAME.json
+jsum() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(d[k] for k in sys.argv[2:]))' "$WORK/$1.json" "${@:2}" 2>/dev/null || echo "(missing)"
+}
+
+# jtrue NAME PYEXPR: a condition over $WORK/NAME.json, where d is the whole
+# object, p its packets and m its metrics.  On failure prints the packets.
+jtrue() {
+	python3 - "$WORK/$1.json" "$2" <<'EOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    p, m = d.get("packets", {}), d.get("metrics", {})
+    r = eval(sys.argv[2])
+except Exception as e:
+    r, d = False, {"error": repr(e)}
+if not r:
+    print("# false: %s\n# packets %s duration_s %s" % (sys.argv[2], d.get("packets"), d.get("duration_s")))
+sys.exit(0 if r else 1)
+EOF
+}
+
+# has FILE REGEX: an extended regex matches a line of FILE
+has() {
+	grep -Eq -- "$2" "$1"
+}
+
+# hasnt FILE REGEX
+hasnt() {
+	! grep -Eq -- "$2" "$1"
+}
+
+# pid_gone PID: exited (a zombie counts: kill -0 still succeeds on those)
+pid_gone() {
+	local st
+
+	st=$(ps -o stat= -p "$1") || return 0
+	[[ $st == Z* ]]
+}
+
+# wait_exit PID SECONDS: wait for a background process, its status in
+# WAIT_RC ("timeout" if it was still running; it is then killed)
+wait_exit() {
+	if ! wait_for "$2" pid_gone "$1"; then
+		kill -9 "$1" 2>/dev/null
+		{ wait "$1"; } 2>/dev/null
+		WAIT_RC=timeout
+		return 1
+	fi
+	{ wait "$1"; } 2>/dev/null
+	WAIT_RC=$?
+}
+
+# reap PID: a process a test left running (after a failure) goes now, so
+# that the next test's reflector can bind the port
+reap() {
+	if [ -n "$1" ] && ! pid_gone "$1"; then
+		kill -9 "$1" 2>/dev/null
+	fi
+	{ wait "$1"; } 2>/dev/null
+	return 0
+}
+
+# emit_to NAME ADDR [opts...]: a client in NS_A against ADDR, in the foreground
+emit_to() {
+	local name=$1 addr=$2
+	shift 2
+	in_a "$RANT" -i "$VETH_A" -a "$addr" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	EMIT_RC=$?
+}
+
+# emit_bg NAME [opts...]: a client in NS_A against ADDR_B in the background
+emit_bg() {
+	local name=$1
+	shift
+	# ip itself, not the in_a function: $! must be rant's pid (ip execs it),
+	# not a subshell's, for the signals the tests send
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	EMIT_PID=$!
+	BG_PIDS+=("$EMIT_PID")
+}
+
+# session_started NAME: the reflector whose stderr is NAME.err has a session
+session_started() {
+	has "$WORK/$1.err" 'session 0x[0-9a-f]+ started'
+}
+
+# fcmp "a OP b": floating point comparison
+fcmp() {
+	awk "BEGIN { exit !($1) }"
+}
+
+# now_ms: monotonic enough wall clock in ms
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# udp_in NS: UDP datagrams that reached NS (delivered or refused), v4 and v6
+udp_in() {
+	ip netns exec "$1" awk '
+		$1 == "Udp:" && $2 ~ /^[0-9]+$/ { n += $2 + $3 + $4 }
+		$1 == "Udp6InDatagrams" || $1 == "Udp6NoPorts" || $1 == "Udp6InErrors" { n += $2 }
+		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
+}
+
+# ------------------------------------------------------------ tests
+
+# 1. A normal run: counts on both sides agree, statistics are consistent,
+#    every logged transaction decomposes as it must.
+t_normal() {
+	local n=3000 w=100 csv rc
+
+	if ! reflector t1r --once -s --json "$WORK/t1r.json"; then
+		not_ok "normal: reflector listens"
+		return
+	fi
+	emit t1c -s -w "$w" --count "$n" --json "$WORK/t1c.json" -l "$WORK/t1c.csv" --log-format csv
+	expect_eq "normal: client exits 0" "$EMIT_RC" 0
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "normal: reflector --once exits 0 after the FIN" "$WAIT_RC" 0
+
+	expect_eq "normal: client sent = count + warm-up" "$(jv t1c packets.sent)" $((n + w))
+	expect_eq "normal: client received = sent" "$(jv t1c packets.received)" $((n + w))
+	expect_eq "normal: client lost" "$(jv t1c packets.lost)" 0
+	expect_eq "normal: client late" "$(jv t1c packets.late)" 0
+	expect_eq "normal: client duplicate" "$(jv t1c packets.duplicate)" 0
+	expect_eq "normal: client invalid" "$(jv t1c packets.invalid)" 0
+	expect_eq "normal: client warm-up" "$(jv t1c packets.warmup)" "$w"
+	expect_eq "normal: client stop reason" "$(jv t1c stop_reason)" count
+	check "normal: rtt samples = received - warm-up" \
+		jtrue t1c 'm["rtt"]["samples"] == p["received"] - p["warmup"]'
+	check "normal: response/network/app_rtt samples = count" \
+		jtrue t1c "all(m[k]['samples'] == $n for k in ('response', 'network', 'app_rtt'))"
+	check "normal: min <= avg <= max, percentiles monotonic (emit)" \
+		python3 "$HELPERS/rantcheck.py" stats "$WORK/t1c.json" rtt response network app_rtt
+	check "normal: min <= avg <= max, percentiles monotonic (reflect)" \
+		python3 "$HELPERS/rantcheck.py" stats "$WORK/t1r.json" response
+	check "normal: network min <= rtt min, rtt max <= app_rtt max" \
+		jtrue t1c 'm["network"]["min_ns"] <= m["rtt"]["min_ns"] and m["rtt"]["max_ns"] <= m["app_rtt"]["max_ns"]'
+
+	expect_eq "normal: reflector received = client sent" "$(jv t1r packets.received)" $((n + w))
+	expect_eq "normal: reflector sent = received" "$(jv t1r packets.sent)" $((n + w))
+	expect_eq "normal: reflector warm-up" "$(jv t1r packets.warmup)" "$w"
+	expect_eq "normal: reflector lost/duplicate/invalid" \
+		"$(jv t1r packets.lost)/$(jv t1r packets.duplicate)/$(jv t1r packets.invalid)" 0/0/0
+	expect_eq "normal: reflector response samples = count" "$(jv t1r metrics.response.samples)" "$n"
+	expect_eq "normal: reflector stop reason" "$(jv t1r stop_reason)" fin
+	expect_eq "normal: reflector session = client session" "$(jv t1r session)" "$(jv t1c session)"
+	# the client's response metric is built from the stamps the reflector echoed
+	expect_eq "normal: client's echoed response min/max = reflector's" \
+		"$(jv t1c metrics.response.min_ns)/$(jv t1c metrics.response.max_ns)" \
+		"$(jv t1r metrics.response.min_ns)/$(jv t1r metrics.response.max_ns)"
+	expect_eq "normal: no missing stamps (emit)" \
+		"$(python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["missing_stamps"].values()))' "$WORK/t1c.json" 2>&1)" 0
+
+	csv=$(python3 "$HELPERS/rantcheck.py" csv "$WORK/t1c.csv")
+	rc=$?
+	check "normal: csv log: rtt >= response >= 0, network = rtt - response >= 0, app rtt >= rtt" \
+		test "$rc" -eq 0
+	[ -n "$csv" ] && echo "# csv: ${csv//$'\n'/; }"
+	expect_eq "normal: csv log rows by status" "$(echo "$csv" | tail -n 1)" "ok=$n warmup=$w lost=0 late=0"
+	reap "$REFLECTOR_PID"
+}
+
+# 11. The report in the seed's format (uses the outputs of t_normal).
+t_report() {
+	local c=$WORK/t1c.out r=$WORK/t1r.out
+
+	check "report: 'Test is complete. Duration: X s'" has "$c" '^Test is complete\. Duration: [0-9]+\.[0-9]+ s$'
+	check "report: round-trip statistics title" has "$c" '^--- Round-Trip Latency Statistics ---$'
+	check "report: emit MIN/MAX/AVG/Total Samples line" \
+		has "$c" '^MIN: [0-9]+ ns \| MAX: [0-9]+ ns \| AVG: [0-9]+ ns \| Total Samples: [0-9]+$'
+	expect_eq "report: emit Total Samples = JSON samples" "$(report_field "$c" samples)" "$(jv t1c metrics.rtt.samples)"
+	expect_eq "report: emit MIN = JSON min_ns" "$(report_field "$c" MIN)" "$(jv t1c metrics.rtt.min_ns)"
+	expect_eq "report: emit sent = JSON" "$(report_field "$c" sent)" "$(jv t1c packets.sent)"
+	check "report: packet counts line" has "$c" \
+		'^Packets: sent [0-9]+ \| received [0-9]+ \| lost [0-9]+ \| late [0-9]+ \| duplicate [0-9]+ \| invalid [0-9]+ \| warm-up [0-9]+$'
+	check "report: 'Stopped by: count'" has "$c" '^Stopped by: count$'
+	check "report: log line is 'Log: N records kept, N dropped (ring of N)'" \
+		has "$c" '^Log: [0-9]+ records kept, [0-9]+ dropped \(ring of [0-9]+\)$'
+	check "report: reflector 'Session 0x... is complete'" \
+		has "$r" '^Session 0x[0-9a-f]{8} is complete\. Duration: [0-9]+\.[0-9]+ s$'
+	check "report: reflector response statistics title" has "$r" '^--- Response Latency Statistics ---$'
+	check "report: reflector MIN/MAX/AVG/Total Samples line" \
+		has "$r" '^MIN: [0-9]+ ns \| MAX: [0-9]+ ns \| AVG: [0-9]+ ns \| Total Samples: [0-9]+$'
+	check "report: no round-trip title on the reflector" hasnt "$r" 'Round-Trip'
+	check "report: the report is on stdout, not stderr" hasnt "$WORK/t1c.err" '^Test is complete'
+}
+
+# 8. JSON: every key SPEC.md lists; --json - is pure JSON on stdout.
+t_json() {
+	check "json: every SPEC key in the emit JSON" python3 "$HELPERS/rantcheck.py" keys "$WORK/t1c.json" emit
+	check "json: every SPEC key in the reflect JSON" python3 "$HELPERS/rantcheck.py" keys "$WORK/t1r.json" reflect
+	expect_eq "json: exit_code" "$(jv t1c exit_code)" 0
+	expect_eq "json: no -t: threshold.us is null" "$(jv t1c threshold.us)" null
+	check "json: duration_s is a positive number" jtrue t1c 'isinstance(d["duration_s"], float) and d["duration_s"] > 0'
+
+	if ! reflector t8r --once; then
+		not_ok "json: reflector listens"
+		return
+	fi
+	emit t8c -s --count 300 -t 60000000 --json -
+	expect_eq "json -: client exits 0" "$EMIT_RC" 0
+	cp "$WORK/t8c.out" "$WORK/t8c.json"
+	check "json -: stdout parses as one JSON object" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/t8c.json"
+	check "json -: every SPEC key" python3 "$HELPERS/rantcheck.py" keys "$WORK/t8c.json" emit
+	check "json -: the text report went to stderr" has "$WORK/t8c.err" '^--- Round-Trip Latency Statistics ---$'
+	check "json -: no report text on stdout" hasnt "$WORK/t8c.out" 'Test is complete|Latency Statistics'
+	check "json -: threshold {us: 60000000, exceeded: false, percent: 0}" \
+		jtrue t8c 'd["threshold"]["us"] == 60000000 and d["threshold"]["exceeded"] is False and d["threshold"]["percent"] == 0'
+	expect_eq "json -: samples = count" "$(jv t8c metrics.rtt.samples)" 300
+	wait_exit "$REFLECTOR_PID" 5
+	reap "$REFLECTOR_PID"
+}
+
+# 2. The client starts before the reflector: lost until it is there, then
+#    answered; the run ends on time.
+t_client_first() {
+	local t0 t1
+
+	t0=$(now_ms)
+	emit_bg t2c -d 4 --interval 10000 --timeout 200 --json "$WORK/t2c.json"
+	sleep 1.5	# the client runs with nobody answering
+	if ! reflector t2r --once --json "$WORK/t2r.json"; then
+		not_ok "client first: reflector listens"
+	fi
+	wait_exit "$EMIT_PID" 10
+	t1=$(now_ms)
+	expect_eq "client first: client exits 0" "$WAIT_RC" 0
+	check "client first: lost > 0" jtrue t2c 'p["lost"] > 0'
+	check "client first: received > 0" jtrue t2c 'p["received"] > 0'
+	check "client first: sent = received + lost" jtrue t2c 'p["sent"] == p["received"] + p["lost"]'
+	check "client first: rtt samples = received" jtrue t2c 'm["rtt"]["samples"] == p["received"]'
+	check "client first: duration_s in [4, 4.5]" jtrue t2c '4.0 <= d["duration_s"] <= 4.5'
+	check "client first: process done within 5.5 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 5500
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "client first: reflector exits 0 after the FIN" "$WAIT_RC" 0
+	expect_eq "client first: reflector received = client received" \
+		"$(jv t2r packets.received)" "$(jv t2c packets.received)"
+	reap "$EMIT_PID"
+	reap "$REFLECTOR_PID"
+}
+
+# 3. The reflector is killed (-9) and restarted while the client runs.
+t_server_restart() {
+	local t0 t1
+
+	if ! reflector t3r1; then
+		not_ok "server restart: reflector listens"
+		return
+	fi
+	t0=$(now_ms)
+	emit_bg t3c -w 10 --interval 5000 -d 4 --timeout 100 --json "$WORK/t3c.json" -l "$WORK/t3c.csv" --log-format csv
+	wait_for 5 session_started t3r1
+	sleep 1.3	# let the first reflector answer a while
+	kill -9 "$REFLECTOR_PID"
+	reap "$REFLECTOR_PID"
+	sleep 1		# nobody answers for a second
+	if ! reflector t3r2 --once --json "$WORK/t3r2.json"; then
+		not_ok "server restart: second reflector listens"
+	fi
+	wait_exit "$EMIT_PID" 10
+	t1=$(now_ms)
+	expect_eq "server restart: client exits 0" "$WAIT_RC" 0
+	check "server restart: lost > 0" jtrue t3c 'p["lost"] > 0'
+	check "server restart: received > warm-up" jtrue t3c 'p["received"] > p["warmup"]'
+	check "server restart: sent = received + lost" jtrue t3c 'p["sent"] == p["received"] + p["lost"]'
+	check "server restart: rtt samples = received - warm-up" \
+		jtrue t3c 'm["rtt"]["samples"] == p["received"] - p["warmup"]'
+	check "server restart: no sample above --timeout" jtrue t3c 'm["rtt"]["max_ns"] <= 100e6'
+	check "server restart: duration_s in [4, 4.5]" jtrue t3c '4.0 <= d["duration_s"] <= 4.5'
+	check "server restart: process done within 5.5 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 5500
+	check "server restart: second reflector answered" jtrue t3r2 'p["received"] > 0 and p["sent"] == p["received"]'
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "server restart: second reflector exits 0 after the FIN" "$WAIT_RC" 0
+	expect_eq "server restart: csv log has one row per ping" \
+		"$(grep -c '^[0-9]' "$WORK/t3c.csv")" "$(jv t3c packets.sent)"
+	reap "$EMIT_PID"
+	reap "$REFLECTOR_PID"
+}
+
+# 4a. Junk to the reflector's port and to the client's port during a run.
+t_junk() {
+	local cport out
+
+	if ! reflector t4r --once --json "$WORK/t4r.json"; then
+		not_ok "junk: reflector listens"
+		return
+	fi
+	emit_bg t4c -w 10 --count 1500 --interval 1000 --json "$WORK/t4c.json"
+	wait_for 5 session_started t4r
+	out=$(in_a python3 "$HELPERS/rantcheck.py" junk "$ADDR_B" "$PORT" \
+		magic=5 short=4 version=3 type=2 random=3 foreign=2)
+	expect_eq "junk: the reflector answers no junk and no foreign session" "$out" replies=0
+	# the client's ephemeral port, from its connected socket
+	cport=$(in_a ss -Hun "dport = :$PORT" |
+		awk -v peer=":$PORT" '{ for (i = 2; i <= NF; i++) if (substr($i, length($i) - length(peer) + 1) == peer) {
+			n = split($(i - 1), a, ":"); print a[n]; exit } }')
+	if [ -n "$cport" ]; then
+		in_b python3 "$HELPERS/rantcheck.py" junk "$ADDR_A" "$cport" magic=3 short=2 random=3 >/dev/null
+		in_a python3 "$HELPERS/rantcheck.py" junk 127.0.0.1 "$cport" magic=2 >/dev/null
+		ok "junk: sent junk to the client's port $cport"
+	else
+		not_ok "junk: found the client's port"
+	fi
+	wait_exit "$EMIT_PID" 10
+	expect_eq "junk: client exits 0" "$WAIT_RC" 0
+	expect_eq "junk: client samples = count" "$(jv t4c metrics.rtt.samples)" 1500
+	expect_eq "junk: client lost/invalid/duplicate" \
+		"$(jv t4c packets.lost)/$(jv t4c packets.invalid)/$(jv t4c packets.duplicate)" 0/0/0
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "junk: reflector exits 0" "$WAIT_RC" 0
+	check "junk: reflector invalid >= 19 junk datagrams" jtrue t4r 'p["invalid"] >= 19'
+	expect_eq "junk: reflector invalid = 19, foreign = 2" "$(jv t4r packets.invalid)/$(jv t4r packets.foreign)" 19/2
+	check "junk: reflector counts each reason" has "$WORK/t4r.out" \
+		'^Invalid: short 4; bad magic 8; bad version 3; bad type 4; from another session 2$'
+	expect_eq "junk: reflector received = client sent" "$(jv t4r packets.received)" "$(jv t4c packets.sent)"
+	expect_eq "junk: reflector response samples = count" "$(jv t4r metrics.response.samples)" 1500
+	reap "$EMIT_PID"
+	reap "$REFLECTOR_PID"
+}
+
+# 4b. A fake reflector that misbehaves on purpose: the client's counters must
+#     match what it really sent, and a late pong is never a sample.
+t_fake() {
+	local port=23456 fpid n=60
+
+	ip netns exec "$NS_B" python3 "$HELPERS/fake-reflector.py" "$ADDR_B" "$port" "$WORK/fake.ready" >"$WORK/fake.json" 2>"$WORK/fake.err" &
+	fpid=$!
+	BG_PIDS+=("$fpid")
+	if ! wait_for 5 test -e "$WORK/fake.ready"; then
+		not_ok "fake: fake reflector listens"
+		return
+	fi
+	emit t4f --port "$port" --count "$n" --interval 20000 --timeout 100 --json "$WORK/t4f.json" \
+		-l "$WORK/t4f.csv" --log-format csv
+	expect_eq "fake: client exits 0" "$EMIT_RC" 0
+	wait_exit "$fpid" 5
+	expect_eq "fake: fake reflector got the FIN and exits 0" "$WAIT_RC" 0
+	echo "# fake reflector did: $(cat "$WORK/fake.json")"
+	expect_eq "fake: sent" "$(jv t4f packets.sent)" "$n"
+	expect_eq "fake: fake saw every ping" "$(jv fake pings)" "$n"
+	expect_eq "fake: invalid = wrong session + magic + version + unsent seq" \
+		"$(jv t4f packets.invalid)" "$(jv fake invalid)"
+	expect_eq "fake: foreign (wrong session)" "$(jv t4f packets.foreign)" 1
+	expect_eq "fake: duplicate" "$(jv t4f packets.duplicate)" "$(jv fake duplicate)"
+	expect_eq "fake: late" "$(jv t4f packets.late)" "$(jv fake late)"
+	expect_eq "fake: lost = late + dropped" "$(jv t4f packets.lost)" \
+		"$(jsum fake late dropped)"
+	check "fake: sent = received + lost" jtrue t4f 'p["sent"] == p["received"] + p["lost"]'
+	check "fake: rtt samples = received (late and duplicate pongs are no samples)" \
+		jtrue t4f 'm["rtt"]["samples"] == p["received"] == p["sent"] - 2'
+	check "fake: no sample above --timeout" jtrue t4f 'm["rtt"]["max_ns"] <= 100e6'
+	check "fake: log: seq 18 late, seq 20 lost, seq 16 ok" \
+		bash -c 'grep -q "^18,late," "$1" && grep -q "^20,lost," "$1" && grep -q "^16,ok," "$1"' _ "$WORK/t4f.csv"
+	expect_eq "fake: log: ok rows = samples" "$(grep -c '^[0-9]*,ok,' "$WORK/t4f.csv")" "$(jv t4f metrics.rtt.samples)"
+	reap "$fpid"
+}
+
+# 5. --count with --interval: exactly count pings at the cadence.
+t_cadence() {
+	if ! reflector t5r --once; then
+		not_ok "cadence: reflector listens"
+		return
+	fi
+	emit t5c --count 200 --interval 10000 --json "$WORK/t5c.json"
+	expect_eq "cadence: client exits 0" "$EMIT_RC" 0
+	expect_eq "cadence: sent = 200" "$(jv t5c packets.sent)" 200
+	expect_eq "cadence: samples = 200" "$(jv t5c metrics.rtt.samples)" 200
+	check "cadence: duration_s in [1.9, 3.0] for 200 x 10 ms" jtrue t5c '1.9 <= d["duration_s"] <= 3.0'
+	expect_eq "cadence: stop reason" "$(jv t5c stop_reason)" count
+	wait_exit "$REFLECTOR_PID" 5
+	reap "$REFLECTOR_PID"
+}
+
+# 6. IPv6 between the namespaces.
+t_ipv6() {
+	if ! reflector t6r --once --json "$WORK/t6r.json"; then
+		not_ok "ipv6: reflector listens"
+		return
+	fi
+	emit_to t6c "$ADDR6_B" -w 10 --count 1000 --json "$WORK/t6c.json"
+	expect_eq "ipv6: client exits 0" "$EMIT_RC" 0
+	expect_eq "ipv6: sent/received/lost" \
+		"$(jv t6c packets.sent)/$(jv t6c packets.received)/$(jv t6c packets.lost)" 1010/1010/0
+	expect_eq "ipv6: samples = count" "$(jv t6c metrics.rtt.samples)" 1000
+	expect_eq "ipv6: address in JSON" "$(jv t6c address)" "$ADDR6_B"
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "ipv6: reflector exits 0" "$WAIT_RC" 0
+	expect_eq "ipv6: reflector received = client sent" "$(jv t6r packets.received)" 1010
+	expect_eq "ipv6: reflector response samples = count" "$(jv t6r metrics.response.samples)" 1000
+	reap "$REFLECTOR_PID"
+}
+
+# 7. lo inside NS_A (never the host's): one reflector, an IPv4 and an IPv6
+#    session one after the other, then SIGTERM.
+t_lo() {
+	local port=$((20000 + RANDOM % 20000)) rpid addr k=0
+
+	ip netns exec "$NS_A" "$RANT" -i lo --port "$port" -d 30 >"$WORK/t7r.out" 2>"$WORK/t7r.err" &
+	rpid=$!
+	BG_PIDS+=("$rpid")
+	if ! wait_for 5 udp_listening "$NS_A" "$port"; then
+		not_ok "lo: reflector listens on lo port $port"
+		return
+	fi
+	for addr in 127.0.0.1 ::1; do
+		k=$((k + 1))
+		in_a "$RANT" -i lo -a "$addr" --port "$port" --count 500 --json "$WORK/t7c$k.json" \
+			>"$WORK/t7c$k.out" 2>"$WORK/t7c$k.err"
+		expect_eq "lo $addr: client exits 0" "$?" 0
+		expect_eq "lo $addr: sent/received/lost" \
+			"$(jv "t7c$k" packets.sent)/$(jv "t7c$k" packets.received)/$(jv "t7c$k" packets.lost)" 500/500/0
+		expect_eq "lo $addr: samples" "$(jv "t7c$k" metrics.rtt.samples)" 500
+	done
+	wait_for 5 has "$WORK/t7r.out" '^Stopped by: fin$'
+	kill -TERM "$rpid"
+	wait_exit "$rpid" 5
+	expect_eq "lo: reflector exits 0 on SIGTERM" "$WAIT_RC" 0
+	expect_eq "lo: reflector reported two sessions" \
+		"$(grep -c '^Session 0x[0-9a-f]* is complete' "$WORK/t7r.out")" 2
+	expect_eq "lo: both sessions ended by FIN" "$(grep -c '^Stopped by: fin$' "$WORK/t7r.out")" 2
+	expect_eq "lo: each session counted its own pings" \
+		"$(grep -c '^Packets: sent 500 | received 500 | lost 0 ' "$WORK/t7r.out")" 2
+	reap "$rpid"
+}
+
+# 9. Exit codes; an invalid invocation sends nothing and touches no file.
+t_exit_codes() {
+	local before after
+
+	emit t9a --port 23999 --count 5 --timeout 100
+	expect_eq "exit: no reflector at all: exit 1" "$EMIT_RC" 1
+	check "exit: no reflector: stderr says no answer" has "$WORK/t9a.err" 'no answer'
+	emit t9b --bogus
+	expect_eq "exit: unknown option: exit 2" "$EMIT_RC" 2
+	check "exit: unknown option: named on stderr" has "$WORK/t9b.err" 'bogus'
+	emit t9c --count abc
+	expect_eq "exit: --count abc: exit 2" "$EMIT_RC" 2
+	check "exit: --count abc: one line naming --count" \
+		bash -c '[ "$(wc -l <"$1")" -eq 1 ] && grep -q -- "--count" "$1"' _ "$WORK/t9c.err"
+	emit t9d -w -1
+	expect_eq "exit: -w -1: exit 2" "$EMIT_RC" 2
+	emit t9e --once
+	expect_eq "exit: --once with -a: exit 2" "$EMIT_RC" 2
+
+	if ! reflector t9r -d 30; then
+		not_ok "exit: reflector listens"
+		return
+	fi
+	before=$(udp_in "$NS_B")
+	emit t9f --count 10 --json /nonexistent/dir/x.json -l "$WORK/t9f.log"
+	expect_eq "exit: unwritable --json: exit 2" "$EMIT_RC" 2
+	check "exit: unwritable --json: named on stderr" has "$WORK/t9f.err" '--json'
+	check "exit: unwritable --json: -l file not created" test ! -e "$WORK/t9f.log"
+	echo keep >"$WORK/t9g.log"
+	emit t9g --count 10 -l "$WORK/t9g.log" --json /nonexistent/dir/x.json
+	expect_eq "exit: unwritable --json: existing -l file not truncated" "$(cat "$WORK/t9g.log")" keep
+	emit t9h --count abc -l "$WORK/t9h.log" --json "$WORK/t9h.json"
+	check "exit: bad number: neither -l nor --json file created" \
+		test ! -e "$WORK/t9h.log" -a ! -e "$WORK/t9h.json"
+	emit t9i --count 10 --log-format xml -l "$WORK/t9i.log"
+	expect_eq "exit: --log-format xml: exit 2" "$EMIT_RC" 2
+	check "exit: --log-format xml: -l file not created" test ! -e "$WORK/t9i.log"
+	after=$(udp_in "$NS_B")
+	expect_eq "exit: no UDP datagram reached the reflector's namespace" "$after" "$before"
+	check "exit: the reflector saw no session" hasnt "$WORK/t9r.err" 'session 0x'
+	kill -TERM "$REFLECTOR_PID"
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "exit: idle reflector exits 0 on SIGTERM" "$WAIT_RC" 0
+	reap "$REFLECTOR_PID"
+}
+
+# 10. SIGINT ends a long run at once, with report, JSON and log.
+t_sigint() {
+	local t0 t1 rows
+
+	if ! reflector t10r --once; then
+		not_ok "sigint: reflector listens"
+		return
+	fi
+	emit_bg t10c -d 30 --interval 1000 -l "$WORK/t10c.log" --json "$WORK/t10c.json"
+	wait_for 5 session_started t10r
+	sleep 1		# let it run a while
+	t0=$(now_ms)
+	kill -INT "$EMIT_PID"
+	wait_exit "$EMIT_PID" 5
+	t1=$(now_ms)
+	expect_eq "sigint: client exits 0" "$WAIT_RC" 0
+	check "sigint: exits within 2 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 2000
+	check "sigint: report printed" has "$WORK/t10c.out" '^--- Round-Trip Latency Statistics ---$'
+	check "sigint: 'Stopped by: signal'" has "$WORK/t10c.out" '^Stopped by: signal$'
+	expect_eq "sigint: JSON stop reason" "$(jv t10c stop_reason)" signal
+	check "sigint: samples > 0" jtrue t10c 'm["rtt"]["samples"] > 0'
+	check "sigint: log header is 'SEQ T1_KSW T4_KSW RTT'" \
+		bash -c '[ "$(head -n 1 "$1")" = "SEQ T1_KSW T4_KSW RTT" ]' _ "$WORK/t10c.log"
+	check "sigint: log second line is dashes" bash -c 'sed -n 2p "$1" | grep -Eq "^-+$"' _ "$WORK/t10c.log"
+	rows=$(grep -c '^[0-9]' "$WORK/t10c.log")
+	expect_eq "sigint: log has one row per ping sent" "$rows" "$(jv t10c packets.sent)"
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "sigint: reflector exits 0 after the FIN" "$WAIT_RC" 0
+	reap "$EMIT_PID"
+	reap "$REFLECTOR_PID"
+}
+
+# 12. Software wire stamps and app stamps read the same clock
+#     (CLOCK_REALTIME), so their offset is stack delay and cannot drift: no
+#     clock warning may claim that CLOCK_REALTIME was stepped (we step nothing).
+t_clock_warnings() {
+	if ! reflector t12r --once -s --json "$WORK/t12r.json"; then
+		not_ok "clock: reflector listens"
+		return
+	fi
+	emit t12c -s --interval 10000 -d 2 --json "$WORK/t12c.json"
+	expect_eq "clock: client exits 0" "$EMIT_RC" 0
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "clock: no clock warning on software stamps (emit JSON)" "$(jv t12c clock.warnings)" "[]"
+	expect_eq "clock: no clock warning on software stamps (reflect JSON)" "$(jv t12r clock.warnings)" "[]"
+	check "clock: no WARNING line in either report" \
+		bash -c '! grep -h "^WARNING" "$1" "$2"' _ "$WORK/t12c.out" "$WORK/t12r.out"
+	reap "$REFLECTOR_PID"
+}
+
+# 13. The client dies (-9) mid-run: the reflector ends the session on idle.
+t_client_killed() {
+	local t0 t1
+
+	if ! reflector t13r --once --json "$WORK/t13r.json"; then
+		not_ok "client killed: reflector listens"
+		return
+	fi
+	emit_bg t13c -d 30 --interval 1000
+	wait_for 5 session_started t13r
+	sleep 0.5	# let it run a while
+	kill -9 "$EMIT_PID"
+	reap "$EMIT_PID"
+	t0=$(now_ms)
+	wait_exit "$REFLECTOR_PID" 10
+	t1=$(now_ms)
+	expect_eq "client killed: reflector --once exits 0 after the idle timeout" "$WAIT_RC" 0
+	check "client killed: ... within 5 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 5000
+	expect_eq "client killed: stop reason" "$(jv t13r stop_reason)" idle
+	check "client killed: reflector answered every ping it got" \
+		jtrue t13r 'p["received"] > 0 and p["sent"] == p["received"] and m["response"]["samples"] == p["received"]'
+	reap "$REFLECTOR_PID"
+}
+
+main() {
+	need_root "net-core"
+	if ! command -v python3 >/dev/null; then
+		skip "net-core: python3 not found (JSON checks, junk and fake reflector)"
+		finish
+		exit 0
+	fi
+	if [ ! -x "$RANT" ]; then
+		not_ok "net-core: $RANT not built (run make)"
+		finish
+		exit 1
+	fi
+	if ! ns_setup; then
+		not_ok "net-core: namespaces and veth pair"
+		finish
+		exit 1
+	fi
+	t_normal
+	t_report
+	t_json
+	t_client_first
+	t_server_restart
+	t_junk
+	t_fake
+	t_cadence
+	t_ipv6
+	t_lo
+	t_exit_codes
+	t_sigint
+	t_client_killed
+	t_clock_warnings
+	finish
+}
+
+main "$@"
