@@ -55,7 +55,8 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/fuzz-*[!.][!c]
+	rm -f rant rant-san tests/unit tests/unit-san
+	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
 .PHONY: all check check-sanitize werror valgrind fuzz demo bench soak install clean

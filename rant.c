@@ -723,12 +723,18 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 
 	memset(out, 0, sizeof(*out));
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		size_t left = msg->msg_controllen - (size_t)((char *)cm - (char *)msg->msg_control);
 		bool tsmsg = cm->cmsg_level == SOL_SOCKET &&
 			     (cm->cmsg_type == SO_TIMESTAMPING ||
 			      (sizeof(time_t) == 8 && cm->cmsg_type == SO_TIMESTAMPING_NEW));
 		bool errmsg = (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
 			      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
 
+		/* a length that runs past the buffer ends the walk: nothing after it can be trusted */
+		if (cm->cmsg_len < sizeof(*cm) || cm->cmsg_len > left) {
+			out->bad++;
+			break;
+		}
 		if (tsmsg) {
 			struct scm_timestamping st;
 
@@ -1588,13 +1594,18 @@ static int log_write(int fd, enum log_format fmt)
 /*
  * Open an output file at start, after every other check: never follow a
  * symbolic link (a root process writing where a link points is a classic
- * hole), and truncate only once we know the run will start.
+ * hole).  Nothing is truncated here: out_truncate() does that once every
+ * output is open, so a failure on the second never costs the first.
+ * *created says whether the file is new (to remove it if a later one fails).
  */
-static int out_open(const char *opt, const char *path)
+static int out_open(const char *opt, const char *path, bool *created)
 {
-	struct stat sb;
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
+	*created = fd >= 0;
+	if (fd < 0 && errno == EEXIST) {
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (fd < 0) {
 		if (errno == ELOOP) {
 			warnx_("%s: '%s' is a symbolic link; refusing to follow it", opt, path);
@@ -1603,12 +1614,18 @@ static int out_open(const char *opt, const char *path)
 		}
 		return -1;
 	}
+	return fd;
+}
+
+static int out_truncate(const char *opt, const char *path, int fd)
+{
+	struct stat sb;
+
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && ftruncate(fd, 0) < 0) {
 		warnx_("%s: cannot truncate '%s': %s", opt, path, strerror(errno));
-		close(fd);
 		return -1;
 	}
-	return fd;
+	return 0;
 }
 
 /* Can we create/write path?  Checked without creating or truncating it. */
@@ -1618,6 +1635,10 @@ static int out_check(const char *opt, const char *path)
 	struct stat sb;
 	char *slash;
 
+	if (!*path) {
+		warnx_("%s: empty file name", opt);
+		return -1;
+	}
 	if (lstat(path, &sb) == 0) {
 		if (S_ISLNK(sb.st_mode)) {
 			warnx_("%s: '%s' is a symbolic link; refusing to follow it", opt, path);
@@ -2286,9 +2307,19 @@ static void emit_send(uint64_t seq, uint64_t now)
 		x->t[T1SW] = real_ns();
 	}
 	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
-		x->st |= TF_SENT | TF_SENDERR;
-		send_failed(errno);
-		return;
+		/*
+		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
+		 * ping, reported on this send: the ping itself was not sent.
+		 * Count it and try once more, so the cadence keeps its pings.
+		 */
+		int err = errno;
+
+		send_failed(err);
+		if (err != ECONNREFUSED || send(sock_fd, E.tx, cfg.size, 0) < 0) {
+			x->st |= TF_SENT | TF_SENDERR;
+			return;
+		}
+		S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
 	x->deadline = now + cfg.timeout_ns;
 	x->st |= TF_SENT | TF_TXPEND;
@@ -2684,7 +2715,7 @@ static struct {
 	uint64_t last_rx, idle_ns, txpend;
 	uint32_t last_id;		/* the session that ended last: its FINs still get an answer */
 	uint64_t seen[64];		/* which of the 4096 seqs up to top arrived (duplicates) */
-	uint64_t top, distinct;
+	uint64_t top, first, distinct;	/* seqs seen: highest, first, how many */
 	bool any;
 	uint64_t carry_invalid[PE_NERR];	/* junk between sessions, reported with the next */
 	unsigned sessions;
@@ -2712,6 +2743,9 @@ static bool reflect_seen(uint64_t seq)
 				R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
 			}
 		}
+		if (!R.any) {
+			R.first = seq;	/* a restarted reflector joins mid-session */
+		}
 		R.top = seq;
 		R.any = true;
 	} else if (R.top - seq >= SEEN_BITS) {
@@ -2720,6 +2754,9 @@ static bool reflect_seen(uint64_t seq)
 		return true;
 	} else {
 		S.c.late++;	/* arrived after a later ping: reordered */
+		if (seq < R.first) {
+			R.first = seq;
+		}
 	}
 	R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
 	return false;
@@ -2833,7 +2870,7 @@ static void reflect_end(int reason)
 	S.end_mono = reason == STOP_IDLE ? R.last_rx : mono_ns();
 	reflect_flush();
 	if (R.any) {
-		S.c.lost = R.top + 1 - R.distinct;
+		S.c.lost = R.top + 1 - R.first - R.distinct;
 	}
 	if (S.c.breaches) {
 		exit_code = EXIT_BREACH;
@@ -3980,9 +4017,10 @@ static int analyze_main(void)
 		}
 	}
 	if (cfg.json && strcmp(cfg.json, "-")) {
-		int fd = out_open("--json", cfg.json);
+		bool created;
+		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
 
-		if (fd < 0 || !(js = fdopen(fd, "w"))) {
+		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(js = fdopen(fd, "w"))) {
 			return EXIT_USAGE;
 		}
 	} else if (cfg.json) {
@@ -4653,6 +4691,37 @@ static uint32_t random_id(void)
 	return id;
 }
 
+/*
+ * Outputs last, so that nothing is created or truncated unless the run
+ * starts; a file we created is removed again if the next one fails.
+ */
+static int outputs_open(int *log_fd, FILE **json)
+{
+	bool log_new = false, json_new = false;
+	int jfd = -1;
+
+	if (cfg.log && (*log_fd = out_open("--log", cfg.log, &log_new)) < 0) {
+		return -1;
+	}
+	if (cfg.json) {
+		jfd = strcmp(cfg.json, "-") ? out_open("--json", cfg.json, &json_new) : dup(1);
+	}
+	if (cfg.json && jfd < 0) {
+		if (log_new) {
+			unlink(cfg.log);
+		}
+		return -1;
+	}
+	if ((cfg.log && out_truncate("--log", cfg.log, *log_fd) < 0) ||
+	    (jfd >= 0 && strcmp(cfg.json, "-") && out_truncate("--json", cfg.json, jfd) < 0)) {
+		return -1;
+	}
+	if (jfd >= 0 && !(*json = fdopen(jfd, "w"))) {
+		return -1;
+	}
+	return 0;
+}
+
 /* Everything that can fail with exit 2 happens here, before any packet. */
 static int run_setup(struct layout *L, int *log_fd, FILE **json)
 {
@@ -4668,27 +4737,18 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if (cfg.json && strcmp(cfg.json, "-") && out_check("--json", cfg.json) < 0) {
 		return -1;
 	}
-	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
-		return -1;
-	}
 	if (cfg.trace && trace_open() < 0) {
 		return -1;
 	}
+	/* memory ready before the port opens: a reflector answers its first ping at once */
 	if (arena_setup(L, emit) < 0) {
 		return -1;
 	}
-	/* outputs last: nothing is created or truncated unless the run starts */
-	if (cfg.log && (*log_fd = out_open("--log", cfg.log)) < 0) {
+	memory_lock();
+	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
 		return -1;
 	}
-	if (cfg.json) {
-		int fd = strcmp(cfg.json, "-") ? out_open("--json", cfg.json) : dup(1);
-
-		if (fd < 0 || !(*json = fdopen(fd, "w"))) {
-			return -1;
-		}
-	}
-	return 0;
+	return outputs_open(log_fd, json);
 }
 
 static void start_note(void)
@@ -4717,13 +4777,12 @@ static int run_main(void)
 	int log_fd = -1, code = EXIT_OK, r;
 	FILE *json = NULL, *out;
 
+	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
 		ts_restore(sock_fd);
 		return EXIT_USAGE;
 	}
 	out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
-	signals_setup();
-	memory_lock();
 	check_rt_throttling();
 	E.tx = arena_take(PROTO_MAX_SIZE + 64);
 	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
