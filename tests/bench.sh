@@ -12,6 +12,7 @@
 #
 #   sudo make bench                 ROUNDS=3 DUR=5 SIZE=64
 #   sudo ROUNDS=1 DUR=3 tests/bench.sh
+#   sudo tests/bench.d/profile.sh    syscalls, sleeps and CPU per transaction of both tools
 #
 # Exit 0 when every run worked, 1 otherwise (or when not root).
 
