@@ -786,29 +786,42 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
  * came or the queue is empty, handing each to fn.  Stopping at `want` saves
  * the extra recvmsg that would only return EAGAIN.  Returns how many it read.
  */
+#define TS_BATCH	16
+
 static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 {
-	char ctrl[256] __attribute__((aligned(8)));
-	char data[64];
-	int got = 0, reads = 0;
+	char ctrl[TS_BATCH][256] __attribute__((aligned(8)));
+	char data[TS_BATCH][64];
+	struct iovec iov[TS_BATCH];
+	struct mmsghdr mm[TS_BATCH];
+	int got = 0, calls = 0;
 
-	while (got < want && reads++ < want + 8) {
-		struct iovec iov = { data, sizeof(data) };
-		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-		};
-		struct ts_cmsg c;
-		uint32_t key;
-		uint64_t wire;
+	/* recvmmsg: one system call for a whole batch of TX stamps */
+	while (got < want && calls++ < want / TS_BATCH + 2) {
+		int i, n, vlen = want - got < TS_BATCH ? want - got : TS_BATCH;
 
-		if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
-			break;
+		for (i = 0; i < vlen; i++) {
+			iov[i] = (struct iovec){ data[i], sizeof(data[i]) };
+			memset(&mm[i], 0, sizeof(mm[i]));
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+			mm[i].msg_hdr.msg_control = ctrl[i];
+			mm[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
 		}
-		ts_parse(&msg, &c);
-		if (ts_tx_stamp(&c, &key, &wire)) {
-			fn(key, wire);
-			got++;
+		n = recvmmsg(fd, mm, (unsigned)vlen, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
+		for (i = 0; i < n; i++) {
+			struct ts_cmsg c;
+			uint32_t key;
+			uint64_t wire;
+
+			ts_parse(&mm[i].msg_hdr, &c);
+			if (ts_tx_stamp(&c, &key, &wire)) {
+				fn(key, wire);
+				got++;
+			}
+		}
+		if (n < vlen) {
+			break;
 		}
 	}
 	return got;
@@ -2257,11 +2270,23 @@ static void emit_on_tx(uint32_t key, uint64_t wire)
 	txn_account(x);
 }
 
-static void emit_drain(void)
+/*
+ * Collect TX stamps.  On the back-to-back path only once TS_BATCH of them
+ * are pending, so one recvmmsg serves TS_BATCH transactions; metrics that
+ * need T1 are then added a few transactions late, which changes nothing
+ * (each is added once, whenever its last stamp arrives).  Forced when idle,
+ * when ppoll reports the error queue, and at the end.
+ */
+static void emit_drain_if(bool force)
 {
-	if (E.txpend) {
+	if (E.txpend && (force || E.txpend >= TS_BATCH)) {
 		ts_drain(sock_fd, emit_on_tx, (int)E.txpend);
 	}
+}
+
+static void emit_drain(void)
+{
+	emit_drain_if(true);
 }
 
 /* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
@@ -2388,6 +2413,9 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		S.c.duplicate++;
 		return;
 	}
+	if (!(x->st & TF_LOST) && mono_ns() > x->deadline) {
+		emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
+	}
 	if (x->st & TF_LOST) {
 		x->st |= TF_LATE;
 		x->t[T4W] = wire;
@@ -2419,7 +2447,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	if (m.flags & PF_BREACH) {
 		S.stop_reason = STOP_PEER_BREACH;
 	}
-	emit_drain();
+	emit_drain_if(false);
 	txn_account(x);
 }
 
@@ -2514,10 +2542,10 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 		}
 		return 0;
 	}
-	if (E.rcvtimeo > want + 1000000 || E.rcvtimeo + 1000000 < want) {
-		set_rcvtimeo(want);
-		E.rcvtimeo = want;
-	}
+	/*
+	 * SO_RCVTIMEO stays at its short tick (see emit_run): re-arming it to
+	 * each deadline would cost a setsockopt per ping near the end of -d.
+	 */
 	return emit_recv(0);
 }
 
@@ -2526,27 +2554,51 @@ static bool resolved(const struct txn *x)
 	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
 }
 
+/*
+ * --spin, back-to-back: non-blocking receives until the pong is there.  The
+ * clock is read every 64 empty polls only: on the spinning path a vDSO
+ * clock_gettime per poll costs more than the poll finds.
+ */
+static int emit_spin_pong(const struct txn *x, uint64_t limit)
+{
+	unsigned spins = 0;
+	int r = 0;
+
+	while (!resolved(x) && !stop_signal && !S.stop_reason) {
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			break;
+		}
+		if (!r && !(++spins & 63) && mono_ns() >= limit) {
+			break;
+		}
+	}
+	return r;
+}
+
 /* Back-to-back: one ping, then wait for its pong or its timeout. */
 static int emit_b2b_step(void)
 {
-	uint64_t seq = E.next_seq++, now = mono_ns();
+	uint64_t seq = E.next_seq++, now = mono_ns(), limit;
 	struct txn *x = &win[seq & win_mask];
 	int r = 0;
 
 	emit_send(seq, now);
+	limit = E.end && E.end < x->deadline ? E.end : x->deadline;
+	if (cfg.spin) {
+		r = emit_spin_pong(x, limit);
+	}
 	while (!resolved(x) && !stop_signal && !S.stop_reason && r >= 0) {
-		uint64_t limit = x->deadline;
-
-		now = mono_ns();
-		if (E.end && E.end < limit) {
-			limit = E.end;
-		}
-		if (now >= limit) {
+		if (mono_ns() >= limit) {
 			break;
 		}
 		r = emit_wait_until(limit, false);
 	}
-	emit_expire(mono_ns());
+	if (resolved(x) && E.oldest == seq) {
+		E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
+	} else {
+		emit_expire(mono_ns());
+	}
 	return r;
 }
 
@@ -2672,8 +2724,13 @@ static int emit_run(void)
 
 	E.total = cfg.count ? cfg.warmup + cfg.count : UINT64_MAX;
 	E.idle_ms = (uint32_t)((cfg.interval_ns + cfg.timeout_ns) / 1000000 + 1);
-	E.rcvtimeo = cfg.timeout_ns;
-	set_rcvtimeo(cfg.timeout_ns);
+	/*
+	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
+	 * shorter) to look at its deadline and -d: the timeout is set once, and
+	 * lateness is judged on arrival (emit_packet), not by when we woke.
+	 */
+	E.rcvtimeo = cfg.timeout_ns < 50000000ULL ? cfg.timeout_ns : 50000000ULL;
+	set_rcvtimeo(E.rcvtimeo);
 	S.start_mono = mono_ns();
 	S.first_real = real_ns();
 	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) : 0;
@@ -2805,11 +2862,17 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	}
 }
 
-static void reflect_drain(void)
+/* As emit_drain_if(): batched after each pong, complete when idle or at a FIN. */
+static void reflect_drain_if(bool force)
 {
-	if (R.txpend) {
+	if (R.txpend && (force || R.txpend >= TS_BATCH)) {
 		ts_drain(sock_fd, reflect_on_tx, (int)R.txpend);
 	}
+}
+
+static void reflect_drain(void)
+{
+	reflect_drain_if(true);
 }
 
 static void session_report(FILE *f, bool final);
@@ -3025,7 +3088,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND | ((m.flags & PF_WARMUP) ? TF_WARMUP : 0);
 	R.txpend++;
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
-	reflect_drain();
+	reflect_drain_if(false);
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */
@@ -3078,6 +3141,7 @@ static int reflect_run(void)
 			continue;
 		}
 		last_check = now;
+		reflect_drain();
 		if (R.active && now - R.last_rx > R.idle_ns) {
 			reflect_end(STOP_IDLE);
 		}
