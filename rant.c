@@ -4056,11 +4056,35 @@ static void print_top(FILE *f, const struct alog *L, unsigned top)
 	free(w);
 }
 
+static int analyze_run(struct alog *L, int nlogs);
+
 static int analyze_main(void)
 {
 	struct alog L[2];
+	int nlogs = cfg.analyze[1] ? 2 : 1, k, code;
+
+	memset(L, 0, sizeof(L));
+	code = analyze_run(L, nlogs);
+	for (k = 0; k < 2; k++) {
+		free(L[k].row);
+		free(L[k].status);
+	}
+	for (k = 0; k < NMETRIC; k++) {
+		free(S.h[k].bucket);
+		free(S.h[k].out);
+		S.h[k].bucket = NULL;
+		S.h[k].out = NULL;
+	}
+	free(S.breach);
+	S.breach = NULL;
+	return code;
+}
+
+/* --analyze: read, join, account and report; analyze_main frees what it left. */
+static int analyze_run(struct alog *L, int nlogs)
+{
 	uint64_t i, first = 0, last = 0, nb;
-	int nlogs = cfg.analyze[1] ? 2 : 1, k, code = EXIT_OK;
+	int k, code = EXIT_OK;
 	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout, *js = NULL;
 
 	for (k = 0; k < nlogs; k++) {
@@ -4106,11 +4130,11 @@ static int analyze_main(void)
 		uint64_t *b = calloc(nb, 8);
 		int64_t *o = calloc(L[0].n ? L[0].n : 1, 8);
 
+		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L[0].n);
 		if (!b || !o) {
 			warnx_("--analyze: out of memory");
 			return EXIT_RUNTIME;
 		}
-		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L[0].n);
 	}
 	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
 	if (!S.breach) {
@@ -4178,6 +4202,9 @@ static int analyze_main(void)
 	}
 	if (js) {
 		json_report(js, code);
+		if (js != stdout) {
+			fclose(js);
+		}
 	}
 	return code;
 }
