@@ -43,8 +43,12 @@ fuzz:
 demo: rant
 	tests/demo.sh
 
-bench: rant
+tests/bench-log: tests/bench-log.c rant.c
+	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-log.c $(LDLIBS)
+
+bench: rant tests/bench-log
 	tests/bench.sh
+	tests/bench-log
 
 soak: rant
 	tests/soak.sh
@@ -55,7 +59,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san
+	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 

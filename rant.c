@@ -436,11 +436,36 @@ static char *fmt_i64(char *p, int64_t v)
 	return fmt_u64(p, (uint64_t)v);
 }
 
-/* seconds.nanoseconds, nine digits after the point; "-" when unknown. */
+/* Two digits at a time: the log writer formats eight stamps per record. */
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static char *fmt_9digits(char *p, uint32_t v)
+{
+	int i;
+
+	p[8] = (char)('0' + v % 10);
+	v /= 10;
+	for (i = 6; i >= 0; i -= 2) {
+		memcpy(p + i, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	return p + 9;
+}
+
+/*
+ * seconds.nanoseconds, nine digits after the point; "-" when unknown.
+ * Consecutive stamps share their seconds, so the last one is kept formatted
+ * (main thread only: the status thread never formats stamps).
+ */
 static char *fmt_stamp(char *p, uint64_t ns, char missing)
 {
-	uint64_t frac = ns % NSEC_PER_SEC;
-	int i;
+	static uint64_t last_sec = UINT64_MAX;
+	static char sec_str[24];
+	static size_t sec_len;
+	uint64_t sec = ns / NSEC_PER_SEC;
 
 	if (!ns) {
 		if (missing) {
@@ -448,13 +473,14 @@ static char *fmt_stamp(char *p, uint64_t ns, char missing)
 		}
 		return p;
 	}
-	p = fmt_u64(p, ns / NSEC_PER_SEC);
-	*p++ = '.';
-	for (i = 8; i >= 0; i--) {
-		p[i] = (char)('0' + frac % 10);
-		frac /= 10;
+	if (sec != last_sec) {
+		sec_len = (size_t)(fmt_u64(sec_str, sec) - sec_str);
+		last_sec = sec;
 	}
-	return p + 9;
+	memcpy(p, sec_str, sec_len);
+	p += sec_len;
+	*p++ = '.';
+	return fmt_9digits(p, (uint32_t)(ns % NSEC_PER_SEC));
 }
 
 static char *fmt_str(char *p, const char *s)
