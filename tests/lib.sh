@@ -177,3 +177,48 @@ report_field() {
 	*) sed -n "s/^Packets:.* $2 \([0-9]*\).*/\1/p" "$1" | head -1 ;;
 	esac
 }
+
+# emit_bg NAME [rant options...]: a client in NS_A in the background.  ip
+# itself, not the in_a function: $! must be rant's pid (ip execs it), not a
+# subshell's, for the signals the tests send.  Sets EMIT_PID.
+emit_bg() {
+	local name=$1
+	shift
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	EMIT_PID=$!
+	BG_PIDS+=("$EMIT_PID")
+}
+
+# py_checks LABEL CODE ARGS...: run python checks (the script's PY_PRELUDE
+# first) that print "ok<TAB>name" or "not ok<TAB>name (detail)" lines, and
+# count each as a test of its own.
+py_checks() {
+	local label=$1 code=$2 out rc line
+	shift 2
+	out=$(python3 -c "${PY_PRELUDE:-}$code" "$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok	"*) ok "$label: ${line#ok	}" ;;
+		"not ok	"*) not_ok "$label: ${line#not ok	}" ;;
+		"") ;;
+		*) echo "# $line" ;;
+		esac
+	done <<<"$out"
+	[ "$rc" -eq 0 ] || not_ok "$label: python checks failed to run (exit $rc)"
+}
+
+not_running() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+# show NAME: the output of a failed run, as TAP comments
+show() {
+	sed 's/^/#   /' "$WORK/$1.err" "$WORK/$1.out" 2>/dev/null | head -n 30
+}
+
+# expect_rc NAME CODE: the last emit's exit status, its output shown if wrong
+expect_rc() {
+	expect_eq "$1: exit status" "$EMIT_RC" "$2"
+	[ "$EMIT_RC" = "$2" ] || show "$1"
+}

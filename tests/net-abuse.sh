@@ -47,15 +47,6 @@ udp_in() {
 	ip netns exec "$1" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c["InDatagrams"] } }' /proc/net/snmp
 }
 
-# emit_bg NAME [rant options...]: start a client in NS_A; pid in EMIT_PID
-emit_bg() {
-	local name=$1
-	shift
-	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-	EMIT_PID=$!
-	BG_PIDS+=("$EMIT_PID")
-}
-
 # stop_reflector: SIGINT the reflector started last and wait for it
 stop_reflector() {
 	kill -INT "$REFLECTOR_PID" 2>/dev/null

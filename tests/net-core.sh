@@ -103,17 +103,6 @@ emit_to() {
 	EMIT_RC=$?
 }
 
-# emit_bg NAME [opts...]: a client in NS_A against ADDR_B in the background
-emit_bg() {
-	local name=$1
-	shift
-	# ip itself, not the in_a function: $! must be rant's pid (ip execs it),
-	# not a subshell's, for the signals the tests send
-	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-	EMIT_PID=$!
-	BG_PIDS+=("$EMIT_PID")
-}
-
 # session_started NAME: the reflector whose stderr is NAME.err has a session
 session_started() {
 	has "$WORK/$1.err" 'session 0x[0-9a-f]+ started'

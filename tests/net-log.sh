@@ -46,36 +46,6 @@ def rows(p):
     return out
 '
 
-# py_checks LABEL CODE ARGS...: python prints "ok\tname" / "not ok\tname"
-py_checks() {
-	local label=$1 code=$2 out rc line
-	shift 2
-	out=$(python3 -c "$PY_PRELUDE$code" "$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok	"*) ok "$label: ${line#ok	}" ;;
-		"not ok	"*) not_ok "$label: ${line#not ok	}" ;;
-		"") ;;
-		*) echo "# $line" ;;
-		esac
-	done <<<"$out"
-	[ "$rc" -eq 0 ] || not_ok "$label: python checks failed to run (exit $rc)"
-}
-
-not_running() {
-	! kill -0 "$1" 2>/dev/null
-}
-
-show() {
-	sed 's/^/#   /' "$WORK/$1.err" "$WORK/$1.out" 2>/dev/null | head -n 30
-}
-
-expect_rc() {
-	expect_eq "$1: exit status" "$EMIT_RC" "$2"
-	[ "$EMIT_RC" = "$2" ] || show "$1"
-}
-
 # analyze NAME LOG... [options]: rant --analyze; ANALYZE_RC, $WORK/NAME.out/.err
 analyze() {
 	local name=$1

@@ -72,38 +72,6 @@ def csv_rows(p):
     return rows
 '
 
-# py_checks LABEL CODE ARGS...: run python checks that print "ok\tname" or
-# "not ok\tname (detail)" lines, and count each as a test of its own.
-py_checks() {
-	local label=$1 code=$2 out rc line
-	shift 2
-	out=$(python3 -c "$PY_PRELUDE$code" "$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok	"*) ok "$label: ${line#ok	}" ;;
-		"not ok	"*) not_ok "$label: ${line#not ok	}" ;;
-		"") ;;
-		*) echo "# $line" ;;
-		esac
-	done <<<"$out"
-	[ "$rc" -eq 0 ] || not_ok "$label: python checks failed to run (exit $rc)"
-}
-
-not_running() {
-	! kill -0 "$1" 2>/dev/null
-}
-
-# show NAME: the output of a failed run, as TAP comments
-show() {
-	sed 's/^/#   /' "$WORK/$1.err" "$WORK/$1.out" 2>/dev/null | head -n 30
-}
-
-expect_rc() {
-	expect_eq "$1: exit status" "$EMIT_RC" "$2"
-	[ "$EMIT_RC" = "$2" ] || show "$1"
-}
-
 # ---------------------------------------------------------------- histogram
 
 PY_JSON_HIST='
