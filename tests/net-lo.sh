@@ -1,0 +1,65 @@
+#!/bin/bash
+# rant on the host's loopback, without namespaces and without root: what
+# needs privileges (mlockall, SO_BINDTODEVICE on older kernels) may warn,
+# nothing may fail.  As root the runs drop to nobody with setpriv; as a user
+# they run as that user.  Traffic stays on 127.0.0.1 / ::1.
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# as_user CMD...: run unprivileged
+as_user() {
+	if is_root; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
+	else
+		"$@"
+	fi
+}
+
+if is_root && ! command -v setpriv >/dev/null; then
+	skip "lo without root: setpriv (util-linux) not installed"
+	finish
+	exit 0
+fi
+if is_root && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$RANT"; then
+	skip "lo without root: nobody cannot execute $RANT (a directory on its path is not world-searchable)"
+	finish
+	exit 0
+fi
+chmod 1777 "$WORK"
+
+# a free UDP port on the host's loopback
+PORT=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(("::", 0)); print(s.getsockname()[1])')
+
+lo_run() { # NAME ADDR: a reflector and a client as an unprivileged user
+	local name=$1 addr=$2 rpid
+	as_user "$RANT" -i lo --port "$PORT" --once -s --json "$WORK/$name-r.json" >"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
+	rpid=$!
+	BG_PIDS+=("$rpid")
+	wait_for 5 sh -c "ss -Hlun 'sport = :$PORT' | grep -q ."
+	as_user "$RANT" -i lo -a "$addr" --port "$PORT" --count 2000 -s -w 10 --json "$WORK/$name.json" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err"
+	EMIT_RC=$?
+	wait_for 5 not_running "$rpid"
+	wait "$rpid" 2>/dev/null
+	REFLECT_RC=$?
+}
+
+for fam in 4 6; do
+	addr=127.0.0.1
+	[ "$fam" = 6 ] && addr=::1
+	lo_run "v$fam" "$addr"
+	expect_eq "lo IPv$fam unprivileged: client exit 0" "$EMIT_RC" 0
+	expect_eq "lo IPv$fam unprivileged: reflector exit 0 after the FIN" "$REFLECT_RC" 0
+	expect_eq "lo IPv$fam: samples = received - warm-up" \
+		"$(json_get "$WORK/v$fam.json" metrics.rtt.samples)" \
+		"$(($(json_get "$WORK/v$fam.json" packets.received) - $(json_get "$WORK/v$fam.json" packets.warmup)))"
+	expect_eq "lo IPv$fam: nothing lost" "$(json_get "$WORK/v$fam.json" packets.lost)" 0
+	expect_eq "lo IPv$fam: wire stamps are the kernel's" "$(json_get "$WORK/v$fam.json" timestamps.wire)" software
+	expect_eq "lo IPv$fam: reflector answered every ping" \
+		"$(json_get "$WORK/v$fam-r.json" packets.received)" "$(json_get "$WORK/v$fam.json" packets.sent)"
+	check "lo IPv$fam: only warnings on stderr, no errors" \
+		sh -c "! grep -v -e '^rant: warning:' -e '^rant [0-9.]*: emit to' -e '^rant: .* samples' '$WORK/v$fam.err' | grep -q ."
+	PORT=$((PORT + 1))
+done
+finish
