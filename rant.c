@@ -93,6 +93,7 @@ enum proto_flag {
 	PF_T3SW		= 1 << 5,
 	PF_T3W		= 1 << 6,
 	PF_MORE		= 1 << 7,	/* FIN_ACK: more T3 stamps pending, send FIN again */
+	PF_PARTIAL	= 1 << 8,	/* FIN_ACK: the reflector did not see the session from seq 0 */
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
@@ -2265,7 +2266,8 @@ static struct {
 	uint64_t overruns;	/* --interval slots skipped because we were late */
 	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
 	bool fin_acked, fin_more;
-	uint64_t srv_received;
+	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
+	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
 	uint64_t first_rx_mono;
 } E;
 
@@ -2424,6 +2426,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		E.fin_acked = true;
 		E.fin_more = m.flags & PF_MORE;
 		E.srv_received = m.seq;
+		E.srv_whole = !(m.flags & PF_PARTIAL);
 		emit_echo(&m);
 		return;
 	}
@@ -2988,13 +2991,20 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
 	bool current = R.active && m->session == S.id;
 
+	if (!current) {
+		a.flags |= PF_PARTIAL;	/* a repeated FIN: the counts are gone with the session */
+	}
+
 	reflect_drain();
 	if (current) {
 		a.seq = S.c.received;
+		if (!R.any || R.first) {
+			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
+		}
 		if (echo_pop(&a) && echo_n) {
 			a.flags |= PF_MORE;
 		}
-		if (!a.flags && R.txpend) {
+		if (!(a.flags & PF_T3W) && R.txpend) {
 			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
 		}
 	}
@@ -3414,8 +3424,25 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	}
 }
 
+/*
+ * The reflector's FIN_ACK says how many pings it answered: with the whole
+ * session seen there, lost = lost on the way out + lost (or late) on the way
+ * back.  Unknown (false) when the reflector restarted or never acknowledged.
+ */
+static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
+{
+	if (!side.emit || cfg.mode == MODE_ANALYZE || !E.fin_acked || !E.srv_whole ||
+	    E.srv_received > S.c.sent || E.srv_received < S.c.received + S.c.late) {
+		return false;
+	}
+	*out_lost = S.c.sent - E.srv_received;
+	*back_lost = E.srv_received - S.c.received - S.c.late;
+	return true;
+}
+
 static void print_counts(FILE *f)
 {
+	uint64_t out_lost, back_lost;
 	char lab[16];
 	bool any = false;
 	int i;
@@ -3431,6 +3458,10 @@ static void print_counts(FILE *f)
 			}
 		}
 		fprintf(f, " from another session %" PRIu64 "\n", S.c.foreign);
+	}
+	if (loss_split(&out_lost, &back_lost)) {
+		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
+			" pongs on the way back (the reflector answered %" PRIu64 ")\n", out_lost, back_lost, E.srv_received);
 	}
 	if (S.c.send_errors || S.c.refused || S.c.tx_unmatched || S.c.echo_dropped || E.overruns) {
 		fprintf(f, "Other: send errors %" PRIu64 " | port unreachable %" PRIu64 " | unmatched TX stamps %" PRIu64
@@ -3572,6 +3603,7 @@ static void json_metric(FILE *f, int m)
 
 static void json_report(FILE *f, int exit_code)
 {
+	uint64_t out_lost, back_lost;
 	char w[4][256], lab[16];
 	double ppm = 0, span = 0;
 	bool drift;
@@ -3609,6 +3641,12 @@ static void json_report(FILE *f, int exit_code)
 		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
 		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup, S.c.foreign,
 		S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
+	if (loss_split(&out_lost, &back_lost)) {
+		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
+			", \"reflector_answered\": %" PRIu64 "},\n", out_lost, back_lost, E.srv_received);
+	} else {
+		fprintf(f, "  \"loss_by_direction\": null,\n");
+	}
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < side.nstamps; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),

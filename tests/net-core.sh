@@ -302,6 +302,48 @@ t_server_restart() {
 	reap "$REFLECTOR_PID"
 }
 
+# 3b. Loss in each direction: for a moment each side's neighbour entry for
+# the other points at a MAC nobody has, so the receiving veth drops those
+# frames as not for it - first the pings (lost on the way out), then the
+# pongs (lost on the way back).  The FIN_ACK tells the client how many pings
+# the reflector answered, from which it splits the loss.
+blackout() { # NS DEV PEER_ADDR SECONDS
+	local mac
+	mac=$(ip -n "$1" neigh show "$3" dev "$2" | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
+	ip -n "$1" neigh replace "$3" lladdr 02:00:00:00:00:99 dev "$2" nud permanent
+	sleep "$4"
+	if [ -n "$mac" ]; then
+		ip -n "$1" neigh replace "$3" lladdr "$mac" dev "$2" nud reachable
+	else
+		ip -n "$1" neigh del "$3" dev "$2"
+	fi
+}
+
+t_loss_direction() {
+	if ! reflector t3d --once --json "$WORK/t3dr.json"; then
+		not_ok "loss by direction: reflector listens"
+		return
+	fi
+	emit_bg t3dc --interval 2000 -d 3 --timeout 100 --json "$WORK/t3dc.json"
+	wait_for 5 session_started t3d
+	sleep 0.7
+	blackout "$NS_A" "$VETH_A" "$ADDR_B" 0.3
+	sleep 0.5
+	blackout "$NS_B" "$VETH_B" "$ADDR_A" 0.3
+	wait_exit "$EMIT_PID" 10
+	expect_eq "loss by direction: client exits 0" "$WAIT_RC" 0
+	check "loss by direction: pings lost on the way out" jtrue t3dc 'd["loss_by_direction"]["out"] > 0'
+	check "loss by direction: pongs lost on the way back" jtrue t3dc 'd["loss_by_direction"]["back"] > 0'
+	check "loss by direction: out + back + late = lost" \
+		jtrue t3dc 'd["loss_by_direction"]["out"] + d["loss_by_direction"]["back"] + p["late"] == p["lost"]'
+	wait_exit "$REFLECTOR_PID" 5
+	expect_eq "loss by direction: reflector answered what the FIN_ACK said" \
+		"$(jv t3dr packets.received)" "$(jv t3dc loss_by_direction.reflector_answered)"
+	check "loss by direction: in the report" has "$WORK/t3dc.out" '^Lost by direction: [1-9][0-9]* pings on the way out, [1-9][0-9]* pongs on the way back'
+	reap "$EMIT_PID"
+	reap "$REFLECTOR_PID"
+}
+
 # 4a. Junk to the reflector's port and to the client's port during a run.
 t_junk() {
 	local cport out
@@ -590,6 +632,7 @@ main() {
 	t_json
 	t_client_first
 	t_server_restart
+	t_loss_direction
 	t_junk
 	t_fake
 	t_cadence
