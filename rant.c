@@ -2477,7 +2477,8 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	if (m.flags & PF_BREACH) {
 		S.stop_reason = STOP_PEER_BREACH;
 	}
-	emit_drain_if(false);
+	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
+	emit_drain_if(cfg.threshold_ns >= 0);
 	txn_account(x);
 }
 
