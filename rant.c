@@ -1848,7 +1848,7 @@ static void trace_mark(const char *s, size_t n)
  */
 static void trace_breach(const struct txn *x, int64_t v)
 {
-	char line[512], name[16], *p = line;
+	char line[512], *p = line;
 	int k;
 
 	if (tr.marker_fd < 0) {
@@ -1865,8 +1865,8 @@ static void trace_breach(const struct txn *x, int64_t v)
 
 		if (x->t[s]) {
 			*p++ = ' ';
-			p = fmt_str(p, stamp_name(s, name, sizeof(name)));
-			*p++ = '=';
+			p = fmt_str(p, stamp_base[s]);
+			p = fmt_str(p, !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
 			p = fmt_stamp(p, x->t[s], '-');
 		}
 	}
