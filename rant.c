@@ -346,6 +346,7 @@ static volatile sig_atomic_t stop_signal;
 static struct {
 	uint64_t samples, sum, min, max, lost, sent;
 	int running;
+	uint32_t session;	/* reflect: announced by the status thread, not the loop */
 } live;
 
 /* ------------------------------------------------------------- helpers */
@@ -2942,9 +2943,7 @@ static void reflect_start(uint32_t id)
 		S.c.invalid += R.carry_invalid[i];
 		R.carry_invalid[i] = 0;
 	}
-	if (!cfg.quiet) {
-		fprintf(stderr, "rant: session 0x%08x started\n", id);
-	}
+	__atomic_store_n(&live.session, id, __ATOMIC_RELAXED);
 }
 
 /* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
@@ -4757,14 +4756,23 @@ static void *status_main(void *arg)
 {
 	struct timespec next;
 	uint64_t prev = 0, start = mono_ns();
+	uint32_t announced = 0;
 
 	(void)arg;
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		uint64_t n, sum, mn, mx, lost, sent;
+		uint32_t id;
 
 		next.tv_sec++;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		id = __atomic_load_n(&live.session, __ATOMIC_RELAXED);
+		if (!side.emit && id && id != announced) {
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+			fprintf(stderr, "rant: session 0x%08x started\n", id);
+			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+			announced = id;
+		}
 		if (!__atomic_load_n(&live.running, __ATOMIC_RELAXED)) {
 			prev = 0;
 			continue;
