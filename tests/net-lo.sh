@@ -62,4 +62,19 @@ for fam in 4 6; do
 		sh -c "! grep -v -e '^rant: warning:' -e '^rant [0-9.]*: emit to' -e '^rant: .* samples' '$WORK/v$fam.err' | grep -q ."
 	PORT=$((PORT + 1))
 done
+
+# options the kernel refuses to an unprivileged socket: exit 2, one line, nothing sent
+refused() { # NAME OPTION-NAME rant-options...
+	local name=$1 opt=$2 rc
+	shift 2
+	as_user "$RANT" -i lo -a 127.0.0.1 --port "$PORT" --count 5 -q "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	rc=$?
+	expect_eq "unprivileged $opt: exit 2" "$rc" 2
+	expect_eq "unprivileged $opt: one line on stderr" "$(wc -l <"$WORK/$name.err")" 1
+	check "unprivileged $opt: the line names $opt" grep -q -- "^rant: $opt: .*refused" "$WORK/$name.err"
+	check "unprivileged $opt: no report (nothing ran)" test ! -s "$WORK/$name.out"
+}
+# (SO_BUSY_POLL itself is not privileged on this kernel: 6.18 accepts -p 50 from nobody)
+refused prio --priority --priority 7
+refused budget --budget -B 64
 finish
