@@ -418,6 +418,16 @@ tool_cmd() {
 	if [[ -n $CNS ]]; then CMD=("$IP" netns exec "$CNS" "$@"); else CMD=("$@"); fi
 }
 
+# ethtool_step NAME OPTION KEY CUR WANT: one ethtool setting through step(),
+# with `ethtool OPTION IFACE KEY CUR` recorded as its undo.
+ethtool_step() {
+	local name=$1 opt=$2 key=$3 cur=$4 want=$5
+	tool_cmd "$ETHTOOL" "$opt" "$IFACE" "$key" "$cur"
+	UNDO=("${CMD[@]}")
+	tool_cmd "$ETHTOOL" "$opt" "$IFACE" "$key" "$want"
+	step "$name" "$cur" "$want" "${CMD[@]}"
+}
+
 # ethtool_kv OPTION: "key: value" lines of `ethtool OPTION IFACE` into KV.
 declare -A KV=()
 ethtool_kv() {
@@ -894,10 +904,7 @@ step_ethtool() {
 				not_supported "coalesce $k"
 				continue
 			fi
-			tool_cmd "$ETHTOOL" -C "$IFACE" "$k" "$cur"
-			UNDO=("${CMD[@]}")
-			tool_cmd "$ETHTOOL" -C "$IFACE" "$k" "$want"
-			step "coalesce $k" "$cur" "$want" "${CMD[@]}"
+			ethtool_step "coalesce $k" -C "$k" "$cur" "$want"
 		done
 	fi
 
@@ -913,10 +920,7 @@ step_ethtool() {
 				skip "offload ${f#*=}" "fixed on by this driver ($DRIVER)"
 				continue
 			fi
-			tool_cmd "$ETHTOOL" -K "$IFACE" "$k" "$cur"
-			UNDO=("${CMD[@]}")
-			tool_cmd "$ETHTOOL" -K "$IFACE" "$k" off
-			step "offload ${f#*=}" "$cur" off "${CMD[@]}"
+			ethtool_step "offload ${f#*=}" -K "$k" "$cur" off
 		done
 	fi
 
@@ -935,10 +939,7 @@ step_ethtool() {
 				continue
 			fi
 			((cur <= want)) && want=$cur
-			tool_cmd "$ETHTOOL" -G "$IFACE" "$k" "$cur"
-			UNDO=("${CMD[@]}")
-			tool_cmd "$ETHTOOL" -G "$IFACE" "$k" "$want"
-			step "ring $k" "$cur" "$want" "${CMD[@]}"
+			ethtool_step "ring $k" -G "$k" "$cur" "$want"
 		done
 	fi
 
