@@ -106,6 +106,38 @@ fail_run() {
 	FAILED=$((FAILED + 1))
 }
 
+# launch NS CPU OUT ERR HWM command...: start a pinned process in NS whose
+# VmHWM is watched; ERR "-" sends stderr to OUT.  Sets LAUNCH_PID and
+# LAUNCH_WATCH (the watcher's pid).
+launch() {
+	local ns=$1 cpu=$2 out=$3 err=$4 hwm=$5
+	shift 5
+	if [ "$err" = - ]; then
+		ip netns exec "$ns" taskset -c "$cpu" "$@" >"$out" 2>&1 &
+	else
+		ip netns exec "$ns" taskset -c "$cpu" "$@" >"$out" 2>"$err" &
+	fi
+	LAUNCH_PID=$!
+	BG_PIDS+=("$LAUNCH_PID")
+	proc_watch "$LAUNCH_PID" "$hwm" &
+	LAUNCH_WATCH=$!
+}
+
+# start_server TAG OUT ERR HWM command...: launch on the server CPU and wait
+# until PORT listens; if it never does, the run fails and 1 is returned
+start_server() {
+	local tag=$1 out=$2 err=$3 hwm=$4
+	shift 4
+	launch "$NS_B" "$CPU_SERVER" "$out" "$err" "$hwm" "$@"
+	if ! wait_for 5 udp_listening "$NS_B" "$PORT"; then
+		[ "$err" = - ] && err=$out
+		fail_run "$tag: server did not start: $(tail -n 3 "$err")"
+		stop_within 0 "$LAUNCH_PID"
+		wait "$LAUNCH_WATCH"
+		return 1
+	fi
+}
+
 # rant_run PAIRING ROUND
 rant_run() {
 	local pairing=$1 round=$2 tag="rant-$1-r$2" extra=() rpid cpid wc wr crc rrc hc hr nc nr
@@ -113,24 +145,15 @@ rant_run() {
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(--spin)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
-	ip netns exec "$NS_B" taskset -c "$CPU_SERVER" "$RANT" -i "$VETH_B" -s --port "$PORT" \
-		"${extra[@]}" --once --json "$WORK/$tag.refl.json" >"$WORK/$tag.refl.out" 2>"$WORK/$tag.refl.err" &
-	rpid=$!
-	BG_PIDS+=("$rpid")
-	proc_watch "$rpid" "$WORK/$tag.refl.hwm" &
-	wr=$!
-	if ! wait_for 5 udp_listening "$NS_B" "$PORT"; then
-		fail_run "$tag: reflector did not start: $(head -n 3 "$WORK/$tag.refl.err")"
-		stop_within 0 "$rpid"
-		wait "$wr"
-		return
-	fi
-	ip netns exec "$NS_A" taskset -c "$CPU_CLIENT" "$RANT" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" \
-		--size "$SIZE" -d "$DUR" "${extra[@]}" --json "$WORK/$tag.json" >"$WORK/$tag.out" 2>"$WORK/$tag.err" &
-	cpid=$!
-	BG_PIDS+=("$cpid")
-	proc_watch "$cpid" "$WORK/$tag.hwm" &
-	wc=$!
+	start_server "$tag" "$WORK/$tag.refl.out" "$WORK/$tag.refl.err" "$WORK/$tag.refl.hwm" \
+		"$RANT" -i "$VETH_B" -s --port "$PORT" "${extra[@]}" --once --json "$WORK/$tag.refl.json" || return
+	rpid=$LAUNCH_PID
+	wr=$LAUNCH_WATCH
+	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" "$WORK/$tag.err" "$WORK/$tag.hwm" \
+		"$RANT" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" --size "$SIZE" -d "$DUR" "${extra[@]}" \
+		--json "$WORK/$tag.json"
+	cpid=$LAUNCH_PID
+	wc=$LAUNCH_WATCH
 	wait "$cpid"
 	crc=$?
 	stop_within 5 "$rpid"
@@ -167,24 +190,14 @@ sockperf_run() {
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(--nonblocked --timeout 0)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
-	ip netns exec "$NS_B" taskset -c "$CPU_SERVER" sockperf server -i "$ADDR_B" -p "$PORT" "${extra[@]}" \
-		>"$WORK/$tag.srv.out" 2>&1 &
-	spid=$!
-	BG_PIDS+=("$spid")
-	proc_watch "$spid" "$WORK/$tag.srv.hwm" &
-	ws=$!
-	if ! wait_for 5 udp_listening "$NS_B" "$PORT"; then
-		fail_run "$tag: sockperf server did not start: $(tail -n 3 "$WORK/$tag.srv.out")"
-		stop_within 0 "$spid"
-		wait "$ws"
-		return
-	fi
-	ip netns exec "$NS_A" taskset -c "$CPU_CLIENT" sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" \
-		-m "$SIZE" --full-rtt "${extra[@]}" >"$WORK/$tag.out" 2>&1 &
-	cpid=$!
-	BG_PIDS+=("$cpid")
-	proc_watch "$cpid" "$WORK/$tag.hwm" &
-	wc=$!
+	start_server "$tag" "$WORK/$tag.srv.out" - "$WORK/$tag.srv.hwm" \
+		sockperf server -i "$ADDR_B" -p "$PORT" "${extra[@]}" || return
+	spid=$LAUNCH_PID
+	ws=$LAUNCH_WATCH
+	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" - "$WORK/$tag.hwm" \
+		sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt "${extra[@]}"
+	cpid=$LAUNCH_PID
+	wc=$LAUNCH_WATCH
 	wait "$cpid"
 	crc=$?
 	# the server never ends by itself: its last VmHWM sample is taken just before the stop
