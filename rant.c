@@ -4306,7 +4306,7 @@ static const struct opt_def {
 	{ "bucket-size", 1, 'b', "US", "histogram bucket in us, fractions allowed (default 0.1)" },
 	{ "overflow", 1, 'o', "US", "histogram bound in us; samples above it are kept exactly (default 1000)" },
 	{ "trace-marker", 0, 'T', NULL, "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
-	{ "snapshot", 0, 'S', NULL, "with -T: also take a tracefs snapshot on a breach" },
+	{ "snapshot", 0, 'S', NULL, "-T, and a tracefs snapshot on each breach (implies -T)" },
 	{ "trace-instance", 1, O_TRACE_INSTANCE, "NAME", "tracefs instance for -T/-S (default rant)" },
 	{ "log", 1, 'l', "FILE", "write every transaction to FILE after the run" },
 	{ "log-format", 1, O_LOG_FORMAT, "text|csv", "log format (default text, the seed's)" },
