@@ -121,7 +121,7 @@ enum metric {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
 	M_SRV_RX, M_SRV_PROC, M_SRV_TX, NMETRIC
 };
-static const struct {
+static struct {
 	const char *key;
 	const char *label;
 } metric_def[NMETRIC] = {
@@ -229,6 +229,7 @@ struct counters {
 	uint64_t missing[NSTAMP];
 	uint64_t tx_unmatched, echo_dropped;
 	uint64_t breaches;
+	uint64_t warmup_local;	/* reflect: warm-up by its own -w, not flagged by the client */
 };
 
 /* A transaction that crossed the threshold, kept for the report. */
@@ -299,6 +300,7 @@ struct config {
 	const char *analyze[2];
 	unsigned top;
 	char cmdline[512];
+	bool no_tx_ts, fast_path;	/* -N, -F (reflect) */
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -712,6 +714,11 @@ static int ts_sockopt_flags(bool hw)
 static int ts_enable_socket(int fd)
 {
 	int f = ts_sockopt_flags(ts.hw);
+
+	if (cfg.no_tx_ts && cfg.mode == MODE_REFLECT) {
+		/* -N: the pong's TX stamp is never asked for, so never read */
+		f &= ~(SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE);
+	}
 
 	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
 		return -errno;
@@ -1191,6 +1198,9 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 	case M_RTT:
 		return stamp_diff(t[T4W], t[T1W], v);
 	case M_RESPONSE:
+		if (cfg.no_tx_ts && cfg.mode == MODE_REFLECT) {
+			return stamp_diff(t[T3SW], t[T2W], v);	/* -N: app send, not wire */
+		}
 		return stamp_diff(t[T3W], t[T2W], v);
 	case M_NETWORK:
 		if (!stamp_diff(t[T4W], t[T1W], &a) || !stamp_diff(t[T3W], t[T2W], &b)) {
@@ -1388,7 +1398,7 @@ static void txn_retire(struct txn *x)
 
 			for (k = 0; k < side.nstamps; k++) {
 				int s = side.stamps[k];
-				bool want = stamp_is_wire[s] ||
+				bool want = (stamp_is_wire[s] && !(s == T3W && cfg.no_tx_ts && !side.emit)) ||
 					    ((s == T1SW || s == T4SW) && cfg.sw_stamps) ||
 					    ((s == T2SW || s == T3SW) &&
 					     (side.emit ? (x->st & TF_SRV_SW) : cfg.sw_stamps));
@@ -1478,6 +1488,12 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
 	*status = (int)st;
 }
 
+/* -N on the reflector: its response ends at the app's send (T3_SW), not on the wire. */
+static bool resp_tx_app(void)
+{
+	return cfg.no_tx_ts && cfg.mode == MODE_REFLECT;
+}
+
 /* The columns of each format, in order; text keeps the seed's. */
 static int log_columns(bool csv, int *cols)
 {
@@ -1489,8 +1505,11 @@ static int log_columns(bool csv, int *cols)
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
 
-		if (!csv && sw && !cfg.sw_stamps) {
+		if (!csv && sw && !cfg.sw_stamps && !(resp_tx_app() && src[i] == T3SW)) {
 			continue;
+		}
+		if (resp_tx_app() && src[i] == T3W) {
+			continue;	/* -N: never stamped */
 		}
 		cols[n++] = src[i];
 	}
@@ -1522,10 +1541,11 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 
 	if (csv) {
 		p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
-			     " dropped=%" PRIu64 " cmdline=%s\n",
+			     " dropped=%" PRIu64 "%s cmdline=%s\n",
 			     RANT_VERSION, side.emit ? "emit" : "reflect", ts.hw ? "hardware" : "software",
 			     (side.emit ? S.srv_hw : ts.hw) ? "hardware" : "software",
-			     cfg.sw_stamps ? "on" : "off", S.id, S.log.n, S.log.dropped, cfg.cmdline);
+			     cfg.sw_stamps ? "on" : "off", S.id, S.log.n, S.log.dropped,
+			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "", cfg.cmdline);
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
 			char *q = p + 1;
@@ -1535,14 +1555,15 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns\n" : ",response_ns\n");
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns\n" :
+				 resp_tx_app() ? ",response_app_tx_ns\n" : ",response_ns\n");
 		return p;
 	}
 	p = fmt_str(p, "SEQ");
 	for (i = 0; i < ncols; i++) {
 		p += sprintf(p, " %s", stamp_name(cols[i], name, sizeof(name)));
 	}
-	p = fmt_str(p, side.emit ? " RTT\n" : " RESPONSE\n");
+	p = fmt_str(p, side.emit ? " RTT\n" : resp_tx_app() ? " RESPONSE_APP_TX\n" : " RESPONSE\n");
 	memset(p, '-', (size_t)(p - start - 1));
 	p += p - start - 1;
 	*p++ = '\n';
@@ -2037,6 +2058,8 @@ static int arena_setup(const struct layout *L, bool emit)
 	return 0;
 }
 
+static bool memory_locked;
+
 /* Lock everything and fault in the stack before the first packet. */
 static void memory_lock(void)
 {
@@ -2052,7 +2075,9 @@ static void memory_lock(void)
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
 		warnx_("warning: mlockall: %s; page faults may show up as latency (run as root or raise RLIMIT_MEMLOCK)",
 		       strerror(errno));
+		return;
 	}
+	memory_locked = true;
 }
 
 /* Start a session: zero what it measured, keep the memory it owns. */
@@ -3032,6 +3057,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	struct proto_msg m, p = { .type = PT_PONG };
 	struct txn *x;
 	uint64_t now;
+	bool local_warmup = false;
 	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
 
 	if (err) {
@@ -3085,6 +3111,11 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	S.c.received++;
 	if (m.flags & PF_WARMUP) {
 		S.c.warmup++;
+	} else if (S.c.received <= cfg.warmup) {
+		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+		S.c.warmup++;
+		S.c.warmup_local++;
+		local_warmup = true;
 	}
 	/* the pong: same length as the ping, never larger */
 	p.session = m.session;
@@ -3104,6 +3135,8 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	if (cfg.sw_stamps) {
 		p.t3sw = real_ns();
 		put64(buf + 40, p.t3sw);
+	} else if (cfg.no_tx_ts) {
+		p.t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
 	if (sendto(sock_fd, buf, len, 0, from, fromlen) < 0) {
 		send_failed(errno);
@@ -3123,9 +3156,15 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->t[T2W] = wire;
 	x->t[T2SW] = p.t2sw;
 	x->t[T3SW] = p.t3sw;
-	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND | ((m.flags & PF_WARMUP) ? TF_WARMUP : 0);
-	R.txpend++;
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
+		((m.flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
+	if (cfg.no_tx_ts) {
+		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
+		txn_account(x);
+		return;
+	}
+	R.txpend++;
 	reflect_drain();
 }
 
@@ -3195,7 +3234,8 @@ static int reflect_run(void)
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
 	}
-	if (R.active) {
+	if (R.active || (!R.sessions && r >= 0)) {
+		/* no client came at all: still a report (0 samples), as the earlier rant printed */
 		reflect_end(stop_signal ? STOP_SIGNAL : R.end ? STOP_DURATION : STOP_ERROR);
 	}
 	return r < 0 ? -1 : 0;
@@ -3407,6 +3447,11 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	char lab[16], buf[32];
 	int k, n, dom;
 
+	if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && cfg.mode != MODE_ANALYZE) {
+		/* the earlier rant's opening line, which scripts grep for */
+		fprintf(f, "%s latency (%" PRId64 " ns) exceeds threshold (%" PRId64 " ns).\n",
+			side.emit ? "Round-Trip" : "Response", v, cfg.threshold_ns);
+	}
 	fprintf(f, "%s: seq %" PRIu64 ", %s %" PRId64 " ns", title, x->seq, metric_def[side.primary].key, v);
 	if (cfg.threshold_ns >= 0) {
 		fprintf(f, " > threshold %" PRId64 " ns", cfg.threshold_ns);
@@ -3421,7 +3466,7 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	}
 	dom = segments(x->t, name, val, &n);
 	for (k = 0; k < n; k++) {
-		fprintf(f, "    %-22s %10" PRId64 " ns%s\n", name[k], val[k], k == dom ? "  <== dominant" : "");
+		fprintf(f, "    %-22s %10" PRId64 " ns%s\n", name[k], val[k], k == dom ? "    <-- where the spike is" : "");
 	}
 }
 
@@ -3481,6 +3526,54 @@ static void print_counts(FILE *f)
 	fprintf(f, "%s\n", any ? "" : " none");
 }
 
+/*
+ * The earlier rant's "Histogram Summary" block, line for line, for the
+ * scripts that parse it (crucible's bench-rant reads every "<N>th : <us>"
+ * line and Minimum/Maximum/Average).  Percentiles are whole microseconds
+ * as there, rounded down from rant's (finer) percentile; 99.999th is new.
+ */
+static void print_earlier_summary(FILE *f, const struct hist *h)
+{
+	static const char *const name[NPCT] = {
+		"50th", "90th", "95th", "99th", "99.9th", "99.99th", "99.999th",
+	};
+	bool approx = false;
+	int k;
+
+	fprintf(f, "Histogram Summary:\n  Samples   :  %" PRIu64 "\n", h->n);
+	if (!h->n) {
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "  Minimum   :  %.2f us (#%" PRIu64 ")\n", (double)h->min / 1000, h->min_seq);
+	fprintf(f, "  Maximum   :  %.2f us (#%" PRIu64 ")\n", (double)h->max / 1000, h->max_seq);
+	fprintf(f, "  Average   :  %.2f us\n  Percentiles (us):\n", hist_avg(h) / 1000);
+	for (k = 0; k < NPCT; k++) {
+		int64_t v = hist_pct(h, pct_value[k], &approx);
+
+		/* a name as wide as the column still gets its space before ':' */
+		fprintf(f, "    %-8s%s:  %" PRId64 "%s\n", name[k], strlen(name[k]) >= 8 ? " " : "",
+			v >= 0 ? v / 1000 : -((999 - v) / 1000), k == 0 ? " (Median)" : "");
+	}
+	fputc('\n', f);
+}
+
+/* How many pings the warm-up left out of this report, and whose -w did it. */
+static void print_warmup(FILE *f)
+{
+	if (cfg.mode == MODE_ANALYZE || (!cfg.warmup && !S.c.warmup)) {
+		return;
+	}
+	if (side.emit) {
+		fprintf(f, "Warm-up: %" PRIu64 " pings excluded (-w %" PRIu64
+			": the first pings, flagged so that the reflector leaves them out too)\n", S.c.warmup, cfg.warmup);
+	} else {
+		fprintf(f, "Warm-up: %" PRIu64 " pings excluded: %" PRIu64 " flagged by the client's -w, %" PRIu64
+			" more by this reflector's -w %" PRIu64 " (the first %" PRIu64 " pings of the session)\n",
+			S.c.warmup, S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup, cfg.warmup);
+	}
+}
+
 /* The end-of-run (or end-of-session) report, in the seed's format first. */
 static void session_report(FILE *f, bool final)
 {
@@ -3491,19 +3584,27 @@ static void session_report(FILE *f, bool final)
 
 	(void)final;
 	report_prepare();
-	if (cfg.mode == MODE_REFLECT) {
+	fprintf(f, "Test is complete. Duration: %.2f s\n", session_duration());
+	if (cfg.mode == MODE_REFLECT && S.id) {
 		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", S.id, session_duration());
-	} else {
-		fprintf(f, "Test is complete. Duration: %.2f s\n", session_duration());
+	} else if (cfg.mode == MODE_REFLECT) {
+		fprintf(f, "No session: no client came\n");
 	}
 	fprintf(f, "\n--- %s Latency Statistics ---\n", side.emit ? "Round-Trip" : "Response");
 	fprintf(f, "MIN: %" PRId64 " ns | MAX: %" PRId64 " ns | AVG: %.0f ns | Total Samples: %" PRIu64 "\n\n",
 		p->min, p->max, hist_avg(p), p->n);
+	if (cfg.histogram) {
+		print_earlier_summary(f, p);
+	}
 	fprintf(f, "Timestamps: wire %s%s%s; app stamps %s\n", tsrc(ts.hw),
 		side.emit && S.srv_hw_known ? "; server wire " : "",
 		side.emit && S.srv_hw_known ? tsrc(S.srv_hw) : "",
 		cfg.sw_stamps ? "on (CLOCK_REALTIME)" : "off");
+	if (resp_tx_app()) {
+		fprintf(f, "Response: T3_SW - T2 wire (app send; -N: no TX stamps), not wire-to-wire\n");
+	}
 	print_counts(f);
+	print_warmup(f);
 	if (cfg.mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
@@ -3642,6 +3743,11 @@ static void json_report(FILE *f, int exit_code)
 		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
 		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup, S.c.foreign,
 		S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
+	fprintf(f, "  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
+		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n", S.c.warmup,
+		side.emit ? 0 : S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup);
+	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
+		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
 	if (loss_split(&out_lost, &back_lost)) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
 			", \"reflector_answered\": %" PRIu64 "},\n", out_lost, back_lost, E.srv_received);
@@ -3920,6 +4026,10 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if ((len[i] == 15 && !strncmp(f[i], "RESPONSE_APP_TX", 15)) ||
+					   (len[i] == 18 && !strncmp(f[i], "response_app_tx_ns", 18))) {
+					return alog_error(L, line, "a reflector log written with -N (response up to the app's send, no T3 wire stamp): --analyze reads wire-to-wire logs",
+							  NULL, 0);
 				} else {
 					return alog_error(L, line, "unknown column", f[i], len[i]);
 				}
@@ -4327,6 +4437,10 @@ static const struct opt_def {
 	{ "verbose", 0, 'v', NULL, "more detail at start" },
 	{ "version", 0, 'V', NULL, "print the version" },
 	{ "help", 0, 'h', NULL, "this help" },
+	{ "no-tx-ts", 0, 'N', NULL, "reflect: no TX stamps; response is then T3_SW-T2 wire (app send), labelled so" },
+	{ "no-hw-ts", 0, 'R', NULL, "no NIC stamps: the same as --timestamps sw" },
+	{ "fast-path", 0, 'F', NULL, "reflect: the fastest path rant has: --spin and -N together" },
+	{ "threaded", 0, '2', NULL, "refused: send and receive on separate threads needs 3 CPUs (says why)" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -4437,6 +4551,29 @@ static int opt_choice(int val, const char *s, const char *const *names, int n)
 	}
 	warnx_("%s: '%s' is not one of %s%s%s", opt_name(val), s, names[0], n > 2 ? ", " : " or ",
 	       n > 2 ? "hw or sw" : names[1]);
+	return -1;
+}
+
+/*
+ * -2 (the earlier rant's --threaded) put send and receive on threads of
+ * their own, pinned to CPUs of their own next to main's.  rant refuses it
+ * rather than run it on fewer CPUs than it needs: threads sharing a CPU take
+ * turns, and every pong then waits for a wake-up.
+ */
+static int opt_threaded(void)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		n = CPU_COUNT(&set);
+	}
+	if (n < 3) {
+		warnx_("--threaded: needs 3 CPUs in the affinity mask (receive, send, main), this process has %d; run without -2 (use --spin for the lowest latency)",
+		       n);
+	} else {
+		warnx_("--threaded: not offered: the pong leaves from the thread that received the ping, a hand-off to a send thread adds a cross-CPU wake-up to every answer; run without -2 (use --spin for the lowest latency)");
+	}
 	return -1;
 }
 
@@ -4578,6 +4715,17 @@ static int opt_apply(int c, const char *a)
 	case 'v':
 		cfg.verbose = true;
 		return 0;
+	case 'N':
+		cfg.no_tx_ts = true;
+		return 0;
+	case 'R':
+		cfg.ts = TS_SW;
+		return 0;
+	case 'F':
+		cfg.fast_path = cfg.no_tx_ts = cfg.spin = true;
+		return 0;
+	case '2':
+		return opt_threaded();
 	}
 	return -1;
 }
@@ -4597,6 +4745,28 @@ static void cfg_defaults(void)
 	cfg.top = 10;
 }
 
+/* The earlier rant's later flags, once all options are known. */
+static int opt_check_earlier(const bool *given)
+{
+	if (given['R'] && given[O_TIMESTAMPS]) {
+		warnx_("--no-hw-ts: is --timestamps sw; give one of them");
+		return -1;
+	}
+	if (cfg.mode == MODE_ANALYZE && (given['N'] || given['R'] || given['F'])) {
+		warnx_("%s: not used with --analyze (it reads logs, it sends nothing)",
+		       opt_name(given['N'] ? 'N' : given['R'] ? 'R' : 'F'));
+		return -1;
+	}
+	if (cfg.mode == MODE_EMIT && (given['N'] || given['F'])) {
+		/* the earlier rant took them on both sides and used them on the server */
+		warnx_("%s: a reflector option (the client needs its pings' TX stamps for the RTT); this emit runs without it",
+		       given['F'] ? "--fast-path" : "--no-tx-ts");
+		cfg.no_tx_ts = cfg.fast_path = false;
+		cfg.spin = given[O_SPIN];
+	}
+	return 0;
+}
+
 /* Options that make no sense together, checked once all are known. */
 static int opt_check(const bool *given)
 {
@@ -4605,7 +4775,7 @@ static int opt_check(const bool *given)
 		O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY, O_TOS, O_SPIN, O_ONCE,
 		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS,
 	};
-	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, 'w', O_SIZE };
+	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, O_SIZE };
 	size_t i;
 
 	if (cfg.mode == MODE_ANALYZE) {
@@ -4658,7 +4828,7 @@ static int opt_check(const bool *given)
 		warnx_("--json: '%s' is also the --log file", cfg.json);
 		return -1;
 	}
-	return 0;
+	return opt_check_earlier(given);
 }
 
 /* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
@@ -4728,13 +4898,27 @@ static int opt_parse(int argc, char **argv)
 
 /* ----------------------------------------------------------------- main */
 
+static uint64_t first_signal_ns;
+
+/*
+ * The first signal ends the run with its report; a second one exits at once
+ * -- unless it comes within half a second of the first: `timeout -s INT`
+ * signals the process and its group together, which is not a user asking
+ * twice.  clock_gettime is async-signal-safe.
+ */
 static void on_signal(int sig)
 {
+	uint64_t now = mono_ns();
+
 	(void)sig;
 	if (stop_signal) {
+		if (first_signal_ns && now - first_signal_ns < NSEC_PER_SEC / 2) {
+			return;
+		}
 		ts_restore(sock_fd);	/* ioctl is async-signal-safe */
 		_exit(EXIT_RUNTIME);
 	}
+	first_signal_ns = now;
 	stop_signal = 1;
 }
 
@@ -4893,12 +5077,45 @@ static int outputs_open(int *log_fd, FILE **json)
 	return 0;
 }
 
+/*
+ * The earlier rant's options whose meaning rant gives differently: the
+ * closest honest thing, said in one line each (never a silent ignore).
+ */
+static void compat_setup(void)
+{
+	if (cfg.mode == MODE_REFLECT && cfg.no_tx_ts) {
+		metric_def[M_RESPONSE].label = "response (T3_SW-T2 wire, -N)";
+	}
+	if (cfg.mode == MODE_REFLECT && cfg.fast_path) {
+		warnx_("--fast-path: here it is --spin with -N; the ping's RX stamp stays on (it starts the response) and pongs go out with sendto, as without -F");
+	}
+}
+
+/* The earlier rant's start-up lines, which users' logs show. */
+static void start_lines_earlier(void)
+{
+	if (tr.marker_fd >= 0) {
+		fprintf(stderr, "Trace marker enabled for kernel tracing integration\n");
+	}
+	if (tr.snap_fd >= 0) {
+		fprintf(stderr, "Trace snapshot enabled\n");
+	}
+	if (cfg.snapshot && S.log.cap) {
+		fprintf(stderr, "Snapshot mode: circular log buffer of %" PRIu64 " records (~%.0fs at 50K packets/s, %.1f MB)\n",
+			S.log.cap, (double)S.log.cap / 50000, (double)S.log.cap * S.log.rec_size / 1e6);
+	}
+	if (memory_locked) {
+		fprintf(stderr, "Memory locked in RAM (mlockall successful)\n");
+	}
+}
+
 /* Everything that can fail with exit 2 happens here, before any packet. */
 static int run_setup(struct layout *L, int *log_fd, FILE **json)
 {
 	bool emit = cfg.mode == MODE_EMIT;
 
 	side_set(emit);
+	compat_setup();
 	if (layout_compute(L, emit) < 0) {
 		return -1;
 	}
@@ -4927,6 +5144,7 @@ static void start_note(void)
 	if (cfg.quiet) {
 		return;
 	}
+	start_lines_earlier();
 	fprintf(stderr, "rant %s: %s%s%s port %u%s%s, %u B, wire stamps %s, app stamps %s, %s\n", RANT_VERSION,
 		cfg.mode == MODE_EMIT ? "emit to " : "reflect on", cfg.mode == MODE_EMIT ? cfg.address : "",
 		cfg.mode == MODE_EMIT ? "" : "", cfg.port, cfg.iface ? " via " : "", cfg.iface ? cfg.iface : "",

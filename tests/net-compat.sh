@@ -1,0 +1,403 @@
+#!/bin/bash
+# Drop-in for the earlier rant: every command line of its two READMEs and
+# both of crucible's bench-rant invocations run unchanged on a veth pair
+# (interfaces, addresses, namespaces, CPUs substituted; durations and
+# warm-ups shortened), with the earlier meaning; the lines bench-rant's
+# post-processing reads parse from both sides' output and agree with
+# --json; the earlier tool's later flags (-N -R -F -2) do what they say.
+#
+#   sudo bash tests/net-compat.sh        (RANT=path overrides the binary)
+#
+# The script re-runs itself in a private mount namespace so that it can
+# mount tracefs for the README's --trace-marker lines without touching the
+# host's mounts.
+
+if [ "$(id -u)" -eq 0 ] && [ -z "${RANT_COMPAT_PRIVATE:-}" ] && command -v unshare >/dev/null; then
+	RANT_COMPAT_PRIVATE=1 exec unshare -m --propagation private bash "$0" "$@"
+fi
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+TRACEFS=/sys/kernel/tracing
+PARSE="$(dirname "$0")/net-compat.d/benchparse.py"
+MADE_INSTANCE=0
+: "${DUR:=3}"
+
+# the python half of the checks reports like ok/not_ok (see py_checks)
+PY_PRELUDE='
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+'
+
+compat_cleanup() {
+	cleanup
+	[ "$MADE_INSTANCE" = 1 ] && rmdir "$TRACEFS/instances/rant" 2>/dev/null
+}
+trap compat_cleanup EXIT
+
+# Substitutions in the earlier READMEs' lines: the server port's namespace,
+# interface and address are NS_B/VETH_B/ADDR_B, the client's NS_A/VETH_A;
+# CPUs 61 and 51 are 0 and 1 (this host has two).
+CPU_S=0
+CPU_C=1
+[ "$(nproc)" -lt 2 ] && CPU_C=0
+
+has() { grep -Eq "$2" "$1"; }
+hasnt() { ! grep -Eq "$2" "$1"; }
+
+# run_bg NAME command...: a background process, output to NAME.out/.err
+run_bg() {
+	local name=$1
+	shift
+	"$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+# run_fg NAME command...: run to the end; RC is its status
+run_fg() {
+	local name=$1
+	shift
+	"$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	RC=$?
+}
+
+# wait_rc PID SECONDS: wait for a background process; WAIT_RC its status
+wait_rc() {
+	wait_for "$2" not_running "$1"
+	wait "$1" 2>/dev/null
+	WAIT_RC=$?
+}
+
+# stop_term PID: SIGTERM as bench-rant stops its server; WAIT_RC its status
+stop_term() {
+	kill -TERM "$1" 2>/dev/null
+	wait_rc "$1" 10
+}
+
+listening_b() { wait_for 5 udp_listening "$NS_B" 12345; }
+
+field() { report_field "$@"; }
+
+trace_ready() {
+	if [ ! -d "$TRACEFS/instances" ]; then
+		mount -t tracefs nodev "$TRACEFS" 2>/dev/null || return 1
+	fi
+	if [ ! -d "$TRACEFS/instances/rant" ]; then
+		mkdir "$TRACEFS/instances/rant" || return 1
+		MADE_INSTANCE=1
+	fi
+}
+
+snapshot_ok() {
+	[ -e "$TRACEFS/instances/rant/snapshot" ]
+}
+
+# ------------------------------------------------------- the older README
+test_older_readme() {
+	local spid
+	run_bg o_srv ip netns exec "$NS_B" taskset --cpu-list "$CPU_S" chrt -f 2 "$RANT" --interface "$VETH_B" --threshold 100000 --sw-timestamps
+	spid=$BG_PID
+	listening_b
+	# timeout signals rant and its process group at once: one SIGINT each
+	run_fg o_cli ip netns exec "$NS_A" timeout -k 3s --signal=SIGINT "${DUR}s" taskset -c "$CPU_C" chrt -f 2 "$RANT" --interface "$VETH_A" --address "$ADDR_B" --threshold 100000 --sw-timestamps
+	expect_eq "older README client (timeout --signal=SIGINT): timed out, so timeout says 124" "$RC" 124
+	check "older README client: report printed despite two SIGINTs" has "$WORK/o_cli.out" '^Test is complete\. Duration: [0-9.]+ s$'
+	check "older README client: MIN/MAX/AVG/Total Samples line" \
+		has "$WORK/o_cli.out" '^MIN: [0-9]+ ns \| MAX: [0-9]+ ns \| AVG: [0-9]+ ns \| Total Samples: [0-9]+$'
+	check "older README client: samples > 0" [ "$(field "$WORK/o_cli.out" samples)" -gt 0 ]
+	check "older README client: stopped by the signal" has "$WORK/o_cli.out" '^Stopped by: signal$'
+	wait_for 5 has "$WORK/o_srv.out" '^Stopped by: fin$'
+	stop_term "$spid"
+	expect_eq "older README server: exits 0 on SIGTERM" "$WAIT_RC" 0
+	check "older README server: 'Test is complete. Duration: X s'" has "$WORK/o_srv.out" '^Test is complete\. Duration: [0-9.]+ s$'
+	check "older README server: --- Response Latency Statistics ---" has "$WORK/o_srv.out" '^--- Response Latency Statistics ---$'
+	expect_eq "older README server: as many samples as the client had" \
+		"$(field "$WORK/o_srv.out" samples)" "$(field "$WORK/o_cli.out" received)"
+	check "older README server: no usage error" hasnt "$WORK/o_srv.err" 'rant: --'
+}
+
+# ------------------------------------------------------- the newer README
+test_newer_quick() {
+	local spid
+	run_bg q_srv nsenter --net="/var/run/netns/$NS_B" "$RANT" -i "$VETH_B" -q
+	spid=$BG_PID
+	listening_b
+	run_fg q_cli nsenter --net="/var/run/netns/$NS_A" taskset -c "$CPU_C" chrt -f 22 \
+		"$RANT" -i "$VETH_A" -a "$ADDR_B" --warmup 1000 --duration "$DUR" --threshold 30
+	# a 30 us threshold on a shared VM: a breach (exit 3) is as valid as none
+	check "newer README quick test: exit 0, or 3 on a breach (got $RC)" test "$RC" = 0 -o "$RC" = 3
+	if [ "$RC" = 3 ]; then
+		check "quick test: breach opening line 'Round-Trip latency (N ns) exceeds threshold (30000 ns).'" \
+			has "$WORK/q_cli.out" '^Round-Trip latency \([0-9]+ ns\) exceeds threshold \(30000 ns\)\.$'
+		check "quick test: '<-- where the spike is' on the dominant segment" has "$WORK/q_cli.out" '<-- where the spike is$'
+	else
+		check "quick test: ran the duration" has "$WORK/q_cli.out" '^Stopped by: duration$'
+	fi
+	check "quick test: warm-up 1000 excluded and said so" \
+		has "$WORK/q_cli.out" '^Warm-up: 1000 pings excluded \(-w 1000'
+	stop_term "$spid"
+	expect_eq "quick test: reflector exits 0 on SIGTERM" "$WAIT_RC" 0
+}
+
+# the newer README's "full test with all features", both sides
+test_newer_full() {
+	local spid snap=(--snapshot) note=""
+	if ! trace_ready; then
+		skip "newer README full test: tracefs instance 'rant' cannot be made here"
+		return
+	fi
+	if ! snapshot_ok; then
+		# rant refuses -S where the kernel cannot snapshot (exit 2, one line):
+		# check that, then run the lines without --snapshot
+		run_fg f_snap nsenter --net="/var/run/netns/$NS_B" "$RANT" -i "$VETH_B" --warmup 1000 --duration 1 \
+			--threshold 100 --sw-timestamps --histogram --log "$WORK/response.txt" --trace-marker --snapshot
+		expect_eq "full test, --snapshot on a kernel without snapshot support: exit 2" "$RC" 2
+		expect_eq "  ... one line on stderr" "$(wc -l <"$WORK/f_snap.err")" 1
+		check "  ... naming CONFIG_TRACER_SNAPSHOT" grep -q CONFIG_TRACER_SNAPSHOT "$WORK/f_snap.err"
+		check "  ... log not created" [ ! -e "$WORK/response.txt" ]
+		snap=()
+		note=" (without --snapshot: no kernel support)"
+	fi
+	run_bg f_srv nsenter --net="/var/run/netns/$NS_B" taskset --cpu-list "$CPU_S" chrt -f 22 \
+		"$RANT" -i "$VETH_B" --warmup 1000 --duration $((DUR + 3)) --threshold 100 --sw-timestamps \
+		--histogram --log "$WORK/response.txt" --trace-marker "${snap[@]}" --json "$WORK/f_srv.json"
+	spid=$BG_PID
+	listening_b
+	run_fg f_cli nsenter --net="/var/run/netns/$NS_A" taskset -c "$CPU_C" chrt -f 22 \
+		"$RANT" -i "$VETH_A" -a "$ADDR_B" --warmup 1000 --duration "$DUR" --threshold 100 --sw-timestamps \
+		--histogram --log "$WORK/roundtrip.txt" --trace-marker "${snap[@]}"
+	check "full test client$note: exit 0, or 3 on a breach (got $RC)" test "$RC" = 0 -o "$RC" = 3
+	check "full test client: start-up line 'Trace marker enabled ...'" \
+		has "$WORK/f_cli.err" '^Trace marker enabled for kernel tracing integration$'
+	check "full test client: start-up line 'Memory locked in RAM (mlockall successful)'" \
+		has "$WORK/f_cli.err" '^Memory locked in RAM \(mlockall successful\)$'
+	check "full test client: Histogram Summary block" has "$WORK/f_cli.out" '^Histogram Summary:$'
+	check "full test client: log header as the earlier rant's" \
+		has "$WORK/roundtrip.txt" '^SEQ T1_SW T1_KSW T4_KSW T4_SW RTT$'
+	wait_rc "$spid" $((DUR + 10))
+	check "full test server$note: -d ends it by itself, exit 0 or 3 (got $WAIT_RC)" test "$WAIT_RC" = 0 -o "$WAIT_RC" = 3
+	check "full test server: 'Test is complete. Duration: X s'" has "$WORK/f_srv.out" '^Test is complete\. Duration: [0-9.]+ s$'
+	check "full test server: Histogram Summary block" has "$WORK/f_srv.out" '^Histogram Summary:$'
+	check "full test server: 'Samples   :' line" has "$WORK/f_srv.out" '^  Samples   :  [0-9]+$'
+	check "full test server: 'Minimum   :  X us (#seq)'" has "$WORK/f_srv.out" '^  Minimum   :  [0-9]+\.[0-9]{2} us \(#[0-9]+\)$'
+	check "full test server: '    50th    :  N (Median)'" has "$WORK/f_srv.out" '^    50th    :  [0-9]+ \(Median\)$'
+	check "full test server: '    99.999th :  N'" has "$WORK/f_srv.out" '^    99\.999th :  [0-9]+$'
+	check "full test server: start-up line 'Trace marker enabled ...'" \
+		has "$WORK/f_srv.err" '^Trace marker enabled for kernel tracing integration$'
+	check "full test server: log header as the earlier rant's" \
+		has "$WORK/response.txt" '^SEQ T2_KSW T2_SW T3_SW T3_KSW RESPONSE$'
+	py_checks "full test server" '
+import json, sys
+d = json.loads(open(sys.argv[1]).read().split("\n}\n")[0] + "\n}")
+w = d["warmup_excluded"]
+t("warm-up: 1000 excluded on the reflector", w["total"] == 1000, w)
+t("warm-up: all flagged by the client (same -w both sides)", w["flagged_by_client"] == 1000 and w["by_reflector_w"] == 0, w)
+' "$WORK/f_srv.json"
+}
+
+# ------------------------------------------- reflector -w: its own warm-up
+test_reflector_warmup() {
+	local spid
+	run_bg w_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -w 500 -q --json "$WORK/w_srv.json"
+	spid=$BG_PID
+	listening_b
+	run_fg w_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -w 300 --count 2000 -q
+	expect_eq "reflector -w 500, client -w 300 --count 2000: client exit" "$RC" 0
+	wait_for 5 has "$WORK/w_srv.out" '^Stopped by: fin$'
+	stop_term "$spid"
+	expect_eq "reflector -w: exits 0 on SIGTERM" "$WAIT_RC" 0
+	check "reflector -w: the report says how many and why" \
+		has "$WORK/w_srv.out" '^Warm-up: 500 pings excluded: 300 flagged by the client.s -w, 200 more by this reflector.s -w 500'
+	expect_eq "reflector -w: samples = received - 500" "$(field "$WORK/w_srv.out" samples)" \
+		"$(($(field "$WORK/w_srv.out" received) - 500))"
+	expect_eq "reflector -w: client samples unaffected (2000)" "$(field "$WORK/w_cli.out" samples)" 2000
+	check "client -w: the report says how many and why" has "$WORK/w_cli.out" '^Warm-up: 300 pings excluded \(-w 300'
+	py_checks "reflector -w json" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d["warmup_excluded"]
+t("total 500 = 300 by the client + 200 by -w", (w["total"], w["flagged_by_client"], w["by_reflector_w"], w["w"]) == (500, 300, 200, 500), w)
+t("packets.warmup = 500", d["packets"]["warmup"] == 500)
+' "$WORK/w_srv.json"
+}
+
+# ------------------------------- SIGTERM during a session; -d with no client
+test_reflector_stop() {
+	local spid cpid
+	run_bg t_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -q
+	spid=$BG_PID
+	listening_b
+	run_bg t_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 20 -q
+	cpid=$BG_PID
+	wait_for 10 has "$WORK/t_srv.err" . || sleep 1
+	sleep 1
+	stop_term "$spid"
+	expect_eq "SIGTERM mid-session: reflector exits 0" "$WAIT_RC" 0
+	check "SIGTERM mid-session: the session's report printed" has "$WORK/t_srv.out" '^Test is complete\. Duration: [0-9.]+ s$'
+	check "SIGTERM mid-session: samples > 0" [ "$(field "$WORK/t_srv.out" samples)" -gt 0 ]
+	check "SIGTERM mid-session: stopped by the signal" has "$WORK/t_srv.out" '^Stopped by: signal$'
+	kill -INT "$cpid" 2>/dev/null
+	wait_rc "$cpid" 10
+	run_fg d_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -d 1 -H -q
+	expect_eq "reflector -d 1, no client: exits 0 by itself" "$RC" 0
+	check "reflector -d, no client: still 'Test is complete. Duration: X s'" \
+		has "$WORK/d_srv.out" '^Test is complete\. Duration: 1\.[0-9]+ s$'
+	check "reflector -d, no client: 'Total Samples: 0'" has "$WORK/d_srv.out" 'Total Samples: 0$'
+	check "reflector -d, no client: says no client came" has "$WORK/d_srv.out" '^No session: no client came$'
+}
+
+# --------------------------- every earlier option accepted on the reflector
+test_reflector_options() {
+	local spid
+	# -t -s -H -l -T -C -L -p -B -P -v -w -d (-S: see the full test; -G: needs hugepages)
+	run_bg ro_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -t 100000 -C -s -H -l "$WORK/ro.log" -L 0 \
+		-p 50 -B 1 -P -v -w 100 -d 30 -o 100 -b 1 --json "$WORK/ro.json"
+	spid=$BG_PID
+	if ! listening_b; then
+		not_ok "reflector with -t -C -s -H -l -L -p -B -P -v -w -d -o -b: did not start"
+		show ro_srv
+		return
+	fi
+	run_fg ro_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 500 -q
+	expect_eq "reflector with every earlier option: client exit" "$RC" 0
+	wait_for 5 has "$WORK/ro_srv.out" '^Stopped by: fin$'
+	stop_term "$spid"
+	expect_eq "reflector with every earlier option: exit 0" "$WAIT_RC" 0
+	check "  ... no usage error" hasnt "$WORK/ro_srv.err" '^rant: --'
+	expect_eq "  ... -w 100 on top of the client's 0" "$(field "$WORK/ro_srv.out" samples)" 400
+	check "  ... -o 100 -b 1: the earlier rant's 1 us buckets to 100 us" \
+		python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["metrics"]["response"]["histogram"]; sys.exit(not (h["bucket_ns"]==1000 and h["bound_ns"]==100000))' "$WORK/ro.json"
+	check "  ... the log was written" has "$WORK/ro.log" '^SEQ T2_KSW T2_SW T3_SW T3_KSW RESPONSE$'
+}
+
+# ------------------------------------------------ -N, -R, -F, -2, -N on emit
+test_later_flags() {
+	local spid errq
+	run_bg n_srv ip netns exec "$NS_B" strace -f -qq -e trace=recvmsg,setsockopt -o "$WORK/n_strace" \
+		"$RANT" -i "$VETH_B" -N -l "$WORK/n.log" --json "$WORK/n.json" -H
+	spid=$BG_PID
+	listening_b
+	run_fg n_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 300 -q
+	expect_eq "-N reflector: client exit" "$RC" 0
+	wait_for 5 has "$WORK/n_srv.out" '^Stopped by: fin$'
+	kill -TERM "$(pgrep -P "$spid" -x rant || echo "$spid")" 2>/dev/null
+	wait_rc "$spid" 10
+	check "-N: report says response is app-send based" \
+		has "$WORK/n_srv.out" '^Response: T3_SW - T2 wire \(app send; -N: no TX stamps\), not wire-to-wire$'
+	check "-N: the decomposition row is labelled so" has "$WORK/n_srv.out" '^response \(T3_SW-T2 wire, -N\)'
+	check "-N: never called wire-to-wire ('T3-T2 wire' absent)" hasnt "$WORK/n_srv.out" 'response \(T3-T2 wire\)'
+	check "-N: log header RESPONSE_APP_TX, no T3 wire column" has "$WORK/n.log" '^SEQ T2_KSW T3_SW RESPONSE_APP_TX$'
+	check "-N: no missing-stamp counts (none asked for)" has "$WORK/n_srv.out" '^Missing stamps: none$'
+	expect_eq "-N: samples = 300" "$(field "$WORK/n_srv.out" samples)" 300
+	errq=$(grep -c 'MSG_ERRQUEUE' "$WORK/n_strace")
+	expect_eq "-N: no TX stamp read (no recvmsg on the error queue)" "$errq" 0
+	check "-N: SO_TIMESTAMPING without TX flags" \
+		python3 -c '
+import re, sys
+s = open(sys.argv[1]).read()
+m = re.findall(r"SO_TIMESTAMPING\w*, \[([^\]]+)\]", s)
+# strace prints the flags as a number or by name; TX_HARDWARE|TX_SOFTWARE = 3
+ok = m and all((int(x) & 3) == 0 if x.isdigit() else "TX_" not in x for x in m)
+sys.exit(0 if ok else 1)' "$WORK/n_strace"
+	py_checks "-N json" '
+import json, sys
+d = json.load(open(sys.argv[1]))
+t("response_basis says app send", d["response_basis"] == "app_send_T3_SW-T2_wire", d["response_basis"])
+t("tx_stamps false", d["tx_stamps"] is False)
+t("response samples 300", d["metrics"]["response"]["samples"] == 300)
+' "$WORK/n.json"
+	# without -N the same JSON says wire
+	check "without -N: response_basis wire (from the full test)" \
+		python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().split("\n}\n")[0]+"\n}"); sys.exit(d["response_basis"]!="wire_T3-T2")' "$WORK/ro.json"
+
+	run_fg r_cli ip netns exec "$NS_A" "$RANT" -a "$ADDR_B" -R --count 10 --timeout 100 --json "$WORK/r.json" -q
+	check "-R: wire stamps software" python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["timestamps"]["wire"]!="software")' "$WORK/r.json"
+	run_fg r2 "$RANT" -R --timestamps hw -a 127.0.0.1 --count 1
+	expect_eq "-R with --timestamps hw: exit 2" "$RC" 2
+	run_fg t2 "$RANT" -2
+	expect_eq "-2: refused, exit 2" "$RC" 2
+	expect_eq "-2: one line" "$(wc -l <"$WORK/t2.err")" 1
+	check "-2: says why (3 CPUs) and what instead" grep -q '3 CPUs.*run without -2' "$WORK/t2.err"
+
+	run_bg fa_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -F --json "$WORK/fa.json"
+	spid=$BG_PID
+	listening_b
+	run_fg fa_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -N --count 300 -q
+	expect_eq "-F reflector, -N client: client exit 0" "$RC" 0
+	check "-N on the client: one line says it is a reflector option" \
+		grep -q '^rant: --no-tx-ts: a reflector option' "$WORK/fa_cli.err"
+	wait_for 5 has "$WORK/fa_srv.out" '^Stopped by: fin$'
+	stop_term "$spid"
+	expect_eq "-F: exits 0 on SIGTERM" "$WAIT_RC" 0
+	check "-F: one line says what it is here" grep -q '^rant: --fast-path: here it is --spin with -N' "$WORK/fa_srv.err"
+	check "-F: spins, no TX stamps" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["tx_stamps"] is False and d["metrics"]["response"]["samples"]==300))' "$WORK/fa.json"
+}
+
+# ---------------------------------------------------- bench-rant, as it runs
+# server: [nsenter] [chrt -f 2] [taskset -c CPU] rant -i IF -p 50 -B 1 -P -w 10000 -H -N
+# client: [nsenter] [chrt -f 2] [taskset -c CPU] rant -i IF -a IP -d 60 -p 50 -B 1 -P -w 10000 -H
+# (stdout and stderr together into one file each; -d shortened)
+bench_pair() {
+	local tag=$1 spid
+	shift
+	nsenter --net="/var/run/netns/$NS_B" chrt -f 2 taskset -c "$CPU_S" \
+		"$RANT" -i "$VETH_B" -p 50 -B 1 -P -w 10000 -H -N "$@" >"$WORK/$tag-server-result.txt" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	listening_b
+	nsenter --net="/var/run/netns/$NS_A" chrt -f 2 taskset -c "$CPU_C" \
+		"$RANT" -i "$VETH_A" -a "$ADDR_B" -d "$BENCH_D" -p 50 -B 1 -P -w 10000 -H "${CLIENT_EXTRA[@]}" \
+		>"$WORK/$tag-client-result.txt" 2>&1
+	RC=$?
+	wait_for 5 grep -q '^Stopped by: fin$' "$WORK/$tag-server-result.txt"
+	stop_term "$spid"
+}
+
+test_bench_rant() {
+	: "${BENCH_D:=4}"
+	CLIENT_EXTRA=()
+	bench_pair exact
+	expect_eq "bench-rant client: exit 0 (non-zero is a failed run)" "$RC" 0
+	expect_eq "bench-rant server: SIGTERM ends it with exit 0" "$WAIT_RC" 0
+	check "bench-rant server: no usage error" hasnt "$WORK/exact-server-result.txt" '^rant: --'
+	py_checks "bench-rant exact run" '
+import json, subprocess, sys
+for side, f in (("client", sys.argv[1]), ("server", sys.argv[2])):
+    r = json.loads(subprocess.check_output(["python3", sys.argv[3], "parse", f]))
+    t(side + ": duration", r.get("duration", 0) > 0, r)
+    t(side + ": samples > 0", r.get("samples", 0) > 0, r.get("samples"))
+    t(side + ": 7 percentiles", len(r["pct"]) == 7, r["pct"])
+    t(side + ": min <= p50 <= p99 <= max", r["min"] <= r["pct"]["50"] * 1000 + 999 and r["pct"]["50"] <= r["pct"]["99"] and r["pct"]["99"] * 1000 <= r["max"], r)
+    t(side + ": Minimum/Maximum/Average parsed", all(k in r for k in ("minimum", "maximum", "average")))
+' "$WORK/exact-client-result.txt" "$WORK/exact-server-result.txt" "$PARSE"
+	# the same pair with --json added on both sides: the numbers must agree
+	CLIENT_EXTRA=(--json "$WORK/bc.json")
+	bench_pair json --json "$WORK/bs.json"
+	expect_eq "bench-rant + --json client: exit 0" "$RC" 0
+	expect_eq "bench-rant + --json server: exit 0 on SIGTERM" "$WAIT_RC" 0
+	py_checks "bench-rant client" 'import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")' \
+		"$PARSE" check "$WORK/json-client-result.txt" "$WORK/bc.json" "round-trip:"
+	py_checks "bench-rant server" 'import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")' \
+		"$PARSE" check "$WORK/json-server-result.txt" "$WORK/bs.json" "response:"
+	check "bench-rant server: reflector warm-up 10000 said" \
+		grep -Eq '^Warm-up: 10000 pings excluded: 10000 flagged by the client' "$WORK/json-server-result.txt"
+}
+
+need_root "net-compat"
+if ! ns_setup; then
+	not_ok "namespace setup"
+	finish
+	exit 1
+fi
+
+test_older_readme
+test_newer_quick
+test_newer_full
+test_reflector_warmup
+test_reflector_stop
+test_reflector_options
+test_later_flags
+test_bench_rant
+finish
