@@ -4405,7 +4405,7 @@ static const struct opt_def {
 	{ "size", 1, O_SIZE, "BYTES", "datagram payload, 64-65000 bytes (default 64); the pong is the same size" },
 	{ "duration", 1, 'd', "SEC", "stop after SEC seconds (default: until --count or SIGINT)" },
 	{ "count", 1, O_COUNT, "N", "emit: stop after N measured transactions (warm-up not included)" },
-	{ "warmup", 1, 'w', "PKTS", "emit: the first PKTS transactions are flagged warm-up and not counted (default 0)" },
+	{ "warmup", 1, 'w', "PKTS", "emit: the first PKTS pings are flagged warm-up, neither side counts them; reflect: also its first PKTS pings of each session (default 0)" },
 	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence" },
 	{ "timeout", 1, O_TIMEOUT, "MS", "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
 	{ "timestamps", 1, O_TIMESTAMPS, "auto|hw|sw", "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },

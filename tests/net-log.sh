@@ -172,7 +172,7 @@ t("prints the worst transactions", re.search(r"^--- The 5 worst transactions", t
 worst = text[text.find("worst transactions"):]
 heads = re.findall(r"^#: seq (\d+), rtt (\d+) ns", worst, re.M)
 t("5 breakdowns", len(heads) == 5, len(heads))
-t("5 dominant marks", worst.count("<== dominant") == 5, worst.count("<== dominant"))
+t("5 dominant marks", worst.count("<-- where the spike is") == 5, worst.count("<-- where the spike is"))
 r = rows(sys.argv[4])
 top = sorted((int(x["RTT"]) for x in r), reverse=True)[:5]
 t("they are the 5 largest RTTs of the log", [int(v) for _, v in heads] == top, ([v for _, v in heads], top))

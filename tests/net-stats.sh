@@ -172,7 +172,7 @@ test_threshold_stop() {
 	expect_rc "-t stop" 3
 	check "-t stop: 'Stopped by: threshold'" grep -qx 'Stopped by: threshold' "$WORK/tstop.out"
 	check "-t stop: breakdown printed" grep -q '^Threshold breach: seq [0-9]*, rtt [0-9]* ns > threshold 1 ns' "$WORK/tstop.out"
-	check "-t stop: dominant segment marked" grep -q '<== dominant' "$WORK/tstop.out"
+	check "-t stop: dominant segment marked" grep -q '<-- where the spike is' "$WORK/tstop.out"
 	py_checks "-t stop" '
 d = load(sys.argv[1])
 t("json threshold.exceeded true", d["threshold"]["exceeded"] is True, d["threshold"])

@@ -380,7 +380,7 @@ static const struct {
 	{ -1, "--count 5", "--count" },
 	{ -1, "--interval 100", "--interval" },
 	{ -1, "--timeout 5", "--timeout" },
-	{ -1, "-w 5", "--warmup" },
+	{ -1, "-w -1", "--warmup" },
 	{ -1, "--size 100", "--size" },
 	{ -1, "-C", "--continue" },
 	{ -1, "-a h -C", "--continue" },
@@ -2317,6 +2317,103 @@ static void test_log(void)
 	reset_globals();
 }
 
+
+/* ------------------------------------------------- the earlier rant's */
+
+/* One invocation: its result, exactly one "rant: " line on stderr holding needle. */
+static void compat_line(const char *argv, int want, const char *needle, const char *name)
+{
+	struct args a;
+	char *out, *err;
+	int r = parse_str(argv, &a, &out, &err);
+
+	ok(r == want && one_rant_line(err) && strstr(err, needle), name, "'%s' returned %d, stderr '%s'", argv, r, err);
+	free(out);
+	free(err);
+}
+
+/* The earlier rant's flags, its Histogram Summary block and -N's response. */
+static void test_compat(void)
+{
+	static const char *const want =
+		"Histogram Summary:\n"
+		"  Samples   :  5\n"
+		"  Minimum   :  6.88 us (#11)\n"
+		"  Maximum   :  1234.57 us (#14)\n"
+		"  Average   :  253.90 us\n"
+		"  Percentiles (us):\n"
+		"    50th    :  9 (Median)\n"
+		"    90th    :  1234\n"
+		"    95th    :  1234\n"
+		"    99th    :  1234\n"
+		"    99.9th  :  1234\n"
+		"    99.99th :  1234\n"
+		"    99.999th :  1234\n\n";
+	static const int64_t v[] = { 9950, 6875, 9000, 9100, 1234567 };
+	uint64_t b[10000], t[NSTAMP] = { 0 };
+	int64_t o[8], r = 0;
+	struct capture c;
+	struct hist h;
+	char *out;
+	size_t i;
+
+	/* options: the reflector takes -w; -N/-R/-F set what they say; -2 is refused */
+	GOOD("-w 10000 -N -H -p 50 -B 1 -P", cfg.mode == MODE_REFLECT && cfg.warmup == 10000 && cfg.no_tx_ts);
+	GOOD("-R", cfg.ts == TS_SW);
+	GOOD("-F", cfg.fast_path && cfg.no_tx_ts && cfg.spin);
+	compat_line("-a h -N", 0, "--no-tx-ts: a reflector option", "compat: -N on emit: one line");
+	ok(!cfg.no_tx_ts, "compat: -N on emit: not used", "no_tx_ts set");
+	compat_line("-a h -F", 0, "--fast-path: a reflector option", "compat: -F on emit: one line");
+	ok(!cfg.fast_path && !cfg.spin, "compat: -F on emit: not used", "fast_path %d spin %d", cfg.fast_path, cfg.spin);
+	compat_line("-2", -1, "3 CPUs", "compat: -2 refused, says it needs 3 CPUs");
+	compat_line("-2", -1, "run without -2", "compat: -2 refused, says what to do instead");
+	compat_line("-R --timestamps hw", -1, "--no-hw-ts", "compat: -R with --timestamps: one of them");
+
+	/* the Histogram Summary block, byte for byte */
+	reset_globals();
+	hist_init(&h, 100, 1000000, b, o, 8);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		hist_add(&h, v[i], 10 + i);
+	}
+	hist_finish(&h);
+	cap_start(&c, 1);
+	print_earlier_summary(stdout, &h);
+	fflush(stdout);
+	out = cap_stop(&c);
+	ok(!strcmp(out, want), "compat: Histogram Summary block in the earlier shape", "got\n%s", out);
+	free(out);
+	hist_reset(&h);
+	cap_start(&c, 1);
+	print_earlier_summary(stdout, &h);
+	fflush(stdout);
+	out = cap_stop(&c);
+	ok(!strcmp(out, "Histogram Summary:\n  Samples   :  0\n\n"), "compat: empty Histogram Summary", "got '%s'", out);
+	free(out);
+
+	/* -N: the reflector's response ends at T3_SW; without it at the T3 wire stamp */
+	t[T2W] = 1000;
+	t[T3SW] = 1500;
+	t[T3W] = 2600;
+	cfg.mode = MODE_REFLECT;
+	side_set(false);
+	ok(metric_value(M_RESPONSE, t, &r) && r == 1600, "compat: response = T3 wire - T2 wire", "%" PRId64, r);
+	cfg.no_tx_ts = true;
+	ok(metric_value(M_RESPONSE, t, &r) && r == 500 && resp_tx_app(), "compat: -N: response = T3_SW - T2 wire",
+	   "%" PRId64, r);
+	t[T3SW] = 0;
+	ok(!metric_value(M_RESPONSE, t, &r), "compat: -N without T3_SW: no response", "%" PRId64, r);
+
+	/* two signals at once (timeout(1)): one request to stop, no exit */
+	stop_signal = 0;
+	first_signal_ns = 0;
+	on_signal(SIGINT);
+	on_signal(SIGINT);
+	ok(stop_signal == 1, "compat: a second signal at once is the same request", "stop_signal %d", (int)stop_signal);
+	stop_signal = 0;
+	first_signal_ns = 0;
+	reset_globals();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2329,6 +2426,7 @@ int main(void)
 	test_hist();
 	test_fit();
 	test_log();
+	test_compat();
 	printf("%d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
 }
