@@ -237,10 +237,12 @@ test_sigint() {
 	# a second SIGINT exits at once, even with pongs outstanding -- once it
 	# is half a second after the first (closer, it is the same request:
 	# timeout(1) signals the process and its group together, net-compat.sh)
-	kill -STOP "$REFLECTOR_PID"
+	# (the reflector answers first, then stops: the FIN wait keeps the
+	# client busy for over a second after the first SIGINT)
 	emit_bg twice -q --interval 1000 --timeout 5000 -l "$WORK/twice.log"
 	pid=$EMIT_PID
 	sleep 0.5
+	kill -STOP "$REFLECTOR_PID"
 	kill -INT "$pid"
 	sleep 0.8
 	t0=$(date +%s%N)
