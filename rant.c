@@ -3925,7 +3925,7 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 
 static void print_counts(FILE *f)
 {
-	uint64_t out_lost, back_lost;
+	uint64_t out_lost = 0, back_lost = 0;	/* set by loss_split; gcc cannot always see it */
 	char lab[16];
 	bool any = false;
 	int i;
