@@ -2437,15 +2437,25 @@ static void pmc_fake_sysfs(const char *pmu, const char *rdpmc, const char *paran
 	pmc_paranoid_file = pmc_par;
 }
 
-/* pmc_setup with stderr captured; *err is malloc'd */
-static int pmc_try(char **err)
+/*
+ * pmc_setup against fresh fake events: open number fail_at fails with
+ * fail_err (-1: none), pages carry index0 + k (0: not on the PMU) and
+ * cap_user_rdpmc unless no_rdpmc.  stderr in *err (malloc'd).
+ */
+static int pmc_try(char **err, int fail_at, int fail_err, uint32_t index0, bool no_rdpmc)
 {
 	struct capture ce;
 	int r;
 
 	fake_open_free();
-	fo.index0 = 1;
-	return (void)0, cap_start(&ce, 2), r = pmc_setup(), *err = cap_stop(&ce), r;
+	fo.fail_at = fail_at;
+	fo.fail_err = fail_err;
+	fo.index0 = index0;
+	fo.no_rdpmc = no_rdpmc;
+	cap_start(&ce, 2);
+	r = pmc_setup();
+	*err = cap_stop(&ce);
+	return r;
 }
 
 static void test_pmc_read(void)
@@ -2542,68 +2552,38 @@ static void test_pmc_setup(void)
 	pmc_rdpmc = fake_rdpmc;
 	if (!PMC_ARCH_OK) {
 		pmc_fake_sysfs("cpu", "1", "2\n");
-		r = pmc_try(&err);
+		r = pmc_try(&err, -1, 0, 1, false);
 		ok(r < 0 && one_rant_line(err) && strstr(err, "x86"), "pmc setup: refused off x86", "'%s'", err);
 		free(err);
 		return;
 	}
 	pmc_fake_sysfs(NULL, NULL, "2\n");
-	r = pmc_try(&err);
+	r = pmc_try(&err, -1, 0, 1, false);
 	ok(r < 0 && one_rant_line(err) && strstr(err, "no hardware PMU") && strstr(err, "/cpu/rdpmc") &&
 	   strstr(err, "perf_event_paranoid") && fo.n == 0,
 	   "pmc setup: no cpu PMU -> one line naming rdpmc and perf_event_paranoid, nothing opened", "'%s' opens %d", err, fo.n);
 	free(err);
 
 	pmc_fake_sysfs("cpu", "0\n", "2\n");
-	r = pmc_try(&err);
+	r = pmc_try(&err, -1, 0, 1, false);
 	ok(r < 0 && one_rant_line(err) && strstr(err, "cpu/rdpmc is 0") && strstr(err, "echo 1 >") && fo.n == 0,
 	   "pmc setup: rdpmc 0 -> one line with the fix", "'%s'", err);
 	free(err);
 
 	pmc_fake_sysfs("cpu", "1\n", "3\n");
-	fake_open_free();
-	fo.fail_at = 0;
-	fo.fail_err = EACCES;
-	{
-		struct capture ce;
-
-		fo.index0 = 1;
-		cap_start(&ce, 2);
-		r = pmc_setup();
-		err = cap_stop(&ce);
-	}
+	r = pmc_try(&err, 0, EACCES, 1, false);
 	ok(r < 0 && one_rant_line(err) && strstr(err, "perf_event_paranoid is 3") && strstr(err, "echo 2 >"),
 	   "pmc setup: EACCES -> one line naming perf_event_paranoid and its value", "'%s'", err);
 	free(err);
 
-	fake_open_free();
-	fo.fail_at = 0;
-	fo.fail_err = ENOENT;
-	{
-		struct capture ce;
-
-		fo.index0 = 1;
-		cap_start(&ce, 2);
-		r = pmc_setup();
-		err = cap_stop(&ce);
-	}
+	r = pmc_try(&err, 0, ENOENT, 1, false);
 	ok(r < 0 && one_rant_line(err) && strstr(err, "cannot count cycles") && pmc.n == 0,
 	   "pmc setup: no cycles event -> refused", "'%s'", err);
 	free(err);
 
 	/* a PMU without a dTLB event: the other three, and the note says so */
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
-	fake_open_free();
-	fo.fail_at = 3;
-	fo.fail_err = ENOENT;
-	{
-		struct capture ce;
-
-		fo.index0 = 1;
-		cap_start(&ce, 2);
-		r = pmc_setup();
-		err = cap_stop(&ce);
-	}
+	r = pmc_try(&err, 3, ENOENT, 1, false);
 	ok(r == 0 && !*err && pmc.n == 3 && !strcmp(pmc.skipped, "dtlb_misses") && pmc.width == 48,
 	   "pmc setup: an event the PMU lacks is left out", "r %d n %d skipped '%s' '%s'", r, pmc.n, pmc.skipped, err);
 	ok(fo.attr[0].exclude_kernel && fo.attr[0].exclude_hv && fo.attr[1].exclude_kernel && fo.attr[0].pinned &&
@@ -2628,35 +2608,18 @@ static void test_pmc_setup(void)
 
 	/* hybrid CPUs: the PMU is cpu_core */
 	pmc_fake_sysfs("cpu_core", "1\n", "2\n");
-	r = pmc_try(&err);
+	r = pmc_try(&err, -1, 0, 1, false);
 	ok(r == 0 && pmc.n == 4 && !*err, "pmc setup: cpu_core (hybrid) is a PMU too", "r %d '%s'", r, err);
 	free(err);
 	pmc_close();
 
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
-	fake_open_free();
-	fo.no_rdpmc = true;
-	{
-		struct capture ce;
-
-		fo.index0 = 1;
-		cap_start(&ce, 2);
-		r = pmc_setup();
-		err = cap_stop(&ce);
-	}
+	r = pmc_try(&err, -1, 0, 1, true);
 	ok(r < 0 && one_rant_line(err) && strstr(err, "cap_user_rdpmc is 0") && strstr(err, "/cpu/rdpmc") && pmc.n == 0,
 	   "pmc setup: cap_user_rdpmc 0 in the page -> refused with the fix", "'%s'", err);
 	free(err);
 
-	fake_open_free();
-	{
-		struct capture ce;
-
-		fo.index0 = 0;	/* pages say index 0: the group is not on the PMU */
-		cap_start(&ce, 2);
-		r = pmc_setup();
-		err = cap_stop(&ce);
-	}
+	r = pmc_try(&err, -1, 0, 0, false);	/* index 0: the group is not on the PMU */
 	ok(r < 0 && one_rant_line(err) && strstr(err, "not on the PMU") && strstr(err, "nmi_watchdog") && pmc.n == 0,
 	   "pmc setup: index 0 at start -> refused", "'%s'", err);
 	free(err);
@@ -2673,7 +2636,7 @@ static void test_pmc_flow(void)
 	int i, r, k;
 
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
-	r = pmc_try(&err);
+	r = pmc_try(&err, -1, 0, 1, false);
 	free(err);
 	if (r < 0 || pmc.n != 4) {
 		ok(false, "pmc flow: fake counters set up", "r %d n %d", r, pmc.n);
