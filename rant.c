@@ -1667,7 +1667,9 @@ static int pmc_add(int d, int group)
 
 /*
  * -M at start, before anything is sent or truncated: every reason the
- * counters cannot be read is one line with the fix, and exit 2.
+ * counters cannot be read is one line with the fix, and exit 2.  The events
+ * belong to the calling thread (pid 0), and rdpmc reads the counters of the
+ * thread that executes it: this must run on the thread that runs the loop.
  */
 static int pmc_setup(void)
 {
@@ -4449,6 +4451,7 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			int st = ST_OK;
 
 			memset(x, 0, sizeof(*x));
+			memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
 			for (i = 0; i < nf; i++) {
 				if (col[i] == C_SEQ) {
 					if (!alog_u64(f[i], len[i], &x->seq)) {
