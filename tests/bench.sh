@@ -8,7 +8,8 @@
 # tool always runs first), in two pairings:
 #   defaults  rant -s (blocking)    sockperf (epoll/recvfrom)         floor (blocking recv)
 #   spin      rant -s --spin        sockperf --nonblocked --timeout 0 floor spin
-# plus rant's reflector variants (-N, -F) where this rant accepts them.
+# plus rant's reflector variants (-N, -F) where this rant accepts them, and
+# experimental builds named in VARIANTS ("name=/path/to/rant ...", both ends).
 # Payload: SIZE bytes.  Ratios are computed per round (rant/sockperf,
 # rant/floor, sockperf/floor: a busy moment hits both sides of a ratio) and
 # summarised as the median with the min-max spread; a spread wider than
@@ -28,6 +29,7 @@
 : "${ROUNDS:=9}"
 : "${DUR:=2}"
 : "${SPREAD_WARN:=1.25}"
+: "${VARIANTS:=}"
 : "${FLOOR:=$(cd "$(dirname "$0")" && pwd)/bench.d/floor}"
 : "${SIZE:=64}"
 : "${BENCH_OUT:=}"
@@ -149,7 +151,7 @@ start_server() {
 # rant_run PAIRING ROUND [TOOL REFLECTOR-OPTION...]: TOOL names the row
 # (rant, rant-N, rant-F), the options go to the reflector only
 rant_run() {
-	local pairing=$1 round=$2 tool=${3:-rant} tag extra=() rextra=() rpid cpid wc wr crc rrc hc hr nc nr
+	local pairing=$1 round=$2 tool=${3:-rant} tag bin extra=() rextra=() rpid cpid wc wr crc rrc hc hr nc nr
 	shift 3 2>/dev/null || shift $#
 	rextra=("$@")
 	tag="$tool-$pairing-r$round"
@@ -157,13 +159,14 @@ rant_run() {
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(--spin)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
+	bin=${VARIANT_BIN[$tool]:-$RANT}
 	start_server "$tag" "$WORK/$tag.refl.out" "$WORK/$tag.refl.err" "$WORK/$tag.refl.hwm" \
-		"$RANT" -i "$VETH_B" -s --port "$PORT" "${extra[@]}" "${rextra[@]}" --once \
+		"$bin" -i "$VETH_B" -s --port "$PORT" "${extra[@]}" "${rextra[@]}" --once \
 		--json "$WORK/$tag.refl.json" || return
 	rpid=$LAUNCH_PID
 	wr=$LAUNCH_WATCH
 	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" "$WORK/$tag.err" "$WORK/$tag.hwm" \
-		"$RANT" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" --size "$SIZE" -d "$DUR" "${extra[@]}" \
+		"$bin" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" --size "$SIZE" -d "$DUR" "${extra[@]}" \
 		--json "$WORK/$tag.json"
 	cpid=$LAUNCH_PID
 	wc=$LAUNCH_WATCH
@@ -189,7 +192,8 @@ ap = app["percentiles_ns"]
 if not app["samples"] or not c["duration_s"]:
     sys.exit("no samples")
 print(sys.argv[3], sys.argv[9], sys.argv[4], ap["50"], ap["99"], round(app["samples"] / c["duration_s"]),
-      sys.argv[5], sys.argv[6], proc["50"], proc["99"], ap["50"] - rtt["50"], ap["99"] - rtt["99"],
+      sys.argv[5], sys.argv[6], proc["50"], proc["99"],
+      ap["50"] - rtt["50"] if rtt["50"] is not None else "-", ap["99"] - rtt["99"] if rtt["99"] is not None else "-",
       c["packets"]["lost"], c["timestamps"]["wire"], sys.argv[7], sys.argv[8])
 EOF
 		fail_run "$tag: JSON reports unreadable or without app_rtt"
@@ -310,6 +314,15 @@ echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server" >"$RESULTS"
 variant_ok -N && CONTENDERS+=("rant-N -N")
 variant_ok -F && CONTENDERS+=("rant-F -F")
+declare -A VARIANT_BIN=()
+for v in $VARIANTS; do
+	if [ ! -x "${v#*=}" ] || [ "${v%%=*}" = "$v" ]; then
+		echo "bench.sh: VARIANTS: '$v' is not name=/path/to/executable" >&2
+		exit 1
+	fi
+	VARIANT_BIN["rant-${v%%=*}"]=${v#*=}
+	CONTENDERS+=("rant-${v%%=*}")
+done
 echo "# contenders: ${CONTENDERS[*]}"
 for ((round = 1; round <= ROUNDS; round++)); do
 	for pairing in defaults spin; do
