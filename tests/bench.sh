@@ -186,7 +186,7 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 r = json.load(open(sys.argv[2]))
 app = c["metrics"]["app_rtt"]
-rtt = c["metrics"]["rtt"]["percentiles_ns"]
+rtt = c["metrics"].get("rtt", {}).get("percentiles_ns", {"50": None, "99": None})
 proc = r["metrics"].get("server_processing", {}).get("percentiles_ns", {"50": "-", "99": "-"})
 ap = app["percentiles_ns"]
 if not app["samples"] or not c["duration_s"]:
