@@ -2742,7 +2742,9 @@ static void test_pmc(void)
 	fake_open_free();
 	test_pmc_read();
 	test_pmc_setup();
-	test_pmc_flow();
+	if (PMC_ARCH_OK) {
+		test_pmc_flow();	/* elsewhere -M is refused at setup: nothing flows */
+	}
 	pmc_open = pmc_open_sys;
 	pmc_rdpmc = pmc_rdpmc_hw;
 	pmc_devices = "/sys/bus/event_source/devices";
