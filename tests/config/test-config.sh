@@ -88,6 +88,31 @@ cleanup() {
 	[[ -n $TMP && -d $TMP ]] && rm -rf "$TMP"
 }
 
+# verdicts FILE: "verdict|step" per step of a config.sh report, a dry run's
+# "would apply" read as "applied", so that a dry run and an apply compare.
+verdicts() {
+	awk '/^  [a-z]/ && substr($0, 15, 1) != "$" {
+		v = substr($0, 3, 11); id = substr($0, 15, 26)
+		sub(/ +$/, "", v); sub(/ +$/, "", id)
+		if (v == "would apply") v = "applied"
+		print v "|" id }' "$1"
+}
+
+# same_verdicts DRY APPLY: the dry run predicted every step's verdict.
+same_verdicts() {
+	local d a
+	d=$(verdicts "$1")
+	a=$(verdicts "$2")
+	[[ -n $d && $d == "$a" ]] && return 0
+	diff <(echo "$d") <(echo "$a") >&2
+	return 1
+}
+
+# no_empty_reason FILE: every failed step says why.
+no_empty_reason() {
+	! grep -E '^  failed  ' "$1" | grep -Eq '^  failed +[^ ].{25} *$|: *$'
+}
+
 # ------------------------------------------------------------- shellcheck
 
 test_shellcheck() {
@@ -106,7 +131,7 @@ test_shellcheck() {
 cfg() {
 	local root=$1
 	shift
-	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run \
+	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run DEVFS=$root/dev \
 		ETHTOOL=$STUBS/ethtool IP=$STUBS/ip TC=$STUBS/tc CHRT=$STUBS/chrt \
 		PHC2SYS=$STUBS/phc2sys "$CONFIG" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
@@ -187,6 +212,12 @@ test_usage() {
 		nosuch0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
 	usage_case "sync to the system clock without --host-tuning" "--ptp-sync-to: CLOCK_REALTIME" \
 		"${ok[@]}" --ptp-sync-to CLOCK_REALTIME --ptp-source enp59s0f0
+	usage_case "--busy-poll without its value" "--busy-poll: missing value" "${ok[@]}" --busy-poll
+	usage_case "--busy-poll followed by an option" "--busy-poll: '--no-ptp' is not a number \(0 to 1000000\)" \
+		"${ok[@]}" --busy-poll --no-ptp
+	usage_case "--busy-poll out of range" "--busy-poll: '2000000' is out of range" "${ok[@]}" --busy-poll 2000000
+	usage_case "a clock device that is not there" "--ptp-sync-to: /dev/ptp9: no such clock device" \
+		"${ok[@]}" --ptp-sync-to /dev/ptp9
 	cfg "$root" --help
 	t "--help exits 0 and documents --undo" bash -c '[[ $1 == 0 ]] && grep -q -- --undo "$2"' _ "$RC" "$OUT"
 }
@@ -295,8 +326,8 @@ test_mlx5() {
 	t "mlx5: --check after undo exits 1" rc_is 1
 
 	# --host-tuning and --busy-poll, then undo.
-	cfg "$root" "${args[@]}" --no-ptp --host-tuning --busy-poll
-	t "mlx5: --host-tuning --busy-poll set the sysctls and NAPI deferral" bash -c '
+	cfg "$root" "${args[@]}" --no-ptp --host-tuning --busy-poll 50
+	t "mlx5: --host-tuning --busy-poll 50 set the sysctls and NAPI deferral" bash -c '
 		[[ $1 == 0 && $(cat "$2/proc/sys/kernel/sched_rt_runtime_us") == -1 &&
 		   $(cat "$2/proc/sys/net/core/busy_poll") == 50 && $(cat "$2/proc/sys/net/core/busy_read") == 50 &&
 		   $(cat "$2/sys/class/net/enp59s0f0/napi_defer_hard_irqs") == 2 &&
@@ -319,6 +350,80 @@ test_mlx5() {
 	t "mlx5: --undo after a partial apply restores everything" \
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$after"
 	kill "$foreign" 2>/dev/null
+}
+
+# The earlier config.sh's --busy-poll VAL, a dry run that predicts every
+# verdict of the apply, failures with their reasons, the name it is called by.
+test_fake_more() {
+	local root=$TMP/more before pid
+	mkdir -p "$root"
+	fake_mlx5 "$root"
+	local args=(enp59s0f0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3)
+	before=$(snap_fake "$root")
+
+	cfg "$root" "${args[@]}" --busy-poll 30 --dry-run
+	cp "$OUT" "$root/dry.txt"
+	t "--busy-poll 30 --dry-run: would set busy_read and busy_poll to 30 without --host-tuning" bash -c '
+		[[ $1 == 0 ]] && grep -q "would apply busy_read *.0. -> .30." "$2" &&
+		grep -q "would apply busy_poll *.0. -> .30." "$2" &&
+		grep -q "\$ echo 30 > .*/proc/sys/net/core/busy_poll" "$2"' _ "$RC" "$OUT"
+	cfg "$root" "${args[@]}" --busy-poll 30
+	cp "$OUT" "$root/apply.txt"
+	pid=$(cat "$root/run/enp59s0f0.phc2sys.pid" 2>/dev/null)
+	[[ -n $pid ]] && BG_PIDS+=("$pid")
+	t "--busy-poll 30: net.core.busy_read and busy_poll are 30, NAPI deferral for busy polling" bash -c '
+		[[ $1 == 0 && $(cat "$2/proc/sys/net/core/busy_poll") == 30 && $(cat "$2/proc/sys/net/core/busy_read") == 30 &&
+		   $(cat "$2/sys/class/net/enp59s0f0/napi_defer_hard_irqs") == 2 &&
+		   $(cat "$2/proc/sys/kernel/sched_rt_runtime_us") == 950000 ]]' _ "$RC" "$root"
+	t "fake mlx5: the dry run predicted the apply's verdict for every step" \
+		same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" "${args[@]}" --busy-poll 30 --check
+	t "--busy-poll 30 --check: in place (exit 0)" \
+		bash -c '[[ $1 == 0 ]] && grep -q "in place *busy_poll *30" "$2"' _ "$RC" "$OUT"
+	cfg "$root" "${args[@]}" --busy-poll 40 --check
+	t "--busy-poll 40 --check after 30: not set (exit 1)" \
+		bash -c '[[ $1 == 1 ]] && grep -q "not set *busy_poll *is .30., want .40." "$2"' _ "$RC" "$OUT"
+	cfg "$root" enp59s0f0 --undo
+	t "--busy-poll: --undo puts busy_read/busy_poll back to 0 and everything else" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' \
+		_ "$RC" "$before" "$(snap_fake "$root")"
+
+	# The PHC has no device node: predicted, and failed with the reason.
+	mv "$root/dev/ptp3" "$root/dev/ptp3.gone"
+	cfg "$root" "${args[@]}" --dry-run
+	cp "$OUT" "$root/dry.txt"
+	t "no /dev/ptp3: the dry run predicts phc2sys fails, with the reason, exit 1" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *phc2sys */dev/ptp3: no such clock device" "$2" &&
+		grep -q " 1 failed$" "$2"' _ "$RC" "$OUT"
+	cfg "$root" "${args[@]}"
+	cp "$OUT" "$root/apply.txt"
+	t "no /dev/ptp3: the apply fails phc2sys the same way" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *phc2sys */dev/ptp3: no such clock device" "$2"' _ "$RC" "$OUT"
+	t "no /dev/ptp3: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	t "no /dev/ptp3: no failure without its reason" no_empty_reason "$OUT"
+	cfg "$root" enp59s0f0 --undo
+	mv "$root/dev/ptp3.gone" "$root/dev/ptp3"
+
+	# phc2sys dies at once without a word: the failure still says so.
+	echo 3 >"$root/state/phc2sys-exit"
+	cfg "$root" "${args[@]}"
+	t "phc2sys dying silently: failed with its exit status and where its log is" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *phc2sys .*exited at once (status 3): no message (log: .*enp59s0f0.phc2sys.log)" "$2"' \
+		_ "$RC" "$OUT"
+	t "phc2sys dying silently: no failure without its reason" no_empty_reason "$OUT"
+	rm -f "$root/state/phc2sys-exit"
+	cfg "$root" enp59s0f0 --undo
+	t "after the failed phc2sys, --undo restores every value" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$(snap_fake "$root")"
+
+	# Installed as rant-config.sh, it says so.
+	mkdir -p "$TMP/bin"
+	cp "$CONFIG" "$TMP/bin/rant-config.sh"
+	"$TMP/bin/rant-config.sh" --help >"$OUT" 2>"$ERR"
+	"$TMP/bin/rant-config.sh" enp59s0f0 --frobnicate >>"$OUT" 2>>"$ERR"
+	t "installed as rant-config.sh: help and errors name rant-config.sh" bash -c '
+		grep -q "^Usage: rant-config.sh IFACE" "$1" && ! grep -q "config.sh" <(grep -v "rant-config.sh" "$1") &&
+		grep -q "^rant-config.sh: --frobnicate: unknown option" "$2"' _ "$OUT" "$ERR"
 }
 
 test_ice() {
@@ -389,7 +494,7 @@ snap_veth() {
 	printf 'disable_ipv6=%s\n' "$(cat "/proc/sys/net/ipv6/conf/$i/disable_ipv6")"
 	tc qdisc show dev "$i" | sed 's/ [0-9a-f]*: / H: /'
 	ip neigh show dev "$i" nud permanent
-	ip netns list | grep "^rant-" || true
+	ip netns list | grep "^ns_\|^rant-" || true
 }
 
 same_snap() {
@@ -427,6 +532,7 @@ sys.exit(1)' "$3" "$4"
 
 veth_cleanup() {
 	ip netns del "$PEER_NS" 2>/dev/null
+	ip netns del "ns_$VA" 2>/dev/null
 	ip netns del "rant-$VA" 2>/dev/null
 	ip link del "$VA" 2>/dev/null
 	cleanup
@@ -440,9 +546,9 @@ veth_inner() {
 	VA=rantcfg$$a
 	local vb=rantcfg$$b
 	PEER_NS=rantcfg$$-peer
-	local ns=rant-$VA fake=$TMP/vethfake mac before args6 state
+	local ns=ns_$VA fake=$TMP/vethfake mac before args6 state
 	TMP_KEEP=$TMP
-	trap 'ip netns del "$PEER_NS" 2>/dev/null; ip netns del "rant-$VA" 2>/dev/null; ip link del "$VA" 2>/dev/null' EXIT
+	trap 'ip netns del "$PEER_NS" 2>/dev/null; ip netns del "ns_$VA" 2>/dev/null; ip netns del "rant-$VA" 2>/dev/null; ip link del "$VA" 2>/dev/null' EXIT
 
 	mount -t sysfs sysfs /sys || { t_fail "veth: remount /sys in the private namespace"; return; }
 	mkdir -p /run/netns
@@ -478,7 +584,7 @@ veth_inner() {
 	vcfg "${args[@]}" --dry-run
 	cp "$OUT" "$TMP/dry-run.txt"
 	t "veth: --dry-run exits 0 and prints the namespace move" \
-		bash -c '[[ $1 == 0 ]] && grep -q "\$ ip link set dev $2 netns rant-$2" "$3"' _ "$RC" "$VA" "$OUT"
+		bash -c '[[ $1 == 0 ]] && grep -q "\$ ip link set dev $2 netns ns_$2" "$3"' _ "$RC" "$VA" "$OUT"
 	t "veth: --dry-run changes nothing (ip, ethtool, sysfs, no state file)" \
 		bash -c '[[ "$2" == "$3" && ! -e $4/run/$1.state ]]' \
 		_ "$VA" "$before" "$(snap_veth "$VA")" "$fake"
@@ -486,7 +592,7 @@ veth_inner() {
 	vcfg "${args[@]}"
 	cp "$OUT" "$TMP/apply.txt"
 	t "veth: apply exits 0" rc_is 0
-	t "veth: interface moved into namespace rant-IFACE" \
+	t "veth: interface moved into namespace ns_IFACE" \
 		bash -c 'ip -n "$2" link show dev "$1" >/dev/null && ! ip link show dev "$1" >/dev/null 2>&1' _ "$VA" "$ns"
 	t "veth: address configured in the namespace" \
 		bash -c 'ip -n "$2" -o addr show dev "$1" | grep -q "inet 10.77.0.1/24"' _ "$VA" "$ns"
@@ -509,7 +615,7 @@ veth_inner() {
 		grep -q "skipped *pcie-pm *not a PCI device" "$1" &&
 		grep -q "skipped *phc2sys *no PHC" "$1" && grep -q " 0 failed$" "$1"' _ "$OUT"
 	if command -v python3 >/dev/null; then
-		t "veth: UDP round trip from rant-IFACE to the peer namespace" \
+		t "veth: UDP round trip from ns_IFACE to the peer namespace" \
 			udp_echo "$ns" "$PEER_NS" 10.77.0.1 10.77.0.2
 	else
 		t_skip "python3 missing: no UDP round trip"
@@ -580,6 +686,7 @@ main() {
 	test_usage
 	test_mlx5
 	test_ice
+	test_fake_more
 	test_veth_outer
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
 		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null
