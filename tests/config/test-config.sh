@@ -538,6 +538,85 @@ veth_cleanup() {
 	cleanup
 }
 
+# veth_legacy MAC BEFORE: IFACE where an earlier config.sh left it, in
+# rant-IFACE, with that config.sh's state file (tests/config/legacy-rant-IF.state,
+# written by it for this very setup): --undo still restores everything.
+veth_legacy() {
+	local mac=$1 before=$2 old=rant-$VA
+	ip netns add "$old"
+	ip link set dev "$VA" netns "$old"
+	ip -n "$old" link set dev "$VA" up
+	ip -n "$old" addr replace 10.77.0.1/24 dev "$VA"
+	ip -n "$old" neigh replace 10.77.0.2 lladdr "$mac" dev "$VA" nud permanent
+	ip netns exec "$old" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$VA/disable_ipv6"
+	ip -n "$old" link set dev "$VA" multicast off
+	ip netns exec "$old" ethtool -K "$VA" gro off tso off gso off tx-udp-segmentation off >/dev/null 2>&1
+	ip netns exec "$old" sh -c "echo 0 > /sys/class/net/$VA/napi_defer_hard_irqs; echo 0 > /sys/class/net/$VA/gro_flush_timeout"
+	sed "s/@IF@/$VA/g" "$HERE/legacy-rant-IF.state" >"$fake/run/$VA.state"
+
+	vcfg "${args[@]}"
+	t "veth, earlier rant-IFACE: apply refuses (exit 2), asks for --undo first" bash -c '
+		[[ $1 == 2 ]] && grep -q "is in rant-$3, where an earlier config.sh put it; run .config.sh $3 --undo. first" "$2" &&
+		ip -n "rant-$3" link show dev "$3" >/dev/null' _ "$RC" "$ERR" "$VA"
+	vcfg "${args[@]}" --check
+	t "veth, earlier rant-IFACE: --check reads it there, namespace not set (exit 1)" bash -c '
+		[[ $1 == 1 ]] && grep -q "not set *namespace *is rant-$3 (an earlier config.sh.s), want ns_$3" "$2" &&
+		grep -q "in place *offload gro *off" "$2"' _ "$RC" "$OUT" "$VA"
+	vcfg "$VA" --undo
+	t "veth, earlier rant-IFACE: --undo of its state file exits 0, 15 restored" \
+		bash -c '[[ $1 == 0 ]] && grep -q ": 15 restored, 0 failed$" "$2"' _ "$RC" "$OUT"
+	if wait_until 5 same_snap "$VA" "$before"; then
+		t_ok "veth, earlier rant-IFACE: --undo restores the original state, rant-IFACE gone"
+	else
+		t_fail "veth, earlier rant-IFACE: --undo restores the original state, rant-IFACE gone" \
+			"$(diff <(echo "$before") <(snap_veth "$VA"))"
+	fi
+}
+
+# veth_from_netns MAC: config.sh run with `ip netns exec CALLER` on an
+# interface of CALLER (a veth whose peer is in the peer namespace).  The
+# namespace it creates must outlive `ip netns exec`'s temporary mount
+# namespace, and --undo, run the same way, must put everything back.
+veth_from_netns() {
+	local caller=rantcfg$$-caller vc=rantcfg$$c vd=rantcfg$$d before dry apply
+	local cargs=("$vc" --ip 10.78.0.1 --remote-ip 10.78.0.2 --cpu 1 --irq-cpu 0)
+	ip netns add "$caller"
+	ip link add "$vc" netns "$caller" type veth peer name "$vd" netns "$PEER_NS"
+	ip -n "$caller" addr add 192.168.78.1/24 dev "$vc"
+	ip -n "$caller" link set dev "$vc" up
+	ip -n "$PEER_NS" addr add 10.78.0.2/24 dev "$vd"
+	ip -n "$PEER_NS" link set dev "$vd" up
+	before=$(ip netns exec "$caller" bash -c "$(declare -f snap_veth); snap_veth $vc")
+
+	ncfg() {
+		ip netns exec "$caller" env SYSFS="$fake/sys" PROCFS="$fake/proc" NET_SYSFS=/sys/class/net \
+			NET_PROCFS=/proc/sys/net STATE_DIR="$fake/run" "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+		RC=$?
+	}
+	ncfg "${cargs[@]}" --dry-run
+	dry=$(cat "$OUT")
+	ncfg "${cargs[@]}"
+	apply=$(cat "$OUT")
+	t "from ip netns exec: apply exits 0" rc_is 0
+	t "from ip netns exec: ns_IFACE outlives ip netns exec, with the interface in it, peer alive" bash -c '
+		ip -n "ns_$1" link show dev "$1" >/dev/null && ip -n "$3" link show dev "$2" >/dev/null &&
+		! ip -n "$4" link show dev "$1" >/dev/null 2>&1' _ "$vc" "$vd" "$PEER_NS" "$caller"
+	t "from ip netns exec: the dry run predicted the apply's verdict for every step" \
+		same_verdicts <(echo "$dry") <(echo "$apply")
+	if command -v python3 >/dev/null; then
+		t "from ip netns exec: UDP round trip from ns_IFACE to the peer" \
+			udp_echo "ns_$vc" "$PEER_NS" 10.78.0.1 10.78.0.2
+	fi
+	ncfg "$vc" --undo
+	t "from ip netns exec: --undo exits 0, nothing failed" \
+		bash -c '[[ $1 == 0 ]] && grep -q " 0 failed$" "$2"' _ "$RC" "$OUT"
+	t "from ip netns exec: the interface is back in the caller's namespace as it was, ns_IFACE gone" bash -c '
+		[[ $2 == "$3" ]] && ! ip netns list | grep -q "^ns_$1\b"' \
+		_ "$vc" "$before" "$(ip netns exec "$caller" bash -c "$(declare -f snap_veth); snap_veth $vc")"
+	ip netns del "ns_$vc" 2>/dev/null
+	ip netns del "$caller"
+}
+
 veth_inner() {
 	TMP=$1
 	N=$2
@@ -614,12 +693,16 @@ veth_inner() {
 		grep -q "skipped *coalescing *not supported by this driver (veth)" "$1" &&
 		grep -q "skipped *pcie-pm *not a PCI device" "$1" &&
 		grep -q "skipped *phc2sys *no PHC" "$1" && grep -q " 0 failed$" "$1"' _ "$OUT"
+	t "veth: the dry run predicted the apply's verdict for every step" \
+		same_verdicts "$TMP/dry-run.txt" "$TMP/apply.txt"
 	if command -v python3 >/dev/null; then
 		t "veth: UDP round trip from ns_IFACE to the peer namespace" \
 			udp_echo "$ns" "$PEER_NS" 10.77.0.1 10.77.0.2
 	else
 		t_skip "python3 missing: no UDP round trip"
 	fi
+	t "veth: the earlier README's nsenter --net=/var/run/netns/ns_IFACE reaches the interface" \
+		bash -c 'nsenter --net="/var/run/netns/$2" ip -o addr show dev "$1" | grep -q "inet 10.77.0.1/24"' _ "$VA" "$ns"
 
 	vcfg "${args[@]}" --check
 	t "veth: --check agrees (exit 0, nothing 'not set')" \
@@ -662,6 +745,9 @@ veth_inner() {
 	else
 		t_fail "veth: IPv6 --undo restores the original state" "$(diff <(echo "$before") <(snap_veth "$VA"))"
 	fi
+
+	veth_legacy "$mac" "$before"
+	veth_from_netns "$mac"
 
 	ip route add default via 192.168.77.254 dev "$VA"
 	vcfg "${args[@]}"
