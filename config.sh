@@ -141,10 +141,12 @@ run --undo from the same one.
                        (host-wide, 0 to 1000000); US > 0 also prepares for
                        rant -P: napi_defer_hard_irqs 2 and gro_flush_timeout
                        200000 instead of 0 and 0
-  --ptp-source CLOCK   clock phc2sys copies from (default CLOCK_REALTIME);
-                       CLOCK_REALTIME, /dev/ptpN or an interface name
-  --ptp-sync-to CLOCK  clock phc2sys steers (default IFACE's PHC);
-                       CLOCK_REALTIME needs --host-tuning
+  --ptp-source CLOCK   IFACE's PHC, the clock phc2sys steers (default:
+                       found in sysfs or by ethtool -T); CLOCK_REALTIME (the
+                       host's clock) needs --host-tuning
+  --ptp-sync-to CLOCK  the clock IFACE's PHC follows (default CLOCK_REALTIME),
+                       e.g. the other port's PHC
+                       (CLOCK: CLOCK_REALTIME, /dev/ptpN or an interface name)
   --no-namespace       configure IFACE where it is
   --no-ptp             do not start phc2sys
   --irq-prio N         SCHED_FIFO priority of IFACE's IRQ threads (default 55)
@@ -740,7 +742,7 @@ find_irqs() {
 
 # discover: everything the steps need, read-only, printed first.
 discover() {
-	local dev out n irqs="" ROOT_NAME="root (the caller's)"
+	local dev out n
 	MAC=$(get "$(net_path address)")
 	DRIVER=
 	PCI=
@@ -777,6 +779,11 @@ discover() {
 	fi
 	find_irqs
 	find_threads
+}
+
+# show_discovery: what discover found, printed before the steps.
+show_discovery() {
+	local n irqs="" ROOT_NAME="root (the caller's)"
 	for n in "${IRQS[@]}"; do
 		irqs+="$n (${IRQ_NAME[$n]}) "
 	done
@@ -1308,7 +1315,7 @@ step_ptp() {
 		skip phc2sys "--no-ptp given"
 		return 0
 	fi
-	if [[ -z $PHC && -z $PTP_SYNC_TO ]]; then
+	if [[ -z $PHC && -z $PTP_SOURCE ]]; then
 		skip phc2sys "no PHC (no hardware clock on $IFACE)"
 		return 0
 	fi
@@ -1316,8 +1323,8 @@ step_ptp() {
 		skip phc2sys "phc2sys not installed (linuxptp)"
 		return 0
 	fi
-	src=${PTP_SOURCE_CLOCK:-CLOCK_REALTIME}
-	dst=${PTP_SYNC_TO_CLOCK:-$PHC}
+	src=${PTP_SYNC_TO_CLOCK:-CLOCK_REALTIME}
+	dst=${PTP_SOURCE_CLOCK:-$PHC}
 	# What phc2sys would die of at once is checked first, so that the dry
 	# run predicts it: both clocks must be there to open.
 	for f in "$src" "$dst"; do
@@ -1478,8 +1485,8 @@ parse_args() {
 	((${#need[@]} == 0)) || usage_error "${need[0]}: missing (required: --ip ADDR --remote-ip ADDR --cpu N --irq-cpu N)"
 	[[ $P_FAMILY == "$FAMILY" ]] || usage_error "--remote-ip: '$OPT_REMOTE' is not the same family as --ip (IPv$FAMILY)"
 	[[ $REMOTE != "$ADDR" ]] || usage_error "--remote-ip: '$OPT_REMOTE' is the same as --ip"
-	if [[ $PTP_SYNC_TO == CLOCK_REALTIME ]] && ((!HOST_TUNING)); then
-		usage_error "--ptp-sync-to: CLOCK_REALTIME steers the host's clock; add --host-tuning"
+	if [[ $PTP_SOURCE == CLOCK_REALTIME ]] && ((!HOST_TUNING)); then
+		usage_error "--ptp-source: CLOCK_REALTIME would have phc2sys steer the host's clock; add --host-tuning"
 	fi
 	if ((NO_PTP)) && [[ -n $PTP_SOURCE$PTP_SYNC_TO ]]; then
 		usage_error "--no-ptp: conflicts with --ptp-source/--ptp-sync-to"
@@ -1510,6 +1517,14 @@ check_iface() {
 	fi
 }
 
+# state_dir: the state directory exists and is ours to write, or exit 2.
+state_dir() {
+	[[ -d $STATE_DIR ]] || mkdir -m 0700 "$STATE_DIR" 2>/dev/null
+	if [[ ! -d $STATE_DIR || ! -w $STATE_DIR ]]; then
+		usage_error "$STATE_DIR: cannot write the state directory (run as root, or set STATE_DIR)"
+	fi
+}
+
 main() {
 	local dst
 	parse_args "$@"
@@ -1517,15 +1532,11 @@ main() {
 	[[ $MODE == check ]] || find_home
 	STATE_FILE=$STATE_DIR/$IFACE.state
 	PID_FILE=$STATE_DIR/$IFACE.phc2sys.pid
-	if [[ $MODE != check ]] && ((!DRY_RUN)); then
-		[[ -d $STATE_DIR ]] || mkdir -m 0700 "$STATE_DIR" 2>/dev/null
-		if [[ ! -d $STATE_DIR || ! -w $STATE_DIR ]]; then
-			usage_error "$STATE_DIR: cannot write the state directory (run as root, or set STATE_DIR)"
-		fi
-	fi
 	if [[ $MODE == undo ]]; then
+		((DRY_RUN)) || state_dir
 		if [[ -n $QNS || -e $NET_SYSFS/$IFACE ]]; then
 			discover
+			show_discovery
 		fi
 		printf '%s: %s: undo%s\n' "$PROG" "$IFACE" "$( ((DRY_RUN)) && echo ' (dry run)')"
 		do_undo
@@ -1541,11 +1552,13 @@ main() {
 		if [[ -n $PTP_SYNC_TO ]]; then
 			PTP_SYNC_TO_CLOCK=$(resolve_clock --ptp-sync-to "$PTP_SYNC_TO") || exit 2
 		fi
-		dst=${PTP_SYNC_TO_CLOCK:-$PHC}
-		if [[ -n $dst && $dst == "${PTP_SOURCE_CLOCK:-CLOCK_REALTIME}" ]]; then
-			usage_error "--ptp-source: '$dst' is also the clock to steer"
+		dst=${PTP_SOURCE_CLOCK:-$PHC}
+		if [[ -n $dst && $dst == "${PTP_SYNC_TO_CLOCK:-CLOCK_REALTIME}" ]]; then
+			usage_error "--ptp-sync-to: '$dst' is also the clock to steer"
 		fi
 	fi
+	[[ $MODE == check ]] || ((DRY_RUN)) || state_dir
+	show_discovery
 	printf '%s: %s: %s\n' "$PROG" "$IFACE" "$(
 		case $MODE in
 		check) echo check ;;

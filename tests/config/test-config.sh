@@ -210,8 +210,10 @@ test_usage() {
 	usage_case "--irq-prio out of range" "--irq-prio: '0' is out of range \(1 to 99\)" "${ok[@]}" --irq-prio 0
 	usage_case "unknown interface" "nosuch0: no such interface" \
 		nosuch0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
-	usage_case "sync to the system clock without --host-tuning" "--ptp-sync-to: CLOCK_REALTIME" \
-		"${ok[@]}" --ptp-sync-to CLOCK_REALTIME --ptp-source enp59s0f0
+	usage_case "steering the system clock without --host-tuning" "--ptp-source: CLOCK_REALTIME" \
+		"${ok[@]}" --ptp-source CLOCK_REALTIME --ptp-sync-to enp59s0f0
+	usage_case "a PHC to follow itself" "--ptp-sync-to: '/dev/ptp3' is also the clock to steer" \
+		"${ok[@]}" --ptp-sync-to enp59s0f0
 	usage_case "--busy-poll without its value" "--busy-poll: missing value" "${ok[@]}" --busy-poll
 	usage_case "--busy-poll followed by an option" "--busy-poll: '--no-ptp' is not a number \(0 to 1000000\)" \
 		"${ok[@]}" --busy-poll --no-ptp
