@@ -1269,7 +1269,19 @@ step_cpus() {
 host_setting() {
 	local id=$1 file=$2 want=$3 asked=${4:-0} cur
 	if [[ ! -e $file ]]; then
-		skip "$id" "not offered by this kernel"
+		local why="not offered by this kernel"
+		# net.core's host-wide sysctls exist only in the host's namespace.
+		if [[ $file == /proc/sys/net/* && $(readlink /proc/1/ns/net) != "$(readlink "/proc/$$/ns/net")" ]]; then
+			why="host-wide, not visible from this network namespace (run config.sh from the host's)"
+		fi
+		# What an option asked for by name and cannot be done is a failure.
+		if ((!asked)); then
+			skip "$id" "$why"
+		elif [[ $MODE == check ]]; then
+			report "not set" "$id" "$why"
+		else
+			report failed "$id" "$why"
+		fi
 		return 0
 	fi
 	cur=$(cat "$file")
