@@ -595,6 +595,18 @@ veth_from_netns() {
 			NET_PROCFS=/proc/sys/net STATE_DIR="$fake/run" "$CONFIG" "$@" >"$OUT" 2>"$ERR"
 		RC=$?
 	}
+	nsenter --net="/run/netns/$caller" env SYSFS="$fake/sys" PROCFS="$fake/proc" NET_SYSFS=/sys/class/net \
+		NET_PROCFS=/proc/sys/net STATE_DIR="$fake/run" "$CONFIG" "${cargs[@]}" >"$OUT" 2>"$ERR"
+	RC=$?
+	t "nsenter --net (sysfs of another namespace): refused in one line, exit 2" bash -c '
+		[[ $1 == 2 && $(wc -l <"$2") == 1 ]] && grep -q "in this network namespace but not in /sys/class/net" "$2"' \
+		_ "$RC" "$ERR"
+	ip netns exec "$caller" env SYSFS="$fake/sys" PROCFS=/proc NET_SYSFS=/sys/class/net NET_PROCFS=/proc/sys/net \
+		STATE_DIR="$fake/run" "$CONFIG" "${cargs[@]}" --no-namespace --no-ptp --busy-poll 10 --dry-run >"$OUT" 2>"$ERR"
+	RC=$?
+	t "from ip netns exec: --busy-poll cannot reach net.core, the dry run says so (exit 1)" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *busy_poll *host-wide, not visible from this network namespace" "$2"' \
+		_ "$RC" "$OUT"
 	ncfg "${cargs[@]}" --dry-run
 	dry=$(cat "$OUT")
 	ncfg "${cargs[@]}"
