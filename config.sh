@@ -461,11 +461,17 @@ ethtool_step() {
 	step "$name" "$cur" "$want" "${CMD[@]}"
 }
 
-# ethtool_kv OPTION: "key: value" lines of `ethtool OPTION IFACE` into KV.
+# ethtool_kv OPTION: `ethtool OPTION IFACE` into KV, key -> value as the
+# text output shows it ("on", "off [fixed]", "256").  Features (-k) and pause
+# (-a) are read from `ethtool --json` where this ethtool and driver give it,
+# the rest (and those, with an ethtool without JSON) from the text.
 declare -A KV=()
 ethtool_kv() {
 	local out line k v section=
 	KV=()
+	if [[ $1 == -k || $1 == -a ]] && ethtool_json "$1"; then
+		return 0
+	fi
 	out=$(qx "$ETHTOOL" "$1" "$IFACE" 2>/dev/null) || return 1
 	while IFS= read -r line; do
 		case $line in
@@ -487,6 +493,35 @@ ethtool_kv() {
 		[[ -n $k ]] || continue
 		KV[$section${k,,}]=$v
 	done <<<"$out"
+}
+
+# ethtool_json OPTION: `ethtool --json OPTION IFACE` into KV, as ethtool_kv.
+# A feature is an object {"active": bool, "fixed": bool|null, ...}: its
+# value is "on"/"off", with " [fixed]" when it cannot be changed.
+ethtool_json() {
+	local out k v n=0
+	out=$(qx "$ETHTOOL" --json "$1" "$IFACE" 2>/dev/null) || return 1
+	[[ $out == "["* ]] || return 1
+	while IFS=$'\t' read -r k v; do
+		[[ -n $k && $k != ifname ]] || continue
+		KV[${k,,}]=$v
+		n=$((n + 1))
+	done < <(awk '
+		function val(s) {
+			sub(/,[ \t]*$/, "", s); gsub(/^"|"$/, "", s)
+			return s == "true" ? "on" : s == "false" ? "off" : s
+		}
+		/^[ \t]*"[^"]+": *\{[ \t]*$/ { split($0, q, "\""); obj = q[2]; next }
+		/^[ \t]*\}/ { obj = ""; next }
+		/^[ \t]*"[^"]+": / {
+			split($0, q, "\""); k = q[2]
+			v = $0; sub(/^[ \t]*"[^"]+": */, "", v); v = val(v)
+			if (obj == "") { print k "\t" v; next }
+			if (k == "active") act[obj] = v
+			if (k == "fixed" && v == "on") fix[obj] = 1
+		}
+		END { for (o in act) print o "\t" act[o] (fix[o] ? " [fixed]" : "") }' <<<"$out")
+	((n > 0))
 }
 
 # sched_of PID: "policy priority" of a task, from /proc/PID/stat.

@@ -22,6 +22,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 CONFIG=$TOP/config.sh
 STUBS=$HERE/stubs
+PHC2SYS_STUB=
 # shellcheck source=tests/config/fake-sysfs.sh
 . "$HERE/fake-sysfs.sh"
 
@@ -133,7 +134,7 @@ cfg() {
 	shift
 	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run DEVFS=$root/dev \
 		ETHTOOL=$STUBS/ethtool IP=$STUBS/ip TC=$STUBS/tc CHRT=$STUBS/chrt \
-		PHC2SYS=$STUBS/phc2sys "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+		PHC2SYS=$PHC2SYS_STUB "$CONFIG" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
 }
 
@@ -232,7 +233,7 @@ test_mlx5() {
 		--remote-mac 0c:42:a1:00:00:02 --cpu 2 --irq-cpu 3)
 
 	# A phc2sys this script did not start, steering the other port's clock.
-	"$STUBS/phc2sys" -s CLOCK_REALTIME -c /dev/ptp4 -O 0 &
+	"$PHC2SYS_STUB" -s CLOCK_REALTIME -c /dev/ptp4 -O 0 &
 	foreign=$!
 	BG_PIDS+=("$foreign")
 
@@ -247,7 +248,7 @@ test_mlx5() {
 		bash -c 'grep -q "\$ .*ethtool --set-priv-flags enp59s0f0 rx_cqe_moder off" "$1" &&
 			grep -q "\$ .*ethtool --set-priv-flags enp59s0f0 tx_port_ts on" "$1" &&
 			grep -q "\$ echo 3 > .*/proc/irq/101/smp_affinity_list" "$1" &&
-			grep -q "\$ .*phc2sys -s CLOCK_REALTIME -c /dev/ptp3 -O 0" "$1"' _ "$OUT"
+			grep -q "\$ .*phc2sys[-0-9]* -s CLOCK_REALTIME -c /dev/ptp3 -O 0" "$1"' _ "$OUT"
 	after=$(snap_fake "$root")
 	t "mlx5: --dry-run changes nothing and writes no state" \
 		bash -c '[[ $1 == 0 && "$2" == "$3" && ! -e $4/run/enp59s0f0.state ]] &&
@@ -418,6 +419,31 @@ test_fake_more() {
 	t "after the failed phc2sys, --undo restores every value" \
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$(snap_fake "$root")"
 
+	# ethtool --json for features and pause, the text where there is none.
+	local jroot=$TMP/json troot=$TMP/text r
+	for r in "$jroot" "$troot"; do
+		mkdir -p "$r"
+		fake_mlx5 "$r"
+		echo "tx-udp-segmentation on [fixed]" >>"$r/state/ethtool/enp59s0f0/features"
+	done
+	: >"$troot/state/ethtool-no-json"
+	cfg "$jroot" "${args[@]}" --no-ptp
+	cp "$OUT" "$jroot/apply.txt"
+	cfg "$troot" "${args[@]}" --no-ptp
+	cp "$OUT" "$troot/apply.txt"
+	t "ethtool --json: features and pause read as JSON" bash -c '
+		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool --json -a enp59s0f0$" "$1" &&
+		! grep -q "^ethtool -k enp59s0f0$" "$1"' _ "$jroot/state/calls.log"
+	t "ethtool without JSON: falls back to the text" bash -c '
+		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool -k enp59s0f0$" "$1" &&
+		grep -q "^ethtool -a enp59s0f0$" "$1"' _ "$troot/state/calls.log"
+	t "ethtool JSON and text: the same verdicts, a fixed-on feature skipped, pause set" bash -c '
+		same_verdicts() { [[ $(grep -c . "$1") -gt 20 ]] && diff <(cut -c1-40 "$1") <(cut -c1-40 "$2") >&2; }
+		same_verdicts "$1/apply.txt" "$2/apply.txt" &&
+		grep -q "skipped *offload udp-gso *fixed on by this driver" "$1/apply.txt" &&
+		grep -q "applied *pause *.autoneg on rx on tx on. -> .autoneg off rx off tx off." "$1/apply.txt" &&
+		grep -q "applied *offload gro " "$1/apply.txt"' _ "$jroot" "$troot"
+
 	# Installed as rant-config.sh, it says so.
 	mkdir -p "$TMP/bin"
 	cp "$CONFIG" "$TMP/bin/rant-config.sh"
@@ -433,7 +459,7 @@ test_ice() {
 	mkdir -p "$root"
 	fake_ice "$root"
 	local args=(eth1 --no-namespace --ip fd00:1::1/64 --remote-ip fd00:1::2 --cpu 1 --irq-cpu 0)
-	"$STUBS/phc2sys" -s CLOCK_REALTIME -c /dev/ptp5 -O 0 &
+	"$PHC2SYS_STUB" -s CLOCK_REALTIME -c /dev/ptp5 -O 0 &
 	foreign=$!
 	BG_PIDS+=("$foreign")
 	cfg "$root" "${args[@]}"
@@ -782,6 +808,10 @@ main() {
 	trap cleanup EXIT
 	OUT=$TMP/out
 	ERR=$TMP/err
+	# A phc2sys stand-in named for this run: config.sh tells phc2sys
+	# processes by name, and other runs of these tests may have theirs.
+	PHC2SYS_STUB=$TMP/phc2sys-$$
+	cp "$STUBS/phc2sys" "$PHC2SYS_STUB"
 	test_shellcheck
 	test_usage
 	test_mlx5
