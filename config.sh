@@ -918,6 +918,8 @@ step_namespace() {
 		UNDO=(netns_del "$NS")
 		step netns-create absent present netns_add "$NS" || return 1
 	fi
+	# --undo moves IFACE back to where config.sh runs: it must run there.
+	record caller-netns "$(netns_id)" true
 	# Moving a device between namespaces takes it down and drops its
 	# addresses: record how to put them back after it returns.
 	while read -r _ _ _ a _; do
@@ -935,6 +937,39 @@ step_namespace() {
 		return 0
 	fi
 	return 1
+}
+
+# netns_id: this script's network namespace, as "net:[INODE] NAME" (NAME:
+# its name under NETNS_DIR, or "host" for pid 1's, or "unnamed").
+netns_id() {
+	local mine f name=unnamed
+	mine=$(readlink "/proc/$$/ns/net")
+	if [[ $mine == "$(readlink /proc/1/ns/net 2>/dev/null)" ]]; then
+		name=host
+	else
+		for f in "$NETNS_DIR"/*; do
+			[[ $(stat -L -c %i "$f" 2>/dev/null) == "$(stat -L -c %i "/proc/$$/ns/net")" ]] || continue
+			name=${f##*/}
+			break
+		done
+	fi
+	printf '%s %s' "$mine" "$name"
+}
+
+# check_undo_netns: --undo runs in the namespace the apply ran in, or exit 2.
+check_undo_netns() {
+	local id old _w how
+	[[ -f $STATE_FILE ]] || return 0
+	while IFS=$'\t' read -r id old _w; do
+		[[ $id == caller-netns ]] || continue
+		[[ ${old%% *} == "$(readlink "/proc/$$/ns/net")" ]] && return 0
+		case ${old#* } in
+		host) how="from the host's namespace" ;;
+		unnamed) how="from the namespace it was applied in (${old%% *})" ;;
+		*) how="with 'ip netns exec ${old#* } $PROG $IFACE --undo'" ;;
+		esac
+		usage_error "$IFACE: applied from another network namespace; run --undo $how"
+	done <"$STATE_FILE"
 }
 
 # ipv6_default_in NS: disable_ipv6 a device gets when it enters NS (its
@@ -1412,6 +1447,8 @@ do_undo() {
 	mapfile -t lines <"$STATE_FILE"
 	for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
 		IFS=$'\t' read -r id old words <<<"${lines[i]}"
+		# Checked before anything was changed (check_undo_netns).
+		[[ $id == caller-netns ]] && continue
 		IFS=$SEP read -r -a cmd <<<"$words"
 		if ((DRY_RUN)); then
 			report "would apply" "$id" "back to '$old'"
@@ -1580,6 +1617,8 @@ main() {
 	STATE_FILE=$STATE_DIR/$IFACE.state
 	PID_FILE=$STATE_DIR/$IFACE.phc2sys.pid
 	if [[ $MODE == undo ]]; then
+		STATE_FILE=$STATE_DIR/$IFACE.state
+		check_undo_netns
 		((DRY_RUN)) || state_dir
 		if [[ -n $QNS || -e $NET_SYSFS/$IFACE ]]; then
 			discover

@@ -647,6 +647,11 @@ veth_from_netns() {
 		t "from ip netns exec: UDP round trip from ns_IFACE to the peer" \
 			udp_echo "ns_$vc" "$PEER_NS" 10.78.0.1 10.78.0.2
 	fi
+	vcfg "$vc" --undo
+	t "from ip netns exec: --undo from another namespace refused (exit 2), nothing undone" bash -c '
+		[[ $1 == 2 && $(wc -l <"$2") == 1 ]] &&
+		grep -q "applied from another network namespace; run --undo with .ip netns exec $4 config.sh $3 --undo." "$2" &&
+		ip -n "ns_$3" link show dev "$3" >/dev/null && [[ -s $5/run/$3.state ]]' _ "$RC" "$ERR" "$vc" "$caller" "$fake"
 	ncfg "$vc" --undo
 	t "from ip netns exec: --undo exits 0, nothing failed" \
 		bash -c '[[ $1 == 0 ]] && grep -q " 0 failed$" "$2"' _ "$RC" "$OUT"
