@@ -27,6 +27,7 @@
 : "${RING_SIZE:=256}"
 : "${NETNS_DIR:=/run/netns}"
 : "${DEVFS:=/dev}"
+: "${DEBUGFS:=$SYSFS/kernel/debug}"
 : "${STOP_TIMEOUT:=5}"
 
 # Messages name the script by the name it was called with (the installed
@@ -1265,8 +1266,14 @@ step_irqs() {
 			continue
 		fi
 		cur=$(cat "$path")
+		# Managed IRQs (spread by the kernel) refuse affinity writes.  The
+		# IRQ debugfs (CONFIG_GENERIC_IRQ_DEBUGFS) says so beforehand, which
+		# lets a dry run know; without it only the write tells.
+		if grep -qs IRQD_AFFINITY_MANAGED "$DEBUGFS/irq/irqs/$n"; then
+			skip "irq $n affinity" "affinity is managed by the kernel"
+			continue
+		fi
 		UNDO=(write_file "$path" "$cur")
-		# Managed IRQs (spread by the kernel) refuse affinity writes.
 		SKIP_ERR="Input/output error" SKIP_WHY="affinity is managed by the kernel"
 		step "irq $n affinity" "$cur" "$IRQ_CPU" write_file "$path" "$IRQ_CPU"
 		SKIP_ERR="" SKIP_WHY=""

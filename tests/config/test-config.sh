@@ -391,6 +391,22 @@ test_fake_more() {
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' \
 		_ "$RC" "$before" "$(snap_fake "$root")"
 
+	# A managed IRQ, as the IRQ debugfs shows it: skipped by both.
+	mkdir -p "$root/sys/kernel/debug/irq/irqs"
+	printf 'handler:  handle_edge_irq\ndstate:   0x3600200\n            IRQD_AFFINITY_SET\n            IRQD_AFFINITY_MANAGED\n' \
+		>"$root/sys/kernel/debug/irq/irqs/102"
+	cfg "$root" "${args[@]}" --no-ptp --dry-run
+	cp "$OUT" "$root/dry.txt"
+	cfg "$root" "${args[@]}" --no-ptp
+	t "managed IRQ (debugfs): skipped with the reason by the dry run and the apply alike" bash -c '
+		grep -q "skipped *irq 102 affinity *affinity is managed by the kernel" "$1" &&
+		grep -q "skipped *irq 102 affinity *affinity is managed by the kernel" "$2" &&
+		grep -q "applied *irq 101 affinity" "$2" && [[ $(cat "$3/proc/irq/102/smp_affinity_list") == 0-3 ]]' \
+		_ "$root/dry.txt" "$OUT" "$root"
+	t "managed IRQ: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$OUT"
+	cfg "$root" enp59s0f0 --undo
+	rm -r "$root/sys/kernel"
+
 	# The PHC has no device node: predicted, and failed with the reason.
 	mv "$root/dev/ptp3" "$root/dev/ptp3.gone"
 	cfg "$root" "${args[@]}" --dry-run
