@@ -4516,6 +4516,8 @@ static double plot_hist_panel(double top)
 	/* percentiles of the first (headline) metric */
 	if (nser) {
 		const struct hist *h = &S.h[ms[0]];
+		double lastx = -1e9;
+		int row = 0;
 
 		for (k = 0; k < (int)(sizeof(plot_pct_idx) / sizeof(plot_pct_idx[0])) + 1; k++) {
 			bool approx = false;
@@ -4529,8 +4531,11 @@ static double plot_hist_panel(double top)
 			}
 			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n",
 			    x, y0, x, y1);
+			/* labels side by side where there is room, else stacked below the previous one */
+			row = x - lastx < 44 && row < 5 ? row + 1 : 0;
+			lastx = x;
 			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
-			    x, y0 + 11 + 11 * (k % 3), is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
+			    x, y0 + 11 + 11 * row, is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
 		}
 	}
 	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
@@ -4549,14 +4554,16 @@ static char *plot_us3(char *buf, size_t len, int64_t v)
 /* The numbers under the histogram; every cell has an id (metric-column). */
 static double plot_table(double top, const int *ms, int nser)
 {
-	static const char *const colname[] = { "samples", "min", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max" };
-	const double cx[] = { 300, 400, 490, 580, 670, 760, 850, 940, 1040 };
+	static const char *const colname[] = {
+		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
+	};
+	const double cx[] = { 320, 410, 495, 580, 665, 750, 835, 920, 1005, 1090 };
 	char lab[48];
 	int k, j;
 
 	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
 	    PLOT_X0, top);
-	for (j = 0; j < 9; j++) {
+	for (j = 0; j < 10; j++) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
 	}
 	for (k = 0; k < nser; k++) {
@@ -4574,10 +4581,10 @@ static double plot_table(double top, const int *ms, int nser)
 			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
 			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
 		}
-		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[8], y,
+		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
 		    plot_us3(lab, sizeof(lab), h->max));
 		if (approx) {
-			svg("<text x=\"%.1f\" y=\"%.1f\">tail approximate</text>\n", cx[8] + 8, y);
+			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
 		}
 	}
 	svg("</g>\n");
@@ -4608,7 +4615,7 @@ static const char *plot_seg_colour(const char *name)
 /* The worst transactions as stacked bars, one segment per part of the path. */
 static double plot_worst_panel(double top)
 {
-	const double bx0 = 170, bx1 = 930, row = 20;
+	const double bx0 = 170, bx1 = 850, row = 20;
 	struct axis ax = { 0, 0, bx0, bx1, false };
 	const char *seen[8], *name[8];
 	int64_t val[8];
