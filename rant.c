@@ -4309,7 +4309,8 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 			for (e = b; e < PLOT_BINS && s->bn[e]; e++) {
 			}
 			/* one closed band per run of non-empty bins */
-			svg("<path fill=\"%s\" fill-opacity=\"0.22\" stroke=\"none\" d=\"", c);
+			/* the headline metric's band stronger: bands of close metrics overlap */
+			svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"none\" d=\"", c, k ? "0.12" : "0.22");
 			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
 				double xa = ax_map(&ax, span * i / PLOT_BINS / 1e9), xb = ax_map(&ax, span * (i + 1) / PLOT_BINS / 1e9);
 
@@ -4340,7 +4341,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"8,4\"/>\n",
 		    PLOT_X0, ty, PLOT_X1, ty, OI_VERMILLION);
-		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\">threshold %s</text>\n",
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">threshold %s</text>\n",
 		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns));
 	}
 	/* two strips above the plot: lost or late transactions, and breaches, per bin */
