@@ -4539,6 +4539,10 @@ static double plot_hist_panel(double top)
 			    x, y0 + 11 + 11 * row, is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
 		}
 	}
+	if (!nser) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no samples</text>\n",
+		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
+	}
 	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
 	return plot_table(top + 300, ms, nser) - top;
 }
@@ -4624,7 +4628,11 @@ static double plot_worst_panel(double top)
 	char lab[48], head[160];
 	double y, lx;
 
-	snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", PL.nworst, metric_def[side.primary].key);
+	if (PL.nworst) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", PL.nworst, metric_def[side.primary].key);
+	} else {
+		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[side.primary].key);
+	}
 	plot_heading(top + 16, head);
 	if (!PL.nworst) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">no measured transactions</text>\n", PLOT_X0, top + 44);

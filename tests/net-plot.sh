@@ -149,10 +149,12 @@ fi
 reflector refl --once -s --plot "$WORK/refl.svg" --json "$WORK/refl.json" -l "$WORK/refl.log"
 emit run -s --count 2000 --interval 100 -w 20 -t 100 -C --plot "$WORK/run.svg" --json "$WORK/run.json" \
 	-l "$WORK/run.log"
-[ "$EMIT_RC" = 0 ] || [ "$EMIT_RC" = 3 ] && ok "emit --plot: exit 0 or 3 (threshold)" || {
+if [ "$EMIT_RC" = 0 ] || [ "$EMIT_RC" = 3 ]; then
+	ok "emit --plot: exit 0 or 3 (threshold)"
+else
 	not_ok "emit --plot: exit 0 or 3 (got $EMIT_RC)"
 	show run
-}
+fi
 wait_for 10 not_running "$REFLECTOR_PID"
 svg_ok "emit" "$WORK/run.svg"
 py_checks "emit" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt", "response", "network"])
@@ -174,7 +176,11 @@ t("worst by response", "worst transactions by response" in body)' "$WORK/refl.sv
 "$RANT" --analyze "$WORK/run.log" "$WORK/refl.log" --json "$WORK/join.json" --plot "$WORK/join.svg" \
 	>"$WORK/join.out" 2>"$WORK/join.err"
 rc=$?
-[ "$rc" = 0 ] || [ "$rc" = 3 ] && ok "analyze joined --plot: exit 0 or 3" || not_ok "analyze joined --plot: exit $rc"
+if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
+	ok "analyze joined --plot: exit 0 or 3"
+else
+	not_ok "analyze joined --plot: exit $rc"
+fi
 svg_ok "joined" "$WORK/join.svg"
 py_checks "joined" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt", "response", "network"])
 body = open(sys.argv[1]).read()
