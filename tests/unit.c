@@ -2428,6 +2428,37 @@ static void test_plot(void)
 	char *svg_doc;
 	int r, k;
 
+	/* the option: a file, not the log or JSON file; it gives the ring --log-records */
+	{
+		static const struct {
+			int want;
+			const char *argv, *needle;
+		} c[] = {
+			{ 0, "-a 10.0.0.2 --plot p.svg", "" },
+			{ 0, "-a 10.0.0.2 --plot p.svg --log-records 500", "" },
+			{ 0, "--plot p.svg --once", "" },
+			{ 0, "--analyze x.log --plot p.svg", "" },
+			{ -1, "-a 10.0.0.2 --log-records 500", "--log-records: needs --log" },
+			{ -1, "-a 10.0.0.2 --plot same -l same", "--plot: 'same' is also the --log file" },
+			{ -1, "--analyze x.log --plot same --json same", "--plot: 'same' is also the --json file" },
+			{ -1, "-a 10.0.0.2 --plot", "--plot: needs a value" },
+		};
+		size_t j;
+
+		for (j = 0; j < sizeof(c) / sizeof(c[0]); j++) {
+			struct args a;
+			char *out, *err, name[160];
+			int rr = parse_str(c[j].argv, &a, &out, &err);
+
+			snprintf(name, sizeof(name), "plot: opt_parse '%s' -> %d", c[j].argv, c[j].want);
+			ok(rr == c[j].want && (c[j].want == 0 ? !*err : one_rant_line(err) && strstr(err, c[j].needle)) &&
+			   (c[j].want || !strcmp(cfg.plot, "p.svg")), name, "returned %d, stderr '%s'", rr, err);
+			free(out);
+			free(err);
+		}
+		reset_globals();
+	}
+
 	/* log buckets: monotonic, within 1/16 of the value */
 	for (i = 0; i < 200000; i++) {
 		int64_t x = (int64_t)(i < 100000 ? i : rnd() % 2000000000000ULL);
