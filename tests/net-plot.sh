@@ -3,7 +3,7 @@
 # session and of --analyze (single and joined logs) is well-formed XML
 # (xmllint), renders with a real SVG renderer (rsvg-convert) to a PNG of the
 # expected size that is not blank, writes the same numbers as the JSON, and
-# refers to nothing outside itself; bad --plot paths are refused (exit 2)
+# refers to nothing outside itself, also after SIGINT; bad --plot paths are refused (exit 2)
 # before a packet is sent; a failed write ends in exit 1 with one line; a
 # large synthetic log is plotted in bounded time and memory.
 #
@@ -205,6 +205,24 @@ done
 kill -INT "$REFLECTOR_PID"
 wait_for 5 not_running "$REFLECTOR_PID"
 expect_eq "refused runs sent nothing: the reflector saw no session" "$(sessions_seen quiet)" 0
+
+# ------------------------------------------------------- SIGINT mid-run
+
+# a run ended by SIGINT still gets its picture, with the report's numbers
+reflector sig -q
+emit_bg sig -q -d 60 --interval 1000 --plot "$WORK/sig.svg" --json "$WORK/sig.json"
+sleep 1	# some transactions first; the test checks consistency, not how many
+kill -INT "$EMIT_PID"
+if wait_for 10 not_running "$EMIT_PID"; then
+	wait "$EMIT_PID"
+	expect_eq "SIGINT: emit exits 0" "$?" 0
+	svg_ok "SIGINT" "$WORK/sig.svg"
+	py_checks "SIGINT" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt"])' "$WORK/sig.svg" "$WORK/sig.json"
+else
+	not_ok "SIGINT: emit ends"
+fi
+kill -INT "$REFLECTOR_PID"
+wait_for 5 not_running "$REFLECTOR_PID"
 
 # ------------------------------------------------------------ failed write
 
