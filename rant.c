@@ -9,7 +9,7 @@
  * stamps so that the client alone can decompose every transaction.
  *
  * Reading order: constants, types, configuration and state, helpers, then
- * timestamps, protocol, statistics, log, tracing, sockets, emit, reflect,
+ * timestamps, protocol, statistics, pmc (-M), log, tracing, sockets, emit, reflect,
  * analyze, report, options and main.
  *
  * Kernel references: Documentation/networking/timestamping.rst (SO_TIMESTAMPING,
@@ -51,7 +51,9 @@
 #include <linux/errqueue.h>
 #include <linux/ethtool.h>
 #include <linux/net_tstamp.h>
+#include <linux/perf_event.h>
 #include <linux/sockios.h>
+#include <sys/syscall.h>
 
 /* ------------------------------------------------------------ constants */
 
@@ -177,6 +179,9 @@ enum txn_flag {
 	TF_SENDERR	= 1 << 8,	/* send() failed: never on the wire */
 };
 
+/* Hardware counters -M can read per transaction (see the pmc section). */
+#define PMC_MAX	4
+
 /* One transaction; stamps are ns since the epoch, 0 = not (yet) known. */
 struct txn {
 	uint64_t seq;
@@ -185,6 +190,7 @@ struct txn {
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint16_t st;
 	uint16_t counted;	/* metrics already added to the statistics */
+	uint64_t pmc[PMC_MAX];	/* -M: counts at the start, then this transaction's deltas */
 };
 
 /*
@@ -301,6 +307,8 @@ struct config {
 	unsigned top;
 	char cmdline[512];
 	bool no_tx_ts, fast_path;	/* -N, -F (reflect) */
+	bool pmc;		/* -M */
+	const char *plot;	/* --plot FILE.svg */
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -1380,6 +1388,7 @@ static int txn_status(const struct txn *x)
 }
 
 static void log_push(const struct txn *x);
+static void pmc_account(const struct txn *x);
 
 /*
  * A transaction leaves the window: count the stamps that never came, log it,
@@ -1407,6 +1416,7 @@ static void txn_retire(struct txn *x)
 					S.c.missing[s]++;
 				}
 			}
+			pmc_account(x);
 		}
 		if (S.log.cap) {
 			log_push(x);
@@ -1422,6 +1432,463 @@ static void txn_retire(struct txn *x)
 	x->st = 0;
 }
 
+/* ----------------------------------------------------------------- pmc */
+
+/*
+ * -M: hardware performance counters around each transaction's own work.
+ * Emit: from just before send() to just after the pong's recvmsg() returns;
+ * reflect: from just after the ping's recvmsg() to just after the pong's
+ * sendto().  Each counter is a perf event of this thread only (pid 0, any
+ * CPU, not inherited by the status thread), counting in user space only
+ * (exclude_kernel, exclude_hv): that is what an unprivileged user may count
+ * at the default perf_event_paranoid of 2, and it gives the same numbers
+ * whoever runs rant.  The send and receive system calls themselves are
+ * therefore not in the counts; a thread asleep in recvmsg() counts nothing.
+ *
+ * The loop never calls read() on the events: each one's first page is
+ * mapped, and the count is read with rdpmc under the page's seqlock as
+ * include/uapi/linux/perf_event.h documents for struct perf_event_mmap_page.
+ */
+#define PMC_NONE	UINT64_MAX	/* no value: the counter was not on the PMU */
+#define PMC_TRIES	64		/* seqlock retries before giving up on a read */
+
+#if defined(__x86_64__)
+#define PMC_ARCH_OK	1
+#else
+#define PMC_ARCH_OK	0
+#endif
+
+/* What -M asks the PMU for; key is the JSON key and the csv column pmc_<key>. */
+static const struct pmc_def {
+	const char *key;
+	uint32_t type;
+	uint64_t config;
+} pmc_def[PMC_MAX] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "dtlb_misses", PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+					     (PERF_COUNT_HW_CACHE_RESULT_MISS << 16) },
+};
+
+/* The counters this run has: pmc.def[i] indexes pmc_def; pg[i] is its mapped page. */
+static struct {
+	int n;
+	int def[PMC_MAX];
+	int fd[PMC_MAX];
+	const volatile struct perf_event_mmap_page *pg[PMC_MAX];
+	uint16_t width;
+	char skipped[64];	/* events this PMU refused, named in the start-up note */
+} pmc;
+
+/* Per-session statistics of the deltas of measured (ok, not warm-up) transactions. */
+static struct {
+	uint64_t n[PMC_MAX], missing[PMC_MAX], max[PMC_MAX], max_seq[PMC_MAX];
+	unsigned __int128 sum[PMC_MAX];
+} pmc_st;
+
+/*
+ * Counts at the last receive (emit: the end of a transaction; reflect: its
+ * start) and at the reflector's send.  Static: the loop passes no extra
+ * arguments around for -M.
+ */
+static uint64_t pmc_rx[PMC_MAX], pmc_tx[PMC_MAX];
+
+/* Where the PMU and the paranoia level are; the unit tests point these elsewhere. */
+static const char *pmc_devices = "/sys/bus/event_source/devices";
+static const char *pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
+
+static uint64_t pmc_rdpmc_hw(uint32_t counter)
+{
+#if PMC_ARCH_OK
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return (uint64_t)hi << 32 | lo;
+#else
+	(void)counter;
+	return 0;
+#endif
+}
+
+/* The instruction, replaceable so that the unit tests supply its values. */
+static uint64_t (*pmc_rdpmc)(uint32_t counter) = pmc_rdpmc_hw;
+
+static int pmc_open_sys(struct perf_event_attr *a, int group)
+{
+	int fd = (int)syscall(SYS_perf_event_open, a, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* perf_event_open(2) for this thread; replaceable for the unit tests. */
+static int (*pmc_open)(struct perf_event_attr *a, int group) = pmc_open_sys;
+
+/* A compiler barrier: the page is rewritten by the kernel, on this CPU, between our instructions. */
+#define pmc_barrier()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * One counter's 64-bit count, the protocol of include/uapi/linux/perf_event.h:
+ * read lock, then index and offset and (if cap_user_rdpmc and index != 0)
+ * rdpmc(index - 1), and start again if lock changed meanwhile (the kernel
+ * rewrote the page: a context switch, a counter overflow).  The hardware
+ * value is pmc_width bits wide and sign-extended before offset is added; the
+ * kernel starts counters at -period, so the raw value near 2^width and just
+ * past 0 are neighbours.  index 0: the event is not on a hardware counter
+ * now, so there is no value.  Bounded retries: never an unbounded wait.
+ */
+static uint64_t pmc_read_one(const volatile struct perf_event_mmap_page *pg)
+{
+	uint64_t raw, off;
+	uint32_t seq, idx;
+	uint16_t width;
+	bool can;
+	int tries;
+
+	for (tries = 0; tries < PMC_TRIES; tries++) {
+		seq = pg->lock;
+		pmc_barrier();
+		idx = pg->index;
+		off = (uint64_t)pg->offset;
+		can = pg->cap_user_rdpmc;
+		width = pg->pmc_width;
+		raw = can && idx ? pmc_rdpmc(idx - 1) : 0;
+		pmc_barrier();
+		if (pg->lock != seq) {
+			continue;
+		}
+		if (!can || !idx || !width || width > 64) {
+			return PMC_NONE;
+		}
+		return off + (uint64_t)((int64_t)(raw << (64 - width)) >> (64 - width));
+	}
+	return PMC_NONE;
+}
+
+/* Every counter of the run into v[]; PMC_NONE where there is no value. */
+static void pmc_read(uint64_t *v)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		v[i] = pmc_read_one(pmc.pg[i]);
+	}
+}
+
+/* d = b - a per counter (d may be a); no value if either read had none. */
+static void pmc_delta(uint64_t *d, const uint64_t *a, const uint64_t *b)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		d[i] = a[i] == PMC_NONE || b[i] == PMC_NONE || b[i] < a[i] ? PMC_NONE : b[i] - a[i];
+	}
+}
+
+/* A measured transaction leaves the window: add its deltas to the session. */
+static void pmc_account(const struct txn *x)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		uint64_t v = x->pmc[i];
+
+		if (v == PMC_NONE) {
+			pmc_st.missing[i]++;
+			continue;
+		}
+		if (!pmc_st.n[i] || v > pmc_st.max[i]) {
+			pmc_st.max[i] = v;
+			pmc_st.max_seq[i] = x->seq;
+		}
+		pmc_st.n[i]++;
+		pmc_st.sum[i] += v;
+	}
+}
+
+static void pmc_reset(void)
+{
+	memset(&pmc_st, 0, sizeof(pmc_st));
+}
+
+static double pmc_avg(int i)
+{
+	return pmc_st.n[i] ? (double)pmc_st.sum[i] / (double)pmc_st.n[i] : 0;
+}
+
+static void pmc_close(void)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		munmap((void *)(uintptr_t)pmc.pg[i], (size_t)sysconf(_SC_PAGESIZE));
+		close(pmc.fd[i]);
+	}
+	pmc.n = 0;
+	pmc.skipped[0] = 0;
+}
+
+static long pmc_read_long(const char *path)
+{
+	char buf[32] = "";
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			v = strtol(buf, NULL, 10);
+		}
+		fclose(f);
+	}
+	return v;
+}
+
+/* Open one event (the first is the group leader) and map its page. */
+static int pmc_add(int d, int group)
+{
+	struct perf_event_attr a;
+	void *pg;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = pmc_def[d].type;
+	a.config = pmc_def[d].config;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	/* a pinned group is on the PMU whenever the thread runs, never multiplexed */
+	a.pinned = group < 0;
+	fd = pmc_open(&a, group);
+	if (fd < 0) {
+		return fd;
+	}
+	pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	pmc.def[pmc.n] = d;
+	pmc.fd[pmc.n] = fd;
+	pmc.pg[pmc.n] = pg;
+	pmc.n++;
+	return fd;
+}
+
+/*
+ * -M at start, before anything is sent or truncated: every reason the
+ * counters cannot be read is one line with the fix, and exit 2.  The events
+ * belong to the calling thread (pid 0), and rdpmc reads the counters of the
+ * thread that executes it: this must run on the thread that runs the loop.
+ */
+static int pmc_setup(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	uint64_t v[PMC_MAX];
+	struct stat sb;
+	long rdpmc;
+	int d, i, r, group = -1;
+
+	if (!PMC_ARCH_OK) {
+		warnx_("-M: reading the counters with rdpmc is x86-only (x86_64); this rant was built for another architecture: run without -M");
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s/cpu", pmc_devices);
+	if (stat(dir, &sb) < 0) {
+		/* hybrid Intel CPUs name the big cores' PMU cpu_core */
+		snprintf(dir, sizeof(dir), "%s/cpu_core", pmc_devices);
+		if (stat(dir, &sb) < 0) {
+			warnx_("-M: no hardware PMU on this host (no %s/cpu: a VM without a virtual PMU, or a kernel without perf events); run on a host or VM with a PMU (KVM: -cpu host), with %s/cpu/rdpmc 1 and %s 2 or lower (or as root), or run without -M",
+			       pmc_devices, pmc_devices, pmc_paranoid_file);
+			return -1;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/rdpmc", dir);
+	rdpmc = pmc_read_long(path);
+	if (rdpmc == 0) {
+		warnx_("-M: rdpmc is disabled for user space (%s is 0): echo 1 > %s", path, path);
+		return -1;
+	}
+	for (d = 0; d < PMC_MAX; d++) {
+		r = pmc_add(d, group);
+		if (r == -EACCES || r == -EPERM) {
+			warnx_("-M: perf_event_open: %s (%s is %ld; counting one's own thread in user space needs 2 or lower, or root): echo 2 > %s",
+			       strerror(-r), pmc_paranoid_file, pmc_read_long(pmc_paranoid_file), pmc_paranoid_file);
+			goto fail;
+		}
+		if (r < 0 && group < 0) {
+			warnx_("-M: the PMU cannot count %s for this thread (perf_event_open: %s): run without -M",
+			       pmc_def[d].key, strerror(-r));
+			goto fail;
+		}
+		if (r < 0) {
+			/* a counter this PMU lacks (some have no dTLB event): left out, and said so */
+			snprintf(pmc.skipped + strlen(pmc.skipped), sizeof(pmc.skipped) - strlen(pmc.skipped), "%s%s",
+				 *pmc.skipped ? ", " : "", pmc_def[d].key);
+			continue;
+		}
+		if (group < 0) {
+			group = r;
+		}
+	}
+	for (i = 0; i < pmc.n; i++) {
+		if (!pmc.pg[i]->cap_user_rdpmc || !pmc.pg[i]->pmc_width) {
+			warnx_("-M: the kernel does not let user space read the %s counter with rdpmc (cap_user_rdpmc is 0 in its mmap page; %s is %ld): echo 2 > %s",
+			       pmc_def[pmc.def[i]].key, path, rdpmc, path);
+			goto fail;
+		}
+	}
+	pmc_read(v);
+	for (i = 0; i < pmc.n; i++) {
+		if (v[i] == PMC_NONE) {
+			warnx_("-M: the %s counter is not on the PMU (index 0 in its mmap page: the hardware counters are taken, by the NMI watchdog or another perf user): echo 0 > /proc/sys/kernel/nmi_watchdog, or stop the other perf session",
+			       pmc_def[pmc.def[i]].key);
+			goto fail;
+		}
+	}
+	pmc.width = pmc.pg[0]->pmc_width;
+	return 0;
+fail:
+	pmc_close();
+	return -1;
+}
+
+static const char *pmc_span(void)
+{
+	return side.emit ? "send -> receive" : "receive -> send";
+}
+
+/* The start-up note: what is counted, and what this PMU could not count. */
+static void pmc_note(FILE *f)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, "rant: -M: counting");
+	for (i = 0; i < pmc.n; i++) {
+		fprintf(f, "%s %s", i ? "," : "", pmc_def[pmc.def[i]].key);
+	}
+	fprintf(f, " in user space per transaction (%s), rdpmc on %u-bit counters", pmc_span(), pmc.width);
+	if (*pmc.skipped) {
+		fprintf(f, "; this PMU cannot count %s", pmc.skipped);
+	}
+	fputc('\n', f);
+}
+
+/* A log column pmc_<key>: its slot (adding the counter when --analyze meets it), else -1. */
+static int pmc_log_column(const char *s, size_t n)
+{
+	int d, i;
+
+	for (d = 0; d < PMC_MAX; d++) {
+		if (n != 4 + strlen(pmc_def[d].key) || strncmp(s, "pmc_", 4) || strncmp(s + 4, pmc_def[d].key, n - 4)) {
+			continue;
+		}
+		for (i = 0; i < pmc.n; i++) {
+			if (pmc.def[i] == d) {
+				return i;
+			}
+		}
+		pmc.def[pmc.n] = d;
+		return pmc.n++;
+	}
+	return -1;
+}
+
+static char *pmc_csv_header(char *p)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		p = fmt_str(p, ",pmc_");
+		p = fmt_str(p, pmc_def[pmc.def[i]].key);
+	}
+	return p;
+}
+
+/* Empty where there is no value, and for lost and late transactions (no end). */
+static char *pmc_csv_row(char *p, const struct txn *x, bool ended)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		*p++ = ',';
+		if (ended && x->pmc[i] != PMC_NONE) {
+			p = fmt_u64(p, x->pmc[i]);
+		}
+	}
+	return p;
+}
+
+/* " cycles=N instructions=N ..." for the trace marker line of a breach. */
+static char *pmc_marker(char *p, const struct txn *x)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		*p++ = ' ';
+		p = fmt_str(p, pmc_def[pmc.def[i]].key);
+		*p++ = '=';
+		p = x->pmc[i] == PMC_NONE ? fmt_str(p, "-") : fmt_u64(p, x->pmc[i]);
+	}
+	return p;
+}
+
+/* The counters of one transaction, under its breakdown. */
+static void pmc_print_txn(FILE *f, const struct txn *x)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, "  counters (user space, %s):", pmc_span());
+	for (i = 0; i < pmc.n; i++) {
+		if (x->pmc[i] == PMC_NONE) {
+			fprintf(f, "%s %s -", i ? " |" : "", pmc_def[pmc.def[i]].key);
+		} else {
+			fprintf(f, "%s %s %" PRIu64, i ? " |" : "", pmc_def[pmc.def[i]].key, x->pmc[i]);
+		}
+	}
+	fputc('\n', f);
+}
+
+static void pmc_report(FILE *f)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, "\n--- Hardware counters per transaction (user space, %s) ---\n%-34s %12s %12s %12s %12s %10s\n",
+		pmc_span(), "counter", "samples", "missing", "avg", "max", "max seq");
+	for (i = 0; i < pmc.n; i++) {
+		fprintf(f, "%-34s %12" PRIu64 " %12" PRIu64 " %12.1f %12" PRIu64 " %10" PRIu64 "\n",
+			pmc_def[pmc.def[i]].key, pmc_st.n[i], pmc_st.missing[i], pmc_avg(i), pmc_st.max[i],
+			pmc_st.max_seq[i]);
+	}
+}
+
+/* ,"pmc": {...} after the other keys; absent without -M. */
+static void pmc_json(FILE *f)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, ",\n  \"pmc\": {\"scope\": \"user\", \"span\": \"%s\"", pmc_span());
+	for (i = 0; i < pmc.n; i++) {
+		fprintf(f, ",\n    \"%s\": {\"samples\": %" PRIu64 ", \"missing\": %" PRIu64 ", \"avg\": %.1f, \"max\": %" PRIu64
+			", \"max_seq\": %" PRIu64 "}", pmc_def[pmc.def[i]].key, pmc_st.n[i], pmc_st.missing[i], pmc_avg(i),
+			pmc_st.max[i], pmc_st.max_seq[i]);
+	}
+	fprintf(f, "}");
+}
+
 /* ------------------------------------------------------------------ log */
 
 static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
@@ -1431,12 +1898,12 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 	l->cap = cap;
 	l->stamps = side.stamps;
 	l->nstamps = side.nstamps;
-	l->rec_size = (uint32_t)(8 + 8 * side.nstamps + 4);
+	l->rec_size = (uint32_t)(8 + 8 * side.nstamps + 4 + 8 * pmc.n);
 }
 
 static size_t log_rec_size(bool emit)
 {
-	return 8 + 8 * (emit ? 8 : 4) + 4;
+	return 8 + 8 * (emit ? 8 : 4) + 4 + 8 * (size_t)pmc.n;
 }
 
 /*
@@ -1465,6 +1932,7 @@ static void log_push(const struct txn *x)
 		memcpy(p + 8 + 8 * k, &x->t[l->stamps[k]], 8);
 	}
 	memcpy(p + 8 + 8 * l->nstamps, &status, 4);
+	memcpy(p + 8 + 8 * l->nstamps + 4, x->pmc, 8 * (size_t)pmc.n);
 	l->head++;
 	if (l->n < l->cap) {
 		l->n++;
@@ -1485,6 +1953,7 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
 		memcpy(&x->t[l->stamps[k]], p + 8 + 8 * k, 8);
 	}
 	memcpy(&st, p + 8 + 8 * l->nstamps, 4);
+	memcpy(x->pmc, p + 8 + 8 * l->nstamps + 4, 8 * (size_t)pmc.n);
 	*status = (int)st;
 }
 
@@ -1555,8 +2024,10 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns\n" :
-				 resp_tx_app() ? ",response_app_tx_ns\n" : ",response_ns\n");
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns" :
+				 resp_tx_app() ? ",response_app_tx_ns" : ",response_ns");
+		p = pmc_csv_header(p);
+		*p++ = '\n';
 		return p;
 	}
 	p = fmt_str(p, "SEQ");
@@ -1600,6 +2071,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 		} else {
 			p = log_value(p, M_RESPONSE, x->t, "");
 		}
+		p = pmc_csv_row(p, x, status == ST_OK || status == ST_WARMUP);
 		*p++ = '\n';
 		return p;
 	}
@@ -1892,6 +2364,7 @@ static void trace_breach(const struct txn *x, int64_t v)
 			p = fmt_stamp(p, x->t[s], '-');
 		}
 	}
+	p = pmc_marker(p, x);
 	*p++ = '\n';
 	trace_mark(line, (size_t)(p - line));
 	if (tr.snap_fd >= 0 && write(tr.snap_fd, "1", 1) < 0) {
@@ -1991,7 +2464,7 @@ static int layout_compute(struct layout *L, bool emit)
 		L->win = 256;
 	}
 	L->out_cap = exp ? (exp < OUT_CAP_MAX ? exp : OUT_CAP_MAX) : OUT_CAP_DEFAULT;
-	if (cfg.log) {
+	if (cfg.log || cfg.plot) {	/* the ring also feeds --plot's picture over time */
 		L->log_cap = cfg.log_records ? cfg.log_records : exp ? exp : LOG_RECORDS_DEFAULT;
 	}
 	L->nbuckets = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
@@ -2086,6 +2559,7 @@ static void session_reset(uint32_t id)
 	int i;
 
 	memset(&S.c, 0, sizeof(S.c));
+	pmc_reset();
 	for (i = 0; i < NMETRIC; i++) {
 		if (S.h[i].bucket) {
 			hist_reset(&S.h[i]);
@@ -2387,6 +2861,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	if (cfg.sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
+	pmc_read(x->pmc);
 	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
@@ -2481,6 +2956,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	x->st |= TF_RECEIVED;
+	pmc_delta(x->pmc, x->pmc, pmc_rx);
 	E.outstanding--;
 	S.c.received++;
 	if (!E.first_rx_mono) {
@@ -2522,6 +2998,9 @@ static int emit_recv(int flags)
 	uint64_t t4sw;
 	ssize_t n = recvmsg(sock_fd, &msg, flags);
 
+	if (n >= 0) {
+		pmc_read(pmc_rx);
+	}
 	t4sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
@@ -2935,6 +3414,7 @@ static void reflect_drain(void)
 
 static void session_report(FILE *f, bool final);
 static void json_report(FILE *f, int exit_code);
+static int plot_run(void);
 
 /* Retire the reflector's window (slots keyed by TX key) in send order. */
 static void reflect_flush(void)
@@ -2999,6 +3479,9 @@ static void reflect_end(int reason)
 		exit_code = EXIT_RUNTIME;
 	}
 	session_report(out, true);
+	if (plot_run() < 0) {
+		exit_code = EXIT_RUNTIME;
+	}
 	if (R.json) {
 		json_report(R.json, exit_code);
 	}
@@ -3142,6 +3625,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		send_failed(errno);
 		return;
 	}
+	pmc_read(pmc_tx);
 	S.c.sent++;
 	x = &win[ts.next_key & win_mask];
 	if (x->st & TF_USED) {
@@ -3156,6 +3640,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->t[T2W] = wire;
 	x->t[T2SW] = p.t2sw;
 	x->t[T3SW] = p.t3sw;
+	pmc_delta(x->pmc, pmc_rx, pmc_tx);
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
 		((m.flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
@@ -3183,6 +3668,9 @@ static int reflect_recv(int flags)
 	ssize_t n = recvmsg(sock_fd, &msg, flags);
 	uint64_t t2sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
 
+	if (n >= 0) {
+		pmc_read(pmc_rx);
+	}
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) {
 			return 0;
@@ -3468,6 +3956,7 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	for (k = 0; k < n; k++) {
 		fprintf(f, "    %-22s %10" PRId64 " ns%s\n", name[k], val[k], k == dom ? "    <-- where the spike is" : "");
 	}
+	pmc_print_txn(f, x);
 }
 
 /*
@@ -3488,7 +3977,7 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 
 static void print_counts(FILE *f)
 {
-	uint64_t out_lost, back_lost;
+	uint64_t out_lost = 0, back_lost = 0;	/* set by loss_split; gcc cannot always see it */
 	char lab[16];
 	bool any = false;
 	int i;
@@ -3637,6 +4126,7 @@ static void session_report(FILE *f, bool final)
 	for (i = 0; i < nw; i++) {
 		fprintf(f, "WARNING: %s\n", w[i]);
 	}
+	pmc_report(f);
 	if (cfg.threshold_ns >= 0) {
 		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
 			(double)cfg.threshold_ns / 1000, S.c.breaches,
@@ -3805,8 +4295,1125 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fputs("null", f);
 	}
+	pmc_json(f);
 	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
 	fflush(f);
+}
+
+/* ----------------------------------------------------------------- plot */
+
+/*
+ * --plot FILE.svg: one self-contained SVG (no script, no external file or
+ * font) drawn after the run, or from --analyze's rows; never from the
+ * measurement loop.  The transactions (the log ring, or the parsed log) are
+ * read twice: once for their time span, once into PLOT_BINS time bins per
+ * series, each bin with its min, max and a log-bucketed histogram for p50
+ * and p99.  Memory is fixed whatever the run's length; runs of up to
+ * PLOT_RAW transactions keep every point.  The distribution is drawn from
+ * the run's own histograms, so the percentiles written in the picture are
+ * the report's and the JSON's numbers.
+ *
+ * The over-time part is drawn from an array of panels, each an array of
+ * series: a run with traffic classes or packet sizes gets a panel each.
+ */
+#define PLOT_BINS	400
+#define PLOT_RAW	4000
+#define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
+#define PLOT_MAXSER	4
+#define PLOT_MAXPANEL	8
+#define PLOT_WORST	15
+#define PLOT_W		1200
+#define PLOT_X0		92.0	/* plot area, left and right */
+#define PLOT_X1		1170.0
+
+/* Okabe-Ito: told apart with every common colour-vision deficiency, and in grey. */
+#define OI_ORANGE	"#E69F00"
+#define OI_SKY		"#56B4E9"
+#define OI_GREEN	"#009E73"
+#define OI_YELLOW	"#F0E442"
+#define OI_BLUE		"#0072B2"
+#define OI_VERMILLION	"#D55E00"
+#define OI_PURPLE	"#CC79A7"
+
+static const char *plot_metric_colour(int m)
+{
+	switch (m) {
+	case M_RTT:
+		return OI_BLUE;
+	case M_RESPONSE:
+		return OI_ORANGE;
+	case M_NETWORK:
+		return OI_GREEN;
+	}
+	return OI_PURPLE;
+}
+
+/* One latency series over time: per bin min, max, count and log histogram. */
+struct plot_series {
+	int m;
+	uint64_t n;
+	int64_t min, max, minpos;	/* minpos: the smallest value above 0 (log axis) */
+	int64_t *bmin, *bmax;
+	uint32_t *bn, *lh;
+	uint32_t nraw;
+	uint64_t *rt;			/* raw points: stamp and value */
+	int64_t *rv;
+};
+
+struct plot_panel {
+	char title[160];
+	int nser;
+	struct plot_series ser[PLOT_MAXSER];
+	uint32_t lost[PLOT_BINS], breach[PLOT_BINS];
+	uint64_t nrec, nlost, nlate, nbreach;
+};
+
+struct plot_worst {
+	struct txn x;
+	int64_t v;
+};
+
+/* Where the plot reads transactions: --analyze's rows, or (row NULL) the log ring. */
+struct plot_src {
+	uint64_t n;
+	const struct txn *row;
+	const uint8_t *status;
+	const char *what;	/* title: what was measured or read */
+};
+
+static struct {
+	int fd;
+	uint64_t t0, t1;	/* time span of the transactions, ns since the epoch */
+	bool raw;		/* few enough: every point is drawn */
+	int npanel;
+	struct plot_panel panel[PLOT_MAXPANEL];
+	int nworst;
+	struct plot_worst worst[PLOT_WORST];
+	/* the writer: its buffer and the first error (errno) */
+	char buf[1 << 16];
+	size_t len;
+	int err;
+} PL = { .fd = -1 };
+
+static void plot_get(const struct plot_src *s, uint64_t i, struct txn *x, int *st)
+{
+	if (s->row) {
+		*x = s->row[i];
+		*st = s->status[i];
+	} else {
+		log_get(&S.log, i, x, st);
+	}
+}
+
+/* The moment a transaction started, on this side's clock; 0 if unknown. */
+static uint64_t plot_time(const struct txn *x)
+{
+	if (side.emit) {
+		return x->t[T1SW] ? x->t[T1SW] : x->t[T1W];
+	}
+	return x->t[T2W] ? x->t[T2W] : x->t[T2SW];
+}
+
+/* Log bucket of v: exact below 16 ns, then 16 per octave (about 4 % wide). */
+static unsigned plot_lb(int64_t v)
+{
+	uint64_t u = v > 0 ? (uint64_t)v : 0;
+	unsigned e;
+
+	if (u < 16) {
+		return (unsigned)u;
+	}
+	e = 63 - (unsigned)__builtin_clzll(u);
+	return (e - 3) * 16 + (unsigned)((u >> (e - 4)) & 15);
+}
+
+/* The middle of log bucket i. */
+static int64_t plot_lb_value(unsigned i)
+{
+	unsigned e;
+
+	if (i < 16) {
+		return i;
+	}
+	e = i / 16 + 3;
+	return (int64_t)(((uint64_t)(16 + i % 16) << (e - 4)) + ((1ULL << (e - 4)) >> 1));
+}
+
+/* The value at percentile p of bin b, from its log histogram, within its min and max. */
+static int64_t plot_bin_pct(const struct plot_series *s, int b, double p)
+{
+	const uint32_t *h = s->lh + (size_t)b * PLOT_LB;
+	uint64_t rank = (uint64_t)ceil(p / 100 * s->bn[b]), cum = 0;
+	unsigned i;
+	int64_t v = s->bmax[b];
+
+	rank = rank < 1 ? 1 : rank;
+	for (i = 0; i < PLOT_LB; i++) {
+		cum += h[i];
+		if (cum >= rank) {
+			v = plot_lb_value(i);
+			break;
+		}
+	}
+	return v < s->bmin[b] ? s->bmin[b] : v > s->bmax[b] ? s->bmax[b] : v;
+}
+
+static void plot_free(void)
+{
+	int p, k;
+
+	for (p = 0; p < PLOT_MAXPANEL; p++) {
+		for (k = 0; k < PLOT_MAXSER; k++) {
+			struct plot_series *s = &PL.panel[p].ser[k];
+
+			free(s->bmin);
+			free(s->bmax);
+			free(s->bn);
+			free(s->lh);
+			free(s->rt);
+			free(s->rv);
+			memset(s, 0, sizeof(*s));
+		}
+	}
+}
+
+static int plot_series_init(struct plot_series *s, int m)
+{
+	memset(s, 0, sizeof(*s));
+	s->m = m;
+	s->bmin = calloc(PLOT_BINS, sizeof(*s->bmin));
+	s->bmax = calloc(PLOT_BINS, sizeof(*s->bmax));
+	s->bn = calloc(PLOT_BINS, sizeof(*s->bn));
+	s->lh = calloc((size_t)PLOT_BINS * PLOT_LB, sizeof(*s->lh));
+	s->rt = calloc(PLOT_RAW, sizeof(*s->rt));
+	s->rv = calloc(PLOT_RAW, sizeof(*s->rv));
+	return s->bmin && s->bmax && s->bn && s->lh && s->rt && s->rv ? 0 : -ENOMEM;
+}
+
+/* Keep the PLOT_WORST largest values of the primary metric, largest first. */
+static void plot_worst_add(const struct txn *x, int64_t v)
+{
+	int i;
+
+	if (PL.nworst == PLOT_WORST && v <= PL.worst[PLOT_WORST - 1].v) {
+		return;
+	}
+	i = PL.nworst < PLOT_WORST ? PL.nworst++ : PLOT_WORST - 1;
+	for (; i > 0 && PL.worst[i - 1].v < v; i--) {
+		PL.worst[i] = PL.worst[i - 1];
+	}
+	PL.worst[i].x = *x;
+	PL.worst[i].v = v;
+}
+
+/* Both passes over the source; 0 or -ENOMEM. */
+static int plot_collect(const struct plot_src *src)
+{
+	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK };
+	struct plot_panel *pn = &PL.panel[0];
+	uint64_t i, span;
+	struct txn x;
+	int st, k;
+
+	PL.npanel = 1;
+	PL.nworst = 0;
+	PL.t0 = PL.t1 = 0;
+	memset(pn, 0, sizeof(*pn));
+	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
+	for (k = 0; k < (side.emit ? 3 : 1); k++) {
+		int m = side.emit ? emit_ser[k] : M_RESPONSE;
+
+		if (!S.h[m].n) {
+			continue;	/* only metrics that exist */
+		}
+		if (plot_series_init(&pn->ser[pn->nser++], m) < 0) {
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < src->n; i++) {
+		uint64_t t;
+
+		plot_get(src, i, &x, &st);
+		t = plot_time(&x);
+		if (st == ST_WARMUP || !t) {
+			continue;
+		}
+		PL.t0 = !PL.t0 || t < PL.t0 ? t : PL.t0;
+		PL.t1 = t > PL.t1 ? t : PL.t1;
+		pn->nrec++;
+	}
+	PL.raw = pn->nrec <= PLOT_RAW;
+	span = PL.t1 - PL.t0 + 1;
+	for (i = 0; i < src->n; i++) {
+		uint64_t t;
+		int b;
+		int64_t v;
+
+		plot_get(src, i, &x, &st);
+		t = plot_time(&x);
+		if (st == ST_WARMUP || !t) {
+			continue;
+		}
+		b = (int)((unsigned __int128)(t - PL.t0) * PLOT_BINS / span);
+		if (st == ST_LOST || st == ST_LATE) {
+			pn->lost[b]++;
+			pn->nlost += st == ST_LOST;
+			pn->nlate += st == ST_LATE;
+			continue;
+		}
+		for (k = 0; k < pn->nser; k++) {
+			struct plot_series *s = &pn->ser[k];
+
+			if (!metric_value(s->m, x.t, &v)) {
+				continue;
+			}
+			if (!s->bn[b] || v < s->bmin[b]) {
+				s->bmin[b] = v;
+			}
+			if (!s->bn[b] || v > s->bmax[b]) {
+				s->bmax[b] = v;
+			}
+			s->bn[b]++;
+			s->lh[(size_t)b * PLOT_LB + plot_lb(v)]++;
+			if (!s->n || v < s->min) {
+				s->min = v;
+			}
+			if (!s->n || v > s->max) {
+				s->max = v;
+			}
+			if (v > 0 && (!s->minpos || v < s->minpos)) {
+				s->minpos = v;
+			}
+			s->n++;
+			if (PL.raw && s->nraw < PLOT_RAW) {
+				s->rt[s->nraw] = t;
+				s->rv[s->nraw++] = v;
+			}
+		}
+		if (metric_value(side.primary, x.t, &v)) {
+			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns) {
+				pn->breach[b]++;
+				pn->nbreach++;
+			}
+			plot_worst_add(&x, v);
+		}
+	}
+	return 0;
+}
+
+/* ---- the SVG writer: a buffer, written in large pieces, first error kept */
+
+static void svg_flush(void)
+{
+	int r;
+
+	if (PL.len && !PL.err && (r = write_all(PL.fd, PL.buf, PL.len)) < 0) {
+		PL.err = -r;
+	}
+	PL.len = 0;
+}
+
+static void svg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void svg(const char *fmt, ...)
+{
+	size_t room;
+	va_list ap;
+	int n;
+
+	if (PL.len > sizeof(PL.buf) - 4096) {
+		svg_flush();
+	}
+	room = sizeof(PL.buf) - PL.len;
+	va_start(ap, fmt);
+	n = vsnprintf(PL.buf + PL.len, room, fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		PL.len += (size_t)n < room ? (size_t)n : room - 1;
+	}
+}
+
+/* Text from outside (paths, command line): XML-escaped, ASCII only, at most max bytes. */
+static void svg_esc(const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s && s[i] && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (PL.len > sizeof(PL.buf) - 16) {
+			svg_flush();
+		}
+		if (c == '&') {
+			svg("&amp;");
+		} else if (c == '<') {
+			svg("&lt;");
+		} else if (c == '>') {
+			svg("&gt;");
+		} else if (c == '"') {
+			svg("&quot;");
+		} else {
+			PL.buf[PL.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
+		}
+	}
+	if (s && s[i]) {
+		svg("...");
+	}
+}
+
+/* A duration in ns with the unit that suits it: "850 ns", "12.5 µs", "3 ms". */
+static char *plot_dur(char *buf, size_t len, double ns)
+{
+	double a = fabs(ns);
+
+	if (a == 0) {
+		snprintf(buf, len, "0");
+	} else if (a < 1e3) {
+		snprintf(buf, len, "%.4g ns", ns);
+	} else if (a < 1e6) {
+		snprintf(buf, len, "%.4g \xc2\xb5s", ns / 1e3);
+	} else if (a < 1e9) {
+		snprintf(buf, len, "%.4g ms", ns / 1e6);
+	} else {
+		snprintf(buf, len, "%.4g s", ns / 1e9);
+	}
+	return buf;
+}
+
+/* An axis: value -> pixel, linear or log10, with its pixel ends. */
+struct axis {
+	double lo, hi, a, b;
+	bool log;
+};
+
+static double ax_map(const struct axis *x, double v)
+{
+	double f, flo, fhi, p;
+
+	if (x->log) {
+		f = log10(v < x->lo ? x->lo : v);
+		flo = log10(x->lo);
+		fhi = log10(x->hi);
+	} else {
+		f = v;
+		flo = x->lo;
+		fhi = x->hi;
+	}
+	if (!(fhi > flo)) {
+		return x->a;
+	}
+	p = x->a + (f - flo) * (x->b - x->a) / (fhi - flo);
+	if (p < fmin(x->a, x->b)) {
+		p = fmin(x->a, x->b);
+	}
+	return p > fmax(x->a, x->b) ? fmax(x->a, x->b) : p;
+}
+
+/* A round step (1, 2 or 5 times a power of ten) for about n ticks. */
+static double nice_step(double range, int n)
+{
+	double raw = range / n, mag, r;
+
+	if (!(raw > 0)) {
+		return 1;
+	}
+	mag = pow(10, floor(log10(raw)));
+	r = raw / mag;
+	return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
+}
+
+/* Widen the axis to round ticks; a log axis to whole decades. */
+static void ax_round(struct axis *x, int nticks)
+{
+	if (x->log) {
+		x->lo = pow(10, floor(log10(x->lo > 0 ? x->lo : 1)));
+		x->hi = pow(10, ceil(log10(x->hi > x->lo ? x->hi : x->lo * 10)));
+		if (x->hi <= x->lo) {
+			x->hi = x->lo * 10;
+		}
+		return;
+	}
+	if (x->hi <= x->lo) {
+		x->hi = x->lo + 1;
+	}
+	{
+		double st = nice_step(x->hi - x->lo, nticks);
+
+		x->lo = floor(x->lo / st) * st;
+		x->hi = ceil(x->hi / st) * st;
+	}
+}
+
+/*
+ * Ticks and grid lines of an axis; horizontal (x) or vertical (y).  fmt
+ * labels a value; a log axis gets 1-2-5 ticks over up to three decades,
+ * decades only beyond.
+ */
+static void ax_draw(const struct axis *x, bool horiz, double other0, double other1,
+		    char *(*fmt)(char *, size_t, double))
+{
+	double v, st;
+	char lab[32];
+	int i;
+
+	if (x->log) {
+		double decades = log10(x->hi / x->lo);
+
+		for (v = x->lo; v <= x->hi * 1.0001; v *= 10) {
+			static const double mult[] = { 1, 2, 5 };
+
+			for (i = 0; i < (decades <= 3 ? 3 : 1); i++) {
+				double t = v * mult[i], p = ax_map(x, t);
+
+				if (t > x->hi * 1.0001) {
+					break;
+				}
+				fmt(lab, sizeof(lab), t);
+				if (horiz) {
+					svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", p, other0, p,
+					    other1, i ? "#eeeeee" : "#cccccc");
+					svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", p, other1 + 15, lab);
+				} else {
+					svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", other0, p,
+					    other1, p, i ? "#eeeeee" : "#cccccc");
+					svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", other0 - 5, p + 4, lab);
+				}
+			}
+		}
+		return;
+	}
+	st = nice_step(x->hi - x->lo, horiz ? 10 : 5);
+	for (i = 0, v = ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40; i++, v += st) {
+		double p = ax_map(x, v);
+
+		fmt(lab, sizeof(lab), fabs(v) < st * 1e-6 ? 0 : v);
+		if (horiz) {
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", p, other0, p, other1);
+			svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", p, other1 + 15, lab);
+		} else {
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", other0, p, other1, p);
+			svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", other0 - 5, p + 4, lab);
+		}
+	}
+}
+
+static char *plot_count_label(char *buf, size_t len, double v)
+{
+	if (v >= 1e6) {
+		snprintf(buf, len, "%.0fM", v / 1e6);
+	} else if (v >= 1e3) {
+		snprintf(buf, len, "%.0fk", v / 1e3);
+	} else {
+		snprintf(buf, len, "%.0f", v);
+	}
+	return buf;
+}
+
+static void plot_frame(double x0, double y0, double x1, double y1)
+{
+	svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333333\"/>\n", x0, y0,
+	    x1 - x0, y1 - y0);
+}
+
+static void plot_heading(double y, const char *text)
+{
+	svg("<text x=\"16\" y=\"%.1f\" font-size=\"15\" font-weight=\"bold\">%s</text>\n", y, text);
+}
+
+static void plot_swatch(double x, double y, const char *colour, const char *label, bool dash)
+{
+	svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"%s/>\n", x, y - 4,
+	    x + 22, y - 4, colour, dash ? " stroke-dasharray=\"5,3\"" : "");
+	svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 27, y, label);
+}
+
+/* Latency over time of one panel; returns the height used. */
+static double plot_time_panel(const struct plot_panel *pn, double top)
+{
+	const double y0 = top + 62, y1 = top + 302;
+	struct axis ax = { 0, (double)(PL.t1 - PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
+	struct axis ay = { 0, 0, y1, y0, true };
+	double span = (double)(PL.t1 - PL.t0 + 1), lx;
+	char lab[64], head[256];
+	int k, b;
+
+	snprintf(head, sizeof(head), "Latency over time%s%s", *pn->title ? ": " : "", pn->title);
+	plot_heading(top + 16, head);
+	for (k = 0; k < pn->nser; k++) {
+		const struct plot_series *s = &pn->ser[k];
+
+		if (s->n && s->minpos && (!ay.lo || (double)s->minpos < ay.lo)) {
+			ay.lo = (double)s->minpos;
+		}
+		if (s->n && (double)s->max > ay.hi) {
+			ay.hi = (double)s->max;
+		}
+	}
+	if (cfg.threshold_ns > 0 && (double)cfg.threshold_ns > ay.hi) {
+		ay.hi = (double)cfg.threshold_ns;
+	}
+	if (!ay.lo) {
+		ay.lo = ay.hi > 0 ? ay.hi / 10 : 1000;
+		ay.hi = ay.hi > ay.lo ? ay.hi : ay.lo * 10;
+	}
+	ax_round(&ay, 5);
+	ax_round(&ax, 10);
+	ax.hi = ax.hi > 0 ? ax.hi : 1;
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	ax_draw(&ay, false, PLOT_X0, PLOT_X1, plot_dur);
+	{
+		/* seconds since the first transaction, labelled with their unit */
+		struct axis axn = ax;
+
+		axn.lo *= 1e9;
+		axn.hi *= 1e9;
+		ax_draw(&axn, true, y0, y1, plot_dur);
+	}
+	svg("</g>\n");
+	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">time since the first transaction</text>\n",
+	    (PLOT_X0 + PLOT_X1) / 2, y1 + 32);
+	svg("<text x=\"20\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(-90 20 %.1f)\" text-anchor=\"middle\">latency (log scale)</text>\n",
+	    (y0 + y1) / 2, (y0 + y1) / 2);
+	if (!pn->nrec) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no transactions</text>\n",
+		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
+	}
+	/* every series: each point, or per bin a min-max band, a p50 line and a p99 line */
+	for (k = pn->nser - 1; k >= 0; k--) {	/* the headline metric last: on top */
+		const struct plot_series *s = &pn->ser[k];
+		const char *c = plot_metric_colour(s->m);
+		uint32_t i;
+
+		if (PL.raw) {
+			svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2.6\" stroke-linecap=\"round\" d=\"", c);
+			for (i = 0; i < s->nraw; i++) {
+				svg("M%.1f %.1fh.1", ax_map(&ax, (double)(s->rt[i] - PL.t0) / 1e9), ax_map(&ay, (double)s->rv[i]));
+			}
+			svg("\"/>\n");
+			continue;
+		}
+		for (b = 0; b < PLOT_BINS;) {
+			int e;
+
+			if (!s->bn[b]) {
+				b++;
+				continue;
+			}
+			for (e = b; e < PLOT_BINS && s->bn[e]; e++) {
+			}
+			/* one closed band per run of non-empty bins */
+			/* the headline metric's band stronger: bands of close metrics overlap */
+			svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"none\" d=\"", c, k ? "0.12" : "0.22");
+			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+				double xa = ax_map(&ax, span * i / PLOT_BINS / 1e9), xb = ax_map(&ax, span * (i + 1) / PLOT_BINS / 1e9);
+
+				svg("%s%.1f %.1fH%.1f", i == (uint32_t)b ? "M" : "L", xa, ax_map(&ay, (double)s->bmax[i]), xb);
+			}
+			for (i = (uint32_t)e; i-- > (uint32_t)b;) {
+				double xa = ax_map(&ax, span * i / PLOT_BINS / 1e9), xb = ax_map(&ax, span * (i + 1) / PLOT_BINS / 1e9);
+
+				svg("L%.1f %.1fH%.1f", xb, ax_map(&ay, (double)s->bmin[i]), xa);
+			}
+			svg("Z\"/>\n");
+			svg("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"4,2\" points=\"", c);
+			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+				svg("%.1f,%.1f ", ax_map(&ax, span * (i + 0.5) / PLOT_BINS / 1e9),
+				    ax_map(&ay, (double)plot_bin_pct(s, (int)i, 99)));
+			}
+			svg("\"/>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"", c);
+			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+				svg("%.1f,%.1f ", ax_map(&ax, span * (i + 0.5) / PLOT_BINS / 1e9),
+				    ax_map(&ay, (double)plot_bin_pct(s, (int)i, 50)));
+			}
+			svg("\"/>\n");
+			b = e;
+		}
+	}
+	if (cfg.threshold_ns > 0) {
+		double ty = ax_map(&ay, (double)cfg.threshold_ns);
+
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"8,4\"/>\n",
+		    PLOT_X0, ty, PLOT_X1, ty, OI_VERMILLION);
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">threshold %s</text>\n",
+		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns));
+	}
+	/* two strips above the plot: lost or late transactions, and breaches, per bin */
+	svg("<g font-size=\"11\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">lost/late</text>\n", PLOT_X0 - 5, y0 - 26);
+	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">breach</text></g>\n", PLOT_X0 - 5, y0 - 8);
+	svg("<path stroke=\"#000000\" stroke-width=\"1.6\" fill=\"none\" d=\"");
+	for (b = 0; b < PLOT_BINS; b++) {
+		if (pn->lost[b]) {
+			double x = ax_map(&ax, span * (b + 0.5) / PLOT_BINS / 1e9);
+
+			svg("M%.1f %.1fl6 6m0 -6l-6 6", x - 3, y0 - 36);
+		}
+	}
+	svg("\"/>\n<path fill=\"%s\" stroke=\"none\" d=\"", OI_VERMILLION);
+	for (b = 0; b < PLOT_BINS; b++) {
+		if (pn->breach[b]) {
+			double x = ax_map(&ax, span * (b + 0.5) / PLOT_BINS / 1e9);
+
+			svg("M%.1f %.1fh8l-4 7z", x - 4, y0 - 18);
+		}
+	}
+	svg("\"/>\n");
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	/* legend */
+	lx = PLOT_X0;
+	for (k = 0; k < pn->nser; k++) {
+		plot_swatch(lx, y1 + 52, plot_metric_colour(pn->ser[k].m), metric_def[pn->ser[k].m].label, false);
+		lx += 210;
+	}
+	if (PL.raw) {
+		snprintf(head, sizeof(head), "every transaction is a dot (%" PRIu64 ")", pn->nrec);
+	} else {
+		snprintf(head, sizeof(head), "%" PRIu64 " transactions in %d bins of %s: shaded min to max, solid p50, dashed p99",
+			 pn->nrec, PLOT_BINS, plot_dur(lab, sizeof(lab), span / PLOT_BINS));
+	}
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s; lost %" PRIu64 ", late %" PRIu64 ", breaches %" PRIu64 "</text>\n",
+	    PLOT_X0, y1 + 70, head, pn->nlost, pn->nlate, pn->nbreach);
+	return 386;
+}
+
+static double plot_table(double top, const int *ms, int nser);
+
+/* The histogram column of value v (clamped to the axis). */
+static int plot_col(const struct axis *ax, double v, int ncol)
+{
+	double f = ax->log ? (v > 0 ? log10(v / ax->lo) / log10(ax->hi / ax->lo) : 0) : (v - ax->lo) / (ax->hi - ax->lo);
+	int c = (int)(f * ncol);
+
+	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
+}
+
+/* Metrics the distribution shows: those of the first panel with samples. */
+static int plot_hist_metrics(int *ms)
+{
+	const struct plot_panel *pn = &PL.panel[0];
+	int k, n = 0;
+
+	for (k = 0; k < pn->nser; k++) {
+		if (S.h[pn->ser[k].m].n) {
+			ms[n++] = pn->ser[k].m;
+		}
+	}
+	return n;
+}
+
+/* The percentiles the table shows, and the ones marked on the histogram. */
+static const int plot_pct_idx[] = { 0, 1, 3, 4, 5, 6 };	/* 50 90 99 99.9 99.99 99.999 */
+
+/* The distribution: a histogram per metric with a log count axis (cyclictest's picture). */
+static double plot_hist_panel(double top)
+{
+	const double y0 = top + 30, y1 = top + 250;
+	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0.5, 1, y1, y0, true };
+	static uint64_t cnt[PLOT_MAXSER][400];
+	uint64_t maxc = 0, i;
+	int k, ncol = 300, c, nser = 0, ms[PLOT_MAXSER];
+	char lab[64];
+	bool any = false;
+
+	plot_heading(top + 16, "Distribution (counts on a log scale)");
+	nser = plot_hist_metrics(ms);
+	for (k = 0; k < nser; k++) {
+		const struct hist *h = &S.h[ms[k]];
+
+		ax.lo = !any || (double)h->min < ax.lo ? (double)h->min : ax.lo;
+		ax.hi = !any || (double)h->max > ax.hi ? (double)h->max : ax.hi;
+		any = true;
+	}
+	/* a tail far from the body needs a log latency axis to show both */
+	ax.log = any && ax.lo > 0 && ax.hi / ax.lo > 30;
+	if (!any) {
+		ax.lo = 0;
+		ax.hi = 1000;
+	}
+	ax_round(&ax, 10);
+	/* linear: no column narrower than a histogram bucket (that would draw a comb) */
+	if (!ax.log && (ax.hi - ax.lo) / (double)cfg.bucket_ns < ncol) {
+		ncol = (int)((ax.hi - ax.lo) / (double)cfg.bucket_ns);
+	}
+	ncol = ncol < 10 ? 10 : ncol;
+	memset(cnt, 0, sizeof(cnt));
+	for (k = 0; k < nser; k++) {
+		const struct hist *h = &S.h[ms[k]];
+
+		for (i = 0; i < h->nbuckets + h->out_n; i++) {
+			double lo, hi;
+			uint64_t n;
+			int c1;
+
+			if (i < h->nbuckets) {
+				if (!(n = h->bucket[i])) {
+					continue;
+				}
+				lo = (double)(i * h->bucket_ns);
+				hi = lo + (double)h->bucket_ns;
+				hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
+			} else {
+				n = 1;
+				lo = hi = (double)h->out[i - h->nbuckets];
+			}
+			c = plot_col(&ax, lo, ncol);
+			c1 = hi > lo ? plot_col(&ax, hi - 1e-3, ncol) : c;
+			if (c == c1) {
+				cnt[k][c] += n;
+			}
+			/* a bucket wider than the columns (log axis, low end) covers each of them */
+			for (; c1 > c && c <= c1; c++) {
+				cnt[k][c] = n > cnt[k][c] ? n : cnt[k][c];
+			}
+		}
+		for (c = 0; c < ncol; c++) {
+			maxc = cnt[k][c] > maxc ? cnt[k][c] : maxc;
+		}
+	}
+	ay.hi = maxc > 1 ? (double)maxc : 10;
+	ax_round(&ay, 5);
+	ay.lo = 0.5;
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	{
+		struct axis aly = ay;
+
+		aly.lo = 1;	/* ticks from 1; the axis starts at 0.5 so that a count of 1 shows */
+		for (double v = 1; v <= ay.hi * 1.0001; v *= 10) {
+			double p = ax_map(&ay, v);
+
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n", PLOT_X0, p, PLOT_X1, p);
+			svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PLOT_X0 - 5, p + 4,
+			    plot_count_label(lab, sizeof(lab), v));
+		}
+		(void)aly;
+	}
+	ax_draw(&ax, true, y0, y1, plot_dur);
+	svg("</g>\n");
+	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">latency%s</text>\n",
+	    (PLOT_X0 + PLOT_X1) / 2, y1 + 32, ax.log ? " (log scale)" : "");
+	svg("<text x=\"20\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(-90 20 %.1f)\" text-anchor=\"middle\">transactions</text>\n",
+	    (y0 + y1) / 2, (y0 + y1) / 2);
+	/* the first metric filled, every one as a step outline */
+	for (k = nser - 1; k >= 0; k--) {
+		const char *col = plot_metric_colour(ms[k]);
+
+		svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"%s\" stroke-width=\"1.4\" d=\"M%.1f %.1f", k ? "none" : col,
+		    k ? "0" : "0.3", col, PLOT_X0, y1);
+		for (c = 0; c < ncol; c++) {
+			double xa = PLOT_X0 + (PLOT_X1 - PLOT_X0) * c / ncol, xb = PLOT_X0 + (PLOT_X1 - PLOT_X0) * (c + 1) / ncol;
+			double y = cnt[k][c] ? ax_map(&ay, (double)cnt[k][c]) : y1;
+
+			svg("V%.1fH%.1f", y, xb);
+			(void)xa;
+		}
+		svg("V%.1f%s\"/>\n", y1, k ? "" : "Z");
+	}
+	/* percentiles of the first (headline) metric */
+	if (nser) {
+		const struct hist *h = &S.h[ms[0]];
+		double lastx = -1e9;
+		int row = 0;
+
+		for (k = 0; k < (int)(sizeof(plot_pct_idx) / sizeof(plot_pct_idx[0])) + 1; k++) {
+			bool approx = false;
+			bool is_max = k == (int)(sizeof(plot_pct_idx) / sizeof(plot_pct_idx[0]));
+			int64_t v = is_max ? h->max : hist_pct(h, pct_value[plot_pct_idx[k]], &approx);
+			double x = ax_map(&ax, (double)v);
+
+			/* a percentile the sample count cannot resolve is not marked */
+			if (!is_max && (double)h->n * (100 - pct_value[plot_pct_idx[k]]) / 100 < 1) {
+				continue;
+			}
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n",
+			    x, y0, x, y1);
+			/* labels side by side where there is room, else stacked below the previous one */
+			row = x - lastx < 44 && row < 5 ? row + 1 : 0;
+			lastx = x;
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
+			    x, y0 + 11 + 11 * row, is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
+		}
+	}
+	if (!nser) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no samples</text>\n",
+		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
+	}
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	return plot_table(top + 300, ms, nser) - top;
+}
+
+/* ns as µs with three decimals: exact, so a reader (or a test) gets the report's number. */
+static char *plot_us3(char *buf, size_t len, int64_t v)
+{
+	uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, v < 0 ? "-" : "", a / 1000, a % 1000);
+	return buf;
+}
+
+/* The numbers under the histogram; every cell has an id (metric-column). */
+static double plot_table(double top, const int *ms, int nser)
+{
+	static const char *const colname[] = {
+		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
+	};
+	const double cx[] = { 320, 410, 495, 580, 665, 750, 835, 920, 1005, 1090 };
+	char lab[48];
+	int k, j;
+
+	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
+	    PLOT_X0, top);
+	for (j = 0; j < 10; j++) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
+	}
+	for (k = 0; k < nser; k++) {
+		const struct hist *h = &S.h[ms[k]];
+		const char *key = metric_def[ms[k]].key;
+		double y = top + 18 * (k + 1);
+		bool approx = false;
+
+		plot_swatch(PLOT_X0 - 30, y, plot_metric_colour(ms[k]), "", false);
+		svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", PLOT_X0, y, metric_def[ms[k]].label);
+		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
+		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
+		    plot_us3(lab, sizeof(lab), h->min));
+		for (j = 0; j < NPCT; j++) {
+			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
+			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
+		}
+		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
+		    plot_us3(lab, sizeof(lab), h->max));
+		if (approx) {
+			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
+		}
+	}
+	svg("</g>\n");
+	return top + 18 * nser + 14;
+}
+
+/* A colour per segment of the decomposition, by the name segments() gives it. */
+static const char *plot_seg_colour(const char *name)
+{
+	static const struct {
+		const char *name, *colour;
+	} c[] = {
+		{ "client tx stack", OI_SKY }, { "network (both ways)", OI_GREEN },
+		{ "server rx stack", OI_ORANGE }, { "server processing", OI_PURPLE },
+		{ "server tx stack", OI_YELLOW }, { "client rx stack", OI_BLUE },
+		{ "server response", OI_VERMILLION },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (!strcmp(name, c[i].name)) {
+			return c[i].colour;
+		}
+	}
+	return "#999999";
+}
+
+/* The worst transactions as stacked bars, one segment per part of the path. */
+static double plot_worst_panel(double top)
+{
+	const double bx0 = 170, bx1 = 850, row = 20;
+	struct axis ax = { 0, 0, bx0, bx1, false };
+	const char *seen[8], *name[8];
+	int64_t val[8];
+	int i, k, n, nseen = 0;
+	char lab[48], head[160];
+	double y, lx;
+
+	if (PL.nworst) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", PL.nworst, metric_def[side.primary].key);
+	} else {
+		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[side.primary].key);
+	}
+	plot_heading(top + 16, head);
+	if (!PL.nworst) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">no measured transactions</text>\n", PLOT_X0, top + 44);
+		return 64;
+	}
+	for (i = 0; i < PL.nworst; i++) {
+		double sum = 0;
+
+		segments(PL.worst[i].x.t, name, val, &n);
+		for (k = 0; k < n; k++) {
+			sum += val[k] > 0 ? (double)val[k] : 0;
+		}
+		ax.hi = sum > ax.hi ? sum : ax.hi;
+	}
+	ax_round(&ax, 8);
+	y = top + 40;
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	ax_draw(&ax, true, y, y + row * PL.nworst, plot_dur);
+	svg("</g>\n");
+	for (i = 0; i < PL.nworst; i++) {
+		const struct plot_worst *w = &PL.worst[i];
+		double x = bx0, ry = y + row * i, acc = 0;
+		int dom = segments(w->x.t, name, val, &n);
+
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">seq %" PRIu64 "</text>\n", bx0 - 8,
+		    ry + 14, w->x.seq);
+		for (k = 0; k < n; k++) {
+			double x2;
+			int s;
+
+			acc += val[k] > 0 ? (double)val[k] : 0;	/* a negative segment (clock skew) draws nothing */
+			x2 = ax_map(&ax, acc);
+
+			for (s = 0; s < nseen && strcmp(seen[s], name[k]); s++) {
+			}
+			if (s == nseen && nseen < 8) {
+				seen[nseen++] = name[k];
+			}
+			if (x2 > x) {
+				svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"#333333\" stroke-width=\"0.5\"/>\n",
+				    x, ry + 3, x2 - x, row - 6, plot_seg_colour(name[k]));
+			}
+			x = x2;
+		}
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">%s %s%s%s</text>\n", bx1 + 10, ry + 14,
+		    metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
+		    dom >= 0 ? name[dom] : "");
+	}
+	plot_frame(bx0, y, bx1, y + row * PL.nworst);
+	y += row * PL.nworst + 40;
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its %s</text>\n",
+	    bx0, y + 20, metric_def[side.primary].key);
+	lx = bx0;
+	for (k = 0; k < nseen; k++) {
+		svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\" stroke=\"#333333\" stroke-width=\"0.5\"/>\n",
+		    lx, y - 9, plot_seg_colour(seen[k]));
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">%s</text>\n", lx + 18, y, seen[k]);
+		lx += 30 + 7.0 * (double)strlen(seen[k]);
+	}
+	return y - top + 34;
+}
+
+/* Title: what was measured, where, with which stamps, when, and how. */
+static double plot_title(const struct plot_src *src)
+{
+	time_t when = (time_t)((PL.t0 ? PL.t0 : real_ns()) / NSEC_PER_SEC);
+	struct tm tm;
+	char date[64], lab[48];
+
+	gmtime_r(&when, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	svg("<text x=\"16\" y=\"26\" font-size=\"18\" font-weight=\"bold\">rant ");
+	if (cfg.mode == MODE_ANALYZE) {
+		svg("--analyze ");
+		svg_esc(cfg.analyze[0], 120);
+		if (cfg.analyze[1]) {
+			svg(" + ");
+			svg_esc(cfg.analyze[1], 120);
+		}
+		svg(" (%s log)", side.emit ? "emit" : "reflect");
+	} else if (side.emit) {
+		svg("emit to ");
+		svg_esc(cfg.address, 80);
+	} else {
+		svg("reflect, session 0x%08x", S.id);
+	}
+	if (cfg.iface) {
+		svg(" via ");
+		svg_esc(cfg.iface, IFNAMSIZ);
+	}
+	svg(", %s</text>\n", date);
+	svg("<text x=\"16\" y=\"46\" font-size=\"12\">wire stamps %s", tsrc(ts.hw));
+	if (side.emit && (S.srv_hw_known || cfg.mode == MODE_ANALYZE)) {
+		svg(", server wire stamps %s", tsrc(S.srv_hw));
+	}
+	svg(", app stamps %s; %" PRIu64 " samples of %s over %s; lost %" PRIu64 ", late %" PRIu64,
+	    cfg.sw_stamps ? "on" : "off", S.h[side.primary].n, metric_def[side.primary].key,
+	    plot_dur(lab, sizeof(lab), session_duration() * 1e9), S.c.lost, S.c.late);
+	if (cfg.threshold_ns >= 0) {
+		svg("; threshold %s exceeded %" PRIu64 " times", plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns),
+		    S.c.breaches);
+	}
+	svg("</text>\n<text x=\"16\" y=\"64\" font-size=\"11\" fill=\"#444444\">");
+	svg_esc(cfg.cmdline, 190);
+	if (src->n < S.h[side.primary].n + S.c.lost + S.c.late || S.log.dropped || cfg.log_threshold_ns >= 0) {
+		svg(" (over time: the %" PRIu64 " transactions %s)", src->n,
+		    cfg.log_threshold_ns >= 0 ? "above -L" : "the log ring kept");
+	}
+	svg("</text>\n");
+	return 78;
+}
+
+/* Height of the over-time panels, the histogram and the worst-N panel. */
+static double plot_height(void)
+{
+	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
+
+	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) + 24;
+}
+
+/* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
+static int plot_draw(const struct plot_src *src)
+{
+	struct stat sb;
+	double y, h;
+	int p, r;
+
+	PL.len = 0;
+	PL.err = 0;
+	r = plot_collect(src);
+	if (r < 0) {
+		plot_free();
+		return r;
+	}
+	if (fstat(PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) && (ftruncate(PL.fd, 0) < 0 || lseek(PL.fd, 0, SEEK_SET) < 0)) {
+		plot_free();
+		return -errno;
+	}
+	h = plot_height();
+	svg("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	svg("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
+	    "font-family=\"DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif\" fill=\"#000000\">\n",
+	    PLOT_W, h, PLOT_W, h);
+	svg("<title>rant %s latency</title>\n", side.emit ? "emit" : "reflect");
+	svg("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", PLOT_W, h);
+	y = plot_title(src);
+	for (p = 0; p < PL.npanel; p++) {
+		y += plot_time_panel(&PL.panel[p], y);
+	}
+	y += plot_hist_panel(y) + 20;
+	y += plot_worst_panel(y);
+	svg("<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">rant %s</text>\n", PLOT_W - 10,
+	    h - 8, RANT_VERSION);
+	svg("</svg>\n");
+	svg_flush();
+	plot_free();
+	return PL.err ? -PL.err : 0;
+}
+
+/* After a run or a reflector session: draw from the log ring. */
+static int plot_run(void)
+{
+	struct plot_src src = { .n = S.log.n, .what = "" };
+	int r;
+
+	if (PL.fd < 0) {
+		return 0;
+	}
+	r = plot_draw(&src);
+	if (r < 0) {
+		warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+/* Opened with the other outputs, so that a path that cannot be written stops the run before it starts. */
+static int plot_open(void)
+{
+	bool created;
+
+	if (!cfg.plot) {
+		return 0;
+	}
+	PL.fd = out_open("--plot", cfg.plot, &created);
+	if (PL.fd < 0 || out_truncate("--plot", cfg.plot, PL.fd) < 0) {
+		return -1;
+	}
+	return 0;
 }
 
 /* -------------------------------------------------------------- analyze */
@@ -3956,10 +5563,10 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
  */
 static int alog_parse(struct alog *L, char *p, char *end)
 {
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4 };
-	int col[16], ncol = 0, i, valm[16];
-	const char *f[17];
-	size_t len[17];
+	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5 };	/* C_PMC - k: counter slot k */
+	int col[24], ncol = 0, i, valm[24];
+	const char *f[25];
+	size_t len[25];
 	uint64_t line = 0, cap = 0;
 	bool header = false, dashes = false;
 
@@ -3990,8 +5597,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			bool hw = false, emit = false;
 
 			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
-			nf = alog_split(p, le, L->csv, f, len, 16);
-			if (nf > 16 || nf < 3) {
+			nf = alog_split(p, le, L->csv, f, len, 24);
+			if (nf > 24 || nf < 3) {
 				return alog_error(L, line, "not a rant log header", NULL, 0);
 			}
 			for (i = 0; i < nf; i++) {
@@ -4026,6 +5633,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
+					col[i] = C_PMC - pmc_log_column(f[i], len[i]);
 				} else if ((len[i] == 15 && !strncmp(f[i], "RESPONSE_APP_TX", 15)) ||
 					   (len[i] == 18 && !strncmp(f[i], "response_app_tx_ns", 18))) {
 					return alog_error(L, line, "a reflector log written with -N (response up to the app's send, no T3 wire stamp): --analyze reads wire-to-wire logs",
@@ -4056,7 +5665,7 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			p = nl + 1;
 			continue;
 		}
-		nf = alog_split(p, le, L->csv, f, len, 16);
+		nf = alog_split(p, le, L->csv, f, len, 24);
 		if (nf != ncol) {
 			return alog_error(L, line, nf < ncol ? "too few fields" : "too many fields", NULL, 0);
 		}
@@ -4073,6 +5682,7 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			int st = ST_OK;
 
 			memset(x, 0, sizeof(*x));
+			memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
 			for (i = 0; i < nf; i++) {
 				if (col[i] == C_SEQ) {
 					if (!alog_u64(f[i], len[i], &x->seq)) {
@@ -4090,6 +5700,11 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (col[i] >= 0) {
 					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
 						return alog_error(L, line, "bad timestamp", f[i], len[i]);
+					}
+				} else if (col[i] <= C_PMC) {
+					x->pmc[C_PMC - col[i]] = PMC_NONE;
+					if (len[i] && !alog_u64(f[i], len[i], &x->pmc[C_PMC - col[i]])) {
+						return alog_error(L, line, "bad counter value", f[i], len[i]);
 					}
 				}
 			}
@@ -4295,6 +5910,12 @@ static int analyze_run(struct alog *L, int nlogs)
 	} else if (cfg.json) {
 		js = stdout;
 	}
+	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
+		if (js && js != stdout) {
+			fclose(js);
+		}
+		return EXIT_USAGE;
+	}
 	side_set(L[0].emit);
 	ts.hw = L[0].hw;
 	S.srv_hw = L[0].srv_hw;
@@ -4376,6 +5997,15 @@ static int analyze_run(struct alog *L, int nlogs)
 	if (S.c.breaches) {
 		code = EXIT_BREACH;
 	}
+	if (PL.fd >= 0) {
+		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .what = "" };
+		int r = plot_draw(&src);
+
+		if (r < 0) {
+			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
+			code = EXIT_RUNTIME;
+		}
+	}
 	if (js) {
 		json_report(js, code);
 		if (js != stdout) {
@@ -4390,7 +6020,7 @@ static int analyze_run(struct alog *L, int nlogs)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_MAX
 };
 
 /* One table drives getopt_long, the short option string and --help. */
@@ -4433,6 +6063,7 @@ static const struct opt_def {
 	{ "json", 1, O_JSON, "FILE|-", "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
 	{ "analyze", 1, O_ANALYZE, "LOG", "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
 	{ "top", 1, O_TOP, "N", "with --analyze: list the N worst transactions (default 10)" },
+	{ "plot", 1, O_PLOT, "FILE.svg", "after the run (or --analyze): latency over time, distribution and worst transactions as one SVG" },
 	{ "quiet", 0, 'q', NULL, "no status line and no start-up notes" },
 	{ "verbose", 0, 'v', NULL, "more detail at start" },
 	{ "version", 0, 'V', NULL, "print the version" },
@@ -4441,6 +6072,7 @@ static const struct opt_def {
 	{ "no-hw-ts", 0, 'R', NULL, "no NIC stamps: the same as --timestamps sw" },
 	{ "fast-path", 0, 'F', NULL, "reflect: the fastest path rant has: --spin and -N together" },
 	{ "threaded", 0, '2', NULL, "refused: send and receive on separate threads needs 3 CPUs (says why)" },
+	{ "pmc", 0, 'M', NULL, "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -4709,6 +6341,9 @@ static int opt_apply(int c, const char *a)
 		return 0;
 	case O_TOP:
 		return opt_u64(c, a, 1, 1000000, &u) < 0 ? -1 : (cfg.top = (unsigned)u, 0);
+	case O_PLOT:
+		cfg.plot = a;
+		return 0;
 	case 'q':
 		cfg.quiet = true;
 		return 0;
@@ -4726,6 +6361,9 @@ static int opt_apply(int c, const char *a)
 		return 0;
 	case '2':
 		return opt_threaded();
+	case 'M':
+		cfg.pmc = true;
+		return 0;
 	}
 	return -1;
 }
@@ -4773,7 +6411,7 @@ static int opt_check(const bool *given)
 	static const int net_only[] = {
 		'a', 'i', 'd', 'w', 's', 'T', 'S', 'l', 'L', 'G', 'p', 'P', 'B', O_PORT, O_SIZE,
 		O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY, O_TOS, O_SPIN, O_ONCE,
-		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS,
+		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS, 'M',
 	};
 	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, O_SIZE };
 	size_t i;
@@ -4805,7 +6443,7 @@ static int opt_check(const bool *given)
 		warnx_("--continue: needs --threshold US (what would it continue past?)");
 		return -1;
 	}
-	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] || given[O_LOG_RECORDS])) {
+	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !cfg.plot))) {
 		warnx_("%s: needs --log FILE", given['L'] ? "--log-threshold" : given[O_LOG_FORMAT] ? "--log-format" : "--log-records");
 		return -1;
 	}
@@ -4826,6 +6464,10 @@ static int opt_check(const bool *given)
 	}
 	if (cfg.json && cfg.log && !strcmp(cfg.json, cfg.log)) {
 		warnx_("--json: '%s' is also the --log file", cfg.json);
+		return -1;
+	}
+	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) || (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
+		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
 		return -1;
 	}
 	return opt_check_earlier(given);
@@ -5116,6 +6758,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 
 	side_set(emit);
 	compat_setup();
+	if (cfg.pmc && pmc_setup() < 0) {
+		return -1;
+	}
 	if (layout_compute(L, emit) < 0) {
 		return -1;
 	}
@@ -5123,6 +6768,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 		return -1;
 	}
 	if (cfg.json && strcmp(cfg.json, "-") && out_check("--json", cfg.json) < 0) {
+		return -1;
+	}
+	if (cfg.plot && out_check("--plot", cfg.plot) < 0) {
 		return -1;
 	}
 	if (cfg.trace && trace_open() < 0) {
@@ -5136,7 +6784,7 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
 		return -1;
 	}
-	return outputs_open(log_fd, json);
+	return outputs_open(log_fd, json) < 0 ? -1 : plot_open();
 }
 
 static void start_note(void)
@@ -5150,6 +6798,7 @@ static void start_note(void)
 		cfg.mode == MODE_EMIT ? "" : "", cfg.port, cfg.iface ? " via " : "", cfg.iface ? cfg.iface : "",
 		cfg.size, ts.note, cfg.sw_stamps ? "on" : "off",
 		cfg.spin ? "spinning" : cfg.interval_ns ? "interval" : "blocking");
+	pmc_note(stderr);
 	if (cfg.verbose) {
 		fprintf(stderr, "rant: memory %zu B locked%s; window %" PRIu64 " transactions; log ring %" PRIu64
 			" records of %u B; session 0x%08x\n", arena.size, cfg.hugepages ? " in hugepages" : "",
@@ -5221,6 +6870,9 @@ static int run_main(void)
 		code = EXIT_RUNTIME;
 	}
 	session_report(out, true);
+	if (plot_run() < 0) {
+		code = EXIT_RUNTIME;
+	}
 	if (json) {
 		json_report(json, code);
 		fclose(json);

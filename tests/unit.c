@@ -2414,6 +2414,711 @@ static void test_compat(void)
 	reset_globals();
 }
 
+/* ------------------------------------------------------------------ pmc */
+
+/*
+ * -M without a PMU: the counter pages are memfd pages the test writes, the
+ * rdpmc instruction is fake_rdpmc (values per counter, calls counted, and a
+ * hook that rewrites the page in the middle of a read, as the kernel does on
+ * a context switch), and perf_event_open is fake_open.
+ */
+static struct {
+	uint64_t raw[8];		/* what rdpmc(ecx) returns */
+	int calls, last_ecx;
+	struct perf_event_mmap_page *bump;	/* rewrite this page during a read... */
+	int bump_left;			/* ...this many times */
+	int64_t bump_offset;		/* new offset after the rewrite */
+	uint64_t bump_raw;		/* new raw value after the rewrite */
+} fr;
+
+static uint64_t fake_rdpmc(uint32_t ecx)
+{
+	uint64_t v = fr.raw[ecx & 7];
+
+	fr.calls++;
+	fr.last_ecx = (int)ecx;
+	if (fr.bump && fr.bump_left) {
+		fr.bump_left--;
+		fr.bump->lock += 2;
+		fr.bump->offset = fr.bump_offset;
+		fr.raw[ecx & 7] = fr.bump_raw;
+	}
+	return v;
+}
+
+static void pg_init(struct perf_event_mmap_page *pg, uint32_t index, int64_t offset, uint16_t width)
+{
+	memset(pg, 0, sizeof(*pg));
+	pg->lock = 4;
+	pg->index = index;
+	pg->offset = offset;
+	pg->cap_user_rdpmc = 1;
+	pg->pmc_width = width;
+}
+
+/* Fake events: open n memfd pages; what each open saw is kept. */
+static struct {
+	struct perf_event_mmap_page *pg[PMC_MAX];
+	struct perf_event_attr attr[PMC_MAX];
+	int group[PMC_MAX], n, fail_at, fail_err;
+	uint32_t index0;		/* index the pages get (0: not on the PMU) */
+	bool no_rdpmc;
+} fo;
+
+static int fake_open(struct perf_event_attr *a, int group)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	int k = fo.n, fd;
+	void *m;
+
+	if (k >= PMC_MAX) {
+		return -EINVAL;
+	}
+	fo.attr[k] = *a;
+	fo.group[k] = group;
+	fo.n++;
+	if (k == fo.fail_at) {
+		return -fo.fail_err;
+	}
+	fd = memfd_create("rant-unit-pmc", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, psz) < 0) {
+		return -EIO;
+	}
+	m = mmap(NULL, (size_t)psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		return -EIO;
+	}
+	fo.pg[k] = m;
+	pg_init(fo.pg[k], fo.index0 ? fo.index0 + (uint32_t)k : 0, 1000 * (k + 1), 48);
+	fo.pg[k]->cap_user_rdpmc = !fo.no_rdpmc;
+	fr.raw[(fo.index0 + (uint32_t)k - 1) & 7] = 5;
+	return fd;
+}
+
+static void fake_open_free(void)
+{
+	int k;
+
+	for (k = 0; k < PMC_MAX; k++) {
+		if (fo.pg[k]) {
+			munmap(fo.pg[k], (size_t)sysconf(_SC_PAGESIZE));
+		}
+	}
+	memset(&fo, 0, sizeof(fo));
+	fo.fail_at = -1;
+}
+
+/* A fake /sys/bus/event_source/devices and perf_event_paranoid under dir. */
+static char pmc_dir[256], pmc_par[300], pmc_cpu[300];
+
+static void pmc_fake_sysfs(const char *pmu, const char *rdpmc, const char *paranoid)
+{
+	char p[700];
+
+	snprintf(p, sizeof(p), "rm -rf %s && mkdir -p %s", pmc_dir, pmc_dir);
+	if (system(p) != 0) {
+		return;
+	}
+	if (pmu) {
+		snprintf(pmc_cpu, sizeof(pmc_cpu), "%s/%s", pmc_dir, pmu);
+		mkdir(pmc_cpu, 0700);
+		if (rdpmc) {
+			snprintf(p, sizeof(p), "%s/rdpmc", pmc_cpu);
+			write_file(p, rdpmc);
+		}
+	}
+	snprintf(pmc_par, sizeof(pmc_par), "%s/perf_event_paranoid", pmc_dir);
+	write_file(pmc_par, paranoid);
+	pmc_devices = pmc_dir;
+	pmc_paranoid_file = pmc_par;
+}
+
+/*
+ * pmc_setup against fresh fake events: open number fail_at fails with
+ * fail_err (-1: none), pages carry index0 + k (0: not on the PMU) and
+ * cap_user_rdpmc unless no_rdpmc.  stderr in *err (malloc'd).
+ */
+static int pmc_try(char **err, int fail_at, int fail_err, uint32_t index0, bool no_rdpmc)
+{
+	struct capture ce;
+	int r;
+
+	fake_open_free();
+	fo.fail_at = fail_at;
+	fo.fail_err = fail_err;
+	fo.index0 = index0;
+	fo.no_rdpmc = no_rdpmc;
+	cap_start(&ce, 2);
+	r = pmc_setup();
+	*err = cap_stop(&ce);
+	return r;
+}
+
+static void test_pmc_read(void)
+{
+	static struct perf_event_mmap_page pg;
+	const int64_t O = 1000000;
+	uint64_t a[PMC_MAX], b[PMC_MAX], d[PMC_MAX];
+
+	pmc_rdpmc = fake_rdpmc;
+	memset(&fr, 0, sizeof(fr));
+	pg_init(&pg, 3, O, 48);
+	fr.raw[2] = 500;
+	ok(pmc_read_one(&pg) == (uint64_t)O + 500 && fr.calls == 1 && fr.last_ecx == 2,
+	   "pmc read: offset + rdpmc(index - 1)", "calls %d ecx %d", fr.calls, fr.last_ecx);
+	fr.calls = 0;
+	pg.index = 0;
+	ok(pmc_read_one(&pg) == PMC_NONE && fr.calls == 0, "pmc read: index 0 (not on the PMU) is no value, no rdpmc",
+	   "calls %d", fr.calls);
+	pg.index = 3;
+	pg.cap_user_rdpmc = 0;
+	ok(pmc_read_one(&pg) == PMC_NONE && fr.calls == 0, "pmc read: cap_user_rdpmc 0 is no value, no rdpmc",
+	   "calls %d", fr.calls);
+	pg.cap_user_rdpmc = 1;
+	pg.pmc_width = 0;
+	ok(pmc_read_one(&pg) == PMC_NONE, "pmc read: pmc_width 0 is no value", "-");
+	pg.pmc_width = 48;
+
+	/* the hardware counter is 48 bits and started at -period: sign-extended */
+	fr.raw[2] = 0xfffffffffff0ULL;
+	ok(pmc_read_one(&pg) == (uint64_t)O - 16, "pmc read: 48-bit raw 0xfffffffffff0 is -16 from offset", "%" PRIu64,
+	   pmc_read_one(&pg) - (uint64_t)O);
+	fr.raw[2] = 0xabcd000000000010ULL;
+	ok(pmc_read_one(&pg) == (uint64_t)O + 16, "pmc read: bits above pmc_width are ignored", "%" PRIu64,
+	   pmc_read_one(&pg));
+	pg.pmc_width = 40;
+	fr.raw[2] = 0xfffffffff0ULL;
+	ok(pmc_read_one(&pg) == (uint64_t)O - 16, "pmc read: 40-bit counter sign-extended at bit 39", "-");
+	pg.pmc_width = 64;
+	fr.raw[2] = 7;
+	ok(pmc_read_one(&pg) == (uint64_t)O + 7, "pmc read: a 64-bit counter is taken whole", "-");
+	pg.pmc_width = 48;
+
+	/* a wrap: before the overflow interrupt is taken, and after the kernel folded it into offset */
+	pmc.n = 1;
+	pmc.pg[0] = &pg;
+	fr.raw[2] = 0xfffffffffff0ULL;
+	pmc_read(a);
+	fr.raw[2] = 0x10;
+	pmc_read(b);
+	pmc_delta(d, a, b);
+	ok(d[0] == 32, "pmc delta: across the 48-bit wrap, overflow not yet taken", "%" PRIu64, d[0]);
+	pg.offset = O + 0x10 + 1000;	/* kernel: count so far O+16, counter re-armed at -1000 */
+	fr.raw[2] = (1ULL << 48) - 1000 + 5;
+	pmc_read(b);
+	pmc_delta(d, a, b);
+	ok(d[0] == 37, "pmc delta: across the wrap after the kernel moved it into offset", "%" PRIu64, d[0]);
+	pmc_delta(d, b, a);
+	ok(d[0] == PMC_NONE, "pmc delta: a count that went backwards is no value", "%" PRIu64, d[0]);
+	a[0] = PMC_NONE;
+	pmc_delta(d, a, b);
+	ok(d[0] == PMC_NONE, "pmc delta: no start value, no delta", "-");
+	pmc_delta(d, b, a);
+	ok(d[0] == PMC_NONE, "pmc delta: no end value, no delta", "-");
+
+	/* the kernel rewrites the page during the read (lock changes): retry, use the new values */
+	pg.offset = O;
+	pg.lock = 10;
+	fr.raw[2] = 100;
+	fr.calls = 0;
+	fr.bump = &pg;
+	fr.bump_left = 1;
+	fr.bump_offset = O + 5000;
+	fr.bump_raw = 200;
+	b[0] = pmc_read_one(&pg);
+	ok(b[0] == (uint64_t)O + 5200 && fr.calls == 2 && pg.lock == 12,
+	   "pmc read: lock changed during the read -> retried with the new offset and counter",
+	   "got %" PRIu64 " calls %d lock %u", b[0] - (uint64_t)O, fr.calls, pg.lock);
+	fr.calls = 0;
+	fr.bump_left = 1000;
+	b[0] = pmc_read_one(&pg);
+	ok(b[0] == PMC_NONE && fr.calls == PMC_TRIES, "pmc read: a page rewritten without end gives up (bounded)",
+	   "calls %d", fr.calls);
+	fr.bump = NULL;
+	pmc.n = 0;
+}
+
+static void test_pmc_setup(void)
+{
+	char *err, *s;
+	int r;
+
+	snprintf(pmc_dir, sizeof(pmc_dir), "/tmp/rant-unit-%d-pmc", (int)getpid());
+	pmc_open = fake_open;
+	pmc_rdpmc = fake_rdpmc;
+	if (!PMC_ARCH_OK) {
+		pmc_fake_sysfs("cpu", "1", "2\n");
+		r = pmc_try(&err, -1, 0, 1, false);
+		ok(r < 0 && one_rant_line(err) && strstr(err, "x86"), "pmc setup: refused off x86", "'%s'", err);
+		free(err);
+		return;
+	}
+	pmc_fake_sysfs(NULL, NULL, "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "no hardware PMU") && strstr(err, "/cpu/rdpmc") &&
+	   strstr(err, "perf_event_paranoid") && fo.n == 0,
+	   "pmc setup: no cpu PMU -> one line naming rdpmc and perf_event_paranoid, nothing opened", "'%s' opens %d", err, fo.n);
+	free(err);
+
+	pmc_fake_sysfs("cpu", "0\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cpu/rdpmc is 0") && strstr(err, "echo 1 >") && fo.n == 0,
+	   "pmc setup: rdpmc 0 -> one line with the fix", "'%s'", err);
+	free(err);
+
+	pmc_fake_sysfs("cpu", "1\n", "3\n");
+	r = pmc_try(&err, 0, EACCES, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "perf_event_paranoid is 3") && strstr(err, "echo 2 >"),
+	   "pmc setup: EACCES -> one line naming perf_event_paranoid and its value", "'%s'", err);
+	free(err);
+
+	r = pmc_try(&err, 0, ENOENT, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cannot count cycles") && pmc.n == 0,
+	   "pmc setup: no cycles event -> refused", "'%s'", err);
+	free(err);
+
+	/* a PMU without a dTLB event: the other three, and the note says so */
+	pmc_fake_sysfs("cpu", "1\n", "2\n");
+	r = pmc_try(&err, 3, ENOENT, 1, false);
+	ok(r == 0 && !*err && pmc.n == 3 && !strcmp(pmc.skipped, "dtlb_misses") && pmc.width == 48,
+	   "pmc setup: an event the PMU lacks is left out", "r %d n %d skipped '%s' '%s'", r, pmc.n, pmc.skipped, err);
+	ok(fo.attr[0].exclude_kernel && fo.attr[0].exclude_hv && fo.attr[1].exclude_kernel && fo.attr[0].pinned &&
+	   !fo.attr[1].pinned && fo.group[0] == -1 && fo.group[1] >= 0 && fo.group[2] == fo.group[1] &&
+	   fo.attr[0].config == PERF_COUNT_HW_CPU_CYCLES && fo.attr[1].config == PERF_COUNT_HW_INSTRUCTIONS &&
+	   fo.attr[3].type == PERF_TYPE_HW_CACHE && !fo.attr[0].inherit,
+	   "pmc setup: user space only, one pinned group led by cycles, not inherited", "-");
+	{
+		struct capture ce;
+
+		cfg.quiet = false;
+		side_set(true);
+		cap_start(&ce, 2);
+		pmc_note(stderr);
+		s = cap_stop(&ce);
+	}
+	ok(one_rant_line(s) && strstr(s, "cycles, instructions, cache_misses in user space") && strstr(s, "cannot count dtlb_misses") &&
+	   strstr(s, "send -> receive"), "pmc setup: the start-up note names what is counted and what is not", "'%s'", s);
+	free(s);
+	free(err);
+	pmc_close();
+
+	/* hybrid CPUs: the PMU is cpu_core */
+	pmc_fake_sysfs("cpu_core", "1\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	ok(r == 0 && pmc.n == 4 && !*err, "pmc setup: cpu_core (hybrid) is a PMU too", "r %d '%s'", r, err);
+	free(err);
+	pmc_close();
+
+	pmc_fake_sysfs("cpu", "1\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, true);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cap_user_rdpmc is 0") && strstr(err, "/cpu/rdpmc") && pmc.n == 0,
+	   "pmc setup: cap_user_rdpmc 0 in the page -> refused with the fix", "'%s'", err);
+	free(err);
+
+	r = pmc_try(&err, -1, 0, 0, false);	/* index 0: the group is not on the PMU */
+	ok(r < 0 && one_rant_line(err) && strstr(err, "not on the PMU") && strstr(err, "nmi_watchdog") && pmc.n == 0,
+	   "pmc setup: index 0 at start -> refused", "'%s'", err);
+	free(err);
+	fake_open_free();
+}
+
+/* Transactions through the hooks' arithmetic, the log, --analyze, report and JSON. */
+static void test_pmc_flow(void)
+{
+	char path[256], jpath[256], *err, *out, *js, line[512], *p;
+	struct capture co, ce;
+	struct txn x[4];
+	uint8_t *mem;
+	int i, r, k;
+
+	pmc_fake_sysfs("cpu", "1\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	free(err);
+	if (r < 0 || pmc.n != 4) {
+		ok(false, "pmc flow: fake counters set up", "r %d n %d", r, pmc.n);
+		return;
+	}
+	reset_globals();
+	log_setup(true, &mem, 16);
+	ok(S.log.rec_size == 8 + 64 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", S.log.rec_size);
+	for (i = 0; i < 4; i++) {
+		mk_emit_txn(&x[i], (uint64_t)i, i == 2 ? K_LOST : i == 3 ? K_WARMUP : K_OK);
+		/* emit_send: counts before send(); emit_recv: after recvmsg(); emit_packet: the delta */
+		pmc_read(x[i].pmc);
+		for (k = 0; k < 4; k++) {
+			fr.raw[k] += (uint64_t)(100 * (k + 1) * (i + 1));
+		}
+		if (i != 2) {
+			pmc_read(pmc_rx);
+			pmc_delta(x[i].pmc, x[i].pmc, pmc_rx);
+		}
+		txn_retire(&x[i]);
+	}
+	ok(x[0].pmc[0] == 100 && x[0].pmc[3] == 400 && x[1].pmc[1] == 400,
+	   "pmc flow: deltas of send -> receive", "%" PRIu64 " %" PRIu64 " %" PRIu64, x[0].pmc[0], x[0].pmc[3], x[1].pmc[1]);
+	ok(pmc_st.n[0] == 2 && pmc_st.max[0] == 200 && pmc_st.max_seq[0] == 1 && pmc_avg(0) == 150.0 && pmc_avg(3) == 600.0,
+	   "pmc flow: only measured transactions in avg/max (lost and warm-up left out)", "n %" PRIu64 " max %" PRIu64,
+	   pmc_st.n[0], pmc_st.max[0]);
+
+	tmp_path(path, sizeof(path), "pmc.csv");
+	r = log_to_file(path, LOG_CSV);
+	{
+		char *txt = read_file(path);
+
+		ok(r == 0 && txt && strstr(txt, ",rtt_ns,response_ns,network_ns,pmc_cycles,pmc_instructions,pmc_cache_misses,pmc_dtlb_misses\n") &&
+		   strstr(txt, ",100,200,300,400\n") && strstr(txt, ",200,400,600,800\n") && strstr(txt, ",lost,") &&
+		   strstr(txt, ",,,,\n"), "pmc flow: csv has the counter columns; lost rows leave them empty", "%s", txt ? txt : "(none)");
+		free(txt);
+	}
+	free(mem);
+
+	/* --analyze reads the columns back into the same avg/max, report and JSON */
+	pmc.n = 0;
+	pmc_reset();
+	reset_globals();
+	tmp_path(jpath, sizeof(jpath), "pmc.json");
+	cfg.mode = MODE_ANALYZE;
+	cfg.analyze[0] = path;
+	cfg.json = jpath;
+	cap_start(&co, 1);
+	cap_start(&ce, 2);
+	r = analyze_main();
+	err = cap_stop(&ce);
+	out = cap_stop(&co);
+	js = read_file(jpath);
+	ok(r == 0 && pmc.n == 4 && pmc_st.n[0] == 2 && pmc_st.max[3] == 800 && pmc_st.max_seq[3] == 1,
+	   "pmc flow: --analyze reads the counters back", "r %d n %d '%s'", r, pmc.n, err);
+	ok(strstr(out, "--- Hardware counters per transaction (user space, send -> receive) ---") &&
+	   strstr(out, "cycles ") && strstr(out, "dtlb_misses "), "pmc flow: the report has the counters table", "%s", out);
+	ok(js && strstr(js, "\"pmc\": {\"scope\": \"user\"") &&
+	   strstr(js, "\"cycles\": {\"samples\": 2, \"missing\": 0, \"avg\": 150.0, \"max\": 200, \"max_seq\": 1}") &&
+	   strstr(js, "\"dtlb_misses\": {\"samples\": 2, \"missing\": 0, \"avg\": 600.0, \"max\": 800"),
+	   "pmc flow: JSON pmc.<counter>.{avg,max}", "%s", js ? js : "(none)");
+	free(err);
+	free(out);
+	free(js);
+	unlink(jpath);
+
+	/* a breach shows the transaction's counters, on stdout and in the trace marker line */
+	cap_start(&co, 1);
+	print_breakdown(stdout, &x[1], 1000, "Threshold breach");
+	out = cap_stop(&co);
+	ok(strstr(out, "  counters (user space, send -> receive): cycles 200 | instructions 400 | cache_misses 600 | dtlb_misses 800\n") != NULL,
+	   "pmc flow: a breakdown prints the counters", "%s", out);
+	free(out);
+	x[1].pmc[2] = PMC_NONE;
+	p = pmc_marker(line, &x[1]);
+	*p = 0;
+	ok(!strcmp(line, " cycles=200 instructions=400 cache_misses=- dtlb_misses=800"), "pmc flow: trace marker fields",
+	   "'%s'", line);
+	unlink(path);
+	pmc.n = 0;
+	pmc_reset();
+	reset_globals();
+}
+
+static void test_pmc(void)
+{
+	struct args a;
+	char *out, *err;
+	int r;
+
+	r = parse_str("-M -a h", &a, &out, &err);
+	ok(r == 0 && cfg.pmc && !*err, "pmc: -M parses", "%d '%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--pmc", &a, &out, &err);
+	ok(r == 0 && cfg.pmc && cfg.mode == MODE_REFLECT, "pmc: --pmc on the reflector", "%d", r);
+	free(out);
+	free(err);
+	r = parse_str("--analyze f -M", &a, &out, &err);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "--pmc"), "pmc: -M refused with --analyze", "'%s'", err);
+	free(out);
+	free(err);
+	fake_open_free();
+	test_pmc_read();
+	test_pmc_setup();
+	if (PMC_ARCH_OK) {
+		test_pmc_flow();	/* elsewhere -M is refused at setup: nothing flows */
+	}
+	pmc_open = pmc_open_sys;
+	pmc_rdpmc = pmc_rdpmc_hw;
+	pmc_devices = "/sys/bus/event_source/devices";
+	pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", pmc_dir);
+		if (system(cmd) != 0) {
+			ok(false, "pmc: temp dir removed", "%s", pmc_dir);
+		}
+	}
+	reset_globals();
+}
+
+/* ------------------------------------------------------------------ plot */
+
+/* Text of the SVG element with id="id", or "" (a static buffer). */
+static const char *svg_id_text(const char *svg_doc, const char *id)
+{
+	static char out[64];
+	char key[80];
+	const char *p, *q;
+
+	out[0] = 0;
+	snprintf(key, sizeof(key), "id=\"%s\"", id);
+	p = strstr(svg_doc, key);
+	p = p ? strchr(p, '>') : NULL;
+	q = p ? strchr(p, '<') : NULL;
+	if (p && q && q - p - 1 < (ptrdiff_t)sizeof(out)) {
+		memcpy(out, p + 1, (size_t)(q - p - 1));
+		out[q - p - 1] = 0;
+	}
+	return out;
+}
+
+static int count_str(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s += strlen(what)) {
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A synthetic emit run of n transactions through the real accounting and
+ * log ring: rtt about 90 us, a spike every 97th, one lost in 50, one
+ * warm-up in 200.  The caller frees the memory with plot_fixture_free.
+ */
+static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
+{
+	uint8_t *mem;
+	struct txn x;
+	uint64_t i;
+	int k;
+
+	reset_globals();
+	cfg.sw_stamps = true;
+	cfg.threshold_ns = threshold_ns;
+	cfg.cont = true;
+	log_setup(true, &mem, n);
+	for (k = 0; k < side.nmetrics; k++) {
+		int m = side.metrics[k];
+
+		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, calloc(cfg.bound_ns / cfg.bucket_ns, 8), calloc(n, 8), n);
+	}
+	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
+	for (i = 0; i < n; i++) {
+		mk_emit_txn(&x, i, i % 50 == 7 ? K_LOST : i % 200 == 3 ? K_WARMUP : K_OK);
+		if (i % 97 == 5 && x.t[T4W]) {
+			x.t[T4W] += 400000 + i;	/* a spike in the network segment */
+			x.t[T4SW] += 400000 + i;
+		}
+		if (x.st & TF_LOST) {
+			S.c.lost++;
+		}
+		txn_account(&x);
+		log_push(&x);
+	}
+	report_prepare();
+	return mem;
+}
+
+static void plot_fixture_free(uint8_t *mem)
+{
+	int k;
+
+	for (k = 0; k < NMETRIC; k++) {
+		free(S.h[k].bucket);
+		free(S.h[k].out);
+	}
+	free(S.breach);
+	free(mem);
+	memset(&S, 0, sizeof(S));
+}
+
+/* Draw the fixture's ring into a temp file; its text (malloc'd) or NULL. */
+static char *plot_fixture_draw(int *r)
+{
+	struct plot_src src = { .n = S.log.n, .what = "" };
+	char path[128], *text;
+
+	tmp_path(path, sizeof(path), "plot");
+	PL.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	*r = plot_draw(&src);
+	close(PL.fd);
+	PL.fd = -1;
+	text = read_file(path);
+	unlink(path);
+	return text;
+}
+
+static void test_plot(void)
+{
+	struct plot_series ser;
+	int64_t vals[1000] = { 0 }, sorted[1000];
+	char buf[64], id[64];
+	uint8_t *mem;
+	uint64_t i, v;
+	bool good = true;
+	unsigned prev = 0;
+	char *svg_doc;
+	int r, k;
+
+	/* the option: a file, not the log or JSON file; it gives the ring --log-records */
+	{
+		static const struct {
+			int want;
+			const char *argv, *needle;
+		} c[] = {
+			{ 0, "-a 10.0.0.2 --plot p.svg", "" },
+			{ 0, "-a 10.0.0.2 --plot p.svg --log-records 500", "" },
+			{ 0, "--plot p.svg --once", "" },
+			{ 0, "--analyze x.log --plot p.svg", "" },
+			{ -1, "-a 10.0.0.2 --log-records 500", "--log-records: needs --log" },
+			{ -1, "-a 10.0.0.2 --plot same -l same", "--plot: 'same' is also the --log file" },
+			{ -1, "--analyze x.log --plot same --json same", "--plot: 'same' is also the --json file" },
+			{ -1, "-a 10.0.0.2 --plot", "--plot: needs a value" },
+		};
+		size_t j;
+
+		for (j = 0; j < sizeof(c) / sizeof(c[0]); j++) {
+			struct args a;
+			char *out, *err, name[160];
+			int rr = parse_str(c[j].argv, &a, &out, &err);
+
+			snprintf(name, sizeof(name), "plot: opt_parse '%s' -> %d", c[j].argv, c[j].want);
+			ok(rr == c[j].want && (c[j].want == 0 ? !*err : one_rant_line(err) && strstr(err, c[j].needle)) &&
+			   (c[j].want || !strcmp(cfg.plot, "p.svg")), name, "returned %d, stderr '%s'", rr, err);
+			free(out);
+			free(err);
+		}
+		reset_globals();
+	}
+
+	/* log buckets: monotonic, within 1/16 of the value */
+	for (i = 0; i < 200000; i++) {
+		int64_t x = (int64_t)(i < 100000 ? i : rnd() % 2000000000000ULL);
+		unsigned b = plot_lb(x);
+
+		good &= b < PLOT_LB && llabs(plot_lb_value(b) - x) <= x / 16 + 1;
+		good &= i >= 100000 || b >= prev;
+		prev = b;
+	}
+	ok(good && plot_lb(-5) == 0, "plot: log buckets are monotonic and within 1/16 of the value", "failed");
+
+	/* per-bin p50/p99 against a sort */
+	good = plot_series_init(&ser, M_RTT) == 0;
+	for (k = 0; good && k < 1000; k++) {
+		vals[k] = rnd_range(5000, 900000);
+		ser.bmin[0] = !k || vals[k] < ser.bmin[0] ? vals[k] : ser.bmin[0];
+		ser.bmax[0] = !k || vals[k] > ser.bmax[0] ? vals[k] : ser.bmax[0];
+		ser.bn[0]++;
+		ser.lh[plot_lb(vals[k])]++;
+	}
+	memcpy(sorted, vals, sizeof(vals));
+	qsort(sorted, 1000, sizeof(sorted[0]), cmp_i64);
+	good = good && llabs(plot_bin_pct(&ser, 0, 50) - sorted[499]) <= sorted[499] / 16 + 1 &&
+	       llabs(plot_bin_pct(&ser, 0, 99) - sorted[989]) <= sorted[989] / 16 + 1 &&
+	       plot_bin_pct(&ser, 0, 100) == sorted[999];
+	ok(good, "plot: a bin's p50 and p99 are within one log bucket of the sorted values", "p50 %" PRId64 " vs %" PRId64,
+	   plot_bin_pct(&ser, 0, 50), sorted[499]);
+	free(ser.bmin);
+	free(ser.bmax);
+	free(ser.bn);
+	free(ser.lh);
+	free(ser.rt);
+	free(ser.rv);
+
+	/* ticks and labels */
+	ok(nice_step(8, 10) == 1 && nice_step(100, 5) == 20 && nice_step(33, 10) == 5 && nice_step(0.9, 10) == 0.1,
+	   "plot: round tick steps (1, 2, 5 times a power of ten)", "%g %g %g", nice_step(8, 10), nice_step(100, 5),
+	   nice_step(33, 10));
+	{
+		struct axis a = { 3700, 870000, 0, 100, true }, b = { 13, 87, 0, 100, false };
+
+		ax_round(&a, 5);
+		ax_round(&b, 10);
+		ok(a.lo == 1000 && a.hi == 1000000 && b.lo == 10 && b.hi == 90, "plot: axes widen to decades (log) and round ticks (linear)",
+		   "log %g..%g lin %g..%g", a.lo, a.hi, b.lo, b.hi);
+	}
+	ok(!strcmp(plot_us3(buf, sizeof(buf), 12345), "12.345") && !strcmp(plot_us3(id, sizeof(id), -1500), "-1.500"),
+	   "plot: table values are exact ns written as us", "'%s' '%s'", buf, id);
+	ok(!strcmp(plot_dur(buf, sizeof(buf), 850), "850 ns") && !strcmp(plot_dur(id, sizeof(id), 12500), "12.5 \xc2\xb5s"),
+	   "plot: axis labels carry their unit", "'%s' '%s'", buf, id);
+
+	/* a small run: every transaction drawn; the table is the histogram's numbers */
+	mem = plot_fixture(1000, 200000);
+	snprintf(cfg.cmdline, sizeof(cfg.cmdline), "rant -a <h&st> \"x\" \x01\xc3\xa9");
+	svg_doc = plot_fixture_draw(&r);
+	ok(!r && svg_doc && !strncmp(svg_doc, "<?xml", 5) && strstr(svg_doc, "</svg>\n") &&
+	   strlen(strstr(svg_doc, "</svg>\n")) == 7, "plot: small run drawn, one complete SVG document", "r=%d", r);
+	good = svg_doc != NULL;
+	for (k = 0; good && k < side.nmetrics; k++) {
+		const struct hist *h = &S.h[side.metrics[k]];
+		const char *key = metric_def[side.metrics[k]].key;
+		int j;
+
+		if (side.metrics[k] != M_RTT && side.metrics[k] != M_RESPONSE && side.metrics[k] != M_NETWORK) {
+			continue;
+		}
+		snprintf(id, sizeof(id), "%s-samples", key);
+		snprintf(buf, sizeof(buf), "%" PRIu64, h->n);
+		good &= !strcmp(svg_id_text(svg_doc, id), buf);
+		for (j = 0; j < NPCT; j++) {
+			bool approx = false;
+
+			snprintf(id, sizeof(id), "%s-p%s", key, pct_key[j]);
+			good &= !strcmp(svg_id_text(svg_doc, id), plot_us3(buf, sizeof(buf), hist_pct(h, pct_value[j], &approx)));
+		}
+		snprintf(id, sizeof(id), "%s-max", key);
+		good &= !strcmp(svg_id_text(svg_doc, id), plot_us3(buf, sizeof(buf), h->max));
+	}
+	ok(good, "plot: samples, percentiles and max in the picture equal the statistics (rtt, response, network)",
+	   "rtt-p99 '%s'", svg_doc ? svg_id_text(svg_doc, "rtt-p99") : "");
+	v = S.h[M_RTT].n + S.h[M_RESPONSE].n + S.h[M_NETWORK].n;
+	ok(svg_doc && count_str(svg_doc, "h.1") == (int)v, "plot: small run: one dot per sample of each series",
+	   "%d dots, %" PRIu64 " samples", svg_doc ? count_str(svg_doc, "h.1") : -1, v);
+	ok(svg_doc && count_str(svg_doc, "l6 6") == 20, "plot: the 20 lost transactions are marked (one bin each)", "%d",
+	   svg_doc ? count_str(svg_doc, "l6 6") : -1);
+	ok(svg_doc && count_str(svg_doc, "h8l-4 7z") == (int)S.c.breaches && S.c.breaches > 5 && strstr(svg_doc, ">threshold 200 "),
+	   "plot: threshold line and every breach marked", "%d marks, %" PRIu64 " breaches",
+	   svg_doc ? count_str(svg_doc, "h8l-4 7z") : -1, S.c.breaches);
+	snprintf(buf, sizeof(buf), ">seq %" PRIu64 "<", S.h[M_RTT].max_seq);
+	ok(svg_doc && strstr(svg_doc, buf) && strstr(svg_doc, "The 15 worst transactions by rtt") &&
+	   strstr(svg_doc, buf) < strstr(svg_doc, ">seq ") + 1 + strlen(buf), "plot: the worst transaction comes first",
+	   "want %s", buf);
+	ok(svg_doc && strstr(svg_doc, "rant -a &lt;h&amp;st&gt; &quot;x&quot; ???") && !strstr(svg_doc, "<h&"),
+	   "plot: text from the command line is escaped, non-ASCII replaced", "failed");
+	free(svg_doc);
+	plot_fixture_free(mem);
+
+	/* a large run: bands instead of dots, still the same numbers */
+	mem = plot_fixture(PLOT_RAW * 3, -1);
+	svg_doc = plot_fixture_draw(&r);
+	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_RTT].n);
+	ok(!r && svg_doc && !strstr(svg_doc, "h.1") && count_str(svg_doc, "fill-opacity=\"0.22\"") >= 1 && count_str(svg_doc, "fill-opacity=\"0.12\"") >= 2 &&
+	   !strcmp(svg_id_text(svg_doc, "rtt-samples"), buf) && !strstr(svg_doc, "h8l-4 7z") && !strstr(svg_doc, ">threshold "),
+	   "plot: large run: min-max bands per bin, no dots, no threshold", "r=%d", r);
+	free(svg_doc);
+
+	/* a failed write is reported, not lost */
+	PL.fd = open("/dev/full", O_WRONLY);
+	{
+		struct plot_src src = { .n = S.log.n, .what = "" };
+
+		r = PL.fd >= 0 ? plot_draw(&src) : -ENOENT;
+	}
+	close(PL.fd);
+	PL.fd = -1;
+	ok(r == -ENOSPC, "plot: a write to a full disk returns -ENOSPC", "r=%d", r);
+	plot_fixture_free(mem);
+	reset_globals();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2427,6 +3132,8 @@ int main(void)
 	test_fit();
 	test_log();
 	test_compat();
+	test_pmc();
+	test_plot();
 	printf("%d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
 }
