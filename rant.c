@@ -325,6 +325,52 @@ static struct trace_state tr = { -1, -1, -1, "" };
 static struct session S;		/* the (current) session */
 static int sock_fd = -1;
 
+#define CLS_MAX		8
+#define SZ_MAX		16
+
+/* PF_CLASS pings carry the SO_PRIORITY to answer with (+1, 0 = none) in these bits. */
+#define PF_CLASS	(1u << 11)
+#define PF_PRIO_SHIFT	12
+
+enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, NCG };
+
+/* One row of the class/size tables. */
+struct grp {
+	uint64_t n[NCG];
+	struct hist h;		/* the primary metric: rtt */
+};
+
+static struct {
+	int ncls, nsz;			/* 1 and 1: a plain run */
+	int nprio, ntos;		/* list lengths given */
+	int prio[CLS_MAX], tos[CLS_MAX];	/* -1: leave the socket's alone */
+	unsigned size[SZ_MAX];
+	int fd[CLS_MAX];		/* emit: class sockets (fd[0] is the run's socket) */
+	uint32_t next_key[CLS_MAX];	/* their OPT_ID counters */
+	uint64_t *keyseq[CLS_MAX];	/* their key -> seq maps */
+	int cur;			/* the class whose socket is sock_fd now */
+	int phase;			/* the size measured now */
+	uint64_t phase_seq0[SZ_MAX];	/* first seq of each size */
+	uint64_t phase_ns;		/* -d per size */
+	unsigned tx_size;		/* length of the next ping */
+	struct grp *g;			/* rows: classes, then sizes, then class x size */
+	int ng;
+	/* reflect: the classes of this session as they arrive */
+	int rx_tos;			/* TOS / traffic class of the last ping, -1 = unknown */
+	int r_prio, r_tos;		/* what the reflector's socket carries now */
+	int rn;
+	struct { int prio, tos; uint64_t answered, warmup; } r[16];
+} K = { .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
+
+/* Classes and sizes (--priority/--tos/--size lists); the section is after the emit state. */
+static void cls_count(uint64_t seq, int what);
+static void cls_sample(uint64_t seq, int64_t v);
+static void cls_session_reset(void);
+static void cls_set_rcvtimeo(const struct timeval *tv);
+static char *cls_note(char *buf, size_t len, uint64_t seq);
+static bool cls_multi_sock(void);
+static int cls_wait(uint64_t ns, short events);
+
 /* The in-flight window: txn slots indexed by seq (emit) or TX key (reflect). */
 static struct txn *win;
 static uint64_t win_mask;
@@ -1292,6 +1338,7 @@ static void trace_breach(const struct txn *x, int64_t v);
 static void breach(struct txn *x, int64_t v)
 {
 	S.c.breaches++;
+	cls_count(x->seq, CG_BREACH);
 	x->st |= TF_BREACH;
 	if (S.nbreach_kept < BREACH_KEEP) {
 		S.breach[S.nbreach_kept].x = *x;
@@ -1327,6 +1374,7 @@ static void txn_account(struct txn *x)
 		x->counted |= (uint16_t)(1u << m);
 		hist_add(&S.h[m], v, x->seq);
 		if (m == side.primary) {
+			cls_sample(x->seq, v);
 			live_add(v);
 			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && S.stop_reason != STOP_BREACH) {
 				breach(x, v);
@@ -1849,7 +1897,7 @@ static void trace_mark(const char *s, size_t n)
  */
 static void trace_breach(const struct txn *x, int64_t v)
 {
-	char line[512], *p = line;
+	char line[512], note[96], *p = line;
 	int k;
 
 	if (tr.marker_fd < 0) {
@@ -1861,6 +1909,7 @@ static void trace_breach(const struct txn *x, int64_t v)
 	p = fmt_i64(p, v);
 	p = fmt_str(p, " threshold_ns=");
 	p = fmt_i64(p, cfg.threshold_ns);
+	p = fmt_str(p, cls_note(note, sizeof(note), x->seq));
 	for (k = 0; k < side.nstamps; k++) {
 		int s = side.stamps[k];
 
@@ -1933,10 +1982,10 @@ struct layout {
 static uint64_t expected_txns(void)
 {
 	if (cfg.count) {
-		return cfg.count + cfg.warmup;
+		return (cfg.count + cfg.warmup) * (uint64_t)K.nsz;
 	}
 	if (cfg.duration_s > 0 && cfg.interval_ns) {
-		return (uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16;
+		return ((uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16) * (uint64_t)K.nsz;
 	}
 	return 0;
 }
@@ -2081,6 +2130,7 @@ static void session_reset(uint32_t id)
 	echo_head = echo_n = 0;
 	memset(&live, 0, sizeof(live));
 	__atomic_store_n(&live.running, 1, __ATOMIC_RELAXED);
+	cls_session_reset();
 }
 
 /* -------------------------------------------------------------- sockets */
@@ -2241,6 +2291,7 @@ static void set_rcvtimeo(uint64_t ns)
 		tv.tv_usec = 1;	/* zero would mean "block forever" */
 	}
 	setsockopt(sock_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cls_set_rcvtimeo(&tv);
 }
 
 /* Wait until fd is readable/errored or the relative timeout passes. */
@@ -2249,6 +2300,9 @@ static int wait_fd(uint64_t ns, short events)
 	struct pollfd p = { sock_fd, events, 0 };
 	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
 
+	if (cls_multi_sock()) {
+		return cls_wait(ns, events);
+	}
 	if (ppoll(&p, 1, &t, NULL) <= 0) {
 		return 0;
 	}
@@ -2275,10 +2329,514 @@ static struct {
 
 #define KEY_NONE	UINT64_MAX
 
+/* ------------------------------------------------------ classes, sizes */
+
+/*
+ * Experiments in one run.  A --priority or --tos list makes classes that run
+ * side by side in one session: each class has its own connected socket with
+ * its own SO_PRIORITY and IP_TOS / IPV6_TCLASS, so that prio, mqprio and
+ * taprio qdiscs put it in its own queue and gate (tc-mqprio(8): the skb
+ * priority picks the traffic class); pings go round-robin over the classes,
+ * and class k owns the sequence numbers seq % nclasses == k.  A --size list
+ * measures each size in turn (-d or --count each, warm-up each); the ping's
+ * length says which.  Both lists give the class x size matrix.  The counters
+ * and the primary metric of every row live here, outside struct session, so a
+ * plain run (one class, one size) touches none of it.
+ */
+
+static bool cls_multi(void)
+{
+	return K.ncls > 1 || K.nsz > 1;
+}
+
+/* Back to a plain run (cfg_defaults: the unit tests parse many command lines). */
+static void cls_defaults(void)
+{
+	memset(&K, 0, sizeof(K));
+	K.ncls = K.nsz = 1;
+	K.rx_tos = K.r_prio = K.r_tos = -1;
+}
+
+/* Emit with classes: the loop has more than one socket to wait on. */
+static bool cls_multi_sock(void)
+{
+	return side.emit && K.ncls > 1 && K.fd[1] > 0;
+}
+
+static int cls_of(uint64_t seq)
+{
+	return (int)(seq % (uint64_t)K.ncls);
+}
+
+/* Which size a sequence number was sent with (sizes are measured in order). */
+static int size_of(uint64_t seq)
+{
+	int i;
+
+	for (i = K.phase; i > 0; i--) {
+		if (seq >= K.phase_seq0[i]) {
+			break;
+		}
+	}
+	return i;
+}
+
+/* The rows a transaction belongs to: its class, its size, its cell. */
+static int cls_rows(uint64_t seq, struct grp **rows)
+{
+	int c = cls_of(seq), z = size_of(seq), n = 0;
+
+	if (K.ncls > 1) {
+		rows[n++] = &K.g[c];
+	}
+	if (K.nsz > 1) {
+		rows[n++] = &K.g[K.ncls + z];
+	}
+	if (K.ncls > 1 && K.nsz > 1) {
+		rows[n++] = &K.g[K.ncls + K.nsz + c * K.nsz + z];
+	}
+	return n;
+}
+
+static void cls_count(uint64_t seq, int what)
+{
+	struct grp *rows[3];
+	int i, n;
+
+	if (!K.g) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		rows[i]->n[what]++;
+	}
+}
+
+static void cls_sample(uint64_t seq, int64_t v)
+{
+	struct grp *rows[3];
+	int i, n;
+
+	if (!K.g) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		hist_add(&rows[i]->h, v, seq);
+	}
+}
+
+/* Rows and their histograms, before the memory is locked. */
+static int cls_alloc(uint64_t out_cap)
+{
+	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	int i;
+
+	if (!cls_multi()) {
+		return 0;
+	}
+	K.ng = K.ncls + K.nsz + K.ncls * K.nsz;
+	K.g = calloc((size_t)K.ng, sizeof(*K.g));
+	if (out_cap > 65536) {
+		out_cap = 65536;	/* a row's exact store: tails above -o stay exact to there */
+	}
+	if (!K.g) {
+		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < K.ng; i++) {
+		uint64_t *b = calloc(nb, 8);
+		int64_t *o = calloc(out_cap, 8);
+
+		if (!b || !o) {
+			free(b);
+			free(o);
+			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+			return -1;
+		}
+		hist_init(&K.g[i].h, cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+	}
+	return 0;
+}
+
+/* Every class after the first gets its own socket, set up like the first. */
+static int cls_open(void)
+{
+	int k, saved_prio = cfg.priority, saved_tos = cfg.tos, first = sock_fd;
+	struct ts_state keep = ts;	/* a second ts_setup() must not overwrite what to restore */
+
+	K.fd[0] = sock_fd;
+	if (!side.emit) {
+		/* the reflector learns each ping's TOS to answer in it */
+		setopt_int(sock_fd, IPPROTO_IP, IP_RECVTOS, 1);
+		setopt_int(sock_fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+		K.r_prio = cfg.priority;
+		K.r_tos = cfg.tos;
+		return 0;
+	}
+	for (k = 1; k < K.ncls; k++) {
+		cfg.priority = K.prio[k];
+		cfg.tos = K.tos[k];
+		/* sock_open_emit() sets sock_fd; ts_setup() on the same device is a no-op the second time */
+		if (sock_open_emit() < 0) {
+			cfg.priority = saved_prio;
+			cfg.tos = saved_tos;
+			sock_fd = first;
+			return -1;
+		}
+		ts = keep;
+		K.fd[k] = sock_fd;
+		K.next_key[k] = 0;
+		K.keyseq[k] = calloc(win_mask + 1, sizeof(uint64_t));
+		if (!K.keyseq[k]) {
+			warnx_("cannot allocate: %s", strerror(errno));
+			return -1;
+		}
+	}
+	cfg.priority = saved_prio;
+	cfg.tos = saved_tos;
+	sock_fd = first;
+	ts = keep;
+	return 0;
+}
+
+/* Make class k's socket the one the loop sends, receives and drains on. */
+static void cls_use(int k)
+{
+	if (k == K.cur) {
+		return;
+	}
+	K.next_key[K.cur] = ts.next_key;
+	K.keyseq[K.cur] = E.keyseq;
+	K.cur = k;
+	sock_fd = K.fd[k];
+	ts.next_key = K.next_key[k];
+	E.keyseq = K.keyseq[k];
+}
+
+/* Before a ping: its class's socket, its size, and the flags that carry the class. */
+static uint16_t cls_before_send(uint64_t seq, uint64_t now)
+{
+	int ph = K.phase;
+
+	if (K.nsz > 1) {
+		if (cfg.count) {
+			ph = (int)(seq / (cfg.warmup + cfg.count));
+		} else if (K.phase_ns && now > S.start_mono) {
+			ph = (int)((now - S.start_mono) / K.phase_ns);
+		}
+		if (ph >= K.nsz) {
+			ph = K.nsz - 1;
+		}
+		while (K.phase < ph) {
+			K.phase_seq0[++K.phase] = seq;	/* a size -d skipped entirely gets none */
+			K.tx_size = K.size[K.phase];
+		}
+	}
+	if (K.ncls <= 1) {
+		return 0;
+	}
+	cls_use(cls_of(seq));
+	return (uint16_t)(PF_CLASS | (K.prio[K.cur] >= 0 ? (unsigned)(K.prio[K.cur] + 1) << PF_PRIO_SHIFT : 0));
+}
+
+/* Warm-up: the first -w pings of each size. */
+static bool cls_warmup(uint64_t seq)
+{
+	return seq - K.phase_seq0[K.phase] < cfg.warmup;
+}
+
+/* Interval mode and the end of the run: wait on every class's socket. */
+static int cls_wait(uint64_t ns, short events)
+{
+	struct pollfd p[CLS_MAX];
+	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+	int k;
+
+	for (k = 0; k < K.ncls; k++) {
+		p[k] = (struct pollfd){ K.fd[k], events, 0 };
+	}
+	if (ppoll(p, (nfds_t)K.ncls, &t, NULL) <= 0) {
+		return 0;
+	}
+	for (k = 0; k < K.ncls; k++) {
+		if (p[k].revents) {
+			cls_use(k);
+			return p[k].revents;
+		}
+	}
+	return 0;
+}
+
+static void cls_set_rcvtimeo(const struct timeval *tv)
+{
+	int k;
+
+	for (k = 1; side.emit && k < K.ncls; k++) {
+		setsockopt(K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
+	}
+}
+
+/* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
+static void cls_rx_tos(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	K.rx_tos = -1;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS && cm->cmsg_len >= CMSG_LEN(1)) {
+			K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
+		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			K.rx_tos = v & 0xff;
+		}
+	}
+}
+
+static void cls_set_tos(int tos)
+{
+	int v = tos < 0 ? 0 : tos;
+
+	setopt_int(sock_fd, IPPROTO_IPV6, IPV6_TCLASS, v);
+	setopt_int(sock_fd, IPPROTO_IP, IP_TOS, v);
+	K.r_tos = tos;
+}
+
+/*
+ * Reflect: answer a class ping in its class.  The socket's options change
+ * only when the class does (two system calls then), and go back to the
+ * reflector's own for pings without a class.
+ */
+static void cls_reflect(const struct proto_msg *m)
+{
+	int prio = cfg.priority, tos = cfg.tos, i;
+
+	if (m->flags & PF_CLASS) {
+		unsigned p = (m->flags >> PF_PRIO_SHIFT) & 0xf;
+
+		prio = p ? (int)p - 1 : cfg.priority;
+		tos = K.rx_tos >= 0 ? K.rx_tos : cfg.tos;
+		for (i = 0; i < K.rn; i++) {
+			if (K.r[i].prio == prio && K.r[i].tos == tos) {
+				break;
+			}
+		}
+		if (i == K.rn && K.rn < 16) {
+			K.r[K.rn].prio = prio;
+			K.r[K.rn].tos = tos;
+			K.rn++;
+		}
+		if (i < K.rn) {
+			K.r[i].answered++;
+			K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
+		}
+	}
+	if (prio != K.r_prio) {
+		setopt_int(sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
+		K.r_prio = prio;
+	}
+	if (tos != K.r_tos) {
+		cls_set_tos(tos);
+	}
+}
+
+static void cls_session_reset(void)
+{
+	int i;
+
+	K.rn = 0;
+	memset(K.r, 0, sizeof(K.r));
+	K.phase = 0;
+	memset(K.phase_seq0, 0, sizeof(K.phase_seq0));
+	K.tx_size = K.size[0];
+	for (i = 0; K.g && i < K.ng; i++) {
+		memset(K.g[i].n, 0, sizeof(K.g[i].n));
+		hist_reset(&K.g[i].h);
+	}
+}
+
+/* The label of a class row: priority and TOS as given. */
+static char *cls_label(char *buf, size_t len, int c)
+{
+	char p[16] = "-", t[16] = "-";
+
+	if (K.prio[c] >= 0) {
+		snprintf(p, sizeof(p), "%d", K.prio[c]);
+	}
+	if (K.tos[c] >= 0) {
+		snprintf(t, sizeof(t), "0x%02x", K.tos[c]);
+	}
+	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
+	return buf;
+}
+
+/* For breach lines and trace markers: which class and size a transaction was. */
+static char *cls_note(char *buf, size_t len, uint64_t seq)
+{
+	int n = 0;
+
+	buf[0] = 0;
+	if (K.ncls > 1) {
+		n = snprintf(buf, len, " class=%d", cls_of(seq));
+		if (K.prio[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " priority=%d", K.prio[cls_of(seq)]);
+		}
+		if (K.tos[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " tos=%d", K.tos[cls_of(seq)]);
+		}
+	}
+	if (K.nsz > 1 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, " size=%u", K.size[size_of(seq)]);
+	}
+	return buf;
+}
+
+static void cls_row(FILE *f, const char *label, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	uint64_t sent = g->n[CG_SENT];
+
+	hist_finish(h);
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64 " %9" PRId64
+		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n", label, sent, g->n[CG_RECEIVED],
+		g->n[CG_LOST], sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n,
+		h->n ? h->min : 0, h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
+		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+}
+
+/* Emit: the table with a row per class, per size, per class x size. */
+static void cls_report(FILE *f)
+{
+	char lab[64];
+	int c, z;
+
+	if (!side.emit) {
+		for (c = 0; c < K.rn; c++) {
+			if (!c) {
+				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
+					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
+			}
+			snprintf(lab, sizeof(lab), "0x%02x", K.r[c].tos < 0 ? 0 : K.r[c].tos);
+			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", K.r[c].prio, lab, K.r[c].answered,
+				K.r[c].warmup);
+		}
+		return;
+	}
+	if (!K.g) {
+		return;
+	}
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
+		K.ncls > 1 && K.nsz > 1 ? "Classes x sizes" : K.ncls > 1 ? "Classes" : "Sizes",
+		K.ncls > 1 ? (K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
+		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
+	for (c = 0; K.ncls > 1 && c < K.ncls; c++) {
+		cls_row(f, cls_label(lab, sizeof(lab), c), &K.g[c]);
+	}
+	for (z = 0; K.nsz > 1 && z < K.nsz; z++) {
+		snprintf(lab, sizeof(lab), K.ncls > 1 ? "all  %u B" : "%u B", K.size[z]);
+		cls_row(f, lab, &K.g[K.ncls + z]);
+	}
+	for (c = 0; K.ncls > 1 && K.nsz > 1 && c < K.ncls; c++) {
+		for (z = 0; z < K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, K.size[z]);
+			cls_row(f, lab, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+		}
+	}
+}
+
+static void cls_json_row(FILE *f, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	int k;
+
+	hist_finish(h);
+	fprintf(f, "\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64
+		", \"rtt\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", g->n[CG_SENT], g->n[CG_RECEIVED],
+		g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP], g->n[CG_BREACH], h->n, h->n ? h->min : 0,
+		h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	for (k = 0; k < NPCT; k++) {
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+	}
+	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+}
+
+static void cls_json_prio_tos(FILE *f, int prio, int tos)
+{
+	if (prio >= 0) {
+		fprintf(f, "\"priority\": %d, ", prio);
+	} else {
+		fprintf(f, "\"priority\": null, ");
+	}
+	if (tos >= 0) {
+		fprintf(f, "\"tos\": %d, ", tos);
+	} else {
+		fprintf(f, "\"tos\": null, ");
+	}
+}
+
+/* JSON "classes" and "sizes" arrays, each followed by ",\n". */
+static void cls_json(FILE *f)
+{
+	int c, z;
+
+	if (!side.emit) {
+		if (!K.rn) {
+			return;
+		}
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < K.rn; c++) {
+			fprintf(f, "%s\n    {", c ? "," : "");
+			cls_json_prio_tos(f, K.r[c].prio, K.r[c].tos);
+			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", K.r[c].answered, K.r[c].warmup);
+		}
+		fprintf(f, "\n  ],\n");
+		return;
+	}
+	if (!K.g) {
+		return;
+	}
+	if (K.ncls > 1) {
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < K.ncls; c++) {
+			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
+			cls_json_prio_tos(f, K.prio[c], K.tos[c]);
+			cls_json_row(f, &K.g[c]);
+			if (K.nsz > 1) {
+				fprintf(f, ",\n      \"sizes\": [");
+				for (z = 0; z < K.nsz; z++) {
+					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", K.size[z]);
+					cls_json_row(f, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+					fputc('}', f);
+				}
+				fprintf(f, "]");
+			}
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
+	if (K.nsz > 1) {
+		fprintf(f, "  \"sizes\": [");
+		for (z = 0; z < K.nsz; z++) {
+			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", K.size[z]);
+			cls_json_row(f, &K.g[K.ncls + z]);
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
+}
+
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
 	S.c.lost++;
+	cls_count(x->seq, CG_LOST);
 	E.outstanding--;
 	__atomic_store_n(&live.lost, S.c.lost, __ATOMIC_RELAXED);
 }
@@ -2349,10 +2907,11 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		txn_retire(x);
 	}
+	m.flags |= cls_before_send(seq, now);
 	memset(x, 0, sizeof(*x));
 	x->seq = seq;
 	x->st = TF_USED;
-	if (seq < cfg.warmup) {
+	if (cls_warmup(seq)) {
 		m.flags |= PF_WARMUP;
 		x->st |= TF_WARMUP;
 	} else if (seq == cfg.warmup && cfg.warmup) {
@@ -2362,7 +2921,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	if (cfg.sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
-	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
+	if (send(sock_fd, E.tx, K.tx_size, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -2371,7 +2930,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
-		if (err != ECONNREFUSED || send(sock_fd, E.tx, cfg.size, 0) < 0) {
+		if (err != ECONNREFUSED || send(sock_fd, E.tx, K.tx_size, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			return;
 		}
@@ -2385,6 +2944,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	E.txpend++;
 	E.outstanding++;
 	S.c.sent++;
+	cls_count(seq, CG_SENT);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
 }
 
@@ -2439,6 +2999,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	x = &win[m.seq & win_mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
 		S.c.late++;		/* so old it already left the window */
+		cls_count(m.seq, CG_LATE);
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
@@ -2453,16 +3014,19 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->t[T4W] = wire;
 		x->t[T4SW] = t4sw;
 		S.c.late++;
+		cls_count(x->seq, CG_LATE);
 		return;
 	}
 	x->st |= TF_RECEIVED;
 	E.outstanding--;
 	S.c.received++;
+	cls_count(x->seq, CG_RECEIVED);
 	if (!E.first_rx_mono) {
 		E.first_rx_mono = mono_ns();
 	}
 	if (x->st & TF_WARMUP) {
 		S.c.warmup++;
+		cls_count(x->seq, CG_WARMUP);
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
@@ -2755,7 +3319,7 @@ static int emit_run(void)
 	uint64_t next;
 	int r = 0;
 
-	E.total = cfg.count ? cfg.warmup + cfg.count : UINT64_MAX;
+	E.total = cfg.count ? (cfg.warmup + cfg.count) * (uint64_t)K.nsz : UINT64_MAX;
 	E.idle_ms = (uint32_t)((cfg.interval_ns + cfg.timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
@@ -2766,7 +3330,8 @@ static int emit_run(void)
 	set_rcvtimeo(E.rcvtimeo);
 	S.start_mono = mono_ns();
 	S.first_real = real_ns();
-	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) : 0;
+	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) * (uint64_t)K.nsz : 0;
+	K.phase_ns = (uint64_t)(cfg.duration_s * 1e9);
 	next = S.start_mono;
 	if (!cfg.warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
@@ -3100,6 +3665,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		p.t2sw = t2sw;
 	}
 	echo_pop(&p);
+	cls_reflect(&m);
 	proto_encode(buf, &p);
 	if (cfg.sw_stamps) {
 		p.t3sw = real_ns();
@@ -3151,6 +3717,7 @@ static int reflect_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
+	cls_rx_tos(&msg);
 	reflect_packet(R.rx, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
 		       (struct sockaddr *)&from, msg.msg_namelen);
 	return 1;
@@ -3404,14 +3971,14 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 {
 	const char *name[8];
 	int64_t val[8];
-	char lab[16], buf[32];
+	char lab[16], buf[32], note[96];
 	int k, n, dom;
 
 	fprintf(f, "%s: seq %" PRIu64 ", %s %" PRId64 " ns", title, x->seq, metric_def[side.primary].key, v);
 	if (cfg.threshold_ns >= 0) {
 		fprintf(f, " > threshold %" PRId64 " ns", cfg.threshold_ns);
 	}
-	fputc('\n', f);
+	fprintf(f, "%s\n", cls_note(note, sizeof(note), x->seq));
 	for (k = 0; k < side.nstamps; k++) {
 		int s = side.stamps[k];
 
@@ -3550,6 +4117,7 @@ static void session_report(FILE *f, bool final)
 	if (S.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
+	cls_report(f);
 	if (cfg.histogram) {
 		print_pct_table(f);
 		print_histogram(f, side.primary);
@@ -3648,6 +4216,7 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
+	cls_json(f);
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < side.nstamps; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),
@@ -4441,6 +5010,143 @@ static int opt_choice(int val, const char *s, const char *const *names, int n)
 }
 
 /* One option's value into cfg; -1 after printing the problem. */
+/* --size, --priority and --tos lists (see classes, sizes) */
+
+/* Parse a comma-separated list of whole numbers; one value behaves as before. */
+static int opt_list(int val, const char *s, uint64_t min, uint64_t max, uint64_t *out, int maxn, int *n)
+{
+	char item[32];
+	const char *p = s;
+
+	*n = 0;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (*n == maxn) {
+			warnx_("%s: '%s' has more than %d values", opt_name(val), s, maxn);
+			return -1;
+		}
+		if (len >= sizeof(item)) {
+			len = sizeof(item) - 1;
+		}
+		memcpy(item, p, len);
+		item[len] = 0;
+		if (opt_u64(val, e || *n ? item : s, min, max, &out[*n]) < 0) {
+			return -1;
+		}
+		(*n)++;
+		if (!e) {
+			return 0;
+		}
+		p = e + 1;
+	}
+}
+
+/* --size, --priority, --tos: one value as ever, or a list. */
+static int cls_opt(int c, const char *a)
+{
+	uint64_t v[SZ_MAX];
+	int i, n;
+
+	if (c == O_SIZE) {
+		if (opt_list(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, v, SZ_MAX, &n) < 0) {
+			return -1;
+		}
+		cfg.size = 0;
+		for (i = 0; i < n; i++) {
+			K.size[i] = (unsigned)v[i];
+			if (K.size[i] > cfg.size) {
+				cfg.size = K.size[i];	/* buffers and checks take the largest */
+			}
+		}
+		K.nsz = n;
+		return 0;
+	}
+	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
+	if (opt_list(c, a, 0, strchr(a, ',') ? (c == O_PRIORITY ? 14 : 255) : (c == O_PRIORITY ? INT_MAX : 255),
+		     v, CLS_MAX, &n) < 0) {
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		(c == O_PRIORITY ? K.prio : K.tos)[i] = (int)v[i];
+	}
+	*(c == O_PRIORITY ? &K.nprio : &K.ntos) = n;
+	*(c == O_PRIORITY ? &cfg.priority : &cfg.tos) = (int)v[0];
+	return 0;
+}
+
+/* MTU of the interface, or 0 when unknown. */
+static unsigned if_mtu(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned mtu = 0;
+
+	if (fd < 0) {
+		return 0;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0) {
+		mtu = (unsigned)ifr.ifr_mtu;
+	}
+	close(fd);
+	return mtu;
+}
+
+/* Checks across options, after the loop (opt_check). */
+static int cls_check(const bool *given)
+{
+	int i;
+
+	if (K.nprio > 1 && K.ntos > 1 && K.nprio != K.ntos) {
+		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
+		       K.ntos, K.nprio);
+		return -1;
+	}
+	K.ncls = K.nprio > K.ntos ? K.nprio : K.ntos;
+	if (K.ncls < 1) {
+		K.ncls = 1;
+	}
+	for (i = 0; i < K.ncls; i++) {
+		if (K.nprio <= 1) {
+			K.prio[i] = cfg.priority;
+		}
+		if (K.ntos <= 1) {
+			K.tos[i] = cfg.tos;
+		}
+	}
+	if (K.nsz <= 1) {
+		K.nsz = 1;
+		K.size[0] = cfg.size;
+	}
+	K.tx_size = K.size[0];
+	if (cfg.mode == MODE_REFLECT && K.ncls > 1) {
+		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
+		       K.nprio > 1 ? "--priority" : "--tos");
+		return -1;
+	}
+	if (K.nsz > 1 && !cfg.count && !(cfg.duration_s > 0)) {
+		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
+		return -1;
+	}
+	if (K.nsz > 1 && cfg.iface) {
+		unsigned mtu = if_mtu(cfg.iface);
+		/* IPv4 + UDP headers are 28 B, IPv6 + UDP 48 B */
+		unsigned hdr = cfg.address && strchr(cfg.address, ':') ? 48 : 28;
+
+		for (i = 0; mtu && i < K.nsz; i++) {
+			if (K.size[i] + hdr > mtu) {
+				warnx_("--size: %u B does not fit the MTU of %s (%u B, so at most %u B of payload)",
+				       K.size[i], cfg.iface, mtu, mtu - hdr);
+				return -1;
+			}
+		}
+	}
+	(void)given;
+	return 0;
+}
+
 static int opt_apply(int c, const char *a)
 {
 	static const char *const tsn[] = { "auto", "hw", "sw" };
@@ -4468,7 +5174,7 @@ static int opt_apply(int c, const char *a)
 	case O_PORT:
 		return opt_u64(c, a, 1, 65535, &u) < 0 ? -1 : (cfg.port = (unsigned)u, 0);
 	case O_SIZE:
-		return opt_u64(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, &u) < 0 ? -1 : (cfg.size = (unsigned)u, 0);
+		return cls_opt(c, a);
 	case 'd':
 		return opt_num(c, a, 0.001, 31536000, false, &d) < 0 ? -1 : (cfg.duration_s = d, 0);
 	case O_COUNT:
@@ -4558,9 +5264,8 @@ static int opt_apply(int c, const char *a)
 		cfg.spin = true;
 		return 0;
 	case O_PRIORITY:
-		return opt_u64(c, a, 0, INT_MAX, &u) < 0 ? -1 : (cfg.priority = (int)u, 0);
 	case O_TOS:
-		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.tos = (int)u, 0);
+		return cls_opt(c, a);
 	case O_ONCE:
 		cfg.once = true;
 		return 0;
@@ -4595,6 +5300,7 @@ static void cfg_defaults(void)
 	cfg.priority = -1;
 	cfg.tos = -1;
 	cfg.top = 10;
+	cls_defaults();
 }
 
 /* Options that make no sense together, checked once all are known. */
@@ -4658,7 +5364,7 @@ static int opt_check(const bool *given)
 		warnx_("--json: '%s' is also the --log file", cfg.json);
 		return -1;
 	}
-	return 0;
+	return cls_check(given);
 }
 
 /* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
@@ -4917,6 +5623,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	}
 	memory_lock();
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
+		return -1;
+	}
+	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
 		return -1;
 	}
 	return outputs_open(log_fd, json);
