@@ -360,6 +360,9 @@ static struct {
 	int r_prio, r_tos;		/* what the reflector's socket carries now */
 	int rn;
 	struct { int prio, tos; uint64_t answered, warmup; } r[16];
+	/* --analyze: the class and size of the row being read, from its columns */
+	bool analyze;
+	int a_cls, a_size;
 } K = { .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
 
 /* Classes and sizes (--priority/--tos/--size lists); the section is after the emit state. */
@@ -370,6 +373,7 @@ static void cls_set_rcvtimeo(const struct timeval *tv);
 static char *cls_note(char *buf, size_t len, uint64_t seq);
 static bool cls_multi_sock(void);
 static int cls_wait(uint64_t ns, short events);
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq);
 
 /* The in-flight window: txn slots indexed by seq (emit) or TX key (reflect). */
 static struct txn *win;
@@ -1583,14 +1587,18 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns\n" : ",response_ns\n");
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns" : ",response_ns");
+		p = cls_log_cols(p, true, NULL);
+		*p++ = '\n';
 		return p;
 	}
 	p = fmt_str(p, "SEQ");
 	for (i = 0; i < ncols; i++) {
 		p += sprintf(p, " %s", stamp_name(cols[i], name, sizeof(name)));
 	}
-	p = fmt_str(p, side.emit ? " RTT\n" : " RESPONSE\n");
+	p = fmt_str(p, side.emit ? " RTT" : " RESPONSE");
+	p = cls_log_cols(p, false, NULL);
+	*p++ = '\n';
 	memset(p, '-', (size_t)(p - start - 1));
 	p += p - start - 1;
 	*p++ = '\n';
@@ -1627,6 +1635,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 		} else {
 			p = log_value(p, M_RESPONSE, x->t, "");
 		}
+		p = cls_log_cols(p, true, &x->seq);
 		*p++ = '\n';
 		return p;
 	}
@@ -1640,6 +1649,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 	} else {
 		p = log_value(p, side.primary, x->t, "-");
 	}
+	p = cls_log_cols(p, false, &x->seq);
 	*p++ = '\n';
 	return p;
 }
@@ -2384,7 +2394,7 @@ static int size_of(uint64_t seq)
 /* The rows a transaction belongs to: its class, its size, its cell. */
 static int cls_rows(uint64_t seq, struct grp **rows)
 {
-	int c = cls_of(seq), z = size_of(seq), n = 0;
+	int c = K.analyze ? K.a_cls : cls_of(seq), z = K.analyze ? K.a_size : size_of(seq), n = 0;
 
 	if (K.ncls > 1) {
 		rows[n++] = &K.g[c];
@@ -2663,6 +2673,10 @@ static char *cls_label(char *buf, size_t len, int c)
 {
 	char p[16] = "-", t[16] = "-";
 
+	if (K.analyze) {
+		snprintf(buf, len, "%d", c);	/* a log knows the class by its index */
+		return buf;
+	}
 	if (K.prio[c] >= 0) {
 		snprintf(p, sizeof(p), "%d", K.prio[c]);
 	}
@@ -2673,12 +2687,30 @@ static char *cls_label(char *buf, size_t len, int c)
 	return buf;
 }
 
+/* CLASS and SIZE log columns (header when seq is NULL) of a run with lists. */
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
+{
+	if (!side.emit || K.analyze || !K.g) {
+		return p;
+	}
+	if (K.ncls > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) : fmt_str(p, csv ? ",class" : " CLASS");
+	}
+	if (K.nsz > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
+	}
+	return p;
+}
+
 /* For breach lines and trace markers: which class and size a transaction was. */
 static char *cls_note(char *buf, size_t len, uint64_t seq)
 {
 	int n = 0;
 
 	buf[0] = 0;
+	if (K.analyze) {
+		return buf;	/* a log row's class and size are in its columns, not in its seq */
+	}
 	if (K.ncls > 1) {
 		n = snprintf(buf, len, " class=%d", cls_of(seq));
 		if (K.prio[cls_of(seq)] >= 0) {
@@ -4282,6 +4314,7 @@ struct alog {
 	uint64_t n;
 	struct txn *row;
 	uint8_t *status;
+	uint32_t *cls, *size;	/* CLASS and SIZE columns (class and size lists), else NULL */
 };
 
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok, size_t toklen)
@@ -4419,7 +4452,7 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
  */
 static int alog_parse(struct alog *L, char *p, char *end)
 {
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4 };
+	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_CLASS = -5, C_SIZE = -6 };
 	int col[16], ncol = 0, i, valm[16];
 	const char *f[17];
 	size_t len[17];
@@ -4489,6 +4522,12 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if (len[i] == 5 && !strncasecmp(f[i], "class", 5)) {
+					col[i] = C_CLASS;
+					L->cls = L->cls ? L->cls : malloc(8);
+				} else if (len[i] == 4 && !strncasecmp(f[i], "size", 4)) {
+					col[i] = C_SIZE;
+					L->size = L->size ? L->size : malloc(8);
 				} else {
 					return alog_error(L, line, "unknown column", f[i], len[i]);
 				}
@@ -4523,6 +4562,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			cap = cap ? cap * 2 : 65536;
 			L->row = realloc(L->row, cap * sizeof(*L->row));
 			L->status = realloc(L->status, cap);
+			L->cls = L->cls ? realloc(L->cls, cap * 4) : NULL;
+			L->size = L->size ? realloc(L->size, cap * 4) : NULL;
 			if (!L->row || !L->status) {
 				return alog_error(L, line, "out of memory", NULL, 0);
 			}
@@ -4550,6 +4591,14 @@ static int alog_parse(struct alog *L, char *p, char *end)
 					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
 						return alog_error(L, line, "bad timestamp", f[i], len[i]);
 					}
+				} else if (col[i] == C_CLASS || col[i] == C_SIZE) {
+					uint64_t v;
+
+					if (!alog_u64(f[i], len[i], &v) || v > (col[i] == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
+					    !(col[i] == C_CLASS ? L->cls : L->size)) {
+						return alog_error(L, line, col[i] == C_CLASS ? "bad class" : "bad size", f[i], len[i]);
+					}
+					(col[i] == C_CLASS ? L->cls : L->size)[L->n] = (uint32_t)v;
 				}
 			}
 			/* a latency column must agree with the stamps it came from */
@@ -4693,6 +4742,70 @@ static void print_top(FILE *f, const struct alog *L, unsigned top)
 
 static int analyze_run(struct alog *L, int nlogs);
 
+/*
+ * A log with CLASS / SIZE columns (a run with class or size lists): the
+ * class and size tables again, each row taken from its columns.  Classes are
+ * known by their index there; sizes in the order they first appear.
+ */
+static int cls_analyze_setup(const struct alog *L)
+{
+	uint64_t i;
+	int z;
+
+	if (!L->emit || (!L->cls && !L->size)) {
+		return 0;
+	}
+	K.ncls = 1;
+	K.nsz = 0;
+	for (i = 0; i < L->n; i++) {
+		if (L->cls && (int)L->cls[i] + 1 > K.ncls) {
+			K.ncls = (int)L->cls[i] + 1;
+		}
+		for (z = 0; L->size && z < K.nsz && K.size[z] != L->size[i]; z++) {
+		}
+		if (L->size && z == K.nsz) {
+			if (z == SZ_MAX) {
+				warnx_("--analyze: %s: more than %d sizes", L->path, SZ_MAX);
+				return -1;
+			}
+			K.size[K.nsz++] = L->size[i];
+		}
+	}
+	if (!K.nsz) {
+		K.nsz = 1;
+	}
+	for (z = 0; z < K.ncls; z++) {
+		K.prio[z] = K.tos[z] = -1;
+	}
+	K.analyze = true;
+	return cls_alloc(L->n);
+}
+
+static void cls_analyze_row(const struct alog *L, uint64_t i, int st)
+{
+	if (!K.analyze) {
+		return;
+	}
+	K.a_cls = L->cls ? (int)L->cls[i] : 0;
+	for (K.a_size = 0; L->size && K.a_size < K.nsz - 1; K.a_size++) {
+		if (K.size[K.a_size] == L->size[i]) {
+			break;
+		}
+	}
+	cls_count(0, CG_SENT);
+	if (st == ST_OK || st == ST_WARMUP) {
+		cls_count(0, CG_RECEIVED);
+	} else {
+		cls_count(0, CG_LOST);
+	}
+	if (st == ST_WARMUP) {
+		cls_count(0, CG_WARMUP);
+	}
+	if (st == ST_LATE) {
+		cls_count(0, CG_LATE);
+	}
+}
+
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -4703,6 +4816,8 @@ static int analyze_main(void)
 	for (k = 0; k < 2; k++) {
 		free(L[k].row);
 		free(L[k].status);
+		free(L[k].cls);
+		free(L[k].size);
 	}
 	for (k = 0; k < NMETRIC; k++) {
 		free(S.h[k].bucket);
@@ -4772,7 +4887,7 @@ static int analyze_run(struct alog *L, int nlogs)
 		}
 	}
 	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach) {
+	if (!S.breach || cls_analyze_setup(&L[0]) < 0) {
 		return EXIT_RUNTIME;
 	}
 	{
@@ -4785,6 +4900,7 @@ static int analyze_run(struct alog *L, int nlogs)
 
 			x->st = TF_USED | TF_SENT;
 			S.c.sent++;
+			cls_analyze_row(&L[0], i, st);
 			if (st == ST_OK || st == ST_WARMUP) {
 				x->st |= TF_RECEIVED;
 				S.c.received++;
