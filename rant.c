@@ -2227,6 +2227,10 @@ static int sock_setup(int fd, int family)
 			warnx_("--tos: %d refused: %s", cfg.tos, strerror(-r));
 			return -1;
 		}
+		/* a new IP_TOS resets sk_priority to rt_tos2priority() (net/ipv4/ip_sockglue.c): --priority again */
+		if (cfg.priority >= 0) {
+			setopt_int(fd, SOL_SOCKET, SO_PRIORITY, cfg.priority);
+		}
 	}
 	/* A deeper receive queue rides out bursts of junk; best effort. */
 	setopt_int(fd, SOL_SOCKET, SO_RCVBUF, 4 << 20);
@@ -2644,12 +2648,14 @@ static void cls_reflect(const struct proto_msg *m)
 			K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
 		}
 	}
+	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
+	if (tos != K.r_tos) {
+		cls_set_tos(tos);
+		K.r_prio = -2;
+	}
 	if (prio != K.r_prio) {
 		setopt_int(sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
 		K.r_prio = prio;
-	}
-	if (tos != K.r_tos) {
-		cls_set_tos(tos);
 	}
 }
 
