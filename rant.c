@@ -3314,6 +3314,9 @@ static void emit_finish(void)
 	if (!S.c.received) {
 		return;
 	}
+	if (K.ncls > 1) {
+		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
+	}
 	for (round = 0; round < 64; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
 		uint64_t limit;
@@ -3646,6 +3649,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	if (m.type == PT_FIN) {
+		cls_reflect(&m);	/* the FIN_ACK in the reflector's own class */
 		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
 			reflect_fin(&m, buf, len, from, fromlen);
 		} else if (R.active) {
