@@ -46,7 +46,10 @@ demo: rant
 tests/bench-log: tests/bench-log.c rant.c
 	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-log.c $(LDLIBS)
 
-bench: rant tests/bench-log
+tests/bench.d/floor: tests/bench.d/floor.c
+	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/floor.c
+
+bench: rant tests/bench-log tests/bench.d/floor
 	tests/bench.sh
 	tests/bench-log
 
@@ -59,7 +62,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log
+	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench.d/floor
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
