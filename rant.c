@@ -2582,6 +2582,24 @@ static int cls_wait(uint64_t ns, short events)
 	return 0;
 }
 
+static int emit_recv(int flags);
+
+/* --spin with classes, between pings: one non-blocking receive on each socket. */
+static int cls_spin_recv(void)
+{
+	int k, r, got = 0;
+
+	for (k = 0; k < K.ncls; k++) {
+		cls_use(k);
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			return r;
+		}
+		got |= r;
+	}
+	return got;
+}
+
 static void cls_set_rcvtimeo(const struct timeval *tv)
 {
 	int k;
@@ -3161,6 +3179,9 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 		return 0;
 	}
 	want = limit - now;
+	if (cfg.spin && cls_multi_sock()) {
+		return cls_spin_recv();
+	}
 	if (cfg.spin) {
 		return emit_recv(MSG_DONTWAIT);
 	}
