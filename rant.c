@@ -342,7 +342,11 @@ struct grp {
 
 static struct {
 	int ncls, nsz;			/* 1 and 1: a plain run */
-	int nprio, ntos;		/* list lengths given */
+	int nprio, ntos, nival;		/* list lengths given */
+	uint64_t ival[CLS_MAX];		/* --interval list: each class its own cadence, ns */
+	uint64_t next[CLS_MAX];		/* ... and its next slot, CLOCK_MONOTONIC */
+	uint8_t *cmap;			/* ... so seq -> class is kept, not computed */
+	uint64_t cmap_mask;
 	int prio[CLS_MAX], tos[CLS_MAX];	/* -1: leave the socket's alone */
 	unsigned size[SZ_MAX];
 	int fd[CLS_MAX];		/* emit: class sockets (fd[0] is the run's socket) */
@@ -2379,6 +2383,9 @@ static bool cls_multi_sock(void)
 
 static int cls_of(uint64_t seq)
 {
+	if (K.cmap) {
+		return K.cmap[seq & K.cmap_mask];
+	}
 	return (int)(seq % (uint64_t)K.ncls);
 }
 
@@ -2511,6 +2518,17 @@ static int cls_open(void)
 	cfg.tos = saved_tos;
 	sock_fd = first;
 	ts = keep;
+	if (K.nival) {
+		/* every seq still in the window or in the log ring keeps its class */
+		uint64_t n = pow2_at_least(win_mask + 1 + S.log.cap);
+
+		K.cmap = calloc(n, 1);
+		K.cmap_mask = n - 1;
+		if (!K.cmap) {
+			warnx_("cannot allocate: %s", strerror(errno));
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -2552,6 +2570,52 @@ static uint16_t cls_before_send(uint64_t seq, uint64_t now)
 	}
 	cls_use(cls_of(seq));
 	return (uint16_t)(PF_CLASS | (K.prio[K.cur] >= 0 ? (unsigned)(K.prio[K.cur] + 1) << PF_PRIO_SHIFT : 0));
+}
+
+static void emit_expire(uint64_t now);
+static void emit_send(uint64_t seq, uint64_t now);
+static uint64_t emit_next_deadline(void);
+static int emit_wait_until(uint64_t limit, bool use_poll);
+
+/*
+ * --interval with a list: each class on its own absolute cadence (as
+ * emit_interval_step does for one), the earliest due class sends next.
+ */
+static int cls_interval_step(void)
+{
+	uint64_t now = mono_ns(), limit, dl;
+	int k, b = 0;
+
+	emit_expire(now);
+	for (k = 0; k < K.ncls; k++) {
+		if (!K.next[k]) {
+			K.next[k] = S.start_mono;
+		}
+		if (K.next[k] < K.next[b]) {
+			b = k;
+		}
+	}
+	if (now >= K.next[b]) {
+		K.cmap[E.next_seq & K.cmap_mask] = (uint8_t)b;
+		emit_send(E.next_seq++, now);
+		K.next[b] += K.ival[b];
+		if (K.next[b] <= now) {
+			uint64_t skip = (now - K.next[b]) / K.ival[b] + 1;
+
+			E.overruns += skip;
+			K.next[b] += skip * K.ival[b];
+		}
+		return 0;
+	}
+	limit = K.next[b];
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (E.end && E.end < limit) {
+		limit = E.end;
+	}
+	return emit_wait_until(limit, true);
 }
 
 /* Warm-up: the first -w pings of each size. */
@@ -2706,6 +2770,10 @@ static char *cls_label(char *buf, size_t len, int c)
 	}
 	if (K.tos[c] >= 0) {
 		snprintf(t, sizeof(t), "0x%02x", K.tos[c]);
+	}
+	if (K.nival) {
+		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(K.ival[c] / NSEC_PER_US));
+		return buf;
 	}
 	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
 	return buf;
@@ -2863,6 +2931,9 @@ static void cls_json(FILE *f)
 		for (c = 0; c < K.ncls; c++) {
 			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
 			cls_json_prio_tos(f, K.prio[c], K.tos[c]);
+			if (K.nival) {
+				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(K.ival[c] / NSEC_PER_US));
+			}
 			cls_json_row(f, &K.g[c]);
 			if (K.nsz > 1) {
 				fprintf(f, ",\n      \"sizes\": [");
@@ -3407,7 +3478,7 @@ static int emit_run(void)
 			S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
+		r = K.nival ? cls_interval_step() : cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
@@ -5012,7 +5083,7 @@ static const struct opt_def {
 	{ "duration", 1, 'd', "SEC", "stop after SEC seconds (default: until --count or SIGINT)" },
 	{ "count", 1, O_COUNT, "N", "emit: stop after N measured transactions (warm-up not included)" },
 	{ "warmup", 1, 'w', "PKTS", "emit: the first PKTS transactions are flagged warm-up and not counted (default 0)" },
-	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence" },
+	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
 	{ "timeout", 1, O_TIMEOUT, "MS", "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
 	{ "timestamps", 1, O_TIMESTAMPS, "auto|hw|sw", "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
 	{ "sw-timestamps", 0, 's', NULL, "also take app stamps (clock_gettime) around send and receive" },
@@ -5210,6 +5281,17 @@ static int cls_opt(int c, const char *a)
 		K.nsz = n;
 		return 0;
 	}
+	if (c == O_INTERVAL) {
+		/* one cadence per class: the classes of --priority/--tos, in order */
+		if (opt_list(c, a, 1, 60000000, v, CLS_MAX, &n) < 0) {
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			K.ival[i] = v[i] * NSEC_PER_US;
+		}
+		K.nival = n;
+		return 0;
+	}
 	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
 	if (opt_list(c, a, 0, strchr(a, ',') ? (c == O_PRIORITY ? 14 : 255) : (c == O_PRIORITY ? INT_MAX : 255),
 		     v, CLS_MAX, &n) < 0) {
@@ -5268,6 +5350,23 @@ static int cls_check(const bool *given)
 		K.size[0] = cfg.size;
 	}
 	K.tx_size = K.size[0];
+	if (K.nival) {
+		double rate = 0;
+
+		if (K.nival != K.ncls || K.ncls < 2) {
+			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
+			       K.nival, K.ncls);
+			return -1;
+		}
+		/* the run's cadence is all classes together: window, log and idle hint follow it */
+		for (i = 0; i < K.ncls; i++) {
+			rate += 1.0 / (double)K.ival[i];
+		}
+		cfg.interval_ns = (uint64_t)(1.0 / rate);
+		if (!cfg.interval_ns) {
+			cfg.interval_ns = 1;
+		}
+	}
 	if (cfg.mode == MODE_REFLECT && K.ncls > 1) {
 		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
 		       K.nprio > 1 ? "--priority" : "--tos");
@@ -5329,6 +5428,9 @@ static int opt_apply(int c, const char *a)
 	case 'w':
 		return opt_u64(c, a, 0, 1000000000, &cfg.warmup);
 	case O_INTERVAL:
+		if (strchr(a, ',')) {
+			return cls_opt(c, a);
+		}
 		if (opt_u64(c, a, 0, 60000000, &u) < 0) {
 			return -1;
 		}

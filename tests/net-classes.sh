@@ -304,6 +304,35 @@ chk(c["packets"]["sent"] == 200 and c["metrics"]["rtt"]["samples"] == 200, "coun
 	check "single: no class or size table" bash -c '! grep -Eq "^--- (Classes|Sizes)" "$1"' _ "$WORK/c9c.out"
 }
 
+# 10. Each class at its own --interval: the faster class sends more, each
+#     class's counts are exact, the reflector agrees, the log keeps classes.
+t_own_interval() {
+	if ! reflector c10r --once --json "$WORK/c10r.json"; then
+		not_ok "own interval: reflector listens"
+		return
+	fi
+	emit c10c --priority 1,2,3 --tos 0,32,64 --interval 1000,2000,4000 -d 2 --json "$WORK/c10c.json" \
+		-l "$WORK/c10c.csv" --log-format csv
+	expect_rc "own interval" 0
+	wait_exit "$REFLECTOR_PID" 10
+	py_checks "own interval" '
+import csv
+c, r = j("c10c"), j("c10r")
+cl = c["classes"]
+s = [x["packets"]["sent"] for x in cl]
+chk([x["interval_us"] for x in cl] == [1000, 2000, 4000], "classes keep their intervals", cl[0])
+chk(s[0] > s[1] > s[2] > 0, "the 1 ms class sends most, the 4 ms class least", s)
+chk(s[1] * 1.3 < s[0] and s[2] * 1.3 < s[1], "sends follow the cadences (about 4:2:1)", s)
+chk(all(x["packets"]["received"] + x["packets"]["lost"] == x["packets"]["sent"] for x in cl), "each class: sent = received + lost")
+chk(sum(s) == c["packets"]["sent"], "classes add up to the run")
+rc = sorted((x["tos"], x["answered"]) for x in r["classes"])
+chk(rc == sorted((x["tos"], x["packets"]["received"]) for x in cl), "reflector answered each class as often as it came back", rc)
+rows = list(csv.DictReader(l for l in open(os.path.join(W, "c10c.csv")) if not l.startswith("#")))
+n = [sum(1 for x in rows if x["class"] == str(k)) for k in range(3)]
+chk(n == s, "log rows per class = sent per class", n)
+'
+}
+
 main() {
 	need_root "classes and sizes"
 	if ! ns_setup; then
@@ -320,6 +349,7 @@ main() {
 	t_breach
 	t_mtu
 	t_single
+	t_own_interval
 	finish
 }
 

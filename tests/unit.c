@@ -2344,6 +2344,10 @@ static const struct {
 	{ -1, "--priority 1,2", "--priority: a list is for emit" },
 	{ -1, "--tos 1,2", "--tos: a list is for emit" },
 	{ -1, "-i lo -a h --size 64,70000 --count 5", "--size" },
+	{ 0, "-a h --priority 1,2 --interval 100,200", NULL },
+	{ -1, "-a h --priority 1,2 --interval 100,200,300", "--interval: 3 values for 2 classes" },
+	{ -1, "-a h --interval 100,200", "--interval: 2 values for 1 classes" },
+	{ -1, "-a h --priority 1,2 --interval 100,0", "--interval: '0' is out of range (1 to 60000000)" },
 };
 
 static void test_classes_opts(void)
@@ -2379,6 +2383,10 @@ static void test_classes_opts(void)
 	/* the MTU rule: lo's MTU (65536) takes the largest size */
 	GOOD("-i lo -a h --size 64,65000 --count 5", K.nsz == 2);
 	GOOD("-a h", K.ncls == 1 && K.nsz == 1);
+	/* a cadence per class: the run's interval is all of them together */
+	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", K.nival == 3 && K.ival[1] == 2000000 &&
+		 cfg.interval_ns == 500000);
+	GOOD("-a h --priority 1,2 --interval 250", K.nival == 0 && cfg.interval_ns == 250000);
 }
 
 /* Round-robin, sizes in turn, warm-up per size, and the class in the ping's flags. */
@@ -2499,10 +2507,54 @@ static void test_classes_reflect(void)
 	reset_globals();
 }
 
+/* Each class on its own cadence: seq -> class is kept in a map, not computed. */
+static void test_classes_interval(void)
+{
+	struct args a;
+	char *out, *err;
+	uint64_t keyseq0[256], seq;
+	int r = parse_str("-a 127.0.0.1 --port 9 --priority 1,2 --interval 1000,3000 --count 100", &a, &out, &err);
+	int n[2] = { 0, 0 };
+	bool order = true;
+
+	free(out);
+	free(err);
+	side_set(true);
+	win_mask = 255;
+	E.keyseq = keyseq0;
+	S.log.cap = 0;
+	r = r ? r : sock_open_emit() < 0 ? -1 : cls_open();
+	ok(r == 0 && K.cmap, "classes: --interval list keeps a seq -> class map", "r=%d", r);
+	if (r) {
+		reset_globals();
+		return;
+	}
+	/* classes recorded at send (as cls_interval_step does) are the ones read back */
+	for (seq = 0; seq < 24; seq++) {
+		int b = seq % 4 == 3;	/* class 1 every fourth ping */
+
+		K.cmap[seq & K.cmap_mask] = (uint8_t)b;
+		order &= cls_before_send(seq, mono_ns()) >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
+			 sock_fd == K.fd[b] && cls_of(seq) == b;
+		n[b]++;
+	}
+	ok(order, "classes: a mapped seq goes on its class's socket with its priority", "%s", "");
+	ok(n[0] == 18 && n[1] == 6 && cls_of(3) == 1 && cls_of(4) == 0, "classes: seq -> class read back from the map",
+	   "%d %d", n[0], n[1]);
+	close(K.fd[0]);
+	close(K.fd[1]);
+	free(K.keyseq[1]);
+	free(K.cmap);
+	sock_fd = -1;
+	memset(&E, 0, sizeof(E));
+	reset_globals();
+}
+
 static void test_classes(void)
 {
 	reset_globals();
 	test_classes_opts();
+	test_classes_interval();
 	test_classes_schedule();
 	test_classes_reflect();
 }
