@@ -325,6 +325,7 @@ static struct trace_state tr = { -1, -1, -1, "" };
 static struct session S;		/* the (current) session */
 static int sock_fd = -1;
 
+/* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
 #define CLS_MAX		8
 #define SZ_MAX		16
 
