@@ -46,6 +46,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
@@ -310,6 +311,9 @@ struct ts_state {
 	struct ifreq saved_ifr;
 	struct hwtstamp_config saved;
 	uint32_t next_key;	/* OPT_ID key the next send will get */
+	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
+	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
+	int ifindex;		/* -i: stamps of other interfaces are not ours */
 	char note[200];
 };
 
@@ -721,16 +725,97 @@ static int ts_enable_socket(int fd)
 }
 
 /*
- * After a failed send the kernel may or may not have used up an OPT_ID key.
- * Re-enabling the option resets the counter to zero (timestamping.rst: "It
- * is reset each time the option is enabled after having been disabled").
+ * After a failed send a kernel before 6.8 may or may not have used up an
+ * OPT_ID key.  Re-enabling the option resets the counter to zero
+ * (timestamping.rst: "It is reset each time the option is enabled after
+ * having been disabled").  Since 6.8 a failed send gives its key back, and a
+ * reset would only make the keys of stamps still in flight collide with new
+ * ones, so the reset is done only where it is needed.
  */
 static void ts_rekey(int fd)
 {
 	int zero = 0;
 
+	if (ts.key_cmsg || !ts.rekey_on_fail) {
+		return;
+	}
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
 	ts_enable_socket(fd);
+}
+
+#ifndef SCM_TS_OPT_ID
+#define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
+#endif
+
+/* Kernel release as major * 1000 + minor (6.13 -> 6013); 0 if unknown. */
+static unsigned (*ts_kernel)(void);
+
+static unsigned ts_kernel_uname(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2) {
+		return 0;
+	}
+	return maj * 1000 + min;
+}
+
+/*
+ * How this kernel keys TX stamps.  Linux 6.13 takes the key of each send from
+ * an SCM_TS_OPT_ID control message (timestamping.rst, "OPT_ID ... can be
+ * overridden per send"): the key is then exactly ours and a failed send
+ * cannot shift it.  Elsewhere the socket's counter numbers sends, and only
+ * kernels before 6.8 may consume a key on a send that fails.
+ */
+static void ts_keys_setup(void)
+{
+	unsigned k = ts_kernel ? ts_kernel() : ts_kernel_uname();
+
+	ts.key_cmsg = k >= 6013;
+	ts.rekey_on_fail = k < 6008;
+}
+
+/*
+ * Every datagram leaves through here, so that its TX stamp carries the key
+ * rant expects (ts.next_key; the caller advances it on success).  A kernel
+ * that refuses the control message (EINVAL: older than its uname says, or a
+ * backport without it) falls back to the counter for the rest of the run.
+ */
+static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
+		       socklen_t tolen)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		struct cmsghdr align;
+	} ctrl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = {
+		.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (!ts.key_cmsg) {
+		return sendmsg(fd, &msg, 0);
+	}
+	memset(&ctrl, 0, sizeof(ctrl));
+	msg.msg_control = ctrl.buf;
+	msg.msg_controllen = sizeof(ctrl.buf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_TS_OPT_ID;
+	cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+	memcpy(CMSG_DATA(cm), &ts.next_key, sizeof(uint32_t));
+	n = sendmsg(fd, &msg, 0);
+	if (n < 0 && errno == EINVAL) {
+		ts.key_cmsg = false;
+		ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+		msg.msg_control = NULL;
+		msg.msg_controllen = 0;
+		n = sendmsg(fd, &msg, 0);
+	}
+	return n;
 }
 
 /* What one received message's control data carried. */
@@ -2130,6 +2215,7 @@ static int sock_setup(int fd, int family)
 	if (ts_setup(fd, cfg.iface, cfg.ts) < 0) {
 		return -1;
 	}
+	ts_keys_setup();
 	r = ts_enable_socket(fd);
 	if (r < 0) {
 		warnx_("--timestamps: SO_TIMESTAMPING refused: %s", strerror(-r));
@@ -2362,7 +2448,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	if (cfg.sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
-	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
+	if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -2371,7 +2457,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
-		if (err != ECONNREFUSED || send(sock_fd, E.tx, cfg.size, 0) < 0) {
+		if (err != ECONNREFUSED || ts_send(sock_fd, E.tx, cfg.size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			return;
 		}
@@ -2720,7 +2806,7 @@ static void emit_finish(void)
 		E.fin_acked = false;
 		for (tries = 0; tries < 3 && !E.fin_acked; tries++) {
 			proto_encode(E.tx, &m);
-			if (send(sock_fd, E.tx, cfg.size, 0) >= 0) {
+			if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) >= 0) {
 				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
 			}
 			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
@@ -3010,7 +3096,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 	}
 	proto_encode(buf, &a);
-	if (sendto(sock_fd, buf, len, 0, from, fromlen) >= 0) {
+	if (ts_send(sock_fd, buf, len, from, fromlen) >= 0) {
 		struct txn *x = &win[ts.next_key & win_mask];
 
 		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
@@ -3105,7 +3191,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		p.t3sw = real_ns();
 		put64(buf + 40, p.t3sw);
 	}
-	if (sendto(sock_fd, buf, len, 0, from, fromlen) < 0) {
+	if (ts_send(sock_fd, buf, len, from, fromlen) < 0) {
 		send_failed(errno);
 		return;
 	}
