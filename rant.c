@@ -308,6 +308,7 @@ struct ts_state {
 	int phc_index;
 	int rx_filter;		/* what the driver accepted */
 	bool restore;		/* we changed the device's hwtstamp config */
+	bool unknown_before;	/* SIOCGHWTSTAMP failed: nothing to restore */
 	struct ifreq saved_ifr;
 	struct hwtstamp_config saved;
 	uint32_t next_key;	/* OPT_ID key the next send will get */
@@ -568,6 +569,19 @@ static const char *ts_filter_name(int f)
 	}
 }
 
+/* Write back the config read at start, if one was read; 0 or -errno. */
+static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
+{
+	struct hwtstamp_config hc = st->saved;
+	struct ifreq ifr = st->saved_ifr;
+
+	if (!have_saved) {
+		return -ENODATA;
+	}
+	ifr.ifr_data = (void *)&hc;
+	return ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+}
+
 /*
  * Ask the driver to stamp every packet.  Some NICs refuse HWTSTAMP_FILTER_ALL
  * and only stamp PTP event messages; timestamping.rst says the driver writes
@@ -586,16 +600,20 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	int r = -EOPNOTSUPP;
 	size_t i;
 
+	bool have_saved;
+
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
-	if (ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0 && hc.tx_type == HWTSTAMP_TX_ON &&
-	    hc.rx_filter == HWTSTAMP_FILTER_ALL) {
+	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
+	if (have_saved && hc.tx_type == HWTSTAMP_TX_ON && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
 		st->rx_filter = hc.rx_filter;
 		return 0;	/* already as we need it: change nothing */
 	}
 	st->saved = hc;
+	st->saved_ifr = ifr;
+	st->unknown_before = !have_saved;
 	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
 		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
 			continue;
@@ -611,11 +629,17 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE &&
 		    hc.tx_type == HWTSTAMP_TX_ON) {
 			st->rx_filter = hc.rx_filter;
-			st->restore = true;
-			st->saved_ifr = ifr;
+			/* never write at exit a config that was not read at start */
+			st->restore = have_saved;
 			return 0;
 		}
 		if (r == 0) {
+			/*
+			 * The driver took the call but stamps nothing (or does
+			 * not stamp TX): whoever relied on the previous setting
+			 * (a ptp4l) gets it back now, not at exit.
+			 */
+			ts_put_back(fd, st, have_saved);
 			r = -EOPNOTSUPP;
 		}
 	}
@@ -685,6 +709,10 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	ts.hw = true;
 	ts.phc_index = caps.phc_index;
+	if (ts.unknown_before) {
+		warnx_("warning: %s cannot report its timestamping config (SIOCGHWTSTAMP unsupported): rant leaves it as it set it (tx on, rx filter %s) at exit",
+		       ifname, ts_filter_name(ts.rx_filter));
+	}
 	snprintf(ts.note, sizeof(ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
 		 ifname, caps.phc_index, ts_filter_name(ts.rx_filter));
 	if (ts.rx_filter != HWTSTAMP_FILTER_ALL) {

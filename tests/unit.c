@@ -1232,8 +1232,12 @@ static void test_hw(void)
 	nic_full();
 	nic.g_err = -EOPNOTSUPP;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && ts.restore, "hw: SIOCGHWTSTAMP unsupported -> still configured",
-	   "r=%d hw=%d", r, ts.hw);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && !ts.restore && one_rant_line(err) &&
+	   strstr(err, "SIOCGHWTSTAMP"), "hw: SIOCGHWTSTAMP unsupported -> configured, nothing written at exit, said so",
+	   "r=%d hw=%d restore=%d err='%s'", r, ts.hw, ts.restore, err);
+	nic.n_s = 0;
+	ts_restore(100);
+	ok(nic.n_s == 0, "hw: config not read at start -> ts_restore writes nothing", "n_s=%d", nic.n_s);
 	free(err);
 
 	/* (h) no interface */
@@ -2317,6 +2321,73 @@ static void test_log(void)
 	reset_globals();
 }
 
+/* ------------------------------------------- hardware path: real NICs */
+
+static unsigned fake_kernel_version;
+static unsigned fake_kernel(void)
+{
+	return fake_kernel_version;
+}
+
+static void test_hwpath(void)
+{
+	char *err;
+	int r;
+
+	reset_globals();
+
+	/* exact TX keys: which kernels get SCM_TS_OPT_ID, which get re-keyed */
+	ts_kernel = fake_kernel;
+	fake_kernel_version = 6018;
+	ts_keys_setup();
+	ok(ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 -> SCM_TS_OPT_ID per send, never re-keyed", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 6013;
+	ts_keys_setup();
+	ok(ts.key_cmsg, "keys: 6.13 -> SCM_TS_OPT_ID", "cmsg=%d", ts.key_cmsg);
+	fake_kernel_version = 6012;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.12 -> counter, a failed send keeps its key: no re-key",
+	   "cmsg=%d rekey=%d", ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 6007;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: 6.7 -> counter, re-keyed after a failed send", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 0;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	ts_kernel = NULL;
+
+	/*
+	 * Leave the device as found: a ptp4l's config (TX_ON, PTP_V2_L2_EVENT,
+	 * a filter rant never asks for) and a driver that answers every
+	 * request with FILTER_NONE: after each NONE answer the ptp4l's config
+	 * goes back at once, before the next request or the fallback.
+	 */
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ON;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_PTP_V2_L2_EVENT;
+	nic.s_accept = BIT(HWTSTAMP_FILTER_ALL) | BIT(HWTSTAMP_FILTER_PTP_V2_EVENT) | BIT(HWTSTAMP_FILTER_PTP_V2_L2_EVENT);
+	nic.s_writeback = HWTSTAMP_FILTER_NONE;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	free(err);
+	ok(r == 0 && !ts.hw && nic.n_s == 4 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
+	   nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_L2_EVENT && nic.s_req[2] == HWTSTAMP_FILTER_PTP_V2_EVENT &&
+	   nic.s_req[3] == HWTSTAMP_FILTER_PTP_V2_L2_EVENT && nic.last_s.tx_type == HWTSTAMP_TX_ON,
+	   "found: each FILTER_NONE answer is followed at once by the previous config", "n_s=%d req=%d,%d,%d,%d",
+	   nic.n_s, nic.s_req[0], nic.s_req[1], nic.s_req[2], nic.s_req[3]);
+	/* the same driver, but its config could not be read: nothing is written back */
+	nic_full();
+	nic.g_err = -EOPNOTSUPP;
+	nic.s_writeback = HWTSTAMP_FILTER_NONE;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	free(err);
+	ok(r == 0 && !ts.hw && nic.n_s == 2 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
+	   nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_EVENT, "found: config unreadable -> only rant's requests, no invented restore",
+	   "n_s=%d", nic.n_s);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2326,6 +2397,7 @@ int main(void)
 	test_proto();
 	test_cmsg();
 	test_hw();
+	test_hwpath();
 	test_hist();
 	test_fit();
 	test_log();
