@@ -733,7 +733,7 @@ static int ts_sockopt_flags(bool hw)
 
 	if (hw) {
 		f |= SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
-		     SOF_TIMESTAMPING_RAW_HARDWARE;
+		     SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_PKTINFO;
 	} else {
 		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		     SOF_TIMESTAMPING_SOFTWARE;
@@ -850,6 +850,8 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 struct ts_cmsg {
 	uint64_t sw, hw;		/* scm_timestamping ts[0] and ts[2] */
 	bool have_ts, have_err;
+	bool have_pktinfo;		/* SCM_TIMESTAMPING_PKTINFO: which device stamped it */
+	uint32_t ifindex;
 	uint32_t ee_errno, ee_origin, ee_info, ee_data;
 	unsigned bad;			/* control messages too short to read */
 };
@@ -888,6 +890,16 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			out->sw = ts_to_ns(&st.ts[0]);
 			out->hw = ts_to_ns(&st.ts[2]);
 			out->have_ts = true;
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
+			struct scm_ts_pktinfo pi;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(pi))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			out->have_pktinfo = true;
+			out->ifindex = pi.if_index;
 		} else if (errmsg) {
 			struct sock_extended_err ee;
 
@@ -905,9 +917,22 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	}
 }
 
-/* The wire stamp of the source in use; never the other clock's. */
+/* Stamps a NIC other than -i's put on packets that reached our socket. */
+static uint64_t ts_foreign;
+
+/*
+ * The wire stamp of the source in use; never the other clock's.  A hardware
+ * stamp is only of use from -i's NIC: with OPT_PKTINFO the kernel names the
+ * device that received the packet (timestamping.rst), and a packet that came
+ * in through another one (a bond's other leg, a route change) carries a
+ * stamp of another PHC.  It is counted and treated as missing.
+ */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
+	if (ts.hw && c->hw && c->have_pktinfo && ts.ifindex && c->ifindex != (uint32_t)ts.ifindex) {
+		ts_foreign++;
+		return 0;
+	}
 	return ts.hw ? c->hw : c->sw;
 }
 
@@ -2217,6 +2242,24 @@ static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/*
+ * SO_BINDTODEVICE refused (EPERM: no CAP_NET_RAW).  Unbound, packets may come
+ * and go through another device whose clock is not -i's PHC; with software
+ * stamps that is harmless, with hardware stamps every T would be suspect, so
+ * it is an error (and the device goes back as found).
+ */
+static int ts_bind_check(int fd, int err)
+{
+	if (ts.hw) {
+		ts_restore(fd);
+		warnx_("--interface: SO_BINDTODEVICE %s: %s: hardware stamps need the socket bound to the NIC whose PHC stamps them (needs CAP_NET_RAW; or use --timestamps sw)",
+		       cfg.iface, strerror(err));
+		return -1;
+	}
+	warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface, strerror(err));
+	return 0;
+}
+
 static int setopt_int(int fd, int level, int name, int val)
 {
 	return setsockopt(fd, level, name, &val, sizeof(val)) < 0 ? -errno : 0;
@@ -2231,18 +2274,23 @@ static int sock_setup(int fd, int family)
 {
 	int r;
 
+	int bind_err = 0;
+
 	if (cfg.iface && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg.iface,
 				    (socklen_t)strlen(cfg.iface)) < 0) {
+		bind_err = errno;
 		if (errno != EPERM) {
 			warnx_("--interface: SO_BINDTODEVICE %s: %s", cfg.iface, strerror(errno));
 			return -1;
 		}
-		warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface,
-		       strerror(errno));
 	}
 	if (ts_setup(fd, cfg.iface, cfg.ts) < 0) {
 		return -1;
 	}
+	if (bind_err && ts_bind_check(fd, bind_err) < 0) {
+		return -1;
+	}
+	ts.ifindex = cfg.iface ? (int)if_nametoindex(cfg.iface) : 0;
 	ts_keys_setup();
 	r = ts_enable_socket(fd);
 	if (r < 0) {
@@ -3555,6 +3603,15 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 	return true;
 }
 
+/* What the hardware path has to say about this run's stamps. */
+static void print_hw_notes(FILE *f)
+{
+	if (ts_foreign) {
+		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
+			cfg.iface ? cfg.iface : "-", ts_foreign);
+	}
+}
+
 static void print_counts(FILE *f)
 {
 	uint64_t out_lost, back_lost;
@@ -3593,6 +3650,7 @@ static void print_counts(FILE *f)
 		}
 	}
 	fprintf(f, "%s\n", any ? "" : " none");
+	print_hw_notes(f);
 }
 
 /* The end-of-run (or end-of-session) report, in the seed's format first. */
@@ -3716,6 +3774,12 @@ static void json_metric(FILE *f, int m)
 	fprintf(f, "]}}");
 }
 
+/* The hardware path's keys, one line each, before "metrics". */
+static void json_hw(FILE *f)
+{
+	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
+}
+
 static void json_report(FILE *f, int exit_code)
 {
 	uint64_t out_lost, back_lost;
@@ -3767,7 +3831,9 @@ static void json_report(FILE *f, int exit_code)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),
 			S.c.missing[side.stamps[i]]);
 	}
-	fprintf(f, "},\n  \"metrics\": {\n");
+	fprintf(f, "},\n");
+	json_hw(f);
+	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < side.nmetrics; i++) {
 		if (!S.h[side.metrics[i]].n) {
 			continue;

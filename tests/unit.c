@@ -2386,6 +2386,60 @@ static void test_hwpath(void)
 	ok(r == 0 && !ts.hw && nic.n_s == 2 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
 	   nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_EVENT, "found: config unreadable -> only rant's requests, no invented restore",
 	   "n_s=%d", nic.n_s);
+
+	/* stamps belong to -i: a hardware stamp from another ifindex is counted, never used */
+	{
+		struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
+		struct scm_ts_pktinfo pi = { .if_index = 7, .pkt_length = 64 };
+		struct capture ce;
+		struct ts_cmsg c;
+		struct cbuf b;
+
+		reset_globals();
+		ts_foreign = 0;
+		ts.hw = true;
+		ts.ifindex = 3;
+		cb_init(&b);
+		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+		ts_parse(&b.msg, &c);
+		ok(c.have_pktinfo && c.ifindex == 7 && !c.bad, "pktinfo: SCM_TIMESTAMPING_PKTINFO parsed (ifindex 7)",
+		   "have=%d if=%u bad=%u", c.have_pktinfo, c.ifindex, c.bad);
+		ok(ts_wire(&c) == 0 && ts_foreign == 1, "pktinfo: stamp of ifindex 7 on a socket of ifindex 3 -> missing, counted",
+		   "foreign=%" PRIu64, ts_foreign);
+		pi.if_index = 3;
+		cb_init(&b);
+		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+		ts_parse(&b.msg, &c);
+		ok(ts_wire(&c) == 1700000001000000007ULL && ts_foreign == 1, "pktinfo: stamp of -i's ifindex -> used",
+		   "foreign=%" PRIu64, ts_foreign);
+		cb_init(&b);
+		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, 4, 0);
+		ts_parse(&b.msg, &c);
+		ok(!c.have_pktinfo && c.bad == 1, "pktinfo: a short SCM_TIMESTAMPING_PKTINFO is refused", "bad=%u", c.bad);
+		ok((ts_sockopt_flags(true) & SOF_TIMESTAMPING_OPT_PKTINFO) && !(ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_PKTINFO),
+		   "pktinfo: asked with hardware stamps only", "flags=%#x", ts_sockopt_flags(true));
+		ts_foreign = 0;
+
+		/* SO_BINDTODEVICE refused: an error with hardware stamps, a warning without */
+		cfg.iface = "eth0";
+		ts.hw = true;
+		ts.restore = false;
+		cap_start(&ce, 2);
+		r = ts_bind_check(-1, EPERM);
+		err = cap_stop(&ce);
+		ok(r == -1 && one_rant_line(err) && strstr(err, "--interface") && strstr(err, "eth0"),
+		   "bind: SO_BINDTODEVICE refused with hardware stamps -> error naming -i", "r=%d err='%s'", r, err);
+		free(err);
+		ts.hw = false;
+		cap_start(&ce, 2);
+		r = ts_bind_check(-1, EPERM);
+		err = cap_stop(&ce);
+		ok(r == 0 && one_rant_line(err) && strstr(err, "warning"), "bind: refused with software stamps -> a warning",
+		   "r=%d err='%s'", r, err);
+		free(err);
+	}
 }
 
 int main(void)
