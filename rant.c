@@ -288,6 +288,7 @@ struct config {
 	enum ts_mode ts;
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
+	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
 	int64_t threshold_ns;	/* -1 = none */
 	int64_t log_threshold_ns;
 	uint64_t bucket_ns, bound_ns;
@@ -2335,6 +2336,54 @@ static int sock_setup(int fd, int family)
 	return 0;
 }
 
+/*
+ * Only the first fragment of a datagram is timestamped (timestamping.rst:
+ * stamps are taken per skb, and on receive the reassembled datagram keeps
+ * the stamp of its first fragment), so a datagram larger than the path MTU
+ * measures one fragment, not the datagram.  The path MTU of the connected
+ * socket (IP_MTU / IPV6_MTU) less the IP and UDP headers is the largest
+ * payload that is stamped whole.
+ */
+static struct {
+	unsigned mtu;		/* path MTU, 0 = unknown */
+	unsigned payload;	/* largest unfragmented UDP payload */
+	bool fragmented;	/* a size above payload was allowed */
+} path;
+
+static void mtu_probe(int fd, int family)
+{
+	socklen_t l;
+	int mtu = 0, r;
+
+	l = sizeof(mtu);
+	r = family == AF_INET6 ? getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &l)
+			       : getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &l);
+	if (r < 0 || mtu <= 0) {
+		path.mtu = 0;
+		return;
+	}
+	path.mtu = (unsigned)mtu;
+	path.payload = path.mtu > 48u ? path.mtu - (family == AF_INET6 ? 48u : 28u) : 0;
+}
+
+/*
+ * May one datagram of SIZE bytes go on this path?  One size at a time, so
+ * that every size of a run is checked the same way.  0, or -1 after one line.
+ */
+static int mtu_check(unsigned size)
+{
+	if (!path.mtu || size <= path.payload) {
+		return 0;
+	}
+	if (cfg.allow_fragments) {
+		path.fragmented = true;
+		return 0;
+	}
+	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
+	       size, path.mtu, cfg.address ? cfg.address : "the peer", path.payload, path.payload);
+	return -1;
+}
+
 static int sock_open_emit(void)
 {
 	struct sockaddr_storage peer;
@@ -2356,6 +2405,10 @@ static int sock_open_emit(void)
 	/* connect(): the kernel then drops datagrams from anyone but the peer */
 	if (connect(fd, (struct sockaddr *)&peer, len) < 0) {
 		warnx_("--address: cannot reach %s port %u: %s", cfg.address, cfg.port, strerror(errno));
+		return -1;
+	}
+	mtu_probe(fd, peer.ss_family);
+	if (mtu_check(cfg.size) < 0) {
 		return -1;
 	}
 	return fd;
@@ -3606,6 +3659,10 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 /* What the hardware path has to say about this run's stamps. */
 static void print_hw_notes(FILE *f)
 {
+	if (path.fragmented) {
+		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
+			cfg.size, path.mtu, path.payload);
+	}
 	if (ts_foreign) {
 		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
 			cfg.iface ? cfg.iface : "-", ts_foreign);
@@ -3778,6 +3835,12 @@ static void json_metric(FILE *f, int m)
 static void json_hw(FILE *f)
 {
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
+	if (path.mtu) {
+		fprintf(f, "  \"path_mtu\": {\"mtu\": %u, \"max_payload\": %u, \"first_fragment_stamps\": %s},\n",
+			path.mtu, path.payload, path.fragmented ? "true" : "false");
+	} else {
+		fprintf(f, "  \"path_mtu\": null,\n");
+	}
 }
 
 static void json_report(FILE *f, int exit_code)
@@ -4460,7 +4523,7 @@ static int analyze_run(struct alog *L, int nlogs)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_MAX
+	O_ANALYZE, O_TOP, O_ALLOW_FRAGMENTS, O_MAX
 };
 
 /* One table drives getopt_long, the short option string and --help. */
@@ -4507,6 +4570,7 @@ static const struct opt_def {
 	{ "verbose", 0, 'v', NULL, "more detail at start" },
 	{ "version", 0, 'V', NULL, "print the version" },
 	{ "help", 0, 'h', NULL, "this help" },
+	{ "allow-fragments", 0, O_ALLOW_FRAGMENTS, NULL, "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -4743,6 +4807,9 @@ static int opt_apply(int c, const char *a)
 		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.tos = (int)u, 0);
 	case O_ONCE:
 		cfg.once = true;
+		return 0;
+	case O_ALLOW_FRAGMENTS:
+		cfg.allow_fragments = true;
 		return 0;
 	case O_JSON:
 		cfg.json = a;

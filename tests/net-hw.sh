@@ -1,0 +1,93 @@
+#!/bin/bash
+# Integration tests of the hardware path on veth, where veth can show it:
+# exact TX keys across failed sends, the path-MTU rule of --size, one-way
+# delays on one clock, PTP-shaped probes.  veth has no NIC clock, so the
+# stamps are the kernel's; what needs a PHC is covered by tests/unit.c.
+#
+#   sudo bash tests/net-hw.sh        (RANT=path overrides the binary)
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need_root "hardware path on veth"
+ns_setup || { not_ok "namespaces and veth"; finish; exit 1; }
+
+PY_PRELUDE='
+import json, sys
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+def ns(v):
+    if v in ("", "-"):
+        return None
+    s, f = v.split(".")
+    return int(s) * 1000000000 + int(f)
+def rows(p):
+    out, cols = [], None
+    for line in open(p):
+        line = line.rstrip("\n")
+        if line.startswith("#") or not line:
+            continue
+        f = line.split(",")
+        if cols is None:
+            cols = f
+            continue
+        out.append(dict(zip(cols, f)))
+    return out
+'
+
+# --- sizes the wire can carry (veth MTU 1500: 1472 B over IPv4, 1452 B over IPv6)
+reflector mtu-r --port 12402
+emit mtu-big --port 12402 --size 1473 --count 10
+expect_rc "mtu: --size 1473 over IPv4" 2
+check "mtu: the refusal names the MTU and the largest size" grep -q -- "--size: 1473 bytes exceed the path MTU 1500.*1472" "$WORK/mtu-big.err"
+check "mtu: one line" test "$(wc -l <"$WORK/mtu-big.err")" = 1
+emit mtu-6 --port 12402 --size 1453 --count 10 -a "$ADDR6_B"
+expect_rc "mtu: --size 1453 over IPv6" 2
+check "mtu: IPv6 names 1452" grep -q "1452" "$WORK/mtu-6.err"
+emit mtu-frag --port 12402 --size 3000 --count 200 --allow-fragments --json "$WORK/mtu-frag.json"
+expect_rc "mtu: --size 3000 --allow-fragments" 0
+check "mtu: the report says the stamps are of the first fragment" grep -q "first fragment" "$WORK/mtu-frag.out"
+expect_eq "mtu: JSON first_fragment_stamps" "$(json_get "$WORK/mtu-frag.json" path_mtu.first_fragment_stamps)" true
+emit mtu-fit --port 12402 --size 1472 --count 200 --json "$WORK/mtu-fit.json"
+expect_rc "mtu: --size 1472 fits" 0
+expect_eq "mtu: JSON path_mtu.mtu" "$(json_get "$WORK/mtu-fit.json" path_mtu.mtu)" 1500
+expect_eq "mtu: JSON max_payload" "$(json_get "$WORK/mtu-fit.json" path_mtu.max_payload)" 1472
+kill "$REFLECTOR_PID" 2>/dev/null
+
+# --- exact TX keys: sends fail mid-run, no later stamp lands on another packet
+reflector keys-r --once -s --port 12401
+emit_bg keys --port 12401 --interval 2000 -d 4 -s -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"
+# once it runs, make every send fail for a while: the link goes down
+# (ENETUNREACH; a route of type prohibit does not apply to a bound socket)
+wait_for 5 grep -q sent "$WORK/keys.err" || true
+ip -n "$NS_A" link set "$VETH_A" down
+sleep 0.5
+ip -n "$NS_A" link set "$VETH_A" up
+wait_for 5 link_up "$NS_A" "$VETH_A"
+wait_for 15 not_running "$EMIT_PID"
+wait "$EMIT_PID"
+EMIT_RC=$?
+expect_rc "keys" 0
+py_checks "keys" '
+d = json.load(open(sys.argv[1]))
+p = d["packets"]
+t("sends failed mid-run", p["send_errors"] > 0, p["send_errors"])
+t("no TX stamp unmatched", p["unmatched_tx_stamps"] == 0, p["unmatched_tx_stamps"])
+bad = []
+n = 0
+for r in rows(sys.argv[2]):
+    if r["status"] != "ok":
+        continue
+    v = [ns(r[k]) for k in ("t1_sw", "t1_ksw", "t2_ksw", "t3_ksw", "t4_ksw", "t4_sw")]
+    if None in v:
+        continue
+    n += 1
+    # one clock on veth: a stamp of another packet breaks this order
+    if not (v[0] <= v[1] <= v[2] <= v[3] <= v[4] <= v[5]):
+        bad.append(r["seq"])
+t("transactions with all stamps after the failures", n > 100, n)
+t("every TX stamp is of its own packet: T1_SW <= T1 <= T2 <= T3 <= T4 <= T4_SW", not bad, bad[:5])
+' "$WORK/keys.json" "$WORK/keys.csv"
+
+
+finish
