@@ -120,7 +120,7 @@ static const int reflect_stamps[] = { T2W, T2SW, T3SW, T3W };
 /* Metrics derived from the stamps; the key is the JSON name. */
 enum metric {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX, NMETRIC
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD, NMETRIC
 };
 static const struct {
 	const char *key;
@@ -135,6 +135,8 @@ static const struct {
 	[M_SRV_RX]	= { "server_rx_stack",	"server rx stack (T2_SW-T2)" },
 	[M_SRV_PROC]	= { "server_processing", "server processing (T3_SW-T2_SW)" },
 	[M_SRV_TX]	= { "server_tx_stack",	"server tx stack (T3-T3_SW)" },
+	[M_FORWARD]	= { "forward",		"forward one-way (T2-T1 wire)" },
+	[M_BACKWARD]	= { "backward",		"backward one-way (T4-T3 wire)" },
 };
 
 /* Percentiles reported everywhere, as the JSON keys spell them. */
@@ -1349,6 +1351,10 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 		return stamp_diff(t[T3SW], t[T2SW], v);
 	case M_SRV_TX:
 		return stamp_diff(t[T3W], t[T3SW], v);
+	case M_FORWARD:
+		return stamp_diff(t[T2W], t[T1W], v);
+	case M_BACKWARD:
+		return stamp_diff(t[T4W], t[T3W], v);
 	}
 	return false;
 }
@@ -1368,7 +1374,7 @@ static bool clock_offset(const uint64_t *t, int64_t *off)
 /* What this side measures: the metrics, stamps and headline metric. */
 static const int emit_metrics[] = {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX,
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
 };
 static const int reflect_metrics[] = { M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX };
 
@@ -1382,7 +1388,7 @@ static void side_set(bool emit)
 {
 	side.emit = emit;
 	side.metrics = emit ? emit_metrics : reflect_metrics;
-	side.nmetrics = emit ? 9 : 4;
+	side.nmetrics = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0])) : 4;
 	side.stamps = emit ? emit_stamps : reflect_stamps;
 	side.nstamps = emit ? 8 : 4;
 	side.primary = emit ? M_RTT : M_RESPONSE;
@@ -1674,7 +1680,7 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns\n" : ",response_ns\n");
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns\n" : ",response_ns\n");
 		return p;
 	}
 	p = fmt_str(p, "SEQ");
@@ -1715,6 +1721,10 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 			p = log_value(p, M_RESPONSE, x->t, "");
 			*p++ = ',';
 			p = log_value(p, M_NETWORK, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_FORWARD, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_BACKWARD, x->t, "");
 		} else {
 			p = log_value(p, M_RESPONSE, x->t, "");
 		}
@@ -2089,7 +2099,7 @@ static uint64_t expected_txns(void)
 static int layout_compute(struct layout *L, bool emit)
 {
 	uint64_t exp = expected_txns();
-	int nm = emit ? 9 : 4;
+	int nm = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0])) : 4;
 
 	memset(L, 0, sizeof(*L));
 	if (emit && cfg.interval_ns) {
@@ -2384,6 +2394,52 @@ static int mtu_check(unsigned size)
 	return -1;
 }
 
+/*
+ * One-way delays subtract stamps of two clocks; they mean something only
+ * when the clocks are known to agree.  What rant can know from here: the
+ * peer is on this host (loopback), or -i is one end of a veth pair (both
+ * ends always live in one kernel, stamped by one CLOCK_REALTIME), with
+ * kernel stamps on both sides.  Anything else is "none".
+ */
+enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH };
+static const char *const ow_name[] = { "none", "loopback", "veth" };
+static enum ow_evidence ow_evidence;
+
+/* The driver behind IFACE (ETHTOOL_GDRVINFO); 0 or -errno. */
+static int iface_driver(int fd, const char *ifname, char *out, size_t len)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+	int r;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&di;
+	r = ts_ioctl(fd, SIOCETHTOOL, &ifr);
+	if (r < 0) {
+		return r;
+	}
+	snprintf(out, len, "%.*s", (int)sizeof(di.driver), di.driver);
+	return 0;
+}
+
+static void ow_probe(int fd, const struct sockaddr_storage *peer)
+{
+	const struct sockaddr_in *a4 = (const void *)peer;
+	const struct sockaddr_in6 *a6 = (const void *)peer;
+	char drv[40];
+
+	ow_evidence = OW_NONE;
+	if ((peer->ss_family == AF_INET && (ntohl(a4->sin_addr.s_addr) >> 24) == 127) ||
+	    (peer->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) ||
+	    (cfg.iface && !strcmp(cfg.iface, "lo"))) {
+		ow_evidence = OW_LOOPBACK;
+	} else if (cfg.iface && !ts.hw && iface_driver(fd, cfg.iface, drv, sizeof(drv)) == 0 &&
+		   !strcmp(drv, "veth")) {
+		ow_evidence = OW_VETH;
+	}
+}
+
 static int sock_open_emit(void)
 {
 	struct sockaddr_storage peer;
@@ -2408,6 +2464,7 @@ static int sock_open_emit(void)
 		return -1;
 	}
 	mtu_probe(fd, peer.ss_family);
+	ow_probe(fd, &peer);
 	if (mtu_check(cfg.size) < 0) {
 		return -1;
 	}
@@ -3657,8 +3714,48 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 }
 
 /* What the hardware path has to say about this run's stamps. */
+/*
+ * May the one-way delays be read as such?  Returns true when the clocks are
+ * known to agree (and the server's stamps are of the same kind), and fills
+ * why with the evidence or the warning.
+ */
+static bool oneway_trusted(char *why, size_t len)
+{
+	const struct hist *fw = &S.h[M_FORWARD], *bw = &S.h[M_BACKWARD], *rtt = &S.h[M_RTT];
+	bool same = ow_evidence != OW_NONE && !S.srv_hw && !ts.hw;
+
+	if (!fw->n && !bw->n) {
+		snprintf(why, len, "no transaction has both stamps of a direction");
+		return false;
+	}
+	if ((fw->n && fw->min < 0) || (bw->n && bw->min < 0)) {
+		snprintf(why, len, "warning: a one-way delay went negative (forward min %" PRId64 " ns, backward min %" PRId64
+			 " ns): the two clocks disagree%s", fw->min, bw->min,
+			 same ? "" : "; run phc2sys (or ptp4l) so both ends share one time base");
+		return false;
+	}
+	if (fw->n && bw->n && rtt->n && fabs(hist_avg(fw) - hist_avg(bw)) > hist_avg(rtt)) {
+		snprintf(why, len, "warning: forward and backward differ by more than the rtt: the clocks disagree");
+		return false;
+	}
+	if (same) {
+		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
+			 ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
+		return true;
+	}
+	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
+		 cfg.mode == MODE_ANALYZE ? "a log does not record it" : "different hosts or NIC clocks, not compared");
+	return false;
+}
+
 static void print_hw_notes(FILE *f)
 {
+	char why[256];
+
+	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
+		oneway_trusted(why, sizeof(why));
+		fprintf(f, "One-way delays: %s\n", why);
+	}
 	if (path.fragmented) {
 		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
 			cfg.size, path.mtu, path.payload);
@@ -3834,7 +3931,17 @@ static void json_metric(FILE *f, int m)
 /* The hardware path's keys, one line each, before "metrics". */
 static void json_hw(FILE *f)
 {
+	char why[256];
+	bool ok;
+
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
+	if (side.emit) {
+		ok = oneway_trusted(why, sizeof(why));
+		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
+		json_str(f, why);
+		fprintf(f, "},\n");
+	}
 	if (path.mtu) {
 		fprintf(f, "  \"path_mtu\": {\"mtu\": %u, \"max_payload\": %u, \"first_fragment_stamps\": %s},\n",
 			path.mtu, path.payload, path.fragmented ? "true" : "false");
@@ -4163,6 +4270,12 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if (len[i] == 10 && !strncmp(f[i], "forward_ns", 10)) {
+					col[i] = C_VAL;
+					valm[i] = M_FORWARD;
+				} else if (len[i] == 11 && !strncmp(f[i], "backward_ns", 11)) {
+					col[i] = C_VAL;
+					valm[i] = M_BACKWARD;
 				} else {
 					return alog_error(L, line, "unknown column", f[i], len[i]);
 				}

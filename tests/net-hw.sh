@@ -54,6 +54,40 @@ expect_eq "mtu: JSON path_mtu.mtu" "$(json_get "$WORK/mtu-fit.json" path_mtu.mtu
 expect_eq "mtu: JSON max_payload" "$(json_get "$WORK/mtu-fit.json" path_mtu.max_payload)" 1472
 kill "$REFLECTOR_PID" 2>/dev/null
 
+# --- one-way delays on one clock (veth: both ends in one kernel)
+reflector ow-r --once -s --port 12403
+emit ow --port 12403 --count 2000 -w 20 -s -l "$WORK/ow.csv" --log-format csv --json "$WORK/ow.json"
+expect_rc "one-way" 0
+check "one-way: the report names the evidence" grep -q "^One-way delays: clocks agree: -i is a veth" "$WORK/ow.out"
+py_checks "one-way" '
+d = json.load(open(sys.argv[1]))
+m = d["metrics"]
+t("JSON metrics.forward and metrics.backward", "forward" in m and "backward" in m)
+t("JSON one_way evidence veth, trusted", d["one_way"]["clock_evidence"] == "veth" and d["one_way"]["trusted"] is True, d["one_way"])
+t("forward samples = rtt samples", m["forward"]["samples"] == m["rtt"]["samples"], (m["forward"]["samples"], m["rtt"]["samples"]))
+t("min <= avg <= max", m["forward"]["min_ns"] <= m["forward"]["avg_ns"] <= m["forward"]["max_ns"])
+neg, sum_bad, n = [], [], 0
+for r in rows(sys.argv[2]):
+    if r["status"] not in ("ok", "warmup") or r["forward_ns"] == "" or r["backward_ns"] == "":
+        continue
+    n += 1
+    f, b, net = int(r["forward_ns"]), int(r["backward_ns"]), int(r["network_ns"])
+    s = [ns(r[k]) for k in ("t1_ksw", "t2_ksw", "t3_ksw", "t4_ksw")]
+    if f < 0 or b < 0:
+        neg.append(r["seq"])
+    if f + b != net or f != s[1] - s[0] or b != s[3] - s[2]:
+        sum_bad.append(r["seq"])
+t("every transaction of the log has both", n == 2020, n)
+t("per transaction forward >= 0 and backward >= 0", not neg, neg[:5])
+t("per transaction forward + backward = network exactly, each from its stamps", not sum_bad, sum_bad[:5])
+' "$WORK/ow.json" "$WORK/ow.csv"
+"$RANT" --analyze "$WORK/ow.csv" --json "$WORK/ow-a.json" >"$WORK/ow-a.out" 2>&1
+expect_eq "one-way: --analyze gives the same forward samples" \
+	"$(json_get "$WORK/ow-a.json" metrics.forward.samples)" "$(json_get "$WORK/ow.json" metrics.forward.samples)"
+expect_eq "one-way: --analyze gives the same backward max" \
+	"$(json_get "$WORK/ow-a.json" metrics.backward.max_ns)" "$(json_get "$WORK/ow.json" metrics.backward.max_ns)"
+check "one-way: --analyze warns that a log does not record the clocks' evidence" grep -q "One-way delays: warning" "$WORK/ow-a.out"
+
 # --- exact TX keys: sends fail mid-run, no later stamp lands on another packet
 reflector keys-r --once -s --port 12401
 emit_bg keys --port 12401 --interval 2000 -d 4 -s -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"

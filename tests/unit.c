@@ -1743,6 +1743,7 @@ static void test_fit(void)
 			[M_CLI_TX] = { T1W, T1SW, -1 },	[M_CLI_RX] = { T4SW, T4W, -1 },
 			[M_SRV_RX] = { T2SW, T2W, -1 },	[M_SRV_PROC] = { T3SW, T2SW, -1 },
 			[M_SRV_TX] = { T3W, T3SW, -1 },
+			[M_FORWARD] = { T2W, T1W, -1 },	[M_BACKWARD] = { T4W, T3W, -1 },
 		};
 		const uint64_t B = 1700000000000000000ULL;
 		int64_t want[NMETRIC];
@@ -1766,6 +1767,8 @@ static void test_fit(void)
 		want[M_SRV_RX] = 52000 - 50003;
 		want[M_SRV_PROC] = 3000;
 		want[M_SRV_TX] = 1000;
+		want[M_FORWARD] = 50003 - 1000;
+		want[M_BACKWARD] = 104000 - 56000;
 		for (m = 0; m < NMETRIC; m++) {
 			bool r = metric_value(m, full, &v), miss = true;
 
@@ -2007,7 +2010,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	}
 	if (fmt == LOG_CSV && text && emit) {
 		ok(!strncmp(text, "# rant ", 7) && strstr(text, "session=0x1234abcd") && strstr(text, "records=27 dropped=0") &&
-		   strstr(text, "\nseq,status,") && strstr(text, ",rtt_ns,response_ns,network_ns\n"),
+		   strstr(text, "\nseq,status,") && strstr(text, ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns\n"),
 		   "log csv header: comment with session and counts, column line", "'%.200s'", text);
 	}
 	if (!r) {
