@@ -52,6 +52,7 @@
 #include <linux/errqueue.h>
 #include <linux/ethtool.h>
 #include <linux/net_tstamp.h>
+#include <linux/ptp_clock.h>
 #include <linux/sockios.h>
 
 /* ------------------------------------------------------------ constants */
@@ -995,6 +996,192 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 		}
 	}
 	return got;
+}
+
+/*
+ * The NIC's clock (PHC) against CLOCK_REALTIME.  Hardware stamps are PHC
+ * time and app stamps are CLOCK_REALTIME: every app-vs-wire segment carries
+ * their offset.  Measured, not guessed, with the best ioctl the driver has
+ * (Documentation/ptp/ptp.rst, linux/ptp_clock.h): PTP_SYS_OFFSET_PRECISE
+ * (cross-timestamped by the hardware), else PTP_SYS_OFFSET_EXTENDED (system
+ * time read right around the PHC read, in the driver), else PTP_SYS_OFFSET
+ * (the same from the PTP core, wider window).  At start, once a second from
+ * the status thread (a PHC read can take microseconds: never in the loop),
+ * and at the end.
+ */
+enum phc_method { PHC_NONE, PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
+static const char *const phc_method_name[] = { "none", "PTP_SYS_OFFSET_PRECISE", "PTP_SYS_OFFSET_EXTENDED", "PTP_SYS_OFFSET" };
+#define PHC_SAMPLES	9
+
+static int phc_open_sys(int index)
+{
+	char path[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ptp%d", index);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Both go through pointers: the unit tests put a fake PHC behind them. */
+static int (*phc_open)(int index) = phc_open_sys;
+static int (*phc_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
+
+static struct {
+	int fd, index;
+	enum phc_method method;
+	uint64_t n;
+	int64_t first_off, last_off;	/* PHC - CLOCK_REALTIME, ns */
+	uint64_t first_at, last_at;	/* CLOCK_MONOTONIC of those */
+	int64_t window;			/* width of the last read, ns (0: precise) */
+	int err;			/* why it could not be read, -errno */
+} phc = { .fd = -1, .index = -1 };
+
+static int64_t pct_ns(const struct ptp_clock_time *t)
+{
+	return (int64_t)t->sec * (int64_t)NSEC_PER_SEC + t->nsec;
+}
+
+/* One reading with METHOD: PHC - CLOCK_REALTIME in *off; 0 or -errno. */
+static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
+{
+	int64_t best = INT64_MAX;
+	unsigned i;
+	int r;
+
+	if (method == PHC_PRECISE) {
+		struct ptp_sys_offset_precise p;
+
+		memset(&p, 0, sizeof(p));
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
+		if (r == 0) {
+			*off = pct_ns(&p.device) - pct_ns(&p.sys_realtime);
+			*window = 0;
+		}
+		return r;
+	}
+	if (method == PHC_EXTENDED) {
+		struct ptp_sys_offset_extended e;
+
+		memset(&e, 0, sizeof(e));
+		e.n_samples = PHC_SAMPLES;
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
+		/* the narrowest [system, phc, system] window is the least disturbed */
+		for (i = 0; r == 0 && i < e.n_samples && i < PTP_MAX_SAMPLES; i++) {
+			int64_t a = pct_ns(&e.ts[i][0]), b = pct_ns(&e.ts[i][2]), w = b - a;
+
+			if (w >= 0 && w < best) {
+				best = w;
+				*off = pct_ns(&e.ts[i][1]) - (a + w / 2);
+			}
+		}
+	} else {
+		struct ptp_sys_offset o;
+
+		memset(&o, 0, sizeof(o));
+		o.n_samples = PHC_SAMPLES;
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET, &o);
+		/* ts[] = sys, phc, sys, phc, ..., sys */
+		for (i = 0; r == 0 && i < o.n_samples && i < PTP_MAX_SAMPLES; i++) {
+			int64_t a = pct_ns(&o.ts[2 * i]), b = pct_ns(&o.ts[2 * i + 2]), w = b - a;
+
+			if (w >= 0 && w < best) {
+				best = w;
+				*off = pct_ns(&o.ts[2 * i + 1]) - (a + w / 2);
+			}
+		}
+	}
+	if (r == 0 && best == INT64_MAX) {
+		r = -EIO;	/* no sample with time going forward */
+	}
+	*window = best;
+	return r;
+}
+
+/* Take one reading with the method chosen at start; called once a second. */
+static void phc_tick(void)
+{
+	int64_t off, w;
+
+	if (phc.fd < 0 || phc.method == PHC_NONE || phc_read(phc.method, &off, &w) < 0) {
+		return;
+	}
+	if (!phc.n++) {
+		phc.first_off = off;
+		phc.first_at = mono_ns();
+	}
+	phc.last_off = off;
+	phc.last_at = mono_ns();
+	phc.window = w;
+}
+
+/* Open /dev/ptpINDEX and find the best method it answers.  0 or -errno. */
+static int phc_start(int index)
+{
+	static const enum phc_method order[] = { PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
+	int64_t off, w;
+	size_t i;
+	int r = -ENODEV;
+
+	phc.index = index;
+	phc.fd = phc_open(index);
+	if (phc.fd < 0) {
+		phc.err = phc.fd;
+		phc.fd = -1;
+		return phc.err;
+	}
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		r = phc_read(order[i], &off, &w);
+		if (r == 0) {
+			phc.method = order[i];
+			phc_tick();
+			return 0;
+		}
+	}
+	phc.err = r;
+	return r;
+}
+
+/* The last reading, at the end of the run; the fd is closed after it. */
+static void phc_end(void)
+{
+	if (phc.fd < 0) {
+		return;
+	}
+	phc_tick();
+	if (phc_open == phc_open_sys) {
+		close(phc.fd);
+	}
+	phc.fd = -1;
+}
+
+/* PHC drift against CLOCK_REALTIME in ppm, once readings span a second. */
+static bool phc_drift(double *ppm)
+{
+	if (phc.n < 2 || phc.last_at - phc.first_at < NSEC_PER_SEC) {
+		return false;
+	}
+	*ppm = (double)(phc.last_off - phc.first_off) * 1e3 / (double)(phc.last_at - phc.first_at) * 1e3;
+	return true;
+}
+
+/*
+ * Disciplined by phc2sys, a PHC stays within microseconds of CLOCK_REALTIME
+ * (or a constant TAI-UTC apart, with phc2sys -O 0 unset) and does not drift.
+ * Fills w and returns true when it evidently is not.
+ */
+static bool phc_warning(char *w, size_t len)
+{
+	double ppm = 0;
+	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
+	int64_t a = phc.last_off < 0 ? -phc.last_off : phc.last_off;
+
+	if (!phc.n || (!drift && a < 1000000)) {
+		return false;
+	}
+	snprintf(w, len, "PHC /dev/ptp%d is %+" PRId64 " ns from CLOCK_REALTIME%s%.2f ppm: it is not disciplined; run phc2sys (phc2sys -s CLOCK_REALTIME -c /dev/ptp%d -O 0) so app and NIC stamps share a time base",
+		 phc.index, phc.last_off, drift ? " and drifts " : ", drift ", ppm, phc.index);
+	return true;
 }
 
 /* ------------------------------------------------------------ protocol */
@@ -2302,6 +2489,10 @@ static int sock_setup(int fd, int family)
 		return -1;
 	}
 	ts.ifindex = cfg.iface ? (int)if_nametoindex(cfg.iface) : 0;
+	if (ts.hw && ts.phc_index >= 0 && (r = phc_start(ts.phc_index)) < 0) {
+		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
+		       ts.phc_index, strerror(-r));
+	}
 	ts_keys_setup();
 	r = ts_enable_socket(fd);
 	if (r < 0) {
@@ -3505,8 +3696,16 @@ static int clock_warnings(char w[][256], int max)
 	const char *cause = ts.hw ? (cfg.iface ? "the NIC clock (PHC) is not synchronised to CLOCK_REALTIME: is phc2sys running for this interface?"
 					       : "the NIC clock is not synchronised to CLOCK_REALTIME: is phc2sys running?")
 				  : "CLOCK_REALTIME was stepped during the run (NTP or a manual change)";
+	static char measured[120];
+	char tmp[300];
 	int i, n = 0;
 
+	if (ts.hw && phc.n) {
+		/* the PHC's offset was measured: say what it is instead of guessing */
+		snprintf(measured, sizeof(measured), "PHC /dev/ptp%d measured %+" PRId64 " ns from CLOCK_REALTIME%s",
+			 phc.index, phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
+		cause = measured;
+	}
 	for (i = 0; i < 2 && n < max; i++) {
 		const struct fit *f = &S.app_wire[i];
 		const char *what = side.emit ? what_emit[i] : what_refl[i];
@@ -3751,10 +3950,24 @@ static bool oneway_trusted(char *why, size_t len)
 static void print_hw_notes(FILE *f)
 {
 	char why[256];
+	double ppm;
 
 	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
 		oneway_trusted(why, sizeof(why));
 		fprintf(f, "One-way delays: %s\n", why);
+	}
+	if (phc.n) {
+		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
+			phc.index, phc.last_off, phc_method_name[phc.method], phc.n, phc.window);
+		if (phc_drift(&ppm)) {
+			fprintf(f, ", drift %+.3f ppm", ppm);
+		}
+		fprintf(f, "\n");
+		if (phc_warning(why, sizeof(why))) {
+			fprintf(f, "warning: %s\n", why);
+		}
+	} else if (phc.err) {
+		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: not measured (%s)\n", phc.index, strerror(-phc.err));
 	}
 	if (path.fragmented) {
 		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
@@ -3934,7 +4147,22 @@ static void json_hw(FILE *f)
 	char why[256];
 	bool ok;
 
+	double ppm;
+
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
+	if (phc.n) {
+		fprintf(f, "  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
+			", \"readings\": %" PRIu64 ", \"window_ns\": %" PRId64 ", \"drift_ppm\": ",
+			phc.index, phc_method_name[phc.method], phc.last_off, phc.n, phc.window);
+		if (phc_drift(&ppm)) {
+			fprintf(f, "%.3f", ppm);
+		} else {
+			fputs("null", f);
+		}
+		fprintf(f, ", \"disciplined\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true");
+	} else {
+		fprintf(f, "  \"phc\": null,\n");
+	}
 	if (side.emit) {
 		ok = oneway_trusted(why, sizeof(why));
 		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
@@ -5126,6 +5354,12 @@ static void *status_main(void *arg)
 
 		next.tv_sec++;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		phc_tick();
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		if (cfg.quiet) {
+			continue;	/* started for the PHC only */
+		}
 		id = __atomic_load_n(&live.session, __ATOMIC_RELAXED);
 		if (!side.emit && id && id != announced) {
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -5329,7 +5563,7 @@ static int run_main(void)
 	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
 	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);
 	start_note();
-	if (!cfg.quiet) {
+	if (!cfg.quiet || phc.fd >= 0) {
 		status_start();
 	}
 	if (cfg.mode == MODE_REFLECT) {
@@ -5341,6 +5575,7 @@ static int run_main(void)
 		}
 		r = reflect_run();
 		status_stop();
+		phc_end();
 		ts_restore(sock_fd);
 		if (json) {
 			fclose(json);
@@ -5349,6 +5584,7 @@ static int run_main(void)
 	}
 	r = emit_run();
 	status_stop();
+	phc_end();
 	ts_restore(sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;

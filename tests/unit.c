@@ -2445,6 +2445,167 @@ static void test_hwpath(void)
 	}
 }
 
+/* A PHC whose time is CLOCK_REALTIME + fake_phc.off, answering the chosen ioctls. */
+static struct {
+	int open_err, precise_err, extended_err, plain_err;
+	int64_t off;
+	int n_precise, n_extended, n_plain;
+} fake_phc;
+
+static int fake_phc_open(int index)
+{
+	return fake_phc.open_err ? fake_phc.open_err : 1000 + index;
+}
+
+static void fake_pct(struct ptp_clock_time *t, int64_t ns)
+{
+	t->sec = ns / 1000000000;
+	t->nsec = (uint32_t)(ns % 1000000000);
+}
+
+static int fake_phc_ioctl(int fd, unsigned long req, void *arg)
+{
+	const int64_t sys = 1700000000000000000LL;
+	unsigned i;
+
+	(void)fd;
+	if (req == PTP_SYS_OFFSET_PRECISE) {
+		struct ptp_sys_offset_precise *p = arg;
+
+		fake_phc.n_precise++;
+		if (fake_phc.precise_err) {
+			return fake_phc.precise_err;
+		}
+		fake_pct(&p->sys_realtime, sys);
+		fake_pct(&p->device, sys + fake_phc.off);
+		return 0;
+	}
+	if (req == PTP_SYS_OFFSET_EXTENDED) {
+		struct ptp_sys_offset_extended *e = arg;
+
+		fake_phc.n_extended++;
+		if (fake_phc.extended_err) {
+			return fake_phc.extended_err;
+		}
+		/* windows of 1000, 900, ... ns, the sample at i == 4 the narrowest (100 ns) */
+		for (i = 0; i < e->n_samples; i++) {
+			int64_t a = sys + (int64_t)i * 10000, w = i == 4 ? 100 : 1000 - (int64_t)i * 10;
+
+			fake_pct(&e->ts[i][0], a);
+			/* only the narrowest is read in its middle; the others are skewed by 300 ns */
+			fake_pct(&e->ts[i][1], a + w / 2 + fake_phc.off + (i == 4 ? 0 : 300));
+			fake_pct(&e->ts[i][2], a + w);
+		}
+		return 0;
+	}
+	if (req == PTP_SYS_OFFSET) {
+		struct ptp_sys_offset *o = arg;
+
+		fake_phc.n_plain++;
+		if (fake_phc.plain_err) {
+			return fake_phc.plain_err;
+		}
+		for (i = 0; i <= 2 * o->n_samples; i += 2) {
+			fake_pct(&o->ts[i], sys + (int64_t)i * 1000 + (i >= 6 ? 40 : 0));
+		}
+		for (i = 1; i < 2 * o->n_samples; i += 2) {
+			/* sample 2 (ts[4]..ts[6]) is the narrowest: 2000 + 40 ns apart, others 2000 */
+			fake_pct(&o->ts[i], sys + (int64_t)(i - 1) * 1000 + 1000 + (i == 5 ? 20 : 0) + fake_phc.off);
+		}
+		return 0;
+	}
+	return -ENOTTY;
+}
+
+static void phc_fake_start(void)
+{
+	memset(&phc, 0, sizeof(phc));
+	phc.fd = -1;
+	phc.index = -1;
+	phc_open = fake_phc_open;
+	phc_ioctl = fake_phc_ioctl;
+}
+
+static void test_phc(void)
+{
+	char w[300];
+	double ppm = 0;
+	int r;
+
+	reset_globals();
+	/* PRECISE: the device's own cross-timestamp */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.off = 37000000123LL;	/* TAI - UTC and a bit */
+	phc_fake_start();
+	r = phc_start(3);
+	ok(r == 0 && phc.method == PHC_PRECISE && phc.fd == 1003 && phc.n == 1 && phc.last_off == fake_phc.off,
+	   "phc: PRECISE answered -> used, offset exact", "r=%d method=%d n=%" PRIu64 " off=%" PRId64, r, phc.method, phc.n,
+	   phc.last_off);
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "phc2sys") && strstr(w, "/dev/ptp3"),
+	   "phc: 37 s from CLOCK_REALTIME -> warning naming phc2sys and the device", "'%s'", w);
+	phc_end();
+	ok(phc.fd == -1 && phc.n == 2, "phc: a last reading at the end", "fd=%d n=%" PRIu64, phc.fd, phc.n);
+
+	/* EXTENDED when PRECISE is not there: the narrowest window's midpoint */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.precise_err = -EOPNOTSUPP;
+	fake_phc.off = -2500;
+	phc_fake_start();
+	r = phc_start(1);
+	ok(r == 0 && phc.method == PHC_EXTENDED && phc.last_off == -2500 && phc.window == 100,
+	   "phc: PRECISE refused -> EXTENDED, offset from the narrowest window", "r=%d method=%d off=%" PRId64 " w=%" PRId64,
+	   r, phc.method, phc.last_off, phc.window);
+	ok(fake_phc.n_precise == 1 && !phc_warning(w, sizeof(w)), "phc: PRECISE asked once; -2.5 us, no drift: no warning",
+	   "n_precise=%d", fake_phc.n_precise);
+	phc_tick();
+	ok(phc.n == 2 && fake_phc.n_precise == 1 && fake_phc.n_extended == 3,
+	   "phc: each tick reads with the method chosen at start", "n=%" PRIu64 " ext=%d", phc.n, fake_phc.n_extended);
+
+	/* plain PTP_SYS_OFFSET when neither is there */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.precise_err = -EOPNOTSUPP;
+	fake_phc.extended_err = -ENOTTY;
+	fake_phc.off = 700;
+	phc_fake_start();
+	r = phc_start(0);
+	ok(r == 0 && phc.method == PHC_PLAIN && phc.last_off == 700 && phc.window == 2000,
+	   "phc: plain PTP_SYS_OFFSET, interleaved stamps, narrowest pair", "r=%d method=%d off=%" PRId64 " w=%" PRId64, r,
+	   phc.method, phc.last_off, phc.window);
+
+	/* nothing answers: an error, kept for the report */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.precise_err = fake_phc.extended_err = fake_phc.plain_err = -EOPNOTSUPP;
+	phc_fake_start();
+	r = phc_start(2);
+	ok(r == -EOPNOTSUPP && phc.err == -EOPNOTSUPP && !phc.n && phc.method == PHC_NONE,
+	   "phc: no method answers -> -EOPNOTSUPP, no reading", "r=%d", r);
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.open_err = -ENOENT;
+	phc_fake_start();
+	r = phc_start(9);
+	ok(r == -ENOENT && phc.fd == -1, "phc: /dev/ptp9 missing -> -ENOENT", "r=%d fd=%d", r, phc.fd);
+
+	/* drift from readings over time, and the warning it gives */
+	phc_fake_start();
+	phc.index = 4;
+	phc.n = 5;
+	phc.first_off = 1000;
+	phc.last_off = 1000 + 20000;	/* 20 us in 2 s: 10 ppm */
+	phc.first_at = 1000000000ULL;
+	phc.last_at = 3000000000ULL;
+	ok(phc_drift(&ppm) && fabs(ppm - 10.0) < 1e-9, "phc: drift 20 us over 2 s = 10 ppm", "ppm=%f", ppm);
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "drifts") && strstr(w, "phc2sys"), "phc: 10 ppm -> not disciplined, phc2sys named",
+	   "'%s'", w);
+	phc.last_off = 1000 + 200;	/* 0.1 ppm, 1.2 us: disciplined */
+	ok(!phc_warning(w, sizeof(w)), "phc: 0.1 ppm and 1.2 us -> disciplined, no warning", "'%s'", w);
+	phc.last_at = phc.first_at + 500000000ULL;
+	ok(!phc_drift(&ppm), "phc: readings less than a second apart -> no drift yet", "ppm=%f", ppm);
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+	memset(&phc, 0, sizeof(phc));
+	phc.fd = -1;
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2455,6 +2616,7 @@ int main(void)
 	test_cmsg();
 	test_hw();
 	test_hwpath();
+	test_phc();
 	test_hist();
 	test_fit();
 	test_log();
