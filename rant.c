@@ -106,12 +106,13 @@ static const char *const proto_err_name[PE_NERR] = {
 };
 
 /* The eight stamps of a transaction (SPEC.md, Timestamps). */
-enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, NSTAMP };
+enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, T1K, T2K, T3K, T4K, NSTAMP };
 static const char *const stamp_base[NSTAMP] = {
-	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4",
+	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4", "T1", "T2", "T3", "T4",
 };
+/* T<n>K: the kernel's software stamp of a packet the NIC stamps too (hardware mode) */
 static const bool stamp_is_wire[NSTAMP] = {
-	false, true, true, false, false, true, true, false,
+	false, true, true, false, false, true, true, false, false, false, false, false,
 };
 
 /* The stamps each side knows, in the order its logs list them. */
@@ -121,7 +122,9 @@ static const int reflect_stamps[] = { T2W, T2SW, T3SW, T3W };
 /* Metrics derived from the stamps; the key is the JSON name. */
 enum metric {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD, NMETRIC
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
+	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC, NMETRIC
 };
 static const struct {
 	const char *key;
@@ -138,6 +141,15 @@ static const struct {
 	[M_SRV_TX]	= { "server_tx_stack",	"server tx stack (T3-T3_SW)" },
 	[M_FORWARD]	= { "forward",		"forward one-way (T2-T1 wire)" },
 	[M_BACKWARD]	= { "backward",		"backward one-way (T4-T3 wire)" },
+	/* NIC and kernel stamps together: driver/NIC time apart from wake-up time */
+	[M_CLI_TX_KERN]	= { "client_tx_kernel",	"client tx kernel (T1_K-T1_SW)" },
+	[M_CLI_TX_NIC]	= { "client_tx_nic",	"client tx driver+NIC (T1-T1_K)" },
+	[M_CLI_RX_NIC]	= { "client_rx_nic",	"client rx NIC+driver (T4_K-T4)" },
+	[M_CLI_RX_WAKE]	= { "client_rx_wakeup",	"client rx wake-up (T4_SW-T4_K)" },
+	[M_SRV_RX_NIC]	= { "server_rx_nic",	"server rx NIC+driver (T2_K-T2)" },
+	[M_SRV_RX_WAKE]	= { "server_rx_wakeup",	"server rx wake-up (T2_SW-T2_K)" },
+	[M_SRV_TX_KERN]	= { "server_tx_kernel",	"server tx kernel (T3_K-T3_SW)" },
+	[M_SRV_TX_NIC]	= { "server_tx_nic",	"server tx driver+NIC (T3-T3_K)" },
 };
 
 /* Percentiles reported everywhere, as the JSON keys spell them. */
@@ -188,7 +200,7 @@ struct txn {
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns after which it is lost */
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint16_t st;
-	uint16_t counted;	/* metrics already added to the statistics */
+	uint32_t counted;	/* metrics already added to the statistics */
 };
 
 /*
@@ -738,6 +750,15 @@ static int ts_sockopt_flags(bool hw)
 	if (hw) {
 		f |= SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
 		     SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_PKTINFO;
+		/*
+		 * The kernel's stamps of the same packets too: ts[0] next to
+		 * ts[2] on receive, and with OPT_TX_SWHW a second error-queue
+		 * message per send carrying the software stamp alone
+		 * (timestamping.rst, 1.3.3).  They split the stack segments
+		 * into driver/NIC time and kernel/wake-up time.
+		 */
+		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		     SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_TX_SWHW;
 	} else {
 		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		     SOF_TIMESTAMPING_SOFTWARE;
@@ -947,10 +968,30 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
 		return false;
 	}
+	if (ts.hw && !c->hw) {
+		return false;	/* OPT_TX_SWHW's software stamp: see ts_tx_kernel() */
+	}
 	*key = c->ee_data;
 	*wire = ts_wire(c);
 	return true;
 }
+
+/* With hardware stamps, the kernel's own TX stamp of the same send. */
+static bool ts_tx_kernel(const struct ts_cmsg *c, uint32_t *key, uint64_t *k)
+{
+	if (!ts.hw || !c->have_ts || c->hw || !c->sw || !c->have_err || c->ee_errno != ENOMSG ||
+	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
+		return false;
+	}
+	*key = c->ee_data;
+	*k = c->sw;
+	return true;
+}
+
+/* Kernel RX stamp of the datagram being handled (hardware mode; else 0). */
+static uint64_t ts_rx_kernel;
+
+static void tx_kernel_stamp(uint32_t key, uint64_t k);
 
 /*
  * Read TX stamps from the error queue without blocking until `want` stamps
@@ -989,6 +1030,8 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 			if (ts_tx_stamp(&c, &key, &wire)) {
 				fn(key, wire);
 				got++;
+			} else if (ts_tx_kernel(&c, &key, &wire)) {
+				tx_kernel_stamp(key, wire);
 			}
 		}
 		if (n < vlen) {
@@ -1542,6 +1585,22 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 		return stamp_diff(t[T2W], t[T1W], v);
 	case M_BACKWARD:
 		return stamp_diff(t[T4W], t[T3W], v);
+	case M_CLI_TX_KERN:
+		return stamp_diff(t[T1K], t[T1SW], v);
+	case M_CLI_TX_NIC:
+		return stamp_diff(t[T1W], t[T1K], v);
+	case M_CLI_RX_NIC:
+		return stamp_diff(t[T4K], t[T4W], v);
+	case M_CLI_RX_WAKE:
+		return stamp_diff(t[T4SW], t[T4K], v);
+	case M_SRV_RX_NIC:
+		return stamp_diff(t[T2K], t[T2W], v);
+	case M_SRV_RX_WAKE:
+		return stamp_diff(t[T2SW], t[T2K], v);
+	case M_SRV_TX_KERN:
+		return stamp_diff(t[T3K], t[T3SW], v);
+	case M_SRV_TX_NIC:
+		return stamp_diff(t[T3W], t[T3K], v);
 	}
 	return false;
 }
@@ -1562,8 +1621,12 @@ static bool clock_offset(const uint64_t *t, int64_t *off)
 static const int emit_metrics[] = {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
 	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
+	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
 };
-static const int reflect_metrics[] = { M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX };
+static const int reflect_metrics[] = {
+	M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX,
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
+};
 
 static struct {
 	bool emit;
@@ -1575,7 +1638,8 @@ static void side_set(bool emit)
 {
 	side.emit = emit;
 	side.metrics = emit ? emit_metrics : reflect_metrics;
-	side.nmetrics = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0])) : 4;
+	side.nmetrics = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
+			     : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
 	side.stamps = emit ? emit_stamps : reflect_stamps;
 	side.nstamps = emit ? 8 : 4;
 	side.primary = emit ? M_RTT : M_RESPONSE;
@@ -1599,9 +1663,9 @@ static const char *stamp_name(int s, char *buf, size_t len)
 }
 
 /* Bits of txn.counted beyond the metrics: clock fits done. */
-#define CNT_OFFSET	(1u << 12)
-#define CNT_AW0		(1u << 13)
-#define CNT_AW1		(1u << 14)
+#define CNT_OFFSET	(1u << 24)
+#define CNT_AW0		(1u << 25)
+#define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
 
 static void live_add(int64_t v)
@@ -1656,7 +1720,7 @@ static void txn_account(struct txn *x)
 		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
 			continue;
 		}
-		x->counted |= (uint16_t)(1u << m);
+		x->counted |= 1u << m;
 		hist_add(&S.h[m], v, x->seq);
 		if (m == side.primary) {
 			live_add(v);
@@ -2286,7 +2350,8 @@ static uint64_t expected_txns(void)
 static int layout_compute(struct layout *L, bool emit)
 {
 	uint64_t exp = expected_txns();
-	int nm = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0])) : 4;
+	int nm = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
+		      : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
 
 	memset(L, 0, sizeof(*L));
 	if (emit && cfg.interval_ns) {
@@ -2915,6 +2980,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->st |= TF_LATE;
 		x->t[T4W] = wire;
 		x->t[T4SW] = t4sw;
+		x->t[T4K] = ts_rx_kernel;
 		S.c.late++;
 		return;
 	}
@@ -2929,6 +2995,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
+	x->t[T4K] = ts_rx_kernel;
 	x->t[T2W] = m.t2w;
 	x->t[T2SW] = m.t2sw;
 	x->t[T3SW] = m.t3sw;
@@ -2972,6 +3039,7 @@ static int emit_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
+	ts_rx_kernel = ts.hw ? c.sw : 0;
 	emit_packet(E.rx, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
 	return 1;
 }
@@ -3358,6 +3426,32 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	}
 }
 
+/* The kernel's TX stamp of a send the NIC stamps too: T1_K (emit), T3_K (reflect). */
+static void tx_kernel_stamp(uint32_t key, uint64_t k)
+{
+	struct txn *x;
+
+	if (side.emit) {
+		uint64_t seq = E.keyseq[key & win_mask];
+
+		if (seq == KEY_NONE) {
+			return;
+		}
+		x = &win[seq & win_mask];
+		if (!(x->st & TF_USED) || x->seq != seq || x->txkey != key) {
+			return;
+		}
+		x->t[T1K] = k;
+	} else {
+		x = &win[key & win_mask];
+		if (!(x->st & TF_USED) || x->txkey != key) {
+			return;
+		}
+		x->t[T3K] = k;
+	}
+	txn_account(x);
+}
+
 /*
  * Unlike the client, the reflector reads its pong's TX stamp right after
  * sending it: that one recvmsg hides inside the client's turnaround, while a
@@ -3585,6 +3679,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->txkey = ts.next_key++;
 	x->t[T2W] = wire;
 	x->t[T2SW] = p.t2sw;
+	x->t[T2K] = ts_rx_kernel;
 	x->t[T3SW] = p.t3sw;
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND | ((m.flags & PF_WARMUP) ? TF_WARMUP : 0);
 	R.txpend++;
@@ -3614,6 +3709,7 @@ static int reflect_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
+	ts_rx_kernel = ts.hw ? c.sw : 0;
 	reflect_packet(R.rx, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
 		       (struct sockaddr *)&from, msg.msg_namelen);
 	return 1;
@@ -3828,6 +3924,31 @@ static void print_histogram(FILE *f, int m)
 }
 
 /* The segments of a transaction, for breakdowns and --top; returns the dominant. */
+/*
+ * With NIC and kernel stamps, a client stack segment is shown as its two
+ * parts: driver/NIC time and kernel/wake-up time.  True when it did.
+ */
+static bool segment_split(int m, const uint64_t *t, const char **name, int64_t *val, int *n, int *best)
+{
+	int a = m == M_CLI_TX ? M_CLI_TX_KERN : m == M_CLI_RX ? M_CLI_RX_NIC : -1;
+	int b = m == M_CLI_TX ? M_CLI_TX_NIC : M_CLI_RX_WAKE;
+	int64_t va, vb;
+	int k;
+
+	if (a < 0 || !metric_value(a, t, &va) || !metric_value(b, t, &vb)) {
+		return false;
+	}
+	for (k = 0; k < 2; k++) {
+		name[*n] = k ? metric_def[b].label : metric_def[a].label;
+		val[*n] = k ? vb : va;
+		if (*best < 0 || val[*n] > val[*best]) {
+			*best = *n;
+		}
+		(*n)++;
+	}
+	return true;
+}
+
 static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 {
 	static const struct {
@@ -3846,6 +3967,9 @@ static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 		int64_t v;
 
 		if (!metric_value(seg[i].m, t, &v)) {
+			continue;
+		}
+		if (segment_split(seg[i].m, t, name, val, n, &best)) {
 			continue;
 		}
 		name[*n] = seg[i].name;
@@ -3873,8 +3997,8 @@ static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 
 static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char *title)
 {
-	const char *name[8];
-	int64_t val[8];
+	const char *name[12];
+	int64_t val[12];
 	char lab[16], buf[32];
 	int k, n, dom;
 

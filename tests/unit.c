@@ -881,7 +881,15 @@ static void test_cmsg(void)
 	ts.hw = true;
 	wire = 1;
 	r = ts_tx_stamp(&c, &key, &wire);
-	ok(r && key == 9 && wire == 0, "cmsg: hw TX stamp missing -> key with wire 0", "r=%d wire=%" PRIu64, r, wire);
+	ok(!r && wire == 1, "cmsg: hw mode, ts[0] only -> not the wire stamp (OPT_TX_SWHW's kernel stamp)",
+	   "r=%d wire=%" PRIu64, r, wire);
+	key = 0;
+	r = ts_tx_kernel(&c, &key, &wire);
+	ok(r && key == 9 && wire == SW, "cmsg: hw mode, ts[0] only -> the kernel's TX stamp of key 9", "r=%d key=%u wire=%" PRIu64,
+	   r, key, wire);
+	ts.hw = false;
+	ok(!ts_tx_kernel(&c, &key, &wire), "cmsg: software mode has no separate kernel TX stamp", "failed");
+	ts.hw = true;
 
 	{
 		static const struct {
@@ -1266,9 +1274,17 @@ static void test_hw(void)
 		   !strcmp(stamp_label(T2SW, true, b3, sizeof(b3)), "T2_SW"), "labels: T1_HW, T4_KSW, T2_SW",
 		   "%s %s %s", b1, b2, b3);
 	}
-	ok(ts_sockopt_flags(true) & SOF_TIMESTAMPING_RAW_HARDWARE && !(ts_sockopt_flags(true) & SOF_TIMESTAMPING_SOFTWARE) &&
-	   ts_sockopt_flags(false) & SOF_TIMESTAMPING_SOFTWARE && !(ts_sockopt_flags(false) & SOF_TIMESTAMPING_RAW_HARDWARE) &&
-	   ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_ID, "socket flags: one source only, OPT_ID always", "failed");
+	{
+		const int both = SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
+				 SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+				 SOF_TIMESTAMPING_OPT_TX_SWHW;
+
+		ok((ts_sockopt_flags(true) & both) == both && ts_sockopt_flags(false) & SOF_TIMESTAMPING_SOFTWARE &&
+		   !(ts_sockopt_flags(false) & (SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TX_SWHW)) &&
+		   ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_ID,
+		   "socket flags: hardware asks NIC and kernel stamps (OPT_TX_SWHW), software the kernel's only, OPT_ID always",
+		   "flags=%#x", ts_sockopt_flags(true));
+	}
 	reset_globals();
 }
 
@@ -1744,6 +1760,10 @@ static void test_fit(void)
 			[M_SRV_RX] = { T2SW, T2W, -1 },	[M_SRV_PROC] = { T3SW, T2SW, -1 },
 			[M_SRV_TX] = { T3W, T3SW, -1 },
 			[M_FORWARD] = { T2W, T1W, -1 },	[M_BACKWARD] = { T4W, T3W, -1 },
+			[M_CLI_TX_KERN] = { T1K, T1SW, -1 }, [M_CLI_TX_NIC] = { T1W, T1K, -1 },
+			[M_CLI_RX_NIC] = { T4K, T4W, -1 }, [M_CLI_RX_WAKE] = { T4SW, T4K, -1 },
+			[M_SRV_RX_NIC] = { T2K, T2W, -1 }, [M_SRV_RX_WAKE] = { T2SW, T2K, -1 },
+			[M_SRV_TX_KERN] = { T3K, T3SW, -1 }, [M_SRV_TX_NIC] = { T3W, T3K, -1 },
 		};
 		const uint64_t B = 1700000000000000000ULL;
 		int64_t want[NMETRIC];
@@ -1758,6 +1778,10 @@ static void test_fit(void)
 		full[T3W] = B + 56000;
 		full[T4W] = B + 104000;
 		full[T4SW] = B + 107000;
+		full[T1K] = B + 400;
+		full[T2K] = B + 51000;
+		full[T3K] = B + 55600;
+		full[T4K] = B + 105500;
 		want[M_RTT] = 103000;
 		want[M_RESPONSE] = 56000 - 50003;
 		want[M_NETWORK] = 103000 - (56000 - 50003);
@@ -1769,6 +1793,14 @@ static void test_fit(void)
 		want[M_SRV_TX] = 1000;
 		want[M_FORWARD] = 50003 - 1000;
 		want[M_BACKWARD] = 104000 - 56000;
+		want[M_CLI_TX_KERN] = 400;
+		want[M_CLI_TX_NIC] = 600;
+		want[M_CLI_RX_NIC] = 1500;
+		want[M_CLI_RX_WAKE] = 1500;
+		want[M_SRV_RX_NIC] = 51000 - 50003;
+		want[M_SRV_RX_WAKE] = 1000;
+		want[M_SRV_TX_KERN] = 600;
+		want[M_SRV_TX_NIC] = 400;
 		for (m = 0; m < NMETRIC; m++) {
 			bool r = metric_value(m, full, &v), miss = true;
 
@@ -2606,6 +2638,104 @@ static void test_phc(void)
 	phc.fd = -1;
 }
 
+/* NIC and kernel stamps of one transaction, from both kinds of TX error-queue message. */
+static void test_swhw(void)
+{
+	const uint64_t B = 1700000000000000000ULL;
+	struct scm_timestamping st;
+	struct sock_extended_err ee;
+	struct ts_cmsg c;
+	struct cbuf b;
+	struct txn *x;
+	uint64_t *mem[NMETRIC][2], wire, k;
+	const char *name[12];
+	int64_t val[12];
+	uint32_t key;
+	int i, n, best;
+	bool found_nic = false, found_kern = false, r1, r2;
+
+	reset_globals();
+	side_set(true);
+	ts.hw = true;
+	win = calloc(256, sizeof(*win));
+	win_mask = 255;
+	E.keyseq = calloc(256, sizeof(uint64_t));
+	for (i = 0; i < NMETRIC; i++) {
+		mem[i][0] = calloc(64, 8);
+		mem[i][1] = calloc(64, 8);
+		hist_init(&S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+	}
+	/* seq 5 sent with key 7; its pong is in (T4 with both stamps), T1 not yet */
+	x = &win[5];
+	x->seq = 5;
+	x->txkey = 7;
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND;
+	E.keyseq[7] = 5;
+	E.txpend = 1;
+	x->t[T1SW] = B;
+	x->t[T2W] = B + 20000;
+	x->t[T2SW] = B + 21000;
+	x->t[T3SW] = B + 22000;
+	x->t[T3W] = B + 23000;
+	x->t[T4W] = B + 40000;
+	x->t[T4K] = B + 41000;
+	x->t[T4SW] = B + 43000;
+
+	/* message 1: the kernel's stamp alone (ts[0]) */
+	cb_init(&b);
+	st = mk_scm(1700000000, 300, 0, 0);
+	ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, 7);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	r1 = ts_tx_stamp(&c, &key, &wire);
+	r2 = ts_tx_kernel(&c, &key, &k);
+	ok(!r1 && r2 && key == 7 && k == B + 300, "swhw: ts[0]-only TX message -> kernel stamp of key 7", "r1=%d r2=%d k=%" PRIu64,
+	   r1, r2, k);
+	tx_kernel_stamp(key, k);
+	ok(x->t[T1K] == B + 300 && (x->st & TF_TXPEND) && !x->t[T1W], "swhw: T1_K stored, the NIC stamp still pending",
+	   "t1k=%" PRIu64, x->t[T1K]);
+	/* message 2: the NIC's stamp (ts[2]) */
+	cb_init(&b);
+	st = mk_scm(0, 0, 1700000000, 1000);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	r1 = ts_tx_stamp(&c, &key, &wire);
+	r2 = ts_tx_kernel(&c, &key, &k);
+	ok(r1 && !r2 && key == 7 && wire == B + 1000, "swhw: ts[2] TX message -> the wire stamp of key 7", "r1=%d r2=%d", r1, r2);
+	emit_on_tx(key, wire);
+	ok(x->t[T1W] == B + 1000 && !(x->st & TF_TXPEND), "swhw: T1 stored, nothing pending", "t1=%" PRIu64, x->t[T1W]);
+	ok(S.h[M_CLI_TX_KERN].n == 1 && S.h[M_CLI_TX_KERN].min == 300 && S.h[M_CLI_TX_NIC].n == 1 &&
+	   S.h[M_CLI_TX_NIC].min == 700, "swhw: client tx split: kernel 300 ns, driver+NIC 700 ns", "kern n=%" PRIu64 " nic min=%" PRId64,
+	   S.h[M_CLI_TX_KERN].n, S.h[M_CLI_TX_NIC].min);
+	ok(S.h[M_CLI_RX_NIC].n == 1 && S.h[M_CLI_RX_NIC].min == 1000 && S.h[M_CLI_RX_WAKE].n == 1 &&
+	   S.h[M_CLI_RX_WAKE].min == 2000 && S.h[M_CLI_TX].min == 1000 && S.h[M_CLI_RX].min == 3000,
+	   "swhw: client rx split: NIC+driver 1000, wake-up 2000 (stacks 1000 / 3000 as before)", "rxnic=%" PRId64,
+	   S.h[M_CLI_RX_NIC].min);
+	/* a kernel stamp of another key never lands on this transaction */
+	tx_kernel_stamp(8, B + 999);
+	ok(x->t[T1K] == B + 300, "swhw: kernel stamp of an unknown key ignored", "t1k=%" PRIu64, x->t[T1K]);
+	/* the breach breakdown shows the parts, not the sums */
+	best = segments(x->t, name, val, &n);
+	for (i = 0; i < n; i++) {
+		found_nic |= !strcmp(name[i], metric_def[M_CLI_TX_NIC].label) && val[i] == 700;
+		found_kern |= !strcmp(name[i], metric_def[M_CLI_RX_WAKE].label) && val[i] == 2000;
+	}
+	ok(found_nic && found_kern && best >= 0 && n == 8, "swhw: breakdown lists driver+NIC and wake-up segments", "n=%d", n);
+
+	for (i = 0; i < NMETRIC; i++) {
+		free(mem[i][0]);
+		free(mem[i][1]);
+	}
+	free(win);
+	free(E.keyseq);
+	win = NULL;
+	E.keyseq = NULL;
+	memset(&S, 0, sizeof(S));
+	E.txpend = 0;
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2617,6 +2747,7 @@ int main(void)
 	test_hw();
 	test_hwpath();
 	test_phc();
+	test_swhw();
 	test_hist();
 	test_fit();
 	test_log();
