@@ -100,9 +100,9 @@ enum proto_flag {
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
-enum proto_err { PE_SHORT = 1, PE_MAGIC, PE_VERSION, PE_TYPE, PE_LONG, PE_NERR };
+enum proto_err { PE_SHORT = 1, PE_MAGIC, PE_VERSION, PE_TYPE, PE_LONG, PE_PTP, PE_NERR };
 static const char *const proto_err_name[PE_NERR] = {
-	"", "short", "bad magic", "bad version", "bad type", "oversized",
+	"", "short", "bad magic", "bad version", "bad type", "oversized", "not rant's PTP",
 };
 
 /* The eight stamps of a transaction (SPEC.md, Timestamps). */
@@ -304,6 +304,8 @@ struct config {
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
 	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
+	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
+	unsigned ptp_domain;
 	int64_t threshold_ns;	/* -1 = none */
 	int64_t log_threshold_ns;
 	uint64_t bucket_ns, bound_ns;
@@ -732,7 +734,7 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	snprintf(ts.note, sizeof(ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
 		 ifname, caps.phc_index, ts_filter_name(ts.rx_filter));
 	if (ts.rx_filter != HWTSTAMP_FILTER_ALL) {
-		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted) unless --port 319",
+		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
 		       ifname, ts_filter_name(ts.rx_filter));
 	}
 	return 0;
@@ -829,6 +831,10 @@ static void ts_keys_setup(void)
 	ts.rekey_on_fail = k < 6008;
 }
 
+/* --ptp-probe (protocol section): ts_send writes the PTP header of each datagram */
+static unsigned proto_pre;
+static void ptp_encode(uint8_t *p, uint8_t domain);
+
 /*
  * Every datagram leaves through here, so that its TX stamp carries the key
  * rant expects (ts.next_key; the caller advances it on success).  A kernel
@@ -849,6 +855,12 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 	struct cmsghdr *cm;
 	ssize_t n;
 
+	if (proto_pre) {
+		/* every buffer rant sends from has room for the PTP header before it */
+		iov.iov_base = (uint8_t *)buf - proto_pre;
+		iov.iov_len = len + proto_pre;
+		ptp_encode(iov.iov_base, (uint8_t)cfg.ptp_domain);
+	}
 	if (!ts.key_cmsg) {
 		return sendmsg(fd, &msg, 0);
 	}
@@ -1255,6 +1267,62 @@ static uint64_t get64(const uint8_t *p)
 }
 
 /* Write the header into the first PROTO_HDR_LEN bytes of buf. */
+/*
+ * --ptp-probe: NICs such as i40e/X710, ixgbe and several igb/e1000e parts
+ * stamp only PTP event messages on receive (HWTSTAMP_FILTER_PTP_V2_*).  Then
+ * every ping and pong is one: a whole PTPv2 Sync (client to reflector) or
+ * Delay_Req (reflector to client) on UDP port 319 — the 34-byte common
+ * header and the 10-byte originTimestamp (IEEE 1588-2008, 13.3 and 13.6) —
+ * and rant's own header follows it.  The domain is one the common profiles
+ * leave alone (default 0-3, telecom 24-63), so that a ptp4l on the same
+ * network ignores the probes.  Written just before each send (ts_send), read
+ * and stripped right after each receive: the rest of rant never sees it.
+ *
+ *   0 transportSpecific|messageType  1 versionPTP  2 messageLength  4 domain
+ *   6 flagField  8 correctionField  16 reserved  20 sourcePortIdentity
+ *  30 sequenceId  32 controlField  33 logMessageInterval  34 originTimestamp
+ */
+#define PTP_HDR_LEN		44
+#define PTP_EVENT_PORT		319
+#define PTP_DOMAIN_DEFAULT	127
+enum { PTP_SYNC = 0x0, PTP_DELAY_REQ = 0x1 };
+
+/* proto_pre: bytes before rant's header, PTP_HDR_LEN with --ptp-probe (declared above ts_send) */
+
+/* The PTP header of a rant datagram whose rant header starts at p + PTP_HDR_LEN. */
+static void ptp_encode(uint8_t *p, uint8_t domain)
+{
+	const uint8_t *h = p + PTP_HDR_LEN;
+	bool to_reflector = h[5] == PT_PING || h[5] == PT_FIN;
+
+	memset(p, 0, PTP_HDR_LEN);
+	p[0] = to_reflector ? PTP_SYNC : PTP_DELAY_REQ;
+	p[1] = 2;					/* versionPTP */
+	p[2] = 0;
+	p[3] = PTP_HDR_LEN;				/* messageLength: the PTP message alone */
+	p[4] = domain;
+	/* sourcePortIdentity: clockIdentity "RANT" + session, port 1 client, 2 reflector */
+	memcpy(p + 20, "RANT", 4);
+	memcpy(p + 24, h + 8, 4);
+	p[29] = to_reflector ? 1 : 2;
+	memcpy(p + 30, h + 22, 2);			/* sequenceId: low 16 bits of rant's seq */
+	p[32] = to_reflector ? 0 : 1;			/* controlField: Sync 0, Delay_Req 1 */
+	p[33] = 0x7f;					/* logMessageInterval: not periodic */
+}
+
+/* Is p[0..len) a datagram of rant's PTP probes?  0, or why not (proto_err). */
+static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
+{
+	if (len < PTP_HDR_LEN) {
+		return PE_SHORT;
+	}
+	if ((p[0] & 0x0f) > PTP_DELAY_REQ || (p[1] & 0x0f) != 2 || p[2] != 0 || p[3] != PTP_HDR_LEN ||
+	    p[4] != domain || memcmp(p + 20, "RANT", 4)) {
+		return PE_PTP;
+	}
+	return 0;
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -2602,6 +2670,35 @@ static int sock_setup(int fd, int family)
 	return 0;
 }
 
+/* Port 319 taken: most likely by a PTP daemon, which owns the event port. */
+static void ptp_port_busy(void)
+{
+	warnx_("--ptp-probe: UDP port %d (PTP event messages) is in use on this host: a ptp4l or other PTP daemon? It owns the port; stop it for this test, or run without --ptp-probe",
+	       PTP_EVENT_PORT);
+}
+
+/*
+ * PTP-only NICs match event messages by their destination port, so the
+ * client's pongs must come to port 319 too: its socket takes that port.
+ */
+static int ptp_bind_client(int fd, int family)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(PTP_EVENT_PORT) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(PTP_EVENT_PORT) };
+	int r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
+				   : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
+
+	if (r < 0 && errno == EADDRINUSE) {
+		ptp_port_busy();
+		return -1;
+	}
+	if (r < 0) {
+		warnx_("--ptp-probe: cannot bind UDP port %d: %s", PTP_EVENT_PORT, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Only the first fragment of a datagram is timestamped (timestamping.rst:
  * stamps are taken per skb, and on receive the reassembled datagram keeps
@@ -2638,6 +2735,7 @@ static void mtu_probe(int fd, int family)
  */
 static int mtu_check(unsigned size)
 {
+	size += proto_pre;	/* the PTP header rides in the same datagram */
 	if (!path.mtu || size <= path.payload) {
 		return 0;
 	}
@@ -2714,6 +2812,9 @@ static int sock_open_emit(void)
 	if (sock_setup(fd, peer.ss_family) < 0) {
 		return -1;
 	}
+	if (cfg.ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
+		return -1;
+	}
 	/* connect(): the kernel then drops datagrams from anyone but the peer */
 	if (connect(fd, (struct sockaddr *)&peer, len) < 0) {
 		warnx_("--address: cannot reach %s port %u: %s", cfg.address, cfg.port, strerror(errno));
@@ -2754,6 +2855,10 @@ static int sock_open_reflect(void)
 	r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
 			       : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
 	if (r < 0) {
+		if (cfg.ptp_probe && errno == EADDRINUSE) {
+			ptp_port_busy();
+			return -1;
+		}
 		warnx_("--port: cannot listen on UDP port %u: %s%s", cfg.port, strerror(errno),
 		       errno == EADDRINUSE ? " (another reflector running?)" : "");
 		return -1;
@@ -3015,6 +3120,18 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
+/* A received probe: its length without the PTP header, or -1 (counted invalid). */
+static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
+{
+	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
+
+	if (why) {
+		count_invalid(why);
+		return -1;
+	}
+	return n - (ssize_t)proto_pre;
+}
+
 static int emit_recv(int flags)
 {
 	char ctrl[512] __attribute__((aligned(8)));
@@ -3040,7 +3157,10 @@ static int emit_recv(int flags)
 	}
 	ts_parse(&msg, &c);
 	ts_rx_kernel = ts.hw ? c.sw : 0;
-	emit_packet(E.rx, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
+	if (proto_pre && (n = ptp_strip(E.rx, n)) < 0) {
+		return 1;
+	}
+	emit_packet(E.rx + proto_pre, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
 	return 1;
 }
 
@@ -3710,7 +3830,10 @@ static int reflect_recv(int flags)
 	}
 	ts_parse(&msg, &c);
 	ts_rx_kernel = ts.hw ? c.sw : 0;
-	reflect_packet(R.rx, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
+	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
+		return 1;
+	}
+	reflect_packet(R.rx + proto_pre, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
 		       (struct sockaddr *)&from, msg.msg_namelen);
 	return 1;
 }
@@ -4093,6 +4216,10 @@ static void print_hw_notes(FILE *f)
 	} else if (phc.err) {
 		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: not measured (%s)\n", phc.index, strerror(-phc.err));
 	}
+	if (cfg.ptp_probe) {
+		fprintf(f, "PTP probes: every packet a PTPv2 event message on UDP %d (Sync out, Delay_Req back), domain %u, %d B before rant's %u\n",
+			PTP_EVENT_PORT, cfg.ptp_domain, PTP_HDR_LEN, cfg.size);
+	}
 	if (path.fragmented) {
 		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
 			cfg.size, path.mtu, path.payload);
@@ -4293,6 +4420,12 @@ static void json_hw(FILE *f)
 			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
 		json_str(f, why);
 		fprintf(f, "},\n");
+	}
+	if (cfg.ptp_probe) {
+		fprintf(f, "  \"ptp_probe\": {\"port\": %d, \"domain\": %u, \"header_bytes\": %d},\n", PTP_EVENT_PORT,
+			cfg.ptp_domain, PTP_HDR_LEN);
+	} else {
+		fprintf(f, "  \"ptp_probe\": null,\n");
 	}
 	if (path.mtu) {
 		fprintf(f, "  \"path_mtu\": {\"mtu\": %u, \"max_payload\": %u, \"first_fragment_stamps\": %s},\n",
@@ -4988,7 +5121,7 @@ static int analyze_run(struct alog *L, int nlogs)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_ALLOW_FRAGMENTS, O_MAX
+	O_ANALYZE, O_TOP, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_MAX
 };
 
 /* One table drives getopt_long, the short option string and --help. */
@@ -5036,6 +5169,8 @@ static const struct opt_def {
 	{ "version", 0, 'V', NULL, "print the version" },
 	{ "help", 0, 'h', NULL, "this help" },
 	{ "allow-fragments", 0, O_ALLOW_FRAGMENTS, NULL, "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
+	{ "ptp-probe", 0, O_PTP_PROBE, NULL, "every packet a PTPv2 event message on UDP 319, for NICs that stamp only PTP (both ends)" },
+	{ "ptp-domain", 1, O_PTP_DOMAIN, "N", "with --ptp-probe: PTP domainNumber of the probes (0-255, default 127)" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -5276,6 +5411,11 @@ static int opt_apply(int c, const char *a)
 	case O_ALLOW_FRAGMENTS:
 		cfg.allow_fragments = true;
 		return 0;
+	case O_PTP_PROBE:
+		cfg.ptp_probe = true;
+		return 0;
+	case O_PTP_DOMAIN:
+		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.ptp_domain = (unsigned)u, 0);
 	case O_JSON:
 		cfg.json = a;
 		return 0;
@@ -5307,6 +5447,31 @@ static void cfg_defaults(void)
 	cfg.priority = -1;
 	cfg.tos = -1;
 	cfg.top = 10;
+	cfg.ptp_domain = PTP_DOMAIN_DEFAULT;
+}
+
+/* --ptp-probe and its port: PTP event messages go to UDP 319, nowhere else. */
+static int ptp_opt_check(const bool *given)
+{
+	if (given[O_PTP_DOMAIN] && !cfg.ptp_probe) {
+		warnx_("--ptp-domain: needs --ptp-probe");
+		return -1;
+	}
+	if (!cfg.ptp_probe) {
+		return 0;
+	}
+	if (cfg.mode == MODE_ANALYZE) {
+		warnx_("--ptp-probe: not used with --analyze (it reads logs, it sends nothing)");
+		return -1;
+	}
+	if (given[O_PORT] && cfg.port != PTP_EVENT_PORT) {
+		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)", cfg.port,
+		       PTP_EVENT_PORT);
+		return -1;
+	}
+	cfg.port = PTP_EVENT_PORT;
+	proto_pre = PTP_HDR_LEN;
+	return 0;
 }
 
 /* Options that make no sense together, checked once all are known. */
@@ -5370,7 +5535,7 @@ static int opt_check(const bool *given)
 		warnx_("--json: '%s' is also the --log file", cfg.json);
 		return -1;
 	}
-	return 0;
+	return ptp_opt_check(given);
 }
 
 /* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
@@ -5680,9 +5845,10 @@ static int run_main(void)
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	E.tx += proto_pre;	/* room for the PTP header (--ptp-probe) */
 	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	E.rxcap = cfg.size + 1;
+	E.rxcap = cfg.size + 1 + proto_pre;
 	R.rxcap = PROTO_MAX_SIZE + 1;
 	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
 	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);

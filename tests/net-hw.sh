@@ -88,6 +88,57 @@ expect_eq "one-way: --analyze gives the same backward max" \
 	"$(json_get "$WORK/ow-a.json" metrics.backward.max_ns)" "$(json_get "$WORK/ow.json" metrics.backward.max_ns)"
 check "one-way: --analyze warns that a log does not record the clocks' evidence" grep -q "One-way delays: warning" "$WORK/ow-a.out"
 
+# --- PTP-shaped probes: PTPv2 event messages on UDP 319, decoded as such by tcpdump
+if command -v tcpdump >/dev/null; then
+	in_b tcpdump -vv -n -l -i "$VETH_B" -c 4 udp port 319 >"$WORK/td.out" 2>"$WORK/td.err" &
+	TD_PID=$!
+	BG_PIDS+=("$TD_PID")
+	wait_for 5 grep -q "listening" "$WORK/td.err" || true
+fi
+reflector ptp-r --ptp-probe --ptp-domain 99 --once -s
+emit ptp --ptp-probe --ptp-domain 99 --count 1000 -w 10 -s --json "$WORK/ptp.json"
+expect_rc "ptp" 0
+py_checks "ptp" '
+d = json.load(open(sys.argv[1]))
+p, m = d["packets"], d["metrics"]
+t("as complete as without: nothing lost or invalid", p["lost"] == 0 and p["invalid"] == 0 and p["sent"] == p["received"], p)
+t("samples = received - warm-up", m["rtt"]["samples"] == p["received"] - p["warmup"], (m["rtt"]["samples"], p))
+t("the server stamps came back", m.get("response", {}).get("samples") == m["rtt"]["samples"])
+t("JSON ptp_probe port 319, domain 99", d["ptp_probe"] == {"port": 319, "domain": 99, "header_bytes": 44}, d["ptp_probe"])
+' "$WORK/ptp.json"
+check "ptp: the report says what the packets are" grep -q "^PTP probes: .*UDP 319.*domain 99" "$WORK/ptp.out"
+if [ -n "${TD_PID:-}" ]; then
+	wait_for 5 not_running "$TD_PID"
+	kill "$TD_PID" 2>/dev/null
+	check "ptp: tcpdump -vv decodes a Sync to port 319 in domain 99" \
+		grep -q "\.319 > .*\.319: .*PTPv2.*msg type : sync msg.*domain : 99" "$WORK/td.out"
+	check "ptp: and the pong as a Delay_Req" grep -q "PTPv2.*msg type : delay req msg.*domain : 99" "$WORK/td.out"
+	check "ptp: sequenceId follows rant's sequence number" grep -q "seq id : 1," "$WORK/td.out"
+else
+	skip "ptp: tcpdump not installed"
+fi
+# port 319 taken (as by a ptp4l): exit 2 naming the conflict, on both ends
+in_b python3 -c 'import socket,time; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(("::", 319)); time.sleep(30)' &
+HOLD=$!
+BG_PIDS+=("$HOLD")
+wait_for 5 udp_listening "$NS_B" 319
+in_b "$RANT" -i "$VETH_B" --ptp-probe --once >"$WORK/ptp-busy.out" 2>"$WORK/ptp-busy.err"
+expect_eq "ptp: port 319 busy on the reflector: exit 2" "$?" 2
+check "ptp: the line names port 319 and ptp4l" grep -q "UDP port 319.*in use.*ptp4l" "$WORK/ptp-busy.err"
+kill "$HOLD" 2>/dev/null
+in_a python3 -c 'import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 319)); time.sleep(30)' &
+HOLD=$!
+BG_PIDS+=("$HOLD")
+wait_for 5 udp_listening "$NS_A" 319
+emit ptp-busy-c --ptp-probe --count 10
+expect_rc "ptp: port 319 busy on the client" 2
+check "ptp: the client line names the conflict" grep -q "UDP port 319.*in use" "$WORK/ptp-busy-c.err"
+kill "$HOLD" 2>/dev/null
+emit ptp-port --ptp-probe --port 12345 --count 10
+expect_rc "ptp: --port other than 319" 2
+emit ptp-mtu --ptp-probe --size 1429 --count 10
+expect_rc "ptp: --size 1429 + 44 B of PTP over the MTU" 2
+
 # --- exact TX keys: sends fail mid-run, no later stamp lands on another packet
 reflector keys-r --once -s --port 12401
 emit_bg keys --port 12401 --interval 2000 -d 4 -s -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"
