@@ -5453,6 +5453,7 @@ static void cfg_defaults(void)
 /* --ptp-probe and its port: PTP event messages go to UDP 319, nowhere else. */
 static int ptp_opt_check(const bool *given)
 {
+	proto_pre = 0;
 	if (given[O_PTP_DOMAIN] && !cfg.ptp_probe) {
 		warnx_("--ptp-domain: needs --ptp-probe");
 		return -1;

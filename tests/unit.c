@@ -2736,6 +2736,81 @@ static void test_swhw(void)
 	E.txpend = 0;
 }
 
+/* --ptp-probe: the PTP header's layout, its check, its options. */
+static void test_ptp(void)
+{
+	uint8_t buf[PTP_HDR_LEN + PROTO_HDR_LEN];
+	struct proto_msg m = { .type = PT_PING, .session = 0x11223344, .seq = 0x0102030405060708ULL };
+	static const uint8_t zero[10];
+	char *out, *err;
+	struct args a;
+	int r;
+
+	reset_globals();
+	memset(buf, 0xee, sizeof(buf));
+	proto_encode(buf + PTP_HDR_LEN, &m);
+	ptp_encode(buf, 127);
+	ok(buf[0] == 0x00 && buf[1] == 0x02 && buf[2] == 0 && buf[3] == 44 && buf[4] == 127 && buf[5] == 0 &&
+	   buf[6] == 0 && buf[7] == 0, "ptp: ping = Sync, versionPTP 2, messageLength 44, domain 127, no flags",
+	   "%02x %02x %02x%02x %u", buf[0], buf[1], buf[2], buf[3], buf[4]);
+	ok(!memcmp(buf + 20, "RANT\x11\x22\x33\x44", 8) && buf[28] == 0 && buf[29] == 1,
+	   "ptp: sourcePortIdentity = \"RANT\" + session, port 1 for the client", "port %u", buf[29]);
+	ok(buf[30] == 0x07 && buf[31] == 0x08 && buf[32] == 0 && buf[33] == 0x7f && !memcmp(buf + 34, zero, 10),
+	   "ptp: sequenceId = low 16 bits of seq, controlField 0, interval 0x7f, originTimestamp 0", "seqid %02x%02x",
+	   buf[30], buf[31]);
+	ok(get32(buf + PTP_HDR_LEN) == PROTO_MAGIC, "ptp: rant's header follows at byte 44", "failed");
+	ok(ptp_check(buf, sizeof(buf), 127) == 0, "ptp: its own header passes the check", "failed");
+	m.type = PT_PONG;
+	proto_encode(buf + PTP_HDR_LEN, &m);
+	ptp_encode(buf, 5);
+	ok(buf[0] == 0x01 && buf[29] == 2 && buf[32] == 1 && buf[4] == 5, "ptp: pong = Delay_Req, port 2, controlField 1",
+	   "%02x", buf[0]);
+	ok(ptp_check(buf, sizeof(buf), 127) == PE_PTP, "ptp: another domain -> refused", "failed");
+	ok(ptp_check(buf, 43, 5) == PE_SHORT, "ptp: 43 bytes -> short", "failed");
+	buf[1] = 0x01;
+	ok(ptp_check(buf, sizeof(buf), 5) == PE_PTP, "ptp: versionPTP 1 -> refused", "failed");
+	buf[1] = 0x02;
+	buf[0] = 0x08;
+	ok(ptp_check(buf, sizeof(buf), 5) == PE_PTP, "ptp: a Follow_Up (not an event message) -> refused", "failed");
+	buf[0] = 0x01;
+	buf[20] = 'X';
+	ok(ptp_check(buf, sizeof(buf), 5) == PE_PTP, "ptp: a clockIdentity not rant's (a real PTP clock) -> refused", "failed");
+
+	/* options */
+	r = parse_str("--ptp-probe", &a, &out, &err);
+	ok(r == 0 && !*err && cfg.ptp_probe && cfg.port == 319 && cfg.ptp_domain == 127 && proto_pre == PTP_HDR_LEN,
+	   "ptp opts: --ptp-probe -> port 319, domain 127, 44 B before rant's header", "r=%d err='%s' port=%u", r, err, cfg.port);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-probe --ptp-domain 0 --port 319", &a, &out, &err);
+	ok(r == 0 && cfg.ptp_domain == 0 && cfg.port == 319, "ptp opts: domain 0 and an explicit --port 319 are fine",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-probe --port 320", &a, &out, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "--port") && strstr(err, "319"), "ptp opts: --port 320 -> one line naming 319",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-probe --ptp-domain 256", &a, &out, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "--ptp-domain"), "ptp opts: domain 256 -> out of range", "r=%d err='%s'",
+	   r, err);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-domain 3", &a, &out, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "needs --ptp-probe"), "ptp opts: --ptp-domain alone -> needs --ptp-probe",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--allow-fragments -a h", &a, &out, &err);
+	ok(r == 0 && cfg.allow_fragments && proto_pre == 0, "opts: --allow-fragments; no PTP header without --ptp-probe",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	proto_pre = 0;
+	reset_globals();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2748,6 +2823,7 @@ int main(void)
 	test_hwpath();
 	test_phc();
 	test_swhw();
+	test_ptp();
 	test_hist();
 	test_fit();
 	test_log();
