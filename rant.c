@@ -521,7 +521,7 @@ static char *fmt_str(char *p, const char *s)
 static const char *stamp_label(int s, bool hw, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s_%s", stamp_base[s],
-		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : "SW");
+		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : s >= T1K ? "K" : "SW");
 	return buf;
 }
 
@@ -1713,6 +1713,19 @@ static void side_set(bool emit)
 	side.primary = emit ? M_RTT : M_RESPONSE;
 }
 
+/*
+ * With hardware stamps the kernel's stamps of the same packets are kept too
+ * (T<n>_K): in the csv log, the missing counts and the breach listing.
+ */
+static const int emit_stamps_k[] = { T1SW, T1K, T1W, T2W, T2SW, T3SW, T3W, T4W, T4K, T4SW };
+static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
+
+static void side_kernel_stamps(void)
+{
+	side.stamps = side.emit ? emit_stamps_k : reflect_stamps_k;
+	side.nstamps = side.emit ? 10 : 6;
+}
+
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
 static bool stamp_hw(int s)
 {
@@ -1890,7 +1903,10 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 
 static size_t log_rec_size(bool emit)
 {
-	return 8 + 8 * (emit ? 8 : 4) + 4;
+	/* room for the kernel stamps too when hardware stamps may be granted */
+	int k = cfg.iface && cfg.ts != TS_SW ? 2 : 0;
+
+	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4);
 }
 
 /*
@@ -2335,7 +2351,7 @@ static void trace_breach(const struct txn *x, int64_t v)
 		if (x->t[s]) {
 			*p++ = ' ';
 			p = fmt_str(p, stamp_base[s]);
-			p = fmt_str(p, !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
+			p = fmt_str(p, s >= T1K ? "_K=" : !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
 			p = fmt_stamp(p, x->t[s], '-');
 		}
 	}
@@ -2591,6 +2607,19 @@ static int ts_bind_check(int fd, int err)
 	return 0;
 }
 
+/* Hardware stamps granted: keep the kernel's too, if the log ring has room. */
+static void log_kernel_stamps(void)
+{
+	side_kernel_stamps();
+	if (S.log.mem && 8 + 8 * (size_t)side.nstamps + 4 <= log_rec_size(side.emit)) {
+		S.log.stamps = side.stamps;
+		S.log.nstamps = side.nstamps;
+		S.log.rec_size = (uint32_t)(8 + 8 * side.nstamps + 4);
+	} else if (S.log.mem) {
+		side_set(side.emit);	/* no room: the log and counts stay as they were */
+	}
+}
+
 static int setopt_int(int fd, int level, int name, int val)
 {
 	return setsockopt(fd, level, name, &val, sizeof(val)) < 0 ? -errno : 0;
@@ -2627,6 +2656,9 @@ static int sock_setup(int fd, int family)
 		       ts.phc_index, strerror(-r));
 	}
 	ts_keys_setup();
+	if (ts.hw) {
+		log_kernel_stamps();
+	}
 	r = ts_enable_socket(fd);
 	if (r < 0) {
 		warnx_("--timestamps: SO_TIMESTAMPING refused: %s", strerror(-r));
@@ -4562,12 +4594,16 @@ static int alog_stamp(const char *s, size_t n, bool *hw)
 {
 	static const int wire_of[5] = { -1, T1W, T2W, T3W, T4W };
 	static const int sw_of[5] = { -1, T1SW, T2SW, T3SW, T4SW };
+	static const int k_of[5] = { -1, T1K, T2K, T3K, T4K };
 	int k;
 
-	if (n < 5 || (s[0] != 'T' && s[0] != 't') || s[1] < '1' || s[1] > '4' || s[2] != '_') {
+	if (n < 4 || (s[0] != 'T' && s[0] != 't') || s[1] < '1' || s[1] > '4' || s[2] != '_') {
 		return -1;
 	}
 	k = s[1] - '0';
+	if (n == 4 && (s[3] == 'K' || s[3] == 'k')) {
+		return k_of[k];
+	}
 	if (n == 5 && !strncasecmp(s + 3, "SW", 2)) {
 		return sw_of[k];
 	}
@@ -4686,9 +4722,9 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
 static int alog_parse(struct alog *L, char *p, char *end)
 {
 	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4 };
-	int col[16], ncol = 0, i, valm[16];
-	const char *f[17];
-	size_t len[17];
+	int col[24], ncol = 0, i, valm[24];	/* 24: room for the kernel stamps' columns */
+	const char *f[25];
+	size_t len[25];
 	uint64_t line = 0, cap = 0;
 	bool header = false, dashes = false;
 
@@ -4719,8 +4755,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			bool hw = false, emit = false;
 
 			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
-			nf = alog_split(p, le, L->csv, f, len, 16);
-			if (nf > 16 || nf < 3) {
+			nf = alog_split(p, le, L->csv, f, len, 24);
+			if (nf > 24 || nf < 3) {
 				return alog_error(L, line, "not a rant log header", NULL, 0);
 			}
 			for (i = 0; i < nf; i++) {
@@ -4736,10 +4772,10 @@ static int alog_parse(struct alog *L, char *p, char *end)
 						} else {
 							L->srv_hw = hw;
 						}
-					} else {
+					} else if (s < T1K) {
 						L->sw = true;
 					}
-					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW;
+					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
 				} else if (!strncasecmp(f[i], "seq", len[i]) && len[i] == 3) {
 					col[i] = C_SEQ;
 				} else if (!strncasecmp(f[i], "status", len[i]) && len[i] == 6) {
@@ -4787,7 +4823,7 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			p = nl + 1;
 			continue;
 		}
-		nf = alog_split(p, le, L->csv, f, len, 16);
+		nf = alog_split(p, le, L->csv, f, len, 24);
 		if (nf != ncol) {
 			return alog_error(L, line, nf < ncol ? "too few fields" : "too many fields", NULL, 0);
 		}

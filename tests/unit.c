@@ -2811,6 +2811,68 @@ static void test_ptp(void)
 	reset_globals();
 }
 
+/* Hardware mode: the kernel stamps go into the csv log and come back through --analyze. */
+static void test_klog(void)
+{
+	const uint64_t B = 1700000000000000000ULL;
+	struct txn x;
+	struct alog L;
+	uint8_t *mem;
+	char path[128], *err = NULL, *text;
+	int r, st;
+	bool hw = false;
+
+	reset_globals();
+	cfg.iface = "eth0";
+	ts.hw = true;
+	side_set(true);
+	mem = calloc(10, log_rec_size(true));
+	memset(&S, 0, sizeof(S));
+	log_init(&S.log, mem, 10);
+	log_kernel_stamps();
+	ok(side.nstamps == 10 && S.log.nstamps == 10 && S.log.rec_size == 8 + 80 + 4,
+	   "klog: hardware -> 10 stamps per emit record, T1_K and T4_K included", "n=%d rec=%u", side.nstamps, S.log.rec_size);
+	memset(&x, 0, sizeof(x));
+	x.seq = 3;
+	x.st = TF_USED | TF_SENT | TF_RECEIVED;
+	x.t[T1SW] = B;
+	x.t[T1K] = B + 300;
+	x.t[T1W] = B + 1000;
+	x.t[T2W] = B + 20000;
+	x.t[T3W] = B + 23000;
+	x.t[T4W] = B + 40000;
+	x.t[T4K] = B + 41000;
+	x.t[T4SW] = B + 43000;
+	log_push(&x);
+	log_get(&S.log, 0, &x, &st);
+	ok(x.t[T1K] == B + 300 && x.t[T4K] == B + 41000, "klog: the ring keeps T1_K and T4_K", "t1k=%" PRIu64, x.t[T1K]);
+	tmp_path(path, sizeof(path), "klog.csv");
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	ok(r == 0 && text && strstr(text, "seq,status,t1_sw,t1_k,t1_hw,t2_ksw,t2_sw,t3_sw,t3_ksw,t4_hw,t4_k,t4_sw,"),
+	   "klog: csv columns t1_sw,t1_k,t1_hw,...,t4_k,t4_sw", "r=%d '%.200s'", r, text ? text : "");
+	free(text);
+	ok(alog_stamp("T1_K", 4, &hw) == T1K && alog_stamp("t4_k", 4, &hw) == T4K && alog_stamp("T1_X", 4, &hw) == -1,
+	   "klog: --analyze knows T<n>_K columns", "failed");
+	memset(&L, 0, sizeof(L));
+	r = read_log(path, &L, &err);
+	ok(r == 0 && L.n == 1 && L.row[0].t[T1K] == B + 300 && L.row[0].t[T4K] == B + 41000 && L.hw,
+	   "klog: read back with the kernel stamps, as hardware", "r=%d n=%" PRIu64 " err='%s'", r, L.n,
+	   err ? err : "");
+	{
+		int64_t v = 0;
+
+		ok(metric_value(M_CLI_TX_NIC, L.row[0].t, &v) && v == 700, "klog: --analyze has the driver+NIC segment (700 ns)",
+		   "v=%" PRId64, v);
+	}
+	free(err);
+	alog_free(&L);
+	unlink(path);
+	free(mem);
+	memset(&S, 0, sizeof(S));
+	reset_globals();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2824,6 +2886,7 @@ int main(void)
 	test_phc();
 	test_swhw();
 	test_ptp();
+	test_klog();
 	test_hist();
 	test_fit();
 	test_log();
