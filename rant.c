@@ -51,6 +51,8 @@
 #include <unistd.h>
 #include <linux/errqueue.h>
 #include <linux/ethtool.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
 #include <linux/net_tstamp.h>
 #include <linux/ptp_clock.h>
 #include <linux/sockios.h>
@@ -679,6 +681,166 @@ static void ts_restore(int fd)
 }
 
 /*
+ * Who provides the device's hardware stamps (the MAC's PHC, or a PHY's), as
+ * the ethtool netlink tsconfig interface reports it (Linux 6.15,
+ * Documentation/networking/ethtool-netlink.rst, TSCONFIG_GET).  Read only:
+ * SIOCSHWTSTAMP remains the way rant sets the config.  The numbers are the
+ * kernel's ABI (ethtool_netlink_generated.h); older headers lack them.
+ */
+#define ETNL_MSG_TSCONFIG_GET		46
+#define ETNL_A_TSCONFIG_HEADER		1
+#define ETNL_A_TSCONFIG_PROVIDER	2
+#define ETNL_A_PROVIDER_INDEX		1
+#define ETNL_A_PROVIDER_QUALIFIER	2
+#define ETNL_A_HEADER_DEV_NAME		2
+
+static struct {
+	bool known;		/* the kernel answered with a provider */
+	int phc_index;
+	uint32_t qualifier;	/* 0 precise, 1 approximate (net_tstamp.h) */
+	int err;		/* why not, -errno */
+} ts_prov;
+
+/* Attributes [p, end): the first of TYPE, or NULL. */
+static const struct nlattr *nla_find(const uint8_t *p, const uint8_t *end, int type)
+{
+	while (end - p >= (ptrdiff_t)NLA_HDRLEN) {
+		const struct nlattr *a = (const void *)p;
+
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > end - p) {
+			return NULL;
+		}
+		if ((a->nla_type & NLA_TYPE_MASK) == type) {
+			return a;
+		}
+		p += NLA_ALIGN(a->nla_len);
+	}
+	return NULL;
+}
+
+static bool nla_u32(const struct nlattr *a, uint32_t *v)
+{
+	if (!a || a->nla_len < NLA_HDRLEN + 4) {
+		return false;
+	}
+	memcpy(v, (const uint8_t *)a + NLA_HDRLEN, 4);
+	return true;
+}
+
+/* One netlink reply to TSCONFIG_GET: the provider, or -errno. */
+static int tsconfig_parse(const uint8_t *buf, size_t len)
+{
+	const struct nlmsghdr *nh = (const void *)buf;
+	const struct nlattr *prov;
+	const uint8_t *a, *end;
+	uint32_t idx;
+
+	if (len < NLMSG_HDRLEN || nh->nlmsg_len < NLMSG_HDRLEN || nh->nlmsg_len > len) {
+		return -EBADMSG;
+	}
+	if (nh->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+
+		if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(e))) {
+			return -EBADMSG;
+		}
+		memcpy(&e, NLMSG_DATA(nh), sizeof(e));
+		return e.error < 0 ? e.error : -ENODATA;
+	}
+	if (nh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) {
+		return -EBADMSG;
+	}
+	a = (const uint8_t *)NLMSG_DATA(nh) + GENL_HDRLEN;
+	end = buf + nh->nlmsg_len;
+	prov = nla_find(a, end, ETNL_A_TSCONFIG_PROVIDER);
+	if (!prov) {
+		return -ENODATA;
+	}
+	a = (const uint8_t *)prov + NLA_HDRLEN;
+	end = (const uint8_t *)prov + prov->nla_len;
+	if (!nla_u32(nla_find(a, end, ETNL_A_PROVIDER_INDEX), &idx)) {
+		return -ENODATA;
+	}
+	ts_prov.phc_index = (int)idx;
+	ts_prov.qualifier = 0;
+	nla_u32(nla_find(a, end, ETNL_A_PROVIDER_QUALIFIER), &ts_prov.qualifier);
+	ts_prov.known = true;
+	return 0;
+}
+
+/* Append one attribute to a request; returns the new length. */
+static size_t nla_put(uint8_t *buf, size_t len, int type, const void *data, size_t n)
+{
+	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = (uint16_t)type };
+
+	memcpy(buf + len, &a, sizeof(a));
+	if (data) {
+		memcpy(buf + len + NLA_HDRLEN, data, n);
+	}
+	return len + NLA_ALIGN(NLA_HDRLEN + n);
+}
+
+/* A generic netlink request and its one reply into rx; reply length or -errno. */
+static ssize_t genl_call(int fd, uint16_t family, uint8_t cmd, const uint8_t *attrs, size_t alen, uint8_t *rx, size_t rxlen)
+{
+	uint8_t tx[256] __attribute__((aligned(4)));
+	struct nlmsghdr nh = { .nlmsg_len = (uint32_t)(NLMSG_LENGTH(GENL_HDRLEN) + alen), .nlmsg_type = family,
+			       .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 };
+	struct genlmsghdr gh = { .cmd = cmd, .version = 1 };
+	ssize_t n;
+
+	if (nh.nlmsg_len > sizeof(tx)) {
+		return -E2BIG;
+	}
+	memcpy(tx, &nh, sizeof(nh));
+	memcpy(tx + NLMSG_HDRLEN, &gh, sizeof(gh));
+	memcpy(tx + NLMSG_HDRLEN + GENL_HDRLEN, attrs, alen);
+	if (send(fd, tx, nh.nlmsg_len, 0) < 0) {
+		return -errno;
+	}
+	n = recv(fd, rx, rxlen, 0);
+	return n < 0 ? -errno : n;
+}
+
+/* Ask the kernel who provides IFNAME's hardware stamps; fills ts_prov. */
+static void ts_provider_get(const char *ifname)
+{
+	uint8_t attrs[128] __attribute__((aligned(4))), rx[4096] __attribute__((aligned(4)));
+	struct timeval tv = { 1, 0 };
+	const struct nlattr *id;
+	uint16_t family;
+	uint32_t fam32;
+	size_t alen, hlen;
+	ssize_t n;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+
+	memset(&ts_prov, 0, sizeof(ts_prov));
+	if (fd < 0) {
+		ts_prov.err = -errno;
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* never hang on a silent kernel */
+	alen = nla_put(attrs, 0, CTRL_ATTR_FAMILY_NAME, "ethtool", 8);
+	n = genl_call(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, attrs, alen, rx, sizeof(rx));
+	id = n >= (ssize_t)NLMSG_LENGTH(GENL_HDRLEN) && ((struct nlmsghdr *)rx)->nlmsg_type != NLMSG_ERROR ?
+	     nla_find(rx + NLMSG_HDRLEN + GENL_HDRLEN, rx + n, CTRL_ATTR_FAMILY_ID) : NULL;
+	if (!id || id->nla_len < NLA_HDRLEN + 2) {
+		ts_prov.err = n < 0 ? (int)n : -ENOENT;
+		close(fd);
+		return;
+	}
+	memcpy(&family, (const uint8_t *)id + NLA_HDRLEN, 2);
+	fam32 = family;
+	/* header nest with the device name */
+	hlen = nla_put(attrs + NLA_HDRLEN, 0, ETNL_A_HEADER_DEV_NAME, ifname, strlen(ifname) + 1);
+	nla_put(attrs, 0, ETNL_A_TSCONFIG_HEADER | NLA_F_NESTED, NULL, hlen);
+	alen = NLA_HDRLEN + hlen;
+	n = genl_call(fd, (uint16_t)fam32, ETNL_MSG_TSCONFIG_GET, attrs, alen, rx, sizeof(rx));
+	ts_prov.err = n < 0 ? (int)n : tsconfig_parse(rx, (size_t)n);
+	close(fd);
+}
+
+/*
  * Decide the wire stamp source for --timestamps MODE on IFACE (NULL: no -i).
  * Fills ts and returns 0, or prints one line and returns -1 (a configuration
  * error: exit 2).
@@ -727,6 +889,9 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	ts.hw = true;
 	ts.phc_index = caps.phc_index;
+	if (ts_ioctl == ts_ioctl_sys) {
+		ts_provider_get(ifname);	/* read only, for the report */
+	}
 	if (ts.unknown_before) {
 		warnx_("warning: %s cannot report its timestamping config (SIOCGHWTSTAMP unsupported): rant leaves it as it set it (tx on, rx filter %s) at exit",
 		       ifname, ts_filter_name(ts.rx_filter));
@@ -4248,6 +4413,12 @@ static void print_hw_notes(FILE *f)
 	} else if (phc.err) {
 		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: not measured (%s)\n", phc.index, strerror(-phc.err));
 	}
+	if (ts.hw && ts_prov.known) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): PHC /dev/ptp%d, %s\n", ts_prov.phc_index,
+			ts_prov.qualifier ? "approximate" : "precise");
+	} else if (ts.hw && ts_prov.err) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): not reported (%s)\n", strerror(-ts_prov.err));
+	}
 	if (cfg.ptp_probe) {
 		fprintf(f, "PTP probes: every packet a PTPv2 event message on UDP %d (Sync out, Delay_Req back), domain %u, %d B before rant's %u\n",
 			PTP_EVENT_PORT, cfg.ptp_domain, PTP_HDR_LEN, cfg.size);
@@ -4452,6 +4623,12 @@ static void json_hw(FILE *f)
 			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
 		json_str(f, why);
 		fprintf(f, "},\n");
+	}
+	if (ts.hw && ts_prov.known) {
+		fprintf(f, "  \"ts_provider\": {\"phc_index\": %d, \"qualifier\": \"%s\"},\n", ts_prov.phc_index,
+			ts_prov.qualifier ? "approx" : "precise");
+	} else {
+		fprintf(f, "  \"ts_provider\": null,\n");
 	}
 	if (cfg.ptp_probe) {
 		fprintf(f, "  \"ptp_probe\": {\"port\": %d, \"domain\": %u, \"header_bytes\": %d},\n", PTP_EVENT_PORT,
