@@ -6063,7 +6063,7 @@ static int run_main(void)
 	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
 	E.rxcap = cfg.size + 1 + proto_pre;
-	R.rxcap = PROTO_MAX_SIZE + 1;
+	R.rxcap = PROTO_MAX_SIZE + 1 + proto_pre;
 	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
 	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);
 	start_note();
