@@ -278,7 +278,7 @@ t_mtu() {
 	emit c8c --size 64,1473 --count 10
 	after=$(udp_in_b)
 	expect_rc "mtu" 2
-	check "mtu: one line naming the MTU" grep -Eq '^rant: --size: 1473 B does not fit the MTU of .* \(1500 B, so at most 1472 B of payload\)$' "$WORK/c8c.err"
+	check "mtu: one line naming the MTU" grep -Eq '^rant: --size: 1473 bytes exceed the path MTU 1500 to .* \(at most 1472 bytes of UDP payload' "$WORK/c8c.err"
 	expect_eq "mtu: nothing sent" "$after" "$before"
 }
 
