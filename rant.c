@@ -46,12 +46,16 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
 #include <linux/ethtool.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
 #include <linux/net_tstamp.h>
 #include <linux/perf_event.h>
+#include <linux/ptp_clock.h>
 #include <linux/sockios.h>
 #include <sys/syscall.h>
 
@@ -100,18 +104,19 @@ enum proto_flag {
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
-enum proto_err { PE_SHORT = 1, PE_MAGIC, PE_VERSION, PE_TYPE, PE_LONG, PE_NERR };
+enum proto_err { PE_SHORT = 1, PE_MAGIC, PE_VERSION, PE_TYPE, PE_LONG, PE_PTP, PE_NERR };
 static const char *const proto_err_name[PE_NERR] = {
-	"", "short", "bad magic", "bad version", "bad type", "oversized",
+	"", "short", "bad magic", "bad version", "bad type", "oversized", "not rant's PTP",
 };
 
 /* The eight stamps of a transaction (SPEC.md, Timestamps). */
-enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, NSTAMP };
+enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, T1K, T2K, T3K, T4K, NSTAMP };
 static const char *const stamp_base[NSTAMP] = {
-	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4",
+	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4", "T1", "T2", "T3", "T4",
 };
+/* T<n>K: the kernel's software stamp of a packet the NIC stamps too (hardware mode) */
 static const bool stamp_is_wire[NSTAMP] = {
-	false, true, true, false, false, true, true, false,
+	false, true, true, false, false, true, true, false, false, false, false, false,
 };
 
 /* The stamps each side knows, in the order its logs list them. */
@@ -121,7 +126,9 @@ static const int reflect_stamps[] = { T2W, T2SW, T3SW, T3W };
 /* Metrics derived from the stamps; the key is the JSON name. */
 enum metric {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX, NMETRIC
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
+	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC, NMETRIC
 };
 static struct {
 	const char *key;
@@ -136,6 +143,17 @@ static struct {
 	[M_SRV_RX]	= { "server_rx_stack",	"server rx stack (T2_SW-T2)" },
 	[M_SRV_PROC]	= { "server_processing", "server processing (T3_SW-T2_SW)" },
 	[M_SRV_TX]	= { "server_tx_stack",	"server tx stack (T3-T3_SW)" },
+	[M_FORWARD]	= { "forward",		"forward one-way (T2-T1 wire)" },
+	[M_BACKWARD]	= { "backward",		"backward one-way (T4-T3 wire)" },
+	/* NIC and kernel stamps together: driver/NIC time apart from wake-up time */
+	[M_CLI_TX_KERN]	= { "client_tx_kernel",	"client tx kernel (T1_K-T1_SW)" },
+	[M_CLI_TX_NIC]	= { "client_tx_nic",	"client tx driver+NIC (T1-T1_K)" },
+	[M_CLI_RX_NIC]	= { "client_rx_nic",	"client rx NIC+driver (T4_K-T4)" },
+	[M_CLI_RX_WAKE]	= { "client_rx_wakeup",	"client rx wake-up (T4_SW-T4_K)" },
+	[M_SRV_RX_NIC]	= { "server_rx_nic",	"server rx NIC+driver (T2_K-T2)" },
+	[M_SRV_RX_WAKE]	= { "server_rx_wakeup",	"server rx wake-up (T2_SW-T2_K)" },
+	[M_SRV_TX_KERN]	= { "server_tx_kernel",	"server tx kernel (T3_K-T3_SW)" },
+	[M_SRV_TX_NIC]	= { "server_tx_nic",	"server tx driver+NIC (T3-T3_K)" },
 };
 
 /* Percentiles reported everywhere, as the JSON keys spell them. */
@@ -189,7 +207,7 @@ struct txn {
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns after which it is lost */
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint16_t st;
-	uint16_t counted;	/* metrics already added to the statistics */
+	uint32_t counted;	/* metrics already added to the statistics */
 	uint64_t pmc[PMC_MAX];	/* -M: counts at the start, then this transaction's deltas */
 };
 
@@ -294,6 +312,9 @@ struct config {
 	enum ts_mode ts;
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
+	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
+	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
+	unsigned ptp_domain;
 	int64_t threshold_ns;	/* -1 = none */
 	int64_t log_threshold_ns;
 	uint64_t bucket_ns, bound_ns;
@@ -317,9 +338,13 @@ struct ts_state {
 	int phc_index;
 	int rx_filter;		/* what the driver accepted */
 	bool restore;		/* we changed the device's hwtstamp config */
+	bool unknown_before;	/* SIOCGHWTSTAMP failed: nothing to restore */
 	struct ifreq saved_ifr;
 	struct hwtstamp_config saved;
 	uint32_t next_key;	/* OPT_ID key the next send will get */
+	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
+	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
+	int ifindex;		/* -i: stamps of other interfaces are not ours */
 	char note[200];
 };
 
@@ -334,6 +359,61 @@ static struct ts_state ts;
 static struct trace_state tr = { -1, -1, -1, "" };
 static struct session S;		/* the (current) session */
 static int sock_fd = -1;
+
+/* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
+#define CLS_MAX		8
+#define SZ_MAX		16
+
+/* PF_CLASS pings carry the SO_PRIORITY to answer with (+1, 0 = none) in these bits. */
+#define PF_CLASS	(1u << 11)
+#define PF_PRIO_SHIFT	12
+
+enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, NCG };
+
+/* One row of the class/size tables. */
+struct grp {
+	uint64_t n[NCG];
+	struct hist h;		/* the primary metric: rtt */
+};
+
+static struct {
+	int ncls, nsz;			/* 1 and 1: a plain run */
+	int nprio, ntos, nival;		/* list lengths given */
+	uint64_t ival[CLS_MAX];		/* --interval list: each class its own cadence, ns */
+	uint64_t next[CLS_MAX];		/* ... and its next slot, CLOCK_MONOTONIC */
+	uint8_t *cmap;			/* ... so seq -> class is kept, not computed */
+	uint64_t cmap_mask;
+	int prio[CLS_MAX], tos[CLS_MAX];	/* -1: leave the socket's alone */
+	unsigned size[SZ_MAX];
+	int fd[CLS_MAX];		/* emit: class sockets (fd[0] is the run's socket) */
+	uint32_t next_key[CLS_MAX];	/* their OPT_ID counters */
+	uint64_t *keyseq[CLS_MAX];	/* their key -> seq maps */
+	int cur;			/* the class whose socket is sock_fd now */
+	int phase;			/* the size measured now */
+	uint64_t phase_seq0[SZ_MAX];	/* first seq of each size */
+	uint64_t phase_ns;		/* -d per size */
+	unsigned tx_size;		/* length of the next ping */
+	struct grp *g;			/* rows: classes, then sizes, then class x size */
+	int ng;
+	/* reflect: the classes of this session as they arrive */
+	int rx_tos;			/* TOS / traffic class of the last ping, -1 = unknown */
+	int r_prio, r_tos;		/* what the reflector's socket carries now */
+	int rn;
+	struct { int prio, tos; uint64_t answered, warmup; } r[16];
+	/* --analyze: the class and size of the row being read, from its columns */
+	bool analyze;
+	int a_cls, a_size;
+} K = { .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
+
+/* Classes and sizes (--priority/--tos/--size lists); the section is after the emit state. */
+static void cls_count(uint64_t seq, int what);
+static void cls_sample(uint64_t seq, int64_t v);
+static void cls_session_reset(void);
+static void cls_set_rcvtimeo(const struct timeval *tv);
+static char *cls_note(char *buf, size_t len, uint64_t seq);
+static bool cls_multi_sock(void);
+static int cls_wait(uint64_t ns, short events);
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq);
 
 /* The in-flight window: txn slots indexed by seq (emit) or TX key (reflect). */
 static struct txn *win;
@@ -508,7 +588,7 @@ static char *fmt_str(char *p, const char *s)
 static const char *stamp_label(int s, bool hw, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s_%s", stamp_base[s],
-		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : "SW");
+		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : s >= T1K ? "K" : "SW");
 	return buf;
 }
 
@@ -574,6 +654,19 @@ static const char *ts_filter_name(int f)
 	}
 }
 
+/* Write back the config read at start, if one was read; 0 or -errno. */
+static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
+{
+	struct hwtstamp_config hc = st->saved;
+	struct ifreq ifr = st->saved_ifr;
+
+	if (!have_saved) {
+		return -ENODATA;
+	}
+	ifr.ifr_data = (void *)&hc;
+	return ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+}
+
 /*
  * Ask the driver to stamp every packet.  Some NICs refuse HWTSTAMP_FILTER_ALL
  * and only stamp PTP event messages; timestamping.rst says the driver writes
@@ -592,16 +685,20 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	int r = -EOPNOTSUPP;
 	size_t i;
 
+	bool have_saved;
+
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
-	if (ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0 && hc.tx_type == HWTSTAMP_TX_ON &&
-	    hc.rx_filter == HWTSTAMP_FILTER_ALL) {
+	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
+	if (have_saved && hc.tx_type == HWTSTAMP_TX_ON && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
 		st->rx_filter = hc.rx_filter;
 		return 0;	/* already as we need it: change nothing */
 	}
 	st->saved = hc;
+	st->saved_ifr = ifr;
+	st->unknown_before = !have_saved;
 	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
 		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
 			continue;
@@ -617,11 +714,17 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE &&
 		    hc.tx_type == HWTSTAMP_TX_ON) {
 			st->rx_filter = hc.rx_filter;
-			st->restore = true;
-			st->saved_ifr = ifr;
+			/* never write at exit a config that was not read at start */
+			st->restore = have_saved;
 			return 0;
 		}
 		if (r == 0) {
+			/*
+			 * The driver took the call but stamps nothing (or does
+			 * not stamp TX): whoever relied on the previous setting
+			 * (a ptp4l) gets it back now, not at exit.
+			 */
+			ts_put_back(fd, st, have_saved);
 			r = -EOPNOTSUPP;
 		}
 	}
@@ -640,6 +743,166 @@ static void ts_restore(int fd)
 	ifr.ifr_data = (void *)&ts.saved;
 	ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
 	ts.restore = false;
+}
+
+/*
+ * Who provides the device's hardware stamps (the MAC's PHC, or a PHY's), as
+ * the ethtool netlink tsconfig interface reports it (Linux 6.15,
+ * Documentation/networking/ethtool-netlink.rst, TSCONFIG_GET).  Read only:
+ * SIOCSHWTSTAMP remains the way rant sets the config.  The numbers are the
+ * kernel's ABI (ethtool_netlink_generated.h); older headers lack them.
+ */
+#define ETNL_MSG_TSCONFIG_GET		46
+#define ETNL_A_TSCONFIG_HEADER		1
+#define ETNL_A_TSCONFIG_PROVIDER	2
+#define ETNL_A_PROVIDER_INDEX		1
+#define ETNL_A_PROVIDER_QUALIFIER	2
+#define ETNL_A_HEADER_DEV_NAME		2
+
+static struct {
+	bool known;		/* the kernel answered with a provider */
+	int phc_index;
+	uint32_t qualifier;	/* 0 precise, 1 approximate (net_tstamp.h) */
+	int err;		/* why not, -errno */
+} ts_prov;
+
+/* Attributes [p, end): the first of TYPE, or NULL. */
+static const struct nlattr *nla_find(const uint8_t *p, const uint8_t *end, int type)
+{
+	while (end - p >= (ptrdiff_t)NLA_HDRLEN) {
+		const struct nlattr *a = (const void *)p;
+
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > end - p) {
+			return NULL;
+		}
+		if ((a->nla_type & NLA_TYPE_MASK) == type) {
+			return a;
+		}
+		p += NLA_ALIGN(a->nla_len);
+	}
+	return NULL;
+}
+
+static bool nla_u32(const struct nlattr *a, uint32_t *v)
+{
+	if (!a || a->nla_len < NLA_HDRLEN + 4) {
+		return false;
+	}
+	memcpy(v, (const uint8_t *)a + NLA_HDRLEN, 4);
+	return true;
+}
+
+/* One netlink reply to TSCONFIG_GET: the provider, or -errno. */
+static int tsconfig_parse(const uint8_t *buf, size_t len)
+{
+	const struct nlmsghdr *nh = (const void *)buf;
+	const struct nlattr *prov;
+	const uint8_t *a, *end;
+	uint32_t idx;
+
+	if (len < NLMSG_HDRLEN || nh->nlmsg_len < NLMSG_HDRLEN || nh->nlmsg_len > len) {
+		return -EBADMSG;
+	}
+	if (nh->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+
+		if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(e))) {
+			return -EBADMSG;
+		}
+		memcpy(&e, NLMSG_DATA(nh), sizeof(e));
+		return e.error < 0 ? e.error : -ENODATA;
+	}
+	if (nh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) {
+		return -EBADMSG;
+	}
+	a = (const uint8_t *)NLMSG_DATA(nh) + GENL_HDRLEN;
+	end = buf + nh->nlmsg_len;
+	prov = nla_find(a, end, ETNL_A_TSCONFIG_PROVIDER);
+	if (!prov) {
+		return -ENODATA;
+	}
+	a = (const uint8_t *)prov + NLA_HDRLEN;
+	end = (const uint8_t *)prov + prov->nla_len;
+	if (!nla_u32(nla_find(a, end, ETNL_A_PROVIDER_INDEX), &idx)) {
+		return -ENODATA;
+	}
+	ts_prov.phc_index = (int)idx;
+	ts_prov.qualifier = 0;
+	nla_u32(nla_find(a, end, ETNL_A_PROVIDER_QUALIFIER), &ts_prov.qualifier);
+	ts_prov.known = true;
+	return 0;
+}
+
+/* Append one attribute to a request; returns the new length. */
+static size_t nla_put(uint8_t *buf, size_t len, int type, const void *data, size_t n)
+{
+	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = (uint16_t)type };
+
+	memcpy(buf + len, &a, sizeof(a));
+	if (data) {
+		memcpy(buf + len + NLA_HDRLEN, data, n);
+	}
+	return len + NLA_ALIGN(NLA_HDRLEN + n);
+}
+
+/* A generic netlink request and its one reply into rx; reply length or -errno. */
+static ssize_t genl_call(int fd, uint16_t family, uint8_t cmd, const uint8_t *attrs, size_t alen, uint8_t *rx, size_t rxlen)
+{
+	uint8_t tx[256] __attribute__((aligned(4)));
+	struct nlmsghdr nh = { .nlmsg_len = (uint32_t)(NLMSG_LENGTH(GENL_HDRLEN) + alen), .nlmsg_type = family,
+			       .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 };
+	struct genlmsghdr gh = { .cmd = cmd, .version = 1 };
+	ssize_t n;
+
+	if (nh.nlmsg_len > sizeof(tx)) {
+		return -E2BIG;
+	}
+	memcpy(tx, &nh, sizeof(nh));
+	memcpy(tx + NLMSG_HDRLEN, &gh, sizeof(gh));
+	memcpy(tx + NLMSG_HDRLEN + GENL_HDRLEN, attrs, alen);
+	if (send(fd, tx, nh.nlmsg_len, 0) < 0) {
+		return -errno;
+	}
+	n = recv(fd, rx, rxlen, 0);
+	return n < 0 ? -errno : n;
+}
+
+/* Ask the kernel who provides IFNAME's hardware stamps; fills ts_prov. */
+static void ts_provider_get(const char *ifname)
+{
+	uint8_t attrs[128] __attribute__((aligned(4))), rx[4096] __attribute__((aligned(4)));
+	struct timeval tv = { 1, 0 };
+	const struct nlattr *id;
+	uint16_t family;
+	uint32_t fam32;
+	size_t alen, hlen;
+	ssize_t n;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+
+	memset(&ts_prov, 0, sizeof(ts_prov));
+	if (fd < 0) {
+		ts_prov.err = -errno;
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* never hang on a silent kernel */
+	alen = nla_put(attrs, 0, CTRL_ATTR_FAMILY_NAME, "ethtool", 8);
+	n = genl_call(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, attrs, alen, rx, sizeof(rx));
+	id = n >= (ssize_t)NLMSG_LENGTH(GENL_HDRLEN) && ((struct nlmsghdr *)rx)->nlmsg_type != NLMSG_ERROR ?
+	     nla_find(rx + NLMSG_HDRLEN + GENL_HDRLEN, rx + n, CTRL_ATTR_FAMILY_ID) : NULL;
+	if (!id || id->nla_len < NLA_HDRLEN + 2) {
+		ts_prov.err = n < 0 ? (int)n : -ENOENT;
+		close(fd);
+		return;
+	}
+	memcpy(&family, (const uint8_t *)id + NLA_HDRLEN, 2);
+	fam32 = family;
+	/* header nest with the device name */
+	hlen = nla_put(attrs + NLA_HDRLEN, 0, ETNL_A_HEADER_DEV_NAME, ifname, strlen(ifname) + 1);
+	nla_put(attrs, 0, ETNL_A_TSCONFIG_HEADER | NLA_F_NESTED, NULL, hlen);
+	alen = NLA_HDRLEN + hlen;
+	n = genl_call(fd, (uint16_t)fam32, ETNL_MSG_TSCONFIG_GET, attrs, alen, rx, sizeof(rx));
+	ts_prov.err = n < 0 ? (int)n : tsconfig_parse(rx, (size_t)n);
+	close(fd);
 }
 
 /*
@@ -691,10 +954,17 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	ts.hw = true;
 	ts.phc_index = caps.phc_index;
+	if (ts_ioctl == ts_ioctl_sys) {
+		ts_provider_get(ifname);	/* read only, for the report */
+	}
+	if (ts.unknown_before) {
+		warnx_("warning: %s cannot report its timestamping config (SIOCGHWTSTAMP unsupported): rant leaves it as it set it (tx on, rx filter %s) at exit",
+		       ifname, ts_filter_name(ts.rx_filter));
+	}
 	snprintf(ts.note, sizeof(ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
 		 ifname, caps.phc_index, ts_filter_name(ts.rx_filter));
 	if (ts.rx_filter != HWTSTAMP_FILTER_ALL) {
-		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted) unless --port 319",
+		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
 		       ifname, ts_filter_name(ts.rx_filter));
 	}
 	return 0;
@@ -711,7 +981,16 @@ static int ts_sockopt_flags(bool hw)
 
 	if (hw) {
 		f |= SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
-		     SOF_TIMESTAMPING_RAW_HARDWARE;
+		     SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_PKTINFO;
+		/*
+		 * The kernel's stamps of the same packets too: ts[0] next to
+		 * ts[2] on receive, and with OPT_TX_SWHW a second error-queue
+		 * message per send carrying the software stamp alone
+		 * (timestamping.rst, 1.3.3).  They split the stack segments
+		 * into driver/NIC time and kernel/wake-up time.
+		 */
+		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		     SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_TX_SWHW;
 	} else {
 		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		     SOF_TIMESTAMPING_SOFTWARE;
@@ -736,22 +1015,115 @@ static int ts_enable_socket(int fd)
 }
 
 /*
- * After a failed send the kernel may or may not have used up an OPT_ID key.
- * Re-enabling the option resets the counter to zero (timestamping.rst: "It
- * is reset each time the option is enabled after having been disabled").
+ * After a failed send a kernel before 6.8 may or may not have used up an
+ * OPT_ID key.  Re-enabling the option resets the counter to zero
+ * (timestamping.rst: "It is reset each time the option is enabled after
+ * having been disabled").  Since 6.8 a failed send gives its key back, and a
+ * reset would only make the keys of stamps still in flight collide with new
+ * ones, so the reset is done only where it is needed.
  */
 static void ts_rekey(int fd)
 {
 	int zero = 0;
 
+	if (ts.key_cmsg || !ts.rekey_on_fail) {
+		return;
+	}
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
 	ts_enable_socket(fd);
+}
+
+#ifndef SCM_TS_OPT_ID
+#define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
+#endif
+
+/* Kernel release as major * 1000 + minor (6.13 -> 6013); 0 if unknown. */
+static unsigned (*ts_kernel)(void);
+
+static unsigned ts_kernel_uname(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2) {
+		return 0;
+	}
+	return maj * 1000 + min;
+}
+
+/*
+ * How this kernel keys TX stamps.  Linux 6.13 takes the key of each send from
+ * an SCM_TS_OPT_ID control message (timestamping.rst, "OPT_ID ... can be
+ * overridden per send"): the key is then exactly ours and a failed send
+ * cannot shift it.  Elsewhere the socket's counter numbers sends, and only
+ * kernels before 6.8 may consume a key on a send that fails.
+ */
+static void ts_keys_setup(void)
+{
+	unsigned k = ts_kernel ? ts_kernel() : ts_kernel_uname();
+
+	ts.key_cmsg = k >= 6013;
+	ts.rekey_on_fail = k < 6008;
+}
+
+/* --ptp-probe (protocol section): ts_send writes the PTP header of each datagram */
+static unsigned proto_pre;
+static void ptp_encode(uint8_t *p, uint8_t domain);
+
+/*
+ * Every datagram leaves through here, so that its TX stamp carries the key
+ * rant expects (ts.next_key; the caller advances it on success).  A kernel
+ * that refuses the control message (EINVAL: older than its uname says, or a
+ * backport without it) falls back to the counter for the rest of the run.
+ */
+static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
+		       socklen_t tolen)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		struct cmsghdr align;
+	} ctrl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = {
+		.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (proto_pre) {
+		/* every buffer rant sends from has room for the PTP header before it */
+		iov.iov_base = (uint8_t *)buf - proto_pre;
+		iov.iov_len = len + proto_pre;
+		ptp_encode(iov.iov_base, (uint8_t)cfg.ptp_domain);
+	}
+	if (!ts.key_cmsg) {
+		return sendmsg(fd, &msg, 0);
+	}
+	memset(&ctrl, 0, sizeof(ctrl));
+	msg.msg_control = ctrl.buf;
+	msg.msg_controllen = sizeof(ctrl.buf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_TS_OPT_ID;
+	cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+	memcpy(CMSG_DATA(cm), &ts.next_key, sizeof(uint32_t));
+	n = sendmsg(fd, &msg, 0);
+	if (n < 0 && errno == EINVAL) {
+		ts.key_cmsg = false;
+		ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+		msg.msg_control = NULL;
+		msg.msg_controllen = 0;
+		n = sendmsg(fd, &msg, 0);
+	}
+	return n;
 }
 
 /* What one received message's control data carried. */
 struct ts_cmsg {
 	uint64_t sw, hw;		/* scm_timestamping ts[0] and ts[2] */
 	bool have_ts, have_err;
+	bool have_pktinfo;		/* SCM_TIMESTAMPING_PKTINFO: which device stamped it */
+	uint32_t ifindex;
 	uint32_t ee_errno, ee_origin, ee_info, ee_data;
 	unsigned bad;			/* control messages too short to read */
 };
@@ -790,6 +1162,16 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			out->sw = ts_to_ns(&st.ts[0]);
 			out->hw = ts_to_ns(&st.ts[2]);
 			out->have_ts = true;
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
+			struct scm_ts_pktinfo pi;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(pi))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			out->have_pktinfo = true;
+			out->ifindex = pi.if_index;
 		} else if (errmsg) {
 			struct sock_extended_err ee;
 
@@ -807,9 +1189,22 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	}
 }
 
-/* The wire stamp of the source in use; never the other clock's. */
+/* Stamps a NIC other than -i's put on packets that reached our socket. */
+static uint64_t ts_foreign;
+
+/*
+ * The wire stamp of the source in use; never the other clock's.  A hardware
+ * stamp is only of use from -i's NIC: with OPT_PKTINFO the kernel names the
+ * device that received the packet (timestamping.rst), and a packet that came
+ * in through another one (a bond's other leg, a route change) carries a
+ * stamp of another PHC.  It is counted and treated as missing.
+ */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
+	if (ts.hw && c->hw && c->have_pktinfo && ts.ifindex && c->ifindex != (uint32_t)ts.ifindex) {
+		ts_foreign++;
+		return 0;
+	}
 	return ts.hw ? c->hw : c->sw;
 }
 
@@ -820,10 +1215,30 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
 		return false;
 	}
+	if (ts.hw && !c->hw) {
+		return false;	/* OPT_TX_SWHW's software stamp: see ts_tx_kernel() */
+	}
 	*key = c->ee_data;
 	*wire = ts_wire(c);
 	return true;
 }
+
+/* With hardware stamps, the kernel's own TX stamp of the same send. */
+static bool ts_tx_kernel(const struct ts_cmsg *c, uint32_t *key, uint64_t *k)
+{
+	if (!ts.hw || !c->have_ts || c->hw || !c->sw || !c->have_err || c->ee_errno != ENOMSG ||
+	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
+		return false;
+	}
+	*key = c->ee_data;
+	*k = c->sw;
+	return true;
+}
+
+/* Kernel RX stamp of the datagram being handled (hardware mode; else 0). */
+static uint64_t ts_rx_kernel;
+
+static void tx_kernel_stamp(uint32_t key, uint64_t k);
 
 /*
  * Read TX stamps from the error queue without blocking until `want` stamps
@@ -862,6 +1277,8 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 			if (ts_tx_stamp(&c, &key, &wire)) {
 				fn(key, wire);
 				got++;
+			} else if (ts_tx_kernel(&c, &key, &wire)) {
+				tx_kernel_stamp(key, wire);
 			}
 		}
 		if (n < vlen) {
@@ -869,6 +1286,192 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 		}
 	}
 	return got;
+}
+
+/*
+ * The NIC's clock (PHC) against CLOCK_REALTIME.  Hardware stamps are PHC
+ * time and app stamps are CLOCK_REALTIME: every app-vs-wire segment carries
+ * their offset.  Measured, not guessed, with the best ioctl the driver has
+ * (Documentation/ptp/ptp.rst, linux/ptp_clock.h): PTP_SYS_OFFSET_PRECISE
+ * (cross-timestamped by the hardware), else PTP_SYS_OFFSET_EXTENDED (system
+ * time read right around the PHC read, in the driver), else PTP_SYS_OFFSET
+ * (the same from the PTP core, wider window).  At start, once a second from
+ * the status thread (a PHC read can take microseconds: never in the loop),
+ * and at the end.
+ */
+enum phc_method { PHC_NONE, PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
+static const char *const phc_method_name[] = { "none", "PTP_SYS_OFFSET_PRECISE", "PTP_SYS_OFFSET_EXTENDED", "PTP_SYS_OFFSET" };
+#define PHC_SAMPLES	9
+
+static int phc_open_sys(int index)
+{
+	char path[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ptp%d", index);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Both go through pointers: the unit tests put a fake PHC behind them. */
+static int (*phc_open)(int index) = phc_open_sys;
+static int (*phc_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
+
+static struct {
+	int fd, index;
+	enum phc_method method;
+	uint64_t n;
+	int64_t first_off, last_off;	/* PHC - CLOCK_REALTIME, ns */
+	uint64_t first_at, last_at;	/* CLOCK_MONOTONIC of those */
+	int64_t window;			/* width of the last read, ns (0: precise) */
+	int err;			/* why it could not be read, -errno */
+} phc = { .fd = -1, .index = -1 };
+
+static int64_t pct_ns(const struct ptp_clock_time *t)
+{
+	return (int64_t)t->sec * (int64_t)NSEC_PER_SEC + t->nsec;
+}
+
+/* One reading with METHOD: PHC - CLOCK_REALTIME in *off; 0 or -errno. */
+static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
+{
+	int64_t best = INT64_MAX;
+	unsigned i;
+	int r;
+
+	if (method == PHC_PRECISE) {
+		struct ptp_sys_offset_precise p;
+
+		memset(&p, 0, sizeof(p));
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
+		if (r == 0) {
+			*off = pct_ns(&p.device) - pct_ns(&p.sys_realtime);
+			*window = 0;
+		}
+		return r;
+	}
+	if (method == PHC_EXTENDED) {
+		struct ptp_sys_offset_extended e;
+
+		memset(&e, 0, sizeof(e));
+		e.n_samples = PHC_SAMPLES;
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
+		/* the narrowest [system, phc, system] window is the least disturbed */
+		for (i = 0; r == 0 && i < e.n_samples && i < PTP_MAX_SAMPLES; i++) {
+			int64_t a = pct_ns(&e.ts[i][0]), b = pct_ns(&e.ts[i][2]), w = b - a;
+
+			if (w >= 0 && w < best) {
+				best = w;
+				*off = pct_ns(&e.ts[i][1]) - (a + w / 2);
+			}
+		}
+	} else {
+		struct ptp_sys_offset o;
+
+		memset(&o, 0, sizeof(o));
+		o.n_samples = PHC_SAMPLES;
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET, &o);
+		/* ts[] = sys, phc, sys, phc, ..., sys */
+		for (i = 0; r == 0 && i < o.n_samples && i < PTP_MAX_SAMPLES; i++) {
+			int64_t a = pct_ns(&o.ts[2 * i]), b = pct_ns(&o.ts[2 * i + 2]), w = b - a;
+
+			if (w >= 0 && w < best) {
+				best = w;
+				*off = pct_ns(&o.ts[2 * i + 1]) - (a + w / 2);
+			}
+		}
+	}
+	if (r == 0 && best == INT64_MAX) {
+		r = -EIO;	/* no sample with time going forward */
+	}
+	*window = best;
+	return r;
+}
+
+/* Take one reading with the method chosen at start; called once a second. */
+static void phc_tick(void)
+{
+	int64_t off, w;
+
+	if (phc.fd < 0 || phc.method == PHC_NONE || phc_read(phc.method, &off, &w) < 0) {
+		return;
+	}
+	if (!phc.n++) {
+		phc.first_off = off;
+		phc.first_at = mono_ns();
+	}
+	phc.last_off = off;
+	phc.last_at = mono_ns();
+	phc.window = w;
+}
+
+/* Open /dev/ptpINDEX and find the best method it answers.  0 or -errno. */
+static int phc_start(int index)
+{
+	static const enum phc_method order[] = { PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
+	int64_t off, w;
+	size_t i;
+	int r = -ENODEV;
+
+	phc.index = index;
+	phc.fd = phc_open(index);
+	if (phc.fd < 0) {
+		phc.err = phc.fd;
+		phc.fd = -1;
+		return phc.err;
+	}
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		r = phc_read(order[i], &off, &w);
+		if (r == 0) {
+			phc.method = order[i];
+			phc_tick();
+			return 0;
+		}
+	}
+	phc.err = r;
+	return r;
+}
+
+/* The last reading, at the end of the run; the fd is closed after it. */
+static void phc_end(void)
+{
+	if (phc.fd < 0) {
+		return;
+	}
+	phc_tick();
+	if (phc_open == phc_open_sys) {
+		close(phc.fd);
+	}
+	phc.fd = -1;
+}
+
+/* PHC drift against CLOCK_REALTIME in ppm, once readings span a second. */
+static bool phc_drift(double *ppm)
+{
+	if (phc.n < 2 || phc.last_at - phc.first_at < NSEC_PER_SEC) {
+		return false;
+	}
+	*ppm = (double)(phc.last_off - phc.first_off) * 1e3 / (double)(phc.last_at - phc.first_at) * 1e3;
+	return true;
+}
+
+/*
+ * Disciplined by phc2sys, a PHC stays within microseconds of CLOCK_REALTIME
+ * (or a constant TAI-UTC apart, with phc2sys -O 0 unset) and does not drift.
+ * Fills w and returns true when it evidently is not.
+ */
+static bool phc_warning(char *w, size_t len)
+{
+	double ppm = 0;
+	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
+	int64_t a = phc.last_off < 0 ? -phc.last_off : phc.last_off;
+
+	if (!phc.n || (!drift && a < 1000000)) {
+		return false;
+	}
+	snprintf(w, len, "PHC /dev/ptp%d is %+" PRId64 " ns from CLOCK_REALTIME%s%.2f ppm: it is not disciplined; run phc2sys (phc2sys -s CLOCK_REALTIME -c /dev/ptp%d -O 0) so app and NIC stamps share a time base",
+		 phc.index, phc.last_off, drift ? " and drifts " : ", drift ", ppm, phc.index);
+	return true;
 }
 
 /* ------------------------------------------------------------ protocol */
@@ -899,6 +1502,62 @@ static uint64_t get64(const uint8_t *p)
 }
 
 /* Write the header into the first PROTO_HDR_LEN bytes of buf. */
+/*
+ * --ptp-probe: NICs such as i40e/X710, ixgbe and several igb/e1000e parts
+ * stamp only PTP event messages on receive (HWTSTAMP_FILTER_PTP_V2_*).  Then
+ * every ping and pong is one: a whole PTPv2 Sync (client to reflector) or
+ * Delay_Req (reflector to client) on UDP port 319 — the 34-byte common
+ * header and the 10-byte originTimestamp (IEEE 1588-2008, 13.3 and 13.6) —
+ * and rant's own header follows it.  The domain is one the common profiles
+ * leave alone (default 0-3, telecom 24-63), so that a ptp4l on the same
+ * network ignores the probes.  Written just before each send (ts_send), read
+ * and stripped right after each receive: the rest of rant never sees it.
+ *
+ *   0 transportSpecific|messageType  1 versionPTP  2 messageLength  4 domain
+ *   6 flagField  8 correctionField  16 reserved  20 sourcePortIdentity
+ *  30 sequenceId  32 controlField  33 logMessageInterval  34 originTimestamp
+ */
+#define PTP_HDR_LEN		44
+#define PTP_EVENT_PORT		319
+#define PTP_DOMAIN_DEFAULT	127
+enum { PTP_SYNC = 0x0, PTP_DELAY_REQ = 0x1 };
+
+/* proto_pre: bytes before rant's header, PTP_HDR_LEN with --ptp-probe (declared above ts_send) */
+
+/* The PTP header of a rant datagram whose rant header starts at p + PTP_HDR_LEN. */
+static void ptp_encode(uint8_t *p, uint8_t domain)
+{
+	const uint8_t *h = p + PTP_HDR_LEN;
+	bool to_reflector = h[5] == PT_PING || h[5] == PT_FIN;
+
+	memset(p, 0, PTP_HDR_LEN);
+	p[0] = to_reflector ? PTP_SYNC : PTP_DELAY_REQ;
+	p[1] = 2;					/* versionPTP */
+	p[2] = 0;
+	p[3] = PTP_HDR_LEN;				/* messageLength: the PTP message alone */
+	p[4] = domain;
+	/* sourcePortIdentity: clockIdentity "RANT" + session, port 1 client, 2 reflector */
+	memcpy(p + 20, "RANT", 4);
+	memcpy(p + 24, h + 8, 4);
+	p[29] = to_reflector ? 1 : 2;
+	memcpy(p + 30, h + 22, 2);			/* sequenceId: low 16 bits of rant's seq */
+	p[32] = to_reflector ? 0 : 1;			/* controlField: Sync 0, Delay_Req 1 */
+	p[33] = 0x7f;					/* logMessageInterval: not periodic */
+}
+
+/* Is p[0..len) a datagram of rant's PTP probes?  0, or why not (proto_err). */
+static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
+{
+	if (len < PTP_HDR_LEN) {
+		return PE_SHORT;
+	}
+	if ((p[0] & 0x0f) > PTP_DELAY_REQ || (p[1] & 0x0f) != 2 || p[2] != 0 || p[3] != PTP_HDR_LEN ||
+	    p[4] != domain || memcmp(p + 20, "RANT", 4)) {
+		return PE_PTP;
+	}
+	return 0;
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -1228,6 +1887,26 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 		return stamp_diff(t[T3SW], t[T2SW], v);
 	case M_SRV_TX:
 		return stamp_diff(t[T3W], t[T3SW], v);
+	case M_FORWARD:
+		return stamp_diff(t[T2W], t[T1W], v);
+	case M_BACKWARD:
+		return stamp_diff(t[T4W], t[T3W], v);
+	case M_CLI_TX_KERN:
+		return stamp_diff(t[T1K], t[T1SW], v);
+	case M_CLI_TX_NIC:
+		return stamp_diff(t[T1W], t[T1K], v);
+	case M_CLI_RX_NIC:
+		return stamp_diff(t[T4K], t[T4W], v);
+	case M_CLI_RX_WAKE:
+		return stamp_diff(t[T4SW], t[T4K], v);
+	case M_SRV_RX_NIC:
+		return stamp_diff(t[T2K], t[T2W], v);
+	case M_SRV_RX_WAKE:
+		return stamp_diff(t[T2SW], t[T2K], v);
+	case M_SRV_TX_KERN:
+		return stamp_diff(t[T3K], t[T3SW], v);
+	case M_SRV_TX_NIC:
+		return stamp_diff(t[T3W], t[T3K], v);
 	}
 	return false;
 }
@@ -1247,9 +1926,13 @@ static bool clock_offset(const uint64_t *t, int64_t *off)
 /* What this side measures: the metrics, stamps and headline metric. */
 static const int emit_metrics[] = {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX,
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
+	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
 };
-static const int reflect_metrics[] = { M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX };
+static const int reflect_metrics[] = {
+	M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX,
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
+};
 
 static struct {
 	bool emit;
@@ -1261,10 +1944,24 @@ static void side_set(bool emit)
 {
 	side.emit = emit;
 	side.metrics = emit ? emit_metrics : reflect_metrics;
-	side.nmetrics = emit ? 9 : 4;
+	side.nmetrics = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
+			     : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
 	side.stamps = emit ? emit_stamps : reflect_stamps;
 	side.nstamps = emit ? 8 : 4;
 	side.primary = emit ? M_RTT : M_RESPONSE;
+}
+
+/*
+ * With hardware stamps the kernel's stamps of the same packets are kept too
+ * (T<n>_K): in the csv log, the missing counts and the breach listing.
+ */
+static const int emit_stamps_k[] = { T1SW, T1K, T1W, T2W, T2SW, T3SW, T3W, T4W, T4K, T4SW };
+static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
+
+static void side_kernel_stamps(void)
+{
+	side.stamps = side.emit ? emit_stamps_k : reflect_stamps_k;
+	side.nstamps = side.emit ? 10 : 6;
 }
 
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
@@ -1285,9 +1982,9 @@ static const char *stamp_name(int s, char *buf, size_t len)
 }
 
 /* Bits of txn.counted beyond the metrics: clock fits done. */
-#define CNT_OFFSET	(1u << 12)
-#define CNT_AW0		(1u << 13)
-#define CNT_AW1		(1u << 14)
+#define CNT_OFFSET	(1u << 24)
+#define CNT_AW0		(1u << 25)
+#define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
 
 static void live_add(int64_t v)
@@ -1310,6 +2007,7 @@ static void trace_breach(const struct txn *x, int64_t v);
 static void breach(struct txn *x, int64_t v)
 {
 	S.c.breaches++;
+	cls_count(x->seq, CG_BREACH);
 	x->st |= TF_BREACH;
 	if (S.nbreach_kept < BREACH_KEEP) {
 		S.breach[S.nbreach_kept].x = *x;
@@ -1342,9 +2040,10 @@ static void txn_account(struct txn *x)
 		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
 			continue;
 		}
-		x->counted |= (uint16_t)(1u << m);
+		x->counted |= 1u << m;
 		hist_add(&S.h[m], v, x->seq);
 		if (m == side.primary) {
+			cls_sample(x->seq, v);
 			live_add(v);
 			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && S.stop_reason != STOP_BREACH) {
 				breach(x, v);
@@ -1903,7 +2602,10 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 
 static size_t log_rec_size(bool emit)
 {
-	return 8 + 8 * (emit ? 8 : 4) + 4 + 8 * (size_t)pmc.n;
+	/* room for the kernel stamps too when hardware stamps may be granted */
+	int k = cfg.iface && cfg.ts != TS_SW ? 2 : 0;
+
+	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)pmc.n;
 }
 
 /*
@@ -2024,9 +2726,10 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns" :
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns" :
 				 resp_tx_app() ? ",response_app_tx_ns" : ",response_ns");
 		p = pmc_csv_header(p);
+		p = cls_log_cols(p, true, NULL);
 		*p++ = '\n';
 		return p;
 	}
@@ -2034,7 +2737,9 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 	for (i = 0; i < ncols; i++) {
 		p += sprintf(p, " %s", stamp_name(cols[i], name, sizeof(name)));
 	}
-	p = fmt_str(p, side.emit ? " RTT\n" : resp_tx_app() ? " RESPONSE_APP_TX\n" : " RESPONSE\n");
+	p = fmt_str(p, side.emit ? " RTT" : resp_tx_app() ? " RESPONSE_APP_TX" : " RESPONSE");
+	p = cls_log_cols(p, false, NULL);
+	*p++ = '\n';
 	memset(p, '-', (size_t)(p - start - 1));
 	p += p - start - 1;
 	*p++ = '\n';
@@ -2068,10 +2773,15 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 			p = log_value(p, M_RESPONSE, x->t, "");
 			*p++ = ',';
 			p = log_value(p, M_NETWORK, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_FORWARD, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_BACKWARD, x->t, "");
 		} else {
 			p = log_value(p, M_RESPONSE, x->t, "");
 		}
 		p = pmc_csv_row(p, x, status == ST_OK || status == ST_WARMUP);
+		p = cls_log_cols(p, true, &x->seq);
 		*p++ = '\n';
 		return p;
 	}
@@ -2085,6 +2795,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 	} else {
 		p = log_value(p, side.primary, x->t, "-");
 	}
+	p = cls_log_cols(p, false, &x->seq);
 	*p++ = '\n';
 	return p;
 }
@@ -2342,7 +3053,7 @@ static void trace_mark(const char *s, size_t n)
  */
 static void trace_breach(const struct txn *x, int64_t v)
 {
-	char line[512], *p = line;
+	char line[512], note[96], *p = line;
 	int k;
 
 	if (tr.marker_fd < 0) {
@@ -2354,13 +3065,14 @@ static void trace_breach(const struct txn *x, int64_t v)
 	p = fmt_i64(p, v);
 	p = fmt_str(p, " threshold_ns=");
 	p = fmt_i64(p, cfg.threshold_ns);
+	p = fmt_str(p, cls_note(note, sizeof(note), x->seq));
 	for (k = 0; k < side.nstamps; k++) {
 		int s = side.stamps[k];
 
 		if (x->t[s]) {
 			*p++ = ' ';
 			p = fmt_str(p, stamp_base[s]);
-			p = fmt_str(p, !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
+			p = fmt_str(p, s >= T1K ? "_K=" : !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
 			p = fmt_stamp(p, x->t[s], '-');
 		}
 	}
@@ -2427,10 +3139,10 @@ struct layout {
 static uint64_t expected_txns(void)
 {
 	if (cfg.count) {
-		return cfg.count + cfg.warmup;
+		return (cfg.count + cfg.warmup) * (uint64_t)K.nsz;
 	}
 	if (cfg.duration_s > 0 && cfg.interval_ns) {
-		return (uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16;
+		return ((uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16) * (uint64_t)K.nsz;
 	}
 	return 0;
 }
@@ -2444,7 +3156,8 @@ static uint64_t expected_txns(void)
 static int layout_compute(struct layout *L, bool emit)
 {
 	uint64_t exp = expected_txns();
-	int nm = emit ? 9 : 4;
+	int nm = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
+		      : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
 
 	memset(L, 0, sizeof(*L));
 	if (emit && cfg.interval_ns) {
@@ -2580,6 +3293,7 @@ static void session_reset(uint32_t id)
 	echo_head = echo_n = 0;
 	memset(&live, 0, sizeof(live));
 	__atomic_store_n(&live.running, 1, __ATOMIC_RELAXED);
+	cls_session_reset();
 }
 
 /* -------------------------------------------------------------- sockets */
@@ -2603,6 +3317,37 @@ static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/*
+ * SO_BINDTODEVICE refused (EPERM: no CAP_NET_RAW).  Unbound, packets may come
+ * and go through another device whose clock is not -i's PHC; with software
+ * stamps that is harmless, with hardware stamps every T would be suspect, so
+ * it is an error (and the device goes back as found).
+ */
+static int ts_bind_check(int fd, int err)
+{
+	if (ts.hw) {
+		ts_restore(fd);
+		warnx_("--interface: SO_BINDTODEVICE %s: %s: hardware stamps need the socket bound to the NIC whose PHC stamps them (needs CAP_NET_RAW; or use --timestamps sw)",
+		       cfg.iface, strerror(err));
+		return -1;
+	}
+	warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface, strerror(err));
+	return 0;
+}
+
+/* Hardware stamps granted: keep the kernel's too, if the log ring has room. */
+static void log_kernel_stamps(void)
+{
+	side_kernel_stamps();
+	if (S.log.mem && 8 + 8 * (size_t)side.nstamps + 4 + 8 * (size_t)pmc.n <= log_rec_size(side.emit)) {
+		S.log.stamps = side.stamps;
+		S.log.nstamps = side.nstamps;
+		S.log.rec_size = (uint32_t)(8 + 8 * side.nstamps + 4 + 8 * pmc.n);
+	} else if (S.log.mem) {
+		side_set(side.emit);	/* no room: the log and counts stay as they were */
+	}
+}
+
 static int setopt_int(int fd, int level, int name, int val)
 {
 	return setsockopt(fd, level, name, &val, sizeof(val)) < 0 ? -errno : 0;
@@ -2617,17 +3362,30 @@ static int sock_setup(int fd, int family)
 {
 	int r;
 
+	int bind_err = 0;
+
 	if (cfg.iface && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg.iface,
 				    (socklen_t)strlen(cfg.iface)) < 0) {
+		bind_err = errno;
 		if (errno != EPERM) {
 			warnx_("--interface: SO_BINDTODEVICE %s: %s", cfg.iface, strerror(errno));
 			return -1;
 		}
-		warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface,
-		       strerror(errno));
 	}
 	if (ts_setup(fd, cfg.iface, cfg.ts) < 0) {
 		return -1;
+	}
+	if (bind_err && ts_bind_check(fd, bind_err) < 0) {
+		return -1;
+	}
+	ts.ifindex = cfg.iface ? (int)if_nametoindex(cfg.iface) : 0;
+	if (ts.hw && ts.phc_index >= 0 && (r = phc_start(ts.phc_index)) < 0) {
+		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
+		       ts.phc_index, strerror(-r));
+	}
+	ts_keys_setup();
+	if (ts.hw) {
+		log_kernel_stamps();
 	}
 	r = ts_enable_socket(fd);
 	if (r < 0) {
@@ -2666,10 +3424,138 @@ static int sock_setup(int fd, int family)
 			warnx_("--tos: %d refused: %s", cfg.tos, strerror(-r));
 			return -1;
 		}
+		/* a new IP_TOS resets sk_priority to rt_tos2priority() (net/ipv4/ip_sockglue.c): --priority again */
+		if (cfg.priority >= 0) {
+			setopt_int(fd, SOL_SOCKET, SO_PRIORITY, cfg.priority);
+		}
 	}
 	/* A deeper receive queue rides out bursts of junk; best effort. */
 	setopt_int(fd, SOL_SOCKET, SO_RCVBUF, 4 << 20);
 	return 0;
+}
+
+/* Port 319 taken: most likely by a PTP daemon, which owns the event port. */
+static void ptp_port_busy(void)
+{
+	warnx_("--ptp-probe: UDP port %d (PTP event messages) is in use on this host: a ptp4l or other PTP daemon? It owns the port; stop it for this test, or run without --ptp-probe",
+	       PTP_EVENT_PORT);
+}
+
+/*
+ * PTP-only NICs match event messages by their destination port, so the
+ * client's pongs must come to port 319 too: its socket takes that port.
+ */
+static int ptp_bind_client(int fd, int family)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(PTP_EVENT_PORT) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(PTP_EVENT_PORT) };
+	int r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
+				   : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
+
+	if (r < 0 && errno == EADDRINUSE) {
+		ptp_port_busy();
+		return -1;
+	}
+	if (r < 0) {
+		warnx_("--ptp-probe: cannot bind UDP port %d: %s", PTP_EVENT_PORT, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Only the first fragment of a datagram is timestamped (timestamping.rst:
+ * stamps are taken per skb, and on receive the reassembled datagram keeps
+ * the stamp of its first fragment), so a datagram larger than the path MTU
+ * measures one fragment, not the datagram.  The path MTU of the connected
+ * socket (IP_MTU / IPV6_MTU) less the IP and UDP headers is the largest
+ * payload that is stamped whole.
+ */
+static struct {
+	unsigned mtu;		/* path MTU, 0 = unknown */
+	unsigned payload;	/* largest unfragmented UDP payload */
+	bool fragmented;	/* a size above payload was allowed */
+} path;
+
+static void mtu_probe(int fd, int family)
+{
+	socklen_t l;
+	int mtu = 0, r;
+
+	l = sizeof(mtu);
+	r = family == AF_INET6 ? getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &l)
+			       : getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &l);
+	if (r < 0 || mtu <= 0) {
+		path.mtu = 0;
+		return;
+	}
+	path.mtu = (unsigned)mtu;
+	path.payload = path.mtu > 48u ? path.mtu - (family == AF_INET6 ? 48u : 28u) : 0;
+}
+
+/*
+ * May one datagram of SIZE bytes go on this path?  One size at a time, so
+ * that every size of a run is checked the same way.  0, or -1 after one line.
+ */
+static int mtu_check(unsigned size)
+{
+	size += proto_pre;	/* the PTP header rides in the same datagram */
+	if (!path.mtu || size <= path.payload) {
+		return 0;
+	}
+	if (cfg.allow_fragments) {
+		path.fragmented = true;
+		return 0;
+	}
+	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
+	       size, path.mtu, cfg.address ? cfg.address : "the peer", path.payload, path.payload);
+	return -1;
+}
+
+/*
+ * One-way delays subtract stamps of two clocks; they mean something only
+ * when the clocks are known to agree.  What rant can know from here: the
+ * peer is on this host (loopback), or -i is one end of a veth pair (both
+ * ends always live in one kernel, stamped by one CLOCK_REALTIME), with
+ * kernel stamps on both sides.  Anything else is "none".
+ */
+enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH };
+static const char *const ow_name[] = { "none", "loopback", "veth" };
+static enum ow_evidence ow_evidence;
+
+/* The driver behind IFACE (ETHTOOL_GDRVINFO); 0 or -errno. */
+static int iface_driver(int fd, const char *ifname, char *out, size_t len)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+	int r;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&di;
+	r = ts_ioctl(fd, SIOCETHTOOL, &ifr);
+	if (r < 0) {
+		return r;
+	}
+	snprintf(out, len, "%.*s", (int)sizeof(di.driver), di.driver);
+	return 0;
+}
+
+static void ow_probe(int fd, const struct sockaddr_storage *peer)
+{
+	const struct sockaddr_in *a4 = (const void *)peer;
+	const struct sockaddr_in6 *a6 = (const void *)peer;
+	char drv[40];
+
+	ow_evidence = OW_NONE;
+	if ((peer->ss_family == AF_INET && (ntohl(a4->sin_addr.s_addr) >> 24) == 127) ||
+	    (peer->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) ||
+	    (cfg.iface && !strcmp(cfg.iface, "lo"))) {
+		ow_evidence = OW_LOOPBACK;
+	} else if (cfg.iface && !ts.hw && iface_driver(fd, cfg.iface, drv, sizeof(drv)) == 0 &&
+		   !strcmp(drv, "veth")) {
+		ow_evidence = OW_VETH;
+	}
 }
 
 static int sock_open_emit(void)
@@ -2690,9 +3576,17 @@ static int sock_open_emit(void)
 	if (sock_setup(fd, peer.ss_family) < 0) {
 		return -1;
 	}
+	if (cfg.ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
+		return -1;
+	}
 	/* connect(): the kernel then drops datagrams from anyone but the peer */
 	if (connect(fd, (struct sockaddr *)&peer, len) < 0) {
 		warnx_("--address: cannot reach %s port %u: %s", cfg.address, cfg.port, strerror(errno));
+		return -1;
+	}
+	mtu_probe(fd, peer.ss_family);
+	ow_probe(fd, &peer);
+	if (mtu_check(cfg.size) < 0) {
 		return -1;
 	}
 	return fd;
@@ -2725,6 +3619,10 @@ static int sock_open_reflect(void)
 	r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
 			       : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
 	if (r < 0) {
+		if (cfg.ptp_probe && errno == EADDRINUSE) {
+			ptp_port_busy();
+			return -1;
+		}
 		warnx_("--port: cannot listen on UDP port %u: %s%s", cfg.port, strerror(errno),
 		       errno == EADDRINUSE ? " (another reflector running?)" : "");
 		return -1;
@@ -2740,6 +3638,7 @@ static void set_rcvtimeo(uint64_t ns)
 		tv.tv_usec = 1;	/* zero would mean "block forever" */
 	}
 	setsockopt(sock_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cls_set_rcvtimeo(&tv);
 }
 
 /* Wait until fd is readable/errored or the relative timeout passes. */
@@ -2748,6 +3647,9 @@ static int wait_fd(uint64_t ns, short events)
 	struct pollfd p = { sock_fd, events, 0 };
 	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
 
+	if (cls_multi_sock()) {
+		return cls_wait(ns, events);
+	}
 	if (ppoll(&p, 1, &t, NULL) <= 0) {
 		return 0;
 	}
@@ -2774,10 +3676,629 @@ static struct {
 
 #define KEY_NONE	UINT64_MAX
 
+/* ------------------------------------------------------ classes, sizes */
+
+/*
+ * Experiments in one run.  A --priority or --tos list makes classes that run
+ * side by side in one session: each class has its own connected socket with
+ * its own SO_PRIORITY and IP_TOS / IPV6_TCLASS, so that prio, mqprio and
+ * taprio qdiscs put it in its own queue and gate (tc-mqprio(8): the skb
+ * priority picks the traffic class); pings go round-robin over the classes,
+ * and class k owns the sequence numbers seq % nclasses == k.  A --size list
+ * measures each size in turn (-d or --count each, warm-up each); the ping's
+ * length says which.  Both lists give the class x size matrix.  The counters
+ * and the primary metric of every row live here, outside struct session, so a
+ * plain run (one class, one size) touches none of it.
+ */
+
+static bool cls_multi(void)
+{
+	return K.ncls > 1 || K.nsz > 1;
+}
+
+/* Back to a plain run (cfg_defaults: the unit tests parse many command lines). */
+static void cls_defaults(void)
+{
+	memset(&K, 0, sizeof(K));
+	K.ncls = K.nsz = 1;
+	K.rx_tos = K.r_prio = K.r_tos = -1;
+}
+
+/* Emit with classes: the loop has more than one socket to wait on. */
+static bool cls_multi_sock(void)
+{
+	return side.emit && K.ncls > 1 && K.fd[1] > 0;
+}
+
+static int cls_of(uint64_t seq)
+{
+	if (K.cmap) {
+		return K.cmap[seq & K.cmap_mask];
+	}
+	return (int)(seq % (uint64_t)K.ncls);
+}
+
+/* Which size a sequence number was sent with (sizes are measured in order). */
+static int size_of(uint64_t seq)
+{
+	int i;
+
+	for (i = K.phase; i > 0; i--) {
+		if (seq >= K.phase_seq0[i]) {
+			break;
+		}
+	}
+	return i;
+}
+
+/* The rows a transaction belongs to: its class, its size, its cell. */
+static int cls_rows(uint64_t seq, struct grp **rows)
+{
+	int c = K.analyze ? K.a_cls : cls_of(seq), z = K.analyze ? K.a_size : size_of(seq), n = 0;
+
+	if (K.ncls > 1) {
+		rows[n++] = &K.g[c];
+	}
+	if (K.nsz > 1) {
+		rows[n++] = &K.g[K.ncls + z];
+	}
+	if (K.ncls > 1 && K.nsz > 1) {
+		rows[n++] = &K.g[K.ncls + K.nsz + c * K.nsz + z];
+	}
+	return n;
+}
+
+static void cls_count(uint64_t seq, int what)
+{
+	struct grp *rows[3];
+	int i, n;
+
+	if (!K.g) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		rows[i]->n[what]++;
+	}
+}
+
+static void cls_sample(uint64_t seq, int64_t v)
+{
+	struct grp *rows[3];
+	int i, n;
+
+	if (!K.g) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		hist_add(&rows[i]->h, v, seq);
+	}
+}
+
+/* Rows and their histograms, before the memory is locked. */
+static int cls_alloc(uint64_t out_cap)
+{
+	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	int i;
+
+	if (!cls_multi()) {
+		return 0;
+	}
+	K.ng = K.ncls + K.nsz + K.ncls * K.nsz;
+	K.g = calloc((size_t)K.ng, sizeof(*K.g));
+	if (out_cap > 65536) {
+		out_cap = 65536;	/* a row's exact store: tails above -o stay exact to there */
+	}
+	if (!K.g) {
+		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < K.ng; i++) {
+		uint64_t *b = calloc(nb, 8);
+		int64_t *o = calloc(out_cap, 8);
+
+		if (!b || !o) {
+			free(b);
+			free(o);
+			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+			return -1;
+		}
+		hist_init(&K.g[i].h, cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+	}
+	return 0;
+}
+
+/* Every class after the first gets its own socket, set up like the first. */
+static int cls_open(void)
+{
+	int k, saved_prio = cfg.priority, saved_tos = cfg.tos, first = sock_fd;
+	struct ts_state keep = ts;	/* a second ts_setup() must not overwrite what to restore */
+
+	K.fd[0] = sock_fd;
+	/* every size of the list against the path MTU, as the one --size is */
+	for (k = 0; side.emit && K.nsz > 1 && k < K.nsz; k++) {
+		if (mtu_check(K.size[k]) < 0) {
+			return -1;
+		}
+	}
+	if (!side.emit) {
+		/* the reflector learns each ping's TOS to answer in it */
+		setopt_int(sock_fd, IPPROTO_IP, IP_RECVTOS, 1);
+		setopt_int(sock_fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+		K.r_prio = cfg.priority;
+		K.r_tos = cfg.tos;
+		return 0;
+	}
+	for (k = 1; k < K.ncls; k++) {
+		cfg.priority = K.prio[k];
+		cfg.tos = K.tos[k];
+		/* sock_open_emit() sets sock_fd; ts_setup() on the same device is a no-op the second time */
+		if (sock_open_emit() < 0) {
+			cfg.priority = saved_prio;
+			cfg.tos = saved_tos;
+			sock_fd = first;
+			return -1;
+		}
+		ts = keep;
+		K.fd[k] = sock_fd;
+		K.next_key[k] = 0;
+		K.keyseq[k] = calloc(win_mask + 1, sizeof(uint64_t));
+		if (!K.keyseq[k]) {
+			warnx_("cannot allocate: %s", strerror(errno));
+			return -1;
+		}
+	}
+	cfg.priority = saved_prio;
+	cfg.tos = saved_tos;
+	sock_fd = first;
+	ts = keep;
+	if (K.nival) {
+		/* every seq still in the window or in the log ring keeps its class */
+		uint64_t n = pow2_at_least(win_mask + 1 + S.log.cap);
+
+		K.cmap = calloc(n, 1);
+		K.cmap_mask = n - 1;
+		if (!K.cmap) {
+			warnx_("cannot allocate: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Make class k's socket the one the loop sends, receives and drains on. */
+static void cls_use(int k)
+{
+	if (k == K.cur) {
+		return;
+	}
+	K.next_key[K.cur] = ts.next_key;
+	K.keyseq[K.cur] = E.keyseq;
+	K.cur = k;
+	sock_fd = K.fd[k];
+	ts.next_key = K.next_key[k];
+	E.keyseq = K.keyseq[k];
+}
+
+/* Before a ping: its class's socket, its size, and the flags that carry the class. */
+static uint16_t cls_before_send(uint64_t seq, uint64_t now)
+{
+	int ph = K.phase;
+
+	if (K.nsz > 1) {
+		if (cfg.count) {
+			ph = (int)(seq / (cfg.warmup + cfg.count));
+		} else if (K.phase_ns && now > S.start_mono) {
+			ph = (int)((now - S.start_mono) / K.phase_ns);
+		}
+		if (ph >= K.nsz) {
+			ph = K.nsz - 1;
+		}
+		while (K.phase < ph) {
+			K.phase_seq0[++K.phase] = seq;	/* a size -d skipped entirely gets none */
+			K.tx_size = K.size[K.phase];
+		}
+	}
+	if (K.ncls <= 1) {
+		return 0;
+	}
+	cls_use(cls_of(seq));
+	return (uint16_t)(PF_CLASS | (K.prio[K.cur] >= 0 ? (unsigned)(K.prio[K.cur] + 1) << PF_PRIO_SHIFT : 0));
+}
+
+static void emit_expire(uint64_t now);
+static void emit_send(uint64_t seq, uint64_t now);
+static uint64_t emit_next_deadline(void);
+static int emit_wait_until(uint64_t limit, bool use_poll);
+
+/*
+ * --interval with a list: each class on its own absolute cadence (as
+ * emit_interval_step does for one), the earliest due class sends next.
+ */
+static int cls_interval_step(void)
+{
+	uint64_t now = mono_ns(), limit, dl;
+	int k, b = 0;
+
+	emit_expire(now);
+	for (k = 0; k < K.ncls; k++) {
+		if (!K.next[k]) {
+			K.next[k] = S.start_mono;
+		}
+		if (K.next[k] < K.next[b]) {
+			b = k;
+		}
+	}
+	if (now >= K.next[b]) {
+		K.cmap[E.next_seq & K.cmap_mask] = (uint8_t)b;
+		emit_send(E.next_seq++, now);
+		K.next[b] += K.ival[b];
+		if (K.next[b] <= now) {
+			uint64_t skip = (now - K.next[b]) / K.ival[b] + 1;
+
+			E.overruns += skip;
+			K.next[b] += skip * K.ival[b];
+		}
+		return 0;
+	}
+	limit = K.next[b];
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (E.end && E.end < limit) {
+		limit = E.end;
+	}
+	return emit_wait_until(limit, true);
+}
+
+/* Warm-up: the first -w pings of each size. */
+static bool cls_warmup(uint64_t seq)
+{
+	return seq - K.phase_seq0[K.phase] < cfg.warmup;
+}
+
+/* Interval mode and the end of the run: wait on every class's socket. */
+static int cls_wait(uint64_t ns, short events)
+{
+	struct pollfd p[CLS_MAX];
+	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+	int k;
+
+	for (k = 0; k < K.ncls; k++) {
+		p[k] = (struct pollfd){ K.fd[k], events, 0 };
+	}
+	if (ppoll(p, (nfds_t)K.ncls, &t, NULL) <= 0) {
+		return 0;
+	}
+	for (k = 0; k < K.ncls; k++) {
+		if (p[k].revents) {
+			cls_use(k);
+			return p[k].revents;
+		}
+	}
+	return 0;
+}
+
+static int emit_recv(int flags);
+
+/* --spin with classes, between pings: one non-blocking receive on each socket. */
+static int cls_spin_recv(void)
+{
+	int k, r, got = 0;
+
+	for (k = 0; k < K.ncls; k++) {
+		cls_use(k);
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			return r;
+		}
+		got |= r;
+	}
+	return got;
+}
+
+static void cls_set_rcvtimeo(const struct timeval *tv)
+{
+	int k;
+
+	for (k = 1; side.emit && k < K.ncls; k++) {
+		setsockopt(K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
+	}
+}
+
+/* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
+static void cls_rx_tos(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	K.rx_tos = -1;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS && cm->cmsg_len >= CMSG_LEN(1)) {
+			K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
+		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			K.rx_tos = v & 0xff;
+		}
+	}
+}
+
+static void cls_set_tos(int tos)
+{
+	int v = tos < 0 ? 0 : tos;
+
+	setopt_int(sock_fd, IPPROTO_IPV6, IPV6_TCLASS, v);
+	setopt_int(sock_fd, IPPROTO_IP, IP_TOS, v);
+	K.r_tos = tos;
+}
+
+/*
+ * Reflect: answer a class ping in its class.  The socket's options change
+ * only when the class does (two system calls then), and go back to the
+ * reflector's own for pings without a class.
+ */
+static void cls_reflect(const struct proto_msg *m)
+{
+	int prio = cfg.priority, tos = cfg.tos, i;
+
+	if (m->flags & PF_CLASS) {
+		unsigned p = (m->flags >> PF_PRIO_SHIFT) & 0xf;
+
+		prio = p ? (int)p - 1 : cfg.priority;
+		tos = K.rx_tos >= 0 ? K.rx_tos : cfg.tos;
+		for (i = 0; i < K.rn; i++) {
+			if (K.r[i].prio == prio && K.r[i].tos == tos) {
+				break;
+			}
+		}
+		if (i == K.rn && K.rn < 16) {
+			K.r[K.rn].prio = prio;
+			K.r[K.rn].tos = tos;
+			K.rn++;
+		}
+		if (i < K.rn) {
+			K.r[i].answered++;
+			K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
+		}
+	}
+	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
+	if (tos != K.r_tos) {
+		cls_set_tos(tos);
+		K.r_prio = -2;
+	}
+	if (prio != K.r_prio) {
+		setopt_int(sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
+		K.r_prio = prio;
+	}
+}
+
+static void cls_session_reset(void)
+{
+	int i;
+
+	K.rn = 0;
+	memset(K.r, 0, sizeof(K.r));
+	K.phase = 0;
+	memset(K.phase_seq0, 0, sizeof(K.phase_seq0));
+	K.tx_size = K.size[0];
+	for (i = 0; K.g && i < K.ng; i++) {
+		memset(K.g[i].n, 0, sizeof(K.g[i].n));
+		hist_reset(&K.g[i].h);
+	}
+}
+
+/* The label of a class row: priority and TOS as given. */
+static char *cls_label(char *buf, size_t len, int c)
+{
+	char p[16] = "-", t[16] = "-";
+
+	if (K.analyze) {
+		snprintf(buf, len, "%d", c);	/* a log knows the class by its index */
+		return buf;
+	}
+	if (K.prio[c] >= 0) {
+		snprintf(p, sizeof(p), "%d", K.prio[c]);
+	}
+	if (K.tos[c] >= 0) {
+		snprintf(t, sizeof(t), "0x%02x", K.tos[c]);
+	}
+	if (K.nival) {
+		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(K.ival[c] / NSEC_PER_US));
+		return buf;
+	}
+	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
+	return buf;
+}
+
+/* CLASS and SIZE log columns (header when seq is NULL) of a run with lists. */
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
+{
+	if (!side.emit || K.analyze || !K.g) {
+		return p;
+	}
+	if (K.ncls > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) : fmt_str(p, csv ? ",class" : " CLASS");
+	}
+	if (K.nsz > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
+	}
+	return p;
+}
+
+/* For breach lines and trace markers: which class and size a transaction was. */
+static char *cls_note(char *buf, size_t len, uint64_t seq)
+{
+	int n = 0;
+
+	buf[0] = 0;
+	if (K.analyze) {
+		return buf;	/* a log row's class and size are in its columns, not in its seq */
+	}
+	if (K.ncls > 1) {
+		n = snprintf(buf, len, " class=%d", cls_of(seq));
+		if (K.prio[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " priority=%d", K.prio[cls_of(seq)]);
+		}
+		if (K.tos[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " tos=%d", K.tos[cls_of(seq)]);
+		}
+	}
+	if (K.nsz > 1 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, " size=%u", K.size[size_of(seq)]);
+	}
+	return buf;
+}
+
+static void cls_row(FILE *f, const char *label, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	uint64_t sent = g->n[CG_SENT];
+
+	hist_finish(h);
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64 " %9" PRId64
+		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n", label, sent, g->n[CG_RECEIVED],
+		g->n[CG_LOST], sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n,
+		h->n ? h->min : 0, h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
+		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+}
+
+/* Emit: the table with a row per class, per size, per class x size. */
+static void cls_report(FILE *f)
+{
+	char lab[64];
+	int c, z;
+
+	if (!side.emit) {
+		for (c = 0; c < K.rn; c++) {
+			if (!c) {
+				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
+					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
+			}
+			snprintf(lab, sizeof(lab), "0x%02x", K.r[c].tos < 0 ? 0 : K.r[c].tos);
+			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", K.r[c].prio, lab, K.r[c].answered,
+				K.r[c].warmup);
+		}
+		return;
+	}
+	if (!K.g) {
+		return;
+	}
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
+		K.ncls > 1 && K.nsz > 1 ? "Classes x sizes" : K.ncls > 1 ? "Classes" : "Sizes",
+		K.ncls > 1 ? (K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
+		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
+	for (c = 0; K.ncls > 1 && c < K.ncls; c++) {
+		cls_row(f, cls_label(lab, sizeof(lab), c), &K.g[c]);
+	}
+	for (z = 0; K.nsz > 1 && z < K.nsz; z++) {
+		snprintf(lab, sizeof(lab), K.ncls > 1 ? "all  %u B" : "%u B", K.size[z]);
+		cls_row(f, lab, &K.g[K.ncls + z]);
+	}
+	for (c = 0; K.ncls > 1 && K.nsz > 1 && c < K.ncls; c++) {
+		for (z = 0; z < K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, K.size[z]);
+			cls_row(f, lab, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+		}
+	}
+}
+
+static void cls_json_row(FILE *f, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	int k;
+
+	hist_finish(h);
+	fprintf(f, "\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64
+		", \"rtt\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", g->n[CG_SENT], g->n[CG_RECEIVED],
+		g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP], g->n[CG_BREACH], h->n, h->n ? h->min : 0,
+		h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	for (k = 0; k < NPCT; k++) {
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+	}
+	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+}
+
+static void cls_json_prio_tos(FILE *f, int prio, int tos)
+{
+	if (prio >= 0) {
+		fprintf(f, "\"priority\": %d, ", prio);
+	} else {
+		fprintf(f, "\"priority\": null, ");
+	}
+	if (tos >= 0) {
+		fprintf(f, "\"tos\": %d, ", tos);
+	} else {
+		fprintf(f, "\"tos\": null, ");
+	}
+}
+
+/* JSON "classes" and "sizes" arrays, each followed by ",\n". */
+static void cls_json(FILE *f)
+{
+	int c, z;
+
+	if (!side.emit) {
+		if (!K.rn) {
+			return;
+		}
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < K.rn; c++) {
+			fprintf(f, "%s\n    {", c ? "," : "");
+			cls_json_prio_tos(f, K.r[c].prio, K.r[c].tos);
+			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", K.r[c].answered, K.r[c].warmup);
+		}
+		fprintf(f, "\n  ],\n");
+		return;
+	}
+	if (!K.g) {
+		return;
+	}
+	if (K.ncls > 1) {
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < K.ncls; c++) {
+			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
+			cls_json_prio_tos(f, K.prio[c], K.tos[c]);
+			if (K.nival) {
+				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(K.ival[c] / NSEC_PER_US));
+			}
+			cls_json_row(f, &K.g[c]);
+			if (K.nsz > 1) {
+				fprintf(f, ",\n      \"sizes\": [");
+				for (z = 0; z < K.nsz; z++) {
+					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", K.size[z]);
+					cls_json_row(f, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+					fputc('}', f);
+				}
+				fprintf(f, "]");
+			}
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
+	if (K.nsz > 1) {
+		fprintf(f, "  \"sizes\": [");
+		for (z = 0; z < K.nsz; z++) {
+			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", K.size[z]);
+			cls_json_row(f, &K.g[K.ncls + z]);
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
+}
+
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
 	S.c.lost++;
+	cls_count(x->seq, CG_LOST);
 	E.outstanding--;
 	__atomic_store_n(&live.lost, S.c.lost, __ATOMIC_RELAXED);
 }
@@ -2848,10 +4369,11 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		txn_retire(x);
 	}
+	m.flags |= cls_before_send(seq, now);
 	memset(x, 0, sizeof(*x));
 	x->seq = seq;
 	x->st = TF_USED;
-	if (seq < cfg.warmup) {
+	if (cls_warmup(seq)) {
 		m.flags |= PF_WARMUP;
 		x->st |= TF_WARMUP;
 	} else if (seq == cfg.warmup && cfg.warmup) {
@@ -2862,7 +4384,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		x->t[T1SW] = real_ns();
 	}
 	pmc_read(x->pmc);
-	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
+	if (ts_send(sock_fd, E.tx, K.tx_size, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -2871,7 +4393,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
-		if (err != ECONNREFUSED || send(sock_fd, E.tx, cfg.size, 0) < 0) {
+		if (err != ECONNREFUSED || ts_send(sock_fd, E.tx, K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			return;
 		}
@@ -2885,6 +4407,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	E.txpend++;
 	E.outstanding++;
 	S.c.sent++;
+	cls_count(seq, CG_SENT);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
 }
 
@@ -2939,6 +4462,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	x = &win[m.seq & win_mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
 		S.c.late++;		/* so old it already left the window */
+		cls_count(m.seq, CG_LATE);
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
@@ -2952,21 +4476,26 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->st |= TF_LATE;
 		x->t[T4W] = wire;
 		x->t[T4SW] = t4sw;
+		x->t[T4K] = ts_rx_kernel;
 		S.c.late++;
+		cls_count(x->seq, CG_LATE);
 		return;
 	}
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, pmc_rx);
 	E.outstanding--;
 	S.c.received++;
+	cls_count(x->seq, CG_RECEIVED);
 	if (!E.first_rx_mono) {
 		E.first_rx_mono = mono_ns();
 	}
 	if (x->st & TF_WARMUP) {
 		S.c.warmup++;
+		cls_count(x->seq, CG_WARMUP);
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
+	x->t[T4K] = ts_rx_kernel;
 	x->t[T2W] = m.t2w;
 	x->t[T2SW] = m.t2sw;
 	x->t[T3SW] = m.t3sw;
@@ -2986,6 +4515,18 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
+/* A received probe: its length without the PTP header, or -1 (counted invalid). */
+static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
+{
+	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
+
+	if (why) {
+		count_invalid(why);
+		return -1;
+	}
+	return n - (ssize_t)proto_pre;
+}
+
 static int emit_recv(int flags)
 {
 	char ctrl[512] __attribute__((aligned(8)));
@@ -3013,7 +4554,11 @@ static int emit_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
-	emit_packet(E.rx, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
+	ts_rx_kernel = ts.hw ? c.sw : 0;
+	if (proto_pre && (n = ptp_strip(E.rx, n)) < 0) {
+		return 1;
+	}
+	emit_packet(E.rx + proto_pre, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
 	return 1;
 }
 
@@ -3063,6 +4608,9 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 		return 0;
 	}
 	want = limit - now;
+	if (cfg.spin && cls_multi_sock()) {
+		return cls_spin_recv();
+	}
 	if (cfg.spin) {
 		return emit_recv(MSG_DONTWAIT);
 	}
@@ -3216,6 +4764,9 @@ static void emit_finish(void)
 	if (!S.c.received) {
 		return;
 	}
+	if (K.ncls > 1) {
+		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
+	}
 	for (round = 0; round < 64; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
 		uint64_t limit;
@@ -3224,7 +4775,7 @@ static void emit_finish(void)
 		E.fin_acked = false;
 		for (tries = 0; tries < 3 && !E.fin_acked; tries++) {
 			proto_encode(E.tx, &m);
-			if (send(sock_fd, E.tx, cfg.size, 0) >= 0) {
+			if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) >= 0) {
 				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
 			}
 			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
@@ -3259,7 +4810,7 @@ static int emit_run(void)
 	uint64_t next;
 	int r = 0;
 
-	E.total = cfg.count ? cfg.warmup + cfg.count : UINT64_MAX;
+	E.total = cfg.count ? (cfg.warmup + cfg.count) * (uint64_t)K.nsz : UINT64_MAX;
 	E.idle_ms = (uint32_t)((cfg.interval_ns + cfg.timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
@@ -3270,7 +4821,8 @@ static int emit_run(void)
 	set_rcvtimeo(E.rcvtimeo);
 	S.start_mono = mono_ns();
 	S.first_real = real_ns();
-	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) : 0;
+	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) * (uint64_t)K.nsz : 0;
+	K.phase_ns = (uint64_t)(cfg.duration_s * 1e9);
 	next = S.start_mono;
 	if (!cfg.warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
@@ -3284,7 +4836,7 @@ static int emit_run(void)
 			S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
+		r = K.nival ? cls_interval_step() : cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
@@ -3397,6 +4949,32 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	if (wire) {
 		echo_push(x->seq, wire);
 	}
+}
+
+/* The kernel's TX stamp of a send the NIC stamps too: T1_K (emit), T3_K (reflect). */
+static void tx_kernel_stamp(uint32_t key, uint64_t k)
+{
+	struct txn *x;
+
+	if (side.emit) {
+		uint64_t seq = E.keyseq[key & win_mask];
+
+		if (seq == KEY_NONE) {
+			return;
+		}
+		x = &win[seq & win_mask];
+		if (!(x->st & TF_USED) || x->seq != seq || x->txkey != key) {
+			return;
+		}
+		x->t[T1K] = k;
+	} else {
+		x = &win[key & win_mask];
+		if (!(x->st & TF_USED) || x->txkey != key) {
+			return;
+		}
+		x->t[T3K] = k;
+	}
+	txn_account(x);
 }
 
 /*
@@ -3518,7 +5096,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 	}
 	proto_encode(buf, &a);
-	if (sendto(sock_fd, buf, len, 0, from, fromlen) >= 0) {
+	if (ts_send(sock_fd, buf, len, from, fromlen) >= 0) {
 		struct txn *x = &win[ts.next_key & win_mask];
 
 		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
@@ -3552,6 +5130,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	if (m.type == PT_FIN) {
+		cls_reflect(&m);	/* the FIN_ACK in the reflector's own class */
 		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
 			reflect_fin(&m, buf, len, from, fromlen);
 		} else if (R.active) {
@@ -3614,6 +5193,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		p.t2sw = t2sw;
 	}
 	echo_pop(&p);
+	cls_reflect(&m);
 	proto_encode(buf, &p);
 	if (cfg.sw_stamps) {
 		p.t3sw = real_ns();
@@ -3621,7 +5201,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	} else if (cfg.no_tx_ts) {
 		p.t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
-	if (sendto(sock_fd, buf, len, 0, from, fromlen) < 0) {
+	if (ts_send(sock_fd, buf, len, from, fromlen) < 0) {
 		send_failed(errno);
 		return;
 	}
@@ -3639,6 +5219,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->txkey = ts.next_key++;
 	x->t[T2W] = wire;
 	x->t[T2SW] = p.t2sw;
+	x->t[T2K] = ts_rx_kernel;
 	x->t[T3SW] = p.t3sw;
 	pmc_delta(x->pmc, pmc_rx, pmc_tx);
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
@@ -3678,7 +5259,12 @@ static int reflect_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
-	reflect_packet(R.rx, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
+	cls_rx_tos(&msg);
+	ts_rx_kernel = ts.hw ? c.sw : 0;
+	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
+		return 1;
+	}
+	reflect_packet(R.rx + proto_pre, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
 		       (struct sockaddr *)&from, msg.msg_namelen);
 	return 1;
 }
@@ -3761,8 +5347,16 @@ static int clock_warnings(char w[][256], int max)
 	const char *cause = ts.hw ? (cfg.iface ? "the NIC clock (PHC) is not synchronised to CLOCK_REALTIME: is phc2sys running for this interface?"
 					       : "the NIC clock is not synchronised to CLOCK_REALTIME: is phc2sys running?")
 				  : "CLOCK_REALTIME was stepped during the run (NTP or a manual change)";
+	static char measured[120];
+	char tmp[300];
 	int i, n = 0;
 
+	if (ts.hw && phc.n) {
+		/* the PHC's offset was measured: say what it is instead of guessing */
+		snprintf(measured, sizeof(measured), "PHC /dev/ptp%d measured %+" PRId64 " ns from CLOCK_REALTIME%s",
+			 phc.index, phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
+		cause = measured;
+	}
 	for (i = 0; i < 2 && n < max; i++) {
 		const struct fit *f = &S.app_wire[i];
 		const char *what = side.emit ? what_emit[i] : what_refl[i];
@@ -3885,6 +5479,31 @@ static void print_histogram(FILE *f, int m)
 }
 
 /* The segments of a transaction, for breakdowns and --top; returns the dominant. */
+/*
+ * With NIC and kernel stamps, a client stack segment is shown as its two
+ * parts: driver/NIC time and kernel/wake-up time.  True when it did.
+ */
+static bool segment_split(int m, const uint64_t *t, const char **name, int64_t *val, int *n, int *best)
+{
+	int a = m == M_CLI_TX ? M_CLI_TX_KERN : m == M_CLI_RX ? M_CLI_RX_NIC : -1;
+	int b = m == M_CLI_TX ? M_CLI_TX_NIC : M_CLI_RX_WAKE;
+	int64_t va, vb;
+	int k;
+
+	if (a < 0 || !metric_value(a, t, &va) || !metric_value(b, t, &vb)) {
+		return false;
+	}
+	for (k = 0; k < 2; k++) {
+		name[*n] = k ? metric_def[b].label : metric_def[a].label;
+		val[*n] = k ? vb : va;
+		if (*best < 0 || val[*n] > val[*best]) {
+			*best = *n;
+		}
+		(*n)++;
+	}
+	return true;
+}
+
 static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 {
 	static const struct {
@@ -3903,6 +5522,9 @@ static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 		int64_t v;
 
 		if (!metric_value(seg[i].m, t, &v)) {
+			continue;
+		}
+		if (segment_split(seg[i].m, t, name, val, n, &best)) {
 			continue;
 		}
 		name[*n] = seg[i].name;
@@ -3930,9 +5552,9 @@ static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 
 static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char *title)
 {
-	const char *name[8];
-	int64_t val[8];
-	char lab[16], buf[32];
+	const char *name[12];
+	int64_t val[12];
+	char lab[16], buf[32], note[96];
 	int k, n, dom;
 
 	if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && cfg.mode != MODE_ANALYZE) {
@@ -3944,7 +5566,7 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	if (cfg.threshold_ns >= 0) {
 		fprintf(f, " > threshold %" PRId64 " ns", cfg.threshold_ns);
 	}
-	fputc('\n', f);
+	fprintf(f, "%s\n", cls_note(note, sizeof(note), x->seq));
 	for (k = 0; k < side.nstamps; k++) {
 		int s = side.stamps[k];
 
@@ -3973,6 +5595,83 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 	*out_lost = S.c.sent - E.srv_received;
 	*back_lost = E.srv_received - S.c.received - S.c.late;
 	return true;
+}
+
+/* What the hardware path has to say about this run's stamps. */
+/*
+ * May the one-way delays be read as such?  Returns true when the clocks are
+ * known to agree (and the server's stamps are of the same kind), and fills
+ * why with the evidence or the warning.
+ */
+static bool oneway_trusted(char *why, size_t len)
+{
+	const struct hist *fw = &S.h[M_FORWARD], *bw = &S.h[M_BACKWARD], *rtt = &S.h[M_RTT];
+	bool same = ow_evidence != OW_NONE && !S.srv_hw && !ts.hw;
+
+	if (!fw->n && !bw->n) {
+		snprintf(why, len, "no transaction has both stamps of a direction");
+		return false;
+	}
+	if ((fw->n && fw->min < 0) || (bw->n && bw->min < 0)) {
+		snprintf(why, len, "warning: a one-way delay went negative (forward min %" PRId64 " ns, backward min %" PRId64
+			 " ns): the two clocks disagree%s", fw->min, bw->min,
+			 same ? "" : "; run phc2sys (or ptp4l) so both ends share one time base");
+		return false;
+	}
+	if (fw->n && bw->n && rtt->n && fabs(hist_avg(fw) - hist_avg(bw)) > hist_avg(rtt)) {
+		snprintf(why, len, "warning: forward and backward differ by more than the rtt: the clocks disagree");
+		return false;
+	}
+	if (same) {
+		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
+			 ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
+		return true;
+	}
+	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
+		 cfg.mode == MODE_ANALYZE ? "a log does not record it" : "different hosts or NIC clocks, not compared");
+	return false;
+}
+
+static void print_hw_notes(FILE *f)
+{
+	char why[256];
+	double ppm;
+
+	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
+		oneway_trusted(why, sizeof(why));
+		fprintf(f, "One-way delays: %s\n", why);
+	}
+	if (phc.n) {
+		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
+			phc.index, phc.last_off, phc_method_name[phc.method], phc.n, phc.window);
+		if (phc_drift(&ppm)) {
+			fprintf(f, ", drift %+.3f ppm", ppm);
+		}
+		fprintf(f, "\n");
+		if (phc_warning(why, sizeof(why))) {
+			fprintf(f, "warning: %s\n", why);
+		}
+	} else if (phc.err) {
+		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: not measured (%s)\n", phc.index, strerror(-phc.err));
+	}
+	if (ts.hw && ts_prov.known) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): PHC /dev/ptp%d, %s\n", ts_prov.phc_index,
+			ts_prov.qualifier ? "approximate" : "precise");
+	} else if (ts.hw && ts_prov.err) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): not reported (%s)\n", strerror(-ts_prov.err));
+	}
+	if (cfg.ptp_probe) {
+		fprintf(f, "PTP probes: every packet a PTPv2 event message on UDP %d (Sync out, Delay_Req back), domain %u, %d B before rant's %u\n",
+			PTP_EVENT_PORT, cfg.ptp_domain, PTP_HDR_LEN, cfg.size);
+	}
+	if (path.fragmented) {
+		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
+			cfg.size, path.mtu, path.payload);
+	}
+	if (ts_foreign) {
+		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
+			cfg.iface ? cfg.iface : "-", ts_foreign);
+	}
 }
 
 static void print_counts(FILE *f)
@@ -4013,6 +5712,7 @@ static void print_counts(FILE *f)
 		}
 	}
 	fprintf(f, "%s\n", any ? "" : " none");
+	print_hw_notes(f);
 }
 
 /*
@@ -4141,6 +5841,7 @@ static void session_report(FILE *f, bool final)
 	if (S.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
+	cls_report(f);
 	if (cfg.histogram) {
 		print_pct_table(f);
 		print_histogram(f, side.primary);
@@ -4191,6 +5892,55 @@ static void json_metric(FILE *f, int m)
 		}
 	}
 	fprintf(f, "]}}");
+}
+
+/* The hardware path's keys, one line each, before "metrics". */
+static void json_hw(FILE *f)
+{
+	char why[256];
+	bool ok;
+
+	double ppm;
+
+	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
+	if (phc.n) {
+		fprintf(f, "  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
+			", \"readings\": %" PRIu64 ", \"window_ns\": %" PRId64 ", \"drift_ppm\": ",
+			phc.index, phc_method_name[phc.method], phc.last_off, phc.n, phc.window);
+		if (phc_drift(&ppm)) {
+			fprintf(f, "%.3f", ppm);
+		} else {
+			fputs("null", f);
+		}
+		fprintf(f, ", \"disciplined\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true");
+	} else {
+		fprintf(f, "  \"phc\": null,\n");
+	}
+	if (side.emit) {
+		ok = oneway_trusted(why, sizeof(why));
+		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
+		json_str(f, why);
+		fprintf(f, "},\n");
+	}
+	if (ts.hw && ts_prov.known) {
+		fprintf(f, "  \"ts_provider\": {\"phc_index\": %d, \"qualifier\": \"%s\"},\n", ts_prov.phc_index,
+			ts_prov.qualifier ? "approx" : "precise");
+	} else {
+		fprintf(f, "  \"ts_provider\": null,\n");
+	}
+	if (cfg.ptp_probe) {
+		fprintf(f, "  \"ptp_probe\": {\"port\": %d, \"domain\": %u, \"header_bytes\": %d},\n", PTP_EVENT_PORT,
+			cfg.ptp_domain, PTP_HDR_LEN);
+	} else {
+		fprintf(f, "  \"ptp_probe\": null,\n");
+	}
+	if (path.mtu) {
+		fprintf(f, "  \"path_mtu\": {\"mtu\": %u, \"max_payload\": %u, \"first_fragment_stamps\": %s},\n",
+			path.mtu, path.payload, path.fragmented ? "true" : "false");
+	} else {
+		fprintf(f, "  \"path_mtu\": null,\n");
+	}
 }
 
 static void json_report(FILE *f, int exit_code)
@@ -4244,12 +5994,15 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
+	cls_json(f);
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < side.nstamps; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),
 			S.c.missing[side.stamps[i]]);
 	}
-	fprintf(f, "},\n  \"metrics\": {\n");
+	fprintf(f, "},\n");
+	json_hw(f);
+	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < side.nmetrics; i++) {
 		if (!S.h[side.metrics[i]].n) {
 			continue;
@@ -5426,6 +7179,7 @@ struct alog {
 	uint64_t n;
 	struct txn *row;
 	uint8_t *status;
+	uint32_t *cls, *size;	/* CLASS and SIZE columns (class and size lists), else NULL */
 };
 
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok, size_t toklen)
@@ -5440,12 +7194,16 @@ static int alog_stamp(const char *s, size_t n, bool *hw)
 {
 	static const int wire_of[5] = { -1, T1W, T2W, T3W, T4W };
 	static const int sw_of[5] = { -1, T1SW, T2SW, T3SW, T4SW };
+	static const int k_of[5] = { -1, T1K, T2K, T3K, T4K };
 	int k;
 
-	if (n < 5 || (s[0] != 'T' && s[0] != 't') || s[1] < '1' || s[1] > '4' || s[2] != '_') {
+	if (n < 4 || (s[0] != 'T' && s[0] != 't') || s[1] < '1' || s[1] > '4' || s[2] != '_') {
 		return -1;
 	}
 	k = s[1] - '0';
+	if (n == 4 && (s[3] == 'K' || s[3] == 'k')) {
+		return k_of[k];
+	}
 	if (n == 5 && !strncasecmp(s + 3, "SW", 2)) {
 		return sw_of[k];
 	}
@@ -5563,8 +7321,9 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
  */
 static int alog_parse(struct alog *L, char *p, char *end)
 {
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5 };	/* C_PMC - k: counter slot k */
-	int col[24], ncol = 0, i, valm[24];
+	/* C_PMC - k: counter slot k; CLASS and SIZE far below every slot (and tested first) */
+	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
+	int col[24], ncol = 0, i, valm[24];	/* 24: room for the kernel stamps' and counters' columns */
 	const char *f[25];
 	size_t len[25];
 	uint64_t line = 0, cap = 0;
@@ -5614,10 +7373,10 @@ static int alog_parse(struct alog *L, char *p, char *end)
 						} else {
 							L->srv_hw = hw;
 						}
-					} else {
+					} else if (s < T1K) {
 						L->sw = true;
 					}
-					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW;
+					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
 				} else if (!strncasecmp(f[i], "seq", len[i]) && len[i] == 3) {
 					col[i] = C_SEQ;
 				} else if (!strncasecmp(f[i], "status", len[i]) && len[i] == 6) {
@@ -5633,6 +7392,18 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if (len[i] == 5 && !strncasecmp(f[i], "class", 5)) {
+					col[i] = C_CLASS;
+					L->cls = L->cls ? L->cls : malloc(8);
+				} else if (len[i] == 4 && !strncasecmp(f[i], "size", 4)) {
+					col[i] = C_SIZE;
+					L->size = L->size ? L->size : malloc(8);
+				} else if (len[i] == 10 && !strncmp(f[i], "forward_ns", 10)) {
+					col[i] = C_VAL;
+					valm[i] = M_FORWARD;
+				} else if (len[i] == 11 && !strncmp(f[i], "backward_ns", 11)) {
+					col[i] = C_VAL;
+					valm[i] = M_BACKWARD;
 				} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
 					col[i] = C_PMC - pmc_log_column(f[i], len[i]);
 				} else if ((len[i] == 15 && !strncmp(f[i], "RESPONSE_APP_TX", 15)) ||
@@ -5673,6 +7444,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			cap = cap ? cap * 2 : 65536;
 			L->row = realloc(L->row, cap * sizeof(*L->row));
 			L->status = realloc(L->status, cap);
+			L->cls = L->cls ? realloc(L->cls, cap * 4) : NULL;
+			L->size = L->size ? realloc(L->size, cap * 4) : NULL;
 			if (!L->row || !L->status) {
 				return alog_error(L, line, "out of memory", NULL, 0);
 			}
@@ -5701,6 +7474,14 @@ static int alog_parse(struct alog *L, char *p, char *end)
 					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
 						return alog_error(L, line, "bad timestamp", f[i], len[i]);
 					}
+				} else if (col[i] == C_CLASS || col[i] == C_SIZE) {
+					uint64_t v;
+
+					if (!alog_u64(f[i], len[i], &v) || v > (col[i] == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
+					    !(col[i] == C_CLASS ? L->cls : L->size)) {
+						return alog_error(L, line, col[i] == C_CLASS ? "bad class" : "bad size", f[i], len[i]);
+					}
+					(col[i] == C_CLASS ? L->cls : L->size)[L->n] = (uint32_t)v;
 				} else if (col[i] <= C_PMC) {
 					x->pmc[C_PMC - col[i]] = PMC_NONE;
 					if (len[i] && !alog_u64(f[i], len[i], &x->pmc[C_PMC - col[i]])) {
@@ -5849,6 +7630,70 @@ static void print_top(FILE *f, const struct alog *L, unsigned top)
 
 static int analyze_run(struct alog *L, int nlogs);
 
+/*
+ * A log with CLASS / SIZE columns (a run with class or size lists): the
+ * class and size tables again, each row taken from its columns.  Classes are
+ * known by their index there; sizes in the order they first appear.
+ */
+static int cls_analyze_setup(const struct alog *L)
+{
+	uint64_t i;
+	int z;
+
+	if (!L->emit || (!L->cls && !L->size)) {
+		return 0;
+	}
+	K.ncls = 1;
+	K.nsz = 0;
+	for (i = 0; i < L->n; i++) {
+		if (L->cls && (int)L->cls[i] + 1 > K.ncls) {
+			K.ncls = (int)L->cls[i] + 1;
+		}
+		for (z = 0; L->size && z < K.nsz && K.size[z] != L->size[i]; z++) {
+		}
+		if (L->size && z == K.nsz) {
+			if (z == SZ_MAX) {
+				warnx_("--analyze: %s: more than %d sizes", L->path, SZ_MAX);
+				return -1;
+			}
+			K.size[K.nsz++] = L->size[i];
+		}
+	}
+	if (!K.nsz) {
+		K.nsz = 1;
+	}
+	for (z = 0; z < K.ncls; z++) {
+		K.prio[z] = K.tos[z] = -1;
+	}
+	K.analyze = true;
+	return cls_alloc(L->n);
+}
+
+static void cls_analyze_row(const struct alog *L, uint64_t i, int st)
+{
+	if (!K.analyze) {
+		return;
+	}
+	K.a_cls = L->cls ? (int)L->cls[i] : 0;
+	for (K.a_size = 0; L->size && K.a_size < K.nsz - 1; K.a_size++) {
+		if (K.size[K.a_size] == L->size[i]) {
+			break;
+		}
+	}
+	cls_count(0, CG_SENT);
+	if (st == ST_OK || st == ST_WARMUP) {
+		cls_count(0, CG_RECEIVED);
+	} else {
+		cls_count(0, CG_LOST);
+	}
+	if (st == ST_WARMUP) {
+		cls_count(0, CG_WARMUP);
+	}
+	if (st == ST_LATE) {
+		cls_count(0, CG_LATE);
+	}
+}
+
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -5859,6 +7704,8 @@ static int analyze_main(void)
 	for (k = 0; k < 2; k++) {
 		free(L[k].row);
 		free(L[k].status);
+		free(L[k].cls);
+		free(L[k].size);
 	}
 	for (k = 0; k < NMETRIC; k++) {
 		free(S.h[k].bucket);
@@ -5934,7 +7781,7 @@ static int analyze_run(struct alog *L, int nlogs)
 		}
 	}
 	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach) {
+	if (!S.breach || cls_analyze_setup(&L[0]) < 0) {
 		return EXIT_RUNTIME;
 	}
 	{
@@ -5947,6 +7794,7 @@ static int analyze_run(struct alog *L, int nlogs)
 
 			x->st = TF_USED | TF_SENT;
 			S.c.sent++;
+			cls_analyze_row(&L[0], i, st);
 			if (st == ST_OK || st == ST_WARMUP) {
 				x->st |= TF_RECEIVED;
 				S.c.received++;
@@ -6020,7 +7868,7 @@ static int analyze_run(struct alog *L, int nlogs)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_PLOT, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_MAX
 };
 
 /* One table drives getopt_long, the short option string and --help. */
@@ -6032,11 +7880,11 @@ static const struct opt_def {
 	{ "interface", 1, 'i', "IFACE", "bind to IFACE; its NIC is asked for hardware stamps" },
 	{ "address", 1, 'a', "ADDR", "emit (client) to the reflector at ADDR (IPv4, IPv6 or name); omit to reflect" },
 	{ "port", 1, O_PORT, "N", "UDP port (1-65535, default 12345)" },
-	{ "size", 1, O_SIZE, "BYTES", "datagram payload, 64-65000 bytes (default 64); the pong is the same size" },
+	{ "size", 1, O_SIZE, "BYTES", "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
 	{ "duration", 1, 'd', "SEC", "stop after SEC seconds (default: until --count or SIGINT)" },
 	{ "count", 1, O_COUNT, "N", "emit: stop after N measured transactions (warm-up not included)" },
 	{ "warmup", 1, 'w', "PKTS", "emit: the first PKTS pings are flagged warm-up, neither side counts them; reflect: also its first PKTS pings of each session (default 0)" },
-	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence" },
+	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
 	{ "timeout", 1, O_TIMEOUT, "MS", "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
 	{ "timestamps", 1, O_TIMESTAMPS, "auto|hw|sw", "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
 	{ "sw-timestamps", 0, 's', NULL, "also take app stamps (clock_gettime) around send and receive" },
@@ -6057,8 +7905,8 @@ static const struct opt_def {
 	{ "prefer-busypoll", 0, 'P', NULL, "SO_PREFER_BUSY_POLL" },
 	{ "budget", 1, 'B', "N", "SO_BUSY_POLL_BUDGET (1-65535)" },
 	{ "spin", 0, O_SPIN, NULL, "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
-	{ "priority", 1, O_PRIORITY, "N", "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN)" },
-	{ "tos", 1, O_TOS, "N", "IP TOS / IPv6 traffic class (0-255)" },
+	{ "priority", 1, O_PRIORITY, "N", "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
+	{ "tos", 1, O_TOS, "N", "IP TOS / IPv6 traffic class (0-255); a list runs classes side by side" },
 	{ "once", 0, O_ONCE, NULL, "reflect: exit after one session" },
 	{ "json", 1, O_JSON, "FILE|-", "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
 	{ "analyze", 1, O_ANALYZE, "LOG", "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
@@ -6073,6 +7921,9 @@ static const struct opt_def {
 	{ "fast-path", 0, 'F', NULL, "reflect: the fastest path rant has: --spin and -N together" },
 	{ "threaded", 0, '2', NULL, "refused: send and receive on separate threads needs 3 CPUs (says why)" },
 	{ "pmc", 0, 'M', NULL, "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
+	{ "allow-fragments", 0, O_ALLOW_FRAGMENTS, NULL, "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
+	{ "ptp-probe", 0, O_PTP_PROBE, NULL, "every packet a PTPv2 event message on UDP 319, for NICs that stamp only PTP (both ends)" },
+	{ "ptp-domain", 1, O_PTP_DOMAIN, "N", "with --ptp-probe: PTP domainNumber of the probes (0-255, default 127)" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -6210,6 +8061,140 @@ static int opt_threaded(void)
 }
 
 /* One option's value into cfg; -1 after printing the problem. */
+/* --size, --priority and --tos lists (see classes, sizes) */
+
+/* Parse a comma-separated list of whole numbers; one value behaves as before. */
+static int opt_list(int val, const char *s, uint64_t min, uint64_t max, uint64_t *out, int maxn, int *n)
+{
+	char item[32];
+	const char *p = s;
+
+	*n = 0;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (*n == maxn) {
+			warnx_("%s: '%s' has more than %d values", opt_name(val), s, maxn);
+			return -1;
+		}
+		if (len >= sizeof(item)) {
+			len = sizeof(item) - 1;
+		}
+		memcpy(item, p, len);
+		item[len] = 0;
+		if (opt_u64(val, e || *n ? item : s, min, max, &out[*n]) < 0) {
+			return -1;
+		}
+		(*n)++;
+		if (!e) {
+			return 0;
+		}
+		p = e + 1;
+	}
+}
+
+/* --size, --priority, --tos: one value as ever, or a list. */
+static int cls_opt(int c, const char *a)
+{
+	uint64_t v[SZ_MAX];
+	int i, n;
+
+	if (c == O_SIZE) {
+		if (opt_list(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, v, SZ_MAX, &n) < 0) {
+			return -1;
+		}
+		cfg.size = 0;
+		for (i = 0; i < n; i++) {
+			K.size[i] = (unsigned)v[i];
+			if (K.size[i] > cfg.size) {
+				cfg.size = K.size[i];	/* buffers and checks take the largest */
+			}
+		}
+		K.nsz = n;
+		return 0;
+	}
+	if (c == O_INTERVAL) {
+		/* one cadence per class: the classes of --priority/--tos, in order */
+		if (opt_list(c, a, 1, 60000000, v, CLS_MAX, &n) < 0) {
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			K.ival[i] = v[i] * NSEC_PER_US;
+		}
+		K.nival = n;
+		return 0;
+	}
+	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
+	if (opt_list(c, a, 0, strchr(a, ',') ? (c == O_PRIORITY ? 14 : 255) : (c == O_PRIORITY ? INT_MAX : 255),
+		     v, CLS_MAX, &n) < 0) {
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		(c == O_PRIORITY ? K.prio : K.tos)[i] = (int)v[i];
+	}
+	*(c == O_PRIORITY ? &K.nprio : &K.ntos) = n;
+	*(c == O_PRIORITY ? &cfg.priority : &cfg.tos) = (int)v[0];
+	return 0;
+}
+
+/* Checks across options, after the loop (opt_check). */
+static int cls_check(const bool *given)
+{
+	int i;
+
+	if (K.nprio > 1 && K.ntos > 1 && K.nprio != K.ntos) {
+		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
+		       K.ntos, K.nprio);
+		return -1;
+	}
+	K.ncls = K.nprio > K.ntos ? K.nprio : K.ntos;
+	if (K.ncls < 1) {
+		K.ncls = 1;
+	}
+	for (i = 0; i < K.ncls; i++) {
+		if (K.nprio <= 1) {
+			K.prio[i] = cfg.priority;
+		}
+		if (K.ntos <= 1) {
+			K.tos[i] = cfg.tos;
+		}
+	}
+	if (K.nsz <= 1) {
+		K.nsz = 1;
+		K.size[0] = cfg.size;
+	}
+	K.tx_size = K.size[0];
+	if (K.nival) {
+		double rate = 0;
+
+		if (K.nival != K.ncls || K.ncls < 2) {
+			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
+			       K.nival, K.ncls);
+			return -1;
+		}
+		/* the run's cadence is all classes together: window, log and idle hint follow it */
+		for (i = 0; i < K.ncls; i++) {
+			rate += 1.0 / (double)K.ival[i];
+		}
+		cfg.interval_ns = (uint64_t)(1.0 / rate);
+		if (!cfg.interval_ns) {
+			cfg.interval_ns = 1;
+		}
+	}
+	if (cfg.mode == MODE_REFLECT && K.ncls > 1) {
+		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
+		       K.nprio > 1 ? "--priority" : "--tos");
+		return -1;
+	}
+	if (K.nsz > 1 && !cfg.count && !(cfg.duration_s > 0)) {
+		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
+		return -1;
+	}
+	(void)given;
+	return 0;
+}
+
 static int opt_apply(int c, const char *a)
 {
 	static const char *const tsn[] = { "auto", "hw", "sw" };
@@ -6237,7 +8222,7 @@ static int opt_apply(int c, const char *a)
 	case O_PORT:
 		return opt_u64(c, a, 1, 65535, &u) < 0 ? -1 : (cfg.port = (unsigned)u, 0);
 	case O_SIZE:
-		return opt_u64(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, &u) < 0 ? -1 : (cfg.size = (unsigned)u, 0);
+		return cls_opt(c, a);
 	case 'd':
 		return opt_num(c, a, 0.001, 31536000, false, &d) < 0 ? -1 : (cfg.duration_s = d, 0);
 	case O_COUNT:
@@ -6245,6 +8230,9 @@ static int opt_apply(int c, const char *a)
 	case 'w':
 		return opt_u64(c, a, 0, 1000000000, &cfg.warmup);
 	case O_INTERVAL:
+		if (strchr(a, ',')) {
+			return cls_opt(c, a);
+		}
 		if (opt_u64(c, a, 0, 60000000, &u) < 0) {
 			return -1;
 		}
@@ -6327,12 +8315,19 @@ static int opt_apply(int c, const char *a)
 		cfg.spin = true;
 		return 0;
 	case O_PRIORITY:
-		return opt_u64(c, a, 0, INT_MAX, &u) < 0 ? -1 : (cfg.priority = (int)u, 0);
 	case O_TOS:
-		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.tos = (int)u, 0);
+		return cls_opt(c, a);
 	case O_ONCE:
 		cfg.once = true;
 		return 0;
+	case O_ALLOW_FRAGMENTS:
+		cfg.allow_fragments = true;
+		return 0;
+	case O_PTP_PROBE:
+		cfg.ptp_probe = true;
+		return 0;
+	case O_PTP_DOMAIN:
+		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.ptp_domain = (unsigned)u, 0);
 	case O_JSON:
 		cfg.json = a;
 		return 0;
@@ -6381,6 +8376,33 @@ static void cfg_defaults(void)
 	cfg.priority = -1;
 	cfg.tos = -1;
 	cfg.top = 10;
+	cls_defaults();
+	cfg.ptp_domain = PTP_DOMAIN_DEFAULT;
+}
+
+/* --ptp-probe and its port: PTP event messages go to UDP 319, nowhere else. */
+static int ptp_opt_check(const bool *given)
+{
+	proto_pre = 0;
+	if (given[O_PTP_DOMAIN] && !cfg.ptp_probe) {
+		warnx_("--ptp-domain: needs --ptp-probe");
+		return -1;
+	}
+	if (!cfg.ptp_probe) {
+		return 0;
+	}
+	if (cfg.mode == MODE_ANALYZE) {
+		warnx_("--ptp-probe: not used with --analyze (it reads logs, it sends nothing)");
+		return -1;
+	}
+	if (given[O_PORT] && cfg.port != PTP_EVENT_PORT) {
+		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)", cfg.port,
+		       PTP_EVENT_PORT);
+		return -1;
+	}
+	cfg.port = PTP_EVENT_PORT;
+	proto_pre = PTP_HDR_LEN;
+	return 0;
 }
 
 /* The earlier rant's later flags, once all options are known. */
@@ -6468,6 +8490,12 @@ static int opt_check(const bool *given)
 	}
 	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) || (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
 		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
+		return -1;
+	}
+	if (ptp_opt_check(given) < 0) {
+		return -1;
+	}
+	if (cls_check(given) < 0) {
 		return -1;
 	}
 	return opt_check_earlier(given);
@@ -6592,6 +8620,12 @@ static void *status_main(void *arg)
 
 		next.tv_sec++;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		phc_tick();
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		if (cfg.quiet) {
+			continue;	/* started for the PHC only */
+		}
 		id = __atomic_load_n(&live.session, __ATOMIC_RELAXED);
 		if (!side.emit && id && id != announced) {
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -6784,6 +8818,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
 		return -1;
 	}
+	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
+		return -1;
+	}
 	return outputs_open(log_fd, json) < 0 ? -1 : plot_open();
 }
 
@@ -6829,14 +8866,15 @@ static int run_main(void)
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	E.tx += proto_pre;	/* room for the PTP header (--ptp-probe) */
 	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	E.rxcap = cfg.size + 1;
-	R.rxcap = PROTO_MAX_SIZE + 1;
+	E.rxcap = cfg.size + 1 + proto_pre;
+	R.rxcap = PROTO_MAX_SIZE + 1 + proto_pre;
 	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
 	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);
 	start_note();
-	if (!cfg.quiet) {
+	if (!cfg.quiet || phc.fd >= 0) {
 		status_start();
 	}
 	if (cfg.mode == MODE_REFLECT) {
@@ -6848,6 +8886,7 @@ static int run_main(void)
 		}
 		r = reflect_run();
 		status_stop();
+		phc_end();
 		ts_restore(sock_fd);
 		if (json) {
 			fclose(json);
@@ -6856,6 +8895,7 @@ static int run_main(void)
 	}
 	r = emit_run();
 	status_stop();
+	phc_end();
 	ts_restore(sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;
