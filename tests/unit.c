@@ -666,7 +666,7 @@ static void test_proto(void)
 		ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_VERSION, name, "failed");
 	}
 	for (t = 0, bad = -1; t < 256; t++) {
-		bool known = t >= PT_PING && t <= PT_FIN_ACK;
+		bool known = t >= PT_PING && t <= PT_BUSY;
 
 		proto_encode(buf, &m);
 		buf[5] = (uint8_t)t;
@@ -675,12 +675,12 @@ static void test_proto(void)
 			bad = t;
 		}
 	}
-	ok(bad < 0, "proto: types 1..4 accepted, 0 and 5..255 -> PE_TYPE", "type %d", bad);
+	ok(bad < 0, "proto: types 1..5 accepted, 0 and 6..255 -> PE_TYPE", "type %d", bad);
 	proto_encode(buf, &m);
 	buf[5] = 0;
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 0 -> PE_TYPE", "failed");
-	buf[5] = 5;
-	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 5 -> PE_TYPE", "failed");
+	buf[5] = 6;
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 6 -> PE_TYPE", "failed");
 
 	/* random round trips */
 	for (t = 0, bad = -1; t < 2000; t++) {
