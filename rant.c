@@ -2760,8 +2760,10 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	if (!echo_plausible(&m)) {
+		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
 		S.c.rejected[GR_IMPLAUSIBLE]++;
-		return;
+		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W);
+		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = 0;
 	}
 	x = &win[m.seq & win_mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
