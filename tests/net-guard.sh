@@ -275,6 +275,29 @@ test_keys() {
 	expect_eq "key: ... and counted" "$(jget "$WORK/kw.json" rejected.unauthenticated)" 30
 }
 
+# --------------------------------------------- 4. local drops are local
+# The client stopped while 8000 big datagrams from the reflector's address
+# fill its receive buffer: what the kernel drops there is the host's, never
+# "lost on the way back".
+test_local_drops() {
+	local port
+	reflector ld --once --json "$WORK/ld.json" || { not_ok "local drops: reflector did not start"; return; }
+	emit_bg cl --count 3000 --interval 1000 --timeout 3000 --json "$WORK/cl.json"
+	wait_for 5 has_client_port "$EMIT_PID" && wait_for 5 grep -q 'session 0x' "$WORK/ld.err"
+	port=$(client_port "$EMIT_PID")
+	kill -STOP "$EMIT_PID"
+	in_b python3 "$D/forge.py" ping "$ADDR_A" "$port" --src "$ADDR_B:12345" --type 6 --size 1400 --count 8000 >/dev/null
+	kill -CONT "$EMIT_PID"
+	reap "$EMIT_PID"
+	expect_eq "local drops: client exit code" "$RC" 0
+	check "local drops: counted (SO_RXQ_OVFL)" python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["local_receive_drops"] > 0)' "$WORK/cl.json"
+	expect_eq "local drops: not network loss" "$(jget "$WORK/cl.json" loss_by_direction.back)" 0
+	consistent "local drops" "$WORK/cl.json"
+	check "local drops: the rate warning names the cause" grep -q 'faster than this host sustains' "$WORK/cl.err"
+	wait_for 10 gone "$REFLECTOR_PID"
+	reap "$REFLECTOR_PID"
+}
+
 need_root "net-guard"
 if ! ns_setup; then
 	not_ok "namespace setup"
@@ -292,4 +315,5 @@ test_stall_and_leak
 test_client_rules
 test_busy
 test_keys
+test_local_drops
 finish
