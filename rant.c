@@ -1132,6 +1132,14 @@ static bool tag_ok(uint8_t *buf, size_t len)
 	return !(got ^ want);
 }
 
+/* A control message that lies inside its buffer (as ts_parse checks). */
+static bool cmsg_fits(const struct msghdr *msg, const struct cmsghdr *cm)
+{
+	size_t left = msg->msg_controllen - (size_t)((const char *)cm - (const char *)msg->msg_control);
+
+	return cm->cmsg_len >= sizeof(*cm) && cm->cmsg_len <= left;
+}
+
 /* Same address and port (and IPv6 scope): the peer a session belongs to. */
 static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
 {
@@ -2836,6 +2844,9 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 	uint32_t v;
 
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (!cmsg_fits(msg, cm)) {
+			break;
+		}
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
 		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
 			memcpy(&v, CMSG_DATA(cm), sizeof(v));
@@ -3296,6 +3307,9 @@ static void reflect_pktinfo(struct msghdr *msg)
 
 	R.pi_level = 0;
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (!cmsg_fits(msg, cm)) {
+			break;
+		}
 		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
 		    cm->cmsg_len >= CMSG_LEN(sizeof(R.pi.v6))) {
 			memcpy(&R.pi.v6, CMSG_DATA(cm), sizeof(R.pi.v6));
