@@ -46,9 +46,13 @@ demo: rant
 tests/bench-log: tests/bench-log.c rant.c
 	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-log.c $(LDLIBS)
 
-bench: rant tests/bench-log
+tests/bench-tag: tests/bench-tag.c rant.c
+	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-tag.c $(LDLIBS)
+
+bench: rant tests/bench-log tests/bench-tag
 	tests/bench.sh
 	tests/bench-log
+	tests/bench-tag
 
 soak: rant
 	tests/soak.sh
@@ -59,7 +63,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log
+	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench-tag
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
