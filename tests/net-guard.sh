@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.." || exit 2
 
 D=tests/net-guard.d
 ADDR_B2=10.231.0.3
-ADDR6_B2=fd00:231::3
+ADDR6_B2=fd00:232::3	# another prefix: the kernel's own source choice would be ADDR6_B
 
 # jget FILE KEY: a JSON value, or "missing"
 jget() {
@@ -81,7 +81,7 @@ PY
 test_second_address() {
 	local fam=$1 addr=$2
 	reflector sa$fam --once --json "$WORK/sa$fam.json" || { not_ok "second address ($fam): reflector did not start"; return; }
-	ip netns exec "$NS_A" "$RANT" -q -a "$addr" --count 300 --json "$WORK/ca$fam.json" \
+	ip netns exec "$NS_A" "$RANT" -q -a "$addr" --count 300 --timeout 100 --json "$WORK/ca$fam.json" \
 		>"$WORK/ca$fam.out" 2>"$WORK/ca$fam.err"
 	EMIT_RC=$?
 	expect_rc "second address ($fam, $addr)" 0
@@ -306,6 +306,7 @@ if ! ns_setup; then
 fi
 ip -n "$NS_B" addr add "$ADDR_B2/24" dev "$VETH_B"
 ip -n "$NS_B" addr add "$ADDR6_B2/64" dev "$VETH_B" nodad
+ip -n "$NS_A" -6 route add fd00:232::/64 dev "$VETH_A"
 test_second_address 4 "$ADDR_B2"
 test_second_address 6 "$ADDR6_B2"
 test_peer_rules
