@@ -3218,6 +3218,7 @@ static struct {
 	uint32_t key0;			/* the session's first TX key: older stamps are not its own */
 	uint64_t ahead;			/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
+	uint64_t last_wake;		/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
 	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
 	int pi_level;			/* 0 = none */
@@ -3397,10 +3398,21 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 	}
 }
 
-/* The socket has a datagram waiting (a stalled reflector catching up). */
-static bool reflect_pending(void)
+/*
+ * A reflector that did not run (stopped, starved of CPU) cannot tell that
+ * its client fell silent: the client was pinging all along, into the socket
+ * queue.  The loop wakes at least every 200 ms; a longer gap since it last
+ * ran is the reflector's own stall, credited to the session's last ping so
+ * that the queued pings are read before the session is called idle.
+ */
+#define STALL_NS	(1000 * 1000000ULL)
+
+static void reflect_stall_credit(uint64_t now)
 {
-	return wait_fd(0, POLLIN) & POLLIN;
+	if (R.active && R.last_wake && now - R.last_wake > STALL_NS) {
+		R.last_rx += now - R.last_wake;
+	}
+	R.last_wake = now;
 }
 
 static void reflect_on_tx(uint32_t key, uint64_t wire)
@@ -3610,7 +3622,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	}
 	now = mono_ns();
 	if (R.active && m.session != S.id) {
-		if (now - R.last_rx <= R.idle_ns || reflect_pending()) {
+		if (now - R.last_rx <= R.idle_ns) {
 			S.c.foreign++;		/* a second client: told BUSY while this one runs */
 			count_invalid(PE_TYPE);
 			reflect_busy(&m, buf, len, from, fromlen, now);
@@ -3644,7 +3656,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		}
 	}
 	R.ahead = 0;
-	R.last_rx = now;
+	R.last_rx = R.last_wake = now;
 	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
 	{
 		uint64_t idle = m.idle_ms < IDLE_MAX_MS ? m.idle_ms : IDLE_MAX_MS;
@@ -3760,7 +3772,8 @@ static int reflect_run(void)
 		}
 		last_check = now;
 		reflect_drain();
-		if (R.active && now - R.last_rx > R.idle_ns && !reflect_pending()) {
+		reflect_stall_credit(now);
+		if (R.active && now - R.last_rx > R.idle_ns) {
 			reflect_end(STOP_IDLE);
 		}
 		if (R.end && now >= R.end) {

@@ -157,7 +157,7 @@ test_unknown_fin_port0() {
 # a reflector stopped for 3.5 s: one session; the next session inherits nothing
 test_stall_and_leak() {
 	reflector st --json "$WORK/st.json" -l "$WORK/st.log" || { not_ok "stall: reflector did not start"; return; }
-	emit_bg cs -q --count 6000 --interval 1000 --timeout 5000 --json "$WORK/cs.json"
+	emit_bg cs -q --count 6000 --interval 1000 --json "$WORK/cs.json"
 	wait_for 5 grep -q 'session 0x' "$WORK/st.err"
 	kill -STOP "$REFLECTOR_PID"
 	sleep 3.5
@@ -270,6 +270,15 @@ test_keys() {
 	expect_rc "key: untagged pongs" 1
 	expect_eq "key: untagged pongs are never samples" "$(jget "$WORK/ku.json" packets.received)" 0
 	expect_eq "key: ... and counted" "$(jget "$WORK/ku.json" rejected.unauthenticated)" 30
+	# a key the group can read, an empty and a short one: exit 2, one line, nothing sent
+	cp "$k" "$k.644" && chmod 644 "$k.644"
+	: >"$k.empty" && chmod 600 "$k.empty"
+	head -c 15 /dev/urandom >"$k.short" && chmod 600 "$k.short"
+	for f in 644 empty short; do
+		emit kb$f -q --count 5 --key-file "$k.$f"
+		expect_rc "key: $f key file" 2
+		expect_eq "key: $f key file: one line" "$(wc -l <"$WORK/kb$f.err")/$(grep -c '^rant: --key-file: ' "$WORK/kb$f.err")" 1/1
+	done
 	fake kw wrongtag --count 30 --timeout 200 --key-file "$k"
 	expect_eq "key: pongs with a wrong tag are never samples" "$(jget "$WORK/kw.json" packets.received)" 0
 	expect_eq "key: ... and counted" "$(jget "$WORK/kw.json" rejected.unauthenticated)" 30
