@@ -49,7 +49,10 @@ tests/bench-log: tests/bench-log.c rant.c
 tests/bench-tag: tests/bench-tag.c rant.c
 	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-tag.c $(LDLIBS)
 
-bench: rant tests/bench-log tests/bench-tag
+tests/bench.d/floor: tests/bench.d/floor.c
+	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/floor.c
+
+bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor
 	tests/bench.sh
 	tests/bench-log
 	tests/bench-tag
@@ -63,7 +66,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench-tag
+	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench-tag tests/bench.d/floor
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
