@@ -28,10 +28,13 @@ tests/unit-san: tests/unit.c rant.c
 werror: rant.c
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null rant.c
 
-check: werror rant tests/unit
+tests/plot-gen: tests/plot-gen.c
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
+
+check: werror rant tests/unit tests/plot-gen
 	tests/run.sh
 
-check-sanitize: rant-san tests/unit-san
+check-sanitize: rant-san tests/unit-san tests/plot-gen
 	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
 valgrind: tests/unit
@@ -49,13 +52,17 @@ tests/bench-log: tests/bench-log.c rant.c
 tests/bench-tag: tests/bench-tag.c rant.c
 	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-tag.c $(LDLIBS)
 
+tests/plot-bench: tests/plot-bench.c rant.c
+	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/plot-bench.c $(LDLIBS)
+
 tests/bench.d/floor: tests/bench.d/floor.c
 	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/floor.c
 
-bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor
+bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench
 	tests/bench.sh
 	tests/bench-log
 	tests/bench-tag
+	tests/plot-bench.sh
 
 soak: rant
 	tests/soak.sh
@@ -66,7 +73,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench-tag tests/bench.d/floor
+	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
