@@ -385,6 +385,61 @@ static struct trace_state tr = { -1, -1, -1, "" };
 static struct session S;		/* the (current) session */
 static int sock_fd = -1;
 
+/* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
+#define CLS_MAX		8
+#define SZ_MAX		16
+
+/* PF_CLASS pings carry the SO_PRIORITY to answer with (+1, 0 = none) in these bits. */
+#define PF_CLASS	(1u << 11)
+#define PF_PRIO_SHIFT	12
+
+enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, NCG };
+
+/* One row of the class/size tables. */
+struct grp {
+	uint64_t n[NCG];
+	struct hist h;		/* the primary metric: rtt */
+};
+
+static struct {
+	int ncls, nsz;			/* 1 and 1: a plain run */
+	int nprio, ntos, nival;		/* list lengths given */
+	uint64_t ival[CLS_MAX];		/* --interval list: each class its own cadence, ns */
+	uint64_t next[CLS_MAX];		/* ... and its next slot, CLOCK_MONOTONIC */
+	uint8_t *cmap;			/* ... so seq -> class is kept, not computed */
+	uint64_t cmap_mask;
+	int prio[CLS_MAX], tos[CLS_MAX];	/* -1: leave the socket's alone */
+	unsigned size[SZ_MAX];
+	int fd[CLS_MAX];		/* emit: class sockets (fd[0] is the run's socket) */
+	uint32_t next_key[CLS_MAX];	/* their OPT_ID counters */
+	uint64_t *keyseq[CLS_MAX];	/* their key -> seq maps */
+	int cur;			/* the class whose socket is sock_fd now */
+	int phase;			/* the size measured now */
+	uint64_t phase_seq0[SZ_MAX];	/* first seq of each size */
+	uint64_t phase_ns;		/* -d per size */
+	unsigned tx_size;		/* length of the next ping */
+	struct grp *g;			/* rows: classes, then sizes, then class x size */
+	int ng;
+	/* reflect: the classes of this session as they arrive */
+	int rx_tos;			/* TOS / traffic class of the last ping, -1 = unknown */
+	int r_prio, r_tos;		/* what the reflector's socket carries now */
+	int rn;
+	struct { int prio, tos; uint64_t answered, warmup; } r[16];
+	/* --analyze: the class and size of the row being read, from its columns */
+	bool analyze;
+	int a_cls, a_size;
+} K = { .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
+
+/* Classes and sizes (--priority/--tos/--size lists); the section is after the emit state. */
+static void cls_count(uint64_t seq, int what);
+static void cls_sample(uint64_t seq, int64_t v);
+static void cls_session_reset(void);
+static void cls_set_rcvtimeo(const struct timeval *tv);
+static char *cls_note(char *buf, size_t len, uint64_t seq);
+static bool cls_multi_sock(void);
+static int cls_wait(uint64_t ns, short events);
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq);
+
 /* The in-flight window: txn slots indexed by seq (emit) or TX key (reflect). */
 static struct txn *win;
 static uint64_t win_mask;
@@ -2219,6 +2274,7 @@ static void trace_breach(const struct txn *x, int64_t v);
 static void breach(struct txn *x, int64_t v)
 {
 	S.c.breaches++;
+	cls_count(x->seq, CG_BREACH);
 	x->st |= TF_BREACH;
 	if (S.nbreach_kept < BREACH_KEEP) {
 		S.breach[S.nbreach_kept].x = *x;
@@ -2254,6 +2310,7 @@ static void txn_account(struct txn *x)
 		x->counted |= 1u << m;
 		hist_add(&S.h[m], v, x->seq);
 		if (m == side.primary) {
+			cls_sample(x->seq, v);
 			live_add(v);
 			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && S.stop_reason != STOP_BREACH) {
 				breach(x, v);
@@ -2928,6 +2985,7 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 		}
 		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns" : ",response_ns");
 		p = pmc_csv_header(p);
+		p = cls_log_cols(p, true, NULL);
 		*p++ = '\n';
 		return p;
 	}
@@ -2935,7 +2993,9 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 	for (i = 0; i < ncols; i++) {
 		p += sprintf(p, " %s", stamp_name(cols[i], name, sizeof(name)));
 	}
-	p = fmt_str(p, side.emit ? " RTT\n" : " RESPONSE\n");
+	p = fmt_str(p, side.emit ? " RTT" : " RESPONSE");
+	p = cls_log_cols(p, false, NULL);
+	*p++ = '\n';
 	memset(p, '-', (size_t)(p - start - 1));
 	p += p - start - 1;
 	*p++ = '\n';
@@ -2977,6 +3037,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 			p = log_value(p, M_RESPONSE, x->t, "");
 		}
 		p = pmc_csv_row(p, x, status == ST_OK || status == ST_WARMUP);
+		p = cls_log_cols(p, true, &x->seq);
 		*p++ = '\n';
 		return p;
 	}
@@ -2990,6 +3051,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 	} else {
 		p = log_value(p, side.primary, x->t, "-");
 	}
+	p = cls_log_cols(p, false, &x->seq);
 	*p++ = '\n';
 	return p;
 }
@@ -3247,7 +3309,7 @@ static void trace_mark(const char *s, size_t n)
  */
 static void trace_breach(const struct txn *x, int64_t v)
 {
-	char line[512], *p = line;
+	char line[512], note[96], *p = line;
 	int k;
 
 	if (tr.marker_fd < 0) {
@@ -3259,6 +3321,7 @@ static void trace_breach(const struct txn *x, int64_t v)
 	p = fmt_i64(p, v);
 	p = fmt_str(p, " threshold_ns=");
 	p = fmt_i64(p, cfg.threshold_ns);
+	p = fmt_str(p, cls_note(note, sizeof(note), x->seq));
 	for (k = 0; k < side.nstamps; k++) {
 		int s = side.stamps[k];
 
@@ -3332,10 +3395,10 @@ struct layout {
 static uint64_t expected_txns(void)
 {
 	if (cfg.count) {
-		return cfg.count + cfg.warmup;
+		return (cfg.count + cfg.warmup) * (uint64_t)K.nsz;
 	}
 	if (cfg.duration_s > 0 && cfg.interval_ns) {
-		return (uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16;
+		return ((uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16) * (uint64_t)K.nsz;
 	}
 	return 0;
 }
@@ -3482,6 +3545,7 @@ static void session_reset(uint32_t id)
 	echo_head = echo_n = 0;
 	memset(&live, 0, sizeof(live));
 	__atomic_store_n(&live.running, 1, __ATOMIC_RELAXED);
+	cls_session_reset();
 }
 
 /* -------------------------------------------------------------- sockets */
@@ -3611,6 +3675,10 @@ static int sock_setup(int fd, int family)
 		if (r < 0) {
 			warnx_("--tos: %d refused: %s", cfg.tos, strerror(-r));
 			return -1;
+		}
+		/* a new IP_TOS resets sk_priority to rt_tos2priority() (net/ipv4/ip_sockglue.c): --priority again */
+		if (cfg.priority >= 0) {
+			setopt_int(fd, SOL_SOCKET, SO_PRIORITY, cfg.priority);
 		}
 	}
 	/* A deeper receive queue rides out bursts of junk; best effort. */
@@ -3831,6 +3899,7 @@ static void set_rcvtimeo(uint64_t ns)
 		tv.tv_usec = 1;	/* zero would mean "block forever" */
 	}
 	setsockopt(sock_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cls_set_rcvtimeo(&tv);
 }
 
 /* Wait until fd is readable/errored or the relative timeout passes. */
@@ -3839,6 +3908,9 @@ static int wait_fd(uint64_t ns, short events)
 	struct pollfd p = { sock_fd, events, 0 };
 	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
 
+	if (cls_multi_sock()) {
+		return cls_wait(ns, events);
+	}
 	if (ppoll(&p, 1, &t, NULL) <= 0) {
 		return 0;
 	}
@@ -3884,10 +3956,637 @@ static bool answered_get(uint64_t seq)
 
 #define KEY_NONE	UINT64_MAX
 
+/* ------------------------------------------------------ classes, sizes */
+
+/*
+ * Experiments in one run.  A --priority or --tos list makes classes that run
+ * side by side in one session: each class has its own connected socket with
+ * its own SO_PRIORITY and IP_TOS / IPV6_TCLASS, so that prio, mqprio and
+ * taprio qdiscs put it in its own queue and gate (tc-mqprio(8): the skb
+ * priority picks the traffic class); pings go round-robin over the classes,
+ * and class k owns the sequence numbers seq % nclasses == k.  A --size list
+ * measures each size in turn (-d or --count each, warm-up each); the ping's
+ * length says which.  Both lists give the class x size matrix.  The counters
+ * and the primary metric of every row live here, outside struct session, so a
+ * plain run (one class, one size) touches none of it.
+ */
+
+static bool cls_multi(void)
+{
+	return K.ncls > 1 || K.nsz > 1;
+}
+
+/* Back to a plain run (cfg_defaults: the unit tests parse many command lines). */
+static void cls_defaults(void)
+{
+	memset(&K, 0, sizeof(K));
+	K.ncls = K.nsz = 1;
+	K.rx_tos = K.r_prio = K.r_tos = -1;
+}
+
+/* Emit with classes: the loop has more than one socket to wait on. */
+static bool cls_multi_sock(void)
+{
+	return side.emit && K.ncls > 1 && K.fd[1] > 0;
+}
+
+static int cls_of(uint64_t seq)
+{
+	if (K.cmap) {
+		return K.cmap[seq & K.cmap_mask];
+	}
+	return (int)(seq % (uint64_t)K.ncls);
+}
+
+/* Which size a sequence number was sent with (sizes are measured in order). */
+static int size_of(uint64_t seq)
+{
+	int i;
+
+	for (i = K.phase; i > 0; i--) {
+		if (seq >= K.phase_seq0[i]) {
+			break;
+		}
+	}
+	return i;
+}
+
+/* The length of the ping with this seq: a pong must have exactly that. */
+static size_t ping_len(uint64_t seq)
+{
+	size_t n = K.nsz ? K.size[size_of(seq)] : 0;
+
+	return n ? n : cfg.size;
+}
+
+/* The rows a transaction belongs to: its class, its size, its cell. */
+static int cls_rows(uint64_t seq, struct grp **rows)
+{
+	int c = K.analyze ? K.a_cls : cls_of(seq), z = K.analyze ? K.a_size : size_of(seq), n = 0;
+
+	if (K.ncls > 1) {
+		rows[n++] = &K.g[c];
+	}
+	if (K.nsz > 1) {
+		rows[n++] = &K.g[K.ncls + z];
+	}
+	if (K.ncls > 1 && K.nsz > 1) {
+		rows[n++] = &K.g[K.ncls + K.nsz + c * K.nsz + z];
+	}
+	return n;
+}
+
+static void cls_count(uint64_t seq, int what)
+{
+	struct grp *rows[3];
+	int i, n;
+
+	if (!K.g) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		rows[i]->n[what]++;
+	}
+}
+
+static void cls_sample(uint64_t seq, int64_t v)
+{
+	struct grp *rows[3];
+	int i, n;
+
+	if (!K.g) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		hist_add(&rows[i]->h, v, seq);
+	}
+}
+
+/* Rows and their histograms, before the memory is locked. */
+static int cls_alloc(uint64_t out_cap)
+{
+	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	int i;
+
+	if (!cls_multi()) {
+		return 0;
+	}
+	K.ng = K.ncls + K.nsz + K.ncls * K.nsz;
+	K.g = calloc((size_t)K.ng, sizeof(*K.g));
+	if (out_cap > 65536) {
+		out_cap = 65536;	/* a row's exact store: tails above -o stay exact to there */
+	}
+	if (!K.g) {
+		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < K.ng; i++) {
+		uint64_t *b = calloc(nb, 8);
+		int64_t *o = calloc(out_cap, 8);
+
+		if (!b || !o) {
+			free(b);
+			free(o);
+			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+			return -1;
+		}
+		hist_init(&K.g[i].h, cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+	}
+	return 0;
+}
+
+/* Every class after the first gets its own socket, set up like the first. */
+static int cls_open(void)
+{
+	int k, saved_prio = cfg.priority, saved_tos = cfg.tos, first = sock_fd;
+	struct ts_state keep = ts;	/* a second ts_setup() must not overwrite what to restore */
+
+	K.fd[0] = sock_fd;
+	/* every size of the list against the path MTU, as the one --size is */
+	for (k = 0; side.emit && K.nsz > 1 && k < K.nsz; k++) {
+		if (mtu_check(K.size[k]) < 0) {
+			return -1;
+		}
+	}
+	if (!side.emit) {
+		/* the reflector learns each ping's TOS to answer in it */
+		setopt_int(sock_fd, IPPROTO_IP, IP_RECVTOS, 1);
+		setopt_int(sock_fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+		K.r_prio = cfg.priority;
+		K.r_tos = cfg.tos;
+		return 0;
+	}
+	for (k = 1; k < K.ncls; k++) {
+		cfg.priority = K.prio[k];
+		cfg.tos = K.tos[k];
+		/* sock_open_emit() sets sock_fd; ts_setup() on the same device is a no-op the second time */
+		if (sock_open_emit() < 0) {
+			cfg.priority = saved_prio;
+			cfg.tos = saved_tos;
+			sock_fd = first;
+			return -1;
+		}
+		ts = keep;
+		K.fd[k] = sock_fd;
+		K.next_key[k] = 0;
+		K.keyseq[k] = calloc(win_mask + 1, sizeof(uint64_t));
+		if (!K.keyseq[k]) {
+			warnx_("cannot allocate: %s", strerror(errno));
+			return -1;
+		}
+	}
+	cfg.priority = saved_prio;
+	cfg.tos = saved_tos;
+	sock_fd = first;
+	ts = keep;
+	if (K.nival) {
+		/* every seq still in the window or in the log ring keeps its class */
+		uint64_t n = pow2_at_least(win_mask + 1 + S.log.cap);
+
+		K.cmap = calloc(n, 1);
+		K.cmap_mask = n - 1;
+		if (!K.cmap) {
+			warnx_("cannot allocate: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Make class k's socket the one the loop sends, receives and drains on. */
+static void cls_use(int k)
+{
+	if (k == K.cur) {
+		return;
+	}
+	K.next_key[K.cur] = ts.next_key;
+	K.keyseq[K.cur] = E.keyseq;
+	K.cur = k;
+	sock_fd = K.fd[k];
+	ts.next_key = K.next_key[k];
+	E.keyseq = K.keyseq[k];
+}
+
+/* Before a ping: its class's socket, its size, and the flags that carry the class. */
+static uint16_t cls_before_send(uint64_t seq, uint64_t now)
+{
+	int ph = K.phase;
+
+	if (K.nsz > 1) {
+		if (cfg.count) {
+			ph = (int)(seq / (cfg.warmup + cfg.count));
+		} else if (K.phase_ns && now > S.start_mono) {
+			ph = (int)((now - S.start_mono) / K.phase_ns);
+		}
+		if (ph >= K.nsz) {
+			ph = K.nsz - 1;
+		}
+		while (K.phase < ph) {
+			K.phase_seq0[++K.phase] = seq;	/* a size -d skipped entirely gets none */
+			K.tx_size = K.size[K.phase];
+		}
+	}
+	if (K.ncls <= 1) {
+		return 0;
+	}
+	cls_use(cls_of(seq));
+	return (uint16_t)(PF_CLASS | (K.prio[K.cur] >= 0 ? (unsigned)(K.prio[K.cur] + 1) << PF_PRIO_SHIFT : 0));
+}
+
+static void emit_expire(uint64_t now);
+static void emit_send(uint64_t seq, uint64_t now);
+static uint64_t emit_next_deadline(void);
+static int emit_wait_until(uint64_t limit, bool use_poll);
+
+/*
+ * --interval with a list: each class on its own absolute cadence (as
+ * emit_interval_step does for one), the earliest due class sends next.
+ */
+static int cls_interval_step(void)
+{
+	uint64_t now = mono_ns(), limit, dl;
+	int k, b = 0;
+
+	emit_expire(now);
+	for (k = 0; k < K.ncls; k++) {
+		if (!K.next[k]) {
+			K.next[k] = S.start_mono;
+		}
+		if (K.next[k] < K.next[b]) {
+			b = k;
+		}
+	}
+	if (now >= K.next[b]) {
+		K.cmap[E.next_seq & K.cmap_mask] = (uint8_t)b;
+		emit_send(E.next_seq++, now);
+		K.next[b] += K.ival[b];
+		if (K.next[b] <= now) {
+			uint64_t skip = (now - K.next[b]) / K.ival[b] + 1;
+
+			E.overruns += skip;
+			K.next[b] += skip * K.ival[b];
+		}
+		return 0;
+	}
+	limit = K.next[b];
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (E.end && E.end < limit) {
+		limit = E.end;
+	}
+	return emit_wait_until(limit, true);
+}
+
+/* Warm-up: the first -w pings of each size. */
+static bool cls_warmup(uint64_t seq)
+{
+	return seq - K.phase_seq0[K.phase] < cfg.warmup;
+}
+
+/* Interval mode and the end of the run: wait on every class's socket. */
+static int cls_wait(uint64_t ns, short events)
+{
+	struct pollfd p[CLS_MAX];
+	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+	int k;
+
+	for (k = 0; k < K.ncls; k++) {
+		p[k] = (struct pollfd){ K.fd[k], events, 0 };
+	}
+	if (ppoll(p, (nfds_t)K.ncls, &t, NULL) <= 0) {
+		return 0;
+	}
+	for (k = 0; k < K.ncls; k++) {
+		if (p[k].revents) {
+			cls_use(k);
+			return p[k].revents;
+		}
+	}
+	return 0;
+}
+
+static int emit_recv(int flags);
+
+/* --spin with classes, between pings: one non-blocking receive on each socket. */
+static int cls_spin_recv(void)
+{
+	int k, r, got = 0;
+
+	for (k = 0; k < K.ncls; k++) {
+		cls_use(k);
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			return r;
+		}
+		got |= r;
+	}
+	return got;
+}
+
+static void cls_set_rcvtimeo(const struct timeval *tv)
+{
+	int k;
+
+	for (k = 1; side.emit && k < K.ncls; k++) {
+		setsockopt(K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
+	}
+}
+
+/* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
+static void cls_rx_tos(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	K.rx_tos = -1;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS && cm->cmsg_len >= CMSG_LEN(1)) {
+			K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
+		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			K.rx_tos = v & 0xff;
+		}
+	}
+}
+
+static void cls_set_tos(int tos)
+{
+	int v = tos < 0 ? 0 : tos;
+
+	setopt_int(sock_fd, IPPROTO_IPV6, IPV6_TCLASS, v);
+	setopt_int(sock_fd, IPPROTO_IP, IP_TOS, v);
+	K.r_tos = tos;
+}
+
+/*
+ * Reflect: answer a class ping in its class.  The socket's options change
+ * only when the class does (two system calls then), and go back to the
+ * reflector's own for pings without a class.
+ */
+static void cls_reflect(const struct proto_msg *m)
+{
+	int prio = cfg.priority, tos = cfg.tos, i;
+
+	if (m->flags & PF_CLASS) {
+		unsigned p = (m->flags >> PF_PRIO_SHIFT) & 0xf;
+
+		prio = p ? (int)p - 1 : cfg.priority;
+		tos = K.rx_tos >= 0 ? K.rx_tos : cfg.tos;
+		for (i = 0; i < K.rn; i++) {
+			if (K.r[i].prio == prio && K.r[i].tos == tos) {
+				break;
+			}
+		}
+		if (i == K.rn && K.rn < 16) {
+			K.r[K.rn].prio = prio;
+			K.r[K.rn].tos = tos;
+			K.rn++;
+		}
+		if (i < K.rn) {
+			K.r[i].answered++;
+			K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
+		}
+	}
+	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
+	if (tos != K.r_tos) {
+		cls_set_tos(tos);
+		K.r_prio = -2;
+	}
+	if (prio != K.r_prio) {
+		setopt_int(sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
+		K.r_prio = prio;
+	}
+}
+
+static void cls_session_reset(void)
+{
+	int i;
+
+	K.rn = 0;
+	memset(K.r, 0, sizeof(K.r));
+	K.phase = 0;
+	memset(K.phase_seq0, 0, sizeof(K.phase_seq0));
+	K.tx_size = K.size[0];
+	for (i = 0; K.g && i < K.ng; i++) {
+		memset(K.g[i].n, 0, sizeof(K.g[i].n));
+		hist_reset(&K.g[i].h);
+	}
+}
+
+/* The label of a class row: priority and TOS as given. */
+static char *cls_label(char *buf, size_t len, int c)
+{
+	char p[16] = "-", t[16] = "-";
+
+	if (K.analyze) {
+		snprintf(buf, len, "%d", c);	/* a log knows the class by its index */
+		return buf;
+	}
+	if (K.prio[c] >= 0) {
+		snprintf(p, sizeof(p), "%d", K.prio[c]);
+	}
+	if (K.tos[c] >= 0) {
+		snprintf(t, sizeof(t), "0x%02x", K.tos[c]);
+	}
+	if (K.nival) {
+		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(K.ival[c] / NSEC_PER_US));
+		return buf;
+	}
+	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
+	return buf;
+}
+
+/* CLASS and SIZE log columns (header when seq is NULL) of a run with lists. */
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
+{
+	if (!side.emit || K.analyze || !K.g) {
+		return p;
+	}
+	if (K.ncls > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) : fmt_str(p, csv ? ",class" : " CLASS");
+	}
+	if (K.nsz > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
+	}
+	return p;
+}
+
+/* For breach lines and trace markers: which class and size a transaction was. */
+static char *cls_note(char *buf, size_t len, uint64_t seq)
+{
+	int n = 0;
+
+	buf[0] = 0;
+	if (K.analyze) {
+		return buf;	/* a log row's class and size are in its columns, not in its seq */
+	}
+	if (K.ncls > 1) {
+		n = snprintf(buf, len, " class=%d", cls_of(seq));
+		if (K.prio[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " priority=%d", K.prio[cls_of(seq)]);
+		}
+		if (K.tos[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " tos=%d", K.tos[cls_of(seq)]);
+		}
+	}
+	if (K.nsz > 1 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, " size=%u", K.size[size_of(seq)]);
+	}
+	return buf;
+}
+
+static void cls_row(FILE *f, const char *label, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	uint64_t sent = g->n[CG_SENT];
+
+	hist_finish(h);
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64 " %9" PRId64
+		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n", label, sent, g->n[CG_RECEIVED],
+		g->n[CG_LOST], sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n,
+		h->n ? h->min : 0, h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
+		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+}
+
+/* Emit: the table with a row per class, per size, per class x size. */
+static void cls_report(FILE *f)
+{
+	char lab[64];
+	int c, z;
+
+	if (!side.emit) {
+		for (c = 0; c < K.rn; c++) {
+			if (!c) {
+				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
+					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
+			}
+			snprintf(lab, sizeof(lab), "0x%02x", K.r[c].tos < 0 ? 0 : K.r[c].tos);
+			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", K.r[c].prio, lab, K.r[c].answered,
+				K.r[c].warmup);
+		}
+		return;
+	}
+	if (!K.g) {
+		return;
+	}
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
+		K.ncls > 1 && K.nsz > 1 ? "Classes x sizes" : K.ncls > 1 ? "Classes" : "Sizes",
+		K.ncls > 1 ? (K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
+		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
+	for (c = 0; K.ncls > 1 && c < K.ncls; c++) {
+		cls_row(f, cls_label(lab, sizeof(lab), c), &K.g[c]);
+	}
+	for (z = 0; K.nsz > 1 && z < K.nsz; z++) {
+		snprintf(lab, sizeof(lab), K.ncls > 1 ? "all  %u B" : "%u B", K.size[z]);
+		cls_row(f, lab, &K.g[K.ncls + z]);
+	}
+	for (c = 0; K.ncls > 1 && K.nsz > 1 && c < K.ncls; c++) {
+		for (z = 0; z < K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, K.size[z]);
+			cls_row(f, lab, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+		}
+	}
+}
+
+static void cls_json_row(FILE *f, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	int k;
+
+	hist_finish(h);
+	fprintf(f, "\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64
+		", \"rtt\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", g->n[CG_SENT], g->n[CG_RECEIVED],
+		g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP], g->n[CG_BREACH], h->n, h->n ? h->min : 0,
+		h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	for (k = 0; k < NPCT; k++) {
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+	}
+	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+}
+
+static void cls_json_prio_tos(FILE *f, int prio, int tos)
+{
+	if (prio >= 0) {
+		fprintf(f, "\"priority\": %d, ", prio);
+	} else {
+		fprintf(f, "\"priority\": null, ");
+	}
+	if (tos >= 0) {
+		fprintf(f, "\"tos\": %d, ", tos);
+	} else {
+		fprintf(f, "\"tos\": null, ");
+	}
+}
+
+/* JSON "classes" and "sizes" arrays, each followed by ",\n". */
+static void cls_json(FILE *f)
+{
+	int c, z;
+
+	if (!side.emit) {
+		if (!K.rn) {
+			return;
+		}
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < K.rn; c++) {
+			fprintf(f, "%s\n    {", c ? "," : "");
+			cls_json_prio_tos(f, K.r[c].prio, K.r[c].tos);
+			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", K.r[c].answered, K.r[c].warmup);
+		}
+		fprintf(f, "\n  ],\n");
+		return;
+	}
+	if (!K.g) {
+		return;
+	}
+	if (K.ncls > 1) {
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < K.ncls; c++) {
+			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
+			cls_json_prio_tos(f, K.prio[c], K.tos[c]);
+			if (K.nival) {
+				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(K.ival[c] / NSEC_PER_US));
+			}
+			cls_json_row(f, &K.g[c]);
+			if (K.nsz > 1) {
+				fprintf(f, ",\n      \"sizes\": [");
+				for (z = 0; z < K.nsz; z++) {
+					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", K.size[z]);
+					cls_json_row(f, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+					fputc('}', f);
+				}
+				fprintf(f, "]");
+			}
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
+	if (K.nsz > 1) {
+		fprintf(f, "  \"sizes\": [");
+		for (z = 0; z < K.nsz; z++) {
+			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", K.size[z]);
+			cls_json_row(f, &K.g[K.ncls + z]);
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
+}
+
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
 	S.c.lost++;
+	cls_count(x->seq, CG_LOST);
 	E.outstanding--;
 	__atomic_store_n(&live.lost, S.c.lost, __ATOMIC_RELAXED);
 }
@@ -3958,23 +4657,24 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		txn_retire(x);
 	}
+	m.flags |= cls_before_send(seq, now);
 	memset(x, 0, sizeof(*x));
 	x->seq = seq;
 	x->st = TF_USED;
-	if (seq < cfg.warmup) {
+	if (cls_warmup(seq)) {
 		m.flags |= PF_WARMUP;
 		x->st |= TF_WARMUP;
 	} else if (seq == cfg.warmup && cfg.warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
 	proto_encode(E.tx, &m);
-	tag_put(E.tx, cfg.size);
+	tag_put(E.tx, K.tx_size);
 	answered_set(seq, false);
 	if (cfg.sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
 	pmc_read(x->pmc);
-	if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) < 0) {
+	if (ts_send(sock_fd, E.tx, K.tx_size, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -3983,7 +4683,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
-		if (err != ECONNREFUSED || ts_send(sock_fd, E.tx, cfg.size, NULL, 0) < 0) {
+		if (err != ECONNREFUSED || ts_send(sock_fd, E.tx, K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			answered_set(seq, true);	/* never sent: a pong for it is no answer */
 			return;
@@ -3998,6 +4698,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	E.txpend++;
 	E.outstanding++;
 	S.c.sent++;
+	cls_count(seq, CG_SENT);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
 }
 
@@ -4081,7 +4782,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		}
 		return;
 	}
-	if (len != cfg.size) {
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg.size)) {
 		S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
 		return;
 	}
@@ -4118,6 +4819,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		} else if (E.next_seq - m.seq <= ANSWERED_BITS && !answered_get(m.seq)) {
 			answered_set(m.seq, true);
 			S.c.late++;
+			cls_count(m.seq, CG_LATE);
 		} else {
 			S.c.duplicate++;
 		}
@@ -4137,17 +4839,20 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->t[T4SW] = t4sw;
 		x->t[T4K] = ts_rx_kernel;
 		S.c.late++;
+		cls_count(x->seq, CG_LATE);
 		return;
 	}
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, pmc_rx);
 	E.outstanding--;
 	S.c.received++;
+	cls_count(x->seq, CG_RECEIVED);
 	if (!E.first_rx_mono) {
 		E.first_rx_mono = mono_ns();
 	}
 	if (x->st & TF_WARMUP) {
 		S.c.warmup++;
+		cls_count(x->seq, CG_WARMUP);
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
@@ -4289,6 +4994,9 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 		return 0;
 	}
 	want = limit - now;
+	if (cfg.spin && cls_multi_sock()) {
+		return cls_spin_recv();
+	}
 	if (cfg.spin) {
 		return emit_recv(MSG_DONTWAIT);
 	}
@@ -4461,6 +5169,9 @@ static void emit_finish(void)
 	if (!S.c.received) {
 		return;
 	}
+	if (K.ncls > 1) {
+		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
+	}
 	for (round = 0; round < 64; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
 		uint64_t limit;
@@ -4506,7 +5217,7 @@ static int emit_run(void)
 	uint64_t next;
 	int r = 0;
 
-	E.total = cfg.count ? cfg.warmup + cfg.count : UINT64_MAX;
+	E.total = cfg.count ? (cfg.warmup + cfg.count) * (uint64_t)K.nsz : UINT64_MAX;
 	E.idle_ms = (uint32_t)((cfg.interval_ns + cfg.timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
@@ -4517,7 +5228,8 @@ static int emit_run(void)
 	set_rcvtimeo(E.rcvtimeo);
 	S.start_mono = mono_ns();
 	S.first_real = real_ns();
-	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) : 0;
+	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) * (uint64_t)K.nsz : 0;
+	K.phase_ns = (uint64_t)(cfg.duration_s * 1e9);
 	next = S.start_mono;
 	if (!cfg.warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
@@ -4531,7 +5243,7 @@ static int emit_run(void)
 			S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
+		r = K.nival ? cls_interval_step() : cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
@@ -4975,6 +5687,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	if (m.type == PT_FIN) {
+		cls_reflect(&m);	/* the FIN_ACK in the reflector's own class */
 		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
 			if (sa_same(&R.peer, from)) {
 				reflect_fin(&m, buf, len, from, fromlen);
@@ -5063,6 +5776,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		p.t2sw = t2sw;
 	}
 	echo_pop(&p);
+	cls_reflect(&m);
 	proto_encode(buf, &p);
 	if (cfg.sw_stamps) {
 		p.t3sw = real_ns();
@@ -5121,6 +5835,7 @@ static int reflect_recv(int flags)
 	}
 	ts_parse(&msg, &c);
 	reflect_pktinfo(&msg);
+	cls_rx_tos(&msg);
 	ts_rx_kernel = ts.hw ? c.sw : 0;
 	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
 		return 1;
@@ -5415,14 +6130,14 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 {
 	const char *name[12];
 	int64_t val[12];
-	char lab[16], buf[32];
+	char lab[16], buf[32], note[96];
 	int k, n, dom;
 
 	fprintf(f, "%s: seq %" PRIu64 ", %s %" PRId64 " ns", title, x->seq, metric_def[side.primary].key, v);
 	if (cfg.threshold_ns >= 0) {
 		fprintf(f, " > threshold %" PRId64 " ns", cfg.threshold_ns);
 	}
-	fputc('\n', f);
+	fprintf(f, "%s\n", cls_note(note, sizeof(note), x->seq));
 	for (k = 0; k < side.nstamps; k++) {
 		int s = side.stamps[k];
 
@@ -5687,6 +6402,7 @@ static void session_report(FILE *f, bool final)
 	if (S.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
+	cls_report(f);
 	if (cfg.histogram) {
 		print_pct_table(f);
 		print_histogram(f, side.primary);
@@ -5836,6 +6552,7 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
+	cls_json(f);
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < side.nstamps; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),
@@ -7020,6 +7737,7 @@ struct alog {
 	uint64_t n;
 	struct txn *row;
 	uint8_t *status;
+	uint32_t *cls, *size;	/* CLASS and SIZE columns (class and size lists), else NULL */
 };
 
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok, size_t toklen)
@@ -7161,7 +7879,8 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
  */
 static int alog_parse(struct alog *L, char *p, char *end)
 {
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5 };	/* C_PMC - k: counter slot k */
+	/* C_PMC - k: counter slot k; CLASS and SIZE far below every slot (and tested first) */
+	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
 	int col[24], ncol = 0, i, valm[24];	/* 24: room for the kernel stamps' and counters' columns */
 	const char *f[25];
 	size_t len[25];
@@ -7231,6 +7950,12 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if (len[i] == 5 && !strncasecmp(f[i], "class", 5)) {
+					col[i] = C_CLASS;
+					L->cls = L->cls ? L->cls : malloc(8);
+				} else if (len[i] == 4 && !strncasecmp(f[i], "size", 4)) {
+					col[i] = C_SIZE;
+					L->size = L->size ? L->size : malloc(8);
 				} else if (len[i] == 10 && !strncmp(f[i], "forward_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_FORWARD;
@@ -7273,6 +7998,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			cap = cap ? cap * 2 : 65536;
 			L->row = realloc(L->row, cap * sizeof(*L->row));
 			L->status = realloc(L->status, cap);
+			L->cls = L->cls ? realloc(L->cls, cap * 4) : NULL;
+			L->size = L->size ? realloc(L->size, cap * 4) : NULL;
 			if (!L->row || !L->status) {
 				return alog_error(L, line, "out of memory", NULL, 0);
 			}
@@ -7301,6 +8028,14 @@ static int alog_parse(struct alog *L, char *p, char *end)
 					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
 						return alog_error(L, line, "bad timestamp", f[i], len[i]);
 					}
+				} else if (col[i] == C_CLASS || col[i] == C_SIZE) {
+					uint64_t v;
+
+					if (!alog_u64(f[i], len[i], &v) || v > (col[i] == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
+					    !(col[i] == C_CLASS ? L->cls : L->size)) {
+						return alog_error(L, line, col[i] == C_CLASS ? "bad class" : "bad size", f[i], len[i]);
+					}
+					(col[i] == C_CLASS ? L->cls : L->size)[L->n] = (uint32_t)v;
 				} else if (col[i] <= C_PMC) {
 					x->pmc[C_PMC - col[i]] = PMC_NONE;
 					if (len[i] && !alog_u64(f[i], len[i], &x->pmc[C_PMC - col[i]])) {
@@ -7449,6 +8184,70 @@ static void print_top(FILE *f, const struct alog *L, unsigned top)
 
 static int analyze_run(struct alog *L, int nlogs);
 
+/*
+ * A log with CLASS / SIZE columns (a run with class or size lists): the
+ * class and size tables again, each row taken from its columns.  Classes are
+ * known by their index there; sizes in the order they first appear.
+ */
+static int cls_analyze_setup(const struct alog *L)
+{
+	uint64_t i;
+	int z;
+
+	if (!L->emit || (!L->cls && !L->size)) {
+		return 0;
+	}
+	K.ncls = 1;
+	K.nsz = 0;
+	for (i = 0; i < L->n; i++) {
+		if (L->cls && (int)L->cls[i] + 1 > K.ncls) {
+			K.ncls = (int)L->cls[i] + 1;
+		}
+		for (z = 0; L->size && z < K.nsz && K.size[z] != L->size[i]; z++) {
+		}
+		if (L->size && z == K.nsz) {
+			if (z == SZ_MAX) {
+				warnx_("--analyze: %s: more than %d sizes", L->path, SZ_MAX);
+				return -1;
+			}
+			K.size[K.nsz++] = L->size[i];
+		}
+	}
+	if (!K.nsz) {
+		K.nsz = 1;
+	}
+	for (z = 0; z < K.ncls; z++) {
+		K.prio[z] = K.tos[z] = -1;
+	}
+	K.analyze = true;
+	return cls_alloc(L->n);
+}
+
+static void cls_analyze_row(const struct alog *L, uint64_t i, int st)
+{
+	if (!K.analyze) {
+		return;
+	}
+	K.a_cls = L->cls ? (int)L->cls[i] : 0;
+	for (K.a_size = 0; L->size && K.a_size < K.nsz - 1; K.a_size++) {
+		if (K.size[K.a_size] == L->size[i]) {
+			break;
+		}
+	}
+	cls_count(0, CG_SENT);
+	if (st == ST_OK || st == ST_WARMUP) {
+		cls_count(0, CG_RECEIVED);
+	} else {
+		cls_count(0, CG_LOST);
+	}
+	if (st == ST_WARMUP) {
+		cls_count(0, CG_WARMUP);
+	}
+	if (st == ST_LATE) {
+		cls_count(0, CG_LATE);
+	}
+}
+
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -7459,6 +8258,8 @@ static int analyze_main(void)
 	for (k = 0; k < 2; k++) {
 		free(L[k].row);
 		free(L[k].status);
+		free(L[k].cls);
+		free(L[k].size);
 	}
 	for (k = 0; k < NMETRIC; k++) {
 		free(S.h[k].bucket);
@@ -7534,7 +8335,7 @@ static int analyze_run(struct alog *L, int nlogs)
 		}
 	}
 	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach) {
+	if (!S.breach || cls_analyze_setup(&L[0]) < 0) {
 		return EXIT_RUNTIME;
 	}
 	{
@@ -7547,6 +8348,7 @@ static int analyze_run(struct alog *L, int nlogs)
 
 			x->st = TF_USED | TF_SENT;
 			S.c.sent++;
+			cls_analyze_row(&L[0], i, st);
 			if (st == ST_OK || st == ST_WARMUP) {
 				x->st |= TF_RECEIVED;
 				S.c.received++;
@@ -7632,11 +8434,11 @@ static const struct opt_def {
 	{ "interface", 1, 'i', "IFACE", "bind to IFACE; its NIC is asked for hardware stamps" },
 	{ "address", 1, 'a', "ADDR", "emit (client) to the reflector at ADDR (IPv4, IPv6 or name); omit to reflect" },
 	{ "port", 1, O_PORT, "N", "UDP port (1-65535, default 12345)" },
-	{ "size", 1, O_SIZE, "BYTES", "datagram payload, 64-65000 bytes (default 64); the pong is the same size" },
+	{ "size", 1, O_SIZE, "BYTES", "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
 	{ "duration", 1, 'd', "SEC", "stop after SEC seconds (default: until --count or SIGINT)" },
 	{ "count", 1, O_COUNT, "N", "emit: stop after N measured transactions (warm-up not included)" },
 	{ "warmup", 1, 'w', "PKTS", "emit: the first PKTS transactions are flagged warm-up and not counted (default 0)" },
-	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence" },
+	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
 	{ "timeout", 1, O_TIMEOUT, "MS", "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
 	{ "timestamps", 1, O_TIMESTAMPS, "auto|hw|sw", "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
 	{ "sw-timestamps", 0, 's', NULL, "also take app stamps (clock_gettime) around send and receive" },
@@ -7657,8 +8459,8 @@ static const struct opt_def {
 	{ "prefer-busypoll", 0, 'P', NULL, "SO_PREFER_BUSY_POLL" },
 	{ "budget", 1, 'B', "N", "SO_BUSY_POLL_BUDGET (1-65535)" },
 	{ "spin", 0, O_SPIN, NULL, "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
-	{ "priority", 1, O_PRIORITY, "N", "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN)" },
-	{ "tos", 1, O_TOS, "N", "IP TOS / IPv6 traffic class (0-255)" },
+	{ "priority", 1, O_PRIORITY, "N", "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
+	{ "tos", 1, O_TOS, "N", "IP TOS / IPv6 traffic class (0-255); a list runs classes side by side" },
 	{ "once", 0, O_ONCE, NULL, "reflect: exit after one session" },
 	{ "json", 1, O_JSON, "FILE|-", "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
 	{ "analyze", 1, O_ANALYZE, "LOG", "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
@@ -7787,6 +8589,140 @@ static int opt_choice(int val, const char *s, const char *const *names, int n)
 }
 
 /* One option's value into cfg; -1 after printing the problem. */
+/* --size, --priority and --tos lists (see classes, sizes) */
+
+/* Parse a comma-separated list of whole numbers; one value behaves as before. */
+static int opt_list(int val, const char *s, uint64_t min, uint64_t max, uint64_t *out, int maxn, int *n)
+{
+	char item[32];
+	const char *p = s;
+
+	*n = 0;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (*n == maxn) {
+			warnx_("%s: '%s' has more than %d values", opt_name(val), s, maxn);
+			return -1;
+		}
+		if (len >= sizeof(item)) {
+			len = sizeof(item) - 1;
+		}
+		memcpy(item, p, len);
+		item[len] = 0;
+		if (opt_u64(val, e || *n ? item : s, min, max, &out[*n]) < 0) {
+			return -1;
+		}
+		(*n)++;
+		if (!e) {
+			return 0;
+		}
+		p = e + 1;
+	}
+}
+
+/* --size, --priority, --tos: one value as ever, or a list. */
+static int cls_opt(int c, const char *a)
+{
+	uint64_t v[SZ_MAX];
+	int i, n;
+
+	if (c == O_SIZE) {
+		if (opt_list(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, v, SZ_MAX, &n) < 0) {
+			return -1;
+		}
+		cfg.size = 0;
+		for (i = 0; i < n; i++) {
+			K.size[i] = (unsigned)v[i];
+			if (K.size[i] > cfg.size) {
+				cfg.size = K.size[i];	/* buffers and checks take the largest */
+			}
+		}
+		K.nsz = n;
+		return 0;
+	}
+	if (c == O_INTERVAL) {
+		/* one cadence per class: the classes of --priority/--tos, in order */
+		if (opt_list(c, a, 1, 60000000, v, CLS_MAX, &n) < 0) {
+			return -1;
+		}
+		for (i = 0; i < n; i++) {
+			K.ival[i] = v[i] * NSEC_PER_US;
+		}
+		K.nival = n;
+		return 0;
+	}
+	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
+	if (opt_list(c, a, 0, strchr(a, ',') ? (c == O_PRIORITY ? 14 : 255) : (c == O_PRIORITY ? INT_MAX : 255),
+		     v, CLS_MAX, &n) < 0) {
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		(c == O_PRIORITY ? K.prio : K.tos)[i] = (int)v[i];
+	}
+	*(c == O_PRIORITY ? &K.nprio : &K.ntos) = n;
+	*(c == O_PRIORITY ? &cfg.priority : &cfg.tos) = (int)v[0];
+	return 0;
+}
+
+/* Checks across options, after the loop (opt_check). */
+static int cls_check(const bool *given)
+{
+	int i;
+
+	if (K.nprio > 1 && K.ntos > 1 && K.nprio != K.ntos) {
+		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
+		       K.ntos, K.nprio);
+		return -1;
+	}
+	K.ncls = K.nprio > K.ntos ? K.nprio : K.ntos;
+	if (K.ncls < 1) {
+		K.ncls = 1;
+	}
+	for (i = 0; i < K.ncls; i++) {
+		if (K.nprio <= 1) {
+			K.prio[i] = cfg.priority;
+		}
+		if (K.ntos <= 1) {
+			K.tos[i] = cfg.tos;
+		}
+	}
+	if (K.nsz <= 1) {
+		K.nsz = 1;
+		K.size[0] = cfg.size;
+	}
+	K.tx_size = K.size[0];
+	if (K.nival) {
+		double rate = 0;
+
+		if (K.nival != K.ncls || K.ncls < 2) {
+			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
+			       K.nival, K.ncls);
+			return -1;
+		}
+		/* the run's cadence is all classes together: window, log and idle hint follow it */
+		for (i = 0; i < K.ncls; i++) {
+			rate += 1.0 / (double)K.ival[i];
+		}
+		cfg.interval_ns = (uint64_t)(1.0 / rate);
+		if (!cfg.interval_ns) {
+			cfg.interval_ns = 1;
+		}
+	}
+	if (cfg.mode == MODE_REFLECT && K.ncls > 1) {
+		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
+		       K.nprio > 1 ? "--priority" : "--tos");
+		return -1;
+	}
+	if (K.nsz > 1 && !cfg.count && !(cfg.duration_s > 0)) {
+		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
+		return -1;
+	}
+	(void)given;
+	return 0;
+}
+
 static int opt_apply(int c, const char *a)
 {
 	static const char *const tsn[] = { "auto", "hw", "sw" };
@@ -7814,7 +8750,7 @@ static int opt_apply(int c, const char *a)
 	case O_PORT:
 		return opt_u64(c, a, 1, 65535, &u) < 0 ? -1 : (cfg.port = (unsigned)u, 0);
 	case O_SIZE:
-		return opt_u64(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, &u) < 0 ? -1 : (cfg.size = (unsigned)u, 0);
+		return cls_opt(c, a);
 	case 'd':
 		return opt_num(c, a, 0.001, 31536000, false, &d) < 0 ? -1 : (cfg.duration_s = d, 0);
 	case O_COUNT:
@@ -7822,6 +8758,9 @@ static int opt_apply(int c, const char *a)
 	case 'w':
 		return opt_u64(c, a, 0, 1000000000, &cfg.warmup);
 	case O_INTERVAL:
+		if (strchr(a, ',')) {
+			return cls_opt(c, a);
+		}
 		if (opt_u64(c, a, 0, 60000000, &u) < 0) {
 			return -1;
 		}
@@ -7904,9 +8843,8 @@ static int opt_apply(int c, const char *a)
 		cfg.spin = true;
 		return 0;
 	case O_PRIORITY:
-		return opt_u64(c, a, 0, INT_MAX, &u) < 0 ? -1 : (cfg.priority = (int)u, 0);
 	case O_TOS:
-		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.tos = (int)u, 0);
+		return cls_opt(c, a);
 	case O_ONCE:
 		cfg.once = true;
 		return 0;
@@ -7958,6 +8896,7 @@ static void cfg_defaults(void)
 	cfg.priority = -1;
 	cfg.tos = -1;
 	cfg.top = 10;
+	cls_defaults();
 	cfg.ptp_domain = PTP_DOMAIN_DEFAULT;
 }
 
@@ -8069,10 +9008,10 @@ static int opt_check(const bool *given)
 		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
 		return -1;
 	}
-	if (opt_check_key(given) < 0) {
+	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
-	return ptp_opt_check(given);
+	return cls_check(given);
 }
 
 /* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
@@ -8343,6 +9282,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	}
 	memory_lock();
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
+		return -1;
+	}
+	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
 		return -1;
 	}
 	return outputs_open(log_fd, json) < 0 ? -1 : plot_open();

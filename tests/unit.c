@@ -2672,6 +2672,248 @@ static void test_guard(void)
 	key.on = false;
 }
 
+/* --------------------------------------------------- classes and sizes */
+
+/* {expected result, argv, text the stderr line must contain} */
+static const struct {
+	int want;
+	const char *argv, *needle;
+} cls_cases[] = {
+	{ 0, "-a h --priority 1,2,3", NULL },
+	{ 0, "-a h --tos 0,32,64,96", NULL },
+	{ 0, "-a h --priority 1,2 --tos 32,64", NULL },
+	{ 0, "-a h --priority 1,2,3 --tos 32", NULL },
+	{ 0, "-a h --size 64,128 --count 5", NULL },
+	{ 0, "-a h --size 64,128 -d 1", NULL },
+	{ 0, "-a h --size 64,1400 --priority 1,2 --count 5", NULL },
+	{ -1, "-a h --priority 1,,2", "--priority" },
+	{ -1, "-a h --priority 1,2,", "--priority" },
+	{ -1, "-a h --priority 1,15", "--priority: '15' is out of range (0 to 14)" },
+	{ -1, "-a h --priority 1,x", "--priority: 'x' is not a whole number" },
+	{ -1, "-a h --tos 1,256", "--tos: '256' is out of range" },
+	{ -1, "-a h --tos 1,2,3,4,5,6,7,8,9", "more than 8 values" },
+	{ -1, "-a h --priority 1,2 --tos 1,2,3", "--tos: 3 values against 2 of --priority" },
+	{ -1, "-a h --size 64,63 --count 5", "--size: '63' is out of range (64 to 65000)" },
+	{ -1, "-a h --size 64,128", "--size: a list needs -d SEC or --count N" },
+	{ -1, "-a h --size ,64 --count 5", "--size" },
+	{ -1, "--priority 1,2", "--priority: a list is for emit" },
+	{ -1, "--tos 1,2", "--tos: a list is for emit" },
+	{ -1, "-i lo -a h --size 64,70000 --count 5", "--size" },
+	{ 0, "-a h --priority 1,2 --interval 100,200", NULL },
+	{ -1, "-a h --priority 1,2 --interval 100,200,300", "--interval: 3 values for 2 classes" },
+	{ -1, "-a h --interval 100,200", "--interval: 2 values for 1 classes" },
+	{ -1, "-a h --priority 1,2 --interval 100,0", "--interval: '0' is out of range (1 to 60000000)" },
+};
+
+static void test_classes_opts(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cls_cases) / sizeof(cls_cases[0]); i++) {
+		struct args a;
+		char *out, *err, name[200];
+		int r = parse_str(cls_cases[i].argv, &a, &out, &err);
+		bool good;
+
+		snprintf(name, sizeof(name), "classes: opt_parse '%s' -> %d", cls_cases[i].argv, cls_cases[i].want);
+		if (cls_cases[i].want < 0) {
+			good = r == -1 && one_rant_line(err) && strstr(err, cls_cases[i].needle) && !*out;
+		} else {
+			good = r == cls_cases[i].want && !*err;
+		}
+		ok(good, name, "returned %d, stderr '%s'", r, err);
+		free(out);
+		free(err);
+	}
+	/* one value: exactly the fields of before, no classes, no sizes */
+	GOOD("-a h --priority 7 --tos 32 --size 100", cfg.priority == 7 && cfg.tos == 32 && cfg.size == 100 &&
+		 K.ncls == 1 && K.nsz == 1 && !cls_multi());
+	GOOD("-a h --priority 2147483647", cfg.priority == 2147483647 && K.ncls == 1);
+	GOOD("-a h --priority 1,2,3", K.ncls == 3 && K.prio[0] == 1 && K.prio[2] == 3 && K.tos[1] == -1 &&
+		 cfg.priority == 1);
+	GOOD("-a h --priority 4,5 --tos 64", K.ncls == 2 && K.tos[0] == 64 && K.tos[1] == 64 && K.prio[1] == 5);
+	GOOD("-a h --tos 32,64", K.ncls == 2 && K.prio[0] == -1 && K.tos[1] == 64);
+	GOOD("-a h --size 1400,64,512 --count 3", K.nsz == 3 && K.size[0] == 1400 && K.size[1] == 64 &&
+		 cfg.size == 1400 && K.tx_size == 1400);
+	/* the MTU rule: lo's MTU (65536) takes the largest size */
+	GOOD("-i lo -a h --size 64,65000 --count 5", K.nsz == 2);
+	GOOD("-a h", K.ncls == 1 && K.nsz == 1);
+	/* a cadence per class: the run's interval is all of them together */
+	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", K.nival == 3 && K.ival[1] == 2000000 &&
+		 cfg.interval_ns == 500000);
+	GOOD("-a h --priority 1,2 --interval 250", K.nival == 0 && cfg.interval_ns == 250000);
+}
+
+/* Round-robin, sizes in turn, warm-up per size, and the class in the ping's flags. */
+static void test_classes_schedule(void)
+{
+	struct args a;
+	char *out, *err, name[120];
+	int r = parse_str("-a 127.0.0.1 --port 9 --priority 1,2,3 --tos 0,32,64 --size 64,256 --count 4 -w 2",
+			  &a, &out, &err);
+	uint64_t seq, keyseq0[256];
+	bool sched = true, warm = true, flags = true;
+	int k, v;
+	socklen_t len = sizeof(v);
+
+	free(out);
+	free(err);
+	ok(r == 0, "classes: parse a class x size run", "r=%d", r);
+	side_set(true);
+	win_mask = 255;
+	E.keyseq = keyseq0;
+	S.start_mono = mono_ns();
+	r = sock_open_emit() < 0 ? -1 : cls_open();
+	ok(r == 0 && K.fd[1] > 0 && K.fd[2] > 0 && K.fd[1] != K.fd[2] && K.fd[0] == sock_fd,
+	   "classes: a socket per class", "r=%d fds %d %d %d", r, K.fd[0], K.fd[1], K.fd[2]);
+	for (k = 0; r == 0 && k < 3; k++) {
+		int want_prio = k + 1, want_tos = 32 * k;
+
+		len = sizeof(v);
+		getsockopt(K.fd[k], SOL_SOCKET, SO_PRIORITY, &v, &len);
+		snprintf(name, sizeof(name), "classes: class %d socket has SO_PRIORITY %d (getsockopt)", k, want_prio);
+		ok(v == want_prio, name, "got %d", v);
+		len = sizeof(v);
+		getsockopt(K.fd[k], IPPROTO_IP, IP_TOS, &v, &len);
+		snprintf(name, sizeof(name), "classes: class %d socket has IP_TOS %d (getsockopt)", k, want_tos);
+		ok(v == want_tos, name, "got %d", v);
+	}
+	/* 2 sizes x (2 warm-up + 4 counted) = 12 pings, classes round-robin */
+	for (seq = 0; r == 0 && seq < 12; seq++) {
+		uint16_t f = cls_before_send(seq, mono_ns());
+		unsigned want_size = seq < 6 ? 64 : 256;
+		bool want_warm = seq % 6 < 2;
+
+		sched &= K.cur == (int)(seq % 3) && sock_fd == K.fd[seq % 3] && K.tx_size == want_size &&
+			 size_of(seq) == (seq < 6 ? 0 : 1);
+		warm &= cls_warmup(seq) == want_warm;
+		flags &= (f & PF_CLASS) && ((f >> PF_PRIO_SHIFT) & 0xf) == seq % 3 + 2;
+	}
+	ok(sched, "classes: seq % 3 picks the class's socket, sizes change after warm-up + count", "cur %d", K.cur);
+	ok(warm, "classes: the first -w pings of each size are warm-up", "%s", "");
+	ok(flags, "classes: pings carry PF_CLASS and their priority + 1", "%s", "");
+	for (seq = 0; seq < 12; seq++) {
+		size_of(seq);
+	}
+	ok(size_of(0) == 0 && size_of(5) == 0 && size_of(6) == 1 && size_of(11) == 1,
+	   "classes: size_of() maps seq back to its size after the run", "%d %d", size_of(5), size_of(6));
+	{
+		char buf[128], *p;
+
+		K.g = (struct grp *)1;	/* only tested for non-NULL by the column writer */
+		p = cls_log_cols(buf, false, NULL);
+		*p = 0;
+		ok(!strcmp(buf, " CLASS SIZE"), "classes: text log columns", "'%s'", buf);
+		seq = 7;
+		p = cls_log_cols(buf, true, &seq);
+		*p = 0;
+		ok(!strcmp(buf, ",1,256"), "classes: csv log values of seq 7", "'%s'", buf);
+		K.g = NULL;
+		cls_note(buf, sizeof(buf), 7);
+		ok(!strcmp(buf, " class=1 priority=2 tos=32 size=256"), "classes: breach note names class and size",
+		   "'%s'", buf);
+	}
+	for (k = 0; k < 3; k++) {
+		close(K.fd[k]);
+		if (k) {
+			free(K.keyseq[k]);
+		}
+	}
+	sock_fd = -1;
+	reset_globals();
+}
+
+/* The reflector answers in the class of the ping, and counts each class. */
+static void test_classes_reflect(void)
+{
+	struct proto_msg m = { .type = PT_PING };
+	int v, fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	socklen_t len = sizeof(v);
+	bool tos_ok, prio_ok;
+
+	reset_globals();
+	side_set(false);
+	sock_fd = fd;
+	cls_open();
+	m.flags = PF_CLASS | (3u << PF_PRIO_SHIFT);
+	K.rx_tos = 64;
+	cls_reflect(&m);
+	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
+	prio_ok = v == 2;
+	len = sizeof(v);
+	getsockopt(fd, IPPROTO_IP, IP_TOS, &v, &len);
+	tos_ok = v == 64;
+	ok(prio_ok && tos_ok, "classes: reflector takes SO_PRIORITY from the ping, TOS as received", "tos %d", v);
+	m.flags |= PF_WARMUP;
+	cls_reflect(&m);
+	m.flags = PF_CLASS | (5u << PF_PRIO_SHIFT);
+	K.rx_tos = 0;
+	cls_reflect(&m);
+	ok(K.rn == 2 && K.r[0].prio == 2 && K.r[0].tos == 64 && K.r[0].answered == 2 && K.r[0].warmup == 1 &&
+	   K.r[1].prio == 4 && K.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", K.rn);
+	m.flags = 0;
+	cls_reflect(&m);
+	len = sizeof(v);
+	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
+	ok(v == 0 && K.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
+	   "prio %d", v);
+	close(fd);
+	sock_fd = -1;
+	reset_globals();
+}
+
+/* Each class on its own cadence: seq -> class is kept in a map, not computed. */
+static void test_classes_interval(void)
+{
+	struct args a;
+	char *out, *err;
+	uint64_t keyseq0[256], seq;
+	int r = parse_str("-a 127.0.0.1 --port 9 --priority 1,2 --interval 1000,3000 --count 100", &a, &out, &err);
+	int n[2] = { 0, 0 };
+	bool order = true;
+
+	free(out);
+	free(err);
+	side_set(true);
+	win_mask = 255;
+	E.keyseq = keyseq0;
+	S.log.cap = 0;
+	r = r ? r : sock_open_emit() < 0 ? -1 : cls_open();
+	ok(r == 0 && K.cmap, "classes: --interval list keeps a seq -> class map", "r=%d", r);
+	if (r) {
+		reset_globals();
+		return;
+	}
+	/* classes recorded at send (as cls_interval_step does) are the ones read back */
+	for (seq = 0; seq < 24; seq++) {
+		int b = seq % 4 == 3;	/* class 1 every fourth ping */
+
+		K.cmap[seq & K.cmap_mask] = (uint8_t)b;
+		order &= cls_before_send(seq, mono_ns()) >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
+			 sock_fd == K.fd[b] && cls_of(seq) == b;
+		n[b]++;
+	}
+	ok(order, "classes: a mapped seq goes on its class's socket with its priority", "%s", "");
+	ok(n[0] == 18 && n[1] == 6 && cls_of(3) == 1 && cls_of(4) == 0, "classes: seq -> class read back from the map",
+	   "%d %d", n[0], n[1]);
+	close(K.fd[0]);
+	close(K.fd[1]);
+	free(K.keyseq[1]);
+	free(K.cmap);
+	sock_fd = -1;
+	memset(&E, 0, sizeof(E));
+	reset_globals();
+}
+
+static void test_classes(void)
+{
+	reset_globals();
+	test_classes_opts();
+	test_classes_interval();
+	test_classes_schedule();
+	test_classes_reflect();
+}
+
 /* ------------------------------------------- hardware path: real NICs */
 
 static unsigned fake_kernel_version;
@@ -3965,6 +4207,7 @@ int main(void)
 	test_fit();
 	test_log();
 	test_guard();
+	test_classes();
 	test_pmc();
 	test_plot();
 	printf("%d passed, %d failed\n", t_pass, t_fail);

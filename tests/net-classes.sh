@@ -1,0 +1,356 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Integration tests of traffic classes (--priority/--tos lists) and size
+# sweeps (--size lists) over a veth pair between two throwaway namespaces:
+#
+#   per class and per size the counts are exact and both ends agree; each
+#   class's TOS is on the wire in both directions (tcpdump -v); a class whose
+#   pongs are dropped shows its loss and no other class does; the class x size
+#   matrix; --analyze rebuilds the tables from the CLASS/SIZE log columns;
+#   breach lines name the class; a size above the MTU exits 2 before sending;
+#   one value of each option leaves report, JSON and log as they were.
+#
+# Counts, structure and consistency only, never latencies (a noisy 2-core VM).
+# Needs root (namespaces), python3; tcpdump and tc (htb, pfifo, u32) for the
+# wire checks, which skip with a reason without them.
+
+# Inline awk and bash -c programs expand their own $1.. and python reads
+# PY_PRELUDE through lib.sh's py_checks, hence:
+# shellcheck disable=SC2016,SC2034
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PORT=12345
+
+# py_checks prelude: j(name) loads $WORK/name.json; chk(cond, name, detail)
+PY_PRELUDE='
+import json, os, sys
+W = os.environ["WORK"]
+def j(n):
+    return json.load(open(os.path.join(W, n + ".json")))
+def chk(c, name, detail=""):
+    print(("ok\t%s" if c else "not ok\t%s (" + str(detail) + ")") % name)
+def sane(r):
+    p = r["rtt"]["percentiles_ns"]
+    return r["rtt"]["samples"] == 0 or (r["rtt"]["min_ns"] <= p["50"] <= p["99"] <= p["99.9"] <= r["rtt"]["max_ns"])
+'
+export WORK
+
+# pid_gone PID: exited (a zombie counts: kill -0 still succeeds on those)
+pid_gone() {
+	local st
+
+	st=$(ps -o stat= -p "$1") || return 0
+	[[ $st == Z* ]]
+}
+
+# wait_exit PID SECONDS: wait for a background process, its status in WAIT_RC
+wait_exit() {
+	if ! wait_for "$2" pid_gone "$1"; then
+		kill -9 "$1" 2>/dev/null
+		{ wait "$1"; } 2>/dev/null
+		WAIT_RC=timeout
+		return 1
+	fi
+	{ wait "$1"; } 2>/dev/null
+	WAIT_RC=$?
+}
+
+# 1. Three classes round-robin: each class's counts exact, reflector agrees.
+t_classes() {
+	if ! reflector c1r --once --json "$WORK/c1r.json"; then
+		not_ok "classes: reflector listens"
+		return
+	fi
+	emit c1c --priority 1,2,3 --tos 0,32,64 --count 3000 -w 30 --json "$WORK/c1c.json"
+	expect_rc "classes" 0
+	wait_exit "$REFLECTOR_PID" 10
+	py_checks classes '
+c, r = j("c1c"), j("c1r")
+cl = c.get("classes", [])
+chk(len(cl) == 3, "three classes in JSON", len(cl))
+for k, x in enumerate(cl):
+    p = x["packets"]
+    chk(x["class"] == k and x["priority"] == k + 1 and x["tos"] == 32 * k, "class %d: priority and tos as given" % k, x)
+    chk(p["sent"] == 1010 and p["received"] == 1010 and p["lost"] == 0 and p["warmup"] == 10,
+        "class %d: sent 1010 = received, warm-up 10" % k, p)
+    chk(x["rtt"]["samples"] == p["received"] - p["warmup"], "class %d: samples = received - warm-up" % k, x["rtt"]["samples"])
+    chk(sane(x), "class %d: min <= p50 <= p99 <= p99.9 <= max" % k, x["rtt"])
+chk(sum(x["packets"]["sent"] for x in cl) == c["packets"]["sent"], "classes add up to the run", c["packets"])
+chk(sum(x["rtt"]["samples"] for x in cl) == c["metrics"]["rtt"]["samples"], "class samples add up to rtt samples")
+rc = r.get("classes", [])
+chk(sorted((x["priority"], x["tos"], x["answered"], x["warmup"]) for x in rc) == [(1, 0, 1010, 10), (2, 32, 1010, 10), (3, 64, 1010, 10)],
+    "reflector: answered each class in its priority and tos, counts agree", rc)
+'
+	check "classes: report has a row per class" grep -Eq '^2  prio 3 tos 0x40 +1010 +1010 +0 ' "$WORK/c1c.out"
+	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +10$' "$WORK/c1r.out"
+}
+
+# 2. The TOS of each class on the wire, pings and pongs, seen by tcpdump -v.
+t_wire() {
+	local tpid
+	if ! command -v tcpdump >/dev/null; then
+		skip "wire: tcpdump not installed"
+		return
+	fi
+	in_b tcpdump -nn -v -l -i "$VETH_B" udp port "$PORT" >"$WORK/dump.txt" 2>"$WORK/dump.err" &
+	tpid=$!
+	BG_PIDS+=("$tpid")
+	if ! wait_for 5 grep -q 'listening on' "$WORK/dump.err"; then
+		not_ok "wire: tcpdump starts"
+		return
+	fi
+	if ! reflector c2r --once; then
+		not_ok "wire: reflector listens"
+		return
+	fi
+	emit c2c --priority 1,2,3 --tos 0,32,184 --count 150 --interval 2000
+	expect_rc "wire" 0
+	wait_exit "$REFLECTOR_PID" 10
+	sleep 0.5
+	kill "$tpid" 2>/dev/null
+	wait "$tpid" 2>/dev/null
+	py_checks wire '
+import re
+lines = open(os.path.join(W, "dump.txt")).read().split("\n")
+seen = {}
+tos = None
+for ln in lines:
+    m = re.search(r"IP \(tos (0x[0-9a-f]+)", ln)
+    if m:
+        tos = int(m.group(1), 16) & 0xfc  # without the ECN bits
+        continue
+    m = re.search(r"(\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): UDP, length (\d+)", ln)
+    if m and tos is not None:
+        sp, dp = int(m.group(2)), int(m.group(4))
+        key = ("ping", sp) if dp == 12345 else ("pong", dp)
+        seen.setdefault(key, {}).setdefault(tos, 0)
+        seen[key][tos] += 1
+        tos = None
+pings = {k[1]: v for k, v in seen.items() if k[0] == "ping"}
+pongs = {k[1]: v for k, v in seen.items() if k[0] == "pong"}
+chk(len(pings) == 3, "three client ports (a socket per class)", sorted(pings))
+chk(all(len(v) == 1 for v in pings.values()), "each class socket sends one TOS", pings)
+chk(sorted(list(v)[0] for v in pings.values()) == [0, 32, 184], "the pings carry TOS 0x00, 0x20, 0xb8", pings)
+chk(all(sum(v.values()) >= 45 for v in pings.values()), "about a third of the pings per class", pings)
+chk(all(p in pongs and list(pongs[p]) == list(pings[p]) for p in pings), "each pong carries its ping class TOS", pongs)
+'
+}
+
+# 3. Drop the pongs of one class (by their TOS, on the reflector's egress):
+#    only that class shows loss.
+t_drop_one() {
+	local tc="in_b tc"
+	if ! { $tc qdisc add dev "$VETH_B" root handle 1: htb default 1 &&
+		$tc class add dev "$VETH_B" parent 1: classid 1:1 htb rate 10gbit &&
+		$tc class add dev "$VETH_B" parent 1: classid 1:3 htb rate 10gbit &&
+		$tc qdisc add dev "$VETH_B" parent 1:3 handle 30: pfifo limit 0 &&
+		$tc filter add dev "$VETH_B" parent 1: protocol ip prio 1 u32 match ip tos 0x40 0xff flowid 1:3; } 2>"$WORK/tc.err"; then
+		skip "drop one class: tc htb/pfifo/u32 not available ($(head -1 "$WORK/tc.err"))"
+		$tc qdisc del dev "$VETH_B" root 2>/dev/null
+		return
+	fi
+	if ! reflector c3r --once --json "$WORK/c3r.json"; then
+		not_ok "drop one class: reflector listens"
+		return
+	fi
+	emit c3c --priority 1,2,3 --tos 0,32,64 --count 600 --interval 500 --timeout 50 --json "$WORK/c3c.json"
+	expect_rc "drop one class" 0
+	wait_exit "$REFLECTOR_PID" 10
+	$tc qdisc del dev "$VETH_B" root
+	py_checks "drop one class" '
+c = j("c3c")
+cl = c["classes"]
+for k in (0, 1):
+    p = cl[k]["packets"]
+    chk(p["sent"] == 200 and p["received"] == 200 and p["lost"] == 0, "class %d: no loss" % k, p)
+p = cl[2]["packets"]
+chk(p["sent"] == 200 and p["received"] == 0 and p["lost"] == 200 and cl[2]["rtt"]["samples"] == 0, "class 2 (tos 0x40): every pong lost", p)
+chk(c["packets"]["lost"] == 200, "the run lost exactly class 2", c["packets"])
+lb = c["loss_by_direction"]
+chk(lb is not None and lb["back"] == 200 and lb["out"] == 0, "lost on the way back", lb)
+r = [x for x in j("c3r")["classes"] if x["tos"] == 64]
+chk(len(r) == 1 and r[0]["answered"] == 200, "the reflector answered class 2 (its pongs died on the wire)", r)
+'
+}
+
+# 4. A size sweep: each size measured in turn, warm-up per size, counts exact;
+#    the log has a SIZE column and --analyze rebuilds the same table.
+t_sizes() {
+	if ! reflector c4r --once --json "$WORK/c4r.json"; then
+		not_ok "sizes: reflector listens"
+		return
+	fi
+	emit c4c --size 64,128,256,512,1024,1400 --count 500 -w 20 --json "$WORK/c4c.json" \
+		-l "$WORK/c4c.csv" --log-format csv
+	expect_rc "sizes" 0
+	wait_exit "$REFLECTOR_PID" 10
+	"$RANT" --analyze "$WORK/c4c.csv" --json "$WORK/c4a.json" >"$WORK/c4a.out" 2>&1
+	py_checks sizes '
+import csv
+c, r, a = j("c4c"), j("c4r"), j("c4a")
+sz = c.get("sizes", [])
+chk([x["size"] for x in sz] == [64, 128, 256, 512, 1024, 1400], "sizes in the order given", [x["size"] for x in sz])
+for x in sz:
+    p = x["packets"]
+    chk(p["sent"] == 520 and p["received"] == 520 and p["warmup"] == 20 and x["rtt"]["samples"] == 500,
+        "size %d: 520 sent and received, 20 warm-up, 500 samples" % x["size"], p)
+    chk(sane(x), "size %d: min <= p50 <= p99 <= p99.9 <= max" % x["size"], x["rtt"])
+chk(r["packets"]["received"] == 3120 and r["packets"]["warmup"] == 120, "reflector: 3120 pings, 120 warm-up", r["packets"])
+rows = list(csv.DictReader(l for l in open(os.path.join(W, "c4c.csv")) if not l.startswith("#")))
+by = {}
+for row in rows:
+    by.setdefault(int(row["size"]), []).append(int(row["seq"]))
+chk(sorted(by) == [64, 128, 256, 512, 1024, 1400] and all(len(v) == 520 for v in by.values()), "log: 520 rows per size", {k: len(v) for k, v in by.items()})
+chk(all(max(by[s]) < min(by[t]) for s, t in zip([64, 128, 256, 512, 1024], [128, 256, 512, 1024, 1400])), "log: sizes in turn, never mixed")
+asz = a.get("sizes", [])
+chk([(x["size"], x["packets"]["sent"], x["rtt"]["samples"], x["rtt"]["min_ns"], x["rtt"]["max_ns"], x["rtt"]["percentiles_ns"]) for x in asz] ==
+    [(x["size"], x["packets"]["sent"], x["rtt"]["samples"], x["rtt"]["min_ns"], x["rtt"]["max_ns"], x["rtt"]["percentiles_ns"]) for x in sz],
+    "--analyze rebuilds the size table from the log", asz[:1])
+'
+	check "sizes: report has the size table" grep -Eq '^1400 B +520 +520 +0 +0\.00% +500 ' "$WORK/c4c.out"
+	check "sizes: --analyze prints the size table" grep -Eq '^1400 B +520 +520 +0 +0\.00% +500 ' "$WORK/c4a.out"
+}
+
+# 5. Classes x sizes, -d per size: rows add up; sizes on the wire by length.
+t_matrix() {
+	if ! reflector c5r --once; then
+		not_ok "matrix: reflector listens"
+		return
+	fi
+	emit c5c --priority 1,2 --size 64,512 --count 400 --json "$WORK/c5c.json" -l "$WORK/c5c.log"
+	expect_rc "matrix" 0
+	wait_exit "$REFLECTOR_PID" 10
+	"$RANT" --analyze "$WORK/c5c.log" --json "$WORK/c5a.json" >"$WORK/c5a.out" 2>&1
+	py_checks matrix '
+c, a = j("c5c"), j("c5a")
+for k, x in enumerate(c["classes"]):
+    chk([(y["size"], y["packets"]["sent"], y["rtt"]["samples"]) for y in x["sizes"]] == [(64, 200, 200), (512, 200, 200)],
+        "class %d: 200 per size" % k, x["sizes"])
+    chk(sum(y["rtt"]["samples"] for y in x["sizes"]) == x["rtt"]["samples"], "class %d: its cells add up" % k)
+chk([(x["size"], x["rtt"]["samples"]) for x in c["sizes"]] == [(64, 400), (512, 400)], "sizes over all classes", c["sizes"])
+chk([[(y["size"], y["rtt"]["samples"], y["rtt"]["max_ns"]) for y in x["sizes"]] for x in a["classes"]] ==
+    [[(y["size"], y["rtt"]["samples"], y["rtt"]["max_ns"]) for y in x["sizes"]] for x in c["classes"]],
+    "--analyze of the text log rebuilds the matrix", a.get("classes"))
+'
+	check "matrix: text log has CLASS and SIZE columns" grep -q '^SEQ T1_KSW T4_KSW RTT CLASS SIZE$' "$WORK/c5c.log"
+}
+
+# 6. -d per size with an interval: each size gets its share of the time.
+t_duration() {
+	if ! reflector c6r --once; then
+		not_ok "duration: reflector listens"
+		return
+	fi
+	emit c6c --size 64,1000 -d 0.5 --interval 1000 --json "$WORK/c6c.json"
+	expect_rc "duration" 0
+	wait_exit "$REFLECTOR_PID" 10
+	py_checks duration '
+c = j("c6c")
+sz = c["sizes"]
+chk(len(sz) == 2 and all(x["packets"]["sent"] > 50 for x in sz), "both sizes measured", [x["packets"] for x in sz])
+chk(sum(x["packets"]["sent"] for x in sz) == c["packets"]["sent"], "sizes add up to the run")
+chk(0.9 <= c["duration_s"] <= 5, "-d is per size: about 1 s in all", c["duration_s"])
+'
+}
+
+# 7. Breach lines name the class; the class is the one of that seq.
+t_breach() {
+	if ! reflector c7r --once; then
+		not_ok "breach: reflector listens"
+		return
+	fi
+	emit c7c --priority 1,2,3 --count 60 -t 0.001 -C
+	expect_rc "breach" 3
+	wait_exit "$REFLECTOR_PID" 10
+	check "breach: lines name class and priority" grep -Eq '^Threshold breach: seq [0-9]+, rtt [0-9]+ ns > threshold 1 ns class=[0-2] priority=[1-3]$' "$WORK/c7c.out"
+	check "breach: the class is the seq's" awk '/^Threshold breach: seq/ { s = $4 + 0; split($NF, p, "="); split($(NF-1), c, "=");
+		if (c[2] != s % 3 || p[2] != s % 3 + 1) bad++; n++ } END { exit !(n > 0 && !bad) }' "$WORK/c7c.out"
+	check "breach: per class counts in the table" grep -Eq '^0  prio 1 tos - +20 +20 +0 +0\.00% +20 .* 20$' "$WORK/c7c.out"
+}
+
+# 8. A size above the MTU: exit 2, one line naming the MTU, nothing sent.
+t_mtu() {
+	local before after
+	before=$(udp_in_b)
+	emit c8c --size 64,1473 --count 10
+	after=$(udp_in_b)
+	expect_rc "mtu" 2
+	check "mtu: one line naming the MTU" grep -Eq '^rant: --size: 1473 bytes exceed the path MTU 1500 to .* \(at most 1472 bytes of UDP payload' "$WORK/c8c.err"
+	expect_eq "mtu: nothing sent" "$after" "$before"
+}
+
+udp_in_b() {
+	ip netns exec "$NS_B" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { n += $2 + $3 + $4 } END { print n + 0 }' /proc/net/snmp
+}
+
+# 9. One value of each: no class or size table, no new JSON keys or columns.
+t_single() {
+	if ! reflector c9r --once; then
+		not_ok "single: reflector listens"
+		return
+	fi
+	emit c9c --priority 3 --tos 32 --size 100 --count 200 --json "$WORK/c9c.json" -l "$WORK/c9c.log"
+	expect_rc "single" 0
+	wait_exit "$REFLECTOR_PID" 10
+	py_checks single '
+c = j("c9c")
+chk("classes" not in c and "sizes" not in c and c["size"] == 100, "JSON without classes or sizes", list(c))
+chk(c["packets"]["sent"] == 200 and c["metrics"]["rtt"]["samples"] == 200, "counts as ever", c["packets"])
+'
+	check "single: log header as ever" grep -q '^SEQ T1_KSW T4_KSW RTT$' "$WORK/c9c.log"
+	check "single: no class or size table" bash -c '! grep -Eq "^--- (Classes|Sizes)" "$1"' _ "$WORK/c9c.out"
+}
+
+# 10. Each class at its own --interval: the faster class sends more, each
+#     class's counts are exact, the reflector agrees, the log keeps classes.
+t_own_interval() {
+	if ! reflector c10r --once --json "$WORK/c10r.json"; then
+		not_ok "own interval: reflector listens"
+		return
+	fi
+	emit c10c --priority 1,2,3 --tos 0,32,64 --interval 1000,2000,4000 -d 2 --json "$WORK/c10c.json" \
+		-l "$WORK/c10c.csv" --log-format csv
+	expect_rc "own interval" 0
+	wait_exit "$REFLECTOR_PID" 10
+	py_checks "own interval" '
+import csv
+c, r = j("c10c"), j("c10r")
+cl = c["classes"]
+s = [x["packets"]["sent"] for x in cl]
+chk([x["interval_us"] for x in cl] == [1000, 2000, 4000], "classes keep their intervals", cl[0])
+chk(s[0] > s[1] > s[2] > 0, "the 1 ms class sends most, the 4 ms class least", s)
+chk(s[1] * 1.3 < s[0] and s[2] * 1.3 < s[1], "sends follow the cadences (about 4:2:1)", s)
+chk(all(x["packets"]["received"] + x["packets"]["lost"] == x["packets"]["sent"] for x in cl), "each class: sent = received + lost")
+chk(sum(s) == c["packets"]["sent"], "classes add up to the run")
+rc = sorted((x["tos"], x["answered"]) for x in r["classes"])
+chk(rc == sorted((x["tos"], x["packets"]["received"]) for x in cl), "reflector answered each class as often as it came back", rc)
+rows = list(csv.DictReader(l for l in open(os.path.join(W, "c10c.csv")) if not l.startswith("#")))
+n = [sum(1 for x in rows if x["class"] == str(k)) for k in range(3)]
+chk(n == s, "log rows per class = sent per class", n)
+'
+}
+
+main() {
+	need_root "classes and sizes"
+	if ! ns_setup; then
+		not_ok "veth namespaces"
+		finish
+		exit 1
+	fi
+	t_classes
+	t_wire
+	t_drop_one
+	t_sizes
+	t_matrix
+	t_duration
+	t_breach
+	t_mtu
+	t_single
+	t_own_interval
+	finish
+}
+
+main "$@"
