@@ -5287,6 +5287,8 @@ static struct {
 	uint64_t ahead;			/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
 	uint64_t last_wake;		/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
+	uint16_t ports[16];		/* the session's ports: one per class socket of its client */
+	int nports;
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
 	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
 	int pi_level;			/* 0 = none */
@@ -5354,6 +5356,38 @@ static bool echo_pop(struct proto_msg *m)
 	echo_head = (echo_head + 1) % ECHO_CAP;
 	echo_n--;
 	return true;
+}
+
+/*
+ * The session's peer: its first ping's address, from one of its ports.  A
+ * client with --priority/--tos classes pings from one socket per class, so
+ * a ping flagged PF_CLASS from the same address may add a port, up to 16.
+ */
+static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
+{
+	struct sockaddr_storage a;
+	unsigned port = sa_port(from);
+	int i;
+
+	memcpy(&a, &R.peer, sizeof(a));
+	if (a.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
+	} else if (a.ss_family == AF_INET) {
+		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
+	}
+	if (!sa_same(&a, from)) {
+		return false;	/* another address */
+	}
+	for (i = 0; i < R.nports; i++) {
+		if (R.ports[i] == port) {
+			return true;
+		}
+	}
+	if ((flags & PF_CLASS) && R.nports < 16) {
+		R.ports[R.nports++] = (uint16_t)port;
+		return true;
+	}
+	return false;
 }
 
 /* A datagram refused by a session rule: counted with the session, or with the next one. */
@@ -5689,7 +5723,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	if (m.type == PT_FIN) {
 		cls_reflect(&m);	/* the FIN_ACK in the reflector's own class */
 		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
-			if (sa_same(&R.peer, from)) {
+			if (reflect_peer_ok(from, 0)) {
 				reflect_fin(&m, buf, len, from, fromlen);
 			} else {
 				reflect_reject(GR_PEER);
@@ -5724,7 +5758,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 			return;
 		}
 	}
-	if (R.active && !sa_same(&R.peer, from)) {
+	if (R.active && !reflect_peer_ok(from, m.flags)) {
 		reflect_reject(GR_PEER);	/* the session's id from another address or port */
 		return;
 	}
@@ -5732,6 +5766,8 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		reflect_start(m.session);
 		memset(&R.peer, 0, sizeof(R.peer));
 		memcpy(&R.peer, from, fromlen < sizeof(R.peer) ? fromlen : sizeof(R.peer));
+		R.ports[0] = (uint16_t)sa_port(from);
+		R.nports = 1;
 	}
 	if (R.any && m.seq > R.top && m.seq - R.top > SEQ_AHEAD_MAX) {
 		/*
