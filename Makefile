@@ -49,15 +49,19 @@ demo: rant
 tests/bench-log: tests/bench-log.c rant.c
 	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-log.c $(LDLIBS)
 
+tests/bench-tag: tests/bench-tag.c rant.c
+	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-tag.c $(LDLIBS)
+
 tests/plot-bench: tests/plot-bench.c rant.c
 	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/plot-bench.c $(LDLIBS)
 
 tests/bench.d/floor: tests/bench.d/floor.c
 	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/floor.c
 
-bench: rant tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench
+bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench
 	tests/bench.sh
 	tests/bench-log
+	tests/bench-tag
 	tests/plot-bench.sh
 
 soak: rant
@@ -69,7 +73,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench
+	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 

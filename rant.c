@@ -89,7 +89,7 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 #define PROTO_HDR_LEN	64
 #define PROTO_MAX_SIZE	65000
 
-enum proto_type { PT_PING = 1, PT_PONG = 2, PT_FIN = 3, PT_FIN_ACK = 4 };
+enum proto_type { PT_PING = 1, PT_PONG = 2, PT_FIN = 3, PT_FIN_ACK = 4, PT_BUSY = 5 };
 
 enum proto_flag {
 	PF_WARMUP	= 1 << 0,	/* ping is warm-up: not counted by either side */
@@ -101,6 +101,31 @@ enum proto_flag {
 	PF_T3W		= 1 << 6,
 	PF_MORE		= 1 << 7,	/* FIN_ACK: more T3 stamps pending, send FIN again */
 	PF_PARTIAL	= 1 << 8,	/* FIN_ACK: the reflector did not see the session from seq 0 */
+	PF_TAG		= 1 << 9,	/* --key-file: a keyed tag follows the header (bytes 64-71) */
+};
+
+/*
+ * Rules of a session (see README, Protocol): what a real peer never sends.
+ * Stamps beyond 2^62 ns (year 2116) are impossible, and keeping every stamp
+ * below it keeps every difference of two stamps, and the difference of two
+ * such differences, inside int64_t.
+ */
+#define STAMP_MAX	(1ULL << 62)
+#define IDLE_MAX_MS	(60000 + 60000 + 1)	/* --interval 60 s + --timeout 60 s, as emit_run sends it */
+#define SEQ_AHEAD_MAX	4096			/* a larger jump needs a second ping to confirm it */
+#define TAG_LEN		8
+#define KEY_MIN		16
+#define KEY_MAX		4096
+#define BUSY_GAP_NS	(10 * 1000000ULL)	/* at most 100 BUSY answers a second */
+
+/* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
+enum guard_rej {
+	GR_PEER, GR_SEQ_AHEAD, GR_FIN_UNKNOWN, GR_FIN_ACK_UNASKED, GR_PORT0, GR_IMPLAUSIBLE,
+	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_N
+};
+static const char *const guard_rej_name[GR_N] = {
+	"wrong_peer", "seq_ahead", "fin_unknown", "fin_ack_unasked", "source_port_0",
+	"implausible_stamps", "wrong_length", "echo_not_owed", "unauthenticated", "busy_answers",
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
@@ -254,6 +279,7 @@ struct counters {
 	uint64_t tx_unmatched, echo_dropped;
 	uint64_t breaches;
 	uint64_t warmup_local;	/* reflect: warm-up by its own -w, not flagged by the client */
+	uint64_t rejected[GR_N];	/* enum guard_rej */
 };
 
 /* A transaction that crossed the threshold, kept for the report. */
@@ -328,6 +354,7 @@ struct config {
 	unsigned top;
 	char cmdline[512];
 	bool no_tx_ts, fast_path;	/* -N, -F (reflect) */
+	const char *key_file;
 	bool pmc;		/* -M */
 	const char *plot;	/* --plot FILE.svg */
 };
@@ -483,10 +510,10 @@ static uint64_t ts_to_ns(const struct timespec *t)
 /* b - a when both stamps are known. */
 static bool stamp_diff(uint64_t b, uint64_t a, int64_t *out)
 {
-	if (!a || !b) {
-		return false;
+	if (!a || !b || a >= STAMP_MAX || b >= STAMP_MAX) {
+		return false;	/* beyond STAMP_MAX: impossible, and the sums below could overflow */
 	}
-	*out = (int64_t)(b - a);
+	*out = (int64_t)b - (int64_t)a;
 	return true;
 }
 
@@ -1076,18 +1103,51 @@ static void ptp_encode(uint8_t *p, uint8_t domain);
  * that refuses the control message (EINVAL: older than its uname says, or a
  * backport without it) falls back to the counter for the rest of the run.
  */
+/*
+ * The reflector's source address for the datagram being sent (reflect_send
+ * fills it from the ping's IP_PKTINFO / IPV6_PKTINFO); len 0 = none.
+ */
+static struct {
+	int level, type;
+	size_t len;
+	uint8_t data[sizeof(struct in6_pktinfo)];
+} tx_src;
+
+/* Control data of a send: the source address if any, the OPT_ID key if asked. */
+static size_t ts_send_ctrl(char *ctrl, bool key)
+{
+	struct cmsghdr *cm = (struct cmsghdr *)(void *)ctrl;
+	size_t n = 0;
+
+	if (tx_src.len) {
+		cm->cmsg_level = tx_src.level;
+		cm->cmsg_type = tx_src.type;
+		cm->cmsg_len = CMSG_LEN(tx_src.len);
+		memcpy(CMSG_DATA(cm), tx_src.data, tx_src.len);
+		n = CMSG_SPACE(tx_src.len);
+		cm = (struct cmsghdr *)(void *)(ctrl + n);
+	}
+	if (key) {
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_TS_OPT_ID;
+		cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+		memcpy(CMSG_DATA(cm), &ts.next_key, sizeof(uint32_t));
+		n += CMSG_SPACE(sizeof(uint32_t));
+	}
+	return n;
+}
+
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
 		struct cmsghdr align;
 	} ctrl;
 	struct iovec iov = { (void *)buf, len };
 	struct msghdr msg = {
 		.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1,
 	};
-	struct cmsghdr *cm;
 	ssize_t n;
 
 	if (proto_pre) {
@@ -1096,23 +1156,19 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		iov.iov_len = len + proto_pre;
 		ptp_encode(iov.iov_base, (uint8_t)cfg.ptp_domain);
 	}
-	if (!ts.key_cmsg) {
+	if (!ts.key_cmsg && !tx_src.len) {
 		return sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
-	msg.msg_controllen = sizeof(ctrl.buf);
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_TS_OPT_ID;
-	cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
-	memcpy(CMSG_DATA(cm), &ts.next_key, sizeof(uint32_t));
+	msg.msg_controllen = ts_send_ctrl(ctrl.buf, ts.key_cmsg);
 	n = sendmsg(fd, &msg, 0);
-	if (n < 0 && errno == EINVAL) {
+	if (n < 0 && errno == EINVAL && ts.key_cmsg) {
 		ts.key_cmsg = false;
 		ts.rekey_on_fail = true;	/* no way to know: the safe choice */
-		msg.msg_control = NULL;
-		msg.msg_controllen = 0;
+		memset(&ctrl, 0, sizeof(ctrl));
+		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
+		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
 		n = sendmsg(fd, &msg, 0);
 	}
 	return n;
@@ -1590,7 +1646,7 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 		return PE_VERSION;
 	}
 	m->type = buf[5];
-	if (m->type < PT_PING || m->type > PT_FIN_ACK) {
+	if (m->type < PT_PING || m->type > PT_BUSY) {
 		return PE_TYPE;
 	}
 	m->flags = (uint16_t)(buf[6] << 8 | buf[7]);
@@ -1612,6 +1668,227 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 		m->t3w_seq = get64(buf + 56);
 	}
 	return 0;
+}
+
+/*
+ * SipHash-2-4 (Aumasson and Bernstein, "SipHash: a fast short-input PRF",
+ * 2012), written from the paper's description: a 128-bit key, four 64-bit
+ * words of state, two rounds per 8-byte little-endian word and four to
+ * finish.  It is a MAC made for short messages, which is what a ping is.
+ */
+static uint64_t rotl64(uint64_t x, int b)
+{
+	return x << b | x >> (64 - b);
+}
+
+static void sip_round(uint64_t *v)
+{
+	v[0] += v[1];
+	v[1] = rotl64(v[1], 13);
+	v[1] ^= v[0];
+	v[0] = rotl64(v[0], 32);
+	v[2] += v[3];
+	v[3] = rotl64(v[3], 16);
+	v[3] ^= v[2];
+	v[0] += v[3];
+	v[3] = rotl64(v[3], 21);
+	v[3] ^= v[0];
+	v[2] += v[1];
+	v[1] = rotl64(v[1], 17);
+	v[1] ^= v[2];
+	v[2] = rotl64(v[2], 32);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--) {
+		v = v << 8 | p[i];
+	}
+	return v;
+}
+
+static void sip_word(uint64_t *v, uint64_t m)
+{
+	v[3] ^= m;
+	sip_round(v);
+	sip_round(v);
+	v[0] ^= m;
+}
+
+static uint64_t siphash24(const uint64_t *k, const uint8_t *p, size_t n)
+{
+	uint64_t v[4] = {
+		k[0] ^ 0x736f6d6570736575ULL, k[1] ^ 0x646f72616e646f6dULL,
+		k[0] ^ 0x6c7967656e657261ULL, k[1] ^ 0x7465646279746573ULL,
+	};
+	uint64_t last = (uint64_t)(n & 0xff) << 56;
+	size_t i, whole = n & ~(size_t)7;
+
+	for (i = 0; i < whole; i += 8) {
+		sip_word(v, le64(p + i));
+	}
+	for (i = 0; i < (n & 7); i++) {
+		last |= (uint64_t)p[whole + i] << (8 * i);
+	}
+	sip_word(v, last);
+	v[2] ^= 0xff;
+	sip_round(v);
+	sip_round(v);
+	sip_round(v);
+	sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/* --key-file: the shared secret, folded to SipHash's 128-bit key. */
+static struct {
+	bool on;
+	uint64_t k[2];
+} key;
+
+/*
+ * Read and check a key file: a regular file, readable by its owner only
+ * (a key the group can read is no secret), 16 to 4096 bytes.  Its bytes are
+ * folded into the 128-bit key with SipHash under two fixed keys, so a long
+ * pass-phrase and 16 random bytes are both used whole.
+ */
+static int key_load(const char *path)
+{
+	static const uint64_t fold[2][2] = { { 0x72616e74ULL, 0 }, { 0x72616e74ULL, 1 } };
+	uint8_t buf[KEY_MAX + 1];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0) {
+		warnx_("--key-file: cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		warnx_("--key-file: '%s' is not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_mode & 077) {
+		warnx_("--key-file: '%s' is readable or writable by group or others (mode %03o); chmod 600 it",
+		       path, (unsigned)(st.st_mode & 0777));
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0) {
+		warnx_("--key-file: cannot read '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (n < KEY_MIN || n > KEY_MAX) {
+		warnx_("--key-file: '%s' is %s (%zd bytes); a key is %d to %d bytes, e.g. head -c 32 /dev/urandom",
+		       path, n ? (n < KEY_MIN ? "short" : "too long") : "empty", n > KEY_MAX ? (ssize_t)KEY_MAX + 1 : n,
+		       KEY_MIN, KEY_MAX);
+		return -1;
+	}
+	key.k[0] = siphash24(fold[0], buf, (size_t)n);
+	key.k[1] = siphash24(fold[1], buf, (size_t)n);
+	key.on = true;
+	memset(buf, 0, sizeof(buf));
+	return 0;
+}
+
+/* The tag of a datagram: SipHash over all its bytes, the tag field as zeros. */
+static uint64_t tag_of(uint8_t *buf, size_t len)
+{
+	uint8_t saved[TAG_LEN];
+	uint64_t t;
+
+	memcpy(saved, buf + PROTO_HDR_LEN, TAG_LEN);
+	memset(buf + PROTO_HDR_LEN, 0, TAG_LEN);
+	t = siphash24(key.k, buf, len);
+	memcpy(buf + PROTO_HDR_LEN, saved, TAG_LEN);
+	return t;
+}
+
+/* With a key: flag the header and write the tag (after every other byte is final). */
+static void tag_put(uint8_t *buf, size_t len)
+{
+	if (!key.on || len < PROTO_HDR_LEN + TAG_LEN) {
+		return;
+	}
+	buf[6] |= PF_TAG >> 8;
+	put64(buf + PROTO_HDR_LEN, tag_of(buf, len));
+}
+
+/* With a key: true only for a datagram that carries the right tag. */
+static bool tag_ok(uint8_t *buf, size_t len)
+{
+	uint64_t want, got;
+
+	if (!key.on) {
+		return true;
+	}
+	if (len < PROTO_HDR_LEN + TAG_LEN || !(buf[6] & (PF_TAG >> 8))) {
+		return false;
+	}
+	got = get64(buf + PROTO_HDR_LEN);
+	want = tag_of(buf, len);
+	return !(got ^ want);
+}
+
+/* A control message that lies inside its buffer (as ts_parse checks). */
+static bool cmsg_fits(const struct msghdr *msg, const struct cmsghdr *cm)
+{
+	size_t left = msg->msg_controllen - (size_t)((const char *)cm - (const char *)msg->msg_control);
+
+	return cm->cmsg_len >= sizeof(*cm) && cm->cmsg_len <= left;
+}
+
+/* Same address and port (and IPv6 scope): the peer a session belongs to. */
+static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family) {
+		return false;
+	}
+	if (b->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (b->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
+		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+	}
+	return false;
+}
+
+static unsigned sa_port(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET) {
+		return ntohs(((const struct sockaddr_in *)(const void *)a)->sin_port);
+	}
+	if (a->sa_family == AF_INET6) {
+		return ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port);
+	}
+	return 0;
+}
+
+/*
+ * Echoed server stamps a real reflector can send: each below STAMP_MAX, and
+ * in order where they come from one clock (T2 wire before T3 wire, T2 app
+ * before T3 app).  Wire and app stamps may be different clocks (NIC and
+ * system), so they are not compared with each other.
+ */
+static bool echo_plausible(const struct proto_msg *m)
+{
+	if ((m->t2w >= STAMP_MAX) || (m->t2sw >= STAMP_MAX) || (m->t3sw >= STAMP_MAX) || (m->t3w >= STAMP_MAX)) {
+		return false;
+	}
+	if (m->t2sw && m->t3sw && m->t3sw < m->t2sw) {
+		return false;
+	}
+	return true;
 }
 
 /* ---------------------------------------------------------- statistics */
@@ -3576,6 +3853,8 @@ static int sock_open_emit(void)
 	if (sock_setup(fd, peer.ss_family) < 0) {
 		return -1;
 	}
+	/* local receive-buffer drops, reported apart from network loss; best effort */
+	setopt_int(fd, SOL_SOCKET, SO_RXQ_OVFL, 1);
 	if (cfg.ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
 		return -1;
 	}
@@ -3614,6 +3893,13 @@ static int sock_open_reflect(void)
 	}
 	sock_fd = fd;
 	if (sock_setup(fd, family) < 0) {
+		return -1;
+	}
+	/* the destination of each ping, to answer from it (reflect_send) */
+	r = family == AF_INET6 ? setopt_int(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1)
+			       : setopt_int(fd, IPPROTO_IP, IP_PKTINFO, 1);
+	if (r < 0) {
+		warnx_("socket: %s refused: %s", family == AF_INET6 ? "IPV6_RECVPKTINFO" : "IP_PKTINFO", strerror(-r));
 		return -1;
 	}
 	r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
@@ -3672,7 +3958,26 @@ static struct {
 	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
 	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
 	uint64_t first_rx_mono;
+	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
+	bool busy;		/* the reflector answered BUSY: another session runs there */
+	bool waited;		/* --interval: the last step received, not only sent */
+	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
+	uint64_t answered[1024];	/* seqs answered (or never sent), beyond the window: replays */
 } E;
+
+#define ANSWERED_BITS	(1024 * 64)
+
+static void answered_set(uint64_t seq, bool on)
+{
+	uint64_t b = 1ULL << (seq % 64), *w = &E.answered[(seq % ANSWERED_BITS) / 64];
+
+	*w = on ? *w | b : *w & ~b;
+}
+
+static bool answered_get(uint64_t seq)
+{
+	return E.answered[(seq % ANSWERED_BITS) / 64] & (1ULL << (seq % 64));
+}
 
 #define KEY_NONE	UINT64_MAX
 
@@ -3729,6 +4034,14 @@ static int size_of(uint64_t seq)
 		}
 	}
 	return i;
+}
+
+/* The length of the ping with this seq: a pong must have exactly that. */
+static size_t ping_len(uint64_t seq)
+{
+	size_t n = K.nsz ? K.size[size_of(seq)] : 0;
+
+	return n ? n : cfg.size;
 }
 
 /* The rows a transaction belongs to: its class, its size, its cell. */
@@ -4380,6 +4693,8 @@ static void emit_send(uint64_t seq, uint64_t now)
 		trace_mark("RANT_TEST_START\n", 16);
 	}
 	proto_encode(E.tx, &m);
+	tag_put(E.tx, K.tx_size);
+	answered_set(seq, false);
 	if (cfg.sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
@@ -4395,6 +4710,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		send_failed(err);
 		if (err != ECONNREFUSED || ts_send(sock_fd, E.tx, K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
+			answered_set(seq, true);	/* never sent: a pong for it is no answer */
 			return;
 		}
 		S.c.send_errors--;	/* the retry went out: it was only a report */
@@ -4417,6 +4733,28 @@ static void count_invalid(int why)
 	S.c.invalid_why[why]++;
 }
 
+/*
+ * An echoed T3 wire stamp must follow its T2 (one clock: the reflector's
+ * wire clock), and the time the reflector held the ping cannot exceed the
+ * round trip that contained it, give or take 0.1% of clock rate difference
+ * and 1 us of stamping granularity.
+ */
+static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
+{
+	uint64_t rtt;
+
+	if (!t3w || t3w >= STAMP_MAX || (e->t[T2W] && t3w < e->t[T2W])) {
+		return false;
+	}
+	if (e->t[T2W] && e->t[T1W] && e->t[T4W] && e->t[T4W] > e->t[T1W]) {
+		rtt = e->t[T4W] - e->t[T1W];
+		if (t3w - e->t[T2W] > rtt + rtt / 1000 + 1000) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Take in the server's stamps from a pong or FIN_ACK. */
 static void emit_echo(const struct proto_msg *m)
 {
@@ -4427,6 +4765,14 @@ static void emit_echo(const struct proto_msg *m)
 	}
 	e = &win[m->t3w_seq & win_mask];
 	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < E.next_seq) {
+		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
+			S.c.rejected[GR_ECHO_UNOWED]++;	/* already known: never overwrite a counted stamp */
+			return;
+		}
+		if (!echo_t3_plausible(e, m->t3w)) {
+			S.c.rejected[GR_IMPLAUSIBLE]++;
+			return;
+		}
 		e->t[T3W] = m->t3w;
 		txn_account(e);
 	}
@@ -4442,9 +4788,31 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		count_invalid(err);
 		return;
 	}
+	if (!tag_ok((uint8_t *)buf, len)) {
+		S.c.rejected[GR_UNAUTH]++;
+		return;
+	}
 	if (m.session != S.id) {
 		S.c.foreign++;
 		count_invalid(PE_TYPE);
+		return;
+	}
+	if (m.type == PT_BUSY) {
+		/* only before the reflector answered us: later, it is a forgery */
+		if (!S.c.received && !S.c.late && len <= cfg.size) {
+			E.busy = true;
+			S.stop_reason = STOP_ERROR;
+		} else {
+			S.c.rejected[GR_IMPLAUSIBLE]++;
+		}
+		return;
+	}
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg.size)) {
+		S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
+		return;
+	}
+	if (m.type == PT_FIN_ACK && !E.fin_sent) {
+		S.c.rejected[GR_FIN_ACK_UNASKED]++;
 		return;
 	}
 	if (m.type == PT_FIN_ACK) {
@@ -4459,10 +4827,27 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		count_invalid(len > cfg.size ? PE_LONG : PE_TYPE);
 		return;
 	}
+	if (!echo_plausible(&m)) {
+		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
+		S.c.rejected[GR_IMPLAUSIBLE]++;
+		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W);
+		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = 0;
+	}
 	x = &win[m.seq & win_mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
-		S.c.late++;		/* so old it already left the window */
-		cls_count(m.seq, CG_LATE);
+		/*
+		 * So old it already left the window: late if its ping was lost
+		 * and this is its first pong, else a replay (a duplicate).
+		 */
+		if ((x->st & TF_SENDERR) && x->seq == m.seq) {
+			S.c.duplicate++;
+		} else if (E.next_seq - m.seq <= ANSWERED_BITS && !answered_get(m.seq)) {
+			answered_set(m.seq, true);
+			S.c.late++;
+			cls_count(m.seq, CG_LATE);
+		} else {
+			S.c.duplicate++;
+		}
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
@@ -4472,6 +4857,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	if (!(x->st & TF_LOST) && mono_ns() > x->deadline) {
 		emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
 	}
+	answered_set(m.seq, true);
 	if (x->st & TF_LOST) {
 		x->st |= TF_LATE;
 		x->t[T4W] = wire;
@@ -4514,6 +4900,30 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	txn_account(x);
 }
 
+/*
+ * SO_RXQ_OVFL: the count of datagrams the socket dropped because its
+ * receive buffer was full (socket(7)), sent with every datagram.  Those are
+ * this host's losses, not the network's.
+ */
+static void emit_rxq_ovfl(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+	uint32_t v;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (!cmsg_fits(msg, cm)) {
+			break;
+		}
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			if (v > E.rxq_ovfl) {
+				E.rxq_ovfl = v;
+			}
+		}
+	}
+}
+
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
 /* A received probe: its length without the PTP header, or -1 (counted invalid). */
 static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
@@ -4554,6 +4964,7 @@ static int emit_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
+	emit_rxq_ovfl(&msg);
 	ts_rx_kernel = ts.hw ? c.sw : 0;
 	if (proto_pre && (n = ptp_strip(E.rx, n)) < 0) {
 		return 1;
@@ -4694,6 +5105,21 @@ static int emit_interval_step(uint64_t *next)
 
 	emit_expire(now);
 	if (now >= *next) {
+		/*
+		 * Behind the cadence, every step would only send: read what
+		 * arrived first (bounded), or the receive buffer overflows and
+		 * answered pings turn into losses.
+		 */
+		if (!E.waited) {
+			int i, r;
+
+			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
+			}
+			if (r < 0) {
+				return r;
+			}
+		}
+		E.waited = false;
 		emit_send(E.next_seq++, now);
 		*next += cfg.interval_ns;
 		if (*next <= now) {
@@ -4712,6 +5138,7 @@ static int emit_interval_step(uint64_t *next)
 	if (E.end && E.end < limit) {
 		limit = E.end;
 	}
+	E.waited = true;
 	return emit_wait_until(limit, true);
 }
 
@@ -4726,6 +5153,9 @@ static void emit_finish(void)
 	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
 	int round;
 
+	if (E.busy) {
+		return;		/* the reflector serves someone else: nothing to wait for */
+	}
 	while (E.outstanding) {
 		uint64_t dl = emit_next_deadline(), now = mono_ns();
 
@@ -4775,6 +5205,8 @@ static void emit_finish(void)
 		E.fin_acked = false;
 		for (tries = 0; tries < 3 && !E.fin_acked; tries++) {
 			proto_encode(E.tx, &m);
+			tag_put(E.tx, cfg.size);
+			E.fin_sent = true;
 			if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) >= 0) {
 				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
 			}
@@ -4848,6 +5280,11 @@ static int emit_run(void)
 	emit_finish();
 	S.end_mono = mono_ns();
 	window_flush(E.next_seq);
+	if (cfg.interval_ns && (E.overruns * 100 > E.next_seq || E.rxq_ovfl)) {
+		warnx_("warning: --interval %" PRIu64 " us is faster than this host sustains: %" PRIu64
+		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg.interval_ns / NSEC_PER_US),
+		       E.overruns, E.rxq_ovfl);
+	}
 	return r < 0 ? -1 : 0;
 }
 
@@ -4870,6 +5307,20 @@ static struct {
 	int log_fd;
 	FILE *json;
 	bool log_header_done;
+	struct sockaddr_storage peer;	/* the session's address and port: its first ping's */
+	uint32_t key0;			/* the session's first TX key: older stamps are not its own */
+	uint64_t ahead;			/* a far-ahead seq waiting for a second ping to confirm it */
+	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
+	uint64_t last_wake;		/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
+	uint16_t ports[16];		/* the session's ports: one per class socket of its client */
+	int nports;
+	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
+	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
+	int pi_level;			/* 0 = none */
+	union {
+		struct in_pktinfo v4;
+		struct in6_pktinfo v6;
+	} pi;
 } R;
 
 #define SEEN_BITS	4096
@@ -4932,9 +5383,163 @@ static bool echo_pop(struct proto_msg *m)
 	return true;
 }
 
+/*
+ * The session's peer: its first ping's address, from one of its ports.  A
+ * client with --priority/--tos classes pings from one socket per class, so
+ * a ping flagged PF_CLASS from the same address may add a port, up to 16.
+ */
+static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
+{
+	struct sockaddr_storage a;
+	unsigned port = sa_port(from);
+	int i;
+
+	memcpy(&a, &R.peer, sizeof(a));
+	if (a.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
+	} else if (a.ss_family == AF_INET) {
+		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
+	}
+	if (!sa_same(&a, from)) {
+		return false;	/* another address */
+	}
+	for (i = 0; i < R.nports; i++) {
+		if (R.ports[i] == port) {
+			return true;
+		}
+	}
+	if ((flags & PF_CLASS) && R.nports < 16) {
+		R.ports[R.nports++] = (uint16_t)port;
+		return true;
+	}
+	return false;
+}
+
+/* A datagram refused by a session rule: counted with the session, or with the next one. */
+static void reflect_reject(int why)
+{
+	if (R.active) {
+		S.c.rejected[why]++;
+	} else {
+		R.carry_rej[why]++;
+	}
+}
+
+/*
+ * Where the datagram just read was sent to.  The dual-stack socket reports
+ * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
+ */
+static void reflect_pktinfo(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	R.pi_level = 0;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (!cmsg_fits(msg, cm)) {
+			break;
+		}
+		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(R.pi.v6))) {
+			memcpy(&R.pi.v6, CMSG_DATA(cm), sizeof(R.pi.v6));
+			R.pi_level = IPPROTO_IPV6;
+		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
+			   cm->cmsg_len >= CMSG_LEN(sizeof(R.pi.v4))) {
+			memcpy(&R.pi.v4, CMSG_DATA(cm), sizeof(R.pi.v4));
+			R.pi_level = IPPROTO_IP;
+		}
+	}
+}
+
+/*
+ * Answer from the address (and interface) the ping was sent to: the
+ * kernel's own choice of source would be its preferred address, which a
+ * client that pinged a second address drops on its connected socket.  A
+ * multicast destination is no source address; the kernel picks one then.
+ */
+static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
+{
+	ssize_t n;
+
+	tag_put(buf, len);
+	tx_src.len = 0;
+	if (R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&R.pi.v6.ipi6_addr) &&
+	    !(IN6_IS_ADDR_V4MAPPED(&R.pi.v6.ipi6_addr) && IN_MULTICAST(ntohl(R.pi.v6.ipi6_addr.s6_addr32[3])))) {
+		tx_src.level = IPPROTO_IPV6;
+		tx_src.type = IPV6_PKTINFO;
+		tx_src.len = sizeof(struct in6_pktinfo);
+		memcpy(tx_src.data, &R.pi.v6, sizeof(R.pi.v6));
+	} else if (R.pi_level == IPPROTO_IP && !IN_MULTICAST(ntohl(R.pi.v4.ipi_addr.s_addr)) &&
+		   R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
+		struct in_pktinfo pi = { .ipi_ifindex = R.pi.v4.ipi_ifindex, .ipi_spec_dst = R.pi.v4.ipi_addr };
+
+		tx_src.level = IPPROTO_IP;
+		tx_src.type = IP_PKTINFO;
+		tx_src.len = sizeof(pi);
+		memcpy(tx_src.data, &pi, sizeof(pi));
+	}
+	n = ts_send(sock_fd, buf, len, to, tolen);
+	tx_src.len = 0;
+	return n;
+}
+
+/*
+ * A ping of another session while one runs: a header-sized BUSY (never
+ * larger than the ping, which is at least a header), at most one per
+ * BUSY_GAP_NS so that it cannot be used to amplify a flood.  Its TX stamp
+ * is parked like a FIN_ACK's.
+ */
+static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
+			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
+{
+	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
+	size_t n = key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
+
+	if (R.busy_last && now - R.busy_last < BUSY_GAP_NS) {
+		return;
+	}
+	if (n > len) {
+		return;
+	}
+	R.busy_last = now;
+	proto_encode(buf, &b);
+	memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	if (reflect_send(buf, n, from, fromlen) >= 0) {
+		struct txn *x = &win[ts.next_key & win_mask];
+
+		if (x->st & TF_TXPEND) {
+			R.txpend--;
+		}
+		txn_retire(x);
+		memset(x, 0, sizeof(*x));
+		x->txkey = ts.next_key++;
+		S.c.rejected[GR_BUSY_SENT]++;
+	}
+}
+
+/*
+ * A reflector that did not run (stopped, starved of CPU) cannot tell that
+ * its client fell silent: the client was pinging all along, into the socket
+ * queue.  The loop wakes at least every 200 ms; a longer gap since it last
+ * ran is the reflector's own stall, credited to the session's last ping so
+ * that the queued pings are read before the session is called idle.
+ */
+#define STALL_NS	(1000 * 1000000ULL)
+
+static void reflect_stall_credit(uint64_t now)
+{
+	if (R.active && R.last_wake && now - R.last_wake > STALL_NS) {
+		R.last_rx += now - R.last_wake;
+	}
+	R.last_wake = now;
+}
+
 static void reflect_on_tx(uint32_t key, uint64_t wire)
 {
 	struct txn *x = &win[key & win_mask];
+
+	if ((int32_t)(key - R.key0) < 0) {
+		return;		/* a stamp of an earlier session (its last FIN_ACK): not ours */
+	}
 
 	if (!(x->st & TF_TXPEND) || x->txkey != key) {
 		if (x->txkey != key || (x->st & TF_USED)) {
@@ -5021,11 +5626,15 @@ static void reflect_start(uint32_t id)
 	R.distinct = 0;
 	R.txpend = 0;
 	R.active = true;
+	R.key0 = ts.next_key;
+	R.ahead = 0;
 	for (i = 0; i < PE_NERR; i++) {
 		S.c.invalid_why[i] = R.carry_invalid[i];
 		S.c.invalid += R.carry_invalid[i];
 		R.carry_invalid[i] = 0;
 	}
+	memcpy(S.c.rejected, R.carry_rej, sizeof(R.carry_rej));
+	memset(R.carry_rej, 0, sizeof(R.carry_rej));
 	__atomic_store_n(&live.session, id, __ATOMIC_RELAXED);
 }
 
@@ -5096,7 +5705,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 	}
 	proto_encode(buf, &a);
-	if (ts_send(sock_fd, buf, len, from, fromlen) >= 0) {
+	if (reflect_send(buf, len, from, fromlen) >= 0) {
 		struct txn *x = &win[ts.next_key & win_mask];
 
 		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
@@ -5129,13 +5738,27 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		}
 		return;
 	}
+	if (!sa_port(from)) {
+		reflect_reject(GR_PORT0);	/* no answer can reach port 0: never a session */
+		return;
+	}
+	if (!tag_ok(buf, len)) {
+		reflect_reject(GR_UNAUTH);
+		return;
+	}
 	if (m.type == PT_FIN) {
 		cls_reflect(&m);	/* the FIN_ACK in the reflector's own class */
 		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
-			reflect_fin(&m, buf, len, from, fromlen);
+			if (reflect_peer_ok(from, 0)) {
+				reflect_fin(&m, buf, len, from, fromlen);
+			} else {
+				reflect_reject(GR_PEER);
+			}
 		} else if (R.active) {
 			S.c.foreign++;
 			count_invalid(PE_TYPE);
+		} else {
+			reflect_reject(GR_FIN_UNKNOWN);
 		}
 		return;
 	}
@@ -5150,8 +5773,9 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	now = mono_ns();
 	if (R.active && m.session != S.id) {
 		if (now - R.last_rx <= R.idle_ns) {
-			S.c.foreign++;		/* a second client: no answer while this one runs */
+			S.c.foreign++;		/* a second client: told BUSY while this one runs */
 			count_invalid(PE_TYPE);
+			reflect_busy(&m, buf, len, from, fromlen, now);
 			return;
 		}
 		reflect_end(STOP_IDLE);
@@ -5160,11 +5784,37 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 			return;
 		}
 	}
+	if (R.active && !reflect_peer_ok(from, m.flags)) {
+		reflect_reject(GR_PEER);	/* the session's id from another address or port */
+		return;
+	}
 	if (!R.active) {
 		reflect_start(m.session);
+		memset(&R.peer, 0, sizeof(R.peer));
+		memcpy(&R.peer, from, fromlen < sizeof(R.peer) ? fromlen : sizeof(R.peer));
+		R.ports[0] = (uint16_t)sa_port(from);
+		R.nports = 1;
 	}
-	R.last_rx = now;
-	R.idle_ns = (uint64_t)(m.idle_ms > 1500 ? 2 * m.idle_ms : 3000) * 1000000ULL;
+	if (R.any && m.seq > R.top && m.seq - R.top > SEQ_AHEAD_MAX) {
+		/*
+		 * Far ahead of every ping so far: a forgery would poison the
+		 * duplicate window.  A real client that lost that many pings
+		 * sends the next one right after: two in a row confirm the jump.
+		 */
+		if (!R.ahead || m.seq <= R.ahead || m.seq - R.ahead > SEQ_AHEAD_MAX) {
+			R.ahead = m.seq;
+			reflect_reject(GR_SEQ_AHEAD);
+			return;
+		}
+	}
+	R.ahead = 0;
+	R.last_rx = R.last_wake = now;
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	{
+		uint64_t idle = m.idle_ms < IDLE_MAX_MS ? m.idle_ms : IDLE_MAX_MS;
+
+		R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
+	}
 	if (reflect_seen(m.seq)) {
 		S.c.duplicate++;
 		return;
@@ -5201,7 +5851,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	} else if (cfg.no_tx_ts) {
 		p.t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
-	if (ts_send(sock_fd, buf, len, from, fromlen) < 0) {
+	if (reflect_send(buf, len, from, fromlen) < 0) {
 		send_failed(errno);
 		return;
 	}
@@ -5259,6 +5909,7 @@ static int reflect_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
+	reflect_pktinfo(&msg);
 	cls_rx_tos(&msg);
 	ts_rx_kernel = ts.hw ? c.sw : 0;
 	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
@@ -5298,6 +5949,7 @@ static int reflect_run(void)
 		}
 		last_check = now;
 		reflect_drain();
+		reflect_stall_credit(now);
 		if (R.active && now - R.last_rx > R.idle_ns) {
 			reflect_end(STOP_IDLE);
 		}
@@ -5586,6 +6238,18 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
  * session seen there, lost = lost on the way out + lost (or late) on the way
  * back.  Unknown (false) when the reflector restarted or never acknowledged.
  */
+/*
+ * Of the pongs lost on the way back, those this host's own receive buffer
+ * dropped (SO_RXQ_OVFL): local, not the network's.
+ */
+static uint64_t local_drops(uint64_t back)
+{
+	if (!side.emit || cfg.mode == MODE_ANALYZE) {
+		return 0;
+	}
+	return E.rxq_ovfl < back ? E.rxq_ovfl : back;
+}
+
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
 	if (!side.emit || cfg.mode == MODE_ANALYZE || !E.fin_acked || !E.srv_whole ||
@@ -5594,7 +6258,36 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 	}
 	*out_lost = S.c.sent - E.srv_received;
 	*back_lost = E.srv_received - S.c.received - S.c.late;
+	*back_lost -= local_drops(*back_lost);
 	return true;
+}
+
+/* Rejected datagrams, one count per rule; nothing printed when none. */
+static void print_rejected(FILE *f)
+{
+	bool any = false;
+	int i;
+
+	for (i = 0; i < GR_N; i++) {
+		if (S.c.rejected[i]) {
+			fprintf(f, "%s %s %" PRIu64 ";", any ? "" : "Rejected:", guard_rej_name[i], S.c.rejected[i]);
+			any = true;
+		}
+	}
+	if (any) {
+		fputc('\n', f);
+	}
+}
+
+static void json_rejected(FILE *f)
+{
+	int i;
+
+	fprintf(f, "  \"rejected\": {");
+	for (i = 0; i < GR_N; i++) {
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], S.c.rejected[i]);
+	}
+	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", side.emit ? E.rxq_ovfl : 0);
 }
 
 /* What the hardware path has to say about this run's stamps. */
@@ -5696,7 +6389,12 @@ static void print_counts(FILE *f)
 	if (loss_split(&out_lost, &back_lost)) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflector answered %" PRIu64 ")\n", out_lost, back_lost, E.srv_received);
+		if (E.srv_received - S.c.received - S.c.late - back_lost) {
+			fprintf(f, "Lost locally: %" PRIu64 " pongs dropped by this host's full receive buffer (not the network)\n",
+				E.srv_received - S.c.received - S.c.late - back_lost);
+		}
 	}
+	print_rejected(f);
 	if (S.c.send_errors || S.c.refused || S.c.tx_unmatched || S.c.echo_dropped || E.overruns) {
 		fprintf(f, "Other: send errors %" PRIu64 " | port unreachable %" PRIu64 " | unmatched TX stamps %" PRIu64
 			" | echo dropped %" PRIu64 " | interval overruns %" PRIu64 "\n",
@@ -5988,9 +6686,11 @@ static void json_report(FILE *f, int exit_code)
 		side.emit ? 0 : S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup);
 	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
 		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
+	json_rejected(f);
 	if (loss_split(&out_lost, &back_lost)) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
-			", \"reflector_answered\": %" PRIu64 "},\n", out_lost, back_lost, E.srv_received);
+			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", out_lost, back_lost,
+			E.srv_received - S.c.received - S.c.late - back_lost, E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -7868,7 +8568,7 @@ static int analyze_run(struct alog *L, int nlogs)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE, O_MAX
 };
 
 /* One table drives getopt_long, the short option string and --help. */
@@ -7924,6 +8624,7 @@ static const struct opt_def {
 	{ "allow-fragments", 0, O_ALLOW_FRAGMENTS, NULL, "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
 	{ "ptp-probe", 0, O_PTP_PROBE, NULL, "every packet a PTPv2 event message on UDP 319, for NICs that stamp only PTP (both ends)" },
 	{ "ptp-domain", 1, O_PTP_DOMAIN, "N", "with --ptp-probe: PTP domainNumber of the probes (0-255, default 127)" },
+	{ "key-file", 1, O_KEY_FILE, "FILE", "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -8336,6 +9037,9 @@ static int opt_apply(int c, const char *a)
 		return 0;
 	case O_TOP:
 		return opt_u64(c, a, 1, 1000000, &u) < 0 ? -1 : (cfg.top = (unsigned)u, 0);
+	case O_KEY_FILE:
+		cfg.key_file = a;
+		return 0;
 	case O_PLOT:
 		cfg.plot = a;
 		return 0;
@@ -8427,13 +9131,31 @@ static int opt_check_earlier(const bool *given)
 	return 0;
 }
 
+/* --key-file: load the key; the tag needs 8 bytes after the header. */
+static int opt_check_key(const bool *given)
+{
+	key.on = false;
+	if (!cfg.key_file) {
+		return 0;
+	}
+	if (cfg.size < PROTO_HDR_LEN + TAG_LEN) {
+		if (given[O_SIZE]) {
+			warnx_("--key-file: needs --size %d or more (the tag follows the %d-byte header)",
+			       PROTO_HDR_LEN + TAG_LEN, PROTO_HDR_LEN);
+			return -1;
+		}
+		cfg.size = PROTO_HDR_LEN + TAG_LEN;
+	}
+	return key_load(cfg.key_file);
+}
+
 /* Options that make no sense together, checked once all are known. */
 static int opt_check(const bool *given)
 {
 	static const int net_only[] = {
 		'a', 'i', 'd', 'w', 's', 'T', 'S', 'l', 'L', 'G', 'p', 'P', 'B', O_PORT, O_SIZE,
 		O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY, O_TOS, O_SPIN, O_ONCE,
-		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS, 'M',
+		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS, 'M', O_KEY_FILE,
 	};
 	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, O_SIZE };
 	size_t i;
@@ -8492,7 +9214,7 @@ static int opt_check(const bool *given)
 		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
 		return -1;
 	}
-	if (ptp_opt_check(given) < 0) {
+	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
 	if (cls_check(given) < 0) {
@@ -8898,6 +9620,10 @@ static int run_main(void)
 	phc_end();
 	ts_restore(sock_fd);
 	if (r < 0) {
+		code = EXIT_RUNTIME;
+	} else if (E.busy) {
+		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
+		       "or start another reflector (--port) for this client", cfg.address, cfg.port);
 		code = EXIT_RUNTIME;
 	} else if (!S.c.received && S.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg.address, cfg.port);

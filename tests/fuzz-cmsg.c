@@ -5,7 +5,8 @@
  * that walks cmsg_len fields must survive any bytes: lengths larger than the
  * buffer, smaller than a header, or that wrap the pointer arithmetic of
  * CMSG_NXTHDR.  The buffer is a heap block of exactly the input's size
- * (8-aligned by malloc), so ASan reports any read past its end.
+ * (8-aligned by malloc), so ASan reports any read past its end.  The same
+ * buffer goes through reflect_pktinfo() and emit_rxq_ovfl().
  */
 #define RANT_NO_MAIN
 #include "../rant.c"
@@ -38,6 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	(void)ts_wire(&c);
+	/* the reflector's destination-address parser and the client's drop counter */
+	reflect_pktinfo(&msg);
+	if (R.pi_level && R.pi_level != IPPROTO_IP && R.pi_level != IPPROTO_IPV6) {
+		abort();
+	}
+	emit_rxq_ovfl(&msg);
 	free(ctrl);
 	return 0;
 }

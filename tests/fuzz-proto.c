@@ -3,6 +3,10 @@
  * libFuzzer harness: proto_decode() on arbitrary bytes.  A header it accepts
  * must re-encode to the same fields (and to the same bytes, except the echoed
  * fields whose flag is clear, which the encoder zeroes), and decode again.
+ * Then the same bytes go through the session rules: the tag check with a
+ * key, the stamp plausibility check, the client's emit_packet() against a
+ * window of pings in every state and the reflector's reflect_packet() from
+ * a fixed peer, with the counters' invariants checked after each.
  * Built and run by tests/fuzz.sh.
  */
 #define RANT_NO_MAIN
@@ -17,6 +21,118 @@ static bool msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 	       a->session == b->session && a->idle_ms == b->idle_ms && a->seq == b->seq &&
 	       a->t2w == b->t2w && a->t2sw == b->t2sw && a->t3sw == b->t3sw && a->t3w == b->t3w &&
 	       a->t3w_seq == b->t3w_seq;
+}
+
+/* The client's window: pings 0..299 sent, every third answered, one lost. */
+static bool fz_fin_sent;
+static struct txn fz_win[256];
+static uint64_t fz_keyseq[256];
+static uint64_t fz_buckets[NMETRIC][100];
+static int64_t fz_out[NMETRIC][64];
+
+static void fz_session(bool emit)
+{
+	uint64_t s;
+	int i;
+
+	memset(&S.c, 0, sizeof(S.c));
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64);
+	}
+	memset(fz_win, 0, sizeof(fz_win));
+	memset(&E, 0, sizeof(E));
+	memset(&R, 0, sizeof(R));
+	memset(&live, 0, sizeof(live));
+	win = fz_win;
+	win_mask = 255;
+	E.keyseq = fz_keyseq;
+	R.log_fd = -1;
+	sock_fd = -1;
+	cfg.size = PROTO_HDR_LEN;
+	cfg.timeout_ns = UINT64_MAX / 2;
+	cfg.threshold_ns = -1;
+	side_set(emit);
+	S.id = 0x5151;
+	S.stop_reason = STOP_NONE;
+	if (!emit) {
+		return;
+	}
+	for (s = 0; s < 300; s++) {
+		struct txn *x = &win[s & win_mask];
+
+		memset(x, 0, sizeof(*x));
+		x->seq = s;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = 1000000 + s * 1000;
+		S.c.sent++;
+		E.outstanding++;
+		if (s % 3 == 0) {
+			x->st |= TF_RECEIVED;
+			x->t[T4W] = x->t[T1W] + 500;
+			answered_set(s, true);
+			S.c.received++;
+			E.outstanding--;
+		} else if (s == 298) {
+			emit_lost(x);
+		}
+	}
+	E.next_seq = 300;
+	E.fin_sent = fz_fin_sent;
+}
+
+/* Nothing the datagram says may break the client's or reflector's counters. */
+static void fz_rules(uint8_t *in, size_t size)
+{
+	static const uint64_t k[2] = { 1, 2 };
+	struct sockaddr_in6 peer = { .sin6_family = AF_INET6, .sin6_port = htons(4000) };
+	struct proto_msg m;
+	uint8_t *buf = malloc(size + TAG_LEN + 1);
+	size_t i;
+
+	if (!buf) {
+		return;
+	}
+	key.on = true;
+	memcpy(key.k, k, sizeof(k));
+	memcpy(buf, in, size);
+	(void)tag_ok(buf, size);	/* reads only [0, size): ASan watches */
+	if (memcmp(buf, in, size)) {
+		abort();		/* the check must leave the datagram as it was */
+	}
+	key.on = false;
+	if (!proto_decode(in, size, &m) && echo_plausible(&m) &&
+	    (m.t2w >= STAMP_MAX || m.t2sw >= STAMP_MAX || m.t3sw >= STAMP_MAX || m.t3w >= STAMP_MAX)) {
+		abort();
+	}
+	fz_fin_sent = size & 1;
+	fz_session(true);
+	emit_packet(buf, size, 2000000, 0, false);
+	if (S.c.late > S.c.lost || S.c.received + S.c.lost + E.outstanding != S.c.sent) {
+		abort();		/* late <= lost, sent = received + lost + in flight */
+	}
+	for (i = 0; i <= win_mask; i++) {
+		int mm;
+		int64_t v;
+
+		for (mm = 0; mm < NMETRIC; mm++) {
+			if (metric_value(mm, win[i].t, &v) && (v >= (int64_t)STAMP_MAX || v <= -(int64_t)STAMP_MAX)) {
+				abort();	/* an impossible number */
+			}
+		}
+	}
+	fz_session(false);
+	memcpy(buf, in, size);
+	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
+	memcpy(buf, in, size);
+	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
+	if (R.idle_ns > 2ULL * IDLE_MAX_MS * 1000000ULL || (R.active && R.idle_ns < 3000ULL * 1000000ULL)) {
+		abort();		/* the idle timeout is clamped and never wraps */
+	}
+	if (S.c.received > 1 || S.c.received + S.c.duplicate > 2) {
+		abort();		/* one ping twice: answered once */
+	}
+	free(buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -39,12 +155,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();		/* not a proto_err: the caller indexes invalid_why[] with it */
 	}
 	if (r) {
+		fz_rules(in, size);
 		free(in);
 		return 0;
 	}
-	if (size < PROTO_HDR_LEN || m.version != PROTO_VERSION || m.type < PT_PING || m.type > PT_FIN_ACK) {
+	if (size < PROTO_HDR_LEN || m.version != PROTO_VERSION || m.type < PT_PING || m.type > PT_BUSY) {
 		abort();		/* accepted something it should have refused */
 	}
+	fz_rules(in, size);
 	memset(out, 0xa5, sizeof(out));
 	proto_encode(out, &m);
 	for (i = PROTO_HDR_LEN; i < sizeof(out); i++) {

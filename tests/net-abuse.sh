@@ -104,8 +104,9 @@ test_junk_reflector() {
 		"$(jget "$WORK/r1.json" packets.invalid)" "$(jget "$WORK/j1.json" invalid)"
 	expect_eq "junk/reflector: foreign counts the other session's pings and FINs" \
 		"$(jget "$WORK/r1.json" packets.foreign)" "$(jget "$WORK/j1.json" foreign)"
-	expect_eq "junk/reflector: replayed pings of the session count as duplicate" \
-		"$(jget "$WORK/r1.json" packets.duplicate)" "$(jget "$WORK/j1.json" duplicate)"
+	expect_eq "junk/reflector: replayed pings of the session from another port are refused (wrong peer)" \
+		"$(jget "$WORK/r1.json" rejected.wrong_peer)" "$(jget "$WORK/j1.json" duplicate)"
+	expect_eq "junk/reflector: ... and none of them is a duplicate" "$(jget "$WORK/r1.json" packets.duplicate)" 0
 	expect_eq "junk/reflector: junk sender had no send errors" "$(jget "$WORK/j1.json" errors)" 0
 }
 
@@ -138,7 +139,7 @@ test_junk_client() {
 	# from the peer's address and port (raw socket in NS_B): the client must
 	# read and refuse each one
 	in_b python3 "$D/junk.py" --count "$((ABUSE_COUNT / 2))" --seconds 3 --foreign --max-len 64 \
-		--bad-types 0,5,255 --spoof "$ADDR_B:12345" "$ADDR_A" "$port" >"$WORK/j2s.json" &
+		--bad-types 0,6,255 --spoof "$ADDR_B:12345" "$ADDR_A" "$port" >"$WORK/j2s.json" &
 	p3=$!
 	BG_PIDS+=("$p1" "$p2" "$p3")
 	wait "$p1" "$p2" "$p3"
@@ -170,8 +171,8 @@ test_second_client() {
 	first=$EMIT_PID
 	wait_for 5 grep -q 'session 0x' "$WORK/r3.err"
 	emit c3b -q --count 5 --interval 100000 --timeout 300 --json "$WORK/c3b.json"
-	expect_eq "second client: exit code 1 (no answer)" "$EMIT_RC" 1
-	check "second client: says 'no answer'" grep -q 'no answer' "$WORK/c3b.err"
+	expect_eq "second client: exit code 1 (busy)" "$EMIT_RC" 1
+	check "second client: says the reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/c3b.err"
 	expect_eq "second client: received nothing" "$(jget "$WORK/c3b.json" packets.received)" 0
 	reap "$first"
 	check_clean_session c3 10000

@@ -666,7 +666,7 @@ static void test_proto(void)
 		ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_VERSION, name, "failed");
 	}
 	for (t = 0, bad = -1; t < 256; t++) {
-		bool known = t >= PT_PING && t <= PT_FIN_ACK;
+		bool known = t >= PT_PING && t <= PT_BUSY;
 
 		proto_encode(buf, &m);
 		buf[5] = (uint8_t)t;
@@ -675,12 +675,12 @@ static void test_proto(void)
 			bad = t;
 		}
 	}
-	ok(bad < 0, "proto: types 1..4 accepted, 0 and 5..255 -> PE_TYPE", "type %d", bad);
+	ok(bad < 0, "proto: types 1..5 accepted, 0 and 6..255 -> PE_TYPE", "type %d", bad);
 	proto_encode(buf, &m);
 	buf[5] = 0;
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 0 -> PE_TYPE", "failed");
-	buf[5] = 5;
-	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 5 -> PE_TYPE", "failed");
+	buf[5] = 6;
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 6 -> PE_TYPE", "failed");
 
 	/* random round trips */
 	for (t = 0, bad = -1; t < 2000; t++) {
@@ -2453,6 +2453,322 @@ static void test_compat(void)
 	reset_globals();
 }
 
+/* ------------------------------------------------------ protocol rules */
+
+/* A mini window for emit_packet/reflect_packet, no socket (sends fail). */
+static struct txn guard_win[256];
+static uint64_t guard_keyseq[256];
+
+static void guard_setup(bool emit)
+{
+	reset_globals();
+	side_set(emit);
+	memset(guard_win, 0, sizeof(guard_win));
+	win = guard_win;
+	win_mask = 255;
+	memset(&E, 0, sizeof(E));
+	memset(&R, 0, sizeof(R));
+	E.keyseq = guard_keyseq;
+	R.log_fd = -1;
+	echo_q = NULL;
+	sock_fd = -1;
+	key.on = false;
+	S.id = 0x5151;
+}
+
+/* a datagram of cfg.size bytes with the given header */
+static size_t guard_msg(uint8_t *buf, int type, uint32_t session, uint64_t seq, uint16_t flags)
+{
+	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .flags = flags };
+
+	memset(buf, 0, cfg.size);
+	proto_encode(buf, &m);
+	return cfg.size;
+}
+
+static void test_guard(void)
+{
+	static const uint64_t k16[2] = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL };
+	uint8_t msg[15], buf[PROTO_HDR_LEN + 64];
+	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(4000) }, a2 = a1, a0 = a1;
+	char path[128];
+	struct capture c;
+	char *e;
+	int i, r;
+	uint64_t t[NSTAMP] = { 0 };
+	int64_t v;
+
+	/* SipHash-2-4: the test vectors of the SipHash paper (key 00..0f) */
+	for (i = 0; i < 15; i++) {
+		msg[i] = (uint8_t)i;
+	}
+	ok(siphash24(k16, msg, 15) == 0xa129ca6149be45e5ULL, "guard: SipHash-2-4 of 00..0e (the paper's vector)",
+	   "%016" PRIx64, siphash24(k16, msg, 15));
+	ok(siphash24(k16, msg, 0) == 0x726fdb47dd0e0e31ULL, "guard: SipHash-2-4 of the empty message",
+	   "%016" PRIx64, siphash24(k16, msg, 0));
+
+	/* --key-file: mode, size */
+	{
+		static const struct { const char *content; int len; unsigned mode; bool good; const char *why; } kf[] = {
+			{ "0123456789abcdef0123456789abcdef", 32, 0600, true, "" },
+			{ "0123456789abcdef", 16, 0400, true, "" },
+			{ "0123456789abcdef0123456789abcdef", 32, 0640, false, "group or others" },
+			{ "0123456789abcdef0123456789abcdef", 32, 0604, false, "group or others" },
+			{ "", 0, 0600, false, "empty" },
+			{ "0123456789abcde", 15, 0600, false, "short" },
+		};
+
+		for (i = 0; i < (int)(sizeof(kf) / sizeof(kf[0])); i++) {
+			char name[160];
+			int fd;
+
+			tmp_path(path, sizeof(path), "key");
+			unlink(path);
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+			if (fd < 0 || write(fd, kf[i].content, (size_t)kf[i].len) != kf[i].len) {
+				ok(false, "guard: key file written", "%s", strerror(errno));
+			}
+			close(fd);
+			chmod(path, kf[i].mode);
+			key.on = false;
+			cap_start(&c, 2);
+			r = key_load(path);
+			e = cap_stop(&c);
+			snprintf(name, sizeof(name), "guard: key file of %d bytes, mode %03o: %s", kf[i].len, kf[i].mode,
+				 kf[i].good ? "loaded" : kf[i].why);
+			ok(kf[i].good ? (r == 0 && key.on && !*e) : (r < 0 && !key.on && one_rant_line(e) &&
+				strstr(e, "--key-file") && strstr(e, kf[i].why)), name, "r=%d '%s'", r, e);
+			free(e);
+			unlink(path);
+		}
+		tmp_path(path, sizeof(path), "big");
+		{
+			int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			char big[KEY_MAX + 10];
+
+			memset(big, 'k', sizeof(big));
+			ok(fd >= 0 && write(fd, big, sizeof(big)) == (ssize_t)sizeof(big), "guard: big key file written", "-");
+			close(fd);
+		}
+		cap_start(&c, 2);
+		r = key_load(path);
+		e = cap_stop(&c);
+		ok(r < 0 && one_rant_line(e) && strstr(e, "too long"), "guard: a key file over 4096 bytes is refused", "'%s'", e);
+		free(e);
+		unlink(path);
+		cap_start(&c, 2);
+		r = key_load("/nonexistent/rant-key");
+		e = cap_stop(&c);
+		ok(r < 0 && one_rant_line(e), "guard: a missing key file is one line", "'%s'", e);
+		free(e);
+	}
+
+	/* tags: the right key passes, any flipped bit or missing tag fails */
+	key.on = true;
+	key.k[0] = 1;
+	key.k[1] = 2;
+	memset(buf, 0x33, sizeof(buf));
+	guard_msg(buf, PT_PING, 7, 9, 0);
+	cfg.size = PROTO_HDR_LEN + 32;
+	tag_put(buf, cfg.size);
+	ok(tag_ok(buf, cfg.size), "guard: a tagged datagram passes", "-");
+	{
+		int bad = -1;
+
+		for (i = 0; i < (int)cfg.size * 8; i++) {
+			buf[i / 8] ^= (uint8_t)(1 << (i % 8));
+			if (tag_ok(buf, cfg.size)) {
+				bad = i;
+			}
+			buf[i / 8] ^= (uint8_t)(1 << (i % 8));
+		}
+		ok(bad < 0, "guard: every flipped bit (header, tag, payload) fails the tag", "bit %d passed", bad);
+	}
+	ok(!tag_ok(buf, PROTO_HDR_LEN), "guard: a header-only datagram has no tag", "-");
+	key.k[1] = 3;
+	ok(!tag_ok(buf, cfg.size), "guard: another key fails", "-");
+	key.on = false;
+	ok(tag_ok(buf, 10), "guard: without a key nothing is checked", "-");
+
+	/* stamps: nothing impossible becomes a number, nothing overflows */
+	ok(!stamp_diff(1ULL << 63, 1, &v), "guard: a stamp of 2^63 gives no difference", "-");
+	ok(stamp_diff(STAMP_MAX - 1, 1, &v) && v == (int64_t)(STAMP_MAX - 2), "guard: stamps below 2^62 do", "-");
+	t[T1W] = 1;
+	t[T4W] = STAMP_MAX - 1;
+	t[T2W] = STAMP_MAX - 1;
+	t[T3W] = 1;
+	ok(metric_value(M_NETWORK, t, &v) && v == (int64_t)(STAMP_MAX - 2) * 2, "guard: network of extreme stamps is exact",
+	   "%" PRId64, v);
+	t[T3W] = 1ULL << 63;
+	ok(!metric_value(M_RESPONSE, t, &v) && !metric_value(M_NETWORK, t, &v), "guard: T3 of 2^63: no response, no network",
+	   "-");
+	{
+		struct proto_msg m = { .t2w = 100, .t3w = 200, .t2sw = 150, .t3sw = 160 };
+
+		ok(echo_plausible(&m), "guard: ordered echoed stamps are plausible", "-");
+		m.t3sw = 140;
+		ok(!echo_plausible(&m), "guard: T3 app before T2 app is not", "-");
+		m.t3sw = 0;
+		m.t3w = 1ULL << 63;
+		ok(!echo_plausible(&m), "guard: an echoed stamp of 2^63 is not", "-");
+	}
+	{
+		struct txn x = { 0 };
+
+		x.t[T2W] = 1000;
+		ok(!echo_t3_plausible(&x, 999), "guard: T3 wire before T2 wire is refused", "-");
+		ok(echo_t3_plausible(&x, 1500), "guard: T3 wire after T2 wire is taken", "-");
+		x.t[T1W] = 500;
+		x.t[T4W] = 2500;	/* rtt 2000 ns */
+		ok(!echo_t3_plausible(&x, 1000 + 2000 + 1000 + 100), "guard: held longer than the round trip: refused", "-");
+		ok(echo_t3_plausible(&x, 1000 + 2000), "guard: held as long as the round trip (one clock each side): taken", "-");
+	}
+
+	/* peers */
+	a1.sin_addr.s_addr = htonl(0x0a000001);
+	a2.sin_addr.s_addr = htonl(0x0a000001);
+	{
+		struct sockaddr_storage ss;
+
+		memset(&ss, 0, sizeof(ss));
+		memcpy(&ss, &a1, sizeof(a1));
+		ok(sa_same(&ss, (struct sockaddr *)&a2), "guard: same address and port: same peer", "-");
+		a2.sin_port = htons(4001);
+		ok(!sa_same(&ss, (struct sockaddr *)&a2), "guard: another port: another peer", "-");
+		a2.sin_port = a1.sin_port;
+		a2.sin_addr.s_addr = htonl(0x0a000002);
+		ok(!sa_same(&ss, (struct sockaddr *)&a2), "guard: another address: another peer", "-");
+		a0.sin_port = 0;
+		ok(sa_port((struct sockaddr *)&a0) == 0 && sa_port((struct sockaddr *)&a1) == 4000, "guard: source ports", "-");
+	}
+
+	/* the client: replays, unasked FIN_ACK, length, BUSY, echoes owed */
+	guard_setup(true);
+	cfg.size = PROTO_HDR_LEN;
+	for (i = 0; i < 600; i++) {
+		struct txn *x = &win[(uint64_t)i & win_mask];
+
+		E.next_seq = (uint64_t)i + 1;
+		if (x->st & TF_USED) {
+			txn_retire(x);
+		}
+		memset(x, 0, sizeof(*x));
+		x->seq = (uint64_t)i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		answered_set((uint64_t)i, false);
+		E.outstanding++;
+		S.c.sent++;
+		if (i != 3) {	/* ping 3 is lost */
+			emit_packet(buf, guard_msg(buf, PT_PONG, S.id, (uint64_t)i, 0), 0, 0, false);
+		} else {
+			emit_lost(x);
+		}
+	}
+	ok(S.c.received == 599 && S.c.lost == 1 && !S.c.late && !S.c.duplicate, "guard: client counts 599 + 1 lost",
+	   "r %" PRIu64 " l %" PRIu64, S.c.received, S.c.lost);
+	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 0, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 1, 0), 0, 0, false);
+	ok(S.c.duplicate == 2 && S.c.late == 0, "guard: replayed pongs beyond the window are duplicates, never late",
+	   "dup %" PRIu64 " late %" PRIu64, S.c.duplicate, S.c.late);
+	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 3, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 3, 0), 0, 0, false);
+	ok(S.c.late == 1 && S.c.duplicate == 3 && S.c.late <= S.c.lost,
+	   "guard: the lost ping's first pong is late, its replay a duplicate", "late %" PRIu64 " dup %" PRIu64,
+	   S.c.late, S.c.duplicate);
+	emit_packet(buf, guard_msg(buf, PT_FIN_ACK, S.id, 600, PF_T3W), 0, 0, false);
+	ok(S.c.rejected[GR_FIN_ACK_UNASKED] == 1 && !E.fin_acked, "guard: a FIN_ACK before our FIN is refused", "-");
+	{
+		struct proto_msg m = { .type = PT_FIN_ACK, .session = S.id, .seq = 600, .flags = PF_T3W,
+				       .t3w = 5000, .t3w_seq = 599 };
+
+		E.fin_sent = true;
+		proto_encode(buf, &m);
+		emit_packet(buf, cfg.size, 0, 0, false);
+		ok(E.fin_acked && win[599 & win_mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
+		   "%" PRIu64, win[599 & win_mask].t[T3W]);
+		m.t3w = 7000;
+		proto_encode(buf, &m);
+		emit_packet(buf, cfg.size, 0, 0, false);
+		ok(win[599 & win_mask].t[T3W] == 5000 && S.c.rejected[GR_ECHO_UNOWED] == 1,
+		   "guard: a second T3 for the same ping never overwrites the first", "-");
+	}
+	cfg.size = PROTO_HDR_LEN + 16;
+	guard_msg(buf, PT_PONG, S.id, 598, 0);
+	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
+	ok(S.c.rejected[GR_LENGTH] == 1, "guard: a pong shorter than the ping is refused", "-");
+	emit_packet(buf, guard_msg(buf, PT_BUSY, S.id, 1, 0), 0, 0, false);
+	ok(!E.busy && S.c.rejected[GR_IMPLAUSIBLE] == 1, "guard: BUSY after the reflector answered is refused", "-");
+	S.c.received = S.c.late = 0;
+	guard_msg(buf, PT_BUSY, S.id, 1, 0);
+	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
+	ok(E.busy && S.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
+
+	/* the reflector: port 0, peers, idle hints, seqs far ahead, unknown FINs */
+	guard_setup(false);
+	{
+		static struct echo q[ECHO_CAP];
+		struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
+		struct proto_msg m = { .type = PT_PING, .session = 0x77, .seq = 0, .idle_ms = 0x80000000u };
+
+		echo_q = q;
+		cfg.size = PROTO_HDR_LEN;
+		o6.sin6_port = htons(5001);
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&a0, sizeof(a0));
+		ok(!R.active && R.carry_rej[GR_PORT0] == 1, "guard: a ping from port 0 opens no session", "-");
+		m.type = PT_FIN;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(!R.active && R.carry_rej[GR_FIN_UNKNOWN] == 1, "guard: a FIN of no session is counted", "-");
+		m.type = PT_PING;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(R.active && S.id == 0x77 && S.c.rejected[GR_PORT0] == 1 && S.c.rejected[GR_FIN_UNKNOWN] == 1,
+		   "guard: the next session opens, and reports what came before it", "-");
+		ok(R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^31 ms is clamped, not wrapped to 0",
+		   "%" PRIu64, R.idle_ns);
+		m.idle_ms = UINT32_MAX;
+		m.seq = 1;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^32-1 ms is clamped", "-");
+		m.seq = 2;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&o6, sizeof(o6));
+		ok(S.c.rejected[GR_PEER] == 1 && S.c.received == 2, "guard: the session's id from another port is refused", "-");
+		m.seq = 1000000000;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(S.c.rejected[GR_SEQ_AHEAD] == 1 && R.top == 1, "guard: a seq far ahead is refused, the window kept", "-");
+		m.seq = 2;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(S.c.received == 3 && !S.c.duplicate, "guard: the next real ping is no duplicate", "-");
+		m.seq = 50000;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		m.seq = 50001;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(S.c.received == 4 && R.top == 50001 && S.c.rejected[GR_SEQ_AHEAD] == 2,
+		   "guard: a real jump (after an outage) is confirmed by the next ping", "-");
+		m.session = 0x78;
+		m.seq = 0;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&o6, sizeof(o6));
+		ok(S.id == 0x77 && S.c.foreign == 1, "guard: another session while one runs is foreign (and told BUSY)", "-");
+		R.key0 = 100;
+		R.txpend = 0;
+		reflect_on_tx(99, 12345);
+		ok(S.c.tx_unmatched == 0, "guard: a TX stamp of the previous session is not this one's", "-");
+	}
+	reset_globals();
+	win = NULL;
+	echo_q = NULL;
+	key.on = false;
+}
+
 /* --------------------------------------------------- classes and sizes */
 
 /* {expected result, argv, text the stderr line must contain} */
@@ -3988,6 +4304,7 @@ int main(void)
 	test_fit();
 	test_log();
 	test_compat();
+	test_guard();
 	test_classes();
 	test_pmc();
 	test_plot();

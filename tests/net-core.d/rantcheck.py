@@ -137,13 +137,17 @@ def cmd_junk(host, port, kinds):
             s.sendto(make[kind](), (host, int(port)))
     s.settimeout(0.3)
     replies = 0
+    busy = 0
     try:
         while True:
-            s.recv(65536)
-            replies += 1
+            d = s.recv(65536)
+            if len(d) >= 64 and d[5] == 5 and len(d) <= 64:
+                busy += 1   # BUSY: the answer to a ping of another session, header-sized
+            else:
+                replies += 1
     except (socket.timeout, ConnectionRefusedError):
         pass
-    print("replies=%d" % replies)
+    print("replies=%d" % replies + (" busy" if busy else ""))
     return 0
 
 

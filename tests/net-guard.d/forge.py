@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Forged rant datagrams for tests/net-guard.sh.
+
+    forge.py reflector ADDR PORT READYFILE MODE
+        a fake reflector that answers pings in one impossible way (MODE),
+        answers a FIN with a FIN_ACK and exits; prints what it did as JSON.
+    forge.py ping DST PORT [--src ADDR:PORT] [--session ID] [--seq N]
+                 [--idle MS] [--type T] [--count N] [--size N] [--vary-session]
+        pings (or FINs, --type 3) from a UDP socket, or with --src from any
+        address and port on a raw IPv4 socket (port 0 included).
+
+Header layout: magic, version, type, flags, session, idle_ms, seq, then the
+echoed stamps t2 wire, t2 app, t3 app, t3 wire and its seq (README, Protocol).
+"""
+import argparse
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+MAGIC = 0x52414E54
+PING, PONG, FIN, FIN_ACK, BUSY = 1, 2, 3, 4, 5
+PF_WARMUP, PF_T2W, PF_T2SW, PF_T3SW, PF_T3W, PF_TAG = 0x1, 0x8, 0x10, 0x20, 0x40, 0x200
+
+
+def header(kind, session, seq, flags=0, idle_ms=0, t2w=0, t2sw=0, t3sw=0, t3w=0, t3seq=0, size=64):
+    h = struct.pack("!IBBHIIQQQQQQ", MAGIC, 1, kind, flags, session, idle_ms, seq,
+                    t2w, t2sw, t3sw, t3w, t3seq)
+    return h.ljust(size, b"\0")
+
+
+def fake_reflector(a):
+    fam = socket.AF_INET6 if ":" in a.addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.bind((a.addr, a.port))
+    open(a.ready, "w").close()
+    did = {"pings": 0, "pongs": 0, "forged": 0}
+    deadline = time.monotonic() + 60
+    idle_until = time.monotonic() + 10      # gone 2 s after the last datagram
+    now_ns = time.time_ns
+    while time.monotonic() < min(deadline, idle_until):
+        r, _, _ = select.select([s], [], [], 0.2)
+        if not r:
+            continue
+        idle_until = time.monotonic() + 2
+        data, peer = s.recvfrom(65536)
+        if len(data) < 64:
+            continue
+        magic, version, ptype, flags, session, _, seq = struct.unpack("!IBBHIIQ", data[:24])
+        if magic != MAGIC:
+            continue
+        n = len(data)
+        if ptype == FIN:
+            s.sendto(header(FIN_ACK, session, did["pongs"], size=n), peer)
+            break
+        if ptype != PING:
+            continue
+        did["pings"] += 1
+        w = flags & PF_WARMUP
+        m = a.mode
+        if m == "absurd":        # echoed stamps 1 and 2^63, and T3 app before T2 app
+            s.sendto(header(PONG, session, seq, w | PF_T2W | PF_T3W | PF_T2SW | PF_T3SW, t2w=1,
+                            t2sw=now_ns(), t3sw=now_ns() - 10**9, t3w=1 << 63, t3seq=seq, size=n), peer)
+            did["forged"] += 1
+        elif m == "short":       # a header-sized pong to a longer ping
+            s.sendto(header(PONG, session, seq, w, size=64), peer)
+            did["forged"] += 1
+        elif m == "replay":      # every pong, and the pong of seq 0 again
+            s.sendto(header(PONG, session, seq, w, size=n), peer)
+            did["pongs"] += 1
+            if seq >= 300:
+                s.sendto(header(PONG, session, 0, 0, size=n), peer)
+                did["forged"] += 1
+        elif m == "finack":      # every pong, then an unasked FIN_ACK echoing a T3 stamp
+            t = now_ns()
+            s.sendto(header(PONG, session, seq, w | PF_T2W, t2w=t, size=n), peer)
+            did["pongs"] += 1
+            if seq >= 1:
+                s.sendto(header(FIN_ACK, session, 0, PF_T3W, t3w=t, t3seq=seq - 1, size=n), peer)
+                did["forged"] += 1
+        elif m == "busy":        # another session runs here
+            s.sendto(header(BUSY, session, seq, size=64), peer)
+            did["forged"] += 1
+        elif m == "busy_late":   # good pongs, then a BUSY: the client already has its answers
+            s.sendto(header(PONG, session, seq, w, size=n), peer)
+            did["pongs"] += 1
+            if seq == 5:
+                s.sendto(header(BUSY, session, seq, size=64), peer)
+                did["forged"] += 1
+        elif m == "untagged":    # good pongs without the key's tag
+            s.sendto(header(PONG, session, seq, w, size=n), peer)
+            did["forged"] += 1
+        elif m == "wrongtag":    # the tag flag and 8 bytes that are not the tag
+            d = bytearray(header(PONG, session, seq, w | PF_TAG, size=n))
+            d[64:72] = os.urandom(8)
+            s.sendto(bytes(d), peer)
+            did["forged"] += 1
+    print(json.dumps(did))
+    return 0
+
+
+def checksum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def pinger(a):
+    raw = None
+    if a.src:
+        saddr, sport = a.src.rsplit(":", 1)
+        raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    else:
+        fam = socket.AF_INET6 if ":" in a.dst else socket.AF_INET
+        udp = socket.socket(fam, socket.SOCK_DGRAM)
+    sent = 0
+    for i in range(a.count):
+        sess = a.session + i if a.vary_session else a.session
+        d = header(a.type, sess, a.seq + (i if a.seq_step else 0), idle_ms=a.idle, size=a.size)
+        if raw:
+            u = struct.pack("!HHHH", int(sport), a.port, 8 + len(d), 0)
+            pseudo = socket.inet_aton(saddr) + socket.inet_aton(a.dst) + struct.pack("!BBH", 0, 17, 8 + len(d))
+            c = checksum(pseudo + u + d) or 0xFFFF
+            u = struct.pack("!HHHH", int(sport), a.port, 8 + len(d), c)
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(d), 0, 0x4000, 64, 17, 0,
+                             socket.inet_aton(saddr), socket.inet_aton(a.dst))
+            raw.sendto(ip + u + d, (a.dst, 0))
+        else:
+            udp.sendto(d, (a.dst, a.port))
+        sent += 1
+        if a.gap:
+            time.sleep(a.gap)
+    print(json.dumps({"sent": sent}))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("reflector")
+    r.add_argument("addr")
+    r.add_argument("port", type=int)
+    r.add_argument("ready")
+    r.add_argument("mode")
+    p = sub.add_parser("ping")
+    p.add_argument("dst")
+    p.add_argument("port", type=int)
+    p.add_argument("--src")
+    p.add_argument("--session", type=lambda s: int(s, 0), default=0x1234)
+    p.add_argument("--seq", type=int, default=0)
+    p.add_argument("--seq-step", action="store_true")
+    p.add_argument("--idle", type=int, default=1001)
+    p.add_argument("--type", type=int, default=PING)
+    p.add_argument("--count", type=int, default=1)
+    p.add_argument("--size", type=int, default=64)
+    p.add_argument("--gap", type=float, default=0)
+    p.add_argument("--vary-session", action="store_true")
+    a = ap.parse_args()
+    return fake_reflector(a) if a.cmd == "reflector" else pinger(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
