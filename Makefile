@@ -6,6 +6,7 @@ LDLIBS = -lm -lpthread
 PREFIX ?= /usr/local
 DESTDIR ?=
 SAN_CC ?= clang
+GSAN_CC ?= gcc
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 60
 
@@ -24,15 +25,30 @@ rant-san: rant.c
 tests/unit-san: tests/unit.c rant.c
 	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -o $@ tests/unit.c $(LDLIBS)
 
+# the same with gcc's sanitizers (gcc before 14 has no __has_feature)
+rant-gsan: rant.c
+	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ rant.c $(LDLIBS)
+
+tests/unit-gsan: tests/unit.c rant.c
+	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/unit.c $(LDLIBS)
+
 # -Werror on the real compile (warnings that need -O2 included), then all tests
 werror: rant.c
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null rant.c
 
-check: werror rant tests/unit
+# and with clang, the other compiler users build it with
+werror-clang: rant.c tests/unit.c
+	clang $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null rant.c
+	clang $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null tests/unit.c
+
+check: werror werror-clang rant tests/unit
 	tests/run.sh
 
 check-sanitize: rant-san tests/unit-san
 	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+
+check-sanitize-gcc: rant-gsan tests/unit-gsan
+	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
 valgrind: tests/unit
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite tests/unit
@@ -59,8 +75,8 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log
+	rm -f rant rant-san rant-gsan tests/unit tests/unit-san tests/unit-gsan tests/bench-log
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
-.PHONY: all check check-sanitize werror valgrind fuzz demo bench soak install clean
+.PHONY: all check check-sanitize check-sanitize-gcc werror werror-clang valgrind fuzz demo bench soak install clean

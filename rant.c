@@ -53,6 +53,22 @@
 #include <linux/net_tstamp.h>
 #include <linux/sockios.h>
 
+/*
+ * Built with AddressSanitizer?  gcc says so with __SANITIZE_ADDRESS__, clang
+ * with __has_feature, which gcc only knows from version 14: the test must be
+ * split so that gcc never has to parse __has_feature(...) in an #if.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RANT_ASAN	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RANT_ASAN	1
+#endif
+#endif
+#ifndef RANT_ASAN
+#define RANT_ASAN	0
+#endif
+
 /* ------------------------------------------------------------ constants */
 
 #define RANT_VERSION	"1.0.0"
@@ -2043,11 +2059,9 @@ static void memory_lock(void)
 	volatile char stack[256 * 1024];
 
 	memset((char *)stack, 0, sizeof(stack));
-#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#if RANT_ASAN
 	/* ASan reserves terabytes of shadow memory: locking it all would never end */
 	return;
-#endif
 #endif
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
 		warnx_("warning: mlockall: %s; page faults may show up as latency (run as root or raise RLIMIT_MEMLOCK)",
