@@ -1530,6 +1530,54 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Checked output, for every file rant writes (report, JSON, log, plot): a
+ * failed or short write is reported in one line that names the file and the
+ * error, and the caller turns it into exit 1.  out_write() writes a whole
+ * buffer to a descriptor; out_finish() ends a stdio stream.
+ */
+static int out_write(const char *what, int fd, const void *buf, size_t len)
+{
+	int r = write_all(fd, buf, len);
+
+	if (r < 0) {
+		warnx_("%s: write failed: %s", what, strerror(-r));
+	}
+	return r;
+}
+
+/* Flush (and close) f: 0, or -errno after saying which file failed. */
+static int out_finish(const char *what, FILE *f, bool close_it)
+{
+	int err = 0;
+
+	/*
+	 * glibc's fflush repeats a failed write while data is buffered, so
+	 * errno names the cause; if the buffer went with an earlier failure,
+	 * errno still holds it (callers clear errno before writing).
+	 */
+	if (fflush(f) == EOF) {
+		err = errno;
+	}
+	if (ferror(f) && !err) {
+		err = errno ? errno : EIO;
+	}
+	if (close_it && fclose(f) == EOF && !err) {
+		err = errno;
+	}
+	if (err) {
+		warnx_("%s: write failed: %s", what, strerror(err));
+	}
+	return -err;
+}
+
+/* What the last log_write put in the file, for the report's "Log:" line. */
+static struct {
+	uint64_t rows, skipped;	/* rows written; warm-up records a text log leaves out */
+	int err;		/* -errno of a failed write, 0 */
+	bool done;
+} log_out;
+
 static char *log_header(char *p, bool csv, const int *cols, int ncols)
 {
 	char name[16];
@@ -1632,22 +1680,39 @@ static int log_write(int fd, enum log_format fmt)
 	struct txn x;
 	uint64_t i;
 
+	uint64_t pending = 0;
+	char what[PATH_MAX + 16];
+
+	snprintf(what, sizeof(what), "--log: %s", cfg.log ? cfg.log : "");
+	memset(&log_out, 0, sizeof(log_out));
+	log_out.done = true;
 	p = log_header(buf, csv, cols, ncols);
 	for (i = 0; i < S.log.n; i++) {
 		log_get(&S.log, i, &x, &status);
 		if (!csv && status == ST_WARMUP) {
+			log_out.skipped++;
 			continue;
 		}
 		p = log_row(p, csv, cols, ncols, &x, status);
+		pending++;
 		if ((size_t)(p - buf) > bufsz - 1024) {
-			r = write_all(fd, buf, (size_t)(p - buf));
+			r = out_write(what, fd, buf, (size_t)(p - buf));
 			if (r < 0) {
+				log_out.err = r;
 				return r;
 			}
+			log_out.rows += pending;
+			pending = 0;
 			p = buf;
 		}
 	}
-	return write_all(fd, buf, (size_t)(p - buf));
+	r = out_write(what, fd, buf, (size_t)(p - buf));
+	if (r < 0) {
+		log_out.err = r;
+		return r;
+	}
+	log_out.rows += pending;
+	return 0;
 }
 
 /*
@@ -1660,10 +1725,20 @@ static int log_write(int fd, enum log_format fmt)
 static int out_open(const char *opt, const char *path, bool *created)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat sb;
 
 	*created = fd >= 0;
 	if (fd < 0 && errno == EEXIST) {
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO swapped in after out_check must not block the open */
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+			warnx_("%s: '%s' is not a regular file; rant writes only regular files", opt, path);
+			close(fd);
+			return -1;
+		}
+		if (fd >= 0) {
+			fcntl(fd, F_SETFL, 0);
+		}
 	}
 	if (fd < 0) {
 		if (errno == ELOOP) {
@@ -1687,6 +1762,13 @@ static int out_truncate(const char *opt, const char *path, int fd)
 	return 0;
 }
 
+/* What a non-regular file is, for the message that refuses it. */
+static const char *out_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+	       S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a regular file";
+}
+
 /* Can we create/write path?  Checked without creating or truncating it. */
 static int out_check(const char *opt, const char *path)
 {
@@ -1705,6 +1787,11 @@ static int out_check(const char *opt, const char *path)
 		}
 		if (S_ISDIR(sb.st_mode)) {
 			warnx_("%s: '%s' is a directory", opt, path);
+			return -1;
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			warnx_("%s: '%s' is %s, not a regular file; rant writes only regular files (a FIFO or device could block or swallow the output)",
+			       opt, path, out_kind(sb.st_mode));
 			return -1;
 		}
 		if (access(path, W_OK) < 0) {
@@ -2924,6 +3011,7 @@ static void reflect_drain(void)
 
 static void session_report(FILE *f, bool final);
 static void json_report(FILE *f, int exit_code);
+static const char *json_what(void);
 
 /* Retire the reflector's window (slots keyed by TX key) in send order. */
 static void reflect_flush(void)
@@ -2984,12 +3072,19 @@ static void reflect_end(int reason)
 		exit_code = EXIT_BREACH;
 	}
 	if (R.log_fd >= 0 && (r = log_write(R.log_fd, cfg.log_format)) < 0) {
-		warnx_("--log: writing %s failed: %s", cfg.log, strerror(-r));
+		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
+	}
+	errno = 0;
+	session_report(out, true);
+	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
 		exit_code = EXIT_RUNTIME;
 	}
-	session_report(out, true);
 	if (R.json) {
+		errno = 0;
 		json_report(R.json, exit_code);
+		if (out_finish(json_what(), R.json, false) < 0) {
+			exit_code = EXIT_RUNTIME;
+		}
 	}
 	if (exit_code > R.exit_code) {
 		R.exit_code = exit_code;
@@ -3521,11 +3616,18 @@ static void session_report(FILE *f, bool final)
 	if (cfg.mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
-	if (S.log.cap) {
-		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")", S.log.n,
-			S.log.dropped, S.log.cap);
+	if (S.log.cap && log_out.err) {
+		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); at most %" PRIu64 " of %" PRIu64 " records are in it\n",
+			cfg.log, strerror(-log_out.err), log_out.rows, S.log.n - log_out.skipped);
+	} else if (S.log.cap) {
+		/* what the file holds: a text log leaves warm-up records out */
+		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
+			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.cap);
 		if (cfg.log_threshold_ns >= 0) {
 			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
+		}
+		if (log_out.skipped) {
+			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
 		}
 		fputc('\n', f);
 	}
@@ -3709,7 +3811,9 @@ static void json_report(FILE *f, int exit_code)
 		fprintf(f, "{\"file\": ");
 		json_str(f, cfg.log);
 		fprintf(f, ", \"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"filtered\": %" PRIu64
-			", \"bytes_per_record\": %u}", S.log.n, S.log.dropped, S.log.filtered, S.log.rec_size);
+			", \"bytes_per_record\": %u, \"warmup_not_written\": %" PRIu64 ", \"complete\": %s}",
+			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.filtered, S.log.rec_size,
+			log_out.skipped, log_out.err ? "false" : "true");
 	} else {
 		fputs("null", f);
 	}
@@ -4044,12 +4148,19 @@ static int alog_read(const char *path, struct alog *L)
 
 	memset(L, 0, sizeof(*L));
 	L->path = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		warnx_("--analyze: cannot read '%s': %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 		}
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		warnx_("--analyze: '%s' is %s, not a regular file (a log is read whole; a FIFO or device could block or never end)",
+		       path, out_kind(sb.st_mode));
+		close(fd);
 		return -1;
 	}
 	data = sb.st_size ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
@@ -4275,15 +4386,20 @@ static int analyze_run(struct alog *L, int nlogs)
 	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0], nlogs == 2 ? " + " : "",
 		nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect", nlogs == 2 ? " joined with reflect log" : "",
 		L[0].csv ? "csv" : "text", L[0].n);
+	errno = 0;
 	session_report(out, true);
 	print_top(out, &L[0], cfg.top);
 	if (S.c.breaches) {
 		code = EXIT_BREACH;
 	}
+	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
+		code = EXIT_RUNTIME;
+	}
 	if (js) {
+		errno = 0;
 		json_report(js, code);
-		if (js != stdout) {
-			fclose(js);
+		if (out_finish(json_what(), js, js != stdout) < 0) {
+			code = EXIT_RUNTIME;
 		}
 	}
 	return code;
@@ -4876,6 +4992,18 @@ static uint32_t random_id(void)
 	return id;
 }
 
+/* How a failed JSON write names its file. */
+static const char *json_what(void)
+{
+	static char what[PATH_MAX + 32];
+
+	if (!strcmp(cfg.json, "-")) {
+		return "--json: stdout";
+	}
+	snprintf(what, sizeof(what), "--json: %s", cfg.json);
+	return what;
+}
+
 /*
  * Outputs last, so that nothing is created or truncated unless the run
  * starts; a file we created is removed again if the next one fails.
@@ -4996,8 +5124,8 @@ static int run_main(void)
 		r = reflect_run();
 		status_stop();
 		ts_restore(sock_fd);
-		if (json) {
-			fclose(json);
+		if (json && out_finish(json_what(), json, true) < 0 && R.exit_code < EXIT_RUNTIME) {
+			R.exit_code = EXIT_RUNTIME;
 		}
 		return r < 0 && R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : R.exit_code;
 	}
@@ -5013,21 +5141,55 @@ static int run_main(void)
 		code = EXIT_BREACH;
 	}
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg.log_format)) < 0) {
-		warnx_("--log: writing %s failed: %s", cfg.log, strerror(-r));
+		code = EXIT_RUNTIME;	/* log_write said which file and why */
+	}
+	errno = 0;
+	session_report(out, true);
+	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
-	session_report(out, true);
 	if (json) {
+		errno = 0;
 		json_report(json, code);
-		fclose(json);
+		if (out_finish(json_what(), json, true) < 0) {
+			code = EXIT_RUNTIME;
+		}
 	}
 	return code;
+}
+
+/*
+ * fds 0-2 must be open before rant opens anything: a socket that became fd
+ * 1 would carry the report to the reflector as datagrams.  A closed one is
+ * pointed at /dev/null (the user closed it: nothing wanted there).
+ */
+static int fds_own(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR);
+
+			if (n != fd) {
+				return -1;	/* open takes the lowest free fd: this one */
+			}
+		}
+	}
+	/* a closed pipe is a write error to report (exit 1), not a silent death */
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
 }
 
 #ifndef RANT_NO_MAIN
 int main(int argc, char **argv)
 {
-	int r = opt_parse(argc, argv);
+	int r;
+
+	if (fds_own() < 0) {
+		return EXIT_RUNTIME;
+	}
+	r = opt_parse(argc, argv);
 
 	if (r) {
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
