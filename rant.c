@@ -3617,8 +3617,8 @@ static void session_report(FILE *f, bool final)
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
 	if (S.log.cap && log_out.err) {
-		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); at most %" PRIu64 " of %" PRIu64 " records are in it\n",
-			cfg.log, strerror(-log_out.err), log_out.rows, S.log.n - log_out.skipped);
+		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
+			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
 	} else if (S.log.cap) {
 		/* what the file holds: a text log leaves warm-up records out */
 		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
@@ -3831,6 +3831,7 @@ struct alog {
 	uint64_t n;
 	struct txn *row;
 	uint8_t *status;
+	uint8_t *dup;		/* rows whose SEQ came before (alog_dups) */
 };
 
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok, size_t toklen)
@@ -4174,6 +4175,52 @@ static int alog_read(const char *path, struct alog *L)
 	return r;
 }
 
+/* SEQ and row of each record, to find repeated SEQs. */
+struct seq_idx {
+	uint64_t seq, idx;
+};
+
+static int cmp_seq_idx(const void *a, const void *b)
+{
+	const struct seq_idx *x = a, *y = b;
+
+	if (x->seq != y->seq) {
+		return (x->seq > y->seq) - (x->seq < y->seq);
+	}
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/*
+ * Mark every row whose SEQ an earlier row of the log already has: counted
+ * once, so that a repeated SEQ can never make the counts wrap.  0 or -1.
+ */
+static int alog_dups(struct alog *L)
+{
+	struct seq_idx *v;
+	uint64_t i;
+
+	if (L->n < 2) {
+		return 0;
+	}
+	v = malloc(L->n * sizeof(*v));
+	L->dup = calloc(L->n, 1);
+	if (!v || !L->dup) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < L->n; i++) {
+		v[i] = (struct seq_idx){ L->row[i].seq, i };
+	}
+	qsort(v, L->n, sizeof(*v), cmp_seq_idx);
+	for (i = 1; i < L->n; i++) {
+		if (v[i].seq == v[i - 1].seq) {
+			L->dup[v[i].idx] = 1;
+		}
+	}
+	free(v);
+	return 0;
+}
+
 static int cmp_seq(const void *a, const void *b)
 {
 	const struct txn *x = a, *y = b;
@@ -4187,6 +4234,9 @@ static uint64_t alog_join(struct alog *e, struct alog *r)
 	uint64_t i, joined = 0, mism = 0;
 	static const int ss[] = { T2W, T2SW, T3SW, T3W };
 
+	if (!r->n || !e->n) {
+		return 0;	/* qsort and bsearch take no NULL, even for no rows */
+	}
 	qsort(r->row, r->n, sizeof(*r->row), cmp_seq);
 	for (i = 0; i < e->n; i++) {
 		struct txn key = { .seq = e->row[i].seq }, *m = bsearch(&key, r->row, r->n, sizeof(*r->row), cmp_seq);
@@ -4259,6 +4309,7 @@ static int analyze_main(void)
 	for (k = 0; k < 2; k++) {
 		free(L[k].row);
 		free(L[k].status);
+		free(L[k].dup);
 	}
 	for (k = 0; k < NMETRIC; k++) {
 		free(S.h[k].bucket);
@@ -4331,14 +4382,26 @@ static int analyze_run(struct alog *L, int nlogs)
 	if (!S.breach) {
 		return EXIT_RUNTIME;
 	}
+	if (alog_dups(&L[0]) < 0) {
+		warnx_("--analyze: out of memory");
+		return EXIT_RUNTIME;
+	}
 	{
-		uint64_t top = 0, distinct = 0;
+		uint64_t top = 0, low = UINT64_MAX, distinct = 0;
 
 		for (i = 0; i < L[0].n; i++) {
 			struct txn *x = &L[0].row[i];
 			int st = L[0].status[i];
 			uint64_t t0 = side.emit ? (x->t[T1SW] ? x->t[T1SW] : x->t[T1W]) : (x->t[T2W] ? x->t[T2W] : x->t[T2SW]);
 
+			if (L[0].dup && L[0].dup[i]) {
+				S.c.duplicate++;	/* a SEQ the log already had: counted once */
+				continue;
+			}
+			if (!side.emit && distinct && x->seq < top) {
+				S.c.late++;	/* answered after a later ping, as the reflector counts it */
+			}
+			low = x->seq < low ? x->seq : low;
 			x->st = TF_USED | TF_SENT;
 			S.c.sent++;
 			if (st == ST_OK || st == ST_WARMUP) {
@@ -4372,7 +4435,8 @@ static int analyze_run(struct alog *L, int nlogs)
 			txn_retire(x);
 		}
 		if (!side.emit && distinct) {
-			S.c.lost = top + 1 - distinct;	/* reflect logs show gaps, not losses */
+			/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
+			S.c.lost = top + 1 - low - distinct;
 		}
 		for (k = 0; k < NSTAMP; k++) {
 			if (!(L[0].have & (1u << k))) {
@@ -4698,7 +4762,12 @@ static int opt_apply(int c, const char *a)
 		cfg.json = a;
 		return 0;
 	case O_ANALYZE:
-		cfg.analyze[0] = a;
+		/* a second --analyze is the second LOG, never a silent replacement */
+		if (cfg.analyze[1]) {
+			warnx_("--analyze: at most two logs (one emit and one reflect log of the same run)");
+			return -1;
+		}
+		cfg.analyze[cfg.analyze[0] ? 1 : 0] = a;
 		return 0;
 	case O_TOP:
 		return opt_u64(c, a, 1, 1000000, &u) < 0 ? -1 : (cfg.top = (unsigned)u, 0);
@@ -4845,7 +4914,7 @@ static int opt_parse(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		if (cfg.analyze[0] && optind + 1 == argc) {
+		if (cfg.analyze[0] && !cfg.analyze[1] && optind + 1 == argc) {
 			cfg.analyze[1] = argv[optind];
 		} else {
 			warnx_("unexpected argument '%s' (see rant --help)", argv[optind]);
