@@ -1578,6 +1578,30 @@ static struct {
 	bool done;
 } log_out;
 
+/*
+ * The command line in the csv header comment: paths may hold newlines,
+ * commas or any byte, and a newline would end the comment and break the
+ * log for --analyze.  Backslash, control bytes, DEL, commas and bytes above
+ * 0x7e are written as \xHH; the header stays one ASCII line.
+ */
+static const char *log_escape(const char *s)
+{
+	static char out[sizeof(cfg.cmdline) * 4 + 1];
+	char *p = out;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c > 0x7e || c == '\\' || c == ',') {
+			p += sprintf(p, "\\x%02x", c);
+		} else {
+			*p++ = (char)c;
+		}
+	}
+	*p = 0;
+	return out;
+}
+
 static char *log_header(char *p, bool csv, const int *cols, int ncols)
 {
 	char name[16];
@@ -1589,7 +1613,7 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 			     " dropped=%" PRIu64 " cmdline=%s\n",
 			     RANT_VERSION, side.emit ? "emit" : "reflect", ts.hw ? "hardware" : "software",
 			     (side.emit ? S.srv_hw : ts.hw) ? "hardware" : "software",
-			     cfg.sw_stamps ? "on" : "off", S.id, S.log.n, S.log.dropped, cfg.cmdline);
+			     cfg.sw_stamps ? "on" : "off", S.id, S.log.n, S.log.dropped, log_escape(cfg.cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
 			char *q = p + 1;
@@ -2376,6 +2400,9 @@ static struct {
 
 #define KEY_NONE	UINT64_MAX
 
+/* After -d: what the end of the run may take before the report (README: 200 ms). */
+#define FINISH_NS	(170 * 1000000ULL)
+
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
@@ -2773,6 +2800,13 @@ static void emit_finish(void)
 {
 	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
 	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
+	/*
+	 * With -d nothing the reflector does (vanish, stall, answer late) may
+	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
+	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
+	 */
+	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
+	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 	int round;
 
 	while (E.outstanding) {
@@ -2781,11 +2815,11 @@ static void emit_finish(void)
 		if (!dl) {
 			break;
 		}
-		if (cut && dl > grace_end) {
-			dl = grace_end;
+		if (dl > cutoff) {
+			dl = cutoff;
 		}
 		if (now >= dl) {
-			if (cut && now >= grace_end) {
+			if (now >= cutoff) {
 				uint64_t s;
 
 				for (s = E.oldest; s < E.next_seq; s++) {
@@ -2805,7 +2839,7 @@ static void emit_finish(void)
 		}
 	}
 	t0 = mono_ns();
-	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL) {
+	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
 		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
 			emit_drain();
 		}
@@ -2819,12 +2853,15 @@ static void emit_finish(void)
 		int tries;
 
 		E.fin_acked = false;
-		for (tries = 0; tries < 3 && !E.fin_acked; tries++) {
+		for (tries = 0; tries < 3 && !E.fin_acked && mono_ns() < hard; tries++) {
 			proto_encode(E.tx, &m);
 			if (send(sock_fd, E.tx, cfg.size, 0) >= 0) {
 				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
 			}
 			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
+			if (limit > hard) {
+				limit = hard;
+			}
 			while (!E.fin_acked && mono_ns() < limit) {
 				if (emit_wait_until(limit, true) < 0) {
 					break;
@@ -2915,6 +2952,7 @@ static struct {
 	int log_fd;
 	FILE *json;
 	bool log_header_done;
+	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
 } R;
 
 #define SEEN_BITS	4096
@@ -3040,6 +3078,7 @@ static void reflect_start(uint32_t id)
 	R.distinct = 0;
 	R.txpend = 0;
 	R.active = true;
+	R.measuring = false;
 	for (i = 0; i < PE_NERR; i++) {
 		S.c.invalid_why[i] = R.carry_invalid[i];
 		S.c.invalid += R.carry_invalid[i];
@@ -3194,6 +3233,9 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	S.c.received++;
 	if (m.flags & PF_WARMUP) {
 		S.c.warmup++;
+	} else if (!R.measuring) {
+		R.measuring = true;	/* the session's first measured ping: its measurement starts */
+		trace_mark("RANT_TEST_START\n", 16);
 	}
 	/* the pong: same length as the ping, never larger */
 	p.session = m.session;
@@ -3675,17 +3717,67 @@ static void session_report(FILE *f, bool final)
 
 /* ----------------------------------------------------------------- json */
 
+/*
+ * Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), 0 if the byte at s does
+ * not start one.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) {
+			return 0;	/* also stops at the terminating NUL */
+		}
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff)) {
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * A JSON string.  Paths and interface names are bytes, not text: a byte
+ * that is not part of valid UTF-8 is written as \u00XX (the code point of
+ * the same value, as Latin-1 would read it), so the JSON stays valid and
+ * the byte can be recovered.  Control characters are escaped too.
+ */
 static void json_str(FILE *f, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
+
 	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\') {
-			fprintf(f, "\\%c", *s);
-		} else if ((unsigned char)*s < 0x20) {
-			fprintf(f, "\\u%04x", *s);
+	while (u && *u) {
+		size_t n = utf8_len(u);
+
+		if (*u == '"' || *u == '\\') {
+			fprintf(f, "\\%c", *u);
+		} else if (*u < 0x20 || *u == 0x7f || !n) {
+			fprintf(f, "\\u%04x", *u);
 		} else {
-			fputc(*s, f);
+			fwrite(u, 1, n, f);
+			u += n;
+			continue;
 		}
+		u++;
 	}
 	fputc('"', f);
 }
@@ -5187,9 +5279,6 @@ static int run_main(void)
 		R.log_fd = log_fd;
 		R.json = json;
 		__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
-		if (cfg.trace) {
-			trace_mark("RANT_TEST_START\n", 16);
-		}
 		r = reflect_run();
 		status_stop();
 		ts_restore(sock_fd);
