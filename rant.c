@@ -160,8 +160,8 @@ static const char *const pct_key[] = {
 #define NPCT	7
 
 /* Transaction status in logs. */
-enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, NSTATUS };
-static const char *const status_name[NSTATUS] = { "ok", "lost", "late", "warmup" };
+enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, ST_STEPPED, NSTATUS };
+static const char *const status_name[NSTATUS] = { "ok", "lost", "late", "warmup", "stepped" };
 
 /* ---------------------------------------------------------------- types */
 
@@ -201,6 +201,8 @@ struct txn {
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint16_t st;
 	uint16_t counted;	/* metrics already added to the statistics */
+	uint64_t mono;		/* CLOCK_MONOTONIC read at the pong (emit) / ping (reflect): clock-step check */
+	uint8_t clk;		/* CLK_STEPPED: a CLOCK_REALTIME step made its stamps inconsistent */
 };
 
 /*
@@ -1288,6 +1290,114 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CNT_AW1		(1u << 14)
 #define TF_BREACH	(1u << 9)
 
+/*
+ * CLOCK_REALTIME steps.  Kernel software stamps and app stamps are
+ * CLOCK_REALTIME, which NTP or an admin may step; CLOCK_MONOTONIC is never
+ * stepped, and both are slewed alike (Documentation/timers/timekeeping.rst),
+ * so REALTIME - MONOTONIC is constant between steps.  Each transaction's
+ * REALTIME stamps must fall, on the MONOTONIC scale, between the monotonic
+ * reads the loop already makes around it (emit: the send and the pong;
+ * reflect: T2 before, T3 after its one read).  A stamp outside means a step
+ * larger than the round trip: the transaction is marked "stepped", left out
+ * of the statistics, counted, and the report warns.  A step smaller than the
+ * round trip is indistinguishable from latency; if it makes a latency
+ * negative, that transaction is marked too, never averaged in.
+ */
+#define CLK_STEPPED	1
+#define CLK_TOL_NS	100000	/* error of the base estimate, and scheduling between reads */
+
+static uint64_t (*clk_read)(clockid_t) = now_ns;	/* the unit tests step a fake clock */
+
+static struct {
+	int64_t base;		/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	bool have;
+	uint64_t steps, stepped;	/* steps seen, transactions marked (this session) */
+	int64_t last;		/* the last step, ns */
+} clk;
+
+/* REALTIME - MONOTONIC, from the tightest of three paired reads. */
+static int64_t clk_offset(void)
+{
+	int64_t best = 0;
+	uint64_t spread = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint64_t r1 = clk_read(CLOCK_REALTIME), m = clk_read(CLOCK_MONOTONIC), r2 = clk_read(CLOCK_REALTIME);
+
+		if (r2 - r1 < spread) {
+			spread = r2 - r1;
+			best = (int64_t)(r1 + (r2 - r1) / 2 - m);
+		}
+	}
+	return best;
+}
+
+static void clk_start(void)
+{
+	clk.base = clk_offset();
+	clk.have = true;
+	clk.steps = clk.stepped = 0;
+	clk.last = 0;
+}
+
+static void clk_mark(struct txn *x)
+{
+	if (!(x->clk & CLK_STEPPED)) {
+		x->clk |= CLK_STEPPED;
+		clk.stepped++;
+	}
+}
+
+/* Is realtime stamp v (0 = unknown) within [lo, hi] on the monotonic scale (0 = no bound)? */
+static bool clk_in(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	int64_t m;
+
+	if (!v) {
+		return true;
+	}
+	m = (int64_t)v - clk.base;
+	return (!lo || m >= (int64_t)lo - CLK_TOL_NS) && (!hi || m <= (int64_t)hi + CLK_TOL_NS);
+}
+
+/* Check a received transaction's CLOCK_REALTIME stamps; re-base on a step. */
+static void clk_check(struct txn *x)
+{
+	uint64_t lo, hi;
+	bool ok, wire = !ts.hw;	/* NIC stamps are on the PHC, not CLOCK_REALTIME */
+
+	if (!clk.have || !x->mono || (x->clk & CLK_STEPPED)) {
+		return;
+	}
+	if (side.emit) {
+		lo = x->deadline - cfg.timeout_ns;	/* read before the send */
+		hi = x->mono;				/* read after the pong */
+		ok = clk_in(x->t[T1SW], lo, hi) && clk_in(x->t[T4SW], lo, hi) &&
+		     (!wire || (clk_in(x->t[T1W], lo, hi) && clk_in(x->t[T4W], lo, hi)));
+	} else {
+		hi = lo = x->mono;	/* after T2, before T3 */
+		ok = clk_in(x->t[T2SW], 0, hi) && clk_in(x->t[T3SW], lo, 0) &&
+		     (!wire || (clk_in(x->t[T2W], 0, hi) && clk_in(x->t[T3W], lo, 0)));
+	}
+	if (!ok) {
+		int64_t now = clk_offset();
+
+		if (llabs(now - clk.base) > CLK_TOL_NS) {
+			clk.steps++;
+			clk.last = now - clk.base;
+			clk.base = now;
+		}
+		clk_mark(x);
+	}
+}
+
+/* Latencies between two stamps of one clock can never be negative. */
+static bool metric_one_clock(int m)
+{
+	return m == M_RTT || m == M_RESPONSE || m == M_APP_RTT || m == M_SRV_PROC;
+}
+
 static void live_add(int64_t v)
 {
 	uint64_t u = v < 0 ? 0 : (uint64_t)v;
@@ -1334,11 +1444,16 @@ static void txn_account(struct txn *x)
 	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
 		return;
 	}
-	for (i = 0; i < side.nmetrics; i++) {
+	clk_check(x);
+	for (i = 0; i < side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
 		int m = side.metrics[i];
 
 		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
 			continue;
+		}
+		if (v < 0 && metric_one_clock(m)) {
+			clk_mark(x);	/* only a stepped clock goes backwards */
+			break;
 		}
 		x->counted |= (uint16_t)(1u << m);
 		hist_add(&S.h[m], v, x->seq);
@@ -1348,6 +1463,9 @@ static void txn_account(struct txn *x)
 				breach(x, v);
 			}
 		}
+	}
+	if (x->clk & CLK_STEPPED) {
+		return;
 	}
 	if (side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
 		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
@@ -1381,6 +1499,9 @@ static int txn_status(const struct txn *x)
 	}
 	if (!(x->st & TF_RECEIVED)) {
 		return ST_LOST;
+	}
+	if (x->clk & CLK_STEPPED) {
+		return ST_STEPPED;
 	}
 	return x->st & TF_WARMUP ? ST_WARMUP : ST_OK;
 }
@@ -1675,7 +1796,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 		p = fmt_stamp(p, x->t[cols[i]], '-');
 	}
 	*p++ = ' ';
-	if (status == ST_LOST || status == ST_LATE) {
+	if (status == ST_LOST || status == ST_LATE || status == ST_STEPPED) {
 		p = fmt_str(p, status_name[status]);
 	} else {
 		p = log_value(p, side.primary, x->t, "-");
@@ -2573,8 +2694,11 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		S.c.duplicate++;
 		return;
 	}
-	if (!(x->st & TF_LOST) && mono_ns() > x->deadline) {
-		emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
+	if (!(x->st & TF_LOST)) {
+		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
+		if (x->mono > x->deadline) {
+			emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
+		}
 	}
 	if (x->st & TF_LOST) {
 		x->st |= TF_LATE;
@@ -2904,6 +3028,7 @@ static int emit_run(void)
 	set_rcvtimeo(E.rcvtimeo);
 	S.start_mono = mono_ns();
 	S.first_real = real_ns();
+	clk_start();
 	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) : 0;
 	next = S.start_mono;
 	if (!cfg.warmup) {
@@ -3079,6 +3204,7 @@ static void reflect_start(uint32_t id)
 	R.txpend = 0;
 	R.active = true;
 	R.measuring = false;
+	clk_start();
 	for (i = 0; i < PE_NERR; i++) {
 		S.c.invalid_why[i] = R.carry_invalid[i];
 		S.c.invalid += R.carry_invalid[i];
@@ -3274,6 +3400,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->t[T2W] = wire;
 	x->t[T2SW] = p.t2sw;
 	x->t[T3SW] = p.t3sw;
+	x->mono = now;
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND | ((m.flags & PF_WARMUP) ? TF_WARMUP : 0);
 	R.txpend++;
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
@@ -3377,6 +3504,31 @@ static void report_prepare(void)
  * on RX) means the two clocks differ; a drifting app-vs-wire offset means
  * the NIC clock is not disciplined.  Each warning names the likely cause.
  */
+/* Steps of CLOCK_REALTIME and negative samples: never a silent number. */
+static int clock_step_warnings(char w[][256], int max)
+{
+	int i, n = 0;
+
+	if (clk.steps && n < max) {
+		snprintf(w[n++], 256, "CLOCK_REALTIME was stepped %" PRIu64 " time%s during the run (last by %+.6f s; NTP or a manual change): "
+			 "%" PRIu64 " transaction%s spanning a step %s left out of the statistics and marked 'stepped' in the log",
+			 clk.steps, clk.steps == 1 ? "" : "s", (double)clk.last / 1e9, clk.stepped,
+			 clk.stepped == 1 ? "" : "s", clk.stepped == 1 ? "is" : "are");
+	} else if (clk.stepped && n < max) {
+		snprintf(w[n++], 256, "%" PRIu64 " transaction%s had stamps that went backwards (a clock step): left out of the statistics and marked 'stepped' in the log",
+			 clk.stepped, clk.stepped == 1 ? "" : "s");
+	}
+	for (i = 0; i < side.nmetrics && n < max; i++) {
+		const struct hist *h = &S.h[side.metrics[i]];
+
+		if (h->n && h->min < 0) {
+			snprintf(w[n++], 256, "%s has negative samples (min %" PRId64 " ns): the clocks of its two stamps disagree",
+				 metric_def[side.metrics[i]].key, h->min);
+		}
+	}
+	return n;
+}
+
 static int clock_warnings(char w[][256], int max)
 {
 	static const char *const what_emit[2] = { "T1-T1_SW (client send)", "T4_SW-T4 (client receive)" };
@@ -3402,7 +3554,7 @@ static int clock_warnings(char w[][256], int max)
 			snprintf(w[n++], 256, "app-vs-wire offset %s drifts %+.2f ppm: %s", what, ppm, cause);
 		}
 	}
-	return n;
+	return n + clock_step_warnings(w + n, max - n);
 }
 
 static const char *tsrc(bool hw)
@@ -3892,6 +4044,7 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fputs("null", f);
 	}
+	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps, clk.stepped);
 	fprintf(f, ", \"warnings\": [");
 	nw = clock_warnings(w, 4);
 	for (i = 0; i < nw; i++) {
@@ -4210,6 +4363,10 @@ static int alog_parse(struct alog *L, char *p, char *end)
 					st = ST_LATE;
 					continue;
 				}
+				if (!L->csv && len[i] == 7 && !strncmp(f[i], "stepped", 7)) {
+					st = ST_STEPPED;
+					continue;
+				}
 				known = metric_value(valm[i], x->t, &want);
 				if ((len[i] == 0 || (len[i] == 1 && f[i][0] == '-')) && (!known || st != ST_OK)) {
 					continue;
@@ -4496,7 +4653,10 @@ static int analyze_run(struct alog *L, int nlogs)
 			low = x->seq < low ? x->seq : low;
 			x->st = TF_USED | TF_SENT;
 			S.c.sent++;
-			if (st == ST_OK || st == ST_WARMUP) {
+			if (st == ST_STEPPED) {
+				clk_mark(x);	/* the live run saw its clock step: left out, as there */
+			}
+			if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
 				x->st |= TF_RECEIVED;
 				S.c.received++;
 				if (x->t[T2SW] && x->t[T3SW]) {
