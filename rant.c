@@ -3746,7 +3746,7 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 
 static void print_counts(FILE *f)
 {
-	uint64_t out_lost, back_lost;
+	uint64_t out_lost = 0, back_lost = 0;
 	char lab[16];
 	bool any = false;
 	int i;
@@ -3964,7 +3964,7 @@ static void json_metric(FILE *f, int m)
 
 static void json_report(FILE *f, int exit_code)
 {
-	uint64_t out_lost, back_lost;
+	uint64_t out_lost = 0, back_lost = 0;
 	char w[4][256], lab[16];
 	double ppm = 0, span = 0;
 	bool drift;
