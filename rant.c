@@ -4548,6 +4548,21 @@ static void print_top(FILE *f, const struct alog *L, unsigned top)
 
 static int analyze_run(struct alog *L, int nlogs);
 
+/* Does any row hold this side's own app stamps? */
+static bool alog_any_sw(const struct alog *L)
+{
+	uint64_t i;
+
+	for (i = 0; i < L->n; i++) {
+		const uint64_t *t = L->row[i].t;
+
+		if (L->emit ? (t[T1SW] || t[T4SW]) : (t[T2SW] || t[T3SW])) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -4614,7 +4629,8 @@ static int analyze_run(struct alog *L, int nlogs)
 	ts.hw = L[0].hw;
 	S.srv_hw = L[0].srv_hw;
 	S.srv_hw_known = side.emit;
-	cfg.sw_stamps = L[0].sw;
+	/* csv logs have app-stamp columns either way: were they filled (-s)? */
+	cfg.sw_stamps = L[0].sw && alog_any_sw(&L[0]);
 	nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
 	for (k = 0; k < side.nmetrics; k++) {
 		int m = side.metrics[k];
