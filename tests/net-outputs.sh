@@ -220,6 +220,7 @@ test_live_vs_analyze() {
 	emit lv1 --port 12405 --count 3000 -w 50 -q -l "$WORK/lv1-e.csv" --log-format csv --json "$WORK/lv1-e.json"
 	expect_rc "live/analyze b2b" 0
 	wait_reflector
+	expect_eq "live/analyze b2b: the reflector exits 0" "$REFLECTOR_RC" 0
 	analyze lv1-e "$WORK/lv1-e.csv" --json "$WORK/lv1-ea.json"
 	analyze lv1-r "$WORK/lv1-r.csv" --json "$WORK/lv1-ra.json"
 	analyze lv1-j "$WORK/lv1-e.csv" --analyze "$WORK/lv1-r.csv" --json "$WORK/lv1-ja.json"
