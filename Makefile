@@ -20,10 +20,10 @@ tests/unit: tests/unit.c rant.c
 
 # sanitizer builds of the tool and the unit tests (ASan + UBSan)
 rant-san: rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -o $@ rant.c $(LDLIBS)
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ rant.c $(LDLIBS)
 
 tests/unit-san: tests/unit.c rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -o $@ tests/unit.c $(LDLIBS)
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/unit.c $(LDLIBS)
 
 # the same with gcc's sanitizers (gcc before 14 has no __has_feature)
 rant-gsan: rant.c
