@@ -41,13 +41,16 @@ werror-clang: rant.c tests/unit.c
 	clang $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null rant.c
 	clang $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null tests/unit.c
 
-check: werror werror-clang rant tests/unit
+tests/plot-gen: tests/plot-gen.c
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
+
+check: werror werror-clang rant tests/unit tests/plot-gen
 	tests/run.sh
 
-check-sanitize: rant-san tests/unit-san
+check-sanitize: rant-san tests/unit-san tests/plot-gen
 	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
-check-sanitize-gcc: rant-gsan tests/unit-gsan
+check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen
 	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
 valgrind: tests/unit
@@ -62,9 +65,16 @@ demo: rant
 tests/bench-log: tests/bench-log.c rant.c
 	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/bench-log.c $(LDLIBS)
 
-bench: rant tests/bench-log
+tests/plot-bench: tests/plot-bench.c rant.c
+	$(CC) $(CFLAGS) -Wno-unused-function -o $@ tests/plot-bench.c $(LDLIBS)
+
+tests/bench.d/floor: tests/bench.d/floor.c
+	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/floor.c
+
+bench: rant tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench
 	tests/bench.sh
 	tests/bench-log
+	tests/plot-bench.sh
 
 soak: rant
 	tests/soak.sh
@@ -75,7 +85,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san rant-gsan tests/unit tests/unit-san tests/unit-gsan tests/bench-log
+	rm -f rant rant-san rant-gsan tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 

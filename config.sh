@@ -25,10 +25,14 @@
 : "${CHRT:=chrt}"
 : "${PHC2SYS:=phc2sys}"
 : "${RING_SIZE:=256}"
-: "${BUSY_POLL_US:=50}"
+: "${NETNS_DIR:=/run/netns}"
+: "${DEVFS:=/dev}"
+: "${DEBUGFS:=$SYSFS/kernel/debug}"
 : "${STOP_TIMEOUT:=5}"
 
-PROG=config.sh
+# Messages name the script by the name it was called with (the installed
+# copy is rant-config.sh).
+PROG=$(basename "$0")
 
 # Driver private flags worth setting for latency, as "flag=value".
 #  mlx5: CQE moderation batches completions (adds up to the moderation
@@ -58,7 +62,7 @@ REMOTE=
 REMOTE_MAC=
 CPU=
 IRQ_CPU=
-BUSY_POLL=0
+BUSY_POLL=
 PTP_SOURCE=
 PTP_SYNC_TO=
 NO_NS=0
@@ -69,8 +73,16 @@ MODE=apply
 DRY_RUN=0
 HOST_TUNING=0
 
-# Discovered.
+# Discovered.  NS is where IFACE goes: ns_IFACE, the earlier rant's name
+# (its README enters it with nsenter --net=/var/run/netns/ns_IFACE).
+# OLD_NS is the name config.sh used before, rant-IFACE: an interface found
+# there is undone from its state file, but not configured further.
 NS=
+OLD_NS=
+# Set when run under `ip netns exec`: the pid of the nearest ancestor outside
+# its temporary mount namespace, where a new namespace must be mounted to
+# outlive this script.
+HOME_PID=
 MAC=
 DRIVER=
 PCI=
@@ -89,6 +101,8 @@ CPU_MAX=0
 QNS=
 CNS=
 
+# Set by a dry run that predicts the namespace move.
+MOVED=0
 STATE_FILE=
 PID_FILE=
 N_APPLIED=0
@@ -113,22 +127,27 @@ Usage: $PROG IFACE --ip ADDR[/LEN] --remote-ip ADDR --cpu N --irq-cpu N [options
        $PROG IFACE --check --ip ADDR ... (the same options as when applied)
 
 Prepare IFACE for rant latency tests.  Unless --no-namespace, IFACE is moved
-into the network namespace rant-IFACE (run rant with
-'ip netns exec rant-IFACE').  Every change is recorded in
-$STATE_DIR/IFACE.state so that --undo can restore it.
+into the network namespace ns_IFACE (run rant with
+'nsenter --net=/var/run/netns/ns_IFACE' or 'ip netns exec ns_IFACE').  Every
+change is recorded in $STATE_DIR/IFACE.state so that --undo can restore it.
+It may be run from inside another namespace ('ip netns exec NS $PROG ...');
+run --undo from the same one.
 
   --ip ADDR[/LEN]      address for IFACE, IPv4 (/24 default) or IPv6 (/64)
   --remote-ip ADDR     the peer's address (same family)
   --remote-mac MAC     the peer's MAC: add a permanent neighbour entry
   --cpu N              CPU rant runs on
   --irq-cpu N          CPU that takes IFACE's interrupts and softirqs
-  --busy-poll          prepare for rant -P/-p: napi_defer_hard_irqs 2 and
-                       gro_flush_timeout 200000 instead of 0 and 0 (and, with
-                       --host-tuning, net.core.busy_read/busy_poll $BUSY_POLL_US)
-  --ptp-source CLOCK   clock phc2sys copies from (default CLOCK_REALTIME);
-                       CLOCK_REALTIME, /dev/ptpN or an interface name
-  --ptp-sync-to CLOCK  clock phc2sys steers (default IFACE's PHC);
-                       CLOCK_REALTIME needs --host-tuning
+  --busy-poll US       set net.core.busy_poll and net.core.busy_read to US
+                       (host-wide, 0 to 1000000); US > 0 also prepares for
+                       rant -P: napi_defer_hard_irqs 2 and gro_flush_timeout
+                       200000 instead of 0 and 0
+  --ptp-source CLOCK   IFACE's PHC, the clock phc2sys steers (default:
+                       found in sysfs or by ethtool -T); CLOCK_REALTIME (the
+                       host's clock) needs --host-tuning
+  --ptp-sync-to CLOCK  the clock IFACE's PHC follows (default CLOCK_REALTIME),
+                       e.g. the other port's PHC
+                       (CLOCK: CLOCK_REALTIME, /dev/ptpN or an interface name)
   --no-namespace       configure IFACE where it is
   --no-ptp             do not start phc2sys
   --irq-prio N         SCHED_FIFO priority of IFACE's IRQ threads (default 55)
@@ -136,7 +155,8 @@ $STATE_DIR/IFACE.state so that --undo can restore it.
                        (default 11)
   --host-tuning        also change host-wide settings (sysctls); without it
                        they are only listed
-  --dry-run            print every command, change nothing
+  --dry-run            print every command and the verdict the apply would
+                       give each step, change nothing
   --undo               restore everything recorded for IFACE
   --check              report which settings are in place (exit 0 if all)
   -h, --help           this text
@@ -185,6 +205,11 @@ show_cmd() {
 		else
 			printf 'echo %s > %s' "$3" "$2"
 		fi
+		return
+		;;
+	netns_add | netns_del)
+		printf 'ip netns %s %s' "${1#netns_}" "$2"
+		[[ -n $HOME_PID ]] && printf ' (in the mount namespace of pid %s, outside ip netns exec)' "$HOME_PID"
 		return
 		;;
 	netns_return)
@@ -305,13 +330,22 @@ netns_return() {
 # file, and make sure it did not die at once (bad clock, clock busy).
 start_phc2sys() {
 	local log="$STATE_DIR/$IFACE.phc2sys.log" pid i
+	local rc msg
 	setsid "$PHC2SYS" "$@" </dev/null >"$log" 2>&1 &
 	pid=$!
 	printf '%s\n' "$pid" >"$PID_FILE"
 	for ((i = 0; i < 10; i++)); do
 		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			rc=$?
 			rm -f "$PID_FILE"
-			printf 'phc2sys exited at once: %s\n' "$(tail -n 1 "$log")" >&2
+			# Its last error without the "phc2sys[uptime]: " prefix, else its
+			# last line that is not part of the usage text it may print.
+			msg=$(grep '^phc2sys\[' "$log" | tail -n 1)
+			[[ -z $msg ]] && msg=$(grep -v '^[[:space:]]*$\|^[[:space:]]\|^usage:' "$log" | tail -n 1)
+			msg=${msg#phc2sys\[*\]: }
+			printf 'phc2sys exited at once (status %s): %s\n' "$rc" \
+				"${msg:-no message (log: $log)}" >&2
 			return 1
 		fi
 		sleep 0.05
@@ -428,11 +462,17 @@ ethtool_step() {
 	step "$name" "$cur" "$want" "${CMD[@]}"
 }
 
-# ethtool_kv OPTION: "key: value" lines of `ethtool OPTION IFACE` into KV.
+# ethtool_kv OPTION: `ethtool OPTION IFACE` into KV, key -> value as the
+# text output shows it ("on", "off [fixed]", "256").  Features (-k) and pause
+# (-a) are read from `ethtool --json` where this ethtool and driver give it,
+# the rest (and those, with an ethtool without JSON) from the text.
 declare -A KV=()
 ethtool_kv() {
 	local out line k v section=
 	KV=()
+	if [[ $1 == -k || $1 == -a ]] && ethtool_json "$1"; then
+		return 0
+	fi
 	out=$(qx "$ETHTOOL" "$1" "$IFACE" 2>/dev/null) || return 1
 	while IFS= read -r line; do
 		case $line in
@@ -454,6 +494,35 @@ ethtool_kv() {
 		[[ -n $k ]] || continue
 		KV[$section${k,,}]=$v
 	done <<<"$out"
+}
+
+# ethtool_json OPTION: `ethtool --json OPTION IFACE` into KV, as ethtool_kv.
+# A feature is an object {"active": bool, "fixed": bool|null, ...}: its
+# value is "on"/"off", with " [fixed]" when it cannot be changed.
+ethtool_json() {
+	local out k v n=0
+	out=$(qx "$ETHTOOL" --json "$1" "$IFACE" 2>/dev/null) || return 1
+	[[ $out == "["* ]] || return 1
+	while IFS=$'\t' read -r k v; do
+		[[ -n $k && $k != ifname ]] || continue
+		KV[${k,,}]=$v
+		n=$((n + 1))
+	done < <(awk '
+		function val(s) {
+			sub(/,[ \t]*$/, "", s); gsub(/^"|"$/, "", s)
+			return s == "true" ? "on" : s == "false" ? "off" : s
+		}
+		/^[ \t]*"[^"]+": *\{[ \t]*$/ { split($0, q, "\""); obj = q[2]; next }
+		/^[ \t]*\}/ { obj = ""; next }
+		/^[ \t]*"[^"]+": / {
+			split($0, q, "\""); k = q[2]
+			v = $0; sub(/^[ \t]*"[^"]+": */, "", v); v = val(v)
+			if (obj == "") { print k "\t" v; next }
+			if (k == "active") act[obj] = v
+			if (k == "fixed" && v == "on") fix[obj] = 1
+		}
+		END { for (o in act) print o "\t" act[o] (fix[o] ? " [fixed]" : "") }' <<<"$out")
+	((n > 0))
 }
 
 # sched_of PID: "policy priority" of a task, from /proc/PID/stat.
@@ -596,17 +665,71 @@ read_cpus() {
 	CPU_MAX=$last
 }
 
-# locate_iface: set QNS to where IFACE is (root or its rant- namespace).
+# locate_iface: set QNS to where IFACE is (here, ns_IFACE or rant-IFACE).
 locate_iface() {
-	NS="rant-$IFACE"
+	NS="ns_$IFACE"
+	OLD_NS="rant-$IFACE"
 	if [[ -e $NET_SYSFS/$IFACE ]]; then
 		QNS=
 	elif "$IP" -n "$NS" link show dev "$IFACE" >/dev/null 2>&1; then
 		QNS=$NS
+	elif "$IP" -n "$OLD_NS" link show dev "$IFACE" >/dev/null 2>&1; then
+		QNS=$OLD_NS
 	else
 		return 1
 	fi
 	CNS=$QNS
+}
+
+# find_home: under `ip netns exec NAME` (which gives its command a mount
+# namespace of its own, with NAME's sysfs on /sys), set HOME_PID to the
+# nearest ancestor outside that mount namespace.  A namespace mounted in
+# the temporary one would vanish, with IFACE in it, when this script exits.
+find_home() {
+	local src mine pid ns stat
+	HOME_PID=
+	src=$(awk '$5 == "/sys" { for (i = 7; $i != "-"; i++) ; s = ($(i + 1) == "sysfs") ? $(i + 2) : "" }
+		END { print s }' \
+		"/proc/$$/mountinfo" 2>/dev/null)
+	[[ -n $src && $src != sysfs && $src != none && -e $NETNS_DIR/$src ]] || return 0
+	[[ $(stat -L -c %i "$NETNS_DIR/$src" 2>/dev/null) == "$(stat -L -c %i "/proc/$$/ns/net")" ]] || return 0
+	mine=$(readlink "/proc/$$/ns/mnt")
+	pid=$PPID
+	while [[ $pid =~ ^[0-9]+$ ]] && ((pid > 0)); do
+		ns=$(readlink "/proc/$pid/ns/mnt" 2>/dev/null) || break
+		if [[ $ns != "$mine" ]]; then
+			HOME_PID=$pid
+			return 0
+		fi
+		read -r stat <"/proc/$pid/stat" || break
+		stat=${stat##*) }
+		read -r _ pid _ <<<"$stat"
+	done
+	usage_error "run under 'ip netns exec $src' with no process outside its temporary mount namespace: a namespace created here would vanish on exit (run it from a shell, or with --no-namespace)"
+}
+
+# netns_add NS: create a named network namespace that outlives this script.
+# Under `ip netns exec`, it is created in the caller's mount namespace and,
+# if that mount does not propagate here, bound here as well.
+netns_add() {
+	if [[ -z $HOME_PID ]]; then
+		"$IP" netns add "$1"
+		return
+	fi
+	nsenter --mount="/proc/$HOME_PID/ns/mnt" -- "$IP" netns add "$1" || return 1
+	if ! "$IP" netns exec "$1" true 2>/dev/null; then
+		mount --bind "/proc/$HOME_PID/root$NETNS_DIR/$1" "$NETNS_DIR/$1"
+	fi
+}
+
+# netns_del NS: delete it, where netns_add created it.
+netns_del() {
+	if [[ -z $HOME_PID ]]; then
+		"$IP" netns del "$1"
+		return
+	fi
+	umount "$NETNS_DIR/$1" 2>/dev/null
+	nsenter --mount="/proc/$HOME_PID/ns/mnt" -- "$IP" netns del "$1"
 }
 
 # find_threads: kernel threads we may tune (ksoftirqd/N, irq/N-name).
@@ -655,7 +778,7 @@ find_irqs() {
 
 # discover: everything the steps need, read-only, printed first.
 discover() {
-	local dev out n irqs="" ROOT_NAME="root (the caller's)"
+	local dev out n
 	MAC=$(get "$(net_path address)")
 	DRIVER=
 	PCI=
@@ -692,6 +815,11 @@ discover() {
 	fi
 	find_irqs
 	find_threads
+}
+
+# show_discovery: what discover found, printed before the steps.
+show_discovery() {
+	local n irqs="" ROOT_NAME="root (the caller's)"
 	for n in "${IRQS[@]}"; do
 		irqs+="$n (${IRQ_NAME[$n]}) "
 	done
@@ -713,16 +841,32 @@ discover() {
 	fi
 }
 
-# phc_of NAME: PHC device of an interface (in the root or its rant- namespace).
+# phc_of NAME: PHC device of an interface (here or in its ns_/rant- namespace).
 phc_of() {
 	local name=$1 f n out
 	for f in "$NET_SYSFS/$name"/device/ptp/ptp*; do
 		[[ -e $f ]] && printf '/dev/%s' "${f##*/}" && return 0
 	done
 	out=$("$ETHTOOL" -T "$name" 2>/dev/null) ||
+		out=$("$IP" netns exec "ns_$name" "$ETHTOOL" -T "$name" 2>/dev/null) ||
 		out=$("$IP" netns exec "rant-$name" "$ETHTOOL" -T "$name" 2>/dev/null) || return 1
 	n=$(sed -n 's/^PTP Hardware Clock: *\([0-9][0-9]*\)$/\1/p' <<<"$out")
 	[[ -n $n ]] && printf '/dev/ptp%s' "$n"
+}
+
+# clock_problem CLOCK: fail, printing why, if phc2sys could not open CLOCK.
+clock_problem() {
+	local f
+	[[ $1 == CLOCK_REALTIME ]] && return 0
+	f=$DEVFS/${1#/dev/}
+	if [[ ! -e $f ]]; then
+		printf '%s: no such clock device' "$1"
+		return 1
+	fi
+	if [[ ! -r $f || ! -w $f ]]; then
+		printf '%s: cannot open it for reading and writing' "$1"
+		return 1
+	fi
 }
 
 # resolve_clock OPTION VALUE: CLOCK_REALTIME, /dev/ptpN or an interface's PHC.
@@ -730,7 +874,10 @@ resolve_clock() {
 	local opt=$1 val=$2 phc
 	case $val in
 	CLOCK_REALTIME) printf '%s' "$val" ;;
-	/dev/ptp[0-9]*) printf '%s' "$val" ;;
+	/dev/ptp[0-9]*)
+		clock_problem "$val" >/dev/null || usage_error "$opt: $(clock_problem "$val")"
+		printf '%s' "$val"
+		;;
 	*)
 		if [[ $val == "$IFACE" && -n $PHC ]]; then
 			printf '%s' "$PHC"
@@ -756,13 +903,24 @@ step_namespace() {
 		return 0
 	fi
 	if [[ $MODE == check ]]; then
-		report "not set" namespace "is the caller's, want $NS"
+		if [[ $QNS == "$OLD_NS" ]]; then
+			report "not set" namespace "is $OLD_NS (an earlier config.sh's), want $NS"
+		else
+			report "not set" namespace "is the caller's, want $NS"
+		fi
 		return 0
 	fi
-	if ! "$IP" netns list 2>/dev/null | grep -q "^$NS\( \|$\)"; then
-		UNDO=("$IP" netns del "$NS")
-		step netns-create absent present "$IP" netns add "$NS" || return 1
+	if "$IP" netns exec "$NS" true 2>/dev/null; then
+		:
+	elif [[ -e $NETNS_DIR/$NS ]]; then
+		report failed netns-create "$NETNS_DIR/$NS is a leftover file, not a namespace (remove it)"
+		return 1
+	else
+		UNDO=(netns_del "$NS")
+		step netns-create absent present netns_add "$NS" || return 1
 	fi
+	# --undo moves IFACE back to where config.sh runs: it must run there.
+	record caller-netns "$(netns_id)" true
 	# Moving a device between namespaces takes it down and drops its
 	# addresses: record how to put them back after it returns.
 	while read -r _ _ _ a _; do
@@ -774,10 +932,56 @@ step_namespace() {
 	UNDO=(netns_return "$NS" "$IFACE")
 	if step namespace caller "$NS" "$IP" link set dev "$IFACE" netns "$NS"; then
 		CNS=$NS
-		((DRY_RUN)) || QNS=$NS
+		# The dry run reads IFACE where it is, and predicts what the move
+		# changes (step_link).
+		if ((DRY_RUN)); then MOVED=1; else QNS=$NS; fi
 		return 0
 	fi
 	return 1
+}
+
+# netns_id: this script's network namespace, as "net:[INODE] NAME" (NAME:
+# its name under NETNS_DIR, or "host" for pid 1's, or "unnamed").
+netns_id() {
+	local mine f name=unnamed
+	mine=$(readlink "/proc/$$/ns/net")
+	if [[ $mine == "$(readlink /proc/1/ns/net 2>/dev/null)" ]]; then
+		name=host
+	else
+		for f in "$NETNS_DIR"/*; do
+			[[ $(stat -L -c %i "$f" 2>/dev/null) == "$(stat -L -c %i "/proc/$$/ns/net")" ]] || continue
+			name=${f##*/}
+			break
+		done
+	fi
+	printf '%s %s' "$mine" "$name"
+}
+
+# check_undo_netns: --undo runs in the namespace the apply ran in, or exit 2.
+check_undo_netns() {
+	local id old _w how
+	[[ -f $STATE_FILE ]] || return 0
+	while IFS=$'\t' read -r id old _w; do
+		[[ $id == caller-netns ]] || continue
+		[[ ${old%% *} == "$(readlink "/proc/$$/ns/net")" ]] && return 0
+		case ${old#* } in
+		host) how="from the host's namespace" ;;
+		unnamed) how="from the namespace it was applied in (${old%% *})" ;;
+		*) how="with 'ip netns exec ${old#* } $PROG $IFACE --undo'" ;;
+		esac
+		usage_error "$IFACE: applied from another network namespace; run --undo $how"
+	done <"$STATE_FILE"
+}
+
+# ipv6_default_in NS: disable_ipv6 a device gets when it enters NS (its
+# default), or a new namespace if NS does not exist yet.
+ipv6_default_in() {
+	local f=/proc/sys/net/ipv6/conf/default/disable_ipv6
+	if "$IP" netns exec "$1" true 2>/dev/null; then
+		"$IP" netns exec "$1" cat "$f" 2>/dev/null
+	else
+		unshare --net cat "$f" 2>/dev/null
+	fi
 }
 
 # link_flag FLAG: "on" if the interface has FLAG (UP, MULTICAST).
@@ -793,7 +997,28 @@ step_link() {
 	local cur want
 	local -a CMD
 	ip_cmd
+	# The qdisc first: what a down device shows depends on whether it has
+	# been up since, which a dry run cannot know after a link-up it does not
+	# make.  A noqueue root set while down stays when it comes up.
+	if ! have "$TC"; then
+		skip qdisc "tc not installed (iproute2)"
+	else
+		local -a tcq=("$TC") tcc=("$TC")
+		[[ -n $QNS ]] && tcq=("$TC" -n "$QNS")
+		[[ -n $CNS ]] && tcc=("$TC" -n "$CNS")
+		cur=$("${tcq[@]}" qdisc show dev "$IFACE" root 2>/dev/null | awk 'NR == 1 {print $2}')
+		# A move shuts the device's qdiscs down.
+		((MOVED)) && cur=
+		# Deleting the root qdisc gives the device its default one back.
+		UNDO=("${tcc[@]}" qdisc del dev "$IFACE" root)
+		step qdisc "${cur:-none}" noqueue "${tcc[@]}" qdisc replace dev "$IFACE" root noqueue
+	fi
+
+	# A dry run that predicts the namespace move predicts what the move does:
+	# the device goes down, loses its addresses and neighbours, and gets the
+	# new namespace's IPv6 defaults.
 	cur=$(link_flag UP)
+	((MOVED)) && cur=off
 	UNDO=("${CMD[@]}" link set dev "$IFACE" down)
 	step link-up "$cur" on "${CMD[@]}" link set dev "$IFACE" up
 
@@ -801,6 +1026,7 @@ step_link() {
 	if ipq -o addr show dev "$IFACE" 2>/dev/null | awk '{print $4}' | grep -qx "$ADDR/$PREFIX"; then
 		cur=present
 	fi
+	((MOVED)) && cur=absent
 	UNDO=("${CMD[@]}" addr del "$ADDR/$PREFIX" dev "$IFACE")
 	if [[ $FAMILY == 6 ]]; then
 		# nodad: a tentative address cannot be bound for a second or two.
@@ -818,6 +1044,7 @@ step_link() {
 			mac=${BASH_REMATCH[1]}
 			state=${BASH_REMATCH[2]}
 		fi
+		((MOVED)) && mac=absent state=
 		cur=$mac
 		[[ -n $state ]] && cur+=" $state"
 		if [[ $state == PERMANENT ]]; then
@@ -835,6 +1062,7 @@ step_link() {
 		skip ipv6-off "no IPv6 in this kernel"
 	else
 		cur=$(get "$(net_conf_path ipv6 disable_ipv6)")
+		((MOVED)) && cur=$(ipv6_default_in "$NS")
 		UNDO=(write_file "$(net_conf_path ipv6 disable_ipv6 "$CNS")" "$cur" "$CNS")
 		step ipv6-off "$cur" 1 write_file "$(net_conf_path ipv6 disable_ipv6 "$CNS")" 1 "$CNS"
 	fi
@@ -847,17 +1075,6 @@ step_link() {
 		step multicast-off "$cur" off "${CMD[@]}" link set dev "$IFACE" multicast off
 	fi
 
-	if ! have "$TC"; then
-		skip qdisc "tc not installed (iproute2)"
-	else
-		local -a tcq=("$TC") tcc=("$TC")
-		[[ -n $QNS ]] && tcq=("$TC" -n "$QNS")
-		[[ -n $CNS ]] && tcc=("$TC" -n "$CNS")
-		cur=$("${tcq[@]}" qdisc show dev "$IFACE" root 2>/dev/null | awk 'NR == 1 {print $2}')
-		# Deleting the root qdisc gives the device its default one back.
-		UNDO=("${tcc[@]}" qdisc del dev "$IFACE" root)
-		step qdisc "${cur:-none}" noqueue "${tcc[@]}" qdisc replace dev "$IFACE" root noqueue
-	fi
 }
 
 # not_supported ID: ethtool said no; tell which driver.
@@ -975,7 +1192,7 @@ step_ethtool() {
 	fi
 }
 
-# NAPI: 0/0 = interrupt per packet, no deferral.  With --busy-poll, the
+# NAPI: 0/0 = interrupt per packet, no deferral.  With --busy-poll US > 0, the
 # kernel's recommended pair for SO_PREFER_BUSY_POLL (napi.rst): the IRQ stays
 # masked while rant polls, re-armed by the timer if it stops.
 step_napi() {
@@ -1049,8 +1266,14 @@ step_irqs() {
 			continue
 		fi
 		cur=$(cat "$path")
+		# Managed IRQs (spread by the kernel) refuse affinity writes.  The
+		# IRQ debugfs (CONFIG_GENERIC_IRQ_DEBUGFS) says so beforehand, which
+		# lets a dry run know; without it only the write tells.
+		if grep -qs IRQD_AFFINITY_MANAGED "$DEBUGFS/irq/irqs/$n"; then
+			skip "irq $n affinity" "affinity is managed by the kernel"
+			continue
+		fi
 		UNDO=(write_file "$path" "$cur")
-		# Managed IRQs (spread by the kernel) refuse affinity writes.
 		SKIP_ERR="Input/output error" SKIP_WHY="affinity is managed by the kernel"
 		step "irq $n affinity" "$cur" "$IRQ_CPU" write_file "$path" "$IRQ_CPU"
 		SKIP_ERR="" SKIP_WHY=""
@@ -1118,15 +1341,28 @@ step_cpus() {
 	done
 }
 
-# host_setting ID FILE WANT: a host-wide sysctl, changed only with --host-tuning.
+# host_setting ID FILE WANT [ASKED]: a host-wide sysctl, changed only with
+# --host-tuning or when its own option ASKED for it (--busy-poll US).
 host_setting() {
-	local id=$1 file=$2 want=$3 cur
+	local id=$1 file=$2 want=$3 asked=${4:-0} cur
 	if [[ ! -e $file ]]; then
-		skip "$id" "not offered by this kernel"
+		local why="not offered by this kernel"
+		# net.core's host-wide sysctls exist only in the host's namespace.
+		if [[ $file == /proc/sys/net/* && $(readlink /proc/1/ns/net) != "$(readlink "/proc/$$/ns/net")" ]]; then
+			why="host-wide, not visible from this network namespace (run config.sh from the host's)"
+		fi
+		# What an option asked for by name and cannot be done is a failure.
+		if ((!asked)); then
+			skip "$id" "$why"
+		elif [[ $MODE == check ]]; then
+			report "not set" "$id" "$why"
+		else
+			report failed "$id" "$why"
+		fi
 		return 0
 	fi
 	cur=$(cat "$file")
-	if ((!HOST_TUNING)); then
+	if ((!HOST_TUNING && !asked)); then
 		report host "$id" "host-wide, not changed (--host-tuning): is $cur, would be $want"
 		return 0
 	fi
@@ -1153,9 +1389,12 @@ step_host() {
 	# RT throttling would stall a spinning SCHED_FIFO rant for 50 ms a second.
 	host_setting sched_rt_runtime_us "$PROCFS/sys/kernel/sched_rt_runtime_us" -1
 	host_setting timer_migration "$PROCFS/sys/kernel/timer_migration" 0
-	if ((BUSY_POLL)); then
-		host_setting busy_read "$PROCFS/sys/net/core/busy_read" "$BUSY_POLL_US"
-		host_setting busy_poll "$PROCFS/sys/net/core/busy_poll" "$BUSY_POLL_US"
+	# The earlier config.sh's --busy-poll VAL: both sysctls to VAL (busy_read:
+	# the busy-poll time of sockets without SO_BUSY_POLL; busy_poll: of
+	# poll() and select()).
+	if [[ -n $BUSY_POLL ]]; then
+		host_setting busy_read "$PROCFS/sys/net/core/busy_read" "$BUSY_POLL" 1
+		host_setting busy_poll "$PROCFS/sys/net/core/busy_poll" "$BUSY_POLL" 1
 	fi
 }
 
@@ -1165,7 +1404,7 @@ step_ptp() {
 		skip phc2sys "--no-ptp given"
 		return 0
 	fi
-	if [[ -z $PHC && -z $PTP_SYNC_TO ]]; then
+	if [[ -z $PHC && -z $PTP_SOURCE ]]; then
 		skip phc2sys "no PHC (no hardware clock on $IFACE)"
 		return 0
 	fi
@@ -1173,8 +1412,16 @@ step_ptp() {
 		skip phc2sys "phc2sys not installed (linuxptp)"
 		return 0
 	fi
-	src=${PTP_SOURCE_CLOCK:-CLOCK_REALTIME}
-	dst=${PTP_SYNC_TO_CLOCK:-$PHC}
+	src=${PTP_SYNC_TO_CLOCK:-CLOCK_REALTIME}
+	dst=${PTP_SOURCE_CLOCK:-$PHC}
+	# What phc2sys would die of at once is checked first, so that the dry
+	# run predicts it: both clocks must be there to open.
+	for f in "$src" "$dst"; do
+		if ! cur=$(clock_problem "$f"); then
+			report failed phc2sys "$cur"
+			return 1
+		fi
+	done
 	# Two phc2sys steering one clock fight; leave a foreign one alone.
 	for f in /proc/[0-9]*/comm; do
 		read -r comm 2>/dev/null <"$f" || continue
@@ -1207,6 +1454,8 @@ do_undo() {
 	mapfile -t lines <"$STATE_FILE"
 	for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
 		IFS=$'\t' read -r id old words <<<"${lines[i]}"
+		# Checked before anything was changed (check_undo_netns).
+		[[ $id == caller-netns ]] && continue
 		IFS=$SEP read -r -a cmd <<<"$words"
 		if ((DRY_RUN)); then
 			report "would apply" "$id" "back to '$old'"
@@ -1259,7 +1508,7 @@ parse_args() {
 		[[ $arg == --*=* ]] && have_val=1 && val=${arg#*=}
 		case $opt in
 		--ip | --remote-ip | --remote-mac | --cpu | --irq-cpu | --ptp-source | \
-			--ptp-sync-to | --irq-prio | --ksoftirqd-prio)
+			--ptp-sync-to | --irq-prio | --ksoftirqd-prio | --busy-poll)
 			if ((!have_val)); then
 				(($#)) || usage_error "$opt: missing value"
 				val=$1
@@ -1280,7 +1529,7 @@ parse_args() {
 		--ptp-sync-to) PTP_SYNC_TO=$val ;;
 		--irq-prio) IRQ_PRIO=$(parse_int --irq-prio "$val" 1 99) || exit 2 ;;
 		--ksoftirqd-prio) KSOFTIRQD_PRIO=$(parse_int --ksoftirqd-prio "$val" 1 99) || exit 2 ;;
-		--busy-poll) BUSY_POLL=1 ;;
+		--busy-poll) BUSY_POLL=$(parse_int --busy-poll "$val" 0 1000000) || exit 2 ;;
 		--no-namespace) NO_NS=1 ;;
 		--no-ptp) NO_PTP=1 ;;
 		--host-tuning) HOST_TUNING=1 ;;
@@ -1327,12 +1576,16 @@ parse_args() {
 	((${#need[@]} == 0)) || usage_error "${need[0]}: missing (required: --ip ADDR --remote-ip ADDR --cpu N --irq-cpu N)"
 	[[ $P_FAMILY == "$FAMILY" ]] || usage_error "--remote-ip: '$OPT_REMOTE' is not the same family as --ip (IPv$FAMILY)"
 	[[ $REMOTE != "$ADDR" ]] || usage_error "--remote-ip: '$OPT_REMOTE' is the same as --ip"
-	if [[ $PTP_SYNC_TO == CLOCK_REALTIME ]] && ((!HOST_TUNING)); then
-		usage_error "--ptp-sync-to: CLOCK_REALTIME steers the host's clock; add --host-tuning"
+	if [[ $PTP_SOURCE == CLOCK_REALTIME ]] && ((!HOST_TUNING)); then
+		usage_error "--ptp-source: CLOCK_REALTIME would have phc2sys steer the host's clock; add --host-tuning"
 	fi
 	if ((NO_PTP)) && [[ -n $PTP_SOURCE$PTP_SYNC_TO ]]; then
 		usage_error "--no-ptp: conflicts with --ptp-source/--ptp-sync-to"
 	fi
+	[[ $PTP_SOURCE == /dev/* ]] && ! clock_problem "$PTP_SOURCE" >/dev/null &&
+		usage_error "--ptp-source: $(clock_problem "$PTP_SOURCE")"
+	[[ $PTP_SYNC_TO == /dev/* ]] && ! clock_problem "$PTP_SYNC_TO" >/dev/null &&
+		usage_error "--ptp-sync-to: $(clock_problem "$PTP_SYNC_TO")"
 }
 
 # check_iface: the interface exists, and moving it will not cut the host off.
@@ -1341,11 +1594,25 @@ check_iface() {
 		if [[ $MODE == undo && -f $STATE_DIR/$IFACE.state ]]; then
 			return 0
 		fi
-		usage_error "$IFACE: no such interface (not here, nor in namespace rant-$IFACE)"
+		if "$IP" link show dev "$IFACE" >/dev/null 2>&1; then
+			usage_error "$IFACE: in this network namespace but not in $NET_SYSFS, which shows another one's (nsenter --net? run config.sh with ip netns exec, which mounts the namespace's /sys)"
+		fi
+		usage_error "$IFACE: no such interface (not here, nor in namespace $NS or $OLD_NS)"
+	fi
+	if [[ $QNS == "$OLD_NS" && $MODE == apply ]]; then
+		usage_error "$IFACE: is in $OLD_NS, where an earlier config.sh put it; run '$PROG $IFACE --undo' first (the namespace is now $NS)"
 	fi
 	if [[ $MODE == apply && $NO_NS == 0 && -z $QNS ]] &&
 		[[ -n $("$IP" route show default dev "$IFACE" 2>/dev/null)$("$IP" -6 route show default dev "$IFACE" 2>/dev/null) ]]; then
-		usage_error "$IFACE: carries the default route; moving it into rant-$IFACE would cut this host off (use --no-namespace, or another port)"
+		usage_error "$IFACE: carries the default route; moving it into $NS would cut this host off (use --no-namespace, or another port)"
+	fi
+}
+
+# state_dir: the state directory exists and is ours to write, or exit 2.
+state_dir() {
+	[[ -d $STATE_DIR ]] || mkdir -m 0700 "$STATE_DIR" 2>/dev/null
+	if [[ ! -d $STATE_DIR || ! -w $STATE_DIR ]]; then
+		usage_error "$STATE_DIR: cannot write the state directory (run as root, or set STATE_DIR)"
 	fi
 }
 
@@ -1353,17 +1620,16 @@ main() {
 	local dst
 	parse_args "$@"
 	check_iface
+	[[ $MODE == check ]] || find_home
 	STATE_FILE=$STATE_DIR/$IFACE.state
 	PID_FILE=$STATE_DIR/$IFACE.phc2sys.pid
-	if [[ $MODE != check ]] && ((!DRY_RUN)); then
-		[[ -d $STATE_DIR ]] || mkdir -m 0700 "$STATE_DIR" 2>/dev/null
-		if [[ ! -d $STATE_DIR || ! -w $STATE_DIR ]]; then
-			usage_error "$STATE_DIR: cannot write the state directory (run as root, or set STATE_DIR)"
-		fi
-	fi
 	if [[ $MODE == undo ]]; then
+		STATE_FILE=$STATE_DIR/$IFACE.state
+		check_undo_netns
+		((DRY_RUN)) || state_dir
 		if [[ -n $QNS || -e $NET_SYSFS/$IFACE ]]; then
 			discover
+			show_discovery
 		fi
 		printf '%s: %s: undo%s\n' "$PROG" "$IFACE" "$( ((DRY_RUN)) && echo ' (dry run)')"
 		do_undo
@@ -1379,11 +1645,13 @@ main() {
 		if [[ -n $PTP_SYNC_TO ]]; then
 			PTP_SYNC_TO_CLOCK=$(resolve_clock --ptp-sync-to "$PTP_SYNC_TO") || exit 2
 		fi
-		dst=${PTP_SYNC_TO_CLOCK:-$PHC}
-		if [[ -n $dst && $dst == "${PTP_SOURCE_CLOCK:-CLOCK_REALTIME}" ]]; then
-			usage_error "--ptp-source: '$dst' is also the clock to steer"
+		dst=${PTP_SOURCE_CLOCK:-$PHC}
+		if [[ -n $dst && $dst == "${PTP_SYNC_TO_CLOCK:-CLOCK_REALTIME}" ]]; then
+			usage_error "--ptp-sync-to: '$dst' is also the clock to steer"
 		fi
 	fi
+	[[ $MODE == check ]] || ((DRY_RUN)) || state_dir
+	show_discovery
 	printf '%s: %s: %s\n' "$PROG" "$IFACE" "$(
 		case $MODE in
 		check) echo check ;;

@@ -317,6 +317,7 @@ struct config {
 	const char *analyze[2];
 	unsigned top;
 	char cmdline[512];
+	const char *plot;	/* --plot FILE.svg */
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -2218,7 +2219,7 @@ static int layout_compute(struct layout *L, bool emit)
 		L->win = 256;
 	}
 	L->out_cap = exp ? (exp < OUT_CAP_MAX ? exp : OUT_CAP_MAX) : OUT_CAP_DEFAULT;
-	if (cfg.log) {
+	if (cfg.log || cfg.plot) {	/* the ring also feeds --plot's picture over time */
 		L->log_cap = cfg.log_records ? cfg.log_records : exp ? exp : LOG_RECORDS_DEFAULT;
 	}
 	L->nbuckets = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
@@ -3175,6 +3176,7 @@ static void reflect_drain(void)
 static void session_report(FILE *f, bool final);
 static void json_report(FILE *f, int exit_code);
 static const char *json_what(void);
+static int plot_run(void);
 
 /* Retire the reflector's window (slots keyed by TX key) in send order. */
 static void reflect_flush(void)
@@ -3242,6 +3244,9 @@ static void reflect_end(int reason)
 	errno = 0;
 	session_report(out, true);
 	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
+		exit_code = EXIT_RUNTIME;
+	}
+	if (plot_run() < 0) {
 		exit_code = EXIT_RUNTIME;
 	}
 	if (R.json) {
@@ -4066,6 +4071,1122 @@ static void json_report(FILE *f, int exit_code)
 	fflush(f);
 }
 
+/* ----------------------------------------------------------------- plot */
+
+/*
+ * --plot FILE.svg: one self-contained SVG (no script, no external file or
+ * font) drawn after the run, or from --analyze's rows; never from the
+ * measurement loop.  The transactions (the log ring, or the parsed log) are
+ * read twice: once for their time span, once into PLOT_BINS time bins per
+ * series, each bin with its min, max and a log-bucketed histogram for p50
+ * and p99.  Memory is fixed whatever the run's length; runs of up to
+ * PLOT_RAW transactions keep every point.  The distribution is drawn from
+ * the run's own histograms, so the percentiles written in the picture are
+ * the report's and the JSON's numbers.
+ *
+ * The over-time part is drawn from an array of panels, each an array of
+ * series: a run with traffic classes or packet sizes gets a panel each.
+ */
+#define PLOT_BINS	400
+#define PLOT_RAW	4000
+#define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
+#define PLOT_MAXSER	4
+#define PLOT_MAXPANEL	8
+#define PLOT_WORST	15
+#define PLOT_W		1200
+#define PLOT_X0		92.0	/* plot area, left and right */
+#define PLOT_X1		1170.0
+
+/* Okabe-Ito: told apart with every common colour-vision deficiency, and in grey. */
+#define OI_ORANGE	"#E69F00"
+#define OI_SKY		"#56B4E9"
+#define OI_GREEN	"#009E73"
+#define OI_YELLOW	"#F0E442"
+#define OI_BLUE		"#0072B2"
+#define OI_VERMILLION	"#D55E00"
+#define OI_PURPLE	"#CC79A7"
+
+static const char *plot_metric_colour(int m)
+{
+	switch (m) {
+	case M_RTT:
+		return OI_BLUE;
+	case M_RESPONSE:
+		return OI_ORANGE;
+	case M_NETWORK:
+		return OI_GREEN;
+	}
+	return OI_PURPLE;
+}
+
+/* One latency series over time: per bin min, max, count and log histogram. */
+struct plot_series {
+	int m;
+	uint64_t n;
+	int64_t min, max, minpos;	/* minpos: the smallest value above 0 (log axis) */
+	int64_t *bmin, *bmax;
+	uint32_t *bn, *lh;
+	uint32_t nraw;
+	uint64_t *rt;			/* raw points: stamp and value */
+	int64_t *rv;
+};
+
+struct plot_panel {
+	char title[160];
+	int nser;
+	struct plot_series ser[PLOT_MAXSER];
+	uint32_t lost[PLOT_BINS], breach[PLOT_BINS];
+	uint64_t nrec, nlost, nlate, nbreach;
+};
+
+struct plot_worst {
+	struct txn x;
+	int64_t v;
+};
+
+/* Where the plot reads transactions: --analyze's rows, or (row NULL) the log ring. */
+struct plot_src {
+	uint64_t n;
+	const struct txn *row;
+	const uint8_t *status;
+	const char *what;	/* title: what was measured or read */
+};
+
+static struct {
+	int fd;
+	uint64_t t0, t1;	/* time span of the transactions, ns since the epoch */
+	bool raw;		/* few enough: every point is drawn */
+	int npanel;
+	struct plot_panel panel[PLOT_MAXPANEL];
+	int nworst;
+	struct plot_worst worst[PLOT_WORST];
+	/* the writer: its buffer and the first error (errno) */
+	char buf[1 << 16];
+	size_t len;
+	int err;
+} PL = { .fd = -1 };
+
+static void plot_get(const struct plot_src *s, uint64_t i, struct txn *x, int *st)
+{
+	if (s->row) {
+		*x = s->row[i];
+		*st = s->status[i];
+	} else {
+		log_get(&S.log, i, x, st);
+	}
+}
+
+/* The moment a transaction started, on this side's clock; 0 if unknown. */
+static uint64_t plot_time(const struct txn *x)
+{
+	if (side.emit) {
+		return x->t[T1SW] ? x->t[T1SW] : x->t[T1W];
+	}
+	return x->t[T2W] ? x->t[T2W] : x->t[T2SW];
+}
+
+/* Log bucket of v: exact below 16 ns, then 16 per octave (about 4 % wide). */
+static unsigned plot_lb(int64_t v)
+{
+	uint64_t u = v > 0 ? (uint64_t)v : 0;
+	unsigned e;
+
+	if (u < 16) {
+		return (unsigned)u;
+	}
+	e = 63 - (unsigned)__builtin_clzll(u);
+	return (e - 3) * 16 + (unsigned)((u >> (e - 4)) & 15);
+}
+
+/* The middle of log bucket i. */
+static int64_t plot_lb_value(unsigned i)
+{
+	unsigned e;
+
+	if (i < 16) {
+		return i;
+	}
+	e = i / 16 + 3;
+	return (int64_t)(((uint64_t)(16 + i % 16) << (e - 4)) + ((1ULL << (e - 4)) >> 1));
+}
+
+/* The value at percentile p of bin b, from its log histogram, within its min and max. */
+static int64_t plot_bin_pct(const struct plot_series *s, int b, double p)
+{
+	const uint32_t *h = s->lh + (size_t)b * PLOT_LB;
+	uint64_t rank = (uint64_t)ceil(p / 100 * s->bn[b]), cum = 0;
+	unsigned i;
+	int64_t v = s->bmax[b];
+
+	rank = rank < 1 ? 1 : rank;
+	for (i = 0; i < PLOT_LB; i++) {
+		cum += h[i];
+		if (cum >= rank) {
+			v = plot_lb_value(i);
+			break;
+		}
+	}
+	return v < s->bmin[b] ? s->bmin[b] : v > s->bmax[b] ? s->bmax[b] : v;
+}
+
+static void plot_free(void)
+{
+	int p, k;
+
+	for (p = 0; p < PLOT_MAXPANEL; p++) {
+		for (k = 0; k < PLOT_MAXSER; k++) {
+			struct plot_series *s = &PL.panel[p].ser[k];
+
+			free(s->bmin);
+			free(s->bmax);
+			free(s->bn);
+			free(s->lh);
+			free(s->rt);
+			free(s->rv);
+			memset(s, 0, sizeof(*s));
+		}
+	}
+}
+
+static int plot_series_init(struct plot_series *s, int m)
+{
+	memset(s, 0, sizeof(*s));
+	s->m = m;
+	s->bmin = calloc(PLOT_BINS, sizeof(*s->bmin));
+	s->bmax = calloc(PLOT_BINS, sizeof(*s->bmax));
+	s->bn = calloc(PLOT_BINS, sizeof(*s->bn));
+	s->lh = calloc((size_t)PLOT_BINS * PLOT_LB, sizeof(*s->lh));
+	s->rt = calloc(PLOT_RAW, sizeof(*s->rt));
+	s->rv = calloc(PLOT_RAW, sizeof(*s->rv));
+	return s->bmin && s->bmax && s->bn && s->lh && s->rt && s->rv ? 0 : -ENOMEM;
+}
+
+/* Keep the PLOT_WORST largest values of the primary metric, largest first. */
+static void plot_worst_add(const struct txn *x, int64_t v)
+{
+	int i;
+
+	if (PL.nworst == PLOT_WORST && v <= PL.worst[PLOT_WORST - 1].v) {
+		return;
+	}
+	i = PL.nworst < PLOT_WORST ? PL.nworst++ : PLOT_WORST - 1;
+	for (; i > 0 && PL.worst[i - 1].v < v; i--) {
+		PL.worst[i] = PL.worst[i - 1];
+	}
+	PL.worst[i].x = *x;
+	PL.worst[i].v = v;
+}
+
+/* Both passes over the source; 0 or -ENOMEM. */
+static int plot_collect(const struct plot_src *src)
+{
+	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK };
+	struct plot_panel *pn = &PL.panel[0];
+	uint64_t i, span;
+	struct txn x;
+	int st, k;
+
+	PL.npanel = 1;
+	PL.nworst = 0;
+	PL.t0 = PL.t1 = 0;
+	memset(pn, 0, sizeof(*pn));
+	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
+	for (k = 0; k < (side.emit ? 3 : 1); k++) {
+		int m = side.emit ? emit_ser[k] : M_RESPONSE;
+
+		if (!S.h[m].n) {
+			continue;	/* only metrics that exist */
+		}
+		if (plot_series_init(&pn->ser[pn->nser++], m) < 0) {
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < src->n; i++) {
+		uint64_t t;
+
+		plot_get(src, i, &x, &st);
+		t = plot_time(&x);
+		if (st == ST_WARMUP || !t) {
+			continue;
+		}
+		PL.t0 = !PL.t0 || t < PL.t0 ? t : PL.t0;
+		PL.t1 = t > PL.t1 ? t : PL.t1;
+		pn->nrec++;
+	}
+	PL.raw = pn->nrec <= PLOT_RAW;
+	span = PL.t1 - PL.t0 + 1;
+	for (i = 0; i < src->n; i++) {
+		uint64_t t;
+		int b;
+		int64_t v;
+
+		plot_get(src, i, &x, &st);
+		t = plot_time(&x);
+		if (st == ST_WARMUP || !t) {
+			continue;
+		}
+		b = (int)((unsigned __int128)(t - PL.t0) * PLOT_BINS / span);
+		if (st == ST_LOST || st == ST_LATE) {
+			pn->lost[b]++;
+			pn->nlost += st == ST_LOST;
+			pn->nlate += st == ST_LATE;
+			continue;
+		}
+		for (k = 0; k < pn->nser; k++) {
+			struct plot_series *s = &pn->ser[k];
+
+			if (!metric_value(s->m, x.t, &v)) {
+				continue;
+			}
+			if (!s->bn[b] || v < s->bmin[b]) {
+				s->bmin[b] = v;
+			}
+			if (!s->bn[b] || v > s->bmax[b]) {
+				s->bmax[b] = v;
+			}
+			s->bn[b]++;
+			s->lh[(size_t)b * PLOT_LB + plot_lb(v)]++;
+			if (!s->n || v < s->min) {
+				s->min = v;
+			}
+			if (!s->n || v > s->max) {
+				s->max = v;
+			}
+			if (v > 0 && (!s->minpos || v < s->minpos)) {
+				s->minpos = v;
+			}
+			s->n++;
+			if (PL.raw && s->nraw < PLOT_RAW) {
+				s->rt[s->nraw] = t;
+				s->rv[s->nraw++] = v;
+			}
+		}
+		if (metric_value(side.primary, x.t, &v)) {
+			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns) {
+				pn->breach[b]++;
+				pn->nbreach++;
+			}
+			plot_worst_add(&x, v);
+		}
+	}
+	return 0;
+}
+
+/* ---- the SVG writer: a buffer, written in large pieces, first error kept */
+
+static void svg_flush(void)
+{
+	int r;
+
+	if (PL.len && !PL.err && (r = write_all(PL.fd, PL.buf, PL.len)) < 0) {
+		PL.err = -r;
+	}
+	PL.len = 0;
+}
+
+static void svg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void svg(const char *fmt, ...)
+{
+	size_t room;
+	va_list ap;
+	int n;
+
+	if (PL.len > sizeof(PL.buf) - 4096) {
+		svg_flush();
+	}
+	room = sizeof(PL.buf) - PL.len;
+	va_start(ap, fmt);
+	n = vsnprintf(PL.buf + PL.len, room, fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		PL.len += (size_t)n < room ? (size_t)n : room - 1;
+	}
+}
+
+/* Text from outside (paths, command line): XML-escaped, ASCII only, at most max bytes. */
+static void svg_esc(const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s && s[i] && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (PL.len > sizeof(PL.buf) - 16) {
+			svg_flush();
+		}
+		if (c == '&') {
+			svg("&amp;");
+		} else if (c == '<') {
+			svg("&lt;");
+		} else if (c == '>') {
+			svg("&gt;");
+		} else if (c == '"') {
+			svg("&quot;");
+		} else {
+			PL.buf[PL.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
+		}
+	}
+	if (s && s[i]) {
+		svg("...");
+	}
+}
+
+/* A duration in ns with the unit that suits it: "850 ns", "12.5 µs", "3 ms". */
+static char *plot_dur(char *buf, size_t len, double ns)
+{
+	double a = fabs(ns);
+
+	if (a == 0) {
+		snprintf(buf, len, "0");
+	} else if (a < 1e3) {
+		snprintf(buf, len, "%.4g ns", ns);
+	} else if (a < 1e6) {
+		snprintf(buf, len, "%.4g \xc2\xb5s", ns / 1e3);
+	} else if (a < 1e9) {
+		snprintf(buf, len, "%.4g ms", ns / 1e6);
+	} else {
+		snprintf(buf, len, "%.4g s", ns / 1e9);
+	}
+	return buf;
+}
+
+/* An axis: value -> pixel, linear or log10, with its pixel ends. */
+struct axis {
+	double lo, hi, a, b;
+	bool log;
+};
+
+static double ax_map(const struct axis *x, double v)
+{
+	double f, flo, fhi, p;
+
+	if (x->log) {
+		f = log10(v < x->lo ? x->lo : v);
+		flo = log10(x->lo);
+		fhi = log10(x->hi);
+	} else {
+		f = v;
+		flo = x->lo;
+		fhi = x->hi;
+	}
+	if (!(fhi > flo)) {
+		return x->a;
+	}
+	p = x->a + (f - flo) * (x->b - x->a) / (fhi - flo);
+	if (p < fmin(x->a, x->b)) {
+		p = fmin(x->a, x->b);
+	}
+	return p > fmax(x->a, x->b) ? fmax(x->a, x->b) : p;
+}
+
+/* A round step (1, 2 or 5 times a power of ten) for about n ticks. */
+static double nice_step(double range, int n)
+{
+	double raw = range / n, mag, r;
+
+	if (!(raw > 0)) {
+		return 1;
+	}
+	mag = pow(10, floor(log10(raw)));
+	r = raw / mag;
+	return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
+}
+
+/* Widen the axis to round ticks; a log axis to whole decades. */
+static void ax_round(struct axis *x, int nticks)
+{
+	if (x->log) {
+		x->lo = pow(10, floor(log10(x->lo > 0 ? x->lo : 1)));
+		x->hi = pow(10, ceil(log10(x->hi > x->lo ? x->hi : x->lo * 10)));
+		if (x->hi <= x->lo) {
+			x->hi = x->lo * 10;
+		}
+		return;
+	}
+	if (x->hi <= x->lo) {
+		x->hi = x->lo + 1;
+	}
+	{
+		double st = nice_step(x->hi - x->lo, nticks);
+
+		x->lo = floor(x->lo / st) * st;
+		x->hi = ceil(x->hi / st) * st;
+	}
+}
+
+/*
+ * Ticks and grid lines of an axis; horizontal (x) or vertical (y).  fmt
+ * labels a value; a log axis gets 1-2-5 ticks over up to three decades,
+ * decades only beyond.
+ */
+static void ax_draw(const struct axis *x, bool horiz, double other0, double other1,
+		    char *(*fmt)(char *, size_t, double))
+{
+	double v, st;
+	char lab[32];
+	int i;
+
+	if (x->log) {
+		double decades = log10(x->hi / x->lo);
+
+		for (v = x->lo; v <= x->hi * 1.0001; v *= 10) {
+			static const double mult[] = { 1, 2, 5 };
+
+			for (i = 0; i < (decades <= 3 ? 3 : 1); i++) {
+				double t = v * mult[i], p = ax_map(x, t);
+
+				if (t > x->hi * 1.0001) {
+					break;
+				}
+				fmt(lab, sizeof(lab), t);
+				if (horiz) {
+					svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", p, other0, p,
+					    other1, i ? "#eeeeee" : "#cccccc");
+					svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", p, other1 + 15, lab);
+				} else {
+					svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", other0, p,
+					    other1, p, i ? "#eeeeee" : "#cccccc");
+					svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", other0 - 5, p + 4, lab);
+				}
+			}
+		}
+		return;
+	}
+	st = nice_step(x->hi - x->lo, horiz ? 10 : 5);
+	for (i = 0, v = ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40; i++, v += st) {
+		double p = ax_map(x, v);
+
+		fmt(lab, sizeof(lab), fabs(v) < st * 1e-6 ? 0 : v);
+		if (horiz) {
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", p, other0, p, other1);
+			svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", p, other1 + 15, lab);
+		} else {
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", other0, p, other1, p);
+			svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", other0 - 5, p + 4, lab);
+		}
+	}
+}
+
+static char *plot_count_label(char *buf, size_t len, double v)
+{
+	if (v >= 1e6) {
+		snprintf(buf, len, "%.0fM", v / 1e6);
+	} else if (v >= 1e3) {
+		snprintf(buf, len, "%.0fk", v / 1e3);
+	} else {
+		snprintf(buf, len, "%.0f", v);
+	}
+	return buf;
+}
+
+static void plot_frame(double x0, double y0, double x1, double y1)
+{
+	svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333333\"/>\n", x0, y0,
+	    x1 - x0, y1 - y0);
+}
+
+static void plot_heading(double y, const char *text)
+{
+	svg("<text x=\"16\" y=\"%.1f\" font-size=\"15\" font-weight=\"bold\">%s</text>\n", y, text);
+}
+
+static void plot_swatch(double x, double y, const char *colour, const char *label, bool dash)
+{
+	svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"%s/>\n", x, y - 4,
+	    x + 22, y - 4, colour, dash ? " stroke-dasharray=\"5,3\"" : "");
+	svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 27, y, label);
+}
+
+/* Latency over time of one panel; returns the height used. */
+static double plot_time_panel(const struct plot_panel *pn, double top)
+{
+	const double y0 = top + 62, y1 = top + 302;
+	struct axis ax = { 0, (double)(PL.t1 - PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
+	struct axis ay = { 0, 0, y1, y0, true };
+	double span = (double)(PL.t1 - PL.t0 + 1), lx;
+	char lab[64], head[256];
+	int k, b;
+
+	snprintf(head, sizeof(head), "Latency over time%s%s", *pn->title ? ": " : "", pn->title);
+	plot_heading(top + 16, head);
+	for (k = 0; k < pn->nser; k++) {
+		const struct plot_series *s = &pn->ser[k];
+
+		if (s->n && s->minpos && (!ay.lo || (double)s->minpos < ay.lo)) {
+			ay.lo = (double)s->minpos;
+		}
+		if (s->n && (double)s->max > ay.hi) {
+			ay.hi = (double)s->max;
+		}
+	}
+	if (cfg.threshold_ns > 0 && (double)cfg.threshold_ns > ay.hi) {
+		ay.hi = (double)cfg.threshold_ns;
+	}
+	if (!ay.lo) {
+		ay.lo = ay.hi > 0 ? ay.hi / 10 : 1000;
+		ay.hi = ay.hi > ay.lo ? ay.hi : ay.lo * 10;
+	}
+	ax_round(&ay, 5);
+	ax_round(&ax, 10);
+	ax.hi = ax.hi > 0 ? ax.hi : 1;
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	ax_draw(&ay, false, PLOT_X0, PLOT_X1, plot_dur);
+	{
+		/* seconds since the first transaction, labelled with their unit */
+		struct axis axn = ax;
+
+		axn.lo *= 1e9;
+		axn.hi *= 1e9;
+		ax_draw(&axn, true, y0, y1, plot_dur);
+	}
+	svg("</g>\n");
+	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">time since the first transaction</text>\n",
+	    (PLOT_X0 + PLOT_X1) / 2, y1 + 32);
+	svg("<text x=\"20\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(-90 20 %.1f)\" text-anchor=\"middle\">latency (log scale)</text>\n",
+	    (y0 + y1) / 2, (y0 + y1) / 2);
+	if (!pn->nrec) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no transactions</text>\n",
+		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
+	}
+	/* every series: each point, or per bin a min-max band, a p50 line and a p99 line */
+	for (k = pn->nser - 1; k >= 0; k--) {	/* the headline metric last: on top */
+		const struct plot_series *s = &pn->ser[k];
+		const char *c = plot_metric_colour(s->m);
+		uint32_t i;
+
+		if (PL.raw) {
+			svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2.6\" stroke-linecap=\"round\" d=\"", c);
+			for (i = 0; i < s->nraw; i++) {
+				svg("M%.1f %.1fh.1", ax_map(&ax, (double)(s->rt[i] - PL.t0) / 1e9), ax_map(&ay, (double)s->rv[i]));
+			}
+			svg("\"/>\n");
+			continue;
+		}
+		for (b = 0; b < PLOT_BINS;) {
+			int e;
+
+			if (!s->bn[b]) {
+				b++;
+				continue;
+			}
+			for (e = b; e < PLOT_BINS && s->bn[e]; e++) {
+			}
+			/* one closed band per run of non-empty bins */
+			/* the headline metric's band stronger: bands of close metrics overlap */
+			svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"none\" d=\"", c, k ? "0.12" : "0.22");
+			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+				double xa = ax_map(&ax, span * i / PLOT_BINS / 1e9), xb = ax_map(&ax, span * (i + 1) / PLOT_BINS / 1e9);
+
+				svg("%s%.1f %.1fH%.1f", i == (uint32_t)b ? "M" : "L", xa, ax_map(&ay, (double)s->bmax[i]), xb);
+			}
+			for (i = (uint32_t)e; i-- > (uint32_t)b;) {
+				double xa = ax_map(&ax, span * i / PLOT_BINS / 1e9), xb = ax_map(&ax, span * (i + 1) / PLOT_BINS / 1e9);
+
+				svg("L%.1f %.1fH%.1f", xb, ax_map(&ay, (double)s->bmin[i]), xa);
+			}
+			svg("Z\"/>\n");
+			svg("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"4,2\" points=\"", c);
+			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+				svg("%.1f,%.1f ", ax_map(&ax, span * (i + 0.5) / PLOT_BINS / 1e9),
+				    ax_map(&ay, (double)plot_bin_pct(s, (int)i, 99)));
+			}
+			svg("\"/>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"", c);
+			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+				svg("%.1f,%.1f ", ax_map(&ax, span * (i + 0.5) / PLOT_BINS / 1e9),
+				    ax_map(&ay, (double)plot_bin_pct(s, (int)i, 50)));
+			}
+			svg("\"/>\n");
+			b = e;
+		}
+	}
+	if (cfg.threshold_ns > 0) {
+		double ty = ax_map(&ay, (double)cfg.threshold_ns);
+
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"8,4\"/>\n",
+		    PLOT_X0, ty, PLOT_X1, ty, OI_VERMILLION);
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">threshold %s</text>\n",
+		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns));
+	}
+	/* two strips above the plot: lost or late transactions, and breaches, per bin */
+	svg("<g font-size=\"11\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">lost/late</text>\n", PLOT_X0 - 5, y0 - 26);
+	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">breach</text></g>\n", PLOT_X0 - 5, y0 - 8);
+	svg("<path stroke=\"#000000\" stroke-width=\"1.6\" fill=\"none\" d=\"");
+	for (b = 0; b < PLOT_BINS; b++) {
+		if (pn->lost[b]) {
+			double x = ax_map(&ax, span * (b + 0.5) / PLOT_BINS / 1e9);
+
+			svg("M%.1f %.1fl6 6m0 -6l-6 6", x - 3, y0 - 36);
+		}
+	}
+	svg("\"/>\n<path fill=\"%s\" stroke=\"none\" d=\"", OI_VERMILLION);
+	for (b = 0; b < PLOT_BINS; b++) {
+		if (pn->breach[b]) {
+			double x = ax_map(&ax, span * (b + 0.5) / PLOT_BINS / 1e9);
+
+			svg("M%.1f %.1fh8l-4 7z", x - 4, y0 - 18);
+		}
+	}
+	svg("\"/>\n");
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	/* legend */
+	lx = PLOT_X0;
+	for (k = 0; k < pn->nser; k++) {
+		plot_swatch(lx, y1 + 52, plot_metric_colour(pn->ser[k].m), metric_def[pn->ser[k].m].label, false);
+		lx += 210;
+	}
+	if (PL.raw) {
+		snprintf(head, sizeof(head), "every transaction is a dot (%" PRIu64 ")", pn->nrec);
+	} else {
+		snprintf(head, sizeof(head), "%" PRIu64 " transactions in %d bins of %s: shaded min to max, solid p50, dashed p99",
+			 pn->nrec, PLOT_BINS, plot_dur(lab, sizeof(lab), span / PLOT_BINS));
+	}
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s; lost %" PRIu64 ", late %" PRIu64 ", breaches %" PRIu64 "</text>\n",
+	    PLOT_X0, y1 + 70, head, pn->nlost, pn->nlate, pn->nbreach);
+	return 386;
+}
+
+static double plot_table(double top, const int *ms, int nser);
+
+/* The histogram column of value v (clamped to the axis). */
+static int plot_col(const struct axis *ax, double v, int ncol)
+{
+	double f = ax->log ? (v > 0 ? log10(v / ax->lo) / log10(ax->hi / ax->lo) : 0) : (v - ax->lo) / (ax->hi - ax->lo);
+	int c = (int)(f * ncol);
+
+	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
+}
+
+/* Metrics the distribution shows: those of the first panel with samples. */
+static int plot_hist_metrics(int *ms)
+{
+	const struct plot_panel *pn = &PL.panel[0];
+	int k, n = 0;
+
+	for (k = 0; k < pn->nser; k++) {
+		if (S.h[pn->ser[k].m].n) {
+			ms[n++] = pn->ser[k].m;
+		}
+	}
+	return n;
+}
+
+/* The percentiles the table shows, and the ones marked on the histogram. */
+static const int plot_pct_idx[] = { 0, 1, 3, 4, 5, 6 };	/* 50 90 99 99.9 99.99 99.999 */
+
+/* The distribution: a histogram per metric with a log count axis (cyclictest's picture). */
+static double plot_hist_panel(double top)
+{
+	const double y0 = top + 30, y1 = top + 250;
+	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0.5, 1, y1, y0, true };
+	static uint64_t cnt[PLOT_MAXSER][400];
+	uint64_t maxc = 0, i;
+	int k, ncol = 300, c, nser = 0, ms[PLOT_MAXSER];
+	char lab[64];
+	bool any = false;
+
+	plot_heading(top + 16, "Distribution (counts on a log scale)");
+	nser = plot_hist_metrics(ms);
+	for (k = 0; k < nser; k++) {
+		const struct hist *h = &S.h[ms[k]];
+
+		ax.lo = !any || (double)h->min < ax.lo ? (double)h->min : ax.lo;
+		ax.hi = !any || (double)h->max > ax.hi ? (double)h->max : ax.hi;
+		any = true;
+	}
+	/* a tail far from the body needs a log latency axis to show both */
+	ax.log = any && ax.lo > 0 && ax.hi / ax.lo > 30;
+	if (!any) {
+		ax.lo = 0;
+		ax.hi = 1000;
+	}
+	ax_round(&ax, 10);
+	/* linear: no column narrower than a histogram bucket (that would draw a comb) */
+	if (!ax.log && (ax.hi - ax.lo) / (double)cfg.bucket_ns < ncol) {
+		ncol = (int)((ax.hi - ax.lo) / (double)cfg.bucket_ns);
+	}
+	ncol = ncol < 10 ? 10 : ncol;
+	memset(cnt, 0, sizeof(cnt));
+	for (k = 0; k < nser; k++) {
+		const struct hist *h = &S.h[ms[k]];
+
+		for (i = 0; i < h->nbuckets + h->out_n; i++) {
+			double lo, hi;
+			uint64_t n;
+			int c1;
+
+			if (i < h->nbuckets) {
+				if (!(n = h->bucket[i])) {
+					continue;
+				}
+				lo = (double)(i * h->bucket_ns);
+				hi = lo + (double)h->bucket_ns;
+				hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
+			} else {
+				n = 1;
+				lo = hi = (double)h->out[i - h->nbuckets];
+			}
+			c = plot_col(&ax, lo, ncol);
+			c1 = hi > lo ? plot_col(&ax, hi - 1e-3, ncol) : c;
+			if (c == c1) {
+				cnt[k][c] += n;
+			}
+			/* a bucket wider than the columns (log axis, low end) covers each of them */
+			for (; c1 > c && c <= c1; c++) {
+				cnt[k][c] = n > cnt[k][c] ? n : cnt[k][c];
+			}
+		}
+		for (c = 0; c < ncol; c++) {
+			maxc = cnt[k][c] > maxc ? cnt[k][c] : maxc;
+		}
+	}
+	ay.hi = maxc > 1 ? (double)maxc : 10;
+	ax_round(&ay, 5);
+	ay.lo = 0.5;
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	{
+		struct axis aly = ay;
+
+		aly.lo = 1;	/* ticks from 1; the axis starts at 0.5 so that a count of 1 shows */
+		for (double v = 1; v <= ay.hi * 1.0001; v *= 10) {
+			double p = ax_map(&ay, v);
+
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n", PLOT_X0, p, PLOT_X1, p);
+			svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PLOT_X0 - 5, p + 4,
+			    plot_count_label(lab, sizeof(lab), v));
+		}
+		(void)aly;
+	}
+	ax_draw(&ax, true, y0, y1, plot_dur);
+	svg("</g>\n");
+	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">latency%s</text>\n",
+	    (PLOT_X0 + PLOT_X1) / 2, y1 + 32, ax.log ? " (log scale)" : "");
+	svg("<text x=\"20\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(-90 20 %.1f)\" text-anchor=\"middle\">transactions</text>\n",
+	    (y0 + y1) / 2, (y0 + y1) / 2);
+	/* the first metric filled, every one as a step outline */
+	for (k = nser - 1; k >= 0; k--) {
+		const char *col = plot_metric_colour(ms[k]);
+
+		svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"%s\" stroke-width=\"1.4\" d=\"M%.1f %.1f", k ? "none" : col,
+		    k ? "0" : "0.3", col, PLOT_X0, y1);
+		for (c = 0; c < ncol; c++) {
+			double xa = PLOT_X0 + (PLOT_X1 - PLOT_X0) * c / ncol, xb = PLOT_X0 + (PLOT_X1 - PLOT_X0) * (c + 1) / ncol;
+			double y = cnt[k][c] ? ax_map(&ay, (double)cnt[k][c]) : y1;
+
+			svg("V%.1fH%.1f", y, xb);
+			(void)xa;
+		}
+		svg("V%.1f%s\"/>\n", y1, k ? "" : "Z");
+	}
+	/* percentiles of the first (headline) metric */
+	if (nser) {
+		const struct hist *h = &S.h[ms[0]];
+		double lastx = -1e9;
+		int row = 0;
+
+		for (k = 0; k < (int)(sizeof(plot_pct_idx) / sizeof(plot_pct_idx[0])) + 1; k++) {
+			bool approx = false;
+			bool is_max = k == (int)(sizeof(plot_pct_idx) / sizeof(plot_pct_idx[0]));
+			int64_t v = is_max ? h->max : hist_pct(h, pct_value[plot_pct_idx[k]], &approx);
+			double x = ax_map(&ax, (double)v);
+
+			/* a percentile the sample count cannot resolve is not marked */
+			if (!is_max && (double)h->n * (100 - pct_value[plot_pct_idx[k]]) / 100 < 1) {
+				continue;
+			}
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n",
+			    x, y0, x, y1);
+			/* labels side by side where there is room, else stacked below the previous one */
+			row = x - lastx < 44 && row < 5 ? row + 1 : 0;
+			lastx = x;
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
+			    x, y0 + 11 + 11 * row, is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
+		}
+	}
+	if (!nser) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no samples</text>\n",
+		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
+	}
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	return plot_table(top + 300, ms, nser) - top;
+}
+
+/* ns as µs with three decimals: exact, so a reader (or a test) gets the report's number. */
+static char *plot_us3(char *buf, size_t len, int64_t v)
+{
+	uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, v < 0 ? "-" : "", a / 1000, a % 1000);
+	return buf;
+}
+
+/* The numbers under the histogram; every cell has an id (metric-column). */
+static double plot_table(double top, const int *ms, int nser)
+{
+	static const char *const colname[] = {
+		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
+	};
+	const double cx[] = { 320, 410, 495, 580, 665, 750, 835, 920, 1005, 1090 };
+	char lab[48];
+	int k, j;
+
+	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
+	    PLOT_X0, top);
+	for (j = 0; j < 10; j++) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
+	}
+	for (k = 0; k < nser; k++) {
+		const struct hist *h = &S.h[ms[k]];
+		const char *key = metric_def[ms[k]].key;
+		double y = top + 18 * (k + 1);
+		bool approx = false;
+
+		plot_swatch(PLOT_X0 - 30, y, plot_metric_colour(ms[k]), "", false);
+		svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", PLOT_X0, y, metric_def[ms[k]].label);
+		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
+		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
+		    plot_us3(lab, sizeof(lab), h->min));
+		for (j = 0; j < NPCT; j++) {
+			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
+			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
+		}
+		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
+		    plot_us3(lab, sizeof(lab), h->max));
+		if (approx) {
+			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
+		}
+	}
+	svg("</g>\n");
+	return top + 18 * nser + 14;
+}
+
+/* A colour per segment of the decomposition, by the name segments() gives it. */
+static const char *plot_seg_colour(const char *name)
+{
+	static const struct {
+		const char *name, *colour;
+	} c[] = {
+		{ "client tx stack", OI_SKY }, { "network (both ways)", OI_GREEN },
+		{ "server rx stack", OI_ORANGE }, { "server processing", OI_PURPLE },
+		{ "server tx stack", OI_YELLOW }, { "client rx stack", OI_BLUE },
+		{ "server response", OI_VERMILLION },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (!strcmp(name, c[i].name)) {
+			return c[i].colour;
+		}
+	}
+	return "#999999";
+}
+
+/* The worst transactions as stacked bars, one segment per part of the path. */
+static double plot_worst_panel(double top)
+{
+	const double bx0 = 170, bx1 = 850, row = 20;
+	struct axis ax = { 0, 0, bx0, bx1, false };
+	const char *seen[8], *name[8];
+	int64_t val[8];
+	int i, k, n, nseen = 0;
+	char lab[48], head[160];
+	double y, lx;
+
+	if (PL.nworst) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", PL.nworst, metric_def[side.primary].key);
+	} else {
+		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[side.primary].key);
+	}
+	plot_heading(top + 16, head);
+	if (!PL.nworst) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">no measured transactions</text>\n", PLOT_X0, top + 44);
+		return 64;
+	}
+	for (i = 0; i < PL.nworst; i++) {
+		double sum = 0;
+
+		segments(PL.worst[i].x.t, name, val, &n);
+		for (k = 0; k < n; k++) {
+			sum += val[k] > 0 ? (double)val[k] : 0;
+		}
+		ax.hi = sum > ax.hi ? sum : ax.hi;
+	}
+	ax_round(&ax, 8);
+	y = top + 40;
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	ax_draw(&ax, true, y, y + row * PL.nworst, plot_dur);
+	svg("</g>\n");
+	for (i = 0; i < PL.nworst; i++) {
+		const struct plot_worst *w = &PL.worst[i];
+		double x = bx0, ry = y + row * i, acc = 0;
+		int dom = segments(w->x.t, name, val, &n);
+
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">seq %" PRIu64 "</text>\n", bx0 - 8,
+		    ry + 14, w->x.seq);
+		for (k = 0; k < n; k++) {
+			double x2;
+			int s;
+
+			acc += val[k] > 0 ? (double)val[k] : 0;	/* a negative segment (clock skew) draws nothing */
+			x2 = ax_map(&ax, acc);
+
+			for (s = 0; s < nseen && strcmp(seen[s], name[k]); s++) {
+			}
+			if (s == nseen && nseen < 8) {
+				seen[nseen++] = name[k];
+			}
+			if (x2 > x) {
+				svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"#333333\" stroke-width=\"0.5\"/>\n",
+				    x, ry + 3, x2 - x, row - 6, plot_seg_colour(name[k]));
+			}
+			x = x2;
+		}
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">%s %s%s%s</text>\n", bx1 + 10, ry + 14,
+		    metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
+		    dom >= 0 ? name[dom] : "");
+	}
+	plot_frame(bx0, y, bx1, y + row * PL.nworst);
+	y += row * PL.nworst + 40;
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its %s</text>\n",
+	    bx0, y + 20, metric_def[side.primary].key);
+	lx = bx0;
+	for (k = 0; k < nseen; k++) {
+		svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\" stroke=\"#333333\" stroke-width=\"0.5\"/>\n",
+		    lx, y - 9, plot_seg_colour(seen[k]));
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">%s</text>\n", lx + 18, y, seen[k]);
+		lx += 30 + 7.0 * (double)strlen(seen[k]);
+	}
+	return y - top + 34;
+}
+
+/* Title: what was measured, where, with which stamps, when, and how. */
+static double plot_title(const struct plot_src *src)
+{
+	time_t when = (time_t)((PL.t0 ? PL.t0 : real_ns()) / NSEC_PER_SEC);
+	struct tm tm;
+	char date[64], lab[48];
+
+	gmtime_r(&when, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	svg("<text x=\"16\" y=\"26\" font-size=\"18\" font-weight=\"bold\">rant ");
+	if (cfg.mode == MODE_ANALYZE) {
+		svg("--analyze ");
+		svg_esc(cfg.analyze[0], 120);
+		if (cfg.analyze[1]) {
+			svg(" + ");
+			svg_esc(cfg.analyze[1], 120);
+		}
+		svg(" (%s log)", side.emit ? "emit" : "reflect");
+	} else if (side.emit) {
+		svg("emit to ");
+		svg_esc(cfg.address, 80);
+	} else {
+		svg("reflect, session 0x%08x", S.id);
+	}
+	if (cfg.iface) {
+		svg(" via ");
+		svg_esc(cfg.iface, IFNAMSIZ);
+	}
+	svg(", %s</text>\n", date);
+	svg("<text x=\"16\" y=\"46\" font-size=\"12\">wire stamps %s", tsrc(ts.hw));
+	if (side.emit && (S.srv_hw_known || cfg.mode == MODE_ANALYZE)) {
+		svg(", server wire stamps %s", tsrc(S.srv_hw));
+	}
+	svg(", app stamps %s; %" PRIu64 " samples of %s over %s; lost %" PRIu64 ", late %" PRIu64,
+	    cfg.sw_stamps ? "on" : "off", S.h[side.primary].n, metric_def[side.primary].key,
+	    plot_dur(lab, sizeof(lab), session_duration() * 1e9), S.c.lost, S.c.late);
+	if (cfg.threshold_ns >= 0) {
+		svg("; threshold %s exceeded %" PRIu64 " times", plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns),
+		    S.c.breaches);
+	}
+	svg("</text>\n<text x=\"16\" y=\"64\" font-size=\"11\" fill=\"#444444\">");
+	svg_esc(cfg.cmdline, 190);
+	if (src->n < S.h[side.primary].n + S.c.lost + S.c.late || S.log.dropped || cfg.log_threshold_ns >= 0) {
+		svg(" (over time: the %" PRIu64 " transactions %s)", src->n,
+		    cfg.log_threshold_ns >= 0 ? "above -L" : "the log ring kept");
+	}
+	svg("</text>\n");
+	return 78;
+}
+
+/* Height of the over-time panels, the histogram and the worst-N panel. */
+static double plot_height(void)
+{
+	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
+
+	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) + 24;
+}
+
+/* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
+static int plot_draw(const struct plot_src *src)
+{
+	struct stat sb;
+	double y, h;
+	int p, r;
+
+	PL.len = 0;
+	PL.err = 0;
+	r = plot_collect(src);
+	if (r < 0) {
+		plot_free();
+		return r;
+	}
+	if (fstat(PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) && (ftruncate(PL.fd, 0) < 0 || lseek(PL.fd, 0, SEEK_SET) < 0)) {
+		plot_free();
+		return -errno;
+	}
+	h = plot_height();
+	svg("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	svg("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
+	    "font-family=\"DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif\" fill=\"#000000\">\n",
+	    PLOT_W, h, PLOT_W, h);
+	svg("<title>rant %s latency</title>\n", side.emit ? "emit" : "reflect");
+	svg("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", PLOT_W, h);
+	y = plot_title(src);
+	for (p = 0; p < PL.npanel; p++) {
+		y += plot_time_panel(&PL.panel[p], y);
+	}
+	y += plot_hist_panel(y) + 20;
+	y += plot_worst_panel(y);
+	svg("<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">rant %s</text>\n", PLOT_W - 10,
+	    h - 8, RANT_VERSION);
+	svg("</svg>\n");
+	svg_flush();
+	plot_free();
+	return PL.err ? -PL.err : 0;
+}
+
+/* After a run or a reflector session: draw from the log ring. */
+static int plot_run(void)
+{
+	struct plot_src src = { .n = S.log.n, .what = "" };
+	int r;
+
+	if (PL.fd < 0) {
+		return 0;
+	}
+	r = plot_draw(&src);
+	if (r < 0) {
+		warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+/* Opened with the other outputs, so that a path that cannot be written stops the run before it starts. */
+static int plot_open(void)
+{
+	bool created;
+
+	if (!cfg.plot) {
+		return 0;
+	}
+	PL.fd = out_open("--plot", cfg.plot, &created);
+	if (PL.fd < 0 || out_truncate("--plot", cfg.plot, PL.fd) < 0) {
+		return -1;
+	}
+	return 0;
+}
+
 /* -------------------------------------------------------------- analyze */
 
 /* One parsed log: its rows as transactions and what its header said. */
@@ -4625,6 +5746,12 @@ static int analyze_run(struct alog *L, int nlogs)
 	} else if (cfg.json) {
 		js = stdout;
 	}
+	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
+		if (js && js != stdout) {
+			fclose(js);
+		}
+		return EXIT_USAGE;
+	}
 	side_set(L[0].emit);
 	ts.hw = L[0].hw;
 	S.srv_hw = L[0].srv_hw;
@@ -4727,6 +5854,15 @@ static int analyze_run(struct alog *L, int nlogs)
 	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
+	if (PL.fd >= 0) {
+		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .what = "" };
+		int r = plot_draw(&src);
+
+		if (r < 0) {
+			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
+			code = EXIT_RUNTIME;
+		}
+	}
 	if (js) {
 		errno = 0;
 		json_report(js, code);
@@ -4742,7 +5878,7 @@ static int analyze_run(struct alog *L, int nlogs)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_MAX
 };
 
 /* One table drives getopt_long, the short option string and --help. */
@@ -4785,6 +5921,7 @@ static const struct opt_def {
 	{ "json", 1, O_JSON, "FILE|-", "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
 	{ "analyze", 1, O_ANALYZE, "LOG", "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
 	{ "top", 1, O_TOP, "N", "with --analyze: list the N worst transactions (default 10)" },
+	{ "plot", 1, O_PLOT, "FILE.svg", "after the run (or --analyze): latency over time, distribution and worst transactions as one SVG" },
 	{ "quiet", 0, 'q', NULL, "no status line and no start-up notes" },
 	{ "verbose", 0, 'v', NULL, "more detail at start" },
 	{ "version", 0, 'V', NULL, "print the version" },
@@ -5039,6 +6176,9 @@ static int opt_apply(int c, const char *a)
 		return 0;
 	case O_TOP:
 		return opt_u64(c, a, 1, 1000000, &u) < 0 ? -1 : (cfg.top = (unsigned)u, 0);
+	case O_PLOT:
+		cfg.plot = a;
+		return 0;
 	case 'q':
 		cfg.quiet = true;
 		return 0;
@@ -5102,7 +6242,7 @@ static int opt_check(const bool *given)
 		warnx_("--continue: needs --threshold US (what would it continue past?)");
 		return -1;
 	}
-	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] || given[O_LOG_RECORDS])) {
+	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !cfg.plot))) {
 		warnx_("%s: needs --log FILE", given['L'] ? "--log-threshold" : given[O_LOG_FORMAT] ? "--log-format" : "--log-records");
 		return -1;
 	}
@@ -5123,6 +6263,10 @@ static int opt_check(const bool *given)
 	}
 	if (cfg.json && cfg.log && !strcmp(cfg.json, cfg.log)) {
 		warnx_("--json: '%s' is also the --log file", cfg.json);
+		return -1;
+	}
+	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) || (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
+		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
 		return -1;
 	}
 	return 0;
@@ -5387,6 +6531,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if (cfg.json && strcmp(cfg.json, "-") && out_check("--json", cfg.json) < 0) {
 		return -1;
 	}
+	if (cfg.plot && out_check("--plot", cfg.plot) < 0) {
+		return -1;
+	}
 	if (cfg.trace && trace_open() < 0) {
 		return -1;
 	}
@@ -5398,7 +6545,7 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
 		return -1;
 	}
-	return outputs_open(log_fd, json);
+	return outputs_open(log_fd, json) < 0 ? -1 : plot_open();
 }
 
 static void start_note(void)
@@ -5480,6 +6627,9 @@ static int run_main(void)
 	errno = 0;
 	session_report(out, true);
 	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (plot_run() < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (json) {

@@ -1,16 +1,23 @@
 #!/bin/bash
-# make bench: rant against sockperf ping-pong on the same veth pair.
+# make bench: rant, sockperf and the floor (tests/bench.d/floor.c, a bare
+# ping-pong without stamps) on the same veth pair, in one run.
 #
 # Two namespaces joined by a veth pair (tests/lib.sh).  Every server runs on
-# CPU 1 and every client on CPU 0 (taskset).  rant and sockperf runs
-# alternate, ROUNDS rounds of DUR seconds each, in two pairings:
-#   defaults  rant -s (blocking receive)      sockperf (epoll/recvfrom, 10 ms timeout)
-#   spin      rant -s --spin on both ends     sockperf --nonblocked --timeout 0 on both ends
-# Payload: SIZE bytes (rant --size, sockperf -m).  Each cell of the table is
-# the median across rounds; the raw per-run numbers go to bench-results.txt
-# in the work directory (printed; copied to BENCH_OUT if set).
+# CPU 1 and every client on CPU 0 (taskset).  The contenders alternate within
+# each of ROUNDS rounds of DUR seconds (the order rotates every round, so no
+# tool always runs first), in two pairings:
+#   defaults  rant -s (blocking)    sockperf (epoll/recvfrom)         floor (blocking recv)
+#   spin      rant -s --spin        sockperf --nonblocked --timeout 0 floor spin
+# plus rant's reflector variants (-N, -F) where this rant accepts them, and
+# experimental builds named in VARIANTS ("name=/path/to/rant ...", both ends).
+# Payload: SIZE bytes.  Ratios are computed per round (rant/sockperf,
+# rant/floor, sockperf/floor: a busy moment hits both sides of a ratio) and
+# summarised as the median with the min-max spread; a spread wider than
+# SPREAD_WARN (a factor) prints a warning that the host was too busy to
+# conclude.  Raw per-run numbers go to bench-results.txt (copied to
+# BENCH_OUT if set).
 #
-#   sudo make bench                 ROUNDS=3 DUR=5 SIZE=64
+#   sudo make bench                 ROUNDS=9 DUR=2 SIZE=64
 #   sudo ROUNDS=1 DUR=3 tests/bench.sh
 #   sudo tests/bench.d/profile.sh    syscalls, sleeps and CPU per transaction of both tools
 #
@@ -19,8 +26,11 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-: "${ROUNDS:=3}"
-: "${DUR:=5}"
+: "${ROUNDS:=9}"
+: "${DUR:=2}"
+: "${SPREAD_WARN:=1.25}"
+: "${VARIANTS:=}"
+: "${FLOOR:=$(cd "$(dirname "$0")" && pwd)/bench.d/floor}"
 : "${SIZE:=64}"
 : "${BENCH_OUT:=}"
 CPU_SERVER=1
@@ -40,8 +50,8 @@ if [ "$SIZE" -lt 64 ]; then
 	echo "bench.sh: SIZE must be at least 64 (rant's smallest --size)" >&2
 	exit 1
 fi
-if [ ! -x "$RANT" ]; then
-	echo "bench.sh: $RANT not built: run make" >&2
+if [ ! -x "$RANT" ] || [ ! -x "$FLOOR" ]; then
+	echo "bench.sh: $RANT or $FLOOR not built: run make bench" >&2
 	exit 1
 fi
 for t in taskset python3 ss; do
@@ -138,19 +148,25 @@ start_server() {
 	fi
 }
 
-# rant_run PAIRING ROUND
+# rant_run PAIRING ROUND [TOOL REFLECTOR-OPTION...]: TOOL names the row
+# (rant, rant-N, rant-F), the options go to the reflector only
 rant_run() {
-	local pairing=$1 round=$2 tag="rant-$1-r$2" extra=() rpid cpid wc wr crc rrc hc hr nc nr
+	local pairing=$1 round=$2 tool=${3:-rant} tag bin extra=() rextra=() rpid cpid wc wr crc rrc hc hr nc nr
+	shift 3 2>/dev/null || shift $#
+	rextra=("$@")
+	tag="$tool-$pairing-r$round"
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(--spin)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
+	bin=${VARIANT_BIN[$tool]:-$RANT}
 	start_server "$tag" "$WORK/$tag.refl.out" "$WORK/$tag.refl.err" "$WORK/$tag.refl.hwm" \
-		"$RANT" -i "$VETH_B" -s --port "$PORT" "${extra[@]}" --once --json "$WORK/$tag.refl.json" || return
+		"$bin" -i "$VETH_B" -s --port "$PORT" "${extra[@]}" "${rextra[@]}" --once \
+		--json "$WORK/$tag.refl.json" || return
 	rpid=$LAUNCH_PID
 	wr=$LAUNCH_WATCH
 	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" "$WORK/$tag.err" "$WORK/$tag.hwm" \
-		"$RANT" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" --size "$SIZE" -d "$DUR" "${extra[@]}" \
+		"$bin" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" --size "$SIZE" -d "$DUR" "${extra[@]}" \
 		--json "$WORK/$tag.json"
 	cpid=$LAUNCH_PID
 	wc=$LAUNCH_WATCH
@@ -165,21 +181,22 @@ rant_run() {
 		fail_run "$tag: client exit $crc, reflector exit $rrc: $(tail -n 3 "$WORK/$tag.err" "$WORK/$tag.refl.err")"
 		return
 	fi
-	if ! python3 - "$WORK/$tag.json" "$WORK/$tag.refl.json" "$pairing" "$round" "$hc" "$hr" "$nc" "$nr" >>"$RESULTS" <<'EOF'; then
+	if ! python3 - "$WORK/$tag.json" "$WORK/$tag.refl.json" "$pairing" "$round" "$hc" "$hr" "$nc" "$nr" "$tool" >>"$RESULTS" <<'EOF'; then
 import json, sys
 c = json.load(open(sys.argv[1]))
 r = json.load(open(sys.argv[2]))
 app = c["metrics"]["app_rtt"]
-rtt = c["metrics"]["rtt"]["percentiles_ns"]
-proc = r["metrics"]["server_processing"]["percentiles_ns"]
+rtt = c["metrics"].get("rtt", {}).get("percentiles_ns", {"50": None, "99": None})
+proc = r["metrics"].get("server_processing", {}).get("percentiles_ns", {"50": "-", "99": "-"})
 ap = app["percentiles_ns"]
 if not app["samples"] or not c["duration_s"]:
     sys.exit("no samples")
-print(sys.argv[3], "rant", sys.argv[4], ap["50"], ap["99"], round(app["samples"] / c["duration_s"]),
-      sys.argv[5], sys.argv[6], proc["50"], proc["99"], ap["50"] - rtt["50"], ap["99"] - rtt["99"],
+print(sys.argv[3], sys.argv[9], sys.argv[4], ap["50"], ap["99"], round(app["samples"] / c["duration_s"]),
+      sys.argv[5], sys.argv[6], proc["50"], proc["99"],
+      ap["50"] - rtt["50"] if rtt["50"] is not None else "-", ap["99"] - rtt["99"] if rtt["99"] is not None else "-",
       c["packets"]["lost"], c["timestamps"]["wire"], sys.argv[7], sys.argv[8])
 EOF
-		fail_run "$tag: JSON reports unreadable or without app_rtt/server_processing"
+		fail_run "$tag: JSON reports unreadable or without app_rtt"
 	fi
 }
 
@@ -230,22 +247,122 @@ EOF
 	fi
 }
 
+# floor_run PAIRING ROUND: the bare ping-pong, same CPUs, same veth
+floor_run() {
+	local pairing=$1 round=$2 tag="floor-$1-r$2" extra=() spid cpid wc ws crc hc hs nc ns
+	PORT=$((PORT + 1))
+	RUNS=$((RUNS + 1))
+	[ "$pairing" = spin ] && extra=(spin)
+	echo "# $tag: port $PORT, ${DUR}s" >&2
+	start_server "$tag" "$WORK/$tag.srv.out" - "$WORK/$tag.srv.hwm" \
+		"$FLOOR" server "$PORT" "${extra[@]}" || return
+	spid=$LAUNCH_PID
+	ws=$LAUNCH_WATCH
+	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" - "$WORK/$tag.hwm" \
+		"$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE" "${extra[@]}"
+	cpid=$LAUNCH_PID
+	wc=$LAUNCH_WATCH
+	wait "$cpid"
+	crc=$?
+	hs=$(proc_sample "$spid") && echo "$hs" >"$WORK/$tag.srv.hwm"
+	stop_within 0 "$spid"
+	wait "$wc" "$ws"
+	read -r hc nc <"$WORK/$tag.hwm"
+	read -r hs ns <"$WORK/$tag.srv.hwm"
+	if [ "$crc" -ne 0 ]; then
+		fail_run "$tag: floor client exit $crc: $(tail -n 3 "$WORK/$tag.out")"
+		return
+	fi
+	if ! awk -v p="$pairing" -v r="$round" -v hc="$hc" -v hs="$hs" -v nc="$nc" -v ns="$ns" '
+		/^floor: / && $5 > 0 { print p, "floor", r, $7, $9, int($3 / $5 + 0.5), hc, hs,
+			"- - - -", 0, "none", nc, ns; found = 1 }
+		END { exit !found }' "$WORK/$tag.out" >>"$RESULTS"; then
+		fail_run "$tag: no result line from the floor client: $(tail -n 3 "$WORK/$tag.out")"
+	fi
+}
+
+# variant_ok OPTION: this rant's reflector accepts OPTION (it starts and
+# listens); a refusal is printed once, with rant's reason, and not counted
+# as a failed run
+variant_ok() {
+	local p=$((PORT + 500)) pid rc=0
+	ip netns exec "$NS_B" "$RANT" -i "$VETH_B" --port "$p" -q "$1" --once >"$WORK/variant.out" 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	if wait_for 3 udp_listening "$NS_B" "$p"; then
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 0
+	fi
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || rc=$?
+	echo "# rant $1 not measured (reflector exit $rc): $(head -n 1 "$WORK/variant.out")"
+	return 1
+}
+
+# contenders: the round-robin list of "tool reflector-options"
+CONTENDERS=("rant" "sockperf" "floor")
+
 if ! ns_setup; then
 	echo "bench.sh: could not create the namespaces and the veth pair" >&2
 	exit 1
 fi
 
 echo "# rant: $("$RANT" -V 2>&1 | head -n 1); $(sockperf --version 2>&1 | head -n 1)"
-echo "# $ROUNDS round(s) x 2 pairings x 2 tools x ${DUR}s, ${SIZE}-byte payload, servers on CPU $CPU_SERVER, clients on CPU $CPU_CLIENT"
+echo "# $ROUNDS round(s) x 2 pairings x ${DUR}s, ${SIZE}-byte payload, servers on CPU $CPU_SERVER, clients on CPU $CPU_CLIENT"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server" >"$RESULTS"
+variant_ok -N && CONTENDERS+=("rant-N -N")
+variant_ok -F && CONTENDERS+=("rant-F -F")
+declare -A VARIANT_BIN=()
+for v in $VARIANTS; do
+	if [ ! -x "${v#*=}" ] || [ "${v%%=*}" = "$v" ]; then
+		echo "bench.sh: VARIANTS: '$v' is not name=/path/to/executable" >&2
+		exit 1
+	fi
+	VARIANT_BIN["rant-${v%%=*}"]=${v#*=}
+	CONTENDERS+=("rant-${v%%=*}")
+done
+echo "# contenders: ${CONTENDERS[*]}"
 for ((round = 1; round <= ROUNDS; round++)); do
 	for pairing in defaults spin; do
-		rant_run "$pairing" "$round"
-		sockperf_run "$pairing" "$round"
+		n=${#CONTENDERS[@]}
+		for ((k = 0; k < n; k++)); do
+			# rotate: round r starts with contender r mod n
+			read -r -a c <<<"${CONTENDERS[$(((k + round) % n))]}"
+			case ${c[0]} in
+			sockperf) sockperf_run "$pairing" "$round" ;;
+			floor) floor_run "$pairing" "$round" ;;
+			*) rant_run "$pairing" "$round" "${c[@]}" ;;
+			esac
+		done
 	done
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# startup_ms [rant client options...]: wall time of a one-transaction client
+# run (start-up, one ping-pong, report, exit), median of 5, in ms
+startup_ms() {
+	local i t0 t1 v=() pid
+	PORT=$((PORT + 1))
+	ip netns exec "$NS_B" "$RANT" -i "$VETH_B" --port "$PORT" -q >/dev/null 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	wait_for 5 udp_listening "$NS_B" "$PORT" || return 1
+	for i in 1 2 3 4 5; do
+		t0=$(date +%s%N)
+		ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port "$PORT" -q --count 1 "$@" \
+			>/dev/null 2>&1 || return 1
+		t1=$(date +%s%N)
+		v+=($(((t1 - t0) / 1000000)))
+	done
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	printf '%s\n' "${v[@]}" | sort -n | sed -n 3p
+}
+s0=$(startup_ms) || s0=failed
+s1=$(startup_ms -l "$WORK/startup.log" --log-records 1000000) || s1=failed
+STARTUP_LINE="start-up to exit of a one-transaction client run (median of 5): ${s0} ms without a log, ${s1} ms with a 1 M-record log"
 
 echo
 echo "## Raw per-run numbers ($RESULTS)"
@@ -256,62 +373,86 @@ if [ -n "$BENCH_OUT" ]; then
 fi
 echo
 
-python3 - "$RESULTS" "$ROUNDS" "$DUR" "$SIZE" <<'EOF'
+python3 - "$RESULTS" "$ROUNDS" "$DUR" "$SIZE" "$SPREAD_WARN" <<'EOF'
 import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:] if l.strip()]
-rounds, dur, size = sys.argv[2:5]
-cols = "pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server".split()
+cols = ("pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns "
+        "proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server").split()
+rows = [dict(zip(cols, l.split())) for l in open(sys.argv[1]).read().splitlines()[1:] if l.strip()]
+rounds, dur, size, warn = sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+tools = []
+for r in rows:
+    if r["tool"] not in tools:
+        tools.append(r["tool"])
 
-def med(pairing, tool, col):
-    v = [float(r[cols.index(col)]) for r in rows if r[0] == pairing and r[1] == tool and r[cols.index(col)] != "-"]
+def val(p, tool, rnd, col):
+    for r in rows:
+        if r["pairing"] == p and r["tool"] == tool and r["round"] == rnd and r[col] != "-":
+            return float(r[col])
+    return None
+
+def med(p, tool, col):
+    v = [float(r[col]) for r in rows if r["pairing"] == p and r["tool"] == tool and r[col] != "-"]
     return statistics.median(v) if v else None
+
+def per_round(p, a, b, col):
+    """ratio a/b within each round where both ran"""
+    out = []
+    for rnd in sorted({r["round"] for r in rows}, key=int):
+        x, y = val(p, a, rnd, col), val(p, b, rnd, col)
+        if x is not None and y:
+            out.append(x / y)
+    return out
 
 def n(x):
     return "n/a" if x is None else f"{x:,.0f}"
 
-def ratio(a, b):
-    return "n/a" if a is None or not b else f"{a / b:.2f}"
+warnings = []
+def rcell(p, a, b, col):
+    v = per_round(p, a, b, col)
+    if not v:
+        return "n/a"
+    m, lo, hi = statistics.median(v), min(v), max(v)
+    if col != "rtt_p99_ns":
+        # tails are noisy by nature: the verdict rests on the p50 and rate ratios
+        warnings.append((hi / lo, f"{p} {a}/{b} {col} {lo:.2f}–{hi:.2f}"))
+    return f"{m:.2f} ({lo:.2f}–{hi:.2f})"
 
-head = ["2-core VM over veth"]
-sep = ["---"]
-for p, label in (("defaults", "defaults"), ("spin", "spinning")):
-    head += [f"rant ({label})", f"sockperf ({label})", "rant/sockperf"]
-    sep += ["--:"] * 3
-lines = {k: [k] for k in ("median RTT, ns", "p99 RTT, ns", "transactions/s",
-                          "reflector processing T3_SW−T2_SW p50 / p99, ns",
-                          "app overhead app_rtt−rtt p50 / p99, ns",
-                          "peak RSS (VmHWM) client / server, KiB",
-                          "preemptions (involuntary context switches) client / server")}
-for p in ("defaults", "spin"):
-    for key, col in (("median RTT, ns", "rtt_p50_ns"), ("p99 RTT, ns", "rtt_p99_ns"), ("transactions/s", "tps")):
-        a, b = med(p, "rant", col), med(p, "sockperf", col)
-        lines[key] += [n(a), n(b), ratio(a, b)]
-    lines["reflector processing T3_SW−T2_SW p50 / p99, ns"] += [
-        f"{n(med(p, 'rant', 'proc_p50_ns'))} / {n(med(p, 'rant', 'proc_p99_ns'))}", "n/a", ""]
-    lines["app overhead app_rtt−rtt p50 / p99, ns"] += [
-        f"{n(med(p, 'rant', 'ovh_p50_ns'))} / {n(med(p, 'rant', 'ovh_p99_ns'))}", "n/a", ""]
-    rc, rs = med(p, "rant", "rss_client_kib"), med(p, "rant", "rss_server_kib")
-    sc, ss = med(p, "sockperf", "rss_client_kib"), med(p, "sockperf", "rss_server_kib")
-    lines["peak RSS (VmHWM) client / server, KiB"] += [f"{n(rc)} / {n(rs)}", f"{n(sc)} / {n(ss)}",
-                                                       f"{ratio(rc, sc)} / {ratio(rs, ss)}"]
-    lines["preemptions (involuntary context switches) client / server"] += [
-        f"{n(med(p, 'rant', 'preempt_client'))} / {n(med(p, 'rant', 'preempt_server'))}",
-        f"{n(med(p, 'sockperf', 'preempt_client'))} / {n(med(p, 'sockperf', 'preempt_server'))}", ""]
-print("### 2-core VM over veth\n")
-print(f"{size}-byte UDP payload, one veth pair between two namespaces, servers pinned to CPU 1 and clients to CPU 0; "
-      f"each cell is the median of {rounds} run(s) of {dur} s. RTTs are full round trips measured in the application "
-      "(rant: app_rtt = T4_SW−T1_SW with -s; sockperf: --full-rtt percentiles, warm-up excluded). "
-      "Defaults: `rant -s` vs `sockperf server` / `sockperf ping-pong --full-rtt`; spinning: `rant -s --spin` on both ends "
-      "vs `sockperf --nonblocked --timeout 0` on both ends. RTT ratio < 1 and rate ratio > 1 mean rant is faster. "
-      "App overhead is a difference of percentiles (app_rtt pN − rtt pN, rtt from kernel stamps), not a percentile of differences. "
-      "Preemptions count how often another task took the pinned CPU from the tool: many of them mean the numbers "
-      "measure a busy host, not the tool.\n")
-print("| " + " | ".join(head) + " |")
-print("|" + "|".join(sep) + "|")
-for k, v in lines.items():
-    print("| " + " | ".join(v) + " |")
+print(f"### {size}-byte payload, {rounds} alternating rounds of {dur} s, servers on CPU 1, clients on CPU 0\n")
+print("Medians of each tool's per-round value; app RTT (rant: T4_SW−T1_SW with -s; sockperf: --full-rtt; "
+      "floor: clock_gettime around send→recv). Ratios are the median of per-round ratios, (min–max) across rounds.\n")
+for p, label in (("defaults", "defaults (blocking)"), ("spin", "spinning")):
+    print(f"#### {label}\n")
+    print("| tool | app RTT p50, ns | p99, ns | transactions/s | RSS client / server, KiB | preemptions client / server |")
+    print("|---|--:|--:|--:|--:|--:|")
+    for t in tools:
+        print(f"| {t} | {n(med(p, t, 'rtt_p50_ns'))} | {n(med(p, t, 'rtt_p99_ns'))} | {n(med(p, t, 'tps'))} | "
+              f"{n(med(p, t, 'rss_client_kib'))} / {n(med(p, t, 'rss_server_kib'))} | "
+              f"{n(med(p, t, 'preempt_client'))} / {n(med(p, t, 'preempt_server'))} |")
+    print()
+    print("| ratio | RTT p50 | RTT p99 | rate |")
+    print("|---|--:|--:|--:|")
+    pairs = [(t, "sockperf") for t in tools if t.startswith("rant")] + \
+            [(t, "floor") for t in tools if t != "floor"]
+    for a, b in pairs:
+        if a in tools and b in tools:
+            print(f"| {a} / {b} | {rcell(p, a, b, 'rtt_p50_ns')} | {rcell(p, a, b, 'rtt_p99_ns')} | "
+                  f"{rcell(p, a, b, 'tps')} |")
+    print()
+for t in tools:
+    if not t.startswith("rant"):
+        continue
+    for p in ("defaults", "spin"):
+        a, o = med(p, t, "proc_p50_ns"), med(p, t, "ovh_p50_ns")
+        if a is not None:
+            print(f"{t} {p}: reflector processing T3_SW−T2_SW p50 {n(a)} ns; app overhead app_rtt−rtt p50 {n(o)} ns")
+wide = sorted((w for w in warnings if w[0] > warn), reverse=True)
+if wide:
+    print(f"WARNING: the host was too busy to conclude: {len(wide)} of {len(warnings)} p50/rate ratios "
+          f"spread wider than ×{warn} across rounds (widest: {wide[0][1]})")
 EOF
 
+echo
+echo "$STARTUP_LINE"
 echo
 echo "bench: $((RUNS - FAILED)) of $RUNS runs worked"
 [ "$FAILED" -eq 0 ] && [ "$RUNS" -gt 0 ]

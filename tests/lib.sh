@@ -64,6 +64,7 @@ expect_eq() {
 }
 
 finish() {
+	echo "1..$TESTNUM"
 	echo "$PASS passed, $FAIL failed, $SKIP skipped"
 	[ "$FAIL" -eq 0 ]
 }

@@ -2756,6 +2756,268 @@ static void test_outputs(void)
 	test_outputs_clock();
 }
 
+/* ------------------------------------------------------------------ plot */
+
+/* Text of the SVG element with id="id", or "" (a static buffer). */
+static const char *svg_id_text(const char *svg_doc, const char *id)
+{
+	static char out[64];
+	char key[80];
+	const char *p, *q;
+
+	out[0] = 0;
+	snprintf(key, sizeof(key), "id=\"%s\"", id);
+	p = strstr(svg_doc, key);
+	p = p ? strchr(p, '>') : NULL;
+	q = p ? strchr(p, '<') : NULL;
+	if (p && q && q - p - 1 < (ptrdiff_t)sizeof(out)) {
+		memcpy(out, p + 1, (size_t)(q - p - 1));
+		out[q - p - 1] = 0;
+	}
+	return out;
+}
+
+static int count_str(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s += strlen(what)) {
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A synthetic emit run of n transactions through the real accounting and
+ * log ring: rtt about 90 us, a spike every 97th, one lost in 50, one
+ * warm-up in 200.  The caller frees the memory with plot_fixture_free.
+ */
+static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
+{
+	uint8_t *mem;
+	struct txn x;
+	uint64_t i;
+	int k;
+
+	reset_globals();
+	cfg.sw_stamps = true;
+	cfg.threshold_ns = threshold_ns;
+	cfg.cont = true;
+	log_setup(true, &mem, n);
+	for (k = 0; k < side.nmetrics; k++) {
+		int m = side.metrics[k];
+
+		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, calloc(cfg.bound_ns / cfg.bucket_ns, 8), calloc(n, 8), n);
+	}
+	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
+	for (i = 0; i < n; i++) {
+		mk_emit_txn(&x, i, i % 50 == 7 ? K_LOST : i % 200 == 3 ? K_WARMUP : K_OK);
+		if (i % 97 == 5 && x.t[T4W]) {
+			x.t[T4W] += 400000 + i;	/* a spike in the network segment */
+			x.t[T4SW] += 400000 + i;
+		}
+		if (x.st & TF_LOST) {
+			S.c.lost++;
+		}
+		txn_account(&x);
+		log_push(&x);
+	}
+	report_prepare();
+	return mem;
+}
+
+static void plot_fixture_free(uint8_t *mem)
+{
+	int k;
+
+	for (k = 0; k < NMETRIC; k++) {
+		free(S.h[k].bucket);
+		free(S.h[k].out);
+	}
+	free(S.breach);
+	free(mem);
+	memset(&S, 0, sizeof(S));
+}
+
+/* Draw the fixture's ring into a temp file; its text (malloc'd) or NULL. */
+static char *plot_fixture_draw(int *r)
+{
+	struct plot_src src = { .n = S.log.n, .what = "" };
+	char path[128], *text;
+
+	tmp_path(path, sizeof(path), "plot");
+	PL.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	*r = plot_draw(&src);
+	close(PL.fd);
+	PL.fd = -1;
+	text = read_file(path);
+	unlink(path);
+	return text;
+}
+
+static void test_plot(void)
+{
+	struct plot_series ser;
+	int64_t vals[1000] = { 0 }, sorted[1000];
+	char buf[64], id[64];
+	uint8_t *mem;
+	uint64_t i, v;
+	bool good = true;
+	unsigned prev = 0;
+	char *svg_doc;
+	int r, k;
+
+	/* the option: a file, not the log or JSON file; it gives the ring --log-records */
+	{
+		static const struct {
+			int want;
+			const char *argv, *needle;
+		} c[] = {
+			{ 0, "-a 10.0.0.2 --plot p.svg", "" },
+			{ 0, "-a 10.0.0.2 --plot p.svg --log-records 500", "" },
+			{ 0, "--plot p.svg --once", "" },
+			{ 0, "--analyze x.log --plot p.svg", "" },
+			{ -1, "-a 10.0.0.2 --log-records 500", "--log-records: needs --log" },
+			{ -1, "-a 10.0.0.2 --plot same -l same", "--plot: 'same' is also the --log file" },
+			{ -1, "--analyze x.log --plot same --json same", "--plot: 'same' is also the --json file" },
+			{ -1, "-a 10.0.0.2 --plot", "--plot: needs a value" },
+		};
+		size_t j;
+
+		for (j = 0; j < sizeof(c) / sizeof(c[0]); j++) {
+			struct args a;
+			char *out, *err, name[160];
+			int rr = parse_str(c[j].argv, &a, &out, &err);
+
+			snprintf(name, sizeof(name), "plot: opt_parse '%s' -> %d", c[j].argv, c[j].want);
+			ok(rr == c[j].want && (c[j].want == 0 ? !*err : one_rant_line(err) && strstr(err, c[j].needle)) &&
+			   (c[j].want || !strcmp(cfg.plot, "p.svg")), name, "returned %d, stderr '%s'", rr, err);
+			free(out);
+			free(err);
+		}
+		reset_globals();
+	}
+
+	/* log buckets: monotonic, within 1/16 of the value */
+	for (i = 0; i < 200000; i++) {
+		int64_t x = (int64_t)(i < 100000 ? i : rnd() % 2000000000000ULL);
+		unsigned b = plot_lb(x);
+
+		good &= b < PLOT_LB && llabs(plot_lb_value(b) - x) <= x / 16 + 1;
+		good &= i >= 100000 || b >= prev;
+		prev = b;
+	}
+	ok(good && plot_lb(-5) == 0, "plot: log buckets are monotonic and within 1/16 of the value", "failed");
+
+	/* per-bin p50/p99 against a sort */
+	good = plot_series_init(&ser, M_RTT) == 0;
+	for (k = 0; good && k < 1000; k++) {
+		vals[k] = rnd_range(5000, 900000);
+		ser.bmin[0] = !k || vals[k] < ser.bmin[0] ? vals[k] : ser.bmin[0];
+		ser.bmax[0] = !k || vals[k] > ser.bmax[0] ? vals[k] : ser.bmax[0];
+		ser.bn[0]++;
+		ser.lh[plot_lb(vals[k])]++;
+	}
+	memcpy(sorted, vals, sizeof(vals));
+	qsort(sorted, 1000, sizeof(sorted[0]), cmp_i64);
+	good = good && llabs(plot_bin_pct(&ser, 0, 50) - sorted[499]) <= sorted[499] / 16 + 1 &&
+	       llabs(plot_bin_pct(&ser, 0, 99) - sorted[989]) <= sorted[989] / 16 + 1 &&
+	       plot_bin_pct(&ser, 0, 100) == sorted[999];
+	ok(good, "plot: a bin's p50 and p99 are within one log bucket of the sorted values", "p50 %" PRId64 " vs %" PRId64,
+	   plot_bin_pct(&ser, 0, 50), sorted[499]);
+	free(ser.bmin);
+	free(ser.bmax);
+	free(ser.bn);
+	free(ser.lh);
+	free(ser.rt);
+	free(ser.rv);
+
+	/* ticks and labels */
+	ok(nice_step(8, 10) == 1 && nice_step(100, 5) == 20 && nice_step(33, 10) == 5 && nice_step(0.9, 10) == 0.1,
+	   "plot: round tick steps (1, 2, 5 times a power of ten)", "%g %g %g", nice_step(8, 10), nice_step(100, 5),
+	   nice_step(33, 10));
+	{
+		struct axis a = { 3700, 870000, 0, 100, true }, b = { 13, 87, 0, 100, false };
+
+		ax_round(&a, 5);
+		ax_round(&b, 10);
+		ok(a.lo == 1000 && a.hi == 1000000 && b.lo == 10 && b.hi == 90, "plot: axes widen to decades (log) and round ticks (linear)",
+		   "log %g..%g lin %g..%g", a.lo, a.hi, b.lo, b.hi);
+	}
+	ok(!strcmp(plot_us3(buf, sizeof(buf), 12345), "12.345") && !strcmp(plot_us3(id, sizeof(id), -1500), "-1.500"),
+	   "plot: table values are exact ns written as us", "'%s' '%s'", buf, id);
+	ok(!strcmp(plot_dur(buf, sizeof(buf), 850), "850 ns") && !strcmp(plot_dur(id, sizeof(id), 12500), "12.5 \xc2\xb5s"),
+	   "plot: axis labels carry their unit", "'%s' '%s'", buf, id);
+
+	/* a small run: every transaction drawn; the table is the histogram's numbers */
+	mem = plot_fixture(1000, 200000);
+	snprintf(cfg.cmdline, sizeof(cfg.cmdline), "rant -a <h&st> \"x\" \x01\xc3\xa9");
+	svg_doc = plot_fixture_draw(&r);
+	ok(!r && svg_doc && !strncmp(svg_doc, "<?xml", 5) && strstr(svg_doc, "</svg>\n") &&
+	   strlen(strstr(svg_doc, "</svg>\n")) == 7, "plot: small run drawn, one complete SVG document", "r=%d", r);
+	good = svg_doc != NULL;
+	for (k = 0; good && k < side.nmetrics; k++) {
+		const struct hist *h = &S.h[side.metrics[k]];
+		const char *key = metric_def[side.metrics[k]].key;
+		int j;
+
+		if (side.metrics[k] != M_RTT && side.metrics[k] != M_RESPONSE && side.metrics[k] != M_NETWORK) {
+			continue;
+		}
+		snprintf(id, sizeof(id), "%s-samples", key);
+		snprintf(buf, sizeof(buf), "%" PRIu64, h->n);
+		good &= !strcmp(svg_id_text(svg_doc, id), buf);
+		for (j = 0; j < NPCT; j++) {
+			bool approx = false;
+
+			snprintf(id, sizeof(id), "%s-p%s", key, pct_key[j]);
+			good &= !strcmp(svg_id_text(svg_doc, id), plot_us3(buf, sizeof(buf), hist_pct(h, pct_value[j], &approx)));
+		}
+		snprintf(id, sizeof(id), "%s-max", key);
+		good &= !strcmp(svg_id_text(svg_doc, id), plot_us3(buf, sizeof(buf), h->max));
+	}
+	ok(good, "plot: samples, percentiles and max in the picture equal the statistics (rtt, response, network)",
+	   "rtt-p99 '%s'", svg_doc ? svg_id_text(svg_doc, "rtt-p99") : "");
+	v = S.h[M_RTT].n + S.h[M_RESPONSE].n + S.h[M_NETWORK].n;
+	ok(svg_doc && count_str(svg_doc, "h.1") == (int)v, "plot: small run: one dot per sample of each series",
+	   "%d dots, %" PRIu64 " samples", svg_doc ? count_str(svg_doc, "h.1") : -1, v);
+	ok(svg_doc && count_str(svg_doc, "l6 6") == 20, "plot: the 20 lost transactions are marked (one bin each)", "%d",
+	   svg_doc ? count_str(svg_doc, "l6 6") : -1);
+	ok(svg_doc && count_str(svg_doc, "h8l-4 7z") == (int)S.c.breaches && S.c.breaches > 5 && strstr(svg_doc, ">threshold 200 "),
+	   "plot: threshold line and every breach marked", "%d marks, %" PRIu64 " breaches",
+	   svg_doc ? count_str(svg_doc, "h8l-4 7z") : -1, S.c.breaches);
+	snprintf(buf, sizeof(buf), ">seq %" PRIu64 "<", S.h[M_RTT].max_seq);
+	ok(svg_doc && strstr(svg_doc, buf) && strstr(svg_doc, "The 15 worst transactions by rtt") &&
+	   strstr(svg_doc, buf) < strstr(svg_doc, ">seq ") + 1 + strlen(buf), "plot: the worst transaction comes first",
+	   "want %s", buf);
+	ok(svg_doc && strstr(svg_doc, "rant -a &lt;h&amp;st&gt; &quot;x&quot; ???") && !strstr(svg_doc, "<h&"),
+	   "plot: text from the command line is escaped, non-ASCII replaced", "failed");
+	free(svg_doc);
+	plot_fixture_free(mem);
+
+	/* a large run: bands instead of dots, still the same numbers */
+	mem = plot_fixture(PLOT_RAW * 3, -1);
+	svg_doc = plot_fixture_draw(&r);
+	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_RTT].n);
+	ok(!r && svg_doc && !strstr(svg_doc, "h.1") && count_str(svg_doc, "fill-opacity=\"0.22\"") >= 1 && count_str(svg_doc, "fill-opacity=\"0.12\"") >= 2 &&
+	   !strcmp(svg_id_text(svg_doc, "rtt-samples"), buf) && !strstr(svg_doc, "h8l-4 7z") && !strstr(svg_doc, ">threshold "),
+	   "plot: large run: min-max bands per bin, no dots, no threshold", "r=%d", r);
+	free(svg_doc);
+
+	/* a failed write is reported, not lost */
+	PL.fd = open("/dev/full", O_WRONLY);
+	{
+		struct plot_src src = { .n = S.log.n, .what = "" };
+
+		r = PL.fd >= 0 ? plot_draw(&src) : -ENOENT;
+	}
+	close(PL.fd);
+	PL.fd = -1;
+	ok(r == -ENOSPC, "plot: a write to a full disk returns -ENOSPC", "r=%d", r);
+	plot_fixture_free(mem);
+	reset_globals();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2769,6 +3031,7 @@ int main(void)
 	test_fit();
 	test_log();
 	test_outputs();
+	test_plot();
 	printf("%d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
 }

@@ -38,7 +38,8 @@ fake_cpus() {
 }
 
 # fake_port ROOT IFACE PCI DRIVER PTP MSI...: one PCI function with its
-# netdev.  PTP is "ptpN" (a sysfs ptp child) or "-" (none in sysfs).
+# netdev.  PTP is "ptpN" (a sysfs ptp child and ROOT/dev/ptpN, run config.sh
+# with DEVFS=ROOT/dev) or "-" (none in sysfs).
 fake_port() {
 	local root=$1 iface=$2 pci=$3 driver=$4 ptp=$5 irq
 	shift 5
@@ -51,7 +52,10 @@ fake_port() {
 	echo auto >"$dev/power/control"
 	echo 1 >"$dev/link/l0s_aspm"
 	echo 1 >"$dev/link/l1_aspm"
-	[[ $ptp == - ]] || mkdir -p "$dev/ptp/$ptp"
+	if [[ $ptp != - ]]; then
+		mkdir -p "$dev/ptp/$ptp" "$root/dev"
+		: >"$root/dev/$ptp"
+	fi
 	for irq in "$@"; do
 		: >"$dev/msi_irqs/$irq"
 	done
@@ -126,4 +130,6 @@ fake_ice() {
 	printf '%s\n' "link-down-on-close off" "fw-lldp-agent on" "legacy-rx off" \
 		>"$root/state/ethtool/eth1/privflags"
 	echo "phc 5" >"$root/state/ethtool/eth1/ts"
+	mkdir -p "$root/dev"
+	: >"$root/dev/ptp5"
 }

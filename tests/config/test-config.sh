@@ -22,6 +22,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 CONFIG=$TOP/config.sh
 STUBS=$HERE/stubs
+PHC2SYS_STUB=
 # shellcheck source=tests/config/fake-sysfs.sh
 . "$HERE/fake-sysfs.sh"
 
@@ -88,6 +89,31 @@ cleanup() {
 	[[ -n $TMP && -d $TMP ]] && rm -rf "$TMP"
 }
 
+# verdicts FILE: "verdict|step" per step of a config.sh report, a dry run's
+# "would apply" read as "applied", so that a dry run and an apply compare.
+verdicts() {
+	awk '/^  [a-z]/ && substr($0, 15, 1) != "$" {
+		v = substr($0, 3, 11); id = substr($0, 15, 26)
+		sub(/ +$/, "", v); sub(/ +$/, "", id)
+		if (v == "would apply") v = "applied"
+		print v "|" id }' "$1"
+}
+
+# same_verdicts DRY APPLY: the dry run predicted every step's verdict.
+same_verdicts() {
+	local d a
+	d=$(verdicts "$1")
+	a=$(verdicts "$2")
+	[[ -n $d && $d == "$a" ]] && return 0
+	diff <(echo "$d") <(echo "$a") >&2
+	return 1
+}
+
+# no_empty_reason FILE: every failed step says why.
+no_empty_reason() {
+	! grep -E '^  failed  ' "$1" | grep -Eq '^  failed +[^ ].{25} *$|: *$'
+}
+
 # ------------------------------------------------------------- shellcheck
 
 test_shellcheck() {
@@ -106,9 +132,9 @@ test_shellcheck() {
 cfg() {
 	local root=$1
 	shift
-	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run \
+	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run DEVFS=$root/dev \
 		ETHTOOL=$STUBS/ethtool IP=$STUBS/ip TC=$STUBS/tc CHRT=$STUBS/chrt \
-		PHC2SYS=$STUBS/phc2sys "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+		PHC2SYS=$PHC2SYS_STUB "$CONFIG" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
 }
 
@@ -185,8 +211,16 @@ test_usage() {
 	usage_case "--irq-prio out of range" "--irq-prio: '0' is out of range \(1 to 99\)" "${ok[@]}" --irq-prio 0
 	usage_case "unknown interface" "nosuch0: no such interface" \
 		nosuch0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
-	usage_case "sync to the system clock without --host-tuning" "--ptp-sync-to: CLOCK_REALTIME" \
-		"${ok[@]}" --ptp-sync-to CLOCK_REALTIME --ptp-source enp59s0f0
+	usage_case "steering the system clock without --host-tuning" "--ptp-source: CLOCK_REALTIME" \
+		"${ok[@]}" --ptp-source CLOCK_REALTIME --ptp-sync-to enp59s0f0
+	usage_case "a PHC to follow itself" "--ptp-sync-to: '/dev/ptp3' is also the clock to steer" \
+		"${ok[@]}" --ptp-sync-to enp59s0f0
+	usage_case "--busy-poll without its value" "--busy-poll: missing value" "${ok[@]}" --busy-poll
+	usage_case "--busy-poll followed by an option" "--busy-poll: '--no-ptp' is not a number \(0 to 1000000\)" \
+		"${ok[@]}" --busy-poll --no-ptp
+	usage_case "--busy-poll out of range" "--busy-poll: '2000000' is out of range" "${ok[@]}" --busy-poll 2000000
+	usage_case "a clock device that is not there" "--ptp-sync-to: /dev/ptp9: no such clock device" \
+		"${ok[@]}" --ptp-sync-to /dev/ptp9
 	cfg "$root" --help
 	t "--help exits 0 and documents --undo" bash -c '[[ $1 == 0 ]] && grep -q -- --undo "$2"' _ "$RC" "$OUT"
 }
@@ -199,7 +233,7 @@ test_mlx5() {
 		--remote-mac 0c:42:a1:00:00:02 --cpu 2 --irq-cpu 3)
 
 	# A phc2sys this script did not start, steering the other port's clock.
-	"$STUBS/phc2sys" -s CLOCK_REALTIME -c /dev/ptp4 -O 0 &
+	"$PHC2SYS_STUB" -s CLOCK_REALTIME -c /dev/ptp4 -O 0 &
 	foreign=$!
 	BG_PIDS+=("$foreign")
 
@@ -214,7 +248,7 @@ test_mlx5() {
 		bash -c 'grep -q "\$ .*ethtool --set-priv-flags enp59s0f0 rx_cqe_moder off" "$1" &&
 			grep -q "\$ .*ethtool --set-priv-flags enp59s0f0 tx_port_ts on" "$1" &&
 			grep -q "\$ echo 3 > .*/proc/irq/101/smp_affinity_list" "$1" &&
-			grep -q "\$ .*phc2sys -s CLOCK_REALTIME -c /dev/ptp3 -O 0" "$1"' _ "$OUT"
+			grep -q "\$ .*phc2sys[-0-9]* -s CLOCK_REALTIME -c /dev/ptp3 -O 0" "$1"' _ "$OUT"
 	after=$(snap_fake "$root")
 	t "mlx5: --dry-run changes nothing and writes no state" \
 		bash -c '[[ $1 == 0 && "$2" == "$3" && ! -e $4/run/enp59s0f0.state ]] &&
@@ -295,8 +329,8 @@ test_mlx5() {
 	t "mlx5: --check after undo exits 1" rc_is 1
 
 	# --host-tuning and --busy-poll, then undo.
-	cfg "$root" "${args[@]}" --no-ptp --host-tuning --busy-poll
-	t "mlx5: --host-tuning --busy-poll set the sysctls and NAPI deferral" bash -c '
+	cfg "$root" "${args[@]}" --no-ptp --host-tuning --busy-poll 50
+	t "mlx5: --host-tuning --busy-poll 50 set the sysctls and NAPI deferral" bash -c '
 		[[ $1 == 0 && $(cat "$2/proc/sys/kernel/sched_rt_runtime_us") == -1 &&
 		   $(cat "$2/proc/sys/net/core/busy_poll") == 50 && $(cat "$2/proc/sys/net/core/busy_read") == 50 &&
 		   $(cat "$2/sys/class/net/enp59s0f0/napi_defer_hard_irqs") == 2 &&
@@ -321,12 +355,127 @@ test_mlx5() {
 	kill "$foreign" 2>/dev/null
 }
 
+# The earlier config.sh's --busy-poll VAL, a dry run that predicts every
+# verdict of the apply, failures with their reasons, the name it is called by.
+test_fake_more() {
+	local root=$TMP/more before pid
+	mkdir -p "$root"
+	fake_mlx5 "$root"
+	local args=(enp59s0f0 --no-namespace --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3)
+	before=$(snap_fake "$root")
+
+	cfg "$root" "${args[@]}" --busy-poll 30 --dry-run
+	cp "$OUT" "$root/dry.txt"
+	t "--busy-poll 30 --dry-run: would set busy_read and busy_poll to 30 without --host-tuning" bash -c '
+		[[ $1 == 0 ]] && grep -q "would apply busy_read *.0. -> .30." "$2" &&
+		grep -q "would apply busy_poll *.0. -> .30." "$2" &&
+		grep -q "\$ echo 30 > .*/proc/sys/net/core/busy_poll" "$2"' _ "$RC" "$OUT"
+	cfg "$root" "${args[@]}" --busy-poll 30
+	cp "$OUT" "$root/apply.txt"
+	pid=$(cat "$root/run/enp59s0f0.phc2sys.pid" 2>/dev/null)
+	[[ -n $pid ]] && BG_PIDS+=("$pid")
+	t "--busy-poll 30: net.core.busy_read and busy_poll are 30, NAPI deferral for busy polling" bash -c '
+		[[ $1 == 0 && $(cat "$2/proc/sys/net/core/busy_poll") == 30 && $(cat "$2/proc/sys/net/core/busy_read") == 30 &&
+		   $(cat "$2/sys/class/net/enp59s0f0/napi_defer_hard_irqs") == 2 &&
+		   $(cat "$2/proc/sys/kernel/sched_rt_runtime_us") == 950000 ]]' _ "$RC" "$root"
+	t "fake mlx5: the dry run predicted the apply's verdict for every step" \
+		same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" "${args[@]}" --busy-poll 30 --check
+	t "--busy-poll 30 --check: in place (exit 0)" \
+		bash -c '[[ $1 == 0 ]] && grep -q "in place *busy_poll *30" "$2"' _ "$RC" "$OUT"
+	cfg "$root" "${args[@]}" --busy-poll 40 --check
+	t "--busy-poll 40 --check after 30: not set (exit 1)" \
+		bash -c '[[ $1 == 1 ]] && grep -q "not set *busy_poll *is .30., want .40." "$2"' _ "$RC" "$OUT"
+	cfg "$root" enp59s0f0 --undo
+	t "--busy-poll: --undo puts busy_read/busy_poll back to 0 and everything else" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' \
+		_ "$RC" "$before" "$(snap_fake "$root")"
+
+	# A managed IRQ, as the IRQ debugfs shows it: skipped by both.
+	mkdir -p "$root/sys/kernel/debug/irq/irqs"
+	printf 'handler:  handle_edge_irq\ndstate:   0x3600200\n            IRQD_AFFINITY_SET\n            IRQD_AFFINITY_MANAGED\n' \
+		>"$root/sys/kernel/debug/irq/irqs/102"
+	cfg "$root" "${args[@]}" --no-ptp --dry-run
+	cp "$OUT" "$root/dry.txt"
+	cfg "$root" "${args[@]}" --no-ptp
+	t "managed IRQ (debugfs): skipped with the reason by the dry run and the apply alike" bash -c '
+		grep -q "skipped *irq 102 affinity *affinity is managed by the kernel" "$1" &&
+		grep -q "skipped *irq 102 affinity *affinity is managed by the kernel" "$2" &&
+		grep -q "applied *irq 101 affinity" "$2" && [[ $(cat "$3/proc/irq/102/smp_affinity_list") == 0-3 ]]' \
+		_ "$root/dry.txt" "$OUT" "$root"
+	t "managed IRQ: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$OUT"
+	cfg "$root" enp59s0f0 --undo
+	rm -r "$root/sys/kernel"
+
+	# The PHC has no device node: predicted, and failed with the reason.
+	mv "$root/dev/ptp3" "$root/dev/ptp3.gone"
+	cfg "$root" "${args[@]}" --dry-run
+	cp "$OUT" "$root/dry.txt"
+	t "no /dev/ptp3: the dry run predicts phc2sys fails, with the reason, exit 1" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *phc2sys */dev/ptp3: no such clock device" "$2" &&
+		grep -q " 1 failed$" "$2"' _ "$RC" "$OUT"
+	cfg "$root" "${args[@]}"
+	cp "$OUT" "$root/apply.txt"
+	t "no /dev/ptp3: the apply fails phc2sys the same way" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *phc2sys */dev/ptp3: no such clock device" "$2"' _ "$RC" "$OUT"
+	t "no /dev/ptp3: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	t "no /dev/ptp3: no failure without its reason" no_empty_reason "$OUT"
+	cfg "$root" enp59s0f0 --undo
+	mv "$root/dev/ptp3.gone" "$root/dev/ptp3"
+
+	# phc2sys dies at once without a word: the failure still says so.
+	echo 3 >"$root/state/phc2sys-exit"
+	cfg "$root" "${args[@]}"
+	t "phc2sys dying silently: failed with its exit status and where its log is" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *phc2sys .*exited at once (status 3): no message (log: .*enp59s0f0.phc2sys.log)" "$2"' \
+		_ "$RC" "$OUT"
+	t "phc2sys dying silently: no failure without its reason" no_empty_reason "$OUT"
+	rm -f "$root/state/phc2sys-exit"
+	cfg "$root" enp59s0f0 --undo
+	t "after the failed phc2sys, --undo restores every value" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$(snap_fake "$root")"
+
+	# ethtool --json for features and pause, the text where there is none.
+	local jroot=$TMP/json troot=$TMP/text r
+	for r in "$jroot" "$troot"; do
+		mkdir -p "$r"
+		fake_mlx5 "$r"
+		echo "tx-udp-segmentation on [fixed]" >>"$r/state/ethtool/enp59s0f0/features"
+	done
+	: >"$troot/state/ethtool-no-json"
+	cfg "$jroot" "${args[@]}" --no-ptp
+	cp "$OUT" "$jroot/apply.txt"
+	cfg "$troot" "${args[@]}" --no-ptp
+	cp "$OUT" "$troot/apply.txt"
+	t "ethtool --json: features and pause read as JSON" bash -c '
+		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool --json -a enp59s0f0$" "$1" &&
+		! grep -q "^ethtool -k enp59s0f0$" "$1"' _ "$jroot/state/calls.log"
+	t "ethtool without JSON: falls back to the text" bash -c '
+		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool -k enp59s0f0$" "$1" &&
+		grep -q "^ethtool -a enp59s0f0$" "$1"' _ "$troot/state/calls.log"
+	t "ethtool JSON and text: the same verdicts, a fixed-on feature skipped, pause set" bash -c '
+		same_verdicts() { [[ $(grep -c . "$1") -gt 20 ]] && diff <(cut -c1-40 "$1") <(cut -c1-40 "$2") >&2; }
+		same_verdicts "$1/apply.txt" "$2/apply.txt" &&
+		grep -q "skipped *offload udp-gso *fixed on by this driver" "$1/apply.txt" &&
+		grep -q "applied *pause *.autoneg on rx on tx on. -> .autoneg off rx off tx off." "$1/apply.txt" &&
+		grep -q "applied *offload gro " "$1/apply.txt"' _ "$jroot" "$troot"
+
+	# Installed as rant-config.sh, it says so.
+	mkdir -p "$TMP/bin"
+	cp "$CONFIG" "$TMP/bin/rant-config.sh"
+	"$TMP/bin/rant-config.sh" --help >"$OUT" 2>"$ERR"
+	"$TMP/bin/rant-config.sh" enp59s0f0 --frobnicate >>"$OUT" 2>>"$ERR"
+	t "installed as rant-config.sh: help and errors name rant-config.sh" bash -c '
+		grep -q "^Usage: rant-config.sh IFACE" "$1" && ! grep -q "config.sh" <(grep -v "rant-config.sh" "$1") &&
+		grep -q "^rant-config.sh: --frobnicate: unknown option" "$2"' _ "$OUT" "$ERR"
+}
+
 test_ice() {
 	local root=$TMP/ice foreign
 	mkdir -p "$root"
 	fake_ice "$root"
 	local args=(eth1 --no-namespace --ip fd00:1::1/64 --remote-ip fd00:1::2 --cpu 1 --irq-cpu 0)
-	"$STUBS/phc2sys" -s CLOCK_REALTIME -c /dev/ptp5 -O 0 &
+	"$PHC2SYS_STUB" -s CLOCK_REALTIME -c /dev/ptp5 -O 0 &
 	foreign=$!
 	BG_PIDS+=("$foreign")
 	cfg "$root" "${args[@]}"
@@ -389,7 +538,7 @@ snap_veth() {
 	printf 'disable_ipv6=%s\n' "$(cat "/proc/sys/net/ipv6/conf/$i/disable_ipv6")"
 	tc qdisc show dev "$i" | sed 's/ [0-9a-f]*: / H: /'
 	ip neigh show dev "$i" nud permanent
-	ip netns list | grep "^rant-" || true
+	ip netns list | grep "^ns_\|^rant-" || true
 }
 
 same_snap() {
@@ -427,9 +576,106 @@ sys.exit(1)' "$3" "$4"
 
 veth_cleanup() {
 	ip netns del "$PEER_NS" 2>/dev/null
+	ip netns del "ns_$VA" 2>/dev/null
 	ip netns del "rant-$VA" 2>/dev/null
 	ip link del "$VA" 2>/dev/null
 	cleanup
+}
+
+# veth_legacy MAC BEFORE: IFACE where an earlier config.sh left it, in
+# rant-IFACE, with that config.sh's state file (tests/config/legacy-rant-IF.state,
+# written by it for this very setup): --undo still restores everything.
+veth_legacy() {
+	local mac=$1 before=$2 old=rant-$VA
+	ip netns add "$old"
+	ip link set dev "$VA" netns "$old"
+	ip -n "$old" link set dev "$VA" up
+	ip -n "$old" addr replace 10.77.0.1/24 dev "$VA"
+	ip -n "$old" neigh replace 10.77.0.2 lladdr "$mac" dev "$VA" nud permanent
+	ip netns exec "$old" sh -c "echo 1 > /proc/sys/net/ipv6/conf/$VA/disable_ipv6"
+	ip -n "$old" link set dev "$VA" multicast off
+	ip netns exec "$old" ethtool -K "$VA" gro off tso off gso off tx-udp-segmentation off >/dev/null 2>&1
+	ip netns exec "$old" sh -c "echo 0 > /sys/class/net/$VA/napi_defer_hard_irqs; echo 0 > /sys/class/net/$VA/gro_flush_timeout"
+	sed "s/@IF@/$VA/g" "$HERE/legacy-rant-IF.state" >"$fake/run/$VA.state"
+
+	vcfg "${args[@]}"
+	t "veth, earlier rant-IFACE: apply refuses (exit 2), asks for --undo first" bash -c '
+		[[ $1 == 2 ]] && grep -q "is in rant-$3, where an earlier config.sh put it; run .config.sh $3 --undo. first" "$2" &&
+		ip -n "rant-$3" link show dev "$3" >/dev/null' _ "$RC" "$ERR" "$VA"
+	vcfg "${args[@]}" --check
+	t "veth, earlier rant-IFACE: --check reads it there, namespace not set (exit 1)" bash -c '
+		[[ $1 == 1 ]] && grep -q "not set *namespace *is rant-$3 (an earlier config.sh.s), want ns_$3" "$2" &&
+		grep -q "in place *offload gro *off" "$2"' _ "$RC" "$OUT" "$VA"
+	vcfg "$VA" --undo
+	t "veth, earlier rant-IFACE: --undo of its state file exits 0, 15 restored" \
+		bash -c '[[ $1 == 0 ]] && grep -q ": 15 restored, 0 failed$" "$2"' _ "$RC" "$OUT"
+	if wait_until 5 same_snap "$VA" "$before"; then
+		t_ok "veth, earlier rant-IFACE: --undo restores the original state, rant-IFACE gone"
+	else
+		t_fail "veth, earlier rant-IFACE: --undo restores the original state, rant-IFACE gone" \
+			"$(diff <(echo "$before") <(snap_veth "$VA"))"
+	fi
+}
+
+# veth_from_netns MAC: config.sh run with `ip netns exec CALLER` on an
+# interface of CALLER (a veth whose peer is in the peer namespace).  The
+# namespace it creates must outlive `ip netns exec`'s temporary mount
+# namespace, and --undo, run the same way, must put everything back.
+veth_from_netns() {
+	local caller=rantcfg$$-caller vc=rantcfg$$c vd=rantcfg$$d before dry apply
+	local cargs=("$vc" --ip 10.78.0.1 --remote-ip 10.78.0.2 --cpu 1 --irq-cpu 0)
+	ip netns add "$caller"
+	ip link add "$vc" netns "$caller" type veth peer name "$vd" netns "$PEER_NS"
+	ip -n "$caller" addr add 192.168.78.1/24 dev "$vc"
+	ip -n "$caller" link set dev "$vc" up
+	ip -n "$PEER_NS" addr add 10.78.0.2/24 dev "$vd"
+	ip -n "$PEER_NS" link set dev "$vd" up
+	before=$(ip netns exec "$caller" bash -c "$(declare -f snap_veth); snap_veth $vc")
+
+	ncfg() {
+		ip netns exec "$caller" env SYSFS="$fake/sys" PROCFS="$fake/proc" NET_SYSFS=/sys/class/net \
+			NET_PROCFS=/proc/sys/net STATE_DIR="$fake/run" "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+		RC=$?
+	}
+	nsenter --net="/run/netns/$caller" env SYSFS="$fake/sys" PROCFS="$fake/proc" NET_SYSFS=/sys/class/net \
+		NET_PROCFS=/proc/sys/net STATE_DIR="$fake/run" "$CONFIG" "${cargs[@]}" >"$OUT" 2>"$ERR"
+	RC=$?
+	t "nsenter --net (sysfs of another namespace): refused in one line, exit 2" bash -c '
+		[[ $1 == 2 && $(wc -l <"$2") == 1 ]] && grep -q "in this network namespace but not in /sys/class/net" "$2"' \
+		_ "$RC" "$ERR"
+	ip netns exec "$caller" env SYSFS="$fake/sys" PROCFS=/proc NET_SYSFS=/sys/class/net NET_PROCFS=/proc/sys/net \
+		STATE_DIR="$fake/run" "$CONFIG" "${cargs[@]}" --no-namespace --no-ptp --busy-poll 10 --dry-run >"$OUT" 2>"$ERR"
+	RC=$?
+	t "from ip netns exec: --busy-poll cannot reach net.core, the dry run says so (exit 1)" bash -c '
+		[[ $1 == 1 ]] && grep -q "failed *busy_poll *host-wide, not visible from this network namespace" "$2"' \
+		_ "$RC" "$OUT"
+	ncfg "${cargs[@]}" --dry-run
+	dry=$(cat "$OUT")
+	ncfg "${cargs[@]}"
+	apply=$(cat "$OUT")
+	t "from ip netns exec: apply exits 0" rc_is 0
+	t "from ip netns exec: ns_IFACE outlives ip netns exec, with the interface in it, peer alive" bash -c '
+		ip -n "ns_$1" link show dev "$1" >/dev/null && ip -n "$3" link show dev "$2" >/dev/null &&
+		! ip -n "$4" link show dev "$1" >/dev/null 2>&1' _ "$vc" "$vd" "$PEER_NS" "$caller"
+	t "from ip netns exec: the dry run predicted the apply's verdict for every step" \
+		same_verdicts <(echo "$dry") <(echo "$apply")
+	if command -v python3 >/dev/null; then
+		t "from ip netns exec: UDP round trip from ns_IFACE to the peer" \
+			udp_echo "ns_$vc" "$PEER_NS" 10.78.0.1 10.78.0.2
+	fi
+	vcfg "$vc" --undo
+	t "from ip netns exec: --undo from another namespace refused (exit 2), nothing undone" bash -c '
+		[[ $1 == 2 && $(wc -l <"$2") == 1 ]] &&
+		grep -q "applied from another network namespace; run --undo with .ip netns exec $4 config.sh $3 --undo." "$2" &&
+		ip -n "ns_$3" link show dev "$3" >/dev/null && [[ -s $5/run/$3.state ]]' _ "$RC" "$ERR" "$vc" "$caller" "$fake"
+	ncfg "$vc" --undo
+	t "from ip netns exec: --undo exits 0, nothing failed" \
+		bash -c '[[ $1 == 0 ]] && grep -q " 0 failed$" "$2"' _ "$RC" "$OUT"
+	t "from ip netns exec: the interface is back in the caller's namespace as it was, ns_IFACE gone" bash -c '
+		[[ $2 == "$3" ]] && ! ip netns list | grep -q "^ns_$1\b"' \
+		_ "$vc" "$before" "$(ip netns exec "$caller" bash -c "$(declare -f snap_veth); snap_veth $vc")"
+	ip netns del "ns_$vc" 2>/dev/null
+	ip netns del "$caller"
 }
 
 veth_inner() {
@@ -440,9 +686,9 @@ veth_inner() {
 	VA=rantcfg$$a
 	local vb=rantcfg$$b
 	PEER_NS=rantcfg$$-peer
-	local ns=rant-$VA fake=$TMP/vethfake mac before args6 state
+	local ns=ns_$VA fake=$TMP/vethfake mac before args6 state
 	TMP_KEEP=$TMP
-	trap 'ip netns del "$PEER_NS" 2>/dev/null; ip netns del "rant-$VA" 2>/dev/null; ip link del "$VA" 2>/dev/null' EXIT
+	trap 'ip netns del "$PEER_NS" 2>/dev/null; ip netns del "ns_$VA" 2>/dev/null; ip netns del "rant-$VA" 2>/dev/null; ip link del "$VA" 2>/dev/null' EXIT
 
 	mount -t sysfs sysfs /sys || { t_fail "veth: remount /sys in the private namespace"; return; }
 	mkdir -p /run/netns
@@ -478,7 +724,7 @@ veth_inner() {
 	vcfg "${args[@]}" --dry-run
 	cp "$OUT" "$TMP/dry-run.txt"
 	t "veth: --dry-run exits 0 and prints the namespace move" \
-		bash -c '[[ $1 == 0 ]] && grep -q "\$ ip link set dev $2 netns rant-$2" "$3"' _ "$RC" "$VA" "$OUT"
+		bash -c '[[ $1 == 0 ]] && grep -q "\$ ip link set dev $2 netns ns_$2" "$3"' _ "$RC" "$VA" "$OUT"
 	t "veth: --dry-run changes nothing (ip, ethtool, sysfs, no state file)" \
 		bash -c '[[ "$2" == "$3" && ! -e $4/run/$1.state ]]' \
 		_ "$VA" "$before" "$(snap_veth "$VA")" "$fake"
@@ -486,7 +732,7 @@ veth_inner() {
 	vcfg "${args[@]}"
 	cp "$OUT" "$TMP/apply.txt"
 	t "veth: apply exits 0" rc_is 0
-	t "veth: interface moved into namespace rant-IFACE" \
+	t "veth: interface moved into namespace ns_IFACE" \
 		bash -c 'ip -n "$2" link show dev "$1" >/dev/null && ! ip link show dev "$1" >/dev/null 2>&1' _ "$VA" "$ns"
 	t "veth: address configured in the namespace" \
 		bash -c 'ip -n "$2" -o addr show dev "$1" | grep -q "inet 10.77.0.1/24"' _ "$VA" "$ns"
@@ -508,12 +754,16 @@ veth_inner() {
 		grep -q "skipped *coalescing *not supported by this driver (veth)" "$1" &&
 		grep -q "skipped *pcie-pm *not a PCI device" "$1" &&
 		grep -q "skipped *phc2sys *no PHC" "$1" && grep -q " 0 failed$" "$1"' _ "$OUT"
+	t "veth: the dry run predicted the apply's verdict for every step" \
+		same_verdicts "$TMP/dry-run.txt" "$TMP/apply.txt"
 	if command -v python3 >/dev/null; then
-		t "veth: UDP round trip from rant-IFACE to the peer namespace" \
+		t "veth: UDP round trip from ns_IFACE to the peer namespace" \
 			udp_echo "$ns" "$PEER_NS" 10.77.0.1 10.77.0.2
 	else
 		t_skip "python3 missing: no UDP round trip"
 	fi
+	t "veth: the earlier README's nsenter --net=/var/run/netns/ns_IFACE reaches the interface" \
+		bash -c 'nsenter --net="/var/run/netns/$2" ip -o addr show dev "$1" | grep -q "inet 10.77.0.1/24"' _ "$VA" "$ns"
 
 	vcfg "${args[@]}" --check
 	t "veth: --check agrees (exit 0, nothing 'not set')" \
@@ -557,6 +807,9 @@ veth_inner() {
 		t_fail "veth: IPv6 --undo restores the original state" "$(diff <(echo "$before") <(snap_veth "$VA"))"
 	fi
 
+	veth_legacy "$mac" "$before"
+	veth_from_netns "$mac"
+
 	ip route add default via 192.168.77.254 dev "$VA"
 	vcfg "${args[@]}"
 	t "veth: refuses to move the interface carrying the default route (exit 2)" \
@@ -576,10 +829,15 @@ main() {
 	trap cleanup EXIT
 	OUT=$TMP/out
 	ERR=$TMP/err
+	# A phc2sys stand-in named for this run: config.sh tells phc2sys
+	# processes by name, and other runs of these tests may have theirs.
+	PHC2SYS_STUB=$TMP/phc2sys-$$
+	cp "$STUBS/phc2sys" "$PHC2SYS_STUB"
 	test_shellcheck
 	test_usage
 	test_mlx5
 	test_ice
+	test_fake_more
 	test_veth_outer
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
 		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * floor - the least a UDP ping-pong can cost on this host: no timestamps,
+ * no bookkeeping, one buffer, one socket.  `make bench` measures rant and
+ * sockperf against it, so that "how much does the tool add" has an answer.
+ *
+ *   floor server PORT [spin]
+ *   floor client ADDR PORT SECONDS SIZE [spin]
+ *
+ * The client sends one datagram, waits for its echo, and keeps every app
+ * RTT (clock_gettime around send -> receive) in memory; at the end it prints
+ *   floor: samples N duration_s D p50_ns A p99_ns B
+ * "spin" makes both receive loops poll non-blocking sockets instead of
+ * sleeping in recv().  IPv4 only: the bench's veth pair is IPv4.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* receive one datagram, spinning on EAGAIN when asked; -1 on a real error */
+static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *from)
+{
+	socklen_t fl = sizeof(*from);
+	ssize_t n;
+
+	for (;;) {
+		n = recvfrom(fd, buf, len, spin ? MSG_DONTWAIT : 0,
+			     (struct sockaddr *)from, from ? &fl : NULL);
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
+			return n;
+		}
+	}
+}
+
+static int server(int port, int spin)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) }, peer;
+	static char buf[65536];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	ssize_t n;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("floor: server socket");
+		return 1;
+	}
+	for (;;) {
+		n = rx(fd, buf, sizeof(buf), spin, &peer);
+		if (n < 0) {
+			perror("floor: recvfrom");
+			return 1;
+		}
+		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&peer, sizeof(peer));
+	}
+}
+
+static int client(const char *addr, int port, double secs, size_t size, int spin)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = 1 };
+	static char buf[65536];
+	size_t n = 0, cap = 1 << 20;
+	uint64_t *rtt = malloc(cap * sizeof(*rtt));
+	uint64_t start, end, t0, t1;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (!rtt || fd < 0 || inet_pton(AF_INET, addr, &a.sin_addr) != 1 || size > sizeof(buf) ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "floor: client set-up failed (address '%s'): %s\n", addr, strerror(errno));
+		return 1;
+	}
+	/* a lost datagram must not hang the blocking variant */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	start = now_ns();
+	end = start + (uint64_t)(secs * 1e9);
+	do {
+		t0 = now_ns();
+		if (send(fd, buf, size, 0) < 0) {
+			perror("floor: send");
+			return 1;
+		}
+		if (rx(fd, buf, sizeof(buf), spin, NULL) < 0) {
+			perror("floor: recv");
+			return 1;
+		}
+		t1 = now_ns();
+		if (n == cap) {
+			uint64_t *p = realloc(rtt, 2 * cap * sizeof(*rtt));
+
+			if (!p) {
+				fputs("floor: out of memory\n", stderr);
+				return 1;
+			}
+			rtt = p;
+			cap *= 2;
+		}
+		rtt[n++] = t1 - t0;
+	} while (t1 < end);
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	/* nearest rank, as rant computes its percentiles */
+	printf("floor: samples %zu duration_s %.6f p50_ns %llu p99_ns %llu\n", n,
+	       (double)(t1 - start) / 1e9, (unsigned long long)rtt[(n * 50 + 99) / 100 - 1],
+	       (unsigned long long)rtt[(n * 99 + 99) / 100 - 1]);
+	free(rtt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "server")) {
+		return server(atoi(argv[2]), argc > 3 && !strcmp(argv[3], "spin"));
+	}
+	if (argc >= 6 && !strcmp(argv[1], "client")) {
+		return client(argv[2], atoi(argv[3]), atof(argv[4]), (size_t)atoi(argv[5]),
+			      argc > 6 && !strcmp(argv[6], "spin"));
+	}
+	fputs("usage: floor server PORT [spin] | floor client ADDR PORT SECONDS SIZE [spin]\n", stderr);
+	return 2;
+}

@@ -1,0 +1,248 @@
+#!/bin/bash
+# Integration tests of --plot: the SVG of an emit run, of a reflector
+# session and of --analyze (single and joined logs) is well-formed XML
+# (xmllint), renders with a real SVG renderer (rsvg-convert) to a PNG of the
+# expected size that is not blank, writes the same numbers as the JSON, and
+# refers to nothing outside itself, also after SIGINT; bad --plot paths are refused (exit 2)
+# before a packet is sent; a failed write ends in exit 1 with one line; a
+# large synthetic log is plotted in bounded time and memory.
+#
+#   sudo bash tests/net-plot.sh        (RANT=path overrides the binary)
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+: "${PLOT_ROWS:=300000}"
+GEN="$(dirname "$0")/plot-gen"
+
+PY_PRELUDE='
+import json, re, struct, sys, zlib
+import xml.etree.ElementTree as ET
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+NS = "{http://www.w3.org/2000/svg}"
+def texts(path):
+    """id -> text of every element that has an id."""
+    out = {}
+    for e in ET.parse(path).getroot().iter():
+        if e.get("id"):
+            out[e.get("id")] = "".join(e.itertext())
+    return out
+def us3(ns):
+    return ("-" if ns < 0 else "") + "%d.%03d" % (abs(ns) // 1000, abs(ns) % 1000)
+def same_numbers(svg, js, metrics):
+    ids, d = texts(svg), json.load(open(js))
+    for m in metrics:
+        j = d["metrics"][m]
+        t("%s samples equal the JSON" % m, ids.get(m + "-samples") == str(j["samples"]), (ids.get(m + "-samples"), j["samples"]))
+        bad = [k for k, v in j["percentiles_ns"].items() if ids.get("%s-p%s" % (m, k)) != us3(v)]
+        t("%s percentiles equal the JSON" % m, not bad, [(k, ids.get("%s-p%s" % (m, k)), j["percentiles_ns"][k]) for k in bad])
+        t("%s max equals the JSON" % m, ids.get(m + "-max") == us3(j["max_ns"]), (ids.get(m + "-max"), j["max_ns"]))
+def png_pixels(path):
+    """(width, height, set of distinct RGBA pixels) of an 8-bit RGBA or RGB PNG."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and ctype in (2, 6), (depth, ctype)
+            bpp = 4 if ctype == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, stride, prev, seen = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set()
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        if y % 4 == 0:
+            seen.update(bytes(line[i:i + bpp]) for i in range(0, stride, bpp * 2))
+        prev = line
+    return w, h, seen
+def rendered(svg, png):
+    root = ET.parse(svg).getroot()
+    w, h = int(root.get("width")), int(root.get("height"))
+    pw, ph, seen = png_pixels(png)
+    t("PNG is the size the SVG declares (%dx%d)" % (w, h), (pw, ph) == (w, h), (pw, ph))
+    t("PNG is not blank (%d colours)" % len(seen), len(seen) >= 8, len(seen))
+    body = open(svg).read()
+    t("self-contained: no script, link, image, external font or url()",
+      not re.search(r"<script|href=|<image|url\(|@import|@font-face|<foreignObject", body))
+'
+
+# svg_ok TAG FILE: well-formed (xmllint) and renders (rsvg-convert) to FILE.png
+svg_ok() {
+	if xmllint --noout "$2" 2>"$WORK/$1.xmllint"; then
+		ok "$1: SVG is well-formed XML (xmllint)"
+	else
+		not_ok "$1: SVG is well-formed XML (xmllint)"
+		head -5 "$WORK/$1.xmllint" | sed 's/^/#   /'
+	fi
+	if rsvg-convert -o "$2.png" "$2" 2>"$WORK/$1.rsvg"; then
+		ok "$1: rsvg-convert renders it"
+		py_checks "$1" 'rendered(sys.argv[1], sys.argv[2])' "$2" "$2.png"
+	else
+		not_ok "$1: rsvg-convert renders it"
+		head -5 "$WORK/$1.rsvg" | sed 's/^/#   /'
+	fi
+}
+
+if ! command -v xmllint >/dev/null || ! command -v rsvg-convert >/dev/null; then
+	skip "needs xmllint (libxml2-utils) and rsvg-convert (librsvg2-bin)"
+	finish
+	exit 0
+fi
+
+# ----------------------------------------------- --analyze of a large log
+
+if [ ! -x "$GEN" ]; then
+	skip "tests/plot-gen not built (make tests/plot-gen)"
+else
+	BIG=$WORK/big.log
+	"$GEN" "$PLOT_ROWS" "$BIG" 2>"$WORK/gen.err"
+	lost=$(sed -n 's/.* \([0-9]*\) lost.*/\1/p' "$WORK/gen.err")
+	/usr/bin/time -f "%e %M" -o "$WORK/noplot.time" "$RANT" --analyze "$BIG" --json "$WORK/big0.json" >/dev/null 2>&1
+	/usr/bin/time -f "%e %M" -o "$WORK/plot.time" "$RANT" --analyze "$BIG" --json "$WORK/big.json" \
+		--plot "$WORK/big.svg" >"$WORK/big.out" 2>"$WORK/big.err"
+	rc=$?
+	expect_eq "analyze $PLOT_ROWS rows --plot: exit status" "$rc" 0
+	svg_ok "analyze big" "$WORK/big.svg"
+	py_checks "analyze big" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt"])
+body = open(sys.argv[1]).read()
+t("lost count in the picture is the log'"'"'s (" + sys.argv[3] + ")", ("; lost " + sys.argv[3] + ",") in body)
+t("binned, not one dot per transaction", "every transaction is a dot" not in body and "bins of" in body)
+t("SVG stays small (%d bytes)" % len(body), len(body) < 400000)
+e0, m0 = map(float, open(sys.argv[4]).read().split()[-2:])
+e1, m1 = map(float, open(sys.argv[5]).read().split()[-2:])
+print("plot of %s rows: %.2f s, max RSS %.0f MiB (without --plot: %.2f s, %.0f MiB)" % (sys.argv[6], e1, m1 / 1024, e0, m0 / 1024))
+t("--plot adds bounded memory (%.0f KiB)" % (m1 - m0), m1 - m0 < 64 * 1024, (m0, m1))
+t("--plot adds bounded time (%.2f s)" % (e1 - e0), e1 - e0 < 30, (e0, e1))' \
+		"$WORK/big.svg" "$WORK/big.json" "$lost" "$WORK/noplot.time" "$WORK/plot.time" "$PLOT_ROWS"
+fi
+
+# an --analyze that cannot write its plot: exit 2 before reading on (no file made)
+"$RANT" --analyze "$WORK/big.log" --plot "$WORK/nodir/x.svg" >"$WORK/bad.out" 2>"$WORK/bad.err"
+expect_eq "analyze --plot into a missing directory: exit 2" "$?" 2
+check "analyze --plot into a missing directory: one line naming --plot" \
+	test "$(wc -l <"$WORK/bad.err")" = 1 -a -n "$(grep '^rant: --plot: ' "$WORK/bad.err")"
+
+need_root "veth runs"
+if ! ns_setup; then
+	not_ok "namespaces and veth set up"
+	finish
+	exit 1
+fi
+
+# ------------------------------------------- emit and reflect, both plotted
+
+reflector refl --once -s --plot "$WORK/refl.svg" --json "$WORK/refl.json" -l "$WORK/refl.log"
+emit run -s --count 2000 --interval 100 -w 20 -t 100 -C --plot "$WORK/run.svg" --json "$WORK/run.json" \
+	-l "$WORK/run.log"
+if [ "$EMIT_RC" = 0 ] || [ "$EMIT_RC" = 3 ]; then
+	ok "emit --plot: exit 0 or 3 (threshold)"
+else
+	not_ok "emit --plot: exit 0 or 3 (got $EMIT_RC)"
+	show run
+fi
+wait_for 10 not_running "$REFLECTOR_PID"
+svg_ok "emit" "$WORK/run.svg"
+py_checks "emit" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt", "response", "network"])
+d, body = json.load(open(sys.argv[2])), open(sys.argv[1]).read()
+t("every transaction drawn (small run)", "every transaction is a dot (2000)" in body)
+t("title names mode, peer and interface", re.search(r"rant emit to 10\.231\.0\.2 via vrA[0-9]+, 20", body) is not None)
+t("title names the stamp sources", "wire stamps software (kernel), server wire stamps software (kernel), app stamps on" in body)
+t("threshold line drawn", ">threshold 100 \u00b5s<" in body)
+t("breaches counted as the JSON does", ("breaches %d<" % d["threshold"]["count"]) in body, d["threshold"]["count"])
+t("worst transactions decomposed into segments", "The 15 worst transactions by rtt" in body and "server rx stack" in body)' \
+	"$WORK/run.svg" "$WORK/run.json"
+svg_ok "reflect" "$WORK/refl.svg"
+py_checks "reflect" 'same_numbers(sys.argv[1], sys.argv[2], ["response"])
+body = open(sys.argv[1]).read()
+t("title names the reflector session", re.search(r"rant reflect, session 0x[0-9a-f]{8} via vrB", body) is not None)
+t("worst by response", "worst transactions by response" in body)' "$WORK/refl.svg" "$WORK/refl.json"
+
+# the two logs joined: the plot has the server segments; numbers equal --analyze's JSON
+"$RANT" --analyze "$WORK/run.log" "$WORK/refl.log" --json "$WORK/join.json" --plot "$WORK/join.svg" \
+	>"$WORK/join.out" 2>"$WORK/join.err"
+rc=$?
+if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
+	ok "analyze joined --plot: exit 0 or 3"
+else
+	not_ok "analyze joined --plot: exit $rc"
+fi
+svg_ok "joined" "$WORK/join.svg"
+py_checks "joined" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt", "response", "network"])
+body = open(sys.argv[1]).read()
+t("title names both logs", "run.log + " in body and "refl.log (emit log)" in body)' "$WORK/join.svg" "$WORK/join.json"
+
+# ------------------------------------------------------------ refused paths
+
+# sessions_seen NAME: how many sessions the reflector reported
+sessions_seen() {
+	grep -c '^Session 0x' "$WORK/$1.out"
+}
+reflector quiet -q
+for bad in "$WORK/nodir/x.svg" "$WORK" "$WORK/same.log"; do
+	extra=()
+	[ "$bad" = "$WORK/same.log" ] && extra=(-l "$WORK/same.log")
+	emit refused -q --count 50 --plot "$bad" --json "$WORK/refused.json" "${extra[@]}"
+	expect_rc "--plot $bad refused" 2
+	check "--plot $bad: one line naming --plot" \
+		test "$(wc -l <"$WORK/refused.err")" = 1 -a -n "$(grep '^rant: --plot: ' "$WORK/refused.err")"
+	check "--plot $bad: the --json file was not created" test ! -e "$WORK/refused.json"
+done
+kill -INT "$REFLECTOR_PID"
+wait_for 5 not_running "$REFLECTOR_PID"
+expect_eq "refused runs sent nothing: the reflector saw no session" "$(sessions_seen quiet)" 0
+
+# ------------------------------------------------------- SIGINT mid-run
+
+# a run ended by SIGINT still gets its picture, with the report's numbers
+reflector sig -q
+emit_bg sig -q -d 60 --interval 1000 --plot "$WORK/sig.svg" --json "$WORK/sig.json"
+sleep 1	# some transactions first; the test checks consistency, not how many
+kill -INT "$EMIT_PID"
+if wait_for 10 not_running "$EMIT_PID"; then
+	wait "$EMIT_PID"
+	expect_eq "SIGINT: emit exits 0" "$?" 0
+	svg_ok "SIGINT" "$WORK/sig.svg"
+	py_checks "SIGINT" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt"])' "$WORK/sig.svg" "$WORK/sig.json"
+else
+	not_ok "SIGINT: emit ends"
+fi
+kill -INT "$REFLECTOR_PID"
+wait_for 5 not_running "$REFLECTOR_PID"
+
+# ------------------------------------------------------------ failed write
+
+reflector full --once -q
+# a device is refused before anything is sent (outputs are regular files)
+emit fulldev -q --count 200 --plot /dev/full --json "$WORK/fulldev.json"
+expect_rc "--plot /dev/full (a device): refused" 2
+# a full disk, as a 16 KiB file-size limit (SIGXFSZ ignored: writes fail
+# with EFBIG): the SVG does not fit, the JSON does
+(
+	trap '' XFSZ
+	ulimit -f 16
+	emit full -q --count 200 --plot "$WORK/full.svg" --json "$WORK/full.json"
+	exit "$EMIT_RC"
+)
+EMIT_RC=$?
+expect_rc "--plot on a full disk" 1
+check "--plot on a full disk: one line naming the file and the error" \
+	test "$(grep -c 'plot' "$WORK/full.err")" = 1 -a -n "$(grep "^rant: --plot: writing $WORK/full.svg failed: File too large\$" "$WORK/full.err")"
+expect_eq "--plot on a full disk: the JSON is still written, with exit_code 1" "$(json_get "$WORK/full.json" exit_code)" 1
+wait_for 5 not_running "$REFLECTOR_PID"
+
+finish
