@@ -1655,15 +1655,16 @@ static int write_all(int fd, const char *buf, size_t len)
 /*
  * Checked output, for every file rant writes (report, JSON, log, plot): a
  * failed or short write is reported in one line that names the file and the
- * error, and the caller turns it into exit 1.  out_write() writes a whole
- * buffer to a descriptor; out_finish() ends a stdio stream.
+ * error ("rant: --log: writing run.log failed: No space left on device"),
+ * and the caller turns it into exit 1.  out_write() writes a whole buffer to
+ * a descriptor; out_finish() ends a stdio stream.  what is "OPT: writing FILE".
  */
 static int out_write(const char *what, int fd, const void *buf, size_t len)
 {
 	int r = write_all(fd, buf, len);
 
 	if (r < 0) {
-		warnx_("%s: write failed: %s", what, strerror(-r));
+		warnx_("%s failed: %s", what, strerror(-r));
 	}
 	return r;
 }
@@ -1688,7 +1689,7 @@ static int out_finish(const char *what, FILE *f, bool close_it)
 		err = errno;
 	}
 	if (err) {
-		warnx_("%s: write failed: %s", what, strerror(err));
+		warnx_("%s failed: %s", what, strerror(err));
 	}
 	return -err;
 }
@@ -1829,7 +1830,7 @@ static int log_write(int fd, enum log_format fmt)
 	uint64_t pending = 0;
 	char what[PATH_MAX + 16];
 
-	snprintf(what, sizeof(what), "--log: %s", cfg.log ? cfg.log : "");
+	snprintf(what, sizeof(what), "--log: writing %s", cfg.log ? cfg.log : "");
 	memset(&log_out, 0, sizeof(log_out));
 	log_out.done = true;
 	p = log_header(buf, csv, cols, ncols);
@@ -3243,7 +3244,7 @@ static void reflect_end(int reason)
 	}
 	errno = 0;
 	session_report(out, true);
-	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		exit_code = EXIT_RUNTIME;
 	}
 	if (plot_run() < 0) {
@@ -5851,7 +5852,7 @@ static int analyze_run(struct alog *L, int nlogs)
 	if (S.c.breaches) {
 		code = EXIT_BREACH;
 	}
-	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (PL.fd >= 0) {
@@ -6479,9 +6480,9 @@ static const char *json_what(void)
 	static char what[PATH_MAX + 32];
 
 	if (!strcmp(cfg.json, "-")) {
-		return "--json: stdout";
+		return "--json: writing to stdout";
 	}
-	snprintf(what, sizeof(what), "--json: %s", cfg.json);
+	snprintf(what, sizeof(what), "--json: writing %s", cfg.json);
 	return what;
 }
 
@@ -6626,7 +6627,7 @@ static int run_main(void)
 	}
 	errno = 0;
 	session_report(out, true);
-	if (out_finish(out == stdout ? "stdout (the report)" : "stderr (the report)", out, false) < 0) {
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (plot_run() < 0) {

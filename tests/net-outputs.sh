@@ -114,20 +114,20 @@ test_writes() {
 	rc=$?
 	expect_eq "report to /dev/full: exit 1" "$rc" 1
 	check "report to /dev/full: one line naming stdout and the error" \
-		grep -qx 'rant: stdout (the report): write failed: No space left on device' "$WORK/full.err"
+		grep -qx 'rant: stdout: writing the report failed: No space left on device' "$WORK/full.err"
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12402 --count 200 -q --json - \
 		>/dev/full 2>"$WORK/fullj.err"
 	rc=$?
 	expect_eq "--json - to /dev/full: exit 1" "$rc" 1
 	check "--json - to /dev/full: one line naming it; the text report still went to stderr" \
-		bash -c "grep -qx 'rant: --json: stdout: write failed: No space left on device' '$WORK/fullj.err' &&
+		bash -c "grep -qx 'rant: --json: writing to stdout failed: No space left on device' '$WORK/fullj.err' &&
 			grep -q '^Test is complete' '$WORK/fullj.err'"
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12402 --count 200 -q 2>"$WORK/pipe.err" |
 		true
 	rc=${PIPESTATUS[0]}
 	expect_eq "report to a closed pipe: exit 1 (not killed by SIGPIPE)" "$rc" 1
 	check "report to a closed pipe: one line saying so" \
-		grep -qx 'rant: stdout (the report): write failed: Broken pipe' "$WORK/pipe.err"
+		grep -qx 'rant: stdout: writing the report failed: Broken pipe' "$WORK/pipe.err"
 	# a full disk, as a file-size limit: writes past 4 KiB fail with EFBIG
 	(
 		trap '' XFSZ
@@ -138,7 +138,7 @@ test_writes() {
 	rc=$?
 	expect_eq "full disk: exit 1" "$rc" 1
 	check "full disk: the log's failure names the file and the error" \
-		grep -qx "rant: --log: $WORK/big.log: write failed: File too large" "$WORK/big.err"
+		grep -qx "rant: --log: writing $WORK/big.log failed: File too large" "$WORK/big.err"
 	check "full disk: the report says the log is incomplete, never 'records kept'" \
 		bash -c "grep -q '^Log: INCOMPLETE: writing $WORK/big.log failed (File too large)' '$WORK/big.out' &&
 			! grep -q 'records kept' '$WORK/big.out'"

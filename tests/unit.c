@@ -2651,9 +2651,9 @@ static void test_outputs(void)
 		if (f) {
 			fprintf(f, "report\n");
 			cap_start(&ce, 2);
-			r = out_finish("stdout (the report)", f, true);
+			r = out_finish("stdout: writing the report", f, true);
 			e = cap_stop(&ce);
-			ok(r == -ENOSPC && e && strstr(e, "rant: stdout (the report): write failed: No space left on device"),
+			ok(r == -ENOSPC && e && strstr(e, "rant: stdout: writing the report failed: No space left on device\n"),
 			   "out_finish: /dev/full gives -ENOSPC and one line naming the file", "r=%d %s", r, e ? e : "");
 			free(e);
 		}
@@ -2666,7 +2666,7 @@ static void test_outputs(void)
 		cap_start(&ce, 2);
 		r = log_write(fd, LOG_CSV);
 		e = cap_stop(&ce);
-		ok(r == -ENOSPC && log_out.err == -ENOSPC && e && strstr(e, "--log: /dev/full: write failed"),
+		ok(r == -ENOSPC && log_out.err == -ENOSPC && e && strstr(e, "rant: --log: writing /dev/full failed: No space left on device\n"),
 		   "log_write: a failed write is -errno, remembered for the report, and said once", "r=%d %s", r, e ? e : "");
 		free(e);
 		close(fd);
