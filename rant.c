@@ -6656,8 +6656,11 @@ static int fds_own(void)
 		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
 			int n = open("/dev/null", O_RDWR);
 
+			if (n < 0) {
+				return -errno;
+			}
 			if (n != fd) {
-				return -1;	/* open takes the lowest free fd: this one */
+				return -EBADF;	/* open takes the lowest free fd: this one */
 			}
 		}
 	}
