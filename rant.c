@@ -9,7 +9,7 @@
  * stamps so that the client alone can decompose every transaction.
  *
  * Reading order: constants, types, configuration and state, helpers, then
- * timestamps, protocol, statistics, log, tracing, sockets, emit, reflect,
+ * timestamps, protocol, statistics, pmc (-M), log, tracing, sockets, emit, reflect,
  * analyze, report, options and main.
  *
  * Kernel references: Documentation/networking/timestamping.rst (SO_TIMESTAMPING,
@@ -51,7 +51,9 @@
 #include <linux/errqueue.h>
 #include <linux/ethtool.h>
 #include <linux/net_tstamp.h>
+#include <linux/perf_event.h>
 #include <linux/sockios.h>
+#include <sys/syscall.h>
 
 /*
  * Built with AddressSanitizer?  gcc says so with __SANITIZE_ADDRESS__, clang
@@ -193,6 +195,9 @@ enum txn_flag {
 	TF_SENDERR	= 1 << 8,	/* send() failed: never on the wire */
 };
 
+/* Hardware counters -M can read per transaction (see the pmc section). */
+#define PMC_MAX	4
+
 /* One transaction; stamps are ns since the epoch, 0 = not (yet) known. */
 struct txn {
 	uint64_t seq;
@@ -203,6 +208,7 @@ struct txn {
 	uint16_t counted;	/* metrics already added to the statistics */
 	uint64_t mono;		/* CLOCK_MONOTONIC read at the pong (emit) / ping (reflect): clock-step check */
 	uint8_t clk;		/* CLK_STEPPED: a CLOCK_REALTIME step made its stamps inconsistent */
+	uint64_t pmc[PMC_MAX];	/* -M: counts at the start, then this transaction's deltas */
 };
 
 /*
@@ -317,6 +323,7 @@ struct config {
 	const char *analyze[2];
 	unsigned top;
 	char cmdline[512];
+	bool pmc;		/* -M */
 	const char *plot;	/* --plot FILE.svg */
 };
 
@@ -1508,6 +1515,7 @@ static int txn_status(const struct txn *x)
 }
 
 static void log_push(const struct txn *x);
+static void pmc_account(const struct txn *x);
 
 /*
  * A transaction leaves the window: count the stamps that never came, log it,
@@ -1535,6 +1543,7 @@ static void txn_retire(struct txn *x)
 					S.c.missing[s]++;
 				}
 			}
+			pmc_account(x);
 		}
 		if (S.log.cap) {
 			log_push(x);
@@ -1550,6 +1559,463 @@ static void txn_retire(struct txn *x)
 	x->st = 0;
 }
 
+/* ----------------------------------------------------------------- pmc */
+
+/*
+ * -M: hardware performance counters around each transaction's own work.
+ * Emit: from just before send() to just after the pong's recvmsg() returns;
+ * reflect: from just after the ping's recvmsg() to just after the pong's
+ * sendto().  Each counter is a perf event of this thread only (pid 0, any
+ * CPU, not inherited by the status thread), counting in user space only
+ * (exclude_kernel, exclude_hv): that is what an unprivileged user may count
+ * at the default perf_event_paranoid of 2, and it gives the same numbers
+ * whoever runs rant.  The send and receive system calls themselves are
+ * therefore not in the counts; a thread asleep in recvmsg() counts nothing.
+ *
+ * The loop never calls read() on the events: each one's first page is
+ * mapped, and the count is read with rdpmc under the page's seqlock as
+ * include/uapi/linux/perf_event.h documents for struct perf_event_mmap_page.
+ */
+#define PMC_NONE	UINT64_MAX	/* no value: the counter was not on the PMU */
+#define PMC_TRIES	64		/* seqlock retries before giving up on a read */
+
+#if defined(__x86_64__)
+#define PMC_ARCH_OK	1
+#else
+#define PMC_ARCH_OK	0
+#endif
+
+/* What -M asks the PMU for; key is the JSON key and the csv column pmc_<key>. */
+static const struct pmc_def {
+	const char *key;
+	uint32_t type;
+	uint64_t config;
+} pmc_def[PMC_MAX] = {
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "dtlb_misses", PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+					     (PERF_COUNT_HW_CACHE_RESULT_MISS << 16) },
+};
+
+/* The counters this run has: pmc.def[i] indexes pmc_def; pg[i] is its mapped page. */
+static struct {
+	int n;
+	int def[PMC_MAX];
+	int fd[PMC_MAX];
+	const volatile struct perf_event_mmap_page *pg[PMC_MAX];
+	uint16_t width;
+	char skipped[64];	/* events this PMU refused, named in the start-up note */
+} pmc;
+
+/* Per-session statistics of the deltas of measured (ok, not warm-up) transactions. */
+static struct {
+	uint64_t n[PMC_MAX], missing[PMC_MAX], max[PMC_MAX], max_seq[PMC_MAX];
+	unsigned __int128 sum[PMC_MAX];
+} pmc_st;
+
+/*
+ * Counts at the last receive (emit: the end of a transaction; reflect: its
+ * start) and at the reflector's send.  Static: the loop passes no extra
+ * arguments around for -M.
+ */
+static uint64_t pmc_rx[PMC_MAX], pmc_tx[PMC_MAX];
+
+/* Where the PMU and the paranoia level are; the unit tests point these elsewhere. */
+static const char *pmc_devices = "/sys/bus/event_source/devices";
+static const char *pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
+
+static uint64_t pmc_rdpmc_hw(uint32_t counter)
+{
+#if PMC_ARCH_OK
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return (uint64_t)hi << 32 | lo;
+#else
+	(void)counter;
+	return 0;
+#endif
+}
+
+/* The instruction, replaceable so that the unit tests supply its values. */
+static uint64_t (*pmc_rdpmc)(uint32_t counter) = pmc_rdpmc_hw;
+
+static int pmc_open_sys(struct perf_event_attr *a, int group)
+{
+	int fd = (int)syscall(SYS_perf_event_open, a, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* perf_event_open(2) for this thread; replaceable for the unit tests. */
+static int (*pmc_open)(struct perf_event_attr *a, int group) = pmc_open_sys;
+
+/* A compiler barrier: the page is rewritten by the kernel, on this CPU, between our instructions. */
+#define pmc_barrier()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * One counter's 64-bit count, the protocol of include/uapi/linux/perf_event.h:
+ * read lock, then index and offset and (if cap_user_rdpmc and index != 0)
+ * rdpmc(index - 1), and start again if lock changed meanwhile (the kernel
+ * rewrote the page: a context switch, a counter overflow).  The hardware
+ * value is pmc_width bits wide and sign-extended before offset is added; the
+ * kernel starts counters at -period, so the raw value near 2^width and just
+ * past 0 are neighbours.  index 0: the event is not on a hardware counter
+ * now, so there is no value.  Bounded retries: never an unbounded wait.
+ */
+static uint64_t pmc_read_one(const volatile struct perf_event_mmap_page *pg)
+{
+	uint64_t raw, off;
+	uint32_t seq, idx;
+	uint16_t width;
+	bool can;
+	int tries;
+
+	for (tries = 0; tries < PMC_TRIES; tries++) {
+		seq = pg->lock;
+		pmc_barrier();
+		idx = pg->index;
+		off = (uint64_t)pg->offset;
+		can = pg->cap_user_rdpmc;
+		width = pg->pmc_width;
+		raw = can && idx ? pmc_rdpmc(idx - 1) : 0;
+		pmc_barrier();
+		if (pg->lock != seq) {
+			continue;
+		}
+		if (!can || !idx || !width || width > 64) {
+			return PMC_NONE;
+		}
+		return off + (uint64_t)((int64_t)(raw << (64 - width)) >> (64 - width));
+	}
+	return PMC_NONE;
+}
+
+/* Every counter of the run into v[]; PMC_NONE where there is no value. */
+static void pmc_read(uint64_t *v)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		v[i] = pmc_read_one(pmc.pg[i]);
+	}
+}
+
+/* d = b - a per counter (d may be a); no value if either read had none. */
+static void pmc_delta(uint64_t *d, const uint64_t *a, const uint64_t *b)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		d[i] = a[i] == PMC_NONE || b[i] == PMC_NONE || b[i] < a[i] ? PMC_NONE : b[i] - a[i];
+	}
+}
+
+/* A measured transaction leaves the window: add its deltas to the session. */
+static void pmc_account(const struct txn *x)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		uint64_t v = x->pmc[i];
+
+		if (v == PMC_NONE) {
+			pmc_st.missing[i]++;
+			continue;
+		}
+		if (!pmc_st.n[i] || v > pmc_st.max[i]) {
+			pmc_st.max[i] = v;
+			pmc_st.max_seq[i] = x->seq;
+		}
+		pmc_st.n[i]++;
+		pmc_st.sum[i] += v;
+	}
+}
+
+static void pmc_reset(void)
+{
+	memset(&pmc_st, 0, sizeof(pmc_st));
+}
+
+static double pmc_avg(int i)
+{
+	return pmc_st.n[i] ? (double)pmc_st.sum[i] / (double)pmc_st.n[i] : 0;
+}
+
+static void pmc_close(void)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		munmap((void *)(uintptr_t)pmc.pg[i], (size_t)sysconf(_SC_PAGESIZE));
+		close(pmc.fd[i]);
+	}
+	pmc.n = 0;
+	pmc.skipped[0] = 0;
+}
+
+static long pmc_read_long(const char *path)
+{
+	char buf[32] = "";
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			v = strtol(buf, NULL, 10);
+		}
+		fclose(f);
+	}
+	return v;
+}
+
+/* Open one event (the first is the group leader) and map its page. */
+static int pmc_add(int d, int group)
+{
+	struct perf_event_attr a;
+	void *pg;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = pmc_def[d].type;
+	a.config = pmc_def[d].config;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	/* a pinned group is on the PMU whenever the thread runs, never multiplexed */
+	a.pinned = group < 0;
+	fd = pmc_open(&a, group);
+	if (fd < 0) {
+		return fd;
+	}
+	pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+	if (pg == MAP_FAILED) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	pmc.def[pmc.n] = d;
+	pmc.fd[pmc.n] = fd;
+	pmc.pg[pmc.n] = pg;
+	pmc.n++;
+	return fd;
+}
+
+/*
+ * -M at start, before anything is sent or truncated: every reason the
+ * counters cannot be read is one line with the fix, and exit 2.  The events
+ * belong to the calling thread (pid 0), and rdpmc reads the counters of the
+ * thread that executes it: this must run on the thread that runs the loop.
+ */
+static int pmc_setup(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	uint64_t v[PMC_MAX];
+	struct stat sb;
+	long rdpmc;
+	int d, i, r, group = -1;
+
+	if (!PMC_ARCH_OK) {
+		warnx_("-M: reading the counters with rdpmc is x86-only (x86_64); this rant was built for another architecture: run without -M");
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s/cpu", pmc_devices);
+	if (stat(dir, &sb) < 0) {
+		/* hybrid Intel CPUs name the big cores' PMU cpu_core */
+		snprintf(dir, sizeof(dir), "%s/cpu_core", pmc_devices);
+		if (stat(dir, &sb) < 0) {
+			warnx_("-M: no hardware PMU on this host (no %s/cpu: a VM without a virtual PMU, or a kernel without perf events); run on a host or VM with a PMU (KVM: -cpu host), with %s/cpu/rdpmc 1 and %s 2 or lower (or as root), or run without -M",
+			       pmc_devices, pmc_devices, pmc_paranoid_file);
+			return -1;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/rdpmc", dir);
+	rdpmc = pmc_read_long(path);
+	if (rdpmc == 0) {
+		warnx_("-M: rdpmc is disabled for user space (%s is 0): echo 1 > %s", path, path);
+		return -1;
+	}
+	for (d = 0; d < PMC_MAX; d++) {
+		r = pmc_add(d, group);
+		if (r == -EACCES || r == -EPERM) {
+			warnx_("-M: perf_event_open: %s (%s is %ld; counting one's own thread in user space needs 2 or lower, or root): echo 2 > %s",
+			       strerror(-r), pmc_paranoid_file, pmc_read_long(pmc_paranoid_file), pmc_paranoid_file);
+			goto fail;
+		}
+		if (r < 0 && group < 0) {
+			warnx_("-M: the PMU cannot count %s for this thread (perf_event_open: %s): run without -M",
+			       pmc_def[d].key, strerror(-r));
+			goto fail;
+		}
+		if (r < 0) {
+			/* a counter this PMU lacks (some have no dTLB event): left out, and said so */
+			snprintf(pmc.skipped + strlen(pmc.skipped), sizeof(pmc.skipped) - strlen(pmc.skipped), "%s%s",
+				 *pmc.skipped ? ", " : "", pmc_def[d].key);
+			continue;
+		}
+		if (group < 0) {
+			group = r;
+		}
+	}
+	for (i = 0; i < pmc.n; i++) {
+		if (!pmc.pg[i]->cap_user_rdpmc || !pmc.pg[i]->pmc_width) {
+			warnx_("-M: the kernel does not let user space read the %s counter with rdpmc (cap_user_rdpmc is 0 in its mmap page; %s is %ld): echo 2 > %s",
+			       pmc_def[pmc.def[i]].key, path, rdpmc, path);
+			goto fail;
+		}
+	}
+	pmc_read(v);
+	for (i = 0; i < pmc.n; i++) {
+		if (v[i] == PMC_NONE) {
+			warnx_("-M: the %s counter is not on the PMU (index 0 in its mmap page: the hardware counters are taken, by the NMI watchdog or another perf user): echo 0 > /proc/sys/kernel/nmi_watchdog, or stop the other perf session",
+			       pmc_def[pmc.def[i]].key);
+			goto fail;
+		}
+	}
+	pmc.width = pmc.pg[0]->pmc_width;
+	return 0;
+fail:
+	pmc_close();
+	return -1;
+}
+
+static const char *pmc_span(void)
+{
+	return side.emit ? "send -> receive" : "receive -> send";
+}
+
+/* The start-up note: what is counted, and what this PMU could not count. */
+static void pmc_note(FILE *f)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, "rant: -M: counting");
+	for (i = 0; i < pmc.n; i++) {
+		fprintf(f, "%s %s", i ? "," : "", pmc_def[pmc.def[i]].key);
+	}
+	fprintf(f, " in user space per transaction (%s), rdpmc on %u-bit counters", pmc_span(), pmc.width);
+	if (*pmc.skipped) {
+		fprintf(f, "; this PMU cannot count %s", pmc.skipped);
+	}
+	fputc('\n', f);
+}
+
+/* A log column pmc_<key>: its slot (adding the counter when --analyze meets it), else -1. */
+static int pmc_log_column(const char *s, size_t n)
+{
+	int d, i;
+
+	for (d = 0; d < PMC_MAX; d++) {
+		if (n != 4 + strlen(pmc_def[d].key) || strncmp(s, "pmc_", 4) || strncmp(s + 4, pmc_def[d].key, n - 4)) {
+			continue;
+		}
+		for (i = 0; i < pmc.n; i++) {
+			if (pmc.def[i] == d) {
+				return i;
+			}
+		}
+		pmc.def[pmc.n] = d;
+		return pmc.n++;
+	}
+	return -1;
+}
+
+static char *pmc_csv_header(char *p)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		p = fmt_str(p, ",pmc_");
+		p = fmt_str(p, pmc_def[pmc.def[i]].key);
+	}
+	return p;
+}
+
+/* Empty where there is no value, and for lost and late transactions (no end). */
+static char *pmc_csv_row(char *p, const struct txn *x, bool ended)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		*p++ = ',';
+		if (ended && x->pmc[i] != PMC_NONE) {
+			p = fmt_u64(p, x->pmc[i]);
+		}
+	}
+	return p;
+}
+
+/* " cycles=N instructions=N ..." for the trace marker line of a breach. */
+static char *pmc_marker(char *p, const struct txn *x)
+{
+	int i;
+
+	for (i = 0; i < pmc.n; i++) {
+		*p++ = ' ';
+		p = fmt_str(p, pmc_def[pmc.def[i]].key);
+		*p++ = '=';
+		p = x->pmc[i] == PMC_NONE ? fmt_str(p, "-") : fmt_u64(p, x->pmc[i]);
+	}
+	return p;
+}
+
+/* The counters of one transaction, under its breakdown. */
+static void pmc_print_txn(FILE *f, const struct txn *x)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, "  counters (user space, %s):", pmc_span());
+	for (i = 0; i < pmc.n; i++) {
+		if (x->pmc[i] == PMC_NONE) {
+			fprintf(f, "%s %s -", i ? " |" : "", pmc_def[pmc.def[i]].key);
+		} else {
+			fprintf(f, "%s %s %" PRIu64, i ? " |" : "", pmc_def[pmc.def[i]].key, x->pmc[i]);
+		}
+	}
+	fputc('\n', f);
+}
+
+static void pmc_report(FILE *f)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, "\n--- Hardware counters per transaction (user space, %s) ---\n%-34s %12s %12s %12s %12s %10s\n",
+		pmc_span(), "counter", "samples", "missing", "avg", "max", "max seq");
+	for (i = 0; i < pmc.n; i++) {
+		fprintf(f, "%-34s %12" PRIu64 " %12" PRIu64 " %12.1f %12" PRIu64 " %10" PRIu64 "\n",
+			pmc_def[pmc.def[i]].key, pmc_st.n[i], pmc_st.missing[i], pmc_avg(i), pmc_st.max[i],
+			pmc_st.max_seq[i]);
+	}
+}
+
+/* ,"pmc": {...} after the other keys; absent without -M. */
+static void pmc_json(FILE *f)
+{
+	int i;
+
+	if (!pmc.n) {
+		return;
+	}
+	fprintf(f, ",\n  \"pmc\": {\"scope\": \"user\", \"span\": \"%s\"", pmc_span());
+	for (i = 0; i < pmc.n; i++) {
+		fprintf(f, ",\n    \"%s\": {\"samples\": %" PRIu64 ", \"missing\": %" PRIu64 ", \"avg\": %.1f, \"max\": %" PRIu64
+			", \"max_seq\": %" PRIu64 "}", pmc_def[pmc.def[i]].key, pmc_st.n[i], pmc_st.missing[i], pmc_avg(i),
+			pmc_st.max[i], pmc_st.max_seq[i]);
+	}
+	fprintf(f, "}");
+}
+
 /* ------------------------------------------------------------------ log */
 
 static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
@@ -1559,12 +2025,12 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 	l->cap = cap;
 	l->stamps = side.stamps;
 	l->nstamps = side.nstamps;
-	l->rec_size = (uint32_t)(8 + 8 * side.nstamps + 4);
+	l->rec_size = (uint32_t)(8 + 8 * side.nstamps + 4 + 8 * pmc.n);
 }
 
 static size_t log_rec_size(bool emit)
 {
-	return 8 + 8 * (emit ? 8 : 4) + 4;
+	return 8 + 8 * (emit ? 8 : 4) + 4 + 8 * (size_t)pmc.n;
 }
 
 /*
@@ -1593,6 +2059,7 @@ static void log_push(const struct txn *x)
 		memcpy(p + 8 + 8 * k, &x->t[l->stamps[k]], 8);
 	}
 	memcpy(p + 8 + 8 * l->nstamps, &status, 4);
+	memcpy(p + 8 + 8 * l->nstamps + 4, x->pmc, 8 * (size_t)pmc.n);
 	l->head++;
 	if (l->n < l->cap) {
 		l->n++;
@@ -1613,6 +2080,7 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
 		memcpy(&x->t[l->stamps[k]], p + 8 + 8 * k, 8);
 	}
 	memcpy(&st, p + 8 + 8 * l->nstamps, 4);
+	memcpy(x->pmc, p + 8 + 8 * l->nstamps + 4, 8 * (size_t)pmc.n);
 	*status = (int)st;
 }
 
@@ -1746,7 +2214,9 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns\n" : ",response_ns\n");
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns" : ",response_ns");
+		p = pmc_csv_header(p);
+		*p++ = '\n';
 		return p;
 	}
 	p = fmt_str(p, "SEQ");
@@ -1790,6 +2260,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 		} else {
 			p = log_value(p, M_RESPONSE, x->t, "");
 		}
+		p = pmc_csv_row(p, x, status == ST_OK || status == ST_WARMUP);
 		*p++ = '\n';
 		return p;
 	}
@@ -2121,6 +2592,7 @@ static void trace_breach(const struct txn *x, int64_t v)
 			p = fmt_stamp(p, x->t[s], '-');
 		}
 	}
+	p = pmc_marker(p, x);
 	*p++ = '\n';
 	trace_mark(line, (size_t)(p - line));
 	if (tr.snap_fd >= 0 && write(tr.snap_fd, "1", 1) < 0) {
@@ -2309,6 +2781,7 @@ static void session_reset(uint32_t id)
 	int i;
 
 	memset(&S.c, 0, sizeof(S.c));
+	pmc_reset();
 	for (i = 0; i < NMETRIC; i++) {
 		if (S.h[i].bucket) {
 			hist_reset(&S.h[i]);
@@ -2613,6 +3086,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	if (cfg.sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
+	pmc_read(x->pmc);
 	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
@@ -2710,6 +3184,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	x->st |= TF_RECEIVED;
+	pmc_delta(x->pmc, x->pmc, pmc_rx);
 	E.outstanding--;
 	S.c.received++;
 	if (!E.first_rx_mono) {
@@ -2751,6 +3226,9 @@ static int emit_recv(int flags)
 	uint64_t t4sw;
 	ssize_t n = recvmsg(sock_fd, &msg, flags);
 
+	if (n >= 0) {
+		pmc_read(pmc_rx);
+	}
 	t4sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
@@ -3392,6 +3870,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		send_failed(errno);
 		return;
 	}
+	pmc_read(pmc_tx);
 	S.c.sent++;
 	x = &win[ts.next_key & win_mask];
 	if (x->st & TF_USED) {
@@ -3407,6 +3886,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->t[T2SW] = p.t2sw;
 	x->t[T3SW] = p.t3sw;
 	x->mono = now;
+	pmc_delta(x->pmc, pmc_rx, pmc_tx);
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND | ((m.flags & PF_WARMUP) ? TF_WARMUP : 0);
 	R.txpend++;
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
@@ -3428,6 +3908,9 @@ static int reflect_recv(int flags)
 	ssize_t n = recvmsg(sock_fd, &msg, flags);
 	uint64_t t2sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
 
+	if (n >= 0) {
+		pmc_read(pmc_rx);
+	}
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) {
 			return 0;
@@ -3732,6 +4215,7 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	for (k = 0; k < n; k++) {
 		fprintf(f, "    %-22s %10" PRId64 " ns%s\n", name[k], val[k], k == dom ? "  <== dominant" : "");
 	}
+	pmc_print_txn(f, x);
 }
 
 /*
@@ -3752,7 +4236,7 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 
 static void print_counts(FILE *f)
 {
-	uint64_t out_lost = 0, back_lost = 0;
+	uint64_t out_lost = 0, back_lost = 0;	/* set by loss_split; gcc cannot always see it */
 	char lab[16];
 	bool any = false;
 	int i;
@@ -3852,6 +4336,7 @@ static void session_report(FILE *f, bool final)
 	for (i = 0; i < nw; i++) {
 		fprintf(f, "WARNING: %s\n", w[i]);
 	}
+	pmc_report(f);
 	if (cfg.threshold_ns >= 0) {
 		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
 			(double)cfg.threshold_ns / 1000, S.c.breaches,
@@ -4068,6 +4553,7 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fputs("null", f);
 	}
+	pmc_json(f);
 	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
 	fflush(f);
 }
@@ -5336,10 +5822,10 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
  */
 static int alog_parse(struct alog *L, char *p, char *end)
 {
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4 };
-	int col[16], ncol = 0, i, valm[16];
-	const char *f[17];
-	size_t len[17];
+	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5 };	/* C_PMC - k: counter slot k */
+	int col[24], ncol = 0, i, valm[24];
+	const char *f[25];
+	size_t len[25];
 	uint64_t line = 0, cap = 0;
 	bool header = false, dashes = false;
 
@@ -5370,8 +5856,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			bool hw = false, emit = false;
 
 			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
-			nf = alog_split(p, le, L->csv, f, len, 16);
-			if (nf > 16 || nf < 3) {
+			nf = alog_split(p, le, L->csv, f, len, 24);
+			if (nf > 24 || nf < 3) {
 				return alog_error(L, line, "not a rant log header", NULL, 0);
 			}
 			for (i = 0; i < nf; i++) {
@@ -5406,6 +5892,8 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
+					col[i] = C_PMC - pmc_log_column(f[i], len[i]);
 				} else {
 					return alog_error(L, line, "unknown column", f[i], len[i]);
 				}
@@ -5432,7 +5920,7 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			p = nl + 1;
 			continue;
 		}
-		nf = alog_split(p, le, L->csv, f, len, 16);
+		nf = alog_split(p, le, L->csv, f, len, 24);
 		if (nf != ncol) {
 			return alog_error(L, line, nf < ncol ? "too few fields" : "too many fields", NULL, 0);
 		}
@@ -5449,6 +5937,7 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			int st = ST_OK;
 
 			memset(x, 0, sizeof(*x));
+			memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
 			for (i = 0; i < nf; i++) {
 				if (col[i] == C_SEQ) {
 					if (!alog_u64(f[i], len[i], &x->seq)) {
@@ -5466,6 +5955,11 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (col[i] >= 0) {
 					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
 						return alog_error(L, line, "bad timestamp", f[i], len[i]);
+					}
+				} else if (col[i] <= C_PMC) {
+					x->pmc[C_PMC - col[i]] = PMC_NONE;
+					if (len[i] && !alog_u64(f[i], len[i], &x->pmc[C_PMC - col[i]])) {
+						return alog_error(L, line, "bad counter value", f[i], len[i]);
 					}
 				}
 			}
@@ -5927,6 +6421,7 @@ static const struct opt_def {
 	{ "verbose", 0, 'v', NULL, "more detail at start" },
 	{ "version", 0, 'V', NULL, "print the version" },
 	{ "help", 0, 'h', NULL, "this help" },
+	{ "pmc", 0, 'M', NULL, "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -6186,6 +6681,9 @@ static int opt_apply(int c, const char *a)
 	case 'v':
 		cfg.verbose = true;
 		return 0;
+	case 'M':
+		cfg.pmc = true;
+		return 0;
 	}
 	return -1;
 }
@@ -6211,7 +6709,7 @@ static int opt_check(const bool *given)
 	static const int net_only[] = {
 		'a', 'i', 'd', 'w', 's', 'T', 'S', 'l', 'L', 'G', 'p', 'P', 'B', O_PORT, O_SIZE,
 		O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY, O_TOS, O_SPIN, O_ONCE,
-		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS,
+		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS, 'M',
 	};
 	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, 'w', O_SIZE };
 	size_t i;
@@ -6523,6 +7021,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	bool emit = cfg.mode == MODE_EMIT;
 
 	side_set(emit);
+	if (cfg.pmc && pmc_setup() < 0) {
+		return -1;
+	}
 	if (layout_compute(L, emit) < 0) {
 		return -1;
 	}
@@ -6559,6 +7060,7 @@ static void start_note(void)
 		cfg.mode == MODE_EMIT ? "" : "", cfg.port, cfg.iface ? " via " : "", cfg.iface ? cfg.iface : "",
 		cfg.size, ts.note, cfg.sw_stamps ? "on" : "off",
 		cfg.spin ? "spinning" : cfg.interval_ns ? "interval" : "blocking");
+	pmc_note(stderr);
 	if (cfg.verbose) {
 		fprintf(stderr, "rant: memory %zu B locked%s; window %" PRIu64 " transactions; log ring %" PRIu64
 			" records of %u B; session 0x%08x\n", arena.size, cfg.hugepages ? " in hugepages" : "",

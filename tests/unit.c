@@ -2756,6 +2756,449 @@ static void test_outputs(void)
 	test_outputs_clock();
 }
 
+/* ------------------------------------------------------------------ pmc */
+
+/*
+ * -M without a PMU: the counter pages are memfd pages the test writes, the
+ * rdpmc instruction is fake_rdpmc (values per counter, calls counted, and a
+ * hook that rewrites the page in the middle of a read, as the kernel does on
+ * a context switch), and perf_event_open is fake_open.
+ */
+static struct {
+	uint64_t raw[8];		/* what rdpmc(ecx) returns */
+	int calls, last_ecx;
+	struct perf_event_mmap_page *bump;	/* rewrite this page during a read... */
+	int bump_left;			/* ...this many times */
+	int64_t bump_offset;		/* new offset after the rewrite */
+	uint64_t bump_raw;		/* new raw value after the rewrite */
+} fr;
+
+static uint64_t fake_rdpmc(uint32_t ecx)
+{
+	uint64_t v = fr.raw[ecx & 7];
+
+	fr.calls++;
+	fr.last_ecx = (int)ecx;
+	if (fr.bump && fr.bump_left) {
+		fr.bump_left--;
+		fr.bump->lock += 2;
+		fr.bump->offset = fr.bump_offset;
+		fr.raw[ecx & 7] = fr.bump_raw;
+	}
+	return v;
+}
+
+static void pg_init(struct perf_event_mmap_page *pg, uint32_t index, int64_t offset, uint16_t width)
+{
+	memset(pg, 0, sizeof(*pg));
+	pg->lock = 4;
+	pg->index = index;
+	pg->offset = offset;
+	pg->cap_user_rdpmc = 1;
+	pg->pmc_width = width;
+}
+
+/* Fake events: open n memfd pages; what each open saw is kept. */
+static struct {
+	struct perf_event_mmap_page *pg[PMC_MAX];
+	struct perf_event_attr attr[PMC_MAX];
+	int group[PMC_MAX], n, fail_at, fail_err;
+	uint32_t index0;		/* index the pages get (0: not on the PMU) */
+	bool no_rdpmc;
+} fo;
+
+static int fake_open(struct perf_event_attr *a, int group)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	int k = fo.n, fd;
+	void *m;
+
+	if (k >= PMC_MAX) {
+		return -EINVAL;
+	}
+	fo.attr[k] = *a;
+	fo.group[k] = group;
+	fo.n++;
+	if (k == fo.fail_at) {
+		return -fo.fail_err;
+	}
+	fd = memfd_create("rant-unit-pmc", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, psz) < 0) {
+		return -EIO;
+	}
+	m = mmap(NULL, (size_t)psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		return -EIO;
+	}
+	fo.pg[k] = m;
+	pg_init(fo.pg[k], fo.index0 ? fo.index0 + (uint32_t)k : 0, 1000 * (k + 1), 48);
+	fo.pg[k]->cap_user_rdpmc = !fo.no_rdpmc;
+	fr.raw[(fo.index0 + (uint32_t)k - 1) & 7] = 5;
+	return fd;
+}
+
+static void fake_open_free(void)
+{
+	int k;
+
+	for (k = 0; k < PMC_MAX; k++) {
+		if (fo.pg[k]) {
+			munmap(fo.pg[k], (size_t)sysconf(_SC_PAGESIZE));
+		}
+	}
+	memset(&fo, 0, sizeof(fo));
+	fo.fail_at = -1;
+}
+
+/* A fake /sys/bus/event_source/devices and perf_event_paranoid under dir. */
+static char pmc_dir[256], pmc_par[300], pmc_cpu[300];
+
+static void pmc_fake_sysfs(const char *pmu, const char *rdpmc, const char *paranoid)
+{
+	char p[700];
+
+	snprintf(p, sizeof(p), "rm -rf %s && mkdir -p %s", pmc_dir, pmc_dir);
+	if (system(p) != 0) {
+		return;
+	}
+	if (pmu) {
+		snprintf(pmc_cpu, sizeof(pmc_cpu), "%s/%s", pmc_dir, pmu);
+		mkdir(pmc_cpu, 0700);
+		if (rdpmc) {
+			snprintf(p, sizeof(p), "%s/rdpmc", pmc_cpu);
+			write_file(p, rdpmc);
+		}
+	}
+	snprintf(pmc_par, sizeof(pmc_par), "%s/perf_event_paranoid", pmc_dir);
+	write_file(pmc_par, paranoid);
+	pmc_devices = pmc_dir;
+	pmc_paranoid_file = pmc_par;
+}
+
+/*
+ * pmc_setup against fresh fake events: open number fail_at fails with
+ * fail_err (-1: none), pages carry index0 + k (0: not on the PMU) and
+ * cap_user_rdpmc unless no_rdpmc.  stderr in *err (malloc'd).
+ */
+static int pmc_try(char **err, int fail_at, int fail_err, uint32_t index0, bool no_rdpmc)
+{
+	struct capture ce;
+	int r;
+
+	fake_open_free();
+	fo.fail_at = fail_at;
+	fo.fail_err = fail_err;
+	fo.index0 = index0;
+	fo.no_rdpmc = no_rdpmc;
+	cap_start(&ce, 2);
+	r = pmc_setup();
+	*err = cap_stop(&ce);
+	return r;
+}
+
+static void test_pmc_read(void)
+{
+	static struct perf_event_mmap_page pg;
+	const int64_t O = 1000000;
+	uint64_t a[PMC_MAX], b[PMC_MAX], d[PMC_MAX];
+
+	pmc_rdpmc = fake_rdpmc;
+	memset(&fr, 0, sizeof(fr));
+	pg_init(&pg, 3, O, 48);
+	fr.raw[2] = 500;
+	ok(pmc_read_one(&pg) == (uint64_t)O + 500 && fr.calls == 1 && fr.last_ecx == 2,
+	   "pmc read: offset + rdpmc(index - 1)", "calls %d ecx %d", fr.calls, fr.last_ecx);
+	fr.calls = 0;
+	pg.index = 0;
+	ok(pmc_read_one(&pg) == PMC_NONE && fr.calls == 0, "pmc read: index 0 (not on the PMU) is no value, no rdpmc",
+	   "calls %d", fr.calls);
+	pg.index = 3;
+	pg.cap_user_rdpmc = 0;
+	ok(pmc_read_one(&pg) == PMC_NONE && fr.calls == 0, "pmc read: cap_user_rdpmc 0 is no value, no rdpmc",
+	   "calls %d", fr.calls);
+	pg.cap_user_rdpmc = 1;
+	pg.pmc_width = 0;
+	ok(pmc_read_one(&pg) == PMC_NONE, "pmc read: pmc_width 0 is no value", "-");
+	pg.pmc_width = 48;
+
+	/* the hardware counter is 48 bits and started at -period: sign-extended */
+	fr.raw[2] = 0xfffffffffff0ULL;
+	ok(pmc_read_one(&pg) == (uint64_t)O - 16, "pmc read: 48-bit raw 0xfffffffffff0 is -16 from offset", "%" PRIu64,
+	   pmc_read_one(&pg) - (uint64_t)O);
+	fr.raw[2] = 0xabcd000000000010ULL;
+	ok(pmc_read_one(&pg) == (uint64_t)O + 16, "pmc read: bits above pmc_width are ignored", "%" PRIu64,
+	   pmc_read_one(&pg));
+	pg.pmc_width = 40;
+	fr.raw[2] = 0xfffffffff0ULL;
+	ok(pmc_read_one(&pg) == (uint64_t)O - 16, "pmc read: 40-bit counter sign-extended at bit 39", "-");
+	pg.pmc_width = 64;
+	fr.raw[2] = 7;
+	ok(pmc_read_one(&pg) == (uint64_t)O + 7, "pmc read: a 64-bit counter is taken whole", "-");
+	pg.pmc_width = 48;
+
+	/* a wrap: before the overflow interrupt is taken, and after the kernel folded it into offset */
+	pmc.n = 1;
+	pmc.pg[0] = &pg;
+	fr.raw[2] = 0xfffffffffff0ULL;
+	pmc_read(a);
+	fr.raw[2] = 0x10;
+	pmc_read(b);
+	pmc_delta(d, a, b);
+	ok(d[0] == 32, "pmc delta: across the 48-bit wrap, overflow not yet taken", "%" PRIu64, d[0]);
+	pg.offset = O + 0x10 + 1000;	/* kernel: count so far O+16, counter re-armed at -1000 */
+	fr.raw[2] = (1ULL << 48) - 1000 + 5;
+	pmc_read(b);
+	pmc_delta(d, a, b);
+	ok(d[0] == 37, "pmc delta: across the wrap after the kernel moved it into offset", "%" PRIu64, d[0]);
+	pmc_delta(d, b, a);
+	ok(d[0] == PMC_NONE, "pmc delta: a count that went backwards is no value", "%" PRIu64, d[0]);
+	a[0] = PMC_NONE;
+	pmc_delta(d, a, b);
+	ok(d[0] == PMC_NONE, "pmc delta: no start value, no delta", "-");
+	pmc_delta(d, b, a);
+	ok(d[0] == PMC_NONE, "pmc delta: no end value, no delta", "-");
+
+	/* the kernel rewrites the page during the read (lock changes): retry, use the new values */
+	pg.offset = O;
+	pg.lock = 10;
+	fr.raw[2] = 100;
+	fr.calls = 0;
+	fr.bump = &pg;
+	fr.bump_left = 1;
+	fr.bump_offset = O + 5000;
+	fr.bump_raw = 200;
+	b[0] = pmc_read_one(&pg);
+	ok(b[0] == (uint64_t)O + 5200 && fr.calls == 2 && pg.lock == 12,
+	   "pmc read: lock changed during the read -> retried with the new offset and counter",
+	   "got %" PRIu64 " calls %d lock %u", b[0] - (uint64_t)O, fr.calls, pg.lock);
+	fr.calls = 0;
+	fr.bump_left = 1000;
+	b[0] = pmc_read_one(&pg);
+	ok(b[0] == PMC_NONE && fr.calls == PMC_TRIES, "pmc read: a page rewritten without end gives up (bounded)",
+	   "calls %d", fr.calls);
+	fr.bump = NULL;
+	pmc.n = 0;
+}
+
+static void test_pmc_setup(void)
+{
+	char *err, *s;
+	int r;
+
+	snprintf(pmc_dir, sizeof(pmc_dir), "/tmp/rant-unit-%d-pmc", (int)getpid());
+	pmc_open = fake_open;
+	pmc_rdpmc = fake_rdpmc;
+	if (!PMC_ARCH_OK) {
+		pmc_fake_sysfs("cpu", "1", "2\n");
+		r = pmc_try(&err, -1, 0, 1, false);
+		ok(r < 0 && one_rant_line(err) && strstr(err, "x86"), "pmc setup: refused off x86", "'%s'", err);
+		free(err);
+		return;
+	}
+	pmc_fake_sysfs(NULL, NULL, "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "no hardware PMU") && strstr(err, "/cpu/rdpmc") &&
+	   strstr(err, "perf_event_paranoid") && fo.n == 0,
+	   "pmc setup: no cpu PMU -> one line naming rdpmc and perf_event_paranoid, nothing opened", "'%s' opens %d", err, fo.n);
+	free(err);
+
+	pmc_fake_sysfs("cpu", "0\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cpu/rdpmc is 0") && strstr(err, "echo 1 >") && fo.n == 0,
+	   "pmc setup: rdpmc 0 -> one line with the fix", "'%s'", err);
+	free(err);
+
+	pmc_fake_sysfs("cpu", "1\n", "3\n");
+	r = pmc_try(&err, 0, EACCES, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "perf_event_paranoid is 3") && strstr(err, "echo 2 >"),
+	   "pmc setup: EACCES -> one line naming perf_event_paranoid and its value", "'%s'", err);
+	free(err);
+
+	r = pmc_try(&err, 0, ENOENT, 1, false);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cannot count cycles") && pmc.n == 0,
+	   "pmc setup: no cycles event -> refused", "'%s'", err);
+	free(err);
+
+	/* a PMU without a dTLB event: the other three, and the note says so */
+	pmc_fake_sysfs("cpu", "1\n", "2\n");
+	r = pmc_try(&err, 3, ENOENT, 1, false);
+	ok(r == 0 && !*err && pmc.n == 3 && !strcmp(pmc.skipped, "dtlb_misses") && pmc.width == 48,
+	   "pmc setup: an event the PMU lacks is left out", "r %d n %d skipped '%s' '%s'", r, pmc.n, pmc.skipped, err);
+	ok(fo.attr[0].exclude_kernel && fo.attr[0].exclude_hv && fo.attr[1].exclude_kernel && fo.attr[0].pinned &&
+	   !fo.attr[1].pinned && fo.group[0] == -1 && fo.group[1] >= 0 && fo.group[2] == fo.group[1] &&
+	   fo.attr[0].config == PERF_COUNT_HW_CPU_CYCLES && fo.attr[1].config == PERF_COUNT_HW_INSTRUCTIONS &&
+	   fo.attr[3].type == PERF_TYPE_HW_CACHE && !fo.attr[0].inherit,
+	   "pmc setup: user space only, one pinned group led by cycles, not inherited", "-");
+	{
+		struct capture ce;
+
+		cfg.quiet = false;
+		side_set(true);
+		cap_start(&ce, 2);
+		pmc_note(stderr);
+		s = cap_stop(&ce);
+	}
+	ok(one_rant_line(s) && strstr(s, "cycles, instructions, cache_misses in user space") && strstr(s, "cannot count dtlb_misses") &&
+	   strstr(s, "send -> receive"), "pmc setup: the start-up note names what is counted and what is not", "'%s'", s);
+	free(s);
+	free(err);
+	pmc_close();
+
+	/* hybrid CPUs: the PMU is cpu_core */
+	pmc_fake_sysfs("cpu_core", "1\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	ok(r == 0 && pmc.n == 4 && !*err, "pmc setup: cpu_core (hybrid) is a PMU too", "r %d '%s'", r, err);
+	free(err);
+	pmc_close();
+
+	pmc_fake_sysfs("cpu", "1\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, true);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cap_user_rdpmc is 0") && strstr(err, "/cpu/rdpmc") && pmc.n == 0,
+	   "pmc setup: cap_user_rdpmc 0 in the page -> refused with the fix", "'%s'", err);
+	free(err);
+
+	r = pmc_try(&err, -1, 0, 0, false);	/* index 0: the group is not on the PMU */
+	ok(r < 0 && one_rant_line(err) && strstr(err, "not on the PMU") && strstr(err, "nmi_watchdog") && pmc.n == 0,
+	   "pmc setup: index 0 at start -> refused", "'%s'", err);
+	free(err);
+	fake_open_free();
+}
+
+/* Transactions through the hooks' arithmetic, the log, --analyze, report and JSON. */
+static void test_pmc_flow(void)
+{
+	char path[256], jpath[256], *err, *out, *js, line[512], *p;
+	struct capture co, ce;
+	struct txn x[4];
+	uint8_t *mem;
+	int i, r, k;
+
+	pmc_fake_sysfs("cpu", "1\n", "2\n");
+	r = pmc_try(&err, -1, 0, 1, false);
+	free(err);
+	if (r < 0 || pmc.n != 4) {
+		ok(false, "pmc flow: fake counters set up", "r %d n %d", r, pmc.n);
+		return;
+	}
+	reset_globals();
+	log_setup(true, &mem, 16);
+	ok(S.log.rec_size == 8 + 64 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", S.log.rec_size);
+	for (i = 0; i < 4; i++) {
+		mk_emit_txn(&x[i], (uint64_t)i, i == 2 ? K_LOST : i == 3 ? K_WARMUP : K_OK);
+		/* emit_send: counts before send(); emit_recv: after recvmsg(); emit_packet: the delta */
+		pmc_read(x[i].pmc);
+		for (k = 0; k < 4; k++) {
+			fr.raw[k] += (uint64_t)(100 * (k + 1) * (i + 1));
+		}
+		if (i != 2) {
+			pmc_read(pmc_rx);
+			pmc_delta(x[i].pmc, x[i].pmc, pmc_rx);
+		}
+		txn_retire(&x[i]);
+	}
+	ok(x[0].pmc[0] == 100 && x[0].pmc[3] == 400 && x[1].pmc[1] == 400,
+	   "pmc flow: deltas of send -> receive", "%" PRIu64 " %" PRIu64 " %" PRIu64, x[0].pmc[0], x[0].pmc[3], x[1].pmc[1]);
+	ok(pmc_st.n[0] == 2 && pmc_st.max[0] == 200 && pmc_st.max_seq[0] == 1 && pmc_avg(0) == 150.0 && pmc_avg(3) == 600.0,
+	   "pmc flow: only measured transactions in avg/max (lost and warm-up left out)", "n %" PRIu64 " max %" PRIu64,
+	   pmc_st.n[0], pmc_st.max[0]);
+
+	tmp_path(path, sizeof(path), "pmc.csv");
+	r = log_to_file(path, LOG_CSV);
+	{
+		char *txt = read_file(path);
+
+		ok(r == 0 && txt && strstr(txt, ",rtt_ns,response_ns,network_ns,pmc_cycles,pmc_instructions,pmc_cache_misses,pmc_dtlb_misses\n") &&
+		   strstr(txt, ",100,200,300,400\n") && strstr(txt, ",200,400,600,800\n") && strstr(txt, ",lost,") &&
+		   strstr(txt, ",,,,\n"), "pmc flow: csv has the counter columns; lost rows leave them empty", "%s", txt ? txt : "(none)");
+		free(txt);
+	}
+	free(mem);
+
+	/* --analyze reads the columns back into the same avg/max, report and JSON */
+	pmc.n = 0;
+	pmc_reset();
+	reset_globals();
+	tmp_path(jpath, sizeof(jpath), "pmc.json");
+	cfg.mode = MODE_ANALYZE;
+	cfg.analyze[0] = path;
+	cfg.json = jpath;
+	cap_start(&co, 1);
+	cap_start(&ce, 2);
+	r = analyze_main();
+	err = cap_stop(&ce);
+	out = cap_stop(&co);
+	js = read_file(jpath);
+	ok(r == 0 && pmc.n == 4 && pmc_st.n[0] == 2 && pmc_st.max[3] == 800 && pmc_st.max_seq[3] == 1,
+	   "pmc flow: --analyze reads the counters back", "r %d n %d '%s'", r, pmc.n, err);
+	ok(strstr(out, "--- Hardware counters per transaction (user space, send -> receive) ---") &&
+	   strstr(out, "cycles ") && strstr(out, "dtlb_misses "), "pmc flow: the report has the counters table", "%s", out);
+	ok(js && strstr(js, "\"pmc\": {\"scope\": \"user\"") &&
+	   strstr(js, "\"cycles\": {\"samples\": 2, \"missing\": 0, \"avg\": 150.0, \"max\": 200, \"max_seq\": 1}") &&
+	   strstr(js, "\"dtlb_misses\": {\"samples\": 2, \"missing\": 0, \"avg\": 600.0, \"max\": 800"),
+	   "pmc flow: JSON pmc.<counter>.{avg,max}", "%s", js ? js : "(none)");
+	free(err);
+	free(out);
+	free(js);
+	unlink(jpath);
+
+	/* a breach shows the transaction's counters, on stdout and in the trace marker line */
+	cap_start(&co, 1);
+	print_breakdown(stdout, &x[1], 1000, "Threshold breach");
+	out = cap_stop(&co);
+	ok(strstr(out, "  counters (user space, send -> receive): cycles 200 | instructions 400 | cache_misses 600 | dtlb_misses 800\n") != NULL,
+	   "pmc flow: a breakdown prints the counters", "%s", out);
+	free(out);
+	x[1].pmc[2] = PMC_NONE;
+	p = pmc_marker(line, &x[1]);
+	*p = 0;
+	ok(!strcmp(line, " cycles=200 instructions=400 cache_misses=- dtlb_misses=800"), "pmc flow: trace marker fields",
+	   "'%s'", line);
+	unlink(path);
+	pmc.n = 0;
+	pmc_reset();
+	reset_globals();
+}
+
+static void test_pmc(void)
+{
+	struct args a;
+	char *out, *err;
+	int r;
+
+	r = parse_str("-M -a h", &a, &out, &err);
+	ok(r == 0 && cfg.pmc && !*err, "pmc: -M parses", "%d '%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--pmc", &a, &out, &err);
+	ok(r == 0 && cfg.pmc && cfg.mode == MODE_REFLECT, "pmc: --pmc on the reflector", "%d", r);
+	free(out);
+	free(err);
+	r = parse_str("--analyze f -M", &a, &out, &err);
+	ok(r < 0 && one_rant_line(err) && strstr(err, "--pmc"), "pmc: -M refused with --analyze", "'%s'", err);
+	free(out);
+	free(err);
+	fake_open_free();
+	test_pmc_read();
+	test_pmc_setup();
+	if (PMC_ARCH_OK) {
+		test_pmc_flow();	/* elsewhere -M is refused at setup: nothing flows */
+	}
+	pmc_open = pmc_open_sys;
+	pmc_rdpmc = pmc_rdpmc_hw;
+	pmc_devices = "/sys/bus/event_source/devices";
+	pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", pmc_dir);
+		if (system(cmd) != 0) {
+			ok(false, "pmc: temp dir removed", "%s", pmc_dir);
+		}
+	}
+	reset_globals();
+}
+
 /* ------------------------------------------------------------------ plot */
 
 /* Text of the SVG element with id="id", or "" (a static buffer). */
@@ -3031,6 +3474,7 @@ int main(void)
 	test_fit();
 	test_log();
 	test_outputs();
+	test_pmc();
 	test_plot();
 	printf("%d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
