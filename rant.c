@@ -46,12 +46,16 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
 #include <linux/ethtool.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
 #include <linux/net_tstamp.h>
 #include <linux/perf_event.h>
+#include <linux/ptp_clock.h>
 #include <linux/sockios.h>
 #include <sys/syscall.h>
 
@@ -116,18 +120,19 @@ enum proto_flag {
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
-enum proto_err { PE_SHORT = 1, PE_MAGIC, PE_VERSION, PE_TYPE, PE_LONG, PE_NERR };
+enum proto_err { PE_SHORT = 1, PE_MAGIC, PE_VERSION, PE_TYPE, PE_LONG, PE_PTP, PE_NERR };
 static const char *const proto_err_name[PE_NERR] = {
-	"", "short", "bad magic", "bad version", "bad type", "oversized",
+	"", "short", "bad magic", "bad version", "bad type", "oversized", "not rant's PTP",
 };
 
 /* The eight stamps of a transaction (SPEC.md, Timestamps). */
-enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, NSTAMP };
+enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, T1K, T2K, T3K, T4K, NSTAMP };
 static const char *const stamp_base[NSTAMP] = {
-	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4",
+	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4", "T1", "T2", "T3", "T4",
 };
+/* T<n>K: the kernel's software stamp of a packet the NIC stamps too (hardware mode) */
 static const bool stamp_is_wire[NSTAMP] = {
-	false, true, true, false, false, true, true, false,
+	false, true, true, false, false, true, true, false, false, false, false, false,
 };
 
 /* The stamps each side knows, in the order its logs list them. */
@@ -137,7 +142,9 @@ static const int reflect_stamps[] = { T2W, T2SW, T3SW, T3W };
 /* Metrics derived from the stamps; the key is the JSON name. */
 enum metric {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX, NMETRIC
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
+	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC, NMETRIC
 };
 static const struct {
 	const char *key;
@@ -152,6 +159,17 @@ static const struct {
 	[M_SRV_RX]	= { "server_rx_stack",	"server rx stack (T2_SW-T2)" },
 	[M_SRV_PROC]	= { "server_processing", "server processing (T3_SW-T2_SW)" },
 	[M_SRV_TX]	= { "server_tx_stack",	"server tx stack (T3-T3_SW)" },
+	[M_FORWARD]	= { "forward",		"forward one-way (T2-T1 wire)" },
+	[M_BACKWARD]	= { "backward",		"backward one-way (T4-T3 wire)" },
+	/* NIC and kernel stamps together: driver/NIC time apart from wake-up time */
+	[M_CLI_TX_KERN]	= { "client_tx_kernel",	"client tx kernel (T1_K-T1_SW)" },
+	[M_CLI_TX_NIC]	= { "client_tx_nic",	"client tx driver+NIC (T1-T1_K)" },
+	[M_CLI_RX_NIC]	= { "client_rx_nic",	"client rx NIC+driver (T4_K-T4)" },
+	[M_CLI_RX_WAKE]	= { "client_rx_wakeup",	"client rx wake-up (T4_SW-T4_K)" },
+	[M_SRV_RX_NIC]	= { "server_rx_nic",	"server rx NIC+driver (T2_K-T2)" },
+	[M_SRV_RX_WAKE]	= { "server_rx_wakeup",	"server rx wake-up (T2_SW-T2_K)" },
+	[M_SRV_TX_KERN]	= { "server_tx_kernel",	"server tx kernel (T3_K-T3_SW)" },
+	[M_SRV_TX_NIC]	= { "server_tx_nic",	"server tx driver+NIC (T3-T3_K)" },
 };
 
 /* Percentiles reported everywhere, as the JSON keys spell them. */
@@ -205,7 +223,7 @@ struct txn {
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns after which it is lost */
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint16_t st;
-	uint16_t counted;	/* metrics already added to the statistics */
+	uint32_t counted;	/* metrics already added to the statistics */
 	uint64_t mono;		/* CLOCK_MONOTONIC read at the pong (emit) / ping (reflect): clock-step check */
 	uint8_t clk;		/* CLK_STEPPED: a CLOCK_REALTIME step made its stamps inconsistent */
 	uint64_t pmc[PMC_MAX];	/* -M: counts at the start, then this transaction's deltas */
@@ -311,6 +329,9 @@ struct config {
 	enum ts_mode ts;
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
+	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
+	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
+	unsigned ptp_domain;
 	int64_t threshold_ns;	/* -1 = none */
 	int64_t log_threshold_ns;
 	uint64_t bucket_ns, bound_ns;
@@ -333,9 +354,13 @@ struct ts_state {
 	int phc_index;
 	int rx_filter;		/* what the driver accepted */
 	bool restore;		/* we changed the device's hwtstamp config */
+	bool unknown_before;	/* SIOCGHWTSTAMP failed: nothing to restore */
 	struct ifreq saved_ifr;
 	struct hwtstamp_config saved;
 	uint32_t next_key;	/* OPT_ID key the next send will get */
+	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
+	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
+	int ifindex;		/* -i: stamps of other interfaces are not ours */
 	char note[200];
 };
 
@@ -524,7 +549,7 @@ static char *fmt_str(char *p, const char *s)
 static const char *stamp_label(int s, bool hw, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s_%s", stamp_base[s],
-		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : "SW");
+		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : s >= T1K ? "K" : "SW");
 	return buf;
 }
 
@@ -590,6 +615,19 @@ static const char *ts_filter_name(int f)
 	}
 }
 
+/* Write back the config read at start, if one was read; 0 or -errno. */
+static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
+{
+	struct hwtstamp_config hc = st->saved;
+	struct ifreq ifr = st->saved_ifr;
+
+	if (!have_saved) {
+		return -ENODATA;
+	}
+	ifr.ifr_data = (void *)&hc;
+	return ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+}
+
 /*
  * Ask the driver to stamp every packet.  Some NICs refuse HWTSTAMP_FILTER_ALL
  * and only stamp PTP event messages; timestamping.rst says the driver writes
@@ -608,16 +646,20 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	int r = -EOPNOTSUPP;
 	size_t i;
 
+	bool have_saved;
+
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
-	if (ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0 && hc.tx_type == HWTSTAMP_TX_ON &&
-	    hc.rx_filter == HWTSTAMP_FILTER_ALL) {
+	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
+	if (have_saved && hc.tx_type == HWTSTAMP_TX_ON && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
 		st->rx_filter = hc.rx_filter;
 		return 0;	/* already as we need it: change nothing */
 	}
 	st->saved = hc;
+	st->saved_ifr = ifr;
+	st->unknown_before = !have_saved;
 	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
 		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
 			continue;
@@ -633,11 +675,17 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE &&
 		    hc.tx_type == HWTSTAMP_TX_ON) {
 			st->rx_filter = hc.rx_filter;
-			st->restore = true;
-			st->saved_ifr = ifr;
+			/* never write at exit a config that was not read at start */
+			st->restore = have_saved;
 			return 0;
 		}
 		if (r == 0) {
+			/*
+			 * The driver took the call but stamps nothing (or does
+			 * not stamp TX): whoever relied on the previous setting
+			 * (a ptp4l) gets it back now, not at exit.
+			 */
+			ts_put_back(fd, st, have_saved);
 			r = -EOPNOTSUPP;
 		}
 	}
@@ -656,6 +704,166 @@ static void ts_restore(int fd)
 	ifr.ifr_data = (void *)&ts.saved;
 	ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
 	ts.restore = false;
+}
+
+/*
+ * Who provides the device's hardware stamps (the MAC's PHC, or a PHY's), as
+ * the ethtool netlink tsconfig interface reports it (Linux 6.15,
+ * Documentation/networking/ethtool-netlink.rst, TSCONFIG_GET).  Read only:
+ * SIOCSHWTSTAMP remains the way rant sets the config.  The numbers are the
+ * kernel's ABI (ethtool_netlink_generated.h); older headers lack them.
+ */
+#define ETNL_MSG_TSCONFIG_GET		46
+#define ETNL_A_TSCONFIG_HEADER		1
+#define ETNL_A_TSCONFIG_PROVIDER	2
+#define ETNL_A_PROVIDER_INDEX		1
+#define ETNL_A_PROVIDER_QUALIFIER	2
+#define ETNL_A_HEADER_DEV_NAME		2
+
+static struct {
+	bool known;		/* the kernel answered with a provider */
+	int phc_index;
+	uint32_t qualifier;	/* 0 precise, 1 approximate (net_tstamp.h) */
+	int err;		/* why not, -errno */
+} ts_prov;
+
+/* Attributes [p, end): the first of TYPE, or NULL. */
+static const struct nlattr *nla_find(const uint8_t *p, const uint8_t *end, int type)
+{
+	while (end - p >= (ptrdiff_t)NLA_HDRLEN) {
+		const struct nlattr *a = (const void *)p;
+
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > end - p) {
+			return NULL;
+		}
+		if ((a->nla_type & NLA_TYPE_MASK) == type) {
+			return a;
+		}
+		p += NLA_ALIGN(a->nla_len);
+	}
+	return NULL;
+}
+
+static bool nla_u32(const struct nlattr *a, uint32_t *v)
+{
+	if (!a || a->nla_len < NLA_HDRLEN + 4) {
+		return false;
+	}
+	memcpy(v, (const uint8_t *)a + NLA_HDRLEN, 4);
+	return true;
+}
+
+/* One netlink reply to TSCONFIG_GET: the provider, or -errno. */
+static int tsconfig_parse(const uint8_t *buf, size_t len)
+{
+	const struct nlmsghdr *nh = (const void *)buf;
+	const struct nlattr *prov;
+	const uint8_t *a, *end;
+	uint32_t idx;
+
+	if (len < NLMSG_HDRLEN || nh->nlmsg_len < NLMSG_HDRLEN || nh->nlmsg_len > len) {
+		return -EBADMSG;
+	}
+	if (nh->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+
+		if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(e))) {
+			return -EBADMSG;
+		}
+		memcpy(&e, NLMSG_DATA(nh), sizeof(e));
+		return e.error < 0 ? e.error : -ENODATA;
+	}
+	if (nh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) {
+		return -EBADMSG;
+	}
+	a = (const uint8_t *)NLMSG_DATA(nh) + GENL_HDRLEN;
+	end = buf + nh->nlmsg_len;
+	prov = nla_find(a, end, ETNL_A_TSCONFIG_PROVIDER);
+	if (!prov) {
+		return -ENODATA;
+	}
+	a = (const uint8_t *)prov + NLA_HDRLEN;
+	end = (const uint8_t *)prov + prov->nla_len;
+	if (!nla_u32(nla_find(a, end, ETNL_A_PROVIDER_INDEX), &idx)) {
+		return -ENODATA;
+	}
+	ts_prov.phc_index = (int)idx;
+	ts_prov.qualifier = 0;
+	nla_u32(nla_find(a, end, ETNL_A_PROVIDER_QUALIFIER), &ts_prov.qualifier);
+	ts_prov.known = true;
+	return 0;
+}
+
+/* Append one attribute to a request; returns the new length. */
+static size_t nla_put(uint8_t *buf, size_t len, int type, const void *data, size_t n)
+{
+	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = (uint16_t)type };
+
+	memcpy(buf + len, &a, sizeof(a));
+	if (data) {
+		memcpy(buf + len + NLA_HDRLEN, data, n);
+	}
+	return len + NLA_ALIGN(NLA_HDRLEN + n);
+}
+
+/* A generic netlink request and its one reply into rx; reply length or -errno. */
+static ssize_t genl_call(int fd, uint16_t family, uint8_t cmd, const uint8_t *attrs, size_t alen, uint8_t *rx, size_t rxlen)
+{
+	uint8_t tx[256] __attribute__((aligned(4)));
+	struct nlmsghdr nh = { .nlmsg_len = (uint32_t)(NLMSG_LENGTH(GENL_HDRLEN) + alen), .nlmsg_type = family,
+			       .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 };
+	struct genlmsghdr gh = { .cmd = cmd, .version = 1 };
+	ssize_t n;
+
+	if (nh.nlmsg_len > sizeof(tx)) {
+		return -E2BIG;
+	}
+	memcpy(tx, &nh, sizeof(nh));
+	memcpy(tx + NLMSG_HDRLEN, &gh, sizeof(gh));
+	memcpy(tx + NLMSG_HDRLEN + GENL_HDRLEN, attrs, alen);
+	if (send(fd, tx, nh.nlmsg_len, 0) < 0) {
+		return -errno;
+	}
+	n = recv(fd, rx, rxlen, 0);
+	return n < 0 ? -errno : n;
+}
+
+/* Ask the kernel who provides IFNAME's hardware stamps; fills ts_prov. */
+static void ts_provider_get(const char *ifname)
+{
+	uint8_t attrs[128] __attribute__((aligned(4))), rx[4096] __attribute__((aligned(4)));
+	struct timeval tv = { 1, 0 };
+	const struct nlattr *id;
+	uint16_t family;
+	uint32_t fam32;
+	size_t alen, hlen;
+	ssize_t n;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+
+	memset(&ts_prov, 0, sizeof(ts_prov));
+	if (fd < 0) {
+		ts_prov.err = -errno;
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* never hang on a silent kernel */
+	alen = nla_put(attrs, 0, CTRL_ATTR_FAMILY_NAME, "ethtool", 8);
+	n = genl_call(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, attrs, alen, rx, sizeof(rx));
+	id = n >= (ssize_t)NLMSG_LENGTH(GENL_HDRLEN) && ((struct nlmsghdr *)rx)->nlmsg_type != NLMSG_ERROR ?
+	     nla_find(rx + NLMSG_HDRLEN + GENL_HDRLEN, rx + n, CTRL_ATTR_FAMILY_ID) : NULL;
+	if (!id || id->nla_len < NLA_HDRLEN + 2) {
+		ts_prov.err = n < 0 ? (int)n : -ENOENT;
+		close(fd);
+		return;
+	}
+	memcpy(&family, (const uint8_t *)id + NLA_HDRLEN, 2);
+	fam32 = family;
+	/* header nest with the device name */
+	hlen = nla_put(attrs + NLA_HDRLEN, 0, ETNL_A_HEADER_DEV_NAME, ifname, strlen(ifname) + 1);
+	nla_put(attrs, 0, ETNL_A_TSCONFIG_HEADER | NLA_F_NESTED, NULL, hlen);
+	alen = NLA_HDRLEN + hlen;
+	n = genl_call(fd, (uint16_t)fam32, ETNL_MSG_TSCONFIG_GET, attrs, alen, rx, sizeof(rx));
+	ts_prov.err = n < 0 ? (int)n : tsconfig_parse(rx, (size_t)n);
+	close(fd);
 }
 
 /*
@@ -707,10 +915,17 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	ts.hw = true;
 	ts.phc_index = caps.phc_index;
+	if (ts_ioctl == ts_ioctl_sys) {
+		ts_provider_get(ifname);	/* read only, for the report */
+	}
+	if (ts.unknown_before) {
+		warnx_("warning: %s cannot report its timestamping config (SIOCGHWTSTAMP unsupported): rant leaves it as it set it (tx on, rx filter %s) at exit",
+		       ifname, ts_filter_name(ts.rx_filter));
+	}
 	snprintf(ts.note, sizeof(ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
 		 ifname, caps.phc_index, ts_filter_name(ts.rx_filter));
 	if (ts.rx_filter != HWTSTAMP_FILTER_ALL) {
-		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted) unless --port 319",
+		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
 		       ifname, ts_filter_name(ts.rx_filter));
 	}
 	return 0;
@@ -727,7 +942,16 @@ static int ts_sockopt_flags(bool hw)
 
 	if (hw) {
 		f |= SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
-		     SOF_TIMESTAMPING_RAW_HARDWARE;
+		     SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_PKTINFO;
+		/*
+		 * The kernel's stamps of the same packets too: ts[0] next to
+		 * ts[2] on receive, and with OPT_TX_SWHW a second error-queue
+		 * message per send carrying the software stamp alone
+		 * (timestamping.rst, 1.3.3).  They split the stack segments
+		 * into driver/NIC time and kernel/wake-up time.
+		 */
+		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		     SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_TX_SWHW;
 	} else {
 		f |= SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		     SOF_TIMESTAMPING_SOFTWARE;
@@ -747,22 +971,115 @@ static int ts_enable_socket(int fd)
 }
 
 /*
- * After a failed send the kernel may or may not have used up an OPT_ID key.
- * Re-enabling the option resets the counter to zero (timestamping.rst: "It
- * is reset each time the option is enabled after having been disabled").
+ * After a failed send a kernel before 6.8 may or may not have used up an
+ * OPT_ID key.  Re-enabling the option resets the counter to zero
+ * (timestamping.rst: "It is reset each time the option is enabled after
+ * having been disabled").  Since 6.8 a failed send gives its key back, and a
+ * reset would only make the keys of stamps still in flight collide with new
+ * ones, so the reset is done only where it is needed.
  */
 static void ts_rekey(int fd)
 {
 	int zero = 0;
 
+	if (ts.key_cmsg || !ts.rekey_on_fail) {
+		return;
+	}
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
 	ts_enable_socket(fd);
+}
+
+#ifndef SCM_TS_OPT_ID
+#define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
+#endif
+
+/* Kernel release as major * 1000 + minor (6.13 -> 6013); 0 if unknown. */
+static unsigned (*ts_kernel)(void);
+
+static unsigned ts_kernel_uname(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2) {
+		return 0;
+	}
+	return maj * 1000 + min;
+}
+
+/*
+ * How this kernel keys TX stamps.  Linux 6.13 takes the key of each send from
+ * an SCM_TS_OPT_ID control message (timestamping.rst, "OPT_ID ... can be
+ * overridden per send"): the key is then exactly ours and a failed send
+ * cannot shift it.  Elsewhere the socket's counter numbers sends, and only
+ * kernels before 6.8 may consume a key on a send that fails.
+ */
+static void ts_keys_setup(void)
+{
+	unsigned k = ts_kernel ? ts_kernel() : ts_kernel_uname();
+
+	ts.key_cmsg = k >= 6013;
+	ts.rekey_on_fail = k < 6008;
+}
+
+/* --ptp-probe (protocol section): ts_send writes the PTP header of each datagram */
+static unsigned proto_pre;
+static void ptp_encode(uint8_t *p, uint8_t domain);
+
+/*
+ * Every datagram leaves through here, so that its TX stamp carries the key
+ * rant expects (ts.next_key; the caller advances it on success).  A kernel
+ * that refuses the control message (EINVAL: older than its uname says, or a
+ * backport without it) falls back to the counter for the rest of the run.
+ */
+static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
+		       socklen_t tolen)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+		struct cmsghdr align;
+	} ctrl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = {
+		.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (proto_pre) {
+		/* every buffer rant sends from has room for the PTP header before it */
+		iov.iov_base = (uint8_t *)buf - proto_pre;
+		iov.iov_len = len + proto_pre;
+		ptp_encode(iov.iov_base, (uint8_t)cfg.ptp_domain);
+	}
+	if (!ts.key_cmsg) {
+		return sendmsg(fd, &msg, 0);
+	}
+	memset(&ctrl, 0, sizeof(ctrl));
+	msg.msg_control = ctrl.buf;
+	msg.msg_controllen = sizeof(ctrl.buf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_TS_OPT_ID;
+	cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+	memcpy(CMSG_DATA(cm), &ts.next_key, sizeof(uint32_t));
+	n = sendmsg(fd, &msg, 0);
+	if (n < 0 && errno == EINVAL) {
+		ts.key_cmsg = false;
+		ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+		msg.msg_control = NULL;
+		msg.msg_controllen = 0;
+		n = sendmsg(fd, &msg, 0);
+	}
+	return n;
 }
 
 /* What one received message's control data carried. */
 struct ts_cmsg {
 	uint64_t sw, hw;		/* scm_timestamping ts[0] and ts[2] */
 	bool have_ts, have_err;
+	bool have_pktinfo;		/* SCM_TIMESTAMPING_PKTINFO: which device stamped it */
+	uint32_t ifindex;
 	uint32_t ee_errno, ee_origin, ee_info, ee_data;
 	unsigned bad;			/* control messages too short to read */
 };
@@ -801,6 +1118,16 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			out->sw = ts_to_ns(&st.ts[0]);
 			out->hw = ts_to_ns(&st.ts[2]);
 			out->have_ts = true;
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
+			struct scm_ts_pktinfo pi;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(pi))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&pi, CMSG_DATA(cm), sizeof(pi));
+			out->have_pktinfo = true;
+			out->ifindex = pi.if_index;
 		} else if (errmsg) {
 			struct sock_extended_err ee;
 
@@ -818,9 +1145,22 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	}
 }
 
-/* The wire stamp of the source in use; never the other clock's. */
+/* Stamps a NIC other than -i's put on packets that reached our socket. */
+static uint64_t ts_foreign;
+
+/*
+ * The wire stamp of the source in use; never the other clock's.  A hardware
+ * stamp is only of use from -i's NIC: with OPT_PKTINFO the kernel names the
+ * device that received the packet (timestamping.rst), and a packet that came
+ * in through another one (a bond's other leg, a route change) carries a
+ * stamp of another PHC.  It is counted and treated as missing.
+ */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
+	if (ts.hw && c->hw && c->have_pktinfo && ts.ifindex && c->ifindex != (uint32_t)ts.ifindex) {
+		ts_foreign++;
+		return 0;
+	}
 	return ts.hw ? c->hw : c->sw;
 }
 
@@ -831,10 +1171,30 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
 		return false;
 	}
+	if (ts.hw && !c->hw) {
+		return false;	/* OPT_TX_SWHW's software stamp: see ts_tx_kernel() */
+	}
 	*key = c->ee_data;
 	*wire = ts_wire(c);
 	return true;
 }
+
+/* With hardware stamps, the kernel's own TX stamp of the same send. */
+static bool ts_tx_kernel(const struct ts_cmsg *c, uint32_t *key, uint64_t *k)
+{
+	if (!ts.hw || !c->have_ts || c->hw || !c->sw || !c->have_err || c->ee_errno != ENOMSG ||
+	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
+		return false;
+	}
+	*key = c->ee_data;
+	*k = c->sw;
+	return true;
+}
+
+/* Kernel RX stamp of the datagram being handled (hardware mode; else 0). */
+static uint64_t ts_rx_kernel;
+
+static void tx_kernel_stamp(uint32_t key, uint64_t k);
 
 /*
  * Read TX stamps from the error queue without blocking until `want` stamps
@@ -873,6 +1233,8 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 			if (ts_tx_stamp(&c, &key, &wire)) {
 				fn(key, wire);
 				got++;
+			} else if (ts_tx_kernel(&c, &key, &wire)) {
+				tx_kernel_stamp(key, wire);
 			}
 		}
 		if (n < vlen) {
@@ -880,6 +1242,192 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 		}
 	}
 	return got;
+}
+
+/*
+ * The NIC's clock (PHC) against CLOCK_REALTIME.  Hardware stamps are PHC
+ * time and app stamps are CLOCK_REALTIME: every app-vs-wire segment carries
+ * their offset.  Measured, not guessed, with the best ioctl the driver has
+ * (Documentation/ptp/ptp.rst, linux/ptp_clock.h): PTP_SYS_OFFSET_PRECISE
+ * (cross-timestamped by the hardware), else PTP_SYS_OFFSET_EXTENDED (system
+ * time read right around the PHC read, in the driver), else PTP_SYS_OFFSET
+ * (the same from the PTP core, wider window).  At start, once a second from
+ * the status thread (a PHC read can take microseconds: never in the loop),
+ * and at the end.
+ */
+enum phc_method { PHC_NONE, PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
+static const char *const phc_method_name[] = { "none", "PTP_SYS_OFFSET_PRECISE", "PTP_SYS_OFFSET_EXTENDED", "PTP_SYS_OFFSET" };
+#define PHC_SAMPLES	9
+
+static int phc_open_sys(int index)
+{
+	char path[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ptp%d", index);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Both go through pointers: the unit tests put a fake PHC behind them. */
+static int (*phc_open)(int index) = phc_open_sys;
+static int (*phc_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
+
+static struct {
+	int fd, index;
+	enum phc_method method;
+	uint64_t n;
+	int64_t first_off, last_off;	/* PHC - CLOCK_REALTIME, ns */
+	uint64_t first_at, last_at;	/* CLOCK_MONOTONIC of those */
+	int64_t window;			/* width of the last read, ns (0: precise) */
+	int err;			/* why it could not be read, -errno */
+} phc = { .fd = -1, .index = -1 };
+
+static int64_t pct_ns(const struct ptp_clock_time *t)
+{
+	return (int64_t)t->sec * (int64_t)NSEC_PER_SEC + t->nsec;
+}
+
+/* One reading with METHOD: PHC - CLOCK_REALTIME in *off; 0 or -errno. */
+static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
+{
+	int64_t best = INT64_MAX;
+	unsigned i;
+	int r;
+
+	if (method == PHC_PRECISE) {
+		struct ptp_sys_offset_precise p;
+
+		memset(&p, 0, sizeof(p));
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
+		if (r == 0) {
+			*off = pct_ns(&p.device) - pct_ns(&p.sys_realtime);
+			*window = 0;
+		}
+		return r;
+	}
+	if (method == PHC_EXTENDED) {
+		struct ptp_sys_offset_extended e;
+
+		memset(&e, 0, sizeof(e));
+		e.n_samples = PHC_SAMPLES;
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
+		/* the narrowest [system, phc, system] window is the least disturbed */
+		for (i = 0; r == 0 && i < e.n_samples && i < PTP_MAX_SAMPLES; i++) {
+			int64_t a = pct_ns(&e.ts[i][0]), b = pct_ns(&e.ts[i][2]), w = b - a;
+
+			if (w >= 0 && w < best) {
+				best = w;
+				*off = pct_ns(&e.ts[i][1]) - (a + w / 2);
+			}
+		}
+	} else {
+		struct ptp_sys_offset o;
+
+		memset(&o, 0, sizeof(o));
+		o.n_samples = PHC_SAMPLES;
+		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET, &o);
+		/* ts[] = sys, phc, sys, phc, ..., sys */
+		for (i = 0; r == 0 && i < o.n_samples && i < PTP_MAX_SAMPLES; i++) {
+			int64_t a = pct_ns(&o.ts[2 * i]), b = pct_ns(&o.ts[2 * i + 2]), w = b - a;
+
+			if (w >= 0 && w < best) {
+				best = w;
+				*off = pct_ns(&o.ts[2 * i + 1]) - (a + w / 2);
+			}
+		}
+	}
+	if (r == 0 && best == INT64_MAX) {
+		r = -EIO;	/* no sample with time going forward */
+	}
+	*window = best;
+	return r;
+}
+
+/* Take one reading with the method chosen at start; called once a second. */
+static void phc_tick(void)
+{
+	int64_t off, w;
+
+	if (phc.fd < 0 || phc.method == PHC_NONE || phc_read(phc.method, &off, &w) < 0) {
+		return;
+	}
+	if (!phc.n++) {
+		phc.first_off = off;
+		phc.first_at = mono_ns();
+	}
+	phc.last_off = off;
+	phc.last_at = mono_ns();
+	phc.window = w;
+}
+
+/* Open /dev/ptpINDEX and find the best method it answers.  0 or -errno. */
+static int phc_start(int index)
+{
+	static const enum phc_method order[] = { PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
+	int64_t off, w;
+	size_t i;
+	int r = -ENODEV;
+
+	phc.index = index;
+	phc.fd = phc_open(index);
+	if (phc.fd < 0) {
+		phc.err = phc.fd;
+		phc.fd = -1;
+		return phc.err;
+	}
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		r = phc_read(order[i], &off, &w);
+		if (r == 0) {
+			phc.method = order[i];
+			phc_tick();
+			return 0;
+		}
+	}
+	phc.err = r;
+	return r;
+}
+
+/* The last reading, at the end of the run; the fd is closed after it. */
+static void phc_end(void)
+{
+	if (phc.fd < 0) {
+		return;
+	}
+	phc_tick();
+	if (phc_open == phc_open_sys) {
+		close(phc.fd);
+	}
+	phc.fd = -1;
+}
+
+/* PHC drift against CLOCK_REALTIME in ppm, once readings span a second. */
+static bool phc_drift(double *ppm)
+{
+	if (phc.n < 2 || phc.last_at - phc.first_at < NSEC_PER_SEC) {
+		return false;
+	}
+	*ppm = (double)(phc.last_off - phc.first_off) * 1e3 / (double)(phc.last_at - phc.first_at) * 1e3;
+	return true;
+}
+
+/*
+ * Disciplined by phc2sys, a PHC stays within microseconds of CLOCK_REALTIME
+ * (or a constant TAI-UTC apart, with phc2sys -O 0 unset) and does not drift.
+ * Fills w and returns true when it evidently is not.
+ */
+static bool phc_warning(char *w, size_t len)
+{
+	double ppm = 0;
+	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
+	int64_t a = phc.last_off < 0 ? -phc.last_off : phc.last_off;
+
+	if (!phc.n || (!drift && a < 1000000)) {
+		return false;
+	}
+	snprintf(w, len, "PHC /dev/ptp%d is %+" PRId64 " ns from CLOCK_REALTIME%s%.2f ppm: it is not disciplined; run phc2sys (phc2sys -s CLOCK_REALTIME -c /dev/ptp%d -O 0) so app and NIC stamps share a time base",
+		 phc.index, phc.last_off, drift ? " and drifts " : ", drift ", ppm, phc.index);
+	return true;
 }
 
 /* ------------------------------------------------------------ protocol */
@@ -910,6 +1458,62 @@ static uint64_t get64(const uint8_t *p)
 }
 
 /* Write the header into the first PROTO_HDR_LEN bytes of buf. */
+/*
+ * --ptp-probe: NICs such as i40e/X710, ixgbe and several igb/e1000e parts
+ * stamp only PTP event messages on receive (HWTSTAMP_FILTER_PTP_V2_*).  Then
+ * every ping and pong is one: a whole PTPv2 Sync (client to reflector) or
+ * Delay_Req (reflector to client) on UDP port 319 — the 34-byte common
+ * header and the 10-byte originTimestamp (IEEE 1588-2008, 13.3 and 13.6) —
+ * and rant's own header follows it.  The domain is one the common profiles
+ * leave alone (default 0-3, telecom 24-63), so that a ptp4l on the same
+ * network ignores the probes.  Written just before each send (ts_send), read
+ * and stripped right after each receive: the rest of rant never sees it.
+ *
+ *   0 transportSpecific|messageType  1 versionPTP  2 messageLength  4 domain
+ *   6 flagField  8 correctionField  16 reserved  20 sourcePortIdentity
+ *  30 sequenceId  32 controlField  33 logMessageInterval  34 originTimestamp
+ */
+#define PTP_HDR_LEN		44
+#define PTP_EVENT_PORT		319
+#define PTP_DOMAIN_DEFAULT	127
+enum { PTP_SYNC = 0x0, PTP_DELAY_REQ = 0x1 };
+
+/* proto_pre: bytes before rant's header, PTP_HDR_LEN with --ptp-probe (declared above ts_send) */
+
+/* The PTP header of a rant datagram whose rant header starts at p + PTP_HDR_LEN. */
+static void ptp_encode(uint8_t *p, uint8_t domain)
+{
+	const uint8_t *h = p + PTP_HDR_LEN;
+	bool to_reflector = h[5] == PT_PING || h[5] == PT_FIN;
+
+	memset(p, 0, PTP_HDR_LEN);
+	p[0] = to_reflector ? PTP_SYNC : PTP_DELAY_REQ;
+	p[1] = 2;					/* versionPTP */
+	p[2] = 0;
+	p[3] = PTP_HDR_LEN;				/* messageLength: the PTP message alone */
+	p[4] = domain;
+	/* sourcePortIdentity: clockIdentity "RANT" + session, port 1 client, 2 reflector */
+	memcpy(p + 20, "RANT", 4);
+	memcpy(p + 24, h + 8, 4);
+	p[29] = to_reflector ? 1 : 2;
+	memcpy(p + 30, h + 22, 2);			/* sequenceId: low 16 bits of rant's seq */
+	p[32] = to_reflector ? 0 : 1;			/* controlField: Sync 0, Delay_Req 1 */
+	p[33] = 0x7f;					/* logMessageInterval: not periodic */
+}
+
+/* Is p[0..len) a datagram of rant's PTP probes?  0, or why not (proto_err). */
+static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
+{
+	if (len < PTP_HDR_LEN) {
+		return PE_SHORT;
+	}
+	if ((p[0] & 0x0f) > PTP_DELAY_REQ || (p[1] & 0x0f) != 2 || p[2] != 0 || p[3] != PTP_HDR_LEN ||
+	    p[4] != domain || memcmp(p + 20, "RANT", 4)) {
+		return PE_PTP;
+	}
+	return 0;
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -1236,6 +1840,26 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 		return stamp_diff(t[T3SW], t[T2SW], v);
 	case M_SRV_TX:
 		return stamp_diff(t[T3W], t[T3SW], v);
+	case M_FORWARD:
+		return stamp_diff(t[T2W], t[T1W], v);
+	case M_BACKWARD:
+		return stamp_diff(t[T4W], t[T3W], v);
+	case M_CLI_TX_KERN:
+		return stamp_diff(t[T1K], t[T1SW], v);
+	case M_CLI_TX_NIC:
+		return stamp_diff(t[T1W], t[T1K], v);
+	case M_CLI_RX_NIC:
+		return stamp_diff(t[T4K], t[T4W], v);
+	case M_CLI_RX_WAKE:
+		return stamp_diff(t[T4SW], t[T4K], v);
+	case M_SRV_RX_NIC:
+		return stamp_diff(t[T2K], t[T2W], v);
+	case M_SRV_RX_WAKE:
+		return stamp_diff(t[T2SW], t[T2K], v);
+	case M_SRV_TX_KERN:
+		return stamp_diff(t[T3K], t[T3SW], v);
+	case M_SRV_TX_NIC:
+		return stamp_diff(t[T3W], t[T3K], v);
 	}
 	return false;
 }
@@ -1255,9 +1879,13 @@ static bool clock_offset(const uint64_t *t, int64_t *off)
 /* What this side measures: the metrics, stamps and headline metric. */
 static const int emit_metrics[] = {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX,
+	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
+	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
 };
-static const int reflect_metrics[] = { M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX };
+static const int reflect_metrics[] = {
+	M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX,
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
+};
 
 static struct {
 	bool emit;
@@ -1269,10 +1897,24 @@ static void side_set(bool emit)
 {
 	side.emit = emit;
 	side.metrics = emit ? emit_metrics : reflect_metrics;
-	side.nmetrics = emit ? 9 : 4;
+	side.nmetrics = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
+			     : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
 	side.stamps = emit ? emit_stamps : reflect_stamps;
 	side.nstamps = emit ? 8 : 4;
 	side.primary = emit ? M_RTT : M_RESPONSE;
+}
+
+/*
+ * With hardware stamps the kernel's stamps of the same packets are kept too
+ * (T<n>_K): in the csv log, the missing counts and the breach listing.
+ */
+static const int emit_stamps_k[] = { T1SW, T1K, T1W, T2W, T2SW, T3SW, T3W, T4W, T4K, T4SW };
+static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
+
+static void side_kernel_stamps(void)
+{
+	side.stamps = side.emit ? emit_stamps_k : reflect_stamps_k;
+	side.nstamps = side.emit ? 10 : 6;
 }
 
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
@@ -1293,9 +1935,9 @@ static const char *stamp_name(int s, char *buf, size_t len)
 }
 
 /* Bits of txn.counted beyond the metrics: clock fits done. */
-#define CNT_OFFSET	(1u << 12)
-#define CNT_AW0		(1u << 13)
-#define CNT_AW1		(1u << 14)
+#define CNT_OFFSET	(1u << 24)
+#define CNT_AW0		(1u << 25)
+#define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
 
 /*
@@ -1463,7 +2105,7 @@ static void txn_account(struct txn *x)
 			clk_mark(x);	/* only a stepped clock goes backwards */
 			break;
 		}
-		x->counted |= (uint16_t)(1u << m);
+		x->counted |= 1u << m;
 		hist_add(&S.h[m], v, x->seq);
 		if (m == side.primary) {
 			live_add(v);
@@ -2030,7 +2672,10 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 
 static size_t log_rec_size(bool emit)
 {
-	return 8 + 8 * (emit ? 8 : 4) + 4 + 8 * (size_t)pmc.n;
+	/* room for the kernel stamps too when hardware stamps may be granted */
+	int k = cfg.iface && cfg.ts != TS_SW ? 2 : 0;
+
+	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)pmc.n;
 }
 
 /*
@@ -2214,7 +2859,7 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns" : ",response_ns");
+		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns" : ",response_ns");
 		p = pmc_csv_header(p);
 		*p++ = '\n';
 		return p;
@@ -2257,6 +2902,10 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 			p = log_value(p, M_RESPONSE, x->t, "");
 			*p++ = ',';
 			p = log_value(p, M_NETWORK, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_FORWARD, x->t, "");
+			*p++ = ',';
+			p = log_value(p, M_BACKWARD, x->t, "");
 		} else {
 			p = log_value(p, M_RESPONSE, x->t, "");
 		}
@@ -2588,7 +3237,7 @@ static void trace_breach(const struct txn *x, int64_t v)
 		if (x->t[s]) {
 			*p++ = ' ';
 			p = fmt_str(p, stamp_base[s]);
-			p = fmt_str(p, !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
+			p = fmt_str(p, s >= T1K ? "_K=" : !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
 			p = fmt_stamp(p, x->t[s], '-');
 		}
 	}
@@ -2672,7 +3321,8 @@ static uint64_t expected_txns(void)
 static int layout_compute(struct layout *L, bool emit)
 {
 	uint64_t exp = expected_txns();
-	int nm = emit ? 9 : 4;
+	int nm = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
+		      : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
 
 	memset(L, 0, sizeof(*L));
 	if (emit && cfg.interval_ns) {
@@ -2825,6 +3475,37 @@ static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/*
+ * SO_BINDTODEVICE refused (EPERM: no CAP_NET_RAW).  Unbound, packets may come
+ * and go through another device whose clock is not -i's PHC; with software
+ * stamps that is harmless, with hardware stamps every T would be suspect, so
+ * it is an error (and the device goes back as found).
+ */
+static int ts_bind_check(int fd, int err)
+{
+	if (ts.hw) {
+		ts_restore(fd);
+		warnx_("--interface: SO_BINDTODEVICE %s: %s: hardware stamps need the socket bound to the NIC whose PHC stamps them (needs CAP_NET_RAW; or use --timestamps sw)",
+		       cfg.iface, strerror(err));
+		return -1;
+	}
+	warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface, strerror(err));
+	return 0;
+}
+
+/* Hardware stamps granted: keep the kernel's too, if the log ring has room. */
+static void log_kernel_stamps(void)
+{
+	side_kernel_stamps();
+	if (S.log.mem && 8 + 8 * (size_t)side.nstamps + 4 + 8 * (size_t)pmc.n <= log_rec_size(side.emit)) {
+		S.log.stamps = side.stamps;
+		S.log.nstamps = side.nstamps;
+		S.log.rec_size = (uint32_t)(8 + 8 * side.nstamps + 4 + 8 * pmc.n);
+	} else if (S.log.mem) {
+		side_set(side.emit);	/* no room: the log and counts stay as they were */
+	}
+}
+
 static int setopt_int(int fd, int level, int name, int val)
 {
 	return setsockopt(fd, level, name, &val, sizeof(val)) < 0 ? -errno : 0;
@@ -2839,17 +3520,30 @@ static int sock_setup(int fd, int family)
 {
 	int r;
 
+	int bind_err = 0;
+
 	if (cfg.iface && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg.iface,
 				    (socklen_t)strlen(cfg.iface)) < 0) {
+		bind_err = errno;
 		if (errno != EPERM) {
 			warnx_("--interface: SO_BINDTODEVICE %s: %s", cfg.iface, strerror(errno));
 			return -1;
 		}
-		warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface,
-		       strerror(errno));
 	}
 	if (ts_setup(fd, cfg.iface, cfg.ts) < 0) {
 		return -1;
+	}
+	if (bind_err && ts_bind_check(fd, bind_err) < 0) {
+		return -1;
+	}
+	ts.ifindex = cfg.iface ? (int)if_nametoindex(cfg.iface) : 0;
+	if (ts.hw && ts.phc_index >= 0 && (r = phc_start(ts.phc_index)) < 0) {
+		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
+		       ts.phc_index, strerror(-r));
+	}
+	ts_keys_setup();
+	if (ts.hw) {
+		log_kernel_stamps();
 	}
 	r = ts_enable_socket(fd);
 	if (r < 0) {
@@ -2894,6 +3588,130 @@ static int sock_setup(int fd, int family)
 	return 0;
 }
 
+/* Port 319 taken: most likely by a PTP daemon, which owns the event port. */
+static void ptp_port_busy(void)
+{
+	warnx_("--ptp-probe: UDP port %d (PTP event messages) is in use on this host: a ptp4l or other PTP daemon? It owns the port; stop it for this test, or run without --ptp-probe",
+	       PTP_EVENT_PORT);
+}
+
+/*
+ * PTP-only NICs match event messages by their destination port, so the
+ * client's pongs must come to port 319 too: its socket takes that port.
+ */
+static int ptp_bind_client(int fd, int family)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(PTP_EVENT_PORT) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(PTP_EVENT_PORT) };
+	int r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
+				   : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
+
+	if (r < 0 && errno == EADDRINUSE) {
+		ptp_port_busy();
+		return -1;
+	}
+	if (r < 0) {
+		warnx_("--ptp-probe: cannot bind UDP port %d: %s", PTP_EVENT_PORT, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Only the first fragment of a datagram is timestamped (timestamping.rst:
+ * stamps are taken per skb, and on receive the reassembled datagram keeps
+ * the stamp of its first fragment), so a datagram larger than the path MTU
+ * measures one fragment, not the datagram.  The path MTU of the connected
+ * socket (IP_MTU / IPV6_MTU) less the IP and UDP headers is the largest
+ * payload that is stamped whole.
+ */
+static struct {
+	unsigned mtu;		/* path MTU, 0 = unknown */
+	unsigned payload;	/* largest unfragmented UDP payload */
+	bool fragmented;	/* a size above payload was allowed */
+} path;
+
+static void mtu_probe(int fd, int family)
+{
+	socklen_t l;
+	int mtu = 0, r;
+
+	l = sizeof(mtu);
+	r = family == AF_INET6 ? getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &l)
+			       : getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &l);
+	if (r < 0 || mtu <= 0) {
+		path.mtu = 0;
+		return;
+	}
+	path.mtu = (unsigned)mtu;
+	path.payload = path.mtu > 48u ? path.mtu - (family == AF_INET6 ? 48u : 28u) : 0;
+}
+
+/*
+ * May one datagram of SIZE bytes go on this path?  One size at a time, so
+ * that every size of a run is checked the same way.  0, or -1 after one line.
+ */
+static int mtu_check(unsigned size)
+{
+	size += proto_pre;	/* the PTP header rides in the same datagram */
+	if (!path.mtu || size <= path.payload) {
+		return 0;
+	}
+	if (cfg.allow_fragments) {
+		path.fragmented = true;
+		return 0;
+	}
+	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
+	       size, path.mtu, cfg.address ? cfg.address : "the peer", path.payload, path.payload);
+	return -1;
+}
+
+/*
+ * One-way delays subtract stamps of two clocks; they mean something only
+ * when the clocks are known to agree.  What rant can know from here: the
+ * peer is on this host (loopback), or -i is one end of a veth pair (both
+ * ends always live in one kernel, stamped by one CLOCK_REALTIME), with
+ * kernel stamps on both sides.  Anything else is "none".
+ */
+enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH };
+static const char *const ow_name[] = { "none", "loopback", "veth" };
+static enum ow_evidence ow_evidence;
+
+/* The driver behind IFACE (ETHTOOL_GDRVINFO); 0 or -errno. */
+static int iface_driver(int fd, const char *ifname, char *out, size_t len)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+	int r;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&di;
+	r = ts_ioctl(fd, SIOCETHTOOL, &ifr);
+	if (r < 0) {
+		return r;
+	}
+	snprintf(out, len, "%.*s", (int)sizeof(di.driver), di.driver);
+	return 0;
+}
+
+static void ow_probe(int fd, const struct sockaddr_storage *peer)
+{
+	const struct sockaddr_in *a4 = (const void *)peer;
+	const struct sockaddr_in6 *a6 = (const void *)peer;
+	char drv[40];
+
+	ow_evidence = OW_NONE;
+	if ((peer->ss_family == AF_INET && (ntohl(a4->sin_addr.s_addr) >> 24) == 127) ||
+	    (peer->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) ||
+	    (cfg.iface && !strcmp(cfg.iface, "lo"))) {
+		ow_evidence = OW_LOOPBACK;
+	} else if (cfg.iface && !ts.hw && iface_driver(fd, cfg.iface, drv, sizeof(drv)) == 0 &&
+		   !strcmp(drv, "veth")) {
+		ow_evidence = OW_VETH;
+	}
+}
+
 static int sock_open_emit(void)
 {
 	struct sockaddr_storage peer;
@@ -2912,9 +3730,17 @@ static int sock_open_emit(void)
 	if (sock_setup(fd, peer.ss_family) < 0) {
 		return -1;
 	}
+	if (cfg.ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
+		return -1;
+	}
 	/* connect(): the kernel then drops datagrams from anyone but the peer */
 	if (connect(fd, (struct sockaddr *)&peer, len) < 0) {
 		warnx_("--address: cannot reach %s port %u: %s", cfg.address, cfg.port, strerror(errno));
+		return -1;
+	}
+	mtu_probe(fd, peer.ss_family);
+	ow_probe(fd, &peer);
+	if (mtu_check(cfg.size) < 0) {
 		return -1;
 	}
 	return fd;
@@ -2947,6 +3773,10 @@ static int sock_open_reflect(void)
 	r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
 			       : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
 	if (r < 0) {
+		if (cfg.ptp_probe && errno == EADDRINUSE) {
+			ptp_port_busy();
+			return -1;
+		}
 		warnx_("--port: cannot listen on UDP port %u: %s%s", cfg.port, strerror(errno),
 		       errno == EADDRINUSE ? " (another reflector running?)" : "");
 		return -1;
@@ -3087,7 +3917,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		x->t[T1SW] = real_ns();
 	}
 	pmc_read(x->pmc);
-	if (send(sock_fd, E.tx, cfg.size, 0) < 0) {
+	if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -3096,7 +3926,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
-		if (err != ECONNREFUSED || send(sock_fd, E.tx, cfg.size, 0) < 0) {
+		if (err != ECONNREFUSED || ts_send(sock_fd, E.tx, cfg.size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			return;
 		}
@@ -3180,6 +4010,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->st |= TF_LATE;
 		x->t[T4W] = wire;
 		x->t[T4SW] = t4sw;
+		x->t[T4K] = ts_rx_kernel;
 		S.c.late++;
 		return;
 	}
@@ -3195,6 +4026,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
+	x->t[T4K] = ts_rx_kernel;
 	x->t[T2W] = m.t2w;
 	x->t[T2SW] = m.t2sw;
 	x->t[T3SW] = m.t3sw;
@@ -3214,6 +4046,18 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
+/* A received probe: its length without the PTP header, or -1 (counted invalid). */
+static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
+{
+	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
+
+	if (why) {
+		count_invalid(why);
+		return -1;
+	}
+	return n - (ssize_t)proto_pre;
+}
+
 static int emit_recv(int flags)
 {
 	char ctrl[512] __attribute__((aligned(8)));
@@ -3241,7 +4085,11 @@ static int emit_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
-	emit_packet(E.rx, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
+	ts_rx_kernel = ts.hw ? c.sw : 0;
+	if (proto_pre && (n = ptp_strip(E.rx, n)) < 0) {
+		return 1;
+	}
+	emit_packet(E.rx + proto_pre, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
 	return 1;
 }
 
@@ -3459,7 +4307,7 @@ static void emit_finish(void)
 		E.fin_acked = false;
 		for (tries = 0; tries < 3 && !E.fin_acked && mono_ns() < hard; tries++) {
 			proto_encode(E.tx, &m);
-			if (send(sock_fd, E.tx, cfg.size, 0) >= 0) {
+			if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) >= 0) {
 				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
 			}
 			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
@@ -3639,6 +4487,32 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	}
 }
 
+/* The kernel's TX stamp of a send the NIC stamps too: T1_K (emit), T3_K (reflect). */
+static void tx_kernel_stamp(uint32_t key, uint64_t k)
+{
+	struct txn *x;
+
+	if (side.emit) {
+		uint64_t seq = E.keyseq[key & win_mask];
+
+		if (seq == KEY_NONE) {
+			return;
+		}
+		x = &win[seq & win_mask];
+		if (!(x->st & TF_USED) || x->seq != seq || x->txkey != key) {
+			return;
+		}
+		x->t[T1K] = k;
+	} else {
+		x = &win[key & win_mask];
+		if (!(x->st & TF_USED) || x->txkey != key) {
+			return;
+		}
+		x->t[T3K] = k;
+	}
+	txn_account(x);
+}
+
 /*
  * Unlike the client, the reflector reads its pong's TX stamp right after
  * sending it: that one recvmsg hides inside the client's turnaround, while a
@@ -3768,7 +4642,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 	}
 	proto_encode(buf, &a);
-	if (sendto(sock_fd, buf, len, 0, from, fromlen) >= 0) {
+	if (ts_send(sock_fd, buf, len, from, fromlen) >= 0) {
 		struct txn *x = &win[ts.next_key & win_mask];
 
 		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
@@ -3866,7 +4740,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		p.t3sw = real_ns();
 		put64(buf + 40, p.t3sw);
 	}
-	if (sendto(sock_fd, buf, len, 0, from, fromlen) < 0) {
+	if (ts_send(sock_fd, buf, len, from, fromlen) < 0) {
 		send_failed(errno);
 		return;
 	}
@@ -3884,6 +4758,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->txkey = ts.next_key++;
 	x->t[T2W] = wire;
 	x->t[T2SW] = p.t2sw;
+	x->t[T2K] = ts_rx_kernel;
 	x->t[T3SW] = p.t3sw;
 	x->mono = now;
 	pmc_delta(x->pmc, pmc_rx, pmc_tx);
@@ -3918,7 +4793,11 @@ static int reflect_recv(int flags)
 		return -errno;
 	}
 	ts_parse(&msg, &c);
-	reflect_packet(R.rx, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
+	ts_rx_kernel = ts.hw ? c.sw : 0;
+	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
+		return 1;
+	}
+	reflect_packet(R.rx + proto_pre, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
 		       (struct sockaddr *)&from, msg.msg_namelen);
 	return 1;
 }
@@ -4025,8 +4904,16 @@ static int clock_warnings(char w[][256], int max)
 	const char *cause = ts.hw ? (cfg.iface ? "the NIC clock (PHC) is not synchronised to CLOCK_REALTIME: is phc2sys running for this interface?"
 					       : "the NIC clock is not synchronised to CLOCK_REALTIME: is phc2sys running?")
 				  : "CLOCK_REALTIME was stepped during the run (NTP or a manual change)";
+	static char measured[120];
+	char tmp[300];
 	int i, n = 0;
 
+	if (ts.hw && phc.n) {
+		/* the PHC's offset was measured: say what it is instead of guessing */
+		snprintf(measured, sizeof(measured), "PHC /dev/ptp%d measured %+" PRId64 " ns from CLOCK_REALTIME%s",
+			 phc.index, phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
+		cause = measured;
+	}
 	for (i = 0; i < 2 && n < max; i++) {
 		const struct fit *f = &S.app_wire[i];
 		const char *what = side.emit ? what_emit[i] : what_refl[i];
@@ -4149,6 +5036,31 @@ static void print_histogram(FILE *f, int m)
 }
 
 /* The segments of a transaction, for breakdowns and --top; returns the dominant. */
+/*
+ * With NIC and kernel stamps, a client stack segment is shown as its two
+ * parts: driver/NIC time and kernel/wake-up time.  True when it did.
+ */
+static bool segment_split(int m, const uint64_t *t, const char **name, int64_t *val, int *n, int *best)
+{
+	int a = m == M_CLI_TX ? M_CLI_TX_KERN : m == M_CLI_RX ? M_CLI_RX_NIC : -1;
+	int b = m == M_CLI_TX ? M_CLI_TX_NIC : M_CLI_RX_WAKE;
+	int64_t va, vb;
+	int k;
+
+	if (a < 0 || !metric_value(a, t, &va) || !metric_value(b, t, &vb)) {
+		return false;
+	}
+	for (k = 0; k < 2; k++) {
+		name[*n] = k ? metric_def[b].label : metric_def[a].label;
+		val[*n] = k ? vb : va;
+		if (*best < 0 || val[*n] > val[*best]) {
+			*best = *n;
+		}
+		(*n)++;
+	}
+	return true;
+}
+
 static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 {
 	static const struct {
@@ -4167,6 +5079,9 @@ static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 		int64_t v;
 
 		if (!metric_value(seg[i].m, t, &v)) {
+			continue;
+		}
+		if (segment_split(seg[i].m, t, name, val, n, &best)) {
 			continue;
 		}
 		name[*n] = seg[i].name;
@@ -4194,8 +5109,8 @@ static int segments(const uint64_t *t, const char **name, int64_t *val, int *n)
 
 static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char *title)
 {
-	const char *name[8];
-	int64_t val[8];
+	const char *name[12];
+	int64_t val[12];
 	char lab[16], buf[32];
 	int k, n, dom;
 
@@ -4232,6 +5147,83 @@ static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 	*out_lost = S.c.sent - E.srv_received;
 	*back_lost = E.srv_received - S.c.received - S.c.late;
 	return true;
+}
+
+/* What the hardware path has to say about this run's stamps. */
+/*
+ * May the one-way delays be read as such?  Returns true when the clocks are
+ * known to agree (and the server's stamps are of the same kind), and fills
+ * why with the evidence or the warning.
+ */
+static bool oneway_trusted(char *why, size_t len)
+{
+	const struct hist *fw = &S.h[M_FORWARD], *bw = &S.h[M_BACKWARD], *rtt = &S.h[M_RTT];
+	bool same = ow_evidence != OW_NONE && !S.srv_hw && !ts.hw;
+
+	if (!fw->n && !bw->n) {
+		snprintf(why, len, "no transaction has both stamps of a direction");
+		return false;
+	}
+	if ((fw->n && fw->min < 0) || (bw->n && bw->min < 0)) {
+		snprintf(why, len, "warning: a one-way delay went negative (forward min %" PRId64 " ns, backward min %" PRId64
+			 " ns): the two clocks disagree%s", fw->min, bw->min,
+			 same ? "" : "; run phc2sys (or ptp4l) so both ends share one time base");
+		return false;
+	}
+	if (fw->n && bw->n && rtt->n && fabs(hist_avg(fw) - hist_avg(bw)) > hist_avg(rtt)) {
+		snprintf(why, len, "warning: forward and backward differ by more than the rtt: the clocks disagree");
+		return false;
+	}
+	if (same) {
+		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
+			 ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
+		return true;
+	}
+	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
+		 cfg.mode == MODE_ANALYZE ? "a log does not record it" : "different hosts or NIC clocks, not compared");
+	return false;
+}
+
+static void print_hw_notes(FILE *f)
+{
+	char why[256];
+	double ppm;
+
+	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
+		oneway_trusted(why, sizeof(why));
+		fprintf(f, "One-way delays: %s\n", why);
+	}
+	if (phc.n) {
+		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
+			phc.index, phc.last_off, phc_method_name[phc.method], phc.n, phc.window);
+		if (phc_drift(&ppm)) {
+			fprintf(f, ", drift %+.3f ppm", ppm);
+		}
+		fprintf(f, "\n");
+		if (phc_warning(why, sizeof(why))) {
+			fprintf(f, "warning: %s\n", why);
+		}
+	} else if (phc.err) {
+		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: not measured (%s)\n", phc.index, strerror(-phc.err));
+	}
+	if (ts.hw && ts_prov.known) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): PHC /dev/ptp%d, %s\n", ts_prov.phc_index,
+			ts_prov.qualifier ? "approximate" : "precise");
+	} else if (ts.hw && ts_prov.err) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): not reported (%s)\n", strerror(-ts_prov.err));
+	}
+	if (cfg.ptp_probe) {
+		fprintf(f, "PTP probes: every packet a PTPv2 event message on UDP %d (Sync out, Delay_Req back), domain %u, %d B before rant's %u\n",
+			PTP_EVENT_PORT, cfg.ptp_domain, PTP_HDR_LEN, cfg.size);
+	}
+	if (path.fragmented) {
+		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
+			cfg.size, path.mtu, path.payload);
+	}
+	if (ts_foreign) {
+		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
+			cfg.iface ? cfg.iface : "-", ts_foreign);
+	}
 }
 
 static void print_counts(FILE *f)
@@ -4272,6 +5264,7 @@ static void print_counts(FILE *f)
 		}
 	}
 	fprintf(f, "%s\n", any ? "" : " none");
+	print_hw_notes(f);
 }
 
 /* The end-of-run (or end-of-session) report, in the seed's format first. */
@@ -4453,6 +5446,55 @@ static void json_metric(FILE *f, int m)
 	fprintf(f, "]}}");
 }
 
+/* The hardware path's keys, one line each, before "metrics". */
+static void json_hw(FILE *f)
+{
+	char why[256];
+	bool ok;
+
+	double ppm;
+
+	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
+	if (phc.n) {
+		fprintf(f, "  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
+			", \"readings\": %" PRIu64 ", \"window_ns\": %" PRId64 ", \"drift_ppm\": ",
+			phc.index, phc_method_name[phc.method], phc.last_off, phc.n, phc.window);
+		if (phc_drift(&ppm)) {
+			fprintf(f, "%.3f", ppm);
+		} else {
+			fputs("null", f);
+		}
+		fprintf(f, ", \"disciplined\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true");
+	} else {
+		fprintf(f, "  \"phc\": null,\n");
+	}
+	if (side.emit) {
+		ok = oneway_trusted(why, sizeof(why));
+		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
+		json_str(f, why);
+		fprintf(f, "},\n");
+	}
+	if (ts.hw && ts_prov.known) {
+		fprintf(f, "  \"ts_provider\": {\"phc_index\": %d, \"qualifier\": \"%s\"},\n", ts_prov.phc_index,
+			ts_prov.qualifier ? "approx" : "precise");
+	} else {
+		fprintf(f, "  \"ts_provider\": null,\n");
+	}
+	if (cfg.ptp_probe) {
+		fprintf(f, "  \"ptp_probe\": {\"port\": %d, \"domain\": %u, \"header_bytes\": %d},\n", PTP_EVENT_PORT,
+			cfg.ptp_domain, PTP_HDR_LEN);
+	} else {
+		fprintf(f, "  \"ptp_probe\": null,\n");
+	}
+	if (path.mtu) {
+		fprintf(f, "  \"path_mtu\": {\"mtu\": %u, \"max_payload\": %u, \"first_fragment_stamps\": %s},\n",
+			path.mtu, path.payload, path.fragmented ? "true" : "false");
+	} else {
+		fprintf(f, "  \"path_mtu\": null,\n");
+	}
+}
+
 static void json_report(FILE *f, int exit_code)
 {
 	uint64_t out_lost = 0, back_lost = 0;
@@ -4504,7 +5546,9 @@ static void json_report(FILE *f, int exit_code)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),
 			S.c.missing[side.stamps[i]]);
 	}
-	fprintf(f, "},\n  \"metrics\": {\n");
+	fprintf(f, "},\n");
+	json_hw(f);
+	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < side.nmetrics; i++) {
 		if (!S.h[side.metrics[i]].n) {
 			continue;
@@ -5699,12 +6743,16 @@ static int alog_stamp(const char *s, size_t n, bool *hw)
 {
 	static const int wire_of[5] = { -1, T1W, T2W, T3W, T4W };
 	static const int sw_of[5] = { -1, T1SW, T2SW, T3SW, T4SW };
+	static const int k_of[5] = { -1, T1K, T2K, T3K, T4K };
 	int k;
 
-	if (n < 5 || (s[0] != 'T' && s[0] != 't') || s[1] < '1' || s[1] > '4' || s[2] != '_') {
+	if (n < 4 || (s[0] != 'T' && s[0] != 't') || s[1] < '1' || s[1] > '4' || s[2] != '_') {
 		return -1;
 	}
 	k = s[1] - '0';
+	if (n == 4 && (s[3] == 'K' || s[3] == 'k')) {
+		return k_of[k];
+	}
 	if (n == 5 && !strncasecmp(s + 3, "SW", 2)) {
 		return sw_of[k];
 	}
@@ -5823,7 +6871,7 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
 static int alog_parse(struct alog *L, char *p, char *end)
 {
 	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5 };	/* C_PMC - k: counter slot k */
-	int col[24], ncol = 0, i, valm[24];
+	int col[24], ncol = 0, i, valm[24];	/* 24: room for the kernel stamps' and counters' columns */
 	const char *f[25];
 	size_t len[25];
 	uint64_t line = 0, cap = 0;
@@ -5873,10 +6921,10 @@ static int alog_parse(struct alog *L, char *p, char *end)
 						} else {
 							L->srv_hw = hw;
 						}
-					} else {
+					} else if (s < T1K) {
 						L->sw = true;
 					}
-					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW;
+					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
 				} else if (!strncasecmp(f[i], "seq", len[i]) && len[i] == 3) {
 					col[i] = C_SEQ;
 				} else if (!strncasecmp(f[i], "status", len[i]) && len[i] == 6) {
@@ -5892,6 +6940,12 @@ static int alog_parse(struct alog *L, char *p, char *end)
 				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
 					col[i] = C_VAL;
 					valm[i] = M_NETWORK;
+				} else if (len[i] == 10 && !strncmp(f[i], "forward_ns", 10)) {
+					col[i] = C_VAL;
+					valm[i] = M_FORWARD;
+				} else if (len[i] == 11 && !strncmp(f[i], "backward_ns", 11)) {
+					col[i] = C_VAL;
+					valm[i] = M_BACKWARD;
 				} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
 					col[i] = C_PMC - pmc_log_column(f[i], len[i]);
 				} else {
@@ -6373,7 +7427,7 @@ static int analyze_run(struct alog *L, int nlogs)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_PLOT, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_MAX
 };
 
 /* One table drives getopt_long, the short option string and --help. */
@@ -6422,6 +7476,9 @@ static const struct opt_def {
 	{ "version", 0, 'V', NULL, "print the version" },
 	{ "help", 0, 'h', NULL, "this help" },
 	{ "pmc", 0, 'M', NULL, "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
+	{ "allow-fragments", 0, O_ALLOW_FRAGMENTS, NULL, "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
+	{ "ptp-probe", 0, O_PTP_PROBE, NULL, "every packet a PTPv2 event message on UDP 319, for NICs that stamp only PTP (both ends)" },
+	{ "ptp-domain", 1, O_PTP_DOMAIN, "N", "with --ptp-probe: PTP domainNumber of the probes (0-255, default 127)" },
 };
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
@@ -6659,6 +7716,14 @@ static int opt_apply(int c, const char *a)
 	case O_ONCE:
 		cfg.once = true;
 		return 0;
+	case O_ALLOW_FRAGMENTS:
+		cfg.allow_fragments = true;
+		return 0;
+	case O_PTP_PROBE:
+		cfg.ptp_probe = true;
+		return 0;
+	case O_PTP_DOMAIN:
+		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.ptp_domain = (unsigned)u, 0);
 	case O_JSON:
 		cfg.json = a;
 		return 0;
@@ -6701,6 +7766,32 @@ static void cfg_defaults(void)
 	cfg.priority = -1;
 	cfg.tos = -1;
 	cfg.top = 10;
+	cfg.ptp_domain = PTP_DOMAIN_DEFAULT;
+}
+
+/* --ptp-probe and its port: PTP event messages go to UDP 319, nowhere else. */
+static int ptp_opt_check(const bool *given)
+{
+	proto_pre = 0;
+	if (given[O_PTP_DOMAIN] && !cfg.ptp_probe) {
+		warnx_("--ptp-domain: needs --ptp-probe");
+		return -1;
+	}
+	if (!cfg.ptp_probe) {
+		return 0;
+	}
+	if (cfg.mode == MODE_ANALYZE) {
+		warnx_("--ptp-probe: not used with --analyze (it reads logs, it sends nothing)");
+		return -1;
+	}
+	if (given[O_PORT] && cfg.port != PTP_EVENT_PORT) {
+		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)", cfg.port,
+		       PTP_EVENT_PORT);
+		return -1;
+	}
+	cfg.port = PTP_EVENT_PORT;
+	proto_pre = PTP_HDR_LEN;
+	return 0;
 }
 
 /* Options that make no sense together, checked once all are known. */
@@ -6768,7 +7859,7 @@ static int opt_check(const bool *given)
 		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
 		return -1;
 	}
-	return 0;
+	return ptp_opt_check(given);
 }
 
 /* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
@@ -6876,6 +7967,12 @@ static void *status_main(void *arg)
 
 		next.tv_sec++;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		phc_tick();
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		if (cfg.quiet) {
+			continue;	/* started for the PHC only */
+		}
 		id = __atomic_load_n(&live.session, __ATOMIC_RELAXED);
 		if (!side.emit && id && id != announced) {
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -7091,14 +8188,15 @@ static int run_main(void)
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	E.tx += proto_pre;	/* room for the PTP header (--ptp-probe) */
 	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	E.rxcap = cfg.size + 1;
-	R.rxcap = PROTO_MAX_SIZE + 1;
+	E.rxcap = cfg.size + 1 + proto_pre;
+	R.rxcap = PROTO_MAX_SIZE + 1 + proto_pre;
 	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
 	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);
 	start_note();
-	if (!cfg.quiet) {
+	if (!cfg.quiet || phc.fd >= 0) {
 		status_start();
 	}
 	if (cfg.mode == MODE_REFLECT) {
@@ -7107,6 +8205,7 @@ static int run_main(void)
 		__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
 		r = reflect_run();
 		status_stop();
+		phc_end();
 		ts_restore(sock_fd);
 		if (json && out_finish(json_what(), json, true) < 0 && R.exit_code < EXIT_RUNTIME) {
 			R.exit_code = EXIT_RUNTIME;
@@ -7115,6 +8214,7 @@ static int run_main(void)
 	}
 	r = emit_run();
 	status_stop();
+	phc_end();
 	ts_restore(sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;

@@ -3,7 +3,7 @@
 #
 #   FUZZ_SECONDS=60 tests/fuzz.sh [HARNESS...]      (make fuzz FUZZ_SECONDS=15)
 #
-# For each harness tests/fuzz-NAME.c (proto, cmsg, opts, log): build
+# For each harness tests/fuzz-NAME.c (proto, cmsg, opts, log, ptp): build
 # tests/fuzz-NAME, replay every input kept in tests/fuzz-regress/NAME/ (the
 # crashes found so far: they must pass once the bug is fixed), then fuzz for
 # FUZZ_SECONDS seconds from the seeds in tests/fuzz-corpus/NAME/.  A crash,
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.." || exit 2
 : "${FUZZ_TIMEOUT:=10}"
 : "${FUZZ_RSS_MB:=2048}"
 
-ALL=(proto cmsg opts log)
+ALL=(proto cmsg opts log ptp)
 
 # build NAME: compile tests/fuzz-NAME.c into tests/fuzz-NAME
 build() {

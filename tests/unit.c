@@ -882,7 +882,15 @@ static void test_cmsg(void)
 	ts.hw = true;
 	wire = 1;
 	r = ts_tx_stamp(&c, &key, &wire);
-	ok(r && key == 9 && wire == 0, "cmsg: hw TX stamp missing -> key with wire 0", "r=%d wire=%" PRIu64, r, wire);
+	ok(!r && wire == 1, "cmsg: hw mode, ts[0] only -> not the wire stamp (OPT_TX_SWHW's kernel stamp)",
+	   "r=%d wire=%" PRIu64, r, wire);
+	key = 0;
+	r = ts_tx_kernel(&c, &key, &wire);
+	ok(r && key == 9 && wire == SW, "cmsg: hw mode, ts[0] only -> the kernel's TX stamp of key 9", "r=%d key=%u wire=%" PRIu64,
+	   r, key, wire);
+	ts.hw = false;
+	ok(!ts_tx_kernel(&c, &key, &wire), "cmsg: software mode has no separate kernel TX stamp", "failed");
+	ts.hw = true;
 
 	{
 		static const struct {
@@ -1233,8 +1241,12 @@ static void test_hw(void)
 	nic_full();
 	nic.g_err = -EOPNOTSUPP;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && ts.restore, "hw: SIOCGHWTSTAMP unsupported -> still configured",
-	   "r=%d hw=%d", r, ts.hw);
+	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && !ts.restore && one_rant_line(err) &&
+	   strstr(err, "SIOCGHWTSTAMP"), "hw: SIOCGHWTSTAMP unsupported -> configured, nothing written at exit, said so",
+	   "r=%d hw=%d restore=%d err='%s'", r, ts.hw, ts.restore, err);
+	nic.n_s = 0;
+	ts_restore(100);
+	ok(nic.n_s == 0, "hw: config not read at start -> ts_restore writes nothing", "n_s=%d", nic.n_s);
 	free(err);
 
 	/* (h) no interface */
@@ -1263,9 +1275,17 @@ static void test_hw(void)
 		   !strcmp(stamp_label(T2SW, true, b3, sizeof(b3)), "T2_SW"), "labels: T1_HW, T4_KSW, T2_SW",
 		   "%s %s %s", b1, b2, b3);
 	}
-	ok(ts_sockopt_flags(true) & SOF_TIMESTAMPING_RAW_HARDWARE && !(ts_sockopt_flags(true) & SOF_TIMESTAMPING_SOFTWARE) &&
-	   ts_sockopt_flags(false) & SOF_TIMESTAMPING_SOFTWARE && !(ts_sockopt_flags(false) & SOF_TIMESTAMPING_RAW_HARDWARE) &&
-	   ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_ID, "socket flags: one source only, OPT_ID always", "failed");
+	{
+		const int both = SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_RX_HARDWARE |
+				 SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+				 SOF_TIMESTAMPING_OPT_TX_SWHW;
+
+		ok((ts_sockopt_flags(true) & both) == both && ts_sockopt_flags(false) & SOF_TIMESTAMPING_SOFTWARE &&
+		   !(ts_sockopt_flags(false) & (SOF_TIMESTAMPING_RAW_HARDWARE | SOF_TIMESTAMPING_OPT_TX_SWHW)) &&
+		   ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_ID,
+		   "socket flags: hardware asks NIC and kernel stamps (OPT_TX_SWHW), software the kernel's only, OPT_ID always",
+		   "flags=%#x", ts_sockopt_flags(true));
+	}
 	reset_globals();
 }
 
@@ -1740,6 +1760,11 @@ static void test_fit(void)
 			[M_CLI_TX] = { T1W, T1SW, -1 },	[M_CLI_RX] = { T4SW, T4W, -1 },
 			[M_SRV_RX] = { T2SW, T2W, -1 },	[M_SRV_PROC] = { T3SW, T2SW, -1 },
 			[M_SRV_TX] = { T3W, T3SW, -1 },
+			[M_FORWARD] = { T2W, T1W, -1 },	[M_BACKWARD] = { T4W, T3W, -1 },
+			[M_CLI_TX_KERN] = { T1K, T1SW, -1 }, [M_CLI_TX_NIC] = { T1W, T1K, -1 },
+			[M_CLI_RX_NIC] = { T4K, T4W, -1 }, [M_CLI_RX_WAKE] = { T4SW, T4K, -1 },
+			[M_SRV_RX_NIC] = { T2K, T2W, -1 }, [M_SRV_RX_WAKE] = { T2SW, T2K, -1 },
+			[M_SRV_TX_KERN] = { T3K, T3SW, -1 }, [M_SRV_TX_NIC] = { T3W, T3K, -1 },
 		};
 		const uint64_t B = 1700000000000000000ULL;
 		int64_t want[NMETRIC];
@@ -1754,6 +1779,10 @@ static void test_fit(void)
 		full[T3W] = B + 56000;
 		full[T4W] = B + 104000;
 		full[T4SW] = B + 107000;
+		full[T1K] = B + 400;
+		full[T2K] = B + 51000;
+		full[T3K] = B + 55600;
+		full[T4K] = B + 105500;
 		want[M_RTT] = 103000;
 		want[M_RESPONSE] = 56000 - 50003;
 		want[M_NETWORK] = 103000 - (56000 - 50003);
@@ -1763,6 +1792,16 @@ static void test_fit(void)
 		want[M_SRV_RX] = 52000 - 50003;
 		want[M_SRV_PROC] = 3000;
 		want[M_SRV_TX] = 1000;
+		want[M_FORWARD] = 50003 - 1000;
+		want[M_BACKWARD] = 104000 - 56000;
+		want[M_CLI_TX_KERN] = 400;
+		want[M_CLI_TX_NIC] = 600;
+		want[M_CLI_RX_NIC] = 1500;
+		want[M_CLI_RX_WAKE] = 1500;
+		want[M_SRV_RX_NIC] = 51000 - 50003;
+		want[M_SRV_RX_WAKE] = 1000;
+		want[M_SRV_TX_KERN] = 600;
+		want[M_SRV_TX_NIC] = 400;
 		for (m = 0; m < NMETRIC; m++) {
 			bool r = metric_value(m, full, &v), miss = true;
 
@@ -2004,7 +2043,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	}
 	if (fmt == LOG_CSV && text && emit) {
 		ok(!strncmp(text, "# rant ", 7) && strstr(text, "session=0x1234abcd") && strstr(text, "records=27 dropped=0") &&
-		   strstr(text, "\nseq,status,") && strstr(text, ",rtt_ns,response_ns,network_ns\n"),
+		   strstr(text, "\nseq,status,") && strstr(text, ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns\n"),
 		   "log csv header: comment with session and counts, column line", "'%.200s'", text);
 	}
 	if (!r) {
@@ -2756,6 +2795,575 @@ static void test_outputs(void)
 	test_outputs_clock();
 }
 
+/* ------------------------------------------- hardware path: real NICs */
+
+static unsigned fake_kernel_version;
+static unsigned fake_kernel(void)
+{
+	return fake_kernel_version;
+}
+
+static void test_hwpath(void)
+{
+	char *err;
+	int r;
+
+	reset_globals();
+
+	/* exact TX keys: which kernels get SCM_TS_OPT_ID, which get re-keyed */
+	ts_kernel = fake_kernel;
+	fake_kernel_version = 6018;
+	ts_keys_setup();
+	ok(ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 -> SCM_TS_OPT_ID per send, never re-keyed", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 6013;
+	ts_keys_setup();
+	ok(ts.key_cmsg, "keys: 6.13 -> SCM_TS_OPT_ID", "cmsg=%d", ts.key_cmsg);
+	fake_kernel_version = 6012;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.12 -> counter, a failed send keeps its key: no re-key",
+	   "cmsg=%d rekey=%d", ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 6007;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: 6.7 -> counter, re-keyed after a failed send", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 0;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	ts_kernel = NULL;
+
+	/*
+	 * Leave the device as found: a ptp4l's config (TX_ON, PTP_V2_L2_EVENT,
+	 * a filter rant never asks for) and a driver that answers every
+	 * request with FILTER_NONE: after each NONE answer the ptp4l's config
+	 * goes back at once, before the next request or the fallback.
+	 */
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ON;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_PTP_V2_L2_EVENT;
+	nic.s_accept = BIT(HWTSTAMP_FILTER_ALL) | BIT(HWTSTAMP_FILTER_PTP_V2_EVENT) | BIT(HWTSTAMP_FILTER_PTP_V2_L2_EVENT);
+	nic.s_writeback = HWTSTAMP_FILTER_NONE;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	free(err);
+	ok(r == 0 && !ts.hw && nic.n_s == 4 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
+	   nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_L2_EVENT && nic.s_req[2] == HWTSTAMP_FILTER_PTP_V2_EVENT &&
+	   nic.s_req[3] == HWTSTAMP_FILTER_PTP_V2_L2_EVENT && nic.last_s.tx_type == HWTSTAMP_TX_ON,
+	   "found: each FILTER_NONE answer is followed at once by the previous config", "n_s=%d req=%d,%d,%d,%d",
+	   nic.n_s, nic.s_req[0], nic.s_req[1], nic.s_req[2], nic.s_req[3]);
+	/* the same driver, but its config could not be read: nothing is written back */
+	nic_full();
+	nic.g_err = -EOPNOTSUPP;
+	nic.s_writeback = HWTSTAMP_FILTER_NONE;
+	r = hw_setup("eth0", TS_AUTO, &err);
+	free(err);
+	ok(r == 0 && !ts.hw && nic.n_s == 2 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
+	   nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_EVENT, "found: config unreadable -> only rant's requests, no invented restore",
+	   "n_s=%d", nic.n_s);
+
+	/* stamps belong to -i: a hardware stamp from another ifindex is counted, never used */
+	{
+		struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
+		struct scm_ts_pktinfo pi = { .if_index = 7, .pkt_length = 64 };
+		struct capture ce;
+		struct ts_cmsg c;
+		struct cbuf b;
+
+		reset_globals();
+		ts_foreign = 0;
+		ts.hw = true;
+		ts.ifindex = 3;
+		cb_init(&b);
+		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+		ts_parse(&b.msg, &c);
+		ok(c.have_pktinfo && c.ifindex == 7 && !c.bad, "pktinfo: SCM_TIMESTAMPING_PKTINFO parsed (ifindex 7)",
+		   "have=%d if=%u bad=%u", c.have_pktinfo, c.ifindex, c.bad);
+		ok(ts_wire(&c) == 0 && ts_foreign == 1, "pktinfo: stamp of ifindex 7 on a socket of ifindex 3 -> missing, counted",
+		   "foreign=%" PRIu64, ts_foreign);
+		pi.if_index = 3;
+		cb_init(&b);
+		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+		ts_parse(&b.msg, &c);
+		ok(ts_wire(&c) == 1700000001000000007ULL && ts_foreign == 1, "pktinfo: stamp of -i's ifindex -> used",
+		   "foreign=%" PRIu64, ts_foreign);
+		cb_init(&b);
+		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, 4, 0);
+		ts_parse(&b.msg, &c);
+		ok(!c.have_pktinfo && c.bad == 1, "pktinfo: a short SCM_TIMESTAMPING_PKTINFO is refused", "bad=%u", c.bad);
+		ok((ts_sockopt_flags(true) & SOF_TIMESTAMPING_OPT_PKTINFO) && !(ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_PKTINFO),
+		   "pktinfo: asked with hardware stamps only", "flags=%#x", ts_sockopt_flags(true));
+		ts_foreign = 0;
+
+		/* SO_BINDTODEVICE refused: an error with hardware stamps, a warning without */
+		cfg.iface = "eth0";
+		ts.hw = true;
+		ts.restore = false;
+		cap_start(&ce, 2);
+		r = ts_bind_check(-1, EPERM);
+		err = cap_stop(&ce);
+		ok(r == -1 && one_rant_line(err) && strstr(err, "--interface") && strstr(err, "eth0"),
+		   "bind: SO_BINDTODEVICE refused with hardware stamps -> error naming -i", "r=%d err='%s'", r, err);
+		free(err);
+		ts.hw = false;
+		cap_start(&ce, 2);
+		r = ts_bind_check(-1, EPERM);
+		err = cap_stop(&ce);
+		ok(r == 0 && one_rant_line(err) && strstr(err, "warning"), "bind: refused with software stamps -> a warning",
+		   "r=%d err='%s'", r, err);
+		free(err);
+	}
+}
+
+/* A PHC whose time is CLOCK_REALTIME + fake_phc.off, answering the chosen ioctls. */
+static struct {
+	int open_err, precise_err, extended_err, plain_err;
+	int64_t off;
+	int n_precise, n_extended, n_plain;
+} fake_phc;
+
+static int fake_phc_open(int index)
+{
+	return fake_phc.open_err ? fake_phc.open_err : 1000 + index;
+}
+
+static void fake_pct(struct ptp_clock_time *t, int64_t ns)
+{
+	t->sec = ns / 1000000000;
+	t->nsec = (uint32_t)(ns % 1000000000);
+}
+
+static int fake_phc_ioctl(int fd, unsigned long req, void *arg)
+{
+	const int64_t sys = 1700000000000000000LL;
+	unsigned i;
+
+	(void)fd;
+	if (req == PTP_SYS_OFFSET_PRECISE) {
+		struct ptp_sys_offset_precise *p = arg;
+
+		fake_phc.n_precise++;
+		if (fake_phc.precise_err) {
+			return fake_phc.precise_err;
+		}
+		fake_pct(&p->sys_realtime, sys);
+		fake_pct(&p->device, sys + fake_phc.off);
+		return 0;
+	}
+	if (req == PTP_SYS_OFFSET_EXTENDED) {
+		struct ptp_sys_offset_extended *e = arg;
+
+		fake_phc.n_extended++;
+		if (fake_phc.extended_err) {
+			return fake_phc.extended_err;
+		}
+		/* windows of 1000, 900, ... ns, the sample at i == 4 the narrowest (100 ns) */
+		for (i = 0; i < e->n_samples; i++) {
+			int64_t a = sys + (int64_t)i * 10000, w = i == 4 ? 100 : 1000 - (int64_t)i * 10;
+
+			fake_pct(&e->ts[i][0], a);
+			/* only the narrowest is read in its middle; the others are skewed by 300 ns */
+			fake_pct(&e->ts[i][1], a + w / 2 + fake_phc.off + (i == 4 ? 0 : 300));
+			fake_pct(&e->ts[i][2], a + w);
+		}
+		return 0;
+	}
+	if (req == PTP_SYS_OFFSET) {
+		struct ptp_sys_offset *o = arg;
+
+		fake_phc.n_plain++;
+		if (fake_phc.plain_err) {
+			return fake_phc.plain_err;
+		}
+		for (i = 0; i <= 2 * o->n_samples; i += 2) {
+			fake_pct(&o->ts[i], sys + (int64_t)i * 1000 + (i >= 6 ? 40 : 0));
+		}
+		for (i = 1; i < 2 * o->n_samples; i += 2) {
+			/* sample 2 (ts[4]..ts[6]) is the narrowest: 2000 + 40 ns apart, others 2000 */
+			fake_pct(&o->ts[i], sys + (int64_t)(i - 1) * 1000 + 1000 + (i == 5 ? 20 : 0) + fake_phc.off);
+		}
+		return 0;
+	}
+	return -ENOTTY;
+}
+
+static void phc_fake_start(void)
+{
+	memset(&phc, 0, sizeof(phc));
+	phc.fd = -1;
+	phc.index = -1;
+	phc_open = fake_phc_open;
+	phc_ioctl = fake_phc_ioctl;
+}
+
+static void test_phc(void)
+{
+	char w[300];
+	double ppm = 0;
+	int r;
+
+	reset_globals();
+	/* PRECISE: the device's own cross-timestamp */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.off = 37000000123LL;	/* TAI - UTC and a bit */
+	phc_fake_start();
+	r = phc_start(3);
+	ok(r == 0 && phc.method == PHC_PRECISE && phc.fd == 1003 && phc.n == 1 && phc.last_off == fake_phc.off,
+	   "phc: PRECISE answered -> used, offset exact", "r=%d method=%d n=%" PRIu64 " off=%" PRId64, r, phc.method, phc.n,
+	   phc.last_off);
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "phc2sys") && strstr(w, "/dev/ptp3"),
+	   "phc: 37 s from CLOCK_REALTIME -> warning naming phc2sys and the device", "'%s'", w);
+	phc_end();
+	ok(phc.fd == -1 && phc.n == 2, "phc: a last reading at the end", "fd=%d n=%" PRIu64, phc.fd, phc.n);
+
+	/* EXTENDED when PRECISE is not there: the narrowest window's midpoint */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.precise_err = -EOPNOTSUPP;
+	fake_phc.off = -2500;
+	phc_fake_start();
+	r = phc_start(1);
+	ok(r == 0 && phc.method == PHC_EXTENDED && phc.last_off == -2500 && phc.window == 100,
+	   "phc: PRECISE refused -> EXTENDED, offset from the narrowest window", "r=%d method=%d off=%" PRId64 " w=%" PRId64,
+	   r, phc.method, phc.last_off, phc.window);
+	ok(fake_phc.n_precise == 1 && !phc_warning(w, sizeof(w)), "phc: PRECISE asked once; -2.5 us, no drift: no warning",
+	   "n_precise=%d", fake_phc.n_precise);
+	phc_tick();
+	ok(phc.n == 2 && fake_phc.n_precise == 1 && fake_phc.n_extended == 3,
+	   "phc: each tick reads with the method chosen at start", "n=%" PRIu64 " ext=%d", phc.n, fake_phc.n_extended);
+
+	/* plain PTP_SYS_OFFSET when neither is there */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.precise_err = -EOPNOTSUPP;
+	fake_phc.extended_err = -ENOTTY;
+	fake_phc.off = 700;
+	phc_fake_start();
+	r = phc_start(0);
+	ok(r == 0 && phc.method == PHC_PLAIN && phc.last_off == 700 && phc.window == 2000,
+	   "phc: plain PTP_SYS_OFFSET, interleaved stamps, narrowest pair", "r=%d method=%d off=%" PRId64 " w=%" PRId64, r,
+	   phc.method, phc.last_off, phc.window);
+
+	/* nothing answers: an error, kept for the report */
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.precise_err = fake_phc.extended_err = fake_phc.plain_err = -EOPNOTSUPP;
+	phc_fake_start();
+	r = phc_start(2);
+	ok(r == -EOPNOTSUPP && phc.err == -EOPNOTSUPP && !phc.n && phc.method == PHC_NONE,
+	   "phc: no method answers -> -EOPNOTSUPP, no reading", "r=%d", r);
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.open_err = -ENOENT;
+	phc_fake_start();
+	r = phc_start(9);
+	ok(r == -ENOENT && phc.fd == -1, "phc: /dev/ptp9 missing -> -ENOENT", "r=%d fd=%d", r, phc.fd);
+
+	/* drift from readings over time, and the warning it gives */
+	phc_fake_start();
+	phc.index = 4;
+	phc.n = 5;
+	phc.first_off = 1000;
+	phc.last_off = 1000 + 20000;	/* 20 us in 2 s: 10 ppm */
+	phc.first_at = 1000000000ULL;
+	phc.last_at = 3000000000ULL;
+	ok(phc_drift(&ppm) && fabs(ppm - 10.0) < 1e-9, "phc: drift 20 us over 2 s = 10 ppm", "ppm=%f", ppm);
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "drifts") && strstr(w, "phc2sys"), "phc: 10 ppm -> not disciplined, phc2sys named",
+	   "'%s'", w);
+	phc.last_off = 1000 + 200;	/* 0.1 ppm, 1.2 us: disciplined */
+	ok(!phc_warning(w, sizeof(w)), "phc: 0.1 ppm and 1.2 us -> disciplined, no warning", "'%s'", w);
+	phc.last_at = phc.first_at + 500000000ULL;
+	ok(!phc_drift(&ppm), "phc: readings less than a second apart -> no drift yet", "ppm=%f", ppm);
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+	memset(&phc, 0, sizeof(phc));
+	phc.fd = -1;
+}
+
+/* NIC and kernel stamps of one transaction, from both kinds of TX error-queue message. */
+static void test_swhw(void)
+{
+	const uint64_t B = 1700000000000000000ULL;
+	struct scm_timestamping st;
+	struct sock_extended_err ee;
+	struct ts_cmsg c;
+	struct cbuf b;
+	struct txn *x;
+	uint64_t *mem[NMETRIC][2], wire, k;
+	const char *name[12];
+	int64_t val[12];
+	uint32_t key;
+	int i, n, best;
+	bool found_nic = false, found_kern = false, r1, r2;
+
+	reset_globals();
+	side_set(true);
+	ts.hw = true;
+	win = calloc(256, sizeof(*win));
+	win_mask = 255;
+	E.keyseq = calloc(256, sizeof(uint64_t));
+	for (i = 0; i < NMETRIC; i++) {
+		mem[i][0] = calloc(64, 8);
+		mem[i][1] = calloc(64, 8);
+		hist_init(&S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+	}
+	/* seq 5 sent with key 7; its pong is in (T4 with both stamps), T1 not yet */
+	x = &win[5];
+	x->seq = 5;
+	x->txkey = 7;
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND;
+	E.keyseq[7] = 5;
+	E.txpend = 1;
+	x->t[T1SW] = B;
+	x->t[T2W] = B + 20000;
+	x->t[T2SW] = B + 21000;
+	x->t[T3SW] = B + 22000;
+	x->t[T3W] = B + 23000;
+	x->t[T4W] = B + 40000;
+	x->t[T4K] = B + 41000;
+	x->t[T4SW] = B + 43000;
+
+	/* message 1: the kernel's stamp alone (ts[0]) */
+	cb_init(&b);
+	st = mk_scm(1700000000, 300, 0, 0);
+	ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, 7);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	r1 = ts_tx_stamp(&c, &key, &wire);
+	r2 = ts_tx_kernel(&c, &key, &k);
+	ok(!r1 && r2 && key == 7 && k == B + 300, "swhw: ts[0]-only TX message -> kernel stamp of key 7", "r1=%d r2=%d k=%" PRIu64,
+	   r1, r2, k);
+	tx_kernel_stamp(key, k);
+	ok(x->t[T1K] == B + 300 && (x->st & TF_TXPEND) && !x->t[T1W], "swhw: T1_K stored, the NIC stamp still pending",
+	   "t1k=%" PRIu64, x->t[T1K]);
+	/* message 2: the NIC's stamp (ts[2]) */
+	cb_init(&b);
+	st = mk_scm(0, 0, 1700000000, 1000);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	r1 = ts_tx_stamp(&c, &key, &wire);
+	r2 = ts_tx_kernel(&c, &key, &k);
+	ok(r1 && !r2 && key == 7 && wire == B + 1000, "swhw: ts[2] TX message -> the wire stamp of key 7", "r1=%d r2=%d", r1, r2);
+	emit_on_tx(key, wire);
+	ok(x->t[T1W] == B + 1000 && !(x->st & TF_TXPEND), "swhw: T1 stored, nothing pending", "t1=%" PRIu64, x->t[T1W]);
+	ok(S.h[M_CLI_TX_KERN].n == 1 && S.h[M_CLI_TX_KERN].min == 300 && S.h[M_CLI_TX_NIC].n == 1 &&
+	   S.h[M_CLI_TX_NIC].min == 700, "swhw: client tx split: kernel 300 ns, driver+NIC 700 ns", "kern n=%" PRIu64 " nic min=%" PRId64,
+	   S.h[M_CLI_TX_KERN].n, S.h[M_CLI_TX_NIC].min);
+	ok(S.h[M_CLI_RX_NIC].n == 1 && S.h[M_CLI_RX_NIC].min == 1000 && S.h[M_CLI_RX_WAKE].n == 1 &&
+	   S.h[M_CLI_RX_WAKE].min == 2000 && S.h[M_CLI_TX].min == 1000 && S.h[M_CLI_RX].min == 3000,
+	   "swhw: client rx split: NIC+driver 1000, wake-up 2000 (stacks 1000 / 3000 as before)", "rxnic=%" PRId64,
+	   S.h[M_CLI_RX_NIC].min);
+	/* a kernel stamp of another key never lands on this transaction */
+	tx_kernel_stamp(8, B + 999);
+	ok(x->t[T1K] == B + 300, "swhw: kernel stamp of an unknown key ignored", "t1k=%" PRIu64, x->t[T1K]);
+	/* the breach breakdown shows the parts, not the sums */
+	best = segments(x->t, name, val, &n);
+	for (i = 0; i < n; i++) {
+		found_nic |= !strcmp(name[i], metric_def[M_CLI_TX_NIC].label) && val[i] == 700;
+		found_kern |= !strcmp(name[i], metric_def[M_CLI_RX_WAKE].label) && val[i] == 2000;
+	}
+	ok(found_nic && found_kern && best >= 0 && n == 8, "swhw: breakdown lists driver+NIC and wake-up segments", "n=%d", n);
+
+	for (i = 0; i < NMETRIC; i++) {
+		free(mem[i][0]);
+		free(mem[i][1]);
+	}
+	free(win);
+	free(E.keyseq);
+	win = NULL;
+	E.keyseq = NULL;
+	memset(&S, 0, sizeof(S));
+	E.txpend = 0;
+}
+
+/* --ptp-probe: the PTP header's layout, its check, its options. */
+static void test_ptp(void)
+{
+	uint8_t buf[PTP_HDR_LEN + PROTO_HDR_LEN];
+	struct proto_msg m = { .type = PT_PING, .session = 0x11223344, .seq = 0x0102030405060708ULL };
+	static const uint8_t zero[10];
+	char *out, *err;
+	struct args a;
+	int r;
+
+	reset_globals();
+	memset(buf, 0xee, sizeof(buf));
+	proto_encode(buf + PTP_HDR_LEN, &m);
+	ptp_encode(buf, 127);
+	ok(buf[0] == 0x00 && buf[1] == 0x02 && buf[2] == 0 && buf[3] == 44 && buf[4] == 127 && buf[5] == 0 &&
+	   buf[6] == 0 && buf[7] == 0, "ptp: ping = Sync, versionPTP 2, messageLength 44, domain 127, no flags",
+	   "%02x %02x %02x%02x %u", buf[0], buf[1], buf[2], buf[3], buf[4]);
+	ok(!memcmp(buf + 20, "RANT\x11\x22\x33\x44", 8) && buf[28] == 0 && buf[29] == 1,
+	   "ptp: sourcePortIdentity = \"RANT\" + session, port 1 for the client", "port %u", buf[29]);
+	ok(buf[30] == 0x07 && buf[31] == 0x08 && buf[32] == 0 && buf[33] == 0x7f && !memcmp(buf + 34, zero, 10),
+	   "ptp: sequenceId = low 16 bits of seq, controlField 0, interval 0x7f, originTimestamp 0", "seqid %02x%02x",
+	   buf[30], buf[31]);
+	ok(get32(buf + PTP_HDR_LEN) == PROTO_MAGIC, "ptp: rant's header follows at byte 44", "failed");
+	ok(ptp_check(buf, sizeof(buf), 127) == 0, "ptp: its own header passes the check", "failed");
+	m.type = PT_PONG;
+	proto_encode(buf + PTP_HDR_LEN, &m);
+	ptp_encode(buf, 5);
+	ok(buf[0] == 0x01 && buf[29] == 2 && buf[32] == 1 && buf[4] == 5, "ptp: pong = Delay_Req, port 2, controlField 1",
+	   "%02x", buf[0]);
+	ok(ptp_check(buf, sizeof(buf), 127) == PE_PTP, "ptp: another domain -> refused", "failed");
+	ok(ptp_check(buf, 43, 5) == PE_SHORT, "ptp: 43 bytes -> short", "failed");
+	buf[1] = 0x01;
+	ok(ptp_check(buf, sizeof(buf), 5) == PE_PTP, "ptp: versionPTP 1 -> refused", "failed");
+	buf[1] = 0x02;
+	buf[0] = 0x08;
+	ok(ptp_check(buf, sizeof(buf), 5) == PE_PTP, "ptp: a Follow_Up (not an event message) -> refused", "failed");
+	buf[0] = 0x01;
+	buf[20] = 'X';
+	ok(ptp_check(buf, sizeof(buf), 5) == PE_PTP, "ptp: a clockIdentity not rant's (a real PTP clock) -> refused", "failed");
+
+	/* options */
+	r = parse_str("--ptp-probe", &a, &out, &err);
+	ok(r == 0 && !*err && cfg.ptp_probe && cfg.port == 319 && cfg.ptp_domain == 127 && proto_pre == PTP_HDR_LEN,
+	   "ptp opts: --ptp-probe -> port 319, domain 127, 44 B before rant's header", "r=%d err='%s' port=%u", r, err, cfg.port);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-probe --ptp-domain 0 --port 319", &a, &out, &err);
+	ok(r == 0 && cfg.ptp_domain == 0 && cfg.port == 319, "ptp opts: domain 0 and an explicit --port 319 are fine",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-probe --port 320", &a, &out, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "--port") && strstr(err, "319"), "ptp opts: --port 320 -> one line naming 319",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-probe --ptp-domain 256", &a, &out, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "--ptp-domain"), "ptp opts: domain 256 -> out of range", "r=%d err='%s'",
+	   r, err);
+	free(out);
+	free(err);
+	r = parse_str("--ptp-domain 3", &a, &out, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "needs --ptp-probe"), "ptp opts: --ptp-domain alone -> needs --ptp-probe",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	r = parse_str("--allow-fragments -a h", &a, &out, &err);
+	ok(r == 0 && cfg.allow_fragments && proto_pre == 0, "opts: --allow-fragments; no PTP header without --ptp-probe",
+	   "r=%d err='%s'", r, err);
+	free(out);
+	free(err);
+	proto_pre = 0;
+	reset_globals();
+}
+
+/* Hardware mode: the kernel stamps go into the csv log and come back through --analyze. */
+static void test_klog(void)
+{
+	const uint64_t B = 1700000000000000000ULL;
+	struct txn x;
+	struct alog L;
+	uint8_t *mem;
+	char path[128], *err = NULL, *text;
+	int r, st;
+	bool hw = false;
+
+	reset_globals();
+	cfg.iface = "eth0";
+	ts.hw = true;
+	side_set(true);
+	mem = calloc(10, log_rec_size(true));
+	memset(&S, 0, sizeof(S));
+	log_init(&S.log, mem, 10);
+	log_kernel_stamps();
+	ok(side.nstamps == 10 && S.log.nstamps == 10 && S.log.rec_size == 8 + 80 + 4,
+	   "klog: hardware -> 10 stamps per emit record, T1_K and T4_K included", "n=%d rec=%u", side.nstamps, S.log.rec_size);
+	memset(&x, 0, sizeof(x));
+	x.seq = 3;
+	x.st = TF_USED | TF_SENT | TF_RECEIVED;
+	x.t[T1SW] = B;
+	x.t[T1K] = B + 300;
+	x.t[T1W] = B + 1000;
+	x.t[T2W] = B + 20000;
+	x.t[T3W] = B + 23000;
+	x.t[T4W] = B + 40000;
+	x.t[T4K] = B + 41000;
+	x.t[T4SW] = B + 43000;
+	log_push(&x);
+	log_get(&S.log, 0, &x, &st);
+	ok(x.t[T1K] == B + 300 && x.t[T4K] == B + 41000, "klog: the ring keeps T1_K and T4_K", "t1k=%" PRIu64, x.t[T1K]);
+	tmp_path(path, sizeof(path), "klog.csv");
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	ok(r == 0 && text && strstr(text, "seq,status,t1_sw,t1_k,t1_hw,t2_ksw,t2_sw,t3_sw,t3_ksw,t4_hw,t4_k,t4_sw,"),
+	   "klog: csv columns t1_sw,t1_k,t1_hw,...,t4_k,t4_sw", "r=%d '%.200s'", r, text ? text : "");
+	free(text);
+	ok(alog_stamp("T1_K", 4, &hw) == T1K && alog_stamp("t4_k", 4, &hw) == T4K && alog_stamp("T1_X", 4, &hw) == -1,
+	   "klog: --analyze knows T<n>_K columns", "failed");
+	memset(&L, 0, sizeof(L));
+	r = read_log(path, &L, &err);
+	ok(r == 0 && L.n == 1 && L.row[0].t[T1K] == B + 300 && L.row[0].t[T4K] == B + 41000 && L.hw,
+	   "klog: read back with the kernel stamps, as hardware", "r=%d n=%" PRIu64 " err='%s'", r, L.n,
+	   err ? err : "");
+	{
+		int64_t v = 0;
+
+		ok(metric_value(M_CLI_TX_NIC, L.row[0].t, &v) && v == 700, "klog: --analyze has the driver+NIC segment (700 ns)",
+		   "v=%" PRId64, v);
+	}
+	free(err);
+	alog_free(&L);
+	unlink(path);
+	free(mem);
+	memset(&S, 0, sizeof(S));
+	reset_globals();
+}
+
+/* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
+static void test_tsconfig(void)
+{
+	uint8_t buf[256] __attribute__((aligned(4)));
+	struct nlmsghdr nh = { .nlmsg_type = 30 };
+	struct genlmsghdr gh = { .cmd = 47, .version = 1 };
+	struct nlmsgerr e;
+	uint8_t nest[64] __attribute__((aligned(4)));
+	uint32_t idx = 5, qual = 1;
+	size_t n, nl;
+	int r;
+
+	/* reply: header nest (ignored), provider nest { index 5, qualifier approx } */
+	memset(buf, 0, sizeof(buf));
+	n = NLMSG_HDRLEN;
+	memcpy(buf + n, &gh, sizeof(gh));
+	n += GENL_HDRLEN;
+	n = nla_put(buf, n, ETNL_A_TSCONFIG_HEADER | NLA_F_NESTED, NULL, 0);
+	nl = nla_put(nest, 0, ETNL_A_PROVIDER_INDEX, &idx, 4);
+	nl = nla_put(nest, nl, ETNL_A_PROVIDER_QUALIFIER, &qual, 4);
+	n = nla_put(buf, n, ETNL_A_TSCONFIG_PROVIDER | NLA_F_NESTED, nest, nl);
+	nh.nlmsg_len = (uint32_t)n;
+	memcpy(buf, &nh, sizeof(nh));
+	memset(&ts_prov, 0, sizeof(ts_prov));
+	r = tsconfig_parse(buf, n);
+	ok(r == 0 && ts_prov.known && ts_prov.phc_index == 5 && ts_prov.qualifier == 1,
+	   "tsconfig: provider nest -> PHC 5, approximate", "r=%d known=%d idx=%d q=%u", r, ts_prov.known, ts_prov.phc_index,
+	   ts_prov.qualifier);
+	/* an attribute whose length runs past the message is not read */
+	buf[NLMSG_HDRLEN + GENL_HDRLEN + NLA_HDRLEN] = 0xff;
+	memset(&ts_prov, 0, sizeof(ts_prov));
+	buf[NLMSG_HDRLEN + GENL_HDRLEN] = 0xf0;
+	r = tsconfig_parse(buf, n);
+	ok(r == -ENODATA && !ts_prov.known, "tsconfig: a bad attribute length -> nothing read", "r=%d", r);
+	/* the kernel said no */
+	memset(buf, 0, sizeof(buf));
+	nh.nlmsg_type = NLMSG_ERROR;
+	nh.nlmsg_len = NLMSG_LENGTH(sizeof(e));
+	memset(&e, 0, sizeof(e));
+	e.error = -EOPNOTSUPP;
+	memcpy(buf, &nh, sizeof(nh));
+	memcpy(buf + NLMSG_HDRLEN, &e, sizeof(e));
+	ok(tsconfig_parse(buf, nh.nlmsg_len) == -EOPNOTSUPP, "tsconfig: NLMSG_ERROR -> its errno", "failed");
+	ok(tsconfig_parse(buf, 8) == -EBADMSG, "tsconfig: a truncated message -> -EBADMSG", "failed");
+	/* the real kernel, on lo (no hardware stamps): an answer, never a hang */
+	ts_provider_get("lo");
+	ok(!ts_prov.known && ts_prov.err < 0, "tsconfig: lo has no provider; the kernel says why", "err=%d (%s)", ts_prov.err,
+	   strerror(-ts_prov.err));
+	printf("# tsconfig on lo: %s\n", strerror(-ts_prov.err));
+	memset(&ts_prov, 0, sizeof(ts_prov));
+}
+
 /* ------------------------------------------------------------------ pmc */
 
 /*
@@ -3108,7 +3716,7 @@ static void test_pmc_flow(void)
 	{
 		char *txt = read_file(path);
 
-		ok(r == 0 && txt && strstr(txt, ",rtt_ns,response_ns,network_ns,pmc_cycles,pmc_instructions,pmc_cache_misses,pmc_dtlb_misses\n") &&
+		ok(r == 0 && txt && strstr(txt, ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns,pmc_cycles,pmc_instructions,pmc_cache_misses,pmc_dtlb_misses\n") &&
 		   strstr(txt, ",100,200,300,400\n") && strstr(txt, ",200,400,600,800\n") && strstr(txt, ",lost,") &&
 		   strstr(txt, ",,,,\n"), "pmc flow: csv has the counter columns; lost rows leave them empty", "%s", txt ? txt : "(none)");
 		free(txt);
@@ -3470,6 +4078,12 @@ int main(void)
 	test_proto();
 	test_cmsg();
 	test_hw();
+	test_hwpath();
+	test_phc();
+	test_swhw();
+	test_ptp();
+	test_klog();
+	test_tsconfig();
 	test_hist();
 	test_fit();
 	test_log();
