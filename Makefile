@@ -6,6 +6,7 @@ LDLIBS = -lm -lpthread
 PREFIX ?= /usr/local
 DESTDIR ?=
 SAN_CC ?= clang
+GSAN_CC ?= gcc
 SAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 60
 
@@ -19,23 +20,38 @@ tests/unit: tests/unit.c rant.c
 
 # sanitizer builds of the tool and the unit tests (ASan + UBSan)
 rant-san: rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -o $@ rant.c $(LDLIBS)
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ rant.c $(LDLIBS)
 
 tests/unit-san: tests/unit.c rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -o $@ tests/unit.c $(LDLIBS)
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/unit.c $(LDLIBS)
+
+# the same with gcc's sanitizers (gcc before 14 has no __has_feature)
+rant-gsan: rant.c
+	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ rant.c $(LDLIBS)
+
+tests/unit-gsan: tests/unit.c rant.c
+	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/unit.c $(LDLIBS)
 
 # -Werror on the real compile (warnings that need -O2 included), then all tests
 werror: rant.c
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null rant.c
 
+# and with clang, the other compiler users build it with
+werror-clang: rant.c tests/unit.c
+	clang $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null rant.c
+	clang $(CFLAGS) $(EXTRA_CFLAGS) -Werror -c -o /dev/null tests/unit.c
+
 tests/plot-gen: tests/plot-gen.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
 
-check: werror rant tests/unit tests/plot-gen
+check: werror werror-clang rant tests/unit tests/plot-gen
 	tests/run.sh
 
 check-sanitize: rant-san tests/unit-san tests/plot-gen
 	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+
+check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen
+	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
 valgrind: tests/unit
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite tests/unit
@@ -73,8 +89,8 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san tests/unit tests/unit-san tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench
+	rm -f rant rant-san rant-gsan tests/bench-tag tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
-.PHONY: all check check-sanitize werror valgrind fuzz demo bench soak install clean
+.PHONY: all check check-sanitize check-sanitize-gcc werror werror-clang valgrind fuzz demo bench soak install clean

@@ -59,6 +59,22 @@
 #include <linux/sockios.h>
 #include <sys/syscall.h>
 
+/*
+ * Built with AddressSanitizer?  gcc says so with __SANITIZE_ADDRESS__, clang
+ * with __has_feature, which gcc only knows from version 14: the test must be
+ * split so that gcc never has to parse __has_feature(...) in an #if.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RANT_ASAN	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RANT_ASAN	1
+#endif
+#endif
+#ifndef RANT_ASAN
+#define RANT_ASAN	0
+#endif
+
 /* ------------------------------------------------------------ constants */
 
 #define RANT_VERSION	"1.0.0"
@@ -189,8 +205,8 @@ static const char *const pct_key[] = {
 #define NPCT	7
 
 /* Transaction status in logs. */
-enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, NSTATUS };
-static const char *const status_name[NSTATUS] = { "ok", "lost", "late", "warmup" };
+enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, ST_STEPPED, NSTATUS };
+static const char *const status_name[NSTATUS] = { "ok", "lost", "late", "warmup", "stepped" };
 
 /* ---------------------------------------------------------------- types */
 
@@ -233,6 +249,8 @@ struct txn {
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint16_t st;
 	uint32_t counted;	/* metrics already added to the statistics */
+	uint64_t mono;		/* CLOCK_MONOTONIC read at the pong (emit) / ping (reflect): clock-step check */
+	uint8_t clk;		/* CLK_STEPPED: a CLOCK_REALTIME step made its stamps inconsistent */
 	uint64_t pmc[PMC_MAX];	/* -M: counts at the start, then this transaction's deltas */
 };
 
@@ -2264,6 +2282,114 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
 
+/*
+ * CLOCK_REALTIME steps.  Kernel software stamps and app stamps are
+ * CLOCK_REALTIME, which NTP or an admin may step; CLOCK_MONOTONIC is never
+ * stepped, and both are slewed alike (Documentation/timers/timekeeping.rst),
+ * so REALTIME - MONOTONIC is constant between steps.  Each transaction's
+ * REALTIME stamps must fall, on the MONOTONIC scale, between the monotonic
+ * reads the loop already makes around it (emit: the send and the pong;
+ * reflect: T2 before, T3 after its one read).  A stamp outside means a step
+ * larger than the round trip: the transaction is marked "stepped", left out
+ * of the statistics, counted, and the report warns.  A step smaller than the
+ * round trip is indistinguishable from latency; if it makes a latency
+ * negative, that transaction is marked too, never averaged in.
+ */
+#define CLK_STEPPED	1
+#define CLK_TOL_NS	100000	/* error of the base estimate, and scheduling between reads */
+
+static uint64_t (*clk_read)(clockid_t) = now_ns;	/* the unit tests step a fake clock */
+
+static struct {
+	int64_t base;		/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	bool have;
+	uint64_t steps, stepped;	/* steps seen, transactions marked (this session) */
+	int64_t last;		/* the last step, ns */
+} clk;
+
+/* REALTIME - MONOTONIC, from the tightest of three paired reads. */
+static int64_t clk_offset(void)
+{
+	int64_t best = 0;
+	uint64_t spread = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint64_t r1 = clk_read(CLOCK_REALTIME), m = clk_read(CLOCK_MONOTONIC), r2 = clk_read(CLOCK_REALTIME);
+
+		if (r2 - r1 < spread) {
+			spread = r2 - r1;
+			best = (int64_t)(r1 + (r2 - r1) / 2 - m);
+		}
+	}
+	return best;
+}
+
+static void clk_start(void)
+{
+	clk.base = clk_offset();
+	clk.have = true;
+	clk.steps = clk.stepped = 0;
+	clk.last = 0;
+}
+
+static void clk_mark(struct txn *x)
+{
+	if (!(x->clk & CLK_STEPPED)) {
+		x->clk |= CLK_STEPPED;
+		clk.stepped++;
+	}
+}
+
+/* Is realtime stamp v (0 = unknown) within [lo, hi] on the monotonic scale (0 = no bound)? */
+static bool clk_in(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	int64_t m;
+
+	if (!v) {
+		return true;
+	}
+	m = (int64_t)v - clk.base;
+	return (!lo || m >= (int64_t)lo - CLK_TOL_NS) && (!hi || m <= (int64_t)hi + CLK_TOL_NS);
+}
+
+/* Check a received transaction's CLOCK_REALTIME stamps; re-base on a step. */
+static void clk_check(struct txn *x)
+{
+	uint64_t lo, hi;
+	bool ok, wire = !ts.hw;	/* NIC stamps are on the PHC, not CLOCK_REALTIME */
+
+	if (!clk.have || !x->mono || (x->clk & CLK_STEPPED)) {
+		return;
+	}
+	if (side.emit) {
+		lo = x->deadline - cfg.timeout_ns;	/* read before the send */
+		hi = x->mono;				/* read after the pong */
+		ok = clk_in(x->t[T1SW], lo, hi) && clk_in(x->t[T4SW], lo, hi) &&
+		     (!wire || (clk_in(x->t[T1W], lo, hi) && clk_in(x->t[T4W], lo, hi)));
+	} else {
+		hi = lo = x->mono;	/* after T2, before T3 */
+		ok = clk_in(x->t[T2SW], 0, hi) && clk_in(x->t[T3SW], lo, 0) &&
+		     (!wire || (clk_in(x->t[T2W], 0, hi) && clk_in(x->t[T3W], lo, 0)));
+	}
+	if (!ok) {
+		int64_t now = clk_offset();
+
+		if (llabs(now - clk.base) > CLK_TOL_NS) {
+			clk.steps++;
+			clk.last = now - clk.base;
+			clk.base = now;
+		}
+		clk_mark(x);
+	}
+}
+
+/* Latencies between two stamps of one clock can never be negative. */
+static bool metric_one_clock(int m)
+{
+	return m == M_RTT || m == M_RESPONSE || m == M_APP_RTT || m == M_SRV_PROC;
+}
+
 static void live_add(int64_t v)
 {
 	uint64_t u = v < 0 ? 0 : (uint64_t)v;
@@ -2311,11 +2437,16 @@ static void txn_account(struct txn *x)
 	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
 		return;
 	}
-	for (i = 0; i < side.nmetrics; i++) {
+	clk_check(x);
+	for (i = 0; i < side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
 		int m = side.metrics[i];
 
 		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
 			continue;
+		}
+		if (v < 0 && metric_one_clock(m)) {
+			clk_mark(x);	/* only a stepped clock goes backwards */
+			break;
 		}
 		x->counted |= 1u << m;
 		hist_add(&S.h[m], v, x->seq);
@@ -2326,6 +2457,9 @@ static void txn_account(struct txn *x)
 				breach(x, v);
 			}
 		}
+	}
+	if (x->clk & CLK_STEPPED) {
+		return;
 	}
 	if (side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
 		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
@@ -2359,6 +2493,9 @@ static int txn_status(const struct txn *x)
 	}
 	if (!(x->st & TF_RECEIVED)) {
 		return ST_LOST;
+	}
+	if (x->clk & CLK_STEPPED) {
+		return ST_STEPPED;
 	}
 	return x->st & TF_WARMUP ? ST_WARMUP : ST_OK;
 }
@@ -2981,6 +3118,79 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Checked output, for every file rant writes (report, JSON, log, plot): a
+ * failed or short write is reported in one line that names the file and the
+ * error ("rant: --log: writing run.log failed: No space left on device"),
+ * and the caller turns it into exit 1.  out_write() writes a whole buffer to
+ * a descriptor; out_finish() ends a stdio stream.  what is "OPT: writing FILE".
+ */
+static int out_write(const char *what, int fd, const void *buf, size_t len)
+{
+	int r = write_all(fd, buf, len);
+
+	if (r < 0) {
+		warnx_("%s failed: %s", what, strerror(-r));
+	}
+	return r;
+}
+
+/* Flush (and close) f: 0, or -errno after saying which file failed. */
+static int out_finish(const char *what, FILE *f, bool close_it)
+{
+	int err = 0;
+
+	/*
+	 * glibc's fflush repeats a failed write while data is buffered, so
+	 * errno names the cause; if the buffer went with an earlier failure,
+	 * errno still holds it (callers clear errno before writing).
+	 */
+	if (fflush(f) == EOF) {
+		err = errno;
+	}
+	if (ferror(f) && !err) {
+		err = errno ? errno : EIO;
+	}
+	if (close_it && fclose(f) == EOF && !err) {
+		err = errno;
+	}
+	if (err) {
+		warnx_("%s failed: %s", what, strerror(err));
+	}
+	return -err;
+}
+
+/* What the last log_write put in the file, for the report's "Log:" line. */
+static struct {
+	uint64_t rows, skipped;	/* rows written; warm-up records a text log leaves out */
+	int err;		/* -errno of a failed write, 0 */
+	bool done;
+} log_out;
+
+/*
+ * The command line in the csv header comment: paths may hold newlines,
+ * commas or any byte, and a newline would end the comment and break the
+ * log for --analyze.  Backslash, control bytes, DEL, commas and bytes above
+ * 0x7e are written as \xHH; the header stays one ASCII line.
+ */
+static const char *log_escape(const char *s)
+{
+	static char out[sizeof(cfg.cmdline) * 4 + 1];
+	char *p = out;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c > 0x7e || c == '\\' || c == ',') {
+			p += sprintf(p, "\\x%02x", c);
+		} else {
+			*p++ = (char)c;
+		}
+	}
+	*p = 0;
+	return out;
+}
+
 static char *log_header(char *p, bool csv, const int *cols, int ncols)
 {
 	char name[16];
@@ -2993,7 +3203,7 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 			     RANT_VERSION, side.emit ? "emit" : "reflect", ts.hw ? "hardware" : "software",
 			     (side.emit ? S.srv_hw : ts.hw) ? "hardware" : "software",
 			     cfg.sw_stamps ? "on" : "off", S.id, S.log.n, S.log.dropped,
-			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "", cfg.cmdline);
+			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "", log_escape(cfg.cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
 			char *q = p + 1;
@@ -3067,7 +3277,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 		p = fmt_stamp(p, x->t[cols[i]], '-');
 	}
 	*p++ = ' ';
-	if (status == ST_LOST || status == ST_LATE) {
+	if (status == ST_LOST || status == ST_LATE || status == ST_STEPPED) {
 		p = fmt_str(p, status_name[status]);
 	} else {
 		p = log_value(p, side.primary, x->t, "-");
@@ -3097,22 +3307,39 @@ static int log_write(int fd, enum log_format fmt)
 	struct txn x;
 	uint64_t i;
 
+	uint64_t pending = 0;
+	char what[PATH_MAX + 16];
+
+	snprintf(what, sizeof(what), "--log: writing %s", cfg.log ? cfg.log : "");
+	memset(&log_out, 0, sizeof(log_out));
+	log_out.done = true;
 	p = log_header(buf, csv, cols, ncols);
 	for (i = 0; i < S.log.n; i++) {
 		log_get(&S.log, i, &x, &status);
 		if (!csv && status == ST_WARMUP) {
+			log_out.skipped++;
 			continue;
 		}
 		p = log_row(p, csv, cols, ncols, &x, status);
+		pending++;
 		if ((size_t)(p - buf) > bufsz - 1024) {
-			r = write_all(fd, buf, (size_t)(p - buf));
+			r = out_write(what, fd, buf, (size_t)(p - buf));
 			if (r < 0) {
+				log_out.err = r;
 				return r;
 			}
+			log_out.rows += pending;
+			pending = 0;
 			p = buf;
 		}
 	}
-	return write_all(fd, buf, (size_t)(p - buf));
+	r = out_write(what, fd, buf, (size_t)(p - buf));
+	if (r < 0) {
+		log_out.err = r;
+		return r;
+	}
+	log_out.rows += pending;
+	return 0;
 }
 
 /*
@@ -3125,10 +3352,20 @@ static int log_write(int fd, enum log_format fmt)
 static int out_open(const char *opt, const char *path, bool *created)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat sb;
 
 	*created = fd >= 0;
 	if (fd < 0 && errno == EEXIST) {
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO swapped in after out_check must not block the open */
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+			warnx_("%s: '%s' is not a regular file; rant writes only regular files", opt, path);
+			close(fd);
+			return -1;
+		}
+		if (fd >= 0) {
+			fcntl(fd, F_SETFL, 0);
+		}
 	}
 	if (fd < 0) {
 		if (errno == ELOOP) {
@@ -3152,6 +3389,13 @@ static int out_truncate(const char *opt, const char *path, int fd)
 	return 0;
 }
 
+/* What a non-regular file is, for the message that refuses it. */
+static const char *out_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+	       S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a regular file";
+}
+
 /* Can we create/write path?  Checked without creating or truncating it. */
 static int out_check(const char *opt, const char *path)
 {
@@ -3170,6 +3414,11 @@ static int out_check(const char *opt, const char *path)
 		}
 		if (S_ISDIR(sb.st_mode)) {
 			warnx_("%s: '%s' is a directory", opt, path);
+			return -1;
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			warnx_("%s: '%s' is %s, not a regular file; rant writes only regular files (a FIFO or device could block or swallow the output)",
+			       opt, path, out_kind(sb.st_mode));
 			return -1;
 		}
 		if (access(path, W_OK) < 0) {
@@ -3529,11 +3778,9 @@ static void memory_lock(void)
 	volatile char stack[256 * 1024];
 
 	memset((char *)stack, 0, sizeof(stack));
-#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#if RANT_ASAN
 	/* ASan reserves terabytes of shadow memory: locking it all would never end */
 	return;
-#endif
 #endif
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
 		warnx_("warning: mlockall: %s; page faults may show up as latency (run as root or raise RLIMIT_MEMLOCK)",
@@ -3980,6 +4227,9 @@ static bool answered_get(uint64_t seq)
 }
 
 #define KEY_NONE	UINT64_MAX
+
+/* After -d: what the end of the run may take before the report (README: 200 ms). */
+#define FINISH_NS	(170 * 1000000ULL)
 
 /* ------------------------------------------------------ classes, sizes */
 
@@ -4854,8 +5104,11 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		S.c.duplicate++;
 		return;
 	}
-	if (!(x->st & TF_LOST) && mono_ns() > x->deadline) {
-		emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
+	if (!(x->st & TF_LOST)) {
+		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
+		if (x->mono > x->deadline) {
+			emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
+		}
 	}
 	answered_set(m.seq, true);
 	if (x->st & TF_LOST) {
@@ -5151,6 +5404,13 @@ static void emit_finish(void)
 {
 	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
 	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
+	/*
+	 * With -d nothing the reflector does (vanish, stall, answer late) may
+	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
+	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
+	 */
+	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
+	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 	int round;
 
 	if (E.busy) {
@@ -5162,11 +5422,11 @@ static void emit_finish(void)
 		if (!dl) {
 			break;
 		}
-		if (cut && dl > grace_end) {
-			dl = grace_end;
+		if (dl > cutoff) {
+			dl = cutoff;
 		}
 		if (now >= dl) {
-			if (cut && now >= grace_end) {
+			if (now >= cutoff) {
 				uint64_t s;
 
 				for (s = E.oldest; s < E.next_seq; s++) {
@@ -5186,7 +5446,7 @@ static void emit_finish(void)
 		}
 	}
 	t0 = mono_ns();
-	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL) {
+	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
 		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
 			emit_drain();
 		}
@@ -5203,7 +5463,7 @@ static void emit_finish(void)
 		int tries;
 
 		E.fin_acked = false;
-		for (tries = 0; tries < 3 && !E.fin_acked; tries++) {
+		for (tries = 0; tries < 3 && !E.fin_acked && mono_ns() < hard; tries++) {
 			proto_encode(E.tx, &m);
 			tag_put(E.tx, cfg.size);
 			E.fin_sent = true;
@@ -5211,6 +5471,9 @@ static void emit_finish(void)
 				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
 			}
 			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
+			if (limit > hard) {
+				limit = hard;
+			}
 			while (!E.fin_acked && mono_ns() < limit) {
 				if (emit_wait_until(limit, true) < 0) {
 					break;
@@ -5253,6 +5516,7 @@ static int emit_run(void)
 	set_rcvtimeo(E.rcvtimeo);
 	S.start_mono = mono_ns();
 	S.first_real = real_ns();
+	clk_start();
 	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) * (uint64_t)K.nsz : 0;
 	K.phase_ns = (uint64_t)(cfg.duration_s * 1e9);
 	next = S.start_mono;
@@ -5321,6 +5585,7 @@ static struct {
 		struct in_pktinfo v4;
 		struct in6_pktinfo v6;
 	} pi;
+	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
 } R;
 
 #define SEEN_BITS	4096
@@ -5597,6 +5862,7 @@ static void reflect_drain(void)
 
 static void session_report(FILE *f, bool final);
 static void json_report(FILE *f, int exit_code);
+static const char *json_what(void);
 static int plot_run(void);
 
 /* Retire the reflector's window (slots keyed by TX key) in send order. */
@@ -5628,6 +5894,8 @@ static void reflect_start(uint32_t id)
 	R.active = true;
 	R.key0 = ts.next_key;
 	R.ahead = 0;
+	R.measuring = false;
+	clk_start();
 	for (i = 0; i < PE_NERR; i++) {
 		S.c.invalid_why[i] = R.carry_invalid[i];
 		S.c.invalid += R.carry_invalid[i];
@@ -5662,15 +5930,22 @@ static void reflect_end(int reason)
 		exit_code = EXIT_BREACH;
 	}
 	if (R.log_fd >= 0 && (r = log_write(R.log_fd, cfg.log_format)) < 0) {
-		warnx_("--log: writing %s failed: %s", cfg.log, strerror(-r));
+		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
+	}
+	errno = 0;
+	session_report(out, true);
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		exit_code = EXIT_RUNTIME;
 	}
-	session_report(out, true);
 	if (plot_run() < 0) {
 		exit_code = EXIT_RUNTIME;
 	}
 	if (R.json) {
+		errno = 0;
 		json_report(R.json, exit_code);
+		if (out_finish(json_what(), R.json, false) < 0) {
+			exit_code = EXIT_RUNTIME;
+		}
 	}
 	if (exit_code > R.exit_code) {
 		R.exit_code = exit_code;
@@ -5828,6 +6103,9 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		S.c.warmup++;
 		S.c.warmup_local++;
 		local_warmup = true;
+	} else if (!R.measuring) {
+		R.measuring = true;	/* the session's first measured ping: its measurement starts */
+		trace_mark("RANT_TEST_START\n", 16);
 	}
 	/* the pong: same length as the ping, never larger */
 	p.session = m.session;
@@ -5871,6 +6149,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	x->t[T2SW] = p.t2sw;
 	x->t[T2K] = ts_rx_kernel;
 	x->t[T3SW] = p.t3sw;
+	x->mono = now;
 	pmc_delta(x->pmc, pmc_rx, pmc_tx);
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
 		((m.flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
@@ -5992,6 +6271,31 @@ static void report_prepare(void)
  * on RX) means the two clocks differ; a drifting app-vs-wire offset means
  * the NIC clock is not disciplined.  Each warning names the likely cause.
  */
+/* Steps of CLOCK_REALTIME and negative samples: never a silent number. */
+static int clock_step_warnings(char w[][256], int max)
+{
+	int i, n = 0;
+
+	if (clk.steps && n < max) {
+		snprintf(w[n++], 256, "CLOCK_REALTIME was stepped %" PRIu64 " time%s during the run (last by %+.6f s; NTP or a manual change): "
+			 "%" PRIu64 " transaction%s spanning a step %s left out of the statistics and marked 'stepped' in the log",
+			 clk.steps, clk.steps == 1 ? "" : "s", (double)clk.last / 1e9, clk.stepped,
+			 clk.stepped == 1 ? "" : "s", clk.stepped == 1 ? "is" : "are");
+	} else if (clk.stepped && n < max) {
+		snprintf(w[n++], 256, "%" PRIu64 " transaction%s had stamps that went backwards (a clock step): left out of the statistics and marked 'stepped' in the log",
+			 clk.stepped, clk.stepped == 1 ? "" : "s");
+	}
+	for (i = 0; i < side.nmetrics && n < max; i++) {
+		const struct hist *h = &S.h[side.metrics[i]];
+
+		if (h->n && h->min < 0) {
+			snprintf(w[n++], 256, "%s has negative samples (min %" PRId64 " ns): the clocks of its two stamps disagree",
+				 metric_def[side.metrics[i]].key, h->min);
+		}
+	}
+	return n;
+}
+
 static int clock_warnings(char w[][256], int max)
 {
 	static const char *const what_emit[2] = { "T1-T1_SW (client send)", "T4_SW-T4 (client receive)" };
@@ -6025,7 +6329,7 @@ static int clock_warnings(char w[][256], int max)
 			snprintf(w[n++], 256, "app-vs-wire offset %s drifts %+.2f ppm: %s", what, ppm, cause);
 		}
 	}
-	return n;
+	return n + clock_step_warnings(w + n, max - n);
 }
 
 static const char *tsrc(bool hw)
@@ -6495,11 +6799,18 @@ static void session_report(FILE *f, bool final)
 	if (cfg.mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
-	if (S.log.cap) {
-		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")", S.log.n,
-			S.log.dropped, S.log.cap);
+	if (S.log.cap && log_out.err) {
+		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
+			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
+	} else if (S.log.cap) {
+		/* what the file holds: a text log leaves warm-up records out */
+		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
+			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.cap);
 		if (cfg.log_threshold_ns >= 0) {
 			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
+		}
+		if (log_out.skipped) {
+			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
 		}
 		fputc('\n', f);
 	}
@@ -6549,17 +6860,67 @@ static void session_report(FILE *f, bool final)
 
 /* ----------------------------------------------------------------- json */
 
+/*
+ * Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), 0 if the byte at s does
+ * not start one.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) {
+			return 0;	/* also stops at the terminating NUL */
+		}
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff)) {
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * A JSON string.  Paths and interface names are bytes, not text: a byte
+ * that is not part of valid UTF-8 is written as \u00XX (the code point of
+ * the same value, as Latin-1 would read it), so the JSON stays valid and
+ * the byte can be recovered.  Control characters are escaped too.
+ */
 static void json_str(FILE *f, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
+
 	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\') {
-			fprintf(f, "\\%c", *s);
-		} else if ((unsigned char)*s < 0x20) {
-			fprintf(f, "\\u%04x", *s);
+	while (u && *u) {
+		size_t n = utf8_len(u);
+
+		if (*u == '"' || *u == '\\') {
+			fprintf(f, "\\%c", *u);
+		} else if (*u < 0x20 || *u == 0x7f || !n) {
+			fprintf(f, "\\u%04x", *u);
 		} else {
-			fputc(*s, f);
+			fwrite(u, 1, n, f);
+			u += n;
+			continue;
 		}
+		u++;
 	}
 	fputc('"', f);
 }
@@ -6643,7 +7004,7 @@ static void json_hw(FILE *f)
 
 static void json_report(FILE *f, int exit_code)
 {
-	uint64_t out_lost, back_lost;
+	uint64_t out_lost = 0, back_lost = 0;
 	char w[4][256], lab[16];
 	double ppm = 0, span = 0;
 	bool drift;
@@ -6733,6 +7094,7 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fputs("null", f);
 	}
+	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps, clk.stepped);
 	fprintf(f, ", \"warnings\": [");
 	nw = clock_warnings(w, 4);
 	for (i = 0; i < nw; i++) {
@@ -6744,7 +7106,9 @@ static void json_report(FILE *f, int exit_code)
 		fprintf(f, "{\"file\": ");
 		json_str(f, cfg.log);
 		fprintf(f, ", \"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"filtered\": %" PRIu64
-			", \"bytes_per_record\": %u}", S.log.n, S.log.dropped, S.log.filtered, S.log.rec_size);
+			", \"bytes_per_record\": %u, \"warmup_not_written\": %" PRIu64 ", \"complete\": %s}",
+			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.filtered, S.log.rec_size,
+			log_out.skipped, log_out.err ? "false" : "true");
 	} else {
 		fputs("null", f);
 	}
@@ -7880,6 +8244,7 @@ struct alog {
 	struct txn *row;
 	uint8_t *status;
 	uint32_t *cls, *size;	/* CLASS and SIZE columns (class and size lists), else NULL */
+	uint8_t *dup;		/* rows whose SEQ came before (alog_dups) */
 };
 
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok, size_t toklen)
@@ -8205,6 +8570,10 @@ static int alog_parse(struct alog *L, char *p, char *end)
 					st = ST_LATE;
 					continue;
 				}
+				if (!L->csv && len[i] == 7 && !strncmp(f[i], "stepped", 7)) {
+					st = ST_STEPPED;
+					continue;
+				}
 				known = metric_value(valm[i], x->t, &want);
 				if ((len[i] == 0 || (len[i] == 1 && f[i][0] == '-')) && (!known || st != ST_OK)) {
 					continue;
@@ -8236,12 +8605,19 @@ static int alog_read(const char *path, struct alog *L)
 
 	memset(L, 0, sizeof(*L));
 	L->path = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		warnx_("--analyze: cannot read '%s': %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 		}
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		warnx_("--analyze: '%s' is %s, not a regular file (a log is read whole; a FIFO or device could block or never end)",
+		       path, out_kind(sb.st_mode));
+		close(fd);
 		return -1;
 	}
 	data = sb.st_size ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
@@ -8253,6 +8629,52 @@ static int alog_read(const char *path, struct alog *L)
 	r = alog_parse(L, data, data + sb.st_size);
 	munmap(data, (size_t)sb.st_size);
 	return r;
+}
+
+/* SEQ and row of each record, to find repeated SEQs. */
+struct seq_idx {
+	uint64_t seq, idx;
+};
+
+static int cmp_seq_idx(const void *a, const void *b)
+{
+	const struct seq_idx *x = a, *y = b;
+
+	if (x->seq != y->seq) {
+		return (x->seq > y->seq) - (x->seq < y->seq);
+	}
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/*
+ * Mark every row whose SEQ an earlier row of the log already has: counted
+ * once, so that a repeated SEQ can never make the counts wrap.  0 or -1.
+ */
+static int alog_dups(struct alog *L)
+{
+	struct seq_idx *v;
+	uint64_t i;
+
+	if (L->n < 2) {
+		return 0;
+	}
+	v = malloc(L->n * sizeof(*v));
+	L->dup = calloc(L->n, 1);
+	if (!v || !L->dup) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < L->n; i++) {
+		v[i] = (struct seq_idx){ L->row[i].seq, i };
+	}
+	qsort(v, L->n, sizeof(*v), cmp_seq_idx);
+	for (i = 1; i < L->n; i++) {
+		if (v[i].seq == v[i - 1].seq) {
+			L->dup[v[i].idx] = 1;
+		}
+	}
+	free(v);
+	return 0;
 }
 
 static int cmp_seq(const void *a, const void *b)
@@ -8268,6 +8690,9 @@ static uint64_t alog_join(struct alog *e, struct alog *r)
 	uint64_t i, joined = 0, mism = 0;
 	static const int ss[] = { T2W, T2SW, T3SW, T3W };
 
+	if (!r->n || !e->n) {
+		return 0;	/* qsort and bsearch take no NULL, even for no rows */
+	}
 	qsort(r->row, r->n, sizeof(*r->row), cmp_seq);
 	for (i = 0; i < e->n; i++) {
 		struct txn key = { .seq = e->row[i].seq }, *m = bsearch(&key, r->row, r->n, sizeof(*r->row), cmp_seq);
@@ -8394,6 +8819,21 @@ static void cls_analyze_row(const struct alog *L, uint64_t i, int st)
 	}
 }
 
+/* Does any row hold this side's own app stamps? */
+static bool alog_any_sw(const struct alog *L)
+{
+	uint64_t i;
+
+	for (i = 0; i < L->n; i++) {
+		const uint64_t *t = L->row[i].t;
+
+		if (L->emit ? (t[T1SW] || t[T4SW]) : (t[T2SW] || t[T3SW])) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -8406,6 +8846,7 @@ static int analyze_main(void)
 		free(L[k].status);
 		free(L[k].cls);
 		free(L[k].size);
+		free(L[k].dup);
 	}
 	for (k = 0; k < NMETRIC; k++) {
 		free(S.h[k].bucket);
@@ -8467,7 +8908,8 @@ static int analyze_run(struct alog *L, int nlogs)
 	ts.hw = L[0].hw;
 	S.srv_hw = L[0].srv_hw;
 	S.srv_hw_known = side.emit;
-	cfg.sw_stamps = L[0].sw;
+	/* csv logs have app-stamp columns either way: were they filled (-s)? */
+	cfg.sw_stamps = L[0].sw && alog_any_sw(&L[0]);
 	nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
 	for (k = 0; k < side.nmetrics; k++) {
 		int m = side.metrics[k];
@@ -8484,18 +8926,33 @@ static int analyze_run(struct alog *L, int nlogs)
 	if (!S.breach || cls_analyze_setup(&L[0]) < 0) {
 		return EXIT_RUNTIME;
 	}
+	if (alog_dups(&L[0]) < 0) {
+		warnx_("--analyze: out of memory");
+		return EXIT_RUNTIME;
+	}
 	{
-		uint64_t top = 0, distinct = 0;
+		uint64_t top = 0, low = UINT64_MAX, distinct = 0;
 
 		for (i = 0; i < L[0].n; i++) {
 			struct txn *x = &L[0].row[i];
 			int st = L[0].status[i];
 			uint64_t t0 = side.emit ? (x->t[T1SW] ? x->t[T1SW] : x->t[T1W]) : (x->t[T2W] ? x->t[T2W] : x->t[T2SW]);
 
+			if (L[0].dup && L[0].dup[i]) {
+				S.c.duplicate++;	/* a SEQ the log already had: counted once */
+				continue;
+			}
+			if (!side.emit && distinct && x->seq < top) {
+				S.c.late++;	/* answered after a later ping, as the reflector counts it */
+			}
+			low = x->seq < low ? x->seq : low;
 			x->st = TF_USED | TF_SENT;
 			S.c.sent++;
 			cls_analyze_row(&L[0], i, st);
-			if (st == ST_OK || st == ST_WARMUP) {
+			if (st == ST_STEPPED) {
+				clk_mark(x);	/* the live run saw its clock step: left out, as there */
+			}
+			if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
 				x->st |= TF_RECEIVED;
 				S.c.received++;
 				if (x->t[T2SW] && x->t[T3SW]) {
@@ -8526,7 +8983,8 @@ static int analyze_run(struct alog *L, int nlogs)
 			txn_retire(x);
 		}
 		if (!side.emit && distinct) {
-			S.c.lost = top + 1 - distinct;	/* reflect logs show gaps, not losses */
+			/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
+			S.c.lost = top + 1 - low - distinct;
 		}
 		for (k = 0; k < NSTAMP; k++) {
 			if (!(L[0].have & (1u << k))) {
@@ -8540,10 +8998,14 @@ static int analyze_run(struct alog *L, int nlogs)
 	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0], nlogs == 2 ? " + " : "",
 		nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect", nlogs == 2 ? " joined with reflect log" : "",
 		L[0].csv ? "csv" : "text", L[0].n);
+	errno = 0;
 	session_report(out, true);
 	print_top(out, &L[0], cfg.top);
 	if (S.c.breaches) {
 		code = EXIT_BREACH;
+	}
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
+		code = EXIT_RUNTIME;
 	}
 	if (PL.fd >= 0) {
 		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .what = "" };
@@ -8555,9 +9017,10 @@ static int analyze_run(struct alog *L, int nlogs)
 		}
 	}
 	if (js) {
+		errno = 0;
 		json_report(js, code);
-		if (js != stdout) {
-			fclose(js);
+		if (out_finish(json_what(), js, js != stdout) < 0) {
+			code = EXIT_RUNTIME;
 		}
 	}
 	return code;
@@ -9033,7 +9496,12 @@ static int opt_apply(int c, const char *a)
 		cfg.json = a;
 		return 0;
 	case O_ANALYZE:
-		cfg.analyze[0] = a;
+		/* a second --analyze is the second LOG, never a silent replacement */
+		if (cfg.analyze[1]) {
+			warnx_("--analyze: at most two logs (one emit and one reflect log of the same run)");
+			return -1;
+		}
+		cfg.analyze[cfg.analyze[0] ? 1 : 0] = a;
 		return 0;
 	case O_TOP:
 		return opt_u64(c, a, 1, 1000000, &u) < 0 ? -1 : (cfg.top = (unsigned)u, 0);
@@ -9277,7 +9745,7 @@ static int opt_parse(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		if (cfg.analyze[0] && optind + 1 == argc) {
+		if (cfg.analyze[0] && !cfg.analyze[1] && optind + 1 == argc) {
 			cfg.analyze[1] = argv[optind];
 		} else {
 			warnx_("unexpected argument '%s' (see rant --help)", argv[optind]);
@@ -9444,6 +9912,18 @@ static uint32_t random_id(void)
 	return id;
 }
 
+/* How a failed JSON write names its file. */
+static const char *json_what(void)
+{
+	static char what[PATH_MAX + 32];
+
+	if (!strcmp(cfg.json, "-")) {
+		return "--json: writing to stdout";
+	}
+	snprintf(what, sizeof(what), "--json: writing %s", cfg.json);
+	return what;
+}
+
 /*
  * Outputs last, so that nothing is created or truncated unless the run
  * starts; a file we created is removed again if the next one fails.
@@ -9603,15 +10083,12 @@ static int run_main(void)
 		R.log_fd = log_fd;
 		R.json = json;
 		__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
-		if (cfg.trace) {
-			trace_mark("RANT_TEST_START\n", 16);
-		}
 		r = reflect_run();
 		status_stop();
 		phc_end();
 		ts_restore(sock_fd);
-		if (json) {
-			fclose(json);
+		if (json && out_finish(json_what(), json, true) < 0 && R.exit_code < EXIT_RUNTIME) {
+			R.exit_code = EXIT_RUNTIME;
 		}
 		return r < 0 && R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : R.exit_code;
 	}
@@ -9632,24 +10109,61 @@ static int run_main(void)
 		code = EXIT_BREACH;
 	}
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg.log_format)) < 0) {
-		warnx_("--log: writing %s failed: %s", cfg.log, strerror(-r));
+		code = EXIT_RUNTIME;	/* log_write said which file and why */
+	}
+	errno = 0;
+	session_report(out, true);
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
-	session_report(out, true);
 	if (plot_run() < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (json) {
+		errno = 0;
 		json_report(json, code);
-		fclose(json);
+		if (out_finish(json_what(), json, true) < 0) {
+			code = EXIT_RUNTIME;
+		}
 	}
 	return code;
+}
+
+/*
+ * fds 0-2 must be open before rant opens anything: a socket that became fd
+ * 1 would carry the report to the reflector as datagrams.  A closed one is
+ * pointed at /dev/null (the user closed it: nothing wanted there).
+ */
+static int fds_own(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR);
+
+			if (n < 0) {
+				return -errno;
+			}
+			if (n != fd) {
+				return -EBADF;	/* open takes the lowest free fd: this one */
+			}
+		}
+	}
+	/* a closed pipe is a write error to report (exit 1), not a silent death */
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
 }
 
 #ifndef RANT_NO_MAIN
 int main(int argc, char **argv)
 {
-	int r = opt_parse(argc, argv);
+	int r;
+
+	if (fds_own() < 0) {
+		return EXIT_RUNTIME;
+	}
+	r = opt_parse(argc, argv);
 
 	if (r) {
 		return r < 0 ? EXIT_USAGE : EXIT_OK;

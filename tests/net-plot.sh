@@ -227,11 +227,22 @@ wait_for 5 not_running "$REFLECTOR_PID"
 # ------------------------------------------------------------ failed write
 
 reflector full --once -q
-emit full -q --count 200 --plot /dev/full --json "$WORK/full.json"
-expect_rc "--plot /dev/full" 1
-check "--plot /dev/full: one line naming the file and the error" \
-	test "$(grep -c 'plot' "$WORK/full.err")" = 1 -a -n "$(grep '^rant: --plot: writing /dev/full failed: No space left on device$' "$WORK/full.err")"
-expect_eq "--plot /dev/full: the JSON is still written, with exit_code 1" "$(json_get "$WORK/full.json" exit_code)" 1
+# a device is refused before anything is sent (outputs are regular files)
+emit fulldev -q --count 200 --plot /dev/full --json "$WORK/fulldev.json"
+expect_rc "--plot /dev/full (a device): refused" 2
+# a full disk, as a 16 KiB file-size limit (SIGXFSZ ignored: writes fail
+# with EFBIG): the SVG does not fit, the JSON does
+(
+	trap '' XFSZ
+	ulimit -f 16
+	emit full -q --count 200 --plot "$WORK/full.svg" --json "$WORK/full.json"
+	exit "$EMIT_RC"
+)
+EMIT_RC=$?
+expect_rc "--plot on a full disk" 1
+check "--plot on a full disk: one line naming the file and the error" \
+	test "$(grep -c 'plot' "$WORK/full.err")" = 1 -a -n "$(grep "^rant: --plot: writing $WORK/full.svg failed: File too large\$" "$WORK/full.err")"
+expect_eq "--plot on a full disk: the JSON is still written, with exit_code 1" "$(json_get "$WORK/full.json" exit_code)" 1
 wait_for 5 not_running "$REFLECTOR_PID"
 
 finish

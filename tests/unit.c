@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../rant.c"
 #pragma GCC diagnostic pop
+#include <sys/wait.h>
 
 /* ------------------------------------------------------------ framework */
 
@@ -3011,6 +3012,444 @@ static void test_classes(void)
 	test_classes_reflect();
 }
 
+/* -------------------------------------------------------------- outputs */
+
+/* Is s (n bytes) valid UTF-8 without raw control characters? */
+static bool json_text_ok(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s, *end = u + n;
+
+	while (u < end) {
+		size_t k;
+
+		if (*u < 0x20 || *u == 0x7f) {
+			return false;
+		}
+		k = utf8_len(u);
+		if (!k || u + k > end) {
+			return false;
+		}
+		u += k;
+	}
+	return true;
+}
+
+/* json_str(s) into a string (caller frees). */
+static char *json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_str(f, s);
+	fclose(f);
+	return buf;
+}
+
+/* A fake clock: CLOCK_MONOTONIC and CLOCK_REALTIME = MONOTONIC + fake_off. */
+static uint64_t fake_mono = 5000000000ULL;
+static int64_t fake_off = 1700000000000000000LL;
+
+static uint64_t fake_read(clockid_t c)
+{
+	fake_mono += 50;	/* time passes between reads */
+	return c == CLOCK_MONOTONIC ? fake_mono : (uint64_t)((int64_t)fake_mono + fake_off);
+}
+
+/* An emit transaction sent at monotonic tx, rtt ns long, stamped with the fake clock. */
+static void clk_txn(struct txn *x, uint64_t seq, uint64_t tx, uint64_t rtt, int64_t off_t1, int64_t off_t4)
+{
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	x->st = TF_USED | TF_SENT | TF_RECEIVED;
+	x->deadline = tx + cfg.timeout_ns;
+	x->t[T1W] = (uint64_t)((int64_t)tx + 2000 + off_t1);
+	x->t[T4W] = (uint64_t)((int64_t)tx + 2000 + (int64_t)rtt + off_t4);
+	x->mono = tx + rtt + 5000;
+}
+
+static void test_outputs_clock(void)
+{
+	static uint64_t b[NMETRIC][64];
+	static int64_t o[NMETRIC][64];
+	struct txn x;
+	char w[4][256];
+	int i, nw;
+	uint8_t *mem;
+	const int64_t off0 = fake_off;
+
+	reset_globals();
+	side_set(true);
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&S.h[i], 1000, 64000, b[i], o[i], 64);
+	}
+	log_setup(true, &mem, 16);
+	clk_read = fake_read;
+	clk_start();
+	ok(clk.base == fake_off, "clock: the base is REALTIME - MONOTONIC", "%" PRId64, clk.base);
+
+	clk_txn(&x, 0, 6000000000ULL, 30000, fake_off, fake_off);
+	txn_account(&x);
+	ok(S.h[M_RTT].n == 1 && !x.clk && !clk.steps, "clock: a steady clock: the rtt counts", "n=%" PRIu64, S.h[M_RTT].n);
+
+	/* CLOCK_REALTIME steps back 5 s between T1 and T4 */
+	fake_off -= 5000000000LL;
+	clk_txn(&x, 1, 7000000000ULL, 30000, off0, fake_off);
+	txn_account(&x);
+	ok((x.clk & CLK_STEPPED) && clk.steps == 1 && llabs(clk.last + 5000000000LL) < 1000 && S.h[M_RTT].n == 1,
+	   "clock: a 5 s backward step inside a transaction is seen, marked, not averaged",
+	   "clk=%d steps=%" PRIu64 " last=%" PRId64 " n=%" PRIu64, x.clk, clk.steps, clk.last, S.h[M_RTT].n);
+	ok(txn_status(&x) == ST_STEPPED && clk.stepped == 1, "clock: its log status is 'stepped'", "status %d", txn_status(&x));
+	log_push(&x);
+
+	clk_txn(&x, 2, 8000000000ULL, 30000, fake_off, fake_off);
+	txn_account(&x);
+	ok(!x.clk && S.h[M_RTT].n == 2 && S.h[M_RTT].min > 0, "clock: after the step, on the new base, transactions count again",
+	   "clk=%d n=%" PRIu64, x.clk, S.h[M_RTT].n);
+	log_push(&x);
+
+	/* a forward step of 3 ms: positive, plausible-looking, still caught */
+	fake_off += 3000000;
+	clk_txn(&x, 3, 9000000000ULL, 30000, fake_off - 3000000, fake_off);
+	txn_account(&x);
+	ok((x.clk & CLK_STEPPED) && clk.steps == 2 && S.h[M_RTT].n == 2 && S.h[M_RTT].max < 1000000,
+	   "clock: a 3 ms forward step (rtt would read 3.03 ms) is marked, not counted",
+	   "clk=%d steps=%" PRIu64 " max=%" PRId64, x.clk, clk.steps, S.h[M_RTT].max);
+	log_push(&x);
+
+	/* the same stamps without the step: never a false alarm */
+	clk_txn(&x, 4, 10000000000ULL, 900000000, fake_off, fake_off);
+	txn_account(&x);
+	ok(!x.clk && S.h[M_RTT].n == 3, "clock: a slow (0.9 s) but honest transaction is not marked", "clk=%d", x.clk);
+
+	nw = clock_warnings(w, 4);
+	ok(nw >= 1 && strstr(w[0], "stepped 2 times") && strstr(w[0], "2 transactions"),
+	   "clock: the report warns: steps and marked transactions", "%d: %s", nw, nw ? w[0] : "");
+
+	/* the log: stepped rows read back as stepped (text and csv) */
+	{
+		static const enum log_format fmts[] = { LOG_TEXT, LOG_CSV };
+		char path[128], *err;
+		struct alog L;
+		int f, r;
+
+		for (f = 0; f < 2; f++) {
+			tmp_path(path, sizeof(path), "clk");
+			r = log_to_file(path, fmts[f]);
+			r = r ? r : read_log(path, &L, &err);
+			ok(!r && L.n == 3 && L.status[0] == ST_STEPPED && L.status[1] == ST_OK && L.status[2] == ST_STEPPED,
+			   f ? "clock: csv log keeps 'stepped'" : "clock: text log keeps 'stepped'", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
+			if (!r) {
+				alog_free(&L);
+				free(err);
+			}
+			unlink(path);
+		}
+	}
+	free(mem);
+
+	/* no monotonic reference (a log): a negative rtt is still never averaged */
+	clk.have = false;
+	clk.stepped = clk.steps = 0;
+	clk_txn(&x, 5, 11000000000ULL, 30000, fake_off, fake_off);
+	x.t[T4W] = x.t[T1W] - 7;
+	txn_account(&x);
+	ok((x.clk & CLK_STEPPED) && S.h[M_RTT].min >= 0 && S.h[M_RTT].n == 3,
+	   "clock: a negative rtt is marked and left out", "clk=%d min=%" PRId64, x.clk, S.h[M_RTT].min);
+	nw = clock_warnings(w, 4);
+	ok(nw >= 1 && strstr(w[0], "went backwards"), "clock: and warned about", "%d", nw);
+	hist_add(&S.h[M_NETWORK], -40, 9);
+	nw = clock_warnings(w, 4);
+	ok(nw >= 2 && strstr(w[1], "network has negative samples (min -40 ns)"),
+	   "clock: a metric with negative samples is named in a warning", "%d: %s", nw, nw > 1 ? w[1] : "");
+
+	/* reflect: one monotonic read per ping, T2 before it and T3 after it */
+	reset_globals();
+	side_set(false);
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&S.h[i], 1000, 64000, b[i], o[i], 64);
+	}
+	clk_start();
+	memset(&x, 0, sizeof(x));
+	x.st = TF_USED | TF_SENT | TF_RECEIVED;
+	x.mono = 12000000000ULL;
+	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off);
+	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
+	txn_account(&x);
+	ok(!x.clk && S.h[M_RESPONSE].n == 1, "clock: reflect: consistent stamps count", "clk=%d", x.clk);
+	fake_off -= 2000000;	/* 2 ms back between T2 and T3 */
+	memset(&x, 0, sizeof(x));
+	x.st = TF_USED | TF_SENT | TF_RECEIVED;
+	x.mono = 13000000000ULL;
+	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off + 2000000);
+	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
+	txn_account(&x);
+	ok((x.clk & CLK_STEPPED) && S.h[M_RESPONSE].n == 1 && clk.steps == 1,
+	   "clock: reflect: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk, clk.steps);
+	clk_read = now_ns;
+	fake_off = off0;
+}
+
+/* Random bytes, no NUL. */
+static void rnd_bytes(char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		s[i] = (char)(rnd() % 255 + 1);
+	}
+	s[n] = 0;
+}
+
+/* Run --analyze on files (stdout captured); its exit code. */
+static int analyze_files(const char *a, const char *b)
+{
+	struct capture co, ce;
+	char *o, *e;
+	int r;
+
+	reset_globals();
+	cfg.analyze[0] = a;
+	cfg.analyze[1] = b;
+	cfg.mode = MODE_ANALYZE;
+	memset(&clk, 0, sizeof(clk));
+	cap_start(&co, 1);
+	cap_start(&ce, 2);
+	r = analyze_main();
+	e = cap_stop(&ce);
+	o = cap_stop(&co);
+	free(o);
+	free(e);
+	return r;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void test_outputs_analyze(void)
+{
+	char p1[128], p2[128];
+	int r;
+
+	tmp_path(p1, sizeof(p1), "ar");
+	tmp_path(p2, sizeof(p2), "ae");
+	/* a restarted reflector (first SEQ 1000), a gap (1005), a repeated SEQ (1003), a reorder (1008 after 1009) */
+	write_text(p1, "SEQ T2_KSW T3_KSW RESPONSE\n-\n"
+		   "1000 1.000000000 1.000001000 1000\n1001 1.000000000 1.000001000 1000\n"
+		   "1002 1.000000000 1.000001000 1000\n1003 1.000000000 1.000001000 1000\n"
+		   "1003 1.000000000 1.000001000 1000\n1004 1.000000000 1.000001000 1000\n"
+		   "1006 1.000000000 1.000001000 1000\n1007 1.000000000 1.000001000 1000\n"
+		   "1009 1.000000000 1.000001000 1000\n1008 1.000000000 1.000001000 1000\n");
+	r = analyze_files(p1, NULL);
+	ok(r == 0 && S.c.lost == 1 && S.c.duplicate == 1 && S.c.late == 1 && S.c.received == 9,
+	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), duplicate 1, late 1 (reorder), received 9",
+	   "r=%d lost %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " received %" PRIu64, r, S.c.lost, S.c.duplicate,
+	   S.c.late, S.c.received);
+	/* empty and one-row logs, alone and joined */
+	write_text(p1, "SEQ T2_KSW T3_KSW RESPONSE\n-\n");
+	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n");
+	r = analyze_files(p1, NULL);
+	ok(r == 0 && S.c.sent == 0 && S.c.lost == 0, "analyze: an empty reflect log: zero counts, exit 0", "r=%d", r);
+	r = analyze_files(p2, p1);
+	ok(r == 2, "analyze: empty emit + empty reflect log: exit 2 (nothing to join), no crash", "r=%d", r);
+	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n5 1.000000000 1.000010000 10000\n");
+	r = analyze_files(p2, p1);
+	ok(r == 2, "analyze: one-row emit + empty reflect log: exit 2, no crash", "r=%d", r);
+	r = analyze_files(p2, NULL);
+	ok(r == 0 && S.c.received == 1 && S.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
+	unlink(p1);
+	unlink(p2);
+}
+
+static void test_outputs(void)
+{
+	char s[600], *j, path[128], *err;
+	bool good = true;
+	int i, r;
+
+	/* JSON: every byte string becomes valid UTF-8 text */
+	j = json_of("a\xff" "b\xc3\xa9" "c\xc0\x80" "d\xed\xa0\x80" "e\n\"\\");
+	ok(j && !strcmp(j, "\"a\\u00ffb\xc3\xa9" "c\\u00c0\\u0080d\\u00ed\\u00a0\\u0080e\\u000a\\\"\\\\\""),
+	   "json: invalid UTF-8 bytes (stray, overlong, surrogate) become \\u00XX; valid UTF-8 stays", "%s", j);
+	free(j);
+	for (i = 0; i < 2000 && good; i++) {
+		size_t n = (size_t)rnd_range(0, 40);
+
+		rnd_bytes(s, n);
+		j = json_of(s);
+		good = j && j[0] == '"' && json_text_ok(j, strlen(j));
+		free(j);
+	}
+	ok(good, "json: 2000 random byte strings all give valid UTF-8 without raw control characters", "failed at %d", i);
+
+	/* property: any command line, any format and side: the log reads back */
+	for (i = 0, good = true; i < 300 && good; i++) {
+		bool emit = rnd() & 1;
+		enum log_format fmt = rnd() & 1 ? LOG_CSV : LOG_TEXT;
+		uint8_t *mem;
+		struct txn x;
+		struct alog L;
+		uint64_t k, n = (uint64_t)rnd_range(0, 5), want = 0;
+
+		reset_globals();
+		cfg.sw_stamps = rnd() & 1;
+		ts.hw = rnd() & 1;
+		log_setup(emit, &mem, 8);
+		S.srv_hw = rnd() & 1;
+		rnd_bytes(cfg.cmdline, (size_t)rnd_range(0, sizeof(cfg.cmdline) - 1));
+		cfg.log = cfg.cmdline;
+		for (k = 0; k < n; k++) {
+			int kind = (int)(rnd() % NKIND);
+
+			if (emit) {
+				mk_emit_txn(&x, k, kind);
+			} else {
+				mk_reflect_txn(&x, k, kind);
+			}
+			want += !(fmt == LOG_TEXT && txn_status(&x) == ST_WARMUP);
+			log_push(&x);
+		}
+		tmp_path(path, sizeof(path), "prop");
+		r = log_to_file(path, fmt);
+		r = r ? r : read_log(path, &L, &err);
+		good = !r && L.n == want && L.emit == emit && log_out.rows == want;
+		if (!r) {
+			alog_free(&L);
+			free(err);
+		}
+		if (!good) {
+			printf("# iteration %d: emit %d fmt %d n %" PRIu64 " want %" PRIu64 " r %d\n", i, emit, fmt, n, want, r);
+		}
+		unlink(path);
+		free(mem);
+	}
+	ok(good, "log: 300 random command lines (any byte: newlines, commas, non-UTF-8), formats and sides read back",
+	   "failed at %d", i);
+
+	/* failed writes are reported, with the file and the error */
+	{
+		FILE *f = fopen("/dev/full", "w");
+		struct capture ce;
+		char *e;
+		int fd;
+		uint8_t *mem;
+		struct txn x;
+
+		if (f) {
+			fprintf(f, "report\n");
+			cap_start(&ce, 2);
+			r = out_finish("stdout: writing the report", f, true);
+			e = cap_stop(&ce);
+			ok(r == -ENOSPC && e && strstr(e, "rant: stdout: writing the report failed: No space left on device\n"),
+			   "out_finish: /dev/full gives -ENOSPC and one line naming the file", "r=%d %s", r, e ? e : "");
+			free(e);
+		}
+		reset_globals();
+		log_setup(true, &mem, 4);
+		mk_emit_txn(&x, 0, K_OK);
+		log_push(&x);
+		cfg.log = "/dev/full";
+		fd = open("/dev/full", O_WRONLY);
+		cap_start(&ce, 2);
+		r = log_write(fd, LOG_CSV);
+		e = cap_stop(&ce);
+		ok(r == -ENOSPC && log_out.err == -ENOSPC && e && strstr(e, "rant: --log: writing /dev/full failed: No space left on device\n"),
+		   "log_write: a failed write is -errno, remembered for the report, and said once", "r=%d %s", r, e ? e : "");
+		free(e);
+		close(fd);
+		free(mem);
+	}
+
+	/* fds 0-2 closed: fds_own points them at /dev/null before anything opens */
+	{
+		pid_t pid = fork();
+		int status = -1;
+
+		if (pid == 0) {
+			struct stat a, b;
+			int k, sfd;
+
+			close(0);
+			close(1);
+			close(2);
+			if (fds_own() < 0) {
+				_exit(3);
+			}
+			sfd = socket(AF_INET, SOCK_DGRAM, 0);
+			stat("/dev/null", &b);
+			for (k = 0; k < 3; k++) {
+				if (fstat(k, &a) < 0 || a.st_rdev != b.st_rdev) {
+					_exit(4);
+				}
+			}
+			_exit(sfd > 2 ? 0 : 5);
+		}
+		waitpid(pid, &status, 0);
+		ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		   "fds_own: closed 0-2 become /dev/null; a socket then gets fd 3 or above", "status %d", status);
+	}
+
+	/* refused inputs and outputs: FIFOs, devices, directories */
+	{
+		struct capture ce;
+		struct alog L;
+		char *e;
+
+		tmp_path(path, sizeof(path), "fifo");
+		mkfifo(path, 0600);
+		cap_start(&ce, 2);
+		r = alog_read(path, &L);
+		e = cap_stop(&ce);
+		ok(r < 0 && e && strstr(e, "is a FIFO"), "--analyze: a FIFO is refused at once", "%s", e ? e : "");
+		free(e);
+		cap_start(&ce, 2);
+		r = out_check("--log", path);
+		e = cap_stop(&ce);
+		ok(r < 0 && e && strstr(e, "--log: ") && strstr(e, "is a FIFO"), "--log: a FIFO is refused", "%s", e ? e : "");
+		free(e);
+		unlink(path);
+		cap_start(&ce, 2);
+		r = out_check("--json", "/dev/null");
+		e = cap_stop(&ce);
+		ok(r < 0 && e && strstr(e, "character device"), "--json: a device is refused", "%s", e ? e : "");
+		free(e);
+		cap_start(&ce, 2);
+		r = alog_read("/tmp", &L);
+		e = cap_stop(&ce);
+		ok(r < 0 && e && strstr(e, "directory"), "--analyze: a directory is refused", "%s", e ? e : "");
+		free(e);
+	}
+
+	/* --analyze twice: the second is the second log; a third is an error */
+	{
+		struct args a;
+		char *o, *e;
+
+		r = parse_str("--analyze A --analyze B", &a, &o, &e);
+		ok(r == 0 && cfg.analyze[0] && !strcmp(cfg.analyze[0], "A") && cfg.analyze[1] && !strcmp(cfg.analyze[1], "B"),
+		   "--analyze A --analyze B: both logs, none dropped", "r=%d", r);
+		free(o);
+		free(e);
+		r = parse_str("--analyze A --analyze B --analyze C", &a, &o, &e);
+		ok(r < 0 && e && strstr(e, "--analyze: at most two logs"), "--analyze three times: exit 2", "%s", e ? e : "");
+		free(o);
+		free(e);
+		r = parse_str("--analyze A --analyze B C", &a, &o, &e);
+		ok(r < 0, "--analyze A --analyze B C: exit 2", "r=%d", r);
+		free(o);
+		free(e);
+	}
+	test_outputs_analyze();
+	test_outputs_clock();
+}
+
 /* ------------------------------------------- hardware path: real NICs */
 
 static unsigned fake_kernel_version;
@@ -4306,6 +4745,7 @@ int main(void)
 	test_compat();
 	test_guard();
 	test_classes();
+	test_outputs();
 	test_pmc();
 	test_plot();
 	printf("%d passed, %d failed\n", t_pass, t_fail);

@@ -1,0 +1,359 @@
+#!/bin/bash
+# Integration tests of what rant writes: its own descriptors (closed fds 0-2),
+# checked writes (/dev/full, a closed pipe, a file-size limit standing in for
+# a full disk), FIFOs and devices refused, odd bytes in paths, --analyze
+# against the live JSON field by field for several run shapes, the -d + 200 ms
+# bound whatever the reflector does, and RANT_TEST_START after warm-up.
+#
+#   sudo bash tests/net-outputs.sh        (RANT=path overrides the binary)
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# Elapsed-time checks allow this much on top of -d + 200 ms: start-up, the
+# report, and a loaded 2-core CI machine (README: Tests).
+: "${SLACK_MS:=300}"
+TFS=
+INST="rant_o$$"
+
+out_cleanup() {
+	if [ -n "$TFS" ]; then
+		rmdir "$TFS/instances/$INST" 2>/dev/null
+		umount "$TFS" 2>/dev/null
+		rmdir "$TFS" 2>/dev/null
+	fi
+	cleanup
+}
+trap out_cleanup EXIT
+
+PY_PRELUDE='
+import json, sys
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+def load(p):
+    return json.load(open(p, "rb"))
+PCT = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
+def same(label, live, ana, fields=("sent", "received", "lost", "late", "duplicate", "warmup"), metrics=None):
+    """metrics: the ones the log can hold (a text emit log has no server stamps)"""
+    bad = []
+    for k in fields:
+        if live["packets"][k] != ana["packets"][k]:
+            bad.append("packets.%s %s != %s" % (k, live["packets"][k], ana["packets"][k]))
+    for m, a in live["metrics"].items():
+        if metrics is not None and m not in metrics:
+            continue
+        b = ana["metrics"].get(m)
+        if b is None:
+            bad.append("metric %s missing" % m)
+            continue
+        for k in ("samples", "min_ns", "max_ns", "min_seq", "max_seq", "percentiles_ns"):
+            if a[k] != b[k]:
+                bad.append("%s.%s %s != %s" % (m, k, a[k], b[k]))
+        for k in ("avg_ns", "stddev_ns"):
+            if abs(a[k] - b[k]) > 1:
+                bad.append("%s.%s %s != %s" % (m, k, a[k], b[k]))
+    for m in ana["metrics"]:
+        if m not in live["metrics"]:
+            bad.append("metric %s only in the analysis" % m)
+    if live["missing_stamps"] != ana["missing_stamps"]:
+        bad.append("missing_stamps %s != %s" % (live["missing_stamps"], ana["missing_stamps"]))
+    for k in ("offset_ns", "stepped_transactions"):
+        if metrics is None and live["clock"][k] != ana["clock"][k]:
+            bad.append("clock.%s %s != %s" % (k, live["clock"][k], ana["clock"][k]))
+    t(label + ": --analyze JSON equals the live JSON field by field", not bad, "; ".join(bad[:6]))
+'
+
+# analyze NAME LOG... [options]: rant --analyze; ANALYZE_RC, $WORK/NAME.out/.err
+analyze() {
+	local name=$1
+	shift
+	"$RANT" --analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	ANALYZE_RC=$?
+}
+
+wait_reflector() {
+	REFLECTOR_RC=timeout
+	if wait_for 10 not_running "$REFLECTOR_PID"; then
+		wait "$REFLECTOR_PID"
+		REFLECTOR_RC=$?
+	fi
+}
+
+ms_now() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# ------------------------------------------------------------ descriptors
+
+test_fds() {
+	reflector fds --port 12400 --once -q --json "$WORK/fds-r.json"
+	# stderr closed: the socket would be fd 2 and carry the status lines
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12400 -d 2.5 --interval 1000 >"$WORK/fds.out" 2>&-
+	EMIT_RC=$?
+	expect_eq "closed fd 2: the client exits 0" "$EMIT_RC" 0
+	wait_reflector
+	expect_eq "closed fd 2: the reflector got no status line as a datagram (invalid 0)" \
+		"$(json_get "$WORK/fds-r.json" packets.invalid 2>/dev/null)" 0
+	check "closed fd 2: the report is on stdout" grep -q '^Test is complete' "$WORK/fds.out"
+	# stdin closed too, with a log: the log must be the file, not the socket
+	reflector fds0 --port 12401 --once -q
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12401 --count 100 -q \
+		-l "$WORK/fds0.log" <&- >&- 2>&-
+	EMIT_RC=$?
+	expect_eq "closed fds 0-2: exit 0" "$EMIT_RC" 0
+	expect_eq "closed fds 0-2: the log holds its 100 rows" "$(($(wc -l <"$WORK/fds0.log") - 2))" 100
+	wait_reflector
+}
+
+# ---------------------------------------------------------- checked writes
+
+test_writes() {
+	local rc
+	reflector wr --port 12402 -q
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12402 --count 200 -q >/dev/full 2>"$WORK/full.err"
+	rc=$?
+	expect_eq "report to /dev/full: exit 1" "$rc" 1
+	check "report to /dev/full: one line naming stdout and the error" \
+		grep -qx 'rant: stdout: writing the report failed: No space left on device' "$WORK/full.err"
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12402 --count 200 -q --json - \
+		>/dev/full 2>"$WORK/fullj.err"
+	rc=$?
+	expect_eq "--json - to /dev/full: exit 1" "$rc" 1
+	check "--json - to /dev/full: one line naming it; the text report still went to stderr" \
+		bash -c "grep -qx 'rant: --json: writing to stdout failed: No space left on device' '$WORK/fullj.err' &&
+			grep -q '^Test is complete' '$WORK/fullj.err'"
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12402 --count 200 -q 2>"$WORK/pipe.err" |
+		true
+	rc=${PIPESTATUS[0]}
+	expect_eq "report to a closed pipe: exit 1 (not killed by SIGPIPE)" "$rc" 1
+	check "report to a closed pipe: one line saying so" \
+		grep -qx 'rant: stdout: writing the report failed: Broken pipe' "$WORK/pipe.err"
+	# a full disk, as a file-size limit: writes past 4 KiB fail with EFBIG
+	(
+		trap '' XFSZ
+		ulimit -f 4
+		ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12402 --count 2000 -q \
+			-l "$WORK/big.log" --json "$WORK/big.json" >"$WORK/big.out" 2>"$WORK/big.err"
+	)
+	rc=$?
+	expect_eq "full disk: exit 1" "$rc" 1
+	check "full disk: the log's failure names the file and the error" \
+		grep -qx "rant: --log: writing $WORK/big.log failed: File too large" "$WORK/big.err"
+	check "full disk: the report says the log is incomplete, never 'records kept'" \
+		bash -c "grep -q '^Log: INCOMPLETE: writing $WORK/big.log failed (File too large)' '$WORK/big.out' &&
+			! grep -q 'records kept' '$WORK/big.out'"
+	check "full disk: the report itself was still written" grep -q '^Packets: sent 2000 ' "$WORK/big.out"
+	kill "$REFLECTOR_PID" 2>/dev/null
+	wait "$REFLECTOR_PID" 2>/dev/null
+}
+
+# ------------------------------------------------- FIFOs, devices, dirs
+
+test_refused() {
+	local rc opt
+	reflector ref --port 12403 --once -q
+	mkfifo "$WORK/fifo"
+	for opt in --log --json; do
+		timeout 10 ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12403 --count 10 -q \
+			"$opt" "$WORK/fifo" >"$WORK/fifo.out" 2>"$WORK/fifo.err"
+		rc=$?
+		expect_eq "$opt FIFO: exit 2 at once (no block)" "$rc" 2
+		check "$opt FIFO: the message names the option and says FIFO" grep -q "^rant: $opt: .* is a FIFO" "$WORK/fifo.err"
+	done
+	timeout 10 ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12403 --count 10 -q \
+		--json /dev/null 2>"$WORK/dev.err"
+	expect_eq "--json /dev/null (a device): exit 2" "$?" 2
+	timeout 10 ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12403 --count 10 -q \
+		-l "$WORK" 2>"$WORK/dir.err"
+	expect_eq "--log DIR: exit 2" "$?" 2
+	check "refused outputs: nothing was sent (the reflector saw no session)" \
+		bash -c "! grep -q . '$WORK/ref.out'"
+	timeout 10 "$RANT" --analyze "$WORK/fifo" >/dev/null 2>"$WORK/afifo.err"
+	expect_eq "--analyze FIFO: exit 2 at once (no block)" "$?" 2
+	timeout 10 "$RANT" --analyze /dev/zero >/dev/null 2>"$WORK/adev.err"
+	expect_eq "--analyze /dev/zero: exit 2 at once" "$?" 2
+	kill "$REFLECTOR_PID" 2>/dev/null
+	wait "$REFLECTOR_PID" 2>/dev/null
+}
+
+# ------------------------------------------------------ odd bytes in paths
+
+test_paths() {
+	local log json tlog
+	log="$WORK/"$'we,ird\nlog \xff\xc0.csv'
+	tlog="$WORK/"$'text\nlog,\xfe.log'
+	json="$WORK/"$'j\xfe\n"\\\xc3\xa9.json'
+	reflector paths --port 12404 -q
+	emit paths --port 12404 --count 300 -w 5 -q -l "$log" --log-format csv --json "$json"
+	expect_rc "odd paths (csv)" 0
+	py_checks "odd paths" '
+import os
+d = sys.argv[1].encode("utf-8", "surrogateescape")
+j = [f for f in os.listdir(d) if f.startswith(b"j\xfe")]
+try:
+    v = load(os.path.join(d, j[0]))
+    ok = True
+except Exception as e:
+    ok, v = False, str(e)
+t("JSON with non-UTF-8 bytes in its paths is valid JSON", ok, v)
+if ok:
+    raw = open(os.path.join(d, j[0]), "rb").read()
+    want = b"we,ird\\u000alog \\u00ff\\u00c0.csv\""
+    t("the log path is in the JSON text with each odd byte as \\u00XX", want in raw, raw[raw.find(b"\"file\""):][:120])
+' "$WORK"
+	analyze paths-a "$log"
+	expect_eq "--analyze reads the csv log whose path has a newline, a comma and non-UTF-8 bytes" "$ANALYZE_RC" 0
+	emit tpaths --port 12404 --count 100 -q -l "$tlog"
+	analyze tpaths-a "$tlog"
+	expect_eq "--analyze reads the text log whose path has a newline, a comma and non-UTF-8 bytes" "$ANALYZE_RC" 0
+	kill "$REFLECTOR_PID" 2>/dev/null
+	wait "$REFLECTOR_PID" 2>/dev/null
+}
+
+# ------------------------------------------------ live against --analyze
+
+test_live_vs_analyze() {
+	local pid
+	# back-to-back with warm-up, csv, both sides
+	reflector lv1 --port 12405 --once -q -l "$WORK/lv1-r.csv" --log-format csv --json "$WORK/lv1-r.json"
+	emit lv1 --port 12405 --count 3000 -w 50 -q -l "$WORK/lv1-e.csv" --log-format csv --json "$WORK/lv1-e.json"
+	expect_rc "live/analyze b2b" 0
+	wait_reflector
+	expect_eq "live/analyze b2b: the reflector exits 0" "$REFLECTOR_RC" 0
+	analyze lv1-e "$WORK/lv1-e.csv" --json "$WORK/lv1-ea.json"
+	analyze lv1-r "$WORK/lv1-r.csv" --json "$WORK/lv1-ra.json"
+	analyze lv1-j "$WORK/lv1-e.csv" --analyze "$WORK/lv1-r.csv" --json "$WORK/lv1-ja.json"
+	expect_eq "--analyze E --analyze R joins (exit 0)" "$ANALYZE_RC" 0
+	py_checks "b2b -w 50" '
+same("emit", load(sys.argv[1]), load(sys.argv[2]))
+same("reflect", load(sys.argv[3]), load(sys.argv[4]), ("sent", "received", "lost", "late", "warmup"))
+same("emit joined with reflect", load(sys.argv[1]), load(sys.argv[5]))
+' "$WORK/lv1-e.json" "$WORK/lv1-ea.json" "$WORK/lv1-r.json" "$WORK/lv1-ra.json" "$WORK/lv1-ja.json"
+	check "the report's Log: line counts the rows the file holds" \
+		bash -c "grep -qx 'Log: 3050 records kept, 0 dropped (ring of 3050)' '$WORK/lv1.out' &&
+			[ \$(grep -c '^[0-9]' '$WORK/lv1-e.csv') = 3050 ]"
+
+	# interval mode, text log with warm-up: the file and the Log: line agree
+	reflector lv2 --port 12406 --once -q -l "$WORK/lv2-r.log" --json "$WORK/lv2-r.json"
+	emit lv2 --port 12406 --interval 500 -d 1 -w 20 -q -l "$WORK/lv2-e.log" --json "$WORK/lv2-e.json"
+	expect_rc "live/analyze interval" 0
+	wait_reflector
+	analyze lv2-e "$WORK/lv2-e.log" --json "$WORK/lv2-ea.json"
+	analyze lv2-r "$WORK/lv2-r.log" --json "$WORK/lv2-ra.json"
+	py_checks "interval, text logs" '
+same("emit", load(sys.argv[1]), load(sys.argv[2]), ("lost", "late", "duplicate"), ("rtt",))
+same("reflect", load(sys.argv[3]), load(sys.argv[4]), ("lost", "late"))
+' "$WORK/lv2-e.json" "$WORK/lv2-ea.json" "$WORK/lv2-r.json" "$WORK/lv2-ra.json"
+	check "text log with warm-up: Log: line = rows in the file, warm-up named" \
+		bash -c "n=\$((\$(wc -l <'$WORK/lv2-e.log') - 2)); grep -Eq \"^Log: \$n records kept, .*, 20 warm-up not in the text log\$\" '$WORK/lv2.out'"
+
+	# a restarted reflector: the second one joins mid-session (a partial session)
+	reflector lv3a --port 12407 -q
+	pid=$REFLECTOR_PID
+	emit_bg lv3 --port 12407 --interval 1000 -d 3 -q -l "$WORK/lv3-e.csv" --log-format csv --json "$WORK/lv3-e.json"
+	sleep 1
+	{
+		kill -9 "$pid"
+		wait "$pid"
+	} 2>/dev/null
+	reflector lv3b --port 12407 --once -q -l "$WORK/lv3-r.csv" --log-format csv --json "$WORK/lv3-r.json"
+	wait "$EMIT_PID"
+	EMIT_RC=$?
+	expect_rc "live/analyze restarted reflector" 0
+	wait_reflector
+	analyze lv3-e "$WORK/lv3-e.csv" --json "$WORK/lv3-ea.json"
+	analyze lv3-r "$WORK/lv3-r.csv" --json "$WORK/lv3-ra.json"
+	py_checks "restarted reflector" '
+e, r = load(sys.argv[1]), load(sys.argv[3])
+t("the run lost pings while no reflector ran", e["packets"]["lost"] > 0, e["packets"])
+same("emit", e, load(sys.argv[2]))
+same("reflect (joined mid-session)", r, load(sys.argv[4]), ("sent", "received", "lost", "late", "warmup"))
+' "$WORK/lv3-e.json" "$WORK/lv3-ea.json" "$WORK/lv3-r.json" "$WORK/lv3-ra.json"
+}
+
+# ----------------------------------------------------------- the -d bound
+
+# bound NAME MODE-OPTIONS SIGNAL: the reflector gets SIGNAL 0.5 s into -d 1:
+# KILL (it vanishes), STOP (it stalls to the end), LATE (stalls 0.3 s, then
+# answers what waited: late pongs)
+bound() {
+	local name=$1 mode=$2 sig=$3 t0 t1 pid
+	reflector "$name-r" --port 12408 -q
+	pid=$REFLECTOR_PID
+	t0=$(ms_now)
+	# shellcheck disable=SC2086
+	emit_bg "$name" --port 12408 -d 1 -q $mode
+	sleep 0.5
+	if [ "$sig" = LATE ]; then
+		kill -STOP "$pid"
+		sleep 0.3
+		kill -CONT "$pid"
+	else
+		kill "-$sig" "$pid"
+	fi
+	wait "$EMIT_PID"
+	t1=$(ms_now)
+	{
+		kill -9 "$pid"
+		kill -CONT "$pid"
+		wait "$pid"
+	} 2>/dev/null
+	if [ $((t1 - t0)) -le $((1000 + 200 + SLACK_MS)) ]; then
+		ok "-d 1 ${mode:-back-to-back}, reflector $sig: ended in $((t1 - t0)) ms (bound 1200 + $SLACK_MS slack)"
+	else
+		not_ok "-d 1 ${mode:-back-to-back}, reflector $sig: took $((t1 - t0)) ms (bound 1200 + $SLACK_MS slack)"
+	fi
+	echo "# -d 1 ${mode:-back-to-back} reflector $sig: $((t1 - t0)) ms"
+}
+
+test_bounds() {
+	bound b2b-kill "" KILL
+	bound b2b-stop "" STOP
+	bound b2b-late "" LATE
+	bound int-kill "--interval 1000" KILL
+	bound int-stop "--interval 1000" STOP
+	bound int-late "--interval 1000" LATE
+}
+
+# ------------------------------------------------- RANT_TEST_START on both sides
+
+test_start_mark() {
+	TFS="$WORK/tracefs"
+	mkdir -p "$TFS"
+	if ! mount -t tracefs nodev "$TFS" 2>/dev/null || ! mkdir "$TFS/instances/$INST" 2>/dev/null; then
+		skip "RANT_TEST_START: no tracefs here"
+		return
+	fi
+	echo 1 >"$TFS/instances/$INST/tracing_on"
+	# all warm-up: the measurement never starts, so neither side marks it
+	reflector tm1 --port 12409 --once -q -T --trace-instance "$INST"
+	emit tm1 --port 12409 -w 1000000 -d 0.5 -q -T --trace-instance "$INST"
+	wait_reflector
+	expect_eq "RANT_TEST_START: none while every ping is warm-up (neither side starts measuring)" \
+		"$(grep -c 'tracing_mark_write: RANT_TEST_START' "$TFS/instances/$INST/trace")" 0
+	: >"$TFS/instances/$INST/trace"
+	reflector tm2 --port 12409 --once -q -T --trace-instance "$INST"
+	emit tm2 --port 12409 -w 20 --count 100 -q -T --trace-instance "$INST"
+	wait_reflector
+	expect_eq "RANT_TEST_START: one from each side once warm-up is over" \
+		"$(grep -c 'tracing_mark_write: RANT_TEST_START' "$TFS/instances/$INST/trace")" 2
+}
+
+main() {
+	need_root "net-outputs"
+	if ! ns_setup; then
+		skip "net-outputs: cannot create namespaces"
+		finish
+		exit 0
+	fi
+	test_fds
+	test_writes
+	test_refused
+	test_paths
+	test_live_vs_analyze
+	test_bounds
+	test_start_mark
+	finish
+}
+
+main "$@"
