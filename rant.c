@@ -81,7 +81,7 @@
 #define NSEC_PER_SEC	1000000000ULL
 #define NSEC_PER_US	1000ULL
 
-/* Exit codes (SPEC.md). */
+/* Exit codes. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 
 /* Older kernel headers lack these; values are the kernel's ABI. */
@@ -150,7 +150,7 @@ static const char *const proto_err_name[PE_NERR] = {
 	"", "short", "bad magic", "bad version", "bad type", "oversized", "not rant's PTP",
 };
 
-/* The eight stamps of a transaction (SPEC.md, Timestamps). */
+/* The eight stamps of a transaction. */
 enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, T1K, T2K, T3K, T4K, NSTAMP };
 static const char *const stamp_base[NSTAMP] = {
 	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4", "T1", "T2", "T3", "T4",
@@ -3079,7 +3079,7 @@ static bool resp_tx_app(void)
 	return cfg.no_tx_ts && cfg.mode == MODE_REFLECT;
 }
 
-/* The columns of each format, in order; text keeps the seed's. */
+/* The columns of each format, in order; text keeps the earlier rant's. */
 static int log_columns(bool csv, int *cols)
 {
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
@@ -3240,7 +3240,7 @@ static char *log_value(char *p, int m, const uint64_t *t, const char *none)
 	return metric_value(m, t, &v) ? fmt_i64(p, v) : fmt_str(p, none);
 }
 
-/* Format one record; text rows skip warm-up (the seed logged measurements). */
+/* Format one record; text rows skip warm-up (the earlier rant logged measurements). */
 static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct txn *x, int status)
 {
 	int i;
@@ -6379,7 +6379,7 @@ static uint64_t hist_groups(const struct hist *h, uint64_t merge, uint64_t *maxc
 	return groups;
 }
 
-/* The seed's "Histogram Summary" block and the non-empty buckets as bars. */
+/* The earlier rant's "Histogram Summary" block and the non-empty buckets as bars. */
 static void print_histogram(FILE *f, int m)
 {
 	const struct hist *h = &S.h[m];
@@ -6765,7 +6765,7 @@ static void print_warmup(FILE *f)
 	}
 }
 
-/* The end-of-run (or end-of-session) report, in the seed's format first. */
+/* The end-of-run (or end-of-session) report, in the earlier rant's format first. */
 static void session_report(FILE *f, bool final)
 {
 	const struct hist *p = &S.h[side.primary];
@@ -9060,7 +9060,7 @@ static const struct opt_def {
 	{ "snapshot", 0, 'S', NULL, "-T, and a tracefs snapshot on each breach (implies -T)" },
 	{ "trace-instance", 1, O_TRACE_INSTANCE, "NAME", "tracefs instance for -T/-S (default rant)" },
 	{ "log", 1, 'l', "FILE", "write every transaction to FILE after the run" },
-	{ "log-format", 1, O_LOG_FORMAT, "text|csv", "log format (default text, the seed's)" },
+	{ "log-format", 1, O_LOG_FORMAT, "text|csv", "log format (default text, the earlier rant's)" },
 	{ "log-records", 1, O_LOG_RECORDS, "N", "keep the last N records (default: what --count/-d/--interval produce, else 1000000)" },
 	{ "log-threshold", 1, 'L', "US", "log only transactions above US (lost ones always)" },
 	{ "hugepages", 0, 'G', NULL, "put the run's memory in hugepages (MAP_HUGETLB)" },

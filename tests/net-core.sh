@@ -185,7 +185,7 @@ t_normal() {
 	reap "$REFLECTOR_PID"
 }
 
-# 11. The report in the seed's format (uses the outputs of t_normal).
+# 11. The report in the earlier rant's format (uses the outputs of t_normal).
 t_report() {
 	local c=$WORK/t1c.out r=$WORK/t1r.out
 
@@ -210,7 +210,7 @@ t_report() {
 	check "report: the report is on stdout, not stderr" hasnt "$WORK/t1c.err" '^Test is complete'
 }
 
-# 8. JSON: every key SPEC.md lists; --json - is pure JSON on stdout.
+# 8. JSON: every key the JSON contract lists; --json - is pure JSON on stdout.
 t_json() {
 	check "json: every SPEC key in the emit JSON" python3 "$HELPERS/rantcheck.py" keys "$WORK/t1c.json" emit
 	check "json: every SPEC key in the reflect JSON" python3 "$HELPERS/rantcheck.py" keys "$WORK/t1r.json" reflect

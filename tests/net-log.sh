@@ -1,5 +1,5 @@
 #!/bin/bash
-# Integration tests of the transaction log contract (SPEC.md: Transaction
+# Integration tests of the transaction log contract (the contract: Transaction
 # log, System): logs parse back through --analyze to the live report, the
 # emit + reflect join, the ring, -L, refused log paths, -G hugepages,
 # corrupted logs, and informational memory / parse-speed numbers.
@@ -100,7 +100,7 @@ test_roundtrip() {
 r = rows(sys.argv[1]); w = int(sys.argv[2]); n = int(sys.argv[3])
 t("one row per measured transaction (warm-up skipped)", len(r) == n, len(r))
 t("first SEQ is the first after warm-up", r and int(r[0]["SEQ"]) == w, r and r[0]["SEQ"])
-t("columns are the seed names with _KSW wire stamps", r and list(r[0]) == ["SEQ", "T1_SW", "T1_KSW", "T4_KSW", "T4_SW", "RTT"],
+t("columns are the earlier rant names with _KSW wire stamps", r and list(r[0]) == ["SEQ", "T1_SW", "T1_KSW", "T4_KSW", "T4_SW", "RTT"],
   r and list(r[0]))
 ' "$WORK/text.log" "$WARMUP" "$COUNT"
 	roundtrip csv csv

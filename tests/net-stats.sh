@@ -1,6 +1,6 @@
 #!/bin/bash
 # Integration tests of the statistics, histogram, threshold and tracing
-# contract (SPEC.md: Output, Tracing): counts, structure and consistency
+# contract (Output, Tracing): counts, structure and consistency
 # between the text report, the JSON report and the transaction log, never
 # absolute latencies.  Clients run in NS_A through `ip netns exec`, the way
 # users run rant in a namespace.

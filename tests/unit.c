@@ -2037,7 +2037,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 			snprintf(hdr, sizeof(hdr), "SEQ T2_%s%s T3_%s RESPONSE\n", hw ? "HW" : "KSW", sw ? " T2_SW T3_SW" : "",
 				 hw ? "HW" : "KSW");
 		}
-		snprintf(name, sizeof(name), "log text header line is the seed's: %.*s", (int)strlen(hdr) - 1, hdr);
+		snprintf(name, sizeof(name), "log text header line is the earlier rant's: %.*s", (int)strlen(hdr) - 1, hdr);
 		ok(!strncmp(text, hdr, strlen(hdr)) && text[strlen(hdr)] == '-' &&
 		   text[2 * strlen(hdr) - 1] == '\n' && text[2 * strlen(hdr) - 2] == '-', name, "got '%.80s'", text);
 	}
