@@ -649,6 +649,17 @@ static int ts_ioctl_sys(int fd, unsigned long req, void *arg)
 }
 static int (*ts_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
 
+/* One interface ioctl (SIOCETHTOOL and friends) with DATA for IFNAME. */
+static int if_ioctl(int fd, const char *ifname, unsigned long req, void *data)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = data;
+	return ts_ioctl(fd, req, &ifr);
+}
+
 /* What ETHTOOL_GET_TS_INFO says the device can do. */
 struct ts_caps {
 	uint32_t so_timestamping;
@@ -659,13 +670,8 @@ struct ts_caps {
 static int ts_get_caps(int fd, const char *ifname, struct ts_caps *caps)
 {
 	struct ethtool_ts_info info = { .cmd = ETHTOOL_GET_TS_INFO };
-	struct ifreq ifr;
-	int r;
+	int r = if_ioctl(fd, ifname, SIOCETHTOOL, &info);
 
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&info;
-	r = ts_ioctl(fd, SIOCETHTOOL, &ifr);
 	if (r < 0) {
 		return r;
 	}
@@ -4051,13 +4057,8 @@ static enum ow_evidence ow_evidence;
 static int iface_driver(int fd, const char *ifname, char *out, size_t len)
 {
 	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr;
-	int r;
+	int r = if_ioctl(fd, ifname, SIOCETHTOOL, &di);
 
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&di;
-	r = ts_ioctl(fd, SIOCETHTOOL, &ifr);
 	if (r < 0) {
 		return r;
 	}
