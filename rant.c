@@ -2350,13 +2350,13 @@ static void clk_mark(struct txn *x)
 /* Is realtime stamp v (0 = unknown) within [lo, hi] on the monotonic scale (0 = no bound)? */
 static bool clk_in(uint64_t v, uint64_t lo, uint64_t hi)
 {
-	int64_t m;
+	__int128 m;	/* a peer's stamp can be anything: no overflow on any value */
 
 	if (!v) {
 		return true;
 	}
-	m = (int64_t)v - clk.base;
-	return (!lo || m >= (int64_t)lo - CLK_TOL_NS) && (!hi || m <= (int64_t)hi + CLK_TOL_NS);
+	m = (__int128)v - clk.base;
+	return (!lo || m >= (__int128)lo - CLK_TOL_NS) && (!hi || m <= (__int128)hi + CLK_TOL_NS);
 }
 
 /* Check a received transaction's CLOCK_REALTIME stamps; re-base on a step. */

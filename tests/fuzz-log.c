@@ -90,5 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(L.row);
 	free(L.status);
+	free(L.cls);
+	free(L.size);
+	free(L.dup);
 	return 0;
 }
