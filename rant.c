@@ -8811,8 +8811,6 @@ static void print_top(FILE *f, const struct alog *L, unsigned top)
 	free(w);
 }
 
-static int analyze_run(struct alog *L, int nlogs);
-
 /*
  * A log with CLASS / SIZE columns (a run with class or size lists): the
  * class and size tables again, each row taken from its columns.  Classes are
@@ -8892,6 +8890,224 @@ static bool alog_any_sw(const struct alog *L)
 	return false;
 }
 
+/* Read one or two logs; two are one emit and one reflect log of the same run, joined by SEQ. */
+static int analyze_load(struct alog *L, int nlogs)
+{
+	int k;
+
+	for (k = 0; k < nlogs; k++) {
+		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
+			return -1;
+		}
+	}
+	if (nlogs < 2) {
+		return 0;
+	}
+	if (L[0].emit == L[1].emit) {
+		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
+		       L[0].emit ? "emit" : "reflect");
+		return -1;
+	}
+	if (!L[0].emit) {
+		struct alog t = L[0];
+
+		L[0] = L[1];
+		L[1] = t;
+	}
+	if (!alog_join(&L[0], &L[1])) {
+		warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
+		return -1;
+	}
+	return 0;
+}
+
+/* --json and --plot, checked and opened before anything is computed. */
+static int analyze_open(FILE **js)
+{
+	*js = NULL;
+	if (cfg.json && strcmp(cfg.json, "-")) {
+		bool created;
+		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
+
+		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
+			return -1;
+		}
+	} else if (cfg.json) {
+		*js = stdout;
+	}
+	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
+		if (*js && *js != stdout) {
+			fclose(*js);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* The run's state as the log describes it: side, stamp sources, histograms sized for every row. */
+static int analyze_state(struct alog *L)
+{
+	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	int k;
+
+	side_set(L->emit);
+	ts.hw = L->hw;
+	S.srv_hw = L->srv_hw;
+	S.srv_hw_known = side.emit;
+	/* csv logs have app-stamp columns either way: were they filled (-s)? */
+	cfg.sw_stamps = L->sw && alog_any_sw(L);
+	for (k = 0; k < side.nmetrics; k++) {
+		int m = side.metrics[k];
+		uint64_t *b = calloc(nb, 8);
+		int64_t *o = calloc(L->n ? L->n : 1, 8);
+
+		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L->n);
+		if (!b || !o) {
+			warnx_("--analyze: out of memory");
+			return -1;
+		}
+	}
+	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
+	if (!S.breach || cls_analyze_setup(L) < 0) {
+		return -1;
+	}
+	if (alog_dups(L) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Row i's status into the counters and flags the live run would have set. */
+static void analyze_status(struct txn *x, int st)
+{
+	if (st == ST_STEPPED) {
+		clk_mark(x);	/* the live run saw its clock step: left out, as there */
+	}
+	if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
+		x->st |= TF_RECEIVED;
+		S.c.received++;
+		if (x->t[T2SW] && x->t[T3SW]) {
+			x->st |= TF_SRV_SW;
+		}
+	} else {
+		x->st |= TF_LOST;
+		S.c.lost++;
+	}
+	if (st == ST_WARMUP) {
+		x->st |= TF_WARMUP;
+		S.c.warmup++;
+	}
+	if (st == ST_LATE) {
+		x->st |= TF_LATE;
+		S.c.late++;
+	}
+}
+
+/* Every row through the live run's accounting (txn_account), in log order. */
+static void analyze_account(struct alog *L)
+{
+	uint64_t i, top = 0, low = UINT64_MAX, distinct = 0, first = 0, last = 0;
+	int k;
+
+	for (i = 0; i < L->n; i++) {
+		struct txn *x = &L->row[i];
+		const uint64_t *t = x->t;
+		uint64_t t0 = side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
+
+		if (L->dup && L->dup[i]) {
+			S.c.duplicate++;	/* a SEQ the log already had: counted once */
+			continue;
+		}
+		if (!side.emit && distinct && x->seq < top) {
+			S.c.late++;	/* answered after a later ping, as the reflector counts it */
+		}
+		low = x->seq < low ? x->seq : low;
+		x->st = TF_USED | TF_SENT;
+		S.c.sent++;
+		cls_analyze_row(L, i, L->status[i]);
+		analyze_status(x, L->status[i]);
+		if (t0 && (!first || t0 < first)) {
+			first = t0;
+		}
+		last = t0 > last ? t0 : last;
+		top = x->seq > top ? x->seq : top;
+		distinct++;
+		txn_account(x);
+		S.log.cap = 0;
+		txn_retire(x);
+	}
+	if (!side.emit && distinct) {
+		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
+		S.c.lost = top + 1 - low - distinct;
+	}
+	for (k = 0; k < NSTAMP; k++) {
+		if (!(L->have & (1u << k))) {
+			S.c.missing[k] = 0;	/* the log has no column for it */
+		}
+	}
+	S.start_mono = first;
+	S.end_mono = last;
+	S.stop_reason = STOP_NONE;
+}
+
+/* The report, --top, --plot and --json of what was accounted; the exit code. */
+static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
+{
+	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+	int code = EXIT_OK;
+
+	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0],
+		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect",
+		nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
+	errno = 0;
+	session_report(out, true);
+	print_top(out, L, cfg.top);
+	if (S.c.breaches) {
+		code = EXIT_BREACH;
+	}
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out,
+		       false) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (PL.fd >= 0) {
+		struct plot_src src = { .n = L->n, .row = L->row, .status = L->status, .what = "" };
+		int r = plot_draw(&src);
+
+		if (r < 0) {
+			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
+			code = EXIT_RUNTIME;
+		}
+	}
+	if (js) {
+		errno = 0;
+		json_report(js, code);
+		if (out_finish(json_what(), js, js != stdout) < 0) {
+			code = EXIT_RUNTIME;
+		}
+	}
+	return code;
+}
+
+/*
+ * --analyze: load and join, open the outputs, account every row as the live
+ * run does, then the same report, plot and JSON as a live run's.
+ */
+static int analyze_run(struct alog *L, int nlogs)
+{
+	FILE *js;
+
+	if (analyze_load(L, nlogs) < 0 || analyze_open(&js) < 0) {
+		return EXIT_USAGE;
+	}
+	if (analyze_state(&L[0]) < 0) {
+		return EXIT_RUNTIME;
+	}
+	analyze_account(&L[0]);
+	return analyze_outputs(&L[0], nlogs, js);
+}
+
+/* analyze_run and free what it left. */
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -8914,173 +9130,6 @@ static int analyze_main(void)
 	}
 	free(S.breach);
 	S.breach = NULL;
-	return code;
-}
-
-/* --analyze: read, join, account and report; analyze_main frees what it left. */
-static int analyze_run(struct alog *L, int nlogs)
-{
-	uint64_t i, first = 0, last = 0, nb;
-	int k, code = EXIT_OK;
-	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout, *js = NULL;
-
-	for (k = 0; k < nlogs; k++) {
-		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
-			return EXIT_USAGE;
-		}
-	}
-	if (nlogs == 2) {
-		if (L[0].emit == L[1].emit) {
-			warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
-			       L[0].emit ? "emit" : "reflect");
-			return EXIT_USAGE;
-		}
-		if (!L[0].emit) {
-			struct alog t = L[0];
-
-			L[0] = L[1];
-			L[1] = t;
-		}
-		if (!alog_join(&L[0], &L[1])) {
-			warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
-			return EXIT_USAGE;
-		}
-	}
-	if (cfg.json && strcmp(cfg.json, "-")) {
-		bool created;
-		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
-
-		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(js = fdopen(fd, "w"))) {
-			return EXIT_USAGE;
-		}
-	} else if (cfg.json) {
-		js = stdout;
-	}
-	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
-		if (js && js != stdout) {
-			fclose(js);
-		}
-		return EXIT_USAGE;
-	}
-	side_set(L[0].emit);
-	ts.hw = L[0].hw;
-	S.srv_hw = L[0].srv_hw;
-	S.srv_hw_known = side.emit;
-	/* csv logs have app-stamp columns either way: were they filled (-s)? */
-	cfg.sw_stamps = L[0].sw && alog_any_sw(&L[0]);
-	nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
-	for (k = 0; k < side.nmetrics; k++) {
-		int m = side.metrics[k];
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(L[0].n ? L[0].n : 1, 8);
-
-		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L[0].n);
-		if (!b || !o) {
-			warnx_("--analyze: out of memory");
-			return EXIT_RUNTIME;
-		}
-	}
-	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach || cls_analyze_setup(&L[0]) < 0) {
-		return EXIT_RUNTIME;
-	}
-	if (alog_dups(&L[0]) < 0) {
-		warnx_("--analyze: out of memory");
-		return EXIT_RUNTIME;
-	}
-	{
-		uint64_t top = 0, low = UINT64_MAX, distinct = 0;
-
-		for (i = 0; i < L[0].n; i++) {
-			struct txn *x = &L[0].row[i];
-			int st = L[0].status[i];
-			uint64_t t0 = side.emit ? (x->t[T1SW] ? x->t[T1SW] : x->t[T1W]) : (x->t[T2W] ? x->t[T2W] : x->t[T2SW]);
-
-			if (L[0].dup && L[0].dup[i]) {
-				S.c.duplicate++;	/* a SEQ the log already had: counted once */
-				continue;
-			}
-			if (!side.emit && distinct && x->seq < top) {
-				S.c.late++;	/* answered after a later ping, as the reflector counts it */
-			}
-			low = x->seq < low ? x->seq : low;
-			x->st = TF_USED | TF_SENT;
-			S.c.sent++;
-			cls_analyze_row(&L[0], i, st);
-			if (st == ST_STEPPED) {
-				clk_mark(x);	/* the live run saw its clock step: left out, as there */
-			}
-			if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
-				x->st |= TF_RECEIVED;
-				S.c.received++;
-				if (x->t[T2SW] && x->t[T3SW]) {
-					x->st |= TF_SRV_SW;
-				}
-			} else {
-				x->st |= TF_LOST;
-				S.c.lost++;
-			}
-			if (st == ST_WARMUP) {
-				x->st |= TF_WARMUP;
-				S.c.warmup++;
-			}
-			if (st == ST_LATE) {
-				x->st |= TF_LATE;
-				S.c.late++;
-			}
-			if (t0 && (!first || t0 < first)) {
-				first = t0;
-			}
-			if (t0 > last) {
-				last = t0;
-			}
-			top = x->seq > top ? x->seq : top;
-			distinct++;
-			txn_account(x);
-			S.log.cap = 0;
-			txn_retire(x);
-		}
-		if (!side.emit && distinct) {
-			/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-			S.c.lost = top + 1 - low - distinct;
-		}
-		for (k = 0; k < NSTAMP; k++) {
-			if (!(L[0].have & (1u << k))) {
-				S.c.missing[k] = 0;	/* the log has no column for it */
-			}
-		}
-	}
-	S.start_mono = first;
-	S.end_mono = last;
-	S.stop_reason = STOP_NONE;
-	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0], nlogs == 2 ? " + " : "",
-		nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect", nlogs == 2 ? " joined with reflect log" : "",
-		L[0].csv ? "csv" : "text", L[0].n);
-	errno = 0;
-	session_report(out, true);
-	print_top(out, &L[0], cfg.top);
-	if (S.c.breaches) {
-		code = EXIT_BREACH;
-	}
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (PL.fd >= 0) {
-		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .what = "" };
-		int r = plot_draw(&src);
-
-		if (r < 0) {
-			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
-			code = EXIT_RUNTIME;
-		}
-	}
-	if (js) {
-		errno = 0;
-		json_report(js, code);
-		if (out_finish(json_what(), js, js != stdout) < 0) {
-			code = EXIT_RUNTIME;
-		}
-	}
 	return code;
 }
 
