@@ -5526,6 +5526,15 @@ static int emit_run(void)
 	if (!cfg.warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
+	/*
+	 * Per ping (emit_b2b_step; --interval: emit_interval_step):
+	 *   emit_send: proto_encode, tag_put, ts_send (sendmsg)
+	 *   emit_wait_until: emit_recv (recvmsg, ts_parse) -> emit_packet
+	 *     (proto_decode, tag_ok, the checks) -> txn_account (metrics,
+	 *     breach); the TX stamp: emit_drain_if -> ts_drain (recvmmsg of the
+	 *     error queue) -> emit_on_tx -> txn_account
+	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
+	 */
 	while (!stop_signal && !S.stop_reason && r >= 0) {
 		if (E.end && mono_ns() >= E.end) {
 			S.stop_reason = STOP_DURATION;
@@ -6195,6 +6204,13 @@ static int reflect_run(void)
 	R.end = cfg.duration_s > 0 ? start + (uint64_t)(cfg.duration_s * 1e9) : 0;
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
+	/*
+	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
+	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
+	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
+	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
+	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
+	 */
 	while (!stop_signal && r >= 0) {
 		uint64_t now;
 
