@@ -3638,6 +3638,27 @@ static size_t align64(size_t n)
 	return (n + 63) & ~(size_t)63;
 }
 
+/*
+ * The histograms of this side's metrics and the kept breaches, from take:
+ * the arena for a run, calloc for --analyze (its store holds every row).
+ */
+static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_cap)
+{
+	int k;
+
+	for (k = 0; k < side.nmetrics; k++) {
+		uint64_t *b = take(nbuckets * 8);
+		int64_t *o = take((out_cap ? out_cap : 1) * 8);
+
+		if (!b || !o) {
+			return -1;
+		}
+		hist_init(&S.h[side.metrics[k]], cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+	}
+	S.breach = take(BREACH_KEEP * sizeof(struct breach));
+	return S.breach ? 0 : -1;
+}
+
 static void *arena_take(size_t n)
 {
 	void *p = arena.base + arena.used;
@@ -3729,7 +3750,6 @@ static int arena_setup(const struct layout *L, bool emit)
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	size_t size = L->total;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
-	int i;
 
 	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
 		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
@@ -3758,19 +3778,7 @@ static int arena_setup(const struct layout *L, bool emit)
 	arena.used = 0;
 	win = arena_take(L->win * sizeof(struct txn));
 	win_mask = L->win - 1;
-	for (i = 0; i < NMETRIC; i++) {
-		bool used = false;
-		int k;
-
-		for (k = 0; k < side.nmetrics; k++) {
-			used |= side.metrics[k] == i;
-		}
-		if (used) {
-			hist_init(&S.h[i], cfg.bucket_ns, cfg.bound_ns, arena_take(L->nbuckets * 8),
-				  arena_take(L->out_cap * 8), L->out_cap);
-		}
-	}
-	S.breach = arena_take(BREACH_KEEP * sizeof(struct breach));
+	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	echo_q = arena_take(ECHO_CAP * sizeof(struct echo));
 	log_init(&S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL, L->log_cap);
 	/* touch every page: MAP_POPULATE already did, this makes it explicit */
@@ -9005,10 +9013,14 @@ static int analyze_open(FILE **js)
 }
 
 /* The run's state as the log describes it: side, stamp sources, histograms sized for every row. */
+static void *analyze_take(size_t n)
+{
+	return calloc(1, n);
+}
+
 static int analyze_state(struct alog *L)
 {
 	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
-	int k;
 
 	side_set(L->emit);
 	ts.hw = L->hw;
@@ -9016,19 +9028,12 @@ static int analyze_state(struct alog *L)
 	S.srv_hw_known = side.emit;
 	/* csv logs have app-stamp columns either way: were they filled (-s)? */
 	cfg.sw_stamps = L->sw && alog_any_sw(L);
-	for (k = 0; k < side.nmetrics; k++) {
-		int m = side.metrics[k];
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(L->n ? L->n : 1, 8);
-
-		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L->n);
-		if (!b || !o) {
-			warnx_("--analyze: out of memory");
-			return -1;
-		}
+	/* the live run's histograms, sized for every row of the log */
+	if (stats_alloc(analyze_take, nb, L->n) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
 	}
-	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach || cls_analyze_setup(L) < 0) {
+	if (cls_analyze_setup(L) < 0) {
 		return -1;
 	}
 	if (alog_dups(L) < 0) {
