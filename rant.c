@@ -7069,42 +7069,48 @@ static void json_hw(FILE *f, const struct report *r)
 	}
 }
 
-static void json_report(FILE *f, const struct report *r, int exit_code)
+/* A JSON string, or null for none. */
+static void json_str_or_null(FILE *f, const char *s)
 {
-	char lab[16];
-	int i, n = 0;
+	if (s) {
+		json_str(f, s);
+	} else {
+		fputs("null", f);
+	}
+}
+
+/* What ran: tool, mode, where, which stamps, how long and why it stopped. */
+static void json_run(FILE *f, const struct report *r)
+{
+	const char *srv = !side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") :
+			  S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null";
 
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
 		RANT_VERSION, cfg.mode == MODE_ANALYZE ? "analyze" : side.emit ? "emit" : "reflect", S.id);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", side.emit ? "emit" : "reflect");
-	if (cfg.iface) {
-		json_str(f, cfg.iface);
-	} else {
-		fputs("null", f);
-	}
+	json_str_or_null(f, cfg.iface);
 	fprintf(f, ", \"address\": ");
-	if (cfg.address) {
-		json_str(f, cfg.address);
-	} else {
-		fputs("null", f);
-	}
+	json_str_or_null(f, cfg.address);
 	fprintf(f, ", \"port\": %u, \"size\": %u,\n", cfg.port, cfg.size);
 	fprintf(f, "  \"timestamps\": {\"wire\": \"%s\", \"server_wire\": %s, \"app\": %s, \"phc_index\": %d, \"rx_filter\": ",
-		ts.hw ? "hardware" : "software",
-		!side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") : S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null",
-		cfg.sw_stamps ? "true" : "false", ts.phc_index);
-	if (ts.hw) {
-		json_str(f, ts_filter_name(ts.rx_filter));
-	} else {
-		fputs("null", f);
-	}
-	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s, stop_name[S.stop_reason]);
+		ts.hw ? "hardware" : "software", srv, cfg.sw_stamps ? "true" : "false", ts.phc_index);
+	json_str_or_null(f, ts.hw ? ts_filter_name(ts.rx_filter) : NULL);
+	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s,
+		stop_name[S.stop_reason]);
+}
+
+/* Every count: packets, warm-up, rejections, loss by direction, classes, missing stamps. */
+static void json_counts(FILE *f, const struct report *r)
+{
+	char lab[16];
+	int i;
+
 	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
 		", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64
 		", \"foreign\": %" PRIu64 ", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
 		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
-		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup, S.c.foreign,
-		S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
+		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup,
+		S.c.foreign, S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
 	fprintf(f, "  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
 		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n", S.c.warmup,
 		side.emit ? 0 : S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup);
@@ -7113,8 +7119,8 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	json_rejected(f);
 	if (r->split) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
-			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out, r->lost_back,
-			r->lost_local, E.srv_received);
+			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out,
+			r->lost_back, r->lost_local, E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -7125,7 +7131,13 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 			S.c.missing[side.stamps[i]]);
 	}
 	fprintf(f, "},\n");
-	json_hw(f, r);
+}
+
+/* The metrics with samples, then the threshold's count. */
+static void json_metrics(FILE *f, const struct report *r)
+{
+	int i, n = 0;
+
 	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < side.nmetrics; i++) {
 		if (!S.h[side.metrics[i]].n) {
@@ -7136,12 +7148,21 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	}
 	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
 	if (cfg.threshold_ns >= 0) {
-		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f", (double)cfg.threshold_ns / 1000,
-			S.c.breaches ? "true" : "false", S.c.breaches, r->breach_pct);
+		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f",
+			(double)cfg.threshold_ns / 1000, S.c.breaches ? "true" : "false", S.c.breaches,
+			r->breach_pct);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
 	}
-	fprintf(f, "},\n  \"clock\": {\"offset_ns\": ");
+	fprintf(f, "},\n");
+}
+
+/* The clocks (offset, drift, steps, warnings) and what the log file holds. */
+static void json_clock_log(FILE *f, const struct report *r)
+{
+	int i;
+
+	fprintf(f, "  \"clock\": {\"offset_ns\": ");
 	if (side.emit && S.offset.n) {
 		fprintf(f, "%" PRId64, S.best_offset);
 	} else {
@@ -7153,7 +7174,8 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	} else {
 		fputs("null", f);
 	}
-	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps, clk.stepped);
+	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps,
+		clk.stepped);
 	fprintf(f, ", \"warnings\": [");
 	for (i = 0; i < r->nwarn; i++) {
 		fputs(i ? ", " : "", f);
@@ -7170,6 +7192,16 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	} else {
 		fputs("null", f);
 	}
+}
+
+/* The JSON report: one object, its keys in the order the README lists them. */
+static void json_report(FILE *f, const struct report *r, int exit_code)
+{
+	json_run(f, r);
+	json_counts(f, r);
+	json_hw(f, r);
+	json_metrics(f, r);
+	json_clock_log(f, r);
 	pmc_json(f);
 	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
 	fflush(f);
