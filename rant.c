@@ -6842,10 +6842,68 @@ static void print_warmup(FILE *f)
 }
 
 /* The end-of-run (or end-of-session) report, in the earlier rant's format first. */
+/* "Log:": what the file holds (a text log leaves warm-up records out), or why it is cut short. */
+static void print_log_line(FILE *f, const struct report *r)
+{
+	if (S.log.cap && log_out.err) {
+		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
+			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
+	} else if (S.log.cap) {
+		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
+			r->log_records, S.log.dropped, S.log.cap);
+		if (cfg.log_threshold_ns >= 0) {
+			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
+		}
+		if (log_out.skipped) {
+			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
+		}
+		fputc('\n', f);
+	}
+}
+
+/* The decomposition table, the clocks and the threshold's breaches, each broken down. */
+static void print_decomposition(FILE *f, const struct report *r)
+{
+	int i;
+
+	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min",
+		"avg", "max", "stddev");
+	for (i = 0; i < side.nmetrics; i++) {
+		const struct hist *h = &S.h[side.metrics[i]];
+
+		if (h->n) {
+			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
+				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max,
+				hist_stddev(h));
+		}
+	}
+	if (side.emit && S.offset.n) {
+		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)",
+			S.best_offset);
+		if (r->drift) {
+			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
+		}
+		fputc('\n', f);
+	}
+	for (i = 0; i < r->nwarn; i++) {
+		fprintf(f, "WARNING: %s\n", r->warn[i]);
+	}
+	pmc_report(f);
+	if (cfg.threshold_ns >= 0) {
+		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
+			(double)cfg.threshold_ns / 1000, S.c.breaches, r->breach_pct);
+		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
+			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
+		}
+		if (S.nbreach_kept > 10) {
+			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
+		}
+	}
+}
+
 static void session_report(FILE *f, const struct report *r)
 {
 	const struct hist *p = r->primary;
-	int i;
 
 	fprintf(f, "Test is complete. Duration: %.2f s\n", r->duration_s);
 	if (cfg.mode == MODE_REFLECT && S.id) {
@@ -6871,52 +6929,8 @@ static void session_report(FILE *f, const struct report *r)
 	if (cfg.mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
-	if (S.log.cap && log_out.err) {
-		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
-			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
-	} else if (S.log.cap) {
-		/* what the file holds: a text log leaves warm-up records out */
-		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
-			r->log_records, S.log.dropped, S.log.cap);
-		if (cfg.log_threshold_ns >= 0) {
-			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
-		}
-		if (log_out.skipped) {
-			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
-		}
-		fputc('\n', f);
-	}
-	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min", "avg",
-		"max", "stddev");
-	for (i = 0; i < side.nmetrics; i++) {
-		const struct hist *h = &S.h[side.metrics[i]];
-
-		if (h->n) {
-			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
-				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max, hist_stddev(h));
-		}
-	}
-	if (side.emit && S.offset.n) {
-		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)", S.best_offset);
-		if (r->drift) {
-			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
-		}
-		fputc('\n', f);
-	}
-	for (i = 0; i < r->nwarn; i++) {
-		fprintf(f, "WARNING: %s\n", r->warn[i]);
-	}
-	pmc_report(f);
-	if (cfg.threshold_ns >= 0) {
-		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
-			(double)cfg.threshold_ns / 1000, S.c.breaches, r->breach_pct);
-		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
-			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
-		}
-		if (S.nbreach_kept > 10) {
-			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
-		}
-	}
+	print_log_line(f, r);
+	print_decomposition(f, r);
 	if (S.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
