@@ -5411,22 +5411,9 @@ static int emit_interval_step(uint64_t *next)
  * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
  * its session and sends the T3 stamps it still owes.
  */
-static void emit_finish(void)
+/* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
+static void emit_await_pongs(uint64_t cutoff)
 {
-	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
-	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
-	/*
-	 * With -d nothing the reflector does (vanish, stall, answer late) may
-	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
-	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
-	 */
-	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
-	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
-	int round;
-
-	if (E.busy) {
-		return;		/* the reflector serves someone else: nothing to wait for */
-	}
 	while (E.outstanding) {
 		uint64_t dl = emit_next_deadline(), now = mono_ns();
 
@@ -5456,18 +5443,16 @@ static void emit_finish(void)
 			break;
 		}
 	}
-	t0 = mono_ns();
-	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
-		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
-			emit_drain();
-		}
-	}
-	if (!S.c.received) {
-		return;
-	}
-	if (K.ncls > 1) {
-		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
-	}
+}
+
+/*
+ * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
+ * tried 3 times; the reflector ends its session on the first.
+ */
+static void emit_fin_exchange(uint64_t hard)
+{
+	int round;
+
 	for (round = 0; round < 64; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
 		uint64_t limit;
@@ -5495,6 +5480,37 @@ static void emit_finish(void)
 			break;
 		}
 	}
+}
+
+static void emit_finish(void)
+{
+	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
+	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
+	/*
+	 * With -d nothing the reflector does (vanish, stall, answer late) may
+	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
+	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
+	 */
+	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
+	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
+
+	if (E.busy) {
+		return;		/* the reflector serves someone else: nothing to wait for */
+	}
+	emit_await_pongs(cutoff);
+	t0 = mono_ns();
+	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
+		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
+			emit_drain();
+		}
+	}
+	if (!S.c.received) {
+		return;
+	}
+	if (K.ncls > 1) {
+		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
+	}
+	emit_fin_exchange(hard);
 }
 
 /* Retire the whole window in sequence order, so the log is ordered. */
