@@ -488,6 +488,24 @@ static struct {
 
 /* ------------------------------------------------------------- helpers */
 
+/* A ping whose fate is known: answered, lost, or never sent. */
+static bool resolved(const struct txn *x)
+{
+	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
+}
+
+/* A ping on the wire still waiting for its pong. */
+static bool awaiting(const struct txn *x)
+{
+	return (x->st & TF_SENT) && !resolved(x);
+}
+
+/* A receive that found nothing now (non-blocking, timed out or interrupted). */
+static bool nothing_now(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
 static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnx_(const char *fmt, ...)
 {
@@ -4935,7 +4953,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	};
 
 	if (x->st & TF_USED) {
-		if ((x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (awaiting(x)) {
 			emit_lost(x);
 		}
 		if (x->st & TF_TXPEND) {
@@ -5218,7 +5236,7 @@ static int emit_recv(int flags)
 	}
 	t4sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
 	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+		if (nothing_now(errno)) {
 			return 0;
 		}
 		if (errno == ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
@@ -5243,7 +5261,7 @@ static void emit_expire(uint64_t now)
 	while (E.oldest < E.next_seq) {
 		struct txn *x = &win[E.oldest & win_mask];
 
-		if (x->seq == E.oldest && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (x->seq == E.oldest && awaiting(x)) {
 			if (now < x->deadline) {
 				break;
 			}
@@ -5261,7 +5279,7 @@ static uint64_t emit_next_deadline(void)
 	for (s = E.oldest; s < E.next_seq; s++) {
 		struct txn *x = &win[s & win_mask];
 
-		if (x->seq == s && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (x->seq == s && awaiting(x)) {
 			return x->deadline;
 		}
 	}
@@ -5307,11 +5325,6 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 	 * each deadline would cost a setsockopt per ping near the end of -d.
 	 */
 	return emit_recv(0);
-}
-
-static bool resolved(const struct txn *x)
-{
-	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
 }
 
 /*
@@ -5430,7 +5443,7 @@ static void emit_await_pongs(uint64_t cutoff)
 				for (s = E.oldest; s < E.next_seq; s++) {
 					struct txn *x = &win[s & win_mask];
 
-					if (x->seq == s && !resolved(x) && (x->st & TF_SENT)) {
+					if (x->seq == s && awaiting(x)) {
 						emit_lost(x);
 					}
 				}
@@ -6202,7 +6215,7 @@ static int reflect_recv(int flags)
 		pmc_read(pmc_rx);
 	}
 	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) {
+		if (nothing_now(errno) || errno == ECONNREFUSED) {
 			return 0;
 		}
 		return -errno;
