@@ -5219,40 +5219,61 @@ static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
 	return n - (ssize_t)proto_pre;
 }
 
-static int emit_recv(int flags)
+/* One datagram as sock_recv() received it. */
+struct rx {
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	struct ts_cmsg c;
+	uint64_t app;		/* CLOCK_REALTIME as recvmsg returned (-s), else 0 */
+	size_t len;		/* rant's part, after the PTP header with --ptp-probe */
+	bool trunc;		/* longer than the buffer: too long for rant */
+	bool ours;		/* false: a PTP packet that is not rant's (counted) */
+};
+
+/*
+ * The receive of both sides: one recvmsg into buf, the app stamp and the -M
+ * counts as it returns, then the control messages (the stamps; ctl reads
+ * the side's own).  1: a datagram, 0: nothing now, -errno.
+ */
+static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*ctl)(struct msghdr *))
 {
 	char ctrl[512] __attribute__((aligned(8)));
-	struct iovec iov = { E.rx, E.rxcap };
+	struct iovec iov = { buf, cap };
 	struct msghdr msg = {
+		.msg_name = &rx->from, .msg_namelen = sizeof(rx->from),
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
 	};
-	struct ts_cmsg c;
-	uint64_t t4sw;
 	ssize_t n = recvmsg(sock_fd, &msg, flags);
 
-	if (n >= 0) {
-		pmc_read(pmc_rx);
-	}
-	t4sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
 	if (n < 0) {
-		if (nothing_now(errno)) {
-			return 0;
-		}
-		if (errno == ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
-			S.c.refused++;
-			return 0;
-		}
-		return -errno;
+		return nothing_now(errno) ? 0 : -errno;
 	}
-	ts_parse(&msg, &c);
-	emit_rxq_ovfl(&msg);
-	ts_rx_kernel = ts.hw ? c.sw : 0;
-	if (proto_pre && (n = ptp_strip(E.rx, n)) < 0) {
-		return 1;
-	}
-	emit_packet(E.rx + proto_pre, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
+	rx->app = cfg.sw_stamps ? real_ns() : 0;
+	pmc_read(pmc_rx);
+	ts_parse(&msg, &rx->c);
+	ctl(&msg);
+	ts_rx_kernel = ts.hw ? rx->c.sw : 0;
+	rx->fromlen = msg.msg_namelen;
+	rx->trunc = msg.msg_flags & MSG_TRUNC;
+	rx->ours = !proto_pre || (n = ptp_strip(buf, n)) >= 0;
+	rx->len = rx->ours ? (size_t)n : 0;
 	return 1;
+}
+
+static int emit_recv(int flags)
+{
+	struct rx rx;
+	int r = sock_recv(E.rx, E.rxcap, flags, &rx, emit_rxq_ovfl);
+
+	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
+		S.c.refused++;
+		return 0;
+	}
+	if (r > 0 && rx.ours) {
+		emit_packet(E.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+	}
+	return r;
 }
 
 /* Mark as lost every outstanding ping whose deadline has passed. */
@@ -6197,39 +6218,26 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */
+/* The reflector's own control messages: the address pinged, the TOS. */
+static void reflect_ctl(struct msghdr *msg)
+{
+	reflect_pktinfo(msg);
+	cls_rx_tos(msg);
+}
+
 static int reflect_recv(int flags)
 {
-	char ctrl[512] __attribute__((aligned(8)));
-	struct sockaddr_storage from;
-	struct iovec iov = { R.rx, R.rxcap };
-	struct msghdr msg = {
-		.msg_name = &from, .msg_namelen = sizeof(from),
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
-	struct ts_cmsg c;
-	ssize_t n = recvmsg(sock_fd, &msg, flags);
-	uint64_t t2sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
+	struct rx rx;
+	int r = sock_recv(R.rx, R.rxcap, flags, &rx, reflect_ctl);
 
-	if (n >= 0) {
-		pmc_read(pmc_rx);
+	if (r == -ECONNREFUSED) {
+		return 0;
 	}
-	if (n < 0) {
-		if (nothing_now(errno) || errno == ECONNREFUSED) {
-			return 0;
-		}
-		return -errno;
+	if (r > 0 && rx.ours) {
+		reflect_packet(R.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
+			       (struct sockaddr *)&rx.from, rx.fromlen);
 	}
-	ts_parse(&msg, &c);
-	reflect_pktinfo(&msg);
-	cls_rx_tos(&msg);
-	ts_rx_kernel = ts.hw ? c.sw : 0;
-	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
-		return 1;
-	}
-	reflect_packet(R.rx + proto_pre, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
-		       (struct sockaddr *)&from, msg.msg_namelen);
-	return 1;
+	return r;
 }
 
 static int reflect_run(void)
