@@ -1658,6 +1658,25 @@ static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
 	return 0;
 }
 
+/* A datagram that is not a valid rant packet, counted by why. */
+static void count_invalid(int why)
+{
+	S.c.invalid++;
+	S.c.invalid_why[why]++;
+}
+
+/* A received probe: its length without the PTP header, or -1 (counted invalid). */
+static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
+{
+	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
+
+	if (why) {
+		count_invalid(why);
+		return -1;
+	}
+	return n - (ssize_t)proto_pre;
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -4218,6 +4237,48 @@ static int wait_fd(uint64_t ns, short events)
 	return p.revents;
 }
 
+/* One datagram as sock_recv() received it. */
+struct rx {
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	struct ts_cmsg c;
+	uint64_t app;		/* CLOCK_REALTIME as recvmsg returned (-s), else 0 */
+	size_t len;		/* rant's part, after the PTP header with --ptp-probe */
+	bool trunc;		/* longer than the buffer: too long for rant */
+	bool ours;		/* false: a PTP packet that is not rant's (counted) */
+};
+
+/*
+ * The receive of both sides: one recvmsg into buf, the app stamp and the -M
+ * counts as it returns, then the control messages (the stamps; ctl reads
+ * the side's own).  1: a datagram, 0: nothing now, -errno.
+ */
+static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*ctl)(struct msghdr *))
+{
+	char ctrl[512] __attribute__((aligned(8)));
+	struct iovec iov = { buf, cap };
+	struct msghdr msg = {
+		.msg_name = &rx->from, .msg_namelen = sizeof(rx->from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	ssize_t n = recvmsg(sock_fd, &msg, flags);
+
+	if (n < 0) {
+		return nothing_now(errno) ? 0 : -errno;
+	}
+	rx->app = cfg.sw_stamps ? real_ns() : 0;
+	pmc_read(pmc_rx);
+	ts_parse(&msg, &rx->c);
+	ctl(&msg);
+	ts_rx_kernel = ts.hw ? rx->c.sw : 0;
+	rx->fromlen = msg.msg_namelen;
+	rx->trunc = msg.msg_flags & MSG_TRUNC;
+	rx->ours = !proto_pre || (n = ptp_strip(buf, n)) >= 0;
+	rx->len = rx->ours ? (size_t)n : 0;
+	return 1;
+}
+
 /* ----------------------------------------------------------------- emit */
 
 /* State of the client's loop. */
@@ -5006,12 +5067,6 @@ static void emit_send(uint64_t seq, uint64_t now)
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
 }
 
-static void count_invalid(int why)
-{
-	S.c.invalid++;
-	S.c.invalid_why[why]++;
-}
-
 /*
  * An echoed T3 wire stamp must follow its T2 (one clock: the reflector's
  * wire clock), and the time the reflector held the ping cannot exceed the
@@ -5207,60 +5262,6 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
-/* A received probe: its length without the PTP header, or -1 (counted invalid). */
-static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
-{
-	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
-
-	if (why) {
-		count_invalid(why);
-		return -1;
-	}
-	return n - (ssize_t)proto_pre;
-}
-
-/* One datagram as sock_recv() received it. */
-struct rx {
-	struct sockaddr_storage from;
-	socklen_t fromlen;
-	struct ts_cmsg c;
-	uint64_t app;		/* CLOCK_REALTIME as recvmsg returned (-s), else 0 */
-	size_t len;		/* rant's part, after the PTP header with --ptp-probe */
-	bool trunc;		/* longer than the buffer: too long for rant */
-	bool ours;		/* false: a PTP packet that is not rant's (counted) */
-};
-
-/*
- * The receive of both sides: one recvmsg into buf, the app stamp and the -M
- * counts as it returns, then the control messages (the stamps; ctl reads
- * the side's own).  1: a datagram, 0: nothing now, -errno.
- */
-static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*ctl)(struct msghdr *))
-{
-	char ctrl[512] __attribute__((aligned(8)));
-	struct iovec iov = { buf, cap };
-	struct msghdr msg = {
-		.msg_name = &rx->from, .msg_namelen = sizeof(rx->from),
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
-	ssize_t n = recvmsg(sock_fd, &msg, flags);
-
-	if (n < 0) {
-		return nothing_now(errno) ? 0 : -errno;
-	}
-	rx->app = cfg.sw_stamps ? real_ns() : 0;
-	pmc_read(pmc_rx);
-	ts_parse(&msg, &rx->c);
-	ctl(&msg);
-	ts_rx_kernel = ts.hw ? rx->c.sw : 0;
-	rx->fromlen = msg.msg_namelen;
-	rx->trunc = msg.msg_flags & MSG_TRUNC;
-	rx->ours = !proto_pre || (n = ptp_strip(buf, n)) >= 0;
-	rx->len = rx->ours ? (size_t)n : 0;
-	return 1;
-}
-
 static int emit_recv(int flags)
 {
 	struct rx rx;
