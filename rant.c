@@ -6051,21 +6051,187 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 	}
 }
 
+/* A datagram that is no rant packet: counted with the session, or carried to the next. */
+static void reflect_junk(int err)
+{
+	if (R.active) {
+		count_invalid(err);
+	} else {
+		R.carry_invalid[err]++;
+	}
+}
+
+/* A FIN: answered for the session (or the one that just ended) from its peer only. */
+static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen)
+{
+	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
+	if ((R.active && m->session == S.id) || (!R.active && m->session == R.last_id && R.sessions)) {
+		if (reflect_peer_ok(from, 0)) {
+			reflect_fin(m, buf, len, from, fromlen);
+		} else {
+			reflect_reject(GR_PEER);
+		}
+	} else if (R.active) {
+		S.c.foreign++;
+		count_invalid(PE_TYPE);
+	} else {
+		reflect_reject(GR_FIN_UNKNOWN);
+	}
+}
+
+/*
+ * The session switch: a ping of another session while one runs is told
+ * BUSY, unless this one went idle (it ends); the first ping of a session
+ * starts it and binds it to its address and port.  False: not admitted.
+ */
+static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
+{
+	if (R.active && m->session != S.id) {
+		if (now - R.last_rx <= R.idle_ns) {
+			S.c.foreign++;		/* a second client: told BUSY while this one runs */
+			count_invalid(PE_TYPE);
+			reflect_busy(m, buf, len, from, fromlen, now);
+			return false;
+		}
+		reflect_end(STOP_IDLE);
+		if (cfg.once || S.stop_reason == STOP_BREACH) {
+			stop_signal = 1;
+			return false;
+		}
+	}
+	if (R.active && !reflect_peer_ok(from, m->flags)) {
+		reflect_reject(GR_PEER);	/* the session's id from another address or port */
+		return false;
+	}
+	if (!R.active) {
+		reflect_start(m->session);
+		memset(&R.peer, 0, sizeof(R.peer));
+		memcpy(&R.peer, from, fromlen < sizeof(R.peer) ? fromlen : sizeof(R.peer));
+		R.ports[0] = (uint16_t)sa_port(from);
+		R.nports = 1;
+	}
+	return true;
+}
+
+/*
+ * A ping of the session: a seq far ahead needs a second ping to confirm it
+ * (a forgery would poison the duplicate window), the idle hint is clamped,
+ * a duplicate is counted.  False: not answered.
+ */
+static bool reflect_admit(const struct proto_msg *m, uint64_t now)
+{
+	uint64_t idle;
+
+	if (R.any && m->seq > R.top && m->seq - R.top > SEQ_AHEAD_MAX) {
+		/* a real client that lost that many pings sends the next one right after */
+		if (!R.ahead || m->seq <= R.ahead || m->seq - R.ahead > SEQ_AHEAD_MAX) {
+			R.ahead = m->seq;
+			reflect_reject(GR_SEQ_AHEAD);
+			return false;
+		}
+	}
+	R.ahead = 0;
+	R.last_rx = R.last_wake = now;
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
+	R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
+	if (reflect_seen(m->seq)) {
+		S.c.duplicate++;
+		return false;
+	}
+	return true;
+}
+
+/* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
+static bool reflect_count(const struct proto_msg *m)
+{
+	R.distinct++;
+	S.c.received++;
+	if (m->flags & PF_WARMUP) {
+		S.c.warmup++;
+	} else if (S.c.received <= cfg.warmup) {
+		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+		S.c.warmup++;
+		S.c.warmup_local++;
+		return true;
+	} else if (!R.measuring) {
+		R.measuring = true;	/* the session's first measured ping: its measurement starts */
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	return false;
+}
+
+/* The pong, written over the ping in buf: the same length, never larger. */
+static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, uint64_t wire,
+			 uint64_t t2sw)
+{
+	p->session = m->session;
+	p->seq = m->seq;
+	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (ts.hw ? PF_SRV_HW : 0) |
+			      (S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+	if (wire) {
+		p->flags |= PF_T2W;
+		p->t2w = wire;
+	}
+	if (cfg.sw_stamps) {
+		p->flags |= PF_T2SW | PF_T3SW;
+		p->t2sw = t2sw;
+	}
+	echo_pop(p);
+	cls_reflect(m);
+	proto_encode(buf, p);
+	if (cfg.sw_stamps) {
+		p->t3sw = real_ns();
+		put64(buf + 40, p->t3sw);
+	} else if (cfg.no_tx_ts) {
+		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
+	}
+}
+
+/* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
+static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p, uint64_t wire,
+				 uint64_t now, bool local_warmup)
+{
+	struct txn *x = &win[ts.next_key & win_mask];
+
+	if (x->st & TF_USED) {
+		if (x->st & TF_TXPEND) {
+			R.txpend--;
+		}
+		txn_retire(x);
+	}
+	memset(x, 0, sizeof(*x));
+	x->seq = m->seq;
+	x->txkey = ts.next_key++;
+	x->t[T2W] = wire;
+	x->t[T2SW] = p->t2sw;
+	x->t[T2K] = ts_rx_kernel;
+	x->t[T3SW] = p->t3sw;
+	x->mono = now;
+	pmc_delta(x->pmc, pmc_rx, pmc_tx);
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
+		((m->flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
+	return x;
+}
+
+/*
+ * One datagram on the reflector: decoded and authenticated, a FIN answered,
+ * a ping admitted to its session (reflect_switch, reflect_admit), counted,
+ * answered from the address it was sent to, and its transaction claimed.
+ */
 static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2sw, bool trunc,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
 	struct proto_msg m, p = { .type = PT_PONG };
 	struct txn *x;
 	uint64_t now;
-	bool local_warmup = false;
+	bool local_warmup;
 	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
 
 	if (err) {
-		if (R.active) {
-			count_invalid(err);
-		} else {
-			R.carry_invalid[err]++;
-		}
+		reflect_junk(err);
 		return;
 	}
 	if (!sa_port(from)) {
@@ -6077,137 +6243,26 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	if (m.type == PT_FIN) {
-		cls_reflect(&m);	/* the FIN_ACK in the reflector's own class */
-		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
-			if (reflect_peer_ok(from, 0)) {
-				reflect_fin(&m, buf, len, from, fromlen);
-			} else {
-				reflect_reject(GR_PEER);
-			}
-		} else if (R.active) {
-			S.c.foreign++;
-			count_invalid(PE_TYPE);
-		} else {
-			reflect_reject(GR_FIN_UNKNOWN);
-		}
+		reflect_fin_in(&m, buf, len, from, fromlen);
 		return;
 	}
 	if (m.type != PT_PING) {
-		if (R.active) {
-			count_invalid(PE_TYPE);
-		} else {
-			R.carry_invalid[PE_TYPE]++;
-		}
+		reflect_junk(PE_TYPE);
 		return;
 	}
 	now = mono_ns();
-	if (R.active && m.session != S.id) {
-		if (now - R.last_rx <= R.idle_ns) {
-			S.c.foreign++;		/* a second client: told BUSY while this one runs */
-			count_invalid(PE_TYPE);
-			reflect_busy(&m, buf, len, from, fromlen, now);
-			return;
-		}
-		reflect_end(STOP_IDLE);
-		if (cfg.once || S.stop_reason == STOP_BREACH) {
-			stop_signal = 1;
-			return;
-		}
-	}
-	if (R.active && !reflect_peer_ok(from, m.flags)) {
-		reflect_reject(GR_PEER);	/* the session's id from another address or port */
+	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
 		return;
 	}
-	if (!R.active) {
-		reflect_start(m.session);
-		memset(&R.peer, 0, sizeof(R.peer));
-		memcpy(&R.peer, from, fromlen < sizeof(R.peer) ? fromlen : sizeof(R.peer));
-		R.ports[0] = (uint16_t)sa_port(from);
-		R.nports = 1;
-	}
-	if (R.any && m.seq > R.top && m.seq - R.top > SEQ_AHEAD_MAX) {
-		/*
-		 * Far ahead of every ping so far: a forgery would poison the
-		 * duplicate window.  A real client that lost that many pings
-		 * sends the next one right after: two in a row confirm the jump.
-		 */
-		if (!R.ahead || m.seq <= R.ahead || m.seq - R.ahead > SEQ_AHEAD_MAX) {
-			R.ahead = m.seq;
-			reflect_reject(GR_SEQ_AHEAD);
-			return;
-		}
-	}
-	R.ahead = 0;
-	R.last_rx = R.last_wake = now;
-	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
-	{
-		uint64_t idle = m.idle_ms < IDLE_MAX_MS ? m.idle_ms : IDLE_MAX_MS;
-
-		R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
-	}
-	if (reflect_seen(m.seq)) {
-		S.c.duplicate++;
-		return;
-	}
-	R.distinct++;
-	S.c.received++;
-	if (m.flags & PF_WARMUP) {
-		S.c.warmup++;
-	} else if (S.c.received <= cfg.warmup) {
-		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
-		S.c.warmup++;
-		S.c.warmup_local++;
-		local_warmup = true;
-	} else if (!R.measuring) {
-		R.measuring = true;	/* the session's first measured ping: its measurement starts */
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	/* the pong: same length as the ping, never larger */
-	p.session = m.session;
-	p.seq = m.seq;
-	p.flags = (uint16_t)((m.flags & PF_WARMUP) | (ts.hw ? PF_SRV_HW : 0) |
-			     (S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
-	if (wire) {
-		p.flags |= PF_T2W;
-		p.t2w = wire;
-	}
-	if (cfg.sw_stamps) {
-		p.flags |= PF_T2SW | PF_T3SW;
-		p.t2sw = t2sw;
-	}
-	echo_pop(&p);
-	cls_reflect(&m);
-	proto_encode(buf, &p);
-	if (cfg.sw_stamps) {
-		p.t3sw = real_ns();
-		put64(buf + 40, p.t3sw);
-	} else if (cfg.no_tx_ts) {
-		p.t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
-	}
+	local_warmup = reflect_count(&m);
+	reflect_pong(&m, &p, buf, wire, t2sw);
 	if (reflect_send(buf, len, from, fromlen) < 0) {
 		send_failed(errno);
 		return;
 	}
 	pmc_read(pmc_tx);
 	S.c.sent++;
-	x = &win[ts.next_key & win_mask];
-	if (x->st & TF_USED) {
-		if (x->st & TF_TXPEND) {
-			R.txpend--;
-		}
-		txn_retire(x);
-	}
-	memset(x, 0, sizeof(*x));
-	x->seq = m.seq;
-	x->txkey = ts.next_key++;
-	x->t[T2W] = wire;
-	x->t[T2SW] = p.t2sw;
-	x->t[T2K] = ts_rx_kernel;
-	x->t[T3SW] = p.t3sw;
-	x->mono = now;
-	pmc_delta(x->pmc, pmc_rx, pmc_tx);
-	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
-		((m.flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
+	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
 	if (cfg.no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
