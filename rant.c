@@ -5112,6 +5112,86 @@ static void emit_echo(const struct proto_msg *m)
 	}
 }
 
+/* BUSY: believed only before the reflector answered us; later, it is a forgery. */
+static void emit_busy(size_t len)
+{
+	if (!S.c.received && !S.c.late && len <= cfg.size) {
+		E.busy = true;
+		S.stop_reason = STOP_ERROR;
+	} else {
+		S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+}
+
+/* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
+static void emit_fin_ack(const struct proto_msg *m)
+{
+	if (!E.fin_sent) {
+		S.c.rejected[GR_FIN_ACK_UNASKED]++;
+		return;
+	}
+	E.fin_acked = true;
+	E.fin_more = m->flags & PF_MORE;
+	E.srv_received = m->seq;
+	E.srv_whole = !(m->flags & PF_PARTIAL);
+	emit_echo(m);
+}
+
+/*
+ * A pong whose ping already left the window: late if its ping was lost and
+ * this is its first pong, else a replay (a duplicate).
+ */
+static void emit_stale(const struct txn *x, uint64_t seq)
+{
+	if ((x->st & TF_SENDERR) && x->seq == seq) {
+		S.c.duplicate++;
+	} else if (E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
+		answered_set(seq, true);
+		S.c.late++;
+		cls_count(seq, CG_LATE);
+	} else {
+		S.c.duplicate++;
+	}
+}
+
+/* The pong of ping x: its stamps and the server's into the slot, counted. */
+static void emit_answered(struct txn *x, const struct proto_msg *m, uint64_t wire, uint64_t t4sw)
+{
+	x->st |= TF_RECEIVED;
+	pmc_delta(x->pmc, x->pmc, pmc_rx);
+	E.outstanding--;
+	S.c.received++;
+	cls_count(x->seq, CG_RECEIVED);
+	if (!E.first_rx_mono) {
+		E.first_rx_mono = mono_ns();
+	}
+	if (x->st & TF_WARMUP) {
+		S.c.warmup++;
+		cls_count(x->seq, CG_WARMUP);
+	}
+	x->t[T4W] = wire;
+	x->t[T4SW] = t4sw;
+	x->t[T4K] = ts_rx_kernel;
+	x->t[T2W] = m->t2w;
+	x->t[T2SW] = m->t2sw;
+	x->t[T3SW] = m->t3sw;
+	if (m->flags & PF_T3SW) {
+		x->st |= TF_SRV_SW;
+		S.srv_sw = true;
+	}
+	S.srv_hw = m->flags & PF_SRV_HW;
+	S.srv_hw_known = true;
+	emit_echo(m);
+	if (m->flags & PF_BREACH) {
+		S.stop_reason = STOP_PEER_BREACH;
+	}
+}
+
+/*
+ * One datagram on the client: decoded and authenticated, of our session,
+ * BUSY or FIN_ACK taken, a pong of the right length for an in-flight ping
+ * (else late, duplicate or rejected), its stamps checked and accounted.
+ */
 static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t t4sw, bool trunc)
 {
 	struct proto_msg m;
@@ -5132,29 +5212,15 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	if (m.type == PT_BUSY) {
-		/* only before the reflector answered us: later, it is a forgery */
-		if (!S.c.received && !S.c.late && len <= cfg.size) {
-			E.busy = true;
-			S.stop_reason = STOP_ERROR;
-		} else {
-			S.c.rejected[GR_IMPLAUSIBLE]++;
-		}
+		emit_busy(len);
 		return;
 	}
 	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg.size)) {
 		S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
 		return;
 	}
-	if (m.type == PT_FIN_ACK && !E.fin_sent) {
-		S.c.rejected[GR_FIN_ACK_UNASKED]++;
-		return;
-	}
 	if (m.type == PT_FIN_ACK) {
-		E.fin_acked = true;
-		E.fin_more = m.flags & PF_MORE;
-		E.srv_received = m.seq;
-		E.srv_whole = !(m.flags & PF_PARTIAL);
-		emit_echo(&m);
+		emit_fin_ack(&m);
 		return;
 	}
 	if (m.type != PT_PONG || m.seq >= E.next_seq || len > cfg.size) {
@@ -5169,19 +5235,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	x = &win[m.seq & win_mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
-		/*
-		 * So old it already left the window: late if its ping was lost
-		 * and this is its first pong, else a replay (a duplicate).
-		 */
-		if ((x->st & TF_SENDERR) && x->seq == m.seq) {
-			S.c.duplicate++;
-		} else if (E.next_seq - m.seq <= ANSWERED_BITS && !answered_get(m.seq)) {
-			answered_set(m.seq, true);
-			S.c.late++;
-			cls_count(m.seq, CG_LATE);
-		} else {
-			S.c.duplicate++;
-		}
+		emit_stale(x, m.seq);
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
@@ -5204,34 +5258,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		cls_count(x->seq, CG_LATE);
 		return;
 	}
-	x->st |= TF_RECEIVED;
-	pmc_delta(x->pmc, x->pmc, pmc_rx);
-	E.outstanding--;
-	S.c.received++;
-	cls_count(x->seq, CG_RECEIVED);
-	if (!E.first_rx_mono) {
-		E.first_rx_mono = mono_ns();
-	}
-	if (x->st & TF_WARMUP) {
-		S.c.warmup++;
-		cls_count(x->seq, CG_WARMUP);
-	}
-	x->t[T4W] = wire;
-	x->t[T4SW] = t4sw;
-	x->t[T4K] = ts_rx_kernel;
-	x->t[T2W] = m.t2w;
-	x->t[T2SW] = m.t2sw;
-	x->t[T3SW] = m.t3sw;
-	if (m.flags & PF_T3SW) {
-		x->st |= TF_SRV_SW;
-		S.srv_sw = true;
-	}
-	S.srv_hw = m.flags & PF_SRV_HW;
-	S.srv_hw_known = true;
-	emit_echo(&m);
-	if (m.flags & PF_BREACH) {
-		S.stop_reason = STOP_PEER_BREACH;
-	}
+	emit_answered(x, &m, wire, t4sw);
 	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
 	emit_drain_if(cfg.threshold_ns >= 0);
 	txn_account(x);
