@@ -4196,8 +4196,8 @@ static int mtu_check(unsigned size)
  * ends always live in one kernel, stamped by one CLOCK_REALTIME), with
  * kernel stamps on both sides.  Anything else is "none".
  */
-enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH };
-static const char *const ow_name[] = { "none", "loopback", "veth" };
+enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH, OW_PHC };
+static const char *const ow_name[] = { "none", "loopback", "veth", "phc" };
 static enum ow_evidence ow_evidence;
 
 /* The driver behind IFACE (ETHTOOL_GDRVINFO); 0 or -errno. */
@@ -6814,10 +6814,71 @@ static void json_rejected(FILE *f)
  * known to agree (and the server's stamps are of the same kind), and fills
  * why with the evidence or the warning.
  */
+/*
+ * NIC stamps on both ends: two PHCs.  Their difference can be known only
+ * through a clock both ends read: when both run in one kernel (the same boot
+ * id: two ports of one host, e.g. in two namespaces) and each measured its
+ * PHC - CLOCK_REALTIME (item "the PHC's own offset"), then PHC_srv - PHC_cli
+ * = off_srv - off_cli, known within the two read windows.  That is evidence
+ * when both are disciplined and the difference is under 1 us.  Two hosts
+ * share no clock rant can read: their PHCs may well be synchronised (ptp4l),
+ * but nothing one end measures shows it, so it is never claimed.  *bound:
+ * |off_srv - off_cli| + both windows, ns.
+ */
+#define OW_PHC_BOUND_NS	1000
+
+static bool ow_phc(int64_t *bound, char *why, size_t len)
+{
+	char tmp[256];
+	int64_t d;
+
+	if (!ts.hw || !S.srv_hw) {
+		return false;
+	}
+	if (!phc.n || !E.srv_phc.method) {
+		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s", !phc.n ? "this end's" : "the reflector's",
+			 phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)" : "");
+		return false;
+	}
+	if (!host_boot_id || host_boot_id != E.srv_phc.boot_id) {
+		snprintf(why, len, "the reflector runs in another kernel: its PHC and this one share no clock rant can read");
+		return false;
+	}
+	d = E.srv_phc.off - phc.last_off;
+	*bound = (d < 0 ? -d : d) + (phc.window > 0 ? phc.window : 0) + (int64_t)E.srv_phc.window;
+	if (phc_warning(tmp, sizeof(tmp)) || !E.srv_phc.disciplined) {
+		snprintf(why, len, "the %s PHC is not disciplined to CLOCK_REALTIME (run phc2sys)",
+			 !E.srv_phc.disciplined ? "reflector's" : "client's");
+		return false;
+	}
+	if (*bound > OW_PHC_BOUND_NS) {
+		snprintf(why, len, "the two PHCs, each measured against this host's CLOCK_REALTIME, differ by up to %" PRId64
+			 " ns (client %+" PRId64 " ns, reflector %+" PRId64 " ns)", *bound, phc.last_off, E.srv_phc.off);
+		return false;
+	}
+	snprintf(why, len, "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), PHC - CLOCK_REALTIME measured on each (client %+" PRId64
+		 " ns, reflector %+" PRId64 " ns, %s)", *bound, phc.last_off, E.srv_phc.off,
+		 phc_method_name[E.srv_phc.method]);
+	return true;
+}
+
+/* The evidence for the clocks of the one-way delays, as the report states it. */
+static enum ow_evidence ow_current(char *why, size_t len)
+{
+	int64_t bound;
+
+	if (ow_evidence == OW_NONE && ow_phc(&bound, why, len)) {
+		return OW_PHC;
+	}
+	return ow_evidence;
+}
+
 static bool oneway_trusted(char *why, size_t len)
 {
 	const struct hist *fw = &S.h[M_FORWARD], *bw = &S.h[M_BACKWARD], *rtt = &S.h[M_RTT];
-	bool same = ow_evidence != OW_NONE && !S.srv_hw && !ts.hw;
+	char phc_why[320] = "";
+	enum ow_evidence ev = cfg.mode == MODE_ANALYZE ? OW_NONE : ow_current(phc_why, sizeof(phc_why));
+	bool same = (ev == OW_PHC) || (ev != OW_NONE && !S.srv_hw && !ts.hw);
 
 	if (!fw->n && !bw->n) {
 		snprintf(why, len, "no transaction has both stamps of a direction");
@@ -6833,13 +6894,18 @@ static bool oneway_trusted(char *why, size_t len)
 		snprintf(why, len, "warning: forward and backward differ by more than the rtt: the clocks disagree");
 		return false;
 	}
+	if (same && ev == OW_PHC) {
+		snprintf(why, len, "%s", phc_why);
+		return true;
+	}
 	if (same) {
 		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
 			 ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
 		return true;
 	}
 	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
-		 cfg.mode == MODE_ANALYZE ? "a log does not record it" : "different hosts or NIC clocks, not compared");
+		 cfg.mode == MODE_ANALYZE ? "a log does not record it" :
+		 phc_why[0] ? phc_why : "different hosts or NIC clocks, not compared");
 	return false;
 }
 
@@ -7177,7 +7243,7 @@ static void json_metric(FILE *f, int m)
 /* The hardware path's keys, one line each, before "metrics". */
 static void json_hw(FILE *f)
 {
-	char why[256];
+	char why[256], tmp[320];
 	bool ok;
 
 	double ppm;
@@ -7200,7 +7266,7 @@ static void json_hw(FILE *f)
 	if (side.emit) {
 		ok = oneway_trusted(why, sizeof(why));
 		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
-			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_current(tmp, sizeof(tmp))], ok ? "true" : "false");
 		json_str(f, why);
 		fprintf(f, "},\n");
 	}
