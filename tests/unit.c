@@ -4127,6 +4127,21 @@ static void test_kx(void)
 	ok(proto_kx_put(fin, 79, &a) == -ENOSPC, "kx: 79 bytes have no room for the block: -ENOSPC", "-");
 	key.on = true;
 	ok(proto_kx_need() == 88, "kx: with --key-file the block follows the tag: pings of 88 bytes", "%zu", proto_kx_need());
+	{
+		struct proto_msg p = { .type = PT_PONG, .session = 7, .seq = 9, .t2k = B + 77 }, d;
+		uint8_t kb[96] = { 0 };
+
+		key.k[0] = 1;
+		key.k[1] = 2;
+		proto_encode(kb, &p);
+		r = proto_kx_put(kb, sizeof(kb), &p);
+		tag_put(kb, sizeof(kb));
+		ok(r == 0 && tag_ok(kb, sizeof(kb)) && !proto_decode(kb, sizeof(kb), &d) && (d.flags & PF_TAG) &&
+		   d.t2k == B + 77 && get64(kb + 72) == B + 77, "kx: keyed: the block at 72, under the tag", "r=%d t2k=%" PRIu64,
+		   r, d.t2k);
+		kb[75] ^= 1;
+		ok(!tag_ok(kb, sizeof(kb)), "kx: keyed: a changed kernel stamp breaks the tag", "-");
+	}
 	key.on = false;
 	memset(&phc, 0, sizeof(phc));
 	phc.fd = -1;
