@@ -120,7 +120,7 @@ enum proto_flag {
 	PF_MORE		= 1 << 7,	/* FIN_ACK: more T3 stamps pending, send FIN again */
 	PF_PARTIAL	= 1 << 8,	/* FIN_ACK: the reflector did not see the session from seq 0 */
 	PF_TAG		= 1 << 9,	/* --key-file: a keyed tag follows the header (bytes 64-71) */
-	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows (proto_kx_off) */
+	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows */
 };
 
 /*
@@ -321,7 +321,7 @@ struct counters {
 	uint64_t breaches;
 	uint64_t warmup_local;	/* reflect: warm-up by its own -w, not flagged by the client */
 	uint64_t rejected[GR_N];	/* enum guard_rej */
-	uint64_t kx_unfit;	/* pongs too short for the reflector's kernel stamps (PF_KSTAMPS) */
+	uint64_t kx_unfit;	/* pongs with no room for the reflector's kernel stamps */
 };
 
 /* A transaction that crossed the threshold, kept for the report. */
@@ -1514,8 +1514,10 @@ static void boot_id_read(void)
 		close(fd);
 	}
 	for (i = 0; i < n && d < 16; i++) {
-		if (isxdigit((unsigned char)b[i])) {
-			v = v << 4 | (uint64_t)(isdigit((unsigned char)b[i]) ? b[i] - '0' : (b[i] | 0x20) - 'a' + 10);
+		int c = (unsigned char)b[i];
+
+		if (isxdigit(c)) {
+			v = v << 4 | (uint64_t)(isdigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
 			d++;
 		}
 	}
@@ -1624,10 +1626,10 @@ static void phc_publish(void)
 {
 	char why[256];
 	uint64_t win = phc.window < 0 ? 0 : phc.window > UINT32_MAX ? UINT32_MAX : (uint64_t)phc.window;
+	uint64_t meta = win << 16 | (uint64_t)phc.method << 8 | !phc_warning(why, sizeof(why));
 
 	__atomic_store_n(&phc_pub.off, phc.last_off, __ATOMIC_RELAXED);
-	__atomic_store_n(&phc_pub.meta, win << 16 | (uint64_t)phc.method << 8 | !phc_warning(why, sizeof(why)),
-			 __ATOMIC_RELEASE);
+	__atomic_store_n(&phc_pub.meta, meta, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------ protocol */
@@ -3168,7 +3170,7 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 
 static size_t log_rec_size(bool emit)
 {
-	/* room for the kernel stamps too when hardware stamps may be granted (the client: its and the reflector's) */
+	/* room for the kernel stamps when hardware stamps may be granted (client: both ends') */
 	int k = cfg.iface && cfg.ts != TS_SW ? (emit ? 4 : 2) : 0;
 
 	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)pmc.n;
@@ -5819,10 +5821,10 @@ static bool echo_pop(struct proto_msg *m)
 	m->flags |= PF_T3W;
 	{
 		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
-		const struct txn *x = &win[echo_q[echo_head].key & win_mask];
+		uint32_t k = echo_q[echo_head].key;
+		const struct txn *x = &win[k & win_mask];
 
-		m->t3k = (x->st & TF_USED) && x->txkey == echo_q[echo_head].key && x->seq == m->t3w_seq ?
-			 x->t[T3K] : 0;
+		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
 	}
 	echo_head = (echo_head + 1) % ECHO_CAP;
 	echo_n--;
@@ -6838,12 +6840,15 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 		return false;
 	}
 	if (!phc.n || !E.srv_phc.method) {
-		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s", !phc.n ? "this end's" : "the reflector's",
-			 phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)" : "");
+		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
+			 !phc.n ? "this end's" : "the reflector's",
+			 phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)"
+			       : "");
 		return false;
 	}
 	if (!host_boot_id || host_boot_id != E.srv_phc.boot_id) {
-		snprintf(why, len, "the reflector runs in another kernel: its PHC and this one share no clock rant can read");
+		snprintf(why, len, "the reflector runs in another kernel: %s",
+			 "its PHC and this one share no clock rant can read");
 		return false;
 	}
 	d = E.srv_phc.off - phc.last_off;
@@ -6854,13 +6859,14 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 		return false;
 	}
 	if (*bound > OW_PHC_BOUND_NS) {
-		snprintf(why, len, "the two PHCs, each measured against this host's CLOCK_REALTIME, differ by up to %" PRId64
-			 " ns (client %+" PRId64 " ns, reflector %+" PRId64 " ns)", *bound, phc.last_off, E.srv_phc.off);
+		snprintf(why, len, "the two PHCs, each measured against this host's CLOCK_REALTIME, "
+			 "differ by up to %" PRId64 " ns (client %+" PRId64 " ns, reflector %+" PRId64 " ns)",
+			 *bound, phc.last_off, E.srv_phc.off);
 		return false;
 	}
-	snprintf(why, len, "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), PHC - CLOCK_REALTIME measured on each (client %+" PRId64
-		 " ns, reflector %+" PRId64 " ns, %s)", *bound, phc.last_off, E.srv_phc.off,
-		 phc_method_name[E.srv_phc.method]);
+	snprintf(why, len, "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), "
+		 "PHC - CLOCK_REALTIME measured on each (client %+" PRId64 " ns, reflector %+" PRId64
+		 " ns, %s)", *bound, phc.last_off, E.srv_phc.off, phc_method_name[E.srv_phc.method]);
 	return true;
 }
 
@@ -6879,8 +6885,13 @@ static bool oneway_trusted(char *why, size_t len)
 {
 	const struct hist *fw = &S.h[M_FORWARD], *bw = &S.h[M_BACKWARD], *rtt = &S.h[M_RTT];
 	char phc_why[320] = "";
-	enum ow_evidence ev = cfg.mode == MODE_ANALYZE ? OW_NONE : ow_current(phc_why, sizeof(phc_why));
-	bool same = (ev == OW_PHC) || (ev != OW_NONE && !S.srv_hw && !ts.hw);
+	enum ow_evidence ev = OW_NONE;
+	bool same;
+
+	if (cfg.mode != MODE_ANALYZE) {
+		ev = ow_current(phc_why, sizeof(phc_why));
+	}
+	same = ev == OW_PHC || (ev != OW_NONE && !S.srv_hw && !ts.hw);
 
 	if (!fw->n && !bw->n) {
 		snprintf(why, len, "no transaction has both stamps of a direction");
@@ -6921,11 +6932,12 @@ static void print_hw_notes(FILE *f)
 		fprintf(f, "One-way delays: %s\n", why);
 	}
 	if (S.c.kx_unfit && side.emit) {
-		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64 " pongs too short for its kernel stamps: use --size %zu or more\n",
+		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
+			" pongs too short for its kernel stamps: use --size %zu or more\n",
 			S.c.kx_unfit, proto_kx_need());
 	} else if (S.c.kx_unfit) {
-		fprintf(f, "Kernel stamps not sent to the client: %" PRIu64 " pongs (as long as its pings) had no room: the client needs --size %zu or more\n",
-			S.c.kx_unfit, proto_kx_need());
+		fprintf(f, "Kernel stamps not sent to the client: %" PRIu64 " pongs (as long as its pings)"
+			" had no room: the client needs --size %zu or more\n", S.c.kx_unfit, proto_kx_need());
 	}
 	if (phc.n) {
 		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
@@ -7268,7 +7280,8 @@ static void json_hw(FILE *f)
 	if (side.emit) {
 		ok = oneway_trusted(why, sizeof(why));
 		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
-			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_current(tmp, sizeof(tmp))], ok ? "true" : "false");
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_current(tmp, sizeof(tmp))],
+			ok ? "true" : "false");
 		json_str(f, why);
 		fprintf(f, "},\n");
 	}
