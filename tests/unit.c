@@ -4143,6 +4143,7 @@ static void test_kx(void)
 	size_t tlen = 0;
 	int i, n, rx, tx, r, found = 0;
 	struct alog L;
+	struct report rep;
 	uint8_t *lmem;
 	FILE *f;
 
@@ -4209,7 +4210,8 @@ static void test_kx(void)
 	   m.t3w_seq == 1, "kx: a 64-byte ping: no block, counted (kx_unfit 1), the echo still goes", "flags=%#x unfit=%" PRIu64,
 	   m.flags, S.c.kx_unfit);
 	f = open_memstream(&text, &tlen);
-	print_hw_notes(f);
+	report_compute(&rep);
+	print_hw_notes(f, &rep);
 	fclose(f);
 	ok(text && strstr(text, "Kernel stamps not sent to the client: 1 pongs") && strstr(text, "--size 80"),
 	   "kx: the reflector's report says so and names --size 80", "'%s'", text ? text : "");
@@ -4305,7 +4307,8 @@ static void test_kx(void)
 	}
 	ok(found == 2, "kx: the breach breakdown splits the server's stacks too", "found=%d n=%d", found, n);
 	f = open_memstream(&text, &tlen);
-	json_report(f, 0);
+	report_compute(&rep);
+	json_report(f, &rep, 0);
 	fclose(f);
 	ok(text && strstr(text, "\"server_rx_nic\"") && strstr(text, "\"server_rx_wakeup\"") &&
 	   strstr(text, "\"server_tx_kernel\"") && strstr(text, "\"server_tx_nic\""),
@@ -4314,7 +4317,8 @@ static void test_kx(void)
 	free(text);
 	text = NULL;
 	f = open_memstream(&text, &tlen);
-	session_report(f, true);
+	report_compute(&rep);
+	session_report(f, &rep);
 	fclose(f);
 	ok(text && strstr(text, "server rx NIC+driver (T2_K-T2)") && strstr(text, "server tx driver+NIC (T3-T3_K)"),
 	   "kx: client report lists the server's split", "%.300s", text ? text : "");
@@ -4346,7 +4350,8 @@ static void test_kx(void)
 	emit_packet(buf[2], 64, B + 900040000ULL, B + 900041000ULL, false);
 	text = NULL;
 	f = open_memstream(&text, &tlen);
-	print_hw_notes(f);
+	report_compute(&rep);
+	print_hw_notes(f, &rep);
 	fclose(f);
 	ok(S.c.kx_unfit == 1 && text && strstr(text, "missing from 1 pongs") && strstr(text, "--size 80"),
 	   "kx: client: a pong too short for the block is counted and the report names --size 80", "unfit=%" PRIu64 " '%s'",
