@@ -45,6 +45,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -1615,13 +1616,34 @@ static bool phc_drift(double *ppm)
  * (or a constant TAI-UTC apart, with phc2sys -O 0 unset) and does not drift.
  * Fills w and returns true when it evidently is not.
  */
+/*
+ * TAI - UTC in ns: the kernel's value where something (ptp4l, phc2sys -a,
+ * chrony) told it, else 37 s, its value since 2017.  A PHC that ptp4l
+ * disciplines runs TAI (linuxptp: the PTP timescale), so it stands that
+ * far from CLOCK_REALTIME.
+ */
+static int64_t tai_utc_ns(void)
+{
+	struct timex tx = { .modes = 0 };
+
+	return (adjtimex(&tx) >= 0 && tx.tai > 0 ? tx.tai : 37) * (int64_t)NSEC_PER_SEC;
+}
+
+/* The PHC keeps TAI: within 1 ms of TAI - UTC from CLOCK_REALTIME. */
+static bool phc_is_tai(void)
+{
+	int64_t d = phc.last_off - tai_utc_ns();
+
+	return phc.n && d > -1000000 && d < 1000000;
+}
+
 static bool phc_warning(char *w, size_t len)
 {
 	double ppm = 0;
 	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
 	int64_t a = phc.last_off < 0 ? -phc.last_off : phc.last_off;
 
-	if (!phc.n || (!drift && a < 1000000)) {
+	if (!phc.n || (!drift && (a < 1000000 || phc_is_tai()))) {
 		return false;
 	}
 	snprintf(w, len, "PHC /dev/ptp%d is %+" PRId64 " ns from CLOCK_REALTIME%s%.2f ppm: it is not disciplined; run phc2sys (phc2sys -s CLOCK_REALTIME -c /dev/ptp%d -O 0) so app and NIC stamps share a time base",
@@ -7139,6 +7161,9 @@ static void print_hw_notes(FILE *f, const struct report *r)
 		if (phc_drift(&ppm)) {
 			fprintf(f, ", drift %+.3f ppm", ppm);
 		}
+		if (phc_is_tai()) {
+			fprintf(f, ", TAI (ptp4l's timescale): NIC stamps are TAI - UTC ahead of app stamps");
+		}
 		fprintf(f, "\n");
 		if (phc_warning(why, sizeof(why))) {
 			fprintf(f, "warning: %s\n", why);
@@ -7473,7 +7498,8 @@ static void json_hw(FILE *f, const struct report *r)
 		} else {
 			fputs("null", f);
 		}
-		fprintf(f, ", \"disciplined\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true");
+		fprintf(f, ", \"disciplined\": %s, \"tai\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true",
+			phc_is_tai() ? "true" : "false");
 	} else {
 		fprintf(f, "  \"phc\": null,\n");
 	}

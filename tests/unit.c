@@ -3795,8 +3795,15 @@ static void test_phc(void)
 	ok(r == 0 && phc.method == PHC_PRECISE && phc.fd == 1003 && phc.n == 1 && phc.last_off == fake_phc.off,
 	   "phc: PRECISE answered -> used, offset exact", "r=%d method=%d n=%" PRIu64 " off=%" PRId64, r, phc.method, phc.n,
 	   phc.last_off);
-	ok(phc_warning(w, sizeof(w)) && strstr(w, "phc2sys") && strstr(w, "/dev/ptp3"),
-	   "phc: 37 s from CLOCK_REALTIME -> warning naming phc2sys and the device", "'%s'", w);
+	ok(!phc_warning(w, sizeof(w)) && phc_is_tai() == (tai_utc_ns() == 37000000000LL),
+	   "phc: 37 s from CLOCK_REALTIME is TAI (ptp4l's timescale): disciplined, no warning", "'%s'", w);
+	phc.last_off = 3000000;
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "phc2sys") && strstr(w, "/dev/ptp3") && !phc_is_tai(),
+	   "phc: 3 ms from CLOCK_REALTIME -> warning naming phc2sys and the device", "'%s'", w);
+	phc.last_off = tai_utc_ns() + 2000000;
+	ok(phc_warning(w, sizeof(w)) && !phc_is_tai(), "phc: TAI - UTC + 2 ms -> neither UTC nor TAI: warning",
+	   "'%s'", w);
+	phc.last_off = fake_phc.off;
 	phc_end();
 	ok(phc.fd == -1 && phc.n == 2, "phc: a last reading at the end", "fd=%d n=%" PRIu64, phc.fd, phc.n);
 
