@@ -9137,13 +9137,15 @@ static int opt_u64(const struct opt_def *o, const char *s, uint64_t min, uint64_
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (!*s || !isdigit((unsigned char)*s) || *end || errno == ERANGE) {
+		bool neg = *s == '-' && isdigit((unsigned char)s[1]);
+
 		warnx_("--%s: '%s' is %s (%" PRIu64 " to %" PRIu64 ")", o->name, s,
-		       *s == '-' && isdigit((unsigned char)s[1]) ? "out of range" : "not a whole number",
-		       min, max);
+		       neg ? "out of range" : "not a whole number", min, max);
 		return -1;
 	}
 	if (v < min || v > max) {
-		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", o->name, s, min, max);
+		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", o->name, s,
+		       min, max);
 		return -1;
 	}
 	*out = v;
@@ -9380,7 +9382,8 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_PORT, .name = "port", .arg = "N", .type = OT_UINT, CFG(port),
 	  .min = 1, .max = 65535, .def = 12345, .modes = M_RUN, .rank_analyze = 14,
 	  .help = "UDP port (1-65535, default 12345)" },
-	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes, CFG(size),
+	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes,
+	  CFG(size),
 	  .min = PROTO_HDR_LEN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
 	  .modes = M_EMIT, .rank_analyze = 15, .rank_reflect = 4,
 	  .help = "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
@@ -9401,8 +9404,8 @@ static const struct opt_def opt_table[] = {
 	  .min = 1, .max = 60000, .scale = 1000000, .def = 1000 * 1000000LL,
 	  .modes = M_EMIT, .rank_analyze = 18, .rank_reflect = 3,
 	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
-	{ .val = O_TIMESTAMPS, .name = "timestamps", .arg = "auto|hw|sw", .type = OT_CHOICE, CFG(ts),
-	  .choices = ts_names, .max = TS_SW, .modes = M_RUN, .rank_analyze = 19,
+	{ .val = O_TIMESTAMPS, .name = "timestamps", .arg = "auto|hw|sw", .type = OT_CHOICE,
+	  CFG(ts), .choices = ts_names, .max = TS_SW, .modes = M_RUN, .rank_analyze = 19,
 	  .help = "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
 	{ .val = 's', .name = "sw-timestamps", .type = OT_FLAG, CFG(sw_stamps),
 	  .modes = M_RUN, .rank_analyze = 5,
@@ -9436,8 +9439,8 @@ static const struct opt_def opt_table[] = {
 	  CFG(log_format), .choices = log_format_names, .max = LOG_CSV,
 	  .modes = M_RUN, .rank_analyze = 25,
 	  .help = "log format (default text, the earlier rant's)" },
-	{ .val = O_LOG_RECORDS, .name = "log-records", .arg = "N", .type = OT_UINT, CFG(log_records),
-	  .min = 1, .max = 10000000000ULL, .modes = M_RUN, .rank_analyze = 26,
+	{ .val = O_LOG_RECORDS, .name = "log-records", .arg = "N", .type = OT_UINT,
+	  CFG(log_records), .min = 1, .max = 10000000000ULL, .modes = M_RUN, .rank_analyze = 26,
 	  .help = "keep the last N records (default: what --count/-d/--interval produce, else 1000000)" },
 	{ .val = 'L', .name = "log-threshold", .arg = "US", .type = OT_US, CFG(log_threshold_ns),
 	  .min = 0, .max = 60000000, .def = -1, .modes = M_RUN, .rank_analyze = 9,
@@ -9474,7 +9477,8 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top),
 	  .min = 1, .max = 1000000, .def = 10, .modes = M_ANALYZE,
 	  .help = "with --analyze: list the N worst transactions (default 10)" },
-	{ .val = O_PLOT, .name = "plot", .arg = "FILE.svg", .type = OT_STR, CFG(plot), .modes = M_ALL,
+	{ .val = O_PLOT, .name = "plot", .arg = "FILE.svg", .type = OT_STR, CFG(plot),
+	  .modes = M_ALL,
 	  .help = "after the run (or --analyze): latency over time, distribution and worst transactions as one SVG" },
 	{ .val = 'q', .name = "quiet", .type = OT_FLAG, CFG(quiet), .modes = M_ALL,
 	  .help = "no status line and no start-up notes" },
@@ -9484,7 +9488,7 @@ static const struct opt_def opt_table[] = {
 	  .help = "print the version" },
 	{ .val = 'h', .name = "help", .type = OT_EXIT, .modes = M_ALL,
 	  .help = "this help" },
-	/* the earlier rant's flags: -N and -F take effect on the reflector only (opt_check_earlier) */
+	/* the earlier rant's flags: -N, -F work on the reflector only (opt_check_earlier) */
 	{ .val = 'N', .name = "no-tx-ts", .type = OT_FLAG, CFG(no_tx_ts), .modes = M_RUN | M_LATE,
 	  .help = "reflect: no TX stamps; response is then T3_SW-T2 wire (app send), labelled so" },
 	{ .val = 'R', .name = "no-hw-ts", .type = OT_CALL, .set = opt_no_hw_ts,
@@ -9497,8 +9501,8 @@ static const struct opt_def opt_table[] = {
 	  .help = "refused: send and receive on separate threads needs 3 CPUs (says why)" },
 	{ .val = 'M', .name = "pmc", .type = OT_FLAG, CFG(pmc), .modes = M_RUN, .rank_analyze = 27,
 	  .help = "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
-	{ .val = O_ALLOW_FRAGMENTS, .name = "allow-fragments", .type = OT_FLAG, CFG(allow_fragments),
-	  .modes = M_ALL,
+	{ .val = O_ALLOW_FRAGMENTS, .name = "allow-fragments", .type = OT_FLAG,
+	  CFG(allow_fragments), .modes = M_ALL,
 	  .help = "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
 	/* refused with --analyze by ptp_opt_check, before the other late ones */
 	{ .val = O_PTP_PROBE, .name = "ptp-probe", .type = OT_FLAG, CFG(ptp_probe),
@@ -9736,8 +9740,8 @@ static int ptp_opt_check(const bool *given)
 		return -1;
 	}
 	if (given[O_PORT] && cfg.port != PTP_EVENT_PORT) {
-		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)", cfg.port,
-		       PTP_EVENT_PORT);
+		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)",
+		       cfg.port, PTP_EVENT_PORT);
 		return -1;
 	}
 	cfg.port = PTP_EVENT_PORT;
@@ -9767,7 +9771,9 @@ static int opt_check_modes(const bool *given, bool late)
 
 	for (i = 0; i < NOPTS; i++) {
 		o = &opt_table[i];
-		if (given[o->val] && !(o->modes & (1u << cfg.mode)) && !(o->modes & M_LATE) == !late &&
+		bool refused = given[o->val] && !(o->modes & (1u << cfg.mode));
+
+		if (refused && !(o->modes & M_LATE) == !late &&
 		    (!first || opt_rank(o) < opt_rank(first))) {
 			first = o;
 		}
@@ -9776,7 +9782,8 @@ static int opt_check_modes(const bool *given, bool late)
 		return 0;
 	}
 	if (cfg.mode == MODE_ANALYZE) {
-		warnx_("--%s: not used with --analyze (it reads logs, it sends nothing)", first->name);
+		warnx_("--%s: not used with --analyze (it reads logs, it sends nothing)",
+		       first->name);
 	} else if (first->modes & M_ANALYZE) {
 		warnx_("--%s: only with --analyze", first->name);
 	} else if (cfg.mode == MODE_REFLECT) {
@@ -9836,8 +9843,11 @@ static int opt_check(const bool *given)
 		warnx_("--continue: needs --threshold US (what would it continue past?)");
 		return -1;
 	}
-	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !cfg.plot))) {
-		warnx_("%s: needs --log FILE", given['L'] ? "--log-threshold" : given[O_LOG_FORMAT] ? "--log-format" : "--log-records");
+	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] ||
+			 (given[O_LOG_RECORDS] && !cfg.plot))) {
+		int why = given['L'] ? 'L' : given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
+
+		warnx_("%s: needs --log FILE", opt_name(why));
 		return -1;
 	}
 	if (cfg.trace_instance && !cfg.trace) {
@@ -9845,8 +9855,8 @@ static int opt_check(const bool *given)
 		return -1;
 	}
 	if (cfg.bound_ns < cfg.bucket_ns) {
-		warnx_("--overflow: %.3f us is below the bucket size %.3f us", (double)cfg.bound_ns / 1000,
-		       (double)cfg.bucket_ns / 1000);
+		warnx_("--overflow: %.3f us is below the bucket size %.3f us",
+		       (double)cfg.bound_ns / 1000, (double)cfg.bucket_ns / 1000);
 		return -1;
 	}
 	if ((cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns > 10000000) {
@@ -9859,8 +9869,11 @@ static int opt_check(const bool *given)
 		warnx_("--json: '%s' is also the --log file", cfg.json);
 		return -1;
 	}
-	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) || (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
-		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
+	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) ||
+			 (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
+		bool is_log = cfg.log && !strcmp(cfg.plot, cfg.log);
+
+		warnx_("--plot: '%s' is also the %s file", cfg.plot, is_log ? "--log" : "--json");
 		return -1;
 	}
 	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
@@ -9904,7 +9917,8 @@ static int opt_parse(int argc, char **argv)
 	cfg_defaults();
 	opt_getopt(lo, so);
 	for (i = 0; i < (size_t)argc && used + 1 < sizeof(cfg.cmdline); i++) {
-		used += (size_t)snprintf(cfg.cmdline + used, sizeof(cfg.cmdline) - used, "%s%s", i ? " " : "", argv[i]);
+		used += (size_t)snprintf(cfg.cmdline + used, sizeof(cfg.cmdline) - used, "%s%s",
+					 i ? " " : "", argv[i]);
 	}
 	opterr = 0;
 	optind = 0;	/* 0, not 1: glibc then resets its state fully */
