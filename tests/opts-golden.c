@@ -6,8 +6,8 @@
  *
  * CASES has one command line a line (words split at spaces, single quotes
  * group, '' is an empty word; "# NAME" lines start a group and are copied).
- * For each, a child runs opt_parse() and prints its stdout, stderr and
- * result, then every configuration field that differs from the defaults
+ * For each, opt_parse() runs and its stdout, stderr and result are
+ * printed, then every configuration field that differs from the defaults
  * (cfg, the class and size lists, the key and PTP state).  When parsing
  * ends the program (help, version, a usage error) or leaves only a missing
  * --analyze log to read, RANT runs the same command line too and its
@@ -18,6 +18,7 @@
 #define RANT_NO_MAIN
 #include "../rant.c"
 
+#include <spawn.h>
 #include <sys/wait.h>
 
 static void dump_str(FILE *f, const char *name, const char *s)
@@ -211,38 +212,67 @@ static void print_blob(const char *label, const char *s, const char *line)
 	printf("--- %s\n%s", label, s);
 }
 
-/* Run the child's job with stdout and stderr in files o and e; its exit status. */
-static int run_child(int argc, char **argv, const char *rant, const char *base)
+/* Point fd (1 or 2) at a fresh file; the old fd's copy, to put back. */
+static int redirect(int fd, const char *path)
 {
+	int saved = dup(fd), f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (saved < 0 || f < 0 || dup2(f, fd) < 0) {
+		exit(99);
+	}
+	close(f);
+	return saved;
+}
+
+static void restore(int fd, int saved)
+{
+	dup2(saved, fd);
+	close(saved);
+}
+
+/*
+ * opt_parse in this process (a fork per case is slow under the sanitizers),
+ * stdout and stderr into the files o and e; its result.  Everything it
+ * sets is reset by the next call (cfg_defaults, and the key and PTP state
+ * by their checks) and dumped only when it returned 0.
+ */
+static int parse_case(int argc, char **argv, const char *base)
+{
+	int so, se, r;
+
+	fflush(stdout);
+	fflush(stderr);
+	so = redirect(1, "o");
+	se = redirect(2, "e");
+	r = opt_parse(argc, argv);
+	fflush(stderr);
+	printf("--- opt_parse %d\n", r);
+	if (r == 0) {
+		char *now = dump_text();
+
+		print_changed(base, now);
+		free(now);
+	}
+	fflush(stdout);
+	restore(1, so);
+	restore(2, se);
+	return r < 0 ? 2 : r;
+}
+
+/* rant itself on the same argv, stdout and stderr into o and e; its exit status. */
+static int rant_case(char **argv, const char *rant)
+{
+	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int st;
 
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		int o = open("o", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open("e", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		if (rant) {
-			execv(rant, argv);
-			_exit(127);
-		}
-		st = opt_parse(argc, argv);
-		fflush(stderr);
-		printf("--- opt_parse %d\n", st);
-		if (st == 0) {
-			char *now = dump_text();
-
-			print_changed(base, now);
-		}
-		fflush(stdout);
-		_exit(st < 0 ? 2 : st);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) < 0) {
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "o", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, "e", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (posix_spawn(&pid, rant, &fa, NULL, argv, environ) || waitpid(pid, &st, 0) < 0) {
 		exit(99);
 	}
+	posix_spawn_file_actions_destroy(&fa);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -263,7 +293,7 @@ static void run_case(const char *line, const char *rant, const char *base)
 {
 	char buf[4096], *argv[128], *out, *err, *mark;
 	int argc = split_args(line, buf, argv, 126);
-	int rc = run_child(argc, argv, NULL, base);
+	int rc = parse_case(argc, argv, base);
 
 	out = slurp("o");
 	err = slurp("e");
@@ -275,7 +305,7 @@ static void run_case(const char *line, const char *rant, const char *base)
 		if (mark) {
 			*mark = 0;	/* what opt_parse printed, not the dump after it */
 		}
-		rc = run_child(argc, argv, rant, base);
+		rc = rant_case(argv, rant);
 		print_rant("rant stdout", "o", out, line);
 		print_rant("rant stderr", "e", err, line);
 		printf("--- rant exit %d\n", rc);
