@@ -9621,7 +9621,7 @@ static const struct opt_def opt_table[] = {
 	  .modes = M_RUN, .rank_analyze = 28,
 	  .help = "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
 };
-#define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
+#define NOPTS	ARRAY_SIZE(opt_table)
 
 static void usage(FILE *f)
 {

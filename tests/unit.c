@@ -689,7 +689,7 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 	size_t i;
 
 	*with = "";
-	for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(odd); i++) {
 		if (odd[i].val == o->val) {
 			*with = odd[i].with;
 			return odd[i].arg;
