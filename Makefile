@@ -44,14 +44,24 @@ werror-clang: rant.c tests/unit.c
 tests/plot-gen: tests/plot-gen.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
 
-check: werror werror-clang rant tests/unit tests/plot-gen
+# option parsing against its recording (tests/net-opts.sh)
+tests/opts-golden: tests/opts-golden.c rant.c
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/opts-golden.c $(LDLIBS)
+
+tests/opts-golden-san: tests/opts-golden.c rant.c
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-golden.c $(LDLIBS)
+
+tests/opts-golden-gsan: tests/opts-golden.c rant.c
+	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-golden.c $(LDLIBS)
+
+check: werror werror-clang rant tests/unit tests/plot-gen tests/opts-golden
 	tests/run.sh
 
-check-sanitize: rant-san tests/unit-san tests/plot-gen
-	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-golden-san
+	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san OPTS_GOLDEN=$(CURDIR)/tests/opts-golden-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
-check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen
-	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen tests/opts-golden-gsan
+	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan OPTS_GOLDEN=$(CURDIR)/tests/opts-golden-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
 valgrind: tests/unit
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite tests/unit
@@ -74,7 +84,7 @@ tests/plot-bench: tests/plot-bench.c rant.c
 tests/bench.d/floor: tests/bench.d/floor.c
 	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/floor.c
 
-bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench
+bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
 	tests/bench.sh
 	tests/bench-log
 	tests/bench-tag
@@ -89,7 +99,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san rant-gsan tests/bench-tag tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench
+	rm -f rant rant-san rant-gsan tests/bench-tag tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 

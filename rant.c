@@ -9670,109 +9670,83 @@ static int analyze_main(void)
 
 /* -------------------------------------------------------------- options */
 
+/*
+ * One table, opt_table, says everything about an option: its letter and
+ * name, its argument, how the argument is read (type, range, scale,
+ * choices), the configuration field it sets and that field's default, the
+ * modes that accept it and its help line.  getopt_long's array and short
+ * string, the parsing and its messages, the mode checks, cfg's defaults and
+ * --help all come from it; opt_check keeps the checks across options.
+ *
+ * Adding an option: a field in struct config, an O_ value below if it has
+ * no letter, and one entry at the end of opt_table (--help lists it there;
+ * README's option list is --help).
+ */
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
 	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE, O_MAX
 };
 
-/* One table drives getopt_long, the short option string and --help. */
-static const struct opt_def {
-	const char *name;
-	int has_arg, val;
-	const char *arg, *help;
-} opt_table[] = {
-	{ "interface", 1, 'i', "IFACE", "bind to IFACE; its NIC is asked for hardware stamps" },
-	{ "address", 1, 'a', "ADDR", "emit (client) to the reflector at ADDR (IPv4, IPv6 or name); omit to reflect" },
-	{ "port", 1, O_PORT, "N", "UDP port (1-65535, default 12345)" },
-	{ "size", 1, O_SIZE, "BYTES", "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
-	{ "duration", 1, 'd', "SEC", "stop after SEC seconds (default: until --count or SIGINT)" },
-	{ "count", 1, O_COUNT, "N", "emit: stop after N measured transactions (warm-up not included)" },
-	{ "warmup", 1, 'w', "PKTS", "emit: the first PKTS pings are flagged warm-up, neither side counts them; reflect: also its first PKTS pings of each session (default 0)" },
-	{ "interval", 1, O_INTERVAL, "US", "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
-	{ "timeout", 1, O_TIMEOUT, "MS", "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
-	{ "timestamps", 1, O_TIMESTAMPS, "auto|hw|sw", "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
-	{ "sw-timestamps", 0, 's', NULL, "also take app stamps (clock_gettime) around send and receive" },
-	{ "threshold", 1, 't', "US", "a latency above US (rtt on emit, response on reflect) is a breach: stop, exit 3" },
-	{ "continue", 0, 'C', NULL, "with -t: keep going after a breach, count them, exit 3 at the end" },
-	{ "histogram", 0, 'H', NULL, "print percentiles and the histogram" },
-	{ "bucket-size", 1, 'b', "US", "histogram bucket in us, fractions allowed (default 0.1)" },
-	{ "overflow", 1, 'o', "US", "histogram bound in us; samples above it are kept exactly (default 1000)" },
-	{ "trace-marker", 0, 'T', NULL, "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
-	{ "snapshot", 0, 'S', NULL, "-T, and a tracefs snapshot on each breach (implies -T)" },
-	{ "trace-instance", 1, O_TRACE_INSTANCE, "NAME", "tracefs instance for -T/-S (default rant)" },
-	{ "log", 1, 'l', "FILE", "write every transaction to FILE after the run" },
-	{ "log-format", 1, O_LOG_FORMAT, "text|csv", "log format (default text, the earlier rant's)" },
-	{ "log-records", 1, O_LOG_RECORDS, "N", "keep the last N records (default: what --count/-d/--interval produce, else 1000000)" },
-	{ "log-threshold", 1, 'L', "US", "log only transactions above US (lost ones always)" },
-	{ "hugepages", 0, 'G', NULL, "put the run's memory in hugepages (MAP_HUGETLB)" },
-	{ "busy-poll-us", 1, 'p', "US", "SO_BUSY_POLL: busy-poll the NIC queue for US when blocking" },
-	{ "prefer-busypoll", 0, 'P', NULL, "SO_PREFER_BUSY_POLL" },
-	{ "budget", 1, 'B', "N", "SO_BUSY_POLL_BUDGET (1-65535)" },
-	{ "spin", 0, O_SPIN, NULL, "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
-	{ "priority", 1, O_PRIORITY, "N", "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
-	{ "tos", 1, O_TOS, "N", "IP TOS / IPv6 traffic class (0-255); a list runs classes side by side" },
-	{ "once", 0, O_ONCE, NULL, "reflect: exit after one session" },
-	{ "json", 1, O_JSON, "FILE|-", "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
-	{ "analyze", 1, O_ANALYZE, "LOG", "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
-	{ "top", 1, O_TOP, "N", "with --analyze: list the N worst transactions (default 10)" },
-	{ "plot", 1, O_PLOT, "FILE.svg", "after the run (or --analyze): latency over time, distribution and worst transactions as one SVG" },
-	{ "quiet", 0, 'q', NULL, "no status line and no start-up notes" },
-	{ "verbose", 0, 'v', NULL, "more detail at start" },
-	{ "version", 0, 'V', NULL, "print the version" },
-	{ "help", 0, 'h', NULL, "this help" },
-	{ "no-tx-ts", 0, 'N', NULL, "reflect: no TX stamps; response is then T3_SW-T2 wire (app send), labelled so" },
-	{ "no-hw-ts", 0, 'R', NULL, "no NIC stamps: the same as --timestamps sw" },
-	{ "fast-path", 0, 'F', NULL, "reflect: the fastest path rant has: --spin and -N together" },
-	{ "threaded", 0, '2', NULL, "refused: send and receive on separate threads needs 3 CPUs (says why)" },
-	{ "pmc", 0, 'M', NULL, "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
-	{ "allow-fragments", 0, O_ALLOW_FRAGMENTS, NULL, "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
-	{ "ptp-probe", 0, O_PTP_PROBE, NULL, "every packet a PTPv2 event message on UDP 319, for NICs that stamp only PTP (both ends)" },
-	{ "ptp-domain", 1, O_PTP_DOMAIN, "N", "with --ptp-probe: PTP domainNumber of the probes (0-255, default 127)" },
-	{ "key-file", 1, O_KEY_FILE, "FILE", "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
+/* How an option's argument is read. */
+enum opt_type {
+	OT_FLAG,	/* no argument: the bool field becomes true */
+	OT_UINT,	/* a whole number in [min, max], exact to 2^64, stored times scale */
+	OT_NUM,		/* a number in [min, max], fractions allowed */
+	OT_US,		/* microseconds in [min, max], fractions allowed, stored in ns */
+	OT_CHOICE,	/* one of choices, stored as its index */
+	OT_STR,		/* the argument itself: argv outlives cfg */
+	OT_CALL,	/* set() does it all: lists, checks of their own, several fields */
+	OT_EXIT,	/* prints (help, version) and ends parsing */
 };
-#define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
-static void usage(FILE *f)
-{
-	size_t i;
+/* The type of the config field an option sets, for the one generic store. */
+enum opt_field { OF_NONE, OF_BOOL, OF_UINT, OF_INT, OF_U64, OF_I64, OF_DBL, OF_STR };
 
-	fprintf(f, "Usage: rant [-i IFACE] -a ADDR [options]      emit: measure against a reflector\n"
-		   "       rant [-i IFACE] [options]              reflect: answer pings\n"
-		   "       rant --analyze LOG [LOG] [options]     report from logs\n\nOptions:\n");
-	for (i = 0; i < NOPTS; i++) {
-		const struct opt_def *o = &opt_table[i];
-		char left[48];
+#define OF_KIND(m)	_Generic(((struct config *)0)->m, bool: OF_BOOL, unsigned: OF_UINT, \
+				 int: OF_INT, uint64_t: OF_U64, int64_t: OF_I64, double: OF_DBL, \
+				 const char *: OF_STR, default: OF_NONE)
+#define CFG(m)		.off = offsetof(struct config, m), .kind = OF_KIND(m)
+#define ALSO(m)		.also = offsetof(struct config, m)
 
-		if (o->val < 256) {
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->val, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-		} else {
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-		}
-		fprintf(f, "  %-30s %s\n", left, o->help);
-	}
-	fprintf(f, "\nExit status: 0 ok, 1 runtime failure (or no answer), 2 usage or configuration error, 3 threshold exceeded.\n");
-}
+/* Modes that accept an option (1 << enum mode). */
+#define M_EMIT		(1u << MODE_EMIT)
+#define M_REFLECT	(1u << MODE_REFLECT)
+#define M_ANALYZE	(1u << MODE_ANALYZE)
+#define M_RUN		(M_EMIT | M_REFLECT)
+#define M_ALL		(M_RUN | M_ANALYZE)
+/* refused only after the checks across options, as the earlier rant's flags always were */
+#define M_LATE		(1u << 8)
 
-static const char *opt_name(int val)
-{
-	static char buf[40];
-	size_t i;
-
-	for (i = 0; i < NOPTS; i++) {
-		if (opt_table[i].val == val) {
-			snprintf(buf, sizeof(buf), "--%s", opt_table[i].name);
-			return buf;
-		}
-	}
-	return "?";
-}
+struct opt_def {
+	int val;			/* the short letter, or an O_ value */
+	const char *name;		/* --name */
+	const char *arg;		/* the argument's name in --help; NULL: none */
+	enum opt_type type;
+	size_t off;			/* the field in struct config (CFG) */
+	enum opt_field kind;
+	size_t also;			/* a bool field set true with it (ALSO); 0: none */
+	double min, max;		/* accepted range, in the unit the user gives */
+	uint64_t scale;			/* OT_UINT: stored = given * scale (0: 1) */
+	const char *const *choices;	/* OT_CHOICE: NULL-terminated */
+	int64_t def;			/* the field's default, stored unit; -1: off */
+	unsigned modes;			/* M_*: where it is accepted */
+	/*
+	 * Which refused option is named when several are: the lowest rank, in
+	 * analyze and in reflect mode (0: after the ranked ones, in table
+	 * order); options only for --analyze are named first elsewhere.
+	 */
+	unsigned char rank_analyze, rank_reflect;
+	int (*set)(const struct opt_def *o, const char *a);	/* OT_CALL */
+	const char *help;
+};
 
 /*
  * The one number parser: the whole string must be a number within [min,
  * max]; the message names the option and the accepted range.
  */
-static int opt_num(int val, const char *s, double min, double max, bool whole, double *out)
+static int opt_num(const struct opt_def *o, const char *s, double min, double max, bool whole,
+		   double *out)
 {
 	char *end;
 	double v;
@@ -9782,12 +9756,12 @@ static int opt_num(int val, const char *s, double min, double max, bool whole, d
 	/* strtod also takes hex and "infinity": a user meant neither */
 	if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || isnan(v) || isinf(v) ||
 	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != floor(v))) {
-		warnx_("%s: '%s' is not a %s (%.15g to %.15g)", opt_name(val), s, whole ? "whole number" : "number",
-		       min, max);
+		warnx_("--%s: '%s' is not a %s (%.15g to %.15g)", o->name, s,
+		       whole ? "whole number" : "number", min, max);
 		return -1;
 	}
 	if (v < min || v > max) {
-		warnx_("%s: '%s' is out of range (%.15g to %.15g)", opt_name(val), s, min, max);
+		warnx_("--%s: '%s' is out of range (%.15g to %.15g)", o->name, s, min, max);
 		return -1;
 	}
 	*out = v;
@@ -9795,7 +9769,8 @@ static int opt_num(int val, const char *s, double min, double max, bool whole, d
 }
 
 /* Integers beyond 2^53 do not survive a double: parse them exactly. */
-static int opt_u64(int val, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+static int opt_u64(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
+		   uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -9803,43 +9778,52 @@ static int opt_u64(int val, const char *s, uint64_t min, uint64_t max, uint64_t 
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (!*s || !isdigit((unsigned char)*s) || *end || errno == ERANGE) {
-		if (*s == '-' && isdigit((unsigned char)s[1])) {
-			warnx_("%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", opt_name(val), s, min, max);
-		} else {
-			warnx_("%s: '%s' is not a whole number (%" PRIu64 " to %" PRIu64 ")", opt_name(val), s, min, max);
-		}
+		bool neg = *s == '-' && isdigit((unsigned char)s[1]);
+
+		warnx_("--%s: '%s' is %s (%" PRIu64 " to %" PRIu64 ")", o->name, s,
+		       neg ? "out of range" : "not a whole number", min, max);
 		return -1;
 	}
 	if (v < min || v > max) {
-		warnx_("%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", opt_name(val), s, min, max);
+		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", o->name, s,
+		       min, max);
 		return -1;
 	}
 	*out = v;
 	return 0;
 }
 
-static int opt_us_to_ns(int val, const char *s, double min, double max, int64_t *ns)
+static int opt_us_to_ns(const struct opt_def *o, const char *s, int64_t *ns)
 {
 	double v;
 
-	if (opt_num(val, s, min, max, false, &v) < 0) {
+	if (opt_num(o, s, o->min, o->max, false, &v) < 0) {
 		return -1;
 	}
 	*ns = llround(v * 1000);
 	return 0;
 }
 
-static int opt_choice(int val, const char *s, const char *const *names, int n)
+/* The index of s in o->choices; the message lists them: "a, b or c". */
+static int opt_choice(const struct opt_def *o, const char *s)
 {
-	int i;
+	char list[128] = "";
+	size_t len = 0;
+	int i, n;
 
-	for (i = 0; i < n; i++) {
-		if (!strcmp(s, names[i])) {
-			return i;
+	for (n = 0; o->choices[n]; n++) {
+		if (!strcmp(s, o->choices[n])) {
+			return n;
 		}
 	}
-	warnx_("%s: '%s' is not one of %s%s%s", opt_name(val), s, names[0], n > 2 ? ", " : " or ",
-	       n > 2 ? "hw or sw" : names[1]);
+	for (i = 0; i < n; i++) {
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", o->choices[i],
+					i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+		if (len >= sizeof(list)) {
+			break;
+		}
+	}
+	warnx_("--%s: '%s' is not one of %s", o->name, s, list);
 	return -1;
 }
 
@@ -9849,11 +9833,13 @@ static int opt_choice(int val, const char *s, const char *const *names, int n)
  * rather than run it on fewer CPUs than it needs: threads sharing a CPU take
  * turns, and every pong then waits for a wake-up.
  */
-static int opt_threaded(void)
+static int opt_threaded(const struct opt_def *o, const char *a)
 {
 	cpu_set_t set;
 	int n = 0;
 
+	(void)o;
+	(void)a;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
 		n = CPU_COUNT(&set);
 	}
@@ -9866,11 +9852,9 @@ static int opt_threaded(void)
 	return -1;
 }
 
-/* One option's value into cfg; -1 after printing the problem. */
-/* --size, --priority and --tos lists (see classes, sizes) */
-
 /* Parse a comma-separated list of whole numbers; one value behaves as before. */
-static int opt_list(int val, const char *s, uint64_t min, uint64_t max, uint64_t *out, int maxn, int *n)
+static int opt_list(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
+		    uint64_t *out, int maxn, int *n)
 {
 	char item[32];
 	const char *p = s;
@@ -9881,7 +9865,7 @@ static int opt_list(int val, const char *s, uint64_t min, uint64_t max, uint64_t
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 
 		if (*n == maxn) {
-			warnx_("%s: '%s' has more than %d values", opt_name(val), s, maxn);
+			warnx_("--%s: '%s' has more than %d values", o->name, s, maxn);
 			return -1;
 		}
 		if (len >= sizeof(item)) {
@@ -9889,7 +9873,7 @@ static int opt_list(int val, const char *s, uint64_t min, uint64_t max, uint64_t
 		}
 		memcpy(item, p, len);
 		item[len] = 0;
-		if (opt_u64(val, e || *n ? item : s, min, max, &out[*n]) < 0) {
+		if (opt_u64(o, e || *n ? item : s, min, max, &out[*n]) < 0) {
 			return -1;
 		}
 		(*n)++;
@@ -9900,48 +9884,427 @@ static int opt_list(int val, const char *s, uint64_t min, uint64_t max, uint64_t
 	}
 }
 
-/* --size, --priority, --tos: one value as ever, or a list. */
-static int cls_opt(int c, const char *a)
+/* --size: one value as ever, or a list of sizes measured in turn (see classes, sizes). */
+static int opt_sizes(const struct opt_def *o, const char *a)
 {
 	uint64_t v[SZ_MAX];
 	int i, n;
 
-	if (c == O_SIZE) {
-		if (opt_list(c, a, PROTO_HDR_LEN, PROTO_MAX_SIZE, v, SZ_MAX, &n) < 0) {
+	if (opt_list(o, a, (uint64_t)o->min, (uint64_t)o->max, v, SZ_MAX, &n) < 0) {
+		return -1;
+	}
+	cfg.size = 0;
+	for (i = 0; i < n; i++) {
+		K.size[i] = (unsigned)v[i];
+		if (K.size[i] > cfg.size) {
+			cfg.size = K.size[i];	/* buffers and checks take the largest */
+		}
+	}
+	K.nsz = n;
+	return 0;
+}
+
+/* --interval: one cadence, or one per class of --priority/--tos, in order. */
+static int opt_interval(const struct opt_def *o, const char *a)
+{
+	uint64_t v[CLS_MAX];
+	int i, n;
+
+	if (!strchr(a, ',')) {
+		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v[0]) < 0) {
 			return -1;
 		}
-		cfg.size = 0;
-		for (i = 0; i < n; i++) {
-			K.size[i] = (unsigned)v[i];
-			if (K.size[i] > cfg.size) {
-				cfg.size = K.size[i];	/* buffers and checks take the largest */
-			}
-		}
-		K.nsz = n;
+		cfg.interval_ns = v[0] * NSEC_PER_US;
 		return 0;
 	}
-	if (c == O_INTERVAL) {
-		/* one cadence per class: the classes of --priority/--tos, in order */
-		if (opt_list(c, a, 1, 60000000, v, CLS_MAX, &n) < 0) {
-			return -1;
-		}
-		for (i = 0; i < n; i++) {
-			K.ival[i] = v[i] * NSEC_PER_US;
-		}
-		K.nival = n;
-		return 0;
-	}
-	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
-	if (opt_list(c, a, 0, strchr(a, ',') ? (c == O_PRIORITY ? 14 : 255) : (c == O_PRIORITY ? INT_MAX : 255),
-		     v, CLS_MAX, &n) < 0) {
+	/* a list slot of 0 would be no cadence at all: 1 us is the least */
+	if (opt_list(o, a, 1, (uint64_t)o->max, v, CLS_MAX, &n) < 0) {
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		(c == O_PRIORITY ? K.prio : K.tos)[i] = (int)v[i];
+		K.ival[i] = v[i] * NSEC_PER_US;
 	}
-	*(c == O_PRIORITY ? &K.nprio : &K.ntos) = n;
-	*(c == O_PRIORITY ? &cfg.priority : &cfg.tos) = (int)v[0];
+	K.nival = n;
 	return 0;
+}
+
+/* --priority, --tos: one value for the run's socket, or a list of classes. */
+static int opt_class(const struct opt_def *o, const char *a)
+{
+	bool prio = o->val == O_PRIORITY;
+	uint64_t v[CLS_MAX];
+	int i, n;
+
+	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
+	if (opt_list(o, a, 0, strchr(a, ',') && prio ? 14 : (uint64_t)o->max, v, CLS_MAX, &n) < 0) {
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		(prio ? K.prio : K.tos)[i] = (int)v[i];
+	}
+	*(prio ? &K.nprio : &K.ntos) = n;
+	*(prio ? &cfg.priority : &cfg.tos) = (int)v[0];
+	return 0;
+}
+
+static int opt_iface(const struct opt_def *o, const char *a)
+{
+	(void)o;
+	if (!*a || strlen(a) >= IFNAMSIZ || !if_nametoindex(a)) {
+		warnx_("--interface: no interface '%s' here (see: ip link)", a);
+		return -1;
+	}
+	cfg.iface = a;
+	return 0;
+}
+
+static int opt_address(const struct opt_def *o, const char *a)
+{
+	(void)o;
+	if (!*a) {
+		warnx_("--address: empty address");
+		return -1;
+	}
+	cfg.address = a;
+	return 0;
+}
+
+static int opt_trace_instance(const struct opt_def *o, const char *a)
+{
+	(void)o;
+	if (!*a || strchr(a, '/') || !strcmp(a, ".") || !strcmp(a, "..")) {
+		warnx_("--trace-instance: '%s' is not an instance name (no '/')", a);
+		return -1;
+	}
+	cfg.trace_instance = a;
+	return 0;
+}
+
+/* A second --analyze is the second LOG, never a silent replacement. */
+static int opt_analyze(const struct opt_def *o, const char *a)
+{
+	(void)o;
+	if (cfg.analyze[1]) {
+		warnx_("--analyze: at most two logs (one emit and one reflect log of the same run)");
+		return -1;
+	}
+	cfg.analyze[cfg.analyze[0] ? 1 : 0] = a;
+	return 0;
+}
+
+/* -R: the earlier rant's way to say --timestamps sw */
+static int opt_no_hw_ts(const struct opt_def *o, const char *a)
+{
+	(void)o;
+	(void)a;
+	cfg.ts = TS_SW;
+	return 0;
+}
+
+/* -F: the earlier rant's fastest reflector, here --spin with -N */
+static int opt_fast_path(const struct opt_def *o, const char *a)
+{
+	(void)o;
+	(void)a;
+	cfg.fast_path = cfg.no_tx_ts = cfg.spin = true;
+	return 0;
+}
+
+static const char *const ts_names[] = { "auto", "hw", "sw", NULL };	/* enum ts_mode */
+static const char *const log_format_names[] = { "text", "csv", NULL };	/* enum log_format */
+
+static const struct opt_def opt_table[] = {
+	{ .val = 'i', .name = "interface", .arg = "IFACE", .type = OT_CALL, .set = opt_iface,
+	  .modes = M_RUN, .rank_analyze = 2,
+	  .help = "bind to IFACE; its NIC is asked for hardware stamps" },
+	{ .val = 'a', .name = "address", .arg = "ADDR", .type = OT_CALL, .set = opt_address,
+	  .modes = M_RUN, .rank_analyze = 1,
+	  .help = "emit (client) to the reflector at ADDR (IPv4, IPv6 or name); omit to reflect" },
+	{ .val = O_PORT, .name = "port", .arg = "N", .type = OT_UINT, CFG(port),
+	  .min = 1, .max = 65535, .def = 12345, .modes = M_RUN, .rank_analyze = 14,
+	  .help = "UDP port (1-65535, default 12345)" },
+	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes,
+	  CFG(size),
+	  .min = PROTO_HDR_LEN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
+	  .modes = M_EMIT, .rank_analyze = 15, .rank_reflect = 4,
+	  .help = "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
+	{ .val = 'd', .name = "duration", .arg = "SEC", .type = OT_NUM, CFG(duration_s),
+	  .min = 0.001, .max = 31536000, .modes = M_RUN, .rank_analyze = 3,
+	  .help = "stop after SEC seconds (default: until --count or SIGINT)" },
+	{ .val = O_COUNT, .name = "count", .arg = "N", .type = OT_UINT, CFG(count),
+	  .min = 1, .max = 1000000000000ULL, .modes = M_EMIT, .rank_analyze = 17, .rank_reflect = 1,
+	  .help = "emit: stop after N measured transactions (warm-up not included)" },
+	{ .val = 'w', .name = "warmup", .arg = "PKTS", .type = OT_UINT, CFG(warmup),
+	  .min = 0, .max = 1000000000, .modes = M_RUN, .rank_analyze = 4,
+	  .help = "emit: the first PKTS pings are flagged warm-up, neither side counts them; reflect: also its first PKTS pings of each session (default 0)" },
+	{ .val = O_INTERVAL, .name = "interval", .arg = "US", .type = OT_CALL, .set = opt_interval,
+	  CFG(interval_ns), .min = 0, .max = 60000000, .scale = NSEC_PER_US,
+	  .modes = M_EMIT, .rank_analyze = 16, .rank_reflect = 2,
+	  .help = "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
+	{ .val = O_TIMEOUT, .name = "timeout", .arg = "MS", .type = OT_UINT, CFG(timeout_ns),
+	  .min = 1, .max = 60000, .scale = 1000000, .def = 1000 * 1000000LL,
+	  .modes = M_EMIT, .rank_analyze = 18, .rank_reflect = 3,
+	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
+	{ .val = O_TIMESTAMPS, .name = "timestamps", .arg = "auto|hw|sw", .type = OT_CHOICE,
+	  CFG(ts), .choices = ts_names, .max = TS_SW, .modes = M_RUN, .rank_analyze = 19,
+	  .help = "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
+	{ .val = 's', .name = "sw-timestamps", .type = OT_FLAG, CFG(sw_stamps),
+	  .modes = M_RUN, .rank_analyze = 5,
+	  .help = "also take app stamps (clock_gettime) around send and receive" },
+	{ .val = 't', .name = "threshold", .arg = "US", .type = OT_US, CFG(threshold_ns),
+	  .min = 0.001, .max = 60000000, .def = -1, .modes = M_ALL,
+	  .help = "a latency above US (rtt on emit, response on reflect) is a breach: stop, exit 3" },
+	{ .val = 'C', .name = "continue", .type = OT_FLAG, CFG(cont), .modes = M_ALL,
+	  .help = "with -t: keep going after a breach, count them, exit 3 at the end" },
+	{ .val = 'H', .name = "histogram", .type = OT_FLAG, CFG(histogram), .modes = M_ALL,
+	  .help = "print percentiles and the histogram" },
+	{ .val = 'b', .name = "bucket-size", .arg = "US", .type = OT_US, CFG(bucket_ns),
+	  .min = 0.001, .max = 1000000, .def = 100, .modes = M_ALL,
+	  .help = "histogram bucket in us, fractions allowed (default 0.1)" },
+	{ .val = 'o', .name = "overflow", .arg = "US", .type = OT_US, CFG(bound_ns),
+	  .min = 0.001, .max = 60000000, .def = 1000 * NSEC_PER_US, .modes = M_ALL,
+	  .help = "histogram bound in us; samples above it are kept exactly (default 1000)" },
+	{ .val = 'T', .name = "trace-marker", .type = OT_FLAG, CFG(trace),
+	  .modes = M_RUN, .rank_analyze = 6,
+	  .help = "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
+	{ .val = 'S', .name = "snapshot", .type = OT_FLAG, CFG(snapshot), ALSO(trace),
+	  .modes = M_RUN, .rank_analyze = 7,
+	  .help = "-T, and a tracefs snapshot on each breach (implies -T)" },
+	{ .val = O_TRACE_INSTANCE, .name = "trace-instance", .arg = "NAME", .type = OT_CALL,
+	  .set = opt_trace_instance, .modes = M_RUN, .rank_analyze = 24,
+	  .help = "tracefs instance for -T/-S (default rant)" },
+	{ .val = 'l', .name = "log", .arg = "FILE", .type = OT_STR, CFG(log),
+	  .modes = M_RUN, .rank_analyze = 8,
+	  .help = "write every transaction to FILE after the run" },
+	{ .val = O_LOG_FORMAT, .name = "log-format", .arg = "text|csv", .type = OT_CHOICE,
+	  CFG(log_format), .choices = log_format_names, .max = LOG_CSV,
+	  .modes = M_RUN, .rank_analyze = 25,
+	  .help = "log format (default text, the earlier rant's)" },
+	{ .val = O_LOG_RECORDS, .name = "log-records", .arg = "N", .type = OT_UINT,
+	  CFG(log_records), .min = 1, .max = 10000000000ULL, .modes = M_RUN, .rank_analyze = 26,
+	  .help = "keep the last N records (default: what --count/-d/--interval produce, else 1000000)" },
+	{ .val = 'L', .name = "log-threshold", .arg = "US", .type = OT_US, CFG(log_threshold_ns),
+	  .min = 0, .max = 60000000, .def = -1, .modes = M_RUN, .rank_analyze = 9,
+	  .help = "log only transactions above US (lost ones always)" },
+	{ .val = 'G', .name = "hugepages", .type = OT_FLAG, CFG(hugepages),
+	  .modes = M_RUN, .rank_analyze = 10,
+	  .help = "put the run's memory in hugepages (MAP_HUGETLB)" },
+	{ .val = 'p', .name = "busy-poll-us", .arg = "US", .type = OT_UINT, CFG(busy_poll_us),
+	  ALSO(busy_poll_set), .min = 0, .max = 1000000, .modes = M_RUN, .rank_analyze = 11,
+	  .help = "SO_BUSY_POLL: busy-poll the NIC queue for US when blocking" },
+	{ .val = 'P', .name = "prefer-busypoll", .type = OT_FLAG, CFG(prefer_busypoll),
+	  .modes = M_RUN, .rank_analyze = 12,
+	  .help = "SO_PREFER_BUSY_POLL" },
+	{ .val = 'B', .name = "budget", .arg = "N", .type = OT_UINT, CFG(budget), ALSO(budget_set),
+	  .min = 1, .max = 65535, .modes = M_RUN, .rank_analyze = 13,
+	  .help = "SO_BUSY_POLL_BUDGET (1-65535)" },
+	{ .val = O_SPIN, .name = "spin", .type = OT_FLAG, CFG(spin),
+	  .modes = M_RUN, .rank_analyze = 22,
+	  .help = "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
+	{ .val = O_PRIORITY, .name = "priority", .arg = "N", .type = OT_CALL, .set = opt_class,
+	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN, .rank_analyze = 20,
+	  .help = "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
+	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_class, CFG(tos),
+	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .rank_analyze = 21,
+	  .help = "IP TOS / IPv6 traffic class (0-255); a list runs classes side by side" },
+	{ .val = O_ONCE, .name = "once", .type = OT_FLAG, CFG(once),
+	  .modes = M_REFLECT, .rank_analyze = 23,
+	  .help = "reflect: exit after one session" },
+	{ .val = O_JSON, .name = "json", .arg = "FILE|-", .type = OT_STR, CFG(json), .modes = M_ALL,
+	  .help = "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
+	{ .val = O_ANALYZE, .name = "analyze", .arg = "LOG", .type = OT_CALL, .set = opt_analyze,
+	  .modes = M_ALL,
+	  .help = "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
+	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top),
+	  .min = 1, .max = 1000000, .def = 10, .modes = M_ANALYZE,
+	  .help = "with --analyze: list the N worst transactions (default 10)" },
+	{ .val = O_PLOT, .name = "plot", .arg = "FILE.svg", .type = OT_STR, CFG(plot),
+	  .modes = M_ALL,
+	  .help = "after the run (or --analyze): latency over time, distribution and worst transactions as one SVG" },
+	{ .val = 'q', .name = "quiet", .type = OT_FLAG, CFG(quiet), .modes = M_ALL,
+	  .help = "no status line and no start-up notes" },
+	{ .val = 'v', .name = "verbose", .type = OT_FLAG, CFG(verbose), .modes = M_ALL,
+	  .help = "more detail at start" },
+	{ .val = 'V', .name = "version", .type = OT_EXIT, .modes = M_ALL,
+	  .help = "print the version" },
+	{ .val = 'h', .name = "help", .type = OT_EXIT, .modes = M_ALL,
+	  .help = "this help" },
+	/* the earlier rant's flags: -N, -F work on the reflector only (opt_check_earlier) */
+	{ .val = 'N', .name = "no-tx-ts", .type = OT_FLAG, CFG(no_tx_ts), .modes = M_RUN | M_LATE,
+	  .help = "reflect: no TX stamps; response is then T3_SW-T2 wire (app send), labelled so" },
+	{ .val = 'R', .name = "no-hw-ts", .type = OT_CALL, .set = opt_no_hw_ts,
+	  .modes = M_RUN | M_LATE,
+	  .help = "no NIC stamps: the same as --timestamps sw" },
+	{ .val = 'F', .name = "fast-path", .type = OT_CALL, .set = opt_fast_path,
+	  .modes = M_RUN | M_LATE,
+	  .help = "reflect: the fastest path rant has: --spin and -N together" },
+	{ .val = '2', .name = "threaded", .type = OT_CALL, .set = opt_threaded, .modes = M_ALL,
+	  .help = "refused: send and receive on separate threads needs 3 CPUs (says why)" },
+	{ .val = 'M', .name = "pmc", .type = OT_FLAG, CFG(pmc), .modes = M_RUN, .rank_analyze = 27,
+	  .help = "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
+	{ .val = O_ALLOW_FRAGMENTS, .name = "allow-fragments", .type = OT_FLAG,
+	  CFG(allow_fragments), .modes = M_ALL,
+	  .help = "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
+	/* refused with --analyze by ptp_opt_check, before the other late ones */
+	{ .val = O_PTP_PROBE, .name = "ptp-probe", .type = OT_FLAG, CFG(ptp_probe),
+	  .modes = M_RUN | M_LATE,
+	  .help = "every packet a PTPv2 event message on UDP 319, for NICs that stamp only PTP (both ends)" },
+	{ .val = O_PTP_DOMAIN, .name = "ptp-domain", .arg = "N", .type = OT_UINT, CFG(ptp_domain),
+	  .min = 0, .max = 255, .def = PTP_DOMAIN_DEFAULT, .modes = M_ALL,
+	  .help = "with --ptp-probe: PTP domainNumber of the probes (0-255, default 127)" },
+	{ .val = O_KEY_FILE, .name = "key-file", .arg = "FILE", .type = OT_STR, CFG(key_file),
+	  .modes = M_RUN, .rank_analyze = 28,
+	  .help = "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
+};
+#define NOPTS	ARRAY_SIZE(opt_table)
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: rant [-i IFACE] -a ADDR [options]      emit: measure against a reflector\n"
+		   "       rant [-i IFACE] [options]              reflect: answer pings\n"
+		   "       rant --analyze LOG [LOG] [options]     report from logs\n\nOptions:\n");
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *o = &opt_table[i];
+		char left[48];
+
+		snprintf(left, sizeof(left), "%c%c%c --%s%s%s", o->val < 256 ? '-' : ' ',
+			 o->val < 256 ? o->val : ' ', o->val < 256 ? ',' : ' ', o->name,
+			 o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(f, "  %-30s %s\n", left, o->help);
+	}
+	fprintf(f, "\nExit status: 0 ok, 1 runtime failure (or no answer), 2 usage or configuration error, 3 threshold exceeded.\n");
+}
+
+static const struct opt_def *opt_find(int val)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++) {
+		if (opt_table[i].val == val) {
+			return &opt_table[i];
+		}
+	}
+	return NULL;
+}
+
+static const char *opt_name(int val)
+{
+	static char buf[40];
+	const struct opt_def *o = opt_find(val);
+
+	if (!o) {
+		return "?";
+	}
+	snprintf(buf, sizeof(buf), "--%s", o->name);
+	return buf;
+}
+
+/* A number into the option's config field, whatever the field's type. */
+static void opt_store(const struct opt_def *o, int64_t v)
+{
+	void *p = (char *)&cfg + o->off;
+
+	switch (o->kind) {
+	case OF_BOOL:
+		*(bool *)p = v;
+		break;
+	case OF_UINT:
+		*(unsigned *)p = (unsigned)v;
+		break;
+	case OF_INT:
+		*(int *)p = (int)v;
+		break;
+	case OF_U64:
+		*(uint64_t *)p = (uint64_t)v;
+		break;
+	case OF_I64:
+		*(int64_t *)p = v;
+		break;
+	case OF_DBL:
+		*(double *)p = (double)v;
+		break;
+	case OF_STR:
+	case OF_NONE:
+		break;
+	}
+}
+
+/* One option's argument into cfg: 0, 1 = parsing ends here (help, version), -1 = refused. */
+static int opt_value(const struct opt_def *o, const char *a)
+{
+	uint64_t u;
+	int64_t ns;
+	double d;
+	int k;
+
+	switch (o->type) {
+	case OT_FLAG:
+		opt_store(o, 1);
+		return 0;
+	case OT_UINT:
+		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &u) < 0) {
+			return -1;
+		}
+		opt_store(o, (int64_t)(u * (o->scale ? o->scale : 1)));
+		return 0;
+	case OT_NUM:
+		if (opt_num(o, a, o->min, o->max, false, &d) < 0) {
+			return -1;
+		}
+		*(double *)((char *)&cfg + o->off) = d;
+		return 0;
+	case OT_US:
+		if (opt_us_to_ns(o, a, &ns) < 0) {
+			return -1;
+		}
+		opt_store(o, ns);
+		return 0;
+	case OT_CHOICE:
+		if ((k = opt_choice(o, a)) < 0) {
+			return -1;
+		}
+		opt_store(o, k);
+		return 0;
+	case OT_STR:
+		*(const char **)((char *)&cfg + o->off) = a;
+		return 0;
+	case OT_CALL:
+		return o->set(o, a);
+	case OT_EXIT:
+		if (o->val == 'h') {
+			usage(stdout);
+		} else {
+			printf("rant %s\n", RANT_VERSION);
+		}
+		return 1;
+	}
+	return -1;
+}
+
+static int opt_apply(const struct opt_def *o, const char *a)
+{
+	int r = opt_value(o, a);
+
+	if (!r && o->also) {
+		*(bool *)((char *)&cfg + o->also) = true;
+	}
+	return r;
+}
+
+/* cfg as no option given: every field's default from the table. */
+static void cfg_defaults(void)
+{
+	size_t i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	for (i = 0; i < NOPTS; i++) {
+		if (opt_table[i].def && opt_table[i].kind != OF_BOOL) {
+			opt_store(&opt_table[i], opt_table[i].def);
+		}
+	}
+	cls_defaults();
 }
 
 /* Checks across options, after the loop (opt_check). */
@@ -10001,198 +10364,6 @@ static int cls_check(const bool *given)
 	return 0;
 }
 
-static int opt_apply(int c, const char *a)
-{
-	static const char *const tsn[] = { "auto", "hw", "sw" };
-	static const char *const lfn[] = { "text", "csv" };
-	uint64_t u;
-	double d;
-	int64_t ns;
-	int k;
-
-	switch (c) {
-	case 'i':
-		if (!*a || strlen(a) >= IFNAMSIZ || !if_nametoindex(a)) {
-			warnx_("--interface: no interface '%s' here (see: ip link)", a);
-			return -1;
-		}
-		cfg.iface = a;
-		return 0;
-	case 'a':
-		if (!*a) {
-			warnx_("--address: empty address");
-			return -1;
-		}
-		cfg.address = a;
-		return 0;
-	case O_PORT:
-		return opt_u64(c, a, 1, 65535, &u) < 0 ? -1 : (cfg.port = (unsigned)u, 0);
-	case O_SIZE:
-		return cls_opt(c, a);
-	case 'd':
-		return opt_num(c, a, 0.001, 31536000, false, &d) < 0 ? -1 : (cfg.duration_s = d, 0);
-	case O_COUNT:
-		return opt_u64(c, a, 1, 1000000000000ULL, &cfg.count);
-	case 'w':
-		return opt_u64(c, a, 0, 1000000000, &cfg.warmup);
-	case O_INTERVAL:
-		if (strchr(a, ',')) {
-			return cls_opt(c, a);
-		}
-		if (opt_u64(c, a, 0, 60000000, &u) < 0) {
-			return -1;
-		}
-		cfg.interval_ns = u * NSEC_PER_US;
-		return 0;
-	case O_TIMEOUT:
-		if (opt_u64(c, a, 1, 60000, &u) < 0) {
-			return -1;
-		}
-		cfg.timeout_ns = u * 1000000ULL;
-		return 0;
-	case O_TIMESTAMPS:
-		return (k = opt_choice(c, a, tsn, 3)) < 0 ? -1 : (cfg.ts = (enum ts_mode)k, 0);
-	case 's':
-		cfg.sw_stamps = true;
-		return 0;
-	case 't':
-		return opt_us_to_ns(c, a, 0.001, 60000000, &cfg.threshold_ns);
-	case 'C':
-		cfg.cont = true;
-		return 0;
-	case 'H':
-		cfg.histogram = true;
-		return 0;
-	case 'b':
-		if (opt_us_to_ns(c, a, 0.001, 1000000, &ns) < 0) {
-			return -1;
-		}
-		cfg.bucket_ns = (uint64_t)ns;
-		return 0;
-	case 'o':
-		if (opt_us_to_ns(c, a, 0.001, 60000000, &ns) < 0) {
-			return -1;
-		}
-		cfg.bound_ns = (uint64_t)ns;
-		return 0;
-	case 'T':
-		cfg.trace = true;
-		return 0;
-	case 'S':
-		cfg.snapshot = cfg.trace = true;
-		return 0;
-	case O_TRACE_INSTANCE:
-		if (!*a || strchr(a, '/') || !strcmp(a, ".") || !strcmp(a, "..")) {
-			warnx_("--trace-instance: '%s' is not an instance name (no '/')", a);
-			return -1;
-		}
-		cfg.trace_instance = a;
-		return 0;
-	case 'l':
-		cfg.log = a;
-		return 0;
-	case O_LOG_FORMAT:
-		return (k = opt_choice(c, a, lfn, 2)) < 0 ? -1 : (cfg.log_format = (enum log_format)k, 0);
-	case O_LOG_RECORDS:
-		return opt_u64(c, a, 1, 10000000000ULL, &cfg.log_records);
-	case 'L':
-		return opt_us_to_ns(c, a, 0, 60000000, &cfg.log_threshold_ns);
-	case 'G':
-		cfg.hugepages = true;
-		return 0;
-	case 'p':
-		if (opt_u64(c, a, 0, 1000000, &u) < 0) {
-			return -1;
-		}
-		cfg.busy_poll_us = (unsigned)u;
-		cfg.busy_poll_set = true;
-		return 0;
-	case 'P':
-		cfg.prefer_busypoll = true;
-		return 0;
-	case 'B':
-		if (opt_u64(c, a, 1, 65535, &u) < 0) {
-			return -1;
-		}
-		cfg.budget = (unsigned)u;
-		cfg.budget_set = true;
-		return 0;
-	case O_SPIN:
-		cfg.spin = true;
-		return 0;
-	case O_PRIORITY:
-	case O_TOS:
-		return cls_opt(c, a);
-	case O_ONCE:
-		cfg.once = true;
-		return 0;
-	case O_ALLOW_FRAGMENTS:
-		cfg.allow_fragments = true;
-		return 0;
-	case O_PTP_PROBE:
-		cfg.ptp_probe = true;
-		return 0;
-	case O_PTP_DOMAIN:
-		return opt_u64(c, a, 0, 255, &u) < 0 ? -1 : (cfg.ptp_domain = (unsigned)u, 0);
-	case O_JSON:
-		cfg.json = a;
-		return 0;
-	case O_ANALYZE:
-		/* a second --analyze is the second LOG, never a silent replacement */
-		if (cfg.analyze[1]) {
-			warnx_("--analyze: at most two logs (one emit and one reflect log of the same run)");
-			return -1;
-		}
-		cfg.analyze[cfg.analyze[0] ? 1 : 0] = a;
-		return 0;
-	case O_TOP:
-		return opt_u64(c, a, 1, 1000000, &u) < 0 ? -1 : (cfg.top = (unsigned)u, 0);
-	case O_KEY_FILE:
-		cfg.key_file = a;
-		return 0;
-	case O_PLOT:
-		cfg.plot = a;
-		return 0;
-	case 'q':
-		cfg.quiet = true;
-		return 0;
-	case 'v':
-		cfg.verbose = true;
-		return 0;
-	case 'N':
-		cfg.no_tx_ts = true;
-		return 0;
-	case 'R':
-		cfg.ts = TS_SW;
-		return 0;
-	case 'F':
-		cfg.fast_path = cfg.no_tx_ts = cfg.spin = true;
-		return 0;
-	case '2':
-		return opt_threaded();
-	case 'M':
-		cfg.pmc = true;
-		return 0;
-	}
-	return -1;
-}
-
-static void cfg_defaults(void)
-{
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.port = 12345;
-	cfg.size = PROTO_HDR_LEN;
-	cfg.timeout_ns = 1000 * 1000000ULL;
-	cfg.threshold_ns = -1;
-	cfg.log_threshold_ns = -1;
-	cfg.bucket_ns = 100;
-	cfg.bound_ns = 1000 * NSEC_PER_US;
-	cfg.priority = -1;
-	cfg.tos = -1;
-	cfg.top = 10;
-	cls_defaults();
-	cfg.ptp_domain = PTP_DOMAIN_DEFAULT;
-}
 
 /* --ptp-probe and its port: PTP event messages go to UDP 319, nowhere else. */
 static int ptp_opt_check(const bool *given)
@@ -10210,13 +10381,59 @@ static int ptp_opt_check(const bool *given)
 		return -1;
 	}
 	if (given[O_PORT] && cfg.port != PTP_EVENT_PORT) {
-		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)", cfg.port,
-		       PTP_EVENT_PORT);
+		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)",
+		       cfg.port, PTP_EVENT_PORT);
 		return -1;
 	}
 	cfg.port = PTP_EVENT_PORT;
 	proto_pre = PTP_HDR_LEN;
 	return 0;
+}
+
+/* Which of several refused options is named: the table's rank, then its order. */
+static unsigned opt_rank(const struct opt_def *o)
+{
+	unsigned r = cfg.mode == MODE_ANALYZE ? o->rank_analyze : o->rank_reflect;
+
+	if (cfg.mode != MODE_ANALYZE && o->modes & M_ANALYZE) {
+		return 0;	/* only for --analyze: said first */
+	}
+	return r ? r : UCHAR_MAX + 1;
+}
+
+/*
+ * Options given that this mode refuses, from the table's modes: the first
+ * pass before the checks across options, the late one (M_LATE) after them.
+ */
+static int opt_check_modes(const bool *given, bool late)
+{
+	const struct opt_def *o, *first = NULL;
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++) {
+		o = &opt_table[i];
+		bool refused = given[o->val] && !(o->modes & (1u << cfg.mode));
+
+		if (refused && !(o->modes & M_LATE) == !late &&
+		    (!first || opt_rank(o) < opt_rank(first))) {
+			first = o;
+		}
+	}
+	if (!first) {
+		return 0;
+	}
+	if (cfg.mode == MODE_ANALYZE) {
+		warnx_("--%s: not used with --analyze (it reads logs, it sends nothing)",
+		       first->name);
+	} else if (first->modes & M_ANALYZE) {
+		warnx_("--%s: only with --analyze", first->name);
+	} else if (cfg.mode == MODE_REFLECT) {
+		warnx_("--%s: only for emit (-a ADDR); the client decides it for the reflector",
+		       first->name);
+	} else {
+		warnx_("--%s: only for reflect (without -a)", first->name);
+	}
+	return -1;
 }
 
 /* The earlier rant's later flags, once all options are known. */
@@ -10226,9 +10443,7 @@ static int opt_check_earlier(const bool *given)
 		warnx_("--no-hw-ts: is --timestamps sw; give one of them");
 		return -1;
 	}
-	if (cfg.mode == MODE_ANALYZE && (given['N'] || given['R'] || given['F'])) {
-		warnx_("%s: not used with --analyze (it reads logs, it sends nothing)",
-		       opt_name(given['N'] ? 'N' : given['R'] ? 'R' : 'F'));
+	if (opt_check_modes(given, true) < 0) {
 		return -1;
 	}
 	if (cfg.mode == MODE_EMIT && (given['N'] || given['F'])) {
@@ -10262,43 +10477,18 @@ static int opt_check_key(const bool *given)
 /* Options that make no sense together, checked once all are known. */
 static int opt_check(const bool *given)
 {
-	static const int net_only[] = {
-		'a', 'i', 'd', 'w', 's', 'T', 'S', 'l', 'L', 'G', 'p', 'P', 'B', O_PORT, O_SIZE,
-		O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY, O_TOS, O_SPIN, O_ONCE,
-		O_TRACE_INSTANCE, O_LOG_FORMAT, O_LOG_RECORDS, 'M', O_KEY_FILE,
-	};
-	static const int emit_only[] = { O_COUNT, O_INTERVAL, O_TIMEOUT, O_SIZE };
-	size_t i;
-
-	if (cfg.mode == MODE_ANALYZE) {
-		for (i = 0; i < sizeof(net_only) / sizeof(net_only[0]); i++) {
-			if (given[net_only[i]]) {
-				warnx_("%s: not used with --analyze (it reads logs, it sends nothing)", opt_name(net_only[i]));
-				return -1;
-			}
-		}
-	} else if (given[O_TOP]) {
-		warnx_("--top: only with --analyze");
-		return -1;
-	}
-	if (cfg.mode == MODE_REFLECT) {
-		for (i = 0; i < sizeof(emit_only) / sizeof(emit_only[0]); i++) {
-			if (given[emit_only[i]]) {
-				warnx_("%s: only for emit (-a ADDR); the client decides it for the reflector", opt_name(emit_only[i]));
-				return -1;
-			}
-		}
-	}
-	if (cfg.mode == MODE_EMIT && cfg.once) {
-		warnx_("--once: only for reflect (without -a)");
+	if (opt_check_modes(given, false) < 0) {
 		return -1;
 	}
 	if (cfg.cont && cfg.threshold_ns < 0) {
 		warnx_("--continue: needs --threshold US (what would it continue past?)");
 		return -1;
 	}
-	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !cfg.plot))) {
-		warnx_("%s: needs --log FILE", given['L'] ? "--log-threshold" : given[O_LOG_FORMAT] ? "--log-format" : "--log-records");
+	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] ||
+			 (given[O_LOG_RECORDS] && !cfg.plot))) {
+		int why = given['L'] ? 'L' : given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
+
+		warnx_("%s: needs --log FILE", opt_name(why));
 		return -1;
 	}
 	if (cfg.trace_instance && !cfg.trace) {
@@ -10306,8 +10496,8 @@ static int opt_check(const bool *given)
 		return -1;
 	}
 	if (cfg.bound_ns < cfg.bucket_ns) {
-		warnx_("--overflow: %.3f us is below the bucket size %.3f us", (double)cfg.bound_ns / 1000,
-		       (double)cfg.bucket_ns / 1000);
+		warnx_("--overflow: %.3f us is below the bucket size %.3f us",
+		       (double)cfg.bound_ns / 1000, (double)cfg.bucket_ns / 1000);
 		return -1;
 	}
 	if ((cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns > 10000000) {
@@ -10320,8 +10510,11 @@ static int opt_check(const bool *given)
 		warnx_("--json: '%s' is also the --log file", cfg.json);
 		return -1;
 	}
-	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) || (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
-		warnx_("--plot: '%s' is also the %s file", cfg.plot, cfg.log && !strcmp(cfg.plot, cfg.log) ? "--log" : "--json");
+	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) ||
+			 (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
+		bool is_log = cfg.log && !strcmp(cfg.plot, cfg.log);
+
+		warnx_("--plot: '%s' is also the %s file", cfg.plot, is_log ? "--log" : "--json");
 		return -1;
 	}
 	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
@@ -10333,30 +10526,40 @@ static int opt_check(const bool *given)
 	return opt_check_earlier(given);
 }
 
+/* getopt_long's array and short option string, from the table. */
+static void opt_getopt(struct option *lo, char *so)
+{
+	size_t i;
+
+	*so++ = ':';
+	for (i = 0; i < NOPTS; i++) {
+		lo[i] = (struct option){ opt_table[i].name, opt_table[i].arg ? required_argument :
+					 no_argument, NULL, opt_table[i].val };
+		if (opt_table[i].val < 256) {
+			*so++ = (char)opt_table[i].val;
+			if (opt_table[i].arg) {
+				*so++ = ':';
+			}
+		}
+	}
+	memset(&lo[NOPTS], 0, sizeof(lo[NOPTS]));
+	*so = 0;
+}
+
 /* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
 static int opt_parse(int argc, char **argv)
 {
 	struct option lo[NOPTS + 1];
-	char so[NOPTS * 2 + 2], *sp = so;
+	char so[NOPTS * 2 + 2];
 	bool given[O_MAX] = { false };
 	size_t i, used = 0;
-	int c;
+	int c, r;
 
 	cfg_defaults();
-	memset(lo, 0, sizeof(lo));
-	*sp++ = ':';
-	for (i = 0; i < NOPTS; i++) {
-		lo[i] = (struct option){ opt_table[i].name, opt_table[i].has_arg, NULL, opt_table[i].val };
-		if (opt_table[i].val < 256) {
-			*sp++ = (char)opt_table[i].val;
-			if (opt_table[i].has_arg) {
-				*sp++ = ':';
-			}
-		}
-	}
-	*sp = 0;
+	opt_getopt(lo, so);
 	for (i = 0; i < (size_t)argc && used + 1 < sizeof(cfg.cmdline); i++) {
-		used += (size_t)snprintf(cfg.cmdline + used, sizeof(cfg.cmdline) - used, "%s%s", i ? " " : "", argv[i]);
+		used += (size_t)snprintf(cfg.cmdline + used, sizeof(cfg.cmdline) - used, "%s%s",
+					 i ? " " : "", argv[i]);
 	}
 	opterr = 0;
 	optind = 0;	/* 0, not 1: glibc then resets its state fully */
@@ -10373,17 +10576,9 @@ static int opt_parse(int argc, char **argv)
 			warnx_("%s: needs a value", optopt ? opt_name(optopt) : argv[optind - 1]);
 			return -1;
 		}
-		if (c == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (c == 'V') {
-			printf("rant %s\n", RANT_VERSION);
-			return 1;
-		}
 		given[c] = true;
-		if (opt_apply(c, optarg) < 0) {
-			return -1;
+		if ((r = opt_apply(opt_find(c), optarg)) != 0) {
+			return r;
 		}
 	}
 	if (optind < argc) {

@@ -543,6 +543,224 @@ static void test_opt_fields(void)
 	}
 }
 
+/* The option table itself: every entry complete, no clashes, defaults in range. */
+
+/* The config field of an entry as a number (the generic store's reverse). */
+static double opt_field_value(const struct opt_def *o)
+{
+	const void *p = (const char *)&cfg + o->off;
+
+	switch (o->kind) {
+	case OF_BOOL:
+		return *(const bool *)p;
+	case OF_UINT:
+		return *(const unsigned *)p;
+	case OF_INT:
+		return *(const int *)p;
+	case OF_U64:
+		return (double)*(const uint64_t *)p;
+	case OF_I64:
+		return (double)*(const int64_t *)p;
+	case OF_DBL:
+		return *(const double *)p;
+	default:
+		return 0;
+	}
+}
+
+/* The field kinds each type can store into. */
+static bool opt_kind_fits(const struct opt_def *o)
+{
+	switch (o->type) {
+	case OT_FLAG:
+		return o->kind == OF_BOOL;
+	case OT_UINT:
+		return o->kind == OF_UINT || o->kind == OF_U64;
+	case OT_NUM:
+		return o->kind == OF_DBL;
+	case OT_US:
+		return o->kind == OF_I64 || o->kind == OF_U64;
+	case OT_CHOICE:
+		return o->kind == OF_UINT || o->kind == OF_INT;
+	case OT_STR:
+		return o->kind == OF_STR;
+	case OT_CALL:
+		return o->set != NULL;
+	case OT_EXIT:
+		return o->val == 'h' || o->val == 'V';
+	}
+	return false;
+}
+
+/* A default is off (-1 on a signed field), unset (0), or a value the option accepts. */
+static bool opt_def_ok(const struct opt_def *o)
+{
+	double scale = o->type == OT_US ? 1000 : o->scale ? (double)o->scale : 1;
+	double v = (double)o->def / scale;
+
+	if (!o->def || (o->def == -1 && (o->kind == OF_INT || o->kind == OF_I64))) {
+		return true;
+	}
+	return o->kind != OF_BOOL && v >= o->min && v <= o->max;
+}
+
+/* "(default N" in the help says the table's default, in the unit given. */
+static bool opt_help_default_ok(const struct opt_def *o)
+{
+	const char *d = strstr(o->help, "default ");
+	double scale = o->type == OT_US ? 1000 : o->scale ? (double)o->scale : 1;
+	char want[40];
+
+	if (!d || !isdigit((unsigned char)d[8])) {
+		if (d && o->type == OT_CHOICE) {
+			return !strncmp(d + 8, o->choices[o->def], strlen(o->choices[o->def]));
+		}
+		return true;
+	}
+	snprintf(want, sizeof(want), "%g", (double)o->def / scale);
+	return !strncmp(d + 8, want, strlen(want)) && !isdigit((unsigned char)d[8 + strlen(want)]);
+}
+
+static void test_opt_entries(void)
+{
+	size_t i, j;
+	int bad = 0, nchoice;
+	char name[160];
+
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *o = &opt_table[i];
+		bool takes = o->type != OT_FLAG && o->type != OT_EXIT;
+
+		snprintf(name, sizeof(name), "opt table: --%s is complete", o->name);
+		ok(o->name && *o->name && o->help && *o->help && o->val > 0 && o->val < O_MAX &&
+		   (o->modes & M_ALL) && !(o->modes & ~(M_ALL | M_LATE)) && opt_kind_fits(o) &&
+		   (!takes || o->type == OT_CALL || o->arg) && (takes || !o->arg) && o->min <= o->max,
+		   name, "val %d type %d kind %d modes %#x arg %s", o->val, o->type, o->kind, o->modes,
+		   o->arg ? o->arg : "-");
+		for (j = i + 1; j < NOPTS; j++) {
+			if (opt_table[j].val == o->val || !strcmp(opt_table[j].name, o->name) ||
+			    (o->rank_analyze && o->rank_analyze == opt_table[j].rank_analyze) ||
+			    (o->rank_reflect && o->rank_reflect == opt_table[j].rank_reflect)) {
+				printf("# --%s and --%s share a letter, name or rank\n", o->name,
+				       opt_table[j].name);
+				bad++;
+			}
+		}
+		snprintf(name, sizeof(name), "opt table: --%s default in range and as its help says",
+			 o->name);
+		ok(opt_def_ok(o) && opt_help_default_ok(o), name, "def %" PRId64 " range %g-%g",
+		   o->def, o->min, o->max);
+		if (o->type == OT_CHOICE) {
+			for (nchoice = 0; o->choices[nchoice]; nchoice++) {
+			}
+			snprintf(name, sizeof(name), "opt table: --%s choices match its range", o->name);
+			ok(nchoice == (int)o->max + 1 && o->min == 0, name, "%d choices, max %g", nchoice,
+			   o->max);
+		}
+	}
+	ok(!bad, "opt table: no two entries share a letter, a name or a refusal rank",
+	   "%d clashes", bad);
+	/* cfg_defaults is the table's defaults */
+	cfg_defaults();
+	bad = 0;
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *o = &opt_table[i];
+
+		if (o->kind != OF_NONE && o->kind != OF_STR && o->type != OT_NUM &&
+		    opt_field_value(o) != (double)o->def) {
+			printf("# --%s: cfg has %g, the table says %" PRId64 "\n", o->name,
+			       opt_field_value(o), o->def);
+			bad++;
+		}
+	}
+	ok(!bad, "opt table: cfg_defaults sets every field to the table's default", "%d differ", bad);
+}
+
+/* A value --NAME accepts, and the options it needs beside it. */
+static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, const char **with)
+{
+	static const struct { int val; const char *arg, *with; } odd[] = {
+		{ 'i', "lo", "" }, { O_SIZE, "64", "" }, { O_INTERVAL, "5", "" },
+		{ O_TRACE_INSTANCE, "x", "-T" }, { O_PRIORITY, "1", "" }, { O_TOS, "1", "" },
+		{ 'C', "", "-t 1" }, { 'L', "1", "-l f" }, { O_LOG_FORMAT, "csv", "-l f" },
+		{ O_LOG_RECORDS, "1", "-l f" }, { O_PTP_DOMAIN, "1", "--ptp-probe" },
+		{ O_KEY_FILE, "/tmp/rant-unit-opt.key", "" },
+	};
+	size_t i;
+
+	*with = "";
+	for (i = 0; i < ARRAY_SIZE(odd); i++) {
+		if (odd[i].val == o->val) {
+			*with = odd[i].with;
+			return odd[i].arg;
+		}
+	}
+	if (o->type == OT_CHOICE) {
+		return o->choices[0];
+	}
+	if (o->type == OT_UINT) {
+		snprintf(buf, len, "%.0f", o->min);
+		return buf;
+	}
+	return o->arg ? "1" : "";
+}
+
+/* Every option in every mode: accepted where its modes say, else the mode's refusal. */
+static void test_opt_modes(void)
+{
+	static const char *const prefix[] = { "-a h", "", "--analyze x" };	/* enum mode */
+	static const char *const refusal[] = {
+		"only for reflect", "only for emit", "not used with --analyze",
+	};
+	int fd = open("/tmp/rant-unit-opt.key", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	size_t i;
+	int m;
+
+	ok(fd >= 0 && write(fd, "0123456789abcdef0123", 20) == 20, "opt modes: a key file",
+	   "%s", strerror(errno));
+	if (fd >= 0) {
+		close(fd);
+	}
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *o = &opt_table[i];
+
+		/* -a makes the mode, --analyze too; -2 is always refused, -h/-V end parsing */
+		if (o->val == 'a' || o->val == O_ANALYZE || o->val == '2' || o->type == OT_EXIT) {
+			continue;
+		}
+		for (m = MODE_EMIT; m <= MODE_ANALYZE; m++) {
+			bool accepted = o->modes & (1u << m);
+			char cmd[300], val[40], name[360], need[80];
+			const char *with, *arg = opt_sample(o, val, sizeof(val), &with);
+			struct args a;
+			char *out, *err;
+			int r;
+
+			/* --ptp-domain needs --ptp-probe, which --analyze refuses */
+			if (o->val == O_PTP_DOMAIN && m == MODE_ANALYZE) {
+				continue;
+			}
+			/* --analyze refuses -l, -T and --ptp-probe before it could need them */
+			if (m == MODE_ANALYZE && strcmp(with, "-t 1")) {
+				with = "";
+			}
+			snprintf(cmd, sizeof(cmd), "%s %s --%s %s", prefix[m], with, o->name, arg);
+			snprintf(need, sizeof(need), "--%s: %s", o->name,
+				 o->modes == M_ANALYZE && m != MODE_ANALYZE ? "only with --analyze" :
+				 refusal[m]);
+			r = parse_str(cmd, &a, &out, &err);
+			snprintf(name, sizeof(name), "opt modes: '%s' %s", cmd,
+				 accepted ? "accepted" : "refused");
+			ok(accepted ? r == 0 : r == -1 && one_rant_line(err) && strstr(err, need), name,
+			   "r=%d stderr '%s' (wanted '%s')", r, err, need);
+			free(out);
+			free(err);
+		}
+	}
+	unlink("/tmp/rant-unit-opt.key");
+	reset_globals();
+}
+
 /* -------------------------------------------------------------- protocol */
 
 static void test_proto(void)
@@ -5181,6 +5399,8 @@ int main(void)
 	reset_globals();
 	test_opt_table();
 	test_opt_fields();
+	test_opt_entries();
+	test_opt_modes();
 	test_proto();
 	test_cmsg();
 	test_hw();
