@@ -7137,7 +7137,7 @@ static void json_report(FILE *f, int exit_code)
 #define PLOT_BINS	400
 #define PLOT_RAW	4000
 #define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
-#define PLOT_MAXSER	4
+#define PLOT_MAXSER	5
 #define PLOT_MAXPANEL	8
 #define PLOT_WORST	15
 #define PLOT_W		1200
@@ -7162,8 +7162,12 @@ static const char *plot_metric_colour(int m)
 		return OI_ORANGE;
 	case M_NETWORK:
 		return OI_GREEN;
+	case M_FORWARD:
+		return OI_SKY;
+	case M_BACKWARD:
+		return OI_PURPLE;
 	}
-	return OI_PURPLE;
+	return "#666666";
 }
 
 /* One latency series over time: per bin min, max, count and log histogram. */
@@ -7327,21 +7331,24 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 /* Both passes over the source; 0 or -ENOMEM. */
 static int plot_collect(const struct plot_src *src)
 {
-	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK };
+	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
 	struct plot_panel *pn = &PL.panel[0];
 	uint64_t i, span;
 	struct txn x;
+	char why[256];
 	int st, k;
+	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
+	bool ow = side.emit && oneway_trusted(why, sizeof(why));
 
 	PL.npanel = 1;
 	PL.nworst = 0;
 	PL.t0 = PL.t1 = 0;
 	memset(pn, 0, sizeof(*pn));
 	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
-	for (k = 0; k < (side.emit ? 3 : 1); k++) {
+	for (k = 0; k < (side.emit ? 5 : 1); k++) {
 		int m = side.emit ? emit_ser[k] : M_RESPONSE;
 
-		if (!S.h[m].n) {
+		if (!S.h[m].n || ((m == M_FORWARD || m == M_BACKWARD) && !ow)) {
 			continue;	/* only metrics that exist */
 		}
 		if (plot_series_init(&pn->ser[pn->nser++], m) < 0) {
@@ -7803,6 +7810,44 @@ static int plot_col(const struct axis *ax, double v, int ncol)
 	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
 }
 
+/* A histogram's counts in ncol columns of axis ax (cnt zeroed by the caller); the largest. */
+static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int ncol, uint64_t *cnt)
+{
+	uint64_t i, maxc = 0;
+	int c;
+
+	for (i = 0; i < h->nbuckets + h->out_n; i++) {
+		double lo, hi;
+		uint64_t n;
+		int c1;
+
+		if (i < h->nbuckets) {
+			if (!(n = h->bucket[i])) {
+				continue;
+			}
+			lo = (double)(i * h->bucket_ns);
+			hi = lo + (double)h->bucket_ns;
+			hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
+		} else {
+			n = 1;
+			lo = hi = (double)h->out[i - h->nbuckets];
+		}
+		c = plot_col(ax, lo, ncol);
+		c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
+		if (c == c1) {
+			cnt[c] += n;
+		}
+		/* a bucket wider than the columns (log axis, low end) covers each of them */
+		for (; c1 > c && c <= c1; c++) {
+			cnt[c] = n > cnt[c] ? n : cnt[c];
+		}
+	}
+	for (c = 0; c < ncol; c++) {
+		maxc = cnt[c] > maxc ? cnt[c] : maxc;
+	}
+	return maxc;
+}
+
 /* Metrics the distribution shows: those of the first panel with samples. */
 static int plot_hist_metrics(int *ms)
 {
@@ -7826,7 +7871,7 @@ static double plot_hist_panel(double top)
 	const double y0 = top + 30, y1 = top + 250;
 	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0.5, 1, y1, y0, true };
 	static uint64_t cnt[PLOT_MAXSER][400];
-	uint64_t maxc = 0, i;
+	uint64_t maxc = 0;
 	int k, ncol = 300, c, nser = 0, ms[PLOT_MAXSER];
 	char lab[64];
 	bool any = false;
@@ -7854,37 +7899,9 @@ static double plot_hist_panel(double top)
 	ncol = ncol < 10 ? 10 : ncol;
 	memset(cnt, 0, sizeof(cnt));
 	for (k = 0; k < nser; k++) {
-		const struct hist *h = &S.h[ms[k]];
+		uint64_t m = plot_hist_cols(&S.h[ms[k]], &ax, ncol, cnt[k]);
 
-		for (i = 0; i < h->nbuckets + h->out_n; i++) {
-			double lo, hi;
-			uint64_t n;
-			int c1;
-
-			if (i < h->nbuckets) {
-				if (!(n = h->bucket[i])) {
-					continue;
-				}
-				lo = (double)(i * h->bucket_ns);
-				hi = lo + (double)h->bucket_ns;
-				hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
-			} else {
-				n = 1;
-				lo = hi = (double)h->out[i - h->nbuckets];
-			}
-			c = plot_col(&ax, lo, ncol);
-			c1 = hi > lo ? plot_col(&ax, hi - 1e-3, ncol) : c;
-			if (c == c1) {
-				cnt[k][c] += n;
-			}
-			/* a bucket wider than the columns (log axis, low end) covers each of them */
-			for (; c1 > c && c <= c1; c++) {
-				cnt[k][c] = n > cnt[k][c] ? n : cnt[k][c];
-			}
-		}
-		for (c = 0; c < ncol; c++) {
-			maxc = cnt[k][c] > maxc ? cnt[k][c] : maxc;
-		}
+		maxc = m > maxc ? m : maxc;
 	}
 	ay.hi = maxc > 1 ? (double)maxc : 10;
 	ax_round(&ay, 5);
@@ -8105,6 +8122,173 @@ static double plot_worst_panel(double top)
 	return y - top + 34;
 }
 
+/*
+ * Per class and per size (--priority/--tos and --size lists): a small
+ * histogram each, side by side on shared axes, so that a class or a size that
+ * behaves differently stands out.  Drawn from the rows' own histograms, the
+ * ones the report's and the JSON's class and size tables come from: no
+ * memory of its own, and the same numbers.  The class x size cells are in
+ * the report and the JSON only (up to 128 would not make a picture).
+ */
+#define PLOT_GRP_H	200.0	/* height of a row of two small panels */
+#define PLOT_GRP_COLS	150
+
+/* The rows drawn: classes, then sizes; their count. */
+static int plot_groups(int *gi)
+{
+	int c, n = 0;
+
+	if (!side.emit || !K.g) {
+		return 0;
+	}
+	for (c = 0; K.ncls > 1 && c < K.ncls; c++) {
+		gi[n++] = c;
+	}
+	for (c = 0; K.nsz > 1 && c < K.nsz; c++) {
+		gi[n++] = K.ncls + c;
+	}
+	return n;
+}
+
+static double plot_groups_height(void)
+{
+	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi);
+
+	return n ? 34 + PLOT_GRP_H * ((n + 1) / 2) + 10 : 0;
+}
+
+/* One small panel: the heading, the histogram of row g, p50 and p99, the numbers with ids. */
+static void plot_group(int g, double x0, double x1, double top, const struct axis *ax0,
+		       const struct axis *ay0, int ncol)
+{
+	const double y0 = top + 22, y1 = top + 142;
+	struct axis ax = *ax0, ay = *ay0;
+	const struct hist *h = &K.g[g].h;
+	static uint64_t cnt[PLOT_GRP_COLS];
+	char id[32], head[96], lab[48];
+	bool approx = false;
+	double v;
+	int c;
+
+	ax.a = x0;
+	ax.b = x1;
+	ay.a = y1;
+	ay.b = y0;
+	if (g < K.ncls) {
+		snprintf(id, sizeof(id), "class%d", g);
+		snprintf(head, sizeof(head), "class %d", g);
+		if (!K.analyze && K.prio[g] >= 0) {
+			snprintf(head + strlen(head), sizeof(head) - strlen(head), ", priority %d", K.prio[g]);
+		}
+		if (!K.analyze && K.tos[g] >= 0) {
+			snprintf(head + strlen(head), sizeof(head) - strlen(head), ", tos 0x%02x", K.tos[g]);
+		}
+	} else {
+		snprintf(id, sizeof(id), "size%u", K.size[g - K.ncls]);
+		snprintf(head, sizeof(head), "size %u B", K.size[g - K.ncls]);
+	}
+	svg("<text id=\"%s-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\">%s</text>\n", id, x0,
+	    top + 14, head);
+	svg("<g font-size=\"10\" fill=\"#222222\">\n");
+	for (v = 1; v <= ay.hi * 1.0001; v *= 10) {
+		double p = ax_map(&ay, v);
+
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n", x0, p, x1, p);
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x0 - 4, p + 4,
+		    plot_count_label(lab, sizeof(lab), v));
+	}
+	ax_draw(&ax, true, y0, y1, plot_dur);
+	svg("</g>\n");
+	memset(cnt, 0, sizeof(cnt));
+	if (h->n) {
+		plot_hist_cols(h, &ax, ncol, cnt);
+		svg("<path fill=\"%s\" fill-opacity=\"0.3\" stroke=\"%s\" stroke-width=\"1.2\" d=\"M%.1f %.1f", OI_BLUE,
+		    OI_BLUE, x0, y1);
+		for (c = 0; c < ncol; c++) {
+			svg("V%.1fH%.1f", cnt[c] ? ax_map(&ay, (double)cnt[c]) : y1, x0 + (x1 - x0) * (c + 1) / ncol);
+		}
+		svg("V%.1fZ\"/>\n", y1);
+		for (c = 0; c < 2; c++) {
+			double x = ax_map(&ax, (double)hist_pct(h, c ? 99 : 50, &approx));
+
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-dasharray=\"3,3\"/>\n",
+			    x, y0, x, y1);
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">p%s</text>\n",
+			    x, y0 + 11 + 11 * c, c ? "99" : "50");
+		}
+	} else {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">no samples</text>\n", (x0 + x1) / 2,
+		    (y0 + y1) / 2);
+	}
+	plot_frame(x0, y0, x1, y1);
+	/* the row's numbers, as the report's class/size table has them (values in µs) */
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">samples <tspan id=\"%s-samples\">%" PRIu64 "</tspan>", x0,
+	    y1 + 34, id, h->n);
+	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, K.g[g].n[CG_LOST]);
+	if (h->n) {
+		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id, plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
+		svg(", p99 <tspan id=\"%s-p99\">%s</tspan>", id, plot_us3(lab, sizeof(lab), hist_pct(h, 99, &approx)));
+		svg(", max <tspan id=\"%s-max\">%s</tspan> \xc2\xb5s", id, plot_us3(lab, sizeof(lab), h->max));
+	}
+	svg("%s</text>\n", approx ? " (approx.)" : "");
+}
+
+/* The small panels, two a row; returns the height used (0: a run without lists). */
+static double plot_groups_panel(double top)
+{
+	const double gap = 70, w = (PLOT_X1 - PLOT_X0 - gap) / 2;
+	struct axis ax = { 0, 0, 0, 0, false }, ay = { 0.5, 10, 0, 0, true };
+	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi), k, ncol = PLOT_GRP_COLS;
+	bool any = false;
+	char head[128];
+
+	if (!n) {
+		return 0;
+	}
+	snprintf(head, sizeof(head), "Per %s: %s distribution (shared axes, counts on a log scale)",
+		 K.ncls > 1 && K.nsz > 1 ? "class and per size" : K.ncls > 1 ? "class" : "size",
+		 metric_def[side.primary].key);
+	plot_heading(top + 16, head);
+	/* shared axes: one latency range, one count range, so panels compare by eye */
+	for (k = 0; k < n; k++) {
+		const struct hist *h = &K.g[gi[k]].h;
+
+		hist_finish(&K.g[gi[k]].h);
+		if (!h->n) {
+			continue;
+		}
+		ax.lo = !any || (double)h->min < ax.lo ? (double)h->min : ax.lo;
+		ax.hi = !any || (double)h->max > ax.hi ? (double)h->max : ax.hi;
+		any = true;
+	}
+	ax.log = any && ax.lo > 0 && ax.hi / ax.lo > 30;
+	if (!any) {
+		ax.lo = 0;
+		ax.hi = 1000;
+	}
+	ax_round(&ax, 5);
+	if (!ax.log && (ax.hi - ax.lo) / (double)cfg.bucket_ns < ncol) {
+		ncol = (int)((ax.hi - ax.lo) / (double)cfg.bucket_ns);
+	}
+	ncol = ncol < 10 ? 10 : ncol;
+	for (k = 0; k < n; k++) {
+		static uint64_t cnt[PLOT_GRP_COLS];
+		uint64_t m;
+
+		memset(cnt, 0, sizeof(cnt));
+		m = plot_hist_cols(&K.g[gi[k]].h, &ax, ncol, cnt);
+		ay.hi = (double)m > ay.hi ? (double)m : ay.hi;
+	}
+	ax_round(&ay, 5);
+	ay.lo = 0.5;	/* a count of 1 shows */
+	for (k = 0; k < n; k++) {
+		double x0 = PLOT_X0 + (k % 2) * (w + gap);
+
+		plot_group(gi[k], x0, x0 + w, top + 34 + PLOT_GRP_H * (k / 2), &ax, &ay, ncol);
+	}
+	return plot_groups_height();
+}
+
 /* Title: what was measured, where, with which stamps, when, and how. */
 static double plot_title(const struct plot_src *src)
 {
@@ -8160,7 +8344,8 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) + 24;
+	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) + 24 +
+	       plot_groups_height();
 }
 
 /* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
@@ -8193,6 +8378,7 @@ static int plot_draw(const struct plot_src *src)
 		y += plot_time_panel(&PL.panel[p], y);
 	}
 	y += plot_hist_panel(y) + 20;
+	y += plot_groups_panel(y);
 	y += plot_worst_panel(y);
 	svg("<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">rant %s</text>\n", PLOT_W - 10,
 	    h - 8, RANT_VERSION);
