@@ -8047,7 +8047,7 @@ static const char *plot_seg_colour(const char *name)
 /* The worst transactions as stacked bars, one segment per part of the path. */
 static double plot_worst_panel(double top)
 {
-	const double bx0 = 170, bx1 = 850, row = 20;
+	const double bx0 = 170, bx1 = 820, row = 20;	/* room on the right for the longest label */
 	struct axis ax = { 0, 0, bx0, bx1, false };
 	const char *seen[8], *name[8];
 	int64_t val[8];
@@ -8104,7 +8104,7 @@ static double plot_worst_panel(double top)
 			}
 			x = x2;
 		}
-		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">%s %s%s%s</text>\n", bx1 + 10, ry + 14,
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n", bx1 + 10, ry + 14,
 		    metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
 		    dom >= 0 ? name[dom] : "");
 	}
