@@ -7132,7 +7132,8 @@ static void json_report(FILE *f, int exit_code)
  * the report's and the JSON's numbers.
  *
  * The over-time part is drawn from an array of panels, each an array of
- * series: a run with traffic classes or packet sizes gets a panel each.
+ * series (one panel today: all transactions); classes and sizes get small
+ * histograms of their own further down (plot_groups_panel).
  */
 #define PLOT_BINS	400
 #define PLOT_RAW	4000
@@ -7989,7 +7990,8 @@ static double plot_table(double top, const int *ms, int nser)
 	static const char *const colname[] = {
 		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
 	};
-	const double cx[] = { 320, 410, 495, 580, 665, 750, 835, 920, 1005, 1090 };
+	/* the first column clear of the longest label, "backward one-way (T4-T3 wire)" */
+	const double cx[] = { 355, 440, 525, 610, 695, 780, 865, 950, 1035, 1120 };
 	char lab[48];
 	int k, j;
 
