@@ -7201,6 +7201,7 @@ struct plot_src {
 	uint64_t n;
 	const struct txn *row;
 	const uint8_t *status;
+	const uint32_t *size;	/* --analyze: the SIZE column, else NULL */
 	const char *what;	/* title: what was measured or read */
 };
 
@@ -7212,6 +7213,7 @@ static struct {
 	struct plot_panel panel[PLOT_MAXPANEL];
 	int nworst;
 	struct plot_worst worst[PLOT_WORST];
+	uint64_t szt0[SZ_MAX];	/* --size list: when each size was first measured, 0 = never */
 	/* the writer: its buffer and the first error (errno) */
 	char buf[1 << 16];
 	size_t len;
@@ -7329,6 +7331,32 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 	PL.worst[i].v = v;
 }
 
+/*
+ * A --size list measures the sizes in turn: note when each began, for the
+ * markers over time.  Live the seq says which size (size_of), in --analyze
+ * the SIZE column.
+ */
+static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct txn *x, uint64_t t)
+{
+	int z = 0;
+
+	if (!side.emit || K.nsz < 2) {
+		return;
+	}
+	if (src->size) {
+		while (z < K.nsz - 1 && K.size[z] != src->size[i]) {
+			z++;
+		}
+	} else if (!K.analyze) {
+		z = size_of(x->seq);
+	} else {
+		return;
+	}
+	if (!PL.szt0[z] || t < PL.szt0[z]) {
+		PL.szt0[z] = t;
+	}
+}
+
 /* Both passes over the source; 0 or -ENOMEM. */
 static int plot_collect(const struct plot_src *src)
 {
@@ -7344,6 +7372,7 @@ static int plot_collect(const struct plot_src *src)
 	PL.npanel = 1;
 	PL.nworst = 0;
 	PL.t0 = PL.t1 = 0;
+	memset(PL.szt0, 0, sizeof(PL.szt0));
 	memset(pn, 0, sizeof(*pn));
 	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
 	for (k = 0; k < (side.emit ? 5 : 1); k++) {
@@ -7367,6 +7396,7 @@ static int plot_collect(const struct plot_src *src)
 		PL.t0 = !PL.t0 || t < PL.t0 ? t : PL.t0;
 		PL.t1 = t > PL.t1 ? t : PL.t1;
 		pn->nrec++;
+		plot_size_seen(src, i, &x, t);
 	}
 	PL.raw = pn->nrec <= PLOT_RAW;
 	span = PL.t1 - PL.t0 + 1;
@@ -7761,6 +7791,19 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 		    PLOT_X0, ty, PLOT_X1, ty, OI_VERMILLION);
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">threshold %s</text>\n",
 		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns));
+	}
+	/* a --size list: where each size's turn began */
+	for (k = 0; k < K.nsz && K.nsz > 1; k++) {
+		double x;
+
+		if (!PL.szt0[k]) {
+			continue;
+		}
+		x = ax_map(&ax, (double)(PL.szt0[k] - PL.t0) / 1e9);
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" stroke-width=\"1\" stroke-dasharray=\"2,3\"/>\n",
+		    x, y0, x, y1);
+		svg("<text id=\"phase%u\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%u B</text>\n",
+		    K.size[k], x + 3, y0 + 12, K.size[k]);
 	}
 	/* two strips above the plot: lost or late transactions, and breaches, per bin */
 	svg("<g font-size=\"11\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">lost/late</text>\n", PLOT_X0 - 5, y0 - 26);
@@ -9197,7 +9240,8 @@ static int analyze_run(struct alog *L, int nlogs)
 		code = EXIT_RUNTIME;
 	}
 	if (PL.fd >= 0) {
-		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .what = "" };
+		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .size = L[0].size,
+					.what = "" };
 		int r = plot_draw(&src);
 
 		if (r < 0) {

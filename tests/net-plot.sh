@@ -214,6 +214,9 @@ def same_groups(svg, js, live):
         p = j["rtt"]["percentiles_ns"]
         got = (ids.get(r + "-p50"), ids.get(r + "-p99"), ids.get(r + "-max"))
         t("%s: p50, p99 and max equal the JSON" % r, got == (us3(p["50"]), us3(p["99"]), us3(j["rtt"]["max_ns"])), got)
+    xs = {e.get("id"): float(e.get("x")) for e in ET.parse(svg).getroot().iter() if (e.get("id") or "").startswith("phase")}
+    t("over time: where each size began is marked, 64 B first", sorted(xs) == ["phase256", "phase64"] and xs["phase64"] < xs["phase256"], xs)
+    return xs
 '
 reflector cs --once -q
 emit cs -q --count 400 --interval 100 -w 10 --priority 1,2 --size 64,256 --plot "$WORK/cs.svg" \
@@ -228,8 +231,11 @@ same_numbers(sys.argv[1], sys.argv[2], ["rtt"])' "$WORK/cs.svg" "$WORK/cs.json"
 expect_eq "analyze of the classes x sizes log --plot: exit 0" "$?" 0
 svg_ok "analyze classes x sizes" "$WORK/csa.svg"
 py_checks "analyze classes x sizes" "$PY_GROUPS"'
-same_groups(sys.argv[1], sys.argv[2], False)
-same_numbers(sys.argv[1], sys.argv[2], ["rtt"])' "$WORK/csa.svg" "$WORK/csa.json"
+xs = same_groups(sys.argv[1], sys.argv[2], False)
+same_numbers(sys.argv[1], sys.argv[2], ["rtt"])
+ids = {e.get("id"): e.get("x") for e in ET.parse(sys.argv[3]).getroot().iter() if (e.get("id") or "").startswith("phase")}
+t("the size markers sit where the live run put them", {k: float(v) for k, v in ids.items()} == xs, (ids, xs))' \
+	"$WORK/csa.svg" "$WORK/csa.json" "$WORK/cs.svg"
 
 # the two logs joined: the plot has the server segments; numbers equal --analyze's JSON
 "$RANT" --analyze "$WORK/run.log" "$WORK/refl.log" --json "$WORK/join.json" --plot "$WORK/join.svg" \

@@ -4863,6 +4863,15 @@ static void test_plot_panels(void)
 		snprintf(name, sizeof(name), "plot panels: %s: the row's samples, lost, p99 and max", row[k]);
 		ok(good, name, "samples '%s', want %" PRIu64, svg_id_text(svg_doc, id), want[k]);
 	}
+	{
+		const char *a = svg_doc ? strstr(svg_doc, "<text id=\"phase64\" x=\"") : NULL;
+		const char *b = svg_doc ? strstr(svg_doc, "<text id=\"phase256\" x=\"") : NULL;
+
+		/* 256 B began at seq 500, about half way through the 1000 */
+		ok(a && b && atof(a + 22) < PLOT_X0 + 5 && fabs(atof(b + 23) - (PLOT_X0 + PLOT_X1) / 2) < 60,
+		   "plot panels: over time, where each size began is marked", "x %.1f and %.1f", a ? atof(a + 22) : -1,
+		   b ? atof(b + 23) : -1);
+	}
 	ok(svg_doc && svg_max_y(svg_doc) < svg_height(svg_doc) && svg_max_y(svg_doc) > svg_height(svg_doc) - 40,
 	   "plot panels: the declared height holds every panel", "max y %.0f, height %.0f", svg_max_y(svg_doc),
 	   svg_height(svg_doc));
