@@ -7213,7 +7213,7 @@ static struct {
 	struct plot_panel panel[PLOT_MAXPANEL];
 	int nworst;
 	struct plot_worst worst[PLOT_WORST];
-	uint64_t szt0[SZ_MAX];	/* --size list: when each size was first measured, 0 = never */
+	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
 	/* the writer: its buffer and the first error (errno) */
 	char buf[1 << 16];
 	size_t len;
@@ -7800,9 +7800,10 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 			continue;
 		}
 		x = ax_map(&ax, (double)(PL.szt0[k] - PL.t0) / 1e9);
-		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" stroke-width=\"1\" stroke-dasharray=\"2,3\"/>\n",
-		    x, y0, x, y1);
-		svg("<text id=\"phase%u\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%u B</text>\n",
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
+		    "stroke-dasharray=\"2,3\"/>\n", x, y0, x, y1);
+		svg("<text id=\"phase%u\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
+		    "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%u B</text>\n",
 		    K.size[k], x + 3, y0 + 12, K.size[k]);
 	}
 	/* two strips above the plot: lost or late transactions, and breaches, per bin */
@@ -8092,7 +8093,7 @@ static const char *plot_seg_colour(const char *name)
 /* The worst transactions as stacked bars, one segment per part of the path. */
 static double plot_worst_panel(double top)
 {
-	const double bx0 = 170, bx1 = 820, row = 20;	/* room on the right for the longest label */
+	const double bx0 = 170, bx1 = 820, row = 20;	/* room on the right for the labels */
 	struct axis ax = { 0, 0, bx0, bx1, false };
 	const char *seen[8], *name[8];
 	int64_t val[8];
@@ -8149,9 +8150,9 @@ static double plot_worst_panel(double top)
 			}
 			x = x2;
 		}
-		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n", bx1 + 10, ry + 14,
-		    metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
-		    dom >= 0 ? name[dom] : "");
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n",
+		    bx1 + 10, ry + 14, metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v),
+		    dom >= 0 ? ", most in " : "", dom >= 0 ? name[dom] : "");
 	}
 	plot_frame(bx0, y, bx1, y + row * PL.nworst);
 	y += row * PL.nworst + 40;
@@ -8220,25 +8221,29 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	ay.a = y1;
 	ay.b = y0;
 	if (g < K.ncls) {
+		size_t n;
+
 		snprintf(id, sizeof(id), "class%d", g);
-		snprintf(head, sizeof(head), "class %d", g);
+		n = (size_t)snprintf(head, sizeof(head), "class %d", g);
 		if (!K.analyze && K.prio[g] >= 0) {
-			snprintf(head + strlen(head), sizeof(head) - strlen(head), ", priority %d", K.prio[g]);
+			n += (size_t)snprintf(head + n, sizeof(head) - n, ", priority %d",
+					      K.prio[g]);
 		}
 		if (!K.analyze && K.tos[g] >= 0) {
-			snprintf(head + strlen(head), sizeof(head) - strlen(head), ", tos 0x%02x", K.tos[g]);
+			snprintf(head + n, sizeof(head) - n, ", tos 0x%02x", K.tos[g]);
 		}
 	} else {
 		snprintf(id, sizeof(id), "size%u", K.size[g - K.ncls]);
 		snprintf(head, sizeof(head), "size %u B", K.size[g - K.ncls]);
 	}
-	svg("<text id=\"%s-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"bold\">%s</text>\n", id, x0,
-	    top + 14, head);
+	svg("<text id=\"%s-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" "
+	    "font-weight=\"bold\">%s</text>\n", id, x0, top + 14, head);
 	svg("<g font-size=\"10\" fill=\"#222222\">\n");
 	for (v = 1; v <= ay.hi * 1.0001; v *= 10) {
 		double p = ax_map(&ay, v);
 
-		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n", x0, p, x1, p);
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n",
+		    x0, p, x1, p);
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x0 - 4, p + 4,
 		    plot_count_label(lab, sizeof(lab), v));
 	}
@@ -8247,33 +8252,38 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	memset(cnt, 0, sizeof(cnt));
 	if (h->n) {
 		plot_hist_cols(h, &ax, ncol, cnt);
-		svg("<path fill=\"%s\" fill-opacity=\"0.3\" stroke=\"%s\" stroke-width=\"1.2\" d=\"M%.1f %.1f", OI_BLUE,
-		    OI_BLUE, x0, y1);
+		svg("<path fill=\"%s\" fill-opacity=\"0.3\" stroke=\"%s\" stroke-width=\"1.2\" "
+		    "d=\"M%.1f %.1f", OI_BLUE, OI_BLUE, x0, y1);
 		for (c = 0; c < ncol; c++) {
-			svg("V%.1fH%.1f", cnt[c] ? ax_map(&ay, (double)cnt[c]) : y1, x0 + (x1 - x0) * (c + 1) / ncol);
+			svg("V%.1fH%.1f", cnt[c] ? ax_map(&ay, (double)cnt[c]) : y1,
+			    x0 + (x1 - x0) * (c + 1) / ncol);
 		}
 		svg("V%.1fZ\"/>\n", y1);
 		for (c = 0; c < 2; c++) {
 			double x = ax_map(&ax, (double)hist_pct(h, c ? 99 : 50, &approx));
 
-			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-dasharray=\"3,3\"/>\n",
-			    x, y0, x, y1);
-			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">p%s</text>\n",
-			    x, y0 + 11 + 11 * c, c ? "99" : "50");
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			    "stroke=\"#000000\" stroke-dasharray=\"3,3\"/>\n", x, y0, x, y1);
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" "
+			    "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">"
+			    "p%s</text>\n", x, y0 + 11 + 11 * c, c ? "99" : "50");
 		}
 	} else {
-		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">no samples</text>\n", (x0 + x1) / 2,
-		    (y0 + y1) / 2);
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">"
+		    "no samples</text>\n", (x0 + x1) / 2, (y0 + y1) / 2);
 	}
 	plot_frame(x0, y0, x1, y1);
 	/* the row's numbers, as the report's class/size table has them (values in µs) */
-	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">samples <tspan id=\"%s-samples\">%" PRIu64 "</tspan>", x0,
-	    y1 + 34, id, h->n);
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">samples <tspan id=\"%s-samples\">%" PRIu64
+	    "</tspan>", x0, y1 + 34, id, h->n);
 	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, K.g[g].n[CG_LOST]);
 	if (h->n) {
-		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id, plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
-		svg(", p99 <tspan id=\"%s-p99\">%s</tspan>", id, plot_us3(lab, sizeof(lab), hist_pct(h, 99, &approx)));
-		svg(", max <tspan id=\"%s-max\">%s</tspan> \xc2\xb5s", id, plot_us3(lab, sizeof(lab), h->max));
+		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id,
+		    plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
+		svg(", p99 <tspan id=\"%s-p99\">%s</tspan>", id,
+		    plot_us3(lab, sizeof(lab), hist_pct(h, 99, &approx)));
+		svg(", max <tspan id=\"%s-max\">%s</tspan> \xc2\xb5s", id,
+		    plot_us3(lab, sizeof(lab), h->max));
 	}
 	svg("%s</text>\n", approx ? " (approx.)" : "");
 }
@@ -8389,8 +8399,8 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) + 24 +
-	       plot_groups_height();
+	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) +
+	       24 + plot_groups_height();
 }
 
 /* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */

@@ -4785,24 +4785,30 @@ static void test_plot_panels(void)
 	ow_evidence = OW_VETH;
 	svg_doc = plot_fixture_draw(&r);
 	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_FORWARD].n);
-	good = !r && svg_doc && S.h[M_FORWARD].n && !strcmp(svg_id_text(svg_doc, "forward-samples"), buf);
+	good = !r && svg_doc && S.h[M_FORWARD].n &&
+	       !strcmp(svg_id_text(svg_doc, "forward-samples"), buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_BACKWARD].n);
 	good = good && !strcmp(svg_id_text(svg_doc, "backward-samples"), buf) &&
-	       strstr(svg_doc, ">forward one-way (T2-T1 wire)</text>") && strstr(svg_doc, ">backward one-way (T4-T3 wire)</text>");
-	ok(good, "plot panels: one-way known: forward and backward in the legend and the table", "r=%d forward-samples '%s'", r,
-	   svg_doc ? svg_id_text(svg_doc, "forward-samples") : "");
-	i = S.h[M_RTT].n + S.h[M_RESPONSE].n + S.h[M_NETWORK].n + S.h[M_FORWARD].n + S.h[M_BACKWARD].n;
-	ok(svg_doc && count_str(svg_doc, "h.1") == (int)i && strstr(svg_doc, "stroke=\"" OI_SKY "\"") &&
-	   strstr(svg_doc, "stroke=\"" OI_PURPLE "\""), "plot panels: one-way known: a dot per one-way sample, in their colours",
+	       strstr(svg_doc, ">forward one-way (T2-T1 wire)</text>") &&
+	       strstr(svg_doc, ">backward one-way (T4-T3 wire)</text>");
+	ok(good, "plot panels: one-way known: forward and backward in the legend and the table",
+	   "r=%d forward-samples '%s'", r, svg_doc ? svg_id_text(svg_doc, "forward-samples") : "");
+	i = S.h[M_RTT].n + S.h[M_RESPONSE].n + S.h[M_NETWORK].n + S.h[M_FORWARD].n +
+	    S.h[M_BACKWARD].n;
+	ok(svg_doc && count_str(svg_doc, "h.1") == (int)i &&
+	   strstr(svg_doc, "stroke=\"" OI_SKY "\"") && strstr(svg_doc, "stroke=\"" OI_PURPLE "\""),
+	   "plot panels: one-way known: a dot per one-way sample, in their colours",
 	   "%d dots, %" PRIu64 " samples", svg_doc ? count_str(svg_doc, "h.1") : -1, i);
-	ok(svg_doc && !strstr(svg_doc, "Per class") && !strstr(svg_doc, "Per size") && !strstr(svg_doc, "-title\""),
-	   "plot panels: a plain run has no class or size panels", "failed");
+	ok(svg_doc && !strstr(svg_doc, "Per class") && !strstr(svg_doc, "Per size") &&
+	   !strstr(svg_doc, "-title\""), "plot panels: a plain run has no class or size panels",
+	   "failed");
 	free(svg_doc);
 
 	/* one-way not known (nothing shows the clocks agree): measured, not drawn */
 	ow_evidence = OW_NONE;
 	svg_doc = plot_fixture_draw(&r);
-	ok(!r && svg_doc && S.h[M_FORWARD].n && !strstr(svg_doc, "one-way") && !strstr(svg_doc, "forward-samples"),
+	ok(!r && svg_doc && S.h[M_FORWARD].n && !strstr(svg_doc, "one-way") &&
+	   !strstr(svg_doc, "forward-samples"),
 	   "plot panels: one-way not known: no forward or backward series", "r=%d", r);
 	free(svg_doc);
 
@@ -4842,7 +4848,8 @@ static void test_plot_panels(void)
 	       !strcmp(svg_id_text(svg_doc, "class0-title"), "class 0, priority 1") &&
 	       !strcmp(svg_id_text(svg_doc, "class1-title"), "class 1, priority 2, tos 0x28") &&
 	       !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
-	       !strcmp(svg_id_text(svg_doc, "size256-title"), "size 256 B") && count_str(svg_doc, "-title\"") == 4;
+	       !strcmp(svg_id_text(svg_doc, "size256-title"), "size 256 B") &&
+	       count_str(svg_doc, "-title\"") == 4;
 	ok(good, "plot panels: a titled panel per class and per size", "r=%d class1-title '%s'", r,
 	   svg_doc ? svg_id_text(svg_doc, "class1-title") : "");
 	for (k = 0; svg_doc && k < 4; k++) {
@@ -4857,10 +4864,12 @@ static void test_plot_panels(void)
 		snprintf(buf, sizeof(buf), "%" PRIu64, lost[k]);
 		good = good && !strcmp(svg_id_text(svg_doc, id), buf);
 		snprintf(id, sizeof(id), "%s-p99", row[k]);
-		good = good && !strcmp(svg_id_text(svg_doc, id), plot_us3(buf, sizeof(buf), hist_pct(h, 99, &approx)));
+		plot_us3(buf, sizeof(buf), hist_pct(h, 99, &approx));
+		good = good && !strcmp(svg_id_text(svg_doc, id), buf);
 		snprintf(id, sizeof(id), "%s-max", row[k]);
-		good = good && !strcmp(svg_id_text(svg_doc, id), plot_us3(buf, sizeof(buf), h->max));
-		snprintf(name, sizeof(name), "plot panels: %s: the row's samples, lost, p99 and max", row[k]);
+		plot_us3(buf, sizeof(buf), h->max);
+		good = good && !strcmp(svg_id_text(svg_doc, id), buf);
+		snprintf(name, sizeof(name), "plot panels: %s: samples, lost, p99, max", row[k]);
 		ok(good, name, "samples '%s', want %" PRIu64, svg_id_text(svg_doc, id), want[k]);
 	}
 	{
@@ -4868,13 +4877,15 @@ static void test_plot_panels(void)
 		const char *b = svg_doc ? strstr(svg_doc, "<text id=\"phase256\" x=\"") : NULL;
 
 		/* 256 B began at seq 500, about half way through the 1000 */
-		ok(a && b && atof(a + 22) < PLOT_X0 + 5 && fabs(atof(b + 23) - (PLOT_X0 + PLOT_X1) / 2) < 60,
-		   "plot panels: over time, where each size began is marked", "x %.1f and %.1f", a ? atof(a + 22) : -1,
-		   b ? atof(b + 23) : -1);
+		ok(a && b && atof(a + 22) < PLOT_X0 + 5 &&
+		   fabs(atof(b + 23) - (PLOT_X0 + PLOT_X1) / 2) < 60,
+		   "plot panels: over time, where each size began is marked", "x %.1f and %.1f",
+		   a ? atof(a + 22) : -1, b ? atof(b + 23) : -1);
 	}
-	ok(svg_doc && svg_max_y(svg_doc) < svg_height(svg_doc) && svg_max_y(svg_doc) > svg_height(svg_doc) - 40,
-	   "plot panels: the declared height holds every panel", "max y %.0f, height %.0f", svg_max_y(svg_doc),
-	   svg_height(svg_doc));
+	ok(svg_doc && svg_max_y(svg_doc) < svg_height(svg_doc) &&
+	   svg_max_y(svg_doc) > svg_height(svg_doc) - 40,
+	   "plot panels: the declared height holds every panel", "max y %.0f, height %.0f",
+	   svg_max_y(svg_doc), svg_height(svg_doc));
 	free(svg_doc);
 	for (k = 0; K.g && k < K.ng; k++) {
 		free(K.g[k].h.bucket);
