@@ -77,6 +77,8 @@
 
 /* ------------------------------------------------------------ constants */
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define RANT_VERSION	"1.0.0"
 #define NSEC_PER_SEC	1000000000ULL
 #define NSEC_PER_US	1000ULL
@@ -8622,17 +8624,224 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
 }
 
 /*
+ * Column kinds of a log header besides the stamps (a stamp column holds its
+ * stamp index, >= 0).  C_PMC - k is counter slot k; CLASS and SIZE sit far
+ * below every slot (and are tested first).
+ */
+enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
+
+/* 24 columns: room for the kernel stamps' and counters' columns. */
+#define ALOG_COLS	24
+
+/* What a log's header line said: the kind of each column, the metric of each latency column. */
+struct alog_hdr {
+	int col[ALOG_COLS], valm[ALOG_COLS], ncol;
+};
+
+/* Named columns a header may carry, in the text and the csv spellings. */
+static const struct {
+	const char *name;
+	bool nocase;
+	int col, metric;
+} alog_named[] = {
+	{ "seq", true, C_SEQ, -1 },		{ "status", true, C_STATUS, -1 },
+	{ "RTT", false, C_VAL, M_RTT },		{ "rtt_ns", false, C_VAL, M_RTT },
+	{ "RESPONSE", false, C_VAL, M_RESPONSE }, { "response_ns", false, C_VAL, M_RESPONSE },
+	{ "network_ns", false, C_VAL, M_NETWORK },
+	{ "class", true, C_CLASS, -1 },		{ "size", true, C_SIZE, -1 },
+	{ "forward_ns", false, C_VAL, M_FORWARD }, { "backward_ns", false, C_VAL, M_BACKWARD },
+};
+
+static bool alog_is(const char *f, size_t n, const char *name, bool nocase)
+{
+	return strlen(name) == n && !(nocase ? strncasecmp(f, name, n) : strncmp(f, name, n));
+}
+
+/* A stamp column: which stamps the log has, whose wire clock, which side wrote it. */
+static void alog_stamp_col(struct alog *L, int s, bool hw, bool *emit)
+{
+	L->have |= 1u << s;
+	if (stamp_is_wire[s]) {
+		if (s == T1W || s == T4W) {
+			L->hw = hw;
+		} else {
+			L->srv_hw = hw;
+		}
+	} else if (s < T1K) {
+		L->sw = true;
+	}
+	*emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
+}
+
+/* The header line: every column known, SEQ first. */
+static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const char **f, size_t *len, int nf)
+{
+	bool hw = false, emit = false;
+	int i, s, k;
+
+	if (nf > ALOG_COLS || nf < 3) {
+		return alog_error(L, line, "not a rant log header", NULL, 0);
+	}
+	for (i = 0; i < nf; i++) {
+		H->valm[i] = -1;
+		s = alog_stamp(f[i], len[i], &hw);
+		if (s >= 0) {
+			H->col[i] = s;
+			alog_stamp_col(L, s, hw, &emit);
+			continue;
+		}
+		for (k = 0; k < (int)ARRAY_SIZE(alog_named); k++) {
+			if (alog_is(f[i], len[i], alog_named[k].name, alog_named[k].nocase)) {
+				break;
+			}
+		}
+		if (k < (int)ARRAY_SIZE(alog_named)) {
+			H->col[i] = alog_named[k].col;
+			H->valm[i] = alog_named[k].metric;
+			if (H->col[i] == C_CLASS) {
+				L->cls = L->cls ? L->cls : malloc(8);
+			} else if (H->col[i] == C_SIZE) {
+				L->size = L->size ? L->size : malloc(8);
+			}
+		} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
+			H->col[i] = C_PMC - pmc_log_column(f[i], len[i]);
+		} else if (alog_is(f[i], len[i], "RESPONSE_APP_TX", false) ||
+			   alog_is(f[i], len[i], "response_app_tx_ns", false)) {
+			return alog_error(L, line, "a reflector log written with -N (response up to the app's send, "
+					  "no T3 wire stamp): --analyze reads wire-to-wire logs", NULL, 0);
+		} else {
+			return alog_error(L, line, "unknown column", f[i], len[i]);
+		}
+	}
+	if (H->col[0] != C_SEQ) {
+		return alog_error(L, line, "not a rant log header (first column must be SEQ)", NULL, 0);
+	}
+	L->emit = emit;
+	if (!L->emit) {
+		L->srv_hw = L->srv_hw || L->hw;
+		L->hw = L->srv_hw;
+	}
+	H->ncol = nf;
+	return 0;
+}
+
+/* Room for one more row. */
+static int alog_grow(struct alog *L, uint64_t line, uint64_t *cap)
+{
+	if (L->n < *cap) {
+		return 0;
+	}
+	*cap = *cap ? *cap * 2 : 65536;
+	L->row = realloc(L->row, *cap * sizeof(*L->row));
+	L->status = realloc(L->status, *cap);
+	L->cls = L->cls ? realloc(L->cls, *cap * 4) : NULL;
+	L->size = L->size ? realloc(L->size, *cap * 4) : NULL;
+	if (!L->row || !L->status) {
+		return alog_error(L, line, "out of memory", NULL, 0);
+	}
+	return 0;
+}
+
+/* One field of a row into transaction x (SEQ, STATUS, a stamp, CLASS, SIZE or a counter). */
+static int alog_field(struct alog *L, uint64_t line, int col, const char *f, size_t len, struct txn *x, int *st)
+{
+	uint64_t v;
+
+	if (col == C_SEQ) {
+		if (!alog_u64(f, len, &x->seq)) {
+			return alog_error(L, line, "bad sequence number", f, len);
+		}
+	} else if (col == C_STATUS) {
+		for (*st = 0; *st < NSTATUS; (*st)++) {
+			if (alog_is(f, len, status_name[*st], false)) {
+				break;
+			}
+		}
+		if (*st == NSTATUS) {
+			return alog_error(L, line, "bad status", f, len);
+		}
+	} else if (col >= 0) {
+		if (!alog_ns(f, len, &x->t[col])) {
+			return alog_error(L, line, "bad timestamp", f, len);
+		}
+	} else if (col == C_CLASS || col == C_SIZE) {
+		uint32_t *dst = col == C_CLASS ? L->cls : L->size;
+
+		if (!alog_u64(f, len, &v) || v > (col == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) || !dst) {
+			return alog_error(L, line, col == C_CLASS ? "bad class" : "bad size", f, len);
+		}
+		dst[L->n] = (uint32_t)v;
+	} else if (col <= C_PMC) {
+		x->pmc[C_PMC - col] = PMC_NONE;
+		if (len && !alog_u64(f, len, &x->pmc[C_PMC - col])) {
+			return alog_error(L, line, "bad counter value", f, len);
+		}
+	}
+	return 0;
+}
+
+/* A latency column must agree with the stamps it came from; text logs spell a status there. */
+static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_t len, const struct txn *x,
+		      int *st)
+{
+	static const struct { const char *word; int st; } words[] = {
+		{ "lost", ST_LOST }, { "late", ST_LATE }, { "stepped", ST_STEPPED },
+	};
+	int64_t want, got;
+	bool known;
+	int k;
+
+	for (k = 0; !L->csv && k < (int)ARRAY_SIZE(words); k++) {
+		if (alog_is(f, len, words[k].word, false)) {
+			*st = words[k].st;
+			return 0;
+		}
+	}
+	known = metric_value(m, x->t, &want);
+	if ((len == 0 || (len == 1 && f[0] == '-')) && (!known || *st != ST_OK)) {
+		return 0;
+	}
+	if (!alog_i64(f, len, &got)) {
+		return alog_error(L, line, "bad latency value", f, len);
+	}
+	if (!known || got != want) {
+		return alog_error(L, line, "latency does not match its stamps", f, len);
+	}
+	return 0;
+}
+
+/* A row: its fields first, then every latency column checked against them. */
+static int alog_row(struct alog *L, const struct alog_hdr *H, uint64_t line, const char **f, size_t *len)
+{
+	struct txn *x = &L->row[L->n];
+	int st = ST_OK, i;
+
+	memset(x, 0, sizeof(*x));
+	memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
+	for (i = 0; i < H->ncol; i++) {
+		if (alog_field(L, line, H->col[i], f[i], len[i], x, &st) < 0) {
+			return -1;
+		}
+	}
+	for (i = 0; i < H->ncol; i++) {
+		if (H->col[i] == C_VAL && alog_value(L, line, H->valm[i], f[i], len[i], x, &st) < 0) {
+			return -1;
+		}
+	}
+	L->status[L->n++] = (uint8_t)st;
+	return 0;
+}
+
+/*
  * Read a rant log of either format and side.  A line that does not parse
  * stops the analysis with its line number (exit 2): numbers computed from a
  * partly unreadable log would look trustworthy and not be.
  */
 static int alog_parse(struct alog *L, char *p, char *end)
 {
-	/* C_PMC - k: counter slot k; CLASS and SIZE far below every slot (and tested first) */
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
-	int col[24], ncol = 0, i, valm[24];	/* 24: room for the kernel stamps' and counters' columns */
-	const char *f[25];
-	size_t len[25];
+	struct alog_hdr H = { .ncol = 0 };
+	const char *f[ALOG_COLS + 1];
+	size_t len[ALOG_COLS + 1];
 	uint64_t line = 0, cap = 0;
 	bool header = false, dashes = false;
 
@@ -8648,186 +8857,34 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			le--;
 		}
 		if (le == p) {
-			p = nl + 1;
-			continue;
-		}
-		if (*p == '#') {
+			/* blank line */
+		} else if (*p == '#') {
 			if (header) {
-				return alog_error(L, line, "a second log header (several sessions in one file: split it)", NULL, 0);
+				return alog_error(L, line, "a second log header (several sessions in one file: split it)",
+						  NULL, 0);
 			}
 			L->csv = true;
-			p = nl + 1;
-			continue;
-		}
-		if (!header) {
-			bool hw = false, emit = false;
-
+		} else if (!header) {
 			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
-			nf = alog_split(p, le, L->csv, f, len, 24);
-			if (nf > 24 || nf < 3) {
-				return alog_error(L, line, "not a rant log header", NULL, 0);
+			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+			if (alog_header(L, &H, line, f, len, nf) < 0) {
+				return -1;
 			}
-			for (i = 0; i < nf; i++) {
-				int s = alog_stamp(f[i], len[i], &hw);
-
-				valm[i] = -1;
-				if (s >= 0) {
-					col[i] = s;
-					L->have |= 1u << s;
-					if (stamp_is_wire[s]) {
-						if (s == T1W || s == T4W) {
-							L->hw = hw;
-						} else {
-							L->srv_hw = hw;
-						}
-					} else if (s < T1K) {
-						L->sw = true;
-					}
-					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
-				} else if (!strncasecmp(f[i], "seq", len[i]) && len[i] == 3) {
-					col[i] = C_SEQ;
-				} else if (!strncasecmp(f[i], "status", len[i]) && len[i] == 6) {
-					col[i] = C_STATUS;
-				} else if ((len[i] == 3 && !strncmp(f[i], "RTT", 3)) ||
-					   (len[i] == 6 && !strncmp(f[i], "rtt_ns", 6))) {
-					col[i] = C_VAL;
-					valm[i] = M_RTT;
-				} else if ((len[i] == 8 && !strncmp(f[i], "RESPONSE", 8)) ||
-					   (len[i] == 11 && !strncmp(f[i], "response_ns", 11))) {
-					col[i] = C_VAL;
-					valm[i] = M_RESPONSE;
-				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
-					col[i] = C_VAL;
-					valm[i] = M_NETWORK;
-				} else if (len[i] == 5 && !strncasecmp(f[i], "class", 5)) {
-					col[i] = C_CLASS;
-					L->cls = L->cls ? L->cls : malloc(8);
-				} else if (len[i] == 4 && !strncasecmp(f[i], "size", 4)) {
-					col[i] = C_SIZE;
-					L->size = L->size ? L->size : malloc(8);
-				} else if (len[i] == 10 && !strncmp(f[i], "forward_ns", 10)) {
-					col[i] = C_VAL;
-					valm[i] = M_FORWARD;
-				} else if (len[i] == 11 && !strncmp(f[i], "backward_ns", 11)) {
-					col[i] = C_VAL;
-					valm[i] = M_BACKWARD;
-				} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
-					col[i] = C_PMC - pmc_log_column(f[i], len[i]);
-				} else if ((len[i] == 15 && !strncmp(f[i], "RESPONSE_APP_TX", 15)) ||
-					   (len[i] == 18 && !strncmp(f[i], "response_app_tx_ns", 18))) {
-					return alog_error(L, line, "a reflector log written with -N (response up to the app's send, no T3 wire stamp): --analyze reads wire-to-wire logs",
-							  NULL, 0);
-				} else {
-					return alog_error(L, line, "unknown column", f[i], len[i]);
-				}
-			}
-			if (col[0] != C_SEQ) {
-				return alog_error(L, line, "not a rant log header (first column must be SEQ)", NULL, 0);
-			}
-			L->emit = emit;
-			if (!L->emit) {
-				L->srv_hw = L->srv_hw || L->hw;
-				L->hw = L->srv_hw;
-			}
-			ncol = nf;
 			header = true;
 			dashes = L->csv;
-			p = nl + 1;
-			continue;
-		}
-		if (!dashes) {
+		} else if (!dashes) {
 			if (*p != '-') {
 				return alog_error(L, line, "expected the dashed line under the header", NULL, 0);
 			}
 			dashes = true;
-			p = nl + 1;
-			continue;
-		}
-		nf = alog_split(p, le, L->csv, f, len, 24);
-		if (nf != ncol) {
-			return alog_error(L, line, nf < ncol ? "too few fields" : "too many fields", NULL, 0);
-		}
-		if (L->n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			L->row = realloc(L->row, cap * sizeof(*L->row));
-			L->status = realloc(L->status, cap);
-			L->cls = L->cls ? realloc(L->cls, cap * 4) : NULL;
-			L->size = L->size ? realloc(L->size, cap * 4) : NULL;
-			if (!L->row || !L->status) {
-				return alog_error(L, line, "out of memory", NULL, 0);
+		} else {
+			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+			if (nf != H.ncol) {
+				return alog_error(L, line, nf < H.ncol ? "too few fields" : "too many fields", NULL, 0);
 			}
-		}
-		{
-			struct txn *x = &L->row[L->n];
-			int st = ST_OK;
-
-			memset(x, 0, sizeof(*x));
-			memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
-			for (i = 0; i < nf; i++) {
-				if (col[i] == C_SEQ) {
-					if (!alog_u64(f[i], len[i], &x->seq)) {
-						return alog_error(L, line, "bad sequence number", f[i], len[i]);
-					}
-				} else if (col[i] == C_STATUS) {
-					for (st = 0; st < NSTATUS; st++) {
-						if (strlen(status_name[st]) == len[i] && !strncmp(f[i], status_name[st], len[i])) {
-							break;
-						}
-					}
-					if (st == NSTATUS) {
-						return alog_error(L, line, "bad status", f[i], len[i]);
-					}
-				} else if (col[i] >= 0) {
-					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
-						return alog_error(L, line, "bad timestamp", f[i], len[i]);
-					}
-				} else if (col[i] == C_CLASS || col[i] == C_SIZE) {
-					uint64_t v;
-
-					if (!alog_u64(f[i], len[i], &v) || v > (col[i] == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
-					    !(col[i] == C_CLASS ? L->cls : L->size)) {
-						return alog_error(L, line, col[i] == C_CLASS ? "bad class" : "bad size", f[i], len[i]);
-					}
-					(col[i] == C_CLASS ? L->cls : L->size)[L->n] = (uint32_t)v;
-				} else if (col[i] <= C_PMC) {
-					x->pmc[C_PMC - col[i]] = PMC_NONE;
-					if (len[i] && !alog_u64(f[i], len[i], &x->pmc[C_PMC - col[i]])) {
-						return alog_error(L, line, "bad counter value", f[i], len[i]);
-					}
-				}
+			if (alog_grow(L, line, &cap) < 0 || alog_row(L, &H, line, f, len) < 0) {
+				return -1;
 			}
-			/* a latency column must agree with the stamps it came from */
-			for (i = 0; i < nf; i++) {
-				int64_t want, got;
-				bool known;
-
-				if (col[i] != C_VAL) {
-					continue;
-				}
-				if (!L->csv && len[i] == 4 && !strncmp(f[i], "lost", 4)) {
-					st = ST_LOST;
-					continue;
-				}
-				if (!L->csv && len[i] == 4 && !strncmp(f[i], "late", 4)) {
-					st = ST_LATE;
-					continue;
-				}
-				if (!L->csv && len[i] == 7 && !strncmp(f[i], "stepped", 7)) {
-					st = ST_STEPPED;
-					continue;
-				}
-				known = metric_value(valm[i], x->t, &want);
-				if ((len[i] == 0 || (len[i] == 1 && f[i][0] == '-')) && (!known || st != ST_OK)) {
-					continue;
-				}
-				if (!alog_i64(f[i], len[i], &got)) {
-					return alog_error(L, line, "bad latency value", f[i], len[i]);
-				}
-				if (!known || got != want) {
-					return alog_error(L, line, "latency does not match its stamps", f[i], len[i]);
-				}
-			}
-			L->status[L->n++] = (uint8_t)st;
 		}
 		p = nl + 1;
 	}
@@ -8995,8 +9052,6 @@ static void print_top(FILE *f, const struct alog *L, unsigned top)
 	free(w);
 }
 
-static int analyze_run(struct alog *L, int nlogs);
-
 /*
  * A log with CLASS / SIZE columns (a run with class or size lists): the
  * class and size tables again, each row taken from its columns.  Classes are
@@ -9076,6 +9131,225 @@ static bool alog_any_sw(const struct alog *L)
 	return false;
 }
 
+/* Read one or two logs; two are one emit and one reflect log of the same run, joined by SEQ. */
+static int analyze_load(struct alog *L, int nlogs)
+{
+	int k;
+
+	for (k = 0; k < nlogs; k++) {
+		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
+			return -1;
+		}
+	}
+	if (nlogs < 2) {
+		return 0;
+	}
+	if (L[0].emit == L[1].emit) {
+		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
+		       L[0].emit ? "emit" : "reflect");
+		return -1;
+	}
+	if (!L[0].emit) {
+		struct alog t = L[0];
+
+		L[0] = L[1];
+		L[1] = t;
+	}
+	if (!alog_join(&L[0], &L[1])) {
+		warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
+		return -1;
+	}
+	return 0;
+}
+
+/* --json and --plot, checked and opened before anything is computed. */
+static int analyze_open(FILE **js)
+{
+	*js = NULL;
+	if (cfg.json && strcmp(cfg.json, "-")) {
+		bool created;
+		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
+
+		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
+			return -1;
+		}
+	} else if (cfg.json) {
+		*js = stdout;
+	}
+	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
+		if (*js && *js != stdout) {
+			fclose(*js);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* The run's state as the log describes it: side, stamp sources, histograms sized for every row. */
+static int analyze_state(struct alog *L)
+{
+	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	int k;
+
+	side_set(L->emit);
+	ts.hw = L->hw;
+	S.srv_hw = L->srv_hw;
+	S.srv_hw_known = side.emit;
+	/* csv logs have app-stamp columns either way: were they filled (-s)? */
+	cfg.sw_stamps = L->sw && alog_any_sw(L);
+	for (k = 0; k < side.nmetrics; k++) {
+		int m = side.metrics[k];
+		uint64_t *b = calloc(nb, 8);
+		int64_t *o = calloc(L->n ? L->n : 1, 8);
+
+		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L->n);
+		if (!b || !o) {
+			warnx_("--analyze: out of memory");
+			return -1;
+		}
+	}
+	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
+	if (!S.breach || cls_analyze_setup(L) < 0) {
+		return -1;
+	}
+	if (alog_dups(L) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Row i's status into the counters and flags the live run would have set. */
+static void analyze_status(struct txn *x, int st)
+{
+	if (st == ST_STEPPED) {
+		clk_mark(x);	/* the live run saw its clock step: left out, as there */
+	}
+	if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
+		x->st |= TF_RECEIVED;
+		S.c.received++;
+		if (x->t[T2SW] && x->t[T3SW]) {
+			x->st |= TF_SRV_SW;
+		}
+	} else {
+		x->st |= TF_LOST;
+		S.c.lost++;
+	}
+	if (st == ST_WARMUP) {
+		x->st |= TF_WARMUP;
+		S.c.warmup++;
+	}
+	if (st == ST_LATE) {
+		x->st |= TF_LATE;
+		S.c.late++;
+	}
+}
+
+/* Every row through the live run's accounting (txn_account), in log order. */
+static void analyze_account(struct alog *L)
+{
+	uint64_t i, top = 0, low = UINT64_MAX, distinct = 0, first = 0, last = 0;
+	int k;
+
+	for (i = 0; i < L->n; i++) {
+		struct txn *x = &L->row[i];
+		const uint64_t *t = x->t;
+		uint64_t t0 = side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
+
+		if (L->dup && L->dup[i]) {
+			S.c.duplicate++;	/* a SEQ the log already had: counted once */
+			continue;
+		}
+		if (!side.emit && distinct && x->seq < top) {
+			S.c.late++;	/* answered after a later ping, as the reflector counts it */
+		}
+		low = x->seq < low ? x->seq : low;
+		x->st = TF_USED | TF_SENT;
+		S.c.sent++;
+		cls_analyze_row(L, i, L->status[i]);
+		analyze_status(x, L->status[i]);
+		if (t0 && (!first || t0 < first)) {
+			first = t0;
+		}
+		last = t0 > last ? t0 : last;
+		top = x->seq > top ? x->seq : top;
+		distinct++;
+		txn_account(x);
+		S.log.cap = 0;
+		txn_retire(x);
+	}
+	if (!side.emit && distinct) {
+		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
+		S.c.lost = top + 1 - low - distinct;
+	}
+	for (k = 0; k < NSTAMP; k++) {
+		if (!(L->have & (1u << k))) {
+			S.c.missing[k] = 0;	/* the log has no column for it */
+		}
+	}
+	S.start_mono = first;
+	S.end_mono = last;
+	S.stop_reason = STOP_NONE;
+}
+
+/* The report, --top, --plot and --json of what was accounted; the exit code. */
+static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
+{
+	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+	int code = EXIT_OK;
+
+	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0],
+		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect",
+		nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
+	errno = 0;
+	session_report(out, true);
+	print_top(out, L, cfg.top);
+	if (S.c.breaches) {
+		code = EXIT_BREACH;
+	}
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out,
+		       false) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (PL.fd >= 0) {
+		struct plot_src src = { .n = L->n, .row = L->row, .status = L->status, .size = L->size,
+					.what = "" };
+		int r = plot_draw(&src);
+
+		if (r < 0) {
+			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
+			code = EXIT_RUNTIME;
+		}
+	}
+	if (js) {
+		errno = 0;
+		json_report(js, code);
+		if (out_finish(json_what(), js, js != stdout) < 0) {
+			code = EXIT_RUNTIME;
+		}
+	}
+	return code;
+}
+
+/*
+ * --analyze: load and join, open the outputs, account every row as the live
+ * run does, then the same report, plot and JSON as a live run's.
+ */
+static int analyze_run(struct alog *L, int nlogs)
+{
+	FILE *js;
+
+	if (analyze_load(L, nlogs) < 0 || analyze_open(&js) < 0) {
+		return EXIT_USAGE;
+	}
+	if (analyze_state(&L[0]) < 0) {
+		return EXIT_RUNTIME;
+	}
+	analyze_account(&L[0]);
+	return analyze_outputs(&L[0], nlogs, js);
+}
+
+/* analyze_run and free what it left. */
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -9098,174 +9372,6 @@ static int analyze_main(void)
 	}
 	free(S.breach);
 	S.breach = NULL;
-	return code;
-}
-
-/* --analyze: read, join, account and report; analyze_main frees what it left. */
-static int analyze_run(struct alog *L, int nlogs)
-{
-	uint64_t i, first = 0, last = 0, nb;
-	int k, code = EXIT_OK;
-	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout, *js = NULL;
-
-	for (k = 0; k < nlogs; k++) {
-		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
-			return EXIT_USAGE;
-		}
-	}
-	if (nlogs == 2) {
-		if (L[0].emit == L[1].emit) {
-			warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
-			       L[0].emit ? "emit" : "reflect");
-			return EXIT_USAGE;
-		}
-		if (!L[0].emit) {
-			struct alog t = L[0];
-
-			L[0] = L[1];
-			L[1] = t;
-		}
-		if (!alog_join(&L[0], &L[1])) {
-			warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
-			return EXIT_USAGE;
-		}
-	}
-	if (cfg.json && strcmp(cfg.json, "-")) {
-		bool created;
-		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
-
-		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(js = fdopen(fd, "w"))) {
-			return EXIT_USAGE;
-		}
-	} else if (cfg.json) {
-		js = stdout;
-	}
-	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
-		if (js && js != stdout) {
-			fclose(js);
-		}
-		return EXIT_USAGE;
-	}
-	side_set(L[0].emit);
-	ts.hw = L[0].hw;
-	S.srv_hw = L[0].srv_hw;
-	S.srv_hw_known = side.emit;
-	/* csv logs have app-stamp columns either way: were they filled (-s)? */
-	cfg.sw_stamps = L[0].sw && alog_any_sw(&L[0]);
-	nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
-	for (k = 0; k < side.nmetrics; k++) {
-		int m = side.metrics[k];
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(L[0].n ? L[0].n : 1, 8);
-
-		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L[0].n);
-		if (!b || !o) {
-			warnx_("--analyze: out of memory");
-			return EXIT_RUNTIME;
-		}
-	}
-	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach || cls_analyze_setup(&L[0]) < 0) {
-		return EXIT_RUNTIME;
-	}
-	if (alog_dups(&L[0]) < 0) {
-		warnx_("--analyze: out of memory");
-		return EXIT_RUNTIME;
-	}
-	{
-		uint64_t top = 0, low = UINT64_MAX, distinct = 0;
-
-		for (i = 0; i < L[0].n; i++) {
-			struct txn *x = &L[0].row[i];
-			int st = L[0].status[i];
-			uint64_t t0 = side.emit ? (x->t[T1SW] ? x->t[T1SW] : x->t[T1W]) : (x->t[T2W] ? x->t[T2W] : x->t[T2SW]);
-
-			if (L[0].dup && L[0].dup[i]) {
-				S.c.duplicate++;	/* a SEQ the log already had: counted once */
-				continue;
-			}
-			if (!side.emit && distinct && x->seq < top) {
-				S.c.late++;	/* answered after a later ping, as the reflector counts it */
-			}
-			low = x->seq < low ? x->seq : low;
-			x->st = TF_USED | TF_SENT;
-			S.c.sent++;
-			cls_analyze_row(&L[0], i, st);
-			if (st == ST_STEPPED) {
-				clk_mark(x);	/* the live run saw its clock step: left out, as there */
-			}
-			if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
-				x->st |= TF_RECEIVED;
-				S.c.received++;
-				if (x->t[T2SW] && x->t[T3SW]) {
-					x->st |= TF_SRV_SW;
-				}
-			} else {
-				x->st |= TF_LOST;
-				S.c.lost++;
-			}
-			if (st == ST_WARMUP) {
-				x->st |= TF_WARMUP;
-				S.c.warmup++;
-			}
-			if (st == ST_LATE) {
-				x->st |= TF_LATE;
-				S.c.late++;
-			}
-			if (t0 && (!first || t0 < first)) {
-				first = t0;
-			}
-			if (t0 > last) {
-				last = t0;
-			}
-			top = x->seq > top ? x->seq : top;
-			distinct++;
-			txn_account(x);
-			S.log.cap = 0;
-			txn_retire(x);
-		}
-		if (!side.emit && distinct) {
-			/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-			S.c.lost = top + 1 - low - distinct;
-		}
-		for (k = 0; k < NSTAMP; k++) {
-			if (!(L[0].have & (1u << k))) {
-				S.c.missing[k] = 0;	/* the log has no column for it */
-			}
-		}
-	}
-	S.start_mono = first;
-	S.end_mono = last;
-	S.stop_reason = STOP_NONE;
-	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0], nlogs == 2 ? " + " : "",
-		nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect", nlogs == 2 ? " joined with reflect log" : "",
-		L[0].csv ? "csv" : "text", L[0].n);
-	errno = 0;
-	session_report(out, true);
-	print_top(out, &L[0], cfg.top);
-	if (S.c.breaches) {
-		code = EXIT_BREACH;
-	}
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (PL.fd >= 0) {
-		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .size = L[0].size,
-					.what = "" };
-		int r = plot_draw(&src);
-
-		if (r < 0) {
-			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
-			code = EXIT_RUNTIME;
-		}
-	}
-	if (js) {
-		errno = 0;
-		json_report(js, code);
-		if (out_finish(json_what(), js, js != stdout) < 0) {
-			code = EXIT_RUNTIME;
-		}
-	}
 	return code;
 }
 
