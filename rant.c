@@ -7359,6 +7359,20 @@ static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct 
 	}
 }
 
+/* The id of size z's marks: "size64", or "size64-2" when the list repeats a size. */
+static char *plot_size_id(char *buf, size_t len, const char *what, int z)
+{
+	int e;
+
+	for (e = 0; e < z && K.size[e] != K.size[z]; e++) {
+	}
+	snprintf(buf, len, "%s%u", what, K.size[z]);
+	if (e < z) {
+		snprintf(buf, len, "%s%u-%d", what, K.size[z], z);
+	}
+	return buf;
+}
+
 /* Both passes over the source; 0 or -ENOMEM. */
 static int plot_collect(const struct plot_src *src)
 {
@@ -7804,9 +7818,9 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 		x = ax_map(&ax, (double)(PL.szt0[k] - PL.t0) / 1e9);
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
 		    "stroke-dasharray=\"2,3\"/>\n", x, y0, x, y1);
-		svg("<text id=\"phase%u\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
+		svg("<text id=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
 		    "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%u B</text>\n",
-		    K.size[k], x + 3, y0 + 12, K.size[k]);
+		    plot_size_id(lab, sizeof(lab), "phase", k), x + 3, y0 + 12, K.size[k]);
 	}
 	/* two strips above the plot: lost or late transactions, and breaches, per bin */
 	svg("<g font-size=\"11\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">lost/late</text>\n", PLOT_X0 - 5, y0 - 26);
@@ -8235,7 +8249,7 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 			snprintf(head + n, sizeof(head) - n, ", tos 0x%02x", K.tos[g]);
 		}
 	} else {
-		snprintf(id, sizeof(id), "size%u", K.size[g - K.ncls]);
+		plot_size_id(id, sizeof(id), "size", g - K.ncls);
 		snprintf(head, sizeof(head), "size %u B", K.size[g - K.ncls]);
 	}
 	svg("<text id=\"%s-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" "

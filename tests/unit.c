@@ -4995,6 +4995,14 @@ static void test_plot_panels(void)
 	   "plot panels: the declared height holds every panel", "max y %.0f, height %.0f",
 	   svg_max_y(svg_doc), svg_height(svg_doc));
 	free(svg_doc);
+	/* a --size list that repeats a size: each panel keeps an id of its own */
+	K.size[1] = 64;
+	svg_doc = plot_fixture_draw(&r);
+	ok(!r && svg_doc && !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
+	   !strcmp(svg_id_text(svg_doc, "size64-1-title"), "size 64 B") &&
+	   count_str(svg_doc, "id=\"size64-1-") == 6 && strstr(svg_doc, "id=\"phase64-1\""),
+	   "plot panels: a repeated size gets ids of its own", "r=%d", r);
+	free(svg_doc);
 	for (k = 0; K.g && k < K.ng; k++) {
 		free(K.g[k].h.bucket);
 		free(K.g[k].h.out);
