@@ -5526,6 +5526,15 @@ static int emit_run(void)
 	if (!cfg.warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
+	/*
+	 * Per ping (emit_b2b_step; --interval: emit_interval_step):
+	 *   emit_send: proto_encode, tag_put, ts_send (sendmsg)
+	 *   emit_wait_until: emit_recv (recvmsg, ts_parse) -> emit_packet
+	 *     (proto_decode, tag_ok, the checks) -> txn_account (metrics,
+	 *     breach); the TX stamp: emit_drain_if -> ts_drain (recvmmsg of the
+	 *     error queue) -> emit_on_tx -> txn_account
+	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
+	 */
 	while (!stop_signal && !S.stop_reason && r >= 0) {
 		if (E.end && mono_ns() >= E.end) {
 			S.stop_reason = STOP_DURATION;
@@ -5863,10 +5872,8 @@ static void reflect_drain(void)
 	}
 }
 
-static void session_report(FILE *f, bool final);
-static void json_report(FILE *f, int exit_code);
-static const char *json_what(void);
-static int plot_run(void);
+static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n, const struct txn *row,
+			  const uint8_t *status);
 
 /* Retire the reflector's window (slots keyed by TX key) in send order. */
 static void reflect_flush(void)
@@ -5935,21 +5942,7 @@ static void reflect_end(int reason)
 	if (R.log_fd >= 0 && (r = log_write(R.log_fd, cfg.log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	errno = 0;
-	session_report(out, true);
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
-		exit_code = EXIT_RUNTIME;
-	}
-	if (plot_run() < 0) {
-		exit_code = EXIT_RUNTIME;
-	}
-	if (R.json) {
-		errno = 0;
-		json_report(R.json, exit_code);
-		if (out_finish(json_what(), R.json, false) < 0) {
-			exit_code = EXIT_RUNTIME;
-		}
-	}
+	exit_code = report_outputs(out, R.json, false, exit_code, S.log.n, NULL, NULL);
 	if (exit_code > R.exit_code) {
 		R.exit_code = exit_code;
 	}
@@ -6211,6 +6204,13 @@ static int reflect_run(void)
 	R.end = cfg.duration_s > 0 ? start + (uint64_t)(cfg.duration_s * 1e9) : 0;
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
+	/*
+	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
+	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
+	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
+	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
+	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
+	 */
 	while (!stop_signal && r >= 0) {
 		uint64_t now;
 
@@ -6254,19 +6254,6 @@ static int reflect_run(void)
 static double session_duration(void)
 {
 	return S.end_mono > S.start_mono ? (double)(S.end_mono - S.start_mono) / 1e9 : 0;
-}
-
-/* Sort the exact stores once, before anything reads percentiles. */
-static void report_prepare(void)
-{
-	int i;
-
-	for (i = 0; i < side.nmetrics; i++) {
-		hist_finish(&S.h[side.metrics[i]]);
-	}
-	fit_window_flush(&S.offset);
-	fit_window_flush(&S.app_wire[0]);
-	fit_window_flush(&S.app_wire[1]);
 }
 
 /*
@@ -6540,6 +6527,39 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	pmc_print_txn(f, x);
 }
 
+static int cmp_worst(const void *a, const void *b)
+{
+	int64_t x = 0, y = 0;
+
+	metric_value(side.primary, ((const struct txn *)a)->t, &x);
+	metric_value(side.primary, ((const struct txn *)b)->t, &y);
+	return (y > x) - (y < x);
+}
+
+/* --analyze --top: the worst transactions of the log's rows, each broken down. */
+static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uint64_t nrow, unsigned top)
+{
+	struct txn *w = malloc((nrow ? nrow : 1) * sizeof(*w));
+	uint64_t i, n = 0;
+	int64_t v;
+
+	if (!w) {
+		return;
+	}
+	for (i = 0; i < nrow; i++) {
+		if (status[i] == ST_OK && metric_value(side.primary, row[i].t, &v)) {
+			w[n++] = row[i];
+		}
+	}
+	qsort(w, n, sizeof(*w), cmp_worst);
+	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[side.primary].key);
+	for (i = 0; i < n && i < top; i++) {
+		metric_value(side.primary, w[i].t, &v);
+		print_breakdown(f, &w[i], v, "#");
+	}
+	free(w);
+}
+
 /*
  * The reflector's FIN_ACK says how many pings it answered: with the whole
  * session seen there, lost = lost on the way out + lost (or late) on the way
@@ -6597,7 +6617,6 @@ static void json_rejected(FILE *f)
 	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", side.emit ? E.rxq_ovfl : 0);
 }
 
-/* What the hardware path has to say about this run's stamps. */
 /*
  * May the one-way delays be read as such?  Returns true when the clocks are
  * known to agree (and the server's stamps are of the same kind), and fills
@@ -6632,14 +6651,60 @@ static bool oneway_trusted(char *why, size_t len)
 	return false;
 }
 
-static void print_hw_notes(FILE *f)
+/* What the text report and the JSON both say, computed once per report. */
+struct report {
+	const struct hist *primary;
+	double duration_s;
+	bool split;			/* loss by direction known (emit, FIN_ACK seen) */
+	uint64_t lost_out, lost_back, lost_local;
+	bool ow_trusted;		/* one-way delays: may they be read as such */
+	char ow_why[256];		/* ... the evidence, or the warning */
+	bool drift;			/* server - client offset drift over >= 1 s */
+	double ppm, span;
+	char warn[4][256];		/* clock warnings */
+	int nwarn;
+	double breach_pct;		/* -t breaches, % of the primary metric's samples */
+	uint64_t log_records;		/* what the log file holds */
+};
+
+/* Sort the exact stores and close the fit windows: before anything reads them. */
+static void report_prepare(void)
+{
+	int i;
+
+	for (i = 0; i < side.nmetrics; i++) {
+		hist_finish(&S.h[side.metrics[i]]);
+	}
+	fit_window_flush(&S.offset);
+	fit_window_flush(&S.app_wire[0]);
+	fit_window_flush(&S.app_wire[1]);
+}
+
+static void report_compute(struct report *r)
+{
+	memset(r, 0, sizeof(*r));
+	report_prepare();
+	r->primary = &S.h[side.primary];
+	r->duration_s = session_duration();
+	r->split = loss_split(&r->lost_out, &r->lost_back);
+	if (r->split) {
+		r->lost_local = E.srv_received - S.c.received - S.c.late - r->lost_back;
+	}
+	r->ow_trusted = oneway_trusted(r->ow_why, sizeof(r->ow_why));
+	r->drift = fit_ppm(&S.offset, &r->ppm, &r->span) && r->span >= 1.0;
+	r->nwarn = clock_warnings(r->warn, 4);
+	r->breach_pct = r->primary->n ? 100.0 * (double)S.c.breaches / (double)r->primary->n : 0.0;
+	r->log_records = log_out.done ? log_out.rows : S.log.n;
+}
+
+/* What the hardware path has to say about this run's stamps. */
+static void print_hw_notes(FILE *f, const struct report *r)
 {
 	char why[256];
 	double ppm;
 
 	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
-		oneway_trusted(why, sizeof(why));
-		fprintf(f, "One-way delays: %s\n", why);
+		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
 	if (phc.n) {
 		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
@@ -6674,9 +6739,8 @@ static void print_hw_notes(FILE *f)
 	}
 }
 
-static void print_counts(FILE *f)
+static void print_counts(FILE *f, const struct report *r)
 {
-	uint64_t out_lost = 0, back_lost = 0;	/* set by loss_split; gcc cannot always see it */
 	char lab[16];
 	bool any = false;
 	int i;
@@ -6693,12 +6757,13 @@ static void print_counts(FILE *f)
 		}
 		fprintf(f, " from another session %" PRIu64 "\n", S.c.foreign);
 	}
-	if (loss_split(&out_lost, &back_lost)) {
+	if (r->split) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
-			" pongs on the way back (the reflector answered %" PRIu64 ")\n", out_lost, back_lost, E.srv_received);
-		if (E.srv_received - S.c.received - S.c.late - back_lost) {
+			" pongs on the way back (the reflector answered %" PRIu64 ")\n", r->lost_out, r->lost_back,
+			E.srv_received);
+		if (r->lost_local) {
 			fprintf(f, "Lost locally: %" PRIu64 " pongs dropped by this host's full receive buffer (not the network)\n",
-				E.srv_received - S.c.received - S.c.late - back_lost);
+				r->lost_local);
 		}
 	}
 	print_rejected(f);
@@ -6717,7 +6782,7 @@ static void print_counts(FILE *f)
 		}
 	}
 	fprintf(f, "%s\n", any ? "" : " none");
-	print_hw_notes(f);
+	print_hw_notes(f, r);
 }
 
 /*
@@ -6769,18 +6834,14 @@ static void print_warmup(FILE *f)
 }
 
 /* The end-of-run (or end-of-session) report, in the earlier rant's format first. */
-static void session_report(FILE *f, bool final)
+static void session_report(FILE *f, const struct report *r)
 {
-	const struct hist *p = &S.h[side.primary];
-	char w[4][256];
-	double ppm, span;
-	int i, nw;
+	const struct hist *p = r->primary;
+	int i;
 
-	(void)final;
-	report_prepare();
-	fprintf(f, "Test is complete. Duration: %.2f s\n", session_duration());
+	fprintf(f, "Test is complete. Duration: %.2f s\n", r->duration_s);
 	if (cfg.mode == MODE_REFLECT && S.id) {
-		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", S.id, session_duration());
+		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", S.id, r->duration_s);
 	} else if (cfg.mode == MODE_REFLECT) {
 		fprintf(f, "No session: no client came\n");
 	}
@@ -6797,7 +6858,7 @@ static void session_report(FILE *f, bool final)
 	if (resp_tx_app()) {
 		fprintf(f, "Response: T3_SW - T2 wire (app send; -N: no TX stamps), not wire-to-wire\n");
 	}
-	print_counts(f);
+	print_counts(f, r);
 	print_warmup(f);
 	if (cfg.mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
@@ -6808,7 +6869,7 @@ static void session_report(FILE *f, bool final)
 	} else if (S.log.cap) {
 		/* what the file holds: a text log leaves warm-up records out */
 		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
-			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.cap);
+			r->log_records, S.log.dropped, S.log.cap);
 		if (cfg.log_threshold_ns >= 0) {
 			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
 		}
@@ -6829,20 +6890,18 @@ static void session_report(FILE *f, bool final)
 	}
 	if (side.emit && S.offset.n) {
 		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)", S.best_offset);
-		if (fit_ppm(&S.offset, &ppm, &span) && span >= 1.0) {
-			fprintf(f, ", drift %+.3f ppm over %.1f s", ppm, span);
+		if (r->drift) {
+			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
 		}
 		fputc('\n', f);
 	}
-	nw = clock_warnings(w, 4);
-	for (i = 0; i < nw; i++) {
-		fprintf(f, "WARNING: %s\n", w[i]);
+	for (i = 0; i < r->nwarn; i++) {
+		fprintf(f, "WARNING: %s\n", r->warn[i]);
 	}
 	pmc_report(f);
 	if (cfg.threshold_ns >= 0) {
 		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
-			(double)cfg.threshold_ns / 1000, S.c.breaches,
-			p->n ? 100.0 * (double)S.c.breaches / (double)p->n : 0.0);
+			(double)cfg.threshold_ns / 1000, S.c.breaches, r->breach_pct);
 		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
 			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
 		}
@@ -6957,11 +7016,9 @@ static void json_metric(FILE *f, int m)
 }
 
 /* The hardware path's keys, one line each, before "metrics". */
-static void json_hw(FILE *f)
+static void json_hw(FILE *f, const struct report *r)
 {
 	char why[256];
-	bool ok;
-
 	double ppm;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
@@ -6979,10 +7036,9 @@ static void json_hw(FILE *f)
 		fprintf(f, "  \"phc\": null,\n");
 	}
 	if (side.emit) {
-		ok = oneway_trusted(why, sizeof(why));
 		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
-			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
-		json_str(f, why);
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], r->ow_trusted ? "true" : "false");
+		json_str(f, r->ow_why);
 		fprintf(f, "},\n");
 	}
 	if (ts.hw && ts_prov.known) {
@@ -7005,15 +7061,11 @@ static void json_hw(FILE *f)
 	}
 }
 
-static void json_report(FILE *f, int exit_code)
+static void json_report(FILE *f, const struct report *r, int exit_code)
 {
-	uint64_t out_lost = 0, back_lost = 0;
-	char w[4][256], lab[16];
-	double ppm = 0, span = 0;
-	bool drift;
-	int i, nw, n = 0;
+	char lab[16];
+	int i, n = 0;
 
-	report_prepare();
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
 		RANT_VERSION, cfg.mode == MODE_ANALYZE ? "analyze" : side.emit ? "emit" : "reflect", S.id);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", side.emit ? "emit" : "reflect");
@@ -7038,7 +7090,7 @@ static void json_report(FILE *f, int exit_code)
 	} else {
 		fputs("null", f);
 	}
-	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", session_duration(), stop_name[S.stop_reason]);
+	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s, stop_name[S.stop_reason]);
 	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
 		", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64
 		", \"foreign\": %" PRIu64 ", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
@@ -7051,10 +7103,10 @@ static void json_report(FILE *f, int exit_code)
 	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
 		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
 	json_rejected(f);
-	if (loss_split(&out_lost, &back_lost)) {
+	if (r->split) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
-			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", out_lost, back_lost,
-			E.srv_received - S.c.received - S.c.late - back_lost, E.srv_received);
+			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out, r->lost_back,
+			r->lost_local, E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -7065,7 +7117,7 @@ static void json_report(FILE *f, int exit_code)
 			S.c.missing[side.stamps[i]]);
 	}
 	fprintf(f, "},\n");
-	json_hw(f);
+	json_hw(f, r);
 	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < side.nmetrics; i++) {
 		if (!S.h[side.metrics[i]].n) {
@@ -7076,15 +7128,11 @@ static void json_report(FILE *f, int exit_code)
 	}
 	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
 	if (cfg.threshold_ns >= 0) {
-		const struct hist *p = &S.h[side.primary];
-
 		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f", (double)cfg.threshold_ns / 1000,
-			S.c.breaches ? "true" : "false", S.c.breaches,
-			p->n ? 100.0 * (double)S.c.breaches / (double)p->n : 0.0);
+			S.c.breaches ? "true" : "false", S.c.breaches, r->breach_pct);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
 	}
-	drift = fit_ppm(&S.offset, &ppm, &span) && span >= 1.0;
 	fprintf(f, "},\n  \"clock\": {\"offset_ns\": ");
 	if (side.emit && S.offset.n) {
 		fprintf(f, "%" PRId64, S.best_offset);
@@ -7092,17 +7140,16 @@ static void json_report(FILE *f, int exit_code)
 		fputs("null", f);
 	}
 	fprintf(f, ", \"drift_ppm\": ");
-	if (side.emit && drift) {
-		fprintf(f, "%.4f", ppm);
+	if (side.emit && r->drift) {
+		fprintf(f, "%.4f", r->ppm);
 	} else {
 		fputs("null", f);
 	}
 	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps, clk.stepped);
 	fprintf(f, ", \"warnings\": [");
-	nw = clock_warnings(w, 4);
-	for (i = 0; i < nw; i++) {
+	for (i = 0; i < r->nwarn; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, w[i]);
+		json_str(f, r->warn[i]);
 	}
 	fprintf(f, "]},\n  \"log\": ");
 	if (S.log.cap) {
@@ -7110,7 +7157,7 @@ static void json_report(FILE *f, int exit_code)
 		json_str(f, cfg.log);
 		fprintf(f, ", \"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"filtered\": %" PRIu64
 			", \"bytes_per_record\": %u, \"warmup_not_written\": %" PRIu64 ", \"complete\": %s}",
-			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.filtered, S.log.rec_size,
+			r->log_records, S.log.dropped, S.log.filtered, S.log.rec_size,
 			log_out.skipped, log_out.err ? "false" : "true");
 	} else {
 		fputs("null", f);
@@ -7118,6 +7165,18 @@ static void json_report(FILE *f, int exit_code)
 	pmc_json(f);
 	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
 	fflush(f);
+}
+
+/* How a failed JSON write names its file. */
+static const char *json_what(void)
+{
+	static char what[PATH_MAX + 32];
+
+	if (!strcmp(cfg.json, "-")) {
+		return "--json: writing to stdout";
+	}
+	snprintf(what, sizeof(what), "--json: writing %s", cfg.json);
+	return what;
 }
 
 /* ----------------------------------------------------------------- plot */
@@ -7203,7 +7262,6 @@ struct plot_src {
 	uint64_t n;
 	const struct txn *row;
 	const uint8_t *status;
-	const uint32_t *size;	/* --analyze: the SIZE column, else NULL */
 	const char *what;	/* title: what was measured or read */
 };
 
@@ -7216,6 +7274,7 @@ static struct {
 	int nworst;
 	struct plot_worst worst[PLOT_WORST];
 	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
+	const uint32_t *size;	/* --analyze: the log's SIZE column, else NULL */
 	/* the writer: its buffer and the first error (errno) */
 	char buf[1 << 16];
 	size_t len;
@@ -7336,7 +7395,7 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 /*
  * A --size list measures the sizes in turn: note when each began, for the
  * markers over time.  Live the seq says which size (size_of), in --analyze
- * the SIZE column.
+ * the SIZE column (PL.size, set with the log's rows).
  */
 static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct txn *x, uint64_t t)
 {
@@ -7345,8 +7404,8 @@ static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct 
 	if (!side.emit || K.nsz < 2) {
 		return;
 	}
-	if (src->size) {
-		while (z < K.nsz - 1 && K.size[z] != src->size[i]) {
+	if (src->row && PL.size) {
+		while (z < K.nsz - 1 && K.size[z] != PL.size[i]) {
 			z++;
 		}
 	} else if (!K.analyze) {
@@ -8460,20 +8519,53 @@ static int plot_draw(const struct plot_src *src)
 }
 
 /* After a run or a reflector session: draw from the log ring. */
-static int plot_run(void)
+static int plot_run(const struct plot_src *src)
 {
-	struct plot_src src = { .n = S.log.n, .what = "" };
 	int r;
 
 	if (PL.fd < 0) {
 		return 0;
 	}
-	r = plot_draw(&src);
+	r = plot_draw(src);
 	if (r < 0) {
 		warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The outputs of a run, a reflector session or --analyze, in order: the
+ * text report (with --analyze's --top table), the picture and the JSON, the
+ * text and the JSON from one computed report.  The JSON's exit_code is the
+ * run's, a failed report or plot included.  row NULL: the log ring.
+ */
+static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n, const struct txn *row,
+			  const uint8_t *status)
+{
+	struct plot_src src = { .n = n, .row = row, .status = status, .what = "" };
+	struct report r;
+
+	report_compute(&r);
+	errno = 0;
+	session_report(out, &r);
+	if (cfg.mode == MODE_ANALYZE) {
+		print_top(out, row, status, n, cfg.top);
+	}
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (plot_run(&src) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (json) {
+		errno = 0;
+		json_report(json, &r, code);
+		if (out_finish(json_what(), json, close_json) < 0) {
+			code = EXIT_RUNTIME;
+		}
+	}
+	return code;
 }
 
 /* Opened with the other outputs, so that a path that cannot be written stops the run before it starts. */
@@ -9034,38 +9126,6 @@ static uint64_t alog_join(struct alog *e, struct alog *r)
 	return joined;
 }
 
-static int cmp_worst(const void *a, const void *b)
-{
-	int64_t x = 0, y = 0;
-
-	metric_value(side.primary, ((const struct txn *)a)->t, &x);
-	metric_value(side.primary, ((const struct txn *)b)->t, &y);
-	return (y > x) - (y < x);
-}
-
-static void print_top(FILE *f, const struct alog *L, unsigned top)
-{
-	struct txn *w = malloc((L->n ? L->n : 1) * sizeof(*w));
-	uint64_t i, n = 0;
-	int64_t v;
-
-	if (!w) {
-		return;
-	}
-	for (i = 0; i < L->n; i++) {
-		if (L->status[i] == ST_OK && metric_value(side.primary, L->row[i].t, &v)) {
-			w[n++] = L->row[i];
-		}
-	}
-	qsort(w, n, sizeof(*w), cmp_worst);
-	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[side.primary].key);
-	for (i = 0; i < n && i < top; i++) {
-		metric_value(side.primary, w[i].t, &v);
-		print_breakdown(f, &w[i], v, "#");
-	}
-	free(w);
-}
-
 /*
  * A log with CLASS / SIZE columns (a run with class or size lists): the
  * class and size tables again, each row taken from its columns.  Classes are
@@ -9315,34 +9375,11 @@ static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
 	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0],
 		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect",
 		nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
-	errno = 0;
-	session_report(out, true);
-	print_top(out, L, cfg.top);
 	if (S.c.breaches) {
 		code = EXIT_BREACH;
 	}
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out,
-		       false) < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (PL.fd >= 0) {
-		struct plot_src src = { .n = L->n, .row = L->row, .status = L->status, .size = L->size,
-					.what = "" };
-		int r = plot_draw(&src);
-
-		if (r < 0) {
-			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
-			code = EXIT_RUNTIME;
-		}
-	}
-	if (js) {
-		errno = 0;
-		json_report(js, code);
-		if (out_finish(json_what(), js, js != stdout) < 0) {
-			code = EXIT_RUNTIME;
-		}
-	}
-	return code;
+	PL.size = L->size;	/* the SIZE column: where each size's turn began */
+	return report_outputs(out, js, js != stdout, code, L->n, L->row, L->status);
 }
 
 /*
@@ -10275,18 +10312,6 @@ static uint32_t random_id(void)
 	return id;
 }
 
-/* How a failed JSON write names its file. */
-static const char *json_what(void)
-{
-	static char what[PATH_MAX + 32];
-
-	if (!strcmp(cfg.json, "-")) {
-		return "--json: writing to stdout";
-	}
-	snprintf(what, sizeof(what), "--json: writing %s", cfg.json);
-	return what;
-}
-
 /*
  * Outputs last, so that nothing is created or truncated unless the run
  * starts; a file we created is removed again if the next one fails.
@@ -10474,22 +10499,7 @@ static int run_main(void)
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg.log_format)) < 0) {
 		code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	errno = 0;
-	session_report(out, true);
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (plot_run() < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (json) {
-		errno = 0;
-		json_report(json, code);
-		if (out_finish(json_what(), json, true) < 0) {
-			code = EXIT_RUNTIME;
-		}
-	}
-	return code;
+	return report_outputs(out, json, true, code, S.log.n, NULL, NULL);
 }
 
 /*
