@@ -488,6 +488,24 @@ static struct {
 
 /* ------------------------------------------------------------- helpers */
 
+/* A ping whose fate is known: answered, lost, or never sent. */
+static bool resolved(const struct txn *x)
+{
+	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
+}
+
+/* A ping on the wire still waiting for its pong. */
+static bool awaiting(const struct txn *x)
+{
+	return (x->st & TF_SENT) && !resolved(x);
+}
+
+/* A receive that found nothing now (non-blocking, timed out or interrupted). */
+static bool nothing_now(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
 static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnx_(const char *fmt, ...)
 {
@@ -1638,6 +1656,25 @@ static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
 		return PE_PTP;
 	}
 	return 0;
+}
+
+/* A datagram that is not a valid rant packet, counted by why. */
+static void count_invalid(int why)
+{
+	S.c.invalid++;
+	S.c.invalid_why[why]++;
+}
+
+/* A received probe: its length without the PTP header, or -1 (counted invalid). */
+static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
+{
+	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
+
+	if (why) {
+		count_invalid(why);
+		return -1;
+	}
+	return n - (ssize_t)proto_pre;
 }
 
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
@@ -3638,6 +3675,27 @@ static size_t align64(size_t n)
 	return (n + 63) & ~(size_t)63;
 }
 
+/*
+ * The histograms of this side's metrics and the kept breaches, from take:
+ * the arena for a run, calloc for --analyze (its store holds every row).
+ */
+static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_cap)
+{
+	int k;
+
+	for (k = 0; k < side.nmetrics; k++) {
+		uint64_t *b = take(nbuckets * 8);
+		int64_t *o = take((out_cap ? out_cap : 1) * 8);
+
+		if (!b || !o) {
+			return -1;
+		}
+		hist_init(&S.h[side.metrics[k]], cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+	}
+	S.breach = take(BREACH_KEEP * sizeof(struct breach));
+	return S.breach ? 0 : -1;
+}
+
 static void *arena_take(size_t n)
 {
 	void *p = arena.base + arena.used;
@@ -3729,7 +3787,6 @@ static int arena_setup(const struct layout *L, bool emit)
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	size_t size = L->total;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
-	int i;
 
 	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
 		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
@@ -3758,19 +3815,7 @@ static int arena_setup(const struct layout *L, bool emit)
 	arena.used = 0;
 	win = arena_take(L->win * sizeof(struct txn));
 	win_mask = L->win - 1;
-	for (i = 0; i < NMETRIC; i++) {
-		bool used = false;
-		int k;
-
-		for (k = 0; k < side.nmetrics; k++) {
-			used |= side.metrics[k] == i;
-		}
-		if (used) {
-			hist_init(&S.h[i], cfg.bucket_ns, cfg.bound_ns, arena_take(L->nbuckets * 8),
-				  arena_take(L->out_cap * 8), L->out_cap);
-		}
-	}
-	S.breach = arena_take(BREACH_KEEP * sizeof(struct breach));
+	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	echo_q = arena_take(ECHO_CAP * sizeof(struct echo));
 	log_init(&S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL, L->log_cap);
 	/* touch every page: MAP_POPULATE already did, this makes it explicit */
@@ -4190,6 +4235,48 @@ static int wait_fd(uint64_t ns, short events)
 		return 0;
 	}
 	return p.revents;
+}
+
+/* One datagram as sock_recv() received it. */
+struct rx {
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	struct ts_cmsg c;
+	uint64_t app;		/* CLOCK_REALTIME as recvmsg returned (-s), else 0 */
+	size_t len;		/* rant's part, after the PTP header with --ptp-probe */
+	bool trunc;		/* longer than the buffer: too long for rant */
+	bool ours;		/* false: a PTP packet that is not rant's (counted) */
+};
+
+/*
+ * The receive of both sides: one recvmsg into buf, the app stamp and the -M
+ * counts as it returns, then the control messages (the stamps; ctl reads
+ * the side's own).  1: a datagram, 0: nothing now, -errno.
+ */
+static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*ctl)(struct msghdr *))
+{
+	char ctrl[512] __attribute__((aligned(8)));
+	struct iovec iov = { buf, cap };
+	struct msghdr msg = {
+		.msg_name = &rx->from, .msg_namelen = sizeof(rx->from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	ssize_t n = recvmsg(sock_fd, &msg, flags);
+
+	if (n < 0) {
+		return nothing_now(errno) ? 0 : -errno;
+	}
+	rx->app = cfg.sw_stamps ? real_ns() : 0;
+	pmc_read(pmc_rx);
+	ts_parse(&msg, &rx->c);
+	ctl(&msg);
+	ts_rx_kernel = ts.hw ? rx->c.sw : 0;
+	rx->fromlen = msg.msg_namelen;
+	rx->trunc = msg.msg_flags & MSG_TRUNC;
+	rx->ours = !proto_pre || (n = ptp_strip(buf, n)) >= 0;
+	rx->len = rx->ours ? (size_t)n : 0;
+	return 1;
 }
 
 /* ----------------------------------------------------------------- emit */
@@ -4927,7 +5014,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	};
 
 	if (x->st & TF_USED) {
-		if ((x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (awaiting(x)) {
 			emit_lost(x);
 		}
 		if (x->st & TF_TXPEND) {
@@ -4978,12 +5065,6 @@ static void emit_send(uint64_t seq, uint64_t now)
 	S.c.sent++;
 	cls_count(seq, CG_SENT);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
-}
-
-static void count_invalid(int why)
-{
-	S.c.invalid++;
-	S.c.invalid_why[why]++;
 }
 
 /*
@@ -5181,52 +5262,19 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
-/* A received probe: its length without the PTP header, or -1 (counted invalid). */
-static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
-{
-	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
-
-	if (why) {
-		count_invalid(why);
-		return -1;
-	}
-	return n - (ssize_t)proto_pre;
-}
-
 static int emit_recv(int flags)
 {
-	char ctrl[512] __attribute__((aligned(8)));
-	struct iovec iov = { E.rx, E.rxcap };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
-	struct ts_cmsg c;
-	uint64_t t4sw;
-	ssize_t n = recvmsg(sock_fd, &msg, flags);
+	struct rx rx;
+	int r = sock_recv(E.rx, E.rxcap, flags, &rx, emit_rxq_ovfl);
 
-	if (n >= 0) {
-		pmc_read(pmc_rx);
+	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
+		S.c.refused++;
+		return 0;
 	}
-	t4sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-			return 0;
-		}
-		if (errno == ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
-			S.c.refused++;
-			return 0;
-		}
-		return -errno;
+	if (r > 0 && rx.ours) {
+		emit_packet(E.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
 	}
-	ts_parse(&msg, &c);
-	emit_rxq_ovfl(&msg);
-	ts_rx_kernel = ts.hw ? c.sw : 0;
-	if (proto_pre && (n = ptp_strip(E.rx, n)) < 0) {
-		return 1;
-	}
-	emit_packet(E.rx + proto_pre, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
-	return 1;
+	return r;
 }
 
 /* Mark as lost every outstanding ping whose deadline has passed. */
@@ -5235,7 +5283,7 @@ static void emit_expire(uint64_t now)
 	while (E.oldest < E.next_seq) {
 		struct txn *x = &win[E.oldest & win_mask];
 
-		if (x->seq == E.oldest && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (x->seq == E.oldest && awaiting(x)) {
 			if (now < x->deadline) {
 				break;
 			}
@@ -5253,7 +5301,7 @@ static uint64_t emit_next_deadline(void)
 	for (s = E.oldest; s < E.next_seq; s++) {
 		struct txn *x = &win[s & win_mask];
 
-		if (x->seq == s && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (x->seq == s && awaiting(x)) {
 			return x->deadline;
 		}
 	}
@@ -5299,11 +5347,6 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 	 * each deadline would cost a setsockopt per ping near the end of -d.
 	 */
 	return emit_recv(0);
-}
-
-static bool resolved(const struct txn *x)
-{
-	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
 }
 
 /*
@@ -5403,22 +5446,9 @@ static int emit_interval_step(uint64_t *next)
  * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
  * its session and sends the T3 stamps it still owes.
  */
-static void emit_finish(void)
+/* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
+static void emit_await_pongs(uint64_t cutoff)
 {
-	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
-	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
-	/*
-	 * With -d nothing the reflector does (vanish, stall, answer late) may
-	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
-	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
-	 */
-	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
-	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
-	int round;
-
-	if (E.busy) {
-		return;		/* the reflector serves someone else: nothing to wait for */
-	}
 	while (E.outstanding) {
 		uint64_t dl = emit_next_deadline(), now = mono_ns();
 
@@ -5435,7 +5465,7 @@ static void emit_finish(void)
 				for (s = E.oldest; s < E.next_seq; s++) {
 					struct txn *x = &win[s & win_mask];
 
-					if (x->seq == s && !resolved(x) && (x->st & TF_SENT)) {
+					if (x->seq == s && awaiting(x)) {
 						emit_lost(x);
 					}
 				}
@@ -5448,18 +5478,16 @@ static void emit_finish(void)
 			break;
 		}
 	}
-	t0 = mono_ns();
-	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
-		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
-			emit_drain();
-		}
-	}
-	if (!S.c.received) {
-		return;
-	}
-	if (K.ncls > 1) {
-		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
-	}
+}
+
+/*
+ * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
+ * tried 3 times; the reflector ends its session on the first.
+ */
+static void emit_fin_exchange(uint64_t hard)
+{
+	int round;
+
 	for (round = 0; round < 64; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
 		uint64_t limit;
@@ -5487,6 +5515,37 @@ static void emit_finish(void)
 			break;
 		}
 	}
+}
+
+static void emit_finish(void)
+{
+	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
+	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
+	/*
+	 * With -d nothing the reflector does (vanish, stall, answer late) may
+	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
+	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
+	 */
+	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
+	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
+
+	if (E.busy) {
+		return;		/* the reflector serves someone else: nothing to wait for */
+	}
+	emit_await_pongs(cutoff);
+	t0 = mono_ns();
+	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
+		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
+			emit_drain();
+		}
+	}
+	if (!S.c.received) {
+		return;
+	}
+	if (K.ncls > 1) {
+		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
+	}
+	emit_fin_exchange(hard);
 }
 
 /* Retire the whole window in sequence order, so the log is ordered. */
@@ -6160,39 +6219,26 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */
+/* The reflector's own control messages: the address pinged, the TOS. */
+static void reflect_ctl(struct msghdr *msg)
+{
+	reflect_pktinfo(msg);
+	cls_rx_tos(msg);
+}
+
 static int reflect_recv(int flags)
 {
-	char ctrl[512] __attribute__((aligned(8)));
-	struct sockaddr_storage from;
-	struct iovec iov = { R.rx, R.rxcap };
-	struct msghdr msg = {
-		.msg_name = &from, .msg_namelen = sizeof(from),
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
-	struct ts_cmsg c;
-	ssize_t n = recvmsg(sock_fd, &msg, flags);
-	uint64_t t2sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
+	struct rx rx;
+	int r = sock_recv(R.rx, R.rxcap, flags, &rx, reflect_ctl);
 
-	if (n >= 0) {
-		pmc_read(pmc_rx);
+	if (r == -ECONNREFUSED) {
+		return 0;
 	}
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) {
-			return 0;
-		}
-		return -errno;
+	if (r > 0 && rx.ours) {
+		reflect_packet(R.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
+			       (struct sockaddr *)&rx.from, rx.fromlen);
 	}
-	ts_parse(&msg, &c);
-	reflect_pktinfo(&msg);
-	cls_rx_tos(&msg);
-	ts_rx_kernel = ts.hw ? c.sw : 0;
-	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
-		return 1;
-	}
-	reflect_packet(R.rx + proto_pre, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
-		       (struct sockaddr *)&from, msg.msg_namelen);
-	return 1;
+	return r;
 }
 
 static int reflect_run(void)
@@ -6834,10 +6880,68 @@ static void print_warmup(FILE *f)
 }
 
 /* The end-of-run (or end-of-session) report, in the earlier rant's format first. */
+/* "Log:": what the file holds (a text log leaves warm-up records out), or why it is cut short. */
+static void print_log_line(FILE *f, const struct report *r)
+{
+	if (S.log.cap && log_out.err) {
+		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
+			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
+	} else if (S.log.cap) {
+		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
+			r->log_records, S.log.dropped, S.log.cap);
+		if (cfg.log_threshold_ns >= 0) {
+			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
+		}
+		if (log_out.skipped) {
+			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
+		}
+		fputc('\n', f);
+	}
+}
+
+/* The decomposition table, the clocks and the threshold's breaches, each broken down. */
+static void print_decomposition(FILE *f, const struct report *r)
+{
+	int i;
+
+	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min",
+		"avg", "max", "stddev");
+	for (i = 0; i < side.nmetrics; i++) {
+		const struct hist *h = &S.h[side.metrics[i]];
+
+		if (h->n) {
+			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
+				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max,
+				hist_stddev(h));
+		}
+	}
+	if (side.emit && S.offset.n) {
+		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)",
+			S.best_offset);
+		if (r->drift) {
+			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
+		}
+		fputc('\n', f);
+	}
+	for (i = 0; i < r->nwarn; i++) {
+		fprintf(f, "WARNING: %s\n", r->warn[i]);
+	}
+	pmc_report(f);
+	if (cfg.threshold_ns >= 0) {
+		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
+			(double)cfg.threshold_ns / 1000, S.c.breaches, r->breach_pct);
+		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
+			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
+		}
+		if (S.nbreach_kept > 10) {
+			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
+		}
+	}
+}
+
 static void session_report(FILE *f, const struct report *r)
 {
 	const struct hist *p = r->primary;
-	int i;
 
 	fprintf(f, "Test is complete. Duration: %.2f s\n", r->duration_s);
 	if (cfg.mode == MODE_REFLECT && S.id) {
@@ -6863,52 +6967,8 @@ static void session_report(FILE *f, const struct report *r)
 	if (cfg.mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
-	if (S.log.cap && log_out.err) {
-		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
-			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
-	} else if (S.log.cap) {
-		/* what the file holds: a text log leaves warm-up records out */
-		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
-			r->log_records, S.log.dropped, S.log.cap);
-		if (cfg.log_threshold_ns >= 0) {
-			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
-		}
-		if (log_out.skipped) {
-			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
-		}
-		fputc('\n', f);
-	}
-	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min", "avg",
-		"max", "stddev");
-	for (i = 0; i < side.nmetrics; i++) {
-		const struct hist *h = &S.h[side.metrics[i]];
-
-		if (h->n) {
-			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
-				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max, hist_stddev(h));
-		}
-	}
-	if (side.emit && S.offset.n) {
-		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)", S.best_offset);
-		if (r->drift) {
-			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
-		}
-		fputc('\n', f);
-	}
-	for (i = 0; i < r->nwarn; i++) {
-		fprintf(f, "WARNING: %s\n", r->warn[i]);
-	}
-	pmc_report(f);
-	if (cfg.threshold_ns >= 0) {
-		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
-			(double)cfg.threshold_ns / 1000, S.c.breaches, r->breach_pct);
-		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
-			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
-		}
-		if (S.nbreach_kept > 10) {
-			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
-		}
-	}
+	print_log_line(f, r);
+	print_decomposition(f, r);
 	if (S.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
@@ -7061,42 +7121,48 @@ static void json_hw(FILE *f, const struct report *r)
 	}
 }
 
-static void json_report(FILE *f, const struct report *r, int exit_code)
+/* A JSON string, or null for none. */
+static void json_str_or_null(FILE *f, const char *s)
 {
-	char lab[16];
-	int i, n = 0;
+	if (s) {
+		json_str(f, s);
+	} else {
+		fputs("null", f);
+	}
+}
+
+/* What ran: tool, mode, where, which stamps, how long and why it stopped. */
+static void json_run(FILE *f, const struct report *r)
+{
+	const char *srv = !side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") :
+			  S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null";
 
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
 		RANT_VERSION, cfg.mode == MODE_ANALYZE ? "analyze" : side.emit ? "emit" : "reflect", S.id);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", side.emit ? "emit" : "reflect");
-	if (cfg.iface) {
-		json_str(f, cfg.iface);
-	} else {
-		fputs("null", f);
-	}
+	json_str_or_null(f, cfg.iface);
 	fprintf(f, ", \"address\": ");
-	if (cfg.address) {
-		json_str(f, cfg.address);
-	} else {
-		fputs("null", f);
-	}
+	json_str_or_null(f, cfg.address);
 	fprintf(f, ", \"port\": %u, \"size\": %u,\n", cfg.port, cfg.size);
 	fprintf(f, "  \"timestamps\": {\"wire\": \"%s\", \"server_wire\": %s, \"app\": %s, \"phc_index\": %d, \"rx_filter\": ",
-		ts.hw ? "hardware" : "software",
-		!side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") : S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null",
-		cfg.sw_stamps ? "true" : "false", ts.phc_index);
-	if (ts.hw) {
-		json_str(f, ts_filter_name(ts.rx_filter));
-	} else {
-		fputs("null", f);
-	}
-	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s, stop_name[S.stop_reason]);
+		ts.hw ? "hardware" : "software", srv, cfg.sw_stamps ? "true" : "false", ts.phc_index);
+	json_str_or_null(f, ts.hw ? ts_filter_name(ts.rx_filter) : NULL);
+	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s,
+		stop_name[S.stop_reason]);
+}
+
+/* Every count: packets, warm-up, rejections, loss by direction, classes, missing stamps. */
+static void json_counts(FILE *f, const struct report *r)
+{
+	char lab[16];
+	int i;
+
 	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
 		", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64
 		", \"foreign\": %" PRIu64 ", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
 		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
-		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup, S.c.foreign,
-		S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
+		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup,
+		S.c.foreign, S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
 	fprintf(f, "  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
 		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n", S.c.warmup,
 		side.emit ? 0 : S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup);
@@ -7105,8 +7171,8 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	json_rejected(f);
 	if (r->split) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
-			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out, r->lost_back,
-			r->lost_local, E.srv_received);
+			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out,
+			r->lost_back, r->lost_local, E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -7117,7 +7183,13 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 			S.c.missing[side.stamps[i]]);
 	}
 	fprintf(f, "},\n");
-	json_hw(f, r);
+}
+
+/* The metrics with samples, then the threshold's count. */
+static void json_metrics(FILE *f, const struct report *r)
+{
+	int i, n = 0;
+
 	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < side.nmetrics; i++) {
 		if (!S.h[side.metrics[i]].n) {
@@ -7128,12 +7200,21 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	}
 	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
 	if (cfg.threshold_ns >= 0) {
-		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f", (double)cfg.threshold_ns / 1000,
-			S.c.breaches ? "true" : "false", S.c.breaches, r->breach_pct);
+		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f",
+			(double)cfg.threshold_ns / 1000, S.c.breaches ? "true" : "false", S.c.breaches,
+			r->breach_pct);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
 	}
-	fprintf(f, "},\n  \"clock\": {\"offset_ns\": ");
+	fprintf(f, "},\n");
+}
+
+/* The clocks (offset, drift, steps, warnings) and what the log file holds. */
+static void json_clock_log(FILE *f, const struct report *r)
+{
+	int i;
+
+	fprintf(f, "  \"clock\": {\"offset_ns\": ");
 	if (side.emit && S.offset.n) {
 		fprintf(f, "%" PRId64, S.best_offset);
 	} else {
@@ -7145,7 +7226,8 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	} else {
 		fputs("null", f);
 	}
-	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps, clk.stepped);
+	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps,
+		clk.stepped);
 	fprintf(f, ", \"warnings\": [");
 	for (i = 0; i < r->nwarn; i++) {
 		fputs(i ? ", " : "", f);
@@ -7162,6 +7244,16 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	} else {
 		fputs("null", f);
 	}
+}
+
+/* The JSON report: one object, its keys in the order the README lists them. */
+static void json_report(FILE *f, const struct report *r, int exit_code)
+{
+	json_run(f, r);
+	json_counts(f, r);
+	json_hw(f, r);
+	json_metrics(f, r);
+	json_clock_log(f, r);
 	pmc_json(f);
 	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
 	fflush(f);
@@ -9260,10 +9352,14 @@ static int analyze_open(FILE **js)
 }
 
 /* The run's state as the log describes it: side, stamp sources, histograms sized for every row. */
+static void *analyze_take(size_t n)
+{
+	return calloc(1, n);
+}
+
 static int analyze_state(struct alog *L)
 {
 	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
-	int k;
 
 	side_set(L->emit);
 	ts.hw = L->hw;
@@ -9271,19 +9367,12 @@ static int analyze_state(struct alog *L)
 	S.srv_hw_known = side.emit;
 	/* csv logs have app-stamp columns either way: were they filled (-s)? */
 	cfg.sw_stamps = L->sw && alog_any_sw(L);
-	for (k = 0; k < side.nmetrics; k++) {
-		int m = side.metrics[k];
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(L->n ? L->n : 1, 8);
-
-		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L->n);
-		if (!b || !o) {
-			warnx_("--analyze: out of memory");
-			return -1;
-		}
+	/* the live run's histograms, sized for every row of the log */
+	if (stats_alloc(analyze_take, nb, L->n) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
 	}
-	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach || cls_analyze_setup(L) < 0) {
+	if (cls_analyze_setup(L) < 0) {
 		return -1;
 	}
 	if (alog_dups(L) < 0) {
