@@ -7694,12 +7694,13 @@ static const char *json_what(void)
  * the report's and the JSON's numbers.
  *
  * The over-time part is drawn from an array of panels, each an array of
- * series: a run with traffic classes or packet sizes gets a panel each.
+ * series (one panel today: all transactions); classes and sizes get small
+ * histograms of their own further down (plot_groups_panel).
  */
 #define PLOT_BINS	400
 #define PLOT_RAW	4000
 #define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
-#define PLOT_MAXSER	4
+#define PLOT_MAXSER	5
 #define PLOT_MAXPANEL	8
 #define PLOT_WORST	15
 #define PLOT_W		1200
@@ -7724,8 +7725,12 @@ static const char *plot_metric_colour(int m)
 		return OI_ORANGE;
 	case M_NETWORK:
 		return OI_GREEN;
+	case M_FORWARD:
+		return OI_SKY;
+	case M_BACKWARD:
+		return OI_PURPLE;
 	}
-	return OI_PURPLE;
+	return "#666666";
 }
 
 /* One latency series over time: per bin min, max, count and log histogram. */
@@ -7769,6 +7774,8 @@ static struct {
 	struct plot_panel panel[PLOT_MAXPANEL];
 	int nworst;
 	struct plot_worst worst[PLOT_WORST];
+	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
+	const uint32_t *size;	/* --analyze: the log's SIZE column, else NULL */
 	/* the writer: its buffer and the first error (errno) */
 	char buf[1 << 16];
 	size_t len;
@@ -7886,24 +7893,68 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 	PL.worst[i].v = v;
 }
 
+/*
+ * A --size list measures the sizes in turn: note when each began, for the
+ * markers over time.  Live the seq says which size (size_of), in --analyze
+ * the SIZE column (PL.size, set with the log's rows).
+ */
+static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct txn *x, uint64_t t)
+{
+	int z = 0;
+
+	if (!side.emit || K.nsz < 2) {
+		return;
+	}
+	if (src->row && PL.size) {
+		while (z < K.nsz - 1 && K.size[z] != PL.size[i]) {
+			z++;
+		}
+	} else if (!K.analyze) {
+		z = size_of(x->seq);
+	} else {
+		return;
+	}
+	if (!PL.szt0[z] || t < PL.szt0[z]) {
+		PL.szt0[z] = t;
+	}
+}
+
+/* The id of size z's marks: "size64", or "size64-2" when the list repeats a size. */
+static char *plot_size_id(char *buf, size_t len, const char *what, int z)
+{
+	int e;
+
+	for (e = 0; e < z && K.size[e] != K.size[z]; e++) {
+	}
+	snprintf(buf, len, "%s%u", what, K.size[z]);
+	if (e < z) {
+		snprintf(buf, len, "%s%u-%d", what, K.size[z], z);
+	}
+	return buf;
+}
+
 /* Both passes over the source; 0 or -ENOMEM. */
 static int plot_collect(const struct plot_src *src)
 {
-	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK };
+	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
 	struct plot_panel *pn = &PL.panel[0];
 	uint64_t i, span;
 	struct txn x;
+	char why[256];
 	int st, k;
+	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
+	bool ow = side.emit && oneway_trusted(why, sizeof(why));
 
 	PL.npanel = 1;
 	PL.nworst = 0;
 	PL.t0 = PL.t1 = 0;
+	memset(PL.szt0, 0, sizeof(PL.szt0));
 	memset(pn, 0, sizeof(*pn));
 	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
-	for (k = 0; k < (side.emit ? 3 : 1); k++) {
+	for (k = 0; k < (side.emit ? 5 : 1); k++) {
 		int m = side.emit ? emit_ser[k] : M_RESPONSE;
 
-		if (!S.h[m].n) {
+		if (!S.h[m].n || ((m == M_FORWARD || m == M_BACKWARD) && !ow)) {
 			continue;	/* only metrics that exist */
 		}
 		if (plot_series_init(&pn->ser[pn->nser++], m) < 0) {
@@ -7921,6 +7972,7 @@ static int plot_collect(const struct plot_src *src)
 		PL.t0 = !PL.t0 || t < PL.t0 ? t : PL.t0;
 		PL.t1 = t > PL.t1 ? t : PL.t1;
 		pn->nrec++;
+		plot_size_seen(src, i, &x, t);
 	}
 	PL.raw = pn->nrec <= PLOT_RAW;
 	span = PL.t1 - PL.t0 + 1;
@@ -8316,6 +8368,20 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">threshold %s</text>\n",
 		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns));
 	}
+	/* a --size list: where each size's turn began */
+	for (k = 0; k < K.nsz && K.nsz > 1; k++) {
+		double x;
+
+		if (!PL.szt0[k]) {
+			continue;
+		}
+		x = ax_map(&ax, (double)(PL.szt0[k] - PL.t0) / 1e9);
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
+		    "stroke-dasharray=\"2,3\"/>\n", x, y0, x, y1);
+		svg("<text id=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
+		    "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%u B</text>\n",
+		    plot_size_id(lab, sizeof(lab), "phase", k), x + 3, y0 + 12, K.size[k]);
+	}
 	/* two strips above the plot: lost or late transactions, and breaches, per bin */
 	svg("<g font-size=\"11\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">lost/late</text>\n", PLOT_X0 - 5, y0 - 26);
 	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">breach</text></g>\n", PLOT_X0 - 5, y0 - 8);
@@ -8365,6 +8431,44 @@ static int plot_col(const struct axis *ax, double v, int ncol)
 	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
 }
 
+/* A histogram's counts in ncol columns of axis ax (cnt zeroed by the caller); the largest. */
+static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int ncol, uint64_t *cnt)
+{
+	uint64_t i, maxc = 0;
+	int c;
+
+	for (i = 0; i < h->nbuckets + h->out_n; i++) {
+		double lo, hi;
+		uint64_t n;
+		int c1;
+
+		if (i < h->nbuckets) {
+			if (!(n = h->bucket[i])) {
+				continue;
+			}
+			lo = (double)(i * h->bucket_ns);
+			hi = lo + (double)h->bucket_ns;
+			hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
+		} else {
+			n = 1;
+			lo = hi = (double)h->out[i - h->nbuckets];
+		}
+		c = plot_col(ax, lo, ncol);
+		c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
+		if (c == c1) {
+			cnt[c] += n;
+		}
+		/* a bucket wider than the columns (log axis, low end) covers each of them */
+		for (; c1 > c && c <= c1; c++) {
+			cnt[c] = n > cnt[c] ? n : cnt[c];
+		}
+	}
+	for (c = 0; c < ncol; c++) {
+		maxc = cnt[c] > maxc ? cnt[c] : maxc;
+	}
+	return maxc;
+}
+
 /* Metrics the distribution shows: those of the first panel with samples. */
 static int plot_hist_metrics(int *ms)
 {
@@ -8388,7 +8492,7 @@ static double plot_hist_panel(double top)
 	const double y0 = top + 30, y1 = top + 250;
 	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0.5, 1, y1, y0, true };
 	static uint64_t cnt[PLOT_MAXSER][400];
-	uint64_t maxc = 0, i;
+	uint64_t maxc = 0;
 	int k, ncol = 300, c, nser = 0, ms[PLOT_MAXSER];
 	char lab[64];
 	bool any = false;
@@ -8416,37 +8520,9 @@ static double plot_hist_panel(double top)
 	ncol = ncol < 10 ? 10 : ncol;
 	memset(cnt, 0, sizeof(cnt));
 	for (k = 0; k < nser; k++) {
-		const struct hist *h = &S.h[ms[k]];
+		uint64_t m = plot_hist_cols(&S.h[ms[k]], &ax, ncol, cnt[k]);
 
-		for (i = 0; i < h->nbuckets + h->out_n; i++) {
-			double lo, hi;
-			uint64_t n;
-			int c1;
-
-			if (i < h->nbuckets) {
-				if (!(n = h->bucket[i])) {
-					continue;
-				}
-				lo = (double)(i * h->bucket_ns);
-				hi = lo + (double)h->bucket_ns;
-				hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
-			} else {
-				n = 1;
-				lo = hi = (double)h->out[i - h->nbuckets];
-			}
-			c = plot_col(&ax, lo, ncol);
-			c1 = hi > lo ? plot_col(&ax, hi - 1e-3, ncol) : c;
-			if (c == c1) {
-				cnt[k][c] += n;
-			}
-			/* a bucket wider than the columns (log axis, low end) covers each of them */
-			for (; c1 > c && c <= c1; c++) {
-				cnt[k][c] = n > cnt[k][c] ? n : cnt[k][c];
-			}
-		}
-		for (c = 0; c < ncol; c++) {
-			maxc = cnt[k][c] > maxc ? cnt[k][c] : maxc;
-		}
+		maxc = m > maxc ? m : maxc;
 	}
 	ay.hi = maxc > 1 ? (double)maxc : 10;
 	ax_round(&ay, 5);
@@ -8534,7 +8610,8 @@ static double plot_table(double top, const int *ms, int nser)
 	static const char *const colname[] = {
 		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
 	};
-	const double cx[] = { 320, 410, 495, 580, 665, 750, 835, 920, 1005, 1090 };
+	/* the first column clear of the longest label, "backward one-way (T4-T3 wire)" */
+	const double cx[] = { 355, 440, 525, 610, 695, 780, 865, 950, 1035, 1120 };
 	char lab[48];
 	int k, j;
 
@@ -8592,7 +8669,7 @@ static const char *plot_seg_colour(const char *name)
 /* The worst transactions as stacked bars, one segment per part of the path. */
 static double plot_worst_panel(double top)
 {
-	const double bx0 = 170, bx1 = 850, row = 20;
+	const double bx0 = 170, bx1 = 820, row = 20;	/* room on the right for the labels */
 	struct axis ax = { 0, 0, bx0, bx1, false };
 	const char *seen[8], *name[12];	/* segments() gives up to 11 */
 	int64_t val[12];
@@ -8649,9 +8726,9 @@ static double plot_worst_panel(double top)
 			}
 			x = x2;
 		}
-		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">%s %s%s%s</text>\n", bx1 + 10, ry + 14,
-		    metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
-		    dom >= 0 ? name[dom] : "");
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n",
+		    bx1 + 10, ry + 14, metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v),
+		    dom >= 0 ? ", most in " : "", dom >= 0 ? name[dom] : "");
 	}
 	plot_frame(bx0, y, bx1, y + row * PL.nworst);
 	y += row * PL.nworst + 40;
@@ -8665,6 +8742,182 @@ static double plot_worst_panel(double top)
 		lx += 30 + 7.0 * (double)strlen(seen[k]);
 	}
 	return y - top + 34;
+}
+
+/*
+ * Per class and per size (--priority/--tos and --size lists): a small
+ * histogram each, side by side on shared axes, so that a class or a size that
+ * behaves differently stands out.  Drawn from the rows' own histograms, the
+ * ones the report's and the JSON's class and size tables come from: no
+ * memory of its own, and the same numbers.  The class x size cells are in
+ * the report and the JSON only (up to 128 would not make a picture).
+ */
+#define PLOT_GRP_H	200.0	/* height of a row of two small panels */
+#define PLOT_GRP_COLS	150
+
+/* The rows drawn: classes, then sizes; their count. */
+static int plot_groups(int *gi)
+{
+	int c, n = 0;
+
+	if (!side.emit || !K.g) {
+		return 0;
+	}
+	for (c = 0; K.ncls > 1 && c < K.ncls; c++) {
+		gi[n++] = c;
+	}
+	for (c = 0; K.nsz > 1 && c < K.nsz; c++) {
+		gi[n++] = K.ncls + c;
+	}
+	return n;
+}
+
+static double plot_groups_height(void)
+{
+	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi);
+
+	return n ? 34 + PLOT_GRP_H * ((n + 1) / 2) + 10 : 0;
+}
+
+/* One small panel: the heading, the histogram of row g, p50 and p99, the numbers with ids. */
+static void plot_group(int g, double x0, double x1, double top, const struct axis *ax0,
+		       const struct axis *ay0, int ncol)
+{
+	const double y0 = top + 22, y1 = top + 142;
+	struct axis ax = *ax0, ay = *ay0;
+	const struct hist *h = &K.g[g].h;
+	static uint64_t cnt[PLOT_GRP_COLS];
+	char id[32], head[96], lab[48];
+	bool approx = false;
+	double v;
+	int c;
+
+	ax.a = x0;
+	ax.b = x1;
+	ay.a = y1;
+	ay.b = y0;
+	if (g < K.ncls) {
+		size_t n;
+
+		snprintf(id, sizeof(id), "class%d", g);
+		n = (size_t)snprintf(head, sizeof(head), "class %d", g);
+		if (!K.analyze && K.prio[g] >= 0) {
+			n += (size_t)snprintf(head + n, sizeof(head) - n, ", priority %d",
+					      K.prio[g]);
+		}
+		if (!K.analyze && K.tos[g] >= 0) {
+			snprintf(head + n, sizeof(head) - n, ", tos 0x%02x", K.tos[g]);
+		}
+	} else {
+		plot_size_id(id, sizeof(id), "size", g - K.ncls);
+		snprintf(head, sizeof(head), "size %u B", K.size[g - K.ncls]);
+	}
+	svg("<text id=\"%s-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" "
+	    "font-weight=\"bold\">%s</text>\n", id, x0, top + 14, head);
+	svg("<g font-size=\"10\" fill=\"#222222\">\n");
+	for (v = 1; v <= ay.hi * 1.0001; v *= 10) {
+		double p = ax_map(&ay, v);
+
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n",
+		    x0, p, x1, p);
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x0 - 4, p + 4,
+		    plot_count_label(lab, sizeof(lab), v));
+	}
+	ax_draw(&ax, true, y0, y1, plot_dur);
+	svg("</g>\n");
+	memset(cnt, 0, sizeof(cnt));
+	if (h->n) {
+		plot_hist_cols(h, &ax, ncol, cnt);
+		svg("<path fill=\"%s\" fill-opacity=\"0.3\" stroke=\"%s\" stroke-width=\"1.2\" "
+		    "d=\"M%.1f %.1f", OI_BLUE, OI_BLUE, x0, y1);
+		for (c = 0; c < ncol; c++) {
+			svg("V%.1fH%.1f", cnt[c] ? ax_map(&ay, (double)cnt[c]) : y1,
+			    x0 + (x1 - x0) * (c + 1) / ncol);
+		}
+		svg("V%.1fZ\"/>\n", y1);
+		for (c = 0; c < 2; c++) {
+			double x = ax_map(&ax, (double)hist_pct(h, c ? 99 : 50, &approx));
+
+			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			    "stroke=\"#000000\" stroke-dasharray=\"3,3\"/>\n", x, y0, x, y1);
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" "
+			    "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">"
+			    "p%s</text>\n", x, y0 + 11 + 11 * c, c ? "99" : "50");
+		}
+	} else {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"13\">"
+		    "no samples</text>\n", (x0 + x1) / 2, (y0 + y1) / 2);
+	}
+	plot_frame(x0, y0, x1, y1);
+	/* the row's numbers, as the report's class/size table has them (values in µs) */
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">samples <tspan id=\"%s-samples\">%" PRIu64
+	    "</tspan>", x0, y1 + 34, id, h->n);
+	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, K.g[g].n[CG_LOST]);
+	if (h->n) {
+		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id,
+		    plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
+		svg(", p99 <tspan id=\"%s-p99\">%s</tspan>", id,
+		    plot_us3(lab, sizeof(lab), hist_pct(h, 99, &approx)));
+		svg(", max <tspan id=\"%s-max\">%s</tspan> \xc2\xb5s", id,
+		    plot_us3(lab, sizeof(lab), h->max));
+	}
+	svg("%s</text>\n", approx ? " (approx.)" : "");
+}
+
+/* The small panels, two a row; returns the height used (0: a run without lists). */
+static double plot_groups_panel(double top)
+{
+	const double gap = 70, w = (PLOT_X1 - PLOT_X0 - gap) / 2;
+	struct axis ax = { 0, 0, 0, 0, false }, ay = { 0.5, 10, 0, 0, true };
+	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi), k, ncol = PLOT_GRP_COLS;
+	bool any = false;
+	char head[128];
+
+	if (!n) {
+		return 0;
+	}
+	snprintf(head, sizeof(head), "Per %s: %s distribution (shared axes, counts on a log scale)",
+		 K.ncls > 1 && K.nsz > 1 ? "class and per size" : K.ncls > 1 ? "class" : "size",
+		 metric_def[side.primary].key);
+	plot_heading(top + 16, head);
+	/* shared axes: one latency range, one count range, so panels compare by eye */
+	for (k = 0; k < n; k++) {
+		const struct hist *h = &K.g[gi[k]].h;
+
+		hist_finish(&K.g[gi[k]].h);
+		if (!h->n) {
+			continue;
+		}
+		ax.lo = !any || (double)h->min < ax.lo ? (double)h->min : ax.lo;
+		ax.hi = !any || (double)h->max > ax.hi ? (double)h->max : ax.hi;
+		any = true;
+	}
+	ax.log = any && ax.lo > 0 && ax.hi / ax.lo > 30;
+	if (!any) {
+		ax.lo = 0;
+		ax.hi = 1000;
+	}
+	ax_round(&ax, 5);
+	if (!ax.log && (ax.hi - ax.lo) / (double)cfg.bucket_ns < ncol) {
+		ncol = (int)((ax.hi - ax.lo) / (double)cfg.bucket_ns);
+	}
+	ncol = ncol < 10 ? 10 : ncol;
+	for (k = 0; k < n; k++) {
+		static uint64_t cnt[PLOT_GRP_COLS];
+		uint64_t m;
+
+		memset(cnt, 0, sizeof(cnt));
+		m = plot_hist_cols(&K.g[gi[k]].h, &ax, ncol, cnt);
+		ay.hi = (double)m > ay.hi ? (double)m : ay.hi;
+	}
+	ax_round(&ay, 5);
+	ay.lo = 0.5;	/* a count of 1 shows */
+	for (k = 0; k < n; k++) {
+		double x0 = PLOT_X0 + (k % 2) * (w + gap);
+
+		plot_group(gi[k], x0, x0 + w, top + 34 + PLOT_GRP_H * (k / 2), &ax, &ay, ncol);
+	}
+	return plot_groups_height();
 }
 
 /* Title: what was measured, where, with which stamps, when, and how. */
@@ -8722,7 +8975,8 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) + 24;
+	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) +
+	       24 + plot_groups_height();
 }
 
 /* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
@@ -8755,6 +9009,7 @@ static int plot_draw(const struct plot_src *src)
 		y += plot_time_panel(&PL.panel[p], y);
 	}
 	y += plot_hist_panel(y) + 20;
+	y += plot_groups_panel(y);
 	y += plot_worst_panel(y);
 	svg("<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">rant %s</text>\n", PLOT_W - 10,
 	    h - 8, RANT_VERSION);
@@ -9621,6 +9876,7 @@ static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
 	if (S.c.breaches) {
 		code = EXIT_BREACH;
 	}
+	PL.size = L->size;	/* the SIZE column: where each size's turn began */
 	return report_outputs(out, js, js != stdout, code, L->n, L->row, L->status);
 }
 

@@ -164,13 +164,78 @@ t("title names mode, peer and interface", re.search(r"rant emit to 10\.231\.0\.2
 t("title names the stamp sources", "wire stamps software (kernel), server wire stamps software (kernel), app stamps on" in body)
 t("threshold line drawn", ">threshold 100 \u00b5s<" in body)
 t("breaches counted as the JSON does", ("breaches %d<" % d["threshold"]["count"]) in body, d["threshold"]["count"])
-t("worst transactions decomposed into segments", "The 15 worst transactions by rtt" in body and "server rx stack" in body)' \
+t("worst transactions decomposed into segments", "The 15 worst transactions by rtt" in body and "server rx stack" in body)
+t("veth: the JSON trusts the one-way delays", d["one_way"]["trusted"] is True, d["one_way"])
+t("one-way series over time: both in the legend", ">forward one-way (T2-T1 wire)<" in body and ">backward one-way (T4-T3 wire)<" in body)
+t("one-way series over time: drawn in their colours", body.count("stroke=\"#56B4E9\"") >= 2 and body.count("stroke=\"#CC79A7\"") >= 2)
+same_numbers(sys.argv[1], sys.argv[2], ["forward", "backward"])
+t("a plain run has no class or size panels", "Per class" not in body and "Per size" not in body)' \
 	"$WORK/run.svg" "$WORK/run.json"
 svg_ok "reflect" "$WORK/refl.svg"
 py_checks "reflect" 'same_numbers(sys.argv[1], sys.argv[2], ["response"])
 body = open(sys.argv[1]).read()
 t("title names the reflector session", re.search(r"rant reflect, session 0x[0-9a-f]{8} via vrB", body) is not None)
-t("worst by response", "worst transactions by response" in body)' "$WORK/refl.svg" "$WORK/refl.json"
+t("worst by response", "worst transactions by response" in body)
+t("reflector: no one-way series", "one-way" not in body)' "$WORK/refl.svg" "$WORK/refl.json"
+
+# ------------------------------------------------ one-way not known
+
+# without -i nothing shows that the clocks agree: the one-way delays are
+# measured (the JSON has them) but not drawn, as the report does not trust them
+reflector ow --once -q
+ip netns exec "$NS_A" "$RANT" -a "$ADDR_B" -q --count 300 --interval 200 -w 10 --plot "$WORK/ow.svg" \
+	--json "$WORK/ow.json" >"$WORK/ow.out" 2>"$WORK/ow.err"
+expect_eq "emit without -i --plot: exit 0" "$?" 0
+wait_for 10 not_running "$REFLECTOR_PID"
+svg_ok "untrusted one-way" "$WORK/ow.svg"
+py_checks "untrusted one-way" 'd, body = json.load(open(sys.argv[2])), open(sys.argv[1]).read()
+t("without -i: the JSON does not trust the one-way delays", d["one_way"]["trusted"] is False, d["one_way"])
+t("without -i: the one-way delays were measured", d["metrics"]["forward"]["samples"] > 0)
+t("without -i: no one-way series drawn", "one-way" not in body and "forward-samples" not in body)
+same_numbers(sys.argv[1], sys.argv[2], ["rtt", "response", "network"])' "$WORK/ow.svg" "$WORK/ow.json"
+
+# ------------------------------------------- classes and sizes: small panels
+
+# same_groups SVG JSON: a panel per class and per size, titled, whose numbers are the JSON's rows
+PY_GROUPS='
+def same_groups(svg, js, live):
+    ids, d, body = texts(svg), json.load(open(js)), open(svg).read()
+    t("heading of the class and size panels", "Per class and per size: rtt distribution" in body)
+    rows = [("class%d" % c["class"], c) for c in d["classes"]] + [("size%d" % z["size"], z) for z in d["sizes"]]
+    t("a panel per class and per size (%d)" % len(rows), len(rows) == 4 and all(r + "-title" in ids for r, _ in rows), sorted(ids))
+    if live:
+        t("class panels titled with their priority", ids.get("class0-title") == "class 0, priority 1" and ids.get("class1-title") == "class 1, priority 2", (ids.get("class0-title"), ids.get("class1-title")))
+    else:
+        t("class panels titled by index", ids.get("class0-title") == "class 0" and ids.get("class1-title") == "class 1", (ids.get("class0-title"), ids.get("class1-title")))
+    t("size panels titled with their size", ids.get("size64-title") == "size 64 B" and ids.get("size256-title") == "size 256 B", (ids.get("size64-title"), ids.get("size256-title")))
+    for r, j in rows:
+        t("%s: samples equal the JSON (%d)" % (r, j["rtt"]["samples"]), ids.get(r + "-samples") == str(j["rtt"]["samples"]), ids.get(r + "-samples"))
+        t("%s: lost equals the JSON" % r, ids.get(r + "-lost") == str(j["packets"]["lost"]), ids.get(r + "-lost"))
+        p = j["rtt"]["percentiles_ns"]
+        got = (ids.get(r + "-p50"), ids.get(r + "-p99"), ids.get(r + "-max"))
+        t("%s: p50, p99 and max equal the JSON" % r, got == (us3(p["50"]), us3(p["99"]), us3(j["rtt"]["max_ns"])), got)
+    xs = {e.get("id"): float(e.get("x")) for e in ET.parse(svg).getroot().iter() if (e.get("id") or "").startswith("phase")}
+    t("over time: where each size began is marked, 64 B first", sorted(xs) == ["phase256", "phase64"] and xs["phase64"] < xs["phase256"], xs)
+    return xs
+'
+reflector cs --once -q
+emit cs -q --count 400 --interval 100 -w 10 --priority 1,2 --size 64,256 --plot "$WORK/cs.svg" \
+	--json "$WORK/cs.json" -l "$WORK/cs.log"
+expect_rc "classes x sizes --plot" 0
+wait_for 10 not_running "$REFLECTOR_PID"
+svg_ok "classes x sizes" "$WORK/cs.svg"
+py_checks "classes x sizes" "$PY_GROUPS"'
+same_groups(sys.argv[1], sys.argv[2], True)
+same_numbers(sys.argv[1], sys.argv[2], ["rtt"])' "$WORK/cs.svg" "$WORK/cs.json"
+"$RANT" --analyze "$WORK/cs.log" --json "$WORK/csa.json" --plot "$WORK/csa.svg" >"$WORK/csa.out" 2>"$WORK/csa.err"
+expect_eq "analyze of the classes x sizes log --plot: exit 0" "$?" 0
+svg_ok "analyze classes x sizes" "$WORK/csa.svg"
+py_checks "analyze classes x sizes" "$PY_GROUPS"'
+xs = same_groups(sys.argv[1], sys.argv[2], False)
+same_numbers(sys.argv[1], sys.argv[2], ["rtt"])
+ids = {e.get("id"): e.get("x") for e in ET.parse(sys.argv[3]).getroot().iter() if (e.get("id") or "").startswith("phase")}
+t("the size markers sit where the live run put them", {k: float(v) for k, v in ids.items()} == xs, (ids, xs))' \
+	"$WORK/csa.svg" "$WORK/csa.json" "$WORK/cs.svg"
 
 # the two logs joined: the plot has the server segments; numbers equal --analyze's JSON
 "$RANT" --analyze "$WORK/run.log" "$WORK/refl.log" --json "$WORK/join.json" --plot "$WORK/join.svg" \

@@ -5175,6 +5175,7 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 	int k;
 
 	reset_globals();
+	ow_evidence = OW_NONE;	/* one-way delays not trusted unless a test says so */
 	cfg.sw_stamps = true;
 	cfg.threshold_ns = threshold_ns;
 	cfg.cont = true;
@@ -5393,6 +5394,166 @@ static void test_plot(void)
 	reset_globals();
 }
 
+/* The SVG's declared height, from its root element. */
+static double svg_height(const char *svg_doc)
+{
+	const char *p = svg_doc ? strstr(svg_doc, " height=\"") : NULL;
+
+	return p ? atof(p + 9) : 0;
+}
+
+/* The largest y="..." in the document: nothing may be drawn below the declared height. */
+static double svg_max_y(const char *svg_doc)
+{
+	const char *p = svg_doc;
+	double m = 0;
+
+	while (p && (p = strstr(p, " y=\""))) {
+		double y = atof(p + 4);
+
+		m = y > m ? y : m;
+		p += 4;
+	}
+	return m;
+}
+
+/*
+ * --plot's one-way series (drawn only when the clocks are trusted) and its
+ * small panels per class and per size (their numbers the rows' histograms).
+ */
+static void test_plot_panels(void)
+{
+	uint64_t want[4] = { 0 }, lost[4] = { 0 }, i;
+	char *svg_doc, id[48], buf[64], name[96];
+	uint8_t *mem;
+	bool good;
+	int r, k;
+
+	/* one-way known (a veth): forward and backward are series, in the legend and the table */
+	mem = plot_fixture(1000, -1);
+	ow_evidence = OW_VETH;
+	svg_doc = plot_fixture_draw(&r);
+	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_FORWARD].n);
+	good = !r && svg_doc && S.h[M_FORWARD].n &&
+	       !strcmp(svg_id_text(svg_doc, "forward-samples"), buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_BACKWARD].n);
+	good = good && !strcmp(svg_id_text(svg_doc, "backward-samples"), buf) &&
+	       strstr(svg_doc, ">forward one-way (T2-T1 wire)</text>") &&
+	       strstr(svg_doc, ">backward one-way (T4-T3 wire)</text>");
+	ok(good, "plot panels: one-way known: forward and backward in the legend and the table",
+	   "r=%d forward-samples '%s'", r, svg_doc ? svg_id_text(svg_doc, "forward-samples") : "");
+	i = S.h[M_RTT].n + S.h[M_RESPONSE].n + S.h[M_NETWORK].n + S.h[M_FORWARD].n +
+	    S.h[M_BACKWARD].n;
+	ok(svg_doc && count_str(svg_doc, "h.1") == (int)i &&
+	   strstr(svg_doc, "stroke=\"" OI_SKY "\"") && strstr(svg_doc, "stroke=\"" OI_PURPLE "\""),
+	   "plot panels: one-way known: a dot per one-way sample, in their colours",
+	   "%d dots, %" PRIu64 " samples", svg_doc ? count_str(svg_doc, "h.1") : -1, i);
+	ok(svg_doc && !strstr(svg_doc, "Per class") && !strstr(svg_doc, "Per size") &&
+	   !strstr(svg_doc, "-title\""), "plot panels: a plain run has no class or size panels",
+	   "failed");
+	free(svg_doc);
+
+	/* one-way not known (nothing shows the clocks agree): measured, not drawn */
+	ow_evidence = OW_NONE;
+	svg_doc = plot_fixture_draw(&r);
+	ok(!r && svg_doc && S.h[M_FORWARD].n && !strstr(svg_doc, "one-way") &&
+	   !strstr(svg_doc, "forward-samples"),
+	   "plot panels: one-way not known: no forward or backward series", "r=%d", r);
+	free(svg_doc);
+
+	/*
+	 * Two classes (seq % 2) and two sizes (64 B, then 256 B from seq 500): the
+	 * rows get the fixture's transactions as the emit loop would count them.
+	 */
+	K.ncls = 2;
+	K.nsz = 2;
+	K.size[0] = 64;
+	K.size[1] = 256;
+	K.prio[0] = 1;
+	K.prio[1] = 2;
+	K.tos[0] = -1;
+	K.tos[1] = 0x28;
+	K.phase = 1;
+	K.phase_seq0[1] = 500;
+	good = cls_alloc(1000) == 0;
+	for (i = 0; good && i < S.log.n; i++) {
+		struct txn x;
+		int st;
+		int64_t v;
+
+		log_get(&S.log, i, &x, &st);
+		if (st == ST_LOST) {
+			cls_count(x.seq, CG_LOST);
+			lost[x.seq % 2]++;
+			lost[2 + (x.seq >= 500)]++;
+		} else if (st == ST_OK && metric_value(M_RTT, x.t, &v)) {
+			cls_sample(x.seq, v);
+			want[x.seq % 2]++;
+			want[2 + (x.seq >= 500)]++;
+		}
+	}
+	svg_doc = good ? plot_fixture_draw(&r) : NULL;
+	good = !r && svg_doc && strstr(svg_doc, ">Per class and per size: rtt distribution") &&
+	       !strcmp(svg_id_text(svg_doc, "class0-title"), "class 0, priority 1") &&
+	       !strcmp(svg_id_text(svg_doc, "class1-title"), "class 1, priority 2, tos 0x28") &&
+	       !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
+	       !strcmp(svg_id_text(svg_doc, "size256-title"), "size 256 B") &&
+	       count_str(svg_doc, "-title\"") == 4;
+	ok(good, "plot panels: a titled panel per class and per size", "r=%d class1-title '%s'", r,
+	   svg_doc ? svg_id_text(svg_doc, "class1-title") : "");
+	for (k = 0; svg_doc && k < 4; k++) {
+		static const char *const row[] = { "class0", "class1", "size64", "size256" };
+		const struct hist *h = &K.g[k].h;
+		bool approx = false;
+
+		snprintf(id, sizeof(id), "%s-samples", row[k]);
+		snprintf(buf, sizeof(buf), "%" PRIu64, want[k]);
+		good = want[k] > 100 && h->n == want[k] && !strcmp(svg_id_text(svg_doc, id), buf);
+		snprintf(id, sizeof(id), "%s-lost", row[k]);
+		snprintf(buf, sizeof(buf), "%" PRIu64, lost[k]);
+		good = good && !strcmp(svg_id_text(svg_doc, id), buf);
+		snprintf(id, sizeof(id), "%s-p99", row[k]);
+		plot_us3(buf, sizeof(buf), hist_pct(h, 99, &approx));
+		good = good && !strcmp(svg_id_text(svg_doc, id), buf);
+		snprintf(id, sizeof(id), "%s-max", row[k]);
+		plot_us3(buf, sizeof(buf), h->max);
+		good = good && !strcmp(svg_id_text(svg_doc, id), buf);
+		snprintf(name, sizeof(name), "plot panels: %s: samples, lost, p99, max", row[k]);
+		ok(good, name, "samples '%s', want %" PRIu64, svg_id_text(svg_doc, id), want[k]);
+	}
+	{
+		const char *a = svg_doc ? strstr(svg_doc, "<text id=\"phase64\" x=\"") : NULL;
+		const char *b = svg_doc ? strstr(svg_doc, "<text id=\"phase256\" x=\"") : NULL;
+
+		/* 256 B began at seq 500, about half way through the 1000 */
+		ok(a && b && atof(a + 22) < PLOT_X0 + 5 &&
+		   fabs(atof(b + 23) - (PLOT_X0 + PLOT_X1) / 2) < 60,
+		   "plot panels: over time, where each size began is marked", "x %.1f and %.1f",
+		   a ? atof(a + 22) : -1, b ? atof(b + 23) : -1);
+	}
+	ok(svg_doc && svg_max_y(svg_doc) < svg_height(svg_doc) &&
+	   svg_max_y(svg_doc) > svg_height(svg_doc) - 40,
+	   "plot panels: the declared height holds every panel", "max y %.0f, height %.0f",
+	   svg_max_y(svg_doc), svg_height(svg_doc));
+	free(svg_doc);
+	/* a --size list that repeats a size: each panel keeps an id of its own */
+	K.size[1] = 64;
+	svg_doc = plot_fixture_draw(&r);
+	ok(!r && svg_doc && !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
+	   !strcmp(svg_id_text(svg_doc, "size64-1-title"), "size 64 B") &&
+	   count_str(svg_doc, "id=\"size64-1-") == 6 && strstr(svg_doc, "id=\"phase64-1\""),
+	   "plot panels: a repeated size gets ids of its own", "r=%d", r);
+	free(svg_doc);
+	for (k = 0; K.g && k < K.ng; k++) {
+		free(K.g[k].h.bucket);
+		free(K.g[k].h.out);
+	}
+	free(K.g);
+	plot_fixture_free(mem);
+	reset_globals();
+	cls_defaults();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -5421,6 +5582,7 @@ int main(void)
 	test_outputs();
 	test_pmc();
 	test_plot();
+	test_plot_panels();
 	printf("%d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
 }
