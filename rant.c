@@ -8258,43 +8258,36 @@ static void plot_swatch(double x, double y, const char *colour, const char *labe
 	svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 27, y, label);
 }
 
-/* Latency over time of one panel; returns the height used. */
-static double plot_time_panel(const struct plot_panel *pn, double top)
+/* The over-time axes of a panel: log latency from its series (and -t), seconds since the start. */
+static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct axis *ay, double y0, double y1)
 {
-	const double y0 = top + 62, y1 = top + 302;
-	struct axis ax = { 0, (double)(PL.t1 - PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
-	struct axis ay = { 0, 0, y1, y0, true };
-	double span = (double)(PL.t1 - PL.t0 + 1), lx;
-	char lab[64], head[256];
-	int k, b;
+	int k;
 
-	snprintf(head, sizeof(head), "Latency over time%s%s", *pn->title ? ": " : "", pn->title);
-	plot_heading(top + 16, head);
 	for (k = 0; k < pn->nser; k++) {
 		const struct plot_series *s = &pn->ser[k];
 
-		if (s->n && s->minpos && (!ay.lo || (double)s->minpos < ay.lo)) {
-			ay.lo = (double)s->minpos;
+		if (s->n && s->minpos && (!ay->lo || (double)s->minpos < ay->lo)) {
+			ay->lo = (double)s->minpos;
 		}
-		if (s->n && (double)s->max > ay.hi) {
-			ay.hi = (double)s->max;
+		if (s->n && (double)s->max > ay->hi) {
+			ay->hi = (double)s->max;
 		}
 	}
-	if (cfg.threshold_ns > 0 && (double)cfg.threshold_ns > ay.hi) {
-		ay.hi = (double)cfg.threshold_ns;
+	if (cfg.threshold_ns > 0 && (double)cfg.threshold_ns > ay->hi) {
+		ay->hi = (double)cfg.threshold_ns;
 	}
-	if (!ay.lo) {
-		ay.lo = ay.hi > 0 ? ay.hi / 10 : 1000;
-		ay.hi = ay.hi > ay.lo ? ay.hi : ay.lo * 10;
+	if (!ay->lo) {
+		ay->lo = ay->hi > 0 ? ay->hi / 10 : 1000;
+		ay->hi = ay->hi > ay->lo ? ay->hi : ay->lo * 10;
 	}
-	ax_round(&ay, 5);
-	ax_round(&ax, 10);
-	ax.hi = ax.hi > 0 ? ax.hi : 1;
+	ax_round(ay, 5);
+	ax_round(ax, 10);
+	ax->hi = ax->hi > 0 ? ax->hi : 1;
 	svg("<g font-size=\"11\" fill=\"#222222\">\n");
-	ax_draw(&ay, false, PLOT_X0, PLOT_X1, plot_dur);
+	ax_draw(ay, false, PLOT_X0, PLOT_X1, plot_dur);
 	{
 		/* seconds since the first transaction, labelled with their unit */
-		struct axis axn = ax;
+		struct axis axn = *ax;
 
 		axn.lo *= 1e9;
 		axn.hi *= 1e9;
@@ -8309,8 +8302,47 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no transactions</text>\n",
 		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
 	}
-	/* every series: each point, or per bin a min-max band, a p50 line and a p99 line */
-	for (k = pn->nser - 1; k >= 0; k--) {	/* the headline metric last: on top */
+}
+
+/* One run of non-empty bins [b, e) of a series: a closed min-max band, a p99 and a p50 line. */
+static void plot_band(const struct plot_series *s, const struct axis *ax, const struct axis *ay, int b, int e,
+		      const char *c, bool headline)
+{
+	double span = (double)(PL.t1 - PL.t0 + 1), xa, xb;
+	uint32_t i;
+
+	/* the headline metric's band stronger: bands of close metrics overlap */
+	svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"none\" d=\"", c, headline ? "0.22" : "0.12");
+	for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+		xa = ax_map(ax, span * i / PLOT_BINS / 1e9);
+		xb = ax_map(ax, span * (i + 1) / PLOT_BINS / 1e9);
+		svg("%s%.1f %.1fH%.1f", i == (uint32_t)b ? "M" : "L", xa, ax_map(ay, (double)s->bmax[i]), xb);
+	}
+	for (i = (uint32_t)e; i-- > (uint32_t)b;) {
+		xa = ax_map(ax, span * i / PLOT_BINS / 1e9);
+		xb = ax_map(ax, span * (i + 1) / PLOT_BINS / 1e9);
+		svg("L%.1f %.1fH%.1f", xb, ax_map(ay, (double)s->bmin[i]), xa);
+	}
+	svg("Z\"/>\n");
+	svg("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"4,2\" points=\"", c);
+	for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+		svg("%.1f,%.1f ", ax_map(ax, span * (i + 0.5) / PLOT_BINS / 1e9),
+		    ax_map(ay, (double)plot_bin_pct(s, (int)i, 99)));
+	}
+	svg("\"/>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"", c);
+	for (i = (uint32_t)b; i < (uint32_t)e; i++) {
+		svg("%.1f,%.1f ", ax_map(ax, span * (i + 0.5) / PLOT_BINS / 1e9),
+		    ax_map(ay, (double)plot_bin_pct(s, (int)i, 50)));
+	}
+	svg("\"/>\n");
+}
+
+/* Every series: each point, or per run of bins a band (plot_band); the headline metric last, on top. */
+static void plot_time_series(const struct plot_panel *pn, const struct axis *ax, const struct axis *ay)
+{
+	int k, b, e;
+
+	for (k = pn->nser - 1; k >= 0; k--) {
 		const struct plot_series *s = &pn->ser[k];
 		const char *c = plot_metric_colour(s->m);
 		uint32_t i;
@@ -8318,50 +8350,34 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 		if (PL.raw) {
 			svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2.6\" stroke-linecap=\"round\" d=\"", c);
 			for (i = 0; i < s->nraw; i++) {
-				svg("M%.1f %.1fh.1", ax_map(&ax, (double)(s->rt[i] - PL.t0) / 1e9), ax_map(&ay, (double)s->rv[i]));
+				svg("M%.1f %.1fh.1", ax_map(ax, (double)(s->rt[i] - PL.t0) / 1e9),
+				    ax_map(ay, (double)s->rv[i]));
 			}
 			svg("\"/>\n");
 			continue;
 		}
-		for (b = 0; b < PLOT_BINS;) {
-			int e;
-
+		for (b = 0; b < PLOT_BINS; b = e) {
 			if (!s->bn[b]) {
-				b++;
+				e = b + 1;
 				continue;
 			}
 			for (e = b; e < PLOT_BINS && s->bn[e]; e++) {
 			}
-			/* one closed band per run of non-empty bins */
-			/* the headline metric's band stronger: bands of close metrics overlap */
-			svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"none\" d=\"", c, k ? "0.12" : "0.22");
-			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
-				double xa = ax_map(&ax, span * i / PLOT_BINS / 1e9), xb = ax_map(&ax, span * (i + 1) / PLOT_BINS / 1e9);
-
-				svg("%s%.1f %.1fH%.1f", i == (uint32_t)b ? "M" : "L", xa, ax_map(&ay, (double)s->bmax[i]), xb);
-			}
-			for (i = (uint32_t)e; i-- > (uint32_t)b;) {
-				double xa = ax_map(&ax, span * i / PLOT_BINS / 1e9), xb = ax_map(&ax, span * (i + 1) / PLOT_BINS / 1e9);
-
-				svg("L%.1f %.1fH%.1f", xb, ax_map(&ay, (double)s->bmin[i]), xa);
-			}
-			svg("Z\"/>\n");
-			svg("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" stroke-dasharray=\"4,2\" points=\"", c);
-			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
-				svg("%.1f,%.1f ", ax_map(&ax, span * (i + 0.5) / PLOT_BINS / 1e9),
-				    ax_map(&ay, (double)plot_bin_pct(s, (int)i, 99)));
-			}
-			svg("\"/>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" points=\"", c);
-			for (i = (uint32_t)b; i < (uint32_t)e; i++) {
-				svg("%.1f,%.1f ", ax_map(&ax, span * (i + 0.5) / PLOT_BINS / 1e9),
-				    ax_map(&ay, (double)plot_bin_pct(s, (int)i, 50)));
-			}
-			svg("\"/>\n");
-			b = e;
+			plot_band(s, ax, ay, b, e, c, k == 0);
 		}
 	}
+}
+
+/* The threshold line, where each --size turn began, and the lost/late and breach strips. */
+static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax, const struct axis *ay, double y0,
+			    double y1)
+{
+	double span = (double)(PL.t1 - PL.t0 + 1);
+	char lab[64];
+	int k, b;
+
 	if (cfg.threshold_ns > 0) {
-		double ty = ax_map(&ay, (double)cfg.threshold_ns);
+		double ty = ax_map(ay, (double)cfg.threshold_ns);
 
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"8,4\"/>\n",
 		    PLOT_X0, ty, PLOT_X1, ty, OI_VERMILLION);
@@ -8375,7 +8391,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 		if (!PL.szt0[k]) {
 			continue;
 		}
-		x = ax_map(&ax, (double)(PL.szt0[k] - PL.t0) / 1e9);
+		x = ax_map(ax, (double)(PL.szt0[k] - PL.t0) / 1e9);
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
 		    "stroke-dasharray=\"2,3\"/>\n", x, y0, x, y1);
 		svg("<text id=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
@@ -8388,7 +8404,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 	svg("<path stroke=\"#000000\" stroke-width=\"1.6\" fill=\"none\" d=\"");
 	for (b = 0; b < PLOT_BINS; b++) {
 		if (pn->lost[b]) {
-			double x = ax_map(&ax, span * (b + 0.5) / PLOT_BINS / 1e9);
+			double x = ax_map(ax, span * (b + 0.5) / PLOT_BINS / 1e9);
 
 			svg("M%.1f %.1fl6 6m0 -6l-6 6", x - 3, y0 - 36);
 		}
@@ -8396,12 +8412,29 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 	svg("\"/>\n<path fill=\"%s\" stroke=\"none\" d=\"", OI_VERMILLION);
 	for (b = 0; b < PLOT_BINS; b++) {
 		if (pn->breach[b]) {
-			double x = ax_map(&ax, span * (b + 0.5) / PLOT_BINS / 1e9);
+			double x = ax_map(ax, span * (b + 0.5) / PLOT_BINS / 1e9);
 
 			svg("M%.1f %.1fh8l-4 7z", x - 4, y0 - 18);
 		}
 	}
 	svg("\"/>\n");
+}
+
+/* Latency over time of one panel; returns the height used. */
+static double plot_time_panel(const struct plot_panel *pn, double top)
+{
+	const double y0 = top + 62, y1 = top + 302;
+	struct axis ax = { 0, (double)(PL.t1 - PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
+	struct axis ay = { 0, 0, y1, y0, true };
+	double span = (double)(PL.t1 - PL.t0 + 1), lx;
+	char lab[64], head[256];
+	int k;
+
+	snprintf(head, sizeof(head), "Latency over time%s%s", *pn->title ? ": " : "", pn->title);
+	plot_heading(top + 16, head);
+	plot_time_axes(pn, &ax, &ay, y0, y1);
+	plot_time_series(pn, &ax, &ay);
+	plot_time_marks(pn, &ax, &ay, y0, y1);
 	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
 	/* legend */
 	lx = PLOT_X0;
