@@ -8520,6 +8520,54 @@ static int plot_hist_metrics(int *ms)
 static const int plot_pct_idx[] = { 0, 1, 3, 4, 5, 6 };	/* 50 90 99 99.9 99.99 99.999 */
 
 /* The distribution: a histogram per metric with a log count axis (cyclictest's picture). */
+/* The log count axis (from 1; it starts at 0.5 so that a count of 1 shows) and the latency axis. */
+static void plot_hist_axes(const struct axis *ax, const struct axis *ay, double y0, double y1)
+{
+	char lab[64];
+	double v;
+
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	for (v = 1; v <= ay->hi * 1.0001; v *= 10) {
+		double p = ax_map(ay, v);
+
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n", PLOT_X0, p, PLOT_X1, p);
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PLOT_X0 - 5, p + 4,
+		    plot_count_label(lab, sizeof(lab), v));
+	}
+	ax_draw(ax, true, y0, y1, plot_dur);
+	svg("</g>\n");
+	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">latency%s</text>\n",
+	    (PLOT_X0 + PLOT_X1) / 2, y1 + 32, ax->log ? " (log scale)" : "");
+	svg("<text x=\"20\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(-90 20 %.1f)\" text-anchor=\"middle\">transactions</text>\n",
+	    (y0 + y1) / 2, (y0 + y1) / 2);
+}
+
+/* The percentiles of the headline metric (and its max), each a dashed line with its label. */
+static void plot_hist_pcts(const struct hist *h, const struct axis *ax, double y0, double y1)
+{
+	double lastx = -1e9;
+	int k, row = 0;
+
+	for (k = 0; k < (int)ARRAY_SIZE(plot_pct_idx) + 1; k++) {
+		bool approx = false;
+		bool is_max = k == (int)ARRAY_SIZE(plot_pct_idx);
+		int64_t v = is_max ? h->max : hist_pct(h, pct_value[plot_pct_idx[k]], &approx);
+		double x = ax_map(ax, (double)v);
+
+		/* a percentile the sample count cannot resolve is not marked */
+		if (!is_max && (double)h->n * (100 - pct_value[plot_pct_idx[k]]) / 100 < 1) {
+			continue;
+		}
+		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n",
+		    x, y0, x, y1);
+		/* labels side by side where there is room, else stacked below the previous one */
+		row = x - lastx < 44 && row < 5 ? row + 1 : 0;
+		lastx = x;
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
+		    x, y0 + 11 + 11 * row, is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
+	}
+}
+
 static double plot_hist_panel(double top)
 {
 	const double y0 = top + 30, y1 = top + 250;
@@ -8527,7 +8575,6 @@ static double plot_hist_panel(double top)
 	static uint64_t cnt[PLOT_MAXSER][400];
 	uint64_t maxc = 0;
 	int k, ncol = 300, c, nser = 0, ms[PLOT_MAXSER];
-	char lab[64];
 	bool any = false;
 
 	plot_heading(top + 16, "Distribution (counts on a log scale)");
@@ -8560,26 +8607,7 @@ static double plot_hist_panel(double top)
 	ay.hi = maxc > 1 ? (double)maxc : 10;
 	ax_round(&ay, 5);
 	ay.lo = 0.5;
-	svg("<g font-size=\"11\" fill=\"#222222\">\n");
-	{
-		struct axis aly = ay;
-
-		aly.lo = 1;	/* ticks from 1; the axis starts at 0.5 so that a count of 1 shows */
-		for (double v = 1; v <= ay.hi * 1.0001; v *= 10) {
-			double p = ax_map(&ay, v);
-
-			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n", PLOT_X0, p, PLOT_X1, p);
-			svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PLOT_X0 - 5, p + 4,
-			    plot_count_label(lab, sizeof(lab), v));
-		}
-		(void)aly;
-	}
-	ax_draw(&ax, true, y0, y1, plot_dur);
-	svg("</g>\n");
-	svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">latency%s</text>\n",
-	    (PLOT_X0 + PLOT_X1) / 2, y1 + 32, ax.log ? " (log scale)" : "");
-	svg("<text x=\"20\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(-90 20 %.1f)\" text-anchor=\"middle\">transactions</text>\n",
-	    (y0 + y1) / 2, (y0 + y1) / 2);
+	plot_hist_axes(&ax, &ay, y0, y1);
 	/* the first metric filled, every one as a step outline */
 	for (k = nser - 1; k >= 0; k--) {
 		const char *col = plot_metric_colour(ms[k]);
@@ -8587,40 +8615,16 @@ static double plot_hist_panel(double top)
 		svg("<path fill=\"%s\" fill-opacity=\"%s\" stroke=\"%s\" stroke-width=\"1.4\" d=\"M%.1f %.1f", k ? "none" : col,
 		    k ? "0" : "0.3", col, PLOT_X0, y1);
 		for (c = 0; c < ncol; c++) {
-			double xa = PLOT_X0 + (PLOT_X1 - PLOT_X0) * c / ncol, xb = PLOT_X0 + (PLOT_X1 - PLOT_X0) * (c + 1) / ncol;
+			double xb = PLOT_X0 + (PLOT_X1 - PLOT_X0) * (c + 1) / ncol;
 			double y = cnt[k][c] ? ax_map(&ay, (double)cnt[k][c]) : y1;
 
 			svg("V%.1fH%.1f", y, xb);
-			(void)xa;
 		}
 		svg("V%.1f%s\"/>\n", y1, k ? "" : "Z");
 	}
-	/* percentiles of the first (headline) metric */
 	if (nser) {
-		const struct hist *h = &S.h[ms[0]];
-		double lastx = -1e9;
-		int row = 0;
-
-		for (k = 0; k < (int)(sizeof(plot_pct_idx) / sizeof(plot_pct_idx[0])) + 1; k++) {
-			bool approx = false;
-			bool is_max = k == (int)(sizeof(plot_pct_idx) / sizeof(plot_pct_idx[0]));
-			int64_t v = is_max ? h->max : hist_pct(h, pct_value[plot_pct_idx[k]], &approx);
-			double x = ax_map(&ax, (double)v);
-
-			/* a percentile the sample count cannot resolve is not marked */
-			if (!is_max && (double)h->n * (100 - pct_value[plot_pct_idx[k]]) / 100 < 1) {
-				continue;
-			}
-			svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000000\" stroke-width=\"1\" stroke-dasharray=\"3,3\"/>\n",
-			    x, y0, x, y1);
-			/* labels side by side where there is room, else stacked below the previous one */
-			row = x - lastx < 44 && row < 5 ? row + 1 : 0;
-			lastx = x;
-			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
-			    x, y0 + 11 + 11 * row, is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
-		}
-	}
-	if (!nser) {
+		plot_hist_pcts(&S.h[ms[0]], &ax, y0, y1);
+	} else {
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no samples</text>\n",
 		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
 	}
