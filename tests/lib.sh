@@ -2,8 +2,9 @@
 # Shared library of rant's integration tests (sourced, never run).
 #
 # Each test script sources this file, calls the helpers below and ends with
-# `finish`, which prints "N passed, N failed[, N skipped]" and sets the exit
-# status.  Network tests run in throwaway namespaces joined by a veth pair,
+# `finish`.  Every suite speaks TAP: "ok N - name", "not ok N - name",
+# "ok N - # SKIP why", comments "# ...", and the plan "1..N" at the end;
+# tests/run.sh and .ci/run count those lines with tap_count.  Network tests run in throwaway namespaces joined by a veth pair,
 # torn down by an EXIT trap; the names carry the PID so that parallel runs
 # and leftovers never collide.
 
@@ -14,16 +15,6 @@ PASS=0
 FAIL=0
 SKIP=0
 TESTNUM=0
-NS_A="rantA$$"
-NS_B="rantB$$"
-ADDR_A=10.231.0.1
-ADDR_B=10.231.0.2
-ADDR6_A=fd00:231::1
-ADDR6_B=fd00:231::2
-VETH_A="vrA$$"
-VETH_B="vrB$$"
-WORK=$(mktemp -d "$TMPDIR/rant-test.XXXXXX")
-BG_PIDS=()
 
 ok() {
 	TESTNUM=$((TESTNUM + 1))
@@ -63,11 +54,44 @@ expect_eq() {
 	fi
 }
 
+# finish: the TAP plan, a closing count for people, the exit status
 finish() {
 	echo "1..$TESTNUM"
-	echo "$PASS passed, $FAIL failed, $SKIP skipped"
+	echo "# $PASS passed, $FAIL failed, $SKIP skipped"
 	[ "$FAIL" -eq 0 ]
 }
+
+# tap_count FILE: "PASSED FAILED SKIPPED", counted from the TAP lines of FILE
+# (a suite's output, or several suites' one after the other)
+tap_count() {
+	local p f s
+	s=$(grep -cE '^ok [0-9]* ?- # SKIP' "$1")
+	p=$(grep -cE '^ok\b' "$1")
+	f=$(grep -cE '^not ok\b' "$1")
+	echo "$((p - s)) $f $s"
+}
+
+# tap_plan_ok FILE: FILE's plan "1..N" is there and N is its number of tests
+tap_plan_ok() {
+	local p f s
+	read -r p f s < <(tap_count "$1")
+	grep -qx "1\.\.$((p + f + s))" "$1"
+}
+
+# The TAP part ends here: a suite with a harness of its own (the config
+# tests) sources this file with TAP_ONLY=1 and gets just the above.
+[ -z "${TAP_ONLY:-}" ] || return 0
+
+NS_A="rantA$$"
+NS_B="rantB$$"
+ADDR_A=10.231.0.1
+ADDR_B=10.231.0.2
+ADDR6_A=fd00:231::1
+ADDR6_B=fd00:231::2
+VETH_A="vrA$$"
+VETH_B="vrB$$"
+WORK=$(mktemp -d "$TMPDIR/rant-test.XXXXXX")
+BG_PIDS=()
 
 is_root() {
 	[ "$(id -u)" -eq 0 ]

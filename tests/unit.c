@@ -5,9 +5,10 @@
  *
  *   make tests/unit && tests/unit
  *
- * One line per test, "ok N - name" or "not ok N - name: detail", then
- * "N passed, N failed".  Needs neither root nor network; temporary files
- * live under /tmp and are removed.
+ * TAP: one line per assertion, "ok N - case: name" or "not ok N - case:
+ * name: detail", then the plan "1..N".  The cases are the table in main();
+ * `tests/unit CASE...` runs only those.  Needs neither root nor network;
+ * temporary files live under /tmp and are removed.
  */
 #define RANT_NO_MAIN
 #pragma GCC diagnostic push
@@ -19,19 +20,25 @@
 /* ------------------------------------------------------------ framework */
 
 static int t_num, t_pass, t_fail;
+static const char *t_case;	/* the case running: each TAP line names it */
 
 static void ok(bool cond, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void ok(bool cond, const char *name, const char *fmt, ...)
 {
+	size_t n = strlen(t_case);
+	/* "pmc: -M parses" in case pmc is not said twice */
+	const char *sep = strncmp(name, t_case, n) || name[n] != ':' ? ": " : "";
+	const char *c = *sep ? t_case : "";
+
 	t_num++;
 	if (cond) {
 		t_pass++;
-		printf("ok %d - %s\n", t_num, name);
+		printf("ok %d - %s%s%s\n", t_num, c, sep, name);
 	} else {
 		va_list ap;
 
 		t_fail++;
-		printf("not ok %d - %s: ", t_num, name);
+		printf("not ok %d - %s%s%s: ", t_num, c, sep, name);
 		va_start(ap, fmt);
 		vprintf(fmt, ap);
 		va_end(ap);
@@ -3003,15 +3010,6 @@ static void test_classes_interval(void)
 	reset_globals();
 }
 
-static void test_classes(void)
-{
-	reset_globals();
-	test_classes_opts();
-	test_classes_interval();
-	test_classes_schedule();
-	test_classes_reflect();
-}
-
 /* -------------------------------------------------------------- outputs */
 
 /* Is s (n bytes) valid UTF-8 without raw control characters? */
@@ -3466,8 +3464,6 @@ static void test_outputs(void)
 		free(o);
 		free(e);
 	}
-	test_outputs_analyze();
-	test_outputs_clock();
 }
 
 /* ------------------------------------------- hardware path: real NICs */
@@ -4462,7 +4458,7 @@ static void test_pmc(void)
 	free(out);
 	free(err);
 	fake_open_free();
-	test_pmc_read();
+	test_pmc_read();	/* these leave the fake sysfs the flow reads */
 	test_pmc_setup();
 	if (PMC_ARCH_OK) {
 		test_pmc_flow();	/* elsewhere -M is refused at setup: nothing flows */
@@ -4744,30 +4740,83 @@ static void test_plot(void)
 	reset_globals();
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+
+struct unit_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define CASE(fn) { #fn + 5, fn }	/* "test_proto" is case "proto" */
+
+static const struct unit_case unit_cases[] = {
+	CASE(test_opt_table),
+	CASE(test_opt_fields),
+	CASE(test_proto),
+	CASE(test_cmsg),
+	CASE(test_hw),
+	CASE(test_hwpath),
+	CASE(test_phc),
+	CASE(test_swhw),
+	CASE(test_ptp),
+	CASE(test_klog),
+	CASE(test_tsconfig),
+	CASE(test_hist),
+	CASE(test_fit),
+	CASE(test_log),
+	CASE(test_compat),
+	CASE(test_guard),
+	CASE(test_classes_opts),
+	CASE(test_classes_interval),
+	CASE(test_classes_schedule),
+	CASE(test_classes_reflect),
+	CASE(test_outputs),
+	CASE(test_outputs_analyze),
+	CASE(test_outputs_clock),
+	CASE(test_pmc),
+	CASE(test_plot),
+};
+
+static bool case_wanted(const char *name, int argc, char **argv)
 {
+	int i;
+
+	if (argc < 2) {
+		return true;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], name)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Each case starts from fresh global state, so that it passes alone
+ * (`tests/unit hist`) as it does after the others.
+ */
+int main(int argc, char **argv)
+{
+	size_t i;
+	int n = 0;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	reset_globals();
-	test_opt_table();
-	test_opt_fields();
-	test_proto();
-	test_cmsg();
-	test_hw();
-	test_hwpath();
-	test_phc();
-	test_swhw();
-	test_ptp();
-	test_klog();
-	test_tsconfig();
-	test_hist();
-	test_fit();
-	test_log();
-	test_compat();
-	test_guard();
-	test_classes();
-	test_outputs();
-	test_pmc();
-	test_plot();
-	printf("%d passed, %d failed\n", t_pass, t_fail);
+	for (i = 0; i < sizeof(unit_cases) / sizeof(unit_cases[0]); i++) {
+		if (!case_wanted(unit_cases[i].name, argc, argv)) {
+			continue;
+		}
+		t_case = unit_cases[i].name;
+		printf("# %s\n", t_case);
+		reset_globals();
+		unit_cases[i].fn();
+		n++;
+	}
+	if (!n) {
+		fprintf(stderr, "unit: no case of that name\n");
+		return 2;
+	}
+	printf("1..%d\n", t_num);
+	printf("# %d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
 }
