@@ -11,14 +11,6 @@
 : "${DEMO_SECONDS:=3}"
 : "${DEMO_INTERVAL_US:=100}"
 
-# gone PID: the process has exited (a zombie waiting for `wait` counts)
-gone() {
-	local st
-
-	st=$(ps -o stat= -p "$1") || return 0
-	[[ $st == Z* ]]
-}
-
 banner() {
 	printf '\n==================== %s ====================\n' "$*"
 }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2034 # the *_RC results are read by the suites
 # Shared library of rant's integration tests (sourced, never run).
 #
 # Each test script sources this file, calls the helpers below and ends with
@@ -214,13 +215,39 @@ emit_bg() {
 	BG_PIDS+=("$EMIT_PID")
 }
 
-# py_checks LABEL CODE ARGS...: run python checks (the script's PY_PRELUDE
-# first) that print "ok<TAB>name" or "not ok<TAB>name (detail)" lines, and
-# count each as a test of its own.
+# What every suite's python checks may use: t() prints one check's verdict,
+# load() reads a JSON file, rows() the data rows of a rant log (text or csv)
+# as dicts keyed by column name.
+PY_LIB='
+import json, os, re, sys
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+def load(p):
+    return json.load(open(p, "rb"))
+def rows(p):
+    out, cols, csv = [], None, False
+    for line in open(p):
+        line = line.rstrip("\n")
+        if line.startswith("#"):
+            csv = True
+            continue
+        if not line or (cols and not csv and line.startswith("-")):
+            continue
+        v = line.split(",") if csv or "," in line else line.split()
+        if cols is None:
+            cols, csv = v, csv or "," in line
+            continue
+        out.append(dict(zip(cols, v)))
+    return out
+'
+
+# py_checks LABEL CODE ARGS...: run python checks (PY_LIB, then the script's
+# PY_PRELUDE first) that print "ok<TAB>name" or "not ok<TAB>name (detail)"
+# lines, and count each as a test of its own.
 py_checks() {
 	local label=$1 code=$2 out rc line
 	shift 2
-	out=$(python3 -c "${PY_PRELUDE:-}$code" "$@" 2>&1)
+	out=$(python3 -c "$PY_LIB${PY_PRELUDE:-}$code" "$@" 2>&1)
 	rc=$?
 	while IFS= read -r line; do
 		case $line in
@@ -246,4 +273,99 @@ show() {
 expect_rc() {
 	expect_eq "$1: exit status" "$EMIT_RC" "$2"
 	[ "$EMIT_RC" = "$2" ] || show "$1"
+}
+
+# ------------------------------------------- helpers more than one suite uses
+
+# gone PID: exited (a zombie counts: kill -0 still succeeds on those)
+gone() {
+	local st
+
+	st=$(ps -o stat= -p "$1") || return 0
+	[[ $st == Z* ]]
+}
+
+# reap PID: its exit status, in RC
+reap() {
+	wait "$1"
+	RC=$?
+}
+
+# wait_exit PID SECONDS: wait for a background process, its status in
+# WAIT_RC ("timeout" if it was still running; it is then killed)
+wait_exit() {
+	if ! wait_for "$2" gone "$1"; then
+		kill -9 "$1" 2>/dev/null
+		{ wait "$1"; } 2>/dev/null
+		WAIT_RC=timeout
+		return 1
+	fi
+	{ wait "$1"; } 2>/dev/null
+	WAIT_RC=$?
+}
+
+# wait_reflector: the reflector in REFLECTOR_PID ends by itself within 10 s;
+# its status in REFLECTOR_RC ("timeout" if not)
+wait_reflector() {
+	REFLECTOR_RC=timeout
+	if wait_for 10 gone "$REFLECTOR_PID"; then
+		wait "$REFLECTOR_PID"
+		REFLECTOR_RC=$?
+	fi
+}
+
+# stop_reflector: SIGINT the reflector started last and wait for it (-9
+# after 10 s); its status in RC
+stop_reflector() {
+	kill -INT "$REFLECTOR_PID" 2>/dev/null
+	wait_for 10 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
+	reap "$REFLECTOR_PID" 2>/dev/null
+}
+
+# analyze NAME LOG... [options]: rant --analyze; ANALYZE_RC, $WORK/NAME.out/.err
+analyze() {
+	local name=$1
+	shift
+	"$RANT" --analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	ANALYZE_RC=$?
+}
+
+# jget FILE KEY: a JSON value, or "missing"
+jget() {
+	json_get "$1" "$2" 2>/dev/null || echo missing
+}
+
+# session_id NAME: the session the reflector NAME announced on stderr
+session_id() {
+	sed -n 's/^rant: session \(0x[0-9a-f]*\) started.*/\1/p' "$WORK/$1.err" | head -n 1
+}
+
+# client_port PID: the local UDP port of the client PID (talking to ADDR_B)
+client_port() {
+	in_a ss -Hunp "dst $ADDR_B:12345" 2>/dev/null | grep "pid=$1," |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /:[0-9]+$/) { sub(/.*:/, "", $i); print $i; exit } }'
+}
+
+has_client_port() {
+	[ -n "$(client_port "$1")" ]
+}
+
+# has FILE REGEX / hasnt FILE REGEX: an extended regex matches a line of FILE
+has() {
+	grep -Eq -- "$2" "$1"
+}
+
+hasnt() {
+	! grep -Eq -- "$2" "$1"
+}
+
+# not_grep GREP-ARGS...: grep finds nothing
+not_grep() {
+	! grep -q "$@"
+}
+
+# udp_stat NS FIELD: a counter of the Udp: line of /proc/net/snmp in NS
+# shellcheck disable=SC2016 # an awk program
+udp_stat() {
+	ip netns exec "$1" awk -v f="$2" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c[f] } }' /proc/net/snmp
 }

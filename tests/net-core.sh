@@ -54,41 +54,10 @@ sys.exit(0 if r else 1)
 EOF
 }
 
-# has FILE REGEX: an extended regex matches a line of FILE
-has() {
-	grep -Eq -- "$2" "$1"
-}
-
-# hasnt FILE REGEX
-hasnt() {
-	! grep -Eq -- "$2" "$1"
-}
-
-# pid_gone PID: exited (a zombie counts: kill -0 still succeeds on those)
-pid_gone() {
-	local st
-
-	st=$(ps -o stat= -p "$1") || return 0
-	[[ $st == Z* ]]
-}
-
-# wait_exit PID SECONDS: wait for a background process, its status in
-# WAIT_RC ("timeout" if it was still running; it is then killed)
-wait_exit() {
-	if ! wait_for "$2" pid_gone "$1"; then
-		kill -9 "$1" 2>/dev/null
-		{ wait "$1"; } 2>/dev/null
-		WAIT_RC=timeout
-		return 1
-	fi
-	{ wait "$1"; } 2>/dev/null
-	WAIT_RC=$?
-}
-
-# reap PID: a process a test left running (after a failure) goes now, so
+# reap_left PID: a process a test left running (after a failure) goes now, so
 # that the next test's reflector can bind the port
-reap() {
-	if [ -n "$1" ] && ! pid_gone "$1"; then
+reap_left() {
+	if [ -n "$1" ] && ! gone "$1"; then
 		kill -9 "$1" 2>/dev/null
 	fi
 	{ wait "$1"; } 2>/dev/null
@@ -182,7 +151,7 @@ t_normal() {
 		test "$rc" -eq 0
 	[ -n "$csv" ] && echo "# csv: ${csv//$'\n'/; }"
 	expect_eq "normal: csv log rows by status" "$(echo "$csv" | tail -n 1)" "ok=$n warmup=$w lost=0 late=0"
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 11. The report in the earlier rant's format (uses the outputs of t_normal).
@@ -233,7 +202,7 @@ t_json() {
 		jtrue t8c 'd["threshold"]["us"] == 60000000 and d["threshold"]["exceeded"] is False and d["threshold"]["percent"] == 0'
 	expect_eq "json -: samples = count" "$(jv t8c metrics.rtt.samples)" 300
 	wait_exit "$REFLECTOR_PID" 5
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 2. The client starts before the reflector: lost until it is there, then
@@ -260,8 +229,8 @@ t_client_first() {
 	expect_eq "client first: reflector exits 0 after the FIN" "$WAIT_RC" 0
 	expect_eq "client first: reflector received = client received" \
 		"$(jv t2r packets.received)" "$(jv t2c packets.received)"
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 3. The reflector is killed (-9) and restarted while the client runs.
@@ -277,7 +246,7 @@ t_server_restart() {
 	wait_for 5 session_started t3r1
 	sleep 1.3	# let the first reflector answer a while
 	kill -9 "$REFLECTOR_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 	sleep 1		# nobody answers for a second
 	if ! reflector t3r2 --once --json "$WORK/t3r2.json"; then
 		not_ok "server restart: second reflector listens"
@@ -298,8 +267,8 @@ t_server_restart() {
 	expect_eq "server restart: second reflector exits 0 after the FIN" "$WAIT_RC" 0
 	expect_eq "server restart: csv log has one row per ping" \
 		"$(grep -c '^[0-9]' "$WORK/t3c.csv")" "$(jv t3c packets.sent)"
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 3b. Loss in each direction: for a moment each side's neighbour entry for
@@ -340,8 +309,8 @@ t_loss_direction() {
 	expect_eq "loss by direction: reflector answered what the FIN_ACK said" \
 		"$(jv t3dr packets.received)" "$(jv t3dc loss_by_direction.reflector_answered)"
 	check "loss by direction: in the report" has "$WORK/t3dc.out" '^Lost by direction: [1-9][0-9]* pings on the way out, [1-9][0-9]* pongs on the way back'
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 4a. Junk to the reflector's port and to the client's port during a run
@@ -382,8 +351,8 @@ t_junk() {
 		'^Invalid: short 4; bad magic 8; bad version 3; bad type 4; from another session 2$'
 	expect_eq "junk: reflector received = client sent" "$(jv t4r packets.received)" "$(jv t4c packets.sent)"
 	expect_eq "junk: reflector response samples = count" "$(jv t4r metrics.response.samples)" 4000
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 4b. A fake reflector that misbehaves on purpose: the client's counters must
@@ -420,7 +389,7 @@ t_fake() {
 	check "fake: log: seq 18 late, seq 20 lost, seq 16 ok" \
 		bash -c 'grep -q "^18,late," "$1" && grep -q "^20,lost," "$1" && grep -q "^16,ok," "$1"' _ "$WORK/t4f.csv"
 	expect_eq "fake: log: ok rows = samples" "$(grep -c '^[0-9]*,ok,' "$WORK/t4f.csv")" "$(jv t4f metrics.rtt.samples)"
-	reap "$fpid"
+	reap_left "$fpid"
 }
 
 # 5. --count with --interval: exactly count pings at the cadence.
@@ -436,7 +405,7 @@ t_cadence() {
 	check "cadence: duration_s in [1.9, 3.0] for 200 x 10 ms" jtrue t5c '1.9 <= d["duration_s"] <= 3.0'
 	expect_eq "cadence: stop reason" "$(jv t5c stop_reason)" count
 	wait_exit "$REFLECTOR_PID" 5
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 6. IPv6 between the namespaces.
@@ -455,7 +424,7 @@ t_ipv6() {
 	expect_eq "ipv6: reflector exits 0" "$WAIT_RC" 0
 	expect_eq "ipv6: reflector received = client sent" "$(jv t6r packets.received)" 1010
 	expect_eq "ipv6: reflector response samples = count" "$(jv t6r metrics.response.samples)" 1000
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 7. lo inside NS_A (never the host's): one reflector, an IPv4 and an IPv6
@@ -488,7 +457,7 @@ t_lo() {
 	expect_eq "lo: both sessions ended by FIN" "$(grep -c '^Stopped by: fin$' "$WORK/t7r.out")" 2
 	expect_eq "lo: each session counted its own pings" \
 		"$(grep -c '^Packets: sent 500 | received 500 | lost 0 ' "$WORK/t7r.out")" 2
-	reap "$rpid"
+	reap_left "$rpid"
 }
 
 # 9. Exit codes; an invalid invocation sends nothing and touches no file.
@@ -534,7 +503,7 @@ t_exit_codes() {
 	kill -TERM "$REFLECTOR_PID"
 	wait_exit "$REFLECTOR_PID" 5
 	expect_eq "exit: idle reflector exits 0 on SIGTERM" "$WAIT_RC" 0
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 10. SIGINT ends a long run at once, with report, JSON and log.
@@ -565,8 +534,8 @@ t_sigint() {
 	expect_eq "sigint: log has one row per ping sent" "$rows" "$(jv t10c packets.sent)"
 	wait_exit "$REFLECTOR_PID" 5
 	expect_eq "sigint: reflector exits 0 after the FIN" "$WAIT_RC" 0
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 12. Software wire stamps and app stamps read the same clock
@@ -584,7 +553,7 @@ t_clock_warnings() {
 	expect_eq "clock: no clock warning on software stamps (reflect JSON)" "$(jv t12r clock.warnings)" "[]"
 	check "clock: no WARNING line in either report" \
 		bash -c '! grep -h "^WARNING" "$1" "$2"' _ "$WORK/t12c.out" "$WORK/t12r.out"
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 13. The client dies (-9) mid-run: the reflector ends the session on idle.
@@ -599,7 +568,7 @@ t_client_killed() {
 	wait_for 5 session_started t13r
 	sleep 0.5	# let it run a while
 	kill -9 "$EMIT_PID"
-	reap "$EMIT_PID"
+	reap_left "$EMIT_PID"
 	t0=$(now_ms)
 	wait_exit "$REFLECTOR_PID" 10
 	t1=$(now_ms)
@@ -608,7 +577,7 @@ t_client_killed() {
 	expect_eq "client killed: stop reason" "$(jv t13r stop_reason)" idle
 	check "client killed: reflector answered every ping it got" \
 		jtrue t13r 'p["received"] > 0 and p["sent"] == p["received"] and m["response"]["samples"] == p["received"]'
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 main() {

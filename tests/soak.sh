@@ -39,8 +39,6 @@ if ! ns_setup; then
 	exit 1
 fi
 
-gone() { ! kill -0 "$1"; }
-
 # rows_within FILE MAX: FILE is a log with a 2-line header and 1..MAX rows
 rows_within() {
 	local n
