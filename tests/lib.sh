@@ -168,6 +168,16 @@ reflector() {
 	wait_for 5 udp_listening "$NS_B" "$(port_of "$@")"
 }
 
+# reflector_or LABEL NAME [rant options...]: reflector, and a failed test
+# "LABEL: reflector listens" (status 1) when it does not
+reflector_or() {
+	local label=$1
+	shift
+	reflector "$@" && return 0
+	not_ok "$label: reflector listens"
+	return 1
+}
+
 port_of() {
 	local p=12345
 	while [ $# -gt 0 ]; do
@@ -368,4 +378,42 @@ not_grep() {
 # shellcheck disable=SC2016 # an awk program
 udp_stat() {
 	ip netns exec "$1" awk -v f="$2" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c[f] } }' /proc/net/snmp
+}
+
+# busy_second LABEL R C1 C2 COUNT INTERVAL [options of C2...]: reflector R
+# (--once, JSON in $WORK/R.json) serves client C1 (COUNT pings INTERVAL us
+# apart) while client C2 asks for a session of its own: C2 is told the
+# reflector is busy.  C1 is waited for (its status in RC, C2's in EMIT_RC);
+# the reflector is left to the caller.  Fails when R does not start.
+busy_second() {
+	local label=$1 r=$2 c1=$3 c2=$4 n=$5 iv=$6 first
+	shift 6
+	if ! reflector "$r" --once --json "$WORK/$r.json"; then
+		not_ok "$label: reflector did not start"
+		return 1
+	fi
+	emit_bg "$c1" -q --count "$n" --interval "$iv" --json "$WORK/$c1.json"
+	first=$EMIT_PID
+	wait_for 5 grep -q 'session 0x' "$WORK/$r.err"
+	emit "$c2" -q "$@" --json "$WORK/$c2.json"
+	check "$label: says the reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/$c2.err"
+	reap "$first"
+}
+
+# need_setup WHO TARGET: for the scripts that are no test suite (make demo,
+# make soak): as root, rant built, the namespaces up; or one line on stderr
+# and exit 1
+need_setup() {
+	if ! is_root; then
+		echo "$1: needs root (it creates network namespaces and a veth pair): sudo make $2" >&2
+		exit 1
+	fi
+	if [ ! -x "$RANT" ]; then
+		echo "$1: $RANT is not built: run make" >&2
+		exit 1
+	fi
+	if ! ns_setup; then
+		echo "$1: could not create the namespaces and the veth pair" >&2
+		exit 1
+	fi
 }

@@ -102,10 +102,7 @@ udp_in() {
 t_normal() {
 	local n=3000 w=100 csv rc
 
-	if ! reflector t1r --once -s --json "$WORK/t1r.json"; then
-		not_ok "normal: reflector listens"
-		return
-	fi
+	reflector_or normal t1r --once -s --json "$WORK/t1r.json" || return
 	emit t1c -s -w "$w" --count "$n" --json "$WORK/t1c.json" -l "$WORK/t1c.csv" --log-format csv
 	expect_eq "normal: client exits 0" "$EMIT_RC" 0
 	wait_exit "$REFLECTOR_PID" 5
@@ -187,10 +184,7 @@ t_json() {
 	expect_eq "json: no -t: threshold.us is null" "$(jv t1c threshold.us)" null
 	check "json: duration_s is a positive number" jtrue t1c 'isinstance(d["duration_s"], float) and d["duration_s"] > 0'
 
-	if ! reflector t8r --once; then
-		not_ok "json: reflector listens"
-		return
-	fi
+	reflector_or json t8r --once || return
 	emit t8c -s --count 300 -t 60000000 --json -
 	expect_eq "json -: client exits 0" "$EMIT_RC" 0
 	cp "$WORK/t8c.out" "$WORK/t8c.json"
@@ -213,9 +207,7 @@ t_client_first() {
 	t0=$(now_ms)
 	emit_bg t2c -d 4 --interval 10000 --timeout 200 --json "$WORK/t2c.json"
 	sleep 1.5	# the client runs with nobody answering
-	if ! reflector t2r --once --json "$WORK/t2r.json"; then
-		not_ok "client first: reflector listens"
-	fi
+	reflector_or "client first" t2r --once --json "$WORK/t2r.json"
 	wait_exit "$EMIT_PID" 10
 	t1=$(now_ms)
 	expect_eq "client first: client exits 0" "$WAIT_RC" 0
@@ -237,10 +229,7 @@ t_client_first() {
 t_server_restart() {
 	local t0 t1
 
-	if ! reflector t3r1; then
-		not_ok "server restart: reflector listens"
-		return
-	fi
+	reflector_or "server restart" t3r1 || return
 	t0=$(now_ms)
 	emit_bg t3c -w 10 --interval 5000 -d 4 --timeout 100 --json "$WORK/t3c.json" -l "$WORK/t3c.csv" --log-format csv
 	wait_for 5 session_started t3r1
@@ -248,9 +237,7 @@ t_server_restart() {
 	kill -9 "$REFLECTOR_PID"
 	reap_left "$REFLECTOR_PID"
 	sleep 1		# nobody answers for a second
-	if ! reflector t3r2 --once --json "$WORK/t3r2.json"; then
-		not_ok "server restart: second reflector listens"
-	fi
+	reflector_or "server restart: second" t3r2 --once --json "$WORK/t3r2.json"
 	wait_exit "$EMIT_PID" 10
 	t1=$(now_ms)
 	expect_eq "server restart: client exits 0" "$WAIT_RC" 0
@@ -289,10 +276,7 @@ blackout() { # NS DEV PEER_ADDR SECONDS
 }
 
 t_loss_direction() {
-	if ! reflector t3d --once --json "$WORK/t3dr.json"; then
-		not_ok "loss by direction: reflector listens"
-		return
-	fi
+	reflector_or "loss by direction" t3d --once --json "$WORK/t3dr.json" || return
 	emit_bg t3dc --interval 2000 -d 3 --timeout 100 --json "$WORK/t3dc.json"
 	wait_for 5 session_started t3d
 	sleep 0.7
@@ -318,10 +302,7 @@ t_loss_direction() {
 t_junk() {
 	local cport out
 
-	if ! reflector t4r --once --json "$WORK/t4r.json"; then
-		not_ok "junk: reflector listens"
-		return
-	fi
+	reflector_or junk t4r --once --json "$WORK/t4r.json" || return
 	emit_bg t4c -w 10 --count 4000 --interval 1000 --json "$WORK/t4c.json"
 	wait_for 5 session_started t4r
 	out=$(in_a python3 "$HELPERS/rantcheck.py" junk "$ADDR_B" "$PORT" \
@@ -394,10 +375,7 @@ t_fake() {
 
 # 5. --count with --interval: exactly count pings at the cadence.
 t_cadence() {
-	if ! reflector t5r --once; then
-		not_ok "cadence: reflector listens"
-		return
-	fi
+	reflector_or cadence t5r --once || return
 	emit t5c --count 200 --interval 10000 --json "$WORK/t5c.json"
 	expect_eq "cadence: client exits 0" "$EMIT_RC" 0
 	expect_eq "cadence: sent = 200" "$(jv t5c packets.sent)" 200
@@ -410,10 +388,7 @@ t_cadence() {
 
 # 6. IPv6 between the namespaces.
 t_ipv6() {
-	if ! reflector t6r --once --json "$WORK/t6r.json"; then
-		not_ok "ipv6: reflector listens"
-		return
-	fi
+	reflector_or ipv6 t6r --once --json "$WORK/t6r.json" || return
 	emit_to t6c "$ADDR6_B" -w 10 --count 1000 --json "$WORK/t6c.json"
 	expect_eq "ipv6: client exits 0" "$EMIT_RC" 0
 	expect_eq "ipv6: sent/received/lost" \
@@ -479,10 +454,7 @@ t_exit_codes() {
 	emit t9e --once
 	expect_eq "exit: --once with -a: exit 2" "$EMIT_RC" 2
 
-	if ! reflector t9r -d 30; then
-		not_ok "exit: reflector listens"
-		return
-	fi
+	reflector_or exit t9r -d 30 || return
 	before=$(udp_in "$NS_B")
 	emit t9f --count 10 --json /nonexistent/dir/x.json -l "$WORK/t9f.log"
 	expect_eq "exit: unwritable --json: exit 2" "$EMIT_RC" 2
@@ -510,10 +482,7 @@ t_exit_codes() {
 t_sigint() {
 	local t0 t1 rows
 
-	if ! reflector t10r --once; then
-		not_ok "sigint: reflector listens"
-		return
-	fi
+	reflector_or sigint t10r --once || return
 	emit_bg t10c -d 30 --interval 1000 -l "$WORK/t10c.log" --json "$WORK/t10c.json"
 	wait_for 5 session_started t10r
 	sleep 1		# let it run a while
@@ -542,10 +511,7 @@ t_sigint() {
 #     (CLOCK_REALTIME), so their offset is stack delay and cannot drift: no
 #     clock warning may claim that CLOCK_REALTIME was stepped (we step nothing).
 t_clock_warnings() {
-	if ! reflector t12r --once -s --json "$WORK/t12r.json"; then
-		not_ok "clock: reflector listens"
-		return
-	fi
+	reflector_or clock t12r --once -s --json "$WORK/t12r.json" || return
 	emit t12c -s --interval 10000 -d 2 --json "$WORK/t12c.json"
 	expect_eq "clock: client exits 0" "$EMIT_RC" 0
 	wait_exit "$REFLECTOR_PID" 5
@@ -560,10 +526,7 @@ t_clock_warnings() {
 t_client_killed() {
 	local t0 t1
 
-	if ! reflector t13r --once --json "$WORK/t13r.json"; then
-		not_ok "client killed: reflector listens"
-		return
-	fi
+	reflector_or "client killed" t13r --once --json "$WORK/t13r.json" || return
 	emit_bg t13c -d 30 --interval 1000
 	wait_for 5 session_started t13r
 	sleep 0.5	# let it run a while

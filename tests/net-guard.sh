@@ -205,15 +205,8 @@ test_client_rules() {
 
 # ------------------------------------------------------------- 6. busy
 test_busy() {
-	local first
-	reflector bz --once --json "$WORK/bz.json" || { not_ok "busy: reflector did not start"; return; }
-	emit_bg cb1 -q --count 8000 --interval 500 --json "$WORK/cb1.json"
-	first=$EMIT_PID
-	wait_for 5 grep -q 'session 0x' "$WORK/bz.err"
-	emit cb2 -q --count 100 --json "$WORK/cb2.json"
+	busy_second busy bz cb1 cb2 8000 500 --count 100 || return
 	expect_rc "busy: second client" 1
-	check "busy: says which reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/cb2.err"
-	reap "$first"
 	expect_eq "busy: first client exit code" "$RC" 0
 	expect_eq "busy: first client lost nothing" "$(jget "$WORK/cb1.json" packets.lost)" 0
 	wait_for 10 gone "$REFLECTOR_PID"

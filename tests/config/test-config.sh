@@ -435,17 +435,19 @@ test_fake_more() {
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$(snap_fake "$root")"
 
 	# ethtool --json for features and pause, the text where there is none.
-	local jroot=$TMP/json troot=$TMP/text r
-	for r in "$jroot" "$troot"; do
-		mkdir -p "$r"
-		fake_mlx5 "$r"
-		echo "tx-udp-segmentation on [fixed]" >>"$r/state/ethtool/enp59s0f0/features"
-	done
-	: >"$troot/state/ethtool-no-json"
-	cfg "$jroot" "${args[@]}" --no-ptp
-	cp "$OUT" "$jroot/apply.txt"
-	cfg "$troot" "${args[@]}" --no-ptp
-	cp "$OUT" "$troot/apply.txt"
+	# ethtool_apply ROOT [STUB-MODE]: an mlx5 tree with a fixed-on feature,
+	# applied with the ethtool stub in that mode; the output in ROOT/apply.txt
+	ethtool_apply() {
+		mkdir -p "$1"
+		fake_mlx5 "$1"
+		echo "tx-udp-segmentation on [fixed]" >>"$1/state/ethtool/enp59s0f0/features"
+		[[ -z ${2:-} ]] || : >"$1/state/$2"
+		cfg "$1" "${args[@]}" --no-ptp
+		cp "$OUT" "$1/apply.txt"
+	}
+	local jroot=$TMP/json troot=$TMP/text
+	ethtool_apply "$jroot"
+	ethtool_apply "$troot" ethtool-no-json
 	t "ethtool --json: features and pause read as JSON" bash -c '
 		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool --json -a enp59s0f0$" "$1" &&
 		! grep -q "^ethtool -k enp59s0f0$" "$1"' _ "$jroot/state/calls.log"
@@ -462,17 +464,8 @@ test_fake_more() {
 	# A later ethtool gives JSON for coalescing, rings and channels too; the
 	# first such one named adaptive-rx "rx" in -c: that JSON is not trusted.
 	local aroot=$TMP/json-all xroot=$TMP/json-rx
-	for r in "$aroot" "$xroot"; do
-		mkdir -p "$r"
-		fake_mlx5 "$r"
-		echo "tx-udp-segmentation on [fixed]" >>"$r/state/ethtool/enp59s0f0/features"
-	done
-	: >"$aroot/state/ethtool-json-all"
-	: >"$xroot/state/ethtool-json-rx"
-	cfg "$aroot" "${args[@]}" --no-ptp
-	cp "$OUT" "$aroot/apply.txt"
-	cfg "$xroot" "${args[@]}" --no-ptp
-	cp "$OUT" "$xroot/apply.txt"
+	ethtool_apply "$aroot" ethtool-json-all
+	ethtool_apply "$xroot" ethtool-json-rx
 	t "ethtool --json for -c, -g, -l where ethtool has it: no text read" bash -c '
 		for o in -k -a -c -g -l; do
 			grep -q "^ethtool --json $o enp59s0f0$" "$1" && ! grep -q "^ethtool $o enp59s0f0$" "$1" || exit 1
