@@ -2082,14 +2082,6 @@ static void log_corrupt(const char *name, const char *content, int line, const c
 
 static void test_log(void)
 {
-	uint8_t *mem;
-	struct txn x;
-	struct alog L, R;
-	char path[128], path2[128], *err;
-	int st, r;
-	uint64_t i;
-	bool good;
-
 	log_roundtrip(true, LOG_TEXT, true, true, true);
 	log_roundtrip(true, LOG_TEXT, false, false, false);
 	log_roundtrip(true, LOG_TEXT, true, false, false);
@@ -2100,6 +2092,17 @@ static void test_log(void)
 	log_roundtrip(false, LOG_TEXT, false, false, false);
 	log_roundtrip(false, LOG_CSV, true, true, true);
 	log_roundtrip(false, LOG_CSV, false, false, false);
+}
+
+static void test_log_ring(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	struct alog L;
+	char path[128], *err;
+	int st, r;
+	uint64_t i;
+	bool good;
 
 	/* ring: keep the last N with their real sequence numbers */
 	reset_globals();
@@ -2134,6 +2137,16 @@ static void test_log(void)
 	}
 	unlink(path);
 	free(mem);
+}
+
+static void test_log_large(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	struct alog L;
+	char path[128], *err;
+	int r;
+	uint64_t i;
 
 	/* a large log: more than the writer's 1 MiB buffer */
 	reset_globals();
@@ -2154,6 +2167,14 @@ static void test_log(void)
 	}
 	unlink(path);
 	free(mem);
+}
+
+static void test_log_threshold(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	int st;
+	uint64_t i;
 
 	/* -L: only rows above the threshold, plus lost and late ones */
 	reset_globals();
@@ -2196,6 +2217,13 @@ static void test_log(void)
 	log_push(&x);
 	ok(S.log.n == 1 && S.log.filtered == 1, "log -L 0 on reflect: filters on the response time", "n=%" PRIu64, S.log.n);
 	free(mem);
+}
+
+static void test_log_corrupt(void)
+{
+	struct alog L;
+	char path[128], *err;
+	int r;
 
 	/* corrupted logs: an error with the line number */
 	{
@@ -2288,6 +2316,17 @@ static void test_log(void)
 			free(err);
 		}
 	}
+}
+
+static void test_log_join(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	struct alog L, R;
+	char path[128], path2[128];
+	int r;
+	uint64_t i;
+	bool good;
 
 	/* join an emit and a reflect log by SEQ */
 	reset_globals();
@@ -2497,14 +2536,8 @@ static size_t guard_msg(uint8_t *buf, int type, uint32_t session, uint64_t seq, 
 static void test_guard(void)
 {
 	static const uint64_t k16[2] = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL };
-	uint8_t msg[15], buf[PROTO_HDR_LEN + 64];
-	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(4000) }, a2 = a1, a0 = a1;
-	char path[128];
-	struct capture c;
-	char *e;
-	int i, r;
-	uint64_t t[NSTAMP] = { 0 };
-	int64_t v;
+	uint8_t msg[15];
+	int i;
 
 	/* SipHash-2-4: the test vectors of the SipHash paper (key 00..0f) */
 	for (i = 0; i < 15; i++) {
@@ -2514,6 +2547,14 @@ static void test_guard(void)
 	   "%016" PRIx64, siphash24(k16, msg, 15));
 	ok(siphash24(k16, msg, 0) == 0x726fdb47dd0e0e31ULL, "guard: SipHash-2-4 of the empty message",
 	   "%016" PRIx64, siphash24(k16, msg, 0));
+}
+
+static void test_guard_keyfile(void)
+{
+	char path[128];
+	struct capture c;
+	char *e;
+	int i, r;
 
 	/* --key-file: mode, size */
 	{
@@ -2570,6 +2611,12 @@ static void test_guard(void)
 		ok(r < 0 && one_rant_line(e), "guard: a missing key file is one line", "'%s'", e);
 		free(e);
 	}
+}
+
+static void test_guard_tags(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	int i;
 
 	/* tags: the right key passes, any flipped bit or missing tag fails */
 	key.on = true;
@@ -2597,6 +2644,12 @@ static void test_guard(void)
 	ok(!tag_ok(buf, cfg.size), "guard: another key fails", "-");
 	key.on = false;
 	ok(tag_ok(buf, 10), "guard: without a key nothing is checked", "-");
+}
+
+static void test_guard_stamps(void)
+{
+	uint64_t t[NSTAMP] = { 0 };
+	int64_t v;
 
 	/* stamps: nothing impossible becomes a number, nothing overflows */
 	ok(!stamp_diff(1ULL << 63, 1, &v), "guard: a stamp of 2^63 gives no difference", "-");
@@ -2631,6 +2684,11 @@ static void test_guard(void)
 		ok(!echo_t3_plausible(&x, 1000 + 2000 + 1000 + 100), "guard: held longer than the round trip: refused", "-");
 		ok(echo_t3_plausible(&x, 1000 + 2000), "guard: held as long as the round trip (one clock each side): taken", "-");
 	}
+}
+
+static void test_guard_peers(void)
+{
+	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(4000) }, a2 = a1, a0 = a1;
 
 	/* peers */
 	a1.sin_addr.s_addr = htonl(0x0a000001);
@@ -2649,6 +2707,12 @@ static void test_guard(void)
 		a0.sin_port = 0;
 		ok(sa_port((struct sockaddr *)&a0) == 0 && sa_port((struct sockaddr *)&a1) == 4000, "guard: source ports", "-");
 	}
+}
+
+static void test_guard_client(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	int i;
 
 	/* the client: replays, unasked FIN_ACK, length, BUSY, echoes owed */
 	guard_setup(true);
@@ -2711,9 +2775,16 @@ static void test_guard(void)
 	guard_msg(buf, PT_BUSY, S.id, 1, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
 	ok(E.busy && S.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
+}
+
+static void test_guard_reflector(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(4000) }, a0 = a1;
 
 	/* the reflector: port 0, peers, idle hints, seqs far ahead, unknown FINs */
 	guard_setup(false);
+	a0.sin_port = 0;
 	{
 		static struct echo q[ECHO_CAP];
 		struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
@@ -4747,7 +4818,7 @@ struct unit_case {
 	void (*fn)(void);
 };
 
-#define CASE(fn) { #fn + 5, fn }	/* "test_proto" is case "proto" */
+#define CASE(fn) { &(#fn)[5], fn }	/* "test_proto" is case "proto" */
 
 static const struct unit_case unit_cases[] = {
 	CASE(test_opt_table),
@@ -4764,8 +4835,19 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hist),
 	CASE(test_fit),
 	CASE(test_log),
+	CASE(test_log_ring),
+	CASE(test_log_large),
+	CASE(test_log_threshold),
+	CASE(test_log_corrupt),
+	CASE(test_log_join),
 	CASE(test_compat),
 	CASE(test_guard),
+	CASE(test_guard_keyfile),
+	CASE(test_guard_tags),
+	CASE(test_guard_stamps),
+	CASE(test_guard_peers),
+	CASE(test_guard_client),
+	CASE(test_guard_reflector),
 	CASE(test_classes_opts),
 	CASE(test_classes_interval),
 	CASE(test_classes_schedule),
