@@ -556,8 +556,7 @@ static void test_proto(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
 	struct proto_msg m, d;
-	char name[120];
-	int r, t, len, bad;
+	int r, len, bad;
 	uint16_t f;
 
 	memset(&m, 0, sizeof(m));
@@ -642,6 +641,14 @@ static void test_proto(void)
 	r = proto_decode(buf, PROTO_HDR_LEN, &d);
 	ok(r == 0 && !d.t2w && d.t3w == 0x5a5a5a5a5a5a5a5aULL && d.t3w_seq == 0x5a5a5a5a5a5a5a5aULL,
 	   "proto: a flagged echo field is read, the others not", "t2w=%" PRIu64, d.t2w);
+}
+
+static void test_proto_malformed(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 16];
+	struct proto_msg m, d;
+	char name[120];
+	int r, t, len, bad;
 
 	/* malformed */
 	m.flags = 0;
@@ -689,6 +696,13 @@ static void test_proto(void)
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 0 -> PE_TYPE", "failed");
 	buf[5] = 6;
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 6 -> PE_TYPE", "failed");
+}
+
+static void test_proto_random(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 16];
+	struct proto_msg m, d;
+	int t, bad;
 
 	/* random round trips */
 	for (t = 0, bad = -1; t < 2000; t++) {
@@ -776,12 +790,8 @@ static void test_cmsg(void)
 {
 	const uint64_t SW = 1700000000123456789ULL, HW = 1700000001000000007ULL;
 	struct scm_timestamping st;
-	struct sock_extended_err ee;
 	struct ts_cmsg c;
 	struct cbuf b;
-	uint32_t key;
-	uint64_t wire;
-	bool r;
 
 	reset_globals();
 	/* both stamps present */
@@ -852,6 +862,18 @@ static void test_cmsg(void)
 		ts_parse(&b.msg, &c);
 		ok(c.have_ts && c.sw == SW, "cmsg: SO_TIMESTAMPING_NEW is read too", "sw=%" PRIu64, c.sw);
 	}
+}
+
+static void test_cmsg_errqueue(void)
+{
+	const uint64_t SW = 1700000000123456789ULL, HW = 1700000001000000007ULL;
+	struct scm_timestamping st;
+	struct sock_extended_err ee;
+	struct ts_cmsg c;
+	struct cbuf b;
+	uint32_t key;
+	uint64_t wire;
+	bool r;
 
 	/* error queue: TX completion stamps (IPv4 and IPv6) */
 	cb_init(&b);
@@ -937,6 +959,16 @@ static void test_cmsg(void)
 	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 	ts_parse(&b.msg, &c);
 	ok(!ts_tx_stamp(&c, &key, &wire), "cmsg: timestamp without an error cmsg -> no TX stamp (a received packet)", "failed");
+}
+
+static void test_cmsg_truncated(void)
+{
+	struct scm_timestamping st;
+	struct sock_extended_err ee;
+	struct ts_cmsg c;
+	struct cbuf b;
+	uint32_t key;
+	uint64_t wire;
 
 	/* truncated control messages (MSG_CTRUNC): counted, never read */
 	{
@@ -1117,6 +1149,12 @@ static void test_hw(void)
 	ok(r == 0 && ts.rx_filter == HWTSTAMP_FILTER_ALL && nic.n_s == 1 && nic.last_s.tx_type == HWTSTAMP_TX_ON &&
 	   nic.last_s.rx_filter == HWTSTAMP_FILTER_PTP_V2_EVENT, "hw restore: a PTP config found at start is put back",
 	   "r=%d rx=%d", r, nic.last_s.rx_filter);
+}
+
+static void test_hw_all_refused(void)
+{
+	char *err;
+	int r;
 
 	/* (b) ALL refused with ERANGE, PTP_V2_EVENT applied */
 	nic_full();
@@ -1165,6 +1203,12 @@ static void test_hw(void)
 	ok(r == -1 && one_rant_line(err) && strstr(err, "--timestamps"), "hw: success with filter NONE written back -> error (hw)",
 	   "r=%d err='%s'", r, err);
 	free(err);
+}
+
+static void test_hw_sw_only(void)
+{
+	char *err;
+	int r;
 
 	/* (d) software-only device */
 	nic_full();
@@ -1196,6 +1240,12 @@ static void test_hw(void)
 	r = hw_setup("eth0", TS_AUTO, &err);
 	ok(r == 0 && !ts.hw, "hw: no RAW_HARDWARE -> software", "r=%d hw=%d", r, ts.hw);
 	free(err);
+}
+
+static void test_hw_eperm(void)
+{
+	char *err;
+	int r;
 
 	/* (e) SIOCSHWTSTAMP refused with EPERM (not root) */
 	nic_full();
@@ -1219,6 +1269,12 @@ static void test_hw(void)
 	ok(r == 0 && !ts.hw && !ts.restore && nic.n_s == 2, "hw: every filter refused (ERANGE), auto -> software",
 	   "r=%d hw=%d n_s=%d", r, ts.hw, nic.n_s);
 	free(err);
+}
+
+static void test_hw_no_tsinfo(void)
+{
+	char *err;
+	int r;
 
 	/* (f) ETHTOOL_GET_TS_INFO not supported */
 	nic_full();
@@ -1255,6 +1311,12 @@ static void test_hw(void)
 	ts_restore(100);
 	ok(nic.n_s == 0, "hw: config not read at start -> ts_restore writes nothing", "n_s=%d", nic.n_s);
 	free(err);
+}
+
+static void test_hw_no_iface(void)
+{
+	char *err;
+	int r;
 
 	/* (h) no interface */
 	nic_full();
@@ -1446,10 +1508,7 @@ static void test_hist(void)
 {
 	const size_t N = 20000;
 	int64_t *v = malloc(N * sizeof(*v));
-	struct hres res;
 	size_t i;
-	int trial, failed_trials = 0;
-	char first[1200] = "";
 
 	v[0] = 0;
 	hist_case("empty", v, 0, 100, 1000000, 16);
@@ -1526,6 +1585,14 @@ static void test_hist(void)
 		ok(p == 1000000, "hist: p100 is the maximum", "got %" PRId64, p);
 		free(b);
 	}
+}
+
+static void test_hist_store(void)
+{
+	const size_t N = 20000;
+	int64_t *v = malloc(N * sizeof(*v));
+	struct hres res;
+	size_t i;
 
 	/* exact store fills: flagged, no write past it, tails still sane */
 	for (i = 0; i < 2000; i++) {
@@ -1571,6 +1638,16 @@ static void test_hist(void)
 		v[i] = 1700000000000000000LL + rnd_range(-1000, 1000);
 	}
 	hist_case("values near 1.7e18 ns (PHC not synchronised)", v, 1000, 100, 1000000, 1000);
+}
+
+static void test_hist_random(void)
+{
+	const size_t N = 20000;
+	int64_t *v = malloc(N * sizeof(*v));
+	struct hres res;
+	size_t i;
+	int trial, failed_trials = 0;
+	char first[1200] = "";
 
 	/* 100 random trials: random bucket, bound, store size and data */
 	for (trial = 0; trial < 100; trial++) {
@@ -1666,9 +1743,6 @@ static void test_fit(void)
 {
 	struct fit f;
 	double ppm = 0, span = 0;
-	uint64_t t[NSTAMP];
-	int64_t off, v;
-	int m, k;
 
 	fit_case(50, 200, 123456, "fit: +50 ppm over 10 s with 200 ns noise");
 	fit_case(-3, 200, -987654, "fit: -3 ppm over 10 s with 200 ns noise");
@@ -1720,6 +1794,12 @@ static void test_fit(void)
 	fit_point(&f, 5, 3);
 	ok(!fit_ppm(&f, &ppm, &span), "fit: all x equal -> unknown", "failed");
 	ok(f.ymin == 1 && f.ymax == 3, "fit: ymin/ymax tracked", "%" PRId64 "/%" PRId64, f.ymin, f.ymax);
+}
+
+static void test_fit_offset(void)
+{
+	uint64_t t[NSTAMP];
+	int64_t off;
 
 	/* clock offset: server clock = client clock + O, symmetric one-way delay d */
 	{
@@ -1758,6 +1838,13 @@ static void test_fit(void)
 	t[T4W] = 4;
 	t[T2W] = 0;
 	ok(!clock_offset(t, &off), "clock_offset: missing T2 -> false", "failed");
+}
+
+static void test_fit_metrics(void)
+{
+	uint64_t t[NSTAMP];
+	int64_t v;
+	int m, k;
 
 	/* metric values and the stamps each one needs */
 	{
@@ -3339,9 +3426,9 @@ static void test_outputs_analyze(void)
 
 static void test_outputs(void)
 {
-	char s[600], *j, path[128], *err;
+	char s[600], *j;
 	bool good = true;
-	int i, r;
+	int i;
 
 	/* JSON: every byte string becomes valid UTF-8 text */
 	j = json_of("a\xff" "b\xc3\xa9" "c\xc0\x80" "d\xed\xa0\x80" "e\n\"\\");
@@ -3357,6 +3444,13 @@ static void test_outputs(void)
 		free(j);
 	}
 	ok(good, "json: 2000 random byte strings all give valid UTF-8 without raw control characters", "failed at %d", i);
+}
+
+static void test_outputs_property(void)
+{
+	char path[128], *err;
+	bool good = true;
+	int i, r;
 
 	/* property: any command line, any format and side: the log reads back */
 	for (i = 0, good = true; i < 300 && good; i++) {
@@ -3401,6 +3495,11 @@ static void test_outputs(void)
 	}
 	ok(good, "log: 300 random command lines (any byte: newlines, commas, non-UTF-8), formats and sides read back",
 	   "failed at %d", i);
+}
+
+static void test_outputs_failed_writes(void)
+{
+	int r;
 
 	/* failed writes are reported, with the file and the error */
 	{
@@ -3484,6 +3583,12 @@ static void test_outputs(void)
 		ok(res == '0', "fds_own: closed 0-2 become /dev/null; a socket then gets fd 3 or above",
 		   "child said '%c'", res);
 	}
+}
+
+static void test_outputs_refused(void)
+{
+	char path[128];
+	int r;
 
 	/* refused inputs and outputs: FIFOs, devices, directories */
 	{
@@ -3515,6 +3620,11 @@ static void test_outputs(void)
 		ok(r < 0 && e && strstr(e, "directory"), "--analyze: a directory is refused", "%s", e ? e : "");
 		free(e);
 	}
+}
+
+static void test_outputs_analyze_twice(void)
+{
+	int r;
 
 	/* --analyze twice: the second is the second log; a third is an error */
 	{
@@ -4824,8 +4934,17 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_opt_table),
 	CASE(test_opt_fields),
 	CASE(test_proto),
+	CASE(test_proto_malformed),
+	CASE(test_proto_random),
 	CASE(test_cmsg),
+	CASE(test_cmsg_errqueue),
+	CASE(test_cmsg_truncated),
 	CASE(test_hw),
+	CASE(test_hw_all_refused),
+	CASE(test_hw_sw_only),
+	CASE(test_hw_eperm),
+	CASE(test_hw_no_tsinfo),
+	CASE(test_hw_no_iface),
 	CASE(test_hwpath),
 	CASE(test_phc),
 	CASE(test_swhw),
@@ -4833,7 +4952,11 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_klog),
 	CASE(test_tsconfig),
 	CASE(test_hist),
+	CASE(test_hist_store),
+	CASE(test_hist_random),
 	CASE(test_fit),
+	CASE(test_fit_offset),
+	CASE(test_fit_metrics),
 	CASE(test_log),
 	CASE(test_log_ring),
 	CASE(test_log_large),
@@ -4853,6 +4976,10 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_classes_schedule),
 	CASE(test_classes_reflect),
 	CASE(test_outputs),
+	CASE(test_outputs_property),
+	CASE(test_outputs_failed_writes),
+	CASE(test_outputs_refused),
+	CASE(test_outputs_analyze_twice),
 	CASE(test_outputs_analyze),
 	CASE(test_outputs_clock),
 	CASE(test_pmc),
