@@ -5,9 +5,10 @@
 # Each test script sources this file, calls the helpers below and ends with
 # `finish`.  Every suite speaks TAP: "ok N - name", "not ok N - name",
 # "ok N - # SKIP why", comments "# ...", and the plan "1..N" at the end;
-# tests/run.sh and .ci/run count those lines with tap_count.  Network tests run in throwaway namespaces joined by a veth pair,
-# torn down by an EXIT trap; the names carry the PID so that parallel runs
-# and leftovers never collide.
+# tests/run.sh and .ci/run count those lines with tap_count.  Network tests
+# run in throwaway namespaces joined by a veth pair, torn down by an EXIT
+# trap; the names carry the PID so that parallel runs and leftovers never
+# collide.
 
 : "${RANT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/rant}"
 : "${TMPDIR:=/tmp}"
