@@ -1585,6 +1585,7 @@ static void test_hist(void)
 		ok(p == 1000000, "hist: p100 is the maximum", "got %" PRId64, p);
 		free(b);
 	}
+	free(v);
 }
 
 static void test_hist_store(void)
@@ -1638,6 +1639,7 @@ static void test_hist_store(void)
 		v[i] = 1700000000000000000LL + rnd_range(-1000, 1000);
 	}
 	hist_case("values near 1.7e18 ns (PHC not synchronised)", v, 1000, 100, 1000000, 1000);
+	free(v);
 }
 
 static void test_hist_random(void)
