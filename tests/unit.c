@@ -701,7 +701,7 @@ static void test_proto_malformed(void)
 static void test_proto_random(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
-	struct proto_msg m, d;
+	struct proto_msg m = { 0 }, d;
 	int t, bad;
 
 	/* random round trips */
@@ -971,6 +971,7 @@ static void test_cmsg_truncated(void)
 	uint64_t wire;
 
 	/* truncated control messages (MSG_CTRUNC): counted, never read */
+	st = mk_scm(1700000000, 123456789, 1700000001, 7);
 	{
 		size_t short_len = CMSG_LEN(sizeof(st) - 8);
 		struct msghdr msg;
