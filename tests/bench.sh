@@ -230,14 +230,15 @@ sockperf_run() {
 	[ "$pairing" = spin ] && extra=(--nonblocked --timeout 0)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
 	SERVER_CMD=(sockperf server -i "$ADDR_B" -p "$PORT" "${extra[@]}")
-	CLIENT_CMD=(sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt "${extra[@]}")
+	CLIENT_CMD=(sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt
+		"${extra[@]}")
 	pair_run "$tag" || return
 	if [ "$PAIR_RC" -ne 0 ]; then
 		fail_run "$tag: sockperf ping-pong exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
 	fi
-	if ! python3 - "$WORK/$tag.out" "$pairing" "$round" "$PAIR_HC" "$PAIR_HS" "$PAIR_NC" "$PAIR_NS" \
-		>>"$RESULTS" <<'EOF'; then
+	if ! python3 - "$WORK/$tag.out" "$pairing" "$round" \
+		"$PAIR_HC" "$PAIR_HS" "$PAIR_NC" "$PAIR_NS" >>"$RESULTS" <<'EOF'; then
 import re, sys
 out = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], errors="replace").read())
 # with --full-rtt sockperf 3.x reports round-trip times ("Summary: Round trip is X usec"),
@@ -271,7 +272,8 @@ floor_run() {
 		fail_run "$tag: floor client exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
 	fi
-	if ! awk -v p="$pairing" -v r="$round" -v hc="$PAIR_HC" -v hs="$PAIR_HS" -v nc="$PAIR_NC" -v ns="$PAIR_NS" '
+	if ! awk -v p="$pairing" -v r="$round" \
+		-v hc="$PAIR_HC" -v hs="$PAIR_HS" -v nc="$PAIR_NC" -v ns="$PAIR_NS" '
 		/^floor: / && $5 > 0 { print p, "floor", r, $7, $9, int($3 / $5 + 0.5), hc, hs,
 			"- - - -", 0, "none", nc, ns; found = 1 }
 		END { exit !found }' "$WORK/$tag.out" >>"$RESULTS"; then

@@ -117,7 +117,8 @@ test_junk_client() {
 
 # ------------------------------------------------------------- second client
 test_second_client() {
-	busy_second "second client" r3 c3 c3b 10000 200 --count 5 --interval 100000 --timeout 300 || return
+	busy_second "second client" r3 c3 c3b 10000 200 \
+		--count 5 --interval 100000 --timeout 300 || return
 	expect_eq "second client: exit code 1 (busy)" "$EMIT_RC" 1
 	expect_eq "second client: received nothing" "$(jget "$WORK/c3b.json" packets.received)" 0
 	check_clean_session c3 10000
