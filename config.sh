@@ -463,16 +463,24 @@ ethtool_step() {
 }
 
 # ethtool_kv OPTION: `ethtool OPTION IFACE` into KV, key -> value as the
-# text output shows it ("on", "off [fixed]", "256").  Features (-k) and pause
-# (-a) are read from `ethtool --json` where this ethtool and driver give it,
-# the rest (and those, with an ethtool without JSON) from the text.
+# text output shows it ("on", "off [fixed]", "256"; a pre-set maximum as
+# "max-rx").  Features (-k), pause (-a), coalescing (-c), rings (-g) and
+# channels (-l) are read from `ethtool --json` where this ethtool gives it
+# (Debian 12's ethtool 6.1 does for -k and -a only; later ones for all five),
+# the rest from the text: -i and --show-priv-flags have no JSON output.
 declare -A KV=()
 ethtool_kv() {
 	local out line k v section=
 	KV=()
-	if [[ $1 == -k || $1 == -a ]] && ethtool_json "$1"; then
-		return 0
-	fi
+	case $1 in
+	-k | -a | -g | -l) ethtool_json "$1" && return 0 ;;
+	-c)
+		# The first ethtool with JSON for -c named adaptive-rx "rx" (and
+		# CQE mode "rx" too): only a JSON that says adaptive-rx is read.
+		ethtool_json -c && [[ -n ${KV[adaptive-rx]:-} ]] && return 0
+		KV=()
+		;;
+	esac
 	out=$(qx "$ETHTOOL" "$1" "$IFACE" 2>/dev/null) || return 1
 	while IFS= read -r line; do
 		case $line in
@@ -498,14 +506,17 @@ ethtool_kv() {
 
 # ethtool_json OPTION: `ethtool --json OPTION IFACE` into KV, as ethtool_kv.
 # A feature is an object {"active": bool, "fixed": bool|null, ...}: its
-# value is "on"/"off", with " [fixed]" when it cannot be changed.
+# value is "on"/"off", with " [fixed]" when it cannot be changed.  Other
+# booleans read "on"/"off" too; "rx-max" (rings, channels) is KV's "max-rx".
 ethtool_json() {
 	local out k v n=0
 	out=$(qx "$ETHTOOL" --json "$1" "$IFACE" 2>/dev/null) || return 1
 	[[ $out == "["* ]] || return 1
 	while IFS=$'\t' read -r k v; do
 		[[ -n $k && $k != ifname ]] || continue
-		KV[${k,,}]=$v
+		k=${k,,}
+		[[ $1 == -[gl] && $k == *-max ]] && k=max-${k%-max}
+		KV[$k]=$v
 		n=$((n + 1))
 	done < <(awk '
 		function val(s) {

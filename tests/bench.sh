@@ -200,34 +200,45 @@ EOF
 	fi
 }
 
-# sockperf_run PAIRING ROUND
-sockperf_run() {
-	local pairing=$1 round=$2 tag="sockperf-$1-r$2" extra=() spid cpid wc ws crc hc hs nc ns
-	PORT=$((PORT + 1))
-	RUNS=$((RUNS + 1))
-	[ "$pairing" = spin ] && extra=(--nonblocked --timeout 0)
-	echo "# $tag: port $PORT, ${DUR}s" >&2
-	start_server "$tag" "$WORK/$tag.srv.out" - "$WORK/$tag.srv.hwm" \
-		sockperf server -i "$ADDR_B" -p "$PORT" "${extra[@]}" || return
+# pair_run TAG: the server SERVER_CMD in NS_B and the client CLIENT_CMD in
+# NS_A, as sockperf and the floor run (both on port PORT, the client DUR s).
+# The client's status in PAIR_RC; VmHWM and involuntary switches of client
+# and server in PAIR_HC PAIR_HS PAIR_NC PAIR_NS.  Fails if no server started.
+pair_run() {
+	local tag=$1 spid cpid wc ws hs
+	start_server "$tag" "$WORK/$tag.srv.out" - "$WORK/$tag.srv.hwm" "${SERVER_CMD[@]}" || return
 	spid=$LAUNCH_PID
 	ws=$LAUNCH_WATCH
-	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" - "$WORK/$tag.hwm" \
-		sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt "${extra[@]}"
+	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" - "$WORK/$tag.hwm" "${CLIENT_CMD[@]}"
 	cpid=$LAUNCH_PID
 	wc=$LAUNCH_WATCH
 	wait "$cpid"
-	crc=$?
+	PAIR_RC=$?
 	# the server never ends by itself: its last VmHWM sample is taken just before the stop
 	hs=$(proc_sample "$spid") && echo "$hs" >"$WORK/$tag.srv.hwm"
 	stop_within 0 "$spid"
 	wait "$wc" "$ws"
-	read -r hc nc <"$WORK/$tag.hwm"
-	read -r hs ns <"$WORK/$tag.srv.hwm"
-	if [ "$crc" -ne 0 ]; then
-		fail_run "$tag: sockperf ping-pong exit $crc: $(tail -n 3 "$WORK/$tag.out")"
+	read -r PAIR_HC PAIR_NC <"$WORK/$tag.hwm"
+	read -r PAIR_HS PAIR_NS <"$WORK/$tag.srv.hwm"
+}
+
+# sockperf_run PAIRING ROUND
+sockperf_run() {
+	local pairing=$1 round=$2 tag="sockperf-$1-r$2" extra=()
+	PORT=$((PORT + 1))
+	RUNS=$((RUNS + 1))
+	[ "$pairing" = spin ] && extra=(--nonblocked --timeout 0)
+	echo "# $tag: port $PORT, ${DUR}s" >&2
+	SERVER_CMD=(sockperf server -i "$ADDR_B" -p "$PORT" "${extra[@]}")
+	CLIENT_CMD=(sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt
+		"${extra[@]}")
+	pair_run "$tag" || return
+	if [ "$PAIR_RC" -ne 0 ]; then
+		fail_run "$tag: sockperf ping-pong exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
 	fi
-	if ! python3 - "$WORK/$tag.out" "$pairing" "$round" "$hc" "$hs" "$nc" "$ns" >>"$RESULTS" <<'EOF'; then
+	if ! python3 - "$WORK/$tag.out" "$pairing" "$round" \
+		"$PAIR_HC" "$PAIR_HS" "$PAIR_NC" "$PAIR_NS" >>"$RESULTS" <<'EOF'; then
 import re, sys
 out = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], errors="replace").read())
 # with --full-rtt sockperf 3.x reports round-trip times ("Summary: Round trip is X usec"),
@@ -249,31 +260,20 @@ EOF
 
 # floor_run PAIRING ROUND: the bare ping-pong, same CPUs, same veth
 floor_run() {
-	local pairing=$1 round=$2 tag="floor-$1-r$2" extra=() spid cpid wc ws crc hc hs nc ns
+	local pairing=$1 round=$2 tag="floor-$1-r$2" extra=()
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(spin)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
-	start_server "$tag" "$WORK/$tag.srv.out" - "$WORK/$tag.srv.hwm" \
-		"$FLOOR" server "$PORT" "${extra[@]}" || return
-	spid=$LAUNCH_PID
-	ws=$LAUNCH_WATCH
-	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" - "$WORK/$tag.hwm" \
-		"$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE" "${extra[@]}"
-	cpid=$LAUNCH_PID
-	wc=$LAUNCH_WATCH
-	wait "$cpid"
-	crc=$?
-	hs=$(proc_sample "$spid") && echo "$hs" >"$WORK/$tag.srv.hwm"
-	stop_within 0 "$spid"
-	wait "$wc" "$ws"
-	read -r hc nc <"$WORK/$tag.hwm"
-	read -r hs ns <"$WORK/$tag.srv.hwm"
-	if [ "$crc" -ne 0 ]; then
-		fail_run "$tag: floor client exit $crc: $(tail -n 3 "$WORK/$tag.out")"
+	SERVER_CMD=("$FLOOR" server "$PORT" "${extra[@]}")
+	CLIENT_CMD=("$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE" "${extra[@]}")
+	pair_run "$tag" || return
+	if [ "$PAIR_RC" -ne 0 ]; then
+		fail_run "$tag: floor client exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
 	fi
-	if ! awk -v p="$pairing" -v r="$round" -v hc="$hc" -v hs="$hs" -v nc="$nc" -v ns="$ns" '
+	if ! awk -v p="$pairing" -v r="$round" \
+		-v hc="$PAIR_HC" -v hs="$PAIR_HS" -v nc="$PAIR_NC" -v ns="$PAIR_NS" '
 		/^floor: / && $5 > 0 { print p, "floor", r, $7, $9, int($3 / $5 + 0.5), hc, hs,
 			"- - - -", 0, "none", nc, ns; found = 1 }
 		END { exit !found }' "$WORK/$tag.out" >>"$RESULTS"; then

@@ -11,14 +11,6 @@
 : "${DEMO_SECONDS:=3}"
 : "${DEMO_INTERVAL_US:=100}"
 
-# gone PID: the process has exited (a zombie waiting for `wait` counts)
-gone() {
-	local st
-
-	st=$(ps -o stat= -p "$1") || return 0
-	[[ $st == Z* ]]
-}
-
 banner() {
 	printf '\n==================== %s ====================\n' "$*"
 }
@@ -26,20 +18,9 @@ banner() {
 main() {
 	local rc rrc
 
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "demo: needs root to create network namespaces (try: sudo make demo)" >&2
-		exit 1
-	fi
 	# shellcheck source=tests/lib.sh
 	. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-	if [ ! -x "$RANT" ]; then
-		echo "demo: $RANT is not built (run make)" >&2
-		exit 1
-	fi
-	if ! ns_setup; then
-		echo "demo: could not create the namespaces and the veth pair" >&2
-		exit 1
-	fi
+	need_setup demo demo
 	echo "demo: namespaces $NS_A ($ADDR_A on $VETH_A) and $NS_B ($ADDR_B on $VETH_B), joined by veth"
 	if ! reflector demo-reflect --once -s -H; then
 		echo "demo: the reflector did not start:" >&2

@@ -1,11 +1,14 @@
 #!/bin/bash
+# shellcheck disable=SC2034 # the *_RC results are read by the suites
 # Shared library of rant's integration tests (sourced, never run).
 #
 # Each test script sources this file, calls the helpers below and ends with
-# `finish`, which prints "N passed, N failed[, N skipped]" and sets the exit
-# status.  Network tests run in throwaway namespaces joined by a veth pair,
-# torn down by an EXIT trap; the names carry the PID so that parallel runs
-# and leftovers never collide.
+# `finish`.  Every suite speaks TAP: "ok N - name", "not ok N - name",
+# "ok N - # SKIP why", comments "# ...", and the plan "1..N" at the end;
+# tests/run.sh and .ci/run count those lines with tap_count.  Network tests
+# run in throwaway namespaces joined by a veth pair, torn down by an EXIT
+# trap; the names carry the PID so that parallel runs and leftovers never
+# collide.
 
 : "${RANT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/rant}"
 : "${TMPDIR:=/tmp}"
@@ -14,16 +17,6 @@ PASS=0
 FAIL=0
 SKIP=0
 TESTNUM=0
-NS_A="rantA$$"
-NS_B="rantB$$"
-ADDR_A=10.231.0.1
-ADDR_B=10.231.0.2
-ADDR6_A=fd00:231::1
-ADDR6_B=fd00:231::2
-VETH_A="vrA$$"
-VETH_B="vrB$$"
-WORK=$(mktemp -d "$TMPDIR/rant-test.XXXXXX")
-BG_PIDS=()
 
 ok() {
 	TESTNUM=$((TESTNUM + 1))
@@ -63,11 +56,44 @@ expect_eq() {
 	fi
 }
 
+# finish: the TAP plan, a closing count for people, the exit status
 finish() {
 	echo "1..$TESTNUM"
-	echo "$PASS passed, $FAIL failed, $SKIP skipped"
+	echo "# $PASS passed, $FAIL failed, $SKIP skipped"
 	[ "$FAIL" -eq 0 ]
 }
+
+# tap_count FILE: "PASSED FAILED SKIPPED", counted from the TAP lines of FILE
+# (a suite's output, or several suites' one after the other)
+tap_count() {
+	local p f s
+	s=$(grep -cE '^ok [0-9]* ?- # SKIP' "$1")
+	p=$(grep -cE '^ok\b' "$1")
+	f=$(grep -cE '^not ok\b' "$1")
+	echo "$((p - s)) $f $s"
+}
+
+# tap_plan_ok FILE: FILE's plan "1..N" is there and N is its number of tests
+tap_plan_ok() {
+	local p f s
+	read -r p f s < <(tap_count "$1")
+	grep -qx "1\.\.$((p + f + s))" "$1"
+}
+
+# The TAP part ends here: a suite with a harness of its own (the config
+# tests) sources this file with TAP_ONLY=1 and gets just the above.
+[ -z "${TAP_ONLY:-}" ] || return 0
+
+NS_A="rantA$$"
+NS_B="rantB$$"
+ADDR_A=10.231.0.1
+ADDR_B=10.231.0.2
+ADDR6_A=fd00:231::1
+ADDR6_B=fd00:231::2
+VETH_A="vrA$$"
+VETH_B="vrB$$"
+WORK=$(mktemp -d "$TMPDIR/rant-test.XXXXXX")
+BG_PIDS=()
 
 is_root() {
 	[ "$(id -u)" -eq 0 ]
@@ -143,6 +169,16 @@ reflector() {
 	wait_for 5 udp_listening "$NS_B" "$(port_of "$@")"
 }
 
+# reflector_or LABEL NAME [rant options...]: reflector, and a failed test
+# "LABEL: reflector listens" (status 1) when it does not
+reflector_or() {
+	local label=$1
+	shift
+	reflector "$@" && return 0
+	not_ok "$label: reflector listens"
+	return 1
+}
+
 port_of() {
 	local p=12345
 	while [ $# -gt 0 ]; do
@@ -190,13 +226,39 @@ emit_bg() {
 	BG_PIDS+=("$EMIT_PID")
 }
 
-# py_checks LABEL CODE ARGS...: run python checks (the script's PY_PRELUDE
-# first) that print "ok<TAB>name" or "not ok<TAB>name (detail)" lines, and
-# count each as a test of its own.
+# What every suite's python checks may use: t() prints one check's verdict,
+# load() reads a JSON file, rows() the data rows of a rant log (text or csv)
+# as dicts keyed by column name.
+PY_LIB='
+import json, os, re, sys
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+def load(p):
+    return json.load(open(p, "rb"))
+def rows(p):
+    out, cols, csv = [], None, False
+    for line in open(p):
+        line = line.rstrip("\n")
+        if line.startswith("#"):
+            csv = True
+            continue
+        if not line or (cols and not csv and line.startswith("-")):
+            continue
+        v = line.split(",") if csv or "," in line else line.split()
+        if cols is None:
+            cols, csv = v, csv or "," in line
+            continue
+        out.append(dict(zip(cols, v)))
+    return out
+'
+
+# py_checks LABEL CODE ARGS...: run python checks (PY_LIB, then the script's
+# PY_PRELUDE first) that print "ok<TAB>name" or "not ok<TAB>name (detail)"
+# lines, and count each as a test of its own.
 py_checks() {
 	local label=$1 code=$2 out rc line
 	shift 2
-	out=$(python3 -c "${PY_PRELUDE:-}$code" "$@" 2>&1)
+	out=$(python3 -c "$PY_LIB${PY_PRELUDE:-}$code" "$@" 2>&1)
 	rc=$?
 	while IFS= read -r line; do
 		case $line in
@@ -222,4 +284,137 @@ show() {
 expect_rc() {
 	expect_eq "$1: exit status" "$EMIT_RC" "$2"
 	[ "$EMIT_RC" = "$2" ] || show "$1"
+}
+
+# ------------------------------------------- helpers more than one suite uses
+
+# gone PID: exited (a zombie counts: kill -0 still succeeds on those)
+gone() {
+	local st
+
+	st=$(ps -o stat= -p "$1") || return 0
+	[[ $st == Z* ]]
+}
+
+# reap PID: its exit status, in RC
+reap() {
+	wait "$1"
+	RC=$?
+}
+
+# wait_exit PID SECONDS: wait for a background process, its status in
+# WAIT_RC ("timeout" if it was still running; it is then killed)
+wait_exit() {
+	if ! wait_for "$2" gone "$1"; then
+		kill -9 "$1" 2>/dev/null
+		{ wait "$1"; } 2>/dev/null
+		WAIT_RC=timeout
+		return 1
+	fi
+	{ wait "$1"; } 2>/dev/null
+	WAIT_RC=$?
+}
+
+# wait_reflector: the reflector in REFLECTOR_PID ends by itself within 10 s;
+# its status in REFLECTOR_RC ("timeout" if not)
+wait_reflector() {
+	REFLECTOR_RC=timeout
+	if wait_for 10 gone "$REFLECTOR_PID"; then
+		wait "$REFLECTOR_PID"
+		REFLECTOR_RC=$?
+	fi
+}
+
+# stop_reflector: SIGINT the reflector started last and wait for it (-9
+# after 10 s); its status in RC
+stop_reflector() {
+	kill -INT "$REFLECTOR_PID" 2>/dev/null
+	wait_for 10 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
+	reap "$REFLECTOR_PID" 2>/dev/null
+}
+
+# analyze NAME LOG... [options]: rant --analyze; ANALYZE_RC, $WORK/NAME.out/.err
+analyze() {
+	local name=$1
+	shift
+	"$RANT" --analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	ANALYZE_RC=$?
+}
+
+# jget FILE KEY: a JSON value, or "missing"
+jget() {
+	json_get "$1" "$2" 2>/dev/null || echo missing
+}
+
+# session_id NAME: the session the reflector NAME announced on stderr
+session_id() {
+	sed -n 's/^rant: session \(0x[0-9a-f]*\) started.*/\1/p' "$WORK/$1.err" | head -n 1
+}
+
+# client_port PID: the local UDP port of the client PID (talking to ADDR_B)
+client_port() {
+	in_a ss -Hunp "dst $ADDR_B:12345" 2>/dev/null | grep "pid=$1," |
+		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /:[0-9]+$/) { sub(/.*:/, "", $i); print $i; exit } }'
+}
+
+has_client_port() {
+	[ -n "$(client_port "$1")" ]
+}
+
+# has FILE REGEX / hasnt FILE REGEX: an extended regex matches a line of FILE
+has() {
+	grep -Eq -- "$2" "$1"
+}
+
+hasnt() {
+	! grep -Eq -- "$2" "$1"
+}
+
+# not_grep GREP-ARGS...: grep finds nothing
+not_grep() {
+	! grep -q "$@"
+}
+
+# udp_stat NS FIELD: a counter of the Udp: line of /proc/net/snmp in NS
+# shellcheck disable=SC2016 # an awk program
+udp_stat() {
+	ip netns exec "$1" awk -v f="$2" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c[f] } }' /proc/net/snmp
+}
+
+# busy_second LABEL R C1 C2 COUNT INTERVAL [options of C2...]: reflector R
+# (--once, JSON in $WORK/R.json) serves client C1 (COUNT pings INTERVAL us
+# apart) while client C2 asks for a session of its own: C2 is told the
+# reflector is busy.  C1 is waited for (its status in RC, C2's in EMIT_RC);
+# the reflector is left to the caller.  Fails when R does not start.
+busy_second() {
+	local label=$1 r=$2 c1=$3 c2=$4 n=$5 iv=$6 first
+	shift 6
+	if ! reflector "$r" --once --json "$WORK/$r.json"; then
+		not_ok "$label: reflector did not start"
+		return 1
+	fi
+	emit_bg "$c1" -q --count "$n" --interval "$iv" --json "$WORK/$c1.json"
+	first=$EMIT_PID
+	wait_for 5 grep -q 'session 0x' "$WORK/$r.err"
+	emit "$c2" -q "$@" --json "$WORK/$c2.json"
+	check "$label: says the reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/$c2.err"
+	reap "$first"
+}
+
+# need_setup WHO TARGET: for the scripts that are no test suite (make demo,
+# make soak): as root, rant built, the namespaces up; or one line on stderr
+# and exit 1
+need_setup() {
+	if ! is_root; then
+		echo "$1: needs root (it creates network namespaces and a veth pair): sudo make $2" >&2
+		exit 1
+	fi
+	if [ ! -x "$RANT" ]; then
+		echo "$1: $RANT is not built: run make" >&2
+		exit 1
+	fi
+	if ! ns_setup; then
+		echo "$1: could not create the namespaces and the veth pair" >&2
+		exit 1
+	fi
 }

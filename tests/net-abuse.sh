@@ -21,45 +21,6 @@ abuse_cleanup() {
 }
 trap abuse_cleanup EXIT
 
-# jget FILE KEY: a JSON value, or "missing"
-jget() {
-	json_get "$1" "$2" 2>/dev/null || echo missing
-}
-
-# gone PID: the process has exited (and been reaped by the shell or not)
-gone() {
-	! kill -0 "$1" 2>/dev/null
-}
-
-# session_id NAME: the session the reflector NAME announced on stderr
-session_id() {
-	sed -n 's/^rant: session \(0x[0-9a-f]*\) started.*/\1/p' "$WORK/$1.err" | head -n 1
-}
-
-# shellcheck disable=SC2016 # awk programs
-# udp_errors NS: receive-buffer drops in NS (a junk flood must not cause any)
-udp_errors() {
-	ip netns exec "$1" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c["RcvbufErrors"] } }' /proc/net/snmp
-}
-
-# shellcheck disable=SC2016
-udp_in() {
-	ip netns exec "$1" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c["InDatagrams"] } }' /proc/net/snmp
-}
-
-# stop_reflector: SIGINT the reflector started last and wait for it
-stop_reflector() {
-	kill -INT "$REFLECTOR_PID" 2>/dev/null
-	wait_for 5 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
-	wait "$REFLECTOR_PID" 2>/dev/null
-}
-
-# reap PID: its exit status, in RC
-reap() {
-	wait "$1"
-	RC=$?
-}
-
 # check_clean_session NAME N: the client NAME measured all N pings, lost none
 check_clean_session() {
 	local name=$1 n=$2
@@ -71,7 +32,7 @@ check_clean_session() {
 # ------------------------------------------------------ junk at the reflector
 test_junk_reflector() {
 	local sid jpid r0 r1 rrc
-	r0=$(udp_errors "$NS_B")
+	r0=$(udp_stat "$NS_B" RcvbufErrors)
 	reflector r1 --once --json "$WORK/r1.json" || { not_ok "junk/reflector: reflector did not start"; return; }
 	emit_bg c1 -q --size 64 --count "$ABUSE_N" --interval 200 --json "$WORK/c1.json"
 	if ! wait_for 5 grep -q 'session 0x' "$WORK/r1.err"; then
@@ -96,7 +57,7 @@ test_junk_reflector() {
 	reap "$REFLECTOR_PID"
 	rrc=$RC
 	expect_eq "junk/reflector: reflector exit code (no crash)" "$rrc" 0
-	r1=$(udp_errors "$NS_B")
+	r1=$(udp_stat "$NS_B" RcvbufErrors)
 	expect_eq "junk/reflector: no datagram dropped by a full receive buffer" "$((r1 - r0))" 0
 	expect_eq "junk/reflector: reflector answered every real ping (received)" \
 		"$(jget "$WORK/r1.json" packets.received)" "$ABUSE_N"
@@ -111,15 +72,6 @@ test_junk_reflector() {
 }
 
 # --------------------------------------------------------- junk at the client
-# client_port PID: the local UDP port of the client's (connected) socket
-client_port() {
-	in_a ss -Hunp "dst $ADDR_B:12345" 2>/dev/null | grep "pid=$1," |
-		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /:[0-9]+$/) { sub(/.*:/, "", $i); print $i; exit } }'
-}
-
-has_client_port() {
-	[ -n "$(client_port "$1")" ]
-}
 
 test_junk_client() {
 	local port j1 jo p1 p2 p3
@@ -165,16 +117,10 @@ test_junk_client() {
 
 # ------------------------------------------------------------- second client
 test_second_client() {
-	local first
-	reflector r3 --once --json "$WORK/r3.json" || { not_ok "second client: reflector did not start"; return; }
-	emit_bg c3 -q --count 10000 --interval 200 --json "$WORK/c3.json"
-	first=$EMIT_PID
-	wait_for 5 grep -q 'session 0x' "$WORK/r3.err"
-	emit c3b -q --count 5 --interval 100000 --timeout 300 --json "$WORK/c3b.json"
+	busy_second "second client" r3 c3 c3b 10000 200 \
+		--count 5 --interval 100000 --timeout 300 || return
 	expect_eq "second client: exit code 1 (busy)" "$EMIT_RC" 1
-	check "second client: says the reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/c3b.err"
 	expect_eq "second client: received nothing" "$(jget "$WORK/c3b.json" packets.received)" 0
-	reap "$first"
 	check_clean_session c3 10000
 	wait_for 10 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
@@ -302,7 +248,7 @@ test_bad_invocations() {
 	ln -s "$WORK/link-target" "$WORK/link.log"
 	printf 'not a log\n' >"$WORK/notalog.log"
 	reflector r6 || { not_ok "bad invocations: reflector did not start"; return; }
-	in0=$(udp_in "$NS_B")
+	in0=$(udp_stat "$NS_B" InDatagrams)
 	# numbers: range, junk, empty, exponent, sign, hex, overflow
 	bad "${a[@]}" --count 0 -l "$LOGF"
 	bad "${a[@]}" --count -1 -l "$LOGF"
@@ -411,13 +357,9 @@ test_bad_invocations() {
 	done
 	expect_eq "bad invocations: all $BAD_N exit 2 with one stderr line and no file" "${#BAD_FAIL[@]}" 0
 	check "bad invocations: at least 60 of them" [ "$BAD_N" -ge 60 ]
-	expect_eq "bad invocations: the reflector received nothing" "$(($(udp_in "$NS_B") - in0))" 0
+	expect_eq "bad invocations: the reflector received nothing" "$(($(udp_stat "$NS_B" InDatagrams) - in0))" 0
 	check "bad invocations: no session started on the reflector" not_grep 'session 0x' "$WORK/r6.err"
 	stop_reflector
-}
-
-not_grep() {
-	! grep -q "$@"
 }
 
 main() {

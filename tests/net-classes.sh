@@ -38,26 +38,6 @@ def sane(r):
 '
 export WORK
 
-# pid_gone PID: exited (a zombie counts: kill -0 still succeeds on those)
-pid_gone() {
-	local st
-
-	st=$(ps -o stat= -p "$1") || return 0
-	[[ $st == Z* ]]
-}
-
-# wait_exit PID SECONDS: wait for a background process, its status in WAIT_RC
-wait_exit() {
-	if ! wait_for "$2" pid_gone "$1"; then
-		kill -9 "$1" 2>/dev/null
-		{ wait "$1"; } 2>/dev/null
-		WAIT_RC=timeout
-		return 1
-	fi
-	{ wait "$1"; } 2>/dev/null
-	WAIT_RC=$?
-}
-
 # 1. Three classes round-robin: each class's counts exact, reflector agrees.
 t_classes() {
 	if ! reflector c1r --once --json "$WORK/c1r.json"; then

@@ -25,10 +25,6 @@ MADE_INSTANCE=0
 : "${DUR:=3}"
 
 # the python half of the checks reports like ok/not_ok (see py_checks)
-PY_PRELUDE='
-def t(name, cond, detail=""):
-    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
-'
 
 compat_cleanup() {
 	cleanup
@@ -42,9 +38,6 @@ trap compat_cleanup EXIT
 CPU_S=0
 CPU_C=1
 [ "$(nproc)" -lt 2 ] && CPU_C=0
-
-has() { grep -Eq "$2" "$1"; }
-hasnt() { ! grep -Eq "$2" "$1"; }
 
 # run_bg NAME command...: a background process, output to NAME.out/.err
 run_bg() {

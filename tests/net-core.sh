@@ -54,41 +54,10 @@ sys.exit(0 if r else 1)
 EOF
 }
 
-# has FILE REGEX: an extended regex matches a line of FILE
-has() {
-	grep -Eq -- "$2" "$1"
-}
-
-# hasnt FILE REGEX
-hasnt() {
-	! grep -Eq -- "$2" "$1"
-}
-
-# pid_gone PID: exited (a zombie counts: kill -0 still succeeds on those)
-pid_gone() {
-	local st
-
-	st=$(ps -o stat= -p "$1") || return 0
-	[[ $st == Z* ]]
-}
-
-# wait_exit PID SECONDS: wait for a background process, its status in
-# WAIT_RC ("timeout" if it was still running; it is then killed)
-wait_exit() {
-	if ! wait_for "$2" pid_gone "$1"; then
-		kill -9 "$1" 2>/dev/null
-		{ wait "$1"; } 2>/dev/null
-		WAIT_RC=timeout
-		return 1
-	fi
-	{ wait "$1"; } 2>/dev/null
-	WAIT_RC=$?
-}
-
-# reap PID: a process a test left running (after a failure) goes now, so
+# reap_left PID: a process a test left running (after a failure) goes now, so
 # that the next test's reflector can bind the port
-reap() {
-	if [ -n "$1" ] && ! pid_gone "$1"; then
+reap_left() {
+	if [ -n "$1" ] && ! gone "$1"; then
 		kill -9 "$1" 2>/dev/null
 	fi
 	{ wait "$1"; } 2>/dev/null
@@ -133,10 +102,7 @@ udp_in() {
 t_normal() {
 	local n=3000 w=100 csv rc
 
-	if ! reflector t1r --once -s --json "$WORK/t1r.json"; then
-		not_ok "normal: reflector listens"
-		return
-	fi
+	reflector_or normal t1r --once -s --json "$WORK/t1r.json" || return
 	emit t1c -s -w "$w" --count "$n" --json "$WORK/t1c.json" -l "$WORK/t1c.csv" --log-format csv
 	expect_eq "normal: client exits 0" "$EMIT_RC" 0
 	wait_exit "$REFLECTOR_PID" 5
@@ -182,7 +148,7 @@ t_normal() {
 		test "$rc" -eq 0
 	[ -n "$csv" ] && echo "# csv: ${csv//$'\n'/; }"
 	expect_eq "normal: csv log rows by status" "$(echo "$csv" | tail -n 1)" "ok=$n warmup=$w lost=0 late=0"
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 11. The report in the earlier rant's format (uses the outputs of t_normal).
@@ -218,10 +184,7 @@ t_json() {
 	expect_eq "json: no -t: threshold.us is null" "$(jv t1c threshold.us)" null
 	check "json: duration_s is a positive number" jtrue t1c 'isinstance(d["duration_s"], float) and d["duration_s"] > 0'
 
-	if ! reflector t8r --once; then
-		not_ok "json: reflector listens"
-		return
-	fi
+	reflector_or json t8r --once || return
 	emit t8c -s --count 300 -t 60000000 --json -
 	expect_eq "json -: client exits 0" "$EMIT_RC" 0
 	cp "$WORK/t8c.out" "$WORK/t8c.json"
@@ -233,7 +196,7 @@ t_json() {
 		jtrue t8c 'd["threshold"]["us"] == 60000000 and d["threshold"]["exceeded"] is False and d["threshold"]["percent"] == 0'
 	expect_eq "json -: samples = count" "$(jv t8c metrics.rtt.samples)" 300
 	wait_exit "$REFLECTOR_PID" 5
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 2. The client starts before the reflector: lost until it is there, then
@@ -244,9 +207,7 @@ t_client_first() {
 	t0=$(now_ms)
 	emit_bg t2c -d 4 --interval 10000 --timeout 200 --json "$WORK/t2c.json"
 	sleep 1.5	# the client runs with nobody answering
-	if ! reflector t2r --once --json "$WORK/t2r.json"; then
-		not_ok "client first: reflector listens"
-	fi
+	reflector_or "client first" t2r --once --json "$WORK/t2r.json"
 	wait_exit "$EMIT_PID" 10
 	t1=$(now_ms)
 	expect_eq "client first: client exits 0" "$WAIT_RC" 0
@@ -260,28 +221,23 @@ t_client_first() {
 	expect_eq "client first: reflector exits 0 after the FIN" "$WAIT_RC" 0
 	expect_eq "client first: reflector received = client received" \
 		"$(jv t2r packets.received)" "$(jv t2c packets.received)"
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 3. The reflector is killed (-9) and restarted while the client runs.
 t_server_restart() {
 	local t0 t1
 
-	if ! reflector t3r1; then
-		not_ok "server restart: reflector listens"
-		return
-	fi
+	reflector_or "server restart" t3r1 || return
 	t0=$(now_ms)
 	emit_bg t3c -w 10 --interval 5000 -d 4 --timeout 100 --json "$WORK/t3c.json" -l "$WORK/t3c.csv" --log-format csv
 	wait_for 5 session_started t3r1
 	sleep 1.3	# let the first reflector answer a while
 	kill -9 "$REFLECTOR_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 	sleep 1		# nobody answers for a second
-	if ! reflector t3r2 --once --json "$WORK/t3r2.json"; then
-		not_ok "server restart: second reflector listens"
-	fi
+	reflector_or "server restart: second" t3r2 --once --json "$WORK/t3r2.json"
 	wait_exit "$EMIT_PID" 10
 	t1=$(now_ms)
 	expect_eq "server restart: client exits 0" "$WAIT_RC" 0
@@ -298,8 +254,8 @@ t_server_restart() {
 	expect_eq "server restart: second reflector exits 0 after the FIN" "$WAIT_RC" 0
 	expect_eq "server restart: csv log has one row per ping" \
 		"$(grep -c '^[0-9]' "$WORK/t3c.csv")" "$(jv t3c packets.sent)"
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 3b. Loss in each direction: for a moment each side's neighbour entry for
@@ -320,10 +276,7 @@ blackout() { # NS DEV PEER_ADDR SECONDS
 }
 
 t_loss_direction() {
-	if ! reflector t3d --once --json "$WORK/t3dr.json"; then
-		not_ok "loss by direction: reflector listens"
-		return
-	fi
+	reflector_or "loss by direction" t3d --once --json "$WORK/t3dr.json" || return
 	emit_bg t3dc --interval 2000 -d 3 --timeout 100 --json "$WORK/t3dc.json"
 	wait_for 5 session_started t3d
 	sleep 0.7
@@ -340,8 +293,8 @@ t_loss_direction() {
 	expect_eq "loss by direction: reflector answered what the FIN_ACK said" \
 		"$(jv t3dr packets.received)" "$(jv t3dc loss_by_direction.reflector_answered)"
 	check "loss by direction: in the report" has "$WORK/t3dc.out" '^Lost by direction: [1-9][0-9]* pings on the way out, [1-9][0-9]* pongs on the way back'
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 4a. Junk to the reflector's port and to the client's port during a run
@@ -349,10 +302,7 @@ t_loss_direction() {
 t_junk() {
 	local cport out
 
-	if ! reflector t4r --once --json "$WORK/t4r.json"; then
-		not_ok "junk: reflector listens"
-		return
-	fi
+	reflector_or junk t4r --once --json "$WORK/t4r.json" || return
 	emit_bg t4c -w 10 --count 4000 --interval 1000 --json "$WORK/t4c.json"
 	wait_for 5 session_started t4r
 	out=$(in_a python3 "$HELPERS/rantcheck.py" junk "$ADDR_B" "$PORT" \
@@ -382,8 +332,8 @@ t_junk() {
 		'^Invalid: short 4; bad magic 8; bad version 3; bad type 4; from another session 2$'
 	expect_eq "junk: reflector received = client sent" "$(jv t4r packets.received)" "$(jv t4c packets.sent)"
 	expect_eq "junk: reflector response samples = count" "$(jv t4r metrics.response.samples)" 4000
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 4b. A fake reflector that misbehaves on purpose: the client's counters must
@@ -420,15 +370,12 @@ t_fake() {
 	check "fake: log: seq 18 late, seq 20 lost, seq 16 ok" \
 		bash -c 'grep -q "^18,late," "$1" && grep -q "^20,lost," "$1" && grep -q "^16,ok," "$1"' _ "$WORK/t4f.csv"
 	expect_eq "fake: log: ok rows = samples" "$(grep -c '^[0-9]*,ok,' "$WORK/t4f.csv")" "$(jv t4f metrics.rtt.samples)"
-	reap "$fpid"
+	reap_left "$fpid"
 }
 
 # 5. --count with --interval: exactly count pings at the cadence.
 t_cadence() {
-	if ! reflector t5r --once; then
-		not_ok "cadence: reflector listens"
-		return
-	fi
+	reflector_or cadence t5r --once || return
 	emit t5c --count 200 --interval 10000 --json "$WORK/t5c.json"
 	expect_eq "cadence: client exits 0" "$EMIT_RC" 0
 	expect_eq "cadence: sent = 200" "$(jv t5c packets.sent)" 200
@@ -436,15 +383,12 @@ t_cadence() {
 	check "cadence: duration_s in [1.9, 3.0] for 200 x 10 ms" jtrue t5c '1.9 <= d["duration_s"] <= 3.0'
 	expect_eq "cadence: stop reason" "$(jv t5c stop_reason)" count
 	wait_exit "$REFLECTOR_PID" 5
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 6. IPv6 between the namespaces.
 t_ipv6() {
-	if ! reflector t6r --once --json "$WORK/t6r.json"; then
-		not_ok "ipv6: reflector listens"
-		return
-	fi
+	reflector_or ipv6 t6r --once --json "$WORK/t6r.json" || return
 	emit_to t6c "$ADDR6_B" -w 10 --count 1000 --json "$WORK/t6c.json"
 	expect_eq "ipv6: client exits 0" "$EMIT_RC" 0
 	expect_eq "ipv6: sent/received/lost" \
@@ -455,7 +399,7 @@ t_ipv6() {
 	expect_eq "ipv6: reflector exits 0" "$WAIT_RC" 0
 	expect_eq "ipv6: reflector received = client sent" "$(jv t6r packets.received)" 1010
 	expect_eq "ipv6: reflector response samples = count" "$(jv t6r metrics.response.samples)" 1000
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 7. lo inside NS_A (never the host's): one reflector, an IPv4 and an IPv6
@@ -488,7 +432,7 @@ t_lo() {
 	expect_eq "lo: both sessions ended by FIN" "$(grep -c '^Stopped by: fin$' "$WORK/t7r.out")" 2
 	expect_eq "lo: each session counted its own pings" \
 		"$(grep -c '^Packets: sent 500 | received 500 | lost 0 ' "$WORK/t7r.out")" 2
-	reap "$rpid"
+	reap_left "$rpid"
 }
 
 # 9. Exit codes; an invalid invocation sends nothing and touches no file.
@@ -510,10 +454,7 @@ t_exit_codes() {
 	emit t9e --once
 	expect_eq "exit: --once with -a: exit 2" "$EMIT_RC" 2
 
-	if ! reflector t9r -d 30; then
-		not_ok "exit: reflector listens"
-		return
-	fi
+	reflector_or exit t9r -d 30 || return
 	before=$(udp_in "$NS_B")
 	emit t9f --count 10 --json /nonexistent/dir/x.json -l "$WORK/t9f.log"
 	expect_eq "exit: unwritable --json: exit 2" "$EMIT_RC" 2
@@ -534,17 +475,14 @@ t_exit_codes() {
 	kill -TERM "$REFLECTOR_PID"
 	wait_exit "$REFLECTOR_PID" 5
 	expect_eq "exit: idle reflector exits 0 on SIGTERM" "$WAIT_RC" 0
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 10. SIGINT ends a long run at once, with report, JSON and log.
 t_sigint() {
 	local t0 t1 rows
 
-	if ! reflector t10r --once; then
-		not_ok "sigint: reflector listens"
-		return
-	fi
+	reflector_or sigint t10r --once || return
 	emit_bg t10c -d 30 --interval 1000 -l "$WORK/t10c.log" --json "$WORK/t10c.json"
 	wait_for 5 session_started t10r
 	sleep 1		# let it run a while
@@ -565,18 +503,15 @@ t_sigint() {
 	expect_eq "sigint: log has one row per ping sent" "$rows" "$(jv t10c packets.sent)"
 	wait_exit "$REFLECTOR_PID" 5
 	expect_eq "sigint: reflector exits 0 after the FIN" "$WAIT_RC" 0
-	reap "$EMIT_PID"
-	reap "$REFLECTOR_PID"
+	reap_left "$EMIT_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 12. Software wire stamps and app stamps read the same clock
 #     (CLOCK_REALTIME), so their offset is stack delay and cannot drift: no
 #     clock warning may claim that CLOCK_REALTIME was stepped (we step nothing).
 t_clock_warnings() {
-	if ! reflector t12r --once -s --json "$WORK/t12r.json"; then
-		not_ok "clock: reflector listens"
-		return
-	fi
+	reflector_or clock t12r --once -s --json "$WORK/t12r.json" || return
 	emit t12c -s --interval 10000 -d 2 --json "$WORK/t12c.json"
 	expect_eq "clock: client exits 0" "$EMIT_RC" 0
 	wait_exit "$REFLECTOR_PID" 5
@@ -584,22 +519,19 @@ t_clock_warnings() {
 	expect_eq "clock: no clock warning on software stamps (reflect JSON)" "$(jv t12r clock.warnings)" "[]"
 	check "clock: no WARNING line in either report" \
 		bash -c '! grep -h "^WARNING" "$1" "$2"' _ "$WORK/t12c.out" "$WORK/t12r.out"
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 # 13. The client dies (-9) mid-run: the reflector ends the session on idle.
 t_client_killed() {
 	local t0 t1
 
-	if ! reflector t13r --once --json "$WORK/t13r.json"; then
-		not_ok "client killed: reflector listens"
-		return
-	fi
+	reflector_or "client killed" t13r --once --json "$WORK/t13r.json" || return
 	emit_bg t13c -d 30 --interval 1000
 	wait_for 5 session_started t13r
 	sleep 0.5	# let it run a while
 	kill -9 "$EMIT_PID"
-	reap "$EMIT_PID"
+	reap_left "$EMIT_PID"
 	t0=$(now_ms)
 	wait_exit "$REFLECTOR_PID" 10
 	t1=$(now_ms)
@@ -608,7 +540,7 @@ t_client_killed() {
 	expect_eq "client killed: stop reason" "$(jv t13r stop_reason)" idle
 	check "client killed: reflector answered every ping it got" \
 		jtrue t13r 'p["received"] > 0 and p["sent"] == p["received"] and m["response"]["samples"] == p["received"]'
-	reap "$REFLECTOR_PID"
+	reap_left "$REFLECTOR_PID"
 }
 
 main() {

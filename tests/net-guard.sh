@@ -12,11 +12,6 @@ D=tests/net-guard.d
 ADDR_B2=10.231.0.3
 ADDR6_B2=fd00:232::3	# another prefix: the kernel's own source choice would be ADDR6_B
 
-# jget FILE KEY: a JSON value, or "missing"
-jget() {
-	json_get "$1" "$2" 2>/dev/null || echo missing
-}
-
 # jsess FILE N KEY: KEY of the Nth JSON object (0-based) in a reflector's
 # --json FILE, which holds one object per session; "count" = how many
 jsess() {
@@ -32,38 +27,10 @@ for k in sys.argv[3].split("."): o=o[k]
 print(o)' "$1" "$2" "$3" 2>/dev/null || echo missing
 }
 
-gone() {
-	! kill -0 "$1" 2>/dev/null
-}
-
-reap() {
-	wait "$1"
-	RC=$?
-}
-
-stop_reflector() {
-	kill -INT "$REFLECTOR_PID" 2>/dev/null
-	wait_for 10 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
-	reap "$REFLECTOR_PID"
-}
-
-session_id() {
-	sed -n 's/^rant: session \(0x[0-9a-f]*\) started.*/\1/p' "$WORK/$1.err" | head -n 1
-}
-
-client_port() {
-	in_a ss -Hunp "dst $ADDR_B:12345" 2>/dev/null | grep "pid=$1," |
-		awk '{ for (i = 1; i <= NF; i++) if ($i ~ /:[0-9]+$/) { sub(/.*:/, "", $i); print $i; exit } }'
-}
-
-has_client_port() {
-	[ -n "$(client_port "$1")" ]
-}
-
 # consistent NAME JSON: sent = received + lost, late <= lost, and with a
 # loss split out + back + local + late = lost
 consistent() {
-	python3 - "$2" <<'PY' && ok "$1: counters consistent" || not_ok "$1: counters inconsistent"
+	if python3 - "$2" <<'PY'; then
 import json, sys
 d = json.load(open(sys.argv[1])); p = d["packets"]
 assert p["sent"] == p["received"] + p["lost"], p
@@ -75,12 +42,16 @@ for m in d["metrics"].values():
     assert m["min_ns"] <= m["max_ns"], m
     assert abs(m["min_ns"]) < 1 << 62 and abs(m["max_ns"]) < 1 << 62, m
 PY
+		ok "$1: counters consistent"
+	else
+		not_ok "$1: counters inconsistent"
+	fi
 }
 
 # --------------------------------------------------- 1. answers from the pinged address
 test_second_address() {
 	local fam=$1 addr=$2
-	reflector sa$fam --once --json "$WORK/sa$fam.json" || { not_ok "second address ($fam): reflector did not start"; return; }
+	reflector "sa$fam" --once --json "$WORK/sa$fam.json" || { not_ok "second address ($fam): reflector did not start"; return; }
 	ip netns exec "$NS_A" "$RANT" -q -a "$addr" --count 300 --timeout 100 --json "$WORK/ca$fam.json" \
 		>"$WORK/ca$fam.out" 2>"$WORK/ca$fam.err"
 	EMIT_RC=$?
@@ -234,15 +205,8 @@ test_client_rules() {
 
 # ------------------------------------------------------------- 6. busy
 test_busy() {
-	local first
-	reflector bz --once --json "$WORK/bz.json" || { not_ok "busy: reflector did not start"; return; }
-	emit_bg cb1 -q --count 8000 --interval 500 --json "$WORK/cb1.json"
-	first=$EMIT_PID
-	wait_for 5 grep -q 'session 0x' "$WORK/bz.err"
-	emit cb2 -q --count 100 --json "$WORK/cb2.json"
+	busy_second busy bz cb1 cb2 8000 500 --count 100 || return
 	expect_rc "busy: second client" 1
-	check "busy: says which reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/cb2.err"
-	reap "$first"
 	expect_eq "busy: first client exit code" "$RC" 0
 	expect_eq "busy: first client lost nothing" "$(jget "$WORK/cb1.json" packets.lost)" 0
 	wait_for 10 gone "$REFLECTOR_PID"

@@ -14,25 +14,11 @@ ns_setup || { not_ok "namespaces and veth"; finish; exit 1; }
 
 PY_PRELUDE='
 import json, sys
-def t(name, cond, detail=""):
-    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
 def ns(v):
     if v in ("", "-"):
         return None
     s, f = v.split(".")
     return int(s) * 1000000000 + int(f)
-def rows(p):
-    out, cols = [], None
-    for line in open(p):
-        line = line.rstrip("\n")
-        if line.startswith("#") or not line:
-            continue
-        f = line.split(",")
-        if cols is None:
-            cols = f
-            continue
-        out.append(dict(zip(cols, f)))
-    return out
 '
 
 # --- sizes the wire can carry (veth MTU 1500: 1472 B over IPv4, 1452 B over IPv6)

@@ -24,44 +24,7 @@ trap log_cleanup EXIT
 
 PY_PRELUDE='
 import json, re, sys
-def t(name, cond, detail=""):
-    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
-def load(p):
-    return json.load(open(p))
-def rows(p):
-    """Data rows of a rant log (text or csv) as dicts keyed by column name."""
-    out, cols, csv = [], None, False
-    for line in open(p):
-        line = line.rstrip("\n")
-        if line.startswith("#"):
-            csv = True
-            continue
-        if not line or (cols and not csv and line.startswith("-")):
-            continue
-        v = line.split(",") if csv or "," in line else line.split()
-        if cols is None:
-            cols, csv = v, csv or "," in line
-            continue
-        out.append(dict(zip(cols, v)))
-    return out
 '
-
-# analyze NAME LOG... [options]: rant --analyze; ANALYZE_RC, $WORK/NAME.out/.err
-analyze() {
-	local name=$1
-	shift
-	"$RANT" --analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
-	ANALYZE_RC=$?
-}
-
-# wait_reflector NAME: the reflector in REFLECTOR_PID ends; REFLECTOR_RC
-wait_reflector() {
-	REFLECTOR_RC=timeout
-	if wait_for 10 not_running "$REFLECTOR_PID"; then
-		wait "$REFLECTOR_PID"
-		REFLECTOR_RC=$?
-	fi
-}
 
 # ------------------------------------------------------- log -> --analyze
 

@@ -28,10 +28,6 @@ trap out_cleanup EXIT
 
 PY_PRELUDE='
 import json, sys
-def t(name, cond, detail=""):
-    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
-def load(p):
-    return json.load(open(p, "rb"))
 PCT = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
 def same(label, live, ana, fields=("sent", "received", "lost", "late", "duplicate", "warmup"), metrics=None):
     """metrics: the ones the log can hold (a text emit log has no server stamps)"""
@@ -62,22 +58,6 @@ def same(label, live, ana, fields=("sent", "received", "lost", "late", "duplicat
             bad.append("clock.%s %s != %s" % (k, live["clock"][k], ana["clock"][k]))
     t(label + ": --analyze JSON equals the live JSON field by field", not bad, "; ".join(bad[:6]))
 '
-
-# analyze NAME LOG... [options]: rant --analyze; ANALYZE_RC, $WORK/NAME.out/.err
-analyze() {
-	local name=$1
-	shift
-	"$RANT" --analyze "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
-	ANALYZE_RC=$?
-}
-
-wait_reflector() {
-	REFLECTOR_RC=timeout
-	if wait_for 10 not_running "$REFLECTOR_PID"; then
-		wait "$REFLECTOR_PID"
-		REFLECTOR_RC=$?
-	fi
-}
 
 ms_now() {
 	echo $(($(date +%s%N) / 1000000))

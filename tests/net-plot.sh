@@ -18,8 +18,6 @@ GEN="$(dirname "$0")/plot-gen"
 PY_PRELUDE='
 import json, re, struct, sys, zlib
 import xml.etree.ElementTree as ET
-def t(name, cond, detail=""):
-    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
 NS = "{http://www.w3.org/2000/svg}"
 def texts(path):
     """id -> text of every element that has an id."""

@@ -11,16 +11,6 @@
 
 PMU=/sys/bus/event_source/devices
 
-# udp_stat NS FIELD: a counter of the Udp: line of /proc/net/snmp in NS
-# shellcheck disable=SC2016
-udp_stat() {
-	ip netns exec "$1" awk -v f="$2" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c[f] } }' /proc/net/snmp
-}
-
-gone() {
-	! kill -0 "$1" 2>/dev/null
-}
-
 # The refusal: exit 2, one line, nothing sent, no file touched.
 test_refused() {
 	local out0 in0 log=$WORK/keep.log json=$WORK/new.json rc lines
@@ -52,10 +42,6 @@ test_refused() {
 	expect_eq "reflect -M: one line on stderr" "$(wc -l <"$WORK/r2.err")" 1
 	check "reflect -M: the line names the missing PMU" grep -q "^rant: -M: no hardware PMU" "$WORK/r2.err"
 	expect_eq "reflect -M: the existing log is not truncated" "$(cat "$log")" "earlier contents"
-}
-
-not_grep() {
-	! grep -q "$@"
 }
 
 # With a PMU: the counters per transaction in the csv log, report and JSON.

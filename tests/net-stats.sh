@@ -35,10 +35,6 @@ import json, re, sys
 from fractions import Fraction
 from math import ceil
 PCT = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
-def t(name, cond, detail=""):
-    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
-def load(p):
-    return json.load(open(p))
 def nearest_rank(sorted_vals, p):
     n = len(sorted_vals)
     r = max(1, ceil(Fraction(p) * n / 100))
@@ -57,19 +53,6 @@ def pct_bad(v, m):
         if not good:
             bad.append("p%s: reported %d, nearest rank %d" % (k, rep, true))
     return "; ".join(bad)
-def csv_rows(p):
-    rows = []
-    with open(p) as f:
-        cols = None
-        for line in f:
-            if line.startswith("#"):
-                continue
-            v = line.rstrip("\n").split(",")
-            if cols is None:
-                cols = v
-                continue
-            rows.append(dict(zip(cols, v)))
-    return rows
 '
 
 # ---------------------------------------------------------------- histogram
@@ -123,7 +106,7 @@ t("text bars + outside == samples", sum(int(c) for _, _, c, _ in bars) + outside
 # below the bound true <= reported < true + bucket, above it exact.
 PY_PCT_EXACT='
 d = load(sys.argv[1]); m = d["metrics"]["rtt"]
-v = sorted(int(r["rtt_ns"]) for r in csv_rows(sys.argv[2]) if r["status"] == "ok")
+v = sorted(int(r["rtt_ns"]) for r in rows(sys.argv[2]) if r["status"] == "ok")
 t("log has one ok row per sample", len(v) == m["samples"], (len(v), m["samples"]))
 bad = pct_bad(v, m)
 t("percentiles exact to the bucket (brute force over the log)", not bad, bad)
@@ -197,7 +180,7 @@ d = load(sys.argv[1]); thr = round(d["threshold"]["us"] * 1000); th = d["thresho
 n = d["metrics"]["rtt"]["samples"]
 t("runs to the full count", n == 2000, n)
 t("threshold.count > 0", th["count"] > 0, th)
-above = sum(1 for r in csv_rows(sys.argv[2]) if r["status"] == "ok" and int(r["rtt_ns"]) > thr)
+above = sum(1 for r in rows(sys.argv[2]) if r["status"] == "ok" and int(r["rtt_ns"]) > thr)
 t("threshold.count == log rows with rtt_ns > threshold", th["count"] == above, (th["count"], above))
 t("percent == 100*count/samples", abs(th["percent"] - 100.0 * th["count"] / n) < 1e-5, th)
 t("exceeded true, exit_code 3", th["exceeded"] is True and d["exit_code"] == 3)

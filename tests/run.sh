@@ -3,14 +3,17 @@
 #   RANT=path-to-binary UNIT=path-to-unit-test tests/run.sh [test...]
 # With arguments, only those scripts run.
 #
-# Every suite speaks TAP: "ok N - name", "not ok N - name", "ok N - # SKIP why",
-# and a plan line "1..N".  Each suite's output is streamed as it runs; its
-# counts are taken from its TAP lines, and a suite whose plan (or closing
-# "N passed, N failed" line) is missing, or which exits non-zero, is broken.
+# Every suite speaks TAP (see tests/lib.sh): its lines are streamed as it
+# runs and counted with tap_count.  A suite whose plan "1..N" is missing or
+# wrong, or which exits non-zero without a failing test, is broken: it gets
+# a "not ok" line of its own, so that whoever counts this output's TAP lines
+# (.ci/run) counts it too.
 cd "$(dirname "$0")/.." || exit 2
 : "${RANT:=$PWD/rant}"
 : "${UNIT:=tests/unit}"
 export RANT
+# shellcheck source=tests/lib.sh
+TAP_ONLY=1 . tests/lib.sh
 
 passed=0
 failed=0
@@ -19,27 +22,26 @@ broken=()
 
 # run_one NAME command...: run a test program, stream its output, add its counts
 run_one() {
-	local name=$1 log rc p f s total
+	local name=$1 log rc p f s t0
 	shift
 	log=$(mktemp)
+	t0=$SECONDS
 	echo "== $name"
 	"$@" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
-	s=$(grep -cE '^ok [0-9]+ - # SKIP' "$log")
-	p=$(($(grep -cE '^ok [0-9]+' "$log") - s))
-	f=$(grep -cE '^not ok [0-9]+' "$log")
-	total=$((p + f + s))
+	read -r p f s < <(tap_count "$log")
+	if ! tap_plan_ok "$log"; then
+		echo "not ok - $name: no plan 1..$((p + f + s)) for its $((p + f + s)) tests (exit $rc)"
+		f=$((f + 1))
+	elif [ "$f" -eq 0 ] && [ "$rc" -ne 0 ]; then
+		echo "not ok - $name: exit $rc with no failing test"
+		f=$((f + 1))
+	fi
+	[ "$f" -eq 0 ] || broken+=("$name")
+	echo "== $name: $p passed, $f failed, $s skipped ($((SECONDS - t0)) s)"
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
-	if ! grep -qE "^(1\.\.$total|$((p + s)) passed, $f failed)\b" "$log"; then
-		echo "!! $name: its plan or closing line does not match its $total test lines (exit $rc)"
-		failed=$((failed + 1))
-		broken+=("$name")
-	elif [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
-		broken+=("$name")
-		[ "$f" -eq 0 ] && failed=$((failed + 1))
-	fi
 	rm -f "$log"
 }
 

@@ -22,24 +22,11 @@ BASE_T=30
 CPU_SERVER=1
 CPU_CLIENT=0
 
-if ! is_root; then
-	echo "soak.sh: must run as root (it creates network namespaces and a veth pair): sudo make soak" >&2
-	exit 1
-fi
 if ! [[ $SOAK_SECONDS =~ ^[1-9][0-9]*$ ]]; then
 	echo "soak.sh: SOAK_SECONDS must be a positive whole number of seconds (got '$SOAK_SECONDS')" >&2
 	exit 1
 fi
-if [ ! -x "$RANT" ]; then
-	echo "soak.sh: $RANT not built: run make" >&2
-	exit 1
-fi
-if ! ns_setup; then
-	echo "soak.sh: could not create the namespaces and the veth pair" >&2
-	exit 1
-fi
-
-gone() { ! kill -0 "$1"; }
+need_setup soak.sh soak
 
 # rows_within FILE MAX: FILE is a log with a 2-line header and 1..MAX rows
 rows_within() {

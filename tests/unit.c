@@ -5,9 +5,10 @@
  *
  *   make tests/unit && tests/unit
  *
- * One line per test, "ok N - name" or "not ok N - name: detail", then
- * "N passed, N failed".  Needs neither root nor network; temporary files
- * live under /tmp and are removed.
+ * TAP: one line per assertion, "ok N - case: name" or "not ok N - case:
+ * name: detail", then the plan "1..N".  The cases are the table in main();
+ * `tests/unit CASE...` runs only those.  Needs neither root nor network;
+ * temporary files live under /tmp and are removed.
  */
 #define RANT_NO_MAIN
 #pragma GCC diagnostic push
@@ -19,19 +20,25 @@
 /* ------------------------------------------------------------ framework */
 
 static int t_num, t_pass, t_fail;
+static const char *t_case;	/* the case running: each TAP line names it */
 
 static void ok(bool cond, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void ok(bool cond, const char *name, const char *fmt, ...)
 {
+	size_t n = strlen(t_case);
+	/* "pmc: -M parses" in case pmc is not said twice */
+	const char *sep = strncmp(name, t_case, n) || name[n] != ':' ? ": " : "";
+	const char *c = *sep ? t_case : "";
+
 	t_num++;
 	if (cond) {
 		t_pass++;
-		printf("ok %d - %s\n", t_num, name);
+		printf("ok %d - %s%s%s\n", t_num, c, sep, name);
 	} else {
 		va_list ap;
 
 		t_fail++;
-		printf("not ok %d - %s: ", t_num, name);
+		printf("not ok %d - %s%s%s: ", t_num, c, sep, name);
 		va_start(ap, fmt);
 		vprintf(fmt, ap);
 		va_end(ap);
@@ -767,8 +774,7 @@ static void test_proto(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
 	struct proto_msg m, d;
-	char name[120];
-	int r, t, len, bad;
+	int r, len, bad;
 	uint16_t f;
 
 	memset(&m, 0, sizeof(m));
@@ -853,6 +859,14 @@ static void test_proto(void)
 	r = proto_decode(buf, PROTO_HDR_LEN, &d);
 	ok(r == 0 && !d.t2w && d.t3w == 0x5a5a5a5a5a5a5a5aULL && d.t3w_seq == 0x5a5a5a5a5a5a5a5aULL,
 	   "proto: a flagged echo field is read, the others not", "t2w=%" PRIu64, d.t2w);
+}
+
+static void test_proto_malformed(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 16];
+	struct proto_msg m, d;
+	char name[120];
+	int r, t, len, bad;
 
 	/* malformed */
 	m.flags = 0;
@@ -900,6 +914,13 @@ static void test_proto(void)
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 0 -> PE_TYPE", "failed");
 	buf[5] = 6;
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 6 -> PE_TYPE", "failed");
+}
+
+static void test_proto_random(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 16];
+	struct proto_msg m = { 0 }, d;
+	int t, bad;
 
 	/* random round trips */
 	for (t = 0, bad = -1; t < 2000; t++) {
@@ -987,12 +1008,8 @@ static void test_cmsg(void)
 {
 	const uint64_t SW = 1700000000123456789ULL, HW = 1700000001000000007ULL;
 	struct scm_timestamping st;
-	struct sock_extended_err ee;
 	struct ts_cmsg c;
 	struct cbuf b;
-	uint32_t key;
-	uint64_t wire;
-	bool r;
 
 	reset_globals();
 	/* both stamps present */
@@ -1063,6 +1080,18 @@ static void test_cmsg(void)
 		ts_parse(&b.msg, &c);
 		ok(c.have_ts && c.sw == SW, "cmsg: SO_TIMESTAMPING_NEW is read too", "sw=%" PRIu64, c.sw);
 	}
+}
+
+static void test_cmsg_errqueue(void)
+{
+	const uint64_t SW = 1700000000123456789ULL, HW = 1700000001000000007ULL;
+	struct scm_timestamping st;
+	struct sock_extended_err ee;
+	struct ts_cmsg c;
+	struct cbuf b;
+	uint32_t key;
+	uint64_t wire;
+	bool r;
 
 	/* error queue: TX completion stamps (IPv4 and IPv6) */
 	cb_init(&b);
@@ -1148,8 +1177,19 @@ static void test_cmsg(void)
 	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 	ts_parse(&b.msg, &c);
 	ok(!ts_tx_stamp(&c, &key, &wire), "cmsg: timestamp without an error cmsg -> no TX stamp (a received packet)", "failed");
+}
+
+static void test_cmsg_truncated(void)
+{
+	struct scm_timestamping st;
+	struct sock_extended_err ee;
+	struct ts_cmsg c;
+	struct cbuf b;
+	uint32_t key;
+	uint64_t wire;
 
 	/* truncated control messages (MSG_CTRUNC): counted, never read */
+	st = mk_scm(1700000000, 123456789, 1700000001, 7);
 	{
 		size_t short_len = CMSG_LEN(sizeof(st) - 8);
 		struct msghdr msg;
@@ -1328,6 +1368,12 @@ static void test_hw(void)
 	ok(r == 0 && ts.rx_filter == HWTSTAMP_FILTER_ALL && nic.n_s == 1 && nic.last_s.tx_type == HWTSTAMP_TX_ON &&
 	   nic.last_s.rx_filter == HWTSTAMP_FILTER_PTP_V2_EVENT, "hw restore: a PTP config found at start is put back",
 	   "r=%d rx=%d", r, nic.last_s.rx_filter);
+}
+
+static void test_hw_all_refused(void)
+{
+	char *err;
+	int r;
 
 	/* (b) ALL refused with ERANGE, PTP_V2_EVENT applied */
 	nic_full();
@@ -1376,6 +1422,12 @@ static void test_hw(void)
 	ok(r == -1 && one_rant_line(err) && strstr(err, "--timestamps"), "hw: success with filter NONE written back -> error (hw)",
 	   "r=%d err='%s'", r, err);
 	free(err);
+}
+
+static void test_hw_sw_only(void)
+{
+	char *err;
+	int r;
 
 	/* (d) software-only device */
 	nic_full();
@@ -1407,6 +1459,12 @@ static void test_hw(void)
 	r = hw_setup("eth0", TS_AUTO, &err);
 	ok(r == 0 && !ts.hw, "hw: no RAW_HARDWARE -> software", "r=%d hw=%d", r, ts.hw);
 	free(err);
+}
+
+static void test_hw_eperm(void)
+{
+	char *err;
+	int r;
 
 	/* (e) SIOCSHWTSTAMP refused with EPERM (not root) */
 	nic_full();
@@ -1430,6 +1488,12 @@ static void test_hw(void)
 	ok(r == 0 && !ts.hw && !ts.restore && nic.n_s == 2, "hw: every filter refused (ERANGE), auto -> software",
 	   "r=%d hw=%d n_s=%d", r, ts.hw, nic.n_s);
 	free(err);
+}
+
+static void test_hw_no_tsinfo(void)
+{
+	char *err;
+	int r;
 
 	/* (f) ETHTOOL_GET_TS_INFO not supported */
 	nic_full();
@@ -1466,6 +1530,12 @@ static void test_hw(void)
 	ts_restore(100);
 	ok(nic.n_s == 0, "hw: config not read at start -> ts_restore writes nothing", "n_s=%d", nic.n_s);
 	free(err);
+}
+
+static void test_hw_no_iface(void)
+{
+	char *err;
+	int r;
 
 	/* (h) no interface */
 	nic_full();
@@ -1657,10 +1727,7 @@ static void test_hist(void)
 {
 	const size_t N = 20000;
 	int64_t *v = malloc(N * sizeof(*v));
-	struct hres res;
 	size_t i;
-	int trial, failed_trials = 0;
-	char first[1200] = "";
 
 	v[0] = 0;
 	hist_case("empty", v, 0, 100, 1000000, 16);
@@ -1737,6 +1804,15 @@ static void test_hist(void)
 		ok(p == 1000000, "hist: p100 is the maximum", "got %" PRId64, p);
 		free(b);
 	}
+	free(v);
+}
+
+static void test_hist_store(void)
+{
+	const size_t N = 20000;
+	int64_t *v = malloc(N * sizeof(*v));
+	struct hres res;
+	size_t i;
 
 	/* exact store fills: flagged, no write past it, tails still sane */
 	for (i = 0; i < 2000; i++) {
@@ -1782,6 +1858,17 @@ static void test_hist(void)
 		v[i] = 1700000000000000000LL + rnd_range(-1000, 1000);
 	}
 	hist_case("values near 1.7e18 ns (PHC not synchronised)", v, 1000, 100, 1000000, 1000);
+	free(v);
+}
+
+static void test_hist_random(void)
+{
+	const size_t N = 20000;
+	int64_t *v = malloc(N * sizeof(*v));
+	struct hres res;
+	size_t i;
+	int trial, failed_trials = 0;
+	char first[1200] = "";
 
 	/* 100 random trials: random bucket, bound, store size and data */
 	for (trial = 0; trial < 100; trial++) {
@@ -1877,9 +1964,6 @@ static void test_fit(void)
 {
 	struct fit f;
 	double ppm = 0, span = 0;
-	uint64_t t[NSTAMP];
-	int64_t off, v;
-	int m, k;
 
 	fit_case(50, 200, 123456, "fit: +50 ppm over 10 s with 200 ns noise");
 	fit_case(-3, 200, -987654, "fit: -3 ppm over 10 s with 200 ns noise");
@@ -1931,6 +2015,12 @@ static void test_fit(void)
 	fit_point(&f, 5, 3);
 	ok(!fit_ppm(&f, &ppm, &span), "fit: all x equal -> unknown", "failed");
 	ok(f.ymin == 1 && f.ymax == 3, "fit: ymin/ymax tracked", "%" PRId64 "/%" PRId64, f.ymin, f.ymax);
+}
+
+static void test_fit_offset(void)
+{
+	uint64_t t[NSTAMP];
+	int64_t off;
 
 	/* clock offset: server clock = client clock + O, symmetric one-way delay d */
 	{
@@ -1969,6 +2059,13 @@ static void test_fit(void)
 	t[T4W] = 4;
 	t[T2W] = 0;
 	ok(!clock_offset(t, &off), "clock_offset: missing T2 -> false", "failed");
+}
+
+static void test_fit_metrics(void)
+{
+	uint64_t t[NSTAMP];
+	int64_t v;
+	int m, k;
 
 	/* metric values and the stamps each one needs */
 	{
@@ -2293,14 +2390,6 @@ static void log_corrupt(const char *name, const char *content, int line, const c
 
 static void test_log(void)
 {
-	uint8_t *mem;
-	struct txn x;
-	struct alog L, R;
-	char path[128], path2[128], *err;
-	int st, r;
-	uint64_t i;
-	bool good;
-
 	log_roundtrip(true, LOG_TEXT, true, true, true);
 	log_roundtrip(true, LOG_TEXT, false, false, false);
 	log_roundtrip(true, LOG_TEXT, true, false, false);
@@ -2311,6 +2400,17 @@ static void test_log(void)
 	log_roundtrip(false, LOG_TEXT, false, false, false);
 	log_roundtrip(false, LOG_CSV, true, true, true);
 	log_roundtrip(false, LOG_CSV, false, false, false);
+}
+
+static void test_log_ring(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	struct alog L;
+	char path[128], *err;
+	int st, r;
+	uint64_t i;
+	bool good;
 
 	/* ring: keep the last N with their real sequence numbers */
 	reset_globals();
@@ -2345,6 +2445,16 @@ static void test_log(void)
 	}
 	unlink(path);
 	free(mem);
+}
+
+static void test_log_large(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	struct alog L;
+	char path[128], *err;
+	int r;
+	uint64_t i;
 
 	/* a large log: more than the writer's 1 MiB buffer */
 	reset_globals();
@@ -2365,6 +2475,14 @@ static void test_log(void)
 	}
 	unlink(path);
 	free(mem);
+}
+
+static void test_log_threshold(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	int st;
+	uint64_t i;
 
 	/* -L: only rows above the threshold, plus lost and late ones */
 	reset_globals();
@@ -2407,6 +2525,13 @@ static void test_log(void)
 	log_push(&x);
 	ok(S.log.n == 1 && S.log.filtered == 1, "log -L 0 on reflect: filters on the response time", "n=%" PRIu64, S.log.n);
 	free(mem);
+}
+
+static void test_log_corrupt(void)
+{
+	struct alog L;
+	char path[128], *err;
+	int r;
 
 	/* corrupted logs: an error with the line number */
 	{
@@ -2499,6 +2624,17 @@ static void test_log(void)
 			free(err);
 		}
 	}
+}
+
+static void test_log_join(void)
+{
+	uint8_t *mem;
+	struct txn x;
+	struct alog L, R;
+	char path[128], path2[128];
+	int r;
+	uint64_t i;
+	bool good;
 
 	/* join an emit and a reflect log by SEQ */
 	reset_globals();
@@ -2708,14 +2844,8 @@ static size_t guard_msg(uint8_t *buf, int type, uint32_t session, uint64_t seq, 
 static void test_guard(void)
 {
 	static const uint64_t k16[2] = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL };
-	uint8_t msg[15], buf[PROTO_HDR_LEN + 64];
-	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(4000) }, a2 = a1, a0 = a1;
-	char path[128];
-	struct capture c;
-	char *e;
-	int i, r;
-	uint64_t t[NSTAMP] = { 0 };
-	int64_t v;
+	uint8_t msg[15];
+	int i;
 
 	/* SipHash-2-4: the test vectors of the SipHash paper (key 00..0f) */
 	for (i = 0; i < 15; i++) {
@@ -2725,6 +2855,14 @@ static void test_guard(void)
 	   "%016" PRIx64, siphash24(k16, msg, 15));
 	ok(siphash24(k16, msg, 0) == 0x726fdb47dd0e0e31ULL, "guard: SipHash-2-4 of the empty message",
 	   "%016" PRIx64, siphash24(k16, msg, 0));
+}
+
+static void test_guard_keyfile(void)
+{
+	char path[128];
+	struct capture c;
+	char *e;
+	int i, r;
 
 	/* --key-file: mode, size */
 	{
@@ -2781,6 +2919,12 @@ static void test_guard(void)
 		ok(r < 0 && one_rant_line(e), "guard: a missing key file is one line", "'%s'", e);
 		free(e);
 	}
+}
+
+static void test_guard_tags(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	int i;
 
 	/* tags: the right key passes, any flipped bit or missing tag fails */
 	key.on = true;
@@ -2808,6 +2952,12 @@ static void test_guard(void)
 	ok(!tag_ok(buf, cfg.size), "guard: another key fails", "-");
 	key.on = false;
 	ok(tag_ok(buf, 10), "guard: without a key nothing is checked", "-");
+}
+
+static void test_guard_stamps(void)
+{
+	uint64_t t[NSTAMP] = { 0 };
+	int64_t v;
 
 	/* stamps: nothing impossible becomes a number, nothing overflows */
 	ok(!stamp_diff(1ULL << 63, 1, &v), "guard: a stamp of 2^63 gives no difference", "-");
@@ -2842,6 +2992,11 @@ static void test_guard(void)
 		ok(!echo_t3_plausible(&x, 1000 + 2000 + 1000 + 100), "guard: held longer than the round trip: refused", "-");
 		ok(echo_t3_plausible(&x, 1000 + 2000), "guard: held as long as the round trip (one clock each side): taken", "-");
 	}
+}
+
+static void test_guard_peers(void)
+{
+	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(4000) }, a2 = a1, a0 = a1;
 
 	/* peers */
 	a1.sin_addr.s_addr = htonl(0x0a000001);
@@ -2860,6 +3015,12 @@ static void test_guard(void)
 		a0.sin_port = 0;
 		ok(sa_port((struct sockaddr *)&a0) == 0 && sa_port((struct sockaddr *)&a1) == 4000, "guard: source ports", "-");
 	}
+}
+
+static void test_guard_client(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	int i;
 
 	/* the client: replays, unasked FIN_ACK, length, BUSY, echoes owed */
 	guard_setup(true);
@@ -2922,9 +3083,16 @@ static void test_guard(void)
 	guard_msg(buf, PT_BUSY, S.id, 1, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
 	ok(E.busy && S.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
+}
+
+static void test_guard_reflector(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	struct sockaddr_in a1 = { .sin_family = AF_INET, .sin_port = htons(4000) }, a0 = a1;
 
 	/* the reflector: port 0, peers, idle hints, seqs far ahead, unknown FINs */
 	guard_setup(false);
+	a0.sin_port = 0;
 	{
 		static struct echo q[ECHO_CAP];
 		struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
@@ -3329,15 +3497,6 @@ static void test_classes_interval(void)
 	reset_globals();
 }
 
-static void test_classes(void)
-{
-	reset_globals();
-	test_classes_opts();
-	test_classes_interval();
-	test_classes_schedule();
-	test_classes_reflect();
-}
-
 /* -------------------------------------------------------------- outputs */
 
 /* Is s (n bytes) valid UTF-8 without raw control characters? */
@@ -3596,9 +3755,9 @@ static void test_outputs_analyze(void)
 
 static void test_outputs(void)
 {
-	char s[600], *j, path[128], *err;
+	char s[600], *j;
 	bool good = true;
-	int i, r;
+	int i;
 
 	/* JSON: every byte string becomes valid UTF-8 text */
 	j = json_of("a\xff" "b\xc3\xa9" "c\xc0\x80" "d\xed\xa0\x80" "e\n\"\\");
@@ -3614,6 +3773,13 @@ static void test_outputs(void)
 		free(j);
 	}
 	ok(good, "json: 2000 random byte strings all give valid UTF-8 without raw control characters", "failed at %d", i);
+}
+
+static void test_outputs_property(void)
+{
+	char path[128], *err;
+	bool good = true;
+	int i, r;
 
 	/* property: any command line, any format and side: the log reads back */
 	for (i = 0, good = true; i < 300 && good; i++) {
@@ -3658,6 +3824,11 @@ static void test_outputs(void)
 	}
 	ok(good, "log: 300 random command lines (any byte: newlines, commas, non-UTF-8), formats and sides read back",
 	   "failed at %d", i);
+}
+
+static void test_outputs_failed_writes(void)
+{
+	int r;
 
 	/* failed writes are reported, with the file and the error */
 	{
@@ -3741,6 +3912,12 @@ static void test_outputs(void)
 		ok(res == '0', "fds_own: closed 0-2 become /dev/null; a socket then gets fd 3 or above",
 		   "child said '%c'", res);
 	}
+}
+
+static void test_outputs_refused(void)
+{
+	char path[128];
+	int r;
 
 	/* refused inputs and outputs: FIFOs, devices, directories */
 	{
@@ -3772,6 +3949,11 @@ static void test_outputs(void)
 		ok(r < 0 && e && strstr(e, "directory"), "--analyze: a directory is refused", "%s", e ? e : "");
 		free(e);
 	}
+}
+
+static void test_outputs_analyze_twice(void)
+{
+	int r;
 
 	/* --analyze twice: the second is the second log; a third is an error */
 	{
@@ -3792,8 +3974,6 @@ static void test_outputs(void)
 		free(o);
 		free(e);
 	}
-	test_outputs_analyze();
-	test_outputs_clock();
 }
 
 /* ------------------------------------------- hardware path: real NICs */
@@ -5111,7 +5291,7 @@ static void test_pmc(void)
 	free(out);
 	free(err);
 	fake_open_free();
-	test_pmc_read();
+	test_pmc_read();	/* these leave the fake sysfs the flow reads */
 	test_pmc_setup();
 	if (PMC_ARCH_OK) {
 		test_pmc_flow();	/* elsewhere -M is refused at setup: nothing flows */
@@ -5554,35 +5734,116 @@ static void test_plot_panels(void)
 	cls_defaults();
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+
+struct unit_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define CASE(fn) { &(#fn)[5], fn }	/* "test_proto" is case "proto" */
+
+static const struct unit_case unit_cases[] = {
+	CASE(test_opt_table),
+	CASE(test_opt_fields),
+	CASE(test_opt_entries),
+	CASE(test_opt_modes),
+	CASE(test_proto),
+	CASE(test_proto_malformed),
+	CASE(test_proto_random),
+	CASE(test_cmsg),
+	CASE(test_cmsg_errqueue),
+	CASE(test_cmsg_truncated),
+	CASE(test_hw),
+	CASE(test_hw_all_refused),
+	CASE(test_hw_sw_only),
+	CASE(test_hw_eperm),
+	CASE(test_hw_no_tsinfo),
+	CASE(test_hw_no_iface),
+	CASE(test_hwpath),
+	CASE(test_phc),
+	CASE(test_swhw),
+	CASE(test_ptp),
+	CASE(test_klog),
+	CASE(test_kx),
+	CASE(test_tsconfig),
+	CASE(test_hist),
+	CASE(test_hist_store),
+	CASE(test_hist_random),
+	CASE(test_fit),
+	CASE(test_fit_offset),
+	CASE(test_fit_metrics),
+	CASE(test_log),
+	CASE(test_log_ring),
+	CASE(test_log_large),
+	CASE(test_log_threshold),
+	CASE(test_log_corrupt),
+	CASE(test_log_join),
+	CASE(test_compat),
+	CASE(test_guard),
+	CASE(test_guard_keyfile),
+	CASE(test_guard_tags),
+	CASE(test_guard_stamps),
+	CASE(test_guard_peers),
+	CASE(test_guard_client),
+	CASE(test_guard_reflector),
+	CASE(test_interval_drain),
+	CASE(test_classes_opts),
+	CASE(test_classes_interval),
+	CASE(test_classes_schedule),
+	CASE(test_classes_reflect),
+	CASE(test_outputs),
+	CASE(test_outputs_property),
+	CASE(test_outputs_failed_writes),
+	CASE(test_outputs_refused),
+	CASE(test_outputs_analyze_twice),
+	CASE(test_outputs_analyze),
+	CASE(test_outputs_clock),
+	CASE(test_pmc),
+	CASE(test_plot),
+	CASE(test_plot_panels),
+};
+
+static bool case_wanted(const char *name, int argc, char **argv)
 {
+	int i;
+
+	if (argc < 2) {
+		return true;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], name)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Each case starts from fresh global state, so that it passes alone
+ * (`tests/unit hist`) as it does after the others.
+ */
+int main(int argc, char **argv)
+{
+	size_t i;
+	int n = 0;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	reset_globals();
-	test_opt_table();
-	test_opt_fields();
-	test_opt_entries();
-	test_opt_modes();
-	test_proto();
-	test_cmsg();
-	test_hw();
-	test_hwpath();
-	test_phc();
-	test_swhw();
-	test_ptp();
-	test_klog();
-	test_kx();
-	test_tsconfig();
-	test_hist();
-	test_fit();
-	test_log();
-	test_compat();
-	test_guard();
-	test_interval_drain();
-	test_classes();
-	test_outputs();
-	test_pmc();
-	test_plot();
-	test_plot_panels();
-	printf("%d passed, %d failed\n", t_pass, t_fail);
+	for (i = 0; i < sizeof(unit_cases) / sizeof(unit_cases[0]); i++) {
+		if (!case_wanted(unit_cases[i].name, argc, argv)) {
+			continue;
+		}
+		t_case = unit_cases[i].name;
+		printf("# %s\n", t_case);
+		reset_globals();
+		unit_cases[i].fn();
+		n++;
+	}
+	if (!n) {
+		fprintf(stderr, "unit: no case of that name\n");
+		return 2;
+	}
+	printf("1..%d\n", t_num);
+	printf("# %d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
 }

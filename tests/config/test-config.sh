@@ -3,7 +3,7 @@
 #
 # Tests for config.sh.  Run without arguments: bash tests/config/test-config.sh
 #
-#  - shellcheck on config.sh and on these scripts;
+#  - shellcheck on config.sh, on these scripts and on the other test scripts;
 #  - argument errors (exit 2, one line, nothing changed);
 #  - driver paths (mlx5, ice, PHC discovery, IRQ names and threads, PCIe PM,
 #    phc2sys) against a fake sysfs/proc tree and stub tools;
@@ -12,7 +12,8 @@
 #    apply twice, drift, undo, dry-run, IPv6.  The host's CPUs are never
 #    touched: SYSFS/PROCFS point at a fake CPU tree there too.
 #
-# Prints "ok N - name" / "not ok N - name" per test, then "N passed, N failed".
+# Prints TAP through tests/lib.sh: "ok N - name" / "not ok N - name" per
+# test, "ok N - # SKIP why" for what cannot run here, then the plan "1..N".
 #
 # Assertions are small `bash -c '...' _ ARGS` scripts so that a failing one
 # is one test; their $1.. expand in the inner shell, hence:
@@ -25,10 +26,9 @@ STUBS=$HERE/stubs
 PHC2SYS_STUB=
 # shellcheck source=tests/config/fake-sysfs.sh
 . "$HERE/fake-sysfs.sh"
+# shellcheck source=tests/lib.sh
+TAP_ONLY=1 . "$TOP/tests/lib.sh"
 
-N=0
-PASSED=0
-FAILED=0
 TMP=
 OUT=
 ERR=
@@ -38,15 +38,12 @@ declare -a BG_PIDS=()
 # ---------------------------------------------------------------- harness
 
 t_ok() {
-	N=$((N + 1))
-	PASSED=$((PASSED + 1))
-	printf 'ok %d - %s\n' "$N" "$1"
+	ok "$1"
 }
 
+# t_fail NAME [DETAIL]: DETAIL follows as TAP comments
 t_fail() {
-	N=$((N + 1))
-	FAILED=$((FAILED + 1))
-	printf 'not ok %d - %s\n' "$N" "$1"
+	not_ok "$1"
 	[[ -n ${2:-} ]] && printf '#   %s\n' "${2//$'\n'/$'\n#   '}"
 	return 0
 }
@@ -59,7 +56,7 @@ t() {
 }
 
 t_skip() {
-	printf '# skip: %s\n' "$1"
+	skip "$1"
 }
 
 # out_has REGEX / out_lacks REGEX: on the last config.sh stdout.
@@ -124,6 +121,8 @@ test_shellcheck() {
 	t "shellcheck config.sh" shellcheck "$CONFIG"
 	t "shellcheck tests/config scripts and stubs" \
 		bash -c 'cd "$1" && shellcheck -x tests/config/*.sh tests/config/stubs/*' _ "$TOP"
+	t "shellcheck the other test scripts and .ci/run" \
+		bash -c 'cd "$1" && shellcheck -x tests/*.sh .ci/run' _ "$TOP"
 }
 
 # ------------------------------------------------------------- fake trees
@@ -436,17 +435,19 @@ test_fake_more() {
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$(snap_fake "$root")"
 
 	# ethtool --json for features and pause, the text where there is none.
-	local jroot=$TMP/json troot=$TMP/text r
-	for r in "$jroot" "$troot"; do
-		mkdir -p "$r"
-		fake_mlx5 "$r"
-		echo "tx-udp-segmentation on [fixed]" >>"$r/state/ethtool/enp59s0f0/features"
-	done
-	: >"$troot/state/ethtool-no-json"
-	cfg "$jroot" "${args[@]}" --no-ptp
-	cp "$OUT" "$jroot/apply.txt"
-	cfg "$troot" "${args[@]}" --no-ptp
-	cp "$OUT" "$troot/apply.txt"
+	# ethtool_apply ROOT [STUB-MODE]: an mlx5 tree with a fixed-on feature,
+	# applied with the ethtool stub in that mode; the output in ROOT/apply.txt
+	ethtool_apply() {
+		mkdir -p "$1"
+		fake_mlx5 "$1"
+		echo "tx-udp-segmentation on [fixed]" >>"$1/state/ethtool/enp59s0f0/features"
+		[[ -z ${2:-} ]] || : >"$1/state/$2"
+		cfg "$1" "${args[@]}" --no-ptp
+		cp "$OUT" "$1/apply.txt"
+	}
+	local jroot=$TMP/json troot=$TMP/text
+	ethtool_apply "$jroot"
+	ethtool_apply "$troot" ethtool-no-json
 	t "ethtool --json: features and pause read as JSON" bash -c '
 		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool --json -a enp59s0f0$" "$1" &&
 		! grep -q "^ethtool -k enp59s0f0$" "$1"' _ "$jroot/state/calls.log"
@@ -459,6 +460,31 @@ test_fake_more() {
 		grep -q "skipped *offload udp-gso *fixed on by this driver" "$1/apply.txt" &&
 		grep -q "applied *pause *.autoneg on rx on tx on. -> .autoneg off rx off tx off." "$1/apply.txt" &&
 		grep -q "applied *offload gro " "$1/apply.txt"' _ "$jroot" "$troot"
+
+	# A later ethtool gives JSON for coalescing, rings and channels too; the
+	# first such one named adaptive-rx "rx" in -c: that JSON is not trusted.
+	local aroot=$TMP/json-all xroot=$TMP/json-rx
+	ethtool_apply "$aroot" ethtool-json-all
+	ethtool_apply "$xroot" ethtool-json-rx
+	t "ethtool --json for -c, -g, -l where ethtool has it: no text read" bash -c '
+		for o in -k -a -c -g -l; do
+			grep -q "^ethtool --json $o enp59s0f0$" "$1" && ! grep -q "^ethtool $o enp59s0f0$" "$1" || exit 1
+		done' _ "$aroot/state/calls.log"
+	t "ethtool JSON for -c, -g, -l: the same verdicts as from the text" bash -c '
+		[[ $(grep -c . "$1") -gt 20 ]] && diff <(cut -c1-40 "$1") <(cut -c1-40 "$2") >&2' \
+		_ "$aroot/apply.txt" "$troot/apply.txt"
+	t "ethtool JSON: rings from rx/rx-max, channels from combined-max, coalescing values" bash -c '
+		grep -q "applied *ring rx *.1024. -> .256.$" "$1" &&
+		grep -q "applied *ring tx *.1024. -> .256.$" "$1" &&
+		grep -q "applied *channels *.combined 16. -> .combined 1.$" "$1" &&
+		grep -q "applied *coalesce adaptive-rx *.on. -> .off.$" "$1" &&
+		grep -q "applied *coalesce rx-usecs *.8. -> .0.$" "$1" || { cat "$1" >&2; exit 1; }' \
+		_ "$aroot/apply.txt"
+	t "ethtool JSON with adaptive-rx as \"rx\": -c read from the text, -g and -l from JSON" bash -c '
+		grep -q "^ethtool --json -c enp59s0f0$" "$1" && grep -q "^ethtool -c enp59s0f0$" "$1" &&
+		! grep -q "^ethtool -g enp59s0f0$" "$1" && ! grep -q "^ethtool -l enp59s0f0$" "$1" &&
+		diff <(cut -c1-40 "$2") <(cut -c1-40 "$3") >&2' \
+		_ "$xroot/state/calls.log" "$xroot/apply.txt" "$troot/apply.txt"
 
 	# Installed as rant-config.sh, it says so.
 	mkdir -p "$TMP/bin"
@@ -514,12 +540,13 @@ test_veth_outer() {
 		t_skip "cannot create namespaces here: veth tests skipped"
 		return
 	fi
-	unshare --net --mount --propagation private bash "$0" --veth-inner "$TMP" "$N"
-	local counts
+	unshare --net --mount --propagation private bash "$0" --veth-inner "$TMP" "$TESTNUM"
+	local counts p f s
 	if counts=$(cat "$TMP/veth.counts" 2>/dev/null); then
-		read -r N p f <<<"$counts"
-		PASSED=$((PASSED + p))
-		FAILED=$((FAILED + f))
+		read -r TESTNUM p f s <<<"$counts"
+		PASS=$((PASS + p))
+		FAIL=$((FAIL + f))
+		SKIP=$((SKIP + s))
 	else
 		t_fail "veth tests ran to the end"
 	fi
@@ -680,7 +707,7 @@ veth_from_netns() {
 
 veth_inner() {
 	TMP=$1
-	N=$2
+	TESTNUM=$2
 	OUT=$TMP/veth.out
 	ERR=$TMP/veth.err
 	VA=rantcfg$$a
@@ -817,7 +844,7 @@ veth_inner() {
 		_ "$RC" "$ERR" "$VA"
 	ip route del default via 192.168.77.254 dev "$VA"
 
-	printf '%s %s %s\n' "$N" "$PASSED" "$FAILED" >"$TMP_KEEP/veth.counts"
+	printf "%s %s %s %s\n" "$TESTNUM" "$PASS" "$FAIL" "$SKIP" >"$TMP_KEEP/veth.counts"
 }
 
 main() {
@@ -842,8 +869,7 @@ main() {
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
 		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null
 	fi
-	printf '%d passed, %d failed\n' "$PASSED" "$FAILED"
-	((FAILED == 0))
+	finish
 }
 
 main "$@"
