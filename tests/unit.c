@@ -3487,13 +3487,24 @@ static void test_hwpath(void)
 
 	/* exact TX keys: which kernels get SCM_TS_OPT_ID, which get re-keyed */
 	ts_kernel = fake_kernel;
+	cfg.mode = MODE_REFLECT;
 	fake_kernel_version = 6018;
 	ts_keys_setup();
-	ok(ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 -> SCM_TS_OPT_ID per send, never re-keyed", "cmsg=%d rekey=%d",
-	   ts.key_cmsg, ts.rekey_on_fail);
+	ok(ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 reflector -> SCM_TS_OPT_ID per send, never re-keyed",
+	   "cmsg=%d rekey=%d", ts.key_cmsg, ts.rekey_on_fail);
 	fake_kernel_version = 6013;
 	ts_keys_setup();
-	ok(ts.key_cmsg, "keys: 6.13 -> SCM_TS_OPT_ID", "cmsg=%d", ts.key_cmsg);
+	ok(ts.key_cmsg, "keys: 6.13 reflector -> SCM_TS_OPT_ID", "cmsg=%d", ts.key_cmsg);
+	/* the client's connected socket keeps its cached route: no cmsg, the exact counter */
+	cfg.mode = MODE_EMIT;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.13 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 6018;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	cfg.mode = MODE_REFLECT;
 	fake_kernel_version = 6012;
 	ts_keys_setup();
 	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.12 -> counter, a failed send keeps its key: no re-key",
@@ -3507,6 +3518,7 @@ static void test_hwpath(void)
 	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
 	   ts.key_cmsg, ts.rekey_on_fail);
 	ts_kernel = NULL;
+	cfg_defaults();	/* the mode the key choices were tried in */
 
 	/*
 	 * Leave the device as found: a ptp4l's config (TX_ON, PTP_V2_L2_EVENT,
