@@ -4756,6 +4756,66 @@ static void test_plot(void)
 	reset_globals();
 }
 
+/* ------------------------------------------- performance: answers without IP_PKTINFO */
+
+/* a v4-mapped 127.0.0.x:port, as the reflector's dual-stack socket names its peers */
+static struct sockaddr_in6 mapped_lo(unsigned last, unsigned port)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+
+	a.sin6_addr.s6_addr[10] = 0xff;
+	a.sin6_addr.s6_addr[11] = 0xff;
+	a.sin6_addr.s6_addr[12] = 127;
+	a.sin6_addr.s6_addr[15] = (uint8_t)last;
+	return a;
+}
+
+static struct txn perf_win[256];
+
+static void test_perf(void)
+{
+	struct sockaddr_in6 peer = mapped_lo(1, 40000), other_port = mapped_lo(1, 40001);
+	char iface[] = "lo";
+
+	reset_globals();
+	/* the ping came to 127.0.0.1 on lo: the kernel's own choice for 127.0.0.1 */
+	R.pi_level = IPPROTO_IPV6;
+	R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	R.pi.v6.ipi6_ifindex = 1;
+	cfg.iface = NULL;
+	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 5);
+	ok(!R.src_same && R.src_probed == 5, "perf: without -i the source is always named (IP_PKTINFO)",
+	   "same=%d probed=%" PRIu64, R.src_same, R.src_probed);
+	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: without -i no answer goes without it", "-");
+	cfg.iface = iface;
+	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 7);
+	if (geteuid() == 0) {
+		ok(R.src_same, "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
+		ok(reflect_src_known((struct sockaddr *)&peer), "perf: the probed peer and address: known", "-");
+	}
+	ok(!reflect_src_known((struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
+	/* the same peer pings another of the host's addresses: named again */
+	R.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
+	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: another destination address: named", "-");
+	/* probed while the ping came to 127.0.0.2: not the kernel's choice for 127.0.0.1 */
+	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 9);
+	ok(!R.src_same && !reflect_src_known((struct sockaddr *)&peer),
+	   "perf: a second address is never the kernel's choice: named", "same=%d", R.src_same);
+	R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	R.pi_level = 0;
+	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: no IP_PKTINFO received: nothing known", "-");
+	/* a new session probes again */
+	R.src_same = true;
+	win = perf_win;
+	win_mask = 255;
+	reflect_start(0x1234);
+	ok(!R.src_same && !R.src_probed, "perf: a new session forgets the last one's probe", "-");
+	R.active = false;
+	win = NULL;
+	cfg.iface = NULL;
+	reset_globals();
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -4780,6 +4840,7 @@ int main(void)
 	test_outputs();
 	test_pmc();
 	test_plot();
+	test_perf();
 	printf("%d passed, %d failed\n", t_pass, t_fail);
 	return t_fail ? 1 : 0;
 }
