@@ -405,7 +405,8 @@ def per_round(p, a, b, col):
     out = []
     for rnd in sorted({r["round"] for r in rows}, key=int):
         x, y = val(p, a, rnd, col), val(p, b, rnd, col)
-        if x is not None and y:
+        # a run starved to a single transaction reports a rate of 0: no ratio
+        if x and y:
             out.append(x / y)
     return out
 
