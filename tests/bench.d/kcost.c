@@ -16,8 +16,8 @@
  *            every TX stamp is read back from the error queue (not timed)
  *   dual     R is an AF_INET6 socket serving IPv4 (v4-mapped), as rant's
  *   rx info  IPV6_RECVPKTINFO and IP_RECVTOS / IPV6_RECVTCLASS on R
- *   tx info  R's answer carries the ping's destination as IPV6_PKTINFO
  *   key      R's answer carries its SCM_TS_OPT_ID key
+ *   tx info  R's answer carries the ping's destination as IPV6_PKTINFO
  *   C key    the client's send carries an SCM_TS_OPT_ID key (connected socket)
  *
  *   tests/bench.d/kcost          (make bench runs it)
@@ -219,9 +219,9 @@ int main(void)
 		{ STAMPS, "+ stamps (floor-ts)" },
 		{ STAMPS | DUAL, "+ dual-stack reflector" },
 		{ STAMPS | DUAL | RXINFO, "+ rx pktinfo, tos" },
-		{ STAMPS | DUAL | RXINFO | TXINFO, "+ tx pktinfo" },
-		{ STAMPS | DUAL | RXINFO | TXINFO | KEY, "+ reflector key cmsg (rant)" },
-		{ STAMPS | DUAL | RXINFO | TXINFO | KEY | CKEY, "+ client key cmsg (rant before)" },
+		{ STAMPS | DUAL | RXINFO | KEY, "+ reflector key cmsg (rant, -i)" },
+		{ STAMPS | DUAL | RXINFO | KEY | TXINFO, "+ tx pktinfo (rant, no -i)" },
+		{ STAMPS | DUAL | RXINFO | KEY | TXINFO | CKEY, "+ client key cmsg (rant before)" },
 	};
 	double base[3] = { 0, 0, 0 };
 	unsigned i;
