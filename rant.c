@@ -77,6 +77,8 @@
 
 /* ------------------------------------------------------------ constants */
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define RANT_VERSION	"1.0.0"
 #define NSEC_PER_SEC	1000000000ULL
 #define NSEC_PER_US	1000ULL
@@ -3643,6 +3645,27 @@ static size_t align64(size_t n)
 	return (n + 63) & ~(size_t)63;
 }
 
+/*
+ * The histograms of this side's metrics and the kept breaches, from take:
+ * the arena for a run, calloc for --analyze (its store holds every row).
+ */
+static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_cap)
+{
+	int k;
+
+	for (k = 0; k < side.nmetrics; k++) {
+		uint64_t *b = take(nbuckets * 8);
+		int64_t *o = take((out_cap ? out_cap : 1) * 8);
+
+		if (!b || !o) {
+			return -1;
+		}
+		hist_init(&S.h[side.metrics[k]], cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+	}
+	S.breach = take(BREACH_KEEP * sizeof(struct breach));
+	return S.breach ? 0 : -1;
+}
+
 static void *arena_take(size_t n)
 {
 	void *p = arena.base + arena.used;
@@ -3734,7 +3757,6 @@ static int arena_setup(const struct layout *L, bool emit)
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	size_t size = L->total;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
-	int i;
 
 	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
 		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
@@ -3763,19 +3785,7 @@ static int arena_setup(const struct layout *L, bool emit)
 	arena.used = 0;
 	win = arena_take(L->win * sizeof(struct txn));
 	win_mask = L->win - 1;
-	for (i = 0; i < NMETRIC; i++) {
-		bool used = false;
-		int k;
-
-		for (k = 0; k < side.nmetrics; k++) {
-			used |= side.metrics[k] == i;
-		}
-		if (used) {
-			hist_init(&S.h[i], cfg.bucket_ns, cfg.bound_ns, arena_take(L->nbuckets * 8),
-				  arena_take(L->out_cap * 8), L->out_cap);
-		}
-	}
-	S.breach = arena_take(BREACH_KEEP * sizeof(struct breach));
+	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	echo_q = arena_take(ECHO_CAP * sizeof(struct echo));
 	log_init(&S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL, L->log_cap);
 	/* touch every page: MAP_POPULATE already did, this makes it explicit */
@@ -5408,22 +5418,9 @@ static int emit_interval_step(uint64_t *next)
  * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
  * its session and sends the T3 stamps it still owes.
  */
-static void emit_finish(void)
+/* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
+static void emit_await_pongs(uint64_t cutoff)
 {
-	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
-	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
-	/*
-	 * With -d nothing the reflector does (vanish, stall, answer late) may
-	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
-	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
-	 */
-	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
-	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
-	int round;
-
-	if (E.busy) {
-		return;		/* the reflector serves someone else: nothing to wait for */
-	}
 	while (E.outstanding) {
 		uint64_t dl = emit_next_deadline(), now = mono_ns();
 
@@ -5453,18 +5450,16 @@ static void emit_finish(void)
 			break;
 		}
 	}
-	t0 = mono_ns();
-	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
-		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
-			emit_drain();
-		}
-	}
-	if (!S.c.received) {
-		return;
-	}
-	if (K.ncls > 1) {
-		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
-	}
+}
+
+/*
+ * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
+ * tried 3 times; the reflector ends its session on the first.
+ */
+static void emit_fin_exchange(uint64_t hard)
+{
+	int round;
+
 	for (round = 0; round < 64; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
 		uint64_t limit;
@@ -5492,6 +5487,37 @@ static void emit_finish(void)
 			break;
 		}
 	}
+}
+
+static void emit_finish(void)
+{
+	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
+	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
+	/*
+	 * With -d nothing the reflector does (vanish, stall, answer late) may
+	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
+	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
+	 */
+	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
+	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
+
+	if (E.busy) {
+		return;		/* the reflector serves someone else: nothing to wait for */
+	}
+	emit_await_pongs(cutoff);
+	t0 = mono_ns();
+	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
+		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
+			emit_drain();
+		}
+	}
+	if (!S.c.received) {
+		return;
+	}
+	if (K.ncls > 1) {
+		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
+	}
+	emit_fin_exchange(hard);
 }
 
 /* Retire the whole window in sequence order, so the log is ordered. */
@@ -5531,6 +5557,15 @@ static int emit_run(void)
 	if (!cfg.warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
+	/*
+	 * Per ping (emit_b2b_step; --interval: emit_interval_step):
+	 *   emit_send: proto_encode, tag_put, ts_send (sendmsg)
+	 *   emit_wait_until: emit_recv (recvmsg, ts_parse) -> emit_packet
+	 *     (proto_decode, tag_ok, the checks) -> txn_account (metrics,
+	 *     breach); the TX stamp: emit_drain_if -> ts_drain (recvmmsg of the
+	 *     error queue) -> emit_on_tx -> txn_account
+	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
+	 */
 	while (!stop_signal && !S.stop_reason && r >= 0) {
 		if (E.end && mono_ns() >= E.end) {
 			S.stop_reason = STOP_DURATION;
@@ -5943,10 +5978,8 @@ static void reflect_drain(void)
 	}
 }
 
-static void session_report(FILE *f, bool final);
-static void json_report(FILE *f, int exit_code);
-static const char *json_what(void);
-static int plot_run(void);
+static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n, const struct txn *row,
+			  const uint8_t *status);
 
 /* Retire the reflector's window (slots keyed by TX key) in send order. */
 static void reflect_flush(void)
@@ -6017,21 +6050,7 @@ static void reflect_end(int reason)
 	if (R.log_fd >= 0 && (r = log_write(R.log_fd, cfg.log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	errno = 0;
-	session_report(out, true);
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
-		exit_code = EXIT_RUNTIME;
-	}
-	if (plot_run() < 0) {
-		exit_code = EXIT_RUNTIME;
-	}
-	if (R.json) {
-		errno = 0;
-		json_report(R.json, exit_code);
-		if (out_finish(json_what(), R.json, false) < 0) {
-			exit_code = EXIT_RUNTIME;
-		}
-	}
+	exit_code = report_outputs(out, R.json, false, exit_code, S.log.n, NULL, NULL);
 	if (exit_code > R.exit_code) {
 		R.exit_code = exit_code;
 	}
@@ -6296,6 +6315,13 @@ static int reflect_run(void)
 	R.end = cfg.duration_s > 0 ? start + (uint64_t)(cfg.duration_s * 1e9) : 0;
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
+	/*
+	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
+	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
+	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
+	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
+	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
+	 */
 	while (!stop_signal && r >= 0) {
 		uint64_t now;
 
@@ -6339,19 +6365,6 @@ static int reflect_run(void)
 static double session_duration(void)
 {
 	return S.end_mono > S.start_mono ? (double)(S.end_mono - S.start_mono) / 1e9 : 0;
-}
-
-/* Sort the exact stores once, before anything reads percentiles. */
-static void report_prepare(void)
-{
-	int i;
-
-	for (i = 0; i < side.nmetrics; i++) {
-		hist_finish(&S.h[side.metrics[i]]);
-	}
-	fit_window_flush(&S.offset);
-	fit_window_flush(&S.app_wire[0]);
-	fit_window_flush(&S.app_wire[1]);
 }
 
 /*
@@ -6625,6 +6638,39 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	pmc_print_txn(f, x);
 }
 
+static int cmp_worst(const void *a, const void *b)
+{
+	int64_t x = 0, y = 0;
+
+	metric_value(side.primary, ((const struct txn *)a)->t, &x);
+	metric_value(side.primary, ((const struct txn *)b)->t, &y);
+	return (y > x) - (y < x);
+}
+
+/* --analyze --top: the worst transactions of the log's rows, each broken down. */
+static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uint64_t nrow, unsigned top)
+{
+	struct txn *w = malloc((nrow ? nrow : 1) * sizeof(*w));
+	uint64_t i, n = 0;
+	int64_t v;
+
+	if (!w) {
+		return;
+	}
+	for (i = 0; i < nrow; i++) {
+		if (status[i] == ST_OK && metric_value(side.primary, row[i].t, &v)) {
+			w[n++] = row[i];
+		}
+	}
+	qsort(w, n, sizeof(*w), cmp_worst);
+	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[side.primary].key);
+	for (i = 0; i < n && i < top; i++) {
+		metric_value(side.primary, w[i].t, &v);
+		print_breakdown(f, &w[i], v, "#");
+	}
+	free(w);
+}
+
 /*
  * The reflector's FIN_ACK says how many pings it answered: with the whole
  * session seen there, lost = lost on the way out + lost (or late) on the way
@@ -6682,7 +6728,6 @@ static void json_rejected(FILE *f)
 	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", side.emit ? E.rxq_ovfl : 0);
 }
 
-/* What the hardware path has to say about this run's stamps. */
 /*
  * May the one-way delays be read as such?  Returns true when the clocks are
  * known to agree (and the server's stamps are of the same kind), and fills
@@ -6717,14 +6762,60 @@ static bool oneway_trusted(char *why, size_t len)
 	return false;
 }
 
-static void print_hw_notes(FILE *f)
+/* What the text report and the JSON both say, computed once per report. */
+struct report {
+	const struct hist *primary;
+	double duration_s;
+	bool split;			/* loss by direction known (emit, FIN_ACK seen) */
+	uint64_t lost_out, lost_back, lost_local;
+	bool ow_trusted;		/* one-way delays: may they be read as such */
+	char ow_why[256];		/* ... the evidence, or the warning */
+	bool drift;			/* server - client offset drift over >= 1 s */
+	double ppm, span;
+	char warn[4][256];		/* clock warnings */
+	int nwarn;
+	double breach_pct;		/* -t breaches, % of the primary metric's samples */
+	uint64_t log_records;		/* what the log file holds */
+};
+
+/* Sort the exact stores and close the fit windows: before anything reads them. */
+static void report_prepare(void)
+{
+	int i;
+
+	for (i = 0; i < side.nmetrics; i++) {
+		hist_finish(&S.h[side.metrics[i]]);
+	}
+	fit_window_flush(&S.offset);
+	fit_window_flush(&S.app_wire[0]);
+	fit_window_flush(&S.app_wire[1]);
+}
+
+static void report_compute(struct report *r)
+{
+	memset(r, 0, sizeof(*r));
+	report_prepare();
+	r->primary = &S.h[side.primary];
+	r->duration_s = session_duration();
+	r->split = loss_split(&r->lost_out, &r->lost_back);
+	if (r->split) {
+		r->lost_local = E.srv_received - S.c.received - S.c.late - r->lost_back;
+	}
+	r->ow_trusted = oneway_trusted(r->ow_why, sizeof(r->ow_why));
+	r->drift = fit_ppm(&S.offset, &r->ppm, &r->span) && r->span >= 1.0;
+	r->nwarn = clock_warnings(r->warn, 4);
+	r->breach_pct = r->primary->n ? 100.0 * (double)S.c.breaches / (double)r->primary->n : 0.0;
+	r->log_records = log_out.done ? log_out.rows : S.log.n;
+}
+
+/* What the hardware path has to say about this run's stamps. */
+static void print_hw_notes(FILE *f, const struct report *r)
 {
 	char why[256];
 	double ppm;
 
 	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
-		oneway_trusted(why, sizeof(why));
-		fprintf(f, "One-way delays: %s\n", why);
+		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
 	if (phc.n) {
 		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
@@ -6759,9 +6850,8 @@ static void print_hw_notes(FILE *f)
 	}
 }
 
-static void print_counts(FILE *f)
+static void print_counts(FILE *f, const struct report *r)
 {
-	uint64_t out_lost = 0, back_lost = 0;	/* set by loss_split; gcc cannot always see it */
 	char lab[16];
 	bool any = false;
 	int i;
@@ -6778,12 +6868,13 @@ static void print_counts(FILE *f)
 		}
 		fprintf(f, " from another session %" PRIu64 "\n", S.c.foreign);
 	}
-	if (loss_split(&out_lost, &back_lost)) {
+	if (r->split) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
-			" pongs on the way back (the reflector answered %" PRIu64 ")\n", out_lost, back_lost, E.srv_received);
-		if (E.srv_received - S.c.received - S.c.late - back_lost) {
+			" pongs on the way back (the reflector answered %" PRIu64 ")\n", r->lost_out, r->lost_back,
+			E.srv_received);
+		if (r->lost_local) {
 			fprintf(f, "Lost locally: %" PRIu64 " pongs dropped by this host's full receive buffer (not the network)\n",
-				E.srv_received - S.c.received - S.c.late - back_lost);
+				r->lost_local);
 		}
 	}
 	print_rejected(f);
@@ -6802,7 +6893,7 @@ static void print_counts(FILE *f)
 		}
 	}
 	fprintf(f, "%s\n", any ? "" : " none");
-	print_hw_notes(f);
+	print_hw_notes(f, r);
 }
 
 /*
@@ -6854,18 +6945,72 @@ static void print_warmup(FILE *f)
 }
 
 /* The end-of-run (or end-of-session) report, in the earlier rant's format first. */
-static void session_report(FILE *f, bool final)
+/* "Log:": what the file holds (a text log leaves warm-up records out), or why it is cut short. */
+static void print_log_line(FILE *f, const struct report *r)
 {
-	const struct hist *p = &S.h[side.primary];
-	char w[4][256];
-	double ppm, span;
-	int i, nw;
+	if (S.log.cap && log_out.err) {
+		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
+			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
+	} else if (S.log.cap) {
+		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
+			r->log_records, S.log.dropped, S.log.cap);
+		if (cfg.log_threshold_ns >= 0) {
+			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
+		}
+		if (log_out.skipped) {
+			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
+		}
+		fputc('\n', f);
+	}
+}
 
-	(void)final;
-	report_prepare();
-	fprintf(f, "Test is complete. Duration: %.2f s\n", session_duration());
+/* The decomposition table, the clocks and the threshold's breaches, each broken down. */
+static void print_decomposition(FILE *f, const struct report *r)
+{
+	int i;
+
+	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min",
+		"avg", "max", "stddev");
+	for (i = 0; i < side.nmetrics; i++) {
+		const struct hist *h = &S.h[side.metrics[i]];
+
+		if (h->n) {
+			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
+				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max,
+				hist_stddev(h));
+		}
+	}
+	if (side.emit && S.offset.n) {
+		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)",
+			S.best_offset);
+		if (r->drift) {
+			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
+		}
+		fputc('\n', f);
+	}
+	for (i = 0; i < r->nwarn; i++) {
+		fprintf(f, "WARNING: %s\n", r->warn[i]);
+	}
+	pmc_report(f);
+	if (cfg.threshold_ns >= 0) {
+		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
+			(double)cfg.threshold_ns / 1000, S.c.breaches, r->breach_pct);
+		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
+			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
+		}
+		if (S.nbreach_kept > 10) {
+			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
+		}
+	}
+}
+
+static void session_report(FILE *f, const struct report *r)
+{
+	const struct hist *p = r->primary;
+
+	fprintf(f, "Test is complete. Duration: %.2f s\n", r->duration_s);
 	if (cfg.mode == MODE_REFLECT && S.id) {
-		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", S.id, session_duration());
+		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", S.id, r->duration_s);
 	} else if (cfg.mode == MODE_REFLECT) {
 		fprintf(f, "No session: no client came\n");
 	}
@@ -6882,59 +7027,13 @@ static void session_report(FILE *f, bool final)
 	if (resp_tx_app()) {
 		fprintf(f, "Response: T3_SW - T2 wire (app send; -N: no TX stamps), not wire-to-wire\n");
 	}
-	print_counts(f);
+	print_counts(f, r);
 	print_warmup(f);
 	if (cfg.mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
 	}
-	if (S.log.cap && log_out.err) {
-		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
-			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
-	} else if (S.log.cap) {
-		/* what the file holds: a text log leaves warm-up records out */
-		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
-			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.cap);
-		if (cfg.log_threshold_ns >= 0) {
-			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
-		}
-		if (log_out.skipped) {
-			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
-		}
-		fputc('\n', f);
-	}
-	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min", "avg",
-		"max", "stddev");
-	for (i = 0; i < side.nmetrics; i++) {
-		const struct hist *h = &S.h[side.metrics[i]];
-
-		if (h->n) {
-			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
-				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max, hist_stddev(h));
-		}
-	}
-	if (side.emit && S.offset.n) {
-		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)", S.best_offset);
-		if (fit_ppm(&S.offset, &ppm, &span) && span >= 1.0) {
-			fprintf(f, ", drift %+.3f ppm over %.1f s", ppm, span);
-		}
-		fputc('\n', f);
-	}
-	nw = clock_warnings(w, 4);
-	for (i = 0; i < nw; i++) {
-		fprintf(f, "WARNING: %s\n", w[i]);
-	}
-	pmc_report(f);
-	if (cfg.threshold_ns >= 0) {
-		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
-			(double)cfg.threshold_ns / 1000, S.c.breaches,
-			p->n ? 100.0 * (double)S.c.breaches / (double)p->n : 0.0);
-		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
-			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
-		}
-		if (S.nbreach_kept > 10) {
-			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
-		}
-	}
+	print_log_line(f, r);
+	print_decomposition(f, r);
 	if (S.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
@@ -7042,11 +7141,9 @@ static void json_metric(FILE *f, int m)
 }
 
 /* The hardware path's keys, one line each, before "metrics". */
-static void json_hw(FILE *f)
+static void json_hw(FILE *f, const struct report *r)
 {
 	char why[256];
-	bool ok;
-
 	double ppm;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
@@ -7064,10 +7161,9 @@ static void json_hw(FILE *f)
 		fprintf(f, "  \"phc\": null,\n");
 	}
 	if (side.emit) {
-		ok = oneway_trusted(why, sizeof(why));
 		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
-			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], ok ? "true" : "false");
-		json_str(f, why);
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], r->ow_trusted ? "true" : "false");
+		json_str(f, r->ow_why);
 		fprintf(f, "},\n");
 	}
 	if (ts.hw && ts_prov.known) {
@@ -7090,56 +7186,58 @@ static void json_hw(FILE *f)
 	}
 }
 
-static void json_report(FILE *f, int exit_code)
+/* A JSON string, or null for none. */
+static void json_str_or_null(FILE *f, const char *s)
 {
-	uint64_t out_lost = 0, back_lost = 0;
-	char w[4][256], lab[16];
-	double ppm = 0, span = 0;
-	bool drift;
-	int i, nw, n = 0;
+	if (s) {
+		json_str(f, s);
+	} else {
+		fputs("null", f);
+	}
+}
 
-	report_prepare();
+/* What ran: tool, mode, where, which stamps, how long and why it stopped. */
+static void json_run(FILE *f, const struct report *r)
+{
+	const char *srv = !side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") :
+			  S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null";
+
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
 		RANT_VERSION, cfg.mode == MODE_ANALYZE ? "analyze" : side.emit ? "emit" : "reflect", S.id);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", side.emit ? "emit" : "reflect");
-	if (cfg.iface) {
-		json_str(f, cfg.iface);
-	} else {
-		fputs("null", f);
-	}
+	json_str_or_null(f, cfg.iface);
 	fprintf(f, ", \"address\": ");
-	if (cfg.address) {
-		json_str(f, cfg.address);
-	} else {
-		fputs("null", f);
-	}
+	json_str_or_null(f, cfg.address);
 	fprintf(f, ", \"port\": %u, \"size\": %u,\n", cfg.port, cfg.size);
 	fprintf(f, "  \"timestamps\": {\"wire\": \"%s\", \"server_wire\": %s, \"app\": %s, \"phc_index\": %d, \"rx_filter\": ",
-		ts.hw ? "hardware" : "software",
-		!side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") : S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null",
-		cfg.sw_stamps ? "true" : "false", ts.phc_index);
-	if (ts.hw) {
-		json_str(f, ts_filter_name(ts.rx_filter));
-	} else {
-		fputs("null", f);
-	}
-	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", session_duration(), stop_name[S.stop_reason]);
+		ts.hw ? "hardware" : "software", srv, cfg.sw_stamps ? "true" : "false", ts.phc_index);
+	json_str_or_null(f, ts.hw ? ts_filter_name(ts.rx_filter) : NULL);
+	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s,
+		stop_name[S.stop_reason]);
+}
+
+/* Every count: packets, warm-up, rejections, loss by direction, classes, missing stamps. */
+static void json_counts(FILE *f, const struct report *r)
+{
+	char lab[16];
+	int i;
+
 	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
 		", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64
 		", \"foreign\": %" PRIu64 ", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
 		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
-		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup, S.c.foreign,
-		S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
+		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup,
+		S.c.foreign, S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
 	fprintf(f, "  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
 		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n", S.c.warmup,
 		side.emit ? 0 : S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup);
 	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
 		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
 	json_rejected(f);
-	if (loss_split(&out_lost, &back_lost)) {
+	if (r->split) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
-			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", out_lost, back_lost,
-			E.srv_received - S.c.received - S.c.late - back_lost, E.srv_received);
+			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out,
+			r->lost_back, r->lost_local, E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -7150,7 +7248,13 @@ static void json_report(FILE *f, int exit_code)
 			S.c.missing[side.stamps[i]]);
 	}
 	fprintf(f, "},\n");
-	json_hw(f);
+}
+
+/* The metrics with samples, then the threshold's count. */
+static void json_metrics(FILE *f, const struct report *r)
+{
+	int i, n = 0;
+
 	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < side.nmetrics; i++) {
 		if (!S.h[side.metrics[i]].n) {
@@ -7161,33 +7265,38 @@ static void json_report(FILE *f, int exit_code)
 	}
 	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
 	if (cfg.threshold_ns >= 0) {
-		const struct hist *p = &S.h[side.primary];
-
-		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f", (double)cfg.threshold_ns / 1000,
-			S.c.breaches ? "true" : "false", S.c.breaches,
-			p->n ? 100.0 * (double)S.c.breaches / (double)p->n : 0.0);
+		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f",
+			(double)cfg.threshold_ns / 1000, S.c.breaches ? "true" : "false", S.c.breaches,
+			r->breach_pct);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
 	}
-	drift = fit_ppm(&S.offset, &ppm, &span) && span >= 1.0;
-	fprintf(f, "},\n  \"clock\": {\"offset_ns\": ");
+	fprintf(f, "},\n");
+}
+
+/* The clocks (offset, drift, steps, warnings) and what the log file holds. */
+static void json_clock_log(FILE *f, const struct report *r)
+{
+	int i;
+
+	fprintf(f, "  \"clock\": {\"offset_ns\": ");
 	if (side.emit && S.offset.n) {
 		fprintf(f, "%" PRId64, S.best_offset);
 	} else {
 		fputs("null", f);
 	}
 	fprintf(f, ", \"drift_ppm\": ");
-	if (side.emit && drift) {
-		fprintf(f, "%.4f", ppm);
+	if (side.emit && r->drift) {
+		fprintf(f, "%.4f", r->ppm);
 	} else {
 		fputs("null", f);
 	}
-	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps, clk.stepped);
+	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps,
+		clk.stepped);
 	fprintf(f, ", \"warnings\": [");
-	nw = clock_warnings(w, 4);
-	for (i = 0; i < nw; i++) {
+	for (i = 0; i < r->nwarn; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, w[i]);
+		json_str(f, r->warn[i]);
 	}
 	fprintf(f, "]},\n  \"log\": ");
 	if (S.log.cap) {
@@ -7195,14 +7304,36 @@ static void json_report(FILE *f, int exit_code)
 		json_str(f, cfg.log);
 		fprintf(f, ", \"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"filtered\": %" PRIu64
 			", \"bytes_per_record\": %u, \"warmup_not_written\": %" PRIu64 ", \"complete\": %s}",
-			log_out.done ? log_out.rows : S.log.n, S.log.dropped, S.log.filtered, S.log.rec_size,
+			r->log_records, S.log.dropped, S.log.filtered, S.log.rec_size,
 			log_out.skipped, log_out.err ? "false" : "true");
 	} else {
 		fputs("null", f);
 	}
+}
+
+/* The JSON report: one object, its keys in the order the README lists them. */
+static void json_report(FILE *f, const struct report *r, int exit_code)
+{
+	json_run(f, r);
+	json_counts(f, r);
+	json_hw(f, r);
+	json_metrics(f, r);
+	json_clock_log(f, r);
 	pmc_json(f);
 	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
 	fflush(f);
+}
+
+/* How a failed JSON write names its file. */
+static const char *json_what(void)
+{
+	static char what[PATH_MAX + 32];
+
+	if (!strcmp(cfg.json, "-")) {
+		return "--json: writing to stdout";
+	}
+	snprintf(what, sizeof(what), "--json: writing %s", cfg.json);
+	return what;
 }
 
 /* ----------------------------------------------------------------- plot */
@@ -8290,20 +8421,53 @@ static int plot_draw(const struct plot_src *src)
 }
 
 /* After a run or a reflector session: draw from the log ring. */
-static int plot_run(void)
+static int plot_run(const struct plot_src *src)
 {
-	struct plot_src src = { .n = S.log.n, .what = "" };
 	int r;
 
 	if (PL.fd < 0) {
 		return 0;
 	}
-	r = plot_draw(&src);
+	r = plot_draw(src);
 	if (r < 0) {
 		warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The outputs of a run, a reflector session or --analyze, in order: the
+ * text report (with --analyze's --top table), the picture and the JSON, the
+ * text and the JSON from one computed report.  The JSON's exit_code is the
+ * run's, a failed report or plot included.  row NULL: the log ring.
+ */
+static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n, const struct txn *row,
+			  const uint8_t *status)
+{
+	struct plot_src src = { .n = n, .row = row, .status = status, .what = "" };
+	struct report r;
+
+	report_compute(&r);
+	errno = 0;
+	session_report(out, &r);
+	if (cfg.mode == MODE_ANALYZE) {
+		print_top(out, row, status, n, cfg.top);
+	}
+	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (plot_run(&src) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (json) {
+		errno = 0;
+		json_report(json, &r, code);
+		if (out_finish(json_what(), json, close_json) < 0) {
+			code = EXIT_RUNTIME;
+		}
+	}
+	return code;
 }
 
 /* Opened with the other outputs, so that a path that cannot be written stops the run before it starts. */
@@ -8468,17 +8632,224 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
 }
 
 /*
+ * Column kinds of a log header besides the stamps (a stamp column holds its
+ * stamp index, >= 0).  C_PMC - k is counter slot k; CLASS and SIZE sit far
+ * below every slot (and are tested first).
+ */
+enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
+
+/* 24 columns: room for the kernel stamps' and counters' columns. */
+#define ALOG_COLS	24
+
+/* What a log's header line said: the kind of each column, the metric of each latency column. */
+struct alog_hdr {
+	int col[ALOG_COLS], valm[ALOG_COLS], ncol;
+};
+
+/* Named columns a header may carry, in the text and the csv spellings. */
+static const struct {
+	const char *name;
+	bool nocase;
+	int col, metric;
+} alog_named[] = {
+	{ "seq", true, C_SEQ, -1 },		{ "status", true, C_STATUS, -1 },
+	{ "RTT", false, C_VAL, M_RTT },		{ "rtt_ns", false, C_VAL, M_RTT },
+	{ "RESPONSE", false, C_VAL, M_RESPONSE }, { "response_ns", false, C_VAL, M_RESPONSE },
+	{ "network_ns", false, C_VAL, M_NETWORK },
+	{ "class", true, C_CLASS, -1 },		{ "size", true, C_SIZE, -1 },
+	{ "forward_ns", false, C_VAL, M_FORWARD }, { "backward_ns", false, C_VAL, M_BACKWARD },
+};
+
+static bool alog_is(const char *f, size_t n, const char *name, bool nocase)
+{
+	return strlen(name) == n && !(nocase ? strncasecmp(f, name, n) : strncmp(f, name, n));
+}
+
+/* A stamp column: which stamps the log has, whose wire clock, which side wrote it. */
+static void alog_stamp_col(struct alog *L, int s, bool hw, bool *emit)
+{
+	L->have |= 1u << s;
+	if (stamp_is_wire[s]) {
+		if (s == T1W || s == T4W) {
+			L->hw = hw;
+		} else {
+			L->srv_hw = hw;
+		}
+	} else if (s < T1K) {
+		L->sw = true;
+	}
+	*emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
+}
+
+/* The header line: every column known, SEQ first. */
+static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const char **f, size_t *len, int nf)
+{
+	bool hw = false, emit = false;
+	int i, s, k;
+
+	if (nf > ALOG_COLS || nf < 3) {
+		return alog_error(L, line, "not a rant log header", NULL, 0);
+	}
+	for (i = 0; i < nf; i++) {
+		H->valm[i] = -1;
+		s = alog_stamp(f[i], len[i], &hw);
+		if (s >= 0) {
+			H->col[i] = s;
+			alog_stamp_col(L, s, hw, &emit);
+			continue;
+		}
+		for (k = 0; k < (int)ARRAY_SIZE(alog_named); k++) {
+			if (alog_is(f[i], len[i], alog_named[k].name, alog_named[k].nocase)) {
+				break;
+			}
+		}
+		if (k < (int)ARRAY_SIZE(alog_named)) {
+			H->col[i] = alog_named[k].col;
+			H->valm[i] = alog_named[k].metric;
+			if (H->col[i] == C_CLASS) {
+				L->cls = L->cls ? L->cls : malloc(8);
+			} else if (H->col[i] == C_SIZE) {
+				L->size = L->size ? L->size : malloc(8);
+			}
+		} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
+			H->col[i] = C_PMC - pmc_log_column(f[i], len[i]);
+		} else if (alog_is(f[i], len[i], "RESPONSE_APP_TX", false) ||
+			   alog_is(f[i], len[i], "response_app_tx_ns", false)) {
+			return alog_error(L, line, "a reflector log written with -N (response up to the app's send, "
+					  "no T3 wire stamp): --analyze reads wire-to-wire logs", NULL, 0);
+		} else {
+			return alog_error(L, line, "unknown column", f[i], len[i]);
+		}
+	}
+	if (H->col[0] != C_SEQ) {
+		return alog_error(L, line, "not a rant log header (first column must be SEQ)", NULL, 0);
+	}
+	L->emit = emit;
+	if (!L->emit) {
+		L->srv_hw = L->srv_hw || L->hw;
+		L->hw = L->srv_hw;
+	}
+	H->ncol = nf;
+	return 0;
+}
+
+/* Room for one more row. */
+static int alog_grow(struct alog *L, uint64_t line, uint64_t *cap)
+{
+	if (L->n < *cap) {
+		return 0;
+	}
+	*cap = *cap ? *cap * 2 : 65536;
+	L->row = realloc(L->row, *cap * sizeof(*L->row));
+	L->status = realloc(L->status, *cap);
+	L->cls = L->cls ? realloc(L->cls, *cap * 4) : NULL;
+	L->size = L->size ? realloc(L->size, *cap * 4) : NULL;
+	if (!L->row || !L->status) {
+		return alog_error(L, line, "out of memory", NULL, 0);
+	}
+	return 0;
+}
+
+/* One field of a row into transaction x (SEQ, STATUS, a stamp, CLASS, SIZE or a counter). */
+static int alog_field(struct alog *L, uint64_t line, int col, const char *f, size_t len, struct txn *x, int *st)
+{
+	uint64_t v;
+
+	if (col == C_SEQ) {
+		if (!alog_u64(f, len, &x->seq)) {
+			return alog_error(L, line, "bad sequence number", f, len);
+		}
+	} else if (col == C_STATUS) {
+		for (*st = 0; *st < NSTATUS; (*st)++) {
+			if (alog_is(f, len, status_name[*st], false)) {
+				break;
+			}
+		}
+		if (*st == NSTATUS) {
+			return alog_error(L, line, "bad status", f, len);
+		}
+	} else if (col >= 0) {
+		if (!alog_ns(f, len, &x->t[col])) {
+			return alog_error(L, line, "bad timestamp", f, len);
+		}
+	} else if (col == C_CLASS || col == C_SIZE) {
+		uint32_t *dst = col == C_CLASS ? L->cls : L->size;
+
+		if (!alog_u64(f, len, &v) || v > (col == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) || !dst) {
+			return alog_error(L, line, col == C_CLASS ? "bad class" : "bad size", f, len);
+		}
+		dst[L->n] = (uint32_t)v;
+	} else if (col <= C_PMC) {
+		x->pmc[C_PMC - col] = PMC_NONE;
+		if (len && !alog_u64(f, len, &x->pmc[C_PMC - col])) {
+			return alog_error(L, line, "bad counter value", f, len);
+		}
+	}
+	return 0;
+}
+
+/* A latency column must agree with the stamps it came from; text logs spell a status there. */
+static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_t len, const struct txn *x,
+		      int *st)
+{
+	static const struct { const char *word; int st; } words[] = {
+		{ "lost", ST_LOST }, { "late", ST_LATE }, { "stepped", ST_STEPPED },
+	};
+	int64_t want, got;
+	bool known;
+	int k;
+
+	for (k = 0; !L->csv && k < (int)ARRAY_SIZE(words); k++) {
+		if (alog_is(f, len, words[k].word, false)) {
+			*st = words[k].st;
+			return 0;
+		}
+	}
+	known = metric_value(m, x->t, &want);
+	if ((len == 0 || (len == 1 && f[0] == '-')) && (!known || *st != ST_OK)) {
+		return 0;
+	}
+	if (!alog_i64(f, len, &got)) {
+		return alog_error(L, line, "bad latency value", f, len);
+	}
+	if (!known || got != want) {
+		return alog_error(L, line, "latency does not match its stamps", f, len);
+	}
+	return 0;
+}
+
+/* A row: its fields first, then every latency column checked against them. */
+static int alog_row(struct alog *L, const struct alog_hdr *H, uint64_t line, const char **f, size_t *len)
+{
+	struct txn *x = &L->row[L->n];
+	int st = ST_OK, i;
+
+	memset(x, 0, sizeof(*x));
+	memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
+	for (i = 0; i < H->ncol; i++) {
+		if (alog_field(L, line, H->col[i], f[i], len[i], x, &st) < 0) {
+			return -1;
+		}
+	}
+	for (i = 0; i < H->ncol; i++) {
+		if (H->col[i] == C_VAL && alog_value(L, line, H->valm[i], f[i], len[i], x, &st) < 0) {
+			return -1;
+		}
+	}
+	L->status[L->n++] = (uint8_t)st;
+	return 0;
+}
+
+/*
  * Read a rant log of either format and side.  A line that does not parse
  * stops the analysis with its line number (exit 2): numbers computed from a
  * partly unreadable log would look trustworthy and not be.
  */
 static int alog_parse(struct alog *L, char *p, char *end)
 {
-	/* C_PMC - k: counter slot k; CLASS and SIZE far below every slot (and tested first) */
-	enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
-	int col[24], ncol = 0, i, valm[24];	/* 24: room for the kernel stamps' and counters' columns */
-	const char *f[25];
-	size_t len[25];
+	struct alog_hdr H = { .ncol = 0 };
+	const char *f[ALOG_COLS + 1];
+	size_t len[ALOG_COLS + 1];
 	uint64_t line = 0, cap = 0;
 	bool header = false, dashes = false;
 
@@ -8494,186 +8865,34 @@ static int alog_parse(struct alog *L, char *p, char *end)
 			le--;
 		}
 		if (le == p) {
-			p = nl + 1;
-			continue;
-		}
-		if (*p == '#') {
+			/* blank line */
+		} else if (*p == '#') {
 			if (header) {
-				return alog_error(L, line, "a second log header (several sessions in one file: split it)", NULL, 0);
+				return alog_error(L, line, "a second log header (several sessions in one file: split it)",
+						  NULL, 0);
 			}
 			L->csv = true;
-			p = nl + 1;
-			continue;
-		}
-		if (!header) {
-			bool hw = false, emit = false;
-
+		} else if (!header) {
 			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
-			nf = alog_split(p, le, L->csv, f, len, 24);
-			if (nf > 24 || nf < 3) {
-				return alog_error(L, line, "not a rant log header", NULL, 0);
+			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+			if (alog_header(L, &H, line, f, len, nf) < 0) {
+				return -1;
 			}
-			for (i = 0; i < nf; i++) {
-				int s = alog_stamp(f[i], len[i], &hw);
-
-				valm[i] = -1;
-				if (s >= 0) {
-					col[i] = s;
-					L->have |= 1u << s;
-					if (stamp_is_wire[s]) {
-						if (s == T1W || s == T4W) {
-							L->hw = hw;
-						} else {
-							L->srv_hw = hw;
-						}
-					} else if (s < T1K) {
-						L->sw = true;
-					}
-					emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
-				} else if (!strncasecmp(f[i], "seq", len[i]) && len[i] == 3) {
-					col[i] = C_SEQ;
-				} else if (!strncasecmp(f[i], "status", len[i]) && len[i] == 6) {
-					col[i] = C_STATUS;
-				} else if ((len[i] == 3 && !strncmp(f[i], "RTT", 3)) ||
-					   (len[i] == 6 && !strncmp(f[i], "rtt_ns", 6))) {
-					col[i] = C_VAL;
-					valm[i] = M_RTT;
-				} else if ((len[i] == 8 && !strncmp(f[i], "RESPONSE", 8)) ||
-					   (len[i] == 11 && !strncmp(f[i], "response_ns", 11))) {
-					col[i] = C_VAL;
-					valm[i] = M_RESPONSE;
-				} else if (len[i] == 10 && !strncmp(f[i], "network_ns", 10)) {
-					col[i] = C_VAL;
-					valm[i] = M_NETWORK;
-				} else if (len[i] == 5 && !strncasecmp(f[i], "class", 5)) {
-					col[i] = C_CLASS;
-					L->cls = L->cls ? L->cls : malloc(8);
-				} else if (len[i] == 4 && !strncasecmp(f[i], "size", 4)) {
-					col[i] = C_SIZE;
-					L->size = L->size ? L->size : malloc(8);
-				} else if (len[i] == 10 && !strncmp(f[i], "forward_ns", 10)) {
-					col[i] = C_VAL;
-					valm[i] = M_FORWARD;
-				} else if (len[i] == 11 && !strncmp(f[i], "backward_ns", 11)) {
-					col[i] = C_VAL;
-					valm[i] = M_BACKWARD;
-				} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
-					col[i] = C_PMC - pmc_log_column(f[i], len[i]);
-				} else if ((len[i] == 15 && !strncmp(f[i], "RESPONSE_APP_TX", 15)) ||
-					   (len[i] == 18 && !strncmp(f[i], "response_app_tx_ns", 18))) {
-					return alog_error(L, line, "a reflector log written with -N (response up to the app's send, no T3 wire stamp): --analyze reads wire-to-wire logs",
-							  NULL, 0);
-				} else {
-					return alog_error(L, line, "unknown column", f[i], len[i]);
-				}
-			}
-			if (col[0] != C_SEQ) {
-				return alog_error(L, line, "not a rant log header (first column must be SEQ)", NULL, 0);
-			}
-			L->emit = emit;
-			if (!L->emit) {
-				L->srv_hw = L->srv_hw || L->hw;
-				L->hw = L->srv_hw;
-			}
-			ncol = nf;
 			header = true;
 			dashes = L->csv;
-			p = nl + 1;
-			continue;
-		}
-		if (!dashes) {
+		} else if (!dashes) {
 			if (*p != '-') {
 				return alog_error(L, line, "expected the dashed line under the header", NULL, 0);
 			}
 			dashes = true;
-			p = nl + 1;
-			continue;
-		}
-		nf = alog_split(p, le, L->csv, f, len, 24);
-		if (nf != ncol) {
-			return alog_error(L, line, nf < ncol ? "too few fields" : "too many fields", NULL, 0);
-		}
-		if (L->n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			L->row = realloc(L->row, cap * sizeof(*L->row));
-			L->status = realloc(L->status, cap);
-			L->cls = L->cls ? realloc(L->cls, cap * 4) : NULL;
-			L->size = L->size ? realloc(L->size, cap * 4) : NULL;
-			if (!L->row || !L->status) {
-				return alog_error(L, line, "out of memory", NULL, 0);
+		} else {
+			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+			if (nf != H.ncol) {
+				return alog_error(L, line, nf < H.ncol ? "too few fields" : "too many fields", NULL, 0);
 			}
-		}
-		{
-			struct txn *x = &L->row[L->n];
-			int st = ST_OK;
-
-			memset(x, 0, sizeof(*x));
-			memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
-			for (i = 0; i < nf; i++) {
-				if (col[i] == C_SEQ) {
-					if (!alog_u64(f[i], len[i], &x->seq)) {
-						return alog_error(L, line, "bad sequence number", f[i], len[i]);
-					}
-				} else if (col[i] == C_STATUS) {
-					for (st = 0; st < NSTATUS; st++) {
-						if (strlen(status_name[st]) == len[i] && !strncmp(f[i], status_name[st], len[i])) {
-							break;
-						}
-					}
-					if (st == NSTATUS) {
-						return alog_error(L, line, "bad status", f[i], len[i]);
-					}
-				} else if (col[i] >= 0) {
-					if (!alog_ns(f[i], len[i], &x->t[col[i]])) {
-						return alog_error(L, line, "bad timestamp", f[i], len[i]);
-					}
-				} else if (col[i] == C_CLASS || col[i] == C_SIZE) {
-					uint64_t v;
-
-					if (!alog_u64(f[i], len[i], &v) || v > (col[i] == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
-					    !(col[i] == C_CLASS ? L->cls : L->size)) {
-						return alog_error(L, line, col[i] == C_CLASS ? "bad class" : "bad size", f[i], len[i]);
-					}
-					(col[i] == C_CLASS ? L->cls : L->size)[L->n] = (uint32_t)v;
-				} else if (col[i] <= C_PMC) {
-					x->pmc[C_PMC - col[i]] = PMC_NONE;
-					if (len[i] && !alog_u64(f[i], len[i], &x->pmc[C_PMC - col[i]])) {
-						return alog_error(L, line, "bad counter value", f[i], len[i]);
-					}
-				}
+			if (alog_grow(L, line, &cap) < 0 || alog_row(L, &H, line, f, len) < 0) {
+				return -1;
 			}
-			/* a latency column must agree with the stamps it came from */
-			for (i = 0; i < nf; i++) {
-				int64_t want, got;
-				bool known;
-
-				if (col[i] != C_VAL) {
-					continue;
-				}
-				if (!L->csv && len[i] == 4 && !strncmp(f[i], "lost", 4)) {
-					st = ST_LOST;
-					continue;
-				}
-				if (!L->csv && len[i] == 4 && !strncmp(f[i], "late", 4)) {
-					st = ST_LATE;
-					continue;
-				}
-				if (!L->csv && len[i] == 7 && !strncmp(f[i], "stepped", 7)) {
-					st = ST_STEPPED;
-					continue;
-				}
-				known = metric_value(valm[i], x->t, &want);
-				if ((len[i] == 0 || (len[i] == 1 && f[i][0] == '-')) && (!known || st != ST_OK)) {
-					continue;
-				}
-				if (!alog_i64(f[i], len[i], &got)) {
-					return alog_error(L, line, "bad latency value", f[i], len[i]);
-				}
-				if (!known || got != want) {
-					return alog_error(L, line, "latency does not match its stamps", f[i], len[i]);
-				}
-			}
-			L->status[L->n++] = (uint8_t)st;
 		}
 		p = nl + 1;
 	}
@@ -8809,40 +9028,6 @@ static uint64_t alog_join(struct alog *e, struct alog *r)
 	return joined;
 }
 
-static int cmp_worst(const void *a, const void *b)
-{
-	int64_t x = 0, y = 0;
-
-	metric_value(side.primary, ((const struct txn *)a)->t, &x);
-	metric_value(side.primary, ((const struct txn *)b)->t, &y);
-	return (y > x) - (y < x);
-}
-
-static void print_top(FILE *f, const struct alog *L, unsigned top)
-{
-	struct txn *w = malloc((L->n ? L->n : 1) * sizeof(*w));
-	uint64_t i, n = 0;
-	int64_t v;
-
-	if (!w) {
-		return;
-	}
-	for (i = 0; i < L->n; i++) {
-		if (L->status[i] == ST_OK && metric_value(side.primary, L->row[i].t, &v)) {
-			w[n++] = L->row[i];
-		}
-	}
-	qsort(w, n, sizeof(*w), cmp_worst);
-	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[side.primary].key);
-	for (i = 0; i < n && i < top; i++) {
-		metric_value(side.primary, w[i].t, &v);
-		print_breakdown(f, &w[i], v, "#");
-	}
-	free(w);
-}
-
-static int analyze_run(struct alog *L, int nlogs);
-
 /*
  * A log with CLASS / SIZE columns (a run with class or size lists): the
  * class and size tables again, each row taken from its columns.  Classes are
@@ -8922,6 +9107,198 @@ static bool alog_any_sw(const struct alog *L)
 	return false;
 }
 
+/* Read one or two logs; two are one emit and one reflect log of the same run, joined by SEQ. */
+static int analyze_load(struct alog *L, int nlogs)
+{
+	int k;
+
+	for (k = 0; k < nlogs; k++) {
+		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
+			return -1;
+		}
+	}
+	if (nlogs < 2) {
+		return 0;
+	}
+	if (L[0].emit == L[1].emit) {
+		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
+		       L[0].emit ? "emit" : "reflect");
+		return -1;
+	}
+	if (!L[0].emit) {
+		struct alog t = L[0];
+
+		L[0] = L[1];
+		L[1] = t;
+	}
+	if (!alog_join(&L[0], &L[1])) {
+		warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
+		return -1;
+	}
+	return 0;
+}
+
+/* --json and --plot, checked and opened before anything is computed. */
+static int analyze_open(FILE **js)
+{
+	*js = NULL;
+	if (cfg.json && strcmp(cfg.json, "-")) {
+		bool created;
+		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
+
+		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
+			return -1;
+		}
+	} else if (cfg.json) {
+		*js = stdout;
+	}
+	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
+		if (*js && *js != stdout) {
+			fclose(*js);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* The run's state as the log describes it: side, stamp sources, histograms sized for every row. */
+static void *analyze_take(size_t n)
+{
+	return calloc(1, n);
+}
+
+static int analyze_state(struct alog *L)
+{
+	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+
+	side_set(L->emit);
+	ts.hw = L->hw;
+	S.srv_hw = L->srv_hw;
+	S.srv_hw_known = side.emit;
+	/* csv logs have app-stamp columns either way: were they filled (-s)? */
+	cfg.sw_stamps = L->sw && alog_any_sw(L);
+	/* the live run's histograms, sized for every row of the log */
+	if (stats_alloc(analyze_take, nb, L->n) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	if (cls_analyze_setup(L) < 0) {
+		return -1;
+	}
+	if (alog_dups(L) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Row i's status into the counters and flags the live run would have set. */
+static void analyze_status(struct txn *x, int st)
+{
+	if (st == ST_STEPPED) {
+		clk_mark(x);	/* the live run saw its clock step: left out, as there */
+	}
+	if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
+		x->st |= TF_RECEIVED;
+		S.c.received++;
+		if (x->t[T2SW] && x->t[T3SW]) {
+			x->st |= TF_SRV_SW;
+		}
+	} else {
+		x->st |= TF_LOST;
+		S.c.lost++;
+	}
+	if (st == ST_WARMUP) {
+		x->st |= TF_WARMUP;
+		S.c.warmup++;
+	}
+	if (st == ST_LATE) {
+		x->st |= TF_LATE;
+		S.c.late++;
+	}
+}
+
+/* Every row through the live run's accounting (txn_account), in log order. */
+static void analyze_account(struct alog *L)
+{
+	uint64_t i, top = 0, low = UINT64_MAX, distinct = 0, first = 0, last = 0;
+	int k;
+
+	for (i = 0; i < L->n; i++) {
+		struct txn *x = &L->row[i];
+		const uint64_t *t = x->t;
+		uint64_t t0 = side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
+
+		if (L->dup && L->dup[i]) {
+			S.c.duplicate++;	/* a SEQ the log already had: counted once */
+			continue;
+		}
+		if (!side.emit && distinct && x->seq < top) {
+			S.c.late++;	/* answered after a later ping, as the reflector counts it */
+		}
+		low = x->seq < low ? x->seq : low;
+		x->st = TF_USED | TF_SENT;
+		S.c.sent++;
+		cls_analyze_row(L, i, L->status[i]);
+		analyze_status(x, L->status[i]);
+		if (t0 && (!first || t0 < first)) {
+			first = t0;
+		}
+		last = t0 > last ? t0 : last;
+		top = x->seq > top ? x->seq : top;
+		distinct++;
+		txn_account(x);
+		S.log.cap = 0;
+		txn_retire(x);
+	}
+	if (!side.emit && distinct) {
+		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
+		S.c.lost = top + 1 - low - distinct;
+	}
+	for (k = 0; k < NSTAMP; k++) {
+		if (!(L->have & (1u << k))) {
+			S.c.missing[k] = 0;	/* the log has no column for it */
+		}
+	}
+	S.start_mono = first;
+	S.end_mono = last;
+	S.stop_reason = STOP_NONE;
+}
+
+/* The report, --top, --plot and --json of what was accounted; the exit code. */
+static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
+{
+	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+	int code = EXIT_OK;
+
+	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0],
+		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect",
+		nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
+	if (S.c.breaches) {
+		code = EXIT_BREACH;
+	}
+	return report_outputs(out, js, js != stdout, code, L->n, L->row, L->status);
+}
+
+/*
+ * --analyze: load and join, open the outputs, account every row as the live
+ * run does, then the same report, plot and JSON as a live run's.
+ */
+static int analyze_run(struct alog *L, int nlogs)
+{
+	FILE *js;
+
+	if (analyze_load(L, nlogs) < 0 || analyze_open(&js) < 0) {
+		return EXIT_USAGE;
+	}
+	if (analyze_state(&L[0]) < 0) {
+		return EXIT_RUNTIME;
+	}
+	analyze_account(&L[0]);
+	return analyze_outputs(&L[0], nlogs, js);
+}
+
+/* analyze_run and free what it left. */
 static int analyze_main(void)
 {
 	struct alog L[2];
@@ -8944,173 +9321,6 @@ static int analyze_main(void)
 	}
 	free(S.breach);
 	S.breach = NULL;
-	return code;
-}
-
-/* --analyze: read, join, account and report; analyze_main frees what it left. */
-static int analyze_run(struct alog *L, int nlogs)
-{
-	uint64_t i, first = 0, last = 0, nb;
-	int k, code = EXIT_OK;
-	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout, *js = NULL;
-
-	for (k = 0; k < nlogs; k++) {
-		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
-			return EXIT_USAGE;
-		}
-	}
-	if (nlogs == 2) {
-		if (L[0].emit == L[1].emit) {
-			warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
-			       L[0].emit ? "emit" : "reflect");
-			return EXIT_USAGE;
-		}
-		if (!L[0].emit) {
-			struct alog t = L[0];
-
-			L[0] = L[1];
-			L[1] = t;
-		}
-		if (!alog_join(&L[0], &L[1])) {
-			warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
-			return EXIT_USAGE;
-		}
-	}
-	if (cfg.json && strcmp(cfg.json, "-")) {
-		bool created;
-		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
-
-		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(js = fdopen(fd, "w"))) {
-			return EXIT_USAGE;
-		}
-	} else if (cfg.json) {
-		js = stdout;
-	}
-	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
-		if (js && js != stdout) {
-			fclose(js);
-		}
-		return EXIT_USAGE;
-	}
-	side_set(L[0].emit);
-	ts.hw = L[0].hw;
-	S.srv_hw = L[0].srv_hw;
-	S.srv_hw_known = side.emit;
-	/* csv logs have app-stamp columns either way: were they filled (-s)? */
-	cfg.sw_stamps = L[0].sw && alog_any_sw(&L[0]);
-	nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
-	for (k = 0; k < side.nmetrics; k++) {
-		int m = side.metrics[k];
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(L[0].n ? L[0].n : 1, 8);
-
-		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, b, o, L[0].n);
-		if (!b || !o) {
-			warnx_("--analyze: out of memory");
-			return EXIT_RUNTIME;
-		}
-	}
-	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.breach || cls_analyze_setup(&L[0]) < 0) {
-		return EXIT_RUNTIME;
-	}
-	if (alog_dups(&L[0]) < 0) {
-		warnx_("--analyze: out of memory");
-		return EXIT_RUNTIME;
-	}
-	{
-		uint64_t top = 0, low = UINT64_MAX, distinct = 0;
-
-		for (i = 0; i < L[0].n; i++) {
-			struct txn *x = &L[0].row[i];
-			int st = L[0].status[i];
-			uint64_t t0 = side.emit ? (x->t[T1SW] ? x->t[T1SW] : x->t[T1W]) : (x->t[T2W] ? x->t[T2W] : x->t[T2SW]);
-
-			if (L[0].dup && L[0].dup[i]) {
-				S.c.duplicate++;	/* a SEQ the log already had: counted once */
-				continue;
-			}
-			if (!side.emit && distinct && x->seq < top) {
-				S.c.late++;	/* answered after a later ping, as the reflector counts it */
-			}
-			low = x->seq < low ? x->seq : low;
-			x->st = TF_USED | TF_SENT;
-			S.c.sent++;
-			cls_analyze_row(&L[0], i, st);
-			if (st == ST_STEPPED) {
-				clk_mark(x);	/* the live run saw its clock step: left out, as there */
-			}
-			if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
-				x->st |= TF_RECEIVED;
-				S.c.received++;
-				if (x->t[T2SW] && x->t[T3SW]) {
-					x->st |= TF_SRV_SW;
-				}
-			} else {
-				x->st |= TF_LOST;
-				S.c.lost++;
-			}
-			if (st == ST_WARMUP) {
-				x->st |= TF_WARMUP;
-				S.c.warmup++;
-			}
-			if (st == ST_LATE) {
-				x->st |= TF_LATE;
-				S.c.late++;
-			}
-			if (t0 && (!first || t0 < first)) {
-				first = t0;
-			}
-			if (t0 > last) {
-				last = t0;
-			}
-			top = x->seq > top ? x->seq : top;
-			distinct++;
-			txn_account(x);
-			S.log.cap = 0;
-			txn_retire(x);
-		}
-		if (!side.emit && distinct) {
-			/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-			S.c.lost = top + 1 - low - distinct;
-		}
-		for (k = 0; k < NSTAMP; k++) {
-			if (!(L[0].have & (1u << k))) {
-				S.c.missing[k] = 0;	/* the log has no column for it */
-			}
-		}
-	}
-	S.start_mono = first;
-	S.end_mono = last;
-	S.stop_reason = STOP_NONE;
-	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0], nlogs == 2 ? " + " : "",
-		nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect", nlogs == 2 ? " joined with reflect log" : "",
-		L[0].csv ? "csv" : "text", L[0].n);
-	errno = 0;
-	session_report(out, true);
-	print_top(out, &L[0], cfg.top);
-	if (S.c.breaches) {
-		code = EXIT_BREACH;
-	}
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (PL.fd >= 0) {
-		struct plot_src src = { .n = L[0].n, .row = L[0].row, .status = L[0].status, .what = "" };
-		int r = plot_draw(&src);
-
-		if (r < 0) {
-			warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
-			code = EXIT_RUNTIME;
-		}
-	}
-	if (js) {
-		errno = 0;
-		json_report(js, code);
-		if (out_finish(json_what(), js, js != stdout) < 0) {
-			code = EXIT_RUNTIME;
-		}
-	}
 	return code;
 }
 
@@ -10000,18 +10210,6 @@ static uint32_t random_id(void)
 	return id;
 }
 
-/* How a failed JSON write names its file. */
-static const char *json_what(void)
-{
-	static char what[PATH_MAX + 32];
-
-	if (!strcmp(cfg.json, "-")) {
-		return "--json: writing to stdout";
-	}
-	snprintf(what, sizeof(what), "--json: writing %s", cfg.json);
-	return what;
-}
-
 /*
  * Outputs last, so that nothing is created or truncated unless the run
  * starts; a file we created is removed again if the next one fails.
@@ -10199,22 +10397,7 @@ static int run_main(void)
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg.log_format)) < 0) {
 		code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	errno = 0;
-	session_report(out, true);
-	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (plot_run() < 0) {
-		code = EXIT_RUNTIME;
-	}
-	if (json) {
-		errno = 0;
-		json_report(json, code);
-		if (out_finish(json_what(), json, true) < 0) {
-			code = EXIT_RUNTIME;
-		}
-	}
-	return code;
+	return report_outputs(out, json, true, code, S.log.n, NULL, NULL);
 }
 
 /*

@@ -2803,6 +2803,114 @@ static const struct {
 	{ -1, "-a h --priority 1,2 --interval 100,0", "--interval: '0' is out of range (1 to 60000000)" },
 };
 
+/*
+ * --interval behind its cadence: before each send the step reads what has
+ * arrived (at most 64 datagrams, without blocking), so a client that falls
+ * behind keeps receiving instead of letting its receive buffer overflow.
+ */
+static int drain_feed(int peer, const struct sockaddr_in *to, int n)
+{
+	uint8_t junk[64];
+	int i, sent = 0;
+
+	memset(junk, 0xa5, sizeof(junk));
+	for (i = 0; i < n; i++) {
+		sent += sendto(peer, junk, sizeof(junk), 0, (const struct sockaddr *)to, sizeof(*to)) ==
+			(ssize_t)sizeof(junk);
+	}
+	return sent;
+}
+
+static int drain_queued(int fd)
+{
+	uint8_t b[64];
+	int n = 0;
+
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) >= 0) {
+		n++;
+	}
+	return n;
+}
+
+static void test_interval_drain(void)
+{
+	static uint8_t txb[PROTO_MAX_SIZE + 64], rxb[PROTO_MAX_SIZE + 64];
+	struct sockaddr_in pa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) }, me;
+	socklen_t len = sizeof(pa);
+	int peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r, fed, pings, left;
+	int big = 1 << 20;
+	uint64_t next, inv0, sent0;
+	char cmd[160], *out, *err;
+	struct args a;
+
+	ok(peer >= 0 && bind(peer, (struct sockaddr *)&pa, sizeof(pa)) == 0 &&
+	   getsockname(peer, (struct sockaddr *)&pa, &len) == 0, "drain: a local peer socket", "%s", strerror(errno));
+	guard_setup(true);
+	snprintf(cmd, sizeof(cmd), "-a 127.0.0.1 --port %u --interval 1000 --count 1000", ntohs(pa.sin_port));
+	r = parse_str(cmd, &a, &out, &err);
+	free(out);
+	free(err);
+	side_set(true);
+	E.tx = txb;
+	E.rx = rxb;
+	E.rxcap = cfg.size + 1;
+	S.log.cap = 0;
+	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
+	len = sizeof(me);
+	ok(r == 0 && getsockname(sock_fd, (struct sockaddr *)&me, &len) == 0, "drain: client socket connected to the peer",
+	   "r=%d", r);
+	if (r) {
+		close(peer);
+		reset_globals();
+		return;
+	}
+	setsockopt(sock_fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+
+	/* behind the cadence, the last step only sent: 10 queued datagrams are read first */
+	fed = drain_feed(peer, &me, 10);
+	inv0 = S.c.invalid;
+	sent0 = S.c.sent;
+	next = mono_ns() - 1;
+	E.waited = false;
+	r = emit_interval_step(&next);
+	left = drain_queued(sock_fd);
+	pings = drain_queued(peer);
+	ok(r == 0 && fed == 10 && S.c.invalid - inv0 == 10 && left == 0 && S.c.sent - sent0 == 1 && pings == 1,
+	   "drain: behind the cadence, the step reads all 10 queued datagrams before its ping",
+	   "r=%d fed %d read %" PRIu64 " left %d sent %" PRIu64 " pings %d", r, fed, S.c.invalid - inv0, left,
+	   S.c.sent - sent0, pings);
+
+	/* bounded: at most 64 per step, so sending keeps its cadence under a flood */
+	fed = drain_feed(peer, &me, 100);
+	inv0 = S.c.invalid;
+	next = mono_ns() - 1;
+	E.waited = false;
+	r = emit_interval_step(&next);
+	pings = drain_queued(peer);
+	left = drain_queued(sock_fd);
+	ok(r == 0 && fed == 100 && S.c.invalid - inv0 == 64 && left == 36 && pings == 1,
+	   "drain: at most 64 datagrams are read before a send", "fed %d read %" PRIu64 " left %d pings %d", fed,
+	   S.c.invalid - inv0, left, pings);
+
+	/* the previous step waited (and so received): this one sends at once */
+	fed = drain_feed(peer, &me, 5);
+	inv0 = S.c.invalid;
+	next = mono_ns() - 1;
+	E.waited = true;
+	r = emit_interval_step(&next);
+	pings = drain_queued(peer);
+	left = drain_queued(sock_fd);
+	ok(r == 0 && S.c.invalid == inv0 && left == fed && pings == 1 && !E.waited,
+	   "drain: after a step that waited, the send does not read first", "read %" PRIu64 " left %d",
+	   S.c.invalid - inv0, left);
+	close(sock_fd);
+	close(peer);
+	sock_fd = -1;
+	memset(&E, 0, sizeof(E));
+	reset_globals();
+}
+
+
 static void test_classes_opts(void)
 {
 	size_t i;
@@ -4836,6 +4944,7 @@ int main(void)
 	test_log();
 	test_compat();
 	test_guard();
+	test_interval_drain();
 	test_classes();
 	test_outputs();
 	test_pmc();
