@@ -97,10 +97,35 @@ static void tx_stamps(int fd, unsigned want)
 	}
 }
 
-/* receive one datagram, spinning on EAGAIN when asked; -1 on a real error */
+/*
+ * The client gives up on a reply after a second (a lost datagram, or a server
+ * starved of the CPU): the run fails instead of spinning or waiting forever.
+ */
+static int gave_up(int client, int spin, uint64_t *since, unsigned *polls)
+{
+	uint64_t t;
+
+	/* spinning, the clock is read every 1024 polls; blocked, SO_RCVTIMEO woke us */
+	if (!client || (spin && (++*polls & 1023))) {
+		return 0;
+	}
+	t = now_ns();
+	if (!*since) {
+		*since = t;
+	}
+	if (t - *since < 1000000000ULL) {
+		return 0;
+	}
+	errno = ETIMEDOUT;
+	return 1;
+}
+
+/* receive one datagram, spinning on EAGAIN when asked; -1 on a real error or a timeout */
 static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *from)
 {
 	socklen_t fl = sizeof(*from);
+	uint64_t since = 0;
+	unsigned polls = 0;
 	ssize_t n;
 
 	if (stamps) {
@@ -122,6 +147,9 @@ static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *f
 			if (errno != EAGAIN && errno != EINTR) {
 				return n;
 			}
+			if (gave_up(!from, spin, &since, &polls)) {
+				return -1;
+			}
 		}
 	}
 	for (;;) {
@@ -129,6 +157,9 @@ static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *f
 			     (struct sockaddr *)from, from ? &fl : NULL);
 		if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
 			return n;
+		}
+		if (gave_up(!from, spin, &since, &polls)) {
+			return -1;
 		}
 	}
 }
