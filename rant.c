@@ -488,6 +488,24 @@ static struct {
 
 /* ------------------------------------------------------------- helpers */
 
+/* A ping whose fate is known: answered, lost, or never sent. */
+static bool resolved(const struct txn *x)
+{
+	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
+}
+
+/* A ping on the wire still waiting for its pong. */
+static bool awaiting(const struct txn *x)
+{
+	return (x->st & TF_SENT) && !resolved(x);
+}
+
+/* A receive that found nothing now (non-blocking, timed out or interrupted). */
+static bool nothing_now(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+}
+
 static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnx_(const char *fmt, ...)
 {
@@ -1645,6 +1663,25 @@ static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
 		return PE_PTP;
 	}
 	return 0;
+}
+
+/* A datagram that is not a valid rant packet, counted by why. */
+static void count_invalid(int why)
+{
+	S.c.invalid++;
+	S.c.invalid_why[why]++;
+}
+
+/* A received probe: its length without the PTP header, or -1 (counted invalid). */
+static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
+{
+	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
+
+	if (why) {
+		count_invalid(why);
+		return -1;
+	}
+	return n - (ssize_t)proto_pre;
 }
 
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
@@ -4207,6 +4244,48 @@ static int wait_fd(uint64_t ns, short events)
 	return p.revents;
 }
 
+/* One datagram as sock_recv() received it. */
+struct rx {
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	struct ts_cmsg c;
+	uint64_t app;		/* CLOCK_REALTIME as recvmsg returned (-s), else 0 */
+	size_t len;		/* rant's part, after the PTP header with --ptp-probe */
+	bool trunc;		/* longer than the buffer: too long for rant */
+	bool ours;		/* false: a PTP packet that is not rant's (counted) */
+};
+
+/*
+ * The receive of both sides: one recvmsg into buf, the app stamp and the -M
+ * counts as it returns, then the control messages (the stamps; ctl reads
+ * the side's own).  1: a datagram, 0: nothing now, -errno.
+ */
+static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*ctl)(struct msghdr *))
+{
+	char ctrl[512] __attribute__((aligned(8)));
+	struct iovec iov = { buf, cap };
+	struct msghdr msg = {
+		.msg_name = &rx->from, .msg_namelen = sizeof(rx->from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	ssize_t n = recvmsg(sock_fd, &msg, flags);
+
+	if (n < 0) {
+		return nothing_now(errno) ? 0 : -errno;
+	}
+	rx->app = cfg.sw_stamps ? real_ns() : 0;
+	pmc_read(pmc_rx);
+	ts_parse(&msg, &rx->c);
+	ctl(&msg);
+	ts_rx_kernel = ts.hw ? rx->c.sw : 0;
+	rx->fromlen = msg.msg_namelen;
+	rx->trunc = msg.msg_flags & MSG_TRUNC;
+	rx->ours = !proto_pre || (n = ptp_strip(buf, n)) >= 0;
+	rx->len = rx->ours ? (size_t)n : 0;
+	return 1;
+}
+
 /* ----------------------------------------------------------------- emit */
 
 /* State of the client's loop. */
@@ -4942,7 +5021,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	};
 
 	if (x->st & TF_USED) {
-		if ((x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (awaiting(x)) {
 			emit_lost(x);
 		}
 		if (x->st & TF_TXPEND) {
@@ -4993,12 +5072,6 @@ static void emit_send(uint64_t seq, uint64_t now)
 	S.c.sent++;
 	cls_count(seq, CG_SENT);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
-}
-
-static void count_invalid(int why)
-{
-	S.c.invalid++;
-	S.c.invalid_why[why]++;
 }
 
 /*
@@ -5196,52 +5269,19 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
-/* A received probe: its length without the PTP header, or -1 (counted invalid). */
-static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
-{
-	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
-
-	if (why) {
-		count_invalid(why);
-		return -1;
-	}
-	return n - (ssize_t)proto_pre;
-}
-
 static int emit_recv(int flags)
 {
-	char ctrl[512] __attribute__((aligned(8)));
-	struct iovec iov = { E.rx, E.rxcap };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
-	struct ts_cmsg c;
-	uint64_t t4sw;
-	ssize_t n = recvmsg(sock_fd, &msg, flags);
+	struct rx rx;
+	int r = sock_recv(E.rx, E.rxcap, flags, &rx, emit_rxq_ovfl);
 
-	if (n >= 0) {
-		pmc_read(pmc_rx);
+	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
+		S.c.refused++;
+		return 0;
 	}
-	t4sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-			return 0;
-		}
-		if (errno == ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
-			S.c.refused++;
-			return 0;
-		}
-		return -errno;
+	if (r > 0 && rx.ours) {
+		emit_packet(E.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
 	}
-	ts_parse(&msg, &c);
-	emit_rxq_ovfl(&msg);
-	ts_rx_kernel = ts.hw ? c.sw : 0;
-	if (proto_pre && (n = ptp_strip(E.rx, n)) < 0) {
-		return 1;
-	}
-	emit_packet(E.rx + proto_pre, (size_t)n, ts_wire(&c), t4sw, msg.msg_flags & MSG_TRUNC);
-	return 1;
+	return r;
 }
 
 /* Mark as lost every outstanding ping whose deadline has passed. */
@@ -5250,7 +5290,7 @@ static void emit_expire(uint64_t now)
 	while (E.oldest < E.next_seq) {
 		struct txn *x = &win[E.oldest & win_mask];
 
-		if (x->seq == E.oldest && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (x->seq == E.oldest && awaiting(x)) {
 			if (now < x->deadline) {
 				break;
 			}
@@ -5268,7 +5308,7 @@ static uint64_t emit_next_deadline(void)
 	for (s = E.oldest; s < E.next_seq; s++) {
 		struct txn *x = &win[s & win_mask];
 
-		if (x->seq == s && (x->st & (TF_SENT | TF_RECEIVED | TF_LOST | TF_SENDERR)) == TF_SENT) {
+		if (x->seq == s && awaiting(x)) {
 			return x->deadline;
 		}
 	}
@@ -5314,11 +5354,6 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 	 * each deadline would cost a setsockopt per ping near the end of -d.
 	 */
 	return emit_recv(0);
-}
-
-static bool resolved(const struct txn *x)
-{
-	return x->st & (TF_RECEIVED | TF_LOST | TF_SENDERR);
 }
 
 /*
@@ -5437,7 +5472,7 @@ static void emit_await_pongs(uint64_t cutoff)
 				for (s = E.oldest; s < E.next_seq; s++) {
 					struct txn *x = &win[s & win_mask];
 
-					if (x->seq == s && !resolved(x) && (x->st & TF_SENT)) {
+					if (x->seq == s && awaiting(x)) {
 						emit_lost(x);
 					}
 				}
@@ -6271,39 +6306,26 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */
+/* The reflector's own control messages: the address pinged, the TOS. */
+static void reflect_ctl(struct msghdr *msg)
+{
+	reflect_pktinfo(msg);
+	cls_rx_tos(msg);
+}
+
 static int reflect_recv(int flags)
 {
-	char ctrl[512] __attribute__((aligned(8)));
-	struct sockaddr_storage from;
-	struct iovec iov = { R.rx, R.rxcap };
-	struct msghdr msg = {
-		.msg_name = &from, .msg_namelen = sizeof(from),
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
-	struct ts_cmsg c;
-	ssize_t n = recvmsg(sock_fd, &msg, flags);
-	uint64_t t2sw = cfg.sw_stamps && n >= 0 ? real_ns() : 0;
+	struct rx rx;
+	int r = sock_recv(R.rx, R.rxcap, flags, &rx, reflect_ctl);
 
-	if (n >= 0) {
-		pmc_read(pmc_rx);
+	if (r == -ECONNREFUSED) {
+		return 0;
 	}
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) {
-			return 0;
-		}
-		return -errno;
+	if (r > 0 && rx.ours) {
+		reflect_packet(R.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
+			       (struct sockaddr *)&rx.from, rx.fromlen);
 	}
-	ts_parse(&msg, &c);
-	reflect_pktinfo(&msg);
-	cls_rx_tos(&msg);
-	ts_rx_kernel = ts.hw ? c.sw : 0;
-	if (proto_pre && (n = ptp_strip(R.rx, n)) < 0) {
-		return 1;
-	}
-	reflect_packet(R.rx + proto_pre, (size_t)n, ts_wire(&c), t2sw, msg.msg_flags & MSG_TRUNC,
-		       (struct sockaddr *)&from, msg.msg_namelen);
-	return 1;
+	return r;
 }
 
 static int reflect_run(void)
