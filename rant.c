@@ -5119,6 +5119,86 @@ static void emit_echo(const struct proto_msg *m)
 	}
 }
 
+/* BUSY: believed only before the reflector answered us; later, it is a forgery. */
+static void emit_busy(size_t len)
+{
+	if (!S.c.received && !S.c.late && len <= cfg.size) {
+		E.busy = true;
+		S.stop_reason = STOP_ERROR;
+	} else {
+		S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+}
+
+/* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
+static void emit_fin_ack(const struct proto_msg *m)
+{
+	if (!E.fin_sent) {
+		S.c.rejected[GR_FIN_ACK_UNASKED]++;
+		return;
+	}
+	E.fin_acked = true;
+	E.fin_more = m->flags & PF_MORE;
+	E.srv_received = m->seq;
+	E.srv_whole = !(m->flags & PF_PARTIAL);
+	emit_echo(m);
+}
+
+/*
+ * A pong whose ping already left the window: late if its ping was lost and
+ * this is its first pong, else a replay (a duplicate).
+ */
+static void emit_stale(const struct txn *x, uint64_t seq)
+{
+	if ((x->st & TF_SENDERR) && x->seq == seq) {
+		S.c.duplicate++;
+	} else if (E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
+		answered_set(seq, true);
+		S.c.late++;
+		cls_count(seq, CG_LATE);
+	} else {
+		S.c.duplicate++;
+	}
+}
+
+/* The pong of ping x: its stamps and the server's into the slot, counted. */
+static void emit_answered(struct txn *x, const struct proto_msg *m, uint64_t wire, uint64_t t4sw)
+{
+	x->st |= TF_RECEIVED;
+	pmc_delta(x->pmc, x->pmc, pmc_rx);
+	E.outstanding--;
+	S.c.received++;
+	cls_count(x->seq, CG_RECEIVED);
+	if (!E.first_rx_mono) {
+		E.first_rx_mono = mono_ns();
+	}
+	if (x->st & TF_WARMUP) {
+		S.c.warmup++;
+		cls_count(x->seq, CG_WARMUP);
+	}
+	x->t[T4W] = wire;
+	x->t[T4SW] = t4sw;
+	x->t[T4K] = ts_rx_kernel;
+	x->t[T2W] = m->t2w;
+	x->t[T2SW] = m->t2sw;
+	x->t[T3SW] = m->t3sw;
+	if (m->flags & PF_T3SW) {
+		x->st |= TF_SRV_SW;
+		S.srv_sw = true;
+	}
+	S.srv_hw = m->flags & PF_SRV_HW;
+	S.srv_hw_known = true;
+	emit_echo(m);
+	if (m->flags & PF_BREACH) {
+		S.stop_reason = STOP_PEER_BREACH;
+	}
+}
+
+/*
+ * One datagram on the client: decoded and authenticated, of our session,
+ * BUSY or FIN_ACK taken, a pong of the right length for an in-flight ping
+ * (else late, duplicate or rejected), its stamps checked and accounted.
+ */
 static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t t4sw, bool trunc)
 {
 	struct proto_msg m;
@@ -5139,29 +5219,15 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	if (m.type == PT_BUSY) {
-		/* only before the reflector answered us: later, it is a forgery */
-		if (!S.c.received && !S.c.late && len <= cfg.size) {
-			E.busy = true;
-			S.stop_reason = STOP_ERROR;
-		} else {
-			S.c.rejected[GR_IMPLAUSIBLE]++;
-		}
+		emit_busy(len);
 		return;
 	}
 	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg.size)) {
 		S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
 		return;
 	}
-	if (m.type == PT_FIN_ACK && !E.fin_sent) {
-		S.c.rejected[GR_FIN_ACK_UNASKED]++;
-		return;
-	}
 	if (m.type == PT_FIN_ACK) {
-		E.fin_acked = true;
-		E.fin_more = m.flags & PF_MORE;
-		E.srv_received = m.seq;
-		E.srv_whole = !(m.flags & PF_PARTIAL);
-		emit_echo(&m);
+		emit_fin_ack(&m);
 		return;
 	}
 	if (m.type != PT_PONG || m.seq >= E.next_seq || len > cfg.size) {
@@ -5176,19 +5242,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	x = &win[m.seq & win_mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
-		/*
-		 * So old it already left the window: late if its ping was lost
-		 * and this is its first pong, else a replay (a duplicate).
-		 */
-		if ((x->st & TF_SENDERR) && x->seq == m.seq) {
-			S.c.duplicate++;
-		} else if (E.next_seq - m.seq <= ANSWERED_BITS && !answered_get(m.seq)) {
-			answered_set(m.seq, true);
-			S.c.late++;
-			cls_count(m.seq, CG_LATE);
-		} else {
-			S.c.duplicate++;
-		}
+		emit_stale(x, m.seq);
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
@@ -5211,34 +5265,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		cls_count(x->seq, CG_LATE);
 		return;
 	}
-	x->st |= TF_RECEIVED;
-	pmc_delta(x->pmc, x->pmc, pmc_rx);
-	E.outstanding--;
-	S.c.received++;
-	cls_count(x->seq, CG_RECEIVED);
-	if (!E.first_rx_mono) {
-		E.first_rx_mono = mono_ns();
-	}
-	if (x->st & TF_WARMUP) {
-		S.c.warmup++;
-		cls_count(x->seq, CG_WARMUP);
-	}
-	x->t[T4W] = wire;
-	x->t[T4SW] = t4sw;
-	x->t[T4K] = ts_rx_kernel;
-	x->t[T2W] = m.t2w;
-	x->t[T2SW] = m.t2sw;
-	x->t[T3SW] = m.t3sw;
-	if (m.flags & PF_T3SW) {
-		x->st |= TF_SRV_SW;
-		S.srv_sw = true;
-	}
-	S.srv_hw = m.flags & PF_SRV_HW;
-	S.srv_hw_known = true;
-	emit_echo(&m);
-	if (m.flags & PF_BREACH) {
-		S.stop_reason = STOP_PEER_BREACH;
-	}
+	emit_answered(x, &m, wire, t4sw);
 	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
 	emit_drain_if(cfg.threshold_ns >= 0);
 	txn_account(x);
@@ -6135,21 +6162,187 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 	}
 }
 
+/* A datagram that is no rant packet: counted with the session, or carried to the next. */
+static void reflect_junk(int err)
+{
+	if (R.active) {
+		count_invalid(err);
+	} else {
+		R.carry_invalid[err]++;
+	}
+}
+
+/* A FIN: answered for the session (or the one that just ended) from its peer only. */
+static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen)
+{
+	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
+	if ((R.active && m->session == S.id) || (!R.active && m->session == R.last_id && R.sessions)) {
+		if (reflect_peer_ok(from, 0)) {
+			reflect_fin(m, buf, len, from, fromlen);
+		} else {
+			reflect_reject(GR_PEER);
+		}
+	} else if (R.active) {
+		S.c.foreign++;
+		count_invalid(PE_TYPE);
+	} else {
+		reflect_reject(GR_FIN_UNKNOWN);
+	}
+}
+
+/*
+ * The session switch: a ping of another session while one runs is told
+ * BUSY, unless this one went idle (it ends); the first ping of a session
+ * starts it and binds it to its address and port.  False: not admitted.
+ */
+static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
+{
+	if (R.active && m->session != S.id) {
+		if (now - R.last_rx <= R.idle_ns) {
+			S.c.foreign++;		/* a second client: told BUSY while this one runs */
+			count_invalid(PE_TYPE);
+			reflect_busy(m, buf, len, from, fromlen, now);
+			return false;
+		}
+		reflect_end(STOP_IDLE);
+		if (cfg.once || S.stop_reason == STOP_BREACH) {
+			stop_signal = 1;
+			return false;
+		}
+	}
+	if (R.active && !reflect_peer_ok(from, m->flags)) {
+		reflect_reject(GR_PEER);	/* the session's id from another address or port */
+		return false;
+	}
+	if (!R.active) {
+		reflect_start(m->session);
+		memset(&R.peer, 0, sizeof(R.peer));
+		memcpy(&R.peer, from, fromlen < sizeof(R.peer) ? fromlen : sizeof(R.peer));
+		R.ports[0] = (uint16_t)sa_port(from);
+		R.nports = 1;
+	}
+	return true;
+}
+
+/*
+ * A ping of the session: a seq far ahead needs a second ping to confirm it
+ * (a forgery would poison the duplicate window), the idle hint is clamped,
+ * a duplicate is counted.  False: not answered.
+ */
+static bool reflect_admit(const struct proto_msg *m, uint64_t now)
+{
+	uint64_t idle;
+
+	if (R.any && m->seq > R.top && m->seq - R.top > SEQ_AHEAD_MAX) {
+		/* a real client that lost that many pings sends the next one right after */
+		if (!R.ahead || m->seq <= R.ahead || m->seq - R.ahead > SEQ_AHEAD_MAX) {
+			R.ahead = m->seq;
+			reflect_reject(GR_SEQ_AHEAD);
+			return false;
+		}
+	}
+	R.ahead = 0;
+	R.last_rx = R.last_wake = now;
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
+	R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
+	if (reflect_seen(m->seq)) {
+		S.c.duplicate++;
+		return false;
+	}
+	return true;
+}
+
+/* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
+static bool reflect_count(const struct proto_msg *m)
+{
+	R.distinct++;
+	S.c.received++;
+	if (m->flags & PF_WARMUP) {
+		S.c.warmup++;
+	} else if (S.c.received <= cfg.warmup) {
+		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+		S.c.warmup++;
+		S.c.warmup_local++;
+		return true;
+	} else if (!R.measuring) {
+		R.measuring = true;	/* the session's first measured ping: its measurement starts */
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	return false;
+}
+
+/* The pong, written over the ping in buf: the same length, never larger. */
+static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, uint64_t wire,
+			 uint64_t t2sw)
+{
+	p->session = m->session;
+	p->seq = m->seq;
+	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (ts.hw ? PF_SRV_HW : 0) |
+			      (S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+	if (wire) {
+		p->flags |= PF_T2W;
+		p->t2w = wire;
+	}
+	if (cfg.sw_stamps) {
+		p->flags |= PF_T2SW | PF_T3SW;
+		p->t2sw = t2sw;
+	}
+	echo_pop(p);
+	cls_reflect(m);
+	proto_encode(buf, p);
+	if (cfg.sw_stamps) {
+		p->t3sw = real_ns();
+		put64(buf + 40, p->t3sw);
+	} else if (cfg.no_tx_ts) {
+		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
+	}
+}
+
+/* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
+static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p, uint64_t wire,
+				 uint64_t now, bool local_warmup)
+{
+	struct txn *x = &win[ts.next_key & win_mask];
+
+	if (x->st & TF_USED) {
+		if (x->st & TF_TXPEND) {
+			R.txpend--;
+		}
+		txn_retire(x);
+	}
+	memset(x, 0, sizeof(*x));
+	x->seq = m->seq;
+	x->txkey = ts.next_key++;
+	x->t[T2W] = wire;
+	x->t[T2SW] = p->t2sw;
+	x->t[T2K] = ts_rx_kernel;
+	x->t[T3SW] = p->t3sw;
+	x->mono = now;
+	pmc_delta(x->pmc, pmc_rx, pmc_tx);
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
+		((m->flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
+	return x;
+}
+
+/*
+ * One datagram on the reflector: decoded and authenticated, a FIN answered,
+ * a ping admitted to its session (reflect_switch, reflect_admit), counted,
+ * answered from the address it was sent to, and its transaction claimed.
+ */
 static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2sw, bool trunc,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
 	struct proto_msg m, p = { .type = PT_PONG };
 	struct txn *x;
 	uint64_t now;
-	bool local_warmup = false;
+	bool local_warmup;
 	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
 
 	if (err) {
-		if (R.active) {
-			count_invalid(err);
-		} else {
-			R.carry_invalid[err]++;
-		}
+		reflect_junk(err);
 		return;
 	}
 	if (!sa_port(from)) {
@@ -6161,137 +6354,26 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	if (m.type == PT_FIN) {
-		cls_reflect(&m);	/* the FIN_ACK in the reflector's own class */
-		if ((R.active && m.session == S.id) || (!R.active && m.session == R.last_id && R.sessions)) {
-			if (reflect_peer_ok(from, 0)) {
-				reflect_fin(&m, buf, len, from, fromlen);
-			} else {
-				reflect_reject(GR_PEER);
-			}
-		} else if (R.active) {
-			S.c.foreign++;
-			count_invalid(PE_TYPE);
-		} else {
-			reflect_reject(GR_FIN_UNKNOWN);
-		}
+		reflect_fin_in(&m, buf, len, from, fromlen);
 		return;
 	}
 	if (m.type != PT_PING) {
-		if (R.active) {
-			count_invalid(PE_TYPE);
-		} else {
-			R.carry_invalid[PE_TYPE]++;
-		}
+		reflect_junk(PE_TYPE);
 		return;
 	}
 	now = mono_ns();
-	if (R.active && m.session != S.id) {
-		if (now - R.last_rx <= R.idle_ns) {
-			S.c.foreign++;		/* a second client: told BUSY while this one runs */
-			count_invalid(PE_TYPE);
-			reflect_busy(&m, buf, len, from, fromlen, now);
-			return;
-		}
-		reflect_end(STOP_IDLE);
-		if (cfg.once || S.stop_reason == STOP_BREACH) {
-			stop_signal = 1;
-			return;
-		}
-	}
-	if (R.active && !reflect_peer_ok(from, m.flags)) {
-		reflect_reject(GR_PEER);	/* the session's id from another address or port */
+	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
 		return;
 	}
-	if (!R.active) {
-		reflect_start(m.session);
-		memset(&R.peer, 0, sizeof(R.peer));
-		memcpy(&R.peer, from, fromlen < sizeof(R.peer) ? fromlen : sizeof(R.peer));
-		R.ports[0] = (uint16_t)sa_port(from);
-		R.nports = 1;
-	}
-	if (R.any && m.seq > R.top && m.seq - R.top > SEQ_AHEAD_MAX) {
-		/*
-		 * Far ahead of every ping so far: a forgery would poison the
-		 * duplicate window.  A real client that lost that many pings
-		 * sends the next one right after: two in a row confirm the jump.
-		 */
-		if (!R.ahead || m.seq <= R.ahead || m.seq - R.ahead > SEQ_AHEAD_MAX) {
-			R.ahead = m.seq;
-			reflect_reject(GR_SEQ_AHEAD);
-			return;
-		}
-	}
-	R.ahead = 0;
-	R.last_rx = R.last_wake = now;
-	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
-	{
-		uint64_t idle = m.idle_ms < IDLE_MAX_MS ? m.idle_ms : IDLE_MAX_MS;
-
-		R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
-	}
-	if (reflect_seen(m.seq)) {
-		S.c.duplicate++;
-		return;
-	}
-	R.distinct++;
-	S.c.received++;
-	if (m.flags & PF_WARMUP) {
-		S.c.warmup++;
-	} else if (S.c.received <= cfg.warmup) {
-		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
-		S.c.warmup++;
-		S.c.warmup_local++;
-		local_warmup = true;
-	} else if (!R.measuring) {
-		R.measuring = true;	/* the session's first measured ping: its measurement starts */
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	/* the pong: same length as the ping, never larger */
-	p.session = m.session;
-	p.seq = m.seq;
-	p.flags = (uint16_t)((m.flags & PF_WARMUP) | (ts.hw ? PF_SRV_HW : 0) |
-			     (S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
-	if (wire) {
-		p.flags |= PF_T2W;
-		p.t2w = wire;
-	}
-	if (cfg.sw_stamps) {
-		p.flags |= PF_T2SW | PF_T3SW;
-		p.t2sw = t2sw;
-	}
-	echo_pop(&p);
-	cls_reflect(&m);
-	proto_encode(buf, &p);
-	if (cfg.sw_stamps) {
-		p.t3sw = real_ns();
-		put64(buf + 40, p.t3sw);
-	} else if (cfg.no_tx_ts) {
-		p.t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
-	}
+	local_warmup = reflect_count(&m);
+	reflect_pong(&m, &p, buf, wire, t2sw);
 	if (reflect_send(buf, len, from, fromlen) < 0) {
 		send_failed(errno);
 		return;
 	}
 	pmc_read(pmc_tx);
 	S.c.sent++;
-	x = &win[ts.next_key & win_mask];
-	if (x->st & TF_USED) {
-		if (x->st & TF_TXPEND) {
-			R.txpend--;
-		}
-		txn_retire(x);
-	}
-	memset(x, 0, sizeof(*x));
-	x->seq = m.seq;
-	x->txkey = ts.next_key++;
-	x->t[T2W] = wire;
-	x->t[T2SW] = p.t2sw;
-	x->t[T2K] = ts_rx_kernel;
-	x->t[T3SW] = p.t3sw;
-	x->mono = now;
-	pmc_delta(x->pmc, pmc_rx, pmc_tx);
-	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
-		((m.flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
+	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
 	if (cfg.no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
