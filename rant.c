@@ -45,6 +45,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -120,7 +121,22 @@ enum proto_flag {
 	PF_MORE		= 1 << 7,	/* FIN_ACK: more T3 stamps pending, send FIN again */
 	PF_PARTIAL	= 1 << 8,	/* FIN_ACK: the reflector did not see the session from seq 0 */
 	PF_TAG		= 1 << 9,	/* --key-file: a keyed tag follows the header (bytes 64-71) */
+	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows */
 };
+
+/*
+ * The kernel-stamp block (PF_KSTAMPS): a reflector with NIC stamps also has
+ * the kernel's software stamps of the same packets, and sends them where the
+ * ping left room, after the header and the tag: T2_K of this ping, then T3_K
+ * of the earlier pong whose T3 wire stamp is echoed (0 = not known).  A
+ * FIN_ACK with room for more adds the reflector's PHC reading and the id of
+ * its kernel's boot (see oneway_trusted):
+ *
+ *  +0 T2_K  +8 T3_K  +16 PHC - CLOCK_REALTIME (signed ns)  +24 read window (ns)
+ *  +28 method (enum phc_method, 0 = none)  +29 disciplined  +32 boot id (64 bits)
+ */
+#define KX_LEN		16
+#define KX_PHC_LEN	(KX_LEN + 24)
 
 /*
  * Rules of a session (see README, Protocol): what a real peer never sends.
@@ -225,6 +241,12 @@ struct proto_msg {
 	uint32_t idle_ms;
 	uint64_t seq;
 	uint64_t t2w, t2sw, t3sw, t3w, t3w_seq;
+	uint64_t t2k, t3k;		/* PF_KSTAMPS: the reflector's kernel stamps */
+	/* a FIN_ACK's PHC block (phc_method 0 = none) */
+	int64_t phc_off;
+	uint32_t phc_window;
+	uint8_t phc_method, phc_disciplined;
+	uint64_t boot_id;
 };
 
 /* Per-transaction state flags (struct txn.st). */
@@ -300,6 +322,7 @@ struct counters {
 	uint64_t breaches;
 	uint64_t warmup_local;	/* reflect: warm-up by its own -w, not flagged by the client */
 	uint64_t rejected[GR_N];	/* enum guard_rej */
+	uint64_t kx_unfit;	/* pongs with no room for the reflector's kernel stamps */
 };
 
 /* A transaction that crossed the threshold, kept for the report. */
@@ -466,8 +489,11 @@ static char *cls_log_cols(char *p, bool csv, const uint64_t *seq);
 static struct txn *win;
 static uint64_t win_mask;
 
-/* Reflector: T3 wire stamps waiting to be echoed in a later pong. */
-struct echo { uint64_t seq, t3w; };
+/*
+ * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
+ * TX key of their send: T3_K (which may come after T3) is looked up by it.
+ */
+struct echo { uint64_t seq, t3w; uint32_t key; };
 static struct echo *echo_q;
 static uint32_t echo_head, echo_n;
 #define ECHO_CAP	256
@@ -1495,6 +1521,35 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 	return r;
 }
 
+/*
+ * This kernel's boot id (/proc/sys/kernel/random/boot_id, random at each
+ * boot, the same in every network namespace): two ends that send the same
+ * one run in one kernel, on one CLOCK_REALTIME.  Its first 64 bits; 0 =
+ * unknown.  Read once at start, never in the loop.
+ */
+static uint64_t host_boot_id;
+
+static void boot_id_read(void)
+{
+	char b[64];
+	uint64_t v = 0;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC), i, d = 0;
+	ssize_t n = fd < 0 ? -1 : read(fd, b, sizeof(b) - 1);
+
+	if (fd >= 0) {
+		close(fd);
+	}
+	for (i = 0; i < n && d < 16; i++) {
+		int c = (unsigned char)b[i];
+
+		if (isxdigit(c)) {
+			v = v << 4 | (uint64_t)(isdigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+			d++;
+		}
+	}
+	host_boot_id = d == 16 ? v : 0;
+}
+
 /* Take one reading with the method chosen at start; called once a second. */
 static void phc_tick(void)
 {
@@ -1521,6 +1576,7 @@ static int phc_start(int index)
 	int r = -ENODEV;
 
 	phc.index = index;
+	boot_id_read();
 	phc.fd = phc_open(index);
 	if (phc.fd < 0) {
 		phc.err = phc.fd;
@@ -1567,18 +1623,60 @@ static bool phc_drift(double *ppm)
  * (or a constant TAI-UTC apart, with phc2sys -O 0 unset) and does not drift.
  * Fills w and returns true when it evidently is not.
  */
+/*
+ * TAI - UTC in ns: the kernel's value where something (ptp4l, phc2sys -a,
+ * chrony) told it, else 37 s, its value since 2017.  A PHC that ptp4l
+ * disciplines runs TAI (linuxptp: the PTP timescale), so it stands that
+ * far from CLOCK_REALTIME.
+ */
+static int64_t tai_utc_ns(void)
+{
+	struct timex tx = { .modes = 0 };
+
+	return (adjtimex(&tx) >= 0 && tx.tai > 0 ? tx.tai : 37) * (int64_t)NSEC_PER_SEC;
+}
+
+/* The PHC keeps TAI: within 1 ms of TAI - UTC from CLOCK_REALTIME. */
+static bool phc_is_tai(void)
+{
+	int64_t d = phc.last_off - tai_utc_ns();
+
+	return phc.n && d > -1000000 && d < 1000000;
+}
+
 static bool phc_warning(char *w, size_t len)
 {
 	double ppm = 0;
 	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
 	int64_t a = phc.last_off < 0 ? -phc.last_off : phc.last_off;
 
-	if (!phc.n || (!drift && a < 1000000)) {
+	if (!phc.n || (!drift && (a < 1000000 || phc_is_tai()))) {
 		return false;
 	}
 	snprintf(w, len, "PHC /dev/ptp%d is %+" PRId64 " ns from CLOCK_REALTIME%s%.2f ppm: it is not disciplined; run phc2sys (phc2sys -s CLOCK_REALTIME -c /dev/ptp%d -O 0) so app and NIC stamps share a time base",
 		 phc.index, phc.last_off, drift ? " and drifts " : ", drift ", ppm, phc.index);
 	return true;
+}
+
+/*
+ * The reflector's loop sends its last PHC reading in each FIN_ACK while the
+ * status thread takes new ones: the reading it may use is published here,
+ * in two words the loop reads without waiting (a torn pair is two readings
+ * a second apart, both real).
+ */
+static struct {
+	int64_t off;
+	uint64_t meta;		/* window (32 bits) << 16 | method << 8 | disciplined */
+} phc_pub;
+
+static void phc_publish(void)
+{
+	char why[256];
+	uint64_t win = phc.window < 0 ? 0 : phc.window > UINT32_MAX ? UINT32_MAX : (uint64_t)phc.window;
+	uint64_t meta = win << 16 | (uint64_t)phc.method << 8 | !phc_warning(why, sizeof(why));
+
+	__atomic_store_n(&phc_pub.off, phc.last_off, __ATOMIC_RELAXED);
+	__atomic_store_n(&phc_pub.meta, meta, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------ protocol */
@@ -1684,6 +1782,32 @@ static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
 	return n - (ssize_t)proto_pre;
 }
 
+/*
+ * The kernel-stamp block of a pong or FIN_ACK (PF_KSTAMPS), where the
+ * datagram has room for it: a block cut short is not read, and a PHC block
+ * is read only from a FIN_ACK.  The flag stays as sent.
+ */
+static void proto_kx_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	size_t off = PROTO_HDR_LEN + (m->flags & PF_TAG ? TAG_LEN : 0);
+
+	if (!(m->flags & PF_KSTAMPS) || (m->type != PT_PONG && m->type != PT_FIN_ACK) ||
+	    len < off + KX_LEN) {
+		return;
+	}
+	m->t2k = get64(buf + off);
+	m->t3k = get64(buf + off + 8);
+	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN || !buf[off + 28] ||
+	    buf[off + 28] > PHC_PLAIN) {
+		return;
+	}
+	m->phc_off = (int64_t)get64(buf + off + 16);
+	m->phc_window = get32(buf + off + 24);
+	m->phc_method = buf[off + 28];
+	m->phc_disciplined = buf[off + 29] != 0;
+	m->boot_id = get64(buf + off + 32);
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -1737,6 +1861,7 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 		m->t3w = get64(buf + 48);
 		m->t3w_seq = get64(buf + 56);
 	}
+	proto_kx_decode(buf, len, m);
 	return 0;
 }
 
@@ -1905,6 +2030,41 @@ static bool tag_ok(uint8_t *buf, size_t len)
 	return !(got ^ want);
 }
 
+/*
+ * The reflector's kernel-stamp block, after the header and the tag (which
+ * tag_put writes later, over every byte): 0, or -ENOSPC when the datagram
+ * (as long as the client's ping) has no room for it.  A FIN_ACK with room
+ * carries the PHC block too, zeros when there is no PHC reading.
+ */
+static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	size_t off = PROTO_HDR_LEN + (key.on ? TAG_LEN : 0);
+
+	if (len < off + KX_LEN) {
+		return -ENOSPC;
+	}
+	buf[6] |= PF_KSTAMPS >> 8;
+	put64(buf + off, m->t2k);
+	put64(buf + off + 8, m->t3k);
+	if (m->type == PT_FIN_ACK && len >= off + KX_PHC_LEN) {
+		memset(buf + off + KX_LEN, 0, KX_PHC_LEN - KX_LEN);
+		if (m->phc_method) {
+			put64(buf + off + 16, (uint64_t)m->phc_off);
+			put32(buf + off + 24, m->phc_window);
+			buf[off + 28] = m->phc_method;
+			buf[off + 29] = m->phc_disciplined;
+			put64(buf + off + 32, m->boot_id);
+		}
+	}
+	return 0;
+}
+
+/* The ping length a reflector's kernel-stamp block needs (--size on the client). */
+static size_t proto_kx_need(void)
+{
+	return PROTO_HDR_LEN + (key.on ? TAG_LEN : 0) + KX_LEN;
+}
+
 /* A control message that lies inside its buffer (as ts_parse checks). */
 static bool cmsg_fits(const struct msghdr *msg, const struct cmsghdr *cm)
 {
@@ -1956,6 +2116,10 @@ static bool echo_plausible(const struct proto_msg *m)
 		return false;
 	}
 	if (m->t2sw && m->t3sw && m->t3sw < m->t2sw) {
+		return false;
+	}
+	/* kernel stamps: CLOCK_REALTIME like the app stamps, T2_K before the app read it */
+	if (m->t2k >= STAMP_MAX || m->t3k >= STAMP_MAX || (m->t2k && m->t2sw && m->t2k > m->t2sw)) {
 		return false;
 	}
 	return true;
@@ -2275,6 +2439,8 @@ static const int emit_metrics[] = {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
 	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
 	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
+	/* the reflector's split, from the kernel stamps its pongs carry (PF_KSTAMPS) */
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
 };
 static const int reflect_metrics[] = {
 	M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX,
@@ -2302,13 +2468,15 @@ static void side_set(bool emit)
  * With hardware stamps the kernel's stamps of the same packets are kept too
  * (T<n>_K): in the csv log, the missing counts and the breach listing.
  */
-static const int emit_stamps_k[] = { T1SW, T1K, T1W, T2W, T2SW, T3SW, T3W, T4W, T4K, T4SW };
+static const int emit_stamps_k[] = {
+	T1SW, T1K, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4K, T4SW,
+};
 static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
 
 static void side_kernel_stamps(void)
 {
 	side.stamps = side.emit ? emit_stamps_k : reflect_stamps_k;
-	side.nstamps = side.emit ? 10 : 6;
+	side.nstamps = side.emit ? 12 : 6;
 }
 
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
@@ -3068,8 +3236,8 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 
 static size_t log_rec_size(bool emit)
 {
-	/* room for the kernel stamps too when hardware stamps may be granted */
-	int k = cfg.iface && cfg.ts != TS_SW ? 2 : 0;
+	/* room for the kernel stamps when hardware stamps may be granted (client: both ends') */
+	int k = cfg.iface && cfg.ts != TS_SW ? (emit ? 4 : 2) : 0;
 
 	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)pmc.n;
 }
@@ -3967,6 +4135,9 @@ static int sock_setup(int fd, int family)
 		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
 		       ts.phc_index, strerror(-r));
 	}
+	if (phc.n) {
+		phc_publish();	/* what the reflector's FIN_ACKs tell the client */
+	}
 	ts_keys_setup();
 	if (ts.hw) {
 		log_kernel_stamps();
@@ -4103,8 +4274,8 @@ static int mtu_check(unsigned size)
  * ends always live in one kernel, stamped by one CLOCK_REALTIME), with
  * kernel stamps on both sides.  Anything else is "none".
  */
-enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH };
-static const char *const ow_name[] = { "none", "loopback", "veth" };
+enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH, OW_PHC };
+static const char *const ow_name[] = { "none", "loopback", "veth", "phc" };
 static enum ow_evidence ow_evidence;
 
 /* The driver behind IFACE (ETHTOOL_GDRVINFO); 0 or -errno. */
@@ -4307,6 +4478,13 @@ static struct {
 	bool waited;		/* --interval: the last step received, not only sent */
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
 	uint64_t answered[1024];	/* seqs answered (or never sent), beyond the window: replays */
+	/* the reflector's PHC reading and boot id, from its FIN_ACK (method 0 = none) */
+	struct {
+		int64_t off;
+		uint32_t window;
+		uint8_t method, disciplined;
+		uint64_t boot_id;
+	} srv_phc;
 } E;
 
 #define ANSWERED_BITS	(1024 * 64)
@@ -5115,6 +5293,12 @@ static void emit_echo(const struct proto_msg *m)
 			return;
 		}
 		e->t[T3W] = m->t3w;
+		/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
+		if (m->t3k && (!e->t[T3SW] || m->t3k >= e->t[T3SW])) {
+			e->t[T3K] = m->t3k;
+		} else if (m->t3k) {
+			S.c.rejected[GR_IMPLAUSIBLE]++;
+		}
 		txn_account(e);
 	}
 }
@@ -5141,6 +5325,13 @@ static void emit_fin_ack(const struct proto_msg *m)
 	E.fin_more = m->flags & PF_MORE;
 	E.srv_received = m->seq;
 	E.srv_whole = !(m->flags & PF_PARTIAL);
+	if (m->phc_method) {
+		E.srv_phc.off = m->phc_off;
+		E.srv_phc.window = m->phc_window;
+		E.srv_phc.method = m->phc_method;
+		E.srv_phc.disciplined = m->phc_disciplined;
+		E.srv_phc.boot_id = m->boot_id;
+	}
 	emit_echo(m);
 }
 
@@ -5162,7 +5353,8 @@ static void emit_stale(const struct txn *x, uint64_t seq)
 }
 
 /* The pong of ping x: its stamps and the server's into the slot, counted. */
-static void emit_answered(struct txn *x, const struct proto_msg *m, uint64_t wire, uint64_t t4sw)
+static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, uint64_t wire,
+			  uint64_t t4sw)
 {
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, pmc_rx);
@@ -5182,6 +5374,10 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, uint64_t wir
 	x->t[T2W] = m->t2w;
 	x->t[T2SW] = m->t2sw;
 	x->t[T3SW] = m->t3sw;
+	x->t[T2K] = m->t2k;
+	if ((m->flags & (PF_SRV_HW | PF_KSTAMPS)) == PF_SRV_HW && len < proto_kx_need()) {
+		S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
+	}
 	if (m->flags & PF_T3SW) {
 		x->st |= TF_SRV_SW;
 		S.srv_sw = true;
@@ -5237,8 +5433,8 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	if (!echo_plausible(&m)) {
 		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
 		S.c.rejected[GR_IMPLAUSIBLE]++;
-		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W);
-		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = 0;
+		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
+		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
 	}
 	x = &win[m.seq & win_mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
@@ -5265,7 +5461,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		cls_count(x->seq, CG_LATE);
 		return;
 	}
-	emit_answered(x, &m, wire, t4sw);
+	emit_answered(x, &m, len, wire, t4sw);
 	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
 	emit_drain_if(cfg.threshold_ns >= 0);
 	txn_account(x);
@@ -5738,14 +5934,14 @@ static bool reflect_seen(uint64_t seq)
 	return false;
 }
 
-static void echo_push(uint64_t seq, uint64_t t3w)
+static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
 {
 	if (echo_n == ECHO_CAP) {
 		echo_head = (echo_head + 1) % ECHO_CAP;
 		echo_n--;
 		S.c.echo_dropped++;
 	}
-	echo_q[(echo_head + echo_n) % ECHO_CAP] = (struct echo){ seq, t3w };
+	echo_q[(echo_head + echo_n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
 	echo_n++;
 }
 
@@ -5757,6 +5953,13 @@ static bool echo_pop(struct proto_msg *m)
 	m->t3w_seq = echo_q[echo_head].seq;
 	m->t3w = echo_q[echo_head].t3w;
 	m->flags |= PF_T3W;
+	{
+		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
+		uint32_t k = echo_q[echo_head].key;
+		const struct txn *x = &win[k & win_mask];
+
+		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
+	}
 	echo_head = (echo_head + 1) % ECHO_CAP;
 	echo_n--;
 	return true;
@@ -5997,7 +6200,7 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	x->t[T3W] = wire;
 	txn_account(x);
 	if (wire) {
-		echo_push(x->seq, wire);
+		echo_push(x->seq, wire, key);
 	}
 }
 
@@ -6122,6 +6325,25 @@ static void reflect_end(int reason)
 	__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * What a FIN_ACK tells the client about this end's clocks: the last PHC
+ * reading and the boot id of this kernel (one kernel, one CLOCK_REALTIME:
+ * see oneway_trusted).
+ */
+static void reflect_phc_block(struct proto_msg *a)
+{
+	uint64_t meta = __atomic_load_n(&phc_pub.meta, __ATOMIC_ACQUIRE);
+
+	if (!(meta >> 8 & 0xff)) {
+		return;		/* no PHC reading */
+	}
+	a->phc_method = (uint8_t)(meta >> 8);
+	a->phc_disciplined = meta & 1;
+	a->phc_window = (uint32_t)(meta >> 16);
+	a->phc_off = __atomic_load_n(&phc_pub.off, __ATOMIC_RELAXED);
+	a->boot_id = host_boot_id;
+}
+
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 			const struct sockaddr *from, socklen_t fromlen)
 {
@@ -6146,6 +6368,12 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 	}
 	proto_encode(buf, &a);
+	if (ts.hw) {
+		reflect_phc_block(&a);
+		if (proto_kx_put(buf, len, &a) < 0 && current) {
+			S.c.kx_unfit++;
+		}
+	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
 		struct txn *x = &win[ts.next_key & win_mask];
 
@@ -6275,8 +6503,8 @@ static bool reflect_count(const struct proto_msg *m)
 }
 
 /* The pong, written over the ping in buf: the same length, never larger. */
-static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, uint64_t wire,
-			 uint64_t t2sw)
+static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
+			 uint64_t wire, uint64_t t2sw)
 {
 	p->session = m->session;
 	p->seq = m->seq;
@@ -6293,6 +6521,13 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	echo_pop(p);
 	cls_reflect(m);
 	proto_encode(buf, p);
+	if (ts.hw) {
+		/* NIC stamps: the kernel's of the same packets go where the ping left room */
+		p->t2k = ts_rx_kernel;
+		if (proto_kx_put(buf, len, p) < 0) {
+			S.c.kx_unfit++;
+		}
+	}
 	if (cfg.sw_stamps) {
 		p->t3sw = real_ns();
 		put64(buf + 40, p->t3sw);
@@ -6366,7 +6601,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	local_warmup = reflect_count(&m);
-	reflect_pong(&m, &p, buf, wire, t2sw);
+	reflect_pong(&m, &p, buf, len, wire, t2sw);
 	if (reflect_send(buf, len, from, fromlen) < 0) {
 		send_failed(errno);
 		return;
@@ -6641,13 +6876,16 @@ static void print_histogram(FILE *f, int m)
 
 /* The segments of a transaction, for breakdowns and --top; returns the dominant. */
 /*
- * With NIC and kernel stamps, a client stack segment is shown as its two
- * parts: driver/NIC time and kernel/wake-up time.  True when it did.
+ * With NIC and kernel stamps, a stack segment is shown as its two parts:
+ * driver/NIC time and kernel/wake-up time; the reflector's too, when its
+ * pongs carried its kernel stamps.  True when it did.
  */
 static bool segment_split(int m, const uint64_t *t, const char **name, int64_t *val, int *n, int *best)
 {
-	int a = m == M_CLI_TX ? M_CLI_TX_KERN : m == M_CLI_RX ? M_CLI_RX_NIC : -1;
-	int b = m == M_CLI_TX ? M_CLI_TX_NIC : M_CLI_RX_WAKE;
+	int a = m == M_CLI_TX ? M_CLI_TX_KERN : m == M_CLI_RX ? M_CLI_RX_NIC :
+		m == M_SRV_RX ? M_SRV_RX_NIC : m == M_SRV_TX ? M_SRV_TX_KERN : -1;
+	int b = m == M_CLI_TX ? M_CLI_TX_NIC : m == M_CLI_RX ? M_CLI_RX_WAKE :
+		m == M_SRV_RX ? M_SRV_RX_WAKE : M_SRV_TX_NIC;
 	int64_t va, vb;
 	int k;
 
@@ -6837,10 +7075,80 @@ static void json_rejected(FILE *f)
  * known to agree (and the server's stamps are of the same kind), and fills
  * why with the evidence or the warning.
  */
+/*
+ * NIC stamps on both ends: two PHCs.  Their difference can be known only
+ * through a clock both ends read: when both run in one kernel (the same boot
+ * id: two ports of one host, e.g. in two namespaces) and each measured its
+ * PHC - CLOCK_REALTIME (item "the PHC's own offset"), then PHC_srv - PHC_cli
+ * = off_srv - off_cli, known within the two read windows.  That is evidence
+ * when both are disciplined and the difference is under 1 us.  Two hosts
+ * share no clock rant can read: their PHCs may well be synchronised (ptp4l),
+ * but nothing one end measures shows it, so it is never claimed.  *bound:
+ * |off_srv - off_cli| + both windows, ns.
+ */
+#define OW_PHC_BOUND_NS	1000
+
+static bool ow_phc(int64_t *bound, char *why, size_t len)
+{
+	char tmp[256];
+	int64_t d;
+
+	if (!ts.hw || !S.srv_hw) {
+		return false;
+	}
+	if (!phc.n || !E.srv_phc.method) {
+		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
+			 !phc.n ? "this end's" : "the reflector's",
+			 phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)"
+			       : "");
+		return false;
+	}
+	if (!host_boot_id || host_boot_id != E.srv_phc.boot_id) {
+		snprintf(why, len, "the reflector runs in another kernel: %s",
+			 "its PHC and this one share no clock rant can read");
+		return false;
+	}
+	d = E.srv_phc.off - phc.last_off;
+	*bound = (d < 0 ? -d : d) + (phc.window > 0 ? phc.window : 0) + (int64_t)E.srv_phc.window;
+	if (phc_warning(tmp, sizeof(tmp)) || !E.srv_phc.disciplined) {
+		snprintf(why, len, "the %s PHC is not disciplined to CLOCK_REALTIME (run phc2sys)",
+			 !E.srv_phc.disciplined ? "reflector's" : "client's");
+		return false;
+	}
+	if (*bound > OW_PHC_BOUND_NS) {
+		snprintf(why, len, "the two PHCs, each measured against this host's CLOCK_REALTIME, "
+			 "differ by up to %" PRId64 " ns (client %+" PRId64 " ns, reflector %+" PRId64 " ns)",
+			 *bound, phc.last_off, E.srv_phc.off);
+		return false;
+	}
+	snprintf(why, len, "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), "
+		 "PHC - CLOCK_REALTIME measured on each (client %+" PRId64 " ns, reflector %+" PRId64
+		 " ns, %s)", *bound, phc.last_off, E.srv_phc.off, phc_method_name[E.srv_phc.method]);
+	return true;
+}
+
+/* The evidence for the clocks of the one-way delays, as the report states it. */
+static enum ow_evidence ow_current(char *why, size_t len)
+{
+	int64_t bound;
+
+	if (ow_evidence == OW_NONE && ow_phc(&bound, why, len)) {
+		return OW_PHC;
+	}
+	return ow_evidence;
+}
+
 static bool oneway_trusted(char *why, size_t len)
 {
 	const struct hist *fw = &S.h[M_FORWARD], *bw = &S.h[M_BACKWARD], *rtt = &S.h[M_RTT];
-	bool same = ow_evidence != OW_NONE && !S.srv_hw && !ts.hw;
+	char phc_why[320] = "";
+	enum ow_evidence ev = OW_NONE;
+	bool same;
+
+	if (cfg.mode != MODE_ANALYZE) {
+		ev = ow_current(phc_why, sizeof(phc_why));
+	}
+	same = ev == OW_PHC || (ev != OW_NONE && !S.srv_hw && !ts.hw);
 
 	if (!fw->n && !bw->n) {
 		snprintf(why, len, "no transaction has both stamps of a direction");
@@ -6856,13 +7164,18 @@ static bool oneway_trusted(char *why, size_t len)
 		snprintf(why, len, "warning: forward and backward differ by more than the rtt: the clocks disagree");
 		return false;
 	}
+	if (same && ev == OW_PHC) {
+		snprintf(why, len, "%s", phc_why);
+		return true;
+	}
 	if (same) {
 		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
 			 ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
 		return true;
 	}
 	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
-		 cfg.mode == MODE_ANALYZE ? "a log does not record it" : "different hosts or NIC clocks, not compared");
+		 cfg.mode == MODE_ANALYZE ? "a log does not record it" :
+		 phc_why[0] ? phc_why : "different hosts or NIC clocks, not compared");
 	return false;
 }
 
@@ -6921,11 +7234,22 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
+	if (S.c.kx_unfit && side.emit) {
+		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
+			" pongs too short for its kernel stamps: use --size %zu or more\n",
+			S.c.kx_unfit, proto_kx_need());
+	} else if (S.c.kx_unfit) {
+		fprintf(f, "Kernel stamps not sent to the client: %" PRIu64 " pongs (as long as its pings)"
+			" had no room: the client needs --size %zu or more\n", S.c.kx_unfit, proto_kx_need());
+	}
 	if (phc.n) {
 		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
 			phc.index, phc.last_off, phc_method_name[phc.method], phc.n, phc.window);
 		if (phc_drift(&ppm)) {
 			fprintf(f, ", drift %+.3f ppm", ppm);
+		}
+		if (phc_is_tai()) {
+			fprintf(f, ", TAI (ptp4l's timescale): NIC stamps are TAI - UTC ahead of app stamps");
 		}
 		fprintf(f, "\n");
 		if (phc_warning(why, sizeof(why))) {
@@ -7247,10 +7571,11 @@ static void json_metric(FILE *f, int m)
 /* The hardware path's keys, one line each, before "metrics". */
 static void json_hw(FILE *f, const struct report *r)
 {
-	char why[256];
+	char why[256], tmp[320];
 	double ppm;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
+	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", S.c.kx_unfit);
 	if (phc.n) {
 		fprintf(f, "  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
 			", \"readings\": %" PRIu64 ", \"window_ns\": %" PRId64 ", \"drift_ppm\": ",
@@ -7260,13 +7585,15 @@ static void json_hw(FILE *f, const struct report *r)
 		} else {
 			fputs("null", f);
 		}
-		fprintf(f, ", \"disciplined\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true");
+		fprintf(f, ", \"disciplined\": %s, \"tai\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true",
+			phc_is_tai() ? "true" : "false");
 	} else {
 		fprintf(f, "  \"phc\": null,\n");
 	}
 	if (side.emit) {
 		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
-			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_evidence], r->ow_trusted ? "true" : "false");
+			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_current(tmp, sizeof(tmp))],
+			r->ow_trusted ? "true" : "false");
 		json_str(f, r->ow_why);
 		fprintf(f, "},\n");
 	}
@@ -8354,8 +8681,8 @@ static double plot_worst_panel(double top)
 {
 	const double bx0 = 170, bx1 = 850, row = 20;
 	struct axis ax = { 0, 0, bx0, bx1, false };
-	const char *seen[8], *name[8];
-	int64_t val[8];
+	const char *seen[8], *name[12];	/* segments() gives up to 11 */
+	int64_t val[12];
 	int i, k, n, nseen = 0;
 	char lab[48], head[160];
 	double y, lx;
@@ -8742,8 +9069,8 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
  */
 enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
 
-/* 24 columns: room for the kernel stamps' and counters' columns. */
-#define ALOG_COLS	24
+/* 28 columns: room for the kernel stamps' (both ends') and counters' columns. */
+#define ALOG_COLS	28
 
 /* What a log's header line said: the kind of each column, the metric of each latency column. */
 struct alog_hdr {
@@ -10214,6 +10541,7 @@ static void *status_main(void *arg)
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		phc_tick();
+		phc_publish();
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		if (cfg.quiet) {
 			continue;	/* started for the PHC only */

@@ -20,7 +20,43 @@ static bool msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 	return a->version == b->version && a->type == b->type && a->flags == b->flags &&
 	       a->session == b->session && a->idle_ms == b->idle_ms && a->seq == b->seq &&
 	       a->t2w == b->t2w && a->t2sw == b->t2sw && a->t3sw == b->t3sw && a->t3w == b->t3w &&
-	       a->t3w_seq == b->t3w_seq;
+	       a->t3w_seq == b->t3w_seq && a->t2k == b->t2k && a->t3k == b->t3k && a->phc_off == b->phc_off &&
+	       a->phc_window == b->phc_window && a->phc_method == b->phc_method &&
+	       a->phc_disciplined == b->phc_disciplined && a->boot_id == b->boot_id;
+}
+
+/*
+ * The kernel-stamp block (PF_KSTAMPS): what was read from the input, written
+ * again into a copy of it by the reflector's encoder, must read back the
+ * same, and the encoder must write nothing past the datagram.
+ */
+static void fz_kx(const uint8_t *in, size_t size, const struct proto_msg *m)
+{
+	uint8_t *cp = malloc(size + 1);
+	struct proto_msg m2;
+	bool was = key.on;
+
+	if (!cp) {
+		return;
+	}
+	memcpy(cp, in, size);
+	cp[size] = 0x5a;
+	key.on = m->flags & PF_TAG;
+	if (proto_kx_put(cp, size, m) == 0) {
+		if (proto_decode(cp, size, &m2) || !(m2.flags & PF_KSTAMPS) ||
+		    ((m->type == PT_PONG || m->type == PT_FIN_ACK) &&
+		     (m2.t2k != m->t2k || m2.t3k != m->t3k || m2.phc_method != m->phc_method ||
+		      (m->phc_method && (m2.phc_off != m->phc_off || m2.boot_id != m->boot_id))))) {
+			abort();	/* the block does not survive a round trip */
+		}
+	} else if (size >= PROTO_HDR_LEN + (key.on ? TAG_LEN : 0) + KX_LEN) {
+		abort();		/* refused a datagram with room for it */
+	}
+	if (cp[size] != 0x5a) {
+		abort();		/* wrote past the datagram */
+	}
+	key.on = was;
+	free(cp);
 }
 
 /* The client's window: pings 0..299 sent, every third answered, one lost. */
@@ -102,7 +138,8 @@ static void fz_rules(uint8_t *in, size_t size)
 	}
 	key.on = false;
 	if (!proto_decode(in, size, &m) && echo_plausible(&m) &&
-	    (m.t2w >= STAMP_MAX || m.t2sw >= STAMP_MAX || m.t3sw >= STAMP_MAX || m.t3w >= STAMP_MAX)) {
+	    (m.t2w >= STAMP_MAX || m.t2sw >= STAMP_MAX || m.t3sw >= STAMP_MAX || m.t3w >= STAMP_MAX ||
+	     m.t2k >= STAMP_MAX || m.t3k >= STAMP_MAX)) {
 		abort();
 	}
 	fz_fin_sent = size & 1;
@@ -163,6 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();		/* accepted something it should have refused */
 	}
 	fz_rules(in, size);
+	fz_kx(in, size, &m);
 	memset(out, 0xa5, sizeof(out));
 	proto_encode(out, &m);
 	for (i = PROTO_HDR_LEN; i < sizeof(out); i++) {
@@ -181,6 +219,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 	}
+	/* the header alone: the kernel-stamp block after it is not part of the round trip */
+	m.t2k = m.t3k = m.boot_id = 0;
+	m.phc_off = 0;
+	m.phc_window = 0;
+	m.phc_method = m.phc_disciplined = 0;
 	if (proto_decode(out, PROTO_HDR_LEN, &m2) || !msg_equal(&m, &m2)) {
 		abort();
 	}

@@ -3807,8 +3807,15 @@ static void test_phc(void)
 	ok(r == 0 && phc.method == PHC_PRECISE && phc.fd == 1003 && phc.n == 1 && phc.last_off == fake_phc.off,
 	   "phc: PRECISE answered -> used, offset exact", "r=%d method=%d n=%" PRIu64 " off=%" PRId64, r, phc.method, phc.n,
 	   phc.last_off);
-	ok(phc_warning(w, sizeof(w)) && strstr(w, "phc2sys") && strstr(w, "/dev/ptp3"),
-	   "phc: 37 s from CLOCK_REALTIME -> warning naming phc2sys and the device", "'%s'", w);
+	ok(!phc_warning(w, sizeof(w)) && phc_is_tai() == (tai_utc_ns() == 37000000000LL),
+	   "phc: 37 s from CLOCK_REALTIME is TAI (ptp4l's timescale): disciplined, no warning", "'%s'", w);
+	phc.last_off = 3000000;
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "phc2sys") && strstr(w, "/dev/ptp3") && !phc_is_tai(),
+	   "phc: 3 ms from CLOCK_REALTIME -> warning naming phc2sys and the device", "'%s'", w);
+	phc.last_off = tai_utc_ns() + 2000000;
+	ok(phc_warning(w, sizeof(w)) && !phc_is_tai(), "phc: TAI - UTC + 2 ms -> neither UTC nor TAI: warning",
+	   "'%s'", w);
+	phc.last_off = fake_phc.off;
 	phc_end();
 	ok(phc.fd == -1 && phc.n == 2, "phc: a last reading at the end", "fd=%d n=%" PRIu64, phc.fd, phc.n);
 
@@ -4064,8 +4071,9 @@ static void test_klog(void)
 	memset(&S, 0, sizeof(S));
 	log_init(&S.log, mem, 10);
 	log_kernel_stamps();
-	ok(side.nstamps == 10 && S.log.nstamps == 10 && S.log.rec_size == 8 + 80 + 4,
-	   "klog: hardware -> 10 stamps per emit record, T1_K and T4_K included", "n=%d rec=%u", side.nstamps, S.log.rec_size);
+	ok(side.nstamps == 12 && S.log.nstamps == 12 && S.log.rec_size == 8 + 96 + 4,
+	   "klog: hardware -> 12 stamps per emit record, T1_K, T4_K and the reflector's T2_K, T3_K included", "n=%d rec=%u",
+	   side.nstamps, S.log.rec_size);
 	memset(&x, 0, sizeof(x));
 	x.seq = 3;
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
@@ -4083,8 +4091,8 @@ static void test_klog(void)
 	tmp_path(path, sizeof(path), "klog.csv");
 	r = log_to_file(path, LOG_CSV);
 	text = read_file(path);
-	ok(r == 0 && text && strstr(text, "seq,status,t1_sw,t1_k,t1_hw,t2_ksw,t2_sw,t3_sw,t3_ksw,t4_hw,t4_k,t4_sw,"),
-	   "klog: csv columns t1_sw,t1_k,t1_hw,...,t4_k,t4_sw", "r=%d '%.200s'", r, text ? text : "");
+	ok(r == 0 && text && strstr(text, "seq,status,t1_sw,t1_k,t1_hw,t2_ksw,t2_k,t2_sw,t3_sw,t3_k,t3_ksw,t4_hw,t4_k,t4_sw,"),
+	   "klog: csv columns t1_sw,t1_k,t1_hw,t2_ksw,t2_k,...,t3_k,...,t4_k,t4_sw", "r=%d '%.200s'", r, text ? text : "");
 	free(text);
 	ok(alog_stamp("T1_K", 4, &hw) == T1K && alog_stamp("t4_k", 4, &hw) == T4K && alog_stamp("T1_X", 4, &hw) == -1,
 	   "klog: --analyze knows T<n>_K columns", "failed");
@@ -4103,6 +4111,321 @@ static void test_klog(void)
 	alog_free(&L);
 	unlink(path);
 	free(mem);
+	memset(&S, 0, sizeof(S));
+	reset_globals();
+}
+
+/*
+ * The reflector's kernel stamps reach the client: synthetic RX and TX
+ * stamps (ts[0] and ts[2]) on the reflector, its pongs decoded by the
+ * client, the server split in the statistics, report, JSON, csv log and
+ * --analyze; a ping too short for them counted; the FIN_ACK's PHC block.
+ */
+static struct txn kx_win[256];
+static uint64_t kx_keyseq[256];
+
+/* One TX error-queue message of the reflector's send KEY: ts[0] (kernel) or ts[2] (NIC). */
+static void kx_tx(uint32_t key, uint64_t t, bool nic)
+{
+	struct scm_timestamping st = nic ? mk_scm(0, 0, (time_t)(t / NSEC_PER_SEC), (long)(t % NSEC_PER_SEC)) :
+				     mk_scm((time_t)(t / NSEC_PER_SEC), (long)(t % NSEC_PER_SEC), 0, 0);
+	struct sock_extended_err ee = mk_ee(ENOMSG, SO_EE_ORIGIN_TIMESTAMPING, SCM_TSTAMP_SND, key);
+	struct ts_cmsg c;
+	struct cbuf b;
+	uint64_t v;
+	uint32_t k;
+
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
+	ts_parse(&b.msg, &c);
+	if (ts_tx_stamp(&c, &k, &v)) {
+		R.txpend++;	/* it was pending: reflect_on_tx takes it off */
+		reflect_on_tx(k, v);
+		R.txpend--;
+	} else if (ts_tx_kernel(&c, &k, &v)) {
+		tx_kernel_stamp(k, v);
+	}
+}
+
+static void test_kx(void)
+{
+	static struct echo q[ECHO_CAP];
+	uint64_t *mem[NMETRIC][2], B, t3sw[2];
+	uint8_t buf[3][128], fin[128];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t tl = sizeof(to);
+	struct proto_msg m, a = { .type = PT_FIN_ACK, .session = 0x4b58 };
+	const char *name[12];
+	int64_t val[12], v = 0;
+	char path[128], *text = NULL, *err = NULL, why[400];
+	size_t tlen = 0;
+	int i, n, rx, tx, r, found = 0;
+	struct alog L;
+	struct report rep;
+	uint8_t *lmem;
+	FILE *f;
+
+	/* the reflector: hardware stamps, app stamps (-s), a real socket to send from */
+	reset_globals();
+	side_set(false);
+	memset(kx_win, 0, sizeof(kx_win));
+	win = kx_win;
+	win_mask = 255;
+	memset(&R, 0, sizeof(R));
+	memset(&E, 0, sizeof(E));
+	R.log_fd = -1;
+	echo_q = q;
+	echo_head = echo_n = 0;
+	key.on = false;
+	ts.hw = true;
+	ts.next_key = 0;
+	cfg.sw_stamps = true;
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	r = bind(rx, (struct sockaddr *)&to, sizeof(to));
+	getsockname(rx, (struct sockaddr *)&to, &tl);
+	sock_fd = tx;
+	ok(rx >= 0 && tx >= 0 && r == 0, "kx: loopback sockets to send the pongs from", "rx=%d tx=%d r=%d", rx, tx, r);
+	for (i = 0; i < NMETRIC; i++) {
+		mem[i][0] = calloc(64, 8);
+		mem[i][1] = calloc(64, 8);
+		hist_init(&S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+	}
+	B = real_ns();
+	/* ping 0 (80 bytes): T2 wire B, kernel B+100, app B+500 */
+	for (i = 0; i < 3; i++) {
+		memset(buf[i], 0, sizeof(buf[i]));
+		m = (struct proto_msg){ .type = PT_PING, .session = 0x4b58, .seq = (uint64_t)i, .idle_ms = 1000 };
+		proto_encode(buf[i], &m);
+	}
+	ts_rx_kernel = B + 100;
+	reflect_packet(buf[0], 80, B, B + 500, false, (struct sockaddr *)&to, sizeof(to));
+	t3sw[0] = win[0].t[T3SW];
+	ok(!proto_decode(buf[0], 80, &m) && (m.flags & PF_KSTAMPS) && m.t2k == B + 100 && !m.t3k && m.t2w == B &&
+	   win[0].t[T2K] == B + 100, "kx: pong 0 carries T2_K of its ping after the header", "flags=%#x t2k=%" PRIu64,
+	   m.flags, m.t2k);
+	/* its TX stamps: the kernel's first, then the NIC's (the usual order) */
+	kx_tx(0, t3sw[0] + 400, false);
+	kx_tx(0, t3sw[0] + 1000, true);
+	ok(win[0].t[T3K] == t3sw[0] + 400 && win[0].t[T3W] == t3sw[0] + 1000 && echo_n == 1,
+	   "kx: reflector: T3_K and T3 of pong 0 from ts[0] and ts[2] messages, T3 queued to echo", "n=%u", echo_n);
+	ts_rx_kernel = B + 20100;
+	reflect_packet(buf[1], 80, B + 20000, B + 20500, false, (struct sockaddr *)&to, sizeof(to));
+	t3sw[1] = win[1].t[T3SW];
+	ok(!proto_decode(buf[1], 80, &m) && m.t2k == B + 20100 && (m.flags & PF_T3W) && m.t3w_seq == 0 &&
+	   m.t3w == t3sw[0] + 1000 && m.t3k == t3sw[0] + 400 && echo_plausible(&m),
+	   "kx: pong 1 carries its T2_K and pong 0's T3 with T3_K beside it", "t3k=%" PRIu64 " t3w_seq=%" PRIu64, m.t3k,
+	   m.t3w_seq);
+	/* the NIC's stamp first, the kernel's after: T3_K is still found by the TX key */
+	kx_tx(1, t3sw[1] + 1000, true);
+	kx_tx(1, t3sw[1] + 400, false);
+	ok(echo_n == 1 && win[1].t[T3K] == t3sw[1] + 400, "kx: a kernel stamp after the NIC's still reaches the echo",
+	   "n=%u", echo_n);
+	/* a ping with no room: the pong goes without the block, counted */
+	ts_rx_kernel = B + 40100;
+	reflect_packet(buf[2], 64, B + 40000, B + 40500, false, (struct sockaddr *)&to, sizeof(to));
+	ok(!proto_decode(buf[2], 64, &m) && !(m.flags & PF_KSTAMPS) && (m.flags & PF_SRV_HW) && S.c.kx_unfit == 1 &&
+	   m.t3w_seq == 1, "kx: a 64-byte ping: no block, counted (kx_unfit 1), the echo still goes", "flags=%#x unfit=%" PRIu64,
+	   m.flags, S.c.kx_unfit);
+	f = open_memstream(&text, &tlen);
+	report_compute(&rep);
+	print_hw_notes(f, &rep);
+	fclose(f);
+	ok(text && strstr(text, "Kernel stamps not sent to the client: 1 pongs") && strstr(text, "--size 80"),
+	   "kx: the reflector's report says so and names --size 80", "'%s'", text ? text : "");
+	free(text);
+	text = NULL;
+	/* the FIN_ACK: the PHC block, from the reading the status thread published */
+	phc.n = 3;
+	phc.method = PHC_EXTENDED;
+	phc.last_off = -250;
+	phc.window = 40;
+	phc_publish();
+	host_boot_id = 0x0123456789abcdefULL;
+	reflect_phc_block(&a);
+	memset(fin, 0, sizeof(fin));
+	proto_encode(fin, &a);
+	r = proto_kx_put(fin, 104, &a);
+	ok(r == 0 && !proto_decode(fin, 104, &m) && m.type == PT_FIN_ACK && m.phc_method == PHC_EXTENDED &&
+	   m.phc_off == -250 && m.phc_window == 40 && m.phc_disciplined && m.boot_id == 0x0123456789abcdefULL,
+	   "kx: FIN_ACK of 104 bytes carries the PHC reading, its window, method and the boot id", "r=%d method=%d off=%" PRId64,
+	   r, m.phc_method, m.phc_off);
+	ok(!proto_decode(fin, 80, &m) && !m.phc_method && !proto_decode(buf[0], 80, &m) && !m.phc_method,
+	   "kx: a PHC block is read only from a FIN_ACK long enough for it", "method=%d", m.phc_method);
+	ok(proto_kx_put(fin, 79, &a) == -ENOSPC, "kx: 79 bytes have no room for the block: -ENOSPC", "-");
+	key.on = true;
+	ok(proto_kx_need() == 88, "kx: with --key-file the block follows the tag: pings of 88 bytes", "%zu", proto_kx_need());
+	{
+		struct proto_msg p = { .type = PT_PONG, .session = 7, .seq = 9, .t2k = B + 77 }, d;
+		uint8_t kb[96] = { 0 };
+
+		key.k[0] = 1;
+		key.k[1] = 2;
+		proto_encode(kb, &p);
+		r = proto_kx_put(kb, sizeof(kb), &p);
+		tag_put(kb, sizeof(kb));
+		ok(r == 0 && tag_ok(kb, sizeof(kb)) && !proto_decode(kb, sizeof(kb), &d) && (d.flags & PF_TAG) &&
+		   d.t2k == B + 77 && get64(kb + 72) == B + 77, "kx: keyed: the block at 72, under the tag", "r=%d t2k=%" PRIu64,
+		   r, d.t2k);
+		kb[75] ^= 1;
+		ok(!tag_ok(kb, sizeof(kb)), "kx: keyed: a changed kernel stamp breaks the tag", "-");
+	}
+	key.on = false;
+	memset(&phc, 0, sizeof(phc));
+	phc.fd = -1;
+	memset(&phc_pub, 0, sizeof(phc_pub));
+	close(rx);
+	close(tx);
+	sock_fd = -1;
+
+	/* the client: pings 0-2 sent; the pongs above come back (the clock-step check is tested elsewhere) */
+	memset(&clk, 0, sizeof(clk));
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+	}
+	memset(&S.c, 0, sizeof(S.c));
+	side_set(true);
+	cfg.iface = "eth0";
+	log_kernel_stamps();
+	memset(kx_win, 0, sizeof(kx_win));
+	memset(kx_keyseq, 0, sizeof(kx_keyseq));
+	E.keyseq = kx_keyseq;
+	S.id = 0x4b58;
+	cfg.size = 80;
+	cfg.timeout_ns = UINT64_MAX / 2;
+	cfg.threshold_ns = -1;
+	for (i = 0; i < 3; i++) {
+		struct txn *x = &win[i];
+
+		x->seq = (uint64_t)i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = B - 5000 + (uint64_t)i * 20000;
+		x->t[T1SW] = x->t[T1W] - 300;
+		S.c.sent++;
+		E.outstanding++;
+	}
+	E.next_seq = 3;
+	emit_packet(buf[0], 80, B + 900000000ULL, B + 900001000ULL, false);
+	emit_packet(buf[1], 80, B + 900020000ULL, B + 900021000ULL, false);
+	ok(S.c.received == 2 && win[0].t[T2K] == B + 100 && win[1].t[T2K] == B + 20100 && win[0].t[T3K] == t3sw[0] + 400 &&
+	   win[0].t[T3W] == t3sw[0] + 1000, "kx: client: T2_K from each pong, T3_K of pong 0 from the echo in pong 1",
+	   "rx=%" PRIu64 " t2k=%" PRIu64 " t3k=%" PRIu64, S.c.received, win[0].t[T2K], win[0].t[T3K]);
+	ok(S.h[M_SRV_RX_NIC].n == 2 && S.h[M_SRV_RX_NIC].min == 100 && S.h[M_SRV_RX_WAKE].n == 2 &&
+	   S.h[M_SRV_RX_WAKE].min == 400 && S.h[M_SRV_TX_KERN].n == 1 && S.h[M_SRV_TX_KERN].min == 400 &&
+	   S.h[M_SRV_TX_NIC].n == 1 && S.h[M_SRV_TX_NIC].min == 600,
+	   "kx: client statistics: server rx NIC+driver 100, wake-up 400, tx kernel 400, driver+NIC 600 ns",
+	   "rxnic n=%" PRIu64 " txkern n=%" PRIu64 " txnic min=%" PRId64, S.h[M_SRV_RX_NIC].n, S.h[M_SRV_TX_KERN].n,
+	   S.h[M_SRV_TX_NIC].min);
+	n = 0;
+	segments(win[0].t, name, val, &n);
+	for (i = 0; i < n; i++) {
+		found += (!strcmp(name[i], metric_def[M_SRV_RX_NIC].label) && val[i] == 100) +
+			 (!strcmp(name[i], metric_def[M_SRV_TX_NIC].label) && val[i] == 600);
+	}
+	ok(found == 2, "kx: the breach breakdown splits the server's stacks too", "found=%d n=%d", found, n);
+	f = open_memstream(&text, &tlen);
+	report_compute(&rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "\"server_rx_nic\"") && strstr(text, "\"server_rx_wakeup\"") &&
+	   strstr(text, "\"server_tx_kernel\"") && strstr(text, "\"server_tx_nic\""),
+	   "kx: client JSON has metrics.server_rx_nic, server_rx_wakeup, server_tx_kernel, server_tx_nic", "%.300s",
+	   text ? text : "");
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &tlen);
+	report_compute(&rep);
+	session_report(f, &rep);
+	fclose(f);
+	ok(text && strstr(text, "server rx NIC+driver (T2_K-T2)") && strstr(text, "server tx driver+NIC (T3-T3_K)"),
+	   "kx: client report lists the server's split", "%.300s", text ? text : "");
+	free(text);
+	text = NULL;
+	/* csv log and --analyze: t2_k and t3_k columns, read back */
+	lmem = calloc(4, log_rec_size(true));
+	log_init(&S.log, lmem, 4);
+	log_kernel_stamps();
+	log_push(&win[0]);
+	tmp_path(path, sizeof(path), "kx.csv");
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	ok(r == 0 && text && strstr(text, ",t2_k,") && strstr(text, ",t3_k,"), "kx: client csv log has t2_k and t3_k",
+	   "%.300s", text ? text : "");
+	free(text);
+	memset(&L, 0, sizeof(L));
+	r = read_log(path, &L, &err);
+	ok(r == 0 && L.n == 1 && metric_value(M_SRV_TX_NIC, L.row[0].t, &v) && v == 600 &&
+	   metric_value(M_SRV_RX_NIC, L.row[0].t, &v) && v == 100, "kx: --analyze reads the server split back from the client's log",
+	   "r=%d n=%" PRIu64 " err='%s'", r, L.n, err ? err : "");
+	free(err);
+	alog_free(&L);
+	unlink(path);
+	free(lmem);
+	memset(&S.log, 0, sizeof(S.log));
+	/* the client's side of a short ping: counted, and said with the size to use */
+	cfg.size = 64;
+	emit_packet(buf[2], 64, B + 900040000ULL, B + 900041000ULL, false);
+	text = NULL;
+	f = open_memstream(&text, &tlen);
+	report_compute(&rep);
+	print_hw_notes(f, &rep);
+	fclose(f);
+	ok(S.c.kx_unfit == 1 && text && strstr(text, "missing from 1 pongs") && strstr(text, "--size 80"),
+	   "kx: client: a pong too short for the block is counted and the report names --size 80", "unfit=%" PRIu64 " '%s'",
+	   S.c.kx_unfit, text ? text : "");
+	free(text);
+
+	/* one-way evidence: two PHCs read against one kernel's CLOCK_REALTIME */
+	cfg.size = 104;
+	E.fin_sent = true;
+	S.srv_hw = true;
+	ts.hw = true;
+	host_boot_id = 0x0123456789abcdefULL;
+	emit_packet(fin, 104, 0, 0, false);
+	ok(E.fin_acked && E.srv_phc.method == PHC_EXTENDED && E.srv_phc.off == -250 && E.srv_phc.boot_id == host_boot_id,
+	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", E.srv_phc.method);
+	phc.n = 2;
+	phc.method = PHC_PRECISE;
+	phc.last_off = 100;
+	phc.window = 0;
+	hist_init(&S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64);
+	hist_init(&S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64);
+	hist_init(&S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64);
+	hist_add(&S.h[M_FORWARD], 9000, 0);
+	hist_add(&S.h[M_BACKWARD], 9100, 0);
+	hist_add(&S.h[M_RTT], 20000, 0);
+	ok(oneway_trusted(why, sizeof(why)) && strstr(why, "within 390 ns") && strstr(why, "same boot id") &&
+	   ow_current(why, sizeof(why)) == OW_PHC, "kx: same boot id, both PHCs disciplined, 390 ns apart: one-way trusted (phc)",
+	   "'%s'", why);
+	host_boot_id = 0x0123456789abcdeeULL;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "another kernel"),
+	   "kx: another kernel's PHC: not trusted, says why", "'%s'", why);
+	host_boot_id = E.srv_phc.boot_id;
+	phc.last_off = 2000;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "differ by up to 2290 ns"),
+	   "kx: PHCs 2.29 us apart: not trusted", "'%s'", why);
+	phc.last_off = 100;
+	E.srv_phc.disciplined = 0;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC is not disciplined"),
+	   "kx: the reflector's PHC not disciplined: not trusted", "'%s'", why);
+	E.srv_phc.method = 0;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC - CLOCK_REALTIME was not measured") &&
+	   strstr(why, "--size 104"), "kx: no PHC block from the reflector: not trusted, --size 104 named", "'%s'", why);
+
+	for (i = 0; i < NMETRIC; i++) {
+		free(mem[i][0]);
+		free(mem[i][1]);
+	}
+	memset(&phc, 0, sizeof(phc));
+	phc.fd = -1;
+	host_boot_id = 0;
+	win = NULL;
+	E.keyseq = NULL;
+	memset(&E, 0, sizeof(E));
+	memset(&R, 0, sizeof(R));
+	echo_q = NULL;
 	memset(&S, 0, sizeof(S));
 	reset_globals();
 }
@@ -4938,6 +5261,7 @@ int main(void)
 	test_swhw();
 	test_ptp();
 	test_klog();
+	test_kx();
 	test_tsconfig();
 	test_hist();
 	test_fit();

@@ -1,0 +1,101 @@
+#!/bin/bash
+# The reflector's kernel stamps on the wire, end to end on veth.  veth has
+# no NIC clock, so no real reflector here has hardware stamps: a reflector
+# written in python from the README's wire-protocol table plays one that
+# has (flag "server stamps are hardware", the kernel-stamp block after the
+# header where the ping has room), with fixed gaps between its stamps.  The
+# real client must then show exactly those gaps as the server's NIC/kernel
+# split in its JSON and report, and with pings too short for the block say
+# so and count every pong.
+#
+#   sudo bash tests/net-kx.sh        (RANT=path overrides the binary)
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need_root "the kernel-stamp block on veth"
+ns_setup || { not_ok "namespaces and veth"; finish; exit 1; }
+
+PORT=12411
+# The fake: answers pings of one session; T2 wire = now, then T2_K +100,
+# T2_SW +500, T3_SW +1500, T3_K +1900, T3 wire +2500 ns, T3 echoed at once
+# (with its T3_K); FIN_ACK with the count; the block only where it fits.
+FAKE='
+import socket, struct, sys, time
+HW, T2W, T2SW, T3SW, T3W, KS = 1 << 2, 1 << 3, 1 << 4, 1 << 5, 1 << 6, 1 << 10
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.settimeout(20)
+got = 0
+while True:
+    d, a = s.recvfrom(70000)
+    if len(d) < 64 or d[:4] != b"RANT" or d[4] != 1:
+        continue
+    typ, session, seq = d[5], struct.unpack(">I", d[8:12])[0], struct.unpack(">Q", d[16:24])[0]
+    warm = struct.unpack(">H", d[6:8])[0] & 1
+    if typ == 3:
+        out = struct.pack(">4sBBHIIQ", b"RANT", 1, 4, 0, session, 0, got) + bytes(40) + d[64:]
+        s.sendto(out[:len(d)], a)
+        break
+    if typ != 1:
+        continue
+    got += 1
+    t2 = time.time_ns()
+    t = [t2, t2 + 500, t2 + 1500, t2 + 2500]
+    room = len(d) >= 80
+    flags = warm | HW | T2W | T2SW | T3SW | T3W | (KS if room else 0)
+    hdr = struct.pack(">4sBBHIIQQQQQQ", b"RANT", 1, 2, flags, session, 0, seq, t[0], t[1], t[2], t[3], seq)
+    out = hdr + (struct.pack(">QQ", t2 + 100, t2 + 1900) if room else b"") + bytes(len(d))
+    s.sendto(out[:len(d)], a)
+'
+
+fake() {
+	in_b python3 -c "$FAKE" "$PORT" >"$WORK/fake-$1.out" 2>&1 &
+	FAKE_PID=$!
+	BG_PIDS+=("$FAKE_PID")
+	wait_for 5 udp_listening "$NS_B" "$PORT"
+}
+
+PY_PRELUDE='
+import json, sys
+def t(name, cond, detail=""):
+    print(("ok\t" if cond else "not ok\t") + name + ("" if cond or not detail else " (" + str(detail) + ")"))
+'
+
+# --- pings with room (--size 80): the split arrives, exactly the fake's gaps
+fake room
+emit kx --port "$PORT" --count 300 -w 5 -s --size 80 --json "$WORK/kx.json"
+expect_rc "kx: --size 80" 0
+wait_for 5 not_running "$FAKE_PID"
+py_checks "kx" '
+d = json.load(open(sys.argv[1]))
+m, p = d["metrics"], d["packets"]
+n = m["rtt"]["samples"]
+t("all answered", p["received"] == p["sent"] and n == 300, (p["sent"], p["received"], n))
+t("server wire stamps taken as hardware", d["timestamps"]["server_wire"] == "hardware", d["timestamps"])
+for k, v in (("server_rx_nic", 100), ("server_rx_wakeup", 400), ("server_tx_kernel", 400), ("server_tx_nic", 600)):
+    x = m.get(k, {})
+    t("metrics.%s: every transaction, exactly %d ns" % (k, v),
+      x.get("samples") == n and x.get("min_ns") == v and x.get("max_ns") == v, x and (x.get("samples"), x.get("min_ns"), x.get("max_ns")))
+t("the parts add up to the server stacks", m["server_rx_stack"]["min_ns"] == 500 and m["server_tx_stack"]["max_ns"] == 1000,
+  (m["server_rx_stack"]["min_ns"], m["server_tx_stack"]["max_ns"]))
+t("nothing counted as unfit", d["kernel_stamps_unfit"] == 0, d["kernel_stamps_unfit"])
+t("no stamp refused", d["rejected"]["implausible_stamps"] == 0 and d["rejected"]["wrong_length"] == 0, d["rejected"])
+' "$WORK/kx.json"
+check "kx: the report lists the server's NIC/kernel split" grep -q "server rx NIC+driver (T2_K-T2)" "$WORK/kx.out"
+
+# --- the default 64 bytes: no room, every pong counted, the report names --size 80
+fake short
+emit kx64 --port "$PORT" --count 100 -s --json "$WORK/kx64.json"
+expect_rc "kx: --size 64" 0
+wait_for 5 not_running "$FAKE_PID"
+py_checks "kx64" '
+d = json.load(open(sys.argv[1]))
+m = d["metrics"]
+t("kernel_stamps_unfit = pongs", d["kernel_stamps_unfit"] == d["packets"]["received"] == 100, d["kernel_stamps_unfit"])
+t("no server split without the block", "server_rx_nic" not in m and "server_tx_kernel" not in m, sorted(m))
+t("the server stacks are still there", m["server_rx_stack"]["samples"] == 100)
+' "$WORK/kx64.json"
+check "kx: the report says why and names --size 80" grep -q "missing from 100 pongs too short for its kernel stamps: use --size 80" "$WORK/kx64.out"
+
+finish
