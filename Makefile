@@ -84,8 +84,12 @@ tests/plot-bench: tests/plot-bench.c rant.c
 tests/bench.d/floor: tests/bench.d/floor.c
 	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/floor.c
 
-bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
+tests/bench.d/kcost: tests/bench.d/kcost.c
+	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/kcost.c
+
+bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kcost tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
 	tests/bench.sh
+	tests/bench.d/kcost
 	tests/bench-log
 	tests/bench-tag
 	tests/plot-bench.sh

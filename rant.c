@@ -1154,12 +1154,19 @@ static unsigned ts_kernel_uname(void)
  * overridden per send"): the key is then exactly ours and a failed send
  * cannot shift it.  Elsewhere the socket's counter numbers sends, and only
  * kernels before 6.8 may consume a key on a send that fails.
+ *
+ * The client keeps the counter, which is as exact from 6.8 on: its socket is
+ * connected, and udp_sendmsg() sends through the connected socket's cached
+ * route only when a send carries no control message (any cmsg makes it look
+ * the route up again).  Measured on this project's VM: +0.3-0.4 us per send,
+ * in every app RTT.  The reflector's sends name their destination: there is
+ * no cached route to lose, and its key costs ~0.04 us (tests/bench.d/kcost.c).
  */
 static void ts_keys_setup(void)
 {
 	unsigned k = ts_kernel ? ts_kernel() : ts_kernel_uname();
 
-	ts.key_cmsg = k >= 6013;
+	ts.key_cmsg = k >= 6013 && cfg.mode == MODE_REFLECT;
 	ts.rekey_on_fail = k < 6008;
 }
 
@@ -5880,6 +5887,15 @@ static struct {
 		struct in6_pktinfo v6;
 	} pi;
 	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
+	/* answers that need no IP_PKTINFO: see reflect_src_probe() */
+	bool src_same;			/* the kernel's own source for src_peer is src_pi's address */
+	uint64_t src_probed;		/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
+	int src_level;
+	union {
+		struct in_pktinfo v4;
+		struct in6_pktinfo v6;
+	} src_pi;
+	struct sockaddr_storage src_peer;
 } R;
 
 #define SEEN_BITS	4096
@@ -6017,6 +6033,70 @@ static void reflect_pktinfo(struct msghdr *msg)
 }
 
 /*
+ * A source address in IP_PKTINFO costs every answer a route lookup by
+ * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
+ * kcost.c).  It is needed only where the kernel would pick another address.
+ * With the socket bound to -i's device (both ways through it), the kernel's
+ * choice for the peer is asked once (connect() on a probe socket, then
+ * getsockname(), ip(7)): when it is the address the ping came to, answers to
+ * that peer and address go without it.  Asked again at each session's first
+ * ping and every second (off the pong's path: after its TX stamp is read),
+ * so that a route or address change cannot make the answers come from
+ * another address for longer.
+ */
+#define SRC_PROBE_NS	NSEC_PER_SEC
+
+static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+	bool same = false;
+	int fd, off = 0;
+
+	R.src_probed = now;
+	R.src_same = false;
+	if (!cfg.iface || !R.pi_level || tolen > sizeof(R.src_peer)) {
+		return;
+	}
+	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return;
+	}
+	if (to->sa_family == AF_INET6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));	/* v4-mapped peers */
+	}
+	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg.iface, (socklen_t)strlen(cfg.iface)) &&
+	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
+		if (me.ss_family == AF_INET6 && R.pi_level == IPPROTO_IPV6) {
+			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr, &R.pi.v6.ipi6_addr,
+				       sizeof(R.pi.v6.ipi6_addr));
+		} else if (me.ss_family == AF_INET && R.pi_level == IPPROTO_IP) {
+			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr == R.pi.v4.ipi_addr.s_addr;
+		}
+	}
+	close(fd);
+	if (same) {
+		R.src_same = true;
+		R.src_level = R.pi_level;
+		memcpy(&R.src_pi, &R.pi, sizeof(R.pi));
+		memset(&R.src_peer, 0, sizeof(R.src_peer));
+		memcpy(&R.src_peer, to, tolen);
+	}
+}
+
+/* The datagram being answered came to the probed address from the probed peer. */
+static bool reflect_src_known(const struct sockaddr *to)
+{
+	if (!R.src_same || R.pi_level != R.src_level || !sa_same(&R.src_peer, to)) {
+		return false;
+	}
+	if (R.pi_level == IPPROTO_IPV6) {
+		return !memcmp(&R.pi.v6, &R.src_pi.v6, sizeof(R.pi.v6));
+	}
+	return !memcmp(&R.pi.v4, &R.src_pi.v4, sizeof(R.pi.v4));
+}
+
+/*
  * Answer from the address (and interface) the ping was sent to: the
  * kernel's own choice of source would be its preferred address, which a
  * client that pinged a second address drops on its connected socket.  A
@@ -6028,7 +6108,9 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 
 	tag_put(buf, len);
 	tx_src.len = 0;
-	if (R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&R.pi.v6.ipi6_addr) &&
+	if (reflect_src_known(to)) {
+		/* the kernel's own choice is that address: no source lookup */
+	} else if (R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&R.pi.v6.ipi6_addr) &&
 	    !(IN6_IS_ADDR_V4MAPPED(&R.pi.v6.ipi6_addr) && IN_MULTICAST(ntohl(R.pi.v6.ipi6_addr.s6_addr32[3])))) {
 		tx_src.level = IPPROTO_IPV6;
 		tx_src.type = IPV6_PKTINFO;
@@ -6194,6 +6276,8 @@ static void reflect_start(uint32_t id)
 	R.key0 = ts.next_key;
 	R.ahead = 0;
 	R.measuring = false;
+	R.src_probed = 0;
+	R.src_same = false;
 	clk_start();
 	for (i = 0; i < PE_NERR; i++) {
 		S.c.invalid_why[i] = R.carry_invalid[i];
@@ -6529,10 +6613,13 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	if (cfg.no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
 		txn_account(x);
-		return;
+	} else {
+		R.txpend++;
+		reflect_drain();
 	}
-	R.txpend++;
-	reflect_drain();
+	if (!R.src_probed || now - R.src_probed > SRC_PROBE_NS) {
+		reflect_src_probe(from, fromlen, now);
+	}
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */

@@ -8,6 +8,9 @@
 # tool always runs first), in two pairings:
 #   defaults  rant -s (blocking)    sockperf (epoll/recvfrom)         floor (blocking recv)
 #   spin      rant -s --spin        sockperf --nonblocked --timeout 0 floor spin
+# and floor-ts, the floor stamping every packet as rant does (floor ... stamps:
+# RX and TX software stamps read, no bookkeeping): rant / floor-ts is what
+# rant's own work costs, floor-ts / floor what stamping costs the kernel,
 # plus rant's reflector variants (-N, -F) where this rant accepts them, and
 # experimental builds named in VARIANTS ("name=/path/to/rant ...", both ends).
 # Payload: SIZE bytes.  Ratios are computed per round (rant/sockperf,
@@ -258,12 +261,15 @@ EOF
 	fi
 }
 
-# floor_run PAIRING ROUND: the bare ping-pong, same CPUs, same veth
+# floor_run PAIRING ROUND [floor-ts]: the bare ping-pong, same CPUs, same veth;
+# floor-ts stamps every packet (floor ... stamps)
 floor_run() {
-	local pairing=$1 round=$2 tag="floor-$1-r$2" extra=()
+	local pairing=$1 round=$2 tool=${3:-floor} tag extra=()
+	tag="$tool-$1-r$2"
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(spin)
+	[ "$tool" = floor-ts ] && extra+=(stamps)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
 	SERVER_CMD=("$FLOOR" server "$PORT" "${extra[@]}")
 	CLIENT_CMD=("$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE" "${extra[@]}")
@@ -272,9 +278,9 @@ floor_run() {
 		fail_run "$tag: floor client exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
 	fi
-	if ! awk -v p="$pairing" -v r="$round" \
+	if ! awk -v p="$pairing" -v t="$tool" -v r="$round" \
 		-v hc="$PAIR_HC" -v hs="$PAIR_HS" -v nc="$PAIR_NC" -v ns="$PAIR_NS" '
-		/^floor: / && $5 > 0 { print p, "floor", r, $7, $9, int($3 / $5 + 0.5), hc, hs,
+		/^floor: / && $5 > 0 && (t == "floor" || $11 > 0) { print p, t, r, $7, $9, int($3 / $5 + 0.5), hc, hs,
 			"- - - -", 0, "none", nc, ns; found = 1 }
 		END { exit !found }' "$WORK/$tag.out" >>"$RESULTS"; then
 		fail_run "$tag: no result line from the floor client: $(tail -n 3 "$WORK/$tag.out")"
@@ -301,7 +307,7 @@ variant_ok() {
 }
 
 # contenders: the round-robin list of "tool reflector-options"
-CONTENDERS=("rant" "sockperf" "floor")
+CONTENDERS=("rant" "sockperf" "floor" "floor-ts")
 
 if ! ns_setup; then
 	echo "bench.sh: could not create the namespaces and the veth pair" >&2
@@ -332,7 +338,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			read -r -a c <<<"${CONTENDERS[$(((k + round) % n))]}"
 			case ${c[0]} in
 			sockperf) sockperf_run "$pairing" "$round" ;;
-			floor) floor_run "$pairing" "$round" ;;
+			floor | floor-ts) floor_run "$pairing" "$round" "${c[0]}" ;;
 			*) rant_run "$pairing" "$round" "${c[@]}" ;;
 			esac
 		done
@@ -399,7 +405,8 @@ def per_round(p, a, b, col):
     out = []
     for rnd in sorted({r["round"] for r in rows}, key=int):
         x, y = val(p, a, rnd, col), val(p, b, rnd, col)
-        if x is not None and y:
+        # a run starved to a single transaction reports a rate of 0: no ratio
+        if x and y:
             out.append(x / y)
     return out
 
@@ -432,7 +439,8 @@ for p, label in (("defaults", "defaults (blocking)"), ("spin", "spinning")):
     print("| ratio | RTT p50 | RTT p99 | rate |")
     print("|---|--:|--:|--:|")
     pairs = [(t, "sockperf") for t in tools if t.startswith("rant")] + \
-            [(t, "floor") for t in tools if t != "floor"]
+            [(t, "floor") for t in tools if t != "floor"] + \
+            [(t, "floor-ts") for t in tools if t.startswith("rant")]
     for a, b in pairs:
         if a in tools and b in tools:
             print(f"| {a} / {b} | {rcell(p, a, b, 'rtt_p50_ns')} | {rcell(p, a, b, 'rtt_p99_ns')} | "

@@ -3993,13 +3993,24 @@ static void test_hwpath(void)
 
 	/* exact TX keys: which kernels get SCM_TS_OPT_ID, which get re-keyed */
 	ts_kernel = fake_kernel;
+	cfg.mode = MODE_REFLECT;
 	fake_kernel_version = 6018;
 	ts_keys_setup();
-	ok(ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 -> SCM_TS_OPT_ID per send, never re-keyed", "cmsg=%d rekey=%d",
-	   ts.key_cmsg, ts.rekey_on_fail);
+	ok(ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 reflector -> SCM_TS_OPT_ID per send, never re-keyed",
+	   "cmsg=%d rekey=%d", ts.key_cmsg, ts.rekey_on_fail);
 	fake_kernel_version = 6013;
 	ts_keys_setup();
-	ok(ts.key_cmsg, "keys: 6.13 -> SCM_TS_OPT_ID", "cmsg=%d", ts.key_cmsg);
+	ok(ts.key_cmsg, "keys: 6.13 reflector -> SCM_TS_OPT_ID", "cmsg=%d", ts.key_cmsg);
+	/* the client's connected socket keeps its cached route: no cmsg, the exact counter */
+	cfg.mode = MODE_EMIT;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.13 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	fake_kernel_version = 6018;
+	ts_keys_setup();
+	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
+	   ts.key_cmsg, ts.rekey_on_fail);
+	cfg.mode = MODE_REFLECT;
 	fake_kernel_version = 6012;
 	ts_keys_setup();
 	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.12 -> counter, a failed send keeps its key: no re-key",
@@ -4013,6 +4024,7 @@ static void test_hwpath(void)
 	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
 	   ts.key_cmsg, ts.rekey_on_fail);
 	ts_kernel = NULL;
+	cfg_defaults();	/* the mode the key choices were tried in */
 
 	/*
 	 * Leave the device as found: a ptp4l's config (TX_ON, PTP_V2_L2_EVENT,
@@ -5574,6 +5586,66 @@ static void test_plot(void)
 	reset_globals();
 }
 
+/* ------------------------------------------- performance: answers without IP_PKTINFO */
+
+/* a v4-mapped 127.0.0.x:port, as the reflector's dual-stack socket names its peers */
+static struct sockaddr_in6 mapped_lo(unsigned last, unsigned port)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+
+	a.sin6_addr.s6_addr[10] = 0xff;
+	a.sin6_addr.s6_addr[11] = 0xff;
+	a.sin6_addr.s6_addr[12] = 127;
+	a.sin6_addr.s6_addr[15] = (uint8_t)last;
+	return a;
+}
+
+static struct txn perf_win[256];
+
+static void test_perf(void)
+{
+	struct sockaddr_in6 peer = mapped_lo(1, 40000), other_port = mapped_lo(1, 40001);
+	char iface[] = "lo";
+
+	reset_globals();
+	/* the ping came to 127.0.0.1 on lo: the kernel's own choice for 127.0.0.1 */
+	R.pi_level = IPPROTO_IPV6;
+	R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	R.pi.v6.ipi6_ifindex = 1;
+	cfg.iface = NULL;
+	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 5);
+	ok(!R.src_same && R.src_probed == 5, "perf: without -i the source is always named (IP_PKTINFO)",
+	   "same=%d probed=%" PRIu64, R.src_same, R.src_probed);
+	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: without -i no answer goes without it", "-");
+	cfg.iface = iface;
+	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 7);
+	if (geteuid() == 0) {
+		ok(R.src_same, "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
+		ok(reflect_src_known((struct sockaddr *)&peer), "perf: the probed peer and address: known", "-");
+	}
+	ok(!reflect_src_known((struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
+	/* the same peer pings another of the host's addresses: named again */
+	R.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
+	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: another destination address: named", "-");
+	/* probed while the ping came to 127.0.0.2: not the kernel's choice for 127.0.0.1 */
+	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 9);
+	ok(!R.src_same && !reflect_src_known((struct sockaddr *)&peer),
+	   "perf: a second address is never the kernel's choice: named", "same=%d", R.src_same);
+	R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	R.pi_level = 0;
+	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: no IP_PKTINFO received: nothing known", "-");
+	/* a new session probes again */
+	R.src_same = true;
+	win = perf_win;
+	win_mask = 255;
+	reflect_start(0x1234);
+	ok(!R.src_same && !R.src_probed, "perf: a new session forgets the last one's probe", "-");
+	R.active = false;
+	win = NULL;
+	cfg.iface = NULL;
+	reset_globals();
+}
+
 /* The SVG's declared height, from its root element. */
 static double svg_height(const char *svg_doc)
 {
@@ -5802,6 +5874,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_pmc),
 	CASE(test_plot),
 	CASE(test_plot_panels),
+	CASE(test_perf),
 };
 
 static bool case_wanted(const char *name, int argc, char **argv)

@@ -4,14 +4,21 @@
  * no bookkeeping, one buffer, one socket.  `make bench` measures rant and
  * sockperf against it, so that "how much does the tool add" has an answer.
  *
- *   floor server PORT [spin]
- *   floor client ADDR PORT SECONDS SIZE [spin]
+ *   floor server PORT [spin] [stamps]
+ *   floor client ADDR PORT SECONDS SIZE [spin] [stamps]
  *
  * The client sends one datagram, waits for its echo, and keeps every app
  * RTT (clock_gettime around send -> receive) in memory; at the end it prints
  *   floor: samples N duration_s D p50_ns A p99_ns B
  * "spin" makes both receive loops poll non-blocking sockets instead of
  * sleeping in recv().  IPv4 only: the bench's veth pair is IPv4.
+ *
+ * "stamps" is the floor of a tool that stamps every packet as rant does:
+ * software RX and TX stamps (SO_TIMESTAMPING with OPT_ID and OPT_TSONLY),
+ * each received stamp read from its control message, the server reading
+ * every reply's TX stamp from the error queue right after sending it and
+ * the client reading its own in batches of 16 (one recvmmsg).  No matching,
+ * no statistics: what is left between it and rant is rant's own work.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,6 +31,13 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+
+#define TX_BATCH	16
+
+static int stamps;		/* "stamps": every packet stamped, see above */
+static uint64_t stamps_read;	/* non-zero stamps read (printed: the mode did its work) */
 
 static uint64_t now_ns(void)
 {
@@ -40,17 +54,112 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* receive one datagram, spinning on EAGAIN when asked; -1 on a real error */
+/* the stamp of a received message's SO_TIMESTAMPING control message, or 0 */
+static uint64_t cmsg_stamp(struct msghdr *m)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(struct scm_timestamping))) {
+			struct scm_timestamping st;
+
+			memcpy(&st, CMSG_DATA(cm), sizeof(st));
+			return (uint64_t)st.ts[0].tv_sec * 1000000000ULL + (uint64_t)st.ts[0].tv_nsec;
+		}
+	}
+	return 0;
+}
+
+static int stamps_on(int fd)
+{
+	int f = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+
+	return stamps ? setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) : 0;
+}
+
+/* read up to want TX stamps from the error queue in one recvmmsg */
+static void tx_stamps(int fd, unsigned want)
+{
+	char ctrl[TX_BATCH][128] __attribute__((aligned(8)));
+	struct mmsghdr mm[TX_BATCH];
+	int i, n;
+
+	memset(mm, 0, sizeof(mm[0]) * want);
+	for (i = 0; i < (int)want; i++) {
+		mm[i].msg_hdr.msg_control = ctrl[i];
+		mm[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
+	}
+	n = recvmmsg(fd, mm, want, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
+	for (i = 0; i < n; i++) {
+		stamps_read += cmsg_stamp(&mm[i].msg_hdr) != 0;
+	}
+}
+
+/*
+ * The client gives up on a reply after a second (a lost datagram, or a server
+ * starved of the CPU): the run fails instead of spinning or waiting forever.
+ */
+static int gave_up(int client, int spin, uint64_t *since, unsigned *polls)
+{
+	uint64_t t;
+
+	/* spinning, the clock is read every 1024 polls; blocked, SO_RCVTIMEO woke us */
+	if (!client || (spin && (++*polls & 1023))) {
+		return 0;
+	}
+	t = now_ns();
+	if (!*since) {
+		*since = t;
+	}
+	if (t - *since < 1000000000ULL) {
+		return 0;
+	}
+	errno = ETIMEDOUT;
+	return 1;
+}
+
+/* receive one datagram, spinning on EAGAIN when asked; -1 on a real error or a timeout */
 static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *from)
 {
 	socklen_t fl = sizeof(*from);
+	uint64_t since = 0;
+	unsigned polls = 0;
 	ssize_t n;
 
+	if (stamps) {
+		char ctrl[256] __attribute__((aligned(8)));
+		struct iovec iov = { buf, len };
+		struct msghdr m = {
+			.msg_name = from, .msg_namelen = from ? sizeof(*from) : 0,
+			.msg_iov = &iov, .msg_iovlen = 1,
+		};
+
+		for (;;) {
+			m.msg_control = ctrl;
+			m.msg_controllen = sizeof(ctrl);
+			n = recvmsg(fd, &m, spin ? MSG_DONTWAIT : 0);
+			if (n >= 0) {
+				stamps_read += cmsg_stamp(&m) != 0;
+				return n;
+			}
+			if (errno != EAGAIN && errno != EINTR) {
+				return n;
+			}
+			if (gave_up(!from, spin, &since, &polls)) {
+				return -1;
+			}
+		}
+	}
 	for (;;) {
 		n = recvfrom(fd, buf, len, spin ? MSG_DONTWAIT : 0,
 			     (struct sockaddr *)from, from ? &fl : NULL);
 		if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
 			return n;
+		}
+		if (gave_up(!from, spin, &since, &polls)) {
+			return -1;
 		}
 	}
 }
@@ -62,7 +171,7 @@ static int server(int port, int spin)
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	ssize_t n;
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || stamps_on(fd) < 0) {
 		perror("floor: server socket");
 		return 1;
 	}
@@ -73,6 +182,9 @@ static int server(int port, int spin)
 			return 1;
 		}
 		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&peer, sizeof(peer));
+		if (stamps) {
+			tx_stamps(fd, 1);
+		}
 	}
 }
 
@@ -81,13 +193,13 @@ static int client(const char *addr, int port, double secs, size_t size, int spin
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct timeval tv = { .tv_sec = 1 };
 	static char buf[65536];
-	size_t n = 0, cap = 1 << 20;
+	size_t n = 0, cap = 1 << 20, sent = 0;
 	uint64_t *rtt = malloc(cap * sizeof(*rtt));
 	uint64_t start, end, t0, t1;
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
 	if (!rtt || fd < 0 || inet_pton(AF_INET, addr, &a.sin_addr) != 1 || size > sizeof(buf) ||
-	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || stamps_on(fd) < 0) {
 		fprintf(stderr, "floor: client set-up failed (address '%s'): %s\n", addr, strerror(errno));
 		return 1;
 	}
@@ -100,6 +212,9 @@ static int client(const char *addr, int port, double secs, size_t size, int spin
 		if (send(fd, buf, size, 0) < 0) {
 			perror("floor: send");
 			return 1;
+		}
+		if (stamps && ++sent % TX_BATCH == 0) {
+			tx_stamps(fd, TX_BATCH);
 		}
 		if (rx(fd, buf, sizeof(buf), spin, NULL) < 0) {
 			perror("floor: recv");
@@ -120,22 +235,38 @@ static int client(const char *addr, int port, double secs, size_t size, int spin
 	} while (t1 < end);
 	qsort(rtt, n, sizeof(*rtt), cmp_u64);
 	/* nearest rank, as rant computes its percentiles */
-	printf("floor: samples %zu duration_s %.6f p50_ns %llu p99_ns %llu\n", n,
+	printf("floor: samples %zu duration_s %.6f p50_ns %llu p99_ns %llu stamps_read %llu\n", n,
 	       (double)(t1 - start) / 1e9, (unsigned long long)rtt[(n * 50 + 99) / 100 - 1],
-	       (unsigned long long)rtt[(n * 99 + 99) / 100 - 1]);
+	       (unsigned long long)rtt[(n * 99 + 99) / 100 - 1], (unsigned long long)stamps_read);
 	free(rtt);
+	return 0;
+}
+
+/* "spin" and "stamps" after the required arguments, in any order */
+static int flag(int argc, char **argv, int from, const char *name)
+{
+	int i;
+
+	for (i = from; i < argc; i++) {
+		if (!strcmp(argv[i], name)) {
+			return 1;
+		}
+	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "server")) {
-		return server(atoi(argv[2]), argc > 3 && !strcmp(argv[3], "spin"));
+		stamps = flag(argc, argv, 3, "stamps");
+		return server(atoi(argv[2]), flag(argc, argv, 3, "spin"));
 	}
 	if (argc >= 6 && !strcmp(argv[1], "client")) {
+		stamps = flag(argc, argv, 6, "stamps");
 		return client(argv[2], atoi(argv[3]), atof(argv[4]), (size_t)atoi(argv[5]),
-			      argc > 6 && !strcmp(argv[6], "spin"));
+			      flag(argc, argv, 6, "spin"));
 	}
-	fputs("usage: floor server PORT [spin] | floor client ADDR PORT SECONDS SIZE [spin]\n", stderr);
+	fputs("usage: floor server PORT [spin] [stamps] | floor client ADDR PORT SECONDS SIZE [spin] [stamps]\n",
+	      stderr);
 	return 2;
 }

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Where does a transaction go?  rant against sockperf, syscalls and wake-ups
-# per transaction, on the same veth pair and CPUs as tests/bench.sh.
+# Where does a transaction go?  rant against sockperf and the floor (plain and
+# stamping every packet, tests/bench.d/floor.c), syscalls and wake-ups per
+# transaction, on the same veth pair and CPUs as tests/bench.sh.  VARIANTS
+# ("name=/path/to/rant ...") adds experimental rant builds (both ends).
 #
 # For each pairing (defaults, spin) and tool, two runs of DUR seconds:
 #   1. under `strace -c -f` (client and server): syscalls per transaction
@@ -9,13 +11,26 @@
 #      time (utime+stime) per transaction, from /proc/PID/status and stat.
 #
 #   sudo DUR=3 tests/bench.d/profile.sh
+#   sudo VARIANTS="exp=/tmp/rant-exp" tests/bench.d/profile.sh
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 : "${DUR:=3}"
 : "${SIZE:=64}"
+: "${VARIANTS:=}"
+: "${FLOOR:=$(cd "$(dirname "$0")" && pwd)/floor}"
 PORT=21000
+declare -A BIN=([rant]=$RANT)
+TOOLS=(rant sockperf floor floor-ts)
+for v in $VARIANTS; do
+	if [ ! -x "${v#*=}" ] || [ "${v%%=*}" = "$v" ]; then
+		echo "profile.sh: VARIANTS: '$v' is not name=/path/to/executable" >&2
+		exit 1
+	fi
+	BIN["rant-${v%%=*}"]=${v#*=}
+	TOOLS+=("rant-${v%%=*}")
+done
 
 if ! is_root; then
 	echo "profile.sh: must run as root" >&2
@@ -54,10 +69,16 @@ run() {
 		spre=(strace -f -c -o "$WORK/$tag.srv.strace")
 		cpre=(strace -f -c -o "$WORK/$tag.cli.strace")
 	fi
-	if [ "$tool" = rant ]; then
-		scmd=("$RANT" -i "$VETH_B" -s --port "$PORT" --once -q --json "$WORK/$tag.srv.json")
-		ccmd=("$RANT" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" -d "$DUR" -q --json "$WORK/$tag.cli.json")
+	if [ "${tool%%-*}" = rant ]; then
+		scmd=("${BIN[$tool]}" -i "$VETH_B" -s --port "$PORT" --once -q --json "$WORK/$tag.srv.json")
+		ccmd=("${BIN[$tool]}" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" -d "$DUR" -q
+			--json "$WORK/$tag.cli.json")
 		[ "$pairing" = spin ] && scmd+=(--spin) && ccmd+=(--spin)
+	elif [ "${tool%%-*}" = floor ]; then
+		scmd=("$FLOOR" server "$PORT")
+		ccmd=("$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE")
+		[ "$pairing" = spin ] && scmd+=(spin) && ccmd+=(spin)
+		[ "$tool" = floor-ts ] && scmd+=(stamps) && ccmd+=(stamps)
 	else
 		scmd=(sockperf server -i "$ADDR_B" -p "$PORT")
 		ccmd=(sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt)
@@ -81,7 +102,7 @@ run() {
 	wc=$!
 	wait "$cpid"
 	wait "$wc"
-	[ "$tool" = sockperf ] && kill -TERM "$srv"
+	[ "${tool%%-*}" != rant ] && kill -TERM "$srv"
 	wait_for 5 gone "$srv" || kill -KILL "$srv" 2>/dev/null
 	wait "$ws" "$spid"
 }
@@ -89,22 +110,25 @@ run() {
 gone() { ! kill -0 "$1"; }
 
 for pairing in defaults spin; do
-	for tool in rant sockperf; do
+	for tool in "${TOOLS[@]}"; do
 		echo "# $tool $pairing: strace run, then untraced run (${DUR}s each)" >&2
 		run "$tool" "$pairing" 1
 		run "$tool" "$pairing" 0
 	done
 done
 
-python3 - "$WORK" "$(getconf CLK_TCK)" <<'EOF'
+python3 - "$WORK" "$(getconf CLK_TCK)" "${TOOLS[@]}" <<'EOF'
 import json, os, re, sys
-work, hz = sys.argv[1], int(sys.argv[2])
+work, hz, tools = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 
 def txns(tool, pairing, trace):
     tag = f"{tool}-{pairing}-{trace}"
-    if tool == "rant":
+    if tool.startswith("rant"):
         c = json.load(open(f"{work}/{tag}.cli.json"))
         return c["packets"]["sent"], c["packets"]["received"]
+    if tool.startswith("floor"):
+        m = re.search(r"^floor: samples (\d+)", open(f"{work}/{tag}.cli.out").read(), re.M)
+        return int(m.group(1)), int(m.group(1))
     out = re.sub(r"\x1b\[[0-9;]*m", "", open(f"{work}/{tag}.cli.out").read())
     m = re.search(r"\[Total Run\] RunTime=[0-9.]+ sec; Warm up time=\d+ msec; SentMessages=(\d+); ReceivedMessages=(\d+)", out)
     return int(m.group(1)), int(m.group(2))
@@ -123,7 +147,7 @@ def strace_counts(path):
 for pairing in ("defaults", "spin"):
     print(f"\n### syscalls per transaction, {pairing} (strace -c -f, {'rant --spin / sockperf --nonblocked --timeout 0' if pairing == 'spin' else 'rant -s / sockperf'})\n")
     cols, tx = [], {}
-    for tool in ("rant", "sockperf"):
+    for tool in tools:
         sent, _ = txns(tool, pairing, 1)
         for side, name in (("cli", "client"), ("srv", "server")):
             cols.append((f"{tool} {name}", strace_counts(f"{work}/{tool}-{pairing}-1.{side}.strace"), sent))
@@ -140,7 +164,7 @@ for pairing in ("defaults", "spin"):
     print(f"\n### untraced {pairing}: wake-ups and CPU per transaction\n")
     print("| | transactions/s | client sleeps/txn | server sleeps/txn | client CPU µs/txn | server CPU µs/txn |")
     print("|---|--:|--:|--:|--:|--:|")
-    for tool in ("rant", "sockperf"):
+    for tool in tools:
         sent, recv = txns(tool, pairing, 0)
         cv, cc = map(int, open(f"{work}/{tool}-{pairing}-0.cli.snap").read().split())
         sv, sc = map(int, open(f"{work}/{tool}-{pairing}-0.srv.snap").read().split())

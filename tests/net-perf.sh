@@ -1,0 +1,93 @@
+#!/bin/bash
+# What the performance work must not lose, seen in the system calls: the
+# client's pings carry no control message (its connected socket keeps its
+# cached route; TX keys from the socket's counter), and with -i the
+# reflector names its source address (IP_PKTINFO) only until it knows the
+# kernel picks that address anyway — while every stamp still comes and every
+# answer still reaches the client.  Without -i every answer names it.
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+need_root "net-perf"
+if ! command -v strace >/dev/null; then
+	skip "net-perf: strace not installed"
+	finish
+	exit 0
+fi
+ns_setup || {
+	not_ok "net-perf: namespaces"
+	finish
+	exit 1
+}
+
+N=300
+# LeakSanitizer stops the world with ptrace, which strace already holds: no
+# leak check under strace (the other suites run the same paths with it)
+SAN_ENV=()
+[ -n "${ASAN_OPTIONS:-}" ] && SAN_ENV=(env "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
+
+# traced NAME BIND(-i|none) PEER-ADDR: a reflector under strace -e sendmsg
+# and a client (also traced) of N pings with -s; sets EMIT_RC, REFLECT_RC
+traced() {
+	local name=$1 bind=$2 addr=$3 rpid port=$((25000 + RANDOM % 1000)) ropt=() copt=()
+	[ "$bind" = -i ] && ropt=(-i "$VETH_B") && copt=(-i "$VETH_A")
+	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg -o "$WORK/$name-r.st" \
+		"$RANT" "${ropt[@]}" --port "$port" --once -s --json "$WORK/$name-r.json" \
+		>"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
+	rpid=$!
+	BG_PIDS+=("$rpid")
+	wait_for 10 udp_listening "$NS_B" "$port"
+	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg -o "$WORK/$name-c.st" \
+		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s --json "$WORK/$name.json" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err"
+	EMIT_RC=$?
+	wait_for 10 not_running "$rpid"
+	wait "$rpid" 2>/dev/null
+	REFLECT_RC=$?
+}
+
+# sends NAME SIDE: sendmsg calls of the datagrams; naming NAME SIDE: those with a source address
+sends() { grep -c 'sendmsg(' "$WORK/$1-$2.st"; }
+# (the only IP-level control message rant sends is the source address, IP_PKTINFO / IPV6_PKTINFO)
+naming() { grep -cE 'cmsg_level=SOL_IP(V6)?,' "$WORK/$1-$2.st"; }
+with_cmsg() { grep -c 'msg_control=\[' "$WORK/$1-$2.st"; }
+
+# every stamp came and every ping was answered
+complete() {
+	local name=$1
+	expect_eq "$name: client exit 0" "$EMIT_RC" 0
+	expect_eq "$name: reflector exit 0" "$REFLECT_RC" 0
+	expect_eq "$name: every ping answered" "$(json_get "$WORK/$name.json" packets.received)" "$N"
+	check "$name: no stamp missing, no TX stamp unmatched (client)" python3 - "$WORK/$name.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert not any(d["missing_stamps"].values()), d["missing_stamps"]
+assert d["metrics"]["rtt"]["samples"] == d["packets"]["received"] - d["packets"]["warmup"], d["packets"]
+PY
+	check "$name: no stamp missing (reflector)" python3 - "$WORK/$name-r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert not any(d["missing_stamps"].values()), d["missing_stamps"]
+PY
+}
+
+# 1. -i on both ends, IPv4: the first answer names the source, then none does
+traced bound -i "$ADDR_B"
+complete bound
+expect_eq "bound: the client's pings and FIN carry no control message" "$(with_cmsg bound c)" 0
+check "bound: the reflector sent every answer" test "$(sends bound r)" -ge "$N"
+expect_eq "bound: only the session's first answer names its source (IP_PKTINFO)" "$(naming bound r)" 1
+
+# 2. the same over IPv6
+traced bound6 -i "$ADDR6_B"
+complete bound6
+expect_eq "bound6: the client's pings and FIN carry no control message" "$(with_cmsg bound6 c)" 0
+expect_eq "bound6: only the session's first answer names its source (IPV6_PKTINFO)" "$(naming bound6 r)" 1
+
+# 3. no -i: the kernel's choice is not asked; every answer names its source
+traced unbound none "$ADDR_B"
+complete unbound
+check "unbound: every answer names its source" test "$(naming unbound r)" -eq "$(sends unbound r)"
+
+finish
