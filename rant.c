@@ -6622,7 +6622,6 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	}
 }
 
-/* One recvmsg on the reflector; same return convention as emit_recv(). */
 /* The reflector's own control messages: the address pinged, the TOS. */
 static void reflect_ctl(struct msghdr *msg)
 {
@@ -6630,6 +6629,7 @@ static void reflect_ctl(struct msghdr *msg)
 	cls_rx_tos(msg);
 }
 
+/* One recvmsg on the reflector; same return convention as emit_recv(). */
 static int reflect_recv(int flags)
 {
 	struct rx rx;
