@@ -424,11 +424,6 @@ struct trace_state {
 	char dir[PATH_MAX];
 };
 
-static struct config cfg;
-static struct ts_state ts;
-static struct trace_state tr = { -1, -1, -1, "" };
-static struct session S;		/* the (current) session */
-static int sock_fd = -1;
 
 /* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
 #define CLS_MAX		8
@@ -446,7 +441,77 @@ struct grp {
 	struct hist h;		/* the primary metric: rtt */
 };
 
-static struct {
+
+/* Classes and sizes (--priority/--tos/--size lists); the section is after the emit state. */
+static void cls_count(uint64_t seq, int what);
+static void cls_sample(uint64_t seq, int64_t v);
+static void cls_session_reset(void);
+static void cls_set_rcvtimeo(const struct timeval *tv);
+static char *cls_note(char *buf, size_t len, uint64_t seq);
+static bool cls_multi_sock(void);
+static int cls_wait(uint64_t ns, short events);
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq);
+
+
+/*
+ * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
+ * TX key of their send: T3_K (which may come after T3) is looked up by it.
+ */
+struct echo { uint64_t seq, t3w; uint32_t key; };
+#define ECHO_CAP	256
+
+
+
+/* ------------------------------------------------------------ run state */
+
+enum phc_method { PHC_NONE, PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
+
+enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH, OW_PHC };
+
+#define PLOT_BINS	400
+#define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
+#define PLOT_MAXSER	5
+#define PLOT_MAXPANEL	8
+#define PLOT_WORST	15
+
+/* One latency series over time: per bin min, max, count and log histogram. */
+struct plot_series {
+	int m;
+	uint64_t n;
+	int64_t min, max, minpos;	/* minpos: the smallest value above 0 (log axis) */
+	int64_t *bmin, *bmax;
+	uint32_t *bn, *lh;
+	uint32_t nraw;
+	uint64_t *rt;			/* raw points: stamp and value */
+	int64_t *rv;
+};
+
+struct plot_panel {
+	char title[160];
+	int nser;
+	struct plot_series ser[PLOT_MAXSER];
+	uint32_t lost[PLOT_BINS], breach[PLOT_BINS];
+	uint64_t nrec, nlost, nlate, nbreach;
+};
+
+struct plot_worst {
+	struct txn x;
+	int64_t v;
+};
+
+/* The in-flight window: txn slots indexed by seq (emit) or TX key (reflect). */
+struct window {
+	struct txn *slot;
+	uint64_t mask;		/* slots - 1, a power of two minus one */
+};
+
+/* Reflector: T3 wire stamps waiting to be echoed in a later pong. */
+struct echo_ring {
+	struct echo *q;
+	uint32_t head, n;
+};
+
+struct classes {
 	int ncls, nsz;			/* 1 and 1: a plain run */
 	int nprio, ntos, nival;		/* list lengths given */
 	uint64_t ival[CLS_MAX];		/* --interval list: each class its own cadence, ns */
@@ -459,6 +524,7 @@ static struct {
 	uint32_t next_key[CLS_MAX];	/* their OPT_ID counters */
 	uint64_t *keyseq[CLS_MAX];	/* their key -> seq maps */
 	int cur;			/* the class whose socket is sock_fd now */
+	int opening;			/* the class whose socket sock_setup() opens, 0 = the run's own */
 	int phase;			/* the size measured now */
 	uint64_t phase_seq0[SZ_MAX];	/* first seq of each size */
 	uint64_t phase_ns;		/* -d per size */
@@ -473,44 +539,312 @@ static struct {
 	/* --analyze: the class and size of the row being read, from its columns */
 	bool analyze;
 	int a_cls, a_size;
-} K = { .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
-
-/* Classes and sizes (--priority/--tos/--size lists); the section is after the emit state. */
-static void cls_count(uint64_t seq, int what);
-static void cls_sample(uint64_t seq, int64_t v);
-static void cls_session_reset(void);
-static void cls_set_rcvtimeo(const struct timeval *tv);
-static char *cls_note(char *buf, size_t len, uint64_t seq);
-static bool cls_multi_sock(void);
-static int cls_wait(uint64_t ns, short events);
-static char *cls_log_cols(char *p, bool csv, const uint64_t *seq);
-
-/* The in-flight window: txn slots indexed by seq (emit) or TX key (reflect). */
-static struct txn *win;
-static uint64_t win_mask;
-
-/*
- * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
- * TX key of their send: T3_K (which may come after T3) is looked up by it.
- */
-struct echo { uint64_t seq, t3w; uint32_t key; };
-static struct echo *echo_q;
-static uint32_t echo_head, echo_n;
-#define ECHO_CAP	256
-
-/* Set by SIGINT/SIGTERM; a second signal exits at once. */
-static volatile sig_atomic_t stop_signal;
+};
 
 /*
  * Counters the status thread reads once a second.  Written with relaxed
  * atomic stores by the measurement loop; the thread never writes them, so
  * the loop never waits on it.
  */
-static struct {
+struct live_counts {
 	uint64_t samples, sum, min, max, lost, sent;
 	int running;
 	uint32_t session;	/* reflect: announced by the status thread, not the loop */
-} live;
+};
+
+struct ts_provider {
+	bool known;		/* the kernel answered with a provider */
+	int phc_index;
+	uint32_t qualifier;	/* 0 precise, 1 approximate (net_tstamp.h) */
+	int err;		/* why not, -errno */
+};
+
+/*
+ * The reflector's source address for the datagram being sent (reflect_send
+ * fills it from the ping's IP_PKTINFO / IPV6_PKTINFO); len 0 = none.
+ */
+struct tx_source {
+	int level, type;
+	size_t len;
+	uint8_t data[sizeof(struct in6_pktinfo)];
+};
+
+struct phc_state {
+	int fd, index;
+	enum phc_method method;
+	uint64_t n;
+	int64_t first_off, last_off;	/* PHC - CLOCK_REALTIME, ns */
+	uint64_t first_at, last_at;	/* CLOCK_MONOTONIC of those */
+	int64_t window;			/* width of the last read, ns (0: precise) */
+	int err;			/* why it could not be read, -errno */
+};
+
+/*
+ * The reflector's loop sends its last PHC reading in each FIN_ACK while the
+ * status thread takes new ones: the reading it may use is published here,
+ * in two words the loop reads without waiting (a torn pair is two readings
+ * a second apart, both real).
+ */
+struct phc_published {
+	int64_t off;
+	uint64_t meta;		/* window (32 bits) << 16 | method << 8 | disciplined */
+};
+
+struct key_state {
+	bool on;
+	uint64_t k[2];
+};
+
+struct side_view {
+	bool emit;
+	const int *metrics, *stamps;
+	int nmetrics, nstamps, primary;
+};
+
+struct clock_watch {
+	int64_t base;		/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	bool have;
+	uint64_t steps, stepped;	/* steps seen, transactions marked (this session) */
+	int64_t last;		/* the last step, ns */
+};
+
+/* The counters this run has: pmc.def[i] indexes pmc_def; pg[i] is its mapped page. */
+struct pmc_state {
+	int n;
+	int def[PMC_MAX];
+	int fd[PMC_MAX];
+	const volatile struct perf_event_mmap_page *pg[PMC_MAX];
+	uint16_t width;
+	char skipped[64];	/* events this PMU refused, named in the start-up note */
+};
+
+/* Per-session statistics of the deltas of measured (ok, not warm-up) transactions. */
+struct pmc_stats {
+	uint64_t n[PMC_MAX], missing[PMC_MAX], max[PMC_MAX], max_seq[PMC_MAX];
+	unsigned __int128 sum[PMC_MAX];
+};
+
+/* What the last log_write put in the file, for the report's "Log:" line. */
+struct log_result {
+	uint64_t rows, skipped;	/* rows written; warm-up records a text log leaves out */
+	int err;		/* -errno of a failed write, 0 */
+	bool done;
+};
+
+/*
+ * All memory the measurement touches comes from one arena, mapped, populated
+ * and locked before the first packet (-G: from hugepages), so the loop never
+ * faults or allocates.  Its size follows what the run asked for.
+ */
+struct arena {
+	uint8_t *base;
+	size_t size, used;
+};
+
+/*
+ * Only the first fragment of a datagram is timestamped (timestamping.rst:
+ * stamps are taken per skb, and on receive the reassembled datagram keeps
+ * the stamp of its first fragment), so a datagram larger than the path MTU
+ * measures one fragment, not the datagram.  The path MTU of the connected
+ * socket (IP_MTU / IPV6_MTU) less the IP and UDP headers is the largest
+ * payload that is stamped whole.
+ */
+struct path_mtu {
+	unsigned mtu;		/* path MTU, 0 = unknown */
+	unsigned payload;	/* largest unfragmented UDP payload */
+	bool fragmented;	/* a size above payload was allowed */
+};
+
+/* State of the client's loop. */
+struct emit_state {
+	uint8_t *tx, *rx;
+	size_t rxcap;
+	uint64_t next_seq, total, outstanding, oldest, txpend;
+	uint64_t *keyseq;	/* OPT_ID key -> seq of the ping it stamped */
+	uint64_t end;		/* CLOCK_MONOTONIC end of -d, 0 = none */
+	uint64_t rcvtimeo;	/* SO_RCVTIMEO now set, ns */
+	uint64_t overruns;	/* --interval slots skipped because we were late */
+	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
+	bool fin_acked, fin_more;
+	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
+	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
+	uint64_t first_rx_mono;
+	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
+	bool busy;		/* the reflector answered BUSY: another session runs there */
+	bool waited;		/* --interval: the last step received, not only sent */
+	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
+	uint64_t answered[1024];	/* seqs answered (or never sent), beyond the window: replays */
+	/* the reflector's PHC reading and boot id, from its FIN_ACK (method 0 = none) */
+	struct {
+		int64_t off;
+		uint32_t window;
+		uint8_t method, disciplined;
+		uint64_t boot_id;
+	} srv_phc;
+};
+
+/* State of the reflector across sessions. */
+struct reflect_state {
+	uint8_t *rx;
+	size_t rxcap;
+	bool active;
+	uint64_t last_rx, idle_ns, txpend;
+	uint32_t last_id;		/* the session that ended last: its FINs still get an answer */
+	uint64_t seen[64];		/* which of the 4096 seqs up to top arrived (duplicates) */
+	uint64_t top, first, distinct;	/* seqs seen: highest, first, how many */
+	bool any;
+	uint64_t carry_invalid[PE_NERR];	/* junk between sessions, reported with the next */
+	unsigned sessions;
+	int exit_code;
+	uint64_t end;
+	int log_fd;
+	FILE *json;
+	bool log_header_done;
+	struct sockaddr_storage peer;	/* the session's address and port: its first ping's */
+	uint32_t key0;			/* the session's first TX key: older stamps are not its own */
+	uint64_t ahead;			/* a far-ahead seq waiting for a second ping to confirm it */
+	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
+	uint64_t last_wake;		/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
+	uint16_t ports[16];		/* the session's ports: one per class socket of its client */
+	int nports;
+	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
+	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
+	int pi_level;			/* 0 = none */
+	union {
+		struct in_pktinfo v4;
+		struct in6_pktinfo v6;
+	} pi;
+	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
+	/* answers that need no IP_PKTINFO: see reflect_src_probe() */
+	bool src_same;			/* the kernel's own source for src_peer is src_pi's address */
+	uint64_t src_probed;		/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
+	int src_level;
+	union {
+		struct in_pktinfo v4;
+		struct in6_pktinfo v6;
+	} src_pi;
+	struct sockaddr_storage src_peer;
+};
+
+struct plot_state {
+	int fd;
+	uint64_t t0, t1;	/* time span of the transactions, ns since the epoch */
+	bool raw;		/* few enough: every point is drawn */
+	int npanel;
+	struct plot_panel panel[PLOT_MAXPANEL];
+	int nworst;
+	struct plot_worst worst[PLOT_WORST];
+	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
+	const uint32_t *size;	/* --analyze: the log's SIZE column, else NULL */
+	/* the writer: its buffer and the first error (errno) */
+	char buf[1 << 16];
+	size_t len;
+	int err;
+};
+
+/* What the command line asked for: written by the options section only. */
+static struct config opts;
+/* ... and read everywhere else through cfg, so that nothing else can change it. */
+static const struct config *const cfg = &opts;
+
+/*
+ * Everything a run (or --analyze) changes, in one object: run_reset() puts
+ * all of it back, and the unit tests start each case from there.
+ */
+static struct run {
+	/* the wire timestamp source in use */
+	struct ts_state ts;
+	/* tracefs files (-T/-S) */
+	struct trace_state tr;
+	/* the (current) session */
+	struct session S;
+	/* the run's socket (emit with classes: the current class's) */
+	int sock_fd;
+	/* classes and sizes */
+	struct classes K;
+	/* the in-flight window: txn slots indexed by seq (emit) or TX key (reflect) */
+	struct window win;
+	/* reflector: T3 wire stamps waiting to be echoed in a later pong */
+	struct echo_ring echo;
+	/* Set by SIGINT/SIGTERM; a second signal exits at once. */
+	volatile sig_atomic_t stop_signal;
+	/* what the status thread reads once a second */
+	struct live_counts live;
+	/* the device's timestamp provider (ethtool tsconfig) */
+	struct ts_provider ts_prov;
+	/* bytes before the header: the PTP header with --ptp-probe */
+	unsigned proto_pre;
+	/* the reflector's source address for the datagram being sent */
+	struct tx_source tx_src;
+	/* Stamps a NIC other than -i's put on packets that reached our socket. */
+	uint64_t ts_foreign;
+	/* Kernel RX stamp of the datagram being handled (hardware mode; else 0). */
+	uint64_t ts_rx_kernel;
+	/* the NIC clock's offset to CLOCK_REALTIME */
+	struct phc_state phc;
+	/*
+	 * This kernel's boot id (/proc/sys/kernel/random/boot_id, random at each
+	 * boot, the same in every network namespace): two ends that send the same
+	 * one run in one kernel, on one CLOCK_REALTIME.  Its first 64 bits; 0 =
+	 * unknown.  Read once at start, never in the loop.
+	 */
+	uint64_t host_boot_id;
+	struct phc_published phc_pub;
+	/* --key-file */
+	struct key_state key;
+	/* what this side measures */
+	struct side_view side;
+	/* CLOCK_REALTIME steps */
+	struct clock_watch clk;
+	/* -M: the counters */
+	struct pmc_state pmc;
+	/* -M: their statistics */
+	struct pmc_stats pmc_st;
+	/*
+	 * Counts at the last receive (emit: the end of a transaction; reflect: its
+	 * start) and at the reflector's send.  Kept here: the loop passes no extra
+	 * arguments around for -M.
+	 */
+	uint64_t pmc_rx[PMC_MAX], pmc_tx[PMC_MAX];
+	/* what the log file got */
+	struct log_result log_out;
+	/*
+	 * The writer's buffer is static, not malloc'ed after the run: mlockall faults
+	 * it in before the first packet, so a reflector writing a session's log
+	 * allocates nothing and its memory stays flat across sessions.
+	 */
+	char log_buf[1 << 20];
+	/* the memory the loop touches */
+	struct arena arena;
+	/* mlockall succeeded */
+	bool memory_locked;
+	/* the path MTU */
+	struct path_mtu path;
+	/* why one-way delays may be read as such */
+	enum ow_evidence ow_evidence;
+	/* the client's loop */
+	struct emit_state E;
+	/* the reflector, across sessions */
+	struct reflect_state R;
+	/* --plot */
+	struct plot_state PL;
+	/* when the first SIGINT/SIGTERM came */
+	uint64_t first_signal_ns;
+	/* the status line */
+	pthread_t status_thread;
+	bool status_started;
+} run;
+
+/* The run state as at start-up: everything zero but these. */
+static void run_reset(void)
+{
+	memset(&run, 0, sizeof(run));
+	run.tr = (struct trace_state){ -1, -1, -1, "" };
+	run.sock_fd = -1;
+	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
+	run.phc = (struct phc_state){ .fd = -1, .index = -1 };
+	run.PL = (struct plot_state){ .fd = -1 };
+}
 
 /* ------------------------------------------------------------- helpers */
 
@@ -796,7 +1130,7 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	st->saved = hc;
 	st->saved_ifr = ifr;
 	st->unknown_before = !have_saved;
-	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(filters); i++) {
 		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
 			continue;
 		}
@@ -833,13 +1167,13 @@ static void ts_restore(int fd)
 {
 	struct ifreq ifr;
 
-	if (!ts.restore || fd < 0) {
+	if (!run.ts.restore || fd < 0) {
 		return;
 	}
-	ifr = ts.saved_ifr;
-	ifr.ifr_data = (void *)&ts.saved;
+	ifr = run.ts.saved_ifr;
+	ifr.ifr_data = (void *)&run.ts.saved;
 	ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
-	ts.restore = false;
+	run.ts.restore = false;
 }
 
 /*
@@ -856,12 +1190,6 @@ static void ts_restore(int fd)
 #define ETNL_A_PROVIDER_QUALIFIER	2
 #define ETNL_A_HEADER_DEV_NAME		2
 
-static struct {
-	bool known;		/* the kernel answered with a provider */
-	int phc_index;
-	uint32_t qualifier;	/* 0 precise, 1 approximate (net_tstamp.h) */
-	int err;		/* why not, -errno */
-} ts_prov;
 
 /* Attributes [p, end): the first of TYPE, or NULL. */
 static const struct nlattr *nla_find(const uint8_t *p, const uint8_t *end, int type)
@@ -923,10 +1251,10 @@ static int tsconfig_parse(const uint8_t *buf, size_t len)
 	if (!nla_u32(nla_find(a, end, ETNL_A_PROVIDER_INDEX), &idx)) {
 		return -ENODATA;
 	}
-	ts_prov.phc_index = (int)idx;
-	ts_prov.qualifier = 0;
-	nla_u32(nla_find(a, end, ETNL_A_PROVIDER_QUALIFIER), &ts_prov.qualifier);
-	ts_prov.known = true;
+	run.ts_prov.phc_index = (int)idx;
+	run.ts_prov.qualifier = 0;
+	nla_u32(nla_find(a, end, ETNL_A_PROVIDER_QUALIFIER), &run.ts_prov.qualifier);
+	run.ts_prov.known = true;
 	return 0;
 }
 
@@ -976,9 +1304,9 @@ static void ts_provider_get(const char *ifname)
 	ssize_t n;
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 
-	memset(&ts_prov, 0, sizeof(ts_prov));
+	memset(&run.ts_prov, 0, sizeof(run.ts_prov));
 	if (fd < 0) {
-		ts_prov.err = -errno;
+		run.ts_prov.err = -errno;
 		return;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* never hang on a silent kernel */
@@ -987,7 +1315,7 @@ static void ts_provider_get(const char *ifname)
 	id = n >= (ssize_t)NLMSG_LENGTH(GENL_HDRLEN) && ((struct nlmsghdr *)rx)->nlmsg_type != NLMSG_ERROR ?
 	     nla_find(rx + NLMSG_HDRLEN + GENL_HDRLEN, rx + n, CTRL_ATTR_FAMILY_ID) : NULL;
 	if (!id || id->nla_len < NLA_HDRLEN + 2) {
-		ts_prov.err = n < 0 ? (int)n : -ENOENT;
+		run.ts_prov.err = n < 0 ? (int)n : -ENOENT;
 		close(fd);
 		return;
 	}
@@ -998,7 +1326,7 @@ static void ts_provider_get(const char *ifname)
 	nla_put(attrs, 0, ETNL_A_TSCONFIG_HEADER | NLA_F_NESTED, NULL, hlen);
 	alen = NLA_HDRLEN + hlen;
 	n = genl_call(fd, (uint16_t)fam32, ETNL_MSG_TSCONFIG_GET, attrs, alen, rx, sizeof(rx));
-	ts_prov.err = n < 0 ? (int)n : tsconfig_parse(rx, (size_t)n);
+	run.ts_prov.err = n < 0 ? (int)n : tsconfig_parse(rx, (size_t)n);
 	close(fd);
 }
 
@@ -1012,11 +1340,11 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	struct ts_caps caps = { 0, -1, 0, 0 };
 	int r;
 
-	ts.hw = false;
-	ts.phc_index = -1;
-	ts.rx_filter = -1;
+	run.ts.hw = false;
+	run.ts.phc_index = -1;
+	run.ts.rx_filter = -1;
 	if (mode == TS_SW) {
-		snprintf(ts.note, sizeof(ts.note), "software (kernel), as --timestamps sw asked");
+		snprintf(run.ts.note, sizeof(run.ts.note), "software (kernel), as --timestamps sw asked");
 		return 0;
 	}
 	if (!ifname) {
@@ -1024,7 +1352,7 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 			warnx_("--timestamps: 'hw' needs -i IFACE (the NIC whose clock stamps the packets)");
 			return -1;
 		}
-		snprintf(ts.note, sizeof(ts.note), "software (kernel): no -i, so no NIC to ask");
+		snprintf(run.ts.note, sizeof(run.ts.note), "software (kernel): no -i, so no NIC to ask");
 		return 0;
 	}
 	r = ts_get_caps(fd, ifname, &caps);
@@ -1034,35 +1362,35 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 			       ifname, r < 0 ? strerror(-r) : "no TX/RX/RAW hardware stamps or no PHC");
 			return -1;
 		}
-		snprintf(ts.note, sizeof(ts.note), "software (kernel): %s has no hardware timestamping%s%s",
+		snprintf(run.ts.note, sizeof(run.ts.note), "software (kernel): %s has no hardware timestamping%s%s",
 			 ifname, r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
 		return 0;
 	}
-	r = ts_hw_enable(fd, ifname, &caps, &ts);
+	r = ts_hw_enable(fd, ifname, &caps, &run.ts);
 	if (r < 0) {
 		if (mode == TS_HW) {
 			warnx_("--timestamps: SIOCSHWTSTAMP on %s failed: %s%s", ifname, strerror(-r),
 			       r == -EPERM ? " (needs CAP_NET_ADMIN: run as root)" : "");
 			return -1;
 		}
-		snprintf(ts.note, sizeof(ts.note), "software (kernel): %s refused hardware stamping: %s",
+		snprintf(run.ts.note, sizeof(run.ts.note), "software (kernel): %s refused hardware stamping: %s",
 			 ifname, strerror(-r));
 		return 0;
 	}
-	ts.hw = true;
-	ts.phc_index = caps.phc_index;
+	run.ts.hw = true;
+	run.ts.phc_index = caps.phc_index;
 	if (ts_ioctl == ts_ioctl_sys) {
 		ts_provider_get(ifname);	/* read only, for the report */
 	}
-	if (ts.unknown_before) {
+	if (run.ts.unknown_before) {
 		warnx_("warning: %s cannot report its timestamping config (SIOCGHWTSTAMP unsupported): rant leaves it as it set it (tx on, rx filter %s) at exit",
-		       ifname, ts_filter_name(ts.rx_filter));
+		       ifname, ts_filter_name(run.ts.rx_filter));
 	}
-	snprintf(ts.note, sizeof(ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
-		 ifname, caps.phc_index, ts_filter_name(ts.rx_filter));
-	if (ts.rx_filter != HWTSTAMP_FILTER_ALL) {
+	snprintf(run.ts.note, sizeof(run.ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
+		 ifname, caps.phc_index, ts_filter_name(run.ts.rx_filter));
+	if (run.ts.rx_filter != HWTSTAMP_FILTER_ALL) {
 		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
-		       ifname, ts_filter_name(ts.rx_filter));
+		       ifname, ts_filter_name(run.ts.rx_filter));
 	}
 	return 0;
 }
@@ -1097,9 +1425,9 @@ static int ts_sockopt_flags(bool hw)
 
 static int ts_enable_socket(int fd)
 {
-	int f = ts_sockopt_flags(ts.hw);
+	int f = ts_sockopt_flags(run.ts.hw);
 
-	if (cfg.no_tx_ts && cfg.mode == MODE_REFLECT) {
+	if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		/* -N: the pong's TX stamp is never asked for, so never read */
 		f &= ~(SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE);
 	}
@@ -1107,7 +1435,7 @@ static int ts_enable_socket(int fd)
 	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
 		return -errno;
 	}
-	ts.next_key = 0;
+	run.ts.next_key = 0;
 	return 0;
 }
 
@@ -1123,7 +1451,7 @@ static void ts_rekey(int fd)
 {
 	int zero = 0;
 
-	if (ts.key_cmsg || !ts.rekey_on_fail) {
+	if (run.ts.key_cmsg || !run.ts.rekey_on_fail) {
 		return;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
@@ -1166,12 +1494,11 @@ static void ts_keys_setup(void)
 {
 	unsigned k = ts_kernel ? ts_kernel() : ts_kernel_uname();
 
-	ts.key_cmsg = k >= 6013 && cfg.mode == MODE_REFLECT;
-	ts.rekey_on_fail = k < 6008;
+	run.ts.key_cmsg = k >= 6013 && cfg->mode == MODE_REFLECT;
+	run.ts.rekey_on_fail = k < 6008;
 }
 
 /* --ptp-probe (protocol section): ts_send writes the PTP header of each datagram */
-static unsigned proto_pre;
 static void ptp_encode(uint8_t *p, uint8_t domain);
 
 /*
@@ -1180,15 +1507,6 @@ static void ptp_encode(uint8_t *p, uint8_t domain);
  * that refuses the control message (EINVAL: older than its uname says, or a
  * backport without it) falls back to the counter for the rest of the run.
  */
-/*
- * The reflector's source address for the datagram being sent (reflect_send
- * fills it from the ping's IP_PKTINFO / IPV6_PKTINFO); len 0 = none.
- */
-static struct {
-	int level, type;
-	size_t len;
-	uint8_t data[sizeof(struct in6_pktinfo)];
-} tx_src;
 
 /* Control data of a send: the source address if any, the OPT_ID key if asked. */
 static size_t ts_send_ctrl(char *ctrl, bool key)
@@ -1196,19 +1514,19 @@ static size_t ts_send_ctrl(char *ctrl, bool key)
 	struct cmsghdr *cm = (struct cmsghdr *)(void *)ctrl;
 	size_t n = 0;
 
-	if (tx_src.len) {
-		cm->cmsg_level = tx_src.level;
-		cm->cmsg_type = tx_src.type;
-		cm->cmsg_len = CMSG_LEN(tx_src.len);
-		memcpy(CMSG_DATA(cm), tx_src.data, tx_src.len);
-		n = CMSG_SPACE(tx_src.len);
+	if (run.tx_src.len) {
+		cm->cmsg_level = run.tx_src.level;
+		cm->cmsg_type = run.tx_src.type;
+		cm->cmsg_len = CMSG_LEN(run.tx_src.len);
+		memcpy(CMSG_DATA(cm), run.tx_src.data, run.tx_src.len);
+		n = CMSG_SPACE(run.tx_src.len);
 		cm = (struct cmsghdr *)(void *)(ctrl + n);
 	}
 	if (key) {
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_TS_OPT_ID;
 		cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
-		memcpy(CMSG_DATA(cm), &ts.next_key, sizeof(uint32_t));
+		memcpy(CMSG_DATA(cm), &run.ts.next_key, sizeof(uint32_t));
 		n += CMSG_SPACE(sizeof(uint32_t));
 	}
 	return n;
@@ -1227,22 +1545,22 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 	};
 	ssize_t n;
 
-	if (proto_pre) {
+	if (run.proto_pre) {
 		/* every buffer rant sends from has room for the PTP header before it */
-		iov.iov_base = (uint8_t *)buf - proto_pre;
-		iov.iov_len = len + proto_pre;
-		ptp_encode(iov.iov_base, (uint8_t)cfg.ptp_domain);
+		iov.iov_base = (uint8_t *)buf - run.proto_pre;
+		iov.iov_len = len + run.proto_pre;
+		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
 	}
-	if (!ts.key_cmsg && !tx_src.len) {
+	if (!run.ts.key_cmsg && !run.tx_src.len) {
 		return sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
-	msg.msg_controllen = ts_send_ctrl(ctrl.buf, ts.key_cmsg);
+	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
 	n = sendmsg(fd, &msg, 0);
-	if (n < 0 && errno == EINVAL && ts.key_cmsg) {
-		ts.key_cmsg = false;
-		ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
+		run.ts.key_cmsg = false;
+		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
@@ -1322,8 +1640,6 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	}
 }
 
-/* Stamps a NIC other than -i's put on packets that reached our socket. */
-static uint64_t ts_foreign;
 
 /*
  * The wire stamp of the source in use; never the other clock's.  A hardware
@@ -1334,11 +1650,11 @@ static uint64_t ts_foreign;
  */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
-	if (ts.hw && c->hw && c->have_pktinfo && ts.ifindex && c->ifindex != (uint32_t)ts.ifindex) {
-		ts_foreign++;
+	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex && c->ifindex != (uint32_t)run.ts.ifindex) {
+		run.ts_foreign++;
 		return 0;
 	}
-	return ts.hw ? c->hw : c->sw;
+	return run.ts.hw ? c->hw : c->sw;
 }
 
 /* A TX completion stamp from the error queue: key and wire time, or false. */
@@ -1348,7 +1664,7 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
 		return false;
 	}
-	if (ts.hw && !c->hw) {
+	if (run.ts.hw && !c->hw) {
 		return false;	/* OPT_TX_SWHW's software stamp: see ts_tx_kernel() */
 	}
 	*key = c->ee_data;
@@ -1359,7 +1675,7 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 /* With hardware stamps, the kernel's own TX stamp of the same send. */
 static bool ts_tx_kernel(const struct ts_cmsg *c, uint32_t *key, uint64_t *k)
 {
-	if (!ts.hw || !c->have_ts || c->hw || !c->sw || !c->have_err || c->ee_errno != ENOMSG ||
+	if (!run.ts.hw || !c->have_ts || c->hw || !c->sw || !c->have_err || c->ee_errno != ENOMSG ||
 	    c->ee_origin != SO_EE_ORIGIN_TIMESTAMPING || c->ee_info != SCM_TSTAMP_SND) {
 		return false;
 	}
@@ -1368,8 +1684,6 @@ static bool ts_tx_kernel(const struct ts_cmsg *c, uint32_t *key, uint64_t *k)
 	return true;
 }
 
-/* Kernel RX stamp of the datagram being handled (hardware mode; else 0). */
-static uint64_t ts_rx_kernel;
 
 static void tx_kernel_stamp(uint32_t key, uint64_t k);
 
@@ -1432,7 +1746,6 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
  * the status thread (a PHC read can take microseconds: never in the loop),
  * and at the end.
  */
-enum phc_method { PHC_NONE, PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
 static const char *const phc_method_name[] = { "none", "PTP_SYS_OFFSET_PRECISE", "PTP_SYS_OFFSET_EXTENDED", "PTP_SYS_OFFSET" };
 #define PHC_SAMPLES	9
 
@@ -1450,15 +1763,6 @@ static int phc_open_sys(int index)
 static int (*phc_open)(int index) = phc_open_sys;
 static int (*phc_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
 
-static struct {
-	int fd, index;
-	enum phc_method method;
-	uint64_t n;
-	int64_t first_off, last_off;	/* PHC - CLOCK_REALTIME, ns */
-	uint64_t first_at, last_at;	/* CLOCK_MONOTONIC of those */
-	int64_t window;			/* width of the last read, ns (0: precise) */
-	int err;			/* why it could not be read, -errno */
-} phc = { .fd = -1, .index = -1 };
 
 static int64_t pct_ns(const struct ptp_clock_time *t)
 {
@@ -1476,7 +1780,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 		struct ptp_sys_offset_precise p;
 
 		memset(&p, 0, sizeof(p));
-		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
+		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
 		if (r == 0) {
 			*off = pct_ns(&p.device) - pct_ns(&p.sys_realtime);
 			*window = 0;
@@ -1488,7 +1792,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 		memset(&e, 0, sizeof(e));
 		e.n_samples = PHC_SAMPLES;
-		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
+		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
 		/* the narrowest [system, phc, system] window is the least disturbed */
 		for (i = 0; r == 0 && i < e.n_samples && i < PTP_MAX_SAMPLES; i++) {
 			int64_t a = pct_ns(&e.ts[i][0]), b = pct_ns(&e.ts[i][2]), w = b - a;
@@ -1503,7 +1807,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 		memset(&o, 0, sizeof(o));
 		o.n_samples = PHC_SAMPLES;
-		r = phc_ioctl(phc.fd, PTP_SYS_OFFSET, &o);
+		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET, &o);
 		/* ts[] = sys, phc, sys, phc, ..., sys */
 		for (i = 0; r == 0 && i < o.n_samples && i < PTP_MAX_SAMPLES; i++) {
 			int64_t a = pct_ns(&o.ts[2 * i]), b = pct_ns(&o.ts[2 * i + 2]), w = b - a;
@@ -1521,13 +1825,6 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 	return r;
 }
 
-/*
- * This kernel's boot id (/proc/sys/kernel/random/boot_id, random at each
- * boot, the same in every network namespace): two ends that send the same
- * one run in one kernel, on one CLOCK_REALTIME.  Its first 64 bits; 0 =
- * unknown.  Read once at start, never in the loop.
- */
-static uint64_t host_boot_id;
 
 static void boot_id_read(void)
 {
@@ -1547,7 +1844,7 @@ static void boot_id_read(void)
 			d++;
 		}
 	}
-	host_boot_id = d == 16 ? v : 0;
+	run.host_boot_id = d == 16 ? v : 0;
 }
 
 /* Take one reading with the method chosen at start; called once a second. */
@@ -1555,16 +1852,16 @@ static void phc_tick(void)
 {
 	int64_t off, w;
 
-	if (phc.fd < 0 || phc.method == PHC_NONE || phc_read(phc.method, &off, &w) < 0) {
+	if (run.phc.fd < 0 || run.phc.method == PHC_NONE || phc_read(run.phc.method, &off, &w) < 0) {
 		return;
 	}
-	if (!phc.n++) {
-		phc.first_off = off;
-		phc.first_at = mono_ns();
+	if (!run.phc.n++) {
+		run.phc.first_off = off;
+		run.phc.first_at = mono_ns();
 	}
-	phc.last_off = off;
-	phc.last_at = mono_ns();
-	phc.window = w;
+	run.phc.last_off = off;
+	run.phc.last_at = mono_ns();
+	run.phc.window = w;
 }
 
 /* Open /dev/ptpINDEX and find the best method it answers.  0 or -errno. */
@@ -1575,46 +1872,46 @@ static int phc_start(int index)
 	size_t i;
 	int r = -ENODEV;
 
-	phc.index = index;
+	run.phc.index = index;
 	boot_id_read();
-	phc.fd = phc_open(index);
-	if (phc.fd < 0) {
-		phc.err = phc.fd;
-		phc.fd = -1;
-		return phc.err;
+	run.phc.fd = phc_open(index);
+	if (run.phc.fd < 0) {
+		run.phc.err = run.phc.fd;
+		run.phc.fd = -1;
+		return run.phc.err;
 	}
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
 		r = phc_read(order[i], &off, &w);
 		if (r == 0) {
-			phc.method = order[i];
+			run.phc.method = order[i];
 			phc_tick();
 			return 0;
 		}
 	}
-	phc.err = r;
+	run.phc.err = r;
 	return r;
 }
 
 /* The last reading, at the end of the run; the fd is closed after it. */
 static void phc_end(void)
 {
-	if (phc.fd < 0) {
+	if (run.phc.fd < 0) {
 		return;
 	}
 	phc_tick();
 	if (phc_open == phc_open_sys) {
-		close(phc.fd);
+		close(run.phc.fd);
 	}
-	phc.fd = -1;
+	run.phc.fd = -1;
 }
 
 /* PHC drift against CLOCK_REALTIME in ppm, once readings span a second. */
 static bool phc_drift(double *ppm)
 {
-	if (phc.n < 2 || phc.last_at - phc.first_at < NSEC_PER_SEC) {
+	if (run.phc.n < 2 || run.phc.last_at - run.phc.first_at < NSEC_PER_SEC) {
 		return false;
 	}
-	*ppm = (double)(phc.last_off - phc.first_off) * 1e3 / (double)(phc.last_at - phc.first_at) * 1e3;
+	*ppm = (double)(run.phc.last_off - run.phc.first_off) * 1e3 / (double)(run.phc.last_at - run.phc.first_at) * 1e3;
 	return true;
 }
 
@@ -1639,44 +1936,34 @@ static int64_t tai_utc_ns(void)
 /* The PHC keeps TAI: within 1 ms of TAI - UTC from CLOCK_REALTIME. */
 static bool phc_is_tai(void)
 {
-	int64_t d = phc.last_off - tai_utc_ns();
+	int64_t d = run.phc.last_off - tai_utc_ns();
 
-	return phc.n && d > -1000000 && d < 1000000;
+	return run.phc.n && d > -1000000 && d < 1000000;
 }
 
 static bool phc_warning(char *w, size_t len)
 {
 	double ppm = 0;
 	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
-	int64_t a = phc.last_off < 0 ? -phc.last_off : phc.last_off;
+	int64_t a = run.phc.last_off < 0 ? -run.phc.last_off : run.phc.last_off;
 
-	if (!phc.n || (!drift && (a < 1000000 || phc_is_tai()))) {
+	if (!run.phc.n || (!drift && (a < 1000000 || phc_is_tai()))) {
 		return false;
 	}
 	snprintf(w, len, "PHC /dev/ptp%d is %+" PRId64 " ns from CLOCK_REALTIME%s%.2f ppm: it is not disciplined; run phc2sys (phc2sys -s CLOCK_REALTIME -c /dev/ptp%d -O 0) so app and NIC stamps share a time base",
-		 phc.index, phc.last_off, drift ? " and drifts " : ", drift ", ppm, phc.index);
+		 run.phc.index, run.phc.last_off, drift ? " and drifts " : ", drift ", ppm, run.phc.index);
 	return true;
 }
 
-/*
- * The reflector's loop sends its last PHC reading in each FIN_ACK while the
- * status thread takes new ones: the reading it may use is published here,
- * in two words the loop reads without waiting (a torn pair is two readings
- * a second apart, both real).
- */
-static struct {
-	int64_t off;
-	uint64_t meta;		/* window (32 bits) << 16 | method << 8 | disciplined */
-} phc_pub;
 
 static void phc_publish(void)
 {
 	char why[256];
-	uint64_t win = phc.window < 0 ? 0 : phc.window > UINT32_MAX ? UINT32_MAX : (uint64_t)phc.window;
-	uint64_t meta = win << 16 | (uint64_t)phc.method << 8 | !phc_warning(why, sizeof(why));
+	uint64_t win = run.phc.window < 0 ? 0 : run.phc.window > UINT32_MAX ? UINT32_MAX : (uint64_t)run.phc.window;
+	uint64_t meta = win << 16 | (uint64_t)run.phc.method << 8 | !phc_warning(why, sizeof(why));
 
-	__atomic_store_n(&phc_pub.off, phc.last_off, __ATOMIC_RELAXED);
-	__atomic_store_n(&phc_pub.meta, meta, __ATOMIC_RELEASE);
+	__atomic_store_n(&run.phc_pub.off, run.phc.last_off, __ATOMIC_RELAXED);
+	__atomic_store_n(&run.phc_pub.meta, meta, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------ protocol */
@@ -1766,20 +2053,20 @@ static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
 /* A datagram that is not a valid rant packet, counted by why. */
 static void count_invalid(int why)
 {
-	S.c.invalid++;
-	S.c.invalid_why[why]++;
+	run.S.c.invalid++;
+	run.S.c.invalid_why[why]++;
 }
 
 /* A received probe: its length without the PTP header, or -1 (counted invalid). */
 static ssize_t ptp_strip(const uint8_t *buf, ssize_t n)
 {
-	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg.ptp_domain);
+	int why = ptp_check(buf, (size_t)n, (uint8_t)cfg->ptp_domain);
 
 	if (why) {
 		count_invalid(why);
 		return -1;
 	}
-	return n - (ssize_t)proto_pre;
+	return n - (ssize_t)run.proto_pre;
 }
 
 /*
@@ -1938,10 +2225,6 @@ static uint64_t siphash24(const uint64_t *k, const uint8_t *p, size_t n)
 }
 
 /* --key-file: the shared secret, folded to SipHash's 128-bit key. */
-static struct {
-	bool on;
-	uint64_t k[2];
-} key;
 
 /*
  * Read and check a key file: a regular file, readable by its owner only
@@ -1984,9 +2267,9 @@ static int key_load(const char *path)
 		       KEY_MIN, KEY_MAX);
 		return -1;
 	}
-	key.k[0] = siphash24(fold[0], buf, (size_t)n);
-	key.k[1] = siphash24(fold[1], buf, (size_t)n);
-	key.on = true;
+	run.key.k[0] = siphash24(fold[0], buf, (size_t)n);
+	run.key.k[1] = siphash24(fold[1], buf, (size_t)n);
+	run.key.on = true;
 	memset(buf, 0, sizeof(buf));
 	return 0;
 }
@@ -1999,7 +2282,7 @@ static uint64_t tag_of(uint8_t *buf, size_t len)
 
 	memcpy(saved, buf + PROTO_HDR_LEN, TAG_LEN);
 	memset(buf + PROTO_HDR_LEN, 0, TAG_LEN);
-	t = siphash24(key.k, buf, len);
+	t = siphash24(run.key.k, buf, len);
 	memcpy(buf + PROTO_HDR_LEN, saved, TAG_LEN);
 	return t;
 }
@@ -2007,7 +2290,7 @@ static uint64_t tag_of(uint8_t *buf, size_t len)
 /* With a key: flag the header and write the tag (after every other byte is final). */
 static void tag_put(uint8_t *buf, size_t len)
 {
-	if (!key.on || len < PROTO_HDR_LEN + TAG_LEN) {
+	if (!run.key.on || len < PROTO_HDR_LEN + TAG_LEN) {
 		return;
 	}
 	buf[6] |= PF_TAG >> 8;
@@ -2019,7 +2302,7 @@ static bool tag_ok(uint8_t *buf, size_t len)
 {
 	uint64_t want, got;
 
-	if (!key.on) {
+	if (!run.key.on) {
 		return true;
 	}
 	if (len < PROTO_HDR_LEN + TAG_LEN || !(buf[6] & (PF_TAG >> 8))) {
@@ -2038,7 +2321,7 @@ static bool tag_ok(uint8_t *buf, size_t len)
  */
 static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 {
-	size_t off = PROTO_HDR_LEN + (key.on ? TAG_LEN : 0);
+	size_t off = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0);
 
 	if (len < off + KX_LEN) {
 		return -ENOSPC;
@@ -2062,7 +2345,7 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 /* The ping length a reflector's kernel-stamp block needs (--size on the client). */
 static size_t proto_kx_need(void)
 {
-	return PROTO_HDR_LEN + (key.on ? TAG_LEN : 0) + KX_LEN;
+	return PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN;
 }
 
 /* A control message that lies inside its buffer (as ts_parse checks). */
@@ -2376,7 +2659,7 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 	case M_RTT:
 		return stamp_diff(t[T4W], t[T1W], v);
 	case M_RESPONSE:
-		if (cfg.no_tx_ts && cfg.mode == MODE_REFLECT) {
+		if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 			return stamp_diff(t[T3SW], t[T2W], v);	/* -N: app send, not wire */
 		}
 		return stamp_diff(t[T3W], t[T2W], v);
@@ -2447,21 +2730,16 @@ static const int reflect_metrics[] = {
 	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
 };
 
-static struct {
-	bool emit;
-	const int *metrics, *stamps;
-	int nmetrics, nstamps, primary;
-} side;
 
 static void side_set(bool emit)
 {
-	side.emit = emit;
-	side.metrics = emit ? emit_metrics : reflect_metrics;
-	side.nmetrics = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
-			     : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
-	side.stamps = emit ? emit_stamps : reflect_stamps;
-	side.nstamps = emit ? 8 : 4;
-	side.primary = emit ? M_RTT : M_RESPONSE;
+	run.side.emit = emit;
+	run.side.metrics = emit ? emit_metrics : reflect_metrics;
+	run.side.nmetrics = emit ? (int)ARRAY_SIZE(emit_metrics)
+			     : (int)ARRAY_SIZE(reflect_metrics);
+	run.side.stamps = emit ? emit_stamps : reflect_stamps;
+	run.side.nstamps = emit ? 8 : 4;
+	run.side.primary = emit ? M_RTT : M_RESPONSE;
 }
 
 /*
@@ -2475,8 +2753,8 @@ static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
 
 static void side_kernel_stamps(void)
 {
-	side.stamps = side.emit ? emit_stamps_k : reflect_stamps_k;
-	side.nstamps = side.emit ? 12 : 6;
+	run.side.stamps = run.side.emit ? emit_stamps_k : reflect_stamps_k;
+	run.side.nstamps = run.side.emit ? 12 : 6;
 }
 
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
@@ -2486,9 +2764,9 @@ static bool stamp_hw(int s)
 		return false;
 	}
 	if (s == T2W || s == T3W) {
-		return side.emit ? S.srv_hw : ts.hw;
+		return run.side.emit ? run.S.srv_hw : run.ts.hw;
 	}
-	return ts.hw;
+	return run.ts.hw;
 }
 
 static const char *stamp_name(int s, char *buf, size_t len)
@@ -2520,12 +2798,6 @@ static const char *stamp_name(int s, char *buf, size_t len)
 
 static uint64_t (*clk_read)(clockid_t) = now_ns;	/* the unit tests step a fake clock */
 
-static struct {
-	int64_t base;		/* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
-	bool have;
-	uint64_t steps, stepped;	/* steps seen, transactions marked (this session) */
-	int64_t last;		/* the last step, ns */
-} clk;
 
 /* REALTIME - MONOTONIC, from the tightest of three paired reads. */
 static int64_t clk_offset(void)
@@ -2547,17 +2819,17 @@ static int64_t clk_offset(void)
 
 static void clk_start(void)
 {
-	clk.base = clk_offset();
-	clk.have = true;
-	clk.steps = clk.stepped = 0;
-	clk.last = 0;
+	run.clk.base = clk_offset();
+	run.clk.have = true;
+	run.clk.steps = run.clk.stepped = 0;
+	run.clk.last = 0;
 }
 
 static void clk_mark(struct txn *x)
 {
 	if (!(x->clk & CLK_STEPPED)) {
 		x->clk |= CLK_STEPPED;
-		clk.stepped++;
+		run.clk.stepped++;
 	}
 }
 
@@ -2569,7 +2841,7 @@ static bool clk_in(uint64_t v, uint64_t lo, uint64_t hi)
 	if (!v) {
 		return true;
 	}
-	m = (__int128)v - clk.base;
+	m = (__int128)v - run.clk.base;
 	return (!lo || m >= (__int128)lo - CLK_TOL_NS) && (!hi || m <= (__int128)hi + CLK_TOL_NS);
 }
 
@@ -2577,13 +2849,13 @@ static bool clk_in(uint64_t v, uint64_t lo, uint64_t hi)
 static void clk_check(struct txn *x)
 {
 	uint64_t lo, hi;
-	bool ok, wire = !ts.hw;	/* NIC stamps are on the PHC, not CLOCK_REALTIME */
+	bool ok, wire = !run.ts.hw;	/* NIC stamps are on the PHC, not CLOCK_REALTIME */
 
-	if (!clk.have || !x->mono || (x->clk & CLK_STEPPED)) {
+	if (!run.clk.have || !x->mono || (x->clk & CLK_STEPPED)) {
 		return;
 	}
-	if (side.emit) {
-		lo = x->deadline - cfg.timeout_ns;	/* read before the send */
+	if (run.side.emit) {
+		lo = x->deadline - cfg->timeout_ns;	/* read before the send */
 		hi = x->mono;				/* read after the pong */
 		ok = clk_in(x->t[T1SW], lo, hi) && clk_in(x->t[T4SW], lo, hi) &&
 		     (!wire || (clk_in(x->t[T1W], lo, hi) && clk_in(x->t[T4W], lo, hi)));
@@ -2595,10 +2867,10 @@ static void clk_check(struct txn *x)
 	if (!ok) {
 		int64_t now = clk_offset();
 
-		if (llabs(now - clk.base) > CLK_TOL_NS) {
-			clk.steps++;
-			clk.last = now - clk.base;
-			clk.base = now;
+		if (llabs(now - run.clk.base) > CLK_TOL_NS) {
+			run.clk.steps++;
+			run.clk.last = now - run.clk.base;
+			run.clk.base = now;
 		}
 		clk_mark(x);
 	}
@@ -2614,13 +2886,13 @@ static void live_add(int64_t v)
 {
 	uint64_t u = v < 0 ? 0 : (uint64_t)v;
 
-	__atomic_store_n(&live.samples, live.samples + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&live.sum, live.sum + u, __ATOMIC_RELAXED);
-	if (live.samples == 1 || u < live.min) {
-		__atomic_store_n(&live.min, u, __ATOMIC_RELAXED);
+	__atomic_store_n(&run.live.samples, run.live.samples + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&run.live.sum, run.live.sum + u, __ATOMIC_RELAXED);
+	if (run.live.samples == 1 || u < run.live.min) {
+		__atomic_store_n(&run.live.min, u, __ATOMIC_RELAXED);
 	}
-	if (u > live.max) {
-		__atomic_store_n(&live.max, u, __ATOMIC_RELAXED);
+	if (u > run.live.max) {
+		__atomic_store_n(&run.live.max, u, __ATOMIC_RELAXED);
 	}
 }
 
@@ -2629,17 +2901,17 @@ static void trace_breach(const struct txn *x, int64_t v);
 /* A transaction crossed -t: count, keep, mark the trace, maybe stop. */
 static void breach(struct txn *x, int64_t v)
 {
-	S.c.breaches++;
+	run.S.c.breaches++;
 	cls_count(x->seq, CG_BREACH);
 	x->st |= TF_BREACH;
-	if (S.nbreach_kept < BREACH_KEEP) {
-		S.breach[S.nbreach_kept].x = *x;
-		S.breach[S.nbreach_kept].value = v;
-		S.nbreach_kept++;
+	if (run.S.nbreach_kept < BREACH_KEEP) {
+		run.S.breach[run.S.nbreach_kept].x = *x;
+		run.S.breach[run.S.nbreach_kept].value = v;
+		run.S.nbreach_kept++;
 	}
 	trace_breach(x, v);
-	if (!cfg.cont) {
-		S.stop_reason = STOP_BREACH;
+	if (!cfg->cont) {
+		run.S.stop_reason = STOP_BREACH;
 	}
 }
 
@@ -2658,8 +2930,8 @@ static void txn_account(struct txn *x)
 		return;
 	}
 	clk_check(x);
-	for (i = 0; i < side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
-		int m = side.metrics[i];
+	for (i = 0; i < run.side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
+		int m = run.side.metrics[i];
 
 		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
 			continue;
@@ -2669,11 +2941,11 @@ static void txn_account(struct txn *x)
 			break;
 		}
 		x->counted |= 1u << m;
-		hist_add(&S.h[m], v, x->seq);
-		if (m == side.primary) {
+		hist_add(&run.S.h[m], v, x->seq);
+		if (m == run.side.primary) {
 			cls_sample(x->seq, v);
 			live_add(v);
-			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && S.stop_reason != STOP_BREACH) {
+			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns && run.S.stop_reason != STOP_BREACH) {
 				breach(x, v);
 			}
 		}
@@ -2681,27 +2953,27 @@ static void txn_account(struct txn *x)
 	if (x->clk & CLK_STEPPED) {
 		return;
 	}
-	if (side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
+	if (run.side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
 		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
 
 		x->counted |= CNT_OFFSET;
-		fit_window(&S.offset, x->t[T1W], v, rtt);
-		if (S.offset.n == 1 || rtt < S.best_rtt) {
-			S.best_rtt = rtt;
-			S.best_offset = v;
+		fit_window(&run.S.offset, x->t[T1W], v, rtt);
+		if (run.S.offset.n == 1 || rtt < run.S.best_rtt) {
+			run.S.best_rtt = rtt;
+			run.S.best_offset = v;
 		}
 	}
 	{
-		int a0 = side.emit ? T1SW : T2W, b0 = side.emit ? T1W : T2SW;
-		int a1 = side.emit ? T4W : T3SW, b1 = side.emit ? T4SW : T3W;
+		int a0 = run.side.emit ? T1SW : T2W, b0 = run.side.emit ? T1W : T2SW;
+		int a1 = run.side.emit ? T4W : T3SW, b1 = run.side.emit ? T4SW : T3W;
 
 		if (!(x->counted & CNT_AW0) && stamp_diff(x->t[b0], x->t[a0], &v)) {
 			x->counted |= CNT_AW0;
-			fit_window(&S.app_wire[0], x->t[a0], v, v);
+			fit_window(&run.S.app_wire[0], x->t[a0], v, v);
 		}
 		if (!(x->counted & CNT_AW1) && stamp_diff(x->t[b1], x->t[a1], &v)) {
 			x->counted |= CNT_AW1;
-			fit_window(&S.app_wire[1], x->t[a1], v, v);
+			fit_window(&run.S.app_wire[1], x->t[a1], v, v);
 		}
 	}
 }
@@ -2738,26 +3010,26 @@ static void txn_retire(struct txn *x)
 		if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) == TF_RECEIVED) {
 			int k;
 
-			for (k = 0; k < side.nstamps; k++) {
-				int s = side.stamps[k];
-				bool want = (stamp_is_wire[s] && !(s == T3W && cfg.no_tx_ts && !side.emit)) ||
-					    ((s == T1SW || s == T4SW) && cfg.sw_stamps) ||
+			for (k = 0; k < run.side.nstamps; k++) {
+				int s = run.side.stamps[k];
+				bool want = (stamp_is_wire[s] && !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
+					    ((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
 					    ((s == T2SW || s == T3SW) &&
-					     (side.emit ? (x->st & TF_SRV_SW) : cfg.sw_stamps));
+					     (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
 
 				if (want && !x->t[s]) {
-					S.c.missing[s]++;
+					run.S.c.missing[s]++;
 				}
 			}
 			pmc_account(x);
 		}
-		if (S.log.cap) {
+		if (run.S.log.cap) {
 			log_push(x);
 		}
 		if (x->st & TF_BREACH) {
-			for (i = 0; i < S.nbreach_kept; i++) {
-				if (S.breach[i].x.seq == x->seq) {
-					S.breach[i].x = *x;
+			for (i = 0; i < run.S.nbreach_kept; i++) {
+				if (run.S.breach[i].x.seq == x->seq) {
+					run.S.breach[i].x = *x;
 				}
 			}
 		}
@@ -2804,28 +3076,8 @@ static const struct pmc_def {
 					     (PERF_COUNT_HW_CACHE_RESULT_MISS << 16) },
 };
 
-/* The counters this run has: pmc.def[i] indexes pmc_def; pg[i] is its mapped page. */
-static struct {
-	int n;
-	int def[PMC_MAX];
-	int fd[PMC_MAX];
-	const volatile struct perf_event_mmap_page *pg[PMC_MAX];
-	uint16_t width;
-	char skipped[64];	/* events this PMU refused, named in the start-up note */
-} pmc;
 
-/* Per-session statistics of the deltas of measured (ok, not warm-up) transactions. */
-static struct {
-	uint64_t n[PMC_MAX], missing[PMC_MAX], max[PMC_MAX], max_seq[PMC_MAX];
-	unsigned __int128 sum[PMC_MAX];
-} pmc_st;
 
-/*
- * Counts at the last receive (emit: the end of a transaction; reflect: its
- * start) and at the reflector's send.  Static: the loop passes no extra
- * arguments around for -M.
- */
-static uint64_t pmc_rx[PMC_MAX], pmc_tx[PMC_MAX];
 
 /* Where the PMU and the paranoia level are; the unit tests point these elsewhere. */
 static const char *pmc_devices = "/sys/bus/event_source/devices";
@@ -2903,8 +3155,8 @@ static void pmc_read(uint64_t *v)
 {
 	int i;
 
-	for (i = 0; i < pmc.n; i++) {
-		v[i] = pmc_read_one(pmc.pg[i]);
+	for (i = 0; i < run.pmc.n; i++) {
+		v[i] = pmc_read_one(run.pmc.pg[i]);
 	}
 }
 
@@ -2913,7 +3165,7 @@ static void pmc_delta(uint64_t *d, const uint64_t *a, const uint64_t *b)
 {
 	int i;
 
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		d[i] = a[i] == PMC_NONE || b[i] == PMC_NONE || b[i] < a[i] ? PMC_NONE : b[i] - a[i];
 	}
 }
@@ -2923,42 +3175,42 @@ static void pmc_account(const struct txn *x)
 {
 	int i;
 
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		uint64_t v = x->pmc[i];
 
 		if (v == PMC_NONE) {
-			pmc_st.missing[i]++;
+			run.pmc_st.missing[i]++;
 			continue;
 		}
-		if (!pmc_st.n[i] || v > pmc_st.max[i]) {
-			pmc_st.max[i] = v;
-			pmc_st.max_seq[i] = x->seq;
+		if (!run.pmc_st.n[i] || v > run.pmc_st.max[i]) {
+			run.pmc_st.max[i] = v;
+			run.pmc_st.max_seq[i] = x->seq;
 		}
-		pmc_st.n[i]++;
-		pmc_st.sum[i] += v;
+		run.pmc_st.n[i]++;
+		run.pmc_st.sum[i] += v;
 	}
 }
 
 static void pmc_reset(void)
 {
-	memset(&pmc_st, 0, sizeof(pmc_st));
+	memset(&run.pmc_st, 0, sizeof(run.pmc_st));
 }
 
 static double pmc_avg(int i)
 {
-	return pmc_st.n[i] ? (double)pmc_st.sum[i] / (double)pmc_st.n[i] : 0;
+	return run.pmc_st.n[i] ? (double)run.pmc_st.sum[i] / (double)run.pmc_st.n[i] : 0;
 }
 
 static void pmc_close(void)
 {
 	int i;
 
-	for (i = 0; i < pmc.n; i++) {
-		munmap((void *)(uintptr_t)pmc.pg[i], (size_t)sysconf(_SC_PAGESIZE));
-		close(pmc.fd[i]);
+	for (i = 0; i < run.pmc.n; i++) {
+		munmap((void *)(uintptr_t)run.pmc.pg[i], (size_t)sysconf(_SC_PAGESIZE));
+		close(run.pmc.fd[i]);
 	}
-	pmc.n = 0;
-	pmc.skipped[0] = 0;
+	run.pmc.n = 0;
+	run.pmc.skipped[0] = 0;
 }
 
 static long pmc_read_long(const char *path)
@@ -3002,10 +3254,10 @@ static int pmc_add(int d, int group)
 		close(fd);
 		return err;
 	}
-	pmc.def[pmc.n] = d;
-	pmc.fd[pmc.n] = fd;
-	pmc.pg[pmc.n] = pg;
-	pmc.n++;
+	run.pmc.def[run.pmc.n] = d;
+	run.pmc.fd[run.pmc.n] = fd;
+	run.pmc.pg[run.pmc.n] = pg;
+	run.pmc.n++;
 	return fd;
 }
 
@@ -3057,30 +3309,30 @@ static int pmc_setup(void)
 		}
 		if (r < 0) {
 			/* a counter this PMU lacks (some have no dTLB event): left out, and said so */
-			snprintf(pmc.skipped + strlen(pmc.skipped), sizeof(pmc.skipped) - strlen(pmc.skipped), "%s%s",
-				 *pmc.skipped ? ", " : "", pmc_def[d].key);
+			snprintf(run.pmc.skipped + strlen(run.pmc.skipped), sizeof(run.pmc.skipped) - strlen(run.pmc.skipped), "%s%s",
+				 *run.pmc.skipped ? ", " : "", pmc_def[d].key);
 			continue;
 		}
 		if (group < 0) {
 			group = r;
 		}
 	}
-	for (i = 0; i < pmc.n; i++) {
-		if (!pmc.pg[i]->cap_user_rdpmc || !pmc.pg[i]->pmc_width) {
+	for (i = 0; i < run.pmc.n; i++) {
+		if (!run.pmc.pg[i]->cap_user_rdpmc || !run.pmc.pg[i]->pmc_width) {
 			warnx_("-M: the kernel does not let user space read the %s counter with rdpmc (cap_user_rdpmc is 0 in its mmap page; %s is %ld): echo 2 > %s",
-			       pmc_def[pmc.def[i]].key, path, rdpmc, path);
+			       pmc_def[run.pmc.def[i]].key, path, rdpmc, path);
 			goto fail;
 		}
 	}
 	pmc_read(v);
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		if (v[i] == PMC_NONE) {
 			warnx_("-M: the %s counter is not on the PMU (index 0 in its mmap page: the hardware counters are taken, by the NMI watchdog or another perf user): echo 0 > /proc/sys/kernel/nmi_watchdog, or stop the other perf session",
-			       pmc_def[pmc.def[i]].key);
+			       pmc_def[run.pmc.def[i]].key);
 			goto fail;
 		}
 	}
-	pmc.width = pmc.pg[0]->pmc_width;
+	run.pmc.width = run.pmc.pg[0]->pmc_width;
 	return 0;
 fail:
 	pmc_close();
@@ -3089,7 +3341,7 @@ fail:
 
 static const char *pmc_span(void)
 {
-	return side.emit ? "send -> receive" : "receive -> send";
+	return run.side.emit ? "send -> receive" : "receive -> send";
 }
 
 /* The start-up note: what is counted, and what this PMU could not count. */
@@ -3097,16 +3349,16 @@ static void pmc_note(FILE *f)
 {
 	int i;
 
-	if (!pmc.n) {
+	if (!run.pmc.n) {
 		return;
 	}
 	fprintf(f, "rant: -M: counting");
-	for (i = 0; i < pmc.n; i++) {
-		fprintf(f, "%s %s", i ? "," : "", pmc_def[pmc.def[i]].key);
+	for (i = 0; i < run.pmc.n; i++) {
+		fprintf(f, "%s %s", i ? "," : "", pmc_def[run.pmc.def[i]].key);
 	}
-	fprintf(f, " in user space per transaction (%s), rdpmc on %u-bit counters", pmc_span(), pmc.width);
-	if (*pmc.skipped) {
-		fprintf(f, "; this PMU cannot count %s", pmc.skipped);
+	fprintf(f, " in user space per transaction (%s), rdpmc on %u-bit counters", pmc_span(), run.pmc.width);
+	if (*run.pmc.skipped) {
+		fprintf(f, "; this PMU cannot count %s", run.pmc.skipped);
 	}
 	fputc('\n', f);
 }
@@ -3120,13 +3372,13 @@ static int pmc_log_column(const char *s, size_t n)
 		if (n != 4 + strlen(pmc_def[d].key) || strncmp(s, "pmc_", 4) || strncmp(s + 4, pmc_def[d].key, n - 4)) {
 			continue;
 		}
-		for (i = 0; i < pmc.n; i++) {
-			if (pmc.def[i] == d) {
+		for (i = 0; i < run.pmc.n; i++) {
+			if (run.pmc.def[i] == d) {
 				return i;
 			}
 		}
-		pmc.def[pmc.n] = d;
-		return pmc.n++;
+		run.pmc.def[run.pmc.n] = d;
+		return run.pmc.n++;
 	}
 	return -1;
 }
@@ -3135,9 +3387,9 @@ static char *pmc_csv_header(char *p)
 {
 	int i;
 
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		p = fmt_str(p, ",pmc_");
-		p = fmt_str(p, pmc_def[pmc.def[i]].key);
+		p = fmt_str(p, pmc_def[run.pmc.def[i]].key);
 	}
 	return p;
 }
@@ -3147,7 +3399,7 @@ static char *pmc_csv_row(char *p, const struct txn *x, bool ended)
 {
 	int i;
 
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		*p++ = ',';
 		if (ended && x->pmc[i] != PMC_NONE) {
 			p = fmt_u64(p, x->pmc[i]);
@@ -3161,9 +3413,9 @@ static char *pmc_marker(char *p, const struct txn *x)
 {
 	int i;
 
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		*p++ = ' ';
-		p = fmt_str(p, pmc_def[pmc.def[i]].key);
+		p = fmt_str(p, pmc_def[run.pmc.def[i]].key);
 		*p++ = '=';
 		p = x->pmc[i] == PMC_NONE ? fmt_str(p, "-") : fmt_u64(p, x->pmc[i]);
 	}
@@ -3175,15 +3427,15 @@ static void pmc_print_txn(FILE *f, const struct txn *x)
 {
 	int i;
 
-	if (!pmc.n) {
+	if (!run.pmc.n) {
 		return;
 	}
 	fprintf(f, "  counters (user space, %s):", pmc_span());
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		if (x->pmc[i] == PMC_NONE) {
-			fprintf(f, "%s %s -", i ? " |" : "", pmc_def[pmc.def[i]].key);
+			fprintf(f, "%s %s -", i ? " |" : "", pmc_def[run.pmc.def[i]].key);
 		} else {
-			fprintf(f, "%s %s %" PRIu64, i ? " |" : "", pmc_def[pmc.def[i]].key, x->pmc[i]);
+			fprintf(f, "%s %s %" PRIu64, i ? " |" : "", pmc_def[run.pmc.def[i]].key, x->pmc[i]);
 		}
 	}
 	fputc('\n', f);
@@ -3193,15 +3445,15 @@ static void pmc_report(FILE *f)
 {
 	int i;
 
-	if (!pmc.n) {
+	if (!run.pmc.n) {
 		return;
 	}
 	fprintf(f, "\n--- Hardware counters per transaction (user space, %s) ---\n%-34s %12s %12s %12s %12s %10s\n",
 		pmc_span(), "counter", "samples", "missing", "avg", "max", "max seq");
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		fprintf(f, "%-34s %12" PRIu64 " %12" PRIu64 " %12.1f %12" PRIu64 " %10" PRIu64 "\n",
-			pmc_def[pmc.def[i]].key, pmc_st.n[i], pmc_st.missing[i], pmc_avg(i), pmc_st.max[i],
-			pmc_st.max_seq[i]);
+			pmc_def[run.pmc.def[i]].key, run.pmc_st.n[i], run.pmc_st.missing[i], pmc_avg(i), run.pmc_st.max[i],
+			run.pmc_st.max_seq[i]);
 	}
 }
 
@@ -3210,14 +3462,14 @@ static void pmc_json(FILE *f)
 {
 	int i;
 
-	if (!pmc.n) {
+	if (!run.pmc.n) {
 		return;
 	}
 	fprintf(f, ",\n  \"pmc\": {\"scope\": \"user\", \"span\": \"%s\"", pmc_span());
-	for (i = 0; i < pmc.n; i++) {
+	for (i = 0; i < run.pmc.n; i++) {
 		fprintf(f, ",\n    \"%s\": {\"samples\": %" PRIu64 ", \"missing\": %" PRIu64 ", \"avg\": %.1f, \"max\": %" PRIu64
-			", \"max_seq\": %" PRIu64 "}", pmc_def[pmc.def[i]].key, pmc_st.n[i], pmc_st.missing[i], pmc_avg(i),
-			pmc_st.max[i], pmc_st.max_seq[i]);
+			", \"max_seq\": %" PRIu64 "}", pmc_def[run.pmc.def[i]].key, run.pmc_st.n[i], run.pmc_st.missing[i], pmc_avg(i),
+			run.pmc_st.max[i], run.pmc_st.max_seq[i]);
 	}
 	fprintf(f, "}");
 }
@@ -3229,17 +3481,17 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 	memset(l, 0, sizeof(*l));
 	l->mem = mem;
 	l->cap = cap;
-	l->stamps = side.stamps;
-	l->nstamps = side.nstamps;
-	l->rec_size = (uint32_t)(8 + 8 * side.nstamps + 4 + 8 * pmc.n);
+	l->stamps = run.side.stamps;
+	l->nstamps = run.side.nstamps;
+	l->rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
 }
 
 static size_t log_rec_size(bool emit)
 {
 	/* room for the kernel stamps when hardware stamps may be granted (client: both ends') */
-	int k = cfg.iface && cfg.ts != TS_SW ? (emit ? 4 : 2) : 0;
+	int k = cfg->iface && cfg->ts != TS_SW ? (emit ? 4 : 2) : 0;
 
-	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)pmc.n;
+	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)run.pmc.n;
 }
 
 /*
@@ -3248,16 +3500,16 @@ static size_t log_rec_size(bool emit)
  */
 static void log_push(const struct txn *x)
 {
-	struct log_ring *l = &S.log;
+	struct log_ring *l = &run.S.log;
 	uint8_t *p;
 	uint32_t status = (uint32_t)txn_status(x);
 	int k;
 
-	if (cfg.log_threshold_ns >= 0) {
+	if (cfg->log_threshold_ns >= 0) {
 		int64_t v;
 
 		if (status == ST_WARMUP || (status == ST_OK &&
-		    (!metric_value(side.primary, x->t, &v) || v <= cfg.log_threshold_ns))) {
+		    (!metric_value(run.side.primary, x->t, &v) || v <= cfg->log_threshold_ns))) {
 			l->filtered++;
 			return;
 		}
@@ -3268,7 +3520,7 @@ static void log_push(const struct txn *x)
 		memcpy(p + 8 + 8 * k, &x->t[l->stamps[k]], 8);
 	}
 	memcpy(p + 8 + 8 * l->nstamps, &status, 4);
-	memcpy(p + 8 + 8 * l->nstamps + 4, x->pmc, 8 * (size_t)pmc.n);
+	memcpy(p + 8 + 8 * l->nstamps + 4, x->pmc, 8 * (size_t)run.pmc.n);
 	l->head++;
 	if (l->n < l->cap) {
 		l->n++;
@@ -3289,14 +3541,14 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
 		memcpy(&x->t[l->stamps[k]], p + 8 + 8 * k, 8);
 	}
 	memcpy(&st, p + 8 + 8 * l->nstamps, 4);
-	memcpy(x->pmc, p + 8 + 8 * l->nstamps + 4, 8 * (size_t)pmc.n);
+	memcpy(x->pmc, p + 8 + 8 * l->nstamps + 4, 8 * (size_t)run.pmc.n);
 	*status = (int)st;
 }
 
 /* -N on the reflector: its response ends at the app's send (T3_SW), not on the wire. */
 static bool resp_tx_app(void)
 {
-	return cfg.no_tx_ts && cfg.mode == MODE_REFLECT;
+	return cfg->no_tx_ts && cfg->mode == MODE_REFLECT;
 }
 
 /* The columns of each format, in order; text keeps the earlier rant's. */
@@ -3304,13 +3556,13 @@ static int log_columns(bool csv, int *cols)
 {
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
-	const int *src = csv ? side.stamps : side.emit ? emit_text : refl_text;
-	int i, n = 0, cnt = csv ? side.nstamps : 4;
+	const int *src = csv ? run.side.stamps : run.side.emit ? emit_text : refl_text;
+	int i, n = 0, cnt = csv ? run.side.nstamps : 4;
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
 
-		if (!csv && sw && !cfg.sw_stamps && !(resp_tx_app() && src[i] == T3SW)) {
+		if (!csv && sw && !cfg->sw_stamps && !(resp_tx_app() && src[i] == T3SW)) {
 			continue;
 		}
 		if (resp_tx_app() && src[i] == T3W) {
@@ -3380,12 +3632,6 @@ static int out_finish(const char *what, FILE *f, bool close_it)
 	return -err;
 }
 
-/* What the last log_write put in the file, for the report's "Log:" line. */
-static struct {
-	uint64_t rows, skipped;	/* rows written; warm-up records a text log leaves out */
-	int err;		/* -errno of a failed write, 0 */
-	bool done;
-} log_out;
 
 /*
  * The command line in the csv header comment: paths may hold newlines,
@@ -3395,7 +3641,7 @@ static struct {
  */
 static const char *log_escape(const char *s)
 {
-	static char out[sizeof(cfg.cmdline) * 4 + 1];
+	static char out[sizeof(cfg->cmdline) * 4 + 1];
 	char *p = out;
 
 	for (; *s; s++) {
@@ -3420,10 +3666,10 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 	if (csv) {
 		p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
 			     " dropped=%" PRIu64 "%s cmdline=%s\n",
-			     RANT_VERSION, side.emit ? "emit" : "reflect", ts.hw ? "hardware" : "software",
-			     (side.emit ? S.srv_hw : ts.hw) ? "hardware" : "software",
-			     cfg.sw_stamps ? "on" : "off", S.id, S.log.n, S.log.dropped,
-			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "", log_escape(cfg.cmdline));
+			     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
+			     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
+			     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
+			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "", log_escape(cfg->cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
 			char *q = p + 1;
@@ -3433,7 +3679,7 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, side.emit ? ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns" :
+		p = fmt_str(p, run.side.emit ? ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns" :
 				 resp_tx_app() ? ",response_app_tx_ns" : ",response_ns");
 		p = pmc_csv_header(p);
 		p = cls_log_cols(p, true, NULL);
@@ -3444,7 +3690,7 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 	for (i = 0; i < ncols; i++) {
 		p += sprintf(p, " %s", stamp_name(cols[i], name, sizeof(name)));
 	}
-	p = fmt_str(p, side.emit ? " RTT" : resp_tx_app() ? " RESPONSE_APP_TX" : " RESPONSE");
+	p = fmt_str(p, run.side.emit ? " RTT" : resp_tx_app() ? " RESPONSE_APP_TX" : " RESPONSE");
 	p = cls_log_cols(p, false, NULL);
 	*p++ = '\n';
 	memset(p, '-', (size_t)(p - start - 1));
@@ -3474,7 +3720,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 			p = fmt_stamp(p, x->t[cols[i]], 0);
 		}
 		*p++ = ',';
-		if (side.emit) {
+		if (run.side.emit) {
 			p = log_value(p, M_RTT, x->t, "");
 			*p++ = ',';
 			p = log_value(p, M_RESPONSE, x->t, "");
@@ -3500,7 +3746,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 	if (status == ST_LOST || status == ST_LATE || status == ST_STEPPED) {
 		p = fmt_str(p, status_name[status]);
 	} else {
-		p = log_value(p, side.primary, x->t, "-");
+		p = log_value(p, run.side.primary, x->t, "-");
 	}
 	p = cls_log_cols(p, false, &x->seq);
 	*p++ = '\n';
@@ -3511,33 +3757,27 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
  * Write the ring to fd after the run: rows are formatted by hand into a
  * 1 MiB buffer and written in large chunks.  Returns 0 or -errno.
  */
-/*
- * The writer's buffer is static, not malloc'ed after the run: mlockall faults
- * it in before the first packet, so a reflector writing a session's log
- * allocates nothing and its memory stays flat across sessions.
- */
-static char log_buf[1 << 20];
 
 static int log_write(int fd, enum log_format fmt)
 {
-	const size_t bufsz = sizeof(log_buf);
+	const size_t bufsz = sizeof(run.log_buf);
 	bool csv = fmt == LOG_CSV;
 	int cols[NSTAMP], ncols = log_columns(csv, cols), status, r;
-	char *buf = log_buf, *p;
+	char *buf = run.log_buf, *p;
 	struct txn x;
 	uint64_t i;
 
 	uint64_t pending = 0;
 	char what[PATH_MAX + 16];
 
-	snprintf(what, sizeof(what), "--log: writing %s", cfg.log ? cfg.log : "");
-	memset(&log_out, 0, sizeof(log_out));
-	log_out.done = true;
+	snprintf(what, sizeof(what), "--log: writing %s", cfg->log ? cfg->log : "");
+	memset(&run.log_out, 0, sizeof(run.log_out));
+	run.log_out.done = true;
 	p = log_header(buf, csv, cols, ncols);
-	for (i = 0; i < S.log.n; i++) {
-		log_get(&S.log, i, &x, &status);
+	for (i = 0; i < run.S.log.n; i++) {
+		log_get(&run.S.log, i, &x, &status);
 		if (!csv && status == ST_WARMUP) {
-			log_out.skipped++;
+			run.log_out.skipped++;
 			continue;
 		}
 		p = log_row(p, csv, cols, ncols, &x, status);
@@ -3545,20 +3785,20 @@ static int log_write(int fd, enum log_format fmt)
 		if ((size_t)(p - buf) > bufsz - 1024) {
 			r = out_write(what, fd, buf, (size_t)(p - buf));
 			if (r < 0) {
-				log_out.err = r;
+				run.log_out.err = r;
 				return r;
 			}
-			log_out.rows += pending;
+			run.log_out.rows += pending;
 			pending = 0;
 			p = buf;
 		}
 	}
 	r = out_write(what, fd, buf, (size_t)(p - buf));
 	if (r < 0) {
-		log_out.err = r;
+		run.log_out.err = r;
 		return r;
 	}
-	log_out.rows += pending;
+	run.log_out.rows += pending;
 	return 0;
 }
 
@@ -3681,7 +3921,7 @@ static bool trace_try(const char *prefix, char *out, size_t len)
 	char p[PATH_MAX];
 	size_t i;
 
-	for (i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
 		snprintf(p, sizeof(p), "%s%s/instances", prefix, tracefs_dirs[i]);
 		if (access(p, F_OK) == 0) {
 			snprintf(out, len, "%s%s", prefix, tracefs_dirs[i]);
@@ -3739,7 +3979,7 @@ static int trace_open_file(const char *name, const char *opt)
 	char p[PATH_MAX + 32];
 	int fd;
 
-	snprintf(p, sizeof(p), "%s/%s", tr.dir, name);
+	snprintf(p, sizeof(p), "%s/%s", run.tr.dir, name);
 	fd = open(p, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		warnx_("%s: cannot open %s: %s%s", opt, p, strerror(errno),
@@ -3751,8 +3991,8 @@ static int trace_open_file(const char *name, const char *opt)
 /* Open and check everything -T/-S need; one line and -1 on failure. */
 static int trace_open(void)
 {
-	const char *inst = cfg.trace_instance ? cfg.trace_instance : "rant";
-	const char *opt = cfg.snapshot ? "-S" : "-T";
+	const char *inst = cfg->trace_instance ? cfg->trace_instance : "rant";
+	const char *opt = cfg->snapshot ? "-S" : "-T";
 	char root[PATH_MAX];
 	struct stat sb;
 
@@ -3761,33 +4001,33 @@ static int trace_open(void)
 		       opt, inst);
 		return -1;
 	}
-	snprintf(tr.dir, sizeof(tr.dir), "%.3800s/instances/%.200s", root, inst);
-	if (stat(tr.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-		warnx_("%s: tracing instance '%s' does not exist; create it: mkdir %s", opt, inst, tr.dir);
+	snprintf(run.tr.dir, sizeof(run.tr.dir), "%.3800s/instances/%.200s", root, inst);
+	if (stat(run.tr.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		warnx_("%s: tracing instance '%s' does not exist; create it: mkdir %s", opt, inst, run.tr.dir);
 		return -1;
 	}
-	if (cfg.snapshot) {
+	if (cfg->snapshot) {
 		char snap[PATH_MAX + 16];
 
-		snprintf(snap, sizeof(snap), "%s/snapshot", tr.dir);
+		snprintf(snap, sizeof(snap), "%s/snapshot", run.tr.dir);
 		if (access(snap, F_OK) < 0) {
 			warnx_("-S: this kernel has no snapshot support (no %s; it needs CONFIG_TRACER_SNAPSHOT=y): run without -S, or on a kernel built with it and then: echo 1 > %s",
 			       snap, snap);
 			return -1;
 		}
-		tr.snap_fd = trace_open_file("snapshot", opt);
-		if (tr.snap_fd < 0) {
+		run.tr.snap_fd = trace_open_file("snapshot", opt);
+		if (run.tr.snap_fd < 0) {
 			return -1;
 		}
 	}
-	tr.marker_fd = trace_open_file("trace_marker", opt);
-	tr.on_fd = trace_open_file("tracing_on", opt);
-	return tr.marker_fd < 0 || tr.on_fd < 0 ? -1 : 0;
+	run.tr.marker_fd = trace_open_file("trace_marker", opt);
+	run.tr.on_fd = trace_open_file("tracing_on", opt);
+	return run.tr.marker_fd < 0 || run.tr.on_fd < 0 ? -1 : 0;
 }
 
 static void trace_mark(const char *s, size_t n)
 {
-	if (tr.marker_fd >= 0 && write(tr.marker_fd, s, n) < 0) {
+	if (run.tr.marker_fd >= 0 && write(run.tr.marker_fd, s, n) < 0) {
 		/* a full or stopped buffer drops the line; nothing to do */
 	}
 }
@@ -3802,18 +4042,18 @@ static void trace_breach(const struct txn *x, int64_t v)
 	char line[512], note[96], *p = line;
 	int k;
 
-	if (tr.marker_fd < 0) {
+	if (run.tr.marker_fd < 0) {
 		return;
 	}
 	p = fmt_str(p, "RANT_BREACH seq=");
 	p = fmt_u64(p, x->seq);
-	p = fmt_str(p, side.emit ? " rtt_ns=" : " response_ns=");
+	p = fmt_str(p, run.side.emit ? " rtt_ns=" : " response_ns=");
 	p = fmt_i64(p, v);
 	p = fmt_str(p, " threshold_ns=");
-	p = fmt_i64(p, cfg.threshold_ns);
+	p = fmt_i64(p, cfg->threshold_ns);
 	p = fmt_str(p, cls_note(note, sizeof(note), x->seq));
-	for (k = 0; k < side.nstamps; k++) {
-		int s = side.stamps[k];
+	for (k = 0; k < run.side.nstamps; k++) {
+		int s = run.side.stamps[k];
 
 		if (x->t[s]) {
 			*p++ = ' ';
@@ -3825,25 +4065,16 @@ static void trace_breach(const struct txn *x, int64_t v)
 	p = pmc_marker(p, x);
 	*p++ = '\n';
 	trace_mark(line, (size_t)(p - line));
-	if (tr.snap_fd >= 0 && write(tr.snap_fd, "1", 1) < 0) {
+	if (run.tr.snap_fd >= 0 && write(run.tr.snap_fd, "1", 1) < 0) {
 		/* reported by the check at start; ignore here */
 	}
-	if (!cfg.cont && tr.on_fd >= 0 && write(tr.on_fd, "0", 1) < 0) {
+	if (!cfg->cont && run.tr.on_fd >= 0 && write(run.tr.on_fd, "0", 1) < 0) {
 		/* as above */
 	}
 }
 
 /* --------------------------------------------------------------- memory */
 
-/*
- * All memory the measurement touches comes from one arena, mapped, populated
- * and locked before the first packet (-G: from hugepages), so the loop never
- * faults or allocates.  Its size follows what the run asked for.
- */
-static struct {
-	uint8_t *base;
-	size_t size, used;
-} arena;
 
 static size_t align64(size_t n)
 {
@@ -3858,24 +4089,24 @@ static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_ca
 {
 	int k;
 
-	for (k = 0; k < side.nmetrics; k++) {
+	for (k = 0; k < run.side.nmetrics; k++) {
 		uint64_t *b = take(nbuckets * 8);
 		int64_t *o = take((out_cap ? out_cap : 1) * 8);
 
 		if (!b || !o) {
 			return -1;
 		}
-		hist_init(&S.h[side.metrics[k]], cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
 	}
-	S.breach = take(BREACH_KEEP * sizeof(struct breach));
-	return S.breach ? 0 : -1;
+	run.S.breach = take(BREACH_KEEP * sizeof(struct breach));
+	return run.S.breach ? 0 : -1;
 }
 
 static void *arena_take(size_t n)
 {
-	void *p = arena.base + arena.used;
+	void *p = run.arena.base + run.arena.used;
 
-	arena.used += align64(n);
+	run.arena.used += align64(n);
 	return p;
 }
 
@@ -3905,11 +4136,11 @@ struct layout {
 
 static uint64_t expected_txns(void)
 {
-	if (cfg.count) {
-		return (cfg.count + cfg.warmup) * (uint64_t)K.nsz;
+	if (cfg->count) {
+		return (cfg->count + cfg->warmup) * (uint64_t)run.K.nsz;
 	}
-	if (cfg.duration_s > 0 && cfg.interval_ns) {
-		return ((uint64_t)(cfg.duration_s * 1e9 / (double)cfg.interval_ns) + cfg.warmup + 16) * (uint64_t)K.nsz;
+	if (cfg->duration_s > 0 && cfg->interval_ns) {
+		return ((uint64_t)(cfg->duration_s * 1e9 / (double)cfg->interval_ns) + cfg->warmup + 16) * (uint64_t)run.K.nsz;
 	}
 	return 0;
 }
@@ -3923,17 +4154,17 @@ static uint64_t expected_txns(void)
 static int layout_compute(struct layout *L, bool emit)
 {
 	uint64_t exp = expected_txns();
-	int nm = emit ? (int)(sizeof(emit_metrics) / sizeof(emit_metrics[0]))
-		      : (int)(sizeof(reflect_metrics) / sizeof(reflect_metrics[0]));
+	int nm = emit ? (int)ARRAY_SIZE(emit_metrics)
+		      : (int)ARRAY_SIZE(reflect_metrics);
 
 	memset(L, 0, sizeof(*L));
-	if (emit && cfg.interval_ns) {
-		uint64_t inflight = cfg.timeout_ns / cfg.interval_ns + 1;
+	if (emit && cfg->interval_ns) {
+		uint64_t inflight = cfg->timeout_ns / cfg->interval_ns + 1;
 
 		if (inflight > WIN_MAX / 2) {
 			warnx_("--interval: %" PRIu64 " us with --timeout %" PRIu64 " ms keeps up to %" PRIu64
 			       " pings in flight; at most %d (raise --interval or lower --timeout)",
-			       cfg.interval_ns / 1000, cfg.timeout_ns / 1000000, inflight, WIN_MAX / 2);
+			       cfg->interval_ns / 1000, cfg->timeout_ns / 1000000, inflight, WIN_MAX / 2);
 			return -1;
 		}
 		L->win = pow2_at_least(2 * inflight + 64);
@@ -3944,10 +4175,10 @@ static int layout_compute(struct layout *L, bool emit)
 		L->win = 256;
 	}
 	L->out_cap = exp ? (exp < OUT_CAP_MAX ? exp : OUT_CAP_MAX) : OUT_CAP_DEFAULT;
-	if (cfg.log || cfg.plot) {	/* the ring also feeds --plot's picture over time */
-		L->log_cap = cfg.log_records ? cfg.log_records : exp ? exp : LOG_RECORDS_DEFAULT;
+	if (cfg->log || cfg->plot) {	/* the ring also feeds --plot's picture over time */
+		L->log_cap = cfg->log_records ? cfg->log_records : exp ? exp : LOG_RECORDS_DEFAULT;
 	}
-	L->nbuckets = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	L->nbuckets = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 	L->total = align64(L->win * sizeof(struct txn)) + align64(L->win * sizeof(uint64_t)) +
 		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8)) +
 		   align64(BREACH_KEEP * sizeof(struct breach)) +
@@ -3968,37 +4199,36 @@ static int arena_setup(const struct layout *L, bool emit)
 		       (double)size / (1 << 30), log_rec_size(emit), (double)pages * (double)psz / (1 << 30));
 		return -1;
 	}
-	if (cfg.hugepages) {
+	if (cfg->hugepages) {
 		size_t hp = hugepage_size();
 
 		size = (size + hp - 1) / hp * hp;
 		flags |= MAP_HUGETLB;
-		arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
-		if (arena.base == MAP_FAILED) {
+		run.arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (run.arena.base == MAP_FAILED) {
 			warnx_("-G: cannot map %zu hugepages of %zu kB (%s); reserve them first: echo %zu > /proc/sys/vm/nr_hugepages",
 			       size / hp, hp / 1024, strerror(errno), size / hp);
 			return -1;
 		}
 	} else {
-		arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
-		if (arena.base == MAP_FAILED) {
+		run.arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (run.arena.base == MAP_FAILED) {
 			warnx_("cannot allocate %zu bytes: %s", size, strerror(errno));
 			return -1;
 		}
 	}
-	arena.size = size;
-	arena.used = 0;
-	win = arena_take(L->win * sizeof(struct txn));
-	win_mask = L->win - 1;
+	run.arena.size = size;
+	run.arena.used = 0;
+	run.win.slot = arena_take(L->win * sizeof(struct txn));
+	run.win.mask = L->win - 1;
 	stats_alloc(arena_take, L->nbuckets, L->out_cap);
-	echo_q = arena_take(ECHO_CAP * sizeof(struct echo));
-	log_init(&S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL, L->log_cap);
+	run.echo.q = arena_take(ECHO_CAP * sizeof(struct echo));
+	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL, L->log_cap);
 	/* touch every page: MAP_POPULATE already did, this makes it explicit */
-	memset(arena.base, 0, arena.size);
+	memset(run.arena.base, 0, run.arena.size);
 	return 0;
 }
 
-static bool memory_locked;
 
 /* Lock everything and fault in the stack before the first packet. */
 static void memory_lock(void)
@@ -4015,7 +4245,7 @@ static void memory_lock(void)
 		       strerror(errno));
 		return;
 	}
-	memory_locked = true;
+	run.memory_locked = true;
 }
 
 /* Start a session: zero what it measured, keep the memory it owns. */
@@ -4023,28 +4253,28 @@ static void session_reset(uint32_t id)
 {
 	int i;
 
-	memset(&S.c, 0, sizeof(S.c));
+	memset(&run.S.c, 0, sizeof(run.S.c));
 	pmc_reset();
 	for (i = 0; i < NMETRIC; i++) {
-		if (S.h[i].bucket) {
-			hist_reset(&S.h[i]);
+		if (run.S.h[i].bucket) {
+			hist_reset(&run.S.h[i]);
 		}
 	}
-	memset(&S.offset, 0, sizeof(S.offset));
-	memset(S.app_wire, 0, sizeof(S.app_wire));
-	S.best_rtt = S.best_offset = 0;
-	S.nbreach_kept = 0;
-	S.log.head = S.log.n = S.log.dropped = S.log.filtered = 0;
-	S.srv_hw = S.srv_hw_known = S.srv_sw = false;
-	S.id = id;
-	S.stop_reason = STOP_NONE;
-	S.start_mono = mono_ns();
-	S.first_real = real_ns();
-	S.end_mono = 0;
-	memset(win, 0, (win_mask + 1) * sizeof(struct txn));
-	echo_head = echo_n = 0;
-	memset(&live, 0, sizeof(live));
-	__atomic_store_n(&live.running, 1, __ATOMIC_RELAXED);
+	memset(&run.S.offset, 0, sizeof(run.S.offset));
+	memset(run.S.app_wire, 0, sizeof(run.S.app_wire));
+	run.S.best_rtt = run.S.best_offset = 0;
+	run.S.nbreach_kept = 0;
+	run.S.log.head = run.S.log.n = run.S.log.dropped = run.S.log.filtered = 0;
+	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = false;
+	run.S.id = id;
+	run.S.stop_reason = STOP_NONE;
+	run.S.start_mono = mono_ns();
+	run.S.first_real = real_ns();
+	run.S.end_mono = 0;
+	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
+	run.echo.head = run.echo.n = 0;
+	memset(&run.live, 0, sizeof(run.live));
+	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
 	cls_session_reset();
 }
 
@@ -4077,13 +4307,13 @@ static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss,
  */
 static int ts_bind_check(int fd, int err)
 {
-	if (ts.hw) {
+	if (run.ts.hw) {
 		ts_restore(fd);
 		warnx_("--interface: SO_BINDTODEVICE %s: %s: hardware stamps need the socket bound to the NIC whose PHC stamps them (needs CAP_NET_RAW; or use --timestamps sw)",
-		       cfg.iface, strerror(err));
+		       cfg->iface, strerror(err));
 		return -1;
 	}
-	warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg.iface, strerror(err));
+	warnx_("warning: binding to %s needs CAP_NET_RAW (%s); continuing unbound", cfg->iface, strerror(err));
 	return 0;
 }
 
@@ -4091,12 +4321,12 @@ static int ts_bind_check(int fd, int err)
 static void log_kernel_stamps(void)
 {
 	side_kernel_stamps();
-	if (S.log.mem && 8 + 8 * (size_t)side.nstamps + 4 + 8 * (size_t)pmc.n <= log_rec_size(side.emit)) {
-		S.log.stamps = side.stamps;
-		S.log.nstamps = side.nstamps;
-		S.log.rec_size = (uint32_t)(8 + 8 * side.nstamps + 4 + 8 * pmc.n);
-	} else if (S.log.mem) {
-		side_set(side.emit);	/* no room: the log and counts stay as they were */
+	if (run.S.log.mem && 8 + 8 * (size_t)run.side.nstamps + 4 + 8 * (size_t)run.pmc.n <= log_rec_size(run.side.emit)) {
+		run.S.log.stamps = run.side.stamps;
+		run.S.log.nstamps = run.side.nstamps;
+		run.S.log.rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
+	} else if (run.S.log.mem) {
+		side_set(run.side.emit);	/* no room: the log and counts stay as they were */
 	}
 }
 
@@ -4112,34 +4342,37 @@ static int setopt_int(int fd, int level, int name, int val)
  */
 static int sock_setup(int fd, int family)
 {
+	/* the run's own socket has -p/--tos; a class socket (cls_open) its class's */
+	int prio = run.K.opening ? run.K.prio[run.K.opening] : cfg->priority;
+	int tos = run.K.opening ? run.K.tos[run.K.opening] : cfg->tos;
 	int r;
 
 	int bind_err = 0;
 
-	if (cfg.iface && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg.iface,
-				    (socklen_t)strlen(cfg.iface)) < 0) {
+	if (cfg->iface && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface,
+				    (socklen_t)strlen(cfg->iface)) < 0) {
 		bind_err = errno;
 		if (errno != EPERM) {
-			warnx_("--interface: SO_BINDTODEVICE %s: %s", cfg.iface, strerror(errno));
+			warnx_("--interface: SO_BINDTODEVICE %s: %s", cfg->iface, strerror(errno));
 			return -1;
 		}
 	}
-	if (ts_setup(fd, cfg.iface, cfg.ts) < 0) {
+	if (ts_setup(fd, cfg->iface, cfg->ts) < 0) {
 		return -1;
 	}
 	if (bind_err && ts_bind_check(fd, bind_err) < 0) {
 		return -1;
 	}
-	ts.ifindex = cfg.iface ? (int)if_nametoindex(cfg.iface) : 0;
-	if (ts.hw && ts.phc_index >= 0 && (r = phc_start(ts.phc_index)) < 0) {
+	run.ts.ifindex = cfg->iface ? (int)if_nametoindex(cfg->iface) : 0;
+	if (run.ts.hw && run.ts.phc_index >= 0 && (r = phc_start(run.ts.phc_index)) < 0) {
 		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
-		       ts.phc_index, strerror(-r));
+		       run.ts.phc_index, strerror(-r));
 	}
-	if (phc.n) {
+	if (run.phc.n) {
 		phc_publish();	/* what the reflector's FIN_ACKs tell the client */
 	}
 	ts_keys_setup();
-	if (ts.hw) {
+	if (run.ts.hw) {
 		log_kernel_stamps();
 	}
 	r = ts_enable_socket(fd);
@@ -4147,41 +4380,41 @@ static int sock_setup(int fd, int family)
 		warnx_("--timestamps: SO_TIMESTAMPING refused: %s", strerror(-r));
 		return -1;
 	}
-	if (cfg.busy_poll_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)cfg.busy_poll_us)) < 0) {
-		warnx_("--busy-poll-us: SO_BUSY_POLL %u refused: %s%s", cfg.busy_poll_us, strerror(-r),
+	if (cfg->busy_poll_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)cfg->busy_poll_us)) < 0) {
+		warnx_("--busy-poll-us: SO_BUSY_POLL %u refused: %s%s", cfg->busy_poll_us, strerror(-r),
 		       r == -EPERM ? " (above net.core.busy_read needs CAP_NET_ADMIN)" : "");
 		return -1;
 	}
-	if (cfg.prefer_busypoll && (r = setopt_int(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, 1)) < 0) {
+	if (cfg->prefer_busypoll && (r = setopt_int(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, 1)) < 0) {
 		warnx_("--prefer-busypoll: SO_PREFER_BUSY_POLL refused: %s%s", strerror(-r),
 		       r == -ENOPROTOOPT ? " (kernel older than 5.11)" : "");
 		return -1;
 	}
-	if (cfg.budget_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, (int)cfg.budget)) < 0) {
-		warnx_("--budget: SO_BUSY_POLL_BUDGET %u refused: %s%s", cfg.budget, strerror(-r),
+	if (cfg->budget_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, (int)cfg->budget)) < 0) {
+		warnx_("--budget: SO_BUSY_POLL_BUDGET %u refused: %s%s", cfg->budget, strerror(-r),
 		       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
 		return -1;
 	}
-	if (cfg.priority >= 0 && (r = setopt_int(fd, SOL_SOCKET, SO_PRIORITY, cfg.priority)) < 0) {
-		warnx_("--priority: SO_PRIORITY %d refused: %s%s", cfg.priority, strerror(-r),
+	if (prio >= 0 && (r = setopt_int(fd, SOL_SOCKET, SO_PRIORITY, prio)) < 0) {
+		warnx_("--priority: SO_PRIORITY %d refused: %s%s", prio, strerror(-r),
 		       r == -EPERM ? " (above 6 needs CAP_NET_ADMIN)" : "");
 		return -1;
 	}
-	if (cfg.tos >= 0) {
-		r = family == AF_INET6 ? setopt_int(fd, IPPROTO_IPV6, IPV6_TCLASS, cfg.tos) : 0;
+	if (tos >= 0) {
+		r = family == AF_INET6 ? setopt_int(fd, IPPROTO_IPV6, IPV6_TCLASS, tos) : 0;
 		if (r == 0) {
-			r = setopt_int(fd, IPPROTO_IP, IP_TOS, cfg.tos);
+			r = setopt_int(fd, IPPROTO_IP, IP_TOS, tos);
 			if (family == AF_INET6 && r < 0) {
 				r = 0;	/* v6-only socket: IPV6_TCLASS is the one */
 			}
 		}
 		if (r < 0) {
-			warnx_("--tos: %d refused: %s", cfg.tos, strerror(-r));
+			warnx_("--tos: %d refused: %s", tos, strerror(-r));
 			return -1;
 		}
 		/* a new IP_TOS resets sk_priority to rt_tos2priority() (net/ipv4/ip_sockglue.c): --priority again */
-		if (cfg.priority >= 0) {
-			setopt_int(fd, SOL_SOCKET, SO_PRIORITY, cfg.priority);
+		if (prio >= 0) {
+			setopt_int(fd, SOL_SOCKET, SO_PRIORITY, prio);
 		}
 	}
 	/* A deeper receive queue rides out bursts of junk; best effort. */
@@ -4218,19 +4451,6 @@ static int ptp_bind_client(int fd, int family)
 	return 0;
 }
 
-/*
- * Only the first fragment of a datagram is timestamped (timestamping.rst:
- * stamps are taken per skb, and on receive the reassembled datagram keeps
- * the stamp of its first fragment), so a datagram larger than the path MTU
- * measures one fragment, not the datagram.  The path MTU of the connected
- * socket (IP_MTU / IPV6_MTU) less the IP and UDP headers is the largest
- * payload that is stamped whole.
- */
-static struct {
-	unsigned mtu;		/* path MTU, 0 = unknown */
-	unsigned payload;	/* largest unfragmented UDP payload */
-	bool fragmented;	/* a size above payload was allowed */
-} path;
 
 static void mtu_probe(int fd, int family)
 {
@@ -4241,11 +4461,11 @@ static void mtu_probe(int fd, int family)
 	r = family == AF_INET6 ? getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &l)
 			       : getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &l);
 	if (r < 0 || mtu <= 0) {
-		path.mtu = 0;
+		run.path.mtu = 0;
 		return;
 	}
-	path.mtu = (unsigned)mtu;
-	path.payload = path.mtu > 48u ? path.mtu - (family == AF_INET6 ? 48u : 28u) : 0;
+	run.path.mtu = (unsigned)mtu;
+	run.path.payload = run.path.mtu > 48u ? run.path.mtu - (family == AF_INET6 ? 48u : 28u) : 0;
 }
 
 /*
@@ -4254,16 +4474,16 @@ static void mtu_probe(int fd, int family)
  */
 static int mtu_check(unsigned size)
 {
-	size += proto_pre;	/* the PTP header rides in the same datagram */
-	if (!path.mtu || size <= path.payload) {
+	size += run.proto_pre;	/* the PTP header rides in the same datagram */
+	if (!run.path.mtu || size <= run.path.payload) {
 		return 0;
 	}
-	if (cfg.allow_fragments) {
-		path.fragmented = true;
+	if (cfg->allow_fragments) {
+		run.path.fragmented = true;
 		return 0;
 	}
 	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
-	       size, path.mtu, cfg.address ? cfg.address : "the peer", path.payload, path.payload);
+	       size, run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload, run.path.payload);
 	return -1;
 }
 
@@ -4274,9 +4494,7 @@ static int mtu_check(unsigned size)
  * ends always live in one kernel, stamped by one CLOCK_REALTIME), with
  * kernel stamps on both sides.  Anything else is "none".
  */
-enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH, OW_PHC };
 static const char *const ow_name[] = { "none", "loopback", "veth", "phc" };
-static enum ow_evidence ow_evidence;
 
 /* The driver behind IFACE (ETHTOOL_GDRVINFO); 0 or -errno. */
 static int iface_driver(int fd, const char *ifname, char *out, size_t len)
@@ -4297,14 +4515,14 @@ static void ow_probe(int fd, const struct sockaddr_storage *peer)
 	const struct sockaddr_in6 *a6 = (const void *)peer;
 	char drv[40];
 
-	ow_evidence = OW_NONE;
+	run.ow_evidence = OW_NONE;
 	if ((peer->ss_family == AF_INET && (ntohl(a4->sin_addr.s_addr) >> 24) == 127) ||
 	    (peer->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) ||
-	    (cfg.iface && !strcmp(cfg.iface, "lo"))) {
-		ow_evidence = OW_LOOPBACK;
-	} else if (cfg.iface && !ts.hw && iface_driver(fd, cfg.iface, drv, sizeof(drv)) == 0 &&
+	    (cfg->iface && !strcmp(cfg->iface, "lo"))) {
+		run.ow_evidence = OW_LOOPBACK;
+	} else if (cfg->iface && !run.ts.hw && iface_driver(fd, cfg->iface, drv, sizeof(drv)) == 0 &&
 		   !strcmp(drv, "veth")) {
-		ow_evidence = OW_VETH;
+		run.ow_evidence = OW_VETH;
 	}
 }
 
@@ -4314,7 +4532,7 @@ static int sock_open_emit(void)
 	socklen_t len;
 	int fd;
 
-	if (resolve(cfg.address, cfg.port, &peer, &len) < 0) {
+	if (resolve(cfg->address, cfg->port, &peer, &len) < 0) {
 		return -1;
 	}
 	fd = socket(peer.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -4322,23 +4540,23 @@ static int sock_open_emit(void)
 		warnx_("socket: %s", strerror(errno));
 		return -1;
 	}
-	sock_fd = fd;
+	run.sock_fd = fd;
 	if (sock_setup(fd, peer.ss_family) < 0) {
 		return -1;
 	}
 	/* local receive-buffer drops, reported apart from network loss; best effort */
 	setopt_int(fd, SOL_SOCKET, SO_RXQ_OVFL, 1);
-	if (cfg.ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
+	if (cfg->ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
 		return -1;
 	}
 	/* connect(): the kernel then drops datagrams from anyone but the peer */
 	if (connect(fd, (struct sockaddr *)&peer, len) < 0) {
-		warnx_("--address: cannot reach %s port %u: %s", cfg.address, cfg.port, strerror(errno));
+		warnx_("--address: cannot reach %s port %u: %s", cfg->address, cfg->port, strerror(errno));
 		return -1;
 	}
 	mtu_probe(fd, peer.ss_family);
 	ow_probe(fd, &peer);
-	if (mtu_check(cfg.size) < 0) {
+	if (mtu_check(cfg->size) < 0) {
 		return -1;
 	}
 	return fd;
@@ -4346,8 +4564,8 @@ static int sock_open_emit(void)
 
 static int sock_open_reflect(void)
 {
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)cfg.port) };
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg.port) };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)cfg->port) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port) };
 	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), family = AF_INET6;
 	int r;
 
@@ -4364,7 +4582,7 @@ static int sock_open_reflect(void)
 		warnx_("socket: %s", strerror(errno));
 		return -1;
 	}
-	sock_fd = fd;
+	run.sock_fd = fd;
 	if (sock_setup(fd, family) < 0) {
 		return -1;
 	}
@@ -4378,11 +4596,11 @@ static int sock_open_reflect(void)
 	r = family == AF_INET6 ? bind(fd, (struct sockaddr *)&a6, sizeof(a6))
 			       : bind(fd, (struct sockaddr *)&a4, sizeof(a4));
 	if (r < 0) {
-		if (cfg.ptp_probe && errno == EADDRINUSE) {
+		if (cfg->ptp_probe && errno == EADDRINUSE) {
 			ptp_port_busy();
 			return -1;
 		}
-		warnx_("--port: cannot listen on UDP port %u: %s%s", cfg.port, strerror(errno),
+		warnx_("--port: cannot listen on UDP port %u: %s%s", cfg->port, strerror(errno),
 		       errno == EADDRINUSE ? " (another reflector running?)" : "");
 		return -1;
 	}
@@ -4396,14 +4614,14 @@ static void set_rcvtimeo(uint64_t ns)
 	if (!tv.tv_sec && !tv.tv_usec) {
 		tv.tv_usec = 1;	/* zero would mean "block forever" */
 	}
-	setsockopt(sock_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(run.sock_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	cls_set_rcvtimeo(&tv);
 }
 
 /* Wait until fd is readable/errored or the relative timeout passes. */
 static int wait_fd(uint64_t ns, short events)
 {
-	struct pollfd p = { sock_fd, events, 0 };
+	struct pollfd p = { run.sock_fd, events, 0 };
 	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
 
 	if (cls_multi_sock()) {
@@ -4440,65 +4658,38 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
 	};
-	ssize_t n = recvmsg(sock_fd, &msg, flags);
+	ssize_t n = recvmsg(run.sock_fd, &msg, flags);
 
 	if (n < 0) {
 		return nothing_now(errno) ? 0 : -errno;
 	}
-	rx->app = cfg.sw_stamps ? real_ns() : 0;
-	pmc_read(pmc_rx);
+	rx->app = cfg->sw_stamps ? real_ns() : 0;
+	pmc_read(run.pmc_rx);
 	ts_parse(&msg, &rx->c);
 	ctl(&msg);
-	ts_rx_kernel = ts.hw ? rx->c.sw : 0;
+	run.ts_rx_kernel = run.ts.hw ? rx->c.sw : 0;
 	rx->fromlen = msg.msg_namelen;
 	rx->trunc = msg.msg_flags & MSG_TRUNC;
-	rx->ours = !proto_pre || (n = ptp_strip(buf, n)) >= 0;
+	rx->ours = !run.proto_pre || (n = ptp_strip(buf, n)) >= 0;
 	rx->len = rx->ours ? (size_t)n : 0;
 	return 1;
 }
 
 /* ----------------------------------------------------------------- emit */
 
-/* State of the client's loop. */
-static struct {
-	uint8_t *tx, *rx;
-	size_t rxcap;
-	uint64_t next_seq, total, outstanding, oldest, txpend;
-	uint64_t *keyseq;	/* OPT_ID key -> seq of the ping it stamped */
-	uint64_t end;		/* CLOCK_MONOTONIC end of -d, 0 = none */
-	uint64_t rcvtimeo;	/* SO_RCVTIMEO now set, ns */
-	uint64_t overruns;	/* --interval slots skipped because we were late */
-	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
-	bool fin_acked, fin_more;
-	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
-	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
-	uint64_t first_rx_mono;
-	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
-	bool busy;		/* the reflector answered BUSY: another session runs there */
-	bool waited;		/* --interval: the last step received, not only sent */
-	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
-	uint64_t answered[1024];	/* seqs answered (or never sent), beyond the window: replays */
-	/* the reflector's PHC reading and boot id, from its FIN_ACK (method 0 = none) */
-	struct {
-		int64_t off;
-		uint32_t window;
-		uint8_t method, disciplined;
-		uint64_t boot_id;
-	} srv_phc;
-} E;
 
 #define ANSWERED_BITS	(1024 * 64)
 
 static void answered_set(uint64_t seq, bool on)
 {
-	uint64_t b = 1ULL << (seq % 64), *w = &E.answered[(seq % ANSWERED_BITS) / 64];
+	uint64_t b = 1ULL << (seq % 64), *w = &run.E.answered[(seq % ANSWERED_BITS) / 64];
 
 	*w = on ? *w | b : *w & ~b;
 }
 
 static bool answered_get(uint64_t seq)
 {
-	return E.answered[(seq % ANSWERED_BITS) / 64] & (1ULL << (seq % 64));
+	return run.E.answered[(seq % ANSWERED_BITS) / 64] & (1ULL << (seq % 64));
 }
 
 #define KEY_NONE	UINT64_MAX
@@ -4523,29 +4714,29 @@ static bool answered_get(uint64_t seq)
 
 static bool cls_multi(void)
 {
-	return K.ncls > 1 || K.nsz > 1;
+	return run.K.ncls > 1 || run.K.nsz > 1;
 }
 
 /* Back to a plain run (cfg_defaults: the unit tests parse many command lines). */
 static void cls_defaults(void)
 {
-	memset(&K, 0, sizeof(K));
-	K.ncls = K.nsz = 1;
-	K.rx_tos = K.r_prio = K.r_tos = -1;
+	memset(&run.K, 0, sizeof(run.K));
+	run.K.ncls = run.K.nsz = 1;
+	run.K.rx_tos = run.K.r_prio = run.K.r_tos = -1;
 }
 
 /* Emit with classes: the loop has more than one socket to wait on. */
 static bool cls_multi_sock(void)
 {
-	return side.emit && K.ncls > 1 && K.fd[1] > 0;
+	return run.side.emit && run.K.ncls > 1 && run.K.fd[1] > 0;
 }
 
 static int cls_of(uint64_t seq)
 {
-	if (K.cmap) {
-		return K.cmap[seq & K.cmap_mask];
+	if (run.K.cmap) {
+		return run.K.cmap[seq & run.K.cmap_mask];
 	}
-	return (int)(seq % (uint64_t)K.ncls);
+	return (int)(seq % (uint64_t)run.K.ncls);
 }
 
 /* Which size a sequence number was sent with (sizes are measured in order). */
@@ -4553,8 +4744,8 @@ static int size_of(uint64_t seq)
 {
 	int i;
 
-	for (i = K.phase; i > 0; i--) {
-		if (seq >= K.phase_seq0[i]) {
+	for (i = run.K.phase; i > 0; i--) {
+		if (seq >= run.K.phase_seq0[i]) {
 			break;
 		}
 	}
@@ -4564,24 +4755,24 @@ static int size_of(uint64_t seq)
 /* The length of the ping with this seq: a pong must have exactly that. */
 static size_t ping_len(uint64_t seq)
 {
-	size_t n = K.nsz ? K.size[size_of(seq)] : 0;
+	size_t n = run.K.nsz ? run.K.size[size_of(seq)] : 0;
 
-	return n ? n : cfg.size;
+	return n ? n : cfg->size;
 }
 
 /* The rows a transaction belongs to: its class, its size, its cell. */
 static int cls_rows(uint64_t seq, struct grp **rows)
 {
-	int c = K.analyze ? K.a_cls : cls_of(seq), z = K.analyze ? K.a_size : size_of(seq), n = 0;
+	int c = run.K.analyze ? run.K.a_cls : cls_of(seq), z = run.K.analyze ? run.K.a_size : size_of(seq), n = 0;
 
-	if (K.ncls > 1) {
-		rows[n++] = &K.g[c];
+	if (run.K.ncls > 1) {
+		rows[n++] = &run.K.g[c];
 	}
-	if (K.nsz > 1) {
-		rows[n++] = &K.g[K.ncls + z];
+	if (run.K.nsz > 1) {
+		rows[n++] = &run.K.g[run.K.ncls + z];
 	}
-	if (K.ncls > 1 && K.nsz > 1) {
-		rows[n++] = &K.g[K.ncls + K.nsz + c * K.nsz + z];
+	if (run.K.ncls > 1 && run.K.nsz > 1) {
+		rows[n++] = &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z];
 	}
 	return n;
 }
@@ -4591,7 +4782,7 @@ static void cls_count(uint64_t seq, int what)
 	struct grp *rows[3];
 	int i, n;
 
-	if (!K.g) {
+	if (!run.K.g) {
 		return;
 	}
 	n = cls_rows(seq, rows);
@@ -4605,7 +4796,7 @@ static void cls_sample(uint64_t seq, int64_t v)
 	struct grp *rows[3];
 	int i, n;
 
-	if (!K.g) {
+	if (!run.K.g) {
 		return;
 	}
 	n = cls_rows(seq, rows);
@@ -4617,22 +4808,22 @@ static void cls_sample(uint64_t seq, int64_t v)
 /* Rows and their histograms, before the memory is locked. */
 static int cls_alloc(uint64_t out_cap)
 {
-	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 	int i;
 
 	if (!cls_multi()) {
 		return 0;
 	}
-	K.ng = K.ncls + K.nsz + K.ncls * K.nsz;
-	K.g = calloc((size_t)K.ng, sizeof(*K.g));
+	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
+	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
 	if (out_cap > 65536) {
 		out_cap = 65536;	/* a row's exact store: tails above -o stay exact to there */
 	}
-	if (!K.g) {
+	if (!run.K.g) {
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < K.ng; i++) {
+	for (i = 0; i < run.K.ng; i++) {
 		uint64_t *b = calloc(nb, 8);
 		int64_t *o = calloc(out_cap, 8);
 
@@ -4642,7 +4833,7 @@ static int cls_alloc(uint64_t out_cap)
 			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 			return -1;
 		}
-		hist_init(&K.g[i].h, cfg.bucket_ns, cfg.bound_ns, b, o, out_cap);
+		hist_init(&run.K.g[i].h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
 	}
 	return 0;
 }
@@ -4650,54 +4841,51 @@ static int cls_alloc(uint64_t out_cap)
 /* Every class after the first gets its own socket, set up like the first. */
 static int cls_open(void)
 {
-	int k, saved_prio = cfg.priority, saved_tos = cfg.tos, first = sock_fd;
-	struct ts_state keep = ts;	/* a second ts_setup() must not overwrite what to restore */
+	int k, first = run.sock_fd;
+	struct ts_state keep = run.ts;	/* a second ts_setup() must not overwrite what to restore */
 
-	K.fd[0] = sock_fd;
+	run.K.fd[0] = run.sock_fd;
 	/* every size of the list against the path MTU, as the one --size is */
-	for (k = 0; side.emit && K.nsz > 1 && k < K.nsz; k++) {
-		if (mtu_check(K.size[k]) < 0) {
+	for (k = 0; run.side.emit && run.K.nsz > 1 && k < run.K.nsz; k++) {
+		if (mtu_check(run.K.size[k]) < 0) {
 			return -1;
 		}
 	}
-	if (!side.emit) {
+	if (!run.side.emit) {
 		/* the reflector learns each ping's TOS to answer in it */
-		setopt_int(sock_fd, IPPROTO_IP, IP_RECVTOS, 1);
-		setopt_int(sock_fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
-		K.r_prio = cfg.priority;
-		K.r_tos = cfg.tos;
+		setopt_int(run.sock_fd, IPPROTO_IP, IP_RECVTOS, 1);
+		setopt_int(run.sock_fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
+		run.K.r_prio = cfg->priority;
+		run.K.r_tos = cfg->tos;
 		return 0;
 	}
-	for (k = 1; k < K.ncls; k++) {
-		cfg.priority = K.prio[k];
-		cfg.tos = K.tos[k];
+	for (k = 1; k < run.K.ncls; k++) {
+		run.K.opening = k;
 		/* sock_open_emit() sets sock_fd; ts_setup() on the same device is a no-op the second time */
 		if (sock_open_emit() < 0) {
-			cfg.priority = saved_prio;
-			cfg.tos = saved_tos;
-			sock_fd = first;
+			run.K.opening = 0;
+			run.sock_fd = first;
 			return -1;
 		}
-		ts = keep;
-		K.fd[k] = sock_fd;
-		K.next_key[k] = 0;
-		K.keyseq[k] = calloc(win_mask + 1, sizeof(uint64_t));
-		if (!K.keyseq[k]) {
+		run.ts = keep;
+		run.K.fd[k] = run.sock_fd;
+		run.K.next_key[k] = 0;
+		run.K.keyseq[k] = calloc(run.win.mask + 1, sizeof(uint64_t));
+		if (!run.K.keyseq[k]) {
 			warnx_("cannot allocate: %s", strerror(errno));
 			return -1;
 		}
 	}
-	cfg.priority = saved_prio;
-	cfg.tos = saved_tos;
-	sock_fd = first;
-	ts = keep;
-	if (K.nival) {
+	run.K.opening = 0;
+	run.sock_fd = first;
+	run.ts = keep;
+	if (run.K.nival) {
 		/* every seq still in the window or in the log ring keeps its class */
-		uint64_t n = pow2_at_least(win_mask + 1 + S.log.cap);
+		uint64_t n = pow2_at_least(run.win.mask + 1 + run.S.log.cap);
 
-		K.cmap = calloc(n, 1);
-		K.cmap_mask = n - 1;
-		if (!K.cmap) {
+		run.K.cmap = calloc(n, 1);
+		run.K.cmap_mask = n - 1;
+		if (!run.K.cmap) {
 			warnx_("cannot allocate: %s", strerror(errno));
 			return -1;
 		}
@@ -4708,41 +4896,41 @@ static int cls_open(void)
 /* Make class k's socket the one the loop sends, receives and drains on. */
 static void cls_use(int k)
 {
-	if (k == K.cur) {
+	if (k == run.K.cur) {
 		return;
 	}
-	K.next_key[K.cur] = ts.next_key;
-	K.keyseq[K.cur] = E.keyseq;
-	K.cur = k;
-	sock_fd = K.fd[k];
-	ts.next_key = K.next_key[k];
-	E.keyseq = K.keyseq[k];
+	run.K.next_key[run.K.cur] = run.ts.next_key;
+	run.K.keyseq[run.K.cur] = run.E.keyseq;
+	run.K.cur = k;
+	run.sock_fd = run.K.fd[k];
+	run.ts.next_key = run.K.next_key[k];
+	run.E.keyseq = run.K.keyseq[k];
 }
 
 /* Before a ping: its class's socket, its size, and the flags that carry the class. */
 static uint16_t cls_before_send(uint64_t seq, uint64_t now)
 {
-	int ph = K.phase;
+	int ph = run.K.phase;
 
-	if (K.nsz > 1) {
-		if (cfg.count) {
-			ph = (int)(seq / (cfg.warmup + cfg.count));
-		} else if (K.phase_ns && now > S.start_mono) {
-			ph = (int)((now - S.start_mono) / K.phase_ns);
+	if (run.K.nsz > 1) {
+		if (cfg->count) {
+			ph = (int)(seq / (cfg->warmup + cfg->count));
+		} else if (run.K.phase_ns && now > run.S.start_mono) {
+			ph = (int)((now - run.S.start_mono) / run.K.phase_ns);
 		}
-		if (ph >= K.nsz) {
-			ph = K.nsz - 1;
+		if (ph >= run.K.nsz) {
+			ph = run.K.nsz - 1;
 		}
-		while (K.phase < ph) {
-			K.phase_seq0[++K.phase] = seq;	/* a size -d skipped entirely gets none */
-			K.tx_size = K.size[K.phase];
+		while (run.K.phase < ph) {
+			run.K.phase_seq0[++run.K.phase] = seq;	/* a size -d skipped entirely gets none */
+			run.K.tx_size = run.K.size[run.K.phase];
 		}
 	}
-	if (K.ncls <= 1) {
+	if (run.K.ncls <= 1) {
 		return 0;
 	}
 	cls_use(cls_of(seq));
-	return (uint16_t)(PF_CLASS | (K.prio[K.cur] >= 0 ? (unsigned)(K.prio[K.cur] + 1) << PF_PRIO_SHIFT : 0));
+	return (uint16_t)(PF_CLASS | (run.K.prio[run.K.cur] >= 0 ? (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT : 0));
 }
 
 static void emit_expire(uint64_t now);
@@ -4760,33 +4948,33 @@ static int cls_interval_step(void)
 	int k, b = 0;
 
 	emit_expire(now);
-	for (k = 0; k < K.ncls; k++) {
-		if (!K.next[k]) {
-			K.next[k] = S.start_mono;
+	for (k = 0; k < run.K.ncls; k++) {
+		if (!run.K.next[k]) {
+			run.K.next[k] = run.S.start_mono;
 		}
-		if (K.next[k] < K.next[b]) {
+		if (run.K.next[k] < run.K.next[b]) {
 			b = k;
 		}
 	}
-	if (now >= K.next[b]) {
-		K.cmap[E.next_seq & K.cmap_mask] = (uint8_t)b;
-		emit_send(E.next_seq++, now);
-		K.next[b] += K.ival[b];
-		if (K.next[b] <= now) {
-			uint64_t skip = (now - K.next[b]) / K.ival[b] + 1;
+	if (now >= run.K.next[b]) {
+		run.K.cmap[run.E.next_seq & run.K.cmap_mask] = (uint8_t)b;
+		emit_send(run.E.next_seq++, now);
+		run.K.next[b] += run.K.ival[b];
+		if (run.K.next[b] <= now) {
+			uint64_t skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
 
-			E.overruns += skip;
-			K.next[b] += skip * K.ival[b];
+			run.E.overruns += skip;
+			run.K.next[b] += skip * run.K.ival[b];
 		}
 		return 0;
 	}
-	limit = K.next[b];
+	limit = run.K.next[b];
 	dl = emit_next_deadline();
 	if (dl && dl < limit) {
 		limit = dl;
 	}
-	if (E.end && E.end < limit) {
-		limit = E.end;
+	if (run.E.end && run.E.end < limit) {
+		limit = run.E.end;
 	}
 	return emit_wait_until(limit, true);
 }
@@ -4794,7 +4982,7 @@ static int cls_interval_step(void)
 /* Warm-up: the first -w pings of each size. */
 static bool cls_warmup(uint64_t seq)
 {
-	return seq - K.phase_seq0[K.phase] < cfg.warmup;
+	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
 }
 
 /* Interval mode and the end of the run: wait on every class's socket. */
@@ -4804,13 +4992,13 @@ static int cls_wait(uint64_t ns, short events)
 	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
 	int k;
 
-	for (k = 0; k < K.ncls; k++) {
-		p[k] = (struct pollfd){ K.fd[k], events, 0 };
+	for (k = 0; k < run.K.ncls; k++) {
+		p[k] = (struct pollfd){ run.K.fd[k], events, 0 };
 	}
-	if (ppoll(p, (nfds_t)K.ncls, &t, NULL) <= 0) {
+	if (ppoll(p, (nfds_t)run.K.ncls, &t, NULL) <= 0) {
 		return 0;
 	}
-	for (k = 0; k < K.ncls; k++) {
+	for (k = 0; k < run.K.ncls; k++) {
 		if (p[k].revents) {
 			cls_use(k);
 			return p[k].revents;
@@ -4826,7 +5014,7 @@ static int cls_spin_recv(void)
 {
 	int k, r, got = 0;
 
-	for (k = 0; k < K.ncls; k++) {
+	for (k = 0; k < run.K.ncls; k++) {
 		cls_use(k);
 		r = emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
@@ -4841,8 +5029,8 @@ static void cls_set_rcvtimeo(const struct timeval *tv)
 {
 	int k;
 
-	for (k = 1; side.emit && k < K.ncls; k++) {
-		setsockopt(K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
+	for (k = 1; run.side.emit && k < run.K.ncls; k++) {
+		setsockopt(run.K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
 	}
 }
 
@@ -4851,16 +5039,16 @@ static void cls_rx_tos(struct msghdr *msg)
 {
 	struct cmsghdr *cm;
 
-	K.rx_tos = -1;
+	run.K.rx_tos = -1;
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS && cm->cmsg_len >= CMSG_LEN(1)) {
-			K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
+			run.K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
 		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
 			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
 			int v;
 
 			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			K.rx_tos = v & 0xff;
+			run.K.rx_tos = v & 0xff;
 		}
 	}
 }
@@ -4869,9 +5057,9 @@ static void cls_set_tos(int tos)
 {
 	int v = tos < 0 ? 0 : tos;
 
-	setopt_int(sock_fd, IPPROTO_IPV6, IPV6_TCLASS, v);
-	setopt_int(sock_fd, IPPROTO_IP, IP_TOS, v);
-	K.r_tos = tos;
+	setopt_int(run.sock_fd, IPPROTO_IPV6, IPV6_TCLASS, v);
+	setopt_int(run.sock_fd, IPPROTO_IP, IP_TOS, v);
+	run.K.r_tos = tos;
 }
 
 /*
@@ -4881,36 +5069,36 @@ static void cls_set_tos(int tos)
  */
 static void cls_reflect(const struct proto_msg *m)
 {
-	int prio = cfg.priority, tos = cfg.tos, i;
+	int prio = cfg->priority, tos = cfg->tos, i;
 
 	if (m->flags & PF_CLASS) {
 		unsigned p = (m->flags >> PF_PRIO_SHIFT) & 0xf;
 
-		prio = p ? (int)p - 1 : cfg.priority;
-		tos = K.rx_tos >= 0 ? K.rx_tos : cfg.tos;
-		for (i = 0; i < K.rn; i++) {
-			if (K.r[i].prio == prio && K.r[i].tos == tos) {
+		prio = p ? (int)p - 1 : cfg->priority;
+		tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
+		for (i = 0; i < run.K.rn; i++) {
+			if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
 				break;
 			}
 		}
-		if (i == K.rn && K.rn < 16) {
-			K.r[K.rn].prio = prio;
-			K.r[K.rn].tos = tos;
-			K.rn++;
+		if (i == run.K.rn && run.K.rn < 16) {
+			run.K.r[run.K.rn].prio = prio;
+			run.K.r[run.K.rn].tos = tos;
+			run.K.rn++;
 		}
-		if (i < K.rn) {
-			K.r[i].answered++;
-			K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
+		if (i < run.K.rn) {
+			run.K.r[i].answered++;
+			run.K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
 		}
 	}
 	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
-	if (tos != K.r_tos) {
+	if (tos != run.K.r_tos) {
 		cls_set_tos(tos);
-		K.r_prio = -2;
+		run.K.r_prio = -2;
 	}
-	if (prio != K.r_prio) {
-		setopt_int(sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
-		K.r_prio = prio;
+	if (prio != run.K.r_prio) {
+		setopt_int(run.sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
+		run.K.r_prio = prio;
 	}
 }
 
@@ -4918,14 +5106,14 @@ static void cls_session_reset(void)
 {
 	int i;
 
-	K.rn = 0;
-	memset(K.r, 0, sizeof(K.r));
-	K.phase = 0;
-	memset(K.phase_seq0, 0, sizeof(K.phase_seq0));
-	K.tx_size = K.size[0];
-	for (i = 0; K.g && i < K.ng; i++) {
-		memset(K.g[i].n, 0, sizeof(K.g[i].n));
-		hist_reset(&K.g[i].h);
+	run.K.rn = 0;
+	memset(run.K.r, 0, sizeof(run.K.r));
+	run.K.phase = 0;
+	memset(run.K.phase_seq0, 0, sizeof(run.K.phase_seq0));
+	run.K.tx_size = run.K.size[0];
+	for (i = 0; run.K.g && i < run.K.ng; i++) {
+		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
+		hist_reset(&run.K.g[i].h);
 	}
 }
 
@@ -4934,18 +5122,18 @@ static char *cls_label(char *buf, size_t len, int c)
 {
 	char p[16] = "-", t[16] = "-";
 
-	if (K.analyze) {
+	if (run.K.analyze) {
 		snprintf(buf, len, "%d", c);	/* a log knows the class by its index */
 		return buf;
 	}
-	if (K.prio[c] >= 0) {
-		snprintf(p, sizeof(p), "%d", K.prio[c]);
+	if (run.K.prio[c] >= 0) {
+		snprintf(p, sizeof(p), "%d", run.K.prio[c]);
 	}
-	if (K.tos[c] >= 0) {
-		snprintf(t, sizeof(t), "0x%02x", K.tos[c]);
+	if (run.K.tos[c] >= 0) {
+		snprintf(t, sizeof(t), "0x%02x", run.K.tos[c]);
 	}
-	if (K.nival) {
-		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(K.ival[c] / NSEC_PER_US));
+	if (run.K.nival) {
+		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(run.K.ival[c] / NSEC_PER_US));
 		return buf;
 	}
 	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
@@ -4955,14 +5143,14 @@ static char *cls_label(char *buf, size_t len, int c)
 /* CLASS and SIZE log columns (header when seq is NULL) of a run with lists. */
 static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
 {
-	if (!side.emit || K.analyze || !K.g) {
+	if (!run.side.emit || run.K.analyze || !run.K.g) {
 		return p;
 	}
-	if (K.ncls > 1) {
+	if (run.K.ncls > 1) {
 		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) : fmt_str(p, csv ? ",class" : " CLASS");
 	}
-	if (K.nsz > 1) {
-		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
+	if (run.K.nsz > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), run.K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
 	}
 	return p;
 }
@@ -4973,20 +5161,20 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	int n = 0;
 
 	buf[0] = 0;
-	if (K.analyze) {
+	if (run.K.analyze) {
 		return buf;	/* a log row's class and size are in its columns, not in its seq */
 	}
-	if (K.ncls > 1) {
+	if (run.K.ncls > 1) {
 		n = snprintf(buf, len, " class=%d", cls_of(seq));
-		if (K.prio[cls_of(seq)] >= 0) {
-			n += snprintf(buf + n, len - (size_t)n, " priority=%d", K.prio[cls_of(seq)]);
+		if (run.K.prio[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " priority=%d", run.K.prio[cls_of(seq)]);
 		}
-		if (K.tos[cls_of(seq)] >= 0) {
-			n += snprintf(buf + n, len - (size_t)n, " tos=%d", K.tos[cls_of(seq)]);
+		if (run.K.tos[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " tos=%d", run.K.tos[cls_of(seq)]);
 		}
 	}
-	if (K.nsz > 1 && (size_t)n < len) {
-		snprintf(buf + n, len - (size_t)n, " size=%u", K.size[size_of(seq)]);
+	if (run.K.nsz > 1 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, " size=%u", run.K.size[size_of(seq)]);
 	}
 	return buf;
 }
@@ -5011,36 +5199,36 @@ static void cls_report(FILE *f)
 	char lab[64];
 	int c, z;
 
-	if (!side.emit) {
-		for (c = 0; c < K.rn; c++) {
+	if (!run.side.emit) {
+		for (c = 0; c < run.K.rn; c++) {
 			if (!c) {
 				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
 					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
 			}
-			snprintf(lab, sizeof(lab), "0x%02x", K.r[c].tos < 0 ? 0 : K.r[c].tos);
-			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", K.r[c].prio, lab, K.r[c].answered,
-				K.r[c].warmup);
+			snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
+			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab, run.K.r[c].answered,
+				run.K.r[c].warmup);
 		}
 		return;
 	}
-	if (!K.g) {
+	if (!run.K.g) {
 		return;
 	}
 	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
-		K.ncls > 1 && K.nsz > 1 ? "Classes x sizes" : K.ncls > 1 ? "Classes" : "Sizes",
-		K.ncls > 1 ? (K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
+		run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes",
+		run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
 		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
-	for (c = 0; K.ncls > 1 && c < K.ncls; c++) {
-		cls_row(f, cls_label(lab, sizeof(lab), c), &K.g[c]);
+	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
+		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
 	}
-	for (z = 0; K.nsz > 1 && z < K.nsz; z++) {
-		snprintf(lab, sizeof(lab), K.ncls > 1 ? "all  %u B" : "%u B", K.size[z]);
-		cls_row(f, lab, &K.g[K.ncls + z]);
+	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
+		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
+		cls_row(f, lab, &run.K.g[run.K.ncls + z]);
 	}
-	for (c = 0; K.ncls > 1 && K.nsz > 1 && c < K.ncls; c++) {
-		for (z = 0; z < K.nsz; z++) {
-			snprintf(lab, sizeof(lab), "%d  %u B", c, K.size[z]);
-			cls_row(f, lab, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
+		for (z = 0; z < run.K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
+			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
 		}
 	}
 }
@@ -5083,36 +5271,36 @@ static void cls_json(FILE *f)
 {
 	int c, z;
 
-	if (!side.emit) {
-		if (!K.rn) {
+	if (!run.side.emit) {
+		if (!run.K.rn) {
 			return;
 		}
 		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < K.rn; c++) {
+		for (c = 0; c < run.K.rn; c++) {
 			fprintf(f, "%s\n    {", c ? "," : "");
-			cls_json_prio_tos(f, K.r[c].prio, K.r[c].tos);
-			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", K.r[c].answered, K.r[c].warmup);
+			cls_json_prio_tos(f, run.K.r[c].prio, run.K.r[c].tos);
+			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", run.K.r[c].answered, run.K.r[c].warmup);
 		}
 		fprintf(f, "\n  ],\n");
 		return;
 	}
-	if (!K.g) {
+	if (!run.K.g) {
 		return;
 	}
-	if (K.ncls > 1) {
+	if (run.K.ncls > 1) {
 		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < K.ncls; c++) {
+		for (c = 0; c < run.K.ncls; c++) {
 			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
-			cls_json_prio_tos(f, K.prio[c], K.tos[c]);
-			if (K.nival) {
-				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(K.ival[c] / NSEC_PER_US));
+			cls_json_prio_tos(f, run.K.prio[c], run.K.tos[c]);
+			if (run.K.nival) {
+				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(run.K.ival[c] / NSEC_PER_US));
 			}
-			cls_json_row(f, &K.g[c]);
-			if (K.nsz > 1) {
+			cls_json_row(f, &run.K.g[c]);
+			if (run.K.nsz > 1) {
 				fprintf(f, ",\n      \"sizes\": [");
-				for (z = 0; z < K.nsz; z++) {
-					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", K.size[z]);
-					cls_json_row(f, &K.g[K.ncls + K.nsz + c * K.nsz + z]);
+				for (z = 0; z < run.K.nsz; z++) {
+					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", run.K.size[z]);
+					cls_json_row(f, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
 					fputc('}', f);
 				}
 				fprintf(f, "]");
@@ -5121,11 +5309,11 @@ static void cls_json(FILE *f)
 		}
 		fprintf(f, "\n  ],\n");
 	}
-	if (K.nsz > 1) {
+	if (run.K.nsz > 1) {
 		fprintf(f, "  \"sizes\": [");
-		for (z = 0; z < K.nsz; z++) {
-			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", K.size[z]);
-			cls_json_row(f, &K.g[K.ncls + z]);
+		for (z = 0; z < run.K.nsz; z++) {
+			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", run.K.size[z]);
+			cls_json_row(f, &run.K.g[run.K.ncls + z]);
 			fputc('}', f);
 		}
 		fprintf(f, "\n  ],\n");
@@ -5135,26 +5323,26 @@ static void cls_json(FILE *f)
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
-	S.c.lost++;
+	run.S.c.lost++;
 	cls_count(x->seq, CG_LOST);
-	E.outstanding--;
-	__atomic_store_n(&live.lost, S.c.lost, __ATOMIC_RELAXED);
+	run.E.outstanding--;
+	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
 }
 
 static void emit_on_tx(uint32_t key, uint64_t wire)
 {
-	uint64_t seq = E.keyseq[key & win_mask];
-	struct txn *x = &win[seq & win_mask];
+	uint64_t seq = run.E.keyseq[key & run.win.mask];
+	struct txn *x = &run.win.slot[seq & run.win.mask];
 
 	if (seq == KEY_NONE) {
 		return;		/* a FIN's stamp */
 	}
 	if (!(x->st & TF_TXPEND) || x->seq != seq || x->txkey != key) {
-		S.c.tx_unmatched++;
+		run.S.c.tx_unmatched++;
 		return;
 	}
 	x->st &= (uint16_t)~TF_TXPEND;
-	E.txpend--;
+	run.E.txpend--;
 	x->t[T1W] = wire;
 	txn_account(x);
 }
@@ -5168,8 +5356,8 @@ static void emit_on_tx(uint32_t key, uint64_t wire)
  */
 static void emit_drain_if(bool force)
 {
-	if (E.txpend && (force || E.txpend >= TS_BATCH)) {
-		ts_drain(sock_fd, emit_on_tx, (int)E.txpend);
+	if (run.E.txpend && (force || run.E.txpend >= TS_BATCH)) {
+		ts_drain(run.sock_fd, emit_on_tx, (int)run.E.txpend);
 	}
 }
 
@@ -5181,21 +5369,21 @@ static void emit_drain(void)
 /* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
 static void send_failed(int err)
 {
-	S.c.send_errors++;
+	run.S.c.send_errors++;
 	if (err == ECONNREFUSED) {
-		S.c.refused++;
+		run.S.c.refused++;
 	}
-	if (side.emit) {
+	if (run.side.emit) {
 		emit_drain();
 	}
-	ts_rekey(sock_fd);
+	ts_rekey(run.sock_fd);
 }
 
 static void emit_send(uint64_t seq, uint64_t now)
 {
-	struct txn *x = &win[seq & win_mask];
+	struct txn *x = &run.win.slot[seq & run.win.mask];
 	struct proto_msg m = {
-		.type = PT_PING, .session = S.id, .idle_ms = E.idle_ms, .seq = seq,
+		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
 	};
 
 	if (x->st & TF_USED) {
@@ -5203,7 +5391,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 			emit_lost(x);
 		}
 		if (x->st & TF_TXPEND) {
-			E.txpend--;
+			run.E.txpend--;
 		}
 		txn_retire(x);
 	}
@@ -5214,17 +5402,17 @@ static void emit_send(uint64_t seq, uint64_t now)
 	if (cls_warmup(seq)) {
 		m.flags |= PF_WARMUP;
 		x->st |= TF_WARMUP;
-	} else if (seq == cfg.warmup && cfg.warmup) {
+	} else if (seq == cfg->warmup && cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
-	proto_encode(E.tx, &m);
-	tag_put(E.tx, K.tx_size);
+	proto_encode(run.E.tx, &m);
+	tag_put(run.E.tx, run.K.tx_size);
 	answered_set(seq, false);
-	if (cfg.sw_stamps) {
+	if (cfg->sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
 	pmc_read(x->pmc);
-	if (ts_send(sock_fd, E.tx, K.tx_size, NULL, 0) < 0) {
+	if (ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -5233,23 +5421,23 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
-		if (err != ECONNREFUSED || ts_send(sock_fd, E.tx, K.tx_size, NULL, 0) < 0) {
+		if (err != ECONNREFUSED || ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			answered_set(seq, true);	/* never sent: a pong for it is no answer */
 			return;
 		}
-		S.c.send_errors--;	/* the retry went out: it was only a report */
+		run.S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
-	x->deadline = now + cfg.timeout_ns;
+	x->deadline = now + cfg->timeout_ns;
 	x->st |= TF_SENT | TF_TXPEND;
-	x->txkey = ts.next_key;
-	E.keyseq[ts.next_key & win_mask] = seq;
-	ts.next_key++;
-	E.txpend++;
-	E.outstanding++;
-	S.c.sent++;
+	x->txkey = run.ts.next_key;
+	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
+	run.ts.next_key++;
+	run.E.txpend++;
+	run.E.outstanding++;
+	run.S.c.sent++;
 	cls_count(seq, CG_SENT);
-	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
+	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
 }
 
 /*
@@ -5282,14 +5470,14 @@ static void emit_echo(const struct proto_msg *m)
 	if (!(m->flags & PF_T3W)) {
 		return;
 	}
-	e = &win[m->t3w_seq & win_mask];
-	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < E.next_seq) {
+	e = &run.win.slot[m->t3w_seq & run.win.mask];
+	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < run.E.next_seq) {
 		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
-			S.c.rejected[GR_ECHO_UNOWED]++;	/* already known: never overwrite a counted stamp */
+			run.S.c.rejected[GR_ECHO_UNOWED]++;	/* already known: never overwrite a counted stamp */
 			return;
 		}
 		if (!echo_t3_plausible(e, m->t3w)) {
-			S.c.rejected[GR_IMPLAUSIBLE]++;
+			run.S.c.rejected[GR_IMPLAUSIBLE]++;
 			return;
 		}
 		e->t[T3W] = m->t3w;
@@ -5297,7 +5485,7 @@ static void emit_echo(const struct proto_msg *m)
 		if (m->t3k && (!e->t[T3SW] || m->t3k >= e->t[T3SW])) {
 			e->t[T3K] = m->t3k;
 		} else if (m->t3k) {
-			S.c.rejected[GR_IMPLAUSIBLE]++;
+			run.S.c.rejected[GR_IMPLAUSIBLE]++;
 		}
 		txn_account(e);
 	}
@@ -5306,31 +5494,31 @@ static void emit_echo(const struct proto_msg *m)
 /* BUSY: believed only before the reflector answered us; later, it is a forgery. */
 static void emit_busy(size_t len)
 {
-	if (!S.c.received && !S.c.late && len <= cfg.size) {
-		E.busy = true;
-		S.stop_reason = STOP_ERROR;
+	if (!run.S.c.received && !run.S.c.late && len <= cfg->size) {
+		run.E.busy = true;
+		run.S.stop_reason = STOP_ERROR;
 	} else {
-		S.c.rejected[GR_IMPLAUSIBLE]++;
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
 	}
 }
 
 /* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
 static void emit_fin_ack(const struct proto_msg *m)
 {
-	if (!E.fin_sent) {
-		S.c.rejected[GR_FIN_ACK_UNASKED]++;
+	if (!run.E.fin_sent) {
+		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
 		return;
 	}
-	E.fin_acked = true;
-	E.fin_more = m->flags & PF_MORE;
-	E.srv_received = m->seq;
-	E.srv_whole = !(m->flags & PF_PARTIAL);
+	run.E.fin_acked = true;
+	run.E.fin_more = m->flags & PF_MORE;
+	run.E.srv_received = m->seq;
+	run.E.srv_whole = !(m->flags & PF_PARTIAL);
 	if (m->phc_method) {
-		E.srv_phc.off = m->phc_off;
-		E.srv_phc.window = m->phc_window;
-		E.srv_phc.method = m->phc_method;
-		E.srv_phc.disciplined = m->phc_disciplined;
-		E.srv_phc.boot_id = m->boot_id;
+		run.E.srv_phc.off = m->phc_off;
+		run.E.srv_phc.window = m->phc_window;
+		run.E.srv_phc.method = m->phc_method;
+		run.E.srv_phc.disciplined = m->phc_disciplined;
+		run.E.srv_phc.boot_id = m->boot_id;
 	}
 	emit_echo(m);
 }
@@ -5342,13 +5530,13 @@ static void emit_fin_ack(const struct proto_msg *m)
 static void emit_stale(const struct txn *x, uint64_t seq)
 {
 	if ((x->st & TF_SENDERR) && x->seq == seq) {
-		S.c.duplicate++;
-	} else if (E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
+		run.S.c.duplicate++;
+	} else if (run.E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
 		answered_set(seq, true);
-		S.c.late++;
+		run.S.c.late++;
 		cls_count(seq, CG_LATE);
 	} else {
-		S.c.duplicate++;
+		run.S.c.duplicate++;
 	}
 }
 
@@ -5357,36 +5545,36 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 			  uint64_t t4sw)
 {
 	x->st |= TF_RECEIVED;
-	pmc_delta(x->pmc, x->pmc, pmc_rx);
-	E.outstanding--;
-	S.c.received++;
+	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
+	run.E.outstanding--;
+	run.S.c.received++;
 	cls_count(x->seq, CG_RECEIVED);
-	if (!E.first_rx_mono) {
-		E.first_rx_mono = mono_ns();
+	if (!run.E.first_rx_mono) {
+		run.E.first_rx_mono = mono_ns();
 	}
 	if (x->st & TF_WARMUP) {
-		S.c.warmup++;
+		run.S.c.warmup++;
 		cls_count(x->seq, CG_WARMUP);
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
-	x->t[T4K] = ts_rx_kernel;
+	x->t[T4K] = run.ts_rx_kernel;
 	x->t[T2W] = m->t2w;
 	x->t[T2SW] = m->t2sw;
 	x->t[T3SW] = m->t3sw;
 	x->t[T2K] = m->t2k;
 	if ((m->flags & (PF_SRV_HW | PF_KSTAMPS)) == PF_SRV_HW && len < proto_kx_need()) {
-		S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
+		run.S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
 	}
 	if (m->flags & PF_T3SW) {
 		x->st |= TF_SRV_SW;
-		S.srv_sw = true;
+		run.S.srv_sw = true;
 	}
-	S.srv_hw = m->flags & PF_SRV_HW;
-	S.srv_hw_known = true;
+	run.S.srv_hw = m->flags & PF_SRV_HW;
+	run.S.srv_hw_known = true;
 	emit_echo(m);
 	if (m->flags & PF_BREACH) {
-		S.stop_reason = STOP_PEER_BREACH;
+		run.S.stop_reason = STOP_PEER_BREACH;
 	}
 }
 
@@ -5406,11 +5594,11 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	if (!tag_ok((uint8_t *)buf, len)) {
-		S.c.rejected[GR_UNAUTH]++;
+		run.S.c.rejected[GR_UNAUTH]++;
 		return;
 	}
-	if (m.session != S.id) {
-		S.c.foreign++;
+	if (m.session != run.S.id) {
+		run.S.c.foreign++;
 		count_invalid(PE_TYPE);
 		return;
 	}
@@ -5418,31 +5606,31 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		emit_busy(len);
 		return;
 	}
-	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg.size)) {
-		S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
+		run.S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
 		return;
 	}
 	if (m.type == PT_FIN_ACK) {
 		emit_fin_ack(&m);
 		return;
 	}
-	if (m.type != PT_PONG || m.seq >= E.next_seq || len > cfg.size) {
-		count_invalid(len > cfg.size ? PE_LONG : PE_TYPE);
+	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
+		count_invalid(len > cfg->size ? PE_LONG : PE_TYPE);
 		return;
 	}
 	if (!echo_plausible(&m)) {
 		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
-		S.c.rejected[GR_IMPLAUSIBLE]++;
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
 		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
 		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
 	}
-	x = &win[m.seq & win_mask];
+	x = &run.win.slot[m.seq & run.win.mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
 		emit_stale(x, m.seq);
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
-		S.c.duplicate++;
+		run.S.c.duplicate++;
 		return;
 	}
 	if (!(x->st & TF_LOST)) {
@@ -5456,14 +5644,14 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->st |= TF_LATE;
 		x->t[T4W] = wire;
 		x->t[T4SW] = t4sw;
-		x->t[T4K] = ts_rx_kernel;
-		S.c.late++;
+		x->t[T4K] = run.ts_rx_kernel;
+		run.S.c.late++;
 		cls_count(x->seq, CG_LATE);
 		return;
 	}
 	emit_answered(x, &m, len, wire, t4sw);
 	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
-	emit_drain_if(cfg.threshold_ns >= 0);
+	emit_drain_if(cfg->threshold_ns >= 0);
 	txn_account(x);
 }
 
@@ -5484,8 +5672,8 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
 		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
 			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			if (v > E.rxq_ovfl) {
-				E.rxq_ovfl = v;
+			if (v > run.E.rxq_ovfl) {
+				run.E.rxq_ovfl = v;
 			}
 		}
 	}
@@ -5495,14 +5683,14 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 static int emit_recv(int flags)
 {
 	struct rx rx;
-	int r = sock_recv(E.rx, E.rxcap, flags, &rx, emit_rxq_ovfl);
+	int r = sock_recv(run.E.rx, run.E.rxcap, flags, &rx, emit_rxq_ovfl);
 
 	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
-		S.c.refused++;
+		run.S.c.refused++;
 		return 0;
 	}
 	if (r > 0 && rx.ours) {
-		emit_packet(E.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
 	}
 	return r;
 }
@@ -5510,16 +5698,16 @@ static int emit_recv(int flags)
 /* Mark as lost every outstanding ping whose deadline has passed. */
 static void emit_expire(uint64_t now)
 {
-	while (E.oldest < E.next_seq) {
-		struct txn *x = &win[E.oldest & win_mask];
+	while (run.E.oldest < run.E.next_seq) {
+		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
 
-		if (x->seq == E.oldest && awaiting(x)) {
+		if (x->seq == run.E.oldest && awaiting(x)) {
 			if (now < x->deadline) {
 				break;
 			}
 			emit_lost(x);
 		}
-		E.oldest++;
+		run.E.oldest++;
 	}
 }
 
@@ -5528,8 +5716,8 @@ static uint64_t emit_next_deadline(void)
 {
 	uint64_t s;
 
-	for (s = E.oldest; s < E.next_seq; s++) {
-		struct txn *x = &win[s & win_mask];
+	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
 
 		if (x->seq == s && awaiting(x)) {
 			return x->deadline;
@@ -5553,10 +5741,10 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 		return 0;
 	}
 	want = limit - now;
-	if (cfg.spin && cls_multi_sock()) {
+	if (cfg->spin && cls_multi_sock()) {
 		return cls_spin_recv();
 	}
-	if (cfg.spin) {
+	if (cfg->spin) {
 		return emit_recv(MSG_DONTWAIT);
 	}
 	if (use_poll) {
@@ -5589,7 +5777,7 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
 	unsigned spins = 0;
 	int r = 0;
 
-	while (!resolved(x) && !stop_signal && !S.stop_reason) {
+	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
 		r = emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
 			break;
@@ -5604,23 +5792,23 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
 /* Back-to-back: one ping, then wait for its pong or its timeout. */
 static int emit_b2b_step(void)
 {
-	uint64_t seq = E.next_seq++, now = mono_ns(), limit;
-	struct txn *x = &win[seq & win_mask];
+	uint64_t seq = run.E.next_seq++, now = mono_ns(), limit;
+	struct txn *x = &run.win.slot[seq & run.win.mask];
 	int r = 0;
 
 	emit_send(seq, now);
-	limit = E.end && E.end < x->deadline ? E.end : x->deadline;
-	if (cfg.spin) {
+	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
+	if (cfg->spin) {
 		r = emit_spin_pong(x, limit);
 	}
-	while (!resolved(x) && !stop_signal && !S.stop_reason && r >= 0) {
+	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason && r >= 0) {
 		if (mono_ns() >= limit) {
 			break;
 		}
 		r = emit_wait_until(limit, false);
 	}
-	if (resolved(x) && E.oldest == seq) {
-		E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
+	if (resolved(x) && run.E.oldest == seq) {
+		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
 	} else {
 		emit_expire(mono_ns());
 	}
@@ -5639,7 +5827,7 @@ static int emit_interval_step(uint64_t *next)
 		 * arrived first (bounded), or the receive buffer overflows and
 		 * answered pings turn into losses.
 		 */
-		if (!E.waited) {
+		if (!run.E.waited) {
 			int i, r;
 
 			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
@@ -5648,14 +5836,14 @@ static int emit_interval_step(uint64_t *next)
 				return r;
 			}
 		}
-		E.waited = false;
-		emit_send(E.next_seq++, now);
-		*next += cfg.interval_ns;
+		run.E.waited = false;
+		emit_send(run.E.next_seq++, now);
+		*next += cfg->interval_ns;
 		if (*next <= now) {
-			uint64_t skip = (now - *next) / cfg.interval_ns + 1;
+			uint64_t skip = (now - *next) / cfg->interval_ns + 1;
 
-			E.overruns += skip;
-			*next += skip * cfg.interval_ns;
+			run.E.overruns += skip;
+			*next += skip * cfg->interval_ns;
 		}
 		return 0;
 	}
@@ -5664,10 +5852,10 @@ static int emit_interval_step(uint64_t *next)
 	if (dl && dl < limit) {
 		limit = dl;
 	}
-	if (E.end && E.end < limit) {
-		limit = E.end;
+	if (run.E.end && run.E.end < limit) {
+		limit = run.E.end;
 	}
-	E.waited = true;
+	run.E.waited = true;
 	return emit_wait_until(limit, true);
 }
 
@@ -5679,7 +5867,7 @@ static int emit_interval_step(uint64_t *next)
 /* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
 static void emit_await_pongs(uint64_t cutoff)
 {
-	while (E.outstanding) {
+	while (run.E.outstanding) {
 		uint64_t dl = emit_next_deadline(), now = mono_ns();
 
 		if (!dl) {
@@ -5692,8 +5880,8 @@ static void emit_await_pongs(uint64_t cutoff)
 			if (now >= cutoff) {
 				uint64_t s;
 
-				for (s = E.oldest; s < E.next_seq; s++) {
-					struct txn *x = &win[s & win_mask];
+				for (s = run.E.oldest; s < run.E.next_seq; s++) {
+					struct txn *x = &run.win.slot[s & run.win.mask];
 
 					if (x->seq == s && awaiting(x)) {
 						emit_lost(x);
@@ -5719,29 +5907,29 @@ static void emit_fin_exchange(uint64_t hard)
 	int round;
 
 	for (round = 0; round < 64; round++) {
-		struct proto_msg m = { .type = PT_FIN, .session = S.id, .seq = E.next_seq };
+		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
 		uint64_t limit;
 		int tries;
 
-		E.fin_acked = false;
-		for (tries = 0; tries < 3 && !E.fin_acked && mono_ns() < hard; tries++) {
-			proto_encode(E.tx, &m);
-			tag_put(E.tx, cfg.size);
-			E.fin_sent = true;
-			if (ts_send(sock_fd, E.tx, cfg.size, NULL, 0) >= 0) {
-				E.keyseq[ts.next_key++ & win_mask] = KEY_NONE;
+		run.E.fin_acked = false;
+		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
+			proto_encode(run.E.tx, &m);
+			tag_put(run.E.tx, cfg->size);
+			run.E.fin_sent = true;
+			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
+				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
 			}
-			limit = mono_ns() + (cfg.timeout_ns < 300000000ULL ? cfg.timeout_ns : 300000000ULL);
+			limit = mono_ns() + (cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
 			if (limit > hard) {
 				limit = hard;
 			}
-			while (!E.fin_acked && mono_ns() < limit) {
+			while (!run.E.fin_acked && mono_ns() < limit) {
 				if (emit_wait_until(limit, true) < 0) {
 					break;
 				}
 			}
 		}
-		if (!E.fin_acked || !E.fin_more) {
+		if (!run.E.fin_acked || !run.E.fin_more) {
 			break;
 		}
 	}
@@ -5750,29 +5938,29 @@ static void emit_fin_exchange(uint64_t hard)
 static void emit_finish(void)
 {
 	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
-	bool cut = S.stop_reason == STOP_DURATION || S.stop_reason == STOP_SIGNAL;
+	bool cut = run.S.stop_reason == STOP_DURATION || run.S.stop_reason == STOP_SIGNAL;
 	/*
 	 * With -d nothing the reflector does (vanish, stall, answer late) may
 	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
 	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
 	 */
-	uint64_t hard = E.end ? E.end + FINISH_NS : UINT64_MAX;
+	uint64_t hard = run.E.end ? run.E.end + FINISH_NS : UINT64_MAX;
 	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 
-	if (E.busy) {
+	if (run.E.busy) {
 		return;		/* the reflector serves someone else: nothing to wait for */
 	}
 	emit_await_pongs(cutoff);
 	t0 = mono_ns();
-	while (E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
+	while (run.E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
 		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
 			emit_drain();
 		}
 	}
-	if (!S.c.received) {
+	if (!run.S.c.received) {
 		return;
 	}
-	if (K.ncls > 1) {
+	if (run.K.ncls > 1) {
 		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
 	}
 	emit_fin_exchange(hard);
@@ -5781,10 +5969,10 @@ static void emit_finish(void)
 /* Retire the whole window in sequence order, so the log is ordered. */
 static void window_flush(uint64_t end)
 {
-	uint64_t s = end > win_mask + 1 ? end - (win_mask + 1) : 0;
+	uint64_t s = end > run.win.mask + 1 ? end - (run.win.mask + 1) : 0;
 
 	for (; s < end; s++) {
-		struct txn *x = &win[s & win_mask];
+		struct txn *x = &run.win.slot[s & run.win.mask];
 
 		if ((x->st & TF_USED) && x->seq == s) {
 			txn_retire(x);
@@ -5797,22 +5985,22 @@ static int emit_run(void)
 	uint64_t next;
 	int r = 0;
 
-	E.total = cfg.count ? (cfg.warmup + cfg.count) * (uint64_t)K.nsz : UINT64_MAX;
-	E.idle_ms = (uint32_t)((cfg.interval_ns + cfg.timeout_ns) / 1000000 + 1);
+	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * (uint64_t)run.K.nsz : UINT64_MAX;
+	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
 	 * shorter) to look at its deadline and -d: the timeout is set once, and
 	 * lateness is judged on arrival (emit_packet), not by when we woke.
 	 */
-	E.rcvtimeo = cfg.timeout_ns < 50000000ULL ? cfg.timeout_ns : 50000000ULL;
-	set_rcvtimeo(E.rcvtimeo);
-	S.start_mono = mono_ns();
-	S.first_real = real_ns();
+	run.E.rcvtimeo = cfg->timeout_ns < 50000000ULL ? cfg->timeout_ns : 50000000ULL;
+	set_rcvtimeo(run.E.rcvtimeo);
+	run.S.start_mono = mono_ns();
+	run.S.first_real = real_ns();
 	clk_start();
-	E.end = cfg.duration_s > 0 ? S.start_mono + (uint64_t)(cfg.duration_s * 1e9) * (uint64_t)K.nsz : 0;
-	K.phase_ns = (uint64_t)(cfg.duration_s * 1e9);
-	next = S.start_mono;
-	if (!cfg.warmup) {
+	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) * (uint64_t)run.K.nsz : 0;
+	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
+	next = run.S.start_mono;
+	if (!cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
 	/*
@@ -5824,79 +6012,37 @@ static int emit_run(void)
 	 *     error queue) -> emit_on_tx -> txn_account
 	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
 	 */
-	while (!stop_signal && !S.stop_reason && r >= 0) {
-		if (E.end && mono_ns() >= E.end) {
-			S.stop_reason = STOP_DURATION;
+	while (!run.stop_signal && !run.S.stop_reason && r >= 0) {
+		if (run.E.end && mono_ns() >= run.E.end) {
+			run.S.stop_reason = STOP_DURATION;
 			break;
 		}
-		if (E.next_seq >= E.total) {
-			S.stop_reason = STOP_COUNT;
+		if (run.E.next_seq >= run.E.total) {
+			run.S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = K.nival ? cls_interval_step() : cfg.interval_ns ? emit_interval_step(&next) : emit_b2b_step();
+		r = run.K.nival ? cls_interval_step() : cfg->interval_ns ? emit_interval_step(&next) : emit_b2b_step();
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
-		S.stop_reason = STOP_ERROR;
+		run.S.stop_reason = STOP_ERROR;
 	}
-	if (stop_signal && !S.stop_reason) {
-		S.stop_reason = STOP_SIGNAL;
+	if (run.stop_signal && !run.S.stop_reason) {
+		run.S.stop_reason = STOP_SIGNAL;
 	}
 	emit_finish();
-	S.end_mono = mono_ns();
-	window_flush(E.next_seq);
-	if (cfg.interval_ns && (E.overruns * 100 > E.next_seq || E.rxq_ovfl)) {
+	run.S.end_mono = mono_ns();
+	window_flush(run.E.next_seq);
+	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
 		warnx_("warning: --interval %" PRIu64 " us is faster than this host sustains: %" PRIu64
-		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg.interval_ns / NSEC_PER_US),
-		       E.overruns, E.rxq_ovfl);
+		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg->interval_ns / NSEC_PER_US),
+		       run.E.overruns, run.E.rxq_ovfl);
 	}
 	return r < 0 ? -1 : 0;
 }
 
 /* -------------------------------------------------------------- reflect */
 
-/* State of the reflector across sessions. */
-static struct {
-	uint8_t *rx;
-	size_t rxcap;
-	bool active;
-	uint64_t last_rx, idle_ns, txpend;
-	uint32_t last_id;		/* the session that ended last: its FINs still get an answer */
-	uint64_t seen[64];		/* which of the 4096 seqs up to top arrived (duplicates) */
-	uint64_t top, first, distinct;	/* seqs seen: highest, first, how many */
-	bool any;
-	uint64_t carry_invalid[PE_NERR];	/* junk between sessions, reported with the next */
-	unsigned sessions;
-	int exit_code;
-	uint64_t end;
-	int log_fd;
-	FILE *json;
-	bool log_header_done;
-	struct sockaddr_storage peer;	/* the session's address and port: its first ping's */
-	uint32_t key0;			/* the session's first TX key: older stamps are not its own */
-	uint64_t ahead;			/* a far-ahead seq waiting for a second ping to confirm it */
-	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
-	uint64_t last_wake;		/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
-	uint16_t ports[16];		/* the session's ports: one per class socket of its client */
-	int nports;
-	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
-	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
-	int pi_level;			/* 0 = none */
-	union {
-		struct in_pktinfo v4;
-		struct in6_pktinfo v6;
-	} pi;
-	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
-	/* answers that need no IP_PKTINFO: see reflect_src_probe() */
-	bool src_same;			/* the kernel's own source for src_peer is src_pi's address */
-	uint64_t src_probed;		/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
-	int src_level;
-	union {
-		struct in_pktinfo v4;
-		struct in6_pktinfo v6;
-	} src_pi;
-	struct sockaddr_storage src_peer;
-} R;
 
 #define SEEN_BITS	4096
 
@@ -5905,63 +6051,63 @@ static bool reflect_seen(uint64_t seq)
 {
 	uint64_t i;
 
-	if (!R.any || seq > R.top) {
-		uint64_t from = R.any ? R.top + 1 : seq;
+	if (!run.R.any || seq > run.R.top) {
+		uint64_t from = run.R.any ? run.R.top + 1 : seq;
 
-		if (!R.any || seq - R.top >= SEEN_BITS) {
-			memset(R.seen, 0, sizeof(R.seen));
+		if (!run.R.any || seq - run.R.top >= SEEN_BITS) {
+			memset(run.R.seen, 0, sizeof(run.R.seen));
 		} else {
 			for (i = from; i < seq; i++) {
-				R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
+				run.R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
 			}
 		}
-		if (!R.any) {
-			R.first = seq;	/* a restarted reflector joins mid-session */
+		if (!run.R.any) {
+			run.R.first = seq;	/* a restarted reflector joins mid-session */
 		}
-		R.top = seq;
-		R.any = true;
-	} else if (R.top - seq >= SEEN_BITS) {
+		run.R.top = seq;
+		run.R.any = true;
+	} else if (run.R.top - seq >= SEEN_BITS) {
 		return true;
-	} else if (R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
+	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
 		return true;
 	} else {
-		S.c.late++;	/* arrived after a later ping: reordered */
-		if (seq < R.first) {
-			R.first = seq;
+		run.S.c.late++;	/* arrived after a later ping: reordered */
+		if (seq < run.R.first) {
+			run.R.first = seq;
 		}
 	}
-	R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
+	run.R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
 	return false;
 }
 
 static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
 {
-	if (echo_n == ECHO_CAP) {
-		echo_head = (echo_head + 1) % ECHO_CAP;
-		echo_n--;
-		S.c.echo_dropped++;
+	if (run.echo.n == ECHO_CAP) {
+		run.echo.head = (run.echo.head + 1) % ECHO_CAP;
+		run.echo.n--;
+		run.S.c.echo_dropped++;
 	}
-	echo_q[(echo_head + echo_n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
-	echo_n++;
+	run.echo.q[(run.echo.head + run.echo.n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
+	run.echo.n++;
 }
 
 static bool echo_pop(struct proto_msg *m)
 {
-	if (!echo_n) {
+	if (!run.echo.n) {
 		return false;
 	}
-	m->t3w_seq = echo_q[echo_head].seq;
-	m->t3w = echo_q[echo_head].t3w;
+	m->t3w_seq = run.echo.q[run.echo.head].seq;
+	m->t3w = run.echo.q[run.echo.head].t3w;
 	m->flags |= PF_T3W;
 	{
 		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
-		uint32_t k = echo_q[echo_head].key;
-		const struct txn *x = &win[k & win_mask];
+		uint32_t k = run.echo.q[run.echo.head].key;
+		const struct txn *x = &run.win.slot[k & run.win.mask];
 
 		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
 	}
-	echo_head = (echo_head + 1) % ECHO_CAP;
-	echo_n--;
+	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
+	run.echo.n--;
 	return true;
 }
 
@@ -5976,7 +6122,7 @@ static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
 	unsigned port = sa_port(from);
 	int i;
 
-	memcpy(&a, &R.peer, sizeof(a));
+	memcpy(&a, &run.R.peer, sizeof(a));
 	if (a.ss_family == AF_INET6) {
 		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
 	} else if (a.ss_family == AF_INET) {
@@ -5985,13 +6131,13 @@ static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
 	if (!sa_same(&a, from)) {
 		return false;	/* another address */
 	}
-	for (i = 0; i < R.nports; i++) {
-		if (R.ports[i] == port) {
+	for (i = 0; i < run.R.nports; i++) {
+		if (run.R.ports[i] == port) {
 			return true;
 		}
 	}
-	if ((flags & PF_CLASS) && R.nports < 16) {
-		R.ports[R.nports++] = (uint16_t)port;
+	if ((flags & PF_CLASS) && run.R.nports < 16) {
+		run.R.ports[run.R.nports++] = (uint16_t)port;
 		return true;
 	}
 	return false;
@@ -6000,10 +6146,10 @@ static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
 /* A datagram refused by a session rule: counted with the session, or with the next one. */
 static void reflect_reject(int why)
 {
-	if (R.active) {
-		S.c.rejected[why]++;
+	if (run.R.active) {
+		run.S.c.rejected[why]++;
 	} else {
-		R.carry_rej[why]++;
+		run.R.carry_rej[why]++;
 	}
 }
 
@@ -6015,19 +6161,19 @@ static void reflect_pktinfo(struct msghdr *msg)
 {
 	struct cmsghdr *cm;
 
-	R.pi_level = 0;
+	run.R.pi_level = 0;
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		if (!cmsg_fits(msg, cm)) {
 			break;
 		}
 		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(R.pi.v6))) {
-			memcpy(&R.pi.v6, CMSG_DATA(cm), sizeof(R.pi.v6));
-			R.pi_level = IPPROTO_IPV6;
+		    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
+			memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
+			run.R.pi_level = IPPROTO_IPV6;
 		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(R.pi.v4))) {
-			memcpy(&R.pi.v4, CMSG_DATA(cm), sizeof(R.pi.v4));
-			R.pi_level = IPPROTO_IP;
+			   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
+			memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
+			run.R.pi_level = IPPROTO_IP;
 		}
 	}
 }
@@ -6053,9 +6199,9 @@ static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64
 	bool same = false;
 	int fd, off = 0;
 
-	R.src_probed = now;
-	R.src_same = false;
-	if (!cfg.iface || !R.pi_level || tolen > sizeof(R.src_peer)) {
+	run.R.src_probed = now;
+	run.R.src_same = false;
+	if (!cfg->iface || !run.R.pi_level || tolen > sizeof(run.R.src_peer)) {
 		return;
 	}
 	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -6065,35 +6211,35 @@ static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64
 	if (to->sa_family == AF_INET6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));	/* v4-mapped peers */
 	}
-	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg.iface, (socklen_t)strlen(cfg.iface)) &&
+	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface, (socklen_t)strlen(cfg->iface)) &&
 	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
-		if (me.ss_family == AF_INET6 && R.pi_level == IPPROTO_IPV6) {
-			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr, &R.pi.v6.ipi6_addr,
-				       sizeof(R.pi.v6.ipi6_addr));
-		} else if (me.ss_family == AF_INET && R.pi_level == IPPROTO_IP) {
-			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr == R.pi.v4.ipi_addr.s_addr;
+		if (me.ss_family == AF_INET6 && run.R.pi_level == IPPROTO_IPV6) {
+			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr, &run.R.pi.v6.ipi6_addr,
+				       sizeof(run.R.pi.v6.ipi6_addr));
+		} else if (me.ss_family == AF_INET && run.R.pi_level == IPPROTO_IP) {
+			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr == run.R.pi.v4.ipi_addr.s_addr;
 		}
 	}
 	close(fd);
 	if (same) {
-		R.src_same = true;
-		R.src_level = R.pi_level;
-		memcpy(&R.src_pi, &R.pi, sizeof(R.pi));
-		memset(&R.src_peer, 0, sizeof(R.src_peer));
-		memcpy(&R.src_peer, to, tolen);
+		run.R.src_same = true;
+		run.R.src_level = run.R.pi_level;
+		memcpy(&run.R.src_pi, &run.R.pi, sizeof(run.R.pi));
+		memset(&run.R.src_peer, 0, sizeof(run.R.src_peer));
+		memcpy(&run.R.src_peer, to, tolen);
 	}
 }
 
 /* The datagram being answered came to the probed address from the probed peer. */
 static bool reflect_src_known(const struct sockaddr *to)
 {
-	if (!R.src_same || R.pi_level != R.src_level || !sa_same(&R.src_peer, to)) {
+	if (!run.R.src_same || run.R.pi_level != run.R.src_level || !sa_same(&run.R.src_peer, to)) {
 		return false;
 	}
-	if (R.pi_level == IPPROTO_IPV6) {
-		return !memcmp(&R.pi.v6, &R.src_pi.v6, sizeof(R.pi.v6));
+	if (run.R.pi_level == IPPROTO_IPV6) {
+		return !memcmp(&run.R.pi.v6, &run.R.src_pi.v6, sizeof(run.R.pi.v6));
 	}
-	return !memcmp(&R.pi.v4, &R.src_pi.v4, sizeof(R.pi.v4));
+	return !memcmp(&run.R.pi.v4, &run.R.src_pi.v4, sizeof(run.R.pi.v4));
 }
 
 /*
@@ -6107,26 +6253,26 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 	ssize_t n;
 
 	tag_put(buf, len);
-	tx_src.len = 0;
+	run.tx_src.len = 0;
 	if (reflect_src_known(to)) {
 		/* the kernel's own choice is that address: no source lookup */
-	} else if (R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&R.pi.v6.ipi6_addr) &&
-	    !(IN6_IS_ADDR_V4MAPPED(&R.pi.v6.ipi6_addr) && IN_MULTICAST(ntohl(R.pi.v6.ipi6_addr.s6_addr32[3])))) {
-		tx_src.level = IPPROTO_IPV6;
-		tx_src.type = IPV6_PKTINFO;
-		tx_src.len = sizeof(struct in6_pktinfo);
-		memcpy(tx_src.data, &R.pi.v6, sizeof(R.pi.v6));
-	} else if (R.pi_level == IPPROTO_IP && !IN_MULTICAST(ntohl(R.pi.v4.ipi_addr.s_addr)) &&
-		   R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
-		struct in_pktinfo pi = { .ipi_ifindex = R.pi.v4.ipi_ifindex, .ipi_spec_dst = R.pi.v4.ipi_addr };
+	} else if (run.R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
+	    !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) && IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
+		run.tx_src.level = IPPROTO_IPV6;
+		run.tx_src.type = IPV6_PKTINFO;
+		run.tx_src.len = sizeof(struct in6_pktinfo);
+		memcpy(run.tx_src.data, &run.R.pi.v6, sizeof(run.R.pi.v6));
+	} else if (run.R.pi_level == IPPROTO_IP && !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
+		   run.R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
+		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex, .ipi_spec_dst = run.R.pi.v4.ipi_addr };
 
-		tx_src.level = IPPROTO_IP;
-		tx_src.type = IP_PKTINFO;
-		tx_src.len = sizeof(pi);
-		memcpy(tx_src.data, &pi, sizeof(pi));
+		run.tx_src.level = IPPROTO_IP;
+		run.tx_src.type = IP_PKTINFO;
+		run.tx_src.len = sizeof(pi);
+		memcpy(run.tx_src.data, &pi, sizeof(pi));
 	}
-	n = ts_send(sock_fd, buf, len, to, tolen);
-	tx_src.len = 0;
+	n = ts_send(run.sock_fd, buf, len, to, tolen);
+	run.tx_src.len = 0;
 	return n;
 }
 
@@ -6140,27 +6286,27 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
 	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
-	size_t n = key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
+	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
 
-	if (R.busy_last && now - R.busy_last < BUSY_GAP_NS) {
+	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
 		return;
 	}
 	if (n > len) {
 		return;
 	}
-	R.busy_last = now;
+	run.R.busy_last = now;
 	proto_encode(buf, &b);
 	memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
-		struct txn *x = &win[ts.next_key & win_mask];
+		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
 		if (x->st & TF_TXPEND) {
-			R.txpend--;
+			run.R.txpend--;
 		}
 		txn_retire(x);
 		memset(x, 0, sizeof(*x));
-		x->txkey = ts.next_key++;
-		S.c.rejected[GR_BUSY_SENT]++;
+		x->txkey = run.ts.next_key++;
+		run.S.c.rejected[GR_BUSY_SENT]++;
 	}
 }
 
@@ -6175,28 +6321,28 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 
 static void reflect_stall_credit(uint64_t now)
 {
-	if (R.active && R.last_wake && now - R.last_wake > STALL_NS) {
-		R.last_rx += now - R.last_wake;
+	if (run.R.active && run.R.last_wake && now - run.R.last_wake > STALL_NS) {
+		run.R.last_rx += now - run.R.last_wake;
 	}
-	R.last_wake = now;
+	run.R.last_wake = now;
 }
 
 static void reflect_on_tx(uint32_t key, uint64_t wire)
 {
-	struct txn *x = &win[key & win_mask];
+	struct txn *x = &run.win.slot[key & run.win.mask];
 
-	if ((int32_t)(key - R.key0) < 0) {
+	if ((int32_t)(key - run.R.key0) < 0) {
 		return;		/* a stamp of an earlier session (its last FIN_ACK): not ours */
 	}
 
 	if (!(x->st & TF_TXPEND) || x->txkey != key) {
 		if (x->txkey != key || (x->st & TF_USED)) {
-			S.c.tx_unmatched++;
+			run.S.c.tx_unmatched++;
 		}
 		return;
 	}
 	x->st &= (uint16_t)~TF_TXPEND;
-	R.txpend--;
+	run.R.txpend--;
 	x->t[T3W] = wire;
 	txn_account(x);
 	if (wire) {
@@ -6209,19 +6355,19 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
 {
 	struct txn *x;
 
-	if (side.emit) {
-		uint64_t seq = E.keyseq[key & win_mask];
+	if (run.side.emit) {
+		uint64_t seq = run.E.keyseq[key & run.win.mask];
 
 		if (seq == KEY_NONE) {
 			return;
 		}
-		x = &win[seq & win_mask];
+		x = &run.win.slot[seq & run.win.mask];
 		if (!(x->st & TF_USED) || x->seq != seq || x->txkey != key) {
 			return;
 		}
 		x->t[T1K] = k;
 	} else {
-		x = &win[key & win_mask];
+		x = &run.win.slot[key & run.win.mask];
 		if (!(x->st & TF_USED) || x->txkey != key) {
 			return;
 		}
@@ -6238,8 +6384,8 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
  */
 static void reflect_drain(void)
 {
-	if (R.txpend) {
-		ts_drain(sock_fd, reflect_on_tx, (int)R.txpend);
+	if (run.R.txpend) {
+		ts_drain(run.sock_fd, reflect_on_tx, (int)run.R.txpend);
 	}
 }
 
@@ -6249,14 +6395,14 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 /* Retire the reflector's window (slots keyed by TX key) in send order. */
 static void reflect_flush(void)
 {
-	uint64_t k = ts.next_key > win_mask + 1 ? ts.next_key - (win_mask + 1) : 0;
+	uint64_t k = run.ts.next_key > run.win.mask + 1 ? run.ts.next_key - (run.win.mask + 1) : 0;
 
-	for (; k < ts.next_key; k++) {
-		struct txn *x = &win[k & win_mask];
+	for (; k < run.ts.next_key; k++) {
+		struct txn *x = &run.win.slot[k & run.win.mask];
 
 		if ((x->st & TF_USED) && x->txkey == (uint32_t)k) {
 			if (x->st & TF_TXPEND) {
-				R.txpend--;
+				run.R.txpend--;
 			}
 			txn_retire(x);
 		}
@@ -6268,25 +6414,25 @@ static void reflect_start(uint32_t id)
 	int i;
 
 	session_reset(id);
-	memset(R.seen, 0, sizeof(R.seen));
-	R.any = false;
-	R.distinct = 0;
-	R.txpend = 0;
-	R.active = true;
-	R.key0 = ts.next_key;
-	R.ahead = 0;
-	R.measuring = false;
-	R.src_probed = 0;
-	R.src_same = false;
+	memset(run.R.seen, 0, sizeof(run.R.seen));
+	run.R.any = false;
+	run.R.distinct = 0;
+	run.R.txpend = 0;
+	run.R.active = true;
+	run.R.key0 = run.ts.next_key;
+	run.R.ahead = 0;
+	run.R.measuring = false;
+	run.R.src_probed = 0;
+	run.R.src_same = false;
 	clk_start();
 	for (i = 0; i < PE_NERR; i++) {
-		S.c.invalid_why[i] = R.carry_invalid[i];
-		S.c.invalid += R.carry_invalid[i];
-		R.carry_invalid[i] = 0;
+		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
+		run.S.c.invalid += run.R.carry_invalid[i];
+		run.R.carry_invalid[i] = 0;
 	}
-	memcpy(S.c.rejected, R.carry_rej, sizeof(R.carry_rej));
-	memset(R.carry_rej, 0, sizeof(R.carry_rej));
-	__atomic_store_n(&live.session, id, __ATOMIC_RELAXED);
+	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
+	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
+	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
 }
 
 /* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
@@ -6294,35 +6440,35 @@ static void reflect_end(int reason)
 {
 	uint64_t t0 = mono_ns();
 	int exit_code = EXIT_OK, r;
-	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 
-	while (R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
+	while (run.R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
 		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
 			reflect_drain();
 		}
 	}
-	if (S.stop_reason != STOP_BREACH) {
-		S.stop_reason = reason;
+	if (run.S.stop_reason != STOP_BREACH) {
+		run.S.stop_reason = reason;
 	}
-	S.end_mono = reason == STOP_IDLE ? R.last_rx : mono_ns();
+	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
 	reflect_flush();
-	if (R.any) {
-		S.c.lost = R.top + 1 - R.first - R.distinct;
+	if (run.R.any) {
+		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
 	}
-	if (S.c.breaches) {
+	if (run.S.c.breaches) {
 		exit_code = EXIT_BREACH;
 	}
-	if (R.log_fd >= 0 && (r = log_write(R.log_fd, cfg.log_format)) < 0) {
+	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	exit_code = report_outputs(out, R.json, false, exit_code, S.log.n, NULL, NULL);
-	if (exit_code > R.exit_code) {
-		R.exit_code = exit_code;
+	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL, NULL);
+	if (exit_code > run.R.exit_code) {
+		run.R.exit_code = exit_code;
 	}
-	R.last_id = S.id;
-	R.active = false;
-	R.sessions++;
-	__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
+	run.R.last_id = run.S.id;
+	run.R.active = false;
+	run.R.sessions++;
+	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 }
 
 /*
@@ -6332,7 +6478,7 @@ static void reflect_end(int reason)
  */
 static void reflect_phc_block(struct proto_msg *a)
 {
-	uint64_t meta = __atomic_load_n(&phc_pub.meta, __ATOMIC_ACQUIRE);
+	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
 
 	if (!(meta >> 8 & 0xff)) {
 		return;		/* no PHC reading */
@@ -6340,15 +6486,15 @@ static void reflect_phc_block(struct proto_msg *a)
 	a->phc_method = (uint8_t)(meta >> 8);
 	a->phc_disciplined = meta & 1;
 	a->phc_window = (uint32_t)(meta >> 16);
-	a->phc_off = __atomic_load_n(&phc_pub.off, __ATOMIC_RELAXED);
-	a->boot_id = host_boot_id;
+	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
+	a->boot_id = run.host_boot_id;
 }
 
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 			const struct sockaddr *from, socklen_t fromlen)
 {
 	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
-	bool current = R.active && m->session == S.id;
+	bool current = run.R.active && m->session == run.S.id;
 
 	if (!current) {
 		a.flags |= PF_PARTIAL;	/* a repeated FIN: the counts are gone with the session */
@@ -6356,34 +6502,34 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 
 	reflect_drain();
 	if (current) {
-		a.seq = S.c.received;
-		if (!R.any || R.first) {
+		a.seq = run.S.c.received;
+		if (!run.R.any || run.R.first) {
 			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
 		}
-		if (echo_pop(&a) && echo_n) {
+		if (echo_pop(&a) && run.echo.n) {
 			a.flags |= PF_MORE;
 		}
-		if (!(a.flags & PF_T3W) && R.txpend) {
+		if (!(a.flags & PF_T3W) && run.R.txpend) {
 			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
 		}
 	}
 	proto_encode(buf, &a);
-	if (ts.hw) {
+	if (run.ts.hw) {
 		reflect_phc_block(&a);
 		if (proto_kx_put(buf, len, &a) < 0 && current) {
-			S.c.kx_unfit++;
+			run.S.c.kx_unfit++;
 		}
 	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
-		struct txn *x = &win[ts.next_key & win_mask];
+		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
 		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
 		if (x->st & TF_TXPEND) {
-			R.txpend--;
+			run.R.txpend--;
 		}
 		txn_retire(x);
 		memset(x, 0, sizeof(*x));
-		x->txkey = ts.next_key++;
+		x->txkey = run.ts.next_key++;
 	}
 	if (current && !(a.flags & PF_MORE)) {
 		reflect_end(STOP_FIN);
@@ -6393,10 +6539,10 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 /* A datagram that is no rant packet: counted with the session, or carried to the next. */
 static void reflect_junk(int err)
 {
-	if (R.active) {
+	if (run.R.active) {
 		count_invalid(err);
 	} else {
-		R.carry_invalid[err]++;
+		run.R.carry_invalid[err]++;
 	}
 }
 
@@ -6405,14 +6551,14 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
 	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
-	if ((R.active && m->session == S.id) || (!R.active && m->session == R.last_id && R.sessions)) {
+	if ((run.R.active && m->session == run.S.id) || (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
 		if (reflect_peer_ok(from, 0)) {
 			reflect_fin(m, buf, len, from, fromlen);
 		} else {
 			reflect_reject(GR_PEER);
 		}
-	} else if (R.active) {
-		S.c.foreign++;
+	} else if (run.R.active) {
+		run.S.c.foreign++;
 		count_invalid(PE_TYPE);
 	} else {
 		reflect_reject(GR_FIN_UNKNOWN);
@@ -6427,29 +6573,29 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
-	if (R.active && m->session != S.id) {
-		if (now - R.last_rx <= R.idle_ns) {
-			S.c.foreign++;		/* a second client: told BUSY while this one runs */
+	if (run.R.active && m->session != run.S.id) {
+		if (now - run.R.last_rx <= run.R.idle_ns) {
+			run.S.c.foreign++;		/* a second client: told BUSY while this one runs */
 			count_invalid(PE_TYPE);
 			reflect_busy(m, buf, len, from, fromlen, now);
 			return false;
 		}
 		reflect_end(STOP_IDLE);
-		if (cfg.once || S.stop_reason == STOP_BREACH) {
-			stop_signal = 1;
+		if (cfg->once || run.S.stop_reason == STOP_BREACH) {
+			run.stop_signal = 1;
 			return false;
 		}
 	}
-	if (R.active && !reflect_peer_ok(from, m->flags)) {
+	if (run.R.active && !reflect_peer_ok(from, m->flags)) {
 		reflect_reject(GR_PEER);	/* the session's id from another address or port */
 		return false;
 	}
-	if (!R.active) {
+	if (!run.R.active) {
 		reflect_start(m->session);
-		memset(&R.peer, 0, sizeof(R.peer));
-		memcpy(&R.peer, from, fromlen < sizeof(R.peer) ? fromlen : sizeof(R.peer));
-		R.ports[0] = (uint16_t)sa_port(from);
-		R.nports = 1;
+		memset(&run.R.peer, 0, sizeof(run.R.peer));
+		memcpy(&run.R.peer, from, fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
+		run.R.ports[0] = (uint16_t)sa_port(from);
+		run.R.nports = 1;
 	}
 	return true;
 }
@@ -6463,21 +6609,21 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 {
 	uint64_t idle;
 
-	if (R.any && m->seq > R.top && m->seq - R.top > SEQ_AHEAD_MAX) {
+	if (run.R.any && m->seq > run.R.top && m->seq - run.R.top > SEQ_AHEAD_MAX) {
 		/* a real client that lost that many pings sends the next one right after */
-		if (!R.ahead || m->seq <= R.ahead || m->seq - R.ahead > SEQ_AHEAD_MAX) {
-			R.ahead = m->seq;
+		if (!run.R.ahead || m->seq <= run.R.ahead || m->seq - run.R.ahead > SEQ_AHEAD_MAX) {
+			run.R.ahead = m->seq;
 			reflect_reject(GR_SEQ_AHEAD);
 			return false;
 		}
 	}
-	R.ahead = 0;
-	R.last_rx = R.last_wake = now;
+	run.R.ahead = 0;
+	run.R.last_rx = run.R.last_wake = now;
 	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
 	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
-	R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
+	run.R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
 	if (reflect_seen(m->seq)) {
-		S.c.duplicate++;
+		run.S.c.duplicate++;
 		return false;
 	}
 	return true;
@@ -6486,17 +6632,17 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 /* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
 static bool reflect_count(const struct proto_msg *m)
 {
-	R.distinct++;
-	S.c.received++;
+	run.R.distinct++;
+	run.S.c.received++;
 	if (m->flags & PF_WARMUP) {
-		S.c.warmup++;
-	} else if (S.c.received <= cfg.warmup) {
+		run.S.c.warmup++;
+	} else if (run.S.c.received <= cfg->warmup) {
 		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
-		S.c.warmup++;
-		S.c.warmup_local++;
+		run.S.c.warmup++;
+		run.S.c.warmup_local++;
 		return true;
-	} else if (!R.measuring) {
-		R.measuring = true;	/* the session's first measured ping: its measurement starts */
+	} else if (!run.R.measuring) {
+		run.R.measuring = true;	/* the session's first measured ping: its measurement starts */
 		trace_mark("RANT_TEST_START\n", 16);
 	}
 	return false;
@@ -6508,30 +6654,30 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 {
 	p->session = m->session;
 	p->seq = m->seq;
-	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (ts.hw ? PF_SRV_HW : 0) |
-			      (S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
+			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
 	if (wire) {
 		p->flags |= PF_T2W;
 		p->t2w = wire;
 	}
-	if (cfg.sw_stamps) {
+	if (cfg->sw_stamps) {
 		p->flags |= PF_T2SW | PF_T3SW;
 		p->t2sw = t2sw;
 	}
 	echo_pop(p);
 	cls_reflect(m);
 	proto_encode(buf, p);
-	if (ts.hw) {
+	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
-		p->t2k = ts_rx_kernel;
+		p->t2k = run.ts_rx_kernel;
 		if (proto_kx_put(buf, len, p) < 0) {
-			S.c.kx_unfit++;
+			run.S.c.kx_unfit++;
 		}
 	}
-	if (cfg.sw_stamps) {
+	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
 		put64(buf + 40, p->t3sw);
-	} else if (cfg.no_tx_ts) {
+	} else if (cfg->no_tx_ts) {
 		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
 }
@@ -6540,23 +6686,23 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p, uint64_t wire,
 				 uint64_t now, bool local_warmup)
 {
-	struct txn *x = &win[ts.next_key & win_mask];
+	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
 	if (x->st & TF_USED) {
 		if (x->st & TF_TXPEND) {
-			R.txpend--;
+			run.R.txpend--;
 		}
 		txn_retire(x);
 	}
 	memset(x, 0, sizeof(*x));
 	x->seq = m->seq;
-	x->txkey = ts.next_key++;
+	x->txkey = run.ts.next_key++;
 	x->t[T2W] = wire;
 	x->t[T2SW] = p->t2sw;
-	x->t[T2K] = ts_rx_kernel;
+	x->t[T2K] = run.ts_rx_kernel;
 	x->t[T3SW] = p->t3sw;
 	x->mono = now;
-	pmc_delta(x->pmc, pmc_rx, pmc_tx);
+	pmc_delta(x->pmc, run.pmc_rx, run.pmc_tx);
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
 		((m->flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
 	return x;
@@ -6606,18 +6752,18 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		send_failed(errno);
 		return;
 	}
-	pmc_read(pmc_tx);
-	S.c.sent++;
+	pmc_read(run.pmc_tx);
+	run.S.c.sent++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
-	__atomic_store_n(&live.sent, S.c.sent, __ATOMIC_RELAXED);
-	if (cfg.no_tx_ts) {
+	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
+	if (cfg->no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
 		txn_account(x);
 	} else {
-		R.txpend++;
+		run.R.txpend++;
 		reflect_drain();
 	}
-	if (!R.src_probed || now - R.src_probed > SRC_PROBE_NS) {
+	if (!run.R.src_probed || now - run.R.src_probed > SRC_PROBE_NS) {
 		reflect_src_probe(from, fromlen, now);
 	}
 }
@@ -6633,13 +6779,13 @@ static void reflect_ctl(struct msghdr *msg)
 static int reflect_recv(int flags)
 {
 	struct rx rx;
-	int r = sock_recv(R.rx, R.rxcap, flags, &rx, reflect_ctl);
+	int r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
 
 	if (r == -ECONNREFUSED) {
 		return 0;
 	}
 	if (r > 0 && rx.ours) {
-		reflect_packet(R.rx + proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
+		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
 	}
 	return r;
@@ -6651,7 +6797,7 @@ static int reflect_run(void)
 	unsigned spins = 0;
 	int r = 0;
 
-	R.end = cfg.duration_s > 0 ? start + (uint64_t)(cfg.duration_s * 1e9) : 0;
+	run.R.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
 	/*
@@ -6661,40 +6807,40 @@ static int reflect_run(void)
 	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
 	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
 	 */
-	while (!stop_signal && r >= 0) {
+	while (!run.stop_signal && r >= 0) {
 		uint64_t now;
 
-		r = cfg.spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (!R.active && R.sessions && (cfg.once || R.exit_code == EXIT_BREACH)) {
+		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
+		if (!run.R.active && run.R.sessions && (cfg->once || run.R.exit_code == EXIT_BREACH)) {
 			break;
 		}
-		if (r > 0 && !cfg.spin) {
+		if (r > 0 && !cfg->spin) {
 			continue;
 		}
 		/* spinning: look at the clock every 64 polls, act every 10 ms */
-		if (cfg.spin && (r > 0 || (++spins & 63))) {
+		if (cfg->spin && (r > 0 || (++spins & 63))) {
 			continue;
 		}
 		now = mono_ns();
-		if (cfg.spin && now - last_check < 10 * 1000000ULL) {
+		if (cfg->spin && now - last_check < 10 * 1000000ULL) {
 			continue;
 		}
 		last_check = now;
 		reflect_drain();
 		reflect_stall_credit(now);
-		if (R.active && now - R.last_rx > R.idle_ns) {
+		if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
 			reflect_end(STOP_IDLE);
 		}
-		if (R.end && now >= R.end) {
+		if (run.R.end && now >= run.R.end) {
 			break;
 		}
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
 	}
-	if (R.active || (!R.sessions && r >= 0)) {
+	if (run.R.active || (!run.R.sessions && r >= 0)) {
 		/* no client came at all: still a report (0 samples), as the earlier rant printed */
-		reflect_end(stop_signal ? STOP_SIGNAL : R.end ? STOP_DURATION : STOP_ERROR);
+		reflect_end(run.stop_signal ? STOP_SIGNAL : run.R.end ? STOP_DURATION : STOP_ERROR);
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -6703,7 +6849,7 @@ static int reflect_run(void)
 
 static double session_duration(void)
 {
-	return S.end_mono > S.start_mono ? (double)(S.end_mono - S.start_mono) / 1e9 : 0;
+	return run.S.end_mono > run.S.start_mono ? (double)(run.S.end_mono - run.S.start_mono) / 1e9 : 0;
 }
 
 /*
@@ -6716,21 +6862,21 @@ static int clock_step_warnings(char w[][256], int max)
 {
 	int i, n = 0;
 
-	if (clk.steps && n < max) {
+	if (run.clk.steps && n < max) {
 		snprintf(w[n++], 256, "CLOCK_REALTIME was stepped %" PRIu64 " time%s during the run (last by %+.6f s; NTP or a manual change): "
 			 "%" PRIu64 " transaction%s spanning a step %s left out of the statistics and marked 'stepped' in the log",
-			 clk.steps, clk.steps == 1 ? "" : "s", (double)clk.last / 1e9, clk.stepped,
-			 clk.stepped == 1 ? "" : "s", clk.stepped == 1 ? "is" : "are");
-	} else if (clk.stepped && n < max) {
+			 run.clk.steps, run.clk.steps == 1 ? "" : "s", (double)run.clk.last / 1e9, run.clk.stepped,
+			 run.clk.stepped == 1 ? "" : "s", run.clk.stepped == 1 ? "is" : "are");
+	} else if (run.clk.stepped && n < max) {
 		snprintf(w[n++], 256, "%" PRIu64 " transaction%s had stamps that went backwards (a clock step): left out of the statistics and marked 'stepped' in the log",
-			 clk.stepped, clk.stepped == 1 ? "" : "s");
+			 run.clk.stepped, run.clk.stepped == 1 ? "" : "s");
 	}
-	for (i = 0; i < side.nmetrics && n < max; i++) {
-		const struct hist *h = &S.h[side.metrics[i]];
+	for (i = 0; i < run.side.nmetrics && n < max; i++) {
+		const struct hist *h = &run.S.h[run.side.metrics[i]];
 
 		if (h->n && h->min < 0) {
 			snprintf(w[n++], 256, "%s has negative samples (min %" PRId64 " ns): the clocks of its two stamps disagree",
-				 metric_def[side.metrics[i]].key, h->min);
+				 metric_def[run.side.metrics[i]].key, h->min);
 		}
 	}
 	return n;
@@ -6740,22 +6886,22 @@ static int clock_warnings(char w[][256], int max)
 {
 	static const char *const what_emit[2] = { "T1-T1_SW (client send)", "T4_SW-T4 (client receive)" };
 	static const char *const what_refl[2] = { "T2_SW-T2 (server receive)", "T3-T3_SW (server send)" };
-	const char *cause = ts.hw ? (cfg.iface ? "the NIC clock (PHC) is not synchronised to CLOCK_REALTIME: is phc2sys running for this interface?"
+	const char *cause = run.ts.hw ? (cfg->iface ? "the NIC clock (PHC) is not synchronised to CLOCK_REALTIME: is phc2sys running for this interface?"
 					       : "the NIC clock is not synchronised to CLOCK_REALTIME: is phc2sys running?")
 				  : "CLOCK_REALTIME was stepped during the run (NTP or a manual change)";
 	static char measured[120];
 	char tmp[300];
 	int i, n = 0;
 
-	if (ts.hw && phc.n) {
+	if (run.ts.hw && run.phc.n) {
 		/* the PHC's offset was measured: say what it is instead of guessing */
 		snprintf(measured, sizeof(measured), "PHC /dev/ptp%d measured %+" PRId64 " ns from CLOCK_REALTIME%s",
-			 phc.index, phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
+			 run.phc.index, run.phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
 		cause = measured;
 	}
 	for (i = 0; i < 2 && n < max; i++) {
-		const struct fit *f = &S.app_wire[i];
-		const char *what = side.emit ? what_emit[i] : what_refl[i];
+		const struct fit *f = &run.S.app_wire[i];
+		const char *what = run.side.emit ? what_emit[i] : what_refl[i];
 		double ppm, span;
 
 		if (!f->seen) {
@@ -6764,7 +6910,7 @@ static int clock_warnings(char w[][256], int max)
 		if (f->ymin < 0) {
 			snprintf(w[n++], 256, "app-vs-wire offset %s went negative (min %" PRId64 " ns): %s",
 				 what, f->ymin, cause);
-		} else if (ts.hw && fit_ppm(f, &ppm, &span) && span >= 3.0 && fabs(ppm) > 1.0) {
+		} else if (run.ts.hw && fit_ppm(f, &ppm, &span) && span >= 3.0 && fabs(ppm) > 1.0) {
 			/* with software stamps both are CLOCK_REALTIME: they cannot drift apart */
 			snprintf(w[n++], 256, "app-vs-wire offset %s drifts %+.2f ppm: %s", what, ppm, cause);
 		}
@@ -6786,14 +6932,14 @@ static void print_pct_table(FILE *f)
 		fprintf(f, " %9s", pct_key[k]);
 	}
 	fputc('\n', f);
-	for (i = 0; i < side.nmetrics; i++) {
-		const struct hist *h = &S.h[side.metrics[i]];
+	for (i = 0; i < run.side.nmetrics; i++) {
+		const struct hist *h = &run.S.h[run.side.metrics[i]];
 		bool approx = false;
 
 		if (!h->n) {
 			continue;
 		}
-		fprintf(f, "%-34s", metric_def[side.metrics[i]].label);
+		fprintf(f, "%-34s", metric_def[run.side.metrics[i]].label);
 		for (k = 0; k < NPCT; k++) {
 			fprintf(f, " %9" PRId64, hist_pct(h, pct_value[k], &approx));
 		}
@@ -6822,7 +6968,7 @@ static uint64_t hist_groups(const struct hist *h, uint64_t merge, uint64_t *maxc
 /* The earlier rant's "Histogram Summary" block and the non-empty buckets as bars. */
 static void print_histogram(FILE *f, int m)
 {
-	const struct hist *h = &S.h[m];
+	const struct hist *h = &run.S.h[m];
 	uint64_t i, j, maxc = 0, merge = 1, above = 0, below;
 	bool approx = false;
 	int k;
@@ -6956,22 +7102,22 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	char lab[16], buf[32], note[96];
 	int k, n, dom;
 
-	if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns && cfg.mode != MODE_ANALYZE) {
+	if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns && cfg->mode != MODE_ANALYZE) {
 		/* the earlier rant's opening line, which scripts grep for */
 		fprintf(f, "%s latency (%" PRId64 " ns) exceeds threshold (%" PRId64 " ns).\n",
-			side.emit ? "Round-Trip" : "Response", v, cfg.threshold_ns);
+			run.side.emit ? "Round-Trip" : "Response", v, cfg->threshold_ns);
 	}
-	fprintf(f, "%s: seq %" PRIu64 ", %s %" PRId64 " ns", title, x->seq, metric_def[side.primary].key, v);
-	if (cfg.threshold_ns >= 0) {
-		fprintf(f, " > threshold %" PRId64 " ns", cfg.threshold_ns);
+	fprintf(f, "%s: seq %" PRIu64 ", %s %" PRId64 " ns", title, x->seq, metric_def[run.side.primary].key, v);
+	if (cfg->threshold_ns >= 0) {
+		fprintf(f, " > threshold %" PRId64 " ns", cfg->threshold_ns);
 	}
 	fprintf(f, "%s\n", cls_note(note, sizeof(note), x->seq));
-	for (k = 0; k < side.nstamps; k++) {
-		int s = side.stamps[k];
+	for (k = 0; k < run.side.nstamps; k++) {
+		int s = run.side.stamps[k];
 
 		*fmt_stamp(buf, x->t[s], '-') = 0;
 		fprintf(f, "  %-7s %s%s\n", stamp_name(s, lab, sizeof(lab)), buf,
-			side.emit && (s == T2W || s == T2SW || s == T3SW || s == T3W) ? "  (server clock)" : "");
+			run.side.emit && (s == T2W || s == T2SW || s == T3SW || s == T3W) ? "  (server clock)" : "");
 	}
 	dom = segments(x->t, name, val, &n);
 	for (k = 0; k < n; k++) {
@@ -6984,8 +7130,8 @@ static int cmp_worst(const void *a, const void *b)
 {
 	int64_t x = 0, y = 0;
 
-	metric_value(side.primary, ((const struct txn *)a)->t, &x);
-	metric_value(side.primary, ((const struct txn *)b)->t, &y);
+	metric_value(run.side.primary, ((const struct txn *)a)->t, &x);
+	metric_value(run.side.primary, ((const struct txn *)b)->t, &y);
 	return (y > x) - (y < x);
 }
 
@@ -7000,14 +7146,14 @@ static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uin
 		return;
 	}
 	for (i = 0; i < nrow; i++) {
-		if (status[i] == ST_OK && metric_value(side.primary, row[i].t, &v)) {
+		if (status[i] == ST_OK && metric_value(run.side.primary, row[i].t, &v)) {
 			w[n++] = row[i];
 		}
 	}
 	qsort(w, n, sizeof(*w), cmp_worst);
-	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[side.primary].key);
+	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[run.side.primary].key);
 	for (i = 0; i < n && i < top; i++) {
-		metric_value(side.primary, w[i].t, &v);
+		metric_value(run.side.primary, w[i].t, &v);
 		print_breakdown(f, &w[i], v, "#");
 	}
 	free(w);
@@ -7024,20 +7170,20 @@ static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uin
  */
 static uint64_t local_drops(uint64_t back)
 {
-	if (!side.emit || cfg.mode == MODE_ANALYZE) {
+	if (!run.side.emit || cfg->mode == MODE_ANALYZE) {
 		return 0;
 	}
-	return E.rxq_ovfl < back ? E.rxq_ovfl : back;
+	return run.E.rxq_ovfl < back ? run.E.rxq_ovfl : back;
 }
 
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
-	if (!side.emit || cfg.mode == MODE_ANALYZE || !E.fin_acked || !E.srv_whole ||
-	    E.srv_received > S.c.sent || E.srv_received < S.c.received + S.c.late) {
+	if (!run.side.emit || cfg->mode == MODE_ANALYZE || !run.E.fin_acked || !run.E.srv_whole ||
+	    run.E.srv_received > run.S.c.sent || run.E.srv_received < run.S.c.received + run.S.c.late) {
 		return false;
 	}
-	*out_lost = S.c.sent - E.srv_received;
-	*back_lost = E.srv_received - S.c.received - S.c.late;
+	*out_lost = run.S.c.sent - run.E.srv_received;
+	*back_lost = run.E.srv_received - run.S.c.received - run.S.c.late;
 	*back_lost -= local_drops(*back_lost);
 	return true;
 }
@@ -7049,8 +7195,8 @@ static void print_rejected(FILE *f)
 	int i;
 
 	for (i = 0; i < GR_N; i++) {
-		if (S.c.rejected[i]) {
-			fprintf(f, "%s %s %" PRIu64 ";", any ? "" : "Rejected:", guard_rej_name[i], S.c.rejected[i]);
+		if (run.S.c.rejected[i]) {
+			fprintf(f, "%s %s %" PRIu64 ";", any ? "" : "Rejected:", guard_rej_name[i], run.S.c.rejected[i]);
 			any = true;
 		}
 	}
@@ -7065,9 +7211,9 @@ static void json_rejected(FILE *f)
 
 	fprintf(f, "  \"rejected\": {");
 	for (i = 0; i < GR_N; i++) {
-		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], S.c.rejected[i]);
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], run.S.c.rejected[i]);
 	}
-	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", side.emit ? E.rxq_ovfl : 0);
+	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", run.side.emit ? run.E.rxq_ovfl : 0);
 }
 
 /*
@@ -7093,37 +7239,37 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	char tmp[256];
 	int64_t d;
 
-	if (!ts.hw || !S.srv_hw) {
+	if (!run.ts.hw || !run.S.srv_hw) {
 		return false;
 	}
-	if (!phc.n || !E.srv_phc.method) {
+	if (!run.phc.n || !run.E.srv_phc.method) {
 		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
-			 !phc.n ? "this end's" : "the reflector's",
-			 phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)"
+			 !run.phc.n ? "this end's" : "the reflector's",
+			 run.phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)"
 			       : "");
 		return false;
 	}
-	if (!host_boot_id || host_boot_id != E.srv_phc.boot_id) {
+	if (!run.host_boot_id || run.host_boot_id != run.E.srv_phc.boot_id) {
 		snprintf(why, len, "the reflector runs in another kernel: %s",
 			 "its PHC and this one share no clock rant can read");
 		return false;
 	}
-	d = E.srv_phc.off - phc.last_off;
-	*bound = (d < 0 ? -d : d) + (phc.window > 0 ? phc.window : 0) + (int64_t)E.srv_phc.window;
-	if (phc_warning(tmp, sizeof(tmp)) || !E.srv_phc.disciplined) {
+	d = run.E.srv_phc.off - run.phc.last_off;
+	*bound = (d < 0 ? -d : d) + (run.phc.window > 0 ? run.phc.window : 0) + (int64_t)run.E.srv_phc.window;
+	if (phc_warning(tmp, sizeof(tmp)) || !run.E.srv_phc.disciplined) {
 		snprintf(why, len, "the %s PHC is not disciplined to CLOCK_REALTIME (run phc2sys)",
-			 !E.srv_phc.disciplined ? "reflector's" : "client's");
+			 !run.E.srv_phc.disciplined ? "reflector's" : "client's");
 		return false;
 	}
 	if (*bound > OW_PHC_BOUND_NS) {
 		snprintf(why, len, "the two PHCs, each measured against this host's CLOCK_REALTIME, "
 			 "differ by up to %" PRId64 " ns (client %+" PRId64 " ns, reflector %+" PRId64 " ns)",
-			 *bound, phc.last_off, E.srv_phc.off);
+			 *bound, run.phc.last_off, run.E.srv_phc.off);
 		return false;
 	}
 	snprintf(why, len, "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), "
 		 "PHC - CLOCK_REALTIME measured on each (client %+" PRId64 " ns, reflector %+" PRId64
-		 " ns, %s)", *bound, phc.last_off, E.srv_phc.off, phc_method_name[E.srv_phc.method]);
+		 " ns, %s)", *bound, run.phc.last_off, run.E.srv_phc.off, phc_method_name[run.E.srv_phc.method]);
 	return true;
 }
 
@@ -7132,23 +7278,23 @@ static enum ow_evidence ow_current(char *why, size_t len)
 {
 	int64_t bound;
 
-	if (ow_evidence == OW_NONE && ow_phc(&bound, why, len)) {
+	if (run.ow_evidence == OW_NONE && ow_phc(&bound, why, len)) {
 		return OW_PHC;
 	}
-	return ow_evidence;
+	return run.ow_evidence;
 }
 
 static bool oneway_trusted(char *why, size_t len)
 {
-	const struct hist *fw = &S.h[M_FORWARD], *bw = &S.h[M_BACKWARD], *rtt = &S.h[M_RTT];
+	const struct hist *fw = &run.S.h[M_FORWARD], *bw = &run.S.h[M_BACKWARD], *rtt = &run.S.h[M_RTT];
 	char phc_why[320] = "";
 	enum ow_evidence ev = OW_NONE;
 	bool same;
 
-	if (cfg.mode != MODE_ANALYZE) {
+	if (cfg->mode != MODE_ANALYZE) {
 		ev = ow_current(phc_why, sizeof(phc_why));
 	}
-	same = ev == OW_PHC || (ev != OW_NONE && !S.srv_hw && !ts.hw);
+	same = ev == OW_PHC || (ev != OW_NONE && !run.S.srv_hw && !run.ts.hw);
 
 	if (!fw->n && !bw->n) {
 		snprintf(why, len, "no transaction has both stamps of a direction");
@@ -7170,11 +7316,11 @@ static bool oneway_trusted(char *why, size_t len)
 	}
 	if (same) {
 		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
-			 ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
+			 run.ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
 		return true;
 	}
 	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
-		 cfg.mode == MODE_ANALYZE ? "a log does not record it" :
+		 cfg->mode == MODE_ANALYZE ? "a log does not record it" :
 		 phc_why[0] ? phc_why : "different hosts or NIC clocks, not compared");
 	return false;
 }
@@ -7200,29 +7346,29 @@ static void report_prepare(void)
 {
 	int i;
 
-	for (i = 0; i < side.nmetrics; i++) {
-		hist_finish(&S.h[side.metrics[i]]);
+	for (i = 0; i < run.side.nmetrics; i++) {
+		hist_finish(&run.S.h[run.side.metrics[i]]);
 	}
-	fit_window_flush(&S.offset);
-	fit_window_flush(&S.app_wire[0]);
-	fit_window_flush(&S.app_wire[1]);
+	fit_window_flush(&run.S.offset);
+	fit_window_flush(&run.S.app_wire[0]);
+	fit_window_flush(&run.S.app_wire[1]);
 }
 
 static void report_compute(struct report *r)
 {
 	memset(r, 0, sizeof(*r));
 	report_prepare();
-	r->primary = &S.h[side.primary];
+	r->primary = &run.S.h[run.side.primary];
 	r->duration_s = session_duration();
 	r->split = loss_split(&r->lost_out, &r->lost_back);
 	if (r->split) {
-		r->lost_local = E.srv_received - S.c.received - S.c.late - r->lost_back;
+		r->lost_local = run.E.srv_received - run.S.c.received - run.S.c.late - r->lost_back;
 	}
 	r->ow_trusted = oneway_trusted(r->ow_why, sizeof(r->ow_why));
-	r->drift = fit_ppm(&S.offset, &r->ppm, &r->span) && r->span >= 1.0;
+	r->drift = fit_ppm(&run.S.offset, &r->ppm, &r->span) && r->span >= 1.0;
 	r->nwarn = clock_warnings(r->warn, 4);
-	r->breach_pct = r->primary->n ? 100.0 * (double)S.c.breaches / (double)r->primary->n : 0.0;
-	r->log_records = log_out.done ? log_out.rows : S.log.n;
+	r->breach_pct = r->primary->n ? 100.0 * (double)run.S.c.breaches / (double)r->primary->n : 0.0;
+	r->log_records = run.log_out.done ? run.log_out.rows : run.S.log.n;
 }
 
 /* What the hardware path has to say about this run's stamps. */
@@ -7231,20 +7377,20 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	char why[256];
 	double ppm;
 
-	if (side.emit && (S.h[M_FORWARD].n || S.h[M_BACKWARD].n)) {
+	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
-	if (S.c.kx_unfit && side.emit) {
+	if (run.S.c.kx_unfit && run.side.emit) {
 		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
 			" pongs too short for its kernel stamps: use --size %zu or more\n",
-			S.c.kx_unfit, proto_kx_need());
-	} else if (S.c.kx_unfit) {
+			run.S.c.kx_unfit, proto_kx_need());
+	} else if (run.S.c.kx_unfit) {
 		fprintf(f, "Kernel stamps not sent to the client: %" PRIu64 " pongs (as long as its pings)"
-			" had no room: the client needs --size %zu or more\n", S.c.kx_unfit, proto_kx_need());
+			" had no room: the client needs --size %zu or more\n", run.S.c.kx_unfit, proto_kx_need());
 	}
-	if (phc.n) {
+	if (run.phc.n) {
 		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
-			phc.index, phc.last_off, phc_method_name[phc.method], phc.n, phc.window);
+			run.phc.index, run.phc.last_off, phc_method_name[run.phc.method], run.phc.n, run.phc.window);
 		if (phc_drift(&ppm)) {
 			fprintf(f, ", drift %+.3f ppm", ppm);
 		}
@@ -7255,26 +7401,26 @@ static void print_hw_notes(FILE *f, const struct report *r)
 		if (phc_warning(why, sizeof(why))) {
 			fprintf(f, "warning: %s\n", why);
 		}
-	} else if (phc.err) {
-		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: not measured (%s)\n", phc.index, strerror(-phc.err));
+	} else if (run.phc.err) {
+		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: not measured (%s)\n", run.phc.index, strerror(-run.phc.err));
 	}
-	if (ts.hw && ts_prov.known) {
-		fprintf(f, "Timestamp provider (ethtool tsconfig): PHC /dev/ptp%d, %s\n", ts_prov.phc_index,
-			ts_prov.qualifier ? "approximate" : "precise");
-	} else if (ts.hw && ts_prov.err) {
-		fprintf(f, "Timestamp provider (ethtool tsconfig): not reported (%s)\n", strerror(-ts_prov.err));
+	if (run.ts.hw && run.ts_prov.known) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): PHC /dev/ptp%d, %s\n", run.ts_prov.phc_index,
+			run.ts_prov.qualifier ? "approximate" : "precise");
+	} else if (run.ts.hw && run.ts_prov.err) {
+		fprintf(f, "Timestamp provider (ethtool tsconfig): not reported (%s)\n", strerror(-run.ts_prov.err));
 	}
-	if (cfg.ptp_probe) {
+	if (cfg->ptp_probe) {
 		fprintf(f, "PTP probes: every packet a PTPv2 event message on UDP %d (Sync out, Delay_Req back), domain %u, %d B before rant's %u\n",
-			PTP_EVENT_PORT, cfg.ptp_domain, PTP_HDR_LEN, cfg.size);
+			PTP_EVENT_PORT, cfg->ptp_domain, PTP_HDR_LEN, cfg->size);
 	}
-	if (path.fragmented) {
+	if (run.path.fragmented) {
 		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
-			cfg.size, path.mtu, path.payload);
+			cfg->size, run.path.mtu, run.path.payload);
 	}
-	if (ts_foreign) {
+	if (run.ts_foreign) {
 		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
-			cfg.iface ? cfg.iface : "-", ts_foreign);
+			cfg->iface ? cfg->iface : "-", run.ts_foreign);
 	}
 }
 
@@ -7286,37 +7432,37 @@ static void print_counts(FILE *f, const struct report *r)
 
 	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64 " | late %" PRIu64
 		" | duplicate %" PRIu64 " | invalid %" PRIu64 " | warm-up %" PRIu64 "\n",
-		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup);
-	if (S.c.invalid) {
+		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate, run.S.c.invalid, run.S.c.warmup);
+	if (run.S.c.invalid) {
 		fprintf(f, "Invalid:");
 		for (i = 1; i < PE_NERR; i++) {
-			if (S.c.invalid_why[i]) {
-				fprintf(f, " %s %" PRIu64 ";", proto_err_name[i], S.c.invalid_why[i]);
+			if (run.S.c.invalid_why[i]) {
+				fprintf(f, " %s %" PRIu64 ";", proto_err_name[i], run.S.c.invalid_why[i]);
 			}
 		}
-		fprintf(f, " from another session %" PRIu64 "\n", S.c.foreign);
+		fprintf(f, " from another session %" PRIu64 "\n", run.S.c.foreign);
 	}
 	if (r->split) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflector answered %" PRIu64 ")\n", r->lost_out, r->lost_back,
-			E.srv_received);
+			run.E.srv_received);
 		if (r->lost_local) {
 			fprintf(f, "Lost locally: %" PRIu64 " pongs dropped by this host's full receive buffer (not the network)\n",
 				r->lost_local);
 		}
 	}
 	print_rejected(f);
-	if (S.c.send_errors || S.c.refused || S.c.tx_unmatched || S.c.echo_dropped || E.overruns) {
+	if (run.S.c.send_errors || run.S.c.refused || run.S.c.tx_unmatched || run.S.c.echo_dropped || run.E.overruns) {
 		fprintf(f, "Other: send errors %" PRIu64 " | port unreachable %" PRIu64 " | unmatched TX stamps %" PRIu64
 			" | echo dropped %" PRIu64 " | interval overruns %" PRIu64 "\n",
-			S.c.send_errors, S.c.refused, S.c.tx_unmatched, S.c.echo_dropped, E.overruns);
+			run.S.c.send_errors, run.S.c.refused, run.S.c.tx_unmatched, run.S.c.echo_dropped, run.E.overruns);
 	}
 	fprintf(f, "Missing stamps:");
-	for (i = 0; i < side.nstamps; i++) {
-		int s = side.stamps[i];
+	for (i = 0; i < run.side.nstamps; i++) {
+		int s = run.side.stamps[i];
 
-		if (S.c.missing[s]) {
-			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)), S.c.missing[s]);
+		if (run.S.c.missing[s]) {
+			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)), run.S.c.missing[s]);
 			any = true;
 		}
 	}
@@ -7359,16 +7505,16 @@ static void print_earlier_summary(FILE *f, const struct hist *h)
 /* How many pings the warm-up left out of this report, and whose -w did it. */
 static void print_warmup(FILE *f)
 {
-	if (cfg.mode == MODE_ANALYZE || (!cfg.warmup && !S.c.warmup)) {
+	if (cfg->mode == MODE_ANALYZE || (!cfg->warmup && !run.S.c.warmup)) {
 		return;
 	}
-	if (side.emit) {
+	if (run.side.emit) {
 		fprintf(f, "Warm-up: %" PRIu64 " pings excluded (-w %" PRIu64
-			": the first pings, flagged so that the reflector leaves them out too)\n", S.c.warmup, cfg.warmup);
+			": the first pings, flagged so that the reflector leaves them out too)\n", run.S.c.warmup, cfg->warmup);
 	} else {
 		fprintf(f, "Warm-up: %" PRIu64 " pings excluded: %" PRIu64 " flagged by the client's -w, %" PRIu64
 			" more by this reflector's -w %" PRIu64 " (the first %" PRIu64 " pings of the session)\n",
-			S.c.warmup, S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup, cfg.warmup);
+			run.S.c.warmup, run.S.c.warmup - run.S.c.warmup_local, run.S.c.warmup_local, cfg->warmup, cfg->warmup);
 	}
 }
 
@@ -7376,17 +7522,17 @@ static void print_warmup(FILE *f)
 /* "Log:": what the file holds (a text log leaves warm-up records out), or why it is cut short. */
 static void print_log_line(FILE *f, const struct report *r)
 {
-	if (S.log.cap && log_out.err) {
+	if (run.S.log.cap && run.log_out.err) {
 		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
-			cfg.log, strerror(-log_out.err), S.log.n - log_out.skipped);
-	} else if (S.log.cap) {
+			cfg->log, strerror(-run.log_out.err), run.S.log.n - run.log_out.skipped);
+	} else if (run.S.log.cap) {
 		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
-			r->log_records, S.log.dropped, S.log.cap);
-		if (cfg.log_threshold_ns >= 0) {
-			fprintf(f, ", %" PRIu64 " at or below -L", S.log.filtered);
+			r->log_records, run.S.log.dropped, run.S.log.cap);
+		if (cfg->log_threshold_ns >= 0) {
+			fprintf(f, ", %" PRIu64 " at or below -L", run.S.log.filtered);
 		}
-		if (log_out.skipped) {
-			fprintf(f, ", %" PRIu64 " warm-up not in the text log", log_out.skipped);
+		if (run.log_out.skipped) {
+			fprintf(f, ", %" PRIu64 " warm-up not in the text log", run.log_out.skipped);
 		}
 		fputc('\n', f);
 	}
@@ -7399,18 +7545,18 @@ static void print_decomposition(FILE *f, const struct report *r)
 
 	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min",
 		"avg", "max", "stddev");
-	for (i = 0; i < side.nmetrics; i++) {
-		const struct hist *h = &S.h[side.metrics[i]];
+	for (i = 0; i < run.side.nmetrics; i++) {
+		const struct hist *h = &run.S.h[run.side.metrics[i]];
 
 		if (h->n) {
 			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
-				metric_def[side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max,
+				metric_def[run.side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max,
 				hist_stddev(h));
 		}
 	}
-	if (side.emit && S.offset.n) {
+	if (run.side.emit && run.S.offset.n) {
 		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)",
-			S.best_offset);
+			run.S.best_offset);
 		if (r->drift) {
 			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
 		}
@@ -7420,14 +7566,14 @@ static void print_decomposition(FILE *f, const struct report *r)
 		fprintf(f, "WARNING: %s\n", r->warn[i]);
 	}
 	pmc_report(f);
-	if (cfg.threshold_ns >= 0) {
+	if (cfg->threshold_ns >= 0) {
 		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
-			(double)cfg.threshold_ns / 1000, S.c.breaches, r->breach_pct);
-		for (i = 0; i < (int)S.nbreach_kept && i < 10; i++) {
-			print_breakdown(f, &S.breach[i].x, S.breach[i].value, "Threshold breach");
+			(double)cfg->threshold_ns / 1000, run.S.c.breaches, r->breach_pct);
+		for (i = 0; i < (int)run.S.nbreach_kept && i < 10; i++) {
+			print_breakdown(f, &run.S.breach[i].x, run.S.breach[i].value, "Threshold breach");
 		}
-		if (S.nbreach_kept > 10) {
-			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", S.c.breaches - 10);
+		if (run.S.nbreach_kept > 10) {
+			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", run.S.c.breaches - 10);
 		}
 	}
 }
@@ -7437,38 +7583,38 @@ static void session_report(FILE *f, const struct report *r)
 	const struct hist *p = r->primary;
 
 	fprintf(f, "Test is complete. Duration: %.2f s\n", r->duration_s);
-	if (cfg.mode == MODE_REFLECT && S.id) {
-		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", S.id, r->duration_s);
-	} else if (cfg.mode == MODE_REFLECT) {
+	if (cfg->mode == MODE_REFLECT && run.S.id) {
+		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", run.S.id, r->duration_s);
+	} else if (cfg->mode == MODE_REFLECT) {
 		fprintf(f, "No session: no client came\n");
 	}
-	fprintf(f, "\n--- %s Latency Statistics ---\n", side.emit ? "Round-Trip" : "Response");
+	fprintf(f, "\n--- %s Latency Statistics ---\n", run.side.emit ? "Round-Trip" : "Response");
 	fprintf(f, "MIN: %" PRId64 " ns | MAX: %" PRId64 " ns | AVG: %.0f ns | Total Samples: %" PRIu64 "\n\n",
 		p->min, p->max, hist_avg(p), p->n);
-	if (cfg.histogram) {
+	if (cfg->histogram) {
 		print_earlier_summary(f, p);
 	}
-	fprintf(f, "Timestamps: wire %s%s%s; app stamps %s\n", tsrc(ts.hw),
-		side.emit && S.srv_hw_known ? "; server wire " : "",
-		side.emit && S.srv_hw_known ? tsrc(S.srv_hw) : "",
-		cfg.sw_stamps ? "on (CLOCK_REALTIME)" : "off");
+	fprintf(f, "Timestamps: wire %s%s%s; app stamps %s\n", tsrc(run.ts.hw),
+		run.side.emit && run.S.srv_hw_known ? "; server wire " : "",
+		run.side.emit && run.S.srv_hw_known ? tsrc(run.S.srv_hw) : "",
+		cfg->sw_stamps ? "on (CLOCK_REALTIME)" : "off");
 	if (resp_tx_app()) {
 		fprintf(f, "Response: T3_SW - T2 wire (app send; -N: no TX stamps), not wire-to-wire\n");
 	}
 	print_counts(f, r);
 	print_warmup(f);
-	if (cfg.mode != MODE_ANALYZE) {
-		fprintf(f, "Stopped by: %s\n", stop_name[S.stop_reason]);
+	if (cfg->mode != MODE_ANALYZE) {
+		fprintf(f, "Stopped by: %s\n", stop_name[run.S.stop_reason]);
 	}
 	print_log_line(f, r);
 	print_decomposition(f, r);
-	if (S.stop_reason == STOP_PEER_BREACH) {
+	if (run.S.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
 	cls_report(f);
-	if (cfg.histogram) {
+	if (cfg->histogram) {
 		print_pct_table(f);
-		print_histogram(f, side.primary);
+		print_histogram(f, run.side.primary);
 	}
 	fflush(f);
 }
@@ -7542,7 +7688,7 @@ static void json_str(FILE *f, const char *s)
 
 static void json_metric(FILE *f, int m)
 {
-	const struct hist *h = &S.h[m];
+	const struct hist *h = &run.S.h[m];
 	bool approx = false;
 	uint64_t i;
 	int k;
@@ -7574,12 +7720,12 @@ static void json_hw(FILE *f, const struct report *r)
 	char why[256], tmp[320];
 	double ppm;
 
-	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", ts_foreign);
-	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", S.c.kx_unfit);
-	if (phc.n) {
+	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
+	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", run.S.c.kx_unfit);
+	if (run.phc.n) {
 		fprintf(f, "  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
 			", \"readings\": %" PRIu64 ", \"window_ns\": %" PRId64 ", \"drift_ppm\": ",
-			phc.index, phc_method_name[phc.method], phc.last_off, phc.n, phc.window);
+			run.phc.index, phc_method_name[run.phc.method], run.phc.last_off, run.phc.n, run.phc.window);
 		if (phc_drift(&ppm)) {
 			fprintf(f, "%.3f", ppm);
 		} else {
@@ -7590,28 +7736,28 @@ static void json_hw(FILE *f, const struct report *r)
 	} else {
 		fprintf(f, "  \"phc\": null,\n");
 	}
-	if (side.emit) {
+	if (run.side.emit) {
 		fprintf(f, "  \"one_way\": {\"clock_evidence\": \"%s\", \"trusted\": %s, \"note\": ",
-			cfg.mode == MODE_ANALYZE ? "unknown" : ow_name[ow_current(tmp, sizeof(tmp))],
+			cfg->mode == MODE_ANALYZE ? "unknown" : ow_name[ow_current(tmp, sizeof(tmp))],
 			r->ow_trusted ? "true" : "false");
 		json_str(f, r->ow_why);
 		fprintf(f, "},\n");
 	}
-	if (ts.hw && ts_prov.known) {
-		fprintf(f, "  \"ts_provider\": {\"phc_index\": %d, \"qualifier\": \"%s\"},\n", ts_prov.phc_index,
-			ts_prov.qualifier ? "approx" : "precise");
+	if (run.ts.hw && run.ts_prov.known) {
+		fprintf(f, "  \"ts_provider\": {\"phc_index\": %d, \"qualifier\": \"%s\"},\n", run.ts_prov.phc_index,
+			run.ts_prov.qualifier ? "approx" : "precise");
 	} else {
 		fprintf(f, "  \"ts_provider\": null,\n");
 	}
-	if (cfg.ptp_probe) {
+	if (cfg->ptp_probe) {
 		fprintf(f, "  \"ptp_probe\": {\"port\": %d, \"domain\": %u, \"header_bytes\": %d},\n", PTP_EVENT_PORT,
-			cfg.ptp_domain, PTP_HDR_LEN);
+			cfg->ptp_domain, PTP_HDR_LEN);
 	} else {
 		fprintf(f, "  \"ptp_probe\": null,\n");
 	}
-	if (path.mtu) {
+	if (run.path.mtu) {
 		fprintf(f, "  \"path_mtu\": {\"mtu\": %u, \"max_payload\": %u, \"first_fragment_stamps\": %s},\n",
-			path.mtu, path.payload, path.fragmented ? "true" : "false");
+			run.path.mtu, run.path.payload, run.path.fragmented ? "true" : "false");
 	} else {
 		fprintf(f, "  \"path_mtu\": null,\n");
 	}
@@ -7630,21 +7776,21 @@ static void json_str_or_null(FILE *f, const char *s)
 /* What ran: tool, mode, where, which stamps, how long and why it stopped. */
 static void json_run(FILE *f, const struct report *r)
 {
-	const char *srv = !side.emit ? (ts.hw ? "\"hardware\"" : "\"software\"") :
-			  S.srv_hw_known ? (S.srv_hw ? "\"hardware\"" : "\"software\"") : "null";
+	const char *srv = !run.side.emit ? (run.ts.hw ? "\"hardware\"" : "\"software\"") :
+			  run.S.srv_hw_known ? (run.S.srv_hw ? "\"hardware\"" : "\"software\"") : "null";
 
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
-		RANT_VERSION, cfg.mode == MODE_ANALYZE ? "analyze" : side.emit ? "emit" : "reflect", S.id);
-	fprintf(f, "  \"side\": \"%s\", \"interface\": ", side.emit ? "emit" : "reflect");
-	json_str_or_null(f, cfg.iface);
+		RANT_VERSION, cfg->mode == MODE_ANALYZE ? "analyze" : run.side.emit ? "emit" : "reflect", run.S.id);
+	fprintf(f, "  \"side\": \"%s\", \"interface\": ", run.side.emit ? "emit" : "reflect");
+	json_str_or_null(f, cfg->iface);
 	fprintf(f, ", \"address\": ");
-	json_str_or_null(f, cfg.address);
-	fprintf(f, ", \"port\": %u, \"size\": %u,\n", cfg.port, cfg.size);
+	json_str_or_null(f, cfg->address);
+	fprintf(f, ", \"port\": %u, \"size\": %u,\n", cfg->port, cfg->size);
 	fprintf(f, "  \"timestamps\": {\"wire\": \"%s\", \"server_wire\": %s, \"app\": %s, \"phc_index\": %d, \"rx_filter\": ",
-		ts.hw ? "hardware" : "software", srv, cfg.sw_stamps ? "true" : "false", ts.phc_index);
-	json_str_or_null(f, ts.hw ? ts_filter_name(ts.rx_filter) : NULL);
+		run.ts.hw ? "hardware" : "software", srv, cfg->sw_stamps ? "true" : "false", run.ts.phc_index);
+	json_str_or_null(f, run.ts.hw ? ts_filter_name(run.ts.rx_filter) : NULL);
 	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s,
-		stop_name[S.stop_reason]);
+		stop_name[run.S.stop_reason]);
 }
 
 /* Every count: packets, warm-up, rejections, loss by direction, classes, missing stamps. */
@@ -7657,26 +7803,26 @@ static void json_counts(FILE *f, const struct report *r)
 		", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64
 		", \"foreign\": %" PRIu64 ", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
 		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
-		S.c.sent, S.c.received, S.c.lost, S.c.late, S.c.duplicate, S.c.invalid, S.c.warmup,
-		S.c.foreign, S.c.send_errors, S.c.refused, S.c.tx_unmatched, E.overruns);
+		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate, run.S.c.invalid, run.S.c.warmup,
+		run.S.c.foreign, run.S.c.send_errors, run.S.c.refused, run.S.c.tx_unmatched, run.E.overruns);
 	fprintf(f, "  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
-		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n", S.c.warmup,
-		side.emit ? 0 : S.c.warmup - S.c.warmup_local, S.c.warmup_local, cfg.warmup);
+		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n", run.S.c.warmup,
+		run.side.emit ? 0 : run.S.c.warmup - run.S.c.warmup_local, run.S.c.warmup_local, cfg->warmup);
 	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
 		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
 	json_rejected(f);
 	if (r->split) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
 			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out,
-			r->lost_back, r->lost_local, E.srv_received);
+			r->lost_back, r->lost_local, run.E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
 	cls_json(f);
 	fprintf(f, "  \"missing_stamps\": {");
-	for (i = 0; i < side.nstamps; i++) {
-		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(side.stamps[i], lab, sizeof(lab)),
-			S.c.missing[side.stamps[i]]);
+	for (i = 0; i < run.side.nstamps; i++) {
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(run.side.stamps[i], lab, sizeof(lab)),
+			run.S.c.missing[run.side.stamps[i]]);
 	}
 	fprintf(f, "},\n");
 }
@@ -7687,17 +7833,17 @@ static void json_metrics(FILE *f, const struct report *r)
 	int i, n = 0;
 
 	fprintf(f, "  \"metrics\": {\n");
-	for (i = 0; i < side.nmetrics; i++) {
-		if (!S.h[side.metrics[i]].n) {
+	for (i = 0; i < run.side.nmetrics; i++) {
+		if (!run.S.h[run.side.metrics[i]].n) {
 			continue;
 		}
 		fputs(n++ ? ",\n" : "", f);
-		json_metric(f, side.metrics[i]);
+		json_metric(f, run.side.metrics[i]);
 	}
 	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
-	if (cfg.threshold_ns >= 0) {
+	if (cfg->threshold_ns >= 0) {
 		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f",
-			(double)cfg.threshold_ns / 1000, S.c.breaches ? "true" : "false", S.c.breaches,
+			(double)cfg->threshold_ns / 1000, run.S.c.breaches ? "true" : "false", run.S.c.breaches,
 			r->breach_pct);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
@@ -7711,32 +7857,32 @@ static void json_clock_log(FILE *f, const struct report *r)
 	int i;
 
 	fprintf(f, "  \"clock\": {\"offset_ns\": ");
-	if (side.emit && S.offset.n) {
-		fprintf(f, "%" PRId64, S.best_offset);
+	if (run.side.emit && run.S.offset.n) {
+		fprintf(f, "%" PRId64, run.S.best_offset);
 	} else {
 		fputs("null", f);
 	}
 	fprintf(f, ", \"drift_ppm\": ");
-	if (side.emit && r->drift) {
+	if (run.side.emit && r->drift) {
 		fprintf(f, "%.4f", r->ppm);
 	} else {
 		fputs("null", f);
 	}
-	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, clk.steps,
-		clk.stepped);
+	fprintf(f, ", \"realtime_steps\": %" PRIu64 ", \"stepped_transactions\": %" PRIu64, run.clk.steps,
+		run.clk.stepped);
 	fprintf(f, ", \"warnings\": [");
 	for (i = 0; i < r->nwarn; i++) {
 		fputs(i ? ", " : "", f);
 		json_str(f, r->warn[i]);
 	}
 	fprintf(f, "]},\n  \"log\": ");
-	if (S.log.cap) {
+	if (run.S.log.cap) {
 		fprintf(f, "{\"file\": ");
-		json_str(f, cfg.log);
+		json_str(f, cfg->log);
 		fprintf(f, ", \"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"filtered\": %" PRIu64
 			", \"bytes_per_record\": %u, \"warmup_not_written\": %" PRIu64 ", \"complete\": %s}",
-			r->log_records, S.log.dropped, S.log.filtered, S.log.rec_size,
-			log_out.skipped, log_out.err ? "false" : "true");
+			r->log_records, run.S.log.dropped, run.S.log.filtered, run.S.log.rec_size,
+			run.log_out.skipped, run.log_out.err ? "false" : "true");
 	} else {
 		fputs("null", f);
 	}
@@ -7760,10 +7906,10 @@ static const char *json_what(void)
 {
 	static char what[PATH_MAX + 32];
 
-	if (!strcmp(cfg.json, "-")) {
+	if (!strcmp(cfg->json, "-")) {
 		return "--json: writing to stdout";
 	}
-	snprintf(what, sizeof(what), "--json: writing %s", cfg.json);
+	snprintf(what, sizeof(what), "--json: writing %s", cfg->json);
 	return what;
 }
 
@@ -7784,12 +7930,7 @@ static const char *json_what(void)
  * series (one panel today: all transactions); classes and sizes get small
  * histograms of their own further down (plot_groups_panel).
  */
-#define PLOT_BINS	400
 #define PLOT_RAW	4000
-#define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
-#define PLOT_MAXSER	5
-#define PLOT_MAXPANEL	8
-#define PLOT_WORST	15
 #define PLOT_W		1200
 #define PLOT_X0		92.0	/* plot area, left and right */
 #define PLOT_X1		1170.0
@@ -7820,31 +7961,6 @@ static const char *plot_metric_colour(int m)
 	return "#666666";
 }
 
-/* One latency series over time: per bin min, max, count and log histogram. */
-struct plot_series {
-	int m;
-	uint64_t n;
-	int64_t min, max, minpos;	/* minpos: the smallest value above 0 (log axis) */
-	int64_t *bmin, *bmax;
-	uint32_t *bn, *lh;
-	uint32_t nraw;
-	uint64_t *rt;			/* raw points: stamp and value */
-	int64_t *rv;
-};
-
-struct plot_panel {
-	char title[160];
-	int nser;
-	struct plot_series ser[PLOT_MAXSER];
-	uint32_t lost[PLOT_BINS], breach[PLOT_BINS];
-	uint64_t nrec, nlost, nlate, nbreach;
-};
-
-struct plot_worst {
-	struct txn x;
-	int64_t v;
-};
-
 /* Where the plot reads transactions: --analyze's rows, or (row NULL) the log ring. */
 struct plot_src {
 	uint64_t n;
@@ -7853,21 +7969,6 @@ struct plot_src {
 	const char *what;	/* title: what was measured or read */
 };
 
-static struct {
-	int fd;
-	uint64_t t0, t1;	/* time span of the transactions, ns since the epoch */
-	bool raw;		/* few enough: every point is drawn */
-	int npanel;
-	struct plot_panel panel[PLOT_MAXPANEL];
-	int nworst;
-	struct plot_worst worst[PLOT_WORST];
-	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
-	const uint32_t *size;	/* --analyze: the log's SIZE column, else NULL */
-	/* the writer: its buffer and the first error (errno) */
-	char buf[1 << 16];
-	size_t len;
-	int err;
-} PL = { .fd = -1 };
 
 static void plot_get(const struct plot_src *s, uint64_t i, struct txn *x, int *st)
 {
@@ -7875,14 +7976,14 @@ static void plot_get(const struct plot_src *s, uint64_t i, struct txn *x, int *s
 		*x = s->row[i];
 		*st = s->status[i];
 	} else {
-		log_get(&S.log, i, x, st);
+		log_get(&run.S.log, i, x, st);
 	}
 }
 
 /* The moment a transaction started, on this side's clock; 0 if unknown. */
 static uint64_t plot_time(const struct txn *x)
 {
-	if (side.emit) {
+	if (run.side.emit) {
 		return x->t[T1SW] ? x->t[T1SW] : x->t[T1W];
 	}
 	return x->t[T2W] ? x->t[T2W] : x->t[T2SW];
@@ -7938,7 +8039,7 @@ static void plot_free(void)
 
 	for (p = 0; p < PLOT_MAXPANEL; p++) {
 		for (k = 0; k < PLOT_MAXSER; k++) {
-			struct plot_series *s = &PL.panel[p].ser[k];
+			struct plot_series *s = &run.PL.panel[p].ser[k];
 
 			free(s->bmin);
 			free(s->bmax);
@@ -7969,15 +8070,15 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 {
 	int i;
 
-	if (PL.nworst == PLOT_WORST && v <= PL.worst[PLOT_WORST - 1].v) {
+	if (run.PL.nworst == PLOT_WORST && v <= run.PL.worst[PLOT_WORST - 1].v) {
 		return;
 	}
-	i = PL.nworst < PLOT_WORST ? PL.nworst++ : PLOT_WORST - 1;
-	for (; i > 0 && PL.worst[i - 1].v < v; i--) {
-		PL.worst[i] = PL.worst[i - 1];
+	i = run.PL.nworst < PLOT_WORST ? run.PL.nworst++ : PLOT_WORST - 1;
+	for (; i > 0 && run.PL.worst[i - 1].v < v; i--) {
+		run.PL.worst[i] = run.PL.worst[i - 1];
 	}
-	PL.worst[i].x = *x;
-	PL.worst[i].v = v;
+	run.PL.worst[i].x = *x;
+	run.PL.worst[i].v = v;
 }
 
 /*
@@ -7989,20 +8090,20 @@ static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct 
 {
 	int z = 0;
 
-	if (!side.emit || K.nsz < 2) {
+	if (!run.side.emit || run.K.nsz < 2) {
 		return;
 	}
-	if (src->row && PL.size) {
-		while (z < K.nsz - 1 && K.size[z] != PL.size[i]) {
+	if (src->row && run.PL.size) {
+		while (z < run.K.nsz - 1 && run.K.size[z] != run.PL.size[i]) {
 			z++;
 		}
-	} else if (!K.analyze) {
+	} else if (!run.K.analyze) {
 		z = size_of(x->seq);
 	} else {
 		return;
 	}
-	if (!PL.szt0[z] || t < PL.szt0[z]) {
-		PL.szt0[z] = t;
+	if (!run.PL.szt0[z] || t < run.PL.szt0[z]) {
+		run.PL.szt0[z] = t;
 	}
 }
 
@@ -8011,11 +8112,11 @@ static char *plot_size_id(char *buf, size_t len, const char *what, int z)
 {
 	int e;
 
-	for (e = 0; e < z && K.size[e] != K.size[z]; e++) {
+	for (e = 0; e < z && run.K.size[e] != run.K.size[z]; e++) {
 	}
-	snprintf(buf, len, "%s%u", what, K.size[z]);
+	snprintf(buf, len, "%s%u", what, run.K.size[z]);
 	if (e < z) {
-		snprintf(buf, len, "%s%u-%d", what, K.size[z], z);
+		snprintf(buf, len, "%s%u-%d", what, run.K.size[z], z);
 	}
 	return buf;
 }
@@ -8024,24 +8125,24 @@ static char *plot_size_id(char *buf, size_t len, const char *what, int z)
 static int plot_collect(const struct plot_src *src)
 {
 	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
-	struct plot_panel *pn = &PL.panel[0];
+	struct plot_panel *pn = &run.PL.panel[0];
 	uint64_t i, span;
 	struct txn x;
 	char why[256];
 	int st, k;
 	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
-	bool ow = side.emit && oneway_trusted(why, sizeof(why));
+	bool ow = run.side.emit && oneway_trusted(why, sizeof(why));
 
-	PL.npanel = 1;
-	PL.nworst = 0;
-	PL.t0 = PL.t1 = 0;
-	memset(PL.szt0, 0, sizeof(PL.szt0));
+	run.PL.npanel = 1;
+	run.PL.nworst = 0;
+	run.PL.t0 = run.PL.t1 = 0;
+	memset(run.PL.szt0, 0, sizeof(run.PL.szt0));
 	memset(pn, 0, sizeof(*pn));
 	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
-	for (k = 0; k < (side.emit ? 5 : 1); k++) {
-		int m = side.emit ? emit_ser[k] : M_RESPONSE;
+	for (k = 0; k < (run.side.emit ? 5 : 1); k++) {
+		int m = run.side.emit ? emit_ser[k] : M_RESPONSE;
 
-		if (!S.h[m].n || ((m == M_FORWARD || m == M_BACKWARD) && !ow)) {
+		if (!run.S.h[m].n || ((m == M_FORWARD || m == M_BACKWARD) && !ow)) {
 			continue;	/* only metrics that exist */
 		}
 		if (plot_series_init(&pn->ser[pn->nser++], m) < 0) {
@@ -8056,13 +8157,13 @@ static int plot_collect(const struct plot_src *src)
 		if (st == ST_WARMUP || !t) {
 			continue;
 		}
-		PL.t0 = !PL.t0 || t < PL.t0 ? t : PL.t0;
-		PL.t1 = t > PL.t1 ? t : PL.t1;
+		run.PL.t0 = !run.PL.t0 || t < run.PL.t0 ? t : run.PL.t0;
+		run.PL.t1 = t > run.PL.t1 ? t : run.PL.t1;
 		pn->nrec++;
 		plot_size_seen(src, i, &x, t);
 	}
-	PL.raw = pn->nrec <= PLOT_RAW;
-	span = PL.t1 - PL.t0 + 1;
+	run.PL.raw = pn->nrec <= PLOT_RAW;
+	span = run.PL.t1 - run.PL.t0 + 1;
 	for (i = 0; i < src->n; i++) {
 		uint64_t t;
 		int b;
@@ -8073,7 +8174,7 @@ static int plot_collect(const struct plot_src *src)
 		if (st == ST_WARMUP || !t) {
 			continue;
 		}
-		b = (int)((unsigned __int128)(t - PL.t0) * PLOT_BINS / span);
+		b = (int)((unsigned __int128)(t - run.PL.t0) * PLOT_BINS / span);
 		if (st == ST_LOST || st == ST_LATE) {
 			pn->lost[b]++;
 			pn->nlost += st == ST_LOST;
@@ -8104,13 +8205,13 @@ static int plot_collect(const struct plot_src *src)
 				s->minpos = v;
 			}
 			s->n++;
-			if (PL.raw && s->nraw < PLOT_RAW) {
+			if (run.PL.raw && s->nraw < PLOT_RAW) {
 				s->rt[s->nraw] = t;
 				s->rv[s->nraw++] = v;
 			}
 		}
-		if (metric_value(side.primary, x.t, &v)) {
-			if (cfg.threshold_ns >= 0 && v > cfg.threshold_ns) {
+		if (metric_value(run.side.primary, x.t, &v)) {
+			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns) {
 				pn->breach[b]++;
 				pn->nbreach++;
 			}
@@ -8126,10 +8227,10 @@ static void svg_flush(void)
 {
 	int r;
 
-	if (PL.len && !PL.err && (r = write_all(PL.fd, PL.buf, PL.len)) < 0) {
-		PL.err = -r;
+	if (run.PL.len && !run.PL.err && (r = write_all(run.PL.fd, run.PL.buf, run.PL.len)) < 0) {
+		run.PL.err = -r;
 	}
-	PL.len = 0;
+	run.PL.len = 0;
 }
 
 static void svg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -8139,15 +8240,15 @@ static void svg(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (PL.len > sizeof(PL.buf) - 4096) {
+	if (run.PL.len > sizeof(run.PL.buf) - 4096) {
 		svg_flush();
 	}
-	room = sizeof(PL.buf) - PL.len;
+	room = sizeof(run.PL.buf) - run.PL.len;
 	va_start(ap, fmt);
-	n = vsnprintf(PL.buf + PL.len, room, fmt, ap);
+	n = vsnprintf(run.PL.buf + run.PL.len, room, fmt, ap);
 	va_end(ap);
 	if (n > 0) {
-		PL.len += (size_t)n < room ? (size_t)n : room - 1;
+		run.PL.len += (size_t)n < room ? (size_t)n : room - 1;
 	}
 }
 
@@ -8159,7 +8260,7 @@ static void svg_esc(const char *s, size_t max)
 	for (i = 0; s && s[i] && i < max; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (PL.len > sizeof(PL.buf) - 16) {
+		if (run.PL.len > sizeof(run.PL.buf) - 16) {
 			svg_flush();
 		}
 		if (c == '&') {
@@ -8171,7 +8272,7 @@ static void svg_esc(const char *s, size_t max)
 		} else if (c == '"') {
 			svg("&quot;");
 		} else {
-			PL.buf[PL.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
+			run.PL.buf[run.PL.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
 		}
 	}
 	if (s && s[i]) {
@@ -8360,8 +8461,8 @@ static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct 
 			ay->hi = (double)s->max;
 		}
 	}
-	if (cfg.threshold_ns > 0 && (double)cfg.threshold_ns > ay->hi) {
-		ay->hi = (double)cfg.threshold_ns;
+	if (cfg->threshold_ns > 0 && (double)cfg->threshold_ns > ay->hi) {
+		ay->hi = (double)cfg->threshold_ns;
 	}
 	if (!ay->lo) {
 		ay->lo = ay->hi > 0 ? ay->hi / 10 : 1000;
@@ -8395,7 +8496,7 @@ static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct 
 static void plot_band(const struct plot_series *s, const struct axis *ax, const struct axis *ay, int b, int e,
 		      const char *c, bool headline)
 {
-	double span = (double)(PL.t1 - PL.t0 + 1), xa, xb;
+	double span = (double)(run.PL.t1 - run.PL.t0 + 1), xa, xb;
 	uint32_t i;
 
 	/* the headline metric's band stronger: bands of close metrics overlap */
@@ -8434,10 +8535,10 @@ static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
 		const char *c = plot_metric_colour(s->m);
 		uint32_t i;
 
-		if (PL.raw) {
+		if (run.PL.raw) {
 			svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2.6\" stroke-linecap=\"round\" d=\"", c);
 			for (i = 0; i < s->nraw; i++) {
-				svg("M%.1f %.1fh.1", ax_map(ax, (double)(s->rt[i] - PL.t0) / 1e9),
+				svg("M%.1f %.1fh.1", ax_map(ax, (double)(s->rt[i] - run.PL.t0) / 1e9),
 				    ax_map(ay, (double)s->rv[i]));
 			}
 			svg("\"/>\n");
@@ -8459,31 +8560,31 @@ static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
 static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax, const struct axis *ay, double y0,
 			    double y1)
 {
-	double span = (double)(PL.t1 - PL.t0 + 1);
+	double span = (double)(run.PL.t1 - run.PL.t0 + 1);
 	char lab[64];
 	int k, b;
 
-	if (cfg.threshold_ns > 0) {
-		double ty = ax_map(ay, (double)cfg.threshold_ns);
+	if (cfg->threshold_ns > 0) {
+		double ty = ax_map(ay, (double)cfg->threshold_ns);
 
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"8,4\"/>\n",
 		    PLOT_X0, ty, PLOT_X1, ty, OI_VERMILLION);
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">threshold %s</text>\n",
-		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns));
+		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg->threshold_ns));
 	}
 	/* a --size list: where each size's turn began */
-	for (k = 0; k < K.nsz && K.nsz > 1; k++) {
+	for (k = 0; k < run.K.nsz && run.K.nsz > 1; k++) {
 		double x;
 
-		if (!PL.szt0[k]) {
+		if (!run.PL.szt0[k]) {
 			continue;
 		}
-		x = ax_map(ax, (double)(PL.szt0[k] - PL.t0) / 1e9);
+		x = ax_map(ax, (double)(run.PL.szt0[k] - run.PL.t0) / 1e9);
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
 		    "stroke-dasharray=\"2,3\"/>\n", x, y0, x, y1);
 		svg("<text id=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
 		    "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%u B</text>\n",
-		    plot_size_id(lab, sizeof(lab), "phase", k), x + 3, y0 + 12, K.size[k]);
+		    plot_size_id(lab, sizeof(lab), "phase", k), x + 3, y0 + 12, run.K.size[k]);
 	}
 	/* two strips above the plot: lost or late transactions, and breaches, per bin */
 	svg("<g font-size=\"11\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">lost/late</text>\n", PLOT_X0 - 5, y0 - 26);
@@ -8511,9 +8612,9 @@ static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax, 
 static double plot_time_panel(const struct plot_panel *pn, double top)
 {
 	const double y0 = top + 62, y1 = top + 302;
-	struct axis ax = { 0, (double)(PL.t1 - PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
+	struct axis ax = { 0, (double)(run.PL.t1 - run.PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
 	struct axis ay = { 0, 0, y1, y0, true };
-	double span = (double)(PL.t1 - PL.t0 + 1), lx;
+	double span = (double)(run.PL.t1 - run.PL.t0 + 1), lx;
 	char lab[64], head[256];
 	int k;
 
@@ -8529,7 +8630,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 		plot_swatch(lx, y1 + 52, plot_metric_colour(pn->ser[k].m), metric_def[pn->ser[k].m].label, false);
 		lx += 210;
 	}
-	if (PL.raw) {
+	if (run.PL.raw) {
 		snprintf(head, sizeof(head), "every transaction is a dot (%" PRIu64 ")", pn->nrec);
 	} else {
 		snprintf(head, sizeof(head), "%" PRIu64 " transactions in %d bins of %s: shaded min to max, solid p50, dashed p99",
@@ -8592,11 +8693,11 @@ static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int 
 /* Metrics the distribution shows: those of the first panel with samples. */
 static int plot_hist_metrics(int *ms)
 {
-	const struct plot_panel *pn = &PL.panel[0];
+	const struct plot_panel *pn = &run.PL.panel[0];
 	int k, n = 0;
 
 	for (k = 0; k < pn->nser; k++) {
-		if (S.h[pn->ser[k].m].n) {
+		if (run.S.h[pn->ser[k].m].n) {
 			ms[n++] = pn->ser[k].m;
 		}
 	}
@@ -8667,7 +8768,7 @@ static double plot_hist_panel(double top)
 	plot_heading(top + 16, "Distribution (counts on a log scale)");
 	nser = plot_hist_metrics(ms);
 	for (k = 0; k < nser; k++) {
-		const struct hist *h = &S.h[ms[k]];
+		const struct hist *h = &run.S.h[ms[k]];
 
 		ax.lo = !any || (double)h->min < ax.lo ? (double)h->min : ax.lo;
 		ax.hi = !any || (double)h->max > ax.hi ? (double)h->max : ax.hi;
@@ -8681,13 +8782,13 @@ static double plot_hist_panel(double top)
 	}
 	ax_round(&ax, 10);
 	/* linear: no column narrower than a histogram bucket (that would draw a comb) */
-	if (!ax.log && (ax.hi - ax.lo) / (double)cfg.bucket_ns < ncol) {
-		ncol = (int)((ax.hi - ax.lo) / (double)cfg.bucket_ns);
+	if (!ax.log && (ax.hi - ax.lo) / (double)cfg->bucket_ns < ncol) {
+		ncol = (int)((ax.hi - ax.lo) / (double)cfg->bucket_ns);
 	}
 	ncol = ncol < 10 ? 10 : ncol;
 	memset(cnt, 0, sizeof(cnt));
 	for (k = 0; k < nser; k++) {
-		uint64_t m = plot_hist_cols(&S.h[ms[k]], &ax, ncol, cnt[k]);
+		uint64_t m = plot_hist_cols(&run.S.h[ms[k]], &ax, ncol, cnt[k]);
 
 		maxc = m > maxc ? m : maxc;
 	}
@@ -8710,7 +8811,7 @@ static double plot_hist_panel(double top)
 		svg("V%.1f%s\"/>\n", y1, k ? "" : "Z");
 	}
 	if (nser) {
-		plot_hist_pcts(&S.h[ms[0]], &ax, y0, y1);
+		plot_hist_pcts(&run.S.h[ms[0]], &ax, y0, y1);
 	} else {
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no samples</text>\n",
 		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
@@ -8745,7 +8846,7 @@ static double plot_table(double top, const int *ms, int nser)
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
 	}
 	for (k = 0; k < nser; k++) {
-		const struct hist *h = &S.h[ms[k]];
+		const struct hist *h = &run.S.h[ms[k]];
 		const char *key = metric_def[ms[k]].key;
 		double y = top + 18 * (k + 1);
 		bool approx = false;
@@ -8782,7 +8883,7 @@ static const char *plot_seg_colour(const char *name)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
 		if (!strcmp(name, c[i].name)) {
 			return c[i].colour;
 		}
@@ -8801,20 +8902,20 @@ static double plot_worst_panel(double top)
 	char lab[48], head[160];
 	double y, lx;
 
-	if (PL.nworst) {
-		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", PL.nworst, metric_def[side.primary].key);
+	if (run.PL.nworst) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", run.PL.nworst, metric_def[run.side.primary].key);
 	} else {
-		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[side.primary].key);
+		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[run.side.primary].key);
 	}
 	plot_heading(top + 16, head);
-	if (!PL.nworst) {
+	if (!run.PL.nworst) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">no measured transactions</text>\n", PLOT_X0, top + 44);
 		return 64;
 	}
-	for (i = 0; i < PL.nworst; i++) {
+	for (i = 0; i < run.PL.nworst; i++) {
 		double sum = 0;
 
-		segments(PL.worst[i].x.t, name, val, &n);
+		segments(run.PL.worst[i].x.t, name, val, &n);
 		for (k = 0; k < n; k++) {
 			sum += val[k] > 0 ? (double)val[k] : 0;
 		}
@@ -8823,10 +8924,10 @@ static double plot_worst_panel(double top)
 	ax_round(&ax, 8);
 	y = top + 40;
 	svg("<g font-size=\"11\" fill=\"#222222\">\n");
-	ax_draw(&ax, true, y, y + row * PL.nworst, plot_dur);
+	ax_draw(&ax, true, y, y + row * run.PL.nworst, plot_dur);
 	svg("</g>\n");
-	for (i = 0; i < PL.nworst; i++) {
-		const struct plot_worst *w = &PL.worst[i];
+	for (i = 0; i < run.PL.nworst; i++) {
+		const struct plot_worst *w = &run.PL.worst[i];
 		double x = bx0, ry = y + row * i, acc = 0;
 		int dom = segments(w->x.t, name, val, &n);
 
@@ -8851,13 +8952,13 @@ static double plot_worst_panel(double top)
 			x = x2;
 		}
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n",
-		    bx1 + 10, ry + 14, metric_def[side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v),
+		    bx1 + 10, ry + 14, metric_def[run.side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v),
 		    dom >= 0 ? ", most in " : "", dom >= 0 ? name[dom] : "");
 	}
-	plot_frame(bx0, y, bx1, y + row * PL.nworst);
-	y += row * PL.nworst + 40;
+	plot_frame(bx0, y, bx1, y + row * run.PL.nworst);
+	y += row * run.PL.nworst + 40;
 	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its %s</text>\n",
-	    bx0, y + 20, metric_def[side.primary].key);
+	    bx0, y + 20, metric_def[run.side.primary].key);
 	lx = bx0;
 	for (k = 0; k < nseen; k++) {
 		svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\" stroke=\"#333333\" stroke-width=\"0.5\"/>\n",
@@ -8884,14 +8985,14 @@ static int plot_groups(int *gi)
 {
 	int c, n = 0;
 
-	if (!side.emit || !K.g) {
+	if (!run.side.emit || !run.K.g) {
 		return 0;
 	}
-	for (c = 0; K.ncls > 1 && c < K.ncls; c++) {
+	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
 		gi[n++] = c;
 	}
-	for (c = 0; K.nsz > 1 && c < K.nsz; c++) {
-		gi[n++] = K.ncls + c;
+	for (c = 0; run.K.nsz > 1 && c < run.K.nsz; c++) {
+		gi[n++] = run.K.ncls + c;
 	}
 	return n;
 }
@@ -8909,7 +9010,7 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 {
 	const double y0 = top + 22, y1 = top + 142;
 	struct axis ax = *ax0, ay = *ay0;
-	const struct hist *h = &K.g[g].h;
+	const struct hist *h = &run.K.g[g].h;
 	static uint64_t cnt[PLOT_GRP_COLS];
 	char id[32], head[96], lab[48];
 	bool approx = false;
@@ -8920,21 +9021,21 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	ax.b = x1;
 	ay.a = y1;
 	ay.b = y0;
-	if (g < K.ncls) {
+	if (g < run.K.ncls) {
 		size_t n;
 
 		snprintf(id, sizeof(id), "class%d", g);
 		n = (size_t)snprintf(head, sizeof(head), "class %d", g);
-		if (!K.analyze && K.prio[g] >= 0) {
+		if (!run.K.analyze && run.K.prio[g] >= 0) {
 			n += (size_t)snprintf(head + n, sizeof(head) - n, ", priority %d",
-					      K.prio[g]);
+					      run.K.prio[g]);
 		}
-		if (!K.analyze && K.tos[g] >= 0) {
-			snprintf(head + n, sizeof(head) - n, ", tos 0x%02x", K.tos[g]);
+		if (!run.K.analyze && run.K.tos[g] >= 0) {
+			snprintf(head + n, sizeof(head) - n, ", tos 0x%02x", run.K.tos[g]);
 		}
 	} else {
-		plot_size_id(id, sizeof(id), "size", g - K.ncls);
-		snprintf(head, sizeof(head), "size %u B", K.size[g - K.ncls]);
+		plot_size_id(id, sizeof(id), "size", g - run.K.ncls);
+		snprintf(head, sizeof(head), "size %u B", run.K.size[g - run.K.ncls]);
 	}
 	svg("<text id=\"%s-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" "
 	    "font-weight=\"bold\">%s</text>\n", id, x0, top + 14, head);
@@ -8976,7 +9077,7 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	/* the row's numbers, as the report's class/size table has them (values in µs) */
 	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">samples <tspan id=\"%s-samples\">%" PRIu64
 	    "</tspan>", x0, y1 + 34, id, h->n);
-	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, K.g[g].n[CG_LOST]);
+	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, run.K.g[g].n[CG_LOST]);
 	if (h->n) {
 		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id,
 		    plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
@@ -9001,14 +9102,14 @@ static double plot_groups_panel(double top)
 		return 0;
 	}
 	snprintf(head, sizeof(head), "Per %s: %s distribution (shared axes, counts on a log scale)",
-		 K.ncls > 1 && K.nsz > 1 ? "class and per size" : K.ncls > 1 ? "class" : "size",
-		 metric_def[side.primary].key);
+		 run.K.ncls > 1 && run.K.nsz > 1 ? "class and per size" : run.K.ncls > 1 ? "class" : "size",
+		 metric_def[run.side.primary].key);
 	plot_heading(top + 16, head);
 	/* shared axes: one latency range, one count range, so panels compare by eye */
 	for (k = 0; k < n; k++) {
-		const struct hist *h = &K.g[gi[k]].h;
+		const struct hist *h = &run.K.g[gi[k]].h;
 
-		hist_finish(&K.g[gi[k]].h);
+		hist_finish(&run.K.g[gi[k]].h);
 		if (!h->n) {
 			continue;
 		}
@@ -9022,8 +9123,8 @@ static double plot_groups_panel(double top)
 		ax.hi = 1000;
 	}
 	ax_round(&ax, 5);
-	if (!ax.log && (ax.hi - ax.lo) / (double)cfg.bucket_ns < ncol) {
-		ncol = (int)((ax.hi - ax.lo) / (double)cfg.bucket_ns);
+	if (!ax.log && (ax.hi - ax.lo) / (double)cfg->bucket_ns < ncol) {
+		ncol = (int)((ax.hi - ax.lo) / (double)cfg->bucket_ns);
 	}
 	ncol = ncol < 10 ? 10 : ncol;
 	for (k = 0; k < n; k++) {
@@ -9031,7 +9132,7 @@ static double plot_groups_panel(double top)
 		uint64_t m;
 
 		memset(cnt, 0, sizeof(cnt));
-		m = plot_hist_cols(&K.g[gi[k]].h, &ax, ncol, cnt);
+		m = plot_hist_cols(&run.K.g[gi[k]].h, &ax, ncol, cnt);
 		ay.hi = (double)m > ay.hi ? (double)m : ay.hi;
 	}
 	ax_round(&ay, 5);
@@ -9047,48 +9148,48 @@ static double plot_groups_panel(double top)
 /* Title: what was measured, where, with which stamps, when, and how. */
 static double plot_title(const struct plot_src *src)
 {
-	time_t when = (time_t)((PL.t0 ? PL.t0 : real_ns()) / NSEC_PER_SEC);
+	time_t when = (time_t)((run.PL.t0 ? run.PL.t0 : real_ns()) / NSEC_PER_SEC);
 	struct tm tm;
 	char date[64], lab[48];
 
 	gmtime_r(&when, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	svg("<text x=\"16\" y=\"26\" font-size=\"18\" font-weight=\"bold\">rant ");
-	if (cfg.mode == MODE_ANALYZE) {
+	if (cfg->mode == MODE_ANALYZE) {
 		svg("--analyze ");
-		svg_esc(cfg.analyze[0], 120);
-		if (cfg.analyze[1]) {
+		svg_esc(cfg->analyze[0], 120);
+		if (cfg->analyze[1]) {
 			svg(" + ");
-			svg_esc(cfg.analyze[1], 120);
+			svg_esc(cfg->analyze[1], 120);
 		}
-		svg(" (%s log)", side.emit ? "emit" : "reflect");
-	} else if (side.emit) {
+		svg(" (%s log)", run.side.emit ? "emit" : "reflect");
+	} else if (run.side.emit) {
 		svg("emit to ");
-		svg_esc(cfg.address, 80);
+		svg_esc(cfg->address, 80);
 	} else {
-		svg("reflect, session 0x%08x", S.id);
+		svg("reflect, session 0x%08x", run.S.id);
 	}
-	if (cfg.iface) {
+	if (cfg->iface) {
 		svg(" via ");
-		svg_esc(cfg.iface, IFNAMSIZ);
+		svg_esc(cfg->iface, IFNAMSIZ);
 	}
 	svg(", %s</text>\n", date);
-	svg("<text x=\"16\" y=\"46\" font-size=\"12\">wire stamps %s", tsrc(ts.hw));
-	if (side.emit && (S.srv_hw_known || cfg.mode == MODE_ANALYZE)) {
-		svg(", server wire stamps %s", tsrc(S.srv_hw));
+	svg("<text x=\"16\" y=\"46\" font-size=\"12\">wire stamps %s", tsrc(run.ts.hw));
+	if (run.side.emit && (run.S.srv_hw_known || cfg->mode == MODE_ANALYZE)) {
+		svg(", server wire stamps %s", tsrc(run.S.srv_hw));
 	}
 	svg(", app stamps %s; %" PRIu64 " samples of %s over %s; lost %" PRIu64 ", late %" PRIu64,
-	    cfg.sw_stamps ? "on" : "off", S.h[side.primary].n, metric_def[side.primary].key,
-	    plot_dur(lab, sizeof(lab), session_duration() * 1e9), S.c.lost, S.c.late);
-	if (cfg.threshold_ns >= 0) {
-		svg("; threshold %s exceeded %" PRIu64 " times", plot_dur(lab, sizeof(lab), (double)cfg.threshold_ns),
-		    S.c.breaches);
+	    cfg->sw_stamps ? "on" : "off", run.S.h[run.side.primary].n, metric_def[run.side.primary].key,
+	    plot_dur(lab, sizeof(lab), session_duration() * 1e9), run.S.c.lost, run.S.c.late);
+	if (cfg->threshold_ns >= 0) {
+		svg("; threshold %s exceeded %" PRIu64 " times", plot_dur(lab, sizeof(lab), (double)cfg->threshold_ns),
+		    run.S.c.breaches);
 	}
 	svg("</text>\n<text x=\"16\" y=\"64\" font-size=\"11\" fill=\"#444444\">");
-	svg_esc(cfg.cmdline, 190);
-	if (src->n < S.h[side.primary].n + S.c.lost + S.c.late || S.log.dropped || cfg.log_threshold_ns >= 0) {
+	svg_esc(cfg->cmdline, 190);
+	if (src->n < run.S.h[run.side.primary].n + run.S.c.lost + run.S.c.late || run.S.log.dropped || cfg->log_threshold_ns >= 0) {
 		svg(" (over time: the %" PRIu64 " transactions %s)", src->n,
-		    cfg.log_threshold_ns >= 0 ? "above -L" : "the log ring kept");
+		    cfg->log_threshold_ns >= 0 ? "above -L" : "the log ring kept");
 	}
 	svg("</text>\n");
 	return 78;
@@ -9099,7 +9200,7 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * PL.npanel + 300 + 18 * nser + 14 + 20 + (PL.nworst ? 114 + 20.0 * PL.nworst : 64) +
+	return 78 + 386.0 * run.PL.npanel + 300 + 18 * nser + 14 + 20 + (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) +
 	       24 + plot_groups_height();
 }
 
@@ -9110,14 +9211,14 @@ static int plot_draw(const struct plot_src *src)
 	double y, h;
 	int p, r;
 
-	PL.len = 0;
-	PL.err = 0;
+	run.PL.len = 0;
+	run.PL.err = 0;
 	r = plot_collect(src);
 	if (r < 0) {
 		plot_free();
 		return r;
 	}
-	if (fstat(PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) && (ftruncate(PL.fd, 0) < 0 || lseek(PL.fd, 0, SEEK_SET) < 0)) {
+	if (fstat(run.PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) && (ftruncate(run.PL.fd, 0) < 0 || lseek(run.PL.fd, 0, SEEK_SET) < 0)) {
 		plot_free();
 		return -errno;
 	}
@@ -9126,11 +9227,11 @@ static int plot_draw(const struct plot_src *src)
 	svg("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
 	    "font-family=\"DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif\" fill=\"#000000\">\n",
 	    PLOT_W, h, PLOT_W, h);
-	svg("<title>rant %s latency</title>\n", side.emit ? "emit" : "reflect");
+	svg("<title>rant %s latency</title>\n", run.side.emit ? "emit" : "reflect");
 	svg("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", PLOT_W, h);
 	y = plot_title(src);
-	for (p = 0; p < PL.npanel; p++) {
-		y += plot_time_panel(&PL.panel[p], y);
+	for (p = 0; p < run.PL.npanel; p++) {
+		y += plot_time_panel(&run.PL.panel[p], y);
 	}
 	y += plot_hist_panel(y) + 20;
 	y += plot_groups_panel(y);
@@ -9140,7 +9241,7 @@ static int plot_draw(const struct plot_src *src)
 	svg("</svg>\n");
 	svg_flush();
 	plot_free();
-	return PL.err ? -PL.err : 0;
+	return run.PL.err ? -run.PL.err : 0;
 }
 
 /* After a run or a reflector session: draw from the log ring. */
@@ -9148,12 +9249,12 @@ static int plot_run(const struct plot_src *src)
 {
 	int r;
 
-	if (PL.fd < 0) {
+	if (run.PL.fd < 0) {
 		return 0;
 	}
 	r = plot_draw(src);
 	if (r < 0) {
-		warnx_("--plot: writing %s failed: %s", cfg.plot, strerror(-r));
+		warnx_("--plot: writing %s failed: %s", cfg->plot, strerror(-r));
 		return -1;
 	}
 	return 0;
@@ -9174,8 +9275,8 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 	report_compute(&r);
 	errno = 0;
 	session_report(out, &r);
-	if (cfg.mode == MODE_ANALYZE) {
-		print_top(out, row, status, n, cfg.top);
+	if (cfg->mode == MODE_ANALYZE) {
+		print_top(out, row, status, n, cfg->top);
 	}
 	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
@@ -9198,11 +9299,11 @@ static int plot_open(void)
 {
 	bool created;
 
-	if (!cfg.plot) {
+	if (!cfg->plot) {
 		return 0;
 	}
-	PL.fd = out_open("--plot", cfg.plot, &created);
-	if (PL.fd < 0 || out_truncate("--plot", cfg.plot, PL.fd) < 0) {
+	run.PL.fd = out_open("--plot", cfg->plot, &created);
+	if (run.PL.fd < 0 || out_truncate("--plot", cfg->plot, run.PL.fd) < 0) {
 		return -1;
 	}
 	return 0;
@@ -9764,40 +9865,40 @@ static int cls_analyze_setup(const struct alog *L)
 	if (!L->emit || (!L->cls && !L->size)) {
 		return 0;
 	}
-	K.ncls = 1;
-	K.nsz = 0;
+	run.K.ncls = 1;
+	run.K.nsz = 0;
 	for (i = 0; i < L->n; i++) {
-		if (L->cls && (int)L->cls[i] + 1 > K.ncls) {
-			K.ncls = (int)L->cls[i] + 1;
+		if (L->cls && (int)L->cls[i] + 1 > run.K.ncls) {
+			run.K.ncls = (int)L->cls[i] + 1;
 		}
-		for (z = 0; L->size && z < K.nsz && K.size[z] != L->size[i]; z++) {
+		for (z = 0; L->size && z < run.K.nsz && run.K.size[z] != L->size[i]; z++) {
 		}
-		if (L->size && z == K.nsz) {
+		if (L->size && z == run.K.nsz) {
 			if (z == SZ_MAX) {
 				warnx_("--analyze: %s: more than %d sizes", L->path, SZ_MAX);
 				return -1;
 			}
-			K.size[K.nsz++] = L->size[i];
+			run.K.size[run.K.nsz++] = L->size[i];
 		}
 	}
-	if (!K.nsz) {
-		K.nsz = 1;
+	if (!run.K.nsz) {
+		run.K.nsz = 1;
 	}
-	for (z = 0; z < K.ncls; z++) {
-		K.prio[z] = K.tos[z] = -1;
+	for (z = 0; z < run.K.ncls; z++) {
+		run.K.prio[z] = run.K.tos[z] = -1;
 	}
-	K.analyze = true;
+	run.K.analyze = true;
 	return cls_alloc(L->n);
 }
 
 static void cls_analyze_row(const struct alog *L, uint64_t i, int st)
 {
-	if (!K.analyze) {
+	if (!run.K.analyze) {
 		return;
 	}
-	K.a_cls = L->cls ? (int)L->cls[i] : 0;
-	for (K.a_size = 0; L->size && K.a_size < K.nsz - 1; K.a_size++) {
-		if (K.size[K.a_size] == L->size[i]) {
+	run.K.a_cls = L->cls ? (int)L->cls[i] : 0;
+	for (run.K.a_size = 0; L->size && run.K.a_size < run.K.nsz - 1; run.K.a_size++) {
+		if (run.K.size[run.K.a_size] == L->size[i]) {
 			break;
 		}
 	}
@@ -9836,7 +9937,7 @@ static int analyze_load(struct alog *L, int nlogs)
 	int k;
 
 	for (k = 0; k < nlogs; k++) {
-		if (alog_read(cfg.analyze[k], &L[k]) < 0) {
+		if (alog_read(cfg->analyze[k], &L[k]) < 0) {
 			return -1;
 		}
 	}
@@ -9865,17 +9966,17 @@ static int analyze_load(struct alog *L, int nlogs)
 static int analyze_open(FILE **js)
 {
 	*js = NULL;
-	if (cfg.json && strcmp(cfg.json, "-")) {
+	if (cfg->json && strcmp(cfg->json, "-")) {
 		bool created;
-		int fd = out_check("--json", cfg.json) < 0 ? -1 : out_open("--json", cfg.json, &created);
+		int fd = out_check("--json", cfg->json) < 0 ? -1 : out_open("--json", cfg->json, &created);
 
-		if (fd < 0 || out_truncate("--json", cfg.json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
+		if (fd < 0 || out_truncate("--json", cfg->json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
 			return -1;
 		}
-	} else if (cfg.json) {
+	} else if (cfg->json) {
 		*js = stdout;
 	}
-	if (cfg.plot && (out_check("--plot", cfg.plot) < 0 || plot_open() < 0)) {
+	if (cfg->plot && (out_check("--plot", cfg->plot) < 0 || plot_open() < 0)) {
 		if (*js && *js != stdout) {
 			fclose(*js);
 		}
@@ -9892,14 +9993,17 @@ static void *analyze_take(size_t n)
 
 static int analyze_state(struct alog *L)
 {
-	uint64_t nb = (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns;
+	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 
 	side_set(L->emit);
-	ts.hw = L->hw;
-	S.srv_hw = L->srv_hw;
-	S.srv_hw_known = side.emit;
-	/* csv logs have app-stamp columns either way: were they filled (-s)? */
-	cfg.sw_stamps = L->sw && alog_any_sw(L);
+	run.ts.hw = L->hw;
+	run.S.srv_hw = L->srv_hw;
+	run.S.srv_hw_known = run.side.emit;
+	/*
+	 * csv logs have app-stamp columns either way: were they filled (-s)?
+	 * The log completes --analyze's configuration, before anything reads it.
+	 */
+	opts.sw_stamps = L->sw && alog_any_sw(L);
 	/* the live run's histograms, sized for every row of the log */
 	if (stats_alloc(analyze_take, nb, L->n) < 0) {
 		warnx_("--analyze: out of memory");
@@ -9923,21 +10027,21 @@ static void analyze_status(struct txn *x, int st)
 	}
 	if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
 		x->st |= TF_RECEIVED;
-		S.c.received++;
+		run.S.c.received++;
 		if (x->t[T2SW] && x->t[T3SW]) {
 			x->st |= TF_SRV_SW;
 		}
 	} else {
 		x->st |= TF_LOST;
-		S.c.lost++;
+		run.S.c.lost++;
 	}
 	if (st == ST_WARMUP) {
 		x->st |= TF_WARMUP;
-		S.c.warmup++;
+		run.S.c.warmup++;
 	}
 	if (st == ST_LATE) {
 		x->st |= TF_LATE;
-		S.c.late++;
+		run.S.c.late++;
 	}
 }
 
@@ -9950,18 +10054,18 @@ static void analyze_account(struct alog *L)
 	for (i = 0; i < L->n; i++) {
 		struct txn *x = &L->row[i];
 		const uint64_t *t = x->t;
-		uint64_t t0 = side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
+		uint64_t t0 = run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
 
 		if (L->dup && L->dup[i]) {
-			S.c.duplicate++;	/* a SEQ the log already had: counted once */
+			run.S.c.duplicate++;	/* a SEQ the log already had: counted once */
 			continue;
 		}
-		if (!side.emit && distinct && x->seq < top) {
-			S.c.late++;	/* answered after a later ping, as the reflector counts it */
+		if (!run.side.emit && distinct && x->seq < top) {
+			run.S.c.late++;	/* answered after a later ping, as the reflector counts it */
 		}
 		low = x->seq < low ? x->seq : low;
 		x->st = TF_USED | TF_SENT;
-		S.c.sent++;
+		run.S.c.sent++;
 		cls_analyze_row(L, i, L->status[i]);
 		analyze_status(x, L->status[i]);
 		if (t0 && (!first || t0 < first)) {
@@ -9971,36 +10075,36 @@ static void analyze_account(struct alog *L)
 		top = x->seq > top ? x->seq : top;
 		distinct++;
 		txn_account(x);
-		S.log.cap = 0;
+		run.S.log.cap = 0;
 		txn_retire(x);
 	}
-	if (!side.emit && distinct) {
+	if (!run.side.emit && distinct) {
 		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-		S.c.lost = top + 1 - low - distinct;
+		run.S.c.lost = top + 1 - low - distinct;
 	}
 	for (k = 0; k < NSTAMP; k++) {
 		if (!(L->have & (1u << k))) {
-			S.c.missing[k] = 0;	/* the log has no column for it */
+			run.S.c.missing[k] = 0;	/* the log has no column for it */
 		}
 	}
-	S.start_mono = first;
-	S.end_mono = last;
-	S.stop_reason = STOP_NONE;
+	run.S.start_mono = first;
+	run.S.end_mono = last;
+	run.S.stop_reason = STOP_NONE;
 }
 
 /* The report, --top, --plot and --json of what was accounted; the exit code. */
 static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
 {
-	FILE *out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	int code = EXIT_OK;
 
-	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg.analyze[0],
-		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg.analyze[1] : "", side.emit ? "emit" : "reflect",
+	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg->analyze[0],
+		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg->analyze[1] : "", run.side.emit ? "emit" : "reflect",
 		nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
-	if (S.c.breaches) {
+	if (run.S.c.breaches) {
 		code = EXIT_BREACH;
 	}
-	PL.size = L->size;	/* the SIZE column: where each size's turn began */
+	run.PL.size = L->size;	/* the SIZE column: where each size's turn began */
 	return report_outputs(out, js, js != stdout, code, L->n, L->row, L->status);
 }
 
@@ -10026,7 +10130,7 @@ static int analyze_run(struct alog *L, int nlogs)
 static int analyze_main(void)
 {
 	struct alog L[2];
-	int nlogs = cfg.analyze[1] ? 2 : 1, k, code;
+	int nlogs = cfg->analyze[1] ? 2 : 1, k, code;
 
 	memset(L, 0, sizeof(L));
 	code = analyze_run(L, nlogs);
@@ -10038,13 +10142,13 @@ static int analyze_main(void)
 		free(L[k].dup);
 	}
 	for (k = 0; k < NMETRIC; k++) {
-		free(S.h[k].bucket);
-		free(S.h[k].out);
-		S.h[k].bucket = NULL;
-		S.h[k].out = NULL;
+		free(run.S.h[k].bucket);
+		free(run.S.h[k].out);
+		run.S.h[k].bucket = NULL;
+		run.S.h[k].out = NULL;
 	}
-	free(S.breach);
-	S.breach = NULL;
+	free(run.S.breach);
+	run.S.breach = NULL;
 	return code;
 }
 
@@ -10273,14 +10377,14 @@ static int opt_sizes(const struct opt_def *o, const char *a)
 	if (opt_list(o, a, (uint64_t)o->min, (uint64_t)o->max, v, SZ_MAX, &n) < 0) {
 		return -1;
 	}
-	cfg.size = 0;
+	opts.size = 0;
 	for (i = 0; i < n; i++) {
-		K.size[i] = (unsigned)v[i];
-		if (K.size[i] > cfg.size) {
-			cfg.size = K.size[i];	/* buffers and checks take the largest */
+		run.K.size[i] = (unsigned)v[i];
+		if (run.K.size[i] > opts.size) {
+			opts.size = run.K.size[i];	/* buffers and checks take the largest */
 		}
 	}
-	K.nsz = n;
+	run.K.nsz = n;
 	return 0;
 }
 
@@ -10294,7 +10398,7 @@ static int opt_interval(const struct opt_def *o, const char *a)
 		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v[0]) < 0) {
 			return -1;
 		}
-		cfg.interval_ns = v[0] * NSEC_PER_US;
+		opts.interval_ns = v[0] * NSEC_PER_US;
 		return 0;
 	}
 	/* a list slot of 0 would be no cadence at all: 1 us is the least */
@@ -10302,9 +10406,9 @@ static int opt_interval(const struct opt_def *o, const char *a)
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		K.ival[i] = v[i] * NSEC_PER_US;
+		run.K.ival[i] = v[i] * NSEC_PER_US;
 	}
-	K.nival = n;
+	run.K.nival = n;
 	return 0;
 }
 
@@ -10320,10 +10424,10 @@ static int opt_class(const struct opt_def *o, const char *a)
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		(prio ? K.prio : K.tos)[i] = (int)v[i];
+		(prio ? run.K.prio : run.K.tos)[i] = (int)v[i];
 	}
-	*(prio ? &K.nprio : &K.ntos) = n;
-	*(prio ? &cfg.priority : &cfg.tos) = (int)v[0];
+	*(prio ? &run.K.nprio : &run.K.ntos) = n;
+	*(prio ? &opts.priority : &opts.tos) = (int)v[0];
 	return 0;
 }
 
@@ -10334,7 +10438,7 @@ static int opt_iface(const struct opt_def *o, const char *a)
 		warnx_("--interface: no interface '%s' here (see: ip link)", a);
 		return -1;
 	}
-	cfg.iface = a;
+	opts.iface = a;
 	return 0;
 }
 
@@ -10345,7 +10449,7 @@ static int opt_address(const struct opt_def *o, const char *a)
 		warnx_("--address: empty address");
 		return -1;
 	}
-	cfg.address = a;
+	opts.address = a;
 	return 0;
 }
 
@@ -10356,7 +10460,7 @@ static int opt_trace_instance(const struct opt_def *o, const char *a)
 		warnx_("--trace-instance: '%s' is not an instance name (no '/')", a);
 		return -1;
 	}
-	cfg.trace_instance = a;
+	opts.trace_instance = a;
 	return 0;
 }
 
@@ -10364,11 +10468,11 @@ static int opt_trace_instance(const struct opt_def *o, const char *a)
 static int opt_analyze(const struct opt_def *o, const char *a)
 {
 	(void)o;
-	if (cfg.analyze[1]) {
+	if (opts.analyze[1]) {
 		warnx_("--analyze: at most two logs (one emit and one reflect log of the same run)");
 		return -1;
 	}
-	cfg.analyze[cfg.analyze[0] ? 1 : 0] = a;
+	opts.analyze[opts.analyze[0] ? 1 : 0] = a;
 	return 0;
 }
 
@@ -10377,7 +10481,7 @@ static int opt_no_hw_ts(const struct opt_def *o, const char *a)
 {
 	(void)o;
 	(void)a;
-	cfg.ts = TS_SW;
+	opts.ts = TS_SW;
 	return 0;
 }
 
@@ -10386,7 +10490,7 @@ static int opt_fast_path(const struct opt_def *o, const char *a)
 {
 	(void)o;
 	(void)a;
-	cfg.fast_path = cfg.no_tx_ts = cfg.spin = true;
+	opts.fast_path = opts.no_tx_ts = opts.spin = true;
 	return 0;
 }
 
@@ -10584,7 +10688,7 @@ static const char *opt_name(int val)
 /* A number into the option's config field, whatever the field's type. */
 static void opt_store(const struct opt_def *o, int64_t v)
 {
-	void *p = (char *)&cfg + o->off;
+	void *p = (char *)&opts + o->off;
 
 	switch (o->kind) {
 	case OF_BOOL:
@@ -10633,7 +10737,7 @@ static int opt_value(const struct opt_def *o, const char *a)
 		if (opt_num(o, a, o->min, o->max, false, &d) < 0) {
 			return -1;
 		}
-		*(double *)((char *)&cfg + o->off) = d;
+		*(double *)((char *)&opts + o->off) = d;
 		return 0;
 	case OT_US:
 		if (opt_us_to_ns(o, a, &ns) < 0) {
@@ -10648,7 +10752,7 @@ static int opt_value(const struct opt_def *o, const char *a)
 		opt_store(o, k);
 		return 0;
 	case OT_STR:
-		*(const char **)((char *)&cfg + o->off) = a;
+		*(const char **)((char *)&opts + o->off) = a;
 		return 0;
 	case OT_CALL:
 		return o->set(o, a);
@@ -10668,7 +10772,7 @@ static int opt_apply(const struct opt_def *o, const char *a)
 	int r = opt_value(o, a);
 
 	if (!r && o->also) {
-		*(bool *)((char *)&cfg + o->also) = true;
+		*(bool *)((char *)&opts + o->also) = true;
 	}
 	return r;
 }
@@ -10678,7 +10782,7 @@ static void cfg_defaults(void)
 {
 	size_t i;
 
-	memset(&cfg, 0, sizeof(cfg));
+	memset(&opts, 0, sizeof(opts));
 	for (i = 0; i < NOPTS; i++) {
 		if (opt_table[i].def && opt_table[i].kind != OF_BOOL) {
 			opt_store(&opt_table[i], opt_table[i].def);
@@ -10692,51 +10796,51 @@ static int cls_check(const bool *given)
 {
 	int i;
 
-	if (K.nprio > 1 && K.ntos > 1 && K.nprio != K.ntos) {
+	if (run.K.nprio > 1 && run.K.ntos > 1 && run.K.nprio != run.K.ntos) {
 		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
-		       K.ntos, K.nprio);
+		       run.K.ntos, run.K.nprio);
 		return -1;
 	}
-	K.ncls = K.nprio > K.ntos ? K.nprio : K.ntos;
-	if (K.ncls < 1) {
-		K.ncls = 1;
+	run.K.ncls = run.K.nprio > run.K.ntos ? run.K.nprio : run.K.ntos;
+	if (run.K.ncls < 1) {
+		run.K.ncls = 1;
 	}
-	for (i = 0; i < K.ncls; i++) {
-		if (K.nprio <= 1) {
-			K.prio[i] = cfg.priority;
+	for (i = 0; i < run.K.ncls; i++) {
+		if (run.K.nprio <= 1) {
+			run.K.prio[i] = opts.priority;
 		}
-		if (K.ntos <= 1) {
-			K.tos[i] = cfg.tos;
+		if (run.K.ntos <= 1) {
+			run.K.tos[i] = opts.tos;
 		}
 	}
-	if (K.nsz <= 1) {
-		K.nsz = 1;
-		K.size[0] = cfg.size;
+	if (run.K.nsz <= 1) {
+		run.K.nsz = 1;
+		run.K.size[0] = opts.size;
 	}
-	K.tx_size = K.size[0];
-	if (K.nival) {
+	run.K.tx_size = run.K.size[0];
+	if (run.K.nival) {
 		double rate = 0;
 
-		if (K.nival != K.ncls || K.ncls < 2) {
+		if (run.K.nival != run.K.ncls || run.K.ncls < 2) {
 			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
-			       K.nival, K.ncls);
+			       run.K.nival, run.K.ncls);
 			return -1;
 		}
 		/* the run's cadence is all classes together: window, log and idle hint follow it */
-		for (i = 0; i < K.ncls; i++) {
-			rate += 1.0 / (double)K.ival[i];
+		for (i = 0; i < run.K.ncls; i++) {
+			rate += 1.0 / (double)run.K.ival[i];
 		}
-		cfg.interval_ns = (uint64_t)(1.0 / rate);
-		if (!cfg.interval_ns) {
-			cfg.interval_ns = 1;
+		opts.interval_ns = (uint64_t)(1.0 / rate);
+		if (!opts.interval_ns) {
+			opts.interval_ns = 1;
 		}
 	}
-	if (cfg.mode == MODE_REFLECT && K.ncls > 1) {
+	if (opts.mode == MODE_REFLECT && run.K.ncls > 1) {
 		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
-		       K.nprio > 1 ? "--priority" : "--tos");
+		       run.K.nprio > 1 ? "--priority" : "--tos");
 		return -1;
 	}
-	if (K.nsz > 1 && !cfg.count && !(cfg.duration_s > 0)) {
+	if (run.K.nsz > 1 && !opts.count && !(opts.duration_s > 0)) {
 		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
 		return -1;
 	}
@@ -10748,34 +10852,34 @@ static int cls_check(const bool *given)
 /* --ptp-probe and its port: PTP event messages go to UDP 319, nowhere else. */
 static int ptp_opt_check(const bool *given)
 {
-	proto_pre = 0;
-	if (given[O_PTP_DOMAIN] && !cfg.ptp_probe) {
+	run.proto_pre = 0;
+	if (given[O_PTP_DOMAIN] && !opts.ptp_probe) {
 		warnx_("--ptp-domain: needs --ptp-probe");
 		return -1;
 	}
-	if (!cfg.ptp_probe) {
+	if (!opts.ptp_probe) {
 		return 0;
 	}
-	if (cfg.mode == MODE_ANALYZE) {
+	if (opts.mode == MODE_ANALYZE) {
 		warnx_("--ptp-probe: not used with --analyze (it reads logs, it sends nothing)");
 		return -1;
 	}
-	if (given[O_PORT] && cfg.port != PTP_EVENT_PORT) {
+	if (given[O_PORT] && opts.port != PTP_EVENT_PORT) {
 		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)",
-		       cfg.port, PTP_EVENT_PORT);
+		       opts.port, PTP_EVENT_PORT);
 		return -1;
 	}
-	cfg.port = PTP_EVENT_PORT;
-	proto_pre = PTP_HDR_LEN;
+	opts.port = PTP_EVENT_PORT;
+	run.proto_pre = PTP_HDR_LEN;
 	return 0;
 }
 
 /* Which of several refused options is named: the table's rank, then its order. */
 static unsigned opt_rank(const struct opt_def *o)
 {
-	unsigned r = cfg.mode == MODE_ANALYZE ? o->rank_analyze : o->rank_reflect;
+	unsigned r = opts.mode == MODE_ANALYZE ? o->rank_analyze : o->rank_reflect;
 
-	if (cfg.mode != MODE_ANALYZE && o->modes & M_ANALYZE) {
+	if (opts.mode != MODE_ANALYZE && o->modes & M_ANALYZE) {
 		return 0;	/* only for --analyze: said first */
 	}
 	return r ? r : UCHAR_MAX + 1;
@@ -10792,7 +10896,7 @@ static int opt_check_modes(const bool *given, bool late)
 
 	for (i = 0; i < NOPTS; i++) {
 		o = &opt_table[i];
-		bool refused = given[o->val] && !(o->modes & (1u << cfg.mode));
+		bool refused = given[o->val] && !(o->modes & (1u << opts.mode));
 
 		if (refused && !(o->modes & M_LATE) == !late &&
 		    (!first || opt_rank(o) < opt_rank(first))) {
@@ -10802,12 +10906,12 @@ static int opt_check_modes(const bool *given, bool late)
 	if (!first) {
 		return 0;
 	}
-	if (cfg.mode == MODE_ANALYZE) {
+	if (opts.mode == MODE_ANALYZE) {
 		warnx_("--%s: not used with --analyze (it reads logs, it sends nothing)",
 		       first->name);
 	} else if (first->modes & M_ANALYZE) {
 		warnx_("--%s: only with --analyze", first->name);
-	} else if (cfg.mode == MODE_REFLECT) {
+	} else if (opts.mode == MODE_REFLECT) {
 		warnx_("--%s: only for emit (-a ADDR); the client decides it for the reflector",
 		       first->name);
 	} else {
@@ -10826,12 +10930,12 @@ static int opt_check_earlier(const bool *given)
 	if (opt_check_modes(given, true) < 0) {
 		return -1;
 	}
-	if (cfg.mode == MODE_EMIT && (given['N'] || given['F'])) {
+	if (opts.mode == MODE_EMIT && (given['N'] || given['F'])) {
 		/* the earlier rant took them on both sides and used them on the server */
 		warnx_("%s: a reflector option (the client needs its pings' TX stamps for the RTT); this emit runs without it",
 		       given['F'] ? "--fast-path" : "--no-tx-ts");
-		cfg.no_tx_ts = cfg.fast_path = false;
-		cfg.spin = given[O_SPIN];
+		opts.no_tx_ts = opts.fast_path = false;
+		opts.spin = given[O_SPIN];
 	}
 	return 0;
 }
@@ -10839,19 +10943,19 @@ static int opt_check_earlier(const bool *given)
 /* --key-file: load the key; the tag needs 8 bytes after the header. */
 static int opt_check_key(const bool *given)
 {
-	key.on = false;
-	if (!cfg.key_file) {
+	run.key.on = false;
+	if (!opts.key_file) {
 		return 0;
 	}
-	if (cfg.size < PROTO_HDR_LEN + TAG_LEN) {
+	if (opts.size < PROTO_HDR_LEN + TAG_LEN) {
 		if (given[O_SIZE]) {
 			warnx_("--key-file: needs --size %d or more (the tag follows the %d-byte header)",
 			       PROTO_HDR_LEN + TAG_LEN, PROTO_HDR_LEN);
 			return -1;
 		}
-		cfg.size = PROTO_HDR_LEN + TAG_LEN;
+		opts.size = PROTO_HDR_LEN + TAG_LEN;
 	}
-	return key_load(cfg.key_file);
+	return key_load(opts.key_file);
 }
 
 /* Options that make no sense together, checked once all are known. */
@@ -10860,41 +10964,41 @@ static int opt_check(const bool *given)
 	if (opt_check_modes(given, false) < 0) {
 		return -1;
 	}
-	if (cfg.cont && cfg.threshold_ns < 0) {
+	if (opts.cont && opts.threshold_ns < 0) {
 		warnx_("--continue: needs --threshold US (what would it continue past?)");
 		return -1;
 	}
-	if (!cfg.log && (given['L'] || given[O_LOG_FORMAT] ||
-			 (given[O_LOG_RECORDS] && !cfg.plot))) {
+	if (!opts.log && (given['L'] || given[O_LOG_FORMAT] ||
+			 (given[O_LOG_RECORDS] && !opts.plot))) {
 		int why = given['L'] ? 'L' : given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
 
 		warnx_("%s: needs --log FILE", opt_name(why));
 		return -1;
 	}
-	if (cfg.trace_instance && !cfg.trace) {
+	if (opts.trace_instance && !opts.trace) {
 		warnx_("--trace-instance: needs -T or -S");
 		return -1;
 	}
-	if (cfg.bound_ns < cfg.bucket_ns) {
+	if (opts.bound_ns < opts.bucket_ns) {
 		warnx_("--overflow: %.3f us is below the bucket size %.3f us",
-		       (double)cfg.bound_ns / 1000, (double)cfg.bucket_ns / 1000);
+		       (double)opts.bound_ns / 1000, (double)opts.bucket_ns / 1000);
 		return -1;
 	}
-	if ((cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns > 10000000) {
+	if ((opts.bound_ns + opts.bucket_ns - 1) / opts.bucket_ns > 10000000) {
 		warnx_("--overflow: %.3f us / --bucket-size %.3f us makes %" PRIu64 " buckets; at most 10000000",
-		       (double)cfg.bound_ns / 1000, (double)cfg.bucket_ns / 1000,
-		       (cfg.bound_ns + cfg.bucket_ns - 1) / cfg.bucket_ns);
+		       (double)opts.bound_ns / 1000, (double)opts.bucket_ns / 1000,
+		       (opts.bound_ns + opts.bucket_ns - 1) / opts.bucket_ns);
 		return -1;
 	}
-	if (cfg.json && cfg.log && !strcmp(cfg.json, cfg.log)) {
-		warnx_("--json: '%s' is also the --log file", cfg.json);
+	if (opts.json && opts.log && !strcmp(opts.json, opts.log)) {
+		warnx_("--json: '%s' is also the --log file", opts.json);
 		return -1;
 	}
-	if (cfg.plot && ((cfg.log && !strcmp(cfg.plot, cfg.log)) ||
-			 (cfg.json && !strcmp(cfg.plot, cfg.json)))) {
-		bool is_log = cfg.log && !strcmp(cfg.plot, cfg.log);
+	if (opts.plot && ((opts.log && !strcmp(opts.plot, opts.log)) ||
+			 (opts.json && !strcmp(opts.plot, opts.json)))) {
+		bool is_log = opts.log && !strcmp(opts.plot, opts.log);
 
-		warnx_("--plot: '%s' is also the %s file", cfg.plot, is_log ? "--log" : "--json");
+		warnx_("--plot: '%s' is also the %s file", opts.plot, is_log ? "--log" : "--json");
 		return -1;
 	}
 	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
@@ -10937,8 +11041,8 @@ static int opt_parse(int argc, char **argv)
 
 	cfg_defaults();
 	opt_getopt(lo, so);
-	for (i = 0; i < (size_t)argc && used + 1 < sizeof(cfg.cmdline); i++) {
-		used += (size_t)snprintf(cfg.cmdline + used, sizeof(cfg.cmdline) - used, "%s%s",
+	for (i = 0; i < (size_t)argc && used + 1 < sizeof(opts.cmdline); i++) {
+		used += (size_t)snprintf(opts.cmdline + used, sizeof(opts.cmdline) - used, "%s%s",
 					 i ? " " : "", argv[i]);
 	}
 	opterr = 0;
@@ -10962,20 +11066,19 @@ static int opt_parse(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		if (cfg.analyze[0] && !cfg.analyze[1] && optind + 1 == argc) {
-			cfg.analyze[1] = argv[optind];
+		if (opts.analyze[0] && !opts.analyze[1] && optind + 1 == argc) {
+			opts.analyze[1] = argv[optind];
 		} else {
 			warnx_("unexpected argument '%s' (see rant --help)", argv[optind]);
 			return -1;
 		}
 	}
-	cfg.mode = cfg.analyze[0] ? MODE_ANALYZE : cfg.address ? MODE_EMIT : MODE_REFLECT;
+	opts.mode = opts.analyze[0] ? MODE_ANALYZE : opts.address ? MODE_EMIT : MODE_REFLECT;
 	return opt_check(given);
 }
 
 /* ----------------------------------------------------------------- main */
 
-static uint64_t first_signal_ns;
 
 /*
  * The first signal ends the run with its report; a second one exits at once
@@ -10988,15 +11091,15 @@ static void on_signal(int sig)
 	uint64_t now = mono_ns();
 
 	(void)sig;
-	if (stop_signal) {
-		if (first_signal_ns && now - first_signal_ns < NSEC_PER_SEC / 2) {
+	if (run.stop_signal) {
+		if (run.first_signal_ns && now - run.first_signal_ns < NSEC_PER_SEC / 2) {
 			return;
 		}
-		ts_restore(sock_fd);	/* ioctl is async-signal-safe */
+		ts_restore(run.sock_fd);	/* ioctl is async-signal-safe */
 		_exit(EXIT_RUNTIME);
 	}
-	first_signal_ns = now;
-	stop_signal = 1;
+	run.first_signal_ns = now;
+	run.stop_signal = 1;
 }
 
 static void signals_setup(void)
@@ -11009,8 +11112,6 @@ static void signals_setup(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-static pthread_t status_thread;
-static bool status_started;
 
 /* The once-a-second status line, from its own thread: the loop never prints. */
 static void *status_main(void *arg)
@@ -11031,30 +11132,30 @@ static void *status_main(void *arg)
 		phc_tick();
 		phc_publish();
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-		if (cfg.quiet) {
+		if (cfg->quiet) {
 			continue;	/* started for the PHC only */
 		}
-		id = __atomic_load_n(&live.session, __ATOMIC_RELAXED);
-		if (!side.emit && id && id != announced) {
+		id = __atomic_load_n(&run.live.session, __ATOMIC_RELAXED);
+		if (!run.side.emit && id && id != announced) {
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 			fprintf(stderr, "rant: session 0x%08x started\n", id);
 			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 			announced = id;
 		}
-		if (!__atomic_load_n(&live.running, __ATOMIC_RELAXED)) {
+		if (!__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
 			prev = 0;
 			continue;
 		}
-		n = __atomic_load_n(&live.samples, __ATOMIC_RELAXED);
-		sum = __atomic_load_n(&live.sum, __ATOMIC_RELAXED);
-		mn = __atomic_load_n(&live.min, __ATOMIC_RELAXED);
-		mx = __atomic_load_n(&live.max, __ATOMIC_RELAXED);
-		lost = __atomic_load_n(&live.lost, __ATOMIC_RELAXED);
-		sent = __atomic_load_n(&live.sent, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&run.live.samples, __ATOMIC_RELAXED);
+		sum = __atomic_load_n(&run.live.sum, __ATOMIC_RELAXED);
+		mn = __atomic_load_n(&run.live.min, __ATOMIC_RELAXED);
+		mx = __atomic_load_n(&run.live.max, __ATOMIC_RELAXED);
+		lost = __atomic_load_n(&run.live.lost, __ATOMIC_RELAXED);
+		sent = __atomic_load_n(&run.live.sent, __ATOMIC_RELAXED);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		fprintf(stderr, "rant: %6.0f s  %s %" PRIu64 "  samples %" PRIu64 "  rate %" PRIu64
 			"/s  min/avg/max %" PRIu64 "/%" PRIu64 "/%" PRIu64 " ns  lost %" PRIu64 "\n",
-			(double)(mono_ns() - start) / 1e9, side.emit ? "sent" : "pongs", sent, n,
+			(double)(mono_ns() - start) / 1e9, run.side.emit ? "sent" : "pongs", sent, n,
 			n - (prev < n ? prev : n), mn, n ? sum / n : 0, mx, lost);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		prev = n;
@@ -11076,17 +11177,17 @@ static void status_start(void)
 	pthread_attr_setschedparam(&at, &sp);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	status_started = pthread_create(&status_thread, &at, status_main, NULL) == 0;
+	run.status_started = pthread_create(&run.status_thread, &at, status_main, NULL) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&at);
 }
 
 static void status_stop(void)
 {
-	if (status_started) {
-		pthread_cancel(status_thread);
-		pthread_join(status_thread, NULL);
-		status_started = false;
+	if (run.status_started) {
+		pthread_cancel(run.status_thread);
+		pthread_join(run.status_thread, NULL);
+		run.status_started = false;
 	}
 }
 
@@ -11097,7 +11198,7 @@ static void check_rt_throttling(void)
 	long rt = -1;
 	FILE *f;
 
-	if (!cfg.spin || (pol != SCHED_FIFO && pol != SCHED_RR)) {
+	if (!cfg->spin || (pol != SCHED_FIFO && pol != SCHED_RR)) {
 		return;
 	}
 	f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "r");
@@ -11139,20 +11240,20 @@ static int outputs_open(int *log_fd, FILE **json)
 	bool log_new = false, json_new = false;
 	int jfd = -1;
 
-	if (cfg.log && (*log_fd = out_open("--log", cfg.log, &log_new)) < 0) {
+	if (cfg->log && (*log_fd = out_open("--log", cfg->log, &log_new)) < 0) {
 		return -1;
 	}
-	if (cfg.json) {
-		jfd = strcmp(cfg.json, "-") ? out_open("--json", cfg.json, &json_new) : dup(1);
+	if (cfg->json) {
+		jfd = strcmp(cfg->json, "-") ? out_open("--json", cfg->json, &json_new) : dup(1);
 	}
-	if (cfg.json && jfd < 0) {
+	if (cfg->json && jfd < 0) {
 		if (log_new) {
-			unlink(cfg.log);
+			unlink(cfg->log);
 		}
 		return -1;
 	}
-	if ((cfg.log && out_truncate("--log", cfg.log, *log_fd) < 0) ||
-	    (jfd >= 0 && strcmp(cfg.json, "-") && out_truncate("--json", cfg.json, jfd) < 0)) {
+	if ((cfg->log && out_truncate("--log", cfg->log, *log_fd) < 0) ||
+	    (jfd >= 0 && strcmp(cfg->json, "-") && out_truncate("--json", cfg->json, jfd) < 0)) {
 		return -1;
 	}
 	if (jfd >= 0 && !(*json = fdopen(jfd, "w"))) {
@@ -11167,10 +11268,10 @@ static int outputs_open(int *log_fd, FILE **json)
  */
 static void compat_setup(void)
 {
-	if (cfg.mode == MODE_REFLECT && cfg.no_tx_ts) {
+	if (cfg->mode == MODE_REFLECT && cfg->no_tx_ts) {
 		metric_def[M_RESPONSE].label = "response (T3_SW-T2 wire, -N)";
 	}
-	if (cfg.mode == MODE_REFLECT && cfg.fast_path) {
+	if (cfg->mode == MODE_REFLECT && cfg->fast_path) {
 		warnx_("--fast-path: here it is --spin with -N; the ping's RX stamp stays on (it starts the response) and pongs go out with sendto, as without -F");
 	}
 }
@@ -11178,17 +11279,17 @@ static void compat_setup(void)
 /* The earlier rant's start-up lines, which users' logs show. */
 static void start_lines_earlier(void)
 {
-	if (tr.marker_fd >= 0) {
+	if (run.tr.marker_fd >= 0) {
 		fprintf(stderr, "Trace marker enabled for kernel tracing integration\n");
 	}
-	if (tr.snap_fd >= 0) {
+	if (run.tr.snap_fd >= 0) {
 		fprintf(stderr, "Trace snapshot enabled\n");
 	}
-	if (cfg.snapshot && S.log.cap) {
+	if (cfg->snapshot && run.S.log.cap) {
 		fprintf(stderr, "Snapshot mode: circular log buffer of %" PRIu64 " records (~%.0fs at 50K packets/s, %.1f MB)\n",
-			S.log.cap, (double)S.log.cap / 50000, (double)S.log.cap * S.log.rec_size / 1e6);
+			run.S.log.cap, (double)run.S.log.cap / 50000, (double)run.S.log.cap * run.S.log.rec_size / 1e6);
 	}
-	if (memory_locked) {
+	if (run.memory_locked) {
 		fprintf(stderr, "Memory locked in RAM (mlockall successful)\n");
 	}
 }
@@ -11196,26 +11297,26 @@ static void start_lines_earlier(void)
 /* Everything that can fail with exit 2 happens here, before any packet. */
 static int run_setup(struct layout *L, int *log_fd, FILE **json)
 {
-	bool emit = cfg.mode == MODE_EMIT;
+	bool emit = cfg->mode == MODE_EMIT;
 
 	side_set(emit);
 	compat_setup();
-	if (cfg.pmc && pmc_setup() < 0) {
+	if (cfg->pmc && pmc_setup() < 0) {
 		return -1;
 	}
 	if (layout_compute(L, emit) < 0) {
 		return -1;
 	}
-	if (cfg.log && out_check("--log", cfg.log) < 0) {
+	if (cfg->log && out_check("--log", cfg->log) < 0) {
 		return -1;
 	}
-	if (cfg.json && strcmp(cfg.json, "-") && out_check("--json", cfg.json) < 0) {
+	if (cfg->json && strcmp(cfg->json, "-") && out_check("--json", cfg->json) < 0) {
 		return -1;
 	}
-	if (cfg.plot && out_check("--plot", cfg.plot) < 0) {
+	if (cfg->plot && out_check("--plot", cfg->plot) < 0) {
 		return -1;
 	}
-	if (cfg.trace && trace_open() < 0) {
+	if (cfg->trace && trace_open() < 0) {
 		return -1;
 	}
 	/* memory ready before the port opens: a reflector answers its first ping at once */
@@ -11234,22 +11335,22 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 
 static void start_note(void)
 {
-	if (cfg.quiet) {
+	if (cfg->quiet) {
 		return;
 	}
 	start_lines_earlier();
 	fprintf(stderr, "rant %s: %s%s%s port %u%s%s, %u B, wire stamps %s, app stamps %s, %s\n", RANT_VERSION,
-		cfg.mode == MODE_EMIT ? "emit to " : "reflect on", cfg.mode == MODE_EMIT ? cfg.address : "",
-		cfg.mode == MODE_EMIT ? "" : "", cfg.port, cfg.iface ? " via " : "", cfg.iface ? cfg.iface : "",
-		cfg.size, ts.note, cfg.sw_stamps ? "on" : "off",
-		cfg.spin ? "spinning" : cfg.interval_ns ? "interval" : "blocking");
+		cfg->mode == MODE_EMIT ? "emit to " : "reflect on", cfg->mode == MODE_EMIT ? cfg->address : "",
+		cfg->mode == MODE_EMIT ? "" : "", cfg->port, cfg->iface ? " via " : "", cfg->iface ? cfg->iface : "",
+		cfg->size, run.ts.note, cfg->sw_stamps ? "on" : "off",
+		cfg->spin ? "spinning" : cfg->interval_ns ? "interval" : "blocking");
 	pmc_note(stderr);
-	if (cfg.verbose) {
+	if (cfg->verbose) {
 		fprintf(stderr, "rant: memory %zu B locked%s; window %" PRIu64 " transactions; log ring %" PRIu64
-			" records of %u B; session 0x%08x\n", arena.size, cfg.hugepages ? " in hugepages" : "",
-			win_mask + 1, S.log.cap, S.log.rec_size, S.id);
-		if (tr.marker_fd >= 0) {
-			fprintf(stderr, "rant: tracing to %s\n", tr.dir);
+			" records of %u B; session 0x%08x\n", run.arena.size, cfg->hugepages ? " in hugepages" : "",
+			run.win.mask + 1, run.S.log.cap, run.S.log.rec_size, run.S.id);
+		if (run.tr.marker_fd >= 0) {
+			fprintf(stderr, "rant: tracing to %s\n", run.tr.dir);
 		}
 	}
 }
@@ -11262,10 +11363,10 @@ static int run_main(void)
 
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
-		ts_restore(sock_fd);
+		ts_restore(run.sock_fd);
 		return EXIT_USAGE;
 	}
-	out = cfg.json && !strcmp(cfg.json, "-") ? stderr : stdout;
+	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	check_rt_throttling();
 	/*
 	 * A SCHED_OTHER thread's timeouts may fire up to 50 us late (timer
@@ -11273,51 +11374,51 @@ static int run_main(void)
 	 * skips slots.  RT threads have none; ask for none here too.
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	E.tx = arena_take(PROTO_MAX_SIZE + 64);
-	E.tx += proto_pre;	/* room for the PTP header (--ptp-probe) */
-	E.rx = R.rx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
+	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	E.rxcap = cfg.size + 1 + proto_pre;
-	R.rxcap = PROTO_MAX_SIZE + 1 + proto_pre;
-	E.keyseq = arena_take((win_mask + 1) * sizeof(uint64_t));
-	session_reset(cfg.mode == MODE_EMIT ? random_id() : 0);
+	run.E.rxcap = cfg->size + 1 + run.proto_pre;
+	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
+	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
+	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();
-	if (!cfg.quiet || phc.fd >= 0) {
+	if (!cfg->quiet || run.phc.fd >= 0) {
 		status_start();
 	}
-	if (cfg.mode == MODE_REFLECT) {
-		R.log_fd = log_fd;
-		R.json = json;
-		__atomic_store_n(&live.running, 0, __ATOMIC_RELAXED);
+	if (cfg->mode == MODE_REFLECT) {
+		run.R.log_fd = log_fd;
+		run.R.json = json;
+		__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 		r = reflect_run();
 		status_stop();
 		phc_end();
-		ts_restore(sock_fd);
-		if (json && out_finish(json_what(), json, true) < 0 && R.exit_code < EXIT_RUNTIME) {
-			R.exit_code = EXIT_RUNTIME;
+		ts_restore(run.sock_fd);
+		if (json && out_finish(json_what(), json, true) < 0 && run.R.exit_code < EXIT_RUNTIME) {
+			run.R.exit_code = EXIT_RUNTIME;
 		}
-		return r < 0 && R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : R.exit_code;
+		return r < 0 && run.R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : run.R.exit_code;
 	}
 	r = emit_run();
 	status_stop();
 	phc_end();
-	ts_restore(sock_fd);
+	ts_restore(run.sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;
-	} else if (E.busy) {
+	} else if (run.E.busy) {
 		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
-		       "or start another reflector (--port) for this client", cfg.address, cfg.port);
+		       "or start another reflector (--port) for this client", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
-	} else if (!S.c.received && S.c.sent) {
-		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg.address, cfg.port);
+	} else if (!run.S.c.received && run.S.c.sent) {
+		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
-	} else if (S.c.breaches || S.stop_reason == STOP_PEER_BREACH) {
+	} else if (run.S.c.breaches || run.S.stop_reason == STOP_PEER_BREACH) {
 		code = EXIT_BREACH;
 	}
-	if (log_fd >= 0 && (r = log_write(log_fd, cfg.log_format)) < 0) {
+	if (log_fd >= 0 && (r = log_write(log_fd, cfg->log_format)) < 0) {
 		code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	return report_outputs(out, json, true, code, S.log.n, NULL, NULL);
+	return report_outputs(out, json, true, code, run.S.log.n, NULL, NULL);
 }
 
 /*
@@ -11354,12 +11455,13 @@ int main(int argc, char **argv)
 	if (fds_own() < 0) {
 		return EXIT_RUNTIME;
 	}
+	run_reset();
 	r = opt_parse(argc, argv);
 
 	if (r) {
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	}
-	if (cfg.mode == MODE_ANALYZE) {
+	if (cfg->mode == MODE_ANALYZE) {
 		side_set(true);
 		return analyze_main();
 	}

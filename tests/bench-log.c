@@ -21,10 +21,10 @@ int main(void)
 	enum log_format fmt;
 
 	cfg_defaults();
-	cfg.sw_stamps = true;
+	opts.sw_stamps = true;
 	side_set(true);
-	log_init(&S.log, malloc(n * log_rec_size(true)), n);
-	if (!S.log.mem) {
+	log_init(&run.S.log, malloc(n * log_rec_size(true)), n);
+	if (!run.S.log.mem) {
 		fprintf(stderr, "bench-log: cannot allocate %" PRIu64 " records\n", n);
 		return 1;
 	}
@@ -87,6 +87,6 @@ int main(void)
 		free(L.status);
 	}
 	unlink(path);
-	free(S.log.mem);
+	free(run.S.log.mem);
 	return 0;
 }

@@ -17,10 +17,10 @@ int main(void)
 	uint64_t n = env ? strtoull(env, NULL, 10) : 1000000, i, t0, bad = 0;
 	size_t k;
 
-	key.on = true;
-	key.k[0] = 0x0123456789abcdefULL;
-	key.k[1] = 0xfedcba9876543210ULL;
-	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+	run.key.on = true;
+	run.key.k[0] = 0x0123456789abcdefULL;
+	run.key.k[1] = 0xfedcba9876543210ULL;
+	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
 		struct proto_msg m = { .type = PT_PING, .session = 1 };
 		double put, chk;
 

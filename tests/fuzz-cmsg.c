@@ -30,18 +30,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	msg.msg_control = size ? ctrl : NULL;
 	msg.msg_controllen = size;
 	ts_parse(&msg, &c);
-	ts.hw = false;
+	run.ts.hw = false;
 	if (ts_tx_stamp(&c, &key, &wire) && wire != c.sw) {
 		abort();	/* software source must give the software stamp */
 	}
-	ts.hw = true;
+	run.ts.hw = true;
 	if (ts_tx_stamp(&c, &key, &wire) && wire != c.hw) {
 		abort();
 	}
 	(void)ts_wire(&c);
 	/* the reflector's destination-address parser and the client's drop counter */
 	reflect_pktinfo(&msg);
-	if (R.pi_level && R.pi_level != IPPROTO_IP && R.pi_level != IPPROTO_IPV6) {
+	if (run.R.pi_level && run.R.pi_level != IPPROTO_IP && run.R.pi_level != IPPROTO_IPV6) {
 		abort();
 	}
 	emit_rxq_ovfl(&msg);

@@ -77,11 +77,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r < -1 || r > 1) {
 		abort();	/* opt_parse promises -1, 0 or 1 */
 	}
-	if (r == 0 && cfg.mode != MODE_ANALYZE && cfg.mode != MODE_EMIT && cfg.mode != MODE_REFLECT) {
+	if (r == 0 && opts.mode != MODE_ANALYZE && opts.mode != MODE_EMIT && opts.mode != MODE_REFLECT) {
 		abort();
 	}
-	if (r == 0 && (cfg.bucket_ns == 0 || cfg.bound_ns < cfg.bucket_ns || cfg.port < 1 || cfg.port > 65535 ||
-		       cfg.size < PROTO_HDR_LEN || cfg.size > PROTO_MAX_SIZE)) {
+	if (r == 0 && (opts.bucket_ns == 0 || opts.bound_ns < opts.bucket_ns || opts.port < 1 || opts.port > 65535 ||
+		       opts.size < PROTO_HDR_LEN || opts.size > PROTO_MAX_SIZE)) {
 		abort();	/* opt_check let through what the run cannot handle */
 	}
 	fflush(stdout);

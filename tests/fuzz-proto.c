@@ -34,14 +34,14 @@ static void fz_kx(const uint8_t *in, size_t size, const struct proto_msg *m)
 {
 	uint8_t *cp = malloc(size + 1);
 	struct proto_msg m2;
-	bool was = key.on;
+	bool was = run.key.on;
 
 	if (!cp) {
 		return;
 	}
 	memcpy(cp, in, size);
 	cp[size] = 0x5a;
-	key.on = m->flags & PF_TAG;
+	run.key.on = m->flags & PF_TAG;
 	if (proto_kx_put(cp, size, m) == 0) {
 		if (proto_decode(cp, size, &m2) || !(m2.flags & PF_KSTAMPS) ||
 		    ((m->type == PT_PONG || m->type == PT_FIN_ACK) &&
@@ -49,13 +49,13 @@ static void fz_kx(const uint8_t *in, size_t size, const struct proto_msg *m)
 		      (m->phc_method && (m2.phc_off != m->phc_off || m2.boot_id != m->boot_id))))) {
 			abort();	/* the block does not survive a round trip */
 		}
-	} else if (size >= PROTO_HDR_LEN + (key.on ? TAG_LEN : 0) + KX_LEN) {
+	} else if (size >= PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN) {
 		abort();		/* refused a datagram with room for it */
 	}
 	if (cp[size] != 0x5a) {
 		abort();		/* wrote past the datagram */
 	}
-	key.on = was;
+	run.key.on = was;
 	free(cp);
 }
 
@@ -71,50 +71,50 @@ static void fz_session(bool emit)
 	uint64_t s;
 	int i;
 
-	memset(&S.c, 0, sizeof(S.c));
+	memset(&run.S.c, 0, sizeof(run.S.c));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64);
+		hist_init(&run.S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64);
 	}
 	memset(fz_win, 0, sizeof(fz_win));
-	memset(&E, 0, sizeof(E));
-	memset(&R, 0, sizeof(R));
-	memset(&live, 0, sizeof(live));
-	win = fz_win;
-	win_mask = 255;
-	E.keyseq = fz_keyseq;
-	R.log_fd = -1;
-	sock_fd = -1;
-	cfg.size = PROTO_HDR_LEN;
-	cfg.timeout_ns = UINT64_MAX / 2;
-	cfg.threshold_ns = -1;
+	memset(&run.E, 0, sizeof(run.E));
+	memset(&run.R, 0, sizeof(run.R));
+	memset(&run.live, 0, sizeof(run.live));
+	run.win.slot = fz_win;
+	run.win.mask = 255;
+	run.E.keyseq = fz_keyseq;
+	run.R.log_fd = -1;
+	run.sock_fd = -1;
+	opts.size = PROTO_HDR_LEN;
+	opts.timeout_ns = UINT64_MAX / 2;
+	opts.threshold_ns = -1;
 	side_set(emit);
-	S.id = 0x5151;
-	S.stop_reason = STOP_NONE;
+	run.S.id = 0x5151;
+	run.S.stop_reason = STOP_NONE;
 	if (!emit) {
 		return;
 	}
 	for (s = 0; s < 300; s++) {
-		struct txn *x = &win[s & win_mask];
+		struct txn *x = &run.win.slot[s & run.win.mask];
 
 		memset(x, 0, sizeof(*x));
 		x->seq = s;
 		x->st = TF_USED | TF_SENT;
 		x->deadline = UINT64_MAX;
 		x->t[T1W] = 1000000 + s * 1000;
-		S.c.sent++;
-		E.outstanding++;
+		run.S.c.sent++;
+		run.E.outstanding++;
 		if (s % 3 == 0) {
 			x->st |= TF_RECEIVED;
 			x->t[T4W] = x->t[T1W] + 500;
 			answered_set(s, true);
-			S.c.received++;
-			E.outstanding--;
+			run.S.c.received++;
+			run.E.outstanding--;
 		} else if (s == 298) {
 			emit_lost(x);
 		}
 	}
-	E.next_seq = 300;
-	E.fin_sent = fz_fin_sent;
+	run.E.next_seq = 300;
+	run.E.fin_sent = fz_fin_sent;
 }
 
 /* Nothing the datagram says may break the client's or reflector's counters. */
@@ -129,14 +129,14 @@ static void fz_rules(uint8_t *in, size_t size)
 	if (!buf) {
 		return;
 	}
-	key.on = true;
-	memcpy(key.k, k, sizeof(k));
+	run.key.on = true;
+	memcpy(run.key.k, k, sizeof(k));
 	memcpy(buf, in, size);
 	(void)tag_ok(buf, size);	/* reads only [0, size): ASan watches */
 	if (memcmp(buf, in, size)) {
 		abort();		/* the check must leave the datagram as it was */
 	}
-	key.on = false;
+	run.key.on = false;
 	if (!proto_decode(in, size, &m) && echo_plausible(&m) &&
 	    (m.t2w >= STAMP_MAX || m.t2sw >= STAMP_MAX || m.t3sw >= STAMP_MAX || m.t3w >= STAMP_MAX ||
 	     m.t2k >= STAMP_MAX || m.t3k >= STAMP_MAX)) {
@@ -145,15 +145,15 @@ static void fz_rules(uint8_t *in, size_t size)
 	fz_fin_sent = size & 1;
 	fz_session(true);
 	emit_packet(buf, size, 2000000, 0, false);
-	if (S.c.late > S.c.lost || S.c.received + S.c.lost + E.outstanding != S.c.sent) {
+	if (run.S.c.late > run.S.c.lost || run.S.c.received + run.S.c.lost + run.E.outstanding != run.S.c.sent) {
 		abort();		/* late <= lost, sent = received + lost + in flight */
 	}
-	for (i = 0; i <= win_mask; i++) {
+	for (i = 0; i <= run.win.mask; i++) {
 		int mm;
 		int64_t v;
 
 		for (mm = 0; mm < NMETRIC; mm++) {
-			if (metric_value(mm, win[i].t, &v) && (v >= (int64_t)STAMP_MAX || v <= -(int64_t)STAMP_MAX)) {
+			if (metric_value(mm, run.win.slot[i].t, &v) && (v >= (int64_t)STAMP_MAX || v <= -(int64_t)STAMP_MAX)) {
 				abort();	/* an impossible number */
 			}
 		}
@@ -163,10 +163,10 @@ static void fz_rules(uint8_t *in, size_t size)
 	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
 	memcpy(buf, in, size);
 	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
-	if (R.idle_ns > 2ULL * IDLE_MAX_MS * 1000000ULL || (R.active && R.idle_ns < 3000ULL * 1000000ULL)) {
+	if (run.R.idle_ns > 2ULL * IDLE_MAX_MS * 1000000ULL || (run.R.active && run.R.idle_ns < 3000ULL * 1000000ULL)) {
 		abort();		/* the idle timeout is clamped and never wraps */
 	}
-	if (S.c.received > 1 || S.c.received + S.c.duplicate > 2) {
+	if (run.S.c.received > 1 || run.S.c.received + run.S.c.duplicate > 2) {
 		abort();		/* one ping twice: answered once */
 	}
 	free(buf);
@@ -211,7 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memcmp(out, in, 24)) {
 		abort();		/* magic .. seq do not survive a round trip */
 	}
-	for (i = 0; i < sizeof(echoed) / sizeof(echoed[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(echoed); i++) {
 		static const uint8_t zero[16];
 		const uint8_t *want = m.flags & echoed[i].flag ? in + echoed[i].off : zero;
 

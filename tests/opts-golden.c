@@ -41,21 +41,21 @@ static void dump_classes(FILE *f)
 	int i;
 
 	fprintf(f, "K.ncls=%d\nK.nsz=%d\nK.nprio=%d\nK.ntos=%d\nK.nival=%d\nK.tx_size=%u\n",
-		K.ncls, K.nsz, K.nprio, K.ntos, K.nival, K.tx_size);
+		run.K.ncls, run.K.nsz, run.K.nprio, run.K.ntos, run.K.nival, run.K.tx_size);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = (int64_t)K.ival[i];
+		v[i] = (int64_t)run.K.ival[i];
 	}
 	dump_list(f, "K.ival", v, CLS_MAX);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = K.prio[i];
+		v[i] = run.K.prio[i];
 	}
 	dump_list(f, "K.prio", v, CLS_MAX);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = K.tos[i];
+		v[i] = run.K.tos[i];
 	}
 	dump_list(f, "K.tos", v, CLS_MAX);
 	for (i = 0; i < SZ_MAX; i++) {
-		v[i] = K.size[i];
+		v[i] = run.K.size[i];
 	}
 	dump_list(f, "K.size", v, SZ_MAX);
 }
@@ -63,39 +63,39 @@ static void dump_classes(FILE *f)
 static void dump_flags(FILE *f)
 {
 	fprintf(f, "sw_stamps=%d\nhistogram=%d\ncont=%d\ntrace=%d\nsnapshot=%d\nhugepages=%d\n",
-		cfg.sw_stamps, cfg.histogram, cfg.cont, cfg.trace, cfg.snapshot, cfg.hugepages);
+		opts.sw_stamps, opts.histogram, opts.cont, opts.trace, opts.snapshot, opts.hugepages);
 	fprintf(f, "prefer_busypoll=%d\nspin=%d\nonce=%d\nquiet=%d\nverbose=%d\n",
-		cfg.prefer_busypoll, cfg.spin, cfg.once, cfg.quiet, cfg.verbose);
+		opts.prefer_busypoll, opts.spin, opts.once, opts.quiet, opts.verbose);
 	fprintf(f, "allow_fragments=%d\nptp_probe=%d\nno_tx_ts=%d\nfast_path=%d\npmc=%d\n",
-		cfg.allow_fragments, cfg.ptp_probe, cfg.no_tx_ts, cfg.fast_path, cfg.pmc);
-	fprintf(f, "busy_poll_set=%d\nbudget_set=%d\nkey.on=%d\n", cfg.busy_poll_set,
-		cfg.budget_set, key.on);
+		opts.allow_fragments, opts.ptp_probe, opts.no_tx_ts, opts.fast_path, opts.pmc);
+	fprintf(f, "busy_poll_set=%d\nbudget_set=%d\nkey.on=%d\n", opts.busy_poll_set,
+		opts.budget_set, run.key.on);
 }
 
 static void dump_cfg(FILE *f)
 {
 	fprintf(f, "mode=%d\nport=%u\nsize=%u\nduration_s=%.17g\ncount=%" PRIu64 "\n",
-		(int)cfg.mode, cfg.port, cfg.size, cfg.duration_s, cfg.count);
+		(int)opts.mode, opts.port, opts.size, opts.duration_s, opts.count);
 	fprintf(f, "warmup=%" PRIu64 "\ninterval_ns=%" PRIu64 "\ntimeout_ns=%" PRIu64 "\nts=%d\n",
-		cfg.warmup, cfg.interval_ns, cfg.timeout_ns, (int)cfg.ts);
+		opts.warmup, opts.interval_ns, opts.timeout_ns, (int)opts.ts);
 	fprintf(f, "threshold_ns=%" PRId64 "\nlog_threshold_ns=%" PRId64 "\nptp_domain=%u\n",
-		cfg.threshold_ns, cfg.log_threshold_ns, cfg.ptp_domain);
+		opts.threshold_ns, opts.log_threshold_ns, opts.ptp_domain);
 	fprintf(f, "bucket_ns=%" PRIu64 "\nbound_ns=%" PRIu64 "\nbusy_poll_us=%u\nbudget=%u\n",
-		cfg.bucket_ns, cfg.bound_ns, cfg.busy_poll_us, cfg.budget);
+		opts.bucket_ns, opts.bound_ns, opts.busy_poll_us, opts.budget);
 	fprintf(f, "priority=%d\ntos=%d\nlog_format=%d\nlog_records=%" PRIu64 "\ntop=%u\n",
-		cfg.priority, cfg.tos, (int)cfg.log_format, cfg.log_records, cfg.top);
-	fprintf(f, "proto_pre=%u\n", proto_pre);
+		opts.priority, opts.tos, (int)opts.log_format, opts.log_records, opts.top);
+	fprintf(f, "proto_pre=%u\n", run.proto_pre);
 	dump_flags(f);
-	dump_str(f, "iface", cfg.iface);
-	dump_str(f, "address", cfg.address);
-	dump_str(f, "json", cfg.json);
-	dump_str(f, "log", cfg.log);
-	dump_str(f, "trace_instance", cfg.trace_instance);
-	dump_str(f, "analyze0", cfg.analyze[0]);
-	dump_str(f, "analyze1", cfg.analyze[1]);
-	dump_str(f, "key_file", cfg.key_file);
-	dump_str(f, "plot", cfg.plot);
-	dump_str(f, "cmdline", cfg.cmdline);
+	dump_str(f, "iface", opts.iface);
+	dump_str(f, "address", opts.address);
+	dump_str(f, "json", opts.json);
+	dump_str(f, "log", opts.log);
+	dump_str(f, "trace_instance", opts.trace_instance);
+	dump_str(f, "analyze0", opts.analyze[0]);
+	dump_str(f, "analyze1", opts.analyze[1]);
+	dump_str(f, "key_file", opts.key_file);
+	dump_str(f, "plot", opts.plot);
+	dump_str(f, "cmdline", opts.cmdline);
 	dump_classes(f);
 }
 
@@ -326,6 +326,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: opts-golden CASES RANT (in a scratch directory)\n");
 		return 2;
 	}
+	run_reset();
 	cfg_defaults();
 	base = dump_text();
 	while (fgets(line, sizeof(line), f)) {

@@ -29,17 +29,17 @@ int main(void)
 	int k, r;
 
 	cfg_defaults();
-	cfg.threshold_ns = 100000;
-	cfg.cont = true;
+	opts.threshold_ns = 100000;
+	opts.cont = true;
 	side_set(true);
-	ow_evidence = OW_VETH;	/* the worst case: a veth run also draws the one-way series */
-	log_init(&S.log, malloc(n * log_rec_size(true)), n);
-	nb = cfg.bound_ns / cfg.bucket_ns;
-	for (k = 0; k < side.nmetrics; k++) {
-		hist_init(&S.h[side.metrics[k]], cfg.bucket_ns, cfg.bound_ns, calloc(nb, 8), calloc(OUT_CAP_MAX, 8), OUT_CAP_MAX);
+	run.ow_evidence = OW_VETH;	/* the worst case: a veth run also draws the one-way series */
+	log_init(&run.S.log, malloc(n * log_rec_size(true)), n);
+	nb = opts.bound_ns / opts.bucket_ns;
+	for (k = 0; k < run.side.nmetrics; k++) {
+		hist_init(&run.S.h[run.side.metrics[k]], opts.bucket_ns, opts.bound_ns, calloc(nb, 8), calloc(OUT_CAP_MAX, 8), OUT_CAP_MAX);
 	}
-	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
-	if (!S.log.mem || !S.breach) {
+	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
+	if (!run.S.log.mem || !run.S.breach) {
 		fprintf(stderr, "plot-bench: cannot allocate %" PRIu64 " records\n", n);
 		return 1;
 	}
@@ -57,15 +57,15 @@ int main(void)
 		if (i % 50021 == 50000) {
 			x.st = TF_USED | TF_SENT | TF_LOST;
 			x.t[T4W] = x.t[T2W] = x.t[T3W] = 0;
-			S.c.lost++;
+			run.S.c.lost++;
 		}
 		txn_account(&x);
 		log_push(&x);
 	}
 	report_prepare();
-	src.n = S.log.n;
-	PL.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (PL.fd < 0) {
+	src.n = run.S.log.n;
+	run.PL.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (run.PL.fd < 0) {
 		perror(path);
 		return 1;
 	}
@@ -74,7 +74,7 @@ int main(void)
 	r = plot_draw(&src);
 	t1 = (double)mono_ns() / 1e9;
 	rss1 = maxrss_kb();
-	close(PL.fd);
+	close(run.PL.fd);
 	if (r < 0 || stat(path, &sb) < 0) {
 		fprintf(stderr, "plot-bench: %s\n", strerror(r < 0 ? -r : errno));
 		return 1;

@@ -171,15 +171,17 @@ static char *read_file(const char *path)
 	return s;
 }
 
-/* Reset all global state the tests touch (S owns nothing here). */
+/*
+ * Every case starts from here: the run state and the configuration as at
+ * start-up, and the NIC's ioctls real (a case with another fake restores it).
+ */
 static void reset_globals(void)
 {
+	run_reset();
 	cfg_defaults();
-	memset(&S, 0, sizeof(S));
-	memset(&ts, 0, sizeof(ts));
-	ts.phc_index = -1;
-	ts.rx_filter = -1;
 	ts_ioctl = ts_ioctl_sys;
+	run.ts.phc_index = -1;
+	run.ts.rx_filter = -1;
 	side_set(true);
 }
 
@@ -428,7 +430,7 @@ static void test_opt_table(void)
 	size_t i;
 	int nbad = 0;
 
-	for (i = 0; i < sizeof(opt_cases) / sizeof(opt_cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(opt_cases); i++) {
 		struct args a;
 		char *out, *err, name[200];
 		int r = parse_str(opt_cases[i].argv, &a, &out, &err);
@@ -462,76 +464,76 @@ static void test_opt_table(void)
 
 static void test_opt_fields(void)
 {
-	GOOD("", cfg.mode == MODE_REFLECT && cfg.port == 12345 && cfg.size == 64 &&
-		 cfg.timeout_ns == 1000000000ULL && cfg.interval_ns == 0 && cfg.bucket_ns == 100 &&
-		 cfg.bound_ns == 1000000 && cfg.threshold_ns == -1 && cfg.log_threshold_ns == -1 &&
-		 cfg.ts == TS_AUTO && cfg.log_format == LOG_TEXT && cfg.priority == -1 && cfg.tos == -1 &&
-		 cfg.top == 10 && !cfg.trace && !cfg.snapshot && !cfg.iface && !cfg.address && cfg.count == 0 &&
-		 cfg.warmup == 0 && !cfg.busy_poll_set && !cfg.budget_set);
-	GOOD("-a 192.0.2.1", cfg.mode == MODE_EMIT && !strcmp(cfg.address, "192.0.2.1"));
-	GOOD("--address=host.example", cfg.mode == MODE_EMIT && !strcmp(cfg.address, "host.example"));
-	GOOD("-a h --port 1", cfg.port == 1);
-	GOOD("-a h --port 65535", cfg.port == 65535);
-	GOOD("--port=007", cfg.port == 7);
-	GOOD("-a h --size 1472", cfg.size == 1472);
-	GOOD("-a h --size 65000", cfg.size == 65000);
-	GOOD("-a h --interval 250", cfg.interval_ns == 250000);
-	GOOD("-a h --interval 60000000", cfg.interval_ns == 60000000000ULL);
-	GOOD("-a h --timeout 5", cfg.timeout_ns == 5000000);
-	GOOD("-a h --timeout 60000", cfg.timeout_ns == 60000000000ULL);
-	GOOD("-a h --count 1000000000000", cfg.count == 1000000000000ULL);
-	GOOD("-a h -w 1000000000", cfg.warmup == 1000000000ULL);
-	GOOD("-d 0.5", cfg.duration_s == 0.5);
-	GOOD("-d 1e3", cfg.duration_s == 1000);
-	GOOD("-b 0.1", cfg.bucket_ns == 100);
-	GOOD("-b 0.001", cfg.bucket_ns == 1);
-	GOOD("-b 2.5", cfg.bucket_ns == 2500);
-	GOOD("-b 0.25 -o 0.25", cfg.bucket_ns == 250 && cfg.bound_ns == 250);
-	GOOD("-o 50", cfg.bound_ns == 50000);
-	GOOD("-o 1000000 -b 0.1", cfg.bound_ns == 1000000000ULL && cfg.bucket_ns == 100);
-	GOOD("-o 60000000 -b 10", cfg.bound_ns == 60000000000ULL);
-	GOOD("-t 5", cfg.threshold_ns == 5000);
-	GOOD("-t 0.001", cfg.threshold_ns == 1);
-	GOOD("-t 2.5", cfg.threshold_ns == 2500);
-	GOOD("-t 60000000", cfg.threshold_ns == 60000000000LL);
-	GOOD("-t5", cfg.threshold_ns == 5000);
-	GOOD("--threshold=7.25", cfg.threshold_ns == 7250);
-	GOOD("-t 10 -C", cfg.cont && cfg.threshold_ns == 10000);
-	GOOD("-C -t 10", cfg.cont && cfg.threshold_ns == 10000);
-	GOOD("-S", cfg.snapshot && cfg.trace);
-	GOOD("-T", cfg.trace && !cfg.snapshot);
-	GOOD("-T --trace-instance foo", cfg.trace && !strcmp(cfg.trace_instance, "foo"));
-	GOOD("--timestamps hw", cfg.ts == TS_HW);
-	GOOD("--timestamps sw", cfg.ts == TS_SW);
-	GOOD("--timestamps auto", cfg.ts == TS_AUTO);
-	GOOD("-l /tmp/x", !strcmp(cfg.log, "/tmp/x") && cfg.log_format == LOG_TEXT && cfg.log_records == 0);
-	GOOD("-l /tmp/x --log-format csv", cfg.log_format == LOG_CSV);
-	GOOD("-l /tmp/x --log-format text", cfg.log_format == LOG_TEXT);
-	GOOD("-l f -L 0", cfg.log_threshold_ns == 0);
-	GOOD("-l f -L 12.5", cfg.log_threshold_ns == 12500);
-	GOOD("-l f --log-records 100", cfg.log_records == 100);
-	GOOD("-s -H -G -P --spin -q -v", cfg.sw_stamps && cfg.histogram && cfg.hugepages && cfg.prefer_busypoll &&
-					      cfg.spin && cfg.quiet && cfg.verbose);
-	GOOD("-sHq", cfg.sw_stamps && cfg.histogram && cfg.quiet);
-	GOOD("-p 50", cfg.busy_poll_us == 50 && cfg.busy_poll_set);
-	GOOD("-p 0", cfg.busy_poll_us == 0 && cfg.busy_poll_set);
-	GOOD("-B 64", cfg.budget == 64 && cfg.budget_set);
-	GOOD("--priority 6", cfg.priority == 6);
-	GOOD("--priority 2147483647", cfg.priority == 2147483647);
-	GOOD("--tos 255", cfg.tos == 255);
-	GOOD("--tos 0", cfg.tos == 0);
-	GOOD("--once", cfg.once && cfg.mode == MODE_REFLECT);
-	GOOD("--json -", !strcmp(cfg.json, "-"));
-	GOOD("--analyze a.log", cfg.mode == MODE_ANALYZE && !strcmp(cfg.analyze[0], "a.log") && !cfg.analyze[1]);
-	GOOD("--analyze a.log b.log", cfg.mode == MODE_ANALYZE && !strcmp(cfg.analyze[1], "b.log"));
-	GOOD("a.log --analyze b.log", cfg.mode == MODE_ANALYZE && !strcmp(cfg.analyze[0], "b.log") &&
-					 !strcmp(cfg.analyze[1], "a.log"));
-	GOOD("--analyze a --top 3 -t 5", cfg.top == 3 && cfg.threshold_ns == 5000);
-	GOOD("-i lo", !strcmp(cfg.iface, "lo"));
-	GOOD("-a h -H", !strcmp(cfg.cmdline, "rant -a h -H"));
-	GOOD("-l a --json b", !strcmp(cfg.log, "a") && !strcmp(cfg.json, "b"));
+	GOOD("", opts.mode == MODE_REFLECT && opts.port == 12345 && opts.size == 64 &&
+		 opts.timeout_ns == 1000000000ULL && opts.interval_ns == 0 && opts.bucket_ns == 100 &&
+		 opts.bound_ns == 1000000 && opts.threshold_ns == -1 && opts.log_threshold_ns == -1 &&
+		 opts.ts == TS_AUTO && opts.log_format == LOG_TEXT && opts.priority == -1 && opts.tos == -1 &&
+		 opts.top == 10 && !opts.trace && !opts.snapshot && !opts.iface && !opts.address && opts.count == 0 &&
+		 opts.warmup == 0 && !opts.busy_poll_set && !opts.budget_set);
+	GOOD("-a 192.0.2.1", opts.mode == MODE_EMIT && !strcmp(opts.address, "192.0.2.1"));
+	GOOD("--address=host.example", opts.mode == MODE_EMIT && !strcmp(opts.address, "host.example"));
+	GOOD("-a h --port 1", opts.port == 1);
+	GOOD("-a h --port 65535", opts.port == 65535);
+	GOOD("--port=007", opts.port == 7);
+	GOOD("-a h --size 1472", opts.size == 1472);
+	GOOD("-a h --size 65000", opts.size == 65000);
+	GOOD("-a h --interval 250", opts.interval_ns == 250000);
+	GOOD("-a h --interval 60000000", opts.interval_ns == 60000000000ULL);
+	GOOD("-a h --timeout 5", opts.timeout_ns == 5000000);
+	GOOD("-a h --timeout 60000", opts.timeout_ns == 60000000000ULL);
+	GOOD("-a h --count 1000000000000", opts.count == 1000000000000ULL);
+	GOOD("-a h -w 1000000000", opts.warmup == 1000000000ULL);
+	GOOD("-d 0.5", opts.duration_s == 0.5);
+	GOOD("-d 1e3", opts.duration_s == 1000);
+	GOOD("-b 0.1", opts.bucket_ns == 100);
+	GOOD("-b 0.001", opts.bucket_ns == 1);
+	GOOD("-b 2.5", opts.bucket_ns == 2500);
+	GOOD("-b 0.25 -o 0.25", opts.bucket_ns == 250 && opts.bound_ns == 250);
+	GOOD("-o 50", opts.bound_ns == 50000);
+	GOOD("-o 1000000 -b 0.1", opts.bound_ns == 1000000000ULL && opts.bucket_ns == 100);
+	GOOD("-o 60000000 -b 10", opts.bound_ns == 60000000000ULL);
+	GOOD("-t 5", opts.threshold_ns == 5000);
+	GOOD("-t 0.001", opts.threshold_ns == 1);
+	GOOD("-t 2.5", opts.threshold_ns == 2500);
+	GOOD("-t 60000000", opts.threshold_ns == 60000000000LL);
+	GOOD("-t5", opts.threshold_ns == 5000);
+	GOOD("--threshold=7.25", opts.threshold_ns == 7250);
+	GOOD("-t 10 -C", opts.cont && opts.threshold_ns == 10000);
+	GOOD("-C -t 10", opts.cont && opts.threshold_ns == 10000);
+	GOOD("-S", opts.snapshot && opts.trace);
+	GOOD("-T", opts.trace && !opts.snapshot);
+	GOOD("-T --trace-instance foo", opts.trace && !strcmp(opts.trace_instance, "foo"));
+	GOOD("--timestamps hw", opts.ts == TS_HW);
+	GOOD("--timestamps sw", opts.ts == TS_SW);
+	GOOD("--timestamps auto", opts.ts == TS_AUTO);
+	GOOD("-l /tmp/x", !strcmp(opts.log, "/tmp/x") && opts.log_format == LOG_TEXT && opts.log_records == 0);
+	GOOD("-l /tmp/x --log-format csv", opts.log_format == LOG_CSV);
+	GOOD("-l /tmp/x --log-format text", opts.log_format == LOG_TEXT);
+	GOOD("-l f -L 0", opts.log_threshold_ns == 0);
+	GOOD("-l f -L 12.5", opts.log_threshold_ns == 12500);
+	GOOD("-l f --log-records 100", opts.log_records == 100);
+	GOOD("-s -H -G -P --spin -q -v", opts.sw_stamps && opts.histogram && opts.hugepages && opts.prefer_busypoll &&
+					      opts.spin && opts.quiet && opts.verbose);
+	GOOD("-sHq", opts.sw_stamps && opts.histogram && opts.quiet);
+	GOOD("-p 50", opts.busy_poll_us == 50 && opts.busy_poll_set);
+	GOOD("-p 0", opts.busy_poll_us == 0 && opts.busy_poll_set);
+	GOOD("-B 64", opts.budget == 64 && opts.budget_set);
+	GOOD("--priority 6", opts.priority == 6);
+	GOOD("--priority 2147483647", opts.priority == 2147483647);
+	GOOD("--tos 255", opts.tos == 255);
+	GOOD("--tos 0", opts.tos == 0);
+	GOOD("--once", opts.once && opts.mode == MODE_REFLECT);
+	GOOD("--json -", !strcmp(opts.json, "-"));
+	GOOD("--analyze a.log", opts.mode == MODE_ANALYZE && !strcmp(opts.analyze[0], "a.log") && !opts.analyze[1]);
+	GOOD("--analyze a.log b.log", opts.mode == MODE_ANALYZE && !strcmp(opts.analyze[1], "b.log"));
+	GOOD("a.log --analyze b.log", opts.mode == MODE_ANALYZE && !strcmp(opts.analyze[0], "b.log") &&
+					 !strcmp(opts.analyze[1], "a.log"));
+	GOOD("--analyze a --top 3 -t 5", opts.top == 3 && opts.threshold_ns == 5000);
+	GOOD("-i lo", !strcmp(opts.iface, "lo"));
+	GOOD("-a h -H", !strcmp(opts.cmdline, "rant -a h -H"));
+	GOOD("-l a --json b", !strcmp(opts.log, "a") && !strcmp(opts.json, "b"));
 	/* defaults come back on every call: nothing leaks from the previous parse */
-	GOOD("-a h", cfg.threshold_ns == -1 && !cfg.cont && !cfg.log && cfg.port == 12345 && cfg.ts == TS_AUTO);
+	GOOD("-a h", opts.threshold_ns == -1 && !opts.cont && !opts.log && opts.port == 12345 && opts.ts == TS_AUTO);
 
 	{
 		struct args a;
@@ -555,7 +557,7 @@ static void test_opt_fields(void)
 /* The config field of an entry as a number (the generic store's reverse). */
 static double opt_field_value(const struct opt_def *o)
 {
-	const void *p = (const char *)&cfg + o->off;
+	const void *p = (const char *)&opts + o->off;
 
 	switch (o->kind) {
 	case OF_BOOL:
@@ -1019,9 +1021,9 @@ static void test_cmsg(void)
 	ts_parse(&b.msg, &c);
 	ok(c.have_ts && c.sw == SW && c.hw == HW && !c.have_err && !c.bad, "cmsg: ts[0] -> sw, ts[2] -> hw, ts[1] ignored",
 	   "sw=%" PRIu64 " hw=%" PRIu64, c.sw, c.hw);
-	ts.hw = true;
+	run.ts.hw = true;
 	ok(ts_wire(&c) == HW, "cmsg: ts.hw picks ts[2]", "%" PRIu64, ts_wire(&c));
-	ts.hw = false;
+	run.ts.hw = false;
 	ok(ts_wire(&c) == SW, "cmsg: software picks ts[0]", "%" PRIu64, ts_wire(&c));
 
 	/* software stamp only: hardware mode must not fall back to it */
@@ -1029,10 +1031,10 @@ static void test_cmsg(void)
 	st = mk_scm(1700000000, 123456789, 0, 0);
 	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 	ts_parse(&b.msg, &c);
-	ts.hw = true;
+	run.ts.hw = true;
 	ok(c.have_ts && c.hw == 0 && ts_wire(&c) == 0, "cmsg: hw mode with only ts[0] -> 0 (missing), no fallback",
 	   "wire=%" PRIu64, ts_wire(&c));
-	ts.hw = false;
+	run.ts.hw = false;
 	ok(ts_wire(&c) == SW, "cmsg: sw mode with only ts[0] -> ts[0]", "wire=%" PRIu64, ts_wire(&c));
 
 	/* hardware stamp only */
@@ -1040,9 +1042,9 @@ static void test_cmsg(void)
 	st = mk_scm(0, 0, 1700000001, 7);
 	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 	ts_parse(&b.msg, &c);
-	ts.hw = false;
+	run.ts.hw = false;
 	ok(c.sw == 0 && ts_wire(&c) == 0, "cmsg: sw mode with only ts[2] -> 0 (missing)", "wire=%" PRIu64, ts_wire(&c));
-	ts.hw = true;
+	run.ts.hw = true;
 	ok(ts_wire(&c) == HW, "cmsg: hw mode with only ts[2] -> ts[2]", "wire=%" PRIu64, ts_wire(&c));
 
 	/* zero and negative stamps are missing */
@@ -1100,13 +1102,13 @@ static void test_cmsg_errqueue(void)
 	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
 	ts_parse(&b.msg, &c);
-	ts.hw = false;
+	run.ts.hw = false;
 	key = 0;
 	wire = 0;
 	r = ts_tx_stamp(&c, &key, &wire);
 	ok(r && key == 4242 && wire == SW, "cmsg: IP_RECVERR TX stamp (sw) -> key and ts[0]", "r=%d key=%u wire=%" PRIu64, r,
 	   key, wire);
-	ts.hw = true;
+	run.ts.hw = true;
 	r = ts_tx_stamp(&c, &key, &wire);
 	ok(r && key == 4242 && wire == HW, "cmsg: IP_RECVERR TX stamp (hw) -> key and ts[2]", "r=%d wire=%" PRIu64, r, wire);
 
@@ -1115,7 +1117,7 @@ static void test_cmsg_errqueue(void)
 	cb_add(&b, SOL_IPV6, IPV6_RECVERR, &ee, sizeof(ee), 0);	/* error first this time */
 	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 	ts_parse(&b.msg, &c);
-	ts.hw = false;
+	run.ts.hw = false;
 	r = ts_tx_stamp(&c, &key, &wire);
 	ok(r && key == 0xffffffffu && wire == SW, "cmsg: IPV6_RECVERR TX stamp, error cmsg first", "r=%d key=%u", r, key);
 
@@ -1126,7 +1128,7 @@ static void test_cmsg_errqueue(void)
 	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
 	ts_parse(&b.msg, &c);
-	ts.hw = true;
+	run.ts.hw = true;
 	wire = 1;
 	r = ts_tx_stamp(&c, &key, &wire);
 	ok(!r && wire == 1, "cmsg: hw mode, ts[0] only -> not the wire stamp (OPT_TX_SWHW's kernel stamp)",
@@ -1135,9 +1137,9 @@ static void test_cmsg_errqueue(void)
 	r = ts_tx_kernel(&c, &key, &wire);
 	ok(r && key == 9 && wire == SW, "cmsg: hw mode, ts[0] only -> the kernel's TX stamp of key 9", "r=%d key=%u wire=%" PRIu64,
 	   r, key, wire);
-	ts.hw = false;
+	run.ts.hw = false;
 	ok(!ts_tx_kernel(&c, &key, &wire), "cmsg: software mode has no separate kernel TX stamp", "failed");
-	ts.hw = true;
+	run.ts.hw = true;
 
 	{
 		static const struct {
@@ -1156,7 +1158,7 @@ static void test_cmsg_errqueue(void)
 		size_t i;
 
 		st = mk_scm(1700000000, 123456789, 1700000001, 7);
-		for (i = 0; i < sizeof(badee) / sizeof(badee[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(badee); i++) {
 			cb_init(&b);
 			ee = mk_ee(badee[i].err, badee[i].origin, badee[i].info, 1);
 			cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
@@ -1320,7 +1322,7 @@ static int hw_setup(const char *ifname, enum ts_mode mode, char **err)
 	struct capture ce;
 	int r;
 
-	memset(&ts, 0, sizeof(ts));
+	memset(&run.ts, 0, sizeof(run.ts));
 	ts_ioctl = fake_ioctl;
 	cap_start(&ce, 2);
 	r = ts_setup(100, ifname, mode);
@@ -1338,21 +1340,21 @@ static void test_hw(void)
 	/* (a) full hardware, FILTER_ALL accepted */
 	nic_full();
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && ts.restore && ts.phc_index == 3 && !*err,
+	ok(r == 0 && run.ts.hw && run.ts.rx_filter == HWTSTAMP_FILTER_ALL && run.ts.restore && run.ts.phc_index == 3 && !*err,
 	   "hw (a) full caps, ALL accepted: hardware, filter ALL, restore", "r=%d hw=%d filter=%d restore=%d err='%s'", r,
-	   ts.hw, ts.rx_filter, ts.restore, err);
+	   run.ts.hw, run.ts.rx_filter, run.ts.restore, err);
 	ok(nic.n_s == 1 && nic.s_req[0] == HWTSTAMP_FILTER_ALL && nic.last_s.tx_type == HWTSTAMP_TX_ON &&
 	   !strcmp(nic.last_name, "eth0"), "hw (a) one SIOCSHWTSTAMP: TX_ON + ALL on eth0", "n_s=%d req=%d", nic.n_s,
 	   nic.s_req[0]);
-	ok(strstr(ts.note, "hardware") && strstr(ts.note, "ptp3"), "hw (a) note names hardware and the PHC", "'%s'", ts.note);
+	ok(strstr(run.ts.note, "hardware") && strstr(run.ts.note, "ptp3"), "hw (a) note names hardware and the PHC", "'%s'", run.ts.note);
 	free(err);
 	/* ts_restore sends back what SIOCGHWTSTAMP said before */
 	nic.n_s = 0;
 	ts_restore(-1);
-	ok(nic.n_s == 0 && ts.restore, "hw restore: fd < 0 does nothing", "n_s=%d", nic.n_s);
+	ok(nic.n_s == 0 && run.ts.restore, "hw restore: fd < 0 does nothing", "n_s=%d", nic.n_s);
 	ts_restore(100);
 	ok(nic.n_s == 1 && nic.last_s.tx_type == HWTSTAMP_TX_OFF && nic.last_s.rx_filter == HWTSTAMP_FILTER_NONE &&
-	   !strcmp(nic.last_name, "eth0") && !ts.restore, "hw restore: the saved config (TX_OFF, NONE) goes back to eth0",
+	   !strcmp(nic.last_name, "eth0") && !run.ts.restore, "hw restore: the saved config (TX_OFF, NONE) goes back to eth0",
 	   "n_s=%d tx=%d rx=%d name=%s", nic.n_s, nic.last_s.tx_type, nic.last_s.rx_filter, nic.last_name);
 	ts_restore(100);
 	ok(nic.n_s == 1, "hw restore: only once", "n_s=%d", nic.n_s);
@@ -1365,7 +1367,7 @@ static void test_hw(void)
 	free(err);
 	nic.n_s = 0;
 	ts_restore(100);
-	ok(r == 0 && ts.rx_filter == HWTSTAMP_FILTER_ALL && nic.n_s == 1 && nic.last_s.tx_type == HWTSTAMP_TX_ON &&
+	ok(r == 0 && run.ts.rx_filter == HWTSTAMP_FILTER_ALL && nic.n_s == 1 && nic.last_s.tx_type == HWTSTAMP_TX_ON &&
 	   nic.last_s.rx_filter == HWTSTAMP_FILTER_PTP_V2_EVENT, "hw restore: a PTP config found at start is put back",
 	   "r=%d rx=%d", r, nic.last_s.rx_filter);
 }
@@ -1379,9 +1381,9 @@ static void test_hw_all_refused(void)
 	nic_full();
 	nic.s_accept = BIT(HWTSTAMP_FILTER_PTP_V2_EVENT);
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_PTP_V2_EVENT && ts.restore,
+	ok(r == 0 && run.ts.hw && run.ts.rx_filter == HWTSTAMP_FILTER_PTP_V2_EVENT && run.ts.restore,
 	   "hw (b) ALL refused, PTP_V2_EVENT applied: hardware with rx_filter PTP_V2_EVENT", "r=%d hw=%d filter=%d", r,
-	   ts.hw, ts.rx_filter);
+	   run.ts.hw, run.ts.rx_filter);
 	ok(one_rant_line(err) && strstr(err, "warning") && strstr(err, "PTP_V2_EVENT") && strstr(err, "eth0"),
 	   "hw (b) one warning line naming the filter", "'%s'", err);
 	ok(nic.n_s == 2 && nic.s_req[0] == HWTSTAMP_FILTER_ALL && nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_EVENT,
@@ -1392,9 +1394,9 @@ static void test_hw_all_refused(void)
 	nic_full();
 	nic.info.rx_filters = BIT(HWTSTAMP_FILTER_NONE) | BIT(HWTSTAMP_FILTER_PTP_V2_L4_EVENT);
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_PTP_V2_L4_EVENT && nic.n_s == 1 &&
+	ok(r == 0 && run.ts.hw && run.ts.rx_filter == HWTSTAMP_FILTER_PTP_V2_L4_EVENT && nic.n_s == 1 &&
 	   nic.s_req[0] == HWTSTAMP_FILTER_PTP_V2_L4_EVENT, "hw: rx_filters without ALL -> only the advertised PTP filter is asked",
-	   "r=%d n_s=%d req0=%d filter=%d", r, nic.n_s, nic.s_req[0], ts.rx_filter);
+	   "r=%d n_s=%d req0=%d filter=%d", r, nic.n_s, nic.s_req[0], run.ts.rx_filter);
 	free(err);
 
 	/* (c) driver upgrades a PTP request to ALL in its answer */
@@ -1402,21 +1404,21 @@ static void test_hw_all_refused(void)
 	nic.s_accept = BIT(HWTSTAMP_FILTER_PTP_V2_EVENT);
 	nic.s_writeback = HWTSTAMP_FILTER_ALL;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && !*err,
-	   "hw (c) PTP request written back as ALL: reported ALL, no warning", "r=%d filter=%d err='%s'", r, ts.rx_filter, err);
+	ok(r == 0 && run.ts.hw && run.ts.rx_filter == HWTSTAMP_FILTER_ALL && !*err,
+	   "hw (c) PTP request written back as ALL: reported ALL, no warning", "r=%d filter=%d err='%s'", r, run.ts.rx_filter, err);
 	free(err);
 	nic_full();
 	nic.s_writeback = HWTSTAMP_FILTER_SOME;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_SOME && one_rant_line(err),
-	   "hw (c) driver writes back SOME: reported as SOME, with a warning", "r=%d filter=%d err='%s'", r, ts.rx_filter, err);
+	ok(r == 0 && run.ts.hw && run.ts.rx_filter == HWTSTAMP_FILTER_SOME && one_rant_line(err),
+	   "hw (c) driver writes back SOME: reported as SOME, with a warning", "r=%d filter=%d err='%s'", r, run.ts.rx_filter, err);
 	free(err);
 	/* a driver answering success but filter NONE has not enabled anything */
 	nic_full();
 	nic.s_writeback = HWTSTAMP_FILTER_NONE;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && !ts.restore, "hw: success with filter NONE written back -> software (auto)",
-	   "r=%d hw=%d restore=%d", r, ts.hw, ts.restore);
+	ok(r == 0 && !run.ts.hw && !run.ts.restore, "hw: success with filter NONE written back -> software (auto)",
+	   "r=%d hw=%d restore=%d", r, run.ts.hw, run.ts.restore);
 	free(err);
 	r = hw_setup("eth0", TS_HW, &err);
 	ok(r == -1 && one_rant_line(err) && strstr(err, "--timestamps"), "hw: success with filter NONE written back -> error (hw)",
@@ -1436,28 +1438,28 @@ static void test_hw_sw_only(void)
 	nic.info.tx_types = 0;
 	nic.info.rx_filters = 0;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && nic.n_s == 0 && !*err && strstr(ts.note, "software"),
-	   "hw (d) software-only device, auto -> software, ret 0, silent", "r=%d hw=%d n_s=%d err='%s'", r, ts.hw, nic.n_s, err);
+	ok(r == 0 && !run.ts.hw && nic.n_s == 0 && !*err && strstr(run.ts.note, "software"),
+	   "hw (d) software-only device, auto -> software, ret 0, silent", "r=%d hw=%d n_s=%d err='%s'", r, run.ts.hw, nic.n_s, err);
 	free(err);
 	r = hw_setup("eth0", TS_HW, &err);
-	ok(r == -1 && !ts.hw && one_rant_line(err) && strstr(err, "--timestamps") && strstr(err, "eth0") && nic.n_s == 0,
+	ok(r == -1 && !run.ts.hw && one_rant_line(err) && strstr(err, "--timestamps") && strstr(err, "eth0") && nic.n_s == 0,
 	   "hw (d) software-only device, hw -> -1 with one line", "r=%d err='%s'", r, err);
 	free(err);
 	/* hardware flags but no PHC, or no TX_ON */
 	nic_full();
 	nic.info.phc_index = -1;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && nic.n_s == 0, "hw: hardware flags but phc_index -1 -> software", "r=%d hw=%d", r, ts.hw);
+	ok(r == 0 && !run.ts.hw && nic.n_s == 0, "hw: hardware flags but phc_index -1 -> software", "r=%d hw=%d", r, run.ts.hw);
 	free(err);
 	nic_full();
 	nic.info.tx_types = BIT(HWTSTAMP_TX_OFF);
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && nic.n_s == 0, "hw: no HWTSTAMP_TX_ON in tx_types -> software", "r=%d hw=%d", r, ts.hw);
+	ok(r == 0 && !run.ts.hw && nic.n_s == 0, "hw: no HWTSTAMP_TX_ON in tx_types -> software", "r=%d hw=%d", r, run.ts.hw);
 	free(err);
 	nic_full();
 	nic.info.so_timestamping = HW_CAPS & ~SOF_TIMESTAMPING_RAW_HARDWARE;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw, "hw: no RAW_HARDWARE -> software", "r=%d hw=%d", r, ts.hw);
+	ok(r == 0 && !run.ts.hw, "hw: no RAW_HARDWARE -> software", "r=%d hw=%d", r, run.ts.hw);
 	free(err);
 }
 
@@ -1470,23 +1472,23 @@ static void test_hw_eperm(void)
 	nic_full();
 	nic.s_err = -EPERM;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && !ts.restore && !*err && nic.n_s == 1, "hw (e) EPERM, auto -> software fallback, asked once",
-	   "r=%d hw=%d n_s=%d err='%s'", r, ts.hw, nic.n_s, err);
+	ok(r == 0 && !run.ts.hw && !run.ts.restore && !*err && nic.n_s == 1, "hw (e) EPERM, auto -> software fallback, asked once",
+	   "r=%d hw=%d n_s=%d err='%s'", r, run.ts.hw, nic.n_s, err);
 	free(err);
 	r = hw_setup("eth0", TS_HW, &err);
-	ok(r == -1 && !ts.hw && one_rant_line(err) && strstr(err, "--timestamps") && strstr(err, "root"),
+	ok(r == -1 && !run.ts.hw && one_rant_line(err) && strstr(err, "--timestamps") && strstr(err, "root"),
 	   "hw (e) EPERM, hw -> -1 with one line saying it needs root", "r=%d err='%s'", r, err);
 	free(err);
 	nic_full();
 	nic.s_err = -EACCES;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && nic.n_s == 1, "hw: EACCES, auto -> software, asked once", "r=%d n_s=%d", r, nic.n_s);
+	ok(r == 0 && !run.ts.hw && nic.n_s == 1, "hw: EACCES, auto -> software, asked once", "r=%d n_s=%d", r, nic.n_s);
 	free(err);
 	nic_full();
 	nic.s_accept = 0;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && !ts.restore && nic.n_s == 2, "hw: every filter refused (ERANGE), auto -> software",
-	   "r=%d hw=%d n_s=%d", r, ts.hw, nic.n_s);
+	ok(r == 0 && !run.ts.hw && !run.ts.restore && nic.n_s == 2, "hw: every filter refused (ERANGE), auto -> software",
+	   "r=%d hw=%d n_s=%d", r, run.ts.hw, nic.n_s);
 	free(err);
 }
 
@@ -1499,8 +1501,8 @@ static void test_hw_no_tsinfo(void)
 	nic_full();
 	nic.ethtool_err = -EOPNOTSUPP;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && nic.n_s == 0 && nic.n_g == 0 && !*err, "hw (f) ethtool EOPNOTSUPP, auto -> software",
-	   "r=%d hw=%d", r, ts.hw);
+	ok(r == 0 && !run.ts.hw && nic.n_s == 0 && nic.n_g == 0 && !*err, "hw (f) ethtool EOPNOTSUPP, auto -> software",
+	   "r=%d hw=%d", r, run.ts.hw);
 	free(err);
 	r = hw_setup("eth0", TS_HW, &err);
 	ok(r == -1 && one_rant_line(err) && strstr(err, "--timestamps"), "hw (f) ethtool EOPNOTSUPP, hw -> -1 with one line",
@@ -1512,9 +1514,9 @@ static void test_hw_no_tsinfo(void)
 	nic.g_cfg.tx_type = HWTSTAMP_TX_ON;
 	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_ALL;
 	r = hw_setup("eth0", TS_HW, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && !ts.restore && nic.n_s == 0 && !*err,
-	   "hw (g) already TX_ON + ALL: hardware, no SIOCSHWTSTAMP, restore false", "r=%d hw=%d n_s=%d restore=%d", r, ts.hw,
-	   nic.n_s, ts.restore);
+	ok(r == 0 && run.ts.hw && run.ts.rx_filter == HWTSTAMP_FILTER_ALL && !run.ts.restore && nic.n_s == 0 && !*err,
+	   "hw (g) already TX_ON + ALL: hardware, no SIOCSHWTSTAMP, restore false", "r=%d hw=%d n_s=%d restore=%d", r, run.ts.hw,
+	   nic.n_s, run.ts.restore);
 	free(err);
 	nic.n_s = 0;
 	ts_restore(100);
@@ -1523,9 +1525,9 @@ static void test_hw_no_tsinfo(void)
 	nic_full();
 	nic.g_err = -EOPNOTSUPP;
 	r = hw_setup("eth0", TS_AUTO, &err);
-	ok(r == 0 && ts.hw && ts.rx_filter == HWTSTAMP_FILTER_ALL && !ts.restore && one_rant_line(err) &&
+	ok(r == 0 && run.ts.hw && run.ts.rx_filter == HWTSTAMP_FILTER_ALL && !run.ts.restore && one_rant_line(err) &&
 	   strstr(err, "SIOCGHWTSTAMP"), "hw: SIOCGHWTSTAMP unsupported -> configured, nothing written at exit, said so",
-	   "r=%d hw=%d restore=%d err='%s'", r, ts.hw, ts.restore, err);
+	   "r=%d hw=%d restore=%d err='%s'", r, run.ts.hw, run.ts.restore, err);
 	nic.n_s = 0;
 	ts_restore(100);
 	ok(nic.n_s == 0, "hw: config not read at start -> ts_restore writes nothing", "n_s=%d", nic.n_s);
@@ -1544,13 +1546,13 @@ static void test_hw_no_iface(void)
 	   "hw (h) no -i with hw -> -1, one line, no ioctl", "r=%d err='%s'", r, err);
 	free(err);
 	r = hw_setup(NULL, TS_AUTO, &err);
-	ok(r == 0 && !ts.hw && !*err && nic.n_ethtool == 0, "hw (h) no -i with auto -> software", "r=%d", r);
+	ok(r == 0 && !run.ts.hw && !*err && nic.n_ethtool == 0, "hw (h) no -i with auto -> software", "r=%d", r);
 	free(err);
 
 	/* (i) --timestamps sw never asks the device */
 	nic_full();
 	r = hw_setup("eth0", TS_SW, &err);
-	ok(r == 0 && !ts.hw && nic.n_ethtool + nic.n_g + nic.n_s + nic.n_other == 0 && !*err,
+	ok(r == 0 && !run.ts.hw && nic.n_ethtool + nic.n_g + nic.n_s + nic.n_other == 0 && !*err,
 	   "hw (i) --timestamps sw: software, no ioctl at all", "r=%d calls=%d", r, nic.n_ethtool + nic.n_g + nic.n_s);
 	free(err);
 
@@ -2029,11 +2031,11 @@ static void test_fit_offset(void)
 		size_t i, j;
 		char name[120];
 
-		for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(offs); i++) {
 			int nbad = 0;
 			int64_t badd = 0, badv = 0;
 
-			for (j = 0; j < sizeof(dels) / sizeof(dels[0]); j++) {
+			for (j = 0; j < ARRAY_SIZE(dels); j++) {
 				uint64_t T1 = 1700000000000000000ULL;
 
 				memset(t, 0, sizeof(t));
@@ -2216,11 +2218,11 @@ static void mk_reflect_txn(struct txn *x, uint64_t seq, int kind)
 
 static void log_setup(bool emit, uint8_t **mem, uint64_t cap)
 {
-	memset(&S, 0, sizeof(S));
+	memset(&run.S, 0, sizeof(run.S));
 	side_set(emit);
 	*mem = calloc(cap, log_rec_size(emit));
-	log_init(&S.log, *mem, cap);
-	S.id = 0x1234abcd;
+	log_init(&run.S.log, *mem, cap);
+	run.S.id = 0x1234abcd;
 }
 
 static void alog_free(struct alog *L)
@@ -2307,10 +2309,10 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	uint32_t have_want = 0;
 
 	reset_globals();
-	cfg.sw_stamps = sw;
-	ts.hw = hw;
+	opts.sw_stamps = sw;
+	run.ts.hw = hw;
 	log_setup(emit, &mem, 1000);
-	S.srv_hw = srv_hw;
+	run.S.srv_hw = srv_hw;
 	for (i = 0; i < NT; i++) {
 		if (emit) {
 			mk_emit_txn(&want[i], 100 + i, (int)(i % NKIND));
@@ -2330,8 +2332,8 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	ok(!bad, name, "%s; stderr '%s'", bad ? bad : "", err ? err : "");
 	/* columns: what the format promises, labelled by source */
 	if (fmt == LOG_CSV) {
-		for (i = 0; i < (size_t)side.nstamps; i++) {
-			have_want |= 1u << side.stamps[i];
+		for (i = 0; i < (size_t)run.side.nstamps; i++) {
+			have_want |= 1u << run.side.stamps[i];
 		}
 	} else {
 		have_want = emit ? (1u << T1W | 1u << T4W | (sw ? (1u << T1SW | 1u << T4SW) : 0))
@@ -2419,10 +2421,10 @@ static void test_log_ring(void)
 		mk_emit_txn(&x, i, K_OK);
 		log_push(&x);
 	}
-	ok(S.log.n == 100 && S.log.dropped == 900 && S.log.head == 1000, "log ring: cap 100, 1000 pushed -> 100 kept, 900 dropped",
-	   "n=%" PRIu64 " dropped=%" PRIu64, S.log.n, S.log.dropped);
+	ok(run.S.log.n == 100 && run.S.log.dropped == 900 && run.S.log.head == 1000, "log ring: cap 100, 1000 pushed -> 100 kept, 900 dropped",
+	   "n=%" PRIu64 " dropped=%" PRIu64, run.S.log.n, run.S.log.dropped);
 	for (i = 0, good = true; i < 100; i++) {
-		log_get(&S.log, i, &x, &st);
+		log_get(&run.S.log, i, &x, &st);
 		good &= x.seq == 900 + i && st == ST_OK && x.t[T4SW] == 1700000000000000000ULL + (900 + i) * 1000003ULL + 93000;
 	}
 	ok(good, "log ring: log_get returns seqs 900..999 in order with their stamps", "failed");
@@ -2458,7 +2460,7 @@ static void test_log_large(void)
 
 	/* a large log: more than the writer's 1 MiB buffer */
 	reset_globals();
-	cfg.sw_stamps = true;
+	opts.sw_stamps = true;
 	log_setup(true, &mem, 30000);
 	for (i = 0; i < 30000; i++) {
 		mk_emit_txn(&x, i, (int)(i % NKIND));
@@ -2487,7 +2489,7 @@ static void test_log_threshold(void)
 	/* -L: only rows above the threshold, plus lost and late ones */
 	reset_globals();
 	log_setup(true, &mem, 100);
-	cfg.log_threshold_ns = 5000;
+	opts.log_threshold_ns = 5000;
 	{
 		static const int64_t rtt[] = { 4999, 5000, 5001, 100000, 1 };
 		static const int kinds[] = { K_LOST, K_LATE, K_WARMUP, K_OK_NO_T4W, K_OK_NO_T1W };
@@ -2506,24 +2508,24 @@ static void test_log_threshold(void)
 			}
 			log_push(&x);
 		}
-		for (i = 0; i < S.log.n; i++) {
-			log_get(&S.log, i, &x, &st);
+		for (i = 0; i < run.S.log.n; i++) {
+			log_get(&run.S.log, i, &x, &st);
 			kept[n++] = x.seq;
 		}
-		ok(n == 4 && kept[0] == 2 && kept[1] == 3 && kept[2] == 10 && kept[3] == 11 && S.log.filtered == 6,
+		ok(n == 4 && kept[0] == 2 && kept[1] == 3 && kept[2] == 10 && kept[3] == 11 && run.S.log.filtered == 6,
 		   "log -L 5 us: keeps rtt 5001 and 100000, lost and late; filters 6 (<= 5000, warm-up, unknown rtt)",
-		   "kept %d (first %" PRIu64 "), filtered %" PRIu64, n, n ? kept[0] : 0, S.log.filtered);
+		   "kept %d (first %" PRIu64 "), filtered %" PRIu64, n, n ? kept[0] : 0, run.S.log.filtered);
 	}
 	free(mem);
 	reset_globals();
 	log_setup(false, &mem, 100);
-	cfg.log_threshold_ns = 0;
+	opts.log_threshold_ns = 0;
 	mk_reflect_txn(&x, 1, K_OK);
 	log_push(&x);
 	x.t[T3W] = x.t[T2W];	/* response 0: not above 0 */
 	x.seq = 2;
 	log_push(&x);
-	ok(S.log.n == 1 && S.log.filtered == 1, "log -L 0 on reflect: filters on the response time", "n=%" PRIu64, S.log.n);
+	ok(run.S.log.n == 1 && run.S.log.filtered == 1, "log -L 0 on reflect: filters on the response time", "n=%" PRIu64, run.S.log.n);
 	free(mem);
 }
 
@@ -2638,8 +2640,8 @@ static void test_log_join(void)
 
 	/* join an emit and a reflect log by SEQ */
 	reset_globals();
-	cfg.sw_stamps = true;
-	ts.hw = true;
+	opts.sw_stamps = true;
+	run.ts.hw = true;
 	log_setup(true, &mem, 100);
 	for (i = 0; i < 10; i++) {
 		mk_emit_txn(&x, i, K_OK);
@@ -2649,7 +2651,7 @@ static void test_log_join(void)
 	r = log_to_file(path, LOG_TEXT);
 	free(mem);
 	log_setup(false, &mem, 100);
-	ts.hw = false;
+	run.ts.hw = false;
 	for (i = 3; i < 15; i++) {
 		mk_reflect_txn(&x, i, K_OK);
 		log_push(&x);
@@ -2752,13 +2754,13 @@ static void test_compat(void)
 	size_t i;
 
 	/* options: the reflector takes -w; -N/-R/-F set what they say; -2 is refused */
-	GOOD("-w 10000 -N -H -p 50 -B 1 -P", cfg.mode == MODE_REFLECT && cfg.warmup == 10000 && cfg.no_tx_ts);
-	GOOD("-R", cfg.ts == TS_SW);
-	GOOD("-F", cfg.fast_path && cfg.no_tx_ts && cfg.spin);
+	GOOD("-w 10000 -N -H -p 50 -B 1 -P", opts.mode == MODE_REFLECT && opts.warmup == 10000 && opts.no_tx_ts);
+	GOOD("-R", opts.ts == TS_SW);
+	GOOD("-F", opts.fast_path && opts.no_tx_ts && opts.spin);
 	compat_line("-a h -N", 0, "--no-tx-ts: a reflector option", "compat: -N on emit: one line");
-	ok(!cfg.no_tx_ts, "compat: -N on emit: not used", "no_tx_ts set");
+	ok(!opts.no_tx_ts, "compat: -N on emit: not used", "no_tx_ts set");
 	compat_line("-a h -F", 0, "--fast-path: a reflector option", "compat: -F on emit: one line");
-	ok(!cfg.fast_path && !cfg.spin, "compat: -F on emit: not used", "fast_path %d spin %d", cfg.fast_path, cfg.spin);
+	ok(!opts.fast_path && !opts.spin, "compat: -F on emit: not used", "fast_path %d spin %d", opts.fast_path, opts.spin);
 	compat_line("-2", -1, "3 CPUs", "compat: -2 refused, says it needs 3 CPUs");
 	compat_line("-2", -1, "run without -2", "compat: -2 refused, says what to do instead");
 	compat_line("-R --timestamps hw", -1, "--no-hw-ts", "compat: -R with --timestamps: one of them");
@@ -2766,7 +2768,7 @@ static void test_compat(void)
 	/* the Histogram Summary block, byte for byte */
 	reset_globals();
 	hist_init(&h, 100, 1000000, b, o, 8);
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
 		hist_add(&h, v[i], 10 + i);
 	}
 	hist_finish(&h);
@@ -2788,23 +2790,23 @@ static void test_compat(void)
 	t[T2W] = 1000;
 	t[T3SW] = 1500;
 	t[T3W] = 2600;
-	cfg.mode = MODE_REFLECT;
+	opts.mode = MODE_REFLECT;
 	side_set(false);
 	ok(metric_value(M_RESPONSE, t, &r) && r == 1600, "compat: response = T3 wire - T2 wire", "%" PRId64, r);
-	cfg.no_tx_ts = true;
+	opts.no_tx_ts = true;
 	ok(metric_value(M_RESPONSE, t, &r) && r == 500 && resp_tx_app(), "compat: -N: response = T3_SW - T2 wire",
 	   "%" PRId64, r);
 	t[T3SW] = 0;
 	ok(!metric_value(M_RESPONSE, t, &r), "compat: -N without T3_SW: no response", "%" PRId64, r);
 
 	/* two signals at once (timeout(1)): one request to stop, no exit */
-	stop_signal = 0;
-	first_signal_ns = 0;
+	run.stop_signal = 0;
+	run.first_signal_ns = 0;
 	on_signal(SIGINT);
 	on_signal(SIGINT);
-	ok(stop_signal == 1, "compat: a second signal at once is the same request", "stop_signal %d", (int)stop_signal);
-	stop_signal = 0;
-	first_signal_ns = 0;
+	ok(run.stop_signal == 1, "compat: a second signal at once is the same request", "stop_signal %d", (int)run.stop_signal);
+	run.stop_signal = 0;
+	run.first_signal_ns = 0;
 	reset_globals();
 }
 
@@ -2819,16 +2821,16 @@ static void guard_setup(bool emit)
 	reset_globals();
 	side_set(emit);
 	memset(guard_win, 0, sizeof(guard_win));
-	win = guard_win;
-	win_mask = 255;
-	memset(&E, 0, sizeof(E));
-	memset(&R, 0, sizeof(R));
-	E.keyseq = guard_keyseq;
-	R.log_fd = -1;
-	echo_q = NULL;
-	sock_fd = -1;
-	key.on = false;
-	S.id = 0x5151;
+	run.win.slot = guard_win;
+	run.win.mask = 255;
+	memset(&run.E, 0, sizeof(run.E));
+	memset(&run.R, 0, sizeof(run.R));
+	run.E.keyseq = guard_keyseq;
+	run.R.log_fd = -1;
+	run.echo.q = NULL;
+	run.sock_fd = -1;
+	run.key.on = false;
+	run.S.id = 0x5151;
 }
 
 /* a datagram of cfg.size bytes with the given header */
@@ -2836,9 +2838,9 @@ static size_t guard_msg(uint8_t *buf, int type, uint32_t session, uint64_t seq, 
 {
 	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .flags = flags };
 
-	memset(buf, 0, cfg.size);
+	memset(buf, 0, opts.size);
 	proto_encode(buf, &m);
-	return cfg.size;
+	return opts.size;
 }
 
 static void test_guard(void)
@@ -2875,7 +2877,7 @@ static void test_guard_keyfile(void)
 			{ "0123456789abcde", 15, 0600, false, "short" },
 		};
 
-		for (i = 0; i < (int)(sizeof(kf) / sizeof(kf[0])); i++) {
+		for (i = 0; i < (int)ARRAY_SIZE(kf); i++) {
 			char name[160];
 			int fd;
 
@@ -2887,13 +2889,13 @@ static void test_guard_keyfile(void)
 			}
 			close(fd);
 			chmod(path, kf[i].mode);
-			key.on = false;
+			run.key.on = false;
 			cap_start(&c, 2);
 			r = key_load(path);
 			e = cap_stop(&c);
 			snprintf(name, sizeof(name), "guard: key file of %d bytes, mode %03o: %s", kf[i].len, kf[i].mode,
 				 kf[i].good ? "loaded" : kf[i].why);
-			ok(kf[i].good ? (r == 0 && key.on && !*e) : (r < 0 && !key.on && one_rant_line(e) &&
+			ok(kf[i].good ? (r == 0 && run.key.on && !*e) : (r < 0 && !run.key.on && one_rant_line(e) &&
 				strstr(e, "--key-file") && strstr(e, kf[i].why)), name, "r=%d '%s'", r, e);
 			free(e);
 			unlink(path);
@@ -2927,20 +2929,20 @@ static void test_guard_tags(void)
 	int i;
 
 	/* tags: the right key passes, any flipped bit or missing tag fails */
-	key.on = true;
-	key.k[0] = 1;
-	key.k[1] = 2;
+	run.key.on = true;
+	run.key.k[0] = 1;
+	run.key.k[1] = 2;
 	memset(buf, 0x33, sizeof(buf));
 	guard_msg(buf, PT_PING, 7, 9, 0);
-	cfg.size = PROTO_HDR_LEN + 32;
-	tag_put(buf, cfg.size);
-	ok(tag_ok(buf, cfg.size), "guard: a tagged datagram passes", "-");
+	opts.size = PROTO_HDR_LEN + 32;
+	tag_put(buf, opts.size);
+	ok(tag_ok(buf, opts.size), "guard: a tagged datagram passes", "-");
 	{
 		int bad = -1;
 
-		for (i = 0; i < (int)cfg.size * 8; i++) {
+		for (i = 0; i < (int)opts.size * 8; i++) {
 			buf[i / 8] ^= (uint8_t)(1 << (i % 8));
-			if (tag_ok(buf, cfg.size)) {
+			if (tag_ok(buf, opts.size)) {
 				bad = i;
 			}
 			buf[i / 8] ^= (uint8_t)(1 << (i % 8));
@@ -2948,9 +2950,9 @@ static void test_guard_tags(void)
 		ok(bad < 0, "guard: every flipped bit (header, tag, payload) fails the tag", "bit %d passed", bad);
 	}
 	ok(!tag_ok(buf, PROTO_HDR_LEN), "guard: a header-only datagram has no tag", "-");
-	key.k[1] = 3;
-	ok(!tag_ok(buf, cfg.size), "guard: another key fails", "-");
-	key.on = false;
+	run.key.k[1] = 3;
+	ok(!tag_ok(buf, opts.size), "guard: another key fails", "-");
+	run.key.on = false;
 	ok(tag_ok(buf, 10), "guard: without a key nothing is checked", "-");
 }
 
@@ -3024,11 +3026,11 @@ static void test_guard_client(void)
 
 	/* the client: replays, unasked FIN_ACK, length, BUSY, echoes owed */
 	guard_setup(true);
-	cfg.size = PROTO_HDR_LEN;
+	opts.size = PROTO_HDR_LEN;
 	for (i = 0; i < 600; i++) {
-		struct txn *x = &win[(uint64_t)i & win_mask];
+		struct txn *x = &run.win.slot[(uint64_t)i & run.win.mask];
 
-		E.next_seq = (uint64_t)i + 1;
+		run.E.next_seq = (uint64_t)i + 1;
 		if (x->st & TF_USED) {
 			txn_retire(x);
 		}
@@ -3037,52 +3039,52 @@ static void test_guard_client(void)
 		x->st = TF_USED | TF_SENT;
 		x->deadline = UINT64_MAX;
 		answered_set((uint64_t)i, false);
-		E.outstanding++;
-		S.c.sent++;
+		run.E.outstanding++;
+		run.S.c.sent++;
 		if (i != 3) {	/* ping 3 is lost */
-			emit_packet(buf, guard_msg(buf, PT_PONG, S.id, (uint64_t)i, 0), 0, 0, false);
+			emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0), 0, 0, false);
 		} else {
 			emit_lost(x);
 		}
 	}
-	ok(S.c.received == 599 && S.c.lost == 1 && !S.c.late && !S.c.duplicate, "guard: client counts 599 + 1 lost",
-	   "r %" PRIu64 " l %" PRIu64, S.c.received, S.c.lost);
-	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 0, 0), 0, 0, false);
-	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 1, 0), 0, 0, false);
-	ok(S.c.duplicate == 2 && S.c.late == 0, "guard: replayed pongs beyond the window are duplicates, never late",
-	   "dup %" PRIu64 " late %" PRIu64, S.c.duplicate, S.c.late);
-	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 3, 0), 0, 0, false);
-	emit_packet(buf, guard_msg(buf, PT_PONG, S.id, 3, 0), 0, 0, false);
-	ok(S.c.late == 1 && S.c.duplicate == 3 && S.c.late <= S.c.lost,
+	ok(run.S.c.received == 599 && run.S.c.lost == 1 && !run.S.c.late && !run.S.c.duplicate, "guard: client counts 599 + 1 lost",
+	   "r %" PRIu64 " l %" PRIu64, run.S.c.received, run.S.c.lost);
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 0, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 1, 0), 0, 0, false);
+	ok(run.S.c.duplicate == 2 && run.S.c.late == 0, "guard: replayed pongs beyond the window are duplicates, never late",
+	   "dup %" PRIu64 " late %" PRIu64, run.S.c.duplicate, run.S.c.late);
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), 0, 0, false);
+	ok(run.S.c.late == 1 && run.S.c.duplicate == 3 && run.S.c.late <= run.S.c.lost,
 	   "guard: the lost ping's first pong is late, its replay a duplicate", "late %" PRIu64 " dup %" PRIu64,
-	   S.c.late, S.c.duplicate);
-	emit_packet(buf, guard_msg(buf, PT_FIN_ACK, S.id, 600, PF_T3W), 0, 0, false);
-	ok(S.c.rejected[GR_FIN_ACK_UNASKED] == 1 && !E.fin_acked, "guard: a FIN_ACK before our FIN is refused", "-");
+	   run.S.c.late, run.S.c.duplicate);
+	emit_packet(buf, guard_msg(buf, PT_FIN_ACK, run.S.id, 600, PF_T3W), 0, 0, false);
+	ok(run.S.c.rejected[GR_FIN_ACK_UNASKED] == 1 && !run.E.fin_acked, "guard: a FIN_ACK before our FIN is refused", "-");
 	{
-		struct proto_msg m = { .type = PT_FIN_ACK, .session = S.id, .seq = 600, .flags = PF_T3W,
+		struct proto_msg m = { .type = PT_FIN_ACK, .session = run.S.id, .seq = 600, .flags = PF_T3W,
 				       .t3w = 5000, .t3w_seq = 599 };
 
-		E.fin_sent = true;
+		run.E.fin_sent = true;
 		proto_encode(buf, &m);
-		emit_packet(buf, cfg.size, 0, 0, false);
-		ok(E.fin_acked && win[599 & win_mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
-		   "%" PRIu64, win[599 & win_mask].t[T3W]);
+		emit_packet(buf, opts.size, 0, 0, false);
+		ok(run.E.fin_acked && run.win.slot[599 & run.win.mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
+		   "%" PRIu64, run.win.slot[599 & run.win.mask].t[T3W]);
 		m.t3w = 7000;
 		proto_encode(buf, &m);
-		emit_packet(buf, cfg.size, 0, 0, false);
-		ok(win[599 & win_mask].t[T3W] == 5000 && S.c.rejected[GR_ECHO_UNOWED] == 1,
+		emit_packet(buf, opts.size, 0, 0, false);
+		ok(run.win.slot[599 & run.win.mask].t[T3W] == 5000 && run.S.c.rejected[GR_ECHO_UNOWED] == 1,
 		   "guard: a second T3 for the same ping never overwrites the first", "-");
 	}
-	cfg.size = PROTO_HDR_LEN + 16;
-	guard_msg(buf, PT_PONG, S.id, 598, 0);
+	opts.size = PROTO_HDR_LEN + 16;
+	guard_msg(buf, PT_PONG, run.S.id, 598, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
-	ok(S.c.rejected[GR_LENGTH] == 1, "guard: a pong shorter than the ping is refused", "-");
-	emit_packet(buf, guard_msg(buf, PT_BUSY, S.id, 1, 0), 0, 0, false);
-	ok(!E.busy && S.c.rejected[GR_IMPLAUSIBLE] == 1, "guard: BUSY after the reflector answered is refused", "-");
-	S.c.received = S.c.late = 0;
-	guard_msg(buf, PT_BUSY, S.id, 1, 0);
+	ok(run.S.c.rejected[GR_LENGTH] == 1, "guard: a pong shorter than the ping is refused", "-");
+	emit_packet(buf, guard_msg(buf, PT_BUSY, run.S.id, 1, 0), 0, 0, false);
+	ok(!run.E.busy && run.S.c.rejected[GR_IMPLAUSIBLE] == 1, "guard: BUSY after the reflector answered is refused", "-");
+	run.S.c.received = run.S.c.late = 0;
+	guard_msg(buf, PT_BUSY, run.S.id, 1, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
-	ok(E.busy && S.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
+	ok(run.E.busy && run.S.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
 }
 
 static void test_guard_reflector(void)
@@ -3098,62 +3100,62 @@ static void test_guard_reflector(void)
 		struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
 		struct proto_msg m = { .type = PT_PING, .session = 0x77, .seq = 0, .idle_ms = 0x80000000u };
 
-		echo_q = q;
-		cfg.size = PROTO_HDR_LEN;
+		run.echo.q = q;
+		opts.size = PROTO_HDR_LEN;
 		o6.sin6_port = htons(5001);
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&a0, sizeof(a0));
-		ok(!R.active && R.carry_rej[GR_PORT0] == 1, "guard: a ping from port 0 opens no session", "-");
+		ok(!run.R.active && run.R.carry_rej[GR_PORT0] == 1, "guard: a ping from port 0 opens no session", "-");
 		m.type = PT_FIN;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(!R.active && R.carry_rej[GR_FIN_UNKNOWN] == 1, "guard: a FIN of no session is counted", "-");
+		ok(!run.R.active && run.R.carry_rej[GR_FIN_UNKNOWN] == 1, "guard: a FIN of no session is counted", "-");
 		m.type = PT_PING;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(R.active && S.id == 0x77 && S.c.rejected[GR_PORT0] == 1 && S.c.rejected[GR_FIN_UNKNOWN] == 1,
+		ok(run.R.active && run.S.id == 0x77 && run.S.c.rejected[GR_PORT0] == 1 && run.S.c.rejected[GR_FIN_UNKNOWN] == 1,
 		   "guard: the next session opens, and reports what came before it", "-");
-		ok(R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^31 ms is clamped, not wrapped to 0",
-		   "%" PRIu64, R.idle_ns);
+		ok(run.R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^31 ms is clamped, not wrapped to 0",
+		   "%" PRIu64, run.R.idle_ns);
 		m.idle_ms = UINT32_MAX;
 		m.seq = 1;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^32-1 ms is clamped", "-");
+		ok(run.R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^32-1 ms is clamped", "-");
 		m.seq = 2;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&o6, sizeof(o6));
-		ok(S.c.rejected[GR_PEER] == 1 && S.c.received == 2, "guard: the session's id from another port is refused", "-");
+		ok(run.S.c.rejected[GR_PEER] == 1 && run.S.c.received == 2, "guard: the session's id from another port is refused", "-");
 		m.seq = 1000000000;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(S.c.rejected[GR_SEQ_AHEAD] == 1 && R.top == 1, "guard: a seq far ahead is refused, the window kept", "-");
+		ok(run.S.c.rejected[GR_SEQ_AHEAD] == 1 && run.R.top == 1, "guard: a seq far ahead is refused, the window kept", "-");
 		m.seq = 2;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(S.c.received == 3 && !S.c.duplicate, "guard: the next real ping is no duplicate", "-");
+		ok(run.S.c.received == 3 && !run.S.c.duplicate, "guard: the next real ping is no duplicate", "-");
 		m.seq = 50000;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
 		m.seq = 50001;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(S.c.received == 4 && R.top == 50001 && S.c.rejected[GR_SEQ_AHEAD] == 2,
+		ok(run.S.c.received == 4 && run.R.top == 50001 && run.S.c.rejected[GR_SEQ_AHEAD] == 2,
 		   "guard: a real jump (after an outage) is confirmed by the next ping", "-");
 		m.session = 0x78;
 		m.seq = 0;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&o6, sizeof(o6));
-		ok(S.id == 0x77 && S.c.foreign == 1, "guard: another session while one runs is foreign (and told BUSY)", "-");
-		R.key0 = 100;
-		R.txpend = 0;
+		ok(run.S.id == 0x77 && run.S.c.foreign == 1, "guard: another session while one runs is foreign (and told BUSY)", "-");
+		run.R.key0 = 100;
+		run.R.txpend = 0;
 		reflect_on_tx(99, 12345);
-		ok(S.c.tx_unmatched == 0, "guard: a TX stamp of the previous session is not this one's", "-");
+		ok(run.S.c.tx_unmatched == 0, "guard: a TX stamp of the previous session is not this one's", "-");
 	}
 	reset_globals();
-	win = NULL;
-	echo_q = NULL;
-	key.on = false;
+	run.win.slot = NULL;
+	run.echo.q = NULL;
+	run.key.on = false;
 }
 
 /* --------------------------------------------------- classes and sizes */
@@ -3237,62 +3239,62 @@ static void test_interval_drain(void)
 	free(out);
 	free(err);
 	side_set(true);
-	E.tx = txb;
-	E.rx = rxb;
-	E.rxcap = cfg.size + 1;
-	S.log.cap = 0;
+	run.E.tx = txb;
+	run.E.rx = rxb;
+	run.E.rxcap = opts.size + 1;
+	run.S.log.cap = 0;
 	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
 	len = sizeof(me);
-	ok(r == 0 && getsockname(sock_fd, (struct sockaddr *)&me, &len) == 0, "drain: client socket connected to the peer",
+	ok(r == 0 && getsockname(run.sock_fd, (struct sockaddr *)&me, &len) == 0, "drain: client socket connected to the peer",
 	   "r=%d", r);
 	if (r) {
 		close(peer);
 		reset_globals();
 		return;
 	}
-	setsockopt(sock_fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	setsockopt(run.sock_fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 
 	/* behind the cadence, the last step only sent: 10 queued datagrams are read first */
 	fed = drain_feed(peer, &me, 10);
-	inv0 = S.c.invalid;
-	sent0 = S.c.sent;
+	inv0 = run.S.c.invalid;
+	sent0 = run.S.c.sent;
 	next = mono_ns() - 1;
-	E.waited = false;
+	run.E.waited = false;
 	r = emit_interval_step(&next);
-	left = drain_queued(sock_fd);
+	left = drain_queued(run.sock_fd);
 	pings = drain_queued(peer);
-	ok(r == 0 && fed == 10 && S.c.invalid - inv0 == 10 && left == 0 && S.c.sent - sent0 == 1 && pings == 1,
+	ok(r == 0 && fed == 10 && run.S.c.invalid - inv0 == 10 && left == 0 && run.S.c.sent - sent0 == 1 && pings == 1,
 	   "drain: behind the cadence, the step reads all 10 queued datagrams before its ping",
-	   "r=%d fed %d read %" PRIu64 " left %d sent %" PRIu64 " pings %d", r, fed, S.c.invalid - inv0, left,
-	   S.c.sent - sent0, pings);
+	   "r=%d fed %d read %" PRIu64 " left %d sent %" PRIu64 " pings %d", r, fed, run.S.c.invalid - inv0, left,
+	   run.S.c.sent - sent0, pings);
 
 	/* bounded: at most 64 per step, so sending keeps its cadence under a flood */
 	fed = drain_feed(peer, &me, 100);
-	inv0 = S.c.invalid;
+	inv0 = run.S.c.invalid;
 	next = mono_ns() - 1;
-	E.waited = false;
+	run.E.waited = false;
 	r = emit_interval_step(&next);
 	pings = drain_queued(peer);
-	left = drain_queued(sock_fd);
-	ok(r == 0 && fed == 100 && S.c.invalid - inv0 == 64 && left == 36 && pings == 1,
+	left = drain_queued(run.sock_fd);
+	ok(r == 0 && fed == 100 && run.S.c.invalid - inv0 == 64 && left == 36 && pings == 1,
 	   "drain: at most 64 datagrams are read before a send", "fed %d read %" PRIu64 " left %d pings %d", fed,
-	   S.c.invalid - inv0, left, pings);
+	   run.S.c.invalid - inv0, left, pings);
 
 	/* the previous step waited (and so received): this one sends at once */
 	fed = drain_feed(peer, &me, 5);
-	inv0 = S.c.invalid;
+	inv0 = run.S.c.invalid;
 	next = mono_ns() - 1;
-	E.waited = true;
+	run.E.waited = true;
 	r = emit_interval_step(&next);
 	pings = drain_queued(peer);
-	left = drain_queued(sock_fd);
-	ok(r == 0 && S.c.invalid == inv0 && left == fed && pings == 1 && !E.waited,
+	left = drain_queued(run.sock_fd);
+	ok(r == 0 && run.S.c.invalid == inv0 && left == fed && pings == 1 && !run.E.waited,
 	   "drain: after a step that waited, the send does not read first", "read %" PRIu64 " left %d",
-	   S.c.invalid - inv0, left);
-	close(sock_fd);
+	   run.S.c.invalid - inv0, left);
+	close(run.sock_fd);
 	close(peer);
-	sock_fd = -1;
-	memset(&E, 0, sizeof(E));
+	run.sock_fd = -1;
+	memset(&run.E, 0, sizeof(run.E));
 	reset_globals();
 }
 
@@ -3301,7 +3303,7 @@ static void test_classes_opts(void)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(cls_cases) / sizeof(cls_cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cls_cases); i++) {
 		struct args a;
 		char *out, *err, name[200];
 		int r = parse_str(cls_cases[i].argv, &a, &out, &err);
@@ -3318,22 +3320,22 @@ static void test_classes_opts(void)
 		free(err);
 	}
 	/* one value: exactly the fields of before, no classes, no sizes */
-	GOOD("-a h --priority 7 --tos 32 --size 100", cfg.priority == 7 && cfg.tos == 32 && cfg.size == 100 &&
-		 K.ncls == 1 && K.nsz == 1 && !cls_multi());
-	GOOD("-a h --priority 2147483647", cfg.priority == 2147483647 && K.ncls == 1);
-	GOOD("-a h --priority 1,2,3", K.ncls == 3 && K.prio[0] == 1 && K.prio[2] == 3 && K.tos[1] == -1 &&
-		 cfg.priority == 1);
-	GOOD("-a h --priority 4,5 --tos 64", K.ncls == 2 && K.tos[0] == 64 && K.tos[1] == 64 && K.prio[1] == 5);
-	GOOD("-a h --tos 32,64", K.ncls == 2 && K.prio[0] == -1 && K.tos[1] == 64);
-	GOOD("-a h --size 1400,64,512 --count 3", K.nsz == 3 && K.size[0] == 1400 && K.size[1] == 64 &&
-		 cfg.size == 1400 && K.tx_size == 1400);
+	GOOD("-a h --priority 7 --tos 32 --size 100", opts.priority == 7 && opts.tos == 32 && opts.size == 100 &&
+		 run.K.ncls == 1 && run.K.nsz == 1 && !cls_multi());
+	GOOD("-a h --priority 2147483647", opts.priority == 2147483647 && run.K.ncls == 1);
+	GOOD("-a h --priority 1,2,3", run.K.ncls == 3 && run.K.prio[0] == 1 && run.K.prio[2] == 3 && run.K.tos[1] == -1 &&
+		 opts.priority == 1);
+	GOOD("-a h --priority 4,5 --tos 64", run.K.ncls == 2 && run.K.tos[0] == 64 && run.K.tos[1] == 64 && run.K.prio[1] == 5);
+	GOOD("-a h --tos 32,64", run.K.ncls == 2 && run.K.prio[0] == -1 && run.K.tos[1] == 64);
+	GOOD("-a h --size 1400,64,512 --count 3", run.K.nsz == 3 && run.K.size[0] == 1400 && run.K.size[1] == 64 &&
+		 opts.size == 1400 && run.K.tx_size == 1400);
 	/* the MTU rule: lo's MTU (65536) takes the largest size */
-	GOOD("-i lo -a h --size 64,65000 --count 5", K.nsz == 2);
-	GOOD("-a h", K.ncls == 1 && K.nsz == 1);
+	GOOD("-i lo -a h --size 64,65000 --count 5", run.K.nsz == 2);
+	GOOD("-a h", run.K.ncls == 1 && run.K.nsz == 1);
 	/* a cadence per class: the run's interval is all of them together */
-	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", K.nival == 3 && K.ival[1] == 2000000 &&
-		 cfg.interval_ns == 500000);
-	GOOD("-a h --priority 1,2 --interval 250", K.nival == 0 && cfg.interval_ns == 250000);
+	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", run.K.nival == 3 && run.K.ival[1] == 2000000 &&
+		 opts.interval_ns == 500000);
+	GOOD("-a h --priority 1,2 --interval 250", run.K.nival == 0 && opts.interval_ns == 250000);
 }
 
 /* Round-robin, sizes in turn, warm-up per size, and the class in the ping's flags. */
@@ -3352,21 +3354,21 @@ static void test_classes_schedule(void)
 	free(err);
 	ok(r == 0, "classes: parse a class x size run", "r=%d", r);
 	side_set(true);
-	win_mask = 255;
-	E.keyseq = keyseq0;
-	S.start_mono = mono_ns();
+	run.win.mask = 255;
+	run.E.keyseq = keyseq0;
+	run.S.start_mono = mono_ns();
 	r = sock_open_emit() < 0 ? -1 : cls_open();
-	ok(r == 0 && K.fd[1] > 0 && K.fd[2] > 0 && K.fd[1] != K.fd[2] && K.fd[0] == sock_fd,
-	   "classes: a socket per class", "r=%d fds %d %d %d", r, K.fd[0], K.fd[1], K.fd[2]);
+	ok(r == 0 && run.K.fd[1] > 0 && run.K.fd[2] > 0 && run.K.fd[1] != run.K.fd[2] && run.K.fd[0] == run.sock_fd,
+	   "classes: a socket per class", "r=%d fds %d %d %d", r, run.K.fd[0], run.K.fd[1], run.K.fd[2]);
 	for (k = 0; r == 0 && k < 3; k++) {
 		int want_prio = k + 1, want_tos = 32 * k;
 
 		len = sizeof(v);
-		getsockopt(K.fd[k], SOL_SOCKET, SO_PRIORITY, &v, &len);
+		getsockopt(run.K.fd[k], SOL_SOCKET, SO_PRIORITY, &v, &len);
 		snprintf(name, sizeof(name), "classes: class %d socket has SO_PRIORITY %d (getsockopt)", k, want_prio);
 		ok(v == want_prio, name, "got %d", v);
 		len = sizeof(v);
-		getsockopt(K.fd[k], IPPROTO_IP, IP_TOS, &v, &len);
+		getsockopt(run.K.fd[k], IPPROTO_IP, IP_TOS, &v, &len);
 		snprintf(name, sizeof(name), "classes: class %d socket has IP_TOS %d (getsockopt)", k, want_tos);
 		ok(v == want_tos, name, "got %d", v);
 	}
@@ -3376,12 +3378,12 @@ static void test_classes_schedule(void)
 		unsigned want_size = seq < 6 ? 64 : 256;
 		bool want_warm = seq % 6 < 2;
 
-		sched &= K.cur == (int)(seq % 3) && sock_fd == K.fd[seq % 3] && K.tx_size == want_size &&
+		sched &= run.K.cur == (int)(seq % 3) && run.sock_fd == run.K.fd[seq % 3] && run.K.tx_size == want_size &&
 			 size_of(seq) == (seq < 6 ? 0 : 1);
 		warm &= cls_warmup(seq) == want_warm;
 		flags &= (f & PF_CLASS) && ((f >> PF_PRIO_SHIFT) & 0xf) == seq % 3 + 2;
 	}
-	ok(sched, "classes: seq % 3 picks the class's socket, sizes change after warm-up + count", "cur %d", K.cur);
+	ok(sched, "classes: seq % 3 picks the class's socket, sizes change after warm-up + count", "cur %d", run.K.cur);
 	ok(warm, "classes: the first -w pings of each size are warm-up", "%s", "");
 	ok(flags, "classes: pings carry PF_CLASS and their priority + 1", "%s", "");
 	for (seq = 0; seq < 12; seq++) {
@@ -3392,7 +3394,7 @@ static void test_classes_schedule(void)
 	{
 		char buf[128], *p;
 
-		K.g = (struct grp *)1;	/* only tested for non-NULL by the column writer */
+		run.K.g = (struct grp *)1;	/* only tested for non-NULL by the column writer */
 		p = cls_log_cols(buf, false, NULL);
 		*p = 0;
 		ok(!strcmp(buf, " CLASS SIZE"), "classes: text log columns", "'%s'", buf);
@@ -3400,18 +3402,18 @@ static void test_classes_schedule(void)
 		p = cls_log_cols(buf, true, &seq);
 		*p = 0;
 		ok(!strcmp(buf, ",1,256"), "classes: csv log values of seq 7", "'%s'", buf);
-		K.g = NULL;
+		run.K.g = NULL;
 		cls_note(buf, sizeof(buf), 7);
 		ok(!strcmp(buf, " class=1 priority=2 tos=32 size=256"), "classes: breach note names class and size",
 		   "'%s'", buf);
 	}
 	for (k = 0; k < 3; k++) {
-		close(K.fd[k]);
+		close(run.K.fd[k]);
 		if (k) {
-			free(K.keyseq[k]);
+			free(run.K.keyseq[k]);
 		}
 	}
-	sock_fd = -1;
+	run.sock_fd = -1;
 	reset_globals();
 }
 
@@ -3425,10 +3427,10 @@ static void test_classes_reflect(void)
 
 	reset_globals();
 	side_set(false);
-	sock_fd = fd;
+	run.sock_fd = fd;
 	cls_open();
 	m.flags = PF_CLASS | (3u << PF_PRIO_SHIFT);
-	K.rx_tos = 64;
+	run.K.rx_tos = 64;
 	cls_reflect(&m);
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	prio_ok = v == 2;
@@ -3439,18 +3441,18 @@ static void test_classes_reflect(void)
 	m.flags |= PF_WARMUP;
 	cls_reflect(&m);
 	m.flags = PF_CLASS | (5u << PF_PRIO_SHIFT);
-	K.rx_tos = 0;
+	run.K.rx_tos = 0;
 	cls_reflect(&m);
-	ok(K.rn == 2 && K.r[0].prio == 2 && K.r[0].tos == 64 && K.r[0].answered == 2 && K.r[0].warmup == 1 &&
-	   K.r[1].prio == 4 && K.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", K.rn);
+	ok(run.K.rn == 2 && run.K.r[0].prio == 2 && run.K.r[0].tos == 64 && run.K.r[0].answered == 2 && run.K.r[0].warmup == 1 &&
+	   run.K.r[1].prio == 4 && run.K.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", run.K.rn);
 	m.flags = 0;
 	cls_reflect(&m);
 	len = sizeof(v);
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
-	ok(v == 0 && K.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
+	ok(v == 0 && run.K.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
 	   "prio %d", v);
 	close(fd);
-	sock_fd = -1;
+	run.sock_fd = -1;
 	reset_globals();
 }
 
@@ -3467,11 +3469,11 @@ static void test_classes_interval(void)
 	free(out);
 	free(err);
 	side_set(true);
-	win_mask = 255;
-	E.keyseq = keyseq0;
-	S.log.cap = 0;
+	run.win.mask = 255;
+	run.E.keyseq = keyseq0;
+	run.S.log.cap = 0;
 	r = r ? r : sock_open_emit() < 0 ? -1 : cls_open();
-	ok(r == 0 && K.cmap, "classes: --interval list keeps a seq -> class map", "r=%d", r);
+	ok(r == 0 && run.K.cmap, "classes: --interval list keeps a seq -> class map", "r=%d", r);
 	if (r) {
 		reset_globals();
 		return;
@@ -3480,20 +3482,20 @@ static void test_classes_interval(void)
 	for (seq = 0; seq < 24; seq++) {
 		int b = seq % 4 == 3;	/* class 1 every fourth ping */
 
-		K.cmap[seq & K.cmap_mask] = (uint8_t)b;
+		run.K.cmap[seq & run.K.cmap_mask] = (uint8_t)b;
 		order &= cls_before_send(seq, mono_ns()) >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
-			 sock_fd == K.fd[b] && cls_of(seq) == b;
+			 run.sock_fd == run.K.fd[b] && cls_of(seq) == b;
 		n[b]++;
 	}
 	ok(order, "classes: a mapped seq goes on its class's socket with its priority", "%s", "");
 	ok(n[0] == 18 && n[1] == 6 && cls_of(3) == 1 && cls_of(4) == 0, "classes: seq -> class read back from the map",
 	   "%d %d", n[0], n[1]);
-	close(K.fd[0]);
-	close(K.fd[1]);
-	free(K.keyseq[1]);
-	free(K.cmap);
-	sock_fd = -1;
-	memset(&E, 0, sizeof(E));
+	close(run.K.fd[0]);
+	close(run.K.fd[1]);
+	free(run.K.keyseq[1]);
+	free(run.K.cmap);
+	run.sock_fd = -1;
+	memset(&run.E, 0, sizeof(run.E));
 	reset_globals();
 }
 
@@ -3547,7 +3549,7 @@ static void clk_txn(struct txn *x, uint64_t seq, uint64_t tx, uint64_t rtt, int6
 	memset(x, 0, sizeof(*x));
 	x->seq = seq;
 	x->st = TF_USED | TF_SENT | TF_RECEIVED;
-	x->deadline = tx + cfg.timeout_ns;
+	x->deadline = tx + opts.timeout_ns;
 	x->t[T1W] = (uint64_t)((int64_t)tx + 2000 + off_t1);
 	x->t[T4W] = (uint64_t)((int64_t)tx + 2000 + (int64_t)rtt + off_t4);
 	x->mono = tx + rtt + 5000;
@@ -3566,46 +3568,46 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(true);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
 	}
 	log_setup(true, &mem, 16);
 	clk_read = fake_read;
 	clk_start();
-	ok(clk.base == fake_off, "clock: the base is REALTIME - MONOTONIC", "%" PRId64, clk.base);
+	ok(run.clk.base == fake_off, "clock: the base is REALTIME - MONOTONIC", "%" PRId64, run.clk.base);
 
 	clk_txn(&x, 0, 6000000000ULL, 30000, fake_off, fake_off);
 	txn_account(&x);
-	ok(S.h[M_RTT].n == 1 && !x.clk && !clk.steps, "clock: a steady clock: the rtt counts", "n=%" PRIu64, S.h[M_RTT].n);
+	ok(run.S.h[M_RTT].n == 1 && !x.clk && !run.clk.steps, "clock: a steady clock: the rtt counts", "n=%" PRIu64, run.S.h[M_RTT].n);
 
 	/* CLOCK_REALTIME steps back 5 s between T1 and T4 */
 	fake_off -= 5000000000LL;
 	clk_txn(&x, 1, 7000000000ULL, 30000, off0, fake_off);
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && clk.steps == 1 && llabs(clk.last + 5000000000LL) < 1000 && S.h[M_RTT].n == 1,
+	ok((x.clk & CLK_STEPPED) && run.clk.steps == 1 && llabs(run.clk.last + 5000000000LL) < 1000 && run.S.h[M_RTT].n == 1,
 	   "clock: a 5 s backward step inside a transaction is seen, marked, not averaged",
-	   "clk=%d steps=%" PRIu64 " last=%" PRId64 " n=%" PRIu64, x.clk, clk.steps, clk.last, S.h[M_RTT].n);
-	ok(txn_status(&x) == ST_STEPPED && clk.stepped == 1, "clock: its log status is 'stepped'", "status %d", txn_status(&x));
+	   "clk=%d steps=%" PRIu64 " last=%" PRId64 " n=%" PRIu64, x.clk, run.clk.steps, run.clk.last, run.S.h[M_RTT].n);
+	ok(txn_status(&x) == ST_STEPPED && run.clk.stepped == 1, "clock: its log status is 'stepped'", "status %d", txn_status(&x));
 	log_push(&x);
 
 	clk_txn(&x, 2, 8000000000ULL, 30000, fake_off, fake_off);
 	txn_account(&x);
-	ok(!x.clk && S.h[M_RTT].n == 2 && S.h[M_RTT].min > 0, "clock: after the step, on the new base, transactions count again",
-	   "clk=%d n=%" PRIu64, x.clk, S.h[M_RTT].n);
+	ok(!x.clk && run.S.h[M_RTT].n == 2 && run.S.h[M_RTT].min > 0, "clock: after the step, on the new base, transactions count again",
+	   "clk=%d n=%" PRIu64, x.clk, run.S.h[M_RTT].n);
 	log_push(&x);
 
 	/* a forward step of 3 ms: positive, plausible-looking, still caught */
 	fake_off += 3000000;
 	clk_txn(&x, 3, 9000000000ULL, 30000, fake_off - 3000000, fake_off);
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && clk.steps == 2 && S.h[M_RTT].n == 2 && S.h[M_RTT].max < 1000000,
+	ok((x.clk & CLK_STEPPED) && run.clk.steps == 2 && run.S.h[M_RTT].n == 2 && run.S.h[M_RTT].max < 1000000,
 	   "clock: a 3 ms forward step (rtt would read 3.03 ms) is marked, not counted",
-	   "clk=%d steps=%" PRIu64 " max=%" PRId64, x.clk, clk.steps, S.h[M_RTT].max);
+	   "clk=%d steps=%" PRIu64 " max=%" PRId64, x.clk, run.clk.steps, run.S.h[M_RTT].max);
 	log_push(&x);
 
 	/* the same stamps without the step: never a false alarm */
 	clk_txn(&x, 4, 10000000000ULL, 900000000, fake_off, fake_off);
 	txn_account(&x);
-	ok(!x.clk && S.h[M_RTT].n == 3, "clock: a slow (0.9 s) but honest transaction is not marked", "clk=%d", x.clk);
+	ok(!x.clk && run.S.h[M_RTT].n == 3, "clock: a slow (0.9 s) but honest transaction is not marked", "clk=%d", x.clk);
 
 	nw = clock_warnings(w, 4);
 	ok(nw >= 1 && strstr(w[0], "stepped 2 times") && strstr(w[0], "2 transactions"),
@@ -3634,16 +3636,16 @@ static void test_outputs_clock(void)
 	free(mem);
 
 	/* no monotonic reference (a log): a negative rtt is still never averaged */
-	clk.have = false;
-	clk.stepped = clk.steps = 0;
+	run.clk.have = false;
+	run.clk.stepped = run.clk.steps = 0;
 	clk_txn(&x, 5, 11000000000ULL, 30000, fake_off, fake_off);
 	x.t[T4W] = x.t[T1W] - 7;
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && S.h[M_RTT].min >= 0 && S.h[M_RTT].n == 3,
-	   "clock: a negative rtt is marked and left out", "clk=%d min=%" PRId64, x.clk, S.h[M_RTT].min);
+	ok((x.clk & CLK_STEPPED) && run.S.h[M_RTT].min >= 0 && run.S.h[M_RTT].n == 3,
+	   "clock: a negative rtt is marked and left out", "clk=%d min=%" PRId64, x.clk, run.S.h[M_RTT].min);
 	nw = clock_warnings(w, 4);
 	ok(nw >= 1 && strstr(w[0], "went backwards"), "clock: and warned about", "%d", nw);
-	hist_add(&S.h[M_NETWORK], -40, 9);
+	hist_add(&run.S.h[M_NETWORK], -40, 9);
 	nw = clock_warnings(w, 4);
 	ok(nw >= 2 && strstr(w[1], "network has negative samples (min -40 ns)"),
 	   "clock: a metric with negative samples is named in a warning", "%d: %s", nw, nw > 1 ? w[1] : "");
@@ -3652,7 +3654,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(false);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
 	}
 	clk_start();
 	memset(&x, 0, sizeof(x));
@@ -3661,7 +3663,7 @@ static void test_outputs_clock(void)
 	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off);
 	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
 	txn_account(&x);
-	ok(!x.clk && S.h[M_RESPONSE].n == 1, "clock: reflect: consistent stamps count", "clk=%d", x.clk);
+	ok(!x.clk && run.S.h[M_RESPONSE].n == 1, "clock: reflect: consistent stamps count", "clk=%d", x.clk);
 	fake_off -= 2000000;	/* 2 ms back between T2 and T3 */
 	memset(&x, 0, sizeof(x));
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
@@ -3669,8 +3671,8 @@ static void test_outputs_clock(void)
 	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off + 2000000);
 	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && S.h[M_RESPONSE].n == 1 && clk.steps == 1,
-	   "clock: reflect: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk, clk.steps);
+	ok((x.clk & CLK_STEPPED) && run.S.h[M_RESPONSE].n == 1 && run.clk.steps == 1,
+	   "clock: reflect: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk, run.clk.steps);
 	clk_read = now_ns;
 	fake_off = off0;
 }
@@ -3694,10 +3696,10 @@ static int analyze_files(const char *a, const char *b)
 	int r;
 
 	reset_globals();
-	cfg.analyze[0] = a;
-	cfg.analyze[1] = b;
-	cfg.mode = MODE_ANALYZE;
-	memset(&clk, 0, sizeof(clk));
+	opts.analyze[0] = a;
+	opts.analyze[1] = b;
+	opts.mode = MODE_ANALYZE;
+	memset(&run.clk, 0, sizeof(run.clk));
 	cap_start(&co, 1);
 	cap_start(&ce, 2);
 	r = analyze_main();
@@ -3733,22 +3735,22 @@ static void test_outputs_analyze(void)
 		   "1006 1.000000000 1.000001000 1000\n1007 1.000000000 1.000001000 1000\n"
 		   "1009 1.000000000 1.000001000 1000\n1008 1.000000000 1.000001000 1000\n");
 	r = analyze_files(p1, NULL);
-	ok(r == 0 && S.c.lost == 1 && S.c.duplicate == 1 && S.c.late == 1 && S.c.received == 9,
+	ok(r == 0 && run.S.c.lost == 1 && run.S.c.duplicate == 1 && run.S.c.late == 1 && run.S.c.received == 9,
 	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), duplicate 1, late 1 (reorder), received 9",
-	   "r=%d lost %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " received %" PRIu64, r, S.c.lost, S.c.duplicate,
-	   S.c.late, S.c.received);
+	   "r=%d lost %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " received %" PRIu64, r, run.S.c.lost, run.S.c.duplicate,
+	   run.S.c.late, run.S.c.received);
 	/* empty and one-row logs, alone and joined */
 	write_text(p1, "SEQ T2_KSW T3_KSW RESPONSE\n-\n");
 	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n");
 	r = analyze_files(p1, NULL);
-	ok(r == 0 && S.c.sent == 0 && S.c.lost == 0, "analyze: an empty reflect log: zero counts, exit 0", "r=%d", r);
+	ok(r == 0 && run.S.c.sent == 0 && run.S.c.lost == 0, "analyze: an empty reflect log: zero counts, exit 0", "r=%d", r);
 	r = analyze_files(p2, p1);
 	ok(r == 2, "analyze: empty emit + empty reflect log: exit 2 (nothing to join), no crash", "r=%d", r);
 	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n5 1.000000000 1.000010000 10000\n");
 	r = analyze_files(p2, p1);
 	ok(r == 2, "analyze: one-row emit + empty reflect log: exit 2, no crash", "r=%d", r);
 	r = analyze_files(p2, NULL);
-	ok(r == 0 && S.c.received == 1 && S.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
+	ok(r == 0 && run.S.c.received == 1 && run.S.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
 	unlink(p1);
 	unlink(p2);
 }
@@ -3791,12 +3793,12 @@ static void test_outputs_property(void)
 		uint64_t k, n = (uint64_t)rnd_range(0, 5), want = 0;
 
 		reset_globals();
-		cfg.sw_stamps = rnd() & 1;
-		ts.hw = rnd() & 1;
+		opts.sw_stamps = rnd() & 1;
+		run.ts.hw = rnd() & 1;
 		log_setup(emit, &mem, 8);
-		S.srv_hw = rnd() & 1;
-		rnd_bytes(cfg.cmdline, (size_t)rnd_range(0, sizeof(cfg.cmdline) - 1));
-		cfg.log = cfg.cmdline;
+		run.S.srv_hw = rnd() & 1;
+		rnd_bytes(opts.cmdline, (size_t)rnd_range(0, sizeof(opts.cmdline) - 1));
+		opts.log = opts.cmdline;
 		for (k = 0; k < n; k++) {
 			int kind = (int)(rnd() % NKIND);
 
@@ -3811,7 +3813,7 @@ static void test_outputs_property(void)
 		tmp_path(path, sizeof(path), "prop");
 		r = log_to_file(path, fmt);
 		r = r ? r : read_log(path, &L, &err);
-		good = !r && L.n == want && L.emit == emit && log_out.rows == want;
+		good = !r && L.n == want && L.emit == emit && run.log_out.rows == want;
 		if (!r) {
 			alog_free(&L);
 			free(err);
@@ -3852,12 +3854,12 @@ static void test_outputs_failed_writes(void)
 		log_setup(true, &mem, 4);
 		mk_emit_txn(&x, 0, K_OK);
 		log_push(&x);
-		cfg.log = "/dev/full";
+		opts.log = "/dev/full";
 		fd = open("/dev/full", O_WRONLY);
 		cap_start(&ce, 2);
 		r = log_write(fd, LOG_CSV);
 		e = cap_stop(&ce);
-		ok(r == -ENOSPC && log_out.err == -ENOSPC && e && strstr(e, "rant: --log: writing /dev/full failed: No space left on device\n"),
+		ok(r == -ENOSPC && run.log_out.err == -ENOSPC && e && strstr(e, "rant: --log: writing /dev/full failed: No space left on device\n"),
 		   "log_write: a failed write is -errno, remembered for the report, and said once", "r=%d %s", r, e ? e : "");
 		free(e);
 		close(fd);
@@ -3961,7 +3963,7 @@ static void test_outputs_analyze_twice(void)
 		char *o, *e;
 
 		r = parse_str("--analyze A --analyze B", &a, &o, &e);
-		ok(r == 0 && cfg.analyze[0] && !strcmp(cfg.analyze[0], "A") && cfg.analyze[1] && !strcmp(cfg.analyze[1], "B"),
+		ok(r == 0 && opts.analyze[0] && !strcmp(opts.analyze[0], "A") && opts.analyze[1] && !strcmp(opts.analyze[1], "B"),
 		   "--analyze A --analyze B: both logs, none dropped", "r=%d", r);
 		free(o);
 		free(e);
@@ -3993,36 +3995,36 @@ static void test_hwpath(void)
 
 	/* exact TX keys: which kernels get SCM_TS_OPT_ID, which get re-keyed */
 	ts_kernel = fake_kernel;
-	cfg.mode = MODE_REFLECT;
+	opts.mode = MODE_REFLECT;
 	fake_kernel_version = 6018;
 	ts_keys_setup();
-	ok(ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 reflector -> SCM_TS_OPT_ID per send, never re-keyed",
-	   "cmsg=%d rekey=%d", ts.key_cmsg, ts.rekey_on_fail);
+	ok(run.ts.key_cmsg && !run.ts.rekey_on_fail, "keys: 6.18 reflector -> SCM_TS_OPT_ID per send, never re-keyed",
+	   "cmsg=%d rekey=%d", run.ts.key_cmsg, run.ts.rekey_on_fail);
 	fake_kernel_version = 6013;
 	ts_keys_setup();
-	ok(ts.key_cmsg, "keys: 6.13 reflector -> SCM_TS_OPT_ID", "cmsg=%d", ts.key_cmsg);
+	ok(run.ts.key_cmsg, "keys: 6.13 reflector -> SCM_TS_OPT_ID", "cmsg=%d", run.ts.key_cmsg);
 	/* the client's connected socket keeps its cached route: no cmsg, the exact counter */
-	cfg.mode = MODE_EMIT;
+	opts.mode = MODE_EMIT;
 	ts_keys_setup();
-	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.13 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
-	   ts.key_cmsg, ts.rekey_on_fail);
+	ok(!run.ts.key_cmsg && !run.ts.rekey_on_fail, "keys: 6.13 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
+	   run.ts.key_cmsg, run.ts.rekey_on_fail);
 	fake_kernel_version = 6018;
 	ts_keys_setup();
-	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.18 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
-	   ts.key_cmsg, ts.rekey_on_fail);
-	cfg.mode = MODE_REFLECT;
+	ok(!run.ts.key_cmsg && !run.ts.rekey_on_fail, "keys: 6.18 client -> counter, never re-keyed", "cmsg=%d rekey=%d",
+	   run.ts.key_cmsg, run.ts.rekey_on_fail);
+	opts.mode = MODE_REFLECT;
 	fake_kernel_version = 6012;
 	ts_keys_setup();
-	ok(!ts.key_cmsg && !ts.rekey_on_fail, "keys: 6.12 -> counter, a failed send keeps its key: no re-key",
-	   "cmsg=%d rekey=%d", ts.key_cmsg, ts.rekey_on_fail);
+	ok(!run.ts.key_cmsg && !run.ts.rekey_on_fail, "keys: 6.12 -> counter, a failed send keeps its key: no re-key",
+	   "cmsg=%d rekey=%d", run.ts.key_cmsg, run.ts.rekey_on_fail);
 	fake_kernel_version = 6007;
 	ts_keys_setup();
-	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: 6.7 -> counter, re-keyed after a failed send", "cmsg=%d rekey=%d",
-	   ts.key_cmsg, ts.rekey_on_fail);
+	ok(!run.ts.key_cmsg && run.ts.rekey_on_fail, "keys: 6.7 -> counter, re-keyed after a failed send", "cmsg=%d rekey=%d",
+	   run.ts.key_cmsg, run.ts.rekey_on_fail);
 	fake_kernel_version = 0;
 	ts_keys_setup();
-	ok(!ts.key_cmsg && ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
-	   ts.key_cmsg, ts.rekey_on_fail);
+	ok(!run.ts.key_cmsg && run.ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
+	   run.ts.key_cmsg, run.ts.rekey_on_fail);
 	ts_kernel = NULL;
 	cfg_defaults();	/* the mode the key choices were tried in */
 
@@ -4039,7 +4041,7 @@ static void test_hwpath(void)
 	nic.s_writeback = HWTSTAMP_FILTER_NONE;
 	r = hw_setup("eth0", TS_AUTO, &err);
 	free(err);
-	ok(r == 0 && !ts.hw && nic.n_s == 4 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
+	ok(r == 0 && !run.ts.hw && nic.n_s == 4 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
 	   nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_L2_EVENT && nic.s_req[2] == HWTSTAMP_FILTER_PTP_V2_EVENT &&
 	   nic.s_req[3] == HWTSTAMP_FILTER_PTP_V2_L2_EVENT && nic.last_s.tx_type == HWTSTAMP_TX_ON,
 	   "found: each FILTER_NONE answer is followed at once by the previous config", "n_s=%d req=%d,%d,%d,%d",
@@ -4050,7 +4052,7 @@ static void test_hwpath(void)
 	nic.s_writeback = HWTSTAMP_FILTER_NONE;
 	r = hw_setup("eth0", TS_AUTO, &err);
 	free(err);
-	ok(r == 0 && !ts.hw && nic.n_s == 2 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
+	ok(r == 0 && !run.ts.hw && nic.n_s == 2 && nic.s_req[0] == HWTSTAMP_FILTER_ALL &&
 	   nic.s_req[1] == HWTSTAMP_FILTER_PTP_V2_EVENT, "found: config unreadable -> only rant's requests, no invented restore",
 	   "n_s=%d", nic.n_s);
 
@@ -4063,43 +4065,43 @@ static void test_hwpath(void)
 		struct cbuf b;
 
 		reset_globals();
-		ts_foreign = 0;
-		ts.hw = true;
-		ts.ifindex = 3;
+		run.ts_foreign = 0;
+		run.ts.hw = true;
+		run.ts.ifindex = 3;
 		cb_init(&b);
 		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
 		ts_parse(&b.msg, &c);
 		ok(c.have_pktinfo && c.ifindex == 7 && !c.bad, "pktinfo: SCM_TIMESTAMPING_PKTINFO parsed (ifindex 7)",
 		   "have=%d if=%u bad=%u", c.have_pktinfo, c.ifindex, c.bad);
-		ok(ts_wire(&c) == 0 && ts_foreign == 1, "pktinfo: stamp of ifindex 7 on a socket of ifindex 3 -> missing, counted",
-		   "foreign=%" PRIu64, ts_foreign);
+		ok(ts_wire(&c) == 0 && run.ts_foreign == 1, "pktinfo: stamp of ifindex 7 on a socket of ifindex 3 -> missing, counted",
+		   "foreign=%" PRIu64, run.ts_foreign);
 		pi.if_index = 3;
 		cb_init(&b);
 		cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
 		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
 		ts_parse(&b.msg, &c);
-		ok(ts_wire(&c) == 1700000001000000007ULL && ts_foreign == 1, "pktinfo: stamp of -i's ifindex -> used",
-		   "foreign=%" PRIu64, ts_foreign);
+		ok(ts_wire(&c) == 1700000001000000007ULL && run.ts_foreign == 1, "pktinfo: stamp of -i's ifindex -> used",
+		   "foreign=%" PRIu64, run.ts_foreign);
 		cb_init(&b);
 		cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, 4, 0);
 		ts_parse(&b.msg, &c);
 		ok(!c.have_pktinfo && c.bad == 1, "pktinfo: a short SCM_TIMESTAMPING_PKTINFO is refused", "bad=%u", c.bad);
 		ok((ts_sockopt_flags(true) & SOF_TIMESTAMPING_OPT_PKTINFO) && !(ts_sockopt_flags(false) & SOF_TIMESTAMPING_OPT_PKTINFO),
 		   "pktinfo: asked with hardware stamps only", "flags=%#x", ts_sockopt_flags(true));
-		ts_foreign = 0;
+		run.ts_foreign = 0;
 
 		/* SO_BINDTODEVICE refused: an error with hardware stamps, a warning without */
-		cfg.iface = "eth0";
-		ts.hw = true;
-		ts.restore = false;
+		opts.iface = "eth0";
+		run.ts.hw = true;
+		run.ts.restore = false;
 		cap_start(&ce, 2);
 		r = ts_bind_check(-1, EPERM);
 		err = cap_stop(&ce);
 		ok(r == -1 && one_rant_line(err) && strstr(err, "--interface") && strstr(err, "eth0"),
 		   "bind: SO_BINDTODEVICE refused with hardware stamps -> error naming -i", "r=%d err='%s'", r, err);
 		free(err);
-		ts.hw = false;
+		run.ts.hw = false;
 		cap_start(&ce, 2);
 		r = ts_bind_check(-1, EPERM);
 		err = cap_stop(&ce);
@@ -4183,9 +4185,9 @@ static int fake_phc_ioctl(int fd, unsigned long req, void *arg)
 
 static void phc_fake_start(void)
 {
-	memset(&phc, 0, sizeof(phc));
-	phc.fd = -1;
-	phc.index = -1;
+	memset(&run.phc, 0, sizeof(run.phc));
+	run.phc.fd = -1;
+	run.phc.index = -1;
 	phc_open = fake_phc_open;
 	phc_ioctl = fake_phc_ioctl;
 }
@@ -4202,20 +4204,20 @@ static void test_phc(void)
 	fake_phc.off = 37000000123LL;	/* TAI - UTC and a bit */
 	phc_fake_start();
 	r = phc_start(3);
-	ok(r == 0 && phc.method == PHC_PRECISE && phc.fd == 1003 && phc.n == 1 && phc.last_off == fake_phc.off,
-	   "phc: PRECISE answered -> used, offset exact", "r=%d method=%d n=%" PRIu64 " off=%" PRId64, r, phc.method, phc.n,
-	   phc.last_off);
+	ok(r == 0 && run.phc.method == PHC_PRECISE && run.phc.fd == 1003 && run.phc.n == 1 && run.phc.last_off == fake_phc.off,
+	   "phc: PRECISE answered -> used, offset exact", "r=%d method=%d n=%" PRIu64 " off=%" PRId64, r, run.phc.method, run.phc.n,
+	   run.phc.last_off);
 	ok(!phc_warning(w, sizeof(w)) && phc_is_tai() == (tai_utc_ns() == 37000000000LL),
 	   "phc: 37 s from CLOCK_REALTIME is TAI (ptp4l's timescale): disciplined, no warning", "'%s'", w);
-	phc.last_off = 3000000;
+	run.phc.last_off = 3000000;
 	ok(phc_warning(w, sizeof(w)) && strstr(w, "phc2sys") && strstr(w, "/dev/ptp3") && !phc_is_tai(),
 	   "phc: 3 ms from CLOCK_REALTIME -> warning naming phc2sys and the device", "'%s'", w);
-	phc.last_off = tai_utc_ns() + 2000000;
+	run.phc.last_off = tai_utc_ns() + 2000000;
 	ok(phc_warning(w, sizeof(w)) && !phc_is_tai(), "phc: TAI - UTC + 2 ms -> neither UTC nor TAI: warning",
 	   "'%s'", w);
-	phc.last_off = fake_phc.off;
+	run.phc.last_off = fake_phc.off;
 	phc_end();
-	ok(phc.fd == -1 && phc.n == 2, "phc: a last reading at the end", "fd=%d n=%" PRIu64, phc.fd, phc.n);
+	ok(run.phc.fd == -1 && run.phc.n == 2, "phc: a last reading at the end", "fd=%d n=%" PRIu64, run.phc.fd, run.phc.n);
 
 	/* EXTENDED when PRECISE is not there: the narrowest window's midpoint */
 	memset(&fake_phc, 0, sizeof(fake_phc));
@@ -4223,14 +4225,14 @@ static void test_phc(void)
 	fake_phc.off = -2500;
 	phc_fake_start();
 	r = phc_start(1);
-	ok(r == 0 && phc.method == PHC_EXTENDED && phc.last_off == -2500 && phc.window == 100,
+	ok(r == 0 && run.phc.method == PHC_EXTENDED && run.phc.last_off == -2500 && run.phc.window == 100,
 	   "phc: PRECISE refused -> EXTENDED, offset from the narrowest window", "r=%d method=%d off=%" PRId64 " w=%" PRId64,
-	   r, phc.method, phc.last_off, phc.window);
+	   r, run.phc.method, run.phc.last_off, run.phc.window);
 	ok(fake_phc.n_precise == 1 && !phc_warning(w, sizeof(w)), "phc: PRECISE asked once; -2.5 us, no drift: no warning",
 	   "n_precise=%d", fake_phc.n_precise);
 	phc_tick();
-	ok(phc.n == 2 && fake_phc.n_precise == 1 && fake_phc.n_extended == 3,
-	   "phc: each tick reads with the method chosen at start", "n=%" PRIu64 " ext=%d", phc.n, fake_phc.n_extended);
+	ok(run.phc.n == 2 && fake_phc.n_precise == 1 && fake_phc.n_extended == 3,
+	   "phc: each tick reads with the method chosen at start", "n=%" PRIu64 " ext=%d", run.phc.n, fake_phc.n_extended);
 
 	/* plain PTP_SYS_OFFSET when neither is there */
 	memset(&fake_phc, 0, sizeof(fake_phc));
@@ -4239,42 +4241,42 @@ static void test_phc(void)
 	fake_phc.off = 700;
 	phc_fake_start();
 	r = phc_start(0);
-	ok(r == 0 && phc.method == PHC_PLAIN && phc.last_off == 700 && phc.window == 2000,
+	ok(r == 0 && run.phc.method == PHC_PLAIN && run.phc.last_off == 700 && run.phc.window == 2000,
 	   "phc: plain PTP_SYS_OFFSET, interleaved stamps, narrowest pair", "r=%d method=%d off=%" PRId64 " w=%" PRId64, r,
-	   phc.method, phc.last_off, phc.window);
+	   run.phc.method, run.phc.last_off, run.phc.window);
 
 	/* nothing answers: an error, kept for the report */
 	memset(&fake_phc, 0, sizeof(fake_phc));
 	fake_phc.precise_err = fake_phc.extended_err = fake_phc.plain_err = -EOPNOTSUPP;
 	phc_fake_start();
 	r = phc_start(2);
-	ok(r == -EOPNOTSUPP && phc.err == -EOPNOTSUPP && !phc.n && phc.method == PHC_NONE,
+	ok(r == -EOPNOTSUPP && run.phc.err == -EOPNOTSUPP && !run.phc.n && run.phc.method == PHC_NONE,
 	   "phc: no method answers -> -EOPNOTSUPP, no reading", "r=%d", r);
 	memset(&fake_phc, 0, sizeof(fake_phc));
 	fake_phc.open_err = -ENOENT;
 	phc_fake_start();
 	r = phc_start(9);
-	ok(r == -ENOENT && phc.fd == -1, "phc: /dev/ptp9 missing -> -ENOENT", "r=%d fd=%d", r, phc.fd);
+	ok(r == -ENOENT && run.phc.fd == -1, "phc: /dev/ptp9 missing -> -ENOENT", "r=%d fd=%d", r, run.phc.fd);
 
 	/* drift from readings over time, and the warning it gives */
 	phc_fake_start();
-	phc.index = 4;
-	phc.n = 5;
-	phc.first_off = 1000;
-	phc.last_off = 1000 + 20000;	/* 20 us in 2 s: 10 ppm */
-	phc.first_at = 1000000000ULL;
-	phc.last_at = 3000000000ULL;
+	run.phc.index = 4;
+	run.phc.n = 5;
+	run.phc.first_off = 1000;
+	run.phc.last_off = 1000 + 20000;	/* 20 us in 2 s: 10 ppm */
+	run.phc.first_at = 1000000000ULL;
+	run.phc.last_at = 3000000000ULL;
 	ok(phc_drift(&ppm) && fabs(ppm - 10.0) < 1e-9, "phc: drift 20 us over 2 s = 10 ppm", "ppm=%f", ppm);
 	ok(phc_warning(w, sizeof(w)) && strstr(w, "drifts") && strstr(w, "phc2sys"), "phc: 10 ppm -> not disciplined, phc2sys named",
 	   "'%s'", w);
-	phc.last_off = 1000 + 200;	/* 0.1 ppm, 1.2 us: disciplined */
+	run.phc.last_off = 1000 + 200;	/* 0.1 ppm, 1.2 us: disciplined */
 	ok(!phc_warning(w, sizeof(w)), "phc: 0.1 ppm and 1.2 us -> disciplined, no warning", "'%s'", w);
-	phc.last_at = phc.first_at + 500000000ULL;
+	run.phc.last_at = run.phc.first_at + 500000000ULL;
 	ok(!phc_drift(&ppm), "phc: readings less than a second apart -> no drift yet", "ppm=%f", ppm);
 	phc_open = phc_open_sys;
 	phc_ioctl = ts_ioctl_sys;
-	memset(&phc, 0, sizeof(phc));
-	phc.fd = -1;
+	memset(&run.phc, 0, sizeof(run.phc));
+	run.phc.fd = -1;
 }
 
 /* NIC and kernel stamps of one transaction, from both kinds of TX error-queue message. */
@@ -4295,22 +4297,22 @@ static void test_swhw(void)
 
 	reset_globals();
 	side_set(true);
-	ts.hw = true;
-	win = calloc(256, sizeof(*win));
-	win_mask = 255;
-	E.keyseq = calloc(256, sizeof(uint64_t));
+	run.ts.hw = true;
+	run.win.slot = calloc(256, sizeof(*run.win.slot));
+	run.win.mask = 255;
+	run.E.keyseq = calloc(256, sizeof(uint64_t));
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
 	}
 	/* seq 5 sent with key 7; its pong is in (T4 with both stamps), T1 not yet */
-	x = &win[5];
+	x = &run.win.slot[5];
 	x->seq = 5;
 	x->txkey = 7;
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND;
-	E.keyseq[7] = 5;
-	E.txpend = 1;
+	run.E.keyseq[7] = 5;
+	run.E.txpend = 1;
 	x->t[T1SW] = B;
 	x->t[T2W] = B + 20000;
 	x->t[T2SW] = B + 21000;
@@ -4345,13 +4347,13 @@ static void test_swhw(void)
 	ok(r1 && !r2 && key == 7 && wire == B + 1000, "swhw: ts[2] TX message -> the wire stamp of key 7", "r1=%d r2=%d", r1, r2);
 	emit_on_tx(key, wire);
 	ok(x->t[T1W] == B + 1000 && !(x->st & TF_TXPEND), "swhw: T1 stored, nothing pending", "t1=%" PRIu64, x->t[T1W]);
-	ok(S.h[M_CLI_TX_KERN].n == 1 && S.h[M_CLI_TX_KERN].min == 300 && S.h[M_CLI_TX_NIC].n == 1 &&
-	   S.h[M_CLI_TX_NIC].min == 700, "swhw: client tx split: kernel 300 ns, driver+NIC 700 ns", "kern n=%" PRIu64 " nic min=%" PRId64,
-	   S.h[M_CLI_TX_KERN].n, S.h[M_CLI_TX_NIC].min);
-	ok(S.h[M_CLI_RX_NIC].n == 1 && S.h[M_CLI_RX_NIC].min == 1000 && S.h[M_CLI_RX_WAKE].n == 1 &&
-	   S.h[M_CLI_RX_WAKE].min == 2000 && S.h[M_CLI_TX].min == 1000 && S.h[M_CLI_RX].min == 3000,
+	ok(run.S.h[M_CLI_TX_KERN].n == 1 && run.S.h[M_CLI_TX_KERN].min == 300 && run.S.h[M_CLI_TX_NIC].n == 1 &&
+	   run.S.h[M_CLI_TX_NIC].min == 700, "swhw: client tx split: kernel 300 ns, driver+NIC 700 ns", "kern n=%" PRIu64 " nic min=%" PRId64,
+	   run.S.h[M_CLI_TX_KERN].n, run.S.h[M_CLI_TX_NIC].min);
+	ok(run.S.h[M_CLI_RX_NIC].n == 1 && run.S.h[M_CLI_RX_NIC].min == 1000 && run.S.h[M_CLI_RX_WAKE].n == 1 &&
+	   run.S.h[M_CLI_RX_WAKE].min == 2000 && run.S.h[M_CLI_TX].min == 1000 && run.S.h[M_CLI_RX].min == 3000,
 	   "swhw: client rx split: NIC+driver 1000, wake-up 2000 (stacks 1000 / 3000 as before)", "rxnic=%" PRId64,
-	   S.h[M_CLI_RX_NIC].min);
+	   run.S.h[M_CLI_RX_NIC].min);
 	/* a kernel stamp of another key never lands on this transaction */
 	tx_kernel_stamp(8, B + 999);
 	ok(x->t[T1K] == B + 300, "swhw: kernel stamp of an unknown key ignored", "t1k=%" PRIu64, x->t[T1K]);
@@ -4367,12 +4369,12 @@ static void test_swhw(void)
 		free(mem[i][0]);
 		free(mem[i][1]);
 	}
-	free(win);
-	free(E.keyseq);
-	win = NULL;
-	E.keyseq = NULL;
-	memset(&S, 0, sizeof(S));
-	E.txpend = 0;
+	free(run.win.slot);
+	free(run.E.keyseq);
+	run.win.slot = NULL;
+	run.E.keyseq = NULL;
+	memset(&run.S, 0, sizeof(run.S));
+	run.E.txpend = 0;
 }
 
 /* --ptp-probe: the PTP header's layout, its check, its options. */
@@ -4417,12 +4419,12 @@ static void test_ptp(void)
 
 	/* options */
 	r = parse_str("--ptp-probe", &a, &out, &err);
-	ok(r == 0 && !*err && cfg.ptp_probe && cfg.port == 319 && cfg.ptp_domain == 127 && proto_pre == PTP_HDR_LEN,
-	   "ptp opts: --ptp-probe -> port 319, domain 127, 44 B before rant's header", "r=%d err='%s' port=%u", r, err, cfg.port);
+	ok(r == 0 && !*err && opts.ptp_probe && opts.port == 319 && opts.ptp_domain == 127 && run.proto_pre == PTP_HDR_LEN,
+	   "ptp opts: --ptp-probe -> port 319, domain 127, 44 B before rant's header", "r=%d err='%s' port=%u", r, err, opts.port);
 	free(out);
 	free(err);
 	r = parse_str("--ptp-probe --ptp-domain 0 --port 319", &a, &out, &err);
-	ok(r == 0 && cfg.ptp_domain == 0 && cfg.port == 319, "ptp opts: domain 0 and an explicit --port 319 are fine",
+	ok(r == 0 && opts.ptp_domain == 0 && opts.port == 319, "ptp opts: domain 0 and an explicit --port 319 are fine",
 	   "r=%d err='%s'", r, err);
 	free(out);
 	free(err);
@@ -4442,11 +4444,11 @@ static void test_ptp(void)
 	free(out);
 	free(err);
 	r = parse_str("--allow-fragments -a h", &a, &out, &err);
-	ok(r == 0 && cfg.allow_fragments && proto_pre == 0, "opts: --allow-fragments; no PTP header without --ptp-probe",
+	ok(r == 0 && opts.allow_fragments && run.proto_pre == 0, "opts: --allow-fragments; no PTP header without --ptp-probe",
 	   "r=%d err='%s'", r, err);
 	free(out);
 	free(err);
-	proto_pre = 0;
+	run.proto_pre = 0;
 	reset_globals();
 }
 
@@ -4462,16 +4464,16 @@ static void test_klog(void)
 	bool hw = false;
 
 	reset_globals();
-	cfg.iface = "eth0";
-	ts.hw = true;
+	opts.iface = "eth0";
+	run.ts.hw = true;
 	side_set(true);
 	mem = calloc(10, log_rec_size(true));
-	memset(&S, 0, sizeof(S));
-	log_init(&S.log, mem, 10);
+	memset(&run.S, 0, sizeof(run.S));
+	log_init(&run.S.log, mem, 10);
 	log_kernel_stamps();
-	ok(side.nstamps == 12 && S.log.nstamps == 12 && S.log.rec_size == 8 + 96 + 4,
+	ok(run.side.nstamps == 12 && run.S.log.nstamps == 12 && run.S.log.rec_size == 8 + 96 + 4,
 	   "klog: hardware -> 12 stamps per emit record, T1_K, T4_K and the reflector's T2_K, T3_K included", "n=%d rec=%u",
-	   side.nstamps, S.log.rec_size);
+	   run.side.nstamps, run.S.log.rec_size);
 	memset(&x, 0, sizeof(x));
 	x.seq = 3;
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
@@ -4484,7 +4486,7 @@ static void test_klog(void)
 	x.t[T4K] = B + 41000;
 	x.t[T4SW] = B + 43000;
 	log_push(&x);
-	log_get(&S.log, 0, &x, &st);
+	log_get(&run.S.log, 0, &x, &st);
 	ok(x.t[T1K] == B + 300 && x.t[T4K] == B + 41000, "klog: the ring keeps T1_K and T4_K", "t1k=%" PRIu64, x.t[T1K]);
 	tmp_path(path, sizeof(path), "klog.csv");
 	r = log_to_file(path, LOG_CSV);
@@ -4509,7 +4511,7 @@ static void test_klog(void)
 	alog_free(&L);
 	unlink(path);
 	free(mem);
-	memset(&S, 0, sizeof(S));
+	memset(&run.S, 0, sizeof(run.S));
 	reset_globals();
 }
 
@@ -4538,9 +4540,9 @@ static void kx_tx(uint32_t key, uint64_t t, bool nic)
 	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
 	ts_parse(&b.msg, &c);
 	if (ts_tx_stamp(&c, &k, &v)) {
-		R.txpend++;	/* it was pending: reflect_on_tx takes it off */
+		run.R.txpend++;	/* it was pending: reflect_on_tx takes it off */
 		reflect_on_tx(k, v);
-		R.txpend--;
+		run.R.txpend--;
 	} else if (ts_tx_kernel(&c, &k, &v)) {
 		tx_kernel_stamp(k, v);
 	}
@@ -4568,27 +4570,27 @@ static void test_kx(void)
 	reset_globals();
 	side_set(false);
 	memset(kx_win, 0, sizeof(kx_win));
-	win = kx_win;
-	win_mask = 255;
-	memset(&R, 0, sizeof(R));
-	memset(&E, 0, sizeof(E));
-	R.log_fd = -1;
-	echo_q = q;
-	echo_head = echo_n = 0;
-	key.on = false;
-	ts.hw = true;
-	ts.next_key = 0;
-	cfg.sw_stamps = true;
+	run.win.slot = kx_win;
+	run.win.mask = 255;
+	memset(&run.R, 0, sizeof(run.R));
+	memset(&run.E, 0, sizeof(run.E));
+	run.R.log_fd = -1;
+	run.echo.q = q;
+	run.echo.head = run.echo.n = 0;
+	run.key.on = false;
+	run.ts.hw = true;
+	run.ts.next_key = 0;
+	opts.sw_stamps = true;
 	rx = socket(AF_INET, SOCK_DGRAM, 0);
 	tx = socket(AF_INET, SOCK_DGRAM, 0);
 	r = bind(rx, (struct sockaddr *)&to, sizeof(to));
 	getsockname(rx, (struct sockaddr *)&to, &tl);
-	sock_fd = tx;
+	run.sock_fd = tx;
 	ok(rx >= 0 && tx >= 0 && r == 0, "kx: loopback sockets to send the pongs from", "rx=%d tx=%d r=%d", rx, tx, r);
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
 	}
 	B = real_ns();
 	/* ping 0 (80 bytes): T2 wire B, kernel B+100, app B+500 */
@@ -4597,20 +4599,20 @@ static void test_kx(void)
 		m = (struct proto_msg){ .type = PT_PING, .session = 0x4b58, .seq = (uint64_t)i, .idle_ms = 1000 };
 		proto_encode(buf[i], &m);
 	}
-	ts_rx_kernel = B + 100;
+	run.ts_rx_kernel = B + 100;
 	reflect_packet(buf[0], 80, B, B + 500, false, (struct sockaddr *)&to, sizeof(to));
-	t3sw[0] = win[0].t[T3SW];
+	t3sw[0] = run.win.slot[0].t[T3SW];
 	ok(!proto_decode(buf[0], 80, &m) && (m.flags & PF_KSTAMPS) && m.t2k == B + 100 && !m.t3k && m.t2w == B &&
-	   win[0].t[T2K] == B + 100, "kx: pong 0 carries T2_K of its ping after the header", "flags=%#x t2k=%" PRIu64,
+	   run.win.slot[0].t[T2K] == B + 100, "kx: pong 0 carries T2_K of its ping after the header", "flags=%#x t2k=%" PRIu64,
 	   m.flags, m.t2k);
 	/* its TX stamps: the kernel's first, then the NIC's (the usual order) */
 	kx_tx(0, t3sw[0] + 400, false);
 	kx_tx(0, t3sw[0] + 1000, true);
-	ok(win[0].t[T3K] == t3sw[0] + 400 && win[0].t[T3W] == t3sw[0] + 1000 && echo_n == 1,
-	   "kx: reflector: T3_K and T3 of pong 0 from ts[0] and ts[2] messages, T3 queued to echo", "n=%u", echo_n);
-	ts_rx_kernel = B + 20100;
+	ok(run.win.slot[0].t[T3K] == t3sw[0] + 400 && run.win.slot[0].t[T3W] == t3sw[0] + 1000 && run.echo.n == 1,
+	   "kx: reflector: T3_K and T3 of pong 0 from ts[0] and ts[2] messages, T3 queued to echo", "n=%u", run.echo.n);
+	run.ts_rx_kernel = B + 20100;
 	reflect_packet(buf[1], 80, B + 20000, B + 20500, false, (struct sockaddr *)&to, sizeof(to));
-	t3sw[1] = win[1].t[T3SW];
+	t3sw[1] = run.win.slot[1].t[T3SW];
 	ok(!proto_decode(buf[1], 80, &m) && m.t2k == B + 20100 && (m.flags & PF_T3W) && m.t3w_seq == 0 &&
 	   m.t3w == t3sw[0] + 1000 && m.t3k == t3sw[0] + 400 && echo_plausible(&m),
 	   "kx: pong 1 carries its T2_K and pong 0's T3 with T3_K beside it", "t3k=%" PRIu64 " t3w_seq=%" PRIu64, m.t3k,
@@ -4618,14 +4620,14 @@ static void test_kx(void)
 	/* the NIC's stamp first, the kernel's after: T3_K is still found by the TX key */
 	kx_tx(1, t3sw[1] + 1000, true);
 	kx_tx(1, t3sw[1] + 400, false);
-	ok(echo_n == 1 && win[1].t[T3K] == t3sw[1] + 400, "kx: a kernel stamp after the NIC's still reaches the echo",
-	   "n=%u", echo_n);
+	ok(run.echo.n == 1 && run.win.slot[1].t[T3K] == t3sw[1] + 400, "kx: a kernel stamp after the NIC's still reaches the echo",
+	   "n=%u", run.echo.n);
 	/* a ping with no room: the pong goes without the block, counted */
-	ts_rx_kernel = B + 40100;
+	run.ts_rx_kernel = B + 40100;
 	reflect_packet(buf[2], 64, B + 40000, B + 40500, false, (struct sockaddr *)&to, sizeof(to));
-	ok(!proto_decode(buf[2], 64, &m) && !(m.flags & PF_KSTAMPS) && (m.flags & PF_SRV_HW) && S.c.kx_unfit == 1 &&
+	ok(!proto_decode(buf[2], 64, &m) && !(m.flags & PF_KSTAMPS) && (m.flags & PF_SRV_HW) && run.S.c.kx_unfit == 1 &&
 	   m.t3w_seq == 1, "kx: a 64-byte ping: no block, counted (kx_unfit 1), the echo still goes", "flags=%#x unfit=%" PRIu64,
-	   m.flags, S.c.kx_unfit);
+	   m.flags, run.S.c.kx_unfit);
 	f = open_memstream(&text, &tlen);
 	report_compute(&rep);
 	print_hw_notes(f, &rep);
@@ -4635,12 +4637,12 @@ static void test_kx(void)
 	free(text);
 	text = NULL;
 	/* the FIN_ACK: the PHC block, from the reading the status thread published */
-	phc.n = 3;
-	phc.method = PHC_EXTENDED;
-	phc.last_off = -250;
-	phc.window = 40;
+	run.phc.n = 3;
+	run.phc.method = PHC_EXTENDED;
+	run.phc.last_off = -250;
+	run.phc.window = 40;
 	phc_publish();
-	host_boot_id = 0x0123456789abcdefULL;
+	run.host_boot_id = 0x0123456789abcdefULL;
 	reflect_phc_block(&a);
 	memset(fin, 0, sizeof(fin));
 	proto_encode(fin, &a);
@@ -4652,14 +4654,14 @@ static void test_kx(void)
 	ok(!proto_decode(fin, 80, &m) && !m.phc_method && !proto_decode(buf[0], 80, &m) && !m.phc_method,
 	   "kx: a PHC block is read only from a FIN_ACK long enough for it", "method=%d", m.phc_method);
 	ok(proto_kx_put(fin, 79, &a) == -ENOSPC, "kx: 79 bytes have no room for the block: -ENOSPC", "-");
-	key.on = true;
+	run.key.on = true;
 	ok(proto_kx_need() == 88, "kx: with --key-file the block follows the tag: pings of 88 bytes", "%zu", proto_kx_need());
 	{
 		struct proto_msg p = { .type = PT_PONG, .session = 7, .seq = 9, .t2k = B + 77 }, d;
 		uint8_t kb[96] = { 0 };
 
-		key.k[0] = 1;
-		key.k[1] = 2;
+		run.key.k[0] = 1;
+		run.key.k[1] = 2;
 		proto_encode(kb, &p);
 		r = proto_kx_put(kb, sizeof(kb), &p);
 		tag_put(kb, sizeof(kb));
@@ -4669,55 +4671,55 @@ static void test_kx(void)
 		kb[75] ^= 1;
 		ok(!tag_ok(kb, sizeof(kb)), "kx: keyed: a changed kernel stamp breaks the tag", "-");
 	}
-	key.on = false;
-	memset(&phc, 0, sizeof(phc));
-	phc.fd = -1;
-	memset(&phc_pub, 0, sizeof(phc_pub));
+	run.key.on = false;
+	memset(&run.phc, 0, sizeof(run.phc));
+	run.phc.fd = -1;
+	memset(&run.phc_pub, 0, sizeof(run.phc_pub));
 	close(rx);
 	close(tx);
-	sock_fd = -1;
+	run.sock_fd = -1;
 
 	/* the client: pings 0-2 sent; the pongs above come back (the clock-step check is tested elsewhere) */
-	memset(&clk, 0, sizeof(clk));
+	memset(&run.clk, 0, sizeof(run.clk));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
 	}
-	memset(&S.c, 0, sizeof(S.c));
+	memset(&run.S.c, 0, sizeof(run.S.c));
 	side_set(true);
-	cfg.iface = "eth0";
+	opts.iface = "eth0";
 	log_kernel_stamps();
 	memset(kx_win, 0, sizeof(kx_win));
 	memset(kx_keyseq, 0, sizeof(kx_keyseq));
-	E.keyseq = kx_keyseq;
-	S.id = 0x4b58;
-	cfg.size = 80;
-	cfg.timeout_ns = UINT64_MAX / 2;
-	cfg.threshold_ns = -1;
+	run.E.keyseq = kx_keyseq;
+	run.S.id = 0x4b58;
+	opts.size = 80;
+	opts.timeout_ns = UINT64_MAX / 2;
+	opts.threshold_ns = -1;
 	for (i = 0; i < 3; i++) {
-		struct txn *x = &win[i];
+		struct txn *x = &run.win.slot[i];
 
 		x->seq = (uint64_t)i;
 		x->st = TF_USED | TF_SENT;
 		x->deadline = UINT64_MAX;
 		x->t[T1W] = B - 5000 + (uint64_t)i * 20000;
 		x->t[T1SW] = x->t[T1W] - 300;
-		S.c.sent++;
-		E.outstanding++;
+		run.S.c.sent++;
+		run.E.outstanding++;
 	}
-	E.next_seq = 3;
+	run.E.next_seq = 3;
 	emit_packet(buf[0], 80, B + 900000000ULL, B + 900001000ULL, false);
 	emit_packet(buf[1], 80, B + 900020000ULL, B + 900021000ULL, false);
-	ok(S.c.received == 2 && win[0].t[T2K] == B + 100 && win[1].t[T2K] == B + 20100 && win[0].t[T3K] == t3sw[0] + 400 &&
-	   win[0].t[T3W] == t3sw[0] + 1000, "kx: client: T2_K from each pong, T3_K of pong 0 from the echo in pong 1",
-	   "rx=%" PRIu64 " t2k=%" PRIu64 " t3k=%" PRIu64, S.c.received, win[0].t[T2K], win[0].t[T3K]);
-	ok(S.h[M_SRV_RX_NIC].n == 2 && S.h[M_SRV_RX_NIC].min == 100 && S.h[M_SRV_RX_WAKE].n == 2 &&
-	   S.h[M_SRV_RX_WAKE].min == 400 && S.h[M_SRV_TX_KERN].n == 1 && S.h[M_SRV_TX_KERN].min == 400 &&
-	   S.h[M_SRV_TX_NIC].n == 1 && S.h[M_SRV_TX_NIC].min == 600,
+	ok(run.S.c.received == 2 && run.win.slot[0].t[T2K] == B + 100 && run.win.slot[1].t[T2K] == B + 20100 && run.win.slot[0].t[T3K] == t3sw[0] + 400 &&
+	   run.win.slot[0].t[T3W] == t3sw[0] + 1000, "kx: client: T2_K from each pong, T3_K of pong 0 from the echo in pong 1",
+	   "rx=%" PRIu64 " t2k=%" PRIu64 " t3k=%" PRIu64, run.S.c.received, run.win.slot[0].t[T2K], run.win.slot[0].t[T3K]);
+	ok(run.S.h[M_SRV_RX_NIC].n == 2 && run.S.h[M_SRV_RX_NIC].min == 100 && run.S.h[M_SRV_RX_WAKE].n == 2 &&
+	   run.S.h[M_SRV_RX_WAKE].min == 400 && run.S.h[M_SRV_TX_KERN].n == 1 && run.S.h[M_SRV_TX_KERN].min == 400 &&
+	   run.S.h[M_SRV_TX_NIC].n == 1 && run.S.h[M_SRV_TX_NIC].min == 600,
 	   "kx: client statistics: server rx NIC+driver 100, wake-up 400, tx kernel 400, driver+NIC 600 ns",
-	   "rxnic n=%" PRIu64 " txkern n=%" PRIu64 " txnic min=%" PRId64, S.h[M_SRV_RX_NIC].n, S.h[M_SRV_TX_KERN].n,
-	   S.h[M_SRV_TX_NIC].min);
+	   "rxnic n=%" PRIu64 " txkern n=%" PRIu64 " txnic min=%" PRId64, run.S.h[M_SRV_RX_NIC].n, run.S.h[M_SRV_TX_KERN].n,
+	   run.S.h[M_SRV_TX_NIC].min);
 	n = 0;
-	segments(win[0].t, name, val, &n);
+	segments(run.win.slot[0].t, name, val, &n);
 	for (i = 0; i < n; i++) {
 		found += (!strcmp(name[i], metric_def[M_SRV_RX_NIC].label) && val[i] == 100) +
 			 (!strcmp(name[i], metric_def[M_SRV_TX_NIC].label) && val[i] == 600);
@@ -4743,9 +4745,9 @@ static void test_kx(void)
 	text = NULL;
 	/* csv log and --analyze: t2_k and t3_k columns, read back */
 	lmem = calloc(4, log_rec_size(true));
-	log_init(&S.log, lmem, 4);
+	log_init(&run.S.log, lmem, 4);
 	log_kernel_stamps();
-	log_push(&win[0]);
+	log_push(&run.win.slot[0]);
 	tmp_path(path, sizeof(path), "kx.csv");
 	r = log_to_file(path, LOG_CSV);
 	text = read_file(path);
@@ -4761,54 +4763,54 @@ static void test_kx(void)
 	alog_free(&L);
 	unlink(path);
 	free(lmem);
-	memset(&S.log, 0, sizeof(S.log));
+	memset(&run.S.log, 0, sizeof(run.S.log));
 	/* the client's side of a short ping: counted, and said with the size to use */
-	cfg.size = 64;
+	opts.size = 64;
 	emit_packet(buf[2], 64, B + 900040000ULL, B + 900041000ULL, false);
 	text = NULL;
 	f = open_memstream(&text, &tlen);
 	report_compute(&rep);
 	print_hw_notes(f, &rep);
 	fclose(f);
-	ok(S.c.kx_unfit == 1 && text && strstr(text, "missing from 1 pongs") && strstr(text, "--size 80"),
+	ok(run.S.c.kx_unfit == 1 && text && strstr(text, "missing from 1 pongs") && strstr(text, "--size 80"),
 	   "kx: client: a pong too short for the block is counted and the report names --size 80", "unfit=%" PRIu64 " '%s'",
-	   S.c.kx_unfit, text ? text : "");
+	   run.S.c.kx_unfit, text ? text : "");
 	free(text);
 
 	/* one-way evidence: two PHCs read against one kernel's CLOCK_REALTIME */
-	cfg.size = 104;
-	E.fin_sent = true;
-	S.srv_hw = true;
-	ts.hw = true;
-	host_boot_id = 0x0123456789abcdefULL;
+	opts.size = 104;
+	run.E.fin_sent = true;
+	run.S.srv_hw = true;
+	run.ts.hw = true;
+	run.host_boot_id = 0x0123456789abcdefULL;
 	emit_packet(fin, 104, 0, 0, false);
-	ok(E.fin_acked && E.srv_phc.method == PHC_EXTENDED && E.srv_phc.off == -250 && E.srv_phc.boot_id == host_boot_id,
-	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", E.srv_phc.method);
-	phc.n = 2;
-	phc.method = PHC_PRECISE;
-	phc.last_off = 100;
-	phc.window = 0;
-	hist_init(&S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64);
-	hist_init(&S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64);
-	hist_init(&S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64);
-	hist_add(&S.h[M_FORWARD], 9000, 0);
-	hist_add(&S.h[M_BACKWARD], 9100, 0);
-	hist_add(&S.h[M_RTT], 20000, 0);
+	ok(run.E.fin_acked && run.E.srv_phc.method == PHC_EXTENDED && run.E.srv_phc.off == -250 && run.E.srv_phc.boot_id == run.host_boot_id,
+	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", run.E.srv_phc.method);
+	run.phc.n = 2;
+	run.phc.method = PHC_PRECISE;
+	run.phc.last_off = 100;
+	run.phc.window = 0;
+	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64);
+	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64);
+	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64);
+	hist_add(&run.S.h[M_FORWARD], 9000, 0);
+	hist_add(&run.S.h[M_BACKWARD], 9100, 0);
+	hist_add(&run.S.h[M_RTT], 20000, 0);
 	ok(oneway_trusted(why, sizeof(why)) && strstr(why, "within 390 ns") && strstr(why, "same boot id") &&
 	   ow_current(why, sizeof(why)) == OW_PHC, "kx: same boot id, both PHCs disciplined, 390 ns apart: one-way trusted (phc)",
 	   "'%s'", why);
-	host_boot_id = 0x0123456789abcdeeULL;
+	run.host_boot_id = 0x0123456789abcdeeULL;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "another kernel"),
 	   "kx: another kernel's PHC: not trusted, says why", "'%s'", why);
-	host_boot_id = E.srv_phc.boot_id;
-	phc.last_off = 2000;
+	run.host_boot_id = run.E.srv_phc.boot_id;
+	run.phc.last_off = 2000;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "differ by up to 2290 ns"),
 	   "kx: PHCs 2.29 us apart: not trusted", "'%s'", why);
-	phc.last_off = 100;
-	E.srv_phc.disciplined = 0;
+	run.phc.last_off = 100;
+	run.E.srv_phc.disciplined = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC is not disciplined"),
 	   "kx: the reflector's PHC not disciplined: not trusted", "'%s'", why);
-	E.srv_phc.method = 0;
+	run.E.srv_phc.method = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC - CLOCK_REALTIME was not measured") &&
 	   strstr(why, "--size 104"), "kx: no PHC block from the reflector: not trusted, --size 104 named", "'%s'", why);
 
@@ -4816,15 +4818,15 @@ static void test_kx(void)
 		free(mem[i][0]);
 		free(mem[i][1]);
 	}
-	memset(&phc, 0, sizeof(phc));
-	phc.fd = -1;
-	host_boot_id = 0;
-	win = NULL;
-	E.keyseq = NULL;
-	memset(&E, 0, sizeof(E));
-	memset(&R, 0, sizeof(R));
-	echo_q = NULL;
-	memset(&S, 0, sizeof(S));
+	memset(&run.phc, 0, sizeof(run.phc));
+	run.phc.fd = -1;
+	run.host_boot_id = 0;
+	run.win.slot = NULL;
+	run.E.keyseq = NULL;
+	memset(&run.E, 0, sizeof(run.E));
+	memset(&run.R, 0, sizeof(run.R));
+	run.echo.q = NULL;
+	memset(&run.S, 0, sizeof(run.S));
 	reset_globals();
 }
 
@@ -4851,17 +4853,17 @@ static void test_tsconfig(void)
 	n = nla_put(buf, n, ETNL_A_TSCONFIG_PROVIDER | NLA_F_NESTED, nest, nl);
 	nh.nlmsg_len = (uint32_t)n;
 	memcpy(buf, &nh, sizeof(nh));
-	memset(&ts_prov, 0, sizeof(ts_prov));
+	memset(&run.ts_prov, 0, sizeof(run.ts_prov));
 	r = tsconfig_parse(buf, n);
-	ok(r == 0 && ts_prov.known && ts_prov.phc_index == 5 && ts_prov.qualifier == 1,
-	   "tsconfig: provider nest -> PHC 5, approximate", "r=%d known=%d idx=%d q=%u", r, ts_prov.known, ts_prov.phc_index,
-	   ts_prov.qualifier);
+	ok(r == 0 && run.ts_prov.known && run.ts_prov.phc_index == 5 && run.ts_prov.qualifier == 1,
+	   "tsconfig: provider nest -> PHC 5, approximate", "r=%d known=%d idx=%d q=%u", r, run.ts_prov.known, run.ts_prov.phc_index,
+	   run.ts_prov.qualifier);
 	/* an attribute whose length runs past the message is not read */
 	buf[NLMSG_HDRLEN + GENL_HDRLEN + NLA_HDRLEN] = 0xff;
-	memset(&ts_prov, 0, sizeof(ts_prov));
+	memset(&run.ts_prov, 0, sizeof(run.ts_prov));
 	buf[NLMSG_HDRLEN + GENL_HDRLEN] = 0xf0;
 	r = tsconfig_parse(buf, n);
-	ok(r == -ENODATA && !ts_prov.known, "tsconfig: a bad attribute length -> nothing read", "r=%d", r);
+	ok(r == -ENODATA && !run.ts_prov.known, "tsconfig: a bad attribute length -> nothing read", "r=%d", r);
 	/* the kernel said no */
 	memset(buf, 0, sizeof(buf));
 	nh.nlmsg_type = NLMSG_ERROR;
@@ -4874,10 +4876,10 @@ static void test_tsconfig(void)
 	ok(tsconfig_parse(buf, 8) == -EBADMSG, "tsconfig: a truncated message -> -EBADMSG", "failed");
 	/* the real kernel, on lo (no hardware stamps): an answer, never a hang */
 	ts_provider_get("lo");
-	ok(!ts_prov.known && ts_prov.err < 0, "tsconfig: lo has no provider; the kernel says why", "err=%d (%s)", ts_prov.err,
-	   strerror(-ts_prov.err));
-	printf("# tsconfig on lo: %s\n", strerror(-ts_prov.err));
-	memset(&ts_prov, 0, sizeof(ts_prov));
+	ok(!run.ts_prov.known && run.ts_prov.err < 0, "tsconfig: lo has no provider; the kernel says why", "err=%d (%s)", run.ts_prov.err,
+	   strerror(-run.ts_prov.err));
+	printf("# tsconfig on lo: %s\n", strerror(-run.ts_prov.err));
+	memset(&run.ts_prov, 0, sizeof(run.ts_prov));
 }
 
 /* ------------------------------------------------------------------ pmc */
@@ -5062,8 +5064,8 @@ static void test_pmc_read(void)
 	pg.pmc_width = 48;
 
 	/* a wrap: before the overflow interrupt is taken, and after the kernel folded it into offset */
-	pmc.n = 1;
-	pmc.pg[0] = &pg;
+	run.pmc.n = 1;
+	run.pmc.pg[0] = &pg;
 	fr.raw[2] = 0xfffffffffff0ULL;
 	pmc_read(a);
 	fr.raw[2] = 0x10;
@@ -5102,7 +5104,7 @@ static void test_pmc_read(void)
 	ok(b[0] == PMC_NONE && fr.calls == PMC_TRIES, "pmc read: a page rewritten without end gives up (bounded)",
 	   "calls %d", fr.calls);
 	fr.bump = NULL;
-	pmc.n = 0;
+	run.pmc.n = 0;
 }
 
 static void test_pmc_setup(void)
@@ -5140,15 +5142,15 @@ static void test_pmc_setup(void)
 	free(err);
 
 	r = pmc_try(&err, 0, ENOENT, 1, false);
-	ok(r < 0 && one_rant_line(err) && strstr(err, "cannot count cycles") && pmc.n == 0,
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cannot count cycles") && run.pmc.n == 0,
 	   "pmc setup: no cycles event -> refused", "'%s'", err);
 	free(err);
 
 	/* a PMU without a dTLB event: the other three, and the note says so */
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
 	r = pmc_try(&err, 3, ENOENT, 1, false);
-	ok(r == 0 && !*err && pmc.n == 3 && !strcmp(pmc.skipped, "dtlb_misses") && pmc.width == 48,
-	   "pmc setup: an event the PMU lacks is left out", "r %d n %d skipped '%s' '%s'", r, pmc.n, pmc.skipped, err);
+	ok(r == 0 && !*err && run.pmc.n == 3 && !strcmp(run.pmc.skipped, "dtlb_misses") && run.pmc.width == 48,
+	   "pmc setup: an event the PMU lacks is left out", "r %d n %d skipped '%s' '%s'", r, run.pmc.n, run.pmc.skipped, err);
 	ok(fo.attr[0].exclude_kernel && fo.attr[0].exclude_hv && fo.attr[1].exclude_kernel && fo.attr[0].pinned &&
 	   !fo.attr[1].pinned && fo.group[0] == -1 && fo.group[1] >= 0 && fo.group[2] == fo.group[1] &&
 	   fo.attr[0].config == PERF_COUNT_HW_CPU_CYCLES && fo.attr[1].config == PERF_COUNT_HW_INSTRUCTIONS &&
@@ -5157,7 +5159,7 @@ static void test_pmc_setup(void)
 	{
 		struct capture ce;
 
-		cfg.quiet = false;
+		opts.quiet = false;
 		side_set(true);
 		cap_start(&ce, 2);
 		pmc_note(stderr);
@@ -5172,18 +5174,18 @@ static void test_pmc_setup(void)
 	/* hybrid CPUs: the PMU is cpu_core */
 	pmc_fake_sysfs("cpu_core", "1\n", "2\n");
 	r = pmc_try(&err, -1, 0, 1, false);
-	ok(r == 0 && pmc.n == 4 && !*err, "pmc setup: cpu_core (hybrid) is a PMU too", "r %d '%s'", r, err);
+	ok(r == 0 && run.pmc.n == 4 && !*err, "pmc setup: cpu_core (hybrid) is a PMU too", "r %d '%s'", r, err);
 	free(err);
 	pmc_close();
 
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
 	r = pmc_try(&err, -1, 0, 1, true);
-	ok(r < 0 && one_rant_line(err) && strstr(err, "cap_user_rdpmc is 0") && strstr(err, "/cpu/rdpmc") && pmc.n == 0,
+	ok(r < 0 && one_rant_line(err) && strstr(err, "cap_user_rdpmc is 0") && strstr(err, "/cpu/rdpmc") && run.pmc.n == 0,
 	   "pmc setup: cap_user_rdpmc 0 in the page -> refused with the fix", "'%s'", err);
 	free(err);
 
 	r = pmc_try(&err, -1, 0, 0, false);	/* index 0: the group is not on the PMU */
-	ok(r < 0 && one_rant_line(err) && strstr(err, "not on the PMU") && strstr(err, "nmi_watchdog") && pmc.n == 0,
+	ok(r < 0 && one_rant_line(err) && strstr(err, "not on the PMU") && strstr(err, "nmi_watchdog") && run.pmc.n == 0,
 	   "pmc setup: index 0 at start -> refused", "'%s'", err);
 	free(err);
 	fake_open_free();
@@ -5198,16 +5200,16 @@ static void test_pmc_flow(void)
 	uint8_t *mem;
 	int i, r, k;
 
+	reset_globals();
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
 	r = pmc_try(&err, -1, 0, 1, false);
 	free(err);
-	if (r < 0 || pmc.n != 4) {
-		ok(false, "pmc flow: fake counters set up", "r %d n %d", r, pmc.n);
+	if (r < 0 || run.pmc.n != 4) {
+		ok(false, "pmc flow: fake counters set up", "r %d n %d", r, run.pmc.n);
 		return;
 	}
-	reset_globals();
 	log_setup(true, &mem, 16);
-	ok(S.log.rec_size == 8 + 64 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", S.log.rec_size);
+	ok(run.S.log.rec_size == 8 + 64 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
 	for (i = 0; i < 4; i++) {
 		mk_emit_txn(&x[i], (uint64_t)i, i == 2 ? K_LOST : i == 3 ? K_WARMUP : K_OK);
 		/* emit_send: counts before send(); emit_recv: after recvmsg(); emit_packet: the delta */
@@ -5216,16 +5218,16 @@ static void test_pmc_flow(void)
 			fr.raw[k] += (uint64_t)(100 * (k + 1) * (i + 1));
 		}
 		if (i != 2) {
-			pmc_read(pmc_rx);
-			pmc_delta(x[i].pmc, x[i].pmc, pmc_rx);
+			pmc_read(run.pmc_rx);
+			pmc_delta(x[i].pmc, x[i].pmc, run.pmc_rx);
 		}
 		txn_retire(&x[i]);
 	}
 	ok(x[0].pmc[0] == 100 && x[0].pmc[3] == 400 && x[1].pmc[1] == 400,
 	   "pmc flow: deltas of send -> receive", "%" PRIu64 " %" PRIu64 " %" PRIu64, x[0].pmc[0], x[0].pmc[3], x[1].pmc[1]);
-	ok(pmc_st.n[0] == 2 && pmc_st.max[0] == 200 && pmc_st.max_seq[0] == 1 && pmc_avg(0) == 150.0 && pmc_avg(3) == 600.0,
+	ok(run.pmc_st.n[0] == 2 && run.pmc_st.max[0] == 200 && run.pmc_st.max_seq[0] == 1 && pmc_avg(0) == 150.0 && pmc_avg(3) == 600.0,
 	   "pmc flow: only measured transactions in avg/max (lost and warm-up left out)", "n %" PRIu64 " max %" PRIu64,
-	   pmc_st.n[0], pmc_st.max[0]);
+	   run.pmc_st.n[0], run.pmc_st.max[0]);
 
 	tmp_path(path, sizeof(path), "pmc.csv");
 	r = log_to_file(path, LOG_CSV);
@@ -5240,21 +5242,21 @@ static void test_pmc_flow(void)
 	free(mem);
 
 	/* --analyze reads the columns back into the same avg/max, report and JSON */
-	pmc.n = 0;
+	run.pmc.n = 0;
 	pmc_reset();
 	reset_globals();
 	tmp_path(jpath, sizeof(jpath), "pmc.json");
-	cfg.mode = MODE_ANALYZE;
-	cfg.analyze[0] = path;
-	cfg.json = jpath;
+	opts.mode = MODE_ANALYZE;
+	opts.analyze[0] = path;
+	opts.json = jpath;
 	cap_start(&co, 1);
 	cap_start(&ce, 2);
 	r = analyze_main();
 	err = cap_stop(&ce);
 	out = cap_stop(&co);
 	js = read_file(jpath);
-	ok(r == 0 && pmc.n == 4 && pmc_st.n[0] == 2 && pmc_st.max[3] == 800 && pmc_st.max_seq[3] == 1,
-	   "pmc flow: --analyze reads the counters back", "r %d n %d '%s'", r, pmc.n, err);
+	ok(r == 0 && run.pmc.n == 4 && run.pmc_st.n[0] == 2 && run.pmc_st.max[3] == 800 && run.pmc_st.max_seq[3] == 1,
+	   "pmc flow: --analyze reads the counters back", "r %d n %d '%s'", r, run.pmc.n, err);
 	ok(strstr(out, "--- Hardware counters per transaction (user space, send -> receive) ---") &&
 	   strstr(out, "cycles ") && strstr(out, "dtlb_misses "), "pmc flow: the report has the counters table", "%s", out);
 	ok(js && strstr(js, "\"pmc\": {\"scope\": \"user\"") &&
@@ -5279,7 +5281,7 @@ static void test_pmc_flow(void)
 	ok(!strcmp(line, " cycles=200 instructions=400 cache_misses=- dtlb_misses=800"), "pmc flow: trace marker fields",
 	   "'%s'", line);
 	unlink(path);
-	pmc.n = 0;
+	run.pmc.n = 0;
 	pmc_reset();
 	reset_globals();
 }
@@ -5291,11 +5293,11 @@ static void test_pmc(void)
 	int r;
 
 	r = parse_str("-M -a h", &a, &out, &err);
-	ok(r == 0 && cfg.pmc && !*err, "pmc: -M parses", "%d '%s'", r, err);
+	ok(r == 0 && opts.pmc && !*err, "pmc: -M parses", "%d '%s'", r, err);
 	free(out);
 	free(err);
 	r = parse_str("--pmc", &a, &out, &err);
-	ok(r == 0 && cfg.pmc && cfg.mode == MODE_REFLECT, "pmc: --pmc on the reflector", "%d", r);
+	ok(r == 0 && opts.pmc && opts.mode == MODE_REFLECT, "pmc: --pmc on the reflector", "%d", r);
 	free(out);
 	free(err);
 	r = parse_str("--analyze f -M", &a, &out, &err);
@@ -5367,17 +5369,17 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 	int k;
 
 	reset_globals();
-	ow_evidence = OW_NONE;	/* one-way delays not trusted unless a test says so */
-	cfg.sw_stamps = true;
-	cfg.threshold_ns = threshold_ns;
-	cfg.cont = true;
+	run.ow_evidence = OW_NONE;	/* one-way delays not trusted unless a test says so */
+	opts.sw_stamps = true;
+	opts.threshold_ns = threshold_ns;
+	opts.cont = true;
 	log_setup(true, &mem, n);
-	for (k = 0; k < side.nmetrics; k++) {
-		int m = side.metrics[k];
+	for (k = 0; k < run.side.nmetrics; k++) {
+		int m = run.side.metrics[k];
 
-		hist_init(&S.h[m], cfg.bucket_ns, cfg.bound_ns, calloc(cfg.bound_ns / cfg.bucket_ns, 8), calloc(n, 8), n);
+		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n);
 	}
-	S.breach = calloc(BREACH_KEEP, sizeof(*S.breach));
+	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
 	for (i = 0; i < n; i++) {
 		mk_emit_txn(&x, i, i % 50 == 7 ? K_LOST : i % 200 == 3 ? K_WARMUP : K_OK);
 		if (i % 97 == 5 && x.t[T4W]) {
@@ -5385,7 +5387,7 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 			x.t[T4SW] += 400000 + i;
 		}
 		if (x.st & TF_LOST) {
-			S.c.lost++;
+			run.S.c.lost++;
 		}
 		txn_account(&x);
 		log_push(&x);
@@ -5399,25 +5401,25 @@ static void plot_fixture_free(uint8_t *mem)
 	int k;
 
 	for (k = 0; k < NMETRIC; k++) {
-		free(S.h[k].bucket);
-		free(S.h[k].out);
+		free(run.S.h[k].bucket);
+		free(run.S.h[k].out);
 	}
-	free(S.breach);
+	free(run.S.breach);
 	free(mem);
-	memset(&S, 0, sizeof(S));
+	memset(&run.S, 0, sizeof(run.S));
 }
 
 /* Draw the fixture's ring into a temp file; its text (malloc'd) or NULL. */
 static char *plot_fixture_draw(int *r)
 {
-	struct plot_src src = { .n = S.log.n, .what = "" };
+	struct plot_src src = { .n = run.S.log.n, .what = "" };
 	char path[128], *text;
 
 	tmp_path(path, sizeof(path), "plot");
-	PL.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	run.PL.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	*r = plot_draw(&src);
-	close(PL.fd);
-	PL.fd = -1;
+	close(run.PL.fd);
+	run.PL.fd = -1;
 	text = read_file(path);
 	unlink(path);
 	return text;
@@ -5452,14 +5454,14 @@ static void test_plot(void)
 		};
 		size_t j;
 
-		for (j = 0; j < sizeof(c) / sizeof(c[0]); j++) {
+		for (j = 0; j < ARRAY_SIZE(c); j++) {
 			struct args a;
 			char *out, *err, name[160];
 			int rr = parse_str(c[j].argv, &a, &out, &err);
 
 			snprintf(name, sizeof(name), "plot: opt_parse '%s' -> %d", c[j].argv, c[j].want);
 			ok(rr == c[j].want && (c[j].want == 0 ? !*err : one_rant_line(err) && strstr(err, c[j].needle)) &&
-			   (c[j].want || !strcmp(cfg.plot, "p.svg")), name, "returned %d, stderr '%s'", rr, err);
+			   (c[j].want || !strcmp(opts.plot, "p.svg")), name, "returned %d, stderr '%s'", rr, err);
 			free(out);
 			free(err);
 		}
@@ -5519,17 +5521,17 @@ static void test_plot(void)
 
 	/* a small run: every transaction drawn; the table is the histogram's numbers */
 	mem = plot_fixture(1000, 200000);
-	snprintf(cfg.cmdline, sizeof(cfg.cmdline), "rant -a <h&st> \"x\" \x01\xc3\xa9");
+	snprintf(opts.cmdline, sizeof(opts.cmdline), "rant -a <h&st> \"x\" \x01\xc3\xa9");
 	svg_doc = plot_fixture_draw(&r);
 	ok(!r && svg_doc && !strncmp(svg_doc, "<?xml", 5) && strstr(svg_doc, "</svg>\n") &&
 	   strlen(strstr(svg_doc, "</svg>\n")) == 7, "plot: small run drawn, one complete SVG document", "r=%d", r);
 	good = svg_doc != NULL;
-	for (k = 0; good && k < side.nmetrics; k++) {
-		const struct hist *h = &S.h[side.metrics[k]];
-		const char *key = metric_def[side.metrics[k]].key;
+	for (k = 0; good && k < run.side.nmetrics; k++) {
+		const struct hist *h = &run.S.h[run.side.metrics[k]];
+		const char *key = metric_def[run.side.metrics[k]].key;
 		int j;
 
-		if (side.metrics[k] != M_RTT && side.metrics[k] != M_RESPONSE && side.metrics[k] != M_NETWORK) {
+		if (run.side.metrics[k] != M_RTT && run.side.metrics[k] != M_RESPONSE && run.side.metrics[k] != M_NETWORK) {
 			continue;
 		}
 		snprintf(id, sizeof(id), "%s-samples", key);
@@ -5546,15 +5548,15 @@ static void test_plot(void)
 	}
 	ok(good, "plot: samples, percentiles and max in the picture equal the statistics (rtt, response, network)",
 	   "rtt-p99 '%s'", svg_doc ? svg_id_text(svg_doc, "rtt-p99") : "");
-	v = S.h[M_RTT].n + S.h[M_RESPONSE].n + S.h[M_NETWORK].n;
+	v = run.S.h[M_RTT].n + run.S.h[M_RESPONSE].n + run.S.h[M_NETWORK].n;
 	ok(svg_doc && count_str(svg_doc, "h.1") == (int)v, "plot: small run: one dot per sample of each series",
 	   "%d dots, %" PRIu64 " samples", svg_doc ? count_str(svg_doc, "h.1") : -1, v);
 	ok(svg_doc && count_str(svg_doc, "l6 6") == 20, "plot: the 20 lost transactions are marked (one bin each)", "%d",
 	   svg_doc ? count_str(svg_doc, "l6 6") : -1);
-	ok(svg_doc && count_str(svg_doc, "h8l-4 7z") == (int)S.c.breaches && S.c.breaches > 5 && strstr(svg_doc, ">threshold 200 "),
+	ok(svg_doc && count_str(svg_doc, "h8l-4 7z") == (int)run.S.c.breaches && run.S.c.breaches > 5 && strstr(svg_doc, ">threshold 200 "),
 	   "plot: threshold line and every breach marked", "%d marks, %" PRIu64 " breaches",
-	   svg_doc ? count_str(svg_doc, "h8l-4 7z") : -1, S.c.breaches);
-	snprintf(buf, sizeof(buf), ">seq %" PRIu64 "<", S.h[M_RTT].max_seq);
+	   svg_doc ? count_str(svg_doc, "h8l-4 7z") : -1, run.S.c.breaches);
+	snprintf(buf, sizeof(buf), ">seq %" PRIu64 "<", run.S.h[M_RTT].max_seq);
 	ok(svg_doc && strstr(svg_doc, buf) && strstr(svg_doc, "The 15 worst transactions by rtt") &&
 	   strstr(svg_doc, buf) < strstr(svg_doc, ">seq ") + 1 + strlen(buf), "plot: the worst transaction comes first",
 	   "want %s", buf);
@@ -5566,21 +5568,21 @@ static void test_plot(void)
 	/* a large run: bands instead of dots, still the same numbers */
 	mem = plot_fixture(PLOT_RAW * 3, -1);
 	svg_doc = plot_fixture_draw(&r);
-	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_RTT].n);
+	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_RTT].n);
 	ok(!r && svg_doc && !strstr(svg_doc, "h.1") && count_str(svg_doc, "fill-opacity=\"0.22\"") >= 1 && count_str(svg_doc, "fill-opacity=\"0.12\"") >= 2 &&
 	   !strcmp(svg_id_text(svg_doc, "rtt-samples"), buf) && !strstr(svg_doc, "h8l-4 7z") && !strstr(svg_doc, ">threshold "),
 	   "plot: large run: min-max bands per bin, no dots, no threshold", "r=%d", r);
 	free(svg_doc);
 
 	/* a failed write is reported, not lost */
-	PL.fd = open("/dev/full", O_WRONLY);
+	run.PL.fd = open("/dev/full", O_WRONLY);
 	{
-		struct plot_src src = { .n = S.log.n, .what = "" };
+		struct plot_src src = { .n = run.S.log.n, .what = "" };
 
-		r = PL.fd >= 0 ? plot_draw(&src) : -ENOENT;
+		r = run.PL.fd >= 0 ? plot_draw(&src) : -ENOENT;
 	}
-	close(PL.fd);
-	PL.fd = -1;
+	close(run.PL.fd);
+	run.PL.fd = -1;
 	ok(r == -ENOSPC, "plot: a write to a full disk returns -ENOSPC", "r=%d", r);
 	plot_fixture_free(mem);
 	reset_globals();
@@ -5609,40 +5611,40 @@ static void test_perf(void)
 
 	reset_globals();
 	/* the ping came to 127.0.0.1 on lo: the kernel's own choice for 127.0.0.1 */
-	R.pi_level = IPPROTO_IPV6;
-	R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
-	R.pi.v6.ipi6_ifindex = 1;
-	cfg.iface = NULL;
+	run.R.pi_level = IPPROTO_IPV6;
+	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	run.R.pi.v6.ipi6_ifindex = 1;
+	opts.iface = NULL;
 	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 5);
-	ok(!R.src_same && R.src_probed == 5, "perf: without -i the source is always named (IP_PKTINFO)",
-	   "same=%d probed=%" PRIu64, R.src_same, R.src_probed);
+	ok(!run.R.src_same && run.R.src_probed == 5, "perf: without -i the source is always named (IP_PKTINFO)",
+	   "same=%d probed=%" PRIu64, run.R.src_same, run.R.src_probed);
 	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: without -i no answer goes without it", "-");
-	cfg.iface = iface;
+	opts.iface = iface;
 	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 7);
 	if (geteuid() == 0) {
-		ok(R.src_same, "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
+		ok(run.R.src_same, "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
 		ok(reflect_src_known((struct sockaddr *)&peer), "perf: the probed peer and address: known", "-");
 	}
 	ok(!reflect_src_known((struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
 	/* the same peer pings another of the host's addresses: named again */
-	R.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
+	run.R.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
 	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: another destination address: named", "-");
 	/* probed while the ping came to 127.0.0.2: not the kernel's choice for 127.0.0.1 */
 	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 9);
-	ok(!R.src_same && !reflect_src_known((struct sockaddr *)&peer),
-	   "perf: a second address is never the kernel's choice: named", "same=%d", R.src_same);
-	R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
-	R.pi_level = 0;
+	ok(!run.R.src_same && !reflect_src_known((struct sockaddr *)&peer),
+	   "perf: a second address is never the kernel's choice: named", "same=%d", run.R.src_same);
+	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	run.R.pi_level = 0;
 	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: no IP_PKTINFO received: nothing known", "-");
 	/* a new session probes again */
-	R.src_same = true;
-	win = perf_win;
-	win_mask = 255;
+	run.R.src_same = true;
+	run.win.slot = perf_win;
+	run.win.mask = 255;
 	reflect_start(0x1234);
-	ok(!R.src_same && !R.src_probed, "perf: a new session forgets the last one's probe", "-");
-	R.active = false;
-	win = NULL;
-	cfg.iface = NULL;
+	ok(!run.R.src_same && !run.R.src_probed, "perf: a new session forgets the last one's probe", "-");
+	run.R.active = false;
+	run.win.slot = NULL;
+	opts.iface = NULL;
 	reset_globals();
 }
 
@@ -5683,19 +5685,19 @@ static void test_plot_panels(void)
 
 	/* one-way known (a veth): forward and backward are series, in the legend and the table */
 	mem = plot_fixture(1000, -1);
-	ow_evidence = OW_VETH;
+	run.ow_evidence = OW_VETH;
 	svg_doc = plot_fixture_draw(&r);
-	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_FORWARD].n);
-	good = !r && svg_doc && S.h[M_FORWARD].n &&
+	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_FORWARD].n);
+	good = !r && svg_doc && run.S.h[M_FORWARD].n &&
 	       !strcmp(svg_id_text(svg_doc, "forward-samples"), buf);
-	snprintf(buf, sizeof(buf), "%" PRIu64, S.h[M_BACKWARD].n);
+	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_BACKWARD].n);
 	good = good && !strcmp(svg_id_text(svg_doc, "backward-samples"), buf) &&
 	       strstr(svg_doc, ">forward one-way (T2-T1 wire)</text>") &&
 	       strstr(svg_doc, ">backward one-way (T4-T3 wire)</text>");
 	ok(good, "plot panels: one-way known: forward and backward in the legend and the table",
 	   "r=%d forward-samples '%s'", r, svg_doc ? svg_id_text(svg_doc, "forward-samples") : "");
-	i = S.h[M_RTT].n + S.h[M_RESPONSE].n + S.h[M_NETWORK].n + S.h[M_FORWARD].n +
-	    S.h[M_BACKWARD].n;
+	i = run.S.h[M_RTT].n + run.S.h[M_RESPONSE].n + run.S.h[M_NETWORK].n + run.S.h[M_FORWARD].n +
+	    run.S.h[M_BACKWARD].n;
 	ok(svg_doc && count_str(svg_doc, "h.1") == (int)i &&
 	   strstr(svg_doc, "stroke=\"" OI_SKY "\"") && strstr(svg_doc, "stroke=\"" OI_PURPLE "\""),
 	   "plot panels: one-way known: a dot per one-way sample, in their colours",
@@ -5706,9 +5708,9 @@ static void test_plot_panels(void)
 	free(svg_doc);
 
 	/* one-way not known (nothing shows the clocks agree): measured, not drawn */
-	ow_evidence = OW_NONE;
+	run.ow_evidence = OW_NONE;
 	svg_doc = plot_fixture_draw(&r);
-	ok(!r && svg_doc && S.h[M_FORWARD].n && !strstr(svg_doc, "one-way") &&
+	ok(!r && svg_doc && run.S.h[M_FORWARD].n && !strstr(svg_doc, "one-way") &&
 	   !strstr(svg_doc, "forward-samples"),
 	   "plot panels: one-way not known: no forward or backward series", "r=%d", r);
 	free(svg_doc);
@@ -5717,23 +5719,23 @@ static void test_plot_panels(void)
 	 * Two classes (seq % 2) and two sizes (64 B, then 256 B from seq 500): the
 	 * rows get the fixture's transactions as the emit loop would count them.
 	 */
-	K.ncls = 2;
-	K.nsz = 2;
-	K.size[0] = 64;
-	K.size[1] = 256;
-	K.prio[0] = 1;
-	K.prio[1] = 2;
-	K.tos[0] = -1;
-	K.tos[1] = 0x28;
-	K.phase = 1;
-	K.phase_seq0[1] = 500;
+	run.K.ncls = 2;
+	run.K.nsz = 2;
+	run.K.size[0] = 64;
+	run.K.size[1] = 256;
+	run.K.prio[0] = 1;
+	run.K.prio[1] = 2;
+	run.K.tos[0] = -1;
+	run.K.tos[1] = 0x28;
+	run.K.phase = 1;
+	run.K.phase_seq0[1] = 500;
 	good = cls_alloc(1000) == 0;
-	for (i = 0; good && i < S.log.n; i++) {
+	for (i = 0; good && i < run.S.log.n; i++) {
 		struct txn x;
 		int st;
 		int64_t v;
 
-		log_get(&S.log, i, &x, &st);
+		log_get(&run.S.log, i, &x, &st);
 		if (st == ST_LOST) {
 			cls_count(x.seq, CG_LOST);
 			lost[x.seq % 2]++;
@@ -5755,7 +5757,7 @@ static void test_plot_panels(void)
 	   svg_doc ? svg_id_text(svg_doc, "class1-title") : "");
 	for (k = 0; svg_doc && k < 4; k++) {
 		static const char *const row[] = { "class0", "class1", "size64", "size256" };
-		const struct hist *h = &K.g[k].h;
+		const struct hist *h = &run.K.g[k].h;
 		bool approx = false;
 
 		snprintf(id, sizeof(id), "%s-samples", row[k]);
@@ -5789,18 +5791,18 @@ static void test_plot_panels(void)
 	   svg_max_y(svg_doc), svg_height(svg_doc));
 	free(svg_doc);
 	/* a --size list that repeats a size: each panel keeps an id of its own */
-	K.size[1] = 64;
+	run.K.size[1] = 64;
 	svg_doc = plot_fixture_draw(&r);
 	ok(!r && svg_doc && !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
 	   !strcmp(svg_id_text(svg_doc, "size64-1-title"), "size 64 B") &&
 	   count_str(svg_doc, "id=\"size64-1-") == 6 && strstr(svg_doc, "id=\"phase64-1\""),
 	   "plot panels: a repeated size gets ids of its own", "r=%d", r);
 	free(svg_doc);
-	for (k = 0; K.g && k < K.ng; k++) {
-		free(K.g[k].h.bucket);
-		free(K.g[k].h.out);
+	for (k = 0; run.K.g && k < run.K.ng; k++) {
+		free(run.K.g[k].h.bucket);
+		free(run.K.g[k].h.out);
 	}
-	free(K.g);
+	free(run.K.g);
 	plot_fixture_free(mem);
 	reset_globals();
 	cls_defaults();
@@ -5902,7 +5904,7 @@ int main(int argc, char **argv)
 	int n = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (i = 0; i < sizeof(unit_cases) / sizeof(unit_cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(unit_cases); i++) {
 		if (!case_wanted(unit_cases[i].name, argc, argv)) {
 			continue;
 		}
