@@ -8,9 +8,12 @@
  * as emit (client, -a ADDR) or reflect (server).  The reflector echoes its own
  * stamps so that the client alone can decompose every transaction.
  *
- * Reading order: constants, types, configuration and state, helpers, then
- * timestamps, protocol, statistics, pmc (-M), log, tracing, sockets, emit, reflect,
- * analyze, report, options and main.
+ * Reading order: each part uses only what is above it (no forward
+ * declarations).  Constants and the wire format, types, the configuration
+ * and the one run state, helpers, then timestamps (the kernel API),
+ * protocol, statistics, classes and sizes, pmc (-M), tracing, log,
+ * transactions, memory, sockets, report, json, plot, emit, reflect,
+ * analyze, options and main.
  *
  * Kernel references: Documentation/networking/timestamping.rst (SO_TIMESTAMPING,
  * OPT_ID, OPT_TSONLY, the error queue, SIOCSHWTSTAMP) and
@@ -79,6 +82,8 @@
 /* ------------------------------------------------------------ constants */
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+/* emit: a TX key that stamps no ping (E.keyseq) */
+#define KEY_NONE	UINT64_MAX
 
 #define RANT_VERSION	"1.0.0"
 #define NSEC_PER_SEC	1000000000ULL
@@ -424,7 +429,6 @@ struct trace_state {
 	char dir[PATH_MAX];
 };
 
-
 /* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
 #define CLS_MAX		8
 #define SZ_MAX		16
@@ -441,26 +445,12 @@ struct grp {
 	struct hist h;		/* the primary metric: rtt */
 };
 
-
-/* Classes and sizes (--priority/--tos/--size lists); the section is after the emit state. */
-static void cls_count(uint64_t seq, int what);
-static void cls_sample(uint64_t seq, int64_t v);
-static void cls_session_reset(void);
-static void cls_set_rcvtimeo(const struct timeval *tv);
-static char *cls_note(char *buf, size_t len, uint64_t seq);
-static bool cls_multi_sock(void);
-static int cls_wait(uint64_t ns, short events);
-static char *cls_log_cols(char *p, bool csv, const uint64_t *seq);
-
-
 /*
  * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
  * TX key of their send: T3_K (which may come after T3) is looked up by it.
  */
 struct echo { uint64_t seq, t3w; uint32_t key; };
 #define ECHO_CAP	256
-
-
 
 /* ------------------------------------------------------------ run state */
 
@@ -1190,7 +1180,6 @@ static void ts_restore(int fd)
 #define ETNL_A_PROVIDER_QUALIFIER	2
 #define ETNL_A_HEADER_DEV_NAME		2
 
-
 /* Attributes [p, end): the first of TYPE, or NULL. */
 static const struct nlattr *nla_find(const uint8_t *p, const uint8_t *end, int type)
 {
@@ -1498,9 +1487,6 @@ static void ts_keys_setup(void)
 	run.ts.rekey_on_fail = k < 6008;
 }
 
-/* --ptp-probe (protocol section): ts_send writes the PTP header of each datagram */
-static void ptp_encode(uint8_t *p, uint8_t domain);
-
 /*
  * Every datagram leaves through here, so that its TX stamp carries the key
  * rant expects (ts.next_key; the caller advances it on success).  A kernel
@@ -1528,43 +1514,6 @@ static size_t ts_send_ctrl(char *ctrl, bool key)
 		cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
 		memcpy(CMSG_DATA(cm), &run.ts.next_key, sizeof(uint32_t));
 		n += CMSG_SPACE(sizeof(uint32_t));
-	}
-	return n;
-}
-
-static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
-		       socklen_t tolen)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
-		struct cmsghdr align;
-	} ctrl;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = {
-		.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1,
-	};
-	ssize_t n;
-
-	if (run.proto_pre) {
-		/* every buffer rant sends from has room for the PTP header before it */
-		iov.iov_base = (uint8_t *)buf - run.proto_pre;
-		iov.iov_len = len + run.proto_pre;
-		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
-	}
-	if (!run.ts.key_cmsg && !run.tx_src.len) {
-		return sendmsg(fd, &msg, 0);
-	}
-	memset(&ctrl, 0, sizeof(ctrl));
-	msg.msg_control = ctrl.buf;
-	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = sendmsg(fd, &msg, 0);
-	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
-		run.ts.key_cmsg = false;
-		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
-		memset(&ctrl, 0, sizeof(ctrl));
-		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
-		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = sendmsg(fd, &msg, 0);
 	}
 	return n;
 }
@@ -1640,7 +1589,6 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	}
 }
 
-
 /*
  * The wire stamp of the source in use; never the other clock's.  A hardware
  * stamp is only of use from -i's NIC: with OPT_PKTINFO the kernel names the
@@ -1684,17 +1632,16 @@ static bool ts_tx_kernel(const struct ts_cmsg *c, uint32_t *key, uint64_t *k)
 	return true;
 }
 
-
-static void tx_kernel_stamp(uint32_t key, uint64_t k);
-
 /*
  * Read TX stamps from the error queue without blocking until `want` stamps
  * came or the queue is empty, handing each to fn.  Stopping at `want` saves
- * the extra recvmsg that would only return EAGAIN.  Returns how many it read.
+ * the extra recvmsg that would only return EAGAIN.  Kernel stamps of sends
+ * the NIC stamps too go to kfn.  Returns how many wire stamps it read.
  */
 #define TS_BATCH	16
 
-static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
+static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
+		    void (*kfn)(uint32_t key, uint64_t k), int want)
 {
 	char ctrl[TS_BATCH][256] __attribute__((aligned(8)));
 	char data[TS_BATCH][64];
@@ -1725,7 +1672,7 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire), int want)
 				fn(key, wire);
 				got++;
 			} else if (ts_tx_kernel(&c, &key, &wire)) {
-				tx_kernel_stamp(key, wire);
+				kfn(key, wire);
 			}
 		}
 		if (n < vlen) {
@@ -1762,7 +1709,6 @@ static int phc_open_sys(int index)
 /* Both go through pointers: the unit tests put a fake PHC behind them. */
 static int (*phc_open)(int index) = phc_open_sys;
 static int (*phc_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
-
 
 static int64_t pct_ns(const struct ptp_clock_time *t)
 {
@@ -1824,7 +1770,6 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 	*window = best;
 	return r;
 }
-
 
 static void boot_id_read(void)
 {
@@ -1955,7 +1900,6 @@ static bool phc_warning(char *w, size_t len)
 	return true;
 }
 
-
 static void phc_publish(void)
 {
 	char why[256];
@@ -2035,6 +1979,43 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	memcpy(p + 30, h + 22, 2);			/* sequenceId: low 16 bits of rant's seq */
 	p[32] = to_reflector ? 0 : 1;			/* controlField: Sync 0, Delay_Req 1 */
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
+}
+
+static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
+		       socklen_t tolen)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		struct cmsghdr align;
+	} ctrl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = {
+		.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1,
+	};
+	ssize_t n;
+
+	if (run.proto_pre) {
+		/* every buffer rant sends from has room for the PTP header before it */
+		iov.iov_base = (uint8_t *)buf - run.proto_pre;
+		iov.iov_len = len + run.proto_pre;
+		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
+	}
+	if (!run.ts.key_cmsg && !run.tx_src.len) {
+		return sendmsg(fd, &msg, 0);
+	}
+	memset(&ctrl, 0, sizeof(ctrl));
+	msg.msg_control = ctrl.buf;
+	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
+	n = sendmsg(fd, &msg, 0);
+	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
+		run.ts.key_cmsg = false;
+		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+		memset(&ctrl, 0, sizeof(ctrl));
+		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
+		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
+		n = sendmsg(fd, &msg, 0);
+	}
+	return n;
 }
 
 /* Is p[0..len) a datagram of rant's PTP probes?  0, or why not (proto_err). */
@@ -2601,7 +2582,6 @@ static void fit_point(struct fit *f, uint64_t x_ns, int64_t y)
 	f->sxy += x * dy;
 }
 
-
 /*
  * Feed the fit with one point per FIT_WINDOW: the one of lowest quality q
  * (the smallest delay), not every sample.  Queueing and wake-up jitter only
@@ -2730,7 +2710,6 @@ static const int reflect_metrics[] = {
 	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
 };
 
-
 static void side_set(bool emit)
 {
 	run.side.emit = emit;
@@ -2797,7 +2776,6 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CLK_TOL_NS	100000	/* error of the base estimate, and scheduling between reads */
 
 static uint64_t (*clk_read)(clockid_t) = now_ns;	/* the unit tests step a fake clock */
-
 
 /* REALTIME - MONOTONIC, from the tightest of three paired reads. */
 static int64_t clk_offset(void)
@@ -2896,88 +2874,6 @@ static void live_add(int64_t v)
 	}
 }
 
-static void trace_breach(const struct txn *x, int64_t v);
-
-/* A transaction crossed -t: count, keep, mark the trace, maybe stop. */
-static void breach(struct txn *x, int64_t v)
-{
-	run.S.c.breaches++;
-	cls_count(x->seq, CG_BREACH);
-	x->st |= TF_BREACH;
-	if (run.S.nbreach_kept < BREACH_KEEP) {
-		run.S.breach[run.S.nbreach_kept].x = *x;
-		run.S.breach[run.S.nbreach_kept].value = v;
-		run.S.nbreach_kept++;
-	}
-	trace_breach(x, v);
-	if (!cfg->cont) {
-		run.S.stop_reason = STOP_BREACH;
-	}
-}
-
-/*
- * Add whatever this transaction's stamps now allow to the statistics.  Each
- * metric is added once, when the last stamp it needs arrives (the T1 wire
- * stamp comes from the error queue, the server's T3 in a later pong), so the
- * order in which stamps arrive does not matter.
- */
-static void txn_account(struct txn *x)
-{
-	int64_t v;
-	int i;
-
-	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
-		return;
-	}
-	clk_check(x);
-	for (i = 0; i < run.side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
-		int m = run.side.metrics[i];
-
-		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
-			continue;
-		}
-		if (v < 0 && metric_one_clock(m)) {
-			clk_mark(x);	/* only a stepped clock goes backwards */
-			break;
-		}
-		x->counted |= 1u << m;
-		hist_add(&run.S.h[m], v, x->seq);
-		if (m == run.side.primary) {
-			cls_sample(x->seq, v);
-			live_add(v);
-			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns && run.S.stop_reason != STOP_BREACH) {
-				breach(x, v);
-			}
-		}
-	}
-	if (x->clk & CLK_STEPPED) {
-		return;
-	}
-	if (run.side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
-		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
-
-		x->counted |= CNT_OFFSET;
-		fit_window(&run.S.offset, x->t[T1W], v, rtt);
-		if (run.S.offset.n == 1 || rtt < run.S.best_rtt) {
-			run.S.best_rtt = rtt;
-			run.S.best_offset = v;
-		}
-	}
-	{
-		int a0 = run.side.emit ? T1SW : T2W, b0 = run.side.emit ? T1W : T2SW;
-		int a1 = run.side.emit ? T4W : T3SW, b1 = run.side.emit ? T4SW : T3W;
-
-		if (!(x->counted & CNT_AW0) && stamp_diff(x->t[b0], x->t[a0], &v)) {
-			x->counted |= CNT_AW0;
-			fit_window(&run.S.app_wire[0], x->t[a0], v, v);
-		}
-		if (!(x->counted & CNT_AW1) && stamp_diff(x->t[b1], x->t[a1], &v)) {
-			x->counted |= CNT_AW1;
-			fit_window(&run.S.app_wire[1], x->t[a1], v, v);
-		}
-	}
-}
-
 static int txn_status(const struct txn *x)
 {
 	if (x->st & TF_LATE) {
@@ -2992,49 +2888,459 @@ static int txn_status(const struct txn *x)
 	return x->st & TF_WARMUP ? ST_WARMUP : ST_OK;
 }
 
-static void log_push(const struct txn *x);
-static void pmc_account(const struct txn *x);
+/* ------------------------------------------------------ classes, sizes */
 
 /*
- * A transaction leaves the window: count the stamps that never came, log it,
- * and refresh the breach copy (its T3 wire stamp arrives after the breach).
+ * Experiments in one run.  A --priority or --tos list makes classes that run
+ * side by side in one session: each class has its own connected socket with
+ * its own SO_PRIORITY and IP_TOS / IPV6_TCLASS, so that prio, mqprio and
+ * taprio qdiscs put it in its own queue and gate (tc-mqprio(8): the skb
+ * priority picks the traffic class); pings go round-robin over the classes,
+ * and class k owns the sequence numbers seq % nclasses == k.  A --size list
+ * measures each size in turn (-d or --count each, warm-up each); the ping's
+ * length says which.  Both lists give the class x size matrix.  The counters
+ * and the primary metric of every row live here, outside struct session, so a
+ * plain run (one class, one size) touches none of it.
  */
-static void txn_retire(struct txn *x)
-{
-	uint64_t i;
 
-	if (!(x->st & TF_USED)) {
+static bool cls_multi(void)
+{
+	return run.K.ncls > 1 || run.K.nsz > 1;
+}
+
+/* Back to a plain run (cfg_defaults: the unit tests parse many command lines). */
+static void cls_defaults(void)
+{
+	memset(&run.K, 0, sizeof(run.K));
+	run.K.ncls = run.K.nsz = 1;
+	run.K.rx_tos = run.K.r_prio = run.K.r_tos = -1;
+}
+
+/* Emit with classes: the loop has more than one socket to wait on. */
+static bool cls_multi_sock(void)
+{
+	return run.side.emit && run.K.ncls > 1 && run.K.fd[1] > 0;
+}
+
+static int cls_of(uint64_t seq)
+{
+	if (run.K.cmap) {
+		return run.K.cmap[seq & run.K.cmap_mask];
+	}
+	return (int)(seq % (uint64_t)run.K.ncls);
+}
+
+/* Which size a sequence number was sent with (sizes are measured in order). */
+static int size_of(uint64_t seq)
+{
+	int i;
+
+	for (i = run.K.phase; i > 0; i--) {
+		if (seq >= run.K.phase_seq0[i]) {
+			break;
+		}
+	}
+	return i;
+}
+
+/* The length of the ping with this seq: a pong must have exactly that. */
+static size_t ping_len(uint64_t seq)
+{
+	size_t n = run.K.nsz ? run.K.size[size_of(seq)] : 0;
+
+	return n ? n : cfg->size;
+}
+
+/* The rows a transaction belongs to: its class, its size, its cell. */
+static int cls_rows(uint64_t seq, struct grp **rows)
+{
+	int c = run.K.analyze ? run.K.a_cls : cls_of(seq), z = run.K.analyze ? run.K.a_size : size_of(seq), n = 0;
+
+	if (run.K.ncls > 1) {
+		rows[n++] = &run.K.g[c];
+	}
+	if (run.K.nsz > 1) {
+		rows[n++] = &run.K.g[run.K.ncls + z];
+	}
+	if (run.K.ncls > 1 && run.K.nsz > 1) {
+		rows[n++] = &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z];
+	}
+	return n;
+}
+
+static void cls_count(uint64_t seq, int what)
+{
+	struct grp *rows[3];
+	int i, n;
+
+	if (!run.K.g) {
 		return;
 	}
-	if ((x->st & TF_SENT) && !(x->st & TF_SENDERR)) {
-		if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) == TF_RECEIVED) {
-			int k;
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		rows[i]->n[what]++;
+	}
+}
 
-			for (k = 0; k < run.side.nstamps; k++) {
-				int s = run.side.stamps[k];
-				bool want = (stamp_is_wire[s] && !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
-					    ((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
-					    ((s == T2SW || s == T3SW) &&
-					     (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
+static void cls_sample(uint64_t seq, int64_t v)
+{
+	struct grp *rows[3];
+	int i, n;
 
-				if (want && !x->t[s]) {
-					run.S.c.missing[s]++;
-				}
-			}
-			pmc_account(x);
+	if (!run.K.g) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		hist_add(&rows[i]->h, v, seq);
+	}
+}
+
+/* Rows and their histograms, before the memory is locked. */
+static int cls_alloc(uint64_t out_cap)
+{
+	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
+	int i;
+
+	if (!cls_multi()) {
+		return 0;
+	}
+	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
+	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
+	if (out_cap > 65536) {
+		out_cap = 65536;	/* a row's exact store: tails above -o stay exact to there */
+	}
+	if (!run.K.g) {
+		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < run.K.ng; i++) {
+		uint64_t *b = calloc(nb, 8);
+		int64_t *o = calloc(out_cap, 8);
+
+		if (!b || !o) {
+			free(b);
+			free(o);
+			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+			return -1;
 		}
-		if (run.S.log.cap) {
-			log_push(x);
+		hist_init(&run.K.g[i].h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+	}
+	return 0;
+}
+
+/* Make class k's socket the one the loop sends, receives and drains on. */
+static void cls_use(int k)
+{
+	if (k == run.K.cur) {
+		return;
+	}
+	run.K.next_key[run.K.cur] = run.ts.next_key;
+	run.K.keyseq[run.K.cur] = run.E.keyseq;
+	run.K.cur = k;
+	run.sock_fd = run.K.fd[k];
+	run.ts.next_key = run.K.next_key[k];
+	run.E.keyseq = run.K.keyseq[k];
+}
+
+/* Before a ping: its class's socket, its size, and the flags that carry the class. */
+static uint16_t cls_before_send(uint64_t seq, uint64_t now)
+{
+	int ph = run.K.phase;
+
+	if (run.K.nsz > 1) {
+		if (cfg->count) {
+			ph = (int)(seq / (cfg->warmup + cfg->count));
+		} else if (run.K.phase_ns && now > run.S.start_mono) {
+			ph = (int)((now - run.S.start_mono) / run.K.phase_ns);
 		}
-		if (x->st & TF_BREACH) {
-			for (i = 0; i < run.S.nbreach_kept; i++) {
-				if (run.S.breach[i].x.seq == x->seq) {
-					run.S.breach[i].x = *x;
-				}
-			}
+		if (ph >= run.K.nsz) {
+			ph = run.K.nsz - 1;
+		}
+		while (run.K.phase < ph) {
+			run.K.phase_seq0[++run.K.phase] = seq;	/* a size -d skipped entirely gets none */
+			run.K.tx_size = run.K.size[run.K.phase];
 		}
 	}
-	x->st = 0;
+	if (run.K.ncls <= 1) {
+		return 0;
+	}
+	cls_use(cls_of(seq));
+	return (uint16_t)(PF_CLASS | (run.K.prio[run.K.cur] >= 0 ? (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT : 0));
+}
+
+/* Warm-up: the first -w pings of each size. */
+static bool cls_warmup(uint64_t seq)
+{
+	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
+}
+
+/* Interval mode and the end of the run: wait on every class's socket. */
+static int cls_wait(uint64_t ns, short events)
+{
+	struct pollfd p[CLS_MAX];
+	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+	int k;
+
+	for (k = 0; k < run.K.ncls; k++) {
+		p[k] = (struct pollfd){ run.K.fd[k], events, 0 };
+	}
+	if (ppoll(p, (nfds_t)run.K.ncls, &t, NULL) <= 0) {
+		return 0;
+	}
+	for (k = 0; k < run.K.ncls; k++) {
+		if (p[k].revents) {
+			cls_use(k);
+			return p[k].revents;
+		}
+	}
+	return 0;
+}
+
+static void cls_set_rcvtimeo(const struct timeval *tv)
+{
+	int k;
+
+	for (k = 1; run.side.emit && k < run.K.ncls; k++) {
+		setsockopt(run.K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
+	}
+}
+
+/* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
+static void cls_rx_tos(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	run.K.rx_tos = -1;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS && cm->cmsg_len >= CMSG_LEN(1)) {
+			run.K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
+		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			run.K.rx_tos = v & 0xff;
+		}
+	}
+}
+
+static void cls_session_reset(void)
+{
+	int i;
+
+	run.K.rn = 0;
+	memset(run.K.r, 0, sizeof(run.K.r));
+	run.K.phase = 0;
+	memset(run.K.phase_seq0, 0, sizeof(run.K.phase_seq0));
+	run.K.tx_size = run.K.size[0];
+	for (i = 0; run.K.g && i < run.K.ng; i++) {
+		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
+		hist_reset(&run.K.g[i].h);
+	}
+}
+
+/* The label of a class row: priority and TOS as given. */
+static char *cls_label(char *buf, size_t len, int c)
+{
+	char p[16] = "-", t[16] = "-";
+
+	if (run.K.analyze) {
+		snprintf(buf, len, "%d", c);	/* a log knows the class by its index */
+		return buf;
+	}
+	if (run.K.prio[c] >= 0) {
+		snprintf(p, sizeof(p), "%d", run.K.prio[c]);
+	}
+	if (run.K.tos[c] >= 0) {
+		snprintf(t, sizeof(t), "0x%02x", run.K.tos[c]);
+	}
+	if (run.K.nival) {
+		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(run.K.ival[c] / NSEC_PER_US));
+		return buf;
+	}
+	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
+	return buf;
+}
+
+/* CLASS and SIZE log columns (header when seq is NULL) of a run with lists. */
+static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
+{
+	if (!run.side.emit || run.K.analyze || !run.K.g) {
+		return p;
+	}
+	if (run.K.ncls > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) : fmt_str(p, csv ? ",class" : " CLASS");
+	}
+	if (run.K.nsz > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), run.K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
+	}
+	return p;
+}
+
+/* For breach lines and trace markers: which class and size a transaction was. */
+static char *cls_note(char *buf, size_t len, uint64_t seq)
+{
+	int n = 0;
+
+	buf[0] = 0;
+	if (run.K.analyze) {
+		return buf;	/* a log row's class and size are in its columns, not in its seq */
+	}
+	if (run.K.ncls > 1) {
+		n = snprintf(buf, len, " class=%d", cls_of(seq));
+		if (run.K.prio[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " priority=%d", run.K.prio[cls_of(seq)]);
+		}
+		if (run.K.tos[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " tos=%d", run.K.tos[cls_of(seq)]);
+		}
+	}
+	if (run.K.nsz > 1 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, " size=%u", run.K.size[size_of(seq)]);
+	}
+	return buf;
+}
+
+static void cls_row(FILE *f, const char *label, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	uint64_t sent = g->n[CG_SENT];
+
+	hist_finish(h);
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64 " %9" PRId64
+		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n", label, sent, g->n[CG_RECEIVED],
+		g->n[CG_LOST], sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n,
+		h->n ? h->min : 0, h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
+		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+}
+
+/* Emit: the table with a row per class, per size, per class x size. */
+static void cls_report(FILE *f)
+{
+	char lab[64];
+	int c, z;
+
+	if (!run.side.emit) {
+		for (c = 0; c < run.K.rn; c++) {
+			if (!c) {
+				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
+					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
+			}
+			snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
+			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab, run.K.r[c].answered,
+				run.K.r[c].warmup);
+		}
+		return;
+	}
+	if (!run.K.g) {
+		return;
+	}
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
+		run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes",
+		run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
+		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
+	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
+		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
+	}
+	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
+		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
+		cls_row(f, lab, &run.K.g[run.K.ncls + z]);
+	}
+	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
+		for (z = 0; z < run.K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
+			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+		}
+	}
+}
+
+static void cls_json_row(FILE *f, struct grp *g)
+{
+	struct hist *h = &g->h;
+	bool approx = false;
+	int k;
+
+	hist_finish(h);
+	fprintf(f, "\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64
+		", \"rtt\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", g->n[CG_SENT], g->n[CG_RECEIVED],
+		g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP], g->n[CG_BREACH], h->n, h->n ? h->min : 0,
+		h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	for (k = 0; k < NPCT; k++) {
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+	}
+	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+}
+
+static void cls_json_prio_tos(FILE *f, int prio, int tos)
+{
+	if (prio >= 0) {
+		fprintf(f, "\"priority\": %d, ", prio);
+	} else {
+		fprintf(f, "\"priority\": null, ");
+	}
+	if (tos >= 0) {
+		fprintf(f, "\"tos\": %d, ", tos);
+	} else {
+		fprintf(f, "\"tos\": null, ");
+	}
+}
+
+/* JSON "classes" and "sizes" arrays, each followed by ",\n". */
+static void cls_json(FILE *f)
+{
+	int c, z;
+
+	if (!run.side.emit) {
+		if (!run.K.rn) {
+			return;
+		}
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < run.K.rn; c++) {
+			fprintf(f, "%s\n    {", c ? "," : "");
+			cls_json_prio_tos(f, run.K.r[c].prio, run.K.r[c].tos);
+			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", run.K.r[c].answered, run.K.r[c].warmup);
+		}
+		fprintf(f, "\n  ],\n");
+		return;
+	}
+	if (!run.K.g) {
+		return;
+	}
+	if (run.K.ncls > 1) {
+		fprintf(f, "  \"classes\": [");
+		for (c = 0; c < run.K.ncls; c++) {
+			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
+			cls_json_prio_tos(f, run.K.prio[c], run.K.tos[c]);
+			if (run.K.nival) {
+				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(run.K.ival[c] / NSEC_PER_US));
+			}
+			cls_json_row(f, &run.K.g[c]);
+			if (run.K.nsz > 1) {
+				fprintf(f, ",\n      \"sizes\": [");
+				for (z = 0; z < run.K.nsz; z++) {
+					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", run.K.size[z]);
+					cls_json_row(f, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+					fputc('}', f);
+				}
+				fprintf(f, "]");
+			}
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
+	if (run.K.nsz > 1) {
+		fprintf(f, "  \"sizes\": [");
+		for (z = 0; z < run.K.nsz; z++) {
+			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", run.K.size[z]);
+			cls_json_row(f, &run.K.g[run.K.ncls + z]);
+			fputc('}', f);
+		}
+		fprintf(f, "\n  ],\n");
+	}
 }
 
 /* ----------------------------------------------------------------- pmc */
@@ -3075,9 +3381,6 @@ static const struct pmc_def {
 	{ "dtlb_misses", PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
 					     (PERF_COUNT_HW_CACHE_RESULT_MISS << 16) },
 };
-
-
-
 
 /* Where the PMU and the paranoia level are; the unit tests point these elsewhere. */
 static const char *pmc_devices = "/sys/bus/event_source/devices";
@@ -3474,6 +3777,176 @@ static void pmc_json(FILE *f)
 	fprintf(f, "}");
 }
 
+/* -------------------------------------------------------------- tracing */
+
+/*
+ * Where tracefs may be.  `ip netns exec` gives the command its own mount
+ * namespace with /sys remounted, which hides /sys/kernel/tracing.  The
+ * parent processes (the shell, sudo) still live in the original namespace,
+ * and /proc/PID/root walks into it; init's is the last resort (PID 1 may be
+ * out of reach in a container).  Failing all that, tracefs is mounted in a
+ * private mount namespace of rant's own: the host's mounts and its tracing
+ * state are not touched, only rant's view of them.
+ */
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+static bool trace_try(const char *prefix, char *out, size_t len)
+{
+	char p[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
+		snprintf(p, sizeof(p), "%s%s/instances", prefix, tracefs_dirs[i]);
+		if (access(p, F_OK) == 0) {
+			snprintf(out, len, "%s%s", prefix, tracefs_dirs[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *rp;
+	pid_t pp = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	f = fopen(p, "r");
+	if (!f) {
+		return 0;
+	}
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) && sscanf(rp + 1, " %*c %d", &pp) != 1) {
+		pp = 0;
+	}
+	fclose(f);
+	return pp;
+}
+
+static bool trace_root(char *out, size_t len)
+{
+	char prefix[64];
+	pid_t pid = getppid();
+	int depth;
+
+	if (trace_try("", out, len)) {
+		return true;
+	}
+	for (depth = 0; pid > 0 && depth < 16; depth++, pid = parent_of(pid)) {
+		snprintf(prefix, sizeof(prefix), "/proc/%d/root", (int)pid);
+		if (trace_try(prefix, out, len)) {
+			return true;
+		}
+	}
+	if (trace_try("/proc/1/root", out, len)) {
+		return true;
+	}
+	if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		return trace_try("", out, len);
+	}
+	return false;
+}
+
+static int trace_open_file(const char *name, const char *opt)
+{
+	char p[PATH_MAX + 32];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", run.tr.dir, name);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		warnx_("%s: cannot open %s: %s%s", opt, p, strerror(errno),
+		       errno == EACCES || errno == EPERM ? " (tracing needs root)" : "");
+	}
+	return fd;
+}
+
+/* Open and check everything -T/-S need; one line and -1 on failure. */
+static int trace_open(void)
+{
+	const char *inst = cfg->trace_instance ? cfg->trace_instance : "rant";
+	const char *opt = cfg->snapshot ? "-S" : "-T";
+	char root[PATH_MAX];
+	struct stat sb;
+
+	if (!trace_root(root, sizeof(root))) {
+		warnx_("%s: tracefs not found (tried /sys/kernel/tracing, /sys/kernel/debug/tracing and via /proc/1/root); mount it: mount -t tracefs nodev /sys/kernel/tracing && mkdir /sys/kernel/tracing/instances/%s",
+		       opt, inst);
+		return -1;
+	}
+	snprintf(run.tr.dir, sizeof(run.tr.dir), "%.3800s/instances/%.200s", root, inst);
+	if (stat(run.tr.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		warnx_("%s: tracing instance '%s' does not exist; create it: mkdir %s", opt, inst, run.tr.dir);
+		return -1;
+	}
+	if (cfg->snapshot) {
+		char snap[PATH_MAX + 16];
+
+		snprintf(snap, sizeof(snap), "%s/snapshot", run.tr.dir);
+		if (access(snap, F_OK) < 0) {
+			warnx_("-S: this kernel has no snapshot support (no %s; it needs CONFIG_TRACER_SNAPSHOT=y): run without -S, or on a kernel built with it and then: echo 1 > %s",
+			       snap, snap);
+			return -1;
+		}
+		run.tr.snap_fd = trace_open_file("snapshot", opt);
+		if (run.tr.snap_fd < 0) {
+			return -1;
+		}
+	}
+	run.tr.marker_fd = trace_open_file("trace_marker", opt);
+	run.tr.on_fd = trace_open_file("tracing_on", opt);
+	return run.tr.marker_fd < 0 || run.tr.on_fd < 0 ? -1 : 0;
+}
+
+static void trace_mark(const char *s, size_t n)
+{
+	if (run.tr.marker_fd >= 0 && write(run.tr.marker_fd, s, n) < 0) {
+		/* a full or stopped buffer drops the line; nothing to do */
+	}
+}
+
+/*
+ * On a breach: mark it with every stamp known now, then (stop mode) freeze
+ * the trace.  With --continue tracing stays on so that every later breach is
+ * marked too; -S takes a snapshot at each one.
+ */
+static void trace_breach(const struct txn *x, int64_t v)
+{
+	char line[512], note[96], *p = line;
+	int k;
+
+	if (run.tr.marker_fd < 0) {
+		return;
+	}
+	p = fmt_str(p, "RANT_BREACH seq=");
+	p = fmt_u64(p, x->seq);
+	p = fmt_str(p, run.side.emit ? " rtt_ns=" : " response_ns=");
+	p = fmt_i64(p, v);
+	p = fmt_str(p, " threshold_ns=");
+	p = fmt_i64(p, cfg->threshold_ns);
+	p = fmt_str(p, cls_note(note, sizeof(note), x->seq));
+	for (k = 0; k < run.side.nstamps; k++) {
+		int s = run.side.stamps[k];
+
+		if (x->t[s]) {
+			*p++ = ' ';
+			p = fmt_str(p, stamp_base[s]);
+			p = fmt_str(p, s >= T1K ? "_K=" : !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
+			p = fmt_stamp(p, x->t[s], '-');
+		}
+	}
+	p = pmc_marker(p, x);
+	*p++ = '\n';
+	trace_mark(line, (size_t)(p - line));
+	if (run.tr.snap_fd >= 0 && write(run.tr.snap_fd, "1", 1) < 0) {
+		/* reported by the check at start; ignore here */
+	}
+	if (!cfg->cont && run.tr.on_fd >= 0 && write(run.tr.on_fd, "0", 1) < 0) {
+		/* as above */
+	}
+}
+
 /* ------------------------------------------------------------------ log */
 
 static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
@@ -3631,7 +4104,6 @@ static int out_finish(const char *what, FILE *f, bool close_it)
 	}
 	return -err;
 }
-
 
 /*
  * The command line in the csv header comment: paths may hold newlines,
@@ -3903,178 +4375,157 @@ static int out_check(const char *opt, const char *path)
 	return 0;
 }
 
-/* -------------------------------------------------------------- tracing */
+/* -------------------------------------------------------- transactions */
 
-/*
- * Where tracefs may be.  `ip netns exec` gives the command its own mount
- * namespace with /sys remounted, which hides /sys/kernel/tracing.  The
- * parent processes (the shell, sudo) still live in the original namespace,
- * and /proc/PID/root walks into it; init's is the last resort (PID 1 may be
- * out of reach in a container).  Failing all that, tracefs is mounted in a
- * private mount namespace of rant's own: the host's mounts and its tracing
- * state are not touched, only rant's view of them.
- */
-static const char *const tracefs_dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-
-static bool trace_try(const char *prefix, char *out, size_t len)
+/* A transaction crossed -t: count, keep, mark the trace, maybe stop. */
+static void breach(struct txn *x, int64_t v)
 {
-	char p[PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
-		snprintf(p, sizeof(p), "%s%s/instances", prefix, tracefs_dirs[i]);
-		if (access(p, F_OK) == 0) {
-			snprintf(out, len, "%s%s", prefix, tracefs_dirs[i]);
-			return true;
-		}
+	run.S.c.breaches++;
+	cls_count(x->seq, CG_BREACH);
+	x->st |= TF_BREACH;
+	if (run.S.nbreach_kept < BREACH_KEEP) {
+		run.S.breach[run.S.nbreach_kept].x = *x;
+		run.S.breach[run.S.nbreach_kept].value = v;
+		run.S.nbreach_kept++;
 	}
-	return false;
-}
-
-static pid_t parent_of(pid_t pid)
-{
-	char p[64], buf[512], *rp;
-	pid_t pp = 0;
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	f = fopen(p, "r");
-	if (!f) {
-		return 0;
-	}
-	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) && sscanf(rp + 1, " %*c %d", &pp) != 1) {
-		pp = 0;
-	}
-	fclose(f);
-	return pp;
-}
-
-static bool trace_root(char *out, size_t len)
-{
-	char prefix[64];
-	pid_t pid = getppid();
-	int depth;
-
-	if (trace_try("", out, len)) {
-		return true;
-	}
-	for (depth = 0; pid > 0 && depth < 16; depth++, pid = parent_of(pid)) {
-		snprintf(prefix, sizeof(prefix), "/proc/%d/root", (int)pid);
-		if (trace_try(prefix, out, len)) {
-			return true;
-		}
-	}
-	if (trace_try("/proc/1/root", out, len)) {
-		return true;
-	}
-	if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
-		return trace_try("", out, len);
-	}
-	return false;
-}
-
-static int trace_open_file(const char *name, const char *opt)
-{
-	char p[PATH_MAX + 32];
-	int fd;
-
-	snprintf(p, sizeof(p), "%s/%s", run.tr.dir, name);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		warnx_("%s: cannot open %s: %s%s", opt, p, strerror(errno),
-		       errno == EACCES || errno == EPERM ? " (tracing needs root)" : "");
-	}
-	return fd;
-}
-
-/* Open and check everything -T/-S need; one line and -1 on failure. */
-static int trace_open(void)
-{
-	const char *inst = cfg->trace_instance ? cfg->trace_instance : "rant";
-	const char *opt = cfg->snapshot ? "-S" : "-T";
-	char root[PATH_MAX];
-	struct stat sb;
-
-	if (!trace_root(root, sizeof(root))) {
-		warnx_("%s: tracefs not found (tried /sys/kernel/tracing, /sys/kernel/debug/tracing and via /proc/1/root); mount it: mount -t tracefs nodev /sys/kernel/tracing && mkdir /sys/kernel/tracing/instances/%s",
-		       opt, inst);
-		return -1;
-	}
-	snprintf(run.tr.dir, sizeof(run.tr.dir), "%.3800s/instances/%.200s", root, inst);
-	if (stat(run.tr.dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-		warnx_("%s: tracing instance '%s' does not exist; create it: mkdir %s", opt, inst, run.tr.dir);
-		return -1;
-	}
-	if (cfg->snapshot) {
-		char snap[PATH_MAX + 16];
-
-		snprintf(snap, sizeof(snap), "%s/snapshot", run.tr.dir);
-		if (access(snap, F_OK) < 0) {
-			warnx_("-S: this kernel has no snapshot support (no %s; it needs CONFIG_TRACER_SNAPSHOT=y): run without -S, or on a kernel built with it and then: echo 1 > %s",
-			       snap, snap);
-			return -1;
-		}
-		run.tr.snap_fd = trace_open_file("snapshot", opt);
-		if (run.tr.snap_fd < 0) {
-			return -1;
-		}
-	}
-	run.tr.marker_fd = trace_open_file("trace_marker", opt);
-	run.tr.on_fd = trace_open_file("tracing_on", opt);
-	return run.tr.marker_fd < 0 || run.tr.on_fd < 0 ? -1 : 0;
-}
-
-static void trace_mark(const char *s, size_t n)
-{
-	if (run.tr.marker_fd >= 0 && write(run.tr.marker_fd, s, n) < 0) {
-		/* a full or stopped buffer drops the line; nothing to do */
+	trace_breach(x, v);
+	if (!cfg->cont) {
+		run.S.stop_reason = STOP_BREACH;
 	}
 }
 
 /*
- * On a breach: mark it with every stamp known now, then (stop mode) freeze
- * the trace.  With --continue tracing stays on so that every later breach is
- * marked too; -S takes a snapshot at each one.
+ * Add whatever this transaction's stamps now allow to the statistics.  Each
+ * metric is added once, when the last stamp it needs arrives (the T1 wire
+ * stamp comes from the error queue, the server's T3 in a later pong), so the
+ * order in which stamps arrive does not matter.
  */
-static void trace_breach(const struct txn *x, int64_t v)
+static void txn_account(struct txn *x)
 {
-	char line[512], note[96], *p = line;
-	int k;
+	int64_t v;
+	int i;
 
-	if (run.tr.marker_fd < 0) {
+	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
 		return;
 	}
-	p = fmt_str(p, "RANT_BREACH seq=");
-	p = fmt_u64(p, x->seq);
-	p = fmt_str(p, run.side.emit ? " rtt_ns=" : " response_ns=");
-	p = fmt_i64(p, v);
-	p = fmt_str(p, " threshold_ns=");
-	p = fmt_i64(p, cfg->threshold_ns);
-	p = fmt_str(p, cls_note(note, sizeof(note), x->seq));
-	for (k = 0; k < run.side.nstamps; k++) {
-		int s = run.side.stamps[k];
+	clk_check(x);
+	for (i = 0; i < run.side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
+		int m = run.side.metrics[i];
 
-		if (x->t[s]) {
-			*p++ = ' ';
-			p = fmt_str(p, stamp_base[s]);
-			p = fmt_str(p, s >= T1K ? "_K=" : !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
-			p = fmt_stamp(p, x->t[s], '-');
+		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
+			continue;
+		}
+		if (v < 0 && metric_one_clock(m)) {
+			clk_mark(x);	/* only a stepped clock goes backwards */
+			break;
+		}
+		x->counted |= 1u << m;
+		hist_add(&run.S.h[m], v, x->seq);
+		if (m == run.side.primary) {
+			cls_sample(x->seq, v);
+			live_add(v);
+			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns && run.S.stop_reason != STOP_BREACH) {
+				breach(x, v);
+			}
 		}
 	}
-	p = pmc_marker(p, x);
-	*p++ = '\n';
-	trace_mark(line, (size_t)(p - line));
-	if (run.tr.snap_fd >= 0 && write(run.tr.snap_fd, "1", 1) < 0) {
-		/* reported by the check at start; ignore here */
+	if (x->clk & CLK_STEPPED) {
+		return;
 	}
-	if (!cfg->cont && run.tr.on_fd >= 0 && write(run.tr.on_fd, "0", 1) < 0) {
-		/* as above */
+	if (run.side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
+		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
+
+		x->counted |= CNT_OFFSET;
+		fit_window(&run.S.offset, x->t[T1W], v, rtt);
+		if (run.S.offset.n == 1 || rtt < run.S.best_rtt) {
+			run.S.best_rtt = rtt;
+			run.S.best_offset = v;
+		}
 	}
+	{
+		int a0 = run.side.emit ? T1SW : T2W, b0 = run.side.emit ? T1W : T2SW;
+		int a1 = run.side.emit ? T4W : T3SW, b1 = run.side.emit ? T4SW : T3W;
+
+		if (!(x->counted & CNT_AW0) && stamp_diff(x->t[b0], x->t[a0], &v)) {
+			x->counted |= CNT_AW0;
+			fit_window(&run.S.app_wire[0], x->t[a0], v, v);
+		}
+		if (!(x->counted & CNT_AW1) && stamp_diff(x->t[b1], x->t[a1], &v)) {
+			x->counted |= CNT_AW1;
+			fit_window(&run.S.app_wire[1], x->t[a1], v, v);
+		}
+	}
+}
+
+/*
+ * A transaction leaves the window: count the stamps that never came, log it,
+ * and refresh the breach copy (its T3 wire stamp arrives after the breach).
+ */
+static void txn_retire(struct txn *x)
+{
+	uint64_t i;
+
+	if (!(x->st & TF_USED)) {
+		return;
+	}
+	if ((x->st & TF_SENT) && !(x->st & TF_SENDERR)) {
+		if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) == TF_RECEIVED) {
+			int k;
+
+			for (k = 0; k < run.side.nstamps; k++) {
+				int s = run.side.stamps[k];
+				bool want = (stamp_is_wire[s] && !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
+					    ((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
+					    ((s == T2SW || s == T3SW) &&
+					     (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
+
+				if (want && !x->t[s]) {
+					run.S.c.missing[s]++;
+				}
+			}
+			pmc_account(x);
+		}
+		if (run.S.log.cap) {
+			log_push(x);
+		}
+		if (x->st & TF_BREACH) {
+			for (i = 0; i < run.S.nbreach_kept; i++) {
+				if (run.S.breach[i].x.seq == x->seq) {
+					run.S.breach[i].x = *x;
+				}
+			}
+		}
+	}
+	x->st = 0;
+}
+
+/* The kernel's TX stamp of a send the NIC stamps too: T1_K (emit), T3_K (reflect). */
+static void tx_kernel_stamp(uint32_t key, uint64_t k)
+{
+	struct txn *x;
+
+	if (run.side.emit) {
+		uint64_t seq = run.E.keyseq[key & run.win.mask];
+
+		if (seq == KEY_NONE) {
+			return;
+		}
+		x = &run.win.slot[seq & run.win.mask];
+		if (!(x->st & TF_USED) || x->seq != seq || x->txkey != key) {
+			return;
+		}
+		x->t[T1K] = k;
+	} else {
+		x = &run.win.slot[key & run.win.mask];
+		if (!(x->st & TF_USED) || x->txkey != key) {
+			return;
+		}
+		x->t[T3K] = k;
+	}
+	txn_account(x);
 }
 
 /* --------------------------------------------------------------- memory */
-
 
 static size_t align64(size_t n)
 {
@@ -4228,7 +4679,6 @@ static int arena_setup(const struct layout *L, bool emit)
 	memset(run.arena.base, 0, run.arena.size);
 	return 0;
 }
-
 
 /* Lock everything and fault in the stack before the first packet. */
 static void memory_lock(void)
@@ -4450,7 +4900,6 @@ static int ptp_bind_client(int fd, int family)
 	}
 	return 0;
 }
-
 
 static void mtu_probe(int fd, int family)
 {
@@ -4675,9 +5124,6 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*
 	return 1;
 }
 
-/* ----------------------------------------------------------------- emit */
-
-
 #define ANSWERED_BITS	(1024 * 64)
 
 static void answered_set(uint64_t seq, bool on)
@@ -4692,151 +5138,8 @@ static bool answered_get(uint64_t seq)
 	return run.E.answered[(seq % ANSWERED_BITS) / 64] & (1ULL << (seq % 64));
 }
 
-#define KEY_NONE	UINT64_MAX
-
 /* After -d: what the end of the run may take before the report (README: 200 ms). */
 #define FINISH_NS	(170 * 1000000ULL)
-
-/* ------------------------------------------------------ classes, sizes */
-
-/*
- * Experiments in one run.  A --priority or --tos list makes classes that run
- * side by side in one session: each class has its own connected socket with
- * its own SO_PRIORITY and IP_TOS / IPV6_TCLASS, so that prio, mqprio and
- * taprio qdiscs put it in its own queue and gate (tc-mqprio(8): the skb
- * priority picks the traffic class); pings go round-robin over the classes,
- * and class k owns the sequence numbers seq % nclasses == k.  A --size list
- * measures each size in turn (-d or --count each, warm-up each); the ping's
- * length says which.  Both lists give the class x size matrix.  The counters
- * and the primary metric of every row live here, outside struct session, so a
- * plain run (one class, one size) touches none of it.
- */
-
-static bool cls_multi(void)
-{
-	return run.K.ncls > 1 || run.K.nsz > 1;
-}
-
-/* Back to a plain run (cfg_defaults: the unit tests parse many command lines). */
-static void cls_defaults(void)
-{
-	memset(&run.K, 0, sizeof(run.K));
-	run.K.ncls = run.K.nsz = 1;
-	run.K.rx_tos = run.K.r_prio = run.K.r_tos = -1;
-}
-
-/* Emit with classes: the loop has more than one socket to wait on. */
-static bool cls_multi_sock(void)
-{
-	return run.side.emit && run.K.ncls > 1 && run.K.fd[1] > 0;
-}
-
-static int cls_of(uint64_t seq)
-{
-	if (run.K.cmap) {
-		return run.K.cmap[seq & run.K.cmap_mask];
-	}
-	return (int)(seq % (uint64_t)run.K.ncls);
-}
-
-/* Which size a sequence number was sent with (sizes are measured in order). */
-static int size_of(uint64_t seq)
-{
-	int i;
-
-	for (i = run.K.phase; i > 0; i--) {
-		if (seq >= run.K.phase_seq0[i]) {
-			break;
-		}
-	}
-	return i;
-}
-
-/* The length of the ping with this seq: a pong must have exactly that. */
-static size_t ping_len(uint64_t seq)
-{
-	size_t n = run.K.nsz ? run.K.size[size_of(seq)] : 0;
-
-	return n ? n : cfg->size;
-}
-
-/* The rows a transaction belongs to: its class, its size, its cell. */
-static int cls_rows(uint64_t seq, struct grp **rows)
-{
-	int c = run.K.analyze ? run.K.a_cls : cls_of(seq), z = run.K.analyze ? run.K.a_size : size_of(seq), n = 0;
-
-	if (run.K.ncls > 1) {
-		rows[n++] = &run.K.g[c];
-	}
-	if (run.K.nsz > 1) {
-		rows[n++] = &run.K.g[run.K.ncls + z];
-	}
-	if (run.K.ncls > 1 && run.K.nsz > 1) {
-		rows[n++] = &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z];
-	}
-	return n;
-}
-
-static void cls_count(uint64_t seq, int what)
-{
-	struct grp *rows[3];
-	int i, n;
-
-	if (!run.K.g) {
-		return;
-	}
-	n = cls_rows(seq, rows);
-	for (i = 0; i < n; i++) {
-		rows[i]->n[what]++;
-	}
-}
-
-static void cls_sample(uint64_t seq, int64_t v)
-{
-	struct grp *rows[3];
-	int i, n;
-
-	if (!run.K.g) {
-		return;
-	}
-	n = cls_rows(seq, rows);
-	for (i = 0; i < n; i++) {
-		hist_add(&rows[i]->h, v, seq);
-	}
-}
-
-/* Rows and their histograms, before the memory is locked. */
-static int cls_alloc(uint64_t out_cap)
-{
-	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
-	int i;
-
-	if (!cls_multi()) {
-		return 0;
-	}
-	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
-	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
-	if (out_cap > 65536) {
-		out_cap = 65536;	/* a row's exact store: tails above -o stay exact to there */
-	}
-	if (!run.K.g) {
-		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < run.K.ng; i++) {
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(out_cap, 8);
-
-		if (!b || !o) {
-			free(b);
-			free(o);
-			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
-			return -1;
-		}
-		hist_init(&run.K.g[i].h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
-	}
-	return 0;
-}
 
 /* Every class after the first gets its own socket, set up like the first. */
 static int cls_open(void)
@@ -4893,166 +5196,6 @@ static int cls_open(void)
 	return 0;
 }
 
-/* Make class k's socket the one the loop sends, receives and drains on. */
-static void cls_use(int k)
-{
-	if (k == run.K.cur) {
-		return;
-	}
-	run.K.next_key[run.K.cur] = run.ts.next_key;
-	run.K.keyseq[run.K.cur] = run.E.keyseq;
-	run.K.cur = k;
-	run.sock_fd = run.K.fd[k];
-	run.ts.next_key = run.K.next_key[k];
-	run.E.keyseq = run.K.keyseq[k];
-}
-
-/* Before a ping: its class's socket, its size, and the flags that carry the class. */
-static uint16_t cls_before_send(uint64_t seq, uint64_t now)
-{
-	int ph = run.K.phase;
-
-	if (run.K.nsz > 1) {
-		if (cfg->count) {
-			ph = (int)(seq / (cfg->warmup + cfg->count));
-		} else if (run.K.phase_ns && now > run.S.start_mono) {
-			ph = (int)((now - run.S.start_mono) / run.K.phase_ns);
-		}
-		if (ph >= run.K.nsz) {
-			ph = run.K.nsz - 1;
-		}
-		while (run.K.phase < ph) {
-			run.K.phase_seq0[++run.K.phase] = seq;	/* a size -d skipped entirely gets none */
-			run.K.tx_size = run.K.size[run.K.phase];
-		}
-	}
-	if (run.K.ncls <= 1) {
-		return 0;
-	}
-	cls_use(cls_of(seq));
-	return (uint16_t)(PF_CLASS | (run.K.prio[run.K.cur] >= 0 ? (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT : 0));
-}
-
-static void emit_expire(uint64_t now);
-static void emit_send(uint64_t seq, uint64_t now);
-static uint64_t emit_next_deadline(void);
-static int emit_wait_until(uint64_t limit, bool use_poll);
-
-/*
- * --interval with a list: each class on its own absolute cadence (as
- * emit_interval_step does for one), the earliest due class sends next.
- */
-static int cls_interval_step(void)
-{
-	uint64_t now = mono_ns(), limit, dl;
-	int k, b = 0;
-
-	emit_expire(now);
-	for (k = 0; k < run.K.ncls; k++) {
-		if (!run.K.next[k]) {
-			run.K.next[k] = run.S.start_mono;
-		}
-		if (run.K.next[k] < run.K.next[b]) {
-			b = k;
-		}
-	}
-	if (now >= run.K.next[b]) {
-		run.K.cmap[run.E.next_seq & run.K.cmap_mask] = (uint8_t)b;
-		emit_send(run.E.next_seq++, now);
-		run.K.next[b] += run.K.ival[b];
-		if (run.K.next[b] <= now) {
-			uint64_t skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
-
-			run.E.overruns += skip;
-			run.K.next[b] += skip * run.K.ival[b];
-		}
-		return 0;
-	}
-	limit = run.K.next[b];
-	dl = emit_next_deadline();
-	if (dl && dl < limit) {
-		limit = dl;
-	}
-	if (run.E.end && run.E.end < limit) {
-		limit = run.E.end;
-	}
-	return emit_wait_until(limit, true);
-}
-
-/* Warm-up: the first -w pings of each size. */
-static bool cls_warmup(uint64_t seq)
-{
-	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
-}
-
-/* Interval mode and the end of the run: wait on every class's socket. */
-static int cls_wait(uint64_t ns, short events)
-{
-	struct pollfd p[CLS_MAX];
-	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
-	int k;
-
-	for (k = 0; k < run.K.ncls; k++) {
-		p[k] = (struct pollfd){ run.K.fd[k], events, 0 };
-	}
-	if (ppoll(p, (nfds_t)run.K.ncls, &t, NULL) <= 0) {
-		return 0;
-	}
-	for (k = 0; k < run.K.ncls; k++) {
-		if (p[k].revents) {
-			cls_use(k);
-			return p[k].revents;
-		}
-	}
-	return 0;
-}
-
-static int emit_recv(int flags);
-
-/* --spin with classes, between pings: one non-blocking receive on each socket. */
-static int cls_spin_recv(void)
-{
-	int k, r, got = 0;
-
-	for (k = 0; k < run.K.ncls; k++) {
-		cls_use(k);
-		r = emit_recv(MSG_DONTWAIT);
-		if (r < 0) {
-			return r;
-		}
-		got |= r;
-	}
-	return got;
-}
-
-static void cls_set_rcvtimeo(const struct timeval *tv)
-{
-	int k;
-
-	for (k = 1; run.side.emit && k < run.K.ncls; k++) {
-		setsockopt(run.K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
-	}
-}
-
-/* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
-static void cls_rx_tos(struct msghdr *msg)
-{
-	struct cmsghdr *cm;
-
-	run.K.rx_tos = -1;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS && cm->cmsg_len >= CMSG_LEN(1)) {
-			run.K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
-		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			int v;
-
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			run.K.rx_tos = v & 0xff;
-		}
-	}
-}
-
 static void cls_set_tos(int tos)
 {
 	int v = tos < 0 ? 0 : tos;
@@ -5100,1749 +5243,6 @@ static void cls_reflect(const struct proto_msg *m)
 		setopt_int(run.sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
 		run.K.r_prio = prio;
 	}
-}
-
-static void cls_session_reset(void)
-{
-	int i;
-
-	run.K.rn = 0;
-	memset(run.K.r, 0, sizeof(run.K.r));
-	run.K.phase = 0;
-	memset(run.K.phase_seq0, 0, sizeof(run.K.phase_seq0));
-	run.K.tx_size = run.K.size[0];
-	for (i = 0; run.K.g && i < run.K.ng; i++) {
-		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
-		hist_reset(&run.K.g[i].h);
-	}
-}
-
-/* The label of a class row: priority and TOS as given. */
-static char *cls_label(char *buf, size_t len, int c)
-{
-	char p[16] = "-", t[16] = "-";
-
-	if (run.K.analyze) {
-		snprintf(buf, len, "%d", c);	/* a log knows the class by its index */
-		return buf;
-	}
-	if (run.K.prio[c] >= 0) {
-		snprintf(p, sizeof(p), "%d", run.K.prio[c]);
-	}
-	if (run.K.tos[c] >= 0) {
-		snprintf(t, sizeof(t), "0x%02x", run.K.tos[c]);
-	}
-	if (run.K.nival) {
-		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(run.K.ival[c] / NSEC_PER_US));
-		return buf;
-	}
-	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
-	return buf;
-}
-
-/* CLASS and SIZE log columns (header when seq is NULL) of a run with lists. */
-static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
-{
-	if (!run.side.emit || run.K.analyze || !run.K.g) {
-		return p;
-	}
-	if (run.K.ncls > 1) {
-		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) : fmt_str(p, csv ? ",class" : " CLASS");
-	}
-	if (run.K.nsz > 1) {
-		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), run.K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
-	}
-	return p;
-}
-
-/* For breach lines and trace markers: which class and size a transaction was. */
-static char *cls_note(char *buf, size_t len, uint64_t seq)
-{
-	int n = 0;
-
-	buf[0] = 0;
-	if (run.K.analyze) {
-		return buf;	/* a log row's class and size are in its columns, not in its seq */
-	}
-	if (run.K.ncls > 1) {
-		n = snprintf(buf, len, " class=%d", cls_of(seq));
-		if (run.K.prio[cls_of(seq)] >= 0) {
-			n += snprintf(buf + n, len - (size_t)n, " priority=%d", run.K.prio[cls_of(seq)]);
-		}
-		if (run.K.tos[cls_of(seq)] >= 0) {
-			n += snprintf(buf + n, len - (size_t)n, " tos=%d", run.K.tos[cls_of(seq)]);
-		}
-	}
-	if (run.K.nsz > 1 && (size_t)n < len) {
-		snprintf(buf + n, len - (size_t)n, " size=%u", run.K.size[size_of(seq)]);
-	}
-	return buf;
-}
-
-static void cls_row(FILE *f, const char *label, struct grp *g)
-{
-	struct hist *h = &g->h;
-	bool approx = false;
-	uint64_t sent = g->n[CG_SENT];
-
-	hist_finish(h);
-	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64 " %9" PRId64
-		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n", label, sent, g->n[CG_RECEIVED],
-		g->n[CG_LOST], sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n,
-		h->n ? h->min : 0, h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
-		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
-}
-
-/* Emit: the table with a row per class, per size, per class x size. */
-static void cls_report(FILE *f)
-{
-	char lab[64];
-	int c, z;
-
-	if (!run.side.emit) {
-		for (c = 0; c < run.K.rn; c++) {
-			if (!c) {
-				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
-					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
-			}
-			snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
-			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab, run.K.r[c].answered,
-				run.K.r[c].warmup);
-		}
-		return;
-	}
-	if (!run.K.g) {
-		return;
-	}
-	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
-		run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes",
-		run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
-		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
-	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
-		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
-	}
-	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
-		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
-		cls_row(f, lab, &run.K.g[run.K.ncls + z]);
-	}
-	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
-		for (z = 0; z < run.K.nsz; z++) {
-			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
-			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
-		}
-	}
-}
-
-static void cls_json_row(FILE *f, struct grp *g)
-{
-	struct hist *h = &g->h;
-	bool approx = false;
-	int k;
-
-	hist_finish(h);
-	fprintf(f, "\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
-		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64
-		", \"rtt\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
-		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", g->n[CG_SENT], g->n[CG_RECEIVED],
-		g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP], g->n[CG_BREACH], h->n, h->n ? h->min : 0,
-		h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
-	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
-	}
-	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
-}
-
-static void cls_json_prio_tos(FILE *f, int prio, int tos)
-{
-	if (prio >= 0) {
-		fprintf(f, "\"priority\": %d, ", prio);
-	} else {
-		fprintf(f, "\"priority\": null, ");
-	}
-	if (tos >= 0) {
-		fprintf(f, "\"tos\": %d, ", tos);
-	} else {
-		fprintf(f, "\"tos\": null, ");
-	}
-}
-
-/* JSON "classes" and "sizes" arrays, each followed by ",\n". */
-static void cls_json(FILE *f)
-{
-	int c, z;
-
-	if (!run.side.emit) {
-		if (!run.K.rn) {
-			return;
-		}
-		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < run.K.rn; c++) {
-			fprintf(f, "%s\n    {", c ? "," : "");
-			cls_json_prio_tos(f, run.K.r[c].prio, run.K.r[c].tos);
-			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", run.K.r[c].answered, run.K.r[c].warmup);
-		}
-		fprintf(f, "\n  ],\n");
-		return;
-	}
-	if (!run.K.g) {
-		return;
-	}
-	if (run.K.ncls > 1) {
-		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < run.K.ncls; c++) {
-			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
-			cls_json_prio_tos(f, run.K.prio[c], run.K.tos[c]);
-			if (run.K.nival) {
-				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(run.K.ival[c] / NSEC_PER_US));
-			}
-			cls_json_row(f, &run.K.g[c]);
-			if (run.K.nsz > 1) {
-				fprintf(f, ",\n      \"sizes\": [");
-				for (z = 0; z < run.K.nsz; z++) {
-					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", run.K.size[z]);
-					cls_json_row(f, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
-					fputc('}', f);
-				}
-				fprintf(f, "]");
-			}
-			fputc('}', f);
-		}
-		fprintf(f, "\n  ],\n");
-	}
-	if (run.K.nsz > 1) {
-		fprintf(f, "  \"sizes\": [");
-		for (z = 0; z < run.K.nsz; z++) {
-			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", run.K.size[z]);
-			cls_json_row(f, &run.K.g[run.K.ncls + z]);
-			fputc('}', f);
-		}
-		fprintf(f, "\n  ],\n");
-	}
-}
-
-static void emit_lost(struct txn *x)
-{
-	x->st |= TF_LOST;
-	run.S.c.lost++;
-	cls_count(x->seq, CG_LOST);
-	run.E.outstanding--;
-	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
-}
-
-static void emit_on_tx(uint32_t key, uint64_t wire)
-{
-	uint64_t seq = run.E.keyseq[key & run.win.mask];
-	struct txn *x = &run.win.slot[seq & run.win.mask];
-
-	if (seq == KEY_NONE) {
-		return;		/* a FIN's stamp */
-	}
-	if (!(x->st & TF_TXPEND) || x->seq != seq || x->txkey != key) {
-		run.S.c.tx_unmatched++;
-		return;
-	}
-	x->st &= (uint16_t)~TF_TXPEND;
-	run.E.txpend--;
-	x->t[T1W] = wire;
-	txn_account(x);
-}
-
-/*
- * Collect TX stamps.  On the back-to-back path only once TS_BATCH of them
- * are pending, so one recvmmsg serves TS_BATCH transactions; metrics that
- * need T1 are then added a few transactions late, which changes nothing
- * (each is added once, whenever its last stamp arrives).  Forced when idle,
- * when ppoll reports the error queue, and at the end.
- */
-static void emit_drain_if(bool force)
-{
-	if (run.E.txpend && (force || run.E.txpend >= TS_BATCH)) {
-		ts_drain(run.sock_fd, emit_on_tx, (int)run.E.txpend);
-	}
-}
-
-static void emit_drain(void)
-{
-	emit_drain_if(true);
-}
-
-/* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
-static void send_failed(int err)
-{
-	run.S.c.send_errors++;
-	if (err == ECONNREFUSED) {
-		run.S.c.refused++;
-	}
-	if (run.side.emit) {
-		emit_drain();
-	}
-	ts_rekey(run.sock_fd);
-}
-
-static void emit_send(uint64_t seq, uint64_t now)
-{
-	struct txn *x = &run.win.slot[seq & run.win.mask];
-	struct proto_msg m = {
-		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
-	};
-
-	if (x->st & TF_USED) {
-		if (awaiting(x)) {
-			emit_lost(x);
-		}
-		if (x->st & TF_TXPEND) {
-			run.E.txpend--;
-		}
-		txn_retire(x);
-	}
-	m.flags |= cls_before_send(seq, now);
-	memset(x, 0, sizeof(*x));
-	x->seq = seq;
-	x->st = TF_USED;
-	if (cls_warmup(seq)) {
-		m.flags |= PF_WARMUP;
-		x->st |= TF_WARMUP;
-	} else if (seq == cfg->warmup && cfg->warmup) {
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	proto_encode(run.E.tx, &m);
-	tag_put(run.E.tx, run.K.tx_size);
-	answered_set(seq, false);
-	if (cfg->sw_stamps) {
-		x->t[T1SW] = real_ns();
-	}
-	pmc_read(x->pmc);
-	if (ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
-		/*
-		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
-		 * ping, reported on this send: the ping itself was not sent.
-		 * Count it and try once more, so the cadence keeps its pings.
-		 */
-		int err = errno;
-
-		send_failed(err);
-		if (err != ECONNREFUSED || ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
-			x->st |= TF_SENT | TF_SENDERR;
-			answered_set(seq, true);	/* never sent: a pong for it is no answer */
-			return;
-		}
-		run.S.c.send_errors--;	/* the retry went out: it was only a report */
-	}
-	x->deadline = now + cfg->timeout_ns;
-	x->st |= TF_SENT | TF_TXPEND;
-	x->txkey = run.ts.next_key;
-	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
-	run.ts.next_key++;
-	run.E.txpend++;
-	run.E.outstanding++;
-	run.S.c.sent++;
-	cls_count(seq, CG_SENT);
-	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
-}
-
-/*
- * An echoed T3 wire stamp must follow its T2 (one clock: the reflector's
- * wire clock), and the time the reflector held the ping cannot exceed the
- * round trip that contained it, give or take 0.1% of clock rate difference
- * and 1 us of stamping granularity.
- */
-static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
-{
-	uint64_t rtt;
-
-	if (!t3w || t3w >= STAMP_MAX || (e->t[T2W] && t3w < e->t[T2W])) {
-		return false;
-	}
-	if (e->t[T2W] && e->t[T1W] && e->t[T4W] && e->t[T4W] > e->t[T1W]) {
-		rtt = e->t[T4W] - e->t[T1W];
-		if (t3w - e->t[T2W] > rtt + rtt / 1000 + 1000) {
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Take in the server's stamps from a pong or FIN_ACK. */
-static void emit_echo(const struct proto_msg *m)
-{
-	struct txn *e;
-
-	if (!(m->flags & PF_T3W)) {
-		return;
-	}
-	e = &run.win.slot[m->t3w_seq & run.win.mask];
-	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < run.E.next_seq) {
-		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
-			run.S.c.rejected[GR_ECHO_UNOWED]++;	/* already known: never overwrite a counted stamp */
-			return;
-		}
-		if (!echo_t3_plausible(e, m->t3w)) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-			return;
-		}
-		e->t[T3W] = m->t3w;
-		/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
-		if (m->t3k && (!e->t[T3SW] || m->t3k >= e->t[T3SW])) {
-			e->t[T3K] = m->t3k;
-		} else if (m->t3k) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-		}
-		txn_account(e);
-	}
-}
-
-/* BUSY: believed only before the reflector answered us; later, it is a forgery. */
-static void emit_busy(size_t len)
-{
-	if (!run.S.c.received && !run.S.c.late && len <= cfg->size) {
-		run.E.busy = true;
-		run.S.stop_reason = STOP_ERROR;
-	} else {
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
-	}
-}
-
-/* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
-static void emit_fin_ack(const struct proto_msg *m)
-{
-	if (!run.E.fin_sent) {
-		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
-		return;
-	}
-	run.E.fin_acked = true;
-	run.E.fin_more = m->flags & PF_MORE;
-	run.E.srv_received = m->seq;
-	run.E.srv_whole = !(m->flags & PF_PARTIAL);
-	if (m->phc_method) {
-		run.E.srv_phc.off = m->phc_off;
-		run.E.srv_phc.window = m->phc_window;
-		run.E.srv_phc.method = m->phc_method;
-		run.E.srv_phc.disciplined = m->phc_disciplined;
-		run.E.srv_phc.boot_id = m->boot_id;
-	}
-	emit_echo(m);
-}
-
-/*
- * A pong whose ping already left the window: late if its ping was lost and
- * this is its first pong, else a replay (a duplicate).
- */
-static void emit_stale(const struct txn *x, uint64_t seq)
-{
-	if ((x->st & TF_SENDERR) && x->seq == seq) {
-		run.S.c.duplicate++;
-	} else if (run.E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
-		answered_set(seq, true);
-		run.S.c.late++;
-		cls_count(seq, CG_LATE);
-	} else {
-		run.S.c.duplicate++;
-	}
-}
-
-/* The pong of ping x: its stamps and the server's into the slot, counted. */
-static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, uint64_t wire,
-			  uint64_t t4sw)
-{
-	x->st |= TF_RECEIVED;
-	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
-	run.E.outstanding--;
-	run.S.c.received++;
-	cls_count(x->seq, CG_RECEIVED);
-	if (!run.E.first_rx_mono) {
-		run.E.first_rx_mono = mono_ns();
-	}
-	if (x->st & TF_WARMUP) {
-		run.S.c.warmup++;
-		cls_count(x->seq, CG_WARMUP);
-	}
-	x->t[T4W] = wire;
-	x->t[T4SW] = t4sw;
-	x->t[T4K] = run.ts_rx_kernel;
-	x->t[T2W] = m->t2w;
-	x->t[T2SW] = m->t2sw;
-	x->t[T3SW] = m->t3sw;
-	x->t[T2K] = m->t2k;
-	if ((m->flags & (PF_SRV_HW | PF_KSTAMPS)) == PF_SRV_HW && len < proto_kx_need()) {
-		run.S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
-	}
-	if (m->flags & PF_T3SW) {
-		x->st |= TF_SRV_SW;
-		run.S.srv_sw = true;
-	}
-	run.S.srv_hw = m->flags & PF_SRV_HW;
-	run.S.srv_hw_known = true;
-	emit_echo(m);
-	if (m->flags & PF_BREACH) {
-		run.S.stop_reason = STOP_PEER_BREACH;
-	}
-}
-
-/*
- * One datagram on the client: decoded and authenticated, of our session,
- * BUSY or FIN_ACK taken, a pong of the right length for an in-flight ping
- * (else late, duplicate or rejected), its stamps checked and accounted.
- */
-static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t t4sw, bool trunc)
-{
-	struct proto_msg m;
-	struct txn *x;
-	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
-
-	if (err) {
-		count_invalid(err);
-		return;
-	}
-	if (!tag_ok((uint8_t *)buf, len)) {
-		run.S.c.rejected[GR_UNAUTH]++;
-		return;
-	}
-	if (m.session != run.S.id) {
-		run.S.c.foreign++;
-		count_invalid(PE_TYPE);
-		return;
-	}
-	if (m.type == PT_BUSY) {
-		emit_busy(len);
-		return;
-	}
-	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
-		run.S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
-		return;
-	}
-	if (m.type == PT_FIN_ACK) {
-		emit_fin_ack(&m);
-		return;
-	}
-	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
-		count_invalid(len > cfg->size ? PE_LONG : PE_TYPE);
-		return;
-	}
-	if (!echo_plausible(&m)) {
-		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
-		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
-		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
-	}
-	x = &run.win.slot[m.seq & run.win.mask];
-	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
-		emit_stale(x, m.seq);
-		return;
-	}
-	if (x->st & (TF_RECEIVED | TF_LATE)) {
-		run.S.c.duplicate++;
-		return;
-	}
-	if (!(x->st & TF_LOST)) {
-		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
-		if (x->mono > x->deadline) {
-			emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
-		}
-	}
-	answered_set(m.seq, true);
-	if (x->st & TF_LOST) {
-		x->st |= TF_LATE;
-		x->t[T4W] = wire;
-		x->t[T4SW] = t4sw;
-		x->t[T4K] = run.ts_rx_kernel;
-		run.S.c.late++;
-		cls_count(x->seq, CG_LATE);
-		return;
-	}
-	emit_answered(x, &m, len, wire, t4sw);
-	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
-	emit_drain_if(cfg->threshold_ns >= 0);
-	txn_account(x);
-}
-
-/*
- * SO_RXQ_OVFL: the count of datagrams the socket dropped because its
- * receive buffer was full (socket(7)), sent with every datagram.  Those are
- * this host's losses, not the network's.
- */
-static void emit_rxq_ovfl(struct msghdr *msg)
-{
-	struct cmsghdr *cm;
-	uint32_t v;
-
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			if (v > run.E.rxq_ovfl) {
-				run.E.rxq_ovfl = v;
-			}
-		}
-	}
-}
-
-/* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
-static int emit_recv(int flags)
-{
-	struct rx rx;
-	int r = sock_recv(run.E.rx, run.E.rxcap, flags, &rx, emit_rxq_ovfl);
-
-	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
-		run.S.c.refused++;
-		return 0;
-	}
-	if (r > 0 && rx.ours) {
-		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
-	}
-	return r;
-}
-
-/* Mark as lost every outstanding ping whose deadline has passed. */
-static void emit_expire(uint64_t now)
-{
-	while (run.E.oldest < run.E.next_seq) {
-		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
-
-		if (x->seq == run.E.oldest && awaiting(x)) {
-			if (now < x->deadline) {
-				break;
-			}
-			emit_lost(x);
-		}
-		run.E.oldest++;
-	}
-}
-
-/* Deadline of the oldest ping still waiting for its pong, or 0. */
-static uint64_t emit_next_deadline(void)
-{
-	uint64_t s;
-
-	for (s = run.E.oldest; s < run.E.next_seq; s++) {
-		struct txn *x = &run.win.slot[s & run.win.mask];
-
-		if (x->seq == s && awaiting(x)) {
-			return x->deadline;
-		}
-	}
-	return 0;
-}
-
-/*
- * Wait for packets until the monotonic time limit: spin on non-blocking
- * receives, block in recvmsg with SO_RCVTIMEO (one syscall per pong, the
- * back-to-back case), or ppoll (interval mode, where TX stamps are collected
- * while idle).  Returns <0 on a fatal socket error.
- */
-static int emit_wait_until(uint64_t limit, bool use_poll)
-{
-	uint64_t now = mono_ns(), want;
-	int r;
-
-	if (now >= limit) {
-		return 0;
-	}
-	want = limit - now;
-	if (cfg->spin && cls_multi_sock()) {
-		return cls_spin_recv();
-	}
-	if (cfg->spin) {
-		return emit_recv(MSG_DONTWAIT);
-	}
-	if (use_poll) {
-		int ev = wait_fd(want, POLLIN);
-
-		if (ev & POLLERR) {
-			emit_drain();
-		}
-		if (ev & POLLIN) {
-			while ((r = emit_recv(MSG_DONTWAIT)) > 0) {
-			}
-			return r;
-		}
-		return 0;
-	}
-	/*
-	 * SO_RCVTIMEO stays at its short tick (see emit_run): re-arming it to
-	 * each deadline would cost a setsockopt per ping near the end of -d.
-	 */
-	return emit_recv(0);
-}
-
-/*
- * --spin, back-to-back: non-blocking receives until the pong is there.  The
- * clock is read every 64 empty polls only: on the spinning path a vDSO
- * clock_gettime per poll costs more than the poll finds.
- */
-static int emit_spin_pong(const struct txn *x, uint64_t limit)
-{
-	unsigned spins = 0;
-	int r = 0;
-
-	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
-		r = emit_recv(MSG_DONTWAIT);
-		if (r < 0) {
-			break;
-		}
-		if (!r && !(++spins & 63) && mono_ns() >= limit) {
-			break;
-		}
-	}
-	return r;
-}
-
-/* Back-to-back: one ping, then wait for its pong or its timeout. */
-static int emit_b2b_step(void)
-{
-	uint64_t seq = run.E.next_seq++, now = mono_ns(), limit;
-	struct txn *x = &run.win.slot[seq & run.win.mask];
-	int r = 0;
-
-	emit_send(seq, now);
-	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
-	if (cfg->spin) {
-		r = emit_spin_pong(x, limit);
-	}
-	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason && r >= 0) {
-		if (mono_ns() >= limit) {
-			break;
-		}
-		r = emit_wait_until(limit, false);
-	}
-	if (resolved(x) && run.E.oldest == seq) {
-		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
-	} else {
-		emit_expire(mono_ns());
-	}
-	return r;
-}
-
-/* --interval: an absolute cadence as in cyclictest, never a burst to catch up. */
-static int emit_interval_step(uint64_t *next)
-{
-	uint64_t now = mono_ns(), limit, dl;
-
-	emit_expire(now);
-	if (now >= *next) {
-		/*
-		 * Behind the cadence, every step would only send: read what
-		 * arrived first (bounded), or the receive buffer overflows and
-		 * answered pings turn into losses.
-		 */
-		if (!run.E.waited) {
-			int i, r;
-
-			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
-			}
-			if (r < 0) {
-				return r;
-			}
-		}
-		run.E.waited = false;
-		emit_send(run.E.next_seq++, now);
-		*next += cfg->interval_ns;
-		if (*next <= now) {
-			uint64_t skip = (now - *next) / cfg->interval_ns + 1;
-
-			run.E.overruns += skip;
-			*next += skip * cfg->interval_ns;
-		}
-		return 0;
-	}
-	limit = *next;
-	dl = emit_next_deadline();
-	if (dl && dl < limit) {
-		limit = dl;
-	}
-	if (run.E.end && run.E.end < limit) {
-		limit = run.E.end;
-	}
-	run.E.waited = true;
-	return emit_wait_until(limit, true);
-}
-
-/*
- * After the last ping: wait for the pongs still in flight (after -d at most
- * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
- * its session and sends the T3 stamps it still owes.
- */
-/* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
-static void emit_await_pongs(uint64_t cutoff)
-{
-	while (run.E.outstanding) {
-		uint64_t dl = emit_next_deadline(), now = mono_ns();
-
-		if (!dl) {
-			break;
-		}
-		if (dl > cutoff) {
-			dl = cutoff;
-		}
-		if (now >= dl) {
-			if (now >= cutoff) {
-				uint64_t s;
-
-				for (s = run.E.oldest; s < run.E.next_seq; s++) {
-					struct txn *x = &run.win.slot[s & run.win.mask];
-
-					if (x->seq == s && awaiting(x)) {
-						emit_lost(x);
-					}
-				}
-				break;
-			}
-			emit_expire(now);
-			continue;
-		}
-		if (emit_wait_until(dl, true) < 0) {
-			break;
-		}
-	}
-}
-
-/*
- * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
- * tried 3 times; the reflector ends its session on the first.
- */
-static void emit_fin_exchange(uint64_t hard)
-{
-	int round;
-
-	for (round = 0; round < 64; round++) {
-		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
-		uint64_t limit;
-		int tries;
-
-		run.E.fin_acked = false;
-		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
-			proto_encode(run.E.tx, &m);
-			tag_put(run.E.tx, cfg->size);
-			run.E.fin_sent = true;
-			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
-				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
-			}
-			limit = mono_ns() + (cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
-			if (limit > hard) {
-				limit = hard;
-			}
-			while (!run.E.fin_acked && mono_ns() < limit) {
-				if (emit_wait_until(limit, true) < 0) {
-					break;
-				}
-			}
-		}
-		if (!run.E.fin_acked || !run.E.fin_more) {
-			break;
-		}
-	}
-}
-
-static void emit_finish(void)
-{
-	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
-	bool cut = run.S.stop_reason == STOP_DURATION || run.S.stop_reason == STOP_SIGNAL;
-	/*
-	 * With -d nothing the reflector does (vanish, stall, answer late) may
-	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
-	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
-	 */
-	uint64_t hard = run.E.end ? run.E.end + FINISH_NS : UINT64_MAX;
-	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
-
-	if (run.E.busy) {
-		return;		/* the reflector serves someone else: nothing to wait for */
-	}
-	emit_await_pongs(cutoff);
-	t0 = mono_ns();
-	while (run.E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
-		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
-			emit_drain();
-		}
-	}
-	if (!run.S.c.received) {
-		return;
-	}
-	if (run.K.ncls > 1) {
-		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
-	}
-	emit_fin_exchange(hard);
-}
-
-/* Retire the whole window in sequence order, so the log is ordered. */
-static void window_flush(uint64_t end)
-{
-	uint64_t s = end > run.win.mask + 1 ? end - (run.win.mask + 1) : 0;
-
-	for (; s < end; s++) {
-		struct txn *x = &run.win.slot[s & run.win.mask];
-
-		if ((x->st & TF_USED) && x->seq == s) {
-			txn_retire(x);
-		}
-	}
-}
-
-static int emit_run(void)
-{
-	uint64_t next;
-	int r = 0;
-
-	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * (uint64_t)run.K.nsz : UINT64_MAX;
-	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
-	/*
-	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
-	 * shorter) to look at its deadline and -d: the timeout is set once, and
-	 * lateness is judged on arrival (emit_packet), not by when we woke.
-	 */
-	run.E.rcvtimeo = cfg->timeout_ns < 50000000ULL ? cfg->timeout_ns : 50000000ULL;
-	set_rcvtimeo(run.E.rcvtimeo);
-	run.S.start_mono = mono_ns();
-	run.S.first_real = real_ns();
-	clk_start();
-	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) * (uint64_t)run.K.nsz : 0;
-	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
-	next = run.S.start_mono;
-	if (!cfg->warmup) {
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	/*
-	 * Per ping (emit_b2b_step; --interval: emit_interval_step):
-	 *   emit_send: proto_encode, tag_put, ts_send (sendmsg)
-	 *   emit_wait_until: emit_recv (recvmsg, ts_parse) -> emit_packet
-	 *     (proto_decode, tag_ok, the checks) -> txn_account (metrics,
-	 *     breach); the TX stamp: emit_drain_if -> ts_drain (recvmmsg of the
-	 *     error queue) -> emit_on_tx -> txn_account
-	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
-	 */
-	while (!run.stop_signal && !run.S.stop_reason && r >= 0) {
-		if (run.E.end && mono_ns() >= run.E.end) {
-			run.S.stop_reason = STOP_DURATION;
-			break;
-		}
-		if (run.E.next_seq >= run.E.total) {
-			run.S.stop_reason = STOP_COUNT;
-			break;
-		}
-		r = run.K.nival ? cls_interval_step() : cfg->interval_ns ? emit_interval_step(&next) : emit_b2b_step();
-	}
-	if (r < 0) {
-		warnx_("receive failed: %s", strerror(-r));
-		run.S.stop_reason = STOP_ERROR;
-	}
-	if (run.stop_signal && !run.S.stop_reason) {
-		run.S.stop_reason = STOP_SIGNAL;
-	}
-	emit_finish();
-	run.S.end_mono = mono_ns();
-	window_flush(run.E.next_seq);
-	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
-		warnx_("warning: --interval %" PRIu64 " us is faster than this host sustains: %" PRIu64
-		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg->interval_ns / NSEC_PER_US),
-		       run.E.overruns, run.E.rxq_ovfl);
-	}
-	return r < 0 ? -1 : 0;
-}
-
-/* -------------------------------------------------------------- reflect */
-
-
-#define SEEN_BITS	4096
-
-/* true if seq was already answered (or is too old to tell) */
-static bool reflect_seen(uint64_t seq)
-{
-	uint64_t i;
-
-	if (!run.R.any || seq > run.R.top) {
-		uint64_t from = run.R.any ? run.R.top + 1 : seq;
-
-		if (!run.R.any || seq - run.R.top >= SEEN_BITS) {
-			memset(run.R.seen, 0, sizeof(run.R.seen));
-		} else {
-			for (i = from; i < seq; i++) {
-				run.R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
-			}
-		}
-		if (!run.R.any) {
-			run.R.first = seq;	/* a restarted reflector joins mid-session */
-		}
-		run.R.top = seq;
-		run.R.any = true;
-	} else if (run.R.top - seq >= SEEN_BITS) {
-		return true;
-	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
-		return true;
-	} else {
-		run.S.c.late++;	/* arrived after a later ping: reordered */
-		if (seq < run.R.first) {
-			run.R.first = seq;
-		}
-	}
-	run.R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
-	return false;
-}
-
-static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
-{
-	if (run.echo.n == ECHO_CAP) {
-		run.echo.head = (run.echo.head + 1) % ECHO_CAP;
-		run.echo.n--;
-		run.S.c.echo_dropped++;
-	}
-	run.echo.q[(run.echo.head + run.echo.n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
-	run.echo.n++;
-}
-
-static bool echo_pop(struct proto_msg *m)
-{
-	if (!run.echo.n) {
-		return false;
-	}
-	m->t3w_seq = run.echo.q[run.echo.head].seq;
-	m->t3w = run.echo.q[run.echo.head].t3w;
-	m->flags |= PF_T3W;
-	{
-		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
-		uint32_t k = run.echo.q[run.echo.head].key;
-		const struct txn *x = &run.win.slot[k & run.win.mask];
-
-		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
-	}
-	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
-	run.echo.n--;
-	return true;
-}
-
-/*
- * The session's peer: its first ping's address, from one of its ports.  A
- * client with --priority/--tos classes pings from one socket per class, so
- * a ping flagged PF_CLASS from the same address may add a port, up to 16.
- */
-static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
-{
-	struct sockaddr_storage a;
-	unsigned port = sa_port(from);
-	int i;
-
-	memcpy(&a, &run.R.peer, sizeof(a));
-	if (a.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
-	} else if (a.ss_family == AF_INET) {
-		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
-	}
-	if (!sa_same(&a, from)) {
-		return false;	/* another address */
-	}
-	for (i = 0; i < run.R.nports; i++) {
-		if (run.R.ports[i] == port) {
-			return true;
-		}
-	}
-	if ((flags & PF_CLASS) && run.R.nports < 16) {
-		run.R.ports[run.R.nports++] = (uint16_t)port;
-		return true;
-	}
-	return false;
-}
-
-/* A datagram refused by a session rule: counted with the session, or with the next one. */
-static void reflect_reject(int why)
-{
-	if (run.R.active) {
-		run.S.c.rejected[why]++;
-	} else {
-		run.R.carry_rej[why]++;
-	}
-}
-
-/*
- * Where the datagram just read was sent to.  The dual-stack socket reports
- * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
- */
-static void reflect_pktinfo(struct msghdr *msg)
-{
-	struct cmsghdr *cm;
-
-	run.R.pi_level = 0;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
-			memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
-			run.R.pi_level = IPPROTO_IPV6;
-		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
-			memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
-			run.R.pi_level = IPPROTO_IP;
-		}
-	}
-}
-
-/*
- * A source address in IP_PKTINFO costs every answer a route lookup by
- * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
- * kcost.c).  It is needed only where the kernel would pick another address.
- * With the socket bound to -i's device (both ways through it), the kernel's
- * choice for the peer is asked once (connect() on a probe socket, then
- * getsockname(), ip(7)): when it is the address the ping came to, answers to
- * that peer and address go without it.  Asked again at each session's first
- * ping and every second (off the pong's path: after its TX stamp is read),
- * so that a route or address change cannot make the answers come from
- * another address for longer.
- */
-#define SRC_PROBE_NS	NSEC_PER_SEC
-
-static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64_t now)
-{
-	struct sockaddr_storage me;
-	socklen_t len = sizeof(me);
-	bool same = false;
-	int fd, off = 0;
-
-	run.R.src_probed = now;
-	run.R.src_same = false;
-	if (!cfg->iface || !run.R.pi_level || tolen > sizeof(run.R.src_peer)) {
-		return;
-	}
-	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		return;
-	}
-	if (to->sa_family == AF_INET6) {
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));	/* v4-mapped peers */
-	}
-	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface, (socklen_t)strlen(cfg->iface)) &&
-	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
-		if (me.ss_family == AF_INET6 && run.R.pi_level == IPPROTO_IPV6) {
-			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr, &run.R.pi.v6.ipi6_addr,
-				       sizeof(run.R.pi.v6.ipi6_addr));
-		} else if (me.ss_family == AF_INET && run.R.pi_level == IPPROTO_IP) {
-			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr == run.R.pi.v4.ipi_addr.s_addr;
-		}
-	}
-	close(fd);
-	if (same) {
-		run.R.src_same = true;
-		run.R.src_level = run.R.pi_level;
-		memcpy(&run.R.src_pi, &run.R.pi, sizeof(run.R.pi));
-		memset(&run.R.src_peer, 0, sizeof(run.R.src_peer));
-		memcpy(&run.R.src_peer, to, tolen);
-	}
-}
-
-/* The datagram being answered came to the probed address from the probed peer. */
-static bool reflect_src_known(const struct sockaddr *to)
-{
-	if (!run.R.src_same || run.R.pi_level != run.R.src_level || !sa_same(&run.R.src_peer, to)) {
-		return false;
-	}
-	if (run.R.pi_level == IPPROTO_IPV6) {
-		return !memcmp(&run.R.pi.v6, &run.R.src_pi.v6, sizeof(run.R.pi.v6));
-	}
-	return !memcmp(&run.R.pi.v4, &run.R.src_pi.v4, sizeof(run.R.pi.v4));
-}
-
-/*
- * Answer from the address (and interface) the ping was sent to: the
- * kernel's own choice of source would be its preferred address, which a
- * client that pinged a second address drops on its connected socket.  A
- * multicast destination is no source address; the kernel picks one then.
- */
-static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
-{
-	ssize_t n;
-
-	tag_put(buf, len);
-	run.tx_src.len = 0;
-	if (reflect_src_known(to)) {
-		/* the kernel's own choice is that address: no source lookup */
-	} else if (run.R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
-	    !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) && IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
-		run.tx_src.level = IPPROTO_IPV6;
-		run.tx_src.type = IPV6_PKTINFO;
-		run.tx_src.len = sizeof(struct in6_pktinfo);
-		memcpy(run.tx_src.data, &run.R.pi.v6, sizeof(run.R.pi.v6));
-	} else if (run.R.pi_level == IPPROTO_IP && !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
-		   run.R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
-		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex, .ipi_spec_dst = run.R.pi.v4.ipi_addr };
-
-		run.tx_src.level = IPPROTO_IP;
-		run.tx_src.type = IP_PKTINFO;
-		run.tx_src.len = sizeof(pi);
-		memcpy(run.tx_src.data, &pi, sizeof(pi));
-	}
-	n = ts_send(run.sock_fd, buf, len, to, tolen);
-	run.tx_src.len = 0;
-	return n;
-}
-
-/*
- * A ping of another session while one runs: a header-sized BUSY (never
- * larger than the ping, which is at least a header), at most one per
- * BUSY_GAP_NS so that it cannot be used to amplify a flood.  Its TX stamp
- * is parked like a FIN_ACK's.
- */
-static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
-			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
-{
-	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
-	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
-
-	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
-		return;
-	}
-	if (n > len) {
-		return;
-	}
-	run.R.busy_last = now;
-	proto_encode(buf, &b);
-	memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
-	if (reflect_send(buf, n, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
-		run.S.c.rejected[GR_BUSY_SENT]++;
-	}
-}
-
-/*
- * A reflector that did not run (stopped, starved of CPU) cannot tell that
- * its client fell silent: the client was pinging all along, into the socket
- * queue.  The loop wakes at least every 200 ms; a longer gap since it last
- * ran is the reflector's own stall, credited to the session's last ping so
- * that the queued pings are read before the session is called idle.
- */
-#define STALL_NS	(1000 * 1000000ULL)
-
-static void reflect_stall_credit(uint64_t now)
-{
-	if (run.R.active && run.R.last_wake && now - run.R.last_wake > STALL_NS) {
-		run.R.last_rx += now - run.R.last_wake;
-	}
-	run.R.last_wake = now;
-}
-
-static void reflect_on_tx(uint32_t key, uint64_t wire)
-{
-	struct txn *x = &run.win.slot[key & run.win.mask];
-
-	if ((int32_t)(key - run.R.key0) < 0) {
-		return;		/* a stamp of an earlier session (its last FIN_ACK): not ours */
-	}
-
-	if (!(x->st & TF_TXPEND) || x->txkey != key) {
-		if (x->txkey != key || (x->st & TF_USED)) {
-			run.S.c.tx_unmatched++;
-		}
-		return;
-	}
-	x->st &= (uint16_t)~TF_TXPEND;
-	run.R.txpend--;
-	x->t[T3W] = wire;
-	txn_account(x);
-	if (wire) {
-		echo_push(x->seq, wire, key);
-	}
-}
-
-/* The kernel's TX stamp of a send the NIC stamps too: T1_K (emit), T3_K (reflect). */
-static void tx_kernel_stamp(uint32_t key, uint64_t k)
-{
-	struct txn *x;
-
-	if (run.side.emit) {
-		uint64_t seq = run.E.keyseq[key & run.win.mask];
-
-		if (seq == KEY_NONE) {
-			return;
-		}
-		x = &run.win.slot[seq & run.win.mask];
-		if (!(x->st & TF_USED) || x->seq != seq || x->txkey != key) {
-			return;
-		}
-		x->t[T1K] = k;
-	} else {
-		x = &run.win.slot[key & run.win.mask];
-		if (!(x->st & TF_USED) || x->txkey != key) {
-			return;
-		}
-		x->t[T3K] = k;
-	}
-	txn_account(x);
-}
-
-/*
- * Unlike the client, the reflector reads its pong's TX stamp right after
- * sending it: that one recvmsg hides inside the client's turnaround, while a
- * batch of 16 (measured: ~3 us) would delay the next ping and show in the
- * p99 of the RTT.
- */
-static void reflect_drain(void)
-{
-	if (run.R.txpend) {
-		ts_drain(run.sock_fd, reflect_on_tx, (int)run.R.txpend);
-	}
-}
-
-static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n, const struct txn *row,
-			  const uint8_t *status);
-
-/* Retire the reflector's window (slots keyed by TX key) in send order. */
-static void reflect_flush(void)
-{
-	uint64_t k = run.ts.next_key > run.win.mask + 1 ? run.ts.next_key - (run.win.mask + 1) : 0;
-
-	for (; k < run.ts.next_key; k++) {
-		struct txn *x = &run.win.slot[k & run.win.mask];
-
-		if ((x->st & TF_USED) && x->txkey == (uint32_t)k) {
-			if (x->st & TF_TXPEND) {
-				run.R.txpend--;
-			}
-			txn_retire(x);
-		}
-	}
-}
-
-static void reflect_start(uint32_t id)
-{
-	int i;
-
-	session_reset(id);
-	memset(run.R.seen, 0, sizeof(run.R.seen));
-	run.R.any = false;
-	run.R.distinct = 0;
-	run.R.txpend = 0;
-	run.R.active = true;
-	run.R.key0 = run.ts.next_key;
-	run.R.ahead = 0;
-	run.R.measuring = false;
-	run.R.src_probed = 0;
-	run.R.src_same = false;
-	clk_start();
-	for (i = 0; i < PE_NERR; i++) {
-		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
-		run.S.c.invalid += run.R.carry_invalid[i];
-		run.R.carry_invalid[i] = 0;
-	}
-	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
-	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
-	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
-}
-
-/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
-static void reflect_end(int reason)
-{
-	uint64_t t0 = mono_ns();
-	int exit_code = EXIT_OK, r;
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
-
-	while (run.R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
-		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
-			reflect_drain();
-		}
-	}
-	if (run.S.stop_reason != STOP_BREACH) {
-		run.S.stop_reason = reason;
-	}
-	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
-	reflect_flush();
-	if (run.R.any) {
-		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
-	}
-	if (run.S.c.breaches) {
-		exit_code = EXIT_BREACH;
-	}
-	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
-		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
-	}
-	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL, NULL);
-	if (exit_code > run.R.exit_code) {
-		run.R.exit_code = exit_code;
-	}
-	run.R.last_id = run.S.id;
-	run.R.active = false;
-	run.R.sessions++;
-	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
-}
-
-/*
- * What a FIN_ACK tells the client about this end's clocks: the last PHC
- * reading and the boot id of this kernel (one kernel, one CLOCK_REALTIME:
- * see oneway_trusted).
- */
-static void reflect_phc_block(struct proto_msg *a)
-{
-	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
-
-	if (!(meta >> 8 & 0xff)) {
-		return;		/* no PHC reading */
-	}
-	a->phc_method = (uint8_t)(meta >> 8);
-	a->phc_disciplined = meta & 1;
-	a->phc_window = (uint32_t)(meta >> 16);
-	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
-	a->boot_id = run.host_boot_id;
-}
-
-static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
-			const struct sockaddr *from, socklen_t fromlen)
-{
-	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
-	bool current = run.R.active && m->session == run.S.id;
-
-	if (!current) {
-		a.flags |= PF_PARTIAL;	/* a repeated FIN: the counts are gone with the session */
-	}
-
-	reflect_drain();
-	if (current) {
-		a.seq = run.S.c.received;
-		if (!run.R.any || run.R.first) {
-			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
-		}
-		if (echo_pop(&a) && run.echo.n) {
-			a.flags |= PF_MORE;
-		}
-		if (!(a.flags & PF_T3W) && run.R.txpend) {
-			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
-		}
-	}
-	proto_encode(buf, &a);
-	if (run.ts.hw) {
-		reflect_phc_block(&a);
-		if (proto_kx_put(buf, len, &a) < 0 && current) {
-			run.S.c.kx_unfit++;
-		}
-	}
-	if (reflect_send(buf, len, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
-	}
-	if (current && !(a.flags & PF_MORE)) {
-		reflect_end(STOP_FIN);
-	}
-}
-
-/* A datagram that is no rant packet: counted with the session, or carried to the next. */
-static void reflect_junk(int err)
-{
-	if (run.R.active) {
-		count_invalid(err);
-	} else {
-		run.R.carry_invalid[err]++;
-	}
-}
-
-/* A FIN: answered for the session (or the one that just ended) from its peer only. */
-static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
-			   const struct sockaddr *from, socklen_t fromlen)
-{
-	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
-	if ((run.R.active && m->session == run.S.id) || (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
-		if (reflect_peer_ok(from, 0)) {
-			reflect_fin(m, buf, len, from, fromlen);
-		} else {
-			reflect_reject(GR_PEER);
-		}
-	} else if (run.R.active) {
-		run.S.c.foreign++;
-		count_invalid(PE_TYPE);
-	} else {
-		reflect_reject(GR_FIN_UNKNOWN);
-	}
-}
-
-/*
- * The session switch: a ping of another session while one runs is told
- * BUSY, unless this one went idle (it ends); the first ping of a session
- * starts it and binds it to its address and port.  False: not admitted.
- */
-static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
-			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
-{
-	if (run.R.active && m->session != run.S.id) {
-		if (now - run.R.last_rx <= run.R.idle_ns) {
-			run.S.c.foreign++;		/* a second client: told BUSY while this one runs */
-			count_invalid(PE_TYPE);
-			reflect_busy(m, buf, len, from, fromlen, now);
-			return false;
-		}
-		reflect_end(STOP_IDLE);
-		if (cfg->once || run.S.stop_reason == STOP_BREACH) {
-			run.stop_signal = 1;
-			return false;
-		}
-	}
-	if (run.R.active && !reflect_peer_ok(from, m->flags)) {
-		reflect_reject(GR_PEER);	/* the session's id from another address or port */
-		return false;
-	}
-	if (!run.R.active) {
-		reflect_start(m->session);
-		memset(&run.R.peer, 0, sizeof(run.R.peer));
-		memcpy(&run.R.peer, from, fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
-		run.R.ports[0] = (uint16_t)sa_port(from);
-		run.R.nports = 1;
-	}
-	return true;
-}
-
-/*
- * A ping of the session: a seq far ahead needs a second ping to confirm it
- * (a forgery would poison the duplicate window), the idle hint is clamped,
- * a duplicate is counted.  False: not answered.
- */
-static bool reflect_admit(const struct proto_msg *m, uint64_t now)
-{
-	uint64_t idle;
-
-	if (run.R.any && m->seq > run.R.top && m->seq - run.R.top > SEQ_AHEAD_MAX) {
-		/* a real client that lost that many pings sends the next one right after */
-		if (!run.R.ahead || m->seq <= run.R.ahead || m->seq - run.R.ahead > SEQ_AHEAD_MAX) {
-			run.R.ahead = m->seq;
-			reflect_reject(GR_SEQ_AHEAD);
-			return false;
-		}
-	}
-	run.R.ahead = 0;
-	run.R.last_rx = run.R.last_wake = now;
-	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
-	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
-	run.R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
-	if (reflect_seen(m->seq)) {
-		run.S.c.duplicate++;
-		return false;
-	}
-	return true;
-}
-
-/* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
-static bool reflect_count(const struct proto_msg *m)
-{
-	run.R.distinct++;
-	run.S.c.received++;
-	if (m->flags & PF_WARMUP) {
-		run.S.c.warmup++;
-	} else if (run.S.c.received <= cfg->warmup) {
-		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
-		run.S.c.warmup++;
-		run.S.c.warmup_local++;
-		return true;
-	} else if (!run.R.measuring) {
-		run.R.measuring = true;	/* the session's first measured ping: its measurement starts */
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	return false;
-}
-
-/* The pong, written over the ping in buf: the same length, never larger. */
-static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
-			 uint64_t wire, uint64_t t2sw)
-{
-	p->session = m->session;
-	p->seq = m->seq;
-	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
-			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
-	if (wire) {
-		p->flags |= PF_T2W;
-		p->t2w = wire;
-	}
-	if (cfg->sw_stamps) {
-		p->flags |= PF_T2SW | PF_T3SW;
-		p->t2sw = t2sw;
-	}
-	echo_pop(p);
-	cls_reflect(m);
-	proto_encode(buf, p);
-	if (run.ts.hw) {
-		/* NIC stamps: the kernel's of the same packets go where the ping left room */
-		p->t2k = run.ts_rx_kernel;
-		if (proto_kx_put(buf, len, p) < 0) {
-			run.S.c.kx_unfit++;
-		}
-	}
-	if (cfg->sw_stamps) {
-		p->t3sw = real_ns();
-		put64(buf + 40, p->t3sw);
-	} else if (cfg->no_tx_ts) {
-		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
-	}
-}
-
-/* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
-static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p, uint64_t wire,
-				 uint64_t now, bool local_warmup)
-{
-	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-	if (x->st & TF_USED) {
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-	}
-	memset(x, 0, sizeof(*x));
-	x->seq = m->seq;
-	x->txkey = run.ts.next_key++;
-	x->t[T2W] = wire;
-	x->t[T2SW] = p->t2sw;
-	x->t[T2K] = run.ts_rx_kernel;
-	x->t[T3SW] = p->t3sw;
-	x->mono = now;
-	pmc_delta(x->pmc, run.pmc_rx, run.pmc_tx);
-	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
-		((m->flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
-	return x;
-}
-
-/*
- * One datagram on the reflector: decoded and authenticated, a FIN answered,
- * a ping admitted to its session (reflect_switch, reflect_admit), counted,
- * answered from the address it was sent to, and its transaction claimed.
- */
-static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2sw, bool trunc,
-			   const struct sockaddr *from, socklen_t fromlen)
-{
-	struct proto_msg m, p = { .type = PT_PONG };
-	struct txn *x;
-	uint64_t now;
-	bool local_warmup;
-	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
-
-	if (err) {
-		reflect_junk(err);
-		return;
-	}
-	if (!sa_port(from)) {
-		reflect_reject(GR_PORT0);	/* no answer can reach port 0: never a session */
-		return;
-	}
-	if (!tag_ok(buf, len)) {
-		reflect_reject(GR_UNAUTH);
-		return;
-	}
-	if (m.type == PT_FIN) {
-		reflect_fin_in(&m, buf, len, from, fromlen);
-		return;
-	}
-	if (m.type != PT_PING) {
-		reflect_junk(PE_TYPE);
-		return;
-	}
-	now = mono_ns();
-	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
-		return;
-	}
-	local_warmup = reflect_count(&m);
-	reflect_pong(&m, &p, buf, len, wire, t2sw);
-	if (reflect_send(buf, len, from, fromlen) < 0) {
-		send_failed(errno);
-		return;
-	}
-	pmc_read(run.pmc_tx);
-	run.S.c.sent++;
-	x = reflect_claim(&m, &p, wire, now, local_warmup);
-	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
-	if (cfg->no_tx_ts) {
-		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
-		txn_account(x);
-	} else {
-		run.R.txpend++;
-		reflect_drain();
-	}
-	if (!run.R.src_probed || now - run.R.src_probed > SRC_PROBE_NS) {
-		reflect_src_probe(from, fromlen, now);
-	}
-}
-
-/* The reflector's own control messages: the address pinged, the TOS. */
-static void reflect_ctl(struct msghdr *msg)
-{
-	reflect_pktinfo(msg);
-	cls_rx_tos(msg);
-}
-
-/* One recvmsg on the reflector; same return convention as emit_recv(). */
-static int reflect_recv(int flags)
-{
-	struct rx rx;
-	int r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
-
-	if (r == -ECONNREFUSED) {
-		return 0;
-	}
-	if (r > 0 && rx.ours) {
-		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
-			       (struct sockaddr *)&rx.from, rx.fromlen);
-	}
-	return r;
-}
-
-static int reflect_run(void)
-{
-	uint64_t start = mono_ns(), last_check = 0;
-	unsigned spins = 0;
-	int r = 0;
-
-	run.R.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
-	/* wake up now and then to notice idle sessions, -d and signals */
-	set_rcvtimeo(200 * 1000000ULL);
-	/*
-	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
-	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
-	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
-	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
-	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
-	 */
-	while (!run.stop_signal && r >= 0) {
-		uint64_t now;
-
-		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (!run.R.active && run.R.sessions && (cfg->once || run.R.exit_code == EXIT_BREACH)) {
-			break;
-		}
-		if (r > 0 && !cfg->spin) {
-			continue;
-		}
-		/* spinning: look at the clock every 64 polls, act every 10 ms */
-		if (cfg->spin && (r > 0 || (++spins & 63))) {
-			continue;
-		}
-		now = mono_ns();
-		if (cfg->spin && now - last_check < 10 * 1000000ULL) {
-			continue;
-		}
-		last_check = now;
-		reflect_drain();
-		reflect_stall_credit(now);
-		if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
-			reflect_end(STOP_IDLE);
-		}
-		if (run.R.end && now >= run.R.end) {
-			break;
-		}
-	}
-	if (r < 0) {
-		warnx_("receive failed: %s", strerror(-r));
-	}
-	if (run.R.active || (!run.R.sessions && r >= 0)) {
-		/* no client came at all: still a report (0 samples), as the earlier rant printed */
-		reflect_end(run.stop_signal ? STOP_SIGNAL : run.R.end ? STOP_DURATION : STOP_ERROR);
-	}
-	return r < 0 ? -1 : 0;
 }
 
 /* --------------------------------------------------------------- report */
@@ -7969,7 +6369,6 @@ struct plot_src {
 	const char *what;	/* title: what was measured or read */
 };
 
-
 static void plot_get(const struct plot_src *s, uint64_t i, struct txn *x, int *st)
 {
 	if (s->row) {
@@ -8641,8 +7040,6 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 	return 386;
 }
 
-static double plot_table(double top, const int *ms, int nser);
-
 /* The histogram column of value v (clamped to the axis). */
 static int plot_col(const struct axis *ax, double v, int ncol)
 {
@@ -8756,6 +7153,56 @@ static void plot_hist_pcts(const struct hist *h, const struct axis *ax, double y
 	}
 }
 
+/* ns as µs with three decimals: exact, so a reader (or a test) gets the report's number. */
+static char *plot_us3(char *buf, size_t len, int64_t v)
+{
+	uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, v < 0 ? "-" : "", a / 1000, a % 1000);
+	return buf;
+}
+
+/* The numbers under the histogram; every cell has an id (metric-column). */
+static double plot_table(double top, const int *ms, int nser)
+{
+	static const char *const colname[] = {
+		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
+	};
+	/* the first column clear of the longest label, "backward one-way (T4-T3 wire)" */
+	const double cx[] = { 355, 440, 525, 610, 695, 780, 865, 950, 1035, 1120 };
+	char lab[48];
+	int k, j;
+
+	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
+	    PLOT_X0, top);
+	for (j = 0; j < 10; j++) {
+		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
+	}
+	for (k = 0; k < nser; k++) {
+		const struct hist *h = &run.S.h[ms[k]];
+		const char *key = metric_def[ms[k]].key;
+		double y = top + 18 * (k + 1);
+		bool approx = false;
+
+		plot_swatch(PLOT_X0 - 30, y, plot_metric_colour(ms[k]), "", false);
+		svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", PLOT_X0, y, metric_def[ms[k]].label);
+		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
+		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
+		    plot_us3(lab, sizeof(lab), h->min));
+		for (j = 0; j < NPCT; j++) {
+			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
+			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
+		}
+		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
+		    plot_us3(lab, sizeof(lab), h->max));
+		if (approx) {
+			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
+		}
+	}
+	svg("</g>\n");
+	return top + 18 * nser + 14;
+}
+
 static double plot_hist_panel(double top)
 {
 	const double y0 = top + 30, y1 = top + 250;
@@ -8818,56 +7265,6 @@ static double plot_hist_panel(double top)
 	}
 	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
 	return plot_table(top + 300, ms, nser) - top;
-}
-
-/* ns as µs with three decimals: exact, so a reader (or a test) gets the report's number. */
-static char *plot_us3(char *buf, size_t len, int64_t v)
-{
-	uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-
-	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64, v < 0 ? "-" : "", a / 1000, a % 1000);
-	return buf;
-}
-
-/* The numbers under the histogram; every cell has an id (metric-column). */
-static double plot_table(double top, const int *ms, int nser)
-{
-	static const char *const colname[] = {
-		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
-	};
-	/* the first column clear of the longest label, "backward one-way (T4-T3 wire)" */
-	const double cx[] = { 355, 440, 525, 610, 695, 780, 865, 950, 1035, 1120 };
-	char lab[48];
-	int k, j;
-
-	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
-	    PLOT_X0, top);
-	for (j = 0; j < 10; j++) {
-		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
-	}
-	for (k = 0; k < nser; k++) {
-		const struct hist *h = &run.S.h[ms[k]];
-		const char *key = metric_def[ms[k]].key;
-		double y = top + 18 * (k + 1);
-		bool approx = false;
-
-		plot_swatch(PLOT_X0 - 30, y, plot_metric_colour(ms[k]), "", false);
-		svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", PLOT_X0, y, metric_def[ms[k]].label);
-		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
-		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
-		    plot_us3(lab, sizeof(lab), h->min));
-		for (j = 0; j < NPCT; j++) {
-			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
-			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
-		}
-		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
-		    plot_us3(lab, sizeof(lab), h->max));
-		if (approx) {
-			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
-		}
-	}
-	svg("</g>\n");
-	return top + 18 * nser + 14;
 }
 
 /* A colour per segment of the decomposition, by the name segments() gives it. */
@@ -9309,6 +7706,1559 @@ static int plot_open(void)
 	return 0;
 }
 
+/* ----------------------------------------------------------------- emit */
+static void emit_lost(struct txn *x)
+{
+	x->st |= TF_LOST;
+	run.S.c.lost++;
+	cls_count(x->seq, CG_LOST);
+	run.E.outstanding--;
+	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
+}
+
+static void emit_on_tx(uint32_t key, uint64_t wire)
+{
+	uint64_t seq = run.E.keyseq[key & run.win.mask];
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+
+	if (seq == KEY_NONE) {
+		return;		/* a FIN's stamp */
+	}
+	if (!(x->st & TF_TXPEND) || x->seq != seq || x->txkey != key) {
+		run.S.c.tx_unmatched++;
+		return;
+	}
+	x->st &= (uint16_t)~TF_TXPEND;
+	run.E.txpend--;
+	x->t[T1W] = wire;
+	txn_account(x);
+}
+
+/*
+ * Collect TX stamps.  On the back-to-back path only once TS_BATCH of them
+ * are pending, so one recvmmsg serves TS_BATCH transactions; metrics that
+ * need T1 are then added a few transactions late, which changes nothing
+ * (each is added once, whenever its last stamp arrives).  Forced when idle,
+ * when ppoll reports the error queue, and at the end.
+ */
+static void emit_drain_if(bool force)
+{
+	if (run.E.txpend && (force || run.E.txpend >= TS_BATCH)) {
+		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)run.E.txpend);
+	}
+}
+
+static void emit_drain(void)
+{
+	emit_drain_if(true);
+}
+
+/* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
+static void send_failed(int err)
+{
+	run.S.c.send_errors++;
+	if (err == ECONNREFUSED) {
+		run.S.c.refused++;
+	}
+	if (run.side.emit) {
+		emit_drain();
+	}
+	ts_rekey(run.sock_fd);
+}
+
+static void emit_send(uint64_t seq, uint64_t now)
+{
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+	struct proto_msg m = {
+		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
+	};
+
+	if (x->st & TF_USED) {
+		if (awaiting(x)) {
+			emit_lost(x);
+		}
+		if (x->st & TF_TXPEND) {
+			run.E.txpend--;
+		}
+		txn_retire(x);
+	}
+	m.flags |= cls_before_send(seq, now);
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	x->st = TF_USED;
+	if (cls_warmup(seq)) {
+		m.flags |= PF_WARMUP;
+		x->st |= TF_WARMUP;
+	} else if (seq == cfg->warmup && cfg->warmup) {
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	proto_encode(run.E.tx, &m);
+	tag_put(run.E.tx, run.K.tx_size);
+	answered_set(seq, false);
+	if (cfg->sw_stamps) {
+		x->t[T1SW] = real_ns();
+	}
+	pmc_read(x->pmc);
+	if (ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+		/*
+		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
+		 * ping, reported on this send: the ping itself was not sent.
+		 * Count it and try once more, so the cadence keeps its pings.
+		 */
+		int err = errno;
+
+		send_failed(err);
+		if (err != ECONNREFUSED || ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+			x->st |= TF_SENT | TF_SENDERR;
+			answered_set(seq, true);	/* never sent: a pong for it is no answer */
+			return;
+		}
+		run.S.c.send_errors--;	/* the retry went out: it was only a report */
+	}
+	x->deadline = now + cfg->timeout_ns;
+	x->st |= TF_SENT | TF_TXPEND;
+	x->txkey = run.ts.next_key;
+	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
+	run.ts.next_key++;
+	run.E.txpend++;
+	run.E.outstanding++;
+	run.S.c.sent++;
+	cls_count(seq, CG_SENT);
+	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
+}
+
+/*
+ * An echoed T3 wire stamp must follow its T2 (one clock: the reflector's
+ * wire clock), and the time the reflector held the ping cannot exceed the
+ * round trip that contained it, give or take 0.1% of clock rate difference
+ * and 1 us of stamping granularity.
+ */
+static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
+{
+	uint64_t rtt;
+
+	if (!t3w || t3w >= STAMP_MAX || (e->t[T2W] && t3w < e->t[T2W])) {
+		return false;
+	}
+	if (e->t[T2W] && e->t[T1W] && e->t[T4W] && e->t[T4W] > e->t[T1W]) {
+		rtt = e->t[T4W] - e->t[T1W];
+		if (t3w - e->t[T2W] > rtt + rtt / 1000 + 1000) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Take in the server's stamps from a pong or FIN_ACK. */
+static void emit_echo(const struct proto_msg *m)
+{
+	struct txn *e;
+
+	if (!(m->flags & PF_T3W)) {
+		return;
+	}
+	e = &run.win.slot[m->t3w_seq & run.win.mask];
+	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < run.E.next_seq) {
+		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
+			run.S.c.rejected[GR_ECHO_UNOWED]++;	/* already known: never overwrite a counted stamp */
+			return;
+		}
+		if (!echo_t3_plausible(e, m->t3w)) {
+			run.S.c.rejected[GR_IMPLAUSIBLE]++;
+			return;
+		}
+		e->t[T3W] = m->t3w;
+		/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
+		if (m->t3k && (!e->t[T3SW] || m->t3k >= e->t[T3SW])) {
+			e->t[T3K] = m->t3k;
+		} else if (m->t3k) {
+			run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		}
+		txn_account(e);
+	}
+}
+
+/* BUSY: believed only before the reflector answered us; later, it is a forgery. */
+static void emit_busy(size_t len)
+{
+	if (!run.S.c.received && !run.S.c.late && len <= cfg->size) {
+		run.E.busy = true;
+		run.S.stop_reason = STOP_ERROR;
+	} else {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+}
+
+/* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
+static void emit_fin_ack(const struct proto_msg *m)
+{
+	if (!run.E.fin_sent) {
+		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
+		return;
+	}
+	run.E.fin_acked = true;
+	run.E.fin_more = m->flags & PF_MORE;
+	run.E.srv_received = m->seq;
+	run.E.srv_whole = !(m->flags & PF_PARTIAL);
+	if (m->phc_method) {
+		run.E.srv_phc.off = m->phc_off;
+		run.E.srv_phc.window = m->phc_window;
+		run.E.srv_phc.method = m->phc_method;
+		run.E.srv_phc.disciplined = m->phc_disciplined;
+		run.E.srv_phc.boot_id = m->boot_id;
+	}
+	emit_echo(m);
+}
+
+/*
+ * A pong whose ping already left the window: late if its ping was lost and
+ * this is its first pong, else a replay (a duplicate).
+ */
+static void emit_stale(const struct txn *x, uint64_t seq)
+{
+	if ((x->st & TF_SENDERR) && x->seq == seq) {
+		run.S.c.duplicate++;
+	} else if (run.E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
+		answered_set(seq, true);
+		run.S.c.late++;
+		cls_count(seq, CG_LATE);
+	} else {
+		run.S.c.duplicate++;
+	}
+}
+
+/* The pong of ping x: its stamps and the server's into the slot, counted. */
+static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, uint64_t wire,
+			  uint64_t t4sw)
+{
+	x->st |= TF_RECEIVED;
+	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
+	run.E.outstanding--;
+	run.S.c.received++;
+	cls_count(x->seq, CG_RECEIVED);
+	if (!run.E.first_rx_mono) {
+		run.E.first_rx_mono = mono_ns();
+	}
+	if (x->st & TF_WARMUP) {
+		run.S.c.warmup++;
+		cls_count(x->seq, CG_WARMUP);
+	}
+	x->t[T4W] = wire;
+	x->t[T4SW] = t4sw;
+	x->t[T4K] = run.ts_rx_kernel;
+	x->t[T2W] = m->t2w;
+	x->t[T2SW] = m->t2sw;
+	x->t[T3SW] = m->t3sw;
+	x->t[T2K] = m->t2k;
+	if ((m->flags & (PF_SRV_HW | PF_KSTAMPS)) == PF_SRV_HW && len < proto_kx_need()) {
+		run.S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
+	}
+	if (m->flags & PF_T3SW) {
+		x->st |= TF_SRV_SW;
+		run.S.srv_sw = true;
+	}
+	run.S.srv_hw = m->flags & PF_SRV_HW;
+	run.S.srv_hw_known = true;
+	emit_echo(m);
+	if (m->flags & PF_BREACH) {
+		run.S.stop_reason = STOP_PEER_BREACH;
+	}
+}
+
+/*
+ * One datagram on the client: decoded and authenticated, of our session,
+ * BUSY or FIN_ACK taken, a pong of the right length for an in-flight ping
+ * (else late, duplicate or rejected), its stamps checked and accounted.
+ */
+static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t t4sw, bool trunc)
+{
+	struct proto_msg m;
+	struct txn *x;
+	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+
+	if (err) {
+		count_invalid(err);
+		return;
+	}
+	if (!tag_ok((uint8_t *)buf, len)) {
+		run.S.c.rejected[GR_UNAUTH]++;
+		return;
+	}
+	if (m.session != run.S.id) {
+		run.S.c.foreign++;
+		count_invalid(PE_TYPE);
+		return;
+	}
+	if (m.type == PT_BUSY) {
+		emit_busy(len);
+		return;
+	}
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
+		run.S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
+		return;
+	}
+	if (m.type == PT_FIN_ACK) {
+		emit_fin_ack(&m);
+		return;
+	}
+	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
+		count_invalid(len > cfg->size ? PE_LONG : PE_TYPE);
+		return;
+	}
+	if (!echo_plausible(&m)) {
+		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
+		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
+	}
+	x = &run.win.slot[m.seq & run.win.mask];
+	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
+		emit_stale(x, m.seq);
+		return;
+	}
+	if (x->st & (TF_RECEIVED | TF_LATE)) {
+		run.S.c.duplicate++;
+		return;
+	}
+	if (!(x->st & TF_LOST)) {
+		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
+		if (x->mono > x->deadline) {
+			emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
+		}
+	}
+	answered_set(m.seq, true);
+	if (x->st & TF_LOST) {
+		x->st |= TF_LATE;
+		x->t[T4W] = wire;
+		x->t[T4SW] = t4sw;
+		x->t[T4K] = run.ts_rx_kernel;
+		run.S.c.late++;
+		cls_count(x->seq, CG_LATE);
+		return;
+	}
+	emit_answered(x, &m, len, wire, t4sw);
+	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
+	emit_drain_if(cfg->threshold_ns >= 0);
+	txn_account(x);
+}
+
+/*
+ * SO_RXQ_OVFL: the count of datagrams the socket dropped because its
+ * receive buffer was full (socket(7)), sent with every datagram.  Those are
+ * this host's losses, not the network's.
+ */
+static void emit_rxq_ovfl(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+	uint32_t v;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (!cmsg_fits(msg, cm)) {
+			break;
+		}
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			if (v > run.E.rxq_ovfl) {
+				run.E.rxq_ovfl = v;
+			}
+		}
+	}
+}
+
+/* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
+static int emit_recv(int flags)
+{
+	struct rx rx;
+	int r = sock_recv(run.E.rx, run.E.rxcap, flags, &rx, emit_rxq_ovfl);
+
+	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
+		run.S.c.refused++;
+		return 0;
+	}
+	if (r > 0 && rx.ours) {
+		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+	}
+	return r;
+}
+
+/* Mark as lost every outstanding ping whose deadline has passed. */
+static void emit_expire(uint64_t now)
+{
+	while (run.E.oldest < run.E.next_seq) {
+		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
+
+		if (x->seq == run.E.oldest && awaiting(x)) {
+			if (now < x->deadline) {
+				break;
+			}
+			emit_lost(x);
+		}
+		run.E.oldest++;
+	}
+}
+
+/* Deadline of the oldest ping still waiting for its pong, or 0. */
+static uint64_t emit_next_deadline(void)
+{
+	uint64_t s;
+
+	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if (x->seq == s && awaiting(x)) {
+			return x->deadline;
+		}
+	}
+	return 0;
+}
+
+/* --spin with classes, between pings: one non-blocking receive on each socket. */
+static int cls_spin_recv(void)
+{
+	int k, r, got = 0;
+
+	for (k = 0; k < run.K.ncls; k++) {
+		cls_use(k);
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			return r;
+		}
+		got |= r;
+	}
+	return got;
+}
+
+/*
+ * Wait for packets until the monotonic time limit: spin on non-blocking
+ * receives, block in recvmsg with SO_RCVTIMEO (one syscall per pong, the
+ * back-to-back case), or ppoll (interval mode, where TX stamps are collected
+ * while idle).  Returns <0 on a fatal socket error.
+ */
+static int emit_wait_until(uint64_t limit, bool use_poll)
+{
+	uint64_t now = mono_ns(), want;
+	int r;
+
+	if (now >= limit) {
+		return 0;
+	}
+	want = limit - now;
+	if (cfg->spin && cls_multi_sock()) {
+		return cls_spin_recv();
+	}
+	if (cfg->spin) {
+		return emit_recv(MSG_DONTWAIT);
+	}
+	if (use_poll) {
+		int ev = wait_fd(want, POLLIN);
+
+		if (ev & POLLERR) {
+			emit_drain();
+		}
+		if (ev & POLLIN) {
+			while ((r = emit_recv(MSG_DONTWAIT)) > 0) {
+			}
+			return r;
+		}
+		return 0;
+	}
+	/*
+	 * SO_RCVTIMEO stays at its short tick (see emit_run): re-arming it to
+	 * each deadline would cost a setsockopt per ping near the end of -d.
+	 */
+	return emit_recv(0);
+}
+
+/*
+ * --spin, back-to-back: non-blocking receives until the pong is there.  The
+ * clock is read every 64 empty polls only: on the spinning path a vDSO
+ * clock_gettime per poll costs more than the poll finds.
+ */
+static int emit_spin_pong(const struct txn *x, uint64_t limit)
+{
+	unsigned spins = 0;
+	int r = 0;
+
+	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			break;
+		}
+		if (!r && !(++spins & 63) && mono_ns() >= limit) {
+			break;
+		}
+	}
+	return r;
+}
+
+/* Back-to-back: one ping, then wait for its pong or its timeout. */
+static int emit_b2b_step(void)
+{
+	uint64_t seq = run.E.next_seq++, now = mono_ns(), limit;
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+	int r = 0;
+
+	emit_send(seq, now);
+	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
+	if (cfg->spin) {
+		r = emit_spin_pong(x, limit);
+	}
+	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason && r >= 0) {
+		if (mono_ns() >= limit) {
+			break;
+		}
+		r = emit_wait_until(limit, false);
+	}
+	if (resolved(x) && run.E.oldest == seq) {
+		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
+	} else {
+		emit_expire(mono_ns());
+	}
+	return r;
+}
+
+/* --interval: an absolute cadence as in cyclictest, never a burst to catch up. */
+static int emit_interval_step(uint64_t *next)
+{
+	uint64_t now = mono_ns(), limit, dl;
+
+	emit_expire(now);
+	if (now >= *next) {
+		/*
+		 * Behind the cadence, every step would only send: read what
+		 * arrived first (bounded), or the receive buffer overflows and
+		 * answered pings turn into losses.
+		 */
+		if (!run.E.waited) {
+			int i, r;
+
+			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
+			}
+			if (r < 0) {
+				return r;
+			}
+		}
+		run.E.waited = false;
+		emit_send(run.E.next_seq++, now);
+		*next += cfg->interval_ns;
+		if (*next <= now) {
+			uint64_t skip = (now - *next) / cfg->interval_ns + 1;
+
+			run.E.overruns += skip;
+			*next += skip * cfg->interval_ns;
+		}
+		return 0;
+	}
+	limit = *next;
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (run.E.end && run.E.end < limit) {
+		limit = run.E.end;
+	}
+	run.E.waited = true;
+	return emit_wait_until(limit, true);
+}
+
+/*
+ * After the last ping: wait for the pongs still in flight (after -d at most
+ * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
+ * its session and sends the T3 stamps it still owes.
+ */
+/* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
+static void emit_await_pongs(uint64_t cutoff)
+{
+	while (run.E.outstanding) {
+		uint64_t dl = emit_next_deadline(), now = mono_ns();
+
+		if (!dl) {
+			break;
+		}
+		if (dl > cutoff) {
+			dl = cutoff;
+		}
+		if (now >= dl) {
+			if (now >= cutoff) {
+				uint64_t s;
+
+				for (s = run.E.oldest; s < run.E.next_seq; s++) {
+					struct txn *x = &run.win.slot[s & run.win.mask];
+
+					if (x->seq == s && awaiting(x)) {
+						emit_lost(x);
+					}
+				}
+				break;
+			}
+			emit_expire(now);
+			continue;
+		}
+		if (emit_wait_until(dl, true) < 0) {
+			break;
+		}
+	}
+}
+
+/*
+ * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
+ * tried 3 times; the reflector ends its session on the first.
+ */
+static void emit_fin_exchange(uint64_t hard)
+{
+	int round;
+
+	for (round = 0; round < 64; round++) {
+		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
+		uint64_t limit;
+		int tries;
+
+		run.E.fin_acked = false;
+		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
+			proto_encode(run.E.tx, &m);
+			tag_put(run.E.tx, cfg->size);
+			run.E.fin_sent = true;
+			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
+				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+			}
+			limit = mono_ns() + (cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
+			if (limit > hard) {
+				limit = hard;
+			}
+			while (!run.E.fin_acked && mono_ns() < limit) {
+				if (emit_wait_until(limit, true) < 0) {
+					break;
+				}
+			}
+		}
+		if (!run.E.fin_acked || !run.E.fin_more) {
+			break;
+		}
+	}
+}
+
+static void emit_finish(void)
+{
+	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
+	bool cut = run.S.stop_reason == STOP_DURATION || run.S.stop_reason == STOP_SIGNAL;
+	/*
+	 * With -d nothing the reflector does (vanish, stall, answer late) may
+	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
+	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
+	 */
+	uint64_t hard = run.E.end ? run.E.end + FINISH_NS : UINT64_MAX;
+	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
+
+	if (run.E.busy) {
+		return;		/* the reflector serves someone else: nothing to wait for */
+	}
+	emit_await_pongs(cutoff);
+	t0 = mono_ns();
+	while (run.E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
+		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
+			emit_drain();
+		}
+	}
+	if (!run.S.c.received) {
+		return;
+	}
+	if (run.K.ncls > 1) {
+		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
+	}
+	emit_fin_exchange(hard);
+}
+
+/* Retire the whole window in sequence order, so the log is ordered. */
+static void window_flush(uint64_t end)
+{
+	uint64_t s = end > run.win.mask + 1 ? end - (run.win.mask + 1) : 0;
+
+	for (; s < end; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if ((x->st & TF_USED) && x->seq == s) {
+			txn_retire(x);
+		}
+	}
+}
+
+/*
+ * --interval with a list: each class on its own absolute cadence (as
+ * emit_interval_step does for one), the earliest due class sends next.
+ */
+static int cls_interval_step(void)
+{
+	uint64_t now = mono_ns(), limit, dl;
+	int k, b = 0;
+
+	emit_expire(now);
+	for (k = 0; k < run.K.ncls; k++) {
+		if (!run.K.next[k]) {
+			run.K.next[k] = run.S.start_mono;
+		}
+		if (run.K.next[k] < run.K.next[b]) {
+			b = k;
+		}
+	}
+	if (now >= run.K.next[b]) {
+		run.K.cmap[run.E.next_seq & run.K.cmap_mask] = (uint8_t)b;
+		emit_send(run.E.next_seq++, now);
+		run.K.next[b] += run.K.ival[b];
+		if (run.K.next[b] <= now) {
+			uint64_t skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
+
+			run.E.overruns += skip;
+			run.K.next[b] += skip * run.K.ival[b];
+		}
+		return 0;
+	}
+	limit = run.K.next[b];
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (run.E.end && run.E.end < limit) {
+		limit = run.E.end;
+	}
+	return emit_wait_until(limit, true);
+}
+
+static int emit_run(void)
+{
+	uint64_t next;
+	int r = 0;
+
+	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * (uint64_t)run.K.nsz : UINT64_MAX;
+	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
+	/*
+	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
+	 * shorter) to look at its deadline and -d: the timeout is set once, and
+	 * lateness is judged on arrival (emit_packet), not by when we woke.
+	 */
+	run.E.rcvtimeo = cfg->timeout_ns < 50000000ULL ? cfg->timeout_ns : 50000000ULL;
+	set_rcvtimeo(run.E.rcvtimeo);
+	run.S.start_mono = mono_ns();
+	run.S.first_real = real_ns();
+	clk_start();
+	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) * (uint64_t)run.K.nsz : 0;
+	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
+	next = run.S.start_mono;
+	if (!cfg->warmup) {
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	/*
+	 * Per ping (emit_b2b_step; --interval: emit_interval_step):
+	 *   emit_send: proto_encode, tag_put, ts_send (sendmsg)
+	 *   emit_wait_until: emit_recv (recvmsg, ts_parse) -> emit_packet
+	 *     (proto_decode, tag_ok, the checks) -> txn_account (metrics,
+	 *     breach); the TX stamp: emit_drain_if -> ts_drain (recvmmsg of the
+	 *     error queue) -> emit_on_tx -> txn_account
+	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
+	 */
+	while (!run.stop_signal && !run.S.stop_reason && r >= 0) {
+		if (run.E.end && mono_ns() >= run.E.end) {
+			run.S.stop_reason = STOP_DURATION;
+			break;
+		}
+		if (run.E.next_seq >= run.E.total) {
+			run.S.stop_reason = STOP_COUNT;
+			break;
+		}
+		r = run.K.nival ? cls_interval_step() : cfg->interval_ns ? emit_interval_step(&next) : emit_b2b_step();
+	}
+	if (r < 0) {
+		warnx_("receive failed: %s", strerror(-r));
+		run.S.stop_reason = STOP_ERROR;
+	}
+	if (run.stop_signal && !run.S.stop_reason) {
+		run.S.stop_reason = STOP_SIGNAL;
+	}
+	emit_finish();
+	run.S.end_mono = mono_ns();
+	window_flush(run.E.next_seq);
+	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
+		warnx_("warning: --interval %" PRIu64 " us is faster than this host sustains: %" PRIu64
+		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg->interval_ns / NSEC_PER_US),
+		       run.E.overruns, run.E.rxq_ovfl);
+	}
+	return r < 0 ? -1 : 0;
+}
+
+/* -------------------------------------------------------------- reflect */
+
+#define SEEN_BITS	4096
+
+/* true if seq was already answered (or is too old to tell) */
+static bool reflect_seen(uint64_t seq)
+{
+	uint64_t i;
+
+	if (!run.R.any || seq > run.R.top) {
+		uint64_t from = run.R.any ? run.R.top + 1 : seq;
+
+		if (!run.R.any || seq - run.R.top >= SEEN_BITS) {
+			memset(run.R.seen, 0, sizeof(run.R.seen));
+		} else {
+			for (i = from; i < seq; i++) {
+				run.R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
+			}
+		}
+		if (!run.R.any) {
+			run.R.first = seq;	/* a restarted reflector joins mid-session */
+		}
+		run.R.top = seq;
+		run.R.any = true;
+	} else if (run.R.top - seq >= SEEN_BITS) {
+		return true;
+	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
+		return true;
+	} else {
+		run.S.c.late++;	/* arrived after a later ping: reordered */
+		if (seq < run.R.first) {
+			run.R.first = seq;
+		}
+	}
+	run.R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
+	return false;
+}
+
+static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
+{
+	if (run.echo.n == ECHO_CAP) {
+		run.echo.head = (run.echo.head + 1) % ECHO_CAP;
+		run.echo.n--;
+		run.S.c.echo_dropped++;
+	}
+	run.echo.q[(run.echo.head + run.echo.n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
+	run.echo.n++;
+}
+
+static bool echo_pop(struct proto_msg *m)
+{
+	if (!run.echo.n) {
+		return false;
+	}
+	m->t3w_seq = run.echo.q[run.echo.head].seq;
+	m->t3w = run.echo.q[run.echo.head].t3w;
+	m->flags |= PF_T3W;
+	{
+		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
+		uint32_t k = run.echo.q[run.echo.head].key;
+		const struct txn *x = &run.win.slot[k & run.win.mask];
+
+		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
+	}
+	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
+	run.echo.n--;
+	return true;
+}
+
+/*
+ * The session's peer: its first ping's address, from one of its ports.  A
+ * client with --priority/--tos classes pings from one socket per class, so
+ * a ping flagged PF_CLASS from the same address may add a port, up to 16.
+ */
+static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
+{
+	struct sockaddr_storage a;
+	unsigned port = sa_port(from);
+	int i;
+
+	memcpy(&a, &run.R.peer, sizeof(a));
+	if (a.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
+	} else if (a.ss_family == AF_INET) {
+		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
+	}
+	if (!sa_same(&a, from)) {
+		return false;	/* another address */
+	}
+	for (i = 0; i < run.R.nports; i++) {
+		if (run.R.ports[i] == port) {
+			return true;
+		}
+	}
+	if ((flags & PF_CLASS) && run.R.nports < 16) {
+		run.R.ports[run.R.nports++] = (uint16_t)port;
+		return true;
+	}
+	return false;
+}
+
+/* A datagram refused by a session rule: counted with the session, or with the next one. */
+static void reflect_reject(int why)
+{
+	if (run.R.active) {
+		run.S.c.rejected[why]++;
+	} else {
+		run.R.carry_rej[why]++;
+	}
+}
+
+/*
+ * Where the datagram just read was sent to.  The dual-stack socket reports
+ * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
+ */
+static void reflect_pktinfo(struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	run.R.pi_level = 0;
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (!cmsg_fits(msg, cm)) {
+			break;
+		}
+		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
+			memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
+			run.R.pi_level = IPPROTO_IPV6;
+		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
+			   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
+			memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
+			run.R.pi_level = IPPROTO_IP;
+		}
+	}
+}
+
+/*
+ * A source address in IP_PKTINFO costs every answer a route lookup by
+ * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
+ * kcost.c).  It is needed only where the kernel would pick another address.
+ * With the socket bound to -i's device (both ways through it), the kernel's
+ * choice for the peer is asked once (connect() on a probe socket, then
+ * getsockname(), ip(7)): when it is the address the ping came to, answers to
+ * that peer and address go without it.  Asked again at each session's first
+ * ping and every second (off the pong's path: after its TX stamp is read),
+ * so that a route or address change cannot make the answers come from
+ * another address for longer.
+ */
+#define SRC_PROBE_NS	NSEC_PER_SEC
+
+static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+	bool same = false;
+	int fd, off = 0;
+
+	run.R.src_probed = now;
+	run.R.src_same = false;
+	if (!cfg->iface || !run.R.pi_level || tolen > sizeof(run.R.src_peer)) {
+		return;
+	}
+	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return;
+	}
+	if (to->sa_family == AF_INET6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));	/* v4-mapped peers */
+	}
+	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface, (socklen_t)strlen(cfg->iface)) &&
+	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
+		if (me.ss_family == AF_INET6 && run.R.pi_level == IPPROTO_IPV6) {
+			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr, &run.R.pi.v6.ipi6_addr,
+				       sizeof(run.R.pi.v6.ipi6_addr));
+		} else if (me.ss_family == AF_INET && run.R.pi_level == IPPROTO_IP) {
+			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr == run.R.pi.v4.ipi_addr.s_addr;
+		}
+	}
+	close(fd);
+	if (same) {
+		run.R.src_same = true;
+		run.R.src_level = run.R.pi_level;
+		memcpy(&run.R.src_pi, &run.R.pi, sizeof(run.R.pi));
+		memset(&run.R.src_peer, 0, sizeof(run.R.src_peer));
+		memcpy(&run.R.src_peer, to, tolen);
+	}
+}
+
+/* The datagram being answered came to the probed address from the probed peer. */
+static bool reflect_src_known(const struct sockaddr *to)
+{
+	if (!run.R.src_same || run.R.pi_level != run.R.src_level || !sa_same(&run.R.src_peer, to)) {
+		return false;
+	}
+	if (run.R.pi_level == IPPROTO_IPV6) {
+		return !memcmp(&run.R.pi.v6, &run.R.src_pi.v6, sizeof(run.R.pi.v6));
+	}
+	return !memcmp(&run.R.pi.v4, &run.R.src_pi.v4, sizeof(run.R.pi.v4));
+}
+
+/*
+ * Answer from the address (and interface) the ping was sent to: the
+ * kernel's own choice of source would be its preferred address, which a
+ * client that pinged a second address drops on its connected socket.  A
+ * multicast destination is no source address; the kernel picks one then.
+ */
+static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
+{
+	ssize_t n;
+
+	tag_put(buf, len);
+	run.tx_src.len = 0;
+	if (reflect_src_known(to)) {
+		/* the kernel's own choice is that address: no source lookup */
+	} else if (run.R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
+	    !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) && IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
+		run.tx_src.level = IPPROTO_IPV6;
+		run.tx_src.type = IPV6_PKTINFO;
+		run.tx_src.len = sizeof(struct in6_pktinfo);
+		memcpy(run.tx_src.data, &run.R.pi.v6, sizeof(run.R.pi.v6));
+	} else if (run.R.pi_level == IPPROTO_IP && !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
+		   run.R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
+		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex, .ipi_spec_dst = run.R.pi.v4.ipi_addr };
+
+		run.tx_src.level = IPPROTO_IP;
+		run.tx_src.type = IP_PKTINFO;
+		run.tx_src.len = sizeof(pi);
+		memcpy(run.tx_src.data, &pi, sizeof(pi));
+	}
+	n = ts_send(run.sock_fd, buf, len, to, tolen);
+	run.tx_src.len = 0;
+	return n;
+}
+
+/*
+ * A ping of another session while one runs: a header-sized BUSY (never
+ * larger than the ping, which is at least a header), at most one per
+ * BUSY_GAP_NS so that it cannot be used to amplify a flood.  Its TX stamp
+ * is parked like a FIN_ACK's.
+ */
+static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
+			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
+{
+	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
+	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
+
+	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
+		return;
+	}
+	if (n > len) {
+		return;
+	}
+	run.R.busy_last = now;
+	proto_encode(buf, &b);
+	memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	if (reflect_send(buf, n, from, fromlen) >= 0) {
+		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+		if (x->st & TF_TXPEND) {
+			run.R.txpend--;
+		}
+		txn_retire(x);
+		memset(x, 0, sizeof(*x));
+		x->txkey = run.ts.next_key++;
+		run.S.c.rejected[GR_BUSY_SENT]++;
+	}
+}
+
+/*
+ * A reflector that did not run (stopped, starved of CPU) cannot tell that
+ * its client fell silent: the client was pinging all along, into the socket
+ * queue.  The loop wakes at least every 200 ms; a longer gap since it last
+ * ran is the reflector's own stall, credited to the session's last ping so
+ * that the queued pings are read before the session is called idle.
+ */
+#define STALL_NS	(1000 * 1000000ULL)
+
+static void reflect_stall_credit(uint64_t now)
+{
+	if (run.R.active && run.R.last_wake && now - run.R.last_wake > STALL_NS) {
+		run.R.last_rx += now - run.R.last_wake;
+	}
+	run.R.last_wake = now;
+}
+
+static void reflect_on_tx(uint32_t key, uint64_t wire)
+{
+	struct txn *x = &run.win.slot[key & run.win.mask];
+
+	if ((int32_t)(key - run.R.key0) < 0) {
+		return;		/* a stamp of an earlier session (its last FIN_ACK): not ours */
+	}
+
+	if (!(x->st & TF_TXPEND) || x->txkey != key) {
+		if (x->txkey != key || (x->st & TF_USED)) {
+			run.S.c.tx_unmatched++;
+		}
+		return;
+	}
+	x->st &= (uint16_t)~TF_TXPEND;
+	run.R.txpend--;
+	x->t[T3W] = wire;
+	txn_account(x);
+	if (wire) {
+		echo_push(x->seq, wire, key);
+	}
+}
+
+/*
+ * Unlike the client, the reflector reads its pong's TX stamp right after
+ * sending it: that one recvmsg hides inside the client's turnaround, while a
+ * batch of 16 (measured: ~3 us) would delay the next ping and show in the
+ * p99 of the RTT.
+ */
+static void reflect_drain(void)
+{
+	if (run.R.txpend) {
+		ts_drain(run.sock_fd, reflect_on_tx, tx_kernel_stamp, (int)run.R.txpend);
+	}
+}
+
+/* Retire the reflector's window (slots keyed by TX key) in send order. */
+static void reflect_flush(void)
+{
+	uint64_t k = run.ts.next_key > run.win.mask + 1 ? run.ts.next_key - (run.win.mask + 1) : 0;
+
+	for (; k < run.ts.next_key; k++) {
+		struct txn *x = &run.win.slot[k & run.win.mask];
+
+		if ((x->st & TF_USED) && x->txkey == (uint32_t)k) {
+			if (x->st & TF_TXPEND) {
+				run.R.txpend--;
+			}
+			txn_retire(x);
+		}
+	}
+}
+
+static void reflect_start(uint32_t id)
+{
+	int i;
+
+	session_reset(id);
+	memset(run.R.seen, 0, sizeof(run.R.seen));
+	run.R.any = false;
+	run.R.distinct = 0;
+	run.R.txpend = 0;
+	run.R.active = true;
+	run.R.key0 = run.ts.next_key;
+	run.R.ahead = 0;
+	run.R.measuring = false;
+	run.R.src_probed = 0;
+	run.R.src_same = false;
+	clk_start();
+	for (i = 0; i < PE_NERR; i++) {
+		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
+		run.S.c.invalid += run.R.carry_invalid[i];
+		run.R.carry_invalid[i] = 0;
+	}
+	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
+	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
+	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
+}
+
+/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
+static void reflect_end(int reason)
+{
+	uint64_t t0 = mono_ns();
+	int exit_code = EXIT_OK, r;
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+
+	while (run.R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
+		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
+			reflect_drain();
+		}
+	}
+	if (run.S.stop_reason != STOP_BREACH) {
+		run.S.stop_reason = reason;
+	}
+	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
+	reflect_flush();
+	if (run.R.any) {
+		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
+	}
+	if (run.S.c.breaches) {
+		exit_code = EXIT_BREACH;
+	}
+	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
+		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
+	}
+	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL, NULL);
+	if (exit_code > run.R.exit_code) {
+		run.R.exit_code = exit_code;
+	}
+	run.R.last_id = run.S.id;
+	run.R.active = false;
+	run.R.sessions++;
+	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * What a FIN_ACK tells the client about this end's clocks: the last PHC
+ * reading and the boot id of this kernel (one kernel, one CLOCK_REALTIME:
+ * see oneway_trusted).
+ */
+static void reflect_phc_block(struct proto_msg *a)
+{
+	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
+
+	if (!(meta >> 8 & 0xff)) {
+		return;		/* no PHC reading */
+	}
+	a->phc_method = (uint8_t)(meta >> 8);
+	a->phc_disciplined = meta & 1;
+	a->phc_window = (uint32_t)(meta >> 16);
+	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
+	a->boot_id = run.host_boot_id;
+}
+
+static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
+			const struct sockaddr *from, socklen_t fromlen)
+{
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
+	bool current = run.R.active && m->session == run.S.id;
+
+	if (!current) {
+		a.flags |= PF_PARTIAL;	/* a repeated FIN: the counts are gone with the session */
+	}
+
+	reflect_drain();
+	if (current) {
+		a.seq = run.S.c.received;
+		if (!run.R.any || run.R.first) {
+			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
+		}
+		if (echo_pop(&a) && run.echo.n) {
+			a.flags |= PF_MORE;
+		}
+		if (!(a.flags & PF_T3W) && run.R.txpend) {
+			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
+		}
+	}
+	proto_encode(buf, &a);
+	if (run.ts.hw) {
+		reflect_phc_block(&a);
+		if (proto_kx_put(buf, len, &a) < 0 && current) {
+			run.S.c.kx_unfit++;
+		}
+	}
+	if (reflect_send(buf, len, from, fromlen) >= 0) {
+		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
+		if (x->st & TF_TXPEND) {
+			run.R.txpend--;
+		}
+		txn_retire(x);
+		memset(x, 0, sizeof(*x));
+		x->txkey = run.ts.next_key++;
+	}
+	if (current && !(a.flags & PF_MORE)) {
+		reflect_end(STOP_FIN);
+	}
+}
+
+/* A datagram that is no rant packet: counted with the session, or carried to the next. */
+static void reflect_junk(int err)
+{
+	if (run.R.active) {
+		count_invalid(err);
+	} else {
+		run.R.carry_invalid[err]++;
+	}
+}
+
+/* A FIN: answered for the session (or the one that just ended) from its peer only. */
+static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen)
+{
+	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
+	if ((run.R.active && m->session == run.S.id) || (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
+		if (reflect_peer_ok(from, 0)) {
+			reflect_fin(m, buf, len, from, fromlen);
+		} else {
+			reflect_reject(GR_PEER);
+		}
+	} else if (run.R.active) {
+		run.S.c.foreign++;
+		count_invalid(PE_TYPE);
+	} else {
+		reflect_reject(GR_FIN_UNKNOWN);
+	}
+}
+
+/*
+ * The session switch: a ping of another session while one runs is told
+ * BUSY, unless this one went idle (it ends); the first ping of a session
+ * starts it and binds it to its address and port.  False: not admitted.
+ */
+static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
+{
+	if (run.R.active && m->session != run.S.id) {
+		if (now - run.R.last_rx <= run.R.idle_ns) {
+			run.S.c.foreign++;		/* a second client: told BUSY while this one runs */
+			count_invalid(PE_TYPE);
+			reflect_busy(m, buf, len, from, fromlen, now);
+			return false;
+		}
+		reflect_end(STOP_IDLE);
+		if (cfg->once || run.S.stop_reason == STOP_BREACH) {
+			run.stop_signal = 1;
+			return false;
+		}
+	}
+	if (run.R.active && !reflect_peer_ok(from, m->flags)) {
+		reflect_reject(GR_PEER);	/* the session's id from another address or port */
+		return false;
+	}
+	if (!run.R.active) {
+		reflect_start(m->session);
+		memset(&run.R.peer, 0, sizeof(run.R.peer));
+		memcpy(&run.R.peer, from, fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
+		run.R.ports[0] = (uint16_t)sa_port(from);
+		run.R.nports = 1;
+	}
+	return true;
+}
+
+/*
+ * A ping of the session: a seq far ahead needs a second ping to confirm it
+ * (a forgery would poison the duplicate window), the idle hint is clamped,
+ * a duplicate is counted.  False: not answered.
+ */
+static bool reflect_admit(const struct proto_msg *m, uint64_t now)
+{
+	uint64_t idle;
+
+	if (run.R.any && m->seq > run.R.top && m->seq - run.R.top > SEQ_AHEAD_MAX) {
+		/* a real client that lost that many pings sends the next one right after */
+		if (!run.R.ahead || m->seq <= run.R.ahead || m->seq - run.R.ahead > SEQ_AHEAD_MAX) {
+			run.R.ahead = m->seq;
+			reflect_reject(GR_SEQ_AHEAD);
+			return false;
+		}
+	}
+	run.R.ahead = 0;
+	run.R.last_rx = run.R.last_wake = now;
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
+	run.R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
+	if (reflect_seen(m->seq)) {
+		run.S.c.duplicate++;
+		return false;
+	}
+	return true;
+}
+
+/* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
+static bool reflect_count(const struct proto_msg *m)
+{
+	run.R.distinct++;
+	run.S.c.received++;
+	if (m->flags & PF_WARMUP) {
+		run.S.c.warmup++;
+	} else if (run.S.c.received <= cfg->warmup) {
+		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+		run.S.c.warmup++;
+		run.S.c.warmup_local++;
+		return true;
+	} else if (!run.R.measuring) {
+		run.R.measuring = true;	/* the session's first measured ping: its measurement starts */
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	return false;
+}
+
+/* The pong, written over the ping in buf: the same length, never larger. */
+static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
+			 uint64_t wire, uint64_t t2sw)
+{
+	p->session = m->session;
+	p->seq = m->seq;
+	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
+			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+	if (wire) {
+		p->flags |= PF_T2W;
+		p->t2w = wire;
+	}
+	if (cfg->sw_stamps) {
+		p->flags |= PF_T2SW | PF_T3SW;
+		p->t2sw = t2sw;
+	}
+	echo_pop(p);
+	cls_reflect(m);
+	proto_encode(buf, p);
+	if (run.ts.hw) {
+		/* NIC stamps: the kernel's of the same packets go where the ping left room */
+		p->t2k = run.ts_rx_kernel;
+		if (proto_kx_put(buf, len, p) < 0) {
+			run.S.c.kx_unfit++;
+		}
+	}
+	if (cfg->sw_stamps) {
+		p->t3sw = real_ns();
+		put64(buf + 40, p->t3sw);
+	} else if (cfg->no_tx_ts) {
+		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
+	}
+}
+
+/* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
+static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p, uint64_t wire,
+				 uint64_t now, bool local_warmup)
+{
+	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+	if (x->st & TF_USED) {
+		if (x->st & TF_TXPEND) {
+			run.R.txpend--;
+		}
+		txn_retire(x);
+	}
+	memset(x, 0, sizeof(*x));
+	x->seq = m->seq;
+	x->txkey = run.ts.next_key++;
+	x->t[T2W] = wire;
+	x->t[T2SW] = p->t2sw;
+	x->t[T2K] = run.ts_rx_kernel;
+	x->t[T3SW] = p->t3sw;
+	x->mono = now;
+	pmc_delta(x->pmc, run.pmc_rx, run.pmc_tx);
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
+		((m->flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
+	return x;
+}
+
+/*
+ * One datagram on the reflector: decoded and authenticated, a FIN answered,
+ * a ping admitted to its session (reflect_switch, reflect_admit), counted,
+ * answered from the address it was sent to, and its transaction claimed.
+ */
+static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2sw, bool trunc,
+			   const struct sockaddr *from, socklen_t fromlen)
+{
+	struct proto_msg m, p = { .type = PT_PONG };
+	struct txn *x;
+	uint64_t now;
+	bool local_warmup;
+	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+
+	if (err) {
+		reflect_junk(err);
+		return;
+	}
+	if (!sa_port(from)) {
+		reflect_reject(GR_PORT0);	/* no answer can reach port 0: never a session */
+		return;
+	}
+	if (!tag_ok(buf, len)) {
+		reflect_reject(GR_UNAUTH);
+		return;
+	}
+	if (m.type == PT_FIN) {
+		reflect_fin_in(&m, buf, len, from, fromlen);
+		return;
+	}
+	if (m.type != PT_PING) {
+		reflect_junk(PE_TYPE);
+		return;
+	}
+	now = mono_ns();
+	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
+		return;
+	}
+	local_warmup = reflect_count(&m);
+	reflect_pong(&m, &p, buf, len, wire, t2sw);
+	if (reflect_send(buf, len, from, fromlen) < 0) {
+		send_failed(errno);
+		return;
+	}
+	pmc_read(run.pmc_tx);
+	run.S.c.sent++;
+	x = reflect_claim(&m, &p, wire, now, local_warmup);
+	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
+	if (cfg->no_tx_ts) {
+		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
+		txn_account(x);
+	} else {
+		run.R.txpend++;
+		reflect_drain();
+	}
+	if (!run.R.src_probed || now - run.R.src_probed > SRC_PROBE_NS) {
+		reflect_src_probe(from, fromlen, now);
+	}
+}
+
+/* The reflector's own control messages: the address pinged, the TOS. */
+static void reflect_ctl(struct msghdr *msg)
+{
+	reflect_pktinfo(msg);
+	cls_rx_tos(msg);
+}
+
+/* One recvmsg on the reflector; same return convention as emit_recv(). */
+static int reflect_recv(int flags)
+{
+	struct rx rx;
+	int r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
+
+	if (r == -ECONNREFUSED) {
+		return 0;
+	}
+	if (r > 0 && rx.ours) {
+		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
+			       (struct sockaddr *)&rx.from, rx.fromlen);
+	}
+	return r;
+}
+
+static int reflect_run(void)
+{
+	uint64_t start = mono_ns(), last_check = 0;
+	unsigned spins = 0;
+	int r = 0;
+
+	run.R.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
+	/* wake up now and then to notice idle sessions, -d and signals */
+	set_rcvtimeo(200 * 1000000ULL);
+	/*
+	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
+	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
+	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
+	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
+	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
+	 */
+	while (!run.stop_signal && r >= 0) {
+		uint64_t now;
+
+		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
+		if (!run.R.active && run.R.sessions && (cfg->once || run.R.exit_code == EXIT_BREACH)) {
+			break;
+		}
+		if (r > 0 && !cfg->spin) {
+			continue;
+		}
+		/* spinning: look at the clock every 64 polls, act every 10 ms */
+		if (cfg->spin && (r > 0 || (++spins & 63))) {
+			continue;
+		}
+		now = mono_ns();
+		if (cfg->spin && now - last_check < 10 * 1000000ULL) {
+			continue;
+		}
+		last_check = now;
+		reflect_drain();
+		reflect_stall_credit(now);
+		if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
+			reflect_end(STOP_IDLE);
+		}
+		if (run.R.end && now >= run.R.end) {
+			break;
+		}
+	}
+	if (r < 0) {
+		warnx_("receive failed: %s", strerror(-r));
+	}
+	if (run.R.active || (!run.R.sessions && r >= 0)) {
+		/* no client came at all: still a report (0 samples), as the earlier rant printed */
+		reflect_end(run.stop_signal ? STOP_SIGNAL : run.R.end ? STOP_DURATION : STOP_ERROR);
+	}
+	return r < 0 ? -1 : 0;
+}
+
 /* -------------------------------------------------------------- analyze */
 
 /* One parsed log: its rows as transactions and what its header said. */
@@ -9725,7 +9675,6 @@ static int alog_parse(struct alog *L, char *p, char *end)
 	}
 	return 0;
 }
-
 
 /* Map the file and parse it; the mapping goes whatever the outcome. */
 static int alog_read(const char *path, struct alog *L)
@@ -10848,7 +10797,6 @@ static int cls_check(const bool *given)
 	return 0;
 }
 
-
 /* --ptp-probe and its port: PTP event messages go to UDP 319, nowhere else. */
 static int ptp_opt_check(const bool *given)
 {
@@ -11079,7 +11027,6 @@ static int opt_parse(int argc, char **argv)
 
 /* ----------------------------------------------------------------- main */
 
-
 /*
  * The first signal ends the run with its report; a second one exits at once
  * -- unless it comes within half a second of the first: `timeout -s INT`
@@ -11111,7 +11058,6 @@ static void signals_setup(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 }
-
 
 /* The once-a-second status line, from its own thread: the loop never prints. */
 static void *status_main(void *arg)
