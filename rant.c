@@ -124,8 +124,10 @@ enum proto_flag {
 	PF_T3SW		= 1 << 5,
 	PF_T3W		= 1 << 6,
 	PF_MORE		= 1 << 7,	/* FIN_ACK: more T3 stamps pending, send FIN again */
-	PF_PARTIAL	= 1 << 8,	/* FIN_ACK: the reflector did not see the session from seq 0 */
-	PF_TAG		= 1 << 9,	/* --key-file: a keyed tag follows the header (bytes 64-71) */
+	/* FIN_ACK: the reflector did not see the session from seq 0 */
+	PF_PARTIAL	= 1 << 8,
+	/* --key-file: a keyed tag follows the header (bytes 64-71) */
+	PF_TAG		= 1 << 9,
 	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows */
 };
 
@@ -150,8 +152,10 @@ enum proto_flag {
  * such differences, inside int64_t.
  */
 #define STAMP_MAX	(1ULL << 62)
-#define IDLE_MAX_MS	(60000 + 60000 + 1)	/* --interval 60 s + --timeout 60 s, as emit_run sends it */
-#define SEQ_AHEAD_MAX	4096			/* a larger jump needs a second ping to confirm it */
+/* --interval 60 s + --timeout 60 s, as emit_run sends it */
+#define IDLE_MAX_MS	(60000 + 60000 + 1)
+/* a larger jump needs a second ping to confirm it */
+#define SEQ_AHEAD_MAX	4096
 #define TAG_LEN		8
 #define KEY_MIN		16
 #define KEY_MAX		4096
@@ -278,8 +282,10 @@ struct txn {
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint16_t st;
 	uint32_t counted;	/* metrics already added to the statistics */
-	uint64_t mono;		/* CLOCK_MONOTONIC read at the pong (emit) / ping (reflect): clock-step check */
-	uint8_t clk;		/* CLK_STEPPED: a CLOCK_REALTIME step made its stamps inconsistent */
+	/* CLOCK_MONOTONIC read at the pong (emit) / ping (reflect): clock-step check */
+	uint64_t mono;
+	/* CLK_STEPPED: a CLOCK_REALTIME step made its stamps inconsistent */
+	uint8_t clk;
 	uint64_t pmc[PMC_MAX];	/* -M: counts at the start, then this transaction's deltas */
 };
 
@@ -514,7 +520,8 @@ struct classes {
 	uint32_t next_key[CLS_MAX];	/* their OPT_ID counters */
 	uint64_t *keyseq[CLS_MAX];	/* their key -> seq maps */
 	int cur;			/* the class whose socket is sock_fd now */
-	int opening;			/* the class whose socket sock_setup() opens, 0 = the run's own */
+	/* the class whose socket sock_setup() opens, 0 = the run's own */
+	int opening;
 	int phase;			/* the size measured now */
 	uint64_t phase_seq0[SZ_MAX];	/* first seq of each size */
 	uint64_t phase_ns;		/* -d per size */
@@ -663,7 +670,8 @@ struct emit_state {
 	bool busy;		/* the reflector answered BUSY: another session runs there */
 	bool waited;		/* --interval: the last step received, not only sent */
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
-	uint64_t answered[1024];	/* seqs answered (or never sent), beyond the window: replays */
+	/* seqs answered (or never sent), beyond the window: replays */
+	uint64_t answered[1024];
 	/* the reflector's PHC reading and boot id, from its FIN_ACK (method 0 = none) */
 	struct {
 		int64_t off;
@@ -679,7 +687,8 @@ struct reflect_state {
 	size_t rxcap;
 	bool active;
 	uint64_t last_rx, idle_ns, txpend;
-	uint32_t last_id;		/* the session that ended last: its FINs still get an answer */
+	/* the session that ended last: its FINs still get an answer */
+	uint32_t last_id;
 	uint64_t seen[64];		/* which of the 4096 seqs up to top arrived (duplicates) */
 	uint64_t top, first, distinct;	/* seqs seen: highest, first, how many */
 	bool any;
@@ -691,11 +700,15 @@ struct reflect_state {
 	FILE *json;
 	bool log_header_done;
 	struct sockaddr_storage peer;	/* the session's address and port: its first ping's */
-	uint32_t key0;			/* the session's first TX key: older stamps are not its own */
-	uint64_t ahead;			/* a far-ahead seq waiting for a second ping to confirm it */
+	/* the session's first TX key: older stamps are not its own */
+	uint32_t key0;
+	/* a far-ahead seq waiting for a second ping to confirm it */
+	uint64_t ahead;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
-	uint64_t last_wake;		/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
-	uint16_t ports[16];		/* the session's ports: one per class socket of its client */
+	/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
+	uint64_t last_wake;
+	/* the session's ports: one per class socket of its client */
+	uint16_t ports[16];
 	int nports;
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
 	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
@@ -706,8 +719,10 @@ struct reflect_state {
 	} pi;
 	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
 	/* answers that need no IP_PKTINFO: see reflect_src_probe() */
-	bool src_same;			/* the kernel's own source for src_peer is src_pi's address */
-	uint64_t src_probed;		/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
+	/* the kernel's own source for src_peer is src_pi's address */
+	bool src_same;
+	/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
+	uint64_t src_probed;
 	int src_level;
 	union {
 		struct in_pktinfo v4;
@@ -899,7 +914,8 @@ static uint64_t ts_to_ns(const struct timespec *t)
 static bool stamp_diff(uint64_t b, uint64_t a, int64_t *out)
 {
 	if (!a || !b || a >= STAMP_MAX || b >= STAMP_MAX) {
-		return false;	/* beyond STAMP_MAX: impossible, and the sums below could overflow */
+		/* beyond STAMP_MAX: impossible, and the sums below could overflow */
+		return false;
 	}
 	*out = (int64_t)b - (int64_t)a;
 	return true;
@@ -1260,11 +1276,14 @@ static size_t nla_put(uint8_t *buf, size_t len, int type, const void *data, size
 }
 
 /* A generic netlink request and its one reply into rx; reply length or -errno. */
-static ssize_t genl_call(int fd, uint16_t family, uint8_t cmd, const uint8_t *attrs, size_t alen, uint8_t *rx, size_t rxlen)
+static ssize_t genl_call(int fd, uint16_t family, uint8_t cmd, const uint8_t *attrs, size_t alen,
+			 uint8_t *rx, size_t rxlen)
 {
 	uint8_t tx[256] __attribute__((aligned(4)));
-	struct nlmsghdr nh = { .nlmsg_len = (uint32_t)(NLMSG_LENGTH(GENL_HDRLEN) + alen), .nlmsg_type = family,
-			       .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 };
+	struct nlmsghdr nh = { .nlmsg_len = (uint32_t)(NLMSG_LENGTH(GENL_HDRLEN) + alen),
+			       .nlmsg_type = family,
+			       .nlmsg_flags = NLM_F_REQUEST,
+			       .nlmsg_seq = 1 };
 	struct genlmsghdr gh = { .cmd = cmd, .version = 1 };
 	ssize_t n;
 
@@ -1298,11 +1317,14 @@ static void ts_provider_get(const char *ifname)
 		run.ts_prov.err = -errno;
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* never hang on a silent kernel */
+	/* never hang on a silent kernel */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	alen = nla_put(attrs, 0, CTRL_ATTR_FAMILY_NAME, "ethtool", 8);
 	n = genl_call(fd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, attrs, alen, rx, sizeof(rx));
-	id = n >= (ssize_t)NLMSG_LENGTH(GENL_HDRLEN) && ((struct nlmsghdr *)rx)->nlmsg_type != NLMSG_ERROR ?
-	     nla_find(rx + NLMSG_HDRLEN + GENL_HDRLEN, rx + n, CTRL_ATTR_FAMILY_ID) : NULL;
+	id = n >= (ssize_t)NLMSG_LENGTH(GENL_HDRLEN) &&
+			     ((struct nlmsghdr *)rx)->nlmsg_type != NLMSG_ERROR ?
+		     nla_find(rx + NLMSG_HDRLEN + GENL_HDRLEN, rx + n, CTRL_ATTR_FAMILY_ID) :
+		     NULL;
 	if (!id || id->nla_len < NLA_HDRLEN + 2) {
 		run.ts_prov.err = n < 0 ? (int)n : -ENOENT;
 		close(fd);
@@ -1546,7 +1568,9 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 		bool errmsg = (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
 			      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
 
-		/* a length that runs past the buffer ends the walk: nothing after it can be trusted */
+		/*
+		 * a length that runs past the buffer ends the walk: nothing after it can be trusted
+		 */
 		if (cm->cmsg_len < sizeof(*cm) || cm->cmsg_len > left) {
 			out->bad++;
 			break;
@@ -1562,7 +1586,8 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			out->sw = ts_to_ns(&st.ts[0]);
 			out->hw = ts_to_ns(&st.ts[2]);
 			out->have_ts = true;
-		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
+		} else if (cm->cmsg_level == SOL_SOCKET &&
+			   cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
 			struct scm_ts_pktinfo pi;
 
 			if (cm->cmsg_len < CMSG_LEN(sizeof(pi))) {
@@ -1598,7 +1623,8 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
  */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
-	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex && c->ifindex != (uint32_t)run.ts.ifindex) {
+	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex &&
+	    c->ifindex != (uint32_t)run.ts.ifindex) {
 		run.ts_foreign++;
 		return 0;
 	}
@@ -1797,7 +1823,8 @@ static void phc_tick(void)
 {
 	int64_t off, w;
 
-	if (run.phc.fd < 0 || run.phc.method == PHC_NONE || phc_read(run.phc.method, &off, &w) < 0) {
+	if (run.phc.fd < 0 || run.phc.method == PHC_NONE ||
+	    phc_read(run.phc.method, &off, &w) < 0) {
 		return;
 	}
 	if (!run.phc.n++) {
@@ -1856,7 +1883,8 @@ static bool phc_drift(double *ppm)
 	if (run.phc.n < 2 || run.phc.last_at - run.phc.first_at < NSEC_PER_SEC) {
 		return false;
 	}
-	*ppm = (double)(run.phc.last_off - run.phc.first_off) * 1e3 / (double)(run.phc.last_at - run.phc.first_at) * 1e3;
+	*ppm = (double)(run.phc.last_off - run.phc.first_off) * 1e3 /
+	       (double)(run.phc.last_at - run.phc.first_at) * 1e3;
 	return true;
 }
 
@@ -1903,7 +1931,9 @@ static bool phc_warning(char *w, size_t len)
 static void phc_publish(void)
 {
 	char why[256];
-	uint64_t win = run.phc.window < 0 ? 0 : run.phc.window > UINT32_MAX ? UINT32_MAX : (uint64_t)run.phc.window;
+	uint64_t win = run.phc.window < 0	   ? 0 :
+		       run.phc.window > UINT32_MAX ? UINT32_MAX :
+						     (uint64_t)run.phc.window;
 	uint64_t meta = win << 16 | (uint64_t)run.phc.method << 8 | !phc_warning(why, sizeof(why));
 
 	__atomic_store_n(&run.phc_pub.off, run.phc.last_off, __ATOMIC_RELAXED);
@@ -2024,8 +2054,8 @@ static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
 	if (len < PTP_HDR_LEN) {
 		return PE_SHORT;
 	}
-	if ((p[0] & 0x0f) > PTP_DELAY_REQ || (p[1] & 0x0f) != 2 || p[2] != 0 || p[3] != PTP_HDR_LEN ||
-	    p[4] != domain || memcmp(p + 20, "RANT", 4)) {
+	if ((p[0] & 0x0f) > PTP_DELAY_REQ || (p[1] & 0x0f) != 2 || p[2] != 0 ||
+	    p[3] != PTP_HDR_LEN || p[4] != domain || memcmp(p + 20, "RANT", 4)) {
 		return PE_PTP;
 	}
 	return 0;
@@ -2244,8 +2274,8 @@ static int key_load(const char *path)
 	}
 	if (n < KEY_MIN || n > KEY_MAX) {
 		warnx_("--key-file: '%s' is %s (%zd bytes); a key is %d to %d bytes, e.g. head -c 32 /dev/urandom",
-		       path, n ? (n < KEY_MIN ? "short" : "too long") : "empty", n > KEY_MAX ? (ssize_t)KEY_MAX + 1 : n,
-		       KEY_MIN, KEY_MAX);
+		       path, n ? (n < KEY_MIN ? "short" : "too long") : "empty",
+		       n > KEY_MAX ? (ssize_t)KEY_MAX + 1 : n, KEY_MIN, KEY_MAX);
 		return -1;
 	}
 	run.key.k[0] = siphash24(fold[0], buf, (size_t)n);
@@ -2332,7 +2362,8 @@ static size_t proto_kx_need(void)
 /* A control message that lies inside its buffer (as ts_parse checks). */
 static bool cmsg_fits(const struct msghdr *msg, const struct cmsghdr *cm)
 {
-	size_t left = msg->msg_controllen - (size_t)((const char *)cm - (const char *)msg->msg_control);
+	size_t left =
+		msg->msg_controllen - (size_t)((const char *)cm - (const char *)msg->msg_control);
 
 	return cm->cmsg_len >= sizeof(*cm) && cm->cmsg_len <= left;
 }
@@ -2376,7 +2407,8 @@ static unsigned sa_port(const struct sockaddr *a)
  */
 static bool echo_plausible(const struct proto_msg *m)
 {
-	if ((m->t2w >= STAMP_MAX) || (m->t2sw >= STAMP_MAX) || (m->t3sw >= STAMP_MAX) || (m->t3w >= STAMP_MAX)) {
+	if ((m->t2w >= STAMP_MAX) || (m->t2sw >= STAMP_MAX) || (m->t3sw >= STAMP_MAX) ||
+	    (m->t3w >= STAMP_MAX)) {
 		return false;
 	}
 	if (m->t2sw && m->t3sw && m->t3sw < m->t2sw) {
@@ -2785,7 +2817,8 @@ static int64_t clk_offset(void)
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		uint64_t r1 = clk_read(CLOCK_REALTIME), m = clk_read(CLOCK_MONOTONIC), r2 = clk_read(CLOCK_REALTIME);
+		uint64_t r1 = clk_read(CLOCK_REALTIME), m = clk_read(CLOCK_MONOTONIC),
+			 r2 = clk_read(CLOCK_REALTIME);
 
 		if (r2 - r1 < spread) {
 			spread = r2 - r1;
@@ -2954,7 +2987,8 @@ static size_t ping_len(uint64_t seq)
 /* The rows a transaction belongs to: its class, its size, its cell. */
 static int cls_rows(uint64_t seq, struct grp **rows)
 {
-	int c = run.K.analyze ? run.K.a_cls : cls_of(seq), z = run.K.analyze ? run.K.a_size : size_of(seq), n = 0;
+	int c = run.K.analyze ? run.K.a_cls : cls_of(seq),
+	    z = run.K.analyze ? run.K.a_size : size_of(seq), n = 0;
 
 	if (run.K.ncls > 1) {
 		rows[n++] = &run.K.g[c];
@@ -3008,7 +3042,8 @@ static int cls_alloc(uint64_t out_cap)
 	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
 	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
 	if (out_cap > 65536) {
-		out_cap = 65536;	/* a row's exact store: tails above -o stay exact to there */
+		/* a row's exact store: tails above -o stay exact to there */
+		out_cap = 65536;
 	}
 	if (!run.K.g) {
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
@@ -3058,7 +3093,8 @@ static uint16_t cls_before_send(uint64_t seq, uint64_t now)
 			ph = run.K.nsz - 1;
 		}
 		while (run.K.phase < ph) {
-			run.K.phase_seq0[++run.K.phase] = seq;	/* a size -d skipped entirely gets none */
+			/* a size -d skipped entirely gets none */
+			run.K.phase_seq0[++run.K.phase] = seq;
 			run.K.tx_size = run.K.size[run.K.phase];
 		}
 	}
@@ -3066,7 +3102,10 @@ static uint16_t cls_before_send(uint64_t seq, uint64_t now)
 		return 0;
 	}
 	cls_use(cls_of(seq));
-	return (uint16_t)(PF_CLASS | (run.K.prio[run.K.cur] >= 0 ? (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT : 0));
+	return (uint16_t)(PF_CLASS |
+			  (run.K.prio[run.K.cur] >= 0 ?
+				   (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT :
+				   0));
 }
 
 /* Warm-up: the first -w pings of each size. */
@@ -3113,7 +3152,8 @@ static void cls_rx_tos(struct msghdr *msg)
 
 	run.K.rx_tos = -1;
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS && cm->cmsg_len >= CMSG_LEN(1)) {
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
+		    cm->cmsg_len >= CMSG_LEN(1)) {
 			run.K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
 		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
 			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
@@ -3170,10 +3210,12 @@ static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
 		return p;
 	}
 	if (run.K.ncls > 1) {
-		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) : fmt_str(p, csv ? ",class" : " CLASS");
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) :
+			  fmt_str(p, csv ? ",class" : " CLASS");
 	}
 	if (run.K.nsz > 1) {
-		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), run.K.size[size_of(*seq)]) : fmt_str(p, csv ? ",size" : " SIZE");
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), run.K.size[size_of(*seq)]) :
+			  fmt_str(p, csv ? ",size" : " SIZE");
 	}
 	return p;
 }
@@ -3209,10 +3251,12 @@ static void cls_row(FILE *f, const char *label, struct grp *g)
 	uint64_t sent = g->n[CG_SENT];
 
 	hist_finish(h);
-	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64 " %9" PRId64
-		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n", label, sent, g->n[CG_RECEIVED],
-		g->n[CG_LOST], sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n,
-		h->n ? h->min : 0, h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
+	fprintf(f,
+		"%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64
+		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n",
+		label, sent, g->n[CG_RECEIVED], g->n[CG_LOST],
+		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n, h->n ? h->min : 0,
+		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
 		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
 }
 
@@ -3229,8 +3273,8 @@ static void cls_report(FILE *f)
 					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
 			}
 			snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
-			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab, run.K.r[c].answered,
-				run.K.r[c].warmup);
+			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab,
+				run.K.r[c].answered, run.K.r[c].warmup);
 		}
 		return;
 	}
@@ -3263,14 +3307,18 @@ static void cls_json_row(FILE *f, struct grp *g)
 	int k;
 
 	hist_finish(h);
-	fprintf(f, "\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
-		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64
-		", \"rtt\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
-		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", g->n[CG_SENT], g->n[CG_RECEIVED],
-		g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP], g->n[CG_BREACH], h->n, h->n ? h->min : 0,
-		h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	fprintf(f,
+		"\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64
+		"}, \"threshold_breaches\": %" PRIu64 ", \"rtt\": {\"samples\": %" PRIu64
+		", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {",
+		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
+		g->n[CG_BREACH], h->n, h->n ? h->min : 0, h->n ? h->max : 0,
+		h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
+			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
 	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
 }
@@ -3323,7 +3371,8 @@ static void cls_json(FILE *f)
 				fprintf(f, ",\n      \"sizes\": [");
 				for (z = 0; z < run.K.nsz; z++) {
 					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", run.K.size[z]);
-					cls_json_row(f, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+					cls_json_row(f, &run.K.g[run.K.ncls + run.K.nsz +
+								 c * run.K.nsz + z]);
 					fputc('}', f);
 				}
 				fprintf(f, "]");
@@ -3412,7 +3461,9 @@ static int pmc_open_sys(struct perf_event_attr *a, int group)
 /* perf_event_open(2) for this thread; replaceable for the unit tests. */
 static int (*pmc_open)(struct perf_event_attr *a, int group) = pmc_open_sys;
 
-/* A compiler barrier: the page is rewritten by the kernel, on this CPU, between our instructions. */
+/*
+ * A compiler barrier: the page is rewritten by the kernel, on this CPU, between our instructions.
+ */
 #define pmc_barrier()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 /*
@@ -3602,7 +3653,8 @@ static int pmc_setup(void)
 		r = pmc_add(d, group);
 		if (r == -EACCES || r == -EPERM) {
 			warnx_("-M: perf_event_open: %s (%s is %ld; counting one's own thread in user space needs 2 or lower, or root): echo 2 > %s",
-			       strerror(-r), pmc_paranoid_file, pmc_read_long(pmc_paranoid_file), pmc_paranoid_file);
+			       strerror(-r), pmc_paranoid_file, pmc_read_long(pmc_paranoid_file),
+			       pmc_paranoid_file);
 			goto fail;
 		}
 		if (r < 0 && group < 0) {
@@ -3611,8 +3663,11 @@ static int pmc_setup(void)
 			goto fail;
 		}
 		if (r < 0) {
-			/* a counter this PMU lacks (some have no dTLB event): left out, and said so */
-			snprintf(run.pmc.skipped + strlen(run.pmc.skipped), sizeof(run.pmc.skipped) - strlen(run.pmc.skipped), "%s%s",
+			/*
+			 * a counter this PMU lacks (some have no dTLB event): left out, and said so
+			 */
+			snprintf(run.pmc.skipped + strlen(run.pmc.skipped),
+				 sizeof(run.pmc.skipped) - strlen(run.pmc.skipped), "%s%s",
 				 *run.pmc.skipped ? ", " : "", pmc_def[d].key);
 			continue;
 		}
@@ -3672,7 +3727,8 @@ static int pmc_log_column(const char *s, size_t n)
 	int d, i;
 
 	for (d = 0; d < PMC_MAX; d++) {
-		if (n != 4 + strlen(pmc_def[d].key) || strncmp(s, "pmc_", 4) || strncmp(s + 4, pmc_def[d].key, n - 4)) {
+		if (n != 4 + strlen(pmc_def[d].key) || strncmp(s, "pmc_", 4) ||
+		    strncmp(s + 4, pmc_def[d].key, n - 4)) {
 			continue;
 		}
 		for (i = 0; i < run.pmc.n; i++) {
@@ -3755,8 +3811,8 @@ static void pmc_report(FILE *f)
 		pmc_span(), "counter", "samples", "missing", "avg", "max", "max seq");
 	for (i = 0; i < run.pmc.n; i++) {
 		fprintf(f, "%-34s %12" PRIu64 " %12" PRIu64 " %12.1f %12" PRIu64 " %10" PRIu64 "\n",
-			pmc_def[run.pmc.def[i]].key, run.pmc_st.n[i], run.pmc_st.missing[i], pmc_avg(i), run.pmc_st.max[i],
-			run.pmc_st.max_seq[i]);
+			pmc_def[run.pmc.def[i]].key, run.pmc_st.n[i], run.pmc_st.missing[i],
+			pmc_avg(i), run.pmc_st.max[i], run.pmc_st.max_seq[i]);
 	}
 }
 
@@ -3770,9 +3826,11 @@ static void pmc_json(FILE *f)
 	}
 	fprintf(f, ",\n  \"pmc\": {\"scope\": \"user\", \"span\": \"%s\"", pmc_span());
 	for (i = 0; i < run.pmc.n; i++) {
-		fprintf(f, ",\n    \"%s\": {\"samples\": %" PRIu64 ", \"missing\": %" PRIu64 ", \"avg\": %.1f, \"max\": %" PRIu64
-			", \"max_seq\": %" PRIu64 "}", pmc_def[run.pmc.def[i]].key, run.pmc_st.n[i], run.pmc_st.missing[i], pmc_avg(i),
-			run.pmc_st.max[i], run.pmc_st.max_seq[i]);
+		fprintf(f,
+			",\n    \"%s\": {\"samples\": %" PRIu64 ", \"missing\": %" PRIu64
+			", \"avg\": %.1f, \"max\": %" PRIu64 ", \"max_seq\": %" PRIu64 "}",
+			pmc_def[run.pmc.def[i]].key, run.pmc_st.n[i], run.pmc_st.missing[i],
+			pmc_avg(i), run.pmc_st.max[i], run.pmc_st.max_seq[i]);
 	}
 	fprintf(f, "}");
 }
@@ -3816,7 +3874,8 @@ static pid_t parent_of(pid_t pid)
 	if (!f) {
 		return 0;
 	}
-	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) && sscanf(rp + 1, " %*c %d", &pp) != 1) {
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
+	    sscanf(rp + 1, " %*c %d", &pp) != 1) {
 		pp = 0;
 	}
 	fclose(f);
@@ -3932,7 +3991,10 @@ static void trace_breach(const struct txn *x, int64_t v)
 		if (x->t[s]) {
 			*p++ = ' ';
 			p = fmt_str(p, stamp_base[s]);
-			p = fmt_str(p, s >= T1K ? "_K=" : !stamp_is_wire[s] ? "_SW=" : stamp_hw(s) ? "_HW=" : "_KSW=");
+			p = fmt_str(p, s >= T1K		 ? "_K=" :
+				       !stamp_is_wire[s] ? "_SW=" :
+				       stamp_hw(s)	 ? "_HW=" :
+							   "_KSW=");
 			p = fmt_stamp(p, x->t[s], '-');
 		}
 	}
@@ -4424,7 +4486,8 @@ static void txn_account(struct txn *x)
 		if (m == run.side.primary) {
 			cls_sample(x->seq, v);
 			live_add(v);
-			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns && run.S.stop_reason != STOP_BREACH) {
+			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns &&
+			    run.S.stop_reason != STOP_BREACH) {
 				breach(x, v);
 			}
 		}
@@ -4474,10 +4537,12 @@ static void txn_retire(struct txn *x)
 
 			for (k = 0; k < run.side.nstamps; k++) {
 				int s = run.side.stamps[k];
-				bool want = (stamp_is_wire[s] && !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
-					    ((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
-					    ((s == T2SW || s == T3SW) &&
-					     (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
+				bool want =
+					(stamp_is_wire[s] &&
+					 !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
+					((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
+					((s == T2SW || s == T3SW) &&
+					 (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
 
 				if (want && !x->t[s]) {
 					run.S.c.missing[s]++;
@@ -4547,7 +4612,8 @@ static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_ca
 		if (!b || !o) {
 			return -1;
 		}
-		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o,
+			  out_cap);
 	}
 	run.S.breach = take(BREACH_KEEP * sizeof(struct breach));
 	return run.S.breach ? 0 : -1;
@@ -4591,7 +4657,9 @@ static uint64_t expected_txns(void)
 		return (cfg->count + cfg->warmup) * (uint64_t)run.K.nsz;
 	}
 	if (cfg->duration_s > 0 && cfg->interval_ns) {
-		return ((uint64_t)(cfg->duration_s * 1e9 / (double)cfg->interval_ns) + cfg->warmup + 16) * (uint64_t)run.K.nsz;
+		return ((uint64_t)(cfg->duration_s * 1e9 / (double)cfg->interval_ns) + cfg->warmup +
+			16) *
+		       (uint64_t)run.K.nsz;
 	}
 	return 0;
 }
@@ -4613,9 +4681,11 @@ static int layout_compute(struct layout *L, bool emit)
 		uint64_t inflight = cfg->timeout_ns / cfg->interval_ns + 1;
 
 		if (inflight > WIN_MAX / 2) {
-			warnx_("--interval: %" PRIu64 " us with --timeout %" PRIu64 " ms keeps up to %" PRIu64
+			warnx_("--interval: %" PRIu64 " us with --timeout %" PRIu64
+			       " ms keeps up to %" PRIu64
 			       " pings in flight; at most %d (raise --interval or lower --timeout)",
-			       cfg->interval_ns / 1000, cfg->timeout_ns / 1000000, inflight, WIN_MAX / 2);
+			       cfg->interval_ns / 1000, cfg->timeout_ns / 1000000, inflight,
+			       WIN_MAX / 2);
 			return -1;
 		}
 		L->win = pow2_at_least(2 * inflight + 64);
@@ -4647,7 +4717,8 @@ static int arena_setup(const struct layout *L, bool emit)
 
 	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
 		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
-		       (double)size / (1 << 30), log_rec_size(emit), (double)pages * (double)psz / (1 << 30));
+		       (double)size / (1 << 30), log_rec_size(emit),
+		       (double)pages * (double)psz / (1 << 30));
 		return -1;
 	}
 	if (cfg->hugepages) {
@@ -4674,7 +4745,8 @@ static int arena_setup(const struct layout *L, bool emit)
 	run.win.mask = L->win - 1;
 	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	run.echo.q = arena_take(ECHO_CAP * sizeof(struct echo));
-	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL, L->log_cap);
+	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL,
+		 L->log_cap);
 	/* touch every page: MAP_POPULATE already did, this makes it explicit */
 	memset(run.arena.base, 0, run.arena.size);
 	return 0;
@@ -4771,7 +4843,8 @@ static int ts_bind_check(int fd, int err)
 static void log_kernel_stamps(void)
 {
 	side_kernel_stamps();
-	if (run.S.log.mem && 8 + 8 * (size_t)run.side.nstamps + 4 + 8 * (size_t)run.pmc.n <= log_rec_size(run.side.emit)) {
+	if (run.S.log.mem && 8 + 8 * (size_t)run.side.nstamps + 4 + 8 * (size_t)run.pmc.n <=
+				     log_rec_size(run.side.emit)) {
 		run.S.log.stamps = run.side.stamps;
 		run.S.log.nstamps = run.side.nstamps;
 		run.S.log.rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
@@ -4830,7 +4903,8 @@ static int sock_setup(int fd, int family)
 		warnx_("--timestamps: SO_TIMESTAMPING refused: %s", strerror(-r));
 		return -1;
 	}
-	if (cfg->busy_poll_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)cfg->busy_poll_us)) < 0) {
+	if (cfg->busy_poll_set &&
+	    (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)cfg->busy_poll_us)) < 0) {
 		warnx_("--busy-poll-us: SO_BUSY_POLL %u refused: %s%s", cfg->busy_poll_us, strerror(-r),
 		       r == -EPERM ? " (above net.core.busy_read needs CAP_NET_ADMIN)" : "");
 		return -1;
@@ -4840,7 +4914,8 @@ static int sock_setup(int fd, int family)
 		       r == -ENOPROTOOPT ? " (kernel older than 5.11)" : "");
 		return -1;
 	}
-	if (cfg->budget_set && (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, (int)cfg->budget)) < 0) {
+	if (cfg->budget_set &&
+	    (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, (int)cfg->budget)) < 0) {
 		warnx_("--budget: SO_BUSY_POLL_BUDGET %u refused: %s%s", cfg->budget, strerror(-r),
 		       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
 		return -1;
@@ -4862,7 +4937,10 @@ static int sock_setup(int fd, int family)
 			warnx_("--tos: %d refused: %s", tos, strerror(-r));
 			return -1;
 		}
-		/* a new IP_TOS resets sk_priority to rt_tos2priority() (net/ipv4/ip_sockglue.c): --priority again */
+		/*
+		 * a new IP_TOS resets sk_priority to rt_tos2priority() (net/ipv4/ip_sockglue.c):
+		 * --priority again
+		 */
 		if (prio >= 0) {
 			setopt_int(fd, SOL_SOCKET, SO_PRIORITY, prio);
 		}
@@ -4932,7 +5010,8 @@ static int mtu_check(unsigned size)
 		return 0;
 	}
 	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
-	       size, run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload, run.path.payload);
+	       size, run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload,
+	       run.path.payload);
 	return -1;
 }
 
@@ -4969,8 +5048,8 @@ static void ow_probe(int fd, const struct sockaddr_storage *peer)
 	    (peer->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) ||
 	    (cfg->iface && !strcmp(cfg->iface, "lo"))) {
 		run.ow_evidence = OW_LOOPBACK;
-	} else if (cfg->iface && !run.ts.hw && iface_driver(fd, cfg->iface, drv, sizeof(drv)) == 0 &&
-		   !strcmp(drv, "veth")) {
+	} else if (cfg->iface && !run.ts.hw &&
+		   iface_driver(fd, cfg->iface, drv, sizeof(drv)) == 0 && !strcmp(drv, "veth")) {
 		run.ow_evidence = OW_VETH;
 	}
 }
@@ -5013,7 +5092,8 @@ static int sock_open_emit(void)
 
 static int sock_open_reflect(void)
 {
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)cfg->port) };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons((uint16_t)cfg->port) };
 	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port) };
 	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), family = AF_INET6;
 	int r;
@@ -5058,7 +5138,8 @@ static int sock_open_reflect(void)
 
 static void set_rcvtimeo(uint64_t ns)
 {
-	struct timeval tv = { (time_t)(ns / NSEC_PER_SEC), (suseconds_t)(ns % NSEC_PER_SEC / 1000) };
+	struct timeval tv = { (time_t)(ns / NSEC_PER_SEC),
+			      (suseconds_t)(ns % NSEC_PER_SEC / 1000) };
 
 	if (!tv.tv_sec && !tv.tv_usec) {
 		tv.tv_usec = 1;	/* zero would mean "block forever" */
@@ -5098,7 +5179,8 @@ struct rx {
  * counts as it returns, then the control messages (the stamps; ctl reads
  * the side's own).  1: a datagram, 0: nothing now, -errno.
  */
-static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx, void (*ctl)(struct msghdr *))
+static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
+		     void (*ctl)(struct msghdr *))
 {
 	char ctrl[512] __attribute__((aligned(8)));
 	struct iovec iov = { buf, cap };
@@ -5164,7 +5246,10 @@ static int cls_open(void)
 	}
 	for (k = 1; k < run.K.ncls; k++) {
 		run.K.opening = k;
-		/* sock_open_emit() sets sock_fd; ts_setup() on the same device is a no-op the second time */
+		/*
+		 * sock_open_emit() sets sock_fd; ts_setup() on the same device is a no-op the
+		 * second time
+		 */
 		if (sock_open_emit() < 0) {
 			run.K.opening = 0;
 			run.sock_fd = first;
@@ -5249,7 +5334,9 @@ static void cls_reflect(const struct proto_msg *m)
 
 static double session_duration(void)
 {
-	return run.S.end_mono > run.S.start_mono ? (double)(run.S.end_mono - run.S.start_mono) / 1e9 : 0;
+	return run.S.end_mono > run.S.start_mono ?
+		       (double)(run.S.end_mono - run.S.start_mono) / 1e9 :
+		       0;
 }
 
 /*
@@ -5263,10 +5350,15 @@ static int clock_step_warnings(char w[][256], int max)
 	int i, n = 0;
 
 	if (run.clk.steps && n < max) {
-		snprintf(w[n++], 256, "CLOCK_REALTIME was stepped %" PRIu64 " time%s during the run (last by %+.6f s; NTP or a manual change): "
-			 "%" PRIu64 " transaction%s spanning a step %s left out of the statistics and marked 'stepped' in the log",
-			 run.clk.steps, run.clk.steps == 1 ? "" : "s", (double)run.clk.last / 1e9, run.clk.stepped,
-			 run.clk.stepped == 1 ? "" : "s", run.clk.stepped == 1 ? "is" : "are");
+		snprintf(
+			w[n++], 256,
+			"CLOCK_REALTIME was stepped %" PRIu64
+			" time%s during the run (last by %+.6f s; NTP or a manual change): "
+			"%" PRIu64
+			" transaction%s spanning a step %s left out of the statistics and marked 'stepped' in the log",
+			run.clk.steps, run.clk.steps == 1 ? "" : "s", (double)run.clk.last / 1e9,
+			run.clk.stepped, run.clk.stepped == 1 ? "" : "s",
+			run.clk.stepped == 1 ? "is" : "are");
 	} else if (run.clk.stepped && n < max) {
 		snprintf(w[n++], 256, "%" PRIu64 " transaction%s had stamps that went backwards (a clock step): left out of the statistics and marked 'stepped' in the log",
 			 run.clk.stepped, run.clk.stepped == 1 ? "" : "s");
@@ -5426,7 +5518,8 @@ static void print_histogram(FILE *f, int m)
  * driver/NIC time and kernel/wake-up time; the reflector's too, when its
  * pongs carried its kernel stamps.  True when it did.
  */
-static bool segment_split(int m, const uint64_t *t, const char **name, int64_t *val, int *n, int *best)
+static bool segment_split(int m, const uint64_t *t, const char **name, int64_t *val, int *n,
+			  int *best)
 {
 	int a = m == M_CLI_TX ? M_CLI_TX_KERN : m == M_CLI_RX ? M_CLI_RX_NIC :
 		m == M_SRV_RX ? M_SRV_RX_NIC : m == M_SRV_TX ? M_SRV_TX_KERN : -1;
@@ -5517,7 +5610,9 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 
 		*fmt_stamp(buf, x->t[s], '-') = 0;
 		fprintf(f, "  %-7s %s%s\n", stamp_name(s, lab, sizeof(lab)), buf,
-			run.side.emit && (s == T2W || s == T2SW || s == T3SW || s == T3W) ? "  (server clock)" : "");
+			run.side.emit && (s == T2W || s == T2SW || s == T3SW || s == T3W) ?
+				"  (server clock)" :
+				"");
 	}
 	dom = segments(x->t, name, val, &n);
 	for (k = 0; k < n; k++) {
@@ -5536,7 +5631,8 @@ static int cmp_worst(const void *a, const void *b)
 }
 
 /* --analyze --top: the worst transactions of the log's rows, each broken down. */
-static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uint64_t nrow, unsigned top)
+static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uint64_t nrow,
+		      unsigned top)
 {
 	struct txn *w = malloc((nrow ? nrow : 1) * sizeof(*w));
 	uint64_t i, n = 0;
@@ -5579,7 +5675,8 @@ static uint64_t local_drops(uint64_t back)
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
 	if (!run.side.emit || cfg->mode == MODE_ANALYZE || !run.E.fin_acked || !run.E.srv_whole ||
-	    run.E.srv_received > run.S.c.sent || run.E.srv_received < run.S.c.received + run.S.c.late) {
+	    run.E.srv_received > run.S.c.sent ||
+	    run.E.srv_received < run.S.c.received + run.S.c.late) {
 		return false;
 	}
 	*out_lost = run.S.c.sent - run.E.srv_received;
@@ -5596,7 +5693,8 @@ static void print_rejected(FILE *f)
 
 	for (i = 0; i < GR_N; i++) {
 		if (run.S.c.rejected[i]) {
-			fprintf(f, "%s %s %" PRIu64 ";", any ? "" : "Rejected:", guard_rej_name[i], run.S.c.rejected[i]);
+			fprintf(f, "%s %s %" PRIu64 ";", any ? "" : "Rejected:", guard_rej_name[i],
+				run.S.c.rejected[i]);
 			any = true;
 		}
 	}
@@ -5655,7 +5753,8 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 		return false;
 	}
 	d = run.E.srv_phc.off - run.phc.last_off;
-	*bound = (d < 0 ? -d : d) + (run.phc.window > 0 ? run.phc.window : 0) + (int64_t)run.E.srv_phc.window;
+	*bound = (d < 0 ? -d : d) + (run.phc.window > 0 ? run.phc.window : 0) +
+		 (int64_t)run.E.srv_phc.window;
 	if (phc_warning(tmp, sizeof(tmp)) || !run.E.srv_phc.disciplined) {
 		snprintf(why, len, "the %s PHC is not disciplined to CLOCK_REALTIME (run phc2sys)",
 			 !run.E.srv_phc.disciplined ? "reflector's" : "client's");
@@ -5667,9 +5766,12 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 			 *bound, run.phc.last_off, run.E.srv_phc.off);
 		return false;
 	}
-	snprintf(why, len, "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), "
-		 "PHC - CLOCK_REALTIME measured on each (client %+" PRId64 " ns, reflector %+" PRId64
-		 " ns, %s)", *bound, run.phc.last_off, run.E.srv_phc.off, phc_method_name[run.E.srv_phc.method]);
+	snprintf(why, len,
+		 "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), "
+		 "PHC - CLOCK_REALTIME measured on each (client %+" PRId64
+		 " ns, reflector %+" PRId64 " ns, %s)",
+		 *bound, run.phc.last_off, run.E.srv_phc.off,
+		 phc_method_name[run.E.srv_phc.method]);
 	return true;
 }
 
@@ -5686,7 +5788,8 @@ static enum ow_evidence ow_current(char *why, size_t len)
 
 static bool oneway_trusted(char *why, size_t len)
 {
-	const struct hist *fw = &run.S.h[M_FORWARD], *bw = &run.S.h[M_BACKWARD], *rtt = &run.S.h[M_RTT];
+	const struct hist *fw = &run.S.h[M_FORWARD], *bw = &run.S.h[M_BACKWARD],
+			  *rtt = &run.S.h[M_RTT];
 	char phc_why[320] = "";
 	enum ow_evidence ev = OW_NONE;
 	bool same;
@@ -5767,7 +5870,8 @@ static void report_compute(struct report *r)
 	r->ow_trusted = oneway_trusted(r->ow_why, sizeof(r->ow_why));
 	r->drift = fit_ppm(&run.S.offset, &r->ppm, &r->span) && r->span >= 1.0;
 	r->nwarn = clock_warnings(r->warn, 4);
-	r->breach_pct = r->primary->n ? 100.0 * (double)run.S.c.breaches / (double)r->primary->n : 0.0;
+	r->breach_pct =
+		r->primary->n ? 100.0 * (double)run.S.c.breaches / (double)r->primary->n : 0.0;
 	r->log_records = run.log_out.done ? run.log_out.rows : run.S.log.n;
 }
 
@@ -5789,8 +5893,11 @@ static void print_hw_notes(FILE *f, const struct report *r)
 			" had no room: the client needs --size %zu or more\n", run.S.c.kx_unfit, proto_kx_need());
 	}
 	if (run.phc.n) {
-		fprintf(f, "PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64 " readings, window %" PRId64 " ns)",
-			run.phc.index, run.phc.last_off, phc_method_name[run.phc.method], run.phc.n, run.phc.window);
+		fprintf(f,
+			"PHC /dev/ptp%d - CLOCK_REALTIME: %+" PRId64 " ns (%s, %" PRIu64
+			" readings, window %" PRId64 " ns)",
+			run.phc.index, run.phc.last_off, phc_method_name[run.phc.method], run.phc.n,
+			run.phc.window);
 		if (phc_drift(&ppm)) {
 			fprintf(f, ", drift %+.3f ppm", ppm);
 		}
@@ -5830,9 +5937,12 @@ static void print_counts(FILE *f, const struct report *r)
 	bool any = false;
 	int i;
 
-	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64 " | late %" PRIu64
-		" | duplicate %" PRIu64 " | invalid %" PRIu64 " | warm-up %" PRIu64 "\n",
-		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate, run.S.c.invalid, run.S.c.warmup);
+	fprintf(f,
+		"Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64
+		" | late %" PRIu64 " | duplicate %" PRIu64 " | invalid %" PRIu64
+		" | warm-up %" PRIu64 "\n",
+		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate,
+		run.S.c.invalid, run.S.c.warmup);
 	if (run.S.c.invalid) {
 		fprintf(f, "Invalid:");
 		for (i = 1; i < PE_NERR; i++) {
@@ -5852,17 +5962,22 @@ static void print_counts(FILE *f, const struct report *r)
 		}
 	}
 	print_rejected(f);
-	if (run.S.c.send_errors || run.S.c.refused || run.S.c.tx_unmatched || run.S.c.echo_dropped || run.E.overruns) {
-		fprintf(f, "Other: send errors %" PRIu64 " | port unreachable %" PRIu64 " | unmatched TX stamps %" PRIu64
-			" | echo dropped %" PRIu64 " | interval overruns %" PRIu64 "\n",
-			run.S.c.send_errors, run.S.c.refused, run.S.c.tx_unmatched, run.S.c.echo_dropped, run.E.overruns);
+	if (run.S.c.send_errors || run.S.c.refused || run.S.c.tx_unmatched ||
+	    run.S.c.echo_dropped || run.E.overruns) {
+		fprintf(f,
+			"Other: send errors %" PRIu64 " | port unreachable %" PRIu64
+			" | unmatched TX stamps %" PRIu64 " | echo dropped %" PRIu64
+			" | interval overruns %" PRIu64 "\n",
+			run.S.c.send_errors, run.S.c.refused, run.S.c.tx_unmatched,
+			run.S.c.echo_dropped, run.E.overruns);
 	}
 	fprintf(f, "Missing stamps:");
 	for (i = 0; i < run.side.nstamps; i++) {
 		int s = run.side.stamps[i];
 
 		if (run.S.c.missing[s]) {
-			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)), run.S.c.missing[s]);
+			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)),
+				run.S.c.missing[s]);
 			any = true;
 		}
 	}
@@ -5912,9 +6027,13 @@ static void print_warmup(FILE *f)
 		fprintf(f, "Warm-up: %" PRIu64 " pings excluded (-w %" PRIu64
 			": the first pings, flagged so that the reflector leaves them out too)\n", run.S.c.warmup, cfg->warmup);
 	} else {
-		fprintf(f, "Warm-up: %" PRIu64 " pings excluded: %" PRIu64 " flagged by the client's -w, %" PRIu64
-			" more by this reflector's -w %" PRIu64 " (the first %" PRIu64 " pings of the session)\n",
-			run.S.c.warmup, run.S.c.warmup - run.S.c.warmup_local, run.S.c.warmup_local, cfg->warmup, cfg->warmup);
+		fprintf(f,
+			"Warm-up: %" PRIu64 " pings excluded: %" PRIu64
+			" flagged by the client's -w, %" PRIu64
+			" more by this reflector's -w %" PRIu64 " (the first %" PRIu64
+			" pings of the session)\n",
+			run.S.c.warmup, run.S.c.warmup - run.S.c.warmup_local, run.S.c.warmup_local,
+			cfg->warmup, cfg->warmup);
 	}
 }
 
@@ -5949,9 +6068,10 @@ static void print_decomposition(FILE *f, const struct report *r)
 		const struct hist *h = &run.S.h[run.side.metrics[i]];
 
 		if (h->n) {
-			fprintf(f, "%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
-				metric_def[run.side.metrics[i]].label, h->n, h->min, hist_avg(h), h->max,
-				hist_stddev(h));
+			fprintf(f,
+				"%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
+				metric_def[run.side.metrics[i]].label, h->n, h->min, hist_avg(h),
+				h->max, hist_stddev(h));
 		}
 	}
 	if (run.side.emit && run.S.offset.n) {
@@ -6052,7 +6172,8 @@ static size_t utf8_len(const unsigned char *s)
 		}
 		c = c << 6 | (s[i] & 0x3f);
 	}
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff)) {
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff)) {
 		return 0;
 	}
 	return n;
@@ -6094,12 +6215,16 @@ static void json_metric(FILE *f, int m)
 	int k;
 	const char *sep = "";
 
-	fprintf(f, "    \"%s\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"min_seq\": %" PRIu64
-		", \"max_ns\": %" PRId64 ", \"max_seq\": %" PRIu64 ", \"avg_ns\": %.1f, \"stddev_ns\": %.1f,\n",
-		metric_def[m].key, h->n, h->min, h->min_seq, h->max, h->max_seq, hist_avg(h), hist_stddev(h));
+	fprintf(f,
+		"    \"%s\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64
+		", \"min_seq\": %" PRIu64 ", \"max_ns\": %" PRId64 ", \"max_seq\": %" PRIu64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f,\n",
+		metric_def[m].key, h->n, h->min, h->min_seq, h->max, h->max_seq, hist_avg(h),
+		hist_stddev(h));
 	fprintf(f, "      \"percentiles_ns\": {");
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
+			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
 	fprintf(f, "}, \"percentiles_approximate\": %s,\n", approx ? "true" : "false");
 	fprintf(f, "      \"histogram\": {\"bucket_ns\": %" PRIu64 ", \"bound_ns\": %" PRIu64
@@ -6123,9 +6248,11 @@ static void json_hw(FILE *f, const struct report *r)
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
 	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", run.S.c.kx_unfit);
 	if (run.phc.n) {
-		fprintf(f, "  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
+		fprintf(f,
+			"  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
 			", \"readings\": %" PRIu64 ", \"window_ns\": %" PRId64 ", \"drift_ppm\": ",
-			run.phc.index, phc_method_name[run.phc.method], run.phc.last_off, run.phc.n, run.phc.window);
+			run.phc.index, phc_method_name[run.phc.method], run.phc.last_off, run.phc.n,
+			run.phc.window);
 		if (phc_drift(&ppm)) {
 			fprintf(f, "%.3f", ppm);
 		} else {
@@ -6199,15 +6326,20 @@ static void json_counts(FILE *f, const struct report *r)
 	char lab[16];
 	int i;
 
-	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
-		", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64
-		", \"foreign\": %" PRIu64 ", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
+	fprintf(f,
+		"  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64
+		", \"lost\": %" PRIu64 ", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64
+		", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64 ", \"foreign\": %" PRIu64
+		", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
 		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
-		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate, run.S.c.invalid, run.S.c.warmup,
-		run.S.c.foreign, run.S.c.send_errors, run.S.c.refused, run.S.c.tx_unmatched, run.E.overruns);
-	fprintf(f, "  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
-		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n", run.S.c.warmup,
-		run.side.emit ? 0 : run.S.c.warmup - run.S.c.warmup_local, run.S.c.warmup_local, cfg->warmup);
+		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate,
+		run.S.c.invalid, run.S.c.warmup, run.S.c.foreign, run.S.c.send_errors,
+		run.S.c.refused, run.S.c.tx_unmatched, run.E.overruns);
+	fprintf(f,
+		"  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
+		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n",
+		run.S.c.warmup, run.side.emit ? 0 : run.S.c.warmup - run.S.c.warmup_local,
+		run.S.c.warmup_local, cfg->warmup);
 	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
 		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
 	json_rejected(f);
@@ -6243,8 +6375,8 @@ static void json_metrics(FILE *f, const struct report *r)
 	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
 	if (cfg->threshold_ns >= 0) {
 		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f",
-			(double)cfg->threshold_ns / 1000, run.S.c.breaches ? "true" : "false", run.S.c.breaches,
-			r->breach_pct);
+			(double)cfg->threshold_ns / 1000, run.S.c.breaches ? "true" : "false",
+			run.S.c.breaches, r->breach_pct);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
 	}
@@ -6801,7 +6933,8 @@ static void ax_draw(const struct axis *x, bool horiz, double other0, double othe
 		return;
 	}
 	st = nice_step(x->hi - x->lo, horiz ? 10 : 5);
-	for (i = 0, v = ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40; i++, v += st) {
+	for (i = 0, v = ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40;
+	     i++, v += st) {
 		double p = ax_map(x, v);
 
 		fmt(lab, sizeof(lab), fabs(v) < st * 1e-6 ? 0 : v);
@@ -6846,7 +6979,8 @@ static void plot_swatch(double x, double y, const char *colour, const char *labe
 }
 
 /* The over-time axes of a panel: log latency from its series (and -t), seconds since the start. */
-static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct axis *ay, double y0, double y1)
+static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct axis *ay, double y0,
+			   double y1)
 {
 	int k;
 
@@ -6892,8 +7026,8 @@ static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct 
 }
 
 /* One run of non-empty bins [b, e) of a series: a closed min-max band, a p99 and a p50 line. */
-static void plot_band(const struct plot_series *s, const struct axis *ax, const struct axis *ay, int b, int e,
-		      const char *c, bool headline)
+static void plot_band(const struct plot_series *s, const struct axis *ax, const struct axis *ay,
+		      int b, int e, const char *c, bool headline)
 {
 	double span = (double)(run.PL.t1 - run.PL.t0 + 1), xa, xb;
 	uint32_t i;
@@ -6924,8 +7058,12 @@ static void plot_band(const struct plot_series *s, const struct axis *ax, const 
 	svg("\"/>\n");
 }
 
-/* Every series: each point, or per run of bins a band (plot_band); the headline metric last, on top. */
-static void plot_time_series(const struct plot_panel *pn, const struct axis *ax, const struct axis *ay)
+/*
+ * Every series: each point, or per run of bins a band (plot_band); the headline metric last, on
+ * top.
+ */
+static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
+			     const struct axis *ay)
 {
 	int k, b, e;
 
@@ -6956,8 +7094,8 @@ static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
 }
 
 /* The threshold line, where each --size turn began, and the lost/late and breach strips. */
-static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax, const struct axis *ay, double y0,
-			    double y1)
+static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax,
+			    const struct axis *ay, double y0, double y1)
 {
 	double span = (double)(run.PL.t1 - run.PL.t0 + 1);
 	char lab[64];
@@ -6969,7 +7107,8 @@ static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax, 
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"8,4\"/>\n",
 		    PLOT_X0, ty, PLOT_X1, ty, OI_VERMILLION);
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">threshold %s</text>\n",
-		    PLOT_X1 - 4, ty - 4, OI_VERMILLION, plot_dur(lab, sizeof(lab), (double)cfg->threshold_ns));
+		    PLOT_X1 - 4, ty - 4, OI_VERMILLION,
+		    plot_dur(lab, sizeof(lab), (double)cfg->threshold_ns));
 	}
 	/* a --size list: where each size's turn began */
 	for (k = 0; k < run.K.nsz && run.K.nsz > 1; k++) {
@@ -7026,7 +7165,8 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 	/* legend */
 	lx = PLOT_X0;
 	for (k = 0; k < pn->nser; k++) {
-		plot_swatch(lx, y1 + 52, plot_metric_colour(pn->ser[k].m), metric_def[pn->ser[k].m].label, false);
+		plot_swatch(lx, y1 + 52, plot_metric_colour(pn->ser[k].m),
+			    metric_def[pn->ser[k].m].label, false);
 		lx += 210;
 	}
 	if (run.PL.raw) {
@@ -7043,7 +7183,8 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 /* The histogram column of value v (clamped to the axis). */
 static int plot_col(const struct axis *ax, double v, int ncol)
 {
-	double f = ax->log ? (v > 0 ? log10(v / ax->lo) / log10(ax->hi / ax->lo) : 0) : (v - ax->lo) / (ax->hi - ax->lo);
+	double f = ax->log ? (v > 0 ? log10(v / ax->lo) / log10(ax->hi / ax->lo) : 0) :
+			     (v - ax->lo) / (ax->hi - ax->lo);
 	int c = (int)(f * ncol);
 
 	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
@@ -7149,7 +7290,8 @@ static void plot_hist_pcts(const struct hist *h, const struct axis *ax, double y
 		row = x - lastx < 44 && row < 5 ? row + 1 : 0;
 		lastx = x;
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\" fill=\"#000000\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s%s</text>\n",
-		    x, y0 + 11 + 11 * row, is_max ? "max" : "p", is_max ? "" : pct_key[plot_pct_idx[k]]);
+		    x, y0 + 11 + 11 * row, is_max ? "max" : "p",
+		    is_max ? "" : pct_key[plot_pct_idx[k]]);
 	}
 }
 
@@ -7334,7 +7476,8 @@ static double plot_worst_panel(double top)
 			double x2;
 			int s;
 
-			acc += val[k] > 0 ? (double)val[k] : 0;	/* a negative segment (clock skew) draws nothing */
+			/* a negative segment (clock skew) draws nothing */
+			acc += val[k] > 0 ? (double)val[k] : 0;
 			x2 = ax_map(&ax, acc);
 
 			for (s = 0; s < nseen && strcmp(seen[s], name[k]); s++) {
@@ -7348,9 +7491,10 @@ static double plot_worst_panel(double top)
 			}
 			x = x2;
 		}
-		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n",
-		    bx1 + 10, ry + 14, metric_def[run.side.primary].key, plot_dur(lab, sizeof(lab), (double)w->v),
-		    dom >= 0 ? ", most in " : "", dom >= 0 ? name[dom] : "");
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n", bx1 + 10,
+		    ry + 14, metric_def[run.side.primary].key,
+		    plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
+		    dom >= 0 ? name[dom] : "");
 	}
 	plot_frame(bx0, y, bx1, y + row * run.PL.nworst);
 	y += row * run.PL.nworst + 40;
@@ -7584,7 +7728,8 @@ static double plot_title(const struct plot_src *src)
 	}
 	svg("</text>\n<text x=\"16\" y=\"64\" font-size=\"11\" fill=\"#444444\">");
 	svg_esc(cfg->cmdline, 190);
-	if (src->n < run.S.h[run.side.primary].n + run.S.c.lost + run.S.c.late || run.S.log.dropped || cfg->log_threshold_ns >= 0) {
+	if (src->n < run.S.h[run.side.primary].n + run.S.c.lost + run.S.c.late ||
+	    run.S.log.dropped || cfg->log_threshold_ns >= 0) {
 		svg(" (over time: the %" PRIu64 " transactions %s)", src->n,
 		    cfg->log_threshold_ns >= 0 ? "above -L" : "the log ring kept");
 	}
@@ -7597,8 +7742,8 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * run.PL.npanel + 300 + 18 * nser + 14 + 20 + (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) +
-	       24 + plot_groups_height();
+	return 78 + 386.0 * run.PL.npanel + 300 + 18 * nser + 14 + 20 +
+	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height();
 }
 
 /* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
@@ -7615,7 +7760,8 @@ static int plot_draw(const struct plot_src *src)
 		plot_free();
 		return r;
 	}
-	if (fstat(run.PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) && (ftruncate(run.PL.fd, 0) < 0 || lseek(run.PL.fd, 0, SEEK_SET) < 0)) {
+	if (fstat(run.PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (ftruncate(run.PL.fd, 0) < 0 || lseek(run.PL.fd, 0, SEEK_SET) < 0)) {
 		plot_free();
 		return -errno;
 	}
@@ -7663,8 +7809,8 @@ static int plot_run(const struct plot_src *src)
  * text and the JSON from one computed report.  The JSON's exit_code is the
  * run's, a failed report or plot included.  row NULL: the log ring.
  */
-static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n, const struct txn *row,
-			  const uint8_t *status)
+static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n,
+			  const struct txn *row, const uint8_t *status)
 {
 	struct plot_src src = { .n = n, .row = row, .status = status, .what = "" };
 	struct report r;
@@ -7691,7 +7837,10 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 	return code;
 }
 
-/* Opened with the other outputs, so that a path that cannot be written stops the run before it starts. */
+/*
+ * Opened with the other outputs, so that a path that cannot be written stops the run before it
+ * starts.
+ */
 static int plot_open(void)
 {
 	bool created;
@@ -7808,7 +7957,8 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
-		if (err != ECONNREFUSED || ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+		if (err != ECONNREFUSED ||
+		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			answered_set(seq, true);	/* never sent: a pong for it is no answer */
 			return;
@@ -7860,7 +8010,8 @@ static void emit_echo(const struct proto_msg *m)
 	e = &run.win.slot[m->t3w_seq & run.win.mask];
 	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < run.E.next_seq) {
 		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
-			run.S.c.rejected[GR_ECHO_UNOWED]++;	/* already known: never overwrite a counted stamp */
+			/* already known: never overwrite a counted stamp */
+			run.S.c.rejected[GR_ECHO_UNOWED]++;
 			return;
 		}
 		if (!echo_t3_plausible(e, m->t3w)) {
@@ -7994,7 +8145,8 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
-		run.S.c.rejected[GR_LENGTH]++;	/* the pong is exactly the ping's (and FIN's) length */
+		/* the pong is exactly the ping's (and FIN's) length */
+		run.S.c.rejected[GR_LENGTH]++;
 		return;
 	}
 	if (m.type == PT_FIN_ACK) {
@@ -8023,7 +8175,8 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	if (!(x->st & TF_LOST)) {
 		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
 		if (x->mono > x->deadline) {
-			emit_lost(x);	/* after --timeout: lost, whenever we got round to reading it */
+			/* after --timeout: lost, whenever we got round to reading it */
+			emit_lost(x);
 		}
 	}
 	answered_set(m.seq, true);
@@ -8322,7 +8475,8 @@ static void emit_fin_exchange(uint64_t hard)
 			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
 				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
 			}
-			limit = mono_ns() + (cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
+			limit = mono_ns() +
+				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
 			if (limit > hard) {
 				limit = hard;
 			}
@@ -8441,7 +8595,9 @@ static int emit_run(void)
 	run.S.start_mono = mono_ns();
 	run.S.first_real = real_ns();
 	clk_start();
-	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) * (uint64_t)run.K.nsz : 0;
+	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) *
+								     (uint64_t)run.K.nsz :
+					  0;
 	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
 	next = run.S.start_mono;
 	if (!cfg->warmup) {
@@ -8465,7 +8621,9 @@ static int emit_run(void)
 			run.S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = run.K.nival ? cls_interval_step() : cfg->interval_ns ? emit_interval_step(&next) : emit_b2b_step();
+		r = run.K.nival	     ? cls_interval_step() :
+		    cfg->interval_ns ? emit_interval_step(&next) :
+				       emit_b2b_step();
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
@@ -8652,15 +8810,18 @@ static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64
 		return;
 	}
 	if (to->sa_family == AF_INET6) {
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));	/* v4-mapped peers */
+		/* v4-mapped peers */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
 	}
-	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface, (socklen_t)strlen(cfg->iface)) &&
+	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface,
+			(socklen_t)strlen(cfg->iface)) &&
 	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
 		if (me.ss_family == AF_INET6 && run.R.pi_level == IPPROTO_IPV6) {
-			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr, &run.R.pi.v6.ipi6_addr,
-				       sizeof(run.R.pi.v6.ipi6_addr));
+			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr,
+				       &run.R.pi.v6.ipi6_addr, sizeof(run.R.pi.v6.ipi6_addr));
 		} else if (me.ss_family == AF_INET && run.R.pi_level == IPPROTO_IP) {
-			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr == run.R.pi.v4.ipi_addr.s_addr;
+			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr ==
+			       run.R.pi.v4.ipi_addr.s_addr;
 		}
 	}
 	close(fd);
@@ -8699,15 +8860,19 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 	run.tx_src.len = 0;
 	if (reflect_src_known(to)) {
 		/* the kernel's own choice is that address: no source lookup */
-	} else if (run.R.pi_level == IPPROTO_IPV6 && !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
-	    !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) && IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
+	} else if (run.R.pi_level == IPPROTO_IPV6 &&
+		   !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
+		   !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) &&
+		     IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
 		run.tx_src.level = IPPROTO_IPV6;
 		run.tx_src.type = IPV6_PKTINFO;
 		run.tx_src.len = sizeof(struct in6_pktinfo);
 		memcpy(run.tx_src.data, &run.R.pi.v6, sizeof(run.R.pi.v6));
-	} else if (run.R.pi_level == IPPROTO_IP && !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
+	} else if (run.R.pi_level == IPPROTO_IP &&
+		   !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
 		   run.R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
-		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex, .ipi_spec_dst = run.R.pi.v4.ipi_addr };
+		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex,
+					 .ipi_spec_dst = run.R.pi.v4.ipi_addr };
 
 		run.tx_src.level = IPPROTO_IP;
 		run.tx_src.type = IP_PKTINFO;
@@ -8965,7 +9130,8 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
 	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
-	if ((run.R.active && m->session == run.S.id) || (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
+	if ((run.R.active && m->session == run.S.id) ||
+	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
 		if (reflect_peer_ok(from, 0)) {
 			reflect_fin(m, buf, len, from, fromlen);
 		} else {
@@ -8989,7 +9155,8 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 {
 	if (run.R.active && m->session != run.S.id) {
 		if (now - run.R.last_rx <= run.R.idle_ns) {
-			run.S.c.foreign++;		/* a second client: told BUSY while this one runs */
+			/* a second client: told BUSY while this one runs */
+			run.S.c.foreign++;
 			count_invalid(PE_TYPE);
 			reflect_busy(m, buf, len, from, fromlen, now);
 			return false;
@@ -9007,7 +9174,8 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 	if (!run.R.active) {
 		reflect_start(m->session);
 		memset(&run.R.peer, 0, sizeof(run.R.peer));
-		memcpy(&run.R.peer, from, fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
+		memcpy(&run.R.peer, from,
+		       fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
 		run.R.ports[0] = (uint16_t)sa_port(from);
 		run.R.nports = 1;
 	}
@@ -9056,7 +9224,8 @@ static bool reflect_count(const struct proto_msg *m)
 		run.S.c.warmup_local++;
 		return true;
 	} else if (!run.R.measuring) {
-		run.R.measuring = true;	/* the session's first measured ping: its measurement starts */
+		/* the session's first measured ping: its measurement starts */
+		run.R.measuring = true;
 		trace_mark("RANT_TEST_START\n", 16);
 	}
 	return false;
@@ -9097,8 +9266,8 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 }
 
 /* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
-static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p, uint64_t wire,
-				 uint64_t now, bool local_warmup)
+static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p,
+				 uint64_t wire, uint64_t now, bool local_warmup)
 {
 	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -9225,7 +9394,8 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (!run.R.active && run.R.sessions && (cfg->once || run.R.exit_code == EXIT_BREACH)) {
+		if (!run.R.active && run.R.sessions &&
+		    (cfg->once || run.R.exit_code == EXIT_BREACH)) {
 			break;
 		}
 		if (r > 0 && !cfg->spin) {
@@ -9273,7 +9443,8 @@ struct alog {
 	uint8_t *dup;		/* rows whose SEQ came before (alog_dups) */
 };
 
-static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok, size_t toklen)
+static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok,
+		      size_t toklen)
 {
 	warnx_("--analyze: %s:%" PRIu64 ": %s%s%.*s%s", L->path, line, what, tok ? " '" : "", (int)toklen,
 	       tok ? tok : "", tok ? "'" : "");
@@ -9368,7 +9539,8 @@ static bool alog_i64(const char *s, size_t n, int64_t *out)
 }
 
 /* Split a line into fields (CSV: commas; text: runs of blanks). */
-static int alog_split(const char *p, const char *end, bool csv, const char **f, size_t *len, int max)
+static int alog_split(const char *p, const char *end, bool csv, const char **f, size_t *len,
+		      int max)
 {
 	int n = 0;
 
@@ -9456,7 +9628,8 @@ static void alog_stamp_col(struct alog *L, int s, bool hw, bool *emit)
 }
 
 /* The header line: every column known, SEQ first. */
-static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const char **f, size_t *len, int nf)
+static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const char **f,
+		       size_t *len, int nf)
 {
 	bool hw = false, emit = false;
 	int i, s, k;
@@ -9525,7 +9698,8 @@ static int alog_grow(struct alog *L, uint64_t line, uint64_t *cap)
 }
 
 /* One field of a row into transaction x (SEQ, STATUS, a stamp, CLASS, SIZE or a counter). */
-static int alog_field(struct alog *L, uint64_t line, int col, const char *f, size_t len, struct txn *x, int *st)
+static int alog_field(struct alog *L, uint64_t line, int col, const char *f, size_t len,
+		      struct txn *x, int *st)
 {
 	uint64_t v;
 
@@ -9549,7 +9723,8 @@ static int alog_field(struct alog *L, uint64_t line, int col, const char *f, siz
 	} else if (col == C_CLASS || col == C_SIZE) {
 		uint32_t *dst = col == C_CLASS ? L->cls : L->size;
 
-		if (!alog_u64(f, len, &v) || v > (col == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) || !dst) {
+		if (!alog_u64(f, len, &v) || v > (col == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
+		    !dst) {
 			return alog_error(L, line, col == C_CLASS ? "bad class" : "bad size", f, len);
 		}
 		dst[L->n] = (uint32_t)v;
@@ -9563,8 +9738,8 @@ static int alog_field(struct alog *L, uint64_t line, int col, const char *f, siz
 }
 
 /* A latency column must agree with the stamps it came from; text logs spell a status there. */
-static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_t len, const struct txn *x,
-		      int *st)
+static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_t len,
+		      const struct txn *x, int *st)
 {
 	static const struct { const char *word; int st; } words[] = {
 		{ "lost", ST_LOST }, { "late", ST_LATE }, { "stepped", ST_STEPPED },
@@ -9593,20 +9768,23 @@ static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_
 }
 
 /* A row: its fields first, then every latency column checked against them. */
-static int alog_row(struct alog *L, const struct alog_hdr *H, uint64_t line, const char **f, size_t *len)
+static int alog_row(struct alog *L, const struct alog_hdr *H, uint64_t line, const char **f,
+		    size_t *len)
 {
 	struct txn *x = &L->row[L->n];
 	int st = ST_OK, i;
 
 	memset(x, 0, sizeof(*x));
-	memset(x->pmc, 0xff, sizeof(x->pmc));	/* PMC_NONE: a log without -M columns has no counts */
+	/* PMC_NONE: a log without -M columns has no counts */
+	memset(x->pmc, 0xff, sizeof(x->pmc));
 	for (i = 0; i < H->ncol; i++) {
 		if (alog_field(L, line, H->col[i], f[i], len[i], x, &st) < 0) {
 			return -1;
 		}
 	}
 	for (i = 0; i < H->ncol; i++) {
-		if (H->col[i] == C_VAL && alog_value(L, line, H->valm[i], f[i], len[i], x, &st) < 0) {
+		if (H->col[i] == C_VAL &&
+		    alog_value(L, line, H->valm[i], f[i], len[i], x, &st) < 0) {
 			return -1;
 		}
 	}
@@ -9775,7 +9953,8 @@ static uint64_t alog_join(struct alog *e, struct alog *r)
 	}
 	qsort(r->row, r->n, sizeof(*r->row), cmp_seq);
 	for (i = 0; i < e->n; i++) {
-		struct txn key = { .seq = e->row[i].seq }, *m = bsearch(&key, r->row, r->n, sizeof(*r->row), cmp_seq);
+		struct txn key = { .seq = e->row[i].seq },
+			   *m = bsearch(&key, r->row, r->n, sizeof(*r->row), cmp_seq);
 		int k;
 
 		if (!m) {
@@ -10003,14 +10182,16 @@ static void analyze_account(struct alog *L)
 	for (i = 0; i < L->n; i++) {
 		struct txn *x = &L->row[i];
 		const uint64_t *t = x->t;
-		uint64_t t0 = run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
+		uint64_t t0 =
+			run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
 
 		if (L->dup && L->dup[i]) {
 			run.S.c.duplicate++;	/* a SEQ the log already had: counted once */
 			continue;
 		}
 		if (!run.side.emit && distinct && x->seq < top) {
-			run.S.c.late++;	/* answered after a later ping, as the reflector counts it */
+			/* answered after a later ping, as the reflector counts it */
+			run.S.c.late++;
 		}
 		low = x->seq < low ? x->seq : low;
 		x->st = TF_USED | TF_SENT;
@@ -11232,8 +11413,11 @@ static void start_lines_earlier(void)
 		fprintf(stderr, "Trace snapshot enabled\n");
 	}
 	if (cfg->snapshot && run.S.log.cap) {
-		fprintf(stderr, "Snapshot mode: circular log buffer of %" PRIu64 " records (~%.0fs at 50K packets/s, %.1f MB)\n",
-			run.S.log.cap, (double)run.S.log.cap / 50000, (double)run.S.log.cap * run.S.log.rec_size / 1e6);
+		fprintf(stderr,
+			"Snapshot mode: circular log buffer of %" PRIu64
+			" records (~%.0fs at 50K packets/s, %.1f MB)\n",
+			run.S.log.cap, (double)run.S.log.cap / 50000,
+			(double)run.S.log.cap * run.S.log.rec_size / 1e6);
 	}
 	if (run.memory_locked) {
 		fprintf(stderr, "Memory locked in RAM (mlockall successful)\n");
@@ -11285,11 +11469,14 @@ static void start_note(void)
 		return;
 	}
 	start_lines_earlier();
-	fprintf(stderr, "rant %s: %s%s%s port %u%s%s, %u B, wire stamps %s, app stamps %s, %s\n", RANT_VERSION,
-		cfg->mode == MODE_EMIT ? "emit to " : "reflect on", cfg->mode == MODE_EMIT ? cfg->address : "",
-		cfg->mode == MODE_EMIT ? "" : "", cfg->port, cfg->iface ? " via " : "", cfg->iface ? cfg->iface : "",
-		cfg->size, run.ts.note, cfg->sw_stamps ? "on" : "off",
-		cfg->spin ? "spinning" : cfg->interval_ns ? "interval" : "blocking");
+	fprintf(stderr, "rant %s: %s%s%s port %u%s%s, %u B, wire stamps %s, app stamps %s, %s\n",
+		RANT_VERSION, cfg->mode == MODE_EMIT ? "emit to " : "reflect on",
+		cfg->mode == MODE_EMIT ? cfg->address : "", cfg->mode == MODE_EMIT ? "" : "",
+		cfg->port, cfg->iface ? " via " : "", cfg->iface ? cfg->iface : "", cfg->size,
+		run.ts.note, cfg->sw_stamps ? "on" : "off",
+		cfg->spin	 ? "spinning" :
+		cfg->interval_ns ? "interval" :
+				   "blocking");
 	pmc_note(stderr);
 	if (cfg->verbose) {
 		fprintf(stderr, "rant: memory %zu B locked%s; window %" PRIu64 " transactions; log ring %" PRIu64
@@ -11340,7 +11527,8 @@ static int run_main(void)
 		status_stop();
 		phc_end();
 		ts_restore(run.sock_fd);
-		if (json && out_finish(json_what(), json, true) < 0 && run.R.exit_code < EXIT_RUNTIME) {
+		if (json && out_finish(json_what(), json, true) < 0 &&
+		    run.R.exit_code < EXIT_RUNTIME) {
 			run.R.exit_code = EXIT_RUNTIME;
 		}
 		return r < 0 && run.R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : run.R.exit_code;

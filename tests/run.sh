@@ -48,7 +48,7 @@ run_one() {
 if [ $# -gt 0 ]; then
 	scripts=("$@")
 else
-	scripts=(tests/net-*.sh tests/config/test-config.sh)
+	scripts=(tests/style.sh tests/net-*.sh tests/config/test-config.sh)
 	run_one unit "$UNIT"
 fi
 for t in "${scripts[@]}"; do

@@ -1,0 +1,49 @@
+#!/bin/bash
+# The source's own rules, as TAP:
+#   - rant.c's lines within 100 columns (tabs as 8), string literals excepted;
+#   - no function declared before its definition (dependency order);
+#   - the header's reading order is the order of the section markers;
+#   - nothing refers to files outside the repository, or to the seed.
+cd "$(dirname "$0")/.." || exit 2
+TAP_ONLY=1
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+
+long=$(python3 - <<'PY'
+import re
+s = re.compile(r'"(\\.|[^"\\])*"')
+for i, l in enumerate(open('rant.c'), 1):
+    if len(s.sub('""', l.rstrip('\n').expandtabs(8))) > 100:
+        print(i)
+PY
+)
+expect_eq "rant.c: every line within 100 columns outside string literals" "$(echo "$long" | head -5 | tr "\n" " " | sed "s/ *$//")" ""
+
+fwd=$(grep -nE '^static [^=;]*\)\s*;' rant.c | grep -v '__attribute__' | grep -vE '\(\*[a-z_]+\)')
+expect_eq "rant.c: no forward declarations of functions" "$(echo "$fwd" | head -3 | tr "\n" " " | sed "s/ *$//")" ""
+
+order=$(python3 - <<'PY'
+import re
+src = open('rant.c').read()
+head = src[:src.index('*/')]
+m = re.search(r'Reading order:(.*?)\n \*\n', head, re.S)
+text = re.sub(r'\s*\n \*\s*', ' ', m.group(1)).lower() if m else ''
+marks = re.findall(r'^/\* -+ ([a-z ,()&-]+) \*/$', src, re.M)
+key = {'configuration, state': 'configuration', 'classes, sizes': 'classes and sizes'}
+pos = []
+for t in marks:
+    p = text.find(key.get(t, t))
+    if p < 0:
+        print('not in the header: ' + t)
+    pos.append(p)
+if pos != sorted(pos):
+    print('out of order: ' + ', '.join(marks))
+PY
+)
+expect_eq "rant.c: the header's reading order names every section, in file order" "$order" ""
+
+refs=$(git ls-files | grep -vE '^tests/(fuzz-regress|fuzz-corpus|opts-golden\.d)/' |
+	xargs grep -nIiE 'SPEC\.md|\.\./shared|the seed\b' 2>/dev/null | grep -v '^tests/style.sh:')
+expect_eq "the project speaks of itself (no SPEC.md, shared/ or 'the seed')" "$(echo "$refs" | head -2 | tr "\n" " " | sed "s/ *$//")" ""
+
+finish
