@@ -426,6 +426,7 @@ struct ts_state {
 	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
 	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
 	int ifindex;		/* -i: stamps of other interfaces are not ours */
+	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
 	char note[200];
 };
 
@@ -1857,6 +1858,11 @@ static int phc_start(int index)
 		if (r == 0) {
 			run.phc.method = order[i];
 			phc_tick();
+			/* app-vs-wire segments are taken on one time base (metric_value) */
+			if (run.phc.first_off > -(int64_t)STAMP_MAX &&
+			    run.phc.first_off < (int64_t)STAMP_MAX) {
+				run.ts.wire_off = run.phc.first_off;
+			}
 			return 0;
 		}
 	}
@@ -2662,8 +2668,28 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
 	return true;
 }
 
-/* The value of metric m from the stamps t, when the stamps it needs are known. */
-static bool metric_value(int m, const uint64_t *t, int64_t *v)
+/*
+ * The stamps' difference for metric m, as metric_value gives it: a segment
+ * between an app or kernel stamp and a wire stamp of this side's NIC spans
+ * two clocks.  The PHC's offset to CLOCK_REALTIME, measured at start
+ * (PTP_SYS_OFFSET_*, Documentation/ptp/ptp.rst; 0 with kernel stamps), is
+ * taken out of it: +1 where the wire stamp ends the segment, -1 where it
+ * starts it, 0 for every other metric (one clock, or the peer's NIC).
+ */
+static int wire_sign(int m)
+{
+	static const signed char emit_sign[NMETRIC] = {
+		[M_CLI_TX] = -1, [M_CLI_RX] = 1, [M_CLI_TX_NIC] = -1, [M_CLI_RX_NIC] = 1,
+	};
+	static const signed char reflect_sign[NMETRIC] = {
+		[M_SRV_RX] = 1, [M_SRV_TX] = -1, [M_SRV_RX_NIC] = 1, [M_SRV_TX_NIC] = -1,
+	};
+
+	return run.side.emit ? emit_sign[m] : reflect_sign[m];
+}
+
+/* Metric m as the difference of its stamps t, when the stamps it needs are known. */
+static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 {
 	int64_t a, b;
 
@@ -2715,6 +2741,16 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 		return stamp_diff(t[T3W], t[T3K], v);
 	}
 	return false;
+}
+
+/* The value of metric m from the stamps t, when the stamps it needs are known. */
+static bool metric_value(int m, const uint64_t *t, int64_t *v)
+{
+	if (!metric_stamps(m, t, v)) {
+		return false;
+	}
+	*v += wire_sign(m) * run.ts.wire_off;
+	return true;
 }
 
 /* Server minus client clock offset from the four wire stamps (NTP's formula). */
@@ -4199,11 +4235,16 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 
 	if (csv) {
 		p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
-			     " dropped=%" PRIu64 "%s cmdline=%s\n",
+			     " dropped=%" PRIu64 "%s",
 			     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
 			     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
 			     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
-			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "", log_escape(cfg->cmdline));
+			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "");
+		if (run.ts.wire_off) {
+			/* the stamps stay raw: --analyze takes the PHC's offset out again */
+			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
+		}
+		p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
 			char *q = p + 1;
@@ -4599,7 +4640,8 @@ static size_t align64(size_t n)
 
 /*
  * The histograms of this side's metrics and the kept breaches, from take:
- * the arena for a run, calloc for --analyze (its store holds every row).
+ * the arena for a run, calloc for --analyze (its stores have room for every
+ * row; calloc's pages are only paid for where a sample lands).
  */
 static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_cap)
 {
@@ -5884,6 +5926,10 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
+	if (run.ts.wire_off) {
+		fprintf(f, "App-vs-wire segments: the PHC's offset at start (%+" PRId64
+			" ns) taken out, on one time base\n", run.ts.wire_off);
+	}
 	if (run.S.c.kx_unfit && run.side.emit) {
 		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
 			" pongs too short for its kernel stamps: use --size %zu or more\n",
@@ -6316,6 +6362,7 @@ static void json_run(FILE *f, const struct report *r)
 	fprintf(f, "  \"timestamps\": {\"wire\": \"%s\", \"server_wire\": %s, \"app\": %s, \"phc_index\": %d, \"rx_filter\": ",
 		run.ts.hw ? "hardware" : "software", srv, cfg->sw_stamps ? "true" : "false", run.ts.phc_index);
 	json_str_or_null(f, run.ts.hw ? ts_filter_name(run.ts.rx_filter) : NULL);
+	fprintf(f, ", \"wire_offset_ns\": %" PRId64, run.ts.wire_off);
 	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s,
 		stop_name[run.S.stop_reason]);
 }
@@ -9435,6 +9482,7 @@ static int reflect_run(void)
 struct alog {
 	const char *path;
 	bool emit, csv, hw, srv_hw, sw;
+	int64_t wire_off;	/* csv header: the PHC - CLOCK_REALTIME the run took out */
 	uint32_t have;		/* stamps the log has columns for */
 	uint64_t n;
 	struct txn *row;
@@ -9680,6 +9728,33 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
 	return 0;
 }
 
+/*
+ * A csv log's "# rant ..." line: the PHC - CLOCK_REALTIME offset the run took
+ * out of its app-vs-wire segments (wire_offset_ns=, before cmdline=), so
+ * that --analyze gives the run's numbers from the raw stamps.
+ */
+static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
+{
+	static const char key[] = " wire_offset_ns=";
+	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9), *k;
+	size_t n;
+	int64_t v;
+
+	end = c ? c : end;
+	k = memmem(p, (size_t)(end - p), key, sizeof(key) - 1);
+	if (!k) {
+		return 0;
+	}
+	k += sizeof(key) - 1;
+	for (n = 0; k + n < end && k[n] != ' '; n++) {
+	}
+	if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
+		return alog_error(L, line, "bad wire_offset_ns", k, n);
+	}
+	L->wire_off = v;
+	return 0;
+}
+
 /* Room for one more row. */
 static int alog_grow(struct alog *L, uint64_t line, uint64_t *cap)
 {
@@ -9824,6 +9899,9 @@ static int alog_parse(struct alog *L, char *p, char *end)
 						  NULL, 0);
 			}
 			L->csv = true;
+			if (alog_comment(L, line, p, le) < 0) {
+				return -1;
+			}
 		} else if (!header) {
 			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
 			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
@@ -10125,6 +10203,7 @@ static int analyze_state(struct alog *L)
 
 	side_set(L->emit);
 	run.ts.hw = L->hw;
+	run.ts.wire_off = L->wire_off;
 	run.S.srv_hw = L->srv_hw;
 	run.S.srv_hw_known = run.side.emit;
 	/*
@@ -10132,7 +10211,7 @@ static int analyze_state(struct alog *L)
 	 * The log completes --analyze's configuration, before anything reads it.
 	 */
 	opts.sw_stamps = L->sw && alog_any_sw(L);
-	/* the live run's histograms, sized for every row of the log */
+	/* the live run's histograms, each exact store with room for every row */
 	if (stats_alloc(analyze_take, nb, L->n) < 0) {
 		warnx_("--analyze: out of memory");
 		return -1;

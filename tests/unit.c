@@ -4279,6 +4279,82 @@ static void test_phc(void)
 	run.phc.fd = -1;
 }
 
+/*
+ * The PHC's offset to CLOCK_REALTIME, measured at start, is taken out of
+ * this side's app-vs-wire segments (and only those); a csv log keeps raw
+ * stamps and records the offset, so --analyze gives the same numbers.
+ */
+static void test_wire_off(void)
+{
+	const int64_t off = 37000000000LL + 500;
+	uint64_t t[NSTAMP] = { 0 };
+	char hdr[4096], *p;
+	struct alog L;
+	int64_t v = 0;
+	int r;
+
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.off = off;
+	phc_fake_start();
+	run.ts.hw = true;
+	r = phc_start(3);
+	ok(r == 0 && run.ts.wire_off == off, "wire offset: the PHC's first reading, kept for the segments",
+	   "r=%d off=%" PRId64, r, run.ts.wire_off);
+	phc_end();
+	/* emit: T1 is 2 us after T1_SW, T4 3 us before T4_SW, on a PHC 37 s ahead */
+	t[T1SW] = 1700000000000000000ULL;
+	t[T1K] = t[T1SW] + 1000;
+	t[T1W] = t[T1SW] + (uint64_t)off + 2000;
+	t[T4SW] = t[T1SW] + 90000;
+	t[T4K] = t[T4SW] - 1000;
+	t[T4W] = t[T4SW] + (uint64_t)off - 3000;
+	side_set(true);
+	ok(metric_value(M_CLI_TX, t, &v) && v == 2000, "wire offset: client tx stack on one time base", "%" PRId64, v);
+	ok(metric_value(M_CLI_RX, t, &v) && v == 3000, "wire offset: client rx stack on one time base", "%" PRId64, v);
+	ok(metric_value(M_CLI_TX_NIC, t, &v) && v == 1000 && metric_value(M_CLI_RX_NIC, t, &v) && v == 2000,
+	   "wire offset: the NIC segments against the kernel stamps too", "%" PRId64, v);
+	ok(metric_value(M_CLI_TX_KERN, t, &v) && v == 1000 && metric_value(M_RTT, t, &v) &&
+	   v == (int64_t)(t[T4W] - t[T1W]), "wire offset: one-clock metrics untouched", "%" PRId64, v);
+	/* reflect: T2 1.5 us before T2_SW, T3 2.5 us after T3_SW */
+	memset(t, 0, sizeof(t));
+	t[T2SW] = 1700000000000000000ULL;
+	t[T2W] = t[T2SW] + (uint64_t)off - 1500;
+	t[T3SW] = t[T2SW] + 4000;
+	t[T3W] = t[T3SW] + (uint64_t)off + 2500;
+	side_set(false);
+	ok(metric_value(M_SRV_RX, t, &v) && v == 1500 && metric_value(M_SRV_TX, t, &v) && v == 2500 &&
+	   metric_value(M_RESPONSE, t, &v) && v == (int64_t)(t[T3W] - t[T2W]),
+	   "wire offset: reflector's rx and tx stacks corrected, response untouched", "%" PRId64, v);
+	/* the csv header records it; --analyze reads it back, refuses a bad one */
+	side_set(true);
+	p = log_header(hdr, true, emit_stamps, (int)ARRAY_SIZE(emit_stamps));
+	*p = 0;
+	ok(strstr(hdr, " wire_offset_ns=37000000500 cmdline=") != NULL, "wire offset: in the csv log's header",
+	   "'%.200s'", hdr);
+	memset(&L, 0, sizeof(L));
+	L.path = "t";
+	ok(alog_comment(&L, 1, hdr, strchr(hdr, '\n')) == 0 && L.wire_off == off,
+	   "wire offset: read back from the header", "%" PRId64, L.wire_off);
+	{
+		static const char bad[] = "# rant 1.0 wire_offset_ns=9x cmdline=x";
+		static const char in_cmd[] = "# rant 1.0 cmdline=rant wire_offset_ns=5";
+		struct capture c;
+		char *e;
+
+		memset(&L, 0, sizeof(L));
+		L.path = "t";
+		cap_start(&c, 2);
+		r = alog_comment(&L, 1, bad, bad + sizeof(bad) - 1);
+		e = cap_stop(&c);
+		ok(r < 0 && strstr(e, "bad wire_offset_ns"), "wire offset: a bad value is refused, named", "'%s'", e);
+		free(e);
+		ok(alog_comment(&L, 1, in_cmd, in_cmd + sizeof(in_cmd) - 1) == 0 && L.wire_off == 0,
+		   "wire offset: the command line's text is not read as one", "%" PRId64, L.wire_off);
+	}
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+}
+
 /* NIC and kernel stamps of one transaction, from both kinds of TX error-queue message. */
 static void test_swhw(void)
 {
@@ -5836,6 +5912,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hw_no_iface),
 	CASE(test_hwpath),
 	CASE(test_phc),
+	CASE(test_wire_off),
 	CASE(test_swhw),
 	CASE(test_ptp),
 	CASE(test_klog),
