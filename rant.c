@@ -198,7 +198,7 @@ enum metric {
 	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
 	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC, NMETRIC
 };
-static struct {
+static const struct {
 	const char *key;
 	const char *label;
 } metric_def[NMETRIC] = {
@@ -2686,6 +2686,15 @@ static int wire_sign(int m)
 	};
 
 	return run.side.emit ? emit_sign[m] : reflect_sign[m];
+}
+
+/* A metric's label in tables; the reflector's -N measures its response to the app's send. */
+static const char *metric_label(int m)
+{
+	if (m == M_RESPONSE && cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
+		return "response (T3_SW-T2 wire, -N)";
+	}
+	return metric_def[m].label;
 }
 
 /* Metric m as the difference of its stamps t, when the stamps it needs are known. */
@@ -5473,7 +5482,7 @@ static void print_pct_table(FILE *f)
 		if (!h->n) {
 			continue;
 		}
-		fprintf(f, "%-34s", metric_def[run.side.metrics[i]].label);
+		fprintf(f, "%-34s", metric_label(run.side.metrics[i]));
 		for (k = 0; k < NPCT; k++) {
 			fprintf(f, " %9" PRId64, hist_pct(h, pct_value[k], &approx));
 		}
@@ -5507,7 +5516,7 @@ static void print_histogram(FILE *f, int m)
 	bool approx = false;
 	int k;
 
-	fprintf(f, "\n--- Histogram Summary: %s ---\n", metric_def[m].label);
+	fprintf(f, "\n--- Histogram Summary: %s ---\n", metric_label(m));
 	fprintf(f, "Samples: %" PRIu64 "\n", h->n);
 	if (!h->n) {
 		return;
@@ -5574,7 +5583,7 @@ static bool segment_split(int m, const uint64_t *t, const char **name, int64_t *
 		return false;
 	}
 	for (k = 0; k < 2; k++) {
-		name[*n] = k ? metric_def[b].label : metric_def[a].label;
+		name[*n] = k ? metric_label(b) : metric_label(a);
 		val[*n] = k ? vb : va;
 		if (*best < 0 || val[*n] > val[*best]) {
 			*best = *n;
@@ -6116,7 +6125,7 @@ static void print_decomposition(FILE *f, const struct report *r)
 		if (h->n) {
 			fprintf(f,
 				"%-34s %12" PRIu64 " %10" PRId64 " %10.0f %10" PRId64 " %10.0f\n",
-				metric_def[run.side.metrics[i]].label, h->n, h->min, hist_avg(h),
+				metric_label(run.side.metrics[i]), h->n, h->min, hist_avg(h),
 				h->max, hist_stddev(h));
 		}
 	}
@@ -7213,7 +7222,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 	lx = PLOT_X0;
 	for (k = 0; k < pn->nser; k++) {
 		plot_swatch(lx, y1 + 52, plot_metric_colour(pn->ser[k].m),
-			    metric_def[pn->ser[k].m].label, false);
+			    metric_label(pn->ser[k].m), false);
 		lx += 210;
 	}
 	if (run.PL.raw) {
@@ -7293,6 +7302,36 @@ static int plot_hist_metrics(int *ms)
 static const int plot_pct_idx[] = { 0, 1, 3, 4, 5, 6 };	/* 50 90 99 99.9 99.99 99.999 */
 
 /* The distribution: a histogram per metric with a log count axis (cyclictest's picture). */
+/*
+ * The latency axis of histograms hs: their range, log when a tail is far
+ * from the body (>30x), rounded to ticks; the number of columns, none
+ * narrower than a histogram bucket (a linear axis would draw a comb).
+ */
+static int plot_lat_axis(struct axis *ax, const struct hist *const *hs, int n, int ticks, int ncol)
+{
+	bool any = false;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		if (!hs[k]->n) {
+			continue;
+		}
+		ax->lo = !any || (double)hs[k]->min < ax->lo ? (double)hs[k]->min : ax->lo;
+		ax->hi = !any || (double)hs[k]->max > ax->hi ? (double)hs[k]->max : ax->hi;
+		any = true;
+	}
+	ax->log = any && ax->lo > 0 && ax->hi / ax->lo > 30;
+	if (!any) {
+		ax->lo = 0;
+		ax->hi = 1000;
+	}
+	ax_round(ax, ticks);
+	if (!ax->log && (ax->hi - ax->lo) / (double)cfg->bucket_ns < ncol) {
+		ncol = (int)((ax->hi - ax->lo) / (double)cfg->bucket_ns);
+	}
+	return ncol < 10 ? 10 : ncol;
+}
+
 /* The log count axis (from 1; it starts at 0.5 so that a count of 1 shows) and the latency axis. */
 static void plot_hist_axes(const struct axis *ax, const struct axis *ay, double y0, double y1)
 {
@@ -7374,7 +7413,7 @@ static double plot_table(double top, const int *ms, int nser)
 		bool approx = false;
 
 		plot_swatch(PLOT_X0 - 30, y, plot_metric_colour(ms[k]), "", false);
-		svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", PLOT_X0, y, metric_def[ms[k]].label);
+		svg("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", PLOT_X0, y, metric_label(ms[k]));
 		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
 		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
 		    plot_us3(lab, sizeof(lab), h->min));
@@ -7399,29 +7438,14 @@ static double plot_hist_panel(double top)
 	static uint64_t cnt[PLOT_MAXSER][400];
 	uint64_t maxc = 0;
 	int k, ncol = 300, c, nser = 0, ms[PLOT_MAXSER];
-	bool any = false;
+	const struct hist *hs[PLOT_MAXSER];
 
 	plot_heading(top + 16, "Distribution (counts on a log scale)");
 	nser = plot_hist_metrics(ms);
 	for (k = 0; k < nser; k++) {
-		const struct hist *h = &run.S.h[ms[k]];
-
-		ax.lo = !any || (double)h->min < ax.lo ? (double)h->min : ax.lo;
-		ax.hi = !any || (double)h->max > ax.hi ? (double)h->max : ax.hi;
-		any = true;
+		hs[k] = &run.S.h[ms[k]];
 	}
-	/* a tail far from the body needs a log latency axis to show both */
-	ax.log = any && ax.lo > 0 && ax.hi / ax.lo > 30;
-	if (!any) {
-		ax.lo = 0;
-		ax.hi = 1000;
-	}
-	ax_round(&ax, 10);
-	/* linear: no column narrower than a histogram bucket (that would draw a comb) */
-	if (!ax.log && (ax.hi - ax.lo) / (double)cfg->bucket_ns < ncol) {
-		ncol = (int)((ax.hi - ax.lo) / (double)cfg->bucket_ns);
-	}
-	ncol = ncol < 10 ? 10 : ncol;
+	ncol = plot_lat_axis(&ax, hs, nser, 10, ncol);
 	memset(cnt, 0, sizeof(cnt));
 	for (k = 0; k < nser; k++) {
 		uint64_t m = plot_hist_cols(&run.S.h[ms[k]], &ax, ncol, cnt[k]);
@@ -7683,7 +7707,7 @@ static double plot_groups_panel(double top)
 	const double gap = 70, w = (PLOT_X1 - PLOT_X0 - gap) / 2;
 	struct axis ax = { 0, 0, 0, 0, false }, ay = { 0.5, 10, 0, 0, true };
 	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi), k, ncol = PLOT_GRP_COLS;
-	bool any = false;
+	const struct hist *hs[CLS_MAX + SZ_MAX];
 	char head[128];
 
 	if (!n) {
@@ -7695,26 +7719,10 @@ static double plot_groups_panel(double top)
 	plot_heading(top + 16, head);
 	/* shared axes: one latency range, one count range, so panels compare by eye */
 	for (k = 0; k < n; k++) {
-		const struct hist *h = &run.K.g[gi[k]].h;
-
 		hist_finish(&run.K.g[gi[k]].h);
-		if (!h->n) {
-			continue;
-		}
-		ax.lo = !any || (double)h->min < ax.lo ? (double)h->min : ax.lo;
-		ax.hi = !any || (double)h->max > ax.hi ? (double)h->max : ax.hi;
-		any = true;
+		hs[k] = &run.K.g[gi[k]].h;
 	}
-	ax.log = any && ax.lo > 0 && ax.hi / ax.lo > 30;
-	if (!any) {
-		ax.lo = 0;
-		ax.hi = 1000;
-	}
-	ax_round(&ax, 5);
-	if (!ax.log && (ax.hi - ax.lo) / (double)cfg->bucket_ns < ncol) {
-		ncol = (int)((ax.hi - ax.lo) / (double)cfg->bucket_ns);
-	}
-	ncol = ncol < 10 ? 10 : ncol;
+	ncol = plot_lat_axis(&ax, hs, n, 5, ncol);
 	for (k = 0; k < n; k++) {
 		static uint64_t cnt[PLOT_GRP_COLS];
 		uint64_t m;
@@ -11474,9 +11482,6 @@ static int outputs_open(int *log_fd, FILE **json)
  */
 static void compat_setup(void)
 {
-	if (cfg->mode == MODE_REFLECT && cfg->no_tx_ts) {
-		metric_def[M_RESPONSE].label = "response (T3_SW-T2 wire, -N)";
-	}
 	if (cfg->mode == MODE_REFLECT && cfg->fast_path) {
 		warnx_("--fast-path: here it is --spin with -N; the ping's RX stamp stays on (it starts the response) and pongs go out with sendto, as without -F");
 	}
