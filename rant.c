@@ -7438,7 +7438,7 @@ static double plot_hist_panel(double top)
 	static uint64_t cnt[PLOT_MAXSER][400];
 	uint64_t maxc = 0;
 	int k, ncol = 300, c, nser = 0, ms[PLOT_MAXSER];
-	const struct hist *hs[PLOT_MAXSER];
+	const struct hist *hs[PLOT_MAXSER] = { NULL };
 
 	plot_heading(top + 16, "Distribution (counts on a log scale)");
 	nser = plot_hist_metrics(ms);
@@ -7707,7 +7707,7 @@ static double plot_groups_panel(double top)
 	const double gap = 70, w = (PLOT_X1 - PLOT_X0 - gap) / 2;
 	struct axis ax = { 0, 0, 0, 0, false }, ay = { 0.5, 10, 0, 0, true };
 	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi), k, ncol = PLOT_GRP_COLS;
-	const struct hist *hs[CLS_MAX + SZ_MAX];
+	const struct hist *hs[CLS_MAX + SZ_MAX] = { NULL };
 	char head[128];
 
 	if (!n) {
