@@ -3050,12 +3050,8 @@ static int cls_rows(uint64_t seq, struct grp **rows)
 static void cls_count(uint64_t seq, int what)
 {
 	struct grp *rows[3];
-	int i, n;
+	int i, n = run.K.g ? cls_rows(seq, rows) : 0;
 
-	if (!run.K.g) {
-		return;
-	}
-	n = cls_rows(seq, rows);
 	for (i = 0; i < n; i++) {
 		rows[i]->n[what]++;
 	}
@@ -3064,12 +3060,8 @@ static void cls_count(uint64_t seq, int what)
 static void cls_sample(uint64_t seq, int64_t v)
 {
 	struct grp *rows[3];
-	int i, n;
+	int i, n = run.K.g ? cls_rows(seq, rows) : 0;
 
-	if (!run.K.g) {
-		return;
-	}
-	n = cls_rows(seq, rows);
 	for (i = 0; i < n; i++) {
 		hist_add(&rows[i]->h, v, seq);
 	}
