@@ -597,6 +597,9 @@ struct side_view {
 	bool emit;
 	const int *metrics, *stamps;
 	int nmetrics, nstamps, primary;
+	/* the metrics as bits, and per stamp the metrics that need it (txn_account) */
+	unsigned mset, needed_by[NSTAMP];
+	unsigned sset;		/* the stamps as bits */
 };
 
 struct clock_watch {
@@ -2697,59 +2700,70 @@ static const char *metric_label(int m)
 	return metric_def[m].label;
 }
 
+/* Each metric as b - a of two stamps, { b, a }; M_NETWORK is rtt - response. */
+static const signed char metric_ab[NMETRIC][2] = {
+	[M_RTT] = { T4W, T1W },		[M_RESPONSE] = { T3W, T2W },
+	[M_NETWORK] = { -1, -1 },	[M_APP_RTT] = { T4SW, T1SW },
+	[M_CLI_TX] = { T1W, T1SW },	[M_CLI_RX] = { T4SW, T4W },
+	[M_SRV_RX] = { T2SW, T2W },	[M_SRV_PROC] = { T3SW, T2SW },
+	[M_SRV_TX] = { T3W, T3SW },	[M_FORWARD] = { T2W, T1W },
+	[M_BACKWARD] = { T4W, T3W },	[M_CLI_TX_KERN] = { T1K, T1SW },
+	[M_CLI_TX_NIC] = { T1W, T1K },	[M_CLI_RX_NIC] = { T4K, T4W },
+	[M_CLI_RX_WAKE] = { T4SW, T4K }, [M_SRV_RX_NIC] = { T2K, T2W },
+	[M_SRV_RX_WAKE] = { T2SW, T2K }, [M_SRV_TX_KERN] = { T3K, T3SW },
+	[M_SRV_TX_NIC] = { T3W, T3K },
+};
+
+/* The two stamps of metric m; the reflector's -N (nx) ends its response at the app's send. */
+static void metric_pair(int m, bool nx, int *b, int *a)
+{
+	*b = m == M_RESPONSE && nx ? T3SW : metric_ab[m][0];
+	*a = metric_ab[m][1];
+}
+
+/* The stamps metric m needs whether or not -N is on, one bit per stamp. */
+static unsigned metric_need(int m)
+{
+	int a, b, na, nb;
+
+	if (m == M_NETWORK) {
+		return 1u << T4W | 1u << T1W | 1u << T3W | 1u << T2W;
+	}
+	metric_pair(m, false, &b, &a);
+	metric_pair(m, true, &nb, &na);
+	return (1u << b | 1u << a) & (1u << nb | 1u << na);
+}
+
+/* The stamps of t that metrics may use (stamp_diff's test), one bit per stamp. */
+static unsigned stamps_known(const uint64_t *t)
+{
+	unsigned have = 0;
+	int s;
+
+	for (s = 0; s < NSTAMP; s++) {
+		have |= (unsigned)(t[s] && t[s] < STAMP_MAX) << s;
+	}
+	return have;
+}
+
 /* Metric m as the difference of its stamps t, when the stamps it needs are known. */
 static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 {
-	int64_t a, b;
+	int64_t x, y;
+	int a, b;
 
-	switch (m) {
-	case M_RTT:
-		return stamp_diff(t[T4W], t[T1W], v);
-	case M_RESPONSE:
-		if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
-			return stamp_diff(t[T3SW], t[T2W], v);	/* -N: app send, not wire */
-		}
-		return stamp_diff(t[T3W], t[T2W], v);
-	case M_NETWORK:
-		if (!stamp_diff(t[T4W], t[T1W], &a) || !stamp_diff(t[T3W], t[T2W], &b)) {
+	if (m < 0 || m >= NMETRIC) {
+		return false;
+	}
+	if (m == M_NETWORK) {
+		if (!stamp_diff(t[T4W], t[T1W], &x) || !stamp_diff(t[T3W], t[T2W], &y)) {
 			return false;
 		}
-		*v = a - b;
+		*v = x - y;
 		return true;
-	case M_APP_RTT:
-		return stamp_diff(t[T4SW], t[T1SW], v);
-	case M_CLI_TX:
-		return stamp_diff(t[T1W], t[T1SW], v);
-	case M_CLI_RX:
-		return stamp_diff(t[T4SW], t[T4W], v);
-	case M_SRV_RX:
-		return stamp_diff(t[T2SW], t[T2W], v);
-	case M_SRV_PROC:
-		return stamp_diff(t[T3SW], t[T2SW], v);
-	case M_SRV_TX:
-		return stamp_diff(t[T3W], t[T3SW], v);
-	case M_FORWARD:
-		return stamp_diff(t[T2W], t[T1W], v);
-	case M_BACKWARD:
-		return stamp_diff(t[T4W], t[T3W], v);
-	case M_CLI_TX_KERN:
-		return stamp_diff(t[T1K], t[T1SW], v);
-	case M_CLI_TX_NIC:
-		return stamp_diff(t[T1W], t[T1K], v);
-	case M_CLI_RX_NIC:
-		return stamp_diff(t[T4K], t[T4W], v);
-	case M_CLI_RX_WAKE:
-		return stamp_diff(t[T4SW], t[T4K], v);
-	case M_SRV_RX_NIC:
-		return stamp_diff(t[T2K], t[T2W], v);
-	case M_SRV_RX_WAKE:
-		return stamp_diff(t[T2SW], t[T2K], v);
-	case M_SRV_TX_KERN:
-		return stamp_diff(t[T3K], t[T3SW], v);
-	case M_SRV_TX_NIC:
-		return stamp_diff(t[T3W], t[T3K], v);
 	}
-	return false;
+	metric_pair(m, cfg->no_tx_ts && cfg->mode == MODE_REFLECT, &b, &a);
+	return stamp_diff(t[b], t[a], v);
 }
 
 /* The value of metric m from the stamps t, when the stamps it needs are known. */
@@ -2789,6 +2803,8 @@ static const int reflect_metrics[] = {
 
 static void side_set(bool emit)
 {
+	int i;
+
 	run.side.emit = emit;
 	run.side.metrics = emit ? emit_metrics : reflect_metrics;
 	run.side.nmetrics = emit ? (int)ARRAY_SIZE(emit_metrics)
@@ -2796,6 +2812,19 @@ static void side_set(bool emit)
 	run.side.stamps = emit ? emit_stamps : reflect_stamps;
 	run.side.nstamps = emit ? 8 : 4;
 	run.side.primary = emit ? M_RTT : M_RESPONSE;
+	run.side.mset = run.side.sset = 0;
+	memset(run.side.needed_by, 0, sizeof(run.side.needed_by));
+	for (i = 0; i < run.side.nmetrics; i++) {
+		int m = run.side.metrics[i], k;
+
+		run.side.mset |= 1u << m;
+		for (k = 0; k < NSTAMP; k++) {
+			run.side.needed_by[k] |= metric_need(m) & 1u << k ? 1u << m : 0;
+		}
+	}
+	for (i = 0; i < run.side.nstamps; i++) {
+		run.side.sset |= 1u << run.side.stamps[i];
+	}
 }
 
 /*
@@ -2809,8 +2838,13 @@ static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
 
 static void side_kernel_stamps(void)
 {
+	int i;
+
 	run.side.stamps = run.side.emit ? emit_stamps_k : reflect_stamps_k;
 	run.side.nstamps = run.side.emit ? 12 : 6;
+	for (i = 0; i < run.side.nstamps; i++) {
+		run.side.sset |= 1u << run.side.stamps[i];
+	}
 }
 
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
@@ -4506,17 +4540,24 @@ static void breach(struct txn *x, int64_t v)
  */
 static void txn_account(struct txn *x)
 {
+	unsigned missing, todo = run.side.mset & ~x->counted;
 	int64_t v;
-	int i;
 
 	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
 		return;
 	}
 	clk_check(x);
-	for (i = 0; i < run.side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
-		int m = run.side.metrics[i];
+	/* only the metrics not added yet whose stamps are all there (the sides list them in order) */
+	missing = ~stamps_known(x->t) & ((1u << NSTAMP) - 1);
+	while (missing) {
+		todo &= ~run.side.needed_by[__builtin_ctz(missing)];
+		missing &= missing - 1;
+	}
+	while (todo && !(x->clk & CLK_STEPPED)) {
+		int m = __builtin_ctz(todo);
 
-		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
+		todo &= todo - 1;
+		if (!metric_value(m, x->t, &v)) {
 			continue;
 		}
 		if (v < 0 && metric_one_clock(m)) {
@@ -4575,20 +4616,20 @@ static void txn_retire(struct txn *x)
 	}
 	if ((x->st & TF_SENT) && !(x->st & TF_SENDERR)) {
 		if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) == TF_RECEIVED) {
-			int k;
+			unsigned want = 1u << T1W | 1u << T2W | 1u << T3W | 1u << T4W, s;
 
-			for (k = 0; k < run.side.nstamps; k++) {
-				int s = run.side.stamps[k];
-				bool want =
-					(stamp_is_wire[s] &&
-					 !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
-					((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
-					((s == T2SW || s == T3SW) &&
-					 (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
-
-				if (want && !x->t[s]) {
-					run.S.c.missing[s]++;
-				}
+			if (cfg->no_tx_ts && !run.side.emit) {
+				want &= ~(1u << T3W);
+			}
+			if (cfg->sw_stamps) {
+				want |= 1u << T1SW | 1u << T4SW;
+			}
+			if (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps) {
+				want |= 1u << T2SW | 1u << T3SW;
+			}
+			for (want &= run.side.sset; want; want &= want - 1) {
+				s = (unsigned)__builtin_ctz(want);
+				run.S.c.missing[s] += !x->t[s];
 			}
 			pmc_account(x);
 		}
