@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -60,6 +61,7 @@
 #include <linux/net_tstamp.h>
 #include <linux/perf_event.h>
 #include <linux/ptp_clock.h>
+#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <sys/syscall.h>
 
@@ -685,6 +687,38 @@ struct emit_state {
 	} srv_phc;
 };
 
+/* A destination address as IP_PKTINFO / IPV6_PKTINFO give it. */
+union pktinfo_any {
+	struct in_pktinfo v4;
+	struct in6_pktinfo v6;
+};
+
+/* A question to the source watch: the peer, and the address it pinged. */
+struct src_query {
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	int level;			/* IPPROTO_IP / IPPROTO_IPV6; 0 = no question */
+	union pktinfo_any pi;
+};
+
+/*
+ * The reflector's source watch (srcw_main), shared by the loop and the
+ * watch thread.  lock guards q and a; the loop only ever try-locks it.
+ */
+struct src_watch {
+	bool on;			/* the thread runs */
+	pthread_t thread;
+	/* rtnetlink notifications (-1: none), the loop's doorbell */
+	int nl_fd, ev_fd;
+	pthread_mutex_t lock;
+	struct src_query q;		/* the loop's latest question */
+	uint32_t q_gen;			/* counts questions */
+	struct src_query a;		/* the question answered last */
+	bool a_same;			/* its pinged address is the kernel's own source */
+	uint32_t a_gen;			/* counts answers and withdrawals (atomic) */
+	bool quit;			/* atomic */
+};
+
 /* State of the reflector across sessions. */
 struct reflect_state {
 	uint8_t *rx;
@@ -722,17 +756,17 @@ struct reflect_state {
 		struct in6_pktinfo v6;
 	} pi;
 	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
-	/* answers that need no IP_PKTINFO: see reflect_src_probe() */
-	/* the kernel's own source for src_peer is src_pi's address */
-	bool src_same;
-	/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
-	uint64_t src_probed;
-	int src_level;
-	union {
-		struct in_pktinfo v4;
-		struct in6_pktinfo v6;
-	} src_pi;
-	struct sockaddr_storage src_peer;
+	bool mark_due;		/* RANT_TEST_START: written after this pong (reflect_after_pong) */
+	bool fresh;		/* the session's first pong is not sent yet */
+	bool clean;		/* the next session's memory is cleared (reflect_clear) */
+	bool named;		/* the datagram just sent named its source (IP_PKTINFO) */
+	/* answers that need no IP_PKTINFO: the source watch's answer (srcw_adopt) */
+	struct src_query src;	/* the peer and pinged address it is about */
+	bool src_same;		/* ... the pinged address is the kernel's own source */
+	uint32_t src_gen;	/* the answer's generation */
+	struct src_query ask;	/* the last question asked (srcw_ask) */
+	uint64_t ask_mono;	/* ... when, */
+	uint32_t ask_id;	/* ... in which session */
 };
 
 struct plot_state {
@@ -835,6 +869,8 @@ static struct run {
 	struct emit_state E;
 	/* the reflector, across sessions */
 	struct reflect_state R;
+	/* the reflector's source watch (-i) */
+	struct src_watch SW;
 	/* --plot */
 	struct plot_state PL;
 	/* when the first SIGINT/SIGTERM came */
@@ -904,6 +940,34 @@ static uint64_t mono_ns(void)
 static uint64_t real_ns(void)
 {
 	return now_ns(CLOCK_REALTIME);
+}
+
+/*
+ * rant's helper threads (the status line, the reflector's source watch):
+ * every signal blocked (the main thread takes SIGINT/SIGTERM), a small
+ * stack, and SCHED_IDLE whatever chrt gave main (sched(7)): they run when
+ * the loop's CPU has nothing else to do, and a packet that wakes the loop
+ * takes the CPU back at once, so that their work never lands inside a
+ * measured window.  True if the thread runs.
+ */
+static bool thread_start(pthread_t *t, void *(*fn)(void *))
+{
+	pthread_attr_t at;
+	struct sched_param sp = { 0 };
+	sigset_t all, old;
+	bool ok;
+
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&at, SCHED_IDLE);
+	pthread_attr_setschedparam(&at, &sp);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ok = pthread_create(t, &at, fn, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	return ok;
 }
 
 static uint64_t ts_to_ns(const struct timespec *t)
@@ -4547,7 +4611,7 @@ static void txn_account(struct txn *x)
 		return;
 	}
 	clk_check(x);
-	/* only the metrics not added yet whose stamps are all there (the sides list them in order) */
+	/* the metrics not added yet whose stamps are all there (each side lists them in order) */
 	missing = ~stamps_known(x->t) & ((1u << NSTAMP) - 1);
 	while (missing) {
 		todo &= ~run.side.needed_by[__builtin_ctz(missing)];
@@ -4854,8 +4918,13 @@ static void memory_lock(void)
 	run.memory_locked = true;
 }
 
-/* Start a session: zero what it measured, keep the memory it owns. */
-static void session_reset(uint32_t id)
+/*
+ * Zero what a session measured, keep the memory it owns: every histogram
+ * and the window, most of a megabyte on the reflector.  The reflector does
+ * it after each session's report, so that a session starts on memory that
+ * is ready (session_begin) and its first pong waits for none of this.
+ */
+static void session_clear(void)
 {
 	int i;
 
@@ -4872,16 +4941,28 @@ static void session_reset(uint32_t id)
 	run.S.nbreach_kept = 0;
 	run.S.log.head = run.S.log.n = run.S.log.dropped = run.S.log.filtered = 0;
 	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = false;
+	run.S.end_mono = 0;
+	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
+	run.echo.head = run.echo.n = 0;
+	cls_session_reset();
+}
+
+/* A session starts on cleared memory: its id, its start, the status thread told. */
+static void session_begin(uint32_t id)
+{
 	run.S.id = id;
 	run.S.stop_reason = STOP_NONE;
 	run.S.start_mono = mono_ns();
 	run.S.first_real = real_ns();
-	run.S.end_mono = 0;
-	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
-	run.echo.head = run.echo.n = 0;
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
-	cls_session_reset();
+}
+
+/* Start a session: zero what it measured, keep the memory it owns. */
+static void session_reset(uint32_t id)
+{
+	session_clear();
+	session_begin(id);
 }
 
 /* -------------------------------------------------------------- sockets */
@@ -8003,6 +8084,14 @@ static void send_failed(int err)
 	ts_rekey(run.sock_fd);
 }
 
+/* The TX key the next send will carry, and the ping's deadline (before its T1_SW). */
+static void emit_key(struct txn *x, uint64_t seq, uint64_t now)
+{
+	x->deadline = now + cfg->timeout_ns;
+	x->txkey = run.ts.next_key;
+	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
+}
+
 static void emit_send(uint64_t seq, uint64_t now)
 {
 	struct txn *x = &run.win.slot[seq & run.win.mask];
@@ -8032,6 +8121,8 @@ static void emit_send(uint64_t seq, uint64_t now)
 	proto_encode(run.E.tx, &m);
 	tag_put(run.E.tx, run.K.tx_size);
 	answered_set(seq, false);
+	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
+	emit_key(x, seq, now);
 	if (cfg->sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
@@ -8045,6 +8136,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
+		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
 		if (err != ECONNREFUSED ||
 		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
@@ -8053,10 +8145,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		run.S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
-	x->deadline = now + cfg->timeout_ns;
 	x->st |= TF_SENT | TF_TXPEND;
-	x->txkey = run.ts.next_key;
-	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
 	run.ts.next_key++;
 	run.E.txpend++;
 	run.E.outstanding++;
@@ -8872,30 +8961,25 @@ static void reflect_pktinfo(struct msghdr *msg)
  * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
  * kcost.c).  It is needed only where the kernel would pick another address.
  * With the socket bound to -i's device (both ways through it), the kernel's
- * choice for the peer is asked once (connect() on a probe socket, then
+ * choice for the peer is asked (connect() on a probe socket, then
  * getsockname(), ip(7)): when it is the address the ping came to, answers to
- * that peer and address go without it.  Asked again at each session's first
- * ping and every second (off the pong's path: after its TX stamp is read),
- * so that a route or address change cannot make the answers come from
- * another address for longer.
+ * that peer and address go without it.  The probe is a handful of system
+ * calls: it never runs in the loop, but in the source watch (srcw_main).
  */
-#define SRC_PROBE_NS	NSEC_PER_SEC
-
-static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+static bool src_probe(const struct src_query *q)
 {
+	const struct sockaddr *to = (const struct sockaddr *)&q->peer;
 	struct sockaddr_storage me;
 	socklen_t len = sizeof(me);
 	bool same = false;
 	int fd, off = 0;
 
-	run.R.src_probed = now;
-	run.R.src_same = false;
-	if (!cfg->iface || !run.R.pi_level || tolen > sizeof(run.R.src_peer)) {
-		return;
+	if (!cfg->iface || !q->level) {
+		return false;
 	}
 	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		return;
+		return false;
 	}
 	if (to->sa_family == AF_INET6) {
 		/* v4-mapped peers */
@@ -8903,35 +8987,226 @@ static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64
 	}
 	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface,
 			(socklen_t)strlen(cfg->iface)) &&
-	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
-		if (me.ss_family == AF_INET6 && run.R.pi_level == IPPROTO_IPV6) {
+	    !connect(fd, to, q->peerlen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
+		if (me.ss_family == AF_INET6 && q->level == IPPROTO_IPV6) {
 			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr,
-				       &run.R.pi.v6.ipi6_addr, sizeof(run.R.pi.v6.ipi6_addr));
-		} else if (me.ss_family == AF_INET && run.R.pi_level == IPPROTO_IP) {
+				       &q->pi.v6.ipi6_addr, sizeof(q->pi.v6.ipi6_addr));
+		} else if (me.ss_family == AF_INET && q->level == IPPROTO_IP) {
 			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr ==
-			       run.R.pi.v4.ipi_addr.s_addr;
+			       q->pi.v4.ipi_addr.s_addr;
 		}
 	}
 	close(fd);
-	if (same) {
-		run.R.src_same = true;
-		run.R.src_level = run.R.pi_level;
-		memcpy(&run.R.src_pi, &run.R.pi, sizeof(run.R.pi));
-		memset(&run.R.src_peer, 0, sizeof(run.R.src_peer));
-		memcpy(&run.R.src_peer, to, tolen);
+	return same;
+}
+
+/*
+ * Everything that can change the kernel's choice of source address: links,
+ * addresses, routes and policy rules of both families (rtnetlink(7)).  The
+ * watch only needs to know that something changed, never what.
+ */
+static int srcw_nl_open(void)
+{
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE |
+			     RTMGRP_IPV4_RULE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE |
+			     1u << (RTNLGRP_IPV6_RULE - 1),
+	};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Read every notification queued; true if there was any (or some were lost: ENOBUFS). */
+static bool srcw_nl_drain(int fd)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	bool any = false;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0 || (n < 0 && errno == ENOBUFS)) {
+			any = true;
+		} else if (n == 0 || (errno != EINTR && errno != ENOBUFS)) {
+			return any;
+		}
 	}
 }
 
-/* The datagram being answered came to the probed address from the probed peer. */
+/* The watch's answer to q (lock held by the caller): the loop adopts it at its next pong. */
+static void srcw_publish(const struct src_query *q, bool same)
+{
+	run.SW.a = *q;
+	run.SW.a_same = same;
+	__atomic_store_n(&run.SW.a_gen, run.SW.a_gen + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The source watch: a thread of its own (thread_start: SCHED_IDLE, it runs
+ * when the loop's CPU has nothing else to do), asleep until the loop asks
+ * about a new peer or pinged address, or the kernel announces a change of
+ * routing.  A change first withdraws a "same" answer -- from then on the
+ * loop names the source again -- then probes anew.  Without rtnetlink it
+ * probes every second.
+ */
+static void *srcw_main(void *arg)
+{
+	struct src_query q;
+	uint32_t answered = 0;
+	uint64_t v;
+
+	(void)arg;
+	while (!__atomic_load_n(&run.SW.quit, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = { { run.SW.ev_fd, POLLIN, 0 }, { run.SW.nl_fd, POLLIN, 0 } };
+		int n = poll(p, run.SW.nl_fd >= 0 ? 2 : 1, run.SW.nl_fd >= 0 ? -1 : 1000);
+		bool changed, asked;
+
+		if (n < 0 && errno != EINTR) {
+			break;
+		}
+		if ((p[0].revents & POLLIN) && read(run.SW.ev_fd, &v, sizeof(v)) < 0) {
+			/* a doorbell rung twice reads once: nothing lost */
+		}
+		changed = run.SW.nl_fd >= 0 ? p[1].revents && srcw_nl_drain(run.SW.nl_fd) : n == 0;
+		pthread_mutex_lock(&run.SW.lock);
+		asked = run.SW.q_gen != answered;
+		answered = run.SW.q_gen;
+		q = run.SW.q;
+		if (changed && run.SW.a_same) {
+			srcw_publish(&run.SW.a, false);
+		}
+		pthread_mutex_unlock(&run.SW.lock);
+		if ((asked || changed) && q.level) {
+			bool same = src_probe(&q);
+
+			pthread_mutex_lock(&run.SW.lock);
+			srcw_publish(&q, same);
+			pthread_mutex_unlock(&run.SW.lock);
+		}
+	}
+	return NULL;
+}
+
+/* The reflector with -i: the watch starts (thread_start); without it every source is named. */
+static void srcw_start(void)
+{
+	if (!cfg->iface || run.SW.on) {
+		return;
+	}
+	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (run.SW.ev_fd < 0) {
+		return;
+	}
+	run.SW.nl_fd = srcw_nl_open();
+	pthread_mutex_init(&run.SW.lock, NULL);
+	run.SW.on = thread_start(&run.SW.thread, srcw_main);
+	if (!run.SW.on) {
+		close(run.SW.ev_fd);
+		if (run.SW.nl_fd >= 0) {
+			close(run.SW.nl_fd);
+		}
+	}
+}
+
+static void srcw_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!run.SW.on) {
+		return;
+	}
+	__atomic_store_n(&run.SW.quit, true, __ATOMIC_RELEASE);
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
+	pthread_join(run.SW.thread, NULL);
+	close(run.SW.ev_fd);
+	if (run.SW.nl_fd >= 0) {
+		close(run.SW.nl_fd);
+	}
+	run.SW.on = false;
+}
+
+/*
+ * The watch's answer, when it changed: one atomic load per pong.  Copied
+ * only if the thread does not hold the lock (the loop never waits); until
+ * then the source is named.
+ */
+static void srcw_adopt(void)
+{
+	uint32_t g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+
+	if (g == run.R.src_gen) {
+		return;
+	}
+	run.R.src_same = false;
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;
+	}
+	run.R.src = run.SW.a;
+	run.R.src_same = run.SW.a_same;
+	run.R.src_gen = run.SW.a_gen;
+	pthread_mutex_unlock(&run.SW.lock);
+}
+
+/* The datagram being answered came to the watched address from the watched peer. */
 static bool reflect_src_known(const struct sockaddr *to)
 {
-	if (!run.R.src_same || run.R.pi_level != run.R.src_level || !sa_same(&run.R.src_peer, to)) {
+	srcw_adopt();
+	if (!run.R.src_same || run.R.pi_level != run.R.src.level ||
+	    !sa_same(&run.R.src.peer, to)) {
 		return false;
 	}
 	if (run.R.pi_level == IPPROTO_IPV6) {
-		return !memcmp(&run.R.pi.v6, &run.R.src_pi.v6, sizeof(run.R.pi.v6));
+		return !memcmp(&run.R.pi.v6, &run.R.src.pi.v6, sizeof(run.R.pi.v6));
 	}
-	return !memcmp(&run.R.pi.v4, &run.R.src_pi.v4, sizeof(run.R.pi.v4));
+	return !memcmp(&run.R.pi.v4, &run.R.src.pi.v4, sizeof(run.R.pi.v4));
+}
+
+/*
+ * After a pong that had to name its source: ask the watch whether the
+ * kernel's own choice for this peer is the pinged address.  The same
+ * question once; another at most once a second (a client with classes pings
+ * from several ports), a session's first at once.  One write to the
+ * watch's eventfd, after the pong and never before it.
+ */
+#define SRC_ASK_NS	NSEC_PER_SEC
+
+static void srcw_ask(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	static const uint64_t one = 1;
+	struct src_query q;
+
+	if (!run.SW.on || !run.R.named || !run.R.pi_level || tolen > sizeof(q.peer)) {
+		return;
+	}
+	memset(&q, 0, sizeof(q));
+	memcpy(&q.peer, to, tolen);
+	q.peerlen = tolen;
+	q.level = run.R.pi_level;
+	memcpy(&q.pi, &run.R.pi, sizeof(q.pi));
+	if (!memcmp(&q, &run.R.ask, sizeof(q)) ||
+	    (run.R.ask_mono && run.R.ask_id == run.S.id && now - run.R.ask_mono < SRC_ASK_NS)) {
+		return;
+	}
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;		/* the watch is busy: asked at a later pong */
+	}
+	run.SW.q = q;
+	run.SW.q_gen++;
+	pthread_mutex_unlock(&run.SW.lock);
+	run.R.ask = q;
+	run.R.ask_mono = now;
+	run.R.ask_id = run.S.id;
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
 }
 
 /*
@@ -8968,6 +9243,7 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 		memcpy(run.tx_src.data, &pi, sizeof(pi));
 	}
 	n = ts_send(run.sock_fd, buf, len, to, tolen);
+	run.R.named = run.tx_src.len != 0;
 	run.tx_src.len = 0;
 	return n;
 }
@@ -9076,11 +9352,33 @@ static void reflect_flush(void)
 	}
 }
 
+/*
+ * Between sessions: the next one's memory cleared now (session_clear), TX
+ * stamps still owed to this one ignored from now on.  Called after each
+ * session's report; a session that starts without it clears first.
+ */
+static void reflect_clear(void)
+{
+	session_clear();
+	run.R.key0 = run.ts.next_key;
+	run.R.clean = true;
+}
+
+/*
+ * A session's first ping: only what its pong needs happens before the
+ * pong.  The memory is ready (reflect_clear), the clock base is taken after
+ * the pong (reflect_after_pong), the source address is asked off the loop
+ * (srcw_ask).
+ */
 static void reflect_start(uint32_t id)
 {
 	int i;
 
-	session_reset(id);
+	if (!run.R.clean) {
+		session_clear();
+	}
+	run.R.clean = false;
+	session_begin(id);
 	memset(run.R.seen, 0, sizeof(run.R.seen));
 	run.R.any = false;
 	run.R.distinct = 0;
@@ -9089,9 +9387,7 @@ static void reflect_start(uint32_t id)
 	run.R.key0 = run.ts.next_key;
 	run.R.ahead = 0;
 	run.R.measuring = false;
-	run.R.src_probed = 0;
-	run.R.src_same = false;
-	clk_start();
+	run.R.fresh = true;
 	for (i = 0; i < PE_NERR; i++) {
 		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
 		run.S.c.invalid += run.R.carry_invalid[i];
@@ -9136,6 +9432,7 @@ static void reflect_end(int reason)
 	run.R.active = false;
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+	reflect_clear();
 }
 
 /*
@@ -9312,9 +9609,9 @@ static bool reflect_count(const struct proto_msg *m)
 		run.S.c.warmup_local++;
 		return true;
 	} else if (!run.R.measuring) {
-		/* the session's first measured ping: its measurement starts */
+		/* the session's first measured ping: RANT_TEST_START after its pong */
 		run.R.measuring = true;
-		trace_mark("RANT_TEST_START\n", 16);
+		run.R.mark_due = run.tr.marker_fd >= 0;
 	}
 	return false;
 }
@@ -9380,6 +9677,26 @@ static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_m
 }
 
 /*
+ * Right after a pong, outside every measured window (T2_SW..T3_SW here, the
+ * client's T1_SW..T4_SW is over for this ping): what the session needed but
+ * the pong did not.  The clock base of the first one (clk_check reads it
+ * only when the transaction is accounted, after this), RANT_TEST_START
+ * after the first measured one, the source watch's question.
+ */
+static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	if (run.R.fresh) {
+		run.R.fresh = false;
+		clk_start();
+	}
+	if (run.R.mark_due) {
+		run.R.mark_due = false;
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	srcw_ask(to, tolen, now);
+}
+
+/*
  * One datagram on the reflector: decoded and authenticated, a FIN answered,
  * a ping admitted to its session (reflect_switch, reflect_admit), counted,
  * answered from the address it was sent to, and its transaction claimed.
@@ -9424,6 +9741,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	pmc_read(run.pmc_tx);
+	reflect_after_pong(from, fromlen, now);
 	run.S.c.sent++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
@@ -9433,9 +9751,6 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	} else {
 		run.R.txpend++;
 		reflect_drain();
-	}
-	if (!run.R.src_probed || now - run.R.src_probed > SRC_PROBE_NS) {
-		reflect_src_probe(from, fromlen, now);
 	}
 }
 
@@ -11410,23 +11725,10 @@ static void *status_main(void *arg)
 	return NULL;
 }
 
-/* Started with every signal blocked and as SCHED_OTHER, whatever chrt gave main. */
+/* The status thread: see thread_start(). */
 static void status_start(void)
 {
-	pthread_attr_t at;
-	struct sched_param sp = { 0 };
-	sigset_t all, old;
-
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 64 * 1024);
-	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&at, SCHED_OTHER);
-	pthread_attr_setschedparam(&at, &sp);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	run.status_started = pthread_create(&run.status_thread, &at, status_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&at);
+	run.status_started = thread_start(&run.status_thread, status_main);
 }
 
 static void status_stop(void)
@@ -11639,8 +11941,11 @@ static int run_main(void)
 	if (cfg->mode == MODE_REFLECT) {
 		run.R.log_fd = log_fd;
 		run.R.json = json;
+		run.R.clean = true;	/* session_reset above: the first session starts on it */
 		__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+		srcw_start();
 		r = reflect_run();
+		srcw_stop();
 		status_stop();
 		phc_end();
 		ts_restore(run.sock_fd);
