@@ -945,10 +945,11 @@ static uint64_t real_ns(void)
 /*
  * rant's helper threads (the status line, the reflector's source watch):
  * every signal blocked (the main thread takes SIGINT/SIGTERM), a small
- * stack, and SCHED_IDLE whatever chrt gave main (sched(7)): they run when
- * the loop's CPU has nothing else to do, and a packet that wakes the loop
- * takes the CPU back at once, so that their work never lands inside a
- * measured window.  True if the thread runs.
+ * stack, and SCHED_OTHER whatever chrt gave main (sched(7)): under chrt the
+ * loop preempts them at once, so that their work never lands inside one of
+ * its measured windows.  Not SCHED_IDLE: on a busy host an idle-class
+ * thread waits seconds for the CPU, and the status line and the watch's
+ * withdrawal after a routing change must not.  True if the thread runs.
  */
 static bool thread_start(pthread_t *t, void *(*fn)(void *))
 {
@@ -960,7 +961,7 @@ static bool thread_start(pthread_t *t, void *(*fn)(void *))
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 64 * 1024);
 	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&at, SCHED_IDLE);
+	pthread_attr_setschedpolicy(&at, SCHED_OTHER);
 	pthread_attr_setschedparam(&at, &sp);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -968,6 +969,28 @@ static bool thread_start(pthread_t *t, void *(*fn)(void *))
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&at);
 	return ok;
+}
+
+/*
+ * The loop's socket calls, made directly: glibc's recvmsg, sendmsg and
+ * recvmmsg are cancellation points (pthreads(7)), which once a process has
+ * a second thread (the status line, the source watch) wrap every call in
+ * two atomic operations -- measured with callgrind: 87 instructions per
+ * transaction on the reflector.  rant never cancels its main thread.
+ */
+static ssize_t sys_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return syscall(SYS_recvmsg, fd, msg, flags);
+}
+
+static ssize_t sys_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+static int sys_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, NULL);
 }
 
 static uint64_t ts_to_ns(const struct timespec *t)
@@ -1622,8 +1645,14 @@ struct ts_cmsg {
 #define SO_TIMESTAMPING_NEW	65
 #endif
 
-/* Parse control messages; every cmsg_len is checked before reading. */
-static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
+/*
+ * Parse control messages; every cmsg_len is checked before reading.  A
+ * message that is no stamp, error or stamp pktinfo goes to other (the side's
+ * own: the address pinged, the TOS, the drop count), if given, after the
+ * same check: one walk over the control data per datagram.
+ */
+static void ts_parse_cb(struct msghdr *msg, struct ts_cmsg *out,
+			void (*other)(const struct cmsghdr *cm))
 {
 	struct cmsghdr *cm;
 
@@ -1678,8 +1707,15 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			out->ee_origin = ee.ee_origin;
 			out->ee_info = ee.ee_info;
 			out->ee_data = ee.ee_data;
+		} else if (other) {
+			other(cm);
 		}
 	}
+}
+
+static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
+{
+	ts_parse_cb(msg, out, NULL);
 }
 
 /*
@@ -1755,7 +1791,7 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 			mm[i].msg_hdr.msg_control = ctrl[i];
 			mm[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
 		}
-		n = recvmmsg(fd, mm, (unsigned)vlen, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
+		n = sys_recvmmsg(fd, mm, (unsigned)vlen, MSG_ERRQUEUE | MSG_DONTWAIT);
 		for (i = 0; i < n; i++) {
 			struct ts_cmsg c;
 			uint32_t key;
@@ -2104,19 +2140,19 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
 	}
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
-		return sendmsg(fd, &msg, 0);
+		return sys_sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = sendmsg(fd, &msg, 0);
+	n = sys_sendmsg(fd, &msg, 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = sendmsg(fd, &msg, 0);
+		n = sys_sendmsg(fd, &msg, 0);
 	}
 	return n;
 }
@@ -2432,35 +2468,7 @@ static size_t proto_kx_need(void)
 	return PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN;
 }
 
-/* A control message that lies inside its buffer (as ts_parse checks). */
-static bool cmsg_fits(const struct msghdr *msg, const struct cmsghdr *cm)
-{
-	size_t left =
-		msg->msg_controllen - (size_t)((const char *)cm - (const char *)msg->msg_control);
-
-	return cm->cmsg_len >= sizeof(*cm) && cm->cmsg_len <= left;
-}
-
-/* Same address and port (and IPv6 scope): the peer a session belongs to. */
-static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
-{
-	if (a->ss_family != b->sa_family) {
-		return false;
-	}
-	if (b->sa_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	if (b->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-
-		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
-		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
-	}
-	return false;
-}
-
+/* The port of an IPv4 or IPv6 address, 0 for any other family. */
 static unsigned sa_port(const struct sockaddr *a)
 {
 	if (a->sa_family == AF_INET) {
@@ -2470,6 +2478,32 @@ static unsigned sa_port(const struct sockaddr *a)
 		return ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port);
 	}
 	return 0;
+}
+
+/* Same address (and IPv6 scope), whatever the ports: the host a session belongs to. */
+static bool sa_same_host(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family) {
+		return false;
+	}
+	if (b->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (b->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin6_scope_id == y->sin6_scope_id &&
+		       IN6_ARE_ADDR_EQUAL(&x->sin6_addr, &y->sin6_addr);
+	}
+	return false;
+}
+
+/* Same address and port (and IPv6 scope): the peer a session belongs to. */
+static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+	return sa_same_host(a, b) && sa_port((const struct sockaddr *)a) == sa_port(b);
 }
 
 /*
@@ -3281,22 +3315,17 @@ static void cls_set_rcvtimeo(const struct timeval *tv)
 }
 
 /* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
-static void cls_rx_tos(struct msghdr *msg)
+static void cls_rx_tos(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
+	if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
+	    cm->cmsg_len >= CMSG_LEN(1)) {
+		run.K.rx_tos = *(const uint8_t *)CMSG_DATA(cm);
+	} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+		   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+		int v;
 
-	run.K.rx_tos = -1;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
-		    cm->cmsg_len >= CMSG_LEN(1)) {
-			run.K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
-		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			int v;
-
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			run.K.rx_tos = v & 0xff;
-		}
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		run.K.rx_tos = v & 0xff;
 	}
 }
 
@@ -5341,11 +5370,11 @@ struct rx {
 
 /*
  * The receive of both sides: one recvmsg into buf, the app stamp and the -M
- * counts as it returns, then the control messages (the stamps; ctl reads
- * the side's own).  1: a datagram, 0: nothing now, -errno.
+ * counts as it returns, then the control messages in one walk (the stamps;
+ * ctl reads each of the side's own).  1: a datagram, 0: nothing now, -errno.
  */
 static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
-		     void (*ctl)(struct msghdr *))
+		     void (*ctl)(const struct cmsghdr *))
 {
 	char ctrl[512] __attribute__((aligned(8)));
 	struct iovec iov = { buf, cap };
@@ -5354,15 +5383,14 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
 	};
-	ssize_t n = recvmsg(run.sock_fd, &msg, flags);
+	ssize_t n = sys_recvmsg(run.sock_fd, &msg, flags);
 
 	if (n < 0) {
 		return nothing_now(errno) ? 0 : -errno;
 	}
 	rx->app = cfg->sw_stamps ? real_ns() : 0;
 	pmc_read(run.pmc_rx);
-	ts_parse(&msg, &rx->c);
-	ctl(&msg);
+	ts_parse_cb(&msg, &rx->c, ctl);
 	run.ts_rx_kernel = run.ts.hw ? rx->c.sw : 0;
 	rx->fromlen = msg.msg_namelen;
 	rx->trunc = msg.msg_flags & MSG_TRUNC;
@@ -8377,21 +8405,15 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
  * receive buffer was full (socket(7)), sent with every datagram.  Those are
  * this host's losses, not the network's.
  */
-static void emit_rxq_ovfl(struct msghdr *msg)
+static void emit_rxq_ovfl(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
 	uint32_t v;
 
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			if (v > run.E.rxq_ovfl) {
-				run.E.rxq_ovfl = v;
-			}
+	if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		if (v > run.E.rxq_ovfl) {
+			run.E.rxq_ovfl = v;
 		}
 	}
 }
@@ -8896,17 +8918,10 @@ static bool echo_pop(struct proto_msg *m)
  */
 static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
 {
-	struct sockaddr_storage a;
 	unsigned port = sa_port(from);
 	int i;
 
-	memcpy(&a, &run.R.peer, sizeof(a));
-	if (a.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
-	} else if (a.ss_family == AF_INET) {
-		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
-	}
-	if (!sa_same(&a, from)) {
+	if (!sa_same_host(&run.R.peer, from)) {
 		return false;	/* another address */
 	}
 	for (i = 0; i < run.R.nports; i++) {
@@ -8935,24 +8950,16 @@ static void reflect_reject(int why)
  * Where the datagram just read was sent to.  The dual-stack socket reports
  * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
  */
-static void reflect_pktinfo(struct msghdr *msg)
+static void reflect_pktinfo(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
-
-	run.R.pi_level = 0;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
-			memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
-			run.R.pi_level = IPPROTO_IPV6;
-		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
-			memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
-			run.R.pi_level = IPPROTO_IP;
-		}
+	if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
+		memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
+		run.R.pi_level = IPPROTO_IPV6;
+	} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
+		   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
+		memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
+		run.R.pi_level = IPPROTO_IP;
 	}
 }
 
@@ -9048,10 +9055,9 @@ static void srcw_publish(const struct src_query *q, bool same)
 }
 
 /*
- * The source watch: a thread of its own (thread_start: SCHED_IDLE, it runs
- * when the loop's CPU has nothing else to do), asleep until the loop asks
- * about a new peer or pinged address, or the kernel announces a change of
- * routing.  A change first withdraws a "same" answer -- from then on the
+ * The source watch: a thread of its own (thread_start), asleep until the
+ * loop asks about a new peer or pinged address, or the kernel announces a
+ * change of routing.  A change first withdraws a "same" answer -- from then on the
  * loop names the source again -- then probes anew.  Without rtnetlink it
  * probes every second.
  */
@@ -9755,17 +9761,21 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 }
 
 /* The reflector's own control messages: the address pinged, the TOS. */
-static void reflect_ctl(struct msghdr *msg)
+static void reflect_ctl(const struct cmsghdr *cm)
 {
-	reflect_pktinfo(msg);
-	cls_rx_tos(msg);
+	reflect_pktinfo(cm);
+	cls_rx_tos(cm);
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */
 static int reflect_recv(int flags)
 {
 	struct rx rx;
-	int r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
+	int r;
+
+	run.R.pi_level = 0;	/* none until a datagram's control data says */
+	run.K.rx_tos = -1;
+	r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
 
 	if (r == -ECONNREFUSED) {
 		return 0;
@@ -9787,7 +9797,7 @@ static int reflect_run(void)
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
 	/*
-	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
+	 * Per ping: reflect_recv (recvmsg, ts_parse_cb: the stamps, reflect_ctl) ->
 	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
 	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
 	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->

@@ -453,6 +453,24 @@ for t in tools:
         a, o = med(p, t, "proc_p50_ns"), med(p, t, "ovh_p50_ns")
         if a is not None:
             print(f"{t} {p}: reflector processing T3_SW−T2_SW p50 {n(a)} ns; app overhead app_rtt−rtt p50 {n(o)} ns")
+# the goals of the hot path, from the same per-round ratios: rant against the floor that
+# stamps as it does, and rant with the stamps a user can switch off (-N) against sockperf
+goals = [("rant", "floor-ts", "≤", 1.05, "≥", 0.95), ("rant-N", "sockperf", "≤", 0.95, "≥", 1.05)]
+print("| goal | pairing | RTT p50 ratio | rate ratio | met |")
+print("|---|---|--:|--:|---|")
+for a, b, _, rtt_max, _, rate_min in goals:
+    if a not in tools or b not in tools:
+        continue
+    for p in ("defaults", "spin"):
+        r, q = per_round(p, a, b, "rtt_p50_ns"), per_round(p, a, b, "tps")
+        if not r or not q:
+            print(f"| {a} / {b}: RTT ≤ {rtt_max}×, rate ≥ {rate_min}× | {p} | n/a | n/a | n/a |")
+            continue
+        mr, mq = statistics.median(r), statistics.median(q)
+        met = "yes" if mr <= rtt_max and mq >= rate_min else "no"
+        print(f"| {a} / {b}: RTT ≤ {rtt_max}×, rate ≥ {rate_min}× | {p} | {mr:.2f} ({min(r):.2f}–{max(r):.2f}) | "
+              f"{mq:.2f} ({min(q):.2f}–{max(q):.2f}) | {met} |")
+print()
 wide = sorted((w for w in warnings if w[0] > warn), reverse=True)
 if wide:
     print(f"WARNING: the host was too busy to conclude: {len(wide)} of {len(warnings)} p50/rate ratios "
