@@ -92,6 +92,7 @@ tests/bench.d/kcost: tests/bench.d/kcost.c
 
 bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kcost tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
 	tests/bench.sh
+	tests/bench.d/icount.sh
 	tests/bench.d/kcost
 	tests/bench-log
 	tests/bench-tag

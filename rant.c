@@ -2839,7 +2839,8 @@ static unsigned stamps_known(const uint64_t *t)
 	int s;
 
 	for (s = 0; s < NSTAMP; s++) {
-		have |= (unsigned)(t[s] && t[s] < STAMP_MAX) << s;
+		/* 0 < t < STAMP_MAX in one unsigned comparison (0 wraps to the top) */
+		have |= (unsigned)(t[s] - 1 < STAMP_MAX - 1) << s;
 	}
 	return have;
 }

@@ -12,14 +12,17 @@
 # (-o 100000 -b 10): under valgrind a transaction takes far over -o's default
 # 1 ms, and sorting the exact store for the report would count as per-packet
 # work.  Rows: rant as it is (-s, the bench's shape), the reflector with -N,
-# and any builds named in VARIANTS ("name=/path/to/rant ...", both ends).
+# any builds named in VARIANTS ("name=/path/to/rant ...", both ends), and
+# the stamped floor (tests/bench.d/floor.c with "stamps": every packet
+# stamped, no bookkeeping), the least a tool that stamps everything does.
 #
 #   sudo tests/bench.d/icount.sh                 D1=1 D2=4
 #   sudo VARIANTS="old=/tmp/rant-old" tests/bench.d/icount.sh
 #   sudo TOP=15 tests/bench.d/icount.sh          also the 15 costliest functions per side
 #   sudo KEEP=/tmp/cg tests/bench.d/icount.sh    keep the callgrind files (callgrind_annotate)
 #
-# Exit 0 when every run worked, 1 otherwise (or when a tool is missing).
+# Exit 0 when every run worked (or valgrind or strace is missing: nothing to
+# measure with), 1 otherwise.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -29,6 +32,7 @@
 : "${TOP:=0}"
 : "${VARIANTS:=}"
 : "${KEEP:=}"
+: "${FLOOR:=$(cd "$(dirname "$0")" && pwd)/floor}"
 PORT=22000
 declare -A BIN=([rant]=$RANT)
 ROWS=("rant|rant|" "rant -N|rant|-N")
@@ -46,17 +50,18 @@ if ! is_root; then
 fi
 for t in valgrind callgrind_annotate strace python3; do
 	if ! command -v "$t" >/dev/null; then
-		echo "icount.sh: $t not found (apt-get install valgrind strace)" >&2
-		exit 1
+		echo "icount.sh: $t not found: no instruction counts (apt-get install valgrind strace)"
+		exit 0
 	fi
 done
+[ -x "$FLOOR" ] && BIN[floor]=$FLOOR && ROWS+=("floor-ts|floor|")
 ns_setup || exit 1
 FAILED=0
 
 # one TAG BIN HOW D REFLECTOR-OPTION...: a client of D seconds against a
 # --once reflector, both under HOW (callgrind or strace); files $WORK/TAG.{cli,srv}.*
 one() {
-	local tag=$1 bin=$2 how=$3 d=$4 spre=() cpre=() spid
+	local tag=$1 bin=$2 how=$3 d=$4 spre=() cpre=() ccmd=() spid
 	shift 4
 	PORT=$((PORT + 1))
 	if [ "$how" = callgrind ]; then
@@ -66,9 +71,12 @@ one() {
 		spre=(strace -f -c -o "$WORK/$tag.srv.st")
 		cpre=(strace -f -c -o "$WORK/$tag.cli.st")
 	fi
-	ip netns exec "$NS_B" "${spre[@]}" "$bin" -i "$VETH_B" -s --port "$PORT" --once -q \
-		-o 100000 -b 10 "$@" \
-		>"$WORK/$tag.srv.out" 2>&1 &
+	if [ "$bin" = "$FLOOR" ]; then
+		ip netns exec "$NS_B" "${spre[@]}" "$bin" server "$PORT" stamps >"$WORK/$tag.srv.out" 2>&1 &
+	else
+		ip netns exec "$NS_B" "${spre[@]}" "$bin" -i "$VETH_B" -s --port "$PORT" --once -q \
+			-o 100000 -b 10 "$@" >"$WORK/$tag.srv.out" 2>&1 &
+	fi
 	spid=$!
 	BG_PIDS+=("$spid")
 	if ! wait_for 30 udp_listening "$NS_B" "$PORT"; then
@@ -77,18 +85,23 @@ one() {
 		return 1
 	fi
 	# no --json: its length (and the time to write it) depends on the samples
-	if ! ip netns exec "$NS_A" "${cpre[@]}" "$bin" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" \
-		-o 100000 -b 10 -d "$d" -q >"$WORK/$tag.cli.out" 2>&1; then
+	if [ "$bin" = "$FLOOR" ]; then
+		ccmd=("$bin" client "$ADDR_B" "$PORT" "$d" 64 stamps)
+	else
+		ccmd=("$bin" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" -o 100000 -b 10 -d "$d" -q)
+	fi
+	if ! ip netns exec "$NS_A" "${cpre[@]}" "${ccmd[@]}" >"$WORK/$tag.cli.out" 2>&1; then
 		echo "icount.sh: $tag: client failed: $(tail -n 2 "$WORK/$tag.cli.out")" >&2
 		FAILED=$((FAILED + 1))
 	fi
-	if ! wait_for 30 gone "$spid"; then
+	# the floor's server never ends by itself: TERM it (under strace, the traced
+	# child: strace writes its counts when it exits; valgrind writes them on TERM)
+	if [ "$bin" = "$FLOOR" ] || ! wait_for 30 gone "$spid"; then
+		pkill -TERM -P "$spid" 2>/dev/null
 		kill -TERM "$spid" 2>/dev/null
 	fi
 	wait "$spid" 2>/dev/null
 }
-
-gone() { ! kill -0 "$1"; }
 
 for row in "${ROWS[@]}"; do
 	IFS='|' read -r name bin ropt <<<"$row"
@@ -122,8 +135,8 @@ def calls(path):
     return total, per
 
 def sent(tag):
-    # the client's "Packets: sent N" line
-    m = re.search(r"^Packets:\s+sent (\d+)", open(f"{work}/{tag}.cli.out").read(), re.M)
+    # the client's "Packets: sent N" line (the floor's "floor: samples N")
+    m = re.search(r"^(?:Packets:\s+sent|floor: samples) (\d+)", open(f"{work}/{tag}.cli.out").read(), re.M)
     return int(m.group(1))
 
 print(f"### Work per transaction: ({n2} s run − {n1} s run) / their difference in transactions, "
