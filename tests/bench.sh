@@ -325,12 +325,9 @@ variant_ok -N && CONTENDERS+=("rant-N -N")
 variant_ok -F && CONTENDERS+=("rant-F -F")
 declare -A VARIANT_BIN=()
 for v in $VARIANTS; do
-	if [ ! -x "${v#*=}" ] || [ "${v%%=*}" = "$v" ]; then
-		echo "bench.sh: VARIANTS: '$v' is not name=/path/to/executable" >&2
-		exit 1
-	fi
-	VARIANT_BIN["rant-${v%%=*}"]=${v#*=}
-	CONTENDERS+=("rant-${v%%=*}")
+	variant bench.sh "$v"
+	VARIANT_BIN["rant-$VARIANT_NAME"]=$VARIANT_PATH
+	CONTENDERS+=("rant-$VARIANT_NAME")
 done
 echo "# contenders: ${CONTENDERS[*]}"
 for ((round = 1; round <= ROUNDS; round++)); do

@@ -26,16 +26,6 @@ INST="rant_w$$"
 # here; clearing a session's memory inside it made it 500-1000 times
 : "${FIRST_FACTOR:=100}"
 
-win_cleanup() {
-	if [ -n "$TFS" ]; then
-		rmdir "$TFS/instances/$INST" 2>/dev/null
-		umount "$TFS" 2>/dev/null
-		rmdir "$TFS" 2>/dev/null
-	fi
-	cleanup
-}
-trap win_cleanup EXIT
-
 PY_PRELUDE='
 import statistics
 def ns(v):
@@ -185,9 +175,7 @@ t(f"-T: the first measured row within x{sys.argv[5]} the session median (median 
 }
 
 test_start_mark_order() {
-	TFS="$WORK/tracefs"
-	mkdir -p "$TFS"
-	if ! mount -t tracefs nodev "$TFS" 2>/dev/null || ! mkdir "$TFS/instances/$INST" 2>/dev/null; then
+	if ! tracefs_instance; then
 		skip "RANT_TEST_START order: no tracefs here"
 		return
 	fi

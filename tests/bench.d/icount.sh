@@ -37,12 +37,9 @@ PORT=22000
 declare -A BIN=([rant]=$RANT)
 ROWS=("rant|rant|" "rant -N|rant|-N")
 for v in $VARIANTS; do
-	if [ ! -x "${v#*=}" ] || [ "${v%%=*}" = "$v" ]; then
-		echo "icount.sh: VARIANTS: '$v' is not name=/path/to/executable" >&2
-		exit 1
-	fi
-	BIN["${v%%=*}"]=${v#*=}
-	ROWS+=("${v%%=*}|${v%%=*}|")
+	variant icount.sh "$v"
+	BIN["$VARIANT_NAME"]=$VARIANT_PATH
+	ROWS+=("$VARIANT_NAME|$VARIANT_NAME|")
 done
 if ! is_root; then
 	echo "icount.sh: must run as root (network namespaces)" >&2
