@@ -129,6 +129,8 @@ enum proto_flag {
 	/* --key-file: a keyed tag follows the header (bytes 64-71) */
 	PF_TAG		= 1 << 9,
 	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows */
+	/* 1 << 11: PF_CLASS, below; a PF_CLASS ping's bits 12-15 are its priority */
+	PF_T3HIST	= 1 << 12,	/* pong, FIN_ACK only: earlier echoes again (T3 history) */
 };
 
 /*
@@ -137,13 +139,35 @@ enum proto_flag {
  * ping left room, after the header and the tag: T2_K of this ping, then T3_K
  * of the earlier pong whose T3 wire stamp is echoed (0 = not known).  A
  * FIN_ACK with room for more adds the reflector's PHC reading and the id of
- * its kernel's boot (see oneway_trusted):
+ * its kernel's boot (see oneway_trusted).  Every reflector sends that much in
+ * its FIN_ACK, with or without NIC stamps (T2_K, T3_K and the PHC part zero
+ * then): the boot id is what shows a client that both ends share a kernel,
+ * and the client's FIN is long enough for it (fin_len):
  *
  *  +0 T2_K  +8 T3_K  +16 PHC - CLOCK_REALTIME (signed ns)  +24 read window (ns)
  *  +28 method (enum phc_method, 0 = none)  +29 disciplined  +32 boot id (64 bits)
  */
 #define KX_LEN		16
 #define KX_PHC_LEN	(KX_LEN + 24)
+
+/*
+ * The T3 history (PF_T3HIST).  An echoed T3 rides in the next pong, so a
+ * lost pong would also take the response and backward of the transaction
+ * before it.  Where the pong (or FIN_ACK) has room, the reflector repeats
+ * the echoes of its last few pongs after every other block (header, tag,
+ * the kernel-stamp block as sent: 16 bytes in a pong, 40 in a FIN_ACK with
+ * room for 40), newest first, as many as fit:
+ *
+ *  +0 count (1..T3HIST_MAX)  +1 seven bytes zero
+ *  +8 count entries of 24 bytes: seq  +8 its T3 wire stamp  +16 its T3_K (0 = unknown)
+ *
+ * A client that knows the stamp already takes nothing from it; an earlier
+ * client never looks at the padding.  T3HIST_MAX pongs lost in a row still
+ * cost only their own transactions.
+ */
+#define T3HIST_MAX	4
+#define T3HIST_HDR	8
+#define T3HIST_ENT	24
 
 /*
  * Rules of a session (see README, Protocol): what a real peer never sends.
@@ -256,6 +280,9 @@ struct proto_msg {
 	uint32_t phc_window;
 	uint8_t phc_method, phc_disciplined;
 	uint64_t boot_id;
+	/* PF_T3HIST: earlier echoes, newest first */
+	uint8_t nhist;
+	struct { uint64_t seq, t3w, t3k; } hist[T3HIST_MAX];
 };
 
 /* Per-transaction state flags (struct txn.st). */
@@ -506,6 +533,9 @@ struct window {
 struct echo_ring {
 	struct echo *q;
 	uint32_t head, n;
+	/* the last echoes sent, newest first: the T3 history (PF_T3HIST) */
+	struct echo sent[T3HIST_MAX];
+	uint32_t nsent;
 };
 
 struct classes {
@@ -2101,15 +2131,53 @@ static void proto_kx_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	}
 	m->t2k = get64(buf + off);
 	m->t3k = get64(buf + off + 8);
-	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN || !buf[off + 28] ||
-	    buf[off + 28] > PHC_PLAIN) {
+	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN) {
+		return;
+	}
+	/* the boot id stands alone: a reflector without a PHC sends it too */
+	m->boot_id = get64(buf + off + 32);
+	if (!buf[off + 28] || buf[off + 28] > PHC_PLAIN) {
 		return;
 	}
 	m->phc_off = (int64_t)get64(buf + off + 16);
 	m->phc_window = get32(buf + off + 24);
 	m->phc_method = buf[off + 28];
 	m->phc_disciplined = buf[off + 29] != 0;
-	m->boot_id = get64(buf + off + 32);
+}
+
+/* Where the T3 history of a pong or FIN_ACK starts: after every block before it. */
+static size_t proto_hist_off(unsigned flags, uint8_t type, size_t len)
+{
+	size_t off = PROTO_HDR_LEN + (flags & PF_TAG ? TAG_LEN : 0);
+
+	if (flags & PF_KSTAMPS) {
+		off += type == PT_FIN_ACK && len >= off + KX_PHC_LEN ? KX_PHC_LEN : KX_LEN;
+	}
+	return off;
+}
+
+/* The T3 history (PF_T3HIST), where it is whole: a block cut short is not read. */
+static void proto_hist_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	size_t off = proto_hist_off(m->flags, m->type, len);
+	int i, n;
+
+	if (!(m->flags & PF_T3HIST) || (m->type != PT_PONG && m->type != PT_FIN_ACK) ||
+	    len < off + T3HIST_HDR) {
+		return;
+	}
+	n = buf[off];
+	if (n < 1 || n > T3HIST_MAX || len < off + T3HIST_HDR + (size_t)n * T3HIST_ENT) {
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = buf + off + T3HIST_HDR + (size_t)i * T3HIST_ENT;
+
+		m->hist[i].seq = get64(e);
+		m->hist[i].t3w = get64(e + 8);
+		m->hist[i].t3k = get64(e + 16);
+	}
+	m->nhist = (uint8_t)n;
 }
 
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
@@ -2166,6 +2234,7 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 		m->t3w_seq = get64(buf + 56);
 	}
 	proto_kx_decode(buf, len, m);
+	proto_hist_decode(buf, len, m);
 	return 0;
 }
 
@@ -2353,16 +2422,57 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 			put32(buf + off + 24, m->phc_window);
 			buf[off + 28] = m->phc_method;
 			buf[off + 29] = m->phc_disciplined;
-			put64(buf + off + 32, m->boot_id);
 		}
+		put64(buf + off + 32, m->boot_id);
 	}
 	return 0;
+}
+
+/*
+ * The T3 history of m, after the blocks already written into buf (and the
+ * tag, which tag_put writes last): as many entries as fit, none without
+ * room for one.
+ */
+static void proto_hist_put(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	size_t off = proto_hist_off((unsigned)(buf[6] << 8 | buf[7]) | (run.key.on ? PF_TAG : 0),
+				    m->type, len);
+	size_t room = len > off + T3HIST_HDR ? (len - off - T3HIST_HDR) / T3HIST_ENT : 0;
+	int i, n = (int)(room < m->nhist ? room : m->nhist);
+
+	if (n < 1) {
+		return;
+	}
+	buf[6] |= PF_T3HIST >> 8;
+	memset(buf + off, 0, T3HIST_HDR);
+	buf[off] = (uint8_t)n;
+	for (i = 0; i < n; i++) {
+		uint8_t *e = buf + off + T3HIST_HDR + (size_t)i * T3HIST_ENT;
+
+		put64(e, m->hist[i].seq);
+		put64(e + 8, m->hist[i].t3w);
+		put64(e + 16, m->hist[i].t3k);
+	}
 }
 
 /* The ping length a reflector's kernel-stamp block needs (--size on the client). */
 static size_t proto_kx_need(void)
 {
 	return PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN;
+}
+
+/*
+ * The client's FIN (and so the FIN_ACK, which has its length): --size, or
+ * longer when that leaves no room for the FIN_ACK's blocks (the boot id,
+ * the PHC reading, the whole T3 history).  Not a measured packet: its
+ * length costs nothing, and a reflector answers FINs of any length.
+ */
+static size_t fin_len(void)
+{
+	size_t n = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_PHC_LEN + T3HIST_HDR +
+		   T3HIST_MAX * T3HIST_ENT;
+
+	return cfg->size > n ? cfg->size : n;
 }
 
 /* A control message that lies inside its buffer (as ts_parse checks). */
@@ -4837,7 +4947,7 @@ static void session_reset(uint32_t id)
 	run.S.first_real = real_ns();
 	run.S.end_mono = 0;
 	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
-	run.echo.head = run.echo.n = 0;
+	run.echo.head = run.echo.n = run.echo.nsent = 0;
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
 	cls_session_reset();
@@ -5786,8 +5896,7 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	if (!run.phc.n || !run.E.srv_phc.method) {
 		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
 			 !run.phc.n ? "this end's" : "the reflector's",
-			 run.phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)"
-			       : "");
+			 run.phc.n ? " (or its FIN_ACK did not say: an earlier rant, or none came)" : "");
 		return false;
 	}
 	if (!run.host_boot_id || run.host_boot_id != run.E.srv_phc.boot_id) {
@@ -5818,6 +5927,36 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	return true;
 }
 
+/*
+ * Loopback and veth show one kernel only at this end: the peer may still be
+ * another host (a container's veth leads out through the host; a loopback
+ * port may be forwarded to a VM or through a tunnel).  They count only when
+ * the reflector's FIN_ACK names this kernel's boot id; why says what is
+ * missing when it does not.
+ */
+static bool ow_same_kernel(char *why, size_t len)
+{
+	const char *what = run.ow_evidence == OW_LOOPBACK ? "the peer is on loopback" : "-i is a veth";
+
+	if (!run.host_boot_id) {
+		snprintf(why, len, "%s, but this kernel's boot id is unreadable "
+			 "(/proc/sys/kernel/random/boot_id)", what);
+	} else if (!run.E.fin_acked) {
+		snprintf(why, len, "%s, but no FIN_ACK came to say which kernel the reflector "
+			 "runs in", what);
+	} else if (!run.E.srv_phc.boot_id) {
+		snprintf(why, len, "%s, but the reflector's FIN_ACK carries no boot id "
+			 "(an earlier rant): nothing shows it runs in this kernel", what);
+	} else if (run.E.srv_phc.boot_id != run.host_boot_id) {
+		snprintf(why, len, "%s, but the reflector runs in another kernel (its boot id "
+			 "%016" PRIx64 " is not this one's %016" PRIx64 ")", what,
+			 run.E.srv_phc.boot_id, run.host_boot_id);
+	} else {
+		return true;
+	}
+	return false;
+}
+
 /* The evidence for the clocks of the one-way delays, as the report states it. */
 static enum ow_evidence ow_current(char *why, size_t len)
 {
@@ -5825,6 +5964,9 @@ static enum ow_evidence ow_current(char *why, size_t len)
 
 	if (run.ow_evidence == OW_NONE && ow_phc(&bound, why, len)) {
 		return OW_PHC;
+	}
+	if (run.ow_evidence != OW_NONE && !ow_same_kernel(why, len)) {
+		return OW_NONE;
 	}
 	return run.ow_evidence;
 }
@@ -5861,8 +6003,9 @@ static bool oneway_trusted(char *why, size_t len)
 		return true;
 	}
 	if (same) {
-		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
-			 run.ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
+		snprintf(why, len, "clocks agree: %s and the reflector's boot id is this kernel's, "
+			 "one CLOCK_REALTIME stamps both ends",
+			 run.ow_evidence == OW_LOOPBACK ? "the peer is on loopback" : "-i is a veth");
 		return true;
 	}
 	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
@@ -6122,8 +6265,15 @@ static void print_decomposition(FILE *f, const struct report *r)
 		}
 	}
 	if (run.side.emit && run.S.offset.n) {
-		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)",
-			run.S.best_offset);
+		if (r->ow_trusted) {
+			/* one clock: ((T2-T1) + (T3-T4)) / 2 holds no offset, only the asymmetry */
+			fprintf(f, "Path asymmetry: (forward - backward) / 2 = %+" PRId64
+				" ns (at the lowest-RTT exchange; one clock, so no offset)",
+				run.S.best_offset);
+		} else {
+			fprintf(f, "Clock: server - client offset %+" PRId64
+				" ns (at the lowest-RTT exchange)", run.S.best_offset);
+		}
 		if (r->drift) {
 			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
 		}
@@ -6438,6 +6588,13 @@ static void json_clock_log(FILE *f, const struct report *r)
 
 	fprintf(f, "  \"clock\": {\"offset_ns\": ");
 	if (run.side.emit && run.S.offset.n) {
+		fprintf(f, "%" PRId64, run.S.best_offset);
+	} else {
+		fputs("null", f);
+	}
+	/* the same value named for what it is when one clock stamps both ends */
+	fprintf(f, ", \"asymmetry_ns\": ");
+	if (run.side.emit && run.S.offset.n && r->ow_trusted) {
 		fprintf(f, "%" PRId64, run.S.best_offset);
 	} else {
 		fputs("null", f);
@@ -8046,33 +8203,51 @@ static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
 	return true;
 }
 
-/* Take in the server's stamps from a pong or FIN_ACK. */
-static void emit_echo(const struct proto_msg *m)
+/*
+ * One echoed T3 wire stamp (and its T3_K) for the ping seq.  again: from the
+ * T3 history, where a stamp already known is the rule (it came in the pong
+ * after its own): taken only when still owed, never counted against the peer
+ * when equal to the one known.
+ */
+static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k, bool again)
 {
-	struct txn *e;
+	struct txn *e = &run.win.slot[seq & run.win.mask];
 
-	if (!(m->flags & PF_T3W)) {
+	if (!(e->st & TF_USED) || e->seq != seq || seq >= run.E.next_seq) {
 		return;
 	}
-	e = &run.win.slot[m->t3w_seq & run.win.mask];
-	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < run.E.next_seq) {
-		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
-			/* already known: never overwrite a counted stamp */
-			run.S.c.rejected[GR_ECHO_UNOWED]++;
-			return;
-		}
-		if (!echo_t3_plausible(e, m->t3w)) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-			return;
-		}
-		e->t[T3W] = m->t3w;
-		/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
-		if (m->t3k && (!e->t[T3SW] || m->t3k >= e->t[T3SW])) {
-			e->t[T3K] = m->t3k;
-		} else if (m->t3k) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-		}
-		txn_account(e);
+	if (again && e->t[T3W] == t3w) {
+		return;
+	}
+	if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
+		/* already known: never overwrite a counted stamp */
+		run.S.c.rejected[GR_ECHO_UNOWED]++;
+		return;
+	}
+	if (!echo_t3_plausible(e, t3w)) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		return;
+	}
+	e->t[T3W] = t3w;
+	/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
+	if (t3k && t3k < STAMP_MAX && (!e->t[T3SW] || t3k >= e->t[T3SW])) {
+		e->t[T3K] = t3k;
+	} else if (t3k) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+	txn_account(e);
+}
+
+/* Take in the server's stamps from a pong or FIN_ACK: its echo, then its T3 history. */
+static void emit_echo(const struct proto_msg *m)
+{
+	int i;
+
+	if (m->flags & PF_T3W) {
+		emit_echo_one(m->t3w_seq, m->t3w, m->t3k, false);
+	}
+	for (i = 0; i < m->nhist; i++) {
+		emit_echo_one(m->hist[i].seq, m->hist[i].t3w, m->hist[i].t3k, true);
 	}
 }
 
@@ -8087,23 +8262,32 @@ static void emit_busy(size_t len)
 	}
 }
 
-/* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
-static void emit_fin_ack(const struct proto_msg *m)
+/*
+ * FIN_ACK: an answer only after our FIN, exactly as long; the stamps the
+ * reflector still owed, its kernel's boot id and its PHC reading.
+ */
+static void emit_fin_ack(const struct proto_msg *m, size_t len)
 {
 	if (!run.E.fin_sent) {
 		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
+		return;
+	}
+	if (len != fin_len()) {
+		run.S.c.rejected[GR_LENGTH]++;
 		return;
 	}
 	run.E.fin_acked = true;
 	run.E.fin_more = m->flags & PF_MORE;
 	run.E.srv_received = m->seq;
 	run.E.srv_whole = !(m->flags & PF_PARTIAL);
+	if (m->boot_id) {
+		run.E.srv_phc.boot_id = m->boot_id;
+	}
 	if (m->phc_method) {
 		run.E.srv_phc.off = m->phc_off;
 		run.E.srv_phc.window = m->phc_window;
 		run.E.srv_phc.method = m->phc_method;
 		run.E.srv_phc.disciplined = m->phc_disciplined;
-		run.E.srv_phc.boot_id = m->boot_id;
 	}
 	emit_echo(m);
 }
@@ -8191,13 +8375,13 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		emit_busy(len);
 		return;
 	}
-	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
-		/* the pong is exactly the ping's (and FIN's) length */
-		run.S.c.rejected[GR_LENGTH]++;
+	if (m.type == PT_FIN_ACK) {
+		emit_fin_ack(&m, len);
 		return;
 	}
-	if (m.type == PT_FIN_ACK) {
-		emit_fin_ack(&m);
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
+		/* the pong is exactly the ping's length */
+		run.S.c.rejected[GR_LENGTH]++;
 		return;
 	}
 	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
@@ -8209,6 +8393,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		run.S.c.rejected[GR_IMPLAUSIBLE]++;
 		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
 		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
+		m.nhist = 0;
 	}
 	x = &run.win.slot[m.seq & run.win.mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
@@ -8517,9 +8702,10 @@ static void emit_fin_exchange(uint64_t hard)
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
 			proto_encode(run.E.tx, &m);
-			tag_put(run.E.tx, cfg->size);
+			memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+			tag_put(run.E.tx, fin_len());
 			run.E.fin_sent = true;
-			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
+			if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
 				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
 			}
 			limit = mono_ns() +
@@ -8739,20 +8925,40 @@ static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
 	run.echo.n++;
 }
 
+/* The kernel stamp of an echo's pong, if it came (the slot may hold a newer send by now). */
+static uint64_t echo_t3k(const struct echo *e)
+{
+	const struct txn *x = &run.win.slot[e->key & run.win.mask];
+
+	return (x->st & TF_USED) && x->txkey == e->key && x->seq == e->seq ? x->t[T3K] : 0;
+}
+
+/*
+ * The next echo into m's header, and the ones sent before it into m's T3
+ * history (whether or not one is due now); the echo sent becomes the
+ * newest of the history.
+ */
 static bool echo_pop(struct proto_msg *m)
 {
+	uint32_t i;
+
+	m->nhist = (uint8_t)run.echo.nsent;
+	for (i = 0; i < run.echo.nsent; i++) {
+		m->hist[i].seq = run.echo.sent[i].seq;
+		m->hist[i].t3w = run.echo.sent[i].t3w;
+		m->hist[i].t3k = echo_t3k(&run.echo.sent[i]);
+	}
 	if (!run.echo.n) {
 		return false;
 	}
 	m->t3w_seq = run.echo.q[run.echo.head].seq;
 	m->t3w = run.echo.q[run.echo.head].t3w;
 	m->flags |= PF_T3W;
-	{
-		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
-		uint32_t k = run.echo.q[run.echo.head].key;
-		const struct txn *x = &run.win.slot[k & run.win.mask];
-
-		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
+	m->t3k = echo_t3k(&run.echo.q[run.echo.head]);
+	memmove(run.echo.sent + 1, run.echo.sent, (T3HIST_MAX - 1) * sizeof(struct echo));
+	run.echo.sent[0] = run.echo.q[run.echo.head];
+	if (run.echo.nsent < T3HIST_MAX) {
+		run.echo.nsent++;
 	}
 	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
 	run.echo.n--;
@@ -9106,6 +9312,7 @@ static void reflect_phc_block(struct proto_msg *a)
 {
 	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
 
+	a->boot_id = run.host_boot_id;	/* with or without a PHC */
 	if (!(meta >> 8 & 0xff)) {
 		return;		/* no PHC reading */
 	}
@@ -9113,7 +9320,6 @@ static void reflect_phc_block(struct proto_msg *a)
 	a->phc_disciplined = meta & 1;
 	a->phc_window = (uint32_t)(meta >> 16);
 	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
-	a->boot_id = run.host_boot_id;
 }
 
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
@@ -9140,12 +9346,12 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 	}
 	proto_encode(buf, &a);
-	if (run.ts.hw) {
-		reflect_phc_block(&a);
-		if (proto_kx_put(buf, len, &a) < 0 && current) {
-			run.S.c.kx_unfit++;
-		}
+	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
+	reflect_phc_block(&a);
+	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
+		run.S.c.kx_unfit++;
 	}
+	proto_hist_put(buf, len, &a);
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -9304,6 +9510,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 			run.S.c.kx_unfit++;
 		}
 	}
+	proto_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
 		put64(buf + 40, p->t3sw);
@@ -11577,6 +11784,7 @@ static int run_main(void)
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	check_rt_throttling();
+	boot_id_read();		/* the one-way evidence (client), the FIN_ACK's (reflector) */
 	/*
 	 * A SCHED_OTHER thread's timeouts may fire up to 50 us late (timer
 	 * slack, Documentation/timers/hrtimers.rst): at --interval 100 that
@@ -11587,7 +11795,7 @@ static int run_main(void)
 	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
 	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	run.E.rxcap = cfg->size + 1 + run.proto_pre;
+	run.E.rxcap = fin_len() + 1 + run.proto_pre;
 	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
 	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
