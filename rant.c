@@ -8204,19 +8204,20 @@ static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
 }
 
 /*
- * One echoed T3 wire stamp (and its T3_K) for the ping seq.  again: from the
- * T3 history, where a stamp already known is the rule (it came in the pong
- * after its own): taken only when still owed, never counted against the peer
- * when equal to the one known.
+ * One echoed T3 wire stamp (and its T3_K) for the ping seq, from a header or
+ * the T3 history: taken only when still owed.  A repeat of the stamp known
+ * is the rule with the history (and, with pongs reordered, the header may
+ * bring one the history already did): it costs nothing; a different one is
+ * refused and counted.
  */
-static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k, bool again)
+static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
 {
 	struct txn *e = &run.win.slot[seq & run.win.mask];
 
 	if (!(e->st & TF_USED) || e->seq != seq || seq >= run.E.next_seq) {
 		return;
 	}
-	if (again && e->t[T3W] == t3w) {
+	if (t3w && e->t[T3W] == t3w) {
 		return;
 	}
 	if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
@@ -8244,10 +8245,10 @@ static void emit_echo(const struct proto_msg *m)
 	int i;
 
 	if (m->flags & PF_T3W) {
-		emit_echo_one(m->t3w_seq, m->t3w, m->t3k, false);
+		emit_echo_one(m->t3w_seq, m->t3w, m->t3k);
 	}
 	for (i = 0; i < m->nhist; i++) {
-		emit_echo_one(m->hist[i].seq, m->hist[i].t3w, m->hist[i].t3k, true);
+		emit_echo_one(m->hist[i].seq, m->hist[i].t3w, m->hist[i].t3k);
 	}
 }
 
