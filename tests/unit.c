@@ -5010,6 +5010,11 @@ static void test_t3hist(void)
 	ok(!miss && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED] &&
 	   !run.S.c.rejected[GR_IMPLAUSIBLE], "t3hist: pong 5 lost: T3 of ping 4 (echoed in it) taken from pong 6's history, nothing refused",
 	   "missing %d, unowed %" PRIu64, miss, run.S.c.rejected[GR_ECHO_UNOWED]);
+	/* pong 5 was only reordered: its header brings the T3 the history already did */
+	emit_packet(pong[5], 128, B + 5000000 + 9000, 0, false);
+	ok(run.S.c.received == 8 && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED],
+	   "t3hist: a header repeating a stamp the history brought costs nothing", "received %" PRIu64
+	   " unowed %" PRIu64, run.S.c.received, run.S.c.rejected[GR_ECHO_UNOWED]);
 }
 
 /*
