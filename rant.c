@@ -473,10 +473,17 @@ struct trace_state {
 
 enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, NCG };
 
+/*
+ * With -s a row keeps two more metrics: a qdisc or a taprio gate holds a
+ * ping before its wire stamp, where the wire rtt cannot see it.
+ */
+enum { GX_APP, GX_TX, GX_N };
+
 /* One row of the class/size tables. */
 struct grp {
 	uint64_t n[NCG];
 	struct hist h;		/* the primary metric: rtt */
+	struct hist x[GX_N];	/* with -s: app rtt, client tx stack */
 };
 
 /*
@@ -3177,11 +3184,56 @@ static void cls_sample(uint64_t seq, int64_t v)
 	}
 }
 
+/* The metrics of struct grp's x[], in order. */
+static const int grp_xm[GX_N] = { M_APP_RTT, M_CLI_TX };
+
+/* Do the rows keep app rtt and client tx stack (emit, app stamps on: -s)? */
+static bool cls_extra(void)
+{
+	return run.side.emit && cfg->sw_stamps;
+}
+
+/* Metric m of a transaction into its rows, when they keep it (cls_extra). */
+static void cls_sample_x(uint64_t seq, int m, int64_t v)
+{
+	struct grp *rows[3];
+	int i, k, n;
+
+	if (!run.K.g || !cls_extra()) {
+		return;		/* a plain run, or no app stamps */
+	}
+	for (k = 0; k < GX_N && grp_xm[k] != m; k++) {
+	}
+	if (k == GX_N) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		hist_add(&rows[i]->x[k], v, seq);
+	}
+}
+
+/* One row's histogram: its buckets and exact store. */
+static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
+{
+	uint64_t *b = calloc(nb, 8);
+	int64_t *o = calloc(out_cap, 8);
+
+	if (!b || !o) {
+		free(b);
+		free(o);
+		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		return -1;
+	}
+	hist_init(h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+	return 0;
+}
+
 /* Rows and their histograms, before the memory is locked. */
 static int cls_alloc(uint64_t out_cap)
 {
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
-	int i;
+	int i, k;
 
 	if (!cls_multi()) {
 		return 0;
@@ -3197,16 +3249,14 @@ static int cls_alloc(uint64_t out_cap)
 		return -1;
 	}
 	for (i = 0; i < run.K.ng; i++) {
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(out_cap, 8);
-
-		if (!b || !o) {
-			free(b);
-			free(o);
-			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		if (cls_hist_alloc(&run.K.g[i].h, nb, out_cap) < 0) {
 			return -1;
 		}
-		hist_init(&run.K.g[i].h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+		for (k = 0; cls_extra() && k < GX_N; k++) {
+			if (cls_hist_alloc(&run.K.g[i].x[k], nb, out_cap) < 0) {
+				return -1;
+			}
+		}
 	}
 	return 0;
 }
@@ -3314,7 +3364,7 @@ static void cls_rx_tos(struct msghdr *msg)
 
 static void cls_session_reset(void)
 {
-	int i;
+	int i, k;
 
 	run.K.rn = 0;
 	memset(run.K.r, 0, sizeof(run.K.r));
@@ -3324,6 +3374,9 @@ static void cls_session_reset(void)
 	for (i = 0; run.K.g && i < run.K.ng; i++) {
 		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
 		hist_reset(&run.K.g[i].h);
+		for (k = 0; cls_extra() && k < GX_N; k++) {
+			hist_reset(&run.K.g[i].x[k]);
+		}
 	}
 }
 
@@ -3391,27 +3444,68 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	return buf;
 }
 
-static void cls_row(FILE *f, const char *label, struct grp *g)
+/* A histogram's columns of the class/size tables: samples min avg p50 p99 p99.9 max. */
+static void cls_stats(FILE *f, struct hist *h)
 {
-	struct hist *h = &g->h;
 	bool approx = false;
-	uint64_t sent = g->n[CG_SENT];
 
 	hist_finish(h);
-	fprintf(f,
-		"%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64
-		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n",
-		label, sent, g->n[CG_RECEIVED], g->n[CG_LOST],
-		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n, h->n ? h->min : 0,
-		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
-		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+	fprintf(f, " %9" PRIu64 " %9" PRId64 " %9.0f %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64,
+		h->n, h->n ? h->min : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_pct(h, 50, &approx) : 0,
+		h->n ? hist_pct(h, 99, &approx) : 0, h->n ? hist_pct(h, 99.9, &approx) : 0,
+		h->n ? h->max : 0);
+}
+
+static void cls_row(FILE *f, const char *label, struct grp *g)
+{
+	uint64_t sent = g->n[CG_SENT];
+
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%%", label, sent,
+		g->n[CG_RECEIVED], g->n[CG_LOST],
+		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0);
+	cls_stats(f, &g->h);
+	fprintf(f, " %5" PRIu64 "\n", g->n[CG_BREACH]);
+}
+
+/* With -s: a row's app rtt and client tx stack, one line each. */
+static void cls_row_x(FILE *f, const char *label, struct grp *g)
+{
+	int k;
+
+	for (k = 0; k < GX_N; k++) {
+		fprintf(f, "%-26s %-9s", k ? "" : label, k == GX_APP ? "app rtt" : "tx stack");
+		cls_stats(f, &g->x[k]);
+		fputc('\n', f);
+	}
+}
+
+/* Every row of the class/size table, each printed by row(). */
+static void cls_rows_each(FILE *f, void (*row)(FILE *, const char *, struct grp *))
+{
+	char lab[64];
+	int c, z;
+
+	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
+		row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
+	}
+	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
+		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
+		row(f, lab, &run.K.g[run.K.ncls + z]);
+	}
+	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
+		for (z = 0; z < run.K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
+			row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+		}
+	}
 }
 
 /* Emit: the table with a row per class, per size, per class x size. */
 static void cls_report(FILE *f)
 {
+	const char *what, *head;
 	char lab[64];
-	int c, z;
+	int c;
 
 	if (!run.side.emit) {
 		for (c = 0; c < run.K.rn; c++) {
@@ -3428,46 +3522,52 @@ static void cls_report(FILE *f)
 	if (!run.K.g) {
 		return;
 	}
-	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
-		run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes",
-		run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
-		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
-	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
-		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
-	}
-	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
-		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
-		cls_row(f, lab, &run.K.g[run.K.ncls + z]);
-	}
-	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
-		for (z = 0; z < run.K.nsz; z++) {
-			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
-			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
-		}
+	what = run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes";
+	head = run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size";
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %9s %5s\n",
+		what, head, "sent", "received", "lost", "loss", "samples", "min", "avg", "p50", "p99",
+		"p99.9", "max", "brch");
+	cls_rows_each(f, cls_row);
+	if (cls_extra()) {
+		/* where a qdisc or gate holds a ping: before its wire stamp, in the tx stack */
+		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW, client tx stack T1-T1_SW; ns) ---\n"
+			"%-26s %-9s %9s %9s %9s %9s %9s %9s %9s\n", what, head, "metric", "samples",
+			"min", "avg", "p50", "p99", "p99.9", "max");
+		cls_rows_each(f, cls_row_x);
 	}
 }
 
-static void cls_json_row(FILE *f, struct grp *g)
+/* One metric of a row: ", "KEY": {samples, min, max, avg, stddev, percentiles}". */
+static void cls_json_hist(FILE *f, const char *key, struct hist *h)
 {
-	struct hist *h = &g->h;
 	bool approx = false;
 	int k;
 
 	hist_finish(h);
-	fprintf(f,
-		"\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
-		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64
-		"}, \"threshold_breaches\": %" PRIu64 ", \"rtt\": {\"samples\": %" PRIu64
-		", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
-		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {",
-		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
-		g->n[CG_BREACH], h->n, h->n ? h->min : 0, h->n ? h->max : 0,
-		h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	fprintf(f, ", \"%s\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", key, h->n,
+		h->n ? h->min : 0, h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0,
+		h->n ? hist_stddev(h) : 0.0);
 	for (k = 0; k < NPCT; k++) {
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
 	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+}
+
+static void cls_json_row(FILE *f, struct grp *g)
+{
+	int k;
+
+	fprintf(f,
+		"\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64,
+		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
+		g->n[CG_BREACH]);
+	cls_json_hist(f, "rtt", &g->h);
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		cls_json_hist(f, metric_def[grp_xm[k]].key, &g->x[k]);
+	}
 }
 
 static void cls_json_prio_tos(FILE *f, int prio, int tos)
@@ -4635,6 +4735,7 @@ static void txn_account(struct txn *x)
 		}
 		x->counted |= 1u << m;
 		hist_add(&run.S.h[m], v, x->seq);
+		cls_sample_x(x->seq, m, v);
 		if (m == run.side.primary) {
 			cls_sample(x->seq, v);
 			live_add(v);
@@ -7543,16 +7644,16 @@ static char *plot_us3(char *buf, size_t len, int64_t v)
 static double plot_table(double top, const int *ms, int nser)
 {
 	static const char *const colname[] = {
-		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
+		"samples", "min", "avg", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
 	};
 	/* the first column clear of the longest label, "backward one-way (T4-T3 wire)" */
-	const double cx[] = { 355, 440, 525, 610, 695, 780, 865, 950, 1035, 1120 };
+	const double cx[] = { 355, 431, 508, 584, 661, 737, 814, 890, 967, 1043, 1120 };
 	char lab[48];
 	int k, j;
 
 	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
 	    PLOT_X0, top);
-	for (j = 0; j < 10; j++) {
+	for (j = 0; j < 11; j++) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
 	}
 	for (k = 0; k < nser; k++) {
@@ -7566,14 +7667,16 @@ static double plot_table(double top, const int *ms, int nser)
 		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
 		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
 		    plot_us3(lab, sizeof(lab), h->min));
+		svg("<text id=\"%s-avg\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3f</text>\n", key, cx[2], y,
+		    hist_avg(h) / 1000);
 		for (j = 0; j < NPCT; j++) {
-			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
+			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[3 + j], y,
 			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
 		}
-		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
+		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[10], y,
 		    plot_us3(lab, sizeof(lab), h->max));
 		if (approx) {
-			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
+			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[10] + 6, y);
 		}
 	}
 	svg("</g>\n");
@@ -7758,11 +7861,53 @@ static int plot_groups(int *gi)
 	return n;
 }
 
+/* A row of panels: with -s two more lines of numbers (app rtt, client tx stack). */
+static double plot_grp_h(void)
+{
+	return PLOT_GRP_H + (cls_extra() ? 28 : 0);
+}
+
 static double plot_groups_height(void)
 {
 	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi);
 
-	return n ? 34 + PLOT_GRP_H * ((n + 1) / 2) + 10 : 0;
+	return n ? 34 + plot_grp_h() * ((n + 1) / 2) + 10 : 0;
+}
+
+/* One line of a panel's numbers: avg, p50, p99 and max of h, each with its id. */
+static void plot_group_nums(const char *id, const char *key, struct hist *h, bool *approx)
+{
+	char lab[48];
+
+	hist_finish(h);
+	svg(", avg <tspan id=\"%s%s-avg\">%.3f</tspan>", id, key, hist_avg(h) / 1000);
+	svg(", p50 <tspan id=\"%s%s-p50\">%s</tspan>", id, key,
+	    plot_us3(lab, sizeof(lab), hist_pct(h, 50, approx)));
+	svg(", p99 <tspan id=\"%s%s-p99\">%s</tspan>", id, key,
+	    plot_us3(lab, sizeof(lab), hist_pct(h, 99, approx)));
+	svg(", max <tspan id=\"%s%s-max\">%s</tspan> \xc2\xb5s", id, key,
+	    plot_us3(lab, sizeof(lab), h->max));
+}
+
+/* With -s, under a panel: its row's app rtt and client tx stack (ids CLASS-app_rtt-p50, ...). */
+static void plot_group_x(int g, const char *id, double x0, double y)
+{
+	char key[40];
+	bool approx = false;
+	int k;
+
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		struct hist *h = &run.K.g[g].x[k];
+
+		snprintf(key, sizeof(key), "-%s", metric_def[grp_xm[k]].key);
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s: samples <tspan id=\"%s%s-samples\">%"
+		    PRIu64 "</tspan>", x0, y + 14 * k, k == GX_APP ? "app rtt" : "client tx stack", id,
+		    key, h->n);
+		if (h->n) {
+			plot_group_nums(id, key, h, &approx);
+		}
+		svg("%s</text>\n", approx ? " (approx.)" : "");
+	}
 }
 
 /* One small panel: the heading, the histogram of row g, p50 and p99, the numbers with ids. */
@@ -7840,14 +7985,10 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	    "</tspan>", x0, y1 + 34, id, h->n);
 	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, run.K.g[g].n[CG_LOST]);
 	if (h->n) {
-		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id,
-		    plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
-		svg(", p99 <tspan id=\"%s-p99\">%s</tspan>", id,
-		    plot_us3(lab, sizeof(lab), hist_pct(h, 99, &approx)));
-		svg(", max <tspan id=\"%s-max\">%s</tspan> \xc2\xb5s", id,
-		    plot_us3(lab, sizeof(lab), h->max));
+		plot_group_nums(id, "", &run.K.g[g].h, &approx);
 	}
 	svg("%s</text>\n", approx ? " (approx.)" : "");
+	plot_group_x(g, id, x0, y1 + 48);
 }
 
 /* The small panels, two a row; returns the height used (0: a run without lists). */
@@ -7885,7 +8026,7 @@ static double plot_groups_panel(double top)
 	for (k = 0; k < n; k++) {
 		double x0 = PLOT_X0 + (k % 2) * (w + gap);
 
-		plot_group(gi[k], x0, x0 + w, top + 34 + PLOT_GRP_H * (k / 2), &ax, &ay, ncol);
+		plot_group(gi[k], x0, x0 + w, top + 34 + plot_grp_h() * (k / 2), &ax, &ay, ncol);
 	}
 	return plot_groups_height();
 }

@@ -775,7 +775,7 @@ static void test_opt_modes(void)
 static void test_proto(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
-	struct proto_msg m, d;
+	struct proto_msg m, d = { 0 };
 	int r, len, bad;
 	uint16_t f;
 
@@ -866,7 +866,7 @@ static void test_proto(void)
 static void test_proto_malformed(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
-	struct proto_msg m, d;
+	struct proto_msg m, d = { 0 };
 	char name[120];
 	int r, t, len, bad;
 
@@ -4923,7 +4923,7 @@ static void test_t3hist(void)
 	static struct echo q[ECHO_CAP];
 	const uint64_t B = 1700000000000000000ULL;
 	uint8_t pong[8][256], buf[256];
-	struct proto_msg m, d;
+	struct proto_msg m, d = { 0 };
 	uint64_t i;
 	int miss = 0;
 
@@ -5029,7 +5029,7 @@ static void test_oneway_kernel(void)
 	static int64_t o[3][64];
 	const int ms[3] = { M_FORWARD, M_BACKWARD, M_RTT };
 	const uint64_t X = 0x0123456789abcdefULL;
-	struct proto_msg a = { .type = PT_FIN_ACK, .session = 0x5151 }, d;
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = 0x5151 }, d = { 0 };
 	uint8_t fin[256] = { 0 };
 	char why[320], *text = NULL;
 	size_t tlen = 0;
@@ -6060,12 +6060,18 @@ static void test_plot_panels(void)
 	svg_doc = plot_fixture_draw(&r);
 	ok(!r && svg_doc && !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
 	   !strcmp(svg_id_text(svg_doc, "size64-1-title"), "size 64 B") &&
-	   count_str(svg_doc, "id=\"size64-1-") == 6 && strstr(svg_doc, "id=\"phase64-1\""),
-	   "plot panels: a repeated size gets ids of its own", "r=%d", r);
+	   /* title, samples, lost, avg, p50, p99, max; with -s app rtt's and tx stack's samples */
+	   count_str(svg_doc, "id=\"size64-1-") == 9 && strstr(svg_doc, "id=\"phase64-1\""),
+	   "plot panels: a repeated size gets ids of its own", "r=%d ids %d", r,
+	   svg_doc ? count_str(svg_doc, "id=\"size64-1-") : -1);
 	free(svg_doc);
 	for (k = 0; run.K.g && k < run.K.ng; k++) {
 		free(run.K.g[k].h.bucket);
 		free(run.K.g[k].h.out);
+		for (i = 0; i < GX_N; i++) {
+			free(run.K.g[k].x[i].bucket);
+			free(run.K.g[k].x[i].out);
+		}
 	}
 	free(run.K.g);
 	plot_fixture_free(mem);
