@@ -44,6 +44,26 @@ static bool msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 	       a->phc_disciplined == b->phc_disciplined && a->boot_id == b->boot_id;
 }
 
+/* A copy of the input with a guard byte after it, for an encoder to write into. */
+static uint8_t *fz_copy(const uint8_t *in, size_t size)
+{
+	uint8_t *cp = malloc(size + 1);
+
+	if (cp) {
+		memcpy(cp, in, size);
+		cp[size] = 0x5a;
+	}
+	return cp;
+}
+
+static void fz_copy_done(uint8_t *cp, size_t size)
+{
+	if (cp[size] != 0x5a) {
+		abort();		/* wrote past the datagram */
+	}
+	free(cp);
+}
+
 /*
  * The kernel-stamp block (PF_KSTAMPS): what was read from the input, written
  * again into a copy of it by the reflector's encoder, must read back the
@@ -51,15 +71,13 @@ static bool msg_equal(const struct proto_msg *a, const struct proto_msg *b)
  */
 static void fz_kx(const uint8_t *in, size_t size, const struct proto_msg *m)
 {
-	uint8_t *cp = malloc(size + 1);
+	uint8_t *cp = fz_copy(in, size);
 	struct proto_msg m2;
 	bool was = run.key.on;
 
 	if (!cp) {
 		return;
 	}
-	memcpy(cp, in, size);
-	cp[size] = 0x5a;
 	run.key.on = m->flags & PF_TAG;
 	if (proto_kx_put(cp, size, m) == 0) {
 		if (proto_decode(cp, size, &m2) || !(m2.flags & PF_KSTAMPS) ||
@@ -71,11 +89,8 @@ static void fz_kx(const uint8_t *in, size_t size, const struct proto_msg *m)
 	} else if (size >= PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN) {
 		abort();		/* refused a datagram with room for it */
 	}
-	if (cp[size] != 0x5a) {
-		abort();		/* wrote past the datagram */
-	}
 	run.key.on = was;
-	free(cp);
+	fz_copy_done(cp, size);
 }
 
 /*
@@ -86,15 +101,13 @@ static void fz_kx(const uint8_t *in, size_t size, const struct proto_msg *m)
  */
 static void fz_hist(const uint8_t *in, size_t size, const struct proto_msg *m)
 {
-	uint8_t *cp = malloc(size + 1);
+	uint8_t *cp = fz_copy(in, size);
 	struct proto_msg m2;
 	bool was = run.key.on;
 
 	if (!cp) {
 		return;
 	}
-	memcpy(cp, in, size);
-	cp[size] = 0x5a;
 	cp[6] &= (uint8_t)~(PF_T3HIST >> 8);
 	run.key.on = m->flags & PF_TAG;
 	proto_hist_put(cp, size, m);
@@ -102,11 +115,8 @@ static void fz_hist(const uint8_t *in, size_t size, const struct proto_msg *m)
 	    (m->nhist && (m->type == PT_PONG || m->type == PT_FIN_ACK) && !(m2.flags & PF_T3HIST))) {
 		abort();	/* the history does not survive a round trip */
 	}
-	if (cp[size] != 0x5a) {
-		abort();	/* wrote past the datagram */
-	}
 	run.key.on = was;
-	free(cp);
+	fz_copy_done(cp, size);
 }
 
 /* The client's window: pings 0..299 sent, every third answered, one lost. */

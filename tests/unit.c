@@ -5017,8 +5017,23 @@ static void test_t3hist(void)
 	   " unowed %" PRIu64, run.S.c.received, run.S.c.rejected[GR_ECHO_UNOWED]);
 }
 
+/* The report's decomposition block and the JSON's clock object, as text (malloc'd). */
+static char *oneway_clock_text(void)
+{
+	struct report rep;
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+
+	report_compute(&rep);
+	print_decomposition(f, &rep);
+	json_clock_log(f, &rep);
+	fclose(f);
+	return text;
+}
+
 /*
- * Item: loopback and veth count as one clock only when the reflector's
+ * Loopback and veth count as one clock only when the reflector's
  * FIN_ACK names this kernel's boot id; else the report names what is
  * missing.  When they do, the NTP offset is the path's asymmetry and is
  * named so (report and JSON).
@@ -5031,10 +5046,7 @@ static void test_oneway_kernel(void)
 	const uint64_t X = 0x0123456789abcdefULL;
 	struct proto_msg a = { .type = PT_FIN_ACK, .session = 0x5151 }, d = { 0 };
 	uint8_t fin[256] = { 0 };
-	char why[320], *text = NULL;
-	size_t tlen = 0;
-	struct report rep;
-	FILE *f;
+	char why[320], *text;
 	int i;
 
 	/* a reflector without NIC stamps or PHC sends its boot id all the same */
@@ -5063,24 +5075,15 @@ static void test_oneway_kernel(void)
 	ok(run.E.fin_acked && run.E.srv_phc.boot_id == X && oneway_trusted(why, sizeof(why)) &&
 	   strstr(why, "boot id is this kernel's") && ow_current(why, sizeof(why)) == OW_VETH,
 	   "oneway: veth and the reflector's boot id this kernel's: trusted", "'%s'", why);
-	f = open_memstream(&text, &tlen);
-	report_compute(&rep);
-	print_decomposition(f, &rep);
-	json_clock_log(f, &rep);
-	fclose(f);
+	text = oneway_clock_text();
 	ok(text && strstr(text, "Path asymmetry: (forward - backward) / 2 = +750 ns") && !strstr(text, "Clock: server") &&
 	   strstr(text, "\"offset_ns\": 750, \"asymmetry_ns\": 750"),
 	   "oneway: one clock: the offset is named the path's asymmetry (report, JSON asymmetry_ns)", "'%s'", text);
 	free(text);
-	text = NULL;
 	run.host_boot_id = X + 1;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "-i is a veth, but the reflector runs in another kernel") &&
 	   ow_current(why, sizeof(why)) == OW_NONE, "oneway: veth, another kernel's boot id: not trusted, says so", "'%s'", why);
-	f = open_memstream(&text, &tlen);
-	report_compute(&rep);
-	print_decomposition(f, &rep);
-	json_clock_log(f, &rep);
-	fclose(f);
+	text = oneway_clock_text();
 	ok(text && strstr(text, "Clock: server - client offset +750 ns") && !strstr(text, "asymmetry:") &&
 	   strstr(text, "\"asymmetry_ns\": null"), "oneway: two kernels: a clock offset, no asymmetry claimed", "'%s'", text);
 	free(text);
