@@ -541,7 +541,7 @@ struct echo_ring {
 	struct echo *q;
 	uint32_t head, n;
 	/* the last echoes sent, newest first: the T3 history (PF_T3HIST) */
-	struct echo sent[T3HIST_MAX];
+	struct echo sent[T3HIST_MAX + 1];
 	uint32_t nsent;
 };
 
@@ -2435,16 +2435,27 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 	return 0;
 }
 
-/*
- * The T3 history of m, after the blocks already written into buf (and the
- * tag, which tag_put writes last): as many entries as fit, none without
- * room for one.
- */
+/* Where the T3 history goes in buf: after the blocks written, and the tag (tag_put comes last). */
+static size_t proto_hist_put_off(const uint8_t *buf, size_t len, uint8_t type)
+{
+	return proto_hist_off((unsigned)(buf[6] << 8 | buf[7]) | (run.key.on ? PF_TAG : 0), type,
+			      len);
+}
+
+/* How many history entries fit in buf after the blocks written. */
+static size_t proto_hist_room(const uint8_t *buf, size_t len, uint8_t type)
+{
+	size_t off = proto_hist_put_off(buf, len, type);
+	size_t room = len > off + T3HIST_HDR ? (len - off - T3HIST_HDR) / T3HIST_ENT : 0;
+
+	return room < T3HIST_MAX ? room : T3HIST_MAX;
+}
+
+/* The T3 history of m into buf: as many entries as fit, none without room for one. */
 static void proto_hist_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 {
-	size_t off = proto_hist_off((unsigned)(buf[6] << 8 | buf[7]) | (run.key.on ? PF_TAG : 0),
-				    m->type, len);
-	size_t room = len > off + T3HIST_HDR ? (len - off - T3HIST_HDR) / T3HIST_ENT : 0;
+	size_t off = proto_hist_put_off(buf, len, m->type);
+	size_t room = proto_hist_room(buf, len, m->type);
 	int i, n = (int)(room < m->nhist ? room : m->nhist);
 
 	if (n < 1) {
@@ -3451,9 +3462,9 @@ static void cls_stats(FILE *f, struct hist *h)
 
 	hist_finish(h);
 	fprintf(f, " %9" PRIu64 " %9" PRId64 " %9.0f %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64,
-		h->n, h->n ? h->min : 0, h->n ? hist_avg(h) : 0.0, h->n ? hist_pct(h, 50, &approx) : 0,
-		h->n ? hist_pct(h, 99, &approx) : 0, h->n ? hist_pct(h, 99.9, &approx) : 0,
-		h->n ? h->max : 0);
+		h->n, h->n ? h->min : 0, h->n ? hist_avg(h) : 0.0,
+		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
+		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0);
 }
 
 static void cls_row(FILE *f, const char *label, struct grp *g)
@@ -9075,21 +9086,9 @@ static uint64_t echo_t3k(const struct echo *e)
 	return (x->st & TF_USED) && x->txkey == e->key && x->seq == e->seq ? x->t[T3K] : 0;
 }
 
-/*
- * The next echo into m's header, and the ones sent before it into m's T3
- * history (whether or not one is due now); the echo sent becomes the
- * newest of the history.
- */
+/* The next echo into m's header; it becomes the newest of the T3 history. */
 static bool echo_pop(struct proto_msg *m)
 {
-	uint32_t i;
-
-	m->nhist = (uint8_t)run.echo.nsent;
-	for (i = 0; i < run.echo.nsent; i++) {
-		m->hist[i].seq = run.echo.sent[i].seq;
-		m->hist[i].t3w = run.echo.sent[i].t3w;
-		m->hist[i].t3k = echo_t3k(&run.echo.sent[i]);
-	}
 	if (!run.echo.n) {
 		return false;
 	}
@@ -9097,14 +9096,35 @@ static bool echo_pop(struct proto_msg *m)
 	m->t3w = run.echo.q[run.echo.head].t3w;
 	m->flags |= PF_T3W;
 	m->t3k = echo_t3k(&run.echo.q[run.echo.head]);
-	memmove(run.echo.sent + 1, run.echo.sent, (T3HIST_MAX - 1) * sizeof(struct echo));
+	memmove(run.echo.sent + 1, run.echo.sent, T3HIST_MAX * sizeof(struct echo));
 	run.echo.sent[0] = run.echo.q[run.echo.head];
-	if (run.echo.nsent < T3HIST_MAX) {
+	if (run.echo.nsent < T3HIST_MAX + 1) {
 		run.echo.nsent++;
 	}
 	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
 	run.echo.n--;
 	return true;
+}
+
+/*
+ * The T3 history of a pong or FIN_ACK written into buf (after echo_pop and
+ * the blocks before it): the echoes sent before the one in its header, as
+ * many as buf has room for, newest first.  Nothing to do for a ping with
+ * no room (the default 64 bytes).
+ */
+static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	uint32_t i, skip = m->flags & PF_T3W ? 1 : 0;
+	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
+
+	m->nhist = 0;
+	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
+		m->hist[m->nhist].seq = run.echo.sent[i].seq;
+		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
+		m->hist[m->nhist].t3k = echo_t3k(&run.echo.sent[i]);
+		m->nhist++;
+	}
+	proto_hist_put(buf, len, m);
 }
 
 /*
@@ -9493,7 +9513,9 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
 		run.S.c.kx_unfit++;
 	}
-	proto_hist_put(buf, len, &a);
+	if (current) {
+		echo_hist_put(buf, len, &a);
+	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -9652,7 +9674,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 			run.S.c.kx_unfit++;
 		}
 	}
-	proto_hist_put(buf, len, p);
+	echo_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
 		put64(buf + 40, p->t3sw);

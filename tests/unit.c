@@ -4937,7 +4937,7 @@ static void test_t3hist(void)
 		echo_pop(&m);
 		memset(pong[i], 0, sizeof(pong[i]));
 		proto_encode(pong[i], &m);
-		proto_hist_put(pong[i], 128, &m);
+		echo_hist_put(pong[i], 128, &m);
 		echo_push(i, B + i * 1000000 + 5000, (uint32_t)i);
 	}
 	ok(!proto_decode(pong[1], 128, &d) && !(d.flags & PF_T3HIST) && !d.nhist && d.t3w_seq == 0,
@@ -4952,7 +4952,7 @@ static void test_t3hist(void)
 	echo_pop(&m);
 	memset(buf, 0, sizeof(buf));
 	proto_encode(buf, &m);
-	proto_hist_put(buf, 256, &m);
+	echo_hist_put(buf, 256, &m);
 	ok(!proto_decode(buf, 256, &d) && d.nhist == T3HIST_MAX && d.hist[0].seq == 6 &&
 	   d.hist[T3HIST_MAX - 1].seq == 3, "t3hist: room for more: the last T3HIST_MAX, no more",
 	   "n=%u", d.nhist);
