@@ -6387,7 +6387,9 @@ static void print_decomposition(FILE *f, const struct report *r)
 				" ns (at the lowest-RTT exchange)", run.S.best_offset);
 		}
 		if (r->drift) {
-			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
+			/* one clock does not drift: then it is the asymmetry that moved */
+			fprintf(f, ", %s %+.3f ppm over %.1f s", r->ow_trusted ? "trend" : "drift",
+				r->ppm, r->span);
 		}
 		fputc('\n', f);
 	}
@@ -8511,6 +8513,10 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	struct txn *x;
 	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
 
+	/* longer than --size: oversized, but for the FIN_ACK (fin_len: room for its blocks) */
+	if (!err && len > cfg->size && (m.type != PT_FIN_ACK || len != fin_len())) {
+		err = PE_LONG;
+	}
 	if (err) {
 		count_invalid(err);
 		return;

@@ -3081,6 +3081,17 @@ static void test_guard_client(void)
 		ok(run.win.slot[599 & run.win.mask].t[T3W] == 5000 && run.S.c.rejected[GR_ECHO_UNOWED] == 1,
 		   "guard: a second T3 for the same ping never overwrites the first", "-");
 	}
+	{
+		/* the client reads up to fin_len bytes now; longer than --size is still oversized */
+		struct proto_msg f = { .type = PT_PONG, .session = run.S.id + 1, .seq = 1 };
+		uint64_t inv = run.S.c.invalid, fo = run.S.c.foreign, lng = run.S.c.invalid_why[PE_LONG];
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &f);
+		emit_packet(buf, 200, 0, 0, false);
+		ok(run.S.c.invalid == inv + 1 && run.S.c.foreign == fo && run.S.c.invalid_why[PE_LONG] == lng + 1,
+		   "guard: a datagram longer than --size (not a FIN_ACK of fin_len) is oversized", "-");
+	}
 	opts.size = PROTO_HDR_LEN + 16;
 	guard_msg(buf, PT_PONG, run.S.id, 598, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
