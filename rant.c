@@ -9277,6 +9277,9 @@ static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
 	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
 
 	m->nhist = 0;
+	if (!room) {
+		return;		/* the default 64 bytes: no history, nothing more to do before the send */
+	}
 	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
 		m->hist[m->nhist].seq = run.echo.sent[i].seq;
 		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
