@@ -9278,7 +9278,7 @@ static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
 
 	m->nhist = 0;
 	if (!room) {
-		return;		/* the default 64 bytes: no history, nothing more to do before the send */
+		return;		/* the default 64 bytes: nothing more to do before the send */
 	}
 	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
 		m->hist[m->nhist].seq = run.echo.sent[i].seq;
