@@ -160,6 +160,8 @@ enum proto_flag {
 #define KEY_MIN		16
 #define KEY_MAX		4096
 #define BUSY_GAP_NS	(10 * 1000000ULL)	/* at most 100 BUSY answers a second */
+/* FIN rounds of a session's end: the client asks no more, the reflector offers no more */
+#define FIN_ROUNDS	64
 
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
@@ -703,6 +705,9 @@ struct reflect_state {
 	struct sockaddr_storage peer;	/* the session's address and port: its first ping's */
 	/* the session's first TX key: older stamps are not its own */
 	uint32_t key0;
+	/* FINs of this session answered, and whether owed TX stamps were waited for */
+	unsigned fin_rounds;
+	bool fin_waited;
 	/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t ahead;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
@@ -8502,14 +8507,15 @@ static void emit_await_pongs(uint64_t cutoff)
 }
 
 /*
- * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
- * tried 3 times; the reflector ends its session on the first.
+ * FIN until the FIN_ACK says no T3 stamps wait to be echoed (FIN_ROUNDS at
+ * most), each tried 3 times; the reflector ends its session with the first
+ * FIN_ACK that says so, whatever TX stamps it still lacks.
  */
 static void emit_fin_exchange(uint64_t hard)
 {
 	int round;
 
-	for (round = 0; round < 64; round++) {
+	for (round = 0; round < FIN_ROUNDS; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
 		uint64_t limit;
 		int tries;
@@ -9046,6 +9052,8 @@ static void reflect_start(uint32_t id)
 	run.R.txpend = 0;
 	run.R.active = true;
 	run.R.key0 = run.ts.next_key;
+	run.R.fin_rounds = 0;
+	run.R.fin_waited = false;
 	run.R.ahead = 0;
 	run.R.measuring = false;
 	run.R.src_probed = 0;
@@ -9061,17 +9069,33 @@ static void reflect_start(uint32_t id)
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
 }
 
-/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
-static void reflect_end(int reason)
+/*
+ * TX stamps still owed get at most this long at the end of a session (on a
+ * FIN, before its FIN_ACK; else before the report).  A NIC that never
+ * stamps, or skips stamps (igb, ixgbe and i40e stamp one TX packet at a
+ * time), must not hold the session open: it ends whatever is still owed.
+ */
+#define END_TX_WAIT_NS	(50 * 1000000ULL)
+
+static void reflect_await_tx(uint64_t ns)
 {
 	uint64_t t0 = mono_ns();
-	int exit_code = EXIT_OK, r;
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 
-	while (run.R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
+	while (run.R.txpend && mono_ns() - t0 < ns) {
 		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
 			reflect_drain();
 		}
+	}
+}
+
+/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
+static void reflect_end(int reason)
+{
+	int exit_code = EXIT_OK, r;
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+
+	if (reason != STOP_FIN) {
+		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
 	}
 	if (run.S.stop_reason != STOP_BREACH) {
 		run.S.stop_reason = reason;
@@ -9128,15 +9152,21 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 
 	reflect_drain();
 	if (current) {
+		if (!run.echo.n && run.R.txpend && !run.R.fin_waited) {
+			run.R.fin_waited = true;	/* once: then the session ends without them */
+			reflect_await_tx(END_TX_WAIT_NS);
+		}
+		run.R.fin_rounds++;
 		a.seq = run.S.c.received;
 		if (!run.R.any || run.R.first) {
 			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
 		}
-		if (echo_pop(&a) && run.echo.n) {
+		/*
+		 * more only for stamps that came and wait to be echoed, and not
+		 * beyond the client's last round (emit_fin_exchange: 64)
+		 */
+		if (echo_pop(&a) && run.echo.n && run.R.fin_rounds < FIN_ROUNDS) {
 			a.flags |= PF_MORE;
-		}
-		if (!(a.flags & PF_T3W) && run.R.txpend) {
-			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
 		}
 	}
 	proto_encode(buf, &a);

@@ -4906,6 +4906,150 @@ static void test_kx(void)
 	reset_globals();
 }
 
+/* ------------------------------------- NICs that claim stamps and deliver few */
+
+/*
+ * A reflector with a real loopback socket to answer from, whose TX stamps
+ * never come (SO_TIMESTAMPING is not enabled on it): a NIC that claims
+ * hardware stamps and delivers none.  Its answers reach hf.rx.
+ */
+static struct {
+	struct txn win[256];
+	struct echo q[ECHO_CAP];
+	uint64_t *mem[NMETRIC][2];
+	int rx, rx2;
+	struct sockaddr_in cl, cl2;
+} hf;
+
+static void hf_reflector(void)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(lo);
+	int i;
+
+	reset_globals();
+	side_set(false);
+	memset(hf.win, 0, sizeof(hf.win));
+	run.win.slot = hf.win;
+	run.win.mask = 255;
+	memset(&run.R, 0, sizeof(run.R));
+	memset(&run.E, 0, sizeof(run.E));
+	run.R.log_fd = -1;
+	run.echo.q = hf.q;
+	run.key.on = false;
+	opts.size = 64;
+	for (i = 0; i < NMETRIC; i++) {
+		hf.mem[i][0] = calloc(64, 8);
+		hf.mem[i][1] = calloc(64, 8);
+		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+	}
+	hf.rx = socket(AF_INET, SOCK_DGRAM, 0);
+	hf.rx2 = socket(AF_INET, SOCK_DGRAM, 0);
+	run.sock_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	bind(hf.rx, (struct sockaddr *)&lo, sizeof(lo));
+	bind(hf.rx2, (struct sockaddr *)&lo, sizeof(lo));
+	getsockname(hf.rx, (struct sockaddr *)&hf.cl, &l);
+	l = sizeof(lo);
+	getsockname(hf.rx2, (struct sockaddr *)&hf.cl2, &l);
+}
+
+static void hf_done(void)
+{
+	int i;
+
+	for (i = 0; i < NMETRIC; i++) {
+		free(hf.mem[i][0]);
+		free(hf.mem[i][1]);
+	}
+	close(hf.rx);
+	close(hf.rx2);
+	close(run.sock_fd);
+	run.sock_fd = -1;
+	run.win.slot = NULL;
+	run.echo.q = NULL;
+	memset(&run.S, 0, sizeof(run.S));
+	reset_globals();
+}
+
+/* One datagram from a client socket's address to the reflector; its stdout kept apart. */
+static void hf_in(int type, uint32_t session, uint64_t seq, const struct sockaddr_in *from)
+{
+	uint8_t buf[128];
+	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .idle_ms = 1000 };
+	struct capture c;
+
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	cap_start(&c, 1);
+	reflect_packet(buf, 64, 1700000000000000000ULL + seq * 1000, 0, false,
+		       (const struct sockaddr *)from, sizeof(*from));
+	free(cap_stop(&c));
+}
+
+/* What the reflector sent to fd last: its type and flags (type 0: nothing came). */
+static int hf_out(int fd, uint16_t *flags)
+{
+	uint8_t buf[128];
+	struct proto_msg m;
+	ssize_t n;
+	int type = 0;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		if (!proto_decode(buf, (size_t)n, &m)) {
+			type = m.type;
+			*flags = m.flags;
+		}
+	}
+	return type;
+}
+
+/*
+ * A client whose pongs' TX stamps never came sends its FIN: the reflector
+ * waits a bounded time for them, answers without "more", ends the session,
+ * and a second client right after is served, not told BUSY.
+ */
+static void test_fin_owed(void)
+{
+	uint16_t fl = 0;
+	int t, i;
+
+	hf_reflector();
+	run.ts.hw = true;
+	for (i = 0; i < 3; i++) {
+		hf_in(PT_PING, 0x21, (uint64_t)i, &hf.cl);
+	}
+	t = hf_out(hf.rx, &fl);
+	ok(run.R.active && run.R.txpend == 3 && t == PT_PONG && !run.echo.n,
+	   "three pongs sent, their three TX stamps owed", "active=%d txpend=%" PRIu64 " t=%d",
+	   run.R.active, run.R.txpend, t);
+	hf_in(PT_FIN, 0x21, 3, &hf.cl);
+	t = hf_out(hf.rx, &fl);
+	ok(t == PT_FIN_ACK && !(fl & PF_MORE), "the FIN_ACK asks for no more FINs", "t=%d flags=%#x", t, fl);
+	ok(!run.R.active && run.R.sessions == 1 && run.S.stop_reason == STOP_FIN && run.S.c.missing[T3W] == 3,
+	   "the session ends on the FIN, the three T3 counted missing", "active=%d sessions=%u stop=%d missing=%" PRIu64,
+	   run.R.active, run.R.sessions, run.S.stop_reason, run.S.c.missing[T3W]);
+	hf_in(PT_PING, 0x22, 0, &hf.cl2);
+	t = hf_out(hf.rx2, &fl);
+	ok(run.R.active && run.S.id == 0x22 && t == PT_PONG && !run.S.c.rejected[GR_BUSY_SENT],
+	   "a second client right after is served, not told BUSY", "active=%d id=%#x t=%d busy=%" PRIu64,
+	   run.R.active, run.S.id, t, run.S.c.rejected[GR_BUSY_SENT]);
+	/* stamps that did come are still echoed, one per round, up to the client's last round */
+	echo_push(0, 1700000000000000500ULL, 0);
+	echo_push(0, 1700000000000000600ULL, 0);
+	hf_in(PT_FIN, 0x22, 1, &hf.cl2);
+	t = hf_out(hf.rx2, &fl);
+	ok(t == PT_FIN_ACK && (fl & PF_MORE) && (fl & PF_T3W) && run.R.active,
+	   "a T3 that came and waits: echoed, more asked", "t=%d flags=%#x", t, fl);
+	run.R.fin_rounds = FIN_ROUNDS - 1;
+	echo_push(0, 1700000000000000700ULL, 0);
+	hf_in(PT_FIN, 0x22, 1, &hf.cl2);
+	t = hf_out(hf.rx2, &fl);
+	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && !run.R.active,
+	   "the client's last round ends the session even with echoes left", "t=%d flags=%#x active=%d", t, fl,
+	   run.R.active);
+	hf_done();
+}
+
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
 static void test_tsconfig(void)
 {
@@ -5918,6 +6062,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_klog),
 	CASE(test_kx),
 	CASE(test_tsconfig),
+	CASE(test_fin_owed),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
