@@ -9153,7 +9153,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 	reflect_drain();
 	if (current) {
 		if (!run.echo.n && run.R.txpend && !run.R.fin_waited) {
-			run.R.fin_waited = true;	/* once: then the session ends without them */
+			run.R.fin_waited = true;	/* once, then the session ends */
 			reflect_await_tx(END_TX_WAIT_NS);
 		}
 		run.R.fin_rounds++;
