@@ -1464,15 +1464,26 @@ static int ts_enable_socket(int fd)
  * reset would only make the keys of stamps still in flight collide with new
  * ones, so the reset is done only where it is needed.
  */
-static void ts_rekey(int fd)
+static void ts_rekey_now(int fd)
 {
 	int zero = 0;
 
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
+	ts_enable_socket(fd);
+	/*
+	 * The reflector's session takes the stamps from its first key on
+	 * (reflect_on_tx): the keys start again at 0, and so does the session,
+	 * or every later T3 of it would be taken for an earlier session's.
+	 */
+	run.R.key0 = run.ts.next_key;
+}
+
+static void ts_rekey(int fd)
+{
 	if (run.ts.key_cmsg || !run.ts.rekey_on_fail) {
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
-	ts_enable_socket(fd);
+	ts_rekey_now(fd);
 }
 
 #ifndef SCM_TS_OPT_ID
@@ -2022,6 +2033,9 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
 }
 
+/* sendmsg, through a pointer: the unit tests make a send fail as a kernel would. */
+static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sendmsg;
+
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
 {
@@ -2042,19 +2056,24 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
 	}
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
-		return sendmsg(fd, &msg, 0);
+		return ts_sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = sendmsg(fd, &msg, 0);
+	n = ts_sendmsg(fd, &msg, 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+		/*
+		 * The socket's counter never moved while each send carried its
+		 * key: from here on it numbers the sends, from 0.
+		 */
+		ts_rekey_now(fd);
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = sendmsg(fd, &msg, 0);
+		n = ts_sendmsg(fd, &msg, 0);
 	}
 	return n;
 }
@@ -8527,6 +8546,8 @@ static void emit_fin_exchange(uint64_t hard)
 			run.E.fin_sent = true;
 			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
 				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+			} else {
+				ts_rekey(run.sock_fd);	/* a key it may have used up */
 			}
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
@@ -8968,6 +8989,8 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		memset(x, 0, sizeof(*x));
 		x->txkey = run.ts.next_key++;
 		run.S.c.rejected[GR_BUSY_SENT]++;
+	} else {
+		ts_rekey(run.sock_fd);	/* the key it may have used up */
 	}
 }
 
@@ -9186,6 +9209,8 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		txn_retire(x);
 		memset(x, 0, sizeof(*x));
 		x->txkey = run.ts.next_key++;
+	} else {
+		send_failed(errno);	/* counted, and the TX keys resynchronised */
 	}
 	if (current && !(a.flags & PF_MORE)) {
 		reflect_end(STOP_FIN);

@@ -5050,6 +5050,178 @@ static void test_fin_owed(void)
 	hf_done();
 }
 
+/*
+ * sendmsg as the kernel answers it: hf_fail_sends sends fail as before
+ * Linux 6.8 (the OPT_ID key is used up: the datagram goes to a blackhole
+ * here, its stamp read and dropped, and -1 ENOBUFS comes back); with
+ * hf_refuse_key a send carrying SCM_TS_OPT_ID is refused (EINVAL), as by
+ * a kernel or backport without it.
+ */
+static int hf_fail_sends;
+static bool hf_refuse_key;
+
+static bool hf_has_key(const struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR((struct msghdr *)msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TS_OPT_ID) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Wait (2 s at most) for fd's error queue; read one message if drop. */
+static bool hf_errqueue(int fd, bool drop)
+{
+	struct pollfd p = { fd, 0, 0 };
+	char ctrl[256], data[64];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+			    .msg_controllen = sizeof(ctrl) };
+
+	if (poll(&p, 1, 2000) != 1 || !(p.revents & POLLERR)) {
+		return false;
+	}
+	return !drop || recvmsg(fd, &m, MSG_ERRQUEUE) >= 0;
+}
+
+static ssize_t hf_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct sockaddr_in sink = { .sin_family = AF_INET, .sin_port = htons(9),
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct msghdr m = *msg;
+
+	if (hf_refuse_key && hf_has_key(msg)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (hf_fail_sends > 0) {
+		hf_fail_sends--;
+		m.msg_name = &sink;
+		m.msg_namelen = sizeof(sink);
+		if (sendmsg(fd, &m, flags) >= 0) {
+			hf_errqueue(fd, true);
+		}
+		errno = ENOBUFS;
+		return -1;
+	}
+	return sendmsg(fd, msg, flags);
+}
+
+/* The reflector's transaction of seq in this session, once its TX stamp was read (or 2 s). */
+static const struct txn *hf_txn(uint64_t seq)
+{
+	unsigned i;
+
+	while (run.R.txpend && hf_errqueue(run.sock_fd, false)) {
+		reflect_drain();
+	}
+	for (i = 0; i < 256; i++) {
+		if ((hf.win[i].st & TF_USED) && hf.win[i].seq == seq) {
+			return &hf.win[i];
+		}
+	}
+	return &hf.win[255];	/* an empty one: the test then fails on it */
+}
+
+/* A reflector on real TX stamps (the kernel's, of loopback), keyed as KERNEL keys them. */
+static void hf_keyed(unsigned kernel)
+{
+	hf_reflector();
+	opts.mode = MODE_REFLECT;
+	ts_kernel = fake_kernel;
+	fake_kernel_version = kernel;
+	ts_keys_setup();
+	ts_enable_socket(run.sock_fd);
+	ts_sendmsg = hf_sendmsg;
+	hf_fail_sends = 0;
+	hf_refuse_key = false;
+}
+
+static void hf_keyed_done(void)
+{
+	ts_sendmsg = sendmsg;
+	ts_kernel = NULL;
+	hf_done();
+}
+
+/*
+ * Before 6.8 a failed send may use up an OPT_ID key, and rant re-keys the
+ * socket.  In any session but the first, a failed pong, FIN_ACK or BUSY
+ * must not cost the session every later T3.
+ */
+static void test_rekey(void)
+{
+	uint16_t fl;
+	const struct txn *x;
+
+	hf_keyed(6007);
+	ok(run.ts.rekey_on_fail && !run.ts.key_cmsg, "a 6.7 reflector: the counter, re-keyed on failure", "-");
+	hf_in(PT_PING, 0x31, 0, &hf.cl);
+	hf_in(PT_PING, 0x31, 1, &hf.cl);
+	x = hf_txn(1);
+	ok(x->t[T3W] && run.echo.n, "session 1: the pong's T3 is read and queued to echo", "t3=%" PRIu64, x->t[T3W]);
+	hf_in(PT_FIN, 0x31, 2, &hf.cl);
+	hf_out(hf.rx, &fl);
+	hf_in(PT_PING, 0x32, 0, &hf.cl);
+	x = hf_txn(0);
+	ok(run.R.active && run.S.id == 0x32 && run.R.key0 > 0 && x->t[T3W],
+	   "session 2 starts at a later key, its first T3 read", "key0=%u t3=%" PRIu64, run.R.key0, x->t[T3W]);
+	hf_fail_sends = 1;
+	hf_in(PT_PING, 0x32, 1, &hf.cl);
+	ok(run.S.c.send_errors == 1 && run.ts.next_key == 0, "session 2: a pong send fails, the keys start again at 0",
+	   "errors=%" PRIu64 " next=%u", run.S.c.send_errors, run.ts.next_key);
+	hf_in(PT_PING, 0x32, 2, &hf.cl);
+	x = hf_txn(2);
+	ok(x->t[T3W] && !run.R.txpend && !run.S.c.tx_unmatched,
+	   "session 2: the next pong's T3 is the session's, not taken for an earlier one's",
+	   "t3=%" PRIu64 " txpend=%" PRIu64 " key0=%u", x->t[T3W], run.R.txpend, run.R.key0);
+	/* a FIN_ACK whose send fails: the next session's keys are still right */
+	hf_fail_sends = 1;
+	hf_in(PT_FIN, 0x32, 3, &hf.cl);
+	ok(!run.R.active, "session 2 ends on its FIN, whose FIN_ACK failed", "-");
+	hf_in(PT_PING, 0x33, 0, &hf.cl);
+	x = hf_txn(0);
+	ok(x->t[T3W] && !run.R.txpend, "session 3: after a failed FIN_ACK its first T3 is read",
+	   "t3=%" PRIu64 " next=%u", x->t[T3W], run.ts.next_key);
+	/* a BUSY whose send fails, in the middle of session 3 */
+	hf_fail_sends = 1;
+	hf_in(PT_PING, 0x34, 0, &hf.cl2);
+	hf_in(PT_PING, 0x33, 1, &hf.cl);
+	x = hf_txn(1);
+	ok(run.S.id == 0x33 && x->t[T3W] && !run.R.txpend, "session 3: after a failed BUSY the next T3 is read",
+	   "t3=%" PRIu64 " txpend=%" PRIu64, x->t[T3W], run.R.txpend);
+	hf_keyed_done();
+}
+
+/*
+ * Linux 6.13+: each pong carries its key (SCM_TS_OPT_ID).  A kernel that
+ * refuses it mid-run sends the rest through the socket's counter, which
+ * never moved: the keys must start again at 0 with it.
+ */
+static void test_rekey_cmsg(void)
+{
+	const struct txn *x;
+
+	hf_keyed(6013);
+	ok(run.ts.key_cmsg, "a 6.13 reflector: a key per send", "-");
+	hf_in(PT_PING, 0x41, 0, &hf.cl);
+	hf_in(PT_PING, 0x41, 1, &hf.cl);
+	x = hf_txn(1);
+	ok(x->t[T3W] || !run.ts.key_cmsg, "the keyed sends' T3 read", "t3=%" PRIu64, x->t[T3W]);
+	hf_refuse_key = true;
+	hf_in(PT_PING, 0x41, 2, &hf.cl);
+	hf_in(PT_PING, 0x41, 3, &hf.cl);
+	x = hf_txn(3);
+	ok(!run.ts.key_cmsg && x->t[T3W] && hf_txn(2)->t[T3W] && !run.R.txpend && !run.S.c.tx_unmatched,
+	   "key refused: the counter takes over from 0, the next T3s are read",
+	   "cmsg=%d t3=%" PRIu64 " txpend=%" PRIu64 " unmatched=%" PRIu64, run.ts.key_cmsg, x->t[T3W], run.R.txpend,
+	   run.S.c.tx_unmatched);
+	hf_keyed_done();
+}
+
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
 static void test_tsconfig(void)
 {
@@ -6063,6 +6235,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_kx),
 	CASE(test_tsconfig),
 	CASE(test_fin_owed),
+	CASE(test_rekey),
+	CASE(test_rekey_cmsg),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
