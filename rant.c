@@ -552,6 +552,20 @@ struct live_counts {
 	uint32_t session;	/* reflect: announced by the status thread, not the loop */
 };
 
+/*
+ * What the NIC delivered of the hardware stamps rant asked for, over the
+ * run (see hw_watch_none): datagrams received and those with a NIC stamp,
+ * sends that asked for a TX stamp and the NIC TX stamps read.
+ */
+struct hw_watch {
+	uint64_t rx, rx_hw, tx, tx_hw;
+	uint64_t armed;		/* CLOCK_MONOTONIC when too few had come: late TX stamps' grace */
+	int verdict;		/* enum hww_verdict */
+	uint64_t at[4];		/* rx, rx_hw, tx, tx_hw when judged */
+	bool fell_back;		/* auto: the kernel's stamps since */
+	bool failed;		/* hw: the run stops, exit 1 */
+};
+
 struct ts_provider {
 	bool known;		/* the kernel answered with a provider */
 	int phc_index;
@@ -783,6 +797,8 @@ static struct run {
 	struct live_counts live;
 	/* the device's timestamp provider (ethtool tsconfig) */
 	struct ts_provider ts_prov;
+	/* the hardware stamps the NIC delivered */
+	struct hw_watch hww;
 	/* bytes before the header: the PTP header with --ptp-probe */
 	unsigned proto_pre;
 	/* the reflector's source address for the datagram being sent */
@@ -1658,6 +1674,9 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 	if (run.ts.hw && !c->hw) {
 		return false;	/* OPT_TX_SWHW's software stamp: see ts_tx_kernel() */
 	}
+	if (!run.ts.hw && !c->sw) {
+		return false;	/* a NIC's stamp after the fall-back to kernel stamps */
+	}
 	*key = c->ee_data;
 	*wire = ts_wire(c);
 	return true;
@@ -1712,6 +1731,7 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 
 			ts_parse(&mm[i].msg_hdr, &c);
 			if (ts_tx_stamp(&c, &key, &wire)) {
+				run.hww.tx_hw += run.ts.hw && wire;
 				fn(key, wire);
 				got++;
 			} else if (ts_tx_kernel(&c, &key, &wire)) {
@@ -1936,12 +1956,31 @@ static bool phc_is_tai(void)
 	return run.phc.n && d > -1000000 && d < 1000000;
 }
 
+/*
+ * A PHC that does not advance (QEMU's e1000e; a NIC whose clock is not
+ * running) falls behind CLOCK_REALTIME second for second: between the first
+ * and the last reading it moved less than 1% of the time that passed.  No
+ * phc2sys can help it, and none of its stamps means anything.
+ */
+static bool phc_stopped(int64_t *moved, uint64_t *span)
+{
+	*span = run.phc.last_at - run.phc.first_at;
+	*moved = (int64_t)*span + (run.phc.last_off - run.phc.first_off);
+	return run.phc.n >= 2 && *span >= NSEC_PER_SEC / 10 && *moved < (int64_t)(*span / 100);
+}
+
 static bool phc_warning(char *w, size_t len)
 {
 	double ppm = 0;
 	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
-	int64_t a = run.phc.last_off < 0 ? -run.phc.last_off : run.phc.last_off;
+	int64_t a = run.phc.last_off < 0 ? -run.phc.last_off : run.phc.last_off, moved;
+	uint64_t span;
 
+	if (phc_stopped(&moved, &span)) {
+		snprintf(w, len, "PHC /dev/ptp%d is stopped: it moved %" PRId64 " ns while CLOCK_REALTIME moved %.3f s; its NIC's stamps are not time (a driver fault, or an emulated NIC)",
+			 run.phc.index, moved, (double)span / 1e9);
+		return true;
+	}
 	if (!run.phc.n || (!drift && (a < 1000000 || phc_is_tai()))) {
 		return false;
 	}
@@ -2055,6 +2094,8 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		iov.iov_len = len + run.proto_pre;
 		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
 	}
+	/* sends that ask the NIC for a TX stamp (-N's reflector asks for none) */
+	run.hww.tx += run.ts.hw && !(cfg->no_tx_ts && cfg->mode == MODE_REFLECT);
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
 		return ts_sendmsg(fd, &msg, 0);
 	}
@@ -4656,6 +4697,104 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
 	txn_account(x);
 }
 
+/*
+ * A NIC can claim hardware stamps (ETHTOOL_GET_TS_INFO, SIOCSHWTSTAMP
+ * accepted) and deliver none: a driver fault, or QEMU's e1000e, whose
+ * model never stamps a packet.  ptp4l then says "timed out while polling
+ * for tx timestamp" and declares the port FAULTY.  rant judges the NIC on
+ * its first HWW_TXNS datagrams received and the sends of that time: fewer
+ * than one in HWW_SHARE of the hardware stamps asked for is none.  With
+ * --timestamps hw the run then stops (exit 1); with auto the kernel's
+ * stamps, asked for alongside (OPT_TX_SWHW, timestamping.rst 1.3.3), are
+ * the wire stamps of the whole run (hw_fall_back).
+ */
+#define HWW_TXNS	64
+#define HWW_SHARE	10
+/*
+ * TX stamps that come late get this long, or until HWW_TXNS more datagrams
+ * came: the transactions judged are then all still in the window (256 at
+ * least), where a fall-back can give them their kernel stamps.
+ */
+#define HWW_WAIT_NS	(50 * 1000000ULL)
+
+enum hww_verdict { HWW_PENDING, HWW_DELIVERS, HWW_NONE };
+
+/* True once: the NIC delivers (almost) no hardware stamp.  FINAL: the run or session ends. */
+static bool hw_watch_none(bool final)
+{
+	struct hw_watch *w = &run.hww;
+	uint64_t now;
+
+	if (w->verdict || !run.ts.hw || !w->rx || (!final && w->rx < HWW_TXNS)) {
+		return false;
+	}
+	if ((w->rx_hw + w->tx_hw) * HWW_SHARE >= w->rx + w->tx) {
+		if (w->rx >= HWW_TXNS) {
+			w->verdict = HWW_DELIVERS;
+		}
+		return false;
+	}
+	if (!final && w->rx < 3 * HWW_TXNS) {
+		now = mono_ns();
+		if (!w->armed) {
+			w->armed = now;
+		}
+		if (now - w->armed < HWW_WAIT_NS) {
+			return false;
+		}
+	}
+	w->verdict = HWW_NONE;
+	w->at[0] = w->rx;
+	w->at[1] = w->rx_hw;
+	w->at[2] = w->tx;
+	w->at[3] = w->tx_hw;
+	if (cfg->ts == TS_HW) {
+		w->failed = true;
+		warnx_("--timestamps hw: %s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64
+		       ", TX %" PRIu64 " of %" PRIu64 " (a port ptp4l declares FAULTY); stopping: see ethtool -T %s and its driver, or use --timestamps auto or sw",
+		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx, cfg->iface);
+	} else {
+		warnx_("%s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
+		       " of %" PRIu64 ": kernel stamps for the whole run (--timestamps auto)",
+		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx);
+	}
+	return true;
+}
+
+/* The kernel's stamp of a packet becomes its wire stamp (the NIC's, if any, is dropped). */
+static bool hw_txn_kernel(struct txn *x, int wire, int kern)
+{
+	x->t[wire] = x->t[kern];
+	x->t[kern] = 0;
+	return x->t[wire] != 0;
+}
+
+/*
+ * --timestamps auto, no NIC stamps: software stamps from here on, on one
+ * clock (no PHC offset to take out), the NIC's config put back now, and the
+ * NIC/kernel split of this side's stacks dropped (it has no NIC part).  The
+ * caller moves the kernel stamps of the transactions so far into place.
+ */
+static void hw_fall_back(void)
+{
+	static const int split[2][4] = {
+		{ M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC },
+		{ M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE },
+	};
+	int i;
+
+	run.ts.hw = false;
+	run.ts.wire_off = 0;
+	run.hww.fell_back = true;
+	ts_restore(run.sock_fd);
+	snprintf(run.ts.note, sizeof(run.ts.note),
+		 "software (kernel): %s delivered no hardware stamps (--timestamps auto fell back)",
+		 cfg->iface);
+	for (i = 0; i < 4; i++) {
+		hist_reset(&run.S.h[split[run.side.emit][i]]);
+	}
+}
+
 /* --------------------------------------------------------------- memory */
 
 static size_t align64(size_t n)
@@ -5270,6 +5409,10 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
 	rx->trunc = msg.msg_flags & MSG_TRUNC;
 	rx->ours = !run.proto_pre || (n = ptp_strip(buf, n)) >= 0;
 	rx->len = rx->ours ? (size_t)n : 0;
+	if (run.ts.hw && rx->ours) {
+		run.hww.rx++;
+		run.hww.rx_hw += rx->c.hw != 0;
+	}
 	return 1;
 }
 
@@ -5454,8 +5597,14 @@ static int clock_warnings(char w[][256], int max)
 
 	if (run.ts.hw && run.phc.n) {
 		/* the PHC's offset was measured: say what it is instead of guessing */
+		int64_t moved;
+		uint64_t span;
+
 		snprintf(measured, sizeof(measured), "PHC /dev/ptp%d measured %+" PRId64 " ns from CLOCK_REALTIME%s",
-			 run.phc.index, run.phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
+			 run.phc.index, run.phc.last_off,
+			 phc_stopped(&moved, &span)    ? ", stopped (it does not advance)" :
+			 phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" :
+							 "");
 		cause = measured;
 	}
 	for (i = 0; i < 2 && n < max; i++) {
@@ -5942,12 +6091,27 @@ static void report_compute(struct report *r)
 	r->log_records = run.log_out.done ? run.log_out.rows : run.S.log.n;
 }
 
+/* The NIC's verdict (hw_watch_none), when it delivered no hardware stamps. */
+static void print_hw_watch(FILE *f)
+{
+	const struct hw_watch *w = &run.hww;
+
+	if (w->verdict != HWW_NONE) {
+		return;
+	}
+	fprintf(f, "Hardware stamps: %s delivered none (RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
+		" of %" PRIu64 "): %s\n", cfg->iface, w->at[1], w->at[0], w->at[3], w->at[2],
+		w->fell_back ? "the kernel's stamps are the wire stamps of the whole run (--timestamps auto)" :
+			       "stopped (--timestamps hw)");
+}
+
 /* What the hardware path has to say about this run's stamps. */
 static void print_hw_notes(FILE *f, const struct report *r)
 {
 	char why[256];
 	double ppm;
 
+	print_hw_watch(f);
 	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
@@ -6315,8 +6479,21 @@ static void json_hw(FILE *f, const struct report *r)
 {
 	char why[256], tmp[320];
 	double ppm;
+	int64_t moved;
+	uint64_t span;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
+	if (cfg->mode != MODE_ANALYZE && (run.ts.hw || run.hww.verdict)) {
+		static const char *const verdict[] = { "unjudged", "delivers", "none" };
+		const struct hw_watch *w = &run.hww;
+
+		fprintf(f, "  \"hw_stamps\": {\"rx\": %" PRIu64 ", \"rx_nic\": %" PRIu64 ", \"tx\": %" PRIu64
+			", \"tx_nic\": %" PRIu64 ", \"verdict\": \"%s\", \"fell_back\": %s},\n",
+			w->rx, w->rx_hw, w->tx, w->tx_hw, verdict[w->verdict],
+			w->fell_back ? "true" : "false");
+	} else {
+		fprintf(f, "  \"hw_stamps\": null,\n");
+	}
 	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", run.S.c.kx_unfit);
 	if (run.phc.n) {
 		fprintf(f,
@@ -6329,8 +6506,9 @@ static void json_hw(FILE *f, const struct report *r)
 		} else {
 			fputs("null", f);
 		}
-		fprintf(f, ", \"disciplined\": %s, \"tai\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true",
-			phc_is_tai() ? "true" : "false");
+		fprintf(f, ", \"disciplined\": %s, \"tai\": %s, \"stopped\": %s},\n",
+			phc_warning(why, sizeof(why)) ? "false" : "true", phc_is_tai() ? "true" : "false",
+			phc_stopped(&moved, &span) ? "true" : "false");
 	} else {
 		fprintf(f, "  \"phc\": null,\n");
 	}
@@ -8290,6 +8468,37 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 	}
 }
 
+/*
+ * The NIC judged (hw_watch_none): with --timestamps hw the run stops; with
+ * auto every transaction so far takes its kernel stamps as wire stamps.
+ */
+static void emit_hw_check(bool final)
+{
+	uint64_t i;
+
+	if (!hw_watch_none(final)) {
+		return;
+	}
+	if (cfg->ts == TS_HW) {
+		run.S.stop_reason = STOP_ERROR;
+		return;
+	}
+	hw_fall_back();
+	for (i = 0; i <= run.win.mask; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		if (!(x->st & TF_USED)) {
+			continue;
+		}
+		hw_txn_kernel(x, T4W, T4K);
+		if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
+			x->st &= (uint16_t)~TF_TXPEND;
+			run.E.txpend--;
+		}
+		txn_account(x);
+	}
+}
+
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
 static int emit_recv(int flags)
 {
@@ -8302,6 +8511,7 @@ static int emit_recv(int flags)
 	}
 	if (r > 0 && rx.ours) {
 		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+		emit_hw_check(false);
 	}
 	return r;
 }
@@ -8707,6 +8917,7 @@ static int emit_run(void)
 		run.S.stop_reason = STOP_SIGNAL;
 	}
 	emit_finish();
+	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
 	run.S.end_mono = mono_ns();
 	window_flush(run.E.next_seq);
 	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
@@ -9111,6 +9322,39 @@ static void reflect_await_tx(uint64_t ns)
 	}
 }
 
+/* The NIC judged (hw_watch_none): hw stops the reflector; auto re-stamps the session so far. */
+static void reflect_hw_check(bool final)
+{
+	uint64_t i;
+
+	if (!hw_watch_none(final)) {
+		return;
+	}
+	if (cfg->ts == TS_HW) {
+		run.S.stop_reason = STOP_ERROR;
+		run.R.exit_code = EXIT_RUNTIME;
+		return;
+	}
+	hw_fall_back();
+	for (i = 0; i <= run.win.mask; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		if (!(x->st & TF_USED)) {
+			continue;
+		}
+		hw_txn_kernel(x, T2W, T2K);
+		if (!(x->st & TF_TXPEND)) {
+			hw_txn_kernel(x, T3W, T3K);
+		} else if (hw_txn_kernel(x, T3W, T3K)) {
+			/* its kernel stamp came, the NIC's never will: echoed as T3 */
+			x->st &= (uint16_t)~TF_TXPEND;
+			run.R.txpend--;
+			echo_push(x->seq, x->t[T3W], x->txkey);
+		}
+		txn_account(x);
+	}
+}
+
 /* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
 static void reflect_end(int reason)
 {
@@ -9120,7 +9364,11 @@ static void reflect_end(int reason)
 	if (reason != STOP_FIN) {
 		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
 	}
-	if (run.S.stop_reason != STOP_BREACH) {
+	reflect_hw_check(true);
+	if (run.hww.failed) {
+		exit_code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	}
+	if (run.S.stop_reason != STOP_BREACH && !run.hww.failed) {
 		run.S.stop_reason = reason;
 	}
 	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
@@ -9128,7 +9376,7 @@ static void reflect_end(int reason)
 	if (run.R.any) {
 		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
 	}
-	if (run.S.c.breaches) {
+	if (run.S.c.breaches && !run.hww.failed) {
 		exit_code = EXIT_BREACH;
 	}
 	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
@@ -9472,6 +9720,7 @@ static int reflect_recv(int flags)
 	if (r > 0 && rx.ours) {
 		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
+		reflect_hw_check(false);
 	}
 	return r;
 }
@@ -9496,8 +9745,8 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (!run.R.active && run.R.sessions &&
-		    (cfg->once || run.R.exit_code == EXIT_BREACH)) {
+		if (run.hww.failed || (!run.R.active && run.R.sessions &&
+					(cfg->once || run.R.exit_code == EXIT_BREACH))) {
 			break;
 		}
 		if (r > 0 && !cfg->spin) {
@@ -9526,7 +9775,8 @@ static int reflect_run(void)
 	}
 	if (run.R.active || (!run.R.sessions && r >= 0)) {
 		/* no client came at all: still a report (0 samples), as the earlier rant printed */
-		reflect_end(run.stop_signal ? STOP_SIGNAL : run.R.end ? STOP_DURATION : STOP_ERROR);
+		reflect_end(run.hww.failed ? STOP_ERROR : run.stop_signal ? STOP_SIGNAL :
+			    run.R.end ? STOP_DURATION : STOP_ERROR);
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -11674,6 +11924,8 @@ static int run_main(void)
 		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
 		       "or start another reflector (--port) for this client", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
+	} else if (run.hww.failed) {
+		code = EXIT_RUNTIME;	/* hw_watch_none said why */
 	} else if (!run.S.c.received && run.S.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;

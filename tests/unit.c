@@ -5222,6 +5222,350 @@ static void test_rekey_cmsg(void)
 	hf_keyed_done();
 }
 
+/*
+ * A client on lo whose NIC (the fake one) grants hardware stamps: lo
+ * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
+ * real NIC.  peer answers the pings as a reflector with software stamps.
+ */
+static struct {
+	uint8_t tx[PROTO_MAX_SIZE + 64], rx[PROTO_MAX_SIZE + 64];
+	int peer;
+	char *err;
+	struct args a;	/* opts points into it */
+} hc;
+
+static int hc_client(const char *ts)
+{
+	struct sockaddr_in pa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(pa);
+	char cmd[200], *out, *err;
+	struct capture ce;
+	int r, i;
+
+	hc.peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bind(hc.peer, (struct sockaddr *)&pa, sizeof(pa));
+	getsockname(hc.peer, (struct sockaddr *)&pa, &len);
+	guard_setup(true);
+	snprintf(cmd, sizeof(cmd), "-i lo -a 127.0.0.1 --port %u --timestamps %s --size 80 --count 1000",
+		 ntohs(pa.sin_port), ts);
+	r = parse_str(cmd, &hc.a, &out, &err);
+	free(out);
+	free(err);
+	side_set(true);
+	run.E.tx = hc.tx;
+	run.E.rx = hc.rx;
+	run.E.rxcap = opts.size + 1;
+	run.K.tx_size = opts.size;
+	run.S.log.cap = 0;
+	run.S.id = 0x2121;
+	nic_full();
+	ts_ioctl = fake_ioctl;
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	phc_fake_start();
+	for (i = 0; i < NMETRIC; i++) {
+		hf.mem[i][0] = calloc(64, 8);
+		hf.mem[i][1] = calloc(64, 8);
+		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+	}
+	cap_start(&ce, 2);
+	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
+	hc.err = cap_stop(&ce);
+	set_rcvtimeo(NSEC_PER_SEC);
+	return r;
+}
+
+/* One transaction: the ping, its pong from the peer, the pong taken in, TX stamps read. */
+static void hc_txn(uint64_t seq)
+{
+	uint8_t buf[128];
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	struct proto_msg m;
+	ssize_t n;
+
+	emit_send(seq, mono_ns());
+	run.E.next_seq = seq + 1;
+	n = recvfrom(hc.peer, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+	if (n < PROTO_HDR_LEN || proto_decode(buf, (size_t)n, &m)) {
+		return;
+	}
+	m.type = PT_PONG;
+	m.flags = 0;
+	proto_encode(buf, &m);
+	sendto(hc.peer, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+	emit_recv(0);
+	emit_drain();
+}
+
+static void hc_done(void)
+{
+	int i;
+
+	for (i = 0; i < NMETRIC; i++) {
+		free(hf.mem[i][0]);
+		free(hf.mem[i][1]);
+	}
+	free(hc.err);
+	close(run.sock_fd);
+	close(hc.peer);
+	run.sock_fd = -1;
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+	memset(&run.E, 0, sizeof(run.E));
+	memset(&run.S, 0, sizeof(run.S));
+	reset_globals();
+}
+
+/* Transactions until the NIC is judged (or 5 s); how many it took. */
+static uint64_t hc_until_judged(struct capture *ce)
+{
+	uint64_t seq = 0;
+
+	uint64_t end = mono_ns() + 5 * NSEC_PER_SEC;
+
+	cap_start(ce, 2);
+	while (!run.hww.verdict && !run.S.stop_reason && mono_ns() < end) {
+		hc_txn(seq++);
+	}
+	return seq;
+}
+
+/*
+ * --timestamps auto on a NIC that grants hardware stamps and delivers none:
+ * it is judged within the first transactions, and the kernel's stamps are
+ * the wire stamps of the whole run, those before included; the report,
+ * JSON and log header then say software.
+ */
+static void test_hw_none_auto(void)
+{
+	struct capture ce;
+	struct report rep;
+	uint64_t n, i, miss = 0;
+	char *err, *text = NULL, hdr[4096];
+	size_t tl = 0;
+	FILE *f;
+
+	if (hc_client("auto")) {
+		ok(false, "a client on lo with a NIC granting hardware stamps", "'%s'", hc.err);
+		hc_done();
+		return;
+	}
+	ok(run.ts.hw && run.hww.tx == 0, "lo with the fake NIC: hardware stamps granted", "hw=%d", run.ts.hw);
+	n = hc_until_judged(&ce);
+	err = cap_stop(&ce);
+	ok(run.hww.verdict == HWW_NONE && !run.ts.hw && run.hww.fell_back && n >= HWW_TXNS && n <= 3 * HWW_TXNS,
+	   "no NIC stamp: judged after the first transactions, kernel stamps since", "verdict=%d hw=%d n=%" PRIu64,
+	   run.hww.verdict, run.ts.hw, n);
+	ok(one_rant_line(err) && strstr(err, "lo delivered no hardware stamps") && strstr(err, "RX 0 of") &&
+	   strstr(err, "kernel stamps"), "one line names the NIC, the missing stamps and the fall-back", "'%s'", err);
+	free(err);
+	ok(nic.last_s.tx_type == HWTSTAMP_TX_OFF && !run.ts.restore, "the NIC's config is put back at once",
+	   "tx=%d", nic.last_s.tx_type);
+	for (i = 0; i < 20; i++) {
+		hc_txn(n + i);
+	}
+	for (i = 0; i < n + 20; i++) {
+		const struct txn *x = &run.win.slot[i & run.win.mask];
+
+		miss += !x->t[T1W] || !x->t[T4W] || x->t[T1K] || x->t[T4K];
+	}
+	ok(miss == 0 && run.S.h[M_RTT].n == n + 20 && !run.S.h[M_CLI_TX_NIC].n && !run.S.h[M_CLI_RX_WAKE].n,
+	   "every transaction, those before included, has kernel wire stamps and an rtt; no NIC split",
+	   "miss=%" PRIu64 " rtt n=%" PRIu64 " of %" PRIu64 " split n=%" PRIu64, miss, run.S.h[M_RTT].n, n + 20,
+	   run.S.h[M_CLI_TX_NIC].n);
+	ok(strstr(run.ts.note, "software") && !run.ts.wire_off, "the note says software, no PHC offset taken out",
+	   "'%s'", run.ts.note);
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "Timestamps: wire software (kernel)") && strstr(text, "Hardware stamps: lo delivered none") &&
+	   strstr(text, "\"wire\": \"software\"") && strstr(text, "\"verdict\": \"none\", \"fell_back\": true"),
+	   "report and JSON say software, and why", "%.2000s", text ? text : "");
+	free(text);
+	*log_header(hdr, true, run.side.stamps, run.side.nstamps) = 0;
+	ok(strstr(hdr, " wire=software ") && !strstr(hdr, "_hw"), "the csv log's header says software", "'%.300s'", hdr);
+	hc_done();
+}
+
+/* --timestamps hw on the same NIC: one line naming it and the missing stamps, the run stops. */
+static void test_hw_none_hw(void)
+{
+	struct capture ce;
+	uint64_t n;
+	char *err;
+
+	if (hc_client("hw")) {
+		ok(false, "a client on lo with a NIC granting hardware stamps", "'%s'", hc.err);
+		hc_done();
+		return;
+	}
+	n = hc_until_judged(&ce);
+	err = cap_stop(&ce);
+	ok(run.hww.failed && run.S.stop_reason == STOP_ERROR && n >= HWW_TXNS && n <= 3 * HWW_TXNS,
+	   "--timestamps hw, no NIC stamp: the run stops after the first transactions", "failed=%d stop=%d n=%" PRIu64,
+	   run.hww.failed, run.S.stop_reason, n);
+	ok(one_rant_line(err) && strstr(err, "--timestamps hw: lo delivered no hardware stamps") && strstr(err, "RX 0 of") &&
+	   strstr(err, "TX 0 of") && strstr(err, "FAULTY"), "one line names the NIC and the missing stamps", "'%s'", err);
+	free(err);
+	hc_done();
+}
+
+/*
+ * The reflector on lo, hardware stamps granted (as by the fake NIC), none
+ * delivered: its session so far is re-stamped by the kernel's stamps, its
+ * later pongs say software; with hw it stops with exit 1.
+ */
+static uint64_t hr_run(enum ts_mode mode, struct capture *ce, uint16_t *last_flags)
+{
+	static uint8_t rxb[PROTO_MAX_SIZE + 64];
+	struct sockaddr_in srv = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(srv);
+	uint64_t seq = 0, end = mono_ns() + 5 * NSEC_PER_SEC;
+	uint8_t buf[128];
+	ssize_t n;
+
+	hf_reflector();
+	opts.mode = MODE_REFLECT;
+	opts.iface = "lo";
+	opts.ts = mode;
+	opts.size = 80;
+	bind(run.sock_fd, (struct sockaddr *)&srv, sizeof(srv));
+	getsockname(run.sock_fd, (struct sockaddr *)&srv, &l);
+	run.R.rx = rxb;
+	run.R.rxcap = sizeof(rxb);
+	run.ts.hw = true;
+	run.ts.ifindex = (int)if_nametoindex("lo");
+	ts_keys_setup();
+	ts_enable_socket(run.sock_fd);
+	set_rcvtimeo(NSEC_PER_SEC);
+	cap_start(ce, 2);
+	while (!run.hww.verdict && mono_ns() < end) {
+		struct proto_msg m = { .type = PT_PING, .session = 0x51, .seq = seq++, .idle_ms = 1000 };
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &m);
+		sendto(hf.rx, buf, 80, 0, (struct sockaddr *)&srv, sizeof(srv));
+		reflect_recv(0);
+		n = recv(hf.rx, buf, sizeof(buf), 0);
+		if (n > 0 && !proto_decode(buf, (size_t)n, &m)) {
+			*last_flags = m.flags;
+		}
+	}
+	return seq;
+}
+
+static void test_hw_none_reflect(void)
+{
+	struct sockaddr_in srv;
+	socklen_t l = sizeof(srv);
+	struct capture ce, co;
+	struct proto_msg m = { .type = PT_PING, .session = 0x51, .idle_ms = 1000 };
+	uint64_t n, i, miss = 0;
+	uint16_t fl = 0;
+	uint8_t buf[128];
+	char *err;
+
+	n = hr_run(TS_AUTO, &ce, &fl);
+	err = cap_stop(&ce);
+	ok(run.hww.verdict == HWW_NONE && run.hww.fell_back && !run.ts.hw && n >= HWW_TXNS && one_rant_line(err) &&
+	   strstr(err, "lo delivered no hardware stamps"), "reflector, auto: judged, kernel stamps since, said in one line",
+	   "verdict=%d n=%" PRIu64 " '%s'", run.hww.verdict, n, err);
+	free(err);
+	for (i = 0; i < 4096 && i < run.win.mask + 1; i++) {
+		const struct txn *x = &run.win.slot[i];
+
+		if (x->st & TF_USED) {
+			miss += !x->t[T2W] || !x->t[T3W] || x->t[T2K] || x->t[T3K];
+		}
+	}
+	ok(miss == 0 && run.S.h[M_RESPONSE].n == n && !run.S.h[M_SRV_RX_NIC].n && !run.R.txpend,
+	   "reflector: every pong so far has kernel T2 and T3, a response; no NIC split", "miss=%" PRIu64
+	   " response n=%" PRIu64 " of %" PRIu64 " txpend=%" PRIu64, miss, run.S.h[M_RESPONSE].n, n, run.R.txpend);
+	getsockname(run.sock_fd, (struct sockaddr *)&srv, &l);
+	m.seq = n;
+	proto_encode(buf, &m);
+	sendto(hf.rx, buf, 80, 0, (struct sockaddr *)&srv, sizeof(srv));
+	cap_start(&co, 1);
+	reflect_recv(0);
+	free(cap_stop(&co));
+	fl = 0;
+	hf_out(hf.rx, &fl);
+	ok(!(fl & PF_SRV_HW) && !(fl & PF_KSTAMPS) && (fl & PF_T3W),
+	   "reflector: the next pong says software and echoes a kernel T3", "flags=%#x", fl);
+	run.ts.ifindex = 0;
+	hf_done();
+
+	n = hr_run(TS_HW, &ce, &fl);
+	err = cap_stop(&ce);
+	ok(run.hww.failed && run.R.exit_code == EXIT_RUNTIME && run.S.stop_reason == STOP_ERROR && one_rant_line(err) &&
+	   strstr(err, "--timestamps hw: lo"), "reflector, hw: stops, exit 1, one line", "failed=%d exit=%d '%s'",
+	   run.hww.failed, run.R.exit_code, err);
+	free(err);
+	run.ts.ifindex = 0;
+	hf_done();
+}
+
+/* A NIC that stamps: judged as delivering, nothing changes. */
+static void test_hw_some(void)
+{
+	struct capture ce;
+
+	run_reset();
+	cfg_defaults();
+	run.ts.hw = true;
+	run.hww.rx = HWW_TXNS;
+	run.hww.tx = HWW_TXNS;
+	run.hww.rx_hw = 0;
+	run.hww.tx_hw = HWW_TXNS;	/* a PTP-only RX filter: TX stamps only */
+	ok(!hw_watch_none(false) && run.hww.verdict == HWW_DELIVERS && run.ts.hw,
+	   "TX stamps only (RX filter PTP): the NIC delivers, no fall-back", "verdict=%d", run.hww.verdict);
+	run.hww = (struct hw_watch){ .rx = 10, .tx = 10, .rx_hw = 0, .tx_hw = 2 };
+	ok(!hw_watch_none(true) && !run.hww.verdict, "a short run with 2 stamps in 20 (the share): not judged none",
+	   "verdict=%d", run.hww.verdict);
+	run.hww = (struct hw_watch){ .rx = 10, .tx = 10, .rx_hw = 0, .tx_hw = 1 };
+	opts.iface = "eth9";
+	cap_start(&ce, 2);
+	ok(hw_watch_none(true) && run.hww.verdict == HWW_NONE, "a short run with 1 stamp in 20, at its end: none",
+	   "verdict=%d", run.hww.verdict);
+	free(cap_stop(&ce));
+	reset_globals();
+}
+
+/* A PHC that does not advance is named as stopped, not as undisciplined. */
+static void test_phc_stopped(void)
+{
+	char w[400], *text = NULL;
+	size_t tl = 0;
+	FILE *f;
+
+	reset_globals();
+	run.phc.index = 0;
+	run.phc.n = 3;
+	run.phc.method = PHC_EXTENDED;
+	run.phc.first_at = 1000000000ULL;
+	run.phc.last_at = 3000000000ULL;
+	run.phc.first_off = 500;
+	run.phc.last_off = 500 - 2000000000LL;	/* 2 s later the PHC reads the same */
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "/dev/ptp0 is stopped") && !strstr(w, "phc2sys"),
+	   "a PHC that did not move in 2 s: stopped, no phc2sys advice", "'%s'", w);
+	f = open_memstream(&text, &tl);
+	json_hw(f, &(struct report){ .ow_why = "" });
+	fclose(f);
+	ok(text && strstr(text, "\"stopped\": true") && strstr(text, "\"disciplined\": false"), "JSON phc.stopped true",
+	   "%.400s", text ? text : "");
+	free(text);
+	run.phc.last_off = 500 + 15;	/* ran, and well disciplined */
+	ok(!phc_warning(w, sizeof(w)), "a PHC that moved with CLOCK_REALTIME: no warning", "'%s'", w);
+	run.phc.last_off = 500 - 1990000000LL;	/* moved 10 ms in 2 s: 0.5 %, as good as stopped */
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "stopped"), "moved 0.5 % of the time: stopped", "'%s'", w);
+	run.phc.last_off = 500 - 1000000000LL;	/* half speed: running, badly */
+	ok(phc_warning(w, sizeof(w)) && !strstr(w, "stopped") && strstr(w, "phc2sys"),
+	   "half speed: running but not disciplined", "'%s'", w);
+	reset_globals();
+}
+
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
 static void test_tsconfig(void)
 {
@@ -6237,6 +6581,11 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_fin_owed),
 	CASE(test_rekey),
 	CASE(test_rekey_cmsg),
+	CASE(test_hw_none_auto),
+	CASE(test_hw_none_hw),
+	CASE(test_hw_none_reflect),
+	CASE(test_hw_some),
+	CASE(test_phc_stopped),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
