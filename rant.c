@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -98,6 +99,9 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 #endif
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET	70
+#endif
+#ifndef HWTSTAMP_FLAG_BONDED_PHC_INDEX
+#define HWTSTAMP_FLAG_BONDED_PHC_INDEX	(1 << 0)	/* Linux 5.17 */
 #endif
 
 /*
@@ -427,7 +431,9 @@ struct ts_state {
 	uint32_t next_key;	/* OPT_ID key the next send will get */
 	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
 	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
-	int ifindex;		/* -i: stamps of other interfaces are not ours */
+	int ifindex;		/* the NIC under -i: its stamps only are ours (0: cannot tell) */
+	char nic[IFNAMSIZ];	/* its name */
+	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
 	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
 	char note[200];
 };
@@ -1127,6 +1133,39 @@ static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
 }
 
 /*
+ * One SIOCSHWTSTAMP: TX on, FILTER.  A bond (Linux 5.17+) passes the request
+ * to its active slave only with HWTSTAMP_FLAG_BONDED_PHC_INDEX, and refuses
+ * it without (EOPNOTSUPP), as linuxptp knows; most NIC drivers refuse any
+ * flag (EINVAL, "reserved for future extensions").  So the flag goes only
+ * to a device that showed it in its SIOCGHWTSTAMP answer, or that refused
+ * the request without it.
+ */
+static int ts_hw_request(int fd, struct ifreq *ifr, struct hwtstamp_config *hc, int filter,
+			 struct ts_state *st)
+{
+	int r;
+
+	memset(hc, 0, sizeof(*hc));
+	hc->flags = st->bonded ? HWTSTAMP_FLAG_BONDED_PHC_INDEX : 0;
+	hc->tx_type = HWTSTAMP_TX_ON;
+	hc->rx_filter = filter;
+	ifr->ifr_data = (void *)hc;
+	r = ts_ioctl(fd, SIOCSHWTSTAMP, ifr);
+	if (r == -EOPNOTSUPP && !st->bonded) {
+		memset(hc, 0, sizeof(*hc));
+		hc->flags = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+		hc->tx_type = HWTSTAMP_TX_ON;
+		hc->rx_filter = filter;
+		if (ts_ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
+			st->bonded = true;
+			st->saved.flags |= HWTSTAMP_FLAG_BONDED_PHC_INDEX;	/* and to restore */
+			return 0;
+		}
+	}
+	return r;
+}
+
+/*
  * Ask the driver to stamp every packet.  Some NICs refuse HWTSTAMP_FILTER_ALL
  * and only stamp PTP event messages; timestamping.rst says the driver writes
  * back the filter it really applied, which may be broader than requested, so
@@ -1151,6 +1190,8 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
 	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
+	/* a bond answers for its active slave and says so in the flags (see ts_bond_config) */
+	st->bonded = have_saved && (hc.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX);
 	if (have_saved && hc.tx_type == HWTSTAMP_TX_ON && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
 		st->rx_filter = hc.rx_filter;
 		return 0;	/* already as we need it: change nothing */
@@ -1162,11 +1203,7 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
 			continue;
 		}
-		memset(&hc, 0, sizeof(hc));
-		hc.tx_type = HWTSTAMP_TX_ON;
-		hc.rx_filter = filters[i];
-		ifr.ifr_data = (void *)&hc;
-		r = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+		r = ts_hw_request(fd, &ifr, &hc, filters[i], st);
 		if (r == -EPERM || r == -EACCES) {
 			return r;
 		}
@@ -1361,6 +1398,93 @@ static void ts_provider_get(const char *ifname)
 	n = genl_call(fd, (uint16_t)fam32, ETNL_MSG_TSCONFIG_GET, attrs, alen, rx, sizeof(rx));
 	run.ts_prov.err = n < 0 ? (int)n : tsconfig_parse(rx, (size_t)n);
 	close(fd);
+}
+
+/*
+ * The NIC whose stamps -i's packets carry.  SCM_TIMESTAMPING_PKTINFO names
+ * "the real interface which received the packet" (timestamping.rst,
+ * OPT_PKTINFO): the device of the NAPI instance, 0 when the kernel cannot
+ * tell (no CONFIG_NET_RX_BUSY_POLL, a driver without NAPI).  Under a VLAN or
+ * macvlan that is the lower device, under a bond its active slave (whose PHC
+ * the bond reports too): followed down through sysfs, where an upper device
+ * has a lower_NAME link to its lower device in the same namespace and a bond
+ * names its active slave.  0: cannot tell (a lower device in another
+ * namespace, no active slave), and then no stamp is refused for its device.
+ */
+static const char *sysfs_net = "/sys/class/net";	/* the unit tests build their own */
+
+static int sysfs_read(const char *dev, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", sysfs_net, dev, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, len - 1);
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (n <= 0) {
+		return -1;
+	}
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* DEV's one lower_NAME link in sysfs, into lower; false if none or several. */
+static bool sysfs_lower(const char *dev, char *lower, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs_net, dev);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		if (!strncmp(e->d_name, "lower_", 6) && strlen(e->d_name + 6) < len) {
+			snprintf(lower, len, "%s", e->d_name + 6);
+			n++;
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return n == 1;
+}
+
+static int ts_real_nic(const char *ifname, char *nic, size_t len)
+{
+	char name[IFNAMSIZ], buf[64];
+	int depth, idx, link;
+
+	snprintf(name, sizeof(name), "%s", ifname);
+	for (depth = 0; depth < 8; depth++) {
+		if (sysfs_read(name, "ifindex", buf, sizeof(buf)) < 0 || (idx = atoi(buf)) <= 0) {
+			return 0;
+		}
+		if (!depth && if_nametoindex(name) && (int)if_nametoindex(name) != idx) {
+			return 0;	/* this /sys is another network namespace's */
+		}
+		if (sysfs_read(name, "bonding/active_slave", buf, sizeof(buf)) == 0) {
+			if (!*buf || strlen(buf) >= sizeof(name)) {
+				return 0;	/* no active slave now */
+			}
+			snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, buf);
+			continue;
+		}
+		link = sysfs_read(name, "iflink", buf, sizeof(buf)) == 0 ? atoi(buf) : idx;
+		if (link == idx || link <= 0) {
+			snprintf(nic, len, "%s", name);
+			return idx;	/* a device of its own */
+		}
+		if (!sysfs_lower(name, name, sizeof(name))) {
+			return 0;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -1656,7 +1780,7 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
  */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
-	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex &&
+	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex && c->ifindex &&
 	    c->ifindex != (uint32_t)run.ts.ifindex) {
 		run.ts_foreign++;
 		return 0;
@@ -5092,7 +5216,13 @@ static int sock_setup(int fd, int family)
 	if (bind_err && ts_bind_check(fd, bind_err) < 0) {
 		return -1;
 	}
-	run.ts.ifindex = cfg->iface ? (int)if_nametoindex(cfg->iface) : 0;
+	run.ts.ifindex = cfg->iface ? ts_real_nic(cfg->iface, run.ts.nic, sizeof(run.ts.nic)) : 0;
+	if (run.ts.hw && run.ts.ifindex && strcmp(run.ts.nic, cfg->iface)) {
+		size_t n = strlen(run.ts.note);
+
+		snprintf(run.ts.note + n, sizeof(run.ts.note) - n, "%s%s", run.ts.bonded ?
+			 ", the bond's active slave " : ", the NIC under it ", run.ts.nic);
+	}
 	if (run.ts.hw && run.ts.phc_index >= 0 && (r = phc_start(run.ts.phc_index)) < 0) {
 		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
 		       run.ts.phc_index, strerror(-r));
@@ -6162,7 +6292,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	}
 	if (run.ts_foreign) {
 		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
-			cfg->iface ? cfg->iface : "-", run.ts_foreign);
+			*run.ts.nic ? run.ts.nic : cfg->iface ? cfg->iface : "-", run.ts_foreign);
 	}
 }
 

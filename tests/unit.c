@@ -1237,6 +1237,7 @@ static struct fake_nic {
 	uint32_t s_accept;		/* filters it applies (bit per filter) */
 	int s_refuse_err;		/* -errno for the others (ERANGE) */
 	int s_writeback;		/* >= 0: filter it writes back instead */
+	int bond;			/* a bond: flags it needs on SIOCSHWTSTAMP, shows on SIOCGHWTSTAMP */
 	/* what it saw */
 	int n_ethtool, n_g, n_s, n_other;
 	int s_req[16];
@@ -1270,6 +1271,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 			return nic.g_err;
 		}
 		memcpy(ifr->ifr_data, &nic.g_cfg, sizeof(nic.g_cfg));
+		((struct hwtstamp_config *)ifr->ifr_data)->flags |= nic.bond;
 		return 0;
 	}
 	if (req == SIOCSHWTSTAMP) {
@@ -1282,6 +1284,12 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		nic.last_s = *hc;
 		if (nic.s_err) {
 			return nic.s_err;
+		}
+		if ((hc->flags & nic.bond) != nic.bond) {
+			return -EOPNOTSUPP;	/* bond_eth_ioctl: the flag or nothing */
+		}
+		if (!nic.bond && hc->flags) {
+			return -EINVAL;		/* a NIC driver: flags are reserved */
 		}
 		if (hc->rx_filter < 0 || hc->rx_filter >= 32 || !(nic.s_accept & (1u << hc->rx_filter))) {
 			return nic.s_refuse_err;
@@ -5566,6 +5574,142 @@ static void test_phc_stopped(void)
 	reset_globals();
 }
 
+/* A file in the fake sysfs tree under dir. */
+static void sysfs_put(const char *dir, const char *dev, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, dev);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%s/bonding", dir, dev);
+	if (!strncmp(file, "bonding/", 8)) {
+		mkdir(path, 0700);
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, dev, file);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/*
+ * VLAN, macvlan and bond: the stamps of -i's packets are its NIC's, and
+ * SCM_TIMESTAMPING_PKTINFO names that NIC (0 when the kernel cannot tell).
+ * A fake /sys/class/net (names no host has): ut0 (2) under ut0.100 (5) and
+ * utmv0 (6), utbond0 (7) with active slave ut1 (3) under utbond0.200 (9),
+ * utmvx (11) whose lower device is in another namespace.
+ */
+static void test_pktinfo_lower(void)
+{
+	static const struct { const char *dev, *ifindex, *iflink, *lower; } dev[] = {
+		{ "ut0", "2\n", "2\n", NULL }, { "ut1", "3\n", "3\n", NULL },
+		{ "ut0.100", "5\n", "2\n", "lower_ut0" }, { "utmv0", "6\n", "2\n", "lower_ut0" },
+		{ "utbond0", "7\n", "7\n", NULL }, { "ututbond0.200", "9\n", "7\n", "lower_utbond0" },
+		{ "utmvx", "11\n", "4\n", NULL },
+	};
+	struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
+	struct scm_ts_pktinfo pi = { .if_index = 2, .pkt_length = 64 };
+	char dir[128], nic[IFNAMSIZ] = "", cmd[300];
+	struct ts_cmsg c;
+	struct cbuf b;
+	size_t i;
+	int r;
+
+	reset_globals();
+	tmp_path(dir, sizeof(dir), "sysfs");
+	mkdir(dir, 0700);
+	for (i = 0; i < ARRAY_SIZE(dev); i++) {
+		sysfs_put(dir, dev[i].dev, "ifindex", dev[i].ifindex);
+		sysfs_put(dir, dev[i].dev, "iflink", dev[i].iflink);
+		if (dev[i].lower) {
+			sysfs_put(dir, dev[i].dev, dev[i].lower, "");
+		}
+	}
+	sysfs_put(dir, "utbond0", "bonding/active_slave", "ut1\n");
+	sysfs_net = dir;
+	r = ts_real_nic("ut0.100", nic, sizeof(nic));
+	ok(r == 2 && !strcmp(nic, "ut0"), "VLAN ut0.100: its stamps are ut0's (ifindex 2)", "r=%d nic=%s", r, nic);
+	ok(ts_real_nic("utmv0", nic, sizeof(nic)) == 2, "macvlan utmv0 on ut0: ut0's", "-");
+	ok(ts_real_nic("ut0", nic, sizeof(nic)) == 2, "ut0 itself: its own", "-");
+	r = ts_real_nic("utbond0", nic, sizeof(nic));
+	ok(r == 3 && !strcmp(nic, "ut1"), "utbond0: its active slave ut1's (3)", "r=%d nic=%s", r, nic);
+	ok(ts_real_nic("ututbond0.200", nic, sizeof(nic)) == 3, "VLAN over utbond0: the active slave's", "-");
+	ok(ts_real_nic("utmvx", nic, sizeof(nic)) == 0, "lower device in another namespace: cannot tell (0)", "-");
+	sysfs_put(dir, "utbond0", "bonding/active_slave", "\n");
+	ok(ts_real_nic("utbond0", nic, sizeof(nic)) == 0, "a bond without an active slave: cannot tell", "-");
+	ok(ts_real_nic("nosuch", nic, sizeof(nic)) == 0, "no such device: cannot tell", "-");
+	sysfs_net = "/sys/class/net";
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		printf("# could not remove %s\n", dir);
+	}
+
+	/* stamps of ut0.100's pings: PKTINFO says ut0 (2), or 0 when unknown */
+	run.ts.hw = true;
+	run.ts.ifindex = 2;
+	run.ts_foreign = 0;
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+	ts_parse(&b.msg, &c);
+	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO names the NIC under the VLAN: used",
+	   "foreign=%" PRIu64, run.ts_foreign);
+	pi.if_index = 0;
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+	ts_parse(&b.msg, &c);
+	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO ifindex 0 (the kernel cannot tell): used",
+	   "foreign=%" PRIu64, run.ts_foreign);
+	pi.if_index = 3;
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+	ts_parse(&b.msg, &c);
+	ok(ts_wire(&c) == 0 && run.ts_foreign == 1, "another NIC (a bond's other leg after failover): counted, not used",
+	   "foreign=%" PRIu64, run.ts_foreign);
+	reset_globals();
+}
+
+/*
+ * A bond refuses SIOCSHWTSTAMP without HWTSTAMP_FLAG_BONDED_PHC_INDEX and
+ * shows the flag in its SIOCGHWTSTAMP answer; a NIC driver refuses the flag.
+ */
+static void test_bond(void)
+{
+	char *err;
+	int r;
+
+	nic_full();
+	nic.bond = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+	r = hw_setup("bond0", TS_AUTO, &err);
+	ok(r == 0 && run.ts.hw && run.ts.bonded && (nic.last_s.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX) && nic.n_s == 1,
+	   "bond: hardware stamps granted, the flag asked with the config", "r=%d hw=%d n_s=%d flags=%d err='%s'", r,
+	   run.ts.hw, nic.n_s, nic.last_s.flags, err);
+	free(err);
+	nic.n_s = 0;
+	ts_restore(100);
+	ok(nic.n_s == 1 && (nic.last_s.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX) && nic.last_s.tx_type == HWTSTAMP_TX_OFF,
+	   "bond: the config goes back with the flag", "n_s=%d flags=%d", nic.n_s, nic.last_s.flags);
+	/* a bond whose SIOCGHWTSTAMP does not show the flag: refused without it, asked again with it */
+	nic_full();
+	nic.bond = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+	nic.g_err = -EOPNOTSUPP;
+	r = hw_setup("bond0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && run.ts.bonded && nic.n_s == 2 && (nic.last_s.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX),
+	   "bond: EOPNOTSUPP without the flag, granted with it", "r=%d n_s=%d err='%s'", r, nic.n_s, err);
+	free(err);
+	/* a NIC: never the flag */
+	nic_full();
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && !run.ts.bonded && !nic.last_s.flags, "a NIC: no flag (its driver would refuse it)",
+	   "r=%d flags=%d", r, nic.last_s.flags);
+	free(err);
+	reset_globals();
+}
+
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
 static void test_tsconfig(void)
 {
@@ -6586,6 +6730,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hw_none_reflect),
 	CASE(test_hw_some),
 	CASE(test_phc_stopped),
+	CASE(test_pktinfo_lower),
+	CASE(test_bond),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
