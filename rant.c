@@ -434,6 +434,8 @@ struct ts_state {
 	int ifindex;		/* the NIC under -i: its stamps only are ours (0: cannot tell) */
 	char nic[IFNAMSIZ];	/* its name */
 	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
+	int tx_type;		/* HWTSTAMP_TX_ON, or a one-step type found set (kept) */
+	int restore_err;	/* -errno of a failed restore */
 	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
 	char note[200];
 };
@@ -1133,12 +1135,12 @@ static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
 }
 
 /*
- * One SIOCSHWTSTAMP: TX on, FILTER.  A bond (Linux 5.17+) passes the request
- * to its active slave only with HWTSTAMP_FLAG_BONDED_PHC_INDEX, and refuses
- * it without (EOPNOTSUPP), as linuxptp knows; most NIC drivers refuse any
- * flag (EINVAL, "reserved for future extensions").  So the flag goes only
- * to a device that showed it in its SIOCGHWTSTAMP answer, or that refused
- * the request without it.
+ * One SIOCSHWTSTAMP: TX on (or the one-step type found), FILTER.  A bond
+ * (Linux 5.17+) passes the request to its active slave only with
+ * HWTSTAMP_FLAG_BONDED_PHC_INDEX, and refuses it without (EOPNOTSUPP), as
+ * linuxptp knows; most NIC drivers refuse any flag (EINVAL, "reserved for
+ * future extensions").  So the flag goes only to a device that showed it in
+ * its SIOCGHWTSTAMP answer, or that refused the request without it.
  */
 static int ts_hw_request(int fd, struct ifreq *ifr, struct hwtstamp_config *hc, int filter,
 			 struct ts_state *st)
@@ -1147,14 +1149,14 @@ static int ts_hw_request(int fd, struct ifreq *ifr, struct hwtstamp_config *hc, 
 
 	memset(hc, 0, sizeof(*hc));
 	hc->flags = st->bonded ? HWTSTAMP_FLAG_BONDED_PHC_INDEX : 0;
-	hc->tx_type = HWTSTAMP_TX_ON;
+	hc->tx_type = st->tx_type;
 	hc->rx_filter = filter;
 	ifr->ifr_data = (void *)hc;
 	r = ts_ioctl(fd, SIOCSHWTSTAMP, ifr);
 	if (r == -EOPNOTSUPP && !st->bonded) {
 		memset(hc, 0, sizeof(*hc));
 		hc->flags = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
-		hc->tx_type = HWTSTAMP_TX_ON;
+		hc->tx_type = st->tx_type;
 		hc->rx_filter = filter;
 		if (ts_ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
 			st->bonded = true;
@@ -1190,9 +1192,20 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
 	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
-	/* a bond answers for its active slave and says so in the flags (see ts_bond_config) */
+	/* a bond answers for its active slave and says so in the flags (see ts_hw_request) */
 	st->bonded = have_saved && (hc.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX);
-	if (have_saved && hc.tx_type == HWTSTAMP_TX_ON && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
+	/*
+	 * A one-step TX type (a ptp4l with twoStepFlag 0) stamps every other
+	 * packet as TX_ON does (net_tstamp.h) and writes its own Sync (P2P:
+	 * and Pdelay_Resp) stamps on the wire: kept, or that ptp4l would send
+	 * unstamped Syncs for as long as rant runs.
+	 */
+	st->tx_type = HWTSTAMP_TX_ON;
+	if (have_saved && (hc.tx_type == HWTSTAMP_TX_ONESTEP_SYNC ||
+			   hc.tx_type == HWTSTAMP_TX_ONESTEP_P2P)) {
+		st->tx_type = hc.tx_type;
+	}
+	if (have_saved && hc.tx_type == st->tx_type && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
 		st->rx_filter = hc.rx_filter;
 		return 0;	/* already as we need it: change nothing */
 	}
@@ -1207,8 +1220,7 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 		if (r == -EPERM || r == -EACCES) {
 			return r;
 		}
-		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE &&
-		    hc.tx_type == HWTSTAMP_TX_ON) {
+		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE && hc.tx_type == st->tx_type) {
 			st->rx_filter = hc.rx_filter;
 			/* never write at exit a config that was not read at start */
 			st->restore = have_saved;
@@ -1227,18 +1239,33 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	return r;
 }
 
-/* Put the device's timestamping config back as we found it. */
-static void ts_restore(int fd)
+/*
+ * Put the device's timestamping config back as we found it; 0 or -errno
+ * (kept in ts.restore_err).  Async-signal-safe: one ioctl.
+ */
+static int ts_restore(int fd)
 {
 	struct ifreq ifr;
 
 	if (!run.ts.restore || fd < 0) {
-		return;
+		return 0;
 	}
 	ifr = run.ts.saved_ifr;
 	ifr.ifr_data = (void *)&run.ts.saved;
-	ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
 	run.ts.restore = false;
+	run.ts.restore_err = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	return run.ts.restore_err;
+}
+
+/* ts_restore, and a line if it failed: the device is left as rant set it. */
+static void ts_restore_say(int fd)
+{
+	if (ts_restore(fd) < 0) {
+		warnx_("warning: putting back %s's timestamping config (tx type %d, rx filter %s) failed: %s; it stays as rant set it (hwstamp_ctl -i %s -t %d -r %d sets it)",
+		       run.ts.saved_ifr.ifr_name, run.ts.saved.tx_type,
+		       ts_filter_name(run.ts.saved.rx_filter), strerror(-run.ts.restore_err),
+		       run.ts.saved_ifr.ifr_name, run.ts.saved.tx_type, run.ts.saved.rx_filter);
+	}
 }
 
 /*
@@ -1545,6 +1572,16 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	snprintf(run.ts.note, sizeof(run.ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
 		 ifname, caps.phc_index, ts_filter_name(run.ts.rx_filter));
+	if (run.ts.tx_type != HWTSTAMP_TX_ON) {
+		size_t n = strlen(run.ts.note);
+
+		snprintf(run.ts.note + n, sizeof(run.ts.note) - n, ", one-step tx type %d kept",
+			 run.ts.tx_type);
+		if (cfg->ptp_probe && cfg->mode == MODE_EMIT) {
+			warnx_("warning: %s's tx type is one-step (a ptp4l set it; rant keeps it): the NIC writes the stamp of a Sync into the packet, not the error queue, and --ptp-probe's pings are Syncs: their T1 stamps will be missing",
+			       ifname);
+		}
+	}
 	if (run.ts.rx_filter != HWTSTAMP_FILTER_ALL) {
 		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
 		       ifname, ts_filter_name(run.ts.rx_filter));
@@ -4910,7 +4947,7 @@ static void hw_fall_back(void)
 	run.ts.hw = false;
 	run.ts.wire_off = 0;
 	run.hww.fell_back = true;
-	ts_restore(run.sock_fd);
+	ts_restore_say(run.sock_fd);
 	snprintf(run.ts.note, sizeof(run.ts.note),
 		 "software (kernel): %s delivered no hardware stamps (--timestamps auto fell back)",
 		 cfg->iface);
@@ -5160,7 +5197,7 @@ static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss,
 static int ts_bind_check(int fd, int err)
 {
 	if (run.ts.hw) {
-		ts_restore(fd);
+		ts_restore_say(fd);
 		warnx_("--interface: SO_BINDTODEVICE %s: %s: hardware stamps need the socket bound to the NIC whose PHC stamps them (needs CAP_NET_RAW; or use --timestamps sw)",
 		       cfg->iface, strerror(err));
 		return -1;
@@ -11728,6 +11765,16 @@ static int opt_parse(int argc, char **argv)
  * signals the process and its group together, which is not a user asking
  * twice.  clock_gettime is async-signal-safe.
  */
+/* The device's config back from a signal handler, and a fixed line if that failed. */
+static void signal_restore(void)
+{
+	static const char msg[] = "rant: warning: putting back the NIC's timestamping config failed\n";
+
+	if (ts_restore(run.sock_fd) < 0 && write(2, msg, sizeof(msg) - 1) < 0) {
+		return;	/* nothing more to do in a handler */
+	}
+}
+
 static void on_signal(int sig)
 {
 	uint64_t now = mono_ns();
@@ -11737,21 +11784,44 @@ static void on_signal(int sig)
 		if (run.first_signal_ns && now - run.first_signal_ns < NSEC_PER_SEC / 2) {
 			return;
 		}
-		ts_restore(run.sock_fd);	/* ioctl is async-signal-safe */
+		signal_restore();	/* ioctl is async-signal-safe */
 		_exit(EXIT_RUNTIME);
 	}
 	run.first_signal_ns = now;
 	run.stop_signal = 1;
 }
 
+/*
+ * A signal that ends rant at once (a fault, SIGQUIT's core dump) still
+ * puts the device's timestamping config back first, then takes its
+ * default action (SA_RESETHAND).
+ */
+static void on_fatal(int sig)
+{
+	signal_restore();
+	raise(sig);
+}
+
 static void signals_setup(void)
 {
-	struct sigaction sa;
+	static const int fatal[] = { SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	struct sigaction sa, old;
+	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: a blocked recvmsg must return */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a hang-up (the terminal closed) ends the run as SIGTERM does; nohup's SIG_IGN stays */
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN) {
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	/* AddressSanitizer reports faults through its own handlers: left to it (SIGQUIT is not) */
+	for (i = 0; i < (RANT_ASAN ? 1 : ARRAY_SIZE(fatal)); i++) {
+		sigaction(fatal[i], &sa, NULL);
+	}
 }
 
 /* The once-a-second status line, from its own thread: the loop never prints. */
@@ -12007,7 +12077,7 @@ static int run_main(void)
 
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
-		ts_restore(run.sock_fd);
+		ts_restore_say(run.sock_fd);
 		return EXIT_USAGE;
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
@@ -12037,7 +12107,7 @@ static int run_main(void)
 		r = reflect_run();
 		status_stop();
 		phc_end();
-		ts_restore(run.sock_fd);
+		ts_restore_say(run.sock_fd);
 		if (json && out_finish(json_what(), json, true) < 0 &&
 		    run.R.exit_code < EXIT_RUNTIME) {
 			run.R.exit_code = EXIT_RUNTIME;
@@ -12047,7 +12117,7 @@ static int run_main(void)
 	r = emit_run();
 	status_stop();
 	phc_end();
-	ts_restore(run.sock_fd);
+	ts_restore_say(run.sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;
 	} else if (run.E.busy) {

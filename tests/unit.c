@@ -5710,6 +5710,124 @@ static void test_bond(void)
 	reset_globals();
 }
 
+/* The child's SIOCSHWTSTAMP calls, told through a pipe (the fake NIC's memory is the child's). */
+static int restore_pipe = -1;
+
+static int fake_ioctl_told(int fd, unsigned long req, void *arg)
+{
+	int r = fake_ioctl(fd, req, arg);
+
+	if (req == SIOCSHWTSTAMP && restore_pipe >= 0) {
+		const struct hwtstamp_config *hc = (const void *)((struct ifreq *)arg)->ifr_data;
+		char line[32];
+		int n = snprintf(line, sizeof(line), "S %d %d\n", hc->tx_type, hc->rx_filter);
+
+		if (write(restore_pipe, line, (size_t)n) < 0) {
+			r = -EIO;
+		}
+	}
+	return r;
+}
+
+/* A child with the device configured by rant gets SIG; what it put back, and how it ended. */
+static int restore_child(int sig, char *told, size_t len, int *status)
+{
+	int p[2];
+	pid_t pid;
+	ssize_t n, got = 0;
+
+	if (pipe(p) < 0) {
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char *err;
+		struct rlimit no_core = { 0, 0 };
+
+		close(p[0]);
+		setrlimit(RLIMIT_CORE, &no_core);	/* SIGQUIT, SIGSEGV: no core file */
+		nic_full();
+		if (hw_setup("eth0", TS_AUTO, &err) < 0 || !run.ts.restore) {
+			_exit(9);
+		}
+		ts_ioctl = fake_ioctl_told;
+		restore_pipe = p[1];
+		run.sock_fd = 100;
+		signals_setup();
+		raise(sig);
+		_exit(run.stop_signal ? 0 : 8);	/* a stop signal: the run ends normally */
+	}
+	close(p[1]);
+	while (got < (ssize_t)len - 1 && (n = read(p[0], told + got, len - 1 - (size_t)got)) > 0) {
+		got += n;
+	}
+	told[got] = 0;
+	close(p[0]);
+	waitpid(pid, status, 0);
+	return 0;
+}
+
+/*
+ * The device's config goes back on every way out: SIGHUP ends the run as
+ * SIGTERM does, SIGQUIT and a fault put it back before their default
+ * action; a one-step TX type a ptp4l set is kept; a failed restore is said.
+ */
+static void test_restore(void)
+{
+	char told[128], *err;
+	struct capture ce;
+	int st = 0, r;
+
+	reset_globals();
+	r = restore_child(SIGHUP, told, sizeof(told), &st);
+	ok(r == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGHUP ends the run as SIGTERM does (its report, its restore)",
+	   "status %#x", st);
+	r = restore_child(SIGQUIT, told, sizeof(told), &st);
+	ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGQUIT && !strcmp(told, "S 0 0\n"),
+	   "SIGQUIT: the config found (TX off, filter NONE) put back, then SIGQUIT's own end", "status %#x told '%s'",
+	   st, told);
+	if (!RANT_ASAN) {
+		r = restore_child(SIGSEGV, told, sizeof(told), &st);
+		ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV && !strcmp(told, "S 0 0\n"),
+		   "a fault (SIGSEGV): the config put back first", "status %#x told '%s'", st, told);
+		r = restore_child(SIGBUS, told, sizeof(told), &st);
+		ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS && !strcmp(told, "S 0 0\n"),
+		   "SIGBUS: the config put back first", "status %#x told '%s'", st, told);
+	}
+	signal(SIGHUP, SIG_DFL);
+
+	/* a ptp4l's one-step TX type is kept (ptp4l twoStepFlag 0) */
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ONESTEP_SYNC;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_PTP_V2_L2_EVENT;
+	nic.info.tx_types |= BIT(HWTSTAMP_TX_ONESTEP_SYNC);
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && nic.last_s.tx_type == HWTSTAMP_TX_ONESTEP_SYNC && nic.last_s.rx_filter == HWTSTAMP_FILTER_ALL &&
+	   strstr(run.ts.note, "one-step"), "a one-step TX type found: kept, filter ALL asked", "r=%d tx=%d note='%s'", r,
+	   nic.last_s.tx_type, run.ts.note);
+	free(err);
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ONESTEP_SYNC;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_ALL;
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && nic.n_s == 0 && !run.ts.restore, "one-step and ALL already: nothing changed",
+	   "n_s=%d", nic.n_s);
+	free(err);
+
+	/* a restore the driver refuses is said, naming the device and what it was */
+	nic_full();
+	r = hw_setup("eth0", TS_AUTO, &err);
+	free(err);
+	nic.s_err = -EBUSY;
+	cap_start(&ce, 2);
+	ts_restore_say(100);
+	err = cap_stop(&ce);
+	ok(r == 0 && one_rant_line(err) && strstr(err, "eth0") && strstr(err, "failed") && strstr(err, "busy") &&
+	   run.ts.restore_err == -EBUSY, "a refused restore: one line naming the device and the error", "'%s'", err);
+	free(err);
+	reset_globals();
+}
+
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
 static void test_tsconfig(void)
 {
@@ -6732,6 +6850,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_phc_stopped),
 	CASE(test_pktinfo_lower),
 	CASE(test_bond),
+	CASE(test_restore),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
