@@ -141,7 +141,10 @@ enum proto_flag {
  * ping left room, after the header and the tag: T2_K of this ping, then T3_K
  * of the earlier pong whose T3 wire stamp is echoed (0 = not known).  A
  * FIN_ACK with room for more adds the reflector's PHC reading and the id of
- * its kernel's boot (see oneway_trusted):
+ * its kernel's boot (see oneway_trusted); a pong with that room, the offset
+ * the reflector took out of its own segments (its wire_off, window 0), so
+ * that the client takes it out of the reflector's segments from the first
+ * pong on (metric_value):
  *
  *  +0 T2_K  +8 T3_K  +16 PHC - CLOCK_REALTIME (signed ns)  +24 read window (ns)
  *  +28 method (enum phc_method, 0 = none)  +29 disciplined  +32 boot id (64 bits)
@@ -437,6 +440,9 @@ struct ts_state {
 	int tx_type;		/* HWTSTAMP_TX_ON, or a one-step type found set (kept) */
 	int restore_err;	/* -errno of a failed restore */
 	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
+	/* the client: the reflector's wire_off, from its pongs (on: known and taken out) */
+	int64_t peer_off;
+	bool peer_off_on;
 	char note[200];
 };
 
@@ -2327,8 +2333,7 @@ static void proto_kx_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	}
 	m->t2k = get64(buf + off);
 	m->t3k = get64(buf + off + 8);
-	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN || !buf[off + 28] ||
-	    buf[off + 28] > PHC_PLAIN) {
+	if (len < off + KX_PHC_LEN || !buf[off + 28] || buf[off + 28] > PHC_PLAIN) {
 		return;
 	}
 	m->phc_off = (int64_t)get64(buf + off + 16);
@@ -2572,7 +2577,7 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 	buf[6] |= PF_KSTAMPS >> 8;
 	put64(buf + off, m->t2k);
 	put64(buf + off + 8, m->t3k);
-	if (m->type == PT_FIN_ACK && len >= off + KX_PHC_LEN) {
+	if (len >= off + KX_PHC_LEN) {
 		memset(buf + off + KX_LEN, 0, KX_PHC_LEN - KX_LEN);
 		if (m->phc_method) {
 			put64(buf + off + 16, (uint64_t)m->phc_off);
@@ -2902,7 +2907,7 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
  * taken out of it: +1 where the wire stamp ends the segment, -1 where it
  * starts it, 0 for every other metric (one clock, or the peer's NIC).
  */
-static int wire_sign(int m)
+static int wire_sign_of(int m, bool emit)
 {
 	static const signed char emit_sign[NMETRIC] = {
 		[M_CLI_TX] = -1, [M_CLI_RX] = 1, [M_CLI_TX_NIC] = -1, [M_CLI_RX_NIC] = 1,
@@ -2911,14 +2916,37 @@ static int wire_sign(int m)
 		[M_SRV_RX] = 1, [M_SRV_TX] = -1, [M_SRV_RX_NIC] = 1, [M_SRV_TX_NIC] = -1,
 	};
 
-	return run.side.emit ? emit_sign[m] : reflect_sign[m];
+	return emit ? emit_sign[m] : reflect_sign[m];
+}
+
+static int wire_sign(int m)
+{
+	return wire_sign_of(m, run.side.emit);
 }
 
 /* A metric's label in tables; the reflector's -N measures its response to the app's send. */
+/*
+ * On the client: one of the reflector's segments between its NIC stamp and
+ * an app or kernel stamp, with the reflector's PHC offset still in it (its
+ * pongs had no room to say it: see metric_value).  Marked where shown.
+ */
+static bool peer_off_in(int m)
+{
+	return run.side.emit && run.S.srv_hw && !run.ts.peer_off_on && wire_sign_of(m, false);
+}
+
 static const char *metric_label(int m)
 {
+	static char marked[NMETRIC][64];
+
 	if (m == M_RESPONSE && cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		return "response (T3_SW-T2 wire, -N)";
+	}
+	if (peer_off_in(m)) {
+		if (!marked[m][0]) {
+			snprintf(marked[m], sizeof(marked[m]), "%s *", metric_def[m].label);
+		}
+		return marked[m];
 	}
 	return metric_def[m].label;
 }
@@ -2978,13 +3006,21 @@ static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 	return false;
 }
 
-/* The value of metric m from the stamps t, when the stamps it needs are known. */
+/*
+ * The value of metric m from the stamps t, when the stamps it needs are
+ * known: each app-vs-wire segment on one time base, this side's PHC offset
+ * taken out, and on the client the reflector's too (its segments, once it
+ * said its offset).
+ */
 static bool metric_value(int m, const uint64_t *t, int64_t *v)
 {
 	if (!metric_stamps(m, t, v)) {
 		return false;
 	}
 	*v += wire_sign(m) * run.ts.wire_off;
+	if (run.side.emit && run.ts.peer_off_on) {
+		*v += wire_sign_of(m, false) * run.ts.peer_off;
+	}
 	return true;
 }
 
@@ -4470,6 +4506,11 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 		if (run.ts.wire_off) {
 			/* the stamps stay raw: --analyze takes the PHC's offset out again */
 			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
+		}
+		if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+			/* the reflector's, from its pongs, else its FIN_ACK's last reading */
+			p += sprintf(p, " server_wire_offset_ns=%" PRId64,
+				     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
 		}
 		p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 		p = fmt_str(p, "seq,status");
@@ -6272,6 +6313,27 @@ static void print_hw_watch(FILE *f)
 			       "stopped (--timestamps hw)");
 }
 
+/* The client: the reflector's PHC offset, out of its segments or still in them (*). */
+static void print_peer_off(FILE *f)
+{
+	char said[64] = "not known";
+
+	if (!run.side.emit || !run.S.srv_hw) {
+		return;
+	}
+	if (run.ts.peer_off_on) {
+		fprintf(f, "Reflector's segments: its PHC offset (%+" PRId64
+			" ns, from its pongs) taken out, on one time base\n", run.ts.peer_off);
+	} else if (peer_off_in(M_SRV_RX) && run.S.h[M_SRV_RX].n + run.S.h[M_SRV_TX].n +
+		   run.S.h[M_SRV_RX_NIC].n + run.S.h[M_SRV_TX_NIC].n) {
+		if (run.E.srv_phc.method) {
+			snprintf(said, sizeof(said), "its FIN_ACK said %+" PRId64 " ns", run.E.srv_phc.off);
+		}
+		fprintf(f, "* Reflector's segments: its PHC offset is still in them (%s): pongs of --size %zu or more carry it\n",
+			said, proto_kx_need() + KX_PHC_LEN - KX_LEN);
+	}
+}
+
 /* What the hardware path has to say about this run's stamps. */
 static void print_hw_notes(FILE *f, const struct report *r)
 {
@@ -6286,6 +6348,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 		fprintf(f, "App-vs-wire segments: the PHC's offset at start (%+" PRId64
 			" ns) taken out, on one time base\n", run.ts.wire_off);
 	}
+	print_peer_off(f);
 	if (run.S.c.kx_unfit && run.side.emit) {
 		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
 			" pongs too short for its kernel stamps: use --size %zu or more\n",
@@ -6650,6 +6713,13 @@ static void json_hw(FILE *f, const struct report *r)
 	uint64_t span;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
+	if (run.side.emit && run.S.srv_hw && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+		fprintf(f, "  \"server_wire_offset\": {\"ns\": %" PRId64 ", \"taken_out\": %s},\n",
+			run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off,
+			run.ts.peer_off_on ? "true" : "false");
+	} else {
+		fprintf(f, "  \"server_wire_offset\": null,\n");
+	}
 	if (cfg->mode != MODE_ANALYZE && (run.ts.hw || run.hww.verdict)) {
 		static const char *const verdict[] = { "unjudged", "delivers", "none" };
 		const struct hw_watch *w = &run.hww;
@@ -8526,6 +8596,11 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	}
 	run.S.srv_hw = m->flags & PF_SRV_HW;
 	run.S.srv_hw_known = true;
+	if (run.S.srv_hw && m->phc_method && !run.ts.peer_off_on) {
+		/* the reflector's PHC offset: out of its segments from this pong on */
+		run.ts.peer_off = m->phc_off;
+		run.ts.peer_off_on = true;
+	}
 	emit_echo(m);
 	if (m->flags & PF_BREACH) {
 		run.S.stop_reason = STOP_PEER_BREACH;
@@ -9770,6 +9845,12 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
 		p->t2k = run.ts_rx_kernel;
+		if (run.phc.method != PHC_NONE && run.ts.wire_off) {
+			/* and the PHC offset this side takes out of its segments (KX_PHC_LEN) */
+			p->phc_off = run.ts.wire_off;
+			p->phc_method = (uint8_t)run.phc.method;
+			p->boot_id = run.host_boot_id;
+		}
 		if (proto_kx_put(buf, len, p) < 0) {
 			run.S.c.kx_unfit++;
 		}
@@ -9955,6 +10036,8 @@ struct alog {
 	const char *path;
 	bool emit, csv, hw, srv_hw, sw;
 	int64_t wire_off;	/* csv header: the PHC - CLOCK_REALTIME the run took out */
+	int64_t peer_off;	/* ... and the reflector's (client logs), if peer_off_on */
+	bool peer_off_on;
 	uint32_t have;		/* stamps the log has columns for */
 	uint64_t n;
 	struct txn *row;
@@ -10205,26 +10288,37 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
  * out of its app-vs-wire segments (wire_offset_ns=, before cmdline=), so
  * that --analyze gives the run's numbers from the raw stamps.
  */
-static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
+static int alog_offset(struct alog *L, uint64_t line, const char *p, const char *end,
+		       const char *key, int64_t *v, bool *found)
 {
-	static const char key[] = " wire_offset_ns=";
-	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9), *k;
+	const char *k = memmem(p, (size_t)(end - p), key, strlen(key));
 	size_t n;
-	int64_t v;
 
-	end = c ? c : end;
-	k = memmem(p, (size_t)(end - p), key, sizeof(key) - 1);
 	if (!k) {
 		return 0;
 	}
-	k += sizeof(key) - 1;
+	k += strlen(key);
 	for (n = 0; k + n < end && k[n] != ' '; n++) {
 	}
-	if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
-		return alog_error(L, line, "bad wire_offset_ns", k, n);
+	if (!alog_i64(k, n, v) || *v <= -(int64_t)STAMP_MAX || *v >= (int64_t)STAMP_MAX) {
+		return alog_error(L, line, key[1] == 'w' ? "bad wire_offset_ns" :
+							    "bad server_wire_offset_ns", k, n);
 	}
-	L->wire_off = v;
+	*found = true;
 	return 0;
+}
+
+/* ... and the reflector's (server_wire_offset_ns=, client logs), from its pongs or FIN_ACK. */
+static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
+{
+	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9);
+	bool found = false;
+
+	end = c ? c : end;
+	if (alog_offset(L, line, p, end, " wire_offset_ns=", &L->wire_off, &found) < 0) {
+		return -1;
+	}
+	return alog_offset(L, line, p, end, " server_wire_offset_ns=", &L->peer_off, &L->peer_off_on);
 }
 
 /* Room for one more row. */
@@ -10676,6 +10770,8 @@ static int analyze_state(struct alog *L)
 	side_set(L->emit);
 	run.ts.hw = L->hw;
 	run.ts.wire_off = L->wire_off;
+	run.ts.peer_off = L->peer_off;
+	run.ts.peer_off_on = L->peer_off_on;
 	run.S.srv_hw = L->srv_hw;
 	run.S.srv_hw_known = run.side.emit;
 	/*

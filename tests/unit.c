@@ -4805,8 +4805,9 @@ static void test_kx(void)
 	n = 0;
 	segments(run.win.slot[0].t, name, val, &n);
 	for (i = 0; i < n; i++) {
-		found += (!strcmp(name[i], metric_def[M_SRV_RX_NIC].label) && val[i] == 100) +
-			 (!strcmp(name[i], metric_def[M_SRV_TX_NIC].label) && val[i] == 600);
+		/* marked: the reflector's PHC offset is still in them (its pongs had no room for it) */
+		found += (!strcmp(name[i], metric_label(M_SRV_RX_NIC)) && val[i] == 100) +
+			 (!strcmp(name[i], metric_label(M_SRV_TX_NIC)) && val[i] == 600);
 	}
 	ok(found == 2, "kx: the breach breakdown splits the server's stacks too", "found=%d n=%d", found, n);
 	f = open_memstream(&text, &tlen);
@@ -5825,6 +5826,151 @@ static void test_restore(void)
 	ok(r == 0 && one_rant_line(err) && strstr(err, "eth0") && strstr(err, "failed") && strstr(err, "busy") &&
 	   run.ts.restore_err == -EBUSY, "a refused restore: one line naming the device and the error", "'%s'", err);
 	free(err);
+	reset_globals();
+}
+
+/* A client pong of seq (104 bytes): the reflector's stamps, and its PHC block if off_method. */
+static void po_pong(uint8_t *buf, uint64_t seq, const uint64_t *t, int64_t off, uint8_t off_method)
+{
+	struct proto_msg p = { .type = PT_PONG, .session = run.S.id, .seq = seq,
+			       .flags = PF_SRV_HW | PF_T2W | PF_T2SW | PF_T3SW,
+			       .t2w = t[T2W], .t2sw = t[T2SW], .t3sw = t[T3SW], .t2k = t[T2K],
+			       .phc_off = off, .phc_method = off_method };
+
+	memset(buf, 0, 128);
+	proto_encode(buf, &p);
+	proto_kx_put(buf, 104, &p);
+}
+
+/*
+ * The reflector's PHC offset in its segments as the client shows them: its
+ * pongs of 104 bytes carry it (and the client takes it out from the first
+ * on); without them the client marks those rows, and its csv log keeps the
+ * FIN_ACK's reading for --analyze to take out.
+ */
+static void test_peer_off(void)
+{
+	const int64_t off = 37000000000LL + 250;
+	const uint64_t B = 1700000000000000000ULL;
+	uint64_t t[NSTAMP] = { 0 };
+	uint8_t buf[128];
+	uint16_t fl = 0;
+	struct proto_msg m = { 0 };
+	char hdr[4096], *text = NULL;
+	size_t tl = 0;
+	struct alog L;
+	struct report rep;
+	ssize_t n;
+	int64_t v = 0;
+	FILE *f;
+	int i;
+
+	/* the reflector: a 104-byte ping's pong carries the offset it takes out of its own segments */
+	hf_reflector();
+	run.ts.hw = true;
+	run.ts.wire_off = off;
+	run.phc.method = PHC_EXTENDED;
+	opts.size = 104;
+	{
+		struct proto_msg pm = { .type = PT_PING, .session = 0x61, .seq = 0, .idle_ms = 1000 };
+		struct capture c;
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &pm);
+		cap_start(&c, 1);
+		reflect_packet(buf, 104, B, 0, false, (struct sockaddr *)&hf.cl, sizeof(hf.cl));
+		free(cap_stop(&c));
+	}
+	n = recv(hf.rx, buf, sizeof(buf), MSG_DONTWAIT);
+	ok(n == 104 && !proto_decode(buf, 104, &m) && m.type == PT_PONG && m.phc_method == PHC_EXTENDED &&
+	   m.phc_off == off, "a 104-byte pong carries the reflector's PHC offset", "n=%zd method=%d off=%" PRId64, n,
+	   m.phc_method, m.phc_off);
+	(void)fl;
+	run.phc.method = PHC_NONE;
+	hf_done();
+
+	/* the client: T2 1.5 us before T2_SW, T3 2.5 us after T3_SW, on a reflector PHC 37 s ahead */
+	guard_setup(true);
+	for (i = 0; i < NMETRIC; i++) {
+		hf.mem[i][0] = calloc(64, 8);
+		hf.mem[i][1] = calloc(64, 8);
+		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+	}
+	opts.size = 104;
+	run.ts.hw = true;
+	t[T2SW] = B + 20000;
+	t[T2W] = t[T2SW] + (uint64_t)off - 1500;
+	t[T2K] = t[T2SW] - 400;
+	t[T3SW] = t[T2SW] + 3000;
+	for (i = 0; i < 2; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		x->seq = (uint64_t)i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = B;
+		x->t[T1SW] = B - 300;
+		run.S.c.sent++;
+		run.E.outstanding++;
+	}
+	run.E.next_seq = 2;
+	po_pong(buf, 0, t, off, PHC_EXTENDED);
+	emit_packet(buf, 104, B + 900000000ULL, 0, false);
+	ok(run.ts.peer_off_on && run.ts.peer_off == off && run.S.h[M_SRV_RX].n == 1 && run.S.h[M_SRV_RX].min == 1500 &&
+	   run.S.h[M_SRV_RX_NIC].min == 1100, "client: the reflector's segments on one time base from its first pong",
+	   "on=%d srv_rx=%" PRId64 " rx_nic=%" PRId64, run.ts.peer_off_on, run.S.h[M_SRV_RX].min,
+	   run.S.h[M_SRV_RX_NIC].min);
+	t[T3W] = t[T3SW] + (uint64_t)off + 2500;
+	ok(metric_value(M_RESPONSE, t, &v) && v == 7000, "client: one-clock metrics untouched (response 7 us)",
+	   "%" PRId64, v);
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "Reflector's segments: its PHC offset (+37000000250 ns, from its pongs) taken out") &&
+	   strstr(text, "\"server_wire_offset\": {\"ns\": 37000000250, \"taken_out\": true}") &&
+	   !strstr(text, "(T2_SW-T2) *"), "client: report and JSON say it was taken out", "%.3000s", text ? text : "");
+	free(text);
+	text = NULL;
+
+	/* no room in the pongs (80 bytes): the rows are marked, the FIN_ACK's reading goes to the csv log */
+	run.ts.peer_off_on = false;
+	run.ts.peer_off = 0;
+	for (i = 0; i < NMETRIC; i++) {
+		hist_reset(&run.S.h[i]);
+	}
+	run.E.srv_phc.method = PHC_EXTENDED;
+	run.E.srv_phc.off = off + 40;
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	hist_add(&run.S.h[M_SRV_RX], 1500 - off, 0);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "server rx stack (T2_SW-T2) *") &&
+	   strstr(text, "* Reflector's segments: its PHC offset is still in them (its FIN_ACK said +37000000290 ns)") &&
+	   strstr(text, "--size 104") && strstr(text, "\"taken_out\": false"),
+	   "client, no offset in the pongs: the rows marked, the FIN_ACK's offset named, --size 104", "%.3000s",
+	   text ? text : "");
+	free(text);
+	*log_header(hdr, true, emit_stamps, (int)ARRAY_SIZE(emit_stamps)) = 0;
+	memset(&L, 0, sizeof(L));
+	L.path = "t";
+	ok(strstr(hdr, " server_wire_offset_ns=37000000290 ") && alog_comment(&L, 1, hdr, strchr(hdr, '\n')) == 0 &&
+	   L.peer_off_on && L.peer_off == off + 40, "the csv log keeps the FIN_ACK's offset, --analyze reads it back",
+	   "'%.300s'", hdr);
+	run.ts.peer_off = L.peer_off;
+	run.ts.peer_off_on = L.peer_off_on;
+	ok(metric_value(M_SRV_RX, t, &v) && v == 1540 && metric_value(M_SRV_TX, t, &v) && v == 2460,
+	   "--analyze takes it out of the reflector's segments (the FIN_ACK's: 40 ns later)", "%" PRId64, v);
+	for (i = 0; i < NMETRIC; i++) {
+		free(hf.mem[i][0]);
+		free(hf.mem[i][1]);
+	}
+	memset(&run.S, 0, sizeof(run.S));
+	memset(&run.E, 0, sizeof(run.E));
+	run.win.slot = NULL;
 	reset_globals();
 }
 
@@ -6851,6 +6997,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_pktinfo_lower),
 	CASE(test_bond),
 	CASE(test_restore),
+	CASE(test_peer_off),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
