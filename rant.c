@@ -438,6 +438,7 @@ struct ts_state {
 	char nic[IFNAMSIZ];	/* its name */
 	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
 	int tx_type;		/* HWTSTAMP_TX_ON, or a one-step type found set (kept) */
+	int ptp4l_pid;		/* a ptp4l on the same NIC (competes for its TX stamp), 0 = none */
 	int restore_err;	/* -errno of a failed restore */
 	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
 	/* the client: the reflector's wire_off, from its pongs (on: known and taken out) */
@@ -1121,8 +1122,17 @@ static const char *ts_filter_name(int f)
 	case HWTSTAMP_FILTER_ALL: return "ALL";
 	case HWTSTAMP_FILTER_SOME: return "SOME";
 	case HWTSTAMP_FILTER_PTP_V1_L4_EVENT: return "PTP_V1_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V1_L4_SYNC: return "PTP_V1_L4_SYNC";
+	case HWTSTAMP_FILTER_PTP_V1_L4_DELAY_REQ: return "PTP_V1_L4_DELAY_REQ";
 	case HWTSTAMP_FILTER_PTP_V2_L4_EVENT: return "PTP_V2_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_L4_SYNC: return "PTP_V2_L4_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_L4_DELAY_REQ: return "PTP_V2_L4_DELAY_REQ";
+	case HWTSTAMP_FILTER_PTP_V2_L2_EVENT: return "PTP_V2_L2_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_L2_SYNC: return "PTP_V2_L2_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_L2_DELAY_REQ: return "PTP_V2_L2_DELAY_REQ";
 	case HWTSTAMP_FILTER_PTP_V2_EVENT: return "PTP_V2_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_SYNC: return "PTP_V2_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_DELAY_REQ: return "PTP_V2_DELAY_REQ";
 	default: return "PTP (other)";
 	}
 }
@@ -1521,6 +1531,124 @@ static int ts_real_nic(const char *ifname, char *nic, size_t len)
 }
 
 /*
+ * What --ptp-probe does for an RX filter that stamps only some PTP event
+ * messages: rant's probes are PTPv2 over UDP, pings Syncs and pongs
+ * Delay_Reqs.  1: both ends' receives are stamped with it; 2: only the
+ * reflector's (it receives the Syncs); 3: only the client's; 0: no help (a
+ * PTPv1 or layer-2 filter, SOME).
+ */
+static int ptp_probe_helps(int filter)
+{
+	switch (filter) {
+	case HWTSTAMP_FILTER_PTP_V2_L4_EVENT:
+	case HWTSTAMP_FILTER_PTP_V2_EVENT:
+		return 1;
+	case HWTSTAMP_FILTER_PTP_V2_L4_SYNC:
+	case HWTSTAMP_FILTER_PTP_V2_SYNC:
+		return 2;
+	case HWTSTAMP_FILTER_PTP_V2_L4_DELAY_REQ:
+	case HWTSTAMP_FILTER_PTP_V2_DELAY_REQ:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+/* The start-up warning for a filter other than ALL: what is stamped, and what helps. */
+static void ts_filter_warn(const char *ifname, int filter)
+{
+	static const char *const help[] = {
+		"--ptp-probe cannot help: rant's probes are PTPv2 over UDP",
+		"run both ends with --ptp-probe",
+		"with --ptp-probe only the reflector's receives (pings are Syncs) are stamped",
+		"with --ptp-probe only the client's receives (pongs are Delay_Reqs) are stamped",
+	};
+
+	warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): %s",
+	       ifname, ts_filter_name(filter), help[ptp_probe_helps(filter)]);
+}
+
+/*
+ * A ptp4l on the same NIC: drivers that stamp one TX packet at a time
+ * (igb, ixgbe, i40e) give that stamp to whichever send asks first, so
+ * rant's T1/T3 and ptp4l's TX stamps ("timed out while polling for tx
+ * timestamp") go missing at times.  Found in /proc: a process named ptp4l
+ * with -i NIC among its arguments, or a [NIC] section in its -f file.
+ */
+static const char *proc_root = "/proc";	/* the unit tests build their own */
+
+static bool ptp4l_cfg_has(const char *path, const char *nic)
+{
+	char line[256], want[IFNAMSIZ + 3];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	snprintf(want, sizeof(want), "[%s]", nic);
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		found = !strncmp(line, want, strlen(want));
+	}
+	if (f) {
+		fclose(f);
+	}
+	return found;
+}
+
+static bool ptp4l_on(const char *pid, const char *nic)
+{
+	char path[PATH_MAX], args[4096];
+	size_t i, n;
+	const char *prev = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/cmdline", proc_root, pid);
+	f = fopen(path, "r");
+	n = f ? fread(args, 1, sizeof(args) - 1, f) : 0;
+	if (f) {
+		fclose(f);
+	}
+	args[n] = 0;
+	for (i = 0; i < n; i += strlen(args + i) + 1) {
+		const char *a = args + i;
+
+		if ((!strcmp(prev, "-i") && !strcmp(a, nic)) ||
+		    (!strcmp(prev, "-f") && ptp4l_cfg_has(a, nic))) {
+			return true;
+		}
+		prev = a;
+	}
+	return false;
+}
+
+static int ptp4l_find(const char *nic)
+{
+	char path[PATH_MAX], comm[32];
+	struct dirent *e;
+	DIR *d = opendir(proc_root);
+	int pid = 0;
+
+	while (d && !pid && (e = readdir(d))) {
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0])) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s/comm", proc_root, e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "ptp4l\n") &&
+		    ptp4l_on(e->d_name, nic)) {
+			pid = atoi(e->d_name);
+		}
+		if (f) {
+			fclose(f);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return pid;
+}
+
+/*
  * Decide the wire stamp source for --timestamps MODE on IFACE (NULL: no -i).
  * Fills ts and returns 0, or prints one line and returns -1 (a configuration
  * error: exit 2).
@@ -1589,8 +1717,7 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 		}
 	}
 	if (run.ts.rx_filter != HWTSTAMP_FILTER_ALL) {
-		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
-		       ifname, ts_filter_name(run.ts.rx_filter));
+		ts_filter_warn(ifname, run.ts.rx_filter);
 	}
 	return 0;
 }
@@ -5295,6 +5422,16 @@ static int sock_setup(int fd, int family)
 		return -1;
 	}
 	run.ts.ifindex = cfg->iface ? ts_real_nic(cfg->iface, run.ts.nic, sizeof(run.ts.nic)) : 0;
+	if (run.ts.hw && !run.K.opening) {
+		run.ts.ptp4l_pid = ptp4l_find(cfg->iface);
+		if (!run.ts.ptp4l_pid && *run.ts.nic && strcmp(run.ts.nic, cfg->iface)) {
+			run.ts.ptp4l_pid = ptp4l_find(run.ts.nic);
+		}
+		if (run.ts.ptp4l_pid) {
+			warnx_("warning: ptp4l (pid %d) runs on %s: a NIC that stamps one TX packet at a time (igb, ixgbe, i40e) gives that stamp to whichever send asks first, so rant's T1/T3 and ptp4l's TX stamps will go missing at times",
+			       run.ts.ptp4l_pid, cfg->iface);
+		}
+	}
 	if (run.ts.hw && run.ts.ifindex && strcmp(run.ts.nic, cfg->iface)) {
 		size_t n = strlen(run.ts.note);
 
@@ -6313,6 +6450,52 @@ static void print_hw_watch(FILE *f)
 			       "stopped (--timestamps hw)");
 }
 
+/*
+ * This side's TX stamps, when some are missing in a pattern that names its
+ * cause: none at all while RX stamps came (bnxt before BCM5760X stamps TX
+ * only for PTP packets: bnxt_ptp_parse), or a share of them (igb, ixgbe and
+ * i40e stamp one TX packet at a time and skip a send while the last one's
+ * stamp is pending: ethtool -S counts tx_hwtstamp_skipped).  0: no
+ * pattern, 1: PTP only, 2: one at a time.
+ */
+static int tx_stamp_pattern(uint64_t *miss, uint64_t *n)
+{
+	int tx = run.side.emit ? T1W : T3W, rx = run.side.emit ? T4W : T2W;
+
+	*miss = run.S.c.missing[tx];
+	*n = run.S.c.received > run.S.c.warmup ? run.S.c.received - run.S.c.warmup : 0;
+	if (!run.ts.hw || !*n || !*miss || (cfg->no_tx_ts && !run.side.emit)) {
+		return 0;
+	}
+	if (*miss >= *n && run.S.c.missing[rx] < *n) {
+		return 1;
+	}
+	return *miss < *n && *miss * 100 >= *n ? 2 : 0;
+}
+
+static void print_tx_pattern(FILE *f)
+{
+	uint64_t miss, n;
+	int p = tx_stamp_pattern(&miss, &n);
+	char also[96] = "";
+
+	if (run.ts.ptp4l_pid) {
+		snprintf(also, sizeof(also), "; ptp4l (pid %d) on %s asks for the same stamp",
+			 run.ts.ptp4l_pid, cfg->iface);
+	}
+	if (p == 1) {
+		fprintf(f, "TX stamps: none of %" PRIu64 " sends stamped by the NIC while its RX stamps came: %s\n",
+			n, cfg->ptp_probe ? "even as PTP probes: see ethtool -T and the driver" :
+			"NICs that stamp TX only for PTP packets do this (bnxt before BCM5760X): run both ends with --ptp-probe");
+	} else if (p == 2) {
+		fprintf(f, "TX stamps: %" PRIu64 " of %" PRIu64 " sends not stamped by the NIC (%.1f %%): NICs that stamp one TX packet at a time (igb, ixgbe, i40e) skip a send while the last one's stamp is pending (ethtool -S %s: tx_hwtstamp_skipped): pace the client with --interval (e.g. 1000)%s\n",
+			miss, n, 100.0 * (double)miss / (double)n, cfg->iface, also);
+	} else if (run.ts.ptp4l_pid && run.ts.hw) {
+		fprintf(f, "TX stamps: ptp4l (pid %d) runs on %s: on a NIC that stamps one TX packet at a time the two compete for it\n",
+			run.ts.ptp4l_pid, cfg->iface);
+	}
+}
+
 /* The client: the reflector's PHC offset, out of its segments or still in them (*). */
 static void print_peer_off(FILE *f)
 {
@@ -6341,6 +6524,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	double ppm;
 
 	print_hw_watch(f);
+	print_tx_pattern(f);
 	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
@@ -6719,6 +6903,16 @@ static void json_hw(FILE *f, const struct report *r)
 			run.ts.peer_off_on ? "true" : "false");
 	} else {
 		fprintf(f, "  \"server_wire_offset\": null,\n");
+	}
+	if (cfg->mode != MODE_ANALYZE && run.ts.hw) {
+		static const char *const pattern[] = { "null", "\"ptp_only\"", "\"one_at_a_time\"" };
+		uint64_t miss, n;
+		int p = tx_stamp_pattern(&miss, &n);
+
+		fprintf(f, "  \"tx_stamps\": {\"measured\": %" PRIu64 ", \"missing\": %" PRIu64
+			", \"pattern\": %s, \"ptp4l_pid\": %d},\n", n, miss, pattern[p], run.ts.ptp4l_pid);
+	} else {
+		fprintf(f, "  \"tx_stamps\": null,\n");
 	}
 	if (cfg->mode != MODE_ANALYZE && (run.ts.hw || run.hww.verdict)) {
 		static const char *const verdict[] = { "unjudged", "delivers", "none" };

@@ -5974,6 +5974,139 @@ static void test_peer_off(void)
 	reset_globals();
 }
 
+/* The hardware-path notes of the report, as text. */
+static char *hw_notes(void)
+{
+	struct report rep = { .ow_why = "" };
+	char *text = NULL;
+	size_t tl = 0;
+	FILE *f = open_memstream(&text, &tl);
+
+	print_hw_notes(f, &rep);
+	fclose(f);
+	return text;
+}
+
+/*
+ * TX stamps missing in a pattern that names its cause: none while RX
+ * stamps came (bnxt before BCM5760X: PTP packets only), or a share (igb,
+ * ixgbe, i40e: one at a time); a ptp4l on the same port is found and named.
+ */
+static void test_tx_pattern(void)
+{
+	char dir[128], cmd[600], *text, *err;
+	struct capture ce;
+	uint64_t miss = 0, n = 0;
+	FILE *f;
+
+	reset_globals();
+	opts.iface = "eth3";
+	run.ts.hw = true;
+	run.S.c.received = 1000;
+	run.S.c.warmup = 0;
+	run.S.c.missing[T1W] = 1000;
+	ok(tx_stamp_pattern(&miss, &n) == 1, "client: no T1 of 1000, every T4: PTP packets only", "miss=%" PRIu64, miss);
+	text = hw_notes();
+	ok(text && strstr(text, "none of 1000 sends") && strstr(text, "bnxt") && strstr(text, "--ptp-probe"),
+	   "the report names the cause and --ptp-probe", "'%s'", text ? text : "");
+	free(text);
+	run.S.c.missing[T1W] = 130;
+	text = hw_notes();
+	ok(tx_stamp_pattern(&miss, &n) == 2 && text && strstr(text, "130 of 1000 sends") && strstr(text, "13.0 %") &&
+	   strstr(text, "tx_hwtstamp_skipped") && strstr(text, "--interval"),
+	   "client: 130 of 1000 T1 missing: one at a time, pace with --interval", "'%s'", text ? text : "");
+	free(text);
+	run.S.c.missing[T1W] = 5;
+	ok(tx_stamp_pattern(&miss, &n) == 0, "5 of 1000 (under 1 %): no pattern claimed", "-");
+	run.S.c.missing[T1W] = 1000;
+	run.S.c.missing[T4W] = 1000;
+	ok(tx_stamp_pattern(&miss, &n) == 0, "no TX and no RX stamps: not the PTP-only pattern", "-");
+	side_set(false);
+	run.S.c.missing[T1W] = run.S.c.missing[T4W] = 0;
+	run.S.c.missing[T3W] = 400;
+	ok(tx_stamp_pattern(&miss, &n) == 2, "reflector: 400 of 1000 T3 missing: one at a time", "-");
+
+	/* a ptp4l on eth3, in a fake /proc: by -i, and by a [eth3] section of its -f file */
+	tmp_path(dir, sizeof(dir), "proc");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/41 %s/42 %s/43 %s/self", dir, dir, dir, dir);
+	ok(system(cmd) == 0, "a fake /proc", "-");
+	snprintf(cmd, sizeof(cmd), "%s/41/comm", dir);
+	f = fopen(cmd, "w");
+	fputs("ptp4l\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/41/cmdline", dir);
+	f = fopen(cmd, "w");
+	fwrite("ptp4l\0-i\0eth9\0-m\0", 1, 19, f);	/* another port */
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/42/comm", dir);
+	f = fopen(cmd, "w");
+	fputs("phc2sys\n", f);
+	fclose(f);
+	proc_root = dir;
+	ok(ptp4l_find("eth3") == 0, "a ptp4l on another port: not this one", "-");
+	snprintf(cmd, sizeof(cmd), "%s/43/comm", dir);
+	f = fopen(cmd, "w");
+	fputs("ptp4l\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/ptp4l.conf", dir);
+	f = fopen(cmd, "w");
+	fputs("[global]\ntwoStepFlag 1\n[eth3]\n", f);
+	fclose(f);
+	{
+		char args[512];
+		int k = snprintf(args, sizeof(args), "ptp4l%c-f%c%s/ptp4l.conf%c", 0, 0, dir, 0);
+
+		snprintf(cmd, sizeof(cmd), "%s/43/cmdline", dir);
+		f = fopen(cmd, "w");
+		fwrite(args, 1, (size_t)k, f);
+		fclose(f);
+	}
+	ok(ptp4l_find("eth3") == 43, "a ptp4l whose config file has [eth3]: found", "pid=%d", ptp4l_find("eth3"));
+	snprintf(cmd, sizeof(cmd), "%s/41/cmdline", dir);
+	f = fopen(cmd, "w");
+	fwrite("ptp4l\0-i\0eth3\0", 1, 15, f);
+	fclose(f);
+	ok(ptp4l_find("eth3") == 41 || ptp4l_find("eth3") == 43, "a ptp4l with -i eth3: found", "-");
+	proc_root = "/proc";
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		printf("# could not remove %s\n", dir);
+	}
+	run.ts.ptp4l_pid = 41;
+	text = hw_notes();
+	ok(text && strstr(text, "ptp4l (pid 41) on eth3"), "the report names the ptp4l that competes for the stamp", "'%s'",
+	   text ? text : "");
+	free(text);
+
+	/* the filter's advice: --ptp-probe only where PTPv2 over UDP is stamped */
+	{
+		static const struct { int filter; const char *want; } adv[] = {
+			{ HWTSTAMP_FILTER_PTP_V2_L4_EVENT, "run both ends with --ptp-probe" },
+			{ HWTSTAMP_FILTER_PTP_V2_EVENT, "run both ends with --ptp-probe" },
+			{ HWTSTAMP_FILTER_PTP_V1_L4_EVENT, "cannot help" },
+			{ HWTSTAMP_FILTER_PTP_V2_L2_EVENT, "cannot help" },
+			{ HWTSTAMP_FILTER_SOME, "cannot help" },
+			{ HWTSTAMP_FILTER_PTP_V2_L4_SYNC, "only the reflector's" },
+			{ HWTSTAMP_FILTER_PTP_V2_DELAY_REQ, "only the client's" },
+		};
+		size_t k;
+		int bad = 0;
+
+		for (k = 0; k < ARRAY_SIZE(adv); k++) {
+			cap_start(&ce, 2);
+			ts_filter_warn("eth3", adv[k].filter);
+			err = cap_stop(&ce);
+			if (!one_rant_line(err) || !strstr(err, adv[k].want)) {
+				printf("# filter %d: '%s'\n", adv[k].filter, err);
+				bad++;
+			}
+			free(err);
+		}
+		ok(!bad, "--ptp-probe advised for PTPv2 L4 filters only; v1, L2 and SOME told it cannot help", "%d wrong", bad);
+	}
+	reset_globals();
+}
+
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
 static void test_tsconfig(void)
 {
@@ -6998,6 +7131,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_bond),
 	CASE(test_restore),
 	CASE(test_peer_off),
+	CASE(test_tx_pattern),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
