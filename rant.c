@@ -100,6 +100,9 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET	70
 #endif
+#ifndef SO_TIMESTAMPING_NEW
+#define SO_TIMESTAMPING_NEW	65	/* Linux 5.1 */
+#endif
 #ifndef HWTSTAMP_FLAG_BONDED_PHC_INDEX
 #define HWTSTAMP_FLAG_BONDED_PHC_INDEX	(1 << 0)	/* Linux 5.17 */
 #endif
@@ -1750,17 +1753,33 @@ static int ts_sockopt_flags(bool hw)
 	return f;
 }
 
+/*
+ * SO_TIMESTAMPING with flags F.  Where time_t has 32 bits the option's old
+ * form hands stamps over as that struct timespec, which ends in 2038:
+ * SO_TIMESTAMPING_NEW (Linux 5.1) hands them over with 64-bit seconds
+ * (struct scm_timestamping64, ts_parse) whatever the build's time_t.  A
+ * kernel without it (ENOPROTOOPT) gets the old form.
+ */
+static int ts_sockopt(int fd, int f)
+{
+	if (sizeof(time_t) < 8 &&
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING_NEW, &f, sizeof(f)) == 0) {
+		return 0;
+	}
+	return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0 ? -errno : 0;
+}
+
 static int ts_enable_socket(int fd)
 {
-	int f = ts_sockopt_flags(run.ts.hw);
+	int f = ts_sockopt_flags(run.ts.hw), r;
 
 	if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		/* -N: the pong's TX stamp is never asked for, so never read */
 		f &= ~(SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE);
 	}
-
-	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
-		return -errno;
+	r = ts_sockopt(fd, f);
+	if (r < 0) {
+		return r;
 	}
 	run.ts.next_key = 0;
 	return 0;
@@ -1776,9 +1795,7 @@ static int ts_enable_socket(int fd)
  */
 static void ts_rekey_now(int fd)
 {
-	int zero = 0;
-
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
+	ts_sockopt(fd, 0);
 	ts_enable_socket(fd);
 	/*
 	 * The reflector's session takes the stamps from its first key on
@@ -1877,9 +1894,14 @@ struct ts_cmsg {
 	unsigned bad;			/* control messages too short to read */
 };
 
-#ifndef SO_TIMESTAMPING_NEW
-#define SO_TIMESTAMPING_NEW	65
-#endif
+/* A struct __kernel_timespec (64-bit seconds) in ns, 0 for none (as ts_to_ns). */
+static uint64_t kts_to_ns(const struct __kernel_timespec *t)
+{
+	if (t->tv_sec < 0 || t->tv_nsec < 0 || (t->tv_sec == 0 && t->tv_nsec == 0)) {
+		return 0;
+	}
+	return (uint64_t)t->tv_sec * NSEC_PER_SEC + (uint64_t)t->tv_nsec;
+}
 
 /* Parse control messages; every cmsg_len is checked before reading. */
 static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
@@ -1889,9 +1911,10 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	memset(out, 0, sizeof(*out));
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		size_t left = msg->msg_controllen - (size_t)((char *)cm - (char *)msg->msg_control);
-		bool tsmsg = cm->cmsg_level == SOL_SOCKET &&
-			     (cm->cmsg_type == SO_TIMESTAMPING ||
-			      (sizeof(time_t) == 8 && cm->cmsg_type == SO_TIMESTAMPING_NEW));
+		bool tsmsg = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING;
+		/* 64-bit seconds whatever this build's time_t (see ts_sockopt) */
+		bool ts64 = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING_NEW &&
+			    SO_TIMESTAMPING != SO_TIMESTAMPING_NEW;
 		bool errmsg = (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
 			      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
 
@@ -1912,6 +1935,17 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			memcpy(&st, CMSG_DATA(cm), sizeof(st));
 			out->sw = ts_to_ns(&st.ts[0]);
 			out->hw = ts_to_ns(&st.ts[2]);
+			out->have_ts = true;
+		} else if (ts64) {
+			struct scm_timestamping64 st;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(st))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&st, CMSG_DATA(cm), sizeof(st));
+			out->sw = kts_to_ns(&st.ts[0]);
+			out->hw = kts_to_ns(&st.ts[2]);
 			out->have_ts = true;
 		} else if (cm->cmsg_level == SOL_SOCKET &&
 			   cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
@@ -2167,6 +2201,19 @@ static void phc_tick(void)
 	run.phc.window = w;
 }
 
+/* The last reading, at the end of the run; the fd is closed after it. */
+static void phc_end(void)
+{
+	if (run.phc.fd < 0) {
+		return;
+	}
+	phc_tick();
+	if (phc_open == phc_open_sys) {
+		close(run.phc.fd);
+	}
+	run.phc.fd = -1;
+}
+
 /* Open /dev/ptpINDEX and find the best method it answers.  0 or -errno. */
 static int phc_start(int index)
 {
@@ -2175,7 +2222,11 @@ static int phc_start(int index)
 	size_t i;
 	int r = -ENODEV;
 
-	run.phc.index = index;
+	if (run.phc.fd >= 0 && run.phc.index == index) {
+		return 0;	/* a class socket on the same NIC: its readings go on */
+	}
+	phc_end();		/* another PHC (never two open) */
+	run.phc = (struct phc_state){ .fd = -1, .index = index };
 	boot_id_read();
 	run.phc.fd = phc_open(index);
 	if (run.phc.fd < 0) {
@@ -2198,19 +2249,6 @@ static int phc_start(int index)
 	}
 	run.phc.err = r;
 	return r;
-}
-
-/* The last reading, at the end of the run; the fd is closed after it. */
-static void phc_end(void)
-{
-	if (run.phc.fd < 0) {
-		return;
-	}
-	phc_tick();
-	if (phc_open == phc_open_sys) {
-		close(run.phc.fd);
-	}
-	run.phc.fd = -1;
 }
 
 /* PHC drift against CLOCK_REALTIME in ppm, once readings span a second. */

@@ -4123,11 +4123,12 @@ static void test_hwpath(void)
 static struct {
 	int open_err, precise_err, extended_err, plain_err;
 	int64_t off;
-	int n_precise, n_extended, n_plain;
+	int n_precise, n_extended, n_plain, n_open;
 } fake_phc;
 
 static int fake_phc_open(int index)
 {
+	fake_phc.n_open++;
 	return fake_phc.open_err ? fake_phc.open_err : 1000 + index;
 }
 
@@ -6107,6 +6108,63 @@ static void test_tx_pattern(void)
 	reset_globals();
 }
 
+/*
+ * One PHC open per run: a class socket on the same NIC (cls_open sets each
+ * up as the first) keeps the PHC and its readings; another PHC replaces it.
+ */
+static void test_phc_once(void)
+{
+	int r;
+
+	reset_globals();
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.off = 500;
+	phc_fake_start();
+	r = phc_start(3);
+	ok(r == 0 && fake_phc.n_open == 1 && run.phc.fd == 1003 && run.phc.n == 1, "the PHC opened once, one reading",
+	   "r=%d opens=%d n=%" PRIu64, r, fake_phc.n_open, run.phc.n);
+	r = phc_start(3);
+	ok(r == 0 && fake_phc.n_open == 1 && run.phc.fd == 1003 && run.phc.n == 1,
+	   "a second class socket on the same NIC: not opened again", "r=%d opens=%d n=%" PRIu64, r, fake_phc.n_open,
+	   run.phc.n);
+	r = phc_start(5);
+	ok(r == 0 && fake_phc.n_open == 2 && run.phc.fd == 1005 && run.phc.index == 5 && run.phc.n == 1,
+	   "another PHC: the first ends, the new one starts its readings", "opens=%d fd=%d n=%" PRIu64, fake_phc.n_open,
+	   run.phc.fd, run.phc.n);
+	phc_end();
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+	reset_globals();
+}
+
+/*
+ * SO_TIMESTAMPING_NEW: 64-bit seconds (struct scm_timestamping64) whatever
+ * the build's time_t, so a stamp after 2038 reads right.
+ */
+static void test_cmsg64(void)
+{
+	struct scm_timestamping64 st;
+	struct ts_cmsg c;
+	struct cbuf b;
+
+	memset(&st, 0, sizeof(st));
+	st.ts[0].tv_sec = 4102444800LL;	/* 2100-01-01 */
+	st.ts[0].tv_nsec = 11;
+	st.ts[2].tv_sec = 4102444800LL;
+	st.ts[2].tv_nsec = 22;
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING_NEW, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(c.have_ts && c.sw == 4102444800000000011ULL && c.hw == 4102444800000000022ULL && !c.bad,
+	   "SO_TIMESTAMPING_NEW: 64-bit seconds read (a stamp of 2100)", "sw=%" PRIu64 " hw=%" PRIu64, c.sw, c.hw);
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING_NEW, &st, sizeof(st) - 8, 0);
+	ts_parse(&b.msg, &c);
+	ok(!c.have_ts && c.bad == 1, "SO_TIMESTAMPING_NEW too short: refused", "bad=%u", c.bad);
+	printf("# time_t has %zu bytes here: %s\n", sizeof(time_t),
+	       sizeof(time_t) < 8 ? "stamps are asked for with SO_TIMESTAMPING_NEW" : "either form has 64-bit seconds");
+}
+
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
 static void test_tsconfig(void)
 {
@@ -7132,6 +7190,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_restore),
 	CASE(test_peer_off),
 	CASE(test_tx_pattern),
+	CASE(test_phc_once),
+	CASE(test_cmsg64),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
