@@ -5162,6 +5162,31 @@ static void hw_fall_back(void)
 	}
 }
 
+/*
+ * The NIC judged (hw_watch_none): with --timestamps hw the run stops; with
+ * auto every transaction so far takes its kernel stamps as wire stamps
+ * (RESTAMP, the side's own) and is accounted with them.
+ */
+static void hw_judge(bool final, void (*restamp)(struct txn *x))
+{
+	uint64_t i;
+
+	if (!hw_watch_none(final)) {
+		return;
+	}
+	if (cfg->ts == TS_HW) {
+		run.S.stop_reason = STOP_ERROR;
+		return;
+	}
+	hw_fall_back();
+	for (i = 0; i <= run.win.mask; i++) {
+		if (run.win.slot[i].st & TF_USED) {
+			restamp(&run.win.slot[i]);
+			txn_account(&run.win.slot[i]);
+		}
+	}
+}
+
 /* --------------------------------------------------------------- memory */
 
 static size_t align64(size_t n)
@@ -8942,35 +8967,19 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 	}
 }
 
-/*
- * The NIC judged (hw_watch_none): with --timestamps hw the run stops; with
- * auto every transaction so far takes its kernel stamps as wire stamps.
- */
+/* --timestamps auto without NIC stamps: a transaction so far takes its kernel stamps (hw_judge). */
+static void emit_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T4W, T4K);
+	if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.E.txpend--;
+	}
+}
+
 static void emit_hw_check(bool final)
 {
-	uint64_t i;
-
-	if (!hw_watch_none(final)) {
-		return;
-	}
-	if (cfg->ts == TS_HW) {
-		run.S.stop_reason = STOP_ERROR;
-		return;
-	}
-	hw_fall_back();
-	for (i = 0; i <= run.win.mask; i++) {
-		struct txn *x = &run.win.slot[i];
-
-		if (!(x->st & TF_USED)) {
-			continue;
-		}
-		hw_txn_kernel(x, T4W, T4K);
-		if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
-			x->st &= (uint16_t)~TF_TXPEND;
-			run.E.txpend--;
-		}
-		txn_account(x);
-	}
+	hw_judge(final, emit_restamp);
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
@@ -9796,36 +9805,25 @@ static void reflect_await_tx(uint64_t ns)
 	}
 }
 
-/* The NIC judged (hw_watch_none): hw stops the reflector; auto re-stamps the session so far. */
+/* The reflector's re-stamping (hw_judge): a T3 that comes from the kernel only is echoed. */
+static void reflect_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T2W, T2K);
+	if (!(x->st & TF_TXPEND)) {
+		hw_txn_kernel(x, T3W, T3K);
+	} else if (hw_txn_kernel(x, T3W, T3K)) {
+		/* its kernel stamp came, the NIC's never will: echoed as T3 */
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.R.txpend--;
+		echo_push(x->seq, x->t[T3W], x->txkey);
+	}
+}
+
 static void reflect_hw_check(bool final)
 {
-	uint64_t i;
-
-	if (!hw_watch_none(final)) {
-		return;
-	}
-	if (cfg->ts == TS_HW) {
-		run.S.stop_reason = STOP_ERROR;
+	hw_judge(final, reflect_restamp);
+	if (run.hww.failed) {
 		run.R.exit_code = EXIT_RUNTIME;
-		return;
-	}
-	hw_fall_back();
-	for (i = 0; i <= run.win.mask; i++) {
-		struct txn *x = &run.win.slot[i];
-
-		if (!(x->st & TF_USED)) {
-			continue;
-		}
-		hw_txn_kernel(x, T2W, T2K);
-		if (!(x->st & TF_TXPEND)) {
-			hw_txn_kernel(x, T3W, T3K);
-		} else if (hw_txn_kernel(x, T3W, T3K)) {
-			/* its kernel stamp came, the NIC's never will: echoed as T3 */
-			x->st &= (uint16_t)~TF_TXPEND;
-			run.R.txpend--;
-			echo_push(x->seq, x->t[T3W], x->txkey);
-		}
-		txn_account(x);
 	}
 }
 

@@ -4931,11 +4931,27 @@ static struct {
 	struct sockaddr_in cl, cl2;
 } hf;
 
+/* The statistics' memory of a case: one set, for one case at a time. */
+static void hf_hists(bool take)
+{
+	int i;
+
+	for (i = 0; i < NMETRIC; i++) {
+		if (take) {
+			hf.mem[i][0] = calloc(64, 8);
+			hf.mem[i][1] = calloc(64, 8);
+			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+		} else {
+			free(hf.mem[i][0]);
+			free(hf.mem[i][1]);
+		}
+	}
+}
+
 static void hf_reflector(void)
 {
 	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t l = sizeof(lo);
-	int i;
 
 	reset_globals();
 	side_set(false);
@@ -4948,11 +4964,7 @@ static void hf_reflector(void)
 	run.echo.q = hf.q;
 	run.key.on = false;
 	opts.size = 64;
-	for (i = 0; i < NMETRIC; i++) {
-		hf.mem[i][0] = calloc(64, 8);
-		hf.mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
-	}
+	hf_hists(true);
 	hf.rx = socket(AF_INET, SOCK_DGRAM, 0);
 	hf.rx2 = socket(AF_INET, SOCK_DGRAM, 0);
 	run.sock_fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -4965,12 +4977,7 @@ static void hf_reflector(void)
 
 static void hf_done(void)
 {
-	int i;
-
-	for (i = 0; i < NMETRIC; i++) {
-		free(hf.mem[i][0]);
-		free(hf.mem[i][1]);
-	}
+	hf_hists(false);
 	close(hf.rx);
 	close(hf.rx2);
 	close(run.sock_fd);
@@ -5250,7 +5257,7 @@ static int hc_client(const char *ts)
 	socklen_t len = sizeof(pa);
 	char cmd[200], *out, *err;
 	struct capture ce;
-	int r, i;
+	int r;
 
 	hc.peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	bind(hc.peer, (struct sockaddr *)&pa, sizeof(pa));
@@ -5272,11 +5279,7 @@ static int hc_client(const char *ts)
 	ts_ioctl = fake_ioctl;
 	memset(&fake_phc, 0, sizeof(fake_phc));
 	phc_fake_start();
-	for (i = 0; i < NMETRIC; i++) {
-		hf.mem[i][0] = calloc(64, 8);
-		hf.mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
-	}
+	hf_hists(true);
 	cap_start(&ce, 2);
 	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
 	hc.err = cap_stop(&ce);
@@ -5309,12 +5312,7 @@ static void hc_txn(uint64_t seq)
 
 static void hc_done(void)
 {
-	int i;
-
-	for (i = 0; i < NMETRIC; i++) {
-		free(hf.mem[i][0]);
-		free(hf.mem[i][1]);
-	}
+	hf_hists(false);
 	free(hc.err);
 	close(run.sock_fd);
 	close(hc.peer);
@@ -5596,6 +5594,19 @@ static void sysfs_put(const char *dir, const char *dev, const char *file, const 
 	}
 }
 
+/* A received NIC stamp whose SCM_TIMESTAMPING_PKTINFO names IFINDEX, parsed into c. */
+static void pktinfo_stamp(struct ts_cmsg *c, uint32_t ifindex)
+{
+	struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
+	struct scm_ts_pktinfo pi = { .if_index = ifindex, .pkt_length = 64 };
+	struct cbuf b;
+
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+	ts_parse(&b.msg, c);
+}
+
 /*
  * VLAN, macvlan and bond: the stamps of -i's packets are its NIC's, and
  * SCM_TIMESTAMPING_PKTINFO names that NIC (0 when the kernel cannot tell).
@@ -5611,11 +5622,8 @@ static void test_pktinfo_lower(void)
 		{ "utbond0", "7\n", "7\n", NULL }, { "ututbond0.200", "9\n", "7\n", "lower_utbond0" },
 		{ "utmvx", "11\n", "4\n", NULL },
 	};
-	struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
-	struct scm_ts_pktinfo pi = { .if_index = 2, .pkt_length = 64 };
 	char dir[128], nic[IFNAMSIZ] = "", cmd[300];
 	struct ts_cmsg c;
-	struct cbuf b;
 	size_t i;
 	int r;
 
@@ -5652,24 +5660,13 @@ static void test_pktinfo_lower(void)
 	run.ts.hw = true;
 	run.ts.ifindex = 2;
 	run.ts_foreign = 0;
-	cb_init(&b);
-	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
-	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
-	ts_parse(&b.msg, &c);
+	pktinfo_stamp(&c, 2);
 	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO names the NIC under the VLAN: used",
 	   "foreign=%" PRIu64, run.ts_foreign);
-	pi.if_index = 0;
-	cb_init(&b);
-	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
-	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
-	ts_parse(&b.msg, &c);
+	pktinfo_stamp(&c, 0);
 	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO ifindex 0 (the kernel cannot tell): used",
 	   "foreign=%" PRIu64, run.ts_foreign);
-	pi.if_index = 3;
-	cb_init(&b);
-	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
-	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
-	ts_parse(&b.msg, &c);
+	pktinfo_stamp(&c, 3);
 	ok(ts_wire(&c) == 0 && run.ts_foreign == 1, "another NIC (a bond's other leg after failover): counted, not used",
 	   "foreign=%" PRIu64, run.ts_foreign);
 	reset_globals();
@@ -5892,11 +5889,7 @@ static void test_peer_off(void)
 
 	/* the client: T2 1.5 us before T2_SW, T3 2.5 us after T3_SW, on a reflector PHC 37 s ahead */
 	guard_setup(true);
-	for (i = 0; i < NMETRIC; i++) {
-		hf.mem[i][0] = calloc(64, 8);
-		hf.mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
-	}
+	hf_hists(true);
 	opts.size = 104;
 	run.ts.hw = true;
 	t[T2SW] = B + 20000;
@@ -5965,10 +5958,7 @@ static void test_peer_off(void)
 	run.ts.peer_off_on = L.peer_off_on;
 	ok(metric_value(M_SRV_RX, t, &v) && v == 1540 && metric_value(M_SRV_TX, t, &v) && v == 2460,
 	   "--analyze takes it out of the reflector's segments (the FIN_ACK's: 40 ns later)", "%" PRId64, v);
-	for (i = 0; i < NMETRIC; i++) {
-		free(hf.mem[i][0]);
-		free(hf.mem[i][1]);
-	}
+	hf_hists(false);
 	memset(&run.S, 0, sizeof(run.S));
 	memset(&run.E, 0, sizeof(run.E));
 	run.win.slot = NULL;
