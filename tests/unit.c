@@ -5965,6 +5965,20 @@ static void test_peer_off(void)
 	reset_globals();
 }
 
+/* dir/rel with n bytes of data. */
+static void fake_file(const char *dir, const char *rel, const void *data, size_t n)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+}
+
 /* The hardware-path notes of the report, as text. */
 static char *hw_notes(void)
 {
@@ -5988,7 +6002,6 @@ static void test_tx_pattern(void)
 	char dir[128], cmd[600], *text, *err;
 	struct capture ce;
 	uint64_t miss = 0, n = 0;
-	FILE *f;
 
 	reset_globals();
 	opts.iface = "eth3";
@@ -6021,42 +6034,21 @@ static void test_tx_pattern(void)
 	tmp_path(dir, sizeof(dir), "proc");
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/41 %s/42 %s/43 %s/self", dir, dir, dir, dir);
 	ok(system(cmd) == 0, "a fake /proc", "-");
-	snprintf(cmd, sizeof(cmd), "%s/41/comm", dir);
-	f = fopen(cmd, "w");
-	fputs("ptp4l\n", f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s/41/cmdline", dir);
-	f = fopen(cmd, "w");
-	fwrite("ptp4l\0-i\0eth9\0-m\0", 1, 19, f);	/* another port */
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s/42/comm", dir);
-	f = fopen(cmd, "w");
-	fputs("phc2sys\n", f);
-	fclose(f);
+	fake_file(dir, "41/comm", "ptp4l\n", 6);
+	fake_file(dir, "41/cmdline", "ptp4l\0-i\0eth9\0-m\0", 19);	/* another port */
+	fake_file(dir, "42/comm", "phc2sys\n", 8);
 	proc_root = dir;
 	ok(ptp4l_find("eth3") == 0, "a ptp4l on another port: not this one", "-");
-	snprintf(cmd, sizeof(cmd), "%s/43/comm", dir);
-	f = fopen(cmd, "w");
-	fputs("ptp4l\n", f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s/ptp4l.conf", dir);
-	f = fopen(cmd, "w");
-	fputs("[global]\ntwoStepFlag 1\n[eth3]\n", f);
-	fclose(f);
+	fake_file(dir, "43/comm", "ptp4l\n", 6);
+	fake_file(dir, "ptp4l.conf", "[global]\ntwoStepFlag 1\n[eth3]\n", 30);
 	{
 		char args[512];
 		int k = snprintf(args, sizeof(args), "ptp4l%c-f%c%s/ptp4l.conf%c", 0, 0, dir, 0);
 
-		snprintf(cmd, sizeof(cmd), "%s/43/cmdline", dir);
-		f = fopen(cmd, "w");
-		fwrite(args, 1, (size_t)k, f);
-		fclose(f);
+		fake_file(dir, "43/cmdline", args, (size_t)k);
 	}
 	ok(ptp4l_find("eth3") == 43, "a ptp4l whose config file has [eth3]: found", "pid=%d", ptp4l_find("eth3"));
-	snprintf(cmd, sizeof(cmd), "%s/41/cmdline", dir);
-	f = fopen(cmd, "w");
-	fwrite("ptp4l\0-i\0eth3\0", 1, 15, f);
-	fclose(f);
+	fake_file(dir, "41/cmdline", "ptp4l\0-i\0eth3\0", 15);
 	ok(ptp4l_find("eth3") == 41 || ptp4l_find("eth3") == 43, "a ptp4l with -i eth3: found", "-");
 	proc_root = "/proc";
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
