@@ -5979,6 +5979,9 @@ static void fake_file(const char *dir, const char *rel, const void *data, size_t
 	}
 }
 
+/* ... with a string literal's bytes, its NULs inside included */
+#define FAKE_FILE(dir, rel, lit)	fake_file(dir, rel, lit, sizeof(lit) - 1)
+
 /* The hardware-path notes of the report, as text. */
 static char *hw_notes(void)
 {
@@ -6034,13 +6037,13 @@ static void test_tx_pattern(void)
 	tmp_path(dir, sizeof(dir), "proc");
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/41 %s/42 %s/43 %s/self", dir, dir, dir, dir);
 	ok(system(cmd) == 0, "a fake /proc", "-");
-	fake_file(dir, "41/comm", "ptp4l\n", 6);
-	fake_file(dir, "41/cmdline", "ptp4l\0-i\0eth9\0-m\0", 19);	/* another port */
-	fake_file(dir, "42/comm", "phc2sys\n", 8);
+	FAKE_FILE(dir, "41/comm", "ptp4l\n");
+	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth9\0-m\0");	/* another port */
+	FAKE_FILE(dir, "42/comm", "phc2sys\n");
 	proc_root = dir;
 	ok(ptp4l_find("eth3") == 0, "a ptp4l on another port: not this one", "-");
-	fake_file(dir, "43/comm", "ptp4l\n", 6);
-	fake_file(dir, "ptp4l.conf", "[global]\ntwoStepFlag 1\n[eth3]\n", 30);
+	FAKE_FILE(dir, "43/comm", "ptp4l\n");
+	FAKE_FILE(dir, "ptp4l.conf", "[global]\ntwoStepFlag 1\n[eth3]\n");
 	{
 		char args[512];
 		int k = snprintf(args, sizeof(args), "ptp4l%c-f%c%s/ptp4l.conf%c", 0, 0, dir, 0);
@@ -6048,7 +6051,7 @@ static void test_tx_pattern(void)
 		fake_file(dir, "43/cmdline", args, (size_t)k);
 	}
 	ok(ptp4l_find("eth3") == 43, "a ptp4l whose config file has [eth3]: found", "pid=%d", ptp4l_find("eth3"));
-	fake_file(dir, "41/cmdline", "ptp4l\0-i\0eth3\0", 15);
+	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth3\0");
 	ok(ptp4l_find("eth3") == 41 || ptp4l_find("eth3") == 43, "a ptp4l with -i eth3: found", "-");
 	proc_root = "/proc";
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
