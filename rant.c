@@ -6972,10 +6972,10 @@ static void json_hw(FILE *f, const struct report *r)
 		uint64_t miss, n;
 		int p = tx_stamp_pattern(&miss, &n);
 
-		fprintf(f, "  \"tx_stamps\": {\"measured\": %" PRIu64 ", \"missing\": %" PRIu64
+		fprintf(f, "  \"tx_stamp_pattern\": {\"measured\": %" PRIu64 ", \"missing\": %" PRIu64
 			", \"pattern\": %s, \"ptp4l_pid\": %d},\n", n, miss, pattern[p], run.ts.ptp4l_pid);
 	} else {
-		fprintf(f, "  \"tx_stamps\": null,\n");
+		fprintf(f, "  \"tx_stamp_pattern\": null,\n");
 	}
 	if (cfg->mode != MODE_ANALYZE && (run.ts.hw || run.hww.verdict)) {
 		static const char *const verdict[] = { "unjudged", "delivers", "none" };
