@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -99,6 +100,9 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET	70
 #endif
+#ifndef HWTSTAMP_FLAG_BONDED_PHC_INDEX
+#define HWTSTAMP_FLAG_BONDED_PHC_INDEX	(1 << 0)	/* Linux 5.17 */
+#endif
 
 /*
  * Wire protocol.  Everything in network byte order; the header is padded
@@ -160,6 +164,8 @@ enum proto_flag {
 #define KEY_MIN		16
 #define KEY_MAX		4096
 #define BUSY_GAP_NS	(10 * 1000000ULL)	/* at most 100 BUSY answers a second */
+/* FIN rounds of a session's end: the client asks no more, the reflector offers no more */
+#define FIN_ROUNDS	64
 
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
@@ -425,7 +431,11 @@ struct ts_state {
 	uint32_t next_key;	/* OPT_ID key the next send will get */
 	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
 	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
-	int ifindex;		/* -i: stamps of other interfaces are not ours */
+	int ifindex;		/* the NIC under -i: its stamps only are ours (0: cannot tell) */
+	char nic[IFNAMSIZ];	/* its name */
+	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
+	int tx_type;		/* HWTSTAMP_TX_ON, or a one-step type found set (kept) */
+	int restore_err;	/* -errno of a failed restore */
 	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
 	char note[200];
 };
@@ -548,6 +558,20 @@ struct live_counts {
 	uint64_t samples, sum, min, max, lost, sent;
 	int running;
 	uint32_t session;	/* reflect: announced by the status thread, not the loop */
+};
+
+/*
+ * What the NIC delivered of the hardware stamps rant asked for, over the
+ * run (see hw_watch_none): datagrams received and those with a NIC stamp,
+ * sends that asked for a TX stamp and the NIC TX stamps read.
+ */
+struct hw_watch {
+	uint64_t rx, rx_hw, tx, tx_hw;
+	uint64_t armed;		/* CLOCK_MONOTONIC when too few had come: late TX stamps' grace */
+	int verdict;		/* enum hww_verdict */
+	uint64_t at[4];		/* rx, rx_hw, tx, tx_hw when judged */
+	bool fell_back;		/* auto: the kernel's stamps since */
+	bool failed;		/* hw: the run stops, exit 1 */
 };
 
 struct ts_provider {
@@ -703,6 +727,9 @@ struct reflect_state {
 	struct sockaddr_storage peer;	/* the session's address and port: its first ping's */
 	/* the session's first TX key: older stamps are not its own */
 	uint32_t key0;
+	/* FINs of this session answered, and whether owed TX stamps were waited for */
+	unsigned fin_rounds;
+	bool fin_waited;
 	/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t ahead;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
@@ -778,6 +805,8 @@ static struct run {
 	struct live_counts live;
 	/* the device's timestamp provider (ethtool tsconfig) */
 	struct ts_provider ts_prov;
+	/* the hardware stamps the NIC delivered */
+	struct hw_watch hww;
 	/* bytes before the header: the PTP header with --ptp-probe */
 	unsigned proto_pre;
 	/* the reflector's source address for the datagram being sent */
@@ -1106,6 +1135,39 @@ static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
 }
 
 /*
+ * One SIOCSHWTSTAMP: TX on (or the one-step type found), FILTER.  A bond
+ * (Linux 5.17+) passes the request to its active slave only with
+ * HWTSTAMP_FLAG_BONDED_PHC_INDEX, and refuses it without (EOPNOTSUPP), as
+ * linuxptp knows; most NIC drivers refuse any flag (EINVAL, "reserved for
+ * future extensions").  So the flag goes only to a device that showed it in
+ * its SIOCGHWTSTAMP answer, or that refused the request without it.
+ */
+static int ts_hw_request(int fd, struct ifreq *ifr, struct hwtstamp_config *hc, int filter,
+			 struct ts_state *st)
+{
+	int r;
+
+	memset(hc, 0, sizeof(*hc));
+	hc->flags = st->bonded ? HWTSTAMP_FLAG_BONDED_PHC_INDEX : 0;
+	hc->tx_type = st->tx_type;
+	hc->rx_filter = filter;
+	ifr->ifr_data = (void *)hc;
+	r = ts_ioctl(fd, SIOCSHWTSTAMP, ifr);
+	if (r == -EOPNOTSUPP && !st->bonded) {
+		memset(hc, 0, sizeof(*hc));
+		hc->flags = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+		hc->tx_type = st->tx_type;
+		hc->rx_filter = filter;
+		if (ts_ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
+			st->bonded = true;
+			st->saved.flags |= HWTSTAMP_FLAG_BONDED_PHC_INDEX;	/* and to restore */
+			return 0;
+		}
+	}
+	return r;
+}
+
+/*
  * Ask the driver to stamp every packet.  Some NICs refuse HWTSTAMP_FILTER_ALL
  * and only stamp PTP event messages; timestamping.rst says the driver writes
  * back the filter it really applied, which may be broader than requested, so
@@ -1130,7 +1192,20 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
 	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
-	if (have_saved && hc.tx_type == HWTSTAMP_TX_ON && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
+	/* a bond answers for its active slave and says so in the flags (see ts_hw_request) */
+	st->bonded = have_saved && (hc.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX);
+	/*
+	 * A one-step TX type (a ptp4l with twoStepFlag 0) stamps every other
+	 * packet as TX_ON does (net_tstamp.h) and writes its own Sync (P2P:
+	 * and Pdelay_Resp) stamps on the wire: kept, or that ptp4l would send
+	 * unstamped Syncs for as long as rant runs.
+	 */
+	st->tx_type = HWTSTAMP_TX_ON;
+	if (have_saved && (hc.tx_type == HWTSTAMP_TX_ONESTEP_SYNC ||
+			   hc.tx_type == HWTSTAMP_TX_ONESTEP_P2P)) {
+		st->tx_type = hc.tx_type;
+	}
+	if (have_saved && hc.tx_type == st->tx_type && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
 		st->rx_filter = hc.rx_filter;
 		return 0;	/* already as we need it: change nothing */
 	}
@@ -1141,16 +1216,11 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
 			continue;
 		}
-		memset(&hc, 0, sizeof(hc));
-		hc.tx_type = HWTSTAMP_TX_ON;
-		hc.rx_filter = filters[i];
-		ifr.ifr_data = (void *)&hc;
-		r = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+		r = ts_hw_request(fd, &ifr, &hc, filters[i], st);
 		if (r == -EPERM || r == -EACCES) {
 			return r;
 		}
-		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE &&
-		    hc.tx_type == HWTSTAMP_TX_ON) {
+		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE && hc.tx_type == st->tx_type) {
 			st->rx_filter = hc.rx_filter;
 			/* never write at exit a config that was not read at start */
 			st->restore = have_saved;
@@ -1169,18 +1239,33 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	return r;
 }
 
-/* Put the device's timestamping config back as we found it. */
-static void ts_restore(int fd)
+/*
+ * Put the device's timestamping config back as we found it; 0 or -errno
+ * (kept in ts.restore_err).  Async-signal-safe: one ioctl.
+ */
+static int ts_restore(int fd)
 {
 	struct ifreq ifr;
 
 	if (!run.ts.restore || fd < 0) {
-		return;
+		return 0;
 	}
 	ifr = run.ts.saved_ifr;
 	ifr.ifr_data = (void *)&run.ts.saved;
-	ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
 	run.ts.restore = false;
+	run.ts.restore_err = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	return run.ts.restore_err;
+}
+
+/* ts_restore, and a line if it failed: the device is left as rant set it. */
+static void ts_restore_say(int fd)
+{
+	if (ts_restore(fd) < 0) {
+		warnx_("warning: putting back %s's timestamping config (tx type %d, rx filter %s) failed: %s; it stays as rant set it (hwstamp_ctl -i %s -t %d -r %d sets it)",
+		       run.ts.saved_ifr.ifr_name, run.ts.saved.tx_type,
+		       ts_filter_name(run.ts.saved.rx_filter), strerror(-run.ts.restore_err),
+		       run.ts.saved_ifr.ifr_name, run.ts.saved.tx_type, run.ts.saved.rx_filter);
+	}
 }
 
 /*
@@ -1343,6 +1428,93 @@ static void ts_provider_get(const char *ifname)
 }
 
 /*
+ * The NIC whose stamps -i's packets carry.  SCM_TIMESTAMPING_PKTINFO names
+ * "the real interface which received the packet" (timestamping.rst,
+ * OPT_PKTINFO): the device of the NAPI instance, 0 when the kernel cannot
+ * tell (no CONFIG_NET_RX_BUSY_POLL, a driver without NAPI).  Under a VLAN or
+ * macvlan that is the lower device, under a bond its active slave (whose PHC
+ * the bond reports too): followed down through sysfs, where an upper device
+ * has a lower_NAME link to its lower device in the same namespace and a bond
+ * names its active slave.  0: cannot tell (a lower device in another
+ * namespace, no active slave), and then no stamp is refused for its device.
+ */
+static const char *sysfs_net = "/sys/class/net";	/* the unit tests build their own */
+
+static int sysfs_read(const char *dev, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", sysfs_net, dev, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, len - 1);
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (n <= 0) {
+		return -1;
+	}
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* DEV's one lower_NAME link in sysfs, into lower; false if none or several. */
+static bool sysfs_lower(const char *dev, char *lower, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs_net, dev);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		if (!strncmp(e->d_name, "lower_", 6) && strlen(e->d_name + 6) < len) {
+			snprintf(lower, len, "%s", e->d_name + 6);
+			n++;
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return n == 1;
+}
+
+static int ts_real_nic(const char *ifname, char *nic, size_t len)
+{
+	char name[IFNAMSIZ], buf[64];
+	int depth, idx, link;
+
+	snprintf(name, sizeof(name), "%s", ifname);
+	for (depth = 0; depth < 8; depth++) {
+		if (sysfs_read(name, "ifindex", buf, sizeof(buf)) < 0 || (idx = atoi(buf)) <= 0) {
+			return 0;
+		}
+		if (!depth && if_nametoindex(name) && (int)if_nametoindex(name) != idx) {
+			return 0;	/* this /sys is another network namespace's */
+		}
+		if (sysfs_read(name, "bonding/active_slave", buf, sizeof(buf)) == 0) {
+			if (!*buf || strlen(buf) >= sizeof(name)) {
+				return 0;	/* no active slave now */
+			}
+			snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, buf);
+			continue;
+		}
+		link = sysfs_read(name, "iflink", buf, sizeof(buf)) == 0 ? atoi(buf) : idx;
+		if (link == idx || link <= 0) {
+			snprintf(nic, len, "%s", name);
+			return idx;	/* a device of its own */
+		}
+		if (!sysfs_lower(name, name, sizeof(name))) {
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/*
  * Decide the wire stamp source for --timestamps MODE on IFACE (NULL: no -i).
  * Fills ts and returns 0, or prints one line and returns -1 (a configuration
  * error: exit 2).
@@ -1400,6 +1572,16 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	snprintf(run.ts.note, sizeof(run.ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
 		 ifname, caps.phc_index, ts_filter_name(run.ts.rx_filter));
+	if (run.ts.tx_type != HWTSTAMP_TX_ON) {
+		size_t n = strlen(run.ts.note);
+
+		snprintf(run.ts.note + n, sizeof(run.ts.note) - n, ", one-step tx type %d kept",
+			 run.ts.tx_type);
+		if (cfg->ptp_probe && cfg->mode == MODE_EMIT) {
+			warnx_("warning: %s's tx type is one-step (a ptp4l set it; rant keeps it): the NIC writes the stamp of a Sync into the packet, not the error queue, and --ptp-probe's pings are Syncs: their T1 stamps will be missing",
+			       ifname);
+		}
+	}
 	if (run.ts.rx_filter != HWTSTAMP_FILTER_ALL) {
 		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
 		       ifname, ts_filter_name(run.ts.rx_filter));
@@ -1459,15 +1641,26 @@ static int ts_enable_socket(int fd)
  * reset would only make the keys of stamps still in flight collide with new
  * ones, so the reset is done only where it is needed.
  */
-static void ts_rekey(int fd)
+static void ts_rekey_now(int fd)
 {
 	int zero = 0;
 
+	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
+	ts_enable_socket(fd);
+	/*
+	 * The reflector's session takes the stamps from its first key on
+	 * (reflect_on_tx): the keys start again at 0, and so does the session,
+	 * or every later T3 of it would be taken for an earlier session's.
+	 */
+	run.R.key0 = run.ts.next_key;
+}
+
+static void ts_rekey(int fd)
+{
 	if (run.ts.key_cmsg || !run.ts.rekey_on_fail) {
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
-	ts_enable_socket(fd);
+	ts_rekey_now(fd);
 }
 
 #ifndef SCM_TS_OPT_ID
@@ -1624,7 +1817,7 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
  */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
-	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex &&
+	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex && c->ifindex &&
 	    c->ifindex != (uint32_t)run.ts.ifindex) {
 		run.ts_foreign++;
 		return 0;
@@ -1641,6 +1834,9 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 	}
 	if (run.ts.hw && !c->hw) {
 		return false;	/* OPT_TX_SWHW's software stamp: see ts_tx_kernel() */
+	}
+	if (!run.ts.hw && !c->sw) {
+		return false;	/* a NIC's stamp after the fall-back to kernel stamps */
 	}
 	*key = c->ee_data;
 	*wire = ts_wire(c);
@@ -1696,6 +1892,7 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 
 			ts_parse(&mm[i].msg_hdr, &c);
 			if (ts_tx_stamp(&c, &key, &wire)) {
+				run.hww.tx_hw += run.ts.hw && wire;
 				fn(key, wire);
 				got++;
 			} else if (ts_tx_kernel(&c, &key, &wire)) {
@@ -1920,12 +2117,31 @@ static bool phc_is_tai(void)
 	return run.phc.n && d > -1000000 && d < 1000000;
 }
 
+/*
+ * A PHC that does not advance (QEMU's e1000e; a NIC whose clock is not
+ * running) falls behind CLOCK_REALTIME second for second: between the first
+ * and the last reading it moved less than 1% of the time that passed.  No
+ * phc2sys can help it, and none of its stamps means anything.
+ */
+static bool phc_stopped(int64_t *moved, uint64_t *span)
+{
+	*span = run.phc.last_at - run.phc.first_at;
+	*moved = (int64_t)*span + (run.phc.last_off - run.phc.first_off);
+	return run.phc.n >= 2 && *span >= NSEC_PER_SEC / 10 && *moved < (int64_t)(*span / 100);
+}
+
 static bool phc_warning(char *w, size_t len)
 {
 	double ppm = 0;
 	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
-	int64_t a = run.phc.last_off < 0 ? -run.phc.last_off : run.phc.last_off;
+	int64_t a = run.phc.last_off < 0 ? -run.phc.last_off : run.phc.last_off, moved;
+	uint64_t span;
 
+	if (phc_stopped(&moved, &span)) {
+		snprintf(w, len, "PHC /dev/ptp%d is stopped: it moved %" PRId64 " ns while CLOCK_REALTIME moved %.3f s; its NIC's stamps are not time (a driver fault, or an emulated NIC)",
+			 run.phc.index, moved, (double)span / 1e9);
+		return true;
+	}
 	if (!run.phc.n || (!drift && (a < 1000000 || phc_is_tai()))) {
 		return false;
 	}
@@ -2017,6 +2233,9 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
 }
 
+/* sendmsg, through a pointer: the unit tests make a send fail as a kernel would. */
+static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sendmsg;
+
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
 {
@@ -2036,20 +2255,27 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		iov.iov_len = len + run.proto_pre;
 		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
 	}
+	/* sends that ask the NIC for a TX stamp (-N's reflector asks for none) */
+	run.hww.tx += run.ts.hw && !(cfg->no_tx_ts && cfg->mode == MODE_REFLECT);
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
-		return sendmsg(fd, &msg, 0);
+		return ts_sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = sendmsg(fd, &msg, 0);
+	n = ts_sendmsg(fd, &msg, 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+		/*
+		 * The socket's counter never moved while each send carried its
+		 * key: from here on it numbers the sends, from 0.
+		 */
+		ts_rekey_now(fd);
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = sendmsg(fd, &msg, 0);
+		n = ts_sendmsg(fd, &msg, 0);
 	}
 	return n;
 }
@@ -4632,6 +4858,104 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
 	txn_account(x);
 }
 
+/*
+ * A NIC can claim hardware stamps (ETHTOOL_GET_TS_INFO, SIOCSHWTSTAMP
+ * accepted) and deliver none: a driver fault, or QEMU's e1000e, whose
+ * model never stamps a packet.  ptp4l then says "timed out while polling
+ * for tx timestamp" and declares the port FAULTY.  rant judges the NIC on
+ * its first HWW_TXNS datagrams received and the sends of that time: fewer
+ * than one in HWW_SHARE of the hardware stamps asked for is none.  With
+ * --timestamps hw the run then stops (exit 1); with auto the kernel's
+ * stamps, asked for alongside (OPT_TX_SWHW, timestamping.rst 1.3.3), are
+ * the wire stamps of the whole run (hw_fall_back).
+ */
+#define HWW_TXNS	64
+#define HWW_SHARE	10
+/*
+ * TX stamps that come late get this long, or until HWW_TXNS more datagrams
+ * came: the transactions judged are then all still in the window (256 at
+ * least), where a fall-back can give them their kernel stamps.
+ */
+#define HWW_WAIT_NS	(50 * 1000000ULL)
+
+enum hww_verdict { HWW_PENDING, HWW_DELIVERS, HWW_NONE };
+
+/* True once: the NIC delivers (almost) no hardware stamp.  FINAL: the run or session ends. */
+static bool hw_watch_none(bool final)
+{
+	struct hw_watch *w = &run.hww;
+	uint64_t now;
+
+	if (w->verdict || !run.ts.hw || !w->rx || (!final && w->rx < HWW_TXNS)) {
+		return false;
+	}
+	if ((w->rx_hw + w->tx_hw) * HWW_SHARE >= w->rx + w->tx) {
+		if (w->rx >= HWW_TXNS) {
+			w->verdict = HWW_DELIVERS;
+		}
+		return false;
+	}
+	if (!final && w->rx < 3 * HWW_TXNS) {
+		now = mono_ns();
+		if (!w->armed) {
+			w->armed = now;
+		}
+		if (now - w->armed < HWW_WAIT_NS) {
+			return false;
+		}
+	}
+	w->verdict = HWW_NONE;
+	w->at[0] = w->rx;
+	w->at[1] = w->rx_hw;
+	w->at[2] = w->tx;
+	w->at[3] = w->tx_hw;
+	if (cfg->ts == TS_HW) {
+		w->failed = true;
+		warnx_("--timestamps hw: %s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64
+		       ", TX %" PRIu64 " of %" PRIu64 " (a port ptp4l declares FAULTY); stopping: see ethtool -T %s and its driver, or use --timestamps auto or sw",
+		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx, cfg->iface);
+	} else {
+		warnx_("%s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
+		       " of %" PRIu64 ": kernel stamps for the whole run (--timestamps auto)",
+		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx);
+	}
+	return true;
+}
+
+/* The kernel's stamp of a packet becomes its wire stamp (the NIC's, if any, is dropped). */
+static bool hw_txn_kernel(struct txn *x, int wire, int kern)
+{
+	x->t[wire] = x->t[kern];
+	x->t[kern] = 0;
+	return x->t[wire] != 0;
+}
+
+/*
+ * --timestamps auto, no NIC stamps: software stamps from here on, on one
+ * clock (no PHC offset to take out), the NIC's config put back now, and the
+ * NIC/kernel split of this side's stacks dropped (it has no NIC part).  The
+ * caller moves the kernel stamps of the transactions so far into place.
+ */
+static void hw_fall_back(void)
+{
+	static const int split[2][4] = {
+		{ M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC },
+		{ M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE },
+	};
+	int i;
+
+	run.ts.hw = false;
+	run.ts.wire_off = 0;
+	run.hww.fell_back = true;
+	ts_restore_say(run.sock_fd);
+	snprintf(run.ts.note, sizeof(run.ts.note),
+		 "software (kernel): %s delivered no hardware stamps (--timestamps auto fell back)",
+		 cfg->iface);
+	for (i = 0; i < 4; i++) {
+		hist_reset(&run.S.h[split[run.side.emit][i]]);
+	}
+}
+
 /* --------------------------------------------------------------- memory */
 
 static size_t align64(size_t n)
@@ -4873,7 +5197,7 @@ static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss,
 static int ts_bind_check(int fd, int err)
 {
 	if (run.ts.hw) {
-		ts_restore(fd);
+		ts_restore_say(fd);
 		warnx_("--interface: SO_BINDTODEVICE %s: %s: hardware stamps need the socket bound to the NIC whose PHC stamps them (needs CAP_NET_RAW; or use --timestamps sw)",
 		       cfg->iface, strerror(err));
 		return -1;
@@ -4929,7 +5253,13 @@ static int sock_setup(int fd, int family)
 	if (bind_err && ts_bind_check(fd, bind_err) < 0) {
 		return -1;
 	}
-	run.ts.ifindex = cfg->iface ? (int)if_nametoindex(cfg->iface) : 0;
+	run.ts.ifindex = cfg->iface ? ts_real_nic(cfg->iface, run.ts.nic, sizeof(run.ts.nic)) : 0;
+	if (run.ts.hw && run.ts.ifindex && strcmp(run.ts.nic, cfg->iface)) {
+		size_t n = strlen(run.ts.note);
+
+		snprintf(run.ts.note + n, sizeof(run.ts.note) - n, "%s%s", run.ts.bonded ?
+			 ", the bond's active slave " : ", the NIC under it ", run.ts.nic);
+	}
 	if (run.ts.hw && run.ts.phc_index >= 0 && (r = phc_start(run.ts.phc_index)) < 0) {
 		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
 		       run.ts.phc_index, strerror(-r));
@@ -5246,6 +5576,10 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
 	rx->trunc = msg.msg_flags & MSG_TRUNC;
 	rx->ours = !run.proto_pre || (n = ptp_strip(buf, n)) >= 0;
 	rx->len = rx->ours ? (size_t)n : 0;
+	if (run.ts.hw && rx->ours) {
+		run.hww.rx++;
+		run.hww.rx_hw += rx->c.hw != 0;
+	}
 	return 1;
 }
 
@@ -5430,8 +5764,14 @@ static int clock_warnings(char w[][256], int max)
 
 	if (run.ts.hw && run.phc.n) {
 		/* the PHC's offset was measured: say what it is instead of guessing */
+		int64_t moved;
+		uint64_t span;
+
 		snprintf(measured, sizeof(measured), "PHC /dev/ptp%d measured %+" PRId64 " ns from CLOCK_REALTIME%s",
-			 run.phc.index, run.phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
+			 run.phc.index, run.phc.last_off,
+			 phc_stopped(&moved, &span)    ? ", stopped (it does not advance)" :
+			 phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" :
+							 "");
 		cause = measured;
 	}
 	for (i = 0; i < 2 && n < max; i++) {
@@ -5918,12 +6258,27 @@ static void report_compute(struct report *r)
 	r->log_records = run.log_out.done ? run.log_out.rows : run.S.log.n;
 }
 
+/* The NIC's verdict (hw_watch_none), when it delivered no hardware stamps. */
+static void print_hw_watch(FILE *f)
+{
+	const struct hw_watch *w = &run.hww;
+
+	if (w->verdict != HWW_NONE) {
+		return;
+	}
+	fprintf(f, "Hardware stamps: %s delivered none (RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
+		" of %" PRIu64 "): %s\n", cfg->iface, w->at[1], w->at[0], w->at[3], w->at[2],
+		w->fell_back ? "the kernel's stamps are the wire stamps of the whole run (--timestamps auto)" :
+			       "stopped (--timestamps hw)");
+}
+
 /* What the hardware path has to say about this run's stamps. */
 static void print_hw_notes(FILE *f, const struct report *r)
 {
 	char why[256];
 	double ppm;
 
+	print_hw_watch(f);
 	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
@@ -5974,7 +6329,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	}
 	if (run.ts_foreign) {
 		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
-			cfg->iface ? cfg->iface : "-", run.ts_foreign);
+			*run.ts.nic ? run.ts.nic : cfg->iface ? cfg->iface : "-", run.ts_foreign);
 	}
 }
 
@@ -6291,8 +6646,21 @@ static void json_hw(FILE *f, const struct report *r)
 {
 	char why[256], tmp[320];
 	double ppm;
+	int64_t moved;
+	uint64_t span;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
+	if (cfg->mode != MODE_ANALYZE && (run.ts.hw || run.hww.verdict)) {
+		static const char *const verdict[] = { "unjudged", "delivers", "none" };
+		const struct hw_watch *w = &run.hww;
+
+		fprintf(f, "  \"hw_stamps\": {\"rx\": %" PRIu64 ", \"rx_nic\": %" PRIu64 ", \"tx\": %" PRIu64
+			", \"tx_nic\": %" PRIu64 ", \"verdict\": \"%s\", \"fell_back\": %s},\n",
+			w->rx, w->rx_hw, w->tx, w->tx_hw, verdict[w->verdict],
+			w->fell_back ? "true" : "false");
+	} else {
+		fprintf(f, "  \"hw_stamps\": null,\n");
+	}
 	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", run.S.c.kx_unfit);
 	if (run.phc.n) {
 		fprintf(f,
@@ -6305,8 +6673,9 @@ static void json_hw(FILE *f, const struct report *r)
 		} else {
 			fputs("null", f);
 		}
-		fprintf(f, ", \"disciplined\": %s, \"tai\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true",
-			phc_is_tai() ? "true" : "false");
+		fprintf(f, ", \"disciplined\": %s, \"tai\": %s, \"stopped\": %s},\n",
+			phc_warning(why, sizeof(why)) ? "false" : "true", phc_is_tai() ? "true" : "false",
+			phc_stopped(&moved, &span) ? "true" : "false");
 	} else {
 		fprintf(f, "  \"phc\": null,\n");
 	}
@@ -8266,6 +8635,37 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 	}
 }
 
+/*
+ * The NIC judged (hw_watch_none): with --timestamps hw the run stops; with
+ * auto every transaction so far takes its kernel stamps as wire stamps.
+ */
+static void emit_hw_check(bool final)
+{
+	uint64_t i;
+
+	if (!hw_watch_none(final)) {
+		return;
+	}
+	if (cfg->ts == TS_HW) {
+		run.S.stop_reason = STOP_ERROR;
+		return;
+	}
+	hw_fall_back();
+	for (i = 0; i <= run.win.mask; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		if (!(x->st & TF_USED)) {
+			continue;
+		}
+		hw_txn_kernel(x, T4W, T4K);
+		if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
+			x->st &= (uint16_t)~TF_TXPEND;
+			run.E.txpend--;
+		}
+		txn_account(x);
+	}
+}
+
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
 static int emit_recv(int flags)
 {
@@ -8278,6 +8678,7 @@ static int emit_recv(int flags)
 	}
 	if (r > 0 && rx.ours) {
 		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+		emit_hw_check(false);
 	}
 	return r;
 }
@@ -8502,14 +8903,15 @@ static void emit_await_pongs(uint64_t cutoff)
 }
 
 /*
- * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
- * tried 3 times; the reflector ends its session on the first.
+ * FIN until the FIN_ACK says no T3 stamps wait to be echoed (FIN_ROUNDS at
+ * most), each tried 3 times; the reflector ends its session with the first
+ * FIN_ACK that says so, whatever TX stamps it still lacks.
  */
 static void emit_fin_exchange(uint64_t hard)
 {
 	int round;
 
-	for (round = 0; round < 64; round++) {
+	for (round = 0; round < FIN_ROUNDS; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
 		uint64_t limit;
 		int tries;
@@ -8521,6 +8923,8 @@ static void emit_fin_exchange(uint64_t hard)
 			run.E.fin_sent = true;
 			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
 				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+			} else {
+				ts_rekey(run.sock_fd);	/* a key it may have used up */
 			}
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
@@ -8680,6 +9084,7 @@ static int emit_run(void)
 		run.S.stop_reason = STOP_SIGNAL;
 	}
 	emit_finish();
+	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
 	run.S.end_mono = mono_ns();
 	window_flush(run.E.next_seq);
 	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
@@ -8962,6 +9367,8 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		memset(x, 0, sizeof(*x));
 		x->txkey = run.ts.next_key++;
 		run.S.c.rejected[GR_BUSY_SENT]++;
+	} else {
+		ts_rekey(run.sock_fd);	/* the key it may have used up */
 	}
 }
 
@@ -9046,6 +9453,8 @@ static void reflect_start(uint32_t id)
 	run.R.txpend = 0;
 	run.R.active = true;
 	run.R.key0 = run.ts.next_key;
+	run.R.fin_rounds = 0;
+	run.R.fin_waited = false;
 	run.R.ahead = 0;
 	run.R.measuring = false;
 	run.R.src_probed = 0;
@@ -9061,19 +9470,72 @@ static void reflect_start(uint32_t id)
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
 }
 
-/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
-static void reflect_end(int reason)
+/*
+ * TX stamps still owed get at most this long at the end of a session (on a
+ * FIN, before its FIN_ACK; else before the report).  A NIC that never
+ * stamps, or skips stamps (igb, ixgbe and i40e stamp one TX packet at a
+ * time), must not hold the session open: it ends whatever is still owed.
+ */
+#define END_TX_WAIT_NS	(50 * 1000000ULL)
+
+static void reflect_await_tx(uint64_t ns)
 {
 	uint64_t t0 = mono_ns();
-	int exit_code = EXIT_OK, r;
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 
-	while (run.R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
+	while (run.R.txpend && mono_ns() - t0 < ns) {
 		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
 			reflect_drain();
 		}
 	}
-	if (run.S.stop_reason != STOP_BREACH) {
+}
+
+/* The NIC judged (hw_watch_none): hw stops the reflector; auto re-stamps the session so far. */
+static void reflect_hw_check(bool final)
+{
+	uint64_t i;
+
+	if (!hw_watch_none(final)) {
+		return;
+	}
+	if (cfg->ts == TS_HW) {
+		run.S.stop_reason = STOP_ERROR;
+		run.R.exit_code = EXIT_RUNTIME;
+		return;
+	}
+	hw_fall_back();
+	for (i = 0; i <= run.win.mask; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		if (!(x->st & TF_USED)) {
+			continue;
+		}
+		hw_txn_kernel(x, T2W, T2K);
+		if (!(x->st & TF_TXPEND)) {
+			hw_txn_kernel(x, T3W, T3K);
+		} else if (hw_txn_kernel(x, T3W, T3K)) {
+			/* its kernel stamp came, the NIC's never will: echoed as T3 */
+			x->st &= (uint16_t)~TF_TXPEND;
+			run.R.txpend--;
+			echo_push(x->seq, x->t[T3W], x->txkey);
+		}
+		txn_account(x);
+	}
+}
+
+/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
+static void reflect_end(int reason)
+{
+	int exit_code = EXIT_OK, r;
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+
+	if (reason != STOP_FIN) {
+		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
+	}
+	reflect_hw_check(true);
+	if (run.hww.failed) {
+		exit_code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	}
+	if (run.S.stop_reason != STOP_BREACH && !run.hww.failed) {
 		run.S.stop_reason = reason;
 	}
 	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
@@ -9081,7 +9543,7 @@ static void reflect_end(int reason)
 	if (run.R.any) {
 		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
 	}
-	if (run.S.c.breaches) {
+	if (run.S.c.breaches && !run.hww.failed) {
 		exit_code = EXIT_BREACH;
 	}
 	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
@@ -9128,15 +9590,21 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 
 	reflect_drain();
 	if (current) {
+		if (!run.echo.n && run.R.txpend && !run.R.fin_waited) {
+			run.R.fin_waited = true;	/* once, then the session ends */
+			reflect_await_tx(END_TX_WAIT_NS);
+		}
+		run.R.fin_rounds++;
 		a.seq = run.S.c.received;
 		if (!run.R.any || run.R.first) {
 			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
 		}
-		if (echo_pop(&a) && run.echo.n) {
+		/*
+		 * more only for stamps that came and wait to be echoed, and not
+		 * beyond the client's last round (emit_fin_exchange: 64)
+		 */
+		if (echo_pop(&a) && run.echo.n && run.R.fin_rounds < FIN_ROUNDS) {
 			a.flags |= PF_MORE;
-		}
-		if (!(a.flags & PF_T3W) && run.R.txpend) {
-			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
 		}
 	}
 	proto_encode(buf, &a);
@@ -9156,6 +9624,8 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		txn_retire(x);
 		memset(x, 0, sizeof(*x));
 		x->txkey = run.ts.next_key++;
+	} else {
+		send_failed(errno);	/* counted, and the TX keys resynchronised */
 	}
 	if (current && !(a.flags & PF_MORE)) {
 		reflect_end(STOP_FIN);
@@ -9417,6 +9887,7 @@ static int reflect_recv(int flags)
 	if (r > 0 && rx.ours) {
 		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
+		reflect_hw_check(false);
 	}
 	return r;
 }
@@ -9441,8 +9912,8 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (!run.R.active && run.R.sessions &&
-		    (cfg->once || run.R.exit_code == EXIT_BREACH)) {
+		if (run.hww.failed || (!run.R.active && run.R.sessions &&
+					(cfg->once || run.R.exit_code == EXIT_BREACH))) {
 			break;
 		}
 		if (r > 0 && !cfg->spin) {
@@ -9471,7 +9942,8 @@ static int reflect_run(void)
 	}
 	if (run.R.active || (!run.R.sessions && r >= 0)) {
 		/* no client came at all: still a report (0 samples), as the earlier rant printed */
-		reflect_end(run.stop_signal ? STOP_SIGNAL : run.R.end ? STOP_DURATION : STOP_ERROR);
+		reflect_end(run.hww.failed ? STOP_ERROR : run.stop_signal ? STOP_SIGNAL :
+			    run.R.end ? STOP_DURATION : STOP_ERROR);
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -11293,6 +11765,16 @@ static int opt_parse(int argc, char **argv)
  * signals the process and its group together, which is not a user asking
  * twice.  clock_gettime is async-signal-safe.
  */
+/* The device's config back from a signal handler, and a fixed line if that failed. */
+static void signal_restore(void)
+{
+	static const char msg[] = "rant: warning: putting back the NIC's timestamping config failed\n";
+
+	if (ts_restore(run.sock_fd) < 0 && write(2, msg, sizeof(msg) - 1) < 0) {
+		return;	/* nothing more to do in a handler */
+	}
+}
+
 static void on_signal(int sig)
 {
 	uint64_t now = mono_ns();
@@ -11302,21 +11784,44 @@ static void on_signal(int sig)
 		if (run.first_signal_ns && now - run.first_signal_ns < NSEC_PER_SEC / 2) {
 			return;
 		}
-		ts_restore(run.sock_fd);	/* ioctl is async-signal-safe */
+		signal_restore();	/* ioctl is async-signal-safe */
 		_exit(EXIT_RUNTIME);
 	}
 	run.first_signal_ns = now;
 	run.stop_signal = 1;
 }
 
+/*
+ * A signal that ends rant at once (a fault, SIGQUIT's core dump) still
+ * puts the device's timestamping config back first, then takes its
+ * default action (SA_RESETHAND).
+ */
+static void on_fatal(int sig)
+{
+	signal_restore();
+	raise(sig);
+}
+
 static void signals_setup(void)
 {
-	struct sigaction sa;
+	static const int fatal[] = { SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	struct sigaction sa, old;
+	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: a blocked recvmsg must return */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a hang-up (the terminal closed) ends the run as SIGTERM does; nohup's SIG_IGN stays */
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN) {
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	/* AddressSanitizer reports faults through its own handlers: left to it (SIGQUIT is not) */
+	for (i = 0; i < (RANT_ASAN ? 1 : ARRAY_SIZE(fatal)); i++) {
+		sigaction(fatal[i], &sa, NULL);
+	}
 }
 
 /* The once-a-second status line, from its own thread: the loop never prints. */
@@ -11572,7 +12077,7 @@ static int run_main(void)
 
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
-		ts_restore(run.sock_fd);
+		ts_restore_say(run.sock_fd);
 		return EXIT_USAGE;
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
@@ -11602,7 +12107,7 @@ static int run_main(void)
 		r = reflect_run();
 		status_stop();
 		phc_end();
-		ts_restore(run.sock_fd);
+		ts_restore_say(run.sock_fd);
 		if (json && out_finish(json_what(), json, true) < 0 &&
 		    run.R.exit_code < EXIT_RUNTIME) {
 			run.R.exit_code = EXIT_RUNTIME;
@@ -11612,13 +12117,15 @@ static int run_main(void)
 	r = emit_run();
 	status_stop();
 	phc_end();
-	ts_restore(run.sock_fd);
+	ts_restore_say(run.sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;
 	} else if (run.E.busy) {
 		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
 		       "or start another reflector (--port) for this client", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
+	} else if (run.hww.failed) {
+		code = EXIT_RUNTIME;	/* hw_watch_none said why */
 	} else if (!run.S.c.received && run.S.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
