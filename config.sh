@@ -1655,6 +1655,10 @@ do_steps() {
 	else
 		step_link
 	fi
+	# A driver that requests its IRQs when the device opens and frees them
+	# when it closes (e1000e, igb, ixgbe) has new IRQ threads once the link
+	# is up again in the namespace: the ones found before the move are gone.
+	((DRY_RUN)) || find_threads
 	step_ethtool
 	step_napi
 	step_pcie_pm
