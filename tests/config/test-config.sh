@@ -121,8 +121,8 @@ test_shellcheck() {
 	t "shellcheck config.sh" shellcheck "$CONFIG"
 	t "shellcheck tests/config scripts and stubs" \
 		bash -c 'cd "$1" && shellcheck -x tests/config/*.sh tests/config/stubs/*' _ "$TOP"
-	t "shellcheck the other test scripts and .ci/run" \
-		bash -c 'cd "$1" && shellcheck -x tests/*.sh .ci/run' _ "$TOP"
+	t "shellcheck the other test scripts, the guest lab's and .ci/run" \
+		bash -c 'cd "$1" && shellcheck -x tests/*.sh tests/vm/*.sh tests/vm/init .ci/run' _ "$TOP"
 }
 
 # ------------------------------------------------------------- fake trees

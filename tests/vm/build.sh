@@ -18,7 +18,7 @@
 # once each one's own (from its .modinfo "depends=") is put first.
 # crc32c_generic: libcrc32c (nf_tables) asks the crypto API for crc32c at
 # load, which is not one of its "depends=".
-VM_MODULES="e1000e 8021q bonding macvlan veth nvme crc32c_generic nf_tables nft_numgen"
+VM_MODULES="e1000e 8021q bonding macvlan nvme crc32c_generic nf_tables nft_numgen"
 
 # Host programs copied into the guest with their shared libraries; busybox
 # gives the rest.  ip: busybox's own has no `ip netns`.
@@ -117,12 +117,17 @@ vm_kernel() {
 			echo "vm: no Debian 6.1 $flavor kernel package known to apt and none cached (run apt-get update)" >&2
 			return 1
 		fi
+		pkg=${dir##*/}
+		ver=${pkg#*_}
+		pkg=${pkg%%_*}
 	else
 		dir=$cache/kernel/${pkg}_$ver
 	fi
 	VM_KDIR=$dir
+	# shellcheck disable=SC2034 # for the caller's messages
 	VM_KPKG=${dir##*/}
-	[[ -e $dir/done ]] && return 0
+	# "done" names the modules taken: another list unpacks the kept .deb again
+	[[ -e $dir/done && $(cat "$dir/done") == "$VM_MODULES" ]] && return 0
 	mkdir -p "$cache/deb" || return 1
 	tmp=$(mktemp -d "$cache/unpack.XXXXXX") || return 1
 	deb=$(find "$cache/deb" -name "${pkg}_${ver//:/%3a}_amd64.deb" | head -n 1)
@@ -146,12 +151,13 @@ vm_kernel() {
 	VM_KO_SEEN=()
 	# shellcheck disable=SC2086 # a list of module names
 	vm_ko_order "$tree" $VM_MODULES >"$dir/load-order" || { rm -rf "$tmp"; return 1; }
+	# shellcheck disable=SC2046 # one path a line, none with a space
 	(cd "$tree" && cp --parents $(cat "$dir/load-order") "$dir/modules/") || { rm -rf "$tmp"; return 1; }
 	printf '%s\n' "$kver" >"$dir/kver"
 	rm -rf "$tmp"
 	# Keep the .deb of this version only: an older one is not used again.
 	find "$cache/deb" -name "${pkg%-*}*.deb" ! -name "${pkg}_*" -delete 2>/dev/null
-	: >"$dir/done"
+	printf '%s\n' "$VM_MODULES" >"$dir/done"
 }
 
 # vm_copy_bin ROOT PROG: PROG and the shared libraries it loads, at the

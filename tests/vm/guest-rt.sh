@@ -6,6 +6,9 @@
 # (irq/N-nvme0q1 on CPU 0, irq/N-nvme0q2 on CPU 1, SCHED_FIFO 50).
 #
 # config.sh eth0 --cpu 1 --irq-cpu 1: CPU 1 is the test CPU, CPU 0 is not.
+#
+# Assertions are `bash -c '...' _ ARGS` scripts (one failing is one test):
+# shellcheck disable=SC2016,SC2153
 
 # threads: every IRQ thread and ksoftirqd as "comm policy priority", by
 # name (an IRQ thread a driver frees and requests again has a new pid)
@@ -89,7 +92,7 @@ same_verdicts() {
 }
 
 test_config_rt() {
-	local before after q1 q2 pid n rpid cargs
+	local before after q1 q2 rpid cargs
 	t "rt: the kernel is PREEMPT_RT (/sys/kernel/realtime)" "" is "$(cat /sys/kernel/realtime 2>/dev/null)" 1
 	q1=$(thread_pid "irq/$(irqs_of nvme0q1)-nvme0q1")
 	q2=$(thread_pid "irq/$(irqs_of nvme0q2)-nvme0q2")
@@ -141,7 +144,7 @@ test_config_rt() {
 	# rant through the configured port, on the test CPU: the IRQ threads
 	# follow their IRQ's affinity once an interrupt comes
 	if reflector cf-r refl "$R" --port 12500; then
-		rpid=$RPID
+		rpid=$RPID # set by reflector (tests/vm/guest.sh)
 		wait_for 20 ip netns exec "ns_$A" ping -c 1 -W 1 10.40.0.2 >/dev/null
 		timeout 120 ip netns exec "ns_$A" taskset -c 1 chrt -f 2 "$RANT" -i "$A" -a 10.40.0.2 --port 12500 \
 			--timestamps sw --count 200 >"$W/cf-c.out" 2>"$W/cf-c.err"

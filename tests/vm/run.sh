@@ -95,6 +95,7 @@ relay() {
 		"ok "*"- # SKIP "*) skip "$flavor: ${line#*- # SKIP }" ;;
 		"ok "*) ok "$flavor: ${line#ok * - }" ;;
 		"not ok "*) not_ok "$flavor: ${line#not ok * - }"; keep=1 ;;
+		"# "[0-9]*" passed, "*) ;;
 		"#"*) echo "$line" ;;
 		esac
 	done <"$tap"
