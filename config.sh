@@ -36,9 +36,13 @@ PROG=$(basename "$0")
 
 # Driver private flags worth setting for latency, as "flag=value".
 #  mlx5: CQE moderation batches completions (adds up to the moderation
-#  period), tx_port_ts takes TX stamps at the port instead of the CQE (more
-#  accurate T1/T3), the striding RQ packs small packets into shared pages at
-#  the cost of per-packet latency.
+#  period), tx_port_ts takes TX stamps at the port instead of the CQE, but
+#  only for PTP traffic (ethertype 0x88F7 or UDP port 319, mlx5e_use_ptpsq):
+#  rant's T1/T3 are port stamps only with rant --ptp-probe, other packets
+#  keep the earlier CQE stamp; the striding RQ packs small packets into
+#  shared pages at the cost of per-packet latency.  rx_cqe_compress is left
+#  alone: mlx5 turns it off itself while RX stamping is on for all packets
+#  (rant asks for that), and back to its default after.
 #  ice: the firmware LLDP agent lets the switch's DCBX turn priority flow
 #  control back on behind the pause-frame setting.
 declare -A PRIV_FLAGS=(

@@ -100,6 +100,9 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET	70
 #endif
+#ifndef SO_TIMESTAMPING_NEW
+#define SO_TIMESTAMPING_NEW	65	/* Linux 5.1 */
+#endif
 #ifndef HWTSTAMP_FLAG_BONDED_PHC_INDEX
 #define HWTSTAMP_FLAG_BONDED_PHC_INDEX	(1 << 0)	/* Linux 5.17 */
 #endif
@@ -141,7 +144,10 @@ enum proto_flag {
  * ping left room, after the header and the tag: T2_K of this ping, then T3_K
  * of the earlier pong whose T3 wire stamp is echoed (0 = not known).  A
  * FIN_ACK with room for more adds the reflector's PHC reading and the id of
- * its kernel's boot (see oneway_trusted):
+ * its kernel's boot (see oneway_trusted); a pong with that room, the offset
+ * the reflector took out of its own segments (its wire_off, window 0), so
+ * that the client takes it out of the reflector's segments from the first
+ * pong on (metric_value):
  *
  *  +0 T2_K  +8 T3_K  +16 PHC - CLOCK_REALTIME (signed ns)  +24 read window (ns)
  *  +28 method (enum phc_method, 0 = none)  +29 disciplined  +32 boot id (64 bits)
@@ -435,8 +441,12 @@ struct ts_state {
 	char nic[IFNAMSIZ];	/* its name */
 	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
 	int tx_type;		/* HWTSTAMP_TX_ON, or a one-step type found set (kept) */
+	int ptp4l_pid;		/* a ptp4l on the same NIC (competes for its TX stamp), 0 = none */
 	int restore_err;	/* -errno of a failed restore */
 	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
+	/* the client: the reflector's wire_off, from its pongs (on: known and taken out) */
+	int64_t peer_off;
+	bool peer_off_on;
 	char note[200];
 };
 
@@ -1115,8 +1125,17 @@ static const char *ts_filter_name(int f)
 	case HWTSTAMP_FILTER_ALL: return "ALL";
 	case HWTSTAMP_FILTER_SOME: return "SOME";
 	case HWTSTAMP_FILTER_PTP_V1_L4_EVENT: return "PTP_V1_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V1_L4_SYNC: return "PTP_V1_L4_SYNC";
+	case HWTSTAMP_FILTER_PTP_V1_L4_DELAY_REQ: return "PTP_V1_L4_DELAY_REQ";
 	case HWTSTAMP_FILTER_PTP_V2_L4_EVENT: return "PTP_V2_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_L4_SYNC: return "PTP_V2_L4_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_L4_DELAY_REQ: return "PTP_V2_L4_DELAY_REQ";
+	case HWTSTAMP_FILTER_PTP_V2_L2_EVENT: return "PTP_V2_L2_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_L2_SYNC: return "PTP_V2_L2_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_L2_DELAY_REQ: return "PTP_V2_L2_DELAY_REQ";
 	case HWTSTAMP_FILTER_PTP_V2_EVENT: return "PTP_V2_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_SYNC: return "PTP_V2_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_DELAY_REQ: return "PTP_V2_DELAY_REQ";
 	default: return "PTP (other)";
 	}
 }
@@ -1515,6 +1534,124 @@ static int ts_real_nic(const char *ifname, char *nic, size_t len)
 }
 
 /*
+ * What --ptp-probe does for an RX filter that stamps only some PTP event
+ * messages: rant's probes are PTPv2 over UDP, pings Syncs and pongs
+ * Delay_Reqs.  1: both ends' receives are stamped with it; 2: only the
+ * reflector's (it receives the Syncs); 3: only the client's; 0: no help (a
+ * PTPv1 or layer-2 filter, SOME).
+ */
+static int ptp_probe_helps(int filter)
+{
+	switch (filter) {
+	case HWTSTAMP_FILTER_PTP_V2_L4_EVENT:
+	case HWTSTAMP_FILTER_PTP_V2_EVENT:
+		return 1;
+	case HWTSTAMP_FILTER_PTP_V2_L4_SYNC:
+	case HWTSTAMP_FILTER_PTP_V2_SYNC:
+		return 2;
+	case HWTSTAMP_FILTER_PTP_V2_L4_DELAY_REQ:
+	case HWTSTAMP_FILTER_PTP_V2_DELAY_REQ:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+/* The start-up warning for a filter other than ALL: what is stamped, and what helps. */
+static void ts_filter_warn(const char *ifname, int filter)
+{
+	static const char *const help[] = {
+		"--ptp-probe cannot help: rant's probes are PTPv2 over UDP",
+		"run both ends with --ptp-probe",
+		"with --ptp-probe only the reflector's receives (pings are Syncs) are stamped",
+		"with --ptp-probe only the client's receives (pongs are Delay_Reqs) are stamped",
+	};
+
+	warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): %s",
+	       ifname, ts_filter_name(filter), help[ptp_probe_helps(filter)]);
+}
+
+/*
+ * A ptp4l on the same NIC: drivers that stamp one TX packet at a time
+ * (igb, ixgbe, i40e) give that stamp to whichever send asks first, so
+ * rant's T1/T3 and ptp4l's TX stamps ("timed out while polling for tx
+ * timestamp") go missing at times.  Found in /proc: a process named ptp4l
+ * with -i NIC among its arguments, or a [NIC] section in its -f file.
+ */
+static const char *proc_root = "/proc";	/* the unit tests build their own */
+
+static bool ptp4l_cfg_has(const char *path, const char *nic)
+{
+	char line[256], want[IFNAMSIZ + 3];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	snprintf(want, sizeof(want), "[%s]", nic);
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		found = !strncmp(line, want, strlen(want));
+	}
+	if (f) {
+		fclose(f);
+	}
+	return found;
+}
+
+static bool ptp4l_on(const char *pid, const char *nic)
+{
+	char path[PATH_MAX], args[4096];
+	size_t i, n;
+	const char *prev = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/cmdline", proc_root, pid);
+	f = fopen(path, "r");
+	n = f ? fread(args, 1, sizeof(args) - 1, f) : 0;
+	if (f) {
+		fclose(f);
+	}
+	args[n] = 0;
+	for (i = 0; i < n; i += strlen(args + i) + 1) {
+		const char *a = args + i;
+
+		if ((!strcmp(prev, "-i") && !strcmp(a, nic)) ||
+		    (!strcmp(prev, "-f") && ptp4l_cfg_has(a, nic))) {
+			return true;
+		}
+		prev = a;
+	}
+	return false;
+}
+
+static int ptp4l_find(const char *nic)
+{
+	char path[PATH_MAX], comm[32];
+	struct dirent *e;
+	DIR *d = opendir(proc_root);
+	int pid = 0;
+
+	while (d && !pid && (e = readdir(d))) {
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0])) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s/comm", proc_root, e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "ptp4l\n") &&
+		    ptp4l_on(e->d_name, nic)) {
+			pid = atoi(e->d_name);
+		}
+		if (f) {
+			fclose(f);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return pid;
+}
+
+/*
  * Decide the wire stamp source for --timestamps MODE on IFACE (NULL: no -i).
  * Fills ts and returns 0, or prints one line and returns -1 (a configuration
  * error: exit 2).
@@ -1583,8 +1720,7 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 		}
 	}
 	if (run.ts.rx_filter != HWTSTAMP_FILTER_ALL) {
-		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
-		       ifname, ts_filter_name(run.ts.rx_filter));
+		ts_filter_warn(ifname, run.ts.rx_filter);
 	}
 	return 0;
 }
@@ -1617,17 +1753,33 @@ static int ts_sockopt_flags(bool hw)
 	return f;
 }
 
+/*
+ * SO_TIMESTAMPING with flags F.  Where time_t has 32 bits the option's old
+ * form hands stamps over as that struct timespec, which ends in 2038:
+ * SO_TIMESTAMPING_NEW (Linux 5.1) hands them over with 64-bit seconds
+ * (struct scm_timestamping64, ts_parse) whatever the build's time_t.  A
+ * kernel without it (ENOPROTOOPT) gets the old form.
+ */
+static int ts_sockopt(int fd, int f)
+{
+	if (sizeof(time_t) < 8 &&
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING_NEW, &f, sizeof(f)) == 0) {
+		return 0;
+	}
+	return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0 ? -errno : 0;
+}
+
 static int ts_enable_socket(int fd)
 {
-	int f = ts_sockopt_flags(run.ts.hw);
+	int f = ts_sockopt_flags(run.ts.hw), r;
 
 	if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		/* -N: the pong's TX stamp is never asked for, so never read */
 		f &= ~(SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE);
 	}
-
-	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
-		return -errno;
+	r = ts_sockopt(fd, f);
+	if (r < 0) {
+		return r;
 	}
 	run.ts.next_key = 0;
 	return 0;
@@ -1643,9 +1795,7 @@ static int ts_enable_socket(int fd)
  */
 static void ts_rekey_now(int fd)
 {
-	int zero = 0;
-
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
+	ts_sockopt(fd, 0);
 	ts_enable_socket(fd);
 	/*
 	 * The reflector's session takes the stamps from its first key on
@@ -1744,9 +1894,14 @@ struct ts_cmsg {
 	unsigned bad;			/* control messages too short to read */
 };
 
-#ifndef SO_TIMESTAMPING_NEW
-#define SO_TIMESTAMPING_NEW	65
-#endif
+/* A struct __kernel_timespec (64-bit seconds) in ns, 0 for none (as ts_to_ns). */
+static uint64_t kts_to_ns(const struct __kernel_timespec *t)
+{
+	if (t->tv_sec < 0 || t->tv_nsec < 0 || (t->tv_sec == 0 && t->tv_nsec == 0)) {
+		return 0;
+	}
+	return (uint64_t)t->tv_sec * NSEC_PER_SEC + (uint64_t)t->tv_nsec;
+}
 
 /* Parse control messages; every cmsg_len is checked before reading. */
 static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
@@ -1756,9 +1911,10 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	memset(out, 0, sizeof(*out));
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		size_t left = msg->msg_controllen - (size_t)((char *)cm - (char *)msg->msg_control);
-		bool tsmsg = cm->cmsg_level == SOL_SOCKET &&
-			     (cm->cmsg_type == SO_TIMESTAMPING ||
-			      (sizeof(time_t) == 8 && cm->cmsg_type == SO_TIMESTAMPING_NEW));
+		bool tsmsg = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING;
+		/* 64-bit seconds whatever this build's time_t (see ts_sockopt) */
+		bool ts64 = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING_NEW &&
+			    SO_TIMESTAMPING != SO_TIMESTAMPING_NEW;
 		bool errmsg = (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
 			      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
 
@@ -1779,6 +1935,17 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			memcpy(&st, CMSG_DATA(cm), sizeof(st));
 			out->sw = ts_to_ns(&st.ts[0]);
 			out->hw = ts_to_ns(&st.ts[2]);
+			out->have_ts = true;
+		} else if (ts64) {
+			struct scm_timestamping64 st;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(st))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&st, CMSG_DATA(cm), sizeof(st));
+			out->sw = kts_to_ns(&st.ts[0]);
+			out->hw = kts_to_ns(&st.ts[2]);
 			out->have_ts = true;
 		} else if (cm->cmsg_level == SOL_SOCKET &&
 			   cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
@@ -2034,6 +2201,19 @@ static void phc_tick(void)
 	run.phc.window = w;
 }
 
+/* The last reading, at the end of the run; the fd is closed after it. */
+static void phc_end(void)
+{
+	if (run.phc.fd < 0) {
+		return;
+	}
+	phc_tick();
+	if (phc_open == phc_open_sys) {
+		close(run.phc.fd);
+	}
+	run.phc.fd = -1;
+}
+
 /* Open /dev/ptpINDEX and find the best method it answers.  0 or -errno. */
 static int phc_start(int index)
 {
@@ -2042,7 +2222,11 @@ static int phc_start(int index)
 	size_t i;
 	int r = -ENODEV;
 
-	run.phc.index = index;
+	if (run.phc.fd >= 0 && run.phc.index == index) {
+		return 0;	/* a class socket on the same NIC: its readings go on */
+	}
+	phc_end();		/* another PHC (never two open) */
+	run.phc = (struct phc_state){ .fd = -1, .index = index };
 	boot_id_read();
 	run.phc.fd = phc_open(index);
 	if (run.phc.fd < 0) {
@@ -2065,19 +2249,6 @@ static int phc_start(int index)
 	}
 	run.phc.err = r;
 	return r;
-}
-
-/* The last reading, at the end of the run; the fd is closed after it. */
-static void phc_end(void)
-{
-	if (run.phc.fd < 0) {
-		return;
-	}
-	phc_tick();
-	if (phc_open == phc_open_sys) {
-		close(run.phc.fd);
-	}
-	run.phc.fd = -1;
 }
 
 /* PHC drift against CLOCK_REALTIME in ppm, once readings span a second. */
@@ -2327,8 +2498,7 @@ static void proto_kx_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	}
 	m->t2k = get64(buf + off);
 	m->t3k = get64(buf + off + 8);
-	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN || !buf[off + 28] ||
-	    buf[off + 28] > PHC_PLAIN) {
+	if (len < off + KX_PHC_LEN || !buf[off + 28] || buf[off + 28] > PHC_PLAIN) {
 		return;
 	}
 	m->phc_off = (int64_t)get64(buf + off + 16);
@@ -2572,7 +2742,7 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 	buf[6] |= PF_KSTAMPS >> 8;
 	put64(buf + off, m->t2k);
 	put64(buf + off + 8, m->t3k);
-	if (m->type == PT_FIN_ACK && len >= off + KX_PHC_LEN) {
+	if (len >= off + KX_PHC_LEN) {
 		memset(buf + off + KX_LEN, 0, KX_PHC_LEN - KX_LEN);
 		if (m->phc_method) {
 			put64(buf + off + 16, (uint64_t)m->phc_off);
@@ -2902,7 +3072,7 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
  * taken out of it: +1 where the wire stamp ends the segment, -1 where it
  * starts it, 0 for every other metric (one clock, or the peer's NIC).
  */
-static int wire_sign(int m)
+static int wire_sign_of(int m, bool emit)
 {
 	static const signed char emit_sign[NMETRIC] = {
 		[M_CLI_TX] = -1, [M_CLI_RX] = 1, [M_CLI_TX_NIC] = -1, [M_CLI_RX_NIC] = 1,
@@ -2911,14 +3081,37 @@ static int wire_sign(int m)
 		[M_SRV_RX] = 1, [M_SRV_TX] = -1, [M_SRV_RX_NIC] = 1, [M_SRV_TX_NIC] = -1,
 	};
 
-	return run.side.emit ? emit_sign[m] : reflect_sign[m];
+	return emit ? emit_sign[m] : reflect_sign[m];
+}
+
+static int wire_sign(int m)
+{
+	return wire_sign_of(m, run.side.emit);
 }
 
 /* A metric's label in tables; the reflector's -N measures its response to the app's send. */
+/*
+ * On the client: one of the reflector's segments between its NIC stamp and
+ * an app or kernel stamp, with the reflector's PHC offset still in it (its
+ * pongs had no room to say it: see metric_value).  Marked where shown.
+ */
+static bool peer_off_in(int m)
+{
+	return run.side.emit && run.S.srv_hw && !run.ts.peer_off_on && wire_sign_of(m, false);
+}
+
 static const char *metric_label(int m)
 {
+	static char marked[NMETRIC][64];
+
 	if (m == M_RESPONSE && cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		return "response (T3_SW-T2 wire, -N)";
+	}
+	if (peer_off_in(m)) {
+		if (!marked[m][0]) {
+			snprintf(marked[m], sizeof(marked[m]), "%s *", metric_def[m].label);
+		}
+		return marked[m];
 	}
 	return metric_def[m].label;
 }
@@ -2978,13 +3171,21 @@ static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 	return false;
 }
 
-/* The value of metric m from the stamps t, when the stamps it needs are known. */
+/*
+ * The value of metric m from the stamps t, when the stamps it needs are
+ * known: each app-vs-wire segment on one time base, this side's PHC offset
+ * taken out, and on the client the reflector's too (its segments, once it
+ * said its offset).
+ */
 static bool metric_value(int m, const uint64_t *t, int64_t *v)
 {
 	if (!metric_stamps(m, t, v)) {
 		return false;
 	}
 	*v += wire_sign(m) * run.ts.wire_off;
+	if (run.side.emit && run.ts.peer_off_on) {
+		*v += wire_sign_of(m, false) * run.ts.peer_off;
+	}
 	return true;
 }
 
@@ -4471,6 +4672,11 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 			/* the stamps stay raw: --analyze takes the PHC's offset out again */
 			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
 		}
+		if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+			/* the reflector's, from its pongs, else its FIN_ACK's last reading */
+			p += sprintf(p, " server_wire_offset_ns=%" PRId64,
+				     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
+		}
 		p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
@@ -4956,6 +5162,31 @@ static void hw_fall_back(void)
 	}
 }
 
+/*
+ * The NIC judged (hw_watch_none): with --timestamps hw the run stops; with
+ * auto every transaction so far takes its kernel stamps as wire stamps
+ * (RESTAMP, the side's own) and is accounted with them.
+ */
+static void hw_judge(bool final, void (*restamp)(struct txn *x))
+{
+	uint64_t i;
+
+	if (!hw_watch_none(final)) {
+		return;
+	}
+	if (cfg->ts == TS_HW) {
+		run.S.stop_reason = STOP_ERROR;
+		return;
+	}
+	hw_fall_back();
+	for (i = 0; i <= run.win.mask; i++) {
+		if (run.win.slot[i].st & TF_USED) {
+			restamp(&run.win.slot[i]);
+			txn_account(&run.win.slot[i]);
+		}
+	}
+}
+
 /* --------------------------------------------------------------- memory */
 
 static size_t align64(size_t n)
@@ -5254,6 +5485,16 @@ static int sock_setup(int fd, int family)
 		return -1;
 	}
 	run.ts.ifindex = cfg->iface ? ts_real_nic(cfg->iface, run.ts.nic, sizeof(run.ts.nic)) : 0;
+	if (run.ts.hw && !run.K.opening) {
+		run.ts.ptp4l_pid = ptp4l_find(cfg->iface);
+		if (!run.ts.ptp4l_pid && *run.ts.nic && strcmp(run.ts.nic, cfg->iface)) {
+			run.ts.ptp4l_pid = ptp4l_find(run.ts.nic);
+		}
+		if (run.ts.ptp4l_pid) {
+			warnx_("warning: ptp4l (pid %d) runs on %s: a NIC that stamps one TX packet at a time (igb, ixgbe, i40e) gives that stamp to whichever send asks first, so rant's T1/T3 and ptp4l's TX stamps will go missing at times",
+			       run.ts.ptp4l_pid, cfg->iface);
+		}
+	}
 	if (run.ts.hw && run.ts.ifindex && strcmp(run.ts.nic, cfg->iface)) {
 		size_t n = strlen(run.ts.note);
 
@@ -6272,6 +6513,73 @@ static void print_hw_watch(FILE *f)
 			       "stopped (--timestamps hw)");
 }
 
+/*
+ * This side's TX stamps, when some are missing in a pattern that names its
+ * cause: none at all while RX stamps came (bnxt before BCM5760X stamps TX
+ * only for PTP packets: bnxt_ptp_parse), or a share of them (igb, ixgbe and
+ * i40e stamp one TX packet at a time and skip a send while the last one's
+ * stamp is pending: ethtool -S counts tx_hwtstamp_skipped).  0: no
+ * pattern, 1: PTP only, 2: one at a time.
+ */
+static int tx_stamp_pattern(uint64_t *miss, uint64_t *n)
+{
+	int tx = run.side.emit ? T1W : T3W, rx = run.side.emit ? T4W : T2W;
+
+	*miss = run.S.c.missing[tx];
+	*n = run.S.c.received > run.S.c.warmup ? run.S.c.received - run.S.c.warmup : 0;
+	if (!run.ts.hw || !*n || !*miss || (cfg->no_tx_ts && !run.side.emit)) {
+		return 0;
+	}
+	if (*miss >= *n && run.S.c.missing[rx] < *n) {
+		return 1;
+	}
+	return *miss < *n && *miss * 100 >= *n ? 2 : 0;
+}
+
+static void print_tx_pattern(FILE *f)
+{
+	uint64_t miss, n;
+	int p = tx_stamp_pattern(&miss, &n);
+	char also[96] = "";
+
+	if (run.ts.ptp4l_pid) {
+		snprintf(also, sizeof(also), "; ptp4l (pid %d) on %s asks for the same stamp",
+			 run.ts.ptp4l_pid, cfg->iface);
+	}
+	if (p == 1) {
+		fprintf(f, "TX stamps: none of %" PRIu64 " sends stamped by the NIC while its RX stamps came: %s\n",
+			n, cfg->ptp_probe ? "even as PTP probes: see ethtool -T and the driver" :
+			"NICs that stamp TX only for PTP packets do this (bnxt before BCM5760X): run both ends with --ptp-probe");
+	} else if (p == 2) {
+		fprintf(f, "TX stamps: %" PRIu64 " of %" PRIu64 " sends not stamped by the NIC (%.1f %%): NICs that stamp one TX packet at a time (igb, ixgbe, i40e) skip a send while the last one's stamp is pending (ethtool -S %s: tx_hwtstamp_skipped): pace the client with --interval (e.g. 1000)%s\n",
+			miss, n, 100.0 * (double)miss / (double)n, cfg->iface, also);
+	} else if (run.ts.ptp4l_pid && run.ts.hw) {
+		fprintf(f, "TX stamps: ptp4l (pid %d) runs on %s: on a NIC that stamps one TX packet at a time the two compete for it\n",
+			run.ts.ptp4l_pid, cfg->iface);
+	}
+}
+
+/* The client: the reflector's PHC offset, out of its segments or still in them (*). */
+static void print_peer_off(FILE *f)
+{
+	char said[64] = "not known";
+
+	if (!run.side.emit || !run.S.srv_hw) {
+		return;
+	}
+	if (run.ts.peer_off_on) {
+		fprintf(f, "Reflector's segments: its PHC offset (%+" PRId64
+			" ns, from its pongs) taken out, on one time base\n", run.ts.peer_off);
+	} else if (peer_off_in(M_SRV_RX) && run.S.h[M_SRV_RX].n + run.S.h[M_SRV_TX].n +
+		   run.S.h[M_SRV_RX_NIC].n + run.S.h[M_SRV_TX_NIC].n) {
+		if (run.E.srv_phc.method) {
+			snprintf(said, sizeof(said), "its FIN_ACK said %+" PRId64 " ns", run.E.srv_phc.off);
+		}
+		fprintf(f, "* Reflector's segments: its PHC offset is still in them (%s): pongs of --size %zu or more carry it\n",
+			said, proto_kx_need() + KX_PHC_LEN - KX_LEN);
+	}
+}
+
 /* What the hardware path has to say about this run's stamps. */
 static void print_hw_notes(FILE *f, const struct report *r)
 {
@@ -6279,6 +6587,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	double ppm;
 
 	print_hw_watch(f);
+	print_tx_pattern(f);
 	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
@@ -6286,6 +6595,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 		fprintf(f, "App-vs-wire segments: the PHC's offset at start (%+" PRId64
 			" ns) taken out, on one time base\n", run.ts.wire_off);
 	}
+	print_peer_off(f);
 	if (run.S.c.kx_unfit && run.side.emit) {
 		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
 			" pongs too short for its kernel stamps: use --size %zu or more\n",
@@ -6650,6 +6960,23 @@ static void json_hw(FILE *f, const struct report *r)
 	uint64_t span;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
+	if (run.side.emit && run.S.srv_hw && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+		fprintf(f, "  \"server_wire_offset\": {\"ns\": %" PRId64 ", \"taken_out\": %s},\n",
+			run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off,
+			run.ts.peer_off_on ? "true" : "false");
+	} else {
+		fprintf(f, "  \"server_wire_offset\": null,\n");
+	}
+	if (cfg->mode != MODE_ANALYZE && run.ts.hw) {
+		static const char *const pattern[] = { "null", "\"ptp_only\"", "\"one_at_a_time\"" };
+		uint64_t miss, n;
+		int p = tx_stamp_pattern(&miss, &n);
+
+		fprintf(f, "  \"tx_stamps\": {\"measured\": %" PRIu64 ", \"missing\": %" PRIu64
+			", \"pattern\": %s, \"ptp4l_pid\": %d},\n", n, miss, pattern[p], run.ts.ptp4l_pid);
+	} else {
+		fprintf(f, "  \"tx_stamps\": null,\n");
+	}
 	if (cfg->mode != MODE_ANALYZE && (run.ts.hw || run.hww.verdict)) {
 		static const char *const verdict[] = { "unjudged", "delivers", "none" };
 		const struct hw_watch *w = &run.hww;
@@ -8526,6 +8853,11 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	}
 	run.S.srv_hw = m->flags & PF_SRV_HW;
 	run.S.srv_hw_known = true;
+	if (run.S.srv_hw && m->phc_method && !run.ts.peer_off_on) {
+		/* the reflector's PHC offset: out of its segments from this pong on */
+		run.ts.peer_off = m->phc_off;
+		run.ts.peer_off_on = true;
+	}
 	emit_echo(m);
 	if (m->flags & PF_BREACH) {
 		run.S.stop_reason = STOP_PEER_BREACH;
@@ -8635,35 +8967,19 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 	}
 }
 
-/*
- * The NIC judged (hw_watch_none): with --timestamps hw the run stops; with
- * auto every transaction so far takes its kernel stamps as wire stamps.
- */
+/* --timestamps auto without NIC stamps: a transaction so far takes its kernel stamps (hw_judge). */
+static void emit_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T4W, T4K);
+	if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.E.txpend--;
+	}
+}
+
 static void emit_hw_check(bool final)
 {
-	uint64_t i;
-
-	if (!hw_watch_none(final)) {
-		return;
-	}
-	if (cfg->ts == TS_HW) {
-		run.S.stop_reason = STOP_ERROR;
-		return;
-	}
-	hw_fall_back();
-	for (i = 0; i <= run.win.mask; i++) {
-		struct txn *x = &run.win.slot[i];
-
-		if (!(x->st & TF_USED)) {
-			continue;
-		}
-		hw_txn_kernel(x, T4W, T4K);
-		if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
-			x->st &= (uint16_t)~TF_TXPEND;
-			run.E.txpend--;
-		}
-		txn_account(x);
-	}
+	hw_judge(final, emit_restamp);
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
@@ -9489,36 +9805,25 @@ static void reflect_await_tx(uint64_t ns)
 	}
 }
 
-/* The NIC judged (hw_watch_none): hw stops the reflector; auto re-stamps the session so far. */
+/* The reflector's re-stamping (hw_judge): a T3 that comes from the kernel only is echoed. */
+static void reflect_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T2W, T2K);
+	if (!(x->st & TF_TXPEND)) {
+		hw_txn_kernel(x, T3W, T3K);
+	} else if (hw_txn_kernel(x, T3W, T3K)) {
+		/* its kernel stamp came, the NIC's never will: echoed as T3 */
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.R.txpend--;
+		echo_push(x->seq, x->t[T3W], x->txkey);
+	}
+}
+
 static void reflect_hw_check(bool final)
 {
-	uint64_t i;
-
-	if (!hw_watch_none(final)) {
-		return;
-	}
-	if (cfg->ts == TS_HW) {
-		run.S.stop_reason = STOP_ERROR;
+	hw_judge(final, reflect_restamp);
+	if (run.hww.failed) {
 		run.R.exit_code = EXIT_RUNTIME;
-		return;
-	}
-	hw_fall_back();
-	for (i = 0; i <= run.win.mask; i++) {
-		struct txn *x = &run.win.slot[i];
-
-		if (!(x->st & TF_USED)) {
-			continue;
-		}
-		hw_txn_kernel(x, T2W, T2K);
-		if (!(x->st & TF_TXPEND)) {
-			hw_txn_kernel(x, T3W, T3K);
-		} else if (hw_txn_kernel(x, T3W, T3K)) {
-			/* its kernel stamp came, the NIC's never will: echoed as T3 */
-			x->st &= (uint16_t)~TF_TXPEND;
-			run.R.txpend--;
-			echo_push(x->seq, x->t[T3W], x->txkey);
-		}
-		txn_account(x);
 	}
 }
 
@@ -9770,6 +10075,12 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
 		p->t2k = run.ts_rx_kernel;
+		if (run.phc.method != PHC_NONE && run.ts.wire_off) {
+			/* and the PHC offset this side takes out of its segments (KX_PHC_LEN) */
+			p->phc_off = run.ts.wire_off;
+			p->phc_method = (uint8_t)run.phc.method;
+			p->boot_id = run.host_boot_id;
+		}
 		if (proto_kx_put(buf, len, p) < 0) {
 			run.S.c.kx_unfit++;
 		}
@@ -9955,6 +10266,8 @@ struct alog {
 	const char *path;
 	bool emit, csv, hw, srv_hw, sw;
 	int64_t wire_off;	/* csv header: the PHC - CLOCK_REALTIME the run took out */
+	int64_t peer_off;	/* ... and the reflector's (client logs), if peer_off_on */
+	bool peer_off_on;
 	uint32_t have;		/* stamps the log has columns for */
 	uint64_t n;
 	struct txn *row;
@@ -10205,26 +10518,37 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
  * out of its app-vs-wire segments (wire_offset_ns=, before cmdline=), so
  * that --analyze gives the run's numbers from the raw stamps.
  */
-static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
+static int alog_offset(struct alog *L, uint64_t line, const char *p, const char *end,
+		       const char *key, int64_t *v, bool *found)
 {
-	static const char key[] = " wire_offset_ns=";
-	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9), *k;
+	const char *k = memmem(p, (size_t)(end - p), key, strlen(key));
 	size_t n;
-	int64_t v;
 
-	end = c ? c : end;
-	k = memmem(p, (size_t)(end - p), key, sizeof(key) - 1);
 	if (!k) {
 		return 0;
 	}
-	k += sizeof(key) - 1;
+	k += strlen(key);
 	for (n = 0; k + n < end && k[n] != ' '; n++) {
 	}
-	if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
-		return alog_error(L, line, "bad wire_offset_ns", k, n);
+	if (!alog_i64(k, n, v) || *v <= -(int64_t)STAMP_MAX || *v >= (int64_t)STAMP_MAX) {
+		return alog_error(L, line, key[1] == 'w' ? "bad wire_offset_ns" :
+							    "bad server_wire_offset_ns", k, n);
 	}
-	L->wire_off = v;
+	*found = true;
 	return 0;
+}
+
+/* ... and the reflector's (server_wire_offset_ns=, client logs), from its pongs or FIN_ACK. */
+static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
+{
+	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9);
+	bool found = false;
+
+	end = c ? c : end;
+	if (alog_offset(L, line, p, end, " wire_offset_ns=", &L->wire_off, &found) < 0) {
+		return -1;
+	}
+	return alog_offset(L, line, p, end, " server_wire_offset_ns=", &L->peer_off, &L->peer_off_on);
 }
 
 /* Room for one more row. */
@@ -10676,6 +11000,8 @@ static int analyze_state(struct alog *L)
 	side_set(L->emit);
 	run.ts.hw = L->hw;
 	run.ts.wire_off = L->wire_off;
+	run.ts.peer_off = L->peer_off;
+	run.ts.peer_off_on = L->peer_off_on;
 	run.S.srv_hw = L->srv_hw;
 	run.S.srv_hw_known = run.side.emit;
 	/*

@@ -4123,11 +4123,12 @@ static void test_hwpath(void)
 static struct {
 	int open_err, precise_err, extended_err, plain_err;
 	int64_t off;
-	int n_precise, n_extended, n_plain;
+	int n_precise, n_extended, n_plain, n_open;
 } fake_phc;
 
 static int fake_phc_open(int index)
 {
+	fake_phc.n_open++;
 	return fake_phc.open_err ? fake_phc.open_err : 1000 + index;
 }
 
@@ -4805,8 +4806,9 @@ static void test_kx(void)
 	n = 0;
 	segments(run.win.slot[0].t, name, val, &n);
 	for (i = 0; i < n; i++) {
-		found += (!strcmp(name[i], metric_def[M_SRV_RX_NIC].label) && val[i] == 100) +
-			 (!strcmp(name[i], metric_def[M_SRV_TX_NIC].label) && val[i] == 600);
+		/* marked: the reflector's PHC offset is still in them (its pongs had no room for it) */
+		found += (!strcmp(name[i], metric_label(M_SRV_RX_NIC)) && val[i] == 100) +
+			 (!strcmp(name[i], metric_label(M_SRV_TX_NIC)) && val[i] == 600);
 	}
 	ok(found == 2, "kx: the breach breakdown splits the server's stacks too", "found=%d n=%d", found, n);
 	f = open_memstream(&text, &tlen);
@@ -4929,11 +4931,27 @@ static struct {
 	struct sockaddr_in cl, cl2;
 } hf;
 
+/* The statistics' memory of a case: one set, for one case at a time. */
+static void hf_hists(bool take)
+{
+	int i;
+
+	for (i = 0; i < NMETRIC; i++) {
+		if (take) {
+			hf.mem[i][0] = calloc(64, 8);
+			hf.mem[i][1] = calloc(64, 8);
+			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+		} else {
+			free(hf.mem[i][0]);
+			free(hf.mem[i][1]);
+		}
+	}
+}
+
 static void hf_reflector(void)
 {
 	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t l = sizeof(lo);
-	int i;
 
 	reset_globals();
 	side_set(false);
@@ -4946,11 +4964,7 @@ static void hf_reflector(void)
 	run.echo.q = hf.q;
 	run.key.on = false;
 	opts.size = 64;
-	for (i = 0; i < NMETRIC; i++) {
-		hf.mem[i][0] = calloc(64, 8);
-		hf.mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
-	}
+	hf_hists(true);
 	hf.rx = socket(AF_INET, SOCK_DGRAM, 0);
 	hf.rx2 = socket(AF_INET, SOCK_DGRAM, 0);
 	run.sock_fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -4963,12 +4977,7 @@ static void hf_reflector(void)
 
 static void hf_done(void)
 {
-	int i;
-
-	for (i = 0; i < NMETRIC; i++) {
-		free(hf.mem[i][0]);
-		free(hf.mem[i][1]);
-	}
+	hf_hists(false);
 	close(hf.rx);
 	close(hf.rx2);
 	close(run.sock_fd);
@@ -5248,7 +5257,7 @@ static int hc_client(const char *ts)
 	socklen_t len = sizeof(pa);
 	char cmd[200], *out, *err;
 	struct capture ce;
-	int r, i;
+	int r;
 
 	hc.peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	bind(hc.peer, (struct sockaddr *)&pa, sizeof(pa));
@@ -5270,11 +5279,7 @@ static int hc_client(const char *ts)
 	ts_ioctl = fake_ioctl;
 	memset(&fake_phc, 0, sizeof(fake_phc));
 	phc_fake_start();
-	for (i = 0; i < NMETRIC; i++) {
-		hf.mem[i][0] = calloc(64, 8);
-		hf.mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
-	}
+	hf_hists(true);
 	cap_start(&ce, 2);
 	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
 	hc.err = cap_stop(&ce);
@@ -5307,12 +5312,7 @@ static void hc_txn(uint64_t seq)
 
 static void hc_done(void)
 {
-	int i;
-
-	for (i = 0; i < NMETRIC; i++) {
-		free(hf.mem[i][0]);
-		free(hf.mem[i][1]);
-	}
+	hf_hists(false);
 	free(hc.err);
 	close(run.sock_fd);
 	close(hc.peer);
@@ -5594,6 +5594,19 @@ static void sysfs_put(const char *dir, const char *dev, const char *file, const 
 	}
 }
 
+/* A received NIC stamp whose SCM_TIMESTAMPING_PKTINFO names IFINDEX, parsed into c. */
+static void pktinfo_stamp(struct ts_cmsg *c, uint32_t ifindex)
+{
+	struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
+	struct scm_ts_pktinfo pi = { .if_index = ifindex, .pkt_length = 64 };
+	struct cbuf b;
+
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+	ts_parse(&b.msg, c);
+}
+
 /*
  * VLAN, macvlan and bond: the stamps of -i's packets are its NIC's, and
  * SCM_TIMESTAMPING_PKTINFO names that NIC (0 when the kernel cannot tell).
@@ -5609,11 +5622,8 @@ static void test_pktinfo_lower(void)
 		{ "utbond0", "7\n", "7\n", NULL }, { "ututbond0.200", "9\n", "7\n", "lower_utbond0" },
 		{ "utmvx", "11\n", "4\n", NULL },
 	};
-	struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
-	struct scm_ts_pktinfo pi = { .if_index = 2, .pkt_length = 64 };
 	char dir[128], nic[IFNAMSIZ] = "", cmd[300];
 	struct ts_cmsg c;
-	struct cbuf b;
 	size_t i;
 	int r;
 
@@ -5650,24 +5660,13 @@ static void test_pktinfo_lower(void)
 	run.ts.hw = true;
 	run.ts.ifindex = 2;
 	run.ts_foreign = 0;
-	cb_init(&b);
-	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
-	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
-	ts_parse(&b.msg, &c);
+	pktinfo_stamp(&c, 2);
 	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO names the NIC under the VLAN: used",
 	   "foreign=%" PRIu64, run.ts_foreign);
-	pi.if_index = 0;
-	cb_init(&b);
-	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
-	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
-	ts_parse(&b.msg, &c);
+	pktinfo_stamp(&c, 0);
 	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO ifindex 0 (the kernel cannot tell): used",
 	   "foreign=%" PRIu64, run.ts_foreign);
-	pi.if_index = 3;
-	cb_init(&b);
-	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
-	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
-	ts_parse(&b.msg, &c);
+	pktinfo_stamp(&c, 3);
 	ok(ts_wire(&c) == 0 && run.ts_foreign == 1, "another NIC (a bond's other leg after failover): counted, not used",
 	   "foreign=%" PRIu64, run.ts_foreign);
 	reset_globals();
@@ -5826,6 +5825,326 @@ static void test_restore(void)
 	   run.ts.restore_err == -EBUSY, "a refused restore: one line naming the device and the error", "'%s'", err);
 	free(err);
 	reset_globals();
+}
+
+/* A client pong of seq (104 bytes): the reflector's stamps, and its PHC block if off_method. */
+static void po_pong(uint8_t *buf, uint64_t seq, const uint64_t *t, int64_t off, uint8_t off_method)
+{
+	struct proto_msg p = { .type = PT_PONG, .session = run.S.id, .seq = seq,
+			       .flags = PF_SRV_HW | PF_T2W | PF_T2SW | PF_T3SW,
+			       .t2w = t[T2W], .t2sw = t[T2SW], .t3sw = t[T3SW], .t2k = t[T2K],
+			       .phc_off = off, .phc_method = off_method };
+
+	memset(buf, 0, 128);
+	proto_encode(buf, &p);
+	proto_kx_put(buf, 104, &p);
+}
+
+/*
+ * The reflector's PHC offset in its segments as the client shows them: its
+ * pongs of 104 bytes carry it (and the client takes it out from the first
+ * on); without them the client marks those rows, and its csv log keeps the
+ * FIN_ACK's reading for --analyze to take out.
+ */
+static void test_peer_off(void)
+{
+	const int64_t off = 37000000000LL + 250;
+	const uint64_t B = 1700000000000000000ULL;
+	uint64_t t[NSTAMP] = { 0 };
+	uint8_t buf[128];
+	uint16_t fl = 0;
+	struct proto_msg m = { 0 };
+	char hdr[4096], *text = NULL;
+	size_t tl = 0;
+	struct alog L;
+	struct report rep;
+	ssize_t n;
+	int64_t v = 0;
+	FILE *f;
+	int i;
+
+	/* the reflector: a 104-byte ping's pong carries the offset it takes out of its own segments */
+	hf_reflector();
+	run.ts.hw = true;
+	run.ts.wire_off = off;
+	run.phc.method = PHC_EXTENDED;
+	opts.size = 104;
+	{
+		struct proto_msg pm = { .type = PT_PING, .session = 0x61, .seq = 0, .idle_ms = 1000 };
+		struct capture c;
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &pm);
+		cap_start(&c, 1);
+		reflect_packet(buf, 104, B, 0, false, (struct sockaddr *)&hf.cl, sizeof(hf.cl));
+		free(cap_stop(&c));
+	}
+	n = recv(hf.rx, buf, sizeof(buf), MSG_DONTWAIT);
+	ok(n == 104 && !proto_decode(buf, 104, &m) && m.type == PT_PONG && m.phc_method == PHC_EXTENDED &&
+	   m.phc_off == off, "a 104-byte pong carries the reflector's PHC offset", "n=%zd method=%d off=%" PRId64, n,
+	   m.phc_method, m.phc_off);
+	(void)fl;
+	run.phc.method = PHC_NONE;
+	hf_done();
+
+	/* the client: T2 1.5 us before T2_SW, T3 2.5 us after T3_SW, on a reflector PHC 37 s ahead */
+	guard_setup(true);
+	hf_hists(true);
+	opts.size = 104;
+	run.ts.hw = true;
+	t[T2SW] = B + 20000;
+	t[T2W] = t[T2SW] + (uint64_t)off - 1500;
+	t[T2K] = t[T2SW] - 400;
+	t[T3SW] = t[T2SW] + 3000;
+	for (i = 0; i < 2; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		x->seq = (uint64_t)i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = B;
+		x->t[T1SW] = B - 300;
+		run.S.c.sent++;
+		run.E.outstanding++;
+	}
+	run.E.next_seq = 2;
+	po_pong(buf, 0, t, off, PHC_EXTENDED);
+	emit_packet(buf, 104, B + 900000000ULL, 0, false);
+	ok(run.ts.peer_off_on && run.ts.peer_off == off && run.S.h[M_SRV_RX].n == 1 && run.S.h[M_SRV_RX].min == 1500 &&
+	   run.S.h[M_SRV_RX_NIC].min == 1100, "client: the reflector's segments on one time base from its first pong",
+	   "on=%d srv_rx=%" PRId64 " rx_nic=%" PRId64, run.ts.peer_off_on, run.S.h[M_SRV_RX].min,
+	   run.S.h[M_SRV_RX_NIC].min);
+	t[T3W] = t[T3SW] + (uint64_t)off + 2500;
+	ok(metric_value(M_RESPONSE, t, &v) && v == 7000, "client: one-clock metrics untouched (response 7 us)",
+	   "%" PRId64, v);
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "Reflector's segments: its PHC offset (+37000000250 ns, from its pongs) taken out") &&
+	   strstr(text, "\"server_wire_offset\": {\"ns\": 37000000250, \"taken_out\": true}") &&
+	   !strstr(text, "(T2_SW-T2) *"), "client: report and JSON say it was taken out", "%.3000s", text ? text : "");
+	free(text);
+	text = NULL;
+
+	/* no room in the pongs (80 bytes): the rows are marked, the FIN_ACK's reading goes to the csv log */
+	run.ts.peer_off_on = false;
+	run.ts.peer_off = 0;
+	for (i = 0; i < NMETRIC; i++) {
+		hist_reset(&run.S.h[i]);
+	}
+	run.E.srv_phc.method = PHC_EXTENDED;
+	run.E.srv_phc.off = off + 40;
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	hist_add(&run.S.h[M_SRV_RX], 1500 - off, 0);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "server rx stack (T2_SW-T2) *") &&
+	   strstr(text, "* Reflector's segments: its PHC offset is still in them (its FIN_ACK said +37000000290 ns)") &&
+	   strstr(text, "--size 104") && strstr(text, "\"taken_out\": false"),
+	   "client, no offset in the pongs: the rows marked, the FIN_ACK's offset named, --size 104", "%.3000s",
+	   text ? text : "");
+	free(text);
+	*log_header(hdr, true, emit_stamps, (int)ARRAY_SIZE(emit_stamps)) = 0;
+	memset(&L, 0, sizeof(L));
+	L.path = "t";
+	ok(strstr(hdr, " server_wire_offset_ns=37000000290 ") && alog_comment(&L, 1, hdr, strchr(hdr, '\n')) == 0 &&
+	   L.peer_off_on && L.peer_off == off + 40, "the csv log keeps the FIN_ACK's offset, --analyze reads it back",
+	   "'%.300s'", hdr);
+	run.ts.peer_off = L.peer_off;
+	run.ts.peer_off_on = L.peer_off_on;
+	ok(metric_value(M_SRV_RX, t, &v) && v == 1540 && metric_value(M_SRV_TX, t, &v) && v == 2460,
+	   "--analyze takes it out of the reflector's segments (the FIN_ACK's: 40 ns later)", "%" PRId64, v);
+	hf_hists(false);
+	memset(&run.S, 0, sizeof(run.S));
+	memset(&run.E, 0, sizeof(run.E));
+	run.win.slot = NULL;
+	reset_globals();
+}
+
+/* dir/rel with n bytes of data. */
+static void fake_file(const char *dir, const char *rel, const void *data, size_t n)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+}
+
+/* The hardware-path notes of the report, as text. */
+static char *hw_notes(void)
+{
+	struct report rep = { .ow_why = "" };
+	char *text = NULL;
+	size_t tl = 0;
+	FILE *f = open_memstream(&text, &tl);
+
+	print_hw_notes(f, &rep);
+	fclose(f);
+	return text;
+}
+
+/*
+ * TX stamps missing in a pattern that names its cause: none while RX
+ * stamps came (bnxt before BCM5760X: PTP packets only), or a share (igb,
+ * ixgbe, i40e: one at a time); a ptp4l on the same port is found and named.
+ */
+static void test_tx_pattern(void)
+{
+	char dir[128], cmd[600], *text, *err;
+	struct capture ce;
+	uint64_t miss = 0, n = 0;
+
+	reset_globals();
+	opts.iface = "eth3";
+	run.ts.hw = true;
+	run.S.c.received = 1000;
+	run.S.c.warmup = 0;
+	run.S.c.missing[T1W] = 1000;
+	ok(tx_stamp_pattern(&miss, &n) == 1, "client: no T1 of 1000, every T4: PTP packets only", "miss=%" PRIu64, miss);
+	text = hw_notes();
+	ok(text && strstr(text, "none of 1000 sends") && strstr(text, "bnxt") && strstr(text, "--ptp-probe"),
+	   "the report names the cause and --ptp-probe", "'%s'", text ? text : "");
+	free(text);
+	run.S.c.missing[T1W] = 130;
+	text = hw_notes();
+	ok(tx_stamp_pattern(&miss, &n) == 2 && text && strstr(text, "130 of 1000 sends") && strstr(text, "13.0 %") &&
+	   strstr(text, "tx_hwtstamp_skipped") && strstr(text, "--interval"),
+	   "client: 130 of 1000 T1 missing: one at a time, pace with --interval", "'%s'", text ? text : "");
+	free(text);
+	run.S.c.missing[T1W] = 5;
+	ok(tx_stamp_pattern(&miss, &n) == 0, "5 of 1000 (under 1 %): no pattern claimed", "-");
+	run.S.c.missing[T1W] = 1000;
+	run.S.c.missing[T4W] = 1000;
+	ok(tx_stamp_pattern(&miss, &n) == 0, "no TX and no RX stamps: not the PTP-only pattern", "-");
+	side_set(false);
+	run.S.c.missing[T1W] = run.S.c.missing[T4W] = 0;
+	run.S.c.missing[T3W] = 400;
+	ok(tx_stamp_pattern(&miss, &n) == 2, "reflector: 400 of 1000 T3 missing: one at a time", "-");
+
+	/* a ptp4l on eth3, in a fake /proc: by -i, and by a [eth3] section of its -f file */
+	tmp_path(dir, sizeof(dir), "proc");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/41 %s/42 %s/43 %s/self", dir, dir, dir, dir);
+	ok(system(cmd) == 0, "a fake /proc", "-");
+	fake_file(dir, "41/comm", "ptp4l\n", 6);
+	fake_file(dir, "41/cmdline", "ptp4l\0-i\0eth9\0-m\0", 19);	/* another port */
+	fake_file(dir, "42/comm", "phc2sys\n", 8);
+	proc_root = dir;
+	ok(ptp4l_find("eth3") == 0, "a ptp4l on another port: not this one", "-");
+	fake_file(dir, "43/comm", "ptp4l\n", 6);
+	fake_file(dir, "ptp4l.conf", "[global]\ntwoStepFlag 1\n[eth3]\n", 30);
+	{
+		char args[512];
+		int k = snprintf(args, sizeof(args), "ptp4l%c-f%c%s/ptp4l.conf%c", 0, 0, dir, 0);
+
+		fake_file(dir, "43/cmdline", args, (size_t)k);
+	}
+	ok(ptp4l_find("eth3") == 43, "a ptp4l whose config file has [eth3]: found", "pid=%d", ptp4l_find("eth3"));
+	fake_file(dir, "41/cmdline", "ptp4l\0-i\0eth3\0", 15);
+	ok(ptp4l_find("eth3") == 41 || ptp4l_find("eth3") == 43, "a ptp4l with -i eth3: found", "-");
+	proc_root = "/proc";
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		printf("# could not remove %s\n", dir);
+	}
+	run.ts.ptp4l_pid = 41;
+	text = hw_notes();
+	ok(text && strstr(text, "ptp4l (pid 41) on eth3"), "the report names the ptp4l that competes for the stamp", "'%s'",
+	   text ? text : "");
+	free(text);
+
+	/* the filter's advice: --ptp-probe only where PTPv2 over UDP is stamped */
+	{
+		static const struct { int filter; const char *want; } adv[] = {
+			{ HWTSTAMP_FILTER_PTP_V2_L4_EVENT, "run both ends with --ptp-probe" },
+			{ HWTSTAMP_FILTER_PTP_V2_EVENT, "run both ends with --ptp-probe" },
+			{ HWTSTAMP_FILTER_PTP_V1_L4_EVENT, "cannot help" },
+			{ HWTSTAMP_FILTER_PTP_V2_L2_EVENT, "cannot help" },
+			{ HWTSTAMP_FILTER_SOME, "cannot help" },
+			{ HWTSTAMP_FILTER_PTP_V2_L4_SYNC, "only the reflector's" },
+			{ HWTSTAMP_FILTER_PTP_V2_DELAY_REQ, "only the client's" },
+		};
+		size_t k;
+		int bad = 0;
+
+		for (k = 0; k < ARRAY_SIZE(adv); k++) {
+			cap_start(&ce, 2);
+			ts_filter_warn("eth3", adv[k].filter);
+			err = cap_stop(&ce);
+			if (!one_rant_line(err) || !strstr(err, adv[k].want)) {
+				printf("# filter %d: '%s'\n", adv[k].filter, err);
+				bad++;
+			}
+			free(err);
+		}
+		ok(!bad, "--ptp-probe advised for PTPv2 L4 filters only; v1, L2 and SOME told it cannot help", "%d wrong", bad);
+	}
+	reset_globals();
+}
+
+/*
+ * One PHC open per run: a class socket on the same NIC (cls_open sets each
+ * up as the first) keeps the PHC and its readings; another PHC replaces it.
+ */
+static void test_phc_once(void)
+{
+	int r;
+
+	reset_globals();
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.off = 500;
+	phc_fake_start();
+	r = phc_start(3);
+	ok(r == 0 && fake_phc.n_open == 1 && run.phc.fd == 1003 && run.phc.n == 1, "the PHC opened once, one reading",
+	   "r=%d opens=%d n=%" PRIu64, r, fake_phc.n_open, run.phc.n);
+	r = phc_start(3);
+	ok(r == 0 && fake_phc.n_open == 1 && run.phc.fd == 1003 && run.phc.n == 1,
+	   "a second class socket on the same NIC: not opened again", "r=%d opens=%d n=%" PRIu64, r, fake_phc.n_open,
+	   run.phc.n);
+	r = phc_start(5);
+	ok(r == 0 && fake_phc.n_open == 2 && run.phc.fd == 1005 && run.phc.index == 5 && run.phc.n == 1,
+	   "another PHC: the first ends, the new one starts its readings", "opens=%d fd=%d n=%" PRIu64, fake_phc.n_open,
+	   run.phc.fd, run.phc.n);
+	phc_end();
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+	reset_globals();
+}
+
+/*
+ * SO_TIMESTAMPING_NEW: 64-bit seconds (struct scm_timestamping64) whatever
+ * the build's time_t, so a stamp after 2038 reads right.
+ */
+static void test_cmsg64(void)
+{
+	struct scm_timestamping64 st;
+	struct ts_cmsg c;
+	struct cbuf b;
+
+	memset(&st, 0, sizeof(st));
+	st.ts[0].tv_sec = 4102444800LL;	/* 2100-01-01 */
+	st.ts[0].tv_nsec = 11;
+	st.ts[2].tv_sec = 4102444800LL;
+	st.ts[2].tv_nsec = 22;
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING_NEW, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(c.have_ts && c.sw == 4102444800000000011ULL && c.hw == 4102444800000000022ULL && !c.bad,
+	   "SO_TIMESTAMPING_NEW: 64-bit seconds read (a stamp of 2100)", "sw=%" PRIu64 " hw=%" PRIu64, c.sw, c.hw);
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING_NEW, &st, sizeof(st) - 8, 0);
+	ts_parse(&b.msg, &c);
+	ok(!c.have_ts && c.bad == 1, "SO_TIMESTAMPING_NEW too short: refused", "bad=%u", c.bad);
+	printf("# time_t has %zu bytes here: %s\n", sizeof(time_t),
+	       sizeof(time_t) < 8 ? "stamps are asked for with SO_TIMESTAMPING_NEW" : "either form has 64-bit seconds");
 }
 
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
@@ -6851,6 +7170,10 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_pktinfo_lower),
 	CASE(test_bond),
 	CASE(test_restore),
+	CASE(test_peer_off),
+	CASE(test_tx_pattern),
+	CASE(test_phc_once),
+	CASE(test_cmsg64),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),
