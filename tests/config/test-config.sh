@@ -86,26 +86,6 @@ cleanup() {
 	[[ -n $TMP && -d $TMP ]] && rm -rf "$TMP"
 }
 
-# verdicts FILE: "verdict|step" per step of a config.sh report, a dry run's
-# "would apply" read as "applied", so that a dry run and an apply compare.
-verdicts() {
-	awk '/^  [a-z]/ && substr($0, 15, 1) != "$" {
-		v = substr($0, 3, 11); id = substr($0, 15, 26)
-		sub(/ +$/, "", v); sub(/ +$/, "", id)
-		if (v == "would apply") v = "applied"
-		print v "|" id }' "$1"
-}
-
-# same_verdicts DRY APPLY: the dry run predicted every step's verdict.
-same_verdicts() {
-	local d a
-	d=$(verdicts "$1")
-	a=$(verdicts "$2")
-	[[ -n $d && $d == "$a" ]] && return 0
-	diff <(echo "$d") <(echo "$a") >&2
-	return 1
-}
-
 # no_empty_reason FILE: every failed step says why.
 no_empty_reason() {
 	! grep -E '^  failed  ' "$1" | grep -Eq '^  failed +[^ ].{25} *$|: *$'

@@ -101,7 +101,10 @@ vm_ko_order() {
 # (once per package version); sets VM_KDIR (vmlinuz, modules/, load-order,
 # kver) and VM_KPKG.
 vm_kernel() {
-	local flavor=$1 cache pkg ver dir tmp deb kver tree
+	local flavor=$1 cache pkg ver dir tmp deb kver tree tag='' old
+	[[ $flavor == rt ]] && tag=rt-
+	# the package names of this flavor (the ABI number varies)
+	local re="^linux-image-6\.1\.0-[0-9]+-${tag}amd64_"
 	cache=$(vm_cache_dir)
 	pkg=$(vm_kernel_pkg "$flavor")
 	if [[ -n $pkg ]]; then
@@ -110,9 +113,8 @@ vm_kernel() {
 	if [[ -z $pkg || -z $ver || $ver == "(none)" ]]; then
 		# No apt lists (apt-get update not run, or offline): the newest
 		# kernel of this flavor already in the cache.
-		dir=$(find "$cache/kernel" -mindepth 1 -maxdepth 1 -name "linux-image-6.1.0-*-${flavor/std/amd64}_*" \
-			2>/dev/null | grep -E "/linux-image-6\.1\.0-[0-9]+-$([[ $flavor == rt ]] && echo rt-)amd64_" |
-			sort -V | tail -n 1)
+		dir=$(find "$cache/kernel" -mindepth 1 -maxdepth 1 -printf '%p\n' 2>/dev/null |
+			grep -E "/${re#^}" | sort -V | tail -n 1)
 		if [[ -z $dir || ! -e $dir/done ]]; then
 			echo "vm: no Debian 6.1 $flavor kernel package known to apt and none cached (run apt-get update)" >&2
 			return 1
@@ -155,8 +157,10 @@ vm_kernel() {
 	(cd "$tree" && cp --parents $(cat "$dir/load-order") "$dir/modules/") || { rm -rf "$tmp"; return 1; }
 	printf '%s\n' "$kver" >"$dir/kver"
 	rm -rf "$tmp"
-	# Keep the .deb of this version only: an older one is not used again.
-	find "$cache/deb" -name "${pkg%-*}*.deb" ! -name "${pkg}_*" -delete 2>/dev/null
+	# Keep the .deb of this version only: an older one of this flavor (the
+	# same name but for its ABI number) is not used again.
+	find "$cache/deb" -name '*.deb' ! -name "${pkg}_*" -printf '%f\n' 2>/dev/null | grep -E "$re" |
+		while read -r old; do rm -f "$cache/deb/$old"; done
 	printf '%s\n' "$VM_MODULES" >"$dir/done"
 }
 

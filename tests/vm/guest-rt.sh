@@ -10,6 +10,9 @@
 # Assertions are `bash -c '...' _ ARGS` scripts (one failing is one test):
 # shellcheck disable=SC2016,SC2153
 
+# shellcheck source=tests/config/lib.sh
+. /rant/tests/config/lib.sh
+
 # threads: every IRQ thread and ksoftirqd as "comm policy priority", by
 # name (an IRQ thread a driver frees and requests again has a new pid)
 threads() {
@@ -70,25 +73,6 @@ snap() {
 	done
 	cat /proc/sys/kernel/sched_rt_runtime_us /proc/sys/kernel/timer_migration
 	threads
-}
-
-# verdicts FILE: "verdict|step" per step of a config.sh report, a dry run's
-# "would apply" read as "applied" (as tests/config/test-config.sh does)
-verdicts() {
-	awk '/^  [a-z]/ && substr($0, 15, 1) != "$" {
-		v = substr($0, 3, 11); id = substr($0, 15, 26)
-		sub(/ +$/, "", v); sub(/ +$/, "", id)
-		if (v == "would apply") v = "applied"
-		print v "|" id }' "$1"
-}
-
-same_verdicts() {
-	local d a
-	d=$(verdicts "$1")
-	a=$(verdicts "$2")
-	[[ -n $d && $d == "$a" ]] && return 0
-	diff <(echo "$d") <(echo "$a") | sed 's/^/#   /'
-	return 1
 }
 
 test_config_rt() {

@@ -46,17 +46,6 @@ if_by_mac() {
 
 in_r() { ip netns exec refl "$@"; }
 
-# wait_for SECONDS command...: poll until the command succeeds
-wait_for() {
-	local limit=$1 i
-	shift
-	for ((i = 0; i < limit * 10; i++)); do
-		"$@" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # udp_listening NS PORT: a UDP socket is bound to PORT in NS ("" = here)
 udp_listening() {
 	if [[ -n $1 ]]; then
@@ -356,25 +345,31 @@ test_vlan() {
 	in_r ip link del "$R.100"
 }
 
+# served LABEL IFACE ADDR: a reflector on IFACE (here) serves a client on
+# R with kernel stamps, completely
+served() {
+	local label=$1 ifc=$2 addr=$3 rpid
+	if ! reflector "$label-r" "" "$ifc"; then
+		not_ok "$label: reflector on $ifc listens"
+		show "$label-r"
+		return
+	fi
+	rpid=$RPID
+	emit "$label-sw" refl "$R" "$addr" --timestamps sw --count 200
+	t "$label: --timestamps sw to a reflector on $ifc: complete" "$label-sw $label-r" complete "$label-sw" 200
+	stop "$rpid" INT
+}
+
 # macvlan: SIOCSHWTSTAMP on a macvlan reaches its lower device from the
 # initial network namespace only (drivers/net/macvlan.c): here, A's.
 test_macvlan() {
-	local rpid
 	ip link add mv0 link "$A" type macvlan mode bridge
 	ip addr add 10.50.0.1/24 dev mv0
 	ip link set mv0 up
 	in_r ip addr add 10.50.0.2/24 dev "$R"
 	wait_for 10 ping -c 1 -W 1 10.50.0.2 >/dev/null
 	hw_restore macvlan "" mv0 "$A"
-	if ! reflector mv-r "" mv0; then
-		not_ok "macvlan: reflector on mv0 listens"
-		show mv-r
-	else
-		rpid=$RPID
-		emit mv-sw refl "$R" 10.50.0.1 --timestamps sw --count 200
-		t "macvlan: --timestamps sw to a reflector on mv0: complete" "mv-sw mv-r" complete mv-sw 200
-		stop "$rpid" INT
-	fi
+	served macvlan mv0 10.50.0.1
 	ip link del mv0
 	in_r ip addr del 10.50.0.2/24 dev "$R"
 }
@@ -383,7 +378,6 @@ test_macvlan() {
 # HWTSTAMP_FLAG_BONDED_PHC_INDEX (drivers/net/bonding/bond_main.c), and the
 # active slave is the device whose stamps and PHC count.
 test_bond() {
-	local rpid
 	ip addr flush dev "$A"
 	ip link set "$A" down
 	ip link set "$B" down
@@ -404,15 +398,7 @@ test_bond() {
 	wait_for 10 bash -c 'grep -q "Currently Active Slave: $1" /proc/net/bonding/bond0' _ "$B"
 	hw_restore bond-b "" bond0 "$B"
 	t "bond: after the switch, the old active slave's stamping is left alone" "" is "$(hwts "$A")" "0 0"
-	if ! reflector bd-r "" bond0; then
-		not_ok "bond: reflector on bond0 listens"
-		show bd-r
-		return
-	fi
-	rpid=$RPID
-	emit bd-sw refl "$R" 10.30.0.1 --timestamps sw --count 200
-	t "bond: --timestamps sw to a reflector on bond0: complete" "bd-sw bd-r" complete bd-sw 200
-	stop "$rpid" INT
+	served bond bond0 10.30.0.1
 	ip link set "$B" nomaster
 	ip link set "$A" nomaster
 	ip link set bond0 down

@@ -58,7 +58,8 @@ boot() {
 	fi
 	echo "# vm: $flavor: $VM_KPKG, built in $((SECONDS - t0)) s (cache $(vm_cache_dir))"
 	vm_overlay "$dir/run.cpio" tests/vm/init=init "$RANT_STATIC=usr/bin/rant" config.sh=rant/config.sh \
-		tests/lib.sh=rant/tests/lib.sh tests/vm/guest.sh=rant/tests/vm/guest.sh \
+		tests/lib.sh=rant/tests/lib.sh tests/config/lib.sh=rant/tests/config/lib.sh \
+		tests/vm/guest.sh=rant/tests/vm/guest.sh \
 		tests/vm/guest-rt.sh=rant/tests/vm/guest-rt.sh || return 1
 	cat "$VM_BASE" "$dir/run.cpio" >"$dir/initrd"
 	rm -f "$dir/run.cpio"
