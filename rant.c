@@ -290,18 +290,32 @@ struct txn {
 };
 
 /*
- * Histogram with an exact store for outliers.  Values in [0, bound) land in
- * buckets of bucket_ns; values outside (negative, or at/above the bound) are
- * kept exactly in out[] so the tail percentiles are exact.  out[] is sized
- * before the run; when it fills, further outliers are only counted and the
- * tail percentiles are marked approximate.
+ * Histogram with an exact store for outliers and a log histogram behind it.
+ * Values in [0, bound) land in buckets of bucket_ns.  Values outside
+ * (negative, or at/above the bound) are kept exactly in out[] while it has
+ * room (the first out_cap of them, a size fixed before the run), and every one
+ * of them is also counted in lh[], log-scaled bins 1/512 of an octave wide
+ * (1 ns wide below 1024 ns): a percentile read there, the middle of its bin,
+ * is within 1/1024 (0.098 %) of the true value, however long the run.  So a
+ * percentile is exact to the bucket below the bound, exact above it while
+ * the store holds every outlier of that side, and within 0.1 % after; each
+ * percentile says by how much at most (hist_pct_err).
  */
+#define LH_SUB		512	/* log bins per octave */
+#define LH_LIN		1024	/* below it, one bin per ns */
+/* magnitudes up to 2^64 - 1: the linear bins, then 54 octaves (2^10 .. 2^63) */
+#define LH_N		(LH_LIN + 54 * LH_SUB)
+
 struct hist {
 	uint64_t bucket_ns, bound_ns;
 	uint32_t nbuckets;
 	uint64_t *bucket;
 	int64_t *out;
-	uint64_t out_cap, out_n, out_lost_hi, out_lost_lo;
+	uint64_t out_cap, out_n;
+	/* lh: LH_N bins of negative values (most negative first), then those at/above the bound */
+	uint64_t *lh;
+	uint32_t lh_base;	/* the bound's log bin: where the positive half starts */
+	uint64_t out_lo, out_hi;	/* every value below 0, and at/above the bound */
 	uint64_t n;
 	int64_t min, max;
 	uint64_t min_seq, max_seq;
@@ -364,6 +378,7 @@ struct session {
 	uint64_t nbreach_kept;
 	struct log_ring log;
 	bool srv_hw, srv_hw_known, srv_sw;
+	bool srv_kx;		/* the reflector sent its kernel stamps (PF_KSTAMPS) */
 	uint64_t start_mono, end_mono, first_real;
 	uint32_t peer_idle_ms;
 	int stop_reason;
@@ -637,6 +652,7 @@ struct log_result {
 struct arena {
 	uint8_t *base;
 	size_t size, used;
+	size_t page;		/* its page size (-G: the hugepage's) */
 };
 
 /*
@@ -778,6 +794,8 @@ static struct run {
 	struct live_counts live;
 	/* the device's timestamp provider (ethtool tsconfig) */
 	struct ts_provider ts_prov;
+	/* -i's NIC said it cannot stamp in hardware: log records need no room for kernel stamps */
+	bool ts_no_hw;
 	/* bytes before the header: the PTP header with --ptp-probe */
 	unsigned proto_pre;
 	/* the reflector's source address for the datagram being sent */
@@ -2429,8 +2447,41 @@ static bool echo_plausible(const struct proto_msg *m)
 
 /* ---------------------------------------------------------- statistics */
 
+/* The log bin of magnitude u: exact below LH_LIN, then LH_SUB bins per octave. */
+static uint32_t lh_index(uint64_t u)
+{
+	unsigned e;
+
+	if (u < LH_LIN) {
+		return (uint32_t)u;
+	}
+	e = 63 - (unsigned)__builtin_clzll(u);	/* 10 .. 63 */
+	return LH_LIN + (e - 10) * LH_SUB + (uint32_t)((u >> (e - 9)) & (LH_SUB - 1));
+}
+
+/* The magnitudes log bin i holds: [*lo, *hi]. */
+static void lh_range(uint32_t i, uint64_t *lo, uint64_t *hi)
+{
+	unsigned e;
+
+	if (i < LH_LIN) {
+		*lo = *hi = i;
+		return;
+	}
+	e = (i - LH_LIN) / LH_SUB + 10;
+	*lo = (uint64_t)(LH_SUB + (i - LH_LIN) % LH_SUB) << (e - 9);
+	*hi = *lo + ((1ULL << (e - 9)) - 1);
+}
+
+/* Entries of a histogram's log bins for this bound (the memory layout sizes them). */
+static uint64_t hist_lh_len(uint64_t bound_ns)
+{
+	return 2 * (uint64_t)LH_N - lh_index(bound_ns);
+}
+
+/* buckets: ceil(bound / bucket) entries, zeroed; out: out_cap; lh: hist_lh_len(bound). */
 static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
-		      uint64_t *buckets, int64_t *out, uint64_t out_cap)
+		      uint64_t *buckets, int64_t *out, uint64_t out_cap, uint64_t *lh)
 {
 	memset(h, 0, sizeof(*h));
 	h->bucket_ns = bucket_ns;
@@ -2439,28 +2490,50 @@ static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
 	h->bucket = buckets;
 	h->out = out;
 	h->out_cap = out_cap;
+	h->lh = lh;
+	h->lh_base = lh_index(bound_ns);
+	memset(lh, 0, hist_lh_len(bound_ns) * sizeof(*lh));
 }
 
 static void hist_reset(struct hist *h)
 {
 	memset(h->bucket, 0, h->nbuckets * sizeof(*h->bucket));
-	h->out_n = h->out_lost_hi = h->out_lost_lo = h->n = 0;
+	memset(h->lh, 0, hist_lh_len(h->bound_ns) * sizeof(*h->lh));
+	h->out_n = h->out_lo = h->out_hi = h->n = 0;
 	h->min = h->max = h->shift = 0;
 	h->min_seq = h->max_seq = 0;
 	h->sum = 0;
 	h->sumsq = 0;
 }
 
+/*
+ * A value outside [0, bound): stored while there is room, always counted in
+ * its log bin (a zeroed histogram, never initialised, has none: it counts).
+ */
+static void hist_outside(struct hist *h, int64_t v)
+{
+	if (h->out_n < h->out_cap) {
+		h->out[h->out_n++] = v;
+	}
+	if (v < 0) {
+		h->out_lo++;
+		if (h->lh) {
+			h->lh[LH_N - 1 - lh_index(-(uint64_t)v)]++;
+		}
+	} else {
+		h->out_hi++;
+		if (h->lh) {
+			h->lh[LH_N + lh_index((uint64_t)v) - h->lh_base]++;
+		}
+	}
+}
+
 static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 {
 	if (v >= 0 && (uint64_t)v < h->bound_ns) {
 		h->bucket[(uint64_t)v / h->bucket_ns]++;
-	} else if (h->out_n < h->out_cap) {
-		h->out[h->out_n++] = v;
-	} else if (v < 0) {
-		h->out_lost_lo++;
 	} else {
-		h->out_lost_hi++;
+		hist_outside(h, v);
 	}
 	if (!h->n) {
 		h->shift = v;
@@ -2521,74 +2594,155 @@ static void hist_finish(struct hist *h)
 	qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
 }
 
-/*
- * Percentile p by nearest rank (rank = ceil(p/100 * n)).  Below the bound it
- * is the highest value the sample's bucket can hold, clamped to the maximum,
- * so true <= reported < true + bucket.  Outside [0, bound) it is the exact
- * value from the sorted store, unless the store overflowed (approx set).
- * hist_finish() must have run.
- */
-static int64_t hist_pct(const struct hist *h, double p, bool *approx)
+/* Nearest rank of percentile p among n (rank = ceil(p/100 * n)), 1 .. n. */
+static uint64_t pct_rank(double p, uint64_t n)
 {
-	uint64_t rank, lo_stored = 0, lo, hi, mid, cum = 0, i;
-
-	if (!h->n) {
-		return 0;
-	}
 	/*
 	 * Exact integer rank: p in thousandths of a percent, so that 99.9 % of
 	 * 1000 samples is rank 999 (ceill(99.9 / 100 * 1000) is 1000 in binary
 	 * floating point).
 	 */
-	rank = (uint64_t)(((unsigned __int128)llround(p * 1000) * h->n + 99999) / 100000);
-	if (rank < 1) {
-		rank = 1;
+	uint64_t rank = (uint64_t)(((unsigned __int128)llround(p * 1000) * n + 99999) / 100000);
+
+	return rank < 1 ? 1 : rank > n ? n : rank;
+}
+
+/*
+ * The rank-th outlier of one side from the log bins: the middle of what its
+ * bin can hold within [min, max]; *err the most it can be off.  neg: the
+ * negative half (bins from the most negative), else the half above the bound.
+ */
+static int64_t hist_lh_pct(const struct hist *h, bool neg, uint64_t rank, uint64_t *err)
+{
+	uint32_t i, n = neg ? LH_N : LH_N - h->lh_base;
+	const uint64_t *b = neg ? h->lh : h->lh + LH_N;
+	uint64_t cum = 0, lo, hi;
+	__int128 a, z;
+
+	if (!h->lh) {
+		*err = (uint64_t)(h->max - h->min);
+		return neg ? h->min : h->max;
 	}
-	if (rank > h->n) {
-		rank = h->n;
+
+	for (i = 0; i < n - 1; i++) {
+		cum += b[i];
+		if (cum >= rank) {
+			break;
+		}
+	}
+	if (neg) {
+		lh_range(LH_N - 1 - i, &lo, &hi);
+		a = -(__int128)hi;
+		z = -(__int128)lo;
+	} else {
+		lh_range(i + h->lh_base, &lo, &hi);
+		a = lo;
+		z = hi;
+	}
+	a = a < h->min ? h->min : a;
+	z = z > h->max ? h->max : z;
+	*err = (uint64_t)((z - a + 1) / 2);
+	return (int64_t)(z - (__int128)*err);
+}
+
+/*
+ * Percentile p by nearest rank, and in *err the most the value can be off
+ * (0: exact).  Below the bound it is the highest value the sample's bucket
+ * can hold, clamped to the maximum, so true <= reported < true + bucket.
+ * Outside [0, bound) it is the exact value from the sorted store while that
+ * holds every outlier of its side, else from the log bins (hist_lh_pct).
+ * hist_finish() must have run.
+ */
+static int64_t hist_pct_err(const struct hist *h, double p, uint64_t *err)
+{
+	uint64_t rank, lo_stored = 0, mid, cum = 0, i;
+
+	*err = 0;
+	if (!h->n) {
+		return 0;
+	}
+	rank = pct_rank(p, h->n);
+	if (rank == h->n) {
+		return h->max;
 	}
 	while (lo_stored < h->out_n && h->out[lo_stored] < 0) {
 		lo_stored++;
 	}
-	lo = lo_stored + h->out_lost_lo;
-	hi = (h->out_n - lo_stored) + h->out_lost_hi;
-	mid = h->n - lo - hi;
-	if (rank == h->n) {
-		return h->max;
+	mid = h->n - h->out_lo - h->out_hi;
+	if (rank <= h->out_lo) {
+		return lo_stored == h->out_lo ? h->out[rank - 1] : hist_lh_pct(h, true, rank, err);
 	}
-	if (rank <= lo) {
-		if (h->out_lost_lo) {
-			*approx = true;
-			/* no negative value was stored: the minimum is the one we know */
-			return lo_stored ? h->out[(rank - 1) * lo_stored / lo] : h->min;
-		}
-		return h->out[rank - 1];
-	}
-	if (rank <= lo + mid) {
-		uint64_t r = rank - lo;
+	if (rank <= h->out_lo + mid) {
+		uint64_t r = rank - h->out_lo;
 
 		for (i = 0; i < h->nbuckets; i++) {
 			cum += h->bucket[i];
 			if (cum >= r) {
-				uint64_t top = (i + 1) * h->bucket_ns;
+				uint64_t top = (i + 1) * h->bucket_ns, low = i * h->bucket_ns;
+				int64_t v;
 
-				if (top > h->bound_ns) {
-					top = h->bound_ns;
-				}
-				return (int64_t)(top - 1) < h->max ? (int64_t)(top - 1) : h->max;
+				top = top > h->bound_ns ? h->bound_ns : top;
+				v = (int64_t)(top - 1) < h->max ? (int64_t)(top - 1) : h->max;
+				*err = (uint64_t)(v - ((int64_t)low > h->min ? (int64_t)low :
+								 h->min));
+				return v;
 			}
 		}
 		return h->max;
 	}
-	rank -= lo + mid;
-	if (h->out_lost_hi) {
-		*approx = true;
-		if (h->out_n == lo_stored) {
-			return h->max;	/* no value above the bound was stored */
-		}
-		return h->out[lo_stored + (rank - 1) * (h->out_n - lo_stored) / hi];
+	rank -= h->out_lo + mid;
+	if (h->out_n - lo_stored == h->out_hi) {
+		return h->out[lo_stored + rank - 1];
 	}
-	return h->out[lo_stored + rank - 1];
+	return hist_lh_pct(h, false, rank, err);
+}
+
+/*
+ * Percentile p; *approx set when it came from the log bins (within 0.1 %)
+ * rather than exact or exact to the bucket.
+ */
+static int64_t hist_pct(const struct hist *h, double p, bool *approx)
+{
+	uint64_t err;
+	int64_t v = hist_pct_err(h, p, &err);
+
+	if (v < 0 || (uint64_t)v >= h->bound_ns) {
+		*approx |= err != 0;
+	}
+	return v;
+}
+
+/*
+ * "percentiles_error_ns": the most each percentile can be off (0: exact;
+ * below the bound less than a bucket, from the log bins within 0.1 %).
+ */
+static void hist_json_err(FILE *f, const struct hist *h)
+{
+	uint64_t err;
+	int k;
+
+	fprintf(f, "\"percentiles_error_ns\": {");
+	for (k = 0; k < NPCT; k++) {
+		hist_pct_err(h, pct_value[k], &err);
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pct_key[k], err);
+	}
+	fputc('}', f);
+}
+
+/* The largest error of the reported percentiles that came from the log bins; 0: none did. */
+static uint64_t hist_tail_err(const struct hist *h)
+{
+	uint64_t err, most = 0;
+	int k;
+
+	for (k = 0; k < NPCT; k++) {
+		int64_t v = hist_pct_err(h, pct_value[k], &err);
+
+		if ((v < 0 || (uint64_t)v >= h->bound_ns) && err > most) {
+			most = err;
+		}
+	}
+	return most;
 }
 
 static void fit_track(struct fit *f, int64_t y)
@@ -3067,6 +3221,23 @@ static void cls_sample(uint64_t seq, int64_t v)
 	}
 }
 
+/* One row's histogram (its exact store as large as a metric's: tails above -o alike). */
+static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
+{
+	uint64_t *b = calloc(nb, 8), *lh = calloc(hist_lh_len(cfg->bound_ns), 8);
+	int64_t *o = calloc(out_cap ? out_cap : 1, 8);
+
+	if (!b || !o || !lh) {
+		free(b);
+		free(o);
+		free(lh);
+		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		return -1;
+	}
+	hist_init(h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap, lh);
+	return 0;
+}
+
 /* Rows and their histograms, before the memory is locked. */
 static int cls_alloc(uint64_t out_cap)
 {
@@ -3078,25 +3249,14 @@ static int cls_alloc(uint64_t out_cap)
 	}
 	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
 	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
-	if (out_cap > 65536) {
-		/* a row's exact store: tails above -o stay exact to there */
-		out_cap = 65536;
-	}
 	if (!run.K.g) {
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 		return -1;
 	}
 	for (i = 0; i < run.K.ng; i++) {
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(out_cap, 8);
-
-		if (!b || !o) {
-			free(b);
-			free(o);
-			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		if (cls_hist_alloc(&run.K.g[i].h, nb, out_cap) < 0) {
 			return -1;
 		}
-		hist_init(&run.K.g[i].h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
 	}
 	return 0;
 }
@@ -3357,7 +3517,9 @@ static void cls_json_row(FILE *f, struct grp *g)
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
-	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
+	hist_json_err(f, h);
+	fputc('}', f);
 }
 
 static void cls_json_prio_tos(FILE *f, int prio, int tos)
@@ -4048,22 +4210,41 @@ static void trace_breach(const struct txn *x, int64_t v)
 
 /* ------------------------------------------------------------------ log */
 
+/*
+ * The client's log keeps the reflector's kernel stamps (T2_K, T3_K) besides
+ * its own stamps: a reflector with NIC stamps sends them in its pongs
+ * (PF_KSTAMPS), and --analyze needs them for the numbers the run showed.
+ */
+static const int emit_stamps_log[] = { T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW };
+
+/* Bytes of a record of n stamps: seq, the stamps, the status, the -M counts. */
+static uint32_t log_rec_bytes(int n)
+{
+	return (uint32_t)(8 + 8 * n + 4 + 8 * run.pmc.n);
+}
+
 static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 {
+	bool emit8 = run.side.emit && run.side.nstamps == (int)ARRAY_SIZE(emit_stamps);
+
 	memset(l, 0, sizeof(*l));
 	l->mem = mem;
 	l->cap = cap;
-	l->stamps = run.side.stamps;
-	l->nstamps = run.side.nstamps;
-	l->rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
+	l->stamps = emit8 ? emit_stamps_log : run.side.stamps;
+	l->nstamps = emit8 ? (int)ARRAY_SIZE(emit_stamps_log) : run.side.nstamps;
+	l->rec_size = log_rec_bytes(l->nstamps);
 }
 
+/*
+ * The bytes a record is given before the socket is open: room for this
+ * side's kernel stamps too when hardware stamps may be granted (-i, not
+ * --timestamps sw, and a NIC that did not say it cannot: run.ts_no_hw).
+ */
 static size_t log_rec_size(bool emit)
 {
-	/* room for the kernel stamps when hardware stamps may be granted (client: both ends') */
-	int k = cfg->iface && cfg->ts != TS_SW ? (emit ? 4 : 2) : 0;
+	bool k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw;
 
-	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)run.pmc.n;
+	return log_rec_bytes(emit ? (k ? 12 : 10) : (k ? 6 : 4));
 }
 
 /*
@@ -4128,8 +4309,11 @@ static int log_columns(bool csv, int *cols)
 {
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
-	const int *src = csv ? run.side.stamps : run.side.emit ? emit_text : refl_text;
-	int i, n = 0, cnt = csv ? run.side.nstamps : 4;
+	/* csv: every stamp the ring kept; the reflector's kernel stamps if it sent any */
+	bool all = csv && run.S.log.stamps && (run.S.srv_kx || run.S.log.nstamps != 10);
+	const int *src = all ? run.S.log.stamps : csv ? run.side.stamps :
+			 run.side.emit ? emit_text : refl_text;
+	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4;
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
@@ -4649,14 +4833,14 @@ static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_ca
 	int k;
 
 	for (k = 0; k < run.side.nmetrics; k++) {
-		uint64_t *b = take(nbuckets * 8);
+		uint64_t *b = take(nbuckets * 8), *lh = take(hist_lh_len(cfg->bound_ns) * 8);
 		int64_t *o = take((out_cap ? out_cap : 1) * 8);
 
-		if (!b || !o) {
+		if (!b || !o || !lh) {
 			return -1;
 		}
 		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o,
-			  out_cap);
+			  out_cap, lh);
 	}
 	run.S.breach = take(BREACH_KEEP * sizeof(struct breach));
 	return run.S.breach ? 0 : -1;
@@ -4707,11 +4891,40 @@ static uint64_t expected_txns(void)
 	return 0;
 }
 
-/* Default capacity of the exact outlier store and of the log ring. */
-#define OUT_CAP_DEFAULT		65536
-#define OUT_CAP_MAX		(1 << 20)
+/*
+ * The exact outlier store of each histogram: a fixed size, whatever the run's
+ * length (beyond it the log bins keep the tail within 0.1 %), and the log
+ * ring's default when --log or --plot asks for one.
+ */
+#define OUT_CAP			16384
 #define LOG_RECORDS_DEFAULT	1000000
 #define WIN_MAX			(1 << 20)
+
+/*
+ * Can -i's NIC stamp in hardware (ETHTOOL_GET_TS_INFO, as ts_setup asks)?
+ * Asked before the memory is sized, so that a log record holds room for
+ * kernel stamps only where they may come.  Unsure: room is kept.
+ */
+static void ts_probe_hw(void)
+{
+	struct ts_caps caps = { 0, -1, 0, 0 };
+	int fd, r;
+
+	run.ts_no_hw = false;
+	if (!cfg->iface || cfg->ts == TS_SW) {
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
+	if (fd < 0) {
+		return;
+	}
+	r = ts_get_caps(fd, cfg->iface, &caps);
+	run.ts_no_hw = r == -EOPNOTSUPP || (r == 0 && !ts_caps_hw(&caps));
+	close(fd);
+}
 
 static int layout_compute(struct layout *L, bool emit)
 {
@@ -4738,25 +4951,60 @@ static int layout_compute(struct layout *L, bool emit)
 	if (L->win < 256) {
 		L->win = 256;
 	}
-	L->out_cap = exp ? (exp < OUT_CAP_MAX ? exp : OUT_CAP_MAX) : OUT_CAP_DEFAULT;
+	L->out_cap = OUT_CAP;
 	if (cfg->log || cfg->plot) {	/* the ring also feeds --plot's picture over time */
 		L->log_cap = cfg->log_records ? cfg->log_records : exp ? exp : LOG_RECORDS_DEFAULT;
 	}
+	ts_probe_hw();
 	L->nbuckets = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 	L->total = align64(L->win * sizeof(struct txn)) + align64(L->win * sizeof(uint64_t)) +
-		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8)) +
+		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8) +
+				 align64(hist_lh_len(cfg->bound_ns) * 8)) +
 		   align64(BREACH_KEEP * sizeof(struct breach)) +
-		   align64(ECHO_CAP * sizeof(struct echo)) +
-		   align64(L->log_cap * log_rec_size(emit)) + 2 * align64(PROTO_MAX_SIZE + 64);
+		   align64(ECHO_CAP * sizeof(struct echo)) + 2 * align64(PROTO_MAX_SIZE + 64) +
+		   align64(L->log_cap * log_rec_size(emit));
 	return 0;
+}
+
+/*
+ * Fault in every page of the arena before the first packet, a slice at a
+ * time: a large log ring takes seconds, and a SIGINT meanwhile must end rant
+ * at once (MAP_POPULATE would hold it until the whole mapping is in).
+ * MADV_POPULATE_WRITE (Linux 5.14) faults a slice in one call; older
+ * kernels get a write to each page.  -1 if a signal came.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+#define PREFAULT_SLICE		(32UL << 20)
+
+static int arena_prefault(size_t page)
+{
+	size_t off, i;
+
+	for (off = 0; off < run.arena.size; off += PREFAULT_SLICE) {
+		size_t n = run.arena.size - off < PREFAULT_SLICE ? run.arena.size - off :
+								   PREFAULT_SLICE;
+
+		if (run.stop_signal) {
+			return -1;
+		}
+		if (madvise(run.arena.base + off, n, MADV_POPULATE_WRITE) == 0) {
+			continue;
+		}
+		for (i = 0; i < n; i += page) {
+			((volatile uint8_t *)run.arena.base)[off + i] = 0;
+		}
+	}
+	return run.stop_signal ? -1 : 0;
 }
 
 /* Map, populate and carve the arena; errors are configuration errors. */
 static int arena_setup(const struct layout *L, bool emit)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	size_t size = L->total;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
+	size_t size = L->total, page = psz > 0 ? (size_t)psz : 4096;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 
 	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
 		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
@@ -4765,14 +5013,13 @@ static int arena_setup(const struct layout *L, bool emit)
 		return -1;
 	}
 	if (cfg->hugepages) {
-		size_t hp = hugepage_size();
-
-		size = (size + hp - 1) / hp * hp;
+		page = hugepage_size();
+		size = (size + page - 1) / page * page;
 		flags |= MAP_HUGETLB;
 		run.arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
 		if (run.arena.base == MAP_FAILED) {
 			warnx_("-G: cannot map %zu hugepages of %zu kB (%s); reserve them first: echo %zu > /proc/sys/vm/nr_hugepages",
-			       size / hp, hp / 1024, strerror(errno), size / hp);
+			       size / page, page / 1024, strerror(errno), size / page);
 			return -1;
 		}
 	} else {
@@ -4783,16 +5030,43 @@ static int arena_setup(const struct layout *L, bool emit)
 		}
 	}
 	run.arena.size = size;
+	run.arena.page = page;
 	run.arena.used = 0;
+	if (arena_prefault(page) < 0) {
+		return -1;
+	}
 	run.win.slot = arena_take(L->win * sizeof(struct txn));
 	run.win.mask = L->win - 1;
 	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	run.echo.q = arena_take(ECHO_CAP * sizeof(struct echo));
+	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
+	/* the ring last: log_trim() gives back what its records turn out not to need */
 	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL,
 		 L->log_cap);
-	/* touch every page: MAP_POPULATE already did, this makes it explicit */
-	memset(run.arena.base, 0, run.arena.size);
 	return 0;
+}
+
+/*
+ * Once the socket knows its stamps (log_kernel_stamps), a ring that was
+ * given room for kernel stamps that did not come returns the unused end of
+ * the arena, so that the memory a record holds is what the log, -v and JSON
+ * say (bytes_per_record).
+ */
+static void log_trim(void)
+{
+	const struct log_ring *l = &run.S.log;
+	size_t end, keep;
+
+	if (!l->mem) {
+		return;
+	}
+	end = (size_t)(l->mem - run.arena.base) + l->cap * l->rec_size;
+	keep = (end + run.arena.page - 1) / run.arena.page * run.arena.page;
+	if (keep < run.arena.size && munmap(run.arena.base + keep, run.arena.size - keep) == 0) {
+		run.arena.size = keep;
+	}
 }
 
 /* Lock everything and fault in the stack before the first packet. */
@@ -4830,7 +5104,7 @@ static void session_reset(uint32_t id)
 	run.S.best_rtt = run.S.best_offset = 0;
 	run.S.nbreach_kept = 0;
 	run.S.log.head = run.S.log.n = run.S.log.dropped = run.S.log.filtered = 0;
-	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = false;
+	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = run.S.srv_kx = false;
 	run.S.id = id;
 	run.S.stop_reason = STOP_NONE;
 	run.S.start_mono = mono_ns();
@@ -4886,11 +5160,10 @@ static int ts_bind_check(int fd, int err)
 static void log_kernel_stamps(void)
 {
 	side_kernel_stamps();
-	if (run.S.log.mem && 8 + 8 * (size_t)run.side.nstamps + 4 + 8 * (size_t)run.pmc.n <=
-				     log_rec_size(run.side.emit)) {
+	if (run.S.log.mem && log_rec_bytes(run.side.nstamps) <= log_rec_size(run.side.emit)) {
 		run.S.log.stamps = run.side.stamps;
 		run.S.log.nstamps = run.side.nstamps;
-		run.S.log.rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
+		run.S.log.rec_size = log_rec_bytes(run.side.nstamps);
 	} else if (run.S.log.mem) {
 		side_set(run.side.emit);	/* no room: the log and counts stay as they were */
 	}
@@ -5478,7 +5751,11 @@ static void print_pct_table(FILE *f)
 		for (k = 0; k < NPCT; k++) {
 			fprintf(f, " %9" PRId64, hist_pct(h, pct_value[k], &approx));
 		}
-		fprintf(f, "%s\n", approx ? "  (tail approximate: outlier store full)" : "");
+		if (approx) {
+			fprintf(f, "  (tail +- %" PRIu64 " ns at most, within 0.1 %%: more outliers than the %" PRIu64
+				" kept exactly)", hist_tail_err(h), h->out_cap);
+		}
+		fputc('\n', f);
 	}
 }
 
@@ -5504,8 +5781,7 @@ static uint64_t hist_groups(const struct hist *h, uint64_t merge, uint64_t *maxc
 static void print_histogram(FILE *f, int m)
 {
 	const struct hist *h = &run.S.h[m];
-	uint64_t i, j, maxc = 0, merge = 1, above = 0, below;
-	bool approx = false;
+	uint64_t i, j, maxc = 0, merge = 1, above, below;
 	int k;
 
 	fprintf(f, "\n--- Histogram Summary: %s ---\n", metric_label(m));
@@ -5516,13 +5792,18 @@ static void print_histogram(FILE *f, int m)
 	fprintf(f, "Min: %" PRId64 " ns (seq %" PRIu64 ")\nMax: %" PRId64 " ns (seq %" PRIu64 ")\n",
 		h->min, h->min_seq, h->max, h->max_seq);
 	fprintf(f, "Avg: %.0f ns\nStddev: %.0f ns\n", hist_avg(h), hist_stddev(h));
-	fprintf(f, "Percentiles (bucket %.3f us; a value below %.3f us is the top of its bucket, above it exact):\n",
-		(double)h->bucket_ns / 1000, (double)h->bound_ns / 1000);
+	fprintf(f, "Percentiles (bucket %.3f us; a value below %.3f us is the top of its bucket, above it exact while the store of %" PRIu64 " outliers holds them all, else within 0.1 %%, +- shown):\n",
+		(double)h->bucket_ns / 1000, (double)h->bound_ns / 1000, h->out_cap);
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "  %7s%%: %" PRId64 " ns\n", pct_key[k], hist_pct(h, pct_value[k], &approx));
-	}
-	if (approx) {
-		fprintf(f, "  (percentiles above the bound are approximate: the outlier store filled)\n");
+		uint64_t err;
+		int64_t v = hist_pct_err(h, pct_value[k], &err);
+		bool from_lh = (v < 0 || (uint64_t)v >= h->bound_ns) && err;
+
+		fprintf(f, "  %7s%%: %" PRId64 " ns", pct_key[k], v);
+		if (from_lh) {
+			fprintf(f, " +- %" PRIu64 " ns", err);
+		}
+		fputc('\n', f);
 	}
 	/* at most 60 bars: merge adjacent buckets by powers of two until they fit */
 	while (hist_groups(h, merge, &maxc) > 60) {
@@ -5544,14 +5825,11 @@ static void print_histogram(FILE *f, int m)
 		fprintf(f, "  %10" PRIu64 " - %-10" PRIu64 " %12" PRIu64 " %.*s\n", lo, hi, c, bar > 0 ? bar : 1,
 			"##################################################");
 	}
-	for (i = 0; i < h->out_n; i++) {
-		above += h->out[i] >= 0;
-	}
-	below = h->out_n - above + h->out_lost_lo;
-	above += h->out_lost_hi;
+	above = h->out_hi;
+	below = h->out_lo;
 	if (above || below) {
-		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above (exact), %" PRIu64 " below zero\n",
-			h->bound_ns, above, below);
+		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above, %" PRIu64
+			" below zero (%" PRIu64 " of them kept exactly)\n", h->bound_ns, above, below, h->out_n);
 	}
 }
 
@@ -6273,10 +6551,12 @@ static void json_metric(FILE *f, int m)
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
-	fprintf(f, "}, \"percentiles_approximate\": %s,\n", approx ? "true" : "false");
+	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
+	hist_json_err(f, h);
+	fprintf(f, ",\n");
 	fprintf(f, "      \"histogram\": {\"bucket_ns\": %" PRIu64 ", \"bound_ns\": %" PRIu64
 		", \"outside\": %" PRIu64 ", \"buckets\": [", h->bucket_ns, h->bound_ns,
-		h->out_n + h->out_lost_hi + h->out_lost_lo);
+		h->out_lo + h->out_hi);
 	for (i = 0; i < h->nbuckets; i++) {
 		if (h->bucket[i]) {
 			fprintf(f, "%s[%" PRIu64 ", %" PRIu64 "]", sep, i * h->bucket_ns, h->bucket[i]);
@@ -7238,36 +7518,49 @@ static int plot_col(const struct axis *ax, double v, int ncol)
 	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
 }
 
-/* A histogram's counts in ncol columns of axis ax (cnt zeroed by the caller); the largest. */
+/* n values in [lo, hi) into the columns of axis ax they cover. */
+static void plot_hist_put(const struct axis *ax, int ncol, uint64_t *cnt, double lo, double hi,
+			  uint64_t n)
+{
+	int c = plot_col(ax, lo, ncol), c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
+
+	if (c == c1) {
+		cnt[c] += n;
+	}
+	/* a bucket wider than the columns (log axis, low end) covers each of them */
+	for (; c1 > c && c <= c1; c++) {
+		cnt[c] = n > cnt[c] ? n : cnt[c];
+	}
+}
+
+/*
+ * A histogram's counts in ncol columns of axis ax (cnt zeroed by the
+ * caller); the largest.  Outliers come from the log bins, which hold every
+ * one of them (the exact store may hold only the first).
+ */
 static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int ncol, uint64_t *cnt)
 {
-	uint64_t i, maxc = 0;
+	uint64_t i, maxc = 0, lo, hi, nlh = hist_lh_len(h->bound_ns);
 	int c;
 
-	for (i = 0; i < h->nbuckets + h->out_n; i++) {
-		double lo, hi;
-		uint64_t n;
-		int c1;
+	for (i = 0; i < h->nbuckets; i++) {
+		double a = (double)(i * h->bucket_ns), z = a + (double)h->bucket_ns;
 
-		if (i < h->nbuckets) {
-			if (!(n = h->bucket[i])) {
-				continue;
-			}
-			lo = (double)(i * h->bucket_ns);
-			hi = lo + (double)h->bucket_ns;
-			hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
+		if (h->bucket[i]) {
+			z = z > (double)h->max + 1 ? (double)h->max + 1 : z;
+			plot_hist_put(ax, ncol, cnt, a, z, h->bucket[i]);
+		}
+	}
+	for (i = 0; i < nlh; i++) {
+		if (!h->lh[i]) {
+			continue;
+		}
+		if (i < LH_N) {
+			lh_range((uint32_t)(LH_N - 1 - i), &lo, &hi);
+			plot_hist_put(ax, ncol, cnt, -(double)hi, -(double)lo + 1, h->lh[i]);
 		} else {
-			n = 1;
-			lo = hi = (double)h->out[i - h->nbuckets];
-		}
-		c = plot_col(ax, lo, ncol);
-		c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
-		if (c == c1) {
-			cnt[c] += n;
-		}
-		/* a bucket wider than the columns (log axis, low end) covers each of them */
-		for (; c1 > c && c <= c1; c++) {
-			cnt[c] = n > cnt[c] ? n : cnt[c];
+			lh_range((uint32_t)(i - LH_N + h->lh_base), &lo, &hi);
+			plot_hist_put(ax, ncol, cnt, (double)lo, (double)hi + 1, h->lh[i]);
 		}
 	}
 	for (c = 0; c < ncol; c++) {
@@ -8154,6 +8447,9 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	if (m->flags & PF_T3SW) {
 		x->st |= TF_SRV_SW;
 		run.S.srv_sw = true;
+	}
+	if (m->flags & PF_KSTAMPS) {
+		run.S.srv_kx = true;
 	}
 	run.S.srv_hw = m->flags & PF_SRV_HW;
 	run.S.srv_hw_known = true;
@@ -10212,7 +10508,7 @@ static int analyze_state(struct alog *L)
 	 */
 	opts.sw_stamps = L->sw && alog_any_sw(L);
 	/* the live run's histograms, each exact store with room for every row */
-	if (stats_alloc(analyze_take, nb, L->n) < 0) {
+	if (stats_alloc(analyze_take, nb, OUT_CAP) < 0) {
 		warnx_("--analyze: out of memory");
 		return -1;
 	}
@@ -11533,6 +11829,7 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
 		return -1;
 	}
+	log_trim();
 	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
 		return -1;
 	}
@@ -11573,6 +11870,11 @@ static int run_main(void)
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
 		ts_restore(run.sock_fd);
+		if (run.stop_signal) {
+			/* while the memory was faulted in: nothing was sent, nothing to report */
+			warnx_("interrupted before the first packet: nothing measured");
+			return EXIT_RUNTIME;
+		}
 		return EXIT_USAGE;
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
@@ -11583,13 +11885,10 @@ static int run_main(void)
 	 * skips slots.  RT threads have none; ask for none here too.
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
 	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
-	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
 	run.E.rxcap = cfg->size + 1 + run.proto_pre;
 	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
-	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();
 	if (!cfg->quiet || run.phc.fd >= 0) {

@@ -64,6 +64,15 @@ static int64_t rnd_range(int64_t lo, int64_t hi)
 	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
+/* Log bins for the histograms the cases set up by hand (hist_init): slot k, zeroed. */
+static uint64_t *test_lh(int k)
+{
+	static uint64_t lh[NMETRIC + 4][2 * LH_N];
+
+	memset(lh[k], 0, sizeof(lh[k]));
+	return lh[k];
+}
+
 /* Redirect fd 1 or 2 into an unlinked temp file around a call. */
 struct capture {
 	int fd, saved, target;
@@ -1593,32 +1602,36 @@ static uint64_t true_rank(int k, uint64_t n)
 
 struct hres {
 	char pct[256], minmax[256], moments[256], mono[256];
-	bool approx;
+	bool approx, full;
+	double maxrel;		/* the largest |reported - true| / |true| of the percentiles outside the bound */
 };
 
 /*
  * Fill a histogram with v[] (seq = 1000 + index), compare with a sort.
  * The exact store is allocated with exactly out_cap entries (plus a guard
- * value behind it that a read past the end would return).
+ * value behind it that a read past the end would return).  Every
+ * percentile: below the bound the top of the true value's bucket; outside,
+ * exact while the store holds every outlier of that side, else within the
+ * error it reports (percentiles_error_ns), which is within 0.1 %.
  */
 static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bound, uint64_t out_cap, struct hres *res)
 {
 	const int64_t GUARD = INT64_MIN + 12345;
 	struct hist h;
 	uint32_t nb = (uint32_t)((bound + bucket - 1) / bucket);
-	uint64_t *buckets = calloc(nb, sizeof(*buckets));
+	uint64_t *buckets = calloc(nb, sizeof(*buckets)), *lh = calloc(hist_lh_len(bound), sizeof(*lh));
 	int64_t *out = malloc((out_cap + 1) * sizeof(*out));
 	int64_t *s = malloc((n ? n : 1) * sizeof(*s));
 	int64_t rep[NPCT], mn = 0, mx = 0;
-	uint64_t mn_seq = 0, mx_seq = 0;
+	uint64_t mn_seq = 0, mx_seq = 0, stored_lo = 0;
 	double dsum = 0, var = 0, md;
-	bool full;
+	bool full_lo, full_hi;
 	size_t i;
 	int k;
 
 	memset(res, 0, sizeof(*res));
 	out[out_cap] = GUARD;
-	hist_init(&h, bucket, bound, buckets, out, out_cap);
+	hist_init(&h, bucket, bound, buckets, out, out_cap, lh);
 	for (i = 0; i < n; i++) {
 		hist_add(&h, v[i], 1000 + i);
 		s[i] = v[i];
@@ -1634,39 +1647,52 @@ static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bo
 	}
 	hist_finish(&h);
 	qsort(s, n, sizeof(*s), cmp_i64);
-	full = h.out_lost_hi || h.out_lost_lo;
+	for (i = 0; i < h.out_n; i++) {
+		stored_lo += out[i] < 0;
+	}
+	full_lo = stored_lo < h.out_lo;
+	full_hi = h.out_n - stored_lo < h.out_hi;
+	res->full = full_lo || full_hi;
 	if (out[out_cap] != GUARD) {
 		snprintf(res->pct, sizeof(res->pct), "wrote past the exact store (out[%" PRIu64 "])", out_cap);
 	}
 	for (k = 0; k < NPCT && n; k++) {
-		uint64_t rank = true_rank(k, n);
+		uint64_t rank = true_rank(k, n), err;
 		int64_t tv = s[rank - 1], r;
 		bool approx = false;
+		__int128 d;
 
 		r = rep[k] = hist_pct(&h, pct_value[k], &approx);
+		hist_pct_err(&h, pct_value[k], &err);
+		d = (__int128)r - tv;
+		d = d < 0 ? -d : d;
 		res->approx |= approx;
+		if (tv < 0 || (uint64_t)tv >= bound) {
+			res->maxrel = fmax(res->maxrel, (double)d / fabs((double)tv));
+		}
 		if (res->pct[0]) {
 			continue;
 		}
 		if (r == GUARD) {
 			snprintf(res->pct, sizeof(res->pct), "p%s read past the exact store", pct_key[k]);
 		} else if (tv >= 0 && (uint64_t)tv < bound) {
-			if (!(tv <= r && r < tv + (int64_t)bucket && r <= mx)) {
+			if (!(tv <= r && r < tv + (int64_t)bucket && r <= mx && r - (int64_t)err <= tv)) {
 				snprintf(res->pct, sizeof(res->pct),
-					 "p%s (rank %" PRIu64 " of %zu): true %" PRId64 " reported %" PRId64 " (bucket %" PRIu64 ", max %" PRId64 ")",
-					 pct_key[k], rank, n, tv, r, bucket, mx);
+					 "p%s (rank %" PRIu64 " of %zu): true %" PRId64 " reported %" PRId64 " +- %" PRIu64 " (bucket %" PRIu64 ", max %" PRId64 ")",
+					 pct_key[k], rank, n, tv, r, err, bucket, mx);
 			}
-		} else if (!full || (tv < 0 ? !h.out_lost_lo : !h.out_lost_hi)) {
-			if (r != tv) {
+		} else if (tv < 0 ? !full_lo : !full_hi) {
+			if (r != tv || err) {
 				snprintf(res->pct, sizeof(res->pct), "p%s (rank %" PRIu64 " of %zu) outside the bound: true %" PRId64
-					 " reported %" PRId64 " (must be exact)", pct_key[k], rank, n, tv, r);
+					 " reported %" PRId64 " +- %" PRIu64 " (must be exact)", pct_key[k], rank, n, tv, r, err);
 			}
-		} else if (tv < 0 ? !(r < 0 && r >= mn) : !((uint64_t)r >= bound && r <= mx)) {
-			snprintf(res->pct, sizeof(res->pct), "p%s approximate but on the wrong side of the bound: true %" PRId64
-				 " reported %" PRId64 " (bound %" PRIu64 ", min %" PRId64 ", max %" PRId64 ")",
-				 pct_key[k], tv, r, bound, mn, mx);
+		} else if (d > (__int128)err || (__int128)err * 1000 > (tv < 0 ? -(__int128)tv : (__int128)tv) ||
+			   (tv < 0 ? !(r < 0 && r >= mn) : !((uint64_t)r >= bound && r <= mx))) {
+			snprintf(res->pct, sizeof(res->pct), "p%s from the log bins: true %" PRId64 " reported %" PRId64
+				 " +- %" PRIu64 " (bound %" PRIu64 ", min %" PRId64 ", max %" PRId64 "): off by more than it says or 0.1 %%",
+				 pct_key[k], tv, r, err, bound, mn, mx);
 		}
-		if (!full && approx && !res->pct[0]) {
+		if (!res->full && approx && !res->pct[0]) {
 			snprintf(res->pct, sizeof(res->pct), "p%s flagged approximate with the store not full", pct_key[k]);
 		}
 	}
@@ -1705,6 +1731,7 @@ static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bo
 		}
 	}
 	free(buckets);
+	free(lh);
 	free(out);
 	free(s);
 }
@@ -1790,7 +1817,7 @@ static void test_hist(void)
 		bool approx = false;
 		int64_t p;
 
-		hist_init(&h, 1, 2000000, b, o, 4);
+		hist_init(&h, 1, 2000000, b, o, 4, test_lh(NMETRIC));
 		for (i = 0; i < 1000; i++) {
 			hist_add(&h, (int64_t)(i + 1) * 1000, i);
 		}
@@ -1863,6 +1890,69 @@ static void test_hist_store(void)
 	free(v);
 }
 
+/* hist_case with the store overflowing: every percentile within 0.1 % (hist_verify's rule) */
+static void hist_case_long(const char *name, const int64_t *v, size_t n, uint64_t bucket, uint64_t bound,
+			   uint64_t out_cap)
+{
+	struct hres r;
+	char t[200];
+
+	hist_verify(v, n, bucket, bound, out_cap, &r);
+	snprintf(t, sizeof(t), "hist long run, %s: store of %" PRIu64 " overflows, percentiles within 0.1 %% (worst %.4f %%)",
+		 name, out_cap, 100 * r.maxrel);
+	ok(r.full && !r.pct[0] && !r.minmax[0] && !r.mono[0] && r.maxrel <= 0.001, t, "full %d %s%s%s", r.full, r.pct,
+	   r.minmax, r.mono);
+}
+
+/*
+ * Long runs: more outliers than the exact store holds.  The earlier design
+ * scaled ranks over the first out_cap outliers; a path that got slower
+ * after the store filled was reported at its old speed.
+ */
+static void test_hist_long(void)
+{
+	const size_t N = 300000;
+	int64_t *v = malloc(N * sizeof(*v));
+	size_t i;
+
+	/* the shape: 20-40 us, then 1 ms slower after the store filled (-o 1: all outside) */
+	for (i = 0; i < N; i++) {
+		v[i] = rnd_range(20000, 40000) + (i >= 100000 ? 1000000 : 0);
+	}
+	hist_case_long("1 ms slower after 100000 samples, -o 1", v, N, 100, 1000, 16384);
+	/* values spanning decades: 1 ns .. about an hour, log-uniform */
+	for (i = 0; i < N; i++) {
+		v[i] = (int64_t)pow(10, (double)(rnd() % 1000000) / 1e6 * 12.5);
+	}
+	hist_case_long("1 ns .. 1 hour, log-uniform", v, N, 100, 1000000, 1000);
+	/* all above the bound, ties: 5 distinct values */
+	for (i = 0; i < N; i++) {
+		static const int64_t d[] = { 1000001, 1000002, 2500000, 999999999, 4000000000LL };
+
+		v[i] = d[rnd() % 5];
+	}
+	hist_case_long("all above the bound, 5 distinct values", v, N, 100, 1000000, 16);
+	/* ties on bin edges: powers of two and their neighbours */
+	for (i = 0; i < N; i++) {
+		int e = (int)rnd_range(10, 40);
+
+		v[i] = (int64_t)(1ULL << e) + rnd_range(-1, 1);
+	}
+	hist_case_long("powers of two +-1 (bin edges)", v, N, 10, 1000, 64);
+	/* negative decades (one-way delays with an offset), store full */
+	for (i = 0; i < N; i++) {
+		v[i] = -(int64_t)pow(10, (double)(rnd() % 1000000) / 1e6 * 10) + (i % 7 ? 0 : 3000000);
+	}
+	hist_case_long("negative decades and some above the bound", v, N, 1000, 1000000, 100);
+	/* the extremes of int64 */
+	for (i = 0; i < N; i++) {
+		v[i] = i % 3 == 0 ? INT64_MAX - rnd_range(0, 1000) : i % 3 == 1 ? INT64_MIN + rnd_range(0, 1000) :
+				      rnd_range(-5, 5) * 1000000000000000000LL;
+	}
+	hist_case_long("values near INT64_MIN and INT64_MAX", v, N, 100, 1000000, 8);
+	free(v);
+}
+
 static void test_hist_random(void)
 {
 	const size_t N = 20000;
@@ -1912,13 +2002,13 @@ static void test_hist_random(void)
 		uint64_t *b = calloc(10, sizeof(*b));
 		int64_t *o = malloc(8 * sizeof(*o));
 
-		hist_init(&h, 100, 1000, b, o, 8);
+		hist_init(&h, 100, 1000, b, o, 8, test_lh(NMETRIC));
 		for (i = 0; i < 1000; i++) {
 			hist_add(&h, i % 3 ? 5000 + (int64_t)i : -(int64_t)i - 1, i);
 		}
-		ok(h.out_n == 8 && h.out_lost_hi + h.out_lost_lo == 992 && h.n == 1000 && h.out_lost_lo == 331,
-		   "hist: store of 8 (exact allocation) keeps 8, counts 992 more by side", "out_n %" PRIu64 " lost hi %" PRIu64
-		   " lo %" PRIu64, h.out_n, h.out_lost_hi, h.out_lost_lo);
+		ok(h.out_n == 8 && h.out_hi + h.out_lo == 1000 && h.n == 1000 && h.out_lo == 334,
+		   "hist: store of 8 (exact allocation) keeps 8, counts all 1000 outliers by side", "out_n %" PRIu64 " hi %" PRIu64
+		   " lo %" PRIu64, h.out_n, h.out_hi, h.out_lo);
 		free(b);
 		free(o);
 	}
@@ -1929,13 +2019,14 @@ static void test_hist_random(void)
 		uint64_t b[10] = { 0 };
 		int64_t o[2];
 
-		hist_init(&h, 100, 1000, b, o, 2);
+		hist_init(&h, 100, 1000, b, o, 2, test_lh(NMETRIC));
 		hist_add(&h, 5, 1);
 		hist_add(&h, 5000, 2);
 		hist_add(&h, -5, 3);
 		hist_add(&h, 6000, 4);
 		hist_reset(&h);
-		ok(h.n == 0 && h.out_n == 0 && h.out_lost_hi == 0 && b[0] == 0 && h.bucket == b && h.out == o && h.out_cap == 2 &&
+		ok(h.n == 0 && h.out_n == 0 && h.out_hi == 0 && h.out_lo == 0 && b[0] == 0 &&
+		   !h.lh[LH_N + lh_index(5000) - h.lh_base] && !h.lh[LH_N - 1 - 5] && h.bucket == b && h.out == o && h.out_cap == 2 &&
 		   h.nbuckets == 10, "hist: reset keeps the memory, forgets the samples", "n=%" PRIu64, h.n);
 	}
 	free(v);
@@ -2767,7 +2858,7 @@ static void test_compat(void)
 
 	/* the Histogram Summary block, byte for byte */
 	reset_globals();
-	hist_init(&h, 100, 1000000, b, o, 8);
+	hist_init(&h, 100, 1000000, b, o, 8, test_lh(NMETRIC));
 	for (i = 0; i < ARRAY_SIZE(v); i++) {
 		hist_add(&h, v[i], 10 + i);
 	}
@@ -3568,7 +3659,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(true);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	log_setup(true, &mem, 16);
 	clk_read = fake_read;
@@ -3654,7 +3745,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(false);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	clk_start();
 	memset(&x, 0, sizeof(x));
@@ -4380,7 +4471,7 @@ static void test_swhw(void)
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	/* seq 5 sent with key 7; its pong is in (T4 with both stamps), T1 not yet */
 	x = &run.win.slot[5];
@@ -4666,7 +4757,7 @@ static void test_kx(void)
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	B = real_ns();
 	/* ping 0 (80 bytes): T2 wire B, kernel B+100, app B+500 */
@@ -4758,7 +4849,7 @@ static void test_kx(void)
 	/* the client: pings 0-2 sent; the pongs above come back (the clock-step check is tested elsewhere) */
 	memset(&run.clk, 0, sizeof(run.clk));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	memset(&run.S.c, 0, sizeof(run.S.c));
 	side_set(true);
@@ -4866,9 +4957,9 @@ static void test_kx(void)
 	run.phc.method = PHC_PRECISE;
 	run.phc.last_off = 100;
 	run.phc.window = 0;
-	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64);
-	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64);
-	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64);
+	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64, test_lh(M_FORWARD));
+	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64, test_lh(M_BACKWARD));
+	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64, test_lh(M_RTT));
 	hist_add(&run.S.h[M_FORWARD], 9000, 0);
 	hist_add(&run.S.h[M_BACKWARD], 9100, 0);
 	hist_add(&run.S.h[M_RTT], 20000, 0);
@@ -5285,7 +5376,8 @@ static void test_pmc_flow(void)
 		return;
 	}
 	log_setup(true, &mem, 16);
-	ok(run.S.log.rec_size == 8 + 64 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
+	/* seq, 8 stamps and the reflector's two kernel stamps, status, 4 counters */
+	ok(run.S.log.rec_size == 8 + 80 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
 	for (i = 0; i < 4; i++) {
 		mk_emit_txn(&x[i], (uint64_t)i, i == 2 ? K_LOST : i == 3 ? K_WARMUP : K_OK);
 		/* emit_send: counts before send(); emit_recv: after recvmsg(); emit_packet: the delta */
@@ -5453,7 +5545,7 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 	for (k = 0; k < run.side.nmetrics; k++) {
 		int m = run.side.metrics[k];
 
-		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n);
+		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n, test_lh(m));
 	}
 	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
 	for (i = 0; i < n; i++) {
@@ -5920,6 +6012,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_tsconfig),
 	CASE(test_hist),
 	CASE(test_hist_store),
+	CASE(test_hist_long),
 	CASE(test_hist_random),
 	CASE(test_fit),
 	CASE(test_fit_offset),
