@@ -2316,12 +2316,56 @@ static void log_setup(bool emit, uint8_t **mem, uint64_t cap)
 	run.S.id = 0x1234abcd;
 }
 
-static void alog_free(struct alog *L)
+/*
+ * A log read back whole, for the cases to look at its rows (rant itself
+ * streams them: alog_open, alog_next): what its header said, then each row.
+ */
+struct tlog {
+	bool emit, csv, hw, srv_hw, sw;
+	uint32_t have;
+	uint64_t n;
+	struct txn *row;
+	uint8_t *status;
+	uint32_t *size;
+};
+
+static void tlog_free(struct tlog *L)
 {
 	free(L->row);
 	free(L->status);
+	free(L->size);
 	L->row = NULL;
 	L->status = NULL;
+	L->size = NULL;
+}
+
+static int tlog_read(const char *path, struct tlog *L)
+{
+	struct alog a;
+	int r;
+
+	memset(L, 0, sizeof(*L));
+	r = alog_open(path, &a);
+	L->emit = a.emit;
+	L->csv = a.csv;
+	L->hw = a.hw;
+	L->srv_hw = a.srv_hw;
+	L->sw = a.sw;
+	L->have = a.have;
+	while (r == 0 && (r = alog_next(&a)) > 0) {
+		L->row = realloc(L->row, (L->n + 1) * sizeof(*L->row));
+		L->status = realloc(L->status, L->n + 1);
+		L->size = realloc(L->size, (L->n + 1) * sizeof(*L->size));
+		L->row[L->n] = a.x;
+		L->status[L->n] = (uint8_t)a.st;
+		L->size[L->n++] = a.size;
+		r = 0;
+	}
+	alog_close(&a);
+	if (r < 0) {
+		tlog_free(L);
+	}
+	return r;
 }
 
 /* Write the ring to a temp file; returns 0 or -errno. */
@@ -2338,7 +2382,7 @@ static int log_to_file(const char *path, enum log_format fmt)
 }
 
 /* Compare what alog_read got with what was pushed; NULL if all agree. */
-static const char *log_compare(const struct alog *L, const struct txn *want, const int *wstatus, size_t nwant,
+static const char *log_compare(const struct tlog *L, const struct txn *want, const int *wstatus, size_t nwant,
 			       bool skip_warmup, char *why, size_t len)
 {
 	size_t i, j = 0;
@@ -2375,13 +2419,13 @@ static const char *log_compare(const struct alog *L, const struct txn *want, con
 	return NULL;
 }
 
-static int read_log(const char *path, struct alog *L, char **err)
+static int read_log(const char *path, struct tlog *L, char **err)
 {
 	struct capture ce;
 	int r;
 
 	cap_start(&ce, 2);
-	r = alog_read(path, L);
+	r = tlog_read(path, L);
 	*err = cap_stop(&ce);
 	return r;
 }
@@ -2392,7 +2436,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	struct txn want[NT];
 	int wst[NT];
 	uint8_t *mem;
-	struct alog L;
+	struct tlog L;
 	char path[128], name[160], why[256], *err = NULL, *text;
 	const char *bad;
 	size_t i;
@@ -2455,7 +2499,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 		   "log csv header: comment with session and counts, column line", "'%.200s'", text);
 	}
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 	}
 	free(err);
 	free(text);
@@ -2467,7 +2511,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 static void log_corrupt(const char *name, const char *content, int line, const char *needle)
 {
 	char path[128], want[200], *err;
-	struct alog L;
+	struct tlog L;
 	int r;
 
 	tmp_path(path, sizeof(path), "bad");
@@ -2476,7 +2520,7 @@ static void log_corrupt(const char *name, const char *content, int line, const c
 	snprintf(want, sizeof(want), "%s:%d:", path, line);
 	ok(r == -1 && one_rant_line(err) && strstr(err, want) && (!needle || strstr(err, needle)), name,
 	   "r=%d stderr '%s' (want '%s'%s%s)", r, err, want, needle ? " and " : "", needle ? needle : "");
-	alog_free(&L);
+	tlog_free(&L);
 	free(err);
 	unlink(path);
 }
@@ -2499,7 +2543,7 @@ static void test_log_ring(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int st, r;
 	uint64_t i;
@@ -2533,7 +2577,7 @@ static void test_log_ring(void)
 		free(text);
 	}
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 	}
 	unlink(path);
@@ -2544,7 +2588,7 @@ static void test_log_large(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int r;
 	uint64_t i;
@@ -2563,7 +2607,7 @@ static void test_log_large(void)
 	ok(!r && L.n == 30000 && L.row[29999].seq == 29999 && L.row[12345].seq == 12345,
 	   "log: 30000 csv rows (several 1 MiB writes) read back", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 	}
 	unlink(path);
@@ -2622,7 +2666,7 @@ static void test_log_threshold(void)
 
 static void test_log_corrupt(void)
 {
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int r;
 
@@ -2640,14 +2684,14 @@ static void test_log_corrupt(void)
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 2 && L.emit && L.hw && L.row[1].t[T4W] == 1700000001000020000ULL && !*err,
 		   "log read: a hand-written text log parses", "r=%d err '%s'", r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 		snprintf(buf, sizeof(buf), "SEQ T1_HW T4_HW RTT\r\n---\r\n\r\n0 1700000000.000000000 1700000000.000010000 10000\r\n");
 		write_file(path, buf);
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 1, "log read: CRLF line ends and blank lines are accepted", "r=%d err '%s'", r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 
@@ -2689,7 +2733,7 @@ static void test_log_corrupt(void)
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 1 && L.csv && L.status[0] == ST_OK, "log read: a hand-written csv log parses", "r=%d err '%s'",
 		   r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 		snprintf(buf, sizeof(buf), "%s1,ok,1700000000.000000000,1700000000.000010000,10000\n%s", chdr, chdr);
@@ -2702,7 +2746,7 @@ static void test_log_corrupt(void)
 		log_corrupt("log read: csv row with a field missing -> line 3", buf, 3, "too few");
 		log_corrupt("log read: not a log at all -> line 1", "hello world\n", 1, NULL);
 		{
-			struct alog E;
+			struct tlog E;
 
 			tmp_path(path, sizeof(path), "empty");
 			write_file(path, "failed");
@@ -2719,14 +2763,70 @@ static void test_log_corrupt(void)
 	}
 }
 
+/*
+ * The client's log joined with the reflector's, as --analyze joins them
+ * (analyze_load, join_row) while it reads: the client's rows, their server
+ * stamps filled; *err what was said.  fix: called on each row before the join.
+ */
+static uint64_t join_logs(const char *emit, const char *refl, struct tlog *out, uint64_t *mism, char **err,
+			  void (*fix)(struct txn *x))
+{
+	struct analysis *A = calloc(1, sizeof(*A));
+	struct capture ce;
+	uint64_t joined = 0;
+	int r = -1;
+
+	memset(out, 0, sizeof(*out));
+	opts.analyze[0] = emit;
+	opts.analyze[1] = refl;
+	A->nlogs = 2;
+	A->L[0].fd = A->L[1].fd = -1;
+	cap_start(&ce, 2);
+	if (analyze_load(A) == 0) {
+		analyze_pass_reset(A);
+		while ((r = alog_next(&A->L[0])) > 0) {
+			out->row = realloc(out->row, (out->n + 1) * sizeof(*out->row));
+			if (fix) {
+				fix(&A->L[0].x);
+			}
+			if (join_row(A, &A->L[0].x) < 0) {
+				break;
+			}
+			out->row[out->n++] = A->L[0].x;
+		}
+		joined = A->joined;
+		*mism = A->mism;
+		out->hw = A->L[0].hw;
+		out->srv_hw = A->L[0].srv_hw;
+		out->have = A->L[0].have;
+	}
+	*err = cap_stop(&ce);
+	alog_close(&A->L[0]);
+	alog_close(&A->L[1]);
+	free(A->jw);
+	free(A);
+	opts.analyze[0] = opts.analyze[1] = NULL;
+	return joined;
+}
+
+/* An echoed stamp the reflect log disagrees with, and one the client never got. */
+static void join_fix(struct txn *x)
+{
+	if (x->seq == 5) {
+		x->t[T3W] = 0;
+	} else if (x->seq == 6) {
+		x->t[T3W] += 1;
+	}
+}
+
 static void test_log_join(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L, R;
-	char path[128], path2[128];
+	struct tlog L;
+	char path[128], path2[128], *err = NULL;
 	int r;
-	uint64_t i;
+	uint64_t i, joined, mism = 0;
 	bool good;
 
 	/* join an emit and a reflect log by SEQ */
@@ -2750,60 +2850,36 @@ static void test_log_join(void)
 	tmp_path(path2, sizeof(path2), "reflect");
 	r = r ? r : log_to_file(path2, LOG_TEXT);
 	free(mem);
-	{
-		char *e1 = NULL, *e2 = NULL, *e3 = NULL;
-		struct capture ce;
-		uint64_t joined = 0;
-		int r1 = read_log(path, &L, &e1), r2 = read_log(path2, &R, &e2);
+	joined = join_logs(path, path2, &L, &mism, &err, NULL);
+	ok(!r && joined == 7 && L.n == 10, "log join: 7 SEQs in both logs", "r=%d joined %" PRIu64 " rows %" PRIu64, r,
+	   joined, L.n);
+	for (i = 0, good = L.n == 10; i < L.n && good; i++) {
+		struct txn w;
 
-		good = !r && !r1 && !r2;
-		if (good) {
-			cap_start(&ce, 2);
-			joined = alog_join(&L, &R);
-			e3 = cap_stop(&ce);
-			ok(joined == 7, "log join: 7 SEQs in both logs", "joined %" PRIu64, joined);
-			for (i = 0; i < L.n && good; i++) {
-				struct txn w;
-
-				mk_reflect_txn(&w, L.row[i].seq, K_OK);
-				if (L.row[i].seq >= 3) {
-					good = L.row[i].t[T2W] == w.t[T2W] && L.row[i].t[T2SW] == w.t[T2SW] &&
-					       L.row[i].t[T3SW] == w.t[T3SW] && L.row[i].t[T3W] == w.t[T3W];
-				} else {
-					good = !L.row[i].t[T2W] && !L.row[i].t[T3W];
-				}
-			}
-			ok(good && !*e3, "log join: server stamps filled by SEQ, unmatched rows untouched", "row %" PRIu64 " stderr '%s'",
-			   i, e3);
-			ok(!L.srv_hw && L.hw && (L.have & (1u << T3W)), "log join: server source and columns come from the reflect log",
-			   "srv_hw %d have %#x", L.srv_hw, L.have);
-			free(e3);
-			/* an echoed stamp that disagrees with the reflect log is reported */
-			L.row[5].t[T3W] = 0;
-			L.row[6].t[T3W] += 1;
-			cap_start(&ce, 2);
-			joined = alog_join(&L, &R);
-			e3 = cap_stop(&ce);
-			ok(one_rant_line(e3) && strstr(e3, "1 echoed server stamps differ"), "log join: a disagreeing stamp is reported",
-			   "'%s'", e3);
-			free(e3);
+		mk_reflect_txn(&w, L.row[i].seq, K_OK);
+		if (L.row[i].seq >= 3) {
+			good = L.row[i].t[T2W] == w.t[T2W] && L.row[i].t[T2SW] == w.t[T2SW] &&
+			       L.row[i].t[T3SW] == w.t[T3SW] && L.row[i].t[T3W] == w.t[T3W];
 		} else {
-			ok(false, "log join: write and read both logs", "r=%d r1=%d r2=%d %s %s", r, r1, r2, e1, e2);
+			good = !L.row[i].t[T2W] && !L.row[i].t[T3W];
 		}
-		if (!r1) {
-			alog_free(&L);
-		}
-		if (!r2) {
-			alog_free(&R);
-		}
-		free(e1);
-		free(e2);
 	}
+	ok(good && !mism && err && !*err, "log join: server stamps filled by SEQ, unmatched rows untouched",
+	   "row %" PRIu64 " mism %" PRIu64 " stderr '%s'", i, mism, err ? err : "");
+	ok(!L.srv_hw && L.hw && (L.have & (1u << T3W)), "log join: server source and columns come from the reflect log",
+	   "srv_hw %d have %#x", L.srv_hw, L.have);
+	tlog_free(&L);
+	free(err);
+	/* an echoed stamp that disagrees with the reflect log is counted (analyze_finish says so) */
+	joined = join_logs(path, path2, &L, &mism, &err, join_fix);
+	ok(joined == 7 && mism == 1 && L.n == 10 && L.row[5].t[T3W], "log join: a disagreeing stamp is counted, a missing one filled",
+	   "joined %" PRIu64 " mism %" PRIu64, joined, mism);
+	tlog_free(&L);
+	free(err);
 	unlink(path);
 	unlink(path2);
 	reset_globals();
 }
-
 
 /* ------------------------------------------------- the earlier rant's */
 
@@ -3708,7 +3784,7 @@ static void test_outputs_clock(void)
 	{
 		static const enum log_format fmts[] = { LOG_TEXT, LOG_CSV };
 		char path[128], *err;
-		struct alog L;
+		struct tlog L;
 		int f, r;
 
 		for (f = 0; f < 2; f++) {
@@ -3718,7 +3794,7 @@ static void test_outputs_clock(void)
 			ok(!r && L.n == 3 && L.status[0] == ST_STEPPED && L.status[1] == ST_OK && L.status[2] == ST_STEPPED,
 			   f ? "clock: csv log keeps 'stepped'" : "clock: text log keeps 'stepped'", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
 			if (!r) {
-				alog_free(&L);
+				tlog_free(&L);
 				free(err);
 			}
 			unlink(path);
@@ -3779,11 +3855,13 @@ static void rnd_bytes(char *s, size_t n)
 	s[n] = 0;
 }
 
-/* Run --analyze on files (stdout captured); its exit code. */
+/* What the last analyze_files printed: stdout, stderr. */
+static char *ana_out, *ana_err;
+
+/* Run --analyze on files (stdout and stderr captured in ana_out, ana_err); its exit code. */
 static int analyze_files(const char *a, const char *b)
 {
 	struct capture co, ce;
-	char *o, *e;
 	int r;
 
 	reset_globals();
@@ -3794,10 +3872,10 @@ static int analyze_files(const char *a, const char *b)
 	cap_start(&co, 1);
 	cap_start(&ce, 2);
 	r = analyze_main();
-	e = cap_stop(&ce);
-	o = cap_stop(&co);
-	free(o);
-	free(e);
+	free(ana_err);
+	free(ana_out);
+	ana_err = cap_stop(&ce);
+	ana_out = cap_stop(&co);
 	return r;
 }
 
@@ -3826,10 +3904,11 @@ static void test_outputs_analyze(void)
 		   "1006 1.000000000 1.000001000 1000\n1007 1.000000000 1.000001000 1000\n"
 		   "1009 1.000000000 1.000001000 1000\n1008 1.000000000 1.000001000 1000\n");
 	r = analyze_files(p1, NULL);
-	ok(r == 0 && run.S.c.lost == 1 && run.S.c.duplicate == 1 && run.S.c.late == 1 && run.S.c.received == 9,
-	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), duplicate 1, late 1 (reorder), received 9",
-	   "r=%d lost %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " received %" PRIu64, r, run.S.c.lost, run.S.c.duplicate,
-	   run.S.c.late, run.S.c.received);
+	ok(r == 0 && run.S.c.lost == 1 && run.S.c.late == 1 && run.S.c.received == 9 && run.S.c.sent == 9 &&
+	   strstr(ana_err, "1 rows repeat an earlier SEQ") && strstr(ana_out, "duplicate unknown"),
+	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), the repeated row counted once and said, late 1 (reorder), received 9",
+	   "r=%d lost %" PRIu64 " late %" PRIu64 " received %" PRIu64 " stderr '%s'", r, run.S.c.lost, run.S.c.late,
+	   run.S.c.received, ana_err);
 	/* empty and one-row logs, alone and joined */
 	write_text(p1, "SEQ T2_KSW T3_KSW RESPONSE\n-\n");
 	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n");
@@ -3880,7 +3959,7 @@ static void test_outputs_property(void)
 		enum log_format fmt = rnd() & 1 ? LOG_CSV : LOG_TEXT;
 		uint8_t *mem;
 		struct txn x;
-		struct alog L;
+		struct tlog L;
 		uint64_t k, n = (uint64_t)rnd_range(0, 5), want = 0;
 
 		reset_globals();
@@ -3906,7 +3985,7 @@ static void test_outputs_property(void)
 		r = r ? r : read_log(path, &L, &err);
 		good = !r && L.n == want && L.emit == emit && run.log_out.rows == want;
 		if (!r) {
-			alog_free(&L);
+			tlog_free(&L);
 			free(err);
 		}
 		if (!good) {
@@ -4015,13 +4094,13 @@ static void test_outputs_refused(void)
 	/* refused inputs and outputs: FIFOs, devices, directories */
 	{
 		struct capture ce;
-		struct alog L;
+		struct tlog L;
 		char *e;
 
 		tmp_path(path, sizeof(path), "fifo");
 		mkfifo(path, 0600);
 		cap_start(&ce, 2);
-		r = alog_read(path, &L);
+		r = tlog_read(path, &L);
 		e = cap_stop(&ce);
 		ok(r < 0 && e && strstr(e, "is a FIFO"), "--analyze: a FIFO is refused at once", "%s", e ? e : "");
 		free(e);
@@ -4037,7 +4116,7 @@ static void test_outputs_refused(void)
 		ok(r < 0 && e && strstr(e, "character device"), "--json: a device is refused", "%s", e ? e : "");
 		free(e);
 		cap_start(&ce, 2);
-		r = alog_read("/tmp", &L);
+		r = tlog_read("/tmp", &L);
 		e = cap_stop(&ce);
 		ok(r < 0 && e && strstr(e, "directory"), "--analyze: a directory is refused", "%s", e ? e : "");
 		free(e);
@@ -4624,7 +4703,7 @@ static void test_klog(void)
 {
 	const uint64_t B = 1700000000000000000ULL;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	uint8_t *mem;
 	char path[128], *err = NULL, *text;
 	int r, st;
@@ -4675,7 +4754,7 @@ static void test_klog(void)
 		   "v=%" PRId64, v);
 	}
 	free(err);
-	alog_free(&L);
+	tlog_free(&L);
 	unlink(path);
 	free(mem);
 	memset(&run.S, 0, sizeof(run.S));
@@ -4728,7 +4807,7 @@ static void test_kx(void)
 	char path[128], *text = NULL, *err = NULL, why[400];
 	size_t tlen = 0;
 	int i, n, rx, tx, r, found = 0;
-	struct alog L;
+	struct tlog L;
 	struct report rep;
 	uint8_t *lmem;
 	FILE *f;
@@ -4927,7 +5006,7 @@ static void test_kx(void)
 	   metric_value(M_SRV_RX_NIC, L.row[0].t, &v) && v == 100, "kx: --analyze reads the server split back from the client's log",
 	   "r=%d n=%" PRIu64 " err='%s'", r, L.n, err ? err : "");
 	free(err);
-	alog_free(&L);
+	tlog_free(&L);
 	unlink(path);
 	free(lmem);
 	memset(&run.S.log, 0, sizeof(run.S.log));
