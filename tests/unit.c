@@ -3855,8 +3855,9 @@ static void rnd_bytes(char *s, size_t n)
 	s[n] = 0;
 }
 
-/* What the last analyze_files printed: stdout, stderr. */
+/* What the last analyze_files printed: stdout, stderr; --json FILE for the next (NULL: none). */
 static char *ana_out, *ana_err;
+static const char *ana_json;
 
 /* Run --analyze on files (stdout and stderr captured in ana_out, ana_err); its exit code. */
 static int analyze_files(const char *a, const char *b)
@@ -3867,6 +3868,8 @@ static int analyze_files(const char *a, const char *b)
 	reset_globals();
 	opts.analyze[0] = a;
 	opts.analyze[1] = b;
+	opts.json = ana_json;
+	ana_json = NULL;
 	opts.mode = MODE_ANALYZE;
 	memset(&run.clk, 0, sizeof(run.clk));
 	cap_start(&co, 1);
@@ -3923,6 +3926,125 @@ static void test_outputs_analyze(void)
 	ok(r == 0 && run.S.c.received == 1 && run.S.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
 	unlink(p1);
 	unlink(p2);
+}
+
+/* --analyze of a log with SIZE, into JSON; the JSON text (NULL if none) and the exit code. */
+static char *analyze_json(const char *log, int *r)
+{
+	char js[128];
+	char *text;
+
+	tmp_path(js, sizeof(js), "aj");
+	unlink(js);
+	ana_json = js;
+	*r = analyze_files(log, NULL);
+	text = read_file(js);
+	unlink(js);
+	return text;
+}
+
+/*
+ * Logs rant could not have written are refused with FILE:LINE; what it
+ * could have written gives the live run's numbers (issue: sizes, stepped
+ * rows, the reflector's kernel stamps in the client's log).
+ */
+static void test_analyze_odd(void)
+{
+	static const char hdr[] = "SEQ T1_KSW T4_KSW RTT SIZE\n-\n";
+	static const char *const bad[] = { "0", "10", "63", "65001" };
+	char path[128], buf[1024], want[200], *j;
+	size_t i;
+	int r;
+
+	tmp_path(path, sizeof(path), "odd");
+	/* SIZE: only what rant sends */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000010000 10000 %s\n", hdr,
+			 bad[i]);
+		write_text(path, buf);
+		r = analyze_files(path, NULL);
+		snprintf(want, sizeof(want), "%s:4: bad size", path);
+		ok(r == 2 && strstr(ana_err, want), "analyze: SIZE below SIZE_MIN or above 65000 is refused with FILE:LINE",
+		   "SIZE %s: r=%d '%s'", bad[i], r, ana_err);
+	}
+	/* a stepped row was received: counted so in its size row as in the totals */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000010000 stepped 64\n"
+		 "2 3.000000000 3.000010000 10000 128\n", hdr);
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "\"received\": 3,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2, \"received\": 2, \"lost\": 0,"),
+	   "analyze: a stepped row is received in its size row, as in the totals", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	/* a size the list repeats is its own turn: 64, 200, 64 are three rows */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000020000 20000 200\n"
+		 "2 3.000000000 3.000030000 30000 64\n3 4.000000000 4.000040000 40000 64\n", hdr);
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 1,") &&
+	   strstr(j, "{\"size\": 200, \"packets\": {\"sent\": 1,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2,"),
+	   "analyze: 64, 200, 64: three size rows, in turn", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	/* a row of an earlier turn with another size: not a log rant writes */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n2 2.000000000 2.000020000 20000 200\n"
+		 "1 3.000000000 3.000030000 30000 200\n", hdr);
+	write_text(path, buf);
+	r = analyze_files(path, NULL);
+	snprintf(want, sizeof(want), "%s:5: SIZE is not the size of its turn", path);
+	ok(r == 2 && strstr(ana_err, want), "analyze: a row below a later turn's first SEQ with its size is refused",
+	   "r=%d '%s'", r, ana_err);
+	/* csv size_turns: a size repeated back to back is still two turns */
+	snprintf(buf, sizeof(buf), "# rant 1.0.0 mode=emit dropped=0 filtered=0 size_turns=64@0/64@2 cmdline=x\n"
+		 "seq,status,t1_ksw,t4_ksw,rtt_ns,size\n0,ok,1.000000000,1.000010000,10000,64\n"
+		 "1,ok,2.000000000,2.000010000,10000,64\n2,ok,3.000000000,3.000020000,20000,64\n");
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 1,"),
+	   "analyze: size_turns=64@0/64@2: two rows of 64", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	unlink(path);
+}
+
+/* A software-stamped client against a reflector that sends its kernel stamps: they are logged. */
+static void test_log_srv_kx(void)
+{
+	struct txn x;
+	struct tlog L;
+	uint8_t *mem;
+	char path[128], *err = NULL, *text;
+	int64_t v;
+	int r;
+
+	reset_globals();
+	log_setup(true, &mem, 4);
+	mk_emit_txn(&x, 7, K_OK);
+	x.t[T2K] = x.t[T2W] + 300;
+	x.t[T3K] = x.t[T3W] - 200;
+	log_push(&x);
+	tmp_path(path, sizeof(path), "srvkx");
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	ok(!r && text && !strstr(text, ",t2_k,"), "log: no t2_k column when the reflector sent no kernel stamps", "%.300s",
+	   text ? text : "");
+	free(text);
+	run.S.srv_kx = true;
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	r = r ? r : read_log(path, &L, &err);
+	ok(!r && text && strstr(text, ",t2_k,") && strstr(text, ",t3_k,") && L.n == 1 && (L.have & (1u << T2K)) &&
+	   L.row[0].t[T2K] == x.t[T2K] && metric_value(M_SRV_RX_NIC, L.row[0].t, &v) && v == 300 &&
+	   metric_value(M_SRV_TX_NIC, L.row[0].t, &v) && v == 200,
+	   "log: a software client's csv log keeps the reflector's T2_K and T3_K, --analyze reads them back", "r=%d %.300s",
+	   r, text ? text : "");
+	if (!r) {
+		tlog_free(&L);
+	}
+	free(err);
+	free(text);
+	free(mem);
+	unlink(path);
 }
 
 static void test_outputs(void)
@@ -6121,6 +6243,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_outputs_refused),
 	CASE(test_outputs_analyze_twice),
 	CASE(test_outputs_analyze),
+	CASE(test_analyze_odd),
+	CASE(test_log_srv_kx),
 	CASE(test_outputs_clock),
 	CASE(test_pmc),
 	CASE(test_plot),
