@@ -1944,12 +1944,14 @@ static void test_hist_long(void)
 		v[i] = -(int64_t)pow(10, (double)(rnd() % 1000000) / 1e6 * 10) + (i % 7 ? 0 : 3000000);
 	}
 	hist_case_long("negative decades and some above the bound", v, N, 1000, 1000000, 100);
-	/* the extremes of int64 */
+	/* the largest a metric can be: stamps stay below 2^62 (STAMP_MAX), so do their differences */
 	for (i = 0; i < N; i++) {
-		v[i] = i % 3 == 0 ? INT64_MAX - rnd_range(0, 1000) : i % 3 == 1 ? INT64_MIN + rnd_range(0, 1000) :
-				      rnd_range(-5, 5) * 1000000000000000000LL;
+		const int64_t top = (int64_t)STAMP_MAX - 1;
+
+		v[i] = i % 3 == 0 ? top - rnd_range(0, 1000) : i % 3 == 1 ? -top + rnd_range(0, 1000) :
+				      rnd_range(-4, 4) * 1000000000000000000LL;
 	}
-	hist_case_long("values near INT64_MIN and INT64_MAX", v, N, 100, 1000000, 8);
+	hist_case_long("values near +-2^62 (STAMP_MAX)", v, N, 100, 1000000, 8);
 	free(v);
 }
 
@@ -6168,8 +6170,7 @@ static void test_plot_panels(void)
 	   "plot panels: a repeated size gets ids of its own", "r=%d", r);
 	free(svg_doc);
 	for (k = 0; run.K.g && k < run.K.ng; k++) {
-		free(run.K.g[k].h.bucket);
-		free(run.K.g[k].h.out);
+		hist_free(&run.K.g[k].h);
 	}
 	free(run.K.g);
 	plot_fixture_free(mem);
