@@ -44,6 +44,10 @@ werror-clang: rant.c tests/unit.c
 tests/plot-gen: tests/plot-gen.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
 
+# the ground truth of tests/net-truth.sh: a relay holding each packet a known time
+tests/net-truth.d/relay: tests/net-truth.d/relay.c
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/net-truth.d/relay.c
+
 # option parsing against its recording (tests/net-opts.sh)
 tests/opts-golden: tests/opts-golden.c rant.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/opts-golden.c $(LDLIBS)
@@ -54,13 +58,13 @@ tests/opts-golden-san: tests/opts-golden.c rant.c
 tests/opts-golden-gsan: tests/opts-golden.c rant.c
 	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-golden.c $(LDLIBS)
 
-check: werror werror-clang rant tests/unit tests/plot-gen tests/opts-golden
+check: werror werror-clang rant tests/unit tests/plot-gen tests/opts-golden tests/net-truth.d/relay
 	tests/run.sh
 
-check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-golden-san
+check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-golden-san tests/net-truth.d/relay
 	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san OPTS_GOLDEN=$(CURDIR)/tests/opts-golden-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
-check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen tests/opts-golden-gsan
+check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen tests/opts-golden-gsan tests/net-truth.d/relay
 	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan OPTS_GOLDEN=$(CURDIR)/tests/opts-golden-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
 valgrind: tests/unit
@@ -104,7 +108,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san rant-gsan tests/bench-tag tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
+	rm -f rant rant-san rant-gsan tests/bench-tag tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan tests/net-truth.d/relay
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 

@@ -131,6 +131,8 @@ enum proto_flag {
 	/* --key-file: a keyed tag follows the header (bytes 64-71) */
 	PF_TAG		= 1 << 9,
 	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows */
+	/* 1 << 11: PF_CLASS, below; a PF_CLASS ping's bits 12-15 are its priority */
+	PF_T3HIST	= 1 << 12,	/* pong, FIN_ACK only: earlier echoes again (T3 history) */
 };
 
 /*
@@ -139,13 +141,35 @@ enum proto_flag {
  * ping left room, after the header and the tag: T2_K of this ping, then T3_K
  * of the earlier pong whose T3 wire stamp is echoed (0 = not known).  A
  * FIN_ACK with room for more adds the reflector's PHC reading and the id of
- * its kernel's boot (see oneway_trusted):
+ * its kernel's boot (see oneway_trusted).  Every reflector sends that much in
+ * its FIN_ACK, with or without NIC stamps (T2_K, T3_K and the PHC part zero
+ * then): the boot id is what shows a client that both ends share a kernel,
+ * and the client's FIN is long enough for it (fin_len):
  *
  *  +0 T2_K  +8 T3_K  +16 PHC - CLOCK_REALTIME (signed ns)  +24 read window (ns)
  *  +28 method (enum phc_method, 0 = none)  +29 disciplined  +32 boot id (64 bits)
  */
 #define KX_LEN		16
 #define KX_PHC_LEN	(KX_LEN + 24)
+
+/*
+ * The T3 history (PF_T3HIST).  An echoed T3 rides in the next pong, so a
+ * lost pong would also take the response and backward of the transaction
+ * before it.  Where the pong (or FIN_ACK) has room, the reflector repeats
+ * the echoes of its last few pongs after every other block (header, tag,
+ * the kernel-stamp block as sent: 16 bytes in a pong, 40 in a FIN_ACK with
+ * room for 40), newest first, as many as fit:
+ *
+ *  +0 count (1..T3HIST_MAX)  +1 seven bytes zero
+ *  +8 count entries of 24 bytes: seq  +8 its T3 wire stamp  +16 its T3_K (0 = unknown)
+ *
+ * A client that knows the stamp already takes nothing from it; an earlier
+ * client never looks at the padding.  T3HIST_MAX pongs lost in a row still
+ * cost only their own transactions.
+ */
+#define T3HIST_MAX	4
+#define T3HIST_HDR	8
+#define T3HIST_ENT	24
 
 /*
  * Rules of a session (see README, Protocol): what a real peer never sends.
@@ -258,6 +282,9 @@ struct proto_msg {
 	uint32_t phc_window;
 	uint8_t phc_method, phc_disciplined;
 	uint64_t boot_id;
+	/* PF_T3HIST: earlier echoes, newest first */
+	uint8_t nhist;
+	struct { uint64_t seq, t3w, t3k; } hist[T3HIST_MAX];
 };
 
 /* Per-transaction state flags (struct txn.st). */
@@ -463,10 +490,17 @@ struct trace_state {
 
 enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, NCG };
 
+/*
+ * With -s a row keeps two more metrics: a qdisc or a taprio gate holds a
+ * ping before its wire stamp, where the wire rtt cannot see it.
+ */
+enum { GX_APP, GX_TX, GX_N };
+
 /* One row of the class/size tables. */
 struct grp {
 	uint64_t n[NCG];
 	struct hist h;		/* the primary metric: rtt */
+	struct hist x[GX_N];	/* with -s: app rtt, client tx stack */
 };
 
 /*
@@ -523,6 +557,9 @@ struct window {
 struct echo_ring {
 	struct echo *q;
 	uint32_t head, n;
+	/* the last echoes sent, newest first: the T3 history (PF_T3HIST) */
+	struct echo sent[T3HIST_MAX + 1];
+	uint32_t nsent;
 };
 
 struct classes {
@@ -2121,15 +2158,53 @@ static void proto_kx_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	}
 	m->t2k = get64(buf + off);
 	m->t3k = get64(buf + off + 8);
-	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN || !buf[off + 28] ||
-	    buf[off + 28] > PHC_PLAIN) {
+	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN) {
+		return;
+	}
+	/* the boot id stands alone: a reflector without a PHC sends it too */
+	m->boot_id = get64(buf + off + 32);
+	if (!buf[off + 28] || buf[off + 28] > PHC_PLAIN) {
 		return;
 	}
 	m->phc_off = (int64_t)get64(buf + off + 16);
 	m->phc_window = get32(buf + off + 24);
 	m->phc_method = buf[off + 28];
 	m->phc_disciplined = buf[off + 29] != 0;
-	m->boot_id = get64(buf + off + 32);
+}
+
+/* Where the T3 history of a pong or FIN_ACK starts: after every block before it. */
+static size_t proto_hist_off(unsigned flags, uint8_t type, size_t len)
+{
+	size_t off = PROTO_HDR_LEN + (flags & PF_TAG ? TAG_LEN : 0);
+
+	if (flags & PF_KSTAMPS) {
+		off += type == PT_FIN_ACK && len >= off + KX_PHC_LEN ? KX_PHC_LEN : KX_LEN;
+	}
+	return off;
+}
+
+/* The T3 history (PF_T3HIST), where it is whole: a block cut short is not read. */
+static void proto_hist_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	size_t off = proto_hist_off(m->flags, m->type, len);
+	int i, n;
+
+	if (!(m->flags & PF_T3HIST) || (m->type != PT_PONG && m->type != PT_FIN_ACK) ||
+	    len < off + T3HIST_HDR) {
+		return;
+	}
+	n = buf[off];
+	if (n < 1 || n > T3HIST_MAX || len < off + T3HIST_HDR + (size_t)n * T3HIST_ENT) {
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = buf + off + T3HIST_HDR + (size_t)i * T3HIST_ENT;
+
+		m->hist[i].seq = get64(e);
+		m->hist[i].t3w = get64(e + 8);
+		m->hist[i].t3k = get64(e + 16);
+	}
+	m->nhist = (uint8_t)n;
 }
 
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
@@ -2186,6 +2261,7 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 		m->t3w_seq = get64(buf + 56);
 	}
 	proto_kx_decode(buf, len, m);
+	proto_hist_decode(buf, len, m);
 	return 0;
 }
 
@@ -2373,16 +2449,68 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 			put32(buf + off + 24, m->phc_window);
 			buf[off + 28] = m->phc_method;
 			buf[off + 29] = m->phc_disciplined;
-			put64(buf + off + 32, m->boot_id);
 		}
+		put64(buf + off + 32, m->boot_id);
 	}
 	return 0;
+}
+
+/* Where the T3 history goes in buf: after the blocks written, and the tag (tag_put comes last). */
+static size_t proto_hist_put_off(const uint8_t *buf, size_t len, uint8_t type)
+{
+	return proto_hist_off((unsigned)(buf[6] << 8 | buf[7]) | (run.key.on ? PF_TAG : 0), type,
+			      len);
+}
+
+/* How many history entries fit in buf after the blocks written. */
+static size_t proto_hist_room(const uint8_t *buf, size_t len, uint8_t type)
+{
+	size_t off = proto_hist_put_off(buf, len, type);
+	size_t room = len > off + T3HIST_HDR ? (len - off - T3HIST_HDR) / T3HIST_ENT : 0;
+
+	return room < T3HIST_MAX ? room : T3HIST_MAX;
+}
+
+/* The T3 history of m into buf: as many entries as fit, none without room for one. */
+static void proto_hist_put(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	size_t off = proto_hist_put_off(buf, len, m->type);
+	size_t room = proto_hist_room(buf, len, m->type);
+	int i, n = (int)(room < m->nhist ? room : m->nhist);
+
+	if (n < 1) {
+		return;
+	}
+	buf[6] |= PF_T3HIST >> 8;
+	memset(buf + off, 0, T3HIST_HDR);
+	buf[off] = (uint8_t)n;
+	for (i = 0; i < n; i++) {
+		uint8_t *e = buf + off + T3HIST_HDR + (size_t)i * T3HIST_ENT;
+
+		put64(e, m->hist[i].seq);
+		put64(e + 8, m->hist[i].t3w);
+		put64(e + 16, m->hist[i].t3k);
+	}
 }
 
 /* The ping length a reflector's kernel-stamp block needs (--size on the client). */
 static size_t proto_kx_need(void)
 {
 	return PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN;
+}
+
+/*
+ * The client's FIN (and so the FIN_ACK, which has its length): --size, or
+ * longer when that leaves no room for the FIN_ACK's blocks (the boot id,
+ * the PHC reading, the whole T3 history).  Not a measured packet: its
+ * length costs nothing, and a reflector answers FINs of any length.
+ */
+static size_t fin_len(void)
+{
+	size_t n = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_PHC_LEN + T3HIST_HDR +
+		   T3HIST_MAX * T3HIST_ENT;
+
+	return cfg->size > n ? cfg->size : n;
 }
 
 /* A control message that lies inside its buffer (as ts_parse checks). */
@@ -3234,6 +3362,35 @@ static void cls_sample(uint64_t seq, int64_t v)
 	}
 }
 
+/* The metrics of struct grp's x[], in order. */
+static const int grp_xm[GX_N] = { M_APP_RTT, M_CLI_TX };
+
+/* Do the rows keep app rtt and client tx stack (emit, app stamps on: -s)? */
+static bool cls_extra(void)
+{
+	return run.side.emit && cfg->sw_stamps;
+}
+
+/* Metric m of a transaction into its rows, when they keep it (cls_extra). */
+static void cls_sample_x(uint64_t seq, int m, int64_t v)
+{
+	struct grp *rows[3];
+	int i, k, n;
+
+	if (!run.K.g || !cls_extra()) {
+		return;		/* a plain run, or no app stamps */
+	}
+	for (k = 0; k < GX_N && grp_xm[k] != m; k++) {
+	}
+	if (k == GX_N) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		hist_add(&rows[i]->x[k], v, seq);
+	}
+}
+
 /* One row's histogram (its exact store as large as a metric's: tails above -o alike). */
 static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
 {
@@ -3255,7 +3412,7 @@ static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
 static int cls_alloc(uint64_t out_cap)
 {
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
-	int i;
+	int i, k;
 
 	if (!cls_multi()) {
 		return 0;
@@ -3269,6 +3426,11 @@ static int cls_alloc(uint64_t out_cap)
 	for (i = 0; i < run.K.ng; i++) {
 		if (cls_hist_alloc(&run.K.g[i].h, nb, out_cap) < 0) {
 			return -1;
+		}
+		for (k = 0; cls_extra() && k < GX_N; k++) {
+			if (cls_hist_alloc(&run.K.g[i].x[k], nb, out_cap) < 0) {
+				return -1;
+			}
 		}
 	}
 	return 0;
@@ -3377,7 +3539,7 @@ static void cls_rx_tos(struct msghdr *msg)
 
 static void cls_session_reset(void)
 {
-	int i;
+	int i, k;
 
 	run.K.rn = 0;
 	memset(run.K.r, 0, sizeof(run.K.r));
@@ -3387,6 +3549,9 @@ static void cls_session_reset(void)
 	for (i = 0; run.K.g && i < run.K.ng; i++) {
 		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
 		hist_reset(&run.K.g[i].h);
+		for (k = 0; cls_extra() && k < GX_N; k++) {
+			hist_reset(&run.K.g[i].x[k]);
+		}
 	}
 }
 
@@ -3454,20 +3619,60 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	return buf;
 }
 
-static void cls_row(FILE *f, const char *label, struct grp *g)
+/* A histogram's columns of the class/size tables: samples min avg p50 p99 p99.9 max. */
+static void cls_stats(FILE *f, struct hist *h)
 {
-	struct hist *h = &g->h;
 	bool approx = false;
-	uint64_t sent = g->n[CG_SENT];
 
 	hist_finish(h);
-	fprintf(f,
-		"%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64
-		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n",
-		label, sent, g->n[CG_RECEIVED], g->n[CG_LOST],
-		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n, h->n ? h->min : 0,
+	fprintf(f, " %9" PRIu64 " %9" PRId64 " %9.0f %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64,
+		h->n, h->n ? h->min : 0, h->n ? hist_avg(h) : 0.0,
 		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
-		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0);
+}
+
+static void cls_row(FILE *f, const char *label, struct grp *g)
+{
+	uint64_t sent = g->n[CG_SENT];
+
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%%", label, sent,
+		g->n[CG_RECEIVED], g->n[CG_LOST],
+		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0);
+	cls_stats(f, &g->h);
+	fprintf(f, " %5" PRIu64 "\n", g->n[CG_BREACH]);
+}
+
+/* With -s: a row's app rtt and client tx stack, one line each. */
+static void cls_row_x(FILE *f, const char *label, struct grp *g)
+{
+	int k;
+
+	for (k = 0; k < GX_N; k++) {
+		fprintf(f, "%-26s %-9s", k ? "" : label, k == GX_APP ? "app rtt" : "tx stack");
+		cls_stats(f, &g->x[k]);
+		fputc('\n', f);
+	}
+}
+
+/* Every row of the class/size table, each printed by row(). */
+static void cls_rows_each(FILE *f, void (*row)(FILE *, const char *, struct grp *))
+{
+	char lab[64];
+	int c, z;
+
+	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
+		row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
+	}
+	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
+		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
+		row(f, lab, &run.K.g[run.K.ncls + z]);
+	}
+	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
+		for (z = 0; z < run.K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
+			row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+		}
+	}
 }
 
 /* Under the table: how far off a row's percentiles may be when they came from the log bins. */
@@ -3489,8 +3694,9 @@ static void cls_tail_note(FILE *f)
 /* Emit: the table with a row per class, per size, per class x size. */
 static void cls_report(FILE *f)
 {
+	const char *what, *head;
 	char lab[64];
-	int c, z;
+	int c;
 
 	if (!run.side.emit) {
 		for (c = 0; c < run.K.rn; c++) {
@@ -3507,42 +3713,33 @@ static void cls_report(FILE *f)
 	if (!run.K.g) {
 		return;
 	}
-	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
-		run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes",
-		run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
-		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
-	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
-		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
-	}
-	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
-		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
-		cls_row(f, lab, &run.K.g[run.K.ncls + z]);
-	}
-	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
-		for (z = 0; z < run.K.nsz; z++) {
-			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
-			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
-		}
+	what = run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes";
+	head = run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size";
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %9s %5s\n",
+		what, head, "sent", "received", "lost", "loss", "samples", "min", "avg", "p50", "p99",
+		"p99.9", "max", "brch");
+	cls_rows_each(f, cls_row);
+	if (cls_extra()) {
+		/* where a qdisc or gate holds a ping: before its wire stamp, in the tx stack */
+		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW, client tx stack T1-T1_SW; ns) ---\n"
+			"%-26s %-9s %9s %9s %9s %9s %9s %9s %9s\n", what, head, "metric", "samples",
+			"min", "avg", "p50", "p99", "p99.9", "max");
+		cls_rows_each(f, cls_row_x);
 	}
 	cls_tail_note(f);
 }
 
-static void cls_json_row(FILE *f, struct grp *g)
+/* One metric of a row: ", "KEY": {samples, min, max, avg, stddev, percentiles}". */
+static void cls_json_hist(FILE *f, const char *key, struct hist *h)
 {
-	struct hist *h = &g->h;
 	bool approx = false;
 	int k;
 
 	hist_finish(h);
-	fprintf(f,
-		"\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
-		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64
-		"}, \"threshold_breaches\": %" PRIu64 ", \"rtt\": {\"samples\": %" PRIu64
-		", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
-		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {",
-		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
-		g->n[CG_BREACH], h->n, h->n ? h->min : 0, h->n ? h->max : 0,
-		h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	fprintf(f, ", \"%s\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", key, h->n,
+		h->n ? h->min : 0, h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0,
+		h->n ? hist_stddev(h) : 0.0);
 	for (k = 0; k < NPCT; k++) {
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
@@ -3550,6 +3747,21 @@ static void cls_json_row(FILE *f, struct grp *g)
 	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
 	hist_json_err(f, h);
 	fputc('}', f);
+}
+
+static void cls_json_row(FILE *f, struct grp *g)
+{
+	int k;
+
+	fprintf(f,
+		"\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64,
+		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
+		g->n[CG_BREACH]);
+	cls_json_hist(f, "rtt", &g->h);
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		cls_json_hist(f, metric_def[grp_xm[k]].key, &g->x[k]);
+	}
 }
 
 static void cls_json_prio_tos(FILE *f, int prio, int tos)
@@ -4804,6 +5016,7 @@ static void txn_account(struct txn *x)
 		}
 		x->counted |= 1u << m;
 		hist_add(&run.S.h[m], v, x->seq);
+		cls_sample_x(x->seq, m, v);
 		if (m == run.side.primary) {
 			cls_sample(x->seq, v);
 			live_add(v);
@@ -5206,7 +5419,7 @@ static void session_reset(uint32_t id)
 	run.S.first_real = real_ns();
 	run.S.end_mono = 0;
 	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
-	run.echo.head = run.echo.n = 0;
+	run.echo.head = run.echo.n = run.echo.nsent = 0;
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
 	cls_session_reset();
@@ -6223,8 +6436,7 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	if (!run.phc.n || !run.E.srv_phc.method) {
 		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
 			 !run.phc.n ? "this end's" : "the reflector's",
-			 run.phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)"
-			       : "");
+			 run.phc.n ? " (or its FIN_ACK did not say: an earlier rant, or none came)" : "");
 		return false;
 	}
 	if (!run.host_boot_id || run.host_boot_id != run.E.srv_phc.boot_id) {
@@ -6255,6 +6467,36 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	return true;
 }
 
+/*
+ * Loopback and veth show one kernel only at this end: the peer may still be
+ * another host (a container's veth leads out through the host; a loopback
+ * port may be forwarded to a VM or through a tunnel).  They count only when
+ * the reflector's FIN_ACK names this kernel's boot id; why says what is
+ * missing when it does not.
+ */
+static bool ow_same_kernel(char *why, size_t len)
+{
+	const char *what = run.ow_evidence == OW_LOOPBACK ? "the peer is on loopback" : "-i is a veth";
+
+	if (!run.host_boot_id) {
+		snprintf(why, len, "%s, but this kernel's boot id is unreadable "
+			 "(/proc/sys/kernel/random/boot_id)", what);
+	} else if (!run.E.fin_acked) {
+		snprintf(why, len, "%s, but no FIN_ACK came to say which kernel the reflector "
+			 "runs in", what);
+	} else if (!run.E.srv_phc.boot_id) {
+		snprintf(why, len, "%s, but the reflector's FIN_ACK carries no boot id "
+			 "(an earlier rant): nothing shows it runs in this kernel", what);
+	} else if (run.E.srv_phc.boot_id != run.host_boot_id) {
+		snprintf(why, len, "%s, but the reflector runs in another kernel (its boot id "
+			 "%016" PRIx64 " is not this one's %016" PRIx64 ")", what,
+			 run.E.srv_phc.boot_id, run.host_boot_id);
+	} else {
+		return true;
+	}
+	return false;
+}
+
 /* The evidence for the clocks of the one-way delays, as the report states it. */
 static enum ow_evidence ow_current(char *why, size_t len)
 {
@@ -6262,6 +6504,9 @@ static enum ow_evidence ow_current(char *why, size_t len)
 
 	if (run.ow_evidence == OW_NONE && ow_phc(&bound, why, len)) {
 		return OW_PHC;
+	}
+	if (run.ow_evidence != OW_NONE && !ow_same_kernel(why, len)) {
+		return OW_NONE;
 	}
 	return run.ow_evidence;
 }
@@ -6298,8 +6543,9 @@ static bool oneway_trusted(char *why, size_t len)
 		return true;
 	}
 	if (same) {
-		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
-			 run.ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
+		snprintf(why, len, "clocks agree: %s and the reflector's boot id is this kernel's, "
+			 "one CLOCK_REALTIME stamps both ends",
+			 run.ow_evidence == OW_LOOPBACK ? "the peer is on loopback" : "-i is a veth");
 		return true;
 	}
 	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
@@ -6590,10 +6836,19 @@ static void print_decomposition(FILE *f, const struct report *r)
 		}
 	}
 	if (run.side.emit && run.S.offset.n) {
-		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)",
-			run.S.best_offset);
+		if (r->ow_trusted) {
+			/* one clock: ((T2-T1) + (T3-T4)) / 2 holds no offset, only the asymmetry */
+			fprintf(f, "Path asymmetry: (forward - backward) / 2 = %+" PRId64
+				" ns (at the lowest-RTT exchange; one clock, so no offset)",
+				run.S.best_offset);
+		} else {
+			fprintf(f, "Clock: server - client offset %+" PRId64
+				" ns (at the lowest-RTT exchange)", run.S.best_offset);
+		}
 		if (r->drift) {
-			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
+			/* one clock does not drift: then it is the asymmetry that moved */
+			fprintf(f, ", %s %+.3f ppm over %.1f s", r->ow_trusted ? "trend" : "drift",
+				r->ppm, r->span);
 		}
 		fputc('\n', f);
 	}
@@ -6924,6 +7179,13 @@ static void json_clock_log(FILE *f, const struct report *r)
 
 	fprintf(f, "  \"clock\": {\"offset_ns\": ");
 	if (run.side.emit && run.S.offset.n) {
+		fprintf(f, "%" PRId64, run.S.best_offset);
+	} else {
+		fputs("null", f);
+	}
+	/* the same value named for what it is when one clock stamps both ends */
+	fprintf(f, ", \"asymmetry_ns\": ");
+	if (run.side.emit && run.S.offset.n && r->ow_trusted) {
 		fprintf(f, "%" PRId64, run.S.best_offset);
 	} else {
 		fputs("null", f);
@@ -7907,16 +8169,16 @@ static char *plot_us3(char *buf, size_t len, int64_t v)
 static double plot_table(double top, const int *ms, int nser)
 {
 	static const char *const colname[] = {
-		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
+		"samples", "min", "avg", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
 	};
 	/* the first column clear of the longest label, "backward one-way (T4-T3 wire)" */
-	const double cx[] = { 355, 440, 525, 610, 695, 780, 865, 950, 1035, 1120 };
+	const double cx[] = { 355, 431, 508, 584, 661, 737, 814, 890, 967, 1043, 1120 };
 	char lab[48];
 	int k, j;
 
 	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
 	    PLOT_X0, top);
-	for (j = 0; j < 10; j++) {
+	for (j = 0; j < 11; j++) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
 	}
 	for (k = 0; k < nser; k++) {
@@ -7930,14 +8192,16 @@ static double plot_table(double top, const int *ms, int nser)
 		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
 		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
 		    plot_us3(lab, sizeof(lab), h->min));
+		svg("<text id=\"%s-avg\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3f</text>\n", key, cx[2], y,
+		    hist_avg(h) / 1000);
 		for (j = 0; j < NPCT; j++) {
-			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
+			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[3 + j], y,
 			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
 		}
-		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
+		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[10], y,
 		    plot_us3(lab, sizeof(lab), h->max));
 		if (approx) {
-			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
+			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[10] + 6, y);
 		}
 	}
 	svg("</g>\n");
@@ -8122,11 +8386,53 @@ static int plot_groups(int *gi)
 	return n;
 }
 
+/* A row of panels: with -s two more lines of numbers (app rtt, client tx stack). */
+static double plot_grp_h(void)
+{
+	return PLOT_GRP_H + (cls_extra() ? 28 : 0);
+}
+
 static double plot_groups_height(void)
 {
 	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi);
 
-	return n ? 34 + PLOT_GRP_H * ((n + 1) / 2) + 10 : 0;
+	return n ? 34 + plot_grp_h() * ((n + 1) / 2) + 10 : 0;
+}
+
+/* One line of a panel's numbers: avg, p50, p99 and max of h, each with its id. */
+static void plot_group_nums(const char *id, const char *key, struct hist *h, bool *approx)
+{
+	char lab[48];
+
+	hist_finish(h);
+	svg(", avg <tspan id=\"%s%s-avg\">%.3f</tspan>", id, key, hist_avg(h) / 1000);
+	svg(", p50 <tspan id=\"%s%s-p50\">%s</tspan>", id, key,
+	    plot_us3(lab, sizeof(lab), hist_pct(h, 50, approx)));
+	svg(", p99 <tspan id=\"%s%s-p99\">%s</tspan>", id, key,
+	    plot_us3(lab, sizeof(lab), hist_pct(h, 99, approx)));
+	svg(", max <tspan id=\"%s%s-max\">%s</tspan> \xc2\xb5s", id, key,
+	    plot_us3(lab, sizeof(lab), h->max));
+}
+
+/* With -s, under a panel: its row's app rtt and client tx stack (ids CLASS-app_rtt-p50, ...). */
+static void plot_group_x(int g, const char *id, double x0, double y)
+{
+	char key[40];
+	bool approx = false;
+	int k;
+
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		struct hist *h = &run.K.g[g].x[k];
+
+		snprintf(key, sizeof(key), "-%s", metric_def[grp_xm[k]].key);
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s: samples <tspan id=\"%s%s-samples\">%"
+		    PRIu64 "</tspan>", x0, y + 14 * k, k == GX_APP ? "app rtt" : "client tx stack", id,
+		    key, h->n);
+		if (h->n) {
+			plot_group_nums(id, key, h, &approx);
+		}
+		svg("%s</text>\n", approx ? " (approx.)" : "");
+	}
 }
 
 /* One small panel: the heading, the histogram of row g, p50 and p99, the numbers with ids. */
@@ -8204,14 +8510,10 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	    "</tspan>", x0, y1 + 34, id, h->n);
 	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, run.K.g[g].n[CG_LOST]);
 	if (h->n) {
-		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id,
-		    plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
-		svg(", p99 <tspan id=\"%s-p99\">%s</tspan>", id,
-		    plot_us3(lab, sizeof(lab), hist_pct(h, 99, &approx)));
-		svg(", max <tspan id=\"%s-max\">%s</tspan> \xc2\xb5s", id,
-		    plot_us3(lab, sizeof(lab), h->max));
+		plot_group_nums(id, "", &run.K.g[g].h, &approx);
 	}
 	svg("%s</text>\n", approx ? " (approx.)" : "");
+	plot_group_x(g, id, x0, y1 + 48);
 }
 
 /* The small panels, two a row; returns the height used (0: a run without lists). */
@@ -8249,7 +8551,7 @@ static double plot_groups_panel(double top)
 	for (k = 0; k < n; k++) {
 		double x0 = PLOT_X0 + (k % 2) * (w + gap);
 
-		plot_group(gi[k], x0, x0 + w, top + 34 + PLOT_GRP_H * (k / 2), &ax, &ay, ncol);
+		plot_group(gi[k], x0, x0 + w, top + 34 + plot_grp_h() * (k / 2), &ax, &ay, ncol);
 	}
 	return plot_groups_height();
 }
@@ -8569,33 +8871,52 @@ static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
 	return true;
 }
 
-/* Take in the server's stamps from a pong or FIN_ACK. */
-static void emit_echo(const struct proto_msg *m)
+/*
+ * One echoed T3 wire stamp (and its T3_K) for the ping seq, from a header or
+ * the T3 history: taken only when still owed.  A repeat of the stamp known
+ * is the rule with the history (and, with pongs reordered, the header may
+ * bring one the history already did): it costs nothing; a different one is
+ * refused and counted.
+ */
+static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
 {
-	struct txn *e;
+	struct txn *e = &run.win.slot[seq & run.win.mask];
 
-	if (!(m->flags & PF_T3W)) {
+	if (!(e->st & TF_USED) || e->seq != seq || seq >= run.E.next_seq) {
 		return;
 	}
-	e = &run.win.slot[m->t3w_seq & run.win.mask];
-	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < run.E.next_seq) {
-		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
-			/* already known: never overwrite a counted stamp */
-			run.S.c.rejected[GR_ECHO_UNOWED]++;
-			return;
-		}
-		if (!echo_t3_plausible(e, m->t3w)) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-			return;
-		}
-		e->t[T3W] = m->t3w;
-		/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
-		if (m->t3k && (!e->t[T3SW] || m->t3k >= e->t[T3SW])) {
-			e->t[T3K] = m->t3k;
-		} else if (m->t3k) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-		}
-		txn_account(e);
+	if (t3w && e->t[T3W] == t3w) {
+		return;
+	}
+	if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
+		/* already known: never overwrite a counted stamp */
+		run.S.c.rejected[GR_ECHO_UNOWED]++;
+		return;
+	}
+	if (!echo_t3_plausible(e, t3w)) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		return;
+	}
+	e->t[T3W] = t3w;
+	/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
+	if (t3k && t3k < STAMP_MAX && (!e->t[T3SW] || t3k >= e->t[T3SW])) {
+		e->t[T3K] = t3k;
+	} else if (t3k) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+	txn_account(e);
+}
+
+/* Take in the server's stamps from a pong or FIN_ACK: its echo, then its T3 history. */
+static void emit_echo(const struct proto_msg *m)
+{
+	int i;
+
+	if (m->flags & PF_T3W) {
+		emit_echo_one(m->t3w_seq, m->t3w, m->t3k);
+	}
+	for (i = 0; i < m->nhist; i++) {
+		emit_echo_one(m->hist[i].seq, m->hist[i].t3w, m->hist[i].t3k);
 	}
 }
 
@@ -8610,23 +8931,32 @@ static void emit_busy(size_t len)
 	}
 }
 
-/* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
-static void emit_fin_ack(const struct proto_msg *m)
+/*
+ * FIN_ACK: an answer only after our FIN, exactly as long; the stamps the
+ * reflector still owed, its kernel's boot id and its PHC reading.
+ */
+static void emit_fin_ack(const struct proto_msg *m, size_t len)
 {
 	if (!run.E.fin_sent) {
 		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
+		return;
+	}
+	if (len != fin_len()) {
+		run.S.c.rejected[GR_LENGTH]++;
 		return;
 	}
 	run.E.fin_acked = true;
 	run.E.fin_more = m->flags & PF_MORE;
 	run.E.srv_received = m->seq;
 	run.E.srv_whole = !(m->flags & PF_PARTIAL);
+	if (m->boot_id) {
+		run.E.srv_phc.boot_id = m->boot_id;
+	}
 	if (m->phc_method) {
 		run.E.srv_phc.off = m->phc_off;
 		run.E.srv_phc.window = m->phc_window;
 		run.E.srv_phc.method = m->phc_method;
 		run.E.srv_phc.disciplined = m->phc_disciplined;
-		run.E.srv_phc.boot_id = m->boot_id;
 	}
 	emit_echo(m);
 }
@@ -8701,6 +9031,10 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	struct txn *x;
 	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
 
+	/* longer than --size: oversized, but for the FIN_ACK (fin_len: room for its blocks) */
+	if (!err && len > cfg->size && (m.type != PT_FIN_ACK || len != fin_len())) {
+		err = PE_LONG;
+	}
 	if (err) {
 		count_invalid(err);
 		return;
@@ -8718,13 +9052,13 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		emit_busy(len);
 		return;
 	}
-	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
-		/* the pong is exactly the ping's (and FIN's) length */
-		run.S.c.rejected[GR_LENGTH]++;
+	if (m.type == PT_FIN_ACK) {
+		emit_fin_ack(&m, len);
 		return;
 	}
-	if (m.type == PT_FIN_ACK) {
-		emit_fin_ack(&m);
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
+		/* the pong is exactly the ping's length */
+		run.S.c.rejected[GR_LENGTH]++;
 		return;
 	}
 	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
@@ -8736,6 +9070,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		run.S.c.rejected[GR_IMPLAUSIBLE]++;
 		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
 		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
+		m.nhist = 0;
 	}
 	x = &run.win.slot[m.seq & run.win.mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
@@ -9044,9 +9379,10 @@ static void emit_fin_exchange(uint64_t hard)
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
 			proto_encode(run.E.tx, &m);
-			tag_put(run.E.tx, cfg->size);
+			memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+			tag_put(run.E.tx, fin_len());
 			run.E.fin_sent = true;
-			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
+			if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
 				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
 			}
 			limit = mono_ns() +
@@ -9266,6 +9602,15 @@ static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
 	run.echo.n++;
 }
 
+/* The kernel stamp of an echo's pong, if it came (the slot may hold a newer send by now). */
+static uint64_t echo_t3k(const struct echo *e)
+{
+	const struct txn *x = &run.win.slot[e->key & run.win.mask];
+
+	return (x->st & TF_USED) && x->txkey == e->key && x->seq == e->seq ? x->t[T3K] : 0;
+}
+
+/* The next echo into m's header; it becomes the newest of the T3 history. */
 static bool echo_pop(struct proto_msg *m)
 {
 	if (!run.echo.n) {
@@ -9274,16 +9619,36 @@ static bool echo_pop(struct proto_msg *m)
 	m->t3w_seq = run.echo.q[run.echo.head].seq;
 	m->t3w = run.echo.q[run.echo.head].t3w;
 	m->flags |= PF_T3W;
-	{
-		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
-		uint32_t k = run.echo.q[run.echo.head].key;
-		const struct txn *x = &run.win.slot[k & run.win.mask];
-
-		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
+	m->t3k = echo_t3k(&run.echo.q[run.echo.head]);
+	memmove(run.echo.sent + 1, run.echo.sent, T3HIST_MAX * sizeof(struct echo));
+	run.echo.sent[0] = run.echo.q[run.echo.head];
+	if (run.echo.nsent < T3HIST_MAX + 1) {
+		run.echo.nsent++;
 	}
 	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
 	run.echo.n--;
 	return true;
+}
+
+/*
+ * The T3 history of a pong or FIN_ACK written into buf (after echo_pop and
+ * the blocks before it): the echoes sent before the one in its header, as
+ * many as buf has room for, newest first.  Nothing to do for a ping with
+ * no room (the default 64 bytes).
+ */
+static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	uint32_t i, skip = m->flags & PF_T3W ? 1 : 0;
+	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
+
+	m->nhist = 0;
+	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
+		m->hist[m->nhist].seq = run.echo.sent[i].seq;
+		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
+		m->hist[m->nhist].t3k = echo_t3k(&run.echo.sent[i]);
+		m->nhist++;
+	}
+	proto_hist_put(buf, len, m);
 }
 
 /*
@@ -9633,6 +9998,7 @@ static void reflect_phc_block(struct proto_msg *a)
 {
 	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
 
+	a->boot_id = run.host_boot_id;	/* with or without a PHC */
 	if (!(meta >> 8 & 0xff)) {
 		return;		/* no PHC reading */
 	}
@@ -9640,7 +10006,6 @@ static void reflect_phc_block(struct proto_msg *a)
 	a->phc_disciplined = meta & 1;
 	a->phc_window = (uint32_t)(meta >> 16);
 	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
-	a->boot_id = run.host_boot_id;
 }
 
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
@@ -9667,11 +10032,13 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 	}
 	proto_encode(buf, &a);
-	if (run.ts.hw) {
-		reflect_phc_block(&a);
-		if (proto_kx_put(buf, len, &a) < 0 && current) {
-			run.S.c.kx_unfit++;
-		}
+	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
+	reflect_phc_block(&a);
+	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
+		run.S.c.kx_unfit++;
+	}
+	if (current) {
+		echo_hist_put(buf, len, &a);
 	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
@@ -9831,6 +10198,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 			run.S.c.kx_unfit++;
 		}
 	}
+	echo_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
 		put64(buf + 40, p->t3sw);
@@ -10851,6 +11219,22 @@ static int analyze_cls_start(struct analysis *A)
 	return 0;
 }
 
+/* A class or size row's histograms, made at its first use (with -s: app rtt, tx stack too). */
+static int analyze_grp_alloc(struct grp *g, uint64_t nb)
+{
+	int k;
+
+	if (!g->h.bucket && cls_hist_alloc(&g->h, nb, OUT_CAP) < 0) {
+		return -1;
+	}
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		if (!g->x[k].bucket && cls_hist_alloc(&g->x[k], nb, OUT_CAP) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The row read last into its class and size rows, as the live run counts them. */
 static int analyze_cls_row(struct analysis *A, int st, int z)
 {
@@ -10866,7 +11250,7 @@ static int analyze_cls_row(struct analysis *A, int st, int z)
 	A->maxcls = run.K.a_cls > A->maxcls ? run.K.a_cls : A->maxcls;
 	n = cls_rows(0, rows);
 	for (i = 0; i < n; i++) {
-		if (!rows[i]->h.bucket && cls_hist_alloc(&rows[i]->h, nb, OUT_CAP) < 0) {
+		if (analyze_grp_alloc(rows[i], nb) < 0) {
 			return -1;
 		}
 	}
@@ -10914,7 +11298,7 @@ static int analyze_cls_finish(struct analysis *A)
 	run.K.nsz = nz;
 	run.K.ng = nc + nz + nc * nz;
 	for (i = 0; i < run.K.ng; i++) {
-		if (!g[i].h.bucket && cls_hist_alloc(&g[i].h, nb, OUT_CAP) < 0) {
+		if (analyze_grp_alloc(&g[i], nb) < 0) {
 			return -1;
 		}
 	}
@@ -11305,6 +11689,8 @@ static int analyze_main(void)
 	}
 	for (k = 0; run.K.g && k < run.K.ng; k++) {
 		hist_free(&run.K.g[k].h);
+		hist_free(&run.K.g[k].x[GX_APP]);
+		hist_free(&run.K.g[k].x[GX_TX]);
 	}
 	free(run.K.g);
 	run.K.g = NULL;
@@ -12539,6 +12925,7 @@ static int run_main(void)
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	check_rt_throttling();
+	boot_id_read();		/* the one-way evidence (client), the FIN_ACK's (reflector) */
 	/*
 	 * A SCHED_OTHER thread's timeouts may fire up to 50 us late (timer
 	 * slack, Documentation/timers/hrtimers.rst): at --interval 100 that
@@ -12547,7 +12934,7 @@ static int run_main(void)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	run.E.rxcap = cfg->size + 1 + run.proto_pre;
+	run.E.rxcap = fin_len() + 1 + run.proto_pre;
 	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();

@@ -784,7 +784,7 @@ static void test_opt_modes(void)
 static void test_proto(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
-	struct proto_msg m, d;
+	struct proto_msg m, d = { 0 };
 	int r, len, bad;
 	uint16_t f;
 
@@ -875,7 +875,7 @@ static void test_proto(void)
 static void test_proto_malformed(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
-	struct proto_msg m, d;
+	struct proto_msg m, d = { 0 };
 	char name[120];
 	int r, t, len, bad;
 
@@ -3190,7 +3190,7 @@ static void test_guard_peers(void)
 
 static void test_guard_client(void)
 {
-	uint8_t buf[PROTO_HDR_LEN + 64];
+	uint8_t buf[PROTO_HDR_LEN + 256];
 	int i;
 
 	/* the client: replays, unasked FIN_ACK, length, BUSY, echoes owed */
@@ -3236,13 +3236,30 @@ static void test_guard_client(void)
 		run.E.fin_sent = true;
 		proto_encode(buf, &m);
 		emit_packet(buf, opts.size, 0, 0, false);
+		ok(!run.E.fin_acked && run.S.c.rejected[GR_LENGTH] == 1,
+		   "guard: a FIN_ACK shorter than the FIN (fin_len: room for its blocks) is refused", "-");
+		run.S.c.rejected[GR_LENGTH] = 0;
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &m);
+		emit_packet(buf, fin_len(), 0, 0, false);
 		ok(run.E.fin_acked && run.win.slot[599 & run.win.mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
 		   "%" PRIu64, run.win.slot[599 & run.win.mask].t[T3W]);
 		m.t3w = 7000;
 		proto_encode(buf, &m);
-		emit_packet(buf, opts.size, 0, 0, false);
+		emit_packet(buf, fin_len(), 0, 0, false);
 		ok(run.win.slot[599 & run.win.mask].t[T3W] == 5000 && run.S.c.rejected[GR_ECHO_UNOWED] == 1,
 		   "guard: a second T3 for the same ping never overwrites the first", "-");
+	}
+	{
+		/* the client reads up to fin_len bytes now; longer than --size is still oversized */
+		struct proto_msg f = { .type = PT_PONG, .session = run.S.id + 1, .seq = 1 };
+		uint64_t inv = run.S.c.invalid, fo = run.S.c.foreign, lng = run.S.c.invalid_why[PE_LONG];
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &f);
+		emit_packet(buf, 200, 0, 0, false);
+		ok(run.S.c.invalid == inv + 1 && run.S.c.foreign == fo && run.S.c.invalid_why[PE_LONG] == lng + 1,
+		   "guard: a datagram longer than --size (not a FIN_ACK of fin_len) is oversized", "-");
 	}
 	opts.size = PROTO_HDR_LEN + 16;
 	guard_msg(buf, PT_PONG, run.S.id, 598, 0);
@@ -4922,7 +4939,7 @@ static void test_kx(void)
 {
 	static struct echo q[ECHO_CAP];
 	uint64_t *mem[NMETRIC][2], B, t3sw[2];
-	uint8_t buf[3][128], fin[128];
+	uint8_t buf[3][128], fin[256];
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t tl = sizeof(to);
 	struct proto_msg m, a = { .type = PT_FIN_ACK, .session = 0x4b58 };
@@ -5153,7 +5170,7 @@ static void test_kx(void)
 	run.S.srv_hw = true;
 	run.ts.hw = true;
 	run.host_boot_id = 0x0123456789abcdefULL;
-	emit_packet(fin, 104, 0, 0, false);
+	emit_packet(fin, fin_len(), 0, 0, false);
 	ok(run.E.fin_acked && run.E.srv_phc.method == PHC_EXTENDED && run.E.srv_phc.off == -250 && run.E.srv_phc.boot_id == run.host_boot_id,
 	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", run.E.srv_phc.method);
 	run.phc.n = 2;
@@ -5182,7 +5199,7 @@ static void test_kx(void)
 	   "kx: the reflector's PHC not disciplined: not trusted", "'%s'", why);
 	run.E.srv_phc.method = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC - CLOCK_REALTIME was not measured") &&
-	   strstr(why, "--size 104"), "kx: no PHC block from the reflector: not trusted, --size 104 named", "'%s'", why);
+	   strstr(why, "an earlier rant"), "kx: no PHC block from the reflector: not trusted, says why", "'%s'", why);
 
 	for (i = 0; i < NMETRIC; i++) {
 		free(mem[i][0]);
@@ -5198,6 +5215,190 @@ static void test_kx(void)
 	run.echo.q = NULL;
 	memset(&run.S, 0, sizeof(run.S));
 	reset_globals();
+}
+
+/*
+ * The T3 history (PF_T3HIST): the reflector repeats its last echoes where
+ * the pong has room, after every other block; a client that lost a pong
+ * takes the stamp it carried from the next one, so one lost pong costs one
+ * transaction, and a repeat of a stamp already known costs nothing.
+ */
+static void test_t3hist(void)
+{
+	static struct echo q[ECHO_CAP];
+	const uint64_t B = 1700000000000000000ULL;
+	uint8_t pong[8][256], buf[256];
+	struct proto_msg m, d = { 0 };
+	uint64_t i;
+	int miss = 0;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = 256;
+	/* pong i echoes the T3 of pong i-1; the history holds the ones before it */
+	for (i = 0; i < 8; i++) {
+		m = (struct proto_msg){ .type = PT_PONG, .session = 0x5151, .seq = i, .flags = PF_T2W,
+					.t2w = B + i * 1000000 };
+		echo_pop(&m);
+		memset(pong[i], 0, sizeof(pong[i]));
+		proto_encode(pong[i], &m);
+		echo_hist_put(pong[i], 128, &m);
+		echo_push(i, B + i * 1000000 + 5000, (uint32_t)i);
+	}
+	ok(!proto_decode(pong[1], 128, &d) && !(d.flags & PF_T3HIST) && !d.nhist && d.t3w_seq == 0,
+	   "t3hist: the first echo goes alone (nothing sent before it)", "flags=%#x n=%u", d.flags, d.nhist);
+	ok(!proto_decode(pong[5], 128, &d) && (d.flags & PF_T3HIST) && d.t3w_seq == 4 && d.nhist == 2 &&
+	   d.hist[0].seq == 3 && d.hist[0].t3w == B + 3005000 && d.hist[1].seq == 2 && pong[5][64] == 2,
+	   "t3hist: 128 bytes: the two echoes before this one, newest first, at byte 64",
+	   "n=%u seq %" PRIu64 ",%" PRIu64, d.nhist, d.hist[0].seq, d.hist[1].seq);
+	ok(!proto_decode(pong[5], 119, &d) && !d.nhist,
+	   "t3hist: a block cut short (119 bytes for 2 entries) is not read", "n=%u", d.nhist);
+	m = (struct proto_msg){ .type = PT_PONG, .session = 0x5151, .seq = 8 };
+	echo_pop(&m);
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	echo_hist_put(buf, 256, &m);
+	ok(!proto_decode(buf, 256, &d) && d.nhist == T3HIST_MAX && d.hist[0].seq == 6 &&
+	   d.hist[T3HIST_MAX - 1].seq == 3, "t3hist: room for more: the last T3HIST_MAX, no more",
+	   "n=%u", d.nhist);
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	proto_hist_put(buf, 64 + T3HIST_HDR + T3HIST_ENT - 1, &m);
+	ok(!(buf[6] & (PF_T3HIST >> 8)), "t3hist: no room for one entry: no block, no flag", "-");
+	/* after a tag and the kernel-stamp block; in a FIN_ACK after its 40 bytes */
+	run.key.on = true;
+	run.key.k[0] = 3;
+	memset(buf, 0, sizeof(buf));
+	m.t2k = B + 1;
+	proto_encode(buf, &m);
+	proto_kx_put(buf, 160, &m);
+	proto_hist_put(buf, 160, &m);
+	tag_put(buf, 160);
+	ok(tag_ok(buf, 160) && !proto_decode(buf, 160, &d) && d.t2k == B + 1 && d.nhist == 2 &&
+	   buf[64 + 8 + 16] == 2 && d.hist[0].seq == 6, "t3hist: keyed, with kernel stamps: at byte 88",
+	   "tag %d n=%u", tag_ok(buf, 160), d.nhist);
+	m.type = PT_FIN_ACK;
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	proto_kx_put(buf, fin_len(), &m);
+	proto_hist_put(buf, fin_len(), &m);
+	tag_put(buf, fin_len());
+	ok(!proto_decode(buf, fin_len(), &d) && d.nhist == T3HIST_MAX && buf[64 + 8 + 40] == T3HIST_MAX,
+	   "t3hist: a FIN_ACK (fin_len) holds the whole history after its 40-byte block", "n=%u fin_len %zu",
+	   d.nhist, fin_len());
+	run.key.on = false;
+
+	/* the client: pongs 0-7 of pings 0-7, pong 5 lost on the way */
+	guard_setup(true);
+	opts.size = 128;
+	opts.timeout_ns = UINT64_MAX / 2;
+	for (i = 0; i < 8; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		x->seq = i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = B + i * 1000000 - 2000;
+		answered_set(i, false);
+		run.E.outstanding++;
+		run.S.c.sent++;
+	}
+	run.E.next_seq = 8;
+	for (i = 0; i < 8; i++) {
+		if (i != 5) {
+			emit_packet(pong[i + 0], 128, B + i * 1000000 + 7000, 0, false);
+		}
+	}
+	for (i = 0; i < 7; i++) {
+		miss += i != 5 && !run.win.slot[i].t[T3W];
+	}
+	ok(!miss && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED] &&
+	   !run.S.c.rejected[GR_IMPLAUSIBLE], "t3hist: pong 5 lost: T3 of ping 4 (echoed in it) taken from pong 6's history, nothing refused",
+	   "missing %d, unowed %" PRIu64, miss, run.S.c.rejected[GR_ECHO_UNOWED]);
+	/* pong 5 was only reordered: its header brings the T3 the history already did */
+	emit_packet(pong[5], 128, B + 5000000 + 9000, 0, false);
+	ok(run.S.c.received == 8 && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED],
+	   "t3hist: a header repeating a stamp the history brought costs nothing", "received %" PRIu64
+	   " unowed %" PRIu64, run.S.c.received, run.S.c.rejected[GR_ECHO_UNOWED]);
+}
+
+/* The report's decomposition block and the JSON's clock object, as text (malloc'd). */
+static char *oneway_clock_text(void)
+{
+	struct report rep;
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+
+	report_compute(&rep);
+	print_decomposition(f, &rep);
+	json_clock_log(f, &rep);
+	fclose(f);
+	return text;
+}
+
+/*
+ * Loopback and veth count as one clock only when the reflector's
+ * FIN_ACK names this kernel's boot id; else the report names what is
+ * missing.  When they do, the NTP offset is the path's asymmetry and is
+ * named so (report and JSON).
+ */
+static void test_oneway_kernel(void)
+{
+	static uint64_t b[3][64];
+	static int64_t o[3][64];
+	const int ms[3] = { M_FORWARD, M_BACKWARD, M_RTT };
+	const uint64_t X = 0x0123456789abcdefULL;
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = 0x5151 }, d = { 0 };
+	uint8_t fin[256] = { 0 };
+	char why[320], *text;
+	int i;
+
+	/* a reflector without NIC stamps or PHC sends its boot id all the same */
+	guard_setup(false);
+	run.host_boot_id = X;
+	reflect_phc_block(&a);
+	proto_encode(fin, &a);
+	ok(!proto_kx_put(fin, fin_len(), &a) && !proto_decode(fin, fin_len(), &d) && d.boot_id == X &&
+	   !d.phc_method, "oneway: a software reflector's FIN_ACK carries its boot id, no PHC", "boot %" PRIx64, d.boot_id);
+
+	guard_setup(true);
+	for (i = 0; i < 3; i++) {
+		hist_init(&run.S.h[ms[i]], 1000, 64000, b[i], o[i], 64, test_lh(ms[i]));
+	}
+	hist_add(&run.S.h[M_FORWARD], 9000, 0);
+	hist_add(&run.S.h[M_BACKWARD], 7500, 0);
+	hist_add(&run.S.h[M_RTT], 20000, 0);
+	run.S.offset.n = 1;
+	run.S.best_offset = 750;
+	run.ow_evidence = OW_VETH;
+	run.host_boot_id = X;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "no FIN_ACK came"),
+	   "oneway: veth, no FIN_ACK yet: not trusted, says what is missing", "'%s'", why);
+	run.E.fin_sent = true;
+	emit_packet(fin, fin_len(), 0, 0, false);
+	ok(run.E.fin_acked && run.E.srv_phc.boot_id == X && oneway_trusted(why, sizeof(why)) &&
+	   strstr(why, "boot id is this kernel's") && ow_current(why, sizeof(why)) == OW_VETH,
+	   "oneway: veth and the reflector's boot id this kernel's: trusted", "'%s'", why);
+	text = oneway_clock_text();
+	ok(text && strstr(text, "Path asymmetry: (forward - backward) / 2 = +750 ns") && !strstr(text, "Clock: server") &&
+	   strstr(text, "\"offset_ns\": 750, \"asymmetry_ns\": 750"),
+	   "oneway: one clock: the offset is named the path's asymmetry (report, JSON asymmetry_ns)", "'%s'", text);
+	free(text);
+	run.host_boot_id = X + 1;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "-i is a veth, but the reflector runs in another kernel") &&
+	   ow_current(why, sizeof(why)) == OW_NONE, "oneway: veth, another kernel's boot id: not trusted, says so", "'%s'", why);
+	text = oneway_clock_text();
+	ok(text && strstr(text, "Clock: server - client offset +750 ns") && !strstr(text, "asymmetry:") &&
+	   strstr(text, "\"asymmetry_ns\": null"), "oneway: two kernels: a clock offset, no asymmetry claimed", "'%s'", text);
+	free(text);
+	run.ow_evidence = OW_LOOPBACK;
+	run.E.srv_phc.boot_id = 0;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "loopback, but the reflector's FIN_ACK carries no boot id"),
+	   "oneway: loopback, a FIN_ACK without a boot id (an earlier rant): not trusted", "'%s'", why);
+	run.host_boot_id = 0;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "this kernel's boot id is unreadable"),
+	   "oneway: this kernel's boot id unknown: not trusted", "'%s'", why);
 }
 
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
@@ -6057,6 +6258,8 @@ static void test_plot_panels(void)
 	/* one-way known (a veth): forward and backward are series, in the legend and the table */
 	mem = plot_fixture(1000, -1);
 	run.ow_evidence = OW_VETH;
+	run.host_boot_id = run.E.srv_phc.boot_id = 0x0123456789abcdefULL;	/* one kernel */
+	run.E.fin_acked = true;
 	svg_doc = plot_fixture_draw(&r);
 	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_FORWARD].n);
 	good = !r && svg_doc && run.S.h[M_FORWARD].n &&
@@ -6166,11 +6369,16 @@ static void test_plot_panels(void)
 	svg_doc = plot_fixture_draw(&r);
 	ok(!r && svg_doc && !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
 	   !strcmp(svg_id_text(svg_doc, "size64-1-title"), "size 64 B") &&
-	   count_str(svg_doc, "id=\"size64-1-") == 6 && strstr(svg_doc, "id=\"phase64-1\""),
-	   "plot panels: a repeated size gets ids of its own", "r=%d", r);
+	   /* title, samples, lost, avg, p50, p99, max; with -s app rtt's and tx stack's samples */
+	   count_str(svg_doc, "id=\"size64-1-") == 9 && strstr(svg_doc, "id=\"phase64-1\""),
+	   "plot panels: a repeated size gets ids of its own", "r=%d ids %d", r,
+	   svg_doc ? count_str(svg_doc, "id=\"size64-1-") : -1);
 	free(svg_doc);
 	for (k = 0; run.K.g && k < run.K.ng; k++) {
 		hist_free(&run.K.g[k].h);
+		for (i = 0; i < GX_N; i++) {
+			hist_free(&run.K.g[k].x[i]);
+		}
 	}
 	free(run.K.g);
 	plot_fixture_free(mem);
@@ -6211,6 +6419,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_ptp),
 	CASE(test_klog),
 	CASE(test_kx),
+	CASE(test_t3hist),
+	CASE(test_oneway_kernel),
 	CASE(test_tsconfig),
 	CASE(test_hist),
 	CASE(test_hist_store),
