@@ -334,6 +334,12 @@ struct txn {
 #define LH_LIN		1024	/* below it, one bin per ns */
 /* magnitudes up to 2^64 - 1: the linear bins, then 54 octaves (2^10 .. 2^63) */
 #define LH_N		(LH_LIN + 54 * LH_SUB)
+/*
+ * The exact store's size, whatever the run's length (a run that cannot
+ * produce that many samples gets a store for all of them, and no log bins:
+ * nothing of it can overflow).
+ */
+#define OUT_CAP		16384
 
 struct hist {
 	uint64_t bucket_ns, bound_ns;
@@ -2609,7 +2615,17 @@ static uint64_t hist_lh_len(uint64_t bound_ns)
 	return 2 * (uint64_t)LH_N - lh_index(bound_ns);
 }
 
-/* buckets: ceil(bound / bucket) entries, zeroed; out: out_cap; lh: hist_lh_len(bound). */
+/* Log bins for a store of out_cap: none when the run cannot fill it (see OUT_CAP). */
+static uint64_t hist_lh_room(uint64_t out_cap, uint64_t bound_ns)
+{
+	return out_cap < OUT_CAP ? 0 : hist_lh_len(bound_ns);
+}
+
+/*
+ * buckets: ceil(bound / bucket) entries, zeroed; out: out_cap; lh:
+ * hist_lh_len(bound), or NULL where the store holds every sample the run
+ * can give (hist_lh_room).
+ */
 static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
 		      uint64_t *buckets, int64_t *out, uint64_t out_cap, uint64_t *lh)
 {
@@ -2622,13 +2638,17 @@ static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
 	h->out_cap = out_cap;
 	h->lh = lh;
 	h->lh_base = lh_index(bound_ns);
-	memset(lh, 0, hist_lh_len(bound_ns) * sizeof(*lh));
+	if (lh) {
+		memset(lh, 0, hist_lh_len(bound_ns) * sizeof(*lh));
+	}
 }
 
 static void hist_reset(struct hist *h)
 {
 	memset(h->bucket, 0, h->nbuckets * sizeof(*h->bucket));
-	memset(h->lh, 0, hist_lh_len(h->bound_ns) * sizeof(*h->lh));
+	if (h->lh) {
+		memset(h->lh, 0, hist_lh_len(h->bound_ns) * sizeof(*h->lh));
+	}
 	h->out_n = h->out_lo = h->out_hi = h->n = 0;
 	h->min = h->max = h->shift = 0;
 	h->min_seq = h->max_seq = 0;
@@ -2649,7 +2669,8 @@ static void hist_free(struct hist *h)
 
 /*
  * A value outside [0, bound): stored while there is room, always counted in
- * its log bin (a zeroed histogram, never initialised, has none: it counts).
+ * its log bin (a store sized for the whole run, or a zeroed histogram, has
+ * none: it counts).
  */
 static void hist_outside(struct hist *h, int64_t v)
 {
@@ -3394,10 +3415,11 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
 /* One row's histogram (its exact store as large as a metric's: tails above -o alike). */
 static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
 {
-	uint64_t *b = calloc(nb, 8), *lh = calloc(hist_lh_len(cfg->bound_ns), 8);
+	uint64_t nlh = hist_lh_room(out_cap, cfg->bound_ns);
+	uint64_t *b = calloc(nb, 8), *lh = nlh ? calloc(nlh, 8) : NULL;
 	int64_t *o = calloc(out_cap ? out_cap : 1, 8);
 
-	if (!b || !o || !lh) {
+	if (!b || !o || (nlh && !lh)) {
 		free(b);
 		free(o);
 		free(lh);
@@ -5141,10 +5163,11 @@ static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_ca
 	int k;
 
 	for (k = 0; k < run.side.nmetrics; k++) {
-		uint64_t *b = take(nbuckets * 8), *lh = take(hist_lh_len(cfg->bound_ns) * 8);
+		uint64_t nlh = hist_lh_room(out_cap, cfg->bound_ns);
+		uint64_t *b = take(nbuckets * 8), *lh = nlh ? take(nlh * 8) : NULL;
 		int64_t *o = take((out_cap ? out_cap : 1) * 8);
 
-		if (!b || !o || !lh) {
+		if (!b || !o || (nlh && !lh)) {
 			return -1;
 		}
 		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o,
@@ -5199,12 +5222,7 @@ static uint64_t expected_txns(void)
 	return 0;
 }
 
-/*
- * The exact outlier store of each histogram: a fixed size, whatever the run's
- * length (beyond it the log bins keep the tail within 0.1 %), and the log
- * ring's default when --log or --plot asks for one.
- */
-#define OUT_CAP			16384
+/* The log ring's default when --log or --plot asks for one. */
 #define LOG_RECORDS_DEFAULT	1000000
 #define WIN_MAX			(1 << 20)
 
@@ -5259,15 +5277,18 @@ static int layout_compute(struct layout *L, bool emit)
 	if (L->win < 256) {
 		L->win = 256;
 	}
-	L->out_cap = OUT_CAP;
+	/* a run that cannot fill the store gets one for all it can give, and no log bins */
+	L->out_cap = exp && exp < OUT_CAP ? exp : OUT_CAP;
 	if (cfg->log || cfg->plot) {	/* the ring also feeds --plot's picture over time */
 		L->log_cap = cfg->log_records ? cfg->log_records : exp ? exp : LOG_RECORDS_DEFAULT;
 	}
-	ts_probe_hw();
+	if (L->log_cap) {
+		ts_probe_hw();
+	}
 	L->nbuckets = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 	L->total = align64(L->win * sizeof(struct txn)) + align64(L->win * sizeof(uint64_t)) +
 		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8) +
-				 align64(hist_lh_len(cfg->bound_ns) * 8)) +
+				 align64(hist_lh_room(L->out_cap, cfg->bound_ns) * 8)) +
 		   align64(BREACH_KEEP * sizeof(struct breach)) +
 		   align64(ECHO_CAP * sizeof(struct echo)) + 2 * align64(PROTO_MAX_SIZE + 64) +
 		   align64(L->log_cap * log_rec_size(emit));
@@ -8026,7 +8047,8 @@ static void plot_hist_put(const struct axis *ax, int ncol, uint64_t *cnt, double
 /*
  * A histogram's counts in ncol columns of axis ax (cnt zeroed by the
  * caller); the largest.  Outliers come from the log bins, which hold every
- * one of them (the exact store may hold only the first).
+ * one of them (the exact store may hold only the first), or from the store
+ * where it holds all the run could give (no log bins).
  */
 static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int ncol, uint64_t *cnt)
 {
@@ -8041,7 +8063,10 @@ static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int 
 			plot_hist_put(ax, ncol, cnt, a, z, h->bucket[i]);
 		}
 	}
-	for (i = 0; i < nlh; i++) {
+	for (i = 0; !h->lh && i < h->out_n; i++) {
+		plot_hist_put(ax, ncol, cnt, (double)h->out[i], (double)h->out[i], 1);
+	}
+	for (i = 0; h->lh && i < nlh; i++) {
 		if (!h->lh[i]) {
 			continue;
 		}

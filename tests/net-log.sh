@@ -342,7 +342,7 @@ mem_line() {
 # Memory sized by what the run keeps, not by its length; a record's bytes
 # as said; a long prefault ends at once on SIGINT.
 test_memory_sizes() {
-	local d c l pid t0 t1 rss
+	local d c l rec pid t0 t1 rc
 	emit md -d 0.2 -v
 	emit_bg mc --count 2000000 -v
 	wait_for 10 grep -q '^rant: memory' "$WORK/mc.err"

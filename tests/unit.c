@@ -1955,6 +1955,37 @@ static void test_hist_long(void)
 	free(v);
 }
 
+/*
+ * The memory a run's statistics take, sized by what it must keep: a run
+ * that cannot produce OUT_CAP samples gets a store for all of them and no
+ * log bins; any longer run the same OUT_CAP store and log bins, however long.
+ */
+static void test_layout_store(void)
+{
+	struct layout a, b, c, d;
+
+	reset_globals();
+	cfg_defaults();
+	opts.mode = MODE_EMIT;
+	opts.count = 100;
+	opts.warmup = 5;
+	layout_compute(&a, true);
+	opts.count = 2000000;
+	layout_compute(&b, true);
+	opts.count = 0;
+	opts.duration_s = 3;
+	layout_compute(&c, true);
+	opts.count = 20000000;
+	layout_compute(&d, true);
+	ok(a.out_cap == 105 && b.out_cap == OUT_CAP && c.out_cap == OUT_CAP && d.out_cap == OUT_CAP,
+	   "layout: the exact store holds what a short run can give (105), else OUT_CAP whatever the length",
+	   "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, a.out_cap, b.out_cap, c.out_cap, d.out_cap);
+	ok(b.total == c.total && c.total == d.total && a.total < b.total,
+	   "layout: --count 2000000 and 20000000 take what -d takes; --count 100 less (no log bins)",
+	   "%zu %zu %zu %zu", a.total, b.total, c.total, d.total);
+	reset_globals();
+}
+
 static void test_hist_random(void)
 {
 	const size_t N = 20000;
@@ -6425,6 +6456,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_long),
+	CASE(test_layout_store),
 	CASE(test_hist_random),
 	CASE(test_fit),
 	CASE(test_fit_offset),

@@ -22,7 +22,10 @@ cd "$(dirname "$0")/../.." || exit 2
 : "${RANT:=$PWD/rant}"
 GEN=$PWD/tests/plot-gen
 
-[ -x "$RANT" ] && [ -x "$GEN" ] || { echo "scale: needs ./rant and tests/plot-gen (make rant tests/plot-gen)" >&2; exit 2; }
+if [ ! -x "$RANT" ] || [ ! -x "$GEN" ]; then
+	echo "scale: needs ./rant and tests/plot-gen (make rant tests/plot-gen)" >&2
+	exit 2
+fi
 [ -x /usr/bin/time ] || { echo "scale: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 work=$(mktemp -d "$TMPDIR/rant-scale.XXXXXX") || exit 1
 refl=
@@ -57,12 +60,14 @@ printf '%10s  %-12s %7s %8s %8s %6s %8s %8s %6s %9s\n' rows log MiB "awk s" "ran
 for n in $SCALE_ROWS; do
 	"$GEN" "$n" "$work/e.log" 2>/dev/null || exit 1
 	mib=$(($(stat -c %s "$work/e.log") / 1048576))
+	# shellcheck disable=SC2016 # awk's own $4
 	measure "$work/awk" awk 'NR > 2 { s += $4 } END { print s }' "$work/e.log" || exit 1
 	measure "$work/rant" "$RANT" --analyze "$work/e.log" -q || exit 1
 	row "$n" "text" "$mib"
 	rm -f "$work/e.log"
 	"$GEN" "$n" "$work/e.csv" "$work/r.csv" 2>/dev/null || exit 1
 	mib=$((($(stat -c %s "$work/e.csv") + $(stat -c %s "$work/r.csv")) / 1048576))
+	# shellcheck disable=SC2016 # awk's own $5
 	measure "$work/awk" awk -F, 'NR > 2 { s += $5 } END { print s }' "$work/e.csv" || exit 1
 	measure "$work/rant" "$RANT" --analyze "$work/e.csv" --analyze "$work/r.csv" -q || exit 1
 	row "$n" "csv joined" "$mib"
