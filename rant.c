@@ -708,6 +708,8 @@ struct reflect_state {
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
 	/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
 	uint64_t last_wake;
+	/* CLOCK_MONOTONIC as the datagram being handled was read (reflect_tick) */
+	uint64_t now;
 	/* the session's ports: one per class socket of its client */
 	uint16_t ports[16];
 	int nports;
@@ -8357,9 +8359,12 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 			emit_drain();
 		}
 		if (ev & POLLIN) {
-			while ((r = emit_recv(MSG_DONTWAIT)) > 0) {
+			int i;
+
+			/* at most 64: a stream of datagrams cannot hold the caller past its deadline */
+			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
 			}
-			return r;
+			return r < 0 ? r : 0;
 		}
 		return 0;
 	}
@@ -8372,7 +8377,8 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 
 /*
  * --spin, back-to-back: non-blocking receives until the pong is there.  The
- * clock is read every 64 empty polls only: on the spinning path a vDSO
+ * clock is read every 64 polls only (empty or not, so that no stream of
+ * datagrams holds the loop past its deadline): on the spinning path a vDSO
  * clock_gettime per poll costs more than the poll finds.
  */
 static int emit_spin_pong(const struct txn *x, uint64_t limit)
@@ -8385,7 +8391,7 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
 		if (r < 0) {
 			break;
 		}
-		if (!r && !(++spins & 63) && mono_ns() >= limit) {
+		if (!(++spins & 63) && mono_ns() >= limit) {
 			break;
 		}
 	}
@@ -8968,9 +8974,10 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 /*
  * A reflector that did not run (stopped, starved of CPU) cannot tell that
  * its client fell silent: the client was pinging all along, into the socket
- * queue.  The loop wakes at least every 200 ms; a longer gap since it last
- * ran is the reflector's own stall, credited to the session's last ping so
- * that the queued pings are read before the session is called idle.
+ * queue.  The loop reads the clock after every datagram and wakes at least
+ * every 200 ms; a longer gap since it last did is the reflector's own stall,
+ * credited to the session's last ping so that the queued pings are read
+ * before the session is called idle.
  */
 #define STALL_NS	(1000 * 1000000ULL)
 
@@ -9095,6 +9102,22 @@ static void reflect_end(int reason)
 	run.R.active = false;
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * The reflector's clock, read once per datagram (before it is handled) and
+ * once per wake-up: whatever arrives, and however often, the stall is
+ * credited and the session's idleness judged on time.  False: the run is
+ * over (--once after its session, or a breach).
+ */
+static bool reflect_tick(uint64_t now)
+{
+	run.R.now = now;
+	reflect_stall_credit(now);
+	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
+		reflect_end(STOP_IDLE);
+	}
+	return run.R.active || !run.R.sessions || !(cfg->once || run.R.exit_code == EXIT_BREACH);
 }
 
 /*
@@ -9247,7 +9270,7 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 		}
 	}
 	run.R.ahead = 0;
-	run.R.last_rx = run.R.last_wake = now;
+	run.R.last_rx = now;
 	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
 	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
 	run.R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
@@ -9372,7 +9395,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		reflect_junk(PE_TYPE);
 		return;
 	}
-	now = mono_ns();
+	now = run.R.now;	/* read as it arrived (reflect_recv) */
 	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
 		return;
 	}
@@ -9414,7 +9437,7 @@ static int reflect_recv(int flags)
 	if (r == -ECONNREFUSED) {
 		return 0;
 	}
-	if (r > 0 && rx.ours) {
+	if (r > 0 && reflect_tick(mono_ns()) && rx.ours) {
 		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
 	}
@@ -9445,11 +9468,15 @@ static int reflect_run(void)
 		    (cfg->once || run.R.exit_code == EXIT_BREACH)) {
 			break;
 		}
-		if (r > 0 && !cfg->spin) {
+		if (r > 0) {
+			/* reflect_recv read the clock for it: -d holds under any traffic */
+			if (run.R.end && run.R.now >= run.R.end) {
+				break;
+			}
 			continue;
 		}
-		/* spinning: look at the clock every 64 polls, act every 10 ms */
-		if (cfg->spin && (r > 0 || (++spins & 63))) {
+		/* spinning: look at the clock every 64 empty polls, act every 10 ms */
+		if (cfg->spin && (++spins & 63)) {
 			continue;
 		}
 		now = mono_ns();
@@ -9458,11 +9485,7 @@ static int reflect_run(void)
 		}
 		last_check = now;
 		reflect_drain();
-		reflect_stall_credit(now);
-		if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
-			reflect_end(STOP_IDLE);
-		}
-		if (run.R.end && now >= run.R.end) {
+		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
 			break;
 		}
 	}
