@@ -164,11 +164,12 @@ enum proto_flag {
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
 	GR_PEER, GR_SEQ_AHEAD, GR_FIN_UNKNOWN, GR_FIN_ACK_UNASKED, GR_PORT0, GR_IMPLAUSIBLE,
-	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_N
+	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_ENDED, GR_N
 };
 static const char *const guard_rej_name[GR_N] = {
 	"wrong_peer", "seq_ahead", "fin_unknown", "fin_ack_unasked", "source_port_0",
 	"implausible_stamps", "wrong_length", "echo_not_owed", "unauthenticated", "busy_answers",
+	"session_ended",
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
@@ -453,6 +454,15 @@ struct grp {
 };
 
 /*
+ * Reflector: a session that ended, remembered by its id so that a replay of
+ * one of its pings opens nothing (reflect_replayed).  A table indexed by a
+ * hash of the id: a newer session whose id falls in the same slot takes it.
+ */
+enum { ENDED_NONE, ENDED_IDLE, ENDED_FIN };
+struct ended_session { uint64_t top; uint32_t id; uint8_t how; };
+#define ENDED_CAP	4096
+
+/*
  * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
  * TX key of their send: T3_K (which may come after T3) is looked up by it.
  */
@@ -710,6 +720,8 @@ struct reflect_state {
 	uint64_t last_wake;
 	/* CLOCK_MONOTONIC as the datagram being handled was read (reflect_tick) */
 	uint64_t now;
+	/* the sessions that ended, by a hash of their id (reflect_replayed) */
+	struct ended_session ended[ENDED_CAP];
 	/* the session's ports: one per class socket of its client */
 	uint16_t ports[16];
 	int nports;
@@ -9068,6 +9080,33 @@ static void reflect_start(uint32_t id)
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
 }
 
+static struct ended_session *reflect_ended(uint32_t id)
+{
+	return &run.R.ended[(id * 2654435761u) >> 20 & (ENDED_CAP - 1)];
+}
+
+/* The session ending now: its id, how it ended and the highest seq it saw. */
+static void reflect_remember(int reason)
+{
+	struct ended_session *e = reflect_ended(run.S.id);
+
+	e->id = run.S.id;
+	e->how = reason == STOP_FIN ? ENDED_FIN : ENDED_IDLE;
+	e->top = run.R.any ? run.R.top : 0;
+}
+
+/*
+ * A ping of a session that ended is a replay (README, Rules): after its FIN
+ * any of them, after an idle end any up to the highest seq it saw.  A client
+ * that really was silent that long goes on above it, in a new session.
+ */
+static bool reflect_replayed(const struct proto_msg *m)
+{
+	const struct ended_session *e = reflect_ended(m->session);
+
+	return e->how != ENDED_NONE && e->id == m->session && (e->how == ENDED_FIN || m->seq <= e->top);
+}
+
 /* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
 static void reflect_end(int reason)
 {
@@ -9098,6 +9137,7 @@ static void reflect_end(int reason)
 	if (exit_code > run.R.exit_code) {
 		run.R.exit_code = exit_code;
 	}
+	reflect_remember(reason);
 	run.R.last_id = run.S.id;
 	run.R.active = false;
 	run.R.sessions++;
@@ -9223,6 +9263,10 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
+	if ((!run.R.active || m->session != run.S.id) && reflect_replayed(m)) {
+		reflect_reject(GR_ENDED);	/* opens nothing, told nothing, blocks no one */
+		return false;
+	}
 	if (run.R.active && m->session != run.S.id) {
 		if (now - run.R.last_rx <= run.R.idle_ns) {
 			/* a second client: told BUSY while this one runs */
