@@ -715,6 +715,10 @@ struct reflect_state {
 	uint32_t key0;
 	/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t ahead;
+	/* the session's idle hint: the largest its pings gave, clamped */
+	uint64_t hint_ms;
+	/* without a key: the lowest seq below the window that may still come */
+	uint64_t below;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
 	/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
 	uint64_t last_wake;
@@ -8712,28 +8716,58 @@ static int emit_run(void)
 
 #define SEEN_BITS	4096
 
-/* true if seq was already answered (or is too old to tell) */
+/* A seq leaves the window: if it never came, it may still come (reflect_seen). */
+static void reflect_leaves(uint64_t seq, bool came)
+{
+	if (!came && seq >= run.R.first && seq < run.R.below) {
+		run.R.below = seq;
+	}
+}
+
+/* The window moves up to seq: what leaves it is noted, the new seqs start unseen. */
+static void reflect_advance(uint64_t seq)
+{
+	uint64_t i, bit;
+
+	if (!run.R.any) {
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+		run.R.first = seq;	/* a restarted reflector joins mid-session */
+		run.R.below = UINT64_MAX;
+	} else if (seq - run.R.top >= SEEN_BITS) {
+		for (i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0; i <= run.R.top; i++) {
+			reflect_leaves(i, run.R.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
+		}
+		reflect_leaves(run.R.top + 1, seq - run.R.top == SEEN_BITS);
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+	} else {
+		for (i = run.R.top + 1; i <= seq; i++) {
+			bit = 1ULL << (i % 64);
+			if (i >= SEEN_BITS) {
+				reflect_leaves(i - SEEN_BITS, run.R.seen[(i % SEEN_BITS) / 64] & bit);
+			}
+			run.R.seen[(i % SEEN_BITS) / 64] &= ~bit;
+		}
+	}
+	run.R.top = seq;
+	run.R.any = true;
+}
+
+/*
+ * True if seq was already answered (or, with a key, is too old to tell).
+ * Without a key a third party can move the window (README, Rules): a seq
+ * below it that left it unseen is still answered, once, in increasing order.
+ */
 static bool reflect_seen(uint64_t seq)
 {
-	uint64_t i;
-
 	if (!run.R.any || seq > run.R.top) {
-		uint64_t from = run.R.any ? run.R.top + 1 : seq;
-
-		if (!run.R.any || seq - run.R.top >= SEEN_BITS) {
-			memset(run.R.seen, 0, sizeof(run.R.seen));
-		} else {
-			for (i = from; i < seq; i++) {
-				run.R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
-			}
-		}
-		if (!run.R.any) {
-			run.R.first = seq;	/* a restarted reflector joins mid-session */
-		}
-		run.R.top = seq;
-		run.R.any = true;
+		reflect_advance(seq);
 	} else if (run.R.top - seq >= SEEN_BITS) {
-		return true;
+		if (run.key.on || seq < run.R.below) {
+			return true;
+		}
+		run.R.below = seq + 1;
+		run.S.c.late++;	/* arrived after a later ping: reordered */
+		return false;
 	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
 		return true;
 	} else {
@@ -9066,6 +9100,8 @@ static void reflect_start(uint32_t id)
 	run.R.active = true;
 	run.R.key0 = run.ts.next_key;
 	run.R.ahead = 0;
+	run.R.hint_ms = 0;
+	run.R.below = UINT64_MAX;
 	run.R.measuring = false;
 	run.R.src_probed = 0;
 	run.R.src_same = false;
@@ -9125,7 +9161,10 @@ static void reflect_end(int reason)
 	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
 	reflect_flush();
 	if (run.R.any) {
-		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
+		uint64_t span = run.R.top + 1 - run.R.first;
+
+		/* without a key a replay below the window may count twice: never below 0 */
+		run.S.c.lost = span > run.R.distinct ? span - run.R.distinct : 0;
 	}
 	if (run.S.c.breaches) {
 		exit_code = EXIT_BREACH;
@@ -9297,27 +9336,45 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 }
 
 /*
- * A ping of the session: a seq far ahead needs a second ping to confirm it
- * (a forgery would poison the duplicate window), the idle hint is clamped,
- * a duplicate is counted.  False: not answered.
+ * Without a key, a seq more than SEQ_AHEAD_MAX beyond the highest is taken
+ * only when the session has been silent for longer than its idle hint (its
+ * client's pings were not arriving) and the next ping confirms it: a third
+ * party cannot silence a client that is pinging.  With a key the tag says
+ * the client sent it.  True: refused.
+ */
+static bool reflect_far_ahead(uint64_t seq, uint64_t now)
+{
+	if (run.key.on || !run.R.any || seq <= run.R.top || seq - run.R.top <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	if (now - run.R.last_rx > run.R.hint_ms * 1000000ULL && run.R.ahead && seq > run.R.ahead &&
+	    seq - run.R.ahead <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	run.R.ahead = seq;
+	return true;
+}
+
+/*
+ * A ping of the session: a seq far ahead may need a second ping to confirm
+ * it, the idle hint is clamped, a duplicate is counted.  False: not answered.
  */
 static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 {
-	uint64_t idle;
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	uint64_t idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
 
-	if (run.R.any && m->seq > run.R.top && m->seq - run.R.top > SEQ_AHEAD_MAX) {
-		/* a real client that lost that many pings sends the next one right after */
-		if (!run.R.ahead || m->seq <= run.R.ahead || m->seq - run.R.ahead > SEQ_AHEAD_MAX) {
-			run.R.ahead = m->seq;
-			reflect_reject(GR_SEQ_AHEAD);
-			return false;
-		}
+	if (reflect_far_ahead(m->seq, now)) {
+		reflect_reject(GR_SEQ_AHEAD);
+		return false;
 	}
 	run.R.ahead = 0;
 	run.R.last_rx = now;
-	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
-	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
-	run.R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
+	/* the largest hint of the session: a forged ping cannot shorten it */
+	if (idle > run.R.hint_ms) {
+		run.R.hint_ms = idle;
+	}
+	run.R.idle_ns = (run.R.hint_ms > 1500 ? 2 * run.R.hint_ms : 3000) * 1000000ULL;
 	if (reflect_seen(m->seq)) {
 		run.S.c.duplicate++;
 		return false;

@@ -5,7 +5,7 @@
         a fake reflector that answers pings in one impossible way (MODE),
         answers a FIN with a FIN_ACK and exits; prints what it did as JSON.
     forge.py ping DST PORT [--src ADDR:PORT] [--from-port P] [--session ID]
-                 [--seq N] [--idle MS] [--type T] [--flags F] [--count N]
+                 [--seq N] [--seq-step [K]] [--idle MS] [--type T] [--flags F] [--count N]
                  [--size N] [--vary-session] [--junk]
         pings (or FINs, --type 3) from a UDP socket (bound to port P with
         --from-port), or with --src from any address and port on a raw IPv4
@@ -144,7 +144,7 @@ def pinger(a):
     sent = 0
     for i in range(a.count):
         sess = a.session + i if a.vary_session else a.session
-        d = header(a.type, sess, a.seq + (i if a.seq_step else 0), flags=a.flags, idle_ms=a.idle,
+        d = header(a.type, sess, a.seq + i * a.seq_step, flags=a.flags, idle_ms=a.idle,
                    size=a.size)
         if a.junk:
             d = b"junk" + os.urandom(max(a.size - 4, 0))
@@ -211,7 +211,7 @@ def main():
     p.add_argument("--src")
     p.add_argument("--session", type=lambda s: int(s, 0), default=0x1234)
     p.add_argument("--seq", type=int, default=0)
-    p.add_argument("--seq-step", action="store_true")
+    p.add_argument("--seq-step", type=int, nargs="?", const=1, default=0)
     p.add_argument("--idle", type=int, default=1001)
     p.add_argument("--type", type=int, default=PING)
     p.add_argument("--count", type=int, default=1)
