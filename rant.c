@@ -544,6 +544,7 @@ struct classes {
 	int r_prio, r_tos;		/* what the reflector's socket carries now */
 	int rn;
 	struct { int prio, tos; uint64_t answered, warmup; } r[16];
+	struct { uint64_t answered, warmup; } r_plain;	/* answered outside those rows */
 	/* --analyze: the class and size of the row being read, from its columns */
 	bool analyze;
 	int a_cls, a_size;
@@ -674,6 +675,7 @@ struct emit_state {
 	uint64_t overruns;	/* --interval slots skipped because we were late */
 	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
 	bool fin_acked, fin_more;
+	bool fin_counted;	/* a FIN_ACK of the session itself came (its counts) */
 	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
 	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
 	uint64_t first_rx_mono;
@@ -726,9 +728,6 @@ struct reflect_state {
 	uint64_t now;
 	/* the sessions that ended, by a hash of their id (reflect_replayed) */
 	struct ended_session ended[ENDED_CAP];
-	/* the session's ports: one per class socket of its client */
-	uint16_t ports[16];
-	int nports;
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
 	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
 	int pi_level;			/* 0 = none */
@@ -3182,6 +3181,13 @@ static int cls_wait(uint64_t ns, short events)
 	if (ppoll(p, (nfds_t)run.K.ncls, &t, NULL) <= 0) {
 		return 0;
 	}
+	/* a socket with datagrams first: another's TX stamps must not hide them */
+	for (k = 0; k < run.K.ncls; k++) {
+		if (p[k].revents & POLLIN) {
+			cls_use(k);
+			return p[k].revents;
+		}
+	}
 	for (k = 0; k < run.K.ncls; k++) {
 		if (p[k].revents) {
 			cls_use(k);
@@ -3226,6 +3232,7 @@ static void cls_session_reset(void)
 
 	run.K.rn = 0;
 	memset(run.K.r, 0, sizeof(run.K.r));
+	memset(&run.K.r_plain, 0, sizeof(run.K.r_plain));
 	run.K.phase = 0;
 	memset(run.K.phase_seq0, 0, sizeof(run.K.phase_seq0));
 	run.K.tx_size = run.K.size[0];
@@ -3331,6 +3338,10 @@ static void cls_report(FILE *f)
 			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab,
 				run.K.r[c].answered, run.K.r[c].warmup);
 		}
+		if (run.K.rn && run.K.r_plain.answered) {
+			fprintf(f, "%-8s %-6s %12" PRIu64 " %12" PRIu64 "\n", "none", "-",
+				run.K.r_plain.answered, run.K.r_plain.warmup);
+		}
 		return;
 	}
 	if (!run.K.g) {
@@ -3406,6 +3417,11 @@ static void cls_json(FILE *f)
 			fprintf(f, "%s\n    {", c ? "," : "");
 			cls_json_prio_tos(f, run.K.r[c].prio, run.K.r[c].tos);
 			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", run.K.r[c].answered, run.K.r[c].warmup);
+		}
+		if (run.K.r_plain.answered) {
+			/* pings without a class: priority and TOS null */
+			fprintf(f, ",\n    {\"priority\": null, \"tos\": null, \"answered\": %" PRIu64
+				", \"warmup\": %" PRIu64 "}", run.K.r_plain.answered, run.K.r_plain.warmup);
 		}
 		fprintf(f, "\n  ],\n");
 		return;
@@ -5115,6 +5131,33 @@ static void ow_probe(int fd, const struct sockaddr_storage *peer)
 	}
 }
 
+/*
+ * Classes: every class's socket has the port of the first (SO_REUSEPORT,
+ * socket(7); one user's sockets only), so that the reflector sees one peer,
+ * address and port, whatever class a ping is in (README, Rules).  The
+ * pongs of all classes then come to one of them: the loop waits on all.
+ */
+static int cls_share_port(int fd)
+{
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+
+	if (setopt_int(fd, SOL_SOCKET, SO_REUSEPORT, 1) < 0) {
+		warnx_("--priority/--tos list: SO_REUSEPORT refused: %s", strerror(errno));
+		return -1;
+	}
+	if (!run.K.opening || cfg->ptp_probe) {
+		return 0;	/* the first class's port (or PTP's 319) is the one */
+	}
+	if (getsockname(run.K.fd[0], (struct sockaddr *)&me, &len) < 0 ||
+	    bind(fd, (struct sockaddr *)&me, len) < 0) {
+		warnx_("--priority/--tos list: cannot give class %d the port of class 0: %s",
+		       run.K.opening, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int sock_open_emit(void)
 {
 	struct sockaddr_storage peer;
@@ -5135,6 +5178,9 @@ static int sock_open_emit(void)
 	}
 	/* local receive-buffer drops, reported apart from network loss; best effort */
 	setopt_int(fd, SOL_SOCKET, SO_RXQ_OVFL, 1);
+	if (run.K.ncls > 1 && cls_share_port(fd) < 0) {
+		return -1;
+	}
 	if (cfg->ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
 		return -1;
 	}
@@ -5329,8 +5375,15 @@ static int cls_open(void)
 	run.sock_fd = first;
 	run.ts = keep;
 	if (run.K.nival) {
-		/* every seq still in the window or in the log ring keeps its class */
+		/*
+		 * every seq still in the window or in the log ring keeps its class, and
+		 * every seq whose late pong may still be counted (emit_stale)
+		 */
 		uint64_t n = pow2_at_least(run.win.mask + 1 + run.S.log.cap);
+
+		if (n < ANSWERED_BITS) {
+			n = ANSWERED_BITS;
+		}
 
 		run.K.cmap = calloc(n, 1);
 		run.K.cmap_mask = n - 1;
@@ -5354,31 +5407,17 @@ static void cls_set_tos(int tos)
 /*
  * Reflect: answer a class ping in its class.  The socket's options change
  * only when the class does (two system calls then), and go back to the
- * reflector's own for pings without a class.
+ * reflector's own for pings without a class (and for FIN_ACKs: flags 0).
  */
-static void cls_reflect(const struct proto_msg *m)
+static void cls_reflect(uint16_t flags)
 {
-	int prio = cfg->priority, tos = cfg->tos, i;
+	int prio = cfg->priority, tos = cfg->tos;
 
-	if (m->flags & PF_CLASS) {
-		unsigned p = (m->flags >> PF_PRIO_SHIFT) & 0xf;
+	if (flags & PF_CLASS) {
+		unsigned p = (flags >> PF_PRIO_SHIFT) & 0xf;
 
 		prio = p ? (int)p - 1 : cfg->priority;
 		tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
-		for (i = 0; i < run.K.rn; i++) {
-			if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
-				break;
-			}
-		}
-		if (i == run.K.rn && run.K.rn < 16) {
-			run.K.r[run.K.rn].prio = prio;
-			run.K.r[run.K.rn].tos = tos;
-			run.K.rn++;
-		}
-		if (i < run.K.rn) {
-			run.K.r[i].answered++;
-			run.K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
-		}
 	}
 	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
 	if (tos != run.K.r_tos) {
@@ -5388,6 +5427,40 @@ static void cls_reflect(const struct proto_msg *m)
 	if (prio != run.K.r_prio) {
 		setopt_int(run.sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
 		run.K.r_prio = prio;
+	}
+}
+
+/*
+ * A pong sent: booked in the row of its class (priority and TOS as it was
+ * answered), warm-up by the client's flag or the reflector's own -w, so
+ * that the rows add up to the session's sent and warm-up.  A ping without
+ * a class in a session with classes goes to a row of its own.
+ */
+static void cls_book(uint16_t flags, bool warmup)
+{
+	int i;
+
+	if (!(flags & PF_CLASS)) {
+		run.K.r_plain.answered++;
+		run.K.r_plain.warmup += warmup;
+		return;
+	}
+	for (i = 0; i < run.K.rn; i++) {
+		if (run.K.r[i].prio == run.K.r_prio && run.K.r[i].tos == run.K.r_tos) {
+			break;
+		}
+	}
+	if (i == run.K.rn && run.K.rn < 16) {
+		run.K.r[run.K.rn].prio = run.K.r_prio;
+		run.K.r[run.K.rn].tos = run.K.r_tos;
+		run.K.rn++;
+	}
+	if (i < run.K.rn) {
+		run.K.r[i].answered++;
+		run.K.r[i].warmup += warmup;
+	} else {
+		run.K.r_plain.answered++;	/* more than 16 classes: the rest together */
+		run.K.r_plain.warmup += warmup;
 	}
 }
 
@@ -8114,6 +8187,10 @@ static void emit_fin_ack(const struct proto_msg *m)
 	}
 	run.E.fin_acked = true;
 	run.E.fin_more = m->flags & PF_MORE;
+	if ((m->flags & PF_PARTIAL) && !m->seq && run.E.fin_counted) {
+		return;		/* a repeated FIN's answer: the session's counts came already */
+	}
+	run.E.fin_counted = true;
 	run.E.srv_received = m->seq;
 	run.E.srv_whole = !(m->flags & PF_PARTIAL);
 	if (m->phc_method) {
@@ -8368,11 +8445,17 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 	if (cfg->spin) {
 		return emit_recv(MSG_DONTWAIT);
 	}
-	if (use_poll) {
+	/* classes: the pongs of all come to one of their sockets (cls_share_port) */
+	if (use_poll || cls_multi_sock()) {
 		int ev = wait_fd(want, POLLIN);
 
 		if (ev & POLLERR) {
-			emit_drain();
+			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
+			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)run.E.txpend + TS_BATCH);
+			if (!(ev & POLLIN)) {
+				r = emit_recv(MSG_DONTWAIT);	/* a socket error (ICMP) is read here */
+				return r < 0 ? r : 0;
+			}
 		}
 		if (ev & POLLIN) {
 			int i;
@@ -8403,7 +8486,7 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
 	int r = 0;
 
 	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
-		r = emit_recv(MSG_DONTWAIT);
+		r = cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
 			break;
 		}
@@ -8524,6 +8607,26 @@ static void emit_await_pongs(uint64_t cutoff)
 }
 
 /*
+ * The FIN, from every class's socket: a class whose traffic is dropped
+ * (a qdisc, a gate, a policer) does not take the FIN with it.  The first to
+ * arrive is the session's; the reflector answers the others as repeats.
+ */
+static void emit_fin_send(const struct proto_msg *m)
+{
+	int k;
+
+	run.E.fin_sent = true;
+	for (k = 0; k < run.K.ncls; k++) {
+		cls_use(k);
+		proto_encode(run.E.tx, m);
+		tag_put(run.E.tx, cfg->size);
+		if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
+			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+		}
+	}
+}
+
+/*
  * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
  * tried 3 times; the reflector ends its session on the first.
  */
@@ -8538,12 +8641,7 @@ static void emit_fin_exchange(uint64_t hard)
 
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
-			proto_encode(run.E.tx, &m);
-			tag_put(run.E.tx, cfg->size);
-			run.E.fin_sent = true;
-			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
-				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
-			}
+			emit_fin_send(&m);
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
 			if (limit > hard) {
@@ -8585,9 +8683,6 @@ static void emit_finish(void)
 	}
 	if (!run.S.c.received) {
 		return;
-	}
-	if (run.K.ncls > 1) {
-		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
 	}
 	emit_fin_exchange(hard);
 }
@@ -8812,35 +8907,13 @@ static bool echo_pop(struct proto_msg *m)
 }
 
 /*
- * The session's peer: its first ping's address, from one of its ports.  A
- * client with --priority/--tos classes pings from one socket per class, so
- * a ping flagged PF_CLASS from the same address may add a port, up to 16.
+ * The session's peer: its first ping's address and port, exactly.  A
+ * client with --priority/--tos classes sends every class from that one
+ * port (cls_share_port), so no other port ever belongs to a session.
  */
-static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
+static bool reflect_peer_ok(const struct sockaddr *from)
 {
-	struct sockaddr_storage a;
-	unsigned port = sa_port(from);
-	int i;
-
-	memcpy(&a, &run.R.peer, sizeof(a));
-	if (a.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
-	} else if (a.ss_family == AF_INET) {
-		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
-	}
-	if (!sa_same(&a, from)) {
-		return false;	/* another address */
-	}
-	for (i = 0; i < run.R.nports; i++) {
-		if (run.R.ports[i] == port) {
-			return true;
-		}
-	}
-	if ((flags & PF_CLASS) && run.R.nports < 16) {
-		run.R.ports[run.R.nports++] = (uint16_t)port;
-		return true;
-	}
-	return false;
+	return sa_same(&run.R.peer, from);
 }
 
 /* A datagram refused by a session rule: counted with the session, or with the next one. */
@@ -9278,10 +9351,10 @@ static void reflect_junk(int err)
 static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
-	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
+	cls_reflect(0);	/* the FIN_ACK in the reflector's own class, whatever the FIN says */
 	if ((run.R.active && m->session == run.S.id) ||
 	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
-		if (reflect_peer_ok(from, 0)) {
+		if (reflect_peer_ok(from)) {
 			reflect_fin(m, buf, len, from, fromlen);
 		} else {
 			reflect_reject(GR_PEER);
@@ -9320,7 +9393,7 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			return false;
 		}
 	}
-	if (run.R.active && !reflect_peer_ok(from, m->flags)) {
+	if (run.R.active && !reflect_peer_ok(from)) {
 		reflect_reject(GR_PEER);	/* the session's id from another address or port */
 		return false;
 	}
@@ -9329,8 +9402,6 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 		memset(&run.R.peer, 0, sizeof(run.R.peer));
 		memcpy(&run.R.peer, from,
 		       fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
-		run.R.ports[0] = (uint16_t)sa_port(from);
-		run.R.nports = 1;
 	}
 	return true;
 }
@@ -9419,7 +9490,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 		p->t2sw = t2sw;
 	}
 	echo_pop(p);
-	cls_reflect(m);
+	cls_reflect(m->flags);
 	proto_encode(buf, p);
 	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
@@ -9508,6 +9579,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	}
 	pmc_read(run.pmc_tx);
 	run.S.c.sent++;
+	cls_book(m.flags, local_warmup || (m.flags & PF_WARMUP));
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
 	if (cfg->no_tx_ts) {

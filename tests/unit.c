@@ -3140,8 +3140,18 @@ static void test_guard_reflector(void)
 		m.seq = 50001;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.S.c.received == 4 && run.R.top == 50001 && run.S.c.rejected[GR_SEQ_AHEAD] == 2,
-		   "guard: a real jump (after an outage) is confirmed by the next ping", "-");
+		ok(run.S.c.received == 3 && run.R.top == 2 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		   "guard: two forged pings far ahead while the client pings: both refused", "-");
+		/* the client silent for longer than its idle hint (its pings lost): a real outage */
+		run.R.now = run.R.last_rx + run.R.hint_ms * 1000000ULL + 1;
+		m.seq = 50002;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		m.seq = 50003;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(run.S.c.received == 5 && run.R.top == 50003 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		   "guard: after a silence longer than the hint a jump is taken, confirmed by the ping before", "-");
 		m.session = 0x78;
 		m.seq = 0;
 		proto_encode(buf, &m);
@@ -3431,7 +3441,8 @@ static void test_classes_reflect(void)
 	cls_open();
 	m.flags = PF_CLASS | (3u << PF_PRIO_SHIFT);
 	run.K.rx_tos = 64;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
+	cls_book(m.flags, false);
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	prio_ok = v == 2;
 	len = sizeof(v);
@@ -3439,18 +3450,23 @@ static void test_classes_reflect(void)
 	tos_ok = v == 64;
 	ok(prio_ok && tos_ok, "classes: reflector takes SO_PRIORITY from the ping, TOS as received", "tos %d", v);
 	m.flags |= PF_WARMUP;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
+	cls_book(m.flags, true);
 	m.flags = PF_CLASS | (5u << PF_PRIO_SHIFT);
 	run.K.rx_tos = 0;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
+	cls_book(m.flags, true);	/* the reflector's own -w */
 	ok(run.K.rn == 2 && run.K.r[0].prio == 2 && run.K.r[0].tos == 64 && run.K.r[0].answered == 2 && run.K.r[0].warmup == 1 &&
-	   run.K.r[1].prio == 4 && run.K.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", run.K.rn);
+	   run.K.r[1].prio == 4 && run.K.r[1].answered == 1 && run.K.r[1].warmup == 1,
+	   "classes: reflector counts answers per class, warm-up by either side's -w", "rn %d", run.K.rn);
 	m.flags = 0;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
 	len = sizeof(v);
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	ok(v == 0 && run.K.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
 	   "prio %d", v);
+	cls_book(m.flags, false);
+	ok(run.K.rn == 2 && run.K.r_plain.answered == 1, "classes: ... and booked apart from the class rows", "rn %d", run.K.rn);
 	close(fd);
 	run.sock_fd = -1;
 	reset_globals();
