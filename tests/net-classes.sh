@@ -7,8 +7,9 @@
 #   per class and per size the counts are exact and both ends agree; each
 #   class's TOS is on the wire in both directions, all classes from one
 #   client port (tcpdump -v -x); a class whose pongs are dropped shows its
-#   loss and no other class does; the class x size matrix; --analyze rebuilds the tables from the CLASS/SIZE log columns;
-#   breach lines name the class; a size above the MTU exits 2 before sending;
+#   loss and no other class does; the class x size matrix; --analyze
+#   rebuilds the tables from the CLASS/SIZE log columns; breach lines name
+#   the class; a size above the MTU exits 2 before sending;
 #   one value of each option leaves report, JSON and log as they were.
 #
 # Counts, structure and consistency only, never latencies (a noisy 2-core VM).
