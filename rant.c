@@ -8572,6 +8572,20 @@ static int emit_interval_step(uint64_t *next)
  * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
  * its session and sends the T3 stamps it still owes.
  */
+/* Every ping still waiting for its pong is lost (the end's cutoff, a BUSY answer). */
+static void emit_lose_outstanding(void)
+{
+	uint64_t s;
+
+	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if (x->seq == s && awaiting(x)) {
+			emit_lost(x);
+		}
+	}
+}
+
 /* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
 static void emit_await_pongs(uint64_t cutoff)
 {
@@ -8586,15 +8600,7 @@ static void emit_await_pongs(uint64_t cutoff)
 		}
 		if (now >= dl) {
 			if (now >= cutoff) {
-				uint64_t s;
-
-				for (s = run.E.oldest; s < run.E.next_seq; s++) {
-					struct txn *x = &run.win.slot[s & run.win.mask];
-
-					if (x->seq == s && awaiting(x)) {
-						emit_lost(x);
-					}
-				}
+				emit_lose_outstanding();
 				break;
 			}
 			emit_expire(now);
@@ -8672,7 +8678,9 @@ static void emit_finish(void)
 	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 
 	if (run.E.busy) {
-		return;		/* the reflector serves someone else: nothing to wait for */
+		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
+		emit_lose_outstanding();
+		return;
 	}
 	emit_await_pongs(cutoff);
 	t0 = mono_ns();
