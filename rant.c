@@ -2272,7 +2272,8 @@ static int key_load(const char *path)
 	uint8_t buf[KEY_MAX + 1];
 	struct stat st;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO (or a device) is refused below, never waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd < 0) {
 		warnx_("--key-file: cannot open '%s': %s", path, strerror(errno));
@@ -5078,6 +5079,9 @@ static void mtu_probe(int fd, int family)
  */
 static int mtu_check(unsigned size)
 {
+	unsigned most, least;
+	char fix[100];
+
 	size += run.proto_pre;	/* the PTP header rides in the same datagram */
 	if (!run.path.mtu || size <= run.path.payload) {
 		return 0;
@@ -5086,9 +5090,18 @@ static int mtu_check(unsigned size)
 		run.path.fragmented = true;
 		return 0;
 	}
-	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
-	       size, run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload,
-	       run.path.payload);
+	/* the advice names a size rant takes: what is left after the PTP header */
+	most = run.path.payload > run.proto_pre ? run.path.payload - run.proto_pre : 0;
+	least = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0);
+	if (most >= least) {
+		snprintf(fix, sizeof(fix), "use --size %u or less, or --allow-fragments", most);
+	} else {
+		snprintf(fix, sizeof(fix), "no --size fits in one packet (%u is the least), use --allow-fragments",
+			 least);
+	}
+	warnx_("--size: %u bytes%s exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: %s",
+	       size - run.proto_pre, run.proto_pre ? " and the PTP header of --ptp-probe" : "",
+	       run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload, fix);
 	return -1;
 }
 
@@ -10753,24 +10766,27 @@ static int opt_threaded(const struct opt_def *o, const char *a)
 static int opt_list(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
 		    uint64_t *out, int maxn, int *n)
 {
-	char item[32];
 	const char *p = s;
 
 	*n = 0;
 	for (;;) {
 		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
+		/* each item whole, however long: a cut item would parse as another number */
+		char *item = strndup(p, e ? (size_t)(e - p) : strlen(p));
+		int r;
 
-		if (*n == maxn) {
-			warnx_("--%s: '%s' has more than %d values", o->name, s, maxn);
+		if (!item) {
+			warnx_("--%s: cannot allocate: %s", o->name, strerror(errno));
 			return -1;
 		}
-		if (len >= sizeof(item)) {
-			len = sizeof(item) - 1;
+		if (*n == maxn) {
+			warnx_("--%s: '%s' has more than %d values", o->name, s, maxn);
+			free(item);
+			return -1;
 		}
-		memcpy(item, p, len);
-		item[len] = 0;
-		if (opt_u64(o, e || *n ? item : s, min, max, &out[*n]) < 0) {
+		r = opt_u64(o, item, min, max, &out[*n]);
+		free(item);
+		if (r < 0) {
 			return -1;
 		}
 		(*n)++;
@@ -11218,6 +11234,12 @@ static int cls_check(const bool *given)
 	if (run.K.ncls < 1) {
 		run.K.ncls = 1;
 	}
+	if (run.K.ncls > 1 && run.K.nprio == 1 && opts.priority > 14) {
+		/* every class carries it in 4 bits of its pings (cls_before_send) */
+		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
+		       opts.priority);
+		return -1;
+	}
 	for (i = 0; i < run.K.ncls; i++) {
 		if (run.K.nprio <= 1) {
 			run.K.prio[i] = opts.priority;
@@ -11352,6 +11374,20 @@ static int opt_check_earlier(const bool *given)
 	return 0;
 }
 
+/* The smallest --size given (of a list, or the one value). */
+static unsigned opt_size_min(void)
+{
+	unsigned m = opts.size;
+	int i;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		if (run.K.size[i] && run.K.size[i] < m) {
+			m = run.K.size[i];
+		}
+	}
+	return m;
+}
+
 /* --key-file: load the key; the tag needs 8 bytes after the header. */
 static int opt_check_key(const bool *given)
 {
@@ -11359,12 +11395,18 @@ static int opt_check_key(const bool *given)
 	if (!opts.key_file) {
 		return 0;
 	}
-	if (opts.size < PROTO_HDR_LEN + TAG_LEN) {
-		if (given[O_SIZE]) {
-			warnx_("--key-file: needs --size %d or more (the tag follows the %d-byte header)",
-			       PROTO_HDR_LEN + TAG_LEN, PROTO_HDR_LEN);
-			return -1;
+	if (given[O_SIZE] && opt_size_min() < PROTO_HDR_LEN + TAG_LEN) {
+		/* every size of a list: one without room would go out untagged, all lost */
+		char list[40] = "";
+
+		if (run.K.nsz > 1) {
+			snprintf(list, sizeof(list), ", the list has %u", opt_size_min());
 		}
+		warnx_("--key-file: needs --size %d or more (the tag follows the %d-byte header)%s",
+		       PROTO_HDR_LEN + TAG_LEN, PROTO_HDR_LEN, list);
+		return -1;
+	}
+	if (opts.size < PROTO_HDR_LEN + TAG_LEN) {
 		opts.size = PROTO_HDR_LEN + TAG_LEN;
 	}
 	return key_load(opts.key_file);
@@ -11422,6 +11464,12 @@ static int opt_check(const bool *given)
 	return opt_check_earlier(given);
 }
 
+/* Options whose value may be a list: a second one would replace the first. */
+static bool opt_is_list(const struct opt_def *o)
+{
+	return o->set == opt_sizes || o->set == opt_class || o->set == opt_interval;
+}
+
 /* getopt_long's array and short option string, from the table. */
 static void opt_getopt(struct option *lo, char *so)
 {
@@ -11470,6 +11518,11 @@ static int opt_parse(int argc, char **argv)
 		}
 		if (c == ':') {
 			warnx_("%s: needs a value", optopt ? opt_name(optopt) : argv[optind - 1]);
+			return -1;
+		}
+		if (given[c] && opt_is_list(opt_find(c))) {
+			warnx_("%s: given twice; give it once, one value or one list (%s)", opt_name(c),
+			       c == O_SIZE ? "64,512,1400" : c == O_INTERVAL ? "100,200,400" : "1,2,3");
 			return -1;
 		}
 		given[c] = true;

@@ -2920,6 +2920,17 @@ static void test_guard_keyfile(void)
 		e = cap_stop(&c);
 		ok(r < 0 && one_rant_line(e), "guard: a missing key file is one line", "'%s'", e);
 		free(e);
+		/* a FIFO nobody writes: refused at once (it would block both ends' open) */
+		tmp_path(path, sizeof(path), "fifo");
+		unlink(path);
+		ok(mkfifo(path, 0600) == 0, "guard: a FIFO made", "%s", strerror(errno));
+		cap_start(&c, 2);
+		r = key_load(path);
+		e = cap_stop(&c);
+		ok(r < 0 && one_rant_line(e) && strstr(e, "not a regular file"), "guard: a FIFO as key file: refused, not waited on",
+		   "'%s'", e);
+		free(e);
+		unlink(path);
 	}
 }
 
@@ -3199,6 +3210,25 @@ static const struct {
 	{ -1, "-a h --priority 1,2 --interval 100,200,300", "--interval: 3 values for 2 classes" },
 	{ -1, "-a h --interval 100,200", "--interval: 2 values for 1 classes" },
 	{ -1, "-a h --priority 1,2 --interval 100,0", "--interval: '0' is out of range (1 to 60000000)" },
+	/* items are parsed whole, however long (they were cut at 31 characters) */
+	{ -1, "-a h --tos 1,2 --interval 100,0000000000000000000000000002000zz",
+	  "--interval: '0000000000000000000000000002000zz' is not a whole number" },
+	{ 0, "-a h --tos 1,2 --interval 100,000000000000000000000000000000002000", NULL },
+	{ -1, "-a h --size 64,00000000000000000000000000000000000000128zz --count 5",
+	  "'00000000000000000000000000000000000000128zz' is not a whole number" },
+	/* one --priority for every class: it travels in 4 bits of the ping */
+	{ -1, "-a h --priority 20 --tos 0,8", "--priority: 20 with a --tos list; the classes carry their priority in the ping, 0 to 14" },
+	{ -1, "-a h --priority 15 --tos 0,8", "--priority: 15 with a --tos list" },
+	{ 0, "-a h --priority 14 --tos 0,8", NULL },
+	/* a list option given twice would drop one: refused */
+	{ -1, "-a h --tos 1,2 --tos 3", "--tos: given twice; give it once, one value or one list (1,2,3)" },
+	{ -1, "-a h --priority 1 --priority 2", "--priority: given twice" },
+	{ -1, "-a h --size 64 --size 128,256 --count 5", "--size: given twice; give it once, one value or one list (64,512,1400)" },
+	{ -1, "-a h --tos 1,2 --interval 100,200 --interval 300,400", "--interval: given twice" },
+	/* --key-file: every size of the list has room for the tag */
+	{ -1, "-a h --size 128,64 --count 5 --key-file /nonexistent/k",
+	  "--key-file: needs --size 72 or more (the tag follows the 64-byte header), the list has 64" },
+	{ -1, "-a h --size 128,72 --count 5 --key-file /nonexistent/k", "--key-file: cannot open" },
 };
 
 /*
