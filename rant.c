@@ -8464,16 +8464,18 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 
 		if (ev & POLLERR) {
 			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
-			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)run.E.txpend + TS_BATCH);
+			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
+				 (int)run.E.txpend + TS_BATCH);
 			if (!(ev & POLLIN)) {
-				r = emit_recv(MSG_DONTWAIT);	/* a socket error (ICMP) is read here */
+				/* a socket error (ICMP) is read here */
+				r = emit_recv(MSG_DONTWAIT);
 				return r < 0 ? r : 0;
 			}
 		}
 		if (ev & POLLIN) {
 			int i;
 
-			/* at most 64: a stream of datagrams cannot hold the caller past its deadline */
+			/* at most 64: no stream of datagrams holds the caller past its deadline */
 			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
 			}
 			return r < 0 ? r : 0;
@@ -8850,18 +8852,21 @@ static void reflect_advance(uint64_t seq)
 		run.R.first = seq;	/* a restarted reflector joins mid-session */
 		run.R.below = UINT64_MAX;
 	} else if (seq - run.R.top >= SEEN_BITS) {
-		for (i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0; i <= run.R.top; i++) {
+		i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0;
+		for (; i <= run.R.top; i++) {
 			reflect_leaves(i, run.R.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
 		}
 		reflect_leaves(run.R.top + 1, seq - run.R.top == SEEN_BITS);
 		memset(run.R.seen, 0, sizeof(run.R.seen));
 	} else {
 		for (i = run.R.top + 1; i <= seq; i++) {
+			uint64_t *w = &run.R.seen[(i % SEEN_BITS) / 64];
+
 			bit = 1ULL << (i % 64);
 			if (i >= SEEN_BITS) {
-				reflect_leaves(i - SEEN_BITS, run.R.seen[(i % SEEN_BITS) / 64] & bit);
+				reflect_leaves(i - SEEN_BITS, *w & bit);	/* the seq it held */
 			}
-			run.R.seen[(i % SEEN_BITS) / 64] &= ~bit;
+			*w &= ~bit;
 		}
 	}
 	run.R.top = seq;
