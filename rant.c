@@ -8864,7 +8864,8 @@ static void reflect_advance(uint64_t seq)
 
 			bit = 1ULL << (i % 64);
 			if (i >= SEEN_BITS) {
-				reflect_leaves(i - SEEN_BITS, *w & bit);	/* the seq it held */
+				/* the seq the bit held */
+				reflect_leaves(i - SEEN_BITS, *w & bit);
 			}
 			*w &= ~bit;
 		}
@@ -9239,7 +9240,8 @@ static bool reflect_replayed(const struct proto_msg *m)
 {
 	const struct ended_session *e = reflect_ended(m->session);
 
-	return e->how != ENDED_NONE && e->id == m->session && (e->how == ENDED_FIN || m->seq <= e->top);
+	return e->how != ENDED_NONE && e->id == m->session &&
+	       (e->how == ENDED_FIN || m->seq <= e->top);
 }
 
 /* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
