@@ -440,6 +440,7 @@ struct trace_state {
 /* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
 #define CLS_MAX		8
 #define SZ_MAX		16
+#define CLS_RROWS	16	/* the reflector's rows: the classes its pings arrive in */
 
 /* PF_CLASS pings carry the SO_PRIORITY to answer with (+1, 0 = none) in these bits. */
 #define PF_CLASS	(1u << 11)
@@ -543,8 +544,8 @@ struct classes {
 	int rx_tos;			/* TOS / traffic class of the last ping, -1 = unknown */
 	int r_prio, r_tos;		/* what the reflector's socket carries now */
 	int rn;
-	struct { int prio, tos; uint64_t answered, warmup; } r[16];
-	struct { uint64_t answered, warmup; } r_plain;	/* answered outside those rows */
+	/* ... r[CLS_RROWS]: pings without a class (or beyond CLS_RROWS classes) */
+	struct { int prio, tos; uint64_t received, answered, warmup; } r[CLS_RROWS + 1];
 	/* --analyze: the class and size of the row being read, from its columns */
 	bool analyze;
 	int a_cls, a_size;
@@ -3233,7 +3234,6 @@ static void cls_session_reset(void)
 
 	run.K.rn = 0;
 	memset(run.K.r, 0, sizeof(run.K.r));
-	memset(&run.K.r_plain, 0, sizeof(run.K.r_plain));
 	run.K.phase = 0;
 	memset(run.K.phase_seq0, 0, sizeof(run.K.phase_seq0));
 	run.K.tx_size = run.K.size[0];
@@ -3330,18 +3330,22 @@ static void cls_report(FILE *f)
 	int c, z;
 
 	if (!run.side.emit) {
-		for (c = 0; c < run.K.rn; c++) {
+		for (c = 0; run.K.rn && c <= CLS_RROWS; c++) {
 			if (!c) {
 				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
-					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
+					"%-8s %-6s %12s %12s %12s\n", "priority", "tos", "received", "answered",
+					"warm-up");
 			}
-			snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
-			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab,
+			if (c == CLS_RROWS && run.K.r[c].received) {
+				fprintf(f, "%-15s", "no class");	/* pings without a class */
+			} else if (c < run.K.rn) {
+				snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
+				fprintf(f, "%-8d %-6s", run.K.r[c].prio, lab);
+			} else {
+				continue;
+			}
+			fprintf(f, " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].received,
 				run.K.r[c].answered, run.K.r[c].warmup);
-		}
-		if (run.K.rn && run.K.r_plain.answered) {
-			fprintf(f, "%-8s %-6s %12" PRIu64 " %12" PRIu64 "\n", "none", "-",
-				run.K.r_plain.answered, run.K.r_plain.warmup);
 		}
 		return;
 	}
@@ -3414,15 +3418,16 @@ static void cls_json(FILE *f)
 			return;
 		}
 		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < run.K.rn; c++) {
+		for (c = 0; c <= CLS_RROWS; c++) {
+			if (c >= run.K.rn && (c < CLS_RROWS || !run.K.r[c].received)) {
+				continue;
+			}
+			/* the row of pings without a class: priority and TOS null */
 			fprintf(f, "%s\n    {", c ? "," : "");
-			cls_json_prio_tos(f, run.K.r[c].prio, run.K.r[c].tos);
-			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", run.K.r[c].answered, run.K.r[c].warmup);
-		}
-		if (run.K.r_plain.answered) {
-			/* pings without a class: priority and TOS null */
-			fprintf(f, ",\n    {\"priority\": null, \"tos\": null, \"answered\": %" PRIu64
-				", \"warmup\": %" PRIu64 "}", run.K.r_plain.answered, run.K.r_plain.warmup);
+			cls_json_prio_tos(f, c < CLS_RROWS ? run.K.r[c].prio : -1,
+					  c < CLS_RROWS ? run.K.r[c].tos : -1);
+			fprintf(f, "\"received\": %" PRIu64 ", \"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}",
+				run.K.r[c].received, run.K.r[c].answered, run.K.r[c].warmup);
 		}
 		fprintf(f, "\n  ],\n");
 		return;
@@ -5417,6 +5422,19 @@ static void cls_set_tos(int tos)
 	run.K.r_tos = tos;
 }
 
+/* The priority and TOS a ping is answered with: its class's, or the reflector's own. */
+static void cls_answer(uint16_t flags, int *prio, int *tos)
+{
+	*prio = cfg->priority;
+	*tos = cfg->tos;
+	if (flags & PF_CLASS) {
+		unsigned p = (flags >> PF_PRIO_SHIFT) & 0xf;
+
+		*prio = p ? (int)p - 1 : cfg->priority;
+		*tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
+	}
+}
+
 /*
  * Reflect: answer a class ping in its class.  The socket's options change
  * only when the class does (two system calls then), and go back to the
@@ -5424,14 +5442,9 @@ static void cls_set_tos(int tos)
  */
 static void cls_reflect(uint16_t flags)
 {
-	int prio = cfg->priority, tos = cfg->tos;
+	int prio, tos;
 
-	if (flags & PF_CLASS) {
-		unsigned p = (flags >> PF_PRIO_SHIFT) & 0xf;
-
-		prio = p ? (int)p - 1 : cfg->priority;
-		tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
-	}
+	cls_answer(flags, &prio, &tos);
 	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
 	if (tos != run.K.r_tos) {
 		cls_set_tos(tos);
@@ -5444,37 +5457,31 @@ static void cls_reflect(uint16_t flags)
 }
 
 /*
- * A pong sent: booked in the row of its class (priority and TOS as it was
- * answered), warm-up by the client's flag or the reflector's own -w, so
- * that the rows add up to the session's sent and warm-up.  A ping without
- * a class in a session with classes goes to a row of its own.
+ * The reflector's row of a ping's class, by the priority and TOS it is
+ * answered with (made at its first ping); CLS_RROWS: no class, or more
+ * classes than rows.  Each admitted ping is booked in it (received,
+ * warm-up by either side's -w) and each pong sent (answered), so that the
+ * rows add up to the session's received, sent and warm-up.
  */
-static void cls_book(uint16_t flags, bool warmup)
+static int cls_rrow(uint16_t flags)
 {
-	int i;
+	int prio, tos, i;
 
 	if (!(flags & PF_CLASS)) {
-		run.K.r_plain.answered++;
-		run.K.r_plain.warmup += warmup;
-		return;
+		return CLS_RROWS;
 	}
+	cls_answer(flags, &prio, &tos);
 	for (i = 0; i < run.K.rn; i++) {
-		if (run.K.r[i].prio == run.K.r_prio && run.K.r[i].tos == run.K.r_tos) {
-			break;
+		if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
+			return i;
 		}
 	}
-	if (i == run.K.rn && run.K.rn < 16) {
-		run.K.r[run.K.rn].prio = run.K.r_prio;
-		run.K.r[run.K.rn].tos = run.K.r_tos;
-		run.K.rn++;
+	if (run.K.rn == CLS_RROWS) {
+		return CLS_RROWS;
 	}
-	if (i < run.K.rn) {
-		run.K.r[i].answered++;
-		run.K.r[i].warmup += warmup;
-	} else {
-		run.K.r_plain.answered++;	/* more than 16 classes: the rest together */
-		run.K.r_plain.warmup += warmup;
-	}
+	run.K.r[run.K.rn].prio = prio;
+	run.K.r[run.K.rn].tos = tos;
+	return run.K.rn++;
 }
 
 /* --------------------------------------------------------------- report */
@@ -9484,14 +9491,19 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 /* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
 static bool reflect_count(const struct proto_msg *m)
 {
+	int row = cls_rrow(m->flags);
+
 	run.R.distinct++;
 	run.S.c.received++;
+	run.K.r[row].received++;
 	if (m->flags & PF_WARMUP) {
 		run.S.c.warmup++;
+		run.K.r[row].warmup++;
 	} else if (run.S.c.received <= cfg->warmup) {
 		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
 		run.S.c.warmup++;
 		run.S.c.warmup_local++;
+		run.K.r[row].warmup++;
 		return true;
 	} else if (!run.R.measuring) {
 		/* the session's first measured ping: its measurement starts */
@@ -9607,7 +9619,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	}
 	pmc_read(run.pmc_tx);
 	run.S.c.sent++;
-	cls_book(m.flags, local_warmup || (m.flags & PF_WARMUP));
+	run.K.r[cls_rrow(m.flags)].answered++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
 	if (cfg->no_tx_ts) {

@@ -66,7 +66,7 @@ chk(sorted((x["priority"], x["tos"], x["answered"], x["warmup"]) for x in rc) ==
     "reflector: answered each class in its priority and tos, counts agree", rc)
 '
 	check "classes: report has a row per class" grep -Eq '^2  prio 3 tos 0x40 +1010 +1010 +0 ' "$WORK/c1c.out"
-	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +10$' "$WORK/c1r.out"
+	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +1010 +10$' "$WORK/c1r.out"
 }
 
 # 2. The TOS of each class on the wire, pings and pongs, seen by tcpdump -v.
