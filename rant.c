@@ -3339,7 +3339,9 @@ static void cls_report(FILE *f)
 			if (c == CLS_RROWS && run.K.r[c].received) {
 				fprintf(f, "%-15s", "no class");	/* pings without a class */
 			} else if (c < run.K.rn) {
-				snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
+				int tos = run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos;
+
+				snprintf(lab, sizeof(lab), "0x%02x", tos);
 				fprintf(f, "%-8d %-6s", run.K.r[c].prio, lab);
 			} else {
 				continue;
