@@ -3179,6 +3179,153 @@ static void test_guard_reflector(void)
 	run.key.on = false;
 }
 
+/* One datagram to reflect_packet from a peer, at the reflector's clock now. */
+static void guard_rx(int type, uint32_t session, uint64_t seq, uint16_t flags, uint32_t idle,
+		     const struct sockaddr_in6 *from, uint64_t now)
+{
+	uint8_t buf[PROTO_HDR_LEN];
+	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .flags = flags,
+			       .idle_ms = idle };
+
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	run.R.now = now;
+	reflect_packet(buf, sizeof(buf), 0, 0, false, (const struct sockaddr *)from, sizeof(*from));
+}
+
+/*
+ * Sessions across their end (replays after a FIN and after an idle end,
+ * during another session), sequence numbers walking the window up, the
+ * session's idle hint, the loss count that never wraps, class rows.
+ */
+static void test_guard_sessions(void)
+{
+	static struct echo q[ECHO_CAP];
+	struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
+	struct capture c;
+	uint64_t s, t = 1000000000ULL, lost;
+	char *out;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = PROTO_HDR_LEN;
+	o6.sin6_port = htons(5001);
+	cap_start(&c, 1);	/* the session reports */
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x77, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x77, 10, 0, 0, &p6, t);
+	ok(!run.R.active && run.R.sessions == 1, "guard: the FIN ends the session", "-");
+	guard_rx(PT_PING, 0x77, 5, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x77, 1000, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 2,
+	   "guard: after its FIN, a ping of the session (any seq) opens nothing", "%" PRIu64, run.R.carry_rej[GR_ENDED]);
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
+	}
+	ok(run.R.active && run.S.id == 0x88 && run.S.c.rejected[GR_ENDED] == 2, "guard: the next session opens, counts them", "-");
+	t += 4 * NSEC_PER_SEC;	/* idle timeout 3 s */
+	reflect_tick(t);
+	ok(!run.R.active && run.R.sessions == 2, "guard: the next session ends idle", "-");
+	guard_rx(PT_PING, 0x88, 9, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 1, "guard: after an idle end, a ping up to its highest seq opens nothing", "-");
+	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t);
+	ok(run.R.active && run.S.id == 0x88 && run.S.c.received == 1,
+	   "guard: ... above it, its client goes on in a new session", "-");
+	guard_rx(PT_PING, 0x77, 3, 0, 1001, &o6, t);
+	ok(run.S.c.rejected[GR_ENDED] == 2 && !run.S.c.foreign && !run.S.c.rejected[GR_BUSY_SENT],
+	   "guard: a replay while another session runs: no BUSY, not foreign", "-");
+
+	/* the session's idle hint is its largest: a forged ping cannot shorten it */
+	guard_rx(PT_PING, 0x88, 11, 0, 60000, &p6, t);
+	guard_rx(PT_PING, 0x88, 12, 0, 0, &p6, t);
+	ok(run.R.hint_ms == 60000 && run.R.idle_ns == 120000ULL * 1000000ULL, "guard: the idle hint is the largest given",
+	   "%" PRIu64, run.R.hint_ms);
+
+	/* forged pings walking the window up in steps below 4096: real pings still answered */
+	guard_rx(PT_PING, 0x88, 4000, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x88, 8000, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x88, 12000, 0, 1001, &p6, t);
+	for (s = 13; s < 113; s++) {
+		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
+	}
+	ok(run.S.c.received == 106 && !run.S.c.duplicate, "guard: no key: after a walk the client's own pings are answered",
+	   "received %" PRIu64 " duplicate %" PRIu64, run.S.c.received, run.S.c.duplicate);
+	guard_rx(PT_PING, 0x88, 50, 0, 1001, &p6, t);
+	ok(run.S.c.duplicate == 1, "guard: ... once each, in increasing order", "-");
+	guard_rx(PT_FIN, 0x88, 300, 0, 0, &p6, t);
+	/*
+	 * No key: replays of seen seqs below the window, above one that never
+	 * came, are answered again and count twice: the loss count stays at 0.
+	 */
+	for (s = 0; s <= 5000; s++) {
+		if (s != 1) {
+			guard_rx(PT_PING, 0xaa, s, 0, 1001, &p6, t);
+		}
+	}
+	for (s = 2; s < 900; s++) {
+		guard_rx(PT_PING, 0xaa, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0xaa, 5001, 0, 0, &p6, t);
+	lost = run.S.c.lost;
+	ok(run.S.c.received == 5000 + 898 && lost == 0, "guard: the reflector's loss count never goes below 0 (no wrap)",
+	   "received %" PRIu64 " lost %" PRIu64, run.S.c.received, lost);
+
+	/* with a key the window moves only with the client: a seq below it is a replay */
+	run.key.on = true;
+	run.R.active = false;
+	reflect_start(0x99);
+	memcpy(&run.R.peer, &p6, sizeof(p6));
+	for (s = 0; s < 5000; s++) {
+		if (s != 7) {
+			run.R.now = t;
+			(void)reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = s,
+								 .idle_ms = 1001 }, t);
+		}
+	}
+	ok(reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = 7, .idle_ms = 1001 }, t) == false,
+	   "guard: keyed: a seq below the window is a replay", "-");
+	ok(reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = 90000, .idle_ms = 1001 }, t),
+	   "guard: keyed: a seq far ahead is the client's (the tag says so)", "-");
+	run.key.on = false;
+	out = cap_stop(&c);
+	free(out);
+	reset_globals();
+	run.win.slot = NULL;
+	run.echo.q = NULL;
+}
+
+/* Class rows on the reflector: a FIN books none, the reflector's own -w is in them. */
+static void test_guard_class_rows(void)
+{
+	static struct echo q[ECHO_CAP];
+	struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) };
+	uint64_t s, t = 1000000000ULL, rec = 0, warm = 0;
+	int i;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = PROTO_HDR_LEN;
+	opts.warmup = 4;
+	guard_rx(PT_FIN, 0x4343, 0, PF_CLASS | 3u << PF_PRIO_SHIFT, 0, &p6, t);
+	for (s = 0; s < 30; s++) {
+		guard_rx(PT_PING, 0x55, s, PF_CLASS | (uint16_t)((s % 3 + 1) << PF_PRIO_SHIFT), 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x4444, 0, PF_CLASS | 9u << PF_PRIO_SHIFT, 0, &p6, t);
+	guard_rx(PT_PING, 0x55, 30, 0, 1001, &p6, t);
+	for (i = 0; i <= CLS_RROWS; i++) {
+		rec += run.K.r[i].received;
+		warm += run.K.r[i].warmup;
+	}
+	ok(run.K.rn == 3, "guard: FINs with class bits book no class row", "rows %d", run.K.rn);
+	ok(rec == run.S.c.received && warm == run.S.c.warmup && warm == 4 && run.K.r[CLS_RROWS].received == 1,
+	   "guard: class rows add up to received and warm-up (the reflector's own -w too)",
+	   "rows %" PRIu64 "/%" PRIu64 " session %" PRIu64 "/%" PRIu64, rec, warm, run.S.c.received, run.S.c.warmup);
+	reset_globals();
+	run.win.slot = NULL;
+	run.echo.q = NULL;
+}
+
 /* --------------------------------------------------- classes and sizes */
 
 /* {expected result, argv, text the stderr line must contain} */
@@ -5982,6 +6129,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_peers),
 	CASE(test_guard_client),
 	CASE(test_guard_reflector),
+	CASE(test_guard_sessions),
+	CASE(test_guard_class_rows),
 	CASE(test_interval_drain),
 	CASE(test_classes_opts),
 	CASE(test_classes_interval),
