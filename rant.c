@@ -459,7 +459,7 @@ struct grp {
  * one of its pings opens nothing (reflect_replayed).  A table indexed by a
  * hash of the id: a newer session whose id falls in the same slot takes it.
  */
-enum { ENDED_NONE, ENDED_IDLE, ENDED_FIN };
+enum { ENDED_NONE, ENDED_UPTO, ENDED_ALL };
 struct ended_session { uint64_t top; uint32_t id; uint8_t how; };
 #define ENDED_CAP	4096
 
@@ -9230,27 +9230,32 @@ static struct ended_session *reflect_ended(uint32_t id)
 	return &run.R.ended[(id * 2654435761u) >> 20 & (ENDED_CAP - 1)];
 }
 
-/* The session ending now: its id, how it ended and the highest seq it saw. */
+/*
+ * The session ending now: its id, the highest seq it saw, and whether any
+ * later ping of it is a replay: after a keyed FIN, which only its client can
+ * send.  A FIN without a key can be forged from the client's address: then,
+ * as after an idle end, only pings up to that seq are replays.
+ */
 static void reflect_remember(int reason)
 {
 	struct ended_session *e = reflect_ended(run.S.id);
 
 	e->id = run.S.id;
-	e->how = reason == STOP_FIN ? ENDED_FIN : ENDED_IDLE;
+	e->how = reason == STOP_FIN && run.key.on ? ENDED_ALL : ENDED_UPTO;
 	e->top = run.R.any ? run.R.top : 0;
 }
 
 /*
- * A ping of a session that ended is a replay (README, Rules): after its FIN
- * any of them, after an idle end any up to the highest seq it saw.  A client
- * that really was silent that long goes on above it, in a new session.
+ * A ping of a session that ended is a replay (README, Rules).  A client
+ * that really was silent that long (or whose session a forged FIN ended)
+ * goes on above its highest seq, in a new session.
  */
 static bool reflect_replayed(const struct proto_msg *m)
 {
 	const struct ended_session *e = reflect_ended(m->session);
 
 	return e->how != ENDED_NONE && e->id == m->session &&
-	       (e->how == ENDED_FIN || m->seq <= e->top);
+	       (e->how == ENDED_ALL || m->seq <= e->top);
 }
 
 /* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */

@@ -3183,14 +3183,24 @@ static void test_guard_reflector(void)
 static void guard_rx(int type, uint32_t session, uint64_t seq, uint16_t flags, uint32_t idle,
 		     const struct sockaddr_in6 *from, uint64_t now)
 {
-	uint8_t buf[PROTO_HDR_LEN];
+	uint8_t buf[PROTO_HDR_LEN + TAG_LEN];
+	size_t len = run.key.on ? sizeof(buf) : PROTO_HDR_LEN;
 	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .flags = flags,
 			       .idle_ms = idle };
 
+	struct capture c;
+
 	memset(buf, 0, sizeof(buf));
 	proto_encode(buf, &m);
+	tag_put(buf, len);
 	run.R.now = now;
-	reflect_packet(buf, sizeof(buf), 0, 0, false, (const struct sockaddr *)from, sizeof(*from));
+	if (type == PT_FIN) {
+		cap_start(&c, 1);	/* the session's report */
+	}
+	reflect_packet(buf, len, 0, 0, false, (const struct sockaddr *)from, sizeof(*from));
+	if (type == PT_FIN) {
+		free(cap_stop(&c));
+	}
 }
 
 /*
@@ -3204,29 +3214,46 @@ static void test_guard_sessions(void)
 	struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
 	struct capture c;
 	uint64_t s, t = 1000000000ULL, lost;
-	char *out;
 
 	guard_setup(false);
 	run.echo.q = q;
 	opts.size = PROTO_HDR_LEN;
 	o6.sin6_port = htons(5001);
-	cap_start(&c, 1);	/* the session reports */
 	for (s = 0; s < 10; s++) {
 		guard_rx(PT_PING, 0x77, s, 0, 1001, &p6, t);
 	}
 	guard_rx(PT_FIN, 0x77, 10, 0, 0, &p6, t);
 	ok(!run.R.active && run.R.sessions == 1, "guard: the FIN ends the session", "-");
 	guard_rx(PT_PING, 0x77, 5, 0, 1001, &p6, t);
-	guard_rx(PT_PING, 0x77, 1000, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x77, 9, 0, 1001, &p6, t);
 	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 2,
-	   "guard: after its FIN, a ping of the session (any seq) opens nothing", "%" PRIu64, run.R.carry_rej[GR_ENDED]);
+	   "guard: after its FIN, a ping of the session up to its highest seq opens nothing", "%" PRIu64,
+	   run.R.carry_rej[GR_ENDED]);
+	/* keyed: only the client can have sent the FIN, so every later ping is a replay */
+	run.key.on = true;
+	run.key.k[0] = 1;
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x66, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x66, 10, 0, 0, &p6, t);
+	guard_rx(PT_PING, 0x66, 1000, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.sessions == 2 && run.R.carry_rej[GR_ENDED] == 1,
+	   "guard: after a keyed FIN, a ping of the session (any seq) opens nothing", "%" PRIu64,
+	   run.R.carry_rej[GR_ENDED]);
+	run.key.on = false;
+	/* no key: the FIN may have been forged, the client goes on above its highest seq */
+	guard_rx(PT_PING, 0x77, 10, 0, 1001, &p6, t);
+	ok(run.R.active && run.S.id == 0x77, "guard: after a FIN without a key, the client goes on above it", "-");
+	guard_rx(PT_FIN, 0x77, 11, 0, 0, &p6, t);
 	for (s = 0; s < 10; s++) {
 		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
 	}
-	ok(run.R.active && run.S.id == 0x88 && run.S.c.rejected[GR_ENDED] == 2, "guard: the next session opens, counts them", "-");
+	ok(run.R.active && run.S.id == 0x88 && !run.S.c.rejected[GR_ENDED], "guard: the next session opens", "-");
 	t += 4 * NSEC_PER_SEC;	/* idle timeout 3 s */
+	cap_start(&c, 1);
 	reflect_tick(t);
-	ok(!run.R.active && run.R.sessions == 2, "guard: the next session ends idle", "-");
+	free(cap_stop(&c));
+	ok(!run.R.active && run.R.sessions == 4, "guard: the next session ends idle", "-");
 	guard_rx(PT_PING, 0x88, 9, 0, 1001, &p6, t);
 	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 1, "guard: after an idle end, a ping up to its highest seq opens nothing", "-");
 	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t);
@@ -3288,8 +3315,6 @@ static void test_guard_sessions(void)
 	ok(reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = 90000, .idle_ms = 1001 }, t),
 	   "guard: keyed: a seq far ahead is the client's (the tag says so)", "-");
 	run.key.on = false;
-	out = cap_stop(&c);
-	free(out);
 	reset_globals();
 	run.win.slot = NULL;
 	run.echo.q = NULL;
