@@ -164,12 +164,12 @@ enum proto_flag {
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
 	GR_PEER, GR_SEQ_AHEAD, GR_FIN_UNKNOWN, GR_FIN_ACK_UNASKED, GR_PORT0, GR_IMPLAUSIBLE,
-	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_ENDED, GR_N
+	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_ENDED, GR_FIN_SEQ, GR_N
 };
 static const char *const guard_rej_name[GR_N] = {
 	"wrong_peer", "seq_ahead", "fin_unknown", "fin_ack_unasked", "source_port_0",
 	"implausible_stamps", "wrong_length", "echo_not_owed", "unauthenticated", "busy_answers",
-	"session_ended",
+	"session_ended", "fin_before_pings",
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
@@ -722,6 +722,8 @@ struct reflect_state {
 	uint64_t hint_ms;
 	/* without a key: the lowest seq below the window that may still come */
 	uint64_t below;
+	/* the seq of the session's last ping answered: its client's FIN comes above it */
+	uint64_t last_seq;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
 	/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
 	uint64_t last_wake;
@@ -9396,10 +9398,13 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 	cls_reflect(0);	/* the FIN_ACK in the reflector's own class, whatever the FIN says */
 	if ((run.R.active && m->session == run.S.id) ||
 	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
-		if (reflect_peer_ok(from)) {
-			reflect_fin(m, buf, len, from, fromlen);
-		} else {
+		if (!reflect_peer_ok(from)) {
 			reflect_reject(GR_PEER);
+		} else if (run.R.active && run.R.any && m->seq <= run.R.last_seq) {
+			/* the client's FIN carries its next seq, above its last ping */
+			reflect_reject(GR_FIN_SEQ);
+		} else {
+			reflect_fin(m, buf, len, from, fromlen);
 		}
 	} else if (run.R.active) {
 		run.S.c.foreign++;
@@ -9492,6 +9497,7 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 		run.S.c.duplicate++;
 		return false;
 	}
+	run.R.last_seq = m->seq;
 	return true;
 }
 

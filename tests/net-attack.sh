@@ -167,7 +167,8 @@ test_replay_idle() {
 # --------------------------------------------- 2. forged pings cannot move the window
 # From the client's own address and port (raw socket, no key): two pings far
 # ahead (the second "confirming" the first) while it pings, then ten that walk
-# the window up 4000 at a time.  The client loses nothing.
+# the window up 4000 at a time, then a FIN with a seq below them.  The client
+# loses nothing, and the session ends by its own FIN.
 test_forged_seq() {
 	local sid port
 	reflector_ok "forged seq" fs --once --json "$WORK/fs.json" || return
@@ -179,6 +180,9 @@ test_forged_seq() {
 		--seq 100000 --seq-step --count 2 >/dev/null
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --src "$ADDR_A:$port" --session "$sid" \
 		--seq 4000 --seq-step 4000 --count 10 >/dev/null
+	# and a FIN that does not follow the pings (a real one carries the next seq)
+	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --src "$ADDR_A:$port" --session "$sid" \
+		--type 3 --seq 5 >/dev/null
 	reap "$EMIT_PID"
 	expect_eq "forged seq: client exit status" "$RC" 0
 	expect_eq "forged seq: the client lost nothing" "$(jget "$WORK/fsc.json" packets.lost)" 0
@@ -191,6 +195,8 @@ test_forged_seq() {
 	expect_eq "forged seq: the reflector answered every real ping (and the walk)" \
 		"$(jsess "$WORK/fs.json" 0 packets.received)" 3010
 	expect_eq "forged seq: no real ping called a duplicate" "$(jsess "$WORK/fs.json" 0 packets.duplicate)" 0
+	expect_eq "forged seq: the FIN below the pings refused, the session went on" \
+		"$(jsess "$WORK/fs.json" 0 rejected.fin_before_pings)/$(jsess "$WORK/fs.json" 0 stop_reason)" 1/fin
 	books "forged seq: reflector" "$WORK/fs.json"
 }
 

@@ -3280,7 +3280,11 @@ static void test_guard_sessions(void)
 	   "received %" PRIu64 " duplicate %" PRIu64, run.S.c.received, run.S.c.duplicate);
 	guard_rx(PT_PING, 0x88, 50, 0, 1001, &p6, t);
 	ok(run.S.c.duplicate == 1, "guard: ... once each, in increasing order", "-");
-	guard_rx(PT_FIN, 0x88, 300, 0, 0, &p6, t);
+	guard_rx(PT_FIN, 0x88, 100, 0, 0, &p6, t);
+	ok(run.R.active && run.S.c.rejected[GR_FIN_SEQ] == 1,
+	   "guard: a FIN below the session's last ping is not its client's: refused", "-");
+	guard_rx(PT_FIN, 0x88, 113, 0, 0, &p6, t);
+	ok(!run.R.active, "guard: ... its client's FIN, above it, ends the session (a walk moved the window)", "-");
 	/*
 	 * No key: replays of seen seqs below the window, above one that never
 	 * came, are answered again and count twice: the loss count stays at 0.
