@@ -3601,6 +3601,18 @@ static void test_classes_schedule(void)
 	r = sock_open_emit() < 0 ? -1 : cls_open();
 	ok(r == 0 && run.K.fd[1] > 0 && run.K.fd[2] > 0 && run.K.fd[1] != run.K.fd[2] && run.K.fd[0] == run.sock_fd,
 	   "classes: a socket per class", "r=%d fds %d %d %d", r, run.K.fd[0], run.K.fd[1], run.K.fd[2]);
+	{
+		struct sockaddr_in me[3];
+		socklen_t ml;
+
+		for (k = 0; r == 0 && k < 3; k++) {
+			ml = sizeof(me[k]);
+			getsockname(run.K.fd[k], (struct sockaddr *)&me[k], &ml);
+		}
+		ok(r == 0 && me[0].sin_port && me[0].sin_port == me[1].sin_port && me[1].sin_port == me[2].sin_port,
+		   "classes: ... all on one local port (the reflector sees one peer)", "ports %u %u %u",
+		   ntohs(me[0].sin_port), ntohs(me[1].sin_port), ntohs(me[2].sin_port));
+	}
 	for (k = 0; r == 0 && k < 3; k++) {
 		int want_prio = k + 1, want_tos = 32 * k;
 
