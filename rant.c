@@ -10649,16 +10649,17 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 		return false;
 	}
 	run.R.ahead = 0;
+	if (reflect_seen(m->seq)) {
+		/* a repeat (a replay, with a key) is no sign of the client: it keeps nothing alive */
+		run.S.c.duplicate++;
+		return false;
+	}
 	run.R.last_rx = now;
 	/* the largest hint of the session: a forged ping cannot shorten it */
 	if (idle > run.R.hint_ms) {
 		run.R.hint_ms = idle;
 	}
 	run.R.idle_ns = (run.R.hint_ms > 1500 ? 2 * run.R.hint_ms : 3000) * 1000000ULL;
-	if (reflect_seen(m->seq)) {
-		run.S.c.duplicate++;
-		return false;
-	}
 	run.R.last_seq = m->seq;
 	return true;
 }

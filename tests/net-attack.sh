@@ -164,6 +164,39 @@ test_replay_idle() {
 	check "replay idle: ... and was answered" test "$(jsess "$WORK/ri.json" 1 packets.received)" -gt 0
 }
 
+# A keyed client killed (no FIN), its captured pings replayed in turn every
+# 0.2 s for 30 s: they are duplicates, not its client's activity, so its
+# session ends on its idle timeout while they still come, and the next
+# keyed client is served.
+test_replay_keepalive() {
+	local k=$WORK/key2 sn rp
+	head -c 32 /dev/urandom >"$k"
+	chmod 600 "$k"
+	reflector_ok "replay keep-alive" rk --key-file "$k" --json "$WORK/rk.json" || return
+	in_b python3 "$D/forge.py" sniff "$VETH_B" 12345 "$WORK/rk.cap" --count 20 --timeout 20 >/dev/null &
+	sn=$!
+	BG_PIDS+=("$sn")
+	wait_for 5 test -e "$WORK/rk.cap"
+	emit_bg rk1 -q --count 1000000 --interval 1000 --timeout 100 --key-file "$k"
+	wait "$sn"
+	kill -9 "$EMIT_PID"
+	{ wait "$EMIT_PID"; } 2>/dev/null
+	# ip itself (it execs python): $! is the sender, for kill
+	ip netns exec "$NS_A" python3 "$D/forge.py" replay "$WORK/rk.cap" "$ADDR_B" 12345 --cycle \
+		--count 150 --gap 0.2 >/dev/null &
+	rp=$!
+	BG_PIDS+=("$rp")
+	check "replay keep-alive: the dead client's session ends while its pings are replayed" \
+		wait_for 10 sessions "$WORK/rk.json" 1
+	check "replay keep-alive: ... (the replays still come)" kill -0 "$rp"
+	emit rk2 -q --count 300 --key-file "$k" --json "$WORK/rk2.json"
+	expect_rc "replay keep-alive: the next keyed client is served" 0
+	kill "$rp" 2>/dev/null
+	wait "$rp" 2>/dev/null
+	stop_reflector
+	expect_eq "replay keep-alive: the first session ended idle" "$(jsess "$WORK/rk.json" 0 stop_reason)" idle
+}
+
 # --------------------------------------------- 2. forged pings cannot move the window
 # From the client's own address and port (raw socket, no key): two pings far
 # ahead (the second "confirming" the first) while it pings, then ten that walk
@@ -258,7 +291,8 @@ test_idle_junk() {
 	wait_for 5 grep -q 'pongs [1-9]' "$WORK/ij.err"
 	kill -9 "$EMIT_PID"
 	{ wait "$EMIT_PID"; } 2>/dev/null
-	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --junk --count 600 --gap 0.05 >/dev/null &
+	ip netns exec "$NS_A" python3 "$D/forge.py" ping "$ADDR_B" 12345 --junk --count 600 --gap 0.05 \
+		>/dev/null &
 	junk=$!
 	BG_PIDS+=("$junk")
 	check "idle under junk: the session ends while the junk still comes" \
@@ -432,6 +466,7 @@ if ! ns_setup; then
 fi
 test_replay
 test_replay_idle
+test_replay_keepalive
 test_forged_seq
 test_other_port
 test_duration_traffic

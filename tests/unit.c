@@ -3288,6 +3288,11 @@ static void test_guard_sessions(void)
 	ok(run.S.c.rejected[GR_ENDED] == 2 && !run.S.c.foreign && !run.S.c.rejected[GR_BUSY_SENT],
 	   "guard: a replay while another session runs: no BUSY, not foreign", "-");
 
+	/* a repeat is no sign of the client: it keeps nothing alive */
+	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t + NSEC_PER_SEC);
+	ok(run.R.last_rx == t && run.S.c.duplicate == 1, "guard: a repeated ping does not keep the session alive",
+	   "last_rx %" PRIu64, run.R.last_rx);
+	run.S.c.duplicate = 0;
 	/* the session's idle hint is its largest: a forged ping cannot shorten it */
 	guard_rx(PT_PING, 0x88, 11, 0, 60000, &p6, t);
 	guard_rx(PT_PING, 0x88, 12, 0, 0, &p6, t);

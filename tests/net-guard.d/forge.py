@@ -15,8 +15,10 @@
         captures the UDP datagrams to PORT on IFACE (AF_PACKET, IPv4) into
         OUT, one JSON line each (source address and port, payload in hex).
     forge.py replay FILE DST PORT [--index I] [--src ADDR:PORT] [--count N]
+                 [--cycle] [--gap S]
         sends captured datagram I of FILE again, unmodified: from its own
-        source address and port (raw socket), or from --src.
+        source address and port (raw socket), or from --src; with --cycle
+        the datagrams I, I+1, ... in turn (round the file), S seconds apart.
 
 Header layout: magic, version, type, flags, session, idle_ms, seq, then the
 echoed stamps t2 wire, t2 app, t3 app, t3 wire and its seq (README, Protocol).
@@ -187,13 +189,16 @@ def sniff(a):
 
 def replay(a):
     """A captured datagram again, unmodified, from its own address and port."""
-    c = [json.loads(l) for l in open(a.file)][a.index]
-    d = bytes.fromhex(c["data"])
-    saddr, sport = (a.src.rsplit(":", 1) if a.src else (c["src"], c["sport"]))
+    caps = [json.loads(l) for l in open(a.file)]
     raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
-    for _ in range(a.count):
+    for k in range(a.count):
+        c = caps[(a.index + (k if a.cycle else 0)) % len(caps)]
+        d = bytes.fromhex(c["data"])
+        saddr, sport = (a.src.rsplit(":", 1) if a.src else (c["src"], c["sport"]))
         raw_send(raw, saddr, int(sport), a.dst, a.port, d)
-    print(json.dumps({"sent": a.count, "seq": struct.unpack("!Q", d[16:24])[0] if len(d) >= 24 else None}))
+        if a.gap:
+            time.sleep(a.gap)
+    print(json.dumps({"sent": a.count}))
     return 0
 
 
@@ -234,6 +239,8 @@ def main():
     y.add_argument("--index", type=int, default=0)
     y.add_argument("--src")
     y.add_argument("--count", type=int, default=1)
+    y.add_argument("--cycle", action="store_true")
+    y.add_argument("--gap", type=float, default=0)
     a = ap.parse_args()
     return {"reflector": fake_reflector, "ping": pinger, "sniff": sniff, "replay": replay}[a.cmd](a)
 
