@@ -10650,7 +10650,7 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 	}
 	run.R.ahead = 0;
 	if (reflect_seen(m->seq)) {
-		/* a repeat (a replay, with a key) is no sign of the client: it keeps nothing alive */
+		/* a repeat (with a key: a replay) is no sign of the client, keeps nothing alive */
 		run.S.c.duplicate++;
 		return false;
 	}
