@@ -708,6 +708,7 @@ struct side_view {
 	int nmetrics, nstamps, primary;
 	/* the metrics as bits, and per stamp the metrics that need it (txn_account) */
 	unsigned mset, needed_by[NSTAMP];
+	unsigned uset;		/* the stamps some metric of the side needs, as bits */
 	unsigned sset;		/* the stamps as bits */
 };
 
@@ -3062,8 +3063,8 @@ static unsigned sa_port(const struct sockaddr *a)
 	return 0;
 }
 
-/* Same address (and IPv6 scope), whatever the ports: the host a session belongs to. */
-static bool sa_same_host(const struct sockaddr_storage *a, const struct sockaddr *b)
+/* Same address and port (and IPv6 scope): the peer a session belongs to. */
+static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
 {
 	if (a->ss_family != b->sa_family) {
 		return false;
@@ -3071,21 +3072,15 @@ static bool sa_same_host(const struct sockaddr_storage *a, const struct sockaddr
 	if (b->sa_family == AF_INET) {
 		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
 
-		return x->sin_addr.s_addr == y->sin_addr.s_addr;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
 	}
 	if (b->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
 
-		return x->sin6_scope_id == y->sin6_scope_id &&
+		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
 		       IN6_ARE_ADDR_EQUAL(&x->sin6_addr, &y->sin6_addr);
 	}
 	return false;
-}
-
-/* Same address and port (and IPv6 scope): the peer a session belongs to. */
-static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
-{
-	return sa_same_host(a, b) && sa_port((const struct sockaddr *)a) == sa_port(b);
 }
 
 /*
@@ -3686,12 +3681,13 @@ static void side_set(bool emit)
 	run.side.stamps = emit ? emit_stamps : reflect_stamps;
 	run.side.nstamps = emit ? 8 : 4;
 	run.side.primary = emit ? M_RTT : M_RESPONSE;
-	run.side.mset = run.side.sset = 0;
+	run.side.mset = run.side.sset = run.side.uset = 0;
 	memset(run.side.needed_by, 0, sizeof(run.side.needed_by));
 	for (i = 0; i < run.side.nmetrics; i++) {
 		int m = run.side.metrics[i], k;
 
 		run.side.mset |= 1u << m;
+		run.side.uset |= metric_need(m);
 		for (k = 0; k < NSTAMP; k++) {
 			run.side.needed_by[k] |= metric_need(m) & 1u << k ? 1u << m : 0;
 		}
@@ -5642,7 +5638,7 @@ static void txn_account(struct txn *x)
 	}
 	clk_check(x);
 	/* the metrics not added yet whose stamps are all there (each side lists them in order) */
-	missing = ~stamps_known(x->t) & ((1u << NSTAMP) - 1);
+	missing = ~stamps_known(x->t) & run.side.uset;
 	while (missing) {
 		todo &= ~run.side.needed_by[__builtin_ctz(missing)];
 		missing &= missing - 1;
