@@ -6003,6 +6003,60 @@ static void test_rekey_cmsg(void)
 }
 
 /*
+ * The kernel turns its receive stamps on for the first socket that asks from
+ * a work queue (net_enable_timestamp() in net/core/dev.c defers enabling its
+ * static key to netstamp_work), so on a host where no socket had them on,
+ * the first datagrams after a socket asks can arrive unstamped, longer so
+ * on a loaded host.  Tests that count stamps from the first datagram wait
+ * until one of this socket's own comes back stamped, and keep it open so
+ * that the stamps stay on.
+ */
+static void rx_stamps_live(void)
+{
+	static int fd = -1;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	uint64_t end = mono_ns() + 10 * NSEC_PER_SEC;
+
+	if (fd >= 0) {
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || getsockname(fd, (struct sockaddr *)&sa, &len) ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
+		return;
+	}
+	while (mono_ns() < end) {
+		union {
+			char b[256];
+			struct cmsghdr align;
+		} ctl;
+		char c = 0;
+		struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+		struct cmsghdr *cm;
+
+		if (sendto(fd, &c, 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1 || recvmsg(fd, &mh, 0) != 1) {
+			return;
+		}
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			struct scm_timestamping st;
+
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING &&
+			    cm->cmsg_len >= CMSG_LEN(sizeof(st))) {
+				memcpy(&st, CMSG_DATA(cm), sizeof(st));
+				if (st.ts[0].tv_sec || st.ts[0].tv_nsec) {
+					return;
+				}
+			}
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+}
+
+/*
  * A client on lo whose NIC (the fake one) grants hardware stamps: lo
  * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
  * real NIC.  peer answers the pings as a reflector with software stamps.
@@ -6022,6 +6076,7 @@ static int hc_client(const char *ts)
 	struct capture ce;
 	int r;
 
+	rx_stamps_live();
 	hc.peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	bind(hc.peer, (struct sockaddr *)&pa, sizeof(pa));
 	getsockname(hc.peer, (struct sockaddr *)&pa, &len);
@@ -6197,6 +6252,7 @@ static uint64_t hr_run(enum ts_mode mode, struct capture *ce, uint16_t *last_fla
 	uint8_t buf[128];
 	ssize_t n;
 
+	rx_stamps_live();
 	hf_reflector();
 	opts.mode = MODE_REFLECT;
 	opts.iface = "lo";
