@@ -1961,6 +1961,70 @@ static int ts_enable_socket(int fd)
 }
 
 /*
+ * The kernel stamps received packets in software only while some socket
+ * asks for it, and it turns that on for the first one from a work queue:
+ * net_enable_timestamp() (net/core/dev.c) leaves enabling its static key to
+ * netstamp_work, queued on the asking CPU.  Until that has run, datagrams
+ * arrive unstamped, so on a host where nothing else asks for stamps the
+ * first pongs of a run lacked T4 (the first pings T2), and a run under
+ * chrt -f that never sleeps (--spin) on an isolated CPU would keep the
+ * work from ever running there.  Before the first packet rant therefore
+ * sleeps until a datagram of its own over loopback comes back stamped,
+ * 200 ms at most; where loopback is down (a fresh network namespace) one
+ * short sleep lets the work run.
+ */
+static void ts_rx_live(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timespec ms = { .tv_nsec = 1000000 };
+	socklen_t len = sizeof(sa);
+	uint64_t end = mono_ns() + NSEC_PER_SEC / 5;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	char c = 0;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || ts_sockopt(fd, f) < 0) {
+		nanosleep(&ms, NULL);
+		if (fd >= 0) {
+			close(fd);
+		}
+		return;
+	}
+	while (mono_ns() < end) {
+		union {
+			char b[CMSG_SPACE(sizeof(struct scm_timestamping64))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+		struct cmsghdr *cm;
+		bool stamped = false;
+
+		if (sendto(fd, &c, 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1) {
+			nanosleep(&ms, NULL);
+			break;
+		}
+		/* loopback delivers within the send, or soon after: read what came */
+		while (recvmsg(fd, &mh, 0) == 1) {
+			for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+				stamped |= cm->cmsg_level == SOL_SOCKET &&
+					   (cm->cmsg_type == SO_TIMESTAMPING ||
+					    cm->cmsg_type == SO_TIMESTAMPING_NEW);
+			}
+			mh.msg_controllen = sizeof(ctl.b);
+		}
+		if (stamped) {
+			break;
+		}
+		nanosleep(&ms, NULL);
+	}
+	close(fd);
+}
+
+/*
  * After a failed send a kernel before 6.8 may or may not have used up an
  * OPT_ID key.  Re-enabling the option resets the counter to zero
  * (timestamping.rst: "It is reset each time the option is enabled after
@@ -14453,6 +14517,7 @@ static int run_main(void)
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	check_rt_throttling();
+	ts_rx_live();
 	boot_id_read();		/* the one-way evidence (client), the FIN_ACK's (reflector) */
 	/*
 	 * A SCHED_OTHER thread's timeouts may fire up to 50 us late (timer

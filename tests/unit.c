@@ -6003,57 +6003,21 @@ static void test_rekey_cmsg(void)
 }
 
 /*
- * The kernel turns its receive stamps on for the first socket that asks from
- * a work queue (net_enable_timestamp() in net/core/dev.c defers enabling its
- * static key to netstamp_work), so on a host where no socket had them on,
- * the first datagrams after a socket asks can arrive unstamped, longer so
- * on a loaded host.  Tests that count stamps from the first datagram wait
- * until one of this socket's own comes back stamped, and keep it open so
- * that the stamps stay on.
+ * Tests that count stamps from the first datagram need the kernel's receive
+ * stamps live before it (ts_rx_live says why they may not be): one socket
+ * asking for them stays open for the rest of the tests, and ts_rx_live waits
+ * until they are on.
  */
 static void rx_stamps_live(void)
 {
 	static int fd = -1;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
-	uint64_t end = mono_ns() + 10 * NSEC_PER_SEC;
+	int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
 
-	if (fd >= 0) {
-		return;
+	if (fd < 0) {
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		ts_sockopt(fd, f);
 	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || getsockname(fd, (struct sockaddr *)&sa, &len) ||
-	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags))) {
-		return;
-	}
-	while (mono_ns() < end) {
-		union {
-			char b[256];
-			struct cmsghdr align;
-		} ctl;
-		char c = 0;
-		struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
-				     .msg_controllen = sizeof(ctl.b) };
-		struct cmsghdr *cm;
-
-		if (sendto(fd, &c, 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1 || recvmsg(fd, &mh, 0) != 1) {
-			return;
-		}
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			struct scm_timestamping st;
-
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING &&
-			    cm->cmsg_len >= CMSG_LEN(sizeof(st))) {
-				memcpy(&st, CMSG_DATA(cm), sizeof(st));
-				if (st.ts[0].tv_sec || st.ts[0].tv_nsec) {
-					return;
-				}
-			}
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-	}
+	ts_rx_live();
 }
 
 /*
