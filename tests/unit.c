@@ -6532,6 +6532,7 @@ static int restore_child(int sig, char *told, size_t len, int *status)
 		if (hw_setup("eth0", TS_AUTO, &err) < 0 || !run.ts.restore) {
 			_exit(9);
 		}
+		free(err);	/* valgrind checks the child's leaks too */
 		ts_ioctl = fake_ioctl_told;
 		restore_pipe = p[1];
 		run.sock_fd = 100;
