@@ -933,6 +933,130 @@ static uint64_t pow2_at_least(uint64_t v)
 }
 
 /*
+ * Arithmetic without libm: the earlier rant's build line, `gcc -o rant
+ * rant.c`, links no -lm, so rant calls none of its functions (fabs, isnan
+ * and isinf are compiler builtins).  Only what the statistics, the option
+ * parser and the plot need, exact where they rely on it: whole numbers and
+ * powers of ten.
+ */
+#define NUM_WHOLE	4503599627370496.0	/* 2^52: every double beyond is whole */
+
+static double num_floor(double x)
+{
+	double t;
+
+	if (!(x > -NUM_WHOLE && x < NUM_WHOLE)) {
+		return x;	/* whole already, or not a number */
+	}
+	t = (double)(int64_t)x;	/* toward zero, exact below 2^52 */
+	return t > x ? t - 1 : t;
+}
+
+static double num_ceil(double x)
+{
+	return -num_floor(-x);
+}
+
+/* The nearest whole number, halves away from zero (llround); |x| < 2^63. */
+static int64_t num_round(double x)
+{
+	double t = num_floor(x < 0 ? -x : x);
+	int64_t r = (int64_t)t + ((x < 0 ? -x : x) - t >= 0.5);
+
+	return x < 0 ? -r : r;
+}
+
+/* Newton's iteration after scaling x by powers of four into [1, 4): 0 for x <= 0. */
+static double num_sqrt(double x)
+{
+	double r, s = 1;
+	int i;
+
+	if (!(x > 0) || isinf(x)) {
+		return x > 0 ? x : 0;
+	}
+	while (x >= 0x1p64) {
+		x *= 0x1p-64;
+		s *= 0x1p32;
+	}
+	while (x < 0x1p-64) {
+		x *= 0x1p64;
+		s *= 0x1p-32;
+	}
+	while (x >= 4) {
+		x /= 4;
+		s *= 2;
+	}
+	while (x < 1) {
+		x *= 4;
+		s /= 2;
+	}
+	r = (1 + x) / 2;	/* within 25 % of the root: 6 steps reach double precision */
+	for (i = 0; i < 6; i++) {
+		r = (r + x / r) / 2;
+	}
+	return r * s;
+}
+
+/* 10^k: exact for 0 <= k <= 22, correctly rounded down to 10^-22. */
+static double num_pow10(int k)
+{
+	double p = 1;
+	int i;
+
+	for (i = 0; i < (k < 0 ? -k : k); i++) {
+		p *= 10;
+	}
+	return k < 0 ? 1 / p : p;
+}
+
+/* The k with 10^k <= x < 10^(k+1), for x > 0. */
+static int num_decade(double x)
+{
+	int k = 0;
+
+	while (k < 308 && x >= num_pow10(k + 1)) {
+		k++;
+	}
+	while (k > -307 && x < num_pow10(k)) {
+		k--;
+	}
+	return k;
+}
+
+/*
+ * log10 for x > 0: the decade, then ln of the rest as 2 atanh((m-1)/(m+1))
+ * over m in [1, 2) (|term ratio| <= 1/9).  Exact at powers of ten.
+ */
+static double num_log10(double x)
+{
+	double m, s, s2, term, sum = 0;
+	int k, e = 0, i;
+
+	if (!(x > 0)) {
+		return -308;
+	}
+	k = num_decade(x);
+	m = x / num_pow10(k);
+	while (m >= 2) {
+		m /= 2;
+		e++;
+	}
+	while (m < 1) {
+		m *= 2;
+		e--;
+	}
+	s = (m - 1) / (m + 1);
+	s2 = s * s;
+	term = s;
+	for (i = 1; i < 40; i += 2) {
+		sum += term / i;
+		term *= s2;
+	}
+	return k + (2 * sum + e * 0.69314718055994530942) / 2.30258509299404568402;
+}
+
+/*
  * Hand-rolled formatting for the log writer and trace lines: snprintf per
  * field is what made the earlier writer slow, and these also run on the
  * breach path where stdio is not welcome.
@@ -2505,7 +2629,7 @@ static double hist_stddev(const struct hist *h)
 	}
 	mean = (double)h->sum / n;
 	var = (double)h->sumsq / n - mean * mean;
-	return var > 0 ? sqrt(var) : 0;
+	return var > 0 ? num_sqrt(var) : 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -2540,7 +2664,7 @@ static int64_t hist_pct(const struct hist *h, double p, bool *approx)
 	 * 1000 samples is rank 999 (ceill(99.9 / 100 * 1000) is 1000 in binary
 	 * floating point).
 	 */
-	rank = (uint64_t)(((unsigned __int128)llround(p * 1000) * h->n + 99999) / 100000);
+	rank = (uint64_t)(((unsigned __int128)num_round(p * 1000) * h->n + 99999) / 100000);
 	if (rank < 1) {
 		rank = 1;
 	}
@@ -2664,7 +2788,7 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
 	}
 	*ppm = ((double)f->n * f->sxy - f->sx * f->sy) / d / 1000.0;
 	/* the x range of a least-squares fit: sqrt(12 * variance) for uniform x */
-	*span_s = sqrt(12 * (f->sxx / f->n - (f->sx / f->n) * (f->sx / f->n)));
+	*span_s = num_sqrt(12 * (f->sxx / f->n - (f->sx / f->n) * (f->sx / f->n)));
 	return true;
 }
 
@@ -6597,7 +6721,7 @@ static int64_t plot_lb_value(unsigned i)
 static int64_t plot_bin_pct(const struct plot_series *s, int b, double p)
 {
 	const uint32_t *h = s->lh + (size_t)b * PLOT_LB;
-	uint64_t rank = (uint64_t)ceil(p / 100 * s->bn[b]), cum = 0;
+	uint64_t rank = (uint64_t)num_ceil(p / 100 * s->bn[b]), cum = 0;
 	unsigned i;
 	int64_t v = s->bmax[b];
 
@@ -6886,12 +7010,12 @@ struct axis {
 
 static double ax_map(const struct axis *x, double v)
 {
-	double f, flo, fhi, p;
+	double f, flo, fhi, p, pmin, pmax;
 
 	if (x->log) {
-		f = log10(v < x->lo ? x->lo : v);
-		flo = log10(x->lo);
-		fhi = log10(x->hi);
+		f = num_log10(v < x->lo ? x->lo : v);
+		flo = num_log10(x->lo);
+		fhi = num_log10(x->hi);
 	} else {
 		f = v;
 		flo = x->lo;
@@ -6901,10 +7025,9 @@ static double ax_map(const struct axis *x, double v)
 		return x->a;
 	}
 	p = x->a + (f - flo) * (x->b - x->a) / (fhi - flo);
-	if (p < fmin(x->a, x->b)) {
-		p = fmin(x->a, x->b);
-	}
-	return p > fmax(x->a, x->b) ? fmax(x->a, x->b) : p;
+	pmin = x->a < x->b ? x->a : x->b;
+	pmax = x->a < x->b ? x->b : x->a;
+	return p < pmin ? pmin : p > pmax ? pmax : p;
 }
 
 /* A round step (1, 2 or 5 times a power of ten) for about n ticks. */
@@ -6915,7 +7038,7 @@ static double nice_step(double range, int n)
 	if (!(raw > 0)) {
 		return 1;
 	}
-	mag = pow(10, floor(log10(raw)));
+	mag = num_pow10(num_decade(raw));
 	r = raw / mag;
 	return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
 }
@@ -6924,8 +7047,10 @@ static double nice_step(double range, int n)
 static void ax_round(struct axis *x, int nticks)
 {
 	if (x->log) {
-		x->lo = pow(10, floor(log10(x->lo > 0 ? x->lo : 1)));
-		x->hi = pow(10, ceil(log10(x->hi > x->lo ? x->hi : x->lo * 10)));
+		x->lo = num_pow10(num_decade(x->lo > 0 ? x->lo : 1));
+		x->hi = x->hi > x->lo ? x->hi : x->lo * 10;
+		/* the lowest power of ten at or above hi */
+		x->hi = num_pow10(num_decade(x->hi) + (x->hi > num_pow10(num_decade(x->hi))));
 		if (x->hi <= x->lo) {
 			x->hi = x->lo * 10;
 		}
@@ -6937,8 +7062,8 @@ static void ax_round(struct axis *x, int nticks)
 	{
 		double st = nice_step(x->hi - x->lo, nticks);
 
-		x->lo = floor(x->lo / st) * st;
-		x->hi = ceil(x->hi / st) * st;
+		x->lo = num_floor(x->lo / st) * st;
+		x->hi = num_ceil(x->hi / st) * st;
 	}
 }
 
@@ -6955,7 +7080,7 @@ static void ax_draw(const struct axis *x, bool horiz, double other0, double othe
 	int i;
 
 	if (x->log) {
-		double decades = log10(x->hi / x->lo);
+		double decades = num_log10(x->hi / x->lo);
 
 		for (v = x->lo; v <= x->hi * 1.0001; v *= 10) {
 			static const double mult[] = { 1, 2, 5 };
@@ -6981,7 +7106,7 @@ static void ax_draw(const struct axis *x, bool horiz, double other0, double othe
 		return;
 	}
 	st = nice_step(x->hi - x->lo, horiz ? 10 : 5);
-	for (i = 0, v = ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40;
+	for (i = 0, v = num_ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40;
 	     i++, v += st) {
 		double p = ax_map(x, v);
 
@@ -7231,7 +7356,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 /* The histogram column of value v (clamped to the axis). */
 static int plot_col(const struct axis *ax, double v, int ncol)
 {
-	double f = ax->log ? (v > 0 ? log10(v / ax->lo) / log10(ax->hi / ax->lo) : 0) :
+	double f = ax->log ? (v > 0 ? num_log10(v / ax->lo) / num_log10(ax->hi / ax->lo) : 0) :
 			     (v - ax->lo) / (ax->hi - ax->lo);
 	int c = (int)(f * ncol);
 
@@ -10448,7 +10573,7 @@ static int opt_num(const struct opt_def *o, const char *s, double min, double ma
 	v = strtod(s, &end);
 	/* strtod also takes hex and "infinity": a user meant neither */
 	if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || isnan(v) || isinf(v) ||
-	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != floor(v))) {
+	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != num_floor(v))) {
 		warnx_("--%s: '%s' is not a %s (%.15g to %.15g)", o->name, s,
 		       whole ? "whole number" : "number", min, max);
 		return -1;
@@ -10493,7 +10618,7 @@ static int opt_us_to_ns(const struct opt_def *o, const char *s, int64_t *ns)
 	if (opt_num(o, s, o->min, o->max, false, &v) < 0) {
 		return -1;
 	}
-	*ns = llround(v * 1000);
+	*ns = num_round(v * 1000);
 	return 0;
 }
 

@@ -5884,6 +5884,49 @@ static void test_plot_panels(void)
 	cls_defaults();
 }
 
+/*
+ * Arithmetic without libm (num_*) against libm's, which this test links:
+ * floor, ceil and llround exactly, sqrt and log10 to a few ulps, powers of
+ * ten exactly where the plot relies on it.
+ */
+static void test_num(void)
+{
+	static const double fixed[] = {
+		0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, 1e-300, 3.7, -3.7,
+		4503599627370495.5, 4503599627370497.0, -4503599627370497.0, 1e15 + 0.5, 99999.999,
+		1e300, 123456789.123,
+	};
+	int bad_fl = 0, bad_rd = 0, bad_sq = 0, bad_lg = 0, bad_dec = 0, i, k;
+
+	for (i = 0; i < (int)ARRAY_SIZE(fixed) + 20000; i++) {
+		double x = i < (int)ARRAY_SIZE(fixed) ? fixed[i] :
+			   (double)(int64_t)rnd() / (double)(1ULL << (rnd() % 64)) / (1 + (double)(rnd() % 1000));
+
+		bad_fl += num_floor(x) != floor(x) || num_ceil(x) != ceil(x);
+		if (fabs(x) < 9e18) {
+			bad_rd += num_round(x) != llround(x);
+		}
+		if (x > 0) {
+			bad_sq += fabs(num_sqrt(x) - sqrt(x)) > 2.3e-16 * sqrt(x);
+			bad_lg += fabs(num_log10(x) - log10(x)) > 4e-15 * (fabs(log10(x)) + 1);
+			bad_dec += num_decade(x) != (int)floor(log10(x)) &&
+				   fabs(log10(x) - floor(log10(x) + 0.5)) > 1e-12;
+		}
+	}
+	ok(!bad_fl, "num_floor and num_ceil equal floor and ceil", "%d differ", bad_fl);
+	ok(!bad_rd, "num_round equals llround (halves away from zero)", "%d differ", bad_rd);
+	ok(!bad_sq, "num_sqrt within one ulp of sqrt", "%d differ", bad_sq);
+	ok(!bad_lg, "num_log10 within 4e-15 of log10", "%d differ", bad_lg);
+	ok(!bad_dec, "num_decade is floor(log10(x))", "%d differ", bad_dec);
+	for (k = 0, bad_dec = 0; k <= 22; k++) {
+		bad_dec += num_pow10(k) != pow(10, k) || num_log10(num_pow10(k)) != k ||
+			   num_decade(num_pow10(k)) != k || num_decade(num_pow10(k) * 0.999) != k - 1;
+	}
+	ok(!bad_dec, "powers of ten 10^0..10^22: exact, log10 whole, decade exact", "%d differ", bad_dec);
+	ok(num_sqrt(0) == 0 && num_sqrt(-4) == 0 && num_sqrt(16) == 4 && num_sqrt(1e-310) > 0,
+	   "num_sqrt: 0, negative (0), exact square, subnormal", "%g %g", num_sqrt(16), num_sqrt(1e-310));
+}
+
 /* ---------------------------------------------------------------- cases */
 
 struct unit_case {
@@ -5954,6 +5997,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_plot),
 	CASE(test_plot_panels),
 	CASE(test_perf),
+	CASE(test_num),
 };
 
 static bool case_wanted(const char *name, int argc, char **argv)
