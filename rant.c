@@ -372,11 +372,11 @@ struct session {
 /* Why a run ended, for the report and JSON. */
 enum stop_reason {
 	STOP_NONE, STOP_COUNT, STOP_DURATION, STOP_SIGNAL, STOP_BREACH,
-	STOP_PEER_BREACH, STOP_FIN, STOP_IDLE, STOP_ERROR,
+	STOP_PEER_BREACH, STOP_FIN, STOP_IDLE, STOP_ERROR, STOP_NO_ANSWER,
 };
 static const char *const stop_name[] = {
 	"running", "count", "duration", "signal", "threshold", "peer_threshold",
-	"fin", "idle", "error",
+	"fin", "idle", "error", "no_answer",
 };
 
 /* -------------------------------------------------- configuration, state */
@@ -593,6 +593,23 @@ struct key_state {
 	uint64_t k[2];
 };
 
+/*
+ * Every "rant: ..." line on stderr (warnings, notes, errors) is also kept
+ * for the JSON, so that CI can judge a run from its JSON alone: the first
+ * WARN_KEEP of them, each cut to WARN_LEN bytes.  Those printed before a
+ * reflector's first session go into every session's object.
+ */
+#define WARN_KEEP	32
+#define WARN_LEN	320
+
+struct warn_list {
+	char line[WARN_KEEP][WARN_LEN];
+	unsigned n;		/* printed, kept or not */
+	unsigned start;		/* printed before the first session began */
+	unsigned from;		/* the first since the last JSON object */
+	bool started;
+};
+
 struct side_view {
 	bool emit;
 	const int *metrics, *stamps;
@@ -670,6 +687,9 @@ struct emit_state {
 	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
 	bool busy;		/* the reflector answered BUSY: another session runs there */
 	bool waited;		/* --interval: the last step received, not only sent */
+	/* pongs heard at the last loss, since when nothing was heard, pings lost since */
+	uint64_t heard, silent_since;
+	uint32_t silent_lost;
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
 	/* seqs answered (or never sent), beyond the window: replays */
 	uint64_t answered[1024];
@@ -839,6 +859,8 @@ static struct run {
 	/* the status line */
 	pthread_t status_thread;
 	bool status_started;
+	/* the lines warnx_ printed, for the JSON's "warnings" (main thread only) */
+	struct warn_list warn;
 } run;
 
 /* The run state as at start-up: everything zero but these. */
@@ -875,6 +897,7 @@ static bool nothing_now(int err)
 static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnx_(const char *fmt, ...)
 {
+	struct warn_list *w = &run.warn;
 	va_list ap;
 
 	fputs("rant: ", stderr);
@@ -882,6 +905,21 @@ static void warnx_(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (w->n < WARN_KEEP) {
+		va_start(ap, fmt);
+		vsnprintf(w->line[w->n], WARN_LEN, fmt, ap);
+		va_end(ap);
+	}
+	w->n++;
+}
+
+/* The first session begins: what was printed so far was the run's start-up. */
+static void warn_start(void)
+{
+	if (!run.warn.started) {
+		run.warn.start = run.warn.from = run.warn.n;
+		run.warn.started = true;
+	}
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -4960,6 +4998,7 @@ static void session_reset(uint32_t id)
 	run.S.start_mono = mono_ns();
 	run.S.first_real = real_ns();
 	run.S.end_mono = 0;
+	warn_start();
 	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
 	run.echo.head = run.echo.n = 0;
 	memset(&run.live, 0, sizeof(run.live));
@@ -6471,6 +6510,52 @@ static void json_str_or_null(FILE *f, const char *s)
 	}
 }
 
+/*
+ * When the session started (UTC, ISO 8601; null for --analyze, which ran no
+ * session) and the command line, so that one object says what ran.
+ */
+static void json_started(FILE *f)
+{
+	time_t sec = (time_t)(run.S.first_real / NSEC_PER_SEC);
+	struct tm tm;
+	char when[40];
+
+	fprintf(f, "  \"started\": ");
+	if (run.S.first_real && cfg->mode != MODE_ANALYZE && gmtime_r(&sec, &tm)) {
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(f, "\"%s.%06uZ\"", when, (unsigned)(run.S.first_real % NSEC_PER_SEC / 1000));
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"cmdline\": ");
+	json_str(f, cfg->cmdline);
+	fprintf(f, ",\n");
+}
+
+/*
+ * The lines rant printed on stderr as "rant: ..." (warnings, notes, errors)
+ * that belong to this object: the run's start-up ones, then those since the
+ * previous object (a reflector's earlier session).
+ */
+static void json_warnings(FILE *f)
+{
+	const struct warn_list *w = &run.warn;
+	unsigned i, n = 0;
+
+	fprintf(f, ",\n  \"warnings\": [");
+	for (i = 0; i < w->n && i < WARN_KEEP; i++) {
+		if (i >= w->start && i < w->from) {
+			continue;	/* an earlier session's */
+		}
+		fputs(n++ ? ", " : "", f);
+		json_str(f, w->line[i]);
+	}
+	if (w->n > WARN_KEEP) {
+		fprintf(f, "%s\"... and %u more lines on stderr\"", n ? ", " : "", w->n - WARN_KEEP);
+	}
+	fputc(']', f);
+}
+
 /* What ran: tool, mode, where, which stamps, how long and why it stopped. */
 static void json_run(FILE *f, const struct report *r)
 {
@@ -6479,6 +6564,7 @@ static void json_run(FILE *f, const struct report *r)
 
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
 		RANT_VERSION, cfg->mode == MODE_ANALYZE ? "analyze" : run.side.emit ? "emit" : "reflect", run.S.id);
+	json_started(f);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", run.side.emit ? "emit" : "reflect");
 	json_str_or_null(f, cfg->iface);
 	fprintf(f, ", \"address\": ");
@@ -6592,16 +6678,62 @@ static void json_clock_log(FILE *f, const struct report *r)
 	}
 }
 
-/* The JSON report: one object, its keys in the order the README lists them. */
+/*
+ * One object as one line (JSON Lines: a reflector writes one per session):
+ * the writers' line breaks and the indentation after them become one space.
+ * Strings never hold a raw line break (json_str escapes it).
+ */
+static void json_line(FILE *f, const char *s, size_t len)
+{
+	size_t i = 0, start = 0;
+	char prev;
+
+	while (i < len) {
+		if (s[i] != '\n') {
+			i++;
+			continue;
+		}
+		fwrite(s + start, 1, i - start, f);
+		prev = i ? s[i - 1] : '{';
+		while (i < len && (s[i] == '\n' || s[i] == ' ')) {
+			i++;
+		}
+		/* {"a": [1, 2]}: no space just inside a bracket */
+		if (i < len && prev != '{' && prev != '[' && s[i] != '}' && s[i] != ']') {
+			fputc(' ', f);
+		}
+		start = i;
+	}
+	fwrite(s + start, 1, len - start, f);
+	fputc('\n', f);
+}
+
+/* The JSON report: one object on one line, its keys in the order the README lists them. */
 static void json_report(FILE *f, const struct report *r, int exit_code)
 {
-	json_run(f, r);
-	json_counts(f, r);
-	json_hw(f, r);
-	json_metrics(f, r);
-	json_clock_log(f, r);
-	pmc_json(f);
-	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		m = f;	/* no memory for the one-line form: the object as written */
+	}
+	json_run(m, r);
+	json_counts(m, r);
+	json_hw(m, r);
+	json_metrics(m, r);
+	json_clock_log(m, r);
+	pmc_json(m);
+	json_warnings(m);
+	fprintf(m, ",\n  \"exit_code\": %d\n}", exit_code);
+	run.warn.from = run.warn.n;
+	if (m != f) {
+		fclose(m);
+		json_line(f, buf, len);
+		free(buf);
+	} else {
+		fputc('\n', f);
+	}
 	fflush(f);
 }
 
@@ -8028,6 +8160,39 @@ static int plot_open(void)
 }
 
 /* ----------------------------------------------------------------- emit */
+
+/*
+ * How long a client goes on without an answer: 3 s, or three --timeout if
+ * longer.  A reflector started a moment after its client is in time.
+ */
+static uint64_t emit_silence_ns(void)
+{
+	return 3 * cfg->timeout_ns > 3 * NSEC_PER_SEC ? 3 * cfg->timeout_ns : 3 * NSEC_PER_SEC;
+}
+
+/*
+ * A client nobody answers stops (STOP_NO_ANSWER) instead of pinging forever
+ * towards --count: once nothing was heard for emit_silence_ns() and at least
+ * 3 pings in a row were lost.  Looked at when a ping is lost, so the answered
+ * path pays nothing; the silence began when the first of them was sent.
+ */
+static void emit_silence(void)
+{
+	uint64_t now = mono_ns(), heard = run.S.c.received + run.S.c.late;
+
+	if (heard != run.E.heard || !run.E.silent_lost) {
+		run.E.heard = heard;
+		run.E.silent_since = now - cfg->timeout_ns;
+		run.E.silent_lost = 1;
+		return;
+	}
+	run.E.silent_lost++;
+	if (run.E.silent_lost >= 3 && now - run.E.silent_since >= emit_silence_ns() &&
+	    !run.S.stop_reason) {
+		run.S.stop_reason = STOP_NO_ANSWER;
+	}
+}
+
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
@@ -8035,6 +8200,7 @@ static void emit_lost(struct txn *x)
 	cls_count(x->seq, CG_LOST);
 	run.E.outstanding--;
 	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
+	emit_silence();
 }
 
 static void emit_on_tx(uint32_t key, uint64_t wire)
@@ -9567,7 +9733,7 @@ static int reflect_run(void)
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
 		if (!run.R.active && run.R.sessions &&
-		    (cfg->once || run.R.exit_code == EXIT_BREACH)) {
+		    (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont))) {
 			break;
 		}
 		if (r > 0 && !cfg->spin) {
@@ -11291,19 +11457,35 @@ static int opt_check_key(const bool *given)
 	return key_load(opts.key_file);
 }
 
+/*
+ * -C without -t and -L without -l: the earlier rant took each alone, and
+ * crucible's bench-rant passes them as independent flags.  Accepted, without
+ * effect, said in one line once the command line is known to be good.
+ */
+static void opt_note_alone(const bool *given)
+{
+	bool c = given['C'] && opts.threshold_ns < 0, l = given['L'] && !opts.log;
+
+	if (!c && !l) {
+		return;
+	}
+	warnx_("%s%s%s (accepted, as the earlier rant did)",
+	       c ? "--continue: no effect without --threshold" : "", c && l ? "; " : "",
+	       l ? "--log-threshold: no effect without --log" : "");
+	opts.cont = opts.cont && !c;
+	if (l) {
+		opts.log_threshold_ns = -1;	/* nor on what --plot draws */
+	}
+}
+
 /* Options that make no sense together, checked once all are known. */
 static int opt_check(const bool *given)
 {
 	if (opt_check_modes(given, false) < 0) {
 		return -1;
 	}
-	if (opts.cont && opts.threshold_ns < 0) {
-		warnx_("--continue: needs --threshold US (what would it continue past?)");
-		return -1;
-	}
-	if (!opts.log && (given['L'] || given[O_LOG_FORMAT] ||
-			 (given[O_LOG_RECORDS] && !opts.plot))) {
-		int why = given['L'] ? 'L' : given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
+	if (!opts.log && (given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !opts.plot))) {
+		int why = given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
 
 		warnx_("%s: needs --log FILE", opt_name(why));
 		return -1;
@@ -11337,10 +11519,11 @@ static int opt_check(const bool *given)
 	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
-	if (cls_check(given) < 0) {
+	if (cls_check(given) < 0 || opt_check_earlier(given) < 0) {
 		return -1;
 	}
-	return opt_check_earlier(given);
+	opt_note_alone(given);
+	return 0;
 }
 
 /* getopt_long's array and short option string, from the table. */
@@ -11744,6 +11927,12 @@ static int run_main(void)
 		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
 		       "or start another reflector (--port) for this client", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
+	} else if (run.S.stop_reason == STOP_NO_ANSWER) {
+		warnx_("no answer from %s port %u for %.0f s: %s", cfg->address, cfg->port,
+		       (double)emit_silence_ns() / 1e9, run.S.c.received ?
+		       "the reflector stopped answering" :
+		       "is a reflector (rant without -a) running there?");
+		code = EXIT_RUNTIME;
 	} else if (!run.S.c.received && run.S.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
@@ -11791,6 +11980,11 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	run_reset();
+	if (argc < 2) {
+		/* the earlier rant required -i: no arguments at all is a question, not a run */
+		usage(stderr);
+		return EXIT_USAGE;
+	}
 	r = opt_parse(argc, argv);
 
 	if (r) {

@@ -3,6 +3,11 @@
 # the TAPRIO, pktgen and cyclictest users of the earlier tool hit first:
 #   - the earlier build line `gcc -o rant rant.c` (no -lm) builds a rant that runs;
 #   - `rant` with no arguments prints its usage and exits non-zero;
+#   - -C without -t and -L without -l are accepted on both sides, said once;
+#   - a reflector with -t -C carries on after a session with a breach;
+#   - a client nobody answers stops, whatever --count says;
+#   - a reflector's --json is JSON Lines: one object per session, each with
+#     its start time, command line and the warnings printed;
 # (more below, one function per item).
 #
 #   sudo bash tests/net-dropin.sh        (RANT=path overrides the binary)
@@ -55,6 +60,105 @@ t("-b 0.25: 250 ns buckets", d["histogram"]["bucket_ns"] == 250, d["histogram"][
 ' "$WORK/plain-e.json"
 }
 
+# ------------------------------------------------------ no arguments at all
+test_no_args() {
+	local n0
+	n0=$(ip netns exec "$NS_A" ss -Hlun | wc -l)
+	ip netns exec "$NS_A" timeout 10 "$RANT" >"$WORK/noarg.out" 2>"$WORK/noarg.err"
+	expect_eq "rant with no arguments: exit 2" "$?" 2
+	check "  ... usage on stderr" grep -q '^Usage: rant' "$WORK/noarg.err"
+	check "  ... nothing on stdout" test ! -s "$WORK/noarg.out"
+	expect_eq "  ... no socket left listening" "$(ip netns exec "$NS_A" ss -Hlun | wc -l)" "$n0"
+}
+
+# -------------------------------------------- -C and -L alone, both sides
+test_alone_flags() {
+	local spid
+	reflector_or "-C -L alone" al_r -C -L 5 --once || return
+	spid=$REFLECTOR_PID
+	emit al_c -C -L 5 --count 300 -q
+	expect_rc "-C -L 5 alone on the client" 0
+	wait_exit "$spid" 10
+	expect_eq "-C -L 5 alone on the reflector: exit 0" "$WAIT_RC" 0
+	for f in al_r al_c; do
+		expect_eq "$f: one line says both have no effect alone" \
+			"$(grep -c '^rant: --continue: no effect without --threshold; --log-threshold: no effect without --log' "$WORK/$f.err")" 1
+		expect_eq "$f: and no other 'rant: --' line" "$(grep -c '^rant: --' "$WORK/$f.err")" 1
+	done
+	check "reflector -C -L alone: measured 300" has "$WORK/al_r.out" 'Total Samples: 300$'
+}
+
+# ------------------------------------- a reflector with -t -C goes on
+test_reflector_continue() {
+	local spid i
+	# 1 ns: every response is a breach, in each session
+	reflector_or "reflector -t -C" rc_r -t 0.001 -C -q --json "$WORK/rc_r.json" || return
+	spid=$REFLECTOR_PID
+	for i in 1 2; do
+		emit "rc_c$i" --count 100 -q
+		expect_eq "reflector -t -C: client $i exit 0 or 3 (got $EMIT_RC)" \
+			"$([ "$EMIT_RC" = 0 ] || [ "$EMIT_RC" = 3 ] && echo yes)" yes
+	done
+	check "reflector -t -C: still running after two sessions with breaches" kill -0 "$spid"
+	kill -TERM "$spid"
+	wait_exit "$spid" 10
+	expect_eq "reflector -t -C: SIGTERM ends it, exit 3 (breaches were counted)" "$WAIT_RC" 3
+	py_checks "reflector -t -C json" '
+objs = [json.loads(l) for l in open(sys.argv[1])]
+done = [o for o in objs if o["packets"]["received"]]
+t("two sessions answered, each with breaches", len(done) == 2 and all(o["threshold"]["count"] == 100 for o in done),
+  [(o["packets"]["received"], o["threshold"]["count"]) for o in objs])
+' "$WORK/rc_r.json"
+}
+
+# ------------------------------------------ a client nobody answers stops
+test_no_reflector() {
+	local t0 t1
+	t0=$(date +%s%N)
+	# the window is 3 s; 30 s is a bound that only a hang crosses, even on a
+	# loaded host (timeout's 124 says it did)
+	ip netns exec "$NS_A" timeout -k 5 30 "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 1000 --port 23999 \
+		--json "$WORK/nr.json" >"$WORK/nr.out" 2>"$WORK/nr.err"
+	EMIT_RC=$?
+	t1=$(date +%s%N)
+	expect_rc "no reflector, --count 1000: ended by itself ($(((t1 - t0) / 1000000)) ms)" 1
+	expect_eq "no reflector: one line names address and port" \
+		"$(grep -c "^rant: no answer from $ADDR_B port 23999 for 3 s" "$WORK/nr.err")" 1
+	expect_eq "no reflector: stop_reason no_answer" "$(jget "$WORK/nr.json" stop_reason)" no_answer
+	check "no reflector: the report says so" has "$WORK/nr.out" '^Stopped by: no_answer$'
+	check "no reflector: the JSON lists the line" python3 -c '
+import json, sys
+sys.exit(not any("no answer from" in w for w in json.load(open(sys.argv[1]))["warnings"]))' "$WORK/nr.json"
+}
+
+# ------------------------------------------------- reflector JSON Lines
+test_json_lines() {
+	local spid i
+	reflector_or "json lines" jl_r -C -q --json "$WORK/jl.json" || return
+	spid=$REFLECTOR_PID
+	for i in 1 2 3; do
+		emit "jl_c$i" --count 50 -q --json "$WORK/jl_c$i.json"
+	done
+	kill -TERM "$spid"
+	wait_exit "$spid" 10
+	expect_eq "json lines: reflector exit 0" "$WAIT_RC" 0
+	py_checks "json lines" '
+lines = open(sys.argv[1]).read().splitlines()
+objs = [json.loads(l) for l in lines]
+t("one object per line, one line per session (3)", len(objs) == 3, len(objs))
+t("json.load of each line: sessions differ", len({o["session"] for o in objs}) == 3)
+t("each has started (ISO 8601 UTC)", all(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$", o["started"] or "") for o in objs),
+  [o["started"] for o in objs])
+t("sessions started in order", [o["started"] for o in objs] == sorted(o["started"] for o in objs))
+t("each has the command line", all(o["cmdline"].endswith("-C -q --json " + sys.argv[1]) for o in objs), objs[0]["cmdline"])
+t("each lists the start-up line about -C", all(any("--continue: no effect" in w for w in o["warnings"]) for o in objs),
+  [o["warnings"] for o in objs])
+c = json.loads(open(sys.argv[2]).read())
+t("the client JSON has the same keys", all(k in c for k in ("started", "cmdline", "warnings")) and c["warnings"] == [])
+t("the client JSON is one line too", open(sys.argv[2]).read().count("\n") == 1)
+' "$WORK/jl.json" "$WORK/jl_c1.json"
+}
+
 need_root "net-dropin"
 if ! ns_setup; then
 	not_ok "namespace setup"
@@ -64,4 +168,9 @@ fi
 
 test_plain_build
 test_plain_run
+test_no_args
+test_alone_flags
+test_reflector_continue
+test_no_reflector
+test_json_lines
 finish

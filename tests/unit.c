@@ -392,9 +392,6 @@ static const struct {
 	{ -1, "--timeout 5", "--timeout" },
 	{ -1, "-w -1", "--warmup" },
 	{ -1, "--size 100", "--size" },
-	{ -1, "-C", "--continue" },
-	{ -1, "-a h -C", "--continue" },
-	{ -1, "-L 5", "--log-threshold" },
 	{ -1, "--log-format csv", "--log-format" },
 	{ -1, "--log-records 5", "--log-records" },
 	{ -1, "--trace-instance x", "--trace-instance" },
@@ -5927,6 +5924,54 @@ static void test_num(void)
 	   "num_sqrt: 0, negative (0), exact square, subnormal", "%g %g", num_sqrt(16), num_sqrt(1e-310));
 }
 
+/*
+ * -C without -t and -L without -l, as the earlier rant took them (crucible's
+ * bench-rant passes each alone): accepted on both sides, without effect, one
+ * line saying so; refused command lines print only their refusal.
+ */
+static void test_opt_alone(void)
+{
+	static const struct {
+		const char *argv, *says;
+		bool cont;
+		int64_t lthr;
+	} c[] = {
+		{ "-C", "--continue: no effect without --threshold", false, -1 },
+		{ "-a h -C", "--continue: no effect without --threshold", false, -1 },
+		{ "-L 5", "--log-threshold: no effect without --log", false, -1 },
+		{ "-a h -L 5 --plot x.svg", "--log-threshold: no effect without --log", false, -1 },
+		{ "-a h -C -L 5", "--continue: no effect without --threshold; --log-threshold: no effect without --log",
+		  false, -1 },
+		{ "-C --analyze x", "--continue: no effect without --threshold", false, -1 },
+		{ "-C -t 5 -L 5 -l f", NULL, true, 5000 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct args a;
+		char *out, *err, name[160];
+		int r = parse_str(c[i].argv, &a, &out, &err);
+
+		snprintf(name, sizeof(name), "'%s': accepted, %s", c[i].argv, c[i].says ? "one line" : "silently");
+		ok(r == 0 && (c[i].says ? one_rant_line(err) && strstr(err, c[i].says) != NULL : !*err) &&
+		   opts.cont == c[i].cont && opts.log_threshold_ns == c[i].lthr && run.warn.n == (c[i].says != NULL),
+		   name, "r=%d err='%s' cont=%d -L %" PRId64, r, err, opts.cont, opts.log_threshold_ns);
+		free(out);
+		free(err);
+		run_reset();
+	}
+	{
+		struct args a;
+		char *out, *err;
+		int r = parse_str("-C -a h --count 0", &a, &out, &err);
+
+		ok(r == -1 && one_rant_line(err) && strstr(err, "--count") && !strstr(err, "no effect"),
+		   "'-C -a h --count 0': refused, and only the refusal is said", "r=%d err='%s'", r, err);
+		free(out);
+		free(err);
+	}
+}
+
 /* ---------------------------------------------------------------- cases */
 
 struct unit_case {
@@ -5998,6 +6043,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_plot_panels),
 	CASE(test_perf),
 	CASE(test_num),
+	CASE(test_opt_alone),
 };
 
 static bool case_wanted(const char *name, int argc, char **argv)
