@@ -392,6 +392,7 @@ struct config {
 	enum ts_mode ts;
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
+	bool status;		/* the status line even when stderr is no terminal */
 	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
 	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
 	unsigned ptp_domain;
@@ -859,6 +860,7 @@ static struct run {
 	/* the status line */
 	pthread_t status_thread;
 	bool status_started;
+	bool status_live;	/* the periodic line is printed (status_wanted) */
 	/* the lines warnx_ printed, for the JSON's "warnings" (main thread only) */
 	struct warn_list warn;
 } run;
@@ -10669,7 +10671,8 @@ static int analyze_main(void)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
+	O_STATUS, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -11108,7 +11111,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'q', .name = "quiet", .type = OT_FLAG, CFG(quiet), .modes = M_ALL,
 	  .help = "no status line and no start-up notes" },
 	{ .val = 'v', .name = "verbose", .type = OT_FLAG, CFG(verbose), .modes = M_ALL,
-	  .help = "more detail at start" },
+	  .help = "more detail at start, and the status line even into a file or pipe" },
 	{ .val = 'V', .name = "version", .type = OT_EXIT, .modes = M_ALL,
 	  .help = "print the version" },
 	{ .val = 'h', .name = "help", .type = OT_EXIT, .modes = M_ALL,
@@ -11139,6 +11142,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_KEY_FILE, .name = "key-file", .arg = "FILE", .type = OT_STR, CFG(key_file),
 	  .modes = M_RUN, .rank_analyze = 28,
 	  .help = "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
+	{ .val = O_STATUS, .name = "status", .type = OT_FLAG, CFG(status), .modes = M_RUN,
+	  .rank_analyze = 29,
+	  .help = "the once-a-second status line on stderr even when it is no terminal (as -v does)" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -11656,7 +11662,7 @@ static void *status_main(void *arg)
 			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 			announced = id;
 		}
-		if (!__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
+		if (!run.status_live || !__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
 			prev = 0;
 			continue;
 		}
@@ -11675,6 +11681,16 @@ static void *status_main(void *arg)
 		prev = n;
 	}
 	return NULL;
+}
+
+/*
+ * The periodic line is for a person watching: on a terminal, or when asked
+ * (-v, --status).  Into a file or pipe (crucible keeps a run's stdout and
+ * stderr in a result file) it would add a line a second of noise.
+ */
+static bool status_wanted(void)
+{
+	return !cfg->quiet && (cfg->verbose || cfg->status || isatty(STDERR_FILENO));
 }
 
 /* Started with every signal blocked and as SCHED_OTHER, whatever chrt gave main. */
@@ -11900,6 +11916,7 @@ static int run_main(void)
 	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();
+	run.status_live = status_wanted();
 	if (!cfg->quiet || run.phc.fd >= 0) {
 		status_start();
 	}

@@ -8,6 +8,7 @@
 #   - a client nobody answers stops, whatever --count says;
 #   - a reflector's --json is JSON Lines: one object per session, each with
 #     its start time, command line and the warnings printed;
+#   - the once-a-second status line only on a terminal or when asked;
 # (more below, one function per item).
 #
 #   sudo bash tests/net-dropin.sh        (RANT=path overrides the binary)
@@ -159,6 +160,58 @@ t("the client JSON is one line too", open(sys.argv[2]).read().count("\n") == 1)
 ' "$WORK/jl.json" "$WORK/jl_c1.json"
 }
 
+# ------------------------------------- status lines: a terminal, or asked
+STATUS_RE='^rant: .* samples .* rate .*/s'
+
+# pty_run OUT command...: run a command with stdin, stdout and stderr on a
+# pseudo-terminal (python's pty module), its output in OUT, status in RC
+pty_run() {
+	local out=$1
+	shift
+	python3 -c '
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+out = open(sys.argv[1], "wb")
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:  # EIO: the child is gone
+        break
+    if not b:
+        break
+    out.write(b)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))' "$out" "$@"
+	RC=$?
+}
+
+test_status_lines() {
+	local spid n
+	reflector_or "status" st_r -q || return
+	spid=$REFLECTOR_PID
+	# bench-rant's way: stdout and stderr together into a file
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 2.5 --interval 1000 >"$WORK/st_file.txt" 2>&1
+	expect_eq "status: a run into a file: exit 0" "$?" 0
+	expect_eq "status: no status line into a file by default" "$(grep -Ec "$STATUS_RE" "$WORK/st_file.txt")" 0
+	check "  ... the start-up note and the report are there" has "$WORK/st_file.txt" '^Test is complete'
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 2.5 --interval 1000 2>&1 | cat >"$WORK/st_pipe.txt"
+	expect_eq "status: no status line into a pipe by default" "$(grep -Ec "$STATUS_RE" "$WORK/st_pipe.txt")" 0
+	for opt in -v --status; do
+		emit "st$opt" -d 3 --interval 1000 "$opt"
+		n=$(grep -Ec "$STATUS_RE" "$WORK/st$opt.err")
+		check "status: $opt into a file: >= 2 lines in 3 s (got $n)" [ "$n" -ge 2 ]
+	done
+	pty_run "$WORK/st_pty.txt" ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 3 --interval 1000
+	expect_eq "status: on a terminal: exit 0" "$RC" 0
+	n=$(tr -d '\r' <"$WORK/st_pty.txt" | grep -Ec "$STATUS_RE")
+	check "status: on a terminal: >= 2 lines in 3 s by default (got $n)" [ "$n" -ge 2 ]
+	pty_run "$WORK/st_ptyq.txt" ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 1.5 --interval 1000 -q
+	expect_eq "status: on a terminal with -q: none" "$(tr -d '\r' <"$WORK/st_ptyq.txt" | grep -Ec "$STATUS_RE")" 0
+	kill -TERM "$spid"
+	wait_exit "$spid" 10
+}
+
 need_root "net-dropin"
 if ! ns_setup; then
 	not_ok "namespace setup"
@@ -173,4 +226,5 @@ test_alone_flags
 test_reflector_continue
 test_no_reflector
 test_json_lines
+test_status_lines
 finish
