@@ -107,10 +107,16 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
  *
  *   0 magic   4 version  5 type  6 flags  8 session  12 idle_ms
  *  16 seq    24 t2 wire 32 t2_sw 40 t3_sw 48 t3 wire (echo) 56 seq of that t3
+ *
+ * The first 24 bytes are the short header every datagram carries; a datagram
+ * shorter than 64 bytes (--size 24 to 63) ends inside the echoed fields, and
+ * its pong carries only those that fit whole (proto_room): the stamps of a
+ * small size are the client's own, the reflector's stay in its own report.
  */
 #define PROTO_MAGIC	0x52414e54u	/* "RANT" */
 #define PROTO_VERSION	1
 #define PROTO_HDR_LEN	64
+#define PROTO_MIN_SIZE	24	/* the short header: magic to seq; no datagram is shorter */
 #define PROTO_MAX_SIZE	65000
 
 enum proto_type { PT_PING = 1, PT_PONG = 2, PT_FIN = 3, PT_FIN_ACK = 4, PT_BUSY = 5 };
@@ -129,6 +135,12 @@ enum proto_flag {
 	/* --key-file: a keyed tag follows the header (bytes 64-71) */
 	PF_TAG		= 1 << 9,
 	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows */
+	/*
+	 * Pong, FIN_ACK: the reflector takes no TX stamps (-N), by request: no
+	 * T3 wire stamp will come.  (A ping's bits 12-15 carry its class's
+	 * priority, PF_PRIO_SHIFT.)
+	 */
+	PF_NO_TX	= 1 << 15,
 };
 
 /*
@@ -691,6 +703,7 @@ struct emit_state {
 	/* pongs heard at the last loss, since when nothing was heard, pings lost since */
 	uint64_t heard, silent_since;
 	uint32_t silent_lost;
+	bool srv_no_tx;		/* the reflector said it takes no TX stamps (-N, PF_NO_TX) */
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
 	/* seqs answered (or never sent), beyond the window: replays */
 	uint64_t answered[1024];
@@ -970,6 +983,14 @@ static uint64_t pow2_at_least(uint64_t v)
 		p <<= 1;
 	}
 	return p;
+}
+
+/* The characters v takes printed: a column of ns values is at least this wide. */
+static int num_width(int64_t v)
+{
+	char b[24];
+
+	return snprintf(b, sizeof(b), "%" PRId64, v);
 }
 
 /*
@@ -2276,6 +2297,22 @@ static void proto_kx_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	m->boot_id = get64(buf + off + 32);
 }
 
+/* The echoed fields a datagram of len bytes has room for, each whole (PF_T2W .. PF_T3W). */
+static uint16_t proto_room(size_t len)
+{
+	return (uint16_t)((len >= 32 ? PF_T2W : 0) | (len >= 40 ? PF_T2SW : 0) |
+			  (len >= 48 ? PF_T3SW : 0) | (len >= PROTO_HDR_LEN ? PF_T3W : 0));
+}
+
+/*
+ * The smallest --size: the short header, and with --key-file the tag after
+ * the full header.  (A log's SIZE column is checked against it too.)
+ */
+static unsigned proto_min_size(bool keyed)
+{
+	return keyed ? PROTO_HDR_LEN + TAG_LEN : PROTO_MIN_SIZE;
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -2297,7 +2334,7 @@ static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (len < PROTO_HDR_LEN) {
+	if (len < PROTO_MIN_SIZE) {
 		return PE_SHORT;
 	}
 	if (get32(buf) != PROTO_MAGIC) {
@@ -2315,6 +2352,9 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	m->session = get32(buf + 8);
 	m->idle_ms = get32(buf + 12);
 	m->seq = get64(buf + 16);
+	if (m->flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(len)) {
+		return PE_SHORT;	/* a field flagged present beyond the datagram's end */
+	}
 	/* An echoed field counts only with its flag and a plausible value. */
 	if (m->flags & PF_T2W) {
 		m->t2w = get64(buf + 24);
@@ -2999,6 +3039,8 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CNT_AW0		(1u << 25)
 #define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
+/* reflect: the pong had no room for T3 echoes (a --size below 64): its T3 is not queued */
+#define TF_NO_ECHO	(1u << 10)
 
 /*
  * CLOCK_REALTIME steps.  Kernel software stamps and app stamps are
@@ -3191,6 +3233,23 @@ static size_t ping_len(uint64_t seq)
 	size_t n = run.K.nsz ? run.K.size[size_of(seq)] : 0;
 
 	return n ? n : cfg->size;
+}
+
+/*
+ * The echoed field (PF_T2W .. PF_T3W) that carries a reflector's stamp s to
+ * the client, 0 for the client's own stamps.
+ */
+static uint16_t stamp_field(int s)
+{
+	return s == T2W ? PF_T2W : s == T2SW ? PF_T2SW : s == T3SW ? PF_T3SW : s == T3W ? PF_T3W : 0;
+}
+
+/* Emit: the pong of seq has room for the reflector's stamp s (--size below 64 has not). */
+static bool stamp_carried(int s, uint64_t seq)
+{
+	uint16_t f = stamp_field(s);
+
+	return !f || (proto_room(ping_len(seq)) & f);
 }
 
 /* The rows a transaction belongs to: its class, its size, its cell. */
@@ -3445,27 +3504,43 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	return buf;
 }
 
-static void cls_row(FILE *f, const char *label, struct grp *g)
+static void cls_row(FILE *f, const char *label, struct grp *g, int w)
 {
 	struct hist *h = &g->h;
 	bool approx = false;
 	uint64_t sent = g->n[CG_SENT];
 
 	hist_finish(h);
-	fprintf(f,
-		"%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64
-		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n",
-		label, sent, g->n[CG_RECEIVED], g->n[CG_LOST],
-		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n, h->n ? h->min : 0,
-		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
-		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64, label, sent,
+		g->n[CG_RECEIVED], g->n[CG_LOST],
+		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n);
+	fprintf(f, " %*" PRId64 " %*.0f %*" PRId64 " %*" PRId64 " %*" PRId64 " %*" PRId64 " %5" PRIu64 "\n",
+		w, h->n ? h->min : 0, w, h->n ? hist_avg(h) : 0.0, w,
+		h->n ? hist_pct(h, 50, &approx) : 0, w, h->n ? hist_pct(h, 99, &approx) : 0, w,
+		h->n ? hist_pct(h, 99.9, &approx) : 0, w, h->n ? h->max : 0, g->n[CG_BREACH]);
+}
+
+/* The class/size table's value columns: 9, or the widest value's. */
+static int cls_width(void)
+{
+	int i, w = 9;
+
+	for (i = 0; run.K.g && i < run.K.ng; i++) {
+		const struct hist *h = &run.K.g[i].h;
+
+		if (h->n) {
+			w = num_width(h->max) > w ? num_width(h->max) : w;
+			w = num_width(h->min) > w ? num_width(h->min) : w;
+		}
+	}
+	return w;
 }
 
 /* Emit: the table with a row per class, per size, per class x size. */
 static void cls_report(FILE *f)
 {
 	char lab[64];
-	int c, z;
+	int c, z, w;
 
 	if (!run.side.emit) {
 		for (c = 0; c < run.K.rn; c++) {
@@ -3482,21 +3557,22 @@ static void cls_report(FILE *f)
 	if (!run.K.g) {
 		return;
 	}
-	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
+	w = cls_width();
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %*s %*s %*s %*s %*s %*s %5s\n",
 		run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes",
 		run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
-		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
+		"loss", "samples", w, "min", w, "avg", w, "p50", w, "p99", w, "p99.9", w, "max", "brch");
 	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
-		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
+		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c], w);
 	}
 	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
 		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
-		cls_row(f, lab, &run.K.g[run.K.ncls + z]);
+		cls_row(f, lab, &run.K.g[run.K.ncls + z], w);
 	}
 	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
 		for (z = 0; z < run.K.nsz; z++) {
 			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
-			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z], w);
 		}
 	}
 }
@@ -4750,7 +4826,8 @@ static void txn_retire(struct txn *x)
 					((s == T2SW || s == T3SW) &&
 					 (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
 
-				if (want && !x->t[s]) {
+				if (want && !x->t[s] &&
+				    (!run.side.emit || stamp_carried(s, x->seq))) {
 					run.S.c.missing[s]++;
 				}
 			}
@@ -5625,11 +5702,20 @@ static const char *tsrc(bool hw)
 
 static void print_pct_table(FILE *f)
 {
-	int i, k;
+	int i, k, w = 9;
 
+	/* columns as wide as the widest value: past 1 s (10 digits) they would run together */
+	for (i = 0; i < run.side.nmetrics; i++) {
+		const struct hist *h = &run.S.h[run.side.metrics[i]];
+
+		if (h->n) {
+			w = num_width(h->max) > w ? num_width(h->max) : w;
+			w = num_width(h->min) > w ? num_width(h->min) : w;
+		}
+	}
 	fprintf(f, "\n--- Percentiles (ns, nearest rank) ---\n%-34s", "metric");
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, " %9s", pct_key[k]);
+		fprintf(f, " %*s", w, pct_key[k]);
 	}
 	fputc('\n', f);
 	for (i = 0; i < run.side.nmetrics; i++) {
@@ -5641,7 +5727,7 @@ static void print_pct_table(FILE *f)
 		}
 		fprintf(f, "%-34s", metric_label(run.side.metrics[i]));
 		for (k = 0; k < NPCT; k++) {
-			fprintf(f, " %9" PRId64, hist_pct(h, pct_value[k], &approx));
+			fprintf(f, " %*" PRId64, w, hist_pct(h, pct_value[k], &approx));
 		}
 		fprintf(f, "%s\n", approx ? "  (tail approximate: outlier store full)" : "");
 	}
@@ -6143,6 +6229,65 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	}
 }
 
+/*
+ * A --size below 64: the reflector's stamps whose echoed field its pongs
+ * have no room for (proto_room), for the smallest size of the run.  No
+ * transaction of that size can have them: they are not counted missing, and
+ * the report and JSON say so once.  0 when every field fits.
+ */
+static uint16_t room_lacking(unsigned *smallest)
+{
+	unsigned z = cfg->size;
+	int i;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		if (run.K.size[i] && run.K.size[i] < z) {
+			z = run.K.size[i];
+		}
+	}
+	*smallest = z;
+	if (!run.side.emit || cfg->mode == MODE_ANALYZE) {
+		return 0;
+	}
+	return (uint16_t)((PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(z));
+}
+
+/* The datagram length from which the field f fits. */
+static unsigned room_needed(uint16_t f)
+{
+	unsigned n = PROTO_MIN_SIZE;
+
+	while (!(proto_room(n) & f)) {
+		n++;
+	}
+	return n;
+}
+
+static const int room_stamps[] = { T2W, T2SW, T3SW, T3W };
+
+static void print_room(FILE *f)
+{
+	unsigned z, i;
+	uint16_t lack = room_lacking(&z);
+	const char *sep = "";
+	char lab[16];
+
+	if (!lack) {
+		return;
+	}
+	fprintf(f, "Size %u B: its pongs have no room for the reflector's", z);
+	for (i = 0; i < ARRAY_SIZE(room_stamps); i++) {
+		uint16_t fl = stamp_field(room_stamps[i]);
+
+		if (lack & fl) {
+			fprintf(f, "%s %s (from %u B)", sep, stamp_name(room_stamps[i], lab, sizeof(lab)),
+				room_needed(fl));
+			sep = ",";
+		}
+	}
+	fprintf(f, ": not counted missing; response, network and the server's segments need them (the reflector's own report has its side)\n");
+}
+
 static void print_counts(FILE *f, const struct report *r)
 {
 	char lab[16];
@@ -6188,12 +6333,15 @@ static void print_counts(FILE *f, const struct report *r)
 		int s = run.side.stamps[i];
 
 		if (run.S.c.missing[s]) {
-			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)),
+			fprintf(f, "%s %s %" PRIu64, any ? ";" : "", stamp_name(s, lab, sizeof(lab)),
 				run.S.c.missing[s]);
 			any = true;
 		}
 	}
-	fprintf(f, "%s\n", any ? "" : " none");
+	fprintf(f, "%s%s\n", any ? "" : " none",
+		run.side.emit && run.E.srv_no_tx && run.S.c.missing[T3W] ?
+		" (the reflector runs -N: no TX stamps, by request)" : "");
+	print_room(f);
 	print_hw_notes(f, r);
 }
 
@@ -6222,8 +6370,10 @@ static void print_earlier_summary(FILE *f, const struct hist *h)
 	for (k = 0; k < NPCT; k++) {
 		int64_t v = hist_pct(h, pct_value[k], &approx);
 
-		/* a name as wide as the column still gets its space before ':' */
-		fprintf(f, "    %-8s%s:  %" PRId64 "%s\n", name[k], strlen(name[k]) >= 8 ? " " : "",
+		/* ':' in one column; 99.999th, a character wider, starts one earlier */
+		int over = strlen(name[k]) > 7 ? (int)strlen(name[k]) - 7 : 0;
+
+		fprintf(f, "%*s%-*s:  %" PRId64 "%s\n", 4 - over, "", 8 + over, name[k],
 			v >= 0 ? v / 1000 : -((999 - v) / 1000), k == 0 ? " (Median)" : "");
 	}
 	fputc('\n', f);
@@ -6681,6 +6831,34 @@ static void json_clock_log(FILE *f, const struct report *r)
 }
 
 /*
+ * What the size let the pongs carry (print_room), and whether the reflector
+ * takes TX stamps (emit: as its pongs said, null before any; reflect: -N).
+ */
+static void json_room(FILE *f)
+{
+	unsigned z, i, n = 0;
+	uint16_t lack = room_lacking(&z);
+	char lab[16];
+
+	fprintf(f, ",\n  \"pong_room\": ");
+	if (lack) {
+		fprintf(f, "{\"smallest_size\": %u, \"not_carried\": [", z);
+		for (i = 0; i < ARRAY_SIZE(room_stamps); i++) {
+			if (lack & stamp_field(room_stamps[i])) {
+				fprintf(f, "%s\"%s\"", n++ ? ", " : "",
+					stamp_name(room_stamps[i], lab, sizeof(lab)));
+			}
+		}
+		fputs("]}", f);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
+		!run.S.c.received || cfg->mode == MODE_ANALYZE ? "null" :
+		run.E.srv_no_tx ? "false" : "true");
+}
+
+/*
  * One object as one line (JSON Lines: a reflector writes one per session):
  * the writers' line breaks and the indentation after them become one space.
  * Strings never hold a raw line break (json_str escapes it).
@@ -6726,6 +6904,7 @@ static void json_report(FILE *f, const struct report *r, int exit_code)
 	json_metrics(m, r);
 	json_clock_log(m, r);
 	pmc_json(m);
+	json_room(m);
 	json_warnings(m);
 	fprintf(m, ",\n  \"exit_code\": %d\n}", exit_code);
 	run.warn.from = run.warn.n;
@@ -8424,6 +8603,7 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 {
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
+	run.E.srv_no_tx = m->flags & PF_NO_TX;
 	run.E.outstanding--;
 	run.S.c.received++;
 	cls_count(x->seq, CG_RECEIVED);
@@ -9234,7 +9414,8 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
 	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
-	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
+	/* a short ping gets a short BUSY: the short header says all it says */
+	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : len < PROTO_HDR_LEN ? len : PROTO_HDR_LEN;
 
 	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
 		return;
@@ -9244,7 +9425,9 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 	}
 	run.R.busy_last = now;
 	proto_encode(buf, &b);
-	memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	if (n > PROTO_HDR_LEN) {
+		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	}
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -9293,7 +9476,7 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	run.R.txpend--;
 	x->t[T3W] = wire;
 	txn_account(x);
-	if (wire) {
+	if (wire && !(x->st & TF_NO_ECHO)) {
 		echo_push(x->seq, wire, key);
 	}
 }
@@ -9412,7 +9595,8 @@ static void reflect_phc_block(struct proto_msg *a)
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 			const struct sockaddr *from, socklen_t fromlen)
 {
-	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session,
+			       .flags = cfg->no_tx_ts ? PF_NO_TX : 0 };
 	bool current = run.R.active && m->session == run.S.id;
 
 	if (!current) {
@@ -9425,7 +9609,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		if (!run.R.any || run.R.first) {
 			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
 		}
-		if (echo_pop(&a) && run.echo.n) {
+		if ((proto_room(len) & PF_T3W) && echo_pop(&a) && run.echo.n) {
 			a.flags |= PF_MORE;
 		}
 		if (!(a.flags & PF_T3W) && run.R.txpend) {
@@ -9575,19 +9759,24 @@ static bool reflect_count(const struct proto_msg *m)
 static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
 			 uint64_t wire, uint64_t t2sw)
 {
+	uint16_t room = proto_room(len);
+
 	p->session = m->session;
 	p->seq = m->seq;
 	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
-			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0) |
+			      (cfg->no_tx_ts ? PF_NO_TX : 0));
 	if (wire) {
-		p->flags |= PF_T2W;
+		p->flags |= PF_T2W & room;
 		p->t2w = wire;
 	}
 	if (cfg->sw_stamps) {
-		p->flags |= PF_T2SW | PF_T3SW;
+		p->flags |= (PF_T2SW | PF_T3SW) & room;
 		p->t2sw = t2sw;
 	}
-	echo_pop(p);
+	if (room & PF_T3W) {
+		echo_pop(p);
+	}
 	cls_reflect(m);
 	proto_encode(buf, p);
 	if (run.ts.hw) {
@@ -9599,7 +9788,9 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	}
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
-		put64(buf + 40, p->t3sw);
+		if (room & PF_T3SW) {
+			put64(buf + 40, p->t3sw);
+		}
 	} else if (cfg->no_tx_ts) {
 		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
@@ -9678,6 +9869,9 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	pmc_read(run.pmc_tx);
 	run.S.c.sent++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
+	if (!(proto_room(len) & PF_T3W)) {
+		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
+	}
 	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
 	if (cfg->no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
@@ -10726,6 +10920,7 @@ struct opt_def {
 	unsigned char rank_analyze, rank_reflect;
 	int (*set)(const struct opt_def *o, const char *a);	/* OT_CALL */
 	const char *help;
+	const char *why_min;		/* why nothing below min will do, said when refused */
 };
 
 /*
@@ -10772,8 +10967,8 @@ static int opt_u64(const struct opt_def *o, const char *s, uint64_t min, uint64_
 		return -1;
 	}
 	if (v < min || v > max) {
-		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", o->name, s,
-		       min, max);
+		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")%s%s", o->name, s,
+		       min, max, v < min && o->why_min ? ": " : "", v < min && o->why_min ? o->why_min : "");
 		return -1;
 	}
 	*out = v;
@@ -11012,9 +11207,10 @@ static const struct opt_def opt_table[] = {
 	  .help = "UDP port (1-65535, default 12345)" },
 	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes,
 	  CFG(size),
-	  .min = PROTO_HDR_LEN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
+	  .min = PROTO_MIN_SIZE, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
 	  .modes = M_EMIT, .rank_analyze = 15, .rank_reflect = 4,
-	  .help = "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
+	  .help = "datagram payload, 24-65000 bytes (default 64); the pong is the same size, below 64 without the reflector's stamps that do not fit; a list (64,512,1400) measures each in turn",
+	  .why_min = "a datagram carries at least rant's short header (magic, version, type, flags, session, idle hint, sequence number)" },
 	{ .val = 'd', .name = "duration", .arg = "SEC", .type = OT_NUM, CFG(duration_s),
 	  .min = 0.001, .max = 31536000, .modes = M_RUN, .rank_analyze = 3,
 	  .help = "stop after SEC seconds (default: until --count or SIGINT)" },
@@ -11452,13 +11648,13 @@ static int opt_check_key(const bool *given)
 	if (!opts.key_file) {
 		return 0;
 	}
-	if (opts.size < PROTO_HDR_LEN + TAG_LEN) {
+	if (opts.size < proto_min_size(true)) {
 		if (given[O_SIZE]) {
-			warnx_("--key-file: needs --size %d or more (the tag follows the %d-byte header)",
-			       PROTO_HDR_LEN + TAG_LEN, PROTO_HDR_LEN);
+			warnx_("--key-file: needs --size %u or more (the tag follows the %d-byte header)",
+			       proto_min_size(true), PROTO_HDR_LEN);
 			return -1;
 		}
-		opts.size = PROTO_HDR_LEN + TAG_LEN;
+		opts.size = proto_min_size(true);
 	}
 	return key_load(opts.key_file);
 }
