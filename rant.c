@@ -3241,7 +3241,8 @@ static size_t ping_len(uint64_t seq)
  */
 static uint16_t stamp_field(int s)
 {
-	return s == T2W ? PF_T2W : s == T2SW ? PF_T2SW : s == T3SW ? PF_T3SW : s == T3W ? PF_T3W : 0;
+	return s == T2W ? PF_T2W : s == T2SW ? PF_T2SW : s == T3SW ? PF_T3SW :
+	       s == T3W ? PF_T3W : 0;
 }
 
 /* Emit: the pong of seq has room for the reflector's stamp s (--size below 64 has not). */
@@ -10967,8 +10968,10 @@ static int opt_u64(const struct opt_def *o, const char *s, uint64_t min, uint64_
 		return -1;
 	}
 	if (v < min || v > max) {
+		bool why = v < min && o->why_min;
+
 		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")%s%s", o->name, s,
-		       min, max, v < min && o->why_min ? ": " : "", v < min && o->why_min ? o->why_min : "");
+		       min, max, why ? ": " : "", why ? o->why_min : "");
 		return -1;
 	}
 	*out = v;

@@ -6103,6 +6103,7 @@ static void test_proto_short(void)
 			       .t3sw = 7, .t3w = 8, .t3w_seq = 76,
 			       .flags = PF_T2W | PF_T2SW | PF_T3SW | PF_T3W }, d;
 	struct echo q[4];
+	struct txn slots[4];
 	uint8_t buf[2048];
 	size_t i, len;
 	int bad = 0, r;
@@ -6137,6 +6138,8 @@ static void test_proto_short(void)
 	opts.mode = MODE_REFLECT;
 	side_set(false);
 	run.echo.q = q;
+	run.win.slot = slots;
+	run.win.mask = ARRAY_SIZE(slots) - 1;
 	for (i = 0, bad = 0; i < ARRAY_SIZE(want); i++) {
 		struct proto_msg ping = { .type = PT_PING, .session = 9, .seq = 3 }, p = { .type = PT_PONG };
 
@@ -6156,6 +6159,7 @@ static void test_proto_short(void)
 	ok(!bad, "reflect_pong: flags only the fields that fit, keeps the echo for a pong with room, still takes T3_SW",
 	   "%d wrong", bad);
 	run.echo.q = NULL;
+	run.win.slot = NULL;
 	reset_globals();
 }
 
