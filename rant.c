@@ -405,6 +405,7 @@ struct config {
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
 	bool status;		/* the status line even when stderr is no terminal */
+	const char *interval_arg;	/* --interval as typed (a list: interval_ns is all classes') */
 	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
 	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
 	unsigned ptp_domain;
@@ -9157,9 +9158,16 @@ static int emit_run(void)
 	run.S.end_mono = mono_ns();
 	window_flush(run.E.next_seq);
 	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
-		warnx_("warning: --interval %" PRIu64 " us is faster than this host sustains: %" PRIu64
-		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg->interval_ns / NSEC_PER_US),
-		       run.E.overruns, run.E.rxq_ovfl);
+		char all[64] = "";
+
+		/* named as typed: a list's cadence is all its classes' together */
+		if (run.K.nival) {
+			snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
+				 (double)cfg->interval_ns / 1000);
+		}
+		warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
+		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
+		       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -10922,6 +10930,7 @@ struct opt_def {
 	int (*set)(const struct opt_def *o, const char *a);	/* OT_CALL */
 	const char *help;
 	const char *why_min;		/* why nothing below min will do, said when refused */
+	bool hex;			/* OT_CALL lists of whole numbers: 0x.. taken too */
 };
 
 /*
@@ -10951,27 +10960,37 @@ static int opt_num(const struct opt_def *o, const char *s, double min, double ma
 	return 0;
 }
 
-/* Integers beyond 2^53 do not survive a double: parse them exactly. */
+/*
+ * Integers beyond 2^53 do not survive a double: parse them exactly.  An
+ * option marked hex also takes 0x.. (--tos 0x20, as the tables print it).
+ */
 static int opt_u64(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
 		   uint64_t *out)
 {
-	char *end;
+	bool hex = o->hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
+		   isxdigit((unsigned char)s[2]);
+	char *end, range[64];
 	unsigned long long v;
 
+	snprintf(range, sizeof(range), "%" PRIu64 " to %" PRIu64, min, max);
+	if (o->hex) {
+		snprintf(range + strlen(range), sizeof(range) - strlen(range),
+			 ", or 0x%" PRIx64 " to 0x%" PRIx64, min, max);
+	}
 	errno = 0;
-	v = strtoull(s, &end, 10);
+	v = strtoull(s, &end, hex ? 16 : 10);
 	if (!*s || !isdigit((unsigned char)*s) || *end || errno == ERANGE) {
 		bool neg = *s == '-' && isdigit((unsigned char)s[1]);
 
-		warnx_("--%s: '%s' is %s (%" PRIu64 " to %" PRIu64 ")", o->name, s,
-		       neg ? "out of range" : "not a whole number", min, max);
+		warnx_("--%s: '%s' is %s (%s)", o->name, s, neg ? "out of range" : "not a whole number",
+		       range);
 		return -1;
 	}
 	if (v < min || v > max) {
 		bool why = v < min && o->why_min;
 
-		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")%s%s", o->name, s,
-		       min, max, why ? ": " : "", why ? o->why_min : "");
+		warnx_("--%s: '%s' is out of range (%s)%s%s", o->name, s, range, why ? ": " : "",
+		       why ? o->why_min : "");
 		return -1;
 	}
 	*out = v;
@@ -11095,6 +11114,7 @@ static int opt_interval(const struct opt_def *o, const char *a)
 	uint64_t v[CLS_MAX];
 	int i, n;
 
+	opts.interval_arg = a;
 	if (!strchr(a, ',')) {
 		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v[0]) < 0) {
 			return -1;
@@ -11291,8 +11311,8 @@ static const struct opt_def opt_table[] = {
 	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN, .rank_analyze = 20,
 	  .help = "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
 	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_class, CFG(tos),
-	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .rank_analyze = 21,
-	  .help = "IP TOS / IPv6 traffic class (0-255); a list runs classes side by side" },
+	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .rank_analyze = 21, .hex = true,
+	  .help = "IP TOS / IPv6 traffic class (0-255, or hex: 0x20); a list runs classes side by side" },
 	{ .val = O_ONCE, .name = "once", .type = OT_FLAG, CFG(once),
 	  .modes = M_REFLECT, .rank_analyze = 23,
 	  .help = "reflect: exit after one session" },
@@ -11683,6 +11703,29 @@ static void opt_note_alone(const bool *given)
 	}
 }
 
+/*
+ * One --interval with classes: the classes take turns on that one cadence,
+ * so each sends at 1/n of the rate.  Said at start, with the list that gives
+ * each class the cadence instead.
+ */
+static void opt_note_interval(void)
+{
+	char list[80] = "";
+	size_t len = 0;
+	int i;
+
+	if (opts.mode != MODE_EMIT || run.K.ncls < 2 || run.K.nival || !opts.interval_ns) {
+		return;
+	}
+	for (i = 0; i < run.K.ncls && len < sizeof(list); i++) {
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "",
+					opts.interval_arg);
+	}
+	warnx_("--interval %s with %d classes: they take turns, each class sends every %.6g us (1/%d of the rate); --interval %s gives each class %s us",
+	       opts.interval_arg, run.K.ncls, (double)opts.interval_ns * run.K.ncls / 1000, run.K.ncls,
+	       list, opts.interval_arg);
+}
+
 /* Options that make no sense together, checked once all are known. */
 static int opt_check(const bool *given)
 {
@@ -11728,6 +11771,7 @@ static int opt_check(const bool *given)
 		return -1;
 	}
 	opt_note_alone(given);
+	opt_note_interval();
 	return 0;
 }
 

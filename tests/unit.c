@@ -3332,7 +3332,7 @@ static void test_classes_opts(void)
 	/* a cadence per class: the run's interval is all of them together */
 	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", run.K.nival == 3 && run.K.ival[1] == 2000000 &&
 		 opts.interval_ns == 500000);
-	GOOD("-a h --priority 1,2 --interval 250", run.K.nival == 0 && opts.interval_ns == 250000);
+	/* "-a h --priority 1,2 --interval 250": one cadence for both, said (tos_interval) */
 }
 
 /* Round-robin, sizes in turn, warm-up per size, and the class in the ping's flags. */
@@ -6163,6 +6163,53 @@ static void test_proto_short(void)
 	reset_globals();
 }
 
+/*
+ * TAPRIO users' command lines: --tos in hex as the tables print it, and one
+ * --interval for several classes said to be shared by them.
+ */
+static void test_tos_interval(void)
+{
+	static const struct {
+		int want;
+		const char *argv, *says;
+	} c[] = {
+		{ 0, "-a h --tos 0x20", NULL },
+		{ 0, "-a h --tos 0X2f,0x40", NULL },
+		{ 0, "-a h --tos 32,0xb8", NULL },
+		{ -1, "-a h --tos 0x", "--tos: '0x' is not a whole number (0 to 255, or 0x0 to 0xff)" },
+		{ -1, "-a h --tos 0x100", "--tos: '0x100' is out of range (0 to 255, or 0x0 to 0xff)" },
+		{ -1, "-a h --priority 0x2", "--priority: '0x2' is not a whole number" },
+		{ 0, "-a h --tos 0x20,0x40,0x60 --interval 200",
+		  "--interval 200 with 3 classes: they take turns, each class sends every 600 us (1/3 of the rate); --interval 200,200,200 gives each class 200 us" },
+		{ 0, "-a h --tos 0x20,0x40,0x60 --interval 200,200,200", NULL },
+		{ 0, "-a h --tos 0x20,0x40 --interval 0", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct args a;
+		char *out, *err, name[200];
+		int r = parse_str(c[i].argv, &a, &out, &err);
+
+		snprintf(name, sizeof(name), "'%s' -> %d%s", c[i].argv, c[i].want, c[i].says ? ", one line" : "");
+		ok(r == c[i].want && (c[i].says ? one_rant_line(err) && strstr(err, c[i].says) != NULL : !*err),
+		   name, "r=%d err='%s'", r, err);
+		if (i == 0) {
+			ok(r == 0 && opts.tos == 32, "--tos 0x20 is 32", "%d", opts.tos);
+		} else if (i == 1) {
+			ok(r == 0 && run.K.ntos == 2 && run.K.tos[0] == 47 && run.K.tos[1] == 64,
+			   "--tos 0X2f,0x40: classes 47 and 64", "%d %d", run.K.tos[0], run.K.tos[1]);
+		} else if (i == 6) {
+			ok(r == 0 && run.K.nival == 0 && opts.interval_ns == 200000,
+			   "one --interval with classes: one cadence, 200 us, for all", "nival %d %" PRIu64,
+			   run.K.nival, opts.interval_ns);
+		}
+		free(out);
+		free(err);
+		run_reset();
+	}
+}
+
 /* ---------------------------------------------------------------- cases */
 
 struct unit_case {
@@ -6237,6 +6284,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_opt_alone),
 	CASE(test_report_columns),
 	CASE(test_proto_short),
+	CASE(test_tos_interval),
 };
 
 static bool case_wanted(const char *name, int argc, char **argv)
