@@ -405,7 +405,8 @@ struct config {
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
 	bool status;		/* the status line even when stderr is no terminal */
-	const char *interval_arg;	/* --interval as typed (a list: interval_ns is all classes') */
+	/* --interval as typed (for a list, interval_ns is all classes' together) */
+	const char *interval_arg;
 	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
 	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
 	unsigned ptp_domain;
@@ -11722,8 +11723,8 @@ static void opt_note_interval(void)
 					opts.interval_arg);
 	}
 	warnx_("--interval %s with %d classes: they take turns, each class sends every %.6g us (1/%d of the rate); --interval %s gives each class %s us",
-	       opts.interval_arg, run.K.ncls, (double)opts.interval_ns * run.K.ncls / 1000, run.K.ncls,
-	       list, opts.interval_arg);
+	       opts.interval_arg, run.K.ncls, (double)opts.interval_ns * run.K.ncls / 1000,
+	       run.K.ncls, list, opts.interval_arg);
 }
 
 /* Options that make no sense together, checked once all are known. */
