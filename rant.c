@@ -8174,6 +8174,141 @@ static double plot_groups_panel(double top)
 	return plot_groups_height();
 }
 
+/*
+ * A --size list on emit: latency against size, as pktgen users chart it --
+ * p50, p99 and avg of the primary metric per size (the report's size rows),
+ * joined in the order of size, and the numbers under it with ids
+ * (bysize<SIZE>-p50 ...), so that they can be read back.
+ */
+#define PLOT_SZ_CHART	200.0
+
+static bool plot_sizes_on(void)
+{
+	return run.side.emit && run.K.g && run.K.nsz > 1;
+}
+
+static double plot_sizes_height(void)
+{
+	return plot_sizes_on() ? 34 + PLOT_SZ_CHART + 44 + 16.0 * run.K.nsz + 10 : 0;
+}
+
+static char *plot_bytes(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, "%.0f B", v);
+	return buf;
+}
+
+/* The size rows in the order of size (insertion sort: at most SZ_MAX of them). */
+static void plot_sizes_order(int *ord)
+{
+	int i, j;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		for (j = i; j > 0 && run.K.size[ord[j - 1]] > run.K.size[i]; j--) {
+			ord[j] = ord[j - 1];
+		}
+		ord[j] = i;
+	}
+}
+
+/* Size z's p50 (k 0), p99 (1) or avg (2). */
+static double plot_sizes_stat(int z, int k)
+{
+	const struct hist *h = &run.K.g[run.K.ncls + z].h;
+	bool approx = false;
+
+	return k == 2 ? hist_avg(h) : (double)hist_pct(h, k ? 99 : 50, &approx);
+}
+
+/* The chart's three lines, each a path through the sizes with samples, and its points. */
+static void plot_sizes_lines(const int *ord, const struct axis *ax, const struct axis *ay)
+{
+	static const char *const colour[3] = { OI_BLUE, OI_VERMILLION, OI_GREEN };
+	int k, i, n;
+
+	for (k = 0; k < 3; k++) {
+		svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s d=\"", colour[k],
+		    k == 2 ? " stroke-dasharray=\"5,3\"" : "");
+		for (i = 0, n = 0; i < run.K.nsz; i++) {
+			if (run.K.g[run.K.ncls + ord[i]].h.n) {
+				svg("%s%.1f %.1f", n++ ? " L" : "M", ax_map(ax, run.K.size[ord[i]]),
+				    ax_map(ay, plot_sizes_stat(ord[i], k)));
+			}
+		}
+		svg("\"/>\n");
+		for (i = 0; i < run.K.nsz; i++) {
+			double x = ax_map(ax, run.K.size[ord[i]]);
+
+			if (run.K.g[run.K.ncls + ord[i]].h.n) {
+				svg("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", x,
+				    ax_map(ay, plot_sizes_stat(ord[i], k)), colour[k]);
+			}
+		}
+	}
+	plot_swatch(PLOT_X1 - 330, ay->b - 8, OI_BLUE, "p50", false);
+	plot_swatch(PLOT_X1 - 230, ay->b - 8, OI_VERMILLION, "p99", false);
+	plot_swatch(PLOT_X1 - 130, ay->b - 8, OI_GREEN, "avg", true);
+}
+
+/* The numbers of the chart, a line per size in the order of size (values in µs). */
+static void plot_sizes_numbers(const int *ord, double y)
+{
+	static const char *const stat[3] = { "p50", "p99", "avg" };
+	char id[32], lab[32];
+	int i, k;
+
+	for (i = 0; i < run.K.nsz; i++, y += 16) {
+		const struct hist *h = &run.K.g[run.K.ncls + ord[i]].h;
+
+		plot_size_id(id, sizeof(id), "bysize", ord[i]);
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%u B: samples "
+		    "<tspan id=\"%s-samples\">%" PRIu64 "</tspan>", PLOT_X0, y, run.K.size[ord[i]], id,
+		    h->n);
+		for (k = 0; k < 3 && h->n; k++) {
+			svg(", %s <tspan id=\"%s-%s\">%s</tspan>", stat[k], id, stat[k],
+			    plot_us3(lab, sizeof(lab), num_round(plot_sizes_stat(ord[i], k))));
+		}
+		svg("%s</text>\n", h->n ? " \xc2\xb5s" : "");
+	}
+}
+
+static double plot_sizes_panel(double top)
+{
+	const double y0 = top + 34, y1 = top + 34 + PLOT_SZ_CHART;
+	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0, 0, y1, y0, false };
+	int ord[SZ_MAX], i;
+	char head[96];
+
+	if (!plot_sizes_on()) {
+		return 0;
+	}
+	plot_sizes_order(ord);
+	ax.lo = run.K.size[ord[0]];
+	ax.hi = run.K.size[ord[run.K.nsz - 1]];
+	for (i = 0; i < run.K.nsz; i++) {
+		hist_finish(&run.K.g[run.K.ncls + i].h);
+		if (run.K.g[run.K.ncls + i].h.n) {
+			double p99 = plot_sizes_stat(i, 1), avg = plot_sizes_stat(i, 2);
+
+			ay.hi = p99 > ay.hi ? p99 : ay.hi;
+			ay.hi = avg > ay.hi ? avg : ay.hi;
+		}
+	}
+	ax_round(&ax, 8);
+	ax_round(&ay, 5);
+	snprintf(head, sizeof(head), "Latency against size: %s p50, p99 and avg per size",
+		 metric_def[run.side.primary].key);
+	plot_heading(top + 16, head);
+	svg("<g font-size=\"10\" fill=\"#222222\">\n");
+	ax_draw(&ax, true, y0, y1, plot_bytes);
+	ax_draw(&ay, false, PLOT_X0, PLOT_X1, plot_dur);
+	svg("</g>\n");
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	plot_sizes_lines(ord, &ax, &ay);
+	plot_sizes_numbers(ord, y1 + 44);
+	return plot_sizes_height();
+}
+
 /* Title: what was measured, where, with which stamps, when, and how. */
 static double plot_title(const struct plot_src *src)
 {
@@ -8231,7 +8366,8 @@ static double plot_height(void)
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
 	return 78 + 386.0 * run.PL.npanel + 300 + 18 * nser + 14 + 20 +
-	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height();
+	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height() +
+	       plot_sizes_height();
 }
 
 /* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
@@ -8266,6 +8402,7 @@ static int plot_draw(const struct plot_src *src)
 	}
 	y += plot_hist_panel(y) + 20;
 	y += plot_groups_panel(y);
+	y += plot_sizes_panel(y);
 	y += plot_worst_panel(y);
 	svg("<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">rant %s</text>\n", PLOT_W - 10,
 	    h - 8, RANT_VERSION);
