@@ -415,6 +415,8 @@ struct config {
 	uint64_t bucket_ns, bound_ns;
 	unsigned busy_poll_us, budget;
 	bool busy_poll_set, budget_set;
+	bool bucket_set;	/* -b given: the text histogram keeps that width */
+	const char *histfile;	/* --histfile: one line per bucket, to plot */
 	int priority, tos;	/* -1 = leave alone */
 	const char *json, *log, *trace_instance;
 	enum log_format log_format;
@@ -872,6 +874,9 @@ static struct run {
 	struct plot_state PL;
 	/* when the first SIGINT/SIGTERM came */
 	uint64_t first_signal_ns;
+	/* --histfile: its descriptor (-1: none) and the blocks written */
+	int hf_fd;
+	unsigned hf_blocks;
 	/* the status line */
 	pthread_t status_thread;
 	bool status_started;
@@ -889,6 +894,7 @@ static void run_reset(void)
 	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
 	run.phc = (struct phc_state){ .fd = -1, .index = -1 };
 	run.PL = (struct plot_state){ .fd = -1 };
+	run.hf_fd = -1;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -2795,6 +2801,39 @@ static int64_t hist_pct(const struct hist *h, double p, bool *approx)
 		return h->out[lo_stored + (rank - 1) * (h->out_n - lo_stored) / hi];
 	}
 	return h->out[lo_stored + rank - 1];
+}
+
+/*
+ * The samples kept exactly at or above the bound, in buckets of the
+ * histogram's width: f(arg, lower_ns, count) for each non-empty one, in
+ * order.  (Samples the full store could not keep are only counted:
+ * out_lost_hi.)  hist_finish() must have run.
+ */
+static void hist_above(const struct hist *h, void (*f)(void *, uint64_t, uint64_t), void *arg)
+{
+	uint64_t i = 0, b, n;
+
+	while (i < h->out_n && h->out[i] < 0) {
+		i++;
+	}
+	while (i < h->out_n) {
+		b = (uint64_t)h->out[i] / h->bucket_ns;
+		for (n = 0; i < h->out_n && (uint64_t)h->out[i] / h->bucket_ns == b; i++) {
+			n++;
+		}
+		f(arg, b * h->bucket_ns, n);
+	}
+}
+
+/* Samples below zero (one-way delays between clocks that disagree), kept or not. */
+static uint64_t hist_below(const struct hist *h)
+{
+	uint64_t i = 0;
+
+	while (i < h->out_n && h->out[i] < 0) {
+		i++;
+	}
+	return i + h->out_lost_lo;
 }
 
 static void fit_track(struct fit *f, int64_t y)
@@ -5778,8 +5817,8 @@ static void print_histogram(FILE *f, int m)
 	if (approx) {
 		fprintf(f, "  (percentiles above the bound are approximate: the outlier store filled)\n");
 	}
-	/* at most 60 bars: merge adjacent buckets by powers of two until they fit */
-	while (hist_groups(h, merge, &maxc) > 60) {
+	/* at most 60 bars: merge adjacent buckets by powers of two until they fit; -b: as given */
+	while (hist_groups(h, merge, &maxc) > 60 && !cfg->bucket_set) {
 		merge *= 2;
 	}
 	fprintf(f, "Buckets (ns)%s:\n", merge > 1 ? " (adjacent buckets merged to fit)" : "");
@@ -6572,6 +6611,15 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static const char *json_above_sep;
+
+/* One bucket of the samples above the bound, as [lower_ns, count] (hist_above). */
+static void json_above(void *arg, uint64_t lower, uint64_t n)
+{
+	fprintf(arg, "%s[%" PRIu64 ", %" PRIu64 "]", json_above_sep, lower, n);
+	json_above_sep = ", ";
+}
+
 static void json_metric(FILE *f, int m)
 {
 	const struct hist *h = &run.S.h[m];
@@ -6601,7 +6649,12 @@ static void json_metric(FILE *f, int m)
 			sep = ", ";
 		}
 	}
-	fprintf(f, "]}}");
+	/* outside: the samples above the bound in buckets of that width, the rest counted */
+	fprintf(f, "], \"above\": [");
+	json_above_sep = "";
+	hist_above(h, json_above, f);
+	fprintf(f, "], \"above_not_kept\": %" PRIu64 ", \"below_zero\": %" PRIu64 "}}",
+		h->out_lost_hi, hist_below(h));
 }
 
 /* The hardware path's keys, one line each, before "metrics". */
@@ -8429,6 +8482,95 @@ static int plot_run(const struct plot_src *src)
 }
 
 /*
+ * --histfile FILE: the primary metric's histogram as cyclictest's users plot
+ * it -- one line per bucket, "value count", value the bucket's lower edge in
+ * us (three decimals: exact to the ns) -- every bucket from 0 to the bound,
+ * then the samples above it (kept exactly) in buckets of the same width, the
+ * non-empty ones.  '#' lines say what it is; a reflector appends a block
+ * per session, two empty lines apart (gnuplot's "index").
+ */
+static int histfile_open(void)
+{
+	bool created;
+
+	if (!cfg->histfile) {
+		return 0;
+	}
+	run.hf_fd = out_open("--histfile", cfg->histfile, &created);
+	if (run.hf_fd < 0 || out_truncate("--histfile", cfg->histfile, run.hf_fd) < 0) {
+		return -1;
+	}
+	return 0;
+}
+
+static void histfile_above(void *arg, uint64_t lower, uint64_t n)
+{
+	fprintf(arg, "%" PRIu64 ".%03" PRIu64 " %" PRIu64 "\n", lower / 1000, lower % 1000, n);
+}
+
+static void histfile_block(FILE *f)
+{
+	const struct hist *h = &run.S.h[run.side.primary];
+	uint64_t i;
+
+	hist_finish(&run.S.h[run.side.primary]);
+	fprintf(f, "# rant %s: histogram of %s, %" PRIu64 " samples", RANT_VERSION,
+		metric_label(run.side.primary), h->n);
+	if (cfg->mode != MODE_ANALYZE) {
+		fprintf(f, ", session 0x%08x", run.S.id);
+	}
+	fprintf(f, "\n# %s\n", cfg->cmdline);
+	fprintf(f, "# columns: value (us: the bucket's lower edge; a bucket is %" PRIu64 ".%03" PRIu64
+		" us wide), count (samples in [value, value + width))\n", h->bucket_ns / 1000,
+		h->bucket_ns % 1000);
+	fprintf(f, "# every bucket from 0 to the bound %" PRIu64 ".%03" PRIu64 " us (-o), then the non-empty ones above it\n",
+		h->bound_ns / 1000, h->bound_ns % 1000);
+	fprintf(f, "# not in a bucket: %" PRIu64 " below zero, %" PRIu64 " above the bound not kept (store full)\n",
+		hist_below(h), h->out_lost_hi);
+	for (i = 0; i < h->nbuckets; i++) {
+		uint64_t lower = i * h->bucket_ns;
+
+		fprintf(f, "%" PRIu64 ".%03" PRIu64 " %" PRIu64 "\n", lower / 1000, lower % 1000,
+			h->bucket[i]);
+	}
+	hist_above(h, histfile_above, f);
+}
+
+static const char *histfile_what(void)
+{
+	static char what[PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "--histfile: writing %s", cfg->histfile);
+	return what;
+}
+
+/* One block, appended at the file's end (the reflector's sessions in turn); 0 or -1. */
+static int histfile_write(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int r;
+
+	if (run.hf_fd < 0) {
+		return 0;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m) {
+		warnx_("--histfile: %s", strerror(errno));
+		return -1;
+	}
+	if (run.hf_blocks++) {
+		fputs("\n\n", m);
+	}
+	histfile_block(m);
+	fclose(m);
+	r = buf ? out_write(histfile_what(), run.hf_fd, buf, len) : -ENOMEM;
+	free(buf);
+	return r < 0 ? -1 : 0;
+}
+
+/*
  * The outputs of a run, a reflector session or --analyze, in order: the
  * text report (with --analyze's --top table), the picture and the JSON, the
  * text and the JSON from one computed report.  The JSON's exit_code is the
@@ -8449,7 +8591,7 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
-	if (plot_run(&src) < 0) {
+	if (plot_run(&src) < 0 || histfile_write() < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (json) {
@@ -10816,7 +10958,8 @@ static int analyze_open(FILE **js)
 	} else if (cfg->json) {
 		*js = stdout;
 	}
-	if (cfg->plot && (out_check("--plot", cfg->plot) < 0 || plot_open() < 0)) {
+	if ((cfg->plot && (out_check("--plot", cfg->plot) < 0 || plot_open() < 0)) ||
+	    (cfg->histfile && (out_check("--histfile", cfg->histfile) < 0 || histfile_open() < 0))) {
 		if (*js && *js != stdout) {
 			fclose(*js);
 		}
@@ -11013,7 +11156,7 @@ enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
 	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
-	O_STATUS, O_MAX
+	O_STATUS, O_HISTFILE, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -11403,8 +11546,8 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'H', .name = "histogram", .type = OT_FLAG, CFG(histogram), .modes = M_ALL,
 	  .help = "print percentiles and the histogram" },
 	{ .val = 'b', .name = "bucket-size", .arg = "US", .type = OT_US, CFG(bucket_ns),
-	  .min = 0.001, .max = 1000000, .def = 100, .modes = M_ALL,
-	  .help = "histogram bucket in us, fractions allowed (default 0.1)" },
+	  ALSO(bucket_set), .min = 0.001, .max = 1000000, .def = 100, .modes = M_ALL,
+	  .help = "histogram bucket in us, fractions allowed (default 0.1); given, -H prints buckets of that width" },
 	{ .val = 'o', .name = "overflow", .arg = "US", .type = OT_US, CFG(bound_ns),
 	  .min = 0.001, .max = 60000000, .def = 1000 * NSEC_PER_US, .modes = M_ALL,
 	  .help = "histogram bound in us; samples above it are kept exactly (default 1000)" },
@@ -11502,6 +11645,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_STATUS, .name = "status", .type = OT_FLAG, CFG(status), .modes = M_RUN,
 	  .rank_analyze = 29,
 	  .help = "the once-a-second status line on stderr even when it is no terminal (as -v does)" },
+	{ .val = O_HISTFILE, .name = "histfile", .arg = "FILE", .type = OT_STR, CFG(histfile),
+	  .modes = M_ALL,
+	  .help = "the histogram of rtt (reflect: response) to FILE, one line per bucket: us and count (cyclictest's --histfile); a reflector appends each session" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -11864,6 +12010,21 @@ static void opt_note_interval(void)
 	       run.K.ncls, list, opts.interval_arg);
 }
 
+/* --histfile: a file of its own, not one another output writes. */
+static int opt_check_histfile(void)
+{
+	const char *other = !opts.histfile ? NULL :
+			    opts.log && !strcmp(opts.histfile, opts.log) ? "--log" :
+			    opts.json && !strcmp(opts.histfile, opts.json) ? "--json" :
+			    opts.plot && !strcmp(opts.histfile, opts.plot) ? "--plot" : NULL;
+
+	if (other) {
+		warnx_("--histfile: '%s' is also the %s file", opts.histfile, other);
+		return -1;
+	}
+	return 0;
+}
+
 /* Options that make no sense together, checked once all are known. */
 static int opt_check(const bool *given)
 {
@@ -11902,7 +12063,7 @@ static int opt_check(const bool *given)
 		warnx_("--plot: '%s' is also the %s file", opts.plot, is_log ? "--log" : "--json");
 		return -1;
 	}
-	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
+	if (opt_check_histfile() < 0 || opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
 	if (cls_check(given) < 0 || opt_check_earlier(given) < 0) {
@@ -12241,7 +12402,10 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
 		return -1;
 	}
-	return outputs_open(log_fd, json) < 0 ? -1 : plot_open();
+	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
+		return -1;
+	}
+	return outputs_open(log_fd, json) < 0 || plot_open() < 0 ? -1 : histfile_open();
 }
 
 static void start_note(void)

@@ -6210,6 +6210,99 @@ static void test_tos_interval(void)
 	}
 }
 
+static void histfile_block_rtt(FILE *f)
+{
+	histfile_block(f);
+}
+
+/*
+ * cyclictest users: --histfile has every bucket to the bound and the samples
+ * above it in buckets of the same width, the JSON's "above" the same; -b
+ * given keeps the text histogram's width (no merging).
+ */
+static void test_histfile(void)
+{
+	static uint64_t b[NMETRIC][100];
+	static int64_t o[NMETRIC][8];
+	static const int64_t v[] = { 500, 1500, 1700, 99999, 100000, 100999, 101000, 250000, -40, 7 };
+	char *t, *p, *line;
+	uint64_t sum = 0, rows = 0, above[4] = { 0 };
+	int i, bad = 0;
+
+	reset_globals();
+	opts.mode = MODE_EMIT;
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], 5);
+	}
+	for (i = 0; i < (int)ARRAY_SIZE(v); i++) {
+		hist_add(&run.S.h[M_RTT], v[i], (uint64_t)i);
+	}
+	hist_add(&run.S.h[M_RTT], 300000, 99);	/* the sixth outlier: the store (5) is full */
+	t = text_of(histfile_block_rtt);
+	for (p = t; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		double us;
+		uint64_t n;
+
+		line = strndup(p, strcspn(p, "\n"));
+		if (*line != '#') {
+			if (sscanf(line, "%lf %" SCNu64, &us, &n) != 2) {
+				bad++;
+			} else {
+				rows++;
+				sum += n;
+				if (us >= 100) {
+					above[us == 100 ? 0 : us == 101 ? 1 : us == 250 ? 2 : 3] += n;
+				}
+			}
+		}
+		free(line);
+	}
+	ok(!bad && rows == 100 + 3, "histfile: 100 buckets to the bound, then 3 non-empty above it", "%" PRIu64 " rows, %d bad",
+	   rows, bad);
+	ok(sum == ARRAY_SIZE(v) + 1 - 2 && above[0] == 2 && above[1] == 1 && above[2] == 1 && !above[3],
+	   "histfile: counts of all but the one below zero and the one not kept; 100 us: 2, 101 us: 1, 250 us: 1",
+	   "sum %" PRIu64 " %" PRIu64 "/%" PRIu64 "/%" PRIu64, sum, above[0], above[1], above[2]);
+	ok(strstr(t, "\n0.000 2\n1.000 2\n2.000 0\n") && strstr(t, "\n99.000 1\n100.000 2\n") &&
+	   strstr(t, "1 below zero, 1 above the bound not kept"),
+	   "histfile: value in us (lower edge), count; what is in no bucket said", "%.400s", t);
+	free(t);
+	{
+		char *j = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&j, &n);
+
+		json_metric(m, M_RTT);
+		fclose(m);
+		ok(strstr(j, "\"above\": [[100000, 2], [101000, 1], [250000, 1]], \"above_not_kept\": 1, \"below_zero\": 1") != NULL,
+		   "json: histogram.above has the samples above the bound, as the histfile", "%s", j);
+		free(j);
+	}
+	/* -b given: the text histogram keeps its width, as many bars as it takes */
+	for (i = 0; i < 90; i++) {
+		hist_add(&run.S.h[M_APP_RTT], 1000 * i + 10, (uint64_t)i);
+	}
+	opts.bucket_set = true;
+	{
+		char *h = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&h, &n);
+
+		print_histogram(m, M_APP_RTT);
+		fclose(m);
+		ok(count_str(h, " #") == 90 && !strstr(h, "merged"), "-H with -b: 90 non-empty buckets, 90 bars, none merged",
+		   "%d bars", count_str(h, " #"));
+		free(h);
+		opts.bucket_set = false;
+		m = open_memstream(&h, &n);
+		print_histogram(m, M_APP_RTT);
+		fclose(m);
+		ok(count_str(h, " #") <= 60 && strstr(h, "merged"), "-H without -b: merged to at most 60 bars",
+		   "%d bars", count_str(h, " #"));
+		free(h);
+	}
+	reset_globals();
+}
+
 /* ---------------------------------------------------------------- cases */
 
 struct unit_case {
@@ -6285,6 +6378,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_report_columns),
 	CASE(test_proto_short),
 	CASE(test_tos_interval),
+	CASE(test_histfile),
 };
 
 static bool case_wanted(const char *name, int argc, char **argv)
