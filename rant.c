@@ -9380,6 +9380,27 @@ static int cls_interval_step(void)
 	return emit_wait_until(limit, true);
 }
 
+/*
+ * --interval faster than this host sustains (more than 1 % of the send
+ * slots skipped, or pongs its receive buffer dropped): said once, naming
+ * --interval as typed; a list's cadence is all its classes' together.
+ */
+static void emit_overload_note(void)
+{
+	char all[64] = "";
+
+	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
+		return;
+	}
+	if (run.K.nival) {
+		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
+			 (double)cfg->interval_ns / 1000);
+	}
+	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
+	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
+	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
+}
+
 static int emit_run(void)
 {
 	uint64_t next;
@@ -9437,18 +9458,7 @@ static int emit_run(void)
 	emit_finish();
 	run.S.end_mono = mono_ns();
 	window_flush(run.E.next_seq);
-	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
-		char all[64] = "";
-
-		/* named as typed: a list's cadence is all its classes' together */
-		if (run.K.nival) {
-			snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
-				 (double)cfg->interval_ns / 1000);
-		}
-		warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
-		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
-		       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
-	}
+	emit_overload_note();
 	return r < 0 ? -1 : 0;
 }
 

@@ -9,7 +9,14 @@
 #   - a reflector's --json is JSON Lines: one object per session, each with
 #     its start time, command line and the warnings printed;
 #   - the once-a-second status line only on a terminal or when asked;
-# (more below, one function per item).
+#   - TAPRIO: --size down to 24 B measures (the pong carries what fits and
+#     the report says what not), --tos in hex, one --interval over classes
+#     said to be shared, the overload warning names --interval as typed;
+#   - the missing-stamps line: no trailing ';', -N on the reflector named;
+#   - pktgen: --plot's latency-against-size chart and the size table's avg
+#     are the JSON's numbers;
+#   - cyclictest: --histfile, every bucket and the samples above -o, equal to
+#     the JSON; -H with -b keeps the width.
 #
 #   sudo bash tests/net-dropin.sh        (RANT=path overrides the binary)
 
@@ -212,6 +219,148 @@ test_status_lines() {
 	wait_exit "$spid" 10
 }
 
+# ------------------------------------------------------------------- TAPRIO
+test_taprio() {
+	local spid
+	reflector_or "taprio" tp_r -s -q --json "$WORK/tp_r.json" || return
+	spid=$REFLECTOR_PID
+	emit tp24 --size 24 --count 500 -s -q --json "$WORK/tp24.json"
+	expect_rc "--size 24 --count 500" 0
+	check "--size 24: the report says which reflector stamps do not fit" \
+		has "$WORK/tp24.out" '^Size 24 B: its pongs have no room for the reflector.s T2_KSW \(from 32 B\), T2_SW \(from 40 B\), T3_SW \(from 48 B\), T3_KSW \(from 64 B\)'
+	check "--size 24: nothing counted missing for them" has "$WORK/tp24.out" '^Missing stamps: none$'
+	py_checks "--size 24" '
+d = load(sys.argv[1])
+t("500 rtt samples", d["metrics"]["rtt"]["samples"] == 500, d["metrics"]["rtt"]["samples"])
+t("size 24", d["size"] == 24)
+t("pong_room: smallest 24, four stamps not carried", d["pong_room"] == {"smallest_size": 24, "not_carried": ["T2_KSW", "T2_SW", "T3_SW", "T3_KSW"]}, d["pong_room"])
+t("no response metric without the server stamps", "response" not in d["metrics"])
+t("sent = received + lost, nothing invalid or rejected", d["packets"]["sent"] == d["packets"]["received"] + d["packets"]["lost"] and d["packets"]["invalid"] == 0 and not any(d["rejected"].values()), d["packets"])
+' "$WORK/tp24.json"
+	emit tp40 --size 40 --count 300 -s -q --json "$WORK/tp40.json"
+	expect_rc "--size 40" 0
+	py_checks "--size 40" '
+d = load(sys.argv[1])
+t("T2 wire and T2_SW fit: server rx stack measured", d["metrics"]["server_rx_stack"]["samples"] == 300, list(d["metrics"]))
+t("T3_SW and T3 wire do not", d["pong_room"]["not_carried"] == ["T3_SW", "T3_KSW"], d["pong_room"])
+' "$WORK/tp40.json"
+	emit tp12 --size 12 --count 5
+	expect_rc "--size 12: refused" 2
+	expect_eq "--size 12: one line naming the reason" \
+		"$(grep -c "^rant: --size: '12' is out of range (24 to 65000): a datagram carries at least rant's short header" "$WORK/tp12.err")" 1
+	emit tphex --tos 0x20 --count 100 -q --json "$WORK/tphex.json"
+	expect_rc "--tos 0x20" 0
+	expect_eq "--tos 0x20: measured" "$(jget "$WORK/tphex.json" metrics.rtt.samples)" 100
+	emit tp3 --tos 0x20,0x40,0x60 --interval 1000 --count 300 --json "$WORK/tp3.json"
+	expect_rc "--tos 0x20,0x40,0x60 --interval 1000" 0
+	expect_eq "one --interval over 3 classes: said once at start" \
+		"$(grep -c '^rant: --interval 1000 with 3 classes: they take turns, each class sends every 3000 us (1/3 of the rate); --interval 1000,1000,1000 gives each class 1000 us' "$WORK/tp3.err")" 1
+	check "classes: the table prints tos 0x20" has "$WORK/tp3.out" '^0  prio - tos 0x20 '
+	py_checks "--tos hex classes" '
+d = load(sys.argv[1])
+t("classes tos 32, 64, 96", [c["tos"] for c in d["classes"]] == [32, 64, 96], [c["tos"] for c in d["classes"]])
+t("the note is in the JSON warnings", any("with 3 classes" in w for w in d["warnings"]), d["warnings"])
+t("size table avg = json avg: min <= avg <= max per class", all(c["rtt"]["min_ns"] <= c["rtt"]["avg_ns"] <= c["rtt"]["max_ns"] for c in d["classes"]))
+' "$WORK/tp3.json"
+	# 3 classes every 1 us: more than a host sustains, so the warning comes;
+	# where a host keeps up there is nothing to name (skipped)
+	emit tpov --tos 0x20,0x40,0x60 --interval 1,1,1 --count 3000 -q --json "$WORK/tpov.json"
+	if grep -q 'is faster than this host sustains' "$WORK/tpov.err"; then
+		check "overload warning: names --interval as typed, and the cadence of all classes" \
+			grep -q '^rant: warning: --interval 1,1,1 (all classes together: one ping every 0.333 us) is faster than this host sustains' "$WORK/tpov.err"
+	else
+		skip "overload warning: this host kept up with 3 classes every 1 us"
+	fi
+	kill -TERM "$spid"
+	wait_exit "$spid" 10
+	py_checks "taprio reflector" '
+o = [json.loads(l) for l in open(sys.argv[1])]
+s = [x for x in o if x["size"] == 24 or x["packets"]["received"] == 500]
+t("the reflector measured the 24 B session whole: response 500", any(x["metrics"].get("response", {}).get("samples") == 500 for x in o),
+  [x["metrics"].get("response", {}).get("samples") for x in o])
+' "$WORK/tp_r.json"
+}
+
+# -------------------------------------- -N on the reflector, as bench-rant
+test_missing_line() {
+	local spid
+	reflector_or "missing line" mn_r -N -q || return
+	spid=$REFLECTOR_PID
+	emit mn_c --count 300 -q --json "$WORK/mn_c.json"
+	expect_rc "client of a -N reflector" 0
+	check "missing stamps: T3 counted, no trailing ';', -N named as the reason" \
+		has "$WORK/mn_c.out" '^Missing stamps: T3_KSW 300 \(the reflector runs -N: no TX stamps, by request\)$'
+	expect_eq "json: reflector_tx_stamps false" "$(jget "$WORK/mn_c.json" reflector_tx_stamps)" false
+	kill -TERM "$spid"
+	wait_exit "$spid" 10
+}
+
+# ------------------------------------------------------------------- pktgen
+test_pktgen() {
+	local spid
+	reflector_or "pktgen" pg_r -q || return
+	spid=$REFLECTOR_PID
+	emit pg --size 1400,96,512 --count 300 -q --json "$WORK/pg.json" --plot "$WORK/pg.svg"
+	expect_rc "--size 1400,96,512 --plot" 0
+	py_checks "pktgen" '
+import xml.etree.ElementTree as ET
+d = load(sys.argv[1])
+root = ET.parse(sys.argv[2]).getroot()
+ids = {e.get("id"): (e.text or "") for e in root.iter() if e.get("id")}
+body = open(sys.argv[2]).read()
+t("the chart is there", "Latency against size: rtt p50, p99 and avg per size" in body)
+bad = []
+for z in d["sizes"]:
+    r, k = z["rtt"], "bysize%d" % z["size"]
+    want = {"samples": str(r["samples"]), "p50": "%.3f" % (r["percentiles_ns"]["50"] / 1000), "p99": "%.3f" % (r["percentiles_ns"]["99"] / 1000)}
+    for s, v in want.items():
+        if ids.get(k + "-" + s) != v:
+            bad.append((k, s, ids.get(k + "-" + s), v))
+    if abs(float(ids.get(k + "-avg", "nan")) * 1000 - r["avg_ns"]) > 1:
+        bad.append((k, "avg", ids.get(k + "-avg"), r["avg_ns"]))
+t("each size: samples, p50, p99 and avg equal the JSON", len(d["sizes"]) == 3 and not bad, bad)
+rows = {}
+for l in open(sys.argv[3]):
+    m = re.match(r"^(\d+) B +(\d+) +(\d+) +(\d+) +\S+% +(\d+) +(-?\d+) +(-?\d+) +(-?\d+) +(-?\d+) +(-?\d+) +(-?\d+) +\d+$", l)
+    if m:
+        rows[int(m.group(1))] = [int(x) for x in m.groups()[1:]]
+bad = [z["size"] for z in d["sizes"] if z["size"] not in rows or abs(rows[z["size"]][5] - z["rtt"]["avg_ns"]) > 0.55 or rows[z["size"]][4] != z["rtt"]["min_ns"] or rows[z["size"]][9] != z["rtt"]["max_ns"]]
+# (avg: the table rounds to ns, the JSON to 0.1 ns)
+t("the size table has min, avg and max as the JSON", len(rows) == 3 and not bad, (rows, bad))
+' "$WORK/pg.json" "$WORK/pg.svg" "$WORK/pg.out"
+	kill -TERM "$spid"
+	wait_exit "$spid" 10
+}
+
+# --------------------------------------------------------------- cyclictest
+test_histfile() {
+	local spid
+	reflector_or "histfile" hf_r -q --histfile "$WORK/hf_r.hist" -b 1 -o 50 || return
+	spid=$REFLECTOR_PID
+	emit hf -H -b 1 -o 50 --count 2000 -q --json "$WORK/hf.json" --histfile "$WORK/hf.hist"
+	expect_rc "-H -b 1 -o 50 --histfile" 0
+	emit hf2 --count 100 -q
+	kill -TERM "$spid"
+	wait_exit "$spid" 10
+	check "-H -b 1: buckets not merged" hasnt "$WORK/hf.out" 'merged'
+	py_checks "histfile" '
+d = load(sys.argv[1])["metrics"]["rtt"]
+h = d["histogram"]
+rows = [l.split() for l in open(sys.argv[2]) if l.strip() and not l.startswith("#")]
+t("every line: value and count", all(len(r) == 2 for r in rows))
+vals = [(round(float(v) * 1000), int(c)) for v, c in rows]
+t("every bucket from 0 to the bound, 1 us apart", [v for v, _ in vals[:50]] == list(range(0, 50000, 1000)), vals[:3])
+want = {lo: c for lo, c in h["buckets"] + h["above"]}
+got = {v: c for v, c in vals if c}
+t("the non-empty buckets are the JSON buckets plus above", got == want, (len(got), len(want)))
+t("counts add up to samples - below zero - not kept", sum(c for _, c in vals) == d["samples"] - h["below_zero"] - h["above_not_kept"])
+t("units stated", "value (us" in open(sys.argv[2]).read())
+t("json: above = the samples above -o", sum(c for _, c in h["above"]) + h["above_not_kept"] + h["below_zero"] == h["outside"], h)
+text = open(sys.argv[3]).read()
+t("reflector: a block per session, two empty lines apart", text.count("# rant ") == 2 and text.count("\n\n\n# rant ") == 1, text.count("# rant "))
+' "$WORK/hf.json" "$WORK/hf.hist" "$WORK/hf_r.hist"
+}
+
 need_root "net-dropin"
 if ! ns_setup; then
 	not_ok "namespace setup"
@@ -227,4 +376,8 @@ test_reflector_continue
 test_no_reflector
 test_json_lines
 test_status_lines
+test_taprio
+test_missing_line
+test_pktgen
+test_histfile
 finish

@@ -6208,6 +6208,39 @@ static void test_tos_interval(void)
 		free(err);
 		run_reset();
 	}
+	/* the overload warning names --interval as typed */
+	{
+		static const char *const argv[2] = { "-a h --tos 1,2,3 --interval 10,10,10", "-a h --interval 200" };
+		static const char *const says[2] = {
+			"rant: warning: --interval 10,10,10 (all classes together: one ping every 3.33 us) is faster than this host sustains: 50 send slots skipped",
+			"rant: warning: --interval 200 is faster than this host sustains: 50 send slots skipped",
+		};
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			struct args a;
+			struct capture c;
+			char *out, *err;
+
+			parse_str(argv[k], &a, &out, &err);
+			free(out);
+			free(err);
+			run.E.overruns = 50;
+			run.E.next_seq = 100;
+			cap_start(&c, 2);
+			emit_overload_note();
+			err = cap_stop(&c);
+			ok(strstr(err, says[k]) == err, "overload warning: --interval as typed", "'%s'", err);
+			free(err);
+			run.E.overruns = 1;
+			cap_start(&c, 2);
+			emit_overload_note();
+			err = cap_stop(&c);
+			ok(!*err, "overload warning: none at 1 % of the slots", "'%s'", err);
+			free(err);
+			run_reset();
+		}
+	}
 }
 
 static void histfile_block_rtt(FILE *f)
