@@ -5972,6 +5972,21 @@ static void test_opt_alone(void)
 	}
 }
 
+/* An emit side whose every metric has a histogram of 1 us buckets to 100 us, outlier store cap. */
+static void hists_emit(int cap)
+{
+	static uint64_t b[NMETRIC][100];
+	static int64_t o[NMETRIC][16];
+	int i;
+
+	reset_globals();
+	opts.mode = MODE_EMIT;
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], (uint64_t)cap);
+	}
+}
+
 /* The text of stream-writing f(): a report block as a string (free it). */
 static char *text_of(void (*f)(FILE *))
 {
@@ -6023,17 +6038,11 @@ static int line_fields(const char *t, int k, char **line)
  */
 static void test_report_columns(void)
 {
-	static uint64_t b[NMETRIC][100];
-	static int64_t o[NMETRIC][16];
 	static const int64_t big[] = { 1234567890123LL, 9876543210LL, 5, 3000000000LL };
 	char *t, *l;
 	int i, n, col = -1, bad = 0;
 
-	reset_globals();
-	opts.mode = MODE_EMIT;
-	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], 16);
-	}
+	hists_emit(16);
 	for (i = 0; i < (int)ARRAY_SIZE(big); i++) {
 		hist_add(&run.S.h[M_RTT], big[i], (uint64_t)i);
 		hist_add(&run.S.h[M_APP_RTT], big[i] / 7, (uint64_t)i);
@@ -6255,18 +6264,12 @@ static void histfile_block_rtt(FILE *f)
  */
 static void test_histfile(void)
 {
-	static uint64_t b[NMETRIC][100];
-	static int64_t o[NMETRIC][8];
 	static const int64_t v[] = { 500, 1500, 1700, 99999, 100000, 100999, 101000, 250000, -40, 7 };
 	char *t, *p, *line;
 	uint64_t sum = 0, rows = 0, above[4] = { 0 };
 	int i, bad = 0;
 
-	reset_globals();
-	opts.mode = MODE_EMIT;
-	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], 5);
-	}
+	hists_emit(5);
 	for (i = 0; i < (int)ARRAY_SIZE(v); i++) {
 		hist_add(&run.S.h[M_RTT], v[i], (uint64_t)i);
 	}
