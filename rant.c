@@ -2338,6 +2338,22 @@ static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 	put64(buf + 56, m->flags & PF_T3W ? m->t3w_seq : 0);
 }
 
+/*
+ * The header over the first len bytes of a datagram of len bytes, no byte
+ * beyond (a short one, --size below 64, holds only what fits: proto_room).
+ */
+static void proto_encode_len(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	uint8_t h[PROTO_HDR_LEN];
+
+	if (len >= PROTO_HDR_LEN) {
+		proto_encode(buf, m);
+		return;
+	}
+	proto_encode(h, m);
+	memcpy(buf, h, len);
+}
+
 /* Decode and validate; returns 0 or the proto_err that makes it invalid. */
 static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 {
@@ -8634,14 +8650,31 @@ static uint64_t emit_silence_ns(void)
 }
 
 /*
+ * Every datagram that reached the client's (connected) socket: pongs in time
+ * or late, and those it refused.  The kernel's port-unreachable is no answer.
+ */
+static uint64_t emit_heard(void)
+{
+	uint64_t n = run.S.c.received + run.S.c.late + run.S.c.duplicate + run.S.c.invalid;
+	int i;
+
+	for (i = 0; i < GR_N; i++) {
+		n += run.S.c.rejected[i];
+	}
+	return n;
+}
+
+/*
  * A client nobody answers stops (STOP_NO_ANSWER) instead of pinging forever
  * towards --count: once nothing was heard for emit_silence_ns() and at least
  * 3 pings in a row were lost.  Looked at when a ping is lost, so the answered
- * path pays nothing; the silence began when the first of them was sent.
+ * path pays nothing; the silence began when the first of them was sent.  A
+ * peer that sends anything, even what is refused, is there: the report
+ * says what it sent.
  */
 static void emit_silence(void)
 {
-	uint64_t now = mono_ns(), heard = run.S.c.received + run.S.c.late;
+	uint64_t now = mono_ns(), heard = emit_heard();
 
 	if (heard != run.E.heard || !run.E.silent_lost) {
 		run.E.heard = heard;
@@ -9723,7 +9756,7 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		return;
 	}
 	run.R.busy_last = now;
-	proto_encode(buf, &b);
+	proto_encode_len(buf, n, &b);
 	if (n > PROTO_HDR_LEN) {
 		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
 	}
@@ -9915,7 +9948,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
 		}
 	}
-	proto_encode(buf, &a);
+	proto_encode_len(buf, len, &a);
 	if (run.ts.hw) {
 		reflect_phc_block(&a);
 		if (proto_kx_put(buf, len, &a) < 0 && current) {
@@ -10077,7 +10110,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 		echo_pop(p);
 	}
 	cls_reflect(m);
-	proto_encode(buf, p);
+	proto_encode_len(buf, len, p);
 	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
 		p->t2k = run.ts_rx_kernel;

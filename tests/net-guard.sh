@@ -128,7 +128,10 @@ test_unknown_fin_port0() {
 # a reflector stopped for 3.5 s: one session; the next session inherits nothing
 test_stall_and_leak() {
 	reflector st --json "$WORK/st.json" -l "$WORK/st.log" || { not_ok "stall: reflector did not start"; return; }
-	emit_bg cs -q --count 6000 --interval 1000 --json "$WORK/cs.json"
+	# --timeout 1500: the client gives up after 4.5 s of silence (3 x --timeout),
+	# the reflector's idle timeout is 3 s (twice the 1.501 s idle hint): the
+	# 3.5 s stall lies between, so only the reflector's stall credit keeps it
+	emit_bg cs -q --count 6000 --interval 1000 --timeout 1500 --json "$WORK/cs.json"
 	wait_for 5 grep -q 'session 0x' "$WORK/st.err"
 	kill -STOP "$REFLECTOR_PID"
 	sleep 3.5
@@ -220,15 +223,16 @@ test_keys() {
 	head -c 32 /dev/urandom >"$k"
 	chmod 600 "$k"
 	reflector kr --once --key-file "$k" --json "$WORK/kr.json" || { not_ok "key: reflector did not start"; return; }
-	# a client without the key is not answered
-	emit kn -q --count 20 --timeout 200 --json "$WORK/kn.json"
+	# a client without the key is not answered (10 pings 100 ms apart: sent
+	# before the client gives up after 3 s of silence)
+	emit kn -q --count 10 --timeout 100 --json "$WORK/kn.json"
 	expect_rc "key: client without the key" 1
 	emit kc -q --count 500 --size 200 --key-file "$k" --json "$WORK/kc.json"
 	expect_rc "key: client with the key" 0
 	expect_eq "key: every tagged ping answered" "$(jget "$WORK/kc.json" packets.received)" 500
 	wait_for 10 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
-	expect_eq "key: untagged pings counted unauthenticated" "$(jsess "$WORK/kr.json" 0 rejected.unauthenticated)" 20
+	expect_eq "key: untagged pings counted unauthenticated" "$(jsess "$WORK/kr.json" 0 rejected.unauthenticated)" 10
 
 	fake ku untagged --count 30 --timeout 200 --key-file "$k"
 	expect_rc "key: untagged pongs" 1

@@ -6158,14 +6158,15 @@ static void test_proto_short(void)
 		run.echo.head = 0;
 		run.echo.n = 1;
 		q[0] = (struct echo){ 2, 1000, 0 };
-		memset(buf, 0xee, sizeof(buf));
 		proto_encode(buf, &ping);
+		memset(buf + want[i].len, 0xee, sizeof(buf) - want[i].len);
 		reflect_pong(&ping, &p, buf, want[i].len, 100, 200);
 		r = proto_decode(buf, want[i].len, &d);
 		bad += r != 0 || (d.flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W)) != want[i].room ||
-		       run.echo.n != (want[i].len < 64 ? 1u : 0u) || (p.t3sw == 0);
+		       run.echo.n != (want[i].len < 64 ? 1u : 0u) || (p.t3sw == 0) ||
+		       (want[i].len < 64 && buf[want[i].len] != 0xee) || buf[63 > want[i].len ? 63 : want[i].len] != 0xee;
 	}
-	ok(!bad, "reflect_pong: flags only the fields that fit, keeps the echo for a pong with room, still takes T3_SW",
+	ok(!bad, "reflect_pong: flags only the fields that fit, writes nothing past the datagram, keeps the echo for a pong with room, still takes T3_SW",
 	   "%d wrong", bad);
 	run.echo.q = NULL;
 	run.win.slot = NULL;
