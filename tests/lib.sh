@@ -80,8 +80,20 @@ tap_plan_ok() {
 	grep -qx "1\.\.$((p + f + s))" "$1"
 }
 
+# wait_for SECONDS command...: poll until the command succeeds
+wait_for() {
+	local limit=$1 i
+	shift
+	for ((i = 0; i < limit * 20; i++)); do
+		"$@" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # The TAP part ends here: a suite with a harness of its own (the config
-# tests) sources this file with TAP_ONLY=1 and gets just the above.
+# tests, the guest lab's tests/vm/guest.sh) sources this file with
+# TAP_ONLY=1 and gets just the above.
 [ -z "${TAP_ONLY:-}" ] || return 0
 
 NS_A="rantA$$"
@@ -141,17 +153,6 @@ link_up() {
 
 in_a() { ip netns exec "$NS_A" "$@"; }
 in_b() { ip netns exec "$NS_B" "$@"; }
-
-# wait_for SECONDS command...: poll until the command succeeds
-wait_for() {
-	local limit=$1 i
-	shift
-	for ((i = 0; i < limit * 20; i++)); do
-		"$@" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # udp_listening NS PORT: a UDP socket is bound to PORT in NS
 udp_listening() {
