@@ -9662,12 +9662,16 @@ static int plot_open(void)
 /* ----------------------------------------------------------------- emit */
 
 /*
- * How long a client goes on without an answer: 3 s, or three --timeout if
- * longer.  A reflector started a moment after its client is in time.
+ * How long a client goes on without an answer: 5 s, or three --timeout if
+ * longer.  A reflector started (or restarted) a moment after its client is
+ * in time, also on a loaded host, and one that stalls for less than its own
+ * idle timeout (3 s at least) keeps its client.
  */
+#define EMIT_SILENCE_MIN	(5 * NSEC_PER_SEC)
+
 static uint64_t emit_silence_ns(void)
 {
-	return 3 * cfg->timeout_ns > 3 * NSEC_PER_SEC ? 3 * cfg->timeout_ns : 3 * NSEC_PER_SEC;
+	return 3 * cfg->timeout_ns > EMIT_SILENCE_MIN ? 3 * cfg->timeout_ns : EMIT_SILENCE_MIN;
 }
 
 /*
@@ -12775,7 +12779,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_TIMEOUT, .name = "timeout", .arg = "MS", .type = OT_UINT, CFG(timeout_ns),
 	  .min = 1, .max = 60000, .scale = 1000000, .def = 1000 * 1000000LL,
 	  .modes = M_EMIT, .rank_analyze = 18, .rank_reflect = 3,
-	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
+	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000); nothing heard for 3 x MS, 5 s at least, ends the run (exit 1)" },
 	{ .val = O_TIMESTAMPS, .name = "timestamps", .arg = "auto|hw|sw", .type = OT_CHOICE,
 	  CFG(ts), .choices = ts_names, .max = TS_SW, .modes = M_RUN, .rank_analyze = 19,
 	  .help = "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
