@@ -11353,7 +11353,8 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	struct txn *x;
 	uint64_t now;
 	bool local_warmup;
-	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+	/* PROTO_MAX_SIZE + 1 bytes fill the receive buffer without MSG_TRUNC: too long too */
+	int err = trunc || len > PROTO_MAX_SIZE ? PE_LONG : proto_decode(buf, len, &m);
 
 	if (err) {
 		reflect_junk(err);

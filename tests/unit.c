@@ -7644,6 +7644,23 @@ static void test_proto_short(void)
 	}
 	ok(!bad, "reflect_pong: flags only the fields that fit, writes nothing past the datagram, keeps the echo for a pong with room, still takes T3_SW",
 	   "%d wrong", bad);
+	/* one byte over the largest datagram fills the receive buffer without MSG_TRUNC */
+	{
+		static uint8_t big[PROTO_MAX_SIZE + 1];
+		struct proto_msg ping = { .type = PT_PING, .session = 9, .seq = 3 };
+		struct sockaddr_in from = { .sin_family = AF_INET, .sin_port = htons(4000) };
+
+		reset_globals();
+		side_set(false);
+		run.win.slot = slots;	/* were it taken for a ping, it would be answered */
+		run.win.mask = ARRAY_SIZE(slots) - 1;
+		proto_encode(big, &ping);
+		reflect_packet(big, sizeof(big), 0, 0, false, (struct sockaddr *)&from, sizeof(from));
+		run.win.slot = NULL;
+		ok(run.S.c.invalid_why[PE_LONG] + run.R.carry_invalid[PE_LONG] == 1 && !run.S.c.sent,
+		   "reflect: a ping of PROTO_MAX_SIZE + 1 bytes is too long, not answered", "long %" PRIu64 "+%" PRIu64,
+		   run.S.c.invalid_why[PE_LONG], run.R.carry_invalid[PE_LONG]);
+	}
 	run.echo.q = NULL;
 	run.win.slot = NULL;
 	reset_globals();
