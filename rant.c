@@ -3278,7 +3278,10 @@ static int cmp_i64(const void *a, const void *b)
 /* Sort the exact store; percentiles need it ordered. */
 static void hist_finish(struct hist *h)
 {
-	qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
+	if (h->out_n) {
+		/* qsort of a NULL store, even of 0 elements, is undefined (UBSan says so) */
+		qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
+	}
 }
 
 /*
