@@ -114,6 +114,7 @@ bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kc
 	tests/bench-log
 	tests/bench-tag
 	tests/plot-bench.sh
+	tests/bench.d/scale.sh
 
 soak: rant
 	tests/soak.sh

@@ -124,6 +124,8 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 #define PROTO_VERSION	1
 #define PROTO_HDR_LEN	64
 #define PROTO_MIN_SIZE	24	/* the short header: magic to seq; no datagram is shorter */
+/* The smallest --size rant sends, and so the smallest SIZE its logs can hold. */
+#define SIZE_MIN	PROTO_MIN_SIZE
 #define PROTO_MAX_SIZE	65000
 
 enum proto_type { PT_PING = 1, PT_PONG = 2, PT_FIN = 3, PT_FIN_ACK = 4, PT_BUSY = 5 };
@@ -338,18 +340,38 @@ struct txn {
 };
 
 /*
- * Histogram with an exact store for outliers.  Values in [0, bound) land in
- * buckets of bucket_ns; values outside (negative, or at/above the bound) are
- * kept exactly in out[] so the tail percentiles are exact.  out[] is sized
- * before the run; when it fills, further outliers are only counted and the
- * tail percentiles are marked approximate.
+ * Histogram with an exact store for outliers and a log histogram behind it.
+ * Values in [0, bound) land in buckets of bucket_ns.  Values outside
+ * (negative, or at/above the bound) are kept exactly in out[] while it has
+ * room (the first out_cap of them, a size fixed before the run), and every one
+ * of them is also counted in lh[], log-scaled bins 1/512 of an octave wide
+ * (1 ns wide below 1024 ns): a percentile read there, the middle of its bin,
+ * is within 1/1024 (0.098 %) of the true value, however long the run.  So a
+ * percentile is exact to the bucket below the bound, exact above it while
+ * the store holds every outlier of that side, and within 0.1 % after; each
+ * percentile says by how much at most (hist_pct_err).
  */
+#define LH_SUB		512	/* log bins per octave */
+#define LH_LIN		1024	/* below it, one bin per ns */
+/* magnitudes up to 2^64 - 1: the linear bins, then 54 octaves (2^10 .. 2^63) */
+#define LH_N		(LH_LIN + 54 * LH_SUB)
+/*
+ * The exact store's size, whatever the run's length (a run that cannot
+ * produce that many samples gets a store for all of them, and no log bins:
+ * nothing of it can overflow).
+ */
+#define OUT_CAP		16384
+
 struct hist {
 	uint64_t bucket_ns, bound_ns;
 	uint32_t nbuckets;
 	uint64_t *bucket;
 	int64_t *out;
-	uint64_t out_cap, out_n, out_lost_hi, out_lost_lo;
+	uint64_t out_cap, out_n;
+	/* lh: LH_N bins of negative values (most negative first), then those at/above the bound */
+	uint64_t *lh;
+	uint32_t lh_base;	/* the bound's log bin: where the positive half starts */
+	uint64_t out_lo, out_hi;	/* every value below 0, and at/above the bound */
 	uint64_t n;
 	int64_t min, max;
 	uint64_t min_seq, max_seq;
@@ -412,6 +434,7 @@ struct session {
 	uint64_t nbreach_kept;
 	struct log_ring log;
 	bool srv_hw, srv_hw_known, srv_sw;
+	bool srv_kx;		/* the reflector sent its kernel stamps (PF_KSTAMPS) */
 	uint64_t start_mono, end_mono, first_real;
 	uint32_t peer_idle_ms;
 	int stop_reason;
@@ -740,6 +763,7 @@ struct log_result {
 struct arena {
 	uint8_t *base;
 	size_t size, used;
+	size_t page;		/* its page size (-G: the hugepage's) */
 };
 
 /*
@@ -851,7 +875,7 @@ struct plot_state {
 	int nworst;
 	struct plot_worst worst[PLOT_WORST];
 	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
-	const uint32_t *size;	/* --analyze: the log's SIZE column, else NULL */
+	uint64_t tlast;		/* the time of the transaction binned last */
 	/* the writer: its buffer and the first error (errno) */
 	char buf[1 << 16];
 	size_t len;
@@ -888,6 +912,8 @@ static struct run {
 	struct live_counts live;
 	/* the device's timestamp provider (ethtool tsconfig) */
 	struct ts_provider ts_prov;
+	/* -i's NIC said it cannot stamp in hardware: log records need no room for kernel stamps */
+	bool ts_no_hw;
 	/* the hardware stamps the NIC delivered */
 	struct hw_watch hww;
 	/* bytes before the header: the PTP header with --ptp-probe */
@@ -3189,8 +3215,51 @@ static bool echo_plausible(const struct proto_msg *m)
 
 /* ---------------------------------------------------------- statistics */
 
+/* The log bin of magnitude u: exact below LH_LIN, then LH_SUB bins per octave. */
+static uint32_t lh_index(uint64_t u)
+{
+	unsigned e;
+
+	if (u < LH_LIN) {
+		return (uint32_t)u;
+	}
+	e = 63 - (unsigned)__builtin_clzll(u);	/* 10 .. 63 */
+	return LH_LIN + (e - 10) * LH_SUB + (uint32_t)((u >> (e - 9)) & (LH_SUB - 1));
+}
+
+/* The magnitudes log bin i holds: [*lo, *hi]. */
+static void lh_range(uint32_t i, uint64_t *lo, uint64_t *hi)
+{
+	unsigned e;
+
+	if (i < LH_LIN) {
+		*lo = *hi = i;
+		return;
+	}
+	e = (i - LH_LIN) / LH_SUB + 10;
+	*lo = (uint64_t)(LH_SUB + (i - LH_LIN) % LH_SUB) << (e - 9);
+	*hi = *lo + ((1ULL << (e - 9)) - 1);
+}
+
+/* Entries of a histogram's log bins for this bound (the memory layout sizes them). */
+static uint64_t hist_lh_len(uint64_t bound_ns)
+{
+	return 2 * (uint64_t)LH_N - lh_index(bound_ns);
+}
+
+/* Log bins for a store of out_cap: none when the run cannot fill it (see OUT_CAP). */
+static uint64_t hist_lh_room(uint64_t out_cap, uint64_t bound_ns)
+{
+	return out_cap < OUT_CAP ? 0 : hist_lh_len(bound_ns);
+}
+
+/*
+ * buckets: ceil(bound / bucket) entries, zeroed; out: out_cap; lh:
+ * hist_lh_len(bound), or NULL where the store holds every sample the run
+ * can give (hist_lh_room).
+ */
 static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
-		      uint64_t *buckets, int64_t *out, uint64_t out_cap)
+		      uint64_t *buckets, int64_t *out, uint64_t out_cap, uint64_t *lh)
 {
 	memset(h, 0, sizeof(*h));
 	h->bucket_ns = bucket_ns;
@@ -3199,28 +3268,66 @@ static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
 	h->bucket = buckets;
 	h->out = out;
 	h->out_cap = out_cap;
+	h->lh = lh;
+	h->lh_base = lh_index(bound_ns);
+	if (lh) {
+		memset(lh, 0, hist_lh_len(bound_ns) * sizeof(*lh));
+	}
 }
 
 static void hist_reset(struct hist *h)
 {
 	memset(h->bucket, 0, h->nbuckets * sizeof(*h->bucket));
-	h->out_n = h->out_lost_hi = h->out_lost_lo = h->n = 0;
+	if (h->lh) {
+		memset(h->lh, 0, hist_lh_len(h->bound_ns) * sizeof(*h->lh));
+	}
+	h->out_n = h->out_lo = h->out_hi = h->n = 0;
 	h->min = h->max = h->shift = 0;
 	h->min_seq = h->max_seq = 0;
 	h->sum = 0;
 	h->sumsq = 0;
 }
 
+/* Free what hist_init was given (--analyze's histograms are calloc'ed). */
+static void hist_free(struct hist *h)
+{
+	free(h->bucket);
+	free(h->out);
+	free(h->lh);
+	h->bucket = NULL;
+	h->out = NULL;
+	h->lh = NULL;
+}
+
+/*
+ * A value outside [0, bound): stored while there is room, always counted in
+ * its log bin (a store sized for the whole run, or a zeroed histogram, has
+ * none: it counts).
+ */
+static void hist_outside(struct hist *h, int64_t v)
+{
+	if (h->out_n < h->out_cap) {
+		h->out[h->out_n++] = v;
+	}
+	if (v < 0) {
+		h->out_lo++;
+		if (h->lh) {
+			h->lh[LH_N - 1 - lh_index(-(uint64_t)v)]++;
+		}
+	} else {
+		h->out_hi++;
+		if (h->lh) {
+			h->lh[LH_N + lh_index((uint64_t)v) - h->lh_base]++;
+		}
+	}
+}
+
 static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 {
 	if (v >= 0 && (uint64_t)v < h->bound_ns) {
 		h->bucket[(uint64_t)v / h->bucket_ns]++;
-	} else if (h->out_n < h->out_cap) {
-		h->out[h->out_n++] = v;
-	} else if (v < 0) {
-		h->out_lost_lo++;
 	} else {
-		h->out_lost_hi++;
+		hist_outside(h, v);
 	}
 	if (!h->n) {
 		h->shift = v;
@@ -3284,89 +3391,178 @@ static void hist_finish(struct hist *h)
 	}
 }
 
-/*
- * Percentile p by nearest rank (rank = ceil(p/100 * n)).  Below the bound it
- * is the highest value the sample's bucket can hold, clamped to the maximum,
- * so true <= reported < true + bucket.  Outside [0, bound) it is the exact
- * value from the sorted store, unless the store overflowed (approx set).
- * hist_finish() must have run.
- */
-static int64_t hist_pct(const struct hist *h, double p, bool *approx)
+/* Nearest rank of percentile p among n (rank = ceil(p/100 * n)), 1 .. n. */
+static uint64_t pct_rank(double p, uint64_t n)
 {
-	uint64_t rank, lo_stored = 0, lo, hi, mid, cum = 0, i;
-
-	if (!h->n) {
-		return 0;
-	}
 	/*
 	 * Exact integer rank: p in thousandths of a percent, so that 99.9 % of
 	 * 1000 samples is rank 999 (ceill(99.9 / 100 * 1000) is 1000 in binary
 	 * floating point).
 	 */
-	rank = (uint64_t)(((unsigned __int128)num_round(p * 1000) * h->n + 99999) / 100000);
-	if (rank < 1) {
-		rank = 1;
+	uint64_t rank = (uint64_t)(((unsigned __int128)num_round(p * 1000) * n + 99999) / 100000);
+
+	return rank < 1 ? 1 : rank > n ? n : rank;
+}
+
+/*
+ * The rank-th outlier of one side from the log bins: the middle of what its
+ * bin can hold within [min, max]; *err the most it can be off.  neg: the
+ * negative half (bins from the most negative), else the half above the bound.
+ */
+static int64_t hist_lh_pct(const struct hist *h, bool neg, uint64_t rank, uint64_t *err)
+{
+	uint32_t i, n = neg ? LH_N : LH_N - h->lh_base;
+	const uint64_t *b = neg ? h->lh : h->lh + LH_N;
+	uint64_t cum = 0, lo, hi;
+	__int128 a, z;
+
+	if (!h->lh) {
+		*err = (uint64_t)(h->max - h->min);
+		return neg ? h->min : h->max;
 	}
-	if (rank > h->n) {
-		rank = h->n;
+
+	for (i = 0; i < n - 1; i++) {
+		cum += b[i];
+		if (cum >= rank) {
+			break;
+		}
+	}
+	if (neg) {
+		lh_range(LH_N - 1 - i, &lo, &hi);
+		a = -(__int128)hi;
+		z = -(__int128)lo;
+	} else {
+		lh_range(i + h->lh_base, &lo, &hi);
+		a = lo;
+		z = hi;
+	}
+	a = a < h->min ? h->min : a;
+	z = z > h->max ? h->max : z;
+	*err = (uint64_t)((z - a + 1) / 2);
+	return (int64_t)(z - (__int128)*err);
+}
+
+/*
+ * Percentile p by nearest rank, and in *err the most the value can be off
+ * (0: exact).  Below the bound it is the highest value the sample's bucket
+ * can hold, clamped to the maximum, so true <= reported < true + bucket.
+ * Outside [0, bound) it is the exact value from the sorted store while that
+ * holds every outlier of its side, else from the log bins (hist_lh_pct).
+ * hist_finish() must have run.
+ */
+static int64_t hist_pct_err(const struct hist *h, double p, uint64_t *err)
+{
+	uint64_t rank, lo_stored = 0, mid, cum = 0, i;
+
+	*err = 0;
+	if (!h->n) {
+		return 0;
+	}
+	rank = pct_rank(p, h->n);
+	if (rank == h->n) {
+		return h->max;
 	}
 	while (lo_stored < h->out_n && h->out[lo_stored] < 0) {
 		lo_stored++;
 	}
-	lo = lo_stored + h->out_lost_lo;
-	hi = (h->out_n - lo_stored) + h->out_lost_hi;
-	mid = h->n - lo - hi;
-	if (rank == h->n) {
-		return h->max;
+	mid = h->n - h->out_lo - h->out_hi;
+	if (rank <= h->out_lo) {
+		return lo_stored == h->out_lo ? h->out[rank - 1] : hist_lh_pct(h, true, rank, err);
 	}
-	if (rank <= lo) {
-		if (h->out_lost_lo) {
-			*approx = true;
-			/* no negative value was stored: the minimum is the one we know */
-			return lo_stored ? h->out[(rank - 1) * lo_stored / lo] : h->min;
-		}
-		return h->out[rank - 1];
-	}
-	if (rank <= lo + mid) {
-		uint64_t r = rank - lo;
+	if (rank <= h->out_lo + mid) {
+		uint64_t r = rank - h->out_lo;
 
 		for (i = 0; i < h->nbuckets; i++) {
 			cum += h->bucket[i];
 			if (cum >= r) {
-				uint64_t top = (i + 1) * h->bucket_ns;
+				uint64_t top = (i + 1) * h->bucket_ns, low = i * h->bucket_ns;
+				int64_t v;
 
-				if (top > h->bound_ns) {
-					top = h->bound_ns;
-				}
-				return (int64_t)(top - 1) < h->max ? (int64_t)(top - 1) : h->max;
+				top = top > h->bound_ns ? h->bound_ns : top;
+				v = (int64_t)(top - 1) < h->max ? (int64_t)(top - 1) : h->max;
+				*err = (uint64_t)(v - ((int64_t)low > h->min ? (int64_t)low :
+								 h->min));
+				return v;
 			}
 		}
 		return h->max;
 	}
-	rank -= lo + mid;
-	if (h->out_lost_hi) {
-		*approx = true;
-		if (h->out_n == lo_stored) {
-			return h->max;	/* no value above the bound was stored */
-		}
-		return h->out[lo_stored + (rank - 1) * (h->out_n - lo_stored) / hi];
+	rank -= h->out_lo + mid;
+	if (h->out_n - lo_stored == h->out_hi) {
+		return h->out[lo_stored + rank - 1];
 	}
-	return h->out[lo_stored + rank - 1];
+	return hist_lh_pct(h, false, rank, err);
+}
+
+/*
+ * Percentile p; *approx set when it came from the log bins (within 0.1 %)
+ * rather than exact or exact to the bucket.
+ */
+static int64_t hist_pct(const struct hist *h, double p, bool *approx)
+{
+	uint64_t err;
+	int64_t v = hist_pct_err(h, p, &err);
+
+	if (v < 0 || (uint64_t)v >= h->bound_ns) {
+		*approx |= err != 0;
+	}
+	return v;
+}
+
+/*
+ * "percentiles_error_ns": the most each percentile can be off (0: exact;
+ * below the bound less than a bucket, from the log bins within 0.1 %).
+ */
+static void hist_json_err(FILE *f, const struct hist *h)
+{
+	uint64_t err;
+	int k;
+
+	fprintf(f, "\"percentiles_error_ns\": {");
+	for (k = 0; k < NPCT; k++) {
+		hist_pct_err(h, pct_value[k], &err);
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pct_key[k], err);
+	}
+	fputc('}', f);
+}
+
+/* The largest error of the reported percentiles that came from the log bins; 0: none did. */
+static uint64_t hist_tail_err(const struct hist *h)
+{
+	uint64_t err, most = 0;
+	int k;
+
+	for (k = 0; k < NPCT; k++) {
+		int64_t v = hist_pct_err(h, pct_value[k], &err);
+
+		if ((v < 0 || (uint64_t)v >= h->bound_ns) && err > most) {
+			most = err;
+		}
+	}
+	return most;
+}
+
+/* The first stored value at or above the bound (hist_finish() sorted the store). */
+static uint64_t hist_first_above(const struct hist *h)
+{
+	uint64_t i = 0;
+
+	while (i < h->out_n && h->out[i] < 0) {
+		i++;
+	}
+	return i;
 }
 
 /*
  * The samples kept exactly at or above the bound, in buckets of the
  * histogram's width: f(arg, lower_ns, count) for each non-empty one, in
- * order.  (Samples the full store could not keep are only counted:
- * out_lost_hi.)  hist_finish() must have run.
+ * order.  (Those the full store could not keep are only counted:
+ * hist_above_not_kept.)  hist_finish() must have run.
  */
 static void hist_above(const struct hist *h, void (*f)(void *, uint64_t, uint64_t), void *arg)
 {
-	uint64_t i = 0, b, n;
+	uint64_t i = hist_first_above(h), b, n;
 
-	while (i < h->out_n && h->out[i] < 0) {
-		i++;
-	}
 	while (i < h->out_n) {
 		b = (uint64_t)h->out[i] / h->bucket_ns;
 		for (n = 0; i < h->out_n && (uint64_t)h->out[i] / h->bucket_ns == b; i++) {
@@ -3379,12 +3575,13 @@ static void hist_above(const struct hist *h, void (*f)(void *, uint64_t, uint64_
 /* Samples below zero (one-way delays between clocks that disagree), kept or not. */
 static uint64_t hist_below(const struct hist *h)
 {
-	uint64_t i = 0;
+	return h->out_lo;
+}
 
-	while (i < h->out_n && h->out[i] < 0) {
-		i++;
-	}
-	return i + h->out_lost_lo;
+/* Samples at or above the bound the exact store had no room for. */
+static uint64_t hist_above_not_kept(const struct hist *h)
+{
+	return h->out_hi - (h->out_n - hist_first_above(h));
 }
 
 static void fit_track(struct fit *f, int64_t y)
@@ -3943,19 +4140,21 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
 	}
 }
 
-/* One row's histogram: its buckets and exact store. */
+/* One row's histogram (its exact store as large as a metric's: tails above -o alike). */
 static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
 {
-	uint64_t *b = calloc(nb, 8);
-	int64_t *o = calloc(out_cap, 8);
+	uint64_t nlh = hist_lh_room(out_cap, cfg->bound_ns);
+	uint64_t *b = calloc(nb, 8), *lh = nlh ? calloc(nlh, 8) : NULL;
+	int64_t *o = calloc(out_cap ? out_cap : 1, 8);
 
-	if (!b || !o) {
+	if (!b || !o || (nlh && !lh)) {
 		free(b);
 		free(o);
+		free(lh);
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 		return -1;
 	}
-	hist_init(h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+	hist_init(h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap, lh);
 	return 0;
 }
 
@@ -3970,10 +4169,6 @@ static int cls_alloc(uint64_t out_cap)
 	}
 	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
 	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
-	if (out_cap > 65536) {
-		/* a row's exact store: tails above -o stay exact to there */
-		out_cap = 65536;
-	}
 	if (!run.K.g) {
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 		return -1;
@@ -4252,6 +4447,22 @@ static void cls_rows_each(FILE *f, void (*row)(FILE *, const char *, struct grp 
 	}
 }
 
+/* Under the table: how far off a row's percentiles may be when they came from the log bins. */
+static void cls_tail_note(FILE *f)
+{
+	uint64_t most = 0, e;
+	int i;
+
+	for (i = 0; i < run.K.ng; i++) {
+		e = hist_tail_err(&run.K.g[i].h);
+		most = e > most ? e : most;
+	}
+	if (most) {
+		fprintf(f, "(rows with more outliers than their exact store: p50/p99/p99.9 within +- %" PRIu64
+			" ns, 0.1 %%; each in the JSON's percentiles_error_ns)\n", most);
+	}
+}
+
 /* Emit: the table with a row per class, per size, per class x size. */
 static void cls_report(FILE *f)
 {
@@ -4288,6 +4499,7 @@ static void cls_report(FILE *f)
 			w, "min", w, "avg", w, "p50", w, "p99", w, "p99.9", w, "max");
 		cls_rows_each(f, cls_row_x);
 	}
+	cls_tail_note(f);
 }
 
 /* One metric of a row: ", "KEY": {samples, min, max, avg, stddev, percentiles}". */
@@ -4305,7 +4517,9 @@ static void cls_json_hist(FILE *f, const char *key, struct hist *h)
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
-	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
+	hist_json_err(f, h);
+	fputc('}', f);
 }
 
 static void cls_json_row(FILE *f, struct grp *g)
@@ -5011,22 +5225,41 @@ static void trace_breach(const struct txn *x, int64_t v)
 
 /* ------------------------------------------------------------------ log */
 
+/*
+ * The client's log keeps the reflector's kernel stamps (T2_K, T3_K) besides
+ * its own stamps: a reflector with NIC stamps sends them in its pongs
+ * (PF_KSTAMPS), and --analyze needs them for the numbers the run showed.
+ */
+static const int emit_stamps_log[] = { T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW };
+
+/* Bytes of a record of n stamps: seq, the stamps, the status, the -M counts. */
+static uint32_t log_rec_bytes(int n)
+{
+	return (uint32_t)(8 + 8 * n + 4 + 8 * run.pmc.n);
+}
+
 static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 {
+	bool emit8 = run.side.emit && run.side.nstamps == (int)ARRAY_SIZE(emit_stamps);
+
 	memset(l, 0, sizeof(*l));
 	l->mem = mem;
 	l->cap = cap;
-	l->stamps = run.side.stamps;
-	l->nstamps = run.side.nstamps;
-	l->rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
+	l->stamps = emit8 ? emit_stamps_log : run.side.stamps;
+	l->nstamps = emit8 ? (int)ARRAY_SIZE(emit_stamps_log) : run.side.nstamps;
+	l->rec_size = log_rec_bytes(l->nstamps);
 }
 
+/*
+ * The bytes a record is given before the socket is open: room for this
+ * side's kernel stamps too when hardware stamps may be granted (-i, not
+ * --timestamps sw, and a NIC that did not say it cannot: run.ts_no_hw).
+ */
 static size_t log_rec_size(bool emit)
 {
-	/* room for the kernel stamps when hardware stamps may be granted (client: both ends') */
-	int k = cfg->iface && cfg->ts != TS_SW ? (emit ? 4 : 2) : 0;
+	bool k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw;
 
-	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)run.pmc.n;
+	return log_rec_bytes(emit ? (k ? 12 : 10) : (k ? 6 : 4));
 }
 
 /*
@@ -5080,6 +5313,49 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
 	*status = (int)st;
 }
 
+/*
+ * A pong that came after its ping left the window (emit_stale): its record,
+ * written as lost, becomes late with its T4 stamps, as a pong late within
+ * the window makes it, so that the log says what the live run counted.
+ * The client's records are in SEQ order (it retires in order): found by
+ * bisection, O(log n), and only for such a pong.  Gone from the ring: nothing.
+ */
+static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
+{
+	struct log_ring *l = &run.S.log;
+	uint64_t lo = 0, hi = l->n, s;
+	uint32_t late = ST_LATE;
+	uint8_t *p;
+	int k;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		memcpy(&s, l->mem + ((l->head - l->n + mid) % l->cap) * l->rec_size, 8);
+		if (s < seq) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (!l->cap || lo == l->n) {
+		return;
+	}
+	p = l->mem + ((l->head - l->n + lo) % l->cap) * l->rec_size;
+	memcpy(&s, p, 8);
+	if (s != seq) {
+		return;
+	}
+	for (k = 0; k < l->nstamps; k++) {
+		int st = l->stamps[k];
+
+		if (st == T4W || st == T4SW || st == T4K) {
+			memcpy(p + 8 + 8 * k, st == T4W ? &t4w : st == T4SW ? &t4sw : &t4k, 8);
+		}
+	}
+	memcpy(p + 8 + 8 * l->nstamps, &late, 4);
+}
+
 /* -N on the reflector: its response ends at the app's send (T3_SW), not on the wire. */
 static bool resp_tx_app(void)
 {
@@ -5091,8 +5367,11 @@ static int log_columns(bool csv, int *cols)
 {
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
-	const int *src = csv ? run.side.stamps : run.side.emit ? emit_text : refl_text;
-	int i, n = 0, cnt = csv ? run.side.nstamps : 4;
+	/* csv: every stamp the ring kept; the reflector's kernel stamps if it sent any */
+	bool all = csv && run.S.log.stamps && (run.S.srv_kx || run.S.log.nstamps != 10);
+	const int *src = all ? run.S.log.stamps : csv ? run.side.stamps :
+			 run.side.emit ? emit_text : refl_text;
+	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4;
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
@@ -5191,6 +5470,25 @@ static const char *log_escape(const char *s)
 	return out;
 }
 
+/*
+ * A --size list's turns, each size with its first SEQ (a turn -d never
+ * reached begins at the next SEQ that would have been sent): --analyze tells
+ * a size the list repeats from its first turn.
+ */
+static char *log_size_turns(char *p)
+{
+	int z;
+
+	if (!run.side.emit || run.K.nsz < 2 || run.K.analyze) {
+		return p;
+	}
+	for (z = 0; z < run.K.nsz; z++) {
+		p += sprintf(p, "%s%u@%" PRIu64, z ? "/" : " size_turns=", run.K.size[z],
+			     z <= run.K.phase ? run.K.phase_seq0[z] : run.E.next_seq);
+	}
+	return p;
+}
+
 static char *log_header(char *p, bool csv, const int *cols, int ncols)
 {
 	char name[16];
@@ -5204,6 +5502,9 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 			     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
 			     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
 			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "");
+		/* whether the log holds every transaction: --analyze's loss by direction */
+		p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
+		p = log_size_turns(p);
 		if (run.ts.wire_off) {
 			/* the stamps stay raw: --analyze takes the PHC's offset out again */
 			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
@@ -5742,14 +6043,15 @@ static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_ca
 	int k;
 
 	for (k = 0; k < run.side.nmetrics; k++) {
-		uint64_t *b = take(nbuckets * 8);
+		uint64_t nlh = hist_lh_room(out_cap, cfg->bound_ns);
+		uint64_t *b = take(nbuckets * 8), *lh = nlh ? take(nlh * 8) : NULL;
 		int64_t *o = take((out_cap ? out_cap : 1) * 8);
 
-		if (!b || !o) {
+		if (!b || !o || (nlh && !lh)) {
 			return -1;
 		}
 		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o,
-			  out_cap);
+			  out_cap, lh);
 	}
 	run.S.breach = take(BREACH_KEEP * sizeof(struct breach));
 	return run.S.breach ? 0 : -1;
@@ -5800,11 +6102,35 @@ static uint64_t expected_txns(void)
 	return 0;
 }
 
-/* Default capacity of the exact outlier store and of the log ring. */
-#define OUT_CAP_DEFAULT		65536
-#define OUT_CAP_MAX		(1 << 20)
+/* The log ring's default when --log or --plot asks for one. */
 #define LOG_RECORDS_DEFAULT	1000000
 #define WIN_MAX			(1 << 20)
+
+/*
+ * Can -i's NIC stamp in hardware (ETHTOOL_GET_TS_INFO, as ts_setup asks)?
+ * Asked before the memory is sized, so that a log record holds room for
+ * kernel stamps only where they may come.  Unsure: room is kept.
+ */
+static void ts_probe_hw(void)
+{
+	struct ts_caps caps = { 0, -1, 0, 0 };
+	int fd, r;
+
+	run.ts_no_hw = false;
+	if (!cfg->iface || cfg->ts == TS_SW) {
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
+	if (fd < 0) {
+		return;
+	}
+	r = ts_get_caps(fd, cfg->iface, &caps);
+	run.ts_no_hw = r == -EOPNOTSUPP || (r == 0 && !ts_caps_hw(&caps));
+	close(fd);
+}
 
 static int layout_compute(struct layout *L, bool emit)
 {
@@ -5831,25 +6157,63 @@ static int layout_compute(struct layout *L, bool emit)
 	if (L->win < 256) {
 		L->win = 256;
 	}
-	L->out_cap = exp ? (exp < OUT_CAP_MAX ? exp : OUT_CAP_MAX) : OUT_CAP_DEFAULT;
+	/* a run that cannot fill the store gets one for all it can give, and no log bins */
+	L->out_cap = exp && exp < OUT_CAP ? exp : OUT_CAP;
 	if (cfg->log || cfg->plot) {	/* the ring also feeds --plot's picture over time */
 		L->log_cap = cfg->log_records ? cfg->log_records : exp ? exp : LOG_RECORDS_DEFAULT;
 	}
+	if (L->log_cap) {
+		ts_probe_hw();
+	}
 	L->nbuckets = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 	L->total = align64(L->win * sizeof(struct txn)) + align64(L->win * sizeof(uint64_t)) +
-		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8)) +
+		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8) +
+				 align64(hist_lh_room(L->out_cap, cfg->bound_ns) * 8)) +
 		   align64(BREACH_KEEP * sizeof(struct breach)) +
-		   align64(ECHO_CAP * sizeof(struct echo)) +
-		   align64(L->log_cap * log_rec_size(emit)) + 2 * align64(PROTO_MAX_SIZE + 64);
+		   align64(ECHO_CAP * sizeof(struct echo)) + 2 * align64(PROTO_MAX_SIZE + 64) +
+		   align64(L->log_cap * log_rec_size(emit));
 	return 0;
+}
+
+/*
+ * Fault in every page of the arena before the first packet, a slice at a
+ * time: a large log ring takes seconds, and a SIGINT meanwhile must end rant
+ * at once (MAP_POPULATE would hold it until the whole mapping is in).
+ * MADV_POPULATE_WRITE (Linux 5.14) faults a slice in one call; older
+ * kernels get a write to each page.  -1 if a signal came.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+#define PREFAULT_SLICE		(32UL << 20)
+
+static int arena_prefault(size_t page)
+{
+	size_t off, i;
+
+	for (off = 0; off < run.arena.size; off += PREFAULT_SLICE) {
+		size_t n = run.arena.size - off < PREFAULT_SLICE ? run.arena.size - off :
+								   PREFAULT_SLICE;
+
+		if (run.stop_signal) {
+			return -1;
+		}
+		if (madvise(run.arena.base + off, n, MADV_POPULATE_WRITE) == 0) {
+			continue;
+		}
+		for (i = 0; i < n; i += page) {
+			((volatile uint8_t *)run.arena.base)[off + i] = 0;
+		}
+	}
+	return run.stop_signal ? -1 : 0;
 }
 
 /* Map, populate and carve the arena; errors are configuration errors. */
 static int arena_setup(const struct layout *L, bool emit)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	size_t size = L->total;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
+	size_t size = L->total, page = psz > 0 ? (size_t)psz : 4096;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 
 	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
 		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
@@ -5858,14 +6222,13 @@ static int arena_setup(const struct layout *L, bool emit)
 		return -1;
 	}
 	if (cfg->hugepages) {
-		size_t hp = hugepage_size();
-
-		size = (size + hp - 1) / hp * hp;
+		page = hugepage_size();
+		size = (size + page - 1) / page * page;
 		flags |= MAP_HUGETLB;
 		run.arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
 		if (run.arena.base == MAP_FAILED) {
 			warnx_("-G: cannot map %zu hugepages of %zu kB (%s); reserve them first: echo %zu > /proc/sys/vm/nr_hugepages",
-			       size / hp, hp / 1024, strerror(errno), size / hp);
+			       size / page, page / 1024, strerror(errno), size / page);
 			return -1;
 		}
 	} else {
@@ -5876,16 +6239,43 @@ static int arena_setup(const struct layout *L, bool emit)
 		}
 	}
 	run.arena.size = size;
+	run.arena.page = page;
 	run.arena.used = 0;
+	if (arena_prefault(page) < 0) {
+		return -1;
+	}
 	run.win.slot = arena_take(L->win * sizeof(struct txn));
 	run.win.mask = L->win - 1;
 	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	run.echo.q = arena_take(ECHO_CAP * sizeof(struct echo));
+	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
+	/* the ring last: log_trim() gives back what its records turn out not to need */
 	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL,
 		 L->log_cap);
-	/* touch every page: MAP_POPULATE already did, this makes it explicit */
-	memset(run.arena.base, 0, run.arena.size);
 	return 0;
+}
+
+/*
+ * Once the socket knows its stamps (log_kernel_stamps), a ring that was
+ * given room for kernel stamps that did not come returns the unused end of
+ * the arena, so that the memory a record holds is what the log, -v and JSON
+ * say (bytes_per_record).
+ */
+static void log_trim(void)
+{
+	const struct log_ring *l = &run.S.log;
+	size_t end, keep;
+
+	if (!l->mem) {
+		return;
+	}
+	end = (size_t)(l->mem - run.arena.base) + l->cap * l->rec_size;
+	keep = (end + run.arena.page - 1) / run.arena.page * run.arena.page;
+	if (keep < run.arena.size && munmap(run.arena.base + keep, run.arena.size - keep) == 0) {
+		run.arena.size = keep;
+	}
 }
 
 /* Lock everything and fault in the stack before the first packet. */
@@ -5923,7 +6313,7 @@ static void session_reset(uint32_t id)
 	run.S.best_rtt = run.S.best_offset = 0;
 	run.S.nbreach_kept = 0;
 	run.S.log.head = run.S.log.n = run.S.log.dropped = run.S.log.filtered = 0;
-	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = false;
+	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = run.S.srv_kx = false;
 	run.S.id = id;
 	run.S.stop_reason = STOP_NONE;
 	run.S.start_mono = mono_ns();
@@ -5980,11 +6370,10 @@ static int ts_bind_check(int fd, int err)
 static void log_kernel_stamps(void)
 {
 	side_kernel_stamps();
-	if (run.S.log.mem && 8 + 8 * (size_t)run.side.nstamps + 4 + 8 * (size_t)run.pmc.n <=
-				     log_rec_size(run.side.emit)) {
+	if (run.S.log.mem && log_rec_bytes(run.side.nstamps) <= log_rec_size(run.side.emit)) {
 		run.S.log.stamps = run.side.stamps;
 		run.S.log.nstamps = run.side.nstamps;
-		run.S.log.rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
+		run.S.log.rec_size = log_rec_bytes(run.side.nstamps);
 	} else if (run.S.log.mem) {
 		side_set(run.side.emit);	/* no room: the log and counts stay as they were */
 	}
@@ -6607,7 +6996,11 @@ static void print_pct_table(FILE *f)
 		for (k = 0; k < NPCT; k++) {
 			fprintf(f, " %*" PRId64, w, hist_pct(h, pct_value[k], &approx));
 		}
-		fprintf(f, "%s\n", approx ? "  (tail approximate: outlier store full)" : "");
+		if (approx) {
+			fprintf(f, "  (tail +- %" PRIu64 " ns at most, within 0.1 %%: more outliers than the %" PRIu64
+				" kept exactly)", hist_tail_err(h), h->out_cap);
+		}
+		fputc('\n', f);
 	}
 }
 
@@ -6633,8 +7026,7 @@ static uint64_t hist_groups(const struct hist *h, uint64_t merge, uint64_t *maxc
 static void print_histogram(FILE *f, int m)
 {
 	const struct hist *h = &run.S.h[m];
-	uint64_t i, j, maxc = 0, merge = 1, above = 0, below;
-	bool approx = false;
+	uint64_t i, j, maxc = 0, merge = 1, above, below;
 	int k;
 
 	fprintf(f, "\n--- Histogram Summary: %s ---\n", metric_label(m));
@@ -6645,13 +7037,18 @@ static void print_histogram(FILE *f, int m)
 	fprintf(f, "Min: %" PRId64 " ns (seq %" PRIu64 ")\nMax: %" PRId64 " ns (seq %" PRIu64 ")\n",
 		h->min, h->min_seq, h->max, h->max_seq);
 	fprintf(f, "Avg: %.0f ns\nStddev: %.0f ns\n", hist_avg(h), hist_stddev(h));
-	fprintf(f, "Percentiles (bucket %.3f us; a value below %.3f us is the top of its bucket, above it exact):\n",
-		(double)h->bucket_ns / 1000, (double)h->bound_ns / 1000);
+	fprintf(f, "Percentiles (bucket %.3f us; a value below %.3f us is the top of its bucket, above it exact while the store of %" PRIu64 " outliers holds them all, else within 0.1 %%, +- shown):\n",
+		(double)h->bucket_ns / 1000, (double)h->bound_ns / 1000, h->out_cap);
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "  %7s%%: %" PRId64 " ns\n", pct_key[k], hist_pct(h, pct_value[k], &approx));
-	}
-	if (approx) {
-		fprintf(f, "  (percentiles above the bound are approximate: the outlier store filled)\n");
+		uint64_t err;
+		int64_t v = hist_pct_err(h, pct_value[k], &err);
+		bool from_lh = (v < 0 || (uint64_t)v >= h->bound_ns) && err;
+
+		fprintf(f, "  %7s%%: %" PRId64 " ns", pct_key[k], v);
+		if (from_lh) {
+			fprintf(f, " +- %" PRIu64 " ns", err);
+		}
+		fputc('\n', f);
 	}
 	/* at most 60 bars: merge adjacent buckets by powers of two until they fit; -b: as given */
 	while (hist_groups(h, merge, &maxc) > 60 && !cfg->bucket_set) {
@@ -6673,14 +7070,11 @@ static void print_histogram(FILE *f, int m)
 		fprintf(f, "  %10" PRIu64 " - %-10" PRIu64 " %12" PRIu64 " %.*s\n", lo, hi, c, bar > 0 ? bar : 1,
 			"##################################################");
 	}
-	for (i = 0; i < h->out_n; i++) {
-		above += h->out[i] >= 0;
-	}
-	below = h->out_n - above + h->out_lost_lo;
-	above += h->out_lost_hi;
+	above = h->out_hi;
+	below = h->out_lo;
 	if (above || below) {
-		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above (exact), %" PRIu64 " below zero\n",
-			h->bound_ns, above, below);
+		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above, %" PRIu64
+			" below zero (%" PRIu64 " of them kept exactly)\n", h->bound_ns, above, below, h->out_n);
 	}
 }
 
@@ -6793,38 +7187,96 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	pmc_print_txn(f, x);
 }
 
-static int cmp_worst(const void *a, const void *b)
-{
-	int64_t x = 0, y = 0;
+/*
+ * --analyze --top: the N worst transactions by the primary metric, kept in a
+ * heap as the rows go by (memory for N, whatever the log's length); ties go
+ * to the earlier row, as a stable sort of every row would give them.
+ */
+struct topn {
+	unsigned cap, n;
+	uint64_t seen;		/* rows that could be listed */
+	struct topn_entry {
+		struct txn x;
+		int64_t v;
+		uint64_t row;
+	} *e;
+};
 
-	metric_value(run.side.primary, ((const struct txn *)a)->t, &x);
-	metric_value(run.side.primary, ((const struct txn *)b)->t, &y);
-	return (y > x) - (y < x);
+static int topn_init(struct topn *t, unsigned cap)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap = cap;
+	t->e = cap ? calloc(cap, sizeof(*t->e)) : NULL;
+	return !cap || t->e ? 0 : -1;
 }
 
-/* --analyze --top: the worst transactions of the log's rows, each broken down. */
-static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uint64_t nrow,
-		      unsigned top)
+/* Does a rank below b (a smaller value, or a later row of the same value)? */
+static bool topn_below(const struct topn_entry *a, const struct topn_entry *b)
 {
-	struct txn *w = malloc((nrow ? nrow : 1) * sizeof(*w));
-	uint64_t i, n = 0;
-	int64_t v;
+	return a->v < b->v || (a->v == b->v && a->row > b->row);
+}
 
-	if (!w) {
+/* The heap's root is its lowest entry: the first to go when a higher one comes. */
+static void topn_sift(struct topn *t, unsigned i)
+{
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, m = i;
+		struct topn_entry tmp;
+
+		if (l < t->n && topn_below(&t->e[l], &t->e[m])) {
+			m = l;
+		}
+		if (r < t->n && topn_below(&t->e[r], &t->e[m])) {
+			m = r;
+		}
+		if (m == i) {
+			return;
+		}
+		tmp = t->e[i];
+		t->e[i] = t->e[m];
+		t->e[m] = tmp;
+		i = m;
+	}
+}
+
+static void topn_add(struct topn *t, const struct txn *x, int64_t v, uint64_t row)
+{
+	struct topn_entry in = { *x, v, row };
+	unsigned i;
+
+	t->seen++;
+	if (!t->cap) {
 		return;
 	}
-	for (i = 0; i < nrow; i++) {
-		if (status[i] == ST_OK && metric_value(run.side.primary, row[i].t, &v)) {
-			w[n++] = row[i];
+	if (t->n < t->cap) {
+		for (i = t->n++; i > 0 && topn_below(&in, &t->e[(i - 1) / 2]); i = (i - 1) / 2) {
+			t->e[i] = t->e[(i - 1) / 2];
 		}
+		t->e[i] = in;
+	} else if (topn_below(&t->e[0], &in)) {
+		t->e[0] = in;
+		topn_sift(t, 0);
 	}
-	qsort(w, n, sizeof(*w), cmp_worst);
-	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[run.side.primary].key);
-	for (i = 0; i < n && i < top; i++) {
-		metric_value(run.side.primary, w[i].t, &v);
-		print_breakdown(f, &w[i], v, "#");
+}
+
+static int cmp_topn(const void *a, const void *b)
+{
+	const struct topn_entry *x = a, *y = b;
+
+	return topn_below(x, y) ? 1 : topn_below(y, x) ? -1 : 0;
+}
+
+/* --analyze --top: the worst transactions, each broken down. */
+static void print_top(FILE *f, struct topn *t, unsigned top)
+{
+	unsigned i;
+
+	qsort(t->e, t->n, sizeof(*t->e), cmp_topn);
+	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < t->seen ? top : (unsigned)t->seen,
+		metric_def[run.side.primary].key);
+	for (i = 0; i < t->n; i++) {
+		print_breakdown(f, &t->e[i].x, t->e[i].v, "#");
 	}
-	free(w);
 }
 
 /*
@@ -6846,7 +7298,8 @@ static uint64_t local_drops(uint64_t back)
 
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
-	if (!run.side.emit || cfg->mode == MODE_ANALYZE || !run.E.fin_acked || !run.E.srv_whole ||
+	/* --analyze sets these from the joined logs where they determine them (analyze_split) */
+	if (!run.side.emit || !run.E.fin_acked || !run.E.srv_whole ||
 	    run.E.srv_received > run.S.c.sent ||
 	    run.E.srv_received < run.S.c.received + run.S.c.late) {
 		return false;
@@ -6879,6 +7332,11 @@ static void json_rejected(FILE *f)
 {
 	int i;
 
+	if (cfg->mode == MODE_ANALYZE) {
+		/* datagrams refused are not in a log */
+		fprintf(f, "  \"rejected\": null, \"local_receive_drops\": null,\n");
+		return;
+	}
 	fprintf(f, "  \"rejected\": {");
 	for (i = 0; i < GR_N; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], run.S.c.rejected[i]);
@@ -7283,18 +7741,44 @@ static void print_room(FILE *f)
 	fprintf(f, ": not counted missing; response, network and the server's segments need them (the reflector's own report has its side)\n");
 }
 
+/*
+ * --analyze: what a log cannot know is said to be unknown, never 0.  A log
+ * holds one row per ping: no duplicate or invalid datagram, and a text log
+ * no warm-up ping (its sent and received leave them out).
+ */
+static bool analyze_warmup_known(void)
+{
+	return cfg->mode != MODE_ANALYZE || cfg->log_format == LOG_CSV;
+}
+
+static void print_counts_analyze(FILE *f)
+{
+	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64 " | late %" PRIu64
+		" | duplicate unknown | invalid unknown | warm-up ", run.S.c.sent, run.S.c.received,
+		run.S.c.lost, run.S.c.late);
+	if (analyze_warmup_known()) {
+		fprintf(f, "%" PRIu64 "\n", run.S.c.warmup);
+	} else {
+		fprintf(f, "unknown (a text log leaves warm-up out: sent and received are without it)\n");
+	}
+}
+
 static void print_counts(FILE *f, const struct report *r)
 {
 	char lab[16];
 	bool any = false;
 	int i;
 
-	fprintf(f,
-		"Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64
-		" | late %" PRIu64 " | duplicate %" PRIu64 " | invalid %" PRIu64
-		" | warm-up %" PRIu64 "\n",
-		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate,
-		run.S.c.invalid, run.S.c.warmup);
+	if (cfg->mode == MODE_ANALYZE) {
+		print_counts_analyze(f);
+	} else {
+		fprintf(f,
+			"Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64
+			" | late %" PRIu64 " | duplicate %" PRIu64 " | invalid %" PRIu64
+			" | warm-up %" PRIu64 "\n",
+			run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late,
+			run.S.c.duplicate, run.S.c.invalid, run.S.c.warmup);
+	}
 	if (run.S.c.invalid) {
 		fprintf(f, "Invalid:");
 		for (i = 1; i < PE_NERR; i++) {
@@ -7304,7 +7788,12 @@ static void print_counts(FILE *f, const struct report *r)
 		}
 		fprintf(f, " from another session %" PRIu64 "\n", run.S.c.foreign);
 	}
-	if (r->split) {
+	if (r->split && cfg->mode == MODE_ANALYZE) {
+		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
+			" pongs on the way back (the reflect log holds %" PRIu64 " of these pings; drops in the"
+			" client's receive buffer are not in a log, counted as on the way back)\n",
+			r->lost_out, r->lost_back, run.E.srv_received);
+	} else if (r->split) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflector answered %" PRIu64 ")\n", r->lost_out, r->lost_back,
 			run.E.srv_received);
@@ -7601,10 +8090,12 @@ static void json_metric(FILE *f, int m)
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
-	fprintf(f, "}, \"percentiles_approximate\": %s,\n", approx ? "true" : "false");
+	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
+	hist_json_err(f, h);
+	fprintf(f, ",\n");
 	fprintf(f, "      \"histogram\": {\"bucket_ns\": %" PRIu64 ", \"bound_ns\": %" PRIu64
 		", \"outside\": %" PRIu64 ", \"buckets\": [", h->bucket_ns, h->bound_ns,
-		h->out_n + h->out_lost_hi + h->out_lost_lo);
+		h->out_lo + h->out_hi);
 	for (i = 0; i < h->nbuckets; i++) {
 		if (h->bucket[i]) {
 			fprintf(f, "%s[%" PRIu64 ", %" PRIu64 "]", sep, i * h->bucket_ns, h->bucket[i]);
@@ -7616,7 +8107,7 @@ static void json_metric(FILE *f, int m)
 	json_above_sep = "";
 	hist_above(h, json_above, f);
 	fprintf(f, "], \"above_not_kept\": %" PRIu64 ", \"below_zero\": %" PRIu64 "}}",
-		h->out_lost_hi, hist_below(h));
+		hist_above_not_kept(h), hist_below(h));
 }
 
 /* The hardware path's keys, one line each, before "metrics". */
@@ -7779,21 +8270,36 @@ static void json_run(FILE *f, const struct report *r)
 		stop_name[run.S.stop_reason]);
 }
 
+/* ", "key": v" in an object, or null when the count is not known (--analyze). */
+static void json_count(FILE *f, const char *key, uint64_t v, bool known)
+{
+	if (known) {
+		fprintf(f, ", \"%s\": %" PRIu64, key, v);
+	} else {
+		fprintf(f, ", \"%s\": null", key);
+	}
+}
+
 /* Every count: packets, warm-up, rejections, loss by direction, classes, missing stamps. */
 static void json_counts(FILE *f, const struct report *r)
 {
 	char lab[16];
 	int i;
 
-	fprintf(f,
-		"  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64
-		", \"lost\": %" PRIu64 ", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64
-		", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64 ", \"foreign\": %" PRIu64
-		", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
-		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
-		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate,
-		run.S.c.invalid, run.S.c.warmup, run.S.c.foreign, run.S.c.send_errors,
-		run.S.c.refused, run.S.c.tx_unmatched, run.E.overruns);
+	bool live = cfg->mode != MODE_ANALYZE;	/* --analyze: what a log cannot know is null */
+
+	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64
+		", \"lost\": %" PRIu64 ", \"late\": %" PRIu64, run.S.c.sent, run.S.c.received,
+		run.S.c.lost, run.S.c.late);
+	json_count(f, "duplicate", run.S.c.duplicate, live);
+	json_count(f, "invalid", run.S.c.invalid, live);
+	json_count(f, "warmup", run.S.c.warmup, analyze_warmup_known());
+	json_count(f, "foreign", run.S.c.foreign, live);
+	json_count(f, "send_errors", run.S.c.send_errors, live);
+	json_count(f, "port_unreachable", run.S.c.refused, live);
+	json_count(f, "unmatched_tx_stamps", run.S.c.tx_unmatched, live);
+	json_count(f, "interval_overruns", run.E.overruns, live);
+	fprintf(f, "},\n");
 	fprintf(f,
 		"  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
 		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n",
@@ -7803,9 +8309,10 @@ static void json_counts(FILE *f, const struct report *r)
 		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
 	json_rejected(f);
 	if (r->split) {
-		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
-			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out,
-			r->lost_back, r->lost_local, run.E.srv_received);
+		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64,
+			r->lost_out, r->lost_back);
+		json_count(f, "local", r->lost_local, live);
+		fprintf(f, ", \"reflector_answered\": %" PRIu64 "},\n", run.E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -8034,23 +8541,15 @@ static const char *plot_metric_colour(int m)
 	return "#666666";
 }
 
-/* Where the plot reads transactions: --analyze's rows, or (row NULL) the log ring. */
+/*
+ * Where the plot reads transactions: the log ring's n (a run), or nothing
+ * more (collected: --analyze fed plot_span and plot_bin as it read the log).
+ */
 struct plot_src {
 	uint64_t n;
-	const struct txn *row;
-	const uint8_t *status;
 	const char *what;	/* title: what was measured or read */
+	bool collected;
 };
-
-static void plot_get(const struct plot_src *s, uint64_t i, struct txn *x, int *st)
-{
-	if (s->row) {
-		*x = s->row[i];
-		*st = s->status[i];
-	} else {
-		log_get(&run.S.log, i, x, st);
-	}
-}
 
 /* The moment a transaction started, on this side's clock; 0 if unknown. */
 static uint64_t plot_time(const struct txn *x)
@@ -8155,25 +8654,15 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 
 /*
  * A --size list measures the sizes in turn: note when each began, for the
- * markers over time.  Live the seq says which size (size_of), in --analyze
- * the SIZE column (PL.size, set with the log's rows).
+ * markers over time.  z: the turn (--analyze: from the log's SIZE column and
+ * its turns); -1: the live run's, which the seq says (size_of).
  */
-static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct txn *x, uint64_t t)
+static void plot_size_seen(const struct txn *x, int z, uint64_t t)
 {
-	int z = 0;
-
 	if (!run.side.emit || run.K.nsz < 2) {
 		return;
 	}
-	if (src->row && run.PL.size) {
-		while (z < run.K.nsz - 1 && run.K.size[z] != run.PL.size[i]) {
-			z++;
-		}
-	} else if (!run.K.analyze) {
-		z = size_of(x->seq);
-	} else {
-		return;
-	}
+	z = z < 0 ? size_of(x->seq) : z;
 	if (!run.PL.szt0[z] || t < run.PL.szt0[z]) {
 		run.PL.szt0[z] = t;
 	}
@@ -8193,24 +8682,53 @@ static char *plot_size_id(char *buf, size_t len, const char *what, int z)
 	return buf;
 }
 
-/* Both passes over the source; 0 or -ENOMEM. */
-static int plot_collect(const struct plot_src *src)
+/*
+ * The picture over time is collected in two passes over the transactions:
+ * the first (plot_span) finds the time span, the second (plot_bin) puts each
+ * into its bin.  A lost transaction that got no stamp at all (not even its
+ * TX stamp: dropped before the wire) is drawn and counted at the time of the
+ * one before it, so that every loss the report counts is in the picture.
+ */
+static void plot_span_begin(const char *what)
 {
-	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
 	struct plot_panel *pn = &run.PL.panel[0];
-	uint64_t i, span;
-	struct txn x;
-	char why[256];
-	int st, k;
-	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
-	bool ow = run.side.emit && oneway_trusted(why, sizeof(why));
 
 	run.PL.npanel = 1;
 	run.PL.nworst = 0;
-	run.PL.t0 = run.PL.t1 = 0;
+	run.PL.t0 = run.PL.t1 = run.PL.tlast = 0;
 	memset(run.PL.szt0, 0, sizeof(run.PL.szt0));
 	memset(pn, 0, sizeof(*pn));
-	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
+	snprintf(pn->title, sizeof(pn->title), "%s", what);
+}
+
+/* The first pass: transaction x (status st, size turn z or -1) into the time span. */
+static void plot_span(const struct txn *x, int st, int z)
+{
+	struct plot_panel *pn = &run.PL.panel[0];
+	uint64_t t = plot_time(x);
+
+	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+		return;
+	}
+	pn->nrec++;
+	if (!t) {
+		return;
+	}
+	run.PL.t0 = !run.PL.t0 || t < run.PL.t0 ? t : run.PL.t0;
+	run.PL.t1 = t > run.PL.t1 ? t : run.PL.t1;
+	plot_size_seen(x, z, t);
+}
+
+/* Between the passes: the series of the metrics that have samples; 0 or -ENOMEM. */
+static int plot_bins_begin(void)
+{
+	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
+	struct plot_panel *pn = &run.PL.panel[0];
+	char why[256];
+	int k;
+	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
+	bool ow = run.side.emit && oneway_trusted(why, sizeof(why));
+
 	for (k = 0; k < (run.side.emit ? 5 : 1); k++) {
 		int m = run.side.emit ? emit_ser[k] : M_RESPONSE;
 
@@ -8221,76 +8739,87 @@ static int plot_collect(const struct plot_src *src)
 			return -ENOMEM;
 		}
 	}
-	for (i = 0; i < src->n; i++) {
-		uint64_t t;
-
-		plot_get(src, i, &x, &st);
-		t = plot_time(&x);
-		if (st == ST_WARMUP || !t) {
-			continue;
-		}
-		run.PL.t0 = !run.PL.t0 || t < run.PL.t0 ? t : run.PL.t0;
-		run.PL.t1 = t > run.PL.t1 ? t : run.PL.t1;
-		pn->nrec++;
-		plot_size_seen(src, i, &x, t);
-	}
 	run.PL.raw = pn->nrec <= PLOT_RAW;
-	span = run.PL.t1 - run.PL.t0 + 1;
-	for (i = 0; i < src->n; i++) {
-		uint64_t t;
-		int b;
-		int64_t v;
+	run.PL.tlast = 0;
+	return 0;
+}
 
-		plot_get(src, i, &x, &st);
-		t = plot_time(&x);
-		if (st == ST_WARMUP || !t) {
+/* The second pass: transaction x (status st) into its time bin. */
+static void plot_bin(const struct txn *x, int st)
+{
+	struct plot_panel *pn = &run.PL.panel[0];
+	uint64_t t = plot_time(x), span = run.PL.t1 - run.PL.t0 + 1;
+	int64_t v;
+	int b, k;
+
+	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+		return;
+	}
+	t = t ? t : run.PL.tlast ? run.PL.tlast : run.PL.t0;
+	run.PL.tlast = t;
+	b = (int)((unsigned __int128)(t - run.PL.t0) * PLOT_BINS / span);
+	if (st == ST_LOST || st == ST_LATE) {
+		pn->lost[b]++;
+		pn->nlost++;	/* every loss, a late pong's too, as the report counts them */
+		pn->nlate += st == ST_LATE;
+		return;
+	}
+	for (k = 0; k < pn->nser; k++) {
+		struct plot_series *s = &pn->ser[k];
+
+		if (!metric_value(s->m, x->t, &v)) {
 			continue;
 		}
-		b = (int)((unsigned __int128)(t - run.PL.t0) * PLOT_BINS / span);
-		if (st == ST_LOST || st == ST_LATE) {
-			pn->lost[b]++;
-			pn->nlost += st == ST_LOST;
-			pn->nlate += st == ST_LATE;
-			continue;
+		if (!s->bn[b] || v < s->bmin[b]) {
+			s->bmin[b] = v;
 		}
-		for (k = 0; k < pn->nser; k++) {
-			struct plot_series *s = &pn->ser[k];
-
-			if (!metric_value(s->m, x.t, &v)) {
-				continue;
-			}
-			if (!s->bn[b] || v < s->bmin[b]) {
-				s->bmin[b] = v;
-			}
-			if (!s->bn[b] || v > s->bmax[b]) {
-				s->bmax[b] = v;
-			}
-			s->bn[b]++;
-			s->lh[(size_t)b * PLOT_LB + plot_lb(v)]++;
-			if (!s->n || v < s->min) {
-				s->min = v;
-			}
-			if (!s->n || v > s->max) {
-				s->max = v;
-			}
-			if (v > 0 && (!s->minpos || v < s->minpos)) {
-				s->minpos = v;
-			}
-			s->n++;
-			if (run.PL.raw && s->nraw < PLOT_RAW) {
-				s->rt[s->nraw] = t;
-				s->rv[s->nraw++] = v;
-			}
+		if (!s->bn[b] || v > s->bmax[b]) {
+			s->bmax[b] = v;
 		}
-		if (metric_value(run.side.primary, x.t, &v)) {
-			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns) {
-				pn->breach[b]++;
-				pn->nbreach++;
-			}
-			plot_worst_add(&x, v);
+		s->bn[b]++;
+		s->lh[(size_t)b * PLOT_LB + plot_lb(v)]++;
+		if (!s->n || v < s->min) {
+			s->min = v;
+		}
+		if (!s->n || v > s->max) {
+			s->max = v;
+		}
+		if (v > 0 && (!s->minpos || v < s->minpos)) {
+			s->minpos = v;
+		}
+		s->n++;
+		if (run.PL.raw && s->nraw < PLOT_RAW) {
+			s->rt[s->nraw] = t;
+			s->rv[s->nraw++] = v;
 		}
 	}
-	return 0;
+	if (metric_value(run.side.primary, x->t, &v)) {
+		if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns) {
+			pn->breach[b]++;
+			pn->nbreach++;
+		}
+		plot_worst_add(x, v);
+	}
+}
+
+/* Both passes over the log ring; 0 or -ENOMEM. */
+static int plot_collect(const struct plot_src *src)
+{
+	struct txn x;
+	uint64_t i;
+	int st, r;
+
+	plot_span_begin(src->what);
+	for (i = 0; i < src->n; i++) {
+		log_get(&run.S.log, i, &x, &st);
+		plot_span(&x, st, -1);
+	}
+	r = plot_bins_begin();
+	for (i = 0; !r && i < src->n; i++) {
+		log_get(&run.S.log, i, &x, &st);
+		plot_bin(&x, st);
+	}
+	return r;
 }
 
 /* ---- the SVG writer: a buffer, written in large pieces, first error kept */
@@ -8732,36 +9261,53 @@ static int plot_col(const struct axis *ax, double v, int ncol)
 	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
 }
 
-/* A histogram's counts in ncol columns of axis ax (cnt zeroed by the caller); the largest. */
+/* n values in [lo, hi) into the columns of axis ax they cover. */
+static void plot_hist_put(const struct axis *ax, int ncol, uint64_t *cnt, double lo, double hi,
+			  uint64_t n)
+{
+	int c = plot_col(ax, lo, ncol), c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
+
+	if (c == c1) {
+		cnt[c] += n;
+	}
+	/* a bucket wider than the columns (log axis, low end) covers each of them */
+	for (; c1 > c && c <= c1; c++) {
+		cnt[c] = n > cnt[c] ? n : cnt[c];
+	}
+}
+
+/*
+ * A histogram's counts in ncol columns of axis ax (cnt zeroed by the
+ * caller); the largest.  Outliers come from the log bins, which hold every
+ * one of them (the exact store may hold only the first), or from the store
+ * where it holds all the run could give (no log bins).
+ */
 static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int ncol, uint64_t *cnt)
 {
-	uint64_t i, maxc = 0;
+	uint64_t i, maxc = 0, lo, hi, nlh = hist_lh_len(h->bound_ns);
 	int c;
 
-	for (i = 0; i < h->nbuckets + h->out_n; i++) {
-		double lo, hi;
-		uint64_t n;
-		int c1;
+	for (i = 0; i < h->nbuckets; i++) {
+		double a = (double)(i * h->bucket_ns), z = a + (double)h->bucket_ns;
 
-		if (i < h->nbuckets) {
-			if (!(n = h->bucket[i])) {
-				continue;
-			}
-			lo = (double)(i * h->bucket_ns);
-			hi = lo + (double)h->bucket_ns;
-			hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
+		if (h->bucket[i]) {
+			z = z > (double)h->max + 1 ? (double)h->max + 1 : z;
+			plot_hist_put(ax, ncol, cnt, a, z, h->bucket[i]);
+		}
+	}
+	for (i = 0; !h->lh && i < h->out_n; i++) {
+		plot_hist_put(ax, ncol, cnt, (double)h->out[i], (double)h->out[i], 1);
+	}
+	for (i = 0; h->lh && i < nlh; i++) {
+		if (!h->lh[i]) {
+			continue;
+		}
+		if (i < LH_N) {
+			lh_range((uint32_t)(LH_N - 1 - i), &lo, &hi);
+			plot_hist_put(ax, ncol, cnt, -(double)hi, -(double)lo + 1, h->lh[i]);
 		} else {
-			n = 1;
-			lo = hi = (double)h->out[i - h->nbuckets];
-		}
-		c = plot_col(ax, lo, ncol);
-		c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
-		if (c == c1) {
-			cnt[c] += n;
-		}
-		/* a bucket wider than the columns (log axis, low end) covers each of them */
-		for (; c1 > c && c <= c1; c++) {
-			cnt[c] = n > cnt[c] ? n : cnt[c];
+			lh_range((uint32_t)(i - LH_N + h->lh_base), &lo, &hi);
+			plot_hist_put(ax, ncol, cnt, (double)lo, (double)hi + 1, h->lh[i]);
 		}
 	}
 	for (c = 0; c < ncol; c++) {
@@ -9472,7 +10018,7 @@ static int plot_draw(const struct plot_src *src)
 
 	run.PL.len = 0;
 	run.PL.err = 0;
-	r = plot_collect(src);
+	r = src->collected ? 0 : plot_collect(src);
 	if (r < 0) {
 		plot_free();
 		return r;
@@ -9566,7 +10112,7 @@ static void histfile_block(FILE *f)
 	fprintf(f, "# every bucket from 0 to the bound %" PRIu64 ".%03" PRIu64 " us (-o), then the non-empty ones above it\n",
 		h->bound_ns / 1000, h->bound_ns % 1000);
 	fprintf(f, "# not in a bucket: %" PRIu64 " below zero, %" PRIu64 " above the bound not kept (store full)\n",
-		hist_below(h), h->out_lost_hi);
+		hist_below(h), hist_above_not_kept(h));
 	for (i = 0; i < h->nbuckets; i++) {
 		uint64_t lower = i * h->bucket_ns;
 
@@ -9614,19 +10160,21 @@ static int histfile_write(void)
  * The outputs of a run, a reflector session or --analyze, in order: the
  * text report (with --analyze's --top table), the picture and the JSON, the
  * text and the JSON from one computed report.  The JSON's exit_code is the
- * run's, a failed report or plot included.  row NULL: the log ring.
+ * run's, a failed report or plot included.  n: the transactions drawn over
+ * time; top NULL: a live run (its picture from the log ring), else
+ * --analyze's worst rows (its picture collected while it read the log).
  */
 static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n,
-			  const struct txn *row, const uint8_t *status)
+			  struct topn *top)
 {
-	struct plot_src src = { .n = n, .row = row, .status = status, .what = "" };
+	struct plot_src src = { .n = n, .what = "", .collected = top != NULL };
 	struct report r;
 
 	report_compute(&r);
 	errno = 0;
 	session_report(out, &r);
-	if (cfg->mode == MODE_ANALYZE) {
-		print_top(out, row, status, n, cfg->top);
+	if (top) {
+		print_top(out, top, cfg->top);
 	}
 	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
@@ -9955,7 +10503,7 @@ static void emit_fin_ack(const struct proto_msg *m, size_t len)
  * A pong whose ping already left the window: late if its ping was lost and
  * this is its first pong, else a replay (a duplicate).
  */
-static void emit_stale(const struct txn *x, uint64_t seq)
+static void emit_stale(const struct txn *x, uint64_t seq, uint64_t wire, uint64_t t4sw)
 {
 	if ((x->st & TF_SENDERR) && x->seq == seq) {
 		run.S.c.duplicate++;
@@ -9963,6 +10511,7 @@ static void emit_stale(const struct txn *x, uint64_t seq)
 		answered_set(seq, true);
 		run.S.c.late++;
 		cls_count(seq, CG_LATE);
+		log_late(seq, wire, t4sw, run.ts_rx_kernel);
 	} else {
 		run.S.c.duplicate++;
 	}
@@ -9998,6 +10547,9 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	if (m->flags & PF_T3SW) {
 		x->st |= TF_SRV_SW;
 		run.S.srv_sw = true;
+	}
+	if (m->flags & PF_KSTAMPS) {
+		run.S.srv_kx = true;
 	}
 	run.S.srv_hw = m->flags & PF_SRV_HW;
 	run.S.srv_hw_known = true;
@@ -10066,7 +10618,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	x = &run.win.slot[m.seq & run.win.mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
-		emit_stale(x, m.seq);
+		emit_stale(x, m.seq, wire, t4sw);
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
@@ -11057,7 +11609,7 @@ static void reflect_end(int reason)
 	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL, NULL);
+	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL);
 	if (exit_code > run.R.exit_code) {
 		run.R.exit_code = exit_code;
 	}
@@ -11491,19 +12043,60 @@ static int reflect_run(void)
 
 /* -------------------------------------------------------------- analyze */
 
-/* One parsed log: its rows as transactions and what its header said. */
+/*
+ * --analyze streams its logs: each is read a slice at a time (ALOG_BUF) and
+ * every row is accounted as it goes by, as the live run accounted it.  What
+ * stays in memory is the live run's histograms, the --top heap, a window of
+ * the SEQs below the highest (repeated rows, reordering) and, with two logs,
+ * a window of the reflector's rows around the client's SEQ -- never the
+ * rows, whatever the log's length.  --plot reads the logs a second time:
+ * the picture over time needs the time span before it bins.
+ */
+#define ALOG_BUF	(1 << 20)
+
+/*
+ * Column kinds of a log header besides the stamps (a stamp column holds its
+ * stamp index, >= 0).  C_PMC - k is counter slot k; CLASS and SIZE sit far
+ * below every slot (and are tested first).
+ */
+enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
+
+/* 28 columns: room for the kernel stamps' (both ends') and counters' columns. */
+#define ALOG_COLS	28
+
+/* What a log's header line said: the kind of each column, the metric of each latency column. */
+struct alog_hdr {
+	int col[ALOG_COLS], valm[ALOG_COLS], ncol;
+};
+
+/* One log being read: what its header said, where the reader is, and the row read last. */
 struct alog {
 	const char *path;
+	int fd;
 	bool emit, csv, hw, srv_hw, sw;
 	int64_t wire_off;	/* csv header: the PHC - CLOCK_REALTIME the run took out */
 	int64_t peer_off;	/* ... and the reflector's (client logs), if peer_off_on */
 	bool peer_off_on;
 	uint32_t have;		/* stamps the log has columns for */
-	uint64_t n;
-	struct txn *row;
-	uint8_t *status;
-	uint32_t *cls, *size;	/* CLASS and SIZE columns (class and size lists), else NULL */
-	uint8_t *dup;		/* rows whose SEQ came before (alog_dups) */
+	bool has_cls, has_size;	/* CLASS and SIZE columns (class and size lists) */
+	/* csv header: what the ring dropped and -L filtered (-1: not said); the size turns */
+	int64_t dropped, filtered;
+	int nturns;
+	bool turns_given;	/* size_turns= said them (else found from the rows) */
+	unsigned turn_size[SZ_MAX];
+	uint64_t turn_seq0[SZ_MAX];
+	struct alog_hdr H;
+	uint64_t n, line;	/* rows read, and the number of the line read last */
+	/* the file, a slice at a time: buf[pos, len) not read yet, buf[0] at file_off */
+	char *buf;
+	size_t pos, len;
+	bool eof;
+	off_t file_off, data_off;	/* data_off, data_line: the first row, for a second pass */
+	uint64_t data_line;
+	/* the row read last: its stamps, status, class and size */
+	struct txn x;
+	int st;
+	uint32_t cls, size;
 };
 
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok,
@@ -11543,30 +12136,37 @@ static int alog_stamp(const char *s, size_t n, bool *hw)
 	return -1;
 }
 
+/* n (<= 19) decimal digits, nothing else: the hot loop of reading a log. */
+static bool alog_digits(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+
+		if (d > 9) {
+			return false;
+		}
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
 /* Parse "sec.nnnnnnnnn" exactly as the writer prints it; "" or "-" = missing. */
 static bool alog_ns(const char *s, size_t n, uint64_t *out)
 {
-	uint64_t sec = 0, frac = 0;
-	size_t i = 0, d;
+	uint64_t sec, frac;
 
 	*out = 0;
 	if (n == 0 || (n == 1 && s[0] == '-')) {
 		return true;
 	}
-	for (; i < n && isdigit((unsigned char)s[i]); i++) {
-		if (sec > (UINT64_MAX / NSEC_PER_SEC - 9) / 10) {
-			return false;
-		}
-		sec = sec * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (i == 0 || i + 10 != n || s[i] != '.') {
+	/* seconds (up to 11 digits, the largest that cannot overflow), a dot, 9 digits */
+	if (n < 11 || n > 21 || s[n - 10] != '.' || !alog_digits(s, n - 10, &sec) ||
+	    !alog_digits(s + n - 9, 9, &frac) || sec > (UINT64_MAX - 999999999) / NSEC_PER_SEC) {
 		return false;
-	}
-	for (d = i + 1; d < n; d++) {
-		if (!isdigit((unsigned char)s[d])) {
-			return false;
-		}
-		frac = frac * 10 + (uint64_t)(s[d] - '0');
 	}
 	*out = sec * NSEC_PER_SEC + frac;
 	return *out != 0;
@@ -11574,19 +12174,8 @@ static bool alog_ns(const char *s, size_t n, uint64_t *out)
 
 static bool alog_u64(const char *s, size_t n, uint64_t *out)
 {
-	size_t i;
-
 	*out = 0;
-	if (!n || n > 19) {
-		return false;
-	}
-	for (i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)s[i])) {
-			return false;
-		}
-		*out = *out * 10 + (uint64_t)(s[i] - '0');
-	}
-	return true;
+	return n && n <= 19 && alog_digits(s, n, out);
 }
 
 static bool alog_i64(const char *s, size_t n, int64_t *out)
@@ -11639,21 +12228,6 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
 	}
 	return n;
 }
-
-/*
- * Column kinds of a log header besides the stamps (a stamp column holds its
- * stamp index, >= 0).  C_PMC - k is counter slot k; CLASS and SIZE sit far
- * below every slot (and are tested first).
- */
-enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
-
-/* 28 columns: room for the kernel stamps' (both ends') and counters' columns. */
-#define ALOG_COLS	28
-
-/* What a log's header line said: the kind of each column, the metric of each latency column. */
-struct alog_hdr {
-	int col[ALOG_COLS], valm[ALOG_COLS], ncol;
-};
 
 /* Named columns a header may carry, in the text and the csv spellings. */
 static const struct {
@@ -11716,11 +12290,8 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
 		if (k < (int)ARRAY_SIZE(alog_named)) {
 			H->col[i] = alog_named[k].col;
 			H->valm[i] = alog_named[k].metric;
-			if (H->col[i] == C_CLASS) {
-				L->cls = L->cls ? L->cls : malloc(8);
-			} else if (H->col[i] == C_SIZE) {
-				L->size = L->size ? L->size : malloc(8);
-			}
+			L->has_cls |= H->col[i] == C_CLASS;
+			L->has_size |= H->col[i] == C_SIZE;
 		} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
 			H->col[i] = C_PMC - pmc_log_column(f[i], len[i]);
 		} else if (alog_is(f[i], len[i], "RESPONSE_APP_TX", false) ||
@@ -11743,57 +12314,85 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
 	return 0;
 }
 
-/*
- * A csv log's "# rant ..." line: the PHC - CLOCK_REALTIME offset the run took
- * out of its app-vs-wire segments (wire_offset_ns=, before cmdline=), so
- * that --analyze gives the run's numbers from the raw stamps.
- */
-static int alog_offset(struct alog *L, uint64_t line, const char *p, const char *end,
-		       const char *key, int64_t *v, bool *found)
+/* The value of " key=" in a csv header line (before cmdline=): its text, or NULL. */
+static const char *alog_key(const char *p, const char *end, const char *key, size_t *n)
 {
-	const char *k = memmem(p, (size_t)(end - p), key, strlen(key));
-	size_t n;
+	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9), *k;
+	size_t kl = strlen(key);
 
+	end = c ? c : end;
+	k = memmem(p, (size_t)(end - p), key, kl);
 	if (!k) {
-		return 0;
+		return NULL;
 	}
-	k += strlen(key);
-	for (n = 0; k + n < end && k[n] != ' '; n++) {
+	k += kl;
+	for (*n = 0; k + *n < end && k[*n] != ' '; (*n)++) {
 	}
-	if (!alog_i64(k, n, v) || *v <= -(int64_t)STAMP_MAX || *v >= (int64_t)STAMP_MAX) {
-		return alog_error(L, line, key[1] == 'w' ? "bad wire_offset_ns" :
-							    "bad server_wire_offset_ns", k, n);
+	return k;
+}
+
+/*
+ * A --size list's turns, "size_turns=64@0/1400@1050/64@2100" (each size and
+ * its first SEQ): a list may repeat a size, back to back too.
+ */
+static int alog_turns(struct alog *L, uint64_t line, const char *k, size_t n)
+{
+	const char *e = k + n;
+	uint64_t sz, seq;
+
+	while (k < e) {
+		const char *at = memchr(k, '@', (size_t)(e - k)), *sl;
+
+		sl = at ? memchr(at, '/', (size_t)(e - at)) : NULL;
+		sl = sl ? sl : e;
+		if (!at || L->nturns == SZ_MAX || !alog_u64(k, (size_t)(at - k), &sz) ||
+		    !alog_u64(at + 1, (size_t)(sl - at - 1), &seq) || sz < SIZE_MIN ||
+		    sz > PROTO_MAX_SIZE || (L->nturns && seq < L->turn_seq0[L->nturns - 1])) {
+			return alog_error(L, line, "bad size_turns", NULL, 0);
+		}
+		L->turn_size[L->nturns] = (unsigned)sz;
+		L->turn_seq0[L->nturns++] = seq;
+		k = sl + (sl < e);
 	}
-	*found = true;
+	L->turns_given = L->nturns > 0;
 	return 0;
 }
 
-/* ... and the reflector's (server_wire_offset_ns=, client logs), from its pongs or FIN_ACK. */
+/*
+ * A csv log's "# rant ..." line: the PHC - CLOCK_REALTIME offset the run took
+ * out of its app-vs-wire segments (wire_offset_ns=), so that --analyze gives
+ * the run's numbers from the raw stamps; what its ring dropped and -L
+ * filtered (dropped=, filtered=: does it hold every transaction?); a size
+ * list's turns (size_turns=).
+ */
 static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
 {
-	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9);
-	bool found = false;
+	const char *k;
+	size_t n;
+	int64_t v;
 
-	end = c ? c : end;
-	if (alog_offset(L, line, p, end, " wire_offset_ns=", &L->wire_off, &found) < 0) {
+	if ((k = alog_key(p, end, " wire_offset_ns=", &n))) {
+		if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
+			return alog_error(L, line, "bad wire_offset_ns", k, n);
+		}
+		L->wire_off = v;
+	}
+	/* ... and the reflector's (client logs), from its pongs or FIN_ACK */
+	if ((k = alog_key(p, end, " server_wire_offset_ns=", &n))) {
+		if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
+			return alog_error(L, line, "bad server_wire_offset_ns", k, n);
+		}
+		L->peer_off = v;
+		L->peer_off_on = true;
+	}
+	if ((k = alog_key(p, end, " dropped=", &n)) && !alog_i64(k, n, &L->dropped)) {
+		return alog_error(L, line, "bad dropped", k, n);
+	}
+	if ((k = alog_key(p, end, " filtered=", &n)) && !alog_i64(k, n, &L->filtered)) {
+		return alog_error(L, line, "bad filtered", k, n);
+	}
+	if ((k = alog_key(p, end, " size_turns=", &n)) && alog_turns(L, line, k, n) < 0) {
 		return -1;
-	}
-	return alog_offset(L, line, p, end, " server_wire_offset_ns=", &L->peer_off, &L->peer_off_on);
-}
-
-/* Room for one more row. */
-static int alog_grow(struct alog *L, uint64_t line, uint64_t *cap)
-{
-	if (L->n < *cap) {
-		return 0;
-	}
-	*cap = *cap ? *cap * 2 : 65536;
-	L->row = realloc(L->row, *cap * sizeof(*L->row));
-	L->status = realloc(L->status, *cap);
-	L->cls = L->cls ? realloc(L->cls, *cap * 4) : NULL;
-	L->size = L->size ? realloc(L->size, *cap * 4) : NULL;
-	if (!L->row || !L->status) {
-		return alog_error(L, line, "out of memory", NULL, 0);
 	}
 	return 0;
 }
@@ -11821,14 +12420,17 @@ static int alog_field(struct alog *L, uint64_t line, int col, const char *f, siz
 		if (!alog_ns(f, len, &x->t[col])) {
 			return alog_error(L, line, "bad timestamp", f, len);
 		}
-	} else if (col == C_CLASS || col == C_SIZE) {
-		uint32_t *dst = col == C_CLASS ? L->cls : L->size;
-
-		if (!alog_u64(f, len, &v) || v > (col == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
-		    !dst) {
-			return alog_error(L, line, col == C_CLASS ? "bad class" : "bad size", f, len);
+	} else if (col == C_CLASS) {
+		if (!alog_u64(f, len, &v) || v > CLS_MAX - 1) {
+			return alog_error(L, line, "bad class", f, len);
 		}
-		dst[L->n] = (uint32_t)v;
+		L->cls = (uint32_t)v;
+	} else if (col == C_SIZE) {
+		/* only what rant sends: SIZE_MIN .. PROTO_MAX_SIZE bytes */
+		if (!alog_u64(f, len, &v) || v < SIZE_MIN || v > PROTO_MAX_SIZE) {
+			return alog_error(L, line, "bad size (not one rant sends)", f, len);
+		}
+		L->size = (uint32_t)v;
 	} else if (col <= C_PMC) {
 		x->pmc[C_PMC - col] = PMC_NONE;
 		if (len && !alog_u64(f, len, &x->pmc[C_PMC - col])) {
@@ -11868,389 +12470,517 @@ static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_
 	return 0;
 }
 
+
 /* A row: its fields first, then every latency column checked against them. */
-static int alog_row(struct alog *L, const struct alog_hdr *H, uint64_t line, const char **f,
-		    size_t *len)
+static int alog_row(struct alog *L, const char **f, size_t *len)
 {
-	struct txn *x = &L->row[L->n];
-	int st = ST_OK, i;
+	const struct alog_hdr *H = &L->H;
+	struct txn *x = &L->x;
+	int i;
 
 	memset(x, 0, sizeof(*x));
 	/* PMC_NONE: a log without -M columns has no counts */
 	memset(x->pmc, 0xff, sizeof(x->pmc));
+	L->st = ST_OK;
+	L->cls = L->size = 0;
 	for (i = 0; i < H->ncol; i++) {
-		if (alog_field(L, line, H->col[i], f[i], len[i], x, &st) < 0) {
+		if (alog_field(L, L->line, H->col[i], f[i], len[i], x, &L->st) < 0) {
 			return -1;
 		}
 	}
 	for (i = 0; i < H->ncol; i++) {
 		if (H->col[i] == C_VAL &&
-		    alog_value(L, line, H->valm[i], f[i], len[i], x, &st) < 0) {
+		    alog_value(L, L->line, H->valm[i], f[i], len[i], x, &L->st) < 0) {
 			return -1;
 		}
 	}
-	L->status[L->n++] = (uint8_t)st;
+	L->n++;
 	return 0;
+}
+
+/* Read more of the file behind what is left in the buffer; 0 or -1. */
+static int alog_fill(struct alog *L)
+{
+	ssize_t r;
+
+	if (L->pos == 0 && L->len == ALOG_BUF) {
+		return alog_error(L, L->line + 1, "a line longer than 1 MiB: not a rant log", NULL, 0);
+	}
+	memmove(L->buf, L->buf + L->pos, L->len - L->pos);
+	L->file_off += (off_t)L->pos;
+	L->len -= L->pos;
+	L->pos = 0;
+	do {
+		r = read(L->fd, L->buf + L->len, ALOG_BUF - L->len);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		warnx_("--analyze: cannot read '%s': %s", L->path, strerror(errno));
+		return -1;
+	}
+	L->eof = r == 0;
+	L->len += (size_t)r;
+	return 0;
+}
+
+/* The next line, [*p, *le) without its end (\n or \r\n): 1, 0 at the end of the file, or -1. */
+static int alog_line(struct alog *L, const char **p, const char **le)
+{
+	char *nl;
+
+	while (!(nl = memchr(L->buf + L->pos, '\n', L->len - L->pos))) {
+		if (L->eof) {
+			if (L->pos == L->len) {
+				return 0;
+			}
+			return alog_error(L, L->line + 1,
+					  "truncated line (no newline at the end of the file)", NULL, 0);
+		}
+		if (alog_fill(L) < 0) {
+			return -1;
+		}
+	}
+	L->line++;
+	*p = L->buf + L->pos;
+	*le = nl > *p && nl[-1] == '\r' ? nl - 1 : nl;
+	L->pos = (size_t)(nl + 1 - L->buf);
+	return 1;
 }
 
 /*
- * Read a rant log of either format and side.  A line that does not parse
- * stops the analysis with its line number (exit 2): numbers computed from a
- * partly unreadable log would look trustworthy and not be.
+ * The lines above the first row: csv comments, the header line, the text
+ * format's dashed line.  A line that does not parse stops the analysis with
+ * its line number (exit 2): numbers computed from a partly unreadable log
+ * would look trustworthy and not be.
  */
-static int alog_parse(struct alog *L, char *p, char *end)
+static int alog_head(struct alog *L)
 {
-	struct alog_hdr H = { .ncol = 0 };
-	const char *f[ALOG_COLS + 1];
+	const char *f[ALOG_COLS + 1], *p, *le;
 	size_t len[ALOG_COLS + 1];
-	uint64_t line = 0, cap = 0;
-	bool header = false, dashes = false;
+	bool header = false;
+	int r, nf;
 
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-		int nf;
-
-		line++;
-		if (!nl) {
-			return alog_error(L, line, "truncated line (no newline at the end of the file)", NULL, 0);
-		}
-		if (le > p && le[-1] == '\r') {
-			le--;
-		}
+	while ((r = alog_line(L, &p, &le)) > 0) {
 		if (le == p) {
-			/* blank line */
-		} else if (*p == '#') {
-			if (header) {
-				return alog_error(L, line, "a second log header (several sessions in one file: split it)",
-						  NULL, 0);
-			}
-			L->csv = true;
-			if (alog_comment(L, line, p, le) < 0) {
-				return -1;
-			}
-		} else if (!header) {
-			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
-			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
-			if (alog_header(L, &H, line, f, len, nf) < 0) {
-				return -1;
-			}
-			header = true;
-			dashes = L->csv;
-		} else if (!dashes) {
-			if (*p != '-') {
-				return alog_error(L, line, "expected the dashed line under the header", NULL, 0);
-			}
-			dashes = true;
-		} else {
-			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
-			if (nf != H.ncol) {
-				return alog_error(L, line, nf < H.ncol ? "too few fields" : "too many fields", NULL, 0);
-			}
-			if (alog_grow(L, line, &cap) < 0 || alog_row(L, &H, line, f, len) < 0) {
-				return -1;
-			}
+			continue;	/* blank line */
 		}
-		p = nl + 1;
+		if (header) {
+			if (*p != '-') {
+				return alog_error(L, L->line, "expected the dashed line under the header", NULL, 0);
+			}
+			return 0;
+		}
+		if (*p == '#') {
+			L->csv = true;
+			if (alog_comment(L, L->line, p, le) < 0) {
+				return -1;
+			}
+			continue;
+		}
+		L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
+		nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+		if (alog_header(L, &L->H, L->line, f, len, nf) < 0) {
+			return -1;
+		}
+		header = true;
+		if (L->csv) {
+			return 0;
+		}
 	}
-	if (!header) {
-		return alog_error(L, line, "no header line: not a rant log", NULL, 0);
+	if (r == 0 && header) {
+		return 0;	/* a text header and nothing under it */
 	}
-	return 0;
+	return r < 0 ? -1 : alog_error(L, L->line, "no header line: not a rant log", NULL, 0);
 }
 
-/* Map the file and parse it; the mapping goes whatever the outcome. */
-static int alog_read(const char *path, struct alog *L)
+/* Open a log and read its header; the first row is next.  0, or -1 said. */
+static int alog_open(const char *path, struct alog *L)
 {
 	struct stat sb;
-	char *data;
-	int fd, r;
 
 	memset(L, 0, sizeof(*L));
 	L->path = path;
+	L->dropped = L->filtered = -1;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &sb) < 0) {
+	L->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (L->fd < 0 || fstat(L->fd, &sb) < 0) {
 		warnx_("--analyze: cannot read '%s': %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-		}
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode)) {
 		warnx_("--analyze: '%s' is %s, not a regular file (a log is read whole; a FIFO or device could block or never end)",
 		       path, out_kind(sb.st_mode));
-		close(fd);
 		return -1;
 	}
-	data = sb.st_size ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-	close(fd);
-	if (!sb.st_size || data == MAP_FAILED) {
+	if (!sb.st_size) {
 		warnx_("--analyze: '%s' is empty or unreadable", path);
 		return -1;
 	}
-	r = alog_parse(L, data, data + sb.st_size);
-	munmap(data, (size_t)sb.st_size);
-	return r;
-}
-
-/* SEQ and row of each record, to find repeated SEQs. */
-struct seq_idx {
-	uint64_t seq, idx;
-};
-
-static int cmp_seq_idx(const void *a, const void *b)
-{
-	const struct seq_idx *x = a, *y = b;
-
-	if (x->seq != y->seq) {
-		return (x->seq > y->seq) - (x->seq < y->seq);
-	}
-	return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/*
- * Mark every row whose SEQ an earlier row of the log already has: counted
- * once, so that a repeated SEQ can never make the counts wrap.  0 or -1.
- */
-static int alog_dups(struct alog *L)
-{
-	struct seq_idx *v;
-	uint64_t i;
-
-	if (L->n < 2) {
-		return 0;
-	}
-	v = malloc(L->n * sizeof(*v));
-	L->dup = calloc(L->n, 1);
-	if (!v || !L->dup) {
-		free(v);
+	posix_fadvise(L->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	L->buf = malloc(ALOG_BUF);
+	if (!L->buf) {
+		warnx_("--analyze: out of memory");
 		return -1;
 	}
-	for (i = 0; i < L->n; i++) {
-		v[i] = (struct seq_idx){ L->row[i].seq, i };
+	if (alog_head(L) < 0) {
+		return -1;
 	}
-	qsort(v, L->n, sizeof(*v), cmp_seq_idx);
-	for (i = 1; i < L->n; i++) {
-		if (v[i].seq == v[i - 1].seq) {
-			L->dup[v[i].idx] = 1;
-		}
-	}
-	free(v);
+	L->data_off = L->file_off + (off_t)L->pos;
+	L->data_line = L->line;
 	return 0;
 }
 
-static int cmp_seq(const void *a, const void *b)
+/* The next row into L->x, L->st, L->cls, L->size: 1, 0 at the end, or -1 said. */
+static int alog_next(struct alog *L)
 {
-	const struct txn *x = a, *y = b;
+	const char *f[ALOG_COLS + 1], *p, *le;
+	size_t len[ALOG_COLS + 1];
+	int r, nf;
 
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Fill each emit row's server stamps from the reflect log's row of the same SEQ. */
-static uint64_t alog_join(struct alog *e, struct alog *r)
-{
-	uint64_t i, joined = 0, mism = 0;
-	static const int ss[] = { T2W, T2SW, T3SW, T3W };
-
-	if (!r->n || !e->n) {
-		return 0;	/* qsort and bsearch take no NULL, even for no rows */
-	}
-	qsort(r->row, r->n, sizeof(*r->row), cmp_seq);
-	for (i = 0; i < e->n; i++) {
-		struct txn key = { .seq = e->row[i].seq },
-			   *m = bsearch(&key, r->row, r->n, sizeof(*r->row), cmp_seq);
-		int k;
-
-		if (!m) {
+	while ((r = alog_line(L, &p, &le)) > 0) {
+		if (le == p) {
 			continue;
 		}
-		joined++;
-		for (k = 0; k < 4; k++) {
-			uint64_t *dst = &e->row[i].t[ss[k]];
+		if (*p == '#') {
+			return alog_error(L, L->line, "a second log header (several sessions in one file: split it)",
+					  NULL, 0);
+		}
+		nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+		if (nf != L->H.ncol) {
+			return alog_error(L, L->line, nf < L->H.ncol ? "too few fields" : "too many fields", NULL, 0);
+		}
+		return alog_row(L, f, len) < 0 ? -1 : 1;
+	}
+	return r;
+}
 
-			if (*dst && m->t[ss[k]] && *dst != m->t[ss[k]]) {
-				mism++;
-			}
-			if (!*dst) {
-				*dst = m->t[ss[k]];
+/* Back to the first row, for a second pass. */
+static int alog_rewind(struct alog *L)
+{
+	if (lseek(L->fd, L->data_off, SEEK_SET) < 0) {
+		warnx_("--analyze: cannot read '%s' again: %s", L->path, strerror(errno));
+		return -1;
+	}
+	L->file_off = L->data_off;
+	L->pos = L->len = 0;
+	L->eof = false;
+	L->line = L->data_line;
+	L->n = 0;
+	return 0;
+}
+
+static void alog_close(struct alog *L)
+{
+	if (L->fd >= 0) {
+		close(L->fd);
+	}
+	free(L->buf);
+	L->fd = -1;
+	L->buf = NULL;
+}
+
+/* ---- the analysis: repeated SEQs, the join, size turns, classes, --top */
+
+/*
+ * SEQs a window remembers below the highest: a repeated row is counted once,
+ * an earlier SEQ after a later one is reordering (the reflector's own window
+ * is SEEN_BITS).  A SEQ further below the highest than the window is not in
+ * a log rant writes.
+ */
+#define ASEEN_BITS	65536
+/* The reflector's rows kept around the client's SEQ; read ahead past reordering there */
+#define JOIN_WIN	65536
+#define JOIN_AHEAD	(2 * SEEN_BITS)
+
+enum { SEQ_NEW, SEQ_EARLIER, SEQ_REPEATED, SEQ_TOO_OLD };
+
+struct aseen {
+	uint64_t bits[ASEEN_BITS / 64];
+	uint64_t top;
+	bool any;
+};
+
+/* The server's stamps a reflector row gives the client's row of its SEQ. */
+static const int join_stamps[] = { T2W, T2SW, T3SW, T3W, T2K, T3K };
+
+struct ajoin_slot {
+	uint64_t seq, t[ARRAY_SIZE(join_stamps)];
+	bool used;
+};
+
+/* What --analyze keeps while the rows go by (analyze_main's; nothing of it is per row). */
+struct analysis {
+	struct alog L[2];	/* the client's log (or the only one), then the reflector's */
+	int nlogs;
+	struct aseen seen, rseen;	/* SEQs of each log */
+	uint64_t low, distinct, repeated, first, last;
+	bool any_sw;
+	/* the reflector's rows around the client's SEQ */
+	struct ajoin_slot *jw;
+	uint64_t joined, mism, rrows, rlow;
+	bool rdone;
+	int maxcls;		/* the highest class so far */
+	int metrics[NMETRIC], nmetrics;	/* those the log's columns can give */
+	struct grp *wide;	/* class and size rows in the widest shape, until the end */
+	int wcls, wsz;
+	struct topn top;
+};
+
+static int aseen_mark(struct aseen *S, uint64_t seq)
+{
+	uint64_t i;
+
+	if (!S->any || seq > S->top) {
+		if (!S->any || seq - S->top >= ASEEN_BITS) {
+			memset(S->bits, 0, sizeof(S->bits));
+		} else {
+			for (i = S->top + 1; i < seq; i++) {
+				S->bits[(i % ASEEN_BITS) / 64] &= ~(1ULL << (i % 64));
 			}
 		}
+		S->top = seq;
+		S->any = true;
+		S->bits[(seq % ASEEN_BITS) / 64] |= 1ULL << (seq % 64);
+		return SEQ_NEW;
 	}
-	if (mism) {
-		warnx_("warning: %" PRIu64 " echoed server stamps differ from the reflect log's", mism);
+	if (S->top - seq >= ASEEN_BITS) {
+		return SEQ_TOO_OLD;
 	}
-	e->srv_hw = r->hw;
-	e->have |= r->have;
-	return joined;
+	if (S->bits[(seq % ASEEN_BITS) / 64] & (1ULL << (seq % 64))) {
+		return SEQ_REPEATED;
+	}
+	S->bits[(seq % ASEEN_BITS) / 64] |= 1ULL << (seq % 64);
+	return SEQ_EARLIER;
+}
+
+/* The SEQ of the row read last, against the window: kind, or -1 said. */
+static int analyze_seq(struct aseen *S, struct alog *L)
+{
+	int k = aseen_mark(S, L->x.seq);
+
+	if (k == SEQ_TOO_OLD) {
+		return alog_error(L, L->line, "SEQ more than 65536 below an earlier one: not a log rant writes",
+				  NULL, 0);
+	}
+	return k;
+}
+
+/* Read the reflector's rows until they pass seq by JOIN_AHEAD; 0 or -1. */
+static int join_read(struct analysis *A, uint64_t seq)
+{
+	struct alog *R = &A->L[1];
+	int r, k, i;
+
+	while (!A->rdone && (!A->rseen.any || A->rseen.top < seq + JOIN_AHEAD)) {
+		struct ajoin_slot *s;
+
+		r = alog_next(R);
+		if (r <= 0) {
+			A->rdone = true;
+			return r;
+		}
+		if ((k = analyze_seq(&A->rseen, R)) < 0) {
+			return -1;
+		}
+		if (k == SEQ_REPEATED) {
+			continue;	/* the first row of a SEQ is the one joined */
+		}
+		s = &A->jw[R->x.seq % JOIN_WIN];
+		s->seq = R->x.seq;
+		s->used = true;
+		for (i = 0; i < (int)ARRAY_SIZE(join_stamps); i++) {
+			s->t[i] = R->x.t[join_stamps[i]];
+		}
+		A->rlow = !A->rrows || R->x.seq < A->rlow ? R->x.seq : A->rlow;
+		A->rrows++;
+	}
+	return 0;
+}
+
+/* The client's row x gets the server stamps of the reflector's row of its SEQ; 0 or -1. */
+static int join_row(struct analysis *A, struct txn *x)
+{
+	struct ajoin_slot *s;
+	int i;
+
+	if (join_read(A, x->seq) < 0) {
+		return -1;
+	}
+	s = &A->jw[x->seq % JOIN_WIN];
+	if (!s->used || s->seq != x->seq) {
+		return 0;
+	}
+	A->joined++;
+	for (i = 0; i < (int)ARRAY_SIZE(join_stamps); i++) {
+		uint64_t *dst = &x->t[join_stamps[i]];
+
+		if (*dst && s->t[i] && *dst != s->t[i]) {
+			A->mism++;
+		}
+		if (!*dst) {
+			*dst = s->t[i];
+		}
+	}
+	return 0;
+}
+
+/* A pass starts: no SEQ seen, no reflector row read. */
+static void analyze_pass_reset(struct analysis *A)
+{
+	memset(&A->seen, 0, sizeof(A->seen));
+	memset(&A->rseen, 0, sizeof(A->rseen));
+	if (A->jw) {
+		memset(A->jw, 0, JOIN_WIN * sizeof(*A->jw));
+	}
+	A->joined = A->mism = A->rrows = A->rlow = 0;
+	A->rdone = false;
+}
+
+/*
+ * The size turn of the row read last.  A --size list measures its sizes in
+ * turn, in SEQ order: the csv header's size_turns says where each began;
+ * without it, a row of the last turn whose SIZE is not that turn's starts
+ * the next one (so 64,1400,64 is three turns; a size repeated back to back
+ * is one turn there).  The turns found stay in L for a second pass.  -1 said.
+ */
+static int analyze_turn(struct alog *L)
+{
+	int z;
+
+	if (!L->has_size) {
+		return 0;
+	}
+	if (!L->nturns) {
+		L->turn_size[0] = L->size;
+		L->turn_seq0[0] = 0;
+		L->nturns = 1;
+	}
+	for (z = L->nturns - 1; z > 0 && L->x.seq < L->turn_seq0[z]; z--) {
+	}
+	if (L->turn_size[z] == L->size) {
+		return z;
+	}
+	if (L->turns_given || z < L->nturns - 1) {
+		return alog_error(L, L->line, "SIZE is not the size of its turn: not a log rant writes", NULL, 0);
+	}
+	if (L->nturns == SZ_MAX) {
+		return alog_error(L, L->line, "more than 16 size turns", NULL, 0);
+	}
+	L->turn_size[L->nturns] = L->size;
+	L->turn_seq0[L->nturns] = L->x.seq;
+	return L->nturns++;
 }
 
 /*
  * A log with CLASS / SIZE columns (a run with class or size lists): the
- * class and size tables again, each row taken from its columns.  Classes are
- * known by their index there; sizes in the order they first appear.
+ * class and size tables again, each row taken from its columns.  Until the
+ * classes and turns are all known, rows live in the widest shape (CLS_MAX
+ * classes, SZ_MAX turns), each histogram made at its first use.
  */
-static int cls_analyze_setup(const struct alog *L)
+static int analyze_cls_start(struct analysis *A)
 {
-	uint64_t i;
+	const struct alog *L = &A->L[0];
 	int z;
 
-	if (!L->emit || (!L->cls && !L->size)) {
+	if (!L->emit || (!L->has_cls && !L->has_size)) {
 		return 0;
 	}
-	run.K.ncls = 1;
-	run.K.nsz = 0;
-	for (i = 0; i < L->n; i++) {
-		if (L->cls && (int)L->cls[i] + 1 > run.K.ncls) {
-			run.K.ncls = (int)L->cls[i] + 1;
-		}
-		for (z = 0; L->size && z < run.K.nsz && run.K.size[z] != L->size[i]; z++) {
-		}
-		if (L->size && z == run.K.nsz) {
-			if (z == SZ_MAX) {
-				warnx_("--analyze: %s: more than %d sizes", L->path, SZ_MAX);
-				return -1;
-			}
-			run.K.size[run.K.nsz++] = L->size[i];
-		}
+	A->wcls = run.K.ncls = L->has_cls ? CLS_MAX : 1;
+	A->wsz = run.K.nsz = L->has_size ? SZ_MAX : 1;
+	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
+	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
+	if (!run.K.g) {
+		warnx_("--analyze: out of memory");
+		return -1;
 	}
-	if (!run.K.nsz) {
-		run.K.nsz = 1;
-	}
-	for (z = 0; z < run.K.ncls; z++) {
+	for (z = 0; z < CLS_MAX; z++) {
 		run.K.prio[z] = run.K.tos[z] = -1;
 	}
 	run.K.analyze = true;
-	return cls_alloc(L->n);
+	return 0;
 }
 
-static void cls_analyze_row(const struct alog *L, uint64_t i, int st)
+/* A class or size row's histograms, made at its first use (with -s: app rtt, tx stack too). */
+static int analyze_grp_alloc(struct grp *g, uint64_t nb)
 {
-	if (!run.K.analyze) {
-		return;
+	int k;
+
+	if (!g->h.bucket && cls_hist_alloc(&g->h, nb, OUT_CAP) < 0) {
+		return -1;
 	}
-	run.K.a_cls = L->cls ? (int)L->cls[i] : 0;
-	for (run.K.a_size = 0; L->size && run.K.a_size < run.K.nsz - 1; run.K.a_size++) {
-		if (run.K.size[run.K.a_size] == L->size[i]) {
-			break;
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		if (!g->x[k].bucket && cls_hist_alloc(&g->x[k], nb, OUT_CAP) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The row read last into its class and size rows, as the live run counts them. */
+static int analyze_cls_row(struct analysis *A, int st, int z)
+{
+	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
+	struct grp *rows[3];
+	int i, n;
+
+	if (!run.K.analyze) {
+		return 0;
+	}
+	run.K.a_cls = (int)A->L[0].cls;
+	run.K.a_size = z;
+	A->maxcls = run.K.a_cls > A->maxcls ? run.K.a_cls : A->maxcls;
+	n = cls_rows(0, rows);
+	for (i = 0; i < n; i++) {
+		if (analyze_grp_alloc(rows[i], nb) < 0) {
+			return -1;
 		}
 	}
 	cls_count(0, CG_SENT);
-	if (st == ST_OK || st == ST_WARMUP) {
-		cls_count(0, CG_RECEIVED);
-	} else {
-		cls_count(0, CG_LOST);
-	}
+	/* a stepped transaction was received: only its samples are left out */
+	cls_count(0, st == ST_OK || st == ST_WARMUP || st == ST_STEPPED ? CG_RECEIVED : CG_LOST);
 	if (st == ST_WARMUP) {
 		cls_count(0, CG_WARMUP);
 	}
 	if (st == ST_LATE) {
 		cls_count(0, CG_LATE);
 	}
-}
-
-/* Does any row hold this side's own app stamps? */
-static bool alog_any_sw(const struct alog *L)
-{
-	uint64_t i;
-
-	for (i = 0; i < L->n; i++) {
-		const uint64_t *t = L->row[i].t;
-
-		if (L->emit ? (t[T1SW] || t[T4SW]) : (t[T2SW] || t[T3SW])) {
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Read one or two logs; two are one emit and one reflect log of the same run, joined by SEQ. */
-static int analyze_load(struct alog *L, int nlogs)
-{
-	int k;
-
-	for (k = 0; k < nlogs; k++) {
-		if (alog_read(cfg->analyze[k], &L[k]) < 0) {
-			return -1;
-		}
-	}
-	if (nlogs < 2) {
-		return 0;
-	}
-	if (L[0].emit == L[1].emit) {
-		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
-		       L[0].emit ? "emit" : "reflect");
-		return -1;
-	}
-	if (!L[0].emit) {
-		struct alog t = L[0];
-
-		L[0] = L[1];
-		L[1] = t;
-	}
-	if (!alog_join(&L[0], &L[1])) {
-		warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
-		return -1;
-	}
 	return 0;
 }
 
-/* --json and --plot, checked and opened before anything is computed. */
-static int analyze_open(FILE **js)
-{
-	*js = NULL;
-	if (cfg->json && strcmp(cfg->json, "-")) {
-		bool created;
-		int fd = out_check("--json", cfg->json) < 0 ? -1 : out_open("--json", cfg->json, &created);
-
-		if (fd < 0 || out_truncate("--json", cfg->json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
-			return -1;
-		}
-	} else if (cfg->json) {
-		*js = stdout;
-	}
-	if ((cfg->plot && (out_check("--plot", cfg->plot) < 0 || plot_open() < 0)) ||
-	    (cfg->histfile && (out_check("--histfile", cfg->histfile) < 0 || histfile_open() < 0))) {
-		if (*js && *js != stdout) {
-			fclose(*js);
-		}
-		return -1;
-	}
-	return 0;
-}
-
-/* The run's state as the log describes it: side, stamp sources, histograms sized for every row. */
-static void *analyze_take(size_t n)
-{
-	return calloc(1, n);
-}
-
-static int analyze_state(struct alog *L)
+/* The classes and turns are known: the rows in the shape the report prints. */
+static int analyze_cls_finish(struct analysis *A)
 {
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
+	const struct alog *L = &A->L[0];
+	struct grp *w = run.K.g, *g;
+	int nc = L->has_cls ? A->maxcls + 1 : 1, nz = L->has_size ? L->nturns : 1, c, z, i;
 
-	side_set(L->emit);
-	run.ts.hw = L->hw;
-	run.ts.wire_off = L->wire_off;
-	run.ts.peer_off = L->peer_off;
-	run.ts.peer_off_on = L->peer_off_on;
-	run.S.srv_hw = L->srv_hw;
-	run.S.srv_hw_known = run.side.emit;
-	/*
-	 * csv logs have app-stamp columns either way: were they filled (-s)?
-	 * The log completes --analyze's configuration, before anything reads it.
-	 */
-	opts.sw_stamps = L->sw && alog_any_sw(L);
-	/* the live run's histograms, each exact store with room for every row */
-	if (stats_alloc(analyze_take, nb, L->n) < 0) {
+	if (!run.K.analyze) {
+		return 0;
+	}
+	memcpy(run.K.size, L->turn_size, sizeof(run.K.size));
+	g = calloc((size_t)(nc + nz + nc * nz), sizeof(*g));
+	if (!g) {
 		warnx_("--analyze: out of memory");
 		return -1;
 	}
-	if (cls_analyze_setup(L) < 0) {
-		return -1;
+	for (c = 0; c < nc; c++) {
+		g[c] = w[c];
+		for (z = 0; z < nz; z++) {
+			g[nc + nz + c * nz + z] = w[A->wcls + A->wsz + c * A->wsz + z];
+		}
 	}
-	if (alog_dups(L) < 0) {
-		warnx_("--analyze: out of memory");
-		return -1;
+	for (z = 0; z < nz; z++) {
+		g[nc + z] = w[A->wcls + z];
+	}
+	free(w);
+	run.K.g = g;
+	run.K.ncls = nc;
+	run.K.nsz = nz;
+	run.K.ng = nc + nz + nc * nz;
+	for (i = 0; i < run.K.ng; i++) {
+		if (analyze_grp_alloc(&g[i], nb) < 0) {
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -12281,112 +13011,380 @@ static void analyze_status(struct txn *x, int st)
 	}
 }
 
-/* Every row through the live run's accounting (txn_account), in log order. */
-static void analyze_account(struct alog *L)
+/* The moment a row's transaction started, on its side's clock; 0 if unknown. */
+static uint64_t analyze_t0(const struct txn *x)
 {
-	uint64_t i, top = 0, low = UINT64_MAX, distinct = 0, first = 0, last = 0;
-	int k;
+	const uint64_t *t = x->t;
 
-	for (i = 0; i < L->n; i++) {
-		struct txn *x = &L->row[i];
-		const uint64_t *t = x->t;
-		uint64_t t0 =
-			run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
-
-		if (L->dup && L->dup[i]) {
-			run.S.c.duplicate++;	/* a SEQ the log already had: counted once */
-			continue;
-		}
-		if (!run.side.emit && distinct && x->seq < top) {
-			/* answered after a later ping, as the reflector counts it */
-			run.S.c.late++;
-		}
-		low = x->seq < low ? x->seq : low;
-		x->st = TF_USED | TF_SENT;
-		run.S.c.sent++;
-		cls_analyze_row(L, i, L->status[i]);
-		analyze_status(x, L->status[i]);
-		if (t0 && (!first || t0 < first)) {
-			first = t0;
-		}
-		last = t0 > last ? t0 : last;
-		top = x->seq > top ? x->seq : top;
-		distinct++;
-		txn_account(x);
-		run.S.log.cap = 0;
-		txn_retire(x);
-	}
-	if (!run.side.emit && distinct) {
-		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-		run.S.c.lost = top + 1 - low - distinct;
-	}
-	for (k = 0; k < NSTAMP; k++) {
-		if (!(L->have & (1u << k))) {
-			run.S.c.missing[k] = 0;	/* the log has no column for it */
-		}
-	}
-	run.S.start_mono = first;
-	run.S.end_mono = last;
-	run.S.stop_reason = STOP_NONE;
+	return run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
 }
 
-/* The report, --top, --plot and --json of what was accounted; the exit code. */
-static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
+/* The row read last through the live run's accounting (txn_account, txn_retire); 0 or -1. */
+static int analyze_row(struct analysis *A)
 {
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
-	int code = EXIT_OK;
+	struct alog *L = &A->L[0];
+	struct txn *x = &L->x;
+	uint64_t t0;
+	int64_t v;
+	int k = analyze_seq(&A->seen, L), z;
 
-	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg->analyze[0],
-		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg->analyze[1] : "", run.side.emit ? "emit" : "reflect",
-		nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
-	if (run.S.c.breaches) {
-		code = EXIT_BREACH;
+	if (k < 0 || (z = analyze_turn(L)) < 0) {
+		return -1;
 	}
-	run.PL.size = L->size;	/* the SIZE column: where each size's turn began */
-	return report_outputs(out, js, js != stdout, code, L->n, L->row, L->status);
+	if (k == SEQ_REPEATED) {
+		A->repeated++;	/* counted once: a log never holds a SEQ twice */
+		return 0;
+	}
+	if (k == SEQ_EARLIER && !run.side.emit) {
+		run.S.c.late++;	/* answered after a later ping, as the reflector counts it */
+	}
+	if (A->nlogs == 2 && join_row(A, x) < 0) {
+		return -1;
+	}
+	A->low = !A->distinct || x->seq < A->low ? x->seq : A->low;
+	A->distinct++;
+	x->st = TF_USED | TF_SENT;
+	run.S.c.sent++;
+	if (analyze_cls_row(A, L->st, z) < 0) {
+		return -1;
+	}
+	analyze_status(x, L->st);
+	t0 = analyze_t0(x);
+	A->first = t0 && (!A->first || t0 < A->first) ? t0 : A->first;
+	A->last = t0 > A->last ? t0 : A->last;
+	A->any_sw |= run.side.emit ? (x->t[T1SW] || x->t[T4SW]) : (x->t[T2SW] || x->t[T3SW]);
+	txn_account(x);
+	txn_retire(x);
+	if (L->st == ST_OK && metric_value(run.side.primary, x->t, &v)) {
+		topn_add(&A->top, x, v, L->n);
+	}
+	if (cfg->plot) {
+		plot_span(x, L->st, z);
+	}
+	return 0;
+}
+
+/* ---- --analyze's main: the logs, two passes at most, the outputs */
+
+/* Open one or two logs; two are one emit and one reflect log of the same run, joined by SEQ. */
+static int analyze_load(struct analysis *A)
+{
+	int k;
+
+	for (k = 0; k < A->nlogs; k++) {
+		if (alog_open(cfg->analyze[k], &A->L[k]) < 0) {
+			return -1;
+		}
+	}
+	if (A->nlogs < 2) {
+		return 0;
+	}
+	if (A->L[0].emit == A->L[1].emit) {
+		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
+		       A->L[0].emit ? "emit" : "reflect");
+		return -1;
+	}
+	if (!A->L[0].emit) {
+		struct alog t = A->L[0];
+
+		A->L[0] = A->L[1];
+		A->L[1] = t;
+	}
+	A->jw = calloc(JOIN_WIN, sizeof(*A->jw));
+	if (!A->jw) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	/* the server's stamps and their source come from the reflect log */
+	A->L[0].srv_hw = A->L[1].hw;
+	A->L[0].have |= A->L[1].have;
+	return 0;
+}
+
+/* --json, --plot and --histfile can be written?  Checked before a row is read; nothing made. */
+static int analyze_check_outputs(void)
+{
+	if (cfg->json && strcmp(cfg->json, "-") && out_check("--json", cfg->json) < 0) {
+		return -1;
+	}
+	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
+		return -1;
+	}
+	return cfg->plot && out_check("--plot", cfg->plot) < 0 ? -1 : 0;
+}
+
+/* --json and --plot opened once the logs have been read: a bad log truncates no file. */
+static int analyze_open(FILE **js)
+{
+	*js = NULL;
+	if (cfg->json && strcmp(cfg->json, "-")) {
+		bool created;
+		int fd = out_open("--json", cfg->json, &created);
+
+		if (fd < 0 || out_truncate("--json", cfg->json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
+			return -1;
+		}
+	} else if (cfg->json) {
+		*js = stdout;
+	}
+	if ((cfg->plot && plot_open() < 0) || histfile_open() < 0) {
+		if (*js && *js != stdout) {
+			fclose(*js);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* Histograms, class rows and the --top heap: what the live run keeps, nothing per row. */
+static void *analyze_take(size_t n)
+{
+	return calloc(1, n);
 }
 
 /*
- * --analyze: load and join, open the outputs, account every row as the live
- * run does, then the same report, plot and JSON as a live run's.
+ * The metrics the log's columns can give (a text log has no server stamps):
+ * the others are left out of the accounting, which they would only slow
+ * (they could never have a sample).
  */
-static int analyze_run(struct alog *L, int nlogs)
+static void analyze_metrics(struct analysis *A)
 {
+	uint64_t t[NSTAMP];
+	int i, k;
+	int64_t v;
+
+	for (k = 0; k < NSTAMP; k++) {
+		t[k] = A->L[0].have & (1u << k) ? 1 : 0;
+	}
+	for (i = 0; i < run.side.nmetrics; i++) {
+		if (metric_stamps(run.side.metrics[i], t, &v)) {
+			A->metrics[A->nmetrics++] = run.side.metrics[i];
+		}
+	}
+	run.side.metrics = A->metrics;
+	run.side.nmetrics = A->nmetrics;
+}
+
+/*
+ * The run's state as the log describes it: side, stamp sources, format.
+ * The log completes --analyze's configuration, before anything reads it;
+ * app stamps: csv logs have their columns either way, and whether any row
+ * filled them (-s) is known at the end (analyze_finish).
+ */
+static int analyze_state(struct analysis *A)
+{
+	const struct alog *L = &A->L[0];
+	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
+
+	side_set(L->emit);
+	analyze_metrics(A);
+	run.ts.hw = L->hw;
+	run.ts.wire_off = L->wire_off;
+	run.ts.peer_off = L->peer_off;
+	run.ts.peer_off_on = L->peer_off_on;
+	run.S.srv_hw = L->srv_hw;
+	run.S.srv_hw_known = run.side.emit;
+	opts.sw_stamps = L->sw;
+	opts.log_format = L->csv ? LOG_CSV : LOG_TEXT;
+	if (stats_alloc(analyze_take, nb, OUT_CAP) < 0 || topn_init(&A->top, cfg->top) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	if (cfg->plot) {
+		plot_span_begin("");
+	}
+	return analyze_cls_start(A);
+}
+
+/* The first pass: every row accounted; the rest of the reflect log read for its counts. */
+static int analyze_pass(struct analysis *A)
+{
+	int r;
+
+	analyze_pass_reset(A);
+	while ((r = alog_next(&A->L[0])) > 0) {
+		if (analyze_row(A) < 0) {
+			return -1;
+		}
+	}
+	if (r == 0 && A->nlogs == 2) {
+		r = join_read(A, UINT64_MAX - JOIN_AHEAD);
+	}
+	return r;
+}
+
+/*
+ * Loss by direction from the joined logs, where they determine it: the
+ * reflect log holds every ping its reflector answered (a csv log whose ring
+ * dropped nothing and -L filtered nothing, from SEQ 0 on: the session
+ * whole, as the live run's FIN_ACK says it).  A lost ping in it was answered:
+ * its pong was lost on the way back (or in this host's receive buffer,
+ * which a log does not record); one not in it was lost on the way out.
+ */
+static void analyze_split(struct analysis *A, char *why, size_t len)
+{
+	const struct alog *R = &A->L[1];
+
+	*why = 0;
+	if (!R->csv || R->dropped < 0 || R->filtered < 0) {
+		snprintf(why, len, "the reflect log does not say it holds every ping answered (a csv log says so)");
+	} else if (R->dropped || R->filtered) {
+		snprintf(why, len, "the reflect log's ring dropped %" PRId64 " and -L filtered %" PRId64 " rows",
+			 R->dropped, R->filtered);
+	} else if (A->rlow) {
+		snprintf(why, len, "the reflect log begins at SEQ %" PRIu64 ", not at the session's start", A->rlow);
+	} else {
+		run.E.fin_acked = run.E.srv_whole = true;
+		run.E.srv_received = A->joined;
+	}
+}
+
+/* After the first pass: the counts only the whole log gives; 0, or -1 (nothing joined). */
+static int analyze_finish(struct analysis *A, char *why, size_t len)
+{
+	static const int own_sw[2][2] = { { T2SW, T3SW }, { T1SW, T4SW } };
+	int k;
+
+	if (!run.side.emit && A->distinct) {
+		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
+		run.S.c.lost = A->seen.top + 1 - A->low - A->distinct;
+	}
+	for (k = 0; k < NSTAMP; k++) {
+		if (!(A->L[0].have & (1u << k))) {
+			run.S.c.missing[k] = 0;	/* the log has no column for it */
+		}
+	}
+	if (!A->any_sw) {
+		opts.sw_stamps = false;	/* app-stamp columns, never filled: no -s */
+		run.S.c.missing[own_sw[run.side.emit][0]] = 0;
+		run.S.c.missing[own_sw[run.side.emit][1]] = 0;
+	}
+	run.S.start_mono = A->first;
+	run.S.end_mono = A->last;
+	run.S.stop_reason = STOP_NONE;
+	if (A->repeated) {
+		warnx_("warning: %" PRIu64 " rows repeat an earlier SEQ: each SEQ counted once (rant logs a transaction once)",
+		       A->repeated);
+	}
+	if (A->nlogs == 2) {
+		if (!A->joined) {
+			warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
+			return -1;
+		}
+		if (A->mism) {
+			warnx_("warning: %" PRIu64 " echoed server stamps differ from the reflect log's", A->mism);
+		}
+		analyze_split(A, why, len);
+	}
+	return analyze_cls_finish(A);
+}
+
+/* --plot's second pass: the same rows, joined again, into the picture's time bins. */
+static int analyze_plot_pass(struct analysis *A)
+{
+	struct alog *L = &A->L[0];
+	int r, k;
+
+	analyze_pass_reset(A);
+	for (k = 0; k < A->nlogs; k++) {
+		if (alog_rewind(&A->L[k]) < 0) {
+			return -1;
+		}
+	}
+	if (plot_bins_begin() < 0) {
+		warnx_("--plot: out of memory");
+		return -1;
+	}
+	while ((r = alog_next(L)) > 0) {
+		k = analyze_seq(&A->seen, L);
+		if (k < 0 || (k != SEQ_REPEATED && A->nlogs == 2 && join_row(A, &L->x) < 0)) {
+			return -1;
+		}
+		if (k != SEQ_REPEATED) {
+			plot_bin(&L->x, L->st);
+		}
+	}
+	return r;
+}
+
+/* The report, --top, --plot and --json of what was accounted; the exit code. */
+static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
+{
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+	const struct alog *L = &A->L[0];
+
+	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg->analyze[0],
+		A->nlogs == 2 ? " + " : "", A->nlogs == 2 ? cfg->analyze[1] : "",
+		run.side.emit ? "emit" : "reflect",
+		A->nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
+	if (*why) {
+		fprintf(out, "Lost by direction: not known from these logs: %s\n", why);
+	}
+	return report_outputs(out, js, js != stdout, run.S.c.breaches ? EXIT_BREACH : EXIT_OK, L->n,
+			      &A->top);
+}
+
+/*
+ * --analyze: open the logs, account every row as the live run does (one
+ * pass; a second for --plot), then open the outputs and write the same
+ * report, plot and JSON as a live run's.
+ */
+static int analyze_run(struct analysis *A)
+{
+	char why[160] = "";
 	FILE *js;
 
-	if (analyze_load(L, nlogs) < 0 || analyze_open(&js) < 0) {
+	if (analyze_check_outputs() < 0 || analyze_load(A) < 0) {
 		return EXIT_USAGE;
 	}
-	if (analyze_state(&L[0]) < 0) {
+	if (analyze_state(A) < 0) {
 		return EXIT_RUNTIME;
 	}
-	analyze_account(&L[0]);
-	return analyze_outputs(&L[0], nlogs, js);
+	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(why)) < 0 ||
+	    analyze_open(&js) < 0) {
+		return EXIT_USAGE;
+	}
+	if (cfg->plot && analyze_plot_pass(A) < 0) {
+		if (js && js != stdout) {
+			fclose(js);
+		}
+		return EXIT_RUNTIME;
+	}
+	return analyze_outputs(A, js, why);
 }
 
 /* analyze_run and free what it left. */
 static int analyze_main(void)
 {
-	struct alog L[2];
-	int nlogs = cfg->analyze[1] ? 2 : 1, k, code;
+	struct analysis *A = calloc(1, sizeof(*A));
+	int k, code;
 
-	memset(L, 0, sizeof(L));
-	code = analyze_run(L, nlogs);
+	if (!A) {
+		warnx_("--analyze: out of memory");
+		return EXIT_RUNTIME;
+	}
+	A->nlogs = cfg->analyze[1] ? 2 : 1;
+	A->L[0].fd = A->L[1].fd = -1;
+	code = analyze_run(A);
 	for (k = 0; k < 2; k++) {
-		free(L[k].row);
-		free(L[k].status);
-		free(L[k].cls);
-		free(L[k].size);
-		free(L[k].dup);
+		alog_close(&A->L[k]);
 	}
 	for (k = 0; k < NMETRIC; k++) {
-		free(run.S.h[k].bucket);
-		free(run.S.h[k].out);
-		run.S.h[k].bucket = NULL;
-		run.S.h[k].out = NULL;
+		hist_free(&run.S.h[k]);
 	}
+	for (k = 0; run.K.g && k < run.K.ng; k++) {
+		hist_free(&run.K.g[k].h);
+		hist_free(&run.K.g[k].x[GX_APP]);
+		hist_free(&run.K.g[k].x[GX_TX]);
+	}
+	free(run.K.g);
+	run.K.g = NULL;
 	free(run.S.breach);
 	run.S.breach = NULL;
+	free(A->jw);
+	free(A->top.e);
+	free(A);
+	side_set(run.side.emit);	/* its metric list was A's */
 	return code;
 }
 
@@ -12763,7 +13761,7 @@ static const struct opt_def opt_table[] = {
 	  .help = "UDP port (1-65535, default 12345)" },
 	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes,
 	  CFG(size),
-	  .min = PROTO_MIN_SIZE, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
+	  .min = SIZE_MIN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
 	  .modes = M_EMIT, .rank_analyze = 15, .rank_reflect = 4,
 	  .help = "datagram payload, 24-65000 bytes (default 64); the pong is the same size, below 64 without the reflector's stamps that do not fit; a list (64,512,1400) measures each in turn",
 	  .why_min = "a datagram carries at least rant's short header (magic, version, type, flags, session, idle hint, sequence number)" },
@@ -12802,7 +13800,7 @@ static const struct opt_def opt_table[] = {
 	  .help = "histogram bucket in us, fractions allowed (default 0.1); given, -H prints buckets of that width" },
 	{ .val = 'o', .name = "overflow", .arg = "US", .type = OT_US, CFG(bound_ns),
 	  .min = 0.001, .max = 60000000, .def = 1000 * NSEC_PER_US, .modes = M_ALL,
-	  .help = "histogram bound in us; samples above it are kept exactly (default 1000)" },
+	  .help = "histogram bound in us; samples above it exact, beyond 16384 of them within 0.1 % (default 1000)" },
 	{ .val = 'T', .name = "trace-marker", .type = OT_FLAG, CFG(trace),
 	  .modes = M_RUN, .rank_analyze = 6,
 	  .help = "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
@@ -13684,6 +14682,7 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
 		return -1;
 	}
+	log_trim();
 	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
 		return -1;
 	}
@@ -13727,6 +14726,11 @@ static int run_main(void)
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
 		ts_restore_say(run.sock_fd);
+		if (run.stop_signal) {
+			/* while the memory was faulted in: nothing was sent, nothing to report */
+			warnx_("interrupted before the first packet: nothing measured");
+			return EXIT_RUNTIME;
+		}
 		return EXIT_USAGE;
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
@@ -13738,13 +14742,10 @@ static int run_main(void)
 	 * skips slots.  RT threads have none; ask for none here too.
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
 	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
-	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
 	run.E.rxcap = fin_len() + 1 + run.proto_pre;
 	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
-	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();
 	run.status_live = status_wanted();
@@ -13792,7 +14793,7 @@ static int run_main(void)
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg->log_format)) < 0) {
 		code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	return report_outputs(out, json, true, code, run.S.log.n, NULL, NULL);
+	return report_outputs(out, json, true, code, run.S.log.n, NULL);
 }
 
 /*

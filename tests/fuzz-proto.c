@@ -125,6 +125,7 @@ static struct txn fz_win[256];
 static uint64_t fz_keyseq[256];
 static uint64_t fz_buckets[NMETRIC][100];
 static int64_t fz_out[NMETRIC][64];
+static uint64_t fz_lh[NMETRIC][2 * LH_N];
 
 static void fz_session(bool emit)
 {
@@ -133,7 +134,7 @@ static void fz_session(bool emit)
 
 	memset(&run.S.c, 0, sizeof(run.S.c));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64);
+		hist_init(&run.S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64, fz_lh[i]);
 	}
 	memset(fz_win, 0, sizeof(fz_win));
 	memset(&run.E, 0, sizeof(run.E));

@@ -263,6 +263,40 @@ chk([(x["size"], x["packets"]["sent"], x["rtt"]["samples"], x["rtt"]["min_ns"], 
 	check "sizes: --analyze prints the size table" grep -Eq '^1400 B +520 +520 +0 +0\.00% +500 ' "$WORK/c4a.out"
 }
 
+# 4b. A list that repeats a size: one row per turn, live and from the log.
+#     The csv header says where each turn began (size_turns=), so even a
+#     size repeated back to back is its own row; a text log has no header,
+#     and a change of SIZE starts a turn there.
+t_repeat_sizes() {
+	local f
+	for f in csv text; do
+		if ! reflector "c4b$f-r" --once; then
+			not_ok "repeated sizes ($f): reflector listens"
+			return
+		fi
+		if [ "$f" = csv ]; then
+			emit "c4b$f" --size 64,200,64,64 --count 150 -w 5 --json "$WORK/c4b$f.json" \
+				-l "$WORK/c4b$f.log" --log-format csv
+		else
+			emit "c4b$f" --size 64,200,64 --count 150 -w 5 --json "$WORK/c4b$f.json" \
+				-l "$WORK/c4b$f.log"
+		fi
+		expect_rc "repeated sizes ($f)" 0
+		wait_exit "$REFLECTOR_PID" 10
+		"$RANT" --analyze "$WORK/c4b$f.log" --json "$WORK/c4b$f-a.json" >"$WORK/c4b$f-a.out" 2>&1
+	done
+	py_checks "repeated sizes" '
+for f, want in (("csv", [64, 200, 64, 64]), ("text", [64, 200, 64])):
+    c, a = j("c4b" + f), j("c4b" + f + "-a")
+    # a text log leaves warm-up rows out: its counts are without them, the samples the same
+    key = lambda x: (x["size"], x["rtt"]["samples"], x["rtt"]["max_ns"]) + \
+        ((x["packets"]["sent"], x["packets"]["received"], x["packets"]["warmup"]) if f == "csv" else ())
+    chk([x["size"] for x in c["sizes"]] == want, "%s: one row per turn live (%s)" % (f, want), [x["size"] for x in c["sizes"]])
+    chk([key(x) for x in a.get("sizes", [])] == [key(x) for x in c["sizes"]],
+        "%s: --analyze has the same rows, the repeated size its own" % f, [key(x) for x in a.get("sizes", [])])
+'
+}
+
 # 5. Classes x sizes, -d per size: rows add up; sizes on the wire by length.
 t_matrix() {
 	if ! reflector c5r --once; then
@@ -394,6 +428,7 @@ main() {
 	t_drop_one
 	t_shaped
 	t_sizes
+	t_repeat_sizes
 	t_matrix
 	t_duration
 	t_breach

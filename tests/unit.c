@@ -64,6 +64,15 @@ static int64_t rnd_range(int64_t lo, int64_t hi)
 	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
+/* Log bins for the histograms the cases set up by hand (hist_init): slot k, zeroed. */
+static uint64_t *test_lh(int k)
+{
+	static uint64_t lh[NMETRIC + 4][2 * LH_N];
+
+	memset(lh[k], 0, sizeof(lh[k]));
+	return lh[k];
+}
+
 /* Redirect fd 1 or 2 into an unlinked temp file around a call. */
 struct capture {
 	int fd, saved, target;
@@ -1598,32 +1607,36 @@ static uint64_t true_rank(int k, uint64_t n)
 
 struct hres {
 	char pct[256], minmax[256], moments[256], mono[256];
-	bool approx;
+	bool approx, full;
+	double maxrel;		/* the largest |reported - true| / |true| of the percentiles outside the bound */
 };
 
 /*
  * Fill a histogram with v[] (seq = 1000 + index), compare with a sort.
  * The exact store is allocated with exactly out_cap entries (plus a guard
- * value behind it that a read past the end would return).
+ * value behind it that a read past the end would return).  Every
+ * percentile: below the bound the top of the true value's bucket; outside,
+ * exact while the store holds every outlier of that side, else within the
+ * error it reports (percentiles_error_ns), which is within 0.1 %.
  */
 static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bound, uint64_t out_cap, struct hres *res)
 {
 	const int64_t GUARD = INT64_MIN + 12345;
 	struct hist h;
 	uint32_t nb = (uint32_t)((bound + bucket - 1) / bucket);
-	uint64_t *buckets = calloc(nb, sizeof(*buckets));
+	uint64_t *buckets = calloc(nb, sizeof(*buckets)), *lh = calloc(hist_lh_len(bound), sizeof(*lh));
 	int64_t *out = malloc((out_cap + 1) * sizeof(*out));
 	int64_t *s = malloc((n ? n : 1) * sizeof(*s));
 	int64_t rep[NPCT], mn = 0, mx = 0;
-	uint64_t mn_seq = 0, mx_seq = 0;
+	uint64_t mn_seq = 0, mx_seq = 0, stored_lo = 0;
 	double dsum = 0, var = 0, md;
-	bool full;
+	bool full_lo, full_hi;
 	size_t i;
 	int k;
 
 	memset(res, 0, sizeof(*res));
 	out[out_cap] = GUARD;
-	hist_init(&h, bucket, bound, buckets, out, out_cap);
+	hist_init(&h, bucket, bound, buckets, out, out_cap, lh);
 	for (i = 0; i < n; i++) {
 		hist_add(&h, v[i], 1000 + i);
 		s[i] = v[i];
@@ -1639,39 +1652,52 @@ static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bo
 	}
 	hist_finish(&h);
 	qsort(s, n, sizeof(*s), cmp_i64);
-	full = h.out_lost_hi || h.out_lost_lo;
+	for (i = 0; i < h.out_n; i++) {
+		stored_lo += out[i] < 0;
+	}
+	full_lo = stored_lo < h.out_lo;
+	full_hi = h.out_n - stored_lo < h.out_hi;
+	res->full = full_lo || full_hi;
 	if (out[out_cap] != GUARD) {
 		snprintf(res->pct, sizeof(res->pct), "wrote past the exact store (out[%" PRIu64 "])", out_cap);
 	}
 	for (k = 0; k < NPCT && n; k++) {
-		uint64_t rank = true_rank(k, n);
+		uint64_t rank = true_rank(k, n), err;
 		int64_t tv = s[rank - 1], r;
 		bool approx = false;
+		__int128 d;
 
 		r = rep[k] = hist_pct(&h, pct_value[k], &approx);
+		hist_pct_err(&h, pct_value[k], &err);
+		d = (__int128)r - tv;
+		d = d < 0 ? -d : d;
 		res->approx |= approx;
+		if (tv < 0 || (uint64_t)tv >= bound) {
+			res->maxrel = fmax(res->maxrel, (double)d / fabs((double)tv));
+		}
 		if (res->pct[0]) {
 			continue;
 		}
 		if (r == GUARD) {
 			snprintf(res->pct, sizeof(res->pct), "p%s read past the exact store", pct_key[k]);
 		} else if (tv >= 0 && (uint64_t)tv < bound) {
-			if (!(tv <= r && r < tv + (int64_t)bucket && r <= mx)) {
+			if (!(tv <= r && r < tv + (int64_t)bucket && r <= mx && r - (int64_t)err <= tv)) {
 				snprintf(res->pct, sizeof(res->pct),
-					 "p%s (rank %" PRIu64 " of %zu): true %" PRId64 " reported %" PRId64 " (bucket %" PRIu64 ", max %" PRId64 ")",
-					 pct_key[k], rank, n, tv, r, bucket, mx);
+					 "p%s (rank %" PRIu64 " of %zu): true %" PRId64 " reported %" PRId64 " +- %" PRIu64 " (bucket %" PRIu64 ", max %" PRId64 ")",
+					 pct_key[k], rank, n, tv, r, err, bucket, mx);
 			}
-		} else if (!full || (tv < 0 ? !h.out_lost_lo : !h.out_lost_hi)) {
-			if (r != tv) {
+		} else if (tv < 0 ? !full_lo : !full_hi) {
+			if (r != tv || err) {
 				snprintf(res->pct, sizeof(res->pct), "p%s (rank %" PRIu64 " of %zu) outside the bound: true %" PRId64
-					 " reported %" PRId64 " (must be exact)", pct_key[k], rank, n, tv, r);
+					 " reported %" PRId64 " +- %" PRIu64 " (must be exact)", pct_key[k], rank, n, tv, r, err);
 			}
-		} else if (tv < 0 ? !(r < 0 && r >= mn) : !((uint64_t)r >= bound && r <= mx)) {
-			snprintf(res->pct, sizeof(res->pct), "p%s approximate but on the wrong side of the bound: true %" PRId64
-				 " reported %" PRId64 " (bound %" PRIu64 ", min %" PRId64 ", max %" PRId64 ")",
-				 pct_key[k], tv, r, bound, mn, mx);
+		} else if (d > (__int128)err || (__int128)err * 1000 > (tv < 0 ? -(__int128)tv : (__int128)tv) ||
+			   (tv < 0 ? !(r < 0 && r >= mn) : !((uint64_t)r >= bound && r <= mx))) {
+			snprintf(res->pct, sizeof(res->pct), "p%s from the log bins: true %" PRId64 " reported %" PRId64
+				 " +- %" PRIu64 " (bound %" PRIu64 ", min %" PRId64 ", max %" PRId64 "): off by more than it says or 0.1 %%",
+				 pct_key[k], tv, r, err, bound, mn, mx);
 		}
-		if (!full && approx && !res->pct[0]) {
+		if (!res->full && approx && !res->pct[0]) {
 			snprintf(res->pct, sizeof(res->pct), "p%s flagged approximate with the store not full", pct_key[k]);
 		}
 	}
@@ -1710,6 +1736,7 @@ static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bo
 		}
 	}
 	free(buckets);
+	free(lh);
 	free(out);
 	free(s);
 }
@@ -1795,7 +1822,7 @@ static void test_hist(void)
 		bool approx = false;
 		int64_t p;
 
-		hist_init(&h, 1, 2000000, b, o, 4);
+		hist_init(&h, 1, 2000000, b, o, 4, test_lh(NMETRIC));
 		for (i = 0; i < 1000; i++) {
 			hist_add(&h, (int64_t)(i + 1) * 1000, i);
 		}
@@ -1868,6 +1895,102 @@ static void test_hist_store(void)
 	free(v);
 }
 
+/* hist_case with the store overflowing: every percentile within 0.1 % (hist_verify's rule) */
+static void hist_case_long(const char *name, const int64_t *v, size_t n, uint64_t bucket, uint64_t bound,
+			   uint64_t out_cap)
+{
+	struct hres r;
+	char t[200];
+
+	hist_verify(v, n, bucket, bound, out_cap, &r);
+	snprintf(t, sizeof(t), "hist long run, %s: store of %" PRIu64 " overflows, percentiles within 0.1 %% (worst %.4f %%)",
+		 name, out_cap, 100 * r.maxrel);
+	ok(r.full && !r.pct[0] && !r.minmax[0] && !r.mono[0] && r.maxrel <= 0.001, t, "full %d %s%s%s", r.full, r.pct,
+	   r.minmax, r.mono);
+}
+
+/*
+ * Long runs: more outliers than the exact store holds.  The earlier design
+ * scaled ranks over the first out_cap outliers; a path that got slower
+ * after the store filled was reported at its old speed.
+ */
+static void test_hist_long(void)
+{
+	const size_t N = 300000;
+	int64_t *v = malloc(N * sizeof(*v));
+	size_t i;
+
+	/* the issue's shape: 20-40 us, then 1 ms slower after the store filled (-o 1: all outside) */
+	for (i = 0; i < N; i++) {
+		v[i] = rnd_range(20000, 40000) + (i >= 100000 ? 1000000 : 0);
+	}
+	hist_case_long("1 ms slower after 100000 samples, -o 1", v, N, 100, 1000, 16384);
+	/* values spanning decades: 1 ns .. about an hour, log-uniform */
+	for (i = 0; i < N; i++) {
+		v[i] = (int64_t)pow(10, (double)(rnd() % 1000000) / 1e6 * 12.5);
+	}
+	hist_case_long("1 ns .. 1 hour, log-uniform", v, N, 100, 1000000, 1000);
+	/* all above the bound, ties: 5 distinct values */
+	for (i = 0; i < N; i++) {
+		static const int64_t d[] = { 1000001, 1000002, 2500000, 999999999, 4000000000LL };
+
+		v[i] = d[rnd() % 5];
+	}
+	hist_case_long("all above the bound, 5 distinct values", v, N, 100, 1000000, 16);
+	/* ties on bin edges: powers of two and their neighbours */
+	for (i = 0; i < N; i++) {
+		int e = (int)rnd_range(10, 40);
+
+		v[i] = (int64_t)(1ULL << e) + rnd_range(-1, 1);
+	}
+	hist_case_long("powers of two +-1 (bin edges)", v, N, 10, 1000, 64);
+	/* negative decades (one-way delays with an offset), store full */
+	for (i = 0; i < N; i++) {
+		v[i] = -(int64_t)pow(10, (double)(rnd() % 1000000) / 1e6 * 10) + (i % 7 ? 0 : 3000000);
+	}
+	hist_case_long("negative decades and some above the bound", v, N, 1000, 1000000, 100);
+	/* the largest a metric can be: stamps stay below 2^62 (STAMP_MAX), so do their differences */
+	for (i = 0; i < N; i++) {
+		const int64_t top = (int64_t)STAMP_MAX - 1;
+
+		v[i] = i % 3 == 0 ? top - rnd_range(0, 1000) : i % 3 == 1 ? -top + rnd_range(0, 1000) :
+				      rnd_range(-4, 4) * 1000000000000000000LL;
+	}
+	hist_case_long("values near +-2^62 (STAMP_MAX)", v, N, 100, 1000000, 8);
+	free(v);
+}
+
+/*
+ * The memory a run's statistics take, sized by what it must keep: a run
+ * that cannot produce OUT_CAP samples gets a store for all of them and no
+ * log bins; any longer run the same OUT_CAP store and log bins, however long.
+ */
+static void test_layout_store(void)
+{
+	struct layout a, b, c, d;
+
+	reset_globals();
+	cfg_defaults();
+	opts.mode = MODE_EMIT;
+	opts.count = 100;
+	opts.warmup = 5;
+	layout_compute(&a, true);
+	opts.count = 2000000;
+	layout_compute(&b, true);
+	opts.count = 0;
+	opts.duration_s = 3;
+	layout_compute(&c, true);
+	opts.count = 20000000;
+	layout_compute(&d, true);
+	ok(a.out_cap == 105 && b.out_cap == OUT_CAP && c.out_cap == OUT_CAP && d.out_cap == OUT_CAP,
+	   "layout: the exact store holds what a short run can give (105), else OUT_CAP whatever the length",
+	   "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, a.out_cap, b.out_cap, c.out_cap, d.out_cap);
+	ok(b.total == c.total && c.total == d.total && a.total < b.total,
+	   "layout: --count 2000000 and 20000000 take what -d takes; --count 100 less (no log bins)",
+	   "%zu %zu %zu %zu", a.total, b.total, c.total, d.total);
+	reset_globals();
+}
+
 static void test_hist_random(void)
 {
 	const size_t N = 20000;
@@ -1917,13 +2040,13 @@ static void test_hist_random(void)
 		uint64_t *b = calloc(10, sizeof(*b));
 		int64_t *o = malloc(8 * sizeof(*o));
 
-		hist_init(&h, 100, 1000, b, o, 8);
+		hist_init(&h, 100, 1000, b, o, 8, test_lh(NMETRIC));
 		for (i = 0; i < 1000; i++) {
 			hist_add(&h, i % 3 ? 5000 + (int64_t)i : -(int64_t)i - 1, i);
 		}
-		ok(h.out_n == 8 && h.out_lost_hi + h.out_lost_lo == 992 && h.n == 1000 && h.out_lost_lo == 331,
-		   "hist: store of 8 (exact allocation) keeps 8, counts 992 more by side", "out_n %" PRIu64 " lost hi %" PRIu64
-		   " lo %" PRIu64, h.out_n, h.out_lost_hi, h.out_lost_lo);
+		ok(h.out_n == 8 && h.out_hi + h.out_lo == 1000 && h.n == 1000 && h.out_lo == 334,
+		   "hist: store of 8 (exact allocation) keeps 8, counts all 1000 outliers by side", "out_n %" PRIu64 " hi %" PRIu64
+		   " lo %" PRIu64, h.out_n, h.out_hi, h.out_lo);
 		free(b);
 		free(o);
 	}
@@ -1934,13 +2057,14 @@ static void test_hist_random(void)
 		uint64_t b[10] = { 0 };
 		int64_t o[2];
 
-		hist_init(&h, 100, 1000, b, o, 2);
+		hist_init(&h, 100, 1000, b, o, 2, test_lh(NMETRIC));
 		hist_add(&h, 5, 1);
 		hist_add(&h, 5000, 2);
 		hist_add(&h, -5, 3);
 		hist_add(&h, 6000, 4);
 		hist_reset(&h);
-		ok(h.n == 0 && h.out_n == 0 && h.out_lost_hi == 0 && b[0] == 0 && h.bucket == b && h.out == o && h.out_cap == 2 &&
+		ok(h.n == 0 && h.out_n == 0 && h.out_hi == 0 && h.out_lo == 0 && b[0] == 0 &&
+		   !h.lh[LH_N + lh_index(5000) - h.lh_base] && !h.lh[LH_N - 1 - 5] && h.bucket == b && h.out == o && h.out_cap == 2 &&
 		   h.nbuckets == 10, "hist: reset keeps the memory, forgets the samples", "n=%" PRIu64, h.n);
 	}
 	free(v);
@@ -2230,12 +2354,56 @@ static void log_setup(bool emit, uint8_t **mem, uint64_t cap)
 	run.S.id = 0x1234abcd;
 }
 
-static void alog_free(struct alog *L)
+/*
+ * A log read back whole, for the cases to look at its rows (rant itself
+ * streams them: alog_open, alog_next): what its header said, then each row.
+ */
+struct tlog {
+	bool emit, csv, hw, srv_hw, sw;
+	uint32_t have;
+	uint64_t n;
+	struct txn *row;
+	uint8_t *status;
+	uint32_t *size;
+};
+
+static void tlog_free(struct tlog *L)
 {
 	free(L->row);
 	free(L->status);
+	free(L->size);
 	L->row = NULL;
 	L->status = NULL;
+	L->size = NULL;
+}
+
+static int tlog_read(const char *path, struct tlog *L)
+{
+	struct alog a;
+	int r;
+
+	memset(L, 0, sizeof(*L));
+	r = alog_open(path, &a);
+	L->emit = a.emit;
+	L->csv = a.csv;
+	L->hw = a.hw;
+	L->srv_hw = a.srv_hw;
+	L->sw = a.sw;
+	L->have = a.have;
+	while (r == 0 && (r = alog_next(&a)) > 0) {
+		L->row = realloc(L->row, (L->n + 1) * sizeof(*L->row));
+		L->status = realloc(L->status, L->n + 1);
+		L->size = realloc(L->size, (L->n + 1) * sizeof(*L->size));
+		L->row[L->n] = a.x;
+		L->status[L->n] = (uint8_t)a.st;
+		L->size[L->n++] = a.size;
+		r = 0;
+	}
+	alog_close(&a);
+	if (r < 0) {
+		tlog_free(L);
+	}
+	return r;
 }
 
 /* Write the ring to a temp file; returns 0 or -errno. */
@@ -2252,7 +2420,7 @@ static int log_to_file(const char *path, enum log_format fmt)
 }
 
 /* Compare what alog_read got with what was pushed; NULL if all agree. */
-static const char *log_compare(const struct alog *L, const struct txn *want, const int *wstatus, size_t nwant,
+static const char *log_compare(const struct tlog *L, const struct txn *want, const int *wstatus, size_t nwant,
 			       bool skip_warmup, char *why, size_t len)
 {
 	size_t i, j = 0;
@@ -2289,13 +2457,13 @@ static const char *log_compare(const struct alog *L, const struct txn *want, con
 	return NULL;
 }
 
-static int read_log(const char *path, struct alog *L, char **err)
+static int read_log(const char *path, struct tlog *L, char **err)
 {
 	struct capture ce;
 	int r;
 
 	cap_start(&ce, 2);
-	r = alog_read(path, L);
+	r = tlog_read(path, L);
 	*err = cap_stop(&ce);
 	return r;
 }
@@ -2306,7 +2474,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	struct txn want[NT];
 	int wst[NT];
 	uint8_t *mem;
-	struct alog L;
+	struct tlog L;
 	char path[128], name[160], why[256], *err = NULL, *text;
 	const char *bad;
 	size_t i;
@@ -2369,7 +2537,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 		   "log csv header: comment with session and counts, column line", "'%.200s'", text);
 	}
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 	}
 	free(err);
 	free(text);
@@ -2381,7 +2549,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 static void log_corrupt(const char *name, const char *content, int line, const char *needle)
 {
 	char path[128], want[200], *err;
-	struct alog L;
+	struct tlog L;
 	int r;
 
 	tmp_path(path, sizeof(path), "bad");
@@ -2390,7 +2558,7 @@ static void log_corrupt(const char *name, const char *content, int line, const c
 	snprintf(want, sizeof(want), "%s:%d:", path, line);
 	ok(r == -1 && one_rant_line(err) && strstr(err, want) && (!needle || strstr(err, needle)), name,
 	   "r=%d stderr '%s' (want '%s'%s%s)", r, err, want, needle ? " and " : "", needle ? needle : "");
-	alog_free(&L);
+	tlog_free(&L);
 	free(err);
 	unlink(path);
 }
@@ -2413,7 +2581,7 @@ static void test_log_ring(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int st, r;
 	uint64_t i;
@@ -2447,7 +2615,7 @@ static void test_log_ring(void)
 		free(text);
 	}
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 	}
 	unlink(path);
@@ -2458,7 +2626,7 @@ static void test_log_large(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int r;
 	uint64_t i;
@@ -2477,7 +2645,7 @@ static void test_log_large(void)
 	ok(!r && L.n == 30000 && L.row[29999].seq == 29999 && L.row[12345].seq == 12345,
 	   "log: 30000 csv rows (several 1 MiB writes) read back", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 	}
 	unlink(path);
@@ -2536,7 +2704,7 @@ static void test_log_threshold(void)
 
 static void test_log_corrupt(void)
 {
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int r;
 
@@ -2554,14 +2722,14 @@ static void test_log_corrupt(void)
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 2 && L.emit && L.hw && L.row[1].t[T4W] == 1700000001000020000ULL && !*err,
 		   "log read: a hand-written text log parses", "r=%d err '%s'", r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 		snprintf(buf, sizeof(buf), "SEQ T1_HW T4_HW RTT\r\n---\r\n\r\n0 1700000000.000000000 1700000000.000010000 10000\r\n");
 		write_file(path, buf);
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 1, "log read: CRLF line ends and blank lines are accepted", "r=%d err '%s'", r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 
@@ -2603,7 +2771,7 @@ static void test_log_corrupt(void)
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 1 && L.csv && L.status[0] == ST_OK, "log read: a hand-written csv log parses", "r=%d err '%s'",
 		   r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 		snprintf(buf, sizeof(buf), "%s1,ok,1700000000.000000000,1700000000.000010000,10000\n%s", chdr, chdr);
@@ -2616,7 +2784,7 @@ static void test_log_corrupt(void)
 		log_corrupt("log read: csv row with a field missing -> line 3", buf, 3, "too few");
 		log_corrupt("log read: not a log at all -> line 1", "hello world\n", 1, NULL);
 		{
-			struct alog E;
+			struct tlog E;
 
 			tmp_path(path, sizeof(path), "empty");
 			write_file(path, "failed");
@@ -2633,14 +2801,70 @@ static void test_log_corrupt(void)
 	}
 }
 
+/*
+ * The client's log joined with the reflector's, as --analyze joins them
+ * (analyze_load, join_row) while it reads: the client's rows, their server
+ * stamps filled; *err what was said.  fix: called on each row before the join.
+ */
+static uint64_t join_logs(const char *emit, const char *refl, struct tlog *out, uint64_t *mism, char **err,
+			  void (*fix)(struct txn *x))
+{
+	struct analysis *A = calloc(1, sizeof(*A));
+	struct capture ce;
+	uint64_t joined = 0;
+	int r = -1;
+
+	memset(out, 0, sizeof(*out));
+	opts.analyze[0] = emit;
+	opts.analyze[1] = refl;
+	A->nlogs = 2;
+	A->L[0].fd = A->L[1].fd = -1;
+	cap_start(&ce, 2);
+	if (analyze_load(A) == 0) {
+		analyze_pass_reset(A);
+		while ((r = alog_next(&A->L[0])) > 0) {
+			out->row = realloc(out->row, (out->n + 1) * sizeof(*out->row));
+			if (fix) {
+				fix(&A->L[0].x);
+			}
+			if (join_row(A, &A->L[0].x) < 0) {
+				break;
+			}
+			out->row[out->n++] = A->L[0].x;
+		}
+		joined = A->joined;
+		*mism = A->mism;
+		out->hw = A->L[0].hw;
+		out->srv_hw = A->L[0].srv_hw;
+		out->have = A->L[0].have;
+	}
+	*err = cap_stop(&ce);
+	alog_close(&A->L[0]);
+	alog_close(&A->L[1]);
+	free(A->jw);
+	free(A);
+	opts.analyze[0] = opts.analyze[1] = NULL;
+	return joined;
+}
+
+/* An echoed stamp the reflect log disagrees with, and one the client never got. */
+static void join_fix(struct txn *x)
+{
+	if (x->seq == 5) {
+		x->t[T3W] = 0;
+	} else if (x->seq == 6) {
+		x->t[T3W] += 1;
+	}
+}
+
 static void test_log_join(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L, R;
-	char path[128], path2[128];
+	struct tlog L;
+	char path[128], path2[128], *err = NULL;
 	int r;
-	uint64_t i;
+	uint64_t i, joined, mism = 0;
 	bool good;
 
 	/* join an emit and a reflect log by SEQ */
@@ -2664,60 +2888,36 @@ static void test_log_join(void)
 	tmp_path(path2, sizeof(path2), "reflect");
 	r = r ? r : log_to_file(path2, LOG_TEXT);
 	free(mem);
-	{
-		char *e1 = NULL, *e2 = NULL, *e3 = NULL;
-		struct capture ce;
-		uint64_t joined = 0;
-		int r1 = read_log(path, &L, &e1), r2 = read_log(path2, &R, &e2);
+	joined = join_logs(path, path2, &L, &mism, &err, NULL);
+	ok(!r && joined == 7 && L.n == 10, "log join: 7 SEQs in both logs", "r=%d joined %" PRIu64 " rows %" PRIu64, r,
+	   joined, L.n);
+	for (i = 0, good = L.n == 10; i < L.n && good; i++) {
+		struct txn w;
 
-		good = !r && !r1 && !r2;
-		if (good) {
-			cap_start(&ce, 2);
-			joined = alog_join(&L, &R);
-			e3 = cap_stop(&ce);
-			ok(joined == 7, "log join: 7 SEQs in both logs", "joined %" PRIu64, joined);
-			for (i = 0; i < L.n && good; i++) {
-				struct txn w;
-
-				mk_reflect_txn(&w, L.row[i].seq, K_OK);
-				if (L.row[i].seq >= 3) {
-					good = L.row[i].t[T2W] == w.t[T2W] && L.row[i].t[T2SW] == w.t[T2SW] &&
-					       L.row[i].t[T3SW] == w.t[T3SW] && L.row[i].t[T3W] == w.t[T3W];
-				} else {
-					good = !L.row[i].t[T2W] && !L.row[i].t[T3W];
-				}
-			}
-			ok(good && !*e3, "log join: server stamps filled by SEQ, unmatched rows untouched", "row %" PRIu64 " stderr '%s'",
-			   i, e3);
-			ok(!L.srv_hw && L.hw && (L.have & (1u << T3W)), "log join: server source and columns come from the reflect log",
-			   "srv_hw %d have %#x", L.srv_hw, L.have);
-			free(e3);
-			/* an echoed stamp that disagrees with the reflect log is reported */
-			L.row[5].t[T3W] = 0;
-			L.row[6].t[T3W] += 1;
-			cap_start(&ce, 2);
-			joined = alog_join(&L, &R);
-			e3 = cap_stop(&ce);
-			ok(one_rant_line(e3) && strstr(e3, "1 echoed server stamps differ"), "log join: a disagreeing stamp is reported",
-			   "'%s'", e3);
-			free(e3);
+		mk_reflect_txn(&w, L.row[i].seq, K_OK);
+		if (L.row[i].seq >= 3) {
+			good = L.row[i].t[T2W] == w.t[T2W] && L.row[i].t[T2SW] == w.t[T2SW] &&
+			       L.row[i].t[T3SW] == w.t[T3SW] && L.row[i].t[T3W] == w.t[T3W];
 		} else {
-			ok(false, "log join: write and read both logs", "r=%d r1=%d r2=%d %s %s", r, r1, r2, e1, e2);
+			good = !L.row[i].t[T2W] && !L.row[i].t[T3W];
 		}
-		if (!r1) {
-			alog_free(&L);
-		}
-		if (!r2) {
-			alog_free(&R);
-		}
-		free(e1);
-		free(e2);
 	}
+	ok(good && !mism && err && !*err, "log join: server stamps filled by SEQ, unmatched rows untouched",
+	   "row %" PRIu64 " mism %" PRIu64 " stderr '%s'", i, mism, err ? err : "");
+	ok(!L.srv_hw && L.hw && (L.have & (1u << T3W)), "log join: server source and columns come from the reflect log",
+	   "srv_hw %d have %#x", L.srv_hw, L.have);
+	tlog_free(&L);
+	free(err);
+	/* an echoed stamp that disagrees with the reflect log is counted (analyze_finish says so) */
+	joined = join_logs(path, path2, &L, &mism, &err, join_fix);
+	ok(joined == 7 && mism == 1 && L.n == 10 && L.row[5].t[T3W], "log join: a disagreeing stamp is counted, a missing one filled",
+	   "joined %" PRIu64 " mism %" PRIu64, joined, mism);
+	tlog_free(&L);
+	free(err);
 	unlink(path);
 	unlink(path2);
 	reset_globals();
 }
-
 
 /* ------------------------------------------------- the earlier rant's */
 
@@ -2772,7 +2972,7 @@ static void test_compat(void)
 
 	/* the Histogram Summary block, byte for byte */
 	reset_globals();
-	hist_init(&h, 100, 1000000, b, o, 8);
+	hist_init(&h, 100, 1000000, b, o, 8, test_lh(NMETRIC));
 	for (i = 0; i < ARRAY_SIZE(v); i++) {
 		hist_add(&h, v[i], 10 + i);
 	}
@@ -3590,7 +3790,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(true);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	log_setup(true, &mem, 16);
 	clk_read = fake_read;
@@ -3639,7 +3839,7 @@ static void test_outputs_clock(void)
 	{
 		static const enum log_format fmts[] = { LOG_TEXT, LOG_CSV };
 		char path[128], *err;
-		struct alog L;
+		struct tlog L;
 		int f, r;
 
 		for (f = 0; f < 2; f++) {
@@ -3649,7 +3849,7 @@ static void test_outputs_clock(void)
 			ok(!r && L.n == 3 && L.status[0] == ST_STEPPED && L.status[1] == ST_OK && L.status[2] == ST_STEPPED,
 			   f ? "clock: csv log keeps 'stepped'" : "clock: text log keeps 'stepped'", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
 			if (!r) {
-				alog_free(&L);
+				tlog_free(&L);
 				free(err);
 			}
 			unlink(path);
@@ -3676,7 +3876,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(false);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	clk_start();
 	memset(&x, 0, sizeof(x));
@@ -3710,25 +3910,30 @@ static void rnd_bytes(char *s, size_t n)
 	s[n] = 0;
 }
 
-/* Run --analyze on files (stdout captured); its exit code. */
+/* What the last analyze_files printed: stdout, stderr; --json FILE for the next (NULL: none). */
+static char *ana_out, *ana_err;
+static const char *ana_json;
+
+/* Run --analyze on files (stdout and stderr captured in ana_out, ana_err); its exit code. */
 static int analyze_files(const char *a, const char *b)
 {
 	struct capture co, ce;
-	char *o, *e;
 	int r;
 
 	reset_globals();
 	opts.analyze[0] = a;
 	opts.analyze[1] = b;
+	opts.json = ana_json;
+	ana_json = NULL;
 	opts.mode = MODE_ANALYZE;
 	memset(&run.clk, 0, sizeof(run.clk));
 	cap_start(&co, 1);
 	cap_start(&ce, 2);
 	r = analyze_main();
-	e = cap_stop(&ce);
-	o = cap_stop(&co);
-	free(o);
-	free(e);
+	free(ana_err);
+	free(ana_out);
+	ana_err = cap_stop(&ce);
+	ana_out = cap_stop(&co);
 	return r;
 }
 
@@ -3757,10 +3962,11 @@ static void test_outputs_analyze(void)
 		   "1006 1.000000000 1.000001000 1000\n1007 1.000000000 1.000001000 1000\n"
 		   "1009 1.000000000 1.000001000 1000\n1008 1.000000000 1.000001000 1000\n");
 	r = analyze_files(p1, NULL);
-	ok(r == 0 && run.S.c.lost == 1 && run.S.c.duplicate == 1 && run.S.c.late == 1 && run.S.c.received == 9,
-	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), duplicate 1, late 1 (reorder), received 9",
-	   "r=%d lost %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " received %" PRIu64, r, run.S.c.lost, run.S.c.duplicate,
-	   run.S.c.late, run.S.c.received);
+	ok(r == 0 && run.S.c.lost == 1 && run.S.c.late == 1 && run.S.c.received == 9 && run.S.c.sent == 9 &&
+	   strstr(ana_err, "1 rows repeat an earlier SEQ") && strstr(ana_out, "duplicate unknown"),
+	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), the repeated row counted once and said, late 1 (reorder), received 9",
+	   "r=%d lost %" PRIu64 " late %" PRIu64 " received %" PRIu64 " stderr '%s'", r, run.S.c.lost, run.S.c.late,
+	   run.S.c.received, ana_err);
 	/* empty and one-row logs, alone and joined */
 	write_text(p1, "SEQ T2_KSW T3_KSW RESPONSE\n-\n");
 	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n");
@@ -3775,6 +3981,125 @@ static void test_outputs_analyze(void)
 	ok(r == 0 && run.S.c.received == 1 && run.S.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
 	unlink(p1);
 	unlink(p2);
+}
+
+/* --analyze of a log with SIZE, into JSON; the JSON text (NULL if none) and the exit code. */
+static char *analyze_json(const char *log, int *r)
+{
+	char js[128];
+	char *text;
+
+	tmp_path(js, sizeof(js), "aj");
+	unlink(js);
+	ana_json = js;
+	*r = analyze_files(log, NULL);
+	text = read_file(js);
+	unlink(js);
+	return text;
+}
+
+/*
+ * Logs rant could not have written are refused with FILE:LINE; what it
+ * could have written gives the live run's numbers (issue: sizes, stepped
+ * rows, the reflector's kernel stamps in the client's log).
+ */
+static void test_analyze_odd(void)
+{
+	static const char hdr[] = "SEQ T1_KSW T4_KSW RTT SIZE\n-\n";
+	static const char *const bad[] = { "0", "10", "23", "65001" };	/* SIZE_MIN is 24 */
+	char path[128], buf[1024], want[200], *j;
+	size_t i;
+	int r;
+
+	tmp_path(path, sizeof(path), "odd");
+	/* SIZE: only what rant sends */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000010000 10000 %s\n", hdr,
+			 bad[i]);
+		write_text(path, buf);
+		r = analyze_files(path, NULL);
+		snprintf(want, sizeof(want), "%s:4: bad size", path);
+		ok(r == 2 && strstr(ana_err, want), "analyze: SIZE below SIZE_MIN or above 65000 is refused with FILE:LINE",
+		   "SIZE %s: r=%d '%s'", bad[i], r, ana_err);
+	}
+	/* a stepped row was received: counted so in its size row as in the totals */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000010000 stepped 64\n"
+		 "2 3.000000000 3.000010000 10000 128\n", hdr);
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "\"received\": 3,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2, \"received\": 2, \"lost\": 0,"),
+	   "analyze: a stepped row is received in its size row, as in the totals", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	/* a size the list repeats is its own turn: 64, 200, 64 are three rows */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000020000 20000 200\n"
+		 "2 3.000000000 3.000030000 30000 64\n3 4.000000000 4.000040000 40000 64\n", hdr);
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 1,") &&
+	   strstr(j, "{\"size\": 200, \"packets\": {\"sent\": 1,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2,"),
+	   "analyze: 64, 200, 64: three size rows, in turn", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	/* a row of an earlier turn with another size: not a log rant writes */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n2 2.000000000 2.000020000 20000 200\n"
+		 "1 3.000000000 3.000030000 30000 200\n", hdr);
+	write_text(path, buf);
+	r = analyze_files(path, NULL);
+	snprintf(want, sizeof(want), "%s:5: SIZE is not the size of its turn", path);
+	ok(r == 2 && strstr(ana_err, want), "analyze: a row below a later turn's first SEQ with its size is refused",
+	   "r=%d '%s'", r, ana_err);
+	/* csv size_turns: a size repeated back to back is still two turns */
+	snprintf(buf, sizeof(buf), "# rant 1.0.0 mode=emit dropped=0 filtered=0 size_turns=64@0/64@2 cmdline=x\n"
+		 "seq,status,t1_ksw,t4_ksw,rtt_ns,size\n0,ok,1.000000000,1.000010000,10000,64\n"
+		 "1,ok,2.000000000,2.000010000,10000,64\n2,ok,3.000000000,3.000020000,20000,64\n");
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 1,"),
+	   "analyze: size_turns=64@0/64@2: two rows of 64", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	unlink(path);
+}
+
+/* A software-stamped client against a reflector that sends its kernel stamps: they are logged. */
+static void test_log_srv_kx(void)
+{
+	struct txn x;
+	struct tlog L;
+	uint8_t *mem;
+	char path[128], *err = NULL, *text;
+	int64_t v;
+	int r;
+
+	reset_globals();
+	log_setup(true, &mem, 4);
+	mk_emit_txn(&x, 7, K_OK);
+	x.t[T2K] = x.t[T2W] + 300;
+	x.t[T3K] = x.t[T3W] - 200;
+	log_push(&x);
+	tmp_path(path, sizeof(path), "srvkx");
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	ok(!r && text && !strstr(text, ",t2_k,"), "log: no t2_k column when the reflector sent no kernel stamps", "%.300s",
+	   text ? text : "");
+	free(text);
+	run.S.srv_kx = true;
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	r = r ? r : read_log(path, &L, &err);
+	ok(!r && text && strstr(text, ",t2_k,") && strstr(text, ",t3_k,") && L.n == 1 && (L.have & (1u << T2K)) &&
+	   L.row[0].t[T2K] == x.t[T2K] && metric_value(M_SRV_RX_NIC, L.row[0].t, &v) && v == 300 &&
+	   metric_value(M_SRV_TX_NIC, L.row[0].t, &v) && v == 200,
+	   "log: a software client's csv log keeps the reflector's T2_K and T3_K, --analyze reads them back", "r=%d %.300s",
+	   r, text ? text : "");
+	if (!r) {
+		tlog_free(&L);
+	}
+	free(err);
+	free(text);
+	free(mem);
+	unlink(path);
 }
 
 static void test_outputs(void)
@@ -3811,7 +4136,7 @@ static void test_outputs_property(void)
 		enum log_format fmt = rnd() & 1 ? LOG_CSV : LOG_TEXT;
 		uint8_t *mem;
 		struct txn x;
-		struct alog L;
+		struct tlog L;
 		uint64_t k, n = (uint64_t)rnd_range(0, 5), want = 0;
 
 		reset_globals();
@@ -3837,7 +4162,7 @@ static void test_outputs_property(void)
 		r = r ? r : read_log(path, &L, &err);
 		good = !r && L.n == want && L.emit == emit && run.log_out.rows == want;
 		if (!r) {
-			alog_free(&L);
+			tlog_free(&L);
 			free(err);
 		}
 		if (!good) {
@@ -3946,13 +4271,13 @@ static void test_outputs_refused(void)
 	/* refused inputs and outputs: FIFOs, devices, directories */
 	{
 		struct capture ce;
-		struct alog L;
+		struct tlog L;
 		char *e;
 
 		tmp_path(path, sizeof(path), "fifo");
 		mkfifo(path, 0600);
 		cap_start(&ce, 2);
-		r = alog_read(path, &L);
+		r = tlog_read(path, &L);
 		e = cap_stop(&ce);
 		ok(r < 0 && e && strstr(e, "is a FIFO"), "--analyze: a FIFO is refused at once", "%s", e ? e : "");
 		free(e);
@@ -3968,7 +4293,7 @@ static void test_outputs_refused(void)
 		ok(r < 0 && e && strstr(e, "character device"), "--json: a device is refused", "%s", e ? e : "");
 		free(e);
 		cap_start(&ce, 2);
-		r = alog_read("/tmp", &L);
+		r = tlog_read("/tmp", &L);
 		e = cap_stop(&ce);
 		ok(r < 0 && e && strstr(e, "directory"), "--analyze: a directory is refused", "%s", e ? e : "");
 		free(e);
@@ -4403,7 +4728,7 @@ static void test_swhw(void)
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	/* seq 5 sent with key 7; its pong is in (T4 with both stamps), T1 not yet */
 	x = &run.win.slot[5];
@@ -4556,7 +4881,7 @@ static void test_klog(void)
 {
 	const uint64_t B = 1700000000000000000ULL;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	uint8_t *mem;
 	char path[128], *err = NULL, *text;
 	int r, st;
@@ -4607,7 +4932,7 @@ static void test_klog(void)
 		   "v=%" PRId64, v);
 	}
 	free(err);
-	alog_free(&L);
+	tlog_free(&L);
 	unlink(path);
 	free(mem);
 	memset(&run.S, 0, sizeof(run.S));
@@ -4660,7 +4985,7 @@ static void test_kx(void)
 	char path[128], *text = NULL, *err = NULL, why[400];
 	size_t tlen = 0;
 	int i, n, rx, tx, r, found = 0;
-	struct alog L;
+	struct tlog L;
 	struct report rep;
 	uint8_t *lmem;
 	FILE *f;
@@ -4689,7 +5014,7 @@ static void test_kx(void)
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	B = real_ns();
 	/* ping 0 (80 bytes): T2 wire B, kernel B+100, app B+500 */
@@ -4781,7 +5106,7 @@ static void test_kx(void)
 	/* the client: pings 0-2 sent; the pongs above come back (the clock-step check is tested elsewhere) */
 	memset(&run.clk, 0, sizeof(run.clk));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	memset(&run.S.c, 0, sizeof(run.S.c));
 	side_set(true);
@@ -4860,7 +5185,7 @@ static void test_kx(void)
 	   metric_value(M_SRV_RX_NIC, L.row[0].t, &v) && v == 100, "kx: --analyze reads the server split back from the client's log",
 	   "r=%d n=%" PRIu64 " err='%s'", r, L.n, err ? err : "");
 	free(err);
-	alog_free(&L);
+	tlog_free(&L);
 	unlink(path);
 	free(lmem);
 	memset(&run.S.log, 0, sizeof(run.S.log));
@@ -4890,9 +5215,9 @@ static void test_kx(void)
 	run.phc.method = PHC_PRECISE;
 	run.phc.last_off = 100;
 	run.phc.window = 0;
-	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64);
-	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64);
-	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64);
+	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64, test_lh(M_FORWARD));
+	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64, test_lh(M_BACKWARD));
+	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64, test_lh(M_RTT));
 	hist_add(&run.S.h[M_FORWARD], 9000, 0);
 	hist_add(&run.S.h[M_BACKWARD], 9100, 0);
 	hist_add(&run.S.h[M_RTT], 20000, 0);
@@ -5077,7 +5402,7 @@ static void test_oneway_kernel(void)
 
 	guard_setup(true);
 	for (i = 0; i < 3; i++) {
-		hist_init(&run.S.h[ms[i]], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[ms[i]], 1000, 64000, b[i], o[i], 64, test_lh(ms[i]));
 	}
 	hist_add(&run.S.h[M_FORWARD], 9000, 0);
 	hist_add(&run.S.h[M_BACKWARD], 7500, 0);
@@ -5138,7 +5463,7 @@ static void hf_hists(bool take)
 		if (take) {
 			hf.mem[i][0] = calloc(64, 8);
 			hf.mem[i][1] = calloc(64, 8);
-			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64, test_lh(i));
 		} else {
 			free(hf.mem[i][0]);
 			free(hf.mem[i][1]);
@@ -6750,7 +7075,8 @@ static void test_pmc_flow(void)
 		return;
 	}
 	log_setup(true, &mem, 16);
-	ok(run.S.log.rec_size == 8 + 64 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
+	/* seq, 8 stamps and the reflector's two kernel stamps, status, 4 counters */
+	ok(run.S.log.rec_size == 8 + 80 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
 	for (i = 0; i < 4; i++) {
 		mk_emit_txn(&x[i], (uint64_t)i, i == 2 ? K_LOST : i == 3 ? K_WARMUP : K_OK);
 		/* emit_send: counts before send(); emit_recv: after recvmsg(); emit_packet: the delta */
@@ -6918,7 +7244,7 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 	for (k = 0; k < run.side.nmetrics; k++) {
 		int m = run.side.metrics[k];
 
-		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n);
+		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n, test_lh(m));
 	}
 	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
 	for (i = 0; i < n; i++) {
@@ -7344,11 +7670,9 @@ static void test_plot_panels(void)
 	   svg_doc ? count_str(svg_doc, "id=\"size64-1-") : -1);
 	free(svg_doc);
 	for (k = 0; run.K.g && k < run.K.ng; k++) {
-		free(run.K.g[k].h.bucket);
-		free(run.K.g[k].h.out);
+		hist_free(&run.K.g[k].h);
 		for (i = 0; i < GX_N; i++) {
-			free(run.K.g[k].x[i].bucket);
-			free(run.K.g[k].x[i].out);
+			hist_free(&run.K.g[k].x[i]);
 		}
 	}
 	free(run.K.g);
@@ -7459,7 +7783,7 @@ static void hists_emit(int cap)
 	opts.mode = MODE_EMIT;
 	memset(b, 0, sizeof(b));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], (uint64_t)cap);
+		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], (uint64_t)cap, NULL);
 	}
 }
 
@@ -7886,6 +8210,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_cmsg64),
 	CASE(test_hist),
 	CASE(test_hist_store),
+	CASE(test_hist_long),
+	CASE(test_layout_store),
 	CASE(test_hist_random),
 	CASE(test_fit),
 	CASE(test_fit_offset),
@@ -7915,6 +8241,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_outputs_refused),
 	CASE(test_outputs_analyze_twice),
 	CASE(test_outputs_analyze),
+	CASE(test_analyze_odd),
+	CASE(test_log_srv_kx),
 	CASE(test_outputs_clock),
 	CASE(test_pmc),
 	CASE(test_plot),
