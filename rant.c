@@ -211,11 +211,12 @@ enum proto_flag {
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
 	GR_PEER, GR_SEQ_AHEAD, GR_FIN_UNKNOWN, GR_FIN_ACK_UNASKED, GR_PORT0, GR_IMPLAUSIBLE,
-	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_N
+	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_ENDED, GR_FIN_SEQ, GR_N
 };
 static const char *const guard_rej_name[GR_N] = {
 	"wrong_peer", "seq_ahead", "fin_unknown", "fin_ack_unasked", "source_port_0",
 	"implausible_stamps", "wrong_length", "echo_not_owed", "unauthenticated", "busy_answers",
+	"session_ended", "fin_before_pings",
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
@@ -523,6 +524,7 @@ struct trace_state {
 /* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
 #define CLS_MAX		8
 #define SZ_MAX		16
+#define CLS_RROWS	16	/* the reflector's rows: the classes its pings arrive in */
 
 /* PF_CLASS pings carry the SO_PRIORITY to answer with (+1, 0 = none) in these bits. */
 #define PF_CLASS	(1u << 11)
@@ -542,6 +544,15 @@ struct grp {
 	struct hist h;		/* the primary metric: rtt */
 	struct hist x[GX_N];	/* with -s: app rtt, client tx stack */
 };
+
+/*
+ * Reflector: a session that ended, remembered by its id so that a replay of
+ * one of its pings opens nothing (reflect_replayed).  A table indexed by a
+ * hash of the id: a newer session whose id falls in the same slot takes it.
+ */
+enum { ENDED_NONE, ENDED_UPTO, ENDED_ALL };
+struct ended_session { uint64_t top; uint32_t id; uint8_t how; };
+#define ENDED_CAP	4096
 
 /*
  * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
@@ -628,7 +639,8 @@ struct classes {
 	int rx_tos;			/* TOS / traffic class of the last ping, -1 = unknown */
 	int r_prio, r_tos;		/* what the reflector's socket carries now */
 	int rn;
-	struct { int prio, tos; uint64_t answered, warmup; } r[16];
+	/* ... r[CLS_RROWS]: pings without a class (or beyond CLS_RROWS classes) */
+	struct { int prio, tos; uint64_t received, answered, warmup; } r[CLS_RROWS + 1];
 	/* --analyze: the class and size of the row being read, from its columns */
 	bool analyze;
 	int a_cls, a_size;
@@ -791,6 +803,7 @@ struct emit_state {
 	uint64_t overruns;	/* --interval slots skipped because we were late */
 	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
 	bool fin_acked, fin_more;
+	bool fin_counted;	/* a FIN_ACK of the session itself came (its counts) */
 	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
 	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
 	uint64_t first_rx_mono;
@@ -839,12 +852,19 @@ struct reflect_state {
 	bool fin_waited;
 	/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t ahead;
+	/* the session's idle hint: the largest its pings gave, clamped */
+	uint64_t hint_ms;
+	/* without a key: the lowest seq below the window that may still come */
+	uint64_t below;
+	/* the seq of the session's last ping answered: its client's FIN comes above it */
+	uint64_t last_seq;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
 	/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
 	uint64_t last_wake;
-	/* the session's ports: one per class socket of its client */
-	uint16_t ports[16];
-	int nports;
+	/* CLOCK_MONOTONIC as the datagram being handled was read (reflect_tick) */
+	uint64_t now;
+	/* the sessions that ended, by a hash of their id (reflect_replayed) */
+	struct ended_session ended[ENDED_CAP];
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
 	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
 	int pi_level;			/* 0 = none */
@@ -2986,7 +3006,8 @@ static int key_load(const char *path)
 	uint8_t buf[KEY_MAX + 1];
 	struct stat st;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO (or a device) is refused below, never waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd < 0) {
 		warnx_("--key-file: cannot open '%s': %s", path, strerror(errno));
@@ -4249,6 +4270,13 @@ static int cls_wait(uint64_t ns, short events)
 	if (ppoll(p, (nfds_t)run.K.ncls, &t, NULL) <= 0) {
 		return 0;
 	}
+	/* a socket with datagrams first: another's TX stamps must not hide them */
+	for (k = 0; k < run.K.ncls; k++) {
+		if (p[k].revents & POLLIN) {
+			cls_use(k);
+			return p[k].revents;
+		}
+	}
 	for (k = 0; k < run.K.ncls; k++) {
 		if (p[k].revents) {
 			cls_use(k);
@@ -4471,13 +4499,23 @@ static void cls_report(FILE *f)
 	int c, w;
 
 	if (!run.side.emit) {
-		for (c = 0; c < run.K.rn; c++) {
+		for (c = 0; run.K.rn && c <= CLS_RROWS; c++) {
 			if (!c) {
 				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
-					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
+					"%-8s %-6s %12s %12s %12s\n", "priority", "tos", "received", "answered",
+					"warm-up");
 			}
-			snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
-			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab,
+			if (c == CLS_RROWS && run.K.r[c].received) {
+				fprintf(f, "%-15s", "no class");	/* pings without a class */
+			} else if (c < run.K.rn) {
+				int tos = run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos;
+
+				snprintf(lab, sizeof(lab), "0x%02x", tos);
+				fprintf(f, "%-8d %-6s", run.K.r[c].prio, lab);
+			} else {
+				continue;
+			}
+			fprintf(f, " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].received,
 				run.K.r[c].answered, run.K.r[c].warmup);
 		}
 		return;
@@ -4561,10 +4599,16 @@ static void cls_json(FILE *f)
 			return;
 		}
 		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < run.K.rn; c++) {
+		for (c = 0; c <= CLS_RROWS; c++) {
+			if (c >= run.K.rn && (c < CLS_RROWS || !run.K.r[c].received)) {
+				continue;
+			}
+			/* the row of pings without a class: priority and TOS null */
 			fprintf(f, "%s\n    {", c ? "," : "");
-			cls_json_prio_tos(f, run.K.r[c].prio, run.K.r[c].tos);
-			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", run.K.r[c].answered, run.K.r[c].warmup);
+			cls_json_prio_tos(f, c < CLS_RROWS ? run.K.r[c].prio : -1,
+					  c < CLS_RROWS ? run.K.r[c].tos : -1);
+			fprintf(f, "\"received\": %" PRIu64 ", \"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}",
+				run.K.r[c].received, run.K.r[c].answered, run.K.r[c].warmup);
 		}
 		fprintf(f, "\n  ],\n");
 		return;
@@ -6543,6 +6587,9 @@ static void mtu_probe(int fd, int family)
  */
 static int mtu_check(unsigned size)
 {
+	unsigned most, least;
+	char fix[100];
+
 	size += run.proto_pre;	/* the PTP header rides in the same datagram */
 	if (!run.path.mtu || size <= run.path.payload) {
 		return 0;
@@ -6551,9 +6598,18 @@ static int mtu_check(unsigned size)
 		run.path.fragmented = true;
 		return 0;
 	}
-	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
-	       size, run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload,
-	       run.path.payload);
+	/* the advice names a size rant takes: what is left after the PTP header */
+	most = run.path.payload > run.proto_pre ? run.path.payload - run.proto_pre : 0;
+	least = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0);
+	if (most >= least) {
+		snprintf(fix, sizeof(fix), "use --size %u or less, or --allow-fragments", most);
+	} else {
+		snprintf(fix, sizeof(fix), "no --size fits in one packet (%u is the least), use --allow-fragments",
+			 least);
+	}
+	warnx_("--size: %u bytes%s exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: %s",
+	       size - run.proto_pre, run.proto_pre ? " and the PTP header of --ptp-probe" : "",
+	       run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload, fix);
 	return -1;
 }
 
@@ -6596,6 +6652,33 @@ static void ow_probe(int fd, const struct sockaddr_storage *peer)
 	}
 }
 
+/*
+ * Classes: every class's socket has the port of the first (SO_REUSEPORT,
+ * socket(7); one user's sockets only), so that the reflector sees one peer,
+ * address and port, whatever class a ping is in (README, Rules).  The
+ * pongs of all classes then come to one of them: the loop waits on all.
+ */
+static int cls_share_port(int fd)
+{
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+
+	if (setopt_int(fd, SOL_SOCKET, SO_REUSEPORT, 1) < 0) {
+		warnx_("--priority/--tos list: SO_REUSEPORT refused: %s", strerror(errno));
+		return -1;
+	}
+	if (!run.K.opening || cfg->ptp_probe) {
+		return 0;	/* the first class's port (or PTP's 319) is the one */
+	}
+	if (getsockname(run.K.fd[0], (struct sockaddr *)&me, &len) < 0 ||
+	    bind(fd, (struct sockaddr *)&me, len) < 0) {
+		warnx_("--priority/--tos list: cannot give class %d the port of class 0: %s",
+		       run.K.opening, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int sock_open_emit(void)
 {
 	struct sockaddr_storage peer;
@@ -6616,6 +6699,9 @@ static int sock_open_emit(void)
 	}
 	/* local receive-buffer drops, reported apart from network loss; best effort */
 	setopt_int(fd, SOL_SOCKET, SO_RXQ_OVFL, 1);
+	if (run.K.ncls > 1 && cls_share_port(fd) < 0) {
+		return -1;
+	}
 	if (cfg->ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
 		return -1;
 	}
@@ -6814,8 +6900,15 @@ static int cls_open(void)
 	run.sock_fd = first;
 	run.ts = keep;
 	if (run.K.nival) {
-		/* every seq still in the window or in the log ring keeps its class */
+		/*
+		 * every seq still in the window or in the log ring keeps its class, and
+		 * every seq whose late pong may still be counted (emit_stale)
+		 */
 		uint64_t n = pow2_at_least(run.win.mask + 1 + run.S.log.cap);
+
+		if (n < ANSWERED_BITS) {
+			n = ANSWERED_BITS;
+		}
 
 		run.K.cmap = calloc(n, 1);
 		run.K.cmap_mask = n - 1;
@@ -6836,35 +6929,29 @@ static void cls_set_tos(int tos)
 	run.K.r_tos = tos;
 }
 
+/* The priority and TOS a ping is answered with: its class's, or the reflector's own. */
+static void cls_answer(uint16_t flags, int *prio, int *tos)
+{
+	*prio = cfg->priority;
+	*tos = cfg->tos;
+	if (flags & PF_CLASS) {
+		unsigned p = (flags >> PF_PRIO_SHIFT) & 0xf;
+
+		*prio = p ? (int)p - 1 : cfg->priority;
+		*tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
+	}
+}
+
 /*
  * Reflect: answer a class ping in its class.  The socket's options change
  * only when the class does (two system calls then), and go back to the
- * reflector's own for pings without a class.
+ * reflector's own for pings without a class (and for FIN_ACKs: flags 0).
  */
-static void cls_reflect(const struct proto_msg *m)
+static void cls_reflect(uint16_t flags)
 {
-	int prio = cfg->priority, tos = cfg->tos, i;
+	int prio, tos;
 
-	if (m->flags & PF_CLASS) {
-		unsigned p = (m->flags >> PF_PRIO_SHIFT) & 0xf;
-
-		prio = p ? (int)p - 1 : cfg->priority;
-		tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
-		for (i = 0; i < run.K.rn; i++) {
-			if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
-				break;
-			}
-		}
-		if (i == run.K.rn && run.K.rn < 16) {
-			run.K.r[run.K.rn].prio = prio;
-			run.K.r[run.K.rn].tos = tos;
-			run.K.rn++;
-		}
-		if (i < run.K.rn) {
-			run.K.r[i].answered++;
-			run.K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
-		}
-	}
+	cls_answer(flags, &prio, &tos);
 	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
 	if (tos != run.K.r_tos) {
 		cls_set_tos(tos);
@@ -6874,6 +6961,34 @@ static void cls_reflect(const struct proto_msg *m)
 		setopt_int(run.sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
 		run.K.r_prio = prio;
 	}
+}
+
+/*
+ * The reflector's row of a ping's class, by the priority and TOS it is
+ * answered with (made at its first ping); CLS_RROWS: no class, or more
+ * classes than rows.  Each admitted ping is booked in it (received,
+ * warm-up by either side's -w) and each pong sent (answered), so that the
+ * rows add up to the session's received, sent and warm-up.
+ */
+static int cls_rrow(uint16_t flags)
+{
+	int prio, tos, i;
+
+	if (!(flags & PF_CLASS)) {
+		return CLS_RROWS;
+	}
+	cls_answer(flags, &prio, &tos);
+	for (i = 0; i < run.K.rn; i++) {
+		if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
+			return i;
+		}
+	}
+	if (run.K.rn == CLS_RROWS) {
+		return CLS_RROWS;
+	}
+	run.K.r[run.K.rn].prio = prio;
+	run.K.r[run.K.rn].tos = tos;
+	return run.K.rn++;
 }
 
 /* --------------------------------------------------------------- report */
@@ -10485,6 +10600,10 @@ static void emit_fin_ack(const struct proto_msg *m, size_t len)
 	}
 	run.E.fin_acked = true;
 	run.E.fin_more = m->flags & PF_MORE;
+	if ((m->flags & PF_PARTIAL) && !m->seq && run.E.fin_counted) {
+		return;		/* a repeated FIN's answer: the session's counts came already */
+	}
+	run.E.fin_counted = true;
 	run.E.srv_received = m->seq;
 	run.E.srv_whole = !(m->flags & PF_PARTIAL);
 	if (m->boot_id) {
@@ -10772,16 +10891,27 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 	if (cfg->spin) {
 		return emit_recv(MSG_DONTWAIT);
 	}
-	if (use_poll) {
+	/* classes: the pongs of all come to one of their sockets (cls_share_port) */
+	if (use_poll || cls_multi_sock()) {
 		int ev = wait_fd(want, POLLIN);
 
 		if (ev & POLLERR) {
-			emit_drain();
+			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
+			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
+				 (int)run.E.txpend + TS_BATCH);
+			if (!(ev & POLLIN)) {
+				/* a socket error (ICMP) is read here */
+				r = emit_recv(MSG_DONTWAIT);
+				return r < 0 ? r : 0;
+			}
 		}
 		if (ev & POLLIN) {
-			while ((r = emit_recv(MSG_DONTWAIT)) > 0) {
+			int i;
+
+			/* at most 64: no stream of datagrams holds the caller past its deadline */
+			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
 			}
-			return r;
+			return r < 0 ? r : 0;
 		}
 		return 0;
 	}
@@ -10794,7 +10924,8 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 
 /*
  * --spin, back-to-back: non-blocking receives until the pong is there.  The
- * clock is read every 64 empty polls only: on the spinning path a vDSO
+ * clock is read every 64 polls only (empty or not, so that no stream of
+ * datagrams holds the loop past its deadline): on the spinning path a vDSO
  * clock_gettime per poll costs more than the poll finds.
  */
 static int emit_spin_pong(const struct txn *x, uint64_t limit)
@@ -10803,11 +10934,11 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
 	int r = 0;
 
 	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
-		r = emit_recv(MSG_DONTWAIT);
+		r = cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
 			break;
 		}
-		if (!r && !(++spins & 63) && mono_ns() >= limit) {
+		if (!(++spins & 63) && mono_ns() >= limit) {
 			break;
 		}
 	}
@@ -10889,6 +11020,20 @@ static int emit_interval_step(uint64_t *next)
  * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
  * its session and sends the T3 stamps it still owes.
  */
+/* Every ping still waiting for its pong is lost (the end's cutoff, a BUSY answer). */
+static void emit_lose_outstanding(void)
+{
+	uint64_t s;
+
+	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if (x->seq == s && awaiting(x)) {
+			emit_lost(x);
+		}
+	}
+}
+
 /* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
 static void emit_await_pongs(uint64_t cutoff)
 {
@@ -10903,15 +11048,7 @@ static void emit_await_pongs(uint64_t cutoff)
 		}
 		if (now >= dl) {
 			if (now >= cutoff) {
-				uint64_t s;
-
-				for (s = run.E.oldest; s < run.E.next_seq; s++) {
-					struct txn *x = &run.win.slot[s & run.win.mask];
-
-					if (x->seq == s && awaiting(x)) {
-						emit_lost(x);
-					}
-				}
+				emit_lose_outstanding();
 				break;
 			}
 			emit_expire(now);
@@ -10919,6 +11056,29 @@ static void emit_await_pongs(uint64_t cutoff)
 		}
 		if (emit_wait_until(dl, true) < 0) {
 			break;
+		}
+	}
+}
+
+/*
+ * The FIN, from every class's socket: a class whose traffic is dropped
+ * (a qdisc, a gate, a policer) does not take the FIN with it.  The first to
+ * arrive is the session's; the reflector answers the others as repeats.
+ */
+static void emit_fin_send(const struct proto_msg *m)
+{
+	int k;
+
+	run.E.fin_sent = true;
+	for (k = 0; k < run.K.ncls; k++) {
+		cls_use(k);
+		proto_encode(run.E.tx, m);
+		memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+		tag_put(run.E.tx, fin_len());
+		if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
+			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+		} else {
+			ts_rekey(run.sock_fd);	/* a key it may have used up */
 		}
 	}
 }
@@ -10939,15 +11099,7 @@ static void emit_fin_exchange(uint64_t hard)
 
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
-			proto_encode(run.E.tx, &m);
-			memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
-			tag_put(run.E.tx, fin_len());
-			run.E.fin_sent = true;
-			if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
-				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
-			} else {
-				ts_rekey(run.sock_fd);	/* a key it may have used up */
-			}
+			emit_fin_send(&m);
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
 			if (limit > hard) {
@@ -10978,7 +11130,9 @@ static void emit_finish(void)
 	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 
 	if (run.E.busy) {
-		return;		/* the reflector serves someone else: nothing to wait for */
+		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
+		emit_lose_outstanding();
+		return;
 	}
 	emit_await_pongs(cutoff);
 	t0 = mono_ns();
@@ -10989,9 +11143,6 @@ static void emit_finish(void)
 	}
 	if (!run.S.c.received) {
 		return;
-	}
-	if (run.K.ncls > 1) {
-		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
 	}
 	emit_fin_exchange(hard);
 }
@@ -11138,28 +11289,62 @@ static int emit_run(void)
 
 #define SEEN_BITS	4096
 
-/* true if seq was already answered (or is too old to tell) */
+/* A seq leaves the window: if it never came, it may still come (reflect_seen). */
+static void reflect_leaves(uint64_t seq, bool came)
+{
+	if (!came && seq >= run.R.first && seq < run.R.below) {
+		run.R.below = seq;
+	}
+}
+
+/* The window moves up to seq: what leaves it is noted, the new seqs start unseen. */
+static void reflect_advance(uint64_t seq)
+{
+	uint64_t i, bit;
+
+	if (!run.R.any) {
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+		run.R.first = seq;	/* a restarted reflector joins mid-session */
+		run.R.below = UINT64_MAX;
+	} else if (seq - run.R.top >= SEEN_BITS) {
+		i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0;
+		for (; i <= run.R.top; i++) {
+			reflect_leaves(i, run.R.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
+		}
+		reflect_leaves(run.R.top + 1, seq - run.R.top == SEEN_BITS);
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+	} else {
+		for (i = run.R.top + 1; i <= seq; i++) {
+			uint64_t *w = &run.R.seen[(i % SEEN_BITS) / 64];
+
+			bit = 1ULL << (i % 64);
+			if (i >= SEEN_BITS) {
+				/* the seq the bit held */
+				reflect_leaves(i - SEEN_BITS, *w & bit);
+			}
+			*w &= ~bit;
+		}
+	}
+	run.R.top = seq;
+	run.R.any = true;
+}
+
+/*
+ * True if seq was already answered (or, with a key, is too old to tell).
+ * Without a key a third party can move the window (README, Rules): a seq
+ * below it that left it unseen is still answered, once, in increasing order.
+ */
 static bool reflect_seen(uint64_t seq)
 {
-	uint64_t i;
-
 	if (!run.R.any || seq > run.R.top) {
-		uint64_t from = run.R.any ? run.R.top + 1 : seq;
-
-		if (!run.R.any || seq - run.R.top >= SEEN_BITS) {
-			memset(run.R.seen, 0, sizeof(run.R.seen));
-		} else {
-			for (i = from; i < seq; i++) {
-				run.R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
-			}
-		}
-		if (!run.R.any) {
-			run.R.first = seq;	/* a restarted reflector joins mid-session */
-		}
-		run.R.top = seq;
-		run.R.any = true;
+		reflect_advance(seq);
 	} else if (run.R.top - seq >= SEEN_BITS) {
-		return true;
+		if (run.key.on || seq < run.R.below) {
+			return true;
+		}
+		run.R.below = seq + 1;
+		run.S.c.late++;	/* arrived after a later ping: reordered */
+		return false;
 	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
 		return true;
 	} else {
@@ -11233,35 +11418,13 @@ static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
 }
 
 /*
- * The session's peer: its first ping's address, from one of its ports.  A
- * client with --priority/--tos classes pings from one socket per class, so
- * a ping flagged PF_CLASS from the same address may add a port, up to 16.
+ * The session's peer: its first ping's address and port, exactly.  A
+ * client with --priority/--tos classes sends every class from that one
+ * port (cls_share_port), so no other port ever belongs to a session.
  */
-static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
+static bool reflect_peer_ok(const struct sockaddr *from)
 {
-	struct sockaddr_storage a;
-	unsigned port = sa_port(from);
-	int i;
-
-	memcpy(&a, &run.R.peer, sizeof(a));
-	if (a.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
-	} else if (a.ss_family == AF_INET) {
-		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
-	}
-	if (!sa_same(&a, from)) {
-		return false;	/* another address */
-	}
-	for (i = 0; i < run.R.nports; i++) {
-		if (run.R.ports[i] == port) {
-			return true;
-		}
-	}
-	if ((flags & PF_CLASS) && run.R.nports < 16) {
-		run.R.ports[run.R.nports++] = (uint16_t)port;
-		return true;
-	}
-	return false;
+	return sa_same(&run.R.peer, from);
 }
 
 /* A datagram refused by a session rule: counted with the session, or with the next one. */
@@ -11446,9 +11609,10 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 /*
  * A reflector that did not run (stopped, starved of CPU) cannot tell that
  * its client fell silent: the client was pinging all along, into the socket
- * queue.  The loop wakes at least every 200 ms; a longer gap since it last
- * ran is the reflector's own stall, credited to the session's last ping so
- * that the queued pings are read before the session is called idle.
+ * queue.  The loop reads the clock after every datagram and wakes at least
+ * every 200 ms; a longer gap since it last did is the reflector's own stall,
+ * credited to the session's last ping so that the queued pings are read
+ * before the session is called idle.
  */
 #define STALL_NS	(1000 * 1000000ULL)
 
@@ -11527,6 +11691,8 @@ static void reflect_start(uint32_t id)
 	run.R.fin_rounds = 0;
 	run.R.fin_waited = false;
 	run.R.ahead = 0;
+	run.R.hint_ms = 0;
+	run.R.below = UINT64_MAX;
 	run.R.measuring = false;
 	run.R.src_probed = 0;
 	run.R.src_same = false;
@@ -11539,6 +11705,39 @@ static void reflect_start(uint32_t id)
 	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
 	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
+}
+
+static struct ended_session *reflect_ended(uint32_t id)
+{
+	return &run.R.ended[(id * 2654435761u) >> 20 & (ENDED_CAP - 1)];
+}
+
+/*
+ * The session ending now: its id, the highest seq it saw, and whether any
+ * later ping of it is a replay: after a keyed FIN, which only its client can
+ * send.  A FIN without a key can be forged from the client's address: then,
+ * as after an idle end, only pings up to that seq are replays.
+ */
+static void reflect_remember(int reason)
+{
+	struct ended_session *e = reflect_ended(run.S.id);
+
+	e->id = run.S.id;
+	e->how = reason == STOP_FIN && run.key.on ? ENDED_ALL : ENDED_UPTO;
+	e->top = run.R.any ? run.R.top : 0;
+}
+
+/*
+ * A ping of a session that ended is a replay (README, Rules).  A client
+ * that really was silent that long (or whose session a forged FIN ended)
+ * goes on above its highest seq, in a new session.
+ */
+static bool reflect_replayed(const struct proto_msg *m)
+{
+	const struct ended_session *e = reflect_ended(m->session);
+
+	return e->how != ENDED_NONE && e->id == m->session &&
+	       (e->how == ENDED_ALL || m->seq <= e->top);
 }
 
 /*
@@ -11601,7 +11800,10 @@ static void reflect_end(int reason)
 	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
 	reflect_flush();
 	if (run.R.any) {
-		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
+		uint64_t span = run.R.top + 1 - run.R.first;
+
+		/* without a key a replay below the window may count twice: never below 0 */
+		run.S.c.lost = span > run.R.distinct ? span - run.R.distinct : 0;
 	}
 	if (run.S.c.breaches && !run.hww.failed) {
 		exit_code = EXIT_BREACH;
@@ -11613,10 +11815,27 @@ static void reflect_end(int reason)
 	if (exit_code > run.R.exit_code) {
 		run.R.exit_code = exit_code;
 	}
+	reflect_remember(reason);
 	run.R.last_id = run.S.id;
 	run.R.active = false;
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * The reflector's clock, read once per datagram (before it is handled) and
+ * once per wake-up: whatever arrives, and however often, the stall is
+ * credited and the session's idleness judged on time.  False: the run is
+ * over (--once after its session, or a breach).
+ */
+static bool reflect_tick(uint64_t now)
+{
+	run.R.now = now;
+	reflect_stall_credit(now);
+	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
+		reflect_end(STOP_IDLE);
+	}
+	return run.R.active || !run.R.sessions || !(cfg->once || run.R.exit_code == EXIT_BREACH);
 }
 
 /*
@@ -11711,13 +11930,16 @@ static void reflect_junk(int err)
 static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
-	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
+	cls_reflect(0);	/* the FIN_ACK in the reflector's own class, whatever the FIN says */
 	if ((run.R.active && m->session == run.S.id) ||
 	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
-		if (reflect_peer_ok(from, 0)) {
-			reflect_fin(m, buf, len, from, fromlen);
-		} else {
+		if (!reflect_peer_ok(from)) {
 			reflect_reject(GR_PEER);
+		} else if (run.R.active && run.R.any && m->seq <= run.R.last_seq) {
+			/* the client's FIN carries its next seq, above its last ping */
+			reflect_reject(GR_FIN_SEQ);
+		} else {
+			reflect_fin(m, buf, len, from, fromlen);
 		}
 	} else if (run.R.active) {
 		run.S.c.foreign++;
@@ -11735,6 +11957,10 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
+	if ((!run.R.active || m->session != run.S.id) && reflect_replayed(m)) {
+		reflect_reject(GR_ENDED);	/* opens nothing, told nothing, blocks no one */
+		return false;
+	}
 	if (run.R.active && m->session != run.S.id) {
 		if (now - run.R.last_rx <= run.R.idle_ns) {
 			/* a second client: told BUSY while this one runs */
@@ -11749,7 +11975,7 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			return false;
 		}
 	}
-	if (run.R.active && !reflect_peer_ok(from, m->flags)) {
+	if (run.R.active && !reflect_peer_ok(from)) {
 		reflect_reject(GR_PEER);	/* the session's id from another address or port */
 		return false;
 	}
@@ -11758,52 +11984,75 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 		memset(&run.R.peer, 0, sizeof(run.R.peer));
 		memcpy(&run.R.peer, from,
 		       fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
-		run.R.ports[0] = (uint16_t)sa_port(from);
-		run.R.nports = 1;
 	}
 	return true;
 }
 
 /*
- * A ping of the session: a seq far ahead needs a second ping to confirm it
- * (a forgery would poison the duplicate window), the idle hint is clamped,
- * a duplicate is counted.  False: not answered.
+ * Without a key, a seq more than SEQ_AHEAD_MAX beyond the highest is taken
+ * only when the session has been silent for longer than its idle hint (its
+ * client's pings were not arriving) and the next ping confirms it: a third
+ * party cannot silence a client that is pinging.  With a key the tag says
+ * the client sent it.  True: refused.
+ */
+static bool reflect_far_ahead(uint64_t seq, uint64_t now)
+{
+	if (run.key.on || !run.R.any || seq <= run.R.top || seq - run.R.top <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	if (now - run.R.last_rx > run.R.hint_ms * 1000000ULL && run.R.ahead && seq > run.R.ahead &&
+	    seq - run.R.ahead <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	run.R.ahead = seq;
+	return true;
+}
+
+/*
+ * A ping of the session: a seq far ahead may need a second ping to confirm
+ * it, the idle hint is clamped, a duplicate is counted.  False: not answered.
  */
 static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 {
-	uint64_t idle;
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	uint64_t idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
 
-	if (run.R.any && m->seq > run.R.top && m->seq - run.R.top > SEQ_AHEAD_MAX) {
-		/* a real client that lost that many pings sends the next one right after */
-		if (!run.R.ahead || m->seq <= run.R.ahead || m->seq - run.R.ahead > SEQ_AHEAD_MAX) {
-			run.R.ahead = m->seq;
-			reflect_reject(GR_SEQ_AHEAD);
-			return false;
-		}
+	if (reflect_far_ahead(m->seq, now)) {
+		reflect_reject(GR_SEQ_AHEAD);
+		return false;
 	}
 	run.R.ahead = 0;
-	run.R.last_rx = run.R.last_wake = now;
-	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
-	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
-	run.R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
 	if (reflect_seen(m->seq)) {
+		/* a repeat (with a key: a replay) is no sign of the client, keeps nothing alive */
 		run.S.c.duplicate++;
 		return false;
 	}
+	run.R.last_rx = now;
+	/* the largest hint of the session: a forged ping cannot shorten it */
+	if (idle > run.R.hint_ms) {
+		run.R.hint_ms = idle;
+	}
+	run.R.idle_ns = (run.R.hint_ms > 1500 ? 2 * run.R.hint_ms : 3000) * 1000000ULL;
+	run.R.last_seq = m->seq;
 	return true;
 }
 
 /* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
 static bool reflect_count(const struct proto_msg *m)
 {
+	int row = cls_rrow(m->flags);
+
 	run.R.distinct++;
 	run.S.c.received++;
+	run.K.r[row].received++;
 	if (m->flags & PF_WARMUP) {
 		run.S.c.warmup++;
+		run.K.r[row].warmup++;
 	} else if (run.S.c.received <= cfg->warmup) {
 		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
 		run.S.c.warmup++;
 		run.S.c.warmup_local++;
+		run.K.r[row].warmup++;
 		return true;
 	} else if (!run.R.measuring) {
 		/* the session's first measured ping: its measurement starts */
@@ -11837,7 +12086,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	if (room & PF_T3W) {
 		echo_pop(p);
 	}
-	cls_reflect(m);
+	cls_reflect(m->flags);
 	if (run.ts.hw && run.phc.method != PHC_NONE && run.ts.wire_off &&
 	    (run.S.c.received <= PHC_OFF_FIRST || !(run.S.c.received % PHC_OFF_FIRST))) {
 		/*
@@ -11931,7 +12180,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		reflect_junk(PE_TYPE);
 		return;
 	}
-	now = mono_ns();
+	now = run.R.now;	/* read as it arrived (reflect_recv) */
 	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
 		return;
 	}
@@ -11943,6 +12192,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	}
 	pmc_read(run.pmc_tx);
 	run.S.c.sent++;
+	run.K.r[cls_rrow(m.flags)].answered++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	if (!(proto_room(len) & PF_T3W)) {
 		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
@@ -11976,7 +12226,7 @@ static int reflect_recv(int flags)
 	if (r == -ECONNREFUSED) {
 		return 0;
 	}
-	if (r > 0 && rx.ours) {
+	if (r > 0 && reflect_tick(mono_ns()) && rx.ours) {
 		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
 		reflect_hw_check(false);
@@ -12009,11 +12259,15 @@ static int reflect_run(void)
 		    (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont)))) {
 			break;
 		}
-		if (r > 0 && !cfg->spin) {
+		if (r > 0) {
+			/* reflect_recv read the clock for it: -d holds under any traffic */
+			if (run.R.end && run.R.now >= run.R.end) {
+				break;
+			}
 			continue;
 		}
-		/* spinning: look at the clock every 64 polls, act every 10 ms */
-		if (cfg->spin && (r > 0 || (++spins & 63))) {
+		/* spinning: look at the clock every 64 empty polls, act every 10 ms */
+		if (cfg->spin && (++spins & 63)) {
 			continue;
 		}
 		now = mono_ns();
@@ -12022,11 +12276,7 @@ static int reflect_run(void)
 		}
 		last_check = now;
 		reflect_drain();
-		reflect_stall_credit(now);
-		if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
-			reflect_end(STOP_IDLE);
-		}
-		if (run.R.end && now >= run.R.end) {
+		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
 			break;
 		}
 	}
@@ -13591,24 +13841,27 @@ static int opt_threaded(const struct opt_def *o, const char *a)
 static int opt_list(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
 		    uint64_t *out, int maxn, int *n)
 {
-	char item[32];
 	const char *p = s;
 
 	*n = 0;
 	for (;;) {
 		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
+		/* each item whole, however long: a cut item would parse as another number */
+		char *item = strndup(p, e ? (size_t)(e - p) : strlen(p));
+		int r;
 
-		if (*n == maxn) {
-			warnx_("--%s: '%s' has more than %d values", o->name, s, maxn);
+		if (!item) {
+			warnx_("--%s: cannot allocate: %s", o->name, strerror(errno));
 			return -1;
 		}
-		if (len >= sizeof(item)) {
-			len = sizeof(item) - 1;
+		if (*n == maxn) {
+			warnx_("--%s: '%s' has more than %d values", o->name, s, maxn);
+			free(item);
+			return -1;
 		}
-		memcpy(item, p, len);
-		item[len] = 0;
-		if (opt_u64(o, e || *n ? item : s, min, max, &out[*n]) < 0) {
+		r = opt_u64(o, item, min, max, &out[*n]);
+		free(item);
+		if (r < 0) {
 			return -1;
 		}
 		(*n)++;
@@ -14064,6 +14317,12 @@ static int cls_check(const bool *given)
 	if (run.K.ncls < 1) {
 		run.K.ncls = 1;
 	}
+	if (run.K.ncls > 1 && run.K.nprio == 1 && opts.priority > 14) {
+		/* every class carries it in 4 bits of its pings (cls_before_send) */
+		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
+		       opts.priority);
+		return -1;
+	}
 	for (i = 0; i < run.K.ncls; i++) {
 		if (run.K.nprio <= 1) {
 			run.K.prio[i] = opts.priority;
@@ -14198,6 +14457,20 @@ static int opt_check_earlier(const bool *given)
 	return 0;
 }
 
+/* The smallest --size given (of a list, or the one value). */
+static unsigned opt_size_min(void)
+{
+	unsigned m = opts.size;
+	int i;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		if (run.K.size[i] && run.K.size[i] < m) {
+			m = run.K.size[i];
+		}
+	}
+	return m;
+}
+
 /* --key-file: load the key; the tag needs 8 bytes after the header. */
 static int opt_check_key(const bool *given)
 {
@@ -14205,12 +14478,18 @@ static int opt_check_key(const bool *given)
 	if (!opts.key_file) {
 		return 0;
 	}
-	if (opts.size < proto_min_size(true)) {
-		if (given[O_SIZE]) {
-			warnx_("--key-file: needs --size %u or more (the tag follows the %d-byte header)",
-			       proto_min_size(true), PROTO_HDR_LEN);
-			return -1;
+	if (given[O_SIZE] && opt_size_min() < proto_min_size(true)) {
+		/* every size of a list: one without room would go out untagged, all lost */
+		char list[40] = "";
+
+		if (run.K.nsz > 1) {
+			snprintf(list, sizeof(list), ", the list has %u", opt_size_min());
 		}
+		warnx_("--key-file: needs --size %u or more (the tag follows the %d-byte header)%s",
+		       proto_min_size(true), PROTO_HDR_LEN, list);
+		return -1;
+	}
+	if (opts.size < proto_min_size(true)) {
 		opts.size = proto_min_size(true);
 	}
 	return key_load(opts.key_file);
@@ -14324,6 +14603,12 @@ static int opt_check(const bool *given)
 	return 0;
 }
 
+/* Options whose value may be a list: a second one would replace the first. */
+static bool opt_is_list(const struct opt_def *o)
+{
+	return o->set == opt_sizes || o->set == opt_class || o->set == opt_interval;
+}
+
 /* getopt_long's array and short option string, from the table. */
 static void opt_getopt(struct option *lo, char *so)
 {
@@ -14372,6 +14657,11 @@ static int opt_parse(int argc, char **argv)
 		}
 		if (c == ':') {
 			warnx_("%s: needs a value", optopt ? opt_name(optopt) : argv[optind - 1]);
+			return -1;
+		}
+		if (given[c] && opt_is_list(opt_find(c))) {
+			warnx_("%s: given twice; give it once, one value or one list (%s)", opt_name(c),
+			       c == O_SIZE ? "64,512,1400" : c == O_INTERVAL ? "100,200,400" : "1,2,3");
 			return -1;
 		}
 		given[c] = true;

@@ -5,10 +5,11 @@
 # sweeps (--size lists) over a veth pair between two throwaway namespaces:
 #
 #   per class and per size the counts are exact and both ends agree; each
-#   class's TOS is on the wire in both directions (tcpdump -v); a class whose
-#   pongs are dropped shows its loss and no other class does; the class x size
-#   matrix; --analyze rebuilds the tables from the CLASS/SIZE log columns;
-#   breach lines name the class; a size above the MTU exits 2 before sending;
+#   class's TOS is on the wire in both directions, all classes from one
+#   client port (tcpdump -v -x); a class whose pongs are dropped shows its
+#   loss and no other class does; the class x size matrix; --analyze
+#   rebuilds the tables from the CLASS/SIZE log columns; breach lines name
+#   the class; a size above the MTU exits 2 before sending;
 #   one value of each option leaves report, JSON and log as they were.
 #
 # Counts, structure and consistency only, never latencies (a noisy 2-core VM).
@@ -65,7 +66,7 @@ chk(sorted((x["priority"], x["tos"], x["answered"], x["warmup"]) for x in rc) ==
     "reflector: answered each class in its priority and tos, counts agree", rc)
 '
 	check "classes: report has a row per class" grep -Eq '^2  prio 3 tos 0x40 +1010 +1010 +0 ' "$WORK/c1c.out"
-	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +10$' "$WORK/c1r.out"
+	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +1010 +10$' "$WORK/c1r.out"
 }
 
 # 2. The TOS of each class on the wire, pings and pongs, seen by tcpdump -v.
@@ -75,7 +76,7 @@ t_wire() {
 		skip "wire: tcpdump not installed"
 		return
 	fi
-	in_b tcpdump -nn -v -l -i "$VETH_B" udp port "$PORT" >"$WORK/dump.txt" 2>"$WORK/dump.err" &
+	in_b tcpdump -nn -v -x -l -i "$VETH_B" udp port "$PORT" >"$WORK/dump.txt" 2>"$WORK/dump.err" &
 	tpid=$!
 	BG_PIDS+=("$tpid")
 	if ! wait_for 5 grep -q 'listening on' "$WORK/dump.err"; then
@@ -94,28 +95,32 @@ t_wire() {
 	wait "$tpid" 2>/dev/null
 	py_checks wire '
 import re
-lines = open(os.path.join(W, "dump.txt")).read().split("\n")
-seen = {}
-tos = None
-for ln in lines:
+pkts, cur = [], None
+for ln in open(os.path.join(W, "dump.txt")).read().split("\n"):
     m = re.search(r"IP \(tos (0x[0-9a-f]+)", ln)
     if m:
-        tos = int(m.group(1), 16) & 0xfc  # without the ECN bits
+        cur = {"tos": int(m.group(1), 16) & 0xfc, "hex": ""}  # without the ECN bits
+        pkts.append(cur)
         continue
-    m = re.search(r"(\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): UDP, length (\d+)", ln)
-    if m and tos is not None:
-        sp, dp = int(m.group(2)), int(m.group(4))
-        key = ("ping", sp) if dp == 12345 else ("pong", dp)
-        seen.setdefault(key, {}).setdefault(tos, 0)
-        seen[key][tos] += 1
-        tos = None
-pings = {k[1]: v for k, v in seen.items() if k[0] == "ping"}
-pongs = {k[1]: v for k, v in seen.items() if k[0] == "pong"}
-chk(len(pings) == 3, "three client ports (a socket per class)", sorted(pings))
-chk(all(len(v) == 1 for v in pings.values()), "each class socket sends one TOS", pings)
-chk(sorted(list(v)[0] for v in pings.values()) == [0, 32, 184], "the pings carry TOS 0x00, 0x20, 0xb8", pings)
-chk(all(sum(v.values()) >= 45 for v in pings.values()), "about a third of the pings per class", pings)
-chk(all(p in pongs and list(pongs[p]) == list(pings[p]) for p in pings), "each pong carries its ping class TOS", pongs)
+    m = re.search(r"(\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): UDP", ln)
+    if m and cur is not None:
+        cur["sp"], cur["dp"] = int(m.group(2)), int(m.group(4))
+        continue
+    m = re.match(r"\s+0x[0-9a-f]+:\s+((?:[0-9a-f]{4} ?)+)", ln)
+    if m and cur is not None:
+        cur["hex"] += m.group(1).replace(" ", "")
+pings, pongs, ports = {}, {}, set()
+for p in pkts:
+    kind = int(p["hex"][66:68], 16) if len(p["hex"]) >= 68 else 0  # IPv4 20 + UDP 8 + 5: rant type
+    if kind == 1:
+        ports.add(p["sp"])
+        pings[p["tos"]] = pings.get(p["tos"], 0) + 1
+    elif kind == 2:
+        pongs[p["tos"]] = pongs.get(p["tos"], 0) + 1
+chk(len(ports) == 1, "one client port for every class (the reflector sees one peer)", sorted(ports))
+chk(sorted(pings) == [0, 32, 184], "the pings carry TOS 0x00, 0x20, 0xb8", pings)
+chk(all(v >= 45 for v in pings.values()), "about a third of the pings per class", pings)
+chk(pongs == pings, "each class TOS comes back as often as it went: pongs in their ping class", pongs)
 '
 }
 

@@ -3125,6 +3125,17 @@ static void test_guard_keyfile(void)
 		e = cap_stop(&c);
 		ok(r < 0 && one_rant_line(e), "guard: a missing key file is one line", "'%s'", e);
 		free(e);
+		/* a FIFO nobody writes: refused at once (it would block both ends' open) */
+		tmp_path(path, sizeof(path), "fifo");
+		unlink(path);
+		ok(mkfifo(path, 0600) == 0, "guard: a FIFO made", "%s", strerror(errno));
+		cap_start(&c, 2);
+		r = key_load(path);
+		e = cap_stop(&c);
+		ok(r < 0 && one_rant_line(e) && strstr(e, "not a regular file"), "guard: a FIFO as key file: refused, not waited on",
+		   "'%s'", e);
+		free(e);
+		unlink(path);
 	}
 }
 
@@ -3362,8 +3373,18 @@ static void test_guard_reflector(void)
 		m.seq = 50001;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.S.c.received == 4 && run.R.top == 50001 && run.S.c.rejected[GR_SEQ_AHEAD] == 2,
-		   "guard: a real jump (after an outage) is confirmed by the next ping", "-");
+		ok(run.S.c.received == 3 && run.R.top == 2 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		   "guard: two forged pings far ahead while the client pings: both refused", "-");
+		/* the client silent for longer than its idle hint (its pings lost): a real outage */
+		run.R.now = run.R.last_rx + run.R.hint_ms * 1000000ULL + 1;
+		m.seq = 50002;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		m.seq = 50003;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(run.S.c.received == 5 && run.R.top == 50003 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		   "guard: after a silence longer than the hint a jump is taken, confirmed by the ping before", "-");
 		m.session = 0x78;
 		m.seq = 0;
 		proto_encode(buf, &m);
@@ -3378,6 +3399,187 @@ static void test_guard_reflector(void)
 	run.win.slot = NULL;
 	run.echo.q = NULL;
 	run.key.on = false;
+}
+
+/* One datagram to reflect_packet from a peer, at the reflector's clock now. */
+static void guard_rx(int type, uint32_t session, uint64_t seq, uint16_t flags, uint32_t idle,
+		     const struct sockaddr_in6 *from, uint64_t now)
+{
+	uint8_t buf[PROTO_HDR_LEN + TAG_LEN];
+	size_t len = run.key.on ? sizeof(buf) : PROTO_HDR_LEN;
+	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .flags = flags,
+			       .idle_ms = idle };
+
+	struct capture c;
+
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	tag_put(buf, len);
+	run.R.now = now;
+	if (type == PT_FIN) {
+		cap_start(&c, 1);	/* the session's report */
+	}
+	reflect_packet(buf, len, 0, 0, false, (const struct sockaddr *)from, sizeof(*from));
+	if (type == PT_FIN) {
+		free(cap_stop(&c));
+	}
+}
+
+/*
+ * Sessions across their end (replays after a FIN and after an idle end,
+ * during another session), sequence numbers walking the window up, the
+ * session's idle hint, the loss count that never wraps, class rows.
+ */
+static void test_guard_sessions(void)
+{
+	static struct echo q[ECHO_CAP];
+	struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
+	struct capture c;
+	uint64_t s, t = 1000000000ULL, lost;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = PROTO_HDR_LEN;
+	o6.sin6_port = htons(5001);
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x77, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x77, 10, 0, 0, &p6, t);
+	ok(!run.R.active && run.R.sessions == 1, "guard: the FIN ends the session", "-");
+	guard_rx(PT_PING, 0x77, 5, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x77, 9, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 2,
+	   "guard: after its FIN, a ping of the session up to its highest seq opens nothing", "%" PRIu64,
+	   run.R.carry_rej[GR_ENDED]);
+	/* keyed: only the client can have sent the FIN, so every later ping is a replay */
+	run.key.on = true;
+	run.key.k[0] = 1;
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x66, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x66, 10, 0, 0, &p6, t);
+	guard_rx(PT_PING, 0x66, 1000, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.sessions == 2 && run.R.carry_rej[GR_ENDED] == 1,
+	   "guard: after a keyed FIN, a ping of the session (any seq) opens nothing", "%" PRIu64,
+	   run.R.carry_rej[GR_ENDED]);
+	run.key.on = false;
+	/* no key: the FIN may have been forged, the client goes on above its highest seq */
+	guard_rx(PT_PING, 0x77, 10, 0, 1001, &p6, t);
+	ok(run.R.active && run.S.id == 0x77, "guard: after a FIN without a key, the client goes on above it", "-");
+	guard_rx(PT_FIN, 0x77, 11, 0, 0, &p6, t);
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
+	}
+	ok(run.R.active && run.S.id == 0x88 && !run.S.c.rejected[GR_ENDED], "guard: the next session opens", "-");
+	t += 4 * NSEC_PER_SEC;	/* idle timeout 3 s */
+	cap_start(&c, 1);
+	reflect_tick(t);
+	free(cap_stop(&c));
+	ok(!run.R.active && run.R.sessions == 4, "guard: the next session ends idle", "-");
+	guard_rx(PT_PING, 0x88, 9, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 1, "guard: after an idle end, a ping up to its highest seq opens nothing", "-");
+	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t);
+	ok(run.R.active && run.S.id == 0x88 && run.S.c.received == 1,
+	   "guard: ... above it, its client goes on in a new session", "-");
+	guard_rx(PT_PING, 0x77, 3, 0, 1001, &o6, t);
+	ok(run.S.c.rejected[GR_ENDED] == 2 && !run.S.c.foreign && !run.S.c.rejected[GR_BUSY_SENT],
+	   "guard: a replay while another session runs: no BUSY, not foreign", "-");
+
+	/* a repeat is no sign of the client: it keeps nothing alive */
+	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t + NSEC_PER_SEC);
+	ok(run.R.last_rx == t && run.S.c.duplicate == 1, "guard: a repeated ping does not keep the session alive",
+	   "last_rx %" PRIu64, run.R.last_rx);
+	run.S.c.duplicate = 0;
+	/* the session's idle hint is its largest: a forged ping cannot shorten it */
+	guard_rx(PT_PING, 0x88, 11, 0, 60000, &p6, t);
+	guard_rx(PT_PING, 0x88, 12, 0, 0, &p6, t);
+	ok(run.R.hint_ms == 60000 && run.R.idle_ns == 120000ULL * 1000000ULL, "guard: the idle hint is the largest given",
+	   "%" PRIu64, run.R.hint_ms);
+
+	/* forged pings walking the window up in steps below 4096: real pings still answered */
+	guard_rx(PT_PING, 0x88, 4000, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x88, 8000, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x88, 12000, 0, 1001, &p6, t);
+	for (s = 13; s < 113; s++) {
+		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
+	}
+	ok(run.S.c.received == 106 && !run.S.c.duplicate, "guard: no key: after a walk the client's own pings are answered",
+	   "received %" PRIu64 " duplicate %" PRIu64, run.S.c.received, run.S.c.duplicate);
+	guard_rx(PT_PING, 0x88, 50, 0, 1001, &p6, t);
+	ok(run.S.c.duplicate == 1, "guard: ... once each, in increasing order", "-");
+	guard_rx(PT_FIN, 0x88, 100, 0, 0, &p6, t);
+	ok(run.R.active && run.S.c.rejected[GR_FIN_SEQ] == 1,
+	   "guard: a FIN below the session's last ping is not its client's: refused", "-");
+	guard_rx(PT_FIN, 0x88, 113, 0, 0, &p6, t);
+	ok(!run.R.active, "guard: ... its client's FIN, above it, ends the session (a walk moved the window)", "-");
+	/*
+	 * No key: replays of seen seqs below the window, above one that never
+	 * came, are answered again and count twice: the loss count stays at 0.
+	 */
+	for (s = 0; s <= 5000; s++) {
+		if (s != 1) {
+			guard_rx(PT_PING, 0xaa, s, 0, 1001, &p6, t);
+		}
+	}
+	for (s = 2; s < 900; s++) {
+		guard_rx(PT_PING, 0xaa, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0xaa, 5001, 0, 0, &p6, t);
+	lost = run.S.c.lost;
+	ok(run.S.c.received == 5000 + 898 && lost == 0, "guard: the reflector's loss count never goes below 0 (no wrap)",
+	   "received %" PRIu64 " lost %" PRIu64, run.S.c.received, lost);
+
+	/* with a key the window moves only with the client: a seq below it is a replay */
+	run.key.on = true;
+	run.R.active = false;
+	reflect_start(0x99);
+	memcpy(&run.R.peer, &p6, sizeof(p6));
+	for (s = 0; s < 5000; s++) {
+		if (s != 7) {
+			run.R.now = t;
+			(void)reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = s,
+								 .idle_ms = 1001 }, t);
+		}
+	}
+	ok(reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = 7, .idle_ms = 1001 }, t) == false,
+	   "guard: keyed: a seq below the window is a replay", "-");
+	ok(reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = 90000, .idle_ms = 1001 }, t),
+	   "guard: keyed: a seq far ahead is the client's (the tag says so)", "-");
+	run.key.on = false;
+	reset_globals();
+	run.win.slot = NULL;
+	run.echo.q = NULL;
+}
+
+/* Class rows on the reflector: a FIN books none, the reflector's own -w is in them. */
+static void test_guard_class_rows(void)
+{
+	static struct echo q[ECHO_CAP];
+	struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) };
+	uint64_t s, t = 1000000000ULL, rec = 0, warm = 0;
+	int i;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = PROTO_HDR_LEN;
+	opts.warmup = 4;
+	guard_rx(PT_FIN, 0x4343, 0, PF_CLASS | 3u << PF_PRIO_SHIFT, 0, &p6, t);
+	for (s = 0; s < 30; s++) {
+		guard_rx(PT_PING, 0x55, s, PF_CLASS | (uint16_t)((s % 3 + 1) << PF_PRIO_SHIFT), 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x4444, 0, PF_CLASS | 9u << PF_PRIO_SHIFT, 0, &p6, t);
+	guard_rx(PT_PING, 0x55, 30, 0, 1001, &p6, t);
+	for (i = 0; i <= CLS_RROWS; i++) {
+		rec += run.K.r[i].received;
+		warm += run.K.r[i].warmup;
+	}
+	ok(run.K.rn == 3, "guard: FINs with class bits book no class row", "rows %d", run.K.rn);
+	ok(rec == run.S.c.received && warm == run.S.c.warmup && warm == 4 && run.K.r[CLS_RROWS].received == 1,
+	   "guard: class rows add up to received and warm-up (the reflector's own -w too)",
+	   "rows %" PRIu64 "/%" PRIu64 " session %" PRIu64 "/%" PRIu64, rec, warm, run.S.c.received, run.S.c.warmup);
+	reset_globals();
+	run.win.slot = NULL;
+	run.echo.q = NULL;
 }
 
 /* --------------------------------------------------- classes and sizes */
@@ -3411,6 +3613,25 @@ static const struct {
 	{ -1, "-a h --priority 1,2 --interval 100,200,300", "--interval: 3 values for 2 classes" },
 	{ -1, "-a h --interval 100,200", "--interval: 2 values for 1 classes" },
 	{ -1, "-a h --priority 1,2 --interval 100,0", "--interval: '0' is out of range (1 to 60000000)" },
+	/* items are parsed whole, however long (they were cut at 31 characters) */
+	{ -1, "-a h --tos 1,2 --interval 100,0000000000000000000000000002000zz",
+	  "--interval: '0000000000000000000000000002000zz' is not a whole number" },
+	{ 0, "-a h --tos 1,2 --interval 100,000000000000000000000000000000002000", NULL },
+	{ -1, "-a h --size 64,00000000000000000000000000000000000000128zz --count 5",
+	  "'00000000000000000000000000000000000000128zz' is not a whole number" },
+	/* one --priority for every class: it travels in 4 bits of the ping */
+	{ -1, "-a h --priority 20 --tos 0,8", "--priority: 20 with a --tos list; the classes carry their priority in the ping, 0 to 14" },
+	{ -1, "-a h --priority 15 --tos 0,8", "--priority: 15 with a --tos list" },
+	{ 0, "-a h --priority 14 --tos 0,8", NULL },
+	/* a list option given twice would drop one: refused */
+	{ -1, "-a h --tos 1,2 --tos 3", "--tos: given twice; give it once, one value or one list (1,2,3)" },
+	{ -1, "-a h --priority 1 --priority 2", "--priority: given twice" },
+	{ -1, "-a h --size 64 --size 128,256 --count 5", "--size: given twice; give it once, one value or one list (64,512,1400)" },
+	{ -1, "-a h --tos 1,2 --interval 100,200 --interval 300,400", "--interval: given twice" },
+	/* --key-file: every size of the list has room for the tag */
+	{ -1, "-a h --size 128,64 --count 5 --key-file /nonexistent/k",
+	  "--key-file: needs --size 72 or more (the tag follows the 64-byte header), the list has 64" },
+	{ -1, "-a h --size 128,72 --count 5 --key-file /nonexistent/k", "--key-file: cannot open" },
 };
 
 /*
@@ -3582,6 +3803,18 @@ static void test_classes_schedule(void)
 	r = sock_open_emit() < 0 ? -1 : cls_open();
 	ok(r == 0 && run.K.fd[1] > 0 && run.K.fd[2] > 0 && run.K.fd[1] != run.K.fd[2] && run.K.fd[0] == run.sock_fd,
 	   "classes: a socket per class", "r=%d fds %d %d %d", r, run.K.fd[0], run.K.fd[1], run.K.fd[2]);
+	{
+		struct sockaddr_in me[3];
+		socklen_t ml;
+
+		for (k = 0; r == 0 && k < 3; k++) {
+			ml = sizeof(me[k]);
+			getsockname(run.K.fd[k], (struct sockaddr *)&me[k], &ml);
+		}
+		ok(r == 0 && me[0].sin_port && me[0].sin_port == me[1].sin_port && me[1].sin_port == me[2].sin_port,
+		   "classes: ... all on one local port (the reflector sees one peer)", "ports %u %u %u",
+		   ntohs(me[0].sin_port), ntohs(me[1].sin_port), ntohs(me[2].sin_port));
+	}
 	for (k = 0; r == 0 && k < 3; k++) {
 		int want_prio = k + 1, want_tos = 32 * k;
 
@@ -3653,7 +3886,8 @@ static void test_classes_reflect(void)
 	cls_open();
 	m.flags = PF_CLASS | (3u << PF_PRIO_SHIFT);
 	run.K.rx_tos = 64;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
+	run.K.r[cls_rrow(m.flags)].answered++;
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	prio_ok = v == 2;
 	len = sizeof(v);
@@ -3661,18 +3895,21 @@ static void test_classes_reflect(void)
 	tos_ok = v == 64;
 	ok(prio_ok && tos_ok, "classes: reflector takes SO_PRIORITY from the ping, TOS as received", "tos %d", v);
 	m.flags |= PF_WARMUP;
-	cls_reflect(&m);
+	run.K.r[cls_rrow(m.flags)].answered++;
+	run.K.r[cls_rrow(m.flags)].warmup++;
 	m.flags = PF_CLASS | (5u << PF_PRIO_SHIFT);
 	run.K.rx_tos = 0;
-	cls_reflect(&m);
+	run.K.r[cls_rrow(m.flags)].answered++;
 	ok(run.K.rn == 2 && run.K.r[0].prio == 2 && run.K.r[0].tos == 64 && run.K.r[0].answered == 2 && run.K.r[0].warmup == 1 &&
 	   run.K.r[1].prio == 4 && run.K.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", run.K.rn);
 	m.flags = 0;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
 	len = sizeof(v);
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	ok(v == 0 && run.K.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
 	   "prio %d", v);
+	ok(cls_rrow(m.flags) == CLS_RROWS && run.K.rn == 2, "classes: ... and booked in a row apart from the classes",
+	   "rn %d", run.K.rn);
 	close(fd);
 	run.sock_fd = -1;
 	reset_globals();
@@ -8230,6 +8467,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_peers),
 	CASE(test_guard_client),
 	CASE(test_guard_reflector),
+	CASE(test_guard_sessions),
+	CASE(test_guard_class_rows),
 	CASE(test_interval_drain),
 	CASE(test_classes_opts),
 	CASE(test_classes_interval),
