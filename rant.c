@@ -11822,11 +11822,18 @@ static void reflect_end(int reason)
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 }
 
+/* The run is over after a session: --once, or a breach without -C (-C carries on). */
+static bool reflect_done(void)
+{
+	return !run.R.active && run.R.sessions &&
+	       (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont));
+}
+
 /*
  * The reflector's clock, read once per datagram (before it is handled) and
  * once per wake-up: whatever arrives, and however often, the stall is
  * credited and the session's idleness judged on time.  False: the run is
- * over (--once after its session, or a breach).
+ * over (reflect_done).
  */
 static bool reflect_tick(uint64_t now)
 {
@@ -11835,7 +11842,7 @@ static bool reflect_tick(uint64_t now)
 	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
 		reflect_end(STOP_IDLE);
 	}
-	return run.R.active || !run.R.sessions || !(cfg->once || run.R.exit_code == EXIT_BREACH);
+	return !reflect_done();
 }
 
 /*
@@ -12254,9 +12261,7 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		/* after a session: --once ends here, and a breach without -C */
-		if (run.hww.failed || (!run.R.active && run.R.sessions &&
-		    (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont)))) {
+		if (run.hww.failed || reflect_done()) {
 			break;
 		}
 		if (r > 0) {
