@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -61,6 +62,7 @@
 #include <linux/net_tstamp.h>
 #include <linux/perf_event.h>
 #include <linux/ptp_clock.h>
+#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <sys/syscall.h>
 
@@ -735,6 +737,10 @@ struct side_view {
 	bool emit;
 	const int *metrics, *stamps;
 	int nmetrics, nstamps, primary;
+	/* the metrics as bits, and per stamp the metrics that need it (txn_account) */
+	unsigned mset, needed_by[NSTAMP];
+	unsigned uset;		/* the stamps some metric of the side needs, as bits */
+	unsigned sset;		/* the stamps as bits */
 };
 
 struct clock_watch {
@@ -826,6 +832,38 @@ struct emit_state {
 	} srv_phc;
 };
 
+/* A destination address as IP_PKTINFO / IPV6_PKTINFO give it. */
+union pktinfo_any {
+	struct in_pktinfo v4;
+	struct in6_pktinfo v6;
+};
+
+/* A question to the source watch: the peer, and the address it pinged. */
+struct src_query {
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	int level;			/* IPPROTO_IP / IPPROTO_IPV6; 0 = no question */
+	union pktinfo_any pi;
+};
+
+/*
+ * The reflector's source watch (srcw_main), shared by the loop and the
+ * watch thread.  lock guards q and a; the loop only ever try-locks it.
+ */
+struct src_watch {
+	bool on;			/* the thread runs */
+	pthread_t thread;
+	/* rtnetlink notifications (-1: none), the loop's doorbell */
+	int nl_fd, ev_fd;
+	pthread_mutex_t lock;
+	struct src_query q;		/* the loop's latest question */
+	uint32_t q_gen;			/* counts questions */
+	struct src_query a;		/* the question answered last */
+	bool a_same;			/* its pinged address is the kernel's own source */
+	uint32_t a_gen;			/* counts answers and withdrawals (atomic) */
+	bool quit;			/* atomic */
+};
+
 /* State of the reflector across sessions. */
 struct reflect_state {
 	uint8_t *rx;
@@ -873,17 +911,17 @@ struct reflect_state {
 		struct in6_pktinfo v6;
 	} pi;
 	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
-	/* answers that need no IP_PKTINFO: see reflect_src_probe() */
-	/* the kernel's own source for src_peer is src_pi's address */
-	bool src_same;
-	/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
-	uint64_t src_probed;
-	int src_level;
-	union {
-		struct in_pktinfo v4;
-		struct in6_pktinfo v6;
-	} src_pi;
-	struct sockaddr_storage src_peer;
+	bool mark_due;		/* RANT_TEST_START: written after this pong (reflect_after_pong) */
+	bool fresh;		/* the session's first pong is not sent yet */
+	bool clean;		/* the next session's memory is cleared (reflect_clear) */
+	bool named;		/* the datagram just sent named its source (IP_PKTINFO) */
+	/* answers that need no IP_PKTINFO: the source watch's answer (srcw_adopt) */
+	struct src_query src;	/* the peer and pinged address it is about */
+	bool src_same;		/* ... the pinged address is the kernel's own source */
+	uint32_t src_gen;	/* the answer's generation */
+	struct src_query ask;	/* the last question asked (srcw_ask) */
+	uint64_t ask_mono;	/* ... when, */
+	uint32_t ask_id;	/* ... in which session */
 };
 
 struct plot_state {
@@ -990,6 +1028,8 @@ static struct run {
 	struct emit_state E;
 	/* the reflector, across sessions */
 	struct reflect_state R;
+	/* the reflector's source watch (-i) */
+	struct src_watch SW;
 	/* --plot */
 	struct plot_state PL;
 	/* when the first SIGINT/SIGTERM came */
@@ -1082,6 +1122,57 @@ static uint64_t mono_ns(void)
 static uint64_t real_ns(void)
 {
 	return now_ns(CLOCK_REALTIME);
+}
+
+/*
+ * rant's helper threads (the status line, the reflector's source watch):
+ * every signal blocked (the main thread takes SIGINT/SIGTERM), a small
+ * stack, and SCHED_OTHER whatever chrt gave main (sched(7)): under chrt the
+ * loop preempts them at once, so that their work never lands inside one of
+ * its measured windows.  Not SCHED_IDLE: on a busy host an idle-class
+ * thread waits seconds for the CPU, and the status line and the watch's
+ * withdrawal after a routing change must not.  True if the thread runs.
+ */
+static bool thread_start(pthread_t *t, void *(*fn)(void *))
+{
+	pthread_attr_t at;
+	struct sched_param sp = { 0 };
+	sigset_t all, old;
+	bool ok;
+
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&at, SCHED_OTHER);
+	pthread_attr_setschedparam(&at, &sp);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ok = pthread_create(t, &at, fn, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	return ok;
+}
+
+/*
+ * The loop's socket calls, made directly: glibc's recvmsg, sendmsg and
+ * recvmmsg are cancellation points (pthreads(7)), which once a process has
+ * a second thread (the status line, the source watch) wrap every call in
+ * two atomic operations -- measured with callgrind: 87 instructions per
+ * transaction on the reflector.  rant never cancels its main thread.
+ */
+static ssize_t sys_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return syscall(SYS_recvmsg, fd, msg, flags);
+}
+
+static ssize_t sys_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+static int sys_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, NULL);
 }
 
 static uint64_t ts_to_ns(const struct timespec *t)
@@ -2060,6 +2151,70 @@ static int ts_enable_socket(int fd)
 }
 
 /*
+ * The kernel stamps received packets in software only while some socket
+ * asks for it, and it turns that on for the first one from a work queue:
+ * net_enable_timestamp() (net/core/dev.c) leaves enabling its static key to
+ * netstamp_work, queued on the asking CPU.  Until that has run, datagrams
+ * arrive unstamped, so on a host where nothing else asks for stamps the
+ * first pongs of a run lacked T4 (the first pings T2), and a run under
+ * chrt -f that never sleeps (--spin) on an isolated CPU would keep the
+ * work from ever running there.  Before the first packet rant therefore
+ * sleeps until a datagram of its own over loopback comes back stamped,
+ * 200 ms at most; where loopback is down (a fresh network namespace) one
+ * short sleep lets the work run.
+ */
+static void ts_rx_live(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timespec ms = { .tv_nsec = 1000000 };
+	socklen_t len = sizeof(sa);
+	uint64_t end = mono_ns() + NSEC_PER_SEC / 5;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	char c = 0;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || ts_sockopt(fd, f) < 0) {
+		nanosleep(&ms, NULL);
+		if (fd >= 0) {
+			close(fd);
+		}
+		return;
+	}
+	while (mono_ns() < end) {
+		union {
+			char b[CMSG_SPACE(sizeof(struct scm_timestamping64))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+		struct cmsghdr *cm;
+		bool stamped = false;
+
+		if (sendto(fd, &c, 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1) {
+			nanosleep(&ms, NULL);
+			break;
+		}
+		/* loopback delivers within the send, or soon after: read what came */
+		while (recvmsg(fd, &mh, 0) == 1) {
+			for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+				stamped |= cm->cmsg_level == SOL_SOCKET &&
+					   (cm->cmsg_type == SO_TIMESTAMPING ||
+					    cm->cmsg_type == SO_TIMESTAMPING_NEW);
+			}
+			mh.msg_controllen = sizeof(ctl.b);
+		}
+		if (stamped) {
+			break;
+		}
+		nanosleep(&ms, NULL);
+	}
+	close(fd);
+}
+
+/*
  * After a failed send a kernel before 6.8 may or may not have used up an
  * OPT_ID key.  Re-enabling the option resets the counter to zero
  * (timestamping.rst: "It is reset each time the option is enabled after
@@ -2177,8 +2332,14 @@ static uint64_t kts_to_ns(const struct __kernel_timespec *t)
 	return (uint64_t)t->tv_sec * NSEC_PER_SEC + (uint64_t)t->tv_nsec;
 }
 
-/* Parse control messages; every cmsg_len is checked before reading. */
-static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
+/*
+ * Parse control messages; every cmsg_len is checked before reading.  A
+ * message that is no stamp, error or stamp pktinfo goes to other (the side's
+ * own: the address pinged, the TOS, the drop count), if given, after the
+ * same check: one walk over the control data per datagram.
+ */
+static void ts_parse_cb(struct msghdr *msg, struct ts_cmsg *out,
+			void (*other)(const struct cmsghdr *cm))
 {
 	struct cmsghdr *cm;
 
@@ -2245,8 +2406,15 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			out->ee_origin = ee.ee_origin;
 			out->ee_info = ee.ee_info;
 			out->ee_data = ee.ee_data;
+		} else if (other) {
+			other(cm);
 		}
 	}
+}
+
+static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
+{
+	ts_parse_cb(msg, out, NULL);
 }
 
 /*
@@ -2325,7 +2493,7 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 			mm[i].msg_hdr.msg_control = ctrl[i];
 			mm[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
 		}
-		n = recvmmsg(fd, mm, (unsigned)vlen, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
+		n = sys_recvmmsg(fd, mm, (unsigned)vlen, MSG_ERRQUEUE | MSG_DONTWAIT);
 		for (i = 0; i < n; i++) {
 			struct ts_cmsg c;
 			uint32_t key;
@@ -2679,7 +2847,7 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 }
 
 /* sendmsg, through a pointer: the unit tests make a send fail as a kernel would. */
-static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sendmsg;
+static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sys_sendmsg;
 
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
@@ -3172,13 +3340,16 @@ static size_t fin_len(void)
 	return cfg->size > n ? cfg->size : n;
 }
 
-/* A control message that lies inside its buffer (as ts_parse checks). */
-static bool cmsg_fits(const struct msghdr *msg, const struct cmsghdr *cm)
+/* The port of an IPv4 or IPv6 address, 0 for any other family. */
+static unsigned sa_port(const struct sockaddr *a)
 {
-	size_t left =
-		msg->msg_controllen - (size_t)((const char *)cm - (const char *)msg->msg_control);
-
-	return cm->cmsg_len >= sizeof(*cm) && cm->cmsg_len <= left;
+	if (a->sa_family == AF_INET) {
+		return ntohs(((const struct sockaddr_in *)(const void *)a)->sin_port);
+	}
+	if (a->sa_family == AF_INET6) {
+		return ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port);
+	}
+	return 0;
 }
 
 /* Same address and port (and IPv6 scope): the peer a session belongs to. */
@@ -3196,20 +3367,9 @@ static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
 		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
 
 		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
-		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+		       IN6_ARE_ADDR_EQUAL(&x->sin6_addr, &y->sin6_addr);
 	}
 	return false;
-}
-
-static unsigned sa_port(const struct sockaddr *a)
-{
-	if (a->sa_family == AF_INET) {
-		return ntohs(((const struct sockaddr_in *)(const void *)a)->sin_port);
-	}
-	if (a->sa_family == AF_INET6) {
-		return ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port);
-	}
-	return 0;
 }
 
 /*
@@ -3734,59 +3894,71 @@ static const char *metric_label(int m)
 	return metric_def[m].label;
 }
 
+/* Each metric as b - a of two stamps, { b, a }; M_NETWORK is rtt - response. */
+static const signed char metric_ab[NMETRIC][2] = {
+	[M_RTT] = { T4W, T1W },		[M_RESPONSE] = { T3W, T2W },
+	[M_NETWORK] = { -1, -1 },	[M_APP_RTT] = { T4SW, T1SW },
+	[M_CLI_TX] = { T1W, T1SW },	[M_CLI_RX] = { T4SW, T4W },
+	[M_SRV_RX] = { T2SW, T2W },	[M_SRV_PROC] = { T3SW, T2SW },
+	[M_SRV_TX] = { T3W, T3SW },	[M_FORWARD] = { T2W, T1W },
+	[M_BACKWARD] = { T4W, T3W },	[M_CLI_TX_KERN] = { T1K, T1SW },
+	[M_CLI_TX_NIC] = { T1W, T1K },	[M_CLI_RX_NIC] = { T4K, T4W },
+	[M_CLI_RX_WAKE] = { T4SW, T4K }, [M_SRV_RX_NIC] = { T2K, T2W },
+	[M_SRV_RX_WAKE] = { T2SW, T2K }, [M_SRV_TX_KERN] = { T3K, T3SW },
+	[M_SRV_TX_NIC] = { T3W, T3K },
+};
+
+/* The two stamps of metric m; the reflector's -N (nx) ends its response at the app's send. */
+static void metric_pair(int m, bool nx, int *b, int *a)
+{
+	*b = m == M_RESPONSE && nx ? T3SW : metric_ab[m][0];
+	*a = metric_ab[m][1];
+}
+
+/* The stamps metric m needs whether or not -N is on, one bit per stamp. */
+static unsigned metric_need(int m)
+{
+	int a, b, na, nb;
+
+	if (m == M_NETWORK) {
+		return 1u << T4W | 1u << T1W | 1u << T3W | 1u << T2W;
+	}
+	metric_pair(m, false, &b, &a);
+	metric_pair(m, true, &nb, &na);
+	return (1u << b | 1u << a) & (1u << nb | 1u << na);
+}
+
+/* The stamps of t that metrics may use (stamp_diff's test), one bit per stamp. */
+static unsigned stamps_known(const uint64_t *t)
+{
+	unsigned have = 0;
+	int s;
+
+	for (s = 0; s < NSTAMP; s++) {
+		/* 0 < t < STAMP_MAX in one unsigned comparison (0 wraps to the top) */
+		have |= (unsigned)(t[s] - 1 < STAMP_MAX - 1) << s;
+	}
+	return have;
+}
+
 /* Metric m as the difference of its stamps t, when the stamps it needs are known. */
 static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 {
-	int64_t a, b;
+	int64_t x, y;
+	int a, b;
 
-	switch (m) {
-	case M_RTT:
-		return stamp_diff(t[T4W], t[T1W], v);
-	case M_RESPONSE:
-		if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
-			return stamp_diff(t[T3SW], t[T2W], v);	/* -N: app send, not wire */
-		}
-		return stamp_diff(t[T3W], t[T2W], v);
-	case M_NETWORK:
-		if (!stamp_diff(t[T4W], t[T1W], &a) || !stamp_diff(t[T3W], t[T2W], &b)) {
+	if (m < 0 || m >= NMETRIC) {
+		return false;
+	}
+	if (m == M_NETWORK) {
+		if (!stamp_diff(t[T4W], t[T1W], &x) || !stamp_diff(t[T3W], t[T2W], &y)) {
 			return false;
 		}
-		*v = a - b;
+		*v = x - y;
 		return true;
-	case M_APP_RTT:
-		return stamp_diff(t[T4SW], t[T1SW], v);
-	case M_CLI_TX:
-		return stamp_diff(t[T1W], t[T1SW], v);
-	case M_CLI_RX:
-		return stamp_diff(t[T4SW], t[T4W], v);
-	case M_SRV_RX:
-		return stamp_diff(t[T2SW], t[T2W], v);
-	case M_SRV_PROC:
-		return stamp_diff(t[T3SW], t[T2SW], v);
-	case M_SRV_TX:
-		return stamp_diff(t[T3W], t[T3SW], v);
-	case M_FORWARD:
-		return stamp_diff(t[T2W], t[T1W], v);
-	case M_BACKWARD:
-		return stamp_diff(t[T4W], t[T3W], v);
-	case M_CLI_TX_KERN:
-		return stamp_diff(t[T1K], t[T1SW], v);
-	case M_CLI_TX_NIC:
-		return stamp_diff(t[T1W], t[T1K], v);
-	case M_CLI_RX_NIC:
-		return stamp_diff(t[T4K], t[T4W], v);
-	case M_CLI_RX_WAKE:
-		return stamp_diff(t[T4SW], t[T4K], v);
-	case M_SRV_RX_NIC:
-		return stamp_diff(t[T2K], t[T2W], v);
-	case M_SRV_RX_WAKE:
-		return stamp_diff(t[T2SW], t[T2K], v);
-	case M_SRV_TX_KERN:
-		return stamp_diff(t[T3K], t[T3SW], v);
-	case M_SRV_TX_NIC:
-		return stamp_diff(t[T3W], t[T3K], v);
 	}
-	return false;
+	metric_pair(m, cfg->no_tx_ts && cfg->mode == MODE_REFLECT, &b, &a);
+	return stamp_diff(t[b], t[a], v);
 }
 
 /*
@@ -3834,6 +4006,8 @@ static const int reflect_metrics[] = {
 
 static void side_set(bool emit)
 {
+	int i;
+
 	run.side.emit = emit;
 	run.side.metrics = emit ? emit_metrics : reflect_metrics;
 	run.side.nmetrics = emit ? (int)ARRAY_SIZE(emit_metrics)
@@ -3841,6 +4015,20 @@ static void side_set(bool emit)
 	run.side.stamps = emit ? emit_stamps : reflect_stamps;
 	run.side.nstamps = emit ? 8 : 4;
 	run.side.primary = emit ? M_RTT : M_RESPONSE;
+	run.side.mset = run.side.sset = run.side.uset = 0;
+	memset(run.side.needed_by, 0, sizeof(run.side.needed_by));
+	for (i = 0; i < run.side.nmetrics; i++) {
+		int m = run.side.metrics[i], k;
+
+		run.side.mset |= 1u << m;
+		run.side.uset |= metric_need(m);
+		for (k = 0; k < NSTAMP; k++) {
+			run.side.needed_by[k] |= metric_need(m) & 1u << k ? 1u << m : 0;
+		}
+	}
+	for (i = 0; i < run.side.nstamps; i++) {
+		run.side.sset |= 1u << run.side.stamps[i];
+	}
 }
 
 /*
@@ -3854,8 +4042,13 @@ static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
 
 static void side_kernel_stamps(void)
 {
+	int i;
+
 	run.side.stamps = run.side.emit ? emit_stamps_k : reflect_stamps_k;
 	run.side.nstamps = run.side.emit ? 12 : 6;
+	for (i = 0; i < run.side.nstamps; i++) {
+		run.side.sset |= 1u << run.side.stamps[i];
+	}
 }
 
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
@@ -4086,12 +4279,24 @@ static uint16_t stamp_field(int s)
 	       s == T3W ? PF_T3W : 0;
 }
 
-/* Emit: the pong of seq has room for the reflector's stamp s (--size below 64 has not). */
-static bool stamp_carried(int s, uint64_t seq)
+/*
+ * Emit: the reflector's stamps (1 << stamp) the pong of seq has no room for
+ * (a --size below 64): never counted missing.  The usual run: none.
+ */
+static unsigned stamps_uncarried(uint64_t seq)
 {
-	uint16_t f = stamp_field(s);
+	static const int srv[] = { T2W, T2SW, T3SW, T3W };
+	unsigned m = 0, i;
+	uint16_t room;
 
-	return !f || (proto_room(ping_len(seq)) & f);
+	if (run.K.nsz <= 1 && cfg->size >= PROTO_HDR_LEN) {
+		return 0;
+	}
+	room = proto_room(ping_len(seq));
+	for (i = 0; i < ARRAY_SIZE(srv); i++) {
+		m |= room & stamp_field(srv[i]) ? 0 : 1u << srv[i];
+	}
+	return m;
 }
 
 /* The rows a transaction belongs to: its class, its size, its cell. */
@@ -4296,22 +4501,17 @@ static void cls_set_rcvtimeo(const struct timeval *tv)
 }
 
 /* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
-static void cls_rx_tos(struct msghdr *msg)
+static void cls_rx_tos(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
+	if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
+	    cm->cmsg_len >= CMSG_LEN(1)) {
+		run.K.rx_tos = *(const uint8_t *)CMSG_DATA(cm);
+	} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+		   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+		int v;
 
-	run.K.rx_tos = -1;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
-		    cm->cmsg_len >= CMSG_LEN(1)) {
-			run.K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
-		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			int v;
-
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			run.K.rx_tos = v & 0xff;
-		}
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		run.K.rx_tos = v & 0xff;
 	}
 }
 
@@ -5819,17 +6019,24 @@ static void breach(struct txn *x, int64_t v)
  */
 static void txn_account(struct txn *x)
 {
+	unsigned missing, todo = run.side.mset & ~x->counted;
 	int64_t v;
-	int i;
 
 	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
 		return;
 	}
 	clk_check(x);
-	for (i = 0; i < run.side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
-		int m = run.side.metrics[i];
+	/* the metrics not added yet whose stamps are all there (each side lists them in order) */
+	missing = ~stamps_known(x->t) & run.side.uset;
+	while (missing) {
+		todo &= ~run.side.needed_by[__builtin_ctz(missing)];
+		missing &= missing - 1;
+	}
+	while (todo && !(x->clk & CLK_STEPPED)) {
+		int m = __builtin_ctz(todo);
 
-		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
+		todo &= todo - 1;
+		if (!metric_value(m, x->t, &v)) {
 			continue;
 		}
 		if (v < 0 && metric_one_clock(m)) {
@@ -5889,21 +6096,23 @@ static void txn_retire(struct txn *x)
 	}
 	if ((x->st & TF_SENT) && !(x->st & TF_SENDERR)) {
 		if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) == TF_RECEIVED) {
-			int k;
+			unsigned want = 1u << T1W | 1u << T2W | 1u << T3W | 1u << T4W, s;
 
-			for (k = 0; k < run.side.nstamps; k++) {
-				int s = run.side.stamps[k];
-				bool want =
-					(stamp_is_wire[s] &&
-					 !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
-					((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
-					((s == T2SW || s == T3SW) &&
-					 (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
-
-				if (want && !x->t[s] &&
-				    (!run.side.emit || stamp_carried(s, x->seq))) {
-					run.S.c.missing[s]++;
-				}
+			if (cfg->no_tx_ts && !run.side.emit) {
+				want &= ~(1u << T3W);
+			}
+			if (cfg->sw_stamps) {
+				want |= 1u << T1SW | 1u << T4SW;
+			}
+			if (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps) {
+				want |= 1u << T2SW | 1u << T3SW;
+			}
+			if (run.side.emit) {
+				want &= ~stamps_uncarried(x->seq);
+			}
+			for (want &= run.side.sset; want; want &= want - 1) {
+				s = (unsigned)__builtin_ctz(want);
+				run.S.c.missing[s] += !x->t[s];
 			}
 			pmc_account(x);
 		}
@@ -6340,8 +6549,13 @@ static void memory_lock(void)
 	run.memory_locked = true;
 }
 
-/* Start a session: zero what it measured, keep the memory it owns. */
-static void session_reset(uint32_t id)
+/*
+ * Zero what a session measured, keep the memory it owns: every histogram
+ * and the window, most of a megabyte on the reflector.  The reflector does
+ * it after each session's report, so that a session starts on memory that
+ * is ready (session_begin) and its first pong waits for none of this.
+ */
+static void session_clear(void)
 {
 	int i;
 
@@ -6358,17 +6572,29 @@ static void session_reset(uint32_t id)
 	run.S.nbreach_kept = 0;
 	run.S.log.head = run.S.log.n = run.S.log.dropped = run.S.log.filtered = 0;
 	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = run.S.srv_kx = false;
+	run.S.end_mono = 0;
+	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
+	run.echo.head = run.echo.n = run.echo.nsent = 0;
+	cls_session_reset();
+}
+
+/* A session starts on cleared memory: its id, its start, the status thread told. */
+static void session_begin(uint32_t id)
+{
 	run.S.id = id;
 	run.S.stop_reason = STOP_NONE;
 	run.S.start_mono = mono_ns();
 	run.S.first_real = real_ns();
-	run.S.end_mono = 0;
 	warn_start();
-	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
-	run.echo.head = run.echo.n = run.echo.nsent = 0;
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
-	cls_session_reset();
+}
+
+/* Start a session: zero what it measured, keep the memory it owns. */
+static void session_reset(uint32_t id)
+{
+	session_clear();
+	session_begin(id);
 }
 
 /* -------------------------------------------------------------- sockets */
@@ -6804,11 +7030,11 @@ struct rx {
 
 /*
  * The receive of both sides: one recvmsg into buf, the app stamp and the -M
- * counts as it returns, then the control messages (the stamps; ctl reads
- * the side's own).  1: a datagram, 0: nothing now, -errno.
+ * counts as it returns, then the control messages in one walk (the stamps;
+ * ctl reads each of the side's own).  1: a datagram, 0: nothing now, -errno.
  */
 static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
-		     void (*ctl)(struct msghdr *))
+		     void (*ctl)(const struct cmsghdr *))
 {
 	char ctrl[512] __attribute__((aligned(8)));
 	struct iovec iov = { buf, cap };
@@ -6817,15 +7043,14 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
 	};
-	ssize_t n = recvmsg(run.sock_fd, &msg, flags);
+	ssize_t n = sys_recvmsg(run.sock_fd, &msg, flags);
 
 	if (n < 0) {
 		return nothing_now(errno) ? 0 : -errno;
 	}
 	rx->app = cfg->sw_stamps ? real_ns() : 0;
 	pmc_read(run.pmc_rx);
-	ts_parse(&msg, &rx->c);
-	ctl(&msg);
+	ts_parse_cb(&msg, &rx->c, ctl);
 	run.ts_rx_kernel = run.ts.hw ? rx->c.sw : 0;
 	rx->fromlen = msg.msg_namelen;
 	rx->trunc = msg.msg_flags & MSG_TRUNC;
@@ -10440,6 +10665,14 @@ static void send_failed(int err)
 	ts_rekey(run.sock_fd);
 }
 
+/* The TX key the next send will carry, and the ping's deadline (before its T1_SW). */
+static void emit_key(struct txn *x, uint64_t seq, uint64_t now)
+{
+	x->deadline = now + cfg->timeout_ns;
+	x->txkey = run.ts.next_key;
+	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
+}
+
 static void emit_send(uint64_t seq, uint64_t now)
 {
 	struct txn *x = &run.win.slot[seq & run.win.mask];
@@ -10469,6 +10702,8 @@ static void emit_send(uint64_t seq, uint64_t now)
 	proto_encode(run.E.tx, &m);
 	tag_put(run.E.tx, run.K.tx_size);
 	answered_set(seq, false);
+	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
+	emit_key(x, seq, now);
 	if (cfg->sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
@@ -10482,6 +10717,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
+		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
 		if (err != ECONNREFUSED ||
 		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
@@ -10490,10 +10726,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		run.S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
-	x->deadline = now + cfg->timeout_ns;
 	x->st |= TF_SENT | TF_TXPEND;
-	x->txkey = run.ts.next_key;
-	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
 	run.ts.next_key++;
 	run.E.txpend++;
 	run.E.outstanding++;
@@ -10772,21 +11005,15 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
  * receive buffer was full (socket(7)), sent with every datagram.  Those are
  * this host's losses, not the network's.
  */
-static void emit_rxq_ovfl(struct msghdr *msg)
+static void emit_rxq_ovfl(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
 	uint32_t v;
 
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			if (v > run.E.rxq_ovfl) {
-				run.E.rxq_ovfl = v;
-			}
+	if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		if (v > run.E.rxq_ovfl) {
+			run.E.rxq_ovfl = v;
 		}
 	}
 }
@@ -11408,6 +11635,9 @@ static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
 	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
 
 	m->nhist = 0;
+	if (!room) {
+		return;		/* the default 64 bytes: nothing more to do before the send */
+	}
 	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
 		m->hist[m->nhist].seq = run.echo.sent[i].seq;
 		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
@@ -11441,24 +11671,16 @@ static void reflect_reject(int why)
  * Where the datagram just read was sent to.  The dual-stack socket reports
  * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
  */
-static void reflect_pktinfo(struct msghdr *msg)
+static void reflect_pktinfo(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
-
-	run.R.pi_level = 0;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
-			memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
-			run.R.pi_level = IPPROTO_IPV6;
-		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
-			memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
-			run.R.pi_level = IPPROTO_IP;
-		}
+	if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
+		memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
+		run.R.pi_level = IPPROTO_IPV6;
+	} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
+		   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
+		memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
+		run.R.pi_level = IPPROTO_IP;
 	}
 }
 
@@ -11467,30 +11689,25 @@ static void reflect_pktinfo(struct msghdr *msg)
  * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
  * kcost.c).  It is needed only where the kernel would pick another address.
  * With the socket bound to -i's device (both ways through it), the kernel's
- * choice for the peer is asked once (connect() on a probe socket, then
+ * choice for the peer is asked (connect() on a probe socket, then
  * getsockname(), ip(7)): when it is the address the ping came to, answers to
- * that peer and address go without it.  Asked again at each session's first
- * ping and every second (off the pong's path: after its TX stamp is read),
- * so that a route or address change cannot make the answers come from
- * another address for longer.
+ * that peer and address go without it.  The probe is a handful of system
+ * calls: it never runs in the loop, but in the source watch (srcw_main).
  */
-#define SRC_PROBE_NS	NSEC_PER_SEC
-
-static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+static bool src_probe(const struct src_query *q)
 {
+	const struct sockaddr *to = (const struct sockaddr *)&q->peer;
 	struct sockaddr_storage me;
 	socklen_t len = sizeof(me);
 	bool same = false;
 	int fd, off = 0;
 
-	run.R.src_probed = now;
-	run.R.src_same = false;
-	if (!cfg->iface || !run.R.pi_level || tolen > sizeof(run.R.src_peer)) {
-		return;
+	if (!cfg->iface || !q->level) {
+		return false;
 	}
 	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		return;
+		return false;
 	}
 	if (to->sa_family == AF_INET6) {
 		/* v4-mapped peers */
@@ -11498,35 +11715,225 @@ static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64
 	}
 	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface,
 			(socklen_t)strlen(cfg->iface)) &&
-	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
-		if (me.ss_family == AF_INET6 && run.R.pi_level == IPPROTO_IPV6) {
+	    !connect(fd, to, q->peerlen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
+		if (me.ss_family == AF_INET6 && q->level == IPPROTO_IPV6) {
 			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr,
-				       &run.R.pi.v6.ipi6_addr, sizeof(run.R.pi.v6.ipi6_addr));
-		} else if (me.ss_family == AF_INET && run.R.pi_level == IPPROTO_IP) {
+				       &q->pi.v6.ipi6_addr, sizeof(q->pi.v6.ipi6_addr));
+		} else if (me.ss_family == AF_INET && q->level == IPPROTO_IP) {
 			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr ==
-			       run.R.pi.v4.ipi_addr.s_addr;
+			       q->pi.v4.ipi_addr.s_addr;
 		}
 	}
 	close(fd);
-	if (same) {
-		run.R.src_same = true;
-		run.R.src_level = run.R.pi_level;
-		memcpy(&run.R.src_pi, &run.R.pi, sizeof(run.R.pi));
-		memset(&run.R.src_peer, 0, sizeof(run.R.src_peer));
-		memcpy(&run.R.src_peer, to, tolen);
+	return same;
+}
+
+/*
+ * Everything that can change the kernel's choice of source address: links,
+ * addresses, routes and policy rules of both families (rtnetlink(7)).  The
+ * watch only needs to know that something changed, never what.
+ */
+static int srcw_nl_open(void)
+{
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE |
+			     RTMGRP_IPV4_RULE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE |
+			     1u << (RTNLGRP_IPV6_RULE - 1),
+	};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Read every notification queued; true if there was any (or some were lost: ENOBUFS). */
+static bool srcw_nl_drain(int fd)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	bool any = false;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0 || (n < 0 && errno == ENOBUFS)) {
+			any = true;
+		} else if (n == 0 || (errno != EINTR && errno != ENOBUFS)) {
+			return any;
+		}
 	}
 }
 
-/* The datagram being answered came to the probed address from the probed peer. */
+/* The watch's answer to q (lock held by the caller): the loop adopts it at its next pong. */
+static void srcw_publish(const struct src_query *q, bool same)
+{
+	run.SW.a = *q;
+	run.SW.a_same = same;
+	__atomic_store_n(&run.SW.a_gen, run.SW.a_gen + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The source watch: a thread of its own (thread_start), asleep until the
+ * loop asks about a new peer or pinged address, or the kernel announces a
+ * change of routing.  A change first withdraws a "same" answer -- from then on the
+ * loop names the source again -- then probes anew.  Without rtnetlink it
+ * probes every second.
+ */
+static void *srcw_main(void *arg)
+{
+	struct src_query q;
+	uint32_t answered = 0;
+	uint64_t v;
+
+	(void)arg;
+	while (!__atomic_load_n(&run.SW.quit, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = { { run.SW.ev_fd, POLLIN, 0 }, { run.SW.nl_fd, POLLIN, 0 } };
+		int n = poll(p, run.SW.nl_fd >= 0 ? 2 : 1, run.SW.nl_fd >= 0 ? -1 : 1000);
+		bool changed, asked;
+
+		if (n < 0 && errno != EINTR) {
+			break;
+		}
+		if ((p[0].revents & POLLIN) && read(run.SW.ev_fd, &v, sizeof(v)) < 0) {
+			/* a doorbell rung twice reads once: nothing lost */
+		}
+		changed = run.SW.nl_fd >= 0 ? p[1].revents && srcw_nl_drain(run.SW.nl_fd) : n == 0;
+		pthread_mutex_lock(&run.SW.lock);
+		asked = run.SW.q_gen != answered;
+		answered = run.SW.q_gen;
+		q = run.SW.q;
+		if (changed && run.SW.a_same) {
+			srcw_publish(&run.SW.a, false);
+		}
+		pthread_mutex_unlock(&run.SW.lock);
+		if ((asked || changed) && q.level) {
+			bool same = src_probe(&q);
+
+			pthread_mutex_lock(&run.SW.lock);
+			srcw_publish(&q, same);
+			pthread_mutex_unlock(&run.SW.lock);
+		}
+	}
+	return NULL;
+}
+
+/* The reflector with -i: the watch starts (thread_start); without it every source is named. */
+static void srcw_start(void)
+{
+	if (!cfg->iface || run.SW.on) {
+		return;
+	}
+	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (run.SW.ev_fd < 0) {
+		return;
+	}
+	run.SW.nl_fd = srcw_nl_open();
+	pthread_mutex_init(&run.SW.lock, NULL);
+	run.SW.on = thread_start(&run.SW.thread, srcw_main);
+	if (!run.SW.on) {
+		close(run.SW.ev_fd);
+		if (run.SW.nl_fd >= 0) {
+			close(run.SW.nl_fd);
+		}
+	}
+}
+
+static void srcw_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!run.SW.on) {
+		return;
+	}
+	__atomic_store_n(&run.SW.quit, true, __ATOMIC_RELEASE);
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
+	pthread_join(run.SW.thread, NULL);
+	close(run.SW.ev_fd);
+	if (run.SW.nl_fd >= 0) {
+		close(run.SW.nl_fd);
+	}
+	run.SW.on = false;
+}
+
+/*
+ * The watch's answer, when it changed: one atomic load per pong.  Copied
+ * only if the thread does not hold the lock (the loop never waits); until
+ * then the source is named.
+ */
+static void srcw_adopt(void)
+{
+	uint32_t g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+
+	if (g == run.R.src_gen) {
+		return;
+	}
+	run.R.src_same = false;
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;
+	}
+	run.R.src = run.SW.a;
+	run.R.src_same = run.SW.a_same;
+	run.R.src_gen = run.SW.a_gen;
+	pthread_mutex_unlock(&run.SW.lock);
+}
+
+/* The datagram being answered came to the watched address from the watched peer. */
 static bool reflect_src_known(const struct sockaddr *to)
 {
-	if (!run.R.src_same || run.R.pi_level != run.R.src_level || !sa_same(&run.R.src_peer, to)) {
+	srcw_adopt();
+	if (!run.R.src_same || run.R.pi_level != run.R.src.level ||
+	    !sa_same(&run.R.src.peer, to)) {
 		return false;
 	}
 	if (run.R.pi_level == IPPROTO_IPV6) {
-		return !memcmp(&run.R.pi.v6, &run.R.src_pi.v6, sizeof(run.R.pi.v6));
+		return !memcmp(&run.R.pi.v6, &run.R.src.pi.v6, sizeof(run.R.pi.v6));
 	}
-	return !memcmp(&run.R.pi.v4, &run.R.src_pi.v4, sizeof(run.R.pi.v4));
+	return !memcmp(&run.R.pi.v4, &run.R.src.pi.v4, sizeof(run.R.pi.v4));
+}
+
+/*
+ * After a pong that had to name its source: ask the watch whether the
+ * kernel's own choice for this peer is the pinged address.  The same
+ * question once; another at most once a second (a client that pings more
+ * than one of this host's addresses), a session's first at once.  One write to the
+ * watch's eventfd, after the pong and never before it.
+ */
+#define SRC_ASK_NS	NSEC_PER_SEC
+
+static void srcw_ask(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	static const uint64_t one = 1;
+	struct src_query q;
+
+	if (!run.SW.on || !run.R.named || !run.R.pi_level || tolen > sizeof(q.peer)) {
+		return;
+	}
+	memset(&q, 0, sizeof(q));
+	memcpy(&q.peer, to, tolen);
+	q.peerlen = tolen;
+	q.level = run.R.pi_level;
+	memcpy(&q.pi, &run.R.pi, sizeof(q.pi));
+	if (!memcmp(&q, &run.R.ask, sizeof(q)) ||
+	    (run.R.ask_mono && run.R.ask_id == run.S.id && now - run.R.ask_mono < SRC_ASK_NS)) {
+		return;
+	}
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;		/* the watch is busy: asked at a later pong */
+	}
+	run.SW.q = q;
+	run.SW.q_gen++;
+	pthread_mutex_unlock(&run.SW.lock);
+	run.R.ask = q;
+	run.R.ask_mono = now;
+	run.R.ask_id = run.S.id;
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
 }
 
 /*
@@ -11563,6 +11970,7 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 		memcpy(run.tx_src.data, &pi, sizeof(pi));
 	}
 	n = ts_send(run.sock_fd, buf, len, to, tolen);
+	run.R.named = run.tx_src.len != 0;
 	run.tx_src.len = 0;
 	return n;
 }
@@ -11677,11 +12085,35 @@ static void reflect_flush(void)
 	}
 }
 
+/*
+ * Between sessions: the next one's memory cleared now (session_clear), TX
+ * stamps still owed to the last one ignored from now on.  Called before the
+ * receive that follows a session's end (reflect_recv), so that whatever
+ * reads the ended session's numbers has done so; a session that starts
+ * without it (a ping that ends an idle session starts the next) clears first.
+ */
+static void reflect_clear(void)
+{
+	session_clear();
+	run.R.key0 = run.ts.next_key;
+	run.R.clean = true;
+}
+
+/*
+ * A session's first ping: only what its pong needs happens before the
+ * pong.  The memory is ready (reflect_clear), the clock base is taken after
+ * the pong (reflect_after_pong), the source address is asked off the loop
+ * (srcw_ask).
+ */
 static void reflect_start(uint32_t id)
 {
 	int i;
 
-	session_reset(id);
+	if (!run.R.clean) {
+		session_clear();
+	}
+	run.R.clean = false;
+	session_begin(id);
 	memset(run.R.seen, 0, sizeof(run.R.seen));
 	run.R.any = false;
 	run.R.distinct = 0;
@@ -11694,9 +12126,7 @@ static void reflect_start(uint32_t id)
 	run.R.hint_ms = 0;
 	run.R.below = UINT64_MAX;
 	run.R.measuring = false;
-	run.R.src_probed = 0;
-	run.R.src_same = false;
-	clk_start();
+	run.R.fresh = true;
 	for (i = 0; i < PE_NERR; i++) {
 		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
 		run.S.c.invalid += run.R.carry_invalid[i];
@@ -12062,9 +12492,9 @@ static bool reflect_count(const struct proto_msg *m)
 		run.K.r[row].warmup++;
 		return true;
 	} else if (!run.R.measuring) {
-		/* the session's first measured ping: its measurement starts */
+		/* the session's first measured ping: RANT_TEST_START after its pong */
 		run.R.measuring = true;
-		trace_mark("RANT_TEST_START\n", 16);
+		run.R.mark_due = run.tr.marker_fd >= 0;
 	}
 	return false;
 }
@@ -12153,6 +12583,26 @@ static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_m
 }
 
 /*
+ * Right after a pong, outside every measured window (T2_SW..T3_SW here, the
+ * client's T1_SW..T4_SW is over for this ping): what the session needed but
+ * the pong did not.  The clock base of the first one (clk_check reads it
+ * only when the transaction is accounted, after this), RANT_TEST_START
+ * after the first measured one, the source watch's question.
+ */
+static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	if (run.R.fresh) {
+		run.R.fresh = false;
+		clk_start();
+	}
+	if (run.R.mark_due) {
+		run.R.mark_due = false;
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	srcw_ask(to, tolen, now);
+}
+
+/*
  * One datagram on the reflector: decoded and authenticated, a FIN answered,
  * a ping admitted to its session (reflect_switch, reflect_admit), counted,
  * answered from the address it was sent to, and its transaction claimed.
@@ -12198,6 +12648,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	pmc_read(run.pmc_tx);
+	reflect_after_pong(from, fromlen, now);
 	run.S.c.sent++;
 	run.K.r[cls_rrow(m.flags)].answered++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
@@ -12212,23 +12663,28 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		run.R.txpend++;
 		reflect_drain();
 	}
-	if (!run.R.src_probed || now - run.R.src_probed > SRC_PROBE_NS) {
-		reflect_src_probe(from, fromlen, now);
-	}
 }
 
 /* The reflector's own control messages: the address pinged, the TOS. */
-static void reflect_ctl(struct msghdr *msg)
+static void reflect_ctl(const struct cmsghdr *cm)
 {
-	reflect_pktinfo(msg);
-	cls_rx_tos(msg);
+	reflect_pktinfo(cm);
+	cls_rx_tos(cm);
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */
 static int reflect_recv(int flags)
 {
 	struct rx rx;
-	int r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
+	int r;
+
+	/* a session ended: the next one's memory, before any ping */
+	if (!run.R.active && !run.R.clean) {
+		reflect_clear();
+	}
+	run.R.pi_level = 0;	/* none until a datagram's control data says */
+	run.K.rx_tos = -1;
+	r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
 
 	if (r == -ECONNREFUSED) {
 		return 0;
@@ -12251,7 +12707,7 @@ static int reflect_run(void)
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
 	/*
-	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
+	 * Per ping: reflect_recv (recvmsg, ts_parse_cb: the stamps, reflect_ctl) ->
 	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
 	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
 	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
@@ -14813,23 +15269,10 @@ static bool status_wanted(void)
 	return !cfg->quiet && (cfg->verbose || cfg->status || isatty(STDERR_FILENO));
 }
 
-/* Started with every signal blocked and as SCHED_OTHER, whatever chrt gave main. */
+/* The status thread: see thread_start(). */
 static void status_start(void)
 {
-	pthread_attr_t at;
-	struct sched_param sp = { 0 };
-	sigset_t all, old;
-
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 64 * 1024);
-	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&at, SCHED_OTHER);
-	pthread_attr_setschedparam(&at, &sp);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	run.status_started = pthread_create(&run.status_thread, &at, status_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&at);
+	run.status_started = thread_start(&run.status_thread, status_main);
 }
 
 static void status_stop(void)
@@ -15030,6 +15473,7 @@ static int run_main(void)
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	check_rt_throttling();
+	ts_rx_live();
 	boot_id_read();		/* the one-way evidence (client), the FIN_ACK's (reflector) */
 	/*
 	 * A SCHED_OTHER thread's timeouts may fire up to 50 us late (timer
@@ -15050,8 +15494,11 @@ static int run_main(void)
 	if (cfg->mode == MODE_REFLECT) {
 		run.R.log_fd = log_fd;
 		run.R.json = json;
+		run.R.clean = true;	/* session_reset above: the first session starts on it */
 		__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+		srcw_start();
 		r = reflect_run();
+		srcw_stop();
 		status_stop();
 		phc_end();
 		ts_restore_say(run.sock_fd);

@@ -16,16 +16,6 @@
 TFS=
 INST="rant_o$$"
 
-out_cleanup() {
-	if [ -n "$TFS" ]; then
-		rmdir "$TFS/instances/$INST" 2>/dev/null
-		umount "$TFS" 2>/dev/null
-		rmdir "$TFS" 2>/dev/null
-	fi
-	cleanup
-}
-trap out_cleanup EXIT
-
 PY_PRELUDE='
 import json, sys
 PCT = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
@@ -345,9 +335,7 @@ test_bounds() {
 # ------------------------------------------------- RANT_TEST_START on both sides
 
 test_start_mark() {
-	TFS="$WORK/tracefs"
-	mkdir -p "$TFS"
-	if ! mount -t tracefs nodev "$TFS" 2>/dev/null || ! mkdir "$TFS/instances/$INST" 2>/dev/null; then
+	if ! tracefs_instance; then
 		skip "RANT_TEST_START: no tracefs here"
 		return
 	fi

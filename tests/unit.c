@@ -6000,6 +6000,24 @@ static void test_rekey_cmsg(void)
 }
 
 /*
+ * Tests that count stamps from the first datagram need the kernel's receive
+ * stamps live before it (ts_rx_live says why they may not be): one socket
+ * asking for them stays open for the rest of the tests, and ts_rx_live waits
+ * until they are on.
+ */
+static void rx_stamps_live(void)
+{
+	static int fd = -1;
+	int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+
+	if (fd < 0) {
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		ts_sockopt(fd, f);
+	}
+	ts_rx_live();
+}
+
+/*
  * A client on lo whose NIC (the fake one) grants hardware stamps: lo
  * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
  * real NIC.  peer answers the pings as a reflector with software stamps.
@@ -6019,6 +6037,7 @@ static int hc_client(const char *ts)
 	struct capture ce;
 	int r;
 
+	rx_stamps_live();
 	hc.peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	bind(hc.peer, (struct sockaddr *)&pa, sizeof(pa));
 	getsockname(hc.peer, (struct sockaddr *)&pa, &len);
@@ -6194,6 +6213,7 @@ static uint64_t hr_run(enum ts_mode mode, struct capture *ce, uint16_t *last_fla
 	uint8_t buf[128];
 	ssize_t n;
 
+	rx_stamps_live();
 	hf_reflector();
 	opts.mode = MODE_REFLECT;
 	opts.iface = "lo";
@@ -7708,46 +7728,112 @@ static struct sockaddr_in6 mapped_lo(unsigned last, unsigned port)
 
 static struct txn perf_win[256];
 
-static void test_perf(void)
+/* The loop's side of the source watch: its answers, withdrawals and questions, no thread. */
+static void perf_watch_loop(const struct src_query *q, const struct sockaddr_in6 *peer)
 {
-	struct sockaddr_in6 peer = mapped_lo(1, 40000), other_port = mapped_lo(1, 40001);
-	char iface[] = "lo";
+	struct sockaddr_in6 other_port = mapped_lo(1, 40001);
+	const struct sockaddr *to = (const struct sockaddr *)peer;
+	uint64_t v = 0;
 
-	reset_globals();
-	/* the ping came to 127.0.0.1 on lo: the kernel's own choice for 127.0.0.1 */
-	run.R.pi_level = IPPROTO_IPV6;
-	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
-	run.R.pi.v6.ipi6_ifindex = 1;
-	opts.iface = NULL;
-	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 5);
-	ok(!run.R.src_same && run.R.src_probed == 5, "perf: without -i the source is always named (IP_PKTINFO)",
-	   "same=%d probed=%" PRIu64, run.R.src_same, run.R.src_probed);
-	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: without -i no answer goes without it", "-");
-	opts.iface = iface;
-	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 7);
-	if (geteuid() == 0) {
-		ok(run.R.src_same, "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
-		ok(reflect_src_known((struct sockaddr *)&peer), "perf: the probed peer and address: known", "-");
-	}
-	ok(!reflect_src_known((struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
-	/* the same peer pings another of the host's addresses: named again */
+	ok(!reflect_src_known(to), "perf: no answer from the watch yet: the source is named", "-");
+	srcw_publish(q, true);
+	ok(reflect_src_known(to), "perf: the watch's answer 'same': answers to that peer and address go without IP_PKTINFO", "-");
+	ok(!reflect_src_known((const struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
 	run.R.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
-	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: another destination address: named", "-");
-	/* probed while the ping came to 127.0.0.2: not the kernel's choice for 127.0.0.1 */
-	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 9);
-	ok(!run.R.src_same && !reflect_src_known((struct sockaddr *)&peer),
-	   "perf: a second address is never the kernel's choice: named", "same=%d", run.R.src_same);
+	ok(!reflect_src_known(to), "perf: another destination address: named", "-");
 	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
 	run.R.pi_level = 0;
-	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: no IP_PKTINFO received: nothing known", "-");
-	/* a new session probes again */
-	run.R.src_same = true;
+	ok(!reflect_src_known(to), "perf: no IP_PKTINFO received: nothing known", "-");
+	run.R.pi_level = IPPROTO_IPV6;
+	/* routing changed: the watch withdraws its answer, the next pong names its source */
+	srcw_publish(q, false);
+	ok(!reflect_src_known(to), "perf: a withdrawn answer is taken at the next pong", "-");
+	srcw_publish(q, true);
+	/* the watch holds the lock while it answers again: never a stale answer, never a wait */
+	pthread_mutex_lock(&run.SW.lock);
+	srcw_publish(q, true);
+	ok(!reflect_src_known(to), "perf: an answer being written is not read: named meanwhile", "-");
+	pthread_mutex_unlock(&run.SW.lock);
+	ok(reflect_src_known(to), "perf: ... and read at the next pong", "-");
+	/* a new session keeps the answer: it is about a peer and an address, withdrawn on any change */
 	run.win.slot = perf_win;
 	run.win.mask = 255;
 	reflect_start(0x1234);
-	ok(!run.R.src_same && !run.R.src_probed, "perf: a new session forgets the last one's probe", "-");
+	ok(reflect_src_known(to), "perf: a new session keeps the watch's answer", "-");
+	/* questions: after a named pong, each one once, another at most once a second */
+	run.SW.on = true;
+	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	run.R.named = true;
+	srcw_ask(to, sizeof(*peer), 5);
+	ok(run.SW.q_gen == 1 && !memcmp(&run.SW.q, q, sizeof(*q)) && read(run.SW.ev_fd, &v, 8) == 8 && v == 1,
+	   "perf: a named pong asks the watch, and rings its doorbell", "q_gen=%u v=%" PRIu64, run.SW.q_gen, v);
+	srcw_ask(to, sizeof(*peer), 6);
+	srcw_ask((const struct sockaddr *)&other_port, sizeof(other_port), 7);
+	ok(run.SW.q_gen == 1 && read(run.SW.ev_fd, &v, 8) < 0,
+	   "perf: the same question is not asked twice, another not within a second", "q_gen=%u", run.SW.q_gen);
+	srcw_ask((const struct sockaddr *)&other_port, sizeof(other_port), 7 + NSEC_PER_SEC);
+	ok(run.SW.q_gen == 2, "perf: another question a second later", "q_gen=%u", run.SW.q_gen);
+	run.R.named = false;
+	srcw_ask(to, sizeof(*peer), 9 + 2 * NSEC_PER_SEC);
+	ok(run.SW.q_gen == 2, "perf: a pong that went without IP_PKTINFO asks nothing", "q_gen=%u", run.SW.q_gen);
+	close(run.SW.ev_fd);
+	run.SW.on = false;
 	run.R.active = false;
 	run.win.slot = NULL;
+}
+
+static void test_perf(void)
+{
+	struct sockaddr_in6 peer = mapped_lo(1, 40000);
+	struct src_query q = { .peerlen = sizeof(peer), .level = IPPROTO_IPV6 }, q2;
+	char iface[] = "lo";
+	uint32_t g;
+	int i;
+
+	reset_globals();
+	side_set(false);
+	memcpy(&q.peer, &peer, sizeof(peer));
+	q.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	q.pi.v6.ipi6_ifindex = 1;
+	q2 = q;
+	q2.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
+	/* the datagram being answered came to 127.0.0.1 on lo */
+	run.R.pi_level = IPPROTO_IPV6;
+	run.R.pi.v6 = q.pi.v6;
+	opts.iface = NULL;
+	ok(!src_probe(&q), "perf: without -i no probe: the source is always named", "-");
+	srcw_start();
+	ok(!run.SW.on && !reflect_src_known((struct sockaddr *)&peer),
+	   "perf: without -i no source watch, and no answer goes without IP_PKTINFO", "-");
+	opts.iface = iface;
+	if (geteuid() == 0) {
+		ok(src_probe(&q), "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
+		ok(!src_probe(&q2), "perf: a second address is never the kernel's choice for the peer", "-");
+	}
+	pthread_mutex_init(&run.SW.lock, NULL);
+	perf_watch_loop(&q, &peer);
+	reset_globals();
+	side_set(false);
+	if (geteuid() != 0) {
+		opts.iface = NULL;
+		return;
+	}
+	/* the thread: a question from the loop is answered, off the loop */
+	opts.iface = iface;
+	run.R.pi_level = IPPROTO_IPV6;
+	run.R.pi.v6 = q.pi.v6;
+	run.R.named = true;
+	srcw_start();
+	g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+	srcw_ask((struct sockaddr *)&peer, sizeof(peer), 1);
+	for (i = 0; i < 5000 && __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE) == g; i++) {
+		usleep(1000);
+	}
+	ok(run.SW.on && reflect_src_known((struct sockaddr *)&peer),
+	   "perf: the source watch answers the loop's question from its own thread", "on=%d gen=%u", run.SW.on,
+	   run.SW.a_gen);
+	srcw_stop();
+	ok(!run.SW.on, "perf: the source watch stops", "-");
 	opts.iface = NULL;
 	reset_globals();
 }
