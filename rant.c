@@ -116,12 +116,18 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
  *
  *   0 magic   4 version  5 type  6 flags  8 session  12 idle_ms
  *  16 seq    24 t2 wire 32 t2_sw 40 t3_sw 48 t3 wire (echo) 56 seq of that t3
+ *
+ * The first 24 bytes are the short header every datagram carries; a datagram
+ * shorter than 64 bytes (--size 24 to 63) ends inside the echoed fields, and
+ * its pong carries only those that fit whole (proto_room): the stamps of a
+ * small size are the client's own, the reflector's stay in its own report.
  */
 #define PROTO_MAGIC	0x52414e54u	/* "RANT" */
 #define PROTO_VERSION	1
 #define PROTO_HDR_LEN	64
+#define PROTO_MIN_SIZE	24	/* the short header: magic to seq; no datagram is shorter */
 /* The smallest --size rant sends, and so the smallest SIZE its logs can hold. */
-#define SIZE_MIN	PROTO_HDR_LEN
+#define SIZE_MIN	PROTO_MIN_SIZE
 #define PROTO_MAX_SIZE	65000
 
 enum proto_type { PT_PING = 1, PT_PONG = 2, PT_FIN = 3, PT_FIN_ACK = 4, PT_BUSY = 5 };
@@ -143,6 +149,8 @@ enum proto_flag {
 	/* 1 << 11: a ping's PF_CLASS, below (its bits 12-15 are its priority); in a pong: */
 	PF_PHC_OFF	= 1 << 11,	/* its kernel-stamp block has the PHC part (40 bytes) */
 	PF_T3HIST	= 1 << 12,	/* pong, FIN_ACK only: earlier echoes again (T3 history) */
+	/* pong, FIN_ACK: the reflector takes no TX stamps (-N): no T3 wire stamp comes */
+	PF_NO_TX	= 1 << 15,
 };
 
 /*
@@ -438,11 +446,11 @@ struct session {
 /* Why a run ended, for the report and JSON. */
 enum stop_reason {
 	STOP_NONE, STOP_COUNT, STOP_DURATION, STOP_SIGNAL, STOP_BREACH,
-	STOP_PEER_BREACH, STOP_FIN, STOP_IDLE, STOP_ERROR,
+	STOP_PEER_BREACH, STOP_FIN, STOP_IDLE, STOP_ERROR, STOP_NO_ANSWER,
 };
 static const char *const stop_name[] = {
 	"running", "count", "duration", "signal", "threshold", "peer_threshold",
-	"fin", "idle", "error",
+	"fin", "idle", "error", "no_answer",
 };
 
 /* -------------------------------------------------- configuration, state */
@@ -458,6 +466,9 @@ struct config {
 	enum ts_mode ts;
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
+	bool status;		/* the status line even when stderr is no terminal */
+	/* --interval as typed (for a list, interval_ns is all classes' together) */
+	const char *interval_arg;
 	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
 	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
 	unsigned ptp_domain;
@@ -466,6 +477,8 @@ struct config {
 	uint64_t bucket_ns, bound_ns;
 	unsigned busy_poll_us, budget;
 	bool busy_poll_set, budget_set;
+	bool bucket_set;	/* -b given: the text histogram keeps that width */
+	const char *histfile;	/* --histfile: one line per bucket, to plot */
 	int priority, tos;	/* -1 = leave alone */
 	const char *json, *log, *trace_instance;
 	enum log_format log_format;
@@ -615,6 +628,7 @@ struct classes {
 	uint32_t next_key[CLS_MAX];	/* their OPT_ID counters */
 	uint64_t *keyseq[CLS_MAX];	/* their key -> seq maps */
 	int cur;			/* the class whose socket is sock_fd now */
+	int colw;			/* the class/size tables' value columns now printed */
 	/* the class whose socket sock_setup() opens, 0 = the run's own */
 	int opening;
 	int phase;			/* the size measured now */
@@ -702,6 +716,23 @@ struct key_state {
 	uint64_t k[2];
 };
 
+/*
+ * Every "rant: ..." line on stderr (warnings, notes, errors) is also kept
+ * for the JSON, so that CI can judge a run from its JSON alone: the first
+ * WARN_KEEP of them, each cut to WARN_LEN bytes.  Those printed before a
+ * reflector's first session go into every session's object.
+ */
+#define WARN_KEEP	32
+#define WARN_LEN	320
+
+struct warn_list {
+	char line[WARN_KEEP][WARN_LEN];
+	unsigned n;		/* printed, kept or not */
+	unsigned start;		/* printed before the first session began */
+	unsigned from;		/* the first since the last JSON object */
+	bool started;
+};
+
 struct side_view {
 	bool emit;
 	const int *metrics, *stamps;
@@ -785,6 +816,10 @@ struct emit_state {
 	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
 	bool busy;		/* the reflector answered BUSY: another session runs there */
 	bool waited;		/* --interval: the last step received, not only sent */
+	/* pongs heard at the last loss, since when nothing was heard, pings lost since */
+	uint64_t heard, silent_since;
+	uint32_t silent_lost;
+	bool srv_no_tx;		/* the reflector said it takes no TX stamps (-N, PF_NO_TX) */
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
 	/* seqs answered (or never sent), beyond the window: replays */
 	uint64_t answered[1024];
@@ -999,9 +1034,15 @@ static struct run {
 	struct plot_state PL;
 	/* when the first SIGINT/SIGTERM came */
 	uint64_t first_signal_ns;
+	/* --histfile: its descriptor (-1: none) and the blocks written */
+	int hf_fd;
+	unsigned hf_blocks;
 	/* the status line */
 	pthread_t status_thread;
 	bool status_started;
+	bool status_live;	/* the periodic line is printed (status_wanted) */
+	/* the lines warnx_ printed, for the JSON's "warnings" (main thread only) */
+	struct warn_list warn;
 } run;
 
 /* The run state as at start-up: everything zero but these. */
@@ -1013,6 +1054,7 @@ static void run_reset(void)
 	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
 	run.phc = (struct phc_state){ .fd = -1, .index = -1 };
 	run.PL = (struct plot_state){ .fd = -1 };
+	run.hf_fd = -1;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -1038,6 +1080,7 @@ static bool nothing_now(int err)
 static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnx_(const char *fmt, ...)
 {
+	struct warn_list *w = &run.warn;
 	va_list ap;
 
 	fputs("rant: ", stderr);
@@ -1045,6 +1088,21 @@ static void warnx_(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (w->n < WARN_KEEP) {
+		va_start(ap, fmt);
+		vsnprintf(w->line[w->n], WARN_LEN, fmt, ap);
+		va_end(ap);
+	}
+	w->n++;
+}
+
+/* The first session begins: what was printed so far was the run's start-up. */
+static void warn_start(void)
+{
+	if (!run.warn.started) {
+		run.warn.start = run.warn.from = run.warn.n;
+		run.warn.started = true;
+	}
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -1144,6 +1202,138 @@ static uint64_t pow2_at_least(uint64_t v)
 		p <<= 1;
 	}
 	return p;
+}
+
+/* The characters v takes printed: a column of ns values is at least this wide. */
+static int num_width(int64_t v)
+{
+	char b[24];
+
+	return snprintf(b, sizeof(b), "%" PRId64, v);
+}
+
+/*
+ * Arithmetic without libm: the earlier rant's build line, `gcc -o rant
+ * rant.c`, links no -lm, so rant calls none of its functions (fabs, isnan
+ * and isinf are compiler builtins).  Only what the statistics, the option
+ * parser and the plot need, exact where they rely on it: whole numbers and
+ * powers of ten.
+ */
+#define NUM_WHOLE	4503599627370496.0	/* 2^52: every double beyond is whole */
+
+static double num_floor(double x)
+{
+	double t;
+
+	if (!(x > -NUM_WHOLE && x < NUM_WHOLE)) {
+		return x;	/* whole already, or not a number */
+	}
+	t = (double)(int64_t)x;	/* toward zero, exact below 2^52 */
+	return t > x ? t - 1 : t;
+}
+
+static double num_ceil(double x)
+{
+	return -num_floor(-x);
+}
+
+/* The nearest whole number, halves away from zero (llround); |x| < 2^63. */
+static int64_t num_round(double x)
+{
+	double t = num_floor(x < 0 ? -x : x);
+	int64_t r = (int64_t)t + ((x < 0 ? -x : x) - t >= 0.5);
+
+	return x < 0 ? -r : r;
+}
+
+/* Newton's iteration after scaling x by powers of four into [1, 4): 0 for x <= 0. */
+static double num_sqrt(double x)
+{
+	double r, s = 1;
+	int i;
+
+	if (!(x > 0) || isinf(x)) {
+		return x > 0 ? x : 0;
+	}
+	while (x >= 0x1p64) {
+		x *= 0x1p-64;
+		s *= 0x1p32;
+	}
+	while (x < 0x1p-64) {
+		x *= 0x1p64;
+		s *= 0x1p-32;
+	}
+	while (x >= 4) {
+		x /= 4;
+		s *= 2;
+	}
+	while (x < 1) {
+		x *= 4;
+		s /= 2;
+	}
+	r = (1 + x) / 2;	/* within 25 % of the root: 6 steps reach double precision */
+	for (i = 0; i < 6; i++) {
+		r = (r + x / r) / 2;
+	}
+	return r * s;
+}
+
+/* 10^k: exact for 0 <= k <= 22, correctly rounded down to 10^-22. */
+static double num_pow10(int k)
+{
+	double p = 1;
+	int i;
+
+	for (i = 0; i < (k < 0 ? -k : k); i++) {
+		p *= 10;
+	}
+	return k < 0 ? 1 / p : p;
+}
+
+/* The k with 10^k <= x < 10^(k+1), for x > 0. */
+static int num_decade(double x)
+{
+	int k = 0;
+
+	while (k < 308 && x >= num_pow10(k + 1)) {
+		k++;
+	}
+	while (k > -307 && x < num_pow10(k)) {
+		k--;
+	}
+	return k;
+}
+
+/*
+ * log10 for x > 0: the decade, then ln of the rest as 2 atanh((m-1)/(m+1))
+ * over m in [1, 2) (|term ratio| <= 1/9).  Exact at powers of ten.
+ */
+static double num_log10(double x)
+{
+	double m, s, s2, term, sum = 0;
+	int k, e = 0, i;
+
+	if (!(x > 0)) {
+		return -308;
+	}
+	k = num_decade(x);
+	m = x / num_pow10(k);
+	while (m >= 2) {
+		m /= 2;
+		e++;
+	}
+	while (m < 1) {
+		m *= 2;
+		e--;
+	}
+	s = (m - 1) / (m + 1);
+	s2 = s * s;
+	term = s;
+	for (i = 1; i < 40; i += 2) {
+		sum += term / i;
+		term *= s2;
+	}
+	return k + (2 * sum + e * 0.69314718055994530942) / 2.30258509299404568402;
 }
 
 /*
@@ -2805,6 +2995,22 @@ static void proto_hist_decode(const uint8_t *buf, size_t len, struct proto_msg *
 	m->nhist = (uint8_t)n;
 }
 
+/* The echoed fields a datagram of len bytes has room for, each whole (PF_T2W .. PF_T3W). */
+static uint16_t proto_room(size_t len)
+{
+	return (uint16_t)((len >= 32 ? PF_T2W : 0) | (len >= 40 ? PF_T2SW : 0) |
+			  (len >= 48 ? PF_T3SW : 0) | (len >= PROTO_HDR_LEN ? PF_T3W : 0));
+}
+
+/*
+ * The smallest --size: the short header, and with --key-file the tag after
+ * the full header.  (A log's SIZE column is checked against it too.)
+ */
+static unsigned proto_min_size(bool keyed)
+{
+	return keyed ? PROTO_HDR_LEN + TAG_LEN : PROTO_MIN_SIZE;
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -2822,11 +3028,27 @@ static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 	put64(buf + 56, m->flags & PF_T3W ? m->t3w_seq : 0);
 }
 
+/*
+ * The header over the first len bytes of a datagram of len bytes, no byte
+ * beyond (a short one, --size below 64, holds only what fits: proto_room).
+ */
+static void proto_encode_len(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	uint8_t h[PROTO_HDR_LEN];
+
+	if (len >= PROTO_HDR_LEN) {
+		proto_encode(buf, m);
+		return;
+	}
+	proto_encode(h, m);
+	memcpy(buf, h, len);
+}
+
 /* Decode and validate; returns 0 or the proto_err that makes it invalid. */
 static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (len < PROTO_HDR_LEN) {
+	if (len < PROTO_MIN_SIZE) {
 		return PE_SHORT;
 	}
 	if (get32(buf) != PROTO_MAGIC) {
@@ -2844,6 +3066,9 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	m->session = get32(buf + 8);
 	m->idle_ms = get32(buf + 12);
 	m->seq = get64(buf + 16);
+	if (m->flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(len)) {
+		return PE_SHORT;	/* a field flagged present beyond the datagram's end */
+	}
 	/* An echoed field counts only with its flag and a plausible value. */
 	if (m->flags & PF_T2W) {
 		m->t2w = get64(buf + 24);
@@ -3328,7 +3553,7 @@ static double hist_stddev(const struct hist *h)
 	}
 	mean = (double)h->sum / n;
 	var = (double)h->sumsq / n - mean * mean;
-	return var > 0 ? sqrt(var) : 0;
+	return var > 0 ? num_sqrt(var) : 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -3341,7 +3566,10 @@ static int cmp_i64(const void *a, const void *b)
 /* Sort the exact store; percentiles need it ordered. */
 static void hist_finish(struct hist *h)
 {
-	qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
+	if (h->out_n) {
+		/* qsort of a NULL store, even of 0 elements, is undefined (UBSan says so) */
+		qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
+	}
 }
 
 /* Nearest rank of percentile p among n (rank = ceil(p/100 * n)), 1 .. n. */
@@ -3352,7 +3580,7 @@ static uint64_t pct_rank(double p, uint64_t n)
 	 * 1000 samples is rank 999 (ceill(99.9 / 100 * 1000) is 1000 in binary
 	 * floating point).
 	 */
-	uint64_t rank = (uint64_t)(((unsigned __int128)llround(p * 1000) * n + 99999) / 100000);
+	uint64_t rank = (uint64_t)(((unsigned __int128)num_round(p * 1000) * n + 99999) / 100000);
 
 	return rank < 1 ? 1 : rank > n ? n : rank;
 }
@@ -3495,6 +3723,48 @@ static uint64_t hist_tail_err(const struct hist *h)
 	return most;
 }
 
+/* The first stored value at or above the bound (hist_finish() sorted the store). */
+static uint64_t hist_first_above(const struct hist *h)
+{
+	uint64_t i = 0;
+
+	while (i < h->out_n && h->out[i] < 0) {
+		i++;
+	}
+	return i;
+}
+
+/*
+ * The samples kept exactly at or above the bound, in buckets of the
+ * histogram's width: f(arg, lower_ns, count) for each non-empty one, in
+ * order.  (Those the full store could not keep are only counted:
+ * hist_above_not_kept.)  hist_finish() must have run.
+ */
+static void hist_above(const struct hist *h, void (*f)(void *, uint64_t, uint64_t), void *arg)
+{
+	uint64_t i = hist_first_above(h), b, n;
+
+	while (i < h->out_n) {
+		b = (uint64_t)h->out[i] / h->bucket_ns;
+		for (n = 0; i < h->out_n && (uint64_t)h->out[i] / h->bucket_ns == b; i++) {
+			n++;
+		}
+		f(arg, b * h->bucket_ns, n);
+	}
+}
+
+/* Samples below zero (one-way delays between clocks that disagree), kept or not. */
+static uint64_t hist_below(const struct hist *h)
+{
+	return h->out_lo;
+}
+
+/* Samples at or above the bound the exact store had no room for. */
+static uint64_t hist_above_not_kept(const struct hist *h)
+{
+	return h->out_hi - (h->out_n - hist_first_above(h));
+}
+
 static void fit_track(struct fit *f, int64_t y)
 {
 	if (!f->seen || y < f->ymin) {
@@ -3568,7 +3838,7 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
 	}
 	*ppm = ((double)f->n * f->sxy - f->sx * f->sy) / d / 1000.0;
 	/* the x range of a least-squares fit: sqrt(12 * variance) for uniform x */
-	*span_s = sqrt(12 * (f->sxx / f->n - (f->sx / f->n) * (f->sx / f->n)));
+	*span_s = num_sqrt(12 * (f->sxx / f->n - (f->sx / f->n) * (f->sx / f->n)));
 	return true;
 }
 
@@ -3803,6 +4073,8 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CNT_AW0		(1u << 25)
 #define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
+/* reflect: the pong had no room for T3 echoes (a --size below 64): its T3 is not queued */
+#define TF_NO_ECHO	(1u << 10)
 
 /*
  * CLOCK_REALTIME steps.  Kernel software stamps and app stamps are
@@ -3995,6 +4267,36 @@ static size_t ping_len(uint64_t seq)
 	size_t n = run.K.nsz ? run.K.size[size_of(seq)] : 0;
 
 	return n ? n : cfg->size;
+}
+
+/*
+ * The echoed field (PF_T2W .. PF_T3W) that carries a reflector's stamp s to
+ * the client, 0 for the client's own stamps.
+ */
+static uint16_t stamp_field(int s)
+{
+	return s == T2W ? PF_T2W : s == T2SW ? PF_T2SW : s == T3SW ? PF_T3SW :
+	       s == T3W ? PF_T3W : 0;
+}
+
+/*
+ * Emit: the reflector's stamps (1 << stamp) the pong of seq has no room for
+ * (a --size below 64): never counted missing.  The usual run: none.
+ */
+static unsigned stamps_uncarried(uint64_t seq)
+{
+	static const int srv[] = { T2W, T2SW, T3SW, T3W };
+	unsigned m = 0, i;
+	uint16_t room;
+
+	if (run.K.nsz <= 1 && cfg->size >= PROTO_HDR_LEN) {
+		return 0;
+	}
+	room = proto_room(ping_len(seq));
+	for (i = 0; i < ARRAY_SIZE(srv); i++) {
+		m |= room & stamp_field(srv[i]) ? 0 : 1u << srv[i];
+	}
+	return m;
 }
 
 /* The rows a transaction belongs to: its class, its size, its cell. */
@@ -4295,16 +4597,38 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	return buf;
 }
 
-/* A histogram's columns of the class/size tables: samples min avg p50 p99 p99.9 max. */
+/* The class/size tables' value columns: 9 characters, or the widest value's. */
+static int cls_width(void)
+{
+	int i, k, w = 9;
+
+	for (i = 0; run.K.g && i < run.K.ng; i++) {
+		for (k = -1; k < (cls_extra() ? GX_N : 0); k++) {
+			const struct hist *h = k < 0 ? &run.K.g[i].h : &run.K.g[i].x[k];
+
+			if (h->n) {
+				w = num_width(h->max) > w ? num_width(h->max) : w;
+				w = num_width(h->min) > w ? num_width(h->min) : w;
+			}
+		}
+	}
+	return w;
+}
+
+/*
+ * A histogram's columns of the class/size tables: samples min avg p50 p99
+ * p99.9 max, as wide as K.colw (past 1 s a value has 10 digits).
+ */
 static void cls_stats(FILE *f, struct hist *h)
 {
 	bool approx = false;
+	int w = run.K.colw;
 
 	hist_finish(h);
-	fprintf(f, " %9" PRIu64 " %9" PRId64 " %9.0f %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64,
-		h->n, h->n ? h->min : 0, h->n ? hist_avg(h) : 0.0,
-		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
-		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0);
+	fprintf(f, " %9" PRIu64 " %*" PRId64 " %*.0f %*" PRId64 " %*" PRId64 " %*" PRId64 " %*" PRId64,
+		h->n, w, h->n ? h->min : 0, w, h->n ? hist_avg(h) : 0.0,
+		w, h->n ? hist_pct(h, 50, &approx) : 0, w, h->n ? hist_pct(h, 99, &approx) : 0,
+		w, h->n ? hist_pct(h, 99.9, &approx) : 0, w, h->n ? h->max : 0);
 }
 
 static void cls_row(FILE *f, const char *label, struct grp *g)
@@ -4372,7 +4696,7 @@ static void cls_report(FILE *f)
 {
 	const char *what, *head;
 	char lab[64];
-	int c;
+	int c, w;
 
 	if (!run.side.emit) {
 		for (c = 0; run.K.rn && c <= CLS_RROWS; c++) {
@@ -4401,15 +4725,16 @@ static void cls_report(FILE *f)
 	}
 	what = run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes";
 	head = run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size";
-	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %9s %5s\n",
-		what, head, "sent", "received", "lost", "loss", "samples", "min", "avg", "p50", "p99",
-		"p99.9", "max", "brch");
+	w = run.K.colw = cls_width();
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %*s %*s %*s %*s %*s %*s %5s\n",
+		what, head, "sent", "received", "lost", "loss", "samples", w, "min", w, "avg", w, "p50",
+		w, "p99", w, "p99.9", w, "max", "brch");
 	cls_rows_each(f, cls_row);
 	if (cls_extra()) {
 		/* where a qdisc or gate holds a ping: before its wire stamp, in the tx stack */
 		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW, client tx stack T1-T1_SW; ns) ---\n"
-			"%-26s %-9s %9s %9s %9s %9s %9s %9s %9s\n", what, head, "metric", "samples",
-			"min", "avg", "p50", "p99", "p99.9", "max");
+			"%-26s %-9s %9s %*s %*s %*s %*s %*s %*s\n", what, head, "metric", "samples",
+			w, "min", w, "avg", w, "p50", w, "p99", w, "p99.9", w, "max");
 		cls_rows_each(f, cls_row_x);
 	}
 	cls_tail_note(f);
@@ -5782,6 +6107,9 @@ static void txn_retire(struct txn *x)
 			if (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps) {
 				want |= 1u << T2SW | 1u << T3SW;
 			}
+			if (run.side.emit) {
+				want &= ~stamps_uncarried(x->seq);
+			}
 			for (want &= run.side.sset; want; want &= want - 1) {
 				s = (unsigned)__builtin_ctz(want);
 				run.S.c.missing[s] += !x->t[s];
@@ -6257,6 +6585,7 @@ static void session_begin(uint32_t id)
 	run.S.stop_reason = STOP_NONE;
 	run.S.start_mono = mono_ns();
 	run.S.first_real = real_ns();
+	warn_start();
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
 }
@@ -6980,11 +7309,20 @@ static const char *tsrc(bool hw)
 
 static void print_pct_table(FILE *f)
 {
-	int i, k;
+	int i, k, w = 9;
 
+	/* columns as wide as the widest value: past 1 s (10 digits) they would run together */
+	for (i = 0; i < run.side.nmetrics; i++) {
+		const struct hist *h = &run.S.h[run.side.metrics[i]];
+
+		if (h->n) {
+			w = num_width(h->max) > w ? num_width(h->max) : w;
+			w = num_width(h->min) > w ? num_width(h->min) : w;
+		}
+	}
 	fprintf(f, "\n--- Percentiles (ns, nearest rank) ---\n%-34s", "metric");
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, " %9s", pct_key[k]);
+		fprintf(f, " %*s", w, pct_key[k]);
 	}
 	fputc('\n', f);
 	for (i = 0; i < run.side.nmetrics; i++) {
@@ -6996,7 +7334,7 @@ static void print_pct_table(FILE *f)
 		}
 		fprintf(f, "%-34s", metric_label(run.side.metrics[i]));
 		for (k = 0; k < NPCT; k++) {
-			fprintf(f, " %9" PRId64, hist_pct(h, pct_value[k], &approx));
+			fprintf(f, " %*" PRId64, w, hist_pct(h, pct_value[k], &approx));
 		}
 		if (approx) {
 			fprintf(f, "  (tail +- %" PRIu64 " ns at most, within 0.1 %%: more outliers than the %" PRIu64
@@ -7052,8 +7390,8 @@ static void print_histogram(FILE *f, int m)
 		}
 		fputc('\n', f);
 	}
-	/* at most 60 bars: merge adjacent buckets by powers of two until they fit */
-	while (hist_groups(h, merge, &maxc) > 60) {
+	/* at most 60 bars: merge adjacent buckets by powers of two until they fit; -b: as given */
+	while (hist_groups(h, merge, &maxc) > 60 && !cfg->bucket_set) {
 		merge *= 2;
 	}
 	fprintf(f, "Buckets (ns)%s:\n", merge > 1 ? " (adjacent buckets merged to fit)" : "");
@@ -7685,6 +8023,65 @@ static void print_hw_notes(FILE *f, const struct report *r)
 }
 
 /*
+ * A --size below 64: the reflector's stamps whose echoed field its pongs
+ * have no room for (proto_room), for the smallest size of the run.  No
+ * transaction of that size can have them: they are not counted missing, and
+ * the report and JSON say so once.  0 when every field fits.
+ */
+static uint16_t room_lacking(unsigned *smallest)
+{
+	unsigned z = cfg->size;
+	int i;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		if (run.K.size[i] && run.K.size[i] < z) {
+			z = run.K.size[i];
+		}
+	}
+	*smallest = z;
+	if (!run.side.emit || cfg->mode == MODE_ANALYZE) {
+		return 0;
+	}
+	return (uint16_t)((PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(z));
+}
+
+/* The datagram length from which the field f fits. */
+static unsigned room_needed(uint16_t f)
+{
+	unsigned n = PROTO_MIN_SIZE;
+
+	while (!(proto_room(n) & f)) {
+		n++;
+	}
+	return n;
+}
+
+static const int room_stamps[] = { T2W, T2SW, T3SW, T3W };
+
+static void print_room(FILE *f)
+{
+	unsigned z, i;
+	uint16_t lack = room_lacking(&z);
+	const char *sep = "";
+	char lab[16];
+
+	if (!lack) {
+		return;
+	}
+	fprintf(f, "Size %u B: its pongs have no room for the reflector's", z);
+	for (i = 0; i < ARRAY_SIZE(room_stamps); i++) {
+		uint16_t fl = stamp_field(room_stamps[i]);
+
+		if (lack & fl) {
+			fprintf(f, "%s %s (from %u B)", sep, stamp_name(room_stamps[i], lab, sizeof(lab)),
+				room_needed(fl));
+			sep = ",";
+		}
+	}
+	fprintf(f, ": not counted missing; response, network and the server's segments need them (the reflector's own report has its side)\n");
+}
+
+/*
  * --analyze: what a log cannot know is said to be unknown, never 0.  A log
  * holds one row per ping: no duplicate or invalid datagram, and a text log
  * no warm-up ping (its sent and received leave them out).
@@ -7760,12 +8157,15 @@ static void print_counts(FILE *f, const struct report *r)
 		int s = run.side.stamps[i];
 
 		if (run.S.c.missing[s]) {
-			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)),
+			fprintf(f, "%s %s %" PRIu64, any ? ";" : "", stamp_name(s, lab, sizeof(lab)),
 				run.S.c.missing[s]);
 			any = true;
 		}
 	}
-	fprintf(f, "%s\n", any ? "" : " none");
+	fprintf(f, "%s%s\n", any ? "" : " none",
+		run.side.emit && run.E.srv_no_tx && run.S.c.missing[T3W] ?
+		" (the reflector runs -N: no TX stamps, by request)" : "");
+	print_room(f);
 	print_hw_notes(f, r);
 }
 
@@ -7794,8 +8194,10 @@ static void print_earlier_summary(FILE *f, const struct hist *h)
 	for (k = 0; k < NPCT; k++) {
 		int64_t v = hist_pct(h, pct_value[k], &approx);
 
-		/* a name as wide as the column still gets its space before ':' */
-		fprintf(f, "    %-8s%s:  %" PRId64 "%s\n", name[k], strlen(name[k]) >= 8 ? " " : "",
+		/* ':' in one column; 99.999th, a character wider, starts one earlier */
+		int over = strlen(name[k]) > 7 ? (int)strlen(name[k]) - 7 : 0;
+
+		fprintf(f, "%*s%-*s:  %" PRId64 "%s\n", 4 - over, "", 8 + over, name[k],
 			v >= 0 ? v / 1000 : -((999 - v) / 1000), k == 0 ? " (Median)" : "");
 	}
 	fputc('\n', f);
@@ -8000,6 +8402,15 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static const char *json_above_sep;
+
+/* One bucket of the samples above the bound, as [lower_ns, count] (hist_above). */
+static void json_above(void *arg, uint64_t lower, uint64_t n)
+{
+	fprintf(arg, "%s[%" PRIu64 ", %" PRIu64 "]", json_above_sep, lower, n);
+	json_above_sep = ", ";
+}
+
 static void json_metric(FILE *f, int m)
 {
 	const struct hist *h = &run.S.h[m];
@@ -8031,7 +8442,12 @@ static void json_metric(FILE *f, int m)
 			sep = ", ";
 		}
 	}
-	fprintf(f, "]}}");
+	/* outside: the samples above the bound in buckets of that width, the rest counted */
+	fprintf(f, "], \"above\": [");
+	json_above_sep = "";
+	hist_above(h, json_above, f);
+	fprintf(f, "], \"above_not_kept\": %" PRIu64 ", \"below_zero\": %" PRIu64 "}}",
+		hist_above_not_kept(h), hist_below(h));
 }
 
 /* The hardware path's keys, one line each, before "metrics". */
@@ -8126,6 +8542,52 @@ static void json_str_or_null(FILE *f, const char *s)
 	}
 }
 
+/*
+ * When the session started (UTC, ISO 8601; null for --analyze, which ran no
+ * session) and the command line, so that one object says what ran.
+ */
+static void json_started(FILE *f)
+{
+	time_t sec = (time_t)(run.S.first_real / NSEC_PER_SEC);
+	struct tm tm;
+	char when[40];
+
+	fprintf(f, "  \"started\": ");
+	if (run.S.first_real && cfg->mode != MODE_ANALYZE && gmtime_r(&sec, &tm)) {
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(f, "\"%s.%06uZ\"", when, (unsigned)(run.S.first_real % NSEC_PER_SEC / 1000));
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"cmdline\": ");
+	json_str(f, cfg->cmdline);
+	fprintf(f, ",\n");
+}
+
+/*
+ * The lines rant printed on stderr as "rant: ..." (warnings, notes, errors)
+ * that belong to this object: the run's start-up ones, then those since the
+ * previous object (a reflector's earlier session).
+ */
+static void json_warnings(FILE *f)
+{
+	const struct warn_list *w = &run.warn;
+	unsigned i, n = 0;
+
+	fprintf(f, ",\n  \"warnings\": [");
+	for (i = 0; i < w->n && i < WARN_KEEP; i++) {
+		if (i >= w->start && i < w->from) {
+			continue;	/* an earlier session's */
+		}
+		fputs(n++ ? ", " : "", f);
+		json_str(f, w->line[i]);
+	}
+	if (w->n > WARN_KEEP) {
+		fprintf(f, "%s\"... and %u more lines on stderr\"", n ? ", " : "", w->n - WARN_KEEP);
+	}
+	fputc(']', f);
+}
+
 /* What ran: tool, mode, where, which stamps, how long and why it stopped. */
 static void json_run(FILE *f, const struct report *r)
 {
@@ -8134,6 +8596,7 @@ static void json_run(FILE *f, const struct report *r)
 
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
 		RANT_VERSION, cfg->mode == MODE_ANALYZE ? "analyze" : run.side.emit ? "emit" : "reflect", run.S.id);
+	json_started(f);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", run.side.emit ? "emit" : "reflect");
 	json_str_or_null(f, cfg->iface);
 	fprintf(f, ", \"address\": ");
@@ -8270,16 +8733,91 @@ static void json_clock_log(FILE *f, const struct report *r)
 	}
 }
 
-/* The JSON report: one object, its keys in the order the README lists them. */
+/*
+ * What the size let the pongs carry (print_room), and whether the reflector
+ * takes TX stamps (emit: as its pongs said, null before any; reflect: -N).
+ */
+static void json_room(FILE *f)
+{
+	unsigned z, i, n = 0;
+	uint16_t lack = room_lacking(&z);
+	char lab[16];
+
+	fprintf(f, ",\n  \"pong_room\": ");
+	if (lack) {
+		fprintf(f, "{\"smallest_size\": %u, \"not_carried\": [", z);
+		for (i = 0; i < ARRAY_SIZE(room_stamps); i++) {
+			if (lack & stamp_field(room_stamps[i])) {
+				fprintf(f, "%s\"%s\"", n++ ? ", " : "",
+					stamp_name(room_stamps[i], lab, sizeof(lab)));
+			}
+		}
+		fputs("]}", f);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
+		!run.S.c.received || cfg->mode == MODE_ANALYZE ? "null" :
+		run.E.srv_no_tx ? "false" : "true");
+}
+
+/*
+ * One object as one line (JSON Lines: a reflector writes one per session):
+ * the writers' line breaks and the indentation after them become one space.
+ * Strings never hold a raw line break (json_str escapes it).
+ */
+static void json_line(FILE *f, const char *s, size_t len)
+{
+	size_t i = 0, start = 0;
+	char prev;
+
+	while (i < len) {
+		if (s[i] != '\n') {
+			i++;
+			continue;
+		}
+		fwrite(s + start, 1, i - start, f);
+		prev = i ? s[i - 1] : '{';
+		while (i < len && (s[i] == '\n' || s[i] == ' ')) {
+			i++;
+		}
+		/* {"a": [1, 2]}: no space just inside a bracket */
+		if (i < len && prev != '{' && prev != '[' && s[i] != '}' && s[i] != ']') {
+			fputc(' ', f);
+		}
+		start = i;
+	}
+	fwrite(s + start, 1, len - start, f);
+	fputc('\n', f);
+}
+
+/* The JSON report: one object on one line, its keys in the order the README lists them. */
 static void json_report(FILE *f, const struct report *r, int exit_code)
 {
-	json_run(f, r);
-	json_counts(f, r);
-	json_hw(f, r);
-	json_metrics(f, r);
-	json_clock_log(f, r);
-	pmc_json(f);
-	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		m = f;	/* no memory for the one-line form: the object as written */
+	}
+	json_run(m, r);
+	json_counts(m, r);
+	json_hw(m, r);
+	json_metrics(m, r);
+	json_clock_log(m, r);
+	pmc_json(m);
+	json_room(m);
+	json_warnings(m);
+	fprintf(m, ",\n  \"exit_code\": %d\n}", exit_code);
+	run.warn.from = run.warn.n;
+	if (m != f) {
+		fclose(m);
+		json_line(f, buf, len);
+		free(buf);
+	} else {
+		fputc('\n', f);
+	}
 	fflush(f);
 }
 
@@ -8391,7 +8929,7 @@ static int64_t plot_lb_value(unsigned i)
 static int64_t plot_bin_pct(const struct plot_series *s, int b, double p)
 {
 	const uint32_t *h = s->lh + (size_t)b * PLOT_LB;
-	uint64_t rank = (uint64_t)ceil(p / 100 * s->bn[b]), cum = 0;
+	uint64_t rank = (uint64_t)num_ceil(p / 100 * s->bn[b]), cum = 0;
 	unsigned i;
 	int64_t v = s->bmax[b];
 
@@ -8710,12 +9248,12 @@ struct axis {
 
 static double ax_map(const struct axis *x, double v)
 {
-	double f, flo, fhi, p;
+	double f, flo, fhi, p, pmin, pmax;
 
 	if (x->log) {
-		f = log10(v < x->lo ? x->lo : v);
-		flo = log10(x->lo);
-		fhi = log10(x->hi);
+		f = num_log10(v < x->lo ? x->lo : v);
+		flo = num_log10(x->lo);
+		fhi = num_log10(x->hi);
 	} else {
 		f = v;
 		flo = x->lo;
@@ -8725,10 +9263,9 @@ static double ax_map(const struct axis *x, double v)
 		return x->a;
 	}
 	p = x->a + (f - flo) * (x->b - x->a) / (fhi - flo);
-	if (p < fmin(x->a, x->b)) {
-		p = fmin(x->a, x->b);
-	}
-	return p > fmax(x->a, x->b) ? fmax(x->a, x->b) : p;
+	pmin = x->a < x->b ? x->a : x->b;
+	pmax = x->a < x->b ? x->b : x->a;
+	return p < pmin ? pmin : p > pmax ? pmax : p;
 }
 
 /* A round step (1, 2 or 5 times a power of ten) for about n ticks. */
@@ -8739,7 +9276,7 @@ static double nice_step(double range, int n)
 	if (!(raw > 0)) {
 		return 1;
 	}
-	mag = pow(10, floor(log10(raw)));
+	mag = num_pow10(num_decade(raw));
 	r = raw / mag;
 	return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
 }
@@ -8748,8 +9285,10 @@ static double nice_step(double range, int n)
 static void ax_round(struct axis *x, int nticks)
 {
 	if (x->log) {
-		x->lo = pow(10, floor(log10(x->lo > 0 ? x->lo : 1)));
-		x->hi = pow(10, ceil(log10(x->hi > x->lo ? x->hi : x->lo * 10)));
+		x->lo = num_pow10(num_decade(x->lo > 0 ? x->lo : 1));
+		x->hi = x->hi > x->lo ? x->hi : x->lo * 10;
+		/* the lowest power of ten at or above hi */
+		x->hi = num_pow10(num_decade(x->hi) + (x->hi > num_pow10(num_decade(x->hi))));
 		if (x->hi <= x->lo) {
 			x->hi = x->lo * 10;
 		}
@@ -8761,8 +9300,8 @@ static void ax_round(struct axis *x, int nticks)
 	{
 		double st = nice_step(x->hi - x->lo, nticks);
 
-		x->lo = floor(x->lo / st) * st;
-		x->hi = ceil(x->hi / st) * st;
+		x->lo = num_floor(x->lo / st) * st;
+		x->hi = num_ceil(x->hi / st) * st;
 	}
 }
 
@@ -8779,7 +9318,7 @@ static void ax_draw(const struct axis *x, bool horiz, double other0, double othe
 	int i;
 
 	if (x->log) {
-		double decades = log10(x->hi / x->lo);
+		double decades = num_log10(x->hi / x->lo);
 
 		for (v = x->lo; v <= x->hi * 1.0001; v *= 10) {
 			static const double mult[] = { 1, 2, 5 };
@@ -8805,7 +9344,7 @@ static void ax_draw(const struct axis *x, bool horiz, double other0, double othe
 		return;
 	}
 	st = nice_step(x->hi - x->lo, horiz ? 10 : 5);
-	for (i = 0, v = ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40;
+	for (i = 0, v = num_ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40;
 	     i++, v += st) {
 		double p = ax_map(x, v);
 
@@ -9055,7 +9594,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 /* The histogram column of value v (clamped to the axis). */
 static int plot_col(const struct axis *ax, double v, int ncol)
 {
-	double f = ax->log ? (v > 0 ? log10(v / ax->lo) / log10(ax->hi / ax->lo) : 0) :
+	double f = ax->log ? (v > 0 ? num_log10(v / ax->lo) / num_log10(ax->hi / ax->lo) : 0) :
 			     (v - ax->lo) / (ax->hi - ax->lo);
 	int c = (int)(f * ncol);
 
@@ -9614,6 +10153,141 @@ static double plot_groups_panel(double top)
 	return plot_groups_height();
 }
 
+/*
+ * A --size list on emit: latency against size, as pktgen users chart it --
+ * p50, p99 and avg of the primary metric per size (the report's size rows),
+ * joined in the order of size, and the numbers under it with ids
+ * (bysize<SIZE>-p50 ...), so that they can be read back.
+ */
+#define PLOT_SZ_CHART	200.0
+
+static bool plot_sizes_on(void)
+{
+	return run.side.emit && run.K.g && run.K.nsz > 1;
+}
+
+static double plot_sizes_height(void)
+{
+	return plot_sizes_on() ? 34 + PLOT_SZ_CHART + 44 + 16.0 * run.K.nsz + 10 : 0;
+}
+
+static char *plot_bytes(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, "%.0f B", v);
+	return buf;
+}
+
+/* The size rows in the order of size (insertion sort: at most SZ_MAX of them). */
+static void plot_sizes_order(int *ord)
+{
+	int i, j;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		for (j = i; j > 0 && run.K.size[ord[j - 1]] > run.K.size[i]; j--) {
+			ord[j] = ord[j - 1];
+		}
+		ord[j] = i;
+	}
+}
+
+/* Size z's p50 (k 0), p99 (1) or avg (2). */
+static double plot_sizes_stat(int z, int k)
+{
+	const struct hist *h = &run.K.g[run.K.ncls + z].h;
+	bool approx = false;
+
+	return k == 2 ? hist_avg(h) : (double)hist_pct(h, k ? 99 : 50, &approx);
+}
+
+/* The chart's three lines, each a path through the sizes with samples, and its points. */
+static void plot_sizes_lines(const int *ord, const struct axis *ax, const struct axis *ay)
+{
+	static const char *const colour[3] = { OI_BLUE, OI_VERMILLION, OI_GREEN };
+	int k, i, n;
+
+	for (k = 0; k < 3; k++) {
+		svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s d=\"", colour[k],
+		    k == 2 ? " stroke-dasharray=\"5,3\"" : "");
+		for (i = 0, n = 0; i < run.K.nsz; i++) {
+			if (run.K.g[run.K.ncls + ord[i]].h.n) {
+				svg("%s%.1f %.1f", n++ ? " L" : "M", ax_map(ax, run.K.size[ord[i]]),
+				    ax_map(ay, plot_sizes_stat(ord[i], k)));
+			}
+		}
+		svg("\"/>\n");
+		for (i = 0; i < run.K.nsz; i++) {
+			double x = ax_map(ax, run.K.size[ord[i]]);
+
+			if (run.K.g[run.K.ncls + ord[i]].h.n) {
+				svg("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", x,
+				    ax_map(ay, plot_sizes_stat(ord[i], k)), colour[k]);
+			}
+		}
+	}
+	plot_swatch(PLOT_X1 - 330, ay->b - 8, OI_BLUE, "p50", false);
+	plot_swatch(PLOT_X1 - 230, ay->b - 8, OI_VERMILLION, "p99", false);
+	plot_swatch(PLOT_X1 - 130, ay->b - 8, OI_GREEN, "avg", true);
+}
+
+/* The numbers of the chart, a line per size in the order of size (values in µs). */
+static void plot_sizes_numbers(const int *ord, double y)
+{
+	static const char *const stat[3] = { "p50", "p99", "avg" };
+	char id[32], lab[32];
+	int i, k;
+
+	for (i = 0; i < run.K.nsz; i++, y += 16) {
+		const struct hist *h = &run.K.g[run.K.ncls + ord[i]].h;
+
+		plot_size_id(id, sizeof(id), "bysize", ord[i]);
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%u B: samples "
+		    "<tspan id=\"%s-samples\">%" PRIu64 "</tspan>", PLOT_X0, y, run.K.size[ord[i]], id,
+		    h->n);
+		for (k = 0; k < 3 && h->n; k++) {
+			svg(", %s <tspan id=\"%s-%s\">%s</tspan>", stat[k], id, stat[k],
+			    plot_us3(lab, sizeof(lab), num_round(plot_sizes_stat(ord[i], k))));
+		}
+		svg("%s</text>\n", h->n ? " \xc2\xb5s" : "");
+	}
+}
+
+static double plot_sizes_panel(double top)
+{
+	const double y0 = top + 34, y1 = top + 34 + PLOT_SZ_CHART;
+	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0, 0, y1, y0, false };
+	int ord[SZ_MAX], i;
+	char head[96];
+
+	if (!plot_sizes_on()) {
+		return 0;
+	}
+	plot_sizes_order(ord);
+	ax.lo = run.K.size[ord[0]];
+	ax.hi = run.K.size[ord[run.K.nsz - 1]];
+	for (i = 0; i < run.K.nsz; i++) {
+		hist_finish(&run.K.g[run.K.ncls + i].h);
+		if (run.K.g[run.K.ncls + i].h.n) {
+			double p99 = plot_sizes_stat(i, 1), avg = plot_sizes_stat(i, 2);
+
+			ay.hi = p99 > ay.hi ? p99 : ay.hi;
+			ay.hi = avg > ay.hi ? avg : ay.hi;
+		}
+	}
+	ax_round(&ax, 8);
+	ax_round(&ay, 5);
+	snprintf(head, sizeof(head), "Latency against size: %s p50, p99 and avg per size",
+		 metric_def[run.side.primary].key);
+	plot_heading(top + 16, head);
+	svg("<g font-size=\"10\" fill=\"#222222\">\n");
+	ax_draw(&ax, true, y0, y1, plot_bytes);
+	ax_draw(&ay, false, PLOT_X0, PLOT_X1, plot_dur);
+	svg("</g>\n");
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	plot_sizes_lines(ord, &ax, &ay);
+	plot_sizes_numbers(ord, y1 + 44);
+	return plot_sizes_height();
+}
+
 /* Title: what was measured, where, with which stamps, when, and how. */
 static double plot_title(const struct plot_src *src)
 {
@@ -9671,7 +10345,8 @@ static double plot_height(void)
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
 	return 78 + 386.0 * run.PL.npanel + 300 + 18 * nser + 14 + 20 +
-	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height();
+	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height() +
+	       plot_sizes_height();
 }
 
 /* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
@@ -9706,6 +10381,7 @@ static int plot_draw(const struct plot_src *src)
 	}
 	y += plot_hist_panel(y) + 20;
 	y += plot_groups_panel(y);
+	y += plot_sizes_panel(y);
 	y += plot_worst_panel(y);
 	svg("<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">rant %s</text>\n", PLOT_W - 10,
 	    h - 8, RANT_VERSION);
@@ -9732,6 +10408,95 @@ static int plot_run(const struct plot_src *src)
 }
 
 /*
+ * --histfile FILE: the primary metric's histogram as cyclictest's users plot
+ * it -- one line per bucket, "value count", value the bucket's lower edge in
+ * us (three decimals: exact to the ns) -- every bucket from 0 to the bound,
+ * then the samples above it (kept exactly) in buckets of the same width, the
+ * non-empty ones.  '#' lines say what it is; a reflector appends a block
+ * per session, two empty lines apart (gnuplot's "index").
+ */
+static int histfile_open(void)
+{
+	bool created;
+
+	if (!cfg->histfile) {
+		return 0;
+	}
+	run.hf_fd = out_open("--histfile", cfg->histfile, &created);
+	if (run.hf_fd < 0 || out_truncate("--histfile", cfg->histfile, run.hf_fd) < 0) {
+		return -1;
+	}
+	return 0;
+}
+
+static void histfile_above(void *arg, uint64_t lower, uint64_t n)
+{
+	fprintf(arg, "%" PRIu64 ".%03" PRIu64 " %" PRIu64 "\n", lower / 1000, lower % 1000, n);
+}
+
+static void histfile_block(FILE *f)
+{
+	const struct hist *h = &run.S.h[run.side.primary];
+	uint64_t i;
+
+	hist_finish(&run.S.h[run.side.primary]);
+	fprintf(f, "# rant %s: histogram of %s, %" PRIu64 " samples", RANT_VERSION,
+		metric_label(run.side.primary), h->n);
+	if (cfg->mode != MODE_ANALYZE) {
+		fprintf(f, ", session 0x%08x", run.S.id);
+	}
+	fprintf(f, "\n# %s\n", cfg->cmdline);
+	fprintf(f, "# columns: value (us: the bucket's lower edge; a bucket is %" PRIu64 ".%03" PRIu64
+		" us wide), count (samples in [value, value + width))\n", h->bucket_ns / 1000,
+		h->bucket_ns % 1000);
+	fprintf(f, "# every bucket from 0 to the bound %" PRIu64 ".%03" PRIu64 " us (-o), then the non-empty ones above it\n",
+		h->bound_ns / 1000, h->bound_ns % 1000);
+	fprintf(f, "# not in a bucket: %" PRIu64 " below zero, %" PRIu64 " above the bound not kept (store full)\n",
+		hist_below(h), hist_above_not_kept(h));
+	for (i = 0; i < h->nbuckets; i++) {
+		uint64_t lower = i * h->bucket_ns;
+
+		fprintf(f, "%" PRIu64 ".%03" PRIu64 " %" PRIu64 "\n", lower / 1000, lower % 1000,
+			h->bucket[i]);
+	}
+	hist_above(h, histfile_above, f);
+}
+
+static const char *histfile_what(void)
+{
+	static char what[PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "--histfile: writing %s", cfg->histfile);
+	return what;
+}
+
+/* One block, appended at the file's end (the reflector's sessions in turn); 0 or -1. */
+static int histfile_write(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int r;
+
+	if (run.hf_fd < 0) {
+		return 0;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m) {
+		warnx_("--histfile: %s", strerror(errno));
+		return -1;
+	}
+	if (run.hf_blocks++) {
+		fputs("\n\n", m);
+	}
+	histfile_block(m);
+	fclose(m);
+	r = buf ? out_write(histfile_what(), run.hf_fd, buf, len) : -ENOMEM;
+	free(buf);
+	return r < 0 ? -1 : 0;
+}
+
+/*
  * The outputs of a run, a reflector session or --analyze, in order: the
  * text report (with --analyze's --top table), the picture and the JSON, the
  * text and the JSON from one computed report.  The JSON's exit_code is the
@@ -9754,7 +10519,7 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
-	if (plot_run(&src) < 0) {
+	if (plot_run(&src) < 0 || histfile_write() < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (json) {
@@ -9786,6 +10551,60 @@ static int plot_open(void)
 }
 
 /* ----------------------------------------------------------------- emit */
+
+/*
+ * How long a client goes on without an answer: 5 s, or three --timeout if
+ * longer.  A reflector started (or restarted) a moment after its client is
+ * in time, also on a loaded host, and one that stalls for less than its own
+ * idle timeout (3 s at least) keeps its client.
+ */
+#define EMIT_SILENCE_MIN	(5 * NSEC_PER_SEC)
+
+static uint64_t emit_silence_ns(void)
+{
+	return 3 * cfg->timeout_ns > EMIT_SILENCE_MIN ? 3 * cfg->timeout_ns : EMIT_SILENCE_MIN;
+}
+
+/*
+ * Every datagram that reached the client's (connected) socket: pongs in time
+ * or late, and those it refused.  The kernel's port-unreachable is no answer.
+ */
+static uint64_t emit_heard(void)
+{
+	uint64_t n = run.S.c.received + run.S.c.late + run.S.c.duplicate + run.S.c.invalid;
+	int i;
+
+	for (i = 0; i < GR_N; i++) {
+		n += run.S.c.rejected[i];
+	}
+	return n;
+}
+
+/*
+ * A client nobody answers stops (STOP_NO_ANSWER) instead of pinging forever
+ * towards --count: once nothing was heard for emit_silence_ns() and at least
+ * 3 pings in a row were lost.  Looked at when a ping is lost, so the answered
+ * path pays nothing; the silence began when the first of them was sent.  A
+ * peer that sends anything, even what is refused, is there: the report
+ * says what it sent.
+ */
+static void emit_silence(void)
+{
+	uint64_t now = mono_ns(), heard = emit_heard();
+
+	if (heard != run.E.heard || !run.E.silent_lost) {
+		run.E.heard = heard;
+		run.E.silent_since = now - cfg->timeout_ns;
+		run.E.silent_lost = 1;
+		return;
+	}
+	run.E.silent_lost++;
+	if (run.E.silent_lost >= 3 && now - run.E.silent_since >= emit_silence_ns() &&
+	    !run.S.stop_reason) {
+		run.S.stop_reason = STOP_NO_ANSWER;
+	}
+}
+
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
@@ -9793,6 +10612,7 @@ static void emit_lost(struct txn *x)
 	cls_count(x->seq, CG_LOST);
 	run.E.outstanding--;
 	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
+	emit_silence();
 }
 
 static void emit_on_tx(uint32_t key, uint64_t wire)
@@ -10055,6 +10875,7 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 {
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
+	run.E.srv_no_tx = m->flags & PF_NO_TX;
 	run.E.outstanding--;
 	run.S.c.received++;
 	cls_count(x->seq, CG_RECEIVED);
@@ -10608,6 +11429,27 @@ static int cls_interval_step(void)
 	return emit_wait_until(limit, true);
 }
 
+/*
+ * --interval faster than this host sustains (more than 1 % of the send
+ * slots skipped, or pongs its receive buffer dropped): said once, naming
+ * --interval as typed; a list's cadence is all its classes' together.
+ */
+static void emit_overload_note(void)
+{
+	char all[64] = "";
+
+	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
+		return;
+	}
+	if (run.K.nival) {
+		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
+			 (double)cfg->interval_ns / 1000);
+	}
+	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
+	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
+	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
+}
+
 static int emit_run(void)
 {
 	uint64_t next;
@@ -10666,11 +11508,7 @@ static int emit_run(void)
 	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
 	run.S.end_mono = mono_ns();
 	window_flush(run.E.next_seq);
-	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
-		warnx_("warning: --interval %" PRIu64 " us is faster than this host sustains: %" PRIu64
-		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg->interval_ns / NSEC_PER_US),
-		       run.E.overruns, run.E.rxq_ovfl);
-	}
+	emit_overload_note();
 	return r < 0 ? -1 : 0;
 }
 
@@ -11147,7 +11985,8 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
 	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
-	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
+	/* a short ping gets a short BUSY: the short header says all it says */
+	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : len < PROTO_HDR_LEN ? len : PROTO_HDR_LEN;
 
 	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
 		return;
@@ -11156,8 +11995,10 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		return;
 	}
 	run.R.busy_last = now;
-	proto_encode(buf, &b);
-	memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	proto_encode_len(buf, n, &b);
+	if (n > PROTO_HDR_LEN) {
+		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	}
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -11209,7 +12050,7 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	run.R.txpend--;
 	x->t[T3W] = wire;
 	txn_account(x);
-	if (wire) {
+	if (wire && !(x->st & TF_NO_ECHO)) {
 		echo_push(x->seq, wire, key);
 	}
 }
@@ -11411,11 +12252,18 @@ static void reflect_end(int reason)
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 }
 
+/* The run is over after a session: --once, or a breach without -C (-C carries on). */
+static bool reflect_done(void)
+{
+	return !run.R.active && run.R.sessions &&
+	       (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont));
+}
+
 /*
  * The reflector's clock, read once per datagram (before it is handled) and
  * once per wake-up: whatever arrives, and however often, the stall is
  * credited and the session's idleness judged on time.  False: the run is
- * over (--once after its session, or a breach).
+ * over (reflect_done).
  */
 static bool reflect_tick(uint64_t now)
 {
@@ -11424,7 +12272,7 @@ static bool reflect_tick(uint64_t now)
 	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
 		reflect_end(STOP_IDLE);
 	}
-	return run.R.active || !run.R.sessions || !(cfg->once || run.R.exit_code == EXIT_BREACH);
+	return !reflect_done();
 }
 
 /*
@@ -11449,7 +12297,8 @@ static void reflect_phc_block(struct proto_msg *a)
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 			const struct sockaddr *from, socklen_t fromlen)
 {
-	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session,
+			       .flags = cfg->no_tx_ts ? PF_NO_TX : 0 };
 	bool current = run.R.active && m->session == run.S.id;
 
 	if (!current) {
@@ -11469,13 +12318,15 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 		/*
 		 * more only for stamps that came and wait to be echoed, and not
-		 * beyond the client's last round (emit_fin_exchange: 64)
+		 * beyond the client's last round (emit_fin_exchange: 64); a FIN
+		 * too short for the echo (--size below 64) carries none
 		 */
-		if (echo_pop(&a) && run.echo.n && run.R.fin_rounds < FIN_ROUNDS) {
+		if ((proto_room(len) & PF_T3W) && echo_pop(&a) && run.echo.n &&
+		    run.R.fin_rounds < FIN_ROUNDS) {
 			a.flags |= PF_MORE;
 		}
 	}
-	proto_encode(buf, &a);
+	proto_encode_len(buf, len, &a);
 	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
 	reflect_phc_block(&a);
 	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
@@ -11654,19 +12505,24 @@ static bool reflect_count(const struct proto_msg *m)
 static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
 			 uint64_t wire, uint64_t t2sw)
 {
+	uint16_t room = proto_room(len);
+
 	p->session = m->session;
 	p->seq = m->seq;
 	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
-			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0) |
+			      (cfg->no_tx_ts ? PF_NO_TX : 0));
 	if (wire) {
-		p->flags |= PF_T2W;
+		p->flags |= PF_T2W & room;
 		p->t2w = wire;
 	}
 	if (cfg->sw_stamps) {
-		p->flags |= PF_T2SW | PF_T3SW;
+		p->flags |= (PF_T2SW | PF_T3SW) & room;
 		p->t2sw = t2sw;
 	}
-	echo_pop(p);
+	if (room & PF_T3W) {
+		echo_pop(p);
+	}
 	cls_reflect(m->flags);
 	if (run.ts.hw && run.phc.method != PHC_NONE && run.ts.wire_off &&
 	    (run.S.c.received <= PHC_OFF_FIRST || !(run.S.c.received % PHC_OFF_FIRST))) {
@@ -11681,7 +12537,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 		p->phc_method = (uint8_t)run.phc.method;
 		p->boot_id = run.host_boot_id;
 	}
-	proto_encode(buf, p);
+	proto_encode_len(buf, len, p);
 	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
 		p->t2k = run.ts_rx_kernel;
@@ -11692,7 +12548,9 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	echo_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
-		put64(buf + 40, p->t3sw);
+		if (room & PF_T3SW) {
+			put64(buf + 40, p->t3sw);
+		}
 	} else if (cfg->no_tx_ts) {
 		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
@@ -11756,7 +12614,8 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	struct txn *x;
 	uint64_t now;
 	bool local_warmup;
-	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+	/* PROTO_MAX_SIZE + 1 bytes fill the receive buffer without MSG_TRUNC: too long too */
+	int err = trunc || len > PROTO_MAX_SIZE ? PE_LONG : proto_decode(buf, len, &m);
 
 	if (err) {
 		reflect_junk(err);
@@ -11793,6 +12652,9 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	run.S.c.sent++;
 	run.K.r[cls_rrow(m.flags)].answered++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
+	if (!(proto_room(len) & PF_T3W)) {
+		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
+	}
 	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
 	if (cfg->no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
@@ -11855,8 +12717,7 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (run.hww.failed || (!run.R.active && run.R.sessions &&
-					(cfg->once || run.R.exit_code == EXIT_BREACH))) {
+		if (run.hww.failed || reflect_done()) {
 			break;
 		}
 		if (r > 0) {
@@ -12951,10 +13812,13 @@ static int analyze_load(struct analysis *A)
 	return 0;
 }
 
-/* --json and --plot can be written?  Checked before a row is read; nothing created yet. */
+/* --json, --plot and --histfile can be written?  Checked before a row is read; nothing made. */
 static int analyze_check_outputs(void)
 {
 	if (cfg->json && strcmp(cfg->json, "-") && out_check("--json", cfg->json) < 0) {
+		return -1;
+	}
+	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
 		return -1;
 	}
 	return cfg->plot && out_check("--plot", cfg->plot) < 0 ? -1 : 0;
@@ -12974,7 +13838,7 @@ static int analyze_open(FILE **js)
 	} else if (cfg->json) {
 		*js = stdout;
 	}
-	if (cfg->plot && plot_open() < 0) {
+	if ((cfg->plot && plot_open() < 0) || histfile_open() < 0) {
 		if (*js && *js != stdout) {
 			fclose(*js);
 		}
@@ -13252,7 +14116,8 @@ static int analyze_main(void)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
+	O_STATUS, O_HISTFILE, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -13306,6 +14171,8 @@ struct opt_def {
 	unsigned char rank_analyze, rank_reflect;
 	int (*set)(const struct opt_def *o, const char *a);	/* OT_CALL */
 	const char *help;
+	const char *why_min;		/* why nothing below min will do, said when refused */
+	bool hex;			/* OT_CALL lists of whole numbers: 0x.. taken too */
 };
 
 /*
@@ -13322,7 +14189,7 @@ static int opt_num(const struct opt_def *o, const char *s, double min, double ma
 	v = strtod(s, &end);
 	/* strtod also takes hex and "infinity": a user meant neither */
 	if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || isnan(v) || isinf(v) ||
-	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != floor(v))) {
+	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != num_floor(v))) {
 		warnx_("--%s: '%s' is not a %s (%.15g to %.15g)", o->name, s,
 		       whole ? "whole number" : "number", min, max);
 		return -1;
@@ -13335,25 +14202,37 @@ static int opt_num(const struct opt_def *o, const char *s, double min, double ma
 	return 0;
 }
 
-/* Integers beyond 2^53 do not survive a double: parse them exactly. */
+/*
+ * Integers beyond 2^53 do not survive a double: parse them exactly.  An
+ * option marked hex also takes 0x.. (--tos 0x20, as the tables print it).
+ */
 static int opt_u64(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
 		   uint64_t *out)
 {
-	char *end;
+	bool hex = o->hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
+		   isxdigit((unsigned char)s[2]);
+	char *end, range[64];
 	unsigned long long v;
 
+	snprintf(range, sizeof(range), "%" PRIu64 " to %" PRIu64, min, max);
+	if (o->hex) {
+		snprintf(range + strlen(range), sizeof(range) - strlen(range),
+			 ", or 0x%" PRIx64 " to 0x%" PRIx64, min, max);
+	}
 	errno = 0;
-	v = strtoull(s, &end, 10);
+	v = strtoull(s, &end, hex ? 16 : 10);
 	if (!*s || !isdigit((unsigned char)*s) || *end || errno == ERANGE) {
 		bool neg = *s == '-' && isdigit((unsigned char)s[1]);
 
-		warnx_("--%s: '%s' is %s (%" PRIu64 " to %" PRIu64 ")", o->name, s,
-		       neg ? "out of range" : "not a whole number", min, max);
+		warnx_("--%s: '%s' is %s (%s)", o->name, s, neg ? "out of range" : "not a whole number",
+		       range);
 		return -1;
 	}
 	if (v < min || v > max) {
-		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", o->name, s,
-		       min, max);
+		bool why = v < min && o->why_min;
+
+		warnx_("--%s: '%s' is out of range (%s)%s%s", o->name, s, range, why ? ": " : "",
+		       why ? o->why_min : "");
 		return -1;
 	}
 	*out = v;
@@ -13367,7 +14246,7 @@ static int opt_us_to_ns(const struct opt_def *o, const char *s, int64_t *ns)
 	if (opt_num(o, s, o->min, o->max, false, &v) < 0) {
 		return -1;
 	}
-	*ns = llround(v * 1000);
+	*ns = num_round(v * 1000);
 	return 0;
 }
 
@@ -13480,6 +14359,7 @@ static int opt_interval(const struct opt_def *o, const char *a)
 	uint64_t v[CLS_MAX];
 	int i, n;
 
+	opts.interval_arg = a;
 	if (!strchr(a, ',')) {
 		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v[0]) < 0) {
 			return -1;
@@ -13597,7 +14477,8 @@ static const struct opt_def opt_table[] = {
 	  CFG(size),
 	  .min = SIZE_MIN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
 	  .modes = M_EMIT, .rank_analyze = 15, .rank_reflect = 4,
-	  .help = "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
+	  .help = "datagram payload, 24-65000 bytes (default 64); the pong is the same size, below 64 without the reflector's stamps that do not fit; a list (64,512,1400) measures each in turn",
+	  .why_min = "a datagram carries at least rant's short header (magic, version, type, flags, session, idle hint, sequence number)" },
 	{ .val = 'd', .name = "duration", .arg = "SEC", .type = OT_NUM, CFG(duration_s),
 	  .min = 0.001, .max = 31536000, .modes = M_RUN, .rank_analyze = 3,
 	  .help = "stop after SEC seconds (default: until --count or SIGINT)" },
@@ -13614,7 +14495,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_TIMEOUT, .name = "timeout", .arg = "MS", .type = OT_UINT, CFG(timeout_ns),
 	  .min = 1, .max = 60000, .scale = 1000000, .def = 1000 * 1000000LL,
 	  .modes = M_EMIT, .rank_analyze = 18, .rank_reflect = 3,
-	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
+	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000); nothing heard for 3 x MS, 5 s at least, ends the run (exit 1)" },
 	{ .val = O_TIMESTAMPS, .name = "timestamps", .arg = "auto|hw|sw", .type = OT_CHOICE,
 	  CFG(ts), .choices = ts_names, .max = TS_SW, .modes = M_RUN, .rank_analyze = 19,
 	  .help = "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
@@ -13629,8 +14510,8 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'H', .name = "histogram", .type = OT_FLAG, CFG(histogram), .modes = M_ALL,
 	  .help = "print percentiles and the histogram" },
 	{ .val = 'b', .name = "bucket-size", .arg = "US", .type = OT_US, CFG(bucket_ns),
-	  .min = 0.001, .max = 1000000, .def = 100, .modes = M_ALL,
-	  .help = "histogram bucket in us, fractions allowed (default 0.1)" },
+	  ALSO(bucket_set), .min = 0.001, .max = 1000000, .def = 100, .modes = M_ALL,
+	  .help = "histogram bucket in us, fractions allowed (default 0.1); given, -H prints buckets of that width" },
 	{ .val = 'o', .name = "overflow", .arg = "US", .type = OT_US, CFG(bound_ns),
 	  .min = 0.001, .max = 60000000, .def = 1000 * NSEC_PER_US, .modes = M_ALL,
 	  .help = "histogram bound in us; samples above it exact, beyond 16384 of them within 0.1 % (default 1000)" },
@@ -13675,8 +14556,8 @@ static const struct opt_def opt_table[] = {
 	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN, .rank_analyze = 20,
 	  .help = "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
 	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_class, CFG(tos),
-	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .rank_analyze = 21,
-	  .help = "IP TOS / IPv6 traffic class (0-255); a list runs classes side by side" },
+	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .rank_analyze = 21, .hex = true,
+	  .help = "IP TOS / IPv6 traffic class (0-255, or hex: 0x20); a list runs classes side by side" },
 	{ .val = O_ONCE, .name = "once", .type = OT_FLAG, CFG(once),
 	  .modes = M_REFLECT, .rank_analyze = 23,
 	  .help = "reflect: exit after one session" },
@@ -13694,7 +14575,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'q', .name = "quiet", .type = OT_FLAG, CFG(quiet), .modes = M_ALL,
 	  .help = "no status line and no start-up notes" },
 	{ .val = 'v', .name = "verbose", .type = OT_FLAG, CFG(verbose), .modes = M_ALL,
-	  .help = "more detail at start" },
+	  .help = "more detail at start, and the status line even into a file or pipe" },
 	{ .val = 'V', .name = "version", .type = OT_EXIT, .modes = M_ALL,
 	  .help = "print the version" },
 	{ .val = 'h', .name = "help", .type = OT_EXIT, .modes = M_ALL,
@@ -13725,6 +14606,12 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_KEY_FILE, .name = "key-file", .arg = "FILE", .type = OT_STR, CFG(key_file),
 	  .modes = M_RUN, .rank_analyze = 28,
 	  .help = "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
+	{ .val = O_STATUS, .name = "status", .type = OT_FLAG, CFG(status), .modes = M_RUN,
+	  .rank_analyze = 29,
+	  .help = "the once-a-second status line on stderr even when it is no terminal (as -v does)" },
+	{ .val = O_HISTFILE, .name = "histfile", .arg = "FILE", .type = OT_STR, CFG(histfile),
+	  .modes = M_ALL,
+	  .help = "the histogram of rtt (reflect: response) to FILE, one line per bucket: us and count (cyclictest's --histfile); a reflector appends each session" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -14052,21 +14939,80 @@ static int opt_check_key(const bool *given)
 	if (!opts.key_file) {
 		return 0;
 	}
-	if (given[O_SIZE] && opt_size_min() < PROTO_HDR_LEN + TAG_LEN) {
+	if (given[O_SIZE] && opt_size_min() < proto_min_size(true)) {
 		/* every size of a list: one without room would go out untagged, all lost */
 		char list[40] = "";
 
 		if (run.K.nsz > 1) {
 			snprintf(list, sizeof(list), ", the list has %u", opt_size_min());
 		}
-		warnx_("--key-file: needs --size %d or more (the tag follows the %d-byte header)%s",
-		       PROTO_HDR_LEN + TAG_LEN, PROTO_HDR_LEN, list);
+		warnx_("--key-file: needs --size %u or more (the tag follows the %d-byte header)%s",
+		       proto_min_size(true), PROTO_HDR_LEN, list);
 		return -1;
 	}
-	if (opts.size < PROTO_HDR_LEN + TAG_LEN) {
-		opts.size = PROTO_HDR_LEN + TAG_LEN;
+	if (opts.size < proto_min_size(true)) {
+		opts.size = proto_min_size(true);
 	}
 	return key_load(opts.key_file);
+}
+
+/*
+ * -C without -t and -L without -l: the earlier rant took each alone, and
+ * crucible's bench-rant passes them as independent flags.  Accepted, without
+ * effect, said in one line once the command line is known to be good.
+ */
+static void opt_note_alone(const bool *given)
+{
+	bool c = given['C'] && opts.threshold_ns < 0, l = given['L'] && !opts.log;
+
+	if (!c && !l) {
+		return;
+	}
+	warnx_("%s%s%s (accepted, as the earlier rant did)",
+	       c ? "--continue: no effect without --threshold" : "", c && l ? "; " : "",
+	       l ? "--log-threshold: no effect without --log" : "");
+	opts.cont = opts.cont && !c;
+	if (l) {
+		opts.log_threshold_ns = -1;	/* nor on what --plot draws */
+	}
+}
+
+/*
+ * One --interval with classes: the classes take turns on that one cadence,
+ * so each sends at 1/n of the rate.  Said at start, with the list that gives
+ * each class the cadence instead.
+ */
+static void opt_note_interval(void)
+{
+	char list[80] = "";
+	size_t len = 0;
+	int i;
+
+	if (opts.mode != MODE_EMIT || run.K.ncls < 2 || run.K.nival || !opts.interval_ns) {
+		return;
+	}
+	for (i = 0; i < run.K.ncls && len < sizeof(list); i++) {
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "",
+					opts.interval_arg);
+	}
+	warnx_("--interval %s with %d classes: they take turns, each class sends every %.6g us (1/%d of the rate); --interval %s gives each class %s us",
+	       opts.interval_arg, run.K.ncls, (double)opts.interval_ns * run.K.ncls / 1000,
+	       run.K.ncls, list, opts.interval_arg);
+}
+
+/* --histfile: a file of its own, not one another output writes. */
+static int opt_check_histfile(void)
+{
+	const char *other = !opts.histfile ? NULL :
+			    opts.log && !strcmp(opts.histfile, opts.log) ? "--log" :
+			    opts.json && !strcmp(opts.histfile, opts.json) ? "--json" :
+			    opts.plot && !strcmp(opts.histfile, opts.plot) ? "--plot" : NULL;
+
+	if (other) {
+		warnx_("--histfile: '%s' is also the %s file", opts.histfile, other);
+		return -1;
+	}
+	return 0;
 }
 
 /* Options that make no sense together, checked once all are known. */
@@ -14075,13 +15021,8 @@ static int opt_check(const bool *given)
 	if (opt_check_modes(given, false) < 0) {
 		return -1;
 	}
-	if (opts.cont && opts.threshold_ns < 0) {
-		warnx_("--continue: needs --threshold US (what would it continue past?)");
-		return -1;
-	}
-	if (!opts.log && (given['L'] || given[O_LOG_FORMAT] ||
-			 (given[O_LOG_RECORDS] && !opts.plot))) {
-		int why = given['L'] ? 'L' : given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
+	if (!opts.log && (given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !opts.plot))) {
+		int why = given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
 
 		warnx_("%s: needs --log FILE", opt_name(why));
 		return -1;
@@ -14112,13 +15053,15 @@ static int opt_check(const bool *given)
 		warnx_("--plot: '%s' is also the %s file", opts.plot, is_log ? "--log" : "--json");
 		return -1;
 	}
-	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
+	if (opt_check_histfile() < 0 || opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
-	if (cls_check(given) < 0) {
+	if (cls_check(given) < 0 || opt_check_earlier(given) < 0) {
 		return -1;
 	}
-	return opt_check_earlier(given);
+	opt_note_alone(given);
+	opt_note_interval();
+	return 0;
 }
 
 /* Options whose value may be a list: a second one would replace the first. */
@@ -14295,7 +15238,7 @@ static void *status_main(void *arg)
 			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 			announced = id;
 		}
-		if (!__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
+		if (!run.status_live || !__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
 			prev = 0;
 			continue;
 		}
@@ -14314,6 +15257,16 @@ static void *status_main(void *arg)
 		prev = n;
 	}
 	return NULL;
+}
+
+/*
+ * The periodic line is for a person watching: on a terminal, or when asked
+ * (-v, --status).  Into a file or pipe (crucible keeps a run's stdout and
+ * stderr in a result file) it would add a line a second of noise.
+ */
+static bool status_wanted(void)
+{
+	return !cfg->quiet && (cfg->verbose || cfg->status || isatty(STDERR_FILENO));
 }
 
 /* The status thread: see thread_start(). */
@@ -14471,7 +15424,10 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
 		return -1;
 	}
-	return outputs_open(log_fd, json) < 0 ? -1 : plot_open();
+	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
+		return -1;
+	}
+	return outputs_open(log_fd, json) < 0 || plot_open() < 0 ? -1 : histfile_open();
 }
 
 static void start_note(void)
@@ -14531,6 +15487,7 @@ static int run_main(void)
 	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();
+	run.status_live = status_wanted();
 	if (!cfg->quiet || run.phc.fd >= 0) {
 		status_start();
 	}
@@ -14563,6 +15520,12 @@ static int run_main(void)
 		code = EXIT_RUNTIME;
 	} else if (run.hww.failed) {
 		code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	} else if (run.S.stop_reason == STOP_NO_ANSWER) {
+		warnx_("no answer from %s port %u for %.0f s: %s", cfg->address, cfg->port,
+		       (double)emit_silence_ns() / 1e9, run.S.c.received ?
+		       "the reflector stopped answering" :
+		       "is a reflector (rant without -a) running there?");
+		code = EXIT_RUNTIME;
 	} else if (!run.S.c.received && run.S.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
@@ -14610,6 +15573,11 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	run_reset();
+	if (argc < 2) {
+		/* the earlier rant required -i: no arguments at all is a question, not a run */
+		usage(stderr);
+		return EXIT_USAGE;
+	}
 	r = opt_parse(argc, argv);
 
 	if (r) {

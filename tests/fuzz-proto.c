@@ -385,7 +385,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(in);
 		return 0;
 	}
-	if (size < PROTO_HDR_LEN || m.version != PROTO_VERSION || m.type < PT_PING || m.type > PT_BUSY) {
+	if (size < PROTO_MIN_SIZE || m.version != PROTO_VERSION || m.type < PT_PING || m.type > PT_BUSY ||
+	    (m.flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(size))) {
 		abort();		/* accepted something it should have refused */
 	}
 	fz_rules(in, size);

@@ -127,7 +127,7 @@ expect_rc "ptp: --size 1429 + 44 B of PTP over the MTU" 2
 
 # --- exact TX keys: sends fail mid-run, no later stamp lands on another packet
 reflector keys-r --once -s --port 12401
-emit_bg keys --port 12401 --interval 2000 -d 4 -s -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"
+emit_bg keys --port 12401 --interval 2000 -d 4 -s --status -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"
 # once it runs, make every send fail for a while: the link goes down
 # (ENETUNREACH; a route of type prohibit does not apply to a bound socket)
 wait_for 5 grep -q sent "$WORK/keys.err" || true

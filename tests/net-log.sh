@@ -82,8 +82,9 @@ t("echoed server stamps and all latencies present", all(x["t2_ksw"] and x["t3_ks
 # out (lost) and their pongs come late; the log must account for them.
 test_roundtrip_loss() {
 	local pid
+	# --status: its line ("samples N") says it runs; stderr is a file here
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -s --interval 1000 --count 2500 \
-		--timeout 20 --json "$WORK/loss.json" -l "$WORK/loss.log" --log-format csv \
+		--timeout 20 --status --json "$WORK/loss.json" -l "$WORK/loss.log" --log-format csv \
 		>"$WORK/loss.out" 2>"$WORK/loss.err" &
 	pid=$!
 	BG_PIDS+=("$pid")

@@ -62,7 +62,8 @@ ms_now() {
 test_fds() {
 	reflector fds --port 12400 --once -q --json "$WORK/fds-r.json"
 	# stderr closed: the socket would be fd 2 and carry the status lines
-	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12400 -d 2.5 --interval 1000 >"$WORK/fds.out" 2>&-
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12400 -d 2.5 --interval 1000 --status \
+		>"$WORK/fds.out" 2>&-
 	EMIT_RC=$?
 	expect_eq "closed fd 2: the client exits 0" "$EMIT_RC" 0
 	wait_reflector

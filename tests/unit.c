@@ -311,7 +311,7 @@ static const struct {
 	{ -1, "--port +5", "--port" },
 	{ -1, "--port 0x10", "--port" },
 	{ -1, "--port 99999999999999999999999", "--port" },
-	{ -1, "-a h --size 63", "--size" },
+	{ -1, "-a h --size 23", "--size: '23' is out of range (24 to 65000): a datagram carries at least rant's short header" },
 	{ -1, "-a h --size 65001", "--size" },
 	{ -1, "-a h --size 64.0", "--size" },
 	{ -1, "-a h --size ''", "--size" },
@@ -401,9 +401,6 @@ static const struct {
 	{ -1, "--timeout 5", "--timeout" },
 	{ -1, "-w -1", "--warmup" },
 	{ -1, "--size 100", "--size" },
-	{ -1, "-C", "--continue" },
-	{ -1, "-a h -C", "--continue" },
-	{ -1, "-L 5", "--log-threshold" },
 	{ -1, "--log-format csv", "--log-format" },
 	{ -1, "--log-records 5", "--log-records" },
 	{ -1, "--trace-instance x", "--trace-instance" },
@@ -883,7 +880,7 @@ static void test_proto_malformed(void)
 	m.flags = 0;
 	m.type = PT_PING;
 	proto_encode(buf, &m);
-	for (len = 0, bad = -1; len < PROTO_HDR_LEN; len++) {
+	for (len = 0, bad = -1; len < PROTO_MIN_SIZE; len++) {
 		uint8_t *exact = malloc((size_t)len + 1);	/* +1: malloc(0) may be NULL */
 
 		memcpy(exact, buf, (size_t)len);
@@ -893,7 +890,7 @@ static void test_proto_malformed(void)
 		}
 		free(exact);
 	}
-	ok(bad < 0, "proto: every length 0..63 is PE_SHORT (and the message is zeroed)", "length %d", bad);
+	ok(bad < 0, "proto: every length 0..23 is PE_SHORT (and the message is zeroed)", "length %d", bad);
 	ok(proto_decode(buf, 65000, &d) == 0, "proto: a long datagram with a good header decodes", "failed");
 	memcpy(buf, "TNAR", 4);
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_MAGIC, "proto: wrong magic -> PE_MAGIC", "failed");
@@ -2952,7 +2949,7 @@ static void test_compat(void)
 		"    99th    :  1234\n"
 		"    99.9th  :  1234\n"
 		"    99.99th :  1234\n"
-		"    99.999th :  1234\n\n";
+		"   99.999th :  1234\n\n";
 	static const int64_t v[] = { 9950, 6875, 9000, 9100, 1234567 };
 	uint64_t b[10000] = { 0 }, t[NSTAMP] = { 0 };
 	int64_t o[8], r = 0;
@@ -3606,7 +3603,7 @@ static const struct {
 	{ -1, "-a h --tos 1,256", "--tos: '256' is out of range" },
 	{ -1, "-a h --tos 1,2,3,4,5,6,7,8,9", "more than 8 values" },
 	{ -1, "-a h --priority 1,2 --tos 1,2,3", "--tos: 3 values against 2 of --priority" },
-	{ -1, "-a h --size 64,63 --count 5", "--size: '63' is out of range (64 to 65000)" },
+	{ -1, "-a h --size 64,23 --count 5", "--size: '23' is out of range (24 to 65000)" },
 	{ -1, "-a h --size 64,128", "--size: a list needs -d SEC or --count N" },
 	{ -1, "-a h --size ,64 --count 5", "--size" },
 	{ -1, "--priority 1,2", "--priority: a list is for emit" },
@@ -3781,7 +3778,7 @@ static void test_classes_opts(void)
 	/* a cadence per class: the run's interval is all of them together */
 	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", run.K.nival == 3 && run.K.ival[1] == 2000000 &&
 		 opts.interval_ns == 500000);
-	GOOD("-a h --priority 1,2 --interval 250", run.K.nival == 0 && opts.interval_ns == 250000);
+	/* "-a h --priority 1,2 --interval 250": one cadence for both, said (tos_interval) */
 }
 
 /* Round-robin, sizes in turn, warm-up per size, and the class in the ping's flags. */
@@ -4246,7 +4243,7 @@ static char *analyze_json(const char *log, int *r)
 static void test_analyze_odd(void)
 {
 	static const char hdr[] = "SEQ T1_KSW T4_KSW RTT SIZE\n-\n";
-	static const char *const bad[] = { "0", "10", "63", "65001" };
+	static const char *const bad[] = { "0", "10", "23", "65001" };	/* SIZE_MIN is 24 */
 	char path[128], buf[1024], want[200], *j;
 	size_t i;
 	int r;
@@ -8008,6 +8005,482 @@ static void test_plot_panels(void)
 	cls_defaults();
 }
 
+/*
+ * Arithmetic without libm (num_*) against libm's, which this test links:
+ * floor, ceil and llround exactly, sqrt and log10 to a few ulps, powers of
+ * ten exactly where the plot relies on it.
+ */
+static void test_num(void)
+{
+	static const double fixed[] = {
+		0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, 1e-300, 3.7, -3.7,
+		4503599627370495.5, 4503599627370497.0, -4503599627370497.0, 1e15 + 0.5, 99999.999,
+		1e300, 123456789.123,
+	};
+	int bad_fl = 0, bad_rd = 0, bad_sq = 0, bad_lg = 0, bad_dec = 0, i, k;
+
+	for (i = 0; i < (int)ARRAY_SIZE(fixed) + 20000; i++) {
+		double x = i < (int)ARRAY_SIZE(fixed) ? fixed[i] :
+			   (double)(int64_t)rnd() / (double)(1ULL << (rnd() % 64)) / (1 + (double)(rnd() % 1000));
+
+		bad_fl += num_floor(x) != floor(x) || num_ceil(x) != ceil(x);
+		if (fabs(x) < 9e18) {
+			bad_rd += num_round(x) != llround(x);
+		}
+		if (x > 0) {
+			bad_sq += fabs(num_sqrt(x) - sqrt(x)) > 2.3e-16 * sqrt(x);
+			bad_lg += fabs(num_log10(x) - log10(x)) > 4e-15 * (fabs(log10(x)) + 1);
+			bad_dec += num_decade(x) != (int)floor(log10(x)) &&
+				   fabs(log10(x) - floor(log10(x) + 0.5)) > 1e-12;
+		}
+	}
+	ok(!bad_fl, "num_floor and num_ceil equal floor and ceil", "%d differ", bad_fl);
+	ok(!bad_rd, "num_round equals llround (halves away from zero)", "%d differ", bad_rd);
+	ok(!bad_sq, "num_sqrt within one ulp of sqrt", "%d differ", bad_sq);
+	ok(!bad_lg, "num_log10 within 4e-15 of log10", "%d differ", bad_lg);
+	ok(!bad_dec, "num_decade is floor(log10(x))", "%d differ", bad_dec);
+	for (k = 0, bad_dec = 0; k <= 22; k++) {
+		bad_dec += num_pow10(k) != pow(10, k) || num_log10(num_pow10(k)) != k ||
+			   num_decade(num_pow10(k)) != k || num_decade(num_pow10(k) * 0.999) != k - 1;
+	}
+	ok(!bad_dec, "powers of ten 10^0..10^22: exact, log10 whole, decade exact", "%d differ", bad_dec);
+	ok(num_sqrt(0) == 0 && num_sqrt(-4) == 0 && num_sqrt(16) == 4 && num_sqrt(1e-310) > 0,
+	   "num_sqrt: 0, negative (0), exact square, subnormal", "%g %g", num_sqrt(16), num_sqrt(1e-310));
+}
+
+/*
+ * -C without -t and -L without -l, as the earlier rant took them (crucible's
+ * bench-rant passes each alone): accepted on both sides, without effect, one
+ * line saying so; refused command lines print only their refusal.
+ */
+static void test_opt_alone(void)
+{
+	static const struct {
+		const char *argv, *says;
+		bool cont;
+		int64_t lthr;
+	} c[] = {
+		{ "-C", "--continue: no effect without --threshold", false, -1 },
+		{ "-a h -C", "--continue: no effect without --threshold", false, -1 },
+		{ "-L 5", "--log-threshold: no effect without --log", false, -1 },
+		{ "-a h -L 5 --plot x.svg", "--log-threshold: no effect without --log", false, -1 },
+		{ "-a h -C -L 5", "--continue: no effect without --threshold; --log-threshold: no effect without --log",
+		  false, -1 },
+		{ "-C --analyze x", "--continue: no effect without --threshold", false, -1 },
+		{ "-C -t 5 -L 5 -l f", NULL, true, 5000 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct args a;
+		char *out, *err, name[160];
+		int r = parse_str(c[i].argv, &a, &out, &err);
+
+		snprintf(name, sizeof(name), "'%s': accepted, %s", c[i].argv, c[i].says ? "one line" : "silently");
+		ok(r == 0 && (c[i].says ? one_rant_line(err) && strstr(err, c[i].says) != NULL : !*err) &&
+		   opts.cont == c[i].cont && opts.log_threshold_ns == c[i].lthr && run.warn.n == (c[i].says != NULL),
+		   name, "r=%d err='%s' cont=%d -L %" PRId64, r, err, opts.cont, opts.log_threshold_ns);
+		free(out);
+		free(err);
+		run_reset();
+	}
+	{
+		struct args a;
+		char *out, *err;
+		int r = parse_str("-C -a h --count 0", &a, &out, &err);
+
+		ok(r == -1 && one_rant_line(err) && strstr(err, "--count") && !strstr(err, "no effect"),
+		   "'-C -a h --count 0': refused, and only the refusal is said", "r=%d err='%s'", r, err);
+		free(out);
+		free(err);
+	}
+}
+
+/* An emit side whose every metric has a histogram of 1 us buckets to 100 us, outlier store cap. */
+static void hists_emit(int cap)
+{
+	static uint64_t b[NMETRIC][100];
+	static int64_t o[NMETRIC][16];
+	int i;
+
+	reset_globals();
+	opts.mode = MODE_EMIT;
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], (uint64_t)cap, NULL);
+	}
+}
+
+/* The text of stream-writing f(): a report block as a string (free it). */
+static char *text_of(void (*f)(FILE *))
+{
+	char *t = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&t, &n);
+
+	f(m);
+	fclose(m);
+	return t;
+}
+
+static void counts_block(FILE *f)
+{
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	print_counts(f, &r);
+}
+
+static void earlier_block(FILE *f)
+{
+	print_earlier_summary(f, &run.S.h[M_RTT]);
+}
+
+/* Whitespace-separated fields of line number k (0-based) of t. */
+static int line_fields(const char *t, int k, char **line)
+{
+	const char *p = t;
+	int n = 0;
+	bool in = false;
+
+	while (k-- > 0 && (p = strchr(p, '\n'))) {
+		p++;
+	}
+	*line = p ? strndup(p, strcspn(p, "\n")) : strdup("");
+	for (p = *line; *p; p++) {
+		n += !in && *p != ' ';
+		in = *p != ' ';
+	}
+	return n;
+}
+
+/*
+ * Small output defects: the percentile tables keep their columns apart past
+ * 1 s, the earlier summary's ':' stays in one column, the missing-stamps
+ * line ends without ';' and says what -N on the reflector means, the
+ * size table has an avg column.
+ */
+static void test_report_columns(void)
+{
+	static const int64_t big[] = { 1234567890123LL, 9876543210LL, 5, 3000000000LL };
+	char *t, *l;
+	int i, n, col = -1, bad = 0;
+
+	hists_emit(16);
+	for (i = 0; i < (int)ARRAY_SIZE(big); i++) {
+		hist_add(&run.S.h[M_RTT], big[i], (uint64_t)i);
+		hist_add(&run.S.h[M_APP_RTT], big[i] / 7, (uint64_t)i);
+	}
+	hist_finish(&run.S.h[M_RTT]);
+	hist_finish(&run.S.h[M_APP_RTT]);
+	t = text_of(print_pct_table);
+	{
+		char *head, *row;
+		int nh = line_fields(t, 2, &head);
+
+		n = line_fields(t, 3, &row);
+		ok(n == 3 + NPCT && strstr(row, " 1234567890123"),
+		   "percentile table past 1 s: a row is its label and 7 separate numbers", "%d fields in '%s'", n, row);
+		ok(nh == 1 + NPCT && strlen(head) == strlen(row),
+		   "percentile table past 1 s: the header's columns end where the values do", "'%s' / '%s'", head, row);
+		free(head);
+		free(row);
+	}
+	free(t);
+
+	t = text_of(earlier_block);
+	for (i = 0, l = t; (l = strstr(l, "th ")); l++) {
+		const char *bol = l;
+		int c;
+
+		while (bol > t && bol[-1] != '\n') {
+			bol--;
+		}
+		c = (int)(strchr(l, ':') - bol);
+		bad += col >= 0 && c != col;
+		col = c;
+		i++;
+	}
+	ok(i == NPCT && !bad && strstr(t, "\n   99.999th :  "), "earlier summary: every 'Nth :' has ':' in one column",
+	   "%d lines, %d off column:\n%s", i, bad, t);
+	free(t);
+
+	run.S.c.missing[T2W] = 3;
+	run.S.c.missing[T3W] = 493658;
+	t = text_of(counts_block);
+	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658\n") != NULL,
+	   "missing stamps: '; ' between, none at the end", "%s", t);
+	free(t);
+	run.E.srv_no_tx = true;
+	run.S.c.received = 1;
+	t = text_of(counts_block);
+	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658 (the reflector runs -N: no TX stamps, by request)\n") != NULL,
+	   "missing stamps: a reflector with -N (PF_NO_TX) is said to be why", "%s", t);
+	free(t);
+	reset_globals();
+}
+
+/*
+ * The short header: a datagram of 24 to 63 bytes carries magic to seq, and
+ * of the echoed fields only those that fit whole; the reflector's pong says
+ * no more than that, and keeps its T3 echoes for a pong with room.
+ */
+static void test_proto_short(void)
+{
+	static const struct { size_t len; uint16_t room; } want[] = {
+		{ 24, 0 }, { 31, 0 }, { 32, PF_T2W }, { 39, PF_T2W }, { 40, PF_T2W | PF_T2SW },
+		{ 48, PF_T2W | PF_T2SW | PF_T3SW }, { 63, PF_T2W | PF_T2SW | PF_T3SW },
+		{ 64, PF_T2W | PF_T2SW | PF_T3SW | PF_T3W }, { 1400, PF_T2W | PF_T2SW | PF_T3SW | PF_T3W },
+	};
+	struct proto_msg m = { .type = PT_PONG, .session = 0x1234, .seq = 77, .t2w = 5, .t2sw = 6,
+			       .t3sw = 7, .t3w = 8, .t3w_seq = 76,
+			       .flags = PF_T2W | PF_T2SW | PF_T3SW | PF_T3W }, d;
+	struct echo q[4];
+	struct txn slots[4];
+	uint8_t buf[2048];
+	size_t i, len;
+	int bad = 0, r;
+
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		bad += proto_room(want[i].len) != want[i].room;
+	}
+	ok(!bad, "proto_room: a field counts only whole (T2 wire from 32 B, T2_SW 40, T3_SW 48, T3 wire 64)",
+	   "%d wrong", bad);
+	ok(proto_min_size(false) == 24 && proto_min_size(true) == 72 && PROTO_MIN_SIZE == 24,
+	   "proto_min_size: 24, keyed 72 (the tag after the full header)", "%u %u", proto_min_size(false),
+	   proto_min_size(true));
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	for (len = 24, bad = 0; len < 80; len++) {
+		r = proto_decode(buf, len, &d);
+		bad += len < 64 ? r != PE_SHORT : r != 0 || d.t3w != 8;
+	}
+	ok(!bad, "proto_decode: a pong flagging a field beyond its end is PE_SHORT", "%d wrong", bad);
+	for (len = 24, bad = 0; len < 80; len++) {
+		m.flags = proto_room(len);
+		proto_encode(buf, &m);
+		r = proto_decode(buf, len, &d);
+		bad += r != 0 || d.seq != 77 || d.session != 0x1234 || d.flags != proto_room(len) ||
+		       (d.flags & PF_T2W && d.t2w != 5) || (d.flags & PF_T3SW && d.t3sw != 7);
+	}
+	ok(!bad, "proto_decode: 24..79 bytes with the fields that fit: header and fields intact", "%d wrong", bad);
+
+	/* the reflector's pong over a ping of each length */
+	reset_globals();
+	opts.sw_stamps = true;
+	opts.mode = MODE_REFLECT;
+	side_set(false);
+	run.echo.q = q;
+	run.win.slot = slots;
+	run.win.mask = ARRAY_SIZE(slots) - 1;
+	for (i = 0, bad = 0; i < ARRAY_SIZE(want); i++) {
+		struct proto_msg ping = { .type = PT_PING, .session = 9, .seq = 3 }, p = { .type = PT_PONG };
+
+		if (want[i].len > sizeof(buf)) {
+			continue;
+		}
+		run.echo.head = 0;
+		run.echo.n = 1;
+		q[0] = (struct echo){ 2, 1000, 0 };
+		proto_encode(buf, &ping);
+		memset(buf + want[i].len, 0xee, sizeof(buf) - want[i].len);
+		reflect_pong(&ping, &p, buf, want[i].len, 100, 200);
+		r = proto_decode(buf, want[i].len, &d);
+		bad += r != 0 || (d.flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W)) != want[i].room ||
+		       run.echo.n != (want[i].len < 64 ? 1u : 0u) || (p.t3sw == 0) ||
+		       (want[i].len < 64 && buf[want[i].len] != 0xee) || buf[63 > want[i].len ? 63 : want[i].len] != 0xee;
+	}
+	ok(!bad, "reflect_pong: flags only the fields that fit, writes nothing past the datagram, keeps the echo for a pong with room, still takes T3_SW",
+	   "%d wrong", bad);
+	/* one byte over the largest datagram fills the receive buffer without MSG_TRUNC */
+	{
+		static uint8_t big[PROTO_MAX_SIZE + 1];
+		struct proto_msg ping = { .type = PT_PING, .session = 9, .seq = 3 };
+		struct sockaddr_in from = { .sin_family = AF_INET, .sin_port = htons(4000) };
+
+		reset_globals();
+		side_set(false);
+		run.win.slot = slots;	/* were it taken for a ping, it would be answered */
+		run.win.mask = ARRAY_SIZE(slots) - 1;
+		proto_encode(big, &ping);
+		reflect_packet(big, sizeof(big), 0, 0, false, (struct sockaddr *)&from, sizeof(from));
+		run.win.slot = NULL;
+		ok(run.S.c.invalid_why[PE_LONG] + run.R.carry_invalid[PE_LONG] == 1 && !run.S.c.sent,
+		   "reflect: a ping of PROTO_MAX_SIZE + 1 bytes is too long, not answered", "long %" PRIu64 "+%" PRIu64,
+		   run.S.c.invalid_why[PE_LONG], run.R.carry_invalid[PE_LONG]);
+	}
+	run.echo.q = NULL;
+	run.win.slot = NULL;
+	reset_globals();
+}
+
+/*
+ * TAPRIO users' command lines: --tos in hex as the tables print it, and one
+ * --interval for several classes said to be shared by them.
+ */
+static void test_tos_interval(void)
+{
+	static const struct {
+		int want;
+		const char *argv, *says;
+	} c[] = {
+		{ 0, "-a h --tos 0x20", NULL },
+		{ 0, "-a h --tos 0X2f,0x40", NULL },
+		{ 0, "-a h --tos 32,0xb8", NULL },
+		{ -1, "-a h --tos 0x", "--tos: '0x' is not a whole number (0 to 255, or 0x0 to 0xff)" },
+		{ -1, "-a h --tos 0x100", "--tos: '0x100' is out of range (0 to 255, or 0x0 to 0xff)" },
+		{ -1, "-a h --priority 0x2", "--priority: '0x2' is not a whole number" },
+		{ 0, "-a h --tos 0x20,0x40,0x60 --interval 200",
+		  "--interval 200 with 3 classes: they take turns, each class sends every 600 us (1/3 of the rate); --interval 200,200,200 gives each class 200 us" },
+		{ 0, "-a h --tos 0x20,0x40,0x60 --interval 200,200,200", NULL },
+		{ 0, "-a h --tos 0x20,0x40 --interval 0", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct args a;
+		char *out, *err, name[200];
+		int r = parse_str(c[i].argv, &a, &out, &err);
+
+		snprintf(name, sizeof(name), "'%s' -> %d%s", c[i].argv, c[i].want, c[i].says ? ", one line" : "");
+		ok(r == c[i].want && (c[i].says ? one_rant_line(err) && strstr(err, c[i].says) != NULL : !*err),
+		   name, "r=%d err='%s'", r, err);
+		if (i == 0) {
+			ok(r == 0 && opts.tos == 32, "--tos 0x20 is 32", "%d", opts.tos);
+		} else if (i == 1) {
+			ok(r == 0 && run.K.ntos == 2 && run.K.tos[0] == 47 && run.K.tos[1] == 64,
+			   "--tos 0X2f,0x40: classes 47 and 64", "%d %d", run.K.tos[0], run.K.tos[1]);
+		} else if (i == 6) {
+			ok(r == 0 && run.K.nival == 0 && opts.interval_ns == 200000,
+			   "one --interval with classes: one cadence, 200 us, for all", "nival %d %" PRIu64,
+			   run.K.nival, opts.interval_ns);
+		}
+		free(out);
+		free(err);
+		run_reset();
+	}
+	/* the overload warning names --interval as typed */
+	{
+		static const char *const argv[2] = { "-a h --tos 1,2,3 --interval 10,10,10", "-a h --interval 200" };
+		static const char *const says[2] = {
+			"rant: warning: --interval 10,10,10 (all classes together: one ping every 3.33 us) is faster than this host sustains: 50 send slots skipped",
+			"rant: warning: --interval 200 is faster than this host sustains: 50 send slots skipped",
+		};
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			struct args a;
+			struct capture c;
+			char *out, *err;
+
+			parse_str(argv[k], &a, &out, &err);
+			free(out);
+			free(err);
+			run.E.overruns = 50;
+			run.E.next_seq = 100;
+			cap_start(&c, 2);
+			emit_overload_note();
+			err = cap_stop(&c);
+			ok(strstr(err, says[k]) == err, "overload warning: --interval as typed", "'%s'", err);
+			free(err);
+			run.E.overruns = 1;
+			cap_start(&c, 2);
+			emit_overload_note();
+			err = cap_stop(&c);
+			ok(!*err, "overload warning: none at 1 % of the slots", "'%s'", err);
+			free(err);
+			run_reset();
+		}
+	}
+}
+
+static void histfile_block_rtt(FILE *f)
+{
+	histfile_block(f);
+}
+
+/*
+ * cyclictest users: --histfile has every bucket to the bound and the samples
+ * above it in buckets of the same width, the JSON's "above" the same; -b
+ * given keeps the text histogram's width (no merging).
+ */
+static void test_histfile(void)
+{
+	static const int64_t v[] = { 500, 1500, 1700, 99999, 100000, 100999, 101000, 250000, -40, 7 };
+	char *t, *p, *line;
+	uint64_t sum = 0, rows = 0, above[4] = { 0 };
+	int i, bad = 0;
+
+	hists_emit(5);
+	for (i = 0; i < (int)ARRAY_SIZE(v); i++) {
+		hist_add(&run.S.h[M_RTT], v[i], (uint64_t)i);
+	}
+	hist_add(&run.S.h[M_RTT], 300000, 99);	/* the sixth outlier: the store (5) is full */
+	t = text_of(histfile_block_rtt);
+	for (p = t; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		double us;
+		uint64_t n;
+
+		line = strndup(p, strcspn(p, "\n"));
+		if (*line != '#') {
+			if (sscanf(line, "%lf %" SCNu64, &us, &n) != 2) {
+				bad++;
+			} else {
+				rows++;
+				sum += n;
+				if (us >= 100) {
+					above[us == 100 ? 0 : us == 101 ? 1 : us == 250 ? 2 : 3] += n;
+				}
+			}
+		}
+		free(line);
+	}
+	ok(!bad && rows == 100 + 3, "histfile: 100 buckets to the bound, then 3 non-empty above it", "%" PRIu64 " rows, %d bad",
+	   rows, bad);
+	ok(sum == ARRAY_SIZE(v) + 1 - 2 && above[0] == 2 && above[1] == 1 && above[2] == 1 && !above[3],
+	   "histfile: counts of all but the one below zero and the one not kept; 100 us: 2, 101 us: 1, 250 us: 1",
+	   "sum %" PRIu64 " %" PRIu64 "/%" PRIu64 "/%" PRIu64, sum, above[0], above[1], above[2]);
+	ok(strstr(t, "\n0.000 2\n1.000 2\n2.000 0\n") && strstr(t, "\n99.000 1\n100.000 2\n") &&
+	   strstr(t, "1 below zero, 1 above the bound not kept"),
+	   "histfile: value in us (lower edge), count; what is in no bucket said", "%.400s", t);
+	free(t);
+	{
+		char *j = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&j, &n);
+
+		json_metric(m, M_RTT);
+		fclose(m);
+		ok(strstr(j, "\"above\": [[100000, 2], [101000, 1], [250000, 1]], \"above_not_kept\": 1, \"below_zero\": 1") != NULL,
+		   "json: histogram.above has the samples above the bound, as the histfile", "%s", j);
+		free(j);
+	}
+	/* -b given: the text histogram keeps its width, as many bars as it takes */
+	for (i = 0; i < 90; i++) {
+		hist_add(&run.S.h[M_APP_RTT], 1000 * i + 10, (uint64_t)i);
+	}
+	opts.bucket_set = true;
+	{
+		char *h = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&h, &n);
+
+		print_histogram(m, M_APP_RTT);
+		fclose(m);
+		ok(count_str(h, " #") == 90 && !strstr(h, "merged"), "-H with -b: 90 non-empty buckets, 90 bars, none merged",
+		   "%d bars", count_str(h, " #"));
+		free(h);
+		opts.bucket_set = false;
+		m = open_memstream(&h, &n);
+		print_histogram(m, M_APP_RTT);
+		fclose(m);
+		ok(count_str(h, " #") <= 60 && strstr(h, "merged"), "-H without -b: merged to at most 60 bars",
+		   "%d bars", count_str(h, " #"));
+		free(h);
+	}
+	reset_globals();
+}
+
 /* ---------------------------------------------------------------- cases */
 
 struct unit_case {
@@ -8101,6 +8574,12 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_plot),
 	CASE(test_plot_panels),
 	CASE(test_perf),
+	CASE(test_num),
+	CASE(test_opt_alone),
+	CASE(test_report_columns),
+	CASE(test_proto_short),
+	CASE(test_tos_interval),
+	CASE(test_histfile),
 };
 
 static bool case_wanted(const char *name, int argc, char **argv)
