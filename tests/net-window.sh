@@ -96,12 +96,14 @@ traced_bg() {
 # sides' recvmsg and sendmsg traced in the same instance as their markers
 test_start_order() {
 	local i ev="$TFS/instances/$INST/events/syscalls" rpid cpids=()
-	if [ ! -d "$ev/sys_exit_recvmsg" ] || [ ! -d "$ev/sys_enter_sendmsg" ]; then
+	if [ ! -d "$ev/sys_exit_recvmsg" ] || [ ! -d "$ev/sys_enter_recvmsg" ] ||
+		[ ! -d "$ev/sys_enter_sendmsg" ]; then
 		skip "RANT_TEST_START order: no syscall events in this kernel's tracefs"
 		return
 	fi
 	echo mono >"$TFS/instances/$INST/trace_clock"
 	echo 1 >"$ev/sys_exit_recvmsg/enable"
+	echo 1 >"$ev/sys_enter_recvmsg/enable"
 	echo 1 >"$ev/sys_enter_sendmsg/enable"
 	echo 1 >"$TFS/instances/$INST/tracing_on"
 	traced_bg "$NS_B" "$RANT" -i "$VETH_B" --port 12502 -s -q -T --trace-instance "$INST" \
@@ -125,26 +127,38 @@ test_start_order() {
 	echo 0 >"$TFS/instances/$INST/tracing_on"
 	cp "$TFS/instances/$INST/trace" "$WORK/so.trace"
 	echo 0 >"$ev/sys_exit_recvmsg/enable"
+	echo 0 >"$ev/sys_enter_recvmsg/enable"
 	echo 0 >"$ev/sys_enter_sendmsg/enable"
 	py_checks "RANT_TEST_START order" '
 import re
 pid_re = re.compile(r"-(\d+)\s+\[\d+\]")
-ev = {}
+fd_re = re.compile(r"fd: (\w+)")
+# (event, fd): a receive on the fd its recvmsg entry named; only the sockets a
+# side sends pings or pongs on count (rant reads its own loopback probe of the
+# kernel receive stamps before the run, sent with sendto: never one of them)
+ev, last_fd, send_fds = {}, {}, {}
 for line in open(sys.argv[1]):
     m = pid_re.search(line)
     if not m or line.startswith("#"):
         continue
+    pid = int(m.group(1))
+    f = fd_re.search(line)
     if "tracing_mark_write: RANT_TEST_START" in line:
-        e = "mark"
+        e = ("mark", None)
     elif "sys_sendmsg(" in line:
-        e = "send"
+        e = ("send", f and f.group(1))
+        send_fds.setdefault(pid, set()).add(e[1])
+    elif "sys_recvmsg(" in line:
+        last_fd[pid] = f and f.group(1)
+        e = None
     elif "sys_recvmsg -> " in line:
         # a datagram, not an EAGAIN or a timeout: a return below 2^32 (-errno is near 2^64)
-        e = "recv" if int(line.rsplit(" ", 1)[1], 16) < 1 << 32 else None
+        e = ("recv", last_fd.get(pid)) if int(line.rsplit(" ", 1)[1], 16) < 1 << 32 else None
     else:
         e = None
     if e:
-        ev.setdefault(int(m.group(1)), []).append(e)
+        ev.setdefault(pid, []).append(e)
+ev = {p: [e for e, fd in es if e != "recv" or fd in send_fds.get(p, ())] for p, es in ev.items()}
 refl, clients = int(sys.argv[2]), [int(p) for p in sys.argv[6].split()]
 def before(evs):
     """per marker: datagrams received and sent before it"""
