@@ -7216,6 +7216,2208 @@ static int cls_rrow(uint16_t flags)
 	return run.K.rn++;
 }
 
+/* ----------------------------------------------------------------- emit */
+
+/*
+ * How long a client goes on without an answer: 5 s, or three --timeout if
+ * longer.  A reflector started (or restarted) a moment after its client is
+ * in time, also on a loaded host, and one that stalls for less than its own
+ * idle timeout (3 s at least) keeps its client.
+ */
+#define EMIT_SILENCE_MIN	(5 * NSEC_PER_SEC)
+
+static uint64_t emit_silence_ns(void)
+{
+	return 3 * cfg->timeout_ns > EMIT_SILENCE_MIN ? 3 * cfg->timeout_ns : EMIT_SILENCE_MIN;
+}
+
+/*
+ * Every datagram that reached the client's (connected) socket: pongs in time
+ * or late, and those it refused.  The kernel's port-unreachable is no answer.
+ */
+static uint64_t emit_heard(void)
+{
+	uint64_t n = run.S.c.received + run.S.c.late + run.S.c.duplicate + run.S.c.invalid;
+	int i;
+
+	for (i = 0; i < GR_N; i++) {
+		n += run.S.c.rejected[i];
+	}
+	return n;
+}
+
+/*
+ * A client nobody answers stops (STOP_NO_ANSWER) instead of pinging forever
+ * towards --count: once nothing was heard for emit_silence_ns() and at least
+ * 3 pings in a row were lost.  Looked at when a ping is lost, so the answered
+ * path pays nothing; the silence began when the first of them was sent.  A
+ * peer that sends anything, even what is refused, is there: the report
+ * says what it sent.
+ */
+static void emit_silence(void)
+{
+	uint64_t now = mono_ns(), heard = emit_heard();
+
+	if (heard != run.E.heard || !run.E.silent_lost) {
+		run.E.heard = heard;
+		run.E.silent_since = now - cfg->timeout_ns;
+		run.E.silent_lost = 1;
+		return;
+	}
+	run.E.silent_lost++;
+	if (run.E.silent_lost >= 3 && now - run.E.silent_since >= emit_silence_ns() &&
+	    !run.S.stop_reason) {
+		run.S.stop_reason = STOP_NO_ANSWER;
+	}
+}
+
+static void emit_lost(struct txn *x)
+{
+	x->st |= TF_LOST;
+	run.S.c.lost++;
+	cls_count(x->seq, CG_LOST);
+	run.E.outstanding--;
+	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
+	emit_silence();
+}
+
+static void emit_on_tx(uint32_t key, uint64_t wire)
+{
+	uint64_t seq = run.E.keyseq[key & run.win.mask];
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+
+	if (seq == KEY_NONE) {
+		return;		/* a FIN's stamp */
+	}
+	if (!(x->st & TF_TXPEND) || x->seq != seq || x->txkey != key) {
+		run.S.c.tx_unmatched++;
+		return;
+	}
+	x->st &= (uint16_t)~TF_TXPEND;
+	run.E.txpend--;
+	x->t[T1W] = wire;
+	txn_account(x);
+}
+
+/*
+ * Collect TX stamps.  On the back-to-back path only once TS_BATCH of them
+ * are pending, so one recvmmsg serves TS_BATCH transactions; metrics that
+ * need T1 are then added a few transactions late, which changes nothing
+ * (each is added once, whenever its last stamp arrives).  Forced when idle,
+ * when ppoll reports the error queue, and at the end.
+ */
+static void emit_drain_if(bool force)
+{
+	if (run.E.txpend && (force || run.E.txpend >= TS_BATCH)) {
+		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)run.E.txpend);
+	}
+}
+
+static void emit_drain(void)
+{
+	emit_drain_if(true);
+}
+
+/* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
+static void send_failed(int err)
+{
+	run.S.c.send_errors++;
+	if (err == ECONNREFUSED) {
+		run.S.c.refused++;
+	}
+	if (run.side.emit) {
+		emit_drain();
+	}
+	ts_rekey(run.sock_fd);
+}
+
+/* The TX key the next send will carry, and the ping's deadline (before its T1_SW). */
+static void emit_key(struct txn *x, uint64_t seq, uint64_t now)
+{
+	x->deadline = now + cfg->timeout_ns;
+	x->txkey = run.ts.next_key;
+	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
+}
+
+static void emit_send(uint64_t seq, uint64_t now)
+{
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+	struct proto_msg m = {
+		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
+	};
+
+	if (x->st & TF_USED) {
+		if (awaiting(x)) {
+			emit_lost(x);
+		}
+		if (x->st & TF_TXPEND) {
+			run.E.txpend--;
+		}
+		txn_retire(x);
+	}
+	m.flags |= cls_before_send(seq, now);
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	x->st = TF_USED;
+	if (cls_warmup(seq)) {
+		m.flags |= PF_WARMUP;
+		x->st |= TF_WARMUP;
+	} else if (seq == cfg->warmup && cfg->warmup) {
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	proto_encode(run.E.tx, &m);
+	tag_put(run.E.tx, run.K.tx_size);
+	answered_set(seq, false);
+	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
+	emit_key(x, seq, now);
+	if (cfg->sw_stamps) {
+		x->t[T1SW] = real_ns();
+	}
+	pmc_read(x->pmc);
+	if (ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+		/*
+		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
+		 * ping, reported on this send: the ping itself was not sent.
+		 * Count it and try once more, so the cadence keeps its pings.
+		 */
+		int err = errno;
+
+		send_failed(err);
+		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
+		if (err != ECONNREFUSED ||
+		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+			x->st |= TF_SENT | TF_SENDERR;
+			answered_set(seq, true);	/* never sent: a pong for it is no answer */
+			return;
+		}
+		run.S.c.send_errors--;	/* the retry went out: it was only a report */
+	}
+	x->st |= TF_SENT | TF_TXPEND;
+	run.ts.next_key++;
+	run.E.txpend++;
+	run.E.outstanding++;
+	run.S.c.sent++;
+	cls_count(seq, CG_SENT);
+	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
+}
+
+/*
+ * An echoed T3 wire stamp must follow its T2 (one clock: the reflector's
+ * wire clock), and the time the reflector held the ping cannot exceed the
+ * round trip that contained it, give or take 0.1% of clock rate difference
+ * and 1 us of stamping granularity.
+ */
+static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
+{
+	uint64_t rtt;
+
+	if (!t3w || t3w >= STAMP_MAX || (e->t[T2W] && t3w < e->t[T2W])) {
+		return false;
+	}
+	if (e->t[T2W] && e->t[T1W] && e->t[T4W] && e->t[T4W] > e->t[T1W]) {
+		rtt = e->t[T4W] - e->t[T1W];
+		if (t3w - e->t[T2W] > rtt + rtt / 1000 + 1000) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * One echoed T3 wire stamp (and its T3_K) for the ping seq, from a header or
+ * the T3 history: taken only when still owed.  A repeat of the stamp known
+ * is the rule with the history (and, with pongs reordered, the header may
+ * bring one the history already did): it costs nothing; a different one is
+ * refused and counted.
+ */
+static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
+{
+	struct txn *e = &run.win.slot[seq & run.win.mask];
+
+	if (!(e->st & TF_USED) || e->seq != seq || seq >= run.E.next_seq) {
+		return;
+	}
+	if (t3w && e->t[T3W] == t3w) {
+		return;
+	}
+	if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
+		/* already known: never overwrite a counted stamp */
+		run.S.c.rejected[GR_ECHO_UNOWED]++;
+		return;
+	}
+	if (!echo_t3_plausible(e, t3w)) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		return;
+	}
+	e->t[T3W] = t3w;
+	/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
+	if (t3k && t3k < STAMP_MAX && (!e->t[T3SW] || t3k >= e->t[T3SW])) {
+		e->t[T3K] = t3k;
+	} else if (t3k) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+	txn_account(e);
+}
+
+/* Take in the server's stamps from a pong or FIN_ACK: its echo, then its T3 history. */
+static void emit_echo(const struct proto_msg *m)
+{
+	int i;
+
+	if (m->flags & PF_T3W) {
+		emit_echo_one(m->t3w_seq, m->t3w, m->t3k);
+	}
+	for (i = 0; i < m->nhist; i++) {
+		emit_echo_one(m->hist[i].seq, m->hist[i].t3w, m->hist[i].t3k);
+	}
+}
+
+/* BUSY: believed only before the reflector answered us; later, it is a forgery. */
+static void emit_busy(size_t len)
+{
+	if (!run.S.c.received && !run.S.c.late && len <= cfg->size) {
+		run.E.busy = true;
+		run.S.stop_reason = STOP_ERROR;
+	} else {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+}
+
+/*
+ * FIN_ACK: an answer only after our FIN, exactly as long; the stamps the
+ * reflector still owed, its kernel's boot id and its PHC reading.
+ */
+static void emit_fin_ack(const struct proto_msg *m, size_t len)
+{
+	if (!run.E.fin_sent) {
+		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
+		return;
+	}
+	if (len != fin_len()) {
+		run.S.c.rejected[GR_LENGTH]++;
+		return;
+	}
+	run.E.fin_acked = true;
+	run.E.fin_more = m->flags & PF_MORE;
+	if ((m->flags & PF_PARTIAL) && !m->seq && run.E.fin_counted) {
+		return;		/* a repeated FIN's answer: the session's counts came already */
+	}
+	run.E.fin_counted = true;
+	run.E.srv_received = m->seq;
+	run.E.srv_whole = !(m->flags & PF_PARTIAL);
+	if (m->boot_id) {
+		run.E.srv_phc.boot_id = m->boot_id;
+	}
+	if (m->phc_method) {
+		run.E.srv_phc.off = m->phc_off;
+		run.E.srv_phc.window = m->phc_window;
+		run.E.srv_phc.method = m->phc_method;
+		run.E.srv_phc.disciplined = m->phc_disciplined;
+	}
+	emit_echo(m);
+}
+
+/*
+ * A pong whose ping already left the window: late if its ping was lost and
+ * this is its first pong, else a replay (a duplicate).
+ */
+static void emit_stale(const struct txn *x, uint64_t seq, uint64_t wire, uint64_t t4sw)
+{
+	if ((x->st & TF_SENDERR) && x->seq == seq) {
+		run.S.c.duplicate++;
+	} else if (run.E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
+		answered_set(seq, true);
+		run.S.c.late++;
+		cls_count(seq, CG_LATE);
+		log_late(seq, wire, t4sw, run.ts_rx_kernel);
+	} else {
+		run.S.c.duplicate++;
+	}
+}
+
+/* The pong of ping x: its stamps and the server's into the slot, counted. */
+static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, uint64_t wire,
+			  uint64_t t4sw)
+{
+	x->st |= TF_RECEIVED;
+	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
+	run.E.srv_no_tx = m->flags & PF_NO_TX;
+	run.E.outstanding--;
+	run.S.c.received++;
+	cls_count(x->seq, CG_RECEIVED);
+	if (!run.E.first_rx_mono) {
+		run.E.first_rx_mono = mono_ns();
+	}
+	if (x->st & TF_WARMUP) {
+		run.S.c.warmup++;
+		cls_count(x->seq, CG_WARMUP);
+	}
+	x->t[T4W] = wire;
+	x->t[T4SW] = t4sw;
+	x->t[T4K] = run.ts_rx_kernel;
+	x->t[T2W] = m->t2w;
+	x->t[T2SW] = m->t2sw;
+	x->t[T3SW] = m->t3sw;
+	x->t[T2K] = m->t2k;
+	if ((m->flags & (PF_SRV_HW | PF_KSTAMPS)) == PF_SRV_HW && len < proto_kx_need()) {
+		run.S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
+	}
+	if (m->flags & PF_T3SW) {
+		x->st |= TF_SRV_SW;
+		run.S.srv_sw = true;
+	}
+	if (m->flags & PF_KSTAMPS) {
+		run.S.srv_kx = true;
+	}
+	run.S.srv_hw = m->flags & PF_SRV_HW;
+	run.S.srv_hw_known = true;
+	if (run.S.srv_hw && m->phc_method && !run.ts.peer_off_on) {
+		/* the reflector's PHC offset: out of its segments from this pong on */
+		run.ts.peer_off = m->phc_off;
+		run.ts.peer_off_on = true;
+	}
+	emit_echo(m);
+	if (m->flags & PF_BREACH) {
+		run.S.stop_reason = STOP_PEER_BREACH;
+	}
+}
+
+/*
+ * One datagram on the client: decoded and authenticated, of our session,
+ * BUSY or FIN_ACK taken, a pong of the right length for an in-flight ping
+ * (else late, duplicate or rejected), its stamps checked and accounted.
+ */
+static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t t4sw, bool trunc)
+{
+	struct proto_msg m;
+	struct txn *x;
+	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+
+	/* longer than --size: oversized, but for the FIN_ACK (fin_len: room for its blocks) */
+	if (!err && len > cfg->size && (m.type != PT_FIN_ACK || len != fin_len())) {
+		err = PE_LONG;
+	}
+	if (err) {
+		count_invalid(err);
+		return;
+	}
+	if (!tag_ok((uint8_t *)buf, len)) {
+		run.S.c.rejected[GR_UNAUTH]++;
+		return;
+	}
+	if (m.session != run.S.id) {
+		run.S.c.foreign++;
+		count_invalid(PE_TYPE);
+		return;
+	}
+	if (m.type == PT_BUSY) {
+		emit_busy(len);
+		return;
+	}
+	if (m.type == PT_FIN_ACK) {
+		emit_fin_ack(&m, len);
+		return;
+	}
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
+		/* the pong is exactly the ping's length */
+		run.S.c.rejected[GR_LENGTH]++;
+		return;
+	}
+	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
+		count_invalid(len > cfg->size ? PE_LONG : PE_TYPE);
+		return;
+	}
+	if (!echo_plausible(&m)) {
+		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
+		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
+		m.nhist = 0;
+	}
+	x = &run.win.slot[m.seq & run.win.mask];
+	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
+		emit_stale(x, m.seq, wire, t4sw);
+		return;
+	}
+	if (x->st & (TF_RECEIVED | TF_LATE)) {
+		run.S.c.duplicate++;
+		return;
+	}
+	if (!(x->st & TF_LOST)) {
+		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
+		if (x->mono > x->deadline) {
+			/* after --timeout: lost, whenever we got round to reading it */
+			emit_lost(x);
+		}
+	}
+	answered_set(m.seq, true);
+	if (x->st & TF_LOST) {
+		x->st |= TF_LATE;
+		x->t[T4W] = wire;
+		x->t[T4SW] = t4sw;
+		x->t[T4K] = run.ts_rx_kernel;
+		run.S.c.late++;
+		cls_count(x->seq, CG_LATE);
+		return;
+	}
+	emit_answered(x, &m, len, wire, t4sw);
+	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
+	emit_drain_if(cfg->threshold_ns >= 0);
+	txn_account(x);
+}
+
+/*
+ * SO_RXQ_OVFL: the count of datagrams the socket dropped because its
+ * receive buffer was full (socket(7)), sent with every datagram.  Those are
+ * this host's losses, not the network's.
+ */
+static void emit_rxq_ovfl(const struct cmsghdr *cm)
+{
+	uint32_t v;
+
+	if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		if (v > run.E.rxq_ovfl) {
+			run.E.rxq_ovfl = v;
+		}
+	}
+}
+
+/* --timestamps auto without NIC stamps: a transaction so far takes its kernel stamps (hw_judge). */
+static void emit_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T4W, T4K);
+	if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.E.txpend--;
+	}
+}
+
+static void emit_hw_check(bool final)
+{
+	hw_judge(final, emit_restamp);
+}
+
+/* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
+static int emit_recv(int flags)
+{
+	struct rx rx;
+	int r = sock_recv(run.E.rx, run.E.rxcap, flags, &rx, emit_rxq_ovfl);
+
+	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
+		run.S.c.refused++;
+		return 0;
+	}
+	if (r > 0 && rx.ours) {
+		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+		emit_hw_check(false);
+	}
+	return r;
+}
+
+/* Mark as lost every outstanding ping whose deadline has passed. */
+static void emit_expire(uint64_t now)
+{
+	while (run.E.oldest < run.E.next_seq) {
+		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
+
+		if (x->seq == run.E.oldest && awaiting(x)) {
+			if (now < x->deadline) {
+				break;
+			}
+			emit_lost(x);
+		}
+		run.E.oldest++;
+	}
+}
+
+/* Deadline of the oldest ping still waiting for its pong, or 0. */
+static uint64_t emit_next_deadline(void)
+{
+	uint64_t s;
+
+	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if (x->seq == s && awaiting(x)) {
+			return x->deadline;
+		}
+	}
+	return 0;
+}
+
+/* --spin with classes, between pings: one non-blocking receive on each socket. */
+static int cls_spin_recv(void)
+{
+	int k, r, got = 0;
+
+	for (k = 0; k < run.K.ncls; k++) {
+		cls_use(k);
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			return r;
+		}
+		got |= r;
+	}
+	return got;
+}
+
+/*
+ * Wait for packets until the monotonic time limit: spin on non-blocking
+ * receives, block in recvmsg with SO_RCVTIMEO (one syscall per pong, the
+ * back-to-back case), or ppoll (interval mode, where TX stamps are collected
+ * while idle).  Returns <0 on a fatal socket error.
+ */
+static int emit_wait_until(uint64_t limit, bool use_poll)
+{
+	uint64_t now = mono_ns(), want;
+	int r;
+
+	if (now >= limit) {
+		return 0;
+	}
+	want = limit - now;
+	if (cfg->spin && cls_multi_sock()) {
+		return cls_spin_recv();
+	}
+	if (cfg->spin) {
+		return emit_recv(MSG_DONTWAIT);
+	}
+	/* classes: the pongs of all come to one of their sockets (cls_share_port) */
+	if (use_poll || cls_multi_sock()) {
+		int ev = wait_fd(want, POLLIN);
+
+		if (ev & POLLERR) {
+			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
+			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
+				 (int)run.E.txpend + TS_BATCH);
+			if (!(ev & POLLIN)) {
+				/* a socket error (ICMP) is read here */
+				r = emit_recv(MSG_DONTWAIT);
+				return r < 0 ? r : 0;
+			}
+		}
+		if (ev & POLLIN) {
+			int i;
+
+			/* at most 64: no stream of datagrams holds the caller past its deadline */
+			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
+			}
+			return r < 0 ? r : 0;
+		}
+		return 0;
+	}
+	/*
+	 * SO_RCVTIMEO stays at its short tick (see emit_run): re-arming it to
+	 * each deadline would cost a setsockopt per ping near the end of -d.
+	 */
+	return emit_recv(0);
+}
+
+/*
+ * --spin, back-to-back: non-blocking receives until the pong is there.  The
+ * clock is read every 64 polls only (empty or not, so that no stream of
+ * datagrams holds the loop past its deadline): on the spinning path a vDSO
+ * clock_gettime per poll costs more than the poll finds.
+ */
+static int emit_spin_pong(const struct txn *x, uint64_t limit)
+{
+	unsigned spins = 0;
+	int r = 0;
+
+	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
+		r = cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			break;
+		}
+		if (!(++spins & 63) && mono_ns() >= limit) {
+			break;
+		}
+	}
+	return r;
+}
+
+/* Back-to-back: one ping, then wait for its pong or its timeout. */
+static int emit_b2b_step(void)
+{
+	uint64_t seq = run.E.next_seq++, now = mono_ns(), limit;
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+	int r = 0;
+
+	emit_send(seq, now);
+	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
+	if (cfg->spin) {
+		r = emit_spin_pong(x, limit);
+	}
+	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason && r >= 0) {
+		if (mono_ns() >= limit) {
+			break;
+		}
+		r = emit_wait_until(limit, false);
+	}
+	if (resolved(x) && run.E.oldest == seq) {
+		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
+	} else {
+		emit_expire(mono_ns());
+	}
+	return r;
+}
+
+/* --interval: an absolute cadence as in cyclictest, never a burst to catch up. */
+static int emit_interval_step(uint64_t *next)
+{
+	uint64_t now = mono_ns(), limit, dl;
+
+	emit_expire(now);
+	if (now >= *next) {
+		/*
+		 * Behind the cadence, every step would only send: read what
+		 * arrived first (bounded), or the receive buffer overflows and
+		 * answered pings turn into losses.
+		 */
+		if (!run.E.waited) {
+			int i, r;
+
+			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
+			}
+			if (r < 0) {
+				return r;
+			}
+		}
+		run.E.waited = false;
+		emit_send(run.E.next_seq++, now);
+		*next += cfg->interval_ns;
+		if (*next <= now) {
+			uint64_t skip = (now - *next) / cfg->interval_ns + 1;
+
+			run.E.overruns += skip;
+			*next += skip * cfg->interval_ns;
+		}
+		return 0;
+	}
+	limit = *next;
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (run.E.end && run.E.end < limit) {
+		limit = run.E.end;
+	}
+	run.E.waited = true;
+	return emit_wait_until(limit, true);
+}
+
+/*
+ * After the last ping: wait for the pongs still in flight (after -d at most
+ * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
+ * its session and sends the T3 stamps it still owes.
+ */
+/* Every ping still waiting for its pong is lost (the end's cutoff, a BUSY answer). */
+static void emit_lose_outstanding(void)
+{
+	uint64_t s;
+
+	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if (x->seq == s && awaiting(x)) {
+			emit_lost(x);
+		}
+	}
+}
+
+/* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
+static void emit_await_pongs(uint64_t cutoff)
+{
+	while (run.E.outstanding) {
+		uint64_t dl = emit_next_deadline(), now = mono_ns();
+
+		if (!dl) {
+			break;
+		}
+		if (dl > cutoff) {
+			dl = cutoff;
+		}
+		if (now >= dl) {
+			if (now >= cutoff) {
+				emit_lose_outstanding();
+				break;
+			}
+			emit_expire(now);
+			continue;
+		}
+		if (emit_wait_until(dl, true) < 0) {
+			break;
+		}
+	}
+}
+
+/*
+ * The FIN, from every class's socket: a class whose traffic is dropped
+ * (a qdisc, a gate, a policer) does not take the FIN with it.  The first to
+ * arrive is the session's; the reflector answers the others as repeats.
+ */
+static void emit_fin_send(const struct proto_msg *m)
+{
+	int k;
+
+	run.E.fin_sent = true;
+	for (k = 0; k < run.K.ncls; k++) {
+		cls_use(k);
+		proto_encode(run.E.tx, m);
+		memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+		tag_put(run.E.tx, fin_len());
+		if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
+			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+		} else {
+			ts_rekey(run.sock_fd);	/* a key it may have used up */
+		}
+	}
+}
+
+/*
+ * FIN until the FIN_ACK says no T3 stamps wait to be echoed (FIN_ROUNDS at
+ * most), each tried 3 times; the reflector ends its session with the first
+ * FIN_ACK that says so, whatever TX stamps it still lacks.
+ */
+static void emit_fin_exchange(uint64_t hard)
+{
+	int round;
+
+	for (round = 0; round < FIN_ROUNDS; round++) {
+		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
+		uint64_t limit;
+		int tries;
+
+		run.E.fin_acked = false;
+		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
+			emit_fin_send(&m);
+			limit = mono_ns() +
+				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
+			if (limit > hard) {
+				limit = hard;
+			}
+			while (!run.E.fin_acked && mono_ns() < limit) {
+				if (emit_wait_until(limit, true) < 0) {
+					break;
+				}
+			}
+		}
+		if (!run.E.fin_acked || !run.E.fin_more) {
+			break;
+		}
+	}
+}
+
+static void emit_finish(void)
+{
+	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
+	bool cut = run.S.stop_reason == STOP_DURATION || run.S.stop_reason == STOP_SIGNAL;
+	/*
+	 * With -d nothing the reflector does (vanish, stall, answer late) may
+	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
+	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
+	 */
+	uint64_t hard = run.E.end ? run.E.end + FINISH_NS : UINT64_MAX;
+	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
+
+	if (run.E.busy) {
+		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
+		emit_lose_outstanding();
+		return;
+	}
+	emit_await_pongs(cutoff);
+	t0 = mono_ns();
+	while (run.E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
+		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
+			emit_drain();
+		}
+	}
+	if (!run.S.c.received) {
+		return;
+	}
+	emit_fin_exchange(hard);
+}
+
+/* Retire the whole window in sequence order, so the log is ordered. */
+static void window_flush(uint64_t end)
+{
+	uint64_t s = end > run.win.mask + 1 ? end - (run.win.mask + 1) : 0;
+
+	for (; s < end; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if ((x->st & TF_USED) && x->seq == s) {
+			txn_retire(x);
+		}
+	}
+}
+
+/*
+ * --interval with a list: each class on its own absolute cadence (as
+ * emit_interval_step does for one), the earliest due class sends next.
+ */
+static int cls_interval_step(void)
+{
+	uint64_t now = mono_ns(), limit, dl;
+	int k, b = 0;
+
+	emit_expire(now);
+	for (k = 0; k < run.K.ncls; k++) {
+		if (!run.K.next[k]) {
+			run.K.next[k] = run.S.start_mono;
+		}
+		if (run.K.next[k] < run.K.next[b]) {
+			b = k;
+		}
+	}
+	if (now >= run.K.next[b]) {
+		run.K.cmap[run.E.next_seq & run.K.cmap_mask] = (uint8_t)b;
+		emit_send(run.E.next_seq++, now);
+		run.K.next[b] += run.K.ival[b];
+		if (run.K.next[b] <= now) {
+			uint64_t skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
+
+			run.E.overruns += skip;
+			run.K.next[b] += skip * run.K.ival[b];
+		}
+		return 0;
+	}
+	limit = run.K.next[b];
+	dl = emit_next_deadline();
+	if (dl && dl < limit) {
+		limit = dl;
+	}
+	if (run.E.end && run.E.end < limit) {
+		limit = run.E.end;
+	}
+	return emit_wait_until(limit, true);
+}
+
+/*
+ * --interval faster than this host sustains (more than 1 % of the send
+ * slots skipped, or pongs its receive buffer dropped): said once, naming
+ * --interval as typed; a list's cadence is all its classes' together.
+ */
+static void emit_overload_note(void)
+{
+	char all[64] = "";
+
+	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
+		return;
+	}
+	if (run.K.nival) {
+		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
+			 (double)cfg->interval_ns / 1000);
+	}
+	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
+	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
+	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
+}
+
+static int emit_run(void)
+{
+	uint64_t next;
+	int r = 0;
+
+	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * (uint64_t)run.K.nsz : UINT64_MAX;
+	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
+	/*
+	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
+	 * shorter) to look at its deadline and -d: the timeout is set once, and
+	 * lateness is judged on arrival (emit_packet), not by when we woke.
+	 */
+	run.E.rcvtimeo = cfg->timeout_ns < 50000000ULL ? cfg->timeout_ns : 50000000ULL;
+	set_rcvtimeo(run.E.rcvtimeo);
+	run.S.start_mono = mono_ns();
+	run.S.first_real = real_ns();
+	clk_start();
+	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) *
+								     (uint64_t)run.K.nsz :
+					  0;
+	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
+	next = run.S.start_mono;
+	if (!cfg->warmup) {
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	/*
+	 * Per ping (emit_b2b_step; --interval: emit_interval_step):
+	 *   emit_send: proto_encode, tag_put, ts_send (sendmsg)
+	 *   emit_wait_until: emit_recv (recvmsg, ts_parse) -> emit_packet
+	 *     (proto_decode, tag_ok, the checks) -> txn_account (metrics,
+	 *     breach); the TX stamp: emit_drain_if -> ts_drain (recvmmsg of the
+	 *     error queue) -> emit_on_tx -> txn_account
+	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
+	 */
+	while (!run.stop_signal && !run.S.stop_reason && r >= 0) {
+		if (run.E.end && mono_ns() >= run.E.end) {
+			run.S.stop_reason = STOP_DURATION;
+			break;
+		}
+		if (run.E.next_seq >= run.E.total) {
+			run.S.stop_reason = STOP_COUNT;
+			break;
+		}
+		r = run.K.nival	     ? cls_interval_step() :
+		    cfg->interval_ns ? emit_interval_step(&next) :
+				       emit_b2b_step();
+	}
+	if (r < 0) {
+		warnx_("receive failed: %s", strerror(-r));
+		run.S.stop_reason = STOP_ERROR;
+	}
+	if (run.stop_signal && !run.S.stop_reason) {
+		run.S.stop_reason = STOP_SIGNAL;
+	}
+	emit_finish();
+	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
+	run.S.end_mono = mono_ns();
+	window_flush(run.E.next_seq);
+	emit_overload_note();
+	return r < 0 ? -1 : 0;
+}
+
+/* -------------------------------------------------------------- reflect */
+
+#define SEEN_BITS	4096
+
+/* A seq leaves the window: if it never came, it may still come (reflect_seen). */
+static void reflect_leaves(uint64_t seq, bool came)
+{
+	if (!came && seq >= run.R.first && seq < run.R.below) {
+		run.R.below = seq;
+	}
+}
+
+/* The window moves up to seq: what leaves it is noted, the new seqs start unseen. */
+static void reflect_advance(uint64_t seq)
+{
+	uint64_t i, bit;
+
+	if (!run.R.any) {
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+		run.R.first = seq;	/* a restarted reflector joins mid-session */
+		run.R.below = UINT64_MAX;
+	} else if (seq - run.R.top >= SEEN_BITS) {
+		i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0;
+		for (; i <= run.R.top; i++) {
+			reflect_leaves(i, run.R.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
+		}
+		reflect_leaves(run.R.top + 1, seq - run.R.top == SEEN_BITS);
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+	} else {
+		for (i = run.R.top + 1; i <= seq; i++) {
+			uint64_t *w = &run.R.seen[(i % SEEN_BITS) / 64];
+
+			bit = 1ULL << (i % 64);
+			if (i >= SEEN_BITS) {
+				/* the seq the bit held */
+				reflect_leaves(i - SEEN_BITS, *w & bit);
+			}
+			*w &= ~bit;
+		}
+	}
+	run.R.top = seq;
+	run.R.any = true;
+}
+
+/*
+ * True if seq was already answered (or, with a key, is too old to tell).
+ * Without a key a third party can move the window (README, Rules): a seq
+ * below it that left it unseen is still answered, once, in increasing order.
+ */
+static bool reflect_seen(uint64_t seq)
+{
+	if (!run.R.any || seq > run.R.top) {
+		reflect_advance(seq);
+	} else if (run.R.top - seq >= SEEN_BITS) {
+		if (run.key.on || seq < run.R.below) {
+			return true;
+		}
+		run.R.below = seq + 1;
+		run.S.c.late++;	/* arrived after a later ping: reordered */
+		return false;
+	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
+		return true;
+	} else {
+		run.S.c.late++;	/* arrived after a later ping: reordered */
+		if (seq < run.R.first) {
+			run.R.first = seq;
+		}
+	}
+	run.R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
+	return false;
+}
+
+static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
+{
+	if (run.echo.n == ECHO_CAP) {
+		run.echo.head = (run.echo.head + 1) % ECHO_CAP;
+		run.echo.n--;
+		run.S.c.echo_dropped++;
+	}
+	run.echo.q[(run.echo.head + run.echo.n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
+	run.echo.n++;
+}
+
+/* The kernel stamp of an echo's pong, if it came (the slot may hold a newer send by now). */
+static uint64_t echo_t3k(const struct echo *e)
+{
+	const struct txn *x = &run.win.slot[e->key & run.win.mask];
+
+	return (x->st & TF_USED) && x->txkey == e->key && x->seq == e->seq ? x->t[T3K] : 0;
+}
+
+/* The next echo into m's header; it becomes the newest of the T3 history. */
+static bool echo_pop(struct proto_msg *m)
+{
+	if (!run.echo.n) {
+		return false;
+	}
+	m->t3w_seq = run.echo.q[run.echo.head].seq;
+	m->t3w = run.echo.q[run.echo.head].t3w;
+	m->flags |= PF_T3W;
+	m->t3k = echo_t3k(&run.echo.q[run.echo.head]);
+	memmove(run.echo.sent + 1, run.echo.sent, T3HIST_MAX * sizeof(struct echo));
+	run.echo.sent[0] = run.echo.q[run.echo.head];
+	if (run.echo.nsent < T3HIST_MAX + 1) {
+		run.echo.nsent++;
+	}
+	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
+	run.echo.n--;
+	return true;
+}
+
+/*
+ * The T3 history of a pong or FIN_ACK written into buf (after echo_pop and
+ * the blocks before it): the echoes sent before the one in its header, as
+ * many as buf has room for, newest first.  Nothing to do for a ping with
+ * no room (the default 64 bytes).
+ */
+static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	uint32_t i, skip = m->flags & PF_T3W ? 1 : 0;
+	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
+
+	m->nhist = 0;
+	if (!room) {
+		return;		/* the default 64 bytes: nothing more to do before the send */
+	}
+	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
+		m->hist[m->nhist].seq = run.echo.sent[i].seq;
+		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
+		m->hist[m->nhist].t3k = echo_t3k(&run.echo.sent[i]);
+		m->nhist++;
+	}
+	proto_hist_put(buf, len, m);
+}
+
+/*
+ * The session's peer: its first ping's address and port, exactly.  A
+ * client with --priority/--tos classes sends every class from that one
+ * port (cls_share_port), so no other port ever belongs to a session.
+ */
+static bool reflect_peer_ok(const struct sockaddr *from)
+{
+	return sa_same(&run.R.peer, from);
+}
+
+/* A datagram refused by a session rule: counted with the session, or with the next one. */
+static void reflect_reject(int why)
+{
+	if (run.R.active) {
+		run.S.c.rejected[why]++;
+	} else {
+		run.R.carry_rej[why]++;
+	}
+}
+
+/*
+ * Where the datagram just read was sent to.  The dual-stack socket reports
+ * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
+ */
+static void reflect_pktinfo(const struct cmsghdr *cm)
+{
+	if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
+		memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
+		run.R.pi_level = IPPROTO_IPV6;
+	} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
+		   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
+		memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
+		run.R.pi_level = IPPROTO_IP;
+	}
+}
+
+/*
+ * A source address in IP_PKTINFO costs every answer a route lookup by
+ * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
+ * kcost.c).  It is needed only where the kernel would pick another address.
+ * With the socket bound to -i's device (both ways through it), the kernel's
+ * choice for the peer is asked (connect() on a probe socket, then
+ * getsockname(), ip(7)): when it is the address the ping came to, answers to
+ * that peer and address go without it.  The probe is a handful of system
+ * calls: it never runs in the loop, but in the source watch (srcw_main).
+ */
+static bool src_probe(const struct src_query *q)
+{
+	const struct sockaddr *to = (const struct sockaddr *)&q->peer;
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+	bool same = false;
+	int fd, off = 0;
+
+	if (!cfg->iface || !q->level) {
+		return false;
+	}
+	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return false;
+	}
+	if (to->sa_family == AF_INET6) {
+		/* v4-mapped peers */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	}
+	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface,
+			(socklen_t)strlen(cfg->iface)) &&
+	    !connect(fd, to, q->peerlen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
+		if (me.ss_family == AF_INET6 && q->level == IPPROTO_IPV6) {
+			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr,
+				       &q->pi.v6.ipi6_addr, sizeof(q->pi.v6.ipi6_addr));
+		} else if (me.ss_family == AF_INET && q->level == IPPROTO_IP) {
+			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr ==
+			       q->pi.v4.ipi_addr.s_addr;
+		}
+	}
+	close(fd);
+	return same;
+}
+
+/*
+ * Everything that can change the kernel's choice of source address: links,
+ * addresses, routes and policy rules of both families (rtnetlink(7)).  The
+ * watch only needs to know that something changed, never what.
+ */
+static int srcw_nl_open(void)
+{
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE |
+			     RTMGRP_IPV4_RULE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE |
+			     1u << (RTNLGRP_IPV6_RULE - 1),
+	};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Read every notification queued; true if there was any (or some were lost: ENOBUFS). */
+static bool srcw_nl_drain(int fd)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	bool any = false;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0 || (n < 0 && errno == ENOBUFS)) {
+			any = true;
+		} else if (n == 0 || (errno != EINTR && errno != ENOBUFS)) {
+			return any;
+		}
+	}
+}
+
+/* The watch's answer to q (lock held by the caller): the loop adopts it at its next pong. */
+static void srcw_publish(const struct src_query *q, bool same)
+{
+	run.SW.a = *q;
+	run.SW.a_same = same;
+	__atomic_store_n(&run.SW.a_gen, run.SW.a_gen + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The source watch: a thread of its own (thread_start), asleep until the
+ * loop asks about a new peer or pinged address, or the kernel announces a
+ * change of routing.  A change first withdraws a "same" answer -- from then on the
+ * loop names the source again -- then probes anew.  Without rtnetlink it
+ * probes every second.
+ */
+static void *srcw_main(void *arg)
+{
+	struct src_query q;
+	uint32_t answered = 0;
+	uint64_t v;
+
+	(void)arg;
+	while (!__atomic_load_n(&run.SW.quit, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = { { run.SW.ev_fd, POLLIN, 0 }, { run.SW.nl_fd, POLLIN, 0 } };
+		int n = poll(p, run.SW.nl_fd >= 0 ? 2 : 1, run.SW.nl_fd >= 0 ? -1 : 1000);
+		bool changed, asked;
+
+		if (n < 0 && errno != EINTR) {
+			break;
+		}
+		if ((p[0].revents & POLLIN) && read(run.SW.ev_fd, &v, sizeof(v)) < 0) {
+			/* a doorbell rung twice reads once: nothing lost */
+		}
+		changed = run.SW.nl_fd >= 0 ? p[1].revents && srcw_nl_drain(run.SW.nl_fd) : n == 0;
+		pthread_mutex_lock(&run.SW.lock);
+		asked = run.SW.q_gen != answered;
+		answered = run.SW.q_gen;
+		q = run.SW.q;
+		if (changed && run.SW.a_same) {
+			srcw_publish(&run.SW.a, false);
+		}
+		pthread_mutex_unlock(&run.SW.lock);
+		if ((asked || changed) && q.level) {
+			bool same = src_probe(&q);
+
+			pthread_mutex_lock(&run.SW.lock);
+			srcw_publish(&q, same);
+			pthread_mutex_unlock(&run.SW.lock);
+		}
+	}
+	return NULL;
+}
+
+/* The reflector with -i: the watch starts (thread_start); without it every source is named. */
+static void srcw_start(void)
+{
+	if (!cfg->iface || run.SW.on) {
+		return;
+	}
+	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (run.SW.ev_fd < 0) {
+		return;
+	}
+	run.SW.nl_fd = srcw_nl_open();
+	pthread_mutex_init(&run.SW.lock, NULL);
+	run.SW.on = thread_start(&run.SW.thread, srcw_main);
+	if (!run.SW.on) {
+		close(run.SW.ev_fd);
+		if (run.SW.nl_fd >= 0) {
+			close(run.SW.nl_fd);
+		}
+	}
+}
+
+static void srcw_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!run.SW.on) {
+		return;
+	}
+	__atomic_store_n(&run.SW.quit, true, __ATOMIC_RELEASE);
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
+	pthread_join(run.SW.thread, NULL);
+	close(run.SW.ev_fd);
+	if (run.SW.nl_fd >= 0) {
+		close(run.SW.nl_fd);
+	}
+	run.SW.on = false;
+}
+
+/*
+ * The watch's answer, when it changed: one atomic load per pong.  Copied
+ * only if the thread does not hold the lock (the loop never waits); until
+ * then the source is named.
+ */
+static void srcw_adopt(void)
+{
+	uint32_t g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+
+	if (g == run.R.src_gen) {
+		return;
+	}
+	run.R.src_same = false;
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;
+	}
+	run.R.src = run.SW.a;
+	run.R.src_same = run.SW.a_same;
+	run.R.src_gen = run.SW.a_gen;
+	pthread_mutex_unlock(&run.SW.lock);
+}
+
+/* The datagram being answered came to the watched address from the watched peer. */
+static bool reflect_src_known(const struct sockaddr *to)
+{
+	srcw_adopt();
+	if (!run.R.src_same || run.R.pi_level != run.R.src.level ||
+	    !sa_same(&run.R.src.peer, to)) {
+		return false;
+	}
+	if (run.R.pi_level == IPPROTO_IPV6) {
+		return !memcmp(&run.R.pi.v6, &run.R.src.pi.v6, sizeof(run.R.pi.v6));
+	}
+	return !memcmp(&run.R.pi.v4, &run.R.src.pi.v4, sizeof(run.R.pi.v4));
+}
+
+/*
+ * After a pong that had to name its source: ask the watch whether the
+ * kernel's own choice for this peer is the pinged address.  The same
+ * question once; another at most once a second (a client that pings more
+ * than one of this host's addresses), a session's first at once.  One write to the
+ * watch's eventfd, after the pong and never before it.
+ */
+#define SRC_ASK_NS	NSEC_PER_SEC
+
+static void srcw_ask(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	static const uint64_t one = 1;
+	struct src_query q;
+
+	if (!run.SW.on || !run.R.named || !run.R.pi_level || tolen > sizeof(q.peer)) {
+		return;
+	}
+	memset(&q, 0, sizeof(q));
+	memcpy(&q.peer, to, tolen);
+	q.peerlen = tolen;
+	q.level = run.R.pi_level;
+	memcpy(&q.pi, &run.R.pi, sizeof(q.pi));
+	if (!memcmp(&q, &run.R.ask, sizeof(q)) ||
+	    (run.R.ask_mono && run.R.ask_id == run.S.id && now - run.R.ask_mono < SRC_ASK_NS)) {
+		return;
+	}
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;		/* the watch is busy: asked at a later pong */
+	}
+	run.SW.q = q;
+	run.SW.q_gen++;
+	pthread_mutex_unlock(&run.SW.lock);
+	run.R.ask = q;
+	run.R.ask_mono = now;
+	run.R.ask_id = run.S.id;
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
+}
+
+/*
+ * Answer from the address (and interface) the ping was sent to: the
+ * kernel's own choice of source would be its preferred address, which a
+ * client that pinged a second address drops on its connected socket.  A
+ * multicast destination is no source address; the kernel picks one then.
+ */
+static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
+{
+	ssize_t n;
+
+	tag_put(buf, len);
+	run.tx_src.len = 0;
+	if (reflect_src_known(to)) {
+		/* the kernel's own choice is that address: no source lookup */
+	} else if (run.R.pi_level == IPPROTO_IPV6 &&
+		   !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
+		   !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) &&
+		     IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
+		run.tx_src.level = IPPROTO_IPV6;
+		run.tx_src.type = IPV6_PKTINFO;
+		run.tx_src.len = sizeof(struct in6_pktinfo);
+		memcpy(run.tx_src.data, &run.R.pi.v6, sizeof(run.R.pi.v6));
+	} else if (run.R.pi_level == IPPROTO_IP &&
+		   !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
+		   run.R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
+		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex,
+					 .ipi_spec_dst = run.R.pi.v4.ipi_addr };
+
+		run.tx_src.level = IPPROTO_IP;
+		run.tx_src.type = IP_PKTINFO;
+		run.tx_src.len = sizeof(pi);
+		memcpy(run.tx_src.data, &pi, sizeof(pi));
+	}
+	n = ts_send(run.sock_fd, buf, len, to, tolen);
+	run.R.named = run.tx_src.len != 0;
+	run.tx_src.len = 0;
+	return n;
+}
+
+/*
+ * A ping of another session while one runs: a header-sized BUSY (never
+ * larger than the ping, which is at least a header), at most one per
+ * BUSY_GAP_NS so that it cannot be used to amplify a flood.  Its TX stamp
+ * is parked like a FIN_ACK's.
+ */
+static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
+			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
+{
+	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
+	/* a short ping gets a short BUSY: the short header says all it says */
+	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : len < PROTO_HDR_LEN ? len : PROTO_HDR_LEN;
+
+	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
+		return;
+	}
+	if (n > len) {
+		return;
+	}
+	run.R.busy_last = now;
+	proto_encode_len(buf, n, &b);
+	if (n > PROTO_HDR_LEN) {
+		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	}
+	if (reflect_send(buf, n, from, fromlen) >= 0) {
+		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+		if (x->st & TF_TXPEND) {
+			run.R.txpend--;
+		}
+		txn_retire(x);
+		memset(x, 0, sizeof(*x));
+		x->txkey = run.ts.next_key++;
+		run.S.c.rejected[GR_BUSY_SENT]++;
+	} else {
+		ts_rekey(run.sock_fd);	/* the key it may have used up */
+	}
+}
+
+/*
+ * A reflector that did not run (stopped, starved of CPU) cannot tell that
+ * its client fell silent: the client was pinging all along, into the socket
+ * queue.  The loop reads the clock after every datagram and wakes at least
+ * every 200 ms; a longer gap since it last did is the reflector's own stall,
+ * credited to the session's last ping so that the queued pings are read
+ * before the session is called idle.
+ */
+#define STALL_NS	(1000 * 1000000ULL)
+
+static void reflect_stall_credit(uint64_t now)
+{
+	if (run.R.active && run.R.last_wake && now - run.R.last_wake > STALL_NS) {
+		run.R.last_rx += now - run.R.last_wake;
+	}
+	run.R.last_wake = now;
+}
+
+static void reflect_on_tx(uint32_t key, uint64_t wire)
+{
+	struct txn *x = &run.win.slot[key & run.win.mask];
+
+	if ((int32_t)(key - run.R.key0) < 0) {
+		return;		/* a stamp of an earlier session (its last FIN_ACK): not ours */
+	}
+
+	if (!(x->st & TF_TXPEND) || x->txkey != key) {
+		if (x->txkey != key || (x->st & TF_USED)) {
+			run.S.c.tx_unmatched++;
+		}
+		return;
+	}
+	x->st &= (uint16_t)~TF_TXPEND;
+	run.R.txpend--;
+	x->t[T3W] = wire;
+	txn_account(x);
+	if (wire && !(x->st & TF_NO_ECHO)) {
+		echo_push(x->seq, wire, key);
+	}
+}
+
+/*
+ * Unlike the client, the reflector reads its pong's TX stamp right after
+ * sending it: that one recvmsg hides inside the client's turnaround, while a
+ * batch of 16 (measured: ~3 us) would delay the next ping and show in the
+ * p99 of the RTT.
+ */
+static void reflect_drain(void)
+{
+	if (run.R.txpend) {
+		ts_drain(run.sock_fd, reflect_on_tx, tx_kernel_stamp, (int)run.R.txpend);
+	}
+}
+
+/* Retire the reflector's window (slots keyed by TX key) in send order. */
+static void reflect_flush(void)
+{
+	uint64_t k = run.ts.next_key > run.win.mask + 1 ? run.ts.next_key - (run.win.mask + 1) : 0;
+
+	for (; k < run.ts.next_key; k++) {
+		struct txn *x = &run.win.slot[k & run.win.mask];
+
+		if ((x->st & TF_USED) && x->txkey == (uint32_t)k) {
+			if (x->st & TF_TXPEND) {
+				run.R.txpend--;
+			}
+			txn_retire(x);
+		}
+	}
+}
+
+/*
+ * Between sessions: the next one's memory cleared now (session_clear), TX
+ * stamps still owed to the last one ignored from now on.  Called before the
+ * receive that follows a session's end (reflect_recv), so that whatever
+ * reads the ended session's numbers has done so; a session that starts
+ * without it (a ping that ends an idle session starts the next) clears first.
+ */
+static void reflect_clear(void)
+{
+	session_clear();
+	run.R.key0 = run.ts.next_key;
+	run.R.clean = true;
+}
+
+/*
+ * A session's first ping: only what its pong needs happens before the
+ * pong.  The memory is ready (reflect_clear), the clock base is taken after
+ * the pong (reflect_after_pong), the source address is asked off the loop
+ * (srcw_ask).
+ */
+static void reflect_start(uint32_t id)
+{
+	int i;
+
+	if (!run.R.clean) {
+		session_clear();
+	}
+	run.R.clean = false;
+	session_begin(id);
+	memset(run.R.seen, 0, sizeof(run.R.seen));
+	run.R.any = false;
+	run.R.distinct = 0;
+	run.R.txpend = 0;
+	run.R.active = true;
+	run.R.key0 = run.ts.next_key;
+	run.R.fin_rounds = 0;
+	run.R.fin_waited = false;
+	run.R.ahead = 0;
+	run.R.hint_ms = 0;
+	run.R.below = UINT64_MAX;
+	run.R.measuring = false;
+	run.R.fresh = true;
+	for (i = 0; i < PE_NERR; i++) {
+		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
+		run.S.c.invalid += run.R.carry_invalid[i];
+		run.R.carry_invalid[i] = 0;
+	}
+	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
+	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
+	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
+}
+
+static struct ended_session *reflect_ended(uint32_t id)
+{
+	return &run.R.ended[(id * 2654435761u) >> 20 & (ENDED_CAP - 1)];
+}
+
+/*
+ * The session ending now: its id, the highest seq it saw, and whether any
+ * later ping of it is a replay: after a keyed FIN, which only its client can
+ * send.  A FIN without a key can be forged from the client's address: then,
+ * as after an idle end, only pings up to that seq are replays.
+ */
+static void reflect_remember(int reason)
+{
+	struct ended_session *e = reflect_ended(run.S.id);
+
+	e->id = run.S.id;
+	e->how = reason == STOP_FIN && run.key.on ? ENDED_ALL : ENDED_UPTO;
+	e->top = run.R.any ? run.R.top : 0;
+}
+
+/*
+ * A ping of a session that ended is a replay (README, Rules).  A client
+ * that really was silent that long (or whose session a forged FIN ended)
+ * goes on above its highest seq, in a new session.
+ */
+static bool reflect_replayed(const struct proto_msg *m)
+{
+	const struct ended_session *e = reflect_ended(m->session);
+
+	return e->how != ENDED_NONE && e->id == m->session &&
+	       (e->how == ENDED_ALL || m->seq <= e->top);
+}
+
+/*
+ * TX stamps still owed get at most this long at the end of a session (on a
+ * FIN, before its FIN_ACK; else before the report).  A NIC that never
+ * stamps, or skips stamps (igb, ixgbe and i40e stamp one TX packet at a
+ * time), must not hold the session open: it ends whatever is still owed.
+ */
+#define END_TX_WAIT_NS	(50 * 1000000ULL)
+
+static void reflect_await_tx(uint64_t ns)
+{
+	uint64_t t0 = mono_ns();
+
+	while (run.R.txpend && mono_ns() - t0 < ns) {
+		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
+			reflect_drain();
+		}
+	}
+}
+
+/* The reflector's re-stamping (hw_judge): a T3 that comes from the kernel only is echoed. */
+static void reflect_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T2W, T2K);
+	if (!(x->st & TF_TXPEND)) {
+		hw_txn_kernel(x, T3W, T3K);
+	} else if (hw_txn_kernel(x, T3W, T3K)) {
+		/* its kernel stamp came, the NIC's never will: echoed as T3 */
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.R.txpend--;
+		echo_push(x->seq, x->t[T3W], x->txkey);
+	}
+}
+
+static void reflect_hw_check(bool final)
+{
+	hw_judge(final, reflect_restamp);
+	if (run.hww.failed) {
+		run.R.exit_code = EXIT_RUNTIME;
+	}
+}
+
+/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
+static void reflect_end(int reason)
+{
+	int exit_code = EXIT_OK, r;
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+
+	if (reason != STOP_FIN) {
+		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
+	}
+	reflect_hw_check(true);
+	if (run.hww.failed) {
+		exit_code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	}
+	if (run.S.stop_reason != STOP_BREACH && !run.hww.failed) {
+		run.S.stop_reason = reason;
+	}
+	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
+	reflect_flush();
+	if (run.R.any) {
+		uint64_t span = run.R.top + 1 - run.R.first;
+
+		/* without a key a replay below the window may count twice: never below 0 */
+		run.S.c.lost = span > run.R.distinct ? span - run.R.distinct : 0;
+	}
+	if (run.S.c.breaches && !run.hww.failed) {
+		exit_code = EXIT_BREACH;
+	}
+	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
+		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
+	}
+	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL);
+	if (exit_code > run.R.exit_code) {
+		run.R.exit_code = exit_code;
+	}
+	reflect_remember(reason);
+	run.R.last_id = run.S.id;
+	run.R.active = false;
+	run.R.sessions++;
+	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+}
+
+/* The run is over after a session: --once, or a breach without -C (-C carries on). */
+static bool reflect_done(void)
+{
+	return !run.R.active && run.R.sessions &&
+	       (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont));
+}
+
+/*
+ * The reflector's clock, read once per datagram (before it is handled) and
+ * once per wake-up: whatever arrives, and however often, the stall is
+ * credited and the session's idleness judged on time.  False: the run is
+ * over (reflect_done).
+ */
+static bool reflect_tick(uint64_t now)
+{
+	run.R.now = now;
+	reflect_stall_credit(now);
+	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
+		reflect_end(STOP_IDLE);
+	}
+	return !reflect_done();
+}
+
+/*
+ * What a FIN_ACK tells the client about this end's clocks: the last PHC
+ * reading and the boot id of this kernel (one kernel, one CLOCK_REALTIME:
+ * see oneway_trusted).
+ */
+static void reflect_phc_block(struct proto_msg *a)
+{
+	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
+
+	a->boot_id = run.host_boot_id;	/* with or without a PHC */
+	if (!(meta >> 8 & 0xff)) {
+		return;		/* no PHC reading */
+	}
+	a->phc_method = (uint8_t)(meta >> 8);
+	a->phc_disciplined = meta & 1;
+	a->phc_window = (uint32_t)(meta >> 16);
+	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
+}
+
+static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
+			const struct sockaddr *from, socklen_t fromlen)
+{
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session,
+			       .flags = cfg->no_tx_ts ? PF_NO_TX : 0 };
+	bool current = run.R.active && m->session == run.S.id;
+
+	if (!current) {
+		a.flags |= PF_PARTIAL;	/* a repeated FIN: the counts are gone with the session */
+	}
+
+	reflect_drain();
+	if (current) {
+		if (!run.echo.n && run.R.txpend && !run.R.fin_waited) {
+			run.R.fin_waited = true;	/* once, then the session ends */
+			reflect_await_tx(END_TX_WAIT_NS);
+		}
+		run.R.fin_rounds++;
+		a.seq = run.S.c.received;
+		if (!run.R.any || run.R.first) {
+			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
+		}
+		/*
+		 * more only for stamps that came and wait to be echoed, and not
+		 * beyond the client's last round (emit_fin_exchange: 64); a FIN
+		 * too short for the echo (--size below 64) carries none
+		 */
+		if ((proto_room(len) & PF_T3W) && echo_pop(&a) && run.echo.n &&
+		    run.R.fin_rounds < FIN_ROUNDS) {
+			a.flags |= PF_MORE;
+		}
+	}
+	proto_encode_len(buf, len, &a);
+	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
+	reflect_phc_block(&a);
+	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
+		run.S.c.kx_unfit++;
+	}
+	if (current) {
+		echo_hist_put(buf, len, &a);
+	}
+	if (reflect_send(buf, len, from, fromlen) >= 0) {
+		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
+		if (x->st & TF_TXPEND) {
+			run.R.txpend--;
+		}
+		txn_retire(x);
+		memset(x, 0, sizeof(*x));
+		x->txkey = run.ts.next_key++;
+	} else {
+		send_failed(errno);	/* counted, and the TX keys resynchronised */
+	}
+	if (current && !(a.flags & PF_MORE)) {
+		reflect_end(STOP_FIN);
+	}
+}
+
+/* A datagram that is no rant packet: counted with the session, or carried to the next. */
+static void reflect_junk(int err)
+{
+	if (run.R.active) {
+		count_invalid(err);
+	} else {
+		run.R.carry_invalid[err]++;
+	}
+}
+
+/* A FIN: answered for the session (or the one that just ended) from its peer only. */
+static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen)
+{
+	cls_reflect(0);	/* the FIN_ACK in the reflector's own class, whatever the FIN says */
+	if ((run.R.active && m->session == run.S.id) ||
+	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
+		if (!reflect_peer_ok(from)) {
+			reflect_reject(GR_PEER);
+		} else if (run.R.active && run.R.any && m->seq <= run.R.last_seq) {
+			/* the client's FIN carries its next seq, above its last ping */
+			reflect_reject(GR_FIN_SEQ);
+		} else {
+			reflect_fin(m, buf, len, from, fromlen);
+		}
+	} else if (run.R.active) {
+		run.S.c.foreign++;
+		count_invalid(PE_TYPE);
+	} else {
+		reflect_reject(GR_FIN_UNKNOWN);
+	}
+}
+
+/*
+ * The session switch: a ping of another session while one runs is told
+ * BUSY, unless this one went idle (it ends); the first ping of a session
+ * starts it and binds it to its address and port.  False: not admitted.
+ */
+static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
+			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
+{
+	if ((!run.R.active || m->session != run.S.id) && reflect_replayed(m)) {
+		reflect_reject(GR_ENDED);	/* opens nothing, told nothing, blocks no one */
+		return false;
+	}
+	if (run.R.active && m->session != run.S.id) {
+		if (now - run.R.last_rx <= run.R.idle_ns) {
+			/* a second client: told BUSY while this one runs */
+			run.S.c.foreign++;
+			count_invalid(PE_TYPE);
+			reflect_busy(m, buf, len, from, fromlen, now);
+			return false;
+		}
+		reflect_end(STOP_IDLE);
+		if (cfg->once || run.S.stop_reason == STOP_BREACH) {
+			run.stop_signal = 1;
+			return false;
+		}
+	}
+	if (run.R.active && !reflect_peer_ok(from)) {
+		reflect_reject(GR_PEER);	/* the session's id from another address or port */
+		return false;
+	}
+	if (!run.R.active) {
+		reflect_start(m->session);
+		memset(&run.R.peer, 0, sizeof(run.R.peer));
+		memcpy(&run.R.peer, from,
+		       fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
+	}
+	return true;
+}
+
+/*
+ * Without a key, a seq more than SEQ_AHEAD_MAX beyond the highest is taken
+ * only when the session has been silent for longer than its idle hint (its
+ * client's pings were not arriving) and the next ping confirms it: a third
+ * party cannot silence a client that is pinging.  With a key the tag says
+ * the client sent it.  True: refused.
+ */
+static bool reflect_far_ahead(uint64_t seq, uint64_t now)
+{
+	if (run.key.on || !run.R.any || seq <= run.R.top || seq - run.R.top <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	if (now - run.R.last_rx > run.R.hint_ms * 1000000ULL && run.R.ahead && seq > run.R.ahead &&
+	    seq - run.R.ahead <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	run.R.ahead = seq;
+	return true;
+}
+
+/*
+ * A ping of the session: a seq far ahead may need a second ping to confirm
+ * it, the idle hint is clamped, a duplicate is counted.  False: not answered.
+ */
+static bool reflect_admit(const struct proto_msg *m, uint64_t now)
+{
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	uint64_t idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
+
+	if (reflect_far_ahead(m->seq, now)) {
+		reflect_reject(GR_SEQ_AHEAD);
+		return false;
+	}
+	run.R.ahead = 0;
+	if (reflect_seen(m->seq)) {
+		/* a repeat (with a key: a replay) is no sign of the client, keeps nothing alive */
+		run.S.c.duplicate++;
+		return false;
+	}
+	run.R.last_rx = now;
+	/* the largest hint of the session: a forged ping cannot shorten it */
+	if (idle > run.R.hint_ms) {
+		run.R.hint_ms = idle;
+	}
+	run.R.idle_ns = (run.R.hint_ms > 1500 ? 2 * run.R.hint_ms : 3000) * 1000000ULL;
+	run.R.last_seq = m->seq;
+	return true;
+}
+
+/* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
+static bool reflect_count(const struct proto_msg *m)
+{
+	int row = cls_rrow(m->flags);
+
+	run.R.distinct++;
+	run.S.c.received++;
+	run.K.r[row].received++;
+	if (m->flags & PF_WARMUP) {
+		run.S.c.warmup++;
+		run.K.r[row].warmup++;
+	} else if (run.S.c.received <= cfg->warmup) {
+		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+		run.S.c.warmup++;
+		run.S.c.warmup_local++;
+		run.K.r[row].warmup++;
+		return true;
+	} else if (!run.R.measuring) {
+		/* the session's first measured ping: RANT_TEST_START after its pong */
+		run.R.measuring = true;
+		run.R.mark_due = run.tr.marker_fd >= 0;
+	}
+	return false;
+}
+
+#define PHC_OFF_FIRST	64
+
+/* The pong, written over the ping in buf: the same length, never larger. */
+static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
+			 uint64_t wire, uint64_t t2sw)
+{
+	uint16_t room = proto_room(len);
+
+	p->session = m->session;
+	p->seq = m->seq;
+	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
+			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0) |
+			      (cfg->no_tx_ts ? PF_NO_TX : 0));
+	if (wire) {
+		p->flags |= PF_T2W & room;
+		p->t2w = wire;
+	}
+	if (cfg->sw_stamps) {
+		p->flags |= (PF_T2SW | PF_T3SW) & room;
+		p->t2sw = t2sw;
+	}
+	if (room & PF_T3W) {
+		echo_pop(p);
+	}
+	cls_reflect(m->flags);
+	if (run.ts.hw && run.phc.method != PHC_NONE && run.ts.wire_off &&
+	    (run.S.c.received <= PHC_OFF_FIRST || !(run.S.c.received % PHC_OFF_FIRST))) {
+		/*
+		 * and the PHC offset this side takes out of its segments, for the
+		 * client to take out of them too: the session's first pongs (one
+		 * that arrives is enough) and every PHC_OFF_FIRST-th after; the
+		 * others leave that room to the T3 history
+		 */
+		p->flags |= PF_PHC_OFF;
+		p->phc_off = run.ts.wire_off;
+		p->phc_method = (uint8_t)run.phc.method;
+		p->boot_id = run.host_boot_id;
+	}
+	proto_encode_len(buf, len, p);
+	if (run.ts.hw) {
+		/* NIC stamps: the kernel's of the same packets go where the ping left room */
+		p->t2k = run.ts_rx_kernel;
+		if (proto_kx_put(buf, len, p) < 0) {
+			run.S.c.kx_unfit++;
+		}
+	}
+	echo_hist_put(buf, len, p);
+	if (cfg->sw_stamps) {
+		p->t3sw = real_ns();
+		if (room & PF_T3SW) {
+			put64(buf + 40, p->t3sw);
+		}
+	} else if (cfg->no_tx_ts) {
+		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
+	}
+}
+
+/* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
+static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p,
+				 uint64_t wire, uint64_t now, bool local_warmup)
+{
+	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+	if (x->st & TF_USED) {
+		if (x->st & TF_TXPEND) {
+			run.R.txpend--;
+		}
+		txn_retire(x);
+	}
+	memset(x, 0, sizeof(*x));
+	x->seq = m->seq;
+	x->txkey = run.ts.next_key++;
+	x->t[T2W] = wire;
+	x->t[T2SW] = p->t2sw;
+	x->t[T2K] = run.ts_rx_kernel;
+	x->t[T3SW] = p->t3sw;
+	x->mono = now;
+	pmc_delta(x->pmc, run.pmc_rx, run.pmc_tx);
+	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
+		((m->flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
+	return x;
+}
+
+/*
+ * Right after a pong, outside every measured window (T2_SW..T3_SW here, the
+ * client's T1_SW..T4_SW is over for this ping): what the session needed but
+ * the pong did not.  The clock base of the first one (clk_check reads it
+ * only when the transaction is accounted, after this), RANT_TEST_START
+ * after the first measured one, the source watch's question.
+ */
+static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	if (run.R.fresh) {
+		run.R.fresh = false;
+		clk_start();
+	}
+	if (run.R.mark_due) {
+		run.R.mark_due = false;
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	srcw_ask(to, tolen, now);
+}
+
+/*
+ * One datagram on the reflector: decoded and authenticated, a FIN answered,
+ * a ping admitted to its session (reflect_switch, reflect_admit), counted,
+ * answered from the address it was sent to, and its transaction claimed.
+ */
+static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2sw, bool trunc,
+			   const struct sockaddr *from, socklen_t fromlen)
+{
+	struct proto_msg m, p = { .type = PT_PONG };
+	struct txn *x;
+	uint64_t now;
+	bool local_warmup;
+	/* PROTO_MAX_SIZE + 1 bytes fill the receive buffer without MSG_TRUNC: too long too */
+	int err = trunc || len > PROTO_MAX_SIZE ? PE_LONG : proto_decode(buf, len, &m);
+
+	if (err) {
+		reflect_junk(err);
+		return;
+	}
+	if (!sa_port(from)) {
+		reflect_reject(GR_PORT0);	/* no answer can reach port 0: never a session */
+		return;
+	}
+	if (!tag_ok(buf, len)) {
+		reflect_reject(GR_UNAUTH);
+		return;
+	}
+	if (m.type == PT_FIN) {
+		reflect_fin_in(&m, buf, len, from, fromlen);
+		return;
+	}
+	if (m.type != PT_PING) {
+		reflect_junk(PE_TYPE);
+		return;
+	}
+	now = run.R.now;	/* read as it arrived (reflect_recv) */
+	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
+		return;
+	}
+	local_warmup = reflect_count(&m);
+	reflect_pong(&m, &p, buf, len, wire, t2sw);
+	if (reflect_send(buf, len, from, fromlen) < 0) {
+		send_failed(errno);
+		return;
+	}
+	pmc_read(run.pmc_tx);
+	reflect_after_pong(from, fromlen, now);
+	run.S.c.sent++;
+	run.K.r[cls_rrow(m.flags)].answered++;
+	x = reflect_claim(&m, &p, wire, now, local_warmup);
+	if (!(proto_room(len) & PF_T3W)) {
+		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
+	}
+	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
+	if (cfg->no_tx_ts) {
+		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
+		txn_account(x);
+	} else {
+		run.R.txpend++;
+		reflect_drain();
+	}
+}
+
+/* The reflector's own control messages: the address pinged, the TOS. */
+static void reflect_ctl(const struct cmsghdr *cm)
+{
+	reflect_pktinfo(cm);
+	cls_rx_tos(cm);
+}
+
+/* One recvmsg on the reflector; same return convention as emit_recv(). */
+static int reflect_recv(int flags)
+{
+	struct rx rx;
+	int r;
+
+	/* a session ended: the next one's memory, before any ping */
+	if (!run.R.active && !run.R.clean) {
+		reflect_clear();
+	}
+	run.R.pi_level = 0;	/* none until a datagram's control data says */
+	run.K.rx_tos = -1;
+	r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
+
+	if (r == -ECONNREFUSED) {
+		return 0;
+	}
+	if (r > 0 && reflect_tick(mono_ns()) && rx.ours) {
+		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
+			       (struct sockaddr *)&rx.from, rx.fromlen);
+		reflect_hw_check(false);
+	}
+	return r;
+}
+
+static int reflect_run(void)
+{
+	uint64_t start = mono_ns(), last_check = 0;
+	unsigned spins = 0;
+	int r = 0;
+
+	run.R.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
+	/* wake up now and then to notice idle sessions, -d and signals */
+	set_rcvtimeo(200 * 1000000ULL);
+	/*
+	 * Per ping: reflect_recv (recvmsg, ts_parse_cb: the stamps, reflect_ctl) ->
+	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
+	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
+	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
+	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
+	 */
+	while (!run.stop_signal && r >= 0) {
+		uint64_t now;
+
+		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
+		if (run.hww.failed || reflect_done()) {
+			break;
+		}
+		if (r > 0) {
+			/* reflect_recv read the clock for it: -d holds under any traffic */
+			if (run.R.end && run.R.now >= run.R.end) {
+				break;
+			}
+			continue;
+		}
+		/* spinning: look at the clock every 64 empty polls, act every 10 ms */
+		if (cfg->spin && (++spins & 63)) {
+			continue;
+		}
+		now = mono_ns();
+		if (cfg->spin && now - last_check < 10 * 1000000ULL) {
+			continue;
+		}
+		last_check = now;
+		reflect_drain();
+		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
+			break;
+		}
+	}
+	if (r < 0) {
+		warnx_("receive failed: %s", strerror(-r));
+	}
+	if (run.R.active || (!run.R.sessions && r >= 0)) {
+		/* no client came at all: still a report (0 samples), as the earlier rant printed */
+		reflect_end(run.hww.failed ? STOP_ERROR : run.stop_signal ? STOP_SIGNAL :
+			    run.R.end ? STOP_DURATION : STOP_ERROR);
+	}
+	return r < 0 ? -1 : 0;
+}
+
 /* --------------------------------------------------------------- report */
 
 static double session_duration(void)
@@ -10548,2208 +12750,6 @@ static int plot_open(void)
 		return -1;
 	}
 	return 0;
-}
-
-/* ----------------------------------------------------------------- emit */
-
-/*
- * How long a client goes on without an answer: 5 s, or three --timeout if
- * longer.  A reflector started (or restarted) a moment after its client is
- * in time, also on a loaded host, and one that stalls for less than its own
- * idle timeout (3 s at least) keeps its client.
- */
-#define EMIT_SILENCE_MIN	(5 * NSEC_PER_SEC)
-
-static uint64_t emit_silence_ns(void)
-{
-	return 3 * cfg->timeout_ns > EMIT_SILENCE_MIN ? 3 * cfg->timeout_ns : EMIT_SILENCE_MIN;
-}
-
-/*
- * Every datagram that reached the client's (connected) socket: pongs in time
- * or late, and those it refused.  The kernel's port-unreachable is no answer.
- */
-static uint64_t emit_heard(void)
-{
-	uint64_t n = run.S.c.received + run.S.c.late + run.S.c.duplicate + run.S.c.invalid;
-	int i;
-
-	for (i = 0; i < GR_N; i++) {
-		n += run.S.c.rejected[i];
-	}
-	return n;
-}
-
-/*
- * A client nobody answers stops (STOP_NO_ANSWER) instead of pinging forever
- * towards --count: once nothing was heard for emit_silence_ns() and at least
- * 3 pings in a row were lost.  Looked at when a ping is lost, so the answered
- * path pays nothing; the silence began when the first of them was sent.  A
- * peer that sends anything, even what is refused, is there: the report
- * says what it sent.
- */
-static void emit_silence(void)
-{
-	uint64_t now = mono_ns(), heard = emit_heard();
-
-	if (heard != run.E.heard || !run.E.silent_lost) {
-		run.E.heard = heard;
-		run.E.silent_since = now - cfg->timeout_ns;
-		run.E.silent_lost = 1;
-		return;
-	}
-	run.E.silent_lost++;
-	if (run.E.silent_lost >= 3 && now - run.E.silent_since >= emit_silence_ns() &&
-	    !run.S.stop_reason) {
-		run.S.stop_reason = STOP_NO_ANSWER;
-	}
-}
-
-static void emit_lost(struct txn *x)
-{
-	x->st |= TF_LOST;
-	run.S.c.lost++;
-	cls_count(x->seq, CG_LOST);
-	run.E.outstanding--;
-	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
-	emit_silence();
-}
-
-static void emit_on_tx(uint32_t key, uint64_t wire)
-{
-	uint64_t seq = run.E.keyseq[key & run.win.mask];
-	struct txn *x = &run.win.slot[seq & run.win.mask];
-
-	if (seq == KEY_NONE) {
-		return;		/* a FIN's stamp */
-	}
-	if (!(x->st & TF_TXPEND) || x->seq != seq || x->txkey != key) {
-		run.S.c.tx_unmatched++;
-		return;
-	}
-	x->st &= (uint16_t)~TF_TXPEND;
-	run.E.txpend--;
-	x->t[T1W] = wire;
-	txn_account(x);
-}
-
-/*
- * Collect TX stamps.  On the back-to-back path only once TS_BATCH of them
- * are pending, so one recvmmsg serves TS_BATCH transactions; metrics that
- * need T1 are then added a few transactions late, which changes nothing
- * (each is added once, whenever its last stamp arrives).  Forced when idle,
- * when ppoll reports the error queue, and at the end.
- */
-static void emit_drain_if(bool force)
-{
-	if (run.E.txpend && (force || run.E.txpend >= TS_BATCH)) {
-		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)run.E.txpend);
-	}
-}
-
-static void emit_drain(void)
-{
-	emit_drain_if(true);
-}
-
-/* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
-static void send_failed(int err)
-{
-	run.S.c.send_errors++;
-	if (err == ECONNREFUSED) {
-		run.S.c.refused++;
-	}
-	if (run.side.emit) {
-		emit_drain();
-	}
-	ts_rekey(run.sock_fd);
-}
-
-/* The TX key the next send will carry, and the ping's deadline (before its T1_SW). */
-static void emit_key(struct txn *x, uint64_t seq, uint64_t now)
-{
-	x->deadline = now + cfg->timeout_ns;
-	x->txkey = run.ts.next_key;
-	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
-}
-
-static void emit_send(uint64_t seq, uint64_t now)
-{
-	struct txn *x = &run.win.slot[seq & run.win.mask];
-	struct proto_msg m = {
-		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
-	};
-
-	if (x->st & TF_USED) {
-		if (awaiting(x)) {
-			emit_lost(x);
-		}
-		if (x->st & TF_TXPEND) {
-			run.E.txpend--;
-		}
-		txn_retire(x);
-	}
-	m.flags |= cls_before_send(seq, now);
-	memset(x, 0, sizeof(*x));
-	x->seq = seq;
-	x->st = TF_USED;
-	if (cls_warmup(seq)) {
-		m.flags |= PF_WARMUP;
-		x->st |= TF_WARMUP;
-	} else if (seq == cfg->warmup && cfg->warmup) {
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	proto_encode(run.E.tx, &m);
-	tag_put(run.E.tx, run.K.tx_size);
-	answered_set(seq, false);
-	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
-	emit_key(x, seq, now);
-	if (cfg->sw_stamps) {
-		x->t[T1SW] = real_ns();
-	}
-	pmc_read(x->pmc);
-	if (ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
-		/*
-		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
-		 * ping, reported on this send: the ping itself was not sent.
-		 * Count it and try once more, so the cadence keeps its pings.
-		 */
-		int err = errno;
-
-		send_failed(err);
-		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
-		if (err != ECONNREFUSED ||
-		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
-			x->st |= TF_SENT | TF_SENDERR;
-			answered_set(seq, true);	/* never sent: a pong for it is no answer */
-			return;
-		}
-		run.S.c.send_errors--;	/* the retry went out: it was only a report */
-	}
-	x->st |= TF_SENT | TF_TXPEND;
-	run.ts.next_key++;
-	run.E.txpend++;
-	run.E.outstanding++;
-	run.S.c.sent++;
-	cls_count(seq, CG_SENT);
-	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
-}
-
-/*
- * An echoed T3 wire stamp must follow its T2 (one clock: the reflector's
- * wire clock), and the time the reflector held the ping cannot exceed the
- * round trip that contained it, give or take 0.1% of clock rate difference
- * and 1 us of stamping granularity.
- */
-static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
-{
-	uint64_t rtt;
-
-	if (!t3w || t3w >= STAMP_MAX || (e->t[T2W] && t3w < e->t[T2W])) {
-		return false;
-	}
-	if (e->t[T2W] && e->t[T1W] && e->t[T4W] && e->t[T4W] > e->t[T1W]) {
-		rtt = e->t[T4W] - e->t[T1W];
-		if (t3w - e->t[T2W] > rtt + rtt / 1000 + 1000) {
-			return false;
-		}
-	}
-	return true;
-}
-
-/*
- * One echoed T3 wire stamp (and its T3_K) for the ping seq, from a header or
- * the T3 history: taken only when still owed.  A repeat of the stamp known
- * is the rule with the history (and, with pongs reordered, the header may
- * bring one the history already did): it costs nothing; a different one is
- * refused and counted.
- */
-static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
-{
-	struct txn *e = &run.win.slot[seq & run.win.mask];
-
-	if (!(e->st & TF_USED) || e->seq != seq || seq >= run.E.next_seq) {
-		return;
-	}
-	if (t3w && e->t[T3W] == t3w) {
-		return;
-	}
-	if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
-		/* already known: never overwrite a counted stamp */
-		run.S.c.rejected[GR_ECHO_UNOWED]++;
-		return;
-	}
-	if (!echo_t3_plausible(e, t3w)) {
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
-		return;
-	}
-	e->t[T3W] = t3w;
-	/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
-	if (t3k && t3k < STAMP_MAX && (!e->t[T3SW] || t3k >= e->t[T3SW])) {
-		e->t[T3K] = t3k;
-	} else if (t3k) {
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
-	}
-	txn_account(e);
-}
-
-/* Take in the server's stamps from a pong or FIN_ACK: its echo, then its T3 history. */
-static void emit_echo(const struct proto_msg *m)
-{
-	int i;
-
-	if (m->flags & PF_T3W) {
-		emit_echo_one(m->t3w_seq, m->t3w, m->t3k);
-	}
-	for (i = 0; i < m->nhist; i++) {
-		emit_echo_one(m->hist[i].seq, m->hist[i].t3w, m->hist[i].t3k);
-	}
-}
-
-/* BUSY: believed only before the reflector answered us; later, it is a forgery. */
-static void emit_busy(size_t len)
-{
-	if (!run.S.c.received && !run.S.c.late && len <= cfg->size) {
-		run.E.busy = true;
-		run.S.stop_reason = STOP_ERROR;
-	} else {
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
-	}
-}
-
-/*
- * FIN_ACK: an answer only after our FIN, exactly as long; the stamps the
- * reflector still owed, its kernel's boot id and its PHC reading.
- */
-static void emit_fin_ack(const struct proto_msg *m, size_t len)
-{
-	if (!run.E.fin_sent) {
-		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
-		return;
-	}
-	if (len != fin_len()) {
-		run.S.c.rejected[GR_LENGTH]++;
-		return;
-	}
-	run.E.fin_acked = true;
-	run.E.fin_more = m->flags & PF_MORE;
-	if ((m->flags & PF_PARTIAL) && !m->seq && run.E.fin_counted) {
-		return;		/* a repeated FIN's answer: the session's counts came already */
-	}
-	run.E.fin_counted = true;
-	run.E.srv_received = m->seq;
-	run.E.srv_whole = !(m->flags & PF_PARTIAL);
-	if (m->boot_id) {
-		run.E.srv_phc.boot_id = m->boot_id;
-	}
-	if (m->phc_method) {
-		run.E.srv_phc.off = m->phc_off;
-		run.E.srv_phc.window = m->phc_window;
-		run.E.srv_phc.method = m->phc_method;
-		run.E.srv_phc.disciplined = m->phc_disciplined;
-	}
-	emit_echo(m);
-}
-
-/*
- * A pong whose ping already left the window: late if its ping was lost and
- * this is its first pong, else a replay (a duplicate).
- */
-static void emit_stale(const struct txn *x, uint64_t seq, uint64_t wire, uint64_t t4sw)
-{
-	if ((x->st & TF_SENDERR) && x->seq == seq) {
-		run.S.c.duplicate++;
-	} else if (run.E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
-		answered_set(seq, true);
-		run.S.c.late++;
-		cls_count(seq, CG_LATE);
-		log_late(seq, wire, t4sw, run.ts_rx_kernel);
-	} else {
-		run.S.c.duplicate++;
-	}
-}
-
-/* The pong of ping x: its stamps and the server's into the slot, counted. */
-static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, uint64_t wire,
-			  uint64_t t4sw)
-{
-	x->st |= TF_RECEIVED;
-	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
-	run.E.srv_no_tx = m->flags & PF_NO_TX;
-	run.E.outstanding--;
-	run.S.c.received++;
-	cls_count(x->seq, CG_RECEIVED);
-	if (!run.E.first_rx_mono) {
-		run.E.first_rx_mono = mono_ns();
-	}
-	if (x->st & TF_WARMUP) {
-		run.S.c.warmup++;
-		cls_count(x->seq, CG_WARMUP);
-	}
-	x->t[T4W] = wire;
-	x->t[T4SW] = t4sw;
-	x->t[T4K] = run.ts_rx_kernel;
-	x->t[T2W] = m->t2w;
-	x->t[T2SW] = m->t2sw;
-	x->t[T3SW] = m->t3sw;
-	x->t[T2K] = m->t2k;
-	if ((m->flags & (PF_SRV_HW | PF_KSTAMPS)) == PF_SRV_HW && len < proto_kx_need()) {
-		run.S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
-	}
-	if (m->flags & PF_T3SW) {
-		x->st |= TF_SRV_SW;
-		run.S.srv_sw = true;
-	}
-	if (m->flags & PF_KSTAMPS) {
-		run.S.srv_kx = true;
-	}
-	run.S.srv_hw = m->flags & PF_SRV_HW;
-	run.S.srv_hw_known = true;
-	if (run.S.srv_hw && m->phc_method && !run.ts.peer_off_on) {
-		/* the reflector's PHC offset: out of its segments from this pong on */
-		run.ts.peer_off = m->phc_off;
-		run.ts.peer_off_on = true;
-	}
-	emit_echo(m);
-	if (m->flags & PF_BREACH) {
-		run.S.stop_reason = STOP_PEER_BREACH;
-	}
-}
-
-/*
- * One datagram on the client: decoded and authenticated, of our session,
- * BUSY or FIN_ACK taken, a pong of the right length for an in-flight ping
- * (else late, duplicate or rejected), its stamps checked and accounted.
- */
-static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t t4sw, bool trunc)
-{
-	struct proto_msg m;
-	struct txn *x;
-	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
-
-	/* longer than --size: oversized, but for the FIN_ACK (fin_len: room for its blocks) */
-	if (!err && len > cfg->size && (m.type != PT_FIN_ACK || len != fin_len())) {
-		err = PE_LONG;
-	}
-	if (err) {
-		count_invalid(err);
-		return;
-	}
-	if (!tag_ok((uint8_t *)buf, len)) {
-		run.S.c.rejected[GR_UNAUTH]++;
-		return;
-	}
-	if (m.session != run.S.id) {
-		run.S.c.foreign++;
-		count_invalid(PE_TYPE);
-		return;
-	}
-	if (m.type == PT_BUSY) {
-		emit_busy(len);
-		return;
-	}
-	if (m.type == PT_FIN_ACK) {
-		emit_fin_ack(&m, len);
-		return;
-	}
-	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
-		/* the pong is exactly the ping's length */
-		run.S.c.rejected[GR_LENGTH]++;
-		return;
-	}
-	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
-		count_invalid(len > cfg->size ? PE_LONG : PE_TYPE);
-		return;
-	}
-	if (!echo_plausible(&m)) {
-		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
-		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
-		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
-		m.nhist = 0;
-	}
-	x = &run.win.slot[m.seq & run.win.mask];
-	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
-		emit_stale(x, m.seq, wire, t4sw);
-		return;
-	}
-	if (x->st & (TF_RECEIVED | TF_LATE)) {
-		run.S.c.duplicate++;
-		return;
-	}
-	if (!(x->st & TF_LOST)) {
-		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
-		if (x->mono > x->deadline) {
-			/* after --timeout: lost, whenever we got round to reading it */
-			emit_lost(x);
-		}
-	}
-	answered_set(m.seq, true);
-	if (x->st & TF_LOST) {
-		x->st |= TF_LATE;
-		x->t[T4W] = wire;
-		x->t[T4SW] = t4sw;
-		x->t[T4K] = run.ts_rx_kernel;
-		run.S.c.late++;
-		cls_count(x->seq, CG_LATE);
-		return;
-	}
-	emit_answered(x, &m, len, wire, t4sw);
-	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
-	emit_drain_if(cfg->threshold_ns >= 0);
-	txn_account(x);
-}
-
-/*
- * SO_RXQ_OVFL: the count of datagrams the socket dropped because its
- * receive buffer was full (socket(7)), sent with every datagram.  Those are
- * this host's losses, not the network's.
- */
-static void emit_rxq_ovfl(const struct cmsghdr *cm)
-{
-	uint32_t v;
-
-	if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
-	    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
-		memcpy(&v, CMSG_DATA(cm), sizeof(v));
-		if (v > run.E.rxq_ovfl) {
-			run.E.rxq_ovfl = v;
-		}
-	}
-}
-
-/* --timestamps auto without NIC stamps: a transaction so far takes its kernel stamps (hw_judge). */
-static void emit_restamp(struct txn *x)
-{
-	hw_txn_kernel(x, T4W, T4K);
-	if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
-		x->st &= (uint16_t)~TF_TXPEND;
-		run.E.txpend--;
-	}
-}
-
-static void emit_hw_check(bool final)
-{
-	hw_judge(final, emit_restamp);
-}
-
-/* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
-static int emit_recv(int flags)
-{
-	struct rx rx;
-	int r = sock_recv(run.E.rx, run.E.rxcap, flags, &rx, emit_rxq_ovfl);
-
-	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
-		run.S.c.refused++;
-		return 0;
-	}
-	if (r > 0 && rx.ours) {
-		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
-		emit_hw_check(false);
-	}
-	return r;
-}
-
-/* Mark as lost every outstanding ping whose deadline has passed. */
-static void emit_expire(uint64_t now)
-{
-	while (run.E.oldest < run.E.next_seq) {
-		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
-
-		if (x->seq == run.E.oldest && awaiting(x)) {
-			if (now < x->deadline) {
-				break;
-			}
-			emit_lost(x);
-		}
-		run.E.oldest++;
-	}
-}
-
-/* Deadline of the oldest ping still waiting for its pong, or 0. */
-static uint64_t emit_next_deadline(void)
-{
-	uint64_t s;
-
-	for (s = run.E.oldest; s < run.E.next_seq; s++) {
-		struct txn *x = &run.win.slot[s & run.win.mask];
-
-		if (x->seq == s && awaiting(x)) {
-			return x->deadline;
-		}
-	}
-	return 0;
-}
-
-/* --spin with classes, between pings: one non-blocking receive on each socket. */
-static int cls_spin_recv(void)
-{
-	int k, r, got = 0;
-
-	for (k = 0; k < run.K.ncls; k++) {
-		cls_use(k);
-		r = emit_recv(MSG_DONTWAIT);
-		if (r < 0) {
-			return r;
-		}
-		got |= r;
-	}
-	return got;
-}
-
-/*
- * Wait for packets until the monotonic time limit: spin on non-blocking
- * receives, block in recvmsg with SO_RCVTIMEO (one syscall per pong, the
- * back-to-back case), or ppoll (interval mode, where TX stamps are collected
- * while idle).  Returns <0 on a fatal socket error.
- */
-static int emit_wait_until(uint64_t limit, bool use_poll)
-{
-	uint64_t now = mono_ns(), want;
-	int r;
-
-	if (now >= limit) {
-		return 0;
-	}
-	want = limit - now;
-	if (cfg->spin && cls_multi_sock()) {
-		return cls_spin_recv();
-	}
-	if (cfg->spin) {
-		return emit_recv(MSG_DONTWAIT);
-	}
-	/* classes: the pongs of all come to one of their sockets (cls_share_port) */
-	if (use_poll || cls_multi_sock()) {
-		int ev = wait_fd(want, POLLIN);
-
-		if (ev & POLLERR) {
-			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
-			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
-				 (int)run.E.txpend + TS_BATCH);
-			if (!(ev & POLLIN)) {
-				/* a socket error (ICMP) is read here */
-				r = emit_recv(MSG_DONTWAIT);
-				return r < 0 ? r : 0;
-			}
-		}
-		if (ev & POLLIN) {
-			int i;
-
-			/* at most 64: no stream of datagrams holds the caller past its deadline */
-			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
-			}
-			return r < 0 ? r : 0;
-		}
-		return 0;
-	}
-	/*
-	 * SO_RCVTIMEO stays at its short tick (see emit_run): re-arming it to
-	 * each deadline would cost a setsockopt per ping near the end of -d.
-	 */
-	return emit_recv(0);
-}
-
-/*
- * --spin, back-to-back: non-blocking receives until the pong is there.  The
- * clock is read every 64 polls only (empty or not, so that no stream of
- * datagrams holds the loop past its deadline): on the spinning path a vDSO
- * clock_gettime per poll costs more than the poll finds.
- */
-static int emit_spin_pong(const struct txn *x, uint64_t limit)
-{
-	unsigned spins = 0;
-	int r = 0;
-
-	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
-		r = cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT);
-		if (r < 0) {
-			break;
-		}
-		if (!(++spins & 63) && mono_ns() >= limit) {
-			break;
-		}
-	}
-	return r;
-}
-
-/* Back-to-back: one ping, then wait for its pong or its timeout. */
-static int emit_b2b_step(void)
-{
-	uint64_t seq = run.E.next_seq++, now = mono_ns(), limit;
-	struct txn *x = &run.win.slot[seq & run.win.mask];
-	int r = 0;
-
-	emit_send(seq, now);
-	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
-	if (cfg->spin) {
-		r = emit_spin_pong(x, limit);
-	}
-	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason && r >= 0) {
-		if (mono_ns() >= limit) {
-			break;
-		}
-		r = emit_wait_until(limit, false);
-	}
-	if (resolved(x) && run.E.oldest == seq) {
-		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
-	} else {
-		emit_expire(mono_ns());
-	}
-	return r;
-}
-
-/* --interval: an absolute cadence as in cyclictest, never a burst to catch up. */
-static int emit_interval_step(uint64_t *next)
-{
-	uint64_t now = mono_ns(), limit, dl;
-
-	emit_expire(now);
-	if (now >= *next) {
-		/*
-		 * Behind the cadence, every step would only send: read what
-		 * arrived first (bounded), or the receive buffer overflows and
-		 * answered pings turn into losses.
-		 */
-		if (!run.E.waited) {
-			int i, r;
-
-			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
-			}
-			if (r < 0) {
-				return r;
-			}
-		}
-		run.E.waited = false;
-		emit_send(run.E.next_seq++, now);
-		*next += cfg->interval_ns;
-		if (*next <= now) {
-			uint64_t skip = (now - *next) / cfg->interval_ns + 1;
-
-			run.E.overruns += skip;
-			*next += skip * cfg->interval_ns;
-		}
-		return 0;
-	}
-	limit = *next;
-	dl = emit_next_deadline();
-	if (dl && dl < limit) {
-		limit = dl;
-	}
-	if (run.E.end && run.E.end < limit) {
-		limit = run.E.end;
-	}
-	run.E.waited = true;
-	return emit_wait_until(limit, true);
-}
-
-/*
- * After the last ping: wait for the pongs still in flight (after -d at most
- * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
- * its session and sends the T3 stamps it still owes.
- */
-/* Every ping still waiting for its pong is lost (the end's cutoff, a BUSY answer). */
-static void emit_lose_outstanding(void)
-{
-	uint64_t s;
-
-	for (s = run.E.oldest; s < run.E.next_seq; s++) {
-		struct txn *x = &run.win.slot[s & run.win.mask];
-
-		if (x->seq == s && awaiting(x)) {
-			emit_lost(x);
-		}
-	}
-}
-
-/* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
-static void emit_await_pongs(uint64_t cutoff)
-{
-	while (run.E.outstanding) {
-		uint64_t dl = emit_next_deadline(), now = mono_ns();
-
-		if (!dl) {
-			break;
-		}
-		if (dl > cutoff) {
-			dl = cutoff;
-		}
-		if (now >= dl) {
-			if (now >= cutoff) {
-				emit_lose_outstanding();
-				break;
-			}
-			emit_expire(now);
-			continue;
-		}
-		if (emit_wait_until(dl, true) < 0) {
-			break;
-		}
-	}
-}
-
-/*
- * The FIN, from every class's socket: a class whose traffic is dropped
- * (a qdisc, a gate, a policer) does not take the FIN with it.  The first to
- * arrive is the session's; the reflector answers the others as repeats.
- */
-static void emit_fin_send(const struct proto_msg *m)
-{
-	int k;
-
-	run.E.fin_sent = true;
-	for (k = 0; k < run.K.ncls; k++) {
-		cls_use(k);
-		proto_encode(run.E.tx, m);
-		memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
-		tag_put(run.E.tx, fin_len());
-		if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
-			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
-		} else {
-			ts_rekey(run.sock_fd);	/* a key it may have used up */
-		}
-	}
-}
-
-/*
- * FIN until the FIN_ACK says no T3 stamps wait to be echoed (FIN_ROUNDS at
- * most), each tried 3 times; the reflector ends its session with the first
- * FIN_ACK that says so, whatever TX stamps it still lacks.
- */
-static void emit_fin_exchange(uint64_t hard)
-{
-	int round;
-
-	for (round = 0; round < FIN_ROUNDS; round++) {
-		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
-		uint64_t limit;
-		int tries;
-
-		run.E.fin_acked = false;
-		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
-			emit_fin_send(&m);
-			limit = mono_ns() +
-				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
-			if (limit > hard) {
-				limit = hard;
-			}
-			while (!run.E.fin_acked && mono_ns() < limit) {
-				if (emit_wait_until(limit, true) < 0) {
-					break;
-				}
-			}
-		}
-		if (!run.E.fin_acked || !run.E.fin_more) {
-			break;
-		}
-	}
-}
-
-static void emit_finish(void)
-{
-	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
-	bool cut = run.S.stop_reason == STOP_DURATION || run.S.stop_reason == STOP_SIGNAL;
-	/*
-	 * With -d nothing the reflector does (vanish, stall, answer late) may
-	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
-	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
-	 */
-	uint64_t hard = run.E.end ? run.E.end + FINISH_NS : UINT64_MAX;
-	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
-
-	if (run.E.busy) {
-		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
-		emit_lose_outstanding();
-		return;
-	}
-	emit_await_pongs(cutoff);
-	t0 = mono_ns();
-	while (run.E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
-		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
-			emit_drain();
-		}
-	}
-	if (!run.S.c.received) {
-		return;
-	}
-	emit_fin_exchange(hard);
-}
-
-/* Retire the whole window in sequence order, so the log is ordered. */
-static void window_flush(uint64_t end)
-{
-	uint64_t s = end > run.win.mask + 1 ? end - (run.win.mask + 1) : 0;
-
-	for (; s < end; s++) {
-		struct txn *x = &run.win.slot[s & run.win.mask];
-
-		if ((x->st & TF_USED) && x->seq == s) {
-			txn_retire(x);
-		}
-	}
-}
-
-/*
- * --interval with a list: each class on its own absolute cadence (as
- * emit_interval_step does for one), the earliest due class sends next.
- */
-static int cls_interval_step(void)
-{
-	uint64_t now = mono_ns(), limit, dl;
-	int k, b = 0;
-
-	emit_expire(now);
-	for (k = 0; k < run.K.ncls; k++) {
-		if (!run.K.next[k]) {
-			run.K.next[k] = run.S.start_mono;
-		}
-		if (run.K.next[k] < run.K.next[b]) {
-			b = k;
-		}
-	}
-	if (now >= run.K.next[b]) {
-		run.K.cmap[run.E.next_seq & run.K.cmap_mask] = (uint8_t)b;
-		emit_send(run.E.next_seq++, now);
-		run.K.next[b] += run.K.ival[b];
-		if (run.K.next[b] <= now) {
-			uint64_t skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
-
-			run.E.overruns += skip;
-			run.K.next[b] += skip * run.K.ival[b];
-		}
-		return 0;
-	}
-	limit = run.K.next[b];
-	dl = emit_next_deadline();
-	if (dl && dl < limit) {
-		limit = dl;
-	}
-	if (run.E.end && run.E.end < limit) {
-		limit = run.E.end;
-	}
-	return emit_wait_until(limit, true);
-}
-
-/*
- * --interval faster than this host sustains (more than 1 % of the send
- * slots skipped, or pongs its receive buffer dropped): said once, naming
- * --interval as typed; a list's cadence is all its classes' together.
- */
-static void emit_overload_note(void)
-{
-	char all[64] = "";
-
-	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
-		return;
-	}
-	if (run.K.nival) {
-		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
-			 (double)cfg->interval_ns / 1000);
-	}
-	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
-	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
-	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
-}
-
-static int emit_run(void)
-{
-	uint64_t next;
-	int r = 0;
-
-	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * (uint64_t)run.K.nsz : UINT64_MAX;
-	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
-	/*
-	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
-	 * shorter) to look at its deadline and -d: the timeout is set once, and
-	 * lateness is judged on arrival (emit_packet), not by when we woke.
-	 */
-	run.E.rcvtimeo = cfg->timeout_ns < 50000000ULL ? cfg->timeout_ns : 50000000ULL;
-	set_rcvtimeo(run.E.rcvtimeo);
-	run.S.start_mono = mono_ns();
-	run.S.first_real = real_ns();
-	clk_start();
-	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) *
-								     (uint64_t)run.K.nsz :
-					  0;
-	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
-	next = run.S.start_mono;
-	if (!cfg->warmup) {
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	/*
-	 * Per ping (emit_b2b_step; --interval: emit_interval_step):
-	 *   emit_send: proto_encode, tag_put, ts_send (sendmsg)
-	 *   emit_wait_until: emit_recv (recvmsg, ts_parse) -> emit_packet
-	 *     (proto_decode, tag_ok, the checks) -> txn_account (metrics,
-	 *     breach); the TX stamp: emit_drain_if -> ts_drain (recvmmsg of the
-	 *     error queue) -> emit_on_tx -> txn_account
-	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
-	 */
-	while (!run.stop_signal && !run.S.stop_reason && r >= 0) {
-		if (run.E.end && mono_ns() >= run.E.end) {
-			run.S.stop_reason = STOP_DURATION;
-			break;
-		}
-		if (run.E.next_seq >= run.E.total) {
-			run.S.stop_reason = STOP_COUNT;
-			break;
-		}
-		r = run.K.nival	     ? cls_interval_step() :
-		    cfg->interval_ns ? emit_interval_step(&next) :
-				       emit_b2b_step();
-	}
-	if (r < 0) {
-		warnx_("receive failed: %s", strerror(-r));
-		run.S.stop_reason = STOP_ERROR;
-	}
-	if (run.stop_signal && !run.S.stop_reason) {
-		run.S.stop_reason = STOP_SIGNAL;
-	}
-	emit_finish();
-	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
-	run.S.end_mono = mono_ns();
-	window_flush(run.E.next_seq);
-	emit_overload_note();
-	return r < 0 ? -1 : 0;
-}
-
-/* -------------------------------------------------------------- reflect */
-
-#define SEEN_BITS	4096
-
-/* A seq leaves the window: if it never came, it may still come (reflect_seen). */
-static void reflect_leaves(uint64_t seq, bool came)
-{
-	if (!came && seq >= run.R.first && seq < run.R.below) {
-		run.R.below = seq;
-	}
-}
-
-/* The window moves up to seq: what leaves it is noted, the new seqs start unseen. */
-static void reflect_advance(uint64_t seq)
-{
-	uint64_t i, bit;
-
-	if (!run.R.any) {
-		memset(run.R.seen, 0, sizeof(run.R.seen));
-		run.R.first = seq;	/* a restarted reflector joins mid-session */
-		run.R.below = UINT64_MAX;
-	} else if (seq - run.R.top >= SEEN_BITS) {
-		i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0;
-		for (; i <= run.R.top; i++) {
-			reflect_leaves(i, run.R.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
-		}
-		reflect_leaves(run.R.top + 1, seq - run.R.top == SEEN_BITS);
-		memset(run.R.seen, 0, sizeof(run.R.seen));
-	} else {
-		for (i = run.R.top + 1; i <= seq; i++) {
-			uint64_t *w = &run.R.seen[(i % SEEN_BITS) / 64];
-
-			bit = 1ULL << (i % 64);
-			if (i >= SEEN_BITS) {
-				/* the seq the bit held */
-				reflect_leaves(i - SEEN_BITS, *w & bit);
-			}
-			*w &= ~bit;
-		}
-	}
-	run.R.top = seq;
-	run.R.any = true;
-}
-
-/*
- * True if seq was already answered (or, with a key, is too old to tell).
- * Without a key a third party can move the window (README, Rules): a seq
- * below it that left it unseen is still answered, once, in increasing order.
- */
-static bool reflect_seen(uint64_t seq)
-{
-	if (!run.R.any || seq > run.R.top) {
-		reflect_advance(seq);
-	} else if (run.R.top - seq >= SEEN_BITS) {
-		if (run.key.on || seq < run.R.below) {
-			return true;
-		}
-		run.R.below = seq + 1;
-		run.S.c.late++;	/* arrived after a later ping: reordered */
-		return false;
-	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
-		return true;
-	} else {
-		run.S.c.late++;	/* arrived after a later ping: reordered */
-		if (seq < run.R.first) {
-			run.R.first = seq;
-		}
-	}
-	run.R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
-	return false;
-}
-
-static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
-{
-	if (run.echo.n == ECHO_CAP) {
-		run.echo.head = (run.echo.head + 1) % ECHO_CAP;
-		run.echo.n--;
-		run.S.c.echo_dropped++;
-	}
-	run.echo.q[(run.echo.head + run.echo.n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
-	run.echo.n++;
-}
-
-/* The kernel stamp of an echo's pong, if it came (the slot may hold a newer send by now). */
-static uint64_t echo_t3k(const struct echo *e)
-{
-	const struct txn *x = &run.win.slot[e->key & run.win.mask];
-
-	return (x->st & TF_USED) && x->txkey == e->key && x->seq == e->seq ? x->t[T3K] : 0;
-}
-
-/* The next echo into m's header; it becomes the newest of the T3 history. */
-static bool echo_pop(struct proto_msg *m)
-{
-	if (!run.echo.n) {
-		return false;
-	}
-	m->t3w_seq = run.echo.q[run.echo.head].seq;
-	m->t3w = run.echo.q[run.echo.head].t3w;
-	m->flags |= PF_T3W;
-	m->t3k = echo_t3k(&run.echo.q[run.echo.head]);
-	memmove(run.echo.sent + 1, run.echo.sent, T3HIST_MAX * sizeof(struct echo));
-	run.echo.sent[0] = run.echo.q[run.echo.head];
-	if (run.echo.nsent < T3HIST_MAX + 1) {
-		run.echo.nsent++;
-	}
-	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
-	run.echo.n--;
-	return true;
-}
-
-/*
- * The T3 history of a pong or FIN_ACK written into buf (after echo_pop and
- * the blocks before it): the echoes sent before the one in its header, as
- * many as buf has room for, newest first.  Nothing to do for a ping with
- * no room (the default 64 bytes).
- */
-static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
-{
-	uint32_t i, skip = m->flags & PF_T3W ? 1 : 0;
-	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
-
-	m->nhist = 0;
-	if (!room) {
-		return;		/* the default 64 bytes: nothing more to do before the send */
-	}
-	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
-		m->hist[m->nhist].seq = run.echo.sent[i].seq;
-		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
-		m->hist[m->nhist].t3k = echo_t3k(&run.echo.sent[i]);
-		m->nhist++;
-	}
-	proto_hist_put(buf, len, m);
-}
-
-/*
- * The session's peer: its first ping's address and port, exactly.  A
- * client with --priority/--tos classes sends every class from that one
- * port (cls_share_port), so no other port ever belongs to a session.
- */
-static bool reflect_peer_ok(const struct sockaddr *from)
-{
-	return sa_same(&run.R.peer, from);
-}
-
-/* A datagram refused by a session rule: counted with the session, or with the next one. */
-static void reflect_reject(int why)
-{
-	if (run.R.active) {
-		run.S.c.rejected[why]++;
-	} else {
-		run.R.carry_rej[why]++;
-	}
-}
-
-/*
- * Where the datagram just read was sent to.  The dual-stack socket reports
- * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
- */
-static void reflect_pktinfo(const struct cmsghdr *cm)
-{
-	if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-	    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
-		memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
-		run.R.pi_level = IPPROTO_IPV6;
-	} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
-		   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
-		memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
-		run.R.pi_level = IPPROTO_IP;
-	}
-}
-
-/*
- * A source address in IP_PKTINFO costs every answer a route lookup by
- * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
- * kcost.c).  It is needed only where the kernel would pick another address.
- * With the socket bound to -i's device (both ways through it), the kernel's
- * choice for the peer is asked (connect() on a probe socket, then
- * getsockname(), ip(7)): when it is the address the ping came to, answers to
- * that peer and address go without it.  The probe is a handful of system
- * calls: it never runs in the loop, but in the source watch (srcw_main).
- */
-static bool src_probe(const struct src_query *q)
-{
-	const struct sockaddr *to = (const struct sockaddr *)&q->peer;
-	struct sockaddr_storage me;
-	socklen_t len = sizeof(me);
-	bool same = false;
-	int fd, off = 0;
-
-	if (!cfg->iface || !q->level) {
-		return false;
-	}
-	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		return false;
-	}
-	if (to->sa_family == AF_INET6) {
-		/* v4-mapped peers */
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-	}
-	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface,
-			(socklen_t)strlen(cfg->iface)) &&
-	    !connect(fd, to, q->peerlen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
-		if (me.ss_family == AF_INET6 && q->level == IPPROTO_IPV6) {
-			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr,
-				       &q->pi.v6.ipi6_addr, sizeof(q->pi.v6.ipi6_addr));
-		} else if (me.ss_family == AF_INET && q->level == IPPROTO_IP) {
-			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr ==
-			       q->pi.v4.ipi_addr.s_addr;
-		}
-	}
-	close(fd);
-	return same;
-}
-
-/*
- * Everything that can change the kernel's choice of source address: links,
- * addresses, routes and policy rules of both families (rtnetlink(7)).  The
- * watch only needs to know that something changed, never what.
- */
-static int srcw_nl_open(void)
-{
-	struct sockaddr_nl sa = {
-		.nl_family = AF_NETLINK,
-		.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE |
-			     RTMGRP_IPV4_RULE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE |
-			     1u << (RTNLGRP_IPV6_RULE - 1),
-	};
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* Read every notification queued; true if there was any (or some were lost: ENOBUFS). */
-static bool srcw_nl_drain(int fd)
-{
-	char buf[8192] __attribute__((aligned(8)));
-	bool any = false;
-	ssize_t n;
-
-	for (;;) {
-		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n > 0 || (n < 0 && errno == ENOBUFS)) {
-			any = true;
-		} else if (n == 0 || (errno != EINTR && errno != ENOBUFS)) {
-			return any;
-		}
-	}
-}
-
-/* The watch's answer to q (lock held by the caller): the loop adopts it at its next pong. */
-static void srcw_publish(const struct src_query *q, bool same)
-{
-	run.SW.a = *q;
-	run.SW.a_same = same;
-	__atomic_store_n(&run.SW.a_gen, run.SW.a_gen + 1, __ATOMIC_RELEASE);
-}
-
-/*
- * The source watch: a thread of its own (thread_start), asleep until the
- * loop asks about a new peer or pinged address, or the kernel announces a
- * change of routing.  A change first withdraws a "same" answer -- from then on the
- * loop names the source again -- then probes anew.  Without rtnetlink it
- * probes every second.
- */
-static void *srcw_main(void *arg)
-{
-	struct src_query q;
-	uint32_t answered = 0;
-	uint64_t v;
-
-	(void)arg;
-	while (!__atomic_load_n(&run.SW.quit, __ATOMIC_ACQUIRE)) {
-		struct pollfd p[2] = { { run.SW.ev_fd, POLLIN, 0 }, { run.SW.nl_fd, POLLIN, 0 } };
-		int n = poll(p, run.SW.nl_fd >= 0 ? 2 : 1, run.SW.nl_fd >= 0 ? -1 : 1000);
-		bool changed, asked;
-
-		if (n < 0 && errno != EINTR) {
-			break;
-		}
-		if ((p[0].revents & POLLIN) && read(run.SW.ev_fd, &v, sizeof(v)) < 0) {
-			/* a doorbell rung twice reads once: nothing lost */
-		}
-		changed = run.SW.nl_fd >= 0 ? p[1].revents && srcw_nl_drain(run.SW.nl_fd) : n == 0;
-		pthread_mutex_lock(&run.SW.lock);
-		asked = run.SW.q_gen != answered;
-		answered = run.SW.q_gen;
-		q = run.SW.q;
-		if (changed && run.SW.a_same) {
-			srcw_publish(&run.SW.a, false);
-		}
-		pthread_mutex_unlock(&run.SW.lock);
-		if ((asked || changed) && q.level) {
-			bool same = src_probe(&q);
-
-			pthread_mutex_lock(&run.SW.lock);
-			srcw_publish(&q, same);
-			pthread_mutex_unlock(&run.SW.lock);
-		}
-	}
-	return NULL;
-}
-
-/* The reflector with -i: the watch starts (thread_start); without it every source is named. */
-static void srcw_start(void)
-{
-	if (!cfg->iface || run.SW.on) {
-		return;
-	}
-	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (run.SW.ev_fd < 0) {
-		return;
-	}
-	run.SW.nl_fd = srcw_nl_open();
-	pthread_mutex_init(&run.SW.lock, NULL);
-	run.SW.on = thread_start(&run.SW.thread, srcw_main);
-	if (!run.SW.on) {
-		close(run.SW.ev_fd);
-		if (run.SW.nl_fd >= 0) {
-			close(run.SW.nl_fd);
-		}
-	}
-}
-
-static void srcw_stop(void)
-{
-	uint64_t one = 1;
-
-	if (!run.SW.on) {
-		return;
-	}
-	__atomic_store_n(&run.SW.quit, true, __ATOMIC_RELEASE);
-	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
-		/* cannot fail on an eventfd below its maximum */
-	}
-	pthread_join(run.SW.thread, NULL);
-	close(run.SW.ev_fd);
-	if (run.SW.nl_fd >= 0) {
-		close(run.SW.nl_fd);
-	}
-	run.SW.on = false;
-}
-
-/*
- * The watch's answer, when it changed: one atomic load per pong.  Copied
- * only if the thread does not hold the lock (the loop never waits); until
- * then the source is named.
- */
-static void srcw_adopt(void)
-{
-	uint32_t g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
-
-	if (g == run.R.src_gen) {
-		return;
-	}
-	run.R.src_same = false;
-	if (pthread_mutex_trylock(&run.SW.lock)) {
-		return;
-	}
-	run.R.src = run.SW.a;
-	run.R.src_same = run.SW.a_same;
-	run.R.src_gen = run.SW.a_gen;
-	pthread_mutex_unlock(&run.SW.lock);
-}
-
-/* The datagram being answered came to the watched address from the watched peer. */
-static bool reflect_src_known(const struct sockaddr *to)
-{
-	srcw_adopt();
-	if (!run.R.src_same || run.R.pi_level != run.R.src.level ||
-	    !sa_same(&run.R.src.peer, to)) {
-		return false;
-	}
-	if (run.R.pi_level == IPPROTO_IPV6) {
-		return !memcmp(&run.R.pi.v6, &run.R.src.pi.v6, sizeof(run.R.pi.v6));
-	}
-	return !memcmp(&run.R.pi.v4, &run.R.src.pi.v4, sizeof(run.R.pi.v4));
-}
-
-/*
- * After a pong that had to name its source: ask the watch whether the
- * kernel's own choice for this peer is the pinged address.  The same
- * question once; another at most once a second (a client that pings more
- * than one of this host's addresses), a session's first at once.  One write to the
- * watch's eventfd, after the pong and never before it.
- */
-#define SRC_ASK_NS	NSEC_PER_SEC
-
-static void srcw_ask(const struct sockaddr *to, socklen_t tolen, uint64_t now)
-{
-	static const uint64_t one = 1;
-	struct src_query q;
-
-	if (!run.SW.on || !run.R.named || !run.R.pi_level || tolen > sizeof(q.peer)) {
-		return;
-	}
-	memset(&q, 0, sizeof(q));
-	memcpy(&q.peer, to, tolen);
-	q.peerlen = tolen;
-	q.level = run.R.pi_level;
-	memcpy(&q.pi, &run.R.pi, sizeof(q.pi));
-	if (!memcmp(&q, &run.R.ask, sizeof(q)) ||
-	    (run.R.ask_mono && run.R.ask_id == run.S.id && now - run.R.ask_mono < SRC_ASK_NS)) {
-		return;
-	}
-	if (pthread_mutex_trylock(&run.SW.lock)) {
-		return;		/* the watch is busy: asked at a later pong */
-	}
-	run.SW.q = q;
-	run.SW.q_gen++;
-	pthread_mutex_unlock(&run.SW.lock);
-	run.R.ask = q;
-	run.R.ask_mono = now;
-	run.R.ask_id = run.S.id;
-	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
-		/* cannot fail on an eventfd below its maximum */
-	}
-}
-
-/*
- * Answer from the address (and interface) the ping was sent to: the
- * kernel's own choice of source would be its preferred address, which a
- * client that pinged a second address drops on its connected socket.  A
- * multicast destination is no source address; the kernel picks one then.
- */
-static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
-{
-	ssize_t n;
-
-	tag_put(buf, len);
-	run.tx_src.len = 0;
-	if (reflect_src_known(to)) {
-		/* the kernel's own choice is that address: no source lookup */
-	} else if (run.R.pi_level == IPPROTO_IPV6 &&
-		   !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
-		   !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) &&
-		     IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
-		run.tx_src.level = IPPROTO_IPV6;
-		run.tx_src.type = IPV6_PKTINFO;
-		run.tx_src.len = sizeof(struct in6_pktinfo);
-		memcpy(run.tx_src.data, &run.R.pi.v6, sizeof(run.R.pi.v6));
-	} else if (run.R.pi_level == IPPROTO_IP &&
-		   !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
-		   run.R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
-		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex,
-					 .ipi_spec_dst = run.R.pi.v4.ipi_addr };
-
-		run.tx_src.level = IPPROTO_IP;
-		run.tx_src.type = IP_PKTINFO;
-		run.tx_src.len = sizeof(pi);
-		memcpy(run.tx_src.data, &pi, sizeof(pi));
-	}
-	n = ts_send(run.sock_fd, buf, len, to, tolen);
-	run.R.named = run.tx_src.len != 0;
-	run.tx_src.len = 0;
-	return n;
-}
-
-/*
- * A ping of another session while one runs: a header-sized BUSY (never
- * larger than the ping, which is at least a header), at most one per
- * BUSY_GAP_NS so that it cannot be used to amplify a flood.  Its TX stamp
- * is parked like a FIN_ACK's.
- */
-static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
-			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
-{
-	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
-	/* a short ping gets a short BUSY: the short header says all it says */
-	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : len < PROTO_HDR_LEN ? len : PROTO_HDR_LEN;
-
-	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
-		return;
-	}
-	if (n > len) {
-		return;
-	}
-	run.R.busy_last = now;
-	proto_encode_len(buf, n, &b);
-	if (n > PROTO_HDR_LEN) {
-		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
-	}
-	if (reflect_send(buf, n, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
-		run.S.c.rejected[GR_BUSY_SENT]++;
-	} else {
-		ts_rekey(run.sock_fd);	/* the key it may have used up */
-	}
-}
-
-/*
- * A reflector that did not run (stopped, starved of CPU) cannot tell that
- * its client fell silent: the client was pinging all along, into the socket
- * queue.  The loop reads the clock after every datagram and wakes at least
- * every 200 ms; a longer gap since it last did is the reflector's own stall,
- * credited to the session's last ping so that the queued pings are read
- * before the session is called idle.
- */
-#define STALL_NS	(1000 * 1000000ULL)
-
-static void reflect_stall_credit(uint64_t now)
-{
-	if (run.R.active && run.R.last_wake && now - run.R.last_wake > STALL_NS) {
-		run.R.last_rx += now - run.R.last_wake;
-	}
-	run.R.last_wake = now;
-}
-
-static void reflect_on_tx(uint32_t key, uint64_t wire)
-{
-	struct txn *x = &run.win.slot[key & run.win.mask];
-
-	if ((int32_t)(key - run.R.key0) < 0) {
-		return;		/* a stamp of an earlier session (its last FIN_ACK): not ours */
-	}
-
-	if (!(x->st & TF_TXPEND) || x->txkey != key) {
-		if (x->txkey != key || (x->st & TF_USED)) {
-			run.S.c.tx_unmatched++;
-		}
-		return;
-	}
-	x->st &= (uint16_t)~TF_TXPEND;
-	run.R.txpend--;
-	x->t[T3W] = wire;
-	txn_account(x);
-	if (wire && !(x->st & TF_NO_ECHO)) {
-		echo_push(x->seq, wire, key);
-	}
-}
-
-/*
- * Unlike the client, the reflector reads its pong's TX stamp right after
- * sending it: that one recvmsg hides inside the client's turnaround, while a
- * batch of 16 (measured: ~3 us) would delay the next ping and show in the
- * p99 of the RTT.
- */
-static void reflect_drain(void)
-{
-	if (run.R.txpend) {
-		ts_drain(run.sock_fd, reflect_on_tx, tx_kernel_stamp, (int)run.R.txpend);
-	}
-}
-
-/* Retire the reflector's window (slots keyed by TX key) in send order. */
-static void reflect_flush(void)
-{
-	uint64_t k = run.ts.next_key > run.win.mask + 1 ? run.ts.next_key - (run.win.mask + 1) : 0;
-
-	for (; k < run.ts.next_key; k++) {
-		struct txn *x = &run.win.slot[k & run.win.mask];
-
-		if ((x->st & TF_USED) && x->txkey == (uint32_t)k) {
-			if (x->st & TF_TXPEND) {
-				run.R.txpend--;
-			}
-			txn_retire(x);
-		}
-	}
-}
-
-/*
- * Between sessions: the next one's memory cleared now (session_clear), TX
- * stamps still owed to the last one ignored from now on.  Called before the
- * receive that follows a session's end (reflect_recv), so that whatever
- * reads the ended session's numbers has done so; a session that starts
- * without it (a ping that ends an idle session starts the next) clears first.
- */
-static void reflect_clear(void)
-{
-	session_clear();
-	run.R.key0 = run.ts.next_key;
-	run.R.clean = true;
-}
-
-/*
- * A session's first ping: only what its pong needs happens before the
- * pong.  The memory is ready (reflect_clear), the clock base is taken after
- * the pong (reflect_after_pong), the source address is asked off the loop
- * (srcw_ask).
- */
-static void reflect_start(uint32_t id)
-{
-	int i;
-
-	if (!run.R.clean) {
-		session_clear();
-	}
-	run.R.clean = false;
-	session_begin(id);
-	memset(run.R.seen, 0, sizeof(run.R.seen));
-	run.R.any = false;
-	run.R.distinct = 0;
-	run.R.txpend = 0;
-	run.R.active = true;
-	run.R.key0 = run.ts.next_key;
-	run.R.fin_rounds = 0;
-	run.R.fin_waited = false;
-	run.R.ahead = 0;
-	run.R.hint_ms = 0;
-	run.R.below = UINT64_MAX;
-	run.R.measuring = false;
-	run.R.fresh = true;
-	for (i = 0; i < PE_NERR; i++) {
-		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
-		run.S.c.invalid += run.R.carry_invalid[i];
-		run.R.carry_invalid[i] = 0;
-	}
-	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
-	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
-	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
-}
-
-static struct ended_session *reflect_ended(uint32_t id)
-{
-	return &run.R.ended[(id * 2654435761u) >> 20 & (ENDED_CAP - 1)];
-}
-
-/*
- * The session ending now: its id, the highest seq it saw, and whether any
- * later ping of it is a replay: after a keyed FIN, which only its client can
- * send.  A FIN without a key can be forged from the client's address: then,
- * as after an idle end, only pings up to that seq are replays.
- */
-static void reflect_remember(int reason)
-{
-	struct ended_session *e = reflect_ended(run.S.id);
-
-	e->id = run.S.id;
-	e->how = reason == STOP_FIN && run.key.on ? ENDED_ALL : ENDED_UPTO;
-	e->top = run.R.any ? run.R.top : 0;
-}
-
-/*
- * A ping of a session that ended is a replay (README, Rules).  A client
- * that really was silent that long (or whose session a forged FIN ended)
- * goes on above its highest seq, in a new session.
- */
-static bool reflect_replayed(const struct proto_msg *m)
-{
-	const struct ended_session *e = reflect_ended(m->session);
-
-	return e->how != ENDED_NONE && e->id == m->session &&
-	       (e->how == ENDED_ALL || m->seq <= e->top);
-}
-
-/*
- * TX stamps still owed get at most this long at the end of a session (on a
- * FIN, before its FIN_ACK; else before the report).  A NIC that never
- * stamps, or skips stamps (igb, ixgbe and i40e stamp one TX packet at a
- * time), must not hold the session open: it ends whatever is still owed.
- */
-#define END_TX_WAIT_NS	(50 * 1000000ULL)
-
-static void reflect_await_tx(uint64_t ns)
-{
-	uint64_t t0 = mono_ns();
-
-	while (run.R.txpend && mono_ns() - t0 < ns) {
-		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
-			reflect_drain();
-		}
-	}
-}
-
-/* The reflector's re-stamping (hw_judge): a T3 that comes from the kernel only is echoed. */
-static void reflect_restamp(struct txn *x)
-{
-	hw_txn_kernel(x, T2W, T2K);
-	if (!(x->st & TF_TXPEND)) {
-		hw_txn_kernel(x, T3W, T3K);
-	} else if (hw_txn_kernel(x, T3W, T3K)) {
-		/* its kernel stamp came, the NIC's never will: echoed as T3 */
-		x->st &= (uint16_t)~TF_TXPEND;
-		run.R.txpend--;
-		echo_push(x->seq, x->t[T3W], x->txkey);
-	}
-}
-
-static void reflect_hw_check(bool final)
-{
-	hw_judge(final, reflect_restamp);
-	if (run.hww.failed) {
-		run.R.exit_code = EXIT_RUNTIME;
-	}
-}
-
-/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
-static void reflect_end(int reason)
-{
-	int exit_code = EXIT_OK, r;
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
-
-	if (reason != STOP_FIN) {
-		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
-	}
-	reflect_hw_check(true);
-	if (run.hww.failed) {
-		exit_code = EXIT_RUNTIME;	/* hw_watch_none said why */
-	}
-	if (run.S.stop_reason != STOP_BREACH && !run.hww.failed) {
-		run.S.stop_reason = reason;
-	}
-	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
-	reflect_flush();
-	if (run.R.any) {
-		uint64_t span = run.R.top + 1 - run.R.first;
-
-		/* without a key a replay below the window may count twice: never below 0 */
-		run.S.c.lost = span > run.R.distinct ? span - run.R.distinct : 0;
-	}
-	if (run.S.c.breaches && !run.hww.failed) {
-		exit_code = EXIT_BREACH;
-	}
-	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
-		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
-	}
-	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL);
-	if (exit_code > run.R.exit_code) {
-		run.R.exit_code = exit_code;
-	}
-	reflect_remember(reason);
-	run.R.last_id = run.S.id;
-	run.R.active = false;
-	run.R.sessions++;
-	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
-}
-
-/* The run is over after a session: --once, or a breach without -C (-C carries on). */
-static bool reflect_done(void)
-{
-	return !run.R.active && run.R.sessions &&
-	       (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont));
-}
-
-/*
- * The reflector's clock, read once per datagram (before it is handled) and
- * once per wake-up: whatever arrives, and however often, the stall is
- * credited and the session's idleness judged on time.  False: the run is
- * over (reflect_done).
- */
-static bool reflect_tick(uint64_t now)
-{
-	run.R.now = now;
-	reflect_stall_credit(now);
-	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
-		reflect_end(STOP_IDLE);
-	}
-	return !reflect_done();
-}
-
-/*
- * What a FIN_ACK tells the client about this end's clocks: the last PHC
- * reading and the boot id of this kernel (one kernel, one CLOCK_REALTIME:
- * see oneway_trusted).
- */
-static void reflect_phc_block(struct proto_msg *a)
-{
-	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
-
-	a->boot_id = run.host_boot_id;	/* with or without a PHC */
-	if (!(meta >> 8 & 0xff)) {
-		return;		/* no PHC reading */
-	}
-	a->phc_method = (uint8_t)(meta >> 8);
-	a->phc_disciplined = meta & 1;
-	a->phc_window = (uint32_t)(meta >> 16);
-	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
-}
-
-static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
-			const struct sockaddr *from, socklen_t fromlen)
-{
-	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session,
-			       .flags = cfg->no_tx_ts ? PF_NO_TX : 0 };
-	bool current = run.R.active && m->session == run.S.id;
-
-	if (!current) {
-		a.flags |= PF_PARTIAL;	/* a repeated FIN: the counts are gone with the session */
-	}
-
-	reflect_drain();
-	if (current) {
-		if (!run.echo.n && run.R.txpend && !run.R.fin_waited) {
-			run.R.fin_waited = true;	/* once, then the session ends */
-			reflect_await_tx(END_TX_WAIT_NS);
-		}
-		run.R.fin_rounds++;
-		a.seq = run.S.c.received;
-		if (!run.R.any || run.R.first) {
-			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
-		}
-		/*
-		 * more only for stamps that came and wait to be echoed, and not
-		 * beyond the client's last round (emit_fin_exchange: 64); a FIN
-		 * too short for the echo (--size below 64) carries none
-		 */
-		if ((proto_room(len) & PF_T3W) && echo_pop(&a) && run.echo.n &&
-		    run.R.fin_rounds < FIN_ROUNDS) {
-			a.flags |= PF_MORE;
-		}
-	}
-	proto_encode_len(buf, len, &a);
-	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
-	reflect_phc_block(&a);
-	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
-		run.S.c.kx_unfit++;
-	}
-	if (current) {
-		echo_hist_put(buf, len, &a);
-	}
-	if (reflect_send(buf, len, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
-	} else {
-		send_failed(errno);	/* counted, and the TX keys resynchronised */
-	}
-	if (current && !(a.flags & PF_MORE)) {
-		reflect_end(STOP_FIN);
-	}
-}
-
-/* A datagram that is no rant packet: counted with the session, or carried to the next. */
-static void reflect_junk(int err)
-{
-	if (run.R.active) {
-		count_invalid(err);
-	} else {
-		run.R.carry_invalid[err]++;
-	}
-}
-
-/* A FIN: answered for the session (or the one that just ended) from its peer only. */
-static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
-			   const struct sockaddr *from, socklen_t fromlen)
-{
-	cls_reflect(0);	/* the FIN_ACK in the reflector's own class, whatever the FIN says */
-	if ((run.R.active && m->session == run.S.id) ||
-	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
-		if (!reflect_peer_ok(from)) {
-			reflect_reject(GR_PEER);
-		} else if (run.R.active && run.R.any && m->seq <= run.R.last_seq) {
-			/* the client's FIN carries its next seq, above its last ping */
-			reflect_reject(GR_FIN_SEQ);
-		} else {
-			reflect_fin(m, buf, len, from, fromlen);
-		}
-	} else if (run.R.active) {
-		run.S.c.foreign++;
-		count_invalid(PE_TYPE);
-	} else {
-		reflect_reject(GR_FIN_UNKNOWN);
-	}
-}
-
-/*
- * The session switch: a ping of another session while one runs is told
- * BUSY, unless this one went idle (it ends); the first ping of a session
- * starts it and binds it to its address and port.  False: not admitted.
- */
-static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
-			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
-{
-	if ((!run.R.active || m->session != run.S.id) && reflect_replayed(m)) {
-		reflect_reject(GR_ENDED);	/* opens nothing, told nothing, blocks no one */
-		return false;
-	}
-	if (run.R.active && m->session != run.S.id) {
-		if (now - run.R.last_rx <= run.R.idle_ns) {
-			/* a second client: told BUSY while this one runs */
-			run.S.c.foreign++;
-			count_invalid(PE_TYPE);
-			reflect_busy(m, buf, len, from, fromlen, now);
-			return false;
-		}
-		reflect_end(STOP_IDLE);
-		if (cfg->once || run.S.stop_reason == STOP_BREACH) {
-			run.stop_signal = 1;
-			return false;
-		}
-	}
-	if (run.R.active && !reflect_peer_ok(from)) {
-		reflect_reject(GR_PEER);	/* the session's id from another address or port */
-		return false;
-	}
-	if (!run.R.active) {
-		reflect_start(m->session);
-		memset(&run.R.peer, 0, sizeof(run.R.peer));
-		memcpy(&run.R.peer, from,
-		       fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
-	}
-	return true;
-}
-
-/*
- * Without a key, a seq more than SEQ_AHEAD_MAX beyond the highest is taken
- * only when the session has been silent for longer than its idle hint (its
- * client's pings were not arriving) and the next ping confirms it: a third
- * party cannot silence a client that is pinging.  With a key the tag says
- * the client sent it.  True: refused.
- */
-static bool reflect_far_ahead(uint64_t seq, uint64_t now)
-{
-	if (run.key.on || !run.R.any || seq <= run.R.top || seq - run.R.top <= SEQ_AHEAD_MAX) {
-		return false;
-	}
-	if (now - run.R.last_rx > run.R.hint_ms * 1000000ULL && run.R.ahead && seq > run.R.ahead &&
-	    seq - run.R.ahead <= SEQ_AHEAD_MAX) {
-		return false;
-	}
-	run.R.ahead = seq;
-	return true;
-}
-
-/*
- * A ping of the session: a seq far ahead may need a second ping to confirm
- * it, the idle hint is clamped, a duplicate is counted.  False: not answered.
- */
-static bool reflect_admit(const struct proto_msg *m, uint64_t now)
-{
-	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
-	uint64_t idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
-
-	if (reflect_far_ahead(m->seq, now)) {
-		reflect_reject(GR_SEQ_AHEAD);
-		return false;
-	}
-	run.R.ahead = 0;
-	if (reflect_seen(m->seq)) {
-		/* a repeat (with a key: a replay) is no sign of the client, keeps nothing alive */
-		run.S.c.duplicate++;
-		return false;
-	}
-	run.R.last_rx = now;
-	/* the largest hint of the session: a forged ping cannot shorten it */
-	if (idle > run.R.hint_ms) {
-		run.R.hint_ms = idle;
-	}
-	run.R.idle_ns = (run.R.hint_ms > 1500 ? 2 * run.R.hint_ms : 3000) * 1000000ULL;
-	run.R.last_seq = m->seq;
-	return true;
-}
-
-/* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
-static bool reflect_count(const struct proto_msg *m)
-{
-	int row = cls_rrow(m->flags);
-
-	run.R.distinct++;
-	run.S.c.received++;
-	run.K.r[row].received++;
-	if (m->flags & PF_WARMUP) {
-		run.S.c.warmup++;
-		run.K.r[row].warmup++;
-	} else if (run.S.c.received <= cfg->warmup) {
-		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
-		run.S.c.warmup++;
-		run.S.c.warmup_local++;
-		run.K.r[row].warmup++;
-		return true;
-	} else if (!run.R.measuring) {
-		/* the session's first measured ping: RANT_TEST_START after its pong */
-		run.R.measuring = true;
-		run.R.mark_due = run.tr.marker_fd >= 0;
-	}
-	return false;
-}
-
-#define PHC_OFF_FIRST	64
-
-/* The pong, written over the ping in buf: the same length, never larger. */
-static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
-			 uint64_t wire, uint64_t t2sw)
-{
-	uint16_t room = proto_room(len);
-
-	p->session = m->session;
-	p->seq = m->seq;
-	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
-			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0) |
-			      (cfg->no_tx_ts ? PF_NO_TX : 0));
-	if (wire) {
-		p->flags |= PF_T2W & room;
-		p->t2w = wire;
-	}
-	if (cfg->sw_stamps) {
-		p->flags |= (PF_T2SW | PF_T3SW) & room;
-		p->t2sw = t2sw;
-	}
-	if (room & PF_T3W) {
-		echo_pop(p);
-	}
-	cls_reflect(m->flags);
-	if (run.ts.hw && run.phc.method != PHC_NONE && run.ts.wire_off &&
-	    (run.S.c.received <= PHC_OFF_FIRST || !(run.S.c.received % PHC_OFF_FIRST))) {
-		/*
-		 * and the PHC offset this side takes out of its segments, for the
-		 * client to take out of them too: the session's first pongs (one
-		 * that arrives is enough) and every PHC_OFF_FIRST-th after; the
-		 * others leave that room to the T3 history
-		 */
-		p->flags |= PF_PHC_OFF;
-		p->phc_off = run.ts.wire_off;
-		p->phc_method = (uint8_t)run.phc.method;
-		p->boot_id = run.host_boot_id;
-	}
-	proto_encode_len(buf, len, p);
-	if (run.ts.hw) {
-		/* NIC stamps: the kernel's of the same packets go where the ping left room */
-		p->t2k = run.ts_rx_kernel;
-		if (proto_kx_put(buf, len, p) < 0) {
-			run.S.c.kx_unfit++;
-		}
-	}
-	echo_hist_put(buf, len, p);
-	if (cfg->sw_stamps) {
-		p->t3sw = real_ns();
-		if (room & PF_T3SW) {
-			put64(buf + 40, p->t3sw);
-		}
-	} else if (cfg->no_tx_ts) {
-		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
-	}
-}
-
-/* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
-static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p,
-				 uint64_t wire, uint64_t now, bool local_warmup)
-{
-	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-	if (x->st & TF_USED) {
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-	}
-	memset(x, 0, sizeof(*x));
-	x->seq = m->seq;
-	x->txkey = run.ts.next_key++;
-	x->t[T2W] = wire;
-	x->t[T2SW] = p->t2sw;
-	x->t[T2K] = run.ts_rx_kernel;
-	x->t[T3SW] = p->t3sw;
-	x->mono = now;
-	pmc_delta(x->pmc, run.pmc_rx, run.pmc_tx);
-	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
-		((m->flags & PF_WARMUP) || local_warmup ? TF_WARMUP : 0);
-	return x;
-}
-
-/*
- * Right after a pong, outside every measured window (T2_SW..T3_SW here, the
- * client's T1_SW..T4_SW is over for this ping): what the session needed but
- * the pong did not.  The clock base of the first one (clk_check reads it
- * only when the transaction is accounted, after this), RANT_TEST_START
- * after the first measured one, the source watch's question.
- */
-static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint64_t now)
-{
-	if (run.R.fresh) {
-		run.R.fresh = false;
-		clk_start();
-	}
-	if (run.R.mark_due) {
-		run.R.mark_due = false;
-		trace_mark("RANT_TEST_START\n", 16);
-	}
-	srcw_ask(to, tolen, now);
-}
-
-/*
- * One datagram on the reflector: decoded and authenticated, a FIN answered,
- * a ping admitted to its session (reflect_switch, reflect_admit), counted,
- * answered from the address it was sent to, and its transaction claimed.
- */
-static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2sw, bool trunc,
-			   const struct sockaddr *from, socklen_t fromlen)
-{
-	struct proto_msg m, p = { .type = PT_PONG };
-	struct txn *x;
-	uint64_t now;
-	bool local_warmup;
-	/* PROTO_MAX_SIZE + 1 bytes fill the receive buffer without MSG_TRUNC: too long too */
-	int err = trunc || len > PROTO_MAX_SIZE ? PE_LONG : proto_decode(buf, len, &m);
-
-	if (err) {
-		reflect_junk(err);
-		return;
-	}
-	if (!sa_port(from)) {
-		reflect_reject(GR_PORT0);	/* no answer can reach port 0: never a session */
-		return;
-	}
-	if (!tag_ok(buf, len)) {
-		reflect_reject(GR_UNAUTH);
-		return;
-	}
-	if (m.type == PT_FIN) {
-		reflect_fin_in(&m, buf, len, from, fromlen);
-		return;
-	}
-	if (m.type != PT_PING) {
-		reflect_junk(PE_TYPE);
-		return;
-	}
-	now = run.R.now;	/* read as it arrived (reflect_recv) */
-	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
-		return;
-	}
-	local_warmup = reflect_count(&m);
-	reflect_pong(&m, &p, buf, len, wire, t2sw);
-	if (reflect_send(buf, len, from, fromlen) < 0) {
-		send_failed(errno);
-		return;
-	}
-	pmc_read(run.pmc_tx);
-	reflect_after_pong(from, fromlen, now);
-	run.S.c.sent++;
-	run.K.r[cls_rrow(m.flags)].answered++;
-	x = reflect_claim(&m, &p, wire, now, local_warmup);
-	if (!(proto_room(len) & PF_T3W)) {
-		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
-	}
-	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
-	if (cfg->no_tx_ts) {
-		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
-		txn_account(x);
-	} else {
-		run.R.txpend++;
-		reflect_drain();
-	}
-}
-
-/* The reflector's own control messages: the address pinged, the TOS. */
-static void reflect_ctl(const struct cmsghdr *cm)
-{
-	reflect_pktinfo(cm);
-	cls_rx_tos(cm);
-}
-
-/* One recvmsg on the reflector; same return convention as emit_recv(). */
-static int reflect_recv(int flags)
-{
-	struct rx rx;
-	int r;
-
-	/* a session ended: the next one's memory, before any ping */
-	if (!run.R.active && !run.R.clean) {
-		reflect_clear();
-	}
-	run.R.pi_level = 0;	/* none until a datagram's control data says */
-	run.K.rx_tos = -1;
-	r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
-
-	if (r == -ECONNREFUSED) {
-		return 0;
-	}
-	if (r > 0 && reflect_tick(mono_ns()) && rx.ours) {
-		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
-			       (struct sockaddr *)&rx.from, rx.fromlen);
-		reflect_hw_check(false);
-	}
-	return r;
-}
-
-static int reflect_run(void)
-{
-	uint64_t start = mono_ns(), last_check = 0;
-	unsigned spins = 0;
-	int r = 0;
-
-	run.R.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
-	/* wake up now and then to notice idle sessions, -d and signals */
-	set_rcvtimeo(200 * 1000000ULL);
-	/*
-	 * Per ping: reflect_recv (recvmsg, ts_parse_cb: the stamps, reflect_ctl) ->
-	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
-	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
-	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
-	 * reflect_on_tx (txn_account, echo_push: echoed in a later pong).
-	 */
-	while (!run.stop_signal && r >= 0) {
-		uint64_t now;
-
-		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (run.hww.failed || reflect_done()) {
-			break;
-		}
-		if (r > 0) {
-			/* reflect_recv read the clock for it: -d holds under any traffic */
-			if (run.R.end && run.R.now >= run.R.end) {
-				break;
-			}
-			continue;
-		}
-		/* spinning: look at the clock every 64 empty polls, act every 10 ms */
-		if (cfg->spin && (++spins & 63)) {
-			continue;
-		}
-		now = mono_ns();
-		if (cfg->spin && now - last_check < 10 * 1000000ULL) {
-			continue;
-		}
-		last_check = now;
-		reflect_drain();
-		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
-			break;
-		}
-	}
-	if (r < 0) {
-		warnx_("receive failed: %s", strerror(-r));
-	}
-	if (run.R.active || (!run.R.sessions && r >= 0)) {
-		/* no client came at all: still a report (0 samples), as the earlier rant printed */
-		reflect_end(run.hww.failed ? STOP_ERROR : run.stop_signal ? STOP_SIGNAL :
-			    run.R.end ? STOP_DURATION : STOP_ERROR);
-	}
-	return r < 0 ? -1 : 0;
 }
 
 /* -------------------------------------------------------------- analyze */
