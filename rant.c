@@ -940,6 +940,16 @@ struct plot_state {
 	int err;
 };
 
+/*
+ * The one point where measurement hands over to outputs.  The outputs (the
+ * text report, the picture and the JSON) stand below the loops, so the loops
+ * reach them through this table, which main points run.to at before the run.
+ */
+struct outputs {
+	/* a run's or a reflector session's outputs (report_outputs of a live run) */
+	int (*report)(FILE *out, FILE *json, bool close_json, int code, uint64_t n);
+};
+
 /* What the command line asked for: written by the options section only. */
 static struct config opts;
 /* ... and read everywhere else through cfg, so that nothing else can change it. */
@@ -1043,6 +1053,8 @@ static struct run {
 	bool status_live;	/* the periodic line is printed (status_wanted) */
 	/* the lines warnx_ printed, for the JSON's "warnings" (main thread only) */
 	struct warn_list warn;
+	/* the outputs (set by main before the run) */
+	const struct outputs *to;
 } run;
 
 /* The run state as at start-up: everything zero but these. */
@@ -8907,7 +8919,7 @@ static void reflect_end(int reason)
 	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL);
+	exit_code = run.to->report(out, run.R.json, false, exit_code, run.S.log.n);
 	if (exit_code > run.R.exit_code) {
 		run.R.exit_code = exit_code;
 	}
@@ -12734,6 +12746,14 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 	return code;
 }
 
+/* The outputs of a live run (run.to->report): no --top table. */
+static int report_live(FILE *out, FILE *json, bool close_json, int code, uint64_t n)
+{
+	return report_outputs(out, json, close_json, code, n, NULL);
+}
+
+static const struct outputs outputs_table = { .report = report_live };
+
 /*
  * Opened with the other outputs, so that a path that cannot be written stops the run before it
  * starts.
@@ -15573,6 +15593,7 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	run_reset();
+	run.to = &outputs_table;
 	if (argc < 2) {
 		/* the earlier rant required -i: no arguments at all is a question, not a run */
 		usage(stderr);

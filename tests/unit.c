@@ -187,6 +187,7 @@ static char *read_file(const char *path)
 static void reset_globals(void)
 {
 	run_reset();
+	run.to = &outputs_table;
 	cfg_defaults();
 	ts_ioctl = ts_ioctl_sys;
 	run.ts.phc_index = -1;
