@@ -956,8 +956,9 @@ static struct config opts;
 static const struct config *const cfg = &opts;
 
 /*
- * Everything a run (or --analyze) changes, in one object: run_reset() puts
- * all of it back, and the unit tests start each case from there.
+ * Everything a run (or --analyze) measures and changes, in one object; what
+ * the outputs keep while they write is apart (outs, below).  run_reset()
+ * puts both back, and the unit tests start each case from there.
  */
 static struct run {
 	/* the wire timestamp source in use */
@@ -1040,13 +1041,8 @@ static struct run {
 	struct reflect_state R;
 	/* the reflector's source watch (-i) */
 	struct src_watch SW;
-	/* --plot */
-	struct plot_state PL;
 	/* when the first SIGINT/SIGTERM came */
 	uint64_t first_signal_ns;
-	/* --histfile: its descriptor (-1: none) and the blocks written */
-	int hf_fd;
-	unsigned hf_blocks;
 	/* the status line */
 	pthread_t status_thread;
 	bool status_started;
@@ -1057,7 +1053,21 @@ static struct run {
 	const struct outputs *to;
 } run;
 
-/* The run state as at start-up: everything zero but these. */
+/*
+ * What the outputs (report, json, plot) keep while they write: apart from
+ * the run, which the loops change; run_reset() puts it back with the run.
+ */
+static struct out_state {
+	/* --plot */
+	struct plot_state PL;
+	/* --histfile: its descriptor (-1: none) and the blocks written */
+	int hf_fd;
+	unsigned hf_blocks;
+	/* the JSON's "above" array: the separator before its next pair */
+	const char *json_above_sep;
+} outs;
+
+/* The run state and the outputs' state as at start-up: everything zero but these. */
 static void run_reset(void)
 {
 	memset(&run, 0, sizeof(run));
@@ -1065,8 +1075,9 @@ static void run_reset(void)
 	run.sock_fd = -1;
 	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
 	run.phc = (struct phc_state){ .fd = -1, .index = -1 };
-	run.PL = (struct plot_state){ .fd = -1 };
-	run.hf_fd = -1;
+	memset(&outs, 0, sizeof(outs));
+	outs.PL = (struct plot_state){ .fd = -1 };
+	outs.hf_fd = -1;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -10616,13 +10627,12 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static const char *json_above_sep;
 
 /* One bucket of the samples above the bound, as [lower_ns, count] (hist_above). */
 static void json_above(void *arg, uint64_t lower, uint64_t n)
 {
-	fprintf(arg, "%s[%" PRIu64 ", %" PRIu64 "]", json_above_sep, lower, n);
-	json_above_sep = ", ";
+	fprintf(arg, "%s[%" PRIu64 ", %" PRIu64 "]", outs.json_above_sep, lower, n);
+	outs.json_above_sep = ", ";
 }
 
 static void json_metric(FILE *f, int m)
@@ -10658,7 +10668,7 @@ static void json_metric(FILE *f, int m)
 	}
 	/* outside: the samples above the bound in buckets of that width, the rest counted */
 	fprintf(f, "], \"above\": [");
-	json_above_sep = "";
+	outs.json_above_sep = "";
 	hist_above(h, json_above, f);
 	fprintf(f, "], \"above_not_kept\": %" PRIu64 ", \"below_zero\": %" PRIu64 "}}",
 		hist_above_not_kept(h), hist_below(h));
@@ -11164,7 +11174,7 @@ static void plot_free(void)
 
 	for (p = 0; p < PLOT_MAXPANEL; p++) {
 		for (k = 0; k < PLOT_MAXSER; k++) {
-			struct plot_series *s = &run.PL.panel[p].ser[k];
+			struct plot_series *s = &outs.PL.panel[p].ser[k];
 
 			free(s->bmin);
 			free(s->bmax);
@@ -11195,15 +11205,15 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 {
 	int i;
 
-	if (run.PL.nworst == PLOT_WORST && v <= run.PL.worst[PLOT_WORST - 1].v) {
+	if (outs.PL.nworst == PLOT_WORST && v <= outs.PL.worst[PLOT_WORST - 1].v) {
 		return;
 	}
-	i = run.PL.nworst < PLOT_WORST ? run.PL.nworst++ : PLOT_WORST - 1;
-	for (; i > 0 && run.PL.worst[i - 1].v < v; i--) {
-		run.PL.worst[i] = run.PL.worst[i - 1];
+	i = outs.PL.nworst < PLOT_WORST ? outs.PL.nworst++ : PLOT_WORST - 1;
+	for (; i > 0 && outs.PL.worst[i - 1].v < v; i--) {
+		outs.PL.worst[i] = outs.PL.worst[i - 1];
 	}
-	run.PL.worst[i].x = *x;
-	run.PL.worst[i].v = v;
+	outs.PL.worst[i].x = *x;
+	outs.PL.worst[i].v = v;
 }
 
 /*
@@ -11217,8 +11227,8 @@ static void plot_size_seen(const struct txn *x, int z, uint64_t t)
 		return;
 	}
 	z = z < 0 ? size_of(x->seq) : z;
-	if (!run.PL.szt0[z] || t < run.PL.szt0[z]) {
-		run.PL.szt0[z] = t;
+	if (!outs.PL.szt0[z] || t < outs.PL.szt0[z]) {
+		outs.PL.szt0[z] = t;
 	}
 }
 
@@ -11245,12 +11255,12 @@ static char *plot_size_id(char *buf, size_t len, const char *what, int z)
  */
 static void plot_span_begin(const char *what)
 {
-	struct plot_panel *pn = &run.PL.panel[0];
+	struct plot_panel *pn = &outs.PL.panel[0];
 
-	run.PL.npanel = 1;
-	run.PL.nworst = 0;
-	run.PL.t0 = run.PL.t1 = run.PL.tlast = 0;
-	memset(run.PL.szt0, 0, sizeof(run.PL.szt0));
+	outs.PL.npanel = 1;
+	outs.PL.nworst = 0;
+	outs.PL.t0 = outs.PL.t1 = outs.PL.tlast = 0;
+	memset(outs.PL.szt0, 0, sizeof(outs.PL.szt0));
 	memset(pn, 0, sizeof(*pn));
 	snprintf(pn->title, sizeof(pn->title), "%s", what);
 }
@@ -11258,7 +11268,7 @@ static void plot_span_begin(const char *what)
 /* The first pass: transaction x (status st, size turn z or -1) into the time span. */
 static void plot_span(const struct txn *x, int st, int z)
 {
-	struct plot_panel *pn = &run.PL.panel[0];
+	struct plot_panel *pn = &outs.PL.panel[0];
 	uint64_t t = plot_time(x);
 
 	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
@@ -11268,8 +11278,8 @@ static void plot_span(const struct txn *x, int st, int z)
 	if (!t) {
 		return;
 	}
-	run.PL.t0 = !run.PL.t0 || t < run.PL.t0 ? t : run.PL.t0;
-	run.PL.t1 = t > run.PL.t1 ? t : run.PL.t1;
+	outs.PL.t0 = !outs.PL.t0 || t < outs.PL.t0 ? t : outs.PL.t0;
+	outs.PL.t1 = t > outs.PL.t1 ? t : outs.PL.t1;
 	plot_size_seen(x, z, t);
 }
 
@@ -11277,7 +11287,7 @@ static void plot_span(const struct txn *x, int st, int z)
 static int plot_bins_begin(void)
 {
 	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
-	struct plot_panel *pn = &run.PL.panel[0];
+	struct plot_panel *pn = &outs.PL.panel[0];
 	char why[256];
 	int k;
 	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
@@ -11293,25 +11303,25 @@ static int plot_bins_begin(void)
 			return -ENOMEM;
 		}
 	}
-	run.PL.raw = pn->nrec <= PLOT_RAW;
-	run.PL.tlast = 0;
+	outs.PL.raw = pn->nrec <= PLOT_RAW;
+	outs.PL.tlast = 0;
 	return 0;
 }
 
 /* The second pass: transaction x (status st) into its time bin. */
 static void plot_bin(const struct txn *x, int st)
 {
-	struct plot_panel *pn = &run.PL.panel[0];
-	uint64_t t = plot_time(x), span = run.PL.t1 - run.PL.t0 + 1;
+	struct plot_panel *pn = &outs.PL.panel[0];
+	uint64_t t = plot_time(x), span = outs.PL.t1 - outs.PL.t0 + 1;
 	int64_t v;
 	int b, k;
 
 	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
 		return;
 	}
-	t = t ? t : run.PL.tlast ? run.PL.tlast : run.PL.t0;
-	run.PL.tlast = t;
-	b = (int)((unsigned __int128)(t - run.PL.t0) * PLOT_BINS / span);
+	t = t ? t : outs.PL.tlast ? outs.PL.tlast : outs.PL.t0;
+	outs.PL.tlast = t;
+	b = (int)((unsigned __int128)(t - outs.PL.t0) * PLOT_BINS / span);
 	if (st == ST_LOST || st == ST_LATE) {
 		pn->lost[b]++;
 		pn->nlost++;	/* every loss, a late pong's too, as the report counts them */
@@ -11342,7 +11352,7 @@ static void plot_bin(const struct txn *x, int st)
 			s->minpos = v;
 		}
 		s->n++;
-		if (run.PL.raw && s->nraw < PLOT_RAW) {
+		if (outs.PL.raw && s->nraw < PLOT_RAW) {
 			s->rt[s->nraw] = t;
 			s->rv[s->nraw++] = v;
 		}
@@ -11380,12 +11390,13 @@ static int plot_collect(const struct plot_src *src)
 
 static void svg_flush(void)
 {
+	struct plot_state *pl = &outs.PL;
 	int r;
 
-	if (run.PL.len && !run.PL.err && (r = write_all(run.PL.fd, run.PL.buf, run.PL.len)) < 0) {
-		run.PL.err = -r;
+	if (pl->len && !pl->err && (r = write_all(pl->fd, pl->buf, pl->len)) < 0) {
+		pl->err = -r;
 	}
-	run.PL.len = 0;
+	pl->len = 0;
 }
 
 static void svg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -11395,15 +11406,15 @@ static void svg(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (run.PL.len > sizeof(run.PL.buf) - 4096) {
+	if (outs.PL.len > sizeof(outs.PL.buf) - 4096) {
 		svg_flush();
 	}
-	room = sizeof(run.PL.buf) - run.PL.len;
+	room = sizeof(outs.PL.buf) - outs.PL.len;
 	va_start(ap, fmt);
-	n = vsnprintf(run.PL.buf + run.PL.len, room, fmt, ap);
+	n = vsnprintf(outs.PL.buf + outs.PL.len, room, fmt, ap);
 	va_end(ap);
 	if (n > 0) {
-		run.PL.len += (size_t)n < room ? (size_t)n : room - 1;
+		outs.PL.len += (size_t)n < room ? (size_t)n : room - 1;
 	}
 }
 
@@ -11415,7 +11426,7 @@ static void svg_esc(const char *s, size_t max)
 	for (i = 0; s && s[i] && i < max; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (run.PL.len > sizeof(run.PL.buf) - 16) {
+		if (outs.PL.len > sizeof(outs.PL.buf) - 16) {
 			svg_flush();
 		}
 		if (c == '&') {
@@ -11427,7 +11438,7 @@ static void svg_esc(const char *s, size_t max)
 		} else if (c == '"') {
 			svg("&quot;");
 		} else {
-			run.PL.buf[run.PL.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
+			outs.PL.buf[outs.PL.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
 		}
 	}
 	if (s && s[i]) {
@@ -11654,7 +11665,7 @@ static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct 
 static void plot_band(const struct plot_series *s, const struct axis *ax, const struct axis *ay,
 		      int b, int e, const char *c, bool headline)
 {
-	double span = (double)(run.PL.t1 - run.PL.t0 + 1), xa, xb;
+	double span = (double)(outs.PL.t1 - outs.PL.t0 + 1), xa, xb;
 	uint32_t i;
 
 	/* the headline metric's band stronger: bands of close metrics overlap */
@@ -11697,10 +11708,10 @@ static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
 		const char *c = plot_metric_colour(s->m);
 		uint32_t i;
 
-		if (run.PL.raw) {
+		if (outs.PL.raw) {
 			svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2.6\" stroke-linecap=\"round\" d=\"", c);
 			for (i = 0; i < s->nraw; i++) {
-				svg("M%.1f %.1fh.1", ax_map(ax, (double)(s->rt[i] - run.PL.t0) / 1e9),
+				svg("M%.1f %.1fh.1", ax_map(ax, (double)(s->rt[i] - outs.PL.t0) / 1e9),
 				    ax_map(ay, (double)s->rv[i]));
 			}
 			svg("\"/>\n");
@@ -11722,7 +11733,7 @@ static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
 static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax,
 			    const struct axis *ay, double y0, double y1)
 {
-	double span = (double)(run.PL.t1 - run.PL.t0 + 1);
+	double span = (double)(outs.PL.t1 - outs.PL.t0 + 1);
 	char lab[64];
 	int k, b;
 
@@ -11739,10 +11750,10 @@ static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax,
 	for (k = 0; k < run.K.nsz && run.K.nsz > 1; k++) {
 		double x;
 
-		if (!run.PL.szt0[k]) {
+		if (!outs.PL.szt0[k]) {
 			continue;
 		}
-		x = ax_map(ax, (double)(run.PL.szt0[k] - run.PL.t0) / 1e9);
+		x = ax_map(ax, (double)(outs.PL.szt0[k] - outs.PL.t0) / 1e9);
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
 		    "stroke-dasharray=\"2,3\"/>\n", x, y0, x, y1);
 		svg("<text id=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
@@ -11775,9 +11786,9 @@ static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax,
 static double plot_time_panel(const struct plot_panel *pn, double top)
 {
 	const double y0 = top + 62, y1 = top + 302;
-	struct axis ax = { 0, (double)(run.PL.t1 - run.PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
+	struct axis ax = { 0, (double)(outs.PL.t1 - outs.PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
 	struct axis ay = { 0, 0, y1, y0, true };
-	double span = (double)(run.PL.t1 - run.PL.t0 + 1), lx;
+	double span = (double)(outs.PL.t1 - outs.PL.t0 + 1), lx;
 	char lab[64], head[256];
 	int k;
 
@@ -11794,7 +11805,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 			    metric_label(pn->ser[k].m), false);
 		lx += 210;
 	}
-	if (run.PL.raw) {
+	if (outs.PL.raw) {
 		snprintf(head, sizeof(head), "every transaction is a dot (%" PRIu64 ")", pn->nrec);
 	} else {
 		snprintf(head, sizeof(head), "%" PRIu64 " transactions in %d bins of %s: shaded min to max, solid p50, dashed p99",
@@ -11873,7 +11884,7 @@ static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int 
 /* Metrics the distribution shows: those of the first panel with samples. */
 static int plot_hist_metrics(int *ms)
 {
-	const struct plot_panel *pn = &run.PL.panel[0];
+	const struct plot_panel *pn = &outs.PL.panel[0];
 	int k, n = 0;
 
 	for (k = 0; k < pn->nser; k++) {
@@ -12100,20 +12111,20 @@ static double plot_worst_panel(double top)
 	char lab[48], head[160];
 	double y, lx;
 
-	if (run.PL.nworst) {
-		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", run.PL.nworst, metric_def[run.side.primary].key);
+	if (outs.PL.nworst) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", outs.PL.nworst, metric_def[run.side.primary].key);
 	} else {
 		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[run.side.primary].key);
 	}
 	plot_heading(top + 16, head);
-	if (!run.PL.nworst) {
+	if (!outs.PL.nworst) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">no measured transactions</text>\n", PLOT_X0, top + 44);
 		return 64;
 	}
-	for (i = 0; i < run.PL.nworst; i++) {
+	for (i = 0; i < outs.PL.nworst; i++) {
 		double sum = 0;
 
-		segments(run.PL.worst[i].x.t, name, val, &n);
+		segments(outs.PL.worst[i].x.t, name, val, &n);
 		for (k = 0; k < n; k++) {
 			sum += val[k] > 0 ? (double)val[k] : 0;
 		}
@@ -12122,10 +12133,10 @@ static double plot_worst_panel(double top)
 	ax_round(&ax, 8);
 	y = top + 40;
 	svg("<g font-size=\"11\" fill=\"#222222\">\n");
-	ax_draw(&ax, true, y, y + row * run.PL.nworst, plot_dur);
+	ax_draw(&ax, true, y, y + row * outs.PL.nworst, plot_dur);
 	svg("</g>\n");
-	for (i = 0; i < run.PL.nworst; i++) {
-		const struct plot_worst *w = &run.PL.worst[i];
+	for (i = 0; i < outs.PL.nworst; i++) {
+		const struct plot_worst *w = &outs.PL.worst[i];
 		double x = bx0, ry = y + row * i, acc = 0;
 		int dom = segments(w->x.t, name, val, &n);
 
@@ -12155,8 +12166,8 @@ static double plot_worst_panel(double top)
 		    plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
 		    dom >= 0 ? name[dom] : "");
 	}
-	plot_frame(bx0, y, bx1, y + row * run.PL.nworst);
-	y += row * run.PL.nworst + 40;
+	plot_frame(bx0, y, bx1, y + row * outs.PL.nworst);
+	y += row * outs.PL.nworst + 40;
 	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its %s</text>\n",
 	    bx0, y + 20, metric_def[run.side.primary].key);
 	lx = bx0;
@@ -12505,7 +12516,7 @@ static double plot_sizes_panel(double top)
 /* Title: what was measured, where, with which stamps, when, and how. */
 static double plot_title(const struct plot_src *src)
 {
-	time_t when = (time_t)((run.PL.t0 ? run.PL.t0 : real_ns()) / NSEC_PER_SEC);
+	time_t when = (time_t)((outs.PL.t0 ? outs.PL.t0 : real_ns()) / NSEC_PER_SEC);
 	struct tm tm;
 	char date[64], lab[48];
 
@@ -12558,8 +12569,8 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * run.PL.npanel + 300 + 18 * nser + 14 + 20 +
-	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height() +
+	return 78 + 386.0 * outs.PL.npanel + 300 + 18 * nser + 14 + 20 +
+	       (outs.PL.nworst ? 114 + 20.0 * outs.PL.nworst : 64) + 24 + plot_groups_height() +
 	       plot_sizes_height();
 }
 
@@ -12570,15 +12581,15 @@ static int plot_draw(const struct plot_src *src)
 	double y, h;
 	int p, r;
 
-	run.PL.len = 0;
-	run.PL.err = 0;
+	outs.PL.len = 0;
+	outs.PL.err = 0;
 	r = src->collected ? 0 : plot_collect(src);
 	if (r < 0) {
 		plot_free();
 		return r;
 	}
-	if (fstat(run.PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    (ftruncate(run.PL.fd, 0) < 0 || lseek(run.PL.fd, 0, SEEK_SET) < 0)) {
+	if (fstat(outs.PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (ftruncate(outs.PL.fd, 0) < 0 || lseek(outs.PL.fd, 0, SEEK_SET) < 0)) {
 		plot_free();
 		return -errno;
 	}
@@ -12590,8 +12601,8 @@ static int plot_draw(const struct plot_src *src)
 	svg("<title>rant %s latency</title>\n", run.side.emit ? "emit" : "reflect");
 	svg("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", PLOT_W, h);
 	y = plot_title(src);
-	for (p = 0; p < run.PL.npanel; p++) {
-		y += plot_time_panel(&run.PL.panel[p], y);
+	for (p = 0; p < outs.PL.npanel; p++) {
+		y += plot_time_panel(&outs.PL.panel[p], y);
 	}
 	y += plot_hist_panel(y) + 20;
 	y += plot_groups_panel(y);
@@ -12602,7 +12613,7 @@ static int plot_draw(const struct plot_src *src)
 	svg("</svg>\n");
 	svg_flush();
 	plot_free();
-	return run.PL.err ? -run.PL.err : 0;
+	return outs.PL.err ? -outs.PL.err : 0;
 }
 
 /* After a run or a reflector session: draw from the log ring. */
@@ -12610,7 +12621,7 @@ static int plot_run(const struct plot_src *src)
 {
 	int r;
 
-	if (run.PL.fd < 0) {
+	if (outs.PL.fd < 0) {
 		return 0;
 	}
 	r = plot_draw(src);
@@ -12636,8 +12647,8 @@ static int histfile_open(void)
 	if (!cfg->histfile) {
 		return 0;
 	}
-	run.hf_fd = out_open("--histfile", cfg->histfile, &created);
-	if (run.hf_fd < 0 || out_truncate("--histfile", cfg->histfile, run.hf_fd) < 0) {
+	outs.hf_fd = out_open("--histfile", cfg->histfile, &created);
+	if (outs.hf_fd < 0 || out_truncate("--histfile", cfg->histfile, outs.hf_fd) < 0) {
 		return -1;
 	}
 	return 0;
@@ -12692,7 +12703,7 @@ static int histfile_write(void)
 	FILE *m;
 	int r;
 
-	if (run.hf_fd < 0) {
+	if (outs.hf_fd < 0) {
 		return 0;
 	}
 	m = open_memstream(&buf, &len);
@@ -12700,12 +12711,12 @@ static int histfile_write(void)
 		warnx_("--histfile: %s", strerror(errno));
 		return -1;
 	}
-	if (run.hf_blocks++) {
+	if (outs.hf_blocks++) {
 		fputs("\n\n", m);
 	}
 	histfile_block(m);
 	fclose(m);
-	r = buf ? out_write(histfile_what(), run.hf_fd, buf, len) : -ENOMEM;
+	r = buf ? out_write(histfile_what(), outs.hf_fd, buf, len) : -ENOMEM;
 	free(buf);
 	return r < 0 ? -1 : 0;
 }
@@ -12765,8 +12776,8 @@ static int plot_open(void)
 	if (!cfg->plot) {
 		return 0;
 	}
-	run.PL.fd = out_open("--plot", cfg->plot, &created);
-	if (run.PL.fd < 0 || out_truncate("--plot", cfg->plot, run.PL.fd) < 0) {
+	outs.PL.fd = out_open("--plot", cfg->plot, &created);
+	if (outs.PL.fd < 0 || out_truncate("--plot", cfg->plot, outs.PL.fd) < 0) {
 		return -1;
 	}
 	return 0;

@@ -65,8 +65,8 @@ int main(void)
 	}
 	report_prepare();
 	src.n = run.S.log.n;
-	run.PL.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (run.PL.fd < 0) {
+	outs.PL.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (outs.PL.fd < 0) {
 		perror(path);
 		return 1;
 	}
@@ -75,7 +75,7 @@ int main(void)
 	r = plot_draw(&src);
 	t1 = (double)mono_ns() / 1e9;
 	rss1 = maxrss_kb();
-	close(run.PL.fd);
+	close(outs.PL.fd);
 	if (r < 0 || stat(path, &sb) < 0) {
 		fprintf(stderr, "plot-bench: %s\n", strerror(r < 0 ? -r : errno));
 		return 1;

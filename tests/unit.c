@@ -7542,10 +7542,10 @@ static char *plot_fixture_draw(int *r)
 	char path[128], *text;
 
 	tmp_path(path, sizeof(path), "plot");
-	run.PL.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	outs.PL.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	*r = plot_draw(&src);
-	close(run.PL.fd);
-	run.PL.fd = -1;
+	close(outs.PL.fd);
+	outs.PL.fd = -1;
 	text = read_file(path);
 	unlink(path);
 	return text;
@@ -7701,14 +7701,14 @@ static void test_plot(void)
 	free(svg_doc);
 
 	/* a failed write is reported, not lost */
-	run.PL.fd = open("/dev/full", O_WRONLY);
+	outs.PL.fd = open("/dev/full", O_WRONLY);
 	{
 		struct plot_src src = { .n = run.S.log.n, .what = "" };
 
-		r = run.PL.fd >= 0 ? plot_draw(&src) : -ENOENT;
+		r = outs.PL.fd >= 0 ? plot_draw(&src) : -ENOENT;
 	}
-	close(run.PL.fd);
-	run.PL.fd = -1;
+	close(outs.PL.fd);
+	outs.PL.fd = -1;
 	ok(r == -ENOSPC, "plot: a write to a full disk returns -ENOSPC", "r=%d", r);
 	plot_fixture_free(mem);
 	reset_globals();
