@@ -9,11 +9,13 @@
  * stamps so that the client alone can decompose every transaction.
  *
  * Reading order: each part uses only what is above it (no forward
- * declarations).  Constants and the wire format, types, the configuration
- * and the one run state, helpers, then timestamps (the kernel API),
- * protocol, statistics, classes and sizes, pmc (-M), tracing, log,
- * transactions, memory, sockets, report, json, plot, emit, reflect,
- * analyze, options and main.
+ * declarations).  Two halves joined at one point.  The measurement:
+ * constants and the wire format, types, the configuration and the one run
+ * state, helpers, then timestamps (the kernel API), protocol, statistics,
+ * classes and sizes, pmc (-M), tracing, log, transactions, memory, sockets,
+ * emit, reflect.  Then the outputs: report, json, plot (ending with
+ * report_outputs, which the loops reach through run.to, the one join), and
+ * analyze, which reads a log back through them.  Last, options and main.
  *
  * Kernel references: Documentation/networking/timestamping.rst (SO_TIMESTAMPING,
  * OPT_ID, OPT_TSONLY, the error queue, SIOCSHWTSTAMP) and

@@ -3,6 +3,7 @@
 #   - rant.c's lines within 100 columns (tabs as 8), string literals excepted;
 #   - no function declared before its definition (dependency order);
 #   - the header's reading order is the order of the section markers;
+#   - the measurement (emit, reflect) above the outputs (report, json, plot);
 #   - nothing refers to files outside the repository, or to the seed.
 cd "$(dirname "$0")/.." || exit 2
 TAP_ONLY=1
@@ -41,6 +42,18 @@ if pos != sorted(pos):
 PY
 )
 expect_eq "rant.c: the header's reading order names every section, in file order" "$order" ""
+
+# Measurement above outputs: the loops reach the outputs through run.to alone.
+halves=$(python3 - <<'PY'
+import re
+marks = re.findall(r'^/\* -+ ([a-z ,()&-]+) \*/$', open('rant.c').read(), re.M)
+loops = [marks.index(t) for t in ('emit', 'reflect') if t in marks]
+outs = [marks.index(t) for t in ('report', 'json', 'plot') if t in marks]
+if len(loops) != 2 or len(outs) != 3 or max(loops) > min(outs):
+    print('sections: ' + ', '.join(marks))
+PY
+)
+expect_eq "rant.c: emit and reflect stand above report, json and plot" "$halves" ""
 
 refs=$(git ls-files | grep -vE '^tests/(fuzz-regress|fuzz-corpus|opts-golden\.d)/' |
 	xargs grep -nIiE 'SPEC\.md|\.\./shared|the seed\b' 2>/dev/null | grep -v '^tests/style.sh:')
