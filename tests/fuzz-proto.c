@@ -25,6 +25,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	run.to = &outputs_table;	/* as main sets it */
 	if (!freopen("/dev/null", "w", stdout)) {
 		abort();
 	}
