@@ -10629,7 +10629,6 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-
 /* One bucket of the samples above the bound, as [lower_ns, count] (hist_above). */
 static void json_above(void *arg, uint64_t lower, uint64_t n)
 {
