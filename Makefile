@@ -44,24 +44,24 @@ werror-clang: rant.c tests/unit.c
 tests/plot-gen: tests/plot-gen.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
 
-# option parsing against its recording (tests/net-opts.sh)
-tests/opts-golden: tests/opts-golden.c rant.c
-	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/opts-golden.c $(LDLIBS)
+# option cases (tests/net-opts.sh)
+tests/opts-table: tests/opts-table.c rant.c
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/opts-table.c $(LDLIBS)
 
-tests/opts-golden-san: tests/opts-golden.c rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-golden.c $(LDLIBS)
+tests/opts-table-san: tests/opts-table.c rant.c
+	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-table.c $(LDLIBS)
 
-tests/opts-golden-gsan: tests/opts-golden.c rant.c
-	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-golden.c $(LDLIBS)
+tests/opts-table-gsan: tests/opts-table.c rant.c
+	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-table.c $(LDLIBS)
 
-check: werror werror-clang rant tests/unit tests/plot-gen tests/opts-golden
+check: werror werror-clang rant tests/unit tests/plot-gen tests/opts-table
 	tests/run.sh
 
-check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-golden-san
-	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san OPTS_GOLDEN=$(CURDIR)/tests/opts-golden-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-table-san
+	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san OPTS_TABLE=$(CURDIR)/tests/opts-table-san ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
-check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen tests/opts-golden-gsan
-	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan OPTS_GOLDEN=$(CURDIR)/tests/opts-golden-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
+check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen tests/opts-table-gsan
+	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan OPTS_TABLE=$(CURDIR)/tests/opts-table-gsan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run.sh
 
 valgrind: tests/unit
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite tests/unit
@@ -87,7 +87,7 @@ tests/bench.d/floor: tests/bench.d/floor.c
 tests/bench.d/kcost: tests/bench.d/kcost.c
 	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/kcost.c
 
-bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kcost tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
+bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kcost tests/plot-gen tests/plot-bench
 	tests/bench.sh
 	tests/bench.d/kcost
 	tests/bench-log
@@ -103,7 +103,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant-san rant-gsan tests/bench-tag tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench tests/opts-golden tests/opts-golden-san tests/opts-golden-gsan
+	rm -f rant rant-san rant-gsan tests/bench-tag tests/unit tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/plot-gen tests/plot-bench
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 

@@ -252,22 +252,28 @@ def rows(p):
     return out
 '
 
-# py_checks LABEL CODE ARGS...: run python checks (PY_LIB, then the script's
-# PY_PRELUDE first) that print "ok<TAB>name" or "not ok<TAB>name (detail)"
-# lines, and count each as a test of its own.
-py_checks() {
-	local label=$1 code=$2 out rc line
-	shift 2
-	out=$(python3 -c "$PY_LIB${PY_PRELUDE:-}$code" "$@" 2>&1)
-	rc=$?
+# verdicts LABEL: lines "ok<TAB>name" or "not ok<TAB>name (detail)" on
+# stdin, each a test of its own; other lines become comments
+verdicts() {
+	local line
 	while IFS= read -r line; do
 		case $line in
-		"ok	"*) ok "$label: ${line#ok	}" ;;
-		"not ok	"*) not_ok "$label: ${line#not ok	}" ;;
+		"ok	"*) ok "$1: ${line#ok	}" ;;
+		"not ok	"*) not_ok "$1: ${line#not ok	}" ;;
 		"") ;;
 		*) echo "# $line" ;;
 		esac
-	done <<<"$out"
+	done
+}
+
+# py_checks LABEL CODE ARGS...: run python checks (PY_LIB, then the script's
+# PY_PRELUDE first) that print verdict lines (see verdicts)
+py_checks() {
+	local label=$1 code=$2 out rc
+	shift 2
+	out=$(python3 -c "$PY_LIB${PY_PRELUDE:-}$code" "$@" 2>&1)
+	rc=$?
+	verdicts "$label" <<<"$out"
 	[ "$rc" -eq 0 ] || not_ok "$label: python checks failed to run (exit $rc)"
 }
 

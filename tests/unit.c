@@ -770,6 +770,98 @@ static void test_opt_modes(void)
 	reset_globals();
 }
 
+/* An option that takes a number (a list of them too). */
+static bool opt_numeric(const struct opt_def *o)
+{
+	return o->type == OT_UINT || o->type == OT_NUM || o->type == OT_US ||
+	       (o->type == OT_CALL && o->max > 0);
+}
+
+/* parse "PREFIX WITH --NAME 'VALUE'": accepted (r == 0), or refused with one line holding need */
+static bool opt_value_case(const char *prefix, const char *with, const struct opt_def *o,
+			   const char *val, const char *need, char *name, size_t len)
+{
+	char cmd[300];
+	struct args a;
+	char *out, *err;
+	bool good;
+	int r;
+
+	snprintf(cmd, sizeof(cmd), "%s %s --%s '%s'", prefix, with, o->name, val);
+	r = parse_str(cmd, &a, &out, &err);
+	good = need ? r == -1 && one_rant_line(err) && strstr(err, need) && !*out : r == 0;
+	snprintf(name, len, "opt values: '%s' %s%s", cmd, need ? "refused: " : "accepted",
+		 need ? need : "");
+	if (!good) {
+		printf("# returned %d, stderr '%s'\n", r, err);
+	}
+	free(out);
+	free(err);
+	return good;
+}
+
+/*
+ * Every option that takes a number, whatever parses it: its least and its
+ * greatest value accepted, a step beyond either end refused as out of range,
+ * and what is no number (or no whole one where it must be) refused, each
+ * refusal one line naming the option and the value.
+ */
+static void test_opt_values(void)
+{
+	static const char *const junk[] = { "", "abc", "10x", "nan", "inf", "1e999", " 5", "5 " };
+	int fd = open("/tmp/rant-unit-opt.key", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	size_t i, j;
+
+	if (fd >= 0) {
+		ok(write(fd, "0123456789abcdef0123", 20) == 20, "opt values: a key file", "short write");
+		close(fd);
+	}
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *o = &opt_table[i];
+		const char *with, *prefix = o->modes & M_EMIT ? "-a h" : "--analyze x";
+		bool whole = o->type != OT_NUM && o->type != OT_US;
+		char val[40], need[120], name[500], lo[40], hi[40];
+		double step;
+
+		if (!opt_numeric(o)) {
+			continue;
+		}
+		(void)opt_sample(o, val, sizeof(val), &with);
+		snprintf(lo, sizeof(lo), "%.15g", o->min);
+		snprintf(hi, sizeof(hi), "%.15g", o->max);
+		for (j = 0; j < 2; j++) {
+			const struct opt_def *other = opt_find(o->val == 'b' ? 'o' : 'b');
+			char pair[60];
+
+			/* a bucket and a bound at either end: the other one as near as it goes */
+			snprintf(pair, sizeof(pair), "-%c %.15g", other->val,
+				 j ? fmin(o->max, other->max) : fmax(o->min, other->min));
+			ok(opt_value_case(prefix, o->val == 'b' || o->val == 'o' ? pair : with, o,
+					  j ? hi : lo, NULL, name, sizeof(name)), name, "see above");
+		}
+		step = whole ? 1 : o->min > 0 ? o->min / 2 : 0.001;
+		snprintf(val, sizeof(val), "%.15g", o->max + step);
+		snprintf(need, sizeof(need), "rant: --%s: '%s' is out of range", o->name, val);
+		ok(opt_value_case(prefix, with, o, val, need, name, sizeof(name)), name, "see above");
+		snprintf(val, sizeof(val), "%.15g", o->min - step);
+		snprintf(need, sizeof(need), "rant: --%s: '%s' is out of range", o->name, val);
+		ok(opt_value_case(prefix, with, o, val, need, name, sizeof(name)), name, "see above");
+		for (j = 0; j < ARRAY_SIZE(junk); j++) {
+			snprintf(need, sizeof(need), "rant: --%s: '%s' is not a", o->name, junk[j]);
+			ok(opt_value_case(prefix, with, o, junk[j], need, name, sizeof(name)), name,
+			   "see above");
+		}
+		if (whole) {
+			snprintf(need, sizeof(need), "rant: --%s: '1.5' is not a whole number",
+				 o->name);
+			ok(opt_value_case(prefix, with, o, "1.5", need, name, sizeof(name)), name,
+			   "see above");
+		}
+	}
+	unlink("/tmp/rant-unit-opt.key");
+	reset_globals();
+}
+
 /* -------------------------------------------------------------- protocol */
 
 static void test_proto(void)
@@ -5898,6 +5990,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_opt_fields),
 	CASE(test_opt_entries),
 	CASE(test_opt_modes),
+	CASE(test_opt_values),
 	CASE(test_proto),
 	CASE(test_proto_malformed),
 	CASE(test_proto_random),
