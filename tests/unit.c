@@ -642,15 +642,13 @@ static void test_opt_entries(void)
 
 		snprintf(name, sizeof(name), "opt table: --%s is complete", o->name);
 		ok(o->name && *o->name && o->help && *o->help && o->val > 0 && o->val < O_MAX &&
-		   (o->modes & M_ALL) && !(o->modes & ~(M_ALL | M_LATE)) && opt_kind_fits(o) &&
+		   (o->modes & M_ALL) && !(o->modes & ~M_ALL) && opt_kind_fits(o) &&
 		   (!takes || o->type == OT_CALL || o->arg) && (takes || !o->arg) && o->min <= o->max,
 		   name, "val %d type %d kind %d modes %#x arg %s", o->val, o->type, o->kind, o->modes,
 		   o->arg ? o->arg : "-");
 		for (j = i + 1; j < NOPTS; j++) {
-			if (opt_table[j].val == o->val || !strcmp(opt_table[j].name, o->name) ||
-			    (o->rank_analyze && o->rank_analyze == opt_table[j].rank_analyze) ||
-			    (o->rank_reflect && o->rank_reflect == opt_table[j].rank_reflect)) {
-				printf("# --%s and --%s share a letter, name or rank\n", o->name,
+			if (opt_table[j].val == o->val || !strcmp(opt_table[j].name, o->name)) {
+				printf("# --%s and --%s share a letter or a name\n", o->name,
 				       opt_table[j].name);
 				bad++;
 			}
@@ -667,7 +665,7 @@ static void test_opt_entries(void)
 			   o->max);
 		}
 	}
-	ok(!bad, "opt table: no two entries share a letter, a name or a refusal rank",
+	ok(!bad, "opt table: no two entries share a letter or a name",
 	   "%d clashes", bad);
 	/* cfg_defaults is the table's defaults */
 	cfg_defaults();
