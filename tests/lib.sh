@@ -142,15 +142,24 @@ link_up() {
 in_a() { ip netns exec "$NS_A" "$@"; }
 in_b() { ip netns exec "$NS_B" "$@"; }
 
-# wait_for SECONDS command...: poll until the command succeeds
+# now_us: the wall clock in microseconds
+now_us() {
+	echo "${EPOCHREALTIME//[!0-9]/}"
+}
+
+# wait_for SECONDS command...: poll the command every 50 ms until it
+# succeeds, for at most SECONDS of wall time (a deadline: generous ones cost
+# nothing while the test passes); a TAP comment says when it gave up
 wait_for() {
-	local limit=$1 i
+	local end=$((${EPOCHREALTIME//[!0-9]/} + $1 * 1000000))
 	shift
-	for ((i = 0; i < limit * 20; i++)); do
-		"$@" 2>/dev/null && return 0
+	until "$@" 2>/dev/null; do
+		if [ "${EPOCHREALTIME//[!0-9]/}" -ge "$end" ]; then
+			echo "# gave up waiting for: $*"
+			return 1
+		fi
 		sleep 0.05
 	done
-	return 1
 }
 
 # udp_listening NS PORT: a UDP socket is bound to PORT in NS
@@ -293,6 +302,28 @@ expect_rc() {
 }
 
 # ------------------------------------------- helpers more than one suite uses
+
+# host_lock NAME: wait (up to 10 minutes) for the host-wide lock NAME and
+# hold it until host_unlock NAME or the end of the suite.  For what every
+# run of these tests on this host shares, whichever checkout it comes from:
+# the tracefs instance "rant" (-T's default), the hugepage pool.  Processes
+# started meanwhile inherit it: they must be gone before host_unlock.
+declare -A HOST_LOCKS=()
+host_lock() {
+	local fd
+	exec {fd}>>"/tmp/rant-tests-$1.lock" || return 1
+	if ! flock -w 600 "$fd"; then
+		exec {fd}>&-
+		return 1
+	fi
+	HOST_LOCKS[$1]=$fd
+}
+
+host_unlock() {
+	local fd=${HOST_LOCKS[$1]:-}
+	[ -z "$fd" ] || exec {fd}>&-
+	unset "HOST_LOCKS[$1]"
+}
 
 # gone PID: exited (a zombie counts: kill -0 still succeeds on those)
 gone() {

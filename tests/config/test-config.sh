@@ -3,8 +3,8 @@
 #
 # Tests for config.sh.  Run without arguments: bash tests/config/test-config.sh
 #
-#  - shellcheck on config.sh, on these scripts and on the other test scripts;
-#  - argument errors (exit 2, one line, nothing changed);
+#  - argument errors (exit 2, one line, nothing changed) (shellcheck of
+#    config.sh and of these scripts: tests/shellcheck.sh);
 #  - driver paths (mlx5, ice, PHC discovery, IRQ names and threads, PCIe PM,
 #    phc2sys) against a fake sysfs/proc tree and stub tools;
 #  - as root: a veth pair in a private network and mount namespace (so
@@ -109,20 +109,6 @@ same_verdicts() {
 # no_empty_reason FILE: every failed step says why.
 no_empty_reason() {
 	! grep -E '^  failed  ' "$1" | grep -Eq '^  failed +[^ ].{25} *$|: *$'
-}
-
-# ------------------------------------------------------------- shellcheck
-
-test_shellcheck() {
-	if ! command -v shellcheck >/dev/null; then
-		t_skip "shellcheck not installed: not linting"
-		return
-	fi
-	t "shellcheck config.sh" shellcheck "$CONFIG"
-	t "shellcheck tests/config scripts and stubs" \
-		bash -c 'cd "$1" && shellcheck -x tests/config/*.sh tests/config/stubs/*' _ "$TOP"
-	t "shellcheck the other test scripts and .ci/run" \
-		bash -c 'cd "$1" && shellcheck -x tests/*.sh .ci/run' _ "$TOP"
 }
 
 # ------------------------------------------------------------- fake trees
@@ -860,7 +846,6 @@ main() {
 	# processes by name, and other runs of these tests may have theirs.
 	PHC2SYS_STUB=$TMP/phc2sys-$$
 	cp "$STUBS/phc2sys" "$PHC2SYS_STUB"
-	test_shellcheck
 	test_usage
 	test_mlx5
 	test_ice

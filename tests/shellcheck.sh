@@ -1,0 +1,32 @@
+#!/bin/bash
+# Lint the shell scripts with shellcheck, as TAP:
+#   tests/shellcheck.sh           config.sh, tests/config/, the other test scripts, .ci/run
+#   tests/shellcheck.sh config    config.sh alone (make quick)
+cd "$(dirname "$0")/.." || exit 2
+TAP_ONLY=1
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+
+if ! command -v shellcheck >/dev/null; then
+	skip "shellcheck not installed: not linting"
+	finish
+	exit 0
+fi
+# lint NAME FILE...: one test
+lint() {
+	local name=$1 out
+	shift
+	if out=$(shellcheck -x "$@" 2>&1); then
+		ok "shellcheck $name"
+	else
+		not_ok "shellcheck $name"
+		echo "$out" | head -n 30 | sed 's/^/#   /'
+	fi
+}
+
+lint config.sh config.sh
+if [ "${1:-}" != config ]; then
+	lint "tests/config scripts and stubs" tests/config/*.sh tests/config/stubs/*
+	lint "the other test scripts and .ci/run" tests/*.sh .ci/run
+fi
+finish
