@@ -95,6 +95,14 @@ VETH_B="vrB$$"
 WORK=$(mktemp -d "$TMPDIR/rant-test.XXXXXX")
 BG_PIDS=()
 
+# python3 is the interpreter itself, not a version manager's shim in front
+# of it (pyenv's costs half a second a call on a loaded host; the suites
+# make hundreds): the same python, from $WORK/bin, first in PATH
+PY_EXE=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -n "$PY_EXE" ] && [ "$(command -v python3)" != "$PY_EXE" ]; then
+	mkdir -p "$WORK/bin" && ln -s "$PY_EXE" "$WORK/bin/python3" && PATH=$WORK/bin:$PATH
+fi
+
 is_root() {
 	[ "$(id -u)" -eq 0 ]
 }
@@ -416,6 +424,29 @@ not_grep() {
 # shellcheck disable=SC2016 # an awk program
 udp_stat() {
 	ip netns exec "$1" awk -v f="$2" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c[f] } }' /proc/net/snmp
+}
+
+# udp_count NS FIELD: a counter of NS's UDP, IPv4 and IPv6 together
+# (InDatagrams, OutDatagrams: what was delivered to a socket, what was sent)
+# shellcheck disable=SC2016 # an awk program
+udp_count() {
+	ip netns exec "$1" awk -v f="$2" '
+		/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { n += $c[f] } }
+		$1 == "Udp6" f { n += $2 }
+		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
+}
+
+udp_reaches() { # NS FIELD N
+	[ "$(udp_count "$1" "$2")" -ge "$3" ]
+}
+
+# udp_wait NS FIELD N [SECONDS]: wait (30 s at most) until NS has sent
+# (OutDatagrams) or received (InDatagrams) N more UDP datagrams than now:
+# how a test knows that pings or pongs really went out, without sleeping
+udp_wait() {
+	local base
+	base=$(udp_count "$1" "$2")
+	wait_for "${4:-30}" udp_reaches "$1" "$2" $((base + $3))
 }
 
 # busy_second LABEL R C1 C2 COUNT INTERVAL [options of C2...]: reflector R
