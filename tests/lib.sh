@@ -140,7 +140,7 @@ ns_setup() {
 	ip -n "$NS_B" link set lo up
 	ip -n "$NS_A" link set "$VETH_A" up
 	ip -n "$NS_B" link set "$VETH_B" up
-	wait_for 5 link_up "$NS_A" "$VETH_A" && wait_for 5 link_up "$NS_B" "$VETH_B"
+	wait_for 30 link_up "$NS_A" "$VETH_A" && wait_for 30 link_up "$NS_B" "$VETH_B"
 }
 
 link_up() {
@@ -183,7 +183,12 @@ reflector() {
 	ip netns exec "$NS_B" "$RANT" -i "$VETH_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
 	REFLECTOR_PID=$!
 	BG_PIDS+=("$REFLECTOR_PID")
-	wait_for 5 udp_listening "$NS_B" "$(port_of "$@")"
+	wait_for 30 listening_or_gone "$NS_B" "$(port_of "$@")" "$REFLECTOR_PID" &&
+		udp_listening "$NS_B" "$(port_of "$@")"
+}
+
+listening_or_gone() { # NS PORT PID
+	udp_listening "$1" "$2" || ! kill -0 "$3" 2>/dev/null
 }
 
 # reflector_or LABEL NAME [rant options...]: reflector, and a failed test
@@ -360,21 +365,21 @@ wait_exit() {
 	WAIT_RC=$?
 }
 
-# wait_reflector: the reflector in REFLECTOR_PID ends by itself within 10 s;
+# wait_reflector: the reflector in REFLECTOR_PID ends by itself within 30 s;
 # its status in REFLECTOR_RC ("timeout" if not)
 wait_reflector() {
 	REFLECTOR_RC=timeout
-	if wait_for 10 gone "$REFLECTOR_PID"; then
+	if wait_for 30 gone "$REFLECTOR_PID"; then
 		wait "$REFLECTOR_PID"
 		REFLECTOR_RC=$?
 	fi
 }
 
 # stop_reflector: SIGINT the reflector started last and wait for it (-9
-# after 10 s); its status in RC
+# after 30 s); its status in RC
 stop_reflector() {
 	kill -INT "$REFLECTOR_PID" 2>/dev/null
-	wait_for 10 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
+	wait_for 30 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
 	reap "$REFLECTOR_PID" 2>/dev/null
 }
 
@@ -463,7 +468,7 @@ busy_second() {
 	fi
 	emit_bg "$c1" -q --count "$n" --interval "$iv" --json "$WORK/$c1.json"
 	first=$EMIT_PID
-	wait_for 5 grep -q 'session 0x' "$WORK/$r.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/$r.err"
 	emit "$c2" -q "$@" --json "$WORK/$c2.json"
 	check "$label: says the reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/$c2.err"
 	reap "$first"
