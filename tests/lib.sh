@@ -454,23 +454,25 @@ udp_wait() {
 	wait_for "${4:-30}" udp_reaches "$1" "$2" $((base + $3))
 }
 
-# busy_second LABEL R C1 C2 COUNT INTERVAL [options of C2...]: reflector R
-# (--once, JSON in $WORK/R.json) serves client C1 (COUNT pings INTERVAL us
-# apart) while client C2 asks for a session of its own: C2 is told the
-# reflector is busy.  C1 is waited for (its status in RC, C2's in EMIT_RC);
-# the reflector is left to the caller.  Fails when R does not start.
+# busy_second LABEL R C1 C2 INTERVAL [options of C2...]: reflector R
+# (--once, JSON in $WORK/R.json) serves client C1 (pings INTERVAL us apart)
+# while client C2 asks for a session of its own: C2 is told the reflector
+# is busy.  Then C1 is stopped (SIGINT) and waited for (its status in RC,
+# C2's in EMIT_RC); the reflector is left to the caller.  Fails when R
+# does not start.
 busy_second() {
-	local label=$1 r=$2 c1=$3 c2=$4 n=$5 iv=$6 first
-	shift 6
+	local label=$1 r=$2 c1=$3 c2=$4 iv=$5 first
+	shift 5
 	if ! reflector "$r" --once --json "$WORK/$r.json"; then
 		not_ok "$label: reflector did not start"
 		return 1
 	fi
-	emit_bg "$c1" -q --count "$n" --interval "$iv" --json "$WORK/$c1.json"
+	emit_bg "$c1" -q -d 600 --interval "$iv" --json "$WORK/$c1.json"
 	first=$EMIT_PID
 	wait_for 30 grep -q 'session 0x' "$WORK/$r.err"
 	emit "$c2" -q "$@" --json "$WORK/$c2.json"
 	check "$label: says the reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/$c2.err"
+	kill -INT "$first"
 	reap "$first"
 }
 

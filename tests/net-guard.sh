@@ -205,7 +205,7 @@ test_client_rules() {
 
 # ------------------------------------------------------------- 6. busy
 test_busy() {
-	busy_second busy bz cb1 cb2 8000 500 --count 100 || return
+	busy_second busy bz cb1 cb2 500 --count 100 || return
 	expect_rc "busy: second client" 1
 	expect_eq "busy: first client exit code" "$RC" 0
 	expect_eq "busy: first client lost nothing" "$(jget "$WORK/cb1.json" packets.lost)" 0
