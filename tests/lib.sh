@@ -454,6 +454,37 @@ udp_wait() {
 	wait_for "${4:-30}" udp_reaches "$1" "$2" $((base + $3))
 }
 
+# udp_drained PID PORT: the UDP socket on PORT of process PID has read every
+# datagram it was sent.  Its receive queue as /proc/net/udp counts it holds
+# its error queue too (TX stamps not yet read): a duplicate of the socket
+# (pidfd_getfd, root) is asked what the next datagram's length is (FIONREAD).
+udp_drained() {
+	python3 - "$1" "$2" <<'PY'
+import ctypes, fcntl, os, struct, sys, termios
+pid, port = int(sys.argv[1]), int(sys.argv[2])
+inodes = set()
+for f in ("udp", "udp6"):
+    for line in open("/proc/%d/net/%s" % (pid, f)).read().splitlines()[1:]:
+        v = line.split()
+        if int(v[1].rsplit(":", 1)[1], 16) == port:
+            inodes.add(v[9])
+syscall = ctypes.CDLL(None, use_errno=True).syscall
+pidfd, waiting = os.pidfd_open(pid), 0
+for fd in os.listdir("/proc/%d/fd" % pid):
+    try:
+        link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+    except OSError:
+        continue
+    if link[8:-1] in inodes and link.startswith("socket:["):
+        mine = syscall(438, pidfd, int(fd), 0)      # pidfd_getfd
+        if mine < 0:
+            sys.exit(2)
+        waiting += struct.unpack("i", fcntl.ioctl(mine, termios.FIONREAD, bytes(4)))[0]
+        os.close(mine)
+sys.exit(1 if waiting or not inodes else 0)
+PY
+}
+
 # busy_second LABEL R C1 C2 INTERVAL [options of C2...]: reflector R
 # (--once, JSON in $WORK/R.json) serves client C1 (pings INTERVAL us apart)
 # while client C2 asks for a session of its own: C2 is told the reflector

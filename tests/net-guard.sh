@@ -57,7 +57,7 @@ test_second_address() {
 	EMIT_RC=$?
 	expect_rc "second address ($fam, $addr)" 0
 	expect_eq "second address ($fam): every ping answered" "$(jget "$WORK/ca$fam.json" packets.received)" 300
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "second address ($fam): reflector served one session" "$(jsess "$WORK/sa$fam.json" 0 count)" 1
 }
@@ -66,8 +66,9 @@ test_second_address() {
 test_peer_rules() {
 	local sid port fp
 	reflector pr --once --json "$WORK/pr.json" || { not_ok "peer: reflector did not start"; return; }
-	emit_bg cp -q --count 4000 --interval 1000 --json "$WORK/cp.json"
-	wait_for 5 has_client_port "$EMIT_PID" && wait_for 5 grep -q 'session 0x' "$WORK/pr.err"
+	# the session runs until the forgers are done; SIGINT ends it
+	emit_bg cp -q -d 600 --interval 1000 --json "$WORK/cp.json"
+	wait_for 30 has_client_port "$EMIT_PID" && wait_for 30 grep -q 'session 0x' "$WORK/pr.err"
 	sid=$(session_id pr)
 	port=$(client_port "$EMIT_PID")
 	# the session's id from another port: not admitted
@@ -77,12 +78,13 @@ test_peer_rules() {
 	# a FIN of the session from elsewhere: no FIN_ACK, the session goes on
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --type 3 --session "$sid" --seq 5 >/dev/null
 	fp=$?
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "peer: client exit code" "$RC" 0
 	expect_eq "peer: client lost nothing to the forgeries" "$(jget "$WORK/cp.json" packets.lost)" 0
 	expect_eq "peer: no ping of the client called duplicate" "$(jget "$WORK/cp.json" packets.duplicate)" 0
 	consistent "peer: client" "$WORK/cp.json"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "peer: forgers ran" "$fp" 0
 	expect_eq "peer: reflector rejects the id from another port (5 pings + 1 FIN)" \
@@ -90,7 +92,8 @@ test_peer_rules() {
 	expect_eq "peer: reflector rejects the far-ahead seq" "$(jsess "$WORK/pr.json" 0 rejected.seq_ahead)" 1
 	expect_eq "peer: reflector duplicate 0" "$(jsess "$WORK/pr.json" 0 packets.duplicate)" 0
 	expect_eq "peer: reflector lost 0 (the forged seq is no gap)" "$(jsess "$WORK/pr.json" 0 packets.lost)" 0
-	expect_eq "peer: reflector received every real ping" "$(jsess "$WORK/pr.json" 0 packets.received)" 4000
+	expect_eq "peer: reflector received every real ping" "$(jsess "$WORK/pr.json" 0 packets.received)" \
+		"$(jget "$WORK/cp.json" packets.sent)"
 	expect_eq "peer: one session" "$(jsess "$WORK/pr.json" 0 count)" 1
 }
 
@@ -99,8 +102,9 @@ test_idle_hints() {
 	reflector ih --json "$WORK/ih.json" || { not_ok "idle: reflector did not start"; return; }
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --idle 2147483648 --count 50 --vary-session --gap 0.002 >/dev/null
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --idle 4294967295 --session 0x99 --count 1 >/dev/null
-	wait_for 5 grep -q 'session 0x' "$WORK/ih.err"
-	sleep 0.2	# the reflector has read them (no completion to poll for)
+	wait_for 30 grep -q 'session 0x' "$WORK/ih.err"
+	# the reflector has read them all
+	wait_for 30 udp_drained "$REFLECTOR_PID" 12345
 	stop_reflector
 	expect_eq "idle: 51 junk pings made one session" "$(jsess "$WORK/ih.json" 0 count)" 1
 	expect_eq "idle: the others counted as foreign" "$(jsess "$WORK/ih.json" 0 packets.foreign)" 50
@@ -114,7 +118,7 @@ test_unknown_fin_port0() {
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --src "$ADDR_A:0" --session 0x77 --count 2 >/dev/null
 	emit cu -q --count 2000 --json "$WORK/cu.json"
 	expect_rc "fin/port 0: client" 0
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "fin/port 0: one session" "$(jsess "$WORK/uf.json" 0 count)" 1
 	expect_eq "fin/port 0: FINs of no session counted" "$(jsess "$WORK/uf.json" 0 rejected.fin_unknown)" 3
@@ -125,24 +129,35 @@ test_unknown_fin_port0() {
 	consistent "fin/port 0: client" "$WORK/cu.json"
 }
 
-# a reflector stopped for 3.5 s: one session; the next session inherits nothing
+# sessions_in NAME N: the reflector's --json $WORK/NAME.json holds N sessions
+sessions_in() {
+	[ "$(jsess "$WORK/$1.json" 0 count)" = "$2" ]
+}
+
+# a reflector stopped for 3.5 s (longer than the session's 3 s idle
+# timeout): one session; the next session inherits nothing
 test_stall_and_leak() {
 	reflector st --json "$WORK/st.json" -l "$WORK/st.log" || { not_ok "stall: reflector did not start"; return; }
-	emit_bg cs -q --count 6000 --interval 1000 --json "$WORK/cs.json"
-	wait_for 5 grep -q 'session 0x' "$WORK/st.err"
+	emit_bg cs -q -d 600 --interval 1000 --json "$WORK/cs.json"
+	wait_for 30 grep -q 'session 0x' "$WORK/st.err"
 	kill -STOP "$REFLECTOR_PID"
-	sleep 3.5
+	# 3500 pings 1 ms apart go out meanwhile: 3.5 s at least
+	udp_wait "$NS_A" OutDatagrams 3500
 	kill -CONT "$REFLECTOR_PID"
+	# answered again, then stopped
+	udp_wait "$NS_B" OutDatagrams 3600
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "stall: client exit code" "$RC" 0
 	consistent "stall: client" "$WORK/cs.json"
 	emit cs2 -q --count 500 --json "$WORK/cs2.json"
 	expect_rc "stall: second client" 0
-	wait_for 10 test "$(jsess "$WORK/st.json" 0 count)" = 2
+	wait_for 30 sessions_in st 2
 	stop_reflector
 	expect_eq "stall: two clients, two sessions (the stall split none)" "$(jsess "$WORK/st.json" 0 count)" 2
 	expect_eq "stall: first session ended by its FIN" "$(jsess "$WORK/st.json" 0 stop_reason)" fin
-	expect_eq "stall: first session answered every ping" "$(jsess "$WORK/st.json" 0 packets.received)" 6000
+	expect_eq "stall: first session answered every ping" "$(jsess "$WORK/st.json" 0 packets.received)" \
+		"$(jget "$WORK/cs.json" packets.sent)"
 	expect_eq "leak: the second session has no unmatched TX stamp" \
 		"$(jsess "$WORK/st.json" 1 packets.unmatched_tx_stamps)" 0
 	expect_eq "leak: the second session counts only its own pings" \
@@ -158,9 +173,9 @@ fake() {
 	in_b python3 "$D/forge.py" reflector "$ADDR_B" 12346 "$WORK/$name.ready" "$mode" >"$WORK/$name.fake" &
 	FAKE_PID=$!
 	BG_PIDS+=("$FAKE_PID")
-	wait_for 5 test -e "$WORK/$name.ready"
+	wait_for 30 test -e "$WORK/$name.ready"
 	emit "$name" --port 12346 -q --json "$WORK/$name.json" "$@"
-	wait_for 5 gone "$FAKE_PID" || kill "$FAKE_PID" 2>/dev/null
+	wait_for 30 gone "$FAKE_PID" || kill "$FAKE_PID" 2>/dev/null
 	wait "$FAKE_PID" 2>/dev/null
 }
 
@@ -174,7 +189,8 @@ test_client_rules() {
 	expect_eq "absurd stamps: the round trips still measured" "$(jget "$WORK/fa.json" metrics.rtt.samples)" 200
 	consistent "absurd stamps" "$WORK/fa.json"
 
-	fake fs short --count 50 --size 1400 --timeout 200
+	# pings on a cadence: one unanswered ping does not wait for the last one's timeout
+	fake fs short --count 50 --size 1400 --timeout 200 --interval 20000
 	expect_rc "short pongs" 1
 	expect_eq "short pongs: wrong length counted" "$(jget "$WORK/fs.json" rejected.wrong_length)" 50
 	expect_eq "short pongs: no sample" "$(jget "$WORK/fs.json" packets.received)" 0
@@ -209,7 +225,7 @@ test_busy() {
 	expect_rc "busy: second client" 1
 	expect_eq "busy: first client exit code" "$RC" 0
 	expect_eq "busy: first client lost nothing" "$(jget "$WORK/cb1.json" packets.lost)" 0
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "busy: one BUSY answer" "$(jsess "$WORK/bz.json" 0 rejected.busy_answers)" 1
 }
@@ -221,16 +237,16 @@ test_keys() {
 	chmod 600 "$k"
 	reflector kr --once --key-file "$k" --json "$WORK/kr.json" || { not_ok "key: reflector did not start"; return; }
 	# a client without the key is not answered
-	emit kn -q --count 20 --timeout 200 --json "$WORK/kn.json"
+	emit kn -q --count 20 --timeout 200 --interval 20000 --json "$WORK/kn.json"
 	expect_rc "key: client without the key" 1
 	emit kc -q --count 500 --size 200 --key-file "$k" --json "$WORK/kc.json"
 	expect_rc "key: client with the key" 0
 	expect_eq "key: every tagged ping answered" "$(jget "$WORK/kc.json" packets.received)" 500
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "key: untagged pings counted unauthenticated" "$(jsess "$WORK/kr.json" 0 rejected.unauthenticated)" 20
 
-	fake ku untagged --count 30 --timeout 200 --key-file "$k"
+	fake ku untagged --count 30 --timeout 200 --interval 20000 --key-file "$k"
 	expect_rc "key: untagged pongs" 1
 	expect_eq "key: untagged pongs are never samples" "$(jget "$WORK/ku.json" packets.received)" 0
 	expect_eq "key: ... and counted" "$(jget "$WORK/ku.json" rejected.unauthenticated)" 30
@@ -243,7 +259,7 @@ test_keys() {
 		expect_rc "key: $f key file" 2
 		expect_eq "key: $f key file: one line" "$(wc -l <"$WORK/kb$f.err")/$(grep -c '^rant: --key-file: ' "$WORK/kb$f.err")" 1/1
 	done
-	fake kw wrongtag --count 30 --timeout 200 --key-file "$k"
+	fake kw wrongtag --count 30 --timeout 200 --interval 20000 --key-file "$k"
 	expect_eq "key: pongs with a wrong tag are never samples" "$(jget "$WORK/kw.json" packets.received)" 0
 	expect_eq "key: ... and counted" "$(jget "$WORK/kw.json" rejected.unauthenticated)" 30
 }
@@ -256,7 +272,7 @@ test_local_drops() {
 	local port
 	reflector ld --once --json "$WORK/ld.json" || { not_ok "local drops: reflector did not start"; return; }
 	emit_bg cl --count 3000 --interval 1000 --timeout 3000 --json "$WORK/cl.json"
-	wait_for 5 has_client_port "$EMIT_PID" && wait_for 5 grep -q 'session 0x' "$WORK/ld.err"
+	wait_for 30 has_client_port "$EMIT_PID" && wait_for 30 grep -q 'session 0x' "$WORK/ld.err"
 	port=$(client_port "$EMIT_PID")
 	kill -STOP "$EMIT_PID"
 	in_b python3 "$D/forge.py" ping "$ADDR_A" "$port" --src "$ADDR_B:12345" --type 6 --size 1400 --count 8000 >/dev/null
@@ -267,7 +283,7 @@ test_local_drops() {
 	expect_eq "local drops: not network loss" "$(jget "$WORK/cl.json" loss_by_direction.back)" 0
 	consistent "local drops" "$WORK/cl.json"
 	check "local drops: the rate warning names the cause" grep -q 'faster than this host sustains' "$WORK/cl.err"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 }
 
