@@ -454,6 +454,30 @@ udp_wait() {
 	wait_for "${4:-30}" udp_reaches "$1" "$2" $((base + $3))
 }
 
+# A reflector that answers one client after another (its name in
+# SHARED_REFLECTOR) closes a session before it takes the next: a client that
+# gave up on its FIN_ACK leaves that to the idle timeout, and one that came
+# meanwhile would be told BUSY.  remit NAME [options]: emit, once it has
+# closed every session so far (SHARED_SESSIONS counts them).
+SHARED_SESSIONS=0
+remit() {
+	shared_settle
+	emit "$@"
+	shared_count "$EMIT_RC"
+}
+
+shared_settle() {
+	wait_for 30 sessions_closed "$SHARED_REFLECTOR" "$SHARED_SESSIONS"
+}
+
+shared_count() { # EXIT-STATUS of a client: 0 and 3 made a session
+	case $1 in 0 | 3) SHARED_SESSIONS=$((SHARED_SESSIONS + 1)) ;; esac
+}
+
+sessions_closed() { # NAME N: reflector NAME has reported N sessions complete
+	[ "$(grep -c '^Session 0x[0-9a-f]* is complete' "$WORK/$1.out")" -ge "$2" ]
+}
+
 # udp_drained PID PORT: the UDP socket on PORT of process PID has read every
 # datagram it was sent.  Its receive queue as /proc/net/udp counts it holds
 # its error queue too (TX stamps not yet read): a duplicate of the socket

@@ -55,20 +55,8 @@ def pct_bad(v, m):
     return "; ".join(bad)
 '
 
-# The shared reflector "refl" (main) answers one client after another.  A
-# client waits until it has closed the last session, or it is told BUSY: a
-# client that gave up on its FIN_ACK leaves the session to the idle timeout.
-SESSIONS=0
-settled() {
-	[ "$(grep -c '^Session 0x[0-9a-f]* is complete' "$WORK/refl.out")" -ge "$SESSIONS" ]
-}
-
-# remit NAME [options]: a client of the shared reflector
-remit() {
-	wait_for 30 settled
-	emit "$@"
-	case $EMIT_RC in 0 | 3) SESSIONS=$((SESSIONS + 1)) ;; esac
-}
+# clients of the reflector main starts use remit (tests/lib.sh)
+SHARED_REFLECTOR=refl
 
 # ---------------------------------------------------------------- histogram
 
@@ -264,12 +252,12 @@ temit() {
 		remit "$name" "$@"
 		return
 	fi
-	wait_for 30 settled
+	shared_settle
 	ip netns exec "$NS_A" unshare -m --propagation private \
 		sh -c 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"' sh \
 		"$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
-	case $EMIT_RC in 0 | 3) SESSIONS=$((SESSIONS + 1)) ;; esac
+	shared_count "$EMIT_RC"
 }
 
 test_tracing() {
