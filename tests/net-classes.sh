@@ -46,7 +46,7 @@ t_classes() {
 	fi
 	emit c1c --priority 1,2,3 --tos 0,32,64 --count 3000 -w 30 --json "$WORK/c1c.json"
 	expect_rc "classes" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks classes '
 c, r = j("c1c"), j("c1r")
 cl = c.get("classes", [])
@@ -68,6 +68,10 @@ chk(sorted((x["priority"], x["tos"], x["answered"], x["warmup"]) for x in rc) ==
 	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +10$' "$WORK/c1r.out"
 }
 
+dumped() { # N: tcpdump has printed N UDP datagrams
+	[ "$(grep -c 'UDP, length' "$WORK/dump.txt")" -ge "$1" ]
+}
+
 # 2. The TOS of each class on the wire, pings and pongs, seen by tcpdump -v.
 t_wire() {
 	local tpid
@@ -78,7 +82,7 @@ t_wire() {
 	in_b tcpdump -nn -v -l -i "$VETH_B" udp port "$PORT" >"$WORK/dump.txt" 2>"$WORK/dump.err" &
 	tpid=$!
 	BG_PIDS+=("$tpid")
-	if ! wait_for 5 grep -q 'listening on' "$WORK/dump.err"; then
+	if ! wait_for 30 grep -q 'listening on' "$WORK/dump.err"; then
 		not_ok "wire: tcpdump starts"
 		return
 	fi
@@ -88,8 +92,9 @@ t_wire() {
 	fi
 	emit c2c --priority 1,2,3 --tos 0,32,184 --count 150 --interval 2000
 	expect_rc "wire" 0
-	wait_exit "$REFLECTOR_PID" 10
-	sleep 0.5
+	wait_exit "$REFLECTOR_PID" 30
+	# tcpdump has printed the 150 pings and the 150 pongs
+	wait_for 30 dumped 300
 	kill "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
 	py_checks wire '
@@ -136,9 +141,10 @@ t_drop_one() {
 		not_ok "drop one class: reflector listens"
 		return
 	fi
-	emit c3c --priority 1,2,3 --tos 0,32,64 --count 600 --interval 500 --timeout 50 --json "$WORK/c3c.json"
+	# a pong a loaded host delays is no loss: only class 2's are dropped
+	emit c3c --priority 1,2,3 --tos 0,32,64 --count 600 --interval 500 --timeout 3000 --json "$WORK/c3c.json"
 	expect_rc "drop one class" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	$tc qdisc del dev "$VETH_B" root
 	py_checks "drop one class" '
 c = j("c3c")
@@ -166,7 +172,7 @@ t_sizes() {
 	emit c4c --size 64,128,256,512,1024,1400 --count 500 -w 20 --json "$WORK/c4c.json" \
 		-l "$WORK/c4c.csv" --log-format csv
 	expect_rc "sizes" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	"$RANT" --analyze "$WORK/c4c.csv" --json "$WORK/c4a.json" >"$WORK/c4a.out" 2>&1
 	py_checks sizes '
 import csv
@@ -202,7 +208,7 @@ t_matrix() {
 	fi
 	emit c5c --priority 1,2 --size 64,512 --count 400 --json "$WORK/c5c.json" -l "$WORK/c5c.log"
 	expect_rc "matrix" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	"$RANT" --analyze "$WORK/c5c.log" --json "$WORK/c5a.json" >"$WORK/c5a.out" 2>&1
 	py_checks matrix '
 c, a = j("c5c"), j("c5a")
@@ -226,13 +232,14 @@ t_duration() {
 	fi
 	emit c6c --size 64,1000 -d 0.5 --interval 1000 --json "$WORK/c6c.json"
 	expect_rc "duration" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks duration '
 c = j("c6c")
 sz = c["sizes"]
 chk(len(sz) == 2 and all(x["packets"]["sent"] > 50 for x in sz), "both sizes measured", [x["packets"] for x in sz])
 chk(sum(x["packets"]["sent"] for x in sz) == c["packets"]["sent"], "sizes add up to the run")
-chk(0.9 <= c["duration_s"] <= 5, "-d is per size: about 1 s in all", c["duration_s"])
+# never shorter than 2 x 0.5 s; longer only by what a loaded host adds
+chk(0.9 <= c["duration_s"] <= 20, "-d is per size: about 1 s in all", c["duration_s"])
 '
 }
 
@@ -244,7 +251,7 @@ t_breach() {
 	fi
 	emit c7c --priority 1,2,3 --count 60 -t 0.001 -C
 	expect_rc "breach" 3
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	check "breach: lines name class and priority" grep -Eq '^Threshold breach: seq [0-9]+, rtt [0-9]+ ns > threshold 1 ns class=[0-2] priority=[1-3]$' "$WORK/c7c.out"
 	check "breach: the class is the seq's" awk '/^Threshold breach: seq/ { s = $4 + 0; split($NF, p, "="); split($(NF-1), c, "=");
 		if (c[2] != s % 3 || p[2] != s % 3 + 1) bad++; n++ } END { exit !(n > 0 && !bad) }' "$WORK/c7c.out"
@@ -274,7 +281,7 @@ t_single() {
 	fi
 	emit c9c --priority 3 --tos 32 --size 100 --count 200 --json "$WORK/c9c.json" -l "$WORK/c9c.log"
 	expect_rc "single" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks single '
 c = j("c9c")
 chk("classes" not in c and "sizes" not in c and c["size"] == 100, "JSON without classes or sizes", list(c))
@@ -294,7 +301,7 @@ t_own_interval() {
 	emit c10c --priority 1,2,3 --tos 0,32,64 --interval 1000,2000,4000 -d 2 --json "$WORK/c10c.json" \
 		-l "$WORK/c10c.csv" --log-format csv
 	expect_rc "own interval" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks "own interval" '
 import csv
 c, r = j("c10c"), j("c10r")
