@@ -201,10 +201,13 @@ reflector_or() {
 	return 1
 }
 
-port_of() {
+port_of() { # rant options...: the UDP port they make it use
 	local p=12345
 	while [ $# -gt 0 ]; do
-		[ "$1" = --port ] && p=$2
+		case $1 in
+		--port) p=$2 ;;
+		--ptp-probe) p=319 ;;	# PTP event messages: 319 is the only port
+		esac
 		shift
 	done
 	echo "$p"
