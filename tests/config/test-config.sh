@@ -307,7 +307,7 @@ test_mlx5() {
 	t "mlx5: --undo exits 0 and restores every value of the tree" \
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' _ "$RC" "$before" "$after"
 	t "mlx5: --undo stops our phc2sys and removes the state" \
-		bash -c 'for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
+		bash -c 'for i in $(seq 600); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
 			! kill -0 "$1" 2>/dev/null && [[ ! -e $2/run/enp59s0f0.state && ! -e $2/run/enp59s0f0.phc2sys.pid ]]' _ "$pid" "$root"
 	t "mlx5: a phc2sys it did not start keeps running" alive "$foreign"
 	cfg "$root" "${args[@]}" --check
@@ -566,14 +566,14 @@ udp_echo() {
 	ip netns exec "$2" "$py" -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 9999)); s.settimeout(10)
+s.bind((sys.argv[1], 9999)); s.settimeout(30)
 d, a = s.recvfrom(100); s.sendto(d, a)' "$4" &
 	local srv=$!
 	ip netns exec "$1" "$py" -c '
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], 0)); s.settimeout(0.2)
-end = time.time() + 8
+end = time.time() + 30
 while time.time() < end:
     s.sendto(b"rant", (sys.argv[2], 9999))
     try:
@@ -622,7 +622,7 @@ veth_legacy() {
 	vcfg "$VA" --undo
 	t "veth, earlier rant-IFACE: --undo of its state file exits 0, 15 restored" \
 		bash -c '[[ $1 == 0 ]] && grep -q ": 15 restored, 0 failed$" "$2"' _ "$RC" "$OUT"
-	if wait_until 5 same_snap "$VA" "$before"; then
+	if wait_until 30 same_snap "$VA" "$before"; then
 		t_ok "veth, earlier rant-IFACE: --undo restores the original state, rant-IFACE gone"
 	else
 		t_fail "veth, earlier rant-IFACE: --undo restores the original state, rant-IFACE gone" \
@@ -723,7 +723,7 @@ veth_inner() {
 	ethtool -K "$VA" gro on >/dev/null
 	echo 1 >"/sys/class/net/$VA/napi_defer_hard_irqs"
 	echo 5000 >"/sys/class/net/$VA/gro_flush_timeout"
-	wait_until 5 bash -c '[[ $(cat /sys/class/net/$1/operstate) == up ]]' _ "$VA"
+	wait_until 30 bash -c '[[ $(cat /sys/class/net/$1/operstate) == up ]]' _ "$VA"
 	mac=$(ip -n "$PEER_NS" -o link show dev "$vb" | sed 's/.*link\/ether \([^ ]*\).*/\1/')
 	before=$(snap_veth "$VA")
 	local args=("$VA" --ip 10.77.0.1 --remote-ip 10.77.0.2 --remote-mac "$mac" --cpu 1 --irq-cpu 0)
@@ -794,7 +794,7 @@ veth_inner() {
 	vcfg "$VA" --undo
 	cp "$OUT" "$TMP/undo.txt"
 	t "veth: --undo exits 0" rc_is 0
-	if wait_until 5 same_snap "$VA" "$before"; then
+	if wait_until 30 same_snap "$VA" "$before"; then
 		t_ok "veth: --undo restores ip, ethtool and sysfs state exactly"
 	else
 		t_fail "veth: --undo restores ip, ethtool and sysfs state exactly" \
@@ -814,7 +814,7 @@ veth_inner() {
 	vcfg "${args6[@]}" --check
 	t "veth: IPv6 --check exits 0" rc_is 0
 	vcfg "$VA" --undo
-	if [[ $RC == 0 ]] && wait_until 5 same_snap "$VA" "$before"; then
+	if [[ $RC == 0 ]] && wait_until 30 same_snap "$VA" "$before"; then
 		t_ok "veth: IPv6 --undo restores the original state"
 	else
 		t_fail "veth: IPv6 --undo restores the original state" "$(diff <(echo "$before") <(snap_veth "$VA"))"
