@@ -80,6 +80,12 @@ quick: quick-build
 check: check-build
 	JOBS=$(JOBS) tests/run.sh
 
+# what is too heavy for every check (LONG=1): floods of 100 000 junk
+# datagrams, a million-row log parsed, a 300 000-row plot in bounded time
+# and memory (README, Tests)
+check-long: check-build
+	LONG=1 JOBS=$(JOBS) tests/run.sh tests/net-abuse.sh tests/net-log.sh tests/net-plot.sh
+
 # the sanitizer builds: unit tests, option cases and the network suites of SAN_SUITES
 check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-table-san
 	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san OPTS_TABLE=$(CURDIR)/tests/opts-table-san \
@@ -137,4 +143,4 @@ clean:
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out
 
-.PHONY: all quick quick-build check check-build check-sanitize check-sanitize-gcc werror werror-clang valgrind fuzz fuzz-regress demo bench soak install clean
+.PHONY: all quick quick-build check check-build check-long check-sanitize check-sanitize-gcc werror werror-clang valgrind fuzz fuzz-regress demo bench soak install clean
