@@ -349,6 +349,18 @@ gone() {
 	[[ $st == Z* ]]
 }
 
+# delivered PID SIG: signal number SIG is no longer pending for PID (its
+# handler has run), or PID is gone
+delivered() {
+	local k v
+	while read -r k v; do
+		case $k in
+		SigPnd: | ShdPnd:) [ $((16#$v & (1 << ($2 - 1)))) -eq 0 ] || return 1 ;;
+		esac
+	done <"/proc/$1/status" 2>/dev/null
+	return 0
+}
+
 # reap PID: its exit status, in RC
 reap() {
 	wait "$1"

@@ -193,7 +193,7 @@ running() {
 }
 
 test_sigint() {
-	local t0 t1 pid
+	local t0 t1 t2 pid late
 	PONGS0=0
 	reflector r4 || { not_ok "SIGINT: reflector did not start"; return; }
 	sigint_case startup started --interval 200
@@ -206,26 +206,38 @@ test_sigint() {
 	check "SIGINT run: measured samples" [ "$(report_field "$WORK/run.out" samples)" -gt 0 ]
 	# a second SIGINT exits at once, even with pongs outstanding -- once it
 	# is half a second after the first (closer, it is the same request:
-	# timeout(1) signals the process and its group together, net-compat.sh)
-	# (the reflector answers first, then stops: waiting for the pong it
-	# owes, up to --timeout 20 s, keeps the client busy after the first)
+	# timeout(1) signals the process and its group together, net-compat.sh).
+	# With the reflector stopped, the client gives its pongs 200 ms after
+	# the first and its FIN 3 x 300 ms: the second comes 0.6 s after the
+	# first was delivered.  A host too slow for that window is said so.
 	PONGS0=$(udp_count "$NS_A" InDatagrams)
-	emit_bg twice -q --interval 1000 --timeout 20000 -l "$WORK/twice.log"
+	emit_bg twice -q --interval 1000 -l "$WORK/twice.log"
 	pid=$EMIT_PID
 	wait_for 30 pongs 50
 	kill -STOP "$REFLECTOR_PID"
 	kill -INT "$pid"
-	sleep 0.8
+	wait_for 30 delivered "$pid" 2
 	t0=$(now_us)
+	sleep 0.6
+	t1=$(now_us)
+	late=$(((t1 - t0) / 1000))
+	gone "$pid" && late=gone
 	kill -INT "$pid"
 	wait_for 30 gone "$pid"
-	t1=$(now_us)
+	t2=$(now_us)
 	reap "$pid"
 	kill -CONT "$REFLECTOR_PID"
-	# "at once", against the 19 s the client would still wait for its pong
-	check "SIGINT twice: gone within 10 s of the second ($(((t1 - t0) / 1000)) ms)" [ $((t1 - t0)) -lt 10000000 ]
-	expect_eq "SIGINT twice: exit code" "$RC" 1
-	check "SIGINT twice: exited in the handler (no report after the 2nd signal)" not_grep -q 'Test is complete' "$WORK/twice.out"
+	if [ "$late" = gone ] || [ "$late" -gt 900 ]; then
+		skip "SIGINT twice: the host took ${late} ms for 0.6 s (the client ends 1.1 s after the first)"
+	else
+		# at once: in the handler, so exit 1 and no report (the client's own
+		# end is at most 0.5 s away: no bound on the time tells them apart)
+		check "SIGINT twice: gone ($(((t2 - t1) / 1000)) ms after the second)" \
+			[ $((t2 - t1)) -lt 10000000 ]
+		expect_eq "SIGINT twice: exit code" "$RC" 1
+		check "SIGINT twice: exited in the handler (no report after the 2nd signal)" \
+			not_grep -q 'Test is complete' "$WORK/twice.out"
+	fi
 	stop_reflector
 }
 

@@ -223,8 +223,12 @@ t_client_first() {
 	check "client first: process done within 4 + 30 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 34000
 	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "client first: reflector exits 0 after the FIN" "$WAIT_RC" 0
-	expect_eq "client first: reflector received = client received" \
-		"$(jv t2r packets.received)" "$(jv t2c packets.received)"
+	# every pong the client got was answered; a pong still on its way when
+	# -d ended the run was answered but not received (how many: the host's)
+	check "client first: client received <= reflector received <= client sent" \
+		jtrue t2c "p['received'] <= $(jv t2r packets.received) <= p['sent']"
+	check "client first: reflector received = what its FIN_ACK said (when the client splits the loss)" \
+		jtrue t2c "not d['loss_by_direction'] or d['loss_by_direction']['reflector_answered'] == $(jv t2r packets.received)"
 	reap_left "$EMIT_PID"
 	reap_left "$REFLECTOR_PID"
 }
