@@ -683,6 +683,17 @@ static void test_opt_entries(void)
 	ok(!bad, "opt table: cfg_defaults sets every field to the table's default", "%d differ", bad);
 }
 
+/* The key file of the opt cases: this process's own (runs side by side). */
+static const char *opt_key_path(void)
+{
+	static char path[64];
+
+	if (!*path) {
+		snprintf(path, sizeof(path), "/tmp/rant-unit-opt-%d.key", (int)getpid());
+	}
+	return path;
+}
+
 /* A value --NAME accepts, and the options it needs beside it. */
 static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, const char **with)
 {
@@ -691,7 +702,7 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 		{ O_TRACE_INSTANCE, "x", "-T" }, { O_PRIORITY, "1", "" }, { O_TOS, "1", "" },
 		{ 'C', "", "-t 1" }, { 'L', "1", "-l f" }, { O_LOG_FORMAT, "csv", "-l f" },
 		{ O_LOG_RECORDS, "1", "-l f" }, { O_PTP_DOMAIN, "1", "--ptp-probe" },
-		{ O_KEY_FILE, "/tmp/rant-unit-opt.key", "" },
+		{ O_KEY_FILE, NULL, "" },
 	};
 	size_t i;
 
@@ -699,7 +710,7 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 	for (i = 0; i < ARRAY_SIZE(odd); i++) {
 		if (odd[i].val == o->val) {
 			*with = odd[i].with;
-			return odd[i].arg;
+			return odd[i].arg ? odd[i].arg : opt_key_path();
 		}
 	}
 	if (o->type == OT_CHOICE) {
@@ -719,7 +730,7 @@ static void test_opt_modes(void)
 	static const char *const refusal[] = {
 		"only for reflect", "only for emit", "not used with --analyze",
 	};
-	int fd = open("/tmp/rant-unit-opt.key", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int fd = open(opt_key_path(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	size_t i;
 	int m;
 
@@ -764,7 +775,7 @@ static void test_opt_modes(void)
 			free(err);
 		}
 	}
-	unlink("/tmp/rant-unit-opt.key");
+	unlink(opt_key_path());
 	reset_globals();
 }
 
@@ -807,7 +818,7 @@ static bool opt_value_case(const char *prefix, const char *with, const struct op
 static void test_opt_values(void)
 {
 	static const char *const junk[] = { "", "abc", "10x", "nan", "inf", "1e999", " 5", "5 " };
-	int fd = open("/tmp/rant-unit-opt.key", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int fd = open(opt_key_path(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	size_t i, j;
 
 	if (fd >= 0) {
@@ -856,7 +867,7 @@ static void test_opt_values(void)
 			   "see above");
 		}
 	}
-	unlink("/tmp/rant-unit-opt.key");
+	unlink(opt_key_path());
 	reset_globals();
 }
 
