@@ -312,8 +312,10 @@ chk(s[0] > s[1] > s[2] > 0, "the 1 ms class sends most, the 4 ms class least", s
 chk(s[1] * 1.3 < s[0] and s[2] * 1.3 < s[1], "sends follow the cadences (about 4:2:1)", s)
 chk(all(x["packets"]["received"] + x["packets"]["lost"] == x["packets"]["sent"] for x in cl), "each class: sent = received + lost")
 chk(sum(s) == c["packets"]["sent"], "classes add up to the run")
-rc = sorted((x["tos"], x["answered"]) for x in r["classes"])
-chk(rc == sorted((x["tos"], x["packets"]["received"]) for x in cl), "reflector answered each class as often as it came back", rc)
+# a pong on its way when -d ended was answered, not received (how many depends on the host)
+ans = {x["tos"]: x["answered"] for x in r["classes"]}
+chk(all(x["packets"]["received"] <= ans.get(x["tos"], -1) <= x["packets"]["sent"] for x in cl),
+    "reflector answered each class at least as often as it came back, at most as it was sent", (ans, [x["packets"] for x in cl]))
 rows = list(csv.DictReader(l for l in open(os.path.join(W, "c10c.csv")) if not l.startswith("#")))
 n = [sum(1 for x in rows if x["class"] == str(k)) for k in range(3)]
 chk(n == s, "log rows per class = sent per class", n)
