@@ -25,7 +25,11 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 DIR=$(mktemp -d /tmp/rant-cover.XXXXXX)
 chmod 755 "$DIR"	# net-lo runs rant as nobody
-trap 'rm -rf "$DIR"' EXIT
+if [ -n "${KEEP:-}" ]; then
+	echo "cover: keeping $DIR" >&2
+else
+	trap 'rm -rf "$DIR"' EXIT
+fi
 mkdir "$DIR/bin"
 for b in rant tests/unit tests/opts-table; do
 	"$CC" -O0 -g --coverage -o "$DIR/bin/${b#tests/}" "$b.c" -lm -lpthread || exit 1

@@ -207,10 +207,13 @@ test_client_rules() {
 	# the last one may arrive after the client's FIN: then it is that FIN's answer
 	check "unasked FIN_ACK: rejected, each (but maybe the last)" python3 -c 'import sys; f, r = int(sys.argv[1]), int(sys.argv[2]); sys.exit(not f - 1 <= r <= f)' \
 		"$(jget "$WORK/ff.fake" forged)" "$(jget "$WORK/ff.json" rejected.fin_ack_unasked)"
-	# ... and the last, when it was taken as the FIN's answer, echoes one T3 stamp
-	expect_eq "unasked FIN_ACK: no response sample from it (one from the FIN's answer)" \
-		"$(jget "$WORK/ff.json" metrics.response.samples)" \
-		"$([ "$(jget "$WORK/ff.json" rejected.fin_ack_unasked)" = "$(jget "$WORK/ff.fake" forged)" ] && echo missing || echo 1)"
+	# ... but the last, when it was taken as the FIN's answer: its T3 stamp
+	# may complete the transaction before it (whether it is still open then
+	# depends on the host)
+	check "unasked FIN_ACK: no response sample from one (but maybe one from the FIN's answer)" \
+		python3 -c 'import sys; f, r, n = sys.argv[1:]; sys.exit(not (n == "missing" or (r != f and n == "1")))' \
+		"$(jget "$WORK/ff.fake" forged)" "$(jget "$WORK/ff.json" rejected.fin_ack_unasked)" \
+		"$(jget "$WORK/ff.json" metrics.response.samples)"
 
 	fake fb busy --count 100
 	expect_rc "busy reflector" 1
