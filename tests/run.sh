@@ -7,7 +7,7 @@
 #
 # JOBS suites run at once (default 6: most of a suite's time is spent
 # waiting on packets, sessions and timeouts, not on a CPU), the longest
-# first.  A suite's output is shown when it ends, whole, under "== NAME",
+# (LONGEST) first.  A suite's output is shown when it ends, whole, under "== NAME",
 # followed by its counts, its wall time and the CPU time it used.  Suites
 # that share something of the host's (the tracefs instance "rant", the
 # hugepage pool) take a lock for it themselves (tests/lib.sh: host_lock).
@@ -87,13 +87,22 @@ report() {
 }
 
 if [ $# -gt 0 ]; then
-	suites=("$@")
+	given=("$@")
 else
-	suites=(unit tests/style.sh tests/net-opts.sh "${LONGEST[@]}")
-	for t in tests/net-*.sh; do
-		[[ " ${suites[*]} " == *" $t "* ]] || suites+=("$t")
-	done
+	given=(unit tests/style.sh tests/net-opts.sh "${LONGEST[@]}" tests/net-*.sh)
 fi
+# the longest of them first, then the others in the order given, each once
+declare -A is_given=() taken=()
+for t in "${given[@]}"; do
+	is_given[$t]=1
+done
+suites=()
+for t in "${LONGEST[@]}" "${given[@]}"; do
+	if [ -n "${is_given[$t]:-}" ] && [ -z "${taken[$t]:-}" ]; then
+		suites+=("$t")
+		taken[$t]=1
+	fi
+done
 
 t0=$EPOCHREALTIME
 declare -A shown=()
