@@ -27,8 +27,8 @@ export RANT
 TAP_ONLY=1 . tests/lib.sh
 
 # The longest first (their time on this project's 2-core VM), then the rest.
-LONGEST=(tests/net-guard.sh tests/net-core.sh tests/config/test-config.sh tests/net-log.sh
-	tests/net-compat.sh tests/net-abuse.sh tests/net-plot.sh tests/shellcheck.sh)
+LONGEST=(tests/config/test-config.sh tests/net-core.sh tests/shellcheck.sh tests/net-guard.sh
+	tests/net-abuse.sh tests/net-plot.sh tests/net-compat.sh tests/net-outputs.sh tests/net-log.sh)
 
 passed=0
 failed=0
