@@ -36,9 +36,13 @@ PROG=$(basename "$0")
 
 # Driver private flags worth setting for latency, as "flag=value".
 #  mlx5: CQE moderation batches completions (adds up to the moderation
-#  period), tx_port_ts takes TX stamps at the port instead of the CQE (more
-#  accurate T1/T3), the striding RQ packs small packets into shared pages at
-#  the cost of per-packet latency.
+#  period), tx_port_ts takes TX stamps at the port instead of the CQE, but
+#  only for PTP traffic (ethertype 0x88F7 or UDP port 319, mlx5e_use_ptpsq):
+#  rant's T1/T3 are port stamps only with rant --ptp-probe, other packets
+#  keep the earlier CQE stamp; the striding RQ packs small packets into
+#  shared pages at the cost of per-packet latency.  rx_cqe_compress is left
+#  alone: mlx5 turns it off itself while RX stamping is on for all packets
+#  (rant asks for that), and back to its default after.
 #  ice: the firmware LLDP agent lets the switch's DCBX turn priority flow
 #  control back on behind the pause-frame setting.
 declare -A PRIV_FLAGS=(
@@ -464,16 +468,18 @@ ethtool_step() {
 
 # ethtool_kv OPTION: `ethtool OPTION IFACE` into KV, key -> value as the
 # text output shows it ("on", "off [fixed]", "256"; a pre-set maximum as
-# "max-rx").  Features (-k), pause (-a), coalescing (-c), rings (-g) and
-# channels (-l) are read from `ethtool --json` where this ethtool gives it
-# (Debian 12's ethtool 6.1 does for -k and -a only; later ones for all five),
-# the rest from the text: -i and --show-priv-flags have no JSON output.
+# "max-rx").  Features (-k), coalescing (-c), rings (-g) and channels (-l)
+# are read from `ethtool --json` where this ethtool gives it (Debian 12's
+# ethtool 6.1 does for -k only; later ones for all four), the rest from the
+# text: -i and --show-priv-flags have no JSON output, and ethtool 6.1's JSON
+# for pause (-a) says true for every flag the kernel sent, on or off (seen
+# on e1000e in the guest lab, tests/vm), so pause is read from the text.
 declare -A KV=()
 ethtool_kv() {
 	local out line k v section=
 	KV=()
 	case $1 in
-	-k | -a | -g | -l) ethtool_json "$1" && return 0 ;;
+	-k | -g | -l) ethtool_json "$1" && return 0 ;;
 	-c)
 		# The first ethtool with JSON for -c named adaptive-rx "rx" (and
 		# CQE mode "rx" too): only a JSON that says adaptive-rx is read.
@@ -1093,6 +1099,31 @@ not_supported() {
 	skip "$1" "not supported by this driver ($DRIVER)"
 }
 
+# Features that ethtool's legacy name switches together, as the pattern
+# ethtool itself matches them with: "tso on" turns on every TCP
+# segmentation feature, also one that was off (e1000e's
+# tx-tcp-mangleid-segmentation, as the guest lab showed).
+declare -A OFFLOAD_PARTS=(
+	[tcp-segmentation-offload]="tx-tcp*-segmentation"
+)
+
+# offload_undo NAME CUR: PAIRS, the `ethtool -K` arguments that put NAME
+# back: each of its parts as it is now (from KV, as ethtool_kv -k read
+# it), those fixed by the driver left out; NAME CUR if none is known.
+declare -a PAIRS=()
+offload_undo() {
+	local part v pat=${OFFLOAD_PARTS[$1]:-}
+	PAIRS=()
+	if [[ -n $pat ]]; then
+		while read -r part; do
+			v=${KV[$part]:-}
+			# shellcheck disable=SC2053 # a glob on purpose
+			[[ $part == $pat && -n $v && $v != *"[fixed]"* ]] && PAIRS+=("$part" "${v%% *}")
+		done < <(printf '%s\n' "${!KV[@]}" | sort)
+	fi
+	((${#PAIRS[@]})) || PAIRS=("$1" "$2")
+}
+
 step_ethtool() {
 	local -a CMD
 	local k cur want v rx tx f flag val max
@@ -1148,7 +1179,11 @@ step_ethtool() {
 				skip "offload ${f#*=}" "fixed on by this driver ($DRIVER)"
 				continue
 			fi
-			ethtool_step "offload ${f#*=}" -K "$k" "$cur" off
+			offload_undo "$k" "$cur"
+			tool_cmd "$ETHTOOL" -K "$IFACE" "${PAIRS[@]}"
+			UNDO=("${CMD[@]}")
+			tool_cmd "$ETHTOOL" -K "$IFACE" "$k" off
+			step "offload ${f#*=}" "$cur" off "${CMD[@]}"
 		done
 	fi
 
@@ -1304,6 +1339,85 @@ step_irqs() {
 	((found)) || skip irq-threads "no IRQ threads (boot with threadirqs or use PREEMPT_RT)"
 }
 
+# lists_meet LIST1 LIST2: do two kernel cpu lists ("0-3,6") share a CPU?
+lists_meet() {
+	local part lo hi c
+	local IFS=,
+	for part in $1; do
+		lo=${part%-*}
+		hi=${part#*-}
+		[[ $lo =~ ^[0-9]+$ && $hi =~ ^[0-9]+$ ]] || continue
+		for ((c = 10#$lo; c <= 10#$hi; c++)); do
+			cpu_list_has "$2" "$c" && return 0
+		done
+	done
+	return 1
+}
+
+# irq_threads_forced: the IRQ threads run at SCHED_FIFO 50 (PREEMPT_RT, or
+# a kernel booted with threadirqs); else prints why there are none.
+irq_threads_forced() {
+	[[ $(cat "$SYSFS/kernel/realtime" 2>/dev/null) == 1 ]] && return 0
+	grep -qs PREEMPT_RT "$PROCFS/version" && return 0
+	grep -qw threadirqs "$PROCFS/cmdline" 2>/dev/null && return 0
+	printf 'not a PREEMPT_RT kernel, no threadirqs: no forced IRQ threads'
+	return 1
+}
+
+# Other devices' IRQ threads on the named CPUs.  On PREEMPT_RT every IRQ
+# has a SCHED_FIFO 50 thread, above rant under `chrt -f` and above
+# ksoftirqd.  Moving IRQs off the test CPUs is the host's isolation
+# (irqaffinity=, isolcpus=managed_irq, irqbalance); managed IRQs, the
+# per-queue vectors of NVMe and other multi-queue storage, cannot be moved
+# (core-api/irq/managed_irq.rst), and their threads stay there.  Whatever
+# is still delivered to a named CPU now, after the host's moves and this
+# script's own (step_irqs), has its thread demoted to SCHED_OTHER, as the
+# earlier config.sh did.  The effective affinity says where an IRQ is
+# delivered, and its thread follows it (kernel/irq/manage.c).
+step_irq_others() {
+	local pid comm n aff why found=0
+	local -A ours=()
+	local list
+	list=$(cpus)
+	list=${list// /,}
+	if ! why=$(irq_threads_forced); then
+		skip irq-threads-other "$why"
+		return 0
+	fi
+	if ! have "$CHRT"; then
+		skip irq-threads-other "chrt not installed (util-linux)"
+		return 0
+	fi
+	for n in "${IRQS[@]}"; do ours[$n]=1; done
+	for pid in "${!THREAD[@]}"; do
+		comm=${THREAD[$pid]}
+		[[ $comm =~ ^irq/([0-9]+)- ]] || continue
+		n=${BASH_REMATCH[1]}
+		[[ -n ${ours[$n]:-} ]] && continue
+		aff=$(cat "$PROCFS/irq/$n/effective_affinity_list" 2>/dev/null)
+		[[ -n $aff ]] || aff=$(cat "$PROCFS/irq/$n/smp_affinity_list" 2>/dev/null)
+		if [[ -z $aff ]] || ! lists_meet "$aff" "$list"; then
+			continue
+		fi
+		found=1
+		set_other "$comm" "$pid"
+	done
+	((found)) || report "in place" irq-threads-other "no other device's IRQ on CPUs $list"
+	return 0
+}
+
+# set_other ID PID: SCHED_OTHER for one kernel thread, its old policy
+# recorded.
+set_other() {
+	local id=$1 pid=$2 cur
+	if ! cur=$(sched_of "$pid"); then
+		skip "$id" "thread $pid is gone"
+		return 0
+	fi
+	UNDO=("$CHRT" "--${cur% *}" -p "${cur#* }" "$pid")
+	step "$id" "$cur" "other 0" "$CHRT" --other -p 0 "$pid"
+}
+
 # cpus: the named CPUs, once each.
 cpus() {
 	if ((CPU == IRQ_CPU)); then
@@ -1313,6 +1427,54 @@ cpus() {
 	else
 		echo "$IRQ_CPU $CPU"
 	fi
+}
+
+# fixed_freq DIR: the highest frequency (kHz) of a cpufreq policy that is
+# not turbo: intel_pstate's base_frequency; else the highest of
+# scaling_available_frequencies that is not the ACPI turbo entry (reported
+# as the base + 1000 kHz); else cpuinfo_max_freq.
+fixed_freq() {
+	local d=$1 f best=0
+	local -a fs
+	f=$(cat "$d/base_frequency" 2>/dev/null)
+	if [[ $f =~ ^[0-9]+$ ]]; then
+		printf '%s' "$f"
+		return 0
+	fi
+	read -r -a fs 2>/dev/null <"$d/scaling_available_frequencies"
+	for f in "${fs[@]}"; do
+		[[ $f =~ ^[0-9]+$ ]] || continue
+		[[ " ${fs[*]} " == *" $((f - 1000)) "* ]] && continue
+		((f > best)) && best=$f
+	done
+	if ((best > 0)); then
+		printf '%s' "$best"
+		return 0
+	fi
+	f=$(cat "$d/cpuinfo_max_freq" 2>/dev/null)
+	[[ $f =~ ^[0-9]+$ ]] && printf '%s' "$f"
+}
+
+# step_freq CPU: the CPU's frequency locked at fixed_freq (scaling_max_freq
+# and scaling_min_freq both): frequency steps change latency from run to
+# run (the earlier config.sh locked it before every test).  Max first, so
+# that min is never asked above it.
+step_freq() {
+	local c=$1 d f cur k
+	d=$SYSFS/devices/system/cpu/cpu$c/cpufreq
+	if [[ ! -w $d/scaling_max_freq || ! -w $d/scaling_min_freq ]]; then
+		skip "cpu$c frequency" "no cpufreq (VM or no frequency scaling)"
+		return 0
+	fi
+	if ! f=$(fixed_freq "$d") || [[ -z $f ]]; then
+		skip "cpu$c frequency" "cpufreq tells no base or maximum frequency"
+		return 0
+	fi
+	for k in max min; do
+		cur=$(cat "$d/scaling_${k}_freq")
+		UNDO=(write_file "$d/scaling_${k}_freq" "$cur")
+		step "cpu$c ${k}-freq" "$cur" "$f" write_file "$d/scaling_${k}_freq" "$f"
+	done
 }
 
 step_cpus() {
@@ -1338,6 +1500,7 @@ step_cpus() {
 		else
 			skip "cpu$c governor" "no cpufreq (VM or no frequency scaling)"
 		fi
+		step_freq "$c"
 		# Deep idle states take tens of microseconds to leave.
 		found=0
 		for f in "$d"/cpuidle/state[1-9]*/disable; do
@@ -1381,6 +1544,34 @@ host_setting() {
 	step "$id" "$cur" "$want" write_file "$file" "$want"
 }
 
+# Turbo off, host-wide (the frequency it gives depends on what the other
+# cores do): intel_pstate's no_turbo, or cpufreq's boost elsewhere
+# (admin-guide/pm/intel_pstate.rst, admin-guide/pm/cpufreq.rst).
+step_turbo() {
+	local d=$SYSFS/devices/system/cpu
+	if [[ -e $d/intel_pstate/no_turbo ]]; then
+		host_setting turbo-off "$d/intel_pstate/no_turbo" 1
+	elif [[ -e $d/cpufreq/boost ]]; then
+		host_setting turbo-off "$d/cpufreq/boost" 0
+	else
+		skip turbo-off "no intel_pstate/no_turbo nor cpufreq/boost (no turbo control, or a VM)"
+	fi
+}
+
+# SELinux's access vector cache: at the default 512 entries, evictions cost
+# the earlier rant's users 200-300 us spikes on hosts with SELinux enforcing.
+# Host-wide; a larger threshold already set is kept.
+step_avc() {
+	local f=$SYSFS/fs/selinux/avc/cache_threshold cur want=8192
+	if [[ ! -e $f ]]; then
+		skip avc-cache "no SELinux (no selinuxfs avc/cache_threshold)"
+		return 0
+	fi
+	cur=$(cat "$f")
+	[[ $cur =~ ^[0-9]+$ ]] && ((cur > want)) && want=$cur
+	host_setting avc-cache "$f" "$want"
+}
+
 step_host() {
 	local c iso nohz missing=
 	iso=$(cat "$SYSFS/devices/system/cpu/isolated" 2>/dev/null)
@@ -1400,6 +1591,8 @@ step_host() {
 	# RT throttling would stall a spinning SCHED_FIFO rant for 50 ms a second.
 	host_setting sched_rt_runtime_us "$PROCFS/sys/kernel/sched_rt_runtime_us" -1
 	host_setting timer_migration "$PROCFS/sys/kernel/timer_migration" 0
+	step_turbo
+	step_avc
 	# The earlier config.sh's --busy-poll VAL: both sysctls to VAL (busy_read:
 	# the busy-poll time of sockets without SO_BUSY_POLL; busy_poll: of
 	# poll() and select()).
@@ -1498,10 +1691,15 @@ do_steps() {
 	else
 		step_link
 	fi
+	# A driver that requests its IRQs when the device opens and frees them
+	# when it closes (e1000e, igb, ixgbe) has new IRQ threads once the link
+	# is up again in the namespace: the ones found before the move are gone.
+	((DRY_RUN)) || find_threads
 	step_ethtool
 	step_napi
 	step_pcie_pm
 	step_irqs
+	step_irq_others
 	step_cpus
 	step_host
 	step_ptp

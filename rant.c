@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -99,6 +100,12 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET	70
 #endif
+#ifndef SO_TIMESTAMPING_NEW
+#define SO_TIMESTAMPING_NEW	65	/* Linux 5.1 */
+#endif
+#ifndef HWTSTAMP_FLAG_BONDED_PHC_INDEX
+#define HWTSTAMP_FLAG_BONDED_PHC_INDEX	(1 << 0)	/* Linux 5.17 */
+#endif
 
 /*
  * Wire protocol.  Everything in network byte order; the header is padded
@@ -129,6 +136,9 @@ enum proto_flag {
 	/* --key-file: a keyed tag follows the header (bytes 64-71) */
 	PF_TAG		= 1 << 9,
 	PF_KSTAMPS	= 1 << 10,	/* pong, FIN_ACK: the kernel-stamp block follows */
+	/* 1 << 11: a ping's PF_CLASS, below (its bits 12-15 are its priority); in a pong: */
+	PF_PHC_OFF	= 1 << 11,	/* its kernel-stamp block has the PHC part (40 bytes) */
+	PF_T3HIST	= 1 << 12,	/* pong, FIN_ACK only: earlier echoes again (T3 history) */
 };
 
 /*
@@ -137,13 +147,38 @@ enum proto_flag {
  * ping left room, after the header and the tag: T2_K of this ping, then T3_K
  * of the earlier pong whose T3 wire stamp is echoed (0 = not known).  A
  * FIN_ACK with room for more adds the reflector's PHC reading and the id of
- * its kernel's boot (see oneway_trusted):
+ * its kernel's boot (see oneway_trusted).  Every reflector sends that much in
+ * its FIN_ACK, with or without NIC stamps (T2_K, T3_K and the PHC part zero
+ * then): the boot id is what shows a client that both ends share a kernel,
+ * and the client's FIN is long enough for it (fin_len).  A pong with that
+ * room carries the offset the reflector takes out of its own segments (its
+ * wire_off, window 0), so that the client takes it out of the reflector's
+ * segments from the first pong on (metric_value):
  *
  *  +0 T2_K  +8 T3_K  +16 PHC - CLOCK_REALTIME (signed ns)  +24 read window (ns)
  *  +28 method (enum phc_method, 0 = none)  +29 disciplined  +32 boot id (64 bits)
  */
 #define KX_LEN		16
 #define KX_PHC_LEN	(KX_LEN + 24)
+
+/*
+ * The T3 history (PF_T3HIST).  An echoed T3 rides in the next pong, so a
+ * lost pong would also take the response and backward of the transaction
+ * before it.  Where the pong (or FIN_ACK) has room, the reflector repeats
+ * the echoes of its last few pongs after every other block (header, tag,
+ * the kernel-stamp block as sent: 16 bytes in a pong, 40 in a FIN_ACK with
+ * room for 40), newest first, as many as fit:
+ *
+ *  +0 count (1..T3HIST_MAX)  +1 seven bytes zero
+ *  +8 count entries of 24 bytes: seq  +8 its T3 wire stamp  +16 its T3_K (0 = unknown)
+ *
+ * A client that knows the stamp already takes nothing from it; an earlier
+ * client never looks at the padding.  T3HIST_MAX pongs lost in a row still
+ * cost only their own transactions.
+ */
+#define T3HIST_MAX	4
+#define T3HIST_HDR	8
+#define T3HIST_ENT	24
 
 /*
  * Rules of a session (see README, Protocol): what a real peer never sends.
@@ -160,6 +195,8 @@ enum proto_flag {
 #define KEY_MIN		16
 #define KEY_MAX		4096
 #define BUSY_GAP_NS	(10 * 1000000ULL)	/* at most 100 BUSY answers a second */
+/* FIN rounds of a session's end: the client asks no more, the reflector offers no more */
+#define FIN_ROUNDS	64
 
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
@@ -256,6 +293,9 @@ struct proto_msg {
 	uint32_t phc_window;
 	uint8_t phc_method, phc_disciplined;
 	uint64_t boot_id;
+	/* PF_T3HIST: earlier echoes, newest first */
+	uint8_t nhist;
+	struct { uint64_t seq, t3w, t3k; } hist[T3HIST_MAX];
 };
 
 /* Per-transaction state flags (struct txn.st). */
@@ -425,8 +465,16 @@ struct ts_state {
 	uint32_t next_key;	/* OPT_ID key the next send will get */
 	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
 	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
-	int ifindex;		/* -i: stamps of other interfaces are not ours */
+	int ifindex;		/* the NIC under -i: its stamps only are ours (0: cannot tell) */
+	char nic[IFNAMSIZ];	/* its name */
+	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
+	int tx_type;		/* HWTSTAMP_TX_ON, or a one-step type found set (kept) */
+	int ptp4l_pid;		/* a ptp4l on the same NIC (competes for its TX stamp), 0 = none */
+	int restore_err;	/* -errno of a failed restore */
 	int64_t wire_off;	/* this side's wire clock - CLOCK_REALTIME (the PHC's, at start) */
+	/* the client: the reflector's wire_off, from its pongs (on: known and taken out) */
+	int64_t peer_off;
+	bool peer_off_on;
 	char note[200];
 };
 
@@ -446,10 +494,17 @@ struct trace_state {
 
 enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, NCG };
 
+/*
+ * With -s a row keeps two more metrics: a qdisc or a taprio gate holds a
+ * ping before its wire stamp, where the wire rtt cannot see it.
+ */
+enum { GX_APP, GX_TX, GX_N };
+
 /* One row of the class/size tables. */
 struct grp {
 	uint64_t n[NCG];
 	struct hist h;		/* the primary metric: rtt */
+	struct hist x[GX_N];	/* with -s: app rtt, client tx stack */
 };
 
 /*
@@ -506,6 +561,9 @@ struct window {
 struct echo_ring {
 	struct echo *q;
 	uint32_t head, n;
+	/* the last echoes sent, newest first: the T3 history (PF_T3HIST) */
+	struct echo sent[T3HIST_MAX + 1];
+	uint32_t nsent;
 };
 
 struct classes {
@@ -548,6 +606,20 @@ struct live_counts {
 	uint64_t samples, sum, min, max, lost, sent;
 	int running;
 	uint32_t session;	/* reflect: announced by the status thread, not the loop */
+};
+
+/*
+ * What the NIC delivered of the hardware stamps rant asked for, over the
+ * run (see hw_watch_none): datagrams received and those with a NIC stamp,
+ * sends that asked for a TX stamp and the NIC TX stamps read.
+ */
+struct hw_watch {
+	uint64_t rx, rx_hw, tx, tx_hw;
+	uint64_t armed;		/* CLOCK_MONOTONIC when too few had come: late TX stamps' grace */
+	int verdict;		/* enum hww_verdict */
+	uint64_t at[4];		/* rx, rx_hw, tx, tx_hw when judged */
+	bool fell_back;		/* auto: the kernel's stamps since */
+	bool failed;		/* hw: the run stops, exit 1 */
 };
 
 struct ts_provider {
@@ -703,6 +775,9 @@ struct reflect_state {
 	struct sockaddr_storage peer;	/* the session's address and port: its first ping's */
 	/* the session's first TX key: older stamps are not its own */
 	uint32_t key0;
+	/* FINs of this session answered, and whether owed TX stamps were waited for */
+	unsigned fin_rounds;
+	bool fin_waited;
 	/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t ahead;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
@@ -778,6 +853,8 @@ static struct run {
 	struct live_counts live;
 	/* the device's timestamp provider (ethtool tsconfig) */
 	struct ts_provider ts_prov;
+	/* the hardware stamps the NIC delivered */
+	struct hw_watch hww;
 	/* bytes before the header: the PTP header with --ptp-probe */
 	unsigned proto_pre;
 	/* the reflector's source address for the datagram being sent */
@@ -1086,8 +1163,17 @@ static const char *ts_filter_name(int f)
 	case HWTSTAMP_FILTER_ALL: return "ALL";
 	case HWTSTAMP_FILTER_SOME: return "SOME";
 	case HWTSTAMP_FILTER_PTP_V1_L4_EVENT: return "PTP_V1_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V1_L4_SYNC: return "PTP_V1_L4_SYNC";
+	case HWTSTAMP_FILTER_PTP_V1_L4_DELAY_REQ: return "PTP_V1_L4_DELAY_REQ";
 	case HWTSTAMP_FILTER_PTP_V2_L4_EVENT: return "PTP_V2_L4_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_L4_SYNC: return "PTP_V2_L4_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_L4_DELAY_REQ: return "PTP_V2_L4_DELAY_REQ";
+	case HWTSTAMP_FILTER_PTP_V2_L2_EVENT: return "PTP_V2_L2_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_L2_SYNC: return "PTP_V2_L2_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_L2_DELAY_REQ: return "PTP_V2_L2_DELAY_REQ";
 	case HWTSTAMP_FILTER_PTP_V2_EVENT: return "PTP_V2_EVENT";
+	case HWTSTAMP_FILTER_PTP_V2_SYNC: return "PTP_V2_SYNC";
+	case HWTSTAMP_FILTER_PTP_V2_DELAY_REQ: return "PTP_V2_DELAY_REQ";
 	default: return "PTP (other)";
 	}
 }
@@ -1103,6 +1189,39 @@ static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
 	}
 	ifr.ifr_data = (void *)&hc;
 	return ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+}
+
+/*
+ * One SIOCSHWTSTAMP: TX on (or the one-step type found), FILTER.  A bond
+ * (Linux 5.17+) passes the request to its active slave only with
+ * HWTSTAMP_FLAG_BONDED_PHC_INDEX, and refuses it without (EOPNOTSUPP), as
+ * linuxptp knows; most NIC drivers refuse any flag (EINVAL, "reserved for
+ * future extensions").  So the flag goes only to a device that showed it in
+ * its SIOCGHWTSTAMP answer, or that refused the request without it.
+ */
+static int ts_hw_request(int fd, struct ifreq *ifr, struct hwtstamp_config *hc, int filter,
+			 struct ts_state *st)
+{
+	int r;
+
+	memset(hc, 0, sizeof(*hc));
+	hc->flags = st->bonded ? HWTSTAMP_FLAG_BONDED_PHC_INDEX : 0;
+	hc->tx_type = st->tx_type;
+	hc->rx_filter = filter;
+	ifr->ifr_data = (void *)hc;
+	r = ts_ioctl(fd, SIOCSHWTSTAMP, ifr);
+	if (r == -EOPNOTSUPP && !st->bonded) {
+		memset(hc, 0, sizeof(*hc));
+		hc->flags = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+		hc->tx_type = st->tx_type;
+		hc->rx_filter = filter;
+		if (ts_ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
+			st->bonded = true;
+			st->saved.flags |= HWTSTAMP_FLAG_BONDED_PHC_INDEX;	/* and to restore */
+			return 0;
+		}
+	}
+	return r;
 }
 
 /*
@@ -1130,7 +1249,20 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
 	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
-	if (have_saved && hc.tx_type == HWTSTAMP_TX_ON && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
+	/* a bond answers for its active slave and says so in the flags (see ts_hw_request) */
+	st->bonded = have_saved && (hc.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX);
+	/*
+	 * A one-step TX type (a ptp4l with twoStepFlag 0) stamps every other
+	 * packet as TX_ON does (net_tstamp.h) and writes its own Sync (P2P:
+	 * and Pdelay_Resp) stamps on the wire: kept, or that ptp4l would send
+	 * unstamped Syncs for as long as rant runs.
+	 */
+	st->tx_type = HWTSTAMP_TX_ON;
+	if (have_saved && (hc.tx_type == HWTSTAMP_TX_ONESTEP_SYNC ||
+			   hc.tx_type == HWTSTAMP_TX_ONESTEP_P2P)) {
+		st->tx_type = hc.tx_type;
+	}
+	if (have_saved && hc.tx_type == st->tx_type && hc.rx_filter == HWTSTAMP_FILTER_ALL) {
 		st->rx_filter = hc.rx_filter;
 		return 0;	/* already as we need it: change nothing */
 	}
@@ -1141,16 +1273,11 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 		if (caps->rx_filters && !(caps->rx_filters & (1u << filters[i]))) {
 			continue;
 		}
-		memset(&hc, 0, sizeof(hc));
-		hc.tx_type = HWTSTAMP_TX_ON;
-		hc.rx_filter = filters[i];
-		ifr.ifr_data = (void *)&hc;
-		r = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+		r = ts_hw_request(fd, &ifr, &hc, filters[i], st);
 		if (r == -EPERM || r == -EACCES) {
 			return r;
 		}
-		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE &&
-		    hc.tx_type == HWTSTAMP_TX_ON) {
+		if (r == 0 && hc.rx_filter != HWTSTAMP_FILTER_NONE && hc.tx_type == st->tx_type) {
 			st->rx_filter = hc.rx_filter;
 			/* never write at exit a config that was not read at start */
 			st->restore = have_saved;
@@ -1169,18 +1296,33 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	return r;
 }
 
-/* Put the device's timestamping config back as we found it. */
-static void ts_restore(int fd)
+/*
+ * Put the device's timestamping config back as we found it; 0 or -errno
+ * (kept in ts.restore_err).  Async-signal-safe: one ioctl.
+ */
+static int ts_restore(int fd)
 {
 	struct ifreq ifr;
 
 	if (!run.ts.restore || fd < 0) {
-		return;
+		return 0;
 	}
 	ifr = run.ts.saved_ifr;
 	ifr.ifr_data = (void *)&run.ts.saved;
-	ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
 	run.ts.restore = false;
+	run.ts.restore_err = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	return run.ts.restore_err;
+}
+
+/* ts_restore, and a line if it failed: the device is left as rant set it. */
+static void ts_restore_say(int fd)
+{
+	if (ts_restore(fd) < 0) {
+		warnx_("warning: putting back %s's timestamping config (tx type %d, rx filter %s) failed: %s; it stays as rant set it (hwstamp_ctl -i %s -t %d -r %d sets it)",
+		       run.ts.saved_ifr.ifr_name, run.ts.saved.tx_type,
+		       ts_filter_name(run.ts.saved.rx_filter), strerror(-run.ts.restore_err),
+		       run.ts.saved_ifr.ifr_name, run.ts.saved.tx_type, run.ts.saved.rx_filter);
+	}
 }
 
 /*
@@ -1343,6 +1485,211 @@ static void ts_provider_get(const char *ifname)
 }
 
 /*
+ * The NIC whose stamps -i's packets carry.  SCM_TIMESTAMPING_PKTINFO names
+ * "the real interface which received the packet" (timestamping.rst,
+ * OPT_PKTINFO): the device of the NAPI instance, 0 when the kernel cannot
+ * tell (no CONFIG_NET_RX_BUSY_POLL, a driver without NAPI).  Under a VLAN or
+ * macvlan that is the lower device, under a bond its active slave (whose PHC
+ * the bond reports too): followed down through sysfs, where an upper device
+ * has a lower_NAME link to its lower device in the same namespace and a bond
+ * names its active slave.  0: cannot tell (a lower device in another
+ * namespace, no active slave), and then no stamp is refused for its device.
+ */
+static const char *sysfs_net = "/sys/class/net";	/* the unit tests build their own */
+
+static int sysfs_read(const char *dev, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", sysfs_net, dev, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, len - 1);
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (n <= 0) {
+		return -1;
+	}
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/* DEV's one lower_NAME link in sysfs, into lower; false if none or several. */
+static bool sysfs_lower(const char *dev, char *lower, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs_net, dev);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		if (!strncmp(e->d_name, "lower_", 6) && strlen(e->d_name + 6) < len) {
+			snprintf(lower, len, "%s", e->d_name + 6);
+			n++;
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return n == 1;
+}
+
+static int ts_real_nic(const char *ifname, char *nic, size_t len)
+{
+	char name[IFNAMSIZ], buf[64];
+	int depth, idx, link;
+
+	snprintf(name, sizeof(name), "%s", ifname);
+	for (depth = 0; depth < 8; depth++) {
+		if (sysfs_read(name, "ifindex", buf, sizeof(buf)) < 0 || (idx = atoi(buf)) <= 0) {
+			return 0;
+		}
+		if (!depth && if_nametoindex(name) && (int)if_nametoindex(name) != idx) {
+			return 0;	/* this /sys is another network namespace's */
+		}
+		if (sysfs_read(name, "bonding/active_slave", buf, sizeof(buf)) == 0) {
+			if (!*buf || strlen(buf) >= sizeof(name)) {
+				return 0;	/* no active slave now */
+			}
+			snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, buf);
+			continue;
+		}
+		link = sysfs_read(name, "iflink", buf, sizeof(buf)) == 0 ? atoi(buf) : idx;
+		if (link == idx || link <= 0) {
+			snprintf(nic, len, "%s", name);
+			return idx;	/* a device of its own */
+		}
+		if (!sysfs_lower(name, name, sizeof(name))) {
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * What --ptp-probe does for an RX filter that stamps only some PTP event
+ * messages: rant's probes are PTPv2 over UDP, pings Syncs and pongs
+ * Delay_Reqs.  1: both ends' receives are stamped with it; 2: only the
+ * reflector's (it receives the Syncs); 3: only the client's; 0: no help (a
+ * PTPv1 or layer-2 filter, SOME).
+ */
+static int ptp_probe_helps(int filter)
+{
+	switch (filter) {
+	case HWTSTAMP_FILTER_PTP_V2_L4_EVENT:
+	case HWTSTAMP_FILTER_PTP_V2_EVENT:
+		return 1;
+	case HWTSTAMP_FILTER_PTP_V2_L4_SYNC:
+	case HWTSTAMP_FILTER_PTP_V2_SYNC:
+		return 2;
+	case HWTSTAMP_FILTER_PTP_V2_L4_DELAY_REQ:
+	case HWTSTAMP_FILTER_PTP_V2_DELAY_REQ:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+/* The start-up warning for a filter other than ALL: what is stamped, and what helps. */
+static void ts_filter_warn(const char *ifname, int filter)
+{
+	static const char *const help[] = {
+		"--ptp-probe cannot help: rant's probes are PTPv2 over UDP",
+		"run both ends with --ptp-probe",
+		"with --ptp-probe only the reflector's receives (pings are Syncs) are stamped",
+		"with --ptp-probe only the client's receives (pongs are Delay_Reqs) are stamped",
+	};
+
+	warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): %s",
+	       ifname, ts_filter_name(filter), help[ptp_probe_helps(filter)]);
+}
+
+/*
+ * A ptp4l on the same NIC: drivers that stamp one TX packet at a time
+ * (igb, ixgbe, i40e) give that stamp to whichever send asks first, so
+ * rant's T1/T3 and ptp4l's TX stamps ("timed out while polling for tx
+ * timestamp") go missing at times.  Found in /proc: a process named ptp4l
+ * with -i NIC among its arguments, or a [NIC] section in its -f file.
+ */
+static const char *proc_root = "/proc";	/* the unit tests build their own */
+
+static bool ptp4l_cfg_has(const char *path, const char *nic)
+{
+	char line[256], want[IFNAMSIZ + 3];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	snprintf(want, sizeof(want), "[%s]", nic);
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		found = !strncmp(line, want, strlen(want));
+	}
+	if (f) {
+		fclose(f);
+	}
+	return found;
+}
+
+static bool ptp4l_on(const char *pid, const char *nic)
+{
+	char path[PATH_MAX], args[4096];
+	size_t i, n;
+	const char *prev = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/cmdline", proc_root, pid);
+	f = fopen(path, "r");
+	n = f ? fread(args, 1, sizeof(args) - 1, f) : 0;
+	if (f) {
+		fclose(f);
+	}
+	args[n] = 0;
+	for (i = 0; i < n; i += strlen(args + i) + 1) {
+		const char *a = args + i;
+
+		if ((!strcmp(prev, "-i") && !strcmp(a, nic)) ||
+		    (!strcmp(prev, "-f") && ptp4l_cfg_has(a, nic))) {
+			return true;
+		}
+		prev = a;
+	}
+	return false;
+}
+
+static int ptp4l_find(const char *nic)
+{
+	char path[PATH_MAX], comm[32];
+	struct dirent *e;
+	DIR *d = opendir(proc_root);
+	int pid = 0;
+
+	while (d && !pid && (e = readdir(d))) {
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0])) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s/comm", proc_root, e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "ptp4l\n") &&
+		    ptp4l_on(e->d_name, nic)) {
+			pid = atoi(e->d_name);
+		}
+		if (f) {
+			fclose(f);
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	return pid;
+}
+
+/*
  * Decide the wire stamp source for --timestamps MODE on IFACE (NULL: no -i).
  * Fills ts and returns 0, or prints one line and returns -1 (a configuration
  * error: exit 2).
@@ -1400,9 +1747,18 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	snprintf(run.ts.note, sizeof(run.ts.note), "hardware (NIC %s, PHC /dev/ptp%d, rx filter %s)",
 		 ifname, caps.phc_index, ts_filter_name(run.ts.rx_filter));
+	if (run.ts.tx_type != HWTSTAMP_TX_ON) {
+		size_t n = strlen(run.ts.note);
+
+		snprintf(run.ts.note + n, sizeof(run.ts.note) - n, ", one-step tx type %d kept",
+			 run.ts.tx_type);
+		if (cfg->ptp_probe && cfg->mode == MODE_EMIT) {
+			warnx_("warning: %s's tx type is one-step (a ptp4l set it; rant keeps it): the NIC writes the stamp of a Sync into the packet, not the error queue, and --ptp-probe's pings are Syncs: their T1 stamps will be missing",
+			       ifname);
+		}
+	}
 	if (run.ts.rx_filter != HWTSTAMP_FILTER_ALL) {
-		warnx_("warning: %s accepted only rx filter %s: the NIC stamps received PTP event messages, not rant's pings; RX hardware stamps will be missing (and counted): run both ends with --ptp-probe",
-		       ifname, ts_filter_name(run.ts.rx_filter));
+		ts_filter_warn(ifname, run.ts.rx_filter);
 	}
 	return 0;
 }
@@ -1435,17 +1791,33 @@ static int ts_sockopt_flags(bool hw)
 	return f;
 }
 
+/*
+ * SO_TIMESTAMPING with flags F.  Where time_t has 32 bits the option's old
+ * form hands stamps over as that struct timespec, which ends in 2038:
+ * SO_TIMESTAMPING_NEW (Linux 5.1) hands them over with 64-bit seconds
+ * (struct scm_timestamping64, ts_parse) whatever the build's time_t.  A
+ * kernel without it (ENOPROTOOPT) gets the old form.
+ */
+static int ts_sockopt(int fd, int f)
+{
+	if (sizeof(time_t) < 8 &&
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING_NEW, &f, sizeof(f)) == 0) {
+		return 0;
+	}
+	return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0 ? -errno : 0;
+}
+
 static int ts_enable_socket(int fd)
 {
-	int f = ts_sockopt_flags(run.ts.hw);
+	int f = ts_sockopt_flags(run.ts.hw), r;
 
 	if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		/* -N: the pong's TX stamp is never asked for, so never read */
 		f &= ~(SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE);
 	}
-
-	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) < 0) {
-		return -errno;
+	r = ts_sockopt(fd, f);
+	if (r < 0) {
+		return r;
 	}
 	run.ts.next_key = 0;
 	return 0;
@@ -1459,15 +1831,24 @@ static int ts_enable_socket(int fd)
  * reset would only make the keys of stamps still in flight collide with new
  * ones, so the reset is done only where it is needed.
  */
+static void ts_rekey_now(int fd)
+{
+	ts_sockopt(fd, 0);
+	ts_enable_socket(fd);
+	/*
+	 * The reflector's session takes the stamps from its first key on
+	 * (reflect_on_tx): the keys start again at 0, and so does the session,
+	 * or every later T3 of it would be taken for an earlier session's.
+	 */
+	run.R.key0 = run.ts.next_key;
+}
+
 static void ts_rekey(int fd)
 {
-	int zero = 0;
-
 	if (run.ts.key_cmsg || !run.ts.rekey_on_fail) {
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &zero, sizeof(zero));
-	ts_enable_socket(fd);
+	ts_rekey_now(fd);
 }
 
 #ifndef SCM_TS_OPT_ID
@@ -1551,9 +1932,14 @@ struct ts_cmsg {
 	unsigned bad;			/* control messages too short to read */
 };
 
-#ifndef SO_TIMESTAMPING_NEW
-#define SO_TIMESTAMPING_NEW	65
-#endif
+/* A struct __kernel_timespec (64-bit seconds) in ns, 0 for none (as ts_to_ns). */
+static uint64_t kts_to_ns(const struct __kernel_timespec *t)
+{
+	if (t->tv_sec < 0 || t->tv_nsec < 0 || (t->tv_sec == 0 && t->tv_nsec == 0)) {
+		return 0;
+	}
+	return (uint64_t)t->tv_sec * NSEC_PER_SEC + (uint64_t)t->tv_nsec;
+}
 
 /* Parse control messages; every cmsg_len is checked before reading. */
 static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
@@ -1563,9 +1949,10 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 	memset(out, 0, sizeof(*out));
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		size_t left = msg->msg_controllen - (size_t)((char *)cm - (char *)msg->msg_control);
-		bool tsmsg = cm->cmsg_level == SOL_SOCKET &&
-			     (cm->cmsg_type == SO_TIMESTAMPING ||
-			      (sizeof(time_t) == 8 && cm->cmsg_type == SO_TIMESTAMPING_NEW));
+		bool tsmsg = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING;
+		/* 64-bit seconds whatever this build's time_t (see ts_sockopt) */
+		bool ts64 = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING_NEW &&
+			    SO_TIMESTAMPING != SO_TIMESTAMPING_NEW;
 		bool errmsg = (cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
 			      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR);
 
@@ -1586,6 +1973,17 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			memcpy(&st, CMSG_DATA(cm), sizeof(st));
 			out->sw = ts_to_ns(&st.ts[0]);
 			out->hw = ts_to_ns(&st.ts[2]);
+			out->have_ts = true;
+		} else if (ts64) {
+			struct scm_timestamping64 st;
+
+			if (cm->cmsg_len < CMSG_LEN(sizeof(st))) {
+				out->bad++;
+				continue;
+			}
+			memcpy(&st, CMSG_DATA(cm), sizeof(st));
+			out->sw = kts_to_ns(&st.ts[0]);
+			out->hw = kts_to_ns(&st.ts[2]);
 			out->have_ts = true;
 		} else if (cm->cmsg_level == SOL_SOCKET &&
 			   cm->cmsg_type == SCM_TIMESTAMPING_PKTINFO) {
@@ -1624,7 +2022,7 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
  */
 static uint64_t ts_wire(const struct ts_cmsg *c)
 {
-	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex &&
+	if (run.ts.hw && c->hw && c->have_pktinfo && run.ts.ifindex && c->ifindex &&
 	    c->ifindex != (uint32_t)run.ts.ifindex) {
 		run.ts_foreign++;
 		return 0;
@@ -1641,6 +2039,9 @@ static bool ts_tx_stamp(const struct ts_cmsg *c, uint32_t *key, uint64_t *wire)
 	}
 	if (run.ts.hw && !c->hw) {
 		return false;	/* OPT_TX_SWHW's software stamp: see ts_tx_kernel() */
+	}
+	if (!run.ts.hw && !c->sw) {
+		return false;	/* a NIC's stamp after the fall-back to kernel stamps */
 	}
 	*key = c->ee_data;
 	*wire = ts_wire(c);
@@ -1696,6 +2097,7 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 
 			ts_parse(&mm[i].msg_hdr, &c);
 			if (ts_tx_stamp(&c, &key, &wire)) {
+				run.hww.tx_hw += run.ts.hw && wire;
 				fn(key, wire);
 				got++;
 			} else if (ts_tx_kernel(&c, &key, &wire)) {
@@ -1837,6 +2239,19 @@ static void phc_tick(void)
 	run.phc.window = w;
 }
 
+/* The last reading, at the end of the run; the fd is closed after it. */
+static void phc_end(void)
+{
+	if (run.phc.fd < 0) {
+		return;
+	}
+	phc_tick();
+	if (phc_open == phc_open_sys) {
+		close(run.phc.fd);
+	}
+	run.phc.fd = -1;
+}
+
 /* Open /dev/ptpINDEX and find the best method it answers.  0 or -errno. */
 static int phc_start(int index)
 {
@@ -1845,7 +2260,11 @@ static int phc_start(int index)
 	size_t i;
 	int r = -ENODEV;
 
-	run.phc.index = index;
+	if (run.phc.fd >= 0 && run.phc.index == index) {
+		return 0;	/* a class socket on the same NIC: its readings go on */
+	}
+	phc_end();		/* another PHC (never two open) */
+	run.phc = (struct phc_state){ .fd = -1, .index = index };
 	boot_id_read();
 	run.phc.fd = phc_open(index);
 	if (run.phc.fd < 0) {
@@ -1868,19 +2287,6 @@ static int phc_start(int index)
 	}
 	run.phc.err = r;
 	return r;
-}
-
-/* The last reading, at the end of the run; the fd is closed after it. */
-static void phc_end(void)
-{
-	if (run.phc.fd < 0) {
-		return;
-	}
-	phc_tick();
-	if (phc_open == phc_open_sys) {
-		close(run.phc.fd);
-	}
-	run.phc.fd = -1;
 }
 
 /* PHC drift against CLOCK_REALTIME in ppm, once readings span a second. */
@@ -1920,12 +2326,31 @@ static bool phc_is_tai(void)
 	return run.phc.n && d > -1000000 && d < 1000000;
 }
 
+/*
+ * A PHC that does not advance (QEMU's e1000e; a NIC whose clock is not
+ * running) falls behind CLOCK_REALTIME second for second: between the first
+ * and the last reading it moved less than 1% of the time that passed.  No
+ * phc2sys can help it, and none of its stamps means anything.
+ */
+static bool phc_stopped(int64_t *moved, uint64_t *span)
+{
+	*span = run.phc.last_at - run.phc.first_at;
+	*moved = (int64_t)*span + (run.phc.last_off - run.phc.first_off);
+	return run.phc.n >= 2 && *span >= NSEC_PER_SEC / 10 && *moved < (int64_t)(*span / 100);
+}
+
 static bool phc_warning(char *w, size_t len)
 {
 	double ppm = 0;
 	bool drift = phc_drift(&ppm) && fabs(ppm) > 1.0;
-	int64_t a = run.phc.last_off < 0 ? -run.phc.last_off : run.phc.last_off;
+	int64_t a = run.phc.last_off < 0 ? -run.phc.last_off : run.phc.last_off, moved;
+	uint64_t span;
 
+	if (phc_stopped(&moved, &span)) {
+		snprintf(w, len, "PHC /dev/ptp%d is stopped: it moved %" PRId64 " ns while CLOCK_REALTIME moved %.3f s; its NIC's stamps are not time (a driver fault, or an emulated NIC)",
+			 run.phc.index, moved, (double)span / 1e9);
+		return true;
+	}
 	if (!run.phc.n || (!drift && (a < 1000000 || phc_is_tai()))) {
 		return false;
 	}
@@ -2017,6 +2442,9 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
 }
 
+/* sendmsg, through a pointer: the unit tests make a send fail as a kernel would. */
+static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sendmsg;
+
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
 {
@@ -2036,20 +2464,27 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		iov.iov_len = len + run.proto_pre;
 		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
 	}
+	/* sends that ask the NIC for a TX stamp (-N's reflector asks for none) */
+	run.hww.tx += run.ts.hw && !(cfg->no_tx_ts && cfg->mode == MODE_REFLECT);
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
-		return sendmsg(fd, &msg, 0);
+		return ts_sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = sendmsg(fd, &msg, 0);
+	n = ts_sendmsg(fd, &msg, 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
+		/*
+		 * The socket's counter never moved while each send carried its
+		 * key: from here on it numbers the sends, from 0.
+		 */
+		ts_rekey_now(fd);
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = sendmsg(fd, &msg, 0);
+		n = ts_sendmsg(fd, &msg, 0);
 	}
 	return n;
 }
@@ -2101,15 +2536,59 @@ static void proto_kx_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	}
 	m->t2k = get64(buf + off);
 	m->t3k = get64(buf + off + 8);
-	if (m->type != PT_FIN_ACK || len < off + KX_PHC_LEN || !buf[off + 28] ||
-	    buf[off + 28] > PHC_PLAIN) {
+	if (len < off + KX_PHC_LEN || (m->type == PT_PONG && !(m->flags & PF_PHC_OFF))) {
+		return;
+	}
+	if (m->type == PT_FIN_ACK) {
+		/* the boot id stands alone: a reflector without a PHC sends it too */
+		m->boot_id = get64(buf + off + 32);
+	}
+	/* the PHC part: a FIN_ACK's last reading, a pong's offset taken out (wire_off) */
+	if (!buf[off + 28] || buf[off + 28] > PHC_PLAIN) {
 		return;
 	}
 	m->phc_off = (int64_t)get64(buf + off + 16);
 	m->phc_window = get32(buf + off + 24);
 	m->phc_method = buf[off + 28];
 	m->phc_disciplined = buf[off + 29] != 0;
-	m->boot_id = get64(buf + off + 32);
+}
+
+/* Where the T3 history of a pong or FIN_ACK starts: after every block before it. */
+static size_t proto_hist_off(unsigned flags, uint8_t type, size_t len)
+{
+	size_t off = PROTO_HDR_LEN + (flags & PF_TAG ? TAG_LEN : 0);
+
+	if (flags & PF_KSTAMPS) {
+		off += (type == PT_FIN_ACK || (type == PT_PONG && (flags & PF_PHC_OFF))) &&
+				       len >= off + KX_PHC_LEN ?
+			       KX_PHC_LEN :
+			       KX_LEN;
+	}
+	return off;
+}
+
+/* The T3 history (PF_T3HIST), where it is whole: a block cut short is not read. */
+static void proto_hist_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	size_t off = proto_hist_off(m->flags, m->type, len);
+	int i, n;
+
+	if (!(m->flags & PF_T3HIST) || (m->type != PT_PONG && m->type != PT_FIN_ACK) ||
+	    len < off + T3HIST_HDR) {
+		return;
+	}
+	n = buf[off];
+	if (n < 1 || n > T3HIST_MAX || len < off + T3HIST_HDR + (size_t)n * T3HIST_ENT) {
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const uint8_t *e = buf + off + T3HIST_HDR + (size_t)i * T3HIST_ENT;
+
+		m->hist[i].seq = get64(e);
+		m->hist[i].t3w = get64(e + 8);
+		m->hist[i].t3k = get64(e + 16);
+	}
+	m->nhist = (uint8_t)n;
 }
 
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
@@ -2166,6 +2645,7 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 		m->t3w_seq = get64(buf + 56);
 	}
 	proto_kx_decode(buf, len, m);
+	proto_hist_decode(buf, len, m);
 	return 0;
 }
 
@@ -2341,28 +2821,83 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 	size_t off = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0);
 
 	if (len < off + KX_LEN) {
+		buf[6] &= (uint8_t)~(PF_PHC_OFF >> 8);
 		return -ENOSPC;
 	}
 	buf[6] |= PF_KSTAMPS >> 8;
 	put64(buf + off, m->t2k);
 	put64(buf + off + 8, m->t3k);
-	if (m->type == PT_FIN_ACK && len >= off + KX_PHC_LEN) {
+	if (len < off + KX_PHC_LEN) {
+		buf[6] &= (uint8_t)~(PF_PHC_OFF >> 8);	/* no room: the pong says so */
+	} else if (m->type == PT_FIN_ACK || (m->flags & PF_PHC_OFF)) {
 		memset(buf + off + KX_LEN, 0, KX_PHC_LEN - KX_LEN);
 		if (m->phc_method) {
 			put64(buf + off + 16, (uint64_t)m->phc_off);
 			put32(buf + off + 24, m->phc_window);
 			buf[off + 28] = m->phc_method;
 			buf[off + 29] = m->phc_disciplined;
-			put64(buf + off + 32, m->boot_id);
 		}
+		put64(buf + off + 32, m->boot_id);
 	}
 	return 0;
+}
+
+/* Where the T3 history goes in buf: after the blocks written, and the tag (tag_put comes last). */
+static size_t proto_hist_put_off(const uint8_t *buf, size_t len, uint8_t type)
+{
+	return proto_hist_off((unsigned)(buf[6] << 8 | buf[7]) | (run.key.on ? PF_TAG : 0), type,
+			      len);
+}
+
+/* How many history entries fit in buf after the blocks written. */
+static size_t proto_hist_room(const uint8_t *buf, size_t len, uint8_t type)
+{
+	size_t off = proto_hist_put_off(buf, len, type);
+	size_t room = len > off + T3HIST_HDR ? (len - off - T3HIST_HDR) / T3HIST_ENT : 0;
+
+	return room < T3HIST_MAX ? room : T3HIST_MAX;
+}
+
+/* The T3 history of m into buf: as many entries as fit, none without room for one. */
+static void proto_hist_put(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	size_t off = proto_hist_put_off(buf, len, m->type);
+	size_t room = proto_hist_room(buf, len, m->type);
+	int i, n = (int)(room < m->nhist ? room : m->nhist);
+
+	if (n < 1) {
+		return;
+	}
+	buf[6] |= PF_T3HIST >> 8;
+	memset(buf + off, 0, T3HIST_HDR);
+	buf[off] = (uint8_t)n;
+	for (i = 0; i < n; i++) {
+		uint8_t *e = buf + off + T3HIST_HDR + (size_t)i * T3HIST_ENT;
+
+		put64(e, m->hist[i].seq);
+		put64(e + 8, m->hist[i].t3w);
+		put64(e + 16, m->hist[i].t3k);
+	}
 }
 
 /* The ping length a reflector's kernel-stamp block needs (--size on the client). */
 static size_t proto_kx_need(void)
 {
 	return PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN;
+}
+
+/*
+ * The client's FIN (and so the FIN_ACK, which has its length): --size, or
+ * longer when that leaves no room for the FIN_ACK's blocks (the boot id,
+ * the PHC reading, the whole T3 history).  Not a measured packet: its
+ * length costs nothing, and a reflector answers FINs of any length.
+ */
+static size_t fin_len(void)
+{
+	size_t n = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_PHC_LEN + T3HIST_HDR +
+		   T3HIST_MAX * T3HIST_ENT;
+
+	return cfg->size > n ? cfg->size : n;
 }
 
 /* A control message that lies inside its buffer (as ts_parse checks). */
@@ -2676,7 +3211,7 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
  * taken out of it: +1 where the wire stamp ends the segment, -1 where it
  * starts it, 0 for every other metric (one clock, or the peer's NIC).
  */
-static int wire_sign(int m)
+static int wire_sign_of(int m, bool emit)
 {
 	static const signed char emit_sign[NMETRIC] = {
 		[M_CLI_TX] = -1, [M_CLI_RX] = 1, [M_CLI_TX_NIC] = -1, [M_CLI_RX_NIC] = 1,
@@ -2685,14 +3220,37 @@ static int wire_sign(int m)
 		[M_SRV_RX] = 1, [M_SRV_TX] = -1, [M_SRV_RX_NIC] = 1, [M_SRV_TX_NIC] = -1,
 	};
 
-	return run.side.emit ? emit_sign[m] : reflect_sign[m];
+	return emit ? emit_sign[m] : reflect_sign[m];
+}
+
+static int wire_sign(int m)
+{
+	return wire_sign_of(m, run.side.emit);
 }
 
 /* A metric's label in tables; the reflector's -N measures its response to the app's send. */
+/*
+ * On the client: one of the reflector's segments between its NIC stamp and
+ * an app or kernel stamp, with the reflector's PHC offset still in it (its
+ * pongs had no room to say it: see metric_value).  Marked where shown.
+ */
+static bool peer_off_in(int m)
+{
+	return run.side.emit && run.S.srv_hw && !run.ts.peer_off_on && wire_sign_of(m, false);
+}
+
 static const char *metric_label(int m)
 {
+	static char marked[NMETRIC][64];
+
 	if (m == M_RESPONSE && cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		return "response (T3_SW-T2 wire, -N)";
+	}
+	if (peer_off_in(m)) {
+		if (!marked[m][0]) {
+			snprintf(marked[m], sizeof(marked[m]), "%s *", metric_def[m].label);
+		}
+		return marked[m];
 	}
 	return metric_def[m].label;
 }
@@ -2752,13 +3310,21 @@ static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 	return false;
 }
 
-/* The value of metric m from the stamps t, when the stamps it needs are known. */
+/*
+ * The value of metric m from the stamps t, when the stamps it needs are
+ * known: each app-vs-wire segment on one time base, this side's PHC offset
+ * taken out, and on the client the reflector's too (its segments, once it
+ * said its offset).
+ */
 static bool metric_value(int m, const uint64_t *t, int64_t *v)
 {
 	if (!metric_stamps(m, t, v)) {
 		return false;
 	}
 	*v += wire_sign(m) * run.ts.wire_off;
+	if (run.side.emit && run.ts.peer_off_on) {
+		*v += wire_sign_of(m, false) * run.ts.peer_off;
+	}
 	return true;
 }
 
@@ -3067,11 +3633,56 @@ static void cls_sample(uint64_t seq, int64_t v)
 	}
 }
 
+/* The metrics of struct grp's x[], in order. */
+static const int grp_xm[GX_N] = { M_APP_RTT, M_CLI_TX };
+
+/* Do the rows keep app rtt and client tx stack (emit, app stamps on: -s)? */
+static bool cls_extra(void)
+{
+	return run.side.emit && cfg->sw_stamps;
+}
+
+/* Metric m of a transaction into its rows, when they keep it (cls_extra). */
+static void cls_sample_x(uint64_t seq, int m, int64_t v)
+{
+	struct grp *rows[3];
+	int i, k, n;
+
+	if (!run.K.g || !cls_extra()) {
+		return;		/* a plain run, or no app stamps */
+	}
+	for (k = 0; k < GX_N && grp_xm[k] != m; k++) {
+	}
+	if (k == GX_N) {
+		return;
+	}
+	n = cls_rows(seq, rows);
+	for (i = 0; i < n; i++) {
+		hist_add(&rows[i]->x[k], v, seq);
+	}
+}
+
+/* One row's histogram: its buckets and exact store. */
+static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
+{
+	uint64_t *b = calloc(nb, 8);
+	int64_t *o = calloc(out_cap, 8);
+
+	if (!b || !o) {
+		free(b);
+		free(o);
+		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		return -1;
+	}
+	hist_init(h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+	return 0;
+}
+
 /* Rows and their histograms, before the memory is locked. */
 static int cls_alloc(uint64_t out_cap)
 {
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
-	int i;
+	int i, k;
 
 	if (!cls_multi()) {
 		return 0;
@@ -3087,16 +3698,14 @@ static int cls_alloc(uint64_t out_cap)
 		return -1;
 	}
 	for (i = 0; i < run.K.ng; i++) {
-		uint64_t *b = calloc(nb, 8);
-		int64_t *o = calloc(out_cap, 8);
-
-		if (!b || !o) {
-			free(b);
-			free(o);
-			warnx_("cannot allocate the class/size tables: %s", strerror(errno));
+		if (cls_hist_alloc(&run.K.g[i].h, nb, out_cap) < 0) {
 			return -1;
 		}
-		hist_init(&run.K.g[i].h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+		for (k = 0; cls_extra() && k < GX_N; k++) {
+			if (cls_hist_alloc(&run.K.g[i].x[k], nb, out_cap) < 0) {
+				return -1;
+			}
+		}
 	}
 	return 0;
 }
@@ -3204,7 +3813,7 @@ static void cls_rx_tos(struct msghdr *msg)
 
 static void cls_session_reset(void)
 {
-	int i;
+	int i, k;
 
 	run.K.rn = 0;
 	memset(run.K.r, 0, sizeof(run.K.r));
@@ -3214,6 +3823,9 @@ static void cls_session_reset(void)
 	for (i = 0; run.K.g && i < run.K.ng; i++) {
 		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
 		hist_reset(&run.K.g[i].h);
+		for (k = 0; cls_extra() && k < GX_N; k++) {
+			hist_reset(&run.K.g[i].x[k]);
+		}
 	}
 }
 
@@ -3281,27 +3893,68 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	return buf;
 }
 
-static void cls_row(FILE *f, const char *label, struct grp *g)
+/* A histogram's columns of the class/size tables: samples min avg p50 p99 p99.9 max. */
+static void cls_stats(FILE *f, struct hist *h)
 {
-	struct hist *h = &g->h;
 	bool approx = false;
-	uint64_t sent = g->n[CG_SENT];
 
 	hist_finish(h);
-	fprintf(f,
-		"%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%% %9" PRIu64 " %9" PRId64
-		" %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64 " %5" PRIu64 "\n",
-		label, sent, g->n[CG_RECEIVED], g->n[CG_LOST],
-		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0, h->n, h->n ? h->min : 0,
+	fprintf(f, " %9" PRIu64 " %9" PRId64 " %9.0f %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64,
+		h->n, h->n ? h->min : 0, h->n ? hist_avg(h) : 0.0,
 		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
-		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0, g->n[CG_BREACH]);
+		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0);
+}
+
+static void cls_row(FILE *f, const char *label, struct grp *g)
+{
+	uint64_t sent = g->n[CG_SENT];
+
+	fprintf(f, "%-26s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6.2f%%", label, sent,
+		g->n[CG_RECEIVED], g->n[CG_LOST],
+		sent ? 100.0 * (double)g->n[CG_LOST] / (double)sent : 0.0);
+	cls_stats(f, &g->h);
+	fprintf(f, " %5" PRIu64 "\n", g->n[CG_BREACH]);
+}
+
+/* With -s: a row's app rtt and client tx stack, one line each. */
+static void cls_row_x(FILE *f, const char *label, struct grp *g)
+{
+	int k;
+
+	for (k = 0; k < GX_N; k++) {
+		fprintf(f, "%-26s %-9s", k ? "" : label, k == GX_APP ? "app rtt" : "tx stack");
+		cls_stats(f, &g->x[k]);
+		fputc('\n', f);
+	}
+}
+
+/* Every row of the class/size table, each printed by row(). */
+static void cls_rows_each(FILE *f, void (*row)(FILE *, const char *, struct grp *))
+{
+	char lab[64];
+	int c, z;
+
+	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
+		row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
+	}
+	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
+		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
+		row(f, lab, &run.K.g[run.K.ncls + z]);
+	}
+	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
+		for (z = 0; z < run.K.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
+			row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+		}
+	}
 }
 
 /* Emit: the table with a row per class, per size, per class x size. */
 static void cls_report(FILE *f)
 {
+	const char *what, *head;
 	char lab[64];
-	int c, z;
+	int c;
 
 	if (!run.side.emit) {
 		for (c = 0; c < run.K.rn; c++) {
@@ -3318,46 +3971,52 @@ static void cls_report(FILE *f)
 	if (!run.K.g) {
 		return;
 	}
-	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %5s\n",
-		run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes",
-		run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size", "sent", "received", "lost",
-		"loss", "samples", "min", "p50", "p99", "p99.9", "max", "brch");
-	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
-		cls_row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
-	}
-	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
-		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
-		cls_row(f, lab, &run.K.g[run.K.ncls + z]);
-	}
-	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
-		for (z = 0; z < run.K.nsz; z++) {
-			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
-			cls_row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
-		}
+	what = run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes";
+	head = run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size";
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %9s %5s\n",
+		what, head, "sent", "received", "lost", "loss", "samples", "min", "avg", "p50", "p99",
+		"p99.9", "max", "brch");
+	cls_rows_each(f, cls_row);
+	if (cls_extra()) {
+		/* where a qdisc or gate holds a ping: before its wire stamp, in the tx stack */
+		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW, client tx stack T1-T1_SW; ns) ---\n"
+			"%-26s %-9s %9s %9s %9s %9s %9s %9s %9s\n", what, head, "metric", "samples",
+			"min", "avg", "p50", "p99", "p99.9", "max");
+		cls_rows_each(f, cls_row_x);
 	}
 }
 
-static void cls_json_row(FILE *f, struct grp *g)
+/* One metric of a row: ", "KEY": {samples, min, max, avg, stddev, percentiles}". */
+static void cls_json_hist(FILE *f, const char *key, struct hist *h)
 {
-	struct hist *h = &g->h;
 	bool approx = false;
 	int k;
 
 	hist_finish(h);
-	fprintf(f,
-		"\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
-		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64
-		"}, \"threshold_breaches\": %" PRIu64 ", \"rtt\": {\"samples\": %" PRIu64
-		", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
-		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {",
-		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
-		g->n[CG_BREACH], h->n, h->n ? h->min : 0, h->n ? h->max : 0,
-		h->n ? hist_avg(h) : 0.0, h->n ? hist_stddev(h) : 0.0);
+	fprintf(f, ", \"%s\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
+		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", key, h->n,
+		h->n ? h->min : 0, h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0,
+		h->n ? hist_stddev(h) : 0.0);
 	for (k = 0; k < NPCT; k++) {
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
 	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+}
+
+static void cls_json_row(FILE *f, struct grp *g)
+{
+	int k;
+
+	fprintf(f,
+		"\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %" PRIu64
+		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64,
+		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
+		g->n[CG_BREACH]);
+	cls_json_hist(f, "rtt", &g->h);
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		cls_json_hist(f, metric_def[grp_xm[k]].key, &g->x[k]);
+	}
 }
 
 static void cls_json_prio_tos(FILE *f, int prio, int tos)
@@ -4245,6 +4904,11 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 			/* the stamps stay raw: --analyze takes the PHC's offset out again */
 			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
 		}
+		if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+			/* the reflector's, from its pongs, else its FIN_ACK's last reading */
+			p += sprintf(p, " server_wire_offset_ns=%" PRId64,
+				     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
+		}
 		p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
@@ -4525,6 +5189,7 @@ static void txn_account(struct txn *x)
 		}
 		x->counted |= 1u << m;
 		hist_add(&run.S.h[m], v, x->seq);
+		cls_sample_x(x->seq, m, v);
 		if (m == run.side.primary) {
 			cls_sample(x->seq, v);
 			live_add(v);
@@ -4630,6 +5295,129 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
 		x->t[T3K] = k;
 	}
 	txn_account(x);
+}
+
+/*
+ * A NIC can claim hardware stamps (ETHTOOL_GET_TS_INFO, SIOCSHWTSTAMP
+ * accepted) and deliver none: a driver fault, or QEMU's e1000e, whose
+ * model never stamps a packet.  ptp4l then says "timed out while polling
+ * for tx timestamp" and declares the port FAULTY.  rant judges the NIC on
+ * its first HWW_TXNS datagrams received and the sends of that time: fewer
+ * than one in HWW_SHARE of the hardware stamps asked for is none.  With
+ * --timestamps hw the run then stops (exit 1); with auto the kernel's
+ * stamps, asked for alongside (OPT_TX_SWHW, timestamping.rst 1.3.3), are
+ * the wire stamps of the whole run (hw_fall_back).
+ */
+#define HWW_TXNS	64
+#define HWW_SHARE	10
+/*
+ * TX stamps that come late get this long, or until HWW_TXNS more datagrams
+ * came: the transactions judged are then all still in the window (256 at
+ * least), where a fall-back can give them their kernel stamps.
+ */
+#define HWW_WAIT_NS	(50 * 1000000ULL)
+
+enum hww_verdict { HWW_PENDING, HWW_DELIVERS, HWW_NONE };
+
+/* True once: the NIC delivers (almost) no hardware stamp.  FINAL: the run or session ends. */
+static bool hw_watch_none(bool final)
+{
+	struct hw_watch *w = &run.hww;
+	uint64_t now;
+
+	if (w->verdict || !run.ts.hw || !w->rx || (!final && w->rx < HWW_TXNS)) {
+		return false;
+	}
+	if ((w->rx_hw + w->tx_hw) * HWW_SHARE >= w->rx + w->tx) {
+		if (w->rx >= HWW_TXNS) {
+			w->verdict = HWW_DELIVERS;
+		}
+		return false;
+	}
+	if (!final && w->rx < 3 * HWW_TXNS) {
+		now = mono_ns();
+		if (!w->armed) {
+			w->armed = now;
+		}
+		if (now - w->armed < HWW_WAIT_NS) {
+			return false;
+		}
+	}
+	w->verdict = HWW_NONE;
+	w->at[0] = w->rx;
+	w->at[1] = w->rx_hw;
+	w->at[2] = w->tx;
+	w->at[3] = w->tx_hw;
+	if (cfg->ts == TS_HW) {
+		w->failed = true;
+		warnx_("--timestamps hw: %s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64
+		       ", TX %" PRIu64 " of %" PRIu64 " (a port ptp4l declares FAULTY); stopping: see ethtool -T %s and its driver, or use --timestamps auto or sw",
+		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx, cfg->iface);
+	} else {
+		warnx_("%s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
+		       " of %" PRIu64 ": kernel stamps for the whole run (--timestamps auto)",
+		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx);
+	}
+	return true;
+}
+
+/* The kernel's stamp of a packet becomes its wire stamp (the NIC's, if any, is dropped). */
+static bool hw_txn_kernel(struct txn *x, int wire, int kern)
+{
+	x->t[wire] = x->t[kern];
+	x->t[kern] = 0;
+	return x->t[wire] != 0;
+}
+
+/*
+ * --timestamps auto, no NIC stamps: software stamps from here on, on one
+ * clock (no PHC offset to take out), the NIC's config put back now, and the
+ * NIC/kernel split of this side's stacks dropped (it has no NIC part).  The
+ * caller moves the kernel stamps of the transactions so far into place.
+ */
+static void hw_fall_back(void)
+{
+	static const int split[2][4] = {
+		{ M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC },
+		{ M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE },
+	};
+	int i;
+
+	run.ts.hw = false;
+	run.ts.wire_off = 0;
+	run.hww.fell_back = true;
+	ts_restore_say(run.sock_fd);
+	snprintf(run.ts.note, sizeof(run.ts.note),
+		 "software (kernel): %s delivered no hardware stamps (--timestamps auto fell back)",
+		 cfg->iface);
+	for (i = 0; i < 4; i++) {
+		hist_reset(&run.S.h[split[run.side.emit][i]]);
+	}
+}
+
+/*
+ * The NIC judged (hw_watch_none): with --timestamps hw the run stops; with
+ * auto every transaction so far takes its kernel stamps as wire stamps
+ * (RESTAMP, the side's own) and is accounted with them.
+ */
+static void hw_judge(bool final, void (*restamp)(struct txn *x))
+{
+	uint64_t i;
+
+	if (!hw_watch_none(final)) {
+		return;
+	}
+	if (cfg->ts == TS_HW) {
+		run.S.stop_reason = STOP_ERROR;
+		return;
+	}
+	hw_fall_back();
+	for (i = 0; i <= run.win.mask; i++) {
+		if (run.win.slot[i].st & TF_USED) {
+			restamp(&run.win.slot[i]);
+			txn_account(&run.win.slot[i]);
+		}
+	}
 }
 
 /* --------------------------------------------------------------- memory */
@@ -4837,7 +5625,7 @@ static void session_reset(uint32_t id)
 	run.S.first_real = real_ns();
 	run.S.end_mono = 0;
 	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
-	run.echo.head = run.echo.n = 0;
+	run.echo.head = run.echo.n = run.echo.nsent = 0;
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
 	cls_session_reset();
@@ -4873,7 +5661,7 @@ static int resolve(const char *host, unsigned port, struct sockaddr_storage *ss,
 static int ts_bind_check(int fd, int err)
 {
 	if (run.ts.hw) {
-		ts_restore(fd);
+		ts_restore_say(fd);
 		warnx_("--interface: SO_BINDTODEVICE %s: %s: hardware stamps need the socket bound to the NIC whose PHC stamps them (needs CAP_NET_RAW; or use --timestamps sw)",
 		       cfg->iface, strerror(err));
 		return -1;
@@ -4929,7 +5717,23 @@ static int sock_setup(int fd, int family)
 	if (bind_err && ts_bind_check(fd, bind_err) < 0) {
 		return -1;
 	}
-	run.ts.ifindex = cfg->iface ? (int)if_nametoindex(cfg->iface) : 0;
+	run.ts.ifindex = cfg->iface ? ts_real_nic(cfg->iface, run.ts.nic, sizeof(run.ts.nic)) : 0;
+	if (run.ts.hw && !run.K.opening) {
+		run.ts.ptp4l_pid = ptp4l_find(cfg->iface);
+		if (!run.ts.ptp4l_pid && *run.ts.nic && strcmp(run.ts.nic, cfg->iface)) {
+			run.ts.ptp4l_pid = ptp4l_find(run.ts.nic);
+		}
+		if (run.ts.ptp4l_pid) {
+			warnx_("warning: ptp4l (pid %d) runs on %s: a NIC that stamps one TX packet at a time (igb, ixgbe, i40e) gives that stamp to whichever send asks first, so rant's T1/T3 and ptp4l's TX stamps will go missing at times",
+			       run.ts.ptp4l_pid, cfg->iface);
+		}
+	}
+	if (run.ts.hw && run.ts.ifindex && strcmp(run.ts.nic, cfg->iface)) {
+		size_t n = strlen(run.ts.note);
+
+		snprintf(run.ts.note + n, sizeof(run.ts.note) - n, "%s%s", run.ts.bonded ?
+			 ", the bond's active slave " : ", the NIC under it ", run.ts.nic);
+	}
 	if (run.ts.hw && run.ts.phc_index >= 0 && (r = phc_start(run.ts.phc_index)) < 0) {
 		warnx_("warning: cannot read the offset of PHC /dev/ptp%d to CLOCK_REALTIME (%s): app-vs-wire segments carry an unmeasured offset",
 		       run.ts.phc_index, strerror(-r));
@@ -5246,6 +6050,10 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
 	rx->trunc = msg.msg_flags & MSG_TRUNC;
 	rx->ours = !run.proto_pre || (n = ptp_strip(buf, n)) >= 0;
 	rx->len = rx->ours ? (size_t)n : 0;
+	if (run.ts.hw && rx->ours) {
+		run.hww.rx++;
+		run.hww.rx_hw += rx->c.hw != 0;
+	}
 	return 1;
 }
 
@@ -5430,8 +6238,14 @@ static int clock_warnings(char w[][256], int max)
 
 	if (run.ts.hw && run.phc.n) {
 		/* the PHC's offset was measured: say what it is instead of guessing */
+		int64_t moved;
+		uint64_t span;
+
 		snprintf(measured, sizeof(measured), "PHC /dev/ptp%d measured %+" PRId64 " ns from CLOCK_REALTIME%s",
-			 run.phc.index, run.phc.last_off, phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" : "");
+			 run.phc.index, run.phc.last_off,
+			 phc_stopped(&moved, &span)    ? ", stopped (it does not advance)" :
+			 phc_warning(tmp, sizeof(tmp)) ? ", not disciplined: run phc2sys" :
+							 "");
 		cause = measured;
 	}
 	for (i = 0; i < 2 && n < max; i++) {
@@ -5786,8 +6600,7 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	if (!run.phc.n || !run.E.srv_phc.method) {
 		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
 			 !run.phc.n ? "this end's" : "the reflector's",
-			 run.phc.n ? " (or its FIN_ACK had no room: --size 104 or more, 112 with --key-file)"
-			       : "");
+			 run.phc.n ? " (or its FIN_ACK did not say: an earlier rant, or none came)" : "");
 		return false;
 	}
 	if (!run.host_boot_id || run.host_boot_id != run.E.srv_phc.boot_id) {
@@ -5818,6 +6631,36 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	return true;
 }
 
+/*
+ * Loopback and veth show one kernel only at this end: the peer may still be
+ * another host (a container's veth leads out through the host; a loopback
+ * port may be forwarded to a VM or through a tunnel).  They count only when
+ * the reflector's FIN_ACK names this kernel's boot id; why says what is
+ * missing when it does not.
+ */
+static bool ow_same_kernel(char *why, size_t len)
+{
+	const char *what = run.ow_evidence == OW_LOOPBACK ? "the peer is on loopback" : "-i is a veth";
+
+	if (!run.host_boot_id) {
+		snprintf(why, len, "%s, but this kernel's boot id is unreadable "
+			 "(/proc/sys/kernel/random/boot_id)", what);
+	} else if (!run.E.fin_acked) {
+		snprintf(why, len, "%s, but no FIN_ACK came to say which kernel the reflector "
+			 "runs in", what);
+	} else if (!run.E.srv_phc.boot_id) {
+		snprintf(why, len, "%s, but the reflector's FIN_ACK carries no boot id "
+			 "(an earlier rant): nothing shows it runs in this kernel", what);
+	} else if (run.E.srv_phc.boot_id != run.host_boot_id) {
+		snprintf(why, len, "%s, but the reflector runs in another kernel (its boot id "
+			 "%016" PRIx64 " is not this one's %016" PRIx64 ")", what,
+			 run.E.srv_phc.boot_id, run.host_boot_id);
+	} else {
+		return true;
+	}
+	return false;
+}
+
 /* The evidence for the clocks of the one-way delays, as the report states it. */
 static enum ow_evidence ow_current(char *why, size_t len)
 {
@@ -5825,6 +6668,9 @@ static enum ow_evidence ow_current(char *why, size_t len)
 
 	if (run.ow_evidence == OW_NONE && ow_phc(&bound, why, len)) {
 		return OW_PHC;
+	}
+	if (run.ow_evidence != OW_NONE && !ow_same_kernel(why, len)) {
+		return OW_NONE;
 	}
 	return run.ow_evidence;
 }
@@ -5861,8 +6707,9 @@ static bool oneway_trusted(char *why, size_t len)
 		return true;
 	}
 	if (same) {
-		snprintf(why, len, "clocks agree: %s, one CLOCK_REALTIME stamps both ends",
-			 run.ow_evidence == OW_LOOPBACK ? "the peer is on this host (loopback)" : "-i is a veth, both ends are in one kernel");
+		snprintf(why, len, "clocks agree: %s and the reflector's boot id is this kernel's, "
+			 "one CLOCK_REALTIME stamps both ends",
+			 run.ow_evidence == OW_LOOPBACK ? "the peer is on loopback" : "-i is a veth");
 		return true;
 	}
 	snprintf(why, len, "warning: nothing shows the two clocks agree (%s): read forward/backward as offset-laden",
@@ -5918,12 +6765,95 @@ static void report_compute(struct report *r)
 	r->log_records = run.log_out.done ? run.log_out.rows : run.S.log.n;
 }
 
+/* The NIC's verdict (hw_watch_none), when it delivered no hardware stamps. */
+static void print_hw_watch(FILE *f)
+{
+	const struct hw_watch *w = &run.hww;
+
+	if (w->verdict != HWW_NONE) {
+		return;
+	}
+	fprintf(f, "Hardware stamps: %s delivered none (RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
+		" of %" PRIu64 "): %s\n", cfg->iface, w->at[1], w->at[0], w->at[3], w->at[2],
+		w->fell_back ? "the kernel's stamps are the wire stamps of the whole run (--timestamps auto)" :
+			       "stopped (--timestamps hw)");
+}
+
+/*
+ * This side's TX stamps, when some are missing in a pattern that names its
+ * cause: none at all while RX stamps came (bnxt before BCM5760X stamps TX
+ * only for PTP packets: bnxt_ptp_parse), or a share of them (igb, ixgbe and
+ * i40e stamp one TX packet at a time and skip a send while the last one's
+ * stamp is pending: ethtool -S counts tx_hwtstamp_skipped).  0: no
+ * pattern, 1: PTP only, 2: one at a time.
+ */
+static int tx_stamp_pattern(uint64_t *miss, uint64_t *n)
+{
+	int tx = run.side.emit ? T1W : T3W, rx = run.side.emit ? T4W : T2W;
+
+	*miss = run.S.c.missing[tx];
+	*n = run.S.c.received > run.S.c.warmup ? run.S.c.received - run.S.c.warmup : 0;
+	if (!run.ts.hw || !*n || !*miss || (cfg->no_tx_ts && !run.side.emit)) {
+		return 0;
+	}
+	if (*miss >= *n && run.S.c.missing[rx] < *n) {
+		return 1;
+	}
+	return *miss < *n && *miss * 100 >= *n ? 2 : 0;
+}
+
+static void print_tx_pattern(FILE *f)
+{
+	uint64_t miss, n;
+	int p = tx_stamp_pattern(&miss, &n);
+	char also[96] = "";
+
+	if (run.ts.ptp4l_pid) {
+		snprintf(also, sizeof(also), "; ptp4l (pid %d) on %s asks for the same stamp",
+			 run.ts.ptp4l_pid, cfg->iface);
+	}
+	if (p == 1) {
+		fprintf(f, "TX stamps: none of %" PRIu64 " sends stamped by the NIC while its RX stamps came: %s\n",
+			n, cfg->ptp_probe ? "even as PTP probes: see ethtool -T and the driver" :
+			"NICs that stamp TX only for PTP packets do this (bnxt before BCM5760X): run both ends with --ptp-probe");
+	} else if (p == 2) {
+		fprintf(f, "TX stamps: %" PRIu64 " of %" PRIu64 " sends not stamped by the NIC (%.1f %%): NICs that stamp one TX packet at a time (igb, ixgbe, i40e) skip a send while the last one's stamp is pending (ethtool -S %s: tx_hwtstamp_skipped): pace the client with --interval (e.g. 1000)%s\n",
+			miss, n, 100.0 * (double)miss / (double)n, cfg->iface, also);
+	} else if (run.ts.ptp4l_pid && run.ts.hw) {
+		fprintf(f, "TX stamps: ptp4l (pid %d) runs on %s: on a NIC that stamps one TX packet at a time the two compete for it\n",
+			run.ts.ptp4l_pid, cfg->iface);
+	}
+}
+
+/* The client: the reflector's PHC offset, out of its segments or still in them (*). */
+static void print_peer_off(FILE *f)
+{
+	char said[64] = "not known";
+
+	if (!run.side.emit || !run.S.srv_hw) {
+		return;
+	}
+	if (run.ts.peer_off_on) {
+		fprintf(f, "Reflector's segments: its PHC offset (%+" PRId64
+			" ns, from its pongs) taken out, on one time base\n", run.ts.peer_off);
+	} else if (peer_off_in(M_SRV_RX) && run.S.h[M_SRV_RX].n + run.S.h[M_SRV_TX].n +
+		   run.S.h[M_SRV_RX_NIC].n + run.S.h[M_SRV_TX_NIC].n) {
+		if (run.E.srv_phc.method) {
+			snprintf(said, sizeof(said), "its FIN_ACK said %+" PRId64 " ns", run.E.srv_phc.off);
+		}
+		fprintf(f, "* Reflector's segments: its PHC offset is still in them (%s): pongs of --size %zu or more carry it\n",
+			said, proto_kx_need() + KX_PHC_LEN - KX_LEN);
+	}
+}
+
 /* What the hardware path has to say about this run's stamps. */
 static void print_hw_notes(FILE *f, const struct report *r)
 {
 	char why[256];
 	double ppm;
 
+	print_hw_watch(f);
+	print_tx_pattern(f);
 	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
@@ -5931,6 +6861,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 		fprintf(f, "App-vs-wire segments: the PHC's offset at start (%+" PRId64
 			" ns) taken out, on one time base\n", run.ts.wire_off);
 	}
+	print_peer_off(f);
 	if (run.S.c.kx_unfit && run.side.emit) {
 		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
 			" pongs too short for its kernel stamps: use --size %zu or more\n",
@@ -5974,7 +6905,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	}
 	if (run.ts_foreign) {
 		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
-			cfg->iface ? cfg->iface : "-", run.ts_foreign);
+			*run.ts.nic ? run.ts.nic : cfg->iface ? cfg->iface : "-", run.ts_foreign);
 	}
 }
 
@@ -6122,10 +7053,19 @@ static void print_decomposition(FILE *f, const struct report *r)
 		}
 	}
 	if (run.side.emit && run.S.offset.n) {
-		fprintf(f, "Clock: server - client offset %+" PRId64 " ns (at the lowest-RTT exchange)",
-			run.S.best_offset);
+		if (r->ow_trusted) {
+			/* one clock: ((T2-T1) + (T3-T4)) / 2 holds no offset, only the asymmetry */
+			fprintf(f, "Path asymmetry: (forward - backward) / 2 = %+" PRId64
+				" ns (at the lowest-RTT exchange; one clock, so no offset)",
+				run.S.best_offset);
+		} else {
+			fprintf(f, "Clock: server - client offset %+" PRId64
+				" ns (at the lowest-RTT exchange)", run.S.best_offset);
+		}
 		if (r->drift) {
-			fprintf(f, ", drift %+.3f ppm over %.1f s", r->ppm, r->span);
+			/* one clock does not drift: then it is the asymmetry that moved */
+			fprintf(f, ", %s %+.3f ppm over %.1f s", r->ow_trusted ? "trend" : "drift",
+				r->ppm, r->span);
 		}
 		fputc('\n', f);
 	}
@@ -6291,8 +7231,38 @@ static void json_hw(FILE *f, const struct report *r)
 {
 	char why[256], tmp[320];
 	double ppm;
+	int64_t moved;
+	uint64_t span;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
+	if (run.side.emit && run.S.srv_hw && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+		fprintf(f, "  \"server_wire_offset\": {\"ns\": %" PRId64 ", \"taken_out\": %s},\n",
+			run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off,
+			run.ts.peer_off_on ? "true" : "false");
+	} else {
+		fprintf(f, "  \"server_wire_offset\": null,\n");
+	}
+	if (cfg->mode != MODE_ANALYZE && run.ts.hw) {
+		static const char *const pattern[] = { "null", "\"ptp_only\"", "\"one_at_a_time\"" };
+		uint64_t miss, n;
+		int p = tx_stamp_pattern(&miss, &n);
+
+		fprintf(f, "  \"tx_stamp_pattern\": {\"measured\": %" PRIu64 ", \"missing\": %" PRIu64
+			", \"pattern\": %s, \"ptp4l_pid\": %d},\n", n, miss, pattern[p], run.ts.ptp4l_pid);
+	} else {
+		fprintf(f, "  \"tx_stamp_pattern\": null,\n");
+	}
+	if (cfg->mode != MODE_ANALYZE && (run.ts.hw || run.hww.verdict)) {
+		static const char *const verdict[] = { "unjudged", "delivers", "none" };
+		const struct hw_watch *w = &run.hww;
+
+		fprintf(f, "  \"hw_stamps\": {\"rx\": %" PRIu64 ", \"rx_nic\": %" PRIu64 ", \"tx\": %" PRIu64
+			", \"tx_nic\": %" PRIu64 ", \"verdict\": \"%s\", \"fell_back\": %s},\n",
+			w->rx, w->rx_hw, w->tx, w->tx_hw, verdict[w->verdict],
+			w->fell_back ? "true" : "false");
+	} else {
+		fprintf(f, "  \"hw_stamps\": null,\n");
+	}
 	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", run.S.c.kx_unfit);
 	if (run.phc.n) {
 		fprintf(f,
@@ -6305,8 +7275,9 @@ static void json_hw(FILE *f, const struct report *r)
 		} else {
 			fputs("null", f);
 		}
-		fprintf(f, ", \"disciplined\": %s, \"tai\": %s},\n", phc_warning(why, sizeof(why)) ? "false" : "true",
-			phc_is_tai() ? "true" : "false");
+		fprintf(f, ", \"disciplined\": %s, \"tai\": %s, \"stopped\": %s},\n",
+			phc_warning(why, sizeof(why)) ? "false" : "true", phc_is_tai() ? "true" : "false",
+			phc_stopped(&moved, &span) ? "true" : "false");
 	} else {
 		fprintf(f, "  \"phc\": null,\n");
 	}
@@ -6438,6 +7409,13 @@ static void json_clock_log(FILE *f, const struct report *r)
 
 	fprintf(f, "  \"clock\": {\"offset_ns\": ");
 	if (run.side.emit && run.S.offset.n) {
+		fprintf(f, "%" PRId64, run.S.best_offset);
+	} else {
+		fputs("null", f);
+	}
+	/* the same value named for what it is when one clock stamps both ends */
+	fprintf(f, ", \"asymmetry_ns\": ");
+	if (run.side.emit && run.S.offset.n && r->ow_trusted) {
 		fprintf(f, "%" PRId64, run.S.best_offset);
 	} else {
 		fputs("null", f);
@@ -7386,16 +8364,16 @@ static char *plot_us3(char *buf, size_t len, int64_t v)
 static double plot_table(double top, const int *ms, int nser)
 {
 	static const char *const colname[] = {
-		"samples", "min", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
+		"samples", "min", "avg", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "p99.999", "max",
 	};
 	/* the first column clear of the longest label, "backward one-way (T4-T3 wire)" */
-	const double cx[] = { 355, 440, 525, 610, 695, 780, 865, 950, 1035, 1120 };
+	const double cx[] = { 355, 431, 508, 584, 661, 737, 814, 890, 967, 1043, 1120 };
 	char lab[48];
 	int k, j;
 
 	svg("<g font-size=\"12\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">metric (values in \xc2\xb5s)</text>\n",
 	    PLOT_X0, top);
-	for (j = 0; j < 10; j++) {
+	for (j = 0; j < 11; j++) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
 	}
 	for (k = 0; k < nser; k++) {
@@ -7409,14 +8387,16 @@ static double plot_table(double top, const int *ms, int nser)
 		svg("<text id=\"%s-samples\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%" PRIu64 "</text>\n", key, cx[0], y, h->n);
 		svg("<text id=\"%s-min\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[1], y,
 		    plot_us3(lab, sizeof(lab), h->min));
+		svg("<text id=\"%s-avg\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3f</text>\n", key, cx[2], y,
+		    hist_avg(h) / 1000);
 		for (j = 0; j < NPCT; j++) {
-			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[2 + j], y,
+			svg("<text id=\"%s-p%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, pct_key[j], cx[3 + j], y,
 			    plot_us3(lab, sizeof(lab), hist_pct(h, pct_value[j], &approx)));
 		}
-		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[9], y,
+		svg("<text id=\"%s-max\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", key, cx[10], y,
 		    plot_us3(lab, sizeof(lab), h->max));
 		if (approx) {
-			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[9] + 6, y);
+			svg("<text x=\"%.1f\" y=\"%.1f\">(approx.)</text>\n", cx[10] + 6, y);
 		}
 	}
 	svg("</g>\n");
@@ -7601,11 +8581,53 @@ static int plot_groups(int *gi)
 	return n;
 }
 
+/* A row of panels: with -s two more lines of numbers (app rtt, client tx stack). */
+static double plot_grp_h(void)
+{
+	return PLOT_GRP_H + (cls_extra() ? 28 : 0);
+}
+
 static double plot_groups_height(void)
 {
 	int gi[CLS_MAX + SZ_MAX], n = plot_groups(gi);
 
-	return n ? 34 + PLOT_GRP_H * ((n + 1) / 2) + 10 : 0;
+	return n ? 34 + plot_grp_h() * ((n + 1) / 2) + 10 : 0;
+}
+
+/* One line of a panel's numbers: avg, p50, p99 and max of h, each with its id. */
+static void plot_group_nums(const char *id, const char *key, struct hist *h, bool *approx)
+{
+	char lab[48];
+
+	hist_finish(h);
+	svg(", avg <tspan id=\"%s%s-avg\">%.3f</tspan>", id, key, hist_avg(h) / 1000);
+	svg(", p50 <tspan id=\"%s%s-p50\">%s</tspan>", id, key,
+	    plot_us3(lab, sizeof(lab), hist_pct(h, 50, approx)));
+	svg(", p99 <tspan id=\"%s%s-p99\">%s</tspan>", id, key,
+	    plot_us3(lab, sizeof(lab), hist_pct(h, 99, approx)));
+	svg(", max <tspan id=\"%s%s-max\">%s</tspan> \xc2\xb5s", id, key,
+	    plot_us3(lab, sizeof(lab), h->max));
+}
+
+/* With -s, under a panel: its row's app rtt and client tx stack (ids CLASS-app_rtt-p50, ...). */
+static void plot_group_x(int g, const char *id, double x0, double y)
+{
+	char key[40];
+	bool approx = false;
+	int k;
+
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		struct hist *h = &run.K.g[g].x[k];
+
+		snprintf(key, sizeof(key), "-%s", metric_def[grp_xm[k]].key);
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s: samples <tspan id=\"%s%s-samples\">%"
+		    PRIu64 "</tspan>", x0, y + 14 * k, k == GX_APP ? "app rtt" : "client tx stack", id,
+		    key, h->n);
+		if (h->n) {
+			plot_group_nums(id, key, h, &approx);
+		}
+		svg("%s</text>\n", approx ? " (approx.)" : "");
+	}
 }
 
 /* One small panel: the heading, the histogram of row g, p50 and p99, the numbers with ids. */
@@ -7683,14 +8705,10 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	    "</tspan>", x0, y1 + 34, id, h->n);
 	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, run.K.g[g].n[CG_LOST]);
 	if (h->n) {
-		svg(", p50 <tspan id=\"%s-p50\">%s</tspan>", id,
-		    plot_us3(lab, sizeof(lab), hist_pct(h, 50, &approx)));
-		svg(", p99 <tspan id=\"%s-p99\">%s</tspan>", id,
-		    plot_us3(lab, sizeof(lab), hist_pct(h, 99, &approx)));
-		svg(", max <tspan id=\"%s-max\">%s</tspan> \xc2\xb5s", id,
-		    plot_us3(lab, sizeof(lab), h->max));
+		plot_group_nums(id, "", &run.K.g[g].h, &approx);
 	}
 	svg("%s</text>\n", approx ? " (approx.)" : "");
+	plot_group_x(g, id, x0, y1 + 48);
 }
 
 /* The small panels, two a row; returns the height used (0: a run without lists). */
@@ -7728,7 +8746,7 @@ static double plot_groups_panel(double top)
 	for (k = 0; k < n; k++) {
 		double x0 = PLOT_X0 + (k % 2) * (w + gap);
 
-		plot_group(gi[k], x0, x0 + w, top + 34 + PLOT_GRP_H * (k / 2), &ax, &ay, ncol);
+		plot_group(gi[k], x0, x0 + w, top + 34 + plot_grp_h() * (k / 2), &ax, &ay, ncol);
 	}
 	return plot_groups_height();
 }
@@ -8046,33 +9064,52 @@ static bool echo_t3_plausible(const struct txn *e, uint64_t t3w)
 	return true;
 }
 
-/* Take in the server's stamps from a pong or FIN_ACK. */
-static void emit_echo(const struct proto_msg *m)
+/*
+ * One echoed T3 wire stamp (and its T3_K) for the ping seq, from a header or
+ * the T3 history: taken only when still owed.  A repeat of the stamp known
+ * is the rule with the history (and, with pongs reordered, the header may
+ * bring one the history already did): it costs nothing; a different one is
+ * refused and counted.
+ */
+static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
 {
-	struct txn *e;
+	struct txn *e = &run.win.slot[seq & run.win.mask];
 
-	if (!(m->flags & PF_T3W)) {
+	if (!(e->st & TF_USED) || e->seq != seq || seq >= run.E.next_seq) {
 		return;
 	}
-	e = &run.win.slot[m->t3w_seq & run.win.mask];
-	if ((e->st & TF_USED) && e->seq == m->t3w_seq && m->t3w_seq < run.E.next_seq) {
-		if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
-			/* already known: never overwrite a counted stamp */
-			run.S.c.rejected[GR_ECHO_UNOWED]++;
-			return;
-		}
-		if (!echo_t3_plausible(e, m->t3w)) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-			return;
-		}
-		e->t[T3W] = m->t3w;
-		/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
-		if (m->t3k && (!e->t[T3SW] || m->t3k >= e->t[T3SW])) {
-			e->t[T3K] = m->t3k;
-		} else if (m->t3k) {
-			run.S.c.rejected[GR_IMPLAUSIBLE]++;
-		}
-		txn_account(e);
+	if (t3w && e->t[T3W] == t3w) {
+		return;
+	}
+	if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
+		/* already known: never overwrite a counted stamp */
+		run.S.c.rejected[GR_ECHO_UNOWED]++;
+		return;
+	}
+	if (!echo_t3_plausible(e, t3w)) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		return;
+	}
+	e->t[T3W] = t3w;
+	/* its kernel stamp: CLOCK_REALTIME, taken after the app's T3 */
+	if (t3k && t3k < STAMP_MAX && (!e->t[T3SW] || t3k >= e->t[T3SW])) {
+		e->t[T3K] = t3k;
+	} else if (t3k) {
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+	}
+	txn_account(e);
+}
+
+/* Take in the server's stamps from a pong or FIN_ACK: its echo, then its T3 history. */
+static void emit_echo(const struct proto_msg *m)
+{
+	int i;
+
+	if (m->flags & PF_T3W) {
+		emit_echo_one(m->t3w_seq, m->t3w, m->t3k);
+	}
+	for (i = 0; i < m->nhist; i++) {
+		emit_echo_one(m->hist[i].seq, m->hist[i].t3w, m->hist[i].t3k);
 	}
 }
 
@@ -8087,23 +9124,32 @@ static void emit_busy(size_t len)
 	}
 }
 
-/* FIN_ACK: an answer only after our FIN; the stamps the reflector still owed. */
-static void emit_fin_ack(const struct proto_msg *m)
+/*
+ * FIN_ACK: an answer only after our FIN, exactly as long; the stamps the
+ * reflector still owed, its kernel's boot id and its PHC reading.
+ */
+static void emit_fin_ack(const struct proto_msg *m, size_t len)
 {
 	if (!run.E.fin_sent) {
 		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
+		return;
+	}
+	if (len != fin_len()) {
+		run.S.c.rejected[GR_LENGTH]++;
 		return;
 	}
 	run.E.fin_acked = true;
 	run.E.fin_more = m->flags & PF_MORE;
 	run.E.srv_received = m->seq;
 	run.E.srv_whole = !(m->flags & PF_PARTIAL);
+	if (m->boot_id) {
+		run.E.srv_phc.boot_id = m->boot_id;
+	}
 	if (m->phc_method) {
 		run.E.srv_phc.off = m->phc_off;
 		run.E.srv_phc.window = m->phc_window;
 		run.E.srv_phc.method = m->phc_method;
 		run.E.srv_phc.disciplined = m->phc_disciplined;
-		run.E.srv_phc.boot_id = m->boot_id;
 	}
 	emit_echo(m);
 }
@@ -8157,6 +9203,11 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	}
 	run.S.srv_hw = m->flags & PF_SRV_HW;
 	run.S.srv_hw_known = true;
+	if (run.S.srv_hw && m->phc_method && !run.ts.peer_off_on) {
+		/* the reflector's PHC offset: out of its segments from this pong on */
+		run.ts.peer_off = m->phc_off;
+		run.ts.peer_off_on = true;
+	}
 	emit_echo(m);
 	if (m->flags & PF_BREACH) {
 		run.S.stop_reason = STOP_PEER_BREACH;
@@ -8174,6 +9225,10 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	struct txn *x;
 	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
 
+	/* longer than --size: oversized, but for the FIN_ACK (fin_len: room for its blocks) */
+	if (!err && len > cfg->size && (m.type != PT_FIN_ACK || len != fin_len())) {
+		err = PE_LONG;
+	}
 	if (err) {
 		count_invalid(err);
 		return;
@@ -8191,13 +9246,13 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		emit_busy(len);
 		return;
 	}
-	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
-		/* the pong is exactly the ping's (and FIN's) length */
-		run.S.c.rejected[GR_LENGTH]++;
+	if (m.type == PT_FIN_ACK) {
+		emit_fin_ack(&m, len);
 		return;
 	}
-	if (m.type == PT_FIN_ACK) {
-		emit_fin_ack(&m);
+	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
+		/* the pong is exactly the ping's length */
+		run.S.c.rejected[GR_LENGTH]++;
 		return;
 	}
 	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
@@ -8209,6 +9264,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		run.S.c.rejected[GR_IMPLAUSIBLE]++;
 		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
 		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
+		m.nhist = 0;
 	}
 	x = &run.win.slot[m.seq & run.win.mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
@@ -8266,6 +9322,21 @@ static void emit_rxq_ovfl(struct msghdr *msg)
 	}
 }
 
+/* --timestamps auto without NIC stamps: a transaction so far takes its kernel stamps (hw_judge). */
+static void emit_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T4W, T4K);
+	if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.E.txpend--;
+	}
+}
+
+static void emit_hw_check(bool final)
+{
+	hw_judge(final, emit_restamp);
+}
+
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
 static int emit_recv(int flags)
 {
@@ -8278,6 +9349,7 @@ static int emit_recv(int flags)
 	}
 	if (r > 0 && rx.ours) {
 		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+		emit_hw_check(false);
 	}
 	return r;
 }
@@ -8502,14 +9574,15 @@ static void emit_await_pongs(uint64_t cutoff)
 }
 
 /*
- * FIN until the FIN_ACK says no T3 stamps are owed (64 rounds at most), each
- * tried 3 times; the reflector ends its session on the first.
+ * FIN until the FIN_ACK says no T3 stamps wait to be echoed (FIN_ROUNDS at
+ * most), each tried 3 times; the reflector ends its session with the first
+ * FIN_ACK that says so, whatever TX stamps it still lacks.
  */
 static void emit_fin_exchange(uint64_t hard)
 {
 	int round;
 
-	for (round = 0; round < 64; round++) {
+	for (round = 0; round < FIN_ROUNDS; round++) {
 		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
 		uint64_t limit;
 		int tries;
@@ -8517,10 +9590,13 @@ static void emit_fin_exchange(uint64_t hard)
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
 			proto_encode(run.E.tx, &m);
-			tag_put(run.E.tx, cfg->size);
+			memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+			tag_put(run.E.tx, fin_len());
 			run.E.fin_sent = true;
-			if (ts_send(run.sock_fd, run.E.tx, cfg->size, NULL, 0) >= 0) {
+			if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
 				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+			} else {
+				ts_rekey(run.sock_fd);	/* a key it may have used up */
 			}
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
@@ -8680,6 +9756,7 @@ static int emit_run(void)
 		run.S.stop_reason = STOP_SIGNAL;
 	}
 	emit_finish();
+	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
 	run.S.end_mono = mono_ns();
 	window_flush(run.E.next_seq);
 	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
@@ -8739,6 +9816,15 @@ static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
 	run.echo.n++;
 }
 
+/* The kernel stamp of an echo's pong, if it came (the slot may hold a newer send by now). */
+static uint64_t echo_t3k(const struct echo *e)
+{
+	const struct txn *x = &run.win.slot[e->key & run.win.mask];
+
+	return (x->st & TF_USED) && x->txkey == e->key && x->seq == e->seq ? x->t[T3K] : 0;
+}
+
+/* The next echo into m's header; it becomes the newest of the T3 history. */
 static bool echo_pop(struct proto_msg *m)
 {
 	if (!run.echo.n) {
@@ -8747,16 +9833,36 @@ static bool echo_pop(struct proto_msg *m)
 	m->t3w_seq = run.echo.q[run.echo.head].seq;
 	m->t3w = run.echo.q[run.echo.head].t3w;
 	m->flags |= PF_T3W;
-	{
-		/* its kernel stamp, if it came (the slot may hold a newer send by now) */
-		uint32_t k = run.echo.q[run.echo.head].key;
-		const struct txn *x = &run.win.slot[k & run.win.mask];
-
-		m->t3k = (x->st & TF_USED) && x->txkey == k && x->seq == m->t3w_seq ? x->t[T3K] : 0;
+	m->t3k = echo_t3k(&run.echo.q[run.echo.head]);
+	memmove(run.echo.sent + 1, run.echo.sent, T3HIST_MAX * sizeof(struct echo));
+	run.echo.sent[0] = run.echo.q[run.echo.head];
+	if (run.echo.nsent < T3HIST_MAX + 1) {
+		run.echo.nsent++;
 	}
 	run.echo.head = (run.echo.head + 1) % ECHO_CAP;
 	run.echo.n--;
 	return true;
+}
+
+/*
+ * The T3 history of a pong or FIN_ACK written into buf (after echo_pop and
+ * the blocks before it): the echoes sent before the one in its header, as
+ * many as buf has room for, newest first.  Nothing to do for a ping with
+ * no room (the default 64 bytes).
+ */
+static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
+{
+	uint32_t i, skip = m->flags & PF_T3W ? 1 : 0;
+	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
+
+	m->nhist = 0;
+	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
+		m->hist[m->nhist].seq = run.echo.sent[i].seq;
+		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
+		m->hist[m->nhist].t3k = echo_t3k(&run.echo.sent[i]);
+		m->nhist++;
+	}
+	proto_hist_put(buf, len, m);
 }
 
 /*
@@ -8962,6 +10068,8 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		memset(x, 0, sizeof(*x));
 		x->txkey = run.ts.next_key++;
 		run.S.c.rejected[GR_BUSY_SENT]++;
+	} else {
+		ts_rekey(run.sock_fd);	/* the key it may have used up */
 	}
 }
 
@@ -9046,6 +10154,8 @@ static void reflect_start(uint32_t id)
 	run.R.txpend = 0;
 	run.R.active = true;
 	run.R.key0 = run.ts.next_key;
+	run.R.fin_rounds = 0;
+	run.R.fin_waited = false;
 	run.R.ahead = 0;
 	run.R.measuring = false;
 	run.R.src_probed = 0;
@@ -9061,19 +10171,61 @@ static void reflect_start(uint32_t id)
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
 }
 
-/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
-static void reflect_end(int reason)
+/*
+ * TX stamps still owed get at most this long at the end of a session (on a
+ * FIN, before its FIN_ACK; else before the report).  A NIC that never
+ * stamps, or skips stamps (igb, ixgbe and i40e stamp one TX packet at a
+ * time), must not hold the session open: it ends whatever is still owed.
+ */
+#define END_TX_WAIT_NS	(50 * 1000000ULL)
+
+static void reflect_await_tx(uint64_t ns)
 {
 	uint64_t t0 = mono_ns();
-	int exit_code = EXIT_OK, r;
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 
-	while (run.R.txpend && mono_ns() - t0 < 50 * 1000000ULL) {
+	while (run.R.txpend && mono_ns() - t0 < ns) {
 		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
 			reflect_drain();
 		}
 	}
-	if (run.S.stop_reason != STOP_BREACH) {
+}
+
+/* The reflector's re-stamping (hw_judge): a T3 that comes from the kernel only is echoed. */
+static void reflect_restamp(struct txn *x)
+{
+	hw_txn_kernel(x, T2W, T2K);
+	if (!(x->st & TF_TXPEND)) {
+		hw_txn_kernel(x, T3W, T3K);
+	} else if (hw_txn_kernel(x, T3W, T3K)) {
+		/* its kernel stamp came, the NIC's never will: echoed as T3 */
+		x->st &= (uint16_t)~TF_TXPEND;
+		run.R.txpend--;
+		echo_push(x->seq, x->t[T3W], x->txkey);
+	}
+}
+
+static void reflect_hw_check(bool final)
+{
+	hw_judge(final, reflect_restamp);
+	if (run.hww.failed) {
+		run.R.exit_code = EXIT_RUNTIME;
+	}
+}
+
+/* Session over (FIN, idle, signal, -d): report it, log it, get ready for the next. */
+static void reflect_end(int reason)
+{
+	int exit_code = EXIT_OK, r;
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+
+	if (reason != STOP_FIN) {
+		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
+	}
+	reflect_hw_check(true);
+	if (run.hww.failed) {
+		exit_code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	}
+	if (run.S.stop_reason != STOP_BREACH && !run.hww.failed) {
 		run.S.stop_reason = reason;
 	}
 	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
@@ -9081,7 +10233,7 @@ static void reflect_end(int reason)
 	if (run.R.any) {
 		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
 	}
-	if (run.S.c.breaches) {
+	if (run.S.c.breaches && !run.hww.failed) {
 		exit_code = EXIT_BREACH;
 	}
 	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
@@ -9106,6 +10258,7 @@ static void reflect_phc_block(struct proto_msg *a)
 {
 	uint64_t meta = __atomic_load_n(&run.phc_pub.meta, __ATOMIC_ACQUIRE);
 
+	a->boot_id = run.host_boot_id;	/* with or without a PHC */
 	if (!(meta >> 8 & 0xff)) {
 		return;		/* no PHC reading */
 	}
@@ -9113,7 +10266,6 @@ static void reflect_phc_block(struct proto_msg *a)
 	a->phc_disciplined = meta & 1;
 	a->phc_window = (uint32_t)(meta >> 16);
 	a->phc_off = __atomic_load_n(&run.phc_pub.off, __ATOMIC_RELAXED);
-	a->boot_id = run.host_boot_id;
 }
 
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
@@ -9128,23 +10280,31 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 
 	reflect_drain();
 	if (current) {
+		if (!run.echo.n && run.R.txpend && !run.R.fin_waited) {
+			run.R.fin_waited = true;	/* once, then the session ends */
+			reflect_await_tx(END_TX_WAIT_NS);
+		}
+		run.R.fin_rounds++;
 		a.seq = run.S.c.received;
 		if (!run.R.any || run.R.first) {
 			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
 		}
-		if (echo_pop(&a) && run.echo.n) {
+		/*
+		 * more only for stamps that came and wait to be echoed, and not
+		 * beyond the client's last round (emit_fin_exchange: 64)
+		 */
+		if (echo_pop(&a) && run.echo.n && run.R.fin_rounds < FIN_ROUNDS) {
 			a.flags |= PF_MORE;
-		}
-		if (!(a.flags & PF_T3W) && run.R.txpend) {
-			a.flags |= PF_MORE;	/* a TX stamp is still on its way */
 		}
 	}
 	proto_encode(buf, &a);
-	if (run.ts.hw) {
-		reflect_phc_block(&a);
-		if (proto_kx_put(buf, len, &a) < 0 && current) {
-			run.S.c.kx_unfit++;
-		}
+	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
+	reflect_phc_block(&a);
+	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
+		run.S.c.kx_unfit++;
+	}
+	if (current) {
+		echo_hist_put(buf, len, &a);
 	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
@@ -9156,6 +10316,8 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		txn_retire(x);
 		memset(x, 0, sizeof(*x));
 		x->txkey = run.ts.next_key++;
+	} else {
+		send_failed(errno);	/* counted, and the TX keys resynchronised */
 	}
 	if (current && !(a.flags & PF_MORE)) {
 		reflect_end(STOP_FIN);
@@ -9278,6 +10440,8 @@ static bool reflect_count(const struct proto_msg *m)
 	return false;
 }
 
+#define PHC_OFF_FIRST	64
+
 /* The pong, written over the ping in buf: the same length, never larger. */
 static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
 			 uint64_t wire, uint64_t t2sw)
@@ -9296,6 +10460,19 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	}
 	echo_pop(p);
 	cls_reflect(m);
+	if (run.ts.hw && run.phc.method != PHC_NONE && run.ts.wire_off &&
+	    (run.S.c.received <= PHC_OFF_FIRST || !(run.S.c.received % PHC_OFF_FIRST))) {
+		/*
+		 * and the PHC offset this side takes out of its segments, for the
+		 * client to take out of them too: the session's first pongs (one
+		 * that arrives is enough) and every PHC_OFF_FIRST-th after; the
+		 * others leave that room to the T3 history
+		 */
+		p->flags |= PF_PHC_OFF;
+		p->phc_off = run.ts.wire_off;
+		p->phc_method = (uint8_t)run.phc.method;
+		p->boot_id = run.host_boot_id;
+	}
 	proto_encode(buf, p);
 	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
@@ -9304,6 +10481,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 			run.S.c.kx_unfit++;
 		}
 	}
+	echo_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
 		put64(buf + 40, p->t3sw);
@@ -9417,6 +10595,7 @@ static int reflect_recv(int flags)
 	if (r > 0 && rx.ours) {
 		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
+		reflect_hw_check(false);
 	}
 	return r;
 }
@@ -9441,8 +10620,8 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (!run.R.active && run.R.sessions &&
-		    (cfg->once || run.R.exit_code == EXIT_BREACH)) {
+		if (run.hww.failed || (!run.R.active && run.R.sessions &&
+					(cfg->once || run.R.exit_code == EXIT_BREACH))) {
 			break;
 		}
 		if (r > 0 && !cfg->spin) {
@@ -9471,7 +10650,8 @@ static int reflect_run(void)
 	}
 	if (run.R.active || (!run.R.sessions && r >= 0)) {
 		/* no client came at all: still a report (0 samples), as the earlier rant printed */
-		reflect_end(run.stop_signal ? STOP_SIGNAL : run.R.end ? STOP_DURATION : STOP_ERROR);
+		reflect_end(run.hww.failed ? STOP_ERROR : run.stop_signal ? STOP_SIGNAL :
+			    run.R.end ? STOP_DURATION : STOP_ERROR);
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -9483,6 +10663,8 @@ struct alog {
 	const char *path;
 	bool emit, csv, hw, srv_hw, sw;
 	int64_t wire_off;	/* csv header: the PHC - CLOCK_REALTIME the run took out */
+	int64_t peer_off;	/* ... and the reflector's (client logs), if peer_off_on */
+	bool peer_off_on;
 	uint32_t have;		/* stamps the log has columns for */
 	uint64_t n;
 	struct txn *row;
@@ -9733,26 +10915,37 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
  * out of its app-vs-wire segments (wire_offset_ns=, before cmdline=), so
  * that --analyze gives the run's numbers from the raw stamps.
  */
-static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
+static int alog_offset(struct alog *L, uint64_t line, const char *p, const char *end,
+		       const char *key, int64_t *v, bool *found)
 {
-	static const char key[] = " wire_offset_ns=";
-	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9), *k;
+	const char *k = memmem(p, (size_t)(end - p), key, strlen(key));
 	size_t n;
-	int64_t v;
 
-	end = c ? c : end;
-	k = memmem(p, (size_t)(end - p), key, sizeof(key) - 1);
 	if (!k) {
 		return 0;
 	}
-	k += sizeof(key) - 1;
+	k += strlen(key);
 	for (n = 0; k + n < end && k[n] != ' '; n++) {
 	}
-	if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
-		return alog_error(L, line, "bad wire_offset_ns", k, n);
+	if (!alog_i64(k, n, v) || *v <= -(int64_t)STAMP_MAX || *v >= (int64_t)STAMP_MAX) {
+		return alog_error(L, line, key[1] == 'w' ? "bad wire_offset_ns" :
+							    "bad server_wire_offset_ns", k, n);
 	}
-	L->wire_off = v;
+	*found = true;
 	return 0;
+}
+
+/* ... and the reflector's (server_wire_offset_ns=, client logs), from its pongs or FIN_ACK. */
+static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
+{
+	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9);
+	bool found = false;
+
+	end = c ? c : end;
+	if (alog_offset(L, line, p, end, " wire_offset_ns=", &L->wire_off, &found) < 0) {
+		return -1;
+	}
+	return alog_offset(L, line, p, end, " server_wire_offset_ns=", &L->peer_off, &L->peer_off_on);
 }
 
 /* Room for one more row. */
@@ -10204,6 +11397,8 @@ static int analyze_state(struct alog *L)
 	side_set(L->emit);
 	run.ts.hw = L->hw;
 	run.ts.wire_off = L->wire_off;
+	run.ts.peer_off = L->peer_off;
+	run.ts.peer_off_on = L->peer_off_on;
 	run.S.srv_hw = L->srv_hw;
 	run.S.srv_hw_known = run.side.emit;
 	/*
@@ -11262,6 +12457,16 @@ static int opt_parse(int argc, char **argv)
  * signals the process and its group together, which is not a user asking
  * twice.  clock_gettime is async-signal-safe.
  */
+/* The device's config back from a signal handler, and a fixed line if that failed. */
+static void signal_restore(void)
+{
+	static const char msg[] = "rant: warning: putting back the NIC's timestamping config failed\n";
+
+	if (ts_restore(run.sock_fd) < 0 && write(2, msg, sizeof(msg) - 1) < 0) {
+		return;	/* nothing more to do in a handler */
+	}
+}
+
 static void on_signal(int sig)
 {
 	uint64_t now = mono_ns();
@@ -11271,21 +12476,44 @@ static void on_signal(int sig)
 		if (run.first_signal_ns && now - run.first_signal_ns < NSEC_PER_SEC / 2) {
 			return;
 		}
-		ts_restore(run.sock_fd);	/* ioctl is async-signal-safe */
+		signal_restore();	/* ioctl is async-signal-safe */
 		_exit(EXIT_RUNTIME);
 	}
 	run.first_signal_ns = now;
 	run.stop_signal = 1;
 }
 
+/*
+ * A signal that ends rant at once (a fault, SIGQUIT's core dump) still
+ * puts the device's timestamping config back first, then takes its
+ * default action (SA_RESETHAND).
+ */
+static void on_fatal(int sig)
+{
+	signal_restore();
+	raise(sig);
+}
+
 static void signals_setup(void)
 {
-	struct sigaction sa;
+	static const int fatal[] = { SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	struct sigaction sa, old;
+	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: a blocked recvmsg must return */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a hang-up (the terminal closed) ends the run as SIGTERM does; nohup's SIG_IGN stays */
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN) {
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND;
+	/* AddressSanitizer reports faults through its own handlers: left to it (SIGQUIT is not) */
+	for (i = 0; i < (RANT_ASAN ? 1 : ARRAY_SIZE(fatal)); i++) {
+		sigaction(fatal[i], &sa, NULL);
+	}
 }
 
 /* The once-a-second status line, from its own thread: the loop never prints. */
@@ -11541,11 +12769,12 @@ static int run_main(void)
 
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
-		ts_restore(run.sock_fd);
+		ts_restore_say(run.sock_fd);
 		return EXIT_USAGE;
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	check_rt_throttling();
+	boot_id_read();		/* the one-way evidence (client), the FIN_ACK's (reflector) */
 	/*
 	 * A SCHED_OTHER thread's timeouts may fire up to 50 us late (timer
 	 * slack, Documentation/timers/hrtimers.rst): at --interval 100 that
@@ -11556,7 +12785,7 @@ static int run_main(void)
 	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
 	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	run.E.rxcap = cfg->size + 1 + run.proto_pre;
+	run.E.rxcap = fin_len() + 1 + run.proto_pre;
 	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
 	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
@@ -11571,7 +12800,7 @@ static int run_main(void)
 		r = reflect_run();
 		status_stop();
 		phc_end();
-		ts_restore(run.sock_fd);
+		ts_restore_say(run.sock_fd);
 		if (json && out_finish(json_what(), json, true) < 0 &&
 		    run.R.exit_code < EXIT_RUNTIME) {
 			run.R.exit_code = EXIT_RUNTIME;
@@ -11581,13 +12810,15 @@ static int run_main(void)
 	r = emit_run();
 	status_stop();
 	phc_end();
-	ts_restore(run.sock_fd);
+	ts_restore_say(run.sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;
 	} else if (run.E.busy) {
 		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
 		       "or start another reflector (--port) for this client", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
+	} else if (run.hww.failed) {
+		code = EXIT_RUNTIME;	/* hw_watch_none said why */
 	} else if (!run.S.c.received && run.S.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;

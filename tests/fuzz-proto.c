@@ -3,10 +3,12 @@
  * libFuzzer harness: proto_decode() on arbitrary bytes.  A header it accepts
  * must re-encode to the same fields (and to the same bytes, except the echoed
  * fields whose flag is clear, which the encoder zeroes), and decode again.
- * Then the same bytes go through the session rules: the tag check with a
- * key, the stamp plausibility check, the client's emit_packet() against a
- * window of pings in every state and the reflector's reflect_packet() from
- * a fixed peer, with the counters' invariants checked after each.
+ * The blocks after the header (kernel stamps, T3 history) must survive a
+ * round trip through their encoders.  Then the same bytes go through the
+ * session rules: the tag check with a key, the stamp plausibility check,
+ * the client's emit_packet() against a window of pings in every state (the
+ * pong as long as the ping) and the reflector's reflect_packet() from a
+ * fixed peer, with the counters' invariants checked after each.
  * Built and run by tests/fuzz.sh.
  */
 #define RANT_NO_MAIN
@@ -14,15 +16,52 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The T3 history of two decoded datagrams, entry by entry. */
+static bool hist_equal(const struct proto_msg *a, const struct proto_msg *b)
+{
+	int i;
+
+	if (a->nhist != b->nhist) {
+		return false;
+	}
+	for (i = 0; i < a->nhist; i++) {
+		if (a->hist[i].seq != b->hist[i].seq || a->hist[i].t3w != b->hist[i].t3w ||
+		    a->hist[i].t3k != b->hist[i].t3k) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Fields of two decoded headers, compared one by one (no padding bytes). */
 static bool msg_equal(const struct proto_msg *a, const struct proto_msg *b)
 {
-	return a->version == b->version && a->type == b->type && a->flags == b->flags &&
+	return hist_equal(a, b) && a->version == b->version && a->type == b->type && a->flags == b->flags &&
 	       a->session == b->session && a->idle_ms == b->idle_ms && a->seq == b->seq &&
 	       a->t2w == b->t2w && a->t2sw == b->t2sw && a->t3sw == b->t3sw && a->t3w == b->t3w &&
 	       a->t3w_seq == b->t3w_seq && a->t2k == b->t2k && a->t3k == b->t3k && a->phc_off == b->phc_off &&
 	       a->phc_window == b->phc_window && a->phc_method == b->phc_method &&
 	       a->phc_disciplined == b->phc_disciplined && a->boot_id == b->boot_id;
+}
+
+/* A copy of the input with a guard byte after it, for an encoder to write into. */
+static uint8_t *fz_copy(const uint8_t *in, size_t size)
+{
+	uint8_t *cp = malloc(size + 1);
+
+	if (cp) {
+		memcpy(cp, in, size);
+		cp[size] = 0x5a;
+	}
+	return cp;
+}
+
+static void fz_copy_done(uint8_t *cp, size_t size)
+{
+	if (cp[size] != 0x5a) {
+		abort();		/* wrote past the datagram */
+	}
+	free(cp);
 }
 
 /*
@@ -32,31 +71,52 @@ static bool msg_equal(const struct proto_msg *a, const struct proto_msg *b)
  */
 static void fz_kx(const uint8_t *in, size_t size, const struct proto_msg *m)
 {
-	uint8_t *cp = malloc(size + 1);
+	uint8_t *cp = fz_copy(in, size);
 	struct proto_msg m2;
 	bool was = run.key.on;
 
 	if (!cp) {
 		return;
 	}
-	memcpy(cp, in, size);
-	cp[size] = 0x5a;
 	run.key.on = m->flags & PF_TAG;
 	if (proto_kx_put(cp, size, m) == 0) {
 		if (proto_decode(cp, size, &m2) || !(m2.flags & PF_KSTAMPS) ||
 		    ((m->type == PT_PONG || m->type == PT_FIN_ACK) &&
 		     (m2.t2k != m->t2k || m2.t3k != m->t3k || m2.phc_method != m->phc_method ||
-		      (m->phc_method && (m2.phc_off != m->phc_off || m2.boot_id != m->boot_id))))) {
+		      m2.boot_id != m->boot_id || (m->phc_method && m2.phc_off != m->phc_off)))) {
 			abort();	/* the block does not survive a round trip */
 		}
 	} else if (size >= PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0) + KX_LEN) {
 		abort();		/* refused a datagram with room for it */
 	}
-	if (cp[size] != 0x5a) {
-		abort();		/* wrote past the datagram */
+	run.key.on = was;
+	fz_copy_done(cp, size);
+}
+
+/*
+ * The T3 history (PF_T3HIST): what was read from the input, written again
+ * into a copy of it (its flag cleared first) after the blocks before it,
+ * must read back the same; the encoder has room for every entry the input
+ * held, and writes nothing past the datagram.
+ */
+static void fz_hist(const uint8_t *in, size_t size, const struct proto_msg *m)
+{
+	uint8_t *cp = fz_copy(in, size);
+	struct proto_msg m2;
+	bool was = run.key.on;
+
+	if (!cp) {
+		return;
+	}
+	cp[6] &= (uint8_t)~(PF_T3HIST >> 8);
+	run.key.on = m->flags & PF_TAG;
+	proto_hist_put(cp, size, m);
+	if (proto_decode(cp, size, &m2) || !hist_equal(m, &m2) ||
+	    (m->nhist && (m->type == PT_PONG || m->type == PT_FIN_ACK) && !(m2.flags & PF_T3HIST))) {
+		abort();	/* the history does not survive a round trip */
 	}
 	run.key.on = was;
-	free(cp);
+	fz_copy_done(cp, size);
 }
 
 /* The client's window: pings 0..299 sent, every third answered, one lost. */
@@ -144,6 +204,9 @@ static void fz_rules(uint8_t *in, size_t size)
 	}
 	fz_fin_sent = size & 1;
 	fz_session(true);
+	if (size >= PROTO_HDR_LEN && size <= PROTO_MAX_SIZE) {
+		opts.size = (unsigned)size;	/* a pong of the ping's length: history and all */
+	}
 	emit_packet(buf, size, 2000000, 0, false);
 	if (run.S.c.late > run.S.c.lost || run.S.c.received + run.S.c.lost + run.E.outstanding != run.S.c.sent) {
 		abort();		/* late <= lost, sent = received + lost + in flight */
@@ -156,6 +219,9 @@ static void fz_rules(uint8_t *in, size_t size)
 			if (metric_value(mm, run.win.slot[i].t, &v) && (v >= (int64_t)STAMP_MAX || v <= -(int64_t)STAMP_MAX)) {
 				abort();	/* an impossible number */
 			}
+		}
+		if (run.win.slot[i].t[T3W] >= STAMP_MAX || run.win.slot[i].t[T3K] >= STAMP_MAX) {
+			abort();	/* an echoed stamp (header or history) past 2^62 */
 		}
 	}
 	fz_session(false);
@@ -201,6 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fz_rules(in, size);
 	fz_kx(in, size, &m);
+	fz_hist(in, size, &m);
 	memset(out, 0xa5, sizeof(out));
 	proto_encode(out, &m);
 	for (i = PROTO_HDR_LEN; i < sizeof(out); i++) {
@@ -224,6 +291,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.phc_off = 0;
 	m.phc_window = 0;
 	m.phc_method = m.phc_disciplined = 0;
+	m.nhist = 0;
 	if (proto_decode(out, PROTO_HDR_LEN, &m2) || !msg_equal(&m, &m2)) {
 		abort();
 	}

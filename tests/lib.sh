@@ -80,8 +80,29 @@ tap_plan_ok() {
 	grep -qx "1\.\.$((p + f + s))" "$1"
 }
 
+# now_us: the wall clock in microseconds
+now_us() {
+	echo "${EPOCHREALTIME//[!0-9]/}"
+}
+
+# wait_for SECONDS command...: poll the command every 50 ms until it
+# succeeds, for at most SECONDS of wall time (a deadline: generous ones cost
+# nothing while the test passes); a TAP comment says when it gave up
+wait_for() {
+	local end=$((${EPOCHREALTIME//[!0-9]/} + $1 * 1000000))
+	shift
+	until "$@" 2>/dev/null; do
+		if [ "${EPOCHREALTIME//[!0-9]/}" -ge "$end" ]; then
+			echo "# gave up waiting for: $*"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 # The TAP part ends here: a suite with a harness of its own (the config
-# tests) sources this file with TAP_ONLY=1 and gets just the above.
+# tests, the guest lab's tests/vm/guest.sh) sources this file with
+# TAP_ONLY=1 and gets just the above.
 [ -z "${TAP_ONLY:-}" ] || return 0
 
 NS_A="rantA$$"
@@ -149,26 +170,6 @@ link_up() {
 
 in_a() { ip netns exec "$NS_A" "$@"; }
 in_b() { ip netns exec "$NS_B" "$@"; }
-
-# now_us: the wall clock in microseconds
-now_us() {
-	echo "${EPOCHREALTIME//[!0-9]/}"
-}
-
-# wait_for SECONDS command...: poll the command every 50 ms until it
-# succeeds, for at most SECONDS of wall time (a deadline: generous ones cost
-# nothing while the test passes); a TAP comment says when it gave up
-wait_for() {
-	local end=$((${EPOCHREALTIME//[!0-9]/} + $1 * 1000000))
-	shift
-	until "$@" 2>/dev/null; do
-		if [ "${EPOCHREALTIME//[!0-9]/}" -ge "$end" ]; then
-			echo "# gave up waiting for: $*"
-			return 1
-		fi
-		sleep 0.05
-	done
-}
 
 # udp_listening NS PORT: a UDP socket is bound to PORT in NS
 udp_listening() {

@@ -162,6 +162,75 @@ chk(len(r) == 1 and r[0]["answered"] == 200, "the reflector answered class 2 (it
 '
 }
 
+# 3b. One class shaped on the client's egress (htb 100 kbit on its TOS, a
+#    tenth of what it sends): its pings wait in the qdisc, before their wire
+#    stamp.  With -s its app rtt and client tx stack rise in every table
+#    (report, JSON classes[], --analyze, plot) while its wire rtt does not.
+#    Orderings only, never values: the wait is 100s of ms (each ping takes
+#    8.5 ms at 100 kbit), a ping's tx stack some us and a loaded host's app
+#    rtt p99 some ms, so a factor of 10 holds on a loaded host too.
+t_shaped() {
+	local tc="in_a tc"
+	if ! { $tc qdisc add dev "$VETH_A" root handle 1: htb default 1 &&
+		$tc class add dev "$VETH_A" parent 1: classid 1:1 htb rate 10gbit &&
+		$tc class add dev "$VETH_A" parent 1: classid 1:3 htb rate 100kbit burst 1600 cburst 1600 &&
+		$tc filter add dev "$VETH_A" parent 1: protocol ip prio 1 u32 match ip tos 0x40 0xff flowid 1:3; } 2>"$WORK/tc.err"; then
+		skip "shaped class: tc htb/u32 not available ($(head -1 "$WORK/tc.err"))"
+		$tc qdisc del dev "$VETH_A" root 2>/dev/null
+		return
+	fi
+	if ! reflector c11r --once -s; then
+		not_ok "shaped class: reflector listens"
+		$tc qdisc del dev "$VETH_A" root
+		return
+	fi
+	emit c11c --tos 0,32,64 --count 300 --interval 300 --timeout 3000 -s --json "$WORK/c11c.json" \
+		-l "$WORK/c11c.csv" --log-format csv --plot "$WORK/c11c.svg"
+	expect_rc "shaped class" 0
+	wait_exit "$REFLECTOR_PID" 10
+	$tc qdisc del dev "$VETH_A" root
+	"$RANT" --analyze "$WORK/c11c.csv" --json "$WORK/c11a.json" >"$WORK/c11a.out" 2>&1
+	py_checks "shaped class" '
+import re
+c, a = j("c11c"), j("c11a")
+cl, m = c["classes"], c["metrics"]
+svg = open(os.path.join(W, "c11c.svg")).read()
+def p(x, k, q="50"):
+    return x[k]["percentiles_ns"][q]
+for x in cl:
+    for k in ("app_rtt", "client_tx_stack"):
+        h = x.get(k)
+        chk(h is not None and h["samples"] == x["rtt"]["samples"] == 100, "class %d: %s in the row, a sample per transaction" % (x["class"], k), h)
+        if h:
+            chk(h["min_ns"] <= h["avg_ns"] <= h["max_ns"] and h["min_ns"] <= p(x, k) <= p(x, k, "99") <= h["max_ns"],
+                "class %d: %s min <= avg, p50 <= p99 <= max" % (x["class"], k), h)
+for k in ("app_rtt", "client_tx_stack"):
+    chk(sum(x[k]["samples"] for x in cl) == m[k]["samples"], "classes add up to the run: %s" % k)
+s, o = cl[2], cl[:2]
+chk(p(s, "client_tx_stack") > 10 * max(p(x, "client_tx_stack", "99") for x in o),
+    "the shaped class: its tx stack p50 > 10 x the p99 of the others (the qdisc holds it)", [p(x, "client_tx_stack", "99") for x in cl])
+chk(p(s, "app_rtt") > 10 * max(p(x, "app_rtt", "99") for x in o),
+    "the shaped class: its app rtt p50 > 10 x the p99 of the others", [p(x, "app_rtt", "99") for x in cl])
+chk(10 * p(s, "rtt") < p(s, "client_tx_stack") and p(s, "rtt") < 10 * max(p(x, "rtt", "99") for x in o),
+    "the shaped class: its wire rtt p50 under a tenth of its tx stack, under 10 x the p99 of the others (not on the wire)",
+    [p(x, "rtt") for x in cl])
+chk(all(a["classes"][k][h] == cl[k][h] for k in range(3) for h in ("app_rtt", "client_tx_stack")),
+    "--analyze rebuilds app rtt and tx stack per class from the log", a["classes"][2]["client_tx_stack"])
+def svg_num(i):
+    g = re.search(r"id=\"%s\"[^>]*>([-0-9.]+)<" % i, svg)
+    return g and round(float(g.group(1)) * 1000)
+for k in ("app_rtt", "client_tx_stack"):
+    chk(svg_num("class2-%s-p50" % k) == p(s, k) and svg_num("class2-%s-p99" % k) == p(s, k, "99") and
+        abs(svg_num("class2-%s-avg" % k) - s[k]["avg_ns"]) <= 1, "plot: class 2 panel carries %s p50, p99, avg as the JSON" % k,
+        (svg_num("class2-%s-p50" % k), p(s, k)))
+chk(abs(svg_num("class2-avg") - s["rtt"]["avg_ns"]) <= 1 and abs(svg_num("rtt-avg") - m["rtt"]["avg_ns"]) <= 1,
+    "plot: avg next to the percentiles (class panel, metric table)", svg_num("class2-avg"))
+'
+	check "shaped class: report has avg in the class table" grep -Eq '^class +sent +received +lost +loss +samples +min +avg +p50 ' "$WORK/c11c.out"
+	check "shaped class: report has app rtt and tx stack per class" grep -Eq '^2  prio - tos 0x40 +app rtt +100 ' "$WORK/c11c.out"
+	check "shaped class: --analyze prints them too" grep -Eq '^ +tx stack +100 ' "$WORK/c11a.out"
+}
+
 # 4. A size sweep: each size measured in turn, warm-up per size, counts exact;
 #    the log has a SIZE column and --analyze rebuilds the same table.
 t_sizes() {
@@ -332,6 +401,7 @@ main() {
 	t_classes
 	t_wire
 	t_drop_one
+	t_shaped
 	t_sizes
 	t_matrix
 	t_duration

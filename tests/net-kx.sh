@@ -98,4 +98,82 @@ t("the server stacks are still there", m["server_rx_stack"]["samples"] == 100)
 ' "$WORK/kx64.json"
 check "kx: the report says why and names --size 80" grep -q "missing from 100 pongs too short for its kernel stamps: use --size 80" "$WORK/kx64.out"
 
+# --- one-way evidence: a veth counts only when the FIN_ACK names this kernel
+# A reflector without NIC stamps, in python: pongs with T2 and T3 wire
+# stamps read from CLOCK_REALTIME around its recvfrom and sendto (so both
+# one-way delays are >= 0 on this host), T3 echoed at once; its FIN_ACK
+# carries the 40-byte block with the boot id argv[2] says: "same" (this
+# kernel's), "other" (another kernel's), "none" (no block: an earlier rant).
+BOOT_FAKE='
+import socket, struct, sys, time
+T2W, T3W, KS = 1 << 3, 1 << 6, 1 << 10
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.settimeout(20)
+boot = int(open("/proc/sys/kernel/random/boot_id").read().replace("-", "")[:16], 16)
+boot = {"same": boot, "other": boot ^ 0x5a5a, "none": None}[sys.argv[2]]
+got = 0
+while True:
+    d, a = s.recvfrom(70000)
+    t2 = time.time_ns()
+    if len(d) < 64 or d[:4] != b"RANT" or d[4] != 1:
+        continue
+    typ, session, seq = d[5], struct.unpack(">I", d[8:12])[0], struct.unpack(">Q", d[16:24])[0]
+    if typ == 3:
+        block = b"" if boot is None else bytes(32) + struct.pack(">Q", boot)
+        flags = 0 if boot is None else KS
+        out = struct.pack(">4sBBHIIQ", b"RANT", 1, 4, flags, session, 0, got) + bytes(40) + block
+        s.sendto(out.ljust(len(d), b"\0")[:len(d)], a)
+        break
+    if typ != 1:
+        continue
+    got += 1
+    warm = struct.unpack(">H", d[6:8])[0] & 1
+    t3 = time.time_ns()
+    out = struct.pack(">4sBBHIIQQQQQQ", b"RANT", 1, 2, warm | T2W | T3W, session, 0, seq, t2, 0, 0, t3, seq)
+    s.sendto(out.ljust(len(d), b"\0"), a)
+'
+
+boot_fake() {
+	in_b python3 -c "$BOOT_FAKE" "$PORT" "$1" >"$WORK/boot-$1.out" 2>&1 &
+	FAKE_PID=$!
+	BG_PIDS+=("$FAKE_PID")
+	wait_for 5 udp_listening "$NS_B" "$PORT"
+}
+
+for b in other none same; do
+	boot_fake "$b"
+	emit "boot-$b" --port "$PORT" --count 200 --json "$WORK/boot-$b.json"
+	expect_rc "boot id $b" 0
+	wait_for 5 not_running "$FAKE_PID"
+done
+py_checks "boot id" '
+d = {b: json.load(open(sys.argv[i + 1])) for i, b in enumerate(("other", "none", "same"))}
+for b in d:
+    t("%s: every pong answered, both directions measured" % b,
+      d[b]["packets"]["received"] == 200 and d[b]["metrics"]["forward"]["samples"] == 200 and
+      d[b]["metrics"]["backward"]["samples"] == 200 and d[b]["metrics"]["forward"]["min_ns"] >= 0 and
+      d[b]["metrics"]["backward"]["min_ns"] >= 0, d[b]["packets"])
+o, n, s = d["other"]["one_way"], d["none"]["one_way"], d["same"]["one_way"]
+t("another kernel: -i a veth, yet not trusted, evidence none", o["trusted"] is False and o["clock_evidence"] == "none", o)
+t("another kernel: the note says the reflector runs in another kernel", "-i is a veth, but the reflector runs in another kernel" in o["note"], o["note"])
+t("another kernel: no asymmetry claimed", d["other"]["clock"]["asymmetry_ns"] is None, d["other"]["clock"])
+t("no boot id (an earlier rant): not trusted, says it carries none", n["trusted"] is False and "carries no boot id" in n["note"], n)
+t("this kernel: trusted, evidence veth", s["trusted"] is True and s["clock_evidence"] == "veth" and "boot id is this kernel" in s["note"], s)
+t("this kernel: the offset is the asymmetry", d["same"]["clock"]["asymmetry_ns"] == d["same"]["clock"]["offset_ns"], d["same"]["clock"])
+' "$WORK/boot-other.json" "$WORK/boot-none.json" "$WORK/boot-same.json"
+check "boot id: the report of another kernel says so" grep -q "^One-way delays: warning: nothing shows the two clocks agree (-i is a veth, but the reflector runs in another kernel" "$WORK/boot-other.out"
+check "boot id: another kernel: a clock offset, not an asymmetry" grep -q "^Clock: server - client offset" "$WORK/boot-other.out"
+
+# --- the real reflector in the other namespace: one kernel, trusted
+reflector boot-real --once --port "$PORT" -q
+emit boot-real2 --port "$PORT" --count 200 --json "$WORK/boot-real.json"
+expect_rc "real reflector" 0
+py_checks "real reflector" '
+d = json.load(open(sys.argv[1]))
+t("one kernel: trusted, evidence veth", d["one_way"]["trusted"] is True and d["one_way"]["clock_evidence"] == "veth", d["one_way"])
+t("asymmetry_ns is the offset formula", d["clock"]["asymmetry_ns"] == d["clock"]["offset_ns"] is not None, d["clock"])
+' "$WORK/boot-real.json"
+check "real reflector: the report names the path asymmetry" grep -q "^Path asymmetry: (forward - backward) / 2 = " "$WORK/boot-real2.out"
+
 finish

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Lint the shell scripts with shellcheck, as TAP:
-#   tests/shellcheck.sh           config.sh, tests/config/, the other test scripts, .ci/run
+#   tests/shellcheck.sh           config.sh, tests/config/, the other test scripts
+#                                 (the guest lab's too), .ci/run
 #   tests/shellcheck.sh config    config.sh alone (make quick)
 cd "$(dirname "$0")/.." || exit 2
 TAP_ONLY=1
@@ -27,6 +28,6 @@ lint() {
 lint config.sh config.sh
 if [ "${1:-}" != config ]; then
 	lint "tests/config scripts and stubs" tests/config/*.sh tests/config/stubs/*
-	lint "the other test scripts and .ci/run" tests/*.sh .ci/run
+	lint "the other test scripts, the guest lab's and .ci/run" tests/*.sh tests/vm/*.sh tests/vm/init .ci/run
 fi
 finish

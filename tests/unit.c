@@ -876,7 +876,7 @@ static void test_opt_values(void)
 static void test_proto(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
-	struct proto_msg m, d;
+	struct proto_msg m, d = { 0 };
 	int r, len, bad;
 	uint16_t f;
 
@@ -967,7 +967,7 @@ static void test_proto(void)
 static void test_proto_malformed(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
-	struct proto_msg m, d;
+	struct proto_msg m, d = { 0 };
 	char name[120];
 	int r, t, len, bad;
 
@@ -1338,6 +1338,7 @@ static struct fake_nic {
 	uint32_t s_accept;		/* filters it applies (bit per filter) */
 	int s_refuse_err;		/* -errno for the others (ERANGE) */
 	int s_writeback;		/* >= 0: filter it writes back instead */
+	int bond;			/* a bond: flags it needs on SIOCSHWTSTAMP, shows on SIOCGHWTSTAMP */
 	/* what it saw */
 	int n_ethtool, n_g, n_s, n_other;
 	int s_req[16];
@@ -1371,6 +1372,7 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 			return nic.g_err;
 		}
 		memcpy(ifr->ifr_data, &nic.g_cfg, sizeof(nic.g_cfg));
+		((struct hwtstamp_config *)ifr->ifr_data)->flags |= nic.bond;
 		return 0;
 	}
 	if (req == SIOCSHWTSTAMP) {
@@ -1383,6 +1385,12 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 		nic.last_s = *hc;
 		if (nic.s_err) {
 			return nic.s_err;
+		}
+		if ((hc->flags & nic.bond) != nic.bond) {
+			return -EOPNOTSUPP;	/* bond_eth_ioctl: the flag or nothing */
+		}
+		if (!nic.bond && hc->flags) {
+			return -EINVAL;		/* a NIC driver: flags are reserved */
 		}
 		if (hc->rx_filter < 0 || hc->rx_filter >= 32 || !(nic.s_accept & (1u << hc->rx_filter))) {
 			return nic.s_refuse_err;
@@ -3122,7 +3130,7 @@ static void test_guard_peers(void)
 
 static void test_guard_client(void)
 {
-	uint8_t buf[PROTO_HDR_LEN + 64];
+	uint8_t buf[PROTO_HDR_LEN + 256];
 	int i;
 
 	/* the client: replays, unasked FIN_ACK, length, BUSY, echoes owed */
@@ -3168,13 +3176,30 @@ static void test_guard_client(void)
 		run.E.fin_sent = true;
 		proto_encode(buf, &m);
 		emit_packet(buf, opts.size, 0, 0, false);
+		ok(!run.E.fin_acked && run.S.c.rejected[GR_LENGTH] == 1,
+		   "guard: a FIN_ACK shorter than the FIN (fin_len: room for its blocks) is refused", "-");
+		run.S.c.rejected[GR_LENGTH] = 0;
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &m);
+		emit_packet(buf, fin_len(), 0, 0, false);
 		ok(run.E.fin_acked && run.win.slot[599 & run.win.mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
 		   "%" PRIu64, run.win.slot[599 & run.win.mask].t[T3W]);
 		m.t3w = 7000;
 		proto_encode(buf, &m);
-		emit_packet(buf, opts.size, 0, 0, false);
+		emit_packet(buf, fin_len(), 0, 0, false);
 		ok(run.win.slot[599 & run.win.mask].t[T3W] == 5000 && run.S.c.rejected[GR_ECHO_UNOWED] == 1,
 		   "guard: a second T3 for the same ping never overwrites the first", "-");
+	}
+	{
+		/* the client reads up to fin_len bytes now; longer than --size is still oversized */
+		struct proto_msg f = { .type = PT_PONG, .session = run.S.id + 1, .seq = 1 };
+		uint64_t inv = run.S.c.invalid, fo = run.S.c.foreign, lng = run.S.c.invalid_why[PE_LONG];
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &f);
+		emit_packet(buf, 200, 0, 0, false);
+		ok(run.S.c.invalid == inv + 1 && run.S.c.foreign == fo && run.S.c.invalid_why[PE_LONG] == lng + 1,
+		   "guard: a datagram longer than --size (not a FIN_ACK of fin_len) is oversized", "-");
 	}
 	opts.size = PROTO_HDR_LEN + 16;
 	guard_msg(buf, PT_PONG, run.S.id, 598, 0);
@@ -4216,11 +4241,12 @@ static void test_hwpath(void)
 static struct {
 	int open_err, precise_err, extended_err, plain_err;
 	int64_t off;
-	int n_precise, n_extended, n_plain;
+	int n_precise, n_extended, n_plain, n_open;
 } fake_phc;
 
 static int fake_phc_open(int index)
 {
+	fake_phc.n_open++;
 	return fake_phc.open_err ? fake_phc.open_err : 1000 + index;
 }
 
@@ -4729,7 +4755,7 @@ static void test_kx(void)
 {
 	static struct echo q[ECHO_CAP];
 	uint64_t *mem[NMETRIC][2], B, t3sw[2];
-	uint8_t buf[3][128], fin[128];
+	uint8_t buf[3][128], fin[256];
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t tl = sizeof(to);
 	struct proto_msg m, a = { .type = PT_FIN_ACK, .session = 0x4b58 };
@@ -4898,8 +4924,9 @@ static void test_kx(void)
 	n = 0;
 	segments(run.win.slot[0].t, name, val, &n);
 	for (i = 0; i < n; i++) {
-		found += (!strcmp(name[i], metric_def[M_SRV_RX_NIC].label) && val[i] == 100) +
-			 (!strcmp(name[i], metric_def[M_SRV_TX_NIC].label) && val[i] == 600);
+		/* marked: the reflector's PHC offset is still in them (its pongs had no room for it) */
+		found += (!strcmp(name[i], metric_label(M_SRV_RX_NIC)) && val[i] == 100) +
+			 (!strcmp(name[i], metric_label(M_SRV_TX_NIC)) && val[i] == 600);
 	}
 	ok(found == 2, "kx: the breach breakdown splits the server's stacks too", "found=%d n=%d", found, n);
 	f = open_memstream(&text, &tlen);
@@ -4960,7 +4987,7 @@ static void test_kx(void)
 	run.S.srv_hw = true;
 	run.ts.hw = true;
 	run.host_boot_id = 0x0123456789abcdefULL;
-	emit_packet(fin, 104, 0, 0, false);
+	emit_packet(fin, fin_len(), 0, 0, false);
 	ok(run.E.fin_acked && run.E.srv_phc.method == PHC_EXTENDED && run.E.srv_phc.off == -250 && run.E.srv_phc.boot_id == run.host_boot_id,
 	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", run.E.srv_phc.method);
 	run.phc.n = 2;
@@ -4989,7 +5016,7 @@ static void test_kx(void)
 	   "kx: the reflector's PHC not disciplined: not trusted", "'%s'", why);
 	run.E.srv_phc.method = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC - CLOCK_REALTIME was not measured") &&
-	   strstr(why, "--size 104"), "kx: no PHC block from the reflector: not trusted, --size 104 named", "'%s'", why);
+	   strstr(why, "an earlier rant"), "kx: no PHC block from the reflector: not trusted, says why", "'%s'", why);
 
 	for (i = 0; i < NMETRIC; i++) {
 		free(mem[i][0]);
@@ -5005,6 +5032,1447 @@ static void test_kx(void)
 	run.echo.q = NULL;
 	memset(&run.S, 0, sizeof(run.S));
 	reset_globals();
+}
+
+/*
+ * The T3 history (PF_T3HIST): the reflector repeats its last echoes where
+ * the pong has room, after every other block; a client that lost a pong
+ * takes the stamp it carried from the next one, so one lost pong costs one
+ * transaction, and a repeat of a stamp already known costs nothing.
+ */
+static void test_t3hist(void)
+{
+	static struct echo q[ECHO_CAP];
+	const uint64_t B = 1700000000000000000ULL;
+	uint8_t pong[8][256], buf[256];
+	struct proto_msg m, d = { 0 };
+	uint64_t i;
+	int miss = 0;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = 256;
+	/* pong i echoes the T3 of pong i-1; the history holds the ones before it */
+	for (i = 0; i < 8; i++) {
+		m = (struct proto_msg){ .type = PT_PONG, .session = 0x5151, .seq = i, .flags = PF_T2W,
+					.t2w = B + i * 1000000 };
+		echo_pop(&m);
+		memset(pong[i], 0, sizeof(pong[i]));
+		proto_encode(pong[i], &m);
+		echo_hist_put(pong[i], 128, &m);
+		echo_push(i, B + i * 1000000 + 5000, (uint32_t)i);
+	}
+	ok(!proto_decode(pong[1], 128, &d) && !(d.flags & PF_T3HIST) && !d.nhist && d.t3w_seq == 0,
+	   "t3hist: the first echo goes alone (nothing sent before it)", "flags=%#x n=%u", d.flags, d.nhist);
+	ok(!proto_decode(pong[5], 128, &d) && (d.flags & PF_T3HIST) && d.t3w_seq == 4 && d.nhist == 2 &&
+	   d.hist[0].seq == 3 && d.hist[0].t3w == B + 3005000 && d.hist[1].seq == 2 && pong[5][64] == 2,
+	   "t3hist: 128 bytes: the two echoes before this one, newest first, at byte 64",
+	   "n=%u seq %" PRIu64 ",%" PRIu64, d.nhist, d.hist[0].seq, d.hist[1].seq);
+	ok(!proto_decode(pong[5], 119, &d) && !d.nhist,
+	   "t3hist: a block cut short (119 bytes for 2 entries) is not read", "n=%u", d.nhist);
+	m = (struct proto_msg){ .type = PT_PONG, .session = 0x5151, .seq = 8 };
+	echo_pop(&m);
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	echo_hist_put(buf, 256, &m);
+	ok(!proto_decode(buf, 256, &d) && d.nhist == T3HIST_MAX && d.hist[0].seq == 6 &&
+	   d.hist[T3HIST_MAX - 1].seq == 3, "t3hist: room for more: the last T3HIST_MAX, no more",
+	   "n=%u", d.nhist);
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	proto_hist_put(buf, 64 + T3HIST_HDR + T3HIST_ENT - 1, &m);
+	ok(!(buf[6] & (PF_T3HIST >> 8)), "t3hist: no room for one entry: no block, no flag", "-");
+	/* after a tag and the kernel-stamp block; in a FIN_ACK after its 40 bytes */
+	run.key.on = true;
+	run.key.k[0] = 3;
+	memset(buf, 0, sizeof(buf));
+	m.t2k = B + 1;
+	proto_encode(buf, &m);
+	proto_kx_put(buf, 160, &m);
+	proto_hist_put(buf, 160, &m);
+	tag_put(buf, 160);
+	ok(tag_ok(buf, 160) && !proto_decode(buf, 160, &d) && d.t2k == B + 1 && d.nhist == 2 &&
+	   buf[64 + 8 + 16] == 2 && d.hist[0].seq == 6, "t3hist: keyed, with kernel stamps: at byte 88",
+	   "tag %d n=%u", tag_ok(buf, 160), d.nhist);
+	m.type = PT_FIN_ACK;
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	proto_kx_put(buf, fin_len(), &m);
+	proto_hist_put(buf, fin_len(), &m);
+	tag_put(buf, fin_len());
+	ok(!proto_decode(buf, fin_len(), &d) && d.nhist == T3HIST_MAX && buf[64 + 8 + 40] == T3HIST_MAX,
+	   "t3hist: a FIN_ACK (fin_len) holds the whole history after its 40-byte block", "n=%u fin_len %zu",
+	   d.nhist, fin_len());
+	run.key.on = false;
+
+	/* the client: pongs 0-7 of pings 0-7, pong 5 lost on the way */
+	guard_setup(true);
+	opts.size = 128;
+	opts.timeout_ns = UINT64_MAX / 2;
+	for (i = 0; i < 8; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		x->seq = i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = B + i * 1000000 - 2000;
+		answered_set(i, false);
+		run.E.outstanding++;
+		run.S.c.sent++;
+	}
+	run.E.next_seq = 8;
+	for (i = 0; i < 8; i++) {
+		if (i != 5) {
+			emit_packet(pong[i + 0], 128, B + i * 1000000 + 7000, 0, false);
+		}
+	}
+	for (i = 0; i < 7; i++) {
+		miss += i != 5 && !run.win.slot[i].t[T3W];
+	}
+	ok(!miss && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED] &&
+	   !run.S.c.rejected[GR_IMPLAUSIBLE], "t3hist: pong 5 lost: T3 of ping 4 (echoed in it) taken from pong 6's history, nothing refused",
+	   "missing %d, unowed %" PRIu64, miss, run.S.c.rejected[GR_ECHO_UNOWED]);
+	/* pong 5 was only reordered: its header brings the T3 the history already did */
+	emit_packet(pong[5], 128, B + 5000000 + 9000, 0, false);
+	ok(run.S.c.received == 8 && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED],
+	   "t3hist: a header repeating a stamp the history brought costs nothing", "received %" PRIu64
+	   " unowed %" PRIu64, run.S.c.received, run.S.c.rejected[GR_ECHO_UNOWED]);
+}
+
+/* The report's decomposition block and the JSON's clock object, as text (malloc'd). */
+static char *oneway_clock_text(void)
+{
+	struct report rep;
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+
+	report_compute(&rep);
+	print_decomposition(f, &rep);
+	json_clock_log(f, &rep);
+	fclose(f);
+	return text;
+}
+
+/*
+ * Loopback and veth count as one clock only when the reflector's
+ * FIN_ACK names this kernel's boot id; else the report names what is
+ * missing.  When they do, the NTP offset is the path's asymmetry and is
+ * named so (report and JSON).
+ */
+static void test_oneway_kernel(void)
+{
+	static uint64_t b[3][64];
+	static int64_t o[3][64];
+	const int ms[3] = { M_FORWARD, M_BACKWARD, M_RTT };
+	const uint64_t X = 0x0123456789abcdefULL;
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = 0x5151 }, d = { 0 };
+	uint8_t fin[256] = { 0 };
+	char why[320], *text;
+	int i;
+
+	/* a reflector without NIC stamps or PHC sends its boot id all the same */
+	guard_setup(false);
+	run.host_boot_id = X;
+	reflect_phc_block(&a);
+	proto_encode(fin, &a);
+	ok(!proto_kx_put(fin, fin_len(), &a) && !proto_decode(fin, fin_len(), &d) && d.boot_id == X &&
+	   !d.phc_method, "oneway: a software reflector's FIN_ACK carries its boot id, no PHC", "boot %" PRIx64, d.boot_id);
+
+	guard_setup(true);
+	for (i = 0; i < 3; i++) {
+		hist_init(&run.S.h[ms[i]], 1000, 64000, b[i], o[i], 64);
+	}
+	hist_add(&run.S.h[M_FORWARD], 9000, 0);
+	hist_add(&run.S.h[M_BACKWARD], 7500, 0);
+	hist_add(&run.S.h[M_RTT], 20000, 0);
+	run.S.offset.n = 1;
+	run.S.best_offset = 750;
+	run.ow_evidence = OW_VETH;
+	run.host_boot_id = X;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "no FIN_ACK came"),
+	   "oneway: veth, no FIN_ACK yet: not trusted, says what is missing", "'%s'", why);
+	run.E.fin_sent = true;
+	emit_packet(fin, fin_len(), 0, 0, false);
+	ok(run.E.fin_acked && run.E.srv_phc.boot_id == X && oneway_trusted(why, sizeof(why)) &&
+	   strstr(why, "boot id is this kernel's") && ow_current(why, sizeof(why)) == OW_VETH,
+	   "oneway: veth and the reflector's boot id this kernel's: trusted", "'%s'", why);
+	text = oneway_clock_text();
+	ok(text && strstr(text, "Path asymmetry: (forward - backward) / 2 = +750 ns") && !strstr(text, "Clock: server") &&
+	   strstr(text, "\"offset_ns\": 750, \"asymmetry_ns\": 750"),
+	   "oneway: one clock: the offset is named the path's asymmetry (report, JSON asymmetry_ns)", "'%s'", text);
+	free(text);
+	run.host_boot_id = X + 1;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "-i is a veth, but the reflector runs in another kernel") &&
+	   ow_current(why, sizeof(why)) == OW_NONE, "oneway: veth, another kernel's boot id: not trusted, says so", "'%s'", why);
+	text = oneway_clock_text();
+	ok(text && strstr(text, "Clock: server - client offset +750 ns") && !strstr(text, "asymmetry:") &&
+	   strstr(text, "\"asymmetry_ns\": null"), "oneway: two kernels: a clock offset, no asymmetry claimed", "'%s'", text);
+	free(text);
+	run.ow_evidence = OW_LOOPBACK;
+	run.E.srv_phc.boot_id = 0;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "loopback, but the reflector's FIN_ACK carries no boot id"),
+	   "oneway: loopback, a FIN_ACK without a boot id (an earlier rant): not trusted", "'%s'", why);
+	run.host_boot_id = 0;
+	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "this kernel's boot id is unreadable"),
+	   "oneway: this kernel's boot id unknown: not trusted", "'%s'", why);
+}
+
+/* ------------------------------------- NICs that claim stamps and deliver few */
+
+/*
+ * A reflector with a real loopback socket to answer from, whose TX stamps
+ * never come (SO_TIMESTAMPING is not enabled on it): a NIC that claims
+ * hardware stamps and delivers none.  Its answers reach hf.rx.
+ */
+static struct {
+	struct txn win[256];
+	struct echo q[ECHO_CAP];
+	uint64_t *mem[NMETRIC][2];
+	int rx, rx2;
+	struct sockaddr_in cl, cl2;
+} hf;
+
+/* The statistics' memory of a case: one set, for one case at a time. */
+static void hf_hists(bool take)
+{
+	int i;
+
+	for (i = 0; i < NMETRIC; i++) {
+		if (take) {
+			hf.mem[i][0] = calloc(64, 8);
+			hf.mem[i][1] = calloc(64, 8);
+			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+		} else {
+			free(hf.mem[i][0]);
+			free(hf.mem[i][1]);
+		}
+	}
+}
+
+static void hf_reflector(void)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(lo);
+
+	reset_globals();
+	side_set(false);
+	memset(hf.win, 0, sizeof(hf.win));
+	run.win.slot = hf.win;
+	run.win.mask = 255;
+	memset(&run.R, 0, sizeof(run.R));
+	memset(&run.E, 0, sizeof(run.E));
+	run.R.log_fd = -1;
+	run.echo.q = hf.q;
+	run.key.on = false;
+	opts.size = 64;
+	hf_hists(true);
+	hf.rx = socket(AF_INET, SOCK_DGRAM, 0);
+	hf.rx2 = socket(AF_INET, SOCK_DGRAM, 0);
+	run.sock_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	bind(hf.rx, (struct sockaddr *)&lo, sizeof(lo));
+	bind(hf.rx2, (struct sockaddr *)&lo, sizeof(lo));
+	getsockname(hf.rx, (struct sockaddr *)&hf.cl, &l);
+	l = sizeof(lo);
+	getsockname(hf.rx2, (struct sockaddr *)&hf.cl2, &l);
+}
+
+static void hf_done(void)
+{
+	hf_hists(false);
+	close(hf.rx);
+	close(hf.rx2);
+	close(run.sock_fd);
+	run.sock_fd = -1;
+	run.win.slot = NULL;
+	run.echo.q = NULL;
+	memset(&run.S, 0, sizeof(run.S));
+	reset_globals();
+}
+
+/* One datagram from a client socket's address to the reflector; its stdout kept apart. */
+static void hf_in(int type, uint32_t session, uint64_t seq, const struct sockaddr_in *from)
+{
+	uint8_t buf[128];
+	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .idle_ms = 1000 };
+	struct capture c;
+
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	cap_start(&c, 1);
+	reflect_packet(buf, 64, 1700000000000000000ULL + seq * 1000, 0, false,
+		       (const struct sockaddr *)from, sizeof(*from));
+	free(cap_stop(&c));
+}
+
+/* What the reflector sent to fd last: its type and flags (type 0: nothing came). */
+static int hf_out(int fd, uint16_t *flags)
+{
+	uint8_t buf[128];
+	struct proto_msg m;
+	ssize_t n;
+	int type = 0;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		if (!proto_decode(buf, (size_t)n, &m)) {
+			type = m.type;
+			*flags = m.flags;
+		}
+	}
+	return type;
+}
+
+/*
+ * A client whose pongs' TX stamps never came sends its FIN: the reflector
+ * waits a bounded time for them, answers without "more", ends the session,
+ * and a second client right after is served, not told BUSY.
+ */
+static void test_fin_owed(void)
+{
+	uint16_t fl = 0;
+	int t, i;
+
+	hf_reflector();
+	run.ts.hw = true;
+	for (i = 0; i < 3; i++) {
+		hf_in(PT_PING, 0x21, (uint64_t)i, &hf.cl);
+	}
+	t = hf_out(hf.rx, &fl);
+	ok(run.R.active && run.R.txpend == 3 && t == PT_PONG && !run.echo.n,
+	   "three pongs sent, their three TX stamps owed", "active=%d txpend=%" PRIu64 " t=%d",
+	   run.R.active, run.R.txpend, t);
+	hf_in(PT_FIN, 0x21, 3, &hf.cl);
+	t = hf_out(hf.rx, &fl);
+	ok(t == PT_FIN_ACK && !(fl & PF_MORE), "the FIN_ACK asks for no more FINs", "t=%d flags=%#x", t, fl);
+	ok(!run.R.active && run.R.sessions == 1 && run.S.stop_reason == STOP_FIN && run.S.c.missing[T3W] == 3,
+	   "the session ends on the FIN, the three T3 counted missing", "active=%d sessions=%u stop=%d missing=%" PRIu64,
+	   run.R.active, run.R.sessions, run.S.stop_reason, run.S.c.missing[T3W]);
+	hf_in(PT_PING, 0x22, 0, &hf.cl2);
+	t = hf_out(hf.rx2, &fl);
+	ok(run.R.active && run.S.id == 0x22 && t == PT_PONG && !run.S.c.rejected[GR_BUSY_SENT],
+	   "a second client right after is served, not told BUSY", "active=%d id=%#x t=%d busy=%" PRIu64,
+	   run.R.active, run.S.id, t, run.S.c.rejected[GR_BUSY_SENT]);
+	/* stamps that did come are still echoed, one per round, up to the client's last round */
+	echo_push(0, 1700000000000000500ULL, 0);
+	echo_push(0, 1700000000000000600ULL, 0);
+	hf_in(PT_FIN, 0x22, 1, &hf.cl2);
+	t = hf_out(hf.rx2, &fl);
+	ok(t == PT_FIN_ACK && (fl & PF_MORE) && (fl & PF_T3W) && run.R.active,
+	   "a T3 that came and waits: echoed, more asked", "t=%d flags=%#x", t, fl);
+	run.R.fin_rounds = FIN_ROUNDS - 1;
+	echo_push(0, 1700000000000000700ULL, 0);
+	hf_in(PT_FIN, 0x22, 1, &hf.cl2);
+	t = hf_out(hf.rx2, &fl);
+	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && !run.R.active,
+	   "the client's last round ends the session even with echoes left", "t=%d flags=%#x active=%d", t, fl,
+	   run.R.active);
+	hf_done();
+}
+
+/*
+ * sendmsg as the kernel answers it: hf_fail_sends sends fail as before
+ * Linux 6.8 (the OPT_ID key is used up: the datagram goes to a blackhole
+ * here, its stamp read and dropped, and -1 ENOBUFS comes back); with
+ * hf_refuse_key a send carrying SCM_TS_OPT_ID is refused (EINVAL), as by
+ * a kernel or backport without it.
+ */
+static int hf_fail_sends;
+static bool hf_refuse_key;
+
+static bool hf_has_key(const struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR((struct msghdr *)msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TS_OPT_ID) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Wait (2 s at most) for fd's error queue; read one message if drop. */
+static bool hf_errqueue(int fd, bool drop)
+{
+	struct pollfd p = { fd, 0, 0 };
+	char ctrl[256], data[64];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+			    .msg_controllen = sizeof(ctrl) };
+
+	if (poll(&p, 1, 2000) != 1 || !(p.revents & POLLERR)) {
+		return false;
+	}
+	return !drop || recvmsg(fd, &m, MSG_ERRQUEUE) >= 0;
+}
+
+static ssize_t hf_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct sockaddr_in sink = { .sin_family = AF_INET, .sin_port = htons(9),
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct msghdr m = *msg;
+
+	if (hf_refuse_key && hf_has_key(msg)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (hf_fail_sends > 0) {
+		hf_fail_sends--;
+		m.msg_name = &sink;
+		m.msg_namelen = sizeof(sink);
+		if (sendmsg(fd, &m, flags) >= 0) {
+			hf_errqueue(fd, true);
+		}
+		errno = ENOBUFS;
+		return -1;
+	}
+	return sendmsg(fd, msg, flags);
+}
+
+/* The reflector's transaction of seq in this session, once its TX stamp was read (or 2 s). */
+static const struct txn *hf_txn(uint64_t seq)
+{
+	unsigned i;
+
+	while (run.R.txpend && hf_errqueue(run.sock_fd, false)) {
+		reflect_drain();
+	}
+	for (i = 0; i < 256; i++) {
+		if ((hf.win[i].st & TF_USED) && hf.win[i].seq == seq) {
+			return &hf.win[i];
+		}
+	}
+	return &hf.win[255];	/* an empty one: the test then fails on it */
+}
+
+/* A reflector on real TX stamps (the kernel's, of loopback), keyed as KERNEL keys them. */
+static void hf_keyed(unsigned kernel)
+{
+	hf_reflector();
+	opts.mode = MODE_REFLECT;
+	ts_kernel = fake_kernel;
+	fake_kernel_version = kernel;
+	ts_keys_setup();
+	ts_enable_socket(run.sock_fd);
+	ts_sendmsg = hf_sendmsg;
+	hf_fail_sends = 0;
+	hf_refuse_key = false;
+}
+
+static void hf_keyed_done(void)
+{
+	ts_sendmsg = sendmsg;
+	ts_kernel = NULL;
+	hf_done();
+}
+
+/*
+ * Before 6.8 a failed send may use up an OPT_ID key, and rant re-keys the
+ * socket.  In any session but the first, a failed pong, FIN_ACK or BUSY
+ * must not cost the session every later T3.
+ */
+static void test_rekey(void)
+{
+	uint16_t fl;
+	const struct txn *x;
+
+	hf_keyed(6007);
+	ok(run.ts.rekey_on_fail && !run.ts.key_cmsg, "a 6.7 reflector: the counter, re-keyed on failure", "-");
+	hf_in(PT_PING, 0x31, 0, &hf.cl);
+	hf_in(PT_PING, 0x31, 1, &hf.cl);
+	x = hf_txn(1);
+	ok(x->t[T3W] && run.echo.n, "session 1: the pong's T3 is read and queued to echo", "t3=%" PRIu64, x->t[T3W]);
+	hf_in(PT_FIN, 0x31, 2, &hf.cl);
+	hf_out(hf.rx, &fl);
+	hf_in(PT_PING, 0x32, 0, &hf.cl);
+	x = hf_txn(0);
+	ok(run.R.active && run.S.id == 0x32 && run.R.key0 > 0 && x->t[T3W],
+	   "session 2 starts at a later key, its first T3 read", "key0=%u t3=%" PRIu64, run.R.key0, x->t[T3W]);
+	hf_fail_sends = 1;
+	hf_in(PT_PING, 0x32, 1, &hf.cl);
+	ok(run.S.c.send_errors == 1 && run.ts.next_key == 0, "session 2: a pong send fails, the keys start again at 0",
+	   "errors=%" PRIu64 " next=%u", run.S.c.send_errors, run.ts.next_key);
+	hf_in(PT_PING, 0x32, 2, &hf.cl);
+	x = hf_txn(2);
+	ok(x->t[T3W] && !run.R.txpend && !run.S.c.tx_unmatched,
+	   "session 2: the next pong's T3 is the session's, not taken for an earlier one's",
+	   "t3=%" PRIu64 " txpend=%" PRIu64 " key0=%u", x->t[T3W], run.R.txpend, run.R.key0);
+	/* a FIN_ACK whose send fails: the next session's keys are still right */
+	hf_fail_sends = 1;
+	hf_in(PT_FIN, 0x32, 3, &hf.cl);
+	ok(!run.R.active, "session 2 ends on its FIN, whose FIN_ACK failed", "-");
+	hf_in(PT_PING, 0x33, 0, &hf.cl);
+	x = hf_txn(0);
+	ok(x->t[T3W] && !run.R.txpend, "session 3: after a failed FIN_ACK its first T3 is read",
+	   "t3=%" PRIu64 " next=%u", x->t[T3W], run.ts.next_key);
+	/* a BUSY whose send fails, in the middle of session 3 */
+	hf_fail_sends = 1;
+	hf_in(PT_PING, 0x34, 0, &hf.cl2);
+	hf_in(PT_PING, 0x33, 1, &hf.cl);
+	x = hf_txn(1);
+	ok(run.S.id == 0x33 && x->t[T3W] && !run.R.txpend, "session 3: after a failed BUSY the next T3 is read",
+	   "t3=%" PRIu64 " txpend=%" PRIu64, x->t[T3W], run.R.txpend);
+	hf_keyed_done();
+}
+
+/*
+ * Linux 6.13+: each pong carries its key (SCM_TS_OPT_ID).  A kernel that
+ * refuses it mid-run sends the rest through the socket's counter, which
+ * never moved: the keys must start again at 0 with it.
+ */
+static void test_rekey_cmsg(void)
+{
+	const struct txn *x;
+
+	hf_keyed(6013);
+	ok(run.ts.key_cmsg, "a 6.13 reflector: a key per send", "-");
+	hf_in(PT_PING, 0x41, 0, &hf.cl);
+	hf_in(PT_PING, 0x41, 1, &hf.cl);
+	x = hf_txn(1);
+	ok(x->t[T3W] || !run.ts.key_cmsg, "the keyed sends' T3 read", "t3=%" PRIu64, x->t[T3W]);
+	hf_refuse_key = true;
+	hf_in(PT_PING, 0x41, 2, &hf.cl);
+	hf_in(PT_PING, 0x41, 3, &hf.cl);
+	x = hf_txn(3);
+	ok(!run.ts.key_cmsg && x->t[T3W] && hf_txn(2)->t[T3W] && !run.R.txpend && !run.S.c.tx_unmatched,
+	   "key refused: the counter takes over from 0, the next T3s are read",
+	   "cmsg=%d t3=%" PRIu64 " txpend=%" PRIu64 " unmatched=%" PRIu64, run.ts.key_cmsg, x->t[T3W], run.R.txpend,
+	   run.S.c.tx_unmatched);
+	hf_keyed_done();
+}
+
+/*
+ * A client on lo whose NIC (the fake one) grants hardware stamps: lo
+ * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
+ * real NIC.  peer answers the pings as a reflector with software stamps.
+ */
+static struct {
+	uint8_t tx[PROTO_MAX_SIZE + 64], rx[PROTO_MAX_SIZE + 64];
+	int peer;
+	char *err;
+	struct args a;	/* opts points into it */
+} hc;
+
+static int hc_client(const char *ts)
+{
+	struct sockaddr_in pa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(pa);
+	char cmd[200], *out, *err;
+	struct capture ce;
+	int r;
+
+	hc.peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bind(hc.peer, (struct sockaddr *)&pa, sizeof(pa));
+	getsockname(hc.peer, (struct sockaddr *)&pa, &len);
+	guard_setup(true);
+	snprintf(cmd, sizeof(cmd), "-i lo -a 127.0.0.1 --port %u --timestamps %s --size 80 --count 1000",
+		 ntohs(pa.sin_port), ts);
+	r = parse_str(cmd, &hc.a, &out, &err);
+	free(out);
+	free(err);
+	side_set(true);
+	run.E.tx = hc.tx;
+	run.E.rx = hc.rx;
+	run.E.rxcap = opts.size + 1;
+	run.K.tx_size = opts.size;
+	run.S.log.cap = 0;
+	run.S.id = 0x2121;
+	nic_full();
+	ts_ioctl = fake_ioctl;
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	phc_fake_start();
+	hf_hists(true);
+	cap_start(&ce, 2);
+	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
+	hc.err = cap_stop(&ce);
+	set_rcvtimeo(NSEC_PER_SEC);
+	return r;
+}
+
+/* One transaction: the ping, its pong from the peer, the pong taken in, TX stamps read. */
+static void hc_txn(uint64_t seq)
+{
+	uint8_t buf[128];
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	struct proto_msg m;
+	ssize_t n;
+
+	emit_send(seq, mono_ns());
+	run.E.next_seq = seq + 1;
+	n = recvfrom(hc.peer, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+	if (n < PROTO_HDR_LEN || proto_decode(buf, (size_t)n, &m)) {
+		return;
+	}
+	m.type = PT_PONG;
+	m.flags = 0;
+	proto_encode(buf, &m);
+	sendto(hc.peer, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+	emit_recv(0);
+	emit_drain();
+}
+
+static void hc_done(void)
+{
+	hf_hists(false);
+	free(hc.err);
+	close(run.sock_fd);
+	close(hc.peer);
+	run.sock_fd = -1;
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+	memset(&run.E, 0, sizeof(run.E));
+	memset(&run.S, 0, sizeof(run.S));
+	reset_globals();
+}
+
+/* Transactions until the NIC is judged (or 5 s); how many it took. */
+static uint64_t hc_until_judged(struct capture *ce)
+{
+	uint64_t seq = 0;
+
+	uint64_t end = mono_ns() + 5 * NSEC_PER_SEC;
+
+	cap_start(ce, 2);
+	while (!run.hww.verdict && !run.S.stop_reason && mono_ns() < end) {
+		hc_txn(seq++);
+	}
+	return seq;
+}
+
+/*
+ * --timestamps auto on a NIC that grants hardware stamps and delivers none:
+ * it is judged within the first transactions, and the kernel's stamps are
+ * the wire stamps of the whole run, those before included; the report,
+ * JSON and log header then say software.
+ */
+static void test_hw_none_auto(void)
+{
+	struct capture ce;
+	struct report rep;
+	uint64_t n, i, miss = 0;
+	char *err, *text = NULL, hdr[4096];
+	size_t tl = 0;
+	FILE *f;
+
+	if (hc_client("auto")) {
+		ok(false, "a client on lo with a NIC granting hardware stamps", "'%s'", hc.err);
+		hc_done();
+		return;
+	}
+	ok(run.ts.hw && run.hww.tx == 0, "lo with the fake NIC: hardware stamps granted", "hw=%d", run.ts.hw);
+	n = hc_until_judged(&ce);
+	err = cap_stop(&ce);
+	ok(run.hww.verdict == HWW_NONE && !run.ts.hw && run.hww.fell_back && n >= HWW_TXNS && n <= 3 * HWW_TXNS,
+	   "no NIC stamp: judged after the first transactions, kernel stamps since", "verdict=%d hw=%d n=%" PRIu64,
+	   run.hww.verdict, run.ts.hw, n);
+	ok(one_rant_line(err) && strstr(err, "lo delivered no hardware stamps") && strstr(err, "RX 0 of") &&
+	   strstr(err, "kernel stamps"), "one line names the NIC, the missing stamps and the fall-back", "'%s'", err);
+	free(err);
+	ok(nic.last_s.tx_type == HWTSTAMP_TX_OFF && !run.ts.restore, "the NIC's config is put back at once",
+	   "tx=%d", nic.last_s.tx_type);
+	for (i = 0; i < 20; i++) {
+		hc_txn(n + i);
+	}
+	for (i = 0; i < n + 20; i++) {
+		const struct txn *x = &run.win.slot[i & run.win.mask];
+
+		miss += !x->t[T1W] || !x->t[T4W] || x->t[T1K] || x->t[T4K];
+	}
+	ok(miss == 0 && run.S.h[M_RTT].n == n + 20 && !run.S.h[M_CLI_TX_NIC].n && !run.S.h[M_CLI_RX_WAKE].n,
+	   "every transaction, those before included, has kernel wire stamps and an rtt; no NIC split",
+	   "miss=%" PRIu64 " rtt n=%" PRIu64 " of %" PRIu64 " split n=%" PRIu64, miss, run.S.h[M_RTT].n, n + 20,
+	   run.S.h[M_CLI_TX_NIC].n);
+	ok(strstr(run.ts.note, "software") && !run.ts.wire_off, "the note says software, no PHC offset taken out",
+	   "'%s'", run.ts.note);
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "Timestamps: wire software (kernel)") && strstr(text, "Hardware stamps: lo delivered none") &&
+	   strstr(text, "\"wire\": \"software\"") && strstr(text, "\"verdict\": \"none\", \"fell_back\": true"),
+	   "report and JSON say software, and why", "%.2000s", text ? text : "");
+	free(text);
+	*log_header(hdr, true, run.side.stamps, run.side.nstamps) = 0;
+	ok(strstr(hdr, " wire=software ") && !strstr(hdr, "_hw"), "the csv log's header says software", "'%.300s'", hdr);
+	hc_done();
+}
+
+/* --timestamps hw on the same NIC: one line naming it and the missing stamps, the run stops. */
+static void test_hw_none_hw(void)
+{
+	struct capture ce;
+	uint64_t n;
+	char *err;
+
+	if (hc_client("hw")) {
+		ok(false, "a client on lo with a NIC granting hardware stamps", "'%s'", hc.err);
+		hc_done();
+		return;
+	}
+	n = hc_until_judged(&ce);
+	err = cap_stop(&ce);
+	ok(run.hww.failed && run.S.stop_reason == STOP_ERROR && n >= HWW_TXNS && n <= 3 * HWW_TXNS,
+	   "--timestamps hw, no NIC stamp: the run stops after the first transactions", "failed=%d stop=%d n=%" PRIu64,
+	   run.hww.failed, run.S.stop_reason, n);
+	ok(one_rant_line(err) && strstr(err, "--timestamps hw: lo delivered no hardware stamps") && strstr(err, "RX 0 of") &&
+	   strstr(err, "TX 0 of") && strstr(err, "FAULTY"), "one line names the NIC and the missing stamps", "'%s'", err);
+	free(err);
+	hc_done();
+}
+
+/*
+ * The reflector on lo, hardware stamps granted (as by the fake NIC), none
+ * delivered: its session so far is re-stamped by the kernel's stamps, its
+ * later pongs say software; with hw it stops with exit 1.
+ */
+static uint64_t hr_run(enum ts_mode mode, struct capture *ce, uint16_t *last_flags)
+{
+	static uint8_t rxb[PROTO_MAX_SIZE + 64];
+	struct sockaddr_in srv = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(srv);
+	uint64_t seq = 0, end = mono_ns() + 5 * NSEC_PER_SEC;
+	uint8_t buf[128];
+	ssize_t n;
+
+	hf_reflector();
+	opts.mode = MODE_REFLECT;
+	opts.iface = "lo";
+	opts.ts = mode;
+	opts.size = 80;
+	bind(run.sock_fd, (struct sockaddr *)&srv, sizeof(srv));
+	getsockname(run.sock_fd, (struct sockaddr *)&srv, &l);
+	run.R.rx = rxb;
+	run.R.rxcap = sizeof(rxb);
+	run.ts.hw = true;
+	run.ts.ifindex = (int)if_nametoindex("lo");
+	ts_keys_setup();
+	ts_enable_socket(run.sock_fd);
+	set_rcvtimeo(NSEC_PER_SEC);
+	cap_start(ce, 2);
+	while (!run.hww.verdict && mono_ns() < end) {
+		struct proto_msg m = { .type = PT_PING, .session = 0x51, .seq = seq++, .idle_ms = 1000 };
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &m);
+		sendto(hf.rx, buf, 80, 0, (struct sockaddr *)&srv, sizeof(srv));
+		reflect_recv(0);
+		n = recv(hf.rx, buf, sizeof(buf), 0);
+		if (n > 0 && !proto_decode(buf, (size_t)n, &m)) {
+			*last_flags = m.flags;
+		}
+	}
+	return seq;
+}
+
+static void test_hw_none_reflect(void)
+{
+	struct sockaddr_in srv;
+	socklen_t l = sizeof(srv);
+	struct capture ce, co;
+	struct proto_msg m = { .type = PT_PING, .session = 0x51, .idle_ms = 1000 };
+	uint64_t n, i, miss = 0;
+	uint16_t fl = 0;
+	uint8_t buf[128];
+	char *err;
+
+	n = hr_run(TS_AUTO, &ce, &fl);
+	err = cap_stop(&ce);
+	ok(run.hww.verdict == HWW_NONE && run.hww.fell_back && !run.ts.hw && n >= HWW_TXNS && one_rant_line(err) &&
+	   strstr(err, "lo delivered no hardware stamps"), "reflector, auto: judged, kernel stamps since, said in one line",
+	   "verdict=%d n=%" PRIu64 " '%s'", run.hww.verdict, n, err);
+	free(err);
+	for (i = 0; i < 4096 && i < run.win.mask + 1; i++) {
+		const struct txn *x = &run.win.slot[i];
+
+		if (x->st & TF_USED) {
+			miss += !x->t[T2W] || !x->t[T3W] || x->t[T2K] || x->t[T3K];
+		}
+	}
+	ok(miss == 0 && run.S.h[M_RESPONSE].n == n && !run.S.h[M_SRV_RX_NIC].n && !run.R.txpend,
+	   "reflector: every pong so far has kernel T2 and T3, a response; no NIC split", "miss=%" PRIu64
+	   " response n=%" PRIu64 " of %" PRIu64 " txpend=%" PRIu64, miss, run.S.h[M_RESPONSE].n, n, run.R.txpend);
+	getsockname(run.sock_fd, (struct sockaddr *)&srv, &l);
+	m.seq = n;
+	proto_encode(buf, &m);
+	sendto(hf.rx, buf, 80, 0, (struct sockaddr *)&srv, sizeof(srv));
+	cap_start(&co, 1);
+	reflect_recv(0);
+	free(cap_stop(&co));
+	fl = 0;
+	hf_out(hf.rx, &fl);
+	ok(!(fl & PF_SRV_HW) && !(fl & PF_KSTAMPS) && (fl & PF_T3W),
+	   "reflector: the next pong says software and echoes a kernel T3", "flags=%#x", fl);
+	run.ts.ifindex = 0;
+	hf_done();
+
+	n = hr_run(TS_HW, &ce, &fl);
+	err = cap_stop(&ce);
+	ok(run.hww.failed && run.R.exit_code == EXIT_RUNTIME && run.S.stop_reason == STOP_ERROR && one_rant_line(err) &&
+	   strstr(err, "--timestamps hw: lo"), "reflector, hw: stops, exit 1, one line", "failed=%d exit=%d '%s'",
+	   run.hww.failed, run.R.exit_code, err);
+	free(err);
+	run.ts.ifindex = 0;
+	hf_done();
+}
+
+/* A NIC that stamps: judged as delivering, nothing changes. */
+static void test_hw_some(void)
+{
+	struct capture ce;
+
+	run_reset();
+	cfg_defaults();
+	run.ts.hw = true;
+	run.hww.rx = HWW_TXNS;
+	run.hww.tx = HWW_TXNS;
+	run.hww.rx_hw = 0;
+	run.hww.tx_hw = HWW_TXNS;	/* a PTP-only RX filter: TX stamps only */
+	ok(!hw_watch_none(false) && run.hww.verdict == HWW_DELIVERS && run.ts.hw,
+	   "TX stamps only (RX filter PTP): the NIC delivers, no fall-back", "verdict=%d", run.hww.verdict);
+	run.hww = (struct hw_watch){ .rx = 10, .tx = 10, .rx_hw = 0, .tx_hw = 2 };
+	ok(!hw_watch_none(true) && !run.hww.verdict, "a short run with 2 stamps in 20 (the share): not judged none",
+	   "verdict=%d", run.hww.verdict);
+	run.hww = (struct hw_watch){ .rx = 10, .tx = 10, .rx_hw = 0, .tx_hw = 1 };
+	opts.iface = "eth9";
+	cap_start(&ce, 2);
+	ok(hw_watch_none(true) && run.hww.verdict == HWW_NONE, "a short run with 1 stamp in 20, at its end: none",
+	   "verdict=%d", run.hww.verdict);
+	free(cap_stop(&ce));
+	reset_globals();
+}
+
+/* A PHC that does not advance is named as stopped, not as undisciplined. */
+static void test_phc_stopped(void)
+{
+	char w[400], *text = NULL;
+	size_t tl = 0;
+	FILE *f;
+
+	reset_globals();
+	run.phc.index = 0;
+	run.phc.n = 3;
+	run.phc.method = PHC_EXTENDED;
+	run.phc.first_at = 1000000000ULL;
+	run.phc.last_at = 3000000000ULL;
+	run.phc.first_off = 500;
+	run.phc.last_off = 500 - 2000000000LL;	/* 2 s later the PHC reads the same */
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "/dev/ptp0 is stopped") && !strstr(w, "phc2sys"),
+	   "a PHC that did not move in 2 s: stopped, no phc2sys advice", "'%s'", w);
+	f = open_memstream(&text, &tl);
+	json_hw(f, &(struct report){ .ow_why = "" });
+	fclose(f);
+	ok(text && strstr(text, "\"stopped\": true") && strstr(text, "\"disciplined\": false"), "JSON phc.stopped true",
+	   "%.400s", text ? text : "");
+	free(text);
+	run.phc.last_off = 500 + 15;	/* ran, and well disciplined */
+	ok(!phc_warning(w, sizeof(w)), "a PHC that moved with CLOCK_REALTIME: no warning", "'%s'", w);
+	run.phc.last_off = 500 - 1990000000LL;	/* moved 10 ms in 2 s: 0.5 %, as good as stopped */
+	ok(phc_warning(w, sizeof(w)) && strstr(w, "stopped"), "moved 0.5 % of the time: stopped", "'%s'", w);
+	run.phc.last_off = 500 - 1000000000LL;	/* half speed: running, badly */
+	ok(phc_warning(w, sizeof(w)) && !strstr(w, "stopped") && strstr(w, "phc2sys"),
+	   "half speed: running but not disciplined", "'%s'", w);
+	reset_globals();
+}
+
+/* A file in the fake sysfs tree under dir. */
+static void sysfs_put(const char *dir, const char *dev, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, dev);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%s/bonding", dir, dev);
+	if (!strncmp(file, "bonding/", 8)) {
+		mkdir(path, 0700);
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, dev, file);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A received NIC stamp whose SCM_TIMESTAMPING_PKTINFO names IFINDEX, parsed into c. */
+static void pktinfo_stamp(struct ts_cmsg *c, uint32_t ifindex)
+{
+	struct scm_timestamping st = mk_scm(1700000000, 5, 1700000001, 7);
+	struct scm_ts_pktinfo pi = { .if_index = ifindex, .pkt_length = 64 };
+	struct cbuf b;
+
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+	cb_add(&b, SOL_SOCKET, SCM_TIMESTAMPING_PKTINFO, &pi, sizeof(pi), 0);
+	ts_parse(&b.msg, c);
+}
+
+/*
+ * VLAN, macvlan and bond: the stamps of -i's packets are its NIC's, and
+ * SCM_TIMESTAMPING_PKTINFO names that NIC (0 when the kernel cannot tell).
+ * A fake /sys/class/net (names no host has): ut0 (2) under ut0.100 (5) and
+ * utmv0 (6), utbond0 (7) with active slave ut1 (3) under utbond0.200 (9),
+ * utmvx (11) whose lower device is in another namespace.
+ */
+static void test_pktinfo_lower(void)
+{
+	static const struct { const char *dev, *ifindex, *iflink, *lower; } dev[] = {
+		{ "ut0", "2\n", "2\n", NULL }, { "ut1", "3\n", "3\n", NULL },
+		{ "ut0.100", "5\n", "2\n", "lower_ut0" }, { "utmv0", "6\n", "2\n", "lower_ut0" },
+		{ "utbond0", "7\n", "7\n", NULL }, { "ututbond0.200", "9\n", "7\n", "lower_utbond0" },
+		{ "utmvx", "11\n", "4\n", NULL },
+	};
+	char dir[128], nic[IFNAMSIZ] = "", cmd[300];
+	struct ts_cmsg c;
+	size_t i;
+	int r;
+
+	reset_globals();
+	tmp_path(dir, sizeof(dir), "sysfs");
+	mkdir(dir, 0700);
+	for (i = 0; i < ARRAY_SIZE(dev); i++) {
+		sysfs_put(dir, dev[i].dev, "ifindex", dev[i].ifindex);
+		sysfs_put(dir, dev[i].dev, "iflink", dev[i].iflink);
+		if (dev[i].lower) {
+			sysfs_put(dir, dev[i].dev, dev[i].lower, "");
+		}
+	}
+	sysfs_put(dir, "utbond0", "bonding/active_slave", "ut1\n");
+	sysfs_net = dir;
+	r = ts_real_nic("ut0.100", nic, sizeof(nic));
+	ok(r == 2 && !strcmp(nic, "ut0"), "VLAN ut0.100: its stamps are ut0's (ifindex 2)", "r=%d nic=%s", r, nic);
+	ok(ts_real_nic("utmv0", nic, sizeof(nic)) == 2, "macvlan utmv0 on ut0: ut0's", "-");
+	ok(ts_real_nic("ut0", nic, sizeof(nic)) == 2, "ut0 itself: its own", "-");
+	r = ts_real_nic("utbond0", nic, sizeof(nic));
+	ok(r == 3 && !strcmp(nic, "ut1"), "utbond0: its active slave ut1's (3)", "r=%d nic=%s", r, nic);
+	ok(ts_real_nic("ututbond0.200", nic, sizeof(nic)) == 3, "VLAN over utbond0: the active slave's", "-");
+	ok(ts_real_nic("utmvx", nic, sizeof(nic)) == 0, "lower device in another namespace: cannot tell (0)", "-");
+	sysfs_put(dir, "utbond0", "bonding/active_slave", "\n");
+	ok(ts_real_nic("utbond0", nic, sizeof(nic)) == 0, "a bond without an active slave: cannot tell", "-");
+	ok(ts_real_nic("nosuch", nic, sizeof(nic)) == 0, "no such device: cannot tell", "-");
+	sysfs_net = "/sys/class/net";
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		printf("# could not remove %s\n", dir);
+	}
+
+	/* stamps of ut0.100's pings: PKTINFO says ut0 (2), or 0 when unknown */
+	run.ts.hw = true;
+	run.ts.ifindex = 2;
+	run.ts_foreign = 0;
+	pktinfo_stamp(&c, 2);
+	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO names the NIC under the VLAN: used",
+	   "foreign=%" PRIu64, run.ts_foreign);
+	pktinfo_stamp(&c, 0);
+	ok(ts_wire(&c) == 1700000001000000007ULL && !run.ts_foreign, "PKTINFO ifindex 0 (the kernel cannot tell): used",
+	   "foreign=%" PRIu64, run.ts_foreign);
+	pktinfo_stamp(&c, 3);
+	ok(ts_wire(&c) == 0 && run.ts_foreign == 1, "another NIC (a bond's other leg after failover): counted, not used",
+	   "foreign=%" PRIu64, run.ts_foreign);
+	reset_globals();
+}
+
+/*
+ * A bond refuses SIOCSHWTSTAMP without HWTSTAMP_FLAG_BONDED_PHC_INDEX and
+ * shows the flag in its SIOCGHWTSTAMP answer; a NIC driver refuses the flag.
+ */
+static void test_bond(void)
+{
+	char *err;
+	int r;
+
+	nic_full();
+	nic.bond = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+	r = hw_setup("bond0", TS_AUTO, &err);
+	ok(r == 0 && run.ts.hw && run.ts.bonded && (nic.last_s.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX) && nic.n_s == 1,
+	   "bond: hardware stamps granted, the flag asked with the config", "r=%d hw=%d n_s=%d flags=%d err='%s'", r,
+	   run.ts.hw, nic.n_s, nic.last_s.flags, err);
+	free(err);
+	nic.n_s = 0;
+	ts_restore(100);
+	ok(nic.n_s == 1 && (nic.last_s.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX) && nic.last_s.tx_type == HWTSTAMP_TX_OFF,
+	   "bond: the config goes back with the flag", "n_s=%d flags=%d", nic.n_s, nic.last_s.flags);
+	/* a bond whose SIOCGHWTSTAMP does not show the flag: refused without it, asked again with it */
+	nic_full();
+	nic.bond = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+	nic.g_err = -EOPNOTSUPP;
+	r = hw_setup("bond0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && run.ts.bonded && nic.n_s == 2 && (nic.last_s.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX),
+	   "bond: EOPNOTSUPP without the flag, granted with it", "r=%d n_s=%d err='%s'", r, nic.n_s, err);
+	free(err);
+	/* a NIC: never the flag */
+	nic_full();
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && !run.ts.bonded && !nic.last_s.flags, "a NIC: no flag (its driver would refuse it)",
+	   "r=%d flags=%d", r, nic.last_s.flags);
+	free(err);
+	reset_globals();
+}
+
+/* The child's SIOCSHWTSTAMP calls, told through a pipe (the fake NIC's memory is the child's). */
+static int restore_pipe = -1;
+
+static int fake_ioctl_told(int fd, unsigned long req, void *arg)
+{
+	int r = fake_ioctl(fd, req, arg);
+
+	if (req == SIOCSHWTSTAMP && restore_pipe >= 0) {
+		const struct hwtstamp_config *hc = (const void *)((struct ifreq *)arg)->ifr_data;
+		char line[32];
+		int n = snprintf(line, sizeof(line), "S %d %d\n", hc->tx_type, hc->rx_filter);
+
+		if (write(restore_pipe, line, (size_t)n) < 0) {
+			r = -EIO;
+		}
+	}
+	return r;
+}
+
+/* A child with the device configured by rant gets SIG; what it put back, and how it ended. */
+static int restore_child(int sig, char *told, size_t len, int *status)
+{
+	int p[2];
+	pid_t pid;
+	ssize_t n, got = 0;
+
+	if (pipe(p) < 0) {
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char *err;
+		struct rlimit no_core = { 0, 0 };
+
+		close(p[0]);
+		setrlimit(RLIMIT_CORE, &no_core);	/* SIGQUIT, SIGSEGV: no core file */
+		nic_full();
+		if (hw_setup("eth0", TS_AUTO, &err) < 0 || !run.ts.restore) {
+			_exit(9);
+		}
+		ts_ioctl = fake_ioctl_told;
+		restore_pipe = p[1];
+		run.sock_fd = 100;
+		signals_setup();
+		raise(sig);
+		_exit(run.stop_signal ? 0 : 8);	/* a stop signal: the run ends normally */
+	}
+	close(p[1]);
+	while (got < (ssize_t)len - 1 && (n = read(p[0], told + got, len - 1 - (size_t)got)) > 0) {
+		got += n;
+	}
+	told[got] = 0;
+	close(p[0]);
+	waitpid(pid, status, 0);
+	return 0;
+}
+
+/*
+ * The device's config goes back on every way out: SIGHUP ends the run as
+ * SIGTERM does, SIGQUIT and a fault put it back before their default
+ * action; a one-step TX type a ptp4l set is kept; a failed restore is said.
+ */
+static void test_restore(void)
+{
+	char told[128], *err;
+	struct capture ce;
+	int st = 0, r;
+
+	reset_globals();
+	r = restore_child(SIGHUP, told, sizeof(told), &st);
+	ok(r == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGHUP ends the run as SIGTERM does (its report, its restore)",
+	   "status %#x", st);
+	r = restore_child(SIGQUIT, told, sizeof(told), &st);
+	ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGQUIT && !strcmp(told, "S 0 0\n"),
+	   "SIGQUIT: the config found (TX off, filter NONE) put back, then SIGQUIT's own end", "status %#x told '%s'",
+	   st, told);
+	if (!RANT_ASAN) {
+		r = restore_child(SIGSEGV, told, sizeof(told), &st);
+		ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV && !strcmp(told, "S 0 0\n"),
+		   "a fault (SIGSEGV): the config put back first", "status %#x told '%s'", st, told);
+		r = restore_child(SIGBUS, told, sizeof(told), &st);
+		ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS && !strcmp(told, "S 0 0\n"),
+		   "SIGBUS: the config put back first", "status %#x told '%s'", st, told);
+	}
+	signal(SIGHUP, SIG_DFL);
+
+	/* a ptp4l's one-step TX type is kept (ptp4l twoStepFlag 0) */
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ONESTEP_SYNC;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_PTP_V2_L2_EVENT;
+	nic.info.tx_types |= BIT(HWTSTAMP_TX_ONESTEP_SYNC);
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && nic.last_s.tx_type == HWTSTAMP_TX_ONESTEP_SYNC && nic.last_s.rx_filter == HWTSTAMP_FILTER_ALL &&
+	   strstr(run.ts.note, "one-step"), "a one-step TX type found: kept, filter ALL asked", "r=%d tx=%d note='%s'", r,
+	   nic.last_s.tx_type, run.ts.note);
+	free(err);
+	nic_full();
+	nic.g_cfg.tx_type = HWTSTAMP_TX_ONESTEP_SYNC;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_ALL;
+	r = hw_setup("eth0", TS_HW, &err);
+	ok(r == 0 && run.ts.hw && nic.n_s == 0 && !run.ts.restore, "one-step and ALL already: nothing changed",
+	   "n_s=%d", nic.n_s);
+	free(err);
+
+	/* a restore the driver refuses is said, naming the device and what it was */
+	nic_full();
+	r = hw_setup("eth0", TS_AUTO, &err);
+	free(err);
+	nic.s_err = -EBUSY;
+	cap_start(&ce, 2);
+	ts_restore_say(100);
+	err = cap_stop(&ce);
+	ok(r == 0 && one_rant_line(err) && strstr(err, "eth0") && strstr(err, "failed") && strstr(err, "busy") &&
+	   run.ts.restore_err == -EBUSY, "a refused restore: one line naming the device and the error", "'%s'", err);
+	free(err);
+	reset_globals();
+}
+
+/* A client pong of seq (104 bytes): the reflector's stamps, and its PHC block if off_method. */
+static void po_pong(uint8_t *buf, uint64_t seq, const uint64_t *t, int64_t off, uint8_t off_method)
+{
+	struct proto_msg p = { .type = PT_PONG, .session = run.S.id, .seq = seq,
+			       .flags = (uint16_t)(PF_SRV_HW | PF_T2W | PF_T2SW | PF_T3SW |
+						   (off_method ? PF_PHC_OFF : 0)),
+			       .t2w = t[T2W], .t2sw = t[T2SW], .t3sw = t[T3SW], .t2k = t[T2K],
+			       .phc_off = off, .phc_method = off_method };
+
+	memset(buf, 0, 128);
+	proto_encode(buf, &p);
+	proto_kx_put(buf, 104, &p);
+}
+
+/*
+ * The reflector's PHC offset in its segments as the client shows them: its
+ * pongs of 104 bytes carry it (and the client takes it out from the first
+ * on); without them the client marks those rows, and its csv log keeps the
+ * FIN_ACK's reading for --analyze to take out.
+ */
+static void test_peer_off(void)
+{
+	const int64_t off = 37000000000LL + 250;
+	const uint64_t B = 1700000000000000000ULL;
+	uint64_t t[NSTAMP] = { 0 };
+	uint8_t buf[128];
+	uint16_t fl = 0;
+	struct proto_msg m = { 0 };
+	char hdr[4096], *text = NULL;
+	size_t tl = 0;
+	struct alog L;
+	struct report rep;
+	ssize_t n;
+	int64_t v = 0;
+	FILE *f;
+	int i;
+
+	/* the reflector: a 104-byte ping's pong carries the offset it takes out of its own segments */
+	hf_reflector();
+	run.ts.hw = true;
+	run.ts.wire_off = off;
+	run.phc.method = PHC_EXTENDED;
+	opts.size = 104;
+	{
+		struct proto_msg pm = { .type = PT_PING, .session = 0x61, .seq = 0, .idle_ms = 1000 };
+		struct capture c;
+
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &pm);
+		cap_start(&c, 1);
+		reflect_packet(buf, 104, B, 0, false, (struct sockaddr *)&hf.cl, sizeof(hf.cl));
+		free(cap_stop(&c));
+	}
+	n = recv(hf.rx, buf, sizeof(buf), MSG_DONTWAIT);
+	ok(n == 104 && !proto_decode(buf, 104, &m) && m.type == PT_PONG && m.phc_method == PHC_EXTENDED &&
+	   m.phc_off == off, "a 104-byte pong carries the reflector's PHC offset", "n=%zd method=%d off=%" PRId64, n,
+	   m.phc_method, m.phc_off);
+	(void)fl;
+	run.phc.method = PHC_NONE;
+	hf_done();
+
+	/* with the T3 history: it starts after the 40 bytes of a pong that has the PHC part, else after 16 */
+	for (i = 0; i < 2; i++) {
+		struct proto_msg p = { .type = PT_PONG, .session = 1, .seq = 5, .t2k = B + 1,
+				       .flags = (uint16_t)(PF_SRV_HW | (i ? 0 : PF_PHC_OFF)),
+				       .phc_off = off, .phc_method = PHC_EXTENDED, .nhist = 2 };
+		uint8_t pb[200] = { 0 };
+
+		p.hist[0].seq = 3;
+		p.hist[0].t3w = B + 30;
+		p.hist[1].seq = 2;
+		p.hist[1].t3w = B + 20;
+		proto_encode(pb, &p);
+		proto_kx_put(pb, sizeof(pb), &p);
+		proto_hist_put(pb, sizeof(pb), &p);
+		memset(&m, 0, sizeof(m));
+		ok(!proto_decode(pb, sizeof(pb), &m) && m.nhist == 2 && m.hist[1].t3w == B + 20 && m.t2k == B + 1 &&
+		   (i ? !m.phc_method : m.phc_off == off) && pb[PROTO_HDR_LEN + (i ? KX_LEN : KX_PHC_LEN)] == 2,
+		   i ? "a pong without the PHC part: the T3 history right after the 16 bytes" :
+		       "a pong with the PHC part (PF_PHC_OFF): the offset, and the T3 history after its 40 bytes",
+		   "nhist=%u method=%d", m.nhist, m.phc_method);
+	}
+
+	/* the client: T2 1.5 us before T2_SW, T3 2.5 us after T3_SW, on a reflector PHC 37 s ahead */
+	guard_setup(true);
+	hf_hists(true);
+	opts.size = 104;
+	run.ts.hw = true;
+	t[T2SW] = B + 20000;
+	t[T2W] = t[T2SW] + (uint64_t)off - 1500;
+	t[T2K] = t[T2SW] - 400;
+	t[T3SW] = t[T2SW] + 3000;
+	for (i = 0; i < 2; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		x->seq = (uint64_t)i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = B;
+		x->t[T1SW] = B - 300;
+		run.S.c.sent++;
+		run.E.outstanding++;
+	}
+	run.E.next_seq = 2;
+	po_pong(buf, 0, t, off, PHC_EXTENDED);
+	emit_packet(buf, 104, B + 900000000ULL, 0, false);
+	ok(run.ts.peer_off_on && run.ts.peer_off == off && run.S.h[M_SRV_RX].n == 1 && run.S.h[M_SRV_RX].min == 1500 &&
+	   run.S.h[M_SRV_RX_NIC].min == 1100, "client: the reflector's segments on one time base from its first pong",
+	   "on=%d srv_rx=%" PRId64 " rx_nic=%" PRId64, run.ts.peer_off_on, run.S.h[M_SRV_RX].min,
+	   run.S.h[M_SRV_RX_NIC].min);
+	t[T3W] = t[T3SW] + (uint64_t)off + 2500;
+	ok(metric_value(M_RESPONSE, t, &v) && v == 7000, "client: one-clock metrics untouched (response 7 us)",
+	   "%" PRId64, v);
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "Reflector's segments: its PHC offset (+37000000250 ns, from its pongs) taken out") &&
+	   strstr(text, "\"server_wire_offset\": {\"ns\": 37000000250, \"taken_out\": true}") &&
+	   !strstr(text, "(T2_SW-T2) *"), "client: report and JSON say it was taken out", "%.3000s", text ? text : "");
+	free(text);
+	text = NULL;
+
+	/* no room in the pongs (80 bytes): the rows are marked, the FIN_ACK's reading goes to the csv log */
+	run.ts.peer_off_on = false;
+	run.ts.peer_off = 0;
+	for (i = 0; i < NMETRIC; i++) {
+		hist_reset(&run.S.h[i]);
+	}
+	run.E.srv_phc.method = PHC_EXTENDED;
+	run.E.srv_phc.off = off + 40;
+	f = open_memstream(&text, &tl);
+	report_compute(&rep);
+	hist_add(&run.S.h[M_SRV_RX], 1500 - off, 0);
+	session_report(f, &rep);
+	json_report(f, &rep, 0);
+	fclose(f);
+	ok(text && strstr(text, "server rx stack (T2_SW-T2) *") &&
+	   strstr(text, "* Reflector's segments: its PHC offset is still in them (its FIN_ACK said +37000000290 ns)") &&
+	   strstr(text, "--size 104") && strstr(text, "\"taken_out\": false"),
+	   "client, no offset in the pongs: the rows marked, the FIN_ACK's offset named, --size 104", "%.3000s",
+	   text ? text : "");
+	free(text);
+	*log_header(hdr, true, emit_stamps, (int)ARRAY_SIZE(emit_stamps)) = 0;
+	memset(&L, 0, sizeof(L));
+	L.path = "t";
+	ok(strstr(hdr, " server_wire_offset_ns=37000000290 ") && alog_comment(&L, 1, hdr, strchr(hdr, '\n')) == 0 &&
+	   L.peer_off_on && L.peer_off == off + 40, "the csv log keeps the FIN_ACK's offset, --analyze reads it back",
+	   "'%.300s'", hdr);
+	run.ts.peer_off = L.peer_off;
+	run.ts.peer_off_on = L.peer_off_on;
+	ok(metric_value(M_SRV_RX, t, &v) && v == 1540 && metric_value(M_SRV_TX, t, &v) && v == 2460,
+	   "--analyze takes it out of the reflector's segments (the FIN_ACK's: 40 ns later)", "%" PRId64, v);
+	hf_hists(false);
+	memset(&run.S, 0, sizeof(run.S));
+	memset(&run.E, 0, sizeof(run.E));
+	run.win.slot = NULL;
+	reset_globals();
+}
+
+/* dir/rel with n bytes of data. */
+static void fake_file(const char *dir, const char *rel, const void *data, size_t n)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+}
+
+/* ... with a string literal's bytes, its NULs inside included */
+#define FAKE_FILE(dir, rel, lit)	fake_file(dir, rel, lit, sizeof(lit) - 1)
+
+/* The hardware-path notes of the report, as text. */
+static char *hw_notes(void)
+{
+	struct report rep = { .ow_why = "" };
+	char *text = NULL;
+	size_t tl = 0;
+	FILE *f = open_memstream(&text, &tl);
+
+	print_hw_notes(f, &rep);
+	fclose(f);
+	return text;
+}
+
+/*
+ * TX stamps missing in a pattern that names its cause: none while RX
+ * stamps came (bnxt before BCM5760X: PTP packets only), or a share (igb,
+ * ixgbe, i40e: one at a time); a ptp4l on the same port is found and named.
+ */
+static void test_tx_pattern(void)
+{
+	char dir[128], cmd[600], *text, *err;
+	struct capture ce;
+	uint64_t miss = 0, n = 0;
+
+	reset_globals();
+	opts.iface = "eth3";
+	run.ts.hw = true;
+	run.S.c.received = 1000;
+	run.S.c.warmup = 0;
+	run.S.c.missing[T1W] = 1000;
+	ok(tx_stamp_pattern(&miss, &n) == 1, "client: no T1 of 1000, every T4: PTP packets only", "miss=%" PRIu64, miss);
+	text = hw_notes();
+	ok(text && strstr(text, "none of 1000 sends") && strstr(text, "bnxt") && strstr(text, "--ptp-probe"),
+	   "the report names the cause and --ptp-probe", "'%s'", text ? text : "");
+	free(text);
+	run.S.c.missing[T1W] = 130;
+	text = hw_notes();
+	ok(tx_stamp_pattern(&miss, &n) == 2 && text && strstr(text, "130 of 1000 sends") && strstr(text, "13.0 %") &&
+	   strstr(text, "tx_hwtstamp_skipped") && strstr(text, "--interval"),
+	   "client: 130 of 1000 T1 missing: one at a time, pace with --interval", "'%s'", text ? text : "");
+	free(text);
+	run.S.c.missing[T1W] = 5;
+	ok(tx_stamp_pattern(&miss, &n) == 0, "5 of 1000 (under 1 %): no pattern claimed", "-");
+	run.S.c.missing[T1W] = 1000;
+	run.S.c.missing[T4W] = 1000;
+	ok(tx_stamp_pattern(&miss, &n) == 0, "no TX and no RX stamps: not the PTP-only pattern", "-");
+	side_set(false);
+	run.S.c.missing[T1W] = run.S.c.missing[T4W] = 0;
+	run.S.c.missing[T3W] = 400;
+	ok(tx_stamp_pattern(&miss, &n) == 2, "reflector: 400 of 1000 T3 missing: one at a time", "-");
+
+	/* a ptp4l on eth3, in a fake /proc: by -i, and by a [eth3] section of its -f file */
+	tmp_path(dir, sizeof(dir), "proc");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/41 %s/42 %s/43 %s/self", dir, dir, dir, dir);
+	ok(system(cmd) == 0, "a fake /proc", "-");
+	FAKE_FILE(dir, "41/comm", "ptp4l\n");
+	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth9\0-m\0");	/* another port */
+	FAKE_FILE(dir, "42/comm", "phc2sys\n");
+	proc_root = dir;
+	ok(ptp4l_find("eth3") == 0, "a ptp4l on another port: not this one", "-");
+	FAKE_FILE(dir, "43/comm", "ptp4l\n");
+	FAKE_FILE(dir, "ptp4l.conf", "[global]\ntwoStepFlag 1\n[eth3]\n");
+	{
+		char args[512];
+		int k = snprintf(args, sizeof(args), "ptp4l%c-f%c%s/ptp4l.conf%c", 0, 0, dir, 0);
+
+		fake_file(dir, "43/cmdline", args, (size_t)k);
+	}
+	ok(ptp4l_find("eth3") == 43, "a ptp4l whose config file has [eth3]: found", "pid=%d", ptp4l_find("eth3"));
+	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth3\0");
+	ok(ptp4l_find("eth3") == 41 || ptp4l_find("eth3") == 43, "a ptp4l with -i eth3: found", "-");
+	proc_root = "/proc";
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		printf("# could not remove %s\n", dir);
+	}
+	run.ts.ptp4l_pid = 41;
+	text = hw_notes();
+	ok(text && strstr(text, "ptp4l (pid 41) on eth3"), "the report names the ptp4l that competes for the stamp", "'%s'",
+	   text ? text : "");
+	free(text);
+
+	/* the filter's advice: --ptp-probe only where PTPv2 over UDP is stamped */
+	{
+		static const struct { int filter; const char *want; } adv[] = {
+			{ HWTSTAMP_FILTER_PTP_V2_L4_EVENT, "run both ends with --ptp-probe" },
+			{ HWTSTAMP_FILTER_PTP_V2_EVENT, "run both ends with --ptp-probe" },
+			{ HWTSTAMP_FILTER_PTP_V1_L4_EVENT, "cannot help" },
+			{ HWTSTAMP_FILTER_PTP_V2_L2_EVENT, "cannot help" },
+			{ HWTSTAMP_FILTER_SOME, "cannot help" },
+			{ HWTSTAMP_FILTER_PTP_V2_L4_SYNC, "only the reflector's" },
+			{ HWTSTAMP_FILTER_PTP_V2_DELAY_REQ, "only the client's" },
+		};
+		size_t k;
+		int bad = 0;
+
+		for (k = 0; k < ARRAY_SIZE(adv); k++) {
+			cap_start(&ce, 2);
+			ts_filter_warn("eth3", adv[k].filter);
+			err = cap_stop(&ce);
+			if (!one_rant_line(err) || !strstr(err, adv[k].want)) {
+				printf("# filter %d: '%s'\n", adv[k].filter, err);
+				bad++;
+			}
+			free(err);
+		}
+		ok(!bad, "--ptp-probe advised for PTPv2 L4 filters only; v1, L2 and SOME told it cannot help", "%d wrong", bad);
+	}
+	reset_globals();
+}
+
+/*
+ * One PHC open per run: a class socket on the same NIC (cls_open sets each
+ * up as the first) keeps the PHC and its readings; another PHC replaces it.
+ */
+static void test_phc_once(void)
+{
+	int r;
+
+	reset_globals();
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	fake_phc.off = 500;
+	phc_fake_start();
+	r = phc_start(3);
+	ok(r == 0 && fake_phc.n_open == 1 && run.phc.fd == 1003 && run.phc.n == 1, "the PHC opened once, one reading",
+	   "r=%d opens=%d n=%" PRIu64, r, fake_phc.n_open, run.phc.n);
+	r = phc_start(3);
+	ok(r == 0 && fake_phc.n_open == 1 && run.phc.fd == 1003 && run.phc.n == 1,
+	   "a second class socket on the same NIC: not opened again", "r=%d opens=%d n=%" PRIu64, r, fake_phc.n_open,
+	   run.phc.n);
+	r = phc_start(5);
+	ok(r == 0 && fake_phc.n_open == 2 && run.phc.fd == 1005 && run.phc.index == 5 && run.phc.n == 1,
+	   "another PHC: the first ends, the new one starts its readings", "opens=%d fd=%d n=%" PRIu64, fake_phc.n_open,
+	   run.phc.fd, run.phc.n);
+	phc_end();
+	phc_open = phc_open_sys;
+	phc_ioctl = ts_ioctl_sys;
+	reset_globals();
+}
+
+/*
+ * SO_TIMESTAMPING_NEW: 64-bit seconds (struct scm_timestamping64) whatever
+ * the build's time_t, so a stamp after 2038 reads right.
+ */
+static void test_cmsg64(void)
+{
+	struct scm_timestamping64 st;
+	struct ts_cmsg c;
+	struct cbuf b;
+
+	memset(&st, 0, sizeof(st));
+	st.ts[0].tv_sec = 4102444800LL;	/* 2100-01-01 */
+	st.ts[0].tv_nsec = 11;
+	st.ts[2].tv_sec = 4102444800LL;
+	st.ts[2].tv_nsec = 22;
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING_NEW, &st, sizeof(st), 0);
+	ts_parse(&b.msg, &c);
+	ok(c.have_ts && c.sw == 4102444800000000011ULL && c.hw == 4102444800000000022ULL && !c.bad,
+	   "SO_TIMESTAMPING_NEW: 64-bit seconds read (a stamp of 2100)", "sw=%" PRIu64 " hw=%" PRIu64, c.sw, c.hw);
+	cb_init(&b);
+	cb_add(&b, SOL_SOCKET, SO_TIMESTAMPING_NEW, &st, sizeof(st) - 8, 0);
+	ts_parse(&b.msg, &c);
+	ok(!c.have_ts && c.bad == 1, "SO_TIMESTAMPING_NEW too short: refused", "bad=%u", c.bad);
+	printf("# time_t has %zu bytes here: %s\n", sizeof(time_t),
+	       sizeof(time_t) < 8 ? "stamps are asked for with SO_TIMESTAMPING_NEW" : "either form has 64-bit seconds");
 }
 
 /* ethtool netlink tsconfig: the provider from a synthetic reply, errors, and the real kernel's answer. */
@@ -5863,6 +7331,8 @@ static void test_plot_panels(void)
 	/* one-way known (a veth): forward and backward are series, in the legend and the table */
 	mem = plot_fixture(1000, -1);
 	run.ow_evidence = OW_VETH;
+	run.host_boot_id = run.E.srv_phc.boot_id = 0x0123456789abcdefULL;	/* one kernel */
+	run.E.fin_acked = true;
 	svg_doc = plot_fixture_draw(&r);
 	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_FORWARD].n);
 	good = !r && svg_doc && run.S.h[M_FORWARD].n &&
@@ -5972,12 +7442,18 @@ static void test_plot_panels(void)
 	svg_doc = plot_fixture_draw(&r);
 	ok(!r && svg_doc && !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
 	   !strcmp(svg_id_text(svg_doc, "size64-1-title"), "size 64 B") &&
-	   count_str(svg_doc, "id=\"size64-1-") == 6 && strstr(svg_doc, "id=\"phase64-1\""),
-	   "plot panels: a repeated size gets ids of its own", "r=%d", r);
+	   /* title, samples, lost, avg, p50, p99, max; with -s app rtt's and tx stack's samples */
+	   count_str(svg_doc, "id=\"size64-1-") == 9 && strstr(svg_doc, "id=\"phase64-1\""),
+	   "plot panels: a repeated size gets ids of its own", "r=%d ids %d", r,
+	   svg_doc ? count_str(svg_doc, "id=\"size64-1-") : -1);
 	free(svg_doc);
 	for (k = 0; run.K.g && k < run.K.ng; k++) {
 		free(run.K.g[k].h.bucket);
 		free(run.K.g[k].h.out);
+		for (i = 0; i < GX_N; i++) {
+			free(run.K.g[k].x[i].bucket);
+			free(run.K.g[k].x[i].out);
+		}
 	}
 	free(run.K.g);
 	plot_fixture_free(mem);
@@ -6019,7 +7495,24 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_ptp),
 	CASE(test_klog),
 	CASE(test_kx),
+	CASE(test_t3hist),
+	CASE(test_oneway_kernel),
 	CASE(test_tsconfig),
+	CASE(test_fin_owed),
+	CASE(test_rekey),
+	CASE(test_rekey_cmsg),
+	CASE(test_hw_none_auto),
+	CASE(test_hw_none_hw),
+	CASE(test_hw_none_reflect),
+	CASE(test_hw_some),
+	CASE(test_phc_stopped),
+	CASE(test_pktinfo_lower),
+	CASE(test_bond),
+	CASE(test_restore),
+	CASE(test_peer_off),
+	CASE(test_tx_pattern),
+	CASE(test_phc_once),
+	CASE(test_cmsg64),
 	CASE(test_hist),
 	CASE(test_hist_store),
 	CASE(test_hist_random),

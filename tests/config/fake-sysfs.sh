@@ -133,3 +133,55 @@ fake_ice() {
 	mkdir -p "$root/dev"
 	: >"$root/dev/ptp5"
 }
+
+# fake_cpufreq ROOT N KIND: frequency scaling on N CPUs, as intel_pstate
+# shows it (KIND intel: base_frequency, intel_pstate/no_turbo) or
+# acpi-cpufreq with boost (KIND acpi: the turbo entry at base + 1000 kHz in
+# scaling_available_frequencies, cpufreq/boost).
+fake_cpufreq() {
+	local root=$1 n=$2 kind=$3 c d
+	for ((c = 0; c < n; c++)); do
+		d=$root/sys/devices/system/cpu/cpu$c/cpufreq
+		mkdir -p "$d"
+		echo 800000 >"$d/scaling_min_freq"
+		echo 800000 >"$d/cpuinfo_min_freq"
+		if [[ $kind == intel ]]; then
+			echo 4800000 >"$d/scaling_max_freq"
+			echo 4800000 >"$d/cpuinfo_max_freq"
+			echo 2100000 >"$d/base_frequency"
+		else
+			echo 3001000 >"$d/scaling_max_freq"
+			echo 3001000 >"$d/cpuinfo_max_freq"
+			echo "3001000 3000000 2400000 1600000 800000" >"$d/scaling_available_frequencies"
+		fi
+	done
+	if [[ $kind == intel ]]; then
+		mkdir -p "$root/sys/devices/system/cpu/intel_pstate"
+		echo 0 >"$root/sys/devices/system/cpu/intel_pstate/no_turbo"
+	else
+		mkdir -p "$root/sys/devices/system/cpu/cpufreq"
+		echo 1 >"$root/sys/devices/system/cpu/cpufreq/boost"
+	fi
+}
+
+# fake_selinux ROOT THRESHOLD: selinuxfs's AVC cache threshold.
+fake_selinux() {
+	mkdir -p "$1/sys/fs/selinux/avc"
+	echo "$2" >"$1/sys/fs/selinux/avc/cache_threshold"
+}
+
+# fake_rt_storage ROOT: a PREEMPT_RT kernel (/sys/kernel/realtime) with an
+# NVMe disk's managed queue IRQs, one per CPU of a 4-CPU host, each with its
+# SCHED_FIFO 50 thread (pid 7xx), and the admin queue's on CPU 0.
+fake_rt_storage() {
+	local root=$1 c
+	mkdir -p "$root/sys/kernel"
+	echo 1 >"$root/sys/kernel/realtime"
+	fake_irq "$root" 40 nvme0q0 740
+	echo 0 >"$root/proc/irq/40/effective_affinity_list"
+	for c in 0 1 2 3; do
+		fake_irq "$root" $((41 + c)) "nvme0q$((c + 1))" $((741 + c))
+		echo "$c" >"$root/proc/irq/$((41 + c))/smp_affinity_list"
+		echo "$c" >"$root/proc/irq/$((41 + c))/effective_affinity_list"
+	done
+}

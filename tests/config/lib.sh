@@ -47,3 +47,24 @@ write_stat() {
 	f[41]=$4
 	printf '%s (%s) %s\n' "$2" "$3" "${f[*]:3}" >"$dir/stat"
 }
+
+# verdicts FILE: "verdict|step" per step of a config.sh report, a dry run's
+# "would apply" read as "applied", so that a dry run and an apply compare.
+verdicts() {
+	awk '/^  [a-z]/ && substr($0, 15, 1) != "$" {
+		v = substr($0, 3, 11); id = substr($0, 15, 26)
+		sub(/ +$/, "", v); sub(/ +$/, "", id)
+		if (v == "would apply") v = "applied"
+		print v "|" id }' "$1"
+}
+
+# same_verdicts DRY APPLY: the dry run predicted every step's verdict; the
+# difference, if any, on stderr as TAP comments.
+same_verdicts() {
+	local d a
+	d=$(verdicts "$1")
+	a=$(verdicts "$2")
+	[[ -n $d && $d == "$a" ]] && return 0
+	diff <(echo "$d") <(echo "$a") | sed 's/^/#   /' >&2
+	return 1
+}

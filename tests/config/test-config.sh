@@ -86,26 +86,6 @@ cleanup() {
 	[[ -n $TMP && -d $TMP ]] && rm -rf "$TMP"
 }
 
-# verdicts FILE: "verdict|step" per step of a config.sh report, a dry run's
-# "would apply" read as "applied", so that a dry run and an apply compare.
-verdicts() {
-	awk '/^  [a-z]/ && substr($0, 15, 1) != "$" {
-		v = substr($0, 3, 11); id = substr($0, 15, 26)
-		sub(/ +$/, "", v); sub(/ +$/, "", id)
-		if (v == "would apply") v = "applied"
-		print v "|" id }' "$1"
-}
-
-# same_verdicts DRY APPLY: the dry run predicted every step's verdict.
-same_verdicts() {
-	local d a
-	d=$(verdicts "$1")
-	a=$(verdicts "$2")
-	[[ -n $d && $d == "$a" ]] && return 0
-	diff <(echo "$d") <(echo "$a") >&2
-	return 1
-}
-
 # no_empty_reason FILE: every failed step says why.
 no_empty_reason() {
 	! grep -E '^  failed  ' "$1" | grep -Eq '^  failed +[^ ].{25} *$|: *$'
@@ -376,6 +356,24 @@ test_fake_more() {
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' \
 		_ "$RC" "$before" "$(snap_fake "$root")"
 
+	# TSO's parts, one of them off: --undo puts each back as it was, not
+	# all on with "tso on" (e1000e's tx-tcp-mangleid-segmentation, seen in
+	# the guest lab).
+	printf '%s\n' "tx-tcp-segmentation on" "tx-tcp-ecn-segmentation off [fixed]" \
+		"tx-tcp-mangleid-segmentation off" "tx-tcp6-segmentation on" \
+		>>"$root/state/ethtool/enp59s0f0/features"
+	local tso_before
+	tso_before=$(snap_fake "$root")
+	cfg "$root" "${args[@]}" --no-ptp
+	t "TSO off turns its parts off" bash -c '
+		. "$1"; [[ $(kv_get "$2" tx-tcp-segmentation) == off && $(kv_get "$2" tx-tcp6-segmentation) == off ]]' \
+		_ "$HERE/lib.sh" "$root/state/ethtool/enp59s0f0/features"
+	cfg "$root" enp59s0f0 --undo
+	t "TSO's parts put back each as it was (one was off), not all on" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' \
+		_ "$RC" "$tso_before" "$(snap_fake "$root")"
+	sed -i '/^tx-tcp/d' "$root/state/ethtool/enp59s0f0/features"
+
 	# A managed IRQ, as the IRQ debugfs shows it: skipped by both.
 	mkdir -p "$root/sys/kernel/debug/irq/irqs"
 	printf 'handler:  handle_edge_irq\ndstate:   0x3600200\n            IRQD_AFFINITY_SET\n            IRQD_AFFINITY_MANAGED\n' \
@@ -434,9 +432,9 @@ test_fake_more() {
 	local jroot=$TMP/json troot=$TMP/text
 	ethtool_apply "$jroot"
 	ethtool_apply "$troot" ethtool-no-json
-	t "ethtool --json: features and pause read as JSON" bash -c '
-		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool --json -a enp59s0f0$" "$1" &&
-		! grep -q "^ethtool -k enp59s0f0$" "$1"' _ "$jroot/state/calls.log"
+	t "ethtool --json: features read as JSON, pause from the text (6.1's JSON says true for off)" bash -c '
+		grep -q "^ethtool --json -k enp59s0f0$" "$1" && ! grep -q "^ethtool --json -a enp59s0f0$" "$1" &&
+		! grep -q "^ethtool -k enp59s0f0$" "$1" && grep -q "^ethtool -a enp59s0f0$" "$1"' _ "$jroot/state/calls.log"
 	t "ethtool without JSON: falls back to the text" bash -c '
 		grep -q "^ethtool --json -k enp59s0f0$" "$1" && grep -q "^ethtool -k enp59s0f0$" "$1" &&
 		grep -q "^ethtool -a enp59s0f0$" "$1"' _ "$troot/state/calls.log"
@@ -453,7 +451,7 @@ test_fake_more() {
 	ethtool_apply "$aroot" ethtool-json-all
 	ethtool_apply "$xroot" ethtool-json-rx
 	t "ethtool --json for -c, -g, -l where ethtool has it: no text read" bash -c '
-		for o in -k -a -c -g -l; do
+		for o in -k -c -g -l; do
 			grep -q "^ethtool --json $o enp59s0f0$" "$1" && ! grep -q "^ethtool $o enp59s0f0$" "$1" || exit 1
 		done' _ "$aroot/state/calls.log"
 	t "ethtool JSON for -c, -g, -l: the same verdicts as from the text" bash -c '
@@ -480,6 +478,130 @@ test_fake_more() {
 	t "installed as rant-config.sh: help and errors name rant-config.sh" bash -c '
 		grep -q "^Usage: rant-config.sh IFACE" "$1" && ! grep -q "config.sh" <(grep -v "rant-config.sh" "$1") &&
 		grep -q "^rant-config.sh: --frobnicate: unknown option" "$2"' _ "$OUT" "$ERR"
+}
+
+# The frequency lock (intel_pstate and acpi-cpufreq), turbo and the SELinux
+# AVC cache (host-wide), and other devices' IRQ threads on the named CPUs
+# (PREEMPT_RT), against fake trees: applied, predicted by the dry run,
+# checked, undone exactly; skipped with the reason where the host lacks them.
+test_cpu_tuning() {
+	local root=$TMP/tune before
+	mkdir -p "$root"
+	fake_mlx5 "$root"
+	fake_cpufreq "$root" 4 intel
+	fake_selinux "$root" 512
+	local args=(enp59s0f0 --no-namespace --no-ptp --ip 10.1.0.1 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3)
+	local c=$root/sys/devices/system/cpu
+	before=$(snap_fake "$root")
+
+	cfg "$root" "${args[@]}" --dry-run
+	cp "$OUT" "$root/dry.txt"
+	cfg "$root" "${args[@]}"
+	cp "$OUT" "$root/apply.txt"
+	t "frequency: CPUs 2 and 3 locked at intel_pstate's base frequency, the others untouched" bash -c '
+		[[ $1 == 0 ]] && for n in 2 3; do
+			[[ $(cat "$2/cpu$n/cpufreq/scaling_max_freq") == 2100000 &&
+			   $(cat "$2/cpu$n/cpufreq/scaling_min_freq") == 2100000 ]] || exit 1
+		done && [[ $(cat "$2/cpu0/cpufreq/scaling_max_freq") == 4800000 &&
+			   $(cat "$2/cpu1/cpufreq/scaling_min_freq") == 800000 ]] &&
+		grep -q "applied *cpu2 max-freq *.4800000. -> .2100000.$" "$3"' _ "$RC" "$c" "$root/apply.txt"
+	t "turbo and the AVC cache: host-wide, listed but not changed without --host-tuning" bash -c '
+		[[ $(cat "$1/sys/devices/system/cpu/intel_pstate/no_turbo") == 0 &&
+		   $(cat "$1/sys/fs/selinux/avc/cache_threshold") == 512 ]] &&
+		grep -q "host *turbo-off *host-wide, not changed (--host-tuning): is 0, would be 1" "$2" &&
+		grep -q "host *avc-cache *host-wide, not changed (--host-tuning): is 512, would be 8192" "$2"' \
+		_ "$root" "$root/apply.txt"
+	t "frequency: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" "${args[@]}" --check
+	t "frequency: --check after apply: in place (exit 0)" bash -c '
+		[[ $1 == 0 ]] && grep -q "in place *cpu3 min-freq *2100000" "$2"' _ "$RC" "$OUT"
+	cfg "$root" enp59s0f0 --undo
+	t "frequency: --undo restores every value of the tree" bash -c '[[ $1 == 0 && "$2" == "$3" ]] ||
+		{ diff <(echo "$2") <(echo "$3"); exit 1; }' _ "$RC" "$before" "$(snap_fake "$root")"
+
+	cfg "$root" "${args[@]}" --host-tuning --dry-run
+	cp "$OUT" "$root/dry.txt"
+	cfg "$root" "${args[@]}" --host-tuning
+	cp "$OUT" "$root/apply.txt"
+	t "--host-tuning: turbo off (intel_pstate no_turbo 1), AVC cache threshold 8192" bash -c '
+		[[ $1 == 0 && $(cat "$2/sys/devices/system/cpu/intel_pstate/no_turbo") == 1 &&
+		   $(cat "$2/sys/fs/selinux/avc/cache_threshold") == 8192 ]] &&
+		grep -q "applied *avc-cache *.512. -> .8192.$" "$3"' _ "$RC" "$root" "$root/apply.txt"
+	t "--host-tuning: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" "${args[@]}" --host-tuning --check
+	# (exit 1 all the same: this fake host has no isolated CPUs)
+	t "--host-tuning --check: turbo and AVC in place" bash -c '
+		grep -q "in place *avc-cache *8192" "$1" && grep -q "in place *turbo-off *1" "$1" &&
+		! grep -q "not set *\(avc\|turbo\|cpu.*freq\)" "$1"' _ "$OUT"
+	echo 512 >"$root/sys/fs/selinux/avc/cache_threshold"
+	cfg "$root" "${args[@]}" --host-tuning --check
+	t "--host-tuning --check: an AVC threshold put back to 512 is not set (exit 1)" bash -c '
+		[[ $1 == 1 ]] && grep -q "not set *avc-cache *is .512., want .8192." "$2"' _ "$RC" "$OUT"
+	echo 8192 >"$root/sys/fs/selinux/avc/cache_threshold"
+	cfg "$root" enp59s0f0 --undo
+	t "--host-tuning: --undo restores turbo, the AVC threshold and everything else" bash -c '
+		[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' \
+		_ "$RC" "$before" "$(snap_fake "$root")"
+	echo 16384 >"$root/sys/fs/selinux/avc/cache_threshold"
+	cfg "$root" "${args[@]}" --host-tuning
+	t "--host-tuning: a larger AVC threshold is kept" bash -c '
+		grep -q "in place *avc-cache *16384" "$1" && [[ $(cat "$2") == 16384 ]]' \
+		_ "$OUT" "$root/sys/fs/selinux/avc/cache_threshold"
+	cfg "$root" enp59s0f0 --undo
+
+	local acpi=$TMP/tune-acpi
+	mkdir -p "$acpi"
+	fake_mlx5 "$acpi"
+	fake_cpufreq "$acpi" 4 acpi
+	before=$(snap_fake "$acpi")
+	cfg "$acpi" "${args[@]}" --host-tuning
+	t "acpi-cpufreq: locked at the highest frequency that is not the turbo entry, boost off" bash -c '
+		[[ $1 == 0 && $(cat "$2/cpu2/cpufreq/scaling_max_freq") == 3000000 &&
+		   $(cat "$2/cpu2/cpufreq/scaling_min_freq") == 3000000 && $(cat "$2/cpufreq/boost") == 0 ]]' \
+		_ "$RC" "$acpi/sys/devices/system/cpu"
+	cfg "$acpi" enp59s0f0 --undo
+	t "acpi-cpufreq: --undo restores every value" bash -c '[[ $1 == 0 && "$2" == "$3" ]]' \
+		_ "$RC" "$before" "$(snap_fake "$acpi")"
+
+	local bare=$TMP/tune-bare
+	mkdir -p "$bare"
+	fake_mlx5 "$bare"
+	rm -r "$bare"/sys/devices/system/cpu/cpu*/cpufreq
+	cfg "$bare" "${args[@]}" --host-tuning --dry-run
+	t "no cpufreq, turbo control, SELinux or RT kernel: each step skipped with the reason" bash -c '
+		grep -q "skipped *cpu2 frequency *no cpufreq" "$1" &&
+		grep -q "skipped *turbo-off *no intel_pstate/no_turbo nor cpufreq/boost" "$1" &&
+		grep -q "skipped *avc-cache *no SELinux" "$1" &&
+		grep -q "skipped *irq-threads-other *not a PREEMPT_RT kernel, no threadirqs" "$1" &&
+		grep -q " 0 failed$" "$1"' _ "$OUT"
+
+	# PREEMPT_RT: an NVMe disk's managed queue IRQs, one per CPU.
+	local rt=$TMP/tune-rt
+	mkdir -p "$rt"
+	fake_mlx5 "$rt"
+	fake_rt_storage "$rt"
+	before=$(snap_fake "$rt")
+	cfg "$rt" "${args[@]}" --dry-run
+	cp "$OUT" "$rt/dry.txt"
+	cfg "$rt" "${args[@]}"
+	cp "$OUT" "$rt/apply.txt"
+	t "RT: other devices' IRQ threads on CPUs 2 and 3 demoted to SCHED_OTHER" bash -c '
+		. "$2"; stat_is() { local f; read -r -a f <<<"$(sed "s/.*) //" "$1/proc/$2/stat")"; [[ "${f[38]} ${f[37]}" == "$3" ]]; }
+		[[ $3 == 0 ]] && stat_is "$1" 743 "0 0" && stat_is "$1" 744 "0 0" &&
+		grep -q "applied *irq/43-nvme0q3 *.fifo 50. -> .other 0.$" "$4"' \
+		_ "$rt" "$HERE/lib.sh" "$RC" "$rt/apply.txt"
+	t "RT: threads on the other CPUs untouched, this port's at --irq-prio" bash -c '
+		stat_is() { local f; read -r -a f <<<"$(sed "s/.*) //" "$1/proc/$2/stat")"; [[ "${f[38]} ${f[37]}" == "$3" ]]; }
+		stat_is "$1" 740 "1 50" && stat_is "$1" 741 "1 50" && stat_is "$1" 742 "1 50" &&
+		stat_is "$1" 501 "1 55"' _ "$rt"
+	t "RT: the dry run predicted every verdict" same_verdicts "$rt/dry.txt" "$rt/apply.txt"
+	cfg "$rt" "${args[@]}" --check
+	t "RT: --check after apply: in place (exit 0)" bash -c '
+		[[ $1 == 0 ]] && grep -q "in place *irq/44-nvme0q4 *other 0" "$2"' _ "$RC" "$OUT"
+	cfg "$rt" enp59s0f0 --undo
+	t "RT: --undo gives the threads SCHED_FIFO 50 back, every value restored" bash -c '
+		[[ $1 == 0 && "$2" == "$3" ]] || { diff <(echo "$2") <(echo "$3"); exit 1; }' \
+		_ "$RC" "$before" "$(snap_fake "$rt")"
 }
 
 test_ice() {
@@ -850,6 +972,7 @@ main() {
 	test_mlx5
 	test_ice
 	test_fake_more
+	test_cpu_tuning
 	test_veth_outer
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
 		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null
