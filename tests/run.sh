@@ -27,7 +27,9 @@ export RANT
 TAP_ONLY=1 . tests/lib.sh
 
 # The longest first (their time on this project's 2-core VM), then the rest.
-LONGEST=(tests/config/test-config.sh tests/net-core.sh tests/shellcheck.sh tests/net-guard.sh
+# config.sh's tests in two halves of about the same time.
+CONFIG_HALVES=("tests/config/test-config.sh more mlx5" "tests/config/test-config.sh usage ice tuning veth")
+LONGEST=("${CONFIG_HALVES[@]}" tests/shellcheck.sh tests/net-core.sh tests/net-guard.sh
 	tests/net-abuse.sh tests/net-plot.sh tests/net-compat.sh tests/net-outputs.sh tests/net-log.sh)
 
 passed=0
@@ -90,6 +92,7 @@ if [ $# -gt 0 ]; then
 	given=("$@")
 else
 	given=(unit tests/style.sh tests/net-opts.sh "${LONGEST[@]}" tests/net-*.sh)
+	# (tests/config/test-config.sh alone runs both halves in one)
 fi
 # the longest of them first, then the others in the order given, each once
 declare -A is_given=() taken=()

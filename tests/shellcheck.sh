@@ -13,11 +13,11 @@ if ! command -v shellcheck >/dev/null; then
 	finish
 	exit 0
 fi
-# lint NAME FILE...: one test
+# lint NAME FILE...: one test (two shellchecks at a time, a few files each)
 lint() {
 	local name=$1 out
 	shift
-	if out=$(shellcheck -x "$@" 2>&1); then
+	if out=$(printf '%s\0' "$@" | xargs -0 -P 2 -n 4 shellcheck -x 2>&1); then
 		ok "shellcheck $name"
 	else
 		not_ok "shellcheck $name"

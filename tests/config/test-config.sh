@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Tests for config.sh.  Run without arguments: bash tests/config/test-config.sh
+# (or name groups of them: usage mlx5 ice more tuning veth)
 #
 #  - argument errors (exit 2, one line, nothing changed) (shellcheck of
 #    config.sh and of these scripts: tests/shellcheck.sh);
@@ -968,12 +969,20 @@ main() {
 	# processes by name, and other runs of these tests may have theirs.
 	PHC2SYS_STUB=$TMP/phc2sys-$$
 	cp "$STUBS/phc2sys" "$PHC2SYS_STUB"
-	test_usage
-	test_mlx5
-	test_ice
-	test_fake_more
-	test_cpu_tuning
-	test_veth_outer
+	# GROUP...: only those (tests/run.sh runs two halves side by side)
+	local g groups=("$@")
+	[[ ${#groups[@]} -gt 0 ]] || groups=(usage mlx5 ice more tuning veth)
+	for g in "${groups[@]}"; do
+		case $g in
+		usage) test_usage ;;
+		mlx5) test_mlx5 ;;
+		ice) test_ice ;;
+		more) test_fake_more ;;
+		tuning) test_cpu_tuning ;;
+		veth) test_veth_outer ;;
+		*) t_fail "no such group of tests: $g (usage mlx5 ice more tuning veth)" ;;
+		esac
+	done
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
 		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null
 	fi
