@@ -3050,10 +3050,12 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sort the exact store; percentiles need it ordered. */
+/* Sort the exact store; percentiles need it ordered (an empty one may be NULL: not for qsort). */
 static void hist_finish(struct hist *h)
 {
-	qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
+	if (h->out_n) {
+		qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
+	}
 }
 
 /*

@@ -209,7 +209,7 @@ if ok:
 test_live_vs_analyze() {
 	local pid
 	# back-to-back with warm-up, csv, both sides
-	reflector lv1 --port 12405 --once -q -l "$WORK/lv1-r.csv" --log-format csv --json "$WORK/lv1-r.json"
+	reflector lv1-refl --port 12405 --once -q -l "$WORK/lv1-r.csv" --log-format csv --json "$WORK/lv1-r.json"
 	emit lv1 --port 12405 --count 3000 -w 50 -q -l "$WORK/lv1-e.csv" --log-format csv --json "$WORK/lv1-e.json"
 	expect_rc "live/analyze b2b" 0
 	wait_reflector
@@ -228,7 +228,7 @@ same("emit joined with reflect", load(sys.argv[1]), load(sys.argv[5]))
 			[ \$(grep -c '^[0-9]' '$WORK/lv1-e.csv') = 3050 ]"
 
 	# interval mode, text log with warm-up: the file and the Log: line agree
-	reflector lv2 --port 12406 --once -q -l "$WORK/lv2-r.log" --json "$WORK/lv2-r.json"
+	reflector lv2-refl --port 12406 --once -q -l "$WORK/lv2-r.log" --json "$WORK/lv2-r.json"
 	emit lv2 --port 12406 --interval 500 -d 1 -w 20 -q -l "$WORK/lv2-e.log" --json "$WORK/lv2-e.json"
 	expect_rc "live/analyze interval" 0
 	wait_reflector
@@ -330,13 +330,13 @@ test_start_mark() {
 	fi
 	echo 1 >"$TFS/instances/$INST/tracing_on"
 	# all warm-up: the measurement never starts, so neither side marks it
-	reflector tm1 --port 12409 --once -q -T --trace-instance "$INST"
+	reflector tm1-refl --port 12409 --once -q -T --trace-instance "$INST"
 	emit tm1 --port 12409 -w 1000000 -d 0.5 -q -T --trace-instance "$INST"
 	wait_reflector
 	expect_eq "RANT_TEST_START: none while every ping is warm-up (neither side starts measuring)" \
 		"$(grep -c 'tracing_mark_write: RANT_TEST_START' "$TFS/instances/$INST/trace")" 0
 	: >"$TFS/instances/$INST/trace"
-	reflector tm2 --port 12409 --once -q -T --trace-instance "$INST"
+	reflector tm2-refl --port 12409 --once -q -T --trace-instance "$INST"
 	emit tm2 --port 12409 -w 20 --count 100 -q -T --trace-instance "$INST"
 	wait_reflector
 	expect_eq "RANT_TEST_START: one from each side once warm-up is over" \

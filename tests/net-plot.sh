@@ -232,7 +232,7 @@ def same_groups(svg, js, live):
     t("over time: where each size began is marked, 64 B first", sorted(xs) == ["phase256", "phase64"] and xs["phase64"] < xs["phase256"], xs)
     return xs
 '
-reflector cs --once -q
+reflector cs-refl --once -q
 emit cs -q --count 400 --interval 100 -w 10 --priority 1,2 --size 64,256 --plot "$WORK/cs.svg" \
 	--json "$WORK/cs.json" -l "$WORK/cs.log"
 expect_rc "classes x sizes --plot" 0
@@ -288,7 +288,7 @@ expect_eq "refused runs sent nothing: the reflector saw no session" "$(sessions_
 # ------------------------------------------------------- SIGINT mid-run
 
 # a run ended by SIGINT still gets its picture, with the report's numbers
-reflector sig -q
+reflector sig-refl -q
 emit_bg sig -q -d 60 --interval 1000 --plot "$WORK/sig.svg" --json "$WORK/sig.json"
 # some transactions first (100); the test checks consistency, not how many
 udp_wait "$NS_A" InDatagrams 100
@@ -306,7 +306,7 @@ wait_for 30 not_running "$REFLECTOR_PID"
 
 # ------------------------------------------------------------ failed write
 
-reflector full --once -q
+reflector full-refl --once -q
 # a device is refused before anything is sent (outputs are regular files)
 emit fulldev -q --count 200 --plot /dev/full --json "$WORK/fulldev.json"
 expect_rc "--plot /dev/full (a device): refused" 2
