@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -61,6 +62,7 @@
 #include <linux/net_tstamp.h>
 #include <linux/perf_event.h>
 #include <linux/ptp_clock.h>
+#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <sys/syscall.h>
 
@@ -114,10 +116,18 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
  *
  *   0 magic   4 version  5 type  6 flags  8 session  12 idle_ms
  *  16 seq    24 t2 wire 32 t2_sw 40 t3_sw 48 t3 wire (echo) 56 seq of that t3
+ *
+ * The first 24 bytes are the short header every datagram carries; a datagram
+ * shorter than 64 bytes (--size 24 to 63) ends inside the echoed fields, and
+ * its pong carries only those that fit whole (proto_room): the stamps of a
+ * small size are the client's own, the reflector's stay in its own report.
  */
 #define PROTO_MAGIC	0x52414e54u	/* "RANT" */
 #define PROTO_VERSION	1
 #define PROTO_HDR_LEN	64
+#define PROTO_MIN_SIZE	24	/* the short header: magic to seq; no datagram is shorter */
+/* The smallest --size rant sends, and so the smallest SIZE its logs can hold. */
+#define SIZE_MIN	PROTO_MIN_SIZE
 #define PROTO_MAX_SIZE	65000
 
 enum proto_type { PT_PING = 1, PT_PONG = 2, PT_FIN = 3, PT_FIN_ACK = 4, PT_BUSY = 5 };
@@ -139,6 +149,8 @@ enum proto_flag {
 	/* 1 << 11: a ping's PF_CLASS, below (its bits 12-15 are its priority); in a pong: */
 	PF_PHC_OFF	= 1 << 11,	/* its kernel-stamp block has the PHC part (40 bytes) */
 	PF_T3HIST	= 1 << 12,	/* pong, FIN_ACK only: earlier echoes again (T3 history) */
+	/* pong, FIN_ACK: the reflector takes no TX stamps (-N): no T3 wire stamp comes */
+	PF_NO_TX	= 1 << 15,
 };
 
 /*
@@ -201,11 +213,12 @@ enum proto_flag {
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
 	GR_PEER, GR_SEQ_AHEAD, GR_FIN_UNKNOWN, GR_FIN_ACK_UNASKED, GR_PORT0, GR_IMPLAUSIBLE,
-	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_N
+	GR_LENGTH, GR_ECHO_UNOWED, GR_UNAUTH, GR_BUSY_SENT, GR_ENDED, GR_FIN_SEQ, GR_N
 };
 static const char *const guard_rej_name[GR_N] = {
 	"wrong_peer", "seq_ahead", "fin_unknown", "fin_ack_unasked", "source_port_0",
 	"implausible_stamps", "wrong_length", "echo_not_owed", "unauthenticated", "busy_answers",
+	"session_ended", "fin_before_pings",
 };
 
 /* Why a datagram was refused; the report sums them as "invalid". */
@@ -330,18 +343,38 @@ struct txn {
 };
 
 /*
- * Histogram with an exact store for outliers.  Values in [0, bound) land in
- * buckets of bucket_ns; values outside (negative, or at/above the bound) are
- * kept exactly in out[] so the tail percentiles are exact.  out[] is sized
- * before the run; when it fills, further outliers are only counted and the
- * tail percentiles are marked approximate.
+ * Histogram with an exact store for outliers and a log histogram behind it.
+ * Values in [0, bound) land in buckets of bucket_ns.  Values outside
+ * (negative, or at/above the bound) are kept exactly in out[] while it has
+ * room (the first out_cap of them, a size fixed before the run), and every one
+ * of them is also counted in lh[], log-scaled bins 1/512 of an octave wide
+ * (1 ns wide below 1024 ns): a percentile read there, the middle of its bin,
+ * is within 1/1024 (0.098 %) of the true value, however long the run.  So a
+ * percentile is exact to the bucket below the bound, exact above it while
+ * the store holds every outlier of that side, and within 0.1 % after; each
+ * percentile says by how much at most (hist_pct_err).
  */
+#define LH_SUB		512	/* log bins per octave */
+#define LH_LIN		1024	/* below it, one bin per ns */
+/* magnitudes up to 2^64 - 1: the linear bins, then 54 octaves (2^10 .. 2^63) */
+#define LH_N		(LH_LIN + 54 * LH_SUB)
+/*
+ * The exact store's size, whatever the run's length (a run that cannot
+ * produce that many samples gets a store for all of them, and no log bins:
+ * nothing of it can overflow).
+ */
+#define OUT_CAP		16384
+
 struct hist {
 	uint64_t bucket_ns, bound_ns;
 	uint32_t nbuckets;
 	uint64_t *bucket;
 	int64_t *out;
-	uint64_t out_cap, out_n, out_lost_hi, out_lost_lo;
+	uint64_t out_cap, out_n;
+	/* lh: LH_N bins of negative values (most negative first), then those at/above the bound */
+	uint64_t *lh;
+	uint32_t lh_base;	/* the bound's log bin: where the positive half starts */
+	uint64_t out_lo, out_hi;	/* every value below 0, and at/above the bound */
 	uint64_t n;
 	int64_t min, max;
 	uint64_t min_seq, max_seq;
@@ -404,6 +437,7 @@ struct session {
 	uint64_t nbreach_kept;
 	struct log_ring log;
 	bool srv_hw, srv_hw_known, srv_sw;
+	bool srv_kx;		/* the reflector sent its kernel stamps (PF_KSTAMPS) */
 	uint64_t start_mono, end_mono, first_real;
 	uint32_t peer_idle_ms;
 	int stop_reason;
@@ -412,11 +446,11 @@ struct session {
 /* Why a run ended, for the report and JSON. */
 enum stop_reason {
 	STOP_NONE, STOP_COUNT, STOP_DURATION, STOP_SIGNAL, STOP_BREACH,
-	STOP_PEER_BREACH, STOP_FIN, STOP_IDLE, STOP_ERROR,
+	STOP_PEER_BREACH, STOP_FIN, STOP_IDLE, STOP_ERROR, STOP_NO_ANSWER,
 };
 static const char *const stop_name[] = {
 	"running", "count", "duration", "signal", "threshold", "peer_threshold",
-	"fin", "idle", "error",
+	"fin", "idle", "error", "no_answer",
 };
 
 /* -------------------------------------------------- configuration, state */
@@ -432,6 +466,9 @@ struct config {
 	enum ts_mode ts;
 	bool sw_stamps, histogram, cont, trace, snapshot, hugepages;
 	bool prefer_busypoll, spin, once, quiet, verbose;
+	bool status;		/* the status line even when stderr is no terminal */
+	/* --interval as typed (for a list, interval_ns is all classes' together) */
+	const char *interval_arg;
 	bool allow_fragments;	/* --size above the path MTU: stamps are of the first fragment */
 	bool ptp_probe;		/* every packet a PTPv2 event message on UDP 319 */
 	unsigned ptp_domain;
@@ -440,6 +477,8 @@ struct config {
 	uint64_t bucket_ns, bound_ns;
 	unsigned busy_poll_us, budget;
 	bool busy_poll_set, budget_set;
+	bool bucket_set;	/* -b given: the text histogram keeps that width */
+	const char *histfile;	/* --histfile: one line per bucket, to plot */
 	int priority, tos;	/* -1 = leave alone */
 	const char *json, *log, *trace_instance;
 	enum log_format log_format;
@@ -487,6 +526,7 @@ struct trace_state {
 /* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
 #define CLS_MAX		8
 #define SZ_MAX		16
+#define CLS_RROWS	16	/* the reflector's rows: the classes its pings arrive in */
 
 /* PF_CLASS pings carry the SO_PRIORITY to answer with (+1, 0 = none) in these bits. */
 #define PF_CLASS	(1u << 11)
@@ -506,6 +546,15 @@ struct grp {
 	struct hist h;		/* the primary metric: rtt */
 	struct hist x[GX_N];	/* with -s: app rtt, client tx stack */
 };
+
+/*
+ * Reflector: a session that ended, remembered by its id so that a replay of
+ * one of its pings opens nothing (reflect_replayed).  A table indexed by a
+ * hash of the id: a newer session whose id falls in the same slot takes it.
+ */
+enum { ENDED_NONE, ENDED_UPTO, ENDED_ALL };
+struct ended_session { uint64_t top; uint32_t id; uint8_t how; };
+#define ENDED_CAP	4096
 
 /*
  * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
@@ -579,6 +628,7 @@ struct classes {
 	uint32_t next_key[CLS_MAX];	/* their OPT_ID counters */
 	uint64_t *keyseq[CLS_MAX];	/* their key -> seq maps */
 	int cur;			/* the class whose socket is sock_fd now */
+	int colw;			/* the class/size tables' value columns now printed */
 	/* the class whose socket sock_setup() opens, 0 = the run's own */
 	int opening;
 	int phase;			/* the size measured now */
@@ -591,7 +641,8 @@ struct classes {
 	int rx_tos;			/* TOS / traffic class of the last ping, -1 = unknown */
 	int r_prio, r_tos;		/* what the reflector's socket carries now */
 	int rn;
-	struct { int prio, tos; uint64_t answered, warmup; } r[16];
+	/* ... r[CLS_RROWS]: pings without a class (or beyond CLS_RROWS classes) */
+	struct { int prio, tos; uint64_t received, answered, warmup; } r[CLS_RROWS + 1];
 	/* --analyze: the class and size of the row being read, from its columns */
 	bool analyze;
 	int a_cls, a_size;
@@ -665,10 +716,31 @@ struct key_state {
 	uint64_t k[2];
 };
 
+/*
+ * Every "rant: ..." line on stderr (warnings, notes, errors) is also kept
+ * for the JSON, so that CI can judge a run from its JSON alone: the first
+ * WARN_KEEP of them, each cut to WARN_LEN bytes.  Those printed before a
+ * reflector's first session go into every session's object.
+ */
+#define WARN_KEEP	32
+#define WARN_LEN	320
+
+struct warn_list {
+	char line[WARN_KEEP][WARN_LEN];
+	unsigned n;		/* printed, kept or not */
+	unsigned start;		/* printed before the first session began */
+	unsigned from;		/* the first since the last JSON object */
+	bool started;
+};
+
 struct side_view {
 	bool emit;
 	const int *metrics, *stamps;
 	int nmetrics, nstamps, primary;
+	/* the metrics as bits, and per stamp the metrics that need it (txn_account) */
+	unsigned mset, needed_by[NSTAMP];
+	unsigned uset;		/* the stamps some metric of the side needs, as bits */
+	unsigned sset;		/* the stamps as bits */
 };
 
 struct clock_watch {
@@ -709,6 +781,7 @@ struct log_result {
 struct arena {
 	uint8_t *base;
 	size_t size, used;
+	size_t page;		/* its page size (-G: the hugepage's) */
 };
 
 /*
@@ -736,12 +809,17 @@ struct emit_state {
 	uint64_t overruns;	/* --interval slots skipped because we were late */
 	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
 	bool fin_acked, fin_more;
+	bool fin_counted;	/* a FIN_ACK of the session itself came (its counts) */
 	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
 	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
 	uint64_t first_rx_mono;
 	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
 	bool busy;		/* the reflector answered BUSY: another session runs there */
 	bool waited;		/* --interval: the last step received, not only sent */
+	/* pongs heard at the last loss, since when nothing was heard, pings lost since */
+	uint64_t heard, silent_since;
+	uint32_t silent_lost;
+	bool srv_no_tx;		/* the reflector said it takes no TX stamps (-N, PF_NO_TX) */
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
 	/* seqs answered (or never sent), beyond the window: replays */
 	uint64_t answered[1024];
@@ -752,6 +830,38 @@ struct emit_state {
 		uint8_t method, disciplined;
 		uint64_t boot_id;
 	} srv_phc;
+};
+
+/* A destination address as IP_PKTINFO / IPV6_PKTINFO give it. */
+union pktinfo_any {
+	struct in_pktinfo v4;
+	struct in6_pktinfo v6;
+};
+
+/* A question to the source watch: the peer, and the address it pinged. */
+struct src_query {
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	int level;			/* IPPROTO_IP / IPPROTO_IPV6; 0 = no question */
+	union pktinfo_any pi;
+};
+
+/*
+ * The reflector's source watch (srcw_main), shared by the loop and the
+ * watch thread.  lock guards q and a; the loop only ever try-locks it.
+ */
+struct src_watch {
+	bool on;			/* the thread runs */
+	pthread_t thread;
+	/* rtnetlink notifications (-1: none), the loop's doorbell */
+	int nl_fd, ev_fd;
+	pthread_mutex_t lock;
+	struct src_query q;		/* the loop's latest question */
+	uint32_t q_gen;			/* counts questions */
+	struct src_query a;		/* the question answered last */
+	bool a_same;			/* its pinged address is the kernel's own source */
+	uint32_t a_gen;			/* counts answers and withdrawals (atomic) */
+	bool quit;			/* atomic */
 };
 
 /* State of the reflector across sessions. */
@@ -780,12 +890,19 @@ struct reflect_state {
 	bool fin_waited;
 	/* a far-ahead seq waiting for a second ping to confirm it */
 	uint64_t ahead;
+	/* the session's idle hint: the largest its pings gave, clamped */
+	uint64_t hint_ms;
+	/* without a key: the lowest seq below the window that may still come */
+	uint64_t below;
+	/* the seq of the session's last ping answered: its client's FIN comes above it */
+	uint64_t last_seq;
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
 	/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
 	uint64_t last_wake;
-	/* the session's ports: one per class socket of its client */
-	uint16_t ports[16];
-	int nports;
+	/* CLOCK_MONOTONIC as the datagram being handled was read (reflect_tick) */
+	uint64_t now;
+	/* the sessions that ended, by a hash of their id (reflect_replayed) */
+	struct ended_session ended[ENDED_CAP];
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
 	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
 	int pi_level;			/* 0 = none */
@@ -794,17 +911,17 @@ struct reflect_state {
 		struct in6_pktinfo v6;
 	} pi;
 	bool measuring;		/* this session's warm-up is over (RANT_TEST_START written) */
-	/* answers that need no IP_PKTINFO: see reflect_src_probe() */
-	/* the kernel's own source for src_peer is src_pi's address */
-	bool src_same;
-	/* CLOCK_MONOTONIC of the last probe, 0 = none this session */
-	uint64_t src_probed;
-	int src_level;
-	union {
-		struct in_pktinfo v4;
-		struct in6_pktinfo v6;
-	} src_pi;
-	struct sockaddr_storage src_peer;
+	bool mark_due;		/* RANT_TEST_START: written after this pong (reflect_after_pong) */
+	bool fresh;		/* the session's first pong is not sent yet */
+	bool clean;		/* the next session's memory is cleared (reflect_clear) */
+	bool named;		/* the datagram just sent named its source (IP_PKTINFO) */
+	/* answers that need no IP_PKTINFO: the source watch's answer (srcw_adopt) */
+	struct src_query src;	/* the peer and pinged address it is about */
+	bool src_same;		/* ... the pinged address is the kernel's own source */
+	uint32_t src_gen;	/* the answer's generation */
+	struct src_query ask;	/* the last question asked (srcw_ask) */
+	uint64_t ask_mono;	/* ... when, */
+	uint32_t ask_id;	/* ... in which session */
 };
 
 struct plot_state {
@@ -816,7 +933,7 @@ struct plot_state {
 	int nworst;
 	struct plot_worst worst[PLOT_WORST];
 	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
-	const uint32_t *size;	/* --analyze: the log's SIZE column, else NULL */
+	uint64_t tlast;		/* the time of the transaction binned last */
 	/* the writer: its buffer and the first error (errno) */
 	char buf[1 << 16];
 	size_t len;
@@ -853,6 +970,8 @@ static struct run {
 	struct live_counts live;
 	/* the device's timestamp provider (ethtool tsconfig) */
 	struct ts_provider ts_prov;
+	/* -i's NIC said it cannot stamp in hardware: log records need no room for kernel stamps */
+	bool ts_no_hw;
 	/* the hardware stamps the NIC delivered */
 	struct hw_watch hww;
 	/* bytes before the header: the PTP header with --ptp-probe */
@@ -909,13 +1028,21 @@ static struct run {
 	struct emit_state E;
 	/* the reflector, across sessions */
 	struct reflect_state R;
+	/* the reflector's source watch (-i) */
+	struct src_watch SW;
 	/* --plot */
 	struct plot_state PL;
 	/* when the first SIGINT/SIGTERM came */
 	uint64_t first_signal_ns;
+	/* --histfile: its descriptor (-1: none) and the blocks written */
+	int hf_fd;
+	unsigned hf_blocks;
 	/* the status line */
 	pthread_t status_thread;
 	bool status_started;
+	bool status_live;	/* the periodic line is printed (status_wanted) */
+	/* the lines warnx_ printed, for the JSON's "warnings" (main thread only) */
+	struct warn_list warn;
 } run;
 
 /* The run state as at start-up: everything zero but these. */
@@ -927,6 +1054,7 @@ static void run_reset(void)
 	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
 	run.phc = (struct phc_state){ .fd = -1, .index = -1 };
 	run.PL = (struct plot_state){ .fd = -1 };
+	run.hf_fd = -1;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -952,6 +1080,7 @@ static bool nothing_now(int err)
 static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnx_(const char *fmt, ...)
 {
+	struct warn_list *w = &run.warn;
 	va_list ap;
 
 	fputs("rant: ", stderr);
@@ -959,6 +1088,21 @@ static void warnx_(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (w->n < WARN_KEEP) {
+		va_start(ap, fmt);
+		vsnprintf(w->line[w->n], WARN_LEN, fmt, ap);
+		va_end(ap);
+	}
+	w->n++;
+}
+
+/* The first session begins: what was printed so far was the run's start-up. */
+static void warn_start(void)
+{
+	if (!run.warn.started) {
+		run.warn.start = run.warn.from = run.warn.n;
+		run.warn.started = true;
+	}
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -978,6 +1122,57 @@ static uint64_t mono_ns(void)
 static uint64_t real_ns(void)
 {
 	return now_ns(CLOCK_REALTIME);
+}
+
+/*
+ * rant's helper threads (the status line, the reflector's source watch):
+ * every signal blocked (the main thread takes SIGINT/SIGTERM), a small
+ * stack, and SCHED_OTHER whatever chrt gave main (sched(7)): under chrt the
+ * loop preempts them at once, so that their work never lands inside one of
+ * its measured windows.  Not SCHED_IDLE: on a busy host an idle-class
+ * thread waits seconds for the CPU, and the status line and the watch's
+ * withdrawal after a routing change must not.  True if the thread runs.
+ */
+static bool thread_start(pthread_t *t, void *(*fn)(void *))
+{
+	pthread_attr_t at;
+	struct sched_param sp = { 0 };
+	sigset_t all, old;
+	bool ok;
+
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&at, SCHED_OTHER);
+	pthread_attr_setschedparam(&at, &sp);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ok = pthread_create(t, &at, fn, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	return ok;
+}
+
+/*
+ * The loop's socket calls, made directly: glibc's recvmsg, sendmsg and
+ * recvmmsg are cancellation points (pthreads(7)), which once a process has
+ * a second thread (the status line, the source watch) wrap every call in
+ * two atomic operations -- measured with callgrind: 87 instructions per
+ * transaction on the reflector.  rant never cancels its main thread.
+ */
+static ssize_t sys_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return syscall(SYS_recvmsg, fd, msg, flags);
+}
+
+static ssize_t sys_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return syscall(SYS_sendmsg, fd, msg, flags);
+}
+
+static int sys_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, NULL);
 }
 
 static uint64_t ts_to_ns(const struct timespec *t)
@@ -1007,6 +1202,138 @@ static uint64_t pow2_at_least(uint64_t v)
 		p <<= 1;
 	}
 	return p;
+}
+
+/* The characters v takes printed: a column of ns values is at least this wide. */
+static int num_width(int64_t v)
+{
+	char b[24];
+
+	return snprintf(b, sizeof(b), "%" PRId64, v);
+}
+
+/*
+ * Arithmetic without libm: the earlier rant's build line, `gcc -o rant
+ * rant.c`, links no -lm, so rant calls none of its functions (fabs, isnan
+ * and isinf are compiler builtins).  Only what the statistics, the option
+ * parser and the plot need, exact where they rely on it: whole numbers and
+ * powers of ten.
+ */
+#define NUM_WHOLE	4503599627370496.0	/* 2^52: every double beyond is whole */
+
+static double num_floor(double x)
+{
+	double t;
+
+	if (!(x > -NUM_WHOLE && x < NUM_WHOLE)) {
+		return x;	/* whole already, or not a number */
+	}
+	t = (double)(int64_t)x;	/* toward zero, exact below 2^52 */
+	return t > x ? t - 1 : t;
+}
+
+static double num_ceil(double x)
+{
+	return -num_floor(-x);
+}
+
+/* The nearest whole number, halves away from zero (llround); |x| < 2^63. */
+static int64_t num_round(double x)
+{
+	double t = num_floor(x < 0 ? -x : x);
+	int64_t r = (int64_t)t + ((x < 0 ? -x : x) - t >= 0.5);
+
+	return x < 0 ? -r : r;
+}
+
+/* Newton's iteration after scaling x by powers of four into [1, 4): 0 for x <= 0. */
+static double num_sqrt(double x)
+{
+	double r, s = 1;
+	int i;
+
+	if (!(x > 0) || isinf(x)) {
+		return x > 0 ? x : 0;
+	}
+	while (x >= 0x1p64) {
+		x *= 0x1p-64;
+		s *= 0x1p32;
+	}
+	while (x < 0x1p-64) {
+		x *= 0x1p64;
+		s *= 0x1p-32;
+	}
+	while (x >= 4) {
+		x /= 4;
+		s *= 2;
+	}
+	while (x < 1) {
+		x *= 4;
+		s /= 2;
+	}
+	r = (1 + x) / 2;	/* within 25 % of the root: 6 steps reach double precision */
+	for (i = 0; i < 6; i++) {
+		r = (r + x / r) / 2;
+	}
+	return r * s;
+}
+
+/* 10^k: exact for 0 <= k <= 22, correctly rounded down to 10^-22. */
+static double num_pow10(int k)
+{
+	double p = 1;
+	int i;
+
+	for (i = 0; i < (k < 0 ? -k : k); i++) {
+		p *= 10;
+	}
+	return k < 0 ? 1 / p : p;
+}
+
+/* The k with 10^k <= x < 10^(k+1), for x > 0. */
+static int num_decade(double x)
+{
+	int k = 0;
+
+	while (k < 308 && x >= num_pow10(k + 1)) {
+		k++;
+	}
+	while (k > -307 && x < num_pow10(k)) {
+		k--;
+	}
+	return k;
+}
+
+/*
+ * log10 for x > 0: the decade, then ln of the rest as 2 atanh((m-1)/(m+1))
+ * over m in [1, 2) (|term ratio| <= 1/9).  Exact at powers of ten.
+ */
+static double num_log10(double x)
+{
+	double m, s, s2, term, sum = 0;
+	int k, e = 0, i;
+
+	if (!(x > 0)) {
+		return -308;
+	}
+	k = num_decade(x);
+	m = x / num_pow10(k);
+	while (m >= 2) {
+		m /= 2;
+		e++;
+	}
+	while (m < 1) {
+		m *= 2;
+		e--;
+	}
+	s = (m - 1) / (m + 1);
+	s2 = s * s;
+	term = s;
+	for (i = 1; i < 40; i += 2) {
+		sum += term / i;
+		term *= s2;
+	}
+	return k + (2 * sum + e * 0.69314718055994530942) / 2.30258509299404568402;
 }
 
 /*
@@ -1824,6 +2151,70 @@ static int ts_enable_socket(int fd)
 }
 
 /*
+ * The kernel stamps received packets in software only while some socket
+ * asks for it, and it turns that on for the first one from a work queue:
+ * net_enable_timestamp() (net/core/dev.c) leaves enabling its static key to
+ * netstamp_work, queued on the asking CPU.  Until that has run, datagrams
+ * arrive unstamped, so on a host where nothing else asks for stamps the
+ * first pongs of a run lacked T4 (the first pings T2), and a run under
+ * chrt -f that never sleeps (--spin) on an isolated CPU would keep the
+ * work from ever running there.  Before the first packet rant therefore
+ * sleeps until a datagram of its own over loopback comes back stamped,
+ * 200 ms at most; where loopback is down (a fresh network namespace) one
+ * short sleep lets the work run.
+ */
+static void ts_rx_live(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timespec ms = { .tv_nsec = 1000000 };
+	socklen_t len = sizeof(sa);
+	uint64_t end = mono_ns() + NSEC_PER_SEC / 5;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+	char c = 0;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || ts_sockopt(fd, f) < 0) {
+		nanosleep(&ms, NULL);
+		if (fd >= 0) {
+			close(fd);
+		}
+		return;
+	}
+	while (mono_ns() < end) {
+		union {
+			char b[CMSG_SPACE(sizeof(struct scm_timestamping64))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+		struct cmsghdr *cm;
+		bool stamped = false;
+
+		if (sendto(fd, &c, 1, 0, (struct sockaddr *)&sa, sizeof(sa)) != 1) {
+			nanosleep(&ms, NULL);
+			break;
+		}
+		/* loopback delivers within the send, or soon after: read what came */
+		while (recvmsg(fd, &mh, 0) == 1) {
+			for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+				stamped |= cm->cmsg_level == SOL_SOCKET &&
+					   (cm->cmsg_type == SO_TIMESTAMPING ||
+					    cm->cmsg_type == SO_TIMESTAMPING_NEW);
+			}
+			mh.msg_controllen = sizeof(ctl.b);
+		}
+		if (stamped) {
+			break;
+		}
+		nanosleep(&ms, NULL);
+	}
+	close(fd);
+}
+
+/*
  * After a failed send a kernel before 6.8 may or may not have used up an
  * OPT_ID key.  Re-enabling the option resets the counter to zero
  * (timestamping.rst: "It is reset each time the option is enabled after
@@ -1941,8 +2332,14 @@ static uint64_t kts_to_ns(const struct __kernel_timespec *t)
 	return (uint64_t)t->tv_sec * NSEC_PER_SEC + (uint64_t)t->tv_nsec;
 }
 
-/* Parse control messages; every cmsg_len is checked before reading. */
-static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
+/*
+ * Parse control messages; every cmsg_len is checked before reading.  A
+ * message that is no stamp, error or stamp pktinfo goes to other (the side's
+ * own: the address pinged, the TOS, the drop count), if given, after the
+ * same check: one walk over the control data per datagram.
+ */
+static void ts_parse_cb(struct msghdr *msg, struct ts_cmsg *out,
+			void (*other)(const struct cmsghdr *cm))
 {
 	struct cmsghdr *cm;
 
@@ -2009,8 +2406,15 @@ static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
 			out->ee_origin = ee.ee_origin;
 			out->ee_info = ee.ee_info;
 			out->ee_data = ee.ee_data;
+		} else if (other) {
+			other(cm);
 		}
 	}
+}
+
+static void ts_parse(struct msghdr *msg, struct ts_cmsg *out)
+{
+	ts_parse_cb(msg, out, NULL);
 }
 
 /*
@@ -2089,7 +2493,7 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 			mm[i].msg_hdr.msg_control = ctrl[i];
 			mm[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
 		}
-		n = recvmmsg(fd, mm, (unsigned)vlen, MSG_ERRQUEUE | MSG_DONTWAIT, NULL);
+		n = sys_recvmmsg(fd, mm, (unsigned)vlen, MSG_ERRQUEUE | MSG_DONTWAIT);
 		for (i = 0; i < n; i++) {
 			struct ts_cmsg c;
 			uint32_t key;
@@ -2443,7 +2847,7 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 }
 
 /* sendmsg, through a pointer: the unit tests make a send fail as a kernel would. */
-static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sendmsg;
+static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sys_sendmsg;
 
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
@@ -2591,6 +2995,22 @@ static void proto_hist_decode(const uint8_t *buf, size_t len, struct proto_msg *
 	m->nhist = (uint8_t)n;
 }
 
+/* The echoed fields a datagram of len bytes has room for, each whole (PF_T2W .. PF_T3W). */
+static uint16_t proto_room(size_t len)
+{
+	return (uint16_t)((len >= 32 ? PF_T2W : 0) | (len >= 40 ? PF_T2SW : 0) |
+			  (len >= 48 ? PF_T3SW : 0) | (len >= PROTO_HDR_LEN ? PF_T3W : 0));
+}
+
+/*
+ * The smallest --size: the short header, and with --key-file the tag after
+ * the full header.  (A log's SIZE column is checked against it too.)
+ */
+static unsigned proto_min_size(bool keyed)
+{
+	return keyed ? PROTO_HDR_LEN + TAG_LEN : PROTO_MIN_SIZE;
+}
+
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
 	put32(buf, PROTO_MAGIC);
@@ -2608,11 +3028,27 @@ static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 	put64(buf + 56, m->flags & PF_T3W ? m->t3w_seq : 0);
 }
 
+/*
+ * The header over the first len bytes of a datagram of len bytes, no byte
+ * beyond (a short one, --size below 64, holds only what fits: proto_room).
+ */
+static void proto_encode_len(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	uint8_t h[PROTO_HDR_LEN];
+
+	if (len >= PROTO_HDR_LEN) {
+		proto_encode(buf, m);
+		return;
+	}
+	proto_encode(h, m);
+	memcpy(buf, h, len);
+}
+
 /* Decode and validate; returns 0 or the proto_err that makes it invalid. */
 static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (len < PROTO_HDR_LEN) {
+	if (len < PROTO_MIN_SIZE) {
 		return PE_SHORT;
 	}
 	if (get32(buf) != PROTO_MAGIC) {
@@ -2630,6 +3066,9 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	m->session = get32(buf + 8);
 	m->idle_ms = get32(buf + 12);
 	m->seq = get64(buf + 16);
+	if (m->flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(len)) {
+		return PE_SHORT;	/* a field flagged present beyond the datagram's end */
+	}
 	/* An echoed field counts only with its flag and a plausible value. */
 	if (m->flags & PF_T2W) {
 		m->t2w = get64(buf + 24);
@@ -2735,7 +3174,8 @@ static int key_load(const char *path)
 	uint8_t buf[KEY_MAX + 1];
 	struct stat st;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO (or a device) is refused below, never waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	if (fd < 0) {
 		warnx_("--key-file: cannot open '%s': %s", path, strerror(errno));
@@ -2900,13 +3340,16 @@ static size_t fin_len(void)
 	return cfg->size > n ? cfg->size : n;
 }
 
-/* A control message that lies inside its buffer (as ts_parse checks). */
-static bool cmsg_fits(const struct msghdr *msg, const struct cmsghdr *cm)
+/* The port of an IPv4 or IPv6 address, 0 for any other family. */
+static unsigned sa_port(const struct sockaddr *a)
 {
-	size_t left =
-		msg->msg_controllen - (size_t)((const char *)cm - (const char *)msg->msg_control);
-
-	return cm->cmsg_len >= sizeof(*cm) && cm->cmsg_len <= left;
+	if (a->sa_family == AF_INET) {
+		return ntohs(((const struct sockaddr_in *)(const void *)a)->sin_port);
+	}
+	if (a->sa_family == AF_INET6) {
+		return ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port);
+	}
+	return 0;
 }
 
 /* Same address and port (and IPv6 scope): the peer a session belongs to. */
@@ -2924,20 +3367,9 @@ static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
 		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
 
 		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
-		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+		       IN6_ARE_ADDR_EQUAL(&x->sin6_addr, &y->sin6_addr);
 	}
 	return false;
-}
-
-static unsigned sa_port(const struct sockaddr *a)
-{
-	if (a->sa_family == AF_INET) {
-		return ntohs(((const struct sockaddr_in *)(const void *)a)->sin_port);
-	}
-	if (a->sa_family == AF_INET6) {
-		return ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port);
-	}
-	return 0;
 }
 
 /*
@@ -2964,8 +3396,51 @@ static bool echo_plausible(const struct proto_msg *m)
 
 /* ---------------------------------------------------------- statistics */
 
+/* The log bin of magnitude u: exact below LH_LIN, then LH_SUB bins per octave. */
+static uint32_t lh_index(uint64_t u)
+{
+	unsigned e;
+
+	if (u < LH_LIN) {
+		return (uint32_t)u;
+	}
+	e = 63 - (unsigned)__builtin_clzll(u);	/* 10 .. 63 */
+	return LH_LIN + (e - 10) * LH_SUB + (uint32_t)((u >> (e - 9)) & (LH_SUB - 1));
+}
+
+/* The magnitudes log bin i holds: [*lo, *hi]. */
+static void lh_range(uint32_t i, uint64_t *lo, uint64_t *hi)
+{
+	unsigned e;
+
+	if (i < LH_LIN) {
+		*lo = *hi = i;
+		return;
+	}
+	e = (i - LH_LIN) / LH_SUB + 10;
+	*lo = (uint64_t)(LH_SUB + (i - LH_LIN) % LH_SUB) << (e - 9);
+	*hi = *lo + ((1ULL << (e - 9)) - 1);
+}
+
+/* Entries of a histogram's log bins for this bound (the memory layout sizes them). */
+static uint64_t hist_lh_len(uint64_t bound_ns)
+{
+	return 2 * (uint64_t)LH_N - lh_index(bound_ns);
+}
+
+/* Log bins for a store of out_cap: none when the run cannot fill it (see OUT_CAP). */
+static uint64_t hist_lh_room(uint64_t out_cap, uint64_t bound_ns)
+{
+	return out_cap < OUT_CAP ? 0 : hist_lh_len(bound_ns);
+}
+
+/*
+ * buckets: ceil(bound / bucket) entries, zeroed; out: out_cap; lh:
+ * hist_lh_len(bound), or NULL where the store holds every sample the run
+ * can give (hist_lh_room).
+ */
 static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
-		      uint64_t *buckets, int64_t *out, uint64_t out_cap)
+		      uint64_t *buckets, int64_t *out, uint64_t out_cap, uint64_t *lh)
 {
 	memset(h, 0, sizeof(*h));
 	h->bucket_ns = bucket_ns;
@@ -2974,28 +3449,66 @@ static void hist_init(struct hist *h, uint64_t bucket_ns, uint64_t bound_ns,
 	h->bucket = buckets;
 	h->out = out;
 	h->out_cap = out_cap;
+	h->lh = lh;
+	h->lh_base = lh_index(bound_ns);
+	if (lh) {
+		memset(lh, 0, hist_lh_len(bound_ns) * sizeof(*lh));
+	}
 }
 
 static void hist_reset(struct hist *h)
 {
 	memset(h->bucket, 0, h->nbuckets * sizeof(*h->bucket));
-	h->out_n = h->out_lost_hi = h->out_lost_lo = h->n = 0;
+	if (h->lh) {
+		memset(h->lh, 0, hist_lh_len(h->bound_ns) * sizeof(*h->lh));
+	}
+	h->out_n = h->out_lo = h->out_hi = h->n = 0;
 	h->min = h->max = h->shift = 0;
 	h->min_seq = h->max_seq = 0;
 	h->sum = 0;
 	h->sumsq = 0;
 }
 
+/* Free what hist_init was given (--analyze's histograms are calloc'ed). */
+static void hist_free(struct hist *h)
+{
+	free(h->bucket);
+	free(h->out);
+	free(h->lh);
+	h->bucket = NULL;
+	h->out = NULL;
+	h->lh = NULL;
+}
+
+/*
+ * A value outside [0, bound): stored while there is room, always counted in
+ * its log bin (a store sized for the whole run, or a zeroed histogram, has
+ * none: it counts).
+ */
+static void hist_outside(struct hist *h, int64_t v)
+{
+	if (h->out_n < h->out_cap) {
+		h->out[h->out_n++] = v;
+	}
+	if (v < 0) {
+		h->out_lo++;
+		if (h->lh) {
+			h->lh[LH_N - 1 - lh_index(-(uint64_t)v)]++;
+		}
+	} else {
+		h->out_hi++;
+		if (h->lh) {
+			h->lh[LH_N + lh_index((uint64_t)v) - h->lh_base]++;
+		}
+	}
+}
+
 static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 {
 	if (v >= 0 && (uint64_t)v < h->bound_ns) {
 		h->bucket[(uint64_t)v / h->bucket_ns]++;
-	} else if (h->out_n < h->out_cap) {
-		h->out[h->out_n++] = v;
-	} else if (v < 0) {
-		h->out_lost_lo++;
 	} else {
-		h->out_lost_hi++;
+		hist_outside(h, v);
 	}
 	if (!h->n) {
 		h->shift = v;
@@ -3040,7 +3553,7 @@ static double hist_stddev(const struct hist *h)
 	}
 	mean = (double)h->sum / n;
 	var = (double)h->sumsq / n - mean * mean;
-	return var > 0 ? sqrt(var) : 0;
+	return var > 0 ? num_sqrt(var) : 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -3050,82 +3563,206 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sort the exact store; percentiles need it ordered (an empty one may be NULL: not for qsort). */
+/* Sort the exact store; percentiles need it ordered. */
 static void hist_finish(struct hist *h)
 {
 	if (h->out_n) {
+		/* qsort of a NULL store, even of 0 elements, is undefined (UBSan says so) */
 		qsort(h->out, h->out_n, sizeof(*h->out), cmp_i64);
 	}
 }
 
-/*
- * Percentile p by nearest rank (rank = ceil(p/100 * n)).  Below the bound it
- * is the highest value the sample's bucket can hold, clamped to the maximum,
- * so true <= reported < true + bucket.  Outside [0, bound) it is the exact
- * value from the sorted store, unless the store overflowed (approx set).
- * hist_finish() must have run.
- */
-static int64_t hist_pct(const struct hist *h, double p, bool *approx)
+/* Nearest rank of percentile p among n (rank = ceil(p/100 * n)), 1 .. n. */
+static uint64_t pct_rank(double p, uint64_t n)
 {
-	uint64_t rank, lo_stored = 0, lo, hi, mid, cum = 0, i;
-
-	if (!h->n) {
-		return 0;
-	}
 	/*
 	 * Exact integer rank: p in thousandths of a percent, so that 99.9 % of
 	 * 1000 samples is rank 999 (ceill(99.9 / 100 * 1000) is 1000 in binary
 	 * floating point).
 	 */
-	rank = (uint64_t)(((unsigned __int128)llround(p * 1000) * h->n + 99999) / 100000);
-	if (rank < 1) {
-		rank = 1;
+	uint64_t rank = (uint64_t)(((unsigned __int128)num_round(p * 1000) * n + 99999) / 100000);
+
+	return rank < 1 ? 1 : rank > n ? n : rank;
+}
+
+/*
+ * The rank-th outlier of one side from the log bins: the middle of what its
+ * bin can hold within [min, max]; *err the most it can be off.  neg: the
+ * negative half (bins from the most negative), else the half above the bound.
+ */
+static int64_t hist_lh_pct(const struct hist *h, bool neg, uint64_t rank, uint64_t *err)
+{
+	uint32_t i, n = neg ? LH_N : LH_N - h->lh_base;
+	const uint64_t *b = neg ? h->lh : h->lh + LH_N;
+	uint64_t cum = 0, lo, hi;
+	__int128 a, z;
+
+	if (!h->lh) {
+		*err = (uint64_t)(h->max - h->min);
+		return neg ? h->min : h->max;
 	}
-	if (rank > h->n) {
-		rank = h->n;
+
+	for (i = 0; i < n - 1; i++) {
+		cum += b[i];
+		if (cum >= rank) {
+			break;
+		}
+	}
+	if (neg) {
+		lh_range(LH_N - 1 - i, &lo, &hi);
+		a = -(__int128)hi;
+		z = -(__int128)lo;
+	} else {
+		lh_range(i + h->lh_base, &lo, &hi);
+		a = lo;
+		z = hi;
+	}
+	a = a < h->min ? h->min : a;
+	z = z > h->max ? h->max : z;
+	*err = (uint64_t)((z - a + 1) / 2);
+	return (int64_t)(z - (__int128)*err);
+}
+
+/*
+ * Percentile p by nearest rank, and in *err the most the value can be off
+ * (0: exact).  Below the bound it is the highest value the sample's bucket
+ * can hold, clamped to the maximum, so true <= reported < true + bucket.
+ * Outside [0, bound) it is the exact value from the sorted store while that
+ * holds every outlier of its side, else from the log bins (hist_lh_pct).
+ * hist_finish() must have run.
+ */
+static int64_t hist_pct_err(const struct hist *h, double p, uint64_t *err)
+{
+	uint64_t rank, lo_stored = 0, mid, cum = 0, i;
+
+	*err = 0;
+	if (!h->n) {
+		return 0;
+	}
+	rank = pct_rank(p, h->n);
+	if (rank == h->n) {
+		return h->max;
 	}
 	while (lo_stored < h->out_n && h->out[lo_stored] < 0) {
 		lo_stored++;
 	}
-	lo = lo_stored + h->out_lost_lo;
-	hi = (h->out_n - lo_stored) + h->out_lost_hi;
-	mid = h->n - lo - hi;
-	if (rank == h->n) {
-		return h->max;
+	mid = h->n - h->out_lo - h->out_hi;
+	if (rank <= h->out_lo) {
+		return lo_stored == h->out_lo ? h->out[rank - 1] : hist_lh_pct(h, true, rank, err);
 	}
-	if (rank <= lo) {
-		if (h->out_lost_lo) {
-			*approx = true;
-			/* no negative value was stored: the minimum is the one we know */
-			return lo_stored ? h->out[(rank - 1) * lo_stored / lo] : h->min;
-		}
-		return h->out[rank - 1];
-	}
-	if (rank <= lo + mid) {
-		uint64_t r = rank - lo;
+	if (rank <= h->out_lo + mid) {
+		uint64_t r = rank - h->out_lo;
 
 		for (i = 0; i < h->nbuckets; i++) {
 			cum += h->bucket[i];
 			if (cum >= r) {
-				uint64_t top = (i + 1) * h->bucket_ns;
+				uint64_t top = (i + 1) * h->bucket_ns, low = i * h->bucket_ns;
+				int64_t v;
 
-				if (top > h->bound_ns) {
-					top = h->bound_ns;
-				}
-				return (int64_t)(top - 1) < h->max ? (int64_t)(top - 1) : h->max;
+				top = top > h->bound_ns ? h->bound_ns : top;
+				v = (int64_t)(top - 1) < h->max ? (int64_t)(top - 1) : h->max;
+				*err = (uint64_t)(v - ((int64_t)low > h->min ? (int64_t)low :
+								 h->min));
+				return v;
 			}
 		}
 		return h->max;
 	}
-	rank -= lo + mid;
-	if (h->out_lost_hi) {
-		*approx = true;
-		if (h->out_n == lo_stored) {
-			return h->max;	/* no value above the bound was stored */
-		}
-		return h->out[lo_stored + (rank - 1) * (h->out_n - lo_stored) / hi];
+	rank -= h->out_lo + mid;
+	if (h->out_n - lo_stored == h->out_hi) {
+		return h->out[lo_stored + rank - 1];
 	}
-	return h->out[lo_stored + rank - 1];
+	return hist_lh_pct(h, false, rank, err);
+}
+
+/*
+ * Percentile p; *approx set when it came from the log bins (within 0.1 %)
+ * rather than exact or exact to the bucket.
+ */
+static int64_t hist_pct(const struct hist *h, double p, bool *approx)
+{
+	uint64_t err;
+	int64_t v = hist_pct_err(h, p, &err);
+
+	if (v < 0 || (uint64_t)v >= h->bound_ns) {
+		*approx |= err != 0;
+	}
+	return v;
+}
+
+/*
+ * "percentiles_error_ns": the most each percentile can be off (0: exact;
+ * below the bound less than a bucket, from the log bins within 0.1 %).
+ */
+static void hist_json_err(FILE *f, const struct hist *h)
+{
+	uint64_t err;
+	int k;
+
+	fprintf(f, "\"percentiles_error_ns\": {");
+	for (k = 0; k < NPCT; k++) {
+		hist_pct_err(h, pct_value[k], &err);
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pct_key[k], err);
+	}
+	fputc('}', f);
+}
+
+/* The largest error of the reported percentiles that came from the log bins; 0: none did. */
+static uint64_t hist_tail_err(const struct hist *h)
+{
+	uint64_t err, most = 0;
+	int k;
+
+	for (k = 0; k < NPCT; k++) {
+		int64_t v = hist_pct_err(h, pct_value[k], &err);
+
+		if ((v < 0 || (uint64_t)v >= h->bound_ns) && err > most) {
+			most = err;
+		}
+	}
+	return most;
+}
+
+/* The first stored value at or above the bound (hist_finish() sorted the store). */
+static uint64_t hist_first_above(const struct hist *h)
+{
+	uint64_t i = 0;
+
+	while (i < h->out_n && h->out[i] < 0) {
+		i++;
+	}
+	return i;
+}
+
+/*
+ * The samples kept exactly at or above the bound, in buckets of the
+ * histogram's width: f(arg, lower_ns, count) for each non-empty one, in
+ * order.  (Those the full store could not keep are only counted:
+ * hist_above_not_kept.)  hist_finish() must have run.
+ */
+static void hist_above(const struct hist *h, void (*f)(void *, uint64_t, uint64_t), void *arg)
+{
+	uint64_t i = hist_first_above(h), b, n;
+
+	while (i < h->out_n) {
+		b = (uint64_t)h->out[i] / h->bucket_ns;
+		for (n = 0; i < h->out_n && (uint64_t)h->out[i] / h->bucket_ns == b; i++) {
+			n++;
+		}
+		f(arg, b * h->bucket_ns, n);
+	}
+}
+
+/* Samples below zero (one-way delays between clocks that disagree), kept or not. */
+static uint64_t hist_below(const struct hist *h)
+{
+	return h->out_lo;
+}
+
+/* Samples at or above the bound the exact store had no room for. */
+static uint64_t hist_above_not_kept(const struct hist *h)
+{
+	return h->out_hi - (h->out_n - hist_first_above(h));
 }
 
 static void fit_track(struct fit *f, int64_t y)
@@ -3201,7 +3838,7 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
 	}
 	*ppm = ((double)f->n * f->sxy - f->sx * f->sy) / d / 1000.0;
 	/* the x range of a least-squares fit: sqrt(12 * variance) for uniform x */
-	*span_s = sqrt(12 * (f->sxx / f->n - (f->sx / f->n) * (f->sx / f->n)));
+	*span_s = num_sqrt(12 * (f->sxx / f->n - (f->sx / f->n) * (f->sx / f->n)));
 	return true;
 }
 
@@ -3257,59 +3894,71 @@ static const char *metric_label(int m)
 	return metric_def[m].label;
 }
 
+/* Each metric as b - a of two stamps, { b, a }; M_NETWORK is rtt - response. */
+static const signed char metric_ab[NMETRIC][2] = {
+	[M_RTT] = { T4W, T1W },		[M_RESPONSE] = { T3W, T2W },
+	[M_NETWORK] = { -1, -1 },	[M_APP_RTT] = { T4SW, T1SW },
+	[M_CLI_TX] = { T1W, T1SW },	[M_CLI_RX] = { T4SW, T4W },
+	[M_SRV_RX] = { T2SW, T2W },	[M_SRV_PROC] = { T3SW, T2SW },
+	[M_SRV_TX] = { T3W, T3SW },	[M_FORWARD] = { T2W, T1W },
+	[M_BACKWARD] = { T4W, T3W },	[M_CLI_TX_KERN] = { T1K, T1SW },
+	[M_CLI_TX_NIC] = { T1W, T1K },	[M_CLI_RX_NIC] = { T4K, T4W },
+	[M_CLI_RX_WAKE] = { T4SW, T4K }, [M_SRV_RX_NIC] = { T2K, T2W },
+	[M_SRV_RX_WAKE] = { T2SW, T2K }, [M_SRV_TX_KERN] = { T3K, T3SW },
+	[M_SRV_TX_NIC] = { T3W, T3K },
+};
+
+/* The two stamps of metric m; the reflector's -N (nx) ends its response at the app's send. */
+static void metric_pair(int m, bool nx, int *b, int *a)
+{
+	*b = m == M_RESPONSE && nx ? T3SW : metric_ab[m][0];
+	*a = metric_ab[m][1];
+}
+
+/* The stamps metric m needs whether or not -N is on, one bit per stamp. */
+static unsigned metric_need(int m)
+{
+	int a, b, na, nb;
+
+	if (m == M_NETWORK) {
+		return 1u << T4W | 1u << T1W | 1u << T3W | 1u << T2W;
+	}
+	metric_pair(m, false, &b, &a);
+	metric_pair(m, true, &nb, &na);
+	return (1u << b | 1u << a) & (1u << nb | 1u << na);
+}
+
+/* The stamps of t that metrics may use (stamp_diff's test), one bit per stamp. */
+static unsigned stamps_known(const uint64_t *t)
+{
+	unsigned have = 0;
+	int s;
+
+	for (s = 0; s < NSTAMP; s++) {
+		/* 0 < t < STAMP_MAX in one unsigned comparison (0 wraps to the top) */
+		have |= (unsigned)(t[s] - 1 < STAMP_MAX - 1) << s;
+	}
+	return have;
+}
+
 /* Metric m as the difference of its stamps t, when the stamps it needs are known. */
 static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 {
-	int64_t a, b;
+	int64_t x, y;
+	int a, b;
 
-	switch (m) {
-	case M_RTT:
-		return stamp_diff(t[T4W], t[T1W], v);
-	case M_RESPONSE:
-		if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
-			return stamp_diff(t[T3SW], t[T2W], v);	/* -N: app send, not wire */
-		}
-		return stamp_diff(t[T3W], t[T2W], v);
-	case M_NETWORK:
-		if (!stamp_diff(t[T4W], t[T1W], &a) || !stamp_diff(t[T3W], t[T2W], &b)) {
+	if (m < 0 || m >= NMETRIC) {
+		return false;
+	}
+	if (m == M_NETWORK) {
+		if (!stamp_diff(t[T4W], t[T1W], &x) || !stamp_diff(t[T3W], t[T2W], &y)) {
 			return false;
 		}
-		*v = a - b;
+		*v = x - y;
 		return true;
-	case M_APP_RTT:
-		return stamp_diff(t[T4SW], t[T1SW], v);
-	case M_CLI_TX:
-		return stamp_diff(t[T1W], t[T1SW], v);
-	case M_CLI_RX:
-		return stamp_diff(t[T4SW], t[T4W], v);
-	case M_SRV_RX:
-		return stamp_diff(t[T2SW], t[T2W], v);
-	case M_SRV_PROC:
-		return stamp_diff(t[T3SW], t[T2SW], v);
-	case M_SRV_TX:
-		return stamp_diff(t[T3W], t[T3SW], v);
-	case M_FORWARD:
-		return stamp_diff(t[T2W], t[T1W], v);
-	case M_BACKWARD:
-		return stamp_diff(t[T4W], t[T3W], v);
-	case M_CLI_TX_KERN:
-		return stamp_diff(t[T1K], t[T1SW], v);
-	case M_CLI_TX_NIC:
-		return stamp_diff(t[T1W], t[T1K], v);
-	case M_CLI_RX_NIC:
-		return stamp_diff(t[T4K], t[T4W], v);
-	case M_CLI_RX_WAKE:
-		return stamp_diff(t[T4SW], t[T4K], v);
-	case M_SRV_RX_NIC:
-		return stamp_diff(t[T2K], t[T2W], v);
-	case M_SRV_RX_WAKE:
-		return stamp_diff(t[T2SW], t[T2K], v);
-	case M_SRV_TX_KERN:
-		return stamp_diff(t[T3K], t[T3SW], v);
-	case M_SRV_TX_NIC:
-		return stamp_diff(t[T3W], t[T3K], v);
 	}
-	return false;
+	metric_pair(m, cfg->no_tx_ts && cfg->mode == MODE_REFLECT, &b, &a);
+	return stamp_diff(t[b], t[a], v);
 }
 
 /*
@@ -3357,6 +4006,8 @@ static const int reflect_metrics[] = {
 
 static void side_set(bool emit)
 {
+	int i;
+
 	run.side.emit = emit;
 	run.side.metrics = emit ? emit_metrics : reflect_metrics;
 	run.side.nmetrics = emit ? (int)ARRAY_SIZE(emit_metrics)
@@ -3364,6 +4015,20 @@ static void side_set(bool emit)
 	run.side.stamps = emit ? emit_stamps : reflect_stamps;
 	run.side.nstamps = emit ? 8 : 4;
 	run.side.primary = emit ? M_RTT : M_RESPONSE;
+	run.side.mset = run.side.sset = run.side.uset = 0;
+	memset(run.side.needed_by, 0, sizeof(run.side.needed_by));
+	for (i = 0; i < run.side.nmetrics; i++) {
+		int m = run.side.metrics[i], k;
+
+		run.side.mset |= 1u << m;
+		run.side.uset |= metric_need(m);
+		for (k = 0; k < NSTAMP; k++) {
+			run.side.needed_by[k] |= metric_need(m) & 1u << k ? 1u << m : 0;
+		}
+	}
+	for (i = 0; i < run.side.nstamps; i++) {
+		run.side.sset |= 1u << run.side.stamps[i];
+	}
 }
 
 /*
@@ -3377,8 +4042,13 @@ static const int reflect_stamps_k[] = { T2W, T2K, T2SW, T3SW, T3K, T3W };
 
 static void side_kernel_stamps(void)
 {
+	int i;
+
 	run.side.stamps = run.side.emit ? emit_stamps_k : reflect_stamps_k;
 	run.side.nstamps = run.side.emit ? 12 : 6;
+	for (i = 0; i < run.side.nstamps; i++) {
+		run.side.sset |= 1u << run.side.stamps[i];
+	}
 }
 
 /* Is this wire stamp a NIC stamp?  The server's may differ from ours. */
@@ -3403,6 +4073,8 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CNT_AW0		(1u << 25)
 #define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
+/* reflect: the pong had no room for T3 echoes (a --size below 64): its T3 is not queued */
+#define TF_NO_ECHO	(1u << 10)
 
 /*
  * CLOCK_REALTIME steps.  Kernel software stamps and app stamps are
@@ -3597,6 +4269,36 @@ static size_t ping_len(uint64_t seq)
 	return n ? n : cfg->size;
 }
 
+/*
+ * The echoed field (PF_T2W .. PF_T3W) that carries a reflector's stamp s to
+ * the client, 0 for the client's own stamps.
+ */
+static uint16_t stamp_field(int s)
+{
+	return s == T2W ? PF_T2W : s == T2SW ? PF_T2SW : s == T3SW ? PF_T3SW :
+	       s == T3W ? PF_T3W : 0;
+}
+
+/*
+ * Emit: the reflector's stamps (1 << stamp) the pong of seq has no room for
+ * (a --size below 64): never counted missing.  The usual run: none.
+ */
+static unsigned stamps_uncarried(uint64_t seq)
+{
+	static const int srv[] = { T2W, T2SW, T3SW, T3W };
+	unsigned m = 0, i;
+	uint16_t room;
+
+	if (run.K.nsz <= 1 && cfg->size >= PROTO_HDR_LEN) {
+		return 0;
+	}
+	room = proto_room(ping_len(seq));
+	for (i = 0; i < ARRAY_SIZE(srv); i++) {
+		m |= room & stamp_field(srv[i]) ? 0 : 1u << srv[i];
+	}
+	return m;
+}
+
 /* The rows a transaction belongs to: its class, its size, its cell. */
 static int cls_rows(uint64_t seq, struct grp **rows)
 {
@@ -3664,19 +4366,21 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
 	}
 }
 
-/* One row's histogram: its buckets and exact store. */
+/* One row's histogram (its exact store as large as a metric's: tails above -o alike). */
 static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
 {
-	uint64_t *b = calloc(nb, 8);
-	int64_t *o = calloc(out_cap, 8);
+	uint64_t nlh = hist_lh_room(out_cap, cfg->bound_ns);
+	uint64_t *b = calloc(nb, 8), *lh = nlh ? calloc(nlh, 8) : NULL;
+	int64_t *o = calloc(out_cap ? out_cap : 1, 8);
 
-	if (!b || !o) {
+	if (!b || !o || (nlh && !lh)) {
 		free(b);
 		free(o);
+		free(lh);
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 		return -1;
 	}
-	hist_init(h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap);
+	hist_init(h, cfg->bucket_ns, cfg->bound_ns, b, o, out_cap, lh);
 	return 0;
 }
 
@@ -3691,10 +4395,6 @@ static int cls_alloc(uint64_t out_cap)
 	}
 	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
 	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
-	if (out_cap > 65536) {
-		/* a row's exact store: tails above -o stay exact to there */
-		out_cap = 65536;
-	}
 	if (!run.K.g) {
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 		return -1;
@@ -3775,6 +4475,13 @@ static int cls_wait(uint64_t ns, short events)
 	if (ppoll(p, (nfds_t)run.K.ncls, &t, NULL) <= 0) {
 		return 0;
 	}
+	/* a socket with datagrams first: another's TX stamps must not hide them */
+	for (k = 0; k < run.K.ncls; k++) {
+		if (p[k].revents & POLLIN) {
+			cls_use(k);
+			return p[k].revents;
+		}
+	}
 	for (k = 0; k < run.K.ncls; k++) {
 		if (p[k].revents) {
 			cls_use(k);
@@ -3794,22 +4501,17 @@ static void cls_set_rcvtimeo(const struct timeval *tv)
 }
 
 /* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
-static void cls_rx_tos(struct msghdr *msg)
+static void cls_rx_tos(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
+	if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
+	    cm->cmsg_len >= CMSG_LEN(1)) {
+		run.K.rx_tos = *(const uint8_t *)CMSG_DATA(cm);
+	} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+		   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+		int v;
 
-	run.K.rx_tos = -1;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
-		    cm->cmsg_len >= CMSG_LEN(1)) {
-			run.K.rx_tos = *(uint8_t *)CMSG_DATA(cm);
-		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			int v;
-
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			run.K.rx_tos = v & 0xff;
-		}
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		run.K.rx_tos = v & 0xff;
 	}
 }
 
@@ -3895,16 +4597,38 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	return buf;
 }
 
-/* A histogram's columns of the class/size tables: samples min avg p50 p99 p99.9 max. */
+/* The class/size tables' value columns: 9 characters, or the widest value's. */
+static int cls_width(void)
+{
+	int i, k, w = 9;
+
+	for (i = 0; run.K.g && i < run.K.ng; i++) {
+		for (k = -1; k < (cls_extra() ? GX_N : 0); k++) {
+			const struct hist *h = k < 0 ? &run.K.g[i].h : &run.K.g[i].x[k];
+
+			if (h->n) {
+				w = num_width(h->max) > w ? num_width(h->max) : w;
+				w = num_width(h->min) > w ? num_width(h->min) : w;
+			}
+		}
+	}
+	return w;
+}
+
+/*
+ * A histogram's columns of the class/size tables: samples min avg p50 p99
+ * p99.9 max, as wide as K.colw (past 1 s a value has 10 digits).
+ */
 static void cls_stats(FILE *f, struct hist *h)
 {
 	bool approx = false;
+	int w = run.K.colw;
 
 	hist_finish(h);
-	fprintf(f, " %9" PRIu64 " %9" PRId64 " %9.0f %9" PRId64 " %9" PRId64 " %9" PRId64 " %9" PRId64,
-		h->n, h->n ? h->min : 0, h->n ? hist_avg(h) : 0.0,
-		h->n ? hist_pct(h, 50, &approx) : 0, h->n ? hist_pct(h, 99, &approx) : 0,
-		h->n ? hist_pct(h, 99.9, &approx) : 0, h->n ? h->max : 0);
+	fprintf(f, " %9" PRIu64 " %*" PRId64 " %*.0f %*" PRId64 " %*" PRId64 " %*" PRId64 " %*" PRId64,
+		h->n, w, h->n ? h->min : 0, w, h->n ? hist_avg(h) : 0.0,
+		w, h->n ? hist_pct(h, 50, &approx) : 0, w, h->n ? hist_pct(h, 99, &approx) : 0,
+		w, h->n ? hist_pct(h, 99.9, &approx) : 0, w, h->n ? h->max : 0);
 }
 
 static void cls_row(FILE *f, const char *label, struct grp *g)
@@ -3951,21 +4675,47 @@ static void cls_rows_each(FILE *f, void (*row)(FILE *, const char *, struct grp 
 	}
 }
 
+/* Under the table: how far off a row's percentiles may be when they came from the log bins. */
+static void cls_tail_note(FILE *f)
+{
+	uint64_t most = 0, e;
+	int i;
+
+	for (i = 0; i < run.K.ng; i++) {
+		e = hist_tail_err(&run.K.g[i].h);
+		most = e > most ? e : most;
+	}
+	if (most) {
+		fprintf(f, "(rows with more outliers than their exact store: p50/p99/p99.9 within +- %" PRIu64
+			" ns, 0.1 %%; each in the JSON's percentiles_error_ns)\n", most);
+	}
+}
+
 /* Emit: the table with a row per class, per size, per class x size. */
 static void cls_report(FILE *f)
 {
 	const char *what, *head;
 	char lab[64];
-	int c;
+	int c, w;
 
 	if (!run.side.emit) {
-		for (c = 0; c < run.K.rn; c++) {
+		for (c = 0; run.K.rn && c <= CLS_RROWS; c++) {
 			if (!c) {
 				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
-					"%-8s %-6s %12s %12s\n", "priority", "tos", "answered", "warm-up");
+					"%-8s %-6s %12s %12s %12s\n", "priority", "tos", "received", "answered",
+					"warm-up");
 			}
-			snprintf(lab, sizeof(lab), "0x%02x", run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos);
-			fprintf(f, "%-8d %-6s %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].prio, lab,
+			if (c == CLS_RROWS && run.K.r[c].received) {
+				fprintf(f, "%-15s", "no class");	/* pings without a class */
+			} else if (c < run.K.rn) {
+				int tos = run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos;
+
+				snprintf(lab, sizeof(lab), "0x%02x", tos);
+				fprintf(f, "%-8d %-6s", run.K.r[c].prio, lab);
+			} else {
+				continue;
+			}
+			fprintf(f, " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].received,
 				run.K.r[c].answered, run.K.r[c].warmup);
 		}
 		return;
@@ -3975,17 +4725,19 @@ static void cls_report(FILE *f)
 	}
 	what = run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes";
 	head = run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size";
-	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %9s %9s %9s %9s %9s %9s %5s\n",
-		what, head, "sent", "received", "lost", "loss", "samples", "min", "avg", "p50", "p99",
-		"p99.9", "max", "brch");
+	w = run.K.colw = cls_width();
+	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %*s %*s %*s %*s %*s %*s %5s\n",
+		what, head, "sent", "received", "lost", "loss", "samples", w, "min", w, "avg", w, "p50",
+		w, "p99", w, "p99.9", w, "max", "brch");
 	cls_rows_each(f, cls_row);
 	if (cls_extra()) {
 		/* where a qdisc or gate holds a ping: before its wire stamp, in the tx stack */
 		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW, client tx stack T1-T1_SW; ns) ---\n"
-			"%-26s %-9s %9s %9s %9s %9s %9s %9s %9s\n", what, head, "metric", "samples",
-			"min", "avg", "p50", "p99", "p99.9", "max");
+			"%-26s %-9s %9s %*s %*s %*s %*s %*s %*s\n", what, head, "metric", "samples",
+			w, "min", w, "avg", w, "p50", w, "p99", w, "p99.9", w, "max");
 		cls_rows_each(f, cls_row_x);
 	}
+	cls_tail_note(f);
 }
 
 /* One metric of a row: ", "KEY": {samples, min, max, avg, stddev, percentiles}". */
@@ -4003,7 +4755,9 @@ static void cls_json_hist(FILE *f, const char *key, struct hist *h)
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
-	fprintf(f, "}, \"percentiles_approximate\": %s}", approx ? "true" : "false");
+	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
+	hist_json_err(f, h);
+	fputc('}', f);
 }
 
 static void cls_json_row(FILE *f, struct grp *g)
@@ -4045,10 +4799,16 @@ static void cls_json(FILE *f)
 			return;
 		}
 		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < run.K.rn; c++) {
+		for (c = 0; c <= CLS_RROWS; c++) {
+			if (c >= run.K.rn && (c < CLS_RROWS || !run.K.r[c].received)) {
+				continue;
+			}
+			/* the row of pings without a class: priority and TOS null */
 			fprintf(f, "%s\n    {", c ? "," : "");
-			cls_json_prio_tos(f, run.K.r[c].prio, run.K.r[c].tos);
-			fprintf(f, "\"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}", run.K.r[c].answered, run.K.r[c].warmup);
+			cls_json_prio_tos(f, c < CLS_RROWS ? run.K.r[c].prio : -1,
+					  c < CLS_RROWS ? run.K.r[c].tos : -1);
+			fprintf(f, "\"received\": %" PRIu64 ", \"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}",
+				run.K.r[c].received, run.K.r[c].answered, run.K.r[c].warmup);
 		}
 		fprintf(f, "\n  ],\n");
 		return;
@@ -4709,22 +5469,41 @@ static void trace_breach(const struct txn *x, int64_t v)
 
 /* ------------------------------------------------------------------ log */
 
+/*
+ * The client's log keeps the reflector's kernel stamps (T2_K, T3_K) besides
+ * its own stamps: a reflector with NIC stamps sends them in its pongs
+ * (PF_KSTAMPS), and --analyze needs them for the numbers the run showed.
+ */
+static const int emit_stamps_log[] = { T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW };
+
+/* Bytes of a record of n stamps: seq, the stamps, the status, the -M counts. */
+static uint32_t log_rec_bytes(int n)
+{
+	return (uint32_t)(8 + 8 * n + 4 + 8 * run.pmc.n);
+}
+
 static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 {
+	bool emit8 = run.side.emit && run.side.nstamps == (int)ARRAY_SIZE(emit_stamps);
+
 	memset(l, 0, sizeof(*l));
 	l->mem = mem;
 	l->cap = cap;
-	l->stamps = run.side.stamps;
-	l->nstamps = run.side.nstamps;
-	l->rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
+	l->stamps = emit8 ? emit_stamps_log : run.side.stamps;
+	l->nstamps = emit8 ? (int)ARRAY_SIZE(emit_stamps_log) : run.side.nstamps;
+	l->rec_size = log_rec_bytes(l->nstamps);
 }
 
+/*
+ * The bytes a record is given before the socket is open: room for this
+ * side's kernel stamps too when hardware stamps may be granted (-i, not
+ * --timestamps sw, and a NIC that did not say it cannot: run.ts_no_hw).
+ */
 static size_t log_rec_size(bool emit)
 {
-	/* room for the kernel stamps when hardware stamps may be granted (client: both ends') */
-	int k = cfg->iface && cfg->ts != TS_SW ? (emit ? 4 : 2) : 0;
+	bool k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw;
 
-	return (size_t)(8 + 8 * ((emit ? 8 : 4) + k) + 4) + 8 * (size_t)run.pmc.n;
+	return log_rec_bytes(emit ? (k ? 12 : 10) : (k ? 6 : 4));
 }
 
 /*
@@ -4778,6 +5557,49 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
 	*status = (int)st;
 }
 
+/*
+ * A pong that came after its ping left the window (emit_stale): its record,
+ * written as lost, becomes late with its T4 stamps, as a pong late within
+ * the window makes it, so that the log says what the live run counted.
+ * The client's records are in SEQ order (it retires in order): found by
+ * bisection, O(log n), and only for such a pong.  Gone from the ring: nothing.
+ */
+static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
+{
+	struct log_ring *l = &run.S.log;
+	uint64_t lo = 0, hi = l->n, s;
+	uint32_t late = ST_LATE;
+	uint8_t *p;
+	int k;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		memcpy(&s, l->mem + ((l->head - l->n + mid) % l->cap) * l->rec_size, 8);
+		if (s < seq) {
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (!l->cap || lo == l->n) {
+		return;
+	}
+	p = l->mem + ((l->head - l->n + lo) % l->cap) * l->rec_size;
+	memcpy(&s, p, 8);
+	if (s != seq) {
+		return;
+	}
+	for (k = 0; k < l->nstamps; k++) {
+		int st = l->stamps[k];
+
+		if (st == T4W || st == T4SW || st == T4K) {
+			memcpy(p + 8 + 8 * k, st == T4W ? &t4w : st == T4SW ? &t4sw : &t4k, 8);
+		}
+	}
+	memcpy(p + 8 + 8 * l->nstamps, &late, 4);
+}
+
 /* -N on the reflector: its response ends at the app's send (T3_SW), not on the wire. */
 static bool resp_tx_app(void)
 {
@@ -4789,8 +5611,11 @@ static int log_columns(bool csv, int *cols)
 {
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
-	const int *src = csv ? run.side.stamps : run.side.emit ? emit_text : refl_text;
-	int i, n = 0, cnt = csv ? run.side.nstamps : 4;
+	/* csv: every stamp the ring kept; the reflector's kernel stamps if it sent any */
+	bool all = csv && run.S.log.stamps && (run.S.srv_kx || run.S.log.nstamps != 10);
+	const int *src = all ? run.S.log.stamps : csv ? run.side.stamps :
+			 run.side.emit ? emit_text : refl_text;
+	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4;
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
@@ -4889,6 +5714,25 @@ static const char *log_escape(const char *s)
 	return out;
 }
 
+/*
+ * A --size list's turns, each size with its first SEQ (a turn -d never
+ * reached begins at the next SEQ that would have been sent): --analyze tells
+ * a size the list repeats from its first turn.
+ */
+static char *log_size_turns(char *p)
+{
+	int z;
+
+	if (!run.side.emit || run.K.nsz < 2 || run.K.analyze) {
+		return p;
+	}
+	for (z = 0; z < run.K.nsz; z++) {
+		p += sprintf(p, "%s%u@%" PRIu64, z ? "/" : " size_turns=", run.K.size[z],
+			     z <= run.K.phase ? run.K.phase_seq0[z] : run.E.next_seq);
+	}
+	return p;
+}
+
 static char *log_header(char *p, bool csv, const int *cols, int ncols)
 {
 	char name[16];
@@ -4902,6 +5746,9 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 			     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
 			     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
 			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "");
+		/* whether the log holds every transaction: --analyze's loss by direction */
+		p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
+		p = log_size_turns(p);
 		if (run.ts.wire_off) {
 			/* the stamps stay raw: --analyze takes the PHC's offset out again */
 			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
@@ -5172,17 +6019,24 @@ static void breach(struct txn *x, int64_t v)
  */
 static void txn_account(struct txn *x)
 {
+	unsigned missing, todo = run.side.mset & ~x->counted;
 	int64_t v;
-	int i;
 
 	if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) != TF_RECEIVED) {
 		return;
 	}
 	clk_check(x);
-	for (i = 0; i < run.side.nmetrics && !(x->clk & CLK_STEPPED); i++) {
-		int m = run.side.metrics[i];
+	/* the metrics not added yet whose stamps are all there (each side lists them in order) */
+	missing = ~stamps_known(x->t) & run.side.uset;
+	while (missing) {
+		todo &= ~run.side.needed_by[__builtin_ctz(missing)];
+		missing &= missing - 1;
+	}
+	while (todo && !(x->clk & CLK_STEPPED)) {
+		int m = __builtin_ctz(todo);
 
-		if ((x->counted & (1u << m)) || !metric_value(m, x->t, &v)) {
+		todo &= todo - 1;
+		if (!metric_value(m, x->t, &v)) {
 			continue;
 		}
 		if (v < 0 && metric_one_clock(m)) {
@@ -5242,20 +6096,23 @@ static void txn_retire(struct txn *x)
 	}
 	if ((x->st & TF_SENT) && !(x->st & TF_SENDERR)) {
 		if ((x->st & (TF_RECEIVED | TF_WARMUP | TF_LATE)) == TF_RECEIVED) {
-			int k;
+			unsigned want = 1u << T1W | 1u << T2W | 1u << T3W | 1u << T4W, s;
 
-			for (k = 0; k < run.side.nstamps; k++) {
-				int s = run.side.stamps[k];
-				bool want =
-					(stamp_is_wire[s] &&
-					 !(s == T3W && cfg->no_tx_ts && !run.side.emit)) ||
-					((s == T1SW || s == T4SW) && cfg->sw_stamps) ||
-					((s == T2SW || s == T3SW) &&
-					 (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps));
-
-				if (want && !x->t[s]) {
-					run.S.c.missing[s]++;
-				}
+			if (cfg->no_tx_ts && !run.side.emit) {
+				want &= ~(1u << T3W);
+			}
+			if (cfg->sw_stamps) {
+				want |= 1u << T1SW | 1u << T4SW;
+			}
+			if (run.side.emit ? (x->st & TF_SRV_SW) : cfg->sw_stamps) {
+				want |= 1u << T2SW | 1u << T3SW;
+			}
+			if (run.side.emit) {
+				want &= ~stamps_uncarried(x->seq);
+			}
+			for (want &= run.side.sset; want; want &= want - 1) {
+				s = (unsigned)__builtin_ctz(want);
+				run.S.c.missing[s] += !x->t[s];
 			}
 			pmc_account(x);
 		}
@@ -5439,14 +6296,15 @@ static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_ca
 	int k;
 
 	for (k = 0; k < run.side.nmetrics; k++) {
-		uint64_t *b = take(nbuckets * 8);
+		uint64_t nlh = hist_lh_room(out_cap, cfg->bound_ns);
+		uint64_t *b = take(nbuckets * 8), *lh = nlh ? take(nlh * 8) : NULL;
 		int64_t *o = take((out_cap ? out_cap : 1) * 8);
 
-		if (!b || !o) {
+		if (!b || !o || (nlh && !lh)) {
 			return -1;
 		}
 		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o,
-			  out_cap);
+			  out_cap, lh);
 	}
 	run.S.breach = take(BREACH_KEEP * sizeof(struct breach));
 	return run.S.breach ? 0 : -1;
@@ -5497,11 +6355,35 @@ static uint64_t expected_txns(void)
 	return 0;
 }
 
-/* Default capacity of the exact outlier store and of the log ring. */
-#define OUT_CAP_DEFAULT		65536
-#define OUT_CAP_MAX		(1 << 20)
+/* The log ring's default when --log or --plot asks for one. */
 #define LOG_RECORDS_DEFAULT	1000000
 #define WIN_MAX			(1 << 20)
+
+/*
+ * Can -i's NIC stamp in hardware (ETHTOOL_GET_TS_INFO, as ts_setup asks)?
+ * Asked before the memory is sized, so that a log record holds room for
+ * kernel stamps only where they may come.  Unsure: room is kept.
+ */
+static void ts_probe_hw(void)
+{
+	struct ts_caps caps = { 0, -1, 0, 0 };
+	int fd, r;
+
+	run.ts_no_hw = false;
+	if (!cfg->iface || cfg->ts == TS_SW) {
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
+	if (fd < 0) {
+		return;
+	}
+	r = ts_get_caps(fd, cfg->iface, &caps);
+	run.ts_no_hw = r == -EOPNOTSUPP || (r == 0 && !ts_caps_hw(&caps));
+	close(fd);
+}
 
 static int layout_compute(struct layout *L, bool emit)
 {
@@ -5528,25 +6410,63 @@ static int layout_compute(struct layout *L, bool emit)
 	if (L->win < 256) {
 		L->win = 256;
 	}
-	L->out_cap = exp ? (exp < OUT_CAP_MAX ? exp : OUT_CAP_MAX) : OUT_CAP_DEFAULT;
+	/* a run that cannot fill the store gets one for all it can give, and no log bins */
+	L->out_cap = exp && exp < OUT_CAP ? exp : OUT_CAP;
 	if (cfg->log || cfg->plot) {	/* the ring also feeds --plot's picture over time */
 		L->log_cap = cfg->log_records ? cfg->log_records : exp ? exp : LOG_RECORDS_DEFAULT;
 	}
+	if (L->log_cap) {
+		ts_probe_hw();
+	}
 	L->nbuckets = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 	L->total = align64(L->win * sizeof(struct txn)) + align64(L->win * sizeof(uint64_t)) +
-		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8)) +
+		   (size_t)nm * (align64(L->nbuckets * 8) + align64(L->out_cap * 8) +
+				 align64(hist_lh_room(L->out_cap, cfg->bound_ns) * 8)) +
 		   align64(BREACH_KEEP * sizeof(struct breach)) +
-		   align64(ECHO_CAP * sizeof(struct echo)) +
-		   align64(L->log_cap * log_rec_size(emit)) + 2 * align64(PROTO_MAX_SIZE + 64);
+		   align64(ECHO_CAP * sizeof(struct echo)) + 2 * align64(PROTO_MAX_SIZE + 64) +
+		   align64(L->log_cap * log_rec_size(emit));
 	return 0;
+}
+
+/*
+ * Fault in every page of the arena before the first packet, a slice at a
+ * time: a large log ring takes seconds, and a SIGINT meanwhile must end rant
+ * at once (MAP_POPULATE would hold it until the whole mapping is in).
+ * MADV_POPULATE_WRITE (Linux 5.14) faults a slice in one call; older
+ * kernels get a write to each page.  -1 if a signal came.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+#define PREFAULT_SLICE		(32UL << 20)
+
+static int arena_prefault(size_t page)
+{
+	size_t off, i;
+
+	for (off = 0; off < run.arena.size; off += PREFAULT_SLICE) {
+		size_t n = run.arena.size - off < PREFAULT_SLICE ? run.arena.size - off :
+								   PREFAULT_SLICE;
+
+		if (run.stop_signal) {
+			return -1;
+		}
+		if (madvise(run.arena.base + off, n, MADV_POPULATE_WRITE) == 0) {
+			continue;
+		}
+		for (i = 0; i < n; i += page) {
+			((volatile uint8_t *)run.arena.base)[off + i] = 0;
+		}
+	}
+	return run.stop_signal ? -1 : 0;
 }
 
 /* Map, populate and carve the arena; errors are configuration errors. */
 static int arena_setup(const struct layout *L, bool emit)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	size_t size = L->total;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
+	size_t size = L->total, page = psz > 0 ? (size_t)psz : 4096;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 
 	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
 		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
@@ -5555,14 +6475,13 @@ static int arena_setup(const struct layout *L, bool emit)
 		return -1;
 	}
 	if (cfg->hugepages) {
-		size_t hp = hugepage_size();
-
-		size = (size + hp - 1) / hp * hp;
+		page = hugepage_size();
+		size = (size + page - 1) / page * page;
 		flags |= MAP_HUGETLB;
 		run.arena.base = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
 		if (run.arena.base == MAP_FAILED) {
 			warnx_("-G: cannot map %zu hugepages of %zu kB (%s); reserve them first: echo %zu > /proc/sys/vm/nr_hugepages",
-			       size / hp, hp / 1024, strerror(errno), size / hp);
+			       size / page, page / 1024, strerror(errno), size / page);
 			return -1;
 		}
 	} else {
@@ -5573,16 +6492,43 @@ static int arena_setup(const struct layout *L, bool emit)
 		}
 	}
 	run.arena.size = size;
+	run.arena.page = page;
 	run.arena.used = 0;
+	if (arena_prefault(page) < 0) {
+		return -1;
+	}
 	run.win.slot = arena_take(L->win * sizeof(struct txn));
 	run.win.mask = L->win - 1;
 	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	run.echo.q = arena_take(ECHO_CAP * sizeof(struct echo));
+	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
+	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
+	/* the ring last: log_trim() gives back what its records turn out not to need */
 	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL,
 		 L->log_cap);
-	/* touch every page: MAP_POPULATE already did, this makes it explicit */
-	memset(run.arena.base, 0, run.arena.size);
 	return 0;
+}
+
+/*
+ * Once the socket knows its stamps (log_kernel_stamps), a ring that was
+ * given room for kernel stamps that did not come returns the unused end of
+ * the arena, so that the memory a record holds is what the log, -v and JSON
+ * say (bytes_per_record).
+ */
+static void log_trim(void)
+{
+	const struct log_ring *l = &run.S.log;
+	size_t end, keep;
+
+	if (!l->mem) {
+		return;
+	}
+	end = (size_t)(l->mem - run.arena.base) + l->cap * l->rec_size;
+	keep = (end + run.arena.page - 1) / run.arena.page * run.arena.page;
+	if (keep < run.arena.size && munmap(run.arena.base + keep, run.arena.size - keep) == 0) {
+		run.arena.size = keep;
+	}
 }
 
 /* Lock everything and fault in the stack before the first packet. */
@@ -5603,8 +6549,13 @@ static void memory_lock(void)
 	run.memory_locked = true;
 }
 
-/* Start a session: zero what it measured, keep the memory it owns. */
-static void session_reset(uint32_t id)
+/*
+ * Zero what a session measured, keep the memory it owns: every histogram
+ * and the window, most of a megabyte on the reflector.  The reflector does
+ * it after each session's report, so that a session starts on memory that
+ * is ready (session_begin) and its first pong waits for none of this.
+ */
+static void session_clear(void)
 {
 	int i;
 
@@ -5620,17 +6571,30 @@ static void session_reset(uint32_t id)
 	run.S.best_rtt = run.S.best_offset = 0;
 	run.S.nbreach_kept = 0;
 	run.S.log.head = run.S.log.n = run.S.log.dropped = run.S.log.filtered = 0;
-	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = false;
+	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = run.S.srv_kx = false;
+	run.S.end_mono = 0;
+	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
+	run.echo.head = run.echo.n = run.echo.nsent = 0;
+	cls_session_reset();
+}
+
+/* A session starts on cleared memory: its id, its start, the status thread told. */
+static void session_begin(uint32_t id)
+{
 	run.S.id = id;
 	run.S.stop_reason = STOP_NONE;
 	run.S.start_mono = mono_ns();
 	run.S.first_real = real_ns();
-	run.S.end_mono = 0;
-	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
-	run.echo.head = run.echo.n = run.echo.nsent = 0;
+	warn_start();
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
-	cls_session_reset();
+}
+
+/* Start a session: zero what it measured, keep the memory it owns. */
+static void session_reset(uint32_t id)
+{
+	session_clear();
+	session_begin(id);
 }
 
 /* -------------------------------------------------------------- sockets */
@@ -5676,11 +6640,10 @@ static int ts_bind_check(int fd, int err)
 static void log_kernel_stamps(void)
 {
 	side_kernel_stamps();
-	if (run.S.log.mem && 8 + 8 * (size_t)run.side.nstamps + 4 + 8 * (size_t)run.pmc.n <=
-				     log_rec_size(run.side.emit)) {
+	if (run.S.log.mem && log_rec_bytes(run.side.nstamps) <= log_rec_size(run.side.emit)) {
 		run.S.log.stamps = run.side.stamps;
 		run.S.log.nstamps = run.side.nstamps;
-		run.S.log.rec_size = (uint32_t)(8 + 8 * run.side.nstamps + 4 + 8 * run.pmc.n);
+		run.S.log.rec_size = log_rec_bytes(run.side.nstamps);
 	} else if (run.S.log.mem) {
 		side_set(run.side.emit);	/* no room: the log and counts stay as they were */
 	}
@@ -5850,6 +6813,9 @@ static void mtu_probe(int fd, int family)
  */
 static int mtu_check(unsigned size)
 {
+	unsigned most, least;
+	char fix[100];
+
 	size += run.proto_pre;	/* the PTP header rides in the same datagram */
 	if (!run.path.mtu || size <= run.path.payload) {
 		return 0;
@@ -5858,9 +6824,18 @@ static int mtu_check(unsigned size)
 		run.path.fragmented = true;
 		return 0;
 	}
-	warnx_("--size: %u bytes exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: use --size %u or less, or --allow-fragments",
-	       size, run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload,
-	       run.path.payload);
+	/* the advice names a size rant takes: what is left after the PTP header */
+	most = run.path.payload > run.proto_pre ? run.path.payload - run.proto_pre : 0;
+	least = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0);
+	if (most >= least) {
+		snprintf(fix, sizeof(fix), "use --size %u or less, or --allow-fragments", most);
+	} else {
+		snprintf(fix, sizeof(fix), "no --size fits in one packet (%u is the least), use --allow-fragments",
+			 least);
+	}
+	warnx_("--size: %u bytes%s exceed the path MTU %u to %s (at most %u bytes of UDP payload in one packet); only the first fragment of a datagram is timestamped: %s",
+	       size - run.proto_pre, run.proto_pre ? " and the PTP header of --ptp-probe" : "",
+	       run.path.mtu, cfg->address ? cfg->address : "the peer", run.path.payload, fix);
 	return -1;
 }
 
@@ -5903,6 +6878,33 @@ static void ow_probe(int fd, const struct sockaddr_storage *peer)
 	}
 }
 
+/*
+ * Classes: every class's socket has the port of the first (SO_REUSEPORT,
+ * socket(7); one user's sockets only), so that the reflector sees one peer,
+ * address and port, whatever class a ping is in (README, Rules).  The
+ * pongs of all classes then come to one of them: the loop waits on all.
+ */
+static int cls_share_port(int fd)
+{
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+
+	if (setopt_int(fd, SOL_SOCKET, SO_REUSEPORT, 1) < 0) {
+		warnx_("--priority/--tos list: SO_REUSEPORT refused: %s", strerror(errno));
+		return -1;
+	}
+	if (!run.K.opening || cfg->ptp_probe) {
+		return 0;	/* the first class's port (or PTP's 319) is the one */
+	}
+	if (getsockname(run.K.fd[0], (struct sockaddr *)&me, &len) < 0 ||
+	    bind(fd, (struct sockaddr *)&me, len) < 0) {
+		warnx_("--priority/--tos list: cannot give class %d the port of class 0: %s",
+		       run.K.opening, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int sock_open_emit(void)
 {
 	struct sockaddr_storage peer;
@@ -5923,6 +6925,9 @@ static int sock_open_emit(void)
 	}
 	/* local receive-buffer drops, reported apart from network loss; best effort */
 	setopt_int(fd, SOL_SOCKET, SO_RXQ_OVFL, 1);
+	if (run.K.ncls > 1 && cls_share_port(fd) < 0) {
+		return -1;
+	}
 	if (cfg->ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
 		return -1;
 	}
@@ -6025,11 +7030,11 @@ struct rx {
 
 /*
  * The receive of both sides: one recvmsg into buf, the app stamp and the -M
- * counts as it returns, then the control messages (the stamps; ctl reads
- * the side's own).  1: a datagram, 0: nothing now, -errno.
+ * counts as it returns, then the control messages in one walk (the stamps;
+ * ctl reads each of the side's own).  1: a datagram, 0: nothing now, -errno.
  */
 static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
-		     void (*ctl)(struct msghdr *))
+		     void (*ctl)(const struct cmsghdr *))
 {
 	char ctrl[512] __attribute__((aligned(8)));
 	struct iovec iov = { buf, cap };
@@ -6038,15 +7043,14 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
 	};
-	ssize_t n = recvmsg(run.sock_fd, &msg, flags);
+	ssize_t n = sys_recvmsg(run.sock_fd, &msg, flags);
 
 	if (n < 0) {
 		return nothing_now(errno) ? 0 : -errno;
 	}
 	rx->app = cfg->sw_stamps ? real_ns() : 0;
 	pmc_read(run.pmc_rx);
-	ts_parse(&msg, &rx->c);
-	ctl(&msg);
+	ts_parse_cb(&msg, &rx->c, ctl);
 	run.ts_rx_kernel = run.ts.hw ? rx->c.sw : 0;
 	rx->fromlen = msg.msg_namelen;
 	rx->trunc = msg.msg_flags & MSG_TRUNC;
@@ -6121,8 +7125,15 @@ static int cls_open(void)
 	run.sock_fd = first;
 	run.ts = keep;
 	if (run.K.nival) {
-		/* every seq still in the window or in the log ring keeps its class */
+		/*
+		 * every seq still in the window or in the log ring keeps its class, and
+		 * every seq whose late pong may still be counted (emit_stale)
+		 */
 		uint64_t n = pow2_at_least(run.win.mask + 1 + run.S.log.cap);
+
+		if (n < ANSWERED_BITS) {
+			n = ANSWERED_BITS;
+		}
 
 		run.K.cmap = calloc(n, 1);
 		run.K.cmap_mask = n - 1;
@@ -6143,35 +7154,29 @@ static void cls_set_tos(int tos)
 	run.K.r_tos = tos;
 }
 
+/* The priority and TOS a ping is answered with: its class's, or the reflector's own. */
+static void cls_answer(uint16_t flags, int *prio, int *tos)
+{
+	*prio = cfg->priority;
+	*tos = cfg->tos;
+	if (flags & PF_CLASS) {
+		unsigned p = (flags >> PF_PRIO_SHIFT) & 0xf;
+
+		*prio = p ? (int)p - 1 : cfg->priority;
+		*tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
+	}
+}
+
 /*
  * Reflect: answer a class ping in its class.  The socket's options change
  * only when the class does (two system calls then), and go back to the
- * reflector's own for pings without a class.
+ * reflector's own for pings without a class (and for FIN_ACKs: flags 0).
  */
-static void cls_reflect(const struct proto_msg *m)
+static void cls_reflect(uint16_t flags)
 {
-	int prio = cfg->priority, tos = cfg->tos, i;
+	int prio, tos;
 
-	if (m->flags & PF_CLASS) {
-		unsigned p = (m->flags >> PF_PRIO_SHIFT) & 0xf;
-
-		prio = p ? (int)p - 1 : cfg->priority;
-		tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
-		for (i = 0; i < run.K.rn; i++) {
-			if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
-				break;
-			}
-		}
-		if (i == run.K.rn && run.K.rn < 16) {
-			run.K.r[run.K.rn].prio = prio;
-			run.K.r[run.K.rn].tos = tos;
-			run.K.rn++;
-		}
-		if (i < run.K.rn) {
-			run.K.r[i].answered++;
-			run.K.r[i].warmup += (m->flags & PF_WARMUP) ? 1 : 0;
-		}
-	}
+	cls_answer(flags, &prio, &tos);
 	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
 	if (tos != run.K.r_tos) {
 		cls_set_tos(tos);
@@ -6181,6 +7186,34 @@ static void cls_reflect(const struct proto_msg *m)
 		setopt_int(run.sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
 		run.K.r_prio = prio;
 	}
+}
+
+/*
+ * The reflector's row of a ping's class, by the priority and TOS it is
+ * answered with (made at its first ping); CLS_RROWS: no class, or more
+ * classes than rows.  Each admitted ping is booked in it (received,
+ * warm-up by either side's -w) and each pong sent (answered), so that the
+ * rows add up to the session's received, sent and warm-up.
+ */
+static int cls_rrow(uint16_t flags)
+{
+	int prio, tos, i;
+
+	if (!(flags & PF_CLASS)) {
+		return CLS_RROWS;
+	}
+	cls_answer(flags, &prio, &tos);
+	for (i = 0; i < run.K.rn; i++) {
+		if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
+			return i;
+		}
+	}
+	if (run.K.rn == CLS_RROWS) {
+		return CLS_RROWS;
+	}
+	run.K.r[run.K.rn].prio = prio;
+	run.K.r[run.K.rn].tos = tos;
+	return run.K.rn++;
 }
 
 /* --------------------------------------------------------------- report */
@@ -6276,11 +7309,20 @@ static const char *tsrc(bool hw)
 
 static void print_pct_table(FILE *f)
 {
-	int i, k;
+	int i, k, w = 9;
 
+	/* columns as wide as the widest value: past 1 s (10 digits) they would run together */
+	for (i = 0; i < run.side.nmetrics; i++) {
+		const struct hist *h = &run.S.h[run.side.metrics[i]];
+
+		if (h->n) {
+			w = num_width(h->max) > w ? num_width(h->max) : w;
+			w = num_width(h->min) > w ? num_width(h->min) : w;
+		}
+	}
 	fprintf(f, "\n--- Percentiles (ns, nearest rank) ---\n%-34s", "metric");
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, " %9s", pct_key[k]);
+		fprintf(f, " %*s", w, pct_key[k]);
 	}
 	fputc('\n', f);
 	for (i = 0; i < run.side.nmetrics; i++) {
@@ -6292,9 +7334,13 @@ static void print_pct_table(FILE *f)
 		}
 		fprintf(f, "%-34s", metric_label(run.side.metrics[i]));
 		for (k = 0; k < NPCT; k++) {
-			fprintf(f, " %9" PRId64, hist_pct(h, pct_value[k], &approx));
+			fprintf(f, " %*" PRId64, w, hist_pct(h, pct_value[k], &approx));
 		}
-		fprintf(f, "%s\n", approx ? "  (tail approximate: outlier store full)" : "");
+		if (approx) {
+			fprintf(f, "  (tail +- %" PRIu64 " ns at most, within 0.1 %%: more outliers than the %" PRIu64
+				" kept exactly)", hist_tail_err(h), h->out_cap);
+		}
+		fputc('\n', f);
 	}
 }
 
@@ -6320,8 +7366,7 @@ static uint64_t hist_groups(const struct hist *h, uint64_t merge, uint64_t *maxc
 static void print_histogram(FILE *f, int m)
 {
 	const struct hist *h = &run.S.h[m];
-	uint64_t i, j, maxc = 0, merge = 1, above = 0, below;
-	bool approx = false;
+	uint64_t i, j, maxc = 0, merge = 1, above, below;
 	int k;
 
 	fprintf(f, "\n--- Histogram Summary: %s ---\n", metric_label(m));
@@ -6332,16 +7377,21 @@ static void print_histogram(FILE *f, int m)
 	fprintf(f, "Min: %" PRId64 " ns (seq %" PRIu64 ")\nMax: %" PRId64 " ns (seq %" PRIu64 ")\n",
 		h->min, h->min_seq, h->max, h->max_seq);
 	fprintf(f, "Avg: %.0f ns\nStddev: %.0f ns\n", hist_avg(h), hist_stddev(h));
-	fprintf(f, "Percentiles (bucket %.3f us; a value below %.3f us is the top of its bucket, above it exact):\n",
-		(double)h->bucket_ns / 1000, (double)h->bound_ns / 1000);
+	fprintf(f, "Percentiles (bucket %.3f us; a value below %.3f us is the top of its bucket, above it exact while the store of %" PRIu64 " outliers holds them all, else within 0.1 %%, +- shown):\n",
+		(double)h->bucket_ns / 1000, (double)h->bound_ns / 1000, h->out_cap);
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "  %7s%%: %" PRId64 " ns\n", pct_key[k], hist_pct(h, pct_value[k], &approx));
+		uint64_t err;
+		int64_t v = hist_pct_err(h, pct_value[k], &err);
+		bool from_lh = (v < 0 || (uint64_t)v >= h->bound_ns) && err;
+
+		fprintf(f, "  %7s%%: %" PRId64 " ns", pct_key[k], v);
+		if (from_lh) {
+			fprintf(f, " +- %" PRIu64 " ns", err);
+		}
+		fputc('\n', f);
 	}
-	if (approx) {
-		fprintf(f, "  (percentiles above the bound are approximate: the outlier store filled)\n");
-	}
-	/* at most 60 bars: merge adjacent buckets by powers of two until they fit */
-	while (hist_groups(h, merge, &maxc) > 60) {
+	/* at most 60 bars: merge adjacent buckets by powers of two until they fit; -b: as given */
+	while (hist_groups(h, merge, &maxc) > 60 && !cfg->bucket_set) {
 		merge *= 2;
 	}
 	fprintf(f, "Buckets (ns)%s:\n", merge > 1 ? " (adjacent buckets merged to fit)" : "");
@@ -6360,14 +7410,11 @@ static void print_histogram(FILE *f, int m)
 		fprintf(f, "  %10" PRIu64 " - %-10" PRIu64 " %12" PRIu64 " %.*s\n", lo, hi, c, bar > 0 ? bar : 1,
 			"##################################################");
 	}
-	for (i = 0; i < h->out_n; i++) {
-		above += h->out[i] >= 0;
-	}
-	below = h->out_n - above + h->out_lost_lo;
-	above += h->out_lost_hi;
+	above = h->out_hi;
+	below = h->out_lo;
 	if (above || below) {
-		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above (exact), %" PRIu64 " below zero\n",
-			h->bound_ns, above, below);
+		fprintf(f, "  outside [0, %" PRIu64 ") ns: %" PRIu64 " above, %" PRIu64
+			" below zero (%" PRIu64 " of them kept exactly)\n", h->bound_ns, above, below, h->out_n);
 	}
 }
 
@@ -6480,38 +7527,96 @@ static void print_breakdown(FILE *f, const struct txn *x, int64_t v, const char 
 	pmc_print_txn(f, x);
 }
 
-static int cmp_worst(const void *a, const void *b)
-{
-	int64_t x = 0, y = 0;
+/*
+ * --analyze --top: the N worst transactions by the primary metric, kept in a
+ * heap as the rows go by (memory for N, whatever the log's length); ties go
+ * to the earlier row, as a stable sort of every row would give them.
+ */
+struct topn {
+	unsigned cap, n;
+	uint64_t seen;		/* rows that could be listed */
+	struct topn_entry {
+		struct txn x;
+		int64_t v;
+		uint64_t row;
+	} *e;
+};
 
-	metric_value(run.side.primary, ((const struct txn *)a)->t, &x);
-	metric_value(run.side.primary, ((const struct txn *)b)->t, &y);
-	return (y > x) - (y < x);
+static int topn_init(struct topn *t, unsigned cap)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap = cap;
+	t->e = cap ? calloc(cap, sizeof(*t->e)) : NULL;
+	return !cap || t->e ? 0 : -1;
 }
 
-/* --analyze --top: the worst transactions of the log's rows, each broken down. */
-static void print_top(FILE *f, const struct txn *row, const uint8_t *status, uint64_t nrow,
-		      unsigned top)
+/* Does a rank below b (a smaller value, or a later row of the same value)? */
+static bool topn_below(const struct topn_entry *a, const struct topn_entry *b)
 {
-	struct txn *w = malloc((nrow ? nrow : 1) * sizeof(*w));
-	uint64_t i, n = 0;
-	int64_t v;
+	return a->v < b->v || (a->v == b->v && a->row > b->row);
+}
 
-	if (!w) {
+/* The heap's root is its lowest entry: the first to go when a higher one comes. */
+static void topn_sift(struct topn *t, unsigned i)
+{
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, m = i;
+		struct topn_entry tmp;
+
+		if (l < t->n && topn_below(&t->e[l], &t->e[m])) {
+			m = l;
+		}
+		if (r < t->n && topn_below(&t->e[r], &t->e[m])) {
+			m = r;
+		}
+		if (m == i) {
+			return;
+		}
+		tmp = t->e[i];
+		t->e[i] = t->e[m];
+		t->e[m] = tmp;
+		i = m;
+	}
+}
+
+static void topn_add(struct topn *t, const struct txn *x, int64_t v, uint64_t row)
+{
+	struct topn_entry in = { *x, v, row };
+	unsigned i;
+
+	t->seen++;
+	if (!t->cap) {
 		return;
 	}
-	for (i = 0; i < nrow; i++) {
-		if (status[i] == ST_OK && metric_value(run.side.primary, row[i].t, &v)) {
-			w[n++] = row[i];
+	if (t->n < t->cap) {
+		for (i = t->n++; i > 0 && topn_below(&in, &t->e[(i - 1) / 2]); i = (i - 1) / 2) {
+			t->e[i] = t->e[(i - 1) / 2];
 		}
+		t->e[i] = in;
+	} else if (topn_below(&t->e[0], &in)) {
+		t->e[0] = in;
+		topn_sift(t, 0);
 	}
-	qsort(w, n, sizeof(*w), cmp_worst);
-	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < n ? top : (unsigned)n, metric_def[run.side.primary].key);
-	for (i = 0; i < n && i < top; i++) {
-		metric_value(run.side.primary, w[i].t, &v);
-		print_breakdown(f, &w[i], v, "#");
+}
+
+static int cmp_topn(const void *a, const void *b)
+{
+	const struct topn_entry *x = a, *y = b;
+
+	return topn_below(x, y) ? 1 : topn_below(y, x) ? -1 : 0;
+}
+
+/* --analyze --top: the worst transactions, each broken down. */
+static void print_top(FILE *f, struct topn *t, unsigned top)
+{
+	unsigned i;
+
+	qsort(t->e, t->n, sizeof(*t->e), cmp_topn);
+	fprintf(f, "\n--- The %u worst transactions by %s ---\n", top < t->seen ? top : (unsigned)t->seen,
+		metric_def[run.side.primary].key);
+	for (i = 0; i < t->n; i++) {
+		print_breakdown(f, &t->e[i].x, t->e[i].v, "#");
 	}
-	free(w);
 }
 
 /*
@@ -6533,7 +7638,8 @@ static uint64_t local_drops(uint64_t back)
 
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
-	if (!run.side.emit || cfg->mode == MODE_ANALYZE || !run.E.fin_acked || !run.E.srv_whole ||
+	/* --analyze sets these from the joined logs where they determine them (analyze_split) */
+	if (!run.side.emit || !run.E.fin_acked || !run.E.srv_whole ||
 	    run.E.srv_received > run.S.c.sent ||
 	    run.E.srv_received < run.S.c.received + run.S.c.late) {
 		return false;
@@ -6566,6 +7672,11 @@ static void json_rejected(FILE *f)
 {
 	int i;
 
+	if (cfg->mode == MODE_ANALYZE) {
+		/* datagrams refused are not in a log */
+		fprintf(f, "  \"rejected\": null, \"local_receive_drops\": null,\n");
+		return;
+	}
 	fprintf(f, "  \"rejected\": {");
 	for (i = 0; i < GR_N; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], run.S.c.rejected[i]);
@@ -6911,18 +8022,103 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	}
 }
 
+/*
+ * A --size below 64: the reflector's stamps whose echoed field its pongs
+ * have no room for (proto_room), for the smallest size of the run.  No
+ * transaction of that size can have them: they are not counted missing, and
+ * the report and JSON say so once.  0 when every field fits.
+ */
+static uint16_t room_lacking(unsigned *smallest)
+{
+	unsigned z = cfg->size;
+	int i;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		if (run.K.size[i] && run.K.size[i] < z) {
+			z = run.K.size[i];
+		}
+	}
+	*smallest = z;
+	if (!run.side.emit || cfg->mode == MODE_ANALYZE) {
+		return 0;
+	}
+	return (uint16_t)((PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(z));
+}
+
+/* The datagram length from which the field f fits. */
+static unsigned room_needed(uint16_t f)
+{
+	unsigned n = PROTO_MIN_SIZE;
+
+	while (!(proto_room(n) & f)) {
+		n++;
+	}
+	return n;
+}
+
+static const int room_stamps[] = { T2W, T2SW, T3SW, T3W };
+
+static void print_room(FILE *f)
+{
+	unsigned z, i;
+	uint16_t lack = room_lacking(&z);
+	const char *sep = "";
+	char lab[16];
+
+	if (!lack) {
+		return;
+	}
+	fprintf(f, "Size %u B: its pongs have no room for the reflector's", z);
+	for (i = 0; i < ARRAY_SIZE(room_stamps); i++) {
+		uint16_t fl = stamp_field(room_stamps[i]);
+
+		if (lack & fl) {
+			fprintf(f, "%s %s (from %u B)", sep, stamp_name(room_stamps[i], lab, sizeof(lab)),
+				room_needed(fl));
+			sep = ",";
+		}
+	}
+	fprintf(f, ": not counted missing; response, network and the server's segments need them (the reflector's own report has its side)\n");
+}
+
+/*
+ * --analyze: what a log cannot know is said to be unknown, never 0.  A log
+ * holds one row per ping: no duplicate or invalid datagram, and a text log
+ * no warm-up ping (its sent and received leave them out).
+ */
+static bool analyze_warmup_known(void)
+{
+	return cfg->mode != MODE_ANALYZE || cfg->log_format == LOG_CSV;
+}
+
+static void print_counts_analyze(FILE *f)
+{
+	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64 " | late %" PRIu64
+		" | duplicate unknown | invalid unknown | warm-up ", run.S.c.sent, run.S.c.received,
+		run.S.c.lost, run.S.c.late);
+	if (analyze_warmup_known()) {
+		fprintf(f, "%" PRIu64 "\n", run.S.c.warmup);
+	} else {
+		fprintf(f, "unknown (a text log leaves warm-up out: sent and received are without it)\n");
+	}
+}
+
 static void print_counts(FILE *f, const struct report *r)
 {
 	char lab[16];
 	bool any = false;
 	int i;
 
-	fprintf(f,
-		"Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64
-		" | late %" PRIu64 " | duplicate %" PRIu64 " | invalid %" PRIu64
-		" | warm-up %" PRIu64 "\n",
-		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate,
-		run.S.c.invalid, run.S.c.warmup);
+	if (cfg->mode == MODE_ANALYZE) {
+		print_counts_analyze(f);
+	} else {
+		fprintf(f,
+			"Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64
+			" | late %" PRIu64 " | duplicate %" PRIu64 " | invalid %" PRIu64
+			" | warm-up %" PRIu64 "\n",
+			run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late,
+			run.S.c.duplicate, run.S.c.invalid, run.S.c.warmup);
+	}
 	if (run.S.c.invalid) {
 		fprintf(f, "Invalid:");
 		for (i = 1; i < PE_NERR; i++) {
@@ -6932,7 +8128,12 @@ static void print_counts(FILE *f, const struct report *r)
 		}
 		fprintf(f, " from another session %" PRIu64 "\n", run.S.c.foreign);
 	}
-	if (r->split) {
+	if (r->split && cfg->mode == MODE_ANALYZE) {
+		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
+			" pongs on the way back (the reflect log holds %" PRIu64 " of these pings; drops in the"
+			" client's receive buffer are not in a log, counted as on the way back)\n",
+			r->lost_out, r->lost_back, run.E.srv_received);
+	} else if (r->split) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflector answered %" PRIu64 ")\n", r->lost_out, r->lost_back,
 			run.E.srv_received);
@@ -6956,12 +8157,15 @@ static void print_counts(FILE *f, const struct report *r)
 		int s = run.side.stamps[i];
 
 		if (run.S.c.missing[s]) {
-			fprintf(f, " %s %" PRIu64 ";", stamp_name(s, lab, sizeof(lab)),
+			fprintf(f, "%s %s %" PRIu64, any ? ";" : "", stamp_name(s, lab, sizeof(lab)),
 				run.S.c.missing[s]);
 			any = true;
 		}
 	}
-	fprintf(f, "%s\n", any ? "" : " none");
+	fprintf(f, "%s%s\n", any ? "" : " none",
+		run.side.emit && run.E.srv_no_tx && run.S.c.missing[T3W] ?
+		" (the reflector runs -N: no TX stamps, by request)" : "");
+	print_room(f);
 	print_hw_notes(f, r);
 }
 
@@ -6990,8 +8194,10 @@ static void print_earlier_summary(FILE *f, const struct hist *h)
 	for (k = 0; k < NPCT; k++) {
 		int64_t v = hist_pct(h, pct_value[k], &approx);
 
-		/* a name as wide as the column still gets its space before ':' */
-		fprintf(f, "    %-8s%s:  %" PRId64 "%s\n", name[k], strlen(name[k]) >= 8 ? " " : "",
+		/* ':' in one column; 99.999th, a character wider, starts one earlier */
+		int over = strlen(name[k]) > 7 ? (int)strlen(name[k]) - 7 : 0;
+
+		fprintf(f, "%*s%-*s:  %" PRId64 "%s\n", 4 - over, "", 8 + over, name[k],
 			v >= 0 ? v / 1000 : -((999 - v) / 1000), k == 0 ? " (Median)" : "");
 	}
 	fputc('\n', f);
@@ -7196,6 +8402,15 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static const char *json_above_sep;
+
+/* One bucket of the samples above the bound, as [lower_ns, count] (hist_above). */
+static void json_above(void *arg, uint64_t lower, uint64_t n)
+{
+	fprintf(arg, "%s[%" PRIu64 ", %" PRIu64 "]", json_above_sep, lower, n);
+	json_above_sep = ", ";
+}
+
 static void json_metric(FILE *f, int m)
 {
 	const struct hist *h = &run.S.h[m];
@@ -7215,17 +8430,24 @@ static void json_metric(FILE *f, int m)
 		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
 			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
 	}
-	fprintf(f, "}, \"percentiles_approximate\": %s,\n", approx ? "true" : "false");
+	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
+	hist_json_err(f, h);
+	fprintf(f, ",\n");
 	fprintf(f, "      \"histogram\": {\"bucket_ns\": %" PRIu64 ", \"bound_ns\": %" PRIu64
 		", \"outside\": %" PRIu64 ", \"buckets\": [", h->bucket_ns, h->bound_ns,
-		h->out_n + h->out_lost_hi + h->out_lost_lo);
+		h->out_lo + h->out_hi);
 	for (i = 0; i < h->nbuckets; i++) {
 		if (h->bucket[i]) {
 			fprintf(f, "%s[%" PRIu64 ", %" PRIu64 "]", sep, i * h->bucket_ns, h->bucket[i]);
 			sep = ", ";
 		}
 	}
-	fprintf(f, "]}}");
+	/* outside: the samples above the bound in buckets of that width, the rest counted */
+	fprintf(f, "], \"above\": [");
+	json_above_sep = "";
+	hist_above(h, json_above, f);
+	fprintf(f, "], \"above_not_kept\": %" PRIu64 ", \"below_zero\": %" PRIu64 "}}",
+		hist_above_not_kept(h), hist_below(h));
 }
 
 /* The hardware path's keys, one line each, before "metrics". */
@@ -7320,6 +8542,52 @@ static void json_str_or_null(FILE *f, const char *s)
 	}
 }
 
+/*
+ * When the session started (UTC, ISO 8601; null for --analyze, which ran no
+ * session) and the command line, so that one object says what ran.
+ */
+static void json_started(FILE *f)
+{
+	time_t sec = (time_t)(run.S.first_real / NSEC_PER_SEC);
+	struct tm tm;
+	char when[40];
+
+	fprintf(f, "  \"started\": ");
+	if (run.S.first_real && cfg->mode != MODE_ANALYZE && gmtime_r(&sec, &tm)) {
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(f, "\"%s.%06uZ\"", when, (unsigned)(run.S.first_real % NSEC_PER_SEC / 1000));
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"cmdline\": ");
+	json_str(f, cfg->cmdline);
+	fprintf(f, ",\n");
+}
+
+/*
+ * The lines rant printed on stderr as "rant: ..." (warnings, notes, errors)
+ * that belong to this object: the run's start-up ones, then those since the
+ * previous object (a reflector's earlier session).
+ */
+static void json_warnings(FILE *f)
+{
+	const struct warn_list *w = &run.warn;
+	unsigned i, n = 0;
+
+	fprintf(f, ",\n  \"warnings\": [");
+	for (i = 0; i < w->n && i < WARN_KEEP; i++) {
+		if (i >= w->start && i < w->from) {
+			continue;	/* an earlier session's */
+		}
+		fputs(n++ ? ", " : "", f);
+		json_str(f, w->line[i]);
+	}
+	if (w->n > WARN_KEEP) {
+		fprintf(f, "%s\"... and %u more lines on stderr\"", n ? ", " : "", w->n - WARN_KEEP);
+	}
+	fputc(']', f);
+}
+
 /* What ran: tool, mode, where, which stamps, how long and why it stopped. */
 static void json_run(FILE *f, const struct report *r)
 {
@@ -7328,6 +8596,7 @@ static void json_run(FILE *f, const struct report *r)
 
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
 		RANT_VERSION, cfg->mode == MODE_ANALYZE ? "analyze" : run.side.emit ? "emit" : "reflect", run.S.id);
+	json_started(f);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", run.side.emit ? "emit" : "reflect");
 	json_str_or_null(f, cfg->iface);
 	fprintf(f, ", \"address\": ");
@@ -7341,21 +8610,36 @@ static void json_run(FILE *f, const struct report *r)
 		stop_name[run.S.stop_reason]);
 }
 
+/* ", "key": v" in an object, or null when the count is not known (--analyze). */
+static void json_count(FILE *f, const char *key, uint64_t v, bool known)
+{
+	if (known) {
+		fprintf(f, ", \"%s\": %" PRIu64, key, v);
+	} else {
+		fprintf(f, ", \"%s\": null", key);
+	}
+}
+
 /* Every count: packets, warm-up, rejections, loss by direction, classes, missing stamps. */
 static void json_counts(FILE *f, const struct report *r)
 {
 	char lab[16];
 	int i;
 
-	fprintf(f,
-		"  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64
-		", \"lost\": %" PRIu64 ", \"late\": %" PRIu64 ", \"duplicate\": %" PRIu64
-		", \"invalid\": %" PRIu64 ", \"warmup\": %" PRIu64 ", \"foreign\": %" PRIu64
-		", \"send_errors\": %" PRIu64 ", \"port_unreachable\": %" PRIu64
-		", \"unmatched_tx_stamps\": %" PRIu64 ", \"interval_overruns\": %" PRIu64 "},\n",
-		run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late, run.S.c.duplicate,
-		run.S.c.invalid, run.S.c.warmup, run.S.c.foreign, run.S.c.send_errors,
-		run.S.c.refused, run.S.c.tx_unmatched, run.E.overruns);
+	bool live = cfg->mode != MODE_ANALYZE;	/* --analyze: what a log cannot know is null */
+
+	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64
+		", \"lost\": %" PRIu64 ", \"late\": %" PRIu64, run.S.c.sent, run.S.c.received,
+		run.S.c.lost, run.S.c.late);
+	json_count(f, "duplicate", run.S.c.duplicate, live);
+	json_count(f, "invalid", run.S.c.invalid, live);
+	json_count(f, "warmup", run.S.c.warmup, analyze_warmup_known());
+	json_count(f, "foreign", run.S.c.foreign, live);
+	json_count(f, "send_errors", run.S.c.send_errors, live);
+	json_count(f, "port_unreachable", run.S.c.refused, live);
+	json_count(f, "unmatched_tx_stamps", run.S.c.tx_unmatched, live);
+	json_count(f, "interval_overruns", run.E.overruns, live);
+	fprintf(f, "},\n");
 	fprintf(f,
 		"  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
 		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n",
@@ -7365,9 +8649,10 @@ static void json_counts(FILE *f, const struct report *r)
 		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
 	json_rejected(f);
 	if (r->split) {
-		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64
-			", \"local\": %" PRIu64 ", \"reflector_answered\": %" PRIu64 "},\n", r->lost_out,
-			r->lost_back, r->lost_local, run.E.srv_received);
+		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64,
+			r->lost_out, r->lost_back);
+		json_count(f, "local", r->lost_local, live);
+		fprintf(f, ", \"reflector_answered\": %" PRIu64 "},\n", run.E.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -7448,16 +8733,91 @@ static void json_clock_log(FILE *f, const struct report *r)
 	}
 }
 
-/* The JSON report: one object, its keys in the order the README lists them. */
+/*
+ * What the size let the pongs carry (print_room), and whether the reflector
+ * takes TX stamps (emit: as its pongs said, null before any; reflect: -N).
+ */
+static void json_room(FILE *f)
+{
+	unsigned z, i, n = 0;
+	uint16_t lack = room_lacking(&z);
+	char lab[16];
+
+	fprintf(f, ",\n  \"pong_room\": ");
+	if (lack) {
+		fprintf(f, "{\"smallest_size\": %u, \"not_carried\": [", z);
+		for (i = 0; i < ARRAY_SIZE(room_stamps); i++) {
+			if (lack & stamp_field(room_stamps[i])) {
+				fprintf(f, "%s\"%s\"", n++ ? ", " : "",
+					stamp_name(room_stamps[i], lab, sizeof(lab)));
+			}
+		}
+		fputs("]}", f);
+	} else {
+		fputs("null", f);
+	}
+	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
+		!run.S.c.received || cfg->mode == MODE_ANALYZE ? "null" :
+		run.E.srv_no_tx ? "false" : "true");
+}
+
+/*
+ * One object as one line (JSON Lines: a reflector writes one per session):
+ * the writers' line breaks and the indentation after them become one space.
+ * Strings never hold a raw line break (json_str escapes it).
+ */
+static void json_line(FILE *f, const char *s, size_t len)
+{
+	size_t i = 0, start = 0;
+	char prev;
+
+	while (i < len) {
+		if (s[i] != '\n') {
+			i++;
+			continue;
+		}
+		fwrite(s + start, 1, i - start, f);
+		prev = i ? s[i - 1] : '{';
+		while (i < len && (s[i] == '\n' || s[i] == ' ')) {
+			i++;
+		}
+		/* {"a": [1, 2]}: no space just inside a bracket */
+		if (i < len && prev != '{' && prev != '[' && s[i] != '}' && s[i] != ']') {
+			fputc(' ', f);
+		}
+		start = i;
+	}
+	fwrite(s + start, 1, len - start, f);
+	fputc('\n', f);
+}
+
+/* The JSON report: one object on one line, its keys in the order the README lists them. */
 static void json_report(FILE *f, const struct report *r, int exit_code)
 {
-	json_run(f, r);
-	json_counts(f, r);
-	json_hw(f, r);
-	json_metrics(f, r);
-	json_clock_log(f, r);
-	pmc_json(f);
-	fprintf(f, ",\n  \"exit_code\": %d\n}\n", exit_code);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		m = f;	/* no memory for the one-line form: the object as written */
+	}
+	json_run(m, r);
+	json_counts(m, r);
+	json_hw(m, r);
+	json_metrics(m, r);
+	json_clock_log(m, r);
+	pmc_json(m);
+	json_room(m);
+	json_warnings(m);
+	fprintf(m, ",\n  \"exit_code\": %d\n}", exit_code);
+	run.warn.from = run.warn.n;
+	if (m != f) {
+		fclose(m);
+		json_line(f, buf, len);
+		free(buf);
+	} else {
+		fputc('\n', f);
+	}
 	fflush(f);
 }
 
@@ -7521,23 +8881,15 @@ static const char *plot_metric_colour(int m)
 	return "#666666";
 }
 
-/* Where the plot reads transactions: --analyze's rows, or (row NULL) the log ring. */
+/*
+ * Where the plot reads transactions: the log ring's n (a run), or nothing
+ * more (collected: --analyze fed plot_span and plot_bin as it read the log).
+ */
 struct plot_src {
 	uint64_t n;
-	const struct txn *row;
-	const uint8_t *status;
 	const char *what;	/* title: what was measured or read */
+	bool collected;
 };
-
-static void plot_get(const struct plot_src *s, uint64_t i, struct txn *x, int *st)
-{
-	if (s->row) {
-		*x = s->row[i];
-		*st = s->status[i];
-	} else {
-		log_get(&run.S.log, i, x, st);
-	}
-}
 
 /* The moment a transaction started, on this side's clock; 0 if unknown. */
 static uint64_t plot_time(const struct txn *x)
@@ -7577,7 +8929,7 @@ static int64_t plot_lb_value(unsigned i)
 static int64_t plot_bin_pct(const struct plot_series *s, int b, double p)
 {
 	const uint32_t *h = s->lh + (size_t)b * PLOT_LB;
-	uint64_t rank = (uint64_t)ceil(p / 100 * s->bn[b]), cum = 0;
+	uint64_t rank = (uint64_t)num_ceil(p / 100 * s->bn[b]), cum = 0;
 	unsigned i;
 	int64_t v = s->bmax[b];
 
@@ -7642,25 +8994,15 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 
 /*
  * A --size list measures the sizes in turn: note when each began, for the
- * markers over time.  Live the seq says which size (size_of), in --analyze
- * the SIZE column (PL.size, set with the log's rows).
+ * markers over time.  z: the turn (--analyze: from the log's SIZE column and
+ * its turns); -1: the live run's, which the seq says (size_of).
  */
-static void plot_size_seen(const struct plot_src *src, uint64_t i, const struct txn *x, uint64_t t)
+static void plot_size_seen(const struct txn *x, int z, uint64_t t)
 {
-	int z = 0;
-
 	if (!run.side.emit || run.K.nsz < 2) {
 		return;
 	}
-	if (src->row && run.PL.size) {
-		while (z < run.K.nsz - 1 && run.K.size[z] != run.PL.size[i]) {
-			z++;
-		}
-	} else if (!run.K.analyze) {
-		z = size_of(x->seq);
-	} else {
-		return;
-	}
+	z = z < 0 ? size_of(x->seq) : z;
 	if (!run.PL.szt0[z] || t < run.PL.szt0[z]) {
 		run.PL.szt0[z] = t;
 	}
@@ -7680,24 +9022,53 @@ static char *plot_size_id(char *buf, size_t len, const char *what, int z)
 	return buf;
 }
 
-/* Both passes over the source; 0 or -ENOMEM. */
-static int plot_collect(const struct plot_src *src)
+/*
+ * The picture over time is collected in two passes over the transactions:
+ * the first (plot_span) finds the time span, the second (plot_bin) puts each
+ * into its bin.  A lost transaction that got no stamp at all (not even its
+ * TX stamp: dropped before the wire) is drawn and counted at the time of the
+ * one before it, so that every loss the report counts is in the picture.
+ */
+static void plot_span_begin(const char *what)
 {
-	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
 	struct plot_panel *pn = &run.PL.panel[0];
-	uint64_t i, span;
-	struct txn x;
-	char why[256];
-	int st, k;
-	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
-	bool ow = run.side.emit && oneway_trusted(why, sizeof(why));
 
 	run.PL.npanel = 1;
 	run.PL.nworst = 0;
-	run.PL.t0 = run.PL.t1 = 0;
+	run.PL.t0 = run.PL.t1 = run.PL.tlast = 0;
 	memset(run.PL.szt0, 0, sizeof(run.PL.szt0));
 	memset(pn, 0, sizeof(*pn));
-	snprintf(pn->title, sizeof(pn->title), "%s", src->what);
+	snprintf(pn->title, sizeof(pn->title), "%s", what);
+}
+
+/* The first pass: transaction x (status st, size turn z or -1) into the time span. */
+static void plot_span(const struct txn *x, int st, int z)
+{
+	struct plot_panel *pn = &run.PL.panel[0];
+	uint64_t t = plot_time(x);
+
+	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+		return;
+	}
+	pn->nrec++;
+	if (!t) {
+		return;
+	}
+	run.PL.t0 = !run.PL.t0 || t < run.PL.t0 ? t : run.PL.t0;
+	run.PL.t1 = t > run.PL.t1 ? t : run.PL.t1;
+	plot_size_seen(x, z, t);
+}
+
+/* Between the passes: the series of the metrics that have samples; 0 or -ENOMEM. */
+static int plot_bins_begin(void)
+{
+	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
+	struct plot_panel *pn = &run.PL.panel[0];
+	char why[256];
+	int k;
+	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
+	bool ow = run.side.emit && oneway_trusted(why, sizeof(why));
+
 	for (k = 0; k < (run.side.emit ? 5 : 1); k++) {
 		int m = run.side.emit ? emit_ser[k] : M_RESPONSE;
 
@@ -7708,76 +9079,87 @@ static int plot_collect(const struct plot_src *src)
 			return -ENOMEM;
 		}
 	}
-	for (i = 0; i < src->n; i++) {
-		uint64_t t;
-
-		plot_get(src, i, &x, &st);
-		t = plot_time(&x);
-		if (st == ST_WARMUP || !t) {
-			continue;
-		}
-		run.PL.t0 = !run.PL.t0 || t < run.PL.t0 ? t : run.PL.t0;
-		run.PL.t1 = t > run.PL.t1 ? t : run.PL.t1;
-		pn->nrec++;
-		plot_size_seen(src, i, &x, t);
-	}
 	run.PL.raw = pn->nrec <= PLOT_RAW;
-	span = run.PL.t1 - run.PL.t0 + 1;
-	for (i = 0; i < src->n; i++) {
-		uint64_t t;
-		int b;
-		int64_t v;
+	run.PL.tlast = 0;
+	return 0;
+}
 
-		plot_get(src, i, &x, &st);
-		t = plot_time(&x);
-		if (st == ST_WARMUP || !t) {
+/* The second pass: transaction x (status st) into its time bin. */
+static void plot_bin(const struct txn *x, int st)
+{
+	struct plot_panel *pn = &run.PL.panel[0];
+	uint64_t t = plot_time(x), span = run.PL.t1 - run.PL.t0 + 1;
+	int64_t v;
+	int b, k;
+
+	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+		return;
+	}
+	t = t ? t : run.PL.tlast ? run.PL.tlast : run.PL.t0;
+	run.PL.tlast = t;
+	b = (int)((unsigned __int128)(t - run.PL.t0) * PLOT_BINS / span);
+	if (st == ST_LOST || st == ST_LATE) {
+		pn->lost[b]++;
+		pn->nlost++;	/* every loss, a late pong's too, as the report counts them */
+		pn->nlate += st == ST_LATE;
+		return;
+	}
+	for (k = 0; k < pn->nser; k++) {
+		struct plot_series *s = &pn->ser[k];
+
+		if (!metric_value(s->m, x->t, &v)) {
 			continue;
 		}
-		b = (int)((unsigned __int128)(t - run.PL.t0) * PLOT_BINS / span);
-		if (st == ST_LOST || st == ST_LATE) {
-			pn->lost[b]++;
-			pn->nlost += st == ST_LOST;
-			pn->nlate += st == ST_LATE;
-			continue;
+		if (!s->bn[b] || v < s->bmin[b]) {
+			s->bmin[b] = v;
 		}
-		for (k = 0; k < pn->nser; k++) {
-			struct plot_series *s = &pn->ser[k];
-
-			if (!metric_value(s->m, x.t, &v)) {
-				continue;
-			}
-			if (!s->bn[b] || v < s->bmin[b]) {
-				s->bmin[b] = v;
-			}
-			if (!s->bn[b] || v > s->bmax[b]) {
-				s->bmax[b] = v;
-			}
-			s->bn[b]++;
-			s->lh[(size_t)b * PLOT_LB + plot_lb(v)]++;
-			if (!s->n || v < s->min) {
-				s->min = v;
-			}
-			if (!s->n || v > s->max) {
-				s->max = v;
-			}
-			if (v > 0 && (!s->minpos || v < s->minpos)) {
-				s->minpos = v;
-			}
-			s->n++;
-			if (run.PL.raw && s->nraw < PLOT_RAW) {
-				s->rt[s->nraw] = t;
-				s->rv[s->nraw++] = v;
-			}
+		if (!s->bn[b] || v > s->bmax[b]) {
+			s->bmax[b] = v;
 		}
-		if (metric_value(run.side.primary, x.t, &v)) {
-			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns) {
-				pn->breach[b]++;
-				pn->nbreach++;
-			}
-			plot_worst_add(&x, v);
+		s->bn[b]++;
+		s->lh[(size_t)b * PLOT_LB + plot_lb(v)]++;
+		if (!s->n || v < s->min) {
+			s->min = v;
+		}
+		if (!s->n || v > s->max) {
+			s->max = v;
+		}
+		if (v > 0 && (!s->minpos || v < s->minpos)) {
+			s->minpos = v;
+		}
+		s->n++;
+		if (run.PL.raw && s->nraw < PLOT_RAW) {
+			s->rt[s->nraw] = t;
+			s->rv[s->nraw++] = v;
 		}
 	}
-	return 0;
+	if (metric_value(run.side.primary, x->t, &v)) {
+		if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns) {
+			pn->breach[b]++;
+			pn->nbreach++;
+		}
+		plot_worst_add(x, v);
+	}
+}
+
+/* Both passes over the log ring; 0 or -ENOMEM. */
+static int plot_collect(const struct plot_src *src)
+{
+	struct txn x;
+	uint64_t i;
+	int st, r;
+
+	plot_span_begin(src->what);
+	for (i = 0; i < src->n; i++) {
+		log_get(&run.S.log, i, &x, &st);
+		plot_span(&x, st, -1);
+	}
+	r = plot_bins_begin();
+	for (i = 0; !r && i < src->n; i++) {
+		log_get(&run.S.log, i, &x, &st);
+		plot_bin(&x, st);
+	}
+	return r;
 }
 
 /* ---- the SVG writer: a buffer, written in large pieces, first error kept */
@@ -7866,12 +9248,12 @@ struct axis {
 
 static double ax_map(const struct axis *x, double v)
 {
-	double f, flo, fhi, p;
+	double f, flo, fhi, p, pmin, pmax;
 
 	if (x->log) {
-		f = log10(v < x->lo ? x->lo : v);
-		flo = log10(x->lo);
-		fhi = log10(x->hi);
+		f = num_log10(v < x->lo ? x->lo : v);
+		flo = num_log10(x->lo);
+		fhi = num_log10(x->hi);
 	} else {
 		f = v;
 		flo = x->lo;
@@ -7881,10 +9263,9 @@ static double ax_map(const struct axis *x, double v)
 		return x->a;
 	}
 	p = x->a + (f - flo) * (x->b - x->a) / (fhi - flo);
-	if (p < fmin(x->a, x->b)) {
-		p = fmin(x->a, x->b);
-	}
-	return p > fmax(x->a, x->b) ? fmax(x->a, x->b) : p;
+	pmin = x->a < x->b ? x->a : x->b;
+	pmax = x->a < x->b ? x->b : x->a;
+	return p < pmin ? pmin : p > pmax ? pmax : p;
 }
 
 /* A round step (1, 2 or 5 times a power of ten) for about n ticks. */
@@ -7895,7 +9276,7 @@ static double nice_step(double range, int n)
 	if (!(raw > 0)) {
 		return 1;
 	}
-	mag = pow(10, floor(log10(raw)));
+	mag = num_pow10(num_decade(raw));
 	r = raw / mag;
 	return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
 }
@@ -7904,8 +9285,10 @@ static double nice_step(double range, int n)
 static void ax_round(struct axis *x, int nticks)
 {
 	if (x->log) {
-		x->lo = pow(10, floor(log10(x->lo > 0 ? x->lo : 1)));
-		x->hi = pow(10, ceil(log10(x->hi > x->lo ? x->hi : x->lo * 10)));
+		x->lo = num_pow10(num_decade(x->lo > 0 ? x->lo : 1));
+		x->hi = x->hi > x->lo ? x->hi : x->lo * 10;
+		/* the lowest power of ten at or above hi */
+		x->hi = num_pow10(num_decade(x->hi) + (x->hi > num_pow10(num_decade(x->hi))));
 		if (x->hi <= x->lo) {
 			x->hi = x->lo * 10;
 		}
@@ -7917,8 +9300,8 @@ static void ax_round(struct axis *x, int nticks)
 	{
 		double st = nice_step(x->hi - x->lo, nticks);
 
-		x->lo = floor(x->lo / st) * st;
-		x->hi = ceil(x->hi / st) * st;
+		x->lo = num_floor(x->lo / st) * st;
+		x->hi = num_ceil(x->hi / st) * st;
 	}
 }
 
@@ -7935,7 +9318,7 @@ static void ax_draw(const struct axis *x, bool horiz, double other0, double othe
 	int i;
 
 	if (x->log) {
-		double decades = log10(x->hi / x->lo);
+		double decades = num_log10(x->hi / x->lo);
 
 		for (v = x->lo; v <= x->hi * 1.0001; v *= 10) {
 			static const double mult[] = { 1, 2, 5 };
@@ -7961,7 +9344,7 @@ static void ax_draw(const struct axis *x, bool horiz, double other0, double othe
 		return;
 	}
 	st = nice_step(x->hi - x->lo, horiz ? 10 : 5);
-	for (i = 0, v = ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40;
+	for (i = 0, v = num_ceil(x->lo / st - 1e-9) * st; v <= x->hi + st * 1e-6 && i < 40;
 	     i++, v += st) {
 		double p = ax_map(x, v);
 
@@ -8211,43 +9594,60 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 /* The histogram column of value v (clamped to the axis). */
 static int plot_col(const struct axis *ax, double v, int ncol)
 {
-	double f = ax->log ? (v > 0 ? log10(v / ax->lo) / log10(ax->hi / ax->lo) : 0) :
+	double f = ax->log ? (v > 0 ? num_log10(v / ax->lo) / num_log10(ax->hi / ax->lo) : 0) :
 			     (v - ax->lo) / (ax->hi - ax->lo);
 	int c = (int)(f * ncol);
 
 	return c < 0 ? 0 : c >= ncol ? ncol - 1 : c;
 }
 
-/* A histogram's counts in ncol columns of axis ax (cnt zeroed by the caller); the largest. */
+/* n values in [lo, hi) into the columns of axis ax they cover. */
+static void plot_hist_put(const struct axis *ax, int ncol, uint64_t *cnt, double lo, double hi,
+			  uint64_t n)
+{
+	int c = plot_col(ax, lo, ncol), c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
+
+	if (c == c1) {
+		cnt[c] += n;
+	}
+	/* a bucket wider than the columns (log axis, low end) covers each of them */
+	for (; c1 > c && c <= c1; c++) {
+		cnt[c] = n > cnt[c] ? n : cnt[c];
+	}
+}
+
+/*
+ * A histogram's counts in ncol columns of axis ax (cnt zeroed by the
+ * caller); the largest.  Outliers come from the log bins, which hold every
+ * one of them (the exact store may hold only the first), or from the store
+ * where it holds all the run could give (no log bins).
+ */
 static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int ncol, uint64_t *cnt)
 {
-	uint64_t i, maxc = 0;
+	uint64_t i, maxc = 0, lo, hi, nlh = hist_lh_len(h->bound_ns);
 	int c;
 
-	for (i = 0; i < h->nbuckets + h->out_n; i++) {
-		double lo, hi;
-		uint64_t n;
-		int c1;
+	for (i = 0; i < h->nbuckets; i++) {
+		double a = (double)(i * h->bucket_ns), z = a + (double)h->bucket_ns;
 
-		if (i < h->nbuckets) {
-			if (!(n = h->bucket[i])) {
-				continue;
-			}
-			lo = (double)(i * h->bucket_ns);
-			hi = lo + (double)h->bucket_ns;
-			hi = hi > (double)h->max + 1 ? (double)h->max + 1 : hi;
+		if (h->bucket[i]) {
+			z = z > (double)h->max + 1 ? (double)h->max + 1 : z;
+			plot_hist_put(ax, ncol, cnt, a, z, h->bucket[i]);
+		}
+	}
+	for (i = 0; !h->lh && i < h->out_n; i++) {
+		plot_hist_put(ax, ncol, cnt, (double)h->out[i], (double)h->out[i], 1);
+	}
+	for (i = 0; h->lh && i < nlh; i++) {
+		if (!h->lh[i]) {
+			continue;
+		}
+		if (i < LH_N) {
+			lh_range((uint32_t)(LH_N - 1 - i), &lo, &hi);
+			plot_hist_put(ax, ncol, cnt, -(double)hi, -(double)lo + 1, h->lh[i]);
 		} else {
-			n = 1;
-			lo = hi = (double)h->out[i - h->nbuckets];
-		}
-		c = plot_col(ax, lo, ncol);
-		c1 = hi > lo ? plot_col(ax, hi - 1e-3, ncol) : c;
-		if (c == c1) {
-			cnt[c] += n;
-		}
-		/* a bucket wider than the columns (log axis, low end) covers each of them */
-		for (; c1 > c && c <= c1; c++) {
-			cnt[c] = n > cnt[c] ? n : cnt[c];
+			lh_range((uint32_t)(i - LH_N + h->lh_base), &lo, &hi);
+			plot_hist_put(ax, ncol, cnt, (double)lo, (double)hi + 1, h->lh[i]);
 		}
 	}
 	for (c = 0; c < ncol; c++) {
@@ -8753,6 +10153,141 @@ static double plot_groups_panel(double top)
 	return plot_groups_height();
 }
 
+/*
+ * A --size list on emit: latency against size, as pktgen users chart it --
+ * p50, p99 and avg of the primary metric per size (the report's size rows),
+ * joined in the order of size, and the numbers under it with ids
+ * (bysize<SIZE>-p50 ...), so that they can be read back.
+ */
+#define PLOT_SZ_CHART	200.0
+
+static bool plot_sizes_on(void)
+{
+	return run.side.emit && run.K.g && run.K.nsz > 1;
+}
+
+static double plot_sizes_height(void)
+{
+	return plot_sizes_on() ? 34 + PLOT_SZ_CHART + 44 + 16.0 * run.K.nsz + 10 : 0;
+}
+
+static char *plot_bytes(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, "%.0f B", v);
+	return buf;
+}
+
+/* The size rows in the order of size (insertion sort: at most SZ_MAX of them). */
+static void plot_sizes_order(int *ord)
+{
+	int i, j;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		for (j = i; j > 0 && run.K.size[ord[j - 1]] > run.K.size[i]; j--) {
+			ord[j] = ord[j - 1];
+		}
+		ord[j] = i;
+	}
+}
+
+/* Size z's p50 (k 0), p99 (1) or avg (2). */
+static double plot_sizes_stat(int z, int k)
+{
+	const struct hist *h = &run.K.g[run.K.ncls + z].h;
+	bool approx = false;
+
+	return k == 2 ? hist_avg(h) : (double)hist_pct(h, k ? 99 : 50, &approx);
+}
+
+/* The chart's three lines, each a path through the sizes with samples, and its points. */
+static void plot_sizes_lines(const int *ord, const struct axis *ax, const struct axis *ay)
+{
+	static const char *const colour[3] = { OI_BLUE, OI_VERMILLION, OI_GREEN };
+	int k, i, n;
+
+	for (k = 0; k < 3; k++) {
+		svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s d=\"", colour[k],
+		    k == 2 ? " stroke-dasharray=\"5,3\"" : "");
+		for (i = 0, n = 0; i < run.K.nsz; i++) {
+			if (run.K.g[run.K.ncls + ord[i]].h.n) {
+				svg("%s%.1f %.1f", n++ ? " L" : "M", ax_map(ax, run.K.size[ord[i]]),
+				    ax_map(ay, plot_sizes_stat(ord[i], k)));
+			}
+		}
+		svg("\"/>\n");
+		for (i = 0; i < run.K.nsz; i++) {
+			double x = ax_map(ax, run.K.size[ord[i]]);
+
+			if (run.K.g[run.K.ncls + ord[i]].h.n) {
+				svg("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", x,
+				    ax_map(ay, plot_sizes_stat(ord[i], k)), colour[k]);
+			}
+		}
+	}
+	plot_swatch(PLOT_X1 - 330, ay->b - 8, OI_BLUE, "p50", false);
+	plot_swatch(PLOT_X1 - 230, ay->b - 8, OI_VERMILLION, "p99", false);
+	plot_swatch(PLOT_X1 - 130, ay->b - 8, OI_GREEN, "avg", true);
+}
+
+/* The numbers of the chart, a line per size in the order of size (values in µs). */
+static void plot_sizes_numbers(const int *ord, double y)
+{
+	static const char *const stat[3] = { "p50", "p99", "avg" };
+	char id[32], lab[32];
+	int i, k;
+
+	for (i = 0; i < run.K.nsz; i++, y += 16) {
+		const struct hist *h = &run.K.g[run.K.ncls + ord[i]].h;
+
+		plot_size_id(id, sizeof(id), "bysize", ord[i]);
+		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%u B: samples "
+		    "<tspan id=\"%s-samples\">%" PRIu64 "</tspan>", PLOT_X0, y, run.K.size[ord[i]], id,
+		    h->n);
+		for (k = 0; k < 3 && h->n; k++) {
+			svg(", %s <tspan id=\"%s-%s\">%s</tspan>", stat[k], id, stat[k],
+			    plot_us3(lab, sizeof(lab), num_round(plot_sizes_stat(ord[i], k))));
+		}
+		svg("%s</text>\n", h->n ? " \xc2\xb5s" : "");
+	}
+}
+
+static double plot_sizes_panel(double top)
+{
+	const double y0 = top + 34, y1 = top + 34 + PLOT_SZ_CHART;
+	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0, 0, y1, y0, false };
+	int ord[SZ_MAX], i;
+	char head[96];
+
+	if (!plot_sizes_on()) {
+		return 0;
+	}
+	plot_sizes_order(ord);
+	ax.lo = run.K.size[ord[0]];
+	ax.hi = run.K.size[ord[run.K.nsz - 1]];
+	for (i = 0; i < run.K.nsz; i++) {
+		hist_finish(&run.K.g[run.K.ncls + i].h);
+		if (run.K.g[run.K.ncls + i].h.n) {
+			double p99 = plot_sizes_stat(i, 1), avg = plot_sizes_stat(i, 2);
+
+			ay.hi = p99 > ay.hi ? p99 : ay.hi;
+			ay.hi = avg > ay.hi ? avg : ay.hi;
+		}
+	}
+	ax_round(&ax, 8);
+	ax_round(&ay, 5);
+	snprintf(head, sizeof(head), "Latency against size: %s p50, p99 and avg per size",
+		 metric_def[run.side.primary].key);
+	plot_heading(top + 16, head);
+	svg("<g font-size=\"10\" fill=\"#222222\">\n");
+	ax_draw(&ax, true, y0, y1, plot_bytes);
+	ax_draw(&ay, false, PLOT_X0, PLOT_X1, plot_dur);
+	svg("</g>\n");
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	plot_sizes_lines(ord, &ax, &ay);
+	plot_sizes_numbers(ord, y1 + 44);
+	return plot_sizes_height();
+}
+
 /* Title: what was measured, where, with which stamps, when, and how. */
 static double plot_title(const struct plot_src *src)
 {
@@ -8810,7 +10345,8 @@ static double plot_height(void)
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
 	return 78 + 386.0 * run.PL.npanel + 300 + 18 * nser + 14 + 20 +
-	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height();
+	       (run.PL.nworst ? 114 + 20.0 * run.PL.nworst : 64) + 24 + plot_groups_height() +
+	       plot_sizes_height();
 }
 
 /* Draw everything into PL.fd (rewound: a reflector redraws it each session); 0 or -errno. */
@@ -8822,7 +10358,7 @@ static int plot_draw(const struct plot_src *src)
 
 	run.PL.len = 0;
 	run.PL.err = 0;
-	r = plot_collect(src);
+	r = src->collected ? 0 : plot_collect(src);
 	if (r < 0) {
 		plot_free();
 		return r;
@@ -8845,6 +10381,7 @@ static int plot_draw(const struct plot_src *src)
 	}
 	y += plot_hist_panel(y) + 20;
 	y += plot_groups_panel(y);
+	y += plot_sizes_panel(y);
 	y += plot_worst_panel(y);
 	svg("<text x=\"%d\" y=\"%.0f\" font-size=\"10\" fill=\"#666666\" text-anchor=\"end\">rant %s</text>\n", PLOT_W - 10,
 	    h - 8, RANT_VERSION);
@@ -8871,27 +10408,118 @@ static int plot_run(const struct plot_src *src)
 }
 
 /*
+ * --histfile FILE: the primary metric's histogram as cyclictest's users plot
+ * it -- one line per bucket, "value count", value the bucket's lower edge in
+ * us (three decimals: exact to the ns) -- every bucket from 0 to the bound,
+ * then the samples above it (kept exactly) in buckets of the same width, the
+ * non-empty ones.  '#' lines say what it is; a reflector appends a block
+ * per session, two empty lines apart (gnuplot's "index").
+ */
+static int histfile_open(void)
+{
+	bool created;
+
+	if (!cfg->histfile) {
+		return 0;
+	}
+	run.hf_fd = out_open("--histfile", cfg->histfile, &created);
+	if (run.hf_fd < 0 || out_truncate("--histfile", cfg->histfile, run.hf_fd) < 0) {
+		return -1;
+	}
+	return 0;
+}
+
+static void histfile_above(void *arg, uint64_t lower, uint64_t n)
+{
+	fprintf(arg, "%" PRIu64 ".%03" PRIu64 " %" PRIu64 "\n", lower / 1000, lower % 1000, n);
+}
+
+static void histfile_block(FILE *f)
+{
+	const struct hist *h = &run.S.h[run.side.primary];
+	uint64_t i;
+
+	hist_finish(&run.S.h[run.side.primary]);
+	fprintf(f, "# rant %s: histogram of %s, %" PRIu64 " samples", RANT_VERSION,
+		metric_label(run.side.primary), h->n);
+	if (cfg->mode != MODE_ANALYZE) {
+		fprintf(f, ", session 0x%08x", run.S.id);
+	}
+	fprintf(f, "\n# %s\n", cfg->cmdline);
+	fprintf(f, "# columns: value (us: the bucket's lower edge; a bucket is %" PRIu64 ".%03" PRIu64
+		" us wide), count (samples in [value, value + width))\n", h->bucket_ns / 1000,
+		h->bucket_ns % 1000);
+	fprintf(f, "# every bucket from 0 to the bound %" PRIu64 ".%03" PRIu64 " us (-o), then the non-empty ones above it\n",
+		h->bound_ns / 1000, h->bound_ns % 1000);
+	fprintf(f, "# not in a bucket: %" PRIu64 " below zero, %" PRIu64 " above the bound not kept (store full)\n",
+		hist_below(h), hist_above_not_kept(h));
+	for (i = 0; i < h->nbuckets; i++) {
+		uint64_t lower = i * h->bucket_ns;
+
+		fprintf(f, "%" PRIu64 ".%03" PRIu64 " %" PRIu64 "\n", lower / 1000, lower % 1000,
+			h->bucket[i]);
+	}
+	hist_above(h, histfile_above, f);
+}
+
+static const char *histfile_what(void)
+{
+	static char what[PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "--histfile: writing %s", cfg->histfile);
+	return what;
+}
+
+/* One block, appended at the file's end (the reflector's sessions in turn); 0 or -1. */
+static int histfile_write(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int r;
+
+	if (run.hf_fd < 0) {
+		return 0;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m) {
+		warnx_("--histfile: %s", strerror(errno));
+		return -1;
+	}
+	if (run.hf_blocks++) {
+		fputs("\n\n", m);
+	}
+	histfile_block(m);
+	fclose(m);
+	r = buf ? out_write(histfile_what(), run.hf_fd, buf, len) : -ENOMEM;
+	free(buf);
+	return r < 0 ? -1 : 0;
+}
+
+/*
  * The outputs of a run, a reflector session or --analyze, in order: the
  * text report (with --analyze's --top table), the picture and the JSON, the
  * text and the JSON from one computed report.  The JSON's exit_code is the
- * run's, a failed report or plot included.  row NULL: the log ring.
+ * run's, a failed report or plot included.  n: the transactions drawn over
+ * time; top NULL: a live run (its picture from the log ring), else
+ * --analyze's worst rows (its picture collected while it read the log).
  */
 static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint64_t n,
-			  const struct txn *row, const uint8_t *status)
+			  struct topn *top)
 {
-	struct plot_src src = { .n = n, .row = row, .status = status, .what = "" };
+	struct plot_src src = { .n = n, .what = "", .collected = top != NULL };
 	struct report r;
 
 	report_compute(&r);
 	errno = 0;
 	session_report(out, &r);
-	if (cfg->mode == MODE_ANALYZE) {
-		print_top(out, row, status, n, cfg->top);
+	if (top) {
+		print_top(out, top, cfg->top);
 	}
 	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
-	if (plot_run(&src) < 0) {
+	if (plot_run(&src) < 0 || histfile_write() < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (json) {
@@ -8923,6 +10551,60 @@ static int plot_open(void)
 }
 
 /* ----------------------------------------------------------------- emit */
+
+/*
+ * How long a client goes on without an answer: 5 s, or three --timeout if
+ * longer.  A reflector started (or restarted) a moment after its client is
+ * in time, also on a loaded host, and one that stalls for less than its own
+ * idle timeout (3 s at least) keeps its client.
+ */
+#define EMIT_SILENCE_MIN	(5 * NSEC_PER_SEC)
+
+static uint64_t emit_silence_ns(void)
+{
+	return 3 * cfg->timeout_ns > EMIT_SILENCE_MIN ? 3 * cfg->timeout_ns : EMIT_SILENCE_MIN;
+}
+
+/*
+ * Every datagram that reached the client's (connected) socket: pongs in time
+ * or late, and those it refused.  The kernel's port-unreachable is no answer.
+ */
+static uint64_t emit_heard(void)
+{
+	uint64_t n = run.S.c.received + run.S.c.late + run.S.c.duplicate + run.S.c.invalid;
+	int i;
+
+	for (i = 0; i < GR_N; i++) {
+		n += run.S.c.rejected[i];
+	}
+	return n;
+}
+
+/*
+ * A client nobody answers stops (STOP_NO_ANSWER) instead of pinging forever
+ * towards --count: once nothing was heard for emit_silence_ns() and at least
+ * 3 pings in a row were lost.  Looked at when a ping is lost, so the answered
+ * path pays nothing; the silence began when the first of them was sent.  A
+ * peer that sends anything, even what is refused, is there: the report
+ * says what it sent.
+ */
+static void emit_silence(void)
+{
+	uint64_t now = mono_ns(), heard = emit_heard();
+
+	if (heard != run.E.heard || !run.E.silent_lost) {
+		run.E.heard = heard;
+		run.E.silent_since = now - cfg->timeout_ns;
+		run.E.silent_lost = 1;
+		return;
+	}
+	run.E.silent_lost++;
+	if (run.E.silent_lost >= 3 && now - run.E.silent_since >= emit_silence_ns() &&
+	    !run.S.stop_reason) {
+		run.S.stop_reason = STOP_NO_ANSWER;
+	}
+}
+
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
@@ -8930,6 +10612,7 @@ static void emit_lost(struct txn *x)
 	cls_count(x->seq, CG_LOST);
 	run.E.outstanding--;
 	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
+	emit_silence();
 }
 
 static void emit_on_tx(uint32_t key, uint64_t wire)
@@ -8982,6 +10665,14 @@ static void send_failed(int err)
 	ts_rekey(run.sock_fd);
 }
 
+/* The TX key the next send will carry, and the ping's deadline (before its T1_SW). */
+static void emit_key(struct txn *x, uint64_t seq, uint64_t now)
+{
+	x->deadline = now + cfg->timeout_ns;
+	x->txkey = run.ts.next_key;
+	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
+}
+
 static void emit_send(uint64_t seq, uint64_t now)
 {
 	struct txn *x = &run.win.slot[seq & run.win.mask];
@@ -9011,6 +10702,8 @@ static void emit_send(uint64_t seq, uint64_t now)
 	proto_encode(run.E.tx, &m);
 	tag_put(run.E.tx, run.K.tx_size);
 	answered_set(seq, false);
+	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
+	emit_key(x, seq, now);
 	if (cfg->sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
@@ -9024,6 +10717,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		int err = errno;
 
 		send_failed(err);
+		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
 		if (err != ECONNREFUSED ||
 		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
@@ -9032,10 +10726,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		run.S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
-	x->deadline = now + cfg->timeout_ns;
 	x->st |= TF_SENT | TF_TXPEND;
-	x->txkey = run.ts.next_key;
-	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
 	run.ts.next_key++;
 	run.E.txpend++;
 	run.E.outstanding++;
@@ -9142,6 +10833,10 @@ static void emit_fin_ack(const struct proto_msg *m, size_t len)
 	}
 	run.E.fin_acked = true;
 	run.E.fin_more = m->flags & PF_MORE;
+	if ((m->flags & PF_PARTIAL) && !m->seq && run.E.fin_counted) {
+		return;		/* a repeated FIN's answer: the session's counts came already */
+	}
+	run.E.fin_counted = true;
 	run.E.srv_received = m->seq;
 	run.E.srv_whole = !(m->flags & PF_PARTIAL);
 	if (m->boot_id) {
@@ -9160,7 +10855,7 @@ static void emit_fin_ack(const struct proto_msg *m, size_t len)
  * A pong whose ping already left the window: late if its ping was lost and
  * this is its first pong, else a replay (a duplicate).
  */
-static void emit_stale(const struct txn *x, uint64_t seq)
+static void emit_stale(const struct txn *x, uint64_t seq, uint64_t wire, uint64_t t4sw)
 {
 	if ((x->st & TF_SENDERR) && x->seq == seq) {
 		run.S.c.duplicate++;
@@ -9168,6 +10863,7 @@ static void emit_stale(const struct txn *x, uint64_t seq)
 		answered_set(seq, true);
 		run.S.c.late++;
 		cls_count(seq, CG_LATE);
+		log_late(seq, wire, t4sw, run.ts_rx_kernel);
 	} else {
 		run.S.c.duplicate++;
 	}
@@ -9179,6 +10875,7 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 {
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
+	run.E.srv_no_tx = m->flags & PF_NO_TX;
 	run.E.outstanding--;
 	run.S.c.received++;
 	cls_count(x->seq, CG_RECEIVED);
@@ -9202,6 +10899,9 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	if (m->flags & PF_T3SW) {
 		x->st |= TF_SRV_SW;
 		run.S.srv_sw = true;
+	}
+	if (m->flags & PF_KSTAMPS) {
+		run.S.srv_kx = true;
 	}
 	run.S.srv_hw = m->flags & PF_SRV_HW;
 	run.S.srv_hw_known = true;
@@ -9270,7 +10970,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	x = &run.win.slot[m.seq & run.win.mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
-		emit_stale(x, m.seq);
+		emit_stale(x, m.seq, wire, t4sw);
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
@@ -9305,21 +11005,15 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
  * receive buffer was full (socket(7)), sent with every datagram.  Those are
  * this host's losses, not the network's.
  */
-static void emit_rxq_ovfl(struct msghdr *msg)
+static void emit_rxq_ovfl(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
 	uint32_t v;
 
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			if (v > run.E.rxq_ovfl) {
-				run.E.rxq_ovfl = v;
-			}
+	if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		if (v > run.E.rxq_ovfl) {
+			run.E.rxq_ovfl = v;
 		}
 	}
 }
@@ -9424,16 +11118,27 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 	if (cfg->spin) {
 		return emit_recv(MSG_DONTWAIT);
 	}
-	if (use_poll) {
+	/* classes: the pongs of all come to one of their sockets (cls_share_port) */
+	if (use_poll || cls_multi_sock()) {
 		int ev = wait_fd(want, POLLIN);
 
 		if (ev & POLLERR) {
-			emit_drain();
+			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
+			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
+				 (int)run.E.txpend + TS_BATCH);
+			if (!(ev & POLLIN)) {
+				/* a socket error (ICMP) is read here */
+				r = emit_recv(MSG_DONTWAIT);
+				return r < 0 ? r : 0;
+			}
 		}
 		if (ev & POLLIN) {
-			while ((r = emit_recv(MSG_DONTWAIT)) > 0) {
+			int i;
+
+			/* at most 64: no stream of datagrams holds the caller past its deadline */
+			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
 			}
-			return r;
+			return r < 0 ? r : 0;
 		}
 		return 0;
 	}
@@ -9446,7 +11151,8 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 
 /*
  * --spin, back-to-back: non-blocking receives until the pong is there.  The
- * clock is read every 64 empty polls only: on the spinning path a vDSO
+ * clock is read every 64 polls only (empty or not, so that no stream of
+ * datagrams holds the loop past its deadline): on the spinning path a vDSO
  * clock_gettime per poll costs more than the poll finds.
  */
 static int emit_spin_pong(const struct txn *x, uint64_t limit)
@@ -9455,11 +11161,11 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
 	int r = 0;
 
 	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
-		r = emit_recv(MSG_DONTWAIT);
+		r = cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
 			break;
 		}
-		if (!r && !(++spins & 63) && mono_ns() >= limit) {
+		if (!(++spins & 63) && mono_ns() >= limit) {
 			break;
 		}
 	}
@@ -9541,6 +11247,20 @@ static int emit_interval_step(uint64_t *next)
  * 200 ms more), collect outstanding TX stamps, then FIN so the reflector ends
  * its session and sends the T3 stamps it still owes.
  */
+/* Every ping still waiting for its pong is lost (the end's cutoff, a BUSY answer). */
+static void emit_lose_outstanding(void)
+{
+	uint64_t s;
+
+	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+		struct txn *x = &run.win.slot[s & run.win.mask];
+
+		if (x->seq == s && awaiting(x)) {
+			emit_lost(x);
+		}
+	}
+}
+
 /* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
 static void emit_await_pongs(uint64_t cutoff)
 {
@@ -9555,15 +11275,7 @@ static void emit_await_pongs(uint64_t cutoff)
 		}
 		if (now >= dl) {
 			if (now >= cutoff) {
-				uint64_t s;
-
-				for (s = run.E.oldest; s < run.E.next_seq; s++) {
-					struct txn *x = &run.win.slot[s & run.win.mask];
-
-					if (x->seq == s && awaiting(x)) {
-						emit_lost(x);
-					}
-				}
+				emit_lose_outstanding();
 				break;
 			}
 			emit_expire(now);
@@ -9571,6 +11283,29 @@ static void emit_await_pongs(uint64_t cutoff)
 		}
 		if (emit_wait_until(dl, true) < 0) {
 			break;
+		}
+	}
+}
+
+/*
+ * The FIN, from every class's socket: a class whose traffic is dropped
+ * (a qdisc, a gate, a policer) does not take the FIN with it.  The first to
+ * arrive is the session's; the reflector answers the others as repeats.
+ */
+static void emit_fin_send(const struct proto_msg *m)
+{
+	int k;
+
+	run.E.fin_sent = true;
+	for (k = 0; k < run.K.ncls; k++) {
+		cls_use(k);
+		proto_encode(run.E.tx, m);
+		memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+		tag_put(run.E.tx, fin_len());
+		if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
+			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+		} else {
+			ts_rekey(run.sock_fd);	/* a key it may have used up */
 		}
 	}
 }
@@ -9591,15 +11326,7 @@ static void emit_fin_exchange(uint64_t hard)
 
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
-			proto_encode(run.E.tx, &m);
-			memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
-			tag_put(run.E.tx, fin_len());
-			run.E.fin_sent = true;
-			if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
-				run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
-			} else {
-				ts_rekey(run.sock_fd);	/* a key it may have used up */
-			}
+			emit_fin_send(&m);
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
 			if (limit > hard) {
@@ -9630,7 +11357,9 @@ static void emit_finish(void)
 	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 
 	if (run.E.busy) {
-		return;		/* the reflector serves someone else: nothing to wait for */
+		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
+		emit_lose_outstanding();
+		return;
 	}
 	emit_await_pongs(cutoff);
 	t0 = mono_ns();
@@ -9641,9 +11370,6 @@ static void emit_finish(void)
 	}
 	if (!run.S.c.received) {
 		return;
-	}
-	if (run.K.ncls > 1) {
-		cls_use(0);	/* the FIN goes in the first class, whichever sent last */
 	}
 	emit_fin_exchange(hard);
 }
@@ -9701,6 +11427,27 @@ static int cls_interval_step(void)
 		limit = run.E.end;
 	}
 	return emit_wait_until(limit, true);
+}
+
+/*
+ * --interval faster than this host sustains (more than 1 % of the send
+ * slots skipped, or pongs its receive buffer dropped): said once, naming
+ * --interval as typed; a list's cadence is all its classes' together.
+ */
+static void emit_overload_note(void)
+{
+	char all[64] = "";
+
+	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
+		return;
+	}
+	if (run.K.nival) {
+		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
+			 (double)cfg->interval_ns / 1000);
+	}
+	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
+	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
+	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
 }
 
 static int emit_run(void)
@@ -9761,11 +11508,7 @@ static int emit_run(void)
 	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
 	run.S.end_mono = mono_ns();
 	window_flush(run.E.next_seq);
-	if (cfg->interval_ns && (run.E.overruns * 100 > run.E.next_seq || run.E.rxq_ovfl)) {
-		warnx_("warning: --interval %" PRIu64 " us is faster than this host sustains: %" PRIu64
-		       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer", (uint64_t)(cfg->interval_ns / NSEC_PER_US),
-		       run.E.overruns, run.E.rxq_ovfl);
-	}
+	emit_overload_note();
 	return r < 0 ? -1 : 0;
 }
 
@@ -9773,28 +11516,62 @@ static int emit_run(void)
 
 #define SEEN_BITS	4096
 
-/* true if seq was already answered (or is too old to tell) */
+/* A seq leaves the window: if it never came, it may still come (reflect_seen). */
+static void reflect_leaves(uint64_t seq, bool came)
+{
+	if (!came && seq >= run.R.first && seq < run.R.below) {
+		run.R.below = seq;
+	}
+}
+
+/* The window moves up to seq: what leaves it is noted, the new seqs start unseen. */
+static void reflect_advance(uint64_t seq)
+{
+	uint64_t i, bit;
+
+	if (!run.R.any) {
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+		run.R.first = seq;	/* a restarted reflector joins mid-session */
+		run.R.below = UINT64_MAX;
+	} else if (seq - run.R.top >= SEEN_BITS) {
+		i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0;
+		for (; i <= run.R.top; i++) {
+			reflect_leaves(i, run.R.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
+		}
+		reflect_leaves(run.R.top + 1, seq - run.R.top == SEEN_BITS);
+		memset(run.R.seen, 0, sizeof(run.R.seen));
+	} else {
+		for (i = run.R.top + 1; i <= seq; i++) {
+			uint64_t *w = &run.R.seen[(i % SEEN_BITS) / 64];
+
+			bit = 1ULL << (i % 64);
+			if (i >= SEEN_BITS) {
+				/* the seq the bit held */
+				reflect_leaves(i - SEEN_BITS, *w & bit);
+			}
+			*w &= ~bit;
+		}
+	}
+	run.R.top = seq;
+	run.R.any = true;
+}
+
+/*
+ * True if seq was already answered (or, with a key, is too old to tell).
+ * Without a key a third party can move the window (README, Rules): a seq
+ * below it that left it unseen is still answered, once, in increasing order.
+ */
 static bool reflect_seen(uint64_t seq)
 {
-	uint64_t i;
-
 	if (!run.R.any || seq > run.R.top) {
-		uint64_t from = run.R.any ? run.R.top + 1 : seq;
-
-		if (!run.R.any || seq - run.R.top >= SEEN_BITS) {
-			memset(run.R.seen, 0, sizeof(run.R.seen));
-		} else {
-			for (i = from; i < seq; i++) {
-				run.R.seen[(i % SEEN_BITS) / 64] &= ~(1ULL << (i % 64));
-			}
-		}
-		if (!run.R.any) {
-			run.R.first = seq;	/* a restarted reflector joins mid-session */
-		}
-		run.R.top = seq;
-		run.R.any = true;
+		reflect_advance(seq);
 	} else if (run.R.top - seq >= SEEN_BITS) {
-		return true;
+		if (run.key.on || seq < run.R.below) {
+			return true;
+		}
+		run.R.below = seq + 1;
+		run.S.c.late++;	/* arrived after a later ping: reordered */
+		return false;
 	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
 		return true;
 	} else {
@@ -9858,6 +11635,9 @@ static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
 	uint32_t room = (uint32_t)proto_hist_room(buf, len, m->type);
 
 	m->nhist = 0;
+	if (!room) {
+		return;		/* the default 64 bytes: nothing more to do before the send */
+	}
 	for (i = skip; i < run.echo.nsent && m->nhist < room; i++) {
 		m->hist[m->nhist].seq = run.echo.sent[i].seq;
 		m->hist[m->nhist].t3w = run.echo.sent[i].t3w;
@@ -9868,35 +11648,13 @@ static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
 }
 
 /*
- * The session's peer: its first ping's address, from one of its ports.  A
- * client with --priority/--tos classes pings from one socket per class, so
- * a ping flagged PF_CLASS from the same address may add a port, up to 16.
+ * The session's peer: its first ping's address and port, exactly.  A
+ * client with --priority/--tos classes sends every class from that one
+ * port (cls_share_port), so no other port ever belongs to a session.
  */
-static bool reflect_peer_ok(const struct sockaddr *from, uint16_t flags)
+static bool reflect_peer_ok(const struct sockaddr *from)
 {
-	struct sockaddr_storage a;
-	unsigned port = sa_port(from);
-	int i;
-
-	memcpy(&a, &run.R.peer, sizeof(a));
-	if (a.ss_family == AF_INET6) {
-		((struct sockaddr_in6 *)(void *)&a)->sin6_port = htons((uint16_t)port);
-	} else if (a.ss_family == AF_INET) {
-		((struct sockaddr_in *)(void *)&a)->sin_port = htons((uint16_t)port);
-	}
-	if (!sa_same(&a, from)) {
-		return false;	/* another address */
-	}
-	for (i = 0; i < run.R.nports; i++) {
-		if (run.R.ports[i] == port) {
-			return true;
-		}
-	}
-	if ((flags & PF_CLASS) && run.R.nports < 16) {
-		run.R.ports[run.R.nports++] = (uint16_t)port;
-		return true;
-	}
-	return false;
+	return sa_same(&run.R.peer, from);
 }
 
 /* A datagram refused by a session rule: counted with the session, or with the next one. */
@@ -9913,24 +11671,16 @@ static void reflect_reject(int why)
  * Where the datagram just read was sent to.  The dual-stack socket reports
  * IPv4 pings too, as IPV6_PKTINFO with a v4-mapped address (ip(7), ipv6(7)).
  */
-static void reflect_pktinfo(struct msghdr *msg)
+static void reflect_pktinfo(const struct cmsghdr *cm)
 {
-	struct cmsghdr *cm;
-
-	run.R.pi_level = 0;
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (!cmsg_fits(msg, cm)) {
-			break;
-		}
-		if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
-			memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
-			run.R.pi_level = IPPROTO_IPV6;
-		} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
-			   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
-			memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
-			run.R.pi_level = IPPROTO_IP;
-		}
+	if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
+		memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
+		run.R.pi_level = IPPROTO_IPV6;
+	} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
+		   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
+		memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
+		run.R.pi_level = IPPROTO_IP;
 	}
 }
 
@@ -9939,30 +11689,25 @@ static void reflect_pktinfo(struct msghdr *msg)
  * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
  * kcost.c).  It is needed only where the kernel would pick another address.
  * With the socket bound to -i's device (both ways through it), the kernel's
- * choice for the peer is asked once (connect() on a probe socket, then
+ * choice for the peer is asked (connect() on a probe socket, then
  * getsockname(), ip(7)): when it is the address the ping came to, answers to
- * that peer and address go without it.  Asked again at each session's first
- * ping and every second (off the pong's path: after its TX stamp is read),
- * so that a route or address change cannot make the answers come from
- * another address for longer.
+ * that peer and address go without it.  The probe is a handful of system
+ * calls: it never runs in the loop, but in the source watch (srcw_main).
  */
-#define SRC_PROBE_NS	NSEC_PER_SEC
-
-static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+static bool src_probe(const struct src_query *q)
 {
+	const struct sockaddr *to = (const struct sockaddr *)&q->peer;
 	struct sockaddr_storage me;
 	socklen_t len = sizeof(me);
 	bool same = false;
 	int fd, off = 0;
 
-	run.R.src_probed = now;
-	run.R.src_same = false;
-	if (!cfg->iface || !run.R.pi_level || tolen > sizeof(run.R.src_peer)) {
-		return;
+	if (!cfg->iface || !q->level) {
+		return false;
 	}
 	fd = socket(to->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		return;
+		return false;
 	}
 	if (to->sa_family == AF_INET6) {
 		/* v4-mapped peers */
@@ -9970,35 +11715,225 @@ static void reflect_src_probe(const struct sockaddr *to, socklen_t tolen, uint64
 	}
 	if (!setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->iface,
 			(socklen_t)strlen(cfg->iface)) &&
-	    !connect(fd, to, tolen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
-		if (me.ss_family == AF_INET6 && run.R.pi_level == IPPROTO_IPV6) {
+	    !connect(fd, to, q->peerlen) && !getsockname(fd, (struct sockaddr *)&me, &len)) {
+		if (me.ss_family == AF_INET6 && q->level == IPPROTO_IPV6) {
 			same = !memcmp(&((struct sockaddr_in6 *)(void *)&me)->sin6_addr,
-				       &run.R.pi.v6.ipi6_addr, sizeof(run.R.pi.v6.ipi6_addr));
-		} else if (me.ss_family == AF_INET && run.R.pi_level == IPPROTO_IP) {
+				       &q->pi.v6.ipi6_addr, sizeof(q->pi.v6.ipi6_addr));
+		} else if (me.ss_family == AF_INET && q->level == IPPROTO_IP) {
 			same = ((struct sockaddr_in *)(void *)&me)->sin_addr.s_addr ==
-			       run.R.pi.v4.ipi_addr.s_addr;
+			       q->pi.v4.ipi_addr.s_addr;
 		}
 	}
 	close(fd);
-	if (same) {
-		run.R.src_same = true;
-		run.R.src_level = run.R.pi_level;
-		memcpy(&run.R.src_pi, &run.R.pi, sizeof(run.R.pi));
-		memset(&run.R.src_peer, 0, sizeof(run.R.src_peer));
-		memcpy(&run.R.src_peer, to, tolen);
+	return same;
+}
+
+/*
+ * Everything that can change the kernel's choice of source address: links,
+ * addresses, routes and policy rules of both families (rtnetlink(7)).  The
+ * watch only needs to know that something changed, never what.
+ */
+static int srcw_nl_open(void)
+{
+	struct sockaddr_nl sa = {
+		.nl_family = AF_NETLINK,
+		.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE |
+			     RTMGRP_IPV4_RULE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE |
+			     1u << (RTNLGRP_IPV6_RULE - 1),
+	};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Read every notification queued; true if there was any (or some were lost: ENOBUFS). */
+static bool srcw_nl_drain(int fd)
+{
+	char buf[8192] __attribute__((aligned(8)));
+	bool any = false;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0 || (n < 0 && errno == ENOBUFS)) {
+			any = true;
+		} else if (n == 0 || (errno != EINTR && errno != ENOBUFS)) {
+			return any;
+		}
 	}
 }
 
-/* The datagram being answered came to the probed address from the probed peer. */
+/* The watch's answer to q (lock held by the caller): the loop adopts it at its next pong. */
+static void srcw_publish(const struct src_query *q, bool same)
+{
+	run.SW.a = *q;
+	run.SW.a_same = same;
+	__atomic_store_n(&run.SW.a_gen, run.SW.a_gen + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The source watch: a thread of its own (thread_start), asleep until the
+ * loop asks about a new peer or pinged address, or the kernel announces a
+ * change of routing.  A change first withdraws a "same" answer -- from then on the
+ * loop names the source again -- then probes anew.  Without rtnetlink it
+ * probes every second.
+ */
+static void *srcw_main(void *arg)
+{
+	struct src_query q;
+	uint32_t answered = 0;
+	uint64_t v;
+
+	(void)arg;
+	while (!__atomic_load_n(&run.SW.quit, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = { { run.SW.ev_fd, POLLIN, 0 }, { run.SW.nl_fd, POLLIN, 0 } };
+		int n = poll(p, run.SW.nl_fd >= 0 ? 2 : 1, run.SW.nl_fd >= 0 ? -1 : 1000);
+		bool changed, asked;
+
+		if (n < 0 && errno != EINTR) {
+			break;
+		}
+		if ((p[0].revents & POLLIN) && read(run.SW.ev_fd, &v, sizeof(v)) < 0) {
+			/* a doorbell rung twice reads once: nothing lost */
+		}
+		changed = run.SW.nl_fd >= 0 ? p[1].revents && srcw_nl_drain(run.SW.nl_fd) : n == 0;
+		pthread_mutex_lock(&run.SW.lock);
+		asked = run.SW.q_gen != answered;
+		answered = run.SW.q_gen;
+		q = run.SW.q;
+		if (changed && run.SW.a_same) {
+			srcw_publish(&run.SW.a, false);
+		}
+		pthread_mutex_unlock(&run.SW.lock);
+		if ((asked || changed) && q.level) {
+			bool same = src_probe(&q);
+
+			pthread_mutex_lock(&run.SW.lock);
+			srcw_publish(&q, same);
+			pthread_mutex_unlock(&run.SW.lock);
+		}
+	}
+	return NULL;
+}
+
+/* The reflector with -i: the watch starts (thread_start); without it every source is named. */
+static void srcw_start(void)
+{
+	if (!cfg->iface || run.SW.on) {
+		return;
+	}
+	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (run.SW.ev_fd < 0) {
+		return;
+	}
+	run.SW.nl_fd = srcw_nl_open();
+	pthread_mutex_init(&run.SW.lock, NULL);
+	run.SW.on = thread_start(&run.SW.thread, srcw_main);
+	if (!run.SW.on) {
+		close(run.SW.ev_fd);
+		if (run.SW.nl_fd >= 0) {
+			close(run.SW.nl_fd);
+		}
+	}
+}
+
+static void srcw_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!run.SW.on) {
+		return;
+	}
+	__atomic_store_n(&run.SW.quit, true, __ATOMIC_RELEASE);
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
+	pthread_join(run.SW.thread, NULL);
+	close(run.SW.ev_fd);
+	if (run.SW.nl_fd >= 0) {
+		close(run.SW.nl_fd);
+	}
+	run.SW.on = false;
+}
+
+/*
+ * The watch's answer, when it changed: one atomic load per pong.  Copied
+ * only if the thread does not hold the lock (the loop never waits); until
+ * then the source is named.
+ */
+static void srcw_adopt(void)
+{
+	uint32_t g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+
+	if (g == run.R.src_gen) {
+		return;
+	}
+	run.R.src_same = false;
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;
+	}
+	run.R.src = run.SW.a;
+	run.R.src_same = run.SW.a_same;
+	run.R.src_gen = run.SW.a_gen;
+	pthread_mutex_unlock(&run.SW.lock);
+}
+
+/* The datagram being answered came to the watched address from the watched peer. */
 static bool reflect_src_known(const struct sockaddr *to)
 {
-	if (!run.R.src_same || run.R.pi_level != run.R.src_level || !sa_same(&run.R.src_peer, to)) {
+	srcw_adopt();
+	if (!run.R.src_same || run.R.pi_level != run.R.src.level ||
+	    !sa_same(&run.R.src.peer, to)) {
 		return false;
 	}
 	if (run.R.pi_level == IPPROTO_IPV6) {
-		return !memcmp(&run.R.pi.v6, &run.R.src_pi.v6, sizeof(run.R.pi.v6));
+		return !memcmp(&run.R.pi.v6, &run.R.src.pi.v6, sizeof(run.R.pi.v6));
 	}
-	return !memcmp(&run.R.pi.v4, &run.R.src_pi.v4, sizeof(run.R.pi.v4));
+	return !memcmp(&run.R.pi.v4, &run.R.src.pi.v4, sizeof(run.R.pi.v4));
+}
+
+/*
+ * After a pong that had to name its source: ask the watch whether the
+ * kernel's own choice for this peer is the pinged address.  The same
+ * question once; another at most once a second (a client that pings more
+ * than one of this host's addresses), a session's first at once.  One write to the
+ * watch's eventfd, after the pong and never before it.
+ */
+#define SRC_ASK_NS	NSEC_PER_SEC
+
+static void srcw_ask(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	static const uint64_t one = 1;
+	struct src_query q;
+
+	if (!run.SW.on || !run.R.named || !run.R.pi_level || tolen > sizeof(q.peer)) {
+		return;
+	}
+	memset(&q, 0, sizeof(q));
+	memcpy(&q.peer, to, tolen);
+	q.peerlen = tolen;
+	q.level = run.R.pi_level;
+	memcpy(&q.pi, &run.R.pi, sizeof(q.pi));
+	if (!memcmp(&q, &run.R.ask, sizeof(q)) ||
+	    (run.R.ask_mono && run.R.ask_id == run.S.id && now - run.R.ask_mono < SRC_ASK_NS)) {
+		return;
+	}
+	if (pthread_mutex_trylock(&run.SW.lock)) {
+		return;		/* the watch is busy: asked at a later pong */
+	}
+	run.SW.q = q;
+	run.SW.q_gen++;
+	pthread_mutex_unlock(&run.SW.lock);
+	run.R.ask = q;
+	run.R.ask_mono = now;
+	run.R.ask_id = run.S.id;
+	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail on an eventfd below its maximum */
+	}
 }
 
 /*
@@ -10035,6 +11970,7 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 		memcpy(run.tx_src.data, &pi, sizeof(pi));
 	}
 	n = ts_send(run.sock_fd, buf, len, to, tolen);
+	run.R.named = run.tx_src.len != 0;
 	run.tx_src.len = 0;
 	return n;
 }
@@ -10049,7 +11985,8 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 			 const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
 	struct proto_msg b = { .type = PT_BUSY, .session = m->session, .seq = m->seq };
-	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : PROTO_HDR_LEN;
+	/* a short ping gets a short BUSY: the short header says all it says */
+	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : len < PROTO_HDR_LEN ? len : PROTO_HDR_LEN;
 
 	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
 		return;
@@ -10058,8 +11995,10 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		return;
 	}
 	run.R.busy_last = now;
-	proto_encode(buf, &b);
-	memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	proto_encode_len(buf, n, &b);
+	if (n > PROTO_HDR_LEN) {
+		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
+	}
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -10078,9 +12017,10 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 /*
  * A reflector that did not run (stopped, starved of CPU) cannot tell that
  * its client fell silent: the client was pinging all along, into the socket
- * queue.  The loop wakes at least every 200 ms; a longer gap since it last
- * ran is the reflector's own stall, credited to the session's last ping so
- * that the queued pings are read before the session is called idle.
+ * queue.  The loop reads the clock after every datagram and wakes at least
+ * every 200 ms; a longer gap since it last did is the reflector's own stall,
+ * credited to the session's last ping so that the queued pings are read
+ * before the session is called idle.
  */
 #define STALL_NS	(1000 * 1000000ULL)
 
@@ -10110,7 +12050,7 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	run.R.txpend--;
 	x->t[T3W] = wire;
 	txn_account(x);
-	if (wire) {
+	if (wire && !(x->st & TF_NO_ECHO)) {
 		echo_push(x->seq, wire, key);
 	}
 }
@@ -10145,11 +12085,35 @@ static void reflect_flush(void)
 	}
 }
 
+/*
+ * Between sessions: the next one's memory cleared now (session_clear), TX
+ * stamps still owed to the last one ignored from now on.  Called before the
+ * receive that follows a session's end (reflect_recv), so that whatever
+ * reads the ended session's numbers has done so; a session that starts
+ * without it (a ping that ends an idle session starts the next) clears first.
+ */
+static void reflect_clear(void)
+{
+	session_clear();
+	run.R.key0 = run.ts.next_key;
+	run.R.clean = true;
+}
+
+/*
+ * A session's first ping: only what its pong needs happens before the
+ * pong.  The memory is ready (reflect_clear), the clock base is taken after
+ * the pong (reflect_after_pong), the source address is asked off the loop
+ * (srcw_ask).
+ */
 static void reflect_start(uint32_t id)
 {
 	int i;
 
-	session_reset(id);
+	if (!run.R.clean) {
+		session_clear();
+	}
+	run.R.clean = false;
+	session_begin(id);
 	memset(run.R.seen, 0, sizeof(run.R.seen));
 	run.R.any = false;
 	run.R.distinct = 0;
@@ -10159,10 +12123,10 @@ static void reflect_start(uint32_t id)
 	run.R.fin_rounds = 0;
 	run.R.fin_waited = false;
 	run.R.ahead = 0;
+	run.R.hint_ms = 0;
+	run.R.below = UINT64_MAX;
 	run.R.measuring = false;
-	run.R.src_probed = 0;
-	run.R.src_same = false;
-	clk_start();
+	run.R.fresh = true;
 	for (i = 0; i < PE_NERR; i++) {
 		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
 		run.S.c.invalid += run.R.carry_invalid[i];
@@ -10171,6 +12135,39 @@ static void reflect_start(uint32_t id)
 	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
 	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
+}
+
+static struct ended_session *reflect_ended(uint32_t id)
+{
+	return &run.R.ended[(id * 2654435761u) >> 20 & (ENDED_CAP - 1)];
+}
+
+/*
+ * The session ending now: its id, the highest seq it saw, and whether any
+ * later ping of it is a replay: after a keyed FIN, which only its client can
+ * send.  A FIN without a key can be forged from the client's address: then,
+ * as after an idle end, only pings up to that seq are replays.
+ */
+static void reflect_remember(int reason)
+{
+	struct ended_session *e = reflect_ended(run.S.id);
+
+	e->id = run.S.id;
+	e->how = reason == STOP_FIN && run.key.on ? ENDED_ALL : ENDED_UPTO;
+	e->top = run.R.any ? run.R.top : 0;
+}
+
+/*
+ * A ping of a session that ended is a replay (README, Rules).  A client
+ * that really was silent that long (or whose session a forged FIN ended)
+ * goes on above its highest seq, in a new session.
+ */
+static bool reflect_replayed(const struct proto_msg *m)
+{
+	const struct ended_session *e = reflect_ended(m->session);
+
+	return e->how != ENDED_NONE && e->id == m->session &&
+	       (e->how == ENDED_ALL || m->seq <= e->top);
 }
 
 /*
@@ -10233,7 +12230,10 @@ static void reflect_end(int reason)
 	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
 	reflect_flush();
 	if (run.R.any) {
-		run.S.c.lost = run.R.top + 1 - run.R.first - run.R.distinct;
+		uint64_t span = run.R.top + 1 - run.R.first;
+
+		/* without a key a replay below the window may count twice: never below 0 */
+		run.S.c.lost = span > run.R.distinct ? span - run.R.distinct : 0;
 	}
 	if (run.S.c.breaches && !run.hww.failed) {
 		exit_code = EXIT_BREACH;
@@ -10241,14 +12241,38 @@ static void reflect_end(int reason)
 	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL, NULL);
+	exit_code = report_outputs(out, run.R.json, false, exit_code, run.S.log.n, NULL);
 	if (exit_code > run.R.exit_code) {
 		run.R.exit_code = exit_code;
 	}
+	reflect_remember(reason);
 	run.R.last_id = run.S.id;
 	run.R.active = false;
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+}
+
+/* The run is over after a session: --once, or a breach without -C (-C carries on). */
+static bool reflect_done(void)
+{
+	return !run.R.active && run.R.sessions &&
+	       (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont));
+}
+
+/*
+ * The reflector's clock, read once per datagram (before it is handled) and
+ * once per wake-up: whatever arrives, and however often, the stall is
+ * credited and the session's idleness judged on time.  False: the run is
+ * over (reflect_done).
+ */
+static bool reflect_tick(uint64_t now)
+{
+	run.R.now = now;
+	reflect_stall_credit(now);
+	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
+		reflect_end(STOP_IDLE);
+	}
+	return !reflect_done();
 }
 
 /*
@@ -10273,7 +12297,8 @@ static void reflect_phc_block(struct proto_msg *a)
 static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 			const struct sockaddr *from, socklen_t fromlen)
 {
-	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session };
+	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session,
+			       .flags = cfg->no_tx_ts ? PF_NO_TX : 0 };
 	bool current = run.R.active && m->session == run.S.id;
 
 	if (!current) {
@@ -10293,13 +12318,15 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 		/*
 		 * more only for stamps that came and wait to be echoed, and not
-		 * beyond the client's last round (emit_fin_exchange: 64)
+		 * beyond the client's last round (emit_fin_exchange: 64); a FIN
+		 * too short for the echo (--size below 64) carries none
 		 */
-		if (echo_pop(&a) && run.echo.n && run.R.fin_rounds < FIN_ROUNDS) {
+		if ((proto_room(len) & PF_T3W) && echo_pop(&a) && run.echo.n &&
+		    run.R.fin_rounds < FIN_ROUNDS) {
 			a.flags |= PF_MORE;
 		}
 	}
-	proto_encode(buf, &a);
+	proto_encode_len(buf, len, &a);
 	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
 	reflect_phc_block(&a);
 	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
@@ -10340,13 +12367,16 @@ static void reflect_junk(int err)
 static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
-	cls_reflect(m);	/* the FIN_ACK in the reflector's own class */
+	cls_reflect(0);	/* the FIN_ACK in the reflector's own class, whatever the FIN says */
 	if ((run.R.active && m->session == run.S.id) ||
 	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
-		if (reflect_peer_ok(from, 0)) {
-			reflect_fin(m, buf, len, from, fromlen);
-		} else {
+		if (!reflect_peer_ok(from)) {
 			reflect_reject(GR_PEER);
+		} else if (run.R.active && run.R.any && m->seq <= run.R.last_seq) {
+			/* the client's FIN carries its next seq, above its last ping */
+			reflect_reject(GR_FIN_SEQ);
+		} else {
+			reflect_fin(m, buf, len, from, fromlen);
 		}
 	} else if (run.R.active) {
 		run.S.c.foreign++;
@@ -10364,6 +12394,10 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
+	if ((!run.R.active || m->session != run.S.id) && reflect_replayed(m)) {
+		reflect_reject(GR_ENDED);	/* opens nothing, told nothing, blocks no one */
+		return false;
+	}
 	if (run.R.active && m->session != run.S.id) {
 		if (now - run.R.last_rx <= run.R.idle_ns) {
 			/* a second client: told BUSY while this one runs */
@@ -10378,7 +12412,7 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			return false;
 		}
 	}
-	if (run.R.active && !reflect_peer_ok(from, m->flags)) {
+	if (run.R.active && !reflect_peer_ok(from)) {
 		reflect_reject(GR_PEER);	/* the session's id from another address or port */
 		return false;
 	}
@@ -10387,57 +12421,80 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 		memset(&run.R.peer, 0, sizeof(run.R.peer));
 		memcpy(&run.R.peer, from,
 		       fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer));
-		run.R.ports[0] = (uint16_t)sa_port(from);
-		run.R.nports = 1;
 	}
 	return true;
 }
 
 /*
- * A ping of the session: a seq far ahead needs a second ping to confirm it
- * (a forgery would poison the duplicate window), the idle hint is clamped,
- * a duplicate is counted.  False: not answered.
+ * Without a key, a seq more than SEQ_AHEAD_MAX beyond the highest is taken
+ * only when the session has been silent for longer than its idle hint (its
+ * client's pings were not arriving) and the next ping confirms it: a third
+ * party cannot silence a client that is pinging.  With a key the tag says
+ * the client sent it.  True: refused.
+ */
+static bool reflect_far_ahead(uint64_t seq, uint64_t now)
+{
+	if (run.key.on || !run.R.any || seq <= run.R.top || seq - run.R.top <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	if (now - run.R.last_rx > run.R.hint_ms * 1000000ULL && run.R.ahead && seq > run.R.ahead &&
+	    seq - run.R.ahead <= SEQ_AHEAD_MAX) {
+		return false;
+	}
+	run.R.ahead = seq;
+	return true;
+}
+
+/*
+ * A ping of the session: a seq far ahead may need a second ping to confirm
+ * it, the idle hint is clamped, a duplicate is counted.  False: not answered.
  */
 static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 {
-	uint64_t idle;
+	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
+	uint64_t idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
 
-	if (run.R.any && m->seq > run.R.top && m->seq - run.R.top > SEQ_AHEAD_MAX) {
-		/* a real client that lost that many pings sends the next one right after */
-		if (!run.R.ahead || m->seq <= run.R.ahead || m->seq - run.R.ahead > SEQ_AHEAD_MAX) {
-			run.R.ahead = m->seq;
-			reflect_reject(GR_SEQ_AHEAD);
-			return false;
-		}
+	if (reflect_far_ahead(m->seq, now)) {
+		reflect_reject(GR_SEQ_AHEAD);
+		return false;
 	}
 	run.R.ahead = 0;
-	run.R.last_rx = run.R.last_wake = now;
-	/* the hint, clamped to what a client can send; 64-bit, so it cannot wrap */
-	idle = m->idle_ms < IDLE_MAX_MS ? m->idle_ms : IDLE_MAX_MS;
-	run.R.idle_ns = (idle > 1500 ? 2 * idle : 3000) * 1000000ULL;
 	if (reflect_seen(m->seq)) {
+		/* a repeat (with a key: a replay) is no sign of the client, keeps nothing alive */
 		run.S.c.duplicate++;
 		return false;
 	}
+	run.R.last_rx = now;
+	/* the largest hint of the session: a forged ping cannot shorten it */
+	if (idle > run.R.hint_ms) {
+		run.R.hint_ms = idle;
+	}
+	run.R.idle_ns = (run.R.hint_ms > 1500 ? 2 * run.R.hint_ms : 3000) * 1000000ULL;
+	run.R.last_seq = m->seq;
 	return true;
 }
 
 /* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
 static bool reflect_count(const struct proto_msg *m)
 {
+	int row = cls_rrow(m->flags);
+
 	run.R.distinct++;
 	run.S.c.received++;
+	run.K.r[row].received++;
 	if (m->flags & PF_WARMUP) {
 		run.S.c.warmup++;
+		run.K.r[row].warmup++;
 	} else if (run.S.c.received <= cfg->warmup) {
 		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
 		run.S.c.warmup++;
 		run.S.c.warmup_local++;
+		run.K.r[row].warmup++;
 		return true;
 	} else if (!run.R.measuring) {
-		/* the session's first measured ping: its measurement starts */
+		/* the session's first measured ping: RANT_TEST_START after its pong */
 		run.R.measuring = true;
-		trace_mark("RANT_TEST_START\n", 16);
+		run.R.mark_due = run.tr.marker_fd >= 0;
 	}
 	return false;
 }
@@ -10448,20 +12505,25 @@ static bool reflect_count(const struct proto_msg *m)
 static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t *buf, size_t len,
 			 uint64_t wire, uint64_t t2sw)
 {
+	uint16_t room = proto_room(len);
+
 	p->session = m->session;
 	p->seq = m->seq;
 	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
-			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0));
+			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0) |
+			      (cfg->no_tx_ts ? PF_NO_TX : 0));
 	if (wire) {
-		p->flags |= PF_T2W;
+		p->flags |= PF_T2W & room;
 		p->t2w = wire;
 	}
 	if (cfg->sw_stamps) {
-		p->flags |= PF_T2SW | PF_T3SW;
+		p->flags |= (PF_T2SW | PF_T3SW) & room;
 		p->t2sw = t2sw;
 	}
-	echo_pop(p);
-	cls_reflect(m);
+	if (room & PF_T3W) {
+		echo_pop(p);
+	}
+	cls_reflect(m->flags);
 	if (run.ts.hw && run.phc.method != PHC_NONE && run.ts.wire_off &&
 	    (run.S.c.received <= PHC_OFF_FIRST || !(run.S.c.received % PHC_OFF_FIRST))) {
 		/*
@@ -10475,7 +12537,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 		p->phc_method = (uint8_t)run.phc.method;
 		p->boot_id = run.host_boot_id;
 	}
-	proto_encode(buf, p);
+	proto_encode_len(buf, len, p);
 	if (run.ts.hw) {
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
 		p->t2k = run.ts_rx_kernel;
@@ -10486,7 +12548,9 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	echo_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
-		put64(buf + 40, p->t3sw);
+		if (room & PF_T3SW) {
+			put64(buf + 40, p->t3sw);
+		}
 	} else if (cfg->no_tx_ts) {
 		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
@@ -10519,6 +12583,26 @@ static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_m
 }
 
 /*
+ * Right after a pong, outside every measured window (T2_SW..T3_SW here, the
+ * client's T1_SW..T4_SW is over for this ping): what the session needed but
+ * the pong did not.  The clock base of the first one (clk_check reads it
+ * only when the transaction is accounted, after this), RANT_TEST_START
+ * after the first measured one, the source watch's question.
+ */
+static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint64_t now)
+{
+	if (run.R.fresh) {
+		run.R.fresh = false;
+		clk_start();
+	}
+	if (run.R.mark_due) {
+		run.R.mark_due = false;
+		trace_mark("RANT_TEST_START\n", 16);
+	}
+	srcw_ask(to, tolen, now);
+}
+
+/*
  * One datagram on the reflector: decoded and authenticated, a FIN answered,
  * a ping admitted to its session (reflect_switch, reflect_admit), counted,
  * answered from the address it was sent to, and its transaction claimed.
@@ -10530,7 +12614,8 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	struct txn *x;
 	uint64_t now;
 	bool local_warmup;
-	int err = trunc ? PE_LONG : proto_decode(buf, len, &m);
+	/* PROTO_MAX_SIZE + 1 bytes fill the receive buffer without MSG_TRUNC: too long too */
+	int err = trunc || len > PROTO_MAX_SIZE ? PE_LONG : proto_decode(buf, len, &m);
 
 	if (err) {
 		reflect_junk(err);
@@ -10552,7 +12637,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		reflect_junk(PE_TYPE);
 		return;
 	}
-	now = mono_ns();
+	now = run.R.now;	/* read as it arrived (reflect_recv) */
 	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
 		return;
 	}
@@ -10563,8 +12648,13 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	pmc_read(run.pmc_tx);
+	reflect_after_pong(from, fromlen, now);
 	run.S.c.sent++;
+	run.K.r[cls_rrow(m.flags)].answered++;
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
+	if (!(proto_room(len) & PF_T3W)) {
+		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
+	}
 	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
 	if (cfg->no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
@@ -10573,28 +12663,33 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		run.R.txpend++;
 		reflect_drain();
 	}
-	if (!run.R.src_probed || now - run.R.src_probed > SRC_PROBE_NS) {
-		reflect_src_probe(from, fromlen, now);
-	}
 }
 
 /* The reflector's own control messages: the address pinged, the TOS. */
-static void reflect_ctl(struct msghdr *msg)
+static void reflect_ctl(const struct cmsghdr *cm)
 {
-	reflect_pktinfo(msg);
-	cls_rx_tos(msg);
+	reflect_pktinfo(cm);
+	cls_rx_tos(cm);
 }
 
 /* One recvmsg on the reflector; same return convention as emit_recv(). */
 static int reflect_recv(int flags)
 {
 	struct rx rx;
-	int r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
+	int r;
+
+	/* a session ended: the next one's memory, before any ping */
+	if (!run.R.active && !run.R.clean) {
+		reflect_clear();
+	}
+	run.R.pi_level = 0;	/* none until a datagram's control data says */
+	run.K.rx_tos = -1;
+	r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
 
 	if (r == -ECONNREFUSED) {
 		return 0;
 	}
-	if (r > 0 && rx.ours) {
+	if (r > 0 && reflect_tick(mono_ns()) && rx.ours) {
 		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
 		reflect_hw_check(false);
@@ -10612,7 +12707,7 @@ static int reflect_run(void)
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
 	/*
-	 * Per ping: reflect_recv (recvmsg, ts_parse, reflect_pktinfo) ->
+	 * Per ping: reflect_recv (recvmsg, ts_parse_cb: the stamps, reflect_ctl) ->
 	 * reflect_packet (proto_decode, tag_ok, the session's admission, the
 	 * window's slot) -> reflect_send (tag_put, ts_send: sendmsg from the
 	 * address pinged); its TX stamp later: reflect_drain -> ts_drain ->
@@ -10622,15 +12717,18 @@ static int reflect_run(void)
 		uint64_t now;
 
 		r = cfg->spin ? reflect_recv(MSG_DONTWAIT) : reflect_recv(0);
-		if (run.hww.failed || (!run.R.active && run.R.sessions &&
-					(cfg->once || run.R.exit_code == EXIT_BREACH))) {
+		if (run.hww.failed || reflect_done()) {
 			break;
 		}
-		if (r > 0 && !cfg->spin) {
+		if (r > 0) {
+			/* reflect_recv read the clock for it: -d holds under any traffic */
+			if (run.R.end && run.R.now >= run.R.end) {
+				break;
+			}
 			continue;
 		}
-		/* spinning: look at the clock every 64 polls, act every 10 ms */
-		if (cfg->spin && (r > 0 || (++spins & 63))) {
+		/* spinning: look at the clock every 64 empty polls, act every 10 ms */
+		if (cfg->spin && (++spins & 63)) {
 			continue;
 		}
 		now = mono_ns();
@@ -10639,11 +12737,7 @@ static int reflect_run(void)
 		}
 		last_check = now;
 		reflect_drain();
-		reflect_stall_credit(now);
-		if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
-			reflect_end(STOP_IDLE);
-		}
-		if (run.R.end && now >= run.R.end) {
+		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
 			break;
 		}
 	}
@@ -10660,19 +12754,60 @@ static int reflect_run(void)
 
 /* -------------------------------------------------------------- analyze */
 
-/* One parsed log: its rows as transactions and what its header said. */
+/*
+ * --analyze streams its logs: each is read a slice at a time (ALOG_BUF) and
+ * every row is accounted as it goes by, as the live run accounted it.  What
+ * stays in memory is the live run's histograms, the --top heap, a window of
+ * the SEQs below the highest (repeated rows, reordering) and, with two logs,
+ * a window of the reflector's rows around the client's SEQ -- never the
+ * rows, whatever the log's length.  --plot reads the logs a second time:
+ * the picture over time needs the time span before it bins.
+ */
+#define ALOG_BUF	(1 << 20)
+
+/*
+ * Column kinds of a log header besides the stamps (a stamp column holds its
+ * stamp index, >= 0).  C_PMC - k is counter slot k; CLASS and SIZE sit far
+ * below every slot (and are tested first).
+ */
+enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
+
+/* 28 columns: room for the kernel stamps' (both ends') and counters' columns. */
+#define ALOG_COLS	28
+
+/* What a log's header line said: the kind of each column, the metric of each latency column. */
+struct alog_hdr {
+	int col[ALOG_COLS], valm[ALOG_COLS], ncol;
+};
+
+/* One log being read: what its header said, where the reader is, and the row read last. */
 struct alog {
 	const char *path;
+	int fd;
 	bool emit, csv, hw, srv_hw, sw;
 	int64_t wire_off;	/* csv header: the PHC - CLOCK_REALTIME the run took out */
 	int64_t peer_off;	/* ... and the reflector's (client logs), if peer_off_on */
 	bool peer_off_on;
 	uint32_t have;		/* stamps the log has columns for */
-	uint64_t n;
-	struct txn *row;
-	uint8_t *status;
-	uint32_t *cls, *size;	/* CLASS and SIZE columns (class and size lists), else NULL */
-	uint8_t *dup;		/* rows whose SEQ came before (alog_dups) */
+	bool has_cls, has_size;	/* CLASS and SIZE columns (class and size lists) */
+	/* csv header: what the ring dropped and -L filtered (-1: not said); the size turns */
+	int64_t dropped, filtered;
+	int nturns;
+	bool turns_given;	/* size_turns= said them (else found from the rows) */
+	unsigned turn_size[SZ_MAX];
+	uint64_t turn_seq0[SZ_MAX];
+	struct alog_hdr H;
+	uint64_t n, line;	/* rows read, and the number of the line read last */
+	/* the file, a slice at a time: buf[pos, len) not read yet, buf[0] at file_off */
+	char *buf;
+	size_t pos, len;
+	bool eof;
+	off_t file_off, data_off;	/* data_off, data_line: the first row, for a second pass */
+	uint64_t data_line;
+	/* the row read last: its stamps, status, class and size */
+	struct txn x;
+	int st;
+	uint32_t cls, size;
 };
 
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok,
@@ -10712,30 +12847,37 @@ static int alog_stamp(const char *s, size_t n, bool *hw)
 	return -1;
 }
 
+/* n (<= 19) decimal digits, nothing else: the hot loop of reading a log. */
+static bool alog_digits(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+
+		if (d > 9) {
+			return false;
+		}
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
 /* Parse "sec.nnnnnnnnn" exactly as the writer prints it; "" or "-" = missing. */
 static bool alog_ns(const char *s, size_t n, uint64_t *out)
 {
-	uint64_t sec = 0, frac = 0;
-	size_t i = 0, d;
+	uint64_t sec, frac;
 
 	*out = 0;
 	if (n == 0 || (n == 1 && s[0] == '-')) {
 		return true;
 	}
-	for (; i < n && isdigit((unsigned char)s[i]); i++) {
-		if (sec > (UINT64_MAX / NSEC_PER_SEC - 9) / 10) {
-			return false;
-		}
-		sec = sec * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (i == 0 || i + 10 != n || s[i] != '.') {
+	/* seconds (up to 11 digits, the largest that cannot overflow), a dot, 9 digits */
+	if (n < 11 || n > 21 || s[n - 10] != '.' || !alog_digits(s, n - 10, &sec) ||
+	    !alog_digits(s + n - 9, 9, &frac) || sec > (UINT64_MAX - 999999999) / NSEC_PER_SEC) {
 		return false;
-	}
-	for (d = i + 1; d < n; d++) {
-		if (!isdigit((unsigned char)s[d])) {
-			return false;
-		}
-		frac = frac * 10 + (uint64_t)(s[d] - '0');
 	}
 	*out = sec * NSEC_PER_SEC + frac;
 	return *out != 0;
@@ -10743,19 +12885,8 @@ static bool alog_ns(const char *s, size_t n, uint64_t *out)
 
 static bool alog_u64(const char *s, size_t n, uint64_t *out)
 {
-	size_t i;
-
 	*out = 0;
-	if (!n || n > 19) {
-		return false;
-	}
-	for (i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)s[i])) {
-			return false;
-		}
-		*out = *out * 10 + (uint64_t)(s[i] - '0');
-	}
-	return true;
+	return n && n <= 19 && alog_digits(s, n, out);
 }
 
 static bool alog_i64(const char *s, size_t n, int64_t *out)
@@ -10808,21 +12939,6 @@ static int alog_split(const char *p, const char *end, bool csv, const char **f, 
 	}
 	return n;
 }
-
-/*
- * Column kinds of a log header besides the stamps (a stamp column holds its
- * stamp index, >= 0).  C_PMC - k is counter slot k; CLASS and SIZE sit far
- * below every slot (and are tested first).
- */
-enum { C_SEQ = -2, C_STATUS = -3, C_VAL = -4, C_PMC = -5, C_CLASS = -1000, C_SIZE = -1001 };
-
-/* 28 columns: room for the kernel stamps' (both ends') and counters' columns. */
-#define ALOG_COLS	28
-
-/* What a log's header line said: the kind of each column, the metric of each latency column. */
-struct alog_hdr {
-	int col[ALOG_COLS], valm[ALOG_COLS], ncol;
-};
 
 /* Named columns a header may carry, in the text and the csv spellings. */
 static const struct {
@@ -10885,11 +13001,8 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
 		if (k < (int)ARRAY_SIZE(alog_named)) {
 			H->col[i] = alog_named[k].col;
 			H->valm[i] = alog_named[k].metric;
-			if (H->col[i] == C_CLASS) {
-				L->cls = L->cls ? L->cls : malloc(8);
-			} else if (H->col[i] == C_SIZE) {
-				L->size = L->size ? L->size : malloc(8);
-			}
+			L->has_cls |= H->col[i] == C_CLASS;
+			L->has_size |= H->col[i] == C_SIZE;
 		} else if (L->csv && pmc_log_column(f[i], len[i]) >= 0) {
 			H->col[i] = C_PMC - pmc_log_column(f[i], len[i]);
 		} else if (alog_is(f[i], len[i], "RESPONSE_APP_TX", false) ||
@@ -10912,57 +13025,85 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
 	return 0;
 }
 
-/*
- * A csv log's "# rant ..." line: the PHC - CLOCK_REALTIME offset the run took
- * out of its app-vs-wire segments (wire_offset_ns=, before cmdline=), so
- * that --analyze gives the run's numbers from the raw stamps.
- */
-static int alog_offset(struct alog *L, uint64_t line, const char *p, const char *end,
-		       const char *key, int64_t *v, bool *found)
+/* The value of " key=" in a csv header line (before cmdline=): its text, or NULL. */
+static const char *alog_key(const char *p, const char *end, const char *key, size_t *n)
 {
-	const char *k = memmem(p, (size_t)(end - p), key, strlen(key));
-	size_t n;
+	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9), *k;
+	size_t kl = strlen(key);
 
+	end = c ? c : end;
+	k = memmem(p, (size_t)(end - p), key, kl);
 	if (!k) {
-		return 0;
+		return NULL;
 	}
-	k += strlen(key);
-	for (n = 0; k + n < end && k[n] != ' '; n++) {
+	k += kl;
+	for (*n = 0; k + *n < end && k[*n] != ' '; (*n)++) {
 	}
-	if (!alog_i64(k, n, v) || *v <= -(int64_t)STAMP_MAX || *v >= (int64_t)STAMP_MAX) {
-		return alog_error(L, line, key[1] == 'w' ? "bad wire_offset_ns" :
-							    "bad server_wire_offset_ns", k, n);
+	return k;
+}
+
+/*
+ * A --size list's turns, "size_turns=64@0/1400@1050/64@2100" (each size and
+ * its first SEQ): a list may repeat a size, back to back too.
+ */
+static int alog_turns(struct alog *L, uint64_t line, const char *k, size_t n)
+{
+	const char *e = k + n;
+	uint64_t sz, seq;
+
+	while (k < e) {
+		const char *at = memchr(k, '@', (size_t)(e - k)), *sl;
+
+		sl = at ? memchr(at, '/', (size_t)(e - at)) : NULL;
+		sl = sl ? sl : e;
+		if (!at || L->nturns == SZ_MAX || !alog_u64(k, (size_t)(at - k), &sz) ||
+		    !alog_u64(at + 1, (size_t)(sl - at - 1), &seq) || sz < SIZE_MIN ||
+		    sz > PROTO_MAX_SIZE || (L->nturns && seq < L->turn_seq0[L->nturns - 1])) {
+			return alog_error(L, line, "bad size_turns", NULL, 0);
+		}
+		L->turn_size[L->nturns] = (unsigned)sz;
+		L->turn_seq0[L->nturns++] = seq;
+		k = sl + (sl < e);
 	}
-	*found = true;
+	L->turns_given = L->nturns > 0;
 	return 0;
 }
 
-/* ... and the reflector's (server_wire_offset_ns=, client logs), from its pongs or FIN_ACK. */
+/*
+ * A csv log's "# rant ..." line: the PHC - CLOCK_REALTIME offset the run took
+ * out of its app-vs-wire segments (wire_offset_ns=), so that --analyze gives
+ * the run's numbers from the raw stamps; what its ring dropped and -L
+ * filtered (dropped=, filtered=: does it hold every transaction?); a size
+ * list's turns (size_turns=).
+ */
 static int alog_comment(struct alog *L, uint64_t line, const char *p, const char *end)
 {
-	const char *c = memmem(p, (size_t)(end - p), " cmdline=", 9);
-	bool found = false;
+	const char *k;
+	size_t n;
+	int64_t v;
 
-	end = c ? c : end;
-	if (alog_offset(L, line, p, end, " wire_offset_ns=", &L->wire_off, &found) < 0) {
+	if ((k = alog_key(p, end, " wire_offset_ns=", &n))) {
+		if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
+			return alog_error(L, line, "bad wire_offset_ns", k, n);
+		}
+		L->wire_off = v;
+	}
+	/* ... and the reflector's (client logs), from its pongs or FIN_ACK */
+	if ((k = alog_key(p, end, " server_wire_offset_ns=", &n))) {
+		if (!alog_i64(k, n, &v) || v <= -(int64_t)STAMP_MAX || v >= (int64_t)STAMP_MAX) {
+			return alog_error(L, line, "bad server_wire_offset_ns", k, n);
+		}
+		L->peer_off = v;
+		L->peer_off_on = true;
+	}
+	if ((k = alog_key(p, end, " dropped=", &n)) && !alog_i64(k, n, &L->dropped)) {
+		return alog_error(L, line, "bad dropped", k, n);
+	}
+	if ((k = alog_key(p, end, " filtered=", &n)) && !alog_i64(k, n, &L->filtered)) {
+		return alog_error(L, line, "bad filtered", k, n);
+	}
+	if ((k = alog_key(p, end, " size_turns=", &n)) && alog_turns(L, line, k, n) < 0) {
 		return -1;
-	}
-	return alog_offset(L, line, p, end, " server_wire_offset_ns=", &L->peer_off, &L->peer_off_on);
-}
-
-/* Room for one more row. */
-static int alog_grow(struct alog *L, uint64_t line, uint64_t *cap)
-{
-	if (L->n < *cap) {
-		return 0;
-	}
-	*cap = *cap ? *cap * 2 : 65536;
-	L->row = realloc(L->row, *cap * sizeof(*L->row));
-	L->status = realloc(L->status, *cap);
-	L->cls = L->cls ? realloc(L->cls, *cap * 4) : NULL;
-	L->size = L->size ? realloc(L->size, *cap * 4) : NULL;
-	if (!L->row || !L->status) {
-		return alog_error(L, line, "out of memory", NULL, 0);
 	}
 	return 0;
 }
@@ -10990,14 +13131,17 @@ static int alog_field(struct alog *L, uint64_t line, int col, const char *f, siz
 		if (!alog_ns(f, len, &x->t[col])) {
 			return alog_error(L, line, "bad timestamp", f, len);
 		}
-	} else if (col == C_CLASS || col == C_SIZE) {
-		uint32_t *dst = col == C_CLASS ? L->cls : L->size;
-
-		if (!alog_u64(f, len, &v) || v > (col == C_CLASS ? CLS_MAX - 1 : PROTO_MAX_SIZE) ||
-		    !dst) {
-			return alog_error(L, line, col == C_CLASS ? "bad class" : "bad size", f, len);
+	} else if (col == C_CLASS) {
+		if (!alog_u64(f, len, &v) || v > CLS_MAX - 1) {
+			return alog_error(L, line, "bad class", f, len);
 		}
-		dst[L->n] = (uint32_t)v;
+		L->cls = (uint32_t)v;
+	} else if (col == C_SIZE) {
+		/* only what rant sends: SIZE_MIN .. PROTO_MAX_SIZE bytes */
+		if (!alog_u64(f, len, &v) || v < SIZE_MIN || v > PROTO_MAX_SIZE) {
+			return alog_error(L, line, "bad size (not one rant sends)", f, len);
+		}
+		L->size = (uint32_t)v;
 	} else if (col <= C_PMC) {
 		x->pmc[C_PMC - col] = PMC_NONE;
 		if (len && !alog_u64(f, len, &x->pmc[C_PMC - col])) {
@@ -11037,388 +13181,517 @@ static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_
 	return 0;
 }
 
+
 /* A row: its fields first, then every latency column checked against them. */
-static int alog_row(struct alog *L, const struct alog_hdr *H, uint64_t line, const char **f,
-		    size_t *len)
+static int alog_row(struct alog *L, const char **f, size_t *len)
 {
-	struct txn *x = &L->row[L->n];
-	int st = ST_OK, i;
+	const struct alog_hdr *H = &L->H;
+	struct txn *x = &L->x;
+	int i;
 
 	memset(x, 0, sizeof(*x));
 	/* PMC_NONE: a log without -M columns has no counts */
 	memset(x->pmc, 0xff, sizeof(x->pmc));
+	L->st = ST_OK;
+	L->cls = L->size = 0;
 	for (i = 0; i < H->ncol; i++) {
-		if (alog_field(L, line, H->col[i], f[i], len[i], x, &st) < 0) {
+		if (alog_field(L, L->line, H->col[i], f[i], len[i], x, &L->st) < 0) {
 			return -1;
 		}
 	}
 	for (i = 0; i < H->ncol; i++) {
 		if (H->col[i] == C_VAL &&
-		    alog_value(L, line, H->valm[i], f[i], len[i], x, &st) < 0) {
+		    alog_value(L, L->line, H->valm[i], f[i], len[i], x, &L->st) < 0) {
 			return -1;
 		}
 	}
-	L->status[L->n++] = (uint8_t)st;
+	L->n++;
 	return 0;
+}
+
+/* Read more of the file behind what is left in the buffer; 0 or -1. */
+static int alog_fill(struct alog *L)
+{
+	ssize_t r;
+
+	if (L->pos == 0 && L->len == ALOG_BUF) {
+		return alog_error(L, L->line + 1, "a line longer than 1 MiB: not a rant log", NULL, 0);
+	}
+	memmove(L->buf, L->buf + L->pos, L->len - L->pos);
+	L->file_off += (off_t)L->pos;
+	L->len -= L->pos;
+	L->pos = 0;
+	do {
+		r = read(L->fd, L->buf + L->len, ALOG_BUF - L->len);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		warnx_("--analyze: cannot read '%s': %s", L->path, strerror(errno));
+		return -1;
+	}
+	L->eof = r == 0;
+	L->len += (size_t)r;
+	return 0;
+}
+
+/* The next line, [*p, *le) without its end (\n or \r\n): 1, 0 at the end of the file, or -1. */
+static int alog_line(struct alog *L, const char **p, const char **le)
+{
+	char *nl;
+
+	while (!(nl = memchr(L->buf + L->pos, '\n', L->len - L->pos))) {
+		if (L->eof) {
+			if (L->pos == L->len) {
+				return 0;
+			}
+			return alog_error(L, L->line + 1,
+					  "truncated line (no newline at the end of the file)", NULL, 0);
+		}
+		if (alog_fill(L) < 0) {
+			return -1;
+		}
+	}
+	L->line++;
+	*p = L->buf + L->pos;
+	*le = nl > *p && nl[-1] == '\r' ? nl - 1 : nl;
+	L->pos = (size_t)(nl + 1 - L->buf);
+	return 1;
 }
 
 /*
- * Read a rant log of either format and side.  A line that does not parse
- * stops the analysis with its line number (exit 2): numbers computed from a
- * partly unreadable log would look trustworthy and not be.
+ * The lines above the first row: csv comments, the header line, the text
+ * format's dashed line.  A line that does not parse stops the analysis with
+ * its line number (exit 2): numbers computed from a partly unreadable log
+ * would look trustworthy and not be.
  */
-static int alog_parse(struct alog *L, char *p, char *end)
+static int alog_head(struct alog *L)
 {
-	struct alog_hdr H = { .ncol = 0 };
-	const char *f[ALOG_COLS + 1];
+	const char *f[ALOG_COLS + 1], *p, *le;
 	size_t len[ALOG_COLS + 1];
-	uint64_t line = 0, cap = 0;
-	bool header = false, dashes = false;
+	bool header = false;
+	int r, nf;
 
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-		int nf;
-
-		line++;
-		if (!nl) {
-			return alog_error(L, line, "truncated line (no newline at the end of the file)", NULL, 0);
-		}
-		if (le > p && le[-1] == '\r') {
-			le--;
-		}
+	while ((r = alog_line(L, &p, &le)) > 0) {
 		if (le == p) {
-			/* blank line */
-		} else if (*p == '#') {
-			if (header) {
-				return alog_error(L, line, "a second log header (several sessions in one file: split it)",
-						  NULL, 0);
-			}
-			L->csv = true;
-			if (alog_comment(L, line, p, le) < 0) {
-				return -1;
-			}
-		} else if (!header) {
-			L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
-			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
-			if (alog_header(L, &H, line, f, len, nf) < 0) {
-				return -1;
-			}
-			header = true;
-			dashes = L->csv;
-		} else if (!dashes) {
-			if (*p != '-') {
-				return alog_error(L, line, "expected the dashed line under the header", NULL, 0);
-			}
-			dashes = true;
-		} else {
-			nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
-			if (nf != H.ncol) {
-				return alog_error(L, line, nf < H.ncol ? "too few fields" : "too many fields", NULL, 0);
-			}
-			if (alog_grow(L, line, &cap) < 0 || alog_row(L, &H, line, f, len) < 0) {
-				return -1;
-			}
+			continue;	/* blank line */
 		}
-		p = nl + 1;
+		if (header) {
+			if (*p != '-') {
+				return alog_error(L, L->line, "expected the dashed line under the header", NULL, 0);
+			}
+			return 0;
+		}
+		if (*p == '#') {
+			L->csv = true;
+			if (alog_comment(L, L->line, p, le) < 0) {
+				return -1;
+			}
+			continue;
+		}
+		L->csv = L->csv || memchr(p, ',', (size_t)(le - p));
+		nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+		if (alog_header(L, &L->H, L->line, f, len, nf) < 0) {
+			return -1;
+		}
+		header = true;
+		if (L->csv) {
+			return 0;
+		}
 	}
-	if (!header) {
-		return alog_error(L, line, "no header line: not a rant log", NULL, 0);
+	if (r == 0 && header) {
+		return 0;	/* a text header and nothing under it */
 	}
-	return 0;
+	return r < 0 ? -1 : alog_error(L, L->line, "no header line: not a rant log", NULL, 0);
 }
 
-/* Map the file and parse it; the mapping goes whatever the outcome. */
-static int alog_read(const char *path, struct alog *L)
+/* Open a log and read its header; the first row is next.  0, or -1 said. */
+static int alog_open(const char *path, struct alog *L)
 {
 	struct stat sb;
-	char *data;
-	int fd, r;
 
 	memset(L, 0, sizeof(*L));
 	L->path = path;
+	L->dropped = L->filtered = -1;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &sb) < 0) {
+	L->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (L->fd < 0 || fstat(L->fd, &sb) < 0) {
 		warnx_("--analyze: cannot read '%s': %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-		}
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode)) {
 		warnx_("--analyze: '%s' is %s, not a regular file (a log is read whole; a FIFO or device could block or never end)",
 		       path, out_kind(sb.st_mode));
-		close(fd);
 		return -1;
 	}
-	data = sb.st_size ? mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-	close(fd);
-	if (!sb.st_size || data == MAP_FAILED) {
+	if (!sb.st_size) {
 		warnx_("--analyze: '%s' is empty or unreadable", path);
 		return -1;
 	}
-	r = alog_parse(L, data, data + sb.st_size);
-	munmap(data, (size_t)sb.st_size);
-	return r;
-}
-
-/* SEQ and row of each record, to find repeated SEQs. */
-struct seq_idx {
-	uint64_t seq, idx;
-};
-
-static int cmp_seq_idx(const void *a, const void *b)
-{
-	const struct seq_idx *x = a, *y = b;
-
-	if (x->seq != y->seq) {
-		return (x->seq > y->seq) - (x->seq < y->seq);
-	}
-	return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/*
- * Mark every row whose SEQ an earlier row of the log already has: counted
- * once, so that a repeated SEQ can never make the counts wrap.  0 or -1.
- */
-static int alog_dups(struct alog *L)
-{
-	struct seq_idx *v;
-	uint64_t i;
-
-	if (L->n < 2) {
-		return 0;
-	}
-	v = malloc(L->n * sizeof(*v));
-	L->dup = calloc(L->n, 1);
-	if (!v || !L->dup) {
-		free(v);
+	posix_fadvise(L->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	L->buf = malloc(ALOG_BUF);
+	if (!L->buf) {
+		warnx_("--analyze: out of memory");
 		return -1;
 	}
-	for (i = 0; i < L->n; i++) {
-		v[i] = (struct seq_idx){ L->row[i].seq, i };
+	if (alog_head(L) < 0) {
+		return -1;
 	}
-	qsort(v, L->n, sizeof(*v), cmp_seq_idx);
-	for (i = 1; i < L->n; i++) {
-		if (v[i].seq == v[i - 1].seq) {
-			L->dup[v[i].idx] = 1;
-		}
-	}
-	free(v);
+	L->data_off = L->file_off + (off_t)L->pos;
+	L->data_line = L->line;
 	return 0;
 }
 
-static int cmp_seq(const void *a, const void *b)
+/* The next row into L->x, L->st, L->cls, L->size: 1, 0 at the end, or -1 said. */
+static int alog_next(struct alog *L)
 {
-	const struct txn *x = a, *y = b;
+	const char *f[ALOG_COLS + 1], *p, *le;
+	size_t len[ALOG_COLS + 1];
+	int r, nf;
 
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Fill each emit row's server stamps from the reflect log's row of the same SEQ. */
-static uint64_t alog_join(struct alog *e, struct alog *r)
-{
-	uint64_t i, joined = 0, mism = 0;
-	static const int ss[] = { T2W, T2SW, T3SW, T3W };
-
-	if (!r->n || !e->n) {
-		return 0;	/* qsort and bsearch take no NULL, even for no rows */
-	}
-	qsort(r->row, r->n, sizeof(*r->row), cmp_seq);
-	for (i = 0; i < e->n; i++) {
-		struct txn key = { .seq = e->row[i].seq },
-			   *m = bsearch(&key, r->row, r->n, sizeof(*r->row), cmp_seq);
-		int k;
-
-		if (!m) {
+	while ((r = alog_line(L, &p, &le)) > 0) {
+		if (le == p) {
 			continue;
 		}
-		joined++;
-		for (k = 0; k < 4; k++) {
-			uint64_t *dst = &e->row[i].t[ss[k]];
+		if (*p == '#') {
+			return alog_error(L, L->line, "a second log header (several sessions in one file: split it)",
+					  NULL, 0);
+		}
+		nf = alog_split(p, le, L->csv, f, len, ALOG_COLS);
+		if (nf != L->H.ncol) {
+			return alog_error(L, L->line, nf < L->H.ncol ? "too few fields" : "too many fields", NULL, 0);
+		}
+		return alog_row(L, f, len) < 0 ? -1 : 1;
+	}
+	return r;
+}
 
-			if (*dst && m->t[ss[k]] && *dst != m->t[ss[k]]) {
-				mism++;
-			}
-			if (!*dst) {
-				*dst = m->t[ss[k]];
+/* Back to the first row, for a second pass. */
+static int alog_rewind(struct alog *L)
+{
+	if (lseek(L->fd, L->data_off, SEEK_SET) < 0) {
+		warnx_("--analyze: cannot read '%s' again: %s", L->path, strerror(errno));
+		return -1;
+	}
+	L->file_off = L->data_off;
+	L->pos = L->len = 0;
+	L->eof = false;
+	L->line = L->data_line;
+	L->n = 0;
+	return 0;
+}
+
+static void alog_close(struct alog *L)
+{
+	if (L->fd >= 0) {
+		close(L->fd);
+	}
+	free(L->buf);
+	L->fd = -1;
+	L->buf = NULL;
+}
+
+/* ---- the analysis: repeated SEQs, the join, size turns, classes, --top */
+
+/*
+ * SEQs a window remembers below the highest: a repeated row is counted once,
+ * an earlier SEQ after a later one is reordering (the reflector's own window
+ * is SEEN_BITS).  A SEQ further below the highest than the window is not in
+ * a log rant writes.
+ */
+#define ASEEN_BITS	65536
+/* The reflector's rows kept around the client's SEQ; read ahead past reordering there */
+#define JOIN_WIN	65536
+#define JOIN_AHEAD	(2 * SEEN_BITS)
+
+enum { SEQ_NEW, SEQ_EARLIER, SEQ_REPEATED, SEQ_TOO_OLD };
+
+struct aseen {
+	uint64_t bits[ASEEN_BITS / 64];
+	uint64_t top;
+	bool any;
+};
+
+/* The server's stamps a reflector row gives the client's row of its SEQ. */
+static const int join_stamps[] = { T2W, T2SW, T3SW, T3W, T2K, T3K };
+
+struct ajoin_slot {
+	uint64_t seq, t[ARRAY_SIZE(join_stamps)];
+	bool used;
+};
+
+/* What --analyze keeps while the rows go by (analyze_main's; nothing of it is per row). */
+struct analysis {
+	struct alog L[2];	/* the client's log (or the only one), then the reflector's */
+	int nlogs;
+	struct aseen seen, rseen;	/* SEQs of each log */
+	uint64_t low, distinct, repeated, first, last;
+	bool any_sw;
+	/* the reflector's rows around the client's SEQ */
+	struct ajoin_slot *jw;
+	uint64_t joined, mism, rrows, rlow;
+	bool rdone;
+	int maxcls;		/* the highest class so far */
+	int metrics[NMETRIC], nmetrics;	/* those the log's columns can give */
+	struct grp *wide;	/* class and size rows in the widest shape, until the end */
+	int wcls, wsz;
+	struct topn top;
+};
+
+static int aseen_mark(struct aseen *S, uint64_t seq)
+{
+	uint64_t i;
+
+	if (!S->any || seq > S->top) {
+		if (!S->any || seq - S->top >= ASEEN_BITS) {
+			memset(S->bits, 0, sizeof(S->bits));
+		} else {
+			for (i = S->top + 1; i < seq; i++) {
+				S->bits[(i % ASEEN_BITS) / 64] &= ~(1ULL << (i % 64));
 			}
 		}
+		S->top = seq;
+		S->any = true;
+		S->bits[(seq % ASEEN_BITS) / 64] |= 1ULL << (seq % 64);
+		return SEQ_NEW;
 	}
-	if (mism) {
-		warnx_("warning: %" PRIu64 " echoed server stamps differ from the reflect log's", mism);
+	if (S->top - seq >= ASEEN_BITS) {
+		return SEQ_TOO_OLD;
 	}
-	e->srv_hw = r->hw;
-	e->have |= r->have;
-	return joined;
+	if (S->bits[(seq % ASEEN_BITS) / 64] & (1ULL << (seq % 64))) {
+		return SEQ_REPEATED;
+	}
+	S->bits[(seq % ASEEN_BITS) / 64] |= 1ULL << (seq % 64);
+	return SEQ_EARLIER;
+}
+
+/* The SEQ of the row read last, against the window: kind, or -1 said. */
+static int analyze_seq(struct aseen *S, struct alog *L)
+{
+	int k = aseen_mark(S, L->x.seq);
+
+	if (k == SEQ_TOO_OLD) {
+		return alog_error(L, L->line, "SEQ more than 65536 below an earlier one: not a log rant writes",
+				  NULL, 0);
+	}
+	return k;
+}
+
+/* Read the reflector's rows until they pass seq by JOIN_AHEAD; 0 or -1. */
+static int join_read(struct analysis *A, uint64_t seq)
+{
+	struct alog *R = &A->L[1];
+	int r, k, i;
+
+	while (!A->rdone && (!A->rseen.any || A->rseen.top < seq + JOIN_AHEAD)) {
+		struct ajoin_slot *s;
+
+		r = alog_next(R);
+		if (r <= 0) {
+			A->rdone = true;
+			return r;
+		}
+		if ((k = analyze_seq(&A->rseen, R)) < 0) {
+			return -1;
+		}
+		if (k == SEQ_REPEATED) {
+			continue;	/* the first row of a SEQ is the one joined */
+		}
+		s = &A->jw[R->x.seq % JOIN_WIN];
+		s->seq = R->x.seq;
+		s->used = true;
+		for (i = 0; i < (int)ARRAY_SIZE(join_stamps); i++) {
+			s->t[i] = R->x.t[join_stamps[i]];
+		}
+		A->rlow = !A->rrows || R->x.seq < A->rlow ? R->x.seq : A->rlow;
+		A->rrows++;
+	}
+	return 0;
+}
+
+/* The client's row x gets the server stamps of the reflector's row of its SEQ; 0 or -1. */
+static int join_row(struct analysis *A, struct txn *x)
+{
+	struct ajoin_slot *s;
+	int i;
+
+	if (join_read(A, x->seq) < 0) {
+		return -1;
+	}
+	s = &A->jw[x->seq % JOIN_WIN];
+	if (!s->used || s->seq != x->seq) {
+		return 0;
+	}
+	A->joined++;
+	for (i = 0; i < (int)ARRAY_SIZE(join_stamps); i++) {
+		uint64_t *dst = &x->t[join_stamps[i]];
+
+		if (*dst && s->t[i] && *dst != s->t[i]) {
+			A->mism++;
+		}
+		if (!*dst) {
+			*dst = s->t[i];
+		}
+	}
+	return 0;
+}
+
+/* A pass starts: no SEQ seen, no reflector row read. */
+static void analyze_pass_reset(struct analysis *A)
+{
+	memset(&A->seen, 0, sizeof(A->seen));
+	memset(&A->rseen, 0, sizeof(A->rseen));
+	if (A->jw) {
+		memset(A->jw, 0, JOIN_WIN * sizeof(*A->jw));
+	}
+	A->joined = A->mism = A->rrows = A->rlow = 0;
+	A->rdone = false;
+}
+
+/*
+ * The size turn of the row read last.  A --size list measures its sizes in
+ * turn, in SEQ order: the csv header's size_turns says where each began;
+ * without it, a row of the last turn whose SIZE is not that turn's starts
+ * the next one (so 64,1400,64 is three turns; a size repeated back to back
+ * is one turn there).  The turns found stay in L for a second pass.  -1 said.
+ */
+static int analyze_turn(struct alog *L)
+{
+	int z;
+
+	if (!L->has_size) {
+		return 0;
+	}
+	if (!L->nturns) {
+		L->turn_size[0] = L->size;
+		L->turn_seq0[0] = 0;
+		L->nturns = 1;
+	}
+	for (z = L->nturns - 1; z > 0 && L->x.seq < L->turn_seq0[z]; z--) {
+	}
+	if (L->turn_size[z] == L->size) {
+		return z;
+	}
+	if (L->turns_given || z < L->nturns - 1) {
+		return alog_error(L, L->line, "SIZE is not the size of its turn: not a log rant writes", NULL, 0);
+	}
+	if (L->nturns == SZ_MAX) {
+		return alog_error(L, L->line, "more than 16 size turns", NULL, 0);
+	}
+	L->turn_size[L->nturns] = L->size;
+	L->turn_seq0[L->nturns] = L->x.seq;
+	return L->nturns++;
 }
 
 /*
  * A log with CLASS / SIZE columns (a run with class or size lists): the
- * class and size tables again, each row taken from its columns.  Classes are
- * known by their index there; sizes in the order they first appear.
+ * class and size tables again, each row taken from its columns.  Until the
+ * classes and turns are all known, rows live in the widest shape (CLS_MAX
+ * classes, SZ_MAX turns), each histogram made at its first use.
  */
-static int cls_analyze_setup(const struct alog *L)
+static int analyze_cls_start(struct analysis *A)
 {
-	uint64_t i;
+	const struct alog *L = &A->L[0];
 	int z;
 
-	if (!L->emit || (!L->cls && !L->size)) {
+	if (!L->emit || (!L->has_cls && !L->has_size)) {
 		return 0;
 	}
-	run.K.ncls = 1;
-	run.K.nsz = 0;
-	for (i = 0; i < L->n; i++) {
-		if (L->cls && (int)L->cls[i] + 1 > run.K.ncls) {
-			run.K.ncls = (int)L->cls[i] + 1;
-		}
-		for (z = 0; L->size && z < run.K.nsz && run.K.size[z] != L->size[i]; z++) {
-		}
-		if (L->size && z == run.K.nsz) {
-			if (z == SZ_MAX) {
-				warnx_("--analyze: %s: more than %d sizes", L->path, SZ_MAX);
-				return -1;
-			}
-			run.K.size[run.K.nsz++] = L->size[i];
-		}
+	A->wcls = run.K.ncls = L->has_cls ? CLS_MAX : 1;
+	A->wsz = run.K.nsz = L->has_size ? SZ_MAX : 1;
+	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
+	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
+	if (!run.K.g) {
+		warnx_("--analyze: out of memory");
+		return -1;
 	}
-	if (!run.K.nsz) {
-		run.K.nsz = 1;
-	}
-	for (z = 0; z < run.K.ncls; z++) {
+	for (z = 0; z < CLS_MAX; z++) {
 		run.K.prio[z] = run.K.tos[z] = -1;
 	}
 	run.K.analyze = true;
-	return cls_alloc(L->n);
+	return 0;
 }
 
-static void cls_analyze_row(const struct alog *L, uint64_t i, int st)
+/* A class or size row's histograms, made at its first use (with -s: app rtt, tx stack too). */
+static int analyze_grp_alloc(struct grp *g, uint64_t nb)
 {
-	if (!run.K.analyze) {
-		return;
+	int k;
+
+	if (!g->h.bucket && cls_hist_alloc(&g->h, nb, OUT_CAP) < 0) {
+		return -1;
 	}
-	run.K.a_cls = L->cls ? (int)L->cls[i] : 0;
-	for (run.K.a_size = 0; L->size && run.K.a_size < run.K.nsz - 1; run.K.a_size++) {
-		if (run.K.size[run.K.a_size] == L->size[i]) {
-			break;
+	for (k = 0; cls_extra() && k < GX_N; k++) {
+		if (!g->x[k].bucket && cls_hist_alloc(&g->x[k], nb, OUT_CAP) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The row read last into its class and size rows, as the live run counts them. */
+static int analyze_cls_row(struct analysis *A, int st, int z)
+{
+	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
+	struct grp *rows[3];
+	int i, n;
+
+	if (!run.K.analyze) {
+		return 0;
+	}
+	run.K.a_cls = (int)A->L[0].cls;
+	run.K.a_size = z;
+	A->maxcls = run.K.a_cls > A->maxcls ? run.K.a_cls : A->maxcls;
+	n = cls_rows(0, rows);
+	for (i = 0; i < n; i++) {
+		if (analyze_grp_alloc(rows[i], nb) < 0) {
+			return -1;
 		}
 	}
 	cls_count(0, CG_SENT);
-	if (st == ST_OK || st == ST_WARMUP) {
-		cls_count(0, CG_RECEIVED);
-	} else {
-		cls_count(0, CG_LOST);
-	}
+	/* a stepped transaction was received: only its samples are left out */
+	cls_count(0, st == ST_OK || st == ST_WARMUP || st == ST_STEPPED ? CG_RECEIVED : CG_LOST);
 	if (st == ST_WARMUP) {
 		cls_count(0, CG_WARMUP);
 	}
 	if (st == ST_LATE) {
 		cls_count(0, CG_LATE);
 	}
-}
-
-/* Does any row hold this side's own app stamps? */
-static bool alog_any_sw(const struct alog *L)
-{
-	uint64_t i;
-
-	for (i = 0; i < L->n; i++) {
-		const uint64_t *t = L->row[i].t;
-
-		if (L->emit ? (t[T1SW] || t[T4SW]) : (t[T2SW] || t[T3SW])) {
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Read one or two logs; two are one emit and one reflect log of the same run, joined by SEQ. */
-static int analyze_load(struct alog *L, int nlogs)
-{
-	int k;
-
-	for (k = 0; k < nlogs; k++) {
-		if (alog_read(cfg->analyze[k], &L[k]) < 0) {
-			return -1;
-		}
-	}
-	if (nlogs < 2) {
-		return 0;
-	}
-	if (L[0].emit == L[1].emit) {
-		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
-		       L[0].emit ? "emit" : "reflect");
-		return -1;
-	}
-	if (!L[0].emit) {
-		struct alog t = L[0];
-
-		L[0] = L[1];
-		L[1] = t;
-	}
-	if (!alog_join(&L[0], &L[1])) {
-		warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
-		return -1;
-	}
 	return 0;
 }
 
-/* --json and --plot, checked and opened before anything is computed. */
-static int analyze_open(FILE **js)
-{
-	*js = NULL;
-	if (cfg->json && strcmp(cfg->json, "-")) {
-		bool created;
-		int fd = out_check("--json", cfg->json) < 0 ? -1 : out_open("--json", cfg->json, &created);
-
-		if (fd < 0 || out_truncate("--json", cfg->json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
-			return -1;
-		}
-	} else if (cfg->json) {
-		*js = stdout;
-	}
-	if (cfg->plot && (out_check("--plot", cfg->plot) < 0 || plot_open() < 0)) {
-		if (*js && *js != stdout) {
-			fclose(*js);
-		}
-		return -1;
-	}
-	return 0;
-}
-
-/* The run's state as the log describes it: side, stamp sources, histograms sized for every row. */
-static void *analyze_take(size_t n)
-{
-	return calloc(1, n);
-}
-
-static int analyze_state(struct alog *L)
+/* The classes and turns are known: the rows in the shape the report prints. */
+static int analyze_cls_finish(struct analysis *A)
 {
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
+	const struct alog *L = &A->L[0];
+	struct grp *w = run.K.g, *g;
+	int nc = L->has_cls ? A->maxcls + 1 : 1, nz = L->has_size ? L->nturns : 1, c, z, i;
 
-	side_set(L->emit);
-	run.ts.hw = L->hw;
-	run.ts.wire_off = L->wire_off;
-	run.ts.peer_off = L->peer_off;
-	run.ts.peer_off_on = L->peer_off_on;
-	run.S.srv_hw = L->srv_hw;
-	run.S.srv_hw_known = run.side.emit;
-	/*
-	 * csv logs have app-stamp columns either way: were they filled (-s)?
-	 * The log completes --analyze's configuration, before anything reads it.
-	 */
-	opts.sw_stamps = L->sw && alog_any_sw(L);
-	/* the live run's histograms, each exact store with room for every row */
-	if (stats_alloc(analyze_take, nb, L->n) < 0) {
+	if (!run.K.analyze) {
+		return 0;
+	}
+	memcpy(run.K.size, L->turn_size, sizeof(run.K.size));
+	g = calloc((size_t)(nc + nz + nc * nz), sizeof(*g));
+	if (!g) {
 		warnx_("--analyze: out of memory");
 		return -1;
 	}
-	if (cls_analyze_setup(L) < 0) {
-		return -1;
+	for (c = 0; c < nc; c++) {
+		g[c] = w[c];
+		for (z = 0; z < nz; z++) {
+			g[nc + nz + c * nz + z] = w[A->wcls + A->wsz + c * A->wsz + z];
+		}
 	}
-	if (alog_dups(L) < 0) {
-		warnx_("--analyze: out of memory");
-		return -1;
+	for (z = 0; z < nz; z++) {
+		g[nc + z] = w[A->wcls + z];
+	}
+	free(w);
+	run.K.g = g;
+	run.K.ncls = nc;
+	run.K.nsz = nz;
+	run.K.ng = nc + nz + nc * nz;
+	for (i = 0; i < run.K.ng; i++) {
+		if (analyze_grp_alloc(&g[i], nb) < 0) {
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -11449,112 +13722,380 @@ static void analyze_status(struct txn *x, int st)
 	}
 }
 
-/* Every row through the live run's accounting (txn_account), in log order. */
-static void analyze_account(struct alog *L)
+/* The moment a row's transaction started, on its side's clock; 0 if unknown. */
+static uint64_t analyze_t0(const struct txn *x)
 {
-	uint64_t i, top = 0, low = UINT64_MAX, distinct = 0, first = 0, last = 0;
-	int k;
+	const uint64_t *t = x->t;
 
-	for (i = 0; i < L->n; i++) {
-		struct txn *x = &L->row[i];
-		const uint64_t *t = x->t;
-		uint64_t t0 =
-			run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
-
-		if (L->dup && L->dup[i]) {
-			run.S.c.duplicate++;	/* a SEQ the log already had: counted once */
-			continue;
-		}
-		if (!run.side.emit && distinct && x->seq < top) {
-			/* answered after a later ping, as the reflector counts it */
-			run.S.c.late++;
-		}
-		low = x->seq < low ? x->seq : low;
-		x->st = TF_USED | TF_SENT;
-		run.S.c.sent++;
-		cls_analyze_row(L, i, L->status[i]);
-		analyze_status(x, L->status[i]);
-		if (t0 && (!first || t0 < first)) {
-			first = t0;
-		}
-		last = t0 > last ? t0 : last;
-		top = x->seq > top ? x->seq : top;
-		distinct++;
-		txn_account(x);
-		run.S.log.cap = 0;
-		txn_retire(x);
-	}
-	if (!run.side.emit && distinct) {
-		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-		run.S.c.lost = top + 1 - low - distinct;
-	}
-	for (k = 0; k < NSTAMP; k++) {
-		if (!(L->have & (1u << k))) {
-			run.S.c.missing[k] = 0;	/* the log has no column for it */
-		}
-	}
-	run.S.start_mono = first;
-	run.S.end_mono = last;
-	run.S.stop_reason = STOP_NONE;
+	return run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
 }
 
-/* The report, --top, --plot and --json of what was accounted; the exit code. */
-static int analyze_outputs(struct alog *L, int nlogs, FILE *js)
+/* The row read last through the live run's accounting (txn_account, txn_retire); 0 or -1. */
+static int analyze_row(struct analysis *A)
 {
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
-	int code = EXIT_OK;
+	struct alog *L = &A->L[0];
+	struct txn *x = &L->x;
+	uint64_t t0;
+	int64_t v;
+	int k = analyze_seq(&A->seen, L), z;
 
-	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg->analyze[0],
-		nlogs == 2 ? " + " : "", nlogs == 2 ? cfg->analyze[1] : "", run.side.emit ? "emit" : "reflect",
-		nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
-	if (run.S.c.breaches) {
-		code = EXIT_BREACH;
+	if (k < 0 || (z = analyze_turn(L)) < 0) {
+		return -1;
 	}
-	run.PL.size = L->size;	/* the SIZE column: where each size's turn began */
-	return report_outputs(out, js, js != stdout, code, L->n, L->row, L->status);
+	if (k == SEQ_REPEATED) {
+		A->repeated++;	/* counted once: a log never holds a SEQ twice */
+		return 0;
+	}
+	if (k == SEQ_EARLIER && !run.side.emit) {
+		run.S.c.late++;	/* answered after a later ping, as the reflector counts it */
+	}
+	if (A->nlogs == 2 && join_row(A, x) < 0) {
+		return -1;
+	}
+	A->low = !A->distinct || x->seq < A->low ? x->seq : A->low;
+	A->distinct++;
+	x->st = TF_USED | TF_SENT;
+	run.S.c.sent++;
+	if (analyze_cls_row(A, L->st, z) < 0) {
+		return -1;
+	}
+	analyze_status(x, L->st);
+	t0 = analyze_t0(x);
+	A->first = t0 && (!A->first || t0 < A->first) ? t0 : A->first;
+	A->last = t0 > A->last ? t0 : A->last;
+	A->any_sw |= run.side.emit ? (x->t[T1SW] || x->t[T4SW]) : (x->t[T2SW] || x->t[T3SW]);
+	txn_account(x);
+	txn_retire(x);
+	if (L->st == ST_OK && metric_value(run.side.primary, x->t, &v)) {
+		topn_add(&A->top, x, v, L->n);
+	}
+	if (cfg->plot) {
+		plot_span(x, L->st, z);
+	}
+	return 0;
+}
+
+/* ---- --analyze's main: the logs, two passes at most, the outputs */
+
+/* Open one or two logs; two are one emit and one reflect log of the same run, joined by SEQ. */
+static int analyze_load(struct analysis *A)
+{
+	int k;
+
+	for (k = 0; k < A->nlogs; k++) {
+		if (alog_open(cfg->analyze[k], &A->L[k]) < 0) {
+			return -1;
+		}
+	}
+	if (A->nlogs < 2) {
+		return 0;
+	}
+	if (A->L[0].emit == A->L[1].emit) {
+		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
+		       A->L[0].emit ? "emit" : "reflect");
+		return -1;
+	}
+	if (!A->L[0].emit) {
+		struct alog t = A->L[0];
+
+		A->L[0] = A->L[1];
+		A->L[1] = t;
+	}
+	A->jw = calloc(JOIN_WIN, sizeof(*A->jw));
+	if (!A->jw) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	/* the server's stamps and their source come from the reflect log */
+	A->L[0].srv_hw = A->L[1].hw;
+	A->L[0].have |= A->L[1].have;
+	return 0;
+}
+
+/* --json, --plot and --histfile can be written?  Checked before a row is read; nothing made. */
+static int analyze_check_outputs(void)
+{
+	if (cfg->json && strcmp(cfg->json, "-") && out_check("--json", cfg->json) < 0) {
+		return -1;
+	}
+	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
+		return -1;
+	}
+	return cfg->plot && out_check("--plot", cfg->plot) < 0 ? -1 : 0;
+}
+
+/* --json and --plot opened once the logs have been read: a bad log truncates no file. */
+static int analyze_open(FILE **js)
+{
+	*js = NULL;
+	if (cfg->json && strcmp(cfg->json, "-")) {
+		bool created;
+		int fd = out_open("--json", cfg->json, &created);
+
+		if (fd < 0 || out_truncate("--json", cfg->json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
+			return -1;
+		}
+	} else if (cfg->json) {
+		*js = stdout;
+	}
+	if ((cfg->plot && plot_open() < 0) || histfile_open() < 0) {
+		if (*js && *js != stdout) {
+			fclose(*js);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* Histograms, class rows and the --top heap: what the live run keeps, nothing per row. */
+static void *analyze_take(size_t n)
+{
+	return calloc(1, n);
 }
 
 /*
- * --analyze: load and join, open the outputs, account every row as the live
- * run does, then the same report, plot and JSON as a live run's.
+ * The metrics the log's columns can give (a text log has no server stamps):
+ * the others are left out of the accounting, which they would only slow
+ * (they could never have a sample).
  */
-static int analyze_run(struct alog *L, int nlogs)
+static void analyze_metrics(struct analysis *A)
 {
+	uint64_t t[NSTAMP];
+	int i, k;
+	int64_t v;
+
+	for (k = 0; k < NSTAMP; k++) {
+		t[k] = A->L[0].have & (1u << k) ? 1 : 0;
+	}
+	for (i = 0; i < run.side.nmetrics; i++) {
+		if (metric_stamps(run.side.metrics[i], t, &v)) {
+			A->metrics[A->nmetrics++] = run.side.metrics[i];
+		}
+	}
+	run.side.metrics = A->metrics;
+	run.side.nmetrics = A->nmetrics;
+}
+
+/*
+ * The run's state as the log describes it: side, stamp sources, format.
+ * The log completes --analyze's configuration, before anything reads it;
+ * app stamps: csv logs have their columns either way, and whether any row
+ * filled them (-s) is known at the end (analyze_finish).
+ */
+static int analyze_state(struct analysis *A)
+{
+	const struct alog *L = &A->L[0];
+	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
+
+	side_set(L->emit);
+	analyze_metrics(A);
+	run.ts.hw = L->hw;
+	run.ts.wire_off = L->wire_off;
+	run.ts.peer_off = L->peer_off;
+	run.ts.peer_off_on = L->peer_off_on;
+	run.S.srv_hw = L->srv_hw;
+	run.S.srv_hw_known = run.side.emit;
+	opts.sw_stamps = L->sw;
+	opts.log_format = L->csv ? LOG_CSV : LOG_TEXT;
+	if (stats_alloc(analyze_take, nb, OUT_CAP) < 0 || topn_init(&A->top, cfg->top) < 0) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	if (cfg->plot) {
+		plot_span_begin("");
+	}
+	return analyze_cls_start(A);
+}
+
+/* The first pass: every row accounted; the rest of the reflect log read for its counts. */
+static int analyze_pass(struct analysis *A)
+{
+	int r;
+
+	analyze_pass_reset(A);
+	while ((r = alog_next(&A->L[0])) > 0) {
+		if (analyze_row(A) < 0) {
+			return -1;
+		}
+	}
+	if (r == 0 && A->nlogs == 2) {
+		r = join_read(A, UINT64_MAX - JOIN_AHEAD);
+	}
+	return r;
+}
+
+/*
+ * Loss by direction from the joined logs, where they determine it: the
+ * reflect log holds every ping its reflector answered (a csv log whose ring
+ * dropped nothing and -L filtered nothing, from SEQ 0 on: the session
+ * whole, as the live run's FIN_ACK says it).  A lost ping in it was answered:
+ * its pong was lost on the way back (or in this host's receive buffer,
+ * which a log does not record); one not in it was lost on the way out.
+ */
+static void analyze_split(struct analysis *A, char *why, size_t len)
+{
+	const struct alog *R = &A->L[1];
+
+	*why = 0;
+	if (!R->csv || R->dropped < 0 || R->filtered < 0) {
+		snprintf(why, len, "the reflect log does not say it holds every ping answered (a csv log says so)");
+	} else if (R->dropped || R->filtered) {
+		snprintf(why, len, "the reflect log's ring dropped %" PRId64 " and -L filtered %" PRId64 " rows",
+			 R->dropped, R->filtered);
+	} else if (A->rlow) {
+		snprintf(why, len, "the reflect log begins at SEQ %" PRIu64 ", not at the session's start", A->rlow);
+	} else {
+		run.E.fin_acked = run.E.srv_whole = true;
+		run.E.srv_received = A->joined;
+	}
+}
+
+/* After the first pass: the counts only the whole log gives; 0, or -1 (nothing joined). */
+static int analyze_finish(struct analysis *A, char *why, size_t len)
+{
+	static const int own_sw[2][2] = { { T2SW, T3SW }, { T1SW, T4SW } };
+	int k;
+
+	if (!run.side.emit && A->distinct) {
+		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
+		run.S.c.lost = A->seen.top + 1 - A->low - A->distinct;
+	}
+	for (k = 0; k < NSTAMP; k++) {
+		if (!(A->L[0].have & (1u << k))) {
+			run.S.c.missing[k] = 0;	/* the log has no column for it */
+		}
+	}
+	if (!A->any_sw) {
+		opts.sw_stamps = false;	/* app-stamp columns, never filled: no -s */
+		run.S.c.missing[own_sw[run.side.emit][0]] = 0;
+		run.S.c.missing[own_sw[run.side.emit][1]] = 0;
+	}
+	run.S.start_mono = A->first;
+	run.S.end_mono = A->last;
+	run.S.stop_reason = STOP_NONE;
+	if (A->repeated) {
+		warnx_("warning: %" PRIu64 " rows repeat an earlier SEQ: each SEQ counted once (rant logs a transaction once)",
+		       A->repeated);
+	}
+	if (A->nlogs == 2) {
+		if (!A->joined) {
+			warnx_("--analyze: no SEQ appears in both logs: they are not from the same run");
+			return -1;
+		}
+		if (A->mism) {
+			warnx_("warning: %" PRIu64 " echoed server stamps differ from the reflect log's", A->mism);
+		}
+		analyze_split(A, why, len);
+	}
+	return analyze_cls_finish(A);
+}
+
+/* --plot's second pass: the same rows, joined again, into the picture's time bins. */
+static int analyze_plot_pass(struct analysis *A)
+{
+	struct alog *L = &A->L[0];
+	int r, k;
+
+	analyze_pass_reset(A);
+	for (k = 0; k < A->nlogs; k++) {
+		if (alog_rewind(&A->L[k]) < 0) {
+			return -1;
+		}
+	}
+	if (plot_bins_begin() < 0) {
+		warnx_("--plot: out of memory");
+		return -1;
+	}
+	while ((r = alog_next(L)) > 0) {
+		k = analyze_seq(&A->seen, L);
+		if (k < 0 || (k != SEQ_REPEATED && A->nlogs == 2 && join_row(A, &L->x) < 0)) {
+			return -1;
+		}
+		if (k != SEQ_REPEATED) {
+			plot_bin(&L->x, L->st);
+		}
+	}
+	return r;
+}
+
+/* The report, --top, --plot and --json of what was accounted; the exit code. */
+static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
+{
+	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+	const struct alog *L = &A->L[0];
+
+	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg->analyze[0],
+		A->nlogs == 2 ? " + " : "", A->nlogs == 2 ? cfg->analyze[1] : "",
+		run.side.emit ? "emit" : "reflect",
+		A->nlogs == 2 ? " joined with reflect log" : "", L->csv ? "csv" : "text", L->n);
+	if (*why) {
+		fprintf(out, "Lost by direction: not known from these logs: %s\n", why);
+	}
+	return report_outputs(out, js, js != stdout, run.S.c.breaches ? EXIT_BREACH : EXIT_OK, L->n,
+			      &A->top);
+}
+
+/*
+ * --analyze: open the logs, account every row as the live run does (one
+ * pass; a second for --plot), then open the outputs and write the same
+ * report, plot and JSON as a live run's.
+ */
+static int analyze_run(struct analysis *A)
+{
+	char why[160] = "";
 	FILE *js;
 
-	if (analyze_load(L, nlogs) < 0 || analyze_open(&js) < 0) {
+	if (analyze_check_outputs() < 0 || analyze_load(A) < 0) {
 		return EXIT_USAGE;
 	}
-	if (analyze_state(&L[0]) < 0) {
+	if (analyze_state(A) < 0) {
 		return EXIT_RUNTIME;
 	}
-	analyze_account(&L[0]);
-	return analyze_outputs(&L[0], nlogs, js);
+	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(why)) < 0 ||
+	    analyze_open(&js) < 0) {
+		return EXIT_USAGE;
+	}
+	if (cfg->plot && analyze_plot_pass(A) < 0) {
+		if (js && js != stdout) {
+			fclose(js);
+		}
+		return EXIT_RUNTIME;
+	}
+	return analyze_outputs(A, js, why);
 }
 
 /* analyze_run and free what it left. */
 static int analyze_main(void)
 {
-	struct alog L[2];
-	int nlogs = cfg->analyze[1] ? 2 : 1, k, code;
+	struct analysis *A = calloc(1, sizeof(*A));
+	int k, code;
 
-	memset(L, 0, sizeof(L));
-	code = analyze_run(L, nlogs);
+	if (!A) {
+		warnx_("--analyze: out of memory");
+		return EXIT_RUNTIME;
+	}
+	A->nlogs = cfg->analyze[1] ? 2 : 1;
+	A->L[0].fd = A->L[1].fd = -1;
+	code = analyze_run(A);
 	for (k = 0; k < 2; k++) {
-		free(L[k].row);
-		free(L[k].status);
-		free(L[k].cls);
-		free(L[k].size);
-		free(L[k].dup);
+		alog_close(&A->L[k]);
 	}
 	for (k = 0; k < NMETRIC; k++) {
-		free(run.S.h[k].bucket);
-		free(run.S.h[k].out);
-		run.S.h[k].bucket = NULL;
-		run.S.h[k].out = NULL;
+		hist_free(&run.S.h[k]);
 	}
+	for (k = 0; run.K.g && k < run.K.ng; k++) {
+		hist_free(&run.K.g[k].h);
+		hist_free(&run.K.g[k].x[GX_APP]);
+		hist_free(&run.K.g[k].x[GX_TX]);
+	}
+	free(run.K.g);
+	run.K.g = NULL;
 	free(run.S.breach);
 	run.S.breach = NULL;
+	free(A->jw);
+	free(A->top.e);
+	free(A);
+	side_set(run.side.emit);	/* its metric list was A's */
 	return code;
 }
 
@@ -11575,7 +14116,8 @@ static int analyze_main(void)
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
-	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE, O_MAX
+	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
+	O_STATUS, O_HISTFILE, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -11621,6 +14163,8 @@ struct opt_def {
 	unsigned modes;			/* M_*: where it is accepted */
 	int (*set)(const struct opt_def *o, const char *a);	/* OT_CALL */
 	const char *help;
+	const char *why_min;		/* why nothing below min will do, said when refused */
+	bool hex;			/* OT_CALL lists of whole numbers: 0x.. taken too */
 };
 
 /*
@@ -11637,7 +14181,7 @@ static int opt_num(const struct opt_def *o, const char *s, double min, double ma
 	v = strtod(s, &end);
 	/* strtod also takes hex and "infinity": a user meant neither */
 	if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || isnan(v) || isinf(v) ||
-	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != floor(v))) {
+	    strspn(s, "0123456789.+-eE") != strlen(s) || (whole && v != num_floor(v))) {
 		warnx_("--%s: '%s' is not a %s (%.15g to %.15g)", o->name, s,
 		       whole ? "whole number" : "number", min, max);
 		return -1;
@@ -11650,25 +14194,37 @@ static int opt_num(const struct opt_def *o, const char *s, double min, double ma
 	return 0;
 }
 
-/* Integers beyond 2^53 do not survive a double: parse them exactly. */
+/*
+ * Integers beyond 2^53 do not survive a double: parse them exactly.  An
+ * option marked hex also takes 0x.. (--tos 0x20, as the tables print it).
+ */
 static int opt_u64(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
 		   uint64_t *out)
 {
-	char *end;
+	bool hex = o->hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
+		   isxdigit((unsigned char)s[2]);
+	char *end, range[64];
 	unsigned long long v;
 
+	snprintf(range, sizeof(range), "%" PRIu64 " to %" PRIu64, min, max);
+	if (o->hex) {
+		snprintf(range + strlen(range), sizeof(range) - strlen(range),
+			 ", or 0x%" PRIx64 " to 0x%" PRIx64, min, max);
+	}
 	errno = 0;
-	v = strtoull(s, &end, 10);
+	v = strtoull(s, &end, hex ? 16 : 10);
 	if (!*s || !isdigit((unsigned char)*s) || *end || errno == ERANGE) {
 		bool neg = *s == '-' && isdigit((unsigned char)s[1]);
 
-		warnx_("--%s: '%s' is %s (%" PRIu64 " to %" PRIu64 ")", o->name, s,
-		       neg ? "out of range" : "not a whole number", min, max);
+		warnx_("--%s: '%s' is %s (%s)", o->name, s, neg ? "out of range" : "not a whole number",
+		       range);
 		return -1;
 	}
 	if (v < min || v > max) {
-		warnx_("--%s: '%s' is out of range (%" PRIu64 " to %" PRIu64 ")", o->name, s,
-		       min, max);
+		bool why = v < min && o->why_min;
+
+		warnx_("--%s: '%s' is out of range (%s)%s%s", o->name, s, range, why ? ": " : "",
+		       why ? o->why_min : "");
 		return -1;
 	}
 	*out = v;
@@ -11682,7 +14238,7 @@ static int opt_us_to_ns(const struct opt_def *o, const char *s, int64_t *ns)
 	if (opt_num(o, s, o->min, o->max, false, &v) < 0) {
 		return -1;
 	}
-	*ns = llround(v * 1000);
+	*ns = num_round(v * 1000);
 	return 0;
 }
 
@@ -11738,24 +14294,27 @@ static int opt_threaded(const struct opt_def *o, const char *a)
 static int opt_list(const struct opt_def *o, const char *s, uint64_t min, uint64_t max,
 		    uint64_t *out, int maxn, int *n)
 {
-	char item[32];
 	const char *p = s;
 
 	*n = 0;
 	for (;;) {
 		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
+		/* each item whole, however long: a cut item would parse as another number */
+		char *item = strndup(p, e ? (size_t)(e - p) : strlen(p));
+		int r;
 
-		if (*n == maxn) {
-			warnx_("--%s: '%s' has more than %d values", o->name, s, maxn);
+		if (!item) {
+			warnx_("--%s: cannot allocate: %s", o->name, strerror(errno));
 			return -1;
 		}
-		if (len >= sizeof(item)) {
-			len = sizeof(item) - 1;
+		if (*n == maxn) {
+			warnx_("--%s: '%s' has more than %d values", o->name, s, maxn);
+			free(item);
+			return -1;
 		}
-		memcpy(item, p, len);
-		item[len] = 0;
-		if (opt_u64(o, e || *n ? item : s, min, max, &out[*n]) < 0) {
+		r = opt_u64(o, item, min, max, &out[*n]);
+		free(item);
+		if (r < 0) {
 			return -1;
 		}
 		(*n)++;
@@ -11792,6 +14351,7 @@ static int opt_interval(const struct opt_def *o, const char *a)
 	uint64_t v[CLS_MAX];
 	int i, n;
 
+	opts.interval_arg = a;
 	if (!strchr(a, ',')) {
 		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v[0]) < 0) {
 			return -1;
@@ -11907,9 +14467,10 @@ static const struct opt_def opt_table[] = {
 	  .help = "UDP port (1-65535, default 12345)" },
 	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes,
 	  CFG(size),
-	  .min = PROTO_HDR_LEN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
+	  .min = SIZE_MIN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
 	  .modes = M_EMIT,
-	  .help = "datagram payload, 64-65000 bytes (default 64); the pong is the same size; a list (64,512,1400) measures each in turn" },
+	  .help = "datagram payload, 24-65000 bytes (default 64); the pong is the same size, below 64 without the reflector's stamps that do not fit; a list (64,512,1400) measures each in turn",
+	  .why_min = "a datagram carries at least rant's short header (magic, version, type, flags, session, idle hint, sequence number)" },
 	{ .val = 'd', .name = "duration", .arg = "SEC", .type = OT_NUM, CFG(duration_s),
 	  .min = 0.001, .max = 31536000, .modes = M_RUN,
 	  .help = "stop after SEC seconds (default: until --count or SIGINT)" },
@@ -11926,7 +14487,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_TIMEOUT, .name = "timeout", .arg = "MS", .type = OT_UINT, CFG(timeout_ns),
 	  .min = 1, .max = 60000, .scale = 1000000, .def = 1000 * 1000000LL,
 	  .modes = M_EMIT,
-	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000)" },
+	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000); nothing heard for 3 x MS, 5 s at least, ends the run (exit 1)" },
 	{ .val = O_TIMESTAMPS, .name = "timestamps", .arg = "auto|hw|sw", .type = OT_CHOICE,
 	  CFG(ts), .choices = ts_names, .max = TS_SW, .modes = M_RUN,
 	  .help = "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
@@ -11941,11 +14502,11 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'H', .name = "histogram", .type = OT_FLAG, CFG(histogram), .modes = M_ALL,
 	  .help = "print percentiles and the histogram" },
 	{ .val = 'b', .name = "bucket-size", .arg = "US", .type = OT_US, CFG(bucket_ns),
-	  .min = 0.001, .max = 1000000, .def = 100, .modes = M_ALL,
-	  .help = "histogram bucket in us, fractions allowed (default 0.1)" },
+	  ALSO(bucket_set), .min = 0.001, .max = 1000000, .def = 100, .modes = M_ALL,
+	  .help = "histogram bucket in us, fractions allowed (default 0.1); given, -H prints buckets of that width" },
 	{ .val = 'o', .name = "overflow", .arg = "US", .type = OT_US, CFG(bound_ns),
 	  .min = 0.001, .max = 60000000, .def = 1000 * NSEC_PER_US, .modes = M_ALL,
-	  .help = "histogram bound in us; samples above it are kept exactly (default 1000)" },
+	  .help = "histogram bound in us; samples above it exact, beyond 16384 of them within 0.1 % (default 1000)" },
 	{ .val = 'T', .name = "trace-marker", .type = OT_FLAG, CFG(trace),
 	  .modes = M_RUN,
 	  .help = "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
@@ -11987,8 +14548,8 @@ static const struct opt_def opt_table[] = {
 	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN,
 	  .help = "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
 	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_class, CFG(tos),
-	  .min = 0, .max = 255, .def = -1, .modes = M_RUN,
-	  .help = "IP TOS / IPv6 traffic class (0-255); a list runs classes side by side" },
+	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .hex = true,
+	  .help = "IP TOS / IPv6 traffic class (0-255, or hex: 0x20); a list runs classes side by side" },
 	{ .val = O_ONCE, .name = "once", .type = OT_FLAG, CFG(once),
 	  .modes = M_REFLECT,
 	  .help = "reflect: exit after one session" },
@@ -12006,7 +14567,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'q', .name = "quiet", .type = OT_FLAG, CFG(quiet), .modes = M_ALL,
 	  .help = "no status line and no start-up notes" },
 	{ .val = 'v', .name = "verbose", .type = OT_FLAG, CFG(verbose), .modes = M_ALL,
-	  .help = "more detail at start" },
+	  .help = "more detail at start, and the status line even into a file or pipe" },
 	{ .val = 'V', .name = "version", .type = OT_EXIT, .modes = M_ALL,
 	  .help = "print the version" },
 	{ .val = 'h', .name = "help", .type = OT_EXIT, .modes = M_ALL,
@@ -12036,6 +14597,11 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_KEY_FILE, .name = "key-file", .arg = "FILE", .type = OT_STR, CFG(key_file),
 	  .modes = M_RUN,
 	  .help = "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
+	{ .val = O_STATUS, .name = "status", .type = OT_FLAG, CFG(status), .modes = M_RUN,
+	  .help = "the once-a-second status line on stderr even when it is no terminal (as -v does)" },
+	{ .val = O_HISTFILE, .name = "histfile", .arg = "FILE", .type = OT_STR, CFG(histfile),
+	  .modes = M_ALL,
+	  .help = "the histogram of rtt (reflect: response) to FILE, one line per bucket: us and count (cyclictest's --histfile); a reflector appends each session" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -12202,6 +14768,12 @@ static int cls_check(const bool *given)
 	if (run.K.ncls < 1) {
 		run.K.ncls = 1;
 	}
+	if (run.K.ncls > 1 && run.K.nprio == 1 && opts.priority > 14) {
+		/* every class carries it in 4 bits of its pings (cls_before_send) */
+		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
+		       opts.priority);
+		return -1;
+	}
 	for (i = 0; i < run.K.ncls; i++) {
 		if (run.K.nprio <= 1) {
 			run.K.prio[i] = opts.priority;
@@ -12314,6 +14886,20 @@ static int opt_check_earlier(const bool *given)
 	return 0;
 }
 
+/* The smallest --size given (of a list, or the one value). */
+static unsigned opt_size_min(void)
+{
+	unsigned m = opts.size;
+	int i;
+
+	for (i = 0; i < run.K.nsz; i++) {
+		if (run.K.size[i] && run.K.size[i] < m) {
+			m = run.K.size[i];
+		}
+	}
+	return m;
+}
+
 /* --key-file: load the key; the tag needs 8 bytes after the header. */
 static int opt_check_key(const bool *given)
 {
@@ -12321,15 +14907,80 @@ static int opt_check_key(const bool *given)
 	if (!opts.key_file) {
 		return 0;
 	}
-	if (opts.size < PROTO_HDR_LEN + TAG_LEN) {
-		if (given[O_SIZE]) {
-			warnx_("--key-file: needs --size %d or more (the tag follows the %d-byte header)",
-			       PROTO_HDR_LEN + TAG_LEN, PROTO_HDR_LEN);
-			return -1;
+	if (given[O_SIZE] && opt_size_min() < proto_min_size(true)) {
+		/* every size of a list: one without room would go out untagged, all lost */
+		char list[40] = "";
+
+		if (run.K.nsz > 1) {
+			snprintf(list, sizeof(list), ", the list has %u", opt_size_min());
 		}
-		opts.size = PROTO_HDR_LEN + TAG_LEN;
+		warnx_("--key-file: needs --size %u or more (the tag follows the %d-byte header)%s",
+		       proto_min_size(true), PROTO_HDR_LEN, list);
+		return -1;
+	}
+	if (opts.size < proto_min_size(true)) {
+		opts.size = proto_min_size(true);
 	}
 	return key_load(opts.key_file);
+}
+
+/*
+ * -C without -t and -L without -l: the earlier rant took each alone, and
+ * crucible's bench-rant passes them as independent flags.  Accepted, without
+ * effect, said in one line once the command line is known to be good.
+ */
+static void opt_note_alone(const bool *given)
+{
+	bool c = given['C'] && opts.threshold_ns < 0, l = given['L'] && !opts.log;
+
+	if (!c && !l) {
+		return;
+	}
+	warnx_("%s%s%s (accepted, as the earlier rant did)",
+	       c ? "--continue: no effect without --threshold" : "", c && l ? "; " : "",
+	       l ? "--log-threshold: no effect without --log" : "");
+	opts.cont = opts.cont && !c;
+	if (l) {
+		opts.log_threshold_ns = -1;	/* nor on what --plot draws */
+	}
+}
+
+/*
+ * One --interval with classes: the classes take turns on that one cadence,
+ * so each sends at 1/n of the rate.  Said at start, with the list that gives
+ * each class the cadence instead.
+ */
+static void opt_note_interval(void)
+{
+	char list[80] = "";
+	size_t len = 0;
+	int i;
+
+	if (opts.mode != MODE_EMIT || run.K.ncls < 2 || run.K.nival || !opts.interval_ns) {
+		return;
+	}
+	for (i = 0; i < run.K.ncls && len < sizeof(list); i++) {
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "",
+					opts.interval_arg);
+	}
+	warnx_("--interval %s with %d classes: they take turns, each class sends every %.6g us (1/%d of the rate); --interval %s gives each class %s us",
+	       opts.interval_arg, run.K.ncls, (double)opts.interval_ns * run.K.ncls / 1000,
+	       run.K.ncls, list, opts.interval_arg);
+}
+
+/* --histfile: a file of its own, not one another output writes. */
+static int opt_check_histfile(void)
+{
+	const char *other = !opts.histfile ? NULL :
+			    opts.log && !strcmp(opts.histfile, opts.log) ? "--log" :
+			    opts.json && !strcmp(opts.histfile, opts.json) ? "--json" :
+			    opts.plot && !strcmp(opts.histfile, opts.plot) ? "--plot" : NULL;
+
+	if (other) {
+		warnx_("--histfile: '%s' is also the %s file", opts.histfile, other);
+		return -1;
+	}
+	return 0;
 }
 
 /* Options that make no sense together, checked once all are known. */
@@ -12338,13 +14989,8 @@ static int opt_check(const bool *given)
 	if (opt_check_modes(given) < 0) {
 		return -1;
 	}
-	if (opts.cont && opts.threshold_ns < 0) {
-		warnx_("--continue: needs --threshold US (what would it continue past?)");
-		return -1;
-	}
-	if (!opts.log && (given['L'] || given[O_LOG_FORMAT] ||
-			 (given[O_LOG_RECORDS] && !opts.plot))) {
-		int why = given['L'] ? 'L' : given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
+	if (!opts.log && (given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !opts.plot))) {
+		int why = given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
 
 		warnx_("%s: needs --log FILE", opt_name(why));
 		return -1;
@@ -12375,13 +15021,21 @@ static int opt_check(const bool *given)
 		warnx_("--plot: '%s' is also the %s file", opts.plot, is_log ? "--log" : "--json");
 		return -1;
 	}
-	if (opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
+	if (opt_check_histfile() < 0 || opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
-	if (cls_check(given) < 0) {
+	if (cls_check(given) < 0 || opt_check_earlier(given) < 0) {
 		return -1;
 	}
-	return opt_check_earlier(given);
+	opt_note_alone(given);
+	opt_note_interval();
+	return 0;
+}
+
+/* Options whose value may be a list: a second one would replace the first. */
+static bool opt_is_list(const struct opt_def *o)
+{
+	return o->set == opt_sizes || o->set == opt_class || o->set == opt_interval;
 }
 
 /* getopt_long's array and short option string, from the table. */
@@ -12432,6 +15086,11 @@ static int opt_parse(int argc, char **argv)
 		}
 		if (c == ':') {
 			warnx_("%s: needs a value", optopt ? opt_name(optopt) : argv[optind - 1]);
+			return -1;
+		}
+		if (given[c] && opt_is_list(opt_find(c))) {
+			warnx_("%s: given twice; give it once, one value or one list (%s)", opt_name(c),
+			       c == O_SIZE ? "64,512,1400" : c == O_INTERVAL ? "100,200,400" : "1,2,3");
 			return -1;
 		}
 		given[c] = true;
@@ -12547,7 +15206,7 @@ static void *status_main(void *arg)
 			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 			announced = id;
 		}
-		if (!__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
+		if (!run.status_live || !__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
 			prev = 0;
 			continue;
 		}
@@ -12568,23 +15227,20 @@ static void *status_main(void *arg)
 	return NULL;
 }
 
-/* Started with every signal blocked and as SCHED_OTHER, whatever chrt gave main. */
+/*
+ * The periodic line is for a person watching: on a terminal, or when asked
+ * (-v, --status).  Into a file or pipe (crucible keeps a run's stdout and
+ * stderr in a result file) it would add a line a second of noise.
+ */
+static bool status_wanted(void)
+{
+	return !cfg->quiet && (cfg->verbose || cfg->status || isatty(STDERR_FILENO));
+}
+
+/* The status thread: see thread_start(). */
 static void status_start(void)
 {
-	pthread_attr_t at;
-	struct sched_param sp = { 0 };
-	sigset_t all, old;
-
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 64 * 1024);
-	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&at, SCHED_OTHER);
-	pthread_attr_setschedparam(&at, &sp);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	run.status_started = pthread_create(&run.status_thread, &at, status_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&at);
+	run.status_started = thread_start(&run.status_thread, status_main);
 }
 
 static void status_stop(void)
@@ -12732,10 +15388,14 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if ((emit ? sock_open_emit() : sock_open_reflect()) < 0) {
 		return -1;
 	}
+	log_trim();
 	if (cls_alloc(L->out_cap) < 0 || cls_open() < 0) {
 		return -1;
 	}
-	return outputs_open(log_fd, json) < 0 ? -1 : plot_open();
+	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
+		return -1;
+	}
+	return outputs_open(log_fd, json) < 0 || plot_open() < 0 ? -1 : histfile_open();
 }
 
 static void start_note(void)
@@ -12772,10 +15432,16 @@ static int run_main(void)
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
 		ts_restore_say(run.sock_fd);
+		if (run.stop_signal) {
+			/* while the memory was faulted in: nothing was sent, nothing to report */
+			warnx_("interrupted before the first packet: nothing measured");
+			return EXIT_RUNTIME;
+		}
 		return EXIT_USAGE;
 	}
 	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
 	check_rt_throttling();
+	ts_rx_live();
 	boot_id_read();		/* the one-way evidence (client), the FIN_ACK's (reflector) */
 	/*
 	 * A SCHED_OTHER thread's timeouts may fire up to 50 us late (timer
@@ -12783,23 +15449,24 @@ static int run_main(void)
 	 * skips slots.  RT threads have none; ask for none here too.
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
 	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
-	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	/* one byte more than the largest valid datagram reveals an oversized one */
 	run.E.rxcap = fin_len() + 1 + run.proto_pre;
 	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
-	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();
+	run.status_live = status_wanted();
 	if (!cfg->quiet || run.phc.fd >= 0) {
 		status_start();
 	}
 	if (cfg->mode == MODE_REFLECT) {
 		run.R.log_fd = log_fd;
 		run.R.json = json;
+		run.R.clean = true;	/* session_reset above: the first session starts on it */
 		__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
+		srcw_start();
 		r = reflect_run();
+		srcw_stop();
 		status_stop();
 		phc_end();
 		ts_restore_say(run.sock_fd);
@@ -12821,6 +15488,12 @@ static int run_main(void)
 		code = EXIT_RUNTIME;
 	} else if (run.hww.failed) {
 		code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	} else if (run.S.stop_reason == STOP_NO_ANSWER) {
+		warnx_("no answer from %s port %u for %.0f s: %s", cfg->address, cfg->port,
+		       (double)emit_silence_ns() / 1e9, run.S.c.received ?
+		       "the reflector stopped answering" :
+		       "is a reflector (rant without -a) running there?");
+		code = EXIT_RUNTIME;
 	} else if (!run.S.c.received && run.S.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
@@ -12830,7 +15503,7 @@ static int run_main(void)
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg->log_format)) < 0) {
 		code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	return report_outputs(out, json, true, code, run.S.log.n, NULL, NULL);
+	return report_outputs(out, json, true, code, run.S.log.n, NULL);
 }
 
 /*
@@ -12868,6 +15541,11 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	run_reset();
+	if (argc < 2) {
+		/* the earlier rant required -i: no arguments at all is a question, not a run */
+		usage(stderr);
+		return EXIT_USAGE;
+	}
 	r = opt_parse(argc, argv);
 
 	if (r) {

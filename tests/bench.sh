@@ -17,7 +17,10 @@
 # rant/floor, sockperf/floor: a busy moment hits both sides of a ratio) and
 # summarised as the median with the min-max spread; a spread wider than
 # SPREAD_WARN (a factor) prints a warning that the host was too busy to
-# conclude.  Raw per-run numbers go to bench-results.txt (copied to
+# conclude.  A last table holds the hot path's goals against those ratios:
+# rant within 1.05x the stamped floor's RTT and 0.95x its rate, and rant -N
+# (the stamps a user can switch off, off) ahead of sockperf (0.95x, 1.05x),
+# in both pairings.  Raw per-run numbers go to bench-results.txt (copied to
 # BENCH_OUT if set).
 #
 #   sudo make bench                 ROUNDS=9 DUR=2 SIZE=64
@@ -322,12 +325,9 @@ variant_ok -N && CONTENDERS+=("rant-N -N")
 variant_ok -F && CONTENDERS+=("rant-F -F")
 declare -A VARIANT_BIN=()
 for v in $VARIANTS; do
-	if [ ! -x "${v#*=}" ] || [ "${v%%=*}" = "$v" ]; then
-		echo "bench.sh: VARIANTS: '$v' is not name=/path/to/executable" >&2
-		exit 1
-	fi
-	VARIANT_BIN["rant-${v%%=*}"]=${v#*=}
-	CONTENDERS+=("rant-${v%%=*}")
+	variant bench.sh "$v"
+	VARIANT_BIN["rant-$VARIANT_NAME"]=$VARIANT_PATH
+	CONTENDERS+=("rant-$VARIANT_NAME")
 done
 echo "# contenders: ${CONTENDERS[*]}"
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -453,6 +453,25 @@ for t in tools:
         a, o = med(p, t, "proc_p50_ns"), med(p, t, "ovh_p50_ns")
         if a is not None:
             print(f"{t} {p}: reflector processing T3_SW−T2_SW p50 {n(a)} ns; app overhead app_rtt−rtt p50 {n(o)} ns")
+# the goals of the hot path, from the same per-round ratios: rant against the floor that
+# stamps as it does, and rant with the stamps a user can switch off (-N) against sockperf
+goals = [("rant", "floor-ts", "≤", 1.05, "≥", 0.95), ("rant-N", "sockperf", "≤", 0.95, "≥", 1.05)]
+print("\n#### The hot path's goals: median (min–max) of per-round ratios\n")
+print("| goal | pairing | RTT p50 ratio | rate ratio | met |")
+print("|---|---|--:|--:|---|")
+for a, b, _, rtt_max, _, rate_min in goals:
+    if a not in tools or b not in tools:
+        continue
+    for p in ("defaults", "spin"):
+        r, q = per_round(p, a, b, "rtt_p50_ns"), per_round(p, a, b, "tps")
+        if not r or not q:
+            print(f"| {a} / {b}: RTT ≤ {rtt_max}×, rate ≥ {rate_min}× | {p} | n/a | n/a | n/a |")
+            continue
+        mr, mq = statistics.median(r), statistics.median(q)
+        met = "yes" if mr <= rtt_max and mq >= rate_min else "no"
+        print(f"| {a} / {b}: RTT ≤ {rtt_max}×, rate ≥ {rate_min}× | {p} | {mr:.2f} ({min(r):.2f}–{max(r):.2f}) | "
+              f"{mq:.2f} ({min(q):.2f}–{max(q):.2f}) | {met} |")
+print()
 wide = sorted((w for w in warnings if w[0] > warn), reverse=True)
 if wide:
     print(f"WARNING: the host was too busy to conclude: {len(wide)} of {len(warnings)} p50/rate ratios "

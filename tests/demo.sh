@@ -30,7 +30,7 @@ main() {
 	echo "demo: reflector listening in $NS_B: rant -i $VETH_B --once -s -H"
 	echo "demo: client in $NS_A for $DEMO_SECONDS s: rant -i $VETH_A -a $ADDR_B -s -H --interval $DEMO_INTERVAL_US -d $DEMO_SECONDS"
 	echo
-	# the client's status lines (stderr) show live; its report is printed below
+	# the client's status lines show live on a terminal (stderr); its report is printed below
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -s -H --interval "$DEMO_INTERVAL_US" \
 		-d "$DEMO_SECONDS" >"$WORK/demo-emit.out"
 	rc=$?

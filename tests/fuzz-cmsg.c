@@ -6,7 +6,8 @@
  * buffer, smaller than a header, or that wrap the pointer arithmetic of
  * CMSG_NXTHDR.  The buffer is a heap block of exactly the input's size
  * (8-aligned by malloc), so ASan reports any read past its end.  The same
- * buffer goes through reflect_pktinfo() and emit_rxq_ovfl().
+ * buffer goes through ts_parse_cb() with each side's own parser
+ * (reflect_ctl(): the address pinged and the TOS; emit_rxq_ovfl()).
  */
 #define RANT_NO_MAIN
 #include "../rant.c"
@@ -39,12 +40,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	(void)ts_wire(&c);
-	/* the reflector's destination-address parser and the client's drop counter */
-	reflect_pktinfo(&msg);
-	if (run.R.pi_level && run.R.pi_level != IPPROTO_IP && run.R.pi_level != IPPROTO_IPV6) {
+	/* the reflector's destination-address and TOS parser, the client's drop counter */
+	run.R.pi_level = 0;
+	run.K.rx_tos = -1;
+	ts_parse_cb(&msg, &c, reflect_ctl);
+	if ((run.R.pi_level && run.R.pi_level != IPPROTO_IP && run.R.pi_level != IPPROTO_IPV6) ||
+	    run.K.rx_tos < -1 || run.K.rx_tos > 255) {
 		abort();
 	}
-	emit_rxq_ovfl(&msg);
+	ts_parse_cb(&msg, &c, emit_rxq_ovfl);
 	free(ctrl);
 	return 0;
 }

@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	if (r == 0 && (opts.bucket_ns == 0 || opts.bound_ns < opts.bucket_ns || opts.port < 1 || opts.port > 65535 ||
-		       opts.size < PROTO_HDR_LEN || opts.size > PROTO_MAX_SIZE)) {
+		       opts.size < PROTO_MIN_SIZE || opts.size > PROTO_MAX_SIZE)) {
 		abort();	/* opt_check let through what the run cannot handle */
 	}
 	fflush(stdout);

@@ -8,13 +8,28 @@
  * session rules: the tag check with a key, the stamp plausibility check,
  * the client's emit_packet() against a window of pings in every state (the
  * pong as long as the ping) and the reflector's reflect_packet() from a
- * fixed peer, with the counters' invariants checked after each.
+ * fixed peer, with the counters' invariants checked after each; and the
+ * reflector across a session's life (fz_life): classes in the pings, the
+ * input and its confirming seq + 1, the next real ping, the FIN, the input
+ * again.
  * Built and run by tests/fuzz.sh.
  */
 #define RANT_NO_MAIN
 #include "../rant.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* The reflector's session reports (fz_life ends sessions) go nowhere. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	if (!freopen("/dev/null", "w", stdout)) {
+		abort();
+	}
+	return 0;
+}
 
 /* The T3 history of two decoded datagrams, entry by entry. */
 static bool hist_equal(const struct proto_msg *a, const struct proto_msg *b)
@@ -125,6 +140,7 @@ static struct txn fz_win[256];
 static uint64_t fz_keyseq[256];
 static uint64_t fz_buckets[NMETRIC][100];
 static int64_t fz_out[NMETRIC][64];
+static uint64_t fz_lh[NMETRIC][2 * LH_N];
 
 static void fz_session(bool emit)
 {
@@ -133,7 +149,7 @@ static void fz_session(bool emit)
 
 	memset(&run.S.c, 0, sizeof(run.S.c));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64);
+		hist_init(&run.S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64, fz_lh[i]);
 	}
 	memset(fz_win, 0, sizeof(fz_win));
 	memset(&run.E, 0, sizeof(run.E));
@@ -177,6 +193,106 @@ static void fz_session(bool emit)
 	run.E.fin_sent = fz_fin_sent;
 }
 
+/* A ping of the fuzzed session from the fixed peer, in class seq % 3. */
+static void fz_ping(uint64_t seq, uint16_t flags, const struct sockaddr_in6 *peer)
+{
+	uint8_t b[PROTO_HDR_LEN];
+	struct proto_msg m = { .type = PT_PING, .session = 0x5151, .seq = seq, .idle_ms = 1001,
+			       .flags = (uint16_t)(flags | PF_CLASS | (seq % 3 + 1) << PF_PRIO_SHIFT) };
+
+	memset(b, 0, sizeof(b));
+	proto_encode(b, &m);
+	reflect_packet(b, sizeof(b), 0, 0, false, (const struct sockaddr *)peer, sizeof(*peer));
+}
+
+/* The reflector's counters: none impossible, the class rows adding up to the session's. */
+static void fz_reflect_books(void)
+{
+	uint64_t rec = 0, ans = 0, warm = 0;
+	int i;
+
+	for (i = 0; i <= CLS_RROWS; i++) {
+		rec += run.K.r[i].received;
+		ans += run.K.r[i].answered;
+		warm += run.K.r[i].warmup;
+	}
+	if (rec != run.S.c.received || ans != run.S.c.sent || warm != run.S.c.warmup) {
+		abort();	/* class rows that do not add up */
+	}
+	if (run.S.c.lost >= STAMP_MAX || run.S.c.received >= STAMP_MAX || run.S.c.late >= STAMP_MAX) {
+		abort();	/* an impossible count */
+	}
+}
+
+/*
+ * The reflector across a session's life, without a key: pings 0..99 of the
+ * fixed peer in three classes (the first 5 warm-up by the reflector's -w),
+ * then the input from the peer and again with its seq + 1 (a forged
+ * confirmation).  The next real ping (100) is answered unless the input
+ * named it or was the session's FIN; after the FIN the input opens no
+ * session as a ping up to the session's highest seq.
+ */
+static void fz_life(const uint8_t *in, size_t size)
+{
+	struct sockaddr_in6 peer = { .sin6_family = AF_INET6, .sin6_port = htons(4000) };
+	uint8_t *buf = malloc(size ? size : 1);
+	struct proto_msg m;
+	bool ok = !proto_decode(in, size, &m) && m.session == 0x5151;
+	bool named = ok && m.type == PT_PING && (m.seq == 100 || m.seq == 99),
+	     ends = ok && m.type == PT_FIN;
+	uint64_t s, r0, top;
+
+	if (!buf) {
+		return;
+	}
+	fz_session(false);
+	opts.warmup = 5;
+	run.R.now = 1000000000ULL;
+	for (s = 0; s < 100; s++) {
+		fz_ping(s, s == 50 ? PF_WARMUP : 0, &peer);
+	}
+	fz_reflect_books();
+	for (s = 0; s < 2; s++) {
+		memcpy(buf, in, size);
+		if (s && size >= 24) {
+			put64(buf + 16, get64(in + 16) + 1);
+		}
+		reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
+		fz_reflect_books();
+	}
+	if (ok && m.type == PT_PING && m.seq > 99 + SEQ_AHEAD_MAX && run.R.top > 99 + SEQ_AHEAD_MAX) {
+		abort();	/* a far jump taken, "confirmed", while the client pings */
+	}
+	r0 = run.S.c.received;
+	fz_ping(100, 0, &peer);
+	if (!named && !ends && run.S.c.received != r0 + 1) {
+		abort();	/* a datagram without the key cost the client another ping */
+	}
+	fz_reflect_books();
+	if (!run.R.active) {
+		opts.warmup = 0;
+		free(buf);
+		return;
+	}
+	top = run.R.top;
+	{
+		uint8_t b[PROTO_HDR_LEN];
+		struct proto_msg f = { .type = PT_FIN, .session = run.S.id, .seq = top + 1 };
+
+		memset(b, 0, sizeof(b));
+		proto_encode(b, &f);
+		reflect_packet(b, sizeof(b), 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
+	}
+	fz_reflect_books();	/* the loss count too, now computed */
+	memcpy(buf, in, size);
+	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
+	if (ok && m.type == PT_PING && m.seq <= top && run.R.active) {
+		abort();	/* a replay of the ended session opened one */
+	}
+	opts.warmup = 0;
+	free(buf);
+}
+
 /* Nothing the datagram says may break the client's or reflector's counters. */
 static void fz_rules(uint8_t *in, size_t size)
 {
@@ -204,10 +320,16 @@ static void fz_rules(uint8_t *in, size_t size)
 	}
 	fz_fin_sent = size & 1;
 	fz_session(true);
+	run.E.fin_counted = fz_fin_sent;	/* the session's own FIN_ACK came already */
+	run.E.srv_received = 77;
 	if (size >= PROTO_HDR_LEN && size <= PROTO_MAX_SIZE) {
 		opts.size = (unsigned)size;	/* a pong of the ping's length: history and all */
 	}
 	emit_packet(buf, size, 2000000, 0, false);
+	if (fz_fin_sent && run.E.srv_received != 77 &&
+	    (proto_decode(in, size, &m) || (m.flags & PF_PARTIAL && !m.seq))) {
+		abort();	/* a repeated FIN's answer overwrote the session's counts */
+	}
 	if (run.S.c.late > run.S.c.lost || run.S.c.received + run.S.c.lost + run.E.outstanding != run.S.c.sent) {
 		abort();		/* late <= lost, sent = received + lost + in flight */
 	}
@@ -236,6 +358,7 @@ static void fz_rules(uint8_t *in, size_t size)
 		abort();		/* one ping twice: answered once */
 	}
 	free(buf);
+	fz_life(in, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -262,7 +385,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(in);
 		return 0;
 	}
-	if (size < PROTO_HDR_LEN || m.version != PROTO_VERSION || m.type < PT_PING || m.type > PT_BUSY) {
+	if (size < PROTO_MIN_SIZE || m.version != PROTO_VERSION || m.type < PT_PING || m.type > PT_BUSY ||
+	    (m.flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(size))) {
 		abort();		/* accepted something it should have refused */
 	}
 	fz_rules(in, size);

@@ -143,6 +143,11 @@ cleanup() {
 		kill -9 "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
+	if [ -n "${TFS:-}" ]; then
+		rmdir "$TFS/instances/$INST" 2>/dev/null
+		umount "$TFS" 2>/dev/null
+		rmdir "$TFS" 2>/dev/null
+	fi
 	ip netns del "$NS_A" 2>/dev/null
 	ip netns del "$NS_B" 2>/dev/null
 	rm -rf "$WORK"
@@ -561,6 +566,26 @@ need_setup() {
 	fi
 	if ! ns_setup; then
 		echo "$1: could not create the namespaces and the veth pair" >&2
+		exit 1
+	fi
+}
+
+# tracefs_instance: a tracefs of the suite's own (mounted at $WORK/tracefs,
+# in TFS) with the instance INST in it, removed again by cleanup; fails
+# where tracefs cannot be mounted or the instance made
+tracefs_instance() {
+	TFS="$WORK/tracefs"
+	mkdir -p "$TFS"
+	mount -t tracefs nodev "$TFS" 2>/dev/null && mkdir "$TFS/instances/$INST" 2>/dev/null
+}
+
+# variant WHO SPEC: one word of a benchmark's VARIANTS, "name=/path/to/rant",
+# split into VARIANT_NAME and VARIANT_PATH; anything else exits 1 with WHO's line
+variant() {
+	VARIANT_NAME=${2%%=*}
+	VARIANT_PATH=${2#*=}
+	if [ ! -x "$VARIANT_PATH" ] || [ "$VARIANT_NAME" = "$2" ]; then
+		echo "$1: VARIANTS: '$2' is not name=/path/to/executable" >&2
 		exit 1
 	fi
 }

@@ -5,10 +5,11 @@
 # sweeps (--size lists) over a veth pair between two throwaway namespaces:
 #
 #   per class and per size the counts are exact and both ends agree; each
-#   class's TOS is on the wire in both directions (tcpdump -v); a class whose
-#   pongs are dropped shows its loss and no other class does; the class x size
-#   matrix; --analyze rebuilds the tables from the CLASS/SIZE log columns;
-#   breach lines name the class; a size above the MTU exits 2 before sending;
+#   class's TOS is on the wire in both directions, all classes from one
+#   client port (tcpdump -v -x); a class whose pongs are dropped shows its
+#   loss and no other class does; the class x size matrix; --analyze
+#   rebuilds the tables from the CLASS/SIZE log columns; breach lines name
+#   the class; a size above the MTU exits 2 before sending;
 #   one value of each option leaves report, JSON and log as they were.
 #
 # Counts, structure and consistency only, never latencies (a noisy 2-core VM).
@@ -65,7 +66,7 @@ chk(sorted((x["priority"], x["tos"], x["answered"], x["warmup"]) for x in rc) ==
     "reflector: answered each class in its priority and tos, counts agree", rc)
 '
 	check "classes: report has a row per class" grep -Eq '^2  prio 3 tos 0x40 +1010 +1010 +0 ' "$WORK/c1c.out"
-	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +10$' "$WORK/c1r.out"
+	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +1010 +10$' "$WORK/c1r.out"
 }
 
 dumped() { # N: tcpdump has printed N UDP datagrams
@@ -79,7 +80,7 @@ t_wire() {
 		skip "wire: tcpdump not installed"
 		return
 	fi
-	in_b tcpdump -nn -v -l -i "$VETH_B" udp port "$PORT" >"$WORK/dump.txt" 2>"$WORK/dump.err" &
+	in_b tcpdump -nn -v -x -l -i "$VETH_B" udp port "$PORT" >"$WORK/dump.txt" 2>"$WORK/dump.err" &
 	tpid=$!
 	BG_PIDS+=("$tpid")
 	if ! wait_for 30 grep -q 'listening on' "$WORK/dump.err"; then
@@ -99,28 +100,32 @@ t_wire() {
 	wait "$tpid" 2>/dev/null
 	py_checks wire '
 import re
-lines = open(os.path.join(W, "dump.txt")).read().split("\n")
-seen = {}
-tos = None
-for ln in lines:
+pkts, cur = [], None
+for ln in open(os.path.join(W, "dump.txt")).read().split("\n"):
     m = re.search(r"IP \(tos (0x[0-9a-f]+)", ln)
     if m:
-        tos = int(m.group(1), 16) & 0xfc  # without the ECN bits
+        cur = {"tos": int(m.group(1), 16) & 0xfc, "hex": ""}  # without the ECN bits
+        pkts.append(cur)
         continue
-    m = re.search(r"(\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): UDP, length (\d+)", ln)
-    if m and tos is not None:
-        sp, dp = int(m.group(2)), int(m.group(4))
-        key = ("ping", sp) if dp == 12345 else ("pong", dp)
-        seen.setdefault(key, {}).setdefault(tos, 0)
-        seen[key][tos] += 1
-        tos = None
-pings = {k[1]: v for k, v in seen.items() if k[0] == "ping"}
-pongs = {k[1]: v for k, v in seen.items() if k[0] == "pong"}
-chk(len(pings) == 3, "three client ports (a socket per class)", sorted(pings))
-chk(all(len(v) == 1 for v in pings.values()), "each class socket sends one TOS", pings)
-chk(sorted(list(v)[0] for v in pings.values()) == [0, 32, 184], "the pings carry TOS 0x00, 0x20, 0xb8", pings)
-chk(all(sum(v.values()) >= 45 for v in pings.values()), "about a third of the pings per class", pings)
-chk(all(p in pongs and list(pongs[p]) == list(pings[p]) for p in pings), "each pong carries its ping class TOS", pongs)
+    m = re.search(r"(\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): UDP", ln)
+    if m and cur is not None:
+        cur["sp"], cur["dp"] = int(m.group(2)), int(m.group(4))
+        continue
+    m = re.match(r"\s+0x[0-9a-f]+:\s+((?:[0-9a-f]{4} ?)+)", ln)
+    if m and cur is not None:
+        cur["hex"] += m.group(1).replace(" ", "")
+pings, pongs, ports = {}, {}, set()
+for p in pkts:
+    kind = int(p["hex"][66:68], 16) if len(p["hex"]) >= 68 else 0  # IPv4 20 + UDP 8 + 5: rant type
+    if kind == 1:
+        ports.add(p["sp"])
+        pings[p["tos"]] = pings.get(p["tos"], 0) + 1
+    elif kind == 2:
+        pongs[p["tos"]] = pongs.get(p["tos"], 0) + 1
+chk(len(ports) == 1, "one client port for every class (the reflector sees one peer)", sorted(ports))
+chk(sorted(pings) == [0, 32, 184], "the pings carry TOS 0x00, 0x20, 0xb8", pings)
+chk(all(v >= 45 for v in pings.values()), "about a third of the pings per class", pings)
+chk(pongs == pings, "each class TOS comes back as often as it went: pongs in their ping class", pongs)
 '
 }
 
@@ -270,6 +275,40 @@ chk([(x["size"], x["packets"]["sent"], x["rtt"]["samples"], x["rtt"]["min_ns"], 
 	check "sizes: --analyze prints the size table" grep -Eq '^1400 B +520 +520 +0 +0\.00% +500 ' "$WORK/c4a.out"
 }
 
+# 4b. A list that repeats a size: one row per turn, live and from the log.
+#     The csv header says where each turn began (size_turns=), so even a
+#     size repeated back to back is its own row; a text log has no header,
+#     and a change of SIZE starts a turn there.
+t_repeat_sizes() {
+	local f
+	for f in csv text; do
+		if ! reflector "c4b$f-r" --once; then
+			not_ok "repeated sizes ($f): reflector listens"
+			return
+		fi
+		if [ "$f" = csv ]; then
+			emit "c4b$f" --size 64,200,64,64 --count 150 -w 5 --json "$WORK/c4b$f.json" \
+				-l "$WORK/c4b$f.log" --log-format csv
+		else
+			emit "c4b$f" --size 64,200,64 --count 150 -w 5 --json "$WORK/c4b$f.json" \
+				-l "$WORK/c4b$f.log"
+		fi
+		expect_rc "repeated sizes ($f)" 0
+		wait_exit "$REFLECTOR_PID" 10
+		"$RANT" --analyze "$WORK/c4b$f.log" --json "$WORK/c4b$f-a.json" >"$WORK/c4b$f-a.out" 2>&1
+	done
+	py_checks "repeated sizes" '
+for f, want in (("csv", [64, 200, 64, 64]), ("text", [64, 200, 64])):
+    c, a = j("c4b" + f), j("c4b" + f + "-a")
+    # a text log leaves warm-up rows out: its counts are without them, the samples the same
+    key = lambda x: (x["size"], x["rtt"]["samples"], x["rtt"]["max_ns"]) + \
+        ((x["packets"]["sent"], x["packets"]["received"], x["packets"]["warmup"]) if f == "csv" else ())
+    chk([x["size"] for x in c["sizes"]] == want, "%s: one row per turn live (%s)" % (f, want), [x["size"] for x in c["sizes"]])
+    chk([key(x) for x in a.get("sizes", [])] == [key(x) for x in c["sizes"]],
+        "%s: --analyze has the same rows, the repeated size its own" % f, [key(x) for x in a.get("sizes", [])])
+'
+}
+
 # 5. Classes x sizes, -d per size: rows add up; sizes on the wire by length.
 t_matrix() {
 	if ! reflector c5r --once; then
@@ -404,6 +443,7 @@ main() {
 	t_drop_one
 	t_shaped
 	t_sizes
+	t_repeat_sizes
 	t_matrix
 	t_duration
 	t_breach

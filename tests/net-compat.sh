@@ -22,6 +22,8 @@ fi
 TRACEFS=/sys/kernel/tracing
 PARSE="$(dirname "$0")/net-compat.d/benchparse.py"
 MADE_INSTANCE=0
+HUGE=/proc/sys/vm/nr_hugepages
+HUGE_OLD=
 : "${DUR:=3}"
 
 # the python half of the checks reports like ok/not_ok (see py_checks)
@@ -29,6 +31,11 @@ MADE_INSTANCE=0
 compat_cleanup() {
 	cleanup
 	[ "$MADE_INSTANCE" = 1 ] && rmdir "$TRACEFS/instances/rant" 2>/dev/null
+	[ -n "$HUGE_OLD" ] && echo "$HUGE_OLD" >"$HUGE"
+}
+
+hugepages_free() {
+	sed -n 's/^HugePages_Free: *//p' /proc/meminfo
 }
 trap compat_cleanup EXIT
 
@@ -105,12 +112,30 @@ test_older_readme() {
 	check "older README client: stopped by the signal" has "$WORK/o_cli.out" '^Stopped by: signal$'
 	wait_for 30 has "$WORK/o_srv.out" '^Stopped by: fin$'
 	stop_term "$spid"
+	parse_note "older README client: timeout --signal=SIGINT ${DUR}s taskset chrt rant --interface --address --threshold 100000 --sw-timestamps" \
+		"$RC" "$WORK/o_cli.out"
+	parse_note "older README server: taskset chrt rant --interface --threshold 100000 --sw-timestamps (SIGTERM)" \
+		"$WAIT_RC" "$WORK/o_srv.out"
 	expect_eq "older README server: exits 0 on SIGTERM" "$WAIT_RC" 0
 	check "older README server: 'Test is complete. Duration: X s'" has "$WORK/o_srv.out" '^Test is complete\. Duration: [0-9.]+ s$'
 	check "older README server: --- Response Latency Statistics ---" has "$WORK/o_srv.out" '^--- Response Latency Statistics ---$'
 	expect_eq "older README server: as many samples as the client had" \
 		"$(field "$WORK/o_srv.out" samples)" "$(field "$WORK/o_cli.out" received)"
 	check "older README server: no usage error" hasnt "$WORK/o_srv.err" 'rant: --'
+}
+
+# the newer README's usage line: ./rant --interface <iface> [OPTIONS]; --help
+test_newer_usage() {
+	run_fg usage "$RANT" --help
+	parse_note "newer README: ./rant --help" "$RC" "$WORK/usage.out"
+	expect_eq "newer README: --help exit 0" "$RC" 0
+	check "  ... lists -i, --interface and every earlier option the README shows" \
+		python3 -c '
+import sys
+t = open(sys.argv[1]).read()
+sys.exit(not all(o in t for o in ("--interface", "--address", "--threshold", "--trace-marker", "--snapshot", "--duration",
+                                  "--warmup", "--sw-timestamps", "--histogram", "--log", "--overflow", "--bucket-size",
+                                  "--hugepages", "--budget", "--prefer-busypoll", "--verbose", "--help")))' "$WORK/usage.out"
 }
 
 # ------------------------------------------------------- the newer README
@@ -133,6 +158,8 @@ test_newer_quick() {
 	check "quick test: warm-up 1000 excluded and said so" \
 		has "$WORK/q_cli.out" '^Warm-up: 1000 pings excluded \(-w 1000'
 	stop_term "$spid"
+	parse_note "newer README quick test client: nsenter taskset chrt rant -i -a --warmup --duration --threshold 30" \
+		"$RC" "$WORK/q_cli.out"
 	expect_eq "quick test: reflector exits 0 on SIGTERM" "$WAIT_RC" 0
 }
 
@@ -187,20 +214,23 @@ newer_full() {
 	check "full test client: log header as the earlier rant's" \
 		has "$WORK/roundtrip.txt" '^SEQ T1_SW T1_KSW T4_KSW T4_SW RTT$'
 	wait_rc "$spid" $((DUR + 30))
+	parse_note "newer README full test client$note: --warmup --duration --threshold 100 --sw-timestamps --histogram --log --trace-marker --snapshot" \
+		"$RC" "$WORK/f_cli.out"
+	parse_note "newer README full test server$note: the same with --log response.txt" "$WAIT_RC" "$WORK/f_srv.out"
 	check "full test server$note: -d ends it by itself, exit 0 or 3 (got $WAIT_RC)" test "$WAIT_RC" = 0 -o "$WAIT_RC" = 3
 	check "full test server: 'Test is complete. Duration: X s'" has "$WORK/f_srv.out" '^Test is complete\. Duration: [0-9.]+ s$'
 	check "full test server: Histogram Summary block" has "$WORK/f_srv.out" '^Histogram Summary:$'
 	check "full test server: 'Samples   :' line" has "$WORK/f_srv.out" '^  Samples   :  [0-9]+$'
 	check "full test server: 'Minimum   :  X us (#seq)'" has "$WORK/f_srv.out" '^  Minimum   :  [0-9]+\.[0-9]{2} us \(#[0-9]+\)$'
 	check "full test server: '    50th    :  N (Median)'" has "$WORK/f_srv.out" '^    50th    :  [0-9]+ \(Median\)$'
-	check "full test server: '    99.999th :  N'" has "$WORK/f_srv.out" '^    99\.999th :  [0-9]+$'
+	check "full test server: '   99.999th :  N' (':' in the column of the others)" has "$WORK/f_srv.out" '^   99\.999th :  [0-9]+$'
 	check "full test server: start-up line 'Trace marker enabled ...'" \
 		has "$WORK/f_srv.err" '^Trace marker enabled for kernel tracing integration$'
 	check "full test server: log header as the earlier rant's" \
 		has "$WORK/response.txt" '^SEQ T2_KSW T2_SW T3_SW T3_KSW RESPONSE$'
 	py_checks "full test server" '
 import json, sys
-d = json.loads(open(sys.argv[1]).read().split("\n}\n")[0] + "\n}")
+d = json.loads(open(sys.argv[1]).readline())  # JSON Lines: the first session
 w = d["warmup_excluded"]
 t("warm-up: 1000 excluded on the reflector", w["total"] == 1000, w)
 t("warm-up: all flagged by the client (same -w both sides)", w["flagged_by_client"] == 1000 and w["by_reflector_w"] == 0, w)
@@ -353,7 +383,7 @@ t("response samples 300", d["metrics"]["response"]["samples"] == 300)
 ' "$WORK/n.json"
 	# without -N the same JSON says wire
 	check "without -N: response_basis wire (from the full test)" \
-		python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().split("\n}\n")[0]+"\n}"); sys.exit(d["response_basis"]!="wire_T3-T2")' "$WORK/ro.json"
+		python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline()); sys.exit(d["response_basis"]!="wire_T3-T2")' "$WORK/ro.json"
 
 	run_fg r_cli ip netns exec "$NS_A" "$RANT" -a "$ADDR_B" -R --count 10 --timeout 100 --json "$WORK/r.json" -q
 	check "-R: wire stamps software" python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["timestamps"]["wire"]!="software")' "$WORK/r.json"
@@ -403,6 +433,8 @@ test_bench_rant() {
 	: "${BENCH_D:=3}"
 	CLIENT_EXTRA=()
 	bench_pair exact
+	parse_note "bench-rant client, default flags" "$RC" "$WORK/exact-client-result.txt"
+	parse_note "bench-rant server, default flags (SIGTERM)" "$WAIT_RC" "$WORK/exact-server-result.txt"
 	expect_eq "bench-rant client: exit 0 (non-zero is a failed run)" "$RC" 0
 	expect_eq "bench-rant server: SIGTERM ends it with exit 0" "$WAIT_RC" 0
 	check "bench-rant server: no usage error" hasnt "$WORK/exact-server-result.txt" '^rant: --'
@@ -429,6 +461,128 @@ for side, f in (("client", sys.argv[1]), ("server", sys.argv[2])):
 		grep -Eq '^Warm-up: 1000 pings excluded: 1000 flagged by the client' "$WORK/json-server-result.txt"
 }
 
+# parse_note LABEL RC FILE: for the record, a comment with the exit status
+# and what bench-rant's post-processing takes from FILE
+parse_note() {
+	local r
+	r=$(python3 "$PARSE" parse "$3" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("duration %s, samples %s, %d percentiles, Minimum/Maximum/Average %s" % (d.get("duration", "-"),
+      d.get("samples", "-"), len(d["pct"]), "yes" if all(k in d for k in ("minimum", "maximum", "average")) else "no"))' 2>/dev/null)
+	echo "# ran: $1 -> exit $2; parsed: ${r:-nothing}"
+}
+
+# parses FILE: bench-rant's parser finds a duration, samples > 0, the 7
+# percentiles and Minimum/Maximum/Average
+parses() {
+	python3 "$PARSE" parse "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(not (d.get("duration", 0) > 0 and d.get("samples", 0) > 0 and len(d["pct"]) == 7 and
+              all(k in d for k in ("minimum", "maximum", "average"))))'
+}
+
+# bench_flag LABEL SERVER-FLAGS CLIENT-FLAGS [RCS]: bench-rant's pair with
+# optional flags added as it adds them; the client's exit must be one of
+# RCS (default 0: anything else is a failed run for crucible), the server's
+# (SIGTERM) too, and both result files must parse
+bench_flag() {
+	local label=$1 rcs=${4:-0} tag
+	BENCH_N=$((BENCH_N + 1))
+	tag=opt$BENCH_N
+	# shellcheck disable=SC2206 # flags as words
+	CLIENT_EXTRA=($3)
+	# shellcheck disable=SC2086 # flags as words
+	bench_pair "$tag" $2
+	parse_note "bench-rant server + $label ($2)" "$WAIT_RC" "$WORK/$tag-server-result.txt"
+	parse_note "bench-rant client + $label ($3)" "$RC" "$WORK/$tag-client-result.txt"
+	check "bench-rant + $label: client exit in {$rcs} (got $RC), server exit in {$rcs} (got $WAIT_RC)" \
+		test "${rcs/$RC/}" != "$rcs" -a "${rcs/$WAIT_RC/}" != "$rcs"
+	check "bench-rant + $label: both result files parse" parses "$WORK/$tag-client-result.txt"
+	check "bench-rant + $label: ... the server's too" parses "$WORK/$tag-server-result.txt"
+	LAST_TAG=$tag
+}
+
+# bench_refused LABEL SIDE FLAGS... PATTERN: a flag this host cannot honour
+# (no PMU, no snapshot support, 2 CPUs): that role exits 2 at once with one
+# line saying why, as documented
+bench_refused() {
+	local label=$1 side=$2 pat=${*: -1} args=("${@:3:$#-3}") out=$WORK/refused-$BENCH_N.txt
+	BENCH_N=$((BENCH_N + 1))
+	if [ "$side" = server ]; then
+		timeout -k 5 30 nsenter --net="/var/run/netns/$NS_B" chrt -f 2 taskset -c "$CPU_S" \
+			"$RANT" -i "$VETH_B" -p 50 -B 1 -P -w 10000 -H -N "${args[@]}" >"$out" 2>&1
+	else
+		timeout -k 5 30 nsenter --net="/var/run/netns/$NS_A" chrt -f 2 taskset -c "$CPU_C" \
+			"$RANT" -i "$VETH_A" -a "$ADDR_B" -d "$BENCH_D" -p 50 -B 1 -P -w 10000 -H "${args[@]}" >"$out" 2>&1
+	fi
+	RC=$?
+	echo "# ran: bench-rant $side + $label (${args[*]}) -> exit $RC; $(head -c 200 "$out" | head -n 1)"
+	expect_eq "bench-rant $side + $label: refused here, exit 2" "$RC" 2
+	check "  ... one line saying why ($pat)" test "$(wc -l <"$out")" = 1 -a -n "$(grep -E "$pat" "$out")"
+}
+
+# every optional flag bench-rant adds, on the roles it adds it to
+test_bench_optional() {
+	: "${BENCH_D:=4}"
+	BENCH_N=0
+	bench_flag "-C alone" "-C" "-C"
+	expect_eq "  ... -C alone: one line each side says it has no effect" \
+		"$(cat "$WORK/$LAST_TAG"-*-result.txt | grep -c '^rant: --continue: no effect without --threshold (accepted')" 2
+	bench_flag "-L alone" "-L 50" "-L 50"
+	expect_eq "  ... -L alone: one line each side says it has no effect" \
+		"$(cat "$WORK/$LAST_TAG"-*-result.txt | grep -c '^rant: --log-threshold: no effect without --log (accepted')" 2
+	# a 100 ms threshold: a breach on this shared VM is rare but legitimate (3)
+	bench_flag "-t 100000" "-t 100000" "-t 100000" "0 3"
+	bench_flag "-t 100000 -C" "-t 100000 -C" "-t 100000 -C" "0 3"
+	bench_flag "-t 100000 -L 50 -l" "-t 100000 -L 50 -l $WORK/bsrv.log" "-t 100000 -L 50 -l $WORK/bcli.log" "0 3"
+	check "  ... -l: both logs written in the earlier format" \
+		test -n "$(grep -l '^SEQ T2_KSW' "$WORK/bsrv.log")" -a -n "$(grep -l '^SEQ T1_KSW' "$WORK/bcli.log")"
+	if trace_ready; then
+		bench_flag "-T" "-T" "-T"
+	else
+		skip "bench-rant -T: no tracefs instance here"
+	fi
+	bench_flag "-R" "-R" "-R"
+	bench_flag "-v" "-v" "-v"
+	expect_eq "  ... -v: status lines asked for, so in the result files" \
+		"$([ "$(grep -c 'rate .*/s' "$WORK/$LAST_TAG-client-result.txt")" -ge 1 ] && echo yes)" yes
+	bench_flag "-o 200" "-o 200" "-o 200"
+	bench_flag "-b 2" "-b 2" "-b 2"
+	bench_flag "-F (server)" "-F" ""
+	bench_flag "all that run here" "-t 100000 -C -L 50 -T -R -v -l $WORK/ball.log -o 200 -b 2 -F" \
+		"-t 100000 -C -L 50 -T -R -v -l $WORK/ball-c.log -o 200 -b 2" "0 3"
+	if snapshot_ok; then
+		bench_flag "-S" "-S" "-S"
+	else
+		bench_refused "-S" server -S CONFIG_TRACER_SNAPSHOT
+		bench_refused "-S" client -S CONFIG_TRACER_SNAPSHOT
+	fi
+	bench_refused "-2" server -2 '3 CPUs'
+	if [ -d /sys/bus/event_source/devices/cpu ]; then
+		bench_flag "-M" "-M" "-M"
+	else
+		bench_refused "-M" server -M 'no hardware PMU'
+		bench_refused "-M" client -M 'no hardware PMU'
+	fi
+	# -G: the pages reserved for the pair if this host has none free
+	if [ -w "$HUGE" ] && [ "$(hugepages_free)" -lt 16 ]; then
+		HUGE_OLD=$(cat "$HUGE")
+		echo $((HUGE_OLD + 16)) >"$HUGE"
+	fi
+	if [ "$(hugepages_free)" -ge 16 ]; then
+		bench_flag "-G" "-G" "-G"
+	else
+		bench_refused "-G" server -G 'nr_hugepages'
+		bench_refused "-G" client -G 'nr_hugepages'
+	fi
+	if [ -n "$HUGE_OLD" ]; then
+		echo "$HUGE_OLD" >"$HUGE"
+		HUGE_OLD=
+	fi
+}
+
 need_root "net-compat"
 if ! ns_setup; then
 	not_ok "namespace setup"
@@ -437,6 +591,7 @@ if ! ns_setup; then
 fi
 
 test_older_readme
+test_newer_usage
 test_newer_quick
 test_newer_full
 test_reflector_warmup
@@ -444,4 +599,5 @@ test_reflector_stop
 test_reflector_options
 test_later_flags
 test_bench_rant
+test_bench_optional
 finish

@@ -325,4 +325,40 @@ check "--plot on a full disk: one line naming the file and the error" \
 expect_eq "--plot on a full disk: the JSON is still written, with exit_code 1" "$(json_get "$WORK/full.json" exit_code)" 1
 wait_for 30 not_running "$REFLECTOR_PID"
 
+# ----------------------------------- losses that never got a stamp, live and --analyze
+
+# Halfway through, the reflector's address goes away and the client forgets
+# its MAC: every later ping waits for an ARP answer that never comes and is
+# dropped before the wire, with no TX stamp.  Each loss is drawn and counted
+# where the run's total is: the title, the time panel, the --analyze picture.
+reflector nostamp -q
+emit_bg nostamp --count 600 --interval 2000 --timeout 20 -v -l "$WORK/nostamp.log" \
+	--plot "$WORK/nostamp.svg" --json "$WORK/nostamp.json"
+if wait_for 10 grep -q 'samples [1-9]' "$WORK/nostamp.err"; then
+	ip -n "$NS_B" addr del "$ADDR_B/24" dev "$VETH_B"
+	ip -n "$NS_A" neigh flush dev "$VETH_A"
+fi
+wait "$EMIT_PID"
+EMIT_RC=$?
+kill -9 "$REFLECTOR_PID" 2>/dev/null
+ip -n "$NS_B" addr add "$ADDR_B/24" dev "$VETH_B"
+"$RANT" --analyze "$WORK/nostamp.log" --plot "$WORK/nostamp-a.svg" --json "$WORK/nostamp-a.json" \
+	>"$WORK/nostamp-a.out" 2>"$WORK/nostamp-a.err"
+expect_eq "unstamped losses: --analyze --plot exits 0" "$?" 0
+svg_ok "unstamped losses, live" "$WORK/nostamp.svg"
+svg_ok "unstamped losses, --analyze" "$WORK/nostamp-a.svg"
+py_checks "unstamped losses" '
+d, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[4]))
+rows = [l.split() for l in open(sys.argv[3]) if l[:1].isdigit()]
+bare = sum(1 for r in rows if r[1] == "-" and r[-1] == "lost")
+lost = d["packets"]["lost"]
+t("the run lost pings that got no stamp at all (%d of %d lost)" % (bare, lost), bare > 0 and lost >= bare, (bare, lost))
+for name, svg in (("live", sys.argv[2]), ("--analyze", sys.argv[5])):
+    body = open(svg).read()
+    t(name + ": the time panel counts every loss (%d)" % lost, ("; lost %d, late %d, breaches" % (lost, d["packets"]["late"])) in body)
+    t(name + ": the title counts them too", re.search(r"over [^;<]*; lost %d, late" % lost, body) is not None)
+    t(name + ": the lost strip has marks", body.count("l6 6m0 -6l-6 6") >= 1)
+t("--analyze counts them as the run did", a["packets"]["lost"] == lost, (a["packets"]["lost"], lost))
+' "$WORK/nostamp.json" "$WORK/nostamp.svg" "$WORK/nostamp.log" "$WORK/nostamp-a.json" "$WORK/nostamp-a.svg"
+
 finish

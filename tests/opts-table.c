@@ -72,8 +72,8 @@ static void dump_flags(FILE *f)
 		opts.prefer_busypoll, opts.spin, opts.once, opts.quiet, opts.verbose);
 	fprintf(f, "allow_fragments=%d\nptp_probe=%d\nno_tx_ts=%d\nfast_path=%d\npmc=%d\n",
 		opts.allow_fragments, opts.ptp_probe, opts.no_tx_ts, opts.fast_path, opts.pmc);
-	fprintf(f, "busy_poll_set=%d\nbudget_set=%d\nkey.on=%d\n", opts.busy_poll_set,
-		opts.budget_set, run.key.on);
+	fprintf(f, "busy_poll_set=%d\nbudget_set=%d\nbucket_set=%d\nstatus=%d\nkey.on=%d\n",
+		opts.busy_poll_set, opts.budget_set, opts.bucket_set, opts.status, run.key.on);
 }
 
 static void dump_cfg(FILE *f)
@@ -101,6 +101,8 @@ static void dump_cfg(FILE *f)
 	dump_str(f, "analyze1", opts.analyze[1]);
 	dump_str(f, "key_file", opts.key_file);
 	dump_str(f, "plot", opts.plot);
+	dump_str(f, "histfile", opts.histfile);
+	dump_str(f, "interval_arg", opts.interval_arg);
 	dump_str(f, "cmdline", opts.cmdline);
 	dump_classes(f);
 }

@@ -36,7 +36,8 @@ int main(void)
 	log_init(&run.S.log, malloc(n * log_rec_size(true)), n);
 	nb = opts.bound_ns / opts.bucket_ns;
 	for (k = 0; k < run.side.nmetrics; k++) {
-		hist_init(&run.S.h[run.side.metrics[k]], opts.bucket_ns, opts.bound_ns, calloc(nb, 8), calloc(OUT_CAP_MAX, 8), OUT_CAP_MAX);
+		hist_init(&run.S.h[run.side.metrics[k]], opts.bucket_ns, opts.bound_ns, calloc(nb, 8), calloc(OUT_CAP, 8), OUT_CAP,
+			  calloc(hist_lh_len(opts.bound_ns), 8));
 	}
 	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
 	if (!run.S.log.mem || !run.S.breach) {

@@ -64,6 +64,15 @@ static int64_t rnd_range(int64_t lo, int64_t hi)
 	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
+/* Log bins for the histograms the cases set up by hand (hist_init): slot k, zeroed. */
+static uint64_t *test_lh(int k)
+{
+	static uint64_t lh[NMETRIC + 4][2 * LH_N];
+
+	memset(lh[k], 0, sizeof(lh[k]));
+	return lh[k];
+}
+
 /* Redirect fd 1 or 2 into an unlinked temp file around a call. */
 struct capture {
 	int fd, saved, target;
@@ -302,7 +311,7 @@ static const struct {
 	{ -1, "--port +5", "--port" },
 	{ -1, "--port 0x10", "--port" },
 	{ -1, "--port 99999999999999999999999", "--port" },
-	{ -1, "-a h --size 63", "--size" },
+	{ -1, "-a h --size 23", "--size: '23' is out of range (24 to 65000): a datagram carries at least rant's short header" },
 	{ -1, "-a h --size 65001", "--size" },
 	{ -1, "-a h --size 64.0", "--size" },
 	{ -1, "-a h --size ''", "--size" },
@@ -392,9 +401,6 @@ static const struct {
 	{ -1, "--timeout 5", "--timeout" },
 	{ -1, "-w -1", "--warmup" },
 	{ -1, "--size 100", "--size" },
-	{ -1, "-C", "--continue" },
-	{ -1, "-a h -C", "--continue" },
-	{ -1, "-L 5", "--log-threshold" },
 	{ -1, "--log-format csv", "--log-format" },
 	{ -1, "--log-records 5", "--log-records" },
 	{ -1, "--trace-instance x", "--trace-instance" },
@@ -975,7 +981,7 @@ static void test_proto_malformed(void)
 	m.flags = 0;
 	m.type = PT_PING;
 	proto_encode(buf, &m);
-	for (len = 0, bad = -1; len < PROTO_HDR_LEN; len++) {
+	for (len = 0, bad = -1; len < PROTO_MIN_SIZE; len++) {
 		uint8_t *exact = malloc((size_t)len + 1);	/* +1: malloc(0) may be NULL */
 
 		memcpy(exact, buf, (size_t)len);
@@ -985,7 +991,7 @@ static void test_proto_malformed(void)
 		}
 		free(exact);
 	}
-	ok(bad < 0, "proto: every length 0..63 is PE_SHORT (and the message is zeroed)", "length %d", bad);
+	ok(bad < 0, "proto: every length 0..23 is PE_SHORT (and the message is zeroed)", "length %d", bad);
 	ok(proto_decode(buf, 65000, &d) == 0, "proto: a long datagram with a good header decodes", "failed");
 	memcpy(buf, "TNAR", 4);
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_MAGIC, "proto: wrong magic -> PE_MAGIC", "failed");
@@ -1702,32 +1708,36 @@ static uint64_t true_rank(int k, uint64_t n)
 
 struct hres {
 	char pct[256], minmax[256], moments[256], mono[256];
-	bool approx;
+	bool approx, full;
+	double maxrel;		/* the largest |reported - true| / |true| of the percentiles outside the bound */
 };
 
 /*
  * Fill a histogram with v[] (seq = 1000 + index), compare with a sort.
  * The exact store is allocated with exactly out_cap entries (plus a guard
- * value behind it that a read past the end would return).
+ * value behind it that a read past the end would return).  Every
+ * percentile: below the bound the top of the true value's bucket; outside,
+ * exact while the store holds every outlier of that side, else within the
+ * error it reports (percentiles_error_ns), which is within 0.1 %.
  */
 static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bound, uint64_t out_cap, struct hres *res)
 {
 	const int64_t GUARD = INT64_MIN + 12345;
 	struct hist h;
 	uint32_t nb = (uint32_t)((bound + bucket - 1) / bucket);
-	uint64_t *buckets = calloc(nb, sizeof(*buckets));
+	uint64_t *buckets = calloc(nb, sizeof(*buckets)), *lh = calloc(hist_lh_len(bound), sizeof(*lh));
 	int64_t *out = malloc((out_cap + 1) * sizeof(*out));
 	int64_t *s = malloc((n ? n : 1) * sizeof(*s));
 	int64_t rep[NPCT], mn = 0, mx = 0;
-	uint64_t mn_seq = 0, mx_seq = 0;
+	uint64_t mn_seq = 0, mx_seq = 0, stored_lo = 0;
 	double dsum = 0, var = 0, md;
-	bool full;
+	bool full_lo, full_hi;
 	size_t i;
 	int k;
 
 	memset(res, 0, sizeof(*res));
 	out[out_cap] = GUARD;
-	hist_init(&h, bucket, bound, buckets, out, out_cap);
+	hist_init(&h, bucket, bound, buckets, out, out_cap, lh);
 	for (i = 0; i < n; i++) {
 		hist_add(&h, v[i], 1000 + i);
 		s[i] = v[i];
@@ -1743,39 +1753,52 @@ static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bo
 	}
 	hist_finish(&h);
 	qsort(s, n, sizeof(*s), cmp_i64);
-	full = h.out_lost_hi || h.out_lost_lo;
+	for (i = 0; i < h.out_n; i++) {
+		stored_lo += out[i] < 0;
+	}
+	full_lo = stored_lo < h.out_lo;
+	full_hi = h.out_n - stored_lo < h.out_hi;
+	res->full = full_lo || full_hi;
 	if (out[out_cap] != GUARD) {
 		snprintf(res->pct, sizeof(res->pct), "wrote past the exact store (out[%" PRIu64 "])", out_cap);
 	}
 	for (k = 0; k < NPCT && n; k++) {
-		uint64_t rank = true_rank(k, n);
+		uint64_t rank = true_rank(k, n), err;
 		int64_t tv = s[rank - 1], r;
 		bool approx = false;
+		__int128 d;
 
 		r = rep[k] = hist_pct(&h, pct_value[k], &approx);
+		hist_pct_err(&h, pct_value[k], &err);
+		d = (__int128)r - tv;
+		d = d < 0 ? -d : d;
 		res->approx |= approx;
+		if (tv < 0 || (uint64_t)tv >= bound) {
+			res->maxrel = fmax(res->maxrel, (double)d / fabs((double)tv));
+		}
 		if (res->pct[0]) {
 			continue;
 		}
 		if (r == GUARD) {
 			snprintf(res->pct, sizeof(res->pct), "p%s read past the exact store", pct_key[k]);
 		} else if (tv >= 0 && (uint64_t)tv < bound) {
-			if (!(tv <= r && r < tv + (int64_t)bucket && r <= mx)) {
+			if (!(tv <= r && r < tv + (int64_t)bucket && r <= mx && r - (int64_t)err <= tv)) {
 				snprintf(res->pct, sizeof(res->pct),
-					 "p%s (rank %" PRIu64 " of %zu): true %" PRId64 " reported %" PRId64 " (bucket %" PRIu64 ", max %" PRId64 ")",
-					 pct_key[k], rank, n, tv, r, bucket, mx);
+					 "p%s (rank %" PRIu64 " of %zu): true %" PRId64 " reported %" PRId64 " +- %" PRIu64 " (bucket %" PRIu64 ", max %" PRId64 ")",
+					 pct_key[k], rank, n, tv, r, err, bucket, mx);
 			}
-		} else if (!full || (tv < 0 ? !h.out_lost_lo : !h.out_lost_hi)) {
-			if (r != tv) {
+		} else if (tv < 0 ? !full_lo : !full_hi) {
+			if (r != tv || err) {
 				snprintf(res->pct, sizeof(res->pct), "p%s (rank %" PRIu64 " of %zu) outside the bound: true %" PRId64
-					 " reported %" PRId64 " (must be exact)", pct_key[k], rank, n, tv, r);
+					 " reported %" PRId64 " +- %" PRIu64 " (must be exact)", pct_key[k], rank, n, tv, r, err);
 			}
-		} else if (tv < 0 ? !(r < 0 && r >= mn) : !((uint64_t)r >= bound && r <= mx)) {
-			snprintf(res->pct, sizeof(res->pct), "p%s approximate but on the wrong side of the bound: true %" PRId64
-				 " reported %" PRId64 " (bound %" PRIu64 ", min %" PRId64 ", max %" PRId64 ")",
-				 pct_key[k], tv, r, bound, mn, mx);
+		} else if (d > (__int128)err || (__int128)err * 1000 > (tv < 0 ? -(__int128)tv : (__int128)tv) ||
+			   (tv < 0 ? !(r < 0 && r >= mn) : !((uint64_t)r >= bound && r <= mx))) {
+			snprintf(res->pct, sizeof(res->pct), "p%s from the log bins: true %" PRId64 " reported %" PRId64
+				 " +- %" PRIu64 " (bound %" PRIu64 ", min %" PRId64 ", max %" PRId64 "): off by more than it says or 0.1 %%",
+				 pct_key[k], tv, r, err, bound, mn, mx);
 		}
-		if (!full && approx && !res->pct[0]) {
+		if (!res->full && approx && !res->pct[0]) {
 			snprintf(res->pct, sizeof(res->pct), "p%s flagged approximate with the store not full", pct_key[k]);
 		}
 	}
@@ -1814,6 +1837,7 @@ static void hist_verify(const int64_t *v, size_t n, uint64_t bucket, uint64_t bo
 		}
 	}
 	free(buckets);
+	free(lh);
 	free(out);
 	free(s);
 }
@@ -1899,7 +1923,7 @@ static void test_hist(void)
 		bool approx = false;
 		int64_t p;
 
-		hist_init(&h, 1, 2000000, b, o, 4);
+		hist_init(&h, 1, 2000000, b, o, 4, test_lh(NMETRIC));
 		for (i = 0; i < 1000; i++) {
 			hist_add(&h, (int64_t)(i + 1) * 1000, i);
 		}
@@ -1972,6 +1996,102 @@ static void test_hist_store(void)
 	free(v);
 }
 
+/* hist_case with the store overflowing: every percentile within 0.1 % (hist_verify's rule) */
+static void hist_case_long(const char *name, const int64_t *v, size_t n, uint64_t bucket, uint64_t bound,
+			   uint64_t out_cap)
+{
+	struct hres r;
+	char t[200];
+
+	hist_verify(v, n, bucket, bound, out_cap, &r);
+	snprintf(t, sizeof(t), "hist long run, %s: store of %" PRIu64 " overflows, percentiles within 0.1 %% (worst %.4f %%)",
+		 name, out_cap, 100 * r.maxrel);
+	ok(r.full && !r.pct[0] && !r.minmax[0] && !r.mono[0] && r.maxrel <= 0.001, t, "full %d %s%s%s", r.full, r.pct,
+	   r.minmax, r.mono);
+}
+
+/*
+ * Long runs: more outliers than the exact store holds.  The earlier design
+ * scaled ranks over the first out_cap outliers; a path that got slower
+ * after the store filled was reported at its old speed.
+ */
+static void test_hist_long(void)
+{
+	const size_t N = 300000;
+	int64_t *v = malloc(N * sizeof(*v));
+	size_t i;
+
+	/* the issue's shape: 20-40 us, then 1 ms slower after the store filled (-o 1: all outside) */
+	for (i = 0; i < N; i++) {
+		v[i] = rnd_range(20000, 40000) + (i >= 100000 ? 1000000 : 0);
+	}
+	hist_case_long("1 ms slower after 100000 samples, -o 1", v, N, 100, 1000, 16384);
+	/* values spanning decades: 1 ns .. about an hour, log-uniform */
+	for (i = 0; i < N; i++) {
+		v[i] = (int64_t)pow(10, (double)(rnd() % 1000000) / 1e6 * 12.5);
+	}
+	hist_case_long("1 ns .. 1 hour, log-uniform", v, N, 100, 1000000, 1000);
+	/* all above the bound, ties: 5 distinct values */
+	for (i = 0; i < N; i++) {
+		static const int64_t d[] = { 1000001, 1000002, 2500000, 999999999, 4000000000LL };
+
+		v[i] = d[rnd() % 5];
+	}
+	hist_case_long("all above the bound, 5 distinct values", v, N, 100, 1000000, 16);
+	/* ties on bin edges: powers of two and their neighbours */
+	for (i = 0; i < N; i++) {
+		int e = (int)rnd_range(10, 40);
+
+		v[i] = (int64_t)(1ULL << e) + rnd_range(-1, 1);
+	}
+	hist_case_long("powers of two +-1 (bin edges)", v, N, 10, 1000, 64);
+	/* negative decades (one-way delays with an offset), store full */
+	for (i = 0; i < N; i++) {
+		v[i] = -(int64_t)pow(10, (double)(rnd() % 1000000) / 1e6 * 10) + (i % 7 ? 0 : 3000000);
+	}
+	hist_case_long("negative decades and some above the bound", v, N, 1000, 1000000, 100);
+	/* the largest a metric can be: stamps stay below 2^62 (STAMP_MAX), so do their differences */
+	for (i = 0; i < N; i++) {
+		const int64_t top = (int64_t)STAMP_MAX - 1;
+
+		v[i] = i % 3 == 0 ? top - rnd_range(0, 1000) : i % 3 == 1 ? -top + rnd_range(0, 1000) :
+				      rnd_range(-4, 4) * 1000000000000000000LL;
+	}
+	hist_case_long("values near +-2^62 (STAMP_MAX)", v, N, 100, 1000000, 8);
+	free(v);
+}
+
+/*
+ * The memory a run's statistics take, sized by what it must keep: a run
+ * that cannot produce OUT_CAP samples gets a store for all of them and no
+ * log bins; any longer run the same OUT_CAP store and log bins, however long.
+ */
+static void test_layout_store(void)
+{
+	struct layout a, b, c, d;
+
+	reset_globals();
+	cfg_defaults();
+	opts.mode = MODE_EMIT;
+	opts.count = 100;
+	opts.warmup = 5;
+	layout_compute(&a, true);
+	opts.count = 2000000;
+	layout_compute(&b, true);
+	opts.count = 0;
+	opts.duration_s = 3;
+	layout_compute(&c, true);
+	opts.count = 20000000;
+	layout_compute(&d, true);
+	ok(a.out_cap == 105 && b.out_cap == OUT_CAP && c.out_cap == OUT_CAP && d.out_cap == OUT_CAP,
+	   "layout: the exact store holds what a short run can give (105), else OUT_CAP whatever the length",
+	   "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, a.out_cap, b.out_cap, c.out_cap, d.out_cap);
+	ok(b.total == c.total && c.total == d.total && a.total < b.total,
+	   "layout: --count 2000000 and 20000000 take what -d takes; --count 100 less (no log bins)",
+	   "%zu %zu %zu %zu", a.total, b.total, c.total, d.total);
+	reset_globals();
+}
+
 static void test_hist_random(void)
 {
 	const size_t N = 20000;
@@ -2021,13 +2141,13 @@ static void test_hist_random(void)
 		uint64_t *b = calloc(10, sizeof(*b));
 		int64_t *o = malloc(8 * sizeof(*o));
 
-		hist_init(&h, 100, 1000, b, o, 8);
+		hist_init(&h, 100, 1000, b, o, 8, test_lh(NMETRIC));
 		for (i = 0; i < 1000; i++) {
 			hist_add(&h, i % 3 ? 5000 + (int64_t)i : -(int64_t)i - 1, i);
 		}
-		ok(h.out_n == 8 && h.out_lost_hi + h.out_lost_lo == 992 && h.n == 1000 && h.out_lost_lo == 331,
-		   "hist: store of 8 (exact allocation) keeps 8, counts 992 more by side", "out_n %" PRIu64 " lost hi %" PRIu64
-		   " lo %" PRIu64, h.out_n, h.out_lost_hi, h.out_lost_lo);
+		ok(h.out_n == 8 && h.out_hi + h.out_lo == 1000 && h.n == 1000 && h.out_lo == 334,
+		   "hist: store of 8 (exact allocation) keeps 8, counts all 1000 outliers by side", "out_n %" PRIu64 " hi %" PRIu64
+		   " lo %" PRIu64, h.out_n, h.out_hi, h.out_lo);
 		free(b);
 		free(o);
 	}
@@ -2038,13 +2158,14 @@ static void test_hist_random(void)
 		uint64_t b[10] = { 0 };
 		int64_t o[2];
 
-		hist_init(&h, 100, 1000, b, o, 2);
+		hist_init(&h, 100, 1000, b, o, 2, test_lh(NMETRIC));
 		hist_add(&h, 5, 1);
 		hist_add(&h, 5000, 2);
 		hist_add(&h, -5, 3);
 		hist_add(&h, 6000, 4);
 		hist_reset(&h);
-		ok(h.n == 0 && h.out_n == 0 && h.out_lost_hi == 0 && b[0] == 0 && h.bucket == b && h.out == o && h.out_cap == 2 &&
+		ok(h.n == 0 && h.out_n == 0 && h.out_hi == 0 && h.out_lo == 0 && b[0] == 0 &&
+		   !h.lh[LH_N + lh_index(5000) - h.lh_base] && !h.lh[LH_N - 1 - 5] && h.bucket == b && h.out == o && h.out_cap == 2 &&
 		   h.nbuckets == 10, "hist: reset keeps the memory, forgets the samples", "n=%" PRIu64, h.n);
 	}
 	free(v);
@@ -2334,12 +2455,56 @@ static void log_setup(bool emit, uint8_t **mem, uint64_t cap)
 	run.S.id = 0x1234abcd;
 }
 
-static void alog_free(struct alog *L)
+/*
+ * A log read back whole, for the cases to look at its rows (rant itself
+ * streams them: alog_open, alog_next): what its header said, then each row.
+ */
+struct tlog {
+	bool emit, csv, hw, srv_hw, sw;
+	uint32_t have;
+	uint64_t n;
+	struct txn *row;
+	uint8_t *status;
+	uint32_t *size;
+};
+
+static void tlog_free(struct tlog *L)
 {
 	free(L->row);
 	free(L->status);
+	free(L->size);
 	L->row = NULL;
 	L->status = NULL;
+	L->size = NULL;
+}
+
+static int tlog_read(const char *path, struct tlog *L)
+{
+	struct alog a;
+	int r;
+
+	memset(L, 0, sizeof(*L));
+	r = alog_open(path, &a);
+	L->emit = a.emit;
+	L->csv = a.csv;
+	L->hw = a.hw;
+	L->srv_hw = a.srv_hw;
+	L->sw = a.sw;
+	L->have = a.have;
+	while (r == 0 && (r = alog_next(&a)) > 0) {
+		L->row = realloc(L->row, (L->n + 1) * sizeof(*L->row));
+		L->status = realloc(L->status, L->n + 1);
+		L->size = realloc(L->size, (L->n + 1) * sizeof(*L->size));
+		L->row[L->n] = a.x;
+		L->status[L->n] = (uint8_t)a.st;
+		L->size[L->n++] = a.size;
+		r = 0;
+	}
+	alog_close(&a);
+	if (r < 0) {
+		tlog_free(L);
+	}
+	return r;
 }
 
 /* Write the ring to a temp file; returns 0 or -errno. */
@@ -2356,7 +2521,7 @@ static int log_to_file(const char *path, enum log_format fmt)
 }
 
 /* Compare what alog_read got with what was pushed; NULL if all agree. */
-static const char *log_compare(const struct alog *L, const struct txn *want, const int *wstatus, size_t nwant,
+static const char *log_compare(const struct tlog *L, const struct txn *want, const int *wstatus, size_t nwant,
 			       bool skip_warmup, char *why, size_t len)
 {
 	size_t i, j = 0;
@@ -2393,13 +2558,13 @@ static const char *log_compare(const struct alog *L, const struct txn *want, con
 	return NULL;
 }
 
-static int read_log(const char *path, struct alog *L, char **err)
+static int read_log(const char *path, struct tlog *L, char **err)
 {
 	struct capture ce;
 	int r;
 
 	cap_start(&ce, 2);
-	r = alog_read(path, L);
+	r = tlog_read(path, L);
 	*err = cap_stop(&ce);
 	return r;
 }
@@ -2410,7 +2575,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	struct txn want[NT];
 	int wst[NT];
 	uint8_t *mem;
-	struct alog L;
+	struct tlog L;
 	char path[128], name[160], why[256], *err = NULL, *text;
 	const char *bad;
 	size_t i;
@@ -2473,7 +2638,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 		   "log csv header: comment with session and counts, column line", "'%.200s'", text);
 	}
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 	}
 	free(err);
 	free(text);
@@ -2485,7 +2650,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 static void log_corrupt(const char *name, const char *content, int line, const char *needle)
 {
 	char path[128], want[200], *err;
-	struct alog L;
+	struct tlog L;
 	int r;
 
 	tmp_path(path, sizeof(path), "bad");
@@ -2494,7 +2659,7 @@ static void log_corrupt(const char *name, const char *content, int line, const c
 	snprintf(want, sizeof(want), "%s:%d:", path, line);
 	ok(r == -1 && one_rant_line(err) && strstr(err, want) && (!needle || strstr(err, needle)), name,
 	   "r=%d stderr '%s' (want '%s'%s%s)", r, err, want, needle ? " and " : "", needle ? needle : "");
-	alog_free(&L);
+	tlog_free(&L);
 	free(err);
 	unlink(path);
 }
@@ -2517,7 +2682,7 @@ static void test_log_ring(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int st, r;
 	uint64_t i;
@@ -2551,7 +2716,7 @@ static void test_log_ring(void)
 		free(text);
 	}
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 	}
 	unlink(path);
@@ -2562,7 +2727,7 @@ static void test_log_large(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int r;
 	uint64_t i;
@@ -2581,7 +2746,7 @@ static void test_log_large(void)
 	ok(!r && L.n == 30000 && L.row[29999].seq == 29999 && L.row[12345].seq == 12345,
 	   "log: 30000 csv rows (several 1 MiB writes) read back", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
 	if (!r) {
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 	}
 	unlink(path);
@@ -2640,7 +2805,7 @@ static void test_log_threshold(void)
 
 static void test_log_corrupt(void)
 {
-	struct alog L;
+	struct tlog L;
 	char path[128], *err;
 	int r;
 
@@ -2658,14 +2823,14 @@ static void test_log_corrupt(void)
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 2 && L.emit && L.hw && L.row[1].t[T4W] == 1700000001000020000ULL && !*err,
 		   "log read: a hand-written text log parses", "r=%d err '%s'", r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 		snprintf(buf, sizeof(buf), "SEQ T1_HW T4_HW RTT\r\n---\r\n\r\n0 1700000000.000000000 1700000000.000010000 10000\r\n");
 		write_file(path, buf);
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 1, "log read: CRLF line ends and blank lines are accepted", "r=%d err '%s'", r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 
@@ -2707,7 +2872,7 @@ static void test_log_corrupt(void)
 		r = read_log(path, &L, &err);
 		ok(r == 0 && L.n == 1 && L.csv && L.status[0] == ST_OK, "log read: a hand-written csv log parses", "r=%d err '%s'",
 		   r, err);
-		alog_free(&L);
+		tlog_free(&L);
 		free(err);
 		unlink(path);
 		snprintf(buf, sizeof(buf), "%s1,ok,1700000000.000000000,1700000000.000010000,10000\n%s", chdr, chdr);
@@ -2720,7 +2885,7 @@ static void test_log_corrupt(void)
 		log_corrupt("log read: csv row with a field missing -> line 3", buf, 3, "too few");
 		log_corrupt("log read: not a log at all -> line 1", "hello world\n", 1, NULL);
 		{
-			struct alog E;
+			struct tlog E;
 
 			tmp_path(path, sizeof(path), "empty");
 			write_file(path, "failed");
@@ -2737,14 +2902,70 @@ static void test_log_corrupt(void)
 	}
 }
 
+/*
+ * The client's log joined with the reflector's, as --analyze joins them
+ * (analyze_load, join_row) while it reads: the client's rows, their server
+ * stamps filled; *err what was said.  fix: called on each row before the join.
+ */
+static uint64_t join_logs(const char *emit, const char *refl, struct tlog *out, uint64_t *mism, char **err,
+			  void (*fix)(struct txn *x))
+{
+	struct analysis *A = calloc(1, sizeof(*A));
+	struct capture ce;
+	uint64_t joined = 0;
+	int r = -1;
+
+	memset(out, 0, sizeof(*out));
+	opts.analyze[0] = emit;
+	opts.analyze[1] = refl;
+	A->nlogs = 2;
+	A->L[0].fd = A->L[1].fd = -1;
+	cap_start(&ce, 2);
+	if (analyze_load(A) == 0) {
+		analyze_pass_reset(A);
+		while ((r = alog_next(&A->L[0])) > 0) {
+			out->row = realloc(out->row, (out->n + 1) * sizeof(*out->row));
+			if (fix) {
+				fix(&A->L[0].x);
+			}
+			if (join_row(A, &A->L[0].x) < 0) {
+				break;
+			}
+			out->row[out->n++] = A->L[0].x;
+		}
+		joined = A->joined;
+		*mism = A->mism;
+		out->hw = A->L[0].hw;
+		out->srv_hw = A->L[0].srv_hw;
+		out->have = A->L[0].have;
+	}
+	*err = cap_stop(&ce);
+	alog_close(&A->L[0]);
+	alog_close(&A->L[1]);
+	free(A->jw);
+	free(A);
+	opts.analyze[0] = opts.analyze[1] = NULL;
+	return joined;
+}
+
+/* An echoed stamp the reflect log disagrees with, and one the client never got. */
+static void join_fix(struct txn *x)
+{
+	if (x->seq == 5) {
+		x->t[T3W] = 0;
+	} else if (x->seq == 6) {
+		x->t[T3W] += 1;
+	}
+}
+
 static void test_log_join(void)
 {
 	uint8_t *mem;
 	struct txn x;
-	struct alog L, R;
-	char path[128], path2[128];
+	struct tlog L;
+	char path[128], path2[128], *err = NULL;
 	int r;
-	uint64_t i;
+	uint64_t i, joined, mism = 0;
 	bool good;
 
 	/* join an emit and a reflect log by SEQ */
@@ -2768,60 +2989,36 @@ static void test_log_join(void)
 	tmp_path(path2, sizeof(path2), "reflect");
 	r = r ? r : log_to_file(path2, LOG_TEXT);
 	free(mem);
-	{
-		char *e1 = NULL, *e2 = NULL, *e3 = NULL;
-		struct capture ce;
-		uint64_t joined = 0;
-		int r1 = read_log(path, &L, &e1), r2 = read_log(path2, &R, &e2);
+	joined = join_logs(path, path2, &L, &mism, &err, NULL);
+	ok(!r && joined == 7 && L.n == 10, "log join: 7 SEQs in both logs", "r=%d joined %" PRIu64 " rows %" PRIu64, r,
+	   joined, L.n);
+	for (i = 0, good = L.n == 10; i < L.n && good; i++) {
+		struct txn w;
 
-		good = !r && !r1 && !r2;
-		if (good) {
-			cap_start(&ce, 2);
-			joined = alog_join(&L, &R);
-			e3 = cap_stop(&ce);
-			ok(joined == 7, "log join: 7 SEQs in both logs", "joined %" PRIu64, joined);
-			for (i = 0; i < L.n && good; i++) {
-				struct txn w;
-
-				mk_reflect_txn(&w, L.row[i].seq, K_OK);
-				if (L.row[i].seq >= 3) {
-					good = L.row[i].t[T2W] == w.t[T2W] && L.row[i].t[T2SW] == w.t[T2SW] &&
-					       L.row[i].t[T3SW] == w.t[T3SW] && L.row[i].t[T3W] == w.t[T3W];
-				} else {
-					good = !L.row[i].t[T2W] && !L.row[i].t[T3W];
-				}
-			}
-			ok(good && !*e3, "log join: server stamps filled by SEQ, unmatched rows untouched", "row %" PRIu64 " stderr '%s'",
-			   i, e3);
-			ok(!L.srv_hw && L.hw && (L.have & (1u << T3W)), "log join: server source and columns come from the reflect log",
-			   "srv_hw %d have %#x", L.srv_hw, L.have);
-			free(e3);
-			/* an echoed stamp that disagrees with the reflect log is reported */
-			L.row[5].t[T3W] = 0;
-			L.row[6].t[T3W] += 1;
-			cap_start(&ce, 2);
-			joined = alog_join(&L, &R);
-			e3 = cap_stop(&ce);
-			ok(one_rant_line(e3) && strstr(e3, "1 echoed server stamps differ"), "log join: a disagreeing stamp is reported",
-			   "'%s'", e3);
-			free(e3);
+		mk_reflect_txn(&w, L.row[i].seq, K_OK);
+		if (L.row[i].seq >= 3) {
+			good = L.row[i].t[T2W] == w.t[T2W] && L.row[i].t[T2SW] == w.t[T2SW] &&
+			       L.row[i].t[T3SW] == w.t[T3SW] && L.row[i].t[T3W] == w.t[T3W];
 		} else {
-			ok(false, "log join: write and read both logs", "r=%d r1=%d r2=%d %s %s", r, r1, r2, e1, e2);
+			good = !L.row[i].t[T2W] && !L.row[i].t[T3W];
 		}
-		if (!r1) {
-			alog_free(&L);
-		}
-		if (!r2) {
-			alog_free(&R);
-		}
-		free(e1);
-		free(e2);
 	}
+	ok(good && !mism && err && !*err, "log join: server stamps filled by SEQ, unmatched rows untouched",
+	   "row %" PRIu64 " mism %" PRIu64 " stderr '%s'", i, mism, err ? err : "");
+	ok(!L.srv_hw && L.hw && (L.have & (1u << T3W)), "log join: server source and columns come from the reflect log",
+	   "srv_hw %d have %#x", L.srv_hw, L.have);
+	tlog_free(&L);
+	free(err);
+	/* an echoed stamp that disagrees with the reflect log is counted (analyze_finish says so) */
+	joined = join_logs(path, path2, &L, &mism, &err, join_fix);
+	ok(joined == 7 && mism == 1 && L.n == 10 && L.row[5].t[T3W], "log join: a disagreeing stamp is counted, a missing one filled",
+	   "joined %" PRIu64 " mism %" PRIu64, joined, mism);
+	tlog_free(&L);
+	free(err);
 	unlink(path);
 	unlink(path2);
 	reset_globals();
 }
-
 
 /* ------------------------------------------------- the earlier rant's */
 
@@ -2853,7 +3050,7 @@ static void test_compat(void)
 		"    99th    :  1234\n"
 		"    99.9th  :  1234\n"
 		"    99.99th :  1234\n"
-		"    99.999th :  1234\n\n";
+		"   99.999th :  1234\n\n";
 	static const int64_t v[] = { 9950, 6875, 9000, 9100, 1234567 };
 	uint64_t b[10000] = { 0 }, t[NSTAMP] = { 0 };
 	int64_t o[8], r = 0;
@@ -2876,7 +3073,7 @@ static void test_compat(void)
 
 	/* the Histogram Summary block, byte for byte */
 	reset_globals();
-	hist_init(&h, 100, 1000000, b, o, 8);
+	hist_init(&h, 100, 1000000, b, o, 8, test_lh(NMETRIC));
 	for (i = 0; i < ARRAY_SIZE(v); i++) {
 		hist_add(&h, v[i], 10 + i);
 	}
@@ -3029,6 +3226,17 @@ static void test_guard_keyfile(void)
 		e = cap_stop(&c);
 		ok(r < 0 && one_rant_line(e), "guard: a missing key file is one line", "'%s'", e);
 		free(e);
+		/* a FIFO nobody writes: refused at once (it would block both ends' open) */
+		tmp_path(path, sizeof(path), "fifo");
+		unlink(path);
+		ok(mkfifo(path, 0600) == 0, "guard: a FIFO made", "%s", strerror(errno));
+		cap_start(&c, 2);
+		r = key_load(path);
+		e = cap_stop(&c);
+		ok(r < 0 && one_rant_line(e) && strstr(e, "not a regular file"), "guard: a FIFO as key file: refused, not waited on",
+		   "'%s'", e);
+		free(e);
+		unlink(path);
 	}
 }
 
@@ -3266,8 +3474,18 @@ static void test_guard_reflector(void)
 		m.seq = 50001;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.S.c.received == 4 && run.R.top == 50001 && run.S.c.rejected[GR_SEQ_AHEAD] == 2,
-		   "guard: a real jump (after an outage) is confirmed by the next ping", "-");
+		ok(run.S.c.received == 3 && run.R.top == 2 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		   "guard: two forged pings far ahead while the client pings: both refused", "-");
+		/* the client silent for longer than its idle hint (its pings lost): a real outage */
+		run.R.now = run.R.last_rx + run.R.hint_ms * 1000000ULL + 1;
+		m.seq = 50002;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		m.seq = 50003;
+		proto_encode(buf, &m);
+		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
+		ok(run.S.c.received == 5 && run.R.top == 50003 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		   "guard: after a silence longer than the hint a jump is taken, confirmed by the ping before", "-");
 		m.session = 0x78;
 		m.seq = 0;
 		proto_encode(buf, &m);
@@ -3282,6 +3500,187 @@ static void test_guard_reflector(void)
 	run.win.slot = NULL;
 	run.echo.q = NULL;
 	run.key.on = false;
+}
+
+/* One datagram to reflect_packet from a peer, at the reflector's clock now. */
+static void guard_rx(int type, uint32_t session, uint64_t seq, uint16_t flags, uint32_t idle,
+		     const struct sockaddr_in6 *from, uint64_t now)
+{
+	uint8_t buf[PROTO_HDR_LEN + TAG_LEN];
+	size_t len = run.key.on ? sizeof(buf) : PROTO_HDR_LEN;
+	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .flags = flags,
+			       .idle_ms = idle };
+
+	struct capture c;
+
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	tag_put(buf, len);
+	run.R.now = now;
+	if (type == PT_FIN) {
+		cap_start(&c, 1);	/* the session's report */
+	}
+	reflect_packet(buf, len, 0, 0, false, (const struct sockaddr *)from, sizeof(*from));
+	if (type == PT_FIN) {
+		free(cap_stop(&c));
+	}
+}
+
+/*
+ * Sessions across their end (replays after a FIN and after an idle end,
+ * during another session), sequence numbers walking the window up, the
+ * session's idle hint, the loss count that never wraps, class rows.
+ */
+static void test_guard_sessions(void)
+{
+	static struct echo q[ECHO_CAP];
+	struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) }, o6 = p6;
+	struct capture c;
+	uint64_t s, t = 1000000000ULL, lost;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = PROTO_HDR_LEN;
+	o6.sin6_port = htons(5001);
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x77, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x77, 10, 0, 0, &p6, t);
+	ok(!run.R.active && run.R.sessions == 1, "guard: the FIN ends the session", "-");
+	guard_rx(PT_PING, 0x77, 5, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x77, 9, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 2,
+	   "guard: after its FIN, a ping of the session up to its highest seq opens nothing", "%" PRIu64,
+	   run.R.carry_rej[GR_ENDED]);
+	/* keyed: only the client can have sent the FIN, so every later ping is a replay */
+	run.key.on = true;
+	run.key.k[0] = 1;
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x66, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x66, 10, 0, 0, &p6, t);
+	guard_rx(PT_PING, 0x66, 1000, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.sessions == 2 && run.R.carry_rej[GR_ENDED] == 1,
+	   "guard: after a keyed FIN, a ping of the session (any seq) opens nothing", "%" PRIu64,
+	   run.R.carry_rej[GR_ENDED]);
+	run.key.on = false;
+	/* no key: the FIN may have been forged, the client goes on above its highest seq */
+	guard_rx(PT_PING, 0x77, 10, 0, 1001, &p6, t);
+	ok(run.R.active && run.S.id == 0x77, "guard: after a FIN without a key, the client goes on above it", "-");
+	guard_rx(PT_FIN, 0x77, 11, 0, 0, &p6, t);
+	for (s = 0; s < 10; s++) {
+		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
+	}
+	ok(run.R.active && run.S.id == 0x88 && !run.S.c.rejected[GR_ENDED], "guard: the next session opens", "-");
+	t += 4 * NSEC_PER_SEC;	/* idle timeout 3 s */
+	cap_start(&c, 1);
+	reflect_tick(t);
+	free(cap_stop(&c));
+	ok(!run.R.active && run.R.sessions == 4, "guard: the next session ends idle", "-");
+	guard_rx(PT_PING, 0x88, 9, 0, 1001, &p6, t);
+	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 1, "guard: after an idle end, a ping up to its highest seq opens nothing", "-");
+	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t);
+	ok(run.R.active && run.S.id == 0x88 && run.S.c.received == 1,
+	   "guard: ... above it, its client goes on in a new session", "-");
+	guard_rx(PT_PING, 0x77, 3, 0, 1001, &o6, t);
+	ok(run.S.c.rejected[GR_ENDED] == 2 && !run.S.c.foreign && !run.S.c.rejected[GR_BUSY_SENT],
+	   "guard: a replay while another session runs: no BUSY, not foreign", "-");
+
+	/* a repeat is no sign of the client: it keeps nothing alive */
+	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t + NSEC_PER_SEC);
+	ok(run.R.last_rx == t && run.S.c.duplicate == 1, "guard: a repeated ping does not keep the session alive",
+	   "last_rx %" PRIu64, run.R.last_rx);
+	run.S.c.duplicate = 0;
+	/* the session's idle hint is its largest: a forged ping cannot shorten it */
+	guard_rx(PT_PING, 0x88, 11, 0, 60000, &p6, t);
+	guard_rx(PT_PING, 0x88, 12, 0, 0, &p6, t);
+	ok(run.R.hint_ms == 60000 && run.R.idle_ns == 120000ULL * 1000000ULL, "guard: the idle hint is the largest given",
+	   "%" PRIu64, run.R.hint_ms);
+
+	/* forged pings walking the window up in steps below 4096: real pings still answered */
+	guard_rx(PT_PING, 0x88, 4000, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x88, 8000, 0, 1001, &p6, t);
+	guard_rx(PT_PING, 0x88, 12000, 0, 1001, &p6, t);
+	for (s = 13; s < 113; s++) {
+		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
+	}
+	ok(run.S.c.received == 106 && !run.S.c.duplicate, "guard: no key: after a walk the client's own pings are answered",
+	   "received %" PRIu64 " duplicate %" PRIu64, run.S.c.received, run.S.c.duplicate);
+	guard_rx(PT_PING, 0x88, 50, 0, 1001, &p6, t);
+	ok(run.S.c.duplicate == 1, "guard: ... once each, in increasing order", "-");
+	guard_rx(PT_FIN, 0x88, 100, 0, 0, &p6, t);
+	ok(run.R.active && run.S.c.rejected[GR_FIN_SEQ] == 1,
+	   "guard: a FIN below the session's last ping is not its client's: refused", "-");
+	guard_rx(PT_FIN, 0x88, 113, 0, 0, &p6, t);
+	ok(!run.R.active, "guard: ... its client's FIN, above it, ends the session (a walk moved the window)", "-");
+	/*
+	 * No key: replays of seen seqs below the window, above one that never
+	 * came, are answered again and count twice: the loss count stays at 0.
+	 */
+	for (s = 0; s <= 5000; s++) {
+		if (s != 1) {
+			guard_rx(PT_PING, 0xaa, s, 0, 1001, &p6, t);
+		}
+	}
+	for (s = 2; s < 900; s++) {
+		guard_rx(PT_PING, 0xaa, s, 0, 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0xaa, 5001, 0, 0, &p6, t);
+	lost = run.S.c.lost;
+	ok(run.S.c.received == 5000 + 898 && lost == 0, "guard: the reflector's loss count never goes below 0 (no wrap)",
+	   "received %" PRIu64 " lost %" PRIu64, run.S.c.received, lost);
+
+	/* with a key the window moves only with the client: a seq below it is a replay */
+	run.key.on = true;
+	run.R.active = false;
+	reflect_start(0x99);
+	memcpy(&run.R.peer, &p6, sizeof(p6));
+	for (s = 0; s < 5000; s++) {
+		if (s != 7) {
+			run.R.now = t;
+			(void)reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = s,
+								 .idle_ms = 1001 }, t);
+		}
+	}
+	ok(reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = 7, .idle_ms = 1001 }, t) == false,
+	   "guard: keyed: a seq below the window is a replay", "-");
+	ok(reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = 90000, .idle_ms = 1001 }, t),
+	   "guard: keyed: a seq far ahead is the client's (the tag says so)", "-");
+	run.key.on = false;
+	reset_globals();
+	run.win.slot = NULL;
+	run.echo.q = NULL;
+}
+
+/* Class rows on the reflector: a FIN books none, the reflector's own -w is in them. */
+static void test_guard_class_rows(void)
+{
+	static struct echo q[ECHO_CAP];
+	struct sockaddr_in6 p6 = { .sin6_family = AF_INET6, .sin6_port = htons(5000) };
+	uint64_t s, t = 1000000000ULL, rec = 0, warm = 0;
+	int i;
+
+	guard_setup(false);
+	run.echo.q = q;
+	opts.size = PROTO_HDR_LEN;
+	opts.warmup = 4;
+	guard_rx(PT_FIN, 0x4343, 0, PF_CLASS | 3u << PF_PRIO_SHIFT, 0, &p6, t);
+	for (s = 0; s < 30; s++) {
+		guard_rx(PT_PING, 0x55, s, PF_CLASS | (uint16_t)((s % 3 + 1) << PF_PRIO_SHIFT), 1001, &p6, t);
+	}
+	guard_rx(PT_FIN, 0x4444, 0, PF_CLASS | 9u << PF_PRIO_SHIFT, 0, &p6, t);
+	guard_rx(PT_PING, 0x55, 30, 0, 1001, &p6, t);
+	for (i = 0; i <= CLS_RROWS; i++) {
+		rec += run.K.r[i].received;
+		warm += run.K.r[i].warmup;
+	}
+	ok(run.K.rn == 3, "guard: FINs with class bits book no class row", "rows %d", run.K.rn);
+	ok(rec == run.S.c.received && warm == run.S.c.warmup && warm == 4 && run.K.r[CLS_RROWS].received == 1,
+	   "guard: class rows add up to received and warm-up (the reflector's own -w too)",
+	   "rows %" PRIu64 "/%" PRIu64 " session %" PRIu64 "/%" PRIu64, rec, warm, run.S.c.received, run.S.c.warmup);
+	reset_globals();
+	run.win.slot = NULL;
+	run.echo.q = NULL;
 }
 
 /* --------------------------------------------------- classes and sizes */
@@ -3305,7 +3704,7 @@ static const struct {
 	{ -1, "-a h --tos 1,256", "--tos: '256' is out of range" },
 	{ -1, "-a h --tos 1,2,3,4,5,6,7,8,9", "more than 8 values" },
 	{ -1, "-a h --priority 1,2 --tos 1,2,3", "--tos: 3 values against 2 of --priority" },
-	{ -1, "-a h --size 64,63 --count 5", "--size: '63' is out of range (64 to 65000)" },
+	{ -1, "-a h --size 64,23 --count 5", "--size: '23' is out of range (24 to 65000)" },
 	{ -1, "-a h --size 64,128", "--size: a list needs -d SEC or --count N" },
 	{ -1, "-a h --size ,64 --count 5", "--size" },
 	{ -1, "--priority 1,2", "--priority: a list is for emit" },
@@ -3315,6 +3714,25 @@ static const struct {
 	{ -1, "-a h --priority 1,2 --interval 100,200,300", "--interval: 3 values for 2 classes" },
 	{ -1, "-a h --interval 100,200", "--interval: 2 values for 1 classes" },
 	{ -1, "-a h --priority 1,2 --interval 100,0", "--interval: '0' is out of range (1 to 60000000)" },
+	/* items are parsed whole, however long (they were cut at 31 characters) */
+	{ -1, "-a h --tos 1,2 --interval 100,0000000000000000000000000002000zz",
+	  "--interval: '0000000000000000000000000002000zz' is not a whole number" },
+	{ 0, "-a h --tos 1,2 --interval 100,000000000000000000000000000000002000", NULL },
+	{ -1, "-a h --size 64,00000000000000000000000000000000000000128zz --count 5",
+	  "'00000000000000000000000000000000000000128zz' is not a whole number" },
+	/* one --priority for every class: it travels in 4 bits of the ping */
+	{ -1, "-a h --priority 20 --tos 0,8", "--priority: 20 with a --tos list; the classes carry their priority in the ping, 0 to 14" },
+	{ -1, "-a h --priority 15 --tos 0,8", "--priority: 15 with a --tos list" },
+	{ 0, "-a h --priority 14 --tos 0,8", NULL },
+	/* a list option given twice would drop one: refused */
+	{ -1, "-a h --tos 1,2 --tos 3", "--tos: given twice; give it once, one value or one list (1,2,3)" },
+	{ -1, "-a h --priority 1 --priority 2", "--priority: given twice" },
+	{ -1, "-a h --size 64 --size 128,256 --count 5", "--size: given twice; give it once, one value or one list (64,512,1400)" },
+	{ -1, "-a h --tos 1,2 --interval 100,200 --interval 300,400", "--interval: given twice" },
+	/* --key-file: every size of the list has room for the tag */
+	{ -1, "-a h --size 128,64 --count 5 --key-file /nonexistent/k",
+	  "--key-file: needs --size 72 or more (the tag follows the 64-byte header), the list has 64" },
+	{ -1, "-a h --size 128,72 --count 5 --key-file /nonexistent/k", "--key-file: cannot open" },
 };
 
 /*
@@ -3461,7 +3879,7 @@ static void test_classes_opts(void)
 	/* a cadence per class: the run's interval is all of them together */
 	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", run.K.nival == 3 && run.K.ival[1] == 2000000 &&
 		 opts.interval_ns == 500000);
-	GOOD("-a h --priority 1,2 --interval 250", run.K.nival == 0 && opts.interval_ns == 250000);
+	/* "-a h --priority 1,2 --interval 250": one cadence for both, said (tos_interval) */
 }
 
 /* Round-robin, sizes in turn, warm-up per size, and the class in the ping's flags. */
@@ -3486,6 +3904,18 @@ static void test_classes_schedule(void)
 	r = sock_open_emit() < 0 ? -1 : cls_open();
 	ok(r == 0 && run.K.fd[1] > 0 && run.K.fd[2] > 0 && run.K.fd[1] != run.K.fd[2] && run.K.fd[0] == run.sock_fd,
 	   "classes: a socket per class", "r=%d fds %d %d %d", r, run.K.fd[0], run.K.fd[1], run.K.fd[2]);
+	{
+		struct sockaddr_in me[3];
+		socklen_t ml;
+
+		for (k = 0; r == 0 && k < 3; k++) {
+			ml = sizeof(me[k]);
+			getsockname(run.K.fd[k], (struct sockaddr *)&me[k], &ml);
+		}
+		ok(r == 0 && me[0].sin_port && me[0].sin_port == me[1].sin_port && me[1].sin_port == me[2].sin_port,
+		   "classes: ... all on one local port (the reflector sees one peer)", "ports %u %u %u",
+		   ntohs(me[0].sin_port), ntohs(me[1].sin_port), ntohs(me[2].sin_port));
+	}
 	for (k = 0; r == 0 && k < 3; k++) {
 		int want_prio = k + 1, want_tos = 32 * k;
 
@@ -3557,7 +3987,8 @@ static void test_classes_reflect(void)
 	cls_open();
 	m.flags = PF_CLASS | (3u << PF_PRIO_SHIFT);
 	run.K.rx_tos = 64;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
+	run.K.r[cls_rrow(m.flags)].answered++;
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	prio_ok = v == 2;
 	len = sizeof(v);
@@ -3565,18 +3996,21 @@ static void test_classes_reflect(void)
 	tos_ok = v == 64;
 	ok(prio_ok && tos_ok, "classes: reflector takes SO_PRIORITY from the ping, TOS as received", "tos %d", v);
 	m.flags |= PF_WARMUP;
-	cls_reflect(&m);
+	run.K.r[cls_rrow(m.flags)].answered++;
+	run.K.r[cls_rrow(m.flags)].warmup++;
 	m.flags = PF_CLASS | (5u << PF_PRIO_SHIFT);
 	run.K.rx_tos = 0;
-	cls_reflect(&m);
+	run.K.r[cls_rrow(m.flags)].answered++;
 	ok(run.K.rn == 2 && run.K.r[0].prio == 2 && run.K.r[0].tos == 64 && run.K.r[0].answered == 2 && run.K.r[0].warmup == 1 &&
 	   run.K.r[1].prio == 4 && run.K.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", run.K.rn);
 	m.flags = 0;
-	cls_reflect(&m);
+	cls_reflect(m.flags);
 	len = sizeof(v);
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	ok(v == 0 && run.K.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
 	   "prio %d", v);
+	ok(cls_rrow(m.flags) == CLS_RROWS && run.K.rn == 2, "classes: ... and booked in a row apart from the classes",
+	   "rn %d", run.K.rn);
 	close(fd);
 	run.sock_fd = -1;
 	reset_globals();
@@ -3694,7 +4128,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(true);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	log_setup(true, &mem, 16);
 	clk_read = fake_read;
@@ -3743,7 +4177,7 @@ static void test_outputs_clock(void)
 	{
 		static const enum log_format fmts[] = { LOG_TEXT, LOG_CSV };
 		char path[128], *err;
-		struct alog L;
+		struct tlog L;
 		int f, r;
 
 		for (f = 0; f < 2; f++) {
@@ -3753,7 +4187,7 @@ static void test_outputs_clock(void)
 			ok(!r && L.n == 3 && L.status[0] == ST_STEPPED && L.status[1] == ST_OK && L.status[2] == ST_STEPPED,
 			   f ? "clock: csv log keeps 'stepped'" : "clock: text log keeps 'stepped'", "r=%d n=%" PRIu64, r, r ? 0 : L.n);
 			if (!r) {
-				alog_free(&L);
+				tlog_free(&L);
 				free(err);
 			}
 			unlink(path);
@@ -3780,7 +4214,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(false);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	clk_start();
 	memset(&x, 0, sizeof(x));
@@ -3814,25 +4248,30 @@ static void rnd_bytes(char *s, size_t n)
 	s[n] = 0;
 }
 
-/* Run --analyze on files (stdout captured); its exit code. */
+/* What the last analyze_files printed: stdout, stderr; --json FILE for the next (NULL: none). */
+static char *ana_out, *ana_err;
+static const char *ana_json;
+
+/* Run --analyze on files (stdout and stderr captured in ana_out, ana_err); its exit code. */
 static int analyze_files(const char *a, const char *b)
 {
 	struct capture co, ce;
-	char *o, *e;
 	int r;
 
 	reset_globals();
 	opts.analyze[0] = a;
 	opts.analyze[1] = b;
+	opts.json = ana_json;
+	ana_json = NULL;
 	opts.mode = MODE_ANALYZE;
 	memset(&run.clk, 0, sizeof(run.clk));
 	cap_start(&co, 1);
 	cap_start(&ce, 2);
 	r = analyze_main();
-	e = cap_stop(&ce);
-	o = cap_stop(&co);
-	free(o);
-	free(e);
+	free(ana_err);
+	free(ana_out);
+	ana_err = cap_stop(&ce);
+	ana_out = cap_stop(&co);
 	return r;
 }
 
@@ -3861,10 +4300,11 @@ static void test_outputs_analyze(void)
 		   "1006 1.000000000 1.000001000 1000\n1007 1.000000000 1.000001000 1000\n"
 		   "1009 1.000000000 1.000001000 1000\n1008 1.000000000 1.000001000 1000\n");
 	r = analyze_files(p1, NULL);
-	ok(r == 0 && run.S.c.lost == 1 && run.S.c.duplicate == 1 && run.S.c.late == 1 && run.S.c.received == 9,
-	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), duplicate 1, late 1 (reorder), received 9",
-	   "r=%d lost %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " received %" PRIu64, r, run.S.c.lost, run.S.c.duplicate,
-	   run.S.c.late, run.S.c.received);
+	ok(r == 0 && run.S.c.lost == 1 && run.S.c.late == 1 && run.S.c.received == 9 && run.S.c.sent == 9 &&
+	   strstr(ana_err, "1 rows repeat an earlier SEQ") && strstr(ana_out, "duplicate unknown"),
+	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), the repeated row counted once and said, late 1 (reorder), received 9",
+	   "r=%d lost %" PRIu64 " late %" PRIu64 " received %" PRIu64 " stderr '%s'", r, run.S.c.lost, run.S.c.late,
+	   run.S.c.received, ana_err);
 	/* empty and one-row logs, alone and joined */
 	write_text(p1, "SEQ T2_KSW T3_KSW RESPONSE\n-\n");
 	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n");
@@ -3879,6 +4319,125 @@ static void test_outputs_analyze(void)
 	ok(r == 0 && run.S.c.received == 1 && run.S.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
 	unlink(p1);
 	unlink(p2);
+}
+
+/* --analyze of a log with SIZE, into JSON; the JSON text (NULL if none) and the exit code. */
+static char *analyze_json(const char *log, int *r)
+{
+	char js[128];
+	char *text;
+
+	tmp_path(js, sizeof(js), "aj");
+	unlink(js);
+	ana_json = js;
+	*r = analyze_files(log, NULL);
+	text = read_file(js);
+	unlink(js);
+	return text;
+}
+
+/*
+ * Logs rant could not have written are refused with FILE:LINE; what it
+ * could have written gives the live run's numbers (issue: sizes, stepped
+ * rows, the reflector's kernel stamps in the client's log).
+ */
+static void test_analyze_odd(void)
+{
+	static const char hdr[] = "SEQ T1_KSW T4_KSW RTT SIZE\n-\n";
+	static const char *const bad[] = { "0", "10", "23", "65001" };	/* SIZE_MIN is 24 */
+	char path[128], buf[1024], want[200], *j;
+	size_t i;
+	int r;
+
+	tmp_path(path, sizeof(path), "odd");
+	/* SIZE: only what rant sends */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000010000 10000 %s\n", hdr,
+			 bad[i]);
+		write_text(path, buf);
+		r = analyze_files(path, NULL);
+		snprintf(want, sizeof(want), "%s:4: bad size", path);
+		ok(r == 2 && strstr(ana_err, want), "analyze: SIZE below SIZE_MIN or above 65000 is refused with FILE:LINE",
+		   "SIZE %s: r=%d '%s'", bad[i], r, ana_err);
+	}
+	/* a stepped row was received: counted so in its size row as in the totals */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000010000 stepped 64\n"
+		 "2 3.000000000 3.000010000 10000 128\n", hdr);
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "\"received\": 3,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2, \"received\": 2, \"lost\": 0,"),
+	   "analyze: a stepped row is received in its size row, as in the totals", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	/* a size the list repeats is its own turn: 64, 200, 64 are three rows */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n1 2.000000000 2.000020000 20000 200\n"
+		 "2 3.000000000 3.000030000 30000 64\n3 4.000000000 4.000040000 40000 64\n", hdr);
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 1,") &&
+	   strstr(j, "{\"size\": 200, \"packets\": {\"sent\": 1,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2,"),
+	   "analyze: 64, 200, 64: three size rows, in turn", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	/* a row of an earlier turn with another size: not a log rant writes */
+	snprintf(buf, sizeof(buf), "%s0 1.000000000 1.000010000 10000 64\n2 2.000000000 2.000020000 20000 200\n"
+		 "1 3.000000000 3.000030000 30000 200\n", hdr);
+	write_text(path, buf);
+	r = analyze_files(path, NULL);
+	snprintf(want, sizeof(want), "%s:5: SIZE is not the size of its turn", path);
+	ok(r == 2 && strstr(ana_err, want), "analyze: a row below a later turn's first SEQ with its size is refused",
+	   "r=%d '%s'", r, ana_err);
+	/* csv size_turns: a size repeated back to back is still two turns */
+	snprintf(buf, sizeof(buf), "# rant 1.0.0 mode=emit dropped=0 filtered=0 size_turns=64@0/64@2 cmdline=x\n"
+		 "seq,status,t1_ksw,t4_ksw,rtt_ns,size\n0,ok,1.000000000,1.000010000,10000,64\n"
+		 "1,ok,2.000000000,2.000010000,10000,64\n2,ok,3.000000000,3.000020000,20000,64\n");
+	write_text(path, buf);
+	j = analyze_json(path, &r);
+	ok(r == 0 && j && strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 2,") &&
+	   strstr(j, "{\"size\": 64, \"packets\": {\"sent\": 1,"),
+	   "analyze: size_turns=64@0/64@2: two rows of 64", "r=%d %.600s", r, j ? j : "");
+	free(j);
+	unlink(path);
+}
+
+/* A software-stamped client against a reflector that sends its kernel stamps: they are logged. */
+static void test_log_srv_kx(void)
+{
+	struct txn x;
+	struct tlog L;
+	uint8_t *mem;
+	char path[128], *err = NULL, *text;
+	int64_t v;
+	int r;
+
+	reset_globals();
+	log_setup(true, &mem, 4);
+	mk_emit_txn(&x, 7, K_OK);
+	x.t[T2K] = x.t[T2W] + 300;
+	x.t[T3K] = x.t[T3W] - 200;
+	log_push(&x);
+	tmp_path(path, sizeof(path), "srvkx");
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	ok(!r && text && !strstr(text, ",t2_k,"), "log: no t2_k column when the reflector sent no kernel stamps", "%.300s",
+	   text ? text : "");
+	free(text);
+	run.S.srv_kx = true;
+	r = log_to_file(path, LOG_CSV);
+	text = read_file(path);
+	r = r ? r : read_log(path, &L, &err);
+	ok(!r && text && strstr(text, ",t2_k,") && strstr(text, ",t3_k,") && L.n == 1 && (L.have & (1u << T2K)) &&
+	   L.row[0].t[T2K] == x.t[T2K] && metric_value(M_SRV_RX_NIC, L.row[0].t, &v) && v == 300 &&
+	   metric_value(M_SRV_TX_NIC, L.row[0].t, &v) && v == 200,
+	   "log: a software client's csv log keeps the reflector's T2_K and T3_K, --analyze reads them back", "r=%d %.300s",
+	   r, text ? text : "");
+	if (!r) {
+		tlog_free(&L);
+	}
+	free(err);
+	free(text);
+	free(mem);
+	unlink(path);
 }
 
 static void test_outputs(void)
@@ -3915,7 +4474,7 @@ static void test_outputs_property(void)
 		enum log_format fmt = rnd() & 1 ? LOG_CSV : LOG_TEXT;
 		uint8_t *mem;
 		struct txn x;
-		struct alog L;
+		struct tlog L;
 		uint64_t k, n = (uint64_t)rnd_range(0, 5), want = 0;
 
 		reset_globals();
@@ -3941,7 +4500,7 @@ static void test_outputs_property(void)
 		r = r ? r : read_log(path, &L, &err);
 		good = !r && L.n == want && L.emit == emit && run.log_out.rows == want;
 		if (!r) {
-			alog_free(&L);
+			tlog_free(&L);
 			free(err);
 		}
 		if (!good) {
@@ -4050,13 +4609,13 @@ static void test_outputs_refused(void)
 	/* refused inputs and outputs: FIFOs, devices, directories */
 	{
 		struct capture ce;
-		struct alog L;
+		struct tlog L;
 		char *e;
 
 		tmp_path(path, sizeof(path), "fifo");
 		mkfifo(path, 0600);
 		cap_start(&ce, 2);
-		r = alog_read(path, &L);
+		r = tlog_read(path, &L);
 		e = cap_stop(&ce);
 		ok(r < 0 && e && strstr(e, "is a FIFO"), "--analyze: a FIFO is refused at once", "%s", e ? e : "");
 		free(e);
@@ -4072,7 +4631,7 @@ static void test_outputs_refused(void)
 		ok(r < 0 && e && strstr(e, "character device"), "--json: a device is refused", "%s", e ? e : "");
 		free(e);
 		cap_start(&ce, 2);
-		r = alog_read("/tmp", &L);
+		r = tlog_read("/tmp", &L);
 		e = cap_stop(&ce);
 		ok(r < 0 && e && strstr(e, "directory"), "--analyze: a directory is refused", "%s", e ? e : "");
 		free(e);
@@ -4507,7 +5066,7 @@ static void test_swhw(void)
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	/* seq 5 sent with key 7; its pong is in (T4 with both stamps), T1 not yet */
 	x = &run.win.slot[5];
@@ -4660,7 +5219,7 @@ static void test_klog(void)
 {
 	const uint64_t B = 1700000000000000000ULL;
 	struct txn x;
-	struct alog L;
+	struct tlog L;
 	uint8_t *mem;
 	char path[128], *err = NULL, *text;
 	int r, st;
@@ -4711,7 +5270,7 @@ static void test_klog(void)
 		   "v=%" PRId64, v);
 	}
 	free(err);
-	alog_free(&L);
+	tlog_free(&L);
 	unlink(path);
 	free(mem);
 	memset(&run.S, 0, sizeof(run.S));
@@ -4764,7 +5323,7 @@ static void test_kx(void)
 	char path[128], *text = NULL, *err = NULL, why[400];
 	size_t tlen = 0;
 	int i, n, rx, tx, r, found = 0;
-	struct alog L;
+	struct tlog L;
 	struct report rep;
 	uint8_t *lmem;
 	FILE *f;
@@ -4793,7 +5352,7 @@ static void test_kx(void)
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	B = real_ns();
 	/* ping 0 (80 bytes): T2 wire B, kernel B+100, app B+500 */
@@ -4885,7 +5444,7 @@ static void test_kx(void)
 	/* the client: pings 0-2 sent; the pongs above come back (the clock-step check is tested elsewhere) */
 	memset(&run.clk, 0, sizeof(run.clk));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64);
+		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	memset(&run.S.c, 0, sizeof(run.S.c));
 	side_set(true);
@@ -4964,7 +5523,7 @@ static void test_kx(void)
 	   metric_value(M_SRV_RX_NIC, L.row[0].t, &v) && v == 100, "kx: --analyze reads the server split back from the client's log",
 	   "r=%d n=%" PRIu64 " err='%s'", r, L.n, err ? err : "");
 	free(err);
-	alog_free(&L);
+	tlog_free(&L);
 	unlink(path);
 	free(lmem);
 	memset(&run.S.log, 0, sizeof(run.S.log));
@@ -4994,9 +5553,9 @@ static void test_kx(void)
 	run.phc.method = PHC_PRECISE;
 	run.phc.last_off = 100;
 	run.phc.window = 0;
-	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64);
-	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64);
-	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64);
+	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64, test_lh(M_FORWARD));
+	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64, test_lh(M_BACKWARD));
+	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64, test_lh(M_RTT));
 	hist_add(&run.S.h[M_FORWARD], 9000, 0);
 	hist_add(&run.S.h[M_BACKWARD], 9100, 0);
 	hist_add(&run.S.h[M_RTT], 20000, 0);
@@ -5181,7 +5740,7 @@ static void test_oneway_kernel(void)
 
 	guard_setup(true);
 	for (i = 0; i < 3; i++) {
-		hist_init(&run.S.h[ms[i]], 1000, 64000, b[i], o[i], 64);
+		hist_init(&run.S.h[ms[i]], 1000, 64000, b[i], o[i], 64, test_lh(ms[i]));
 	}
 	hist_add(&run.S.h[M_FORWARD], 9000, 0);
 	hist_add(&run.S.h[M_BACKWARD], 7500, 0);
@@ -5242,7 +5801,7 @@ static void hf_hists(bool take)
 		if (take) {
 			hf.mem[i][0] = calloc(64, 8);
 			hf.mem[i][1] = calloc(64, 8);
-			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64);
+			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64, test_lh(i));
 		} else {
 			free(hf.mem[i][0]);
 			free(hf.mem[i][1]);
@@ -5542,6 +6101,24 @@ static void test_rekey_cmsg(void)
 }
 
 /*
+ * Tests that count stamps from the first datagram need the kernel's receive
+ * stamps live before it (ts_rx_live says why they may not be): one socket
+ * asking for them stays open for the rest of the tests, and ts_rx_live waits
+ * until they are on.
+ */
+static void rx_stamps_live(void)
+{
+	static int fd = -1;
+	int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+
+	if (fd < 0) {
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		ts_sockopt(fd, f);
+	}
+	ts_rx_live();
+}
+
+/*
  * A client on lo whose NIC (the fake one) grants hardware stamps: lo
  * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
  * real NIC.  peer answers the pings as a reflector with software stamps.
@@ -5561,6 +6138,7 @@ static int hc_client(const char *ts)
 	struct capture ce;
 	int r;
 
+	rx_stamps_live();
 	hc.peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	bind(hc.peer, (struct sockaddr *)&pa, sizeof(pa));
 	getsockname(hc.peer, (struct sockaddr *)&pa, &len);
@@ -5736,6 +6314,7 @@ static uint64_t hr_run(enum ts_mode mode, struct capture *ce, uint16_t *last_fla
 	uint8_t buf[128];
 	ssize_t n;
 
+	rx_stamps_live();
 	hf_reflector();
 	opts.mode = MODE_REFLECT;
 	opts.iface = "lo";
@@ -6051,7 +6630,7 @@ static int restore_child(int sig, char *told, size_t len, int *status)
 		if (hw_setup("eth0", TS_AUTO, &err) < 0 || !run.ts.restore) {
 			_exit(9);
 		}
-		free(err);	/* valgrind's leak check sees this child's exit too */
+		free(err);	/* valgrind checks the child's leaks too */
 		ts_ioctl = fake_ioctl_told;
 		restore_pipe = p[1];
 		run.sock_fd = 100;
@@ -6855,7 +7434,8 @@ static void test_pmc_flow(void)
 		return;
 	}
 	log_setup(true, &mem, 16);
-	ok(run.S.log.rec_size == 8 + 64 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
+	/* seq, 8 stamps and the reflector's two kernel stamps, status, 4 counters */
+	ok(run.S.log.rec_size == 8 + 80 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
 	for (i = 0; i < 4; i++) {
 		mk_emit_txn(&x[i], (uint64_t)i, i == 2 ? K_LOST : i == 3 ? K_WARMUP : K_OK);
 		/* emit_send: counts before send(); emit_recv: after recvmsg(); emit_packet: the delta */
@@ -7023,7 +7603,7 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 	for (k = 0; k < run.side.nmetrics; k++) {
 		int m = run.side.metrics[k];
 
-		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n);
+		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n, test_lh(m));
 	}
 	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
 	for (i = 0; i < n; i++) {
@@ -7250,46 +7830,112 @@ static struct sockaddr_in6 mapped_lo(unsigned last, unsigned port)
 
 static struct txn perf_win[256];
 
-static void test_perf(void)
+/* The loop's side of the source watch: its answers, withdrawals and questions, no thread. */
+static void perf_watch_loop(const struct src_query *q, const struct sockaddr_in6 *peer)
 {
-	struct sockaddr_in6 peer = mapped_lo(1, 40000), other_port = mapped_lo(1, 40001);
-	char iface[] = "lo";
+	struct sockaddr_in6 other_port = mapped_lo(1, 40001);
+	const struct sockaddr *to = (const struct sockaddr *)peer;
+	uint64_t v = 0;
 
-	reset_globals();
-	/* the ping came to 127.0.0.1 on lo: the kernel's own choice for 127.0.0.1 */
-	run.R.pi_level = IPPROTO_IPV6;
-	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
-	run.R.pi.v6.ipi6_ifindex = 1;
-	opts.iface = NULL;
-	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 5);
-	ok(!run.R.src_same && run.R.src_probed == 5, "perf: without -i the source is always named (IP_PKTINFO)",
-	   "same=%d probed=%" PRIu64, run.R.src_same, run.R.src_probed);
-	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: without -i no answer goes without it", "-");
-	opts.iface = iface;
-	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 7);
-	if (geteuid() == 0) {
-		ok(run.R.src_same, "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
-		ok(reflect_src_known((struct sockaddr *)&peer), "perf: the probed peer and address: known", "-");
-	}
-	ok(!reflect_src_known((struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
-	/* the same peer pings another of the host's addresses: named again */
+	ok(!reflect_src_known(to), "perf: no answer from the watch yet: the source is named", "-");
+	srcw_publish(q, true);
+	ok(reflect_src_known(to), "perf: the watch's answer 'same': answers to that peer and address go without IP_PKTINFO", "-");
+	ok(!reflect_src_known((const struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
 	run.R.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
-	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: another destination address: named", "-");
-	/* probed while the ping came to 127.0.0.2: not the kernel's choice for 127.0.0.1 */
-	reflect_src_probe((struct sockaddr *)&peer, sizeof(peer), 9);
-	ok(!run.R.src_same && !reflect_src_known((struct sockaddr *)&peer),
-	   "perf: a second address is never the kernel's choice: named", "same=%d", run.R.src_same);
+	ok(!reflect_src_known(to), "perf: another destination address: named", "-");
 	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
 	run.R.pi_level = 0;
-	ok(!reflect_src_known((struct sockaddr *)&peer), "perf: no IP_PKTINFO received: nothing known", "-");
-	/* a new session probes again */
-	run.R.src_same = true;
+	ok(!reflect_src_known(to), "perf: no IP_PKTINFO received: nothing known", "-");
+	run.R.pi_level = IPPROTO_IPV6;
+	/* routing changed: the watch withdraws its answer, the next pong names its source */
+	srcw_publish(q, false);
+	ok(!reflect_src_known(to), "perf: a withdrawn answer is taken at the next pong", "-");
+	srcw_publish(q, true);
+	/* the watch holds the lock while it answers again: never a stale answer, never a wait */
+	pthread_mutex_lock(&run.SW.lock);
+	srcw_publish(q, true);
+	ok(!reflect_src_known(to), "perf: an answer being written is not read: named meanwhile", "-");
+	pthread_mutex_unlock(&run.SW.lock);
+	ok(reflect_src_known(to), "perf: ... and read at the next pong", "-");
+	/* a new session keeps the answer: it is about a peer and an address, withdrawn on any change */
 	run.win.slot = perf_win;
 	run.win.mask = 255;
 	reflect_start(0x1234);
-	ok(!run.R.src_same && !run.R.src_probed, "perf: a new session forgets the last one's probe", "-");
+	ok(reflect_src_known(to), "perf: a new session keeps the watch's answer", "-");
+	/* questions: after a named pong, each one once, another at most once a second */
+	run.SW.on = true;
+	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	run.R.named = true;
+	srcw_ask(to, sizeof(*peer), 5);
+	ok(run.SW.q_gen == 1 && !memcmp(&run.SW.q, q, sizeof(*q)) && read(run.SW.ev_fd, &v, 8) == 8 && v == 1,
+	   "perf: a named pong asks the watch, and rings its doorbell", "q_gen=%u v=%" PRIu64, run.SW.q_gen, v);
+	srcw_ask(to, sizeof(*peer), 6);
+	srcw_ask((const struct sockaddr *)&other_port, sizeof(other_port), 7);
+	ok(run.SW.q_gen == 1 && read(run.SW.ev_fd, &v, 8) < 0,
+	   "perf: the same question is not asked twice, another not within a second", "q_gen=%u", run.SW.q_gen);
+	srcw_ask((const struct sockaddr *)&other_port, sizeof(other_port), 7 + NSEC_PER_SEC);
+	ok(run.SW.q_gen == 2, "perf: another question a second later", "q_gen=%u", run.SW.q_gen);
+	run.R.named = false;
+	srcw_ask(to, sizeof(*peer), 9 + 2 * NSEC_PER_SEC);
+	ok(run.SW.q_gen == 2, "perf: a pong that went without IP_PKTINFO asks nothing", "q_gen=%u", run.SW.q_gen);
+	close(run.SW.ev_fd);
+	run.SW.on = false;
 	run.R.active = false;
 	run.win.slot = NULL;
+}
+
+static void test_perf(void)
+{
+	struct sockaddr_in6 peer = mapped_lo(1, 40000);
+	struct src_query q = { .peerlen = sizeof(peer), .level = IPPROTO_IPV6 }, q2;
+	char iface[] = "lo";
+	uint32_t g;
+	int i;
+
+	reset_globals();
+	side_set(false);
+	memcpy(&q.peer, &peer, sizeof(peer));
+	q.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	q.pi.v6.ipi6_ifindex = 1;
+	q2 = q;
+	q2.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
+	/* the datagram being answered came to 127.0.0.1 on lo */
+	run.R.pi_level = IPPROTO_IPV6;
+	run.R.pi.v6 = q.pi.v6;
+	opts.iface = NULL;
+	ok(!src_probe(&q), "perf: without -i no probe: the source is always named", "-");
+	srcw_start();
+	ok(!run.SW.on && !reflect_src_known((struct sockaddr *)&peer),
+	   "perf: without -i no source watch, and no answer goes without IP_PKTINFO", "-");
+	opts.iface = iface;
+	if (geteuid() == 0) {
+		ok(src_probe(&q), "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
+		ok(!src_probe(&q2), "perf: a second address is never the kernel's choice for the peer", "-");
+	}
+	pthread_mutex_init(&run.SW.lock, NULL);
+	perf_watch_loop(&q, &peer);
+	reset_globals();
+	side_set(false);
+	if (geteuid() != 0) {
+		opts.iface = NULL;
+		return;
+	}
+	/* the thread: a question from the loop is answered, off the loop */
+	opts.iface = iface;
+	run.R.pi_level = IPPROTO_IPV6;
+	run.R.pi.v6 = q.pi.v6;
+	run.R.named = true;
+	srcw_start();
+	g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+	srcw_ask((struct sockaddr *)&peer, sizeof(peer), 1);
+	for (i = 0; i < 5000 && __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE) == g; i++) {
+		usleep(1000);
+	}
+	ok(run.SW.on && reflect_src_known((struct sockaddr *)&peer),
+	   "perf: the source watch answers the loop's question from its own thread", "on=%d gen=%u", run.SW.on,
+	   run.SW.a_gen);
+	srcw_stop();
+	ok(!run.SW.on, "perf: the source watch stops", "-");
 	opts.iface = NULL;
 	reset_globals();
 }
@@ -7449,17 +8095,491 @@ static void test_plot_panels(void)
 	   svg_doc ? count_str(svg_doc, "id=\"size64-1-") : -1);
 	free(svg_doc);
 	for (k = 0; run.K.g && k < run.K.ng; k++) {
-		free(run.K.g[k].h.bucket);
-		free(run.K.g[k].h.out);
+		hist_free(&run.K.g[k].h);
 		for (i = 0; i < GX_N; i++) {
-			free(run.K.g[k].x[i].bucket);
-			free(run.K.g[k].x[i].out);
+			hist_free(&run.K.g[k].x[i]);
 		}
 	}
 	free(run.K.g);
 	plot_fixture_free(mem);
 	reset_globals();
 	cls_defaults();
+}
+
+/*
+ * Arithmetic without libm (num_*) against libm's, which this test links:
+ * floor, ceil and llround exactly, sqrt and log10 to a few ulps, powers of
+ * ten exactly where the plot relies on it.
+ */
+static void test_num(void)
+{
+	static const double fixed[] = {
+		0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, 1e-300, 3.7, -3.7,
+		4503599627370495.5, 4503599627370497.0, -4503599627370497.0, 1e15 + 0.5, 99999.999,
+		1e300, 123456789.123,
+	};
+	int bad_fl = 0, bad_rd = 0, bad_sq = 0, bad_lg = 0, bad_dec = 0, i, k;
+
+	for (i = 0; i < (int)ARRAY_SIZE(fixed) + 20000; i++) {
+		double x = i < (int)ARRAY_SIZE(fixed) ? fixed[i] :
+			   (double)(int64_t)rnd() / (double)(1ULL << (rnd() % 64)) / (1 + (double)(rnd() % 1000));
+
+		bad_fl += num_floor(x) != floor(x) || num_ceil(x) != ceil(x);
+		if (fabs(x) < 9e18) {
+			bad_rd += num_round(x) != llround(x);
+		}
+		if (x > 0) {
+			bad_sq += fabs(num_sqrt(x) - sqrt(x)) > 2.3e-16 * sqrt(x);
+			bad_lg += fabs(num_log10(x) - log10(x)) > 4e-15 * (fabs(log10(x)) + 1);
+			bad_dec += num_decade(x) != (int)floor(log10(x)) &&
+				   fabs(log10(x) - floor(log10(x) + 0.5)) > 1e-12;
+		}
+	}
+	ok(!bad_fl, "num_floor and num_ceil equal floor and ceil", "%d differ", bad_fl);
+	ok(!bad_rd, "num_round equals llround (halves away from zero)", "%d differ", bad_rd);
+	ok(!bad_sq, "num_sqrt within one ulp of sqrt", "%d differ", bad_sq);
+	ok(!bad_lg, "num_log10 within 4e-15 of log10", "%d differ", bad_lg);
+	ok(!bad_dec, "num_decade is floor(log10(x))", "%d differ", bad_dec);
+	for (k = 0, bad_dec = 0; k <= 22; k++) {
+		bad_dec += num_pow10(k) != pow(10, k) || num_log10(num_pow10(k)) != k ||
+			   num_decade(num_pow10(k)) != k || num_decade(num_pow10(k) * 0.999) != k - 1;
+	}
+	ok(!bad_dec, "powers of ten 10^0..10^22: exact, log10 whole, decade exact", "%d differ", bad_dec);
+	ok(num_sqrt(0) == 0 && num_sqrt(-4) == 0 && num_sqrt(16) == 4 && num_sqrt(1e-310) > 0,
+	   "num_sqrt: 0, negative (0), exact square, subnormal", "%g %g", num_sqrt(16), num_sqrt(1e-310));
+}
+
+/*
+ * -C without -t and -L without -l, as the earlier rant took them (crucible's
+ * bench-rant passes each alone): accepted on both sides, without effect, one
+ * line saying so; refused command lines print only their refusal.
+ */
+static void test_opt_alone(void)
+{
+	static const struct {
+		const char *argv, *says;
+		bool cont;
+		int64_t lthr;
+	} c[] = {
+		{ "-C", "--continue: no effect without --threshold", false, -1 },
+		{ "-a h -C", "--continue: no effect without --threshold", false, -1 },
+		{ "-L 5", "--log-threshold: no effect without --log", false, -1 },
+		{ "-a h -L 5 --plot x.svg", "--log-threshold: no effect without --log", false, -1 },
+		{ "-a h -C -L 5", "--continue: no effect without --threshold; --log-threshold: no effect without --log",
+		  false, -1 },
+		{ "-C --analyze x", "--continue: no effect without --threshold", false, -1 },
+		{ "-C -t 5 -L 5 -l f", NULL, true, 5000 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct args a;
+		char *out, *err, name[160];
+		int r = parse_str(c[i].argv, &a, &out, &err);
+
+		snprintf(name, sizeof(name), "'%s': accepted, %s", c[i].argv, c[i].says ? "one line" : "silently");
+		ok(r == 0 && (c[i].says ? one_rant_line(err) && strstr(err, c[i].says) != NULL : !*err) &&
+		   opts.cont == c[i].cont && opts.log_threshold_ns == c[i].lthr && run.warn.n == (c[i].says != NULL),
+		   name, "r=%d err='%s' cont=%d -L %" PRId64, r, err, opts.cont, opts.log_threshold_ns);
+		free(out);
+		free(err);
+		run_reset();
+	}
+	{
+		struct args a;
+		char *out, *err;
+		int r = parse_str("-C -a h --count 0", &a, &out, &err);
+
+		ok(r == -1 && one_rant_line(err) && strstr(err, "--count") && !strstr(err, "no effect"),
+		   "'-C -a h --count 0': refused, and only the refusal is said", "r=%d err='%s'", r, err);
+		free(out);
+		free(err);
+	}
+}
+
+/* An emit side whose every metric has a histogram of 1 us buckets to 100 us, outlier store cap. */
+static void hists_emit(int cap)
+{
+	static uint64_t b[NMETRIC][100];
+	static int64_t o[NMETRIC][16];
+	int i;
+
+	reset_globals();
+	opts.mode = MODE_EMIT;
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < NMETRIC; i++) {
+		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], (uint64_t)cap, NULL);
+	}
+}
+
+/* The text of stream-writing f(): a report block as a string (free it). */
+static char *text_of(void (*f)(FILE *))
+{
+	char *t = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&t, &n);
+
+	f(m);
+	fclose(m);
+	return t;
+}
+
+static void counts_block(FILE *f)
+{
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	print_counts(f, &r);
+}
+
+static void earlier_block(FILE *f)
+{
+	print_earlier_summary(f, &run.S.h[M_RTT]);
+}
+
+/* Whitespace-separated fields of line number k (0-based) of t. */
+static int line_fields(const char *t, int k, char **line)
+{
+	const char *p = t;
+	int n = 0;
+	bool in = false;
+
+	while (k-- > 0 && (p = strchr(p, '\n'))) {
+		p++;
+	}
+	*line = p ? strndup(p, strcspn(p, "\n")) : strdup("");
+	for (p = *line; *p; p++) {
+		n += !in && *p != ' ';
+		in = *p != ' ';
+	}
+	return n;
+}
+
+/*
+ * Small output defects: the percentile tables keep their columns apart past
+ * 1 s, the earlier summary's ':' stays in one column, the missing-stamps
+ * line ends without ';' and says what -N on the reflector means, the
+ * size table has an avg column.
+ */
+static void test_report_columns(void)
+{
+	static const int64_t big[] = { 1234567890123LL, 9876543210LL, 5, 3000000000LL };
+	char *t, *l;
+	int i, n, col = -1, bad = 0;
+
+	hists_emit(16);
+	for (i = 0; i < (int)ARRAY_SIZE(big); i++) {
+		hist_add(&run.S.h[M_RTT], big[i], (uint64_t)i);
+		hist_add(&run.S.h[M_APP_RTT], big[i] / 7, (uint64_t)i);
+	}
+	hist_finish(&run.S.h[M_RTT]);
+	hist_finish(&run.S.h[M_APP_RTT]);
+	t = text_of(print_pct_table);
+	{
+		char *head, *row;
+		int nh = line_fields(t, 2, &head);
+
+		n = line_fields(t, 3, &row);
+		ok(n == 3 + NPCT && strstr(row, " 1234567890123"),
+		   "percentile table past 1 s: a row is its label and 7 separate numbers", "%d fields in '%s'", n, row);
+		ok(nh == 1 + NPCT && strlen(head) == strlen(row),
+		   "percentile table past 1 s: the header's columns end where the values do", "'%s' / '%s'", head, row);
+		free(head);
+		free(row);
+	}
+	free(t);
+
+	t = text_of(earlier_block);
+	for (i = 0, l = t; (l = strstr(l, "th ")); l++) {
+		const char *bol = l;
+		int c;
+
+		while (bol > t && bol[-1] != '\n') {
+			bol--;
+		}
+		c = (int)(strchr(l, ':') - bol);
+		bad += col >= 0 && c != col;
+		col = c;
+		i++;
+	}
+	ok(i == NPCT && !bad && strstr(t, "\n   99.999th :  "), "earlier summary: every 'Nth :' has ':' in one column",
+	   "%d lines, %d off column:\n%s", i, bad, t);
+	free(t);
+
+	run.S.c.missing[T2W] = 3;
+	run.S.c.missing[T3W] = 493658;
+	t = text_of(counts_block);
+	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658\n") != NULL,
+	   "missing stamps: '; ' between, none at the end", "%s", t);
+	free(t);
+	run.E.srv_no_tx = true;
+	run.S.c.received = 1;
+	t = text_of(counts_block);
+	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658 (the reflector runs -N: no TX stamps, by request)\n") != NULL,
+	   "missing stamps: a reflector with -N (PF_NO_TX) is said to be why", "%s", t);
+	free(t);
+	reset_globals();
+}
+
+/*
+ * The short header: a datagram of 24 to 63 bytes carries magic to seq, and
+ * of the echoed fields only those that fit whole; the reflector's pong says
+ * no more than that, and keeps its T3 echoes for a pong with room.
+ */
+static void test_proto_short(void)
+{
+	static const struct { size_t len; uint16_t room; } want[] = {
+		{ 24, 0 }, { 31, 0 }, { 32, PF_T2W }, { 39, PF_T2W }, { 40, PF_T2W | PF_T2SW },
+		{ 48, PF_T2W | PF_T2SW | PF_T3SW }, { 63, PF_T2W | PF_T2SW | PF_T3SW },
+		{ 64, PF_T2W | PF_T2SW | PF_T3SW | PF_T3W }, { 1400, PF_T2W | PF_T2SW | PF_T3SW | PF_T3W },
+	};
+	struct proto_msg m = { .type = PT_PONG, .session = 0x1234, .seq = 77, .t2w = 5, .t2sw = 6,
+			       .t3sw = 7, .t3w = 8, .t3w_seq = 76,
+			       .flags = PF_T2W | PF_T2SW | PF_T3SW | PF_T3W }, d;
+	struct echo q[4];
+	struct txn slots[4];
+	uint8_t buf[2048];
+	size_t i, len;
+	int bad = 0, r;
+
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		bad += proto_room(want[i].len) != want[i].room;
+	}
+	ok(!bad, "proto_room: a field counts only whole (T2 wire from 32 B, T2_SW 40, T3_SW 48, T3 wire 64)",
+	   "%d wrong", bad);
+	ok(proto_min_size(false) == 24 && proto_min_size(true) == 72 && PROTO_MIN_SIZE == 24,
+	   "proto_min_size: 24, keyed 72 (the tag after the full header)", "%u %u", proto_min_size(false),
+	   proto_min_size(true));
+	memset(buf, 0, sizeof(buf));
+	proto_encode(buf, &m);
+	for (len = 24, bad = 0; len < 80; len++) {
+		r = proto_decode(buf, len, &d);
+		bad += len < 64 ? r != PE_SHORT : r != 0 || d.t3w != 8;
+	}
+	ok(!bad, "proto_decode: a pong flagging a field beyond its end is PE_SHORT", "%d wrong", bad);
+	for (len = 24, bad = 0; len < 80; len++) {
+		m.flags = proto_room(len);
+		proto_encode(buf, &m);
+		r = proto_decode(buf, len, &d);
+		bad += r != 0 || d.seq != 77 || d.session != 0x1234 || d.flags != proto_room(len) ||
+		       (d.flags & PF_T2W && d.t2w != 5) || (d.flags & PF_T3SW && d.t3sw != 7);
+	}
+	ok(!bad, "proto_decode: 24..79 bytes with the fields that fit: header and fields intact", "%d wrong", bad);
+
+	/* the reflector's pong over a ping of each length */
+	reset_globals();
+	opts.sw_stamps = true;
+	opts.mode = MODE_REFLECT;
+	side_set(false);
+	run.echo.q = q;
+	run.win.slot = slots;
+	run.win.mask = ARRAY_SIZE(slots) - 1;
+	for (i = 0, bad = 0; i < ARRAY_SIZE(want); i++) {
+		struct proto_msg ping = { .type = PT_PING, .session = 9, .seq = 3 }, p = { .type = PT_PONG };
+
+		if (want[i].len > sizeof(buf)) {
+			continue;
+		}
+		run.echo.head = 0;
+		run.echo.n = 1;
+		q[0] = (struct echo){ 2, 1000, 0 };
+		proto_encode(buf, &ping);
+		memset(buf + want[i].len, 0xee, sizeof(buf) - want[i].len);
+		reflect_pong(&ping, &p, buf, want[i].len, 100, 200);
+		r = proto_decode(buf, want[i].len, &d);
+		bad += r != 0 || (d.flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W)) != want[i].room ||
+		       run.echo.n != (want[i].len < 64 ? 1u : 0u) || (p.t3sw == 0) ||
+		       (want[i].len < 64 && buf[want[i].len] != 0xee) || buf[63 > want[i].len ? 63 : want[i].len] != 0xee;
+	}
+	ok(!bad, "reflect_pong: flags only the fields that fit, writes nothing past the datagram, keeps the echo for a pong with room, still takes T3_SW",
+	   "%d wrong", bad);
+	/* one byte over the largest datagram fills the receive buffer without MSG_TRUNC */
+	{
+		static uint8_t big[PROTO_MAX_SIZE + 1];
+		struct proto_msg ping = { .type = PT_PING, .session = 9, .seq = 3 };
+		struct sockaddr_in from = { .sin_family = AF_INET, .sin_port = htons(4000) };
+
+		reset_globals();
+		side_set(false);
+		run.win.slot = slots;	/* were it taken for a ping, it would be answered */
+		run.win.mask = ARRAY_SIZE(slots) - 1;
+		proto_encode(big, &ping);
+		reflect_packet(big, sizeof(big), 0, 0, false, (struct sockaddr *)&from, sizeof(from));
+		run.win.slot = NULL;
+		ok(run.S.c.invalid_why[PE_LONG] + run.R.carry_invalid[PE_LONG] == 1 && !run.S.c.sent,
+		   "reflect: a ping of PROTO_MAX_SIZE + 1 bytes is too long, not answered", "long %" PRIu64 "+%" PRIu64,
+		   run.S.c.invalid_why[PE_LONG], run.R.carry_invalid[PE_LONG]);
+	}
+	run.echo.q = NULL;
+	run.win.slot = NULL;
+	reset_globals();
+}
+
+/*
+ * TAPRIO users' command lines: --tos in hex as the tables print it, and one
+ * --interval for several classes said to be shared by them.
+ */
+static void test_tos_interval(void)
+{
+	static const struct {
+		int want;
+		const char *argv, *says;
+	} c[] = {
+		{ 0, "-a h --tos 0x20", NULL },
+		{ 0, "-a h --tos 0X2f,0x40", NULL },
+		{ 0, "-a h --tos 32,0xb8", NULL },
+		{ -1, "-a h --tos 0x", "--tos: '0x' is not a whole number (0 to 255, or 0x0 to 0xff)" },
+		{ -1, "-a h --tos 0x100", "--tos: '0x100' is out of range (0 to 255, or 0x0 to 0xff)" },
+		{ -1, "-a h --priority 0x2", "--priority: '0x2' is not a whole number" },
+		{ 0, "-a h --tos 0x20,0x40,0x60 --interval 200",
+		  "--interval 200 with 3 classes: they take turns, each class sends every 600 us (1/3 of the rate); --interval 200,200,200 gives each class 200 us" },
+		{ 0, "-a h --tos 0x20,0x40,0x60 --interval 200,200,200", NULL },
+		{ 0, "-a h --tos 0x20,0x40 --interval 0", NULL },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct args a;
+		char *out, *err, name[200];
+		int r = parse_str(c[i].argv, &a, &out, &err);
+
+		snprintf(name, sizeof(name), "'%s' -> %d%s", c[i].argv, c[i].want, c[i].says ? ", one line" : "");
+		ok(r == c[i].want && (c[i].says ? one_rant_line(err) && strstr(err, c[i].says) != NULL : !*err),
+		   name, "r=%d err='%s'", r, err);
+		if (i == 0) {
+			ok(r == 0 && opts.tos == 32, "--tos 0x20 is 32", "%d", opts.tos);
+		} else if (i == 1) {
+			ok(r == 0 && run.K.ntos == 2 && run.K.tos[0] == 47 && run.K.tos[1] == 64,
+			   "--tos 0X2f,0x40: classes 47 and 64", "%d %d", run.K.tos[0], run.K.tos[1]);
+		} else if (i == 6) {
+			ok(r == 0 && run.K.nival == 0 && opts.interval_ns == 200000,
+			   "one --interval with classes: one cadence, 200 us, for all", "nival %d %" PRIu64,
+			   run.K.nival, opts.interval_ns);
+		}
+		free(out);
+		free(err);
+		run_reset();
+	}
+	/* the overload warning names --interval as typed */
+	{
+		static const char *const argv[2] = { "-a h --tos 1,2,3 --interval 10,10,10", "-a h --interval 200" };
+		static const char *const says[2] = {
+			"rant: warning: --interval 10,10,10 (all classes together: one ping every 3.33 us) is faster than this host sustains: 50 send slots skipped",
+			"rant: warning: --interval 200 is faster than this host sustains: 50 send slots skipped",
+		};
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			struct args a;
+			struct capture c;
+			char *out, *err;
+
+			parse_str(argv[k], &a, &out, &err);
+			free(out);
+			free(err);
+			run.E.overruns = 50;
+			run.E.next_seq = 100;
+			cap_start(&c, 2);
+			emit_overload_note();
+			err = cap_stop(&c);
+			ok(strstr(err, says[k]) == err, "overload warning: --interval as typed", "'%s'", err);
+			free(err);
+			run.E.overruns = 1;
+			cap_start(&c, 2);
+			emit_overload_note();
+			err = cap_stop(&c);
+			ok(!*err, "overload warning: none at 1 % of the slots", "'%s'", err);
+			free(err);
+			run_reset();
+		}
+	}
+}
+
+static void histfile_block_rtt(FILE *f)
+{
+	histfile_block(f);
+}
+
+/*
+ * cyclictest users: --histfile has every bucket to the bound and the samples
+ * above it in buckets of the same width, the JSON's "above" the same; -b
+ * given keeps the text histogram's width (no merging).
+ */
+static void test_histfile(void)
+{
+	static const int64_t v[] = { 500, 1500, 1700, 99999, 100000, 100999, 101000, 250000, -40, 7 };
+	char *t, *p, *line;
+	uint64_t sum = 0, rows = 0, above[4] = { 0 };
+	int i, bad = 0;
+
+	hists_emit(5);
+	for (i = 0; i < (int)ARRAY_SIZE(v); i++) {
+		hist_add(&run.S.h[M_RTT], v[i], (uint64_t)i);
+	}
+	hist_add(&run.S.h[M_RTT], 300000, 99);	/* the sixth outlier: the store (5) is full */
+	t = text_of(histfile_block_rtt);
+	for (p = t; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		double us;
+		uint64_t n;
+
+		line = strndup(p, strcspn(p, "\n"));
+		if (*line != '#') {
+			if (sscanf(line, "%lf %" SCNu64, &us, &n) != 2) {
+				bad++;
+			} else {
+				rows++;
+				sum += n;
+				if (us >= 100) {
+					above[us == 100 ? 0 : us == 101 ? 1 : us == 250 ? 2 : 3] += n;
+				}
+			}
+		}
+		free(line);
+	}
+	ok(!bad && rows == 100 + 3, "histfile: 100 buckets to the bound, then 3 non-empty above it", "%" PRIu64 " rows, %d bad",
+	   rows, bad);
+	ok(sum == ARRAY_SIZE(v) + 1 - 2 && above[0] == 2 && above[1] == 1 && above[2] == 1 && !above[3],
+	   "histfile: counts of all but the one below zero and the one not kept; 100 us: 2, 101 us: 1, 250 us: 1",
+	   "sum %" PRIu64 " %" PRIu64 "/%" PRIu64 "/%" PRIu64, sum, above[0], above[1], above[2]);
+	ok(strstr(t, "\n0.000 2\n1.000 2\n2.000 0\n") && strstr(t, "\n99.000 1\n100.000 2\n") &&
+	   strstr(t, "1 below zero, 1 above the bound not kept"),
+	   "histfile: value in us (lower edge), count; what is in no bucket said", "%.400s", t);
+	free(t);
+	{
+		char *j = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&j, &n);
+
+		json_metric(m, M_RTT);
+		fclose(m);
+		ok(strstr(j, "\"above\": [[100000, 2], [101000, 1], [250000, 1]], \"above_not_kept\": 1, \"below_zero\": 1") != NULL,
+		   "json: histogram.above has the samples above the bound, as the histfile", "%s", j);
+		free(j);
+	}
+	/* -b given: the text histogram keeps its width, as many bars as it takes */
+	for (i = 0; i < 90; i++) {
+		hist_add(&run.S.h[M_APP_RTT], 1000 * i + 10, (uint64_t)i);
+	}
+	opts.bucket_set = true;
+	{
+		char *h = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&h, &n);
+
+		print_histogram(m, M_APP_RTT);
+		fclose(m);
+		ok(count_str(h, " #") == 90 && !strstr(h, "merged"), "-H with -b: 90 non-empty buckets, 90 bars, none merged",
+		   "%d bars", count_str(h, " #"));
+		free(h);
+		opts.bucket_set = false;
+		m = open_memstream(&h, &n);
+		print_histogram(m, M_APP_RTT);
+		fclose(m);
+		ok(count_str(h, " #") <= 60 && strstr(h, "merged"), "-H without -b: merged to at most 60 bars",
+		   "%d bars", count_str(h, " #"));
+		free(h);
+	}
+	reset_globals();
 }
 
 /* ---------------------------------------------------------------- cases */
@@ -7516,6 +8636,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_cmsg64),
 	CASE(test_hist),
 	CASE(test_hist_store),
+	CASE(test_hist_long),
+	CASE(test_layout_store),
 	CASE(test_hist_random),
 	CASE(test_fit),
 	CASE(test_fit_offset),
@@ -7534,6 +8656,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_peers),
 	CASE(test_guard_client),
 	CASE(test_guard_reflector),
+	CASE(test_guard_sessions),
+	CASE(test_guard_class_rows),
 	CASE(test_interval_drain),
 	CASE(test_classes_opts),
 	CASE(test_classes_interval),
@@ -7545,11 +8669,19 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_outputs_refused),
 	CASE(test_outputs_analyze_twice),
 	CASE(test_outputs_analyze),
+	CASE(test_analyze_odd),
+	CASE(test_log_srv_kx),
 	CASE(test_outputs_clock),
 	CASE(test_pmc),
 	CASE(test_plot),
 	CASE(test_plot_panels),
 	CASE(test_perf),
+	CASE(test_num),
+	CASE(test_opt_alone),
+	CASE(test_report_columns),
+	CASE(test_proto_short),
+	CASE(test_tos_interval),
+	CASE(test_histfile),
 };
 
 static bool case_wanted(const char *name, int argc, char **argv)

@@ -24,12 +24,9 @@ PORT=21000
 declare -A BIN=([rant]=$RANT)
 TOOLS=(rant sockperf floor floor-ts)
 for v in $VARIANTS; do
-	if [ ! -x "${v#*=}" ] || [ "${v%%=*}" = "$v" ]; then
-		echo "profile.sh: VARIANTS: '$v' is not name=/path/to/executable" >&2
-		exit 1
-	fi
-	BIN["rant-${v%%=*}"]=${v#*=}
-	TOOLS+=("rant-${v%%=*}")
+	variant profile.sh "$v"
+	BIN["rant-$VARIANT_NAME"]=$VARIANT_PATH
+	TOOLS+=("rant-$VARIANT_NAME")
 done
 
 if ! is_root; then

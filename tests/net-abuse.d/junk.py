@@ -5,7 +5,7 @@ should count as on the receiving side, as JSON.
     junk.py [options] ADDR PORT
 
 Kinds: random bytes (never starting with the magic), truncated headers
-(< 64 bytes), wrong magic, wrong version, wrong type (incl. pongs and
+(< 24 bytes: shorter than the short header), wrong magic, wrong version, wrong type (incl. pongs and
 FIN_ACKs sent to a reflector), 200-byte and (with --big) 65 001+ byte
 datagrams, valid pings and FINs of another session (--foreign), exact
 duplicates of such a ping, and (--session ID --replay-below N) replays of
@@ -30,6 +30,7 @@ import time
 
 MAGIC = 0x52414E54
 HDR = 64
+SHORT_HDR = 24  # magic to seq: a datagram of 24-63 bytes is a valid short one
 
 
 def header(kind=1, session=0, seq=0, flags=0, version=1, magic=MAGIC, idle_ms=1001, size=HDR):
@@ -97,7 +98,7 @@ def build(args, rnd):
             d = b"X" + d[1:]
         out.append((d, "invalid"))
     for _ in range(per):                                   # truncated headers
-        out.append((header(session=other, seq=rnd.randrange(1 << 20))[:rnd.randrange(0, HDR)], "invalid"))
+        out.append((header(session=other, seq=rnd.randrange(1 << 20))[:rnd.randrange(0, SHORT_HDR)], "invalid"))
     for _ in range(per):                                   # wrong magic
         out.append((header(magic=rnd.choice([0, 0x52414E55, 0x544E4152, 0xFFFFFFFF]), session=other), "invalid"))
     for _ in range(per):                                   # wrong version

@@ -4,10 +4,21 @@
     forge.py reflector ADDR PORT READYFILE MODE
         a fake reflector that answers pings in one impossible way (MODE),
         answers a FIN with a FIN_ACK and exits; prints what it did as JSON.
-    forge.py ping DST PORT [--src ADDR:PORT] [--session ID] [--seq N]
-                 [--idle MS] [--type T] [--count N] [--size N] [--vary-session]
-        pings (or FINs, --type 3) from a UDP socket, or with --src from any
-        address and port on a raw IPv4 socket (port 0 included).
+    forge.py ping DST PORT [--src ADDR:PORT] [--from-port P] [--session ID]
+                 [--seq N] [--seq-step [K]] [--idle MS] [--type T] [--flags F] [--count N]
+                 [--size N] [--vary-session] [--junk]
+        pings (or FINs, --type 3) from a UDP socket (bound to port P with
+        --from-port), or with --src from any address and port on a raw IPv4
+        socket (port 0 included); --junk sends datagrams that are no rant
+        packet.
+    forge.py sniff IFACE PORT OUT [--count N] [--timeout S]
+        captures the UDP datagrams to PORT on IFACE (AF_PACKET, IPv4) into
+        OUT, one JSON line each (source address and port, payload in hex).
+    forge.py replay FILE DST PORT [--index I] [--src ADDR:PORT] [--count N]
+                 [--cycle] [--gap S]
+        sends captured datagram I of FILE again, unmodified: from its own
+        source address and port (raw socket), or from --src; with --cycle
+        the datagrams I, I+1, ... in turn (round the file), S seconds apart.
 
 Header layout: magic, version, type, flags, session, idle_ms, seq, then the
 echoed stamps t2 wire, t2 app, t3 app, t3 wire and its seq (README, Protocol).
@@ -111,6 +122,17 @@ def checksum(b):
     return ~s & 0xFFFF
 
 
+def raw_send(raw, saddr, sport, dst, dport, d):
+    """One UDP datagram from any IPv4 address and port (checksum included)."""
+    u = struct.pack("!HHHH", sport, dport, 8 + len(d), 0)
+    pseudo = socket.inet_aton(saddr) + socket.inet_aton(dst) + struct.pack("!BBH", 0, 17, 8 + len(d))
+    c = checksum(pseudo + u + d) or 0xFFFF
+    u = struct.pack("!HHHH", sport, dport, 8 + len(d), c)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(d), 0, 0x4000, 64, 17, 0,
+                     socket.inet_aton(saddr), socket.inet_aton(dst))
+    raw.sendto(ip + u + d, (dst, 0))
+
+
 def pinger(a):
     raw = None
     if a.src:
@@ -119,24 +141,64 @@ def pinger(a):
     else:
         fam = socket.AF_INET6 if ":" in a.dst else socket.AF_INET
         udp = socket.socket(fam, socket.SOCK_DGRAM)
+        if a.from_port:
+            udp.bind(("::" if fam == socket.AF_INET6 else "0.0.0.0", a.from_port))
     sent = 0
     for i in range(a.count):
         sess = a.session + i if a.vary_session else a.session
-        d = header(a.type, sess, a.seq + (i if a.seq_step else 0), idle_ms=a.idle, size=a.size)
+        d = header(a.type, sess, a.seq + i * a.seq_step, flags=a.flags, idle_ms=a.idle,
+                   size=a.size)
+        if a.junk:
+            d = b"junk" + os.urandom(max(a.size - 4, 0))
         if raw:
-            u = struct.pack("!HHHH", int(sport), a.port, 8 + len(d), 0)
-            pseudo = socket.inet_aton(saddr) + socket.inet_aton(a.dst) + struct.pack("!BBH", 0, 17, 8 + len(d))
-            c = checksum(pseudo + u + d) or 0xFFFF
-            u = struct.pack("!HHHH", int(sport), a.port, 8 + len(d), c)
-            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(d), 0, 0x4000, 64, 17, 0,
-                             socket.inet_aton(saddr), socket.inet_aton(a.dst))
-            raw.sendto(ip + u + d, (a.dst, 0))
+            raw_send(raw, saddr, int(sport), a.dst, a.port, d)
         else:
             udp.sendto(d, (a.dst, a.port))
         sent += 1
         if a.gap:
             time.sleep(a.gap)
     print(json.dumps({"sent": sent}))
+    return 0
+
+
+def sniff(a):
+    """Capture datagrams to a UDP port as they pass IFACE (IPv4 only)."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+    s.bind((a.iface, 0))
+    n = 0
+    end = time.monotonic() + a.timeout
+    with open(a.out, "w") as out:
+        while n < a.count and time.monotonic() < end:
+            r, _, _ = select.select([s], [], [], 0.1)
+            if not r:
+                continue
+            pkt = s.recv(65536)
+            ihl = (pkt[0] & 0xF) * 4
+            if len(pkt) < ihl + 8 or pkt[9] != 17:
+                continue
+            sport, dport, ulen = struct.unpack("!HHH", pkt[ihl:ihl + 6])
+            if dport != a.port:
+                continue
+            out.write(json.dumps({"src": socket.inet_ntoa(pkt[12:16]), "sport": sport,
+                                  "data": pkt[ihl + 8:ihl + ulen].hex()}) + "\n")
+            out.flush()
+            n += 1
+    print(json.dumps({"captured": n}))
+    return 0 if n else 1
+
+
+def replay(a):
+    """A captured datagram again, unmodified, from its own address and port."""
+    caps = [json.loads(l) for l in open(a.file)]
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    for k in range(a.count):
+        c = caps[(a.index + (k if a.cycle else 0)) % len(caps)]
+        d = bytes.fromhex(c["data"])
+        saddr, sport = (a.src.rsplit(":", 1) if a.src else (c["src"], c["sport"]))
+        raw_send(raw, saddr, int(sport), a.dst, a.port, d)
+        if a.gap:
+            time.sleep(a.gap)
+    print(json.dumps({"sent": a.count}))
     return 0
 
 
@@ -154,15 +216,33 @@ def main():
     p.add_argument("--src")
     p.add_argument("--session", type=lambda s: int(s, 0), default=0x1234)
     p.add_argument("--seq", type=int, default=0)
-    p.add_argument("--seq-step", action="store_true")
+    p.add_argument("--seq-step", type=int, nargs="?", const=1, default=0)
     p.add_argument("--idle", type=int, default=1001)
     p.add_argument("--type", type=int, default=PING)
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--size", type=int, default=64)
     p.add_argument("--gap", type=float, default=0)
     p.add_argument("--vary-session", action="store_true")
+    p.add_argument("--from-port", type=int, default=0)
+    p.add_argument("--flags", type=lambda s: int(s, 0), default=0)
+    p.add_argument("--junk", action="store_true")
+    f = sub.add_parser("sniff")
+    f.add_argument("iface")
+    f.add_argument("port", type=int)
+    f.add_argument("out")
+    f.add_argument("--count", type=int, default=1)
+    f.add_argument("--timeout", type=float, default=10)
+    y = sub.add_parser("replay")
+    y.add_argument("file")
+    y.add_argument("dst")
+    y.add_argument("port", type=int)
+    y.add_argument("--index", type=int, default=0)
+    y.add_argument("--src")
+    y.add_argument("--count", type=int, default=1)
+    y.add_argument("--cycle", action="store_true")
+    y.add_argument("--gap", type=float, default=0)
     a = ap.parse_args()
-    return fake_reflector(a) if a.cmd == "reflector" else pinger(a)
+    return {"reflector": fake_reflector, "ping": pinger, "sniff": sniff, "replay": replay}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,8 @@ if ap.get("duplicate") not in (None, truth["duplicate"]):
 alb = ana.get("loss_by_direction")
 if alb is not None and (alb.get("out"), alb.get("back")) != (truth["out"], truth["back"]):
     ANALYZE_UNKNOWABLE.append("loss by direction %s" % alb)
+t("--analyze loss by direction from the joined logs = relay's drops (out %d, back %d)" % (truth["out"], truth["back"]),
+  alb is not None and (alb.get("out"), alb.get("back")) == (truth["out"], truth["back"]), alb)
 print("ANALYZE_UNKNOWABLE " + "; ".join(ANALYZE_UNKNOWABLE))
 
 # per transaction: rant's numbers against the relay's holds

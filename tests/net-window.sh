@@ -1,0 +1,281 @@
+#!/bin/bash
+# Integration tests of what happens inside a measured window (T1_SW..T4_SW
+# on the client, T2_SW..T3_SW on the reflector): nothing but the
+# measurement.  Every session's first transaction on the reflector costs
+# no more than a cold cache (server processing of the first measured row
+# against the session's median, over several sessions); RANT_TEST_START is
+# written on each side where no window is open (the order of the marker and
+# the side's own system calls in a tracefs instance: every datagram
+# received before it was answered before it); the reflector's source probe
+# runs outside its loop (strace: no probe call from the main thread), and a
+# routing change mid-run makes it name its source again at once (pongs keep
+# coming from the pinged address).
+#
+#   sudo bash tests/net-window.sh        (RANT=path overrides the binary)
+
+# shellcheck disable=SC2016,SC2034 # awk programs; PY_PRELUDE is read by py_checks
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+TFS=
+INST="rant_w$$"
+# sessions per check: each check takes the median over them, so that one
+# preempted transaction on a loaded host cannot decide it
+: "${SESSIONS:=5}"
+# generous: a cold cache makes a first transaction 10-30 times the median
+# here; clearing a session's memory inside it made it 500-1000 times
+: "${FIRST_FACTOR:=100}"
+
+PY_PRELUDE='
+import statistics
+def ns(v):
+    s, f = v.split(".")
+    return int(s) * 10**9 + int(f)
+def sessions(path):
+    """the rows of each session of a reflector csv log (one header per session)"""
+    out, cols = [], None
+    for line in open(path):
+        line = line.rstrip("\n")
+        if line.startswith("#"):
+            out.append([])
+            cols = None
+        elif cols is None:
+            cols = line.split(",")
+        elif line:
+            out[-1].append(dict(zip(cols, line.split(","))))
+    return out
+def first_ratio(rows, seq):
+    """server processing (T3_SW - T2_SW) of row seq against the median of the rows"""
+    p = {int(r["seq"]): ns(r["t3_sw"]) - ns(r["t2_sw"]) for r in rows if r["t2_sw"] != "-" and r["t3_sw"] != "-"}
+    med = statistics.median(p.values())
+    return p[seq], med, p[seq] / max(med, 1)
+'
+
+# ------------------------------------- each session's first transaction
+
+# SESSIONS clients, back-to-back with -w 0, against one reflector: row 0 of
+# each is its session's first transaction
+test_first_rows() {
+	local i
+	reflector_or "first rows" fr --port 12501 -s -q -l "$WORK/fr.csv" --log-format csv || return
+	for ((i = 0; i < SESSIONS; i++)); do
+		emit "fr$i" --port 12501 -s -q --count 300
+		[ "$EMIT_RC" = 0 ] || show "fr$i"
+	done
+	stop_reflector
+	py_checks "first rows" '
+s = sessions(sys.argv[1])
+t(f"{len(s)} sessions logged, 300 rows each", len(s) == int(sys.argv[2]) and all(len(r) == 300 for r in s),
+  [len(r) for r in s])
+ratios = []
+for i, rows in enumerate(s):
+    p0, med, r = first_ratio(rows, 0)
+    ratios.append(r)
+    print(f"session {i}: seq 0 server processing {p0} ns, median {med} ns, x{r:.1f}")
+m = statistics.median(ratios)
+t(f"the first transaction of a session: server processing within x{sys.argv[3]} the session median "
+  f"(median over sessions x{m:.1f})", m <= float(sys.argv[3]), ratios)
+' "$WORK/fr.csv" "$SESSIONS" "$FIRST_FACTOR"
+}
+
+# ------------------------------------------------- RANT_TEST_START order
+
+# traced_bg NS COMMAND...: COMMAND in NS in the background, its pid added to
+# the instance's set_event_pid before it runs (ip netns exec keeps the pid)
+traced_bg() {
+	local ns=$1
+	shift
+	# shellcheck disable=SC2016 # $$ and $0 belong to the inner shell
+	sh -c 'echo $$ >>"$0" && exec ip netns exec "$@"' "$TFS/instances/$INST/set_event_pid" \
+		"$ns" "$@" >"$WORK/tr.$ns.out" 2>&1 &
+	TRACED_PID=$!
+	BG_PIDS+=("$TRACED_PID")
+}
+
+# SESSIONS clients with -w 10 and -T against one reflector with -T, both
+# sides' recvmsg and sendmsg traced in the same instance as their markers
+test_start_order() {
+	local i ev="$TFS/instances/$INST/events/syscalls" rpid cpids=()
+	if [ ! -d "$ev/sys_exit_recvmsg" ] || [ ! -d "$ev/sys_enter_recvmsg" ] ||
+		[ ! -d "$ev/sys_enter_sendmsg" ]; then
+		skip "RANT_TEST_START order: no syscall events in this kernel's tracefs"
+		return
+	fi
+	echo mono >"$TFS/instances/$INST/trace_clock"
+	echo 1 >"$ev/sys_exit_recvmsg/enable"
+	echo 1 >"$ev/sys_enter_recvmsg/enable"
+	echo 1 >"$ev/sys_enter_sendmsg/enable"
+	echo 1 >"$TFS/instances/$INST/tracing_on"
+	traced_bg "$NS_B" "$RANT" -i "$VETH_B" --port 12502 -s -q -T --trace-instance "$INST" \
+		-l "$WORK/so.csv" --log-format csv
+	rpid=$TRACED_PID
+	if ! wait_for 5 udp_listening "$NS_B" 12502; then
+		not_ok "RANT_TEST_START order: reflector listens"
+		return
+	fi
+	for ((i = 0; i < SESSIONS; i++)); do
+		traced_bg "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12502 -s -q -T \
+			--trace-instance "$INST" -w 10 --count 100
+		cpids+=("$TRACED_PID")
+		wait_exit "$TRACED_PID" 20
+		# its pid may go to another process now: the reflector's alone is traced
+		echo "$rpid" >"$TFS/instances/$INST/set_event_pid"
+		[ "$WAIT_RC" = 0 ] || sed 's/^/#   /' "$WORK/tr.$NS_A.out"
+	done
+	kill -INT "$rpid"
+	wait_exit "$rpid" 10
+	echo 0 >"$TFS/instances/$INST/tracing_on"
+	cp "$TFS/instances/$INST/trace" "$WORK/so.trace"
+	echo 0 >"$ev/sys_exit_recvmsg/enable"
+	echo 0 >"$ev/sys_enter_recvmsg/enable"
+	echo 0 >"$ev/sys_enter_sendmsg/enable"
+	py_checks "RANT_TEST_START order" '
+import re
+pid_re = re.compile(r"-(\d+)\s+\[\d+\]")
+fd_re = re.compile(r"fd: (\w+)")
+# (event, fd): a receive on the fd its recvmsg entry named; only the sockets a
+# side sends pings or pongs on count (rant reads its own loopback probe of the
+# kernel receive stamps before the run, sent with sendto: never one of them)
+ev, last_fd, send_fds = {}, {}, {}
+for line in open(sys.argv[1]):
+    m = pid_re.search(line)
+    if not m or line.startswith("#"):
+        continue
+    pid = int(m.group(1))
+    f = fd_re.search(line)
+    if "tracing_mark_write: RANT_TEST_START" in line:
+        e = ("mark", None)
+    elif "sys_sendmsg(" in line:
+        e = ("send", f and f.group(1))
+        send_fds.setdefault(pid, set()).add(e[1])
+    elif "sys_recvmsg(" in line:
+        last_fd[pid] = f and f.group(1)
+        e = None
+    elif "sys_recvmsg -> " in line:
+        # a datagram, not an EAGAIN or a timeout: a return below 2^32 (-errno is near 2^64)
+        e = ("recv", last_fd.get(pid)) if int(line.rsplit(" ", 1)[1], 16) < 1 << 32 else None
+    else:
+        e = None
+    if e:
+        ev.setdefault(pid, []).append(e)
+ev = {p: [e for e, fd in es if e != "recv" or fd in send_fds.get(p, ())] for p, es in ev.items()}
+refl, clients = int(sys.argv[2]), [int(p) for p in sys.argv[6].split()]
+def before(evs):
+    """per marker: datagrams received and sent before it"""
+    out, r, s = [], 0, 0
+    for e in evs:
+        if e == "mark":
+            out.append((r, s))
+        r += e == "recv"
+        s += e == "send"
+    return out
+n = int(sys.argv[3])
+rm = before(ev.get(refl, []))
+t(f"reflector: one RANT_TEST_START per session ({n})", len(rm) == n, rm)
+t("reflector: every ping received before RANT_TEST_START (the 10 warm-up pings and more) was answered "
+  "before it (not inside T2_SW..T3_SW)",
+  rm and all(r == s and r > 10 for r, s in rm), rm)
+cm = [before(ev.get(p, [])) for p in clients]
+t(f"client: one RANT_TEST_START in each of the {n} runs", len(cm) == n and all(len(c) == 1 for c in cm), cm)
+t("client: every ping sent before RANT_TEST_START was answered before it (not inside T1_SW..T4_SW), "
+  "after the 10 warm-up pings", cm and all(c and c[0] == (10, 10) for c in cm), cm)
+ratios = []
+for rows in sessions(sys.argv[4]):
+    first = min(int(r["seq"]) for r in rows if r["status"] == "ok")
+    p0, med, r = first_ratio(rows, first)
+    ratios.append(r)
+    print(f"-T session: first measured row (seq {first}) server processing {p0} ns, median {med} ns, x{r:.1f}")
+m = statistics.median(ratios) if ratios else float("inf")
+t(f"-T: the first measured row within x{sys.argv[5]} the session median (median over sessions x{m:.1f})",
+  m <= float(sys.argv[5]), ratios)
+' "$WORK/so.trace" "$rpid" "$SESSIONS" "$WORK/so.csv" "$FIRST_FACTOR" "${cpids[*]}"
+}
+
+test_start_mark_order() {
+	if ! tracefs_instance; then
+		skip "RANT_TEST_START order: no tracefs here"
+		return
+	fi
+	test_start_order
+}
+
+# ------------------------------------------------------- the source watch
+
+# the probe's system calls come from another thread than the pongs' sends
+test_probe_thread() {
+	local spid main
+	if ! command -v strace >/dev/null; then
+		skip "source watch: strace not installed"
+		return
+	fi
+	ip netns exec "$NS_B" strace -f -qq -e trace=sendmsg,connect,getsockname -o "$WORK/pt.strace" \
+		"$RANT" -i "$VETH_B" --port 12503 -q --once >"$WORK/pt.out" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	if ! wait_for 10 udp_listening "$NS_B" 12503; then
+		not_ok "source watch: reflector under strace listens"
+		return
+	fi
+	emit pt --port 12503 -q --count 200
+	wait_exit "$spid" 10
+	main=$(awk '/sendmsg\(/ { print $1; exit }' "$WORK/pt.strace")
+	# from its first pong on (before the loop, rant's own set-up may name sockets)
+	expect_eq "source watch: no probe (connect, getsockname) from the loop's thread" \
+		"$(awk -v m="$main" '$1 == m && /sendmsg\(/ { on = 1 } on && $1 == m && /(connect|getsockname)\(/' \
+			"$WORK/pt.strace" | wc -l)" 0
+	check "source watch: the probe ran, in its own thread" \
+		awk -v m="$main" '$1 != m && /connect\(/ { f = 1 } END { exit !f }' "$WORK/pt.strace"
+	# the answer is used: the pongs after it name no source
+	check "source watch: at most 20 of 200 pongs named their source (IP_PKTINFO)" \
+		test "$(awk -v m="$main" '$1 == m && /sendmsg\(/ && /PKTINFO/' "$WORK/pt.strace" | wc -l)" -le 20
+}
+
+# status_lines FILE N: FILE holds at least N status lines (the client's, once a second)
+status_lines() {
+	[ "$(grep -c samples "$1")" -ge "$2" ]
+}
+
+# a route that makes the kernel answer the client from a second address,
+# added three times mid-run: each time the reflector must name the pinged
+# address again at once, or the client's connected socket drops the pongs
+test_route_change() {
+	local i lost recv
+	ip -n "$NS_B" addr add 10.231.0.3/24 dev "$VETH_B"
+	reflector_or "route change" rc --port 12504 --once || return
+	emit_bg rc --port 12504 --interval 1000 -d 8 --json "$WORK/rc.json"
+	for i in 1 2 3; do
+		wait_for 5 status_lines "$WORK/rc.err" $((2 * i - 1))
+		# Not a wait for a condition: half a second after a status line is half-way
+		# between two of the once-a-second probes an in-loop design makes (they
+		# follow the session's start as the client's status lines do)
+		sleep 0.5
+		ip -n "$NS_B" route add "$ADDR_A/32" dev "$VETH_B" src 10.231.0.3
+		wait_for 5 status_lines "$WORK/rc.err" $((2 * i))
+		ip -n "$NS_B" route del "$ADDR_A/32" dev "$VETH_B" src 10.231.0.3
+	done
+	wait_exit "$EMIT_PID" 15
+	wait_reflector
+	ip -n "$NS_B" addr del 10.231.0.3/24 dev "$VETH_B"
+	lost=$(json_get "$WORK/rc.json" packets.lost 2>/dev/null)
+	recv=$(json_get "$WORK/rc.json" packets.received 2>/dev/null)
+	# at 1 ms a ping, a probe once a second loses ~500 pongs a change; the watch none or a few
+	check "route change: the client ran (exit 0, over 4000 pongs)" test "$WAIT_RC" = 0 -a "${recv:-0}" -gt 4000
+	check "route change: at most 150 pongs lost over 3 changes of source (lost ${lost:-?})" \
+		test "${lost:-9999}" -le 150
+}
+
+main() {
+	need_root "net-window"
+	if ! ns_setup; then
+		skip "net-window: cannot create namespaces"
+		finish
+		exit 0
+	fi
+	test_first_rows
+	test_start_mark_order
+	test_probe_thread
+	test_route_change
+	finish
+}
+
+main "$@"
