@@ -499,6 +499,27 @@ sessions_closed() { # NAME N: reflector NAME has reported N sessions complete
 	[ "$(grep -c '^Session 0x[0-9a-f]* is complete' "$WORK/$1.out")" -ge "$2" ]
 }
 
+# jsess FILE N KEY: KEY of the Nth JSON object of a reflector's --json FILE
+# (one object per session); "count" = how many
+jsess() {
+	python3 -c 'import json,sys
+t=open(sys.argv[1]).read(); d=json.JSONDecoder(); objs=[]; i=0
+while True:
+    while i < len(t) and t[i].isspace(): i+=1
+    if i >= len(t): break
+    o,i=d.raw_decode(t,i); objs.append(o)
+if sys.argv[3] == "count": print(len(objs)); sys.exit(0)
+o=objs[int(sys.argv[2])]
+for k in sys.argv[3].split("."): o=o[k] if not isinstance(o, list) else o[int(k)]
+print(json.dumps(o) if isinstance(o, (dict, list)) or o is None else o)' "$1" "$2" "$3" 2>/dev/null || echo missing
+}
+
+# sessions FILE N: the reflector's --json FILE holds N sessions (evaluated at
+# each call: for wait_for, whose arguments are expanded once)
+sessions() {
+	[ "$(jsess "$1" 0 count)" = "$2" ]
+}
+
 # udp_drained PID PORT: the UDP socket on PORT of process PID has read every
 # datagram it was sent.  Its receive queue as /proc/net/udp counts it holds
 # its error queue too (TX stamps not yet read): a duplicate of the socket

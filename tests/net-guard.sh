@@ -12,21 +12,6 @@ D=tests/net-guard.d
 ADDR_B2=10.231.0.3
 ADDR6_B2=fd00:232::3	# another prefix: the kernel's own source choice would be ADDR6_B
 
-# jsess FILE N KEY: KEY of the Nth JSON object (0-based) in a reflector's
-# --json FILE, which holds one object per session; "count" = how many
-jsess() {
-	python3 -c 'import json,sys
-t=open(sys.argv[1]).read(); d=json.JSONDecoder(); objs=[]; i=0
-while True:
-    while i < len(t) and t[i].isspace(): i+=1
-    if i >= len(t): break
-    o,i=d.raw_decode(t,i); objs.append(o)
-if sys.argv[3] == "count": print(len(objs)); sys.exit(0)
-o=objs[int(sys.argv[2])]
-for k in sys.argv[3].split("."): o=o[k]
-print(o)' "$1" "$2" "$3" 2>/dev/null || echo missing
-}
-
 # consistent NAME JSON: sent = received + lost, late <= lost, and with a
 # loss split out + back + local + late = lost
 consistent() {
@@ -130,11 +115,6 @@ test_unknown_fin_port0() {
 	consistent "fin/port 0: client" "$WORK/cu.json"
 }
 
-# sessions_in NAME N: the reflector's --json $WORK/NAME.json holds N sessions
-sessions_in() {
-	[ "$(jsess "$WORK/$1.json" 0 count)" = "$2" ]
-}
-
 # a reflector stopped for 3.5 s (longer than the session's 3 s idle
 # timeout): one session; the next session inherits nothing
 test_stall_and_leak() {
@@ -153,7 +133,7 @@ test_stall_and_leak() {
 	consistent "stall: client" "$WORK/cs.json"
 	emit cs2 -q --count 500 --json "$WORK/cs2.json"
 	expect_rc "stall: second client" 0
-	wait_for 30 sessions_in st 2
+	wait_for 30 sessions "$WORK/st.json" 2
 	stop_reflector
 	expect_eq "stall: two clients, two sessions (the stall split none)" "$(jsess "$WORK/st.json" 0 count)" 2
 	expect_eq "stall: first session ended by its FIN" "$(jsess "$WORK/st.json" 0 stop_reason)" fin

@@ -370,18 +370,20 @@ mem_line() {
 # Memory sized by what the run keeps, not by its length; a record's bytes
 # as said; a long prefault ends at once on SIGINT.
 test_memory_sizes() {
-	local d c l rec pid t0 t1 rc
-	emit md -d 0.2 -v
+	local d c l rec pid t0 t1 rc r peak ring
+	remit md -d 0.2 -v
+	shared_settle
 	emit_bg mc --count 2000000 -v
-	wait_for 10 grep -q '^rant: memory' "$WORK/mc.err"
+	wait_for 30 grep -q '^rant: memory' "$WORK/mc.err"
 	kill -INT "$EMIT_PID"
 	wait "$EMIT_PID"
+	shared_count "$?"
 	read -r d _ < <(mem_line md)
 	read -r c _ < <(mem_line mc)
 	echo "# info: locked memory: -d 0.2 ${d:-?} B, --count 2000000 ${c:-?} B"
 	check "memory: a --count 2000000 client with no log is as small as a -d run (${c:-?} B)" \
 		test -n "$d" -a "$d" = "$c"
-	emit ml -d 0.2 -v -l "$WORK/ml.log" --log-records 100000 --json "$WORK/ml.json"
+	remit ml -d 0.2 -v -l "$WORK/ml.log" --log-records 100000 --json "$WORK/ml.json"
 	read -r l rec < <(mem_line ml)
 	py_checks "memory: a log record" '
 d, l, rec, bpr = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), load(sys.argv[4])["log"]["bytes_per_record"]
@@ -389,29 +391,43 @@ t("-v and the JSON say the same bytes per record (%d)" % bpr, rec == bpr, (rec, 
 t("the ring of 100000 records costs what they say (%d B more, %d said)" % (l - d, 100000 * bpr),
   abs((l - d) - 100000 * bpr) <= 4096 + 64, (l - d, 100000 * bpr))
 ' "${d:-0}" "${l:-0}" "${rec:-0}" "$WORK/ml.json"
-	# a 30 M-record ring takes seconds to fault in: SIGINT meanwhile ends
-	# rant before any packet.  The contract is one second; 2 s leaves room
-	# for a loaded host (before this was fixed it took the whole prefault).
+	# a 30 M-record ring (2.7 GB) takes seconds to fault in: SIGINT meanwhile
+	# ends rant before any packet.  Asked of how far the prefault went after
+	# the signal, not of a time: the most memory rant held until it was gone
+	# stays under half the ring (before this was fixed it faulted in all of
+	# it), however slowly a loaded host runs both
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 10 -q -l "$WORK/pf.log" \
 		--log-records 30000000 >"$WORK/pf.out" 2>"$WORK/pf.err" &
 	pid=$!
 	BG_PIDS+=("$pid")
-	check "prefault: the ring is being faulted in (RSS past 200 MB)" wait_for 10 rss_above "$pid" 200000
-	t0=$(date +%s%N)
+	check "prefault: the ring is being faulted in (RSS past 200 MB)" wait_for 30 rss_above "$pid" 200000
+	t0=$(now_us)
 	kill -INT "$pid"
+	peak=0
+	while r=$(rss_kb "$pid") && [ -n "$r" ] && [ "$(now_us)" -lt $((t0 + 60000000)) ]; do
+		[ "$r" -le "$peak" ] || peak=$r
+		sleep 0.02
+	done
 	wait "$pid"
 	rc=$?
-	t1=$(date +%s%N)
-	echo "# info: SIGINT during the prefault of a 30 M-record ring: exit after $(((t1 - t0) / 1000000)) ms"
-	check "prefault: SIGINT ends rant within 2 s ($(((t1 - t0) / 1000000)) ms)" [ $((t1 - t0)) -lt 2000000000 ]
+	t1=$(now_us)
+	ring=$((30000000 * ${rec:-92} / 1024))
+	echo "# info: SIGINT during the prefault of a 30 M-record ring: exit after $(((t1 - t0) / 1000)) ms, at most $peak kB resident meanwhile"
+	check "prefault: SIGINT stops it: at most $peak kB resident after it, under half the ring's $ring kB" \
+		[ "$peak" -lt $((ring / 2)) ]
 	expect_eq "prefault: interrupted before the first packet: exit 1" "$rc" 1
 	check "prefault: one line says nothing was measured, no log file made" \
 		bash -c "grep -q 'interrupted before the first packet' '$WORK/pf.err' && [ ! -e '$WORK/pf.log' ]"
 }
 
 # rss_above PID KB: its resident memory is above KB
+# rss_kb PID: its resident memory in kB; nothing once it has exited
+rss_kb() {
+	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null
+}
+
 rss_above() {
-	[ "$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null)" -gt "$2" ] 2>/dev/null
+	[ "$(rss_kb "$1")" -gt "$2" ] 2>/dev/null
 }
 
 main() {

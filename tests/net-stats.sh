@@ -149,7 +149,7 @@ test_histogram() {
 # the JSON, the text table and the -H block alike.
 test_percentile_long() {
 	local n=40000
-	emit long -o 1 --count "$n" -H -q --json "$WORK/long.json" -l "$WORK/long.csv" --log-format csv
+	remit long -o 1 --count "$n" -H -q --json "$WORK/long.json" -l "$WORK/long.csv" --log-format csv
 	expect_rc "long run, -o 1, $n samples" 0
 	[ "$EMIT_RC" = 0 ] || return
 	py_checks "long run" '
