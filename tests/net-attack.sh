@@ -392,7 +392,7 @@ test_class_fin() {
 
 # --------------------------------------------------------------- 9. busy
 test_busy_books() {
-	busy_second "busy books" bb bb1 bb2 8000 500 --count 100 --interval 1000 || return
+	busy_second "busy books" bb bb1 bb2 500 --count 100 --interval 1000 || return
 	expect_rc "busy books: second client" 1
 	check "busy books: the refused client sent" test "$(jget "$WORK/bb2.json" packets.sent)" -ge 1
 	expect_eq "busy books: what BUSY answered is lost" "$(jget "$WORK/bb2.json" packets.lost)" \

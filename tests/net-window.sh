@@ -230,7 +230,8 @@ test_probe_thread() {
 		test "$(awk -v m="$main" '$1 == m && /sendmsg\(/ && /PKTINFO/' "$WORK/pt.strace" | wc -l)" -le 20
 }
 
-# status_lines FILE N: FILE holds at least N status lines (the client's, once a second)
+# status_lines FILE N: FILE holds at least N status lines (the client's, once
+# a second: --status, as its stderr is a file)
 status_lines() {
 	[ "$(grep -c samples "$1")" -ge "$2" ]
 }
@@ -242,7 +243,7 @@ test_route_change() {
 	local i lost recv
 	ip -n "$NS_B" addr add 10.231.0.3/24 dev "$VETH_B"
 	reflector_or "route change" rc --port 12504 --once || return
-	emit_bg rc --port 12504 --interval 1000 -d 8 --json "$WORK/rc.json"
+	emit_bg rc --port 12504 --interval 1000 -d 8 --status --json "$WORK/rc.json"
 	for i in 1 2 3; do
 		wait_for 10 status_lines "$WORK/rc.err" $((2 * i - 1))
 		# Not a wait for a condition: half a second after a status line is half-way
