@@ -130,6 +130,7 @@ test_stall_and_leak() {
 	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "stall: client exit code" "$RC" 0
+	[ "$RC" = 0 ] || sed "s/^/# cs.err: /" "$WORK/cs.err"
 	consistent "stall: client" "$WORK/cs.json"
 	emit cs2 -q --count 500 --json "$WORK/cs2.json"
 	expect_rc "stall: second client" 0
