@@ -3044,6 +3044,26 @@ static void proto_encode_len(uint8_t *buf, size_t len, const struct proto_msg *m
 	memcpy(buf, h, len);
 }
 
+/* A message of len bytes: its header (short if len is), every byte after it zero. */
+static void proto_encode_pad(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	proto_encode_len(buf, len, m);
+	if (len > PROTO_HDR_LEN) {
+		memset(buf + PROTO_HDR_LEN, 0, len - PROTO_HDR_LEN);
+	}
+}
+
+/*
+ * A pong's T3_SW, read the moment before its send, into the pong already
+ * encoded (proto_encode_len and the blocks after it): where it has room.
+ */
+static void proto_put_t3sw(uint8_t *buf, size_t len, uint64_t t3sw)
+{
+	if (proto_room(len) & PF_T3SW) {
+		put64(buf + 40, t3sw);
+	}
+}
+
 /* Decode and validate; returns 0 or the proto_err that makes it invalid. */
 static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 {
@@ -11299,8 +11319,7 @@ static void emit_fin_send(const struct proto_msg *m)
 	run.E.fin_sent = true;
 	for (k = 0; k < run.K.ncls; k++) {
 		cls_use(k);
-		proto_encode(run.E.tx, m);
-		memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+		proto_encode_pad(run.E.tx, fin_len(), m);
 		tag_put(run.E.tx, fin_len());
 		if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
 			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
@@ -11995,10 +12014,7 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		return;
 	}
 	run.R.busy_last = now;
-	proto_encode_len(buf, n, &b);
-	if (n > PROTO_HDR_LEN) {
-		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
-	}
+	proto_encode_pad(buf, n, &b);
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
 		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -12548,9 +12564,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	echo_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
-		if (room & PF_T3SW) {
-			put64(buf + 40, p->t3sw);
-		}
+		proto_put_t3sw(buf, len, p->t3sw);
 	} else if (cfg->no_tx_ts) {
 		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
