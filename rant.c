@@ -1175,6 +1175,89 @@ static int sys_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, NULL);
 }
 
+/*
+ * The kernel interface the unit tests replace: every call and path below
+ * goes through kops, which they set and restore whole (kops = kops_sys).
+ */
+static int ts_ioctl_sys(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) < 0 ? -errno : 0;
+}
+
+/* Kernel release as major * 1000 + minor (6.13 -> 6013); 0 if unknown. */
+static unsigned ts_kernel_uname(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2) {
+		return 0;
+	}
+	return maj * 1000 + min;
+}
+
+static int phc_open_sys(int index)
+{
+	char path[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ptp%d", index);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+#if defined(__x86_64__)
+#define PMC_ARCH_OK	1
+#else
+#define PMC_ARCH_OK	0
+#endif
+
+static uint64_t pmc_rdpmc_hw(uint32_t counter)
+{
+#if PMC_ARCH_OK
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return (uint64_t)hi << 32 | lo;
+#else
+	(void)counter;
+	return 0;
+#endif
+}
+
+/* perf_event_open(2) for this thread. */
+static int pmc_open_sys(struct perf_event_attr *a, int group)
+{
+	int fd = (int)syscall(SYS_perf_event_open, a, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+struct kops {
+	/* SIOCETHTOOL, SIOC[GS]HWTSTAMP: the tests answer as a real NIC would */
+	int (*ioctl)(int fd, unsigned long req, void *arg);
+	unsigned (*kernel)(void);	/* the kernel's release (ts_keys_setup) */
+	int (*phc_open)(int index);	/* a fake PHC behind these two */
+	int (*phc_ioctl)(int fd, unsigned long req, void *arg);
+	/* the loop's sends: the tests make one fail as a kernel would */
+	ssize_t (*sendmsg)(int fd, const struct msghdr *msg, int flags);
+	uint64_t (*clock)(clockid_t clk);	/* the clock-step check's reads: a fake clock */
+	uint64_t (*rdpmc)(uint32_t counter);	/* -M: the instruction's values */
+	int (*pmc_open)(struct perf_event_attr *a, int group);
+	/* where the interfaces, processes, PMU and perf paranoia level are */
+	const char *sysfs_net, *proc_root, *pmc_devices, *pmc_paranoid;
+};
+
+#define KOPS_SYS {								\
+	.ioctl = ts_ioctl_sys, .kernel = ts_kernel_uname, .phc_open = phc_open_sys,	\
+	.phc_ioctl = ts_ioctl_sys, .sendmsg = sys_sendmsg, .clock = now_ns,		\
+	.rdpmc = pmc_rdpmc_hw, .pmc_open = pmc_open_sys, .sysfs_net = "/sys/class/net",	\
+	.proc_root = "/proc", .pmc_devices = "/sys/bus/event_source/devices",		\
+	.pmc_paranoid = "/proc/sys/kernel/perf_event_paranoid",			\
+}
+static const struct kops kops_sys = KOPS_SYS;
+static struct kops kops = KOPS_SYS;
+
 static uint64_t ts_to_ns(const struct timespec *t)
 {
 	if (t->tv_sec < 0 || (t->tv_sec == 0 && t->tv_nsec == 0)) {
@@ -1430,16 +1513,6 @@ static const char *stamp_label(int s, bool hw, char *buf, size_t len)
 
 /* ---------------------------------------------------------- timestamps */
 
-/*
- * Every ioctl goes through this pointer so that the unit tests can answer
- * ETHTOOL_GET_TS_INFO and SIOC[GS]HWTSTAMP the way a real NIC would.
- */
-static int ts_ioctl_sys(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) < 0 ? -errno : 0;
-}
-static int (*ts_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
-
 /* One interface ioctl (SIOCETHTOOL and friends) with DATA for IFNAME. */
 static int if_ioctl(int fd, const char *ifname, unsigned long req, void *data)
 {
@@ -1448,7 +1521,7 @@ static int if_ioctl(int fd, const char *ifname, unsigned long req, void *data)
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	ifr.ifr_data = data;
-	return ts_ioctl(fd, req, &ifr);
+	return kops.ioctl(fd, req, &ifr);
 }
 
 /* What ETHTOOL_GET_TS_INFO says the device can do. */
@@ -1515,7 +1588,7 @@ static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
 		return -ENODATA;
 	}
 	ifr.ifr_data = (void *)&hc;
-	return ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	return kops.ioctl(fd, SIOCSHWTSTAMP, &ifr);
 }
 
 /*
@@ -1536,13 +1609,13 @@ static int ts_hw_request(int fd, struct ifreq *ifr, struct hwtstamp_config *hc, 
 	hc->tx_type = st->tx_type;
 	hc->rx_filter = filter;
 	ifr->ifr_data = (void *)hc;
-	r = ts_ioctl(fd, SIOCSHWTSTAMP, ifr);
+	r = kops.ioctl(fd, SIOCSHWTSTAMP, ifr);
 	if (r == -EOPNOTSUPP && !st->bonded) {
 		memset(hc, 0, sizeof(*hc));
 		hc->flags = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
 		hc->tx_type = st->tx_type;
 		hc->rx_filter = filter;
-		if (ts_ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
+		if (kops.ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
 			st->bonded = true;
 			st->saved.flags |= HWTSTAMP_FLAG_BONDED_PHC_INDEX;	/* and to restore */
 			return 0;
@@ -1575,7 +1648,7 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
-	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
+	have_saved = kops.ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
 	/* a bond answers for its active slave and says so in the flags (see ts_hw_request) */
 	st->bonded = have_saved && (hc.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX);
 	/*
@@ -1637,7 +1710,7 @@ static int ts_restore(int fd)
 	ifr = run.ts.saved_ifr;
 	ifr.ifr_data = (void *)&run.ts.saved;
 	run.ts.restore = false;
-	run.ts.restore_err = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	run.ts.restore_err = kops.ioctl(fd, SIOCSHWTSTAMP, &ifr);
 	return run.ts.restore_err;
 }
 
@@ -1822,15 +1895,13 @@ static void ts_provider_get(const char *ifname)
  * names its active slave.  0: cannot tell (a lower device in another
  * namespace, no active slave), and then no stamp is refused for its device.
  */
-static const char *sysfs_net = "/sys/class/net";	/* the unit tests build their own */
-
 static int sysfs_read(const char *dev, const char *file, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", sysfs_net, dev, file);
+	snprintf(path, sizeof(path), "%s/%s/%s", kops.sysfs_net, dev, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	n = fd < 0 ? -1 : read(fd, buf, len - 1);
 	if (fd >= 0) {
@@ -1852,7 +1923,7 @@ static bool sysfs_lower(const char *dev, char *lower, size_t len)
 	int n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/%s", sysfs_net, dev);
+	snprintf(path, sizeof(path), "%s/%s", kops.sysfs_net, dev);
 	d = opendir(path);
 	while (d && (e = readdir(d))) {
 		if (!strncmp(e->d_name, "lower_", 6) && strlen(e->d_name + 6) < len) {
@@ -1943,8 +2014,6 @@ static void ts_filter_warn(const char *ifname, int filter)
  * timestamp") go missing at times.  Found in /proc: a process named ptp4l
  * with -i NIC among its arguments, or a [NIC] section in its -f file.
  */
-static const char *proc_root = "/proc";	/* the unit tests build their own */
-
 static bool ptp4l_cfg_has(const char *path, const char *nic)
 {
 	char line[256], want[IFNAMSIZ + 3];
@@ -1968,7 +2037,7 @@ static bool ptp4l_on(const char *pid, const char *nic)
 	const char *prev = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s/cmdline", proc_root, pid);
+	snprintf(path, sizeof(path), "%s/%s/cmdline", kops.proc_root, pid);
 	f = fopen(path, "r");
 	n = f ? fread(args, 1, sizeof(args) - 1, f) : 0;
 	if (f) {
@@ -1991,7 +2060,7 @@ static int ptp4l_find(const char *nic)
 {
 	char path[PATH_MAX], comm[32];
 	struct dirent *e;
-	DIR *d = opendir(proc_root);
+	DIR *d = opendir(kops.proc_root);
 	int pid = 0;
 
 	while (d && !pid && (e = readdir(d))) {
@@ -2000,7 +2069,7 @@ static int ptp4l_find(const char *nic)
 		if (!isdigit((unsigned char)e->d_name[0])) {
 			continue;
 		}
-		snprintf(path, sizeof(path), "%s/%s/comm", proc_root, e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/comm", kops.proc_root, e->d_name);
 		f = fopen(path, "r");
 		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "ptp4l\n") &&
 		    ptp4l_on(e->d_name, nic)) {
@@ -2065,7 +2134,7 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	run.ts.hw = true;
 	run.ts.phc_index = caps.phc_index;
-	if (ts_ioctl == ts_ioctl_sys) {
+	if (kops.ioctl == kops_sys.ioctl) {
 		ts_provider_get(ifname);	/* read only, for the report */
 	}
 	if (run.ts.unknown_before) {
@@ -2246,20 +2315,6 @@ static void ts_rekey(int fd)
 #define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
 #endif
 
-/* Kernel release as major * 1000 + minor (6.13 -> 6013); 0 if unknown. */
-static unsigned (*ts_kernel)(void);
-
-static unsigned ts_kernel_uname(void)
-{
-	struct utsname u;
-	unsigned maj = 0, min = 0;
-
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2) {
-		return 0;
-	}
-	return maj * 1000 + min;
-}
-
 /*
  * How this kernel keys TX stamps.  Linux 6.13 takes the key of each send from
  * an SCM_TS_OPT_ID control message (timestamping.rst, "OPT_ID ... can be
@@ -2276,7 +2331,7 @@ static unsigned ts_kernel_uname(void)
  */
 static void ts_keys_setup(void)
 {
-	unsigned k = ts_kernel ? ts_kernel() : ts_kernel_uname();
+	unsigned k = kops.kernel();
 
 	run.ts.key_cmsg = k >= 6013 && cfg->mode == MODE_REFLECT;
 	run.ts.rekey_on_fail = k < 6008;
@@ -2529,20 +2584,6 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 static const char *const phc_method_name[] = { "none", "PTP_SYS_OFFSET_PRECISE", "PTP_SYS_OFFSET_EXTENDED", "PTP_SYS_OFFSET" };
 #define PHC_SAMPLES	9
 
-static int phc_open_sys(int index)
-{
-	char path[32];
-	int fd;
-
-	snprintf(path, sizeof(path), "/dev/ptp%d", index);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/* Both go through pointers: the unit tests put a fake PHC behind them. */
-static int (*phc_open)(int index) = phc_open_sys;
-static int (*phc_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
-
 static int64_t pct_ns(const struct ptp_clock_time *t)
 {
 	return (int64_t)t->sec * (int64_t)NSEC_PER_SEC + t->nsec;
@@ -2559,7 +2600,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 		struct ptp_sys_offset_precise p;
 
 		memset(&p, 0, sizeof(p));
-		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
+		r = kops.phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
 		if (r == 0) {
 			*off = pct_ns(&p.device) - pct_ns(&p.sys_realtime);
 			*window = 0;
@@ -2571,7 +2612,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 		memset(&e, 0, sizeof(e));
 		e.n_samples = PHC_SAMPLES;
-		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
+		r = kops.phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
 		/* the narrowest [system, phc, system] window is the least disturbed */
 		for (i = 0; r == 0 && i < e.n_samples && i < PTP_MAX_SAMPLES; i++) {
 			int64_t a = pct_ns(&e.ts[i][0]), b = pct_ns(&e.ts[i][2]), w = b - a;
@@ -2586,7 +2627,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 		memset(&o, 0, sizeof(o));
 		o.n_samples = PHC_SAMPLES;
-		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET, &o);
+		r = kops.phc_ioctl(run.phc.fd, PTP_SYS_OFFSET, &o);
 		/* ts[] = sys, phc, sys, phc, ..., sys */
 		for (i = 0; r == 0 && i < o.n_samples && i < PTP_MAX_SAMPLES; i++) {
 			int64_t a = pct_ns(&o.ts[2 * i]), b = pct_ns(&o.ts[2 * i + 2]), w = b - a;
@@ -2650,7 +2691,7 @@ static void phc_end(void)
 		return;
 	}
 	phc_tick();
-	if (phc_open == phc_open_sys) {
+	if (kops.phc_open == kops_sys.phc_open) {
 		close(run.phc.fd);
 	}
 	run.phc.fd = -1;
@@ -2670,7 +2711,7 @@ static int phc_start(int index)
 	phc_end();		/* another PHC (never two open) */
 	run.phc = (struct phc_state){ .fd = -1, .index = index };
 	boot_id_read();
-	run.phc.fd = phc_open(index);
+	run.phc.fd = kops.phc_open(index);
 	if (run.phc.fd < 0) {
 		run.phc.err = run.phc.fd;
 		run.phc.fd = -1;
@@ -2846,9 +2887,6 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
 }
 
-/* sendmsg, through a pointer: the unit tests make a send fail as a kernel would. */
-static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sys_sendmsg;
-
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
 {
@@ -2871,12 +2909,12 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 	/* sends that ask the NIC for a TX stamp (-N's reflector asks for none) */
 	run.hww.tx += run.ts.hw && !(cfg->no_tx_ts && cfg->mode == MODE_REFLECT);
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
-		return ts_sendmsg(fd, &msg, 0);
+		return kops.sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = ts_sendmsg(fd, &msg, 0);
+	n = kops.sendmsg(fd, &msg, 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
@@ -2888,7 +2926,7 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = ts_sendmsg(fd, &msg, 0);
+		n = kops.sendmsg(fd, &msg, 0);
 	}
 	return n;
 }
@@ -4112,7 +4150,6 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CLK_STEPPED	1
 #define CLK_TOL_NS	100000	/* error of the base estimate, and scheduling between reads */
 
-static uint64_t (*clk_read)(clockid_t) = now_ns;	/* the unit tests step a fake clock */
 
 /* REALTIME - MONOTONIC, from the tightest of three paired reads. */
 static int64_t clk_offset(void)
@@ -4122,8 +4159,8 @@ static int64_t clk_offset(void)
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		uint64_t r1 = clk_read(CLOCK_REALTIME), m = clk_read(CLOCK_MONOTONIC),
-			 r2 = clk_read(CLOCK_REALTIME);
+		uint64_t r1 = kops.clock(CLOCK_REALTIME), m = kops.clock(CLOCK_MONOTONIC),
+			 r2 = kops.clock(CLOCK_REALTIME);
 
 		if (r2 - r1 < spread) {
 			spread = r2 - r1;
@@ -4890,12 +4927,6 @@ static void cls_json(FILE *f)
 #define PMC_NONE	UINT64_MAX	/* no value: the counter was not on the PMU */
 #define PMC_TRIES	64		/* seqlock retries before giving up on a read */
 
-#if defined(__x86_64__)
-#define PMC_ARCH_OK	1
-#else
-#define PMC_ARCH_OK	0
-#endif
-
 /* What -M asks the PMU for; key is the JSON key and the csv column pmc_<key>. */
 static const struct pmc_def {
 	const char *key;
@@ -4908,36 +4939,6 @@ static const struct pmc_def {
 	{ "dtlb_misses", PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
 					     (PERF_COUNT_HW_CACHE_RESULT_MISS << 16) },
 };
-
-/* Where the PMU and the paranoia level are; the unit tests point these elsewhere. */
-static const char *pmc_devices = "/sys/bus/event_source/devices";
-static const char *pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
-
-static uint64_t pmc_rdpmc_hw(uint32_t counter)
-{
-#if PMC_ARCH_OK
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
-	return (uint64_t)hi << 32 | lo;
-#else
-	(void)counter;
-	return 0;
-#endif
-}
-
-/* The instruction, replaceable so that the unit tests supply its values. */
-static uint64_t (*pmc_rdpmc)(uint32_t counter) = pmc_rdpmc_hw;
-
-static int pmc_open_sys(struct perf_event_attr *a, int group)
-{
-	int fd = (int)syscall(SYS_perf_event_open, a, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-/* perf_event_open(2) for this thread; replaceable for the unit tests. */
-static int (*pmc_open)(struct perf_event_attr *a, int group) = pmc_open_sys;
 
 /*
  * A compiler barrier: the page is rewritten by the kernel, on this CPU, between our instructions.
@@ -4969,7 +4970,7 @@ static uint64_t pmc_read_one(const volatile struct perf_event_mmap_page *pg)
 		off = (uint64_t)pg->offset;
 		can = pg->cap_user_rdpmc;
 		width = pg->pmc_width;
-		raw = can && idx ? pmc_rdpmc(idx - 1) : 0;
+		raw = can && idx ? kops.rdpmc(idx - 1) : 0;
 		pmc_barrier();
 		if (pg->lock != seq) {
 			continue;
@@ -5075,7 +5076,7 @@ static int pmc_add(int d, int group)
 	a.exclude_hv = 1;
 	/* a pinned group is on the PMU whenever the thread runs, never multiplexed */
 	a.pinned = group < 0;
-	fd = pmc_open(&a, group);
+	fd = kops.pmc_open(&a, group);
 	if (fd < 0) {
 		return fd;
 	}
@@ -5111,13 +5112,13 @@ static int pmc_setup(void)
 		warnx_("-M: reading the counters with rdpmc is x86-only (x86_64); this rant was built for another architecture: run without -M");
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s/cpu", pmc_devices);
+	snprintf(dir, sizeof(dir), "%s/cpu", kops.pmc_devices);
 	if (stat(dir, &sb) < 0) {
 		/* hybrid Intel CPUs name the big cores' PMU cpu_core */
-		snprintf(dir, sizeof(dir), "%s/cpu_core", pmc_devices);
+		snprintf(dir, sizeof(dir), "%s/cpu_core", kops.pmc_devices);
 		if (stat(dir, &sb) < 0) {
 			warnx_("-M: no hardware PMU on this host (no %s/cpu: a VM without a virtual PMU, or a kernel without perf events); run on a host or VM with a PMU (KVM: -cpu host), with %s/cpu/rdpmc 1 and %s 2 or lower (or as root), or run without -M",
-			       pmc_devices, pmc_devices, pmc_paranoid_file);
+			       kops.pmc_devices, kops.pmc_devices, kops.pmc_paranoid);
 			return -1;
 		}
 	}
@@ -5131,8 +5132,8 @@ static int pmc_setup(void)
 		r = pmc_add(d, group);
 		if (r == -EACCES || r == -EPERM) {
 			warnx_("-M: perf_event_open: %s (%s is %ld; counting one's own thread in user space needs 2 or lower, or root): echo 2 > %s",
-			       strerror(-r), pmc_paranoid_file, pmc_read_long(pmc_paranoid_file),
-			       pmc_paranoid_file);
+			       strerror(-r), kops.pmc_paranoid, pmc_read_long(kops.pmc_paranoid),
+			       kops.pmc_paranoid);
 			goto fail;
 		}
 		if (r < 0 && group < 0) {

@@ -184,11 +184,17 @@ static char *read_file(const char *path)
  * Every case starts from here: the run state and the configuration as at
  * start-up, and the NIC's ioctls real (a case with another fake restores it).
  */
+/* The real kernel interface back, whole: every seam a case replaced (struct kops). */
+static void kops_restore(void)
+{
+	kops = kops_sys;
+}
+
 static void reset_globals(void)
 {
 	run_reset();
 	cfg_defaults();
-	ts_ioctl = ts_ioctl_sys;
+	kops_restore();
 	run.ts.phc_index = -1;
 	run.ts.rx_filter = -1;
 	side_set(true);
@@ -1337,7 +1343,7 @@ static int hw_setup(const char *ifname, enum ts_mode mode, char **err)
 	int r;
 
 	memset(&run.ts, 0, sizeof(run.ts));
-	ts_ioctl = fake_ioctl;
+	kops.ioctl = fake_ioctl;
 	cap_start(&ce, 2);
 	r = ts_setup(100, ifname, mode);
 	*err = cap_stop(&ce);
@@ -4030,7 +4036,7 @@ static void test_outputs_clock(void)
 		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	log_setup(true, &mem, 16);
-	clk_read = fake_read;
+	kops.clock = fake_read;
 	clk_start();
 	ok(run.clk.base == fake_off, "clock: the base is REALTIME - MONOTONIC", "%" PRId64, run.clk.base);
 
@@ -4111,6 +4117,7 @@ static void test_outputs_clock(void)
 
 	/* reflect: one monotonic read per ping, T2 before it and T3 after it */
 	reset_globals();
+	kops.clock = fake_read;	/* reset_globals restores the whole kernel interface */
 	side_set(false);
 	for (i = 0; i < NMETRIC; i++) {
 		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
@@ -4132,7 +4139,7 @@ static void test_outputs_clock(void)
 	txn_account(&x);
 	ok((x.clk & CLK_STEPPED) && run.S.h[M_RESPONSE].n == 1 && run.clk.steps == 1,
 	   "clock: reflect: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk, run.clk.steps);
-	clk_read = now_ns;
+	kops_restore();
 	fake_off = off0;
 }
 
@@ -4578,7 +4585,7 @@ static void test_hwpath(void)
 	reset_globals();
 
 	/* exact TX keys: which kernels get SCM_TS_OPT_ID, which get re-keyed */
-	ts_kernel = fake_kernel;
+	kops.kernel = fake_kernel;
 	opts.mode = MODE_REFLECT;
 	fake_kernel_version = 6018;
 	ts_keys_setup();
@@ -4609,7 +4616,7 @@ static void test_hwpath(void)
 	ts_keys_setup();
 	ok(!run.ts.key_cmsg && run.ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
 	   run.ts.key_cmsg, run.ts.rekey_on_fail);
-	ts_kernel = NULL;
+	kops_restore();
 	cfg_defaults();	/* the mode the key choices were tried in */
 
 	/*
@@ -4773,8 +4780,8 @@ static void phc_fake_start(void)
 	memset(&run.phc, 0, sizeof(run.phc));
 	run.phc.fd = -1;
 	run.phc.index = -1;
-	phc_open = fake_phc_open;
-	phc_ioctl = fake_phc_ioctl;
+	kops.phc_open = fake_phc_open;
+	kops.phc_ioctl = fake_phc_ioctl;
 }
 
 static void test_phc(void)
@@ -4858,8 +4865,7 @@ static void test_phc(void)
 	ok(!phc_warning(w, sizeof(w)), "phc: 0.1 ppm and 1.2 us -> disciplined, no warning", "'%s'", w);
 	run.phc.last_at = run.phc.first_at + 500000000ULL;
 	ok(!phc_drift(&ppm), "phc: readings less than a second apart -> no drift yet", "ppm=%f", ppm);
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 	memset(&run.phc, 0, sizeof(run.phc));
 	run.phc.fd = -1;
 }
@@ -4936,8 +4942,7 @@ static void test_wire_off(void)
 		ok(alog_comment(&L, 1, in_cmd, in_cmd + sizeof(in_cmd) - 1) == 0 && L.wire_off == 0,
 		   "wire offset: the command line's text is not read as one", "%" PRId64, L.wire_off);
 	}
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 }
 
 /* NIC and kernel stamps of one transaction, from both kinds of TX error-queue message. */
@@ -5908,19 +5913,18 @@ static void hf_keyed(unsigned kernel)
 {
 	hf_reflector();
 	opts.mode = MODE_REFLECT;
-	ts_kernel = fake_kernel;
+	kops.kernel = fake_kernel;
 	fake_kernel_version = kernel;
 	ts_keys_setup();
 	ts_enable_socket(run.sock_fd);
-	ts_sendmsg = hf_sendmsg;
+	kops.sendmsg = hf_sendmsg;
 	hf_fail_sends = 0;
 	hf_refuse_key = false;
 }
 
 static void hf_keyed_done(void)
 {
-	ts_sendmsg = sendmsg;
-	ts_kernel = NULL;
+	kops_restore();
 	hf_done();
 }
 
@@ -6055,7 +6059,7 @@ static int hc_client(const char *ts)
 	run.S.log.cap = 0;
 	run.S.id = 0x2121;
 	nic_full();
-	ts_ioctl = fake_ioctl;
+	kops.ioctl = fake_ioctl;
 	memset(&fake_phc, 0, sizeof(fake_phc));
 	phc_fake_start();
 	hf_hists(true);
@@ -6096,8 +6100,7 @@ static void hc_done(void)
 	close(run.sock_fd);
 	close(hc.peer);
 	run.sock_fd = -1;
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 	memset(&run.E, 0, sizeof(run.E));
 	memset(&run.S, 0, sizeof(run.S));
 	reset_globals();
@@ -6418,7 +6421,7 @@ static void test_pktinfo_lower(void)
 		}
 	}
 	sysfs_put(dir, "utbond0", "bonding/active_slave", "ut1\n");
-	sysfs_net = dir;
+	kops.sysfs_net = dir;
 	r = ts_real_nic("ut0.100", nic, sizeof(nic));
 	ok(r == 2 && !strcmp(nic, "ut0"), "VLAN ut0.100: its stamps are ut0's (ifindex 2)", "r=%d nic=%s", r, nic);
 	ok(ts_real_nic("utmv0", nic, sizeof(nic)) == 2, "macvlan utmv0 on ut0: ut0's", "-");
@@ -6430,7 +6433,7 @@ static void test_pktinfo_lower(void)
 	sysfs_put(dir, "utbond0", "bonding/active_slave", "\n");
 	ok(ts_real_nic("utbond0", nic, sizeof(nic)) == 0, "a bond without an active slave: cannot tell", "-");
 	ok(ts_real_nic("nosuch", nic, sizeof(nic)) == 0, "no such device: cannot tell", "-");
-	sysfs_net = "/sys/class/net";
+	kops_restore();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {
 		printf("# could not remove %s\n", dir);
@@ -6530,7 +6533,7 @@ static int restore_child(int sig, char *told, size_t len, int *status)
 			_exit(9);
 		}
 		free(err);	/* valgrind checks the child's leaks too */
-		ts_ioctl = fake_ioctl_told;
+		kops.ioctl = fake_ioctl_told;
 		restore_pipe = p[1];
 		run.sock_fd = 100;
 		signals_setup();
@@ -6844,7 +6847,7 @@ static void test_tx_pattern(void)
 	FAKE_FILE(dir, "41/comm", "ptp4l\n");
 	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth9\0-m\0");	/* another port */
 	FAKE_FILE(dir, "42/comm", "phc2sys\n");
-	proc_root = dir;
+	kops.proc_root = dir;
 	ok(ptp4l_find("eth3") == 0, "a ptp4l on another port: not this one", "-");
 	FAKE_FILE(dir, "43/comm", "ptp4l\n");
 	FAKE_FILE(dir, "ptp4l.conf", "[global]\ntwoStepFlag 1\n[eth3]\n");
@@ -6857,7 +6860,7 @@ static void test_tx_pattern(void)
 	ok(ptp4l_find("eth3") == 43, "a ptp4l whose config file has [eth3]: found", "pid=%d", ptp4l_find("eth3"));
 	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth3\0");
 	ok(ptp4l_find("eth3") == 41 || ptp4l_find("eth3") == 43, "a ptp4l with -i eth3: found", "-");
-	proc_root = "/proc";
+	kops_restore();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {
 		printf("# could not remove %s\n", dir);
@@ -6921,8 +6924,7 @@ static void test_phc_once(void)
 	   "another PHC: the first ends, the new one starts its readings", "opens=%d fd=%d n=%" PRIu64, fake_phc.n_open,
 	   run.phc.fd, run.phc.n);
 	phc_end();
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 	reset_globals();
 }
 
@@ -7122,8 +7124,8 @@ static void pmc_fake_sysfs(const char *pmu, const char *rdpmc, const char *paran
 	}
 	snprintf(pmc_par, sizeof(pmc_par), "%s/perf_event_paranoid", pmc_dir);
 	write_file(pmc_par, paranoid);
-	pmc_devices = pmc_dir;
-	pmc_paranoid_file = pmc_par;
+	kops.pmc_devices = pmc_dir;
+	kops.pmc_paranoid = pmc_par;
 }
 
 /*
@@ -7153,7 +7155,7 @@ static void test_pmc_read(void)
 	const int64_t O = 1000000;
 	uint64_t a[PMC_MAX], b[PMC_MAX], d[PMC_MAX];
 
-	pmc_rdpmc = fake_rdpmc;
+	kops.rdpmc = fake_rdpmc;
 	memset(&fr, 0, sizeof(fr));
 	pg_init(&pg, 3, O, 48);
 	fr.raw[2] = 500;
@@ -7237,8 +7239,8 @@ static void test_pmc_setup(void)
 	int r;
 
 	snprintf(pmc_dir, sizeof(pmc_dir), "/tmp/rant-unit-%d-pmc", (int)getpid());
-	pmc_open = fake_open;
-	pmc_rdpmc = fake_rdpmc;
+	kops.pmc_open = fake_open;
+	kops.rdpmc = fake_rdpmc;
 	if (!PMC_ARCH_OK) {
 		pmc_fake_sysfs("cpu", "1", "2\n");
 		r = pmc_try(&err, -1, 0, 1, false);
@@ -7325,6 +7327,8 @@ static void test_pmc_flow(void)
 	int i, r, k;
 
 	reset_globals();
+	kops.pmc_open = fake_open;	/* reset_globals restores the whole kernel interface */
+	kops.rdpmc = fake_rdpmc;
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
 	r = pmc_try(&err, -1, 0, 1, false);
 	free(err);
@@ -7435,10 +7439,7 @@ static void test_pmc(void)
 	if (PMC_ARCH_OK) {
 		test_pmc_flow();	/* elsewhere -M is refused at setup: nothing flows */
 	}
-	pmc_open = pmc_open_sys;
-	pmc_rdpmc = pmc_rdpmc_hw;
-	pmc_devices = "/sys/bus/event_source/devices";
-	pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
+	kops_restore();
 	{
 		char cmd[300];
 
