@@ -930,6 +930,36 @@ static void test_proto_malformed(void)
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 6 -> PE_TYPE", "failed");
 }
 
+/*
+ * The pong's late T3_SW and the zero-padded FIN / BUSY go through the codec:
+ * written where the datagram has room, decoded back, never a byte beyond it.
+ */
+static void test_proto_late(void)
+{
+	struct proto_msg m = { .type = PT_PONG, .session = 7, .seq = 9, .flags = PF_T2SW | PF_T3SW,
+			       .t2sw = 100 }, d;
+	uint8_t buf[PROTO_HDR_LEN + 16];
+	size_t i;
+	bool zero = true;
+
+	memset(buf, 0xa5, sizeof(buf));
+	proto_encode_len(buf, 40, &m);
+	proto_put_t3sw(buf, 40, 200);
+	ok(buf[40] == 0xa5 && get64(buf + 32) == 100, "proto: late T3_SW: no room in 40 bytes, none written",
+	   "%02x", buf[40]);
+	proto_encode_len(buf, PROTO_HDR_LEN, &m);
+	proto_put_t3sw(buf, PROTO_HDR_LEN, 200);
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == 0 && d.t3sw == 200 && d.t2sw == 100 && d.seq == 9,
+	   "proto: late T3_SW: decoded from a full header", "t3sw=%" PRIu64, d.t3sw);
+	memset(buf, 0xa5, sizeof(buf));
+	proto_encode_pad(buf, PROTO_HDR_LEN + 8, &m);
+	for (i = PROTO_HDR_LEN; i < PROTO_HDR_LEN + 8; i++) {
+		zero &= buf[i] == 0;
+	}
+	ok(zero && buf[PROTO_HDR_LEN + 8] == 0xa5 && proto_decode(buf, PROTO_HDR_LEN + 8, &d) == 0,
+	   "proto: padded: the bytes after the header zero, none beyond", "%02x", buf[PROTO_HDR_LEN + 8]);
+}
+
 static void test_proto_random(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
@@ -1348,6 +1378,28 @@ static int hw_setup(const char *ifname, enum ts_mode mode, char **err)
 	r = ts_setup(100, ifname, mode);
 	*err = cap_stop(&ce);
 	return r;
+}
+
+/* reset_globals puts back every kernel seam a case replaced, not some of them. */
+static void test_kops_restore(void)
+{
+	kops.ioctl = fake_ioctl;
+	kops.kernel = NULL;
+	kops.phc_open = NULL;
+	kops.phc_ioctl = fake_ioctl;
+	kops.sendmsg = NULL;
+	kops.clock = NULL;
+	kops.rdpmc = NULL;
+	kops.pmc_open = NULL;
+	kops.sysfs_net = kops.proc_root = kops.pmc_devices = kops.pmc_paranoid = "/nonexistent";
+	reset_globals();
+	ok(kops.ioctl == ts_ioctl_sys && kops.kernel == ts_kernel_uname &&
+	   kops.phc_open == phc_open_sys && kops.phc_ioctl == ts_ioctl_sys &&
+	   kops.sendmsg == sys_sendmsg && kops.clock == now_ns && kops.rdpmc == pmc_rdpmc_hw &&
+	   kops.pmc_open == pmc_open_sys && !strcmp(kops.sysfs_net, "/sys/class/net") &&
+	   !strcmp(kops.proc_root, "/proc") && !strcmp(kops.pmc_devices, "/sys/bus/event_source/devices") &&
+	   !strcmp(kops.pmc_paranoid, "/proc/sys/kernel/perf_event_paranoid"),
+	   "kops: reset_globals restores the whole kernel interface", "-");
 }
 
 static void test_hw(void)
@@ -8499,9 +8551,11 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_proto),
 	CASE(test_proto_malformed),
 	CASE(test_proto_random),
+	CASE(test_proto_late),
 	CASE(test_cmsg),
 	CASE(test_cmsg_errqueue),
 	CASE(test_cmsg_truncated),
+	CASE(test_kops_restore),
 	CASE(test_hw),
 	CASE(test_hw_all_refused),
 	CASE(test_hw_sw_only),
