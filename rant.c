@@ -4483,8 +4483,31 @@ static void cls_use(int k)
 	run.E.keyseq = run.K.keyseq[k];
 }
 
-/* Before a ping: its class's socket, its size, and the flags that carry the class. */
-static uint16_t cls_before_send(uint64_t seq, uint64_t now)
+/* Warm-up: the first -w pings of each size. */
+static bool cls_warmup(uint64_t seq)
+{
+	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
+}
+
+/* The flags that carry the class of the ping about to go (cls_use'd). */
+static uint16_t cls_flags(void)
+{
+	if (run.K.ncls <= 1) {
+		return 0;
+	}
+	return (uint16_t)(PF_CLASS |
+			  (run.K.prio[run.K.cur] >= 0 ?
+				   (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT :
+				   0));
+}
+
+/*
+ * The hook before a ping, a plain run's too (one class of one size): its
+ * size measured now, its class's socket, the flags that carry its class
+ * and warm-up (PF_WARMUP: the first -w pings of each size) into *flags.
+ * Returns the ping's length.
+ */
+static size_t cls_before_send(uint64_t seq, uint64_t now, uint16_t *flags)
 {
 	int ph = run.K.phase;
 
@@ -4503,20 +4526,11 @@ static uint16_t cls_before_send(uint64_t seq, uint64_t now)
 			run.K.tx_size = run.K.size[run.K.phase];
 		}
 	}
-	if (run.K.ncls <= 1) {
-		return 0;
+	if (run.K.ncls > 1) {
+		cls_use(cls_of(seq));
 	}
-	cls_use(cls_of(seq));
-	return (uint16_t)(PF_CLASS |
-			  (run.K.prio[run.K.cur] >= 0 ?
-				   (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT :
-				   0));
-}
-
-/* Warm-up: the first -w pings of each size. */
-static bool cls_warmup(uint64_t seq)
-{
-	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
+	*flags |= (uint16_t)(cls_flags() | (cls_warmup(seq) ? PF_WARMUP : 0));
+	return run.K.tx_size;
 }
 
 /* Interval mode and the end of the run: wait on every class's socket. */
@@ -10700,6 +10714,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	struct proto_msg m = {
 		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
 	};
+	size_t len;
 
 	if (x->st & TF_USED) {
 		if (awaiting(x)) {
@@ -10710,18 +10725,17 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		txn_retire(x);
 	}
-	m.flags |= cls_before_send(seq, now);
+	len = cls_before_send(seq, now, &m.flags);
 	memset(x, 0, sizeof(*x));
 	x->seq = seq;
 	x->st = TF_USED;
-	if (cls_warmup(seq)) {
-		m.flags |= PF_WARMUP;
+	if (m.flags & PF_WARMUP) {
 		x->st |= TF_WARMUP;
 	} else if (seq == cfg->warmup && cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
 	proto_encode(run.E.tx, &m);
-	tag_put(run.E.tx, run.K.tx_size);
+	tag_put(run.E.tx, len);
 	answered_set(seq, false);
 	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
 	emit_key(x, seq, now);
@@ -10729,7 +10743,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		x->t[T1SW] = real_ns();
 	}
 	pmc_read(x->pmc);
-	if (ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+	if (ts_send(run.sock_fd, run.E.tx, len, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -10740,7 +10754,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		send_failed(err);
 		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
 		if (err != ECONNREFUSED ||
-		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+		    ts_send(run.sock_fd, run.E.tx, len, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			answered_set(seq, true);	/* never sent: a pong for it is no answer */
 			return;

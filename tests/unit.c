@@ -3887,13 +3887,14 @@ static void test_classes_schedule(void)
 	}
 	/* 2 sizes x (2 warm-up + 4 counted) = 12 pings, classes round-robin */
 	for (seq = 0; r == 0 && seq < 12; seq++) {
-		uint16_t f = cls_before_send(seq, mono_ns());
+		uint16_t f = 0;
+		size_t len = cls_before_send(seq, mono_ns(), &f);
 		unsigned want_size = seq < 6 ? 64 : 256;
 		bool want_warm = seq % 6 < 2;
 
-		sched &= run.K.cur == (int)(seq % 3) && run.sock_fd == run.K.fd[seq % 3] && run.K.tx_size == want_size &&
+		sched &= run.K.cur == (int)(seq % 3) && run.sock_fd == run.K.fd[seq % 3] && len == want_size &&
 			 size_of(seq) == (seq < 6 ? 0 : 1);
-		warm &= cls_warmup(seq) == want_warm;
+		warm &= cls_warmup(seq) == want_warm && !!(f & PF_WARMUP) == want_warm;
 		flags &= (f & PF_CLASS) && ((f >> PF_PRIO_SHIFT) & 0xf) == seq % 3 + 2;
 	}
 	ok(sched, "classes: seq % 3 picks the class's socket, sizes change after warm-up + count", "cur %d", run.K.cur);
@@ -3998,9 +3999,11 @@ static void test_classes_interval(void)
 	/* classes recorded at send (as cls_interval_step does) are the ones read back */
 	for (seq = 0; seq < 24; seq++) {
 		int b = seq % 4 == 3;	/* class 1 every fourth ping */
+		uint16_t f = 0;
 
 		run.K.cmap[seq & run.K.cmap_mask] = (uint8_t)b;
-		order &= cls_before_send(seq, mono_ns()) >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
+		cls_before_send(seq, mono_ns(), &f);
+		order &= f >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
 			 run.sock_fd == run.K.fd[b] && cls_of(seq) == b;
 		n[b]++;
 	}
