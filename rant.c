@@ -4533,6 +4533,43 @@ static size_t cls_before_send(uint64_t seq, uint64_t now, uint16_t *flags)
 	return run.K.tx_size;
 }
 
+/*
+ * --interval with a list, each class on its own absolute cadence from the
+ * run's start: the class due first, and when.
+ */
+static int cls_due(uint64_t *when)
+{
+	int k, b = 0;
+
+	for (k = 0; k < run.K.ncls; k++) {
+		if (!run.K.next[k]) {
+			run.K.next[k] = run.S.start_mono;
+		}
+		if (run.K.next[k] < run.K.next[b]) {
+			b = k;
+		}
+	}
+	*when = run.K.next[b];
+	return b;
+}
+
+/*
+ * Class b's slot taken at now by the ping seq: its class recorded (cls_of),
+ * its next slot set.  Returns the slots it let pass (skipped, not sent).
+ */
+static uint64_t cls_due_taken(int b, uint64_t seq, uint64_t now)
+{
+	uint64_t skip = 0;
+
+	run.K.cmap[seq & run.K.cmap_mask] = (uint8_t)b;
+	run.K.next[b] += run.K.ival[b];
+	if (run.K.next[b] <= now) {
+		skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
+		run.K.next[b] += skip * run.K.ival[b];
+	}
+	return skip;
+}
+
 /* Interval mode and the end of the run: wait on every class's socket. */
 static int cls_wait(uint64_t ns, short events)
 {
@@ -11429,30 +11466,17 @@ static void window_flush(uint64_t end)
 static int cls_interval_step(void)
 {
 	uint64_t now = mono_ns(), limit, dl;
-	int k, b = 0;
+	int b;
 
 	emit_expire(now);
-	for (k = 0; k < run.K.ncls; k++) {
-		if (!run.K.next[k]) {
-			run.K.next[k] = run.S.start_mono;
-		}
-		if (run.K.next[k] < run.K.next[b]) {
-			b = k;
-		}
-	}
-	if (now >= run.K.next[b]) {
-		run.K.cmap[run.E.next_seq & run.K.cmap_mask] = (uint8_t)b;
-		emit_send(run.E.next_seq++, now);
-		run.K.next[b] += run.K.ival[b];
-		if (run.K.next[b] <= now) {
-			uint64_t skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
+	b = cls_due(&limit);
+	if (now >= limit) {
+		uint64_t skip = cls_due_taken(b, run.E.next_seq, now);
 
-			run.E.overruns += skip;
-			run.K.next[b] += skip * run.K.ival[b];
-		}
+		emit_send(run.E.next_seq++, now);
+		run.E.overruns += skip;
 		return 0;
 	}
-	limit = run.K.next[b];
 	dl = emit_next_deadline();
 	if (dl && dl < limit) {
 		limit = dl;
