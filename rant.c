@@ -4608,6 +4608,12 @@ static void cls_set_rcvtimeo(const struct timeval *tv)
 	}
 }
 
+/* Reflect, before each receive: no TOS known until its control data says. */
+static void cls_rx_begin(void)
+{
+	run.K.rx_tos = -1;
+}
+
 /* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
 static void cls_rx_tos(const struct cmsghdr *cm)
 {
@@ -7286,6 +7292,21 @@ static int cls_rrow(uint16_t flags)
 	run.K.r[run.K.rn].prio = prio;
 	run.K.r[run.K.rn].tos = tos;
 	return run.K.rn++;
+}
+
+/* Reflect: the hook on a ping admitted (warm: warm-up by either side's -w), any class or none. */
+static void cls_on_ping(uint16_t flags, bool warm)
+{
+	int row = cls_rrow(flags);
+
+	run.K.r[row].received++;
+	run.K.r[row].warmup += warm;
+}
+
+/* Reflect: the hook on a pong sent, in the row of its ping. */
+static void cls_on_pong(uint16_t flags)
+{
+	run.K.r[cls_rrow(flags)].answered++;
 }
 
 /* --------------------------------------------------------------- report */
@@ -12532,19 +12553,18 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 /* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
 static bool reflect_count(const struct proto_msg *m)
 {
-	int row = cls_rrow(m->flags);
+	bool local;
 
 	run.R.distinct++;
 	run.S.c.received++;
-	run.K.r[row].received++;
+	/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+	local = !(m->flags & PF_WARMUP) && run.S.c.received <= cfg->warmup;
+	cls_on_ping(m->flags, (m->flags & PF_WARMUP) || local);
 	if (m->flags & PF_WARMUP) {
 		run.S.c.warmup++;
-		run.K.r[row].warmup++;
-	} else if (run.S.c.received <= cfg->warmup) {
-		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+	} else if (local) {
 		run.S.c.warmup++;
 		run.S.c.warmup_local++;
-		run.K.r[row].warmup++;
 		return true;
 	} else if (!run.R.measuring) {
 		/* the session's first measured ping: RANT_TEST_START after its pong */
@@ -12703,7 +12723,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	pmc_read(run.pmc_tx);
 	reflect_after_pong(from, fromlen, now);
 	run.S.c.sent++;
-	run.K.r[cls_rrow(m.flags)].answered++;
+	cls_on_pong(m.flags);
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	if (!(proto_room(len) & PF_T3W)) {
 		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
@@ -12736,7 +12756,7 @@ static int reflect_recv(int flags)
 		reflect_clear();
 	}
 	run.R.pi_level = 0;	/* none until a datagram's control data says */
-	run.K.rx_tos = -1;
+	cls_rx_begin();
 	r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
 
 	if (r == -ECONNREFUSED) {
