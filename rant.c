@@ -4291,6 +4291,18 @@ static void cls_defaults(void)
 	run.K.rx_tos = run.K.r_prio = run.K.r_tos = -1;
 }
 
+/* The sizes measured in turn (each -d or --count long): 1 in a plain run. */
+static uint64_t cls_sizes(void)
+{
+	return (uint64_t)run.K.nsz;
+}
+
+/* --interval is a list: each class on its own cadence (cls_due). */
+static bool cls_paced(void)
+{
+	return run.K.nival > 0;
+}
+
 /* Emit with classes: the loop has more than one socket to wait on. */
 static bool cls_multi_sock(void)
 {
@@ -4481,6 +4493,12 @@ static void cls_use(int k)
 	run.sock_fd = run.K.fd[k];
 	run.ts.next_key = run.K.next_key[k];
 	run.E.keyseq = run.K.keyseq[k];
+}
+
+/* Emit: the run starts; with a --size list and -d, each size is measured -d long. */
+static void cls_run_start(void)
+{
+	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
 }
 
 /* Warm-up: the first -w pings of each size. */
@@ -6423,12 +6441,12 @@ struct layout {
 static uint64_t expected_txns(void)
 {
 	if (cfg->count) {
-		return (cfg->count + cfg->warmup) * (uint64_t)run.K.nsz;
+		return (cfg->count + cfg->warmup) * cls_sizes();
 	}
 	if (cfg->duration_s > 0 && cfg->interval_ns) {
 		return ((uint64_t)(cfg->duration_s * 1e9 / (double)cfg->interval_ns) + cfg->warmup +
 			16) *
-		       (uint64_t)run.K.nsz;
+		       cls_sizes();
 	}
 	return 0;
 }
@@ -7202,7 +7220,7 @@ static int cls_open(void)
 	run.K.opening = 0;
 	run.sock_fd = first;
 	run.ts = keep;
-	if (run.K.nival) {
+	if (cls_paced()) {
 		/*
 		 * every seq still in the window or in the log ring keeps its class, and
 		 * every seq whose late pong may still be counted (emit_stale)
@@ -11520,7 +11538,7 @@ static void emit_overload_note(void)
 	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
 		return;
 	}
-	if (run.K.nival) {
+	if (cls_paced()) {
 		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
 			 (double)cfg->interval_ns / 1000);
 	}
@@ -11534,7 +11552,7 @@ static int emit_run(void)
 	uint64_t next;
 	int r = 0;
 
-	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * (uint64_t)run.K.nsz : UINT64_MAX;
+	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * cls_sizes() : UINT64_MAX;
 	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
@@ -11547,9 +11565,9 @@ static int emit_run(void)
 	run.S.first_real = real_ns();
 	clk_start();
 	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) *
-								     (uint64_t)run.K.nsz :
+								     cls_sizes() :
 					  0;
-	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
+	cls_run_start();
 	next = run.S.start_mono;
 	if (!cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
@@ -11572,7 +11590,7 @@ static int emit_run(void)
 			run.S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = run.K.nival	     ? cls_interval_step() :
+		r = cls_paced()	     ? cls_interval_step() :
 		    cfg->interval_ns ? emit_interval_step(&next) :
 				       emit_b2b_step();
 	}
