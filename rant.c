@@ -4303,6 +4303,27 @@ static bool cls_paced(void)
 	return run.K.nival > 0;
 }
 
+/* The lists the options take (opt_cls_list, the one parser of them all). */
+enum { CL_SIZE, CL_IVAL, CL_PRIO, CL_TOS };
+
+/* A list given (n values, each in the option's range): the classes and sizes it makes. */
+static void cls_list_set(int what, const uint64_t *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (what == CL_SIZE) {
+			run.K.size[i] = (unsigned)v[i];
+		} else if (what == CL_IVAL) {
+			run.K.ival[i] = v[i] * NSEC_PER_US;
+		} else {
+			(what == CL_PRIO ? run.K.prio : run.K.tos)[i] = (int)v[i];
+		}
+	}
+	*(what == CL_SIZE ? &run.K.nsz : what == CL_IVAL ? &run.K.nival :
+	  what == CL_PRIO ? &run.K.nprio : &run.K.ntos) = n;
+}
+
 /* Emit with classes: the loop has more than one socket to wait on. */
 static bool cls_multi_sock(void)
 {
@@ -14424,67 +14445,71 @@ static int opt_list(const struct opt_def *o, const char *s, uint64_t min, uint64
 	}
 }
 
-/* --size: one value as ever, or a list of sizes measured in turn (see classes, sizes). */
-static int opt_sizes(const struct opt_def *o, const char *a)
-{
-	uint64_t v[SZ_MAX];
-	int i, n;
+/*
+ * The options whose value may be a list, all parsed here and handed to the
+ * classes section (cls_list_set): a --size list measures each size in turn,
+ * a --priority or --tos list runs classes side by side, an --interval list
+ * gives each class its cadence.  An item's range is the option's, but for
+ * what a list needs: a class's priority travels in 4 bits of the ping
+ * (0-14), and an --interval slot of 0 would be no cadence at all (1 us).
+ */
+static const struct opt_list_def {
+	int val, what, maxn;
+	uint64_t min, max;	/* in a list (with a comma); 0, 0: the option's */
+} opt_lists[] = {
+	{ O_SIZE, CL_SIZE, SZ_MAX, 0, 0 },
+	{ O_INTERVAL, CL_IVAL, CLS_MAX, 1, 0 },
+	{ O_PRIORITY, CL_PRIO, CLS_MAX, 0, 14 },
+	{ O_TOS, CL_TOS, CLS_MAX, 0, 0 },
+};
 
-	if (opt_list(o, a, (uint64_t)o->min, (uint64_t)o->max, v, SZ_MAX, &n) < 0) {
-		return -1;
-	}
-	opts.size = 0;
-	for (i = 0; i < n; i++) {
-		run.K.size[i] = (unsigned)v[i];
-		if (run.K.size[i] > opts.size) {
-			opts.size = run.K.size[i];	/* buffers and checks take the largest */
+/* What one value sets: --interval's cadence, the run's priority and TOS, the largest size. */
+static void opt_list_one(const struct opt_def *o, const char *a, const uint64_t *v, int n)
+{
+	int i;
+
+	switch (o->val) {
+	case O_SIZE:
+		opts.size = 0;	/* buffers and checks take the largest */
+		for (i = 0; i < n; i++) {
+			if (v[i] > opts.size) {
+				opts.size = (unsigned)v[i];
+			}
 		}
+		break;
+	case O_INTERVAL:
+		opts.interval_arg = a;
+		if (!strchr(a, ',')) {
+			opts.interval_ns = v[0] * NSEC_PER_US;
+		}
+		break;
+	case O_PRIORITY:
+		opts.priority = (int)v[0];
+		break;
+	default:
+		opts.tos = (int)v[0];
 	}
-	run.K.nsz = n;
-	return 0;
 }
 
-/* --interval: one cadence, or one per class of --priority/--tos, in order. */
-static int opt_interval(const struct opt_def *o, const char *a)
+static int opt_cls_list(const struct opt_def *o, const char *a)
 {
-	uint64_t v[CLS_MAX];
-	int i, n;
+	const struct opt_list_def *l = opt_lists;
+	bool many = strchr(a, ',') != NULL;
+	uint64_t v[CLS_MAX > SZ_MAX ? CLS_MAX : SZ_MAX];
+	int n;
 
-	opts.interval_arg = a;
-	if (!strchr(a, ',')) {
-		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v[0]) < 0) {
-			return -1;
-		}
-		opts.interval_ns = v[0] * NSEC_PER_US;
-		return 0;
+	while (l->val != o->val) {
+		l++;
 	}
-	/* a list slot of 0 would be no cadence at all: 1 us is the least */
-	if (opt_list(o, a, 1, (uint64_t)o->max, v, CLS_MAX, &n) < 0) {
+	if (opt_list(o, a, many && l->min ? l->min : (uint64_t)o->min,
+		     many && l->max ? l->max : (uint64_t)o->max, v, l->maxn, &n) < 0) {
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		run.K.ival[i] = v[i] * NSEC_PER_US;
+	/* one --interval is the run's cadence, not a list of one */
+	if (l->what != CL_IVAL || many) {
+		cls_list_set(l->what, v, n);
 	}
-	run.K.nival = n;
-	return 0;
-}
-
-/* --priority, --tos: one value for the run's socket, or a list of classes. */
-static int opt_class(const struct opt_def *o, const char *a)
-{
-	bool prio = o->val == O_PRIORITY;
-	uint64_t v[CLS_MAX];
-	int i, n;
-
-	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
-	if (opt_list(o, a, 0, strchr(a, ',') && prio ? 14 : (uint64_t)o->max, v, CLS_MAX, &n) < 0) {
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		(prio ? run.K.prio : run.K.tos)[i] = (int)v[i];
-	}
-	*(prio ? &run.K.nprio : &run.K.ntos) = n;
-	*(prio ? &opts.priority : &opts.tos) = (int)v[0];
+	opt_list_one(o, a, v, n);
 	return 0;
 }
 
@@ -14564,7 +14589,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_PORT, .name = "port", .arg = "N", .type = OT_UINT, CFG(port),
 	  .min = 1, .max = 65535, .def = 12345, .modes = M_RUN, .rank_analyze = 14,
 	  .help = "UDP port (1-65535, default 12345)" },
-	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes,
+	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(size),
 	  .min = SIZE_MIN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
 	  .modes = M_EMIT, .rank_analyze = 15, .rank_reflect = 4,
@@ -14579,7 +14604,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'w', .name = "warmup", .arg = "PKTS", .type = OT_UINT, CFG(warmup),
 	  .min = 0, .max = 1000000000, .modes = M_RUN, .rank_analyze = 4,
 	  .help = "emit: the first PKTS pings are flagged warm-up, neither side counts them; reflect: also its first PKTS pings of each session (default 0)" },
-	{ .val = O_INTERVAL, .name = "interval", .arg = "US", .type = OT_CALL, .set = opt_interval,
+	{ .val = O_INTERVAL, .name = "interval", .arg = "US", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(interval_ns), .min = 0, .max = 60000000, .scale = NSEC_PER_US,
 	  .modes = M_EMIT, .rank_analyze = 16, .rank_reflect = 2,
 	  .help = "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
@@ -14643,10 +14668,10 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_SPIN, .name = "spin", .type = OT_FLAG, CFG(spin),
 	  .modes = M_RUN, .rank_analyze = 22,
 	  .help = "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
-	{ .val = O_PRIORITY, .name = "priority", .arg = "N", .type = OT_CALL, .set = opt_class,
+	{ .val = O_PRIORITY, .name = "priority", .arg = "N", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN, .rank_analyze = 20,
 	  .help = "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
-	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_class, CFG(tos),
+	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_cls_list, CFG(tos),
 	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .rank_analyze = 21, .hex = true,
 	  .help = "IP TOS / IPv6 traffic class (0-255, or hex: 0x20); a list runs classes side by side" },
 	{ .val = O_ONCE, .name = "once", .type = OT_FLAG, CFG(once),
@@ -15158,7 +15183,7 @@ static int opt_check(const bool *given)
 /* Options whose value may be a list: a second one would replace the first. */
 static bool opt_is_list(const struct opt_def *o)
 {
-	return o->set == opt_sizes || o->set == opt_class || o->set == opt_interval;
+	return o->set == opt_cls_list;
 }
 
 /* getopt_long's array and short option string, from the table. */
