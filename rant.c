@@ -4324,6 +4324,73 @@ static void cls_list_set(int what, const uint64_t *v, int n)
 	  what == CL_PRIO ? &run.K.nprio : &run.K.ntos) = n;
 }
 
+/*
+ * The lists given, checked together and made into classes and sizes (a
+ * plain run: one class of one size, the run's priority, TOS and size).  A
+ * list of --interval sets the run's cadence, all classes together: into
+ * *interval_ns.  After every option is parsed (opt_check).
+ */
+static int cls_setup_lists(uint64_t *interval_ns)
+{
+	int i;
+
+	if (run.K.nprio > 1 && run.K.ntos > 1 && run.K.nprio != run.K.ntos) {
+		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
+		       run.K.ntos, run.K.nprio);
+		return -1;
+	}
+	run.K.ncls = run.K.nprio > run.K.ntos ? run.K.nprio : run.K.ntos;
+	if (run.K.ncls < 1) {
+		run.K.ncls = 1;
+	}
+	if (run.K.ncls > 1 && run.K.nprio == 1 && cfg->priority > 14) {
+		/* every class carries it in 4 bits of its pings (cls_before_send) */
+		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
+		       cfg->priority);
+		return -1;
+	}
+	for (i = 0; i < run.K.ncls; i++) {
+		if (run.K.nprio <= 1) {
+			run.K.prio[i] = cfg->priority;
+		}
+		if (run.K.ntos <= 1) {
+			run.K.tos[i] = cfg->tos;
+		}
+	}
+	if (run.K.nsz <= 1) {
+		run.K.nsz = 1;
+		run.K.size[0] = cfg->size;
+	}
+	run.K.tx_size = run.K.size[0];
+	if (run.K.nival) {
+		double rate = 0;
+
+		if (run.K.nival != run.K.ncls || run.K.ncls < 2) {
+			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
+			       run.K.nival, run.K.ncls);
+			return -1;
+		}
+		/* the run's cadence is all classes together: window, log and idle hint follow it */
+		for (i = 0; i < run.K.ncls; i++) {
+			rate += 1.0 / (double)run.K.ival[i];
+		}
+		*interval_ns = (uint64_t)(1.0 / rate);
+		if (!*interval_ns) {
+			*interval_ns = 1;
+		}
+	}
+	if (cfg->mode == MODE_REFLECT && run.K.ncls > 1) {
+		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
+		       run.K.nprio > 1 ? "--priority" : "--tos");
+		return -1;
+	}
+	if (run.K.nsz > 1 && !cfg->count && !(cfg->duration_s > 0)) {
+		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
+		return -1;
+	}
+	return 0;
+}
+
 /* Emit with classes: the loop has more than one socket to wait on. */
 static bool cls_multi_sock(void)
 {
@@ -14883,63 +14950,13 @@ static void cfg_defaults(void)
 /* Checks across options, after the loop (opt_check). */
 static int cls_check(const bool *given)
 {
-	int i;
+	uint64_t ival = opts.interval_ns;
 
-	if (run.K.nprio > 1 && run.K.ntos > 1 && run.K.nprio != run.K.ntos) {
-		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
-		       run.K.ntos, run.K.nprio);
-		return -1;
-	}
-	run.K.ncls = run.K.nprio > run.K.ntos ? run.K.nprio : run.K.ntos;
-	if (run.K.ncls < 1) {
-		run.K.ncls = 1;
-	}
-	if (run.K.ncls > 1 && run.K.nprio == 1 && opts.priority > 14) {
-		/* every class carries it in 4 bits of its pings (cls_before_send) */
-		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
-		       opts.priority);
-		return -1;
-	}
-	for (i = 0; i < run.K.ncls; i++) {
-		if (run.K.nprio <= 1) {
-			run.K.prio[i] = opts.priority;
-		}
-		if (run.K.ntos <= 1) {
-			run.K.tos[i] = opts.tos;
-		}
-	}
-	if (run.K.nsz <= 1) {
-		run.K.nsz = 1;
-		run.K.size[0] = opts.size;
-	}
-	run.K.tx_size = run.K.size[0];
-	if (run.K.nival) {
-		double rate = 0;
-
-		if (run.K.nival != run.K.ncls || run.K.ncls < 2) {
-			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
-			       run.K.nival, run.K.ncls);
-			return -1;
-		}
-		/* the run's cadence is all classes together: window, log and idle hint follow it */
-		for (i = 0; i < run.K.ncls; i++) {
-			rate += 1.0 / (double)run.K.ival[i];
-		}
-		opts.interval_ns = (uint64_t)(1.0 / rate);
-		if (!opts.interval_ns) {
-			opts.interval_ns = 1;
-		}
-	}
-	if (opts.mode == MODE_REFLECT && run.K.ncls > 1) {
-		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
-		       run.K.nprio > 1 ? "--priority" : "--tos");
-		return -1;
-	}
-	if (run.K.nsz > 1 && !opts.count && !(opts.duration_s > 0)) {
-		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
-		return -1;
-	}
 	(void)given;
+	if (cls_setup_lists(&ival) < 0) {
+		return -1;
+	}
+	opts.interval_ns = ival;
 	return 0;
 }
 
