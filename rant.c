@@ -4523,6 +4523,31 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
 	}
 }
 
+/*
+ * The hook on a transaction's row: metric m's value v into the rows of its
+ * class, size and cell (the primary metric; app rtt and client tx stack too
+ * with app stamps, cls_extra).  A plain run has no rows: nothing to do.
+ */
+static void cls_on_row(uint64_t seq, int m, int64_t v)
+{
+	if (!run.K.g) {
+		return;
+	}
+	cls_sample_x(seq, m, v);
+	if (m == run.side.primary) {
+		cls_sample(seq, v);
+	}
+}
+
+/* Emit: the hook on a ping answered (warm: a warm-up one), any class and size. */
+static void cls_on_answer(uint64_t seq, bool warm)
+{
+	cls_count(seq, CG_RECEIVED);
+	if (warm) {
+		cls_count(seq, CG_WARMUP);
+	}
+}
+
 /* One row's histogram (its exact store as large as a metric's: tails above -o alike). */
 static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
 {
@@ -6229,9 +6254,8 @@ static void txn_account(struct txn *x)
 		}
 		x->counted |= 1u << m;
 		hist_add(&run.S.h[m], v, x->seq);
-		cls_sample_x(x->seq, m, v);
+		cls_on_row(x->seq, m, v);
 		if (m == run.side.primary) {
-			cls_sample(x->seq, v);
 			live_add(v);
 			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns &&
 			    run.S.stop_reason != STOP_BREACH) {
@@ -11077,13 +11101,12 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	run.E.srv_no_tx = m->flags & PF_NO_TX;
 	run.E.outstanding--;
 	run.S.c.received++;
-	cls_count(x->seq, CG_RECEIVED);
+	cls_on_answer(x->seq, x->st & TF_WARMUP);
 	if (!run.E.first_rx_mono) {
 		run.E.first_rx_mono = mono_ns();
 	}
 	if (x->st & TF_WARMUP) {
 		run.S.c.warmup++;
-		cls_count(x->seq, CG_WARMUP);
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
