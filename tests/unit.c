@@ -3975,6 +3975,49 @@ static void test_classes_reflect(void)
 }
 
 /* Each class on its own cadence: seq -> class is kept in a map, not computed. */
+/*
+ * A plain run (no list) goes through the classes' hooks as one class of one
+ * size: the ping's length is --size, the first -w are warm-up, no class
+ * flag, the socket stays; no rows to count into; the reflector books its
+ * pings and pongs in the row without a class.
+ */
+static void test_classes_plain(void)
+{
+	struct args a;
+	char *out, *err;
+	bool len_ok = true, warm_ok = true, plain_ok = true;
+	uint64_t seq;
+	int r, fd;
+
+	reset_globals();
+	r = parse_str("-a h -w 2 --size 100", &a, &out, &err);
+	free(out);
+	free(err);
+	run.sock_fd = fd = 42;
+	for (seq = 0; r == 0 && seq < 6; seq++) {
+		uint16_t f = 0;
+
+		len_ok &= cls_before_send(seq, mono_ns(), &f) == 100;
+		warm_ok &= !!(f & PF_WARMUP) == (seq < 2);
+		plain_ok &= !(f & (PF_CLASS | 0xf000)) && run.sock_fd == fd;
+	}
+	ok(r == 0 && len_ok && warm_ok && plain_ok && cls_sizes() == 1 && !cls_paced(),
+	   "classes: a plain run: one class of one size through the same hooks", "r=%d len %d warm %d plain %d",
+	   r, len_ok, warm_ok, plain_ok);
+	cls_on_row(0, run.side.primary, 1000);
+	cls_on_answer(0, false);
+	ok(!run.K.g, "classes: a plain run: no rows to count into", "-");
+	reset_globals();
+	side_set(false);
+	cls_on_ping(0, false);
+	cls_on_ping(0, true);
+	cls_on_pong(0);
+	ok(run.K.r[CLS_RROWS].received == 2 && run.K.r[CLS_RROWS].warmup == 1 && run.K.r[CLS_RROWS].answered == 1 &&
+	   !run.K.rn, "classes: a plain reflector: pings and pongs in the row without a class", "rn=%d", run.K.rn);
+	run.sock_fd = -1;
+	reset_globals();
+}
+
 static void test_classes_interval(void)
 {
 	struct args a;
@@ -8616,6 +8659,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_class_rows),
 	CASE(test_interval_drain),
 	CASE(test_classes_opts),
+	CASE(test_classes_plain),
 	CASE(test_classes_interval),
 	CASE(test_classes_schedule),
 	CASE(test_classes_reflect),
