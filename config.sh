@@ -1603,7 +1603,7 @@ step_host() {
 }
 
 step_ptp() {
-	local src dst cur f pid comm
+	local src dst cur f pid comm name
 	if ((NO_PTP)); then
 		skip phc2sys "--no-ptp given"
 		return 0
@@ -1627,9 +1627,10 @@ step_ptp() {
 		fi
 	done
 	# Two phc2sys steering one clock fight; leave a foreign one alone.
+	name=${PHC2SYS##*/}
 	for f in /proc/[0-9]*/comm; do
 		read -r comm 2>/dev/null <"$f" || continue
-		[[ $comm == "$(basename "$PHC2SYS")" ]] || continue
+		[[ $comm == "$name" ]] || continue
 		pid=${f%/comm}
 		pid=${pid##*/}
 		[[ -r $PID_FILE && $(cat "$PID_FILE") == "$pid" ]] && continue

@@ -14349,8 +14349,6 @@ enum opt_field { OF_NONE, OF_BOOL, OF_UINT, OF_INT, OF_U64, OF_I64, OF_DBL, OF_S
 #define M_ANALYZE	(1u << MODE_ANALYZE)
 #define M_RUN		(M_EMIT | M_REFLECT)
 #define M_ALL		(M_RUN | M_ANALYZE)
-/* refused only after the checks across options, as the earlier rant's flags always were */
-#define M_LATE		(1u << 8)
 
 struct opt_def {
 	int val;			/* the short letter, or an O_ value */
@@ -14365,12 +14363,6 @@ struct opt_def {
 	const char *const *choices;	/* OT_CHOICE: NULL-terminated */
 	int64_t def;			/* the field's default, stored unit; -1: off */
 	unsigned modes;			/* M_*: where it is accepted */
-	/*
-	 * Which refused option is named when several are: the lowest rank, in
-	 * analyze and in reflect mode (0: after the ranked ones, in table
-	 * order); options only for --analyze are named first elsewhere.
-	 */
-	unsigned char rank_analyze, rank_reflect;
 	int (*set)(const struct opt_def *o, const char *a);	/* OT_CALL */
 	const char *help;
 	const char *why_min;		/* why nothing below min will do, said when refused */
@@ -14671,42 +14663,42 @@ static const char *const log_format_names[] = { "text", "csv", NULL };	/* enum l
 
 static const struct opt_def opt_table[] = {
 	{ .val = 'i', .name = "interface", .arg = "IFACE", .type = OT_CALL, .set = opt_iface,
-	  .modes = M_RUN, .rank_analyze = 2,
+	  .modes = M_RUN,
 	  .help = "bind to IFACE; its NIC is asked for hardware stamps" },
 	{ .val = 'a', .name = "address", .arg = "ADDR", .type = OT_CALL, .set = opt_address,
-	  .modes = M_RUN, .rank_analyze = 1,
+	  .modes = M_RUN,
 	  .help = "emit (client) to the reflector at ADDR (IPv4, IPv6 or name); omit to reflect" },
 	{ .val = O_PORT, .name = "port", .arg = "N", .type = OT_UINT, CFG(port),
-	  .min = 1, .max = 65535, .def = 12345, .modes = M_RUN, .rank_analyze = 14,
+	  .min = 1, .max = 65535, .def = 12345, .modes = M_RUN,
 	  .help = "UDP port (1-65535, default 12345)" },
 	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(size),
 	  .min = SIZE_MIN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
-	  .modes = M_EMIT, .rank_analyze = 15, .rank_reflect = 4,
+	  .modes = M_EMIT,
 	  .help = "datagram payload, 24-65000 bytes (default 64); the pong is the same size, below 64 without the reflector's stamps that do not fit; a list (64,512,1400) measures each in turn",
 	  .why_min = "a datagram carries at least rant's short header (magic, version, type, flags, session, idle hint, sequence number)" },
 	{ .val = 'd', .name = "duration", .arg = "SEC", .type = OT_NUM, CFG(duration_s),
-	  .min = 0.001, .max = 31536000, .modes = M_RUN, .rank_analyze = 3,
+	  .min = 0.001, .max = 31536000, .modes = M_RUN,
 	  .help = "stop after SEC seconds (default: until --count or SIGINT)" },
 	{ .val = O_COUNT, .name = "count", .arg = "N", .type = OT_UINT, CFG(count),
-	  .min = 1, .max = 1000000000000ULL, .modes = M_EMIT, .rank_analyze = 17, .rank_reflect = 1,
+	  .min = 1, .max = 1000000000000ULL, .modes = M_EMIT,
 	  .help = "emit: stop after N measured transactions (warm-up not included)" },
 	{ .val = 'w', .name = "warmup", .arg = "PKTS", .type = OT_UINT, CFG(warmup),
-	  .min = 0, .max = 1000000000, .modes = M_RUN, .rank_analyze = 4,
+	  .min = 0, .max = 1000000000, .modes = M_RUN,
 	  .help = "emit: the first PKTS pings are flagged warm-up, neither side counts them; reflect: also its first PKTS pings of each session (default 0)" },
 	{ .val = O_INTERVAL, .name = "interval", .arg = "US", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(interval_ns), .min = 0, .max = 60000000, .scale = NSEC_PER_US,
-	  .modes = M_EMIT, .rank_analyze = 16, .rank_reflect = 2,
+	  .modes = M_EMIT,
 	  .help = "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
 	{ .val = O_TIMEOUT, .name = "timeout", .arg = "MS", .type = OT_UINT, CFG(timeout_ns),
 	  .min = 1, .max = 60000, .scale = 1000000, .def = 1000 * 1000000LL,
-	  .modes = M_EMIT, .rank_analyze = 18, .rank_reflect = 3,
+	  .modes = M_EMIT,
 	  .help = "emit: a pong later than MS is lost, and counted late if it comes (default 1000); nothing heard for 3 x MS, 5 s at least, ends the run (exit 1)" },
 	{ .val = O_TIMESTAMPS, .name = "timestamps", .arg = "auto|hw|sw", .type = OT_CHOICE,
-	  CFG(ts), .choices = ts_names, .max = TS_SW, .modes = M_RUN, .rank_analyze = 19,
+	  CFG(ts), .choices = ts_names, .max = TS_SW, .modes = M_RUN,
 	  .help = "wire stamps from the NIC, the kernel, or NIC if it can (default auto)" },
 	{ .val = 's', .name = "sw-timestamps", .type = OT_FLAG, CFG(sw_stamps),
-	  .modes = M_RUN, .rank_analyze = 5,
+	  .modes = M_RUN,
 	  .help = "also take app stamps (clock_gettime) around send and receive" },
 	{ .val = 't', .name = "threshold", .arg = "US", .type = OT_US, CFG(threshold_ns),
 	  .min = 0.001, .max = 60000000, .def = -1, .modes = M_ALL,
@@ -14722,50 +14714,50 @@ static const struct opt_def opt_table[] = {
 	  .min = 0.001, .max = 60000000, .def = 1000 * NSEC_PER_US, .modes = M_ALL,
 	  .help = "histogram bound in us; samples above it exact, beyond 16384 of them within 0.1 % (default 1000)" },
 	{ .val = 'T', .name = "trace-marker", .type = OT_FLAG, CFG(trace),
-	  .modes = M_RUN, .rank_analyze = 6,
+	  .modes = M_RUN,
 	  .help = "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
 	{ .val = 'S', .name = "snapshot", .type = OT_FLAG, CFG(snapshot), ALSO(trace),
-	  .modes = M_RUN, .rank_analyze = 7,
+	  .modes = M_RUN,
 	  .help = "-T, and a tracefs snapshot on each breach (implies -T)" },
 	{ .val = O_TRACE_INSTANCE, .name = "trace-instance", .arg = "NAME", .type = OT_CALL,
-	  .set = opt_trace_instance, .modes = M_RUN, .rank_analyze = 24,
+	  .set = opt_trace_instance, .modes = M_RUN,
 	  .help = "tracefs instance for -T/-S (default rant)" },
 	{ .val = 'l', .name = "log", .arg = "FILE", .type = OT_STR, CFG(log),
-	  .modes = M_RUN, .rank_analyze = 8,
+	  .modes = M_RUN,
 	  .help = "write every transaction to FILE after the run" },
 	{ .val = O_LOG_FORMAT, .name = "log-format", .arg = "text|csv", .type = OT_CHOICE,
 	  CFG(log_format), .choices = log_format_names, .max = LOG_CSV,
-	  .modes = M_RUN, .rank_analyze = 25,
+	  .modes = M_RUN,
 	  .help = "log format (default text, the earlier rant's)" },
 	{ .val = O_LOG_RECORDS, .name = "log-records", .arg = "N", .type = OT_UINT,
-	  CFG(log_records), .min = 1, .max = 10000000000ULL, .modes = M_RUN, .rank_analyze = 26,
+	  CFG(log_records), .min = 1, .max = 10000000000ULL, .modes = M_RUN,
 	  .help = "keep the last N records (default: what --count/-d/--interval produce, else 1000000)" },
 	{ .val = 'L', .name = "log-threshold", .arg = "US", .type = OT_US, CFG(log_threshold_ns),
-	  .min = 0, .max = 60000000, .def = -1, .modes = M_RUN, .rank_analyze = 9,
+	  .min = 0, .max = 60000000, .def = -1, .modes = M_RUN,
 	  .help = "log only transactions above US (lost ones always)" },
 	{ .val = 'G', .name = "hugepages", .type = OT_FLAG, CFG(hugepages),
-	  .modes = M_RUN, .rank_analyze = 10,
+	  .modes = M_RUN,
 	  .help = "put the run's memory in hugepages (MAP_HUGETLB)" },
 	{ .val = 'p', .name = "busy-poll-us", .arg = "US", .type = OT_UINT, CFG(busy_poll_us),
-	  ALSO(busy_poll_set), .min = 0, .max = 1000000, .modes = M_RUN, .rank_analyze = 11,
+	  ALSO(busy_poll_set), .min = 0, .max = 1000000, .modes = M_RUN,
 	  .help = "SO_BUSY_POLL: busy-poll the NIC queue for US when blocking" },
 	{ .val = 'P', .name = "prefer-busypoll", .type = OT_FLAG, CFG(prefer_busypoll),
-	  .modes = M_RUN, .rank_analyze = 12,
+	  .modes = M_RUN,
 	  .help = "SO_PREFER_BUSY_POLL" },
 	{ .val = 'B', .name = "budget", .arg = "N", .type = OT_UINT, CFG(budget), ALSO(budget_set),
-	  .min = 1, .max = 65535, .modes = M_RUN, .rank_analyze = 13,
+	  .min = 1, .max = 65535, .modes = M_RUN,
 	  .help = "SO_BUSY_POLL_BUDGET (1-65535)" },
 	{ .val = O_SPIN, .name = "spin", .type = OT_FLAG, CFG(spin),
-	  .modes = M_RUN, .rank_analyze = 22,
+	  .modes = M_RUN,
 	  .help = "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
 	{ .val = O_PRIORITY, .name = "priority", .arg = "N", .type = OT_CALL, .set = opt_cls_list,
-	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN, .rank_analyze = 20,
+	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN,
 	  .help = "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
 	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_cls_list, CFG(tos),
-	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .rank_analyze = 21, .hex = true,
+	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .hex = true,
 	  .help = "IP TOS / IPv6 traffic class (0-255, or hex: 0x20); a list runs classes side by side" },
 	{ .val = O_ONCE, .name = "once", .type = OT_FLAG, CFG(once),
-	  .modes = M_REFLECT, .rank_analyze = 23,
+	  .modes = M_REFLECT,
 	  .help = "reflect: exit after one session" },
 	{ .val = O_JSON, .name = "json", .arg = "FILE|-", .type = OT_STR, CFG(json), .modes = M_ALL,
 	  .help = "write the report as JSON to FILE or stdout (the text report then goes to stderr)" },
@@ -14787,33 +14779,31 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'h', .name = "help", .type = OT_EXIT, .modes = M_ALL,
 	  .help = "this help" },
 	/* the earlier rant's flags: -N, -F work on the reflector only (opt_check_earlier) */
-	{ .val = 'N', .name = "no-tx-ts", .type = OT_FLAG, CFG(no_tx_ts), .modes = M_RUN | M_LATE,
+	{ .val = 'N', .name = "no-tx-ts", .type = OT_FLAG, CFG(no_tx_ts), .modes = M_RUN,
 	  .help = "reflect: no TX stamps; response is then T3_SW-T2 wire (app send), labelled so" },
 	{ .val = 'R', .name = "no-hw-ts", .type = OT_CALL, .set = opt_no_hw_ts,
-	  .modes = M_RUN | M_LATE,
+	  .modes = M_RUN,
 	  .help = "no NIC stamps: the same as --timestamps sw" },
 	{ .val = 'F', .name = "fast-path", .type = OT_CALL, .set = opt_fast_path,
-	  .modes = M_RUN | M_LATE,
+	  .modes = M_RUN,
 	  .help = "reflect: the fastest path rant has: --spin and -N together" },
 	{ .val = '2', .name = "threaded", .type = OT_CALL, .set = opt_threaded, .modes = M_ALL,
 	  .help = "refused: send and receive on separate threads needs 3 CPUs (says why)" },
-	{ .val = 'M', .name = "pmc", .type = OT_FLAG, CFG(pmc), .modes = M_RUN, .rank_analyze = 27,
+	{ .val = 'M', .name = "pmc", .type = OT_FLAG, CFG(pmc), .modes = M_RUN,
 	  .help = "hardware counters (cycles, instructions, cache and dTLB misses) per transaction, user space, via rdpmc (x86_64)" },
 	{ .val = O_ALLOW_FRAGMENTS, .name = "allow-fragments", .type = OT_FLAG,
 	  CFG(allow_fragments), .modes = M_ALL,
 	  .help = "emit: allow --size above the path MTU (stamps are then of the first fragment)" },
-	/* refused with --analyze by ptp_opt_check, before the other late ones */
 	{ .val = O_PTP_PROBE, .name = "ptp-probe", .type = OT_FLAG, CFG(ptp_probe),
-	  .modes = M_RUN | M_LATE,
+	  .modes = M_RUN,
 	  .help = "every packet a PTPv2 event message on UDP 319, for NICs that stamp only PTP (both ends)" },
 	{ .val = O_PTP_DOMAIN, .name = "ptp-domain", .arg = "N", .type = OT_UINT, CFG(ptp_domain),
 	  .min = 0, .max = 255, .def = PTP_DOMAIN_DEFAULT, .modes = M_ALL,
 	  .help = "with --ptp-probe: PTP domainNumber of the probes (0-255, default 127)" },
 	{ .val = O_KEY_FILE, .name = "key-file", .arg = "FILE", .type = OT_STR, CFG(key_file),
-	  .modes = M_RUN, .rank_analyze = 28,
+	  .modes = M_RUN,
 	  .help = "both ends: a keyed tag (SipHash-2-4) on every datagram; FILE: 16-4096 secret bytes, mode 600" },
 	{ .val = O_STATUS, .name = "status", .type = OT_FLAG, CFG(status), .modes = M_RUN,
-	  .rank_analyze = 29,
 	  .help = "the once-a-second status line on stderr even when it is no terminal (as -v does)" },
 	{ .val = O_HISTFILE, .name = "histfile", .arg = "FILE", .type = OT_STR, CFG(histfile),
 	  .modes = M_ALL,
@@ -14994,10 +14984,6 @@ static int ptp_opt_check(const bool *given)
 	if (!opts.ptp_probe) {
 		return 0;
 	}
-	if (opts.mode == MODE_ANALYZE) {
-		warnx_("--ptp-probe: not used with --analyze (it reads logs, it sends nothing)");
-		return -1;
-	}
 	if (given[O_PORT] && opts.port != PTP_EVENT_PORT) {
 		warnx_("--port: %u with --ptp-probe; PTP event messages use UDP port %d (leave --port out)",
 		       opts.port, PTP_EVENT_PORT);
@@ -15008,33 +14994,18 @@ static int ptp_opt_check(const bool *given)
 	return 0;
 }
 
-/* Which of several refused options is named: the table's rank, then its order. */
-static unsigned opt_rank(const struct opt_def *o)
-{
-	unsigned r = opts.mode == MODE_ANALYZE ? o->rank_analyze : o->rank_reflect;
-
-	if (opts.mode != MODE_ANALYZE && o->modes & M_ANALYZE) {
-		return 0;	/* only for --analyze: said first */
-	}
-	return r ? r : UCHAR_MAX + 1;
-}
-
 /*
- * Options given that this mode refuses, from the table's modes: the first
- * pass before the checks across options, the late one (M_LATE) after them.
+ * An option given that this mode refuses, from the table's modes; of several,
+ * the first in the table's (and --help's) order is named.
  */
-static int opt_check_modes(const bool *given, bool late)
+static int opt_check_modes(const bool *given)
 {
-	const struct opt_def *o, *first = NULL;
+	const struct opt_def *first = NULL;
 	size_t i;
 
-	for (i = 0; i < NOPTS; i++) {
-		o = &opt_table[i];
-		bool refused = given[o->val] && !(o->modes & (1u << opts.mode));
-
-		if (refused && !(o->modes & M_LATE) == !late &&
-		    (!first || opt_rank(o) < opt_rank(first))) {
-			first = o;
+	for (i = 0; i < NOPTS && !first; i++) {
+		if (given[opt_table[i].val] && !(opt_table[i].modes & (1u << opts.mode))) {
+			first = &opt_table[i];
 		}
 	}
 	if (!first) {
@@ -15059,9 +15030,6 @@ static int opt_check_earlier(const bool *given)
 {
 	if (given['R'] && given[O_TIMESTAMPS]) {
 		warnx_("--no-hw-ts: is --timestamps sw; give one of them");
-		return -1;
-	}
-	if (opt_check_modes(given, true) < 0) {
 		return -1;
 	}
 	if (opts.mode == MODE_EMIT && (given['N'] || given['F'])) {
@@ -15174,7 +15142,7 @@ static int opt_check_histfile(void)
 /* Options that make no sense together, checked once all are known. */
 static int opt_check(const bool *given)
 {
-	if (opt_check_modes(given, false) < 0) {
+	if (opt_check_modes(given) < 0) {
 		return -1;
 	}
 	if (!opts.log && (given[O_LOG_FORMAT] || (given[O_LOG_RECORDS] && !opts.plot))) {

@@ -80,15 +80,24 @@ tap_plan_ok() {
 	grep -qx "1\.\.$((p + f + s))" "$1"
 }
 
-# wait_for SECONDS command...: poll until the command succeeds
+# now_us: the wall clock in microseconds
+now_us() {
+	echo "${EPOCHREALTIME//[!0-9]/}"
+}
+
+# wait_for SECONDS command...: poll the command every 50 ms until it
+# succeeds, for at most SECONDS of wall time (a deadline: generous ones cost
+# nothing while the test passes); a TAP comment says when it gave up
 wait_for() {
-	local limit=$1 i
+	local end=$((${EPOCHREALTIME//[!0-9]/} + $1 * 1000000))
 	shift
-	for ((i = 0; i < limit * 20; i++)); do
-		"$@" 2>/dev/null && return 0
+	until "$@" 2>/dev/null; do
+		if [ "${EPOCHREALTIME//[!0-9]/}" -ge "$end" ]; then
+			echo "# gave up waiting for: $*"
+			return 1
+		fi
 		sleep 0.05
 	done
-	return 1
 }
 
 # The TAP part ends here: a suite with a harness of its own (the config
@@ -106,6 +115,14 @@ VETH_A="vrA$$"
 VETH_B="vrB$$"
 WORK=$(mktemp -d "$TMPDIR/rant-test.XXXXXX")
 BG_PIDS=()
+
+# python3 is the interpreter itself, not a version manager's shim in front
+# of it (pyenv's costs half a second a call on a loaded host; the suites
+# make hundreds): the same python, from $WORK/bin, first in PATH
+PY_EXE=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -n "$PY_EXE" ] && [ "$(command -v python3)" != "$PY_EXE" ]; then
+	mkdir -p "$WORK/bin" && ln -s "$PY_EXE" "$WORK/bin/python3" && PATH=$WORK/bin:$PATH
+fi
 
 is_root() {
 	[ "$(id -u)" -eq 0 ]
@@ -149,7 +166,7 @@ ns_setup() {
 	ip -n "$NS_B" link set lo up
 	ip -n "$NS_A" link set "$VETH_A" up
 	ip -n "$NS_B" link set "$VETH_B" up
-	wait_for 5 link_up "$NS_A" "$VETH_A" && wait_for 5 link_up "$NS_B" "$VETH_B"
+	wait_for 30 link_up "$NS_A" "$VETH_A" && wait_for 30 link_up "$NS_B" "$VETH_B"
 }
 
 link_up() {
@@ -172,7 +189,12 @@ reflector() {
 	ip netns exec "$NS_B" "$RANT" -i "$VETH_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
 	REFLECTOR_PID=$!
 	BG_PIDS+=("$REFLECTOR_PID")
-	wait_for 5 udp_listening "$NS_B" "$(port_of "$@")"
+	wait_for 30 listening_or_gone "$NS_B" "$(port_of "$@")" "$REFLECTOR_PID" &&
+		udp_listening "$NS_B" "$(port_of "$@")"
+}
+
+listening_or_gone() { # NS PORT PID
+	udp_listening "$1" "$2" || ! kill -0 "$3" 2>/dev/null
 }
 
 # reflector_or LABEL NAME [rant options...]: reflector, and a failed test
@@ -185,10 +207,13 @@ reflector_or() {
 	return 1
 }
 
-port_of() {
+port_of() { # rant options...: the UDP port they make it use
 	local p=12345
 	while [ $# -gt 0 ]; do
-		[ "$1" = --port ] && p=$2
+		case $1 in
+		--port) p=$2 ;;
+		--ptp-probe) p=319 ;;	# PTP event messages: 319 is the only port
+		esac
 		shift
 	done
 	echo "$p"
@@ -258,22 +283,28 @@ def rows(p):
     return out
 '
 
-# py_checks LABEL CODE ARGS...: run python checks (PY_LIB, then the script's
-# PY_PRELUDE first) that print "ok<TAB>name" or "not ok<TAB>name (detail)"
-# lines, and count each as a test of its own.
-py_checks() {
-	local label=$1 code=$2 out rc line
-	shift 2
-	out=$(python3 -c "$PY_LIB${PY_PRELUDE:-}$code" "$@" 2>&1)
-	rc=$?
+# verdicts LABEL: lines "ok<TAB>name" or "not ok<TAB>name (detail)" on
+# stdin, each a test of its own; other lines become comments
+verdicts() {
+	local line
 	while IFS= read -r line; do
 		case $line in
-		"ok	"*) ok "$label: ${line#ok	}" ;;
-		"not ok	"*) not_ok "$label: ${line#not ok	}" ;;
+		"ok	"*) ok "$1: ${line#ok	}" ;;
+		"not ok	"*) not_ok "$1: ${line#not ok	}" ;;
 		"") ;;
 		*) echo "# $line" ;;
 		esac
-	done <<<"$out"
+	done
+}
+
+# py_checks LABEL CODE ARGS...: run python checks (PY_LIB, then the script's
+# PY_PRELUDE first) that print verdict lines (see verdicts)
+py_checks() {
+	local label=$1 code=$2 out rc
+	shift 2
+	out=$(python3 -c "$PY_LIB${PY_PRELUDE:-}$code" "$@" 2>&1)
+	rc=$?
+	verdicts "$label" <<<"$out"
 	[ "$rc" -eq 0 ] || not_ok "$label: python checks failed to run (exit $rc)"
 }
 
@@ -294,12 +325,46 @@ expect_rc() {
 
 # ------------------------------------------- helpers more than one suite uses
 
+# host_lock NAME: wait (up to 10 minutes) for the host-wide lock NAME and
+# hold it until host_unlock NAME or the end of the suite.  For what every
+# run of these tests on this host shares, whichever checkout it comes from:
+# the tracefs instance "rant" (-T's default), the hugepage pool.  Processes
+# started meanwhile inherit it: they must be gone before host_unlock.
+declare -A HOST_LOCKS=()
+host_lock() {
+	local fd
+	exec {fd}>>"/tmp/rant-tests-$1.lock" || return 1
+	if ! flock -w 600 "$fd"; then
+		exec {fd}>&-
+		return 1
+	fi
+	HOST_LOCKS[$1]=$fd
+}
+
+host_unlock() {
+	local fd=${HOST_LOCKS[$1]:-}
+	[ -z "$fd" ] || exec {fd}>&-
+	unset "HOST_LOCKS[$1]"
+}
+
 # gone PID: exited (a zombie counts: kill -0 still succeeds on those)
 gone() {
 	local st
 
 	st=$(ps -o stat= -p "$1") || return 0
 	[[ $st == Z* ]]
+}
+
+# delivered PID SIG: signal number SIG is no longer pending for PID (its
+# handler has run), or PID is gone
+delivered() {
+	local k v
+	while read -r k v; do
+		case $k in
+		SigPnd: | ShdPnd:) [ $((16#$v & (1 << ($2 - 1)))) -eq 0 ] || return 1 ;;
+		esac
+	done <"/proc/$1/status" 2>/dev/null
+	return 0
 }
 
 # reap PID: its exit status, in RC
@@ -321,21 +386,21 @@ wait_exit() {
 	WAIT_RC=$?
 }
 
-# wait_reflector: the reflector in REFLECTOR_PID ends by itself within 10 s;
+# wait_reflector: the reflector in REFLECTOR_PID ends by itself within 30 s;
 # its status in REFLECTOR_RC ("timeout" if not)
 wait_reflector() {
 	REFLECTOR_RC=timeout
-	if wait_for 10 gone "$REFLECTOR_PID"; then
+	if wait_for 30 gone "$REFLECTOR_PID"; then
 		wait "$REFLECTOR_PID"
 		REFLECTOR_RC=$?
 	fi
 }
 
 # stop_reflector: SIGINT the reflector started last and wait for it (-9
-# after 10 s); its status in RC
+# after 30 s); its status in RC
 stop_reflector() {
 	kill -INT "$REFLECTOR_PID" 2>/dev/null
-	wait_for 10 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
+	wait_for 30 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
 	reap "$REFLECTOR_PID" 2>/dev/null
 }
 
@@ -387,23 +452,124 @@ udp_stat() {
 	ip netns exec "$1" awk -v f="$2" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c[f] } }' /proc/net/snmp
 }
 
-# busy_second LABEL R C1 C2 COUNT INTERVAL [options of C2...]: reflector R
-# (--once, JSON in $WORK/R.json) serves client C1 (COUNT pings INTERVAL us
-# apart) while client C2 asks for a session of its own: C2 is told the
-# reflector is busy.  C1 is waited for (its status in RC, C2's in EMIT_RC);
-# the reflector is left to the caller.  Fails when R does not start.
+# udp_count NS FIELD: a counter of NS's UDP, IPv4 and IPv6 together
+# (InDatagrams, OutDatagrams: what was delivered to a socket, what was sent)
+# shellcheck disable=SC2016 # an awk program
+udp_count() {
+	ip netns exec "$1" awk -v f="$2" '
+		/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { n += $c[f] } }
+		$1 == "Udp6" f { n += $2 }
+		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
+}
+
+udp_reaches() { # NS FIELD N
+	[ "$(udp_count "$1" "$2")" -ge "$3" ]
+}
+
+# udp_wait NS FIELD N [SECONDS]: wait (30 s at most) until NS has sent
+# (OutDatagrams) or received (InDatagrams) N more UDP datagrams than now:
+# how a test knows that pings or pongs really went out, without sleeping
+udp_wait() {
+	local base
+	base=$(udp_count "$1" "$2")
+	wait_for "${4:-30}" udp_reaches "$1" "$2" $((base + $3))
+}
+
+# A reflector that answers one client after another (its name in
+# SHARED_REFLECTOR) closes a session before it takes the next: a client that
+# gave up on its FIN_ACK leaves that to the idle timeout, and one that came
+# meanwhile would be told BUSY.  remit NAME [options]: emit, once it has
+# closed every session so far (SHARED_SESSIONS counts them).
+SHARED_SESSIONS=0
+remit() {
+	shared_settle
+	emit "$@"
+	shared_count "$EMIT_RC"
+}
+
+shared_settle() {
+	wait_for 30 sessions_closed "$SHARED_REFLECTOR" "$SHARED_SESSIONS"
+}
+
+shared_count() { # EXIT-STATUS of a client: 0 and 3 made a session
+	case $1 in 0 | 3) SHARED_SESSIONS=$((SHARED_SESSIONS + 1)) ;; esac
+}
+
+sessions_closed() { # NAME N: reflector NAME has reported N sessions complete
+	[ "$(grep -c '^Session 0x[0-9a-f]* is complete' "$WORK/$1.out")" -ge "$2" ]
+}
+
+# jsess FILE N KEY: KEY of the Nth JSON object of a reflector's --json FILE
+# (one object per session); "count" = how many
+jsess() {
+	python3 -c 'import json,sys
+t=open(sys.argv[1]).read(); d=json.JSONDecoder(); objs=[]; i=0
+while True:
+    while i < len(t) and t[i].isspace(): i+=1
+    if i >= len(t): break
+    o,i=d.raw_decode(t,i); objs.append(o)
+if sys.argv[3] == "count": print(len(objs)); sys.exit(0)
+o=objs[int(sys.argv[2])]
+for k in sys.argv[3].split("."): o=o[k] if not isinstance(o, list) else o[int(k)]
+print(json.dumps(o) if isinstance(o, (dict, list)) or o is None else o)' "$1" "$2" "$3" 2>/dev/null || echo missing
+}
+
+# sessions FILE N: the reflector's --json FILE holds N sessions (evaluated at
+# each call: for wait_for, whose arguments are expanded once)
+sessions() {
+	[ "$(jsess "$1" 0 count)" = "$2" ]
+}
+
+# udp_drained PID PORT: the UDP socket on PORT of process PID has read every
+# datagram it was sent.  Its receive queue as /proc/net/udp counts it holds
+# its error queue too (TX stamps not yet read): a duplicate of the socket
+# (pidfd_getfd, root) is asked what the next datagram's length is (FIONREAD).
+udp_drained() {
+	python3 - "$1" "$2" <<'PY'
+import ctypes, fcntl, os, struct, sys, termios
+pid, port = int(sys.argv[1]), int(sys.argv[2])
+inodes = set()
+for f in ("udp", "udp6"):
+    for line in open("/proc/%d/net/%s" % (pid, f)).read().splitlines()[1:]:
+        v = line.split()
+        if int(v[1].rsplit(":", 1)[1], 16) == port:
+            inodes.add(v[9])
+syscall = ctypes.CDLL(None, use_errno=True).syscall
+pidfd, waiting = os.pidfd_open(pid), 0
+for fd in os.listdir("/proc/%d/fd" % pid):
+    try:
+        link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+    except OSError:
+        continue
+    if link[8:-1] in inodes and link.startswith("socket:["):
+        mine = syscall(438, pidfd, int(fd), 0)      # pidfd_getfd
+        if mine < 0:
+            sys.exit(2)
+        waiting += struct.unpack("i", fcntl.ioctl(mine, termios.FIONREAD, bytes(4)))[0]
+        os.close(mine)
+sys.exit(1 if waiting or not inodes else 0)
+PY
+}
+
+# busy_second LABEL R C1 C2 INTERVAL [options of C2...]: reflector R
+# (--once, JSON in $WORK/R.json) serves client C1 (pings INTERVAL us apart)
+# while client C2 asks for a session of its own: C2 is told the reflector
+# is busy.  Then C1 is stopped (SIGINT) and waited for (its status in RC,
+# C2's in EMIT_RC); the reflector is left to the caller.  Fails when R
+# does not start.
 busy_second() {
-	local label=$1 r=$2 c1=$3 c2=$4 n=$5 iv=$6 first
-	shift 6
+	local label=$1 r=$2 c1=$3 c2=$4 iv=$5 first
+	shift 5
 	if ! reflector "$r" --once --json "$WORK/$r.json"; then
 		not_ok "$label: reflector did not start"
 		return 1
 	fi
-	emit_bg "$c1" -q --count "$n" --interval "$iv" --json "$WORK/$c1.json"
+	emit_bg "$c1" -q -d 600 --interval "$iv" --json "$WORK/$c1.json"
 	first=$EMIT_PID
-	wait_for 5 grep -q 'session 0x' "$WORK/$r.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/$r.err"
 	emit "$c2" -q "$@" --json "$WORK/$c2.json"
 	check "$label: says the reflector is busy" grep -q "reflector $ADDR_B port 12345 is busy" "$WORK/$c2.err"
+	kill -INT "$first"
 	reap "$first"
 }
 

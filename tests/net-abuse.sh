@@ -8,8 +8,12 @@ cd "$(dirname "$0")/.." || exit 2
 . tests/lib.sh
 
 D=tests/net-abuse.d
-: "${ABUSE_COUNT:=100000}"	# junk datagrams per flood
-: "${ABUSE_N:=30000}"		# measured pings of the session under fire (200 us apart)
+# junk datagrams per flood, and over how many seconds (make check-long: 100 000)
+if [ -n "${LONG:-}" ]; then
+	: "${ABUSE_COUNT:=100000}" "${ABUSE_SECONDS:=3.5}"
+else
+	: "${ABUSE_COUNT:=20000}" "${ABUSE_SECONDS:=1}"
+fi
 MOUNTS=()
 
 abuse_cleanup() {
@@ -21,46 +25,56 @@ abuse_cleanup() {
 }
 trap abuse_cleanup EXIT
 
-# check_clean_session NAME N: the client NAME measured all N pings, lost none
+# check_clean_session NAME: the client NAME (no warm-up, ended by SIGINT)
+# measured every ping it sent, lost none
 check_clean_session() {
-	local name=$1 n=$2
+	local name=$1
 	expect_eq "$name: client exit code" "$RC" 0
-	expect_eq "$name: client samples (metrics.rtt.samples)" "$(jget "$WORK/$name.json" metrics.rtt.samples)" "$n"
+	expect_eq "$name: client samples (metrics.rtt.samples) = pings sent" \
+		"$(jget "$WORK/$name.json" metrics.rtt.samples)" "$(jget "$WORK/$name.json" packets.sent)"
 	expect_eq "$name: client lost" "$(jget "$WORK/$name.json" packets.lost)" 0
 }
 
 # ------------------------------------------------------ junk at the reflector
+# The session under fire runs until the junk is over; SIGINT ends it.  A
+# ping every ms, each given 20 s: a reflector a loaded host starves (an ASan
+# build more so) answers late, it loses nothing; the receive buffer holds
+# what comes meanwhile.
 test_junk_reflector() {
-	local sid jpid r0 r1 rrc
+	local sid jpid r0 r1 rrc base
 	r0=$(udp_stat "$NS_B" RcvbufErrors)
 	reflector r1 --once --json "$WORK/r1.json" || { not_ok "junk/reflector: reflector did not start"; return; }
-	emit_bg c1 -q --size 64 --count "$ABUSE_N" --interval 200 --json "$WORK/c1.json"
-	if ! wait_for 5 grep -q 'session 0x' "$WORK/r1.err"; then
+	base=$(udp_count "$NS_B" OutDatagrams)
+	emit_bg c1 -q --size 64 -d 600 --interval 1000 --timeout 20000 --json "$WORK/c1.json"
+	if ! wait_for 30 grep -q 'session 0x' "$WORK/r1.err"; then
 		not_ok "junk/reflector: no session started"
 		return
 	fi
 	sid=$(session_id r1)
-	sleep 0.3	# the session is past seq 1000: replays of seq < 100 are old
-	in_a python3 "$D/junk.py" --count "$ABUSE_COUNT" --seconds 3.5 --foreign --big 100 \
-		--session "$sid" --replays 1000 --replay-below 100 "$ADDR_B" 12345 >"$WORK/j1.json" &
+	# the session is past seq 1000: replays of seq < 100 are old
+	wait_for 30 udp_reaches "$NS_B" OutDatagrams $((base + 1000))
+	in_a python3 "$D/junk.py" --count "$ABUSE_COUNT" --seconds "$ABUSE_SECONDS" --foreign --big 100 \
+		--session "$sid" --replays 1000 --replay-below 100 --queue "$REFLECTOR_PID:12345" \
+		"$ADDR_B" 12345 >"$WORK/j1.json" &
 	jpid=$!
 	BG_PIDS+=("$jpid")
 	wait "$jpid"
 	if gone "$EMIT_PID"; then
-		not_ok "junk/reflector: the session ended before the junk did (raise ABUSE_N); counts cannot be compared"
+		not_ok "junk/reflector: the session ended before the junk did; counts cannot be compared"
 	else
 		ok "junk/reflector: $ABUSE_COUNT junk datagrams sent during the session ($(jget "$WORK/j1.json" seconds) s)"
 	fi
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
-	check_clean_session c1 "$ABUSE_N"
-	wait_for 10 gone "$REFLECTOR_PID"
+	check_clean_session c1
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	rrc=$RC
 	expect_eq "junk/reflector: reflector exit code (no crash)" "$rrc" 0
 	r1=$(udp_stat "$NS_B" RcvbufErrors)
 	expect_eq "junk/reflector: no datagram dropped by a full receive buffer" "$((r1 - r0))" 0
-	expect_eq "junk/reflector: reflector answered every real ping (received)" \
-		"$(jget "$WORK/r1.json" packets.received)" "$ABUSE_N"
+	expect_eq "junk/reflector: reflector answered every real ping (received = client sent)" \
+		"$(jget "$WORK/r1.json" packets.received)" "$(jget "$WORK/c1.json" packets.sent)"
 	expect_eq "junk/reflector: invalid counts every junk datagram" \
 		"$(jget "$WORK/r1.json" packets.invalid)" "$(jget "$WORK/j1.json" invalid)"
 	expect_eq "junk/reflector: foreign counts the other session's pings and FINs" \
@@ -76,13 +90,13 @@ test_junk_reflector() {
 test_junk_client() {
 	local port j1 jo p1 p2 p3
 	reflector r2 --once --json "$WORK/r2.json" || { not_ok "junk/client: reflector did not start"; return; }
-	emit_bg c2 -q --size 64 --count "$ABUSE_N" --interval 200 --json "$WORK/c2.json"
-	if ! wait_for 5 has_client_port "$EMIT_PID"; then
+	emit_bg c2 -q --size 64 -d 600 --interval 1000 --timeout 20000 --json "$WORK/c2.json"
+	if ! wait_for 30 has_client_port "$EMIT_PID"; then
 		not_ok "junk/client: client socket not found"
 		return
 	fi
 	port=$(client_port "$EMIT_PID")
-	wait_for 5 grep -q 'session 0x' "$WORK/r2.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/r2.err"
 	# not from the peer: the connected socket never sees these
 	in_a python3 "$D/junk.py" --count 20000 --seconds 2 --foreign "$ADDR_A" "$port" >"$WORK/j2a.json" &
 	p1=$!
@@ -90,18 +104,20 @@ test_junk_client() {
 	p2=$!
 	# from the peer's address and port (raw socket in NS_B): the client must
 	# read and refuse each one
-	in_b python3 "$D/junk.py" --count "$((ABUSE_COUNT / 2))" --seconds 3 --foreign --max-len 64 \
-		--bad-types 0,6,255 --spoof "$ADDR_B:12345" "$ADDR_A" "$port" >"$WORK/j2s.json" &
+	in_b python3 "$D/junk.py" --count "$((ABUSE_COUNT / 2))" --seconds "$ABUSE_SECONDS" --foreign \
+		--max-len 64 --bad-types 0,6,255 --spoof "$ADDR_B:12345" --queue "$EMIT_PID:$port" \
+		"$ADDR_A" "$port" >"$WORK/j2s.json" &
 	p3=$!
 	BG_PIDS+=("$p1" "$p2" "$p3")
 	wait "$p1" "$p2" "$p3"
 	if gone "$EMIT_PID"; then
-		not_ok "junk/client: the session ended before the junk did (raise ABUSE_N)"
+		not_ok "junk/client: the session ended before the junk did"
 	else
 		ok "junk/client: junk sent to client port $port during the session"
 	fi
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
-	check_clean_session c2 "$ABUSE_N"
+	check_clean_session c2
 	j1=$(jget "$WORK/j2s.json" invalid)
 	jo=$(jget "$WORK/j2s.json" foreign)
 	expect_eq "junk/client: client invalid = spoofed junk (non-peer junk filtered by the kernel)" \
@@ -110,26 +126,26 @@ test_junk_client() {
 		"$(jget "$WORK/c2.json" packets.foreign)" "$jo"
 	expect_eq "junk/client: no duplicate or late pongs invented" \
 		"$(jget "$WORK/c2.json" packets.duplicate)/$(jget "$WORK/c2.json" packets.late)" "0/0"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "junk/client: reflector exit code" "$RC" 0
 }
 
 # ------------------------------------------------------------- second client
 test_second_client() {
-	busy_second "second client" r3 c3 c3b 10000 200 \
+	busy_second "second client" r3 c3 c3b 200 \
 		--count 5 --interval 100000 --timeout 300 || return
 	expect_eq "second client: exit code 1 (busy)" "$EMIT_RC" 1
 	expect_eq "second client: received nothing" "$(jget "$WORK/c3b.json" packets.received)" 0
-	check_clean_session c3 10000
-	wait_for 10 gone "$REFLECTOR_PID"
+	check_clean_session c3
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "second client: reflector counts its pings as foreign" \
 		"$(jget "$WORK/r3.json" packets.foreign)" "$(jget "$WORK/c3b.json" packets.sent)"
 	expect_eq "second client: ... and as invalid" \
 		"$(jget "$WORK/r3.json" packets.invalid)" "$(jget "$WORK/c3b.json" packets.sent)"
 	expect_eq "second client: reflector answered the first client only" \
-		"$(jget "$WORK/r3.json" packets.received)" 10000
+		"$(jget "$WORK/r3.json" packets.received)" "$(jget "$WORK/c3.json" packets.sent)"
 }
 
 # ------------------------------------------------------------------- SIGINT
@@ -138,17 +154,20 @@ test_second_client() {
 sigint_case() {
 	local name=$1 when=$2 t0 t1 rows
 	shift 2
+	PONGS0=$(udp_count "$NS_A" InDatagrams)
 	emit_bg "$name" -l "$WORK/$name.log" "$@"
-	if ! wait_for 10 "$when" "$name"; then
+	if ! wait_for 30 "$when" "$name"; then
 		not_ok "SIGINT $name: never reached the point to interrupt"
 		return
 	fi
-	t0=$(date +%s%N)
+	t0=$(now_us)
 	kill -INT "$EMIT_PID"
-	wait_for 5 gone "$EMIT_PID"
-	t1=$(date +%s%N)
+	wait_for 60 gone "$EMIT_PID"
+	t1=$(now_us)
 	reap "$EMIT_PID"
-	check "SIGINT $name: exits within 2 s ($(((t1 - t0) / 1000000)) ms)" [ $((t1 - t0)) -lt 2000000000 ]
+	# "at once", against a run that has no end: a pong's 1 s timeout, the
+	# FIN, and room for a loaded host
+	check "SIGINT $name: exits within 20 s ($(((t1 - t0) / 1000)) ms)" [ $((t1 - t0)) -lt 20000000 ]
 	check "SIGINT $name: not killed by the signal (exit $RC)" [ "$RC" -le 3 ]
 	check "SIGINT $name: report printed" grep -q 'Test is complete' "$WORK/$name.out"
 	check "SIGINT $name: log written" [ -s "$WORK/$name.log" ]
@@ -162,16 +181,23 @@ started() {
 	grep -q "emit to" "$WORK/$1.err"
 }
 
-in_warmup() {
-	started "$1" && sleep 0.5
+# pongs N: the client has had N pongs since sigint_case started it
+pongs() {
+	udp_reaches "$NS_A" InDatagrams $((PONGS0 + $1))
 }
 
+in_warmup() {
+	started "$1" && pongs 50
+}
+
+# past warm-up (there is none): measured samples
 running() {
-	grep -q 'samples [1-9]' "$WORK/$1.err"
+	pongs 100
 }
 
 test_sigint() {
-	local t0 t1 pid
+	local t0 t1 t2 pid late seen
+	PONGS0=0
 	reflector r4 || { not_ok "SIGINT: reflector did not start"; return; }
 	sigint_case startup started --interval 200
 	expect_eq "SIGINT startup: exit code" "$RC" 0
@@ -184,24 +210,43 @@ test_sigint() {
 	check "SIGINT run: measured samples" [ "$(report_field "$WORK/run.out" samples)" -gt 0 ]
 	# a second SIGINT exits at once, even with pongs outstanding -- once it
 	# is half a second after the first (closer, it is the same request:
-	# timeout(1) signals the process and its group together, net-compat.sh)
-	# (the reflector answers first, then stops: the FIN wait keeps the
-	# client busy for over a second after the first SIGINT)
-	emit_bg twice -q --interval 1000 --timeout 5000 -l "$WORK/twice.log"
+	# timeout(1) signals the process and its group together, net-compat.sh).
+	# With the reflector stopped, the client gives its pongs 200 ms after
+	# the first and its FIN 3 x 300 ms: the second comes 0.55 s after the
+	# first was seen delivered (SigPnd) and less than 1 s after it was sent.
+	# A host too slow for that window is said so.
+	PONGS0=$(udp_count "$NS_A" InDatagrams)
+	emit_bg twice -q --interval 1000 -l "$WORK/twice.log"
 	pid=$EMIT_PID
-	sleep 0.5
+	wait_for 30 pongs 50
 	kill -STOP "$REFLECTOR_PID"
+	t0=$(now_us)
 	kill -INT "$pid"
-	sleep 0.8
-	t0=$(date +%s%N)
+	wait_for 30 delivered "$pid" 2
+	seen=$((($(now_us) - t0) / 1000))
+	t1=$(($(now_us) + 550000))
+	while [ "$(now_us)" -lt "$t1" ]; do
+		sleep 0.02
+	done
+	t1=$(now_us)
+	late=$(((t1 - t0) / 1000))
+	gone "$pid" && late=gone
 	kill -INT "$pid"
-	wait_for 2 gone "$pid"
-	t1=$(date +%s%N)
+	wait_for 30 gone "$pid"
+	t2=$(now_us)
 	reap "$pid"
 	kill -CONT "$REFLECTOR_PID"
-	check "SIGINT twice: gone within 0.5 s of the second ($(((t1 - t0) / 1000000)) ms)" [ $((t1 - t0)) -lt 500000000 ]
-	expect_eq "SIGINT twice: exit code" "$RC" 1
-	check "SIGINT twice: exited in the handler (no report after the 2nd signal)" not_grep -q 'Test is complete' "$WORK/twice.out"
+	if [ "$late" = gone ] || [ "$late" -ge 1000 ]; then
+		skip "SIGINT twice: the host took ${late} ms to send the second, $seen ms to see the first delivered (the client ends 1.1 s after the first)"
+	else
+		# at once: in the handler, so exit 1 and no report (the client's own
+		# end is at most 0.5 s away: no bound on the time tells them apart)
+		check "SIGINT twice: gone ($(((t2 - t1) / 1000)) ms after the second, $late ms after the first)" \
+			[ $((t2 - t1)) -lt 10000000 ]
+		expect_eq "SIGINT twice: exit code" "$RC" 1
+		check "SIGINT twice: exited in the handler (no report after the 2nd signal)" \
+			not_grep -q 'Test is complete' "$WORK/twice.out"
+	fi
 	stop_reflector
 }
 

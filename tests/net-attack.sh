@@ -18,21 +18,6 @@ cd "$(dirname "$0")/.." || exit 2
 D=tests/net-guard.d
 PF_CLASS=0x800
 
-# jsess FILE N KEY: KEY of the Nth JSON object of a reflector's --json FILE
-# (one object per session); "count" = how many
-jsess() {
-	python3 -c 'import json,sys
-t=open(sys.argv[1]).read(); d=json.JSONDecoder(); objs=[]; i=0
-while True:
-    while i < len(t) and t[i].isspace(): i+=1
-    if i >= len(t): break
-    o,i=d.raw_decode(t,i); objs.append(o)
-if sys.argv[3] == "count": print(len(objs)); sys.exit(0)
-o=objs[int(sys.argv[2])]
-for k in sys.argv[3].split("."): o=o[k] if not isinstance(o, list) else o[int(k)]
-print(json.dumps(o) if isinstance(o, (dict, list)) or o is None else o)' "$1" "$2" "$3" 2>/dev/null || echo missing
-}
-
 # books LABEL FILE [N]: the counters of session N (0) of FILE hold: sent =
 # received + lost, late <= lost, no counter at 2^62 or above; with classes,
 # per row sent = received + lost and late <= lost, rows adding up to the
@@ -66,12 +51,6 @@ elif cl:
 ' "$2" "${3:-0}"
 }
 
-# sessions FILE N: the reflector's --json FILE holds N sessions (evaluated at
-# each call: for wait_for, whose arguments are expanded once)
-sessions() {
-	[ "$(jsess "$1" 0 count)" = "$2" ]
-}
-
 # udp_more NS N: more than N UDP datagrams have arrived in NS
 udp_more() {
 	[ "$(udp_stat "$1" InDatagrams)" -gt "$2" ]
@@ -99,17 +78,17 @@ test_replay() {
 	in_b python3 "$D/forge.py" sniff "$VETH_B" 12345 "$WORK/rp.cap" --count 20 --timeout 20 >/dev/null &
 	sn=$!
 	BG_PIDS+=("$sn")
-	wait_for 5 test -e "$WORK/rp.cap"
+	wait_for 30 test -e "$WORK/rp.cap"
 	emit rp1 -q --count 500 --key-file "$k" --json "$WORK/rp1.json"
 	expect_rc "replay: first keyed client" 0
 	wait "$sn"
-	wait_for 10 sessions "$WORK/rp.json" 1
+	wait_for 30 sessions "$WORK/rp.json" 1
 	in_a python3 "$D/forge.py" replay "$WORK/rp.cap" "$ADDR_B" 12345 --index 5 --count 3 >/dev/null
 	emit rp2 -q --count 300 --key-file "$k" --json "$WORK/rp2.json"
 	expect_rc "replay after FIN: the next keyed client is served" 0
 	expect_eq "replay after FIN: ... every ping answered" "$(jget "$WORK/rp2.json" packets.received)" 300
 	check "replay after FIN: ... never told busy" not_grep -q 'is busy' "$WORK/rp2.err"
-	wait_for 10 sessions "$WORK/rp.json" 2
+	wait_for 30 sessions "$WORK/rp.json" 2
 	expect_eq "replay after FIN: no phantom session, two real ones" "$(jsess "$WORK/rp.json" 0 count)" 2
 	expect_eq "replay after FIN: counted with the next session" \
 		"$(jsess "$WORK/rp.json" 1 rejected.session_ended)" 3
@@ -118,11 +97,11 @@ test_replay() {
 	# the same replay while another keyed client runs: not foreign, no BUSY
 	n0=$(udp_stat "$NS_A" InDatagrams)
 	emit_bg rp3 -q --count 5000 --interval 1000 --key-file "$k" --json "$WORK/rp3.json"
-	wait_for 5 udp_more "$NS_A" $((n0 + 10))	# it is answered
+	wait_for 30 udp_more "$NS_A" $((n0 + 10))	# it is answered
 	in_a python3 "$D/forge.py" replay "$WORK/rp.cap" "$ADDR_B" 12345 --index 7 >/dev/null
 	reap "$EMIT_PID"
 	expect_eq "replay during a session: the client's exit status" "$RC" 0
-	wait_for 10 sessions "$WORK/rp.json" 3
+	wait_for 30 sessions "$WORK/rp.json" 3
 	expect_eq "replay during a session: counted as such" "$(jsess "$WORK/rp.json" 2 rejected.session_ended)" 1
 	expect_eq "replay during a session: no BUSY, not foreign" \
 		"$(jsess "$WORK/rp.json" 2 rejected.busy_answers)/$(jsess "$WORK/rp.json" 2 packets.foreign)" 0/0
@@ -139,24 +118,24 @@ test_replay_idle() {
 	in_b python3 "$D/forge.py" sniff "$VETH_B" 12345 "$WORK/ri.cap" --count 5 --timeout 20 >/dev/null &
 	sn=$!
 	BG_PIDS+=("$sn")
-	wait_for 5 test -e "$WORK/ri.cap"
+	wait_for 30 test -e "$WORK/ri.cap"
 	emit_bg ri1 -q --count 100000 --interval 1000 --timeout 100
 	wait "$sn"
-	wait_for 5 grep -q 'session 0x' "$WORK/ri.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/ri.err"
 	sid=$(session_id ri)
 	kill -STOP "$EMIT_PID"
 	# idle timeout 3 s (hint 102 ms): the session ends while the client is stopped
-	wait_for 10 sessions "$WORK/ri.json" 1
+	wait_for 30 sessions "$WORK/ri.json" 1
 	expect_eq "replay idle: the stopped client's session ended idle" "$(jsess "$WORK/ri.json" 0 stop_reason)" idle
 	in_a python3 "$D/forge.py" replay "$WORK/ri.cap" "$ADDR_B" 12345 --index 2 >/dev/null
 	n0=$(udp_stat "$NS_A" InDatagrams)
 	kill -CONT "$EMIT_PID"
 	# answered again: pongs reach the client's namespace
-	wait_for 5 udp_more "$NS_A" $((n0 + 10))
+	wait_for 30 udp_more "$NS_A" $((n0 + 10))
 	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "replay idle: the client went on, exit status" "$RC" 0
-	wait_for 10 sessions "$WORK/ri.json" 2
+	wait_for 30 sessions "$WORK/ri.json" 2
 	stop_reflector
 	expect_eq "replay idle: the replay opened nothing (counted with the next session)" \
 		"$(jsess "$WORK/ri.json" 1 rejected.session_ended)" 1
@@ -176,7 +155,7 @@ test_replay_keepalive() {
 	in_b python3 "$D/forge.py" sniff "$VETH_B" 12345 "$WORK/rk.cap" --count 20 --timeout 20 >/dev/null &
 	sn=$!
 	BG_PIDS+=("$sn")
-	wait_for 5 test -e "$WORK/rk.cap"
+	wait_for 30 test -e "$WORK/rk.cap"
 	emit_bg rk1 -q --count 1000000 --interval 1000 --timeout 100 --key-file "$k"
 	wait "$sn"
 	kill -9 "$EMIT_PID"
@@ -187,7 +166,7 @@ test_replay_keepalive() {
 	rp=$!
 	BG_PIDS+=("$rp")
 	check "replay keep-alive: the dead client's session ends while its pings are replayed" \
-		wait_for 10 sessions "$WORK/rk.json" 1
+		wait_for 30 sessions "$WORK/rk.json" 1
 	check "replay keep-alive: ... (the replays still come)" kill -0 "$rp"
 	emit rk2 -q --count 300 --key-file "$k" --json "$WORK/rk2.json"
 	expect_rc "replay keep-alive: the next keyed client is served" 0
@@ -206,7 +185,7 @@ test_forged_seq() {
 	local sid port
 	reflector_ok "forged seq" fs --once --json "$WORK/fs.json" || return
 	emit_bg fsc -q --count 3000 --interval 1000 --json "$WORK/fsc.json"
-	wait_for 5 has_client_port "$EMIT_PID" && wait_for 5 grep -q 'session 0x' "$WORK/fs.err"
+	wait_for 30 has_client_port "$EMIT_PID" && wait_for 30 grep -q 'session 0x' "$WORK/fs.err"
 	sid=$(session_id fs)
 	port=$(client_port "$EMIT_PID")
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --src "$ADDR_A:$port" --session "$sid" \
@@ -222,7 +201,7 @@ test_forged_seq() {
 	expect_eq "forged seq: every ping answered" "$(jget "$WORK/fsc.json" packets.received)" 3000
 	expect_eq "forged seq: the forged pings' pongs counted, never samples" "$(jget "$WORK/fsc.json" packets.invalid)" 10
 	books "forged seq: client" "$WORK/fsc.json"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "forged seq: the far jump refused, confirmed or not" "$(jsess "$WORK/fs.json" 0 rejected.seq_ahead)" 2
 	expect_eq "forged seq: the reflector answered every real ping (and the walk)" \
@@ -240,7 +219,7 @@ test_other_port() {
 	local sid
 	reflector_ok "other port" op --json "$WORK/op.json" || return
 	emit_bg opc -q --count 3000 --interval 1000 --json "$WORK/opc.json"
-	wait_for 5 grep -q 'session 0x' "$WORK/op.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/op.err"
 	sid=$(session_id op)
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --from-port 40123 --session "$sid" --seq 100 \
 		--flags $((PF_CLASS | 3 << 12)) >/dev/null
@@ -249,7 +228,7 @@ test_other_port() {
 	reap "$EMIT_PID"
 	expect_eq "other port: client exit status" "$RC" 0
 	expect_eq "other port: the client lost nothing" "$(jget "$WORK/opc.json" packets.lost)" 0
-	wait_for 10 sessions "$WORK/op.json" 1
+	wait_for 30 sessions "$WORK/op.json" 1
 	stop_reflector
 	expect_eq "other port: one session, not split" "$(jsess "$WORK/op.json" 0 count)" 1
 	expect_eq "other port: ended by the client's own FIN" "$(jsess "$WORK/op.json" 0 stop_reason)" fin
@@ -261,7 +240,7 @@ test_other_port() {
 # ------------------------------------------------- 4. deadlines under traffic
 # A -d 2 reflector (blocking, and spinning) against a client that pings for
 # 30 s: the reflector ends while the client still runs.  A generous bound by
-# construction (wait_for's 8 s stretch under load; 22 s of margin), and no
+# construction (wait_for's 20 s stretch under load; 10 s of margin), and no
 # elapsed time is measured.
 test_duration_traffic() {
 	local spin
@@ -269,7 +248,7 @@ test_duration_traffic() {
 		reflector_ok "-d under traffic${spin:+ $spin}" dd -d 2 $spin --json "$WORK/dd.json" || return
 		emit_bg ddc -q -d 30 --interval 1000
 		check "-d under traffic${spin:+ $spin}: the reflector ends before the client" \
-			wait_for 8 gone "$REFLECTOR_PID"
+			wait_for 20 gone "$REFLECTOR_PID"
 		check "-d under traffic${spin:+ $spin}: ... which still pings" kill -0 "$EMIT_PID"
 		reap "$REFLECTOR_PID"
 		expect_eq "-d under traffic${spin:+ $spin}: stopped by its duration" \
@@ -288,8 +267,8 @@ test_idle_junk() {
 	# --status: its "pongs N" line says the client is answered (stderr is a file here)
 	reflector_ok "idle under junk" ij --status --json "$WORK/ij.json" || return
 	emit_bg ijc -q --count 1000000 --interval 1000 --timeout 100
-	wait_for 5 grep -q 'session 0x' "$WORK/ij.err"
-	wait_for 5 grep -q 'pongs [1-9]' "$WORK/ij.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/ij.err"
+	wait_for 30 grep -q 'pongs [1-9]' "$WORK/ij.err"
 	kill -9 "$EMIT_PID"
 	{ wait "$EMIT_PID"; } 2>/dev/null
 	ip netns exec "$NS_A" python3 "$D/forge.py" ping "$ADDR_B" 12345 --junk --count 600 --gap 0.05 \
@@ -297,7 +276,7 @@ test_idle_junk() {
 	junk=$!
 	BG_PIDS+=("$junk")
 	check "idle under junk: the session ends while the junk still comes" \
-		wait_for 10 sessions "$WORK/ij.json" 1
+		wait_for 30 sessions "$WORK/ij.json" 1
 	check "idle under junk: ... (the junk sender still runs)" kill -0 "$junk"
 	expect_eq "idle under junk: stopped as idle" "$(jsess "$WORK/ij.json" 0 stop_reason)" idle
 	check "idle under junk: its duration ends at the last ping" \
@@ -322,18 +301,18 @@ test_stall_foreign() {
 	local spin=$1 l="stall${1:+ $1}"
 	reflector_ok "$l" sf --once ${spin:+"$spin"} --json "$WORK/sf.json" || return
 	emit_bg sfc -q --count 6000 --interval 1000 --timeout 100 --json "$WORK/sfc.json"
-	wait_for 5 grep -q 'session 0x' "$WORK/sf.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/sf.err"
 	kill -STOP "$EMIT_PID"
-	wait_for 5 udp_queue_empty "$NS_B" 12345
+	wait_for 30 udp_queue_empty "$NS_B" 12345
 	kill -STOP "$REFLECTOR_PID"
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --session 0x5eed --count 1 >/dev/null
 	sleep 3.5	# the stall under test
 	kill -CONT "$REFLECTOR_PID"
-	wait_for 5 udp_queue_empty "$NS_B" 12345	# it read the other client's ping
+	wait_for 30 udp_queue_empty "$NS_B" 12345	# it read the other client's ping
 	kill -CONT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "$l: client exit status" "$RC" 0
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "$l: one session, ended by the client's FIN" \
 		"$(jsess "$WORK/sf.json" 0 count)/$(jsess "$WORK/sf.json" 0 stop_reason)" 1/fin
@@ -346,23 +325,23 @@ test_stall_foreign() {
 # --------------------------------------------------------- 7. class books
 # A FIN of no session flagged as a class, during a plain session: no row.
 # The reflector's own -w in its class rows.  Late pongs beyond the window (the
-# reflector stopped for 1.5 s under classes at their own cadences) booked to
+# reflector stopped for 1000 pings under classes at their own cadences) booked to
 # their classes.
 test_class_books() {
 	reflector_ok "class books" cb --json "$WORK/cb.json" || return
 	emit_bg cbp -q --count 2000 --interval 1000 --json "$WORK/cbp.json"
-	wait_for 5 grep -q 'session 0x' "$WORK/cb.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/cb.err"
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --type 3 --session 0x4343 --flags $((PF_CLASS | 3 << 12)) \
 		--count 3 >/dev/null
 	reap "$EMIT_PID"
-	wait_for 10 sessions "$WORK/cb.json" 1
+	wait_for 30 sessions "$WORK/cb.json" 1
 	expect_eq "class books: a FIN with class bits makes no class row" "$(jsess "$WORK/cb.json" 0 classes)" missing
 	stop_reflector
 
 	reflector_ok "class books" cw --once -w 30 --json "$WORK/cw.json" || return
 	emit cwc -q --tos 0,32,64 --count 300 --json "$WORK/cwc.json"
 	expect_rc "class books: reflector -w" 0
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "class books: the reflector's own warm-up, 30 pings" "$(jsess "$WORK/cw.json" 0 packets.warmup)" 30
 	books "class books: reflector -w 30" "$WORK/cw.json"
@@ -370,15 +349,16 @@ test_class_books() {
 
 	reflector_ok "class books" cl --once --json "$WORK/cl.json" || return
 	emit_bg clc -q --tos 32,64 --interval 1000,2000 -d 4 --timeout 50 --json "$WORK/clc.json"
-	wait_for 5 grep -q 'session 0x' "$WORK/cl.err"
+	wait_for 30 grep -q 'session 0x' "$WORK/cl.err"
 	kill -STOP "$REFLECTOR_PID"
-	sleep 1.5	# pongs of ~1000 pings come after the window moved on
+	# the pongs of 1000 pings sent meanwhile come after the window moved on
+	udp_wait "$NS_A" OutDatagrams 1000
 	kill -CONT "$REFLECTOR_PID"
 	reap "$EMIT_PID"
 	expect_eq "class books: late pongs, client exit status" "$RC" 0
 	check "class books: pongs came late" test "$(jget "$WORK/clc.json" packets.late)" -gt 0
 	books "class books: late pongs beyond the window" "$WORK/clc.json"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	books "class books: late pongs, reflector" "$WORK/cl.json"
 }
@@ -401,7 +381,7 @@ test_class_fin() {
 	emit cfc -q --tos 32,64 --count 400 --interval 500 --timeout 50 --json "$WORK/cfc.json"
 	$tc qdisc del dev "$VETH_A" root
 	expect_rc "class FIN" 0
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "class FIN: the session ended by the FIN (not idle)" "$(jsess "$WORK/cf.json" 0 stop_reason)" fin
 	expect_eq "class FIN: the first class lost all" "$(jget "$WORK/cfc.json" classes.0.packets.lost)" 200
@@ -412,13 +392,13 @@ test_class_fin() {
 
 # --------------------------------------------------------------- 9. busy
 test_busy_books() {
-	busy_second "busy books" bb bb1 bb2 8000 500 --count 100 --interval 1000 || return
+	busy_second "busy books" bb bb1 bb2 500 --count 100 --interval 1000 || return
 	expect_rc "busy books: second client" 1
 	check "busy books: the refused client sent" test "$(jget "$WORK/bb2.json" packets.sent)" -ge 1
 	expect_eq "busy books: what BUSY answered is lost" "$(jget "$WORK/bb2.json" packets.lost)" \
 		"$(jget "$WORK/bb2.json" packets.sent)"
 	books "busy books: refused client" "$WORK/bb2.json"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 }
 
@@ -458,7 +438,7 @@ test_options() {
 	expect_rc "options: --ptp-probe with three classes and the advised size" 0
 	check "options: ... no PTP daemon blamed" not_grep -q ptp4l "$WORK/ok8.err"
 	expect_eq "options: ... every ping answered" "$(jget "$WORK/ok8.json" packets.received)" 300
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 }
 

@@ -47,7 +47,7 @@ t_classes() {
 	fi
 	emit c1c --priority 1,2,3 --tos 0,32,64 --count 3000 -w 30 --json "$WORK/c1c.json"
 	expect_rc "classes" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks classes '
 c, r = j("c1c"), j("c1r")
 cl = c.get("classes", [])
@@ -69,6 +69,10 @@ chk(sorted((x["priority"], x["tos"], x["answered"], x["warmup"]) for x in rc) ==
 	check "classes: reflector report lists the classes" grep -Eq '^3 +0x40 +1010 +1010 +10$' "$WORK/c1r.out"
 }
 
+dumped() { # N: tcpdump has printed N UDP datagrams
+	[ "$(grep -c 'UDP, length' "$WORK/dump.txt")" -ge "$1" ]
+}
+
 # 2. The TOS of each class on the wire, pings and pongs, seen by tcpdump -v.
 t_wire() {
 	local tpid
@@ -79,7 +83,7 @@ t_wire() {
 	in_b tcpdump -nn -v -x -l -i "$VETH_B" udp port "$PORT" >"$WORK/dump.txt" 2>"$WORK/dump.err" &
 	tpid=$!
 	BG_PIDS+=("$tpid")
-	if ! wait_for 5 grep -q 'listening on' "$WORK/dump.err"; then
+	if ! wait_for 30 grep -q 'listening on' "$WORK/dump.err"; then
 		not_ok "wire: tcpdump starts"
 		return
 	fi
@@ -89,8 +93,9 @@ t_wire() {
 	fi
 	emit c2c --priority 1,2,3 --tos 0,32,184 --count 150 --interval 2000
 	expect_rc "wire" 0
-	wait_exit "$REFLECTOR_PID" 10
-	sleep 0.5
+	wait_exit "$REFLECTOR_PID" 30
+	# tcpdump has printed the 150 pings and the 150 pongs
+	wait_for 30 dumped 300
 	kill "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
 	py_checks wire '
@@ -141,9 +146,10 @@ t_drop_one() {
 		not_ok "drop one class: reflector listens"
 		return
 	fi
-	emit c3c --priority 1,2,3 --tos 0,32,64 --count 600 --interval 500 --timeout 50 --json "$WORK/c3c.json"
+	# a pong a loaded host delays is no loss: only class 2's are dropped
+	emit c3c --priority 1,2,3 --tos 0,32,64 --count 600 --interval 500 --timeout 3000 --json "$WORK/c3c.json"
 	expect_rc "drop one class" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	$tc qdisc del dev "$VETH_B" root
 	py_checks "drop one class" '
 c = j("c3c")
@@ -167,7 +173,7 @@ chk(len(r) == 1 and r[0]["answered"] == 200, "the reflector answered class 2 (it
 #    (report, JSON classes[], --analyze, plot) while its wire rtt does not.
 #    Orderings only, never values: the wait is 100s of ms (each ping takes
 #    8.5 ms at 100 kbit), a ping's tx stack some us and a loaded host's app
-#    rtt p99 some ms, so a factor of 10 holds on a loaded host too.
+#    rtt p50 some ms, so a factor of 10 holds on a loaded host too.
 t_shaped() {
 	local tc="in_a tc"
 	if ! { $tc qdisc add dev "$VETH_A" root handle 1: htb default 1 &&
@@ -206,10 +212,11 @@ for x in cl:
 for k in ("app_rtt", "client_tx_stack"):
     chk(sum(x[k]["samples"] for x in cl) == m[k]["samples"], "classes add up to the run: %s" % k)
 s, o = cl[2], cl[:2]
-chk(p(s, "client_tx_stack") > 10 * max(p(x, "client_tx_stack", "99") for x in o),
-    "the shaped class: its tx stack p50 > 10 x the p99 of the others (the qdisc holds it)", [p(x, "client_tx_stack", "99") for x in cl])
-chk(p(s, "app_rtt") > 10 * max(p(x, "app_rtt", "99") for x in o),
-    "the shaped class: its app rtt p50 > 10 x the p99 of the others", [p(x, "app_rtt", "99") for x in cl])
+# against the others' medians: their p99 is a loaded host's (31 ms seen here)
+chk(p(s, "client_tx_stack") > 10 * max(p(x, "client_tx_stack") for x in o),
+    "the shaped class: its tx stack p50 > 10 x the p50 of the others (the qdisc holds it)", [p(x, "client_tx_stack") for x in cl])
+chk(p(s, "app_rtt") > 10 * max(p(x, "app_rtt") for x in o),
+    "the shaped class: its app rtt p50 > 10 x the p50 of the others", [p(x, "app_rtt") for x in cl])
 chk(10 * p(s, "rtt") < p(s, "client_tx_stack") and p(s, "rtt") < 10 * max(p(x, "rtt", "99") for x in o),
     "the shaped class: its wire rtt p50 under a tenth of its tx stack, under 10 x the p99 of the others (not on the wire)",
     [p(x, "rtt") for x in cl])
@@ -240,7 +247,7 @@ t_sizes() {
 	emit c4c --size 64,128,256,512,1024,1400 --count 500 -w 20 --json "$WORK/c4c.json" \
 		-l "$WORK/c4c.csv" --log-format csv
 	expect_rc "sizes" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	"$RANT" --analyze "$WORK/c4c.csv" --json "$WORK/c4a.json" >"$WORK/c4a.out" 2>&1
 	py_checks sizes '
 import csv
@@ -310,7 +317,7 @@ t_matrix() {
 	fi
 	emit c5c --priority 1,2 --size 64,512 --count 400 --json "$WORK/c5c.json" -l "$WORK/c5c.log"
 	expect_rc "matrix" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	"$RANT" --analyze "$WORK/c5c.log" --json "$WORK/c5a.json" >"$WORK/c5a.out" 2>&1
 	py_checks matrix '
 c, a = j("c5c"), j("c5a")
@@ -334,13 +341,14 @@ t_duration() {
 	fi
 	emit c6c --size 64,1000 -d 0.5 --interval 1000 --json "$WORK/c6c.json"
 	expect_rc "duration" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks duration '
 c = j("c6c")
 sz = c["sizes"]
 chk(len(sz) == 2 and all(x["packets"]["sent"] > 50 for x in sz), "both sizes measured", [x["packets"] for x in sz])
 chk(sum(x["packets"]["sent"] for x in sz) == c["packets"]["sent"], "sizes add up to the run")
-chk(0.9 <= c["duration_s"] <= 5, "-d is per size: about 1 s in all", c["duration_s"])
+# never shorter than 2 x 0.5 s; longer only by what a loaded host adds
+chk(0.9 <= c["duration_s"] <= 20, "-d is per size: about 1 s in all", c["duration_s"])
 '
 }
 
@@ -352,7 +360,7 @@ t_breach() {
 	fi
 	emit c7c --priority 1,2,3 --count 60 -t 0.001 -C
 	expect_rc "breach" 3
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	check "breach: lines name class and priority" grep -Eq '^Threshold breach: seq [0-9]+, rtt [0-9]+ ns > threshold 1 ns class=[0-2] priority=[1-3]$' "$WORK/c7c.out"
 	check "breach: the class is the seq's" awk '/^Threshold breach: seq/ { s = $4 + 0; split($NF, p, "="); split($(NF-1), c, "=");
 		if (c[2] != s % 3 || p[2] != s % 3 + 1) bad++; n++ } END { exit !(n > 0 && !bad) }' "$WORK/c7c.out"
@@ -382,7 +390,7 @@ t_single() {
 	fi
 	emit c9c --priority 3 --tos 32 --size 100 --count 200 --json "$WORK/c9c.json" -l "$WORK/c9c.log"
 	expect_rc "single" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks single '
 c = j("c9c")
 chk("classes" not in c and "sizes" not in c and c["size"] == 100, "JSON without classes or sizes", list(c))
@@ -402,7 +410,7 @@ t_own_interval() {
 	emit c10c --priority 1,2,3 --tos 0,32,64 --interval 1000,2000,4000 -d 2 --json "$WORK/c10c.json" \
 		-l "$WORK/c10c.csv" --log-format csv
 	expect_rc "own interval" 0
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 30
 	py_checks "own interval" '
 import csv
 c, r = j("c10c"), j("c10r")
@@ -413,8 +421,10 @@ chk(s[0] > s[1] > s[2] > 0, "the 1 ms class sends most, the 4 ms class least", s
 chk(s[1] * 1.3 < s[0] and s[2] * 1.3 < s[1], "sends follow the cadences (about 4:2:1)", s)
 chk(all(x["packets"]["received"] + x["packets"]["lost"] == x["packets"]["sent"] for x in cl), "each class: sent = received + lost")
 chk(sum(s) == c["packets"]["sent"], "classes add up to the run")
-rc = sorted((x["tos"], x["answered"]) for x in r["classes"])
-chk(rc == sorted((x["tos"], x["packets"]["received"]) for x in cl), "reflector answered each class as often as it came back", rc)
+# a pong on its way when -d ended was answered, not received (how many depends on the host)
+ans = {x["tos"]: x["answered"] for x in r["classes"]}
+chk(all(x["packets"]["received"] <= ans.get(x["tos"], -1) <= x["packets"]["sent"] for x in cl),
+    "reflector answered each class at least as often as it came back, at most as it was sent", (ans, [x["packets"] for x in cl]))
 rows = list(csv.DictReader(l for l in open(os.path.join(W, "c10c.csv")) if not l.startswith("#")))
 n = [sum(1 for x in rows if x["class"] == str(k)) for k in range(3)]
 chk(n == s, "log rows per class = sent per class", n)

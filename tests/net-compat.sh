@@ -75,10 +75,10 @@ wait_rc() {
 # stop_term PID: SIGTERM as bench-rant stops its server; WAIT_RC its status
 stop_term() {
 	kill -TERM "$1" 2>/dev/null
-	wait_rc "$1" 10
+	wait_rc "$1" 30
 }
 
-listening_b() { wait_for 5 udp_listening "$NS_B" 12345; }
+listening_b() { wait_for 30 udp_listening "$NS_B" 12345; }
 
 field() { report_field "$@"; }
 
@@ -110,7 +110,7 @@ test_older_readme() {
 		has "$WORK/o_cli.out" '^MIN: [0-9]+ ns \| MAX: [0-9]+ ns \| AVG: [0-9]+ ns \| Total Samples: [0-9]+$'
 	check "older README client: samples > 0" [ "$(field "$WORK/o_cli.out" samples)" -gt 0 ]
 	check "older README client: stopped by the signal" has "$WORK/o_cli.out" '^Stopped by: signal$'
-	wait_for 5 has "$WORK/o_srv.out" '^Stopped by: fin$'
+	wait_for 30 has "$WORK/o_srv.out" '^Stopped by: fin$'
 	stop_term "$spid"
 	parse_note "older README client: timeout --signal=SIGINT ${DUR}s taskset chrt rant --interface --address --threshold 100000 --sw-timestamps" \
 		"$RC" "$WORK/o_cli.out"
@@ -163,8 +163,18 @@ test_newer_quick() {
 	expect_eq "quick test: reflector exits 0 on SIGTERM" "$WAIT_RC" 0
 }
 
-# the newer README's "full test with all features", both sides
+# the newer README's "full test with all features", both sides; -T's
+# instance is "rant", the same for every run on this host: under its lock
 test_newer_full() {
+	host_lock tracefs-rant
+	newer_full
+	if [ "$MADE_INSTANCE" = 1 ] && rmdir "$TRACEFS/instances/rant" 2>/dev/null; then
+		MADE_INSTANCE=0
+	fi
+	host_unlock tracefs-rant
+}
+
+newer_full() {
 	local spid snap=(--snapshot) note=""
 	if ! trace_ready; then
 		skip "newer README full test: tracefs instance 'rant' cannot be made here"
@@ -203,7 +213,7 @@ test_newer_full() {
 	check "full test client: Histogram Summary block" has "$WORK/f_cli.out" '^Histogram Summary:$'
 	check "full test client: log header as the earlier rant's" \
 		has "$WORK/roundtrip.txt" '^SEQ T1_SW T1_KSW T4_KSW T4_SW RTT$'
-	wait_rc "$spid" $((DUR + 10))
+	wait_rc "$spid" $((DUR + 30))
 	parse_note "newer README full test client$note: --warmup --duration --threshold 100 --sw-timestamps --histogram --log --trace-marker --snapshot" \
 		"$RC" "$WORK/f_cli.out"
 	parse_note "newer README full test server$note: the same with --log response.txt" "$WAIT_RC" "$WORK/f_srv.out"
@@ -227,6 +237,19 @@ t("warm-up: all flagged by the client (same -w both sides)", w["flagged_by_clien
 ' "$WORK/f_srv.json"
 }
 
+# two_sigints PID: SIGINT, 50 ms, SIGINT; prints how many ms after the
+# first the second was seen delivered: the most its handler ran after the
+# first's
+two_sigints() {
+	local t0
+	t0=$(now_us)
+	kill -INT "$1"
+	sleep 0.05
+	kill -INT "$1"
+	wait_for 30 delivered "$1" 2 >/dev/null
+	echo $((($(now_us) - t0) / 1000))
+}
+
 # ------------------------------------------- reflector -w: its own warm-up
 test_reflector_warmup() {
 	local spid rcvd
@@ -235,7 +258,7 @@ test_reflector_warmup() {
 	listening_b
 	run_fg w_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -w 300 --count 2000 -q
 	expect_eq "reflector -w 500, client -w 300 --count 2000: client exit" "$RC" 0
-	wait_for 5 has "$WORK/w_srv.out" '^Stopped by: fin$'
+	wait_for 30 has "$WORK/w_srv.out" '^Stopped by: fin$'
 	stop_term "$spid"
 	expect_eq "reflector -w: exits 0 on SIGTERM" "$WAIT_RC" 0
 	check "reflector -w: the report says how many and why" \
@@ -255,35 +278,38 @@ t("packets.warmup = 500", d["packets"]["warmup"] == 500)
 
 # ------------------------------- SIGTERM during a session; -d with no client
 test_reflector_stop() {
-	local spid cpid
+	local spid cpid gap
 	run_bg t_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -q
 	spid=$BG_PID
 	listening_b
-	run_bg t_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 20 -q
+	run_bg t_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 120 -q
 	cpid=$BG_PID
-	wait_for 10 has "$WORK/t_srv.err" . || sleep 1
-	sleep 1
+	# mid-session: the reflector has answered 100 pings
+	udp_wait "$NS_B" OutDatagrams 100
 	stop_term "$spid"
 	expect_eq "SIGTERM mid-session: reflector exits 0" "$WAIT_RC" 0
 	check "SIGTERM mid-session: the session's report printed" has "$WORK/t_srv.out" '^Test is complete\. Duration: [0-9.]+ s$'
 	check "SIGTERM mid-session: samples > 0" [ "$(field "$WORK/t_srv.out" samples)" -gt 0 ]
 	check "SIGTERM mid-session: stopped by the signal" has "$WORK/t_srv.out" '^Stopped by: signal$'
 	kill -INT "$cpid" 2>/dev/null
-	wait_rc "$cpid" 10
+	wait_rc "$cpid" 30
 	# two SIGINTs 50 ms apart (what timeout(1) does, but never coalesced by
 	# the kernel): one request to stop, so the report is printed
 	run_bg t2_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -q
 	spid=$BG_PID
 	listening_b
-	run_bg t2_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 20 -q
+	run_bg t2_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 120 -q
 	cpid=$BG_PID
-	sleep 1
-	kill -INT "$cpid"
-	sleep 0.05
-	kill -INT "$cpid"
-	wait_rc "$cpid" 10
-	expect_eq "two SIGINTs 50 ms apart: exit 0" "$WAIT_RC" 0
-	check "two SIGINTs 50 ms apart: the report is printed" has "$WORK/t2_cli.out" '^Test is complete\. Duration: [0-9.]+ s$'
+	udp_wait "$NS_B" OutDatagrams 100
+	gap=$(two_sigints "$cpid")
+	wait_rc "$cpid" 30
+	if [ "$gap" -ge 400 ]; then
+		# rant's rule is half a second: a host this loaded tests the other side of it
+		skip "two SIGINTs 50 ms apart: the host delivered the second $gap ms after the first"
+	else
+		expect_eq "two SIGINTs 50 ms apart: exit 0" "$WAIT_RC" 0
+		check "two SIGINTs 50 ms apart: the report is printed" has "$WORK/t2_cli.out" '^Test is complete\. Duration: [0-9.]+ s$'
+	fi
 	stop_term "$spid"
 	run_fg d_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -d 1 -H -q
 	expect_eq "reflector -d 1, no client: exits 0 by itself" "$RC" 0
@@ -307,7 +333,7 @@ test_reflector_options() {
 	fi
 	run_fg ro_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 500 -q
 	expect_eq "reflector with every earlier option: client exit" "$RC" 0
-	wait_for 5 has "$WORK/ro_srv.out" '^Stopped by: fin$'
+	wait_for 30 has "$WORK/ro_srv.out" '^Stopped by: fin$'
 	stop_term "$spid"
 	expect_eq "reflector with every earlier option: exit 0" "$WAIT_RC" 0
 	check "  ... no usage error" hasnt "$WORK/ro_srv.err" '^rant: --'
@@ -326,11 +352,11 @@ test_later_flags() {
 	listening_b
 	run_fg n_cli ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 300 -q
 	expect_eq "-N reflector: client exit" "$RC" 0
-	wait_for 5 has "$WORK/n_srv.out" '^Stopped by: fin$'
+	wait_for 30 has "$WORK/n_srv.out" '^Stopped by: fin$'
 	# rant is strace's child: signal rant itself
 	rp=$(pgrep -P "$spid" | head -n 1)
 	kill -TERM "${rp:-$spid}" 2>/dev/null
-	wait_rc "$spid" 10
+	wait_rc "$spid" 30
 	check "-N: report says response is app-send based" \
 		has "$WORK/n_srv.out" '^Response: T3_SW - T2 wire \(app send; -N: no TX stamps\), not wire-to-wire$'
 	check "-N: the decomposition row is labelled so" has "$WORK/n_srv.out" '^response \(T3_SW-T2 wire, -N\)'
@@ -375,7 +401,7 @@ t("response samples 300", d["metrics"]["response"]["samples"] == 300)
 	expect_eq "-F reflector, -N client: client exit 0" "$RC" 0
 	check "-N on the client: one line says it is a reflector option" \
 		grep -q '^rant: --no-tx-ts: a reflector option' "$WORK/fa_cli.err"
-	wait_for 5 has "$WORK/fa_srv.out" '^Stopped by: fin$'
+	wait_for 30 has "$WORK/fa_srv.out" '^Stopped by: fin$'
 	stop_term "$spid"
 	expect_eq "-F: exits 0 on SIGTERM" "$WAIT_RC" 0
 	check "-F: one line says what it is here" grep -q '^rant: --fast-path: here it is --spin with -N' "$WORK/fa_srv.err"
@@ -385,25 +411,26 @@ t("response samples 300", d["metrics"]["response"]["samples"] == 300)
 # ---------------------------------------------------- bench-rant, as it runs
 # server: [nsenter] [chrt -f 2] [taskset -c CPU] rant -i IF -p 50 -B 1 -P -w 10000 -H -N
 # client: [nsenter] [chrt -f 2] [taskset -c CPU] rant -i IF -a IP -d 60 -p 50 -B 1 -P -w 10000 -H
-# (stdout and stderr together into one file each; -d shortened)
+# (stdout and stderr together into one file each; -d shortened, and -w
+# 10000 to 1000: pings of a host loaded by other suites still outnumber it)
 bench_pair() {
 	local tag=$1 spid
 	shift
 	nsenter --net="/var/run/netns/$NS_B" chrt -f 2 taskset -c "$CPU_S" \
-		"$RANT" -i "$VETH_B" -p 50 -B 1 -P -w 10000 -H -N "$@" >"$WORK/$tag-server-result.txt" 2>&1 &
+		"$RANT" -i "$VETH_B" -p 50 -B 1 -P -w 1000 -H -N "$@" >"$WORK/$tag-server-result.txt" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
 	listening_b
 	nsenter --net="/var/run/netns/$NS_A" chrt -f 2 taskset -c "$CPU_C" \
-		"$RANT" -i "$VETH_A" -a "$ADDR_B" -d "$BENCH_D" -p 50 -B 1 -P -w 10000 -H "${CLIENT_EXTRA[@]}" \
+		"$RANT" -i "$VETH_A" -a "$ADDR_B" -d "$BENCH_D" -p 50 -B 1 -P -w 1000 -H "${CLIENT_EXTRA[@]}" \
 		>"$WORK/$tag-client-result.txt" 2>&1
 	RC=$?
-	wait_for 5 grep -q '^Stopped by: fin$' "$WORK/$tag-server-result.txt"
+	wait_for 30 grep -q '^Stopped by: fin$' "$WORK/$tag-server-result.txt"
 	stop_term "$spid"
 }
 
 test_bench_rant() {
-	: "${BENCH_D:=4}"
+	: "${BENCH_D:=3}"
 	CLIENT_EXTRA=()
 	bench_pair exact
 	parse_note "bench-rant client, default flags" "$RC" "$WORK/exact-client-result.txt"
@@ -430,8 +457,8 @@ for side, f in (("client", sys.argv[1]), ("server", sys.argv[2])):
 		"$PARSE" check "$WORK/json-client-result.txt" "$WORK/bc.json" "round-trip:"
 	py_checks "bench-rant server" 'import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")' \
 		"$PARSE" check "$WORK/json-server-result.txt" "$WORK/bs.json" "response:"
-	check "bench-rant server: reflector warm-up 10000 said" \
-		grep -Eq '^Warm-up: 10000 pings excluded: 10000 flagged by the client' "$WORK/json-server-result.txt"
+	check "bench-rant server: reflector warm-up 1000 said" \
+		grep -Eq '^Warm-up: 1000 pings excluded: 1000 flagged by the client' "$WORK/json-server-result.txt"
 }
 
 # parse_note LABEL RC FILE: for the record, a comment with the exit status

@@ -82,9 +82,9 @@ fcmp() {
 	awk "BEGIN { exit !($1) }"
 }
 
-# now_ms: monotonic enough wall clock in ms
+# now_ms: the wall clock in ms
 now_ms() {
-	echo $(($(date +%s%N) / 1000000))
+	echo $(($(now_us) / 1000))
 }
 
 # udp_in NS: UDP datagrams that reached NS (delivered or refused), v4 and v6
@@ -105,7 +105,7 @@ t_normal() {
 	reflector_or normal t1r --once -s --json "$WORK/t1r.json" || return
 	emit t1c -s -w "$w" --count "$n" --json "$WORK/t1c.json" -l "$WORK/t1c.csv" --log-format csv
 	expect_eq "normal: client exits 0" "$EMIT_RC" 0
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "normal: reflector --once exits 0 after the FIN" "$WAIT_RC" 0
 
 	expect_eq "normal: client sent = count + warm-up" "$(jv t1c packets.sent)" $((n + w))
@@ -195,51 +195,64 @@ t_json() {
 	check "json -: threshold {us: 60000000, exceeded: false, percent: 0}" \
 		jtrue t8c 'd["threshold"]["us"] == 60000000 and d["threshold"]["exceeded"] is False and d["threshold"]["percent"] == 0'
 	expect_eq "json -: samples = count" "$(jv t8c metrics.rtt.samples)" 300
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	reap_left "$REFLECTOR_PID"
 }
 
 # 2. The client starts before the reflector: lost until it is there, then
-#    answered; the run ends on time.
+#    answered; -d ends the run.
 t_client_first() {
 	local t0 t1
 
 	t0=$(now_ms)
 	emit_bg t2c -d 4 --interval 10000 --timeout 200 --json "$WORK/t2c.json"
-	sleep 1.5	# the client runs with nobody answering
+	# 10 pings out with nobody answering
+	udp_wait "$NS_A" OutDatagrams 10
 	reflector_or "client first" t2r --once --json "$WORK/t2r.json"
-	wait_exit "$EMIT_PID" 10
+	wait_exit "$EMIT_PID" 60
 	t1=$(now_ms)
 	expect_eq "client first: client exits 0" "$WAIT_RC" 0
 	check "client first: lost > 0" jtrue t2c 'p["lost"] > 0'
 	check "client first: received > 0" jtrue t2c 'p["received"] > 0'
 	check "client first: sent = received + lost" jtrue t2c 'p["sent"] == p["received"] + p["lost"]'
 	check "client first: rtt samples = received" jtrue t2c 'm["rtt"]["samples"] == p["received"]'
-	check "client first: duration_s in [4, 4.5]" jtrue t2c '4.0 <= d["duration_s"] <= 4.5'
-	check "client first: process done within 5.5 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 5500
-	wait_exit "$REFLECTOR_PID" 5
+	# -d is what is under test: never early; late by at most the last
+	# pong's 200 ms timeout and what a loaded host's scheduler adds (10 s
+	# is far more than that, and far less than a run that ignored -d)
+	check "client first: duration_s in [4, 14]" jtrue t2c '4.0 <= d["duration_s"] <= 14'
+	check "client first: process done within 4 + 30 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 34000
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "client first: reflector exits 0 after the FIN" "$WAIT_RC" 0
-	expect_eq "client first: reflector received = client received" \
-		"$(jv t2r packets.received)" "$(jv t2c packets.received)"
+	# every pong the client got was answered; a pong still on its way when
+	# -d ended the run was answered but not received (how many: the host's)
+	check "client first: client received <= reflector received <= client sent" \
+		jtrue t2c "p['received'] <= $(jv t2r packets.received) <= p['sent']"
+	check "client first: reflector received = what its FIN_ACK said (when the client splits the loss)" \
+		jtrue t2c "not d['loss_by_direction'] or d['loss_by_direction']['reflector_answered'] == $(jv t2r packets.received)"
 	reap_left "$EMIT_PID"
 	reap_left "$REFLECTOR_PID"
 }
 
-# 3. The reflector is killed (-9) and restarted while the client runs.
+# 3. The reflector is killed (-9) and restarted while the client runs; the
+#    client is stopped (SIGINT) once the second one has answered a while.
 t_server_restart() {
-	local t0 t1
+	local base
 
 	reflector_or "server restart" t3r1 || return
-	t0=$(now_ms)
-	emit_bg t3c -w 10 --interval 5000 -d 4 --timeout 100 --json "$WORK/t3c.json" -l "$WORK/t3c.csv" --log-format csv
-	wait_for 5 session_started t3r1
-	sleep 1.3	# let the first reflector answer a while
+	base=$(udp_count "$NS_B" OutDatagrams)
+	emit_bg t3c -w 10 --interval 5000 -d 120 --timeout 100 --json "$WORK/t3c.json" -l "$WORK/t3c.csv" --log-format csv
+	wait_for 30 session_started t3r1
+	# the first reflector answers the warm-up and 20 pings more
+	wait_for 30 udp_reaches "$NS_B" OutDatagrams $((base + 30))
 	kill -9 "$REFLECTOR_PID"
 	reap_left "$REFLECTOR_PID"
-	sleep 1		# nobody answers for a second
+	# 10 pings out with nobody answering
+	udp_wait "$NS_A" OutDatagrams 10
 	reflector_or "server restart: second" t3r2 --once --json "$WORK/t3r2.json"
-	wait_exit "$EMIT_PID" 10
-	t1=$(now_ms)
+	# the second one answers 20
+	udp_wait "$NS_B" OutDatagrams 20
+	kill -INT "$EMIT_PID"
+	wait_exit "$EMIT_PID" 30
 	expect_eq "server restart: client exits 0" "$WAIT_RC" 0
 	check "server restart: lost > 0" jtrue t3c 'p["lost"] > 0'
 	check "server restart: received > warm-up" jtrue t3c 'p["received"] > p["warmup"]'
@@ -247,10 +260,9 @@ t_server_restart() {
 	check "server restart: rtt samples = received - warm-up" \
 		jtrue t3c 'm["rtt"]["samples"] == p["received"] - p["warmup"]'
 	check "server restart: no sample above --timeout" jtrue t3c 'm["rtt"]["max_ns"] <= 100e6'
-	check "server restart: duration_s in [4, 4.5]" jtrue t3c '4.0 <= d["duration_s"] <= 4.5'
-	check "server restart: process done within 5.5 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 5500
+	check "server restart: stopped by the signal" jtrue t3c 'd["stop_reason"] == "signal"'
 	check "server restart: second reflector answered" jtrue t3r2 'p["received"] > 0 and p["sent"] == p["received"]'
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "server restart: second reflector exits 0 after the FIN" "$WAIT_RC" 0
 	expect_eq "server restart: csv log has one row per ping" \
 		"$(grep -c '^[0-9]' "$WORK/t3c.csv")" "$(jv t3c packets.sent)"
@@ -263,11 +275,12 @@ t_server_restart() {
 # frames as not for it - first the pings (lost on the way out), then the
 # pongs (lost on the way back).  The FIN_ACK tells the client how many pings
 # the reflector answered, from which it splits the loss.
-blackout() { # NS DEV PEER_ADDR SECONDS
+# blackout NS DEV PEER_ADDR: until NS has sent 10 datagrams into the void
+blackout() {
 	local mac
 	mac=$(ip -n "$1" neigh show "$3" dev "$2" | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }')
 	ip -n "$1" neigh replace "$3" lladdr 02:00:00:00:00:99 dev "$2" nud permanent
-	sleep "$4"
+	udp_wait "$1" OutDatagrams 10
 	if [ -n "$mac" ]; then
 		ip -n "$1" neigh replace "$3" lladdr "$mac" dev "$2" nud reachable
 	else
@@ -277,19 +290,22 @@ blackout() { # NS DEV PEER_ADDR SECONDS
 
 t_loss_direction() {
 	reflector_or "loss by direction" t3d --once --json "$WORK/t3dr.json" || return
-	emit_bg t3dc --interval 2000 -d 3 --timeout 100 --json "$WORK/t3dc.json"
-	wait_for 5 session_started t3d
-	sleep 0.7
-	blackout "$NS_A" "$VETH_A" "$ADDR_B" 0.3
-	sleep 0.5
-	blackout "$NS_B" "$VETH_B" "$ADDR_A" 0.3
-	wait_exit "$EMIT_PID" 10
+	emit_bg t3dc --interval 2000 -d 120 --timeout 100 --json "$WORK/t3dc.json"
+	wait_for 30 session_started t3d
+	# answered pings between the blackouts, and after them
+	udp_wait "$NS_B" OutDatagrams 10
+	blackout "$NS_A" "$VETH_A" "$ADDR_B"
+	udp_wait "$NS_B" OutDatagrams 10
+	blackout "$NS_B" "$VETH_B" "$ADDR_A"
+	udp_wait "$NS_A" InDatagrams 10
+	kill -INT "$EMIT_PID"
+	wait_exit "$EMIT_PID" 30
 	expect_eq "loss by direction: client exits 0" "$WAIT_RC" 0
 	check "loss by direction: pings lost on the way out" jtrue t3dc 'd["loss_by_direction"]["out"] > 0'
 	check "loss by direction: pongs lost on the way back" jtrue t3dc 'd["loss_by_direction"]["back"] > 0'
 	check "loss by direction: out + back + late = lost" \
 		jtrue t3dc 'd["loss_by_direction"]["out"] + d["loss_by_direction"]["back"] + p["late"] == p["lost"]'
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "loss by direction: reflector answered what the FIN_ACK said" \
 		"$(jv t3dr packets.received)" "$(jv t3dc loss_by_direction.reflector_answered)"
 	check "loss by direction: in the report" has "$WORK/t3dc.out" '^Lost by direction: [1-9][0-9]* pings on the way out, [1-9][0-9]* pongs on the way back'
@@ -304,7 +320,7 @@ t_junk() {
 
 	reflector_or junk t4r --once --json "$WORK/t4r.json" || return
 	emit_bg t4c -w 10 --count 4000 --interval 1000 --json "$WORK/t4c.json"
-	wait_for 5 session_started t4r
+	wait_for 30 session_started t4r
 	out=$(in_a python3 "$HELPERS/rantcheck.py" junk "$ADDR_B" "$PORT" \
 		magic=5 short=4 version=3 type=2 random=3 foreign=2)
 	expect_eq "junk: the reflector answers no junk, and the foreign session only BUSY" "$out" "replies=0 busy"
@@ -319,12 +335,12 @@ t_junk() {
 	else
 		not_ok "junk: found the client's port"
 	fi
-	wait_exit "$EMIT_PID" 10
+	wait_exit "$EMIT_PID" 30
 	expect_eq "junk: client exits 0" "$WAIT_RC" 0
 	expect_eq "junk: client samples = count" "$(jv t4c metrics.rtt.samples)" 4000
 	expect_eq "junk: client lost/invalid/duplicate" \
 		"$(jv t4c packets.lost)/$(jv t4c packets.invalid)/$(jv t4c packets.duplicate)" 0/0/0
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "junk: reflector exits 0" "$WAIT_RC" 0
 	check "junk: reflector invalid >= 19 junk datagrams" jtrue t4r 'p["invalid"] >= 19'
 	expect_eq "junk: reflector invalid = 19, foreign = 2" "$(jv t4r packets.invalid)/$(jv t4r packets.foreign)" 19/2
@@ -344,14 +360,15 @@ t_fake() {
 	ip netns exec "$NS_B" python3 "$HELPERS/fake-reflector.py" "$ADDR_B" "$port" "$WORK/fake.ready" >"$WORK/fake.json" 2>"$WORK/fake.err" &
 	fpid=$!
 	BG_PIDS+=("$fpid")
-	if ! wait_for 5 test -e "$WORK/fake.ready"; then
+	if ! wait_for 30 test -e "$WORK/fake.ready"; then
 		not_ok "fake: fake reflector listens"
 		return
 	fi
-	emit t4f --port "$port" --count "$n" --interval 20000 --timeout 100 --json "$WORK/t4f.json" \
+	# a timeout no loaded host's pong misses: only the held one is late
+	emit t4f --port "$port" --count "$n" --interval 20000 --timeout 3000 --json "$WORK/t4f.json" \
 		-l "$WORK/t4f.csv" --log-format csv
 	expect_eq "fake: client exits 0" "$EMIT_RC" 0
-	wait_exit "$fpid" 5
+	wait_exit "$fpid" 30
 	expect_eq "fake: fake reflector got the FIN and exits 0" "$WAIT_RC" 0
 	echo "# fake reflector did: $(cat "$WORK/fake.json")"
 	expect_eq "fake: sent" "$(jv t4f packets.sent)" "$n"
@@ -366,7 +383,7 @@ t_fake() {
 	check "fake: sent = received + lost" jtrue t4f 'p["sent"] == p["received"] + p["lost"]'
 	check "fake: rtt samples = received (late and duplicate pongs are no samples)" \
 		jtrue t4f 'm["rtt"]["samples"] == p["received"] == p["sent"] - 2'
-	check "fake: no sample above --timeout" jtrue t4f 'm["rtt"]["max_ns"] <= 100e6'
+	check "fake: no sample above --timeout" jtrue t4f 'm["rtt"]["max_ns"] <= 3000e6'
 	check "fake: log: seq 18 late, seq 20 lost, seq 16 ok" \
 		bash -c 'grep -q "^18,late," "$1" && grep -q "^20,lost," "$1" && grep -q "^16,ok," "$1"' _ "$WORK/t4f.csv"
 	expect_eq "fake: log: ok rows = samples" "$(grep -c '^[0-9]*,ok,' "$WORK/t4f.csv")" "$(jv t4f metrics.rtt.samples)"
@@ -380,9 +397,12 @@ t_cadence() {
 	expect_eq "cadence: client exits 0" "$EMIT_RC" 0
 	expect_eq "cadence: sent = 200" "$(jv t5c packets.sent)" 200
 	expect_eq "cadence: samples = 200" "$(jv t5c metrics.rtt.samples)" 200
-	check "cadence: duration_s in [1.9, 3.0] for 200 x 10 ms" jtrue t5c '1.9 <= d["duration_s"] <= 3.0'
+	# the last of 200 pings 10 ms apart leaves 1.99 s after the first: never
+	# sooner; an absolute cadence catches up after a stall, so a loaded host
+	# adds little, but the bound leaves it room
+	check "cadence: duration_s in [1.99, 12] for 200 x 10 ms" jtrue t5c '1.99 <= d["duration_s"] <= 12'
 	expect_eq "cadence: stop reason" "$(jv t5c stop_reason)" count
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	reap_left "$REFLECTOR_PID"
 }
 
@@ -395,7 +415,7 @@ t_ipv6() {
 		"$(jv t6c packets.sent)/$(jv t6c packets.received)/$(jv t6c packets.lost)" 1010/1010/0
 	expect_eq "ipv6: samples = count" "$(jv t6c metrics.rtt.samples)" 1000
 	expect_eq "ipv6: address in JSON" "$(jv t6c address)" "$ADDR6_B"
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "ipv6: reflector exits 0" "$WAIT_RC" 0
 	expect_eq "ipv6: reflector received = client sent" "$(jv t6r packets.received)" 1010
 	expect_eq "ipv6: reflector response samples = count" "$(jv t6r metrics.response.samples)" 1000
@@ -410,7 +430,7 @@ t_lo() {
 	ip netns exec "$NS_A" "$RANT" -i lo --port "$port" -d 30 >"$WORK/t7r.out" 2>"$WORK/t7r.err" &
 	rpid=$!
 	BG_PIDS+=("$rpid")
-	if ! wait_for 5 udp_listening "$NS_A" "$port"; then
+	if ! wait_for 30 udp_listening "$NS_A" "$port"; then
 		not_ok "lo: reflector listens on lo port $port"
 		return
 	fi
@@ -423,9 +443,9 @@ t_lo() {
 			"$(jv "t7c$k" packets.sent)/$(jv "t7c$k" packets.received)/$(jv "t7c$k" packets.lost)" 500/500/0
 		expect_eq "lo $addr: samples" "$(jv "t7c$k" metrics.rtt.samples)" 500
 	done
-	wait_for 5 has "$WORK/t7r.out" '^Stopped by: fin$'
+	wait_for 30 has "$WORK/t7r.out" '^Stopped by: fin$'
 	kill -TERM "$rpid"
-	wait_exit "$rpid" 5
+	wait_exit "$rpid" 30
 	expect_eq "lo: reflector exits 0 on SIGTERM" "$WAIT_RC" 0
 	expect_eq "lo: reflector reported two sessions" \
 		"$(grep -c '^Session 0x[0-9a-f]* is complete' "$WORK/t7r.out")" 2
@@ -473,7 +493,7 @@ t_exit_codes() {
 	expect_eq "exit: no UDP datagram reached the reflector's namespace" "$after" "$before"
 	check "exit: the reflector saw no session" hasnt "$WORK/t9r.err" 'session 0x'
 	kill -TERM "$REFLECTOR_PID"
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "exit: idle reflector exits 0 on SIGTERM" "$WAIT_RC" 0
 	reap_left "$REFLECTOR_PID"
 }
@@ -483,15 +503,17 @@ t_sigint() {
 	local t0 t1 rows
 
 	reflector_or sigint t10r --once || return
-	emit_bg t10c -d 30 --interval 1000 -l "$WORK/t10c.log" --json "$WORK/t10c.json"
-	wait_for 5 session_started t10r
-	sleep 1		# let it run a while
+	emit_bg t10c -d 120 --interval 1000 -l "$WORK/t10c.log" --json "$WORK/t10c.json"
+	# let it run a while: 100 pongs
+	udp_wait "$NS_B" OutDatagrams 100
 	t0=$(now_ms)
 	kill -INT "$EMIT_PID"
-	wait_exit "$EMIT_PID" 5
+	wait_exit "$EMIT_PID" 60
 	t1=$(now_ms)
 	expect_eq "sigint: client exits 0" "$WAIT_RC" 0
-	check "sigint: exits within 2 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 2000
+	# "at once" against -d 120: a pong's 1 s timeout and the FIN, and room
+	# for a loaded host
+	check "sigint: exits within 20 s, not at -d ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 20000
 	check "sigint: report printed" has "$WORK/t10c.out" '^--- Round-Trip Latency Statistics ---$'
 	check "sigint: 'Stopped by: signal'" has "$WORK/t10c.out" '^Stopped by: signal$'
 	expect_eq "sigint: JSON stop reason" "$(jv t10c stop_reason)" signal
@@ -501,7 +523,7 @@ t_sigint() {
 	check "sigint: log second line is dashes" bash -c 'sed -n 2p "$1" | grep -Eq "^-+$"' _ "$WORK/t10c.log"
 	rows=$(grep -c '^[0-9]' "$WORK/t10c.log")
 	expect_eq "sigint: log has one row per ping sent" "$rows" "$(jv t10c packets.sent)"
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "sigint: reflector exits 0 after the FIN" "$WAIT_RC" 0
 	reap_left "$EMIT_PID"
 	reap_left "$REFLECTOR_PID"
@@ -514,7 +536,7 @@ t_clock_warnings() {
 	reflector_or clock t12r --once -s --json "$WORK/t12r.json" || return
 	emit t12c -s --interval 10000 -d 2 --json "$WORK/t12c.json"
 	expect_eq "clock: client exits 0" "$EMIT_RC" 0
-	wait_exit "$REFLECTOR_PID" 5
+	wait_exit "$REFLECTOR_PID" 30
 	expect_eq "clock: no clock warning on software stamps (emit JSON)" "$(jv t12c clock.warnings)" "[]"
 	expect_eq "clock: no clock warning on software stamps (reflect JSON)" "$(jv t12r clock.warnings)" "[]"
 	check "clock: no WARNING line in either report" \
@@ -527,16 +549,18 @@ t_client_killed() {
 	local t0 t1
 
 	reflector_or "client killed" t13r --once --json "$WORK/t13r.json" || return
-	emit_bg t13c -d 30 --interval 1000
-	wait_for 5 session_started t13r
-	sleep 0.5	# let it run a while
+	emit_bg t13c -d 120 --interval 1000
+	# let it run a while: 50 pongs
+	udp_wait "$NS_B" OutDatagrams 50
 	kill -9 "$EMIT_PID"
 	reap_left "$EMIT_PID"
 	t0=$(now_ms)
-	wait_exit "$REFLECTOR_PID" 10
+	wait_exit "$REFLECTOR_PID" 60
 	t1=$(now_ms)
 	expect_eq "client killed: reflector --once exits 0 after the idle timeout" "$WAIT_RC" 0
-	check "client killed: ... within 5 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 5000
+	# the idle timeout (3 s for this client) is under test: room for a
+	# loaded host, and far less than the client's -d 120
+	check "client killed: ... within 30 s ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 30000
 	expect_eq "client killed: stop reason" "$(jv t13r stop_reason)" idle
 	check "client killed: reflector answered every ping it got" \
 		jtrue t13r 'p["received"] > 0 and p["sent"] == p["received"] and m["response"]["samples"] == p["received"]'

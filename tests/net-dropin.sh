@@ -52,7 +52,7 @@ test_plain_run() {
 	ip netns exec "$NS_A" "$PLAIN" -i lo --once -q --json "$WORK/plain-r.json" >"$WORK/plain-r.out" 2>&1 &
 	pid=$!
 	BG_PIDS+=("$pid")
-	wait_for 5 udp_listening "$NS_A" 12345
+	wait_for 30 udp_listening "$NS_A" 12345
 	ip netns exec "$NS_A" "$PLAIN" -a 127.0.0.1 --count 2000 -H -b 0.25 -q --json "$WORK/plain-e.json" \
 		>"$WORK/plain-e.out" 2>&1
 	expect_eq "plain build: a 2000-ping run over loopback, exit 0" "$?" 0

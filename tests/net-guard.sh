@@ -12,21 +12,6 @@ D=tests/net-guard.d
 ADDR_B2=10.231.0.3
 ADDR6_B2=fd00:232::3	# another prefix: the kernel's own source choice would be ADDR6_B
 
-# jsess FILE N KEY: KEY of the Nth JSON object (0-based) in a reflector's
-# --json FILE, which holds one object per session; "count" = how many
-jsess() {
-	python3 -c 'import json,sys
-t=open(sys.argv[1]).read(); d=json.JSONDecoder(); objs=[]; i=0
-while True:
-    while i < len(t) and t[i].isspace(): i+=1
-    if i >= len(t): break
-    o,i=d.raw_decode(t,i); objs.append(o)
-if sys.argv[3] == "count": print(len(objs)); sys.exit(0)
-o=objs[int(sys.argv[2])]
-for k in sys.argv[3].split("."): o=o[k]
-print(o)' "$1" "$2" "$3" 2>/dev/null || echo missing
-}
-
 # consistent NAME JSON: sent = received + lost, late <= lost, and with a
 # loss split out + back + local + late = lost
 consistent() {
@@ -52,12 +37,13 @@ PY
 test_second_address() {
 	local fam=$1 addr=$2
 	reflector "sa$fam" --once --json "$WORK/sa$fam.json" || { not_ok "second address ($fam): reflector did not start"; return; }
-	ip netns exec "$NS_A" "$RANT" -q -a "$addr" --count 300 --timeout 100 --json "$WORK/ca$fam.json" \
+	# a pong a loaded host delays is still an answer: 5 s
+	ip netns exec "$NS_A" "$RANT" -q -a "$addr" --count 300 --timeout 5000 --json "$WORK/ca$fam.json" \
 		>"$WORK/ca$fam.out" 2>"$WORK/ca$fam.err"
 	EMIT_RC=$?
 	expect_rc "second address ($fam, $addr)" 0
 	expect_eq "second address ($fam): every ping answered" "$(jget "$WORK/ca$fam.json" packets.received)" 300
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "second address ($fam): reflector served one session" "$(jsess "$WORK/sa$fam.json" 0 count)" 1
 }
@@ -66,8 +52,9 @@ test_second_address() {
 test_peer_rules() {
 	local sid port fp
 	reflector pr --once --json "$WORK/pr.json" || { not_ok "peer: reflector did not start"; return; }
-	emit_bg cp -q --count 4000 --interval 1000 --json "$WORK/cp.json"
-	wait_for 5 has_client_port "$EMIT_PID" && wait_for 5 grep -q 'session 0x' "$WORK/pr.err"
+	# the session runs until the forgers are done; SIGINT ends it
+	emit_bg cp -q -d 600 --interval 1000 --json "$WORK/cp.json"
+	wait_for 30 has_client_port "$EMIT_PID" && wait_for 30 grep -q 'session 0x' "$WORK/pr.err"
 	sid=$(session_id pr)
 	port=$(client_port "$EMIT_PID")
 	# the session's id from another port: not admitted
@@ -77,12 +64,13 @@ test_peer_rules() {
 	# a FIN of the session from elsewhere: no FIN_ACK, the session goes on
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --type 3 --session "$sid" --seq 5 >/dev/null
 	fp=$?
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "peer: client exit code" "$RC" 0
 	expect_eq "peer: client lost nothing to the forgeries" "$(jget "$WORK/cp.json" packets.lost)" 0
 	expect_eq "peer: no ping of the client called duplicate" "$(jget "$WORK/cp.json" packets.duplicate)" 0
 	consistent "peer: client" "$WORK/cp.json"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "peer: forgers ran" "$fp" 0
 	expect_eq "peer: reflector rejects the id from another port (5 pings + 1 FIN)" \
@@ -90,7 +78,8 @@ test_peer_rules() {
 	expect_eq "peer: reflector rejects the far-ahead seq" "$(jsess "$WORK/pr.json" 0 rejected.seq_ahead)" 1
 	expect_eq "peer: reflector duplicate 0" "$(jsess "$WORK/pr.json" 0 packets.duplicate)" 0
 	expect_eq "peer: reflector lost 0 (the forged seq is no gap)" "$(jsess "$WORK/pr.json" 0 packets.lost)" 0
-	expect_eq "peer: reflector received every real ping" "$(jsess "$WORK/pr.json" 0 packets.received)" 4000
+	expect_eq "peer: reflector received every real ping" "$(jsess "$WORK/pr.json" 0 packets.received)" \
+		"$(jget "$WORK/cp.json" packets.sent)"
 	expect_eq "peer: one session" "$(jsess "$WORK/pr.json" 0 count)" 1
 }
 
@@ -99,8 +88,9 @@ test_idle_hints() {
 	reflector ih --json "$WORK/ih.json" || { not_ok "idle: reflector did not start"; return; }
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --idle 2147483648 --count 50 --vary-session --gap 0.002 >/dev/null
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --idle 4294967295 --session 0x99 --count 1 >/dev/null
-	wait_for 5 grep -q 'session 0x' "$WORK/ih.err"
-	sleep 0.2	# the reflector has read them (no completion to poll for)
+	wait_for 30 grep -q 'session 0x' "$WORK/ih.err"
+	# the reflector has read them all
+	wait_for 30 udp_drained "$REFLECTOR_PID" 12345
 	stop_reflector
 	expect_eq "idle: 51 junk pings made one session" "$(jsess "$WORK/ih.json" 0 count)" 1
 	expect_eq "idle: the others counted as foreign" "$(jsess "$WORK/ih.json" 0 packets.foreign)" 50
@@ -114,7 +104,7 @@ test_unknown_fin_port0() {
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --src "$ADDR_A:0" --session 0x77 --count 2 >/dev/null
 	emit cu -q --count 2000 --json "$WORK/cu.json"
 	expect_rc "fin/port 0: client" 0
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "fin/port 0: one session" "$(jsess "$WORK/uf.json" 0 count)" 1
 	expect_eq "fin/port 0: FINs of no session counted" "$(jsess "$WORK/uf.json" 0 rejected.fin_unknown)" 3
@@ -125,24 +115,30 @@ test_unknown_fin_port0() {
 	consistent "fin/port 0: client" "$WORK/cu.json"
 }
 
-# a reflector stopped for 3.5 s: one session; the next session inherits nothing
+# a reflector stopped for 3.5 s (longer than the session's 3 s idle
+# timeout): one session; the next session inherits nothing
 test_stall_and_leak() {
 	reflector st --json "$WORK/st.json" -l "$WORK/st.log" || { not_ok "stall: reflector did not start"; return; }
-	emit_bg cs -q --count 6000 --interval 1000 --json "$WORK/cs.json"
-	wait_for 5 grep -q 'session 0x' "$WORK/st.err"
+	emit_bg cs -q -d 600 --interval 1000 --json "$WORK/cs.json"
+	wait_for 30 grep -q 'session 0x' "$WORK/st.err"
 	kill -STOP "$REFLECTOR_PID"
-	sleep 3.5
+	# 3500 pings 1 ms apart go out meanwhile: 3.5 s at least
+	udp_wait "$NS_A" OutDatagrams 3500
 	kill -CONT "$REFLECTOR_PID"
+	# answered again, then stopped
+	udp_wait "$NS_B" OutDatagrams 3600
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "stall: client exit code" "$RC" 0
 	consistent "stall: client" "$WORK/cs.json"
 	emit cs2 -q --count 500 --json "$WORK/cs2.json"
 	expect_rc "stall: second client" 0
-	wait_for 10 test "$(jsess "$WORK/st.json" 0 count)" = 2
+	wait_for 30 sessions "$WORK/st.json" 2
 	stop_reflector
 	expect_eq "stall: two clients, two sessions (the stall split none)" "$(jsess "$WORK/st.json" 0 count)" 2
 	expect_eq "stall: first session ended by its FIN" "$(jsess "$WORK/st.json" 0 stop_reason)" fin
-	expect_eq "stall: first session answered every ping" "$(jsess "$WORK/st.json" 0 packets.received)" 6000
+	expect_eq "stall: first session answered every ping" "$(jsess "$WORK/st.json" 0 packets.received)" \
+		"$(jget "$WORK/cs.json" packets.sent)"
 	expect_eq "leak: the second session has no unmatched TX stamp" \
 		"$(jsess "$WORK/st.json" 1 packets.unmatched_tx_stamps)" 0
 	expect_eq "leak: the second session counts only its own pings" \
@@ -158,9 +154,9 @@ fake() {
 	in_b python3 "$D/forge.py" reflector "$ADDR_B" 12346 "$WORK/$name.ready" "$mode" >"$WORK/$name.fake" &
 	FAKE_PID=$!
 	BG_PIDS+=("$FAKE_PID")
-	wait_for 5 test -e "$WORK/$name.ready"
+	wait_for 30 test -e "$WORK/$name.ready"
 	emit "$name" --port 12346 -q --json "$WORK/$name.json" "$@"
-	wait_for 5 gone "$FAKE_PID" || kill "$FAKE_PID" 2>/dev/null
+	wait_for 30 gone "$FAKE_PID" || kill "$FAKE_PID" 2>/dev/null
 	wait "$FAKE_PID" 2>/dev/null
 }
 
@@ -174,7 +170,8 @@ test_client_rules() {
 	expect_eq "absurd stamps: the round trips still measured" "$(jget "$WORK/fa.json" metrics.rtt.samples)" 200
 	consistent "absurd stamps" "$WORK/fa.json"
 
-	fake fs short --count 50 --size 1400 --timeout 200
+	# pings on a cadence: one unanswered ping does not wait for the last one's timeout
+	fake fs short --count 50 --size 1400 --timeout 200 --interval 20000
 	expect_rc "short pongs" 1
 	expect_eq "short pongs: wrong length counted" "$(jget "$WORK/fs.json" rejected.wrong_length)" 50
 	expect_eq "short pongs: no sample" "$(jget "$WORK/fs.json" packets.received)" 0
@@ -191,7 +188,13 @@ test_client_rules() {
 	# the last one may arrive after the client's FIN: then it is that FIN's answer
 	check "unasked FIN_ACK: rejected, each (but maybe the last)" python3 -c 'import sys; f, r = int(sys.argv[1]), int(sys.argv[2]); sys.exit(not f - 1 <= r <= f)' \
 		"$(jget "$WORK/ff.fake" forged)" "$(jget "$WORK/ff.json" rejected.fin_ack_unasked)"
-	expect_eq "unasked FIN_ACK: no response sample from it" "$(jget "$WORK/ff.json" metrics.response.samples)" missing
+	# ... but the last, when it was taken as the FIN's answer: its T3 stamp
+	# may complete the transaction before it (whether it is still open then
+	# depends on the host)
+	check "unasked FIN_ACK: no response sample from one (but maybe one from the FIN's answer)" \
+		python3 -c 'import sys; f, r, n = sys.argv[1:]; sys.exit(not (n == "missing" or (r != f and n == "1")))' \
+		"$(jget "$WORK/ff.fake" forged)" "$(jget "$WORK/ff.json" rejected.fin_ack_unasked)" \
+		"$(jget "$WORK/ff.json" metrics.response.samples)"
 
 	fake fb busy --count 100
 	expect_rc "busy reflector" 1
@@ -205,11 +208,11 @@ test_client_rules() {
 
 # ------------------------------------------------------------- 6. busy
 test_busy() {
-	busy_second busy bz cb1 cb2 8000 500 --count 100 || return
+	busy_second busy bz cb1 cb2 500 --count 100 || return
 	expect_rc "busy: second client" 1
 	expect_eq "busy: first client exit code" "$RC" 0
 	expect_eq "busy: first client lost nothing" "$(jget "$WORK/cb1.json" packets.lost)" 0
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "busy: one BUSY answer" "$(jsess "$WORK/bz.json" 0 rejected.busy_answers)" 1
 }
@@ -227,11 +230,11 @@ test_keys() {
 	emit kc -q --count 500 --size 200 --key-file "$k" --json "$WORK/kc.json"
 	expect_rc "key: client with the key" 0
 	expect_eq "key: every tagged ping answered" "$(jget "$WORK/kc.json" packets.received)" 500
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 	expect_eq "key: untagged pings counted unauthenticated" "$(jsess "$WORK/kr.json" 0 rejected.unauthenticated)" 10
 
-	fake ku untagged --count 30 --timeout 200 --key-file "$k"
+	fake ku untagged --count 30 --timeout 200 --interval 20000 --key-file "$k"
 	expect_rc "key: untagged pongs" 1
 	expect_eq "key: untagged pongs are never samples" "$(jget "$WORK/ku.json" packets.received)" 0
 	expect_eq "key: ... and counted" "$(jget "$WORK/ku.json" rejected.unauthenticated)" 30
@@ -244,7 +247,7 @@ test_keys() {
 		expect_rc "key: $f key file" 2
 		expect_eq "key: $f key file: one line" "$(wc -l <"$WORK/kb$f.err")/$(grep -c '^rant: --key-file: ' "$WORK/kb$f.err")" 1/1
 	done
-	fake kw wrongtag --count 30 --timeout 200 --key-file "$k"
+	fake kw wrongtag --count 30 --timeout 200 --interval 20000 --key-file "$k"
 	expect_eq "key: pongs with a wrong tag are never samples" "$(jget "$WORK/kw.json" packets.received)" 0
 	expect_eq "key: ... and counted" "$(jget "$WORK/kw.json" rejected.unauthenticated)" 30
 }
@@ -252,23 +255,27 @@ test_keys() {
 # --------------------------------------------- 4. local drops are local
 # The client stopped while 8000 big datagrams from the reflector's address
 # fill its receive buffer: what the kernel drops there is the host's, never
-# "lost on the way back".
+# "lost on the way back".  (It runs until stopped: on a loaded host a 3 s
+# --count had ended before the flood, and the test tested nothing.)
 test_local_drops() {
 	local port
 	reflector ld --once --json "$WORK/ld.json" || { not_ok "local drops: reflector did not start"; return; }
-	emit_bg cl --count 3000 --interval 1000 --timeout 3000 --json "$WORK/cl.json"
-	wait_for 5 has_client_port "$EMIT_PID" && wait_for 5 grep -q 'session 0x' "$WORK/ld.err"
+	# runs until it has read the flood and had 100 pongs more, then SIGINT
+	emit_bg cl -d 600 --interval 1000 --timeout 3000 --json "$WORK/cl.json"
+	wait_for 30 has_client_port "$EMIT_PID" && wait_for 30 grep -q 'session 0x' "$WORK/ld.err"
 	port=$(client_port "$EMIT_PID")
 	kill -STOP "$EMIT_PID"
 	in_b python3 "$D/forge.py" ping "$ADDR_A" "$port" --src "$ADDR_B:12345" --type 6 --size 1400 --count 8000 >/dev/null
 	kill -CONT "$EMIT_PID"
+	udp_wait "$NS_B" OutDatagrams 100
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "local drops: client exit code" "$RC" 0
 	check "local drops: counted (SO_RXQ_OVFL)" python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["local_receive_drops"] > 0)' "$WORK/cl.json"
 	expect_eq "local drops: not network loss" "$(jget "$WORK/cl.json" loss_by_direction.back)" 0
 	consistent "local drops" "$WORK/cl.json"
 	check "local drops: the rate warning names the cause" grep -q 'faster than this host sustains' "$WORK/cl.err"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	reap "$REFLECTOR_PID"
 }
 

@@ -23,18 +23,19 @@ def ns(v):
 
 # --- sizes the wire can carry (veth MTU 1500: 1472 B over IPv4, 1452 B over IPv6)
 reflector mtu-r --port 12402
-emit mtu-big --port 12402 --size 1473 --count 10
+SHARED_REFLECTOR=mtu-r
+remit mtu-big --port 12402 --size 1473 --count 10
 expect_rc "mtu: --size 1473 over IPv4" 2
 check "mtu: the refusal names the MTU and the largest size" grep -q -- "--size: 1473 bytes exceed the path MTU 1500.*1472" "$WORK/mtu-big.err"
 check "mtu: one line" test "$(wc -l <"$WORK/mtu-big.err")" = 1
-emit mtu-6 --port 12402 --size 1453 --count 10 -a "$ADDR6_B"
+remit mtu-6 --port 12402 --size 1453 --count 10 -a "$ADDR6_B"
 expect_rc "mtu: --size 1453 over IPv6" 2
 check "mtu: IPv6 names 1452" grep -q "1452" "$WORK/mtu-6.err"
-emit mtu-frag --port 12402 --size 3000 --count 200 --allow-fragments --json "$WORK/mtu-frag.json"
+remit mtu-frag --port 12402 --size 3000 --count 200 --allow-fragments --json "$WORK/mtu-frag.json"
 expect_rc "mtu: --size 3000 --allow-fragments" 0
 check "mtu: the report says the stamps are of the first fragment" grep -q "first fragment" "$WORK/mtu-frag.out"
 expect_eq "mtu: JSON first_fragment_stamps" "$(json_get "$WORK/mtu-frag.json" path_mtu.first_fragment_stamps)" true
-emit mtu-fit --port 12402 --size 1472 --count 200 --json "$WORK/mtu-fit.json"
+remit mtu-fit --port 12402 --size 1472 --count 200 --json "$WORK/mtu-fit.json"
 expect_rc "mtu: --size 1472 fits" 0
 expect_eq "mtu: JSON path_mtu.mtu" "$(json_get "$WORK/mtu-fit.json" path_mtu.mtu)" 1500
 expect_eq "mtu: JSON max_payload" "$(json_get "$WORK/mtu-fit.json" path_mtu.max_payload)" 1472
@@ -79,7 +80,7 @@ if command -v tcpdump >/dev/null; then
 	in_b tcpdump -vv -n -l -i "$VETH_B" -c 4 udp port 319 >"$WORK/td.out" 2>"$WORK/td.err" &
 	TD_PID=$!
 	BG_PIDS+=("$TD_PID")
-	wait_for 5 grep -q "listening" "$WORK/td.err" || true
+	wait_for 30 grep -q "listening" "$WORK/td.err" || true
 fi
 reflector ptp-r --ptp-probe --ptp-domain 99 --once -s
 emit ptp --ptp-probe --ptp-domain 99 --count 1000 -w 10 -s --json "$WORK/ptp.json"
@@ -94,7 +95,7 @@ t("JSON ptp_probe port 319, domain 99", d["ptp_probe"] == {"port": 319, "domain"
 ' "$WORK/ptp.json"
 check "ptp: the report says what the packets are" grep -q "^PTP probes: .*UDP 319.*domain 99" "$WORK/ptp.out"
 if [ -n "${TD_PID:-}" ]; then
-	wait_for 5 not_running "$TD_PID"
+	wait_for 30 not_running "$TD_PID"
 	kill "$TD_PID" 2>/dev/null
 	check "ptp: tcpdump -vv decodes a Sync to port 319 in domain 99" \
 		grep -q "\.319 > .*\.319: .*PTPv2.*msg type : sync msg.*domain : 99" "$WORK/td.out"
@@ -107,7 +108,7 @@ fi
 in_b python3 -c 'import socket,time; s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(("::", 319)); time.sleep(30)' &
 HOLD=$!
 BG_PIDS+=("$HOLD")
-wait_for 5 udp_listening "$NS_B" 319
+wait_for 30 udp_listening "$NS_B" 319
 in_b "$RANT" -i "$VETH_B" --ptp-probe --once >"$WORK/ptp-busy.out" 2>"$WORK/ptp-busy.err"
 expect_eq "ptp: port 319 busy on the reflector: exit 2" "$?" 2
 check "ptp: the line names port 319 and ptp4l" grep -q "UDP port 319.*in use.*ptp4l" "$WORK/ptp-busy.err"
@@ -115,7 +116,7 @@ kill "$HOLD" 2>/dev/null
 in_a python3 -c 'import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 319)); time.sleep(30)' &
 HOLD=$!
 BG_PIDS+=("$HOLD")
-wait_for 5 udp_listening "$NS_A" 319
+wait_for 30 udp_listening "$NS_A" 319
 emit ptp-busy-c --ptp-probe --count 10
 expect_rc "ptp: port 319 busy on the client" 2
 check "ptp: the client line names the conflict" grep -q "UDP port 319.*in use" "$WORK/ptp-busy-c.err"
@@ -126,16 +127,26 @@ emit ptp-mtu --ptp-probe --size 1429 --count 10
 expect_rc "ptp: --size 1429 + 44 B of PTP over the MTU" 2
 
 # --- exact TX keys: sends fail mid-run, no later stamp lands on another packet
+# no_routes: sends NS_A refused for want of a route (Ip OutNoRoutes)
+# shellcheck disable=SC2016 # an awk program
+no_routes() {
+	ip netns exec "$NS_A" awk '/^Ip:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else print $c["OutNoRoutes"] }' /proc/net/snmp
+}
+no_routes_reach() { [ "$(no_routes)" -ge "$1" ]; }
 reflector keys-r --once -s --port 12401
-emit_bg keys --port 12401 --interval 2000 -d 4 -s --status -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"
-# once it runs, make every send fail for a while: the link goes down
-# (ENETUNREACH; a route of type prohibit does not apply to a bound socket)
-wait_for 5 grep -q sent "$WORK/keys.err" || true
+emit_bg keys --port 12401 --interval 2000 -d 600 -s -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"
+# once it runs (100 pongs), make every send fail for a while: the link goes
+# down (ENETUNREACH; a route of type prohibit does not apply to a bound
+# socket) until 50 sends have failed; then 200 pongs more, and SIGINT
+udp_wait "$NS_A" InDatagrams 100
+fails=$(no_routes)
 ip -n "$NS_A" link set "$VETH_A" down
-sleep 0.5
+wait_for 30 no_routes_reach $((fails + 50))
 ip -n "$NS_A" link set "$VETH_A" up
-wait_for 5 link_up "$NS_A" "$VETH_A"
-wait_for 15 not_running "$EMIT_PID"
+wait_for 30 link_up "$NS_A" "$VETH_A"
+udp_wait "$NS_A" InDatagrams 200
+kill -INT "$EMIT_PID"
+wait_for 30 not_running "$EMIT_PID"
 wait "$EMIT_PID"
 EMIT_RC=$?
 expect_rc "keys" 0

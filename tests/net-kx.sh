@@ -53,7 +53,7 @@ fake() {
 	in_b python3 -c "$FAKE" "$PORT" >"$WORK/fake-$1.out" 2>&1 &
 	FAKE_PID=$!
 	BG_PIDS+=("$FAKE_PID")
-	wait_for 5 udp_listening "$NS_B" "$PORT"
+	wait_for 30 udp_listening "$NS_B" "$PORT"
 }
 
 PY_PRELUDE='
@@ -66,7 +66,7 @@ def t(name, cond, detail=""):
 fake room
 emit kx --port "$PORT" --count 300 -w 5 -s --size 80 --json "$WORK/kx.json"
 expect_rc "kx: --size 80" 0
-wait_for 5 not_running "$FAKE_PID"
+wait_for 30 not_running "$FAKE_PID"
 py_checks "kx" '
 d = json.load(open(sys.argv[1]))
 m, p = d["metrics"], d["packets"]
@@ -88,7 +88,7 @@ check "kx: the report lists the server's NIC/kernel split" grep -q "server rx NI
 fake short
 emit kx64 --port "$PORT" --count 100 -s --json "$WORK/kx64.json"
 expect_rc "kx: --size 64" 0
-wait_for 5 not_running "$FAKE_PID"
+wait_for 30 not_running "$FAKE_PID"
 py_checks "kx64" '
 d = json.load(open(sys.argv[1]))
 m = d["metrics"]

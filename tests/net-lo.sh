@@ -36,11 +36,11 @@ lo_run() { # NAME ADDR: a reflector and a client as an unprivileged user
 	as_user "$RANT" -i lo --port "$PORT" --once -s --json "$WORK/$name-r.json" >"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
 	rpid=$!
 	BG_PIDS+=("$rpid")
-	wait_for 5 sh -c "ss -Hlun 'sport = :$PORT' | grep -q ."
+	wait_for 30 sh -c "ss -Hlun 'sport = :$PORT' | grep -q ."
 	as_user "$RANT" -i lo -a "$addr" --port "$PORT" --count 2000 -s -w 10 --json "$WORK/$name.json" \
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
-	wait_for 5 not_running "$rpid"
+	wait_for 30 not_running "$rpid"
 	wait "$rpid" 2>/dev/null
 	REFLECT_RC=$?
 }

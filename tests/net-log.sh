@@ -11,7 +11,12 @@
 
 : "${COUNT:=3000}"
 : "${WARMUP:=50}"
-: "${SYNTH_ROWS:=1000000}"
+# the synthetic log --analyze parses (make check-long: a million rows)
+if [ -n "${LONG:-}" ]; then
+	: "${SYNTH_ROWS:=1000000}"
+else
+	: "${SYNTH_ROWS:=50000}"
+fi
 HUGE=/proc/sys/vm/nr_hugepages
 HUGE_OLD=
 SYNTH="$(dirname "$0")/net-log.d/synth-log.py"
@@ -42,7 +47,7 @@ t("lost equal", live["packets"]["lost"] == ana["packets"]["lost"], (live["packet
 roundtrip() {
 	local tag=$1 fmt=$2
 	shift 2
-	emit "$tag" -s -w "$WARMUP" --count "$COUNT" -q --json "$WORK/$tag.json" \
+	remit "$tag" -s -w "$WARMUP" --count "$COUNT" -q --json "$WORK/$tag.json" \
 		-l "$WORK/$tag.log" --log-format "$fmt" "$@"
 	expect_rc "$tag log run" 0
 	analyze "$tag-a" "$WORK/$tag.log" --json "$WORK/$tag-a.json"
@@ -81,20 +86,23 @@ t("echoed server stamps and all latencies present", all(x["t2_ksw"] and x["t3_ks
 # Losses: the reflector is paused for a moment mid-run, so some pings time
 # out (lost) and their pongs come late; the log must account for them.
 test_roundtrip_loss() {
-	local pid
-	# --status: its line ("samples N") says it runs; stderr is a file here
+	local pid pongs
+	shared_settle
+	pongs=$(udp_count "$NS_A" InDatagrams)
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -s --interval 1000 --count 2500 \
 		--timeout 20 --status --json "$WORK/loss.json" -l "$WORK/loss.log" --log-format csv \
 		>"$WORK/loss.out" 2>"$WORK/loss.err" &
 	pid=$!
 	BG_PIDS+=("$pid")
-	if wait_for 5 grep -q 'samples' "$WORK/loss.err"; then
+	# the fault, after 200 answered: 300 pings go unanswered for a while
+	if wait_for 30 udp_reaches "$NS_A" InDatagrams $((pongs + 200)); then
 		kill -STOP "$MAIN_REFLECTOR"
-		sleep 0.3	# the fault: 300 pings go unanswered for a while
+		udp_wait "$NS_A" OutDatagrams 300
 		kill -CONT "$MAIN_REFLECTOR"
 	fi
 	wait "$pid"
 	EMIT_RC=$?
+	shared_count "$EMIT_RC"
 	expect_rc "loss run" 0
 	analyze loss-a "$WORK/loss.log" --json "$WORK/loss-a.json"
 	expect_eq "loss log: --analyze exit status" "$ANALYZE_RC" 0
@@ -148,7 +156,7 @@ t("the join filled the server stamps", "network (both ways)" in worst)
 
 test_ring() {
 	local w=10
-	emit ring -s -w "$w" --count "$COUNT" -l "$WORK/ring.log" --log-records 500 -q --json "$WORK/ring.json"
+	remit ring -s -w "$w" --count "$COUNT" -l "$WORK/ring.log" --log-records 500 -q --json "$WORK/ring.json"
 	expect_rc "ring" 0
 	py_checks "ring" '
 r = rows(sys.argv[1]); n = int(sys.argv[2]); w = int(sys.argv[3]); d = load(sys.argv[4])
@@ -169,25 +177,32 @@ t("json log: records 500, dropped count-500+warm-up", (d["log"]["records"], d["l
 	expect_eq "ring: --analyze samples" "$(report_field "$WORK/ring-a.out" samples)" 500
 }
 
+# -L at both ends, where no host's speed decides what is logged: 0 logs
+# every measured transaction (the warm-up is filtered), 60 s none but the
+# lost; which side of a threshold a row falls is the unit tests' (log_*)
 test_log_threshold() {
-	local p50 us
-	p50=$(json_get "$WORK/csv.json" metrics.rtt.percentiles_ns.50 2>/dev/null)
-	us=$(((${p50:-20000} + 500) / 1000))
-	[ "$us" -ge 1 ] || us=1
-	emit lth -s -w 10 --count "$COUNT" -l "$WORK/lth.log" --log-format csv -L "$us" -q --json "$WORK/lth.json"
-	expect_rc "-L $us" 0
-	py_checks "-L $us" '
-r = rows(sys.argv[1]); us = int(sys.argv[2]); d = load(sys.argv[3]); lg = d["log"]
+	local us
+	for us in 0 60000000; do
+		remit "lth$us" -s -w 10 --count "$COUNT" -l "$WORK/lth$us.log" --log-format csv -L "$us" -q \
+			--json "$WORK/lth$us.json"
+		expect_rc "-L $us" 0
+		py_checks "-L $us" '
+r = rows(sys.argv[1]); us = int(sys.argv[2]); d = load(sys.argv[3]); lg = d["log"]; p = d["packets"]
 ok_rows = [x for x in r if x["status"] == "ok"]
-t("some rows logged, some filtered", 0 < len(r) and lg["filtered"] > 0, (len(r), lg))
+if us == 0:
+    t("every measured transaction logged, the warm-up filtered", len(ok_rows) == d["metrics"]["rtt"]["samples"]
+      and lg["filtered"] == p["warmup"], (len(ok_rows), lg, p))
+else:
+    t("no ok row logged, the lost ones are", not ok_rows and len(r) == p["lost"], (len(r), p))
 t("every ok row has rtt_ns > -L", all(int(x["rtt_ns"]) > us * 1000 for x in ok_rows))
 t("only ok, lost or late rows (no warm-up)", all(x["status"] in ("ok", "lost", "late") for x in r))
 t("json log.records == data rows", lg["records"] == len(r), (lg["records"], len(r)))
-t("records + filtered == every transaction sent", lg["records"] + lg["filtered"] == d["packets"]["sent"],
-  (lg, d["packets"]["sent"]))
+t("records + filtered == every transaction sent", lg["records"] + lg["filtered"] == p["sent"],
+  (lg, p["sent"]))
 t("no ring drops", lg["dropped"] == 0, lg)
-' "$WORK/lth.log" "$us" "$WORK/lth.json"
-	check "-L: report names the filtered count" grep -Eq "^Log: .*, [0-9]+ at or below -L$" "$WORK/lth.out"
+' "$WORK/lth$us.log" "$us" "$WORK/lth$us.json"
+		check "-L $us: report names the filtered count" grep -Eq "^Log: .*, [0-9]+ at or below -L$" "$WORK/lth$us.out"
+	done
 }
 
 # --------------------------------------------------------- refused log paths
@@ -231,15 +246,26 @@ hugepages_free() {
 	sed -n 's/^HugePages_Free: *//p' /proc/meminfo
 }
 
+# the hugepage pool is the host's: its size changes under a lock
 test_hugepages() {
-	local need
 	if [ ! -w "$HUGE" ]; then
 		skip "-G: $HUGE not writable"
 		return
 	fi
+	host_lock hugepages
+	hugepages
+	if [ -n "$HUGE_OLD" ]; then
+		echo "$HUGE_OLD" >"$HUGE"
+		HUGE_OLD=
+	fi
+	host_unlock hugepages
+}
+
+hugepages() {
+	local need
 	HUGE_OLD=$(cat "$HUGE")
 	echo 0 >"$HUGE"
-	emit g0 -G --count 100 -q -l "$WORK/g0.log"
+	remit g0 -G --count 100 -q -l "$WORK/g0.log"
 	expect_rc "-G without hugepages" 2
 	expect_eq "-G without hugepages: one stderr line" "$(wc -l <"$WORK/g0.err")" 1
 	check "-G without hugepages: names $HUGE" grep -q "$HUGE" "$WORK/g0.err"
@@ -251,15 +277,13 @@ test_hugepages() {
 		skip "-G: could not reserve hugepages (free: $(hugepages_free))"
 		return
 	fi
-	emit g1 -s -G -w 10 --count "$COUNT" -q -l "$WORK/g1.log" --json "$WORK/g1.json"
+	remit g1 -s -G -w 10 --count "$COUNT" -q -l "$WORK/g1.log" --json "$WORK/g1.json"
 	expect_rc "-G with $(hugepages_free) free hugepages" 0
 	py_checks "-G" '
 r = rows(sys.argv[1]); n = int(sys.argv[2]); d = load(sys.argv[3])
 t("log complete", len(r) == n and int(r[-1]["SEQ"]) == n + 9, (len(r), r and r[-1]["SEQ"]))
 t("all samples", d["metrics"]["rtt"]["samples"] == n)
 ' "$WORK/g1.log" "$COUNT" "$WORK/g1.json"
-	echo "$HUGE_OLD" >"$HUGE"
-	HUGE_OLD=
 }
 
 # ------------------------------------------------------------- corrupt logs
@@ -313,7 +337,10 @@ peak_rss() {
 test_memory() {
 	local small big t0 t1 rate
 	if [ -x /usr/bin/time ]; then
+		shared_settle
 		small=$(peak_rss ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count "$COUNT" -q -l "$WORK/m1.log")
+		SHARED_SESSIONS=$((SHARED_SESSIONS + 1))
+		shared_settle
 		big=$(peak_rss ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count "$COUNT" -q \
 			-l "$WORK/m2.log" --log-records 1000000)
 		echo "# info: peak RSS, --count $COUNT -l (ring sized to the run): ${small:-?} kB"
@@ -323,9 +350,9 @@ test_memory() {
 		skip "memory: /usr/bin/time not installed (apt-get install time)"
 	fi
 	python3 "$SYNTH" "$SYNTH_ROWS" "$WORK/big.csv" || { not_ok "synthetic log"; return; }
-	t0=$(date +%s%N)
+	t0=$(($(now_us) * 1000))
 	analyze big-a "$WORK/big.csv" --json "$WORK/big-a.json"
-	t1=$(date +%s%N)
+	t1=$(($(now_us) * 1000))
 	expect_eq "parse speed: --analyze of $SYNTH_ROWS synthetic rows" "$ANALYZE_RC" 0
 	expect_eq "parse speed: all rows read" "$(json_get "$WORK/big-a.json" metrics.rtt.samples 2>/dev/null)" "$SYNTH_ROWS"
 	rate=$((SYNTH_ROWS * 1000000000 / (t1 - t0 + 1)))
@@ -343,18 +370,20 @@ mem_line() {
 # Memory sized by what the run keeps, not by its length; a record's bytes
 # as said; a long prefault ends at once on SIGINT.
 test_memory_sizes() {
-	local d c l rec pid t0 t1 rc
-	emit md -d 0.2 -v
+	local d c l rec pid t0 t1 rc r peak ring
+	remit md -d 0.2 -v
+	shared_settle
 	emit_bg mc --count 2000000 -v
-	wait_for 10 grep -q '^rant: memory' "$WORK/mc.err"
+	wait_for 30 grep -q '^rant: memory' "$WORK/mc.err"
 	kill -INT "$EMIT_PID"
 	wait "$EMIT_PID"
+	shared_count "$?"
 	read -r d _ < <(mem_line md)
 	read -r c _ < <(mem_line mc)
 	echo "# info: locked memory: -d 0.2 ${d:-?} B, --count 2000000 ${c:-?} B"
 	check "memory: a --count 2000000 client with no log is as small as a -d run (${c:-?} B)" \
 		test -n "$d" -a "$d" = "$c"
-	emit ml -d 0.2 -v -l "$WORK/ml.log" --log-records 100000 --json "$WORK/ml.json"
+	remit ml -d 0.2 -v -l "$WORK/ml.log" --log-records 100000 --json "$WORK/ml.json"
 	read -r l rec < <(mem_line ml)
 	py_checks "memory: a log record" '
 d, l, rec, bpr = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), load(sys.argv[4])["log"]["bytes_per_record"]
@@ -362,29 +391,43 @@ t("-v and the JSON say the same bytes per record (%d)" % bpr, rec == bpr, (rec, 
 t("the ring of 100000 records costs what they say (%d B more, %d said)" % (l - d, 100000 * bpr),
   abs((l - d) - 100000 * bpr) <= 4096 + 64, (l - d, 100000 * bpr))
 ' "${d:-0}" "${l:-0}" "${rec:-0}" "$WORK/ml.json"
-	# a 30 M-record ring takes seconds to fault in: SIGINT meanwhile ends
-	# rant before any packet.  The contract is one second; 2 s leaves room
-	# for a loaded host (before this was fixed it took the whole prefault).
+	# a 30 M-record ring (2.7 GB) takes seconds to fault in: SIGINT meanwhile
+	# ends rant before any packet.  Asked of how far the prefault went after
+	# the signal, not of a time: the most memory rant held until it was gone
+	# stays under half the ring (before this was fixed it faulted in all of
+	# it), however slowly a loaded host runs both
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 10 -q -l "$WORK/pf.log" \
 		--log-records 30000000 >"$WORK/pf.out" 2>"$WORK/pf.err" &
 	pid=$!
 	BG_PIDS+=("$pid")
-	check "prefault: the ring is being faulted in (RSS past 200 MB)" wait_for 10 rss_above "$pid" 200000
-	t0=$(date +%s%N)
+	check "prefault: the ring is being faulted in (RSS past 200 MB)" wait_for 30 rss_above "$pid" 200000
+	t0=$(now_us)
 	kill -INT "$pid"
+	peak=0
+	while r=$(rss_kb "$pid") && [ -n "$r" ] && [ "$(now_us)" -lt $((t0 + 60000000)) ]; do
+		[ "$r" -le "$peak" ] || peak=$r
+		sleep 0.02
+	done
 	wait "$pid"
 	rc=$?
-	t1=$(date +%s%N)
-	echo "# info: SIGINT during the prefault of a 30 M-record ring: exit after $(((t1 - t0) / 1000000)) ms"
-	check "prefault: SIGINT ends rant within 2 s ($(((t1 - t0) / 1000000)) ms)" [ $((t1 - t0)) -lt 2000000000 ]
+	t1=$(now_us)
+	ring=$((30000000 * ${rec:-92} / 1024))
+	echo "# info: SIGINT during the prefault of a 30 M-record ring: exit after $(((t1 - t0) / 1000)) ms, at most $peak kB resident meanwhile"
+	check "prefault: SIGINT stops it: at most $peak kB resident after it, under half the ring's $ring kB" \
+		[ "$peak" -lt $((ring / 2)) ]
 	expect_eq "prefault: interrupted before the first packet: exit 1" "$rc" 1
 	check "prefault: one line says nothing was measured, no log file made" \
 		bash -c "grep -q 'interrupted before the first packet' '$WORK/pf.err' && [ ! -e '$WORK/pf.log' ]"
 }
 
 # rss_above PID KB: its resident memory is above KB
+# rss_kb PID: its resident memory in kB; nothing once it has exited
+rss_kb() {
+	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null
+}
+
 rss_above() {
-	[ "$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null)" -gt "$2" ] 2>/dev/null
+	[ "$(rss_kb "$1")" -gt "$2" ] 2>/dev/null
 }
 
 main() {
@@ -393,6 +436,7 @@ main() {
 	ns_setup || { not_ok "namespace setup"; finish; exit 1; }
 	reflector refl -s || { not_ok "reflector did not start"; finish; exit 1; }
 	MAIN_REFLECTOR=$REFLECTOR_PID
+	SHARED_REFLECTOR=refl
 	test_roundtrip
 	test_roundtrip_loss
 	test_join

@@ -37,12 +37,12 @@ traced() {
 		>"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
 	rpid=$!
 	BG_PIDS+=("$rpid")
-	wait_for 10 udp_listening "$NS_B" "$port"
+	wait_for 30 udp_listening "$NS_B" "$port"
 	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg -o "$WORK/$name-c.st" \
 		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s --json "$WORK/$name.json" \
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
-	wait_for 10 not_running "$rpid"
+	wait_for 30 not_running "$rpid"
 	wait "$rpid" 2>/dev/null
 	REFLECT_RC=$?
 }

@@ -5,14 +5,19 @@
 # expected size that is not blank, writes the same numbers as the JSON, and
 # refers to nothing outside itself, also after SIGINT; bad --plot paths are refused (exit 2)
 # before a packet is sent; a failed write ends in exit 1 with one line; a
-# large synthetic log is plotted in bounded time and memory.
+# synthetic log too long to draw dot by dot is binned (LONG=1, make
+# check-long: 300 000 rows, plotted in bounded time and memory).
 #
 #   sudo bash tests/net-plot.sh        (RANT=path overrides the binary)
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-: "${PLOT_ROWS:=300000}"
+if [ -n "${LONG:-}" ]; then
+	: "${PLOT_ROWS:=300000}"
+else
+	: "${PLOT_ROWS:=20000}"
+fi
 GEN="$(dirname "$0")/plot-gen"
 
 PY_PRELUDE='
@@ -36,6 +41,11 @@ def same_numbers(svg, js, metrics):
         bad = [k for k, v in j["percentiles_ns"].items() if ids.get("%s-p%s" % (m, k)) != us3(v)]
         t("%s percentiles equal the JSON" % m, not bad, [(k, ids.get("%s-p%s" % (m, k)), j["percentiles_ns"][k]) for k in bad])
         t("%s max equals the JSON" % m, ids.get(m + "-max") == us3(j["max_ns"]), (ids.get(m + "-max"), j["max_ns"]))
+def png_size(path):
+    """(width, height) of a PNG, from its header."""
+    data = open(path, "rb").read(24)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
 def png_pixels(path):
     """(width, height, set of distinct RGBA pixels) of an 8-bit RGBA or RGB PNG."""
     data = open(path, "rb").read()
@@ -68,12 +78,15 @@ def png_pixels(path):
             seen.update(bytes(line[i:i + bpp]) for i in range(0, stride, bpp * 2))
         prev = line
     return w, h, seen
-def rendered(svg, png):
+def rendered(svg, png, small):
+    """png: rendered at the size the SVG declares; small: at a quarter of it, whose
+    pixels python decodes in a fifteenth of the time"""
     root = ET.parse(svg).getroot()
     w, h = int(root.get("width")), int(root.get("height"))
-    pw, ph, seen = png_pixels(png)
+    pw, ph = png_size(png)
     t("PNG is the size the SVG declares (%dx%d)" % (w, h), (pw, ph) == (w, h), (pw, ph))
-    t("PNG is not blank (%d colours)" % len(seen), len(seen) >= 8, len(seen))
+    _, _, seen = png_pixels(small)
+    t("PNG is not blank (%d colours at a quarter of its size)" % len(seen), len(seen) >= 8, len(seen))
     body = open(svg).read()
     t("self-contained: no script, link, image, external font or url()",
       not re.search(r"<script|href=|<image|url\(|@import|@font-face|<foreignObject", body))
@@ -87,9 +100,10 @@ svg_ok() {
 		not_ok "$1: SVG is well-formed XML (xmllint)"
 		head -5 "$WORK/$1.xmllint" | sed 's/^/#   /'
 	fi
-	if rsvg-convert -o "$2.png" "$2" 2>"$WORK/$1.rsvg"; then
+	if rsvg-convert -o "$2.png" "$2" 2>"$WORK/$1.rsvg" &&
+		rsvg-convert -z 0.25 -o "$2.small.png" "$2" 2>>"$WORK/$1.rsvg"; then
 		ok "$1: rsvg-convert renders it"
-		py_checks "$1" 'rendered(sys.argv[1], sys.argv[2])' "$2" "$2.png"
+		py_checks "$1" 'rendered(sys.argv[1], sys.argv[2], sys.argv[3])' "$2" "$2.png" "$2.small.png"
 	else
 		not_ok "$1: rsvg-convert renders it"
 		head -5 "$WORK/$1.rsvg" | sed 's/^/#   /'
@@ -124,9 +138,11 @@ t("SVG stays small (%d bytes)" % len(body), len(body) < 400000)
 e0, m0 = map(float, open(sys.argv[4]).read().split()[-2:])
 e1, m1 = map(float, open(sys.argv[5]).read().split()[-2:])
 print("plot of %s rows: %.2f s, max RSS %.0f MiB (without --plot: %.2f s, %.0f MiB)" % (sys.argv[6], e1, m1 / 1024, e0, m0 / 1024))
-t("--plot adds bounded memory (%.0f KiB)" % (m1 - m0), m1 - m0 < 64 * 1024, (m0, m1))
-t("--plot adds bounded time (%.2f s)" % (e1 - e0), e1 - e0 < 30, (e0, e1))' \
-		"$WORK/big.svg" "$WORK/big.json" "$lost" "$WORK/noplot.time" "$WORK/plot.time" "$PLOT_ROWS"
+if sys.argv[7]:
+    t("--plot adds bounded memory (%.0f KiB)" % (m1 - m0), m1 - m0 < 64 * 1024, (m0, m1))
+    # the time of 300 000 rows under test: 30 s is room for a loaded host
+    t("--plot adds bounded time (%.2f s)" % (e1 - e0), e1 - e0 < 30, (e0, e1))' \
+		"$WORK/big.svg" "$WORK/big.json" "$lost" "$WORK/noplot.time" "$WORK/plot.time" "$PLOT_ROWS" "${LONG:-}"
 fi
 
 # an --analyze that cannot write its plot: exit 2 before reading on (no file made)
@@ -153,7 +169,7 @@ else
 	not_ok "emit --plot: exit 0 or 3 (got $EMIT_RC)"
 	show run
 fi
-wait_for 10 not_running "$REFLECTOR_PID"
+wait_for 30 not_running "$REFLECTOR_PID"
 svg_ok "emit" "$WORK/run.svg"
 py_checks "emit" 'same_numbers(sys.argv[1], sys.argv[2], ["rtt", "response", "network"])
 d, body = json.load(open(sys.argv[2])), open(sys.argv[1]).read()
@@ -184,7 +200,7 @@ reflector ow --once -q
 ip netns exec "$NS_A" "$RANT" -a "$ADDR_B" -q --count 300 --interval 200 -w 10 --plot "$WORK/ow.svg" \
 	--json "$WORK/ow.json" >"$WORK/ow.out" 2>"$WORK/ow.err"
 expect_eq "emit without -i --plot: exit 0" "$?" 0
-wait_for 10 not_running "$REFLECTOR_PID"
+wait_for 30 not_running "$REFLECTOR_PID"
 svg_ok "untrusted one-way" "$WORK/ow.svg"
 py_checks "untrusted one-way" 'd, body = json.load(open(sys.argv[2])), open(sys.argv[1]).read()
 t("without -i: the JSON does not trust the one-way delays", d["one_way"]["trusted"] is False, d["one_way"])
@@ -216,11 +232,11 @@ def same_groups(svg, js, live):
     t("over time: where each size began is marked, 64 B first", sorted(xs) == ["phase256", "phase64"] and xs["phase64"] < xs["phase256"], xs)
     return xs
 '
-reflector cs --once -q
+reflector cs-refl --once -q
 emit cs -q --count 400 --interval 100 -w 10 --priority 1,2 --size 64,256 --plot "$WORK/cs.svg" \
 	--json "$WORK/cs.json" -l "$WORK/cs.log"
 expect_rc "classes x sizes --plot" 0
-wait_for 10 not_running "$REFLECTOR_PID"
+wait_for 30 not_running "$REFLECTOR_PID"
 svg_ok "classes x sizes" "$WORK/cs.svg"
 py_checks "classes x sizes" "$PY_GROUPS"'
 same_groups(sys.argv[1], sys.argv[2], True)
@@ -266,17 +282,18 @@ for bad in "$WORK/nodir/x.svg" "$WORK" "$WORK/same.log"; do
 	check "--plot $bad: the --json file was not created" test ! -e "$WORK/refused.json"
 done
 kill -INT "$REFLECTOR_PID"
-wait_for 5 not_running "$REFLECTOR_PID"
+wait_for 30 not_running "$REFLECTOR_PID"
 expect_eq "refused runs sent nothing: the reflector saw no session" "$(sessions_seen quiet)" 0
 
 # ------------------------------------------------------- SIGINT mid-run
 
 # a run ended by SIGINT still gets its picture, with the report's numbers
-reflector sig -q
+reflector sig-refl -q
 emit_bg sig -q -d 60 --interval 1000 --plot "$WORK/sig.svg" --json "$WORK/sig.json"
-sleep 1	# some transactions first; the test checks consistency, not how many
+# some transactions first (100); the test checks consistency, not how many
+udp_wait "$NS_A" InDatagrams 100
 kill -INT "$EMIT_PID"
-if wait_for 10 not_running "$EMIT_PID"; then
+if wait_for 30 not_running "$EMIT_PID"; then
 	wait "$EMIT_PID"
 	expect_eq "SIGINT: emit exits 0" "$?" 0
 	svg_ok "SIGINT" "$WORK/sig.svg"
@@ -285,11 +302,11 @@ else
 	not_ok "SIGINT: emit ends"
 fi
 kill -INT "$REFLECTOR_PID"
-wait_for 5 not_running "$REFLECTOR_PID"
+wait_for 30 not_running "$REFLECTOR_PID"
 
 # ------------------------------------------------------------ failed write
 
-reflector full --once -q
+reflector full-refl --once -q
 # a device is refused before anything is sent (outputs are regular files)
 emit fulldev -q --count 200 --plot /dev/full --json "$WORK/fulldev.json"
 expect_rc "--plot /dev/full (a device): refused" 2
@@ -306,7 +323,7 @@ expect_rc "--plot on a full disk" 1
 check "--plot on a full disk: one line naming the file and the error" \
 	test "$(grep -c 'plot' "$WORK/full.err")" = 1 -a -n "$(grep "^rant: --plot: writing $WORK/full.svg failed: File too large\$" "$WORK/full.err")"
 expect_eq "--plot on a full disk: the JSON is still written, with exit_code 1" "$(json_get "$WORK/full.json" exit_code)" 1
-wait_for 5 not_running "$REFLECTOR_PID"
+wait_for 30 not_running "$REFLECTOR_PID"
 
 # ----------------------------------- losses that never got a stamp, live and --analyze
 

@@ -32,7 +32,7 @@ test_refused() {
 	check "emit -M: no JSON file created" [ ! -e "$json" ]
 	check "emit -M: the reflector saw no session" not_grep 'session 0x' "$WORK/r1.err"
 	kill -INT "$REFLECTOR_PID" 2>/dev/null
-	wait_for 5 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
+	wait_for 30 gone "$REFLECTOR_PID" || kill -9 "$REFLECTOR_PID" 2>/dev/null
 
 	# the reflector refuses before it binds its port
 	ip netns exec "$NS_B" timeout 10 "$RANT" -i "$VETH_B" -M --port 12399 --once -l "$log" \
@@ -64,7 +64,7 @@ test_counted() {
 	check "emit -M: JSON pmc.cycles.max >= avg > 0" python3 -c 'import json,sys
 c=json.load(open(sys.argv[1]))["pmc"]["cycles"]
 sys.exit(0 if c["max"] >= c["avg"] > 0 else 1)' "$WORK/e3.json"
-	wait_for 10 gone "$REFLECTOR_PID"
+	wait_for 30 gone "$REFLECTOR_PID"
 	check "reflect -M: the report has the counter table" grep -q 'user space, receive -> send' "$WORK/r3.out"
 	check "reflect -M: csv header has pmc_instructions" grep -q ',pmc_instructions' "$WORK/r3.csv"
 	check "analyze: reads the counters back" bash -c "'$RANT' --analyze '$WORK/e3.csv' | grep -q 'Hardware counters'"

@@ -60,6 +60,9 @@ def pct_bad(v, m):
     return "; ".join(bad)
 '
 
+# clients of the reflector main starts use remit (tests/lib.sh)
+SHARED_REFLECTOR=refl
+
 # ---------------------------------------------------------------- histogram
 
 PY_JSON_HIST='
@@ -100,8 +103,10 @@ pl = dict(re.findall(r"^\s+([0-9.]+)%: (-?\d+) ns(?: \+- \d+ ns)?$", blk, re.M))
 t("text has the 7 percentile lines", sorted(pl) == sorted(PCT), sorted(pl))
 t("text percentiles == json percentiles", all(int(pl.get(k, -1)) == m["percentiles_ns"][k] for k in PCT))
 bars = re.findall(r"^\s+(\d+) - (\d+)\s+(\d+) (#+)$", blk, re.M)
-# (none when every sample is above the bound: -o 10 on a loaded host)
-t("text has histogram bars", len(bars) > 0 or m["min_ns"] >= m["histogram"]["bound_ns"], m["min_ns"])
+# bars when the JSON has buckets (none when every sample is above a small
+# bound: how many fall below it depends on the host)
+t("text has histogram bars, as the JSON has buckets", (len(bars) > 0) == (len(m["histogram"]["buckets"]) > 0),
+  (len(bars), len(m["histogram"]["buckets"])))
 o = re.search(r"outside \[0, \d+\) ns: (\d+) above[^,]*, (\d+) below", blk)
 outside = int(o.group(1)) + int(o.group(2)) if o else 0
 t("text bars + outside == samples", sum(int(c) for _, _, c, _ in bars) + outside == n,
@@ -122,7 +127,7 @@ t("percentiles exact to the bucket (brute force over the log)", not bad, bad)
 hist_run() {
 	local tag=$1 bns=$2 ons=$3
 	shift 3
-	emit "$tag" -s -w "$WARMUP" --count "$COUNT" -H -q --json "$WORK/$tag.json" \
+	remit "$tag" -s -w "$WARMUP" --count "$COUNT" -H -q --json "$WORK/$tag.json" \
 		-l "$WORK/$tag.csv" --log-format csv "$@"
 	expect_rc "histogram $tag" 0
 	[ "$EMIT_RC" = 0 ] || return
@@ -144,7 +149,7 @@ test_histogram() {
 # the JSON, the text table and the -H block alike.
 test_percentile_long() {
 	local n=40000
-	emit long -o 1 --count "$n" -H -q --json "$WORK/long.json" -l "$WORK/long.csv" --log-format csv
+	remit long -o 1 --count "$n" -H -q --json "$WORK/long.json" -l "$WORK/long.csv" --log-format csv
 	expect_rc "long run, -o 1, $n samples" 0
 	[ "$EMIT_RC" = 0 ] || return
 	py_checks "long run" '
@@ -199,7 +204,7 @@ t("percentiles match the ceil(p/100*n)-th sample", not bad, bad)
 # ---------------------------------------------------------------- threshold
 
 test_threshold_stop() {
-	emit tstop -s --count 1000 -t 0.001 -q --json "$WORK/tstop.json"
+	remit tstop -s --count 1000 -t 0.001 -q --json "$WORK/tstop.json"
 	expect_rc "-t stop" 3
 	check "-t stop: 'Stopped by: threshold'" grep -qx 'Stopped by: threshold' "$WORK/tstop.out"
 	check "-t stop: breakdown printed" grep -q '^Threshold breach: seq [0-9]*, rtt [0-9]* ns > threshold 1 ns' "$WORK/tstop.out"
@@ -214,13 +219,19 @@ t("it stopped: sent is small", d["packets"]["sent"] < 100, d["packets"]["sent"])
 ' "$WORK/tstop.json"
 }
 
-# -C with the threshold at the median of an earlier run: about half breach.
+# floor_us: the least rtt of an earlier run, in us: a threshold most
+# samples of a later run breach, however loaded the host is then, and some
+# may not (the median breached none when the host had become quieter)
+floor_us() {
+	awk -v n="$(json_get "$WORK/default.json" metrics.rtt.min_ns 2>/dev/null)" \
+		'BEGIN { printf "%.3f", (n > 1 ? n : 1) / 1000 }'
+}
+
+# -C with the threshold at the floor of an earlier run: most samples breach.
 test_threshold_continue() {
-	local p50 us
-	p50=$(json_get "$WORK/default.json" metrics.rtt.percentiles_ns.50 2>/dev/null)
-	us=$(((${p50:-20000} + 500) / 1000))
-	[ "$us" -ge 1 ] || us=1
-	emit tcont -s --count 2000 -t "$us" -C -q --json "$WORK/tcont.json" -l "$WORK/tcont.csv" --log-format csv
+	local us
+	us=$(floor_us)
+	remit tcont -s --count 2000 -t "$us" -C -q --json "$WORK/tcont.json" -l "$WORK/tcont.csv" --log-format csv
 	expect_rc "-C (threshold $us us)" 3
 	check "-C: 'Stopped by: count'" grep -qx 'Stopped by: count' "$WORK/tcont.out"
 	py_checks "-C" '
@@ -249,7 +260,7 @@ test_reflector_threshold() {
 	check "reflector -t: client 'Stopped by: peer_threshold'" grep -qx 'Stopped by: peer_threshold' "$WORK/ethr.out"
 	expect_eq "reflector -t: json stop_reason" "$(json_get "$WORK/ethr.json" stop_reason)" peer_threshold
 	expect_eq "reflector -t: json exit_code" "$(json_get "$WORK/ethr.json" exit_code)" 3
-	if wait_for 10 not_running "$REFLECTOR_PID"; then
+	if wait_for 30 not_running "$REFLECTOR_PID"; then
 		wait "$REFLECTOR_PID"
 		rc=$?
 		expect_eq "reflector -t: reflector exit status" "$rc" 3
@@ -285,13 +296,15 @@ temit() {
 	local name=$1
 	shift
 	if [ "$TRACE_VIA" = plain ]; then
-		emit "$name" "$@"
+		remit "$name" "$@"
 		return
 	fi
+	shared_settle
 	ip netns exec "$NS_A" unshare -m --propagation private \
 		sh -c 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"' sh \
 		"$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
+	shared_count "$EMIT_RC"
 }
 
 test_tracing() {
@@ -302,7 +315,7 @@ test_tracing() {
 	fi
 	# `ip netns exec` remounts /sys: rant must find tracefs by itself
 	trace_reset
-	emit tplain -s --count 200 -T --trace-instance "$INST" -t 0.001 -q
+	remit tplain -s --count 200 -T --trace-instance "$INST" -t 0.001 -q
 	if [ "$EMIT_RC" = 3 ] && [ "$(marks RANT_TEST_START)" = 1 ]; then
 		ok "tracing: -T works under plain ip netns exec (tracefs found despite the remounted /sys)"
 	else
@@ -321,9 +334,7 @@ test_tracing() {
 	expect_eq "tracing -T -t stop: tracing_on is 0 afterwards" "$(cat "$INST_DIR/tracing_on")" 0
 
 	trace_reset
-	n=$(json_get "$WORK/default.json" metrics.rtt.percentiles_ns.50 2>/dev/null)
-	n=$(((${n:-20000} + 500) / 1000))
-	[ "$n" -ge 1 ] || n=1
+	n=$(floor_us)
 	temit tcont -s --count 2000 -T --trace-instance "$INST" -t "$n" -C -q --json "$WORK/ttcont.json"
 	expect_rc "tracing -T -C" 3
 	n=$(json_get "$WORK/ttcont.json" threshold.count 2>/dev/null)
@@ -365,7 +376,7 @@ test_snapshot() {
 	# a clean session now: the reflector's one session must be this one
 	emit tsnap2 --port 12402 --count 10 -q
 	expect_rc "tracing -S: a following run" 0
-	if wait_for 10 not_running "$REFLECTOR_PID"; then
+	if wait_for 30 not_running "$REFLECTOR_PID"; then
 		wait "$REFLECTOR_PID"
 		rc=$?
 		expect_eq "tracing -S: reflector exit" "$rc" 0
@@ -383,12 +394,14 @@ STATUS_RE='^rant: .* samples .* rate .*/s'
 test_status_clock() {
 	local n
 	# stderr is a file here: the status line only because --status asks for it
-	emit live -s --status --interval 1000 -d 3 --json "$WORK/live.json"
+	remit live -s --status --interval 1000 -d 3 --json "$WORK/live.json"
 	expect_rc "status line run (-d 3)" 0
 	n=$(grep -Ec "$STATUS_RE" "$WORK/live.err")
-	check "status line: >= 2 lines on stderr in 3 s (got $n)" [ "$n" -ge 2 ]
+	# once a second on an absolute clock: 2 in 3 s unless the host starved
+	# the status thread for a second; 1 at least however loaded
+	check "status line: on stderr during a 3 s run (got $n)" [ "$n" -ge 1 ]
 	check "status line: not on stdout" [ "$(grep -Ec "$STATUS_RE" "$WORK/live.out")" = 0 ]
-	emit quiet -s --status --interval 1000 -d 2 -q
+	remit quiet -s --status --interval 1000 -d 2 -q
 	expect_rc "status line run with -q" 0
 	expect_eq "status line: none with -q (even with --status)" "$(grep -Ec "$STATUS_RE" "$WORK/quiet.err")" 0
 	py_checks "clock" '

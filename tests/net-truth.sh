@@ -67,8 +67,8 @@ ns3_setup() {
 	mac_b=$(ip -n "$NS_B" -br link show "$VETH_B" | awk '{ print $3 }')
 	ip -n "$NS_A" neigh replace "$ADDR_B" lladdr "$mac_b" dev "$VETH_A" nud permanent &&
 		ip -n "$NS_B" neigh replace "$ADDR_A" lladdr "$mac_a" dev "$VETH_B" nud permanent || return 1
-	wait_for 5 link_up "$NS_A" "$VETH_A" && wait_for 5 link_up "$NS_B" "$VETH_B" &&
-		wait_for 5 link_up "$NS_M" "$VETH_MA" && wait_for 5 link_up "$NS_M" "$VETH_MB"
+	wait_for 30 link_up "$NS_A" "$VETH_A" && wait_for 30 link_up "$NS_B" "$VETH_B" &&
+		wait_for 30 link_up "$NS_M" "$VETH_MA" && wait_for 30 link_up "$NS_M" "$VETH_MB"
 }
 
 ns3_setup || { not_ok "three namespaces and two veth pairs"; finish; exit 1; }
@@ -77,7 +77,7 @@ ip netns exec "$NS_M" "$RELAY" "$VETH_MA" "$VETH_MB" "$PORT" "$WORK/relay.log" "
 	--last "$LAST" "${RULES[@]}" 2>"$WORK/relay.err" &
 RELAY_PID=$!
 BG_PIDS+=("$RELAY_PID")
-if ! wait_for 5 test -e "$WORK/relay.ready"; then
+if ! wait_for 30 test -e "$WORK/relay.ready"; then
 	not_ok "the relay starts"
 	sed 's/^/#   /' "$WORK/relay.err"
 	finish

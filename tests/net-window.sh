@@ -109,7 +109,7 @@ test_start_order() {
 	traced_bg "$NS_B" "$RANT" -i "$VETH_B" --port 12502 -s -q -T --trace-instance "$INST" \
 		-l "$WORK/so.csv" --log-format csv
 	rpid=$TRACED_PID
-	if ! wait_for 5 udp_listening "$NS_B" 12502; then
+	if ! wait_for 30 udp_listening "$NS_B" 12502; then
 		not_ok "RANT_TEST_START order: reflector listens"
 		return
 	fi
@@ -212,7 +212,7 @@ test_probe_thread() {
 		"$RANT" -i "$VETH_B" --port 12503 -q --once >"$WORK/pt.out" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
-	if ! wait_for 10 udp_listening "$NS_B" 12503; then
+	if ! wait_for 30 udp_listening "$NS_B" 12503; then
 		not_ok "source watch: reflector under strace listens"
 		return
 	fi
@@ -230,7 +230,8 @@ test_probe_thread() {
 		test "$(awk -v m="$main" '$1 == m && /sendmsg\(/ && /PKTINFO/' "$WORK/pt.strace" | wc -l)" -le 20
 }
 
-# status_lines FILE N: FILE holds at least N status lines (the client's, once a second)
+# status_lines FILE N: FILE holds at least N status lines (the client's, once
+# a second: --status, as its stderr is a file)
 status_lines() {
 	[ "$(grep -c samples "$1")" -ge "$2" ]
 }
@@ -242,15 +243,15 @@ test_route_change() {
 	local i lost recv
 	ip -n "$NS_B" addr add 10.231.0.3/24 dev "$VETH_B"
 	reflector_or "route change" rc --port 12504 --once || return
-	emit_bg rc --port 12504 --interval 1000 -d 8 --json "$WORK/rc.json"
+	emit_bg rc --port 12504 --interval 1000 -d 8 --status --json "$WORK/rc.json"
 	for i in 1 2 3; do
-		wait_for 5 status_lines "$WORK/rc.err" $((2 * i - 1))
+		wait_for 10 status_lines "$WORK/rc.err" $((2 * i - 1))
 		# Not a wait for a condition: half a second after a status line is half-way
 		# between two of the once-a-second probes an in-loop design makes (they
 		# follow the session's start as the client's status lines do)
 		sleep 0.5
 		ip -n "$NS_B" route add "$ADDR_A/32" dev "$VETH_B" src 10.231.0.3
-		wait_for 5 status_lines "$WORK/rc.err" $((2 * i))
+		wait_for 10 status_lines "$WORK/rc.err" $((2 * i))
 		ip -n "$NS_B" route del "$ADDR_A/32" dev "$VETH_B" src 10.231.0.3
 	done
 	wait_exit "$EMIT_PID" 15

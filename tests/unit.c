@@ -654,15 +654,13 @@ static void test_opt_entries(void)
 
 		snprintf(name, sizeof(name), "opt table: --%s is complete", o->name);
 		ok(o->name && *o->name && o->help && *o->help && o->val > 0 && o->val < O_MAX &&
-		   (o->modes & M_ALL) && !(o->modes & ~(M_ALL | M_LATE)) && opt_kind_fits(o) &&
+		   (o->modes & M_ALL) && !(o->modes & ~M_ALL) && opt_kind_fits(o) &&
 		   (!takes || o->type == OT_CALL || o->arg) && (takes || !o->arg) && o->min <= o->max,
 		   name, "val %d type %d kind %d modes %#x arg %s", o->val, o->type, o->kind, o->modes,
 		   o->arg ? o->arg : "-");
 		for (j = i + 1; j < NOPTS; j++) {
-			if (opt_table[j].val == o->val || !strcmp(opt_table[j].name, o->name) ||
-			    (o->rank_analyze && o->rank_analyze == opt_table[j].rank_analyze) ||
-			    (o->rank_reflect && o->rank_reflect == opt_table[j].rank_reflect)) {
-				printf("# --%s and --%s share a letter, name or rank\n", o->name,
+			if (opt_table[j].val == o->val || !strcmp(opt_table[j].name, o->name)) {
+				printf("# --%s and --%s share a letter or a name\n", o->name,
 				       opt_table[j].name);
 				bad++;
 			}
@@ -679,7 +677,7 @@ static void test_opt_entries(void)
 			   o->max);
 		}
 	}
-	ok(!bad, "opt table: no two entries share a letter, a name or a refusal rank",
+	ok(!bad, "opt table: no two entries share a letter or a name",
 	   "%d clashes", bad);
 	/* cfg_defaults is the table's defaults */
 	cfg_defaults();
@@ -697,6 +695,17 @@ static void test_opt_entries(void)
 	ok(!bad, "opt table: cfg_defaults sets every field to the table's default", "%d differ", bad);
 }
 
+/* The key file of the opt cases: this process's own (runs side by side). */
+static const char *opt_key_path(void)
+{
+	static char path[64];
+
+	if (!*path) {
+		snprintf(path, sizeof(path), "/tmp/rant-unit-opt-%d.key", (int)getpid());
+	}
+	return path;
+}
+
 /* A value --NAME accepts, and the options it needs beside it. */
 static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, const char **with)
 {
@@ -705,7 +714,7 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 		{ O_TRACE_INSTANCE, "x", "-T" }, { O_PRIORITY, "1", "" }, { O_TOS, "1", "" },
 		{ 'C', "", "-t 1" }, { 'L', "1", "-l f" }, { O_LOG_FORMAT, "csv", "-l f" },
 		{ O_LOG_RECORDS, "1", "-l f" }, { O_PTP_DOMAIN, "1", "--ptp-probe" },
-		{ O_KEY_FILE, "/tmp/rant-unit-opt.key", "" },
+		{ O_KEY_FILE, NULL, "" },
 	};
 	size_t i;
 
@@ -713,7 +722,7 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 	for (i = 0; i < ARRAY_SIZE(odd); i++) {
 		if (odd[i].val == o->val) {
 			*with = odd[i].with;
-			return odd[i].arg;
+			return odd[i].arg ? odd[i].arg : opt_key_path();
 		}
 	}
 	if (o->type == OT_CHOICE) {
@@ -733,7 +742,7 @@ static void test_opt_modes(void)
 	static const char *const refusal[] = {
 		"only for reflect", "only for emit", "not used with --analyze",
 	};
-	int fd = open("/tmp/rant-unit-opt.key", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int fd = open(opt_key_path(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	size_t i;
 	int m;
 
@@ -778,7 +787,99 @@ static void test_opt_modes(void)
 			free(err);
 		}
 	}
-	unlink("/tmp/rant-unit-opt.key");
+	unlink(opt_key_path());
+	reset_globals();
+}
+
+/* An option that takes a number (a list of them too). */
+static bool opt_numeric(const struct opt_def *o)
+{
+	return o->type == OT_UINT || o->type == OT_NUM || o->type == OT_US ||
+	       (o->type == OT_CALL && o->max > 0);
+}
+
+/* parse "PREFIX WITH --NAME 'VALUE'": accepted (r == 0), or refused with one line holding need */
+static bool opt_value_case(const char *prefix, const char *with, const struct opt_def *o,
+			   const char *val, const char *need, char *name, size_t len)
+{
+	char cmd[300];
+	struct args a;
+	char *out, *err;
+	bool good;
+	int r;
+
+	snprintf(cmd, sizeof(cmd), "%s %s --%s '%s'", prefix, with, o->name, val);
+	r = parse_str(cmd, &a, &out, &err);
+	good = need ? r == -1 && one_rant_line(err) && strstr(err, need) && !*out : r == 0;
+	snprintf(name, len, "opt values: '%s' %s%s", cmd, need ? "refused: " : "accepted",
+		 need ? need : "");
+	if (!good) {
+		printf("# returned %d, stderr '%s'\n", r, err);
+	}
+	free(out);
+	free(err);
+	return good;
+}
+
+/*
+ * Every option that takes a number, whatever parses it: its least and its
+ * greatest value accepted, a step beyond either end refused as out of range,
+ * and what is no number (or no whole one where it must be) refused, each
+ * refusal one line naming the option and the value.
+ */
+static void test_opt_values(void)
+{
+	static const char *const junk[] = { "", "abc", "10x", "nan", "inf", "1e999", " 5", "5 " };
+	int fd = open(opt_key_path(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	size_t i, j;
+
+	if (fd >= 0) {
+		ok(write(fd, "0123456789abcdef0123", 20) == 20, "opt values: a key file", "short write");
+		close(fd);
+	}
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_def *o = &opt_table[i];
+		const char *with, *prefix = o->modes & M_EMIT ? "-a h" : "--analyze x";
+		bool whole = o->type != OT_NUM && o->type != OT_US;
+		char val[40], need[120], name[500], lo[40], hi[40];
+		double step;
+
+		if (!opt_numeric(o)) {
+			continue;
+		}
+		(void)opt_sample(o, val, sizeof(val), &with);
+		snprintf(lo, sizeof(lo), "%.15g", o->min);
+		snprintf(hi, sizeof(hi), "%.15g", o->max);
+		for (j = 0; j < 2; j++) {
+			const struct opt_def *other = opt_find(o->val == 'b' ? 'o' : 'b');
+			char pair[60];
+
+			/* a bucket and a bound at either end: the other one as near as it goes */
+			snprintf(pair, sizeof(pair), "-%c %.15g", other->val,
+				 j ? fmin(o->max, other->max) : fmax(o->min, other->min));
+			ok(opt_value_case(prefix, o->val == 'b' || o->val == 'o' ? pair : with, o,
+					  j ? hi : lo, NULL, name, sizeof(name)), name, "see above");
+		}
+		step = whole ? 1 : o->min > 0 ? o->min / 2 : 0.001;
+		snprintf(val, sizeof(val), "%.15g", o->max + step);
+		snprintf(need, sizeof(need), "rant: --%s: '%s' is out of range", o->name, val);
+		ok(opt_value_case(prefix, with, o, val, need, name, sizeof(name)), name, "see above");
+		snprintf(val, sizeof(val), "%.15g", o->min - step);
+		snprintf(need, sizeof(need), "rant: --%s: '%s' is out of range", o->name, val);
+		ok(opt_value_case(prefix, with, o, val, need, name, sizeof(name)), name, "see above");
+		for (j = 0; j < ARRAY_SIZE(junk); j++) {
+			snprintf(need, sizeof(need), "rant: --%s: '%s' is not a", o->name, junk[j]);
+			ok(opt_value_case(prefix, with, o, junk[j], need, name, sizeof(name)), name,
+			   "see above");
+		}
+		if (whole) {
+			snprintf(need, sizeof(need), "rant: --%s: '1.5' is not a whole number",
+				 o->name);
+			ok(opt_value_case(prefix, with, o, "1.5", need, name, sizeof(name)), name,
+			   "see above");
+		}
+	}
+	unlink(opt_key_path());
 	reset_globals();
 }
 
@@ -6353,7 +6454,7 @@ static void test_hw_none_reflect(void)
 	struct proto_msg m = { .type = PT_PING, .session = 0x51, .idle_ms = 1000 };
 	uint64_t n, i, miss = 0;
 	uint16_t fl = 0;
-	uint8_t buf[128];
+	uint8_t buf[128] = { 0 };	/* 80 bytes sent, the header's 64 encoded */
 	char *err;
 
 	n = hr_run(TS_AUTO, &ce, &fl);
@@ -8594,6 +8695,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_opt_fields),
 	CASE(test_opt_entries),
 	CASE(test_opt_modes),
+	CASE(test_opt_values),
 	CASE(test_proto),
 	CASE(test_proto_malformed),
 	CASE(test_proto_random),

@@ -12,6 +12,12 @@ duplicates of such a ping, and (--session ID --replay-below N) replays of
 the real session's pings with sequence numbers below N, which the receiver
 has already seen.  Datagrams longer than --max-len count as invalid only.  With --spoof SRC:SPORT the datagrams are built on a raw
 socket with that source, so they pass a connected socket's filter.
+
+With --queue PID:PORT it never lets the receive queue of the UDP socket
+on PORT, in the namespace of process PID, hold more than 64 KiB: it waits
+for the receiver to read.  A receiver a loaded host starves of CPU then
+gets the junk later, not lost in a full buffer; what the test measures is
+the counting, not the host.
 """
 import argparse
 import json
@@ -52,6 +58,30 @@ class Sender:
                          socket.IPPROTO_UDP, 0, socket.inet_aton(self.src[0]),
                          socket.inet_aton(self.dst[0]))
         self.sock.sendto(ip + udp + data, (self.dst[0], 0))
+
+
+def rx_queue(pid, port):
+    """Bytes waiting in the receive queue of PID's UDP socket(s) on PORT."""
+    n = 0
+    for f in ("udp", "udp6"):
+        try:
+            lines = open("/proc/%d/net/%s" % (pid, f)).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            v = line.split()
+            if int(v[1].rsplit(":", 1)[1], 16) == port:
+                n += int(v[4].split(":")[1], 16)
+    return n
+
+
+def wait_queue(queue, limit=64 << 10, seconds=30):
+    if not queue:
+        return
+    pid, port = (int(x) for x in queue.split(":"))
+    end = time.monotonic() + seconds
+    while rx_queue(pid, port) > limit and time.monotonic() < end:
+        time.sleep(0.001)
 
 
 def build(args, rnd):
@@ -113,6 +143,7 @@ def main():
     ap.add_argument("--max-len", type=int, default=65000,
                     help="longest datagram the receiver reads whole (longer: invalid, whatever it holds)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--queue", default="", help="PID:PORT of the receiving socket (see above)")
     args = ap.parse_args()
     args.bad_types = [int(x) for x in args.bad_types.split(",")]
     rnd = random.Random(args.seed)
@@ -123,6 +154,8 @@ def main():
     gap = args.seconds / (len(plan) / batch)
     t0 = time.monotonic()
     for i, (data, what) in enumerate(plan):
+        if i % batch == 0 or len(data) > 1000:
+            wait_queue(args.queue)
         try:
             snd.send(data)
         except OSError:

@@ -14,6 +14,7 @@ import os
 import socket
 import struct
 import sys
+import time
 
 MAGIC = 0x52414E54
 PCT_KEYS = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
@@ -135,18 +136,27 @@ def cmd_junk(host, port, kinds):
         kind, _, n = kv.partition("=")
         for _ in range(int(n)):
             s.sendto(make[kind](), (host, int(port)))
+    # Answers come in the order of what they answer, BUSY (to "foreign",
+    # sent last) last: with foreign pings, wait for it however loaded the
+    # host (20 s at most), then 0.3 s for anything after it.
+    want_busy = any(kv.startswith("foreign=") for kv in kinds)
+    deadline = time.monotonic() + 20
     s.settimeout(0.3)
     replies = 0
     busy = 0
-    try:
-        while True:
+    while time.monotonic() < deadline:
+        try:
             d = s.recv(65536)
-            if len(d) >= 64 and d[5] == 5 and len(d) <= 64:
-                busy += 1   # BUSY: the answer to a ping of another session, header-sized
-            else:
-                replies += 1
-    except (socket.timeout, ConnectionRefusedError):
-        pass
+        except socket.timeout:
+            if busy or not want_busy:
+                break
+            continue
+        except ConnectionRefusedError:
+            break
+        if len(d) >= 64 and d[5] == 5 and len(d) <= 64:
+            busy += 1   # BUSY: the answer to a ping of another session, header-sized
+        else:
+            replies += 1
     print("replies=%d" % replies + (" busy" if busy else ""))
     return 0
 

@@ -129,7 +129,7 @@ test_config_rt() {
 	# follow their IRQ's affinity once an interrupt comes
 	if reflector cf-r refl "$R" --port 12500; then
 		rpid=$RPID # set by reflector (tests/vm/guest.sh)
-		wait_for 20 ip netns exec "ns_$A" ping -c 1 -W 1 10.40.0.2 >/dev/null
+		wait_for 60 ip netns exec "ns_$A" ping -c 1 -W 1 10.40.0.2 >/dev/null
 		timeout 120 ip netns exec "ns_$A" taskset -c 1 chrt -f 2 "$RANT" -i "$A" -a 10.40.0.2 --port 12500 \
 			--timestamps sw --count 200 >"$W/cf-c.out" 2>"$W/cf-c.err"
 		t "config.sh: rant in ns_$A under taskset -c 1 chrt -f 2 (exit $?)" cf-c \
@@ -149,7 +149,7 @@ test_config_rt() {
 	STATE_DIR=/run/rant-config bash "$CONFIG" "$A" --undo >"$W/cfg-undo.out" 2>"$W/cfg-undo.err"
 	t "config.sh: --undo exits 0, nothing failed" "cfg-undo" \
 		bash -c '[[ $1 == 0 ]] && grep -q " 0 failed$" "$2"' _ "$?" "$W/cfg-undo.out"
-	wait_for 20 link_up "$A"
+	wait_for 60 link_up "$A"
 	after=$(snap "$A" "")
 	t "config.sh: --undo restores ethtool, link, addresses, IRQ affinities and every thread's policy exactly" "" \
 		bash -c '[[ $1 == "$2" ]] || { diff <(echo "$1") <(echo "$2") | sed "s/^/#   /"; exit 1; }' _ "$before" "$after"

@@ -106,7 +106,7 @@ reflector() {
 		"$RANT" -i "$ifc" "$@" >"$W/$name.out" 2>"$W/$name.err" &
 	fi
 	RPID=$!
-	wait_for 20 udp_listening "$ns" "$(port_of "$@")"
+	wait_for 60 udp_listening "$ns" "$(port_of "$@")"
 }
 
 port_of() {
@@ -121,7 +121,7 @@ port_of() {
 # stop PID [SIGNAL]: signal it (TERM) and wait for it; its status in RC
 stop() {
 	kill -"${2:-TERM}" "$1" 2>/dev/null
-	if ! wait_for 20 gone "$1"; then
+	if ! wait_for 60 gone "$1"; then
 		kill -9 "$1" 2>/dev/null
 	fi
 	wait "$1" 2>/dev/null
@@ -195,7 +195,7 @@ in_r ip addr add "$R_IP/24" dev "$R"
 ip link set "$A" up
 in_r ip link set "$R" up
 link_up() { ip ${2:+-n "$2"} -o link show "$1" | grep -q 'state UP'; }
-wait_for 20 link_up "$A" && wait_for 20 link_up "$R" refl
+wait_for 60 link_up "$A" && wait_for 60 link_up "$R" refl
 t "lab: e1000e links up, A reaches R (ping)" "" ping -c 1 -W 5 "$R_IP"
 PHC_A=$(ethtool -T "$A" | sed -n 's/^PTP Hardware Clock: *//p')
 PHC_B=$(ethtool -T "$B" | sed -n 's/^PTP Hardware Clock: *//p')
@@ -327,7 +327,7 @@ test_vlan() {
 	in_r ip addr add 10.20.0.2/24 dev "$R.100"
 	ip link set "$A.100" up
 	in_r ip link set "$R.100" up
-	wait_for 10 ping -c 1 -W 1 10.20.0.2 >/dev/null
+	wait_for 30 ping -c 1 -W 1 10.20.0.2 >/dev/null
 	hw_restore vlan refl "$R.100" "$R"
 	if ! reflector vl-r refl "$R.100"; then
 		not_ok "vlan: reflector on $R.100 listens"
@@ -367,7 +367,7 @@ test_macvlan() {
 	ip addr add 10.50.0.1/24 dev mv0
 	ip link set mv0 up
 	in_r ip addr add 10.50.0.2/24 dev "$R"
-	wait_for 10 ping -c 1 -W 1 10.50.0.2 >/dev/null
+	wait_for 30 ping -c 1 -W 1 10.50.0.2 >/dev/null
 	hw_restore macvlan "" mv0 "$A"
 	served macvlan mv0 10.50.0.1
 	ip link del mv0
@@ -389,13 +389,13 @@ test_bond() {
 	ip link set bond0 type bond active_slave "$A"
 	ip addr add 10.30.0.1/24 dev bond0
 	in_r ip addr add 10.30.0.2/24 dev "$R"
-	wait_for 20 ping -c 1 -W 1 10.30.0.2 >/dev/null
+	wait_for 60 ping -c 1 -W 1 10.30.0.2 >/dev/null
 	ethtool -T bond0 >"$W/bond-ts.out" 2>&1
 	t "bond: ethtool -T bond0 shows the active slave's PHC" bond-ts has bond-ts "^PTP Hardware Clock: $PHC_A\$"
 	hw_restore bond "" bond0 "$A"
 	t "bond: the backup slave's stamping is left alone" "" is "$(hwts "$B")" "0 0"
 	ip link set bond0 type bond active_slave "$B"
-	wait_for 10 bash -c 'grep -q "Currently Active Slave: $1" /proc/net/bonding/bond0' _ "$B"
+	wait_for 30 bash -c 'grep -q "Currently Active Slave: $1" /proc/net/bonding/bond0' _ "$B"
 	hw_restore bond-b "" bond0 "$B"
 	t "bond: after the switch, the old active slave's stamping is left alone" "" is "$(hwts "$A")" "0 0"
 	served bond bond0 10.30.0.1

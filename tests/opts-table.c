@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Characterization of option parsing.
+ * The option cases of tests/net-opts.d/cases, checked.
  *
- *   opts-golden CASES RANT
+ *   opts-table CASES RANT      (in a directory holding the files CASES names)
  *
- * CASES has one command line a line (words split at spaces, single quotes
- * group, '' is an empty word; "# NAME" lines start a group and are copied).
- * For each, opt_parse() runs and its stdout, stderr and result are
- * printed, then every configuration field that differs from the defaults
- * (cfg, the class and size lists, the key and PTP state).  When parsing
- * ends the program (help, version, a usage error) or leaves only a missing
- * --analyze log to read, RANT runs the same command line too and its
- * stdout, stderr and exit status follow.  tests/net-opts.sh compares the
- * whole output with the one recorded before the option code changed.
+ * CASES has one case a line, "COMMAND LINE => STATUS LINE" ('#' starts a
+ * comment; blank lines are skipped).  The command line's words split at
+ * spaces, single quotes group ('' is an empty word).  opt_parse() runs on it
+ * in this process.  When parsing ends the program (help, version, a usage
+ * error) or leaves --analyze to read its logs, RANT runs the same command
+ * line and its exit status and output are the case's; otherwise the status
+ * is 0 (the run would start) and every configuration field is listed as a
+ * "name=value" line (cfg, the class and size lists, the key and PTP state).
+ *
+ * A case passes when its status is STATUS and LINE is one whole line of
+ * stdout, stderr or that list.  A status 2 must print LINE alone, on
+ * stderr; rant must print what opt_parse printed.  One verdict a case,
+ * "ok<TAB>NAME" or "not ok<TAB>NAME (detail)", for tests/net-opts.sh.
  * Nothing here opens a socket.
  */
 #define RANT_NO_MAIN
@@ -68,22 +72,24 @@ static void dump_flags(FILE *f)
 		opts.prefer_busypoll, opts.spin, opts.once, opts.quiet, opts.verbose);
 	fprintf(f, "allow_fragments=%d\nptp_probe=%d\nno_tx_ts=%d\nfast_path=%d\npmc=%d\n",
 		opts.allow_fragments, opts.ptp_probe, opts.no_tx_ts, opts.fast_path, opts.pmc);
-	fprintf(f, "busy_poll_set=%d\nbudget_set=%d\nkey.on=%d\n", opts.busy_poll_set,
-		opts.budget_set, run.key.on);
+	fprintf(f, "busy_poll_set=%d\nbudget_set=%d\nbucket_set=%d\nstatus=%d\nkey.on=%d\n",
+		opts.busy_poll_set, opts.budget_set, opts.bucket_set, opts.status, run.key.on);
 }
 
 static void dump_cfg(FILE *f)
 {
-	fprintf(f, "mode=%d\nport=%u\nsize=%u\nduration_s=%.17g\ncount=%" PRIu64 "\n",
-		(int)opts.mode, opts.port, opts.size, opts.duration_s, opts.count);
-	fprintf(f, "warmup=%" PRIu64 "\ninterval_ns=%" PRIu64 "\ntimeout_ns=%" PRIu64 "\nts=%d\n",
-		opts.warmup, opts.interval_ns, opts.timeout_ns, (int)opts.ts);
+	static const char *const mode_names[] = { "emit", "reflect", "analyze" };	/* enum mode */
+
+	fprintf(f, "mode=%s\nport=%u\nsize=%u\nduration_s=%.17g\ncount=%" PRIu64 "\n",
+		mode_names[opts.mode], opts.port, opts.size, opts.duration_s, opts.count);
+	fprintf(f, "warmup=%" PRIu64 "\ninterval_ns=%" PRIu64 "\ntimeout_ns=%" PRIu64 "\nts=%s\n",
+		opts.warmup, opts.interval_ns, opts.timeout_ns, ts_names[opts.ts]);
 	fprintf(f, "threshold_ns=%" PRId64 "\nlog_threshold_ns=%" PRId64 "\nptp_domain=%u\n",
 		opts.threshold_ns, opts.log_threshold_ns, opts.ptp_domain);
 	fprintf(f, "bucket_ns=%" PRIu64 "\nbound_ns=%" PRIu64 "\nbusy_poll_us=%u\nbudget=%u\n",
 		opts.bucket_ns, opts.bound_ns, opts.busy_poll_us, opts.budget);
-	fprintf(f, "priority=%d\ntos=%d\nlog_format=%d\nlog_records=%" PRIu64 "\ntop=%u\n",
-		opts.priority, opts.tos, (int)opts.log_format, opts.log_records, opts.top);
+	fprintf(f, "priority=%d\ntos=%d\nlog_format=%s\nlog_records=%" PRIu64 "\ntop=%u\n",
+		opts.priority, opts.tos, log_format_names[opts.log_format], opts.log_records, opts.top);
 	fprintf(f, "proto_pre=%u\n", run.proto_pre);
 	dump_flags(f);
 	dump_str(f, "iface", opts.iface);
@@ -95,11 +101,13 @@ static void dump_cfg(FILE *f)
 	dump_str(f, "analyze1", opts.analyze[1]);
 	dump_str(f, "key_file", opts.key_file);
 	dump_str(f, "plot", opts.plot);
+	dump_str(f, "histfile", opts.histfile);
+	dump_str(f, "interval_arg", opts.interval_arg);
 	dump_str(f, "cmdline", opts.cmdline);
 	dump_classes(f);
 }
 
-/* The dump as one string (malloc'd). */
+/* Every field as "name=value" lines (malloc'd). */
 static char *dump_text(void)
 {
 	char *s = NULL;
@@ -112,20 +120,6 @@ static char *dump_text(void)
 	dump_cfg(f);
 	fclose(f);
 	return s;
-}
-
-/* Lines of now that are not the same line of base (both dump_text). */
-static void print_changed(const char *base, const char *now)
-{
-	while (*now) {
-		size_t ln = strcspn(now, "\n") + 1, lb = strcspn(base, "\n") + 1;
-
-		if (ln != lb || memcmp(now, base, ln)) {
-			fwrite(now, 1, ln, stdout);
-		}
-		now += ln;
-		base += *base ? lb : 0;
-	}
 }
 
 /* "rant" + the words of s; single quotes group (and '' is an empty word). */
@@ -182,36 +176,6 @@ static char *slurp(const char *path)
 	return s;
 }
 
-/*
- * Print an output under its label; a long one seen before (the help text)
- * is named by the first case that printed it, so the recording stays small.
- */
-static void print_blob(const char *label, const char *s, const char *line)
-{
-	static struct { uint64_t h; char line[200]; } seen[64];
-	static int nseen;
-	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
-	const char *p;
-	int i;
-
-	for (p = s; *p; p++) {
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	}
-	if (strlen(s) > 200) {
-		for (i = 0; i < nseen; i++) {
-			if (seen[i].h == h) {
-				printf("--- %s: %zu bytes as in '%s'\n", label, strlen(s), seen[i].line);
-				return;
-			}
-		}
-		if (nseen < 64) {
-			seen[nseen].h = h;
-			snprintf(seen[nseen++].line, sizeof(seen[0].line), "%s", line);
-		}
-	}
-	printf("--- %s\n%s", label, s);
-}
-
 /* Point fd (1 or 2) at a fresh file; the old fd's copy, to put back. */
 static int redirect(int fd, const char *path)
 {
@@ -232,11 +196,11 @@ static void restore(int fd, int saved)
 
 /*
  * opt_parse in this process (a fork per case is slow under the sanitizers),
- * stdout and stderr into the files o and e; its result.  Everything it
- * sets is reset by the next call (cfg_defaults, and the key and PTP state
- * by their checks) and dumped only when it returned 0.
+ * stdout and stderr into the files o and e; its result.  Everything it sets
+ * is reset by the next call (cfg_defaults, and the key and PTP state by
+ * their checks).
  */
-static int parse_case(int argc, char **argv, const char *base)
+static int parse_case(int argc, char **argv)
 {
 	int so, se, r;
 
@@ -245,18 +209,11 @@ static int parse_case(int argc, char **argv, const char *base)
 	so = redirect(1, "o");
 	se = redirect(2, "e");
 	r = opt_parse(argc, argv);
-	fflush(stderr);
-	printf("--- opt_parse %d\n", r);
-	if (r == 0) {
-		char *now = dump_text();
-
-		print_changed(base, now);
-		free(now);
-	}
 	fflush(stdout);
+	fflush(stderr);
 	restore(1, so);
 	restore(2, se);
-	return r < 0 ? 2 : r;
+	return r;
 }
 
 /* rant itself on the same argv, stdout and stderr into o and e; its exit status. */
@@ -276,69 +233,120 @@ static int rant_case(char **argv, const char *rant)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* rant's output: "as parse" when it printed what opt_parse printed. */
-static void print_rant(const char *label, const char *path, const char *parsed, const char *line)
+/* line is one whole line of text */
+static bool has_line(const char *text, const char *line)
 {
-	char *s = slurp(path);
+	size_t n = strlen(line);
+	const char *p;
 
-	if (!strcmp(s, parsed)) {
-		printf("--- %s: as parse\n", label);
-	} else {
-		print_blob(label, s, line);
+	for (p = text; (p = strstr(p, line)); p++) {
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n])) {
+			return true;
+		}
 	}
-	free(s);
+	return false;
 }
 
-static void run_case(const char *line, const char *rant, const char *base)
+/* The text's first line, for a verdict's detail (cut at 200 bytes). */
+static const char *first_line(const char *s, char *buf, size_t len)
 {
-	char buf[4096], *argv[128], *out, *err, *mark;
-	int argc = split_args(line, buf, argv, 126);
-	int rc = parse_case(argc, argv, base);
+	snprintf(buf, len, "%.*s", (int)strcspn(s, "\n"), s);
+	return buf;
+}
 
-	out = slurp("o");
-	err = slurp("e");
-	print_blob("parse stdout", out, line);
-	print_blob("parse stderr", err, line);
-	printf("--- parse exit %d\n", rc);
-	if (rc || strstr(out, "--- opt_parse 1\n") || strstr(out, "\nmode=2\n")) {
-		mark = strstr(out, "--- opt_parse ");
-		if (mark) {
-			*mark = 0;	/* what opt_parse printed, not the dump after it */
+struct outcome {
+	int status;
+	char *out, *err, *fields;	/* fields: "" unless the run would start */
+	const char *why;		/* NULL, or what is wrong besides status and line */
+};
+
+/* Run one command line: parsed here, and by rant when parsing ends the program. */
+static void run_case(const char *cmd, const char *rant, struct outcome *o)
+{
+	char buf[4096], *argv[128];
+	int argc = split_args(cmd, buf, argv, 126);
+	int r = parse_case(argc, argv);
+
+	o->why = NULL;
+	o->out = slurp("o");
+	o->err = slurp("e");
+	o->fields = r == 0 ? dump_text() : strdup("");
+	o->status = r < 0 ? EXIT_USAGE : EXIT_OK;
+	if (r || opts.mode == MODE_ANALYZE) {
+		char *po = o->out, *pe = o->err;
+
+		o->status = rant_case(argv, rant);
+		o->out = slurp("o");
+		o->err = slurp("e");
+		if (r && (strcmp(po, o->out) || strcmp(pe, o->err))) {
+			o->why = "rant printed other than opt_parse";
 		}
-		rc = rant_case(argv, rant);
-		print_rant("rant stdout", "o", out, line);
-		print_rant("rant stderr", "e", err, line);
-		printf("--- rant exit %d\n", rc);
+		free(po);
+		free(pe);
 	}
-	free(out);
-	free(err);
+}
+
+/* One line of CASES: its verdict on stdout. */
+static void check_case(char *line, const char *rant)
+{
+	char *sep = strstr(line, " => "), *want, *end;
+	struct outcome o;
+	long status;
+
+	if (!sep) {
+		printf("not ok\t%s (no ' => STATUS LINE')\n", line);
+		return;
+	}
+	*sep = 0;
+	status = strtol(sep + 4, &end, 10);
+	want = end + (*end == ' ');
+	run_case(line, rant, &o);
+	if (!o.why && o.status != status) {
+		o.why = "exit status";
+	}
+	if (!o.why && !has_line(o.err, want) && !has_line(o.out, want) &&
+	    !has_line(o.fields, want)) {
+		o.why = "no such line";
+	}
+	if (!o.why && status == EXIT_USAGE &&
+	    (*o.out || strncmp(o.err, want, strlen(want)) || strcmp(o.err + strlen(want), "\n"))) {
+		o.why = "not that line alone on stderr";
+	}
+	*sep = ' ';
+	if (o.why) {
+		char e[200], so[200];
+
+		printf("not ok\t%s (%s: status %d, stderr '%s', stdout '%s')\n", line, o.why,
+		       o.status, first_line(o.err, e, sizeof(e)), first_line(o.out, so, sizeof(so)));
+	} else {
+		printf("ok\t%s\n", line);
+	}
+	free(o.out);
+	free(o.err);
+	free(o.fields);
 }
 
 int main(int argc, char **argv)
 {
-	char line[4096], *base;
+	char line[4096];
 	FILE *f;
 
 	(void)run_main;		/* linked, never run: this program only parses */
 	(void)analyze_main;
 	(void)fds_own;
 	if (argc != 3 || !(f = fopen(argv[1], "r"))) {
-		fprintf(stderr, "usage: opts-golden CASES RANT (in a scratch directory)\n");
+		fprintf(stderr, "usage: opts-table CASES RANT (in a scratch directory)\n");
 		return 2;
 	}
 	run_reset();
-	cfg_defaults();
-	base = dump_text();
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "# ", 2)) {
-			printf("%s\n", line);
+		if (line[0] == '#' || !line[strspn(line, " \t")]) {
 			continue;
 		}
-		printf("=== %s\n", line);
-		run_case(line, argv[2], base);
+		check_case(line, argv[2]);
+		fflush(stdout);
 	}
 	fclose(f);
-	free(base);
 	return 0;
 }
