@@ -4291,6 +4291,12 @@ static void cls_defaults(void)
 	run.K.rx_tos = run.K.r_prio = run.K.r_tos = -1;
 }
 
+/* The classes side by side, each on its own socket (cls_use): 1 in a plain run. */
+static int cls_classes(void)
+{
+	return run.K.ncls;
+}
+
 /* The sizes measured in turn (each -d or --count long): 1 in a plain run. */
 static uint64_t cls_sizes(void)
 {
@@ -4620,12 +4626,9 @@ static bool cls_warmup(uint64_t seq)
 	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
 }
 
-/* The flags that carry the class of the ping about to go (cls_use'd). */
+/* With classes: the flags that carry the class of the ping about to go (cls_use'd). */
 static uint16_t cls_flags(void)
 {
-	if (run.K.ncls <= 1) {
-		return 0;
-	}
 	return (uint16_t)(PF_CLASS |
 			  (run.K.prio[run.K.cur] >= 0 ?
 				   (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT :
@@ -4659,8 +4662,11 @@ static size_t cls_before_send(uint64_t seq, uint64_t now, uint16_t *flags)
 	}
 	if (run.K.ncls > 1) {
 		cls_use(cls_of(seq));
+		*flags |= cls_flags();
 	}
-	*flags |= (uint16_t)(cls_flags() | (cls_warmup(seq) ? PF_WARMUP : 0));
+	if (cls_warmup(seq)) {
+		*flags |= PF_WARMUP;
+	}
 	return run.K.tx_size;
 }
 
@@ -11308,7 +11314,7 @@ static int cls_spin_recv(void)
 {
 	int k, r, got = 0;
 
-	for (k = 0; k < run.K.ncls; k++) {
+	for (k = 0; k < cls_classes(); k++) {
 		cls_use(k);
 		r = emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
@@ -11519,7 +11525,7 @@ static void emit_fin_send(const struct proto_msg *m)
 	int k;
 
 	run.E.fin_sent = true;
-	for (k = 0; k < run.K.ncls; k++) {
+	for (k = 0; k < cls_classes(); k++) {
 		cls_use(k);
 		proto_encode_pad(run.E.tx, fin_len(), m);
 		tag_put(run.E.tx, fin_len());
