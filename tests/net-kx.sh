@@ -1,7 +1,7 @@
 #!/bin/bash
 # The reflector's kernel stamps on the wire, end to end on veth.  veth has
 # no NIC clock, so no real reflector here has hardware stamps: a reflector
-# written in python from the README's wire-protocol table plays one that
+# written in python from the wire-protocol table (docs/protocol.md) plays one that
 # has (flag "server stamps are hardware", the kernel-stamp block after the
 # header where the ping has room), with fixed gaps between its stamps.  The
 # real client must then show exactly those gaps as the server's NIC/kernel

@@ -3,7 +3,8 @@
 #   - rant.c's lines within 100 columns (tabs as 8), string literals excepted;
 #   - no function declared before its definition (dependency order);
 #   - the header's reading order is the order of the section markers;
-#   - nothing refers to files outside the repository, or to the seed.
+#   - nothing refers to files outside the repository, or to the seed;
+#   - every link in README.md and docs/ resolves, file and #heading.
 cd "$(dirname "$0")/.." || exit 2
 TAP_ONLY=1
 # shellcheck source=tests/lib.sh
@@ -45,5 +46,37 @@ expect_eq "rant.c: the header's reading order names every section, in file order
 refs=$(git ls-files | grep -vE '^tests/(fuzz-regress|fuzz-corpus)/' |
 	xargs grep -nIiE 'SPEC\.md|\.\./shared|the seed\b' 2>/dev/null | grep -v '^tests/style.sh:')
 expect_eq "the project speaks of itself (no SPEC.md, shared/ or 'the seed')" "$(echo "$refs" | head -2 | tr "\n" " " | sed "s/ *$//")" ""
+
+# every link between the documents names a file that exists and, after '#', one of its
+# headings as GitHub makes anchors of them
+links=$(python3 - <<'PY'
+import os, re, subprocess
+files = subprocess.run(['git', 'ls-files', '*.md'], capture_output=True, text=True).stdout.split()
+def slugs(path):
+    out, seen, fence = set(), {}, False
+    for line in open(path):
+        if line.startswith('```'):
+            fence = not fence
+        m = None if fence else re.match(r'#{1,6} (.*)', line)
+        if m:
+            s = re.sub(r'[^\w\- ]', '', m.group(1).strip().lower()).replace(' ', '-')
+            n = seen.get(s, 0)
+            seen[s] = n + 1
+            out.add(s if n == 0 else '%s-%d' % (s, n))
+    return out
+for f in files:
+    text = re.sub(r'```.*?```', '', open(f).read(), flags=re.S)
+    for t in re.findall(r'\]\(([^)\s]+)\)', text):
+        if re.match(r'[a-z]+:', t):
+            continue
+        p, _, a = t.partition('#')
+        dest = os.path.normpath(os.path.join(os.path.dirname(f), p)) if p else f
+        if not os.path.exists(dest):
+            print('%s: %s: no such file' % (f, t))
+        elif a and (not dest.endswith('.md') or a not in slugs(dest)):
+            print('%s: %s: no such heading' % (f, t))
+PY
+)
+expect_eq "README.md and docs/: every internal link and #anchor resolves" "$(echo "$links" | head -3 | tr "\n" " " | sed "s/ *$//")" ""
 
 finish

@@ -3,7 +3,7 @@
 
     fake-reflector.py ADDR PORT READYFILE
 
-Answers rant pings (64-byte header, the wire protocol in README) with well-formed
+Answers rant pings (64-byte header, the wire protocol in docs/protocol.md) with well-formed
 pongs, except for the sequence numbers in PLAN, where it misbehaves in one
 way each.  Answers a FIN with a FIN_ACK and exits.  When it listens it
 creates READYFILE; at exit it prints what it did as JSON, so that the test

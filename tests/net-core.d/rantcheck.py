@@ -2,7 +2,7 @@
 """Checks and traffic helpers for tests/net-core.sh (rant integration tests).
 
 Subcommands (each prints what is wrong and exits 1 on failure):
-  keys FILE MODE            every JSON key the README documents is present
+  keys FILE MODE            every JSON key docs/json.md documents is present
   stats FILE METRIC...      min <= avg <= max, percentiles monotonic in [min, max]
   csv FILE                  per-transaction invariants of an emit CSV log;
                             prints "ok=N warmup=N lost=N late=N"

@@ -21,7 +21,7 @@
         the datagrams I, I+1, ... in turn (round the file), S seconds apart.
 
 Header layout: magic, version, type, flags, session, idle_ms, seq, then the
-echoed stamps t2 wire, t2 app, t3 app, t3 wire and its seq (README, Protocol).
+echoed stamps t2 wire, t2 app, t3 app, t3 wire and its seq (docs/protocol.md).
 """
 import argparse
 import json
