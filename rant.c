@@ -3676,7 +3676,7 @@ static uint64_t pct_rank(double p, uint64_t n)
 static int64_t hist_lh_pct(const struct hist *h, bool neg, uint64_t rank, uint64_t *err)
 {
 	uint32_t i, n = neg ? LH_N : LH_N - h->lh_base;
-	const uint64_t *b = neg ? h->lh : h->lh + LH_N;
+	const uint64_t *b;
 	uint64_t cum = 0, lo, hi;
 	__int128 a, z;
 
@@ -3684,6 +3684,7 @@ static int64_t hist_lh_pct(const struct hist *h, bool neg, uint64_t rank, uint64
 		*err = (uint64_t)(h->max - h->min);
 		return neg ? h->min : h->max;
 	}
+	b = neg ? h->lh : h->lh + LH_N;	/* not before the check: NULL + n is undefined */
 
 	for (i = 0; i < n - 1; i++) {
 		cum += b[i];
