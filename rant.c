@@ -8882,6 +8882,22 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 }
 
 /*
+ * A datagram sent outside any transaction (a BUSY, a FIN_ACK) used up a TX
+ * key: park it in its slot, so that its TX stamp finds a slot that ignores it.
+ */
+static void reflect_park_key(void)
+{
+	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+	if (x->st & TF_TXPEND) {
+		run.R.txpend--;
+	}
+	txn_retire(x);
+	memset(x, 0, sizeof(*x));
+	x->txkey = run.ts.next_key++;
+}
+
+/*
  * A ping of another session while one runs: a header-sized BUSY (never
  * larger than the ping, which is at least a header), at most one per
  * BUSY_GAP_NS so that it cannot be used to amplify a flood.  Its TX stamp
@@ -8903,14 +8919,7 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 	run.R.busy_last = now;
 	proto_encode_pad(buf, n, &b);
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
+		reflect_park_key();
 		run.S.c.rejected[GR_BUSY_SENT]++;
 	} else {
 		ts_rekey(run.sock_fd);	/* the key it may have used up */
@@ -9239,15 +9248,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		echo_hist_put(buf, len, &a);
 	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
+		reflect_park_key();	/* the FIN_ACK's TX stamp is ignored */
 	} else {
 		send_failed(errno);	/* counted, and the TX keys resynchronised */
 	}
