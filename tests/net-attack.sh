@@ -225,18 +225,24 @@ test_forged_seq() {
 # ------------------------------------------------ 3. another port never joins
 # A ping flagged as a class and three FINs with the session's id, from another
 # port of the client's address (a plain UDP socket, no raw socket needed).
+# They must reach the session while it runs, as in test_forged_seq: the client
+# pings until it is told to stop, once pongs sent after them have come back.
 test_other_port() {
-	local sid
+	local sid n0 sent
 	reflector_ok "other port" op --json "$WORK/op.json" || return
-	emit_bg opc -q --count 3000 --interval 1000 --json "$WORK/opc.json"
+	emit_bg opc -q --count 3900 --interval 10000 --json "$WORK/opc.json"
 	wait_for 30 grep -q 'session 0x' "$WORK/op.err"
 	sid=$(session_id op)
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --from-port 40123 --session "$sid" --seq 100 \
 		--flags $((PF_CLASS | 3 << 12)) >/dev/null
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --from-port 40123 --session "$sid" --type 3 \
 		--count 3 >/dev/null
+	n0=$(udp_stat "$NS_A" InDatagrams)
+	check "other port: the client still pings after them" wait_for 30 udp_more "$NS_A" $((n0 + 20))
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	expect_eq "other port: client exit status" "$RC" 0
+	sent=$(jget "$WORK/opc.json" packets.sent)
 	expect_eq "other port: the client lost nothing" "$(jget "$WORK/opc.json" packets.lost)" 0
 	wait_for 30 sessions "$WORK/op.json" 1
 	stop_reflector
@@ -244,7 +250,7 @@ test_other_port() {
 	expect_eq "other port: ended by the client's own FIN" "$(jsess "$WORK/op.json" 0 stop_reason)" fin
 	expect_eq "other port: the class ping and the FINs refused" "$(jsess "$WORK/op.json" 0 rejected.wrong_peer)" 4
 	expect_eq "other port: no class row from it" "$(jsess "$WORK/op.json" 0 classes)" missing
-	expect_eq "other port: every real ping answered" "$(jsess "$WORK/op.json" 0 packets.received)" 3000
+	expect_eq "other port: every real ping answered" "$(jsess "$WORK/op.json" 0 packets.received)" "$sent"
 }
 
 # ------------------------------------------------- 4. deadlines under traffic
