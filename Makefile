@@ -49,23 +49,17 @@ tests/plot-gen: tests/plot-gen.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
 
 # sanitizer builds (ASan + UBSan), with clang and with gcc (gcc before 14 has no __has_feature)
-rant-san: rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ rant.c $(LDLIBS)
+# (the compiler of each: gcc's for the -gsan ones)
+SAN_CC_OF = $(if $(findstring gsan,$@),$(GSAN_CC),$(SAN_CC))
 
-tests/unit-san: tests/unit.c rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/unit.c $(TEST_LDLIBS)
+rant-san rant-gsan: rant.c
+	$(SAN_CC_OF) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ rant.c $(LDLIBS)
 
-tests/opts-table-san: tests/opts-table.c rant.c
-	$(SAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-table.c $(LDLIBS)
+tests/unit-san tests/unit-gsan: tests/unit.c rant.c
+	$(SAN_CC_OF) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/unit.c $(TEST_LDLIBS)
 
-rant-gsan: rant.c
-	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ rant.c $(LDLIBS)
-
-tests/unit-gsan: tests/unit.c rant.c
-	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/unit.c $(TEST_LDLIBS)
-
-tests/opts-table-gsan: tests/opts-table.c rant.c
-	$(GSAN_CC) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-table.c $(LDLIBS)
+tests/opts-table-san tests/opts-table-gsan: tests/opts-table.c rant.c
+	$(SAN_CC_OF) $(SAN_FLAGS) -Wall -Wextra -Werror -o $@ tests/opts-table.c $(LDLIBS)
 
 # rant itself built with -Werror (warnings that need -O2 included): what
 # quick and check test; rant.werror records that it was

@@ -1200,6 +1200,89 @@ static int sys_recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, NULL);
 }
 
+/*
+ * The kernel interface the unit tests replace: every call and path below
+ * goes through kops, which they set and restore whole (kops = kops_sys).
+ */
+static int ts_ioctl_sys(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) < 0 ? -errno : 0;
+}
+
+/* Kernel release as major * 1000 + minor (6.13 -> 6013); 0 if unknown. */
+static unsigned ts_kernel_uname(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2) {
+		return 0;
+	}
+	return maj * 1000 + min;
+}
+
+static int phc_open_sys(int index)
+{
+	char path[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ptp%d", index);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+#if defined(__x86_64__)
+#define PMC_ARCH_OK	1
+#else
+#define PMC_ARCH_OK	0
+#endif
+
+static uint64_t pmc_rdpmc_hw(uint32_t counter)
+{
+#if PMC_ARCH_OK
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return (uint64_t)hi << 32 | lo;
+#else
+	(void)counter;
+	return 0;
+#endif
+}
+
+/* perf_event_open(2) for this thread. */
+static int pmc_open_sys(struct perf_event_attr *a, int group)
+{
+	int fd = (int)syscall(SYS_perf_event_open, a, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+struct kops {
+	/* SIOCETHTOOL, SIOC[GS]HWTSTAMP: the tests answer as a real NIC would */
+	int (*ioctl)(int fd, unsigned long req, void *arg);
+	unsigned (*kernel)(void);	/* the kernel's release (ts_keys_setup) */
+	int (*phc_open)(int index);	/* a fake PHC behind these two */
+	int (*phc_ioctl)(int fd, unsigned long req, void *arg);
+	/* the loop's sends: the tests make one fail as a kernel would */
+	ssize_t (*sendmsg)(int fd, const struct msghdr *msg, int flags);
+	uint64_t (*clock)(clockid_t clk);	/* the clock-step check's reads: a fake clock */
+	uint64_t (*rdpmc)(uint32_t counter);	/* -M: the instruction's values */
+	int (*pmc_open)(struct perf_event_attr *a, int group);
+	/* where the interfaces, processes, PMU and perf paranoia level are */
+	const char *sysfs_net, *proc_root, *pmc_devices, *pmc_paranoid;
+};
+
+#define KOPS_SYS {								\
+	.ioctl = ts_ioctl_sys, .kernel = ts_kernel_uname, .phc_open = phc_open_sys,	\
+	.phc_ioctl = ts_ioctl_sys, .sendmsg = sys_sendmsg, .clock = now_ns,		\
+	.rdpmc = pmc_rdpmc_hw, .pmc_open = pmc_open_sys, .sysfs_net = "/sys/class/net",	\
+	.proc_root = "/proc", .pmc_devices = "/sys/bus/event_source/devices",		\
+	.pmc_paranoid = "/proc/sys/kernel/perf_event_paranoid",			\
+}
+static const struct kops kops_sys = KOPS_SYS;
+static struct kops kops = KOPS_SYS;
+
 static uint64_t ts_to_ns(const struct timespec *t)
 {
 	if (t->tv_sec < 0 || (t->tv_sec == 0 && t->tv_nsec == 0)) {
@@ -1455,16 +1538,6 @@ static const char *stamp_label(int s, bool hw, char *buf, size_t len)
 
 /* ---------------------------------------------------------- timestamps */
 
-/*
- * Every ioctl goes through this pointer so that the unit tests can answer
- * ETHTOOL_GET_TS_INFO and SIOC[GS]HWTSTAMP the way a real NIC would.
- */
-static int ts_ioctl_sys(int fd, unsigned long req, void *arg)
-{
-	return ioctl(fd, req, arg) < 0 ? -errno : 0;
-}
-static int (*ts_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
-
 /* One interface ioctl (SIOCETHTOOL and friends) with DATA for IFNAME. */
 static int if_ioctl(int fd, const char *ifname, unsigned long req, void *data)
 {
@@ -1473,7 +1546,7 @@ static int if_ioctl(int fd, const char *ifname, unsigned long req, void *data)
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	ifr.ifr_data = data;
-	return ts_ioctl(fd, req, &ifr);
+	return kops.ioctl(fd, req, &ifr);
 }
 
 /* What ETHTOOL_GET_TS_INFO says the device can do. */
@@ -1540,7 +1613,7 @@ static int ts_put_back(int fd, struct ts_state *st, bool have_saved)
 		return -ENODATA;
 	}
 	ifr.ifr_data = (void *)&hc;
-	return ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	return kops.ioctl(fd, SIOCSHWTSTAMP, &ifr);
 }
 
 /*
@@ -1561,13 +1634,13 @@ static int ts_hw_request(int fd, struct ifreq *ifr, struct hwtstamp_config *hc, 
 	hc->tx_type = st->tx_type;
 	hc->rx_filter = filter;
 	ifr->ifr_data = (void *)hc;
-	r = ts_ioctl(fd, SIOCSHWTSTAMP, ifr);
+	r = kops.ioctl(fd, SIOCSHWTSTAMP, ifr);
 	if (r == -EOPNOTSUPP && !st->bonded) {
 		memset(hc, 0, sizeof(*hc));
 		hc->flags = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
 		hc->tx_type = st->tx_type;
 		hc->rx_filter = filter;
-		if (ts_ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
+		if (kops.ioctl(fd, SIOCSHWTSTAMP, ifr) == 0) {
 			st->bonded = true;
 			st->saved.flags |= HWTSTAMP_FLAG_BONDED_PHC_INDEX;	/* and to restore */
 			return 0;
@@ -1600,7 +1673,7 @@ static int ts_hw_enable(int fd, const char *ifname, const struct ts_caps *caps,
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	memset(&hc, 0, sizeof(hc));
 	ifr.ifr_data = (void *)&hc;
-	have_saved = ts_ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
+	have_saved = kops.ioctl(fd, SIOCGHWTSTAMP, &ifr) == 0;
 	/* a bond answers for its active slave and says so in the flags (see ts_hw_request) */
 	st->bonded = have_saved && (hc.flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX);
 	/*
@@ -1662,7 +1735,7 @@ static int ts_restore(int fd)
 	ifr = run.ts.saved_ifr;
 	ifr.ifr_data = (void *)&run.ts.saved;
 	run.ts.restore = false;
-	run.ts.restore_err = ts_ioctl(fd, SIOCSHWTSTAMP, &ifr);
+	run.ts.restore_err = kops.ioctl(fd, SIOCSHWTSTAMP, &ifr);
 	return run.ts.restore_err;
 }
 
@@ -1847,15 +1920,13 @@ static void ts_provider_get(const char *ifname)
  * names its active slave.  0: cannot tell (a lower device in another
  * namespace, no active slave), and then no stamp is refused for its device.
  */
-static const char *sysfs_net = "/sys/class/net";	/* the unit tests build their own */
-
 static int sysfs_read(const char *dev, const char *file, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", sysfs_net, dev, file);
+	snprintf(path, sizeof(path), "%s/%s/%s", kops.sysfs_net, dev, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	n = fd < 0 ? -1 : read(fd, buf, len - 1);
 	if (fd >= 0) {
@@ -1877,7 +1948,7 @@ static bool sysfs_lower(const char *dev, char *lower, size_t len)
 	int n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/%s", sysfs_net, dev);
+	snprintf(path, sizeof(path), "%s/%s", kops.sysfs_net, dev);
 	d = opendir(path);
 	while (d && (e = readdir(d))) {
 		if (!strncmp(e->d_name, "lower_", 6) && strlen(e->d_name + 6) < len) {
@@ -1968,8 +2039,6 @@ static void ts_filter_warn(const char *ifname, int filter)
  * timestamp") go missing at times.  Found in /proc: a process named ptp4l
  * with -i NIC among its arguments, or a [NIC] section in its -f file.
  */
-static const char *proc_root = "/proc";	/* the unit tests build their own */
-
 static bool ptp4l_cfg_has(const char *path, const char *nic)
 {
 	char line[256], want[IFNAMSIZ + 3];
@@ -1993,7 +2062,7 @@ static bool ptp4l_on(const char *pid, const char *nic)
 	const char *prev = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s/cmdline", proc_root, pid);
+	snprintf(path, sizeof(path), "%s/%s/cmdline", kops.proc_root, pid);
 	f = fopen(path, "r");
 	n = f ? fread(args, 1, sizeof(args) - 1, f) : 0;
 	if (f) {
@@ -2016,7 +2085,7 @@ static int ptp4l_find(const char *nic)
 {
 	char path[PATH_MAX], comm[32];
 	struct dirent *e;
-	DIR *d = opendir(proc_root);
+	DIR *d = opendir(kops.proc_root);
 	int pid = 0;
 
 	while (d && !pid && (e = readdir(d))) {
@@ -2025,7 +2094,7 @@ static int ptp4l_find(const char *nic)
 		if (!isdigit((unsigned char)e->d_name[0])) {
 			continue;
 		}
-		snprintf(path, sizeof(path), "%s/%s/comm", proc_root, e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/comm", kops.proc_root, e->d_name);
 		f = fopen(path, "r");
 		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "ptp4l\n") &&
 		    ptp4l_on(e->d_name, nic)) {
@@ -2090,7 +2159,7 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	}
 	run.ts.hw = true;
 	run.ts.phc_index = caps.phc_index;
-	if (ts_ioctl == ts_ioctl_sys) {
+	if (kops.ioctl == kops_sys.ioctl) {
 		ts_provider_get(ifname);	/* read only, for the report */
 	}
 	if (run.ts.unknown_before) {
@@ -2271,20 +2340,6 @@ static void ts_rekey(int fd)
 #define SCM_TS_OPT_ID	81	/* asm-generic/socket.h, Linux 6.13 */
 #endif
 
-/* Kernel release as major * 1000 + minor (6.13 -> 6013); 0 if unknown. */
-static unsigned (*ts_kernel)(void);
-
-static unsigned ts_kernel_uname(void)
-{
-	struct utsname u;
-	unsigned maj = 0, min = 0;
-
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2) {
-		return 0;
-	}
-	return maj * 1000 + min;
-}
-
 /*
  * How this kernel keys TX stamps.  Linux 6.13 takes the key of each send from
  * an SCM_TS_OPT_ID control message (timestamping.rst, "OPT_ID ... can be
@@ -2301,7 +2356,7 @@ static unsigned ts_kernel_uname(void)
  */
 static void ts_keys_setup(void)
 {
-	unsigned k = ts_kernel ? ts_kernel() : ts_kernel_uname();
+	unsigned k = kops.kernel();
 
 	run.ts.key_cmsg = k >= 6013 && cfg->mode == MODE_REFLECT;
 	run.ts.rekey_on_fail = k < 6008;
@@ -2554,20 +2609,6 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 static const char *const phc_method_name[] = { "none", "PTP_SYS_OFFSET_PRECISE", "PTP_SYS_OFFSET_EXTENDED", "PTP_SYS_OFFSET" };
 #define PHC_SAMPLES	9
 
-static int phc_open_sys(int index)
-{
-	char path[32];
-	int fd;
-
-	snprintf(path, sizeof(path), "/dev/ptp%d", index);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/* Both go through pointers: the unit tests put a fake PHC behind them. */
-static int (*phc_open)(int index) = phc_open_sys;
-static int (*phc_ioctl)(int fd, unsigned long req, void *arg) = ts_ioctl_sys;
-
 static int64_t pct_ns(const struct ptp_clock_time *t)
 {
 	return (int64_t)t->sec * (int64_t)NSEC_PER_SEC + t->nsec;
@@ -2584,7 +2625,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 		struct ptp_sys_offset_precise p;
 
 		memset(&p, 0, sizeof(p));
-		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
+		r = kops.phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
 		if (r == 0) {
 			*off = pct_ns(&p.device) - pct_ns(&p.sys_realtime);
 			*window = 0;
@@ -2596,7 +2637,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 		memset(&e, 0, sizeof(e));
 		e.n_samples = PHC_SAMPLES;
-		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
+		r = kops.phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_EXTENDED, &e);
 		/* the narrowest [system, phc, system] window is the least disturbed */
 		for (i = 0; r == 0 && i < e.n_samples && i < PTP_MAX_SAMPLES; i++) {
 			int64_t a = pct_ns(&e.ts[i][0]), b = pct_ns(&e.ts[i][2]), w = b - a;
@@ -2611,7 +2652,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 		memset(&o, 0, sizeof(o));
 		o.n_samples = PHC_SAMPLES;
-		r = phc_ioctl(run.phc.fd, PTP_SYS_OFFSET, &o);
+		r = kops.phc_ioctl(run.phc.fd, PTP_SYS_OFFSET, &o);
 		/* ts[] = sys, phc, sys, phc, ..., sys */
 		for (i = 0; r == 0 && i < o.n_samples && i < PTP_MAX_SAMPLES; i++) {
 			int64_t a = pct_ns(&o.ts[2 * i]), b = pct_ns(&o.ts[2 * i + 2]), w = b - a;
@@ -2675,7 +2716,7 @@ static void phc_end(void)
 		return;
 	}
 	phc_tick();
-	if (phc_open == phc_open_sys) {
+	if (kops.phc_open == kops_sys.phc_open) {
 		close(run.phc.fd);
 	}
 	run.phc.fd = -1;
@@ -2695,7 +2736,7 @@ static int phc_start(int index)
 	phc_end();		/* another PHC (never two open) */
 	run.phc = (struct phc_state){ .fd = -1, .index = index };
 	boot_id_read();
-	run.phc.fd = phc_open(index);
+	run.phc.fd = kops.phc_open(index);
 	if (run.phc.fd < 0) {
 		run.phc.err = run.phc.fd;
 		run.phc.fd = -1;
@@ -2871,9 +2912,6 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
 }
 
-/* sendmsg, through a pointer: the unit tests make a send fail as a kernel would. */
-static ssize_t (*ts_sendmsg)(int fd, const struct msghdr *msg, int flags) = sys_sendmsg;
-
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
 {
@@ -2896,12 +2934,12 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 	/* sends that ask the NIC for a TX stamp (-N's reflector asks for none) */
 	run.hww.tx += run.ts.hw && !(cfg->no_tx_ts && cfg->mode == MODE_REFLECT);
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
-		return ts_sendmsg(fd, &msg, 0);
+		return kops.sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = ts_sendmsg(fd, &msg, 0);
+	n = kops.sendmsg(fd, &msg, 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
@@ -2913,7 +2951,7 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = ts_sendmsg(fd, &msg, 0);
+		n = kops.sendmsg(fd, &msg, 0);
 	}
 	return n;
 }
@@ -3067,6 +3105,26 @@ static void proto_encode_len(uint8_t *buf, size_t len, const struct proto_msg *m
 	}
 	proto_encode(h, m);
 	memcpy(buf, h, len);
+}
+
+/* A message of len bytes: its header (short if len is), every byte after it zero. */
+static void proto_encode_pad(uint8_t *buf, size_t len, const struct proto_msg *m)
+{
+	proto_encode_len(buf, len, m);
+	if (len > PROTO_HDR_LEN) {
+		memset(buf + PROTO_HDR_LEN, 0, len - PROTO_HDR_LEN);
+	}
+}
+
+/*
+ * A pong's T3_SW, read the moment before its send, into the pong already
+ * encoded (proto_encode_len and the blocks after it): where it has room.
+ */
+static void proto_put_t3sw(uint8_t *buf, size_t len, uint64_t t3sw)
+{
+	if (proto_room(len) & PF_T3SW) {
+		put64(buf + 40, t3sw);
+	}
 }
 
 /* Decode and validate; returns 0 or the proto_err that makes it invalid. */
@@ -3618,7 +3676,7 @@ static uint64_t pct_rank(double p, uint64_t n)
 static int64_t hist_lh_pct(const struct hist *h, bool neg, uint64_t rank, uint64_t *err)
 {
 	uint32_t i, n = neg ? LH_N : LH_N - h->lh_base;
-	const uint64_t *b = neg ? h->lh : h->lh + LH_N;
+	const uint64_t *b;
 	uint64_t cum = 0, lo, hi;
 	__int128 a, z;
 
@@ -3626,6 +3684,7 @@ static int64_t hist_lh_pct(const struct hist *h, bool neg, uint64_t rank, uint64
 		*err = (uint64_t)(h->max - h->min);
 		return neg ? h->min : h->max;
 	}
+	b = neg ? h->lh : h->lh + LH_N;	/* not before the check: NULL + n is undefined */
 
 	for (i = 0; i < n - 1; i++) {
 		cum += b[i];
@@ -4117,7 +4176,6 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define CLK_STEPPED	1
 #define CLK_TOL_NS	100000	/* error of the base estimate, and scheduling between reads */
 
-static uint64_t (*clk_read)(clockid_t) = now_ns;	/* the unit tests step a fake clock */
 
 /* REALTIME - MONOTONIC, from the tightest of three paired reads. */
 static int64_t clk_offset(void)
@@ -4127,8 +4185,8 @@ static int64_t clk_offset(void)
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		uint64_t r1 = clk_read(CLOCK_REALTIME), m = clk_read(CLOCK_MONOTONIC),
-			 r2 = clk_read(CLOCK_REALTIME);
+		uint64_t r1 = kops.clock(CLOCK_REALTIME), m = kops.clock(CLOCK_MONOTONIC),
+			 r2 = kops.clock(CLOCK_REALTIME);
 
 		if (r2 - r1 < spread) {
 			spread = r2 - r1;
@@ -4257,6 +4315,112 @@ static void cls_defaults(void)
 	memset(&run.K, 0, sizeof(run.K));
 	run.K.ncls = run.K.nsz = 1;
 	run.K.rx_tos = run.K.r_prio = run.K.r_tos = -1;
+}
+
+/* The classes side by side, each on its own socket (cls_use): 1 in a plain run. */
+static int cls_classes(void)
+{
+	return run.K.ncls;
+}
+
+/* The sizes measured in turn (each -d or --count long): 1 in a plain run. */
+static uint64_t cls_sizes(void)
+{
+	return (uint64_t)run.K.nsz;
+}
+
+/* --interval is a list: each class on its own cadence (cls_due). */
+static bool cls_paced(void)
+{
+	return run.K.nival > 0;
+}
+
+/* The lists the options take (opt_cls_list, the one parser of them all). */
+enum { CL_SIZE, CL_IVAL, CL_PRIO, CL_TOS };
+
+/* A list given (n values, each in the option's range): the classes and sizes it makes. */
+static void cls_list_set(int what, const uint64_t *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (what == CL_SIZE) {
+			run.K.size[i] = (unsigned)v[i];
+		} else if (what == CL_IVAL) {
+			run.K.ival[i] = v[i] * NSEC_PER_US;
+		} else {
+			(what == CL_PRIO ? run.K.prio : run.K.tos)[i] = (int)v[i];
+		}
+	}
+	*(what == CL_SIZE ? &run.K.nsz : what == CL_IVAL ? &run.K.nival :
+	  what == CL_PRIO ? &run.K.nprio : &run.K.ntos) = n;
+}
+
+/*
+ * The lists given, checked together and made into classes and sizes (a
+ * plain run: one class of one size, the run's priority, TOS and size).  A
+ * list of --interval sets the run's cadence, all classes together: into
+ * *interval_ns.  After every option is parsed (opt_check).
+ */
+static int cls_setup_lists(uint64_t *interval_ns)
+{
+	int i;
+
+	if (run.K.nprio > 1 && run.K.ntos > 1 && run.K.nprio != run.K.ntos) {
+		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
+		       run.K.ntos, run.K.nprio);
+		return -1;
+	}
+	run.K.ncls = run.K.nprio > run.K.ntos ? run.K.nprio : run.K.ntos;
+	if (run.K.ncls < 1) {
+		run.K.ncls = 1;
+	}
+	if (run.K.ncls > 1 && run.K.nprio == 1 && cfg->priority > 14) {
+		/* every class carries it in 4 bits of its pings (cls_before_send) */
+		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
+		       cfg->priority);
+		return -1;
+	}
+	for (i = 0; i < run.K.ncls; i++) {
+		if (run.K.nprio <= 1) {
+			run.K.prio[i] = cfg->priority;
+		}
+		if (run.K.ntos <= 1) {
+			run.K.tos[i] = cfg->tos;
+		}
+	}
+	if (run.K.nsz <= 1) {
+		run.K.nsz = 1;
+		run.K.size[0] = cfg->size;
+	}
+	run.K.tx_size = run.K.size[0];
+	if (run.K.nival) {
+		double rate = 0;
+
+		if (run.K.nival != run.K.ncls || run.K.ncls < 2) {
+			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
+			       run.K.nival, run.K.ncls);
+			return -1;
+		}
+		/* the run's cadence is all classes together: window, log and idle hint follow it */
+		for (i = 0; i < run.K.ncls; i++) {
+			rate += 1.0 / (double)run.K.ival[i];
+		}
+		*interval_ns = (uint64_t)(1.0 / rate);
+		if (!*interval_ns) {
+			*interval_ns = 1;
+		}
+	}
+	if (cfg->mode == MODE_REFLECT && run.K.ncls > 1) {
+		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
+		       run.K.nprio > 1 ? "--priority" : "--tos");
+		return -1;
+	}
+	if (run.K.nsz > 1 && !cfg->count && !(cfg->duration_s > 0)) {
+		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
+		return -1;
+	}
+	return 0;
 }
 
 /* Emit with classes: the loop has more than one socket to wait on. */
@@ -4391,6 +4555,31 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
 	}
 }
 
+/*
+ * The hook on a transaction's row: metric m's value v into the rows of its
+ * class, size and cell (the primary metric; app rtt and client tx stack too
+ * with app stamps, cls_extra).  A plain run has no rows: nothing to do.
+ */
+static void cls_on_row(uint64_t seq, int m, int64_t v)
+{
+	if (!run.K.g) {
+		return;
+	}
+	cls_sample_x(seq, m, v);
+	if (m == run.side.primary) {
+		cls_sample(seq, v);
+	}
+}
+
+/* Emit: the hook on a ping answered (warm: a warm-up one), any class and size. */
+static void cls_on_answer(uint64_t seq, bool warm)
+{
+	cls_count(seq, CG_RECEIVED);
+	if (warm) {
+		cls_count(seq, CG_WARMUP);
+	}
+}
+
 /* One row's histogram (its exact store as large as a metric's: tails above -o alike). */
 static int cls_hist_alloc(struct hist *h, uint64_t nb, uint64_t out_cap)
 {
@@ -4451,8 +4640,34 @@ static void cls_use(int k)
 	run.E.keyseq = run.K.keyseq[k];
 }
 
-/* Before a ping: its class's socket, its size, and the flags that carry the class. */
-static uint16_t cls_before_send(uint64_t seq, uint64_t now)
+/* Emit: the run starts; with a --size list and -d, each size is measured -d long. */
+static void cls_run_start(void)
+{
+	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
+}
+
+/* Warm-up: the first -w pings of each size. */
+static bool cls_warmup(uint64_t seq)
+{
+	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
+}
+
+/* With classes: the flags that carry the class of the ping about to go (cls_use'd). */
+static uint16_t cls_flags(void)
+{
+	return (uint16_t)(PF_CLASS |
+			  (run.K.prio[run.K.cur] >= 0 ?
+				   (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT :
+				   0));
+}
+
+/*
+ * The hook before a ping, a plain run's too (one class of one size): its
+ * size measured now, its class's socket, the flags that carry its class
+ * and warm-up (PF_WARMUP: the first -w pings of each size) into *flags.
+ * Returns the ping's length.
+ */
+static size_t cls_before_send(uint64_t seq, uint64_t now, uint16_t *flags)
 {
 	int ph = run.K.phase;
 
@@ -4471,20 +4686,51 @@ static uint16_t cls_before_send(uint64_t seq, uint64_t now)
 			run.K.tx_size = run.K.size[run.K.phase];
 		}
 	}
-	if (run.K.ncls <= 1) {
-		return 0;
+	if (run.K.ncls > 1) {
+		cls_use(cls_of(seq));
+		*flags |= cls_flags();
 	}
-	cls_use(cls_of(seq));
-	return (uint16_t)(PF_CLASS |
-			  (run.K.prio[run.K.cur] >= 0 ?
-				   (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT :
-				   0));
+	if (cls_warmup(seq)) {
+		*flags |= PF_WARMUP;
+	}
+	return run.K.tx_size;
 }
 
-/* Warm-up: the first -w pings of each size. */
-static bool cls_warmup(uint64_t seq)
+/*
+ * --interval with a list, each class on its own absolute cadence from the
+ * run's start: the class due first, and when.
+ */
+static int cls_due(uint64_t *when)
 {
-	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
+	int k, b = 0;
+
+	for (k = 0; k < run.K.ncls; k++) {
+		if (!run.K.next[k]) {
+			run.K.next[k] = run.S.start_mono;
+		}
+		if (run.K.next[k] < run.K.next[b]) {
+			b = k;
+		}
+	}
+	*when = run.K.next[b];
+	return b;
+}
+
+/*
+ * Class b's slot taken at now by the ping seq: its class recorded (cls_of),
+ * its next slot set.  Returns the slots it let pass (skipped, not sent).
+ */
+static uint64_t cls_due_taken(int b, uint64_t seq, uint64_t now)
+{
+	uint64_t skip = 0;
+
+	run.K.cmap[seq & run.K.cmap_mask] = (uint8_t)b;
+	run.K.next[b] += run.K.ival[b];
+	if (run.K.next[b] <= now) {
+		skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
+		run.K.next[b] += skip * run.K.ival[b];
+	}
+	return skip;
 }
 
 /* Interval mode and the end of the run: wait on every class's socket. */
@@ -4523,6 +4769,12 @@ static void cls_set_rcvtimeo(const struct timeval *tv)
 	for (k = 1; run.side.emit && k < run.K.ncls; k++) {
 		setsockopt(run.K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
 	}
+}
+
+/* Reflect, before each receive: no TOS known until its control data says. */
+static void cls_rx_begin(void)
+{
+	run.K.rx_tos = -1;
 }
 
 /* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
@@ -4895,12 +5147,6 @@ static void cls_json(FILE *f)
 #define PMC_NONE	UINT64_MAX	/* no value: the counter was not on the PMU */
 #define PMC_TRIES	64		/* seqlock retries before giving up on a read */
 
-#if defined(__x86_64__)
-#define PMC_ARCH_OK	1
-#else
-#define PMC_ARCH_OK	0
-#endif
-
 /* What -M asks the PMU for; key is the JSON key and the csv column pmc_<key>. */
 static const struct pmc_def {
 	const char *key;
@@ -4913,36 +5159,6 @@ static const struct pmc_def {
 	{ "dtlb_misses", PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
 					     (PERF_COUNT_HW_CACHE_RESULT_MISS << 16) },
 };
-
-/* Where the PMU and the paranoia level are; the unit tests point these elsewhere. */
-static const char *pmc_devices = "/sys/bus/event_source/devices";
-static const char *pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
-
-static uint64_t pmc_rdpmc_hw(uint32_t counter)
-{
-#if PMC_ARCH_OK
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
-	return (uint64_t)hi << 32 | lo;
-#else
-	(void)counter;
-	return 0;
-#endif
-}
-
-/* The instruction, replaceable so that the unit tests supply its values. */
-static uint64_t (*pmc_rdpmc)(uint32_t counter) = pmc_rdpmc_hw;
-
-static int pmc_open_sys(struct perf_event_attr *a, int group)
-{
-	int fd = (int)syscall(SYS_perf_event_open, a, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-/* perf_event_open(2) for this thread; replaceable for the unit tests. */
-static int (*pmc_open)(struct perf_event_attr *a, int group) = pmc_open_sys;
 
 /*
  * A compiler barrier: the page is rewritten by the kernel, on this CPU, between our instructions.
@@ -4974,7 +5190,7 @@ static uint64_t pmc_read_one(const volatile struct perf_event_mmap_page *pg)
 		off = (uint64_t)pg->offset;
 		can = pg->cap_user_rdpmc;
 		width = pg->pmc_width;
-		raw = can && idx ? pmc_rdpmc(idx - 1) : 0;
+		raw = can && idx ? kops.rdpmc(idx - 1) : 0;
 		pmc_barrier();
 		if (pg->lock != seq) {
 			continue;
@@ -5080,7 +5296,7 @@ static int pmc_add(int d, int group)
 	a.exclude_hv = 1;
 	/* a pinned group is on the PMU whenever the thread runs, never multiplexed */
 	a.pinned = group < 0;
-	fd = pmc_open(&a, group);
+	fd = kops.pmc_open(&a, group);
 	if (fd < 0) {
 		return fd;
 	}
@@ -5116,13 +5332,13 @@ static int pmc_setup(void)
 		warnx_("-M: reading the counters with rdpmc is x86-only (x86_64); this rant was built for another architecture: run without -M");
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s/cpu", pmc_devices);
+	snprintf(dir, sizeof(dir), "%s/cpu", kops.pmc_devices);
 	if (stat(dir, &sb) < 0) {
 		/* hybrid Intel CPUs name the big cores' PMU cpu_core */
-		snprintf(dir, sizeof(dir), "%s/cpu_core", pmc_devices);
+		snprintf(dir, sizeof(dir), "%s/cpu_core", kops.pmc_devices);
 		if (stat(dir, &sb) < 0) {
 			warnx_("-M: no hardware PMU on this host (no %s/cpu: a VM without a virtual PMU, or a kernel without perf events); run on a host or VM with a PMU (KVM: -cpu host), with %s/cpu/rdpmc 1 and %s 2 or lower (or as root), or run without -M",
-			       pmc_devices, pmc_devices, pmc_paranoid_file);
+			       kops.pmc_devices, kops.pmc_devices, kops.pmc_paranoid);
 			return -1;
 		}
 	}
@@ -5136,8 +5352,8 @@ static int pmc_setup(void)
 		r = pmc_add(d, group);
 		if (r == -EACCES || r == -EPERM) {
 			warnx_("-M: perf_event_open: %s (%s is %ld; counting one's own thread in user space needs 2 or lower, or root): echo 2 > %s",
-			       strerror(-r), pmc_paranoid_file, pmc_read_long(pmc_paranoid_file),
-			       pmc_paranoid_file);
+			       strerror(-r), kops.pmc_paranoid, pmc_read_long(kops.pmc_paranoid),
+			       kops.pmc_paranoid);
 			goto fail;
 		}
 		if (r < 0 && group < 0) {
@@ -6070,9 +6286,8 @@ static void txn_account(struct txn *x)
 		}
 		x->counted |= 1u << m;
 		hist_add(&run.S.h[m], v, x->seq);
-		cls_sample_x(x->seq, m, v);
+		cls_on_row(x->seq, m, v);
 		if (m == run.side.primary) {
-			cls_sample(x->seq, v);
 			live_add(v);
 			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns &&
 			    run.S.stop_reason != STOP_BREACH) {
@@ -6370,12 +6585,12 @@ struct layout {
 static uint64_t expected_txns(void)
 {
 	if (cfg->count) {
-		return (cfg->count + cfg->warmup) * (uint64_t)run.K.nsz;
+		return (cfg->count + cfg->warmup) * cls_sizes();
 	}
 	if (cfg->duration_s > 0 && cfg->interval_ns) {
 		return ((uint64_t)(cfg->duration_s * 1e9 / (double)cfg->interval_ns) + cfg->warmup +
 			16) *
-		       (uint64_t)run.K.nsz;
+		       cls_sizes();
 	}
 	return 0;
 }
@@ -7149,7 +7364,7 @@ static int cls_open(void)
 	run.K.opening = 0;
 	run.sock_fd = first;
 	run.ts = keep;
-	if (run.K.nival) {
+	if (cls_paced()) {
 		/*
 		 * every seq still in the window or in the log ring keeps its class, and
 		 * every seq whose late pong may still be counted (emit_stale)
@@ -7239,6 +7454,21 @@ static int cls_rrow(uint16_t flags)
 	run.K.r[run.K.rn].prio = prio;
 	run.K.r[run.K.rn].tos = tos;
 	return run.K.rn++;
+}
+
+/* Reflect: the hook on a ping admitted (warm: warm-up by either side's -w), any class or none. */
+static void cls_on_ping(uint16_t flags, bool warm)
+{
+	int row = cls_rrow(flags);
+
+	run.K.r[row].received++;
+	run.K.r[row].warmup += warm;
+}
+
+/* Reflect: the hook on a pong sent, in the row of its ping. */
+static void cls_on_pong(uint16_t flags)
+{
+	run.K.r[cls_rrow(flags)].answered++;
 }
 
 /* ----------------------------------------------------------------- emit */
@@ -7370,6 +7600,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	struct proto_msg m = {
 		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
 	};
+	size_t len;
 
 	if (x->st & TF_USED) {
 		if (awaiting(x)) {
@@ -7380,18 +7611,17 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		txn_retire(x);
 	}
-	m.flags |= cls_before_send(seq, now);
+	len = cls_before_send(seq, now, &m.flags);
 	memset(x, 0, sizeof(*x));
 	x->seq = seq;
 	x->st = TF_USED;
-	if (cls_warmup(seq)) {
-		m.flags |= PF_WARMUP;
+	if (m.flags & PF_WARMUP) {
 		x->st |= TF_WARMUP;
 	} else if (seq == cfg->warmup && cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
 	proto_encode(run.E.tx, &m);
-	tag_put(run.E.tx, run.K.tx_size);
+	tag_put(run.E.tx, len);
 	answered_set(seq, false);
 	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
 	emit_key(x, seq, now);
@@ -7399,7 +7629,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		x->t[T1SW] = real_ns();
 	}
 	pmc_read(x->pmc);
-	if (ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+	if (ts_send(run.sock_fd, run.E.tx, len, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -7410,7 +7640,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		send_failed(err);
 		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
 		if (err != ECONNREFUSED ||
-		    ts_send(run.sock_fd, run.E.tx, run.K.tx_size, NULL, 0) < 0) {
+		    ts_send(run.sock_fd, run.E.tx, len, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			answered_set(seq, true);	/* never sent: a pong for it is no answer */
 			return;
@@ -7569,13 +7799,12 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	run.E.srv_no_tx = m->flags & PF_NO_TX;
 	run.E.outstanding--;
 	run.S.c.received++;
-	cls_count(x->seq, CG_RECEIVED);
+	cls_on_answer(x->seq, x->st & TF_WARMUP);
 	if (!run.E.first_rx_mono) {
 		run.E.first_rx_mono = mono_ns();
 	}
 	if (x->st & TF_WARMUP) {
 		run.S.c.warmup++;
-		cls_count(x->seq, CG_WARMUP);
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
@@ -7777,7 +8006,7 @@ static int cls_spin_recv(void)
 {
 	int k, r, got = 0;
 
-	for (k = 0; k < run.K.ncls; k++) {
+	for (k = 0; k < cls_classes(); k++) {
 		cls_use(k);
 		r = emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
@@ -7988,10 +8217,9 @@ static void emit_fin_send(const struct proto_msg *m)
 	int k;
 
 	run.E.fin_sent = true;
-	for (k = 0; k < run.K.ncls; k++) {
+	for (k = 0; k < cls_classes(); k++) {
 		cls_use(k);
-		proto_encode(run.E.tx, m);
-		memset(run.E.tx + PROTO_HDR_LEN, 0, fin_len() - PROTO_HDR_LEN);
+		proto_encode_pad(run.E.tx, fin_len(), m);
 		tag_put(run.E.tx, fin_len());
 		if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
 			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
@@ -8086,30 +8314,17 @@ static void window_flush(uint64_t end)
 static int cls_interval_step(void)
 {
 	uint64_t now = mono_ns(), limit, dl;
-	int k, b = 0;
+	int b;
 
 	emit_expire(now);
-	for (k = 0; k < run.K.ncls; k++) {
-		if (!run.K.next[k]) {
-			run.K.next[k] = run.S.start_mono;
-		}
-		if (run.K.next[k] < run.K.next[b]) {
-			b = k;
-		}
-	}
-	if (now >= run.K.next[b]) {
-		run.K.cmap[run.E.next_seq & run.K.cmap_mask] = (uint8_t)b;
-		emit_send(run.E.next_seq++, now);
-		run.K.next[b] += run.K.ival[b];
-		if (run.K.next[b] <= now) {
-			uint64_t skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
+	b = cls_due(&limit);
+	if (now >= limit) {
+		uint64_t skip = cls_due_taken(b, run.E.next_seq, now);
 
-			run.E.overruns += skip;
-			run.K.next[b] += skip * run.K.ival[b];
-		}
+		emit_send(run.E.next_seq++, now);
+		run.E.overruns += skip;
 		return 0;
 	}
-	limit = run.K.next[b];
 	dl = emit_next_deadline();
 	if (dl && dl < limit) {
 		limit = dl;
@@ -8132,7 +8347,7 @@ static void emit_overload_note(void)
 	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
 		return;
 	}
-	if (run.K.nival) {
+	if (cls_paced()) {
 		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
 			 (double)cfg->interval_ns / 1000);
 	}
@@ -8146,7 +8361,7 @@ static int emit_run(void)
 	uint64_t next;
 	int r = 0;
 
-	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * (uint64_t)run.K.nsz : UINT64_MAX;
+	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * cls_sizes() : UINT64_MAX;
 	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
@@ -8159,9 +8374,9 @@ static int emit_run(void)
 	run.S.first_real = real_ns();
 	clk_start();
 	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) *
-								     (uint64_t)run.K.nsz :
+								     cls_sizes() :
 					  0;
-	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
+	cls_run_start();
 	next = run.S.start_mono;
 	if (!cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
@@ -8184,7 +8399,7 @@ static int emit_run(void)
 			run.S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = run.K.nival	     ? cls_interval_step() :
+		r = cls_paced()	     ? cls_interval_step() :
 		    cfg->interval_ns ? emit_interval_step(&next) :
 				       emit_b2b_step();
 	}
@@ -8667,6 +8882,22 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 }
 
 /*
+ * A datagram sent outside any transaction (a BUSY, a FIN_ACK) used up a TX
+ * key: park it in its slot, so that its TX stamp finds a slot that ignores it.
+ */
+static void reflect_park_key(void)
+{
+	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
+
+	if (x->st & TF_TXPEND) {
+		run.R.txpend--;
+	}
+	txn_retire(x);
+	memset(x, 0, sizeof(*x));
+	x->txkey = run.ts.next_key++;
+}
+
+/*
  * A ping of another session while one runs: a header-sized BUSY (never
  * larger than the ping, which is at least a header), at most one per
  * BUSY_GAP_NS so that it cannot be used to amplify a flood.  Its TX stamp
@@ -8686,19 +8917,9 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 		return;
 	}
 	run.R.busy_last = now;
-	proto_encode_len(buf, n, &b);
-	if (n > PROTO_HDR_LEN) {
-		memset(buf + PROTO_HDR_LEN, 0, n - PROTO_HDR_LEN);
-	}
+	proto_encode_pad(buf, n, &b);
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
+		reflect_park_key();
 		run.S.c.rejected[GR_BUSY_SENT]++;
 	} else {
 		ts_rekey(run.sock_fd);	/* the key it may have used up */
@@ -9027,15 +9248,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		echo_hist_put(buf, len, &a);
 	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
-		struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
-
-		/* park the FIN_ACK's key in its slot: its TX stamp is ignored */
-		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
-		}
-		txn_retire(x);
-		memset(x, 0, sizeof(*x));
-		x->txkey = run.ts.next_key++;
+		reflect_park_key();	/* the FIN_ACK's TX stamp is ignored */
 	} else {
 		send_failed(errno);	/* counted, and the TX keys resynchronised */
 	}
@@ -9168,19 +9381,18 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 /* Count an admitted ping; true if it is warm-up by this reflector's own -w. */
 static bool reflect_count(const struct proto_msg *m)
 {
-	int row = cls_rrow(m->flags);
+	bool local;
 
 	run.R.distinct++;
 	run.S.c.received++;
-	run.K.r[row].received++;
+	/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+	local = !(m->flags & PF_WARMUP) && run.S.c.received <= cfg->warmup;
+	cls_on_ping(m->flags, (m->flags & PF_WARMUP) || local);
 	if (m->flags & PF_WARMUP) {
 		run.S.c.warmup++;
-		run.K.r[row].warmup++;
-	} else if (run.S.c.received <= cfg->warmup) {
-		/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
+	} else if (local) {
 		run.S.c.warmup++;
 		run.S.c.warmup_local++;
-		run.K.r[row].warmup++;
 		return true;
 	} else if (!run.R.measuring) {
 		/* the session's first measured ping: RANT_TEST_START after its pong */
@@ -9239,9 +9451,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	echo_hist_put(buf, len, p);
 	if (cfg->sw_stamps) {
 		p->t3sw = real_ns();
-		if (room & PF_T3SW) {
-			put64(buf + 40, p->t3sw);
-		}
+		proto_put_t3sw(buf, len, p->t3sw);
 	} else if (cfg->no_tx_ts) {
 		p->t3sw = real_ns();	/* -N: the response ends here; not echoed without -s */
 	}
@@ -9341,7 +9551,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 	pmc_read(run.pmc_tx);
 	reflect_after_pong(from, fromlen, now);
 	run.S.c.sent++;
-	run.K.r[cls_rrow(m.flags)].answered++;
+	cls_on_pong(m.flags);
 	x = reflect_claim(&m, &p, wire, now, local_warmup);
 	if (!(proto_room(len) & PF_T3W)) {
 		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
@@ -9374,7 +9584,7 @@ static int reflect_recv(int flags)
 		reflect_clear();
 	}
 	run.R.pi_level = 0;	/* none until a datagram's control data says */
-	run.K.rx_tos = -1;
+	cls_rx_begin();
 	r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl);
 
 	if (r == -ECONNREFUSED) {
@@ -14357,67 +14567,71 @@ static int opt_list(const struct opt_def *o, const char *s, uint64_t min, uint64
 	}
 }
 
-/* --size: one value as ever, or a list of sizes measured in turn (see classes, sizes). */
-static int opt_sizes(const struct opt_def *o, const char *a)
-{
-	uint64_t v[SZ_MAX];
-	int i, n;
+/*
+ * The options whose value may be a list, all parsed here and handed to the
+ * classes section (cls_list_set): a --size list measures each size in turn,
+ * a --priority or --tos list runs classes side by side, an --interval list
+ * gives each class its cadence.  An item's range is the option's, but for
+ * what a list needs: a class's priority travels in 4 bits of the ping
+ * (0-14), and an --interval slot of 0 would be no cadence at all (1 us).
+ */
+static const struct opt_list_def {
+	int val, what, maxn;
+	uint64_t min, max;	/* in a list (with a comma); 0, 0: the option's */
+} opt_lists[] = {
+	{ O_SIZE, CL_SIZE, SZ_MAX, 0, 0 },
+	{ O_INTERVAL, CL_IVAL, CLS_MAX, 1, 0 },
+	{ O_PRIORITY, CL_PRIO, CLS_MAX, 0, 14 },
+	{ O_TOS, CL_TOS, CLS_MAX, 0, 0 },
+};
 
-	if (opt_list(o, a, (uint64_t)o->min, (uint64_t)o->max, v, SZ_MAX, &n) < 0) {
-		return -1;
-	}
-	opts.size = 0;
-	for (i = 0; i < n; i++) {
-		run.K.size[i] = (unsigned)v[i];
-		if (run.K.size[i] > opts.size) {
-			opts.size = run.K.size[i];	/* buffers and checks take the largest */
+/* What one value sets: --interval's cadence, the run's priority and TOS, the largest size. */
+static void opt_list_one(const struct opt_def *o, const char *a, const uint64_t *v, int n)
+{
+	int i;
+
+	switch (o->val) {
+	case O_SIZE:
+		opts.size = 0;	/* buffers and checks take the largest */
+		for (i = 0; i < n; i++) {
+			if (v[i] > opts.size) {
+				opts.size = (unsigned)v[i];
+			}
 		}
+		break;
+	case O_INTERVAL:
+		opts.interval_arg = a;
+		if (!strchr(a, ',')) {
+			opts.interval_ns = v[0] * NSEC_PER_US;
+		}
+		break;
+	case O_PRIORITY:
+		opts.priority = (int)v[0];
+		break;
+	default:
+		opts.tos = (int)v[0];
 	}
-	run.K.nsz = n;
-	return 0;
 }
 
-/* --interval: one cadence, or one per class of --priority/--tos, in order. */
-static int opt_interval(const struct opt_def *o, const char *a)
+static int opt_cls_list(const struct opt_def *o, const char *a)
 {
-	uint64_t v[CLS_MAX];
-	int i, n;
+	const struct opt_list_def *l = opt_lists;
+	bool many = strchr(a, ',') != NULL;
+	uint64_t v[CLS_MAX > SZ_MAX ? CLS_MAX : SZ_MAX];
+	int n;
 
-	opts.interval_arg = a;
-	if (!strchr(a, ',')) {
-		if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v[0]) < 0) {
-			return -1;
-		}
-		opts.interval_ns = v[0] * NSEC_PER_US;
-		return 0;
+	while (l->val != o->val) {
+		l++;
 	}
-	/* a list slot of 0 would be no cadence at all: 1 us is the least */
-	if (opt_list(o, a, 1, (uint64_t)o->max, v, CLS_MAX, &n) < 0) {
+	if (opt_list(o, a, many && l->min ? l->min : (uint64_t)o->min,
+		     many && l->max ? l->max : (uint64_t)o->max, v, l->maxn, &n) < 0) {
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		run.K.ival[i] = v[i] * NSEC_PER_US;
+	/* one --interval is the run's cadence, not a list of one */
+	if (l->what != CL_IVAL || many) {
+		cls_list_set(l->what, v, n);
 	}
-	run.K.nival = n;
-	return 0;
-}
-
-/* --priority, --tos: one value for the run's socket, or a list of classes. */
-static int opt_class(const struct opt_def *o, const char *a)
-{
-	bool prio = o->val == O_PRIORITY;
-	uint64_t v[CLS_MAX];
-	int i, n;
-
-	/* a class's priority travels in 4 bits of the ping: a list takes 0-14 */
-	if (opt_list(o, a, 0, strchr(a, ',') && prio ? 14 : (uint64_t)o->max, v, CLS_MAX, &n) < 0) {
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		(prio ? run.K.prio : run.K.tos)[i] = (int)v[i];
-	}
-	*(prio ? &run.K.nprio : &run.K.ntos) = n;
-	*(prio ? &opts.priority : &opts.tos) = (int)v[0];
+	opt_list_one(o, a, v, n);
 	return 0;
 }
 
@@ -14497,7 +14711,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_PORT, .name = "port", .arg = "N", .type = OT_UINT, CFG(port),
 	  .min = 1, .max = 65535, .def = 12345, .modes = M_RUN,
 	  .help = "UDP port (1-65535, default 12345)" },
-	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_sizes,
+	{ .val = O_SIZE, .name = "size", .arg = "BYTES", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(size),
 	  .min = SIZE_MIN, .max = PROTO_MAX_SIZE, .def = PROTO_HDR_LEN,
 	  .modes = M_EMIT,
@@ -14512,7 +14726,7 @@ static const struct opt_def opt_table[] = {
 	{ .val = 'w', .name = "warmup", .arg = "PKTS", .type = OT_UINT, CFG(warmup),
 	  .min = 0, .max = 1000000000, .modes = M_RUN,
 	  .help = "emit: the first PKTS pings are flagged warm-up, neither side counts them; reflect: also its first PKTS pings of each session (default 0)" },
-	{ .val = O_INTERVAL, .name = "interval", .arg = "US", .type = OT_CALL, .set = opt_interval,
+	{ .val = O_INTERVAL, .name = "interval", .arg = "US", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(interval_ns), .min = 0, .max = 60000000, .scale = NSEC_PER_US,
 	  .modes = M_EMIT,
 	  .help = "emit: 0 = back-to-back (default), else one ping every US on an absolute cadence; a list: one per class" },
@@ -14576,10 +14790,10 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_SPIN, .name = "spin", .type = OT_FLAG, CFG(spin),
 	  .modes = M_RUN,
 	  .help = "spin on non-blocking receives instead of sleeping (one CPU fully used)" },
-	{ .val = O_PRIORITY, .name = "priority", .arg = "N", .type = OT_CALL, .set = opt_class,
+	{ .val = O_PRIORITY, .name = "priority", .arg = "N", .type = OT_CALL, .set = opt_cls_list,
 	  CFG(priority), .min = 0, .max = INT_MAX, .def = -1, .modes = M_RUN,
 	  .help = "SO_PRIORITY (0-6; more needs CAP_NET_ADMIN); a list (1,2,3: 0-14) runs classes side by side" },
-	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_class, CFG(tos),
+	{ .val = O_TOS, .name = "tos", .arg = "N", .type = OT_CALL, .set = opt_cls_list, CFG(tos),
 	  .min = 0, .max = 255, .def = -1, .modes = M_RUN, .hex = true,
 	  .help = "IP TOS / IPv6 traffic class (0-255, or hex: 0x20); a list runs classes side by side" },
 	{ .val = O_ONCE, .name = "once", .type = OT_FLAG, CFG(once),
@@ -14789,63 +15003,13 @@ static void cfg_defaults(void)
 /* Checks across options, after the loop (opt_check). */
 static int cls_check(const bool *given)
 {
-	int i;
+	uint64_t ival = opts.interval_ns;
 
-	if (run.K.nprio > 1 && run.K.ntos > 1 && run.K.nprio != run.K.ntos) {
-		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
-		       run.K.ntos, run.K.nprio);
-		return -1;
-	}
-	run.K.ncls = run.K.nprio > run.K.ntos ? run.K.nprio : run.K.ntos;
-	if (run.K.ncls < 1) {
-		run.K.ncls = 1;
-	}
-	if (run.K.ncls > 1 && run.K.nprio == 1 && opts.priority > 14) {
-		/* every class carries it in 4 bits of its pings (cls_before_send) */
-		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
-		       opts.priority);
-		return -1;
-	}
-	for (i = 0; i < run.K.ncls; i++) {
-		if (run.K.nprio <= 1) {
-			run.K.prio[i] = opts.priority;
-		}
-		if (run.K.ntos <= 1) {
-			run.K.tos[i] = opts.tos;
-		}
-	}
-	if (run.K.nsz <= 1) {
-		run.K.nsz = 1;
-		run.K.size[0] = opts.size;
-	}
-	run.K.tx_size = run.K.size[0];
-	if (run.K.nival) {
-		double rate = 0;
-
-		if (run.K.nival != run.K.ncls || run.K.ncls < 2) {
-			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
-			       run.K.nival, run.K.ncls);
-			return -1;
-		}
-		/* the run's cadence is all classes together: window, log and idle hint follow it */
-		for (i = 0; i < run.K.ncls; i++) {
-			rate += 1.0 / (double)run.K.ival[i];
-		}
-		opts.interval_ns = (uint64_t)(1.0 / rate);
-		if (!opts.interval_ns) {
-			opts.interval_ns = 1;
-		}
-	}
-	if (opts.mode == MODE_REFLECT && run.K.ncls > 1) {
-		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
-		       run.K.nprio > 1 ? "--priority" : "--tos");
-		return -1;
-	}
-	if (run.K.nsz > 1 && !opts.count && !(opts.duration_s > 0)) {
-		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
-		return -1;
-	}
 	(void)given;
+	if (cls_setup_lists(&ival) < 0) {
+		return -1;
+	}
+	opts.interval_ns = ival;
 	return 0;
 }
 
@@ -15067,7 +15231,7 @@ static int opt_check(const bool *given)
 /* Options whose value may be a list: a second one would replace the first. */
 static bool opt_is_list(const struct opt_def *o)
 {
-	return o->set == opt_sizes || o->set == opt_class || o->set == opt_interval;
+	return o->set == opt_cls_list;
 }
 
 /* getopt_long's array and short option string, from the table. */

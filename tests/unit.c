@@ -184,12 +184,18 @@ static char *read_file(const char *path)
  * Every case starts from here: the run state and the configuration as at
  * start-up, and the NIC's ioctls real (a case with another fake restores it).
  */
+/* The real kernel interface back, whole: every seam a case replaced (struct kops). */
+static void kops_restore(void)
+{
+	kops = kops_sys;
+}
+
 static void reset_globals(void)
 {
 	run_reset();
 	run.to = &outputs_table;
 	cfg_defaults();
-	ts_ioctl = ts_ioctl_sys;
+	kops_restore();
 	run.ts.phc_index = -1;
 	run.ts.rx_filter = -1;
 	side_set(true);
@@ -1026,6 +1032,36 @@ static void test_proto_malformed(void)
 	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == PE_TYPE, "proto: type 6 -> PE_TYPE", "failed");
 }
 
+/*
+ * The pong's late T3_SW and the zero-padded FIN / BUSY go through the codec:
+ * written where the datagram has room, decoded back, never a byte beyond it.
+ */
+static void test_proto_late(void)
+{
+	struct proto_msg m = { .type = PT_PONG, .session = 7, .seq = 9, .flags = PF_T2SW | PF_T3SW,
+			       .t2sw = 100 }, d;
+	uint8_t buf[PROTO_HDR_LEN + 16];
+	size_t i;
+	bool zero = true;
+
+	memset(buf, 0xa5, sizeof(buf));
+	proto_encode_len(buf, 40, &m);
+	proto_put_t3sw(buf, 40, 200);
+	ok(buf[40] == 0xa5 && get64(buf + 32) == 100, "proto: late T3_SW: no room in 40 bytes, none written",
+	   "%02x", buf[40]);
+	proto_encode_len(buf, PROTO_HDR_LEN, &m);
+	proto_put_t3sw(buf, PROTO_HDR_LEN, 200);
+	ok(proto_decode(buf, PROTO_HDR_LEN, &d) == 0 && d.t3sw == 200 && d.t2sw == 100 && d.seq == 9,
+	   "proto: late T3_SW: decoded from a full header", "t3sw=%" PRIu64, d.t3sw);
+	memset(buf, 0xa5, sizeof(buf));
+	proto_encode_pad(buf, PROTO_HDR_LEN + 8, &m);
+	for (i = PROTO_HDR_LEN; i < PROTO_HDR_LEN + 8; i++) {
+		zero &= buf[i] == 0;
+	}
+	ok(zero && buf[PROTO_HDR_LEN + 8] == 0xa5 && proto_decode(buf, PROTO_HDR_LEN + 8, &d) == 0,
+	   "proto: padded: the bytes after the header zero, none beyond", "%02x", buf[PROTO_HDR_LEN + 8]);
+}
+
 static void test_proto_random(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 16];
@@ -1439,11 +1475,33 @@ static int hw_setup(const char *ifname, enum ts_mode mode, char **err)
 	int r;
 
 	memset(&run.ts, 0, sizeof(run.ts));
-	ts_ioctl = fake_ioctl;
+	kops.ioctl = fake_ioctl;
 	cap_start(&ce, 2);
 	r = ts_setup(100, ifname, mode);
 	*err = cap_stop(&ce);
 	return r;
+}
+
+/* reset_globals puts back every kernel seam a case replaced, not some of them. */
+static void test_kops_restore(void)
+{
+	kops.ioctl = fake_ioctl;
+	kops.kernel = NULL;
+	kops.phc_open = NULL;
+	kops.phc_ioctl = fake_ioctl;
+	kops.sendmsg = NULL;
+	kops.clock = NULL;
+	kops.rdpmc = NULL;
+	kops.pmc_open = NULL;
+	kops.sysfs_net = kops.proc_root = kops.pmc_devices = kops.pmc_paranoid = "/nonexistent";
+	reset_globals();
+	ok(kops.ioctl == ts_ioctl_sys && kops.kernel == ts_kernel_uname &&
+	   kops.phc_open == phc_open_sys && kops.phc_ioctl == ts_ioctl_sys &&
+	   kops.sendmsg == sys_sendmsg && kops.clock == now_ns && kops.rdpmc == pmc_rdpmc_hw &&
+	   kops.pmc_open == pmc_open_sys && !strcmp(kops.sysfs_net, "/sys/class/net") &&
+	   !strcmp(kops.proc_root, "/proc") && !strcmp(kops.pmc_devices, "/sys/bus/event_source/devices") &&
+	   !strcmp(kops.pmc_paranoid, "/proc/sys/kernel/perf_event_paranoid"),
+	   "kops: reset_globals restores the whole kernel interface", "-");
 }
 
 static void test_hw(void)
@@ -3931,13 +3989,14 @@ static void test_classes_schedule(void)
 	}
 	/* 2 sizes x (2 warm-up + 4 counted) = 12 pings, classes round-robin */
 	for (seq = 0; r == 0 && seq < 12; seq++) {
-		uint16_t f = cls_before_send(seq, mono_ns());
+		uint16_t f = 0;
+		size_t len = cls_before_send(seq, mono_ns(), &f);
 		unsigned want_size = seq < 6 ? 64 : 256;
 		bool want_warm = seq % 6 < 2;
 
-		sched &= run.K.cur == (int)(seq % 3) && run.sock_fd == run.K.fd[seq % 3] && run.K.tx_size == want_size &&
+		sched &= run.K.cur == (int)(seq % 3) && run.sock_fd == run.K.fd[seq % 3] && len == want_size &&
 			 size_of(seq) == (seq < 6 ? 0 : 1);
-		warm &= cls_warmup(seq) == want_warm;
+		warm &= cls_warmup(seq) == want_warm && !!(f & PF_WARMUP) == want_warm;
 		flags &= (f & PF_CLASS) && ((f >> PF_PRIO_SHIFT) & 0xf) == seq % 3 + 2;
 	}
 	ok(sched, "classes: seq % 3 picks the class's socket, sizes change after warm-up + count", "cur %d", run.K.cur);
@@ -4018,6 +4077,49 @@ static void test_classes_reflect(void)
 }
 
 /* Each class on its own cadence: seq -> class is kept in a map, not computed. */
+/*
+ * A plain run (no list) goes through the classes' hooks as one class of one
+ * size: the ping's length is --size, the first -w are warm-up, no class
+ * flag, the socket stays; no rows to count into; the reflector books its
+ * pings and pongs in the row without a class.
+ */
+static void test_classes_plain(void)
+{
+	struct args a;
+	char *out, *err;
+	bool len_ok = true, warm_ok = true, plain_ok = true;
+	uint64_t seq;
+	int r, fd;
+
+	reset_globals();
+	r = parse_str("-a h -w 2 --size 100", &a, &out, &err);
+	free(out);
+	free(err);
+	run.sock_fd = fd = 42;
+	for (seq = 0; r == 0 && seq < 6; seq++) {
+		uint16_t f = 0;
+
+		len_ok &= cls_before_send(seq, mono_ns(), &f) == 100;
+		warm_ok &= !!(f & PF_WARMUP) == (seq < 2);
+		plain_ok &= !(f & (PF_CLASS | 0xf000)) && run.sock_fd == fd;
+	}
+	ok(r == 0 && len_ok && warm_ok && plain_ok && cls_sizes() == 1 && !cls_paced(),
+	   "classes: a plain run: one class of one size through the same hooks", "r=%d len %d warm %d plain %d",
+	   r, len_ok, warm_ok, plain_ok);
+	cls_on_row(0, run.side.primary, 1000);
+	cls_on_answer(0, false);
+	ok(!run.K.g, "classes: a plain run: no rows to count into", "-");
+	reset_globals();
+	side_set(false);
+	cls_on_ping(0, false);
+	cls_on_ping(0, true);
+	cls_on_pong(0);
+	ok(run.K.r[CLS_RROWS].received == 2 && run.K.r[CLS_RROWS].warmup == 1 && run.K.r[CLS_RROWS].answered == 1 &&
+	   !run.K.rn, "classes: a plain reflector: pings and pongs in the row without a class", "rn=%d", run.K.rn);
+	run.sock_fd = -1;
+	reset_globals();
+}
+
 static void test_classes_interval(void)
 {
 	struct args a;
@@ -4042,9 +4144,11 @@ static void test_classes_interval(void)
 	/* classes recorded at send (as cls_interval_step does) are the ones read back */
 	for (seq = 0; seq < 24; seq++) {
 		int b = seq % 4 == 3;	/* class 1 every fourth ping */
+		uint16_t f = 0;
 
 		run.K.cmap[seq & run.K.cmap_mask] = (uint8_t)b;
-		order &= cls_before_send(seq, mono_ns()) >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
+		cls_before_send(seq, mono_ns(), &f);
+		order &= f >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
 			 run.sock_fd == run.K.fd[b] && cls_of(seq) == b;
 		n[b]++;
 	}
@@ -4132,7 +4236,7 @@ static void test_outputs_clock(void)
 		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	log_setup(true, &mem, 16);
-	clk_read = fake_read;
+	kops.clock = fake_read;
 	clk_start();
 	ok(run.clk.base == fake_off, "clock: the base is REALTIME - MONOTONIC", "%" PRId64, run.clk.base);
 
@@ -4213,6 +4317,7 @@ static void test_outputs_clock(void)
 
 	/* reflect: one monotonic read per ping, T2 before it and T3 after it */
 	reset_globals();
+	kops.clock = fake_read;	/* reset_globals restores the whole kernel interface */
 	side_set(false);
 	for (i = 0; i < NMETRIC; i++) {
 		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
@@ -4234,7 +4339,7 @@ static void test_outputs_clock(void)
 	txn_account(&x);
 	ok((x.clk & CLK_STEPPED) && run.S.h[M_RESPONSE].n == 1 && run.clk.steps == 1,
 	   "clock: reflect: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk, run.clk.steps);
-	clk_read = now_ns;
+	kops_restore();
 	fake_off = off0;
 }
 
@@ -4680,7 +4785,7 @@ static void test_hwpath(void)
 	reset_globals();
 
 	/* exact TX keys: which kernels get SCM_TS_OPT_ID, which get re-keyed */
-	ts_kernel = fake_kernel;
+	kops.kernel = fake_kernel;
 	opts.mode = MODE_REFLECT;
 	fake_kernel_version = 6018;
 	ts_keys_setup();
@@ -4711,7 +4816,7 @@ static void test_hwpath(void)
 	ts_keys_setup();
 	ok(!run.ts.key_cmsg && run.ts.rekey_on_fail, "keys: unknown kernel -> counter and re-key (the safe side)", "cmsg=%d rekey=%d",
 	   run.ts.key_cmsg, run.ts.rekey_on_fail);
-	ts_kernel = NULL;
+	kops_restore();
 	cfg_defaults();	/* the mode the key choices were tried in */
 
 	/*
@@ -4875,8 +4980,8 @@ static void phc_fake_start(void)
 	memset(&run.phc, 0, sizeof(run.phc));
 	run.phc.fd = -1;
 	run.phc.index = -1;
-	phc_open = fake_phc_open;
-	phc_ioctl = fake_phc_ioctl;
+	kops.phc_open = fake_phc_open;
+	kops.phc_ioctl = fake_phc_ioctl;
 }
 
 static void test_phc(void)
@@ -4960,8 +5065,7 @@ static void test_phc(void)
 	ok(!phc_warning(w, sizeof(w)), "phc: 0.1 ppm and 1.2 us -> disciplined, no warning", "'%s'", w);
 	run.phc.last_at = run.phc.first_at + 500000000ULL;
 	ok(!phc_drift(&ppm), "phc: readings less than a second apart -> no drift yet", "ppm=%f", ppm);
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 	memset(&run.phc, 0, sizeof(run.phc));
 	run.phc.fd = -1;
 }
@@ -5038,8 +5142,7 @@ static void test_wire_off(void)
 		ok(alog_comment(&L, 1, in_cmd, in_cmd + sizeof(in_cmd) - 1) == 0 && L.wire_off == 0,
 		   "wire offset: the command line's text is not read as one", "%" PRId64, L.wire_off);
 	}
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 }
 
 /* NIC and kernel stamps of one transaction, from both kinds of TX error-queue message. */
@@ -6010,19 +6113,18 @@ static void hf_keyed(unsigned kernel)
 {
 	hf_reflector();
 	opts.mode = MODE_REFLECT;
-	ts_kernel = fake_kernel;
+	kops.kernel = fake_kernel;
 	fake_kernel_version = kernel;
 	ts_keys_setup();
 	ts_enable_socket(run.sock_fd);
-	ts_sendmsg = hf_sendmsg;
+	kops.sendmsg = hf_sendmsg;
 	hf_fail_sends = 0;
 	hf_refuse_key = false;
 }
 
 static void hf_keyed_done(void)
 {
-	ts_sendmsg = sendmsg;
-	ts_kernel = NULL;
+	kops_restore();
 	hf_done();
 }
 
@@ -6157,7 +6259,7 @@ static int hc_client(const char *ts)
 	run.S.log.cap = 0;
 	run.S.id = 0x2121;
 	nic_full();
-	ts_ioctl = fake_ioctl;
+	kops.ioctl = fake_ioctl;
 	memset(&fake_phc, 0, sizeof(fake_phc));
 	phc_fake_start();
 	hf_hists(true);
@@ -6198,8 +6300,7 @@ static void hc_done(void)
 	close(run.sock_fd);
 	close(hc.peer);
 	run.sock_fd = -1;
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 	memset(&run.E, 0, sizeof(run.E));
 	memset(&run.S, 0, sizeof(run.S));
 	reset_globals();
@@ -6520,7 +6621,7 @@ static void test_pktinfo_lower(void)
 		}
 	}
 	sysfs_put(dir, "utbond0", "bonding/active_slave", "ut1\n");
-	sysfs_net = dir;
+	kops.sysfs_net = dir;
 	r = ts_real_nic("ut0.100", nic, sizeof(nic));
 	ok(r == 2 && !strcmp(nic, "ut0"), "VLAN ut0.100: its stamps are ut0's (ifindex 2)", "r=%d nic=%s", r, nic);
 	ok(ts_real_nic("utmv0", nic, sizeof(nic)) == 2, "macvlan utmv0 on ut0: ut0's", "-");
@@ -6532,7 +6633,7 @@ static void test_pktinfo_lower(void)
 	sysfs_put(dir, "utbond0", "bonding/active_slave", "\n");
 	ok(ts_real_nic("utbond0", nic, sizeof(nic)) == 0, "a bond without an active slave: cannot tell", "-");
 	ok(ts_real_nic("nosuch", nic, sizeof(nic)) == 0, "no such device: cannot tell", "-");
-	sysfs_net = "/sys/class/net";
+	kops_restore();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {
 		printf("# could not remove %s\n", dir);
@@ -6632,7 +6733,7 @@ static int restore_child(int sig, char *told, size_t len, int *status)
 			_exit(9);
 		}
 		free(err);	/* valgrind checks the child's leaks too */
-		ts_ioctl = fake_ioctl_told;
+		kops.ioctl = fake_ioctl_told;
 		restore_pipe = p[1];
 		run.sock_fd = 100;
 		signals_setup();
@@ -6946,7 +7047,7 @@ static void test_tx_pattern(void)
 	FAKE_FILE(dir, "41/comm", "ptp4l\n");
 	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth9\0-m\0");	/* another port */
 	FAKE_FILE(dir, "42/comm", "phc2sys\n");
-	proc_root = dir;
+	kops.proc_root = dir;
 	ok(ptp4l_find("eth3") == 0, "a ptp4l on another port: not this one", "-");
 	FAKE_FILE(dir, "43/comm", "ptp4l\n");
 	FAKE_FILE(dir, "ptp4l.conf", "[global]\ntwoStepFlag 1\n[eth3]\n");
@@ -6959,7 +7060,7 @@ static void test_tx_pattern(void)
 	ok(ptp4l_find("eth3") == 43, "a ptp4l whose config file has [eth3]: found", "pid=%d", ptp4l_find("eth3"));
 	FAKE_FILE(dir, "41/cmdline", "ptp4l\0-i\0eth3\0");
 	ok(ptp4l_find("eth3") == 41 || ptp4l_find("eth3") == 43, "a ptp4l with -i eth3: found", "-");
-	proc_root = "/proc";
+	kops_restore();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd)) {
 		printf("# could not remove %s\n", dir);
@@ -7023,8 +7124,7 @@ static void test_phc_once(void)
 	   "another PHC: the first ends, the new one starts its readings", "opens=%d fd=%d n=%" PRIu64, fake_phc.n_open,
 	   run.phc.fd, run.phc.n);
 	phc_end();
-	phc_open = phc_open_sys;
-	phc_ioctl = ts_ioctl_sys;
+	kops_restore();
 	reset_globals();
 }
 
@@ -7224,8 +7324,8 @@ static void pmc_fake_sysfs(const char *pmu, const char *rdpmc, const char *paran
 	}
 	snprintf(pmc_par, sizeof(pmc_par), "%s/perf_event_paranoid", pmc_dir);
 	write_file(pmc_par, paranoid);
-	pmc_devices = pmc_dir;
-	pmc_paranoid_file = pmc_par;
+	kops.pmc_devices = pmc_dir;
+	kops.pmc_paranoid = pmc_par;
 }
 
 /*
@@ -7255,7 +7355,7 @@ static void test_pmc_read(void)
 	const int64_t O = 1000000;
 	uint64_t a[PMC_MAX], b[PMC_MAX], d[PMC_MAX];
 
-	pmc_rdpmc = fake_rdpmc;
+	kops.rdpmc = fake_rdpmc;
 	memset(&fr, 0, sizeof(fr));
 	pg_init(&pg, 3, O, 48);
 	fr.raw[2] = 500;
@@ -7339,8 +7439,8 @@ static void test_pmc_setup(void)
 	int r;
 
 	snprintf(pmc_dir, sizeof(pmc_dir), "/tmp/rant-unit-%d-pmc", (int)getpid());
-	pmc_open = fake_open;
-	pmc_rdpmc = fake_rdpmc;
+	kops.pmc_open = fake_open;
+	kops.rdpmc = fake_rdpmc;
 	if (!PMC_ARCH_OK) {
 		pmc_fake_sysfs("cpu", "1", "2\n");
 		r = pmc_try(&err, -1, 0, 1, false);
@@ -7427,6 +7527,8 @@ static void test_pmc_flow(void)
 	int i, r, k;
 
 	reset_globals();
+	kops.pmc_open = fake_open;	/* reset_globals restores the whole kernel interface */
+	kops.rdpmc = fake_rdpmc;
 	pmc_fake_sysfs("cpu", "1\n", "2\n");
 	r = pmc_try(&err, -1, 0, 1, false);
 	free(err);
@@ -7537,10 +7639,7 @@ static void test_pmc(void)
 	if (PMC_ARCH_OK) {
 		test_pmc_flow();	/* elsewhere -M is refused at setup: nothing flows */
 	}
-	pmc_open = pmc_open_sys;
-	pmc_rdpmc = pmc_rdpmc_hw;
-	pmc_devices = "/sys/bus/event_source/devices";
-	pmc_paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
+	kops_restore();
 	{
 		char cmd[300];
 
@@ -8601,9 +8700,11 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_proto),
 	CASE(test_proto_malformed),
 	CASE(test_proto_random),
+	CASE(test_proto_late),
 	CASE(test_cmsg),
 	CASE(test_cmsg_errqueue),
 	CASE(test_cmsg_truncated),
+	CASE(test_kops_restore),
 	CASE(test_hw),
 	CASE(test_hw_all_refused),
 	CASE(test_hw_sw_only),
@@ -8661,6 +8762,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_class_rows),
 	CASE(test_interval_drain),
 	CASE(test_classes_opts),
+	CASE(test_classes_plain),
 	CASE(test_classes_interval),
 	CASE(test_classes_schedule),
 	CASE(test_classes_reflect),
