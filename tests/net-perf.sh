@@ -59,8 +59,9 @@ with_cmsg() { grep -c 'msg_control=\[' "$WORK/$1-$2.st"; }
 # scheduling, not rant's behaviour (77 of 300 under strace on a loaded host),
 # so no bound on it, only that the answer came within the session.
 first_naming() {
-	awk '/sendmsg\(/ { n++; if ($0 ~ /cmsg_level=SOL_IP(V6)?,/) { k++; if (k != n) bad = 1 } }
-		END { exit bad || k < 1 || k >= n }' "$WORK/$1-$2.st"
+	awk '/sendmsg\(/ { n++; if ($0 ~ /cmsg_level=SOL_IP(V6)?,/) { k++; at[n] = 1; if (k != n) bad = 1 } }
+		END { if (bad || k < 1 || k >= n) { printf "#   %d of %d answers name their source, at:", k, n
+			for (i = 1; i <= n; i++) { if (i in at) { printf " %d", i } }; print ""; exit 1 } }' "$WORK/$1-$2.st"
 }
 
 # every stamp came and every ping was answered
