@@ -52,11 +52,16 @@ sends() { grep -c 'sendmsg(' "$WORK/$1-$2.st"; }
 # (the only IP-level control message rant sends is the source address, IP_PKTINFO / IPV6_PKTINFO)
 naming() { grep -cE 'cmsg_level=SOL_IP(V6)?,' "$WORK/$1-$2.st"; }
 with_cmsg() { grep -c 'msg_control=\[' "$WORK/$1-$2.st"; }
-# first_naming NAME SIDE: the answers that name their source are the first ones only
-# (until the source watch's answer), at most N/10 of them, at least one
+# first_naming NAME SIDE: the answers that name their source are the session's
+# first ones only: the first does (the watch is asked only after it), and once
+# one does not (the source watch has answered "the kernel picks it anyway"),
+# none after it does.  How many come before the answer is the watch thread's
+# scheduling, not rant's behaviour (77 of 300 under strace on a loaded host),
+# so no bound on it, only that the answer came within the session.
 first_naming() {
-	awk -v max=$((N / 10)) '/sendmsg\(/ { n++; if ($0 ~ /cmsg_level=SOL_IP(V6)?,/) { k++; if (k != n) bad = 1 } }
-		END { exit bad || k < 1 || k > max }' "$WORK/$1-$2.st"
+	awk '/sendmsg\(/ { n++; if ($0 ~ /cmsg_level=SOL_IP(V6)?,/) { k++; at[n] = 1; if (k != n) bad = 1 } }
+		END { if (bad || k < 1 || k >= n) { printf "#   %d of %d answers name their source, at:", k, n
+			for (i = 1; i <= n; i++) { if (i in at) { printf " %d", i } }; print ""; exit 1 } }' "$WORK/$1-$2.st"
 }
 
 # every stamp came and every ping was answered

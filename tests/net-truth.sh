@@ -25,6 +25,7 @@ PORT=12422
 # 3000 pings 600 us apart (1.8 s); faults by rule up to seq 2000, so that a
 # pong held 400 ms (the timeout is 200 ms: late) still arrives in the run
 COUNT=3000
+TIMEOUT_MS=200
 LAST=2000
 RULES=(--rule "ping,drop,97,13" --rule "pong,drop,89,29" --rule "pong,dup,83,41"
 	--rule "ping,dup,79,7" --rule "pong,hold,101,53,400000000")
@@ -85,19 +86,32 @@ if ! wait_for 30 test -e "$WORK/relay.ready"; then
 fi
 reflector_or "truth" refl --port "$PORT" --once -q --json "$WORK/refl.json" -l "$WORK/refl.csv" \
 	--log-format csv || { finish; exit 1; }
-emit cli --port "$PORT" --count "$COUNT" --interval 600 --timeout 200 --size 128 \
+emit cli --port "$PORT" --count "$COUNT" --interval 600 --timeout "$TIMEOUT_MS" --size 128 \
 	--json "$WORK/cli.json" -l "$WORK/cli.csv" --log-format csv
-expect_rc "truth: client" 0
 wait_reflector
-expect_eq "truth: reflector ends with the session" "$REFLECTOR_RC" 0
 kill -TERM "$RELAY_PID"
 wait_exit "$RELAY_PID" 10
 expect_eq "truth: the relay wrote its log" "$WAIT_RC" 0
+# the relay's log is the truth only if the relay lost nothing before reading
+# it: frames its own sockets dropped (its receive queues overflowed on a
+# starved host) would be counted against rant, and may cost the client its
+# session (exit 1), so its exit status too is judged only when there were none
+drops=$(sed -n 's/^relay: dropped \([0-9]*\)$/\1/p' "$WORK/relay.err")
+expect_eq "truth: the relay counted its own drops" "${drops:+counted}" counted
+if [ "${drops:-0}" -gt 0 ]; then
+	skip "truth: the comparisons: the relay's own sockets dropped $drops frames" \
+		"(PACKET_STATISTICS), so its log is not the truth"
+	sed 's/^/#   /' "$WORK/relay.err"
+	finish
+	exit 0
+fi
+expect_rc "truth: client" 0
+expect_eq "truth: reflector ends with the session" "$REFLECTOR_RC" 0
 analyze ana "$WORK/cli.csv" "$WORK/refl.csv" --json "$WORK/ana.json"
 expect_eq "truth: --analyze of both logs" "$ANALYZE_RC" 0
 
 out=$(python3 -c "$PY_LIB$(cat "$D/truth.py")" "$WORK/relay.log" "$WORK/cli.csv" "$WORK/refl.csv" \
-	"$WORK/cli.json" "$WORK/refl.json" "$WORK/ana.json" 2>&1)
+	"$WORK/cli.json" "$WORK/refl.json" "$WORK/ana.json" $((TIMEOUT_MS * 1000000)) 2>&1)
 rc=$?
 while IFS= read -r line; do
 	case $line in
