@@ -332,9 +332,11 @@ wait_for 30 not_running "$REFLECTOR_PID"
 # dropped before the wire, with no TX stamp.  Each loss is drawn and counted
 # where the run's total is: the title, the time panel, the --analyze picture.
 reflector nostamp -q
-emit_bg nostamp --count 600 --interval 2000 --timeout 20 -v -l "$WORK/nostamp.log" \
+# 3000 pings at 2 ms: 6 s, so that the first status line (once a second)
+# comes while pings remain also on a loaded host (600 ended before it there)
+emit_bg nostamp --count 3000 --interval 2000 --timeout 20 -v -l "$WORK/nostamp.log" \
 	--plot "$WORK/nostamp.svg" --json "$WORK/nostamp.json"
-if wait_for 10 grep -q 'samples [1-9]' "$WORK/nostamp.err"; then
+if wait_for 30 grep -q 'samples [1-9]' "$WORK/nostamp.err"; then
 	ip -n "$NS_B" addr del "$ADDR_B/24" dev "$VETH_B"
 	ip -n "$NS_A" neigh flush dev "$VETH_A"
 fi
