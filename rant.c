@@ -6323,6 +6323,15 @@ static void txn_account(struct txn *x)
 	}
 }
 
+/* A send's awaited TX stamp came: store it in slot s, one fewer pending, account. */
+static void txn_tx_stamped(struct txn *x, uint64_t *pending, int s, uint64_t wire)
+{
+	x->st &= (uint16_t)~TF_TXPEND;
+	(*pending)--;
+	x->t[s] = wire;
+	txn_account(x);
+}
+
 /*
  * A transaction leaves the window: count the stamps that never came, log it,
  * and refresh the breach copy (its T3 wire stamp arrives after the breach).
@@ -7548,10 +7557,7 @@ static void emit_on_tx(uint32_t key, uint64_t wire)
 		run.S.c.tx_unmatched++;
 		return;
 	}
-	x->st &= (uint16_t)~TF_TXPEND;
-	run.E.txpend--;
-	x->t[T1W] = wire;
-	txn_account(x);
+	txn_tx_stamped(x, &run.E.txpend, T1W, wire);
 }
 
 /*
@@ -8958,10 +8964,7 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 		}
 		return;
 	}
-	x->st &= (uint16_t)~TF_TXPEND;
-	run.R.txpend--;
-	x->t[T3W] = wire;
-	txn_account(x);
+	txn_tx_stamped(x, &run.R.txpend, T3W, wire);
 	if (wire && !(x->st & TF_NO_ECHO)) {
 		echo_push(x->seq, wire, key);
 	}
