@@ -7860,6 +7860,26 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 }
 
 /*
+ * When a pong arrived, on the monotonic scale of the deadlines: its kernel
+ * receive stamp (CLOCK_REALTIME; beside NIC stamps the kernel's own of the
+ * same packet) less the REALTIME - MONOTONIC base of the clock-step check,
+ * so a pong read late by a client the scheduler kept waiting is judged by
+ * when it came, not by when it was read.  Without that stamp, or with one
+ * outside the send .. read interval (a stepped clock), the read time.
+ */
+static uint64_t emit_arrival(const struct txn *x, uint64_t wire, uint64_t read)
+{
+	uint64_t k = run.ts.hw ? run.ts_rx_kernel : wire, sent = x->deadline - cfg->timeout_ns;
+	__int128 a;
+
+	if (!k || !run.clk.have) {
+		return read;
+	}
+	a = (__int128)k - run.clk.base;
+	return a >= sent && a <= read ? (uint64_t)a : read;
+}
+
+/*
  * One datagram on the client: decoded and authenticated, of our session,
  * BUSY or FIN_ACK taken, a pong of the right length for an in-flight ping
  * (else late, duplicate or rejected), its stamps checked and accounted.
@@ -7922,8 +7942,8 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	if (!(x->st & TF_LOST)) {
 		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
-		if (x->mono > x->deadline) {
-			/* after --timeout: lost, whenever we got round to reading it */
+		if (emit_arrival(x, wire, x->mono) > x->deadline) {
+			/* arrived after --timeout: lost, and the pong late */
 			emit_lost(x);
 		}
 	}
@@ -7993,20 +8013,20 @@ static int emit_recv(int flags)
 	return r;
 }
 
-/* Mark as lost every outstanding ping whose deadline has passed. */
-static void emit_expire(uint64_t now)
+/* --spin with classes, between pings: one non-blocking receive on each socket. */
+static int cls_spin_recv(void)
 {
-	while (run.E.oldest < run.E.next_seq) {
-		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
+	int k, r, got = 0;
 
-		if (x->seq == run.E.oldest && awaiting(x)) {
-			if (now < x->deadline) {
-				break;
-			}
-			emit_lost(x);
+	for (k = 0; k < cls_classes(); k++) {
+		cls_use(k);
+		r = emit_recv(MSG_DONTWAIT);
+		if (r < 0) {
+			return r;
 		}
-		run.E.oldest++;
+		got |= r;
 	}
+	return got;
 }
 
 /* Deadline of the oldest ping still waiting for its pong, or 0. */
@@ -8024,20 +8044,42 @@ static uint64_t emit_next_deadline(void)
 	return 0;
 }
 
-/* --spin with classes, between pings: one non-blocking receive on each socket. */
-static int cls_spin_recv(void)
+/*
+ * Before a ping is given up: read the pongs already queued (at most 64, so
+ * no stream holds the loop), without waiting.  A client that was not
+ * scheduled until after a deadline would otherwise expire a ping whose pong
+ * came in time and sits unread, and then count that pong late.
+ */
+static void emit_read_queued(uint64_t now)
 {
-	int k, r, got = 0;
+	uint64_t due = emit_next_deadline();
+	int i;
 
-	for (k = 0; k < cls_classes(); k++) {
-		cls_use(k);
-		r = emit_recv(MSG_DONTWAIT);
-		if (r < 0) {
-			return r;
-		}
-		got |= r;
+	if (!due || now < due) {
+		return;		/* nothing due: no system call */
 	}
-	return got;
+	for (i = 0; i < 64; i++) {
+		if ((cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT)) <= 0) {
+			break;	/* a socket error is the loop's to report, at its next receive */
+		}
+	}
+}
+
+/* Mark as lost every outstanding ping whose deadline has passed. */
+static void emit_expire(uint64_t now)
+{
+	emit_read_queued(now);
+	while (run.E.oldest < run.E.next_seq) {
+		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
+
+		if (x->seq == run.E.oldest && awaiting(x)) {
+			if (now < x->deadline) {
+				break;
+			}
+			emit_lost(x);
+		}
+		run.E.oldest++;
+	}
 }
 
 /*

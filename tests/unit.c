@@ -6221,6 +6221,95 @@ static void rx_stamps_live(void)
 	ts_rx_live();
 }
 
+/* late_ping N SENT: ping N in the guard window, sent at monotonic SENT, awaiting its pong */
+static struct txn *late_ping(uint64_t seq, uint64_t sent)
+{
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+
+	memset(x, 0, sizeof(*x));
+	x->seq = seq;
+	x->st = TF_USED | TF_SENT;
+	x->deadline = sent + opts.timeout_ns;
+	answered_set(seq, false);
+	run.E.outstanding++;
+	run.S.c.sent++;
+	if (run.E.next_seq <= seq) {
+		run.E.next_seq = seq + 1;
+	}
+	return x;
+}
+
+/*
+ * A pong is late by when it arrived (its kernel receive stamp), not by when
+ * the client got round to reading it; and a ping is not given up while its
+ * pong, in time, sits unread in the socket.
+ */
+static void test_late_by_arrival(void)
+{
+	static uint8_t rxbuf[PROTO_MAX_SIZE + 64];
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t tl = sizeof(to);
+	uint64_t sent, base;
+	int rx, tx, i;
+
+	guard_setup(true);
+	opts.size = PROTO_HDR_LEN;
+	opts.timeout_ns = 20 * 1000000ULL;
+	clk_start();
+	base = (uint64_t)run.clk.base;
+	/* sent 40 ms ago: every deadline has passed when the pongs are read */
+	sent = mono_ns() - 2 * opts.timeout_ns;
+	late_ping(0, sent);
+	late_ping(1, sent);
+	late_ping(2, sent);
+	late_ping(3, sent);
+	/* 0 came 1 us after the send; 1 after its deadline; 2 without a stamp; 3 stamped before its send (a step) */
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 0, 0), base + sent + 1000, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 1, 0), base + sent + opts.timeout_ns + 1000, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 2, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), base + sent - 10 * NSEC_PER_SEC, 0, false);
+	ok(run.S.c.received == 1 && run.S.c.late == 3 && run.S.c.lost == 3 && (run.win.slot[0].st & TF_RECEIVED),
+	   "late: read after the deadline, a pong stamped before it is on time; after it, unstamped or stepped: late",
+	   "received %" PRIu64 " late %" PRIu64 " lost %" PRIu64, run.S.c.received, run.S.c.late, run.S.c.lost);
+
+	/* a real socket on lo: the pong came in time, the client reads it only after the deadline */
+	rx_stamps_live();
+	rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (rx < 0 || tx < 0 || bind(rx, (struct sockaddr *)&to, sizeof(to)) < 0 ||
+	    getsockname(rx, (struct sockaddr *)&to, &tl) < 0 || ts_sockopt(rx, ts_sockopt_flags(false)) < 0) {
+		ok(false, "late: loopback sockets with receive stamps", "%s", strerror(errno));
+		return;
+	}
+	run.sock_fd = rx;
+	run.E.rx = rxbuf;
+	run.E.rxcap = sizeof(rxbuf);
+	run.E.oldest = 0;
+	sent = mono_ns();
+	late_ping(4, sent);
+	guard_msg(buf, PT_PONG, run.S.id, 4, 0);
+	ok(sendto(tx, buf, opts.size, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)opts.size,
+	   "late: the pong is sent at once", "%s", strerror(errno));
+	for (i = 0; i < 10000 && mono_ns() <= sent + opts.timeout_ns; i++) {
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	emit_expire(mono_ns());
+	ok(run.S.c.received == 2 && run.S.c.lost == 3 && run.S.c.late == 3 && (run.win.slot[4].st & TF_RECEIVED) &&
+	   !run.E.outstanding, "late: at its deadline, the pong queued in time is read first: received, not lost",
+	   "received %" PRIu64 " lost %" PRIu64 " late %" PRIu64 " outstanding %" PRIu64, run.S.c.received, run.S.c.lost,
+	   run.S.c.late, run.E.outstanding);
+	/* nothing queued: a ping past its deadline is lost, with no pong to read */
+	late_ping(5, mono_ns() - 2 * opts.timeout_ns);
+	emit_expire(mono_ns());
+	ok(run.S.c.lost == 4 && run.S.c.received == 2 && !run.E.outstanding, "late: a ping past its deadline with nothing queued is lost",
+	   "lost %" PRIu64, run.S.c.lost);
+	close(rx);
+	close(tx);
+	run.sock_fd = -1;
+	run.E.rx = NULL;
+}
+
 /*
  * A client on lo whose NIC (the fake one) grants hardware stamps: lo
  * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
@@ -8758,6 +8847,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_stamps),
 	CASE(test_guard_peers),
 	CASE(test_guard_client),
+	CASE(test_late_by_arrival),
 	CASE(test_guard_reflector),
 	CASE(test_guard_sessions),
 	CASE(test_guard_class_rows),
