@@ -7942,7 +7942,8 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	if (!(x->st & TF_LOST)) {
 		x->mono = mono_ns();	/* after the pong: the clock-step check's upper bound */
-		if (emit_arrival(x, wire, x->mono) > x->deadline) {
+		if (x->mono > x->deadline &&
+		    emit_arrival(x, wire, x->mono) > x->deadline) {
 			/* arrived after --timeout: lost, and the pong late */
 			emit_lost(x);
 		}
@@ -8260,6 +8261,8 @@ static void emit_await_pongs(uint64_t cutoff)
 		}
 		if (now >= dl) {
 			if (now >= cutoff) {
+				/* what came before the cutoff counts */
+				emit_read_queued(UINT64_MAX);
 				emit_lose_outstanding();
 				break;
 			}

@@ -6304,6 +6304,14 @@ static void test_late_by_arrival(void)
 	emit_expire(mono_ns());
 	ok(run.S.c.lost == 4 && run.S.c.received == 2 && !run.E.outstanding, "late: a ping past its deadline with nothing queued is lost",
 	   "lost %" PRIu64, run.S.c.lost);
+	/* the end's cutoff (-d + 200 ms) before the deadline: a pong that came is read, not lost */
+	late_ping(6, mono_ns());
+	guard_msg(buf, PT_PONG, run.S.id, 6, 0);
+	sendto(tx, buf, opts.size, 0, (struct sockaddr *)&to, sizeof(to));
+	emit_await_pongs(mono_ns() - 1);
+	ok(run.S.c.received == 3 && run.S.c.lost == 4 && !run.E.outstanding,
+	   "late: at the end's cutoff, a pong already queued is received, not lost",
+	   "received %" PRIu64 " lost %" PRIu64, run.S.c.received, run.S.c.lost);
 	close(rx);
 	close(tx);
 	run.sock_fd = -1;
