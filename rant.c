@@ -801,6 +801,7 @@ struct path_mtu {
 };
 
 /* State of the client's loop. */
+#define EMIT_LATER	8
 struct emit_state {
 	uint8_t *tx, *rx;
 	size_t rxcap;
@@ -823,6 +824,10 @@ struct emit_state {
 	uint32_t silent_lost;
 	bool srv_no_tx;		/* the reflector said it takes no TX stamps (-N, PF_NO_TX) */
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
+	/* back-to-back without -t: transactions to account after the next ping went (emit_later) */
+	bool defer;
+	unsigned nlater;
+	struct txn *later[EMIT_LATER];
 	/* seqs answered (or never sent), beyond the window: replays */
 	uint64_t answered[1024];
 	/* the reflector's PHC reading and boot id, from its FIN_ACK (method 0 = none) */
@@ -7545,6 +7550,46 @@ static void emit_lost(struct txn *x)
 	emit_silence();
 }
 
+/*
+ * Account a transaction whose pong (or echoed T3) just came.  Back-to-back
+ * without -t that waits until the next ping has gone (emit_later): the
+ * statistics are then added while that ping is on its way, not between a
+ * pong and the next ping, where every instruction lowers the rate.  With
+ * -t a breach must be seen at once, and --interval waits anyway.
+ */
+static void emit_account(struct txn *x)
+{
+	if (!run.E.defer || run.E.nlater == EMIT_LATER) {
+		txn_account(x);
+	} else if (!run.E.nlater || run.E.later[run.E.nlater - 1] != x) {
+		run.E.later[run.E.nlater++] = x;
+	}
+}
+
+/* What emit_account left for later. */
+static void emit_later(void)
+{
+	unsigned i, n = run.E.nlater;
+
+	run.E.nlater = 0;
+	for (i = 0; i < n; i++) {
+		txn_account(run.E.later[i]);
+	}
+}
+
+/* Slot x is about to be reused: whatever of it waits is accounted first. */
+static void emit_later_before_reuse(const struct txn *x)
+{
+	unsigned i;
+
+	for (i = 0; i < run.E.nlater; i++) {
+		if (run.E.later[i] == x) {
+			emit_later();
+			return;
+		}
+	}
+}
+
 static void emit_on_tx(uint32_t key, uint64_t wire)
 {
 	uint64_t seq = run.E.keyseq[key & run.win.mask];
@@ -7625,6 +7670,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	};
 	size_t len;
 
+	emit_later_before_reuse(x);
 	if (x->st & TF_USED) {
 		if (awaiting(x)) {
 			emit_lost(x);
@@ -7734,7 +7780,7 @@ static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
 	} else if (t3k) {
 		run.S.c.rejected[GR_IMPLAUSIBLE]++;
 	}
-	txn_account(e);
+	emit_account(e);
 }
 
 /* Take in the server's stamps from a pong or FIN_ACK: its echo, then its T3 history. */
@@ -7961,7 +8007,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	emit_answered(x, &m, len, wire, t4sw);
 	/* hunting a threshold: the breach must be seen (and tracing stopped) at once */
 	emit_drain_if(cfg->threshold_ns >= 0);
-	txn_account(x);
+	emit_account(x);
 }
 
 /*
@@ -8166,6 +8212,11 @@ static int emit_b2b_step(void)
 	int r = 0;
 
 	emit_send(seq, now);
+	/*
+	 * the last pong's statistics while this ping is out (about a microsecond;
+	 * a batch of TX stamps stays before the send: it could outlast the round trip)
+	 */
+	emit_later();
 	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
 	if (cfg->spin) {
 		r = emit_spin_pong(x, limit);
@@ -8343,6 +8394,8 @@ static void emit_finish(void)
 	uint64_t hard = run.E.end ? run.E.end + FINISH_NS : UINT64_MAX;
 	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 
+	emit_later();
+	run.E.defer = false;
 	if (run.E.busy) {
 		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
 		emit_lose_outstanding();
@@ -8445,6 +8498,7 @@ static int emit_run(void)
 								     cls_sizes() :
 					  0;
 	cls_run_start();
+	run.E.defer = cfg->threshold_ns < 0 && !cfg->interval_ns && !cls_paced();
 	next = run.S.start_mono;
 	if (!cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);

@@ -6319,6 +6319,54 @@ static void test_late_by_arrival(void)
 }
 
 /*
+ * Back-to-back without -t the client accounts a pong after its next ping has
+ * gone (emit_later): nothing is lost or counted twice, a slot is accounted
+ * before it is reused, and a full list accounts at once.
+ */
+static void test_emit_later(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 64];
+	uint64_t n0;
+	int i;
+
+	guard_setup(true);
+	opts.size = PROTO_HDR_LEN;
+	for (i = 0; i < 12; i++) {
+		struct txn *x = late_ping((uint64_t)i, 1);
+
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = 1000000 + (uint64_t)i * 100000;
+	}
+	/* not deferred: the pong's RTT is in at once */
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 0, 0), 1005000, 0, false);
+	ok(run.S.h[M_RTT].n == 1, "later: without deferral a pong is accounted at once", "n=%" PRIu64, run.S.h[M_RTT].n);
+	run.E.defer = true;
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 1, 0), 1105000, 0, false);
+	n0 = run.S.h[M_RTT].n;
+	emit_later();
+	ok(n0 == 1 && run.S.h[M_RTT].n == 2 && !run.E.nlater, "later: deferred, the pong is accounted by emit_later, once",
+	   "before %" PRIu64 " after %" PRIu64, n0, run.S.h[M_RTT].n);
+	emit_later();
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 2, 0), 1205000, 0, false);
+	emit_later_before_reuse(&run.win.slot[3]);
+	n0 = run.S.h[M_RTT].n;
+	emit_later_before_reuse(&run.win.slot[2]);
+	ok(n0 == 2 && run.S.h[M_RTT].n == 3 && !run.E.nlater,
+	   "later: another slot's reuse leaves it waiting; its own slot's reuse accounts it first", "n=%" PRIu64,
+	   run.S.h[M_RTT].n);
+	for (i = 3; i < 12; i++) {
+		emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0), 1005000 + (uint64_t)i * 100000, 0, false);
+	}
+	ok(run.E.nlater == EMIT_LATER && run.S.h[M_RTT].n == 4, "later: past a full list a pong is accounted at once",
+	   "waiting %u n=%" PRIu64, run.E.nlater, run.S.h[M_RTT].n);
+	emit_later();
+	ok(run.S.h[M_RTT].n == 12 && run.S.h[M_RTT].min == 5000 && run.S.h[M_RTT].max == 5000 && run.S.c.received == 12,
+	   "later: every pong accounted once, each its own RTT", "n=%" PRIu64 " min %" PRId64 " max %" PRId64,
+	   run.S.h[M_RTT].n, run.S.h[M_RTT].min, run.S.h[M_RTT].max);
+	run.E.defer = false;
+}
+
+/*
  * A client on lo whose NIC (the fake one) grants hardware stamps: lo
  * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
  * real NIC.  peer answers the pings as a reflector with software stamps.
@@ -8856,6 +8904,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_peers),
 	CASE(test_guard_client),
 	CASE(test_late_by_arrival),
+	CASE(test_emit_later),
 	CASE(test_guard_reflector),
 	CASE(test_guard_sessions),
 	CASE(test_guard_class_rows),
