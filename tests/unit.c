@@ -6856,8 +6856,12 @@ static int fake_ioctl_told(int fd, unsigned long req, void *arg)
 	return r;
 }
 
-/* A child with the device configured by rant gets SIG; what it put back, and how it ended. */
-static int restore_child(int sig, char *told, size_t len, int *status)
+/*
+ * A child with the device configured by rant gets SIG; what it put back, and
+ * how it ended.  hup: SIGHUP's disposition rant starts with (SIG_IGN: under
+ * nohup; set either way, so the test does not depend on how it was started).
+ */
+static int restore_child(int sig, void (*hup)(int), char *told, size_t len, int *status)
 {
 	int p[2];
 	pid_t pid;
@@ -6881,6 +6885,7 @@ static int restore_child(int sig, char *told, size_t len, int *status)
 		kops.ioctl = fake_ioctl_told;
 		restore_pipe = p[1];
 		run.sock_fd = 100;
+		signal(SIGHUP, hup);
 		signals_setup();
 		raise(sig);
 		_exit(run.stop_signal ? 0 : 8);	/* a stop signal: the run ends normally */
@@ -6907,18 +6912,21 @@ static void test_restore(void)
 	int st = 0, r;
 
 	reset_globals();
-	r = restore_child(SIGHUP, told, sizeof(told), &st);
+	r = restore_child(SIGHUP, SIG_DFL, told, sizeof(told), &st);
 	ok(r == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGHUP ends the run as SIGTERM does (its report, its restore)",
 	   "status %#x", st);
-	r = restore_child(SIGQUIT, told, sizeof(told), &st);
+	r = restore_child(SIGHUP, SIG_IGN, told, sizeof(told), &st);
+	ok(r == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 8 && !*told,
+	   "under nohup (SIGHUP ignored) a hang-up leaves the run going, nothing put back by it", "status %#x told '%s'", st, told);
+	r = restore_child(SIGQUIT, SIG_DFL, told, sizeof(told), &st);
 	ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGQUIT && !strcmp(told, "S 0 0\n"),
 	   "SIGQUIT: the config found (TX off, filter NONE) put back, then SIGQUIT's own end", "status %#x told '%s'",
 	   st, told);
 	if (!RANT_ASAN) {
-		r = restore_child(SIGSEGV, told, sizeof(told), &st);
+		r = restore_child(SIGSEGV, SIG_DFL, told, sizeof(told), &st);
 		ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV && !strcmp(told, "S 0 0\n"),
 		   "a fault (SIGSEGV): the config put back first", "status %#x told '%s'", st, told);
-		r = restore_child(SIGBUS, told, sizeof(told), &st);
+		r = restore_child(SIGBUS, SIG_DFL, told, sizeof(told), &st);
 		ok(r == 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS && !strcmp(told, "S 0 0\n"),
 		   "SIGBUS: the config put back first", "status %#x told '%s'", st, told);
 	}
