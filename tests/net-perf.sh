@@ -20,6 +20,19 @@ ns_setup || {
 	finish
 	exit 1
 }
+# The veths' link-local IPv6 addresses finish duplicate address detection
+# a second or two after the link comes up, and the kernel announces it
+# (RTM_NEWADDR).  The reflector's source watch takes any such announcement
+# as a possible change of route and names its source again until it has
+# probed anew — right, but these tests count the answers that name it: the
+# sessions start once no address is tentative (a bound6 session under ASan
+# met the announcement at its 216th answer).
+settled() { # NS: no IPv6 address still tentative
+	[ -z "$(ip -n "$1" -6 addr show tentative 2>/dev/null)" ]
+}
+if ! wait_for 30 settled "$NS_A" || ! wait_for 30 settled "$NS_B"; then
+	not_ok "net-perf: IPv6 addresses settle (DAD)"
+fi
 
 N=300
 # LeakSanitizer stops the world with ptrace, which strace already holds: no
