@@ -386,7 +386,11 @@ test_bond() {
 	ip link set "$A" master bond0
 	ip link set "$B" master bond0
 	ip link set bond0 up
-	ip link set bond0 type bond active_slave "$A"
+	# the bond takes A as its active slave only once its link monitor has
+	# seen A up (until then the request is refused, and B may have come up
+	# first and become active): asked again until it is so
+	wait_for 30 bash -c 'ip link set bond0 type bond active_slave "$1" 2>/dev/null
+		grep -q "Currently Active Slave: $1" /proc/net/bonding/bond0' _ "$A"
 	ip addr add 10.30.0.1/24 dev bond0
 	in_r ip addr add 10.30.0.2/24 dev "$R"
 	wait_for 60 ping -c 1 -W 1 10.30.0.2 >/dev/null
