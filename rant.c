@@ -8093,24 +8093,37 @@ static uint64_t emit_next_deadline(void)
 }
 
 /*
- * Before a ping is given up: read the pongs already queued (at most 64, so
- * no stream holds the loop), without waiting.  A client that was not
- * scheduled until after a deadline would otherwise expire a ping whose pong
- * came in time and sits unread, and then count that pong late.
+ * Read what is queued, without waiting: at most 64 rounds, so no stream of
+ * datagrams holds the caller past its deadline; from the socket in use, or
+ * (every_class) a round over every class socket.  <0: a socket error.
+ */
+static int emit_recv_queued(bool every_class)
+{
+	int i, r = 0;
+
+	for (i = 0; i < 64; i++) {
+		r = every_class ? cls_spin_recv() : emit_recv(MSG_DONTWAIT);
+		if (r <= 0) {
+			break;
+		}
+	}
+	return r < 0 ? r : 0;
+}
+
+/*
+ * Before a ping is given up: read the pongs already queued.  A client that
+ * was not scheduled until after a deadline would otherwise expire a ping
+ * whose pong came in time and sits unread, and then count that pong late.
  */
 static void emit_read_queued(uint64_t now)
 {
 	uint64_t due = emit_next_deadline();
-	int i;
 
 	if (!due || now < due) {
 		return;		/* nothing due: no system call */
 	}
-	for (i = 0; i < 64; i++) {
-		if ((cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT)) <= 0) {
-			break;	/* a socket error is the loop's to report, at its next receive */
-		}
-	}
+	/* a socket error is the loop's to report, at its next receive */
+	(void)emit_recv_queued(cls_multi_sock());
 }
 
 /* Mark as lost every outstanding ping whose deadline has passed. */
@@ -8166,12 +8179,7 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 			}
 		}
 		if (ev & POLLIN) {
-			int i;
-
-			/* at most 64: no stream of datagrams holds the caller past its deadline */
-			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
-			}
-			return r < 0 ? r : 0;
+			return emit_recv_queued(false);
 		}
 		return 0;
 	}
@@ -8249,10 +8257,8 @@ static int emit_interval_step(uint64_t *next)
 		 * answered pings turn into losses.
 		 */
 		if (!run.E.waited) {
-			int i, r;
+			int r = emit_recv_queued(false);
 
-			for (i = 0; i < 64 && (r = emit_recv(MSG_DONTWAIT)) > 0; i++) {
-			}
 			if (r < 0) {
 				return r;
 			}
