@@ -73,6 +73,13 @@ tap_count() {
 	echo "$((p - s)) $f $s"
 }
 
+# tap_failures FILE: each "not ok" line of FILE with the "#" lines that
+# follow it (at most 12), indented, so that a summary at the end of a long
+# log shows what failed and why without being counted again
+tap_failures() {
+	awk '/^not ok/ { n = 13 } /^not ok/ || (n > 0 && /^#/) { if (n-- > 0) print "   " $0; next } { n = 0 }' "$1"
+}
+
 # tap_plan_ok FILE: FILE's plan "1..N" is there and N is its number of tests
 tap_plan_ok() {
 	local p f s

@@ -66,22 +66,31 @@ job() {
 
 # report K SUITE: show a finished suite's output and add its counts
 report() {
-	local k=$1 name=$2 log=$RUN_DIR/$1.log rc wall cpu p f s
+	local k=$1 name=$2 log=$RUN_DIR/$1.log rc wall cpu p f s why
 	read -r rc wall cpu <"$RUN_DIR/$k.done"
 	echo "== $name"
 	cat "$log"
 	read -r p f s < <(tap_count "$log")
+	why=
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		echo "not ok - $name: still running after $SUITE_TIMEOUT s, killed"
-		f=$((f + 1))
+		why="still running after $SUITE_TIMEOUT s, killed"
 	elif ! tap_plan_ok "$log"; then
-		echo "not ok - $name: no plan 1..$((p + f + s)) for its $((p + f + s)) tests (exit $rc)"
-		f=$((f + 1))
+		why="no plan 1..$((p + f + s)) for its $((p + f + s)) tests (exit $rc)"
 	elif [ "$f" -eq 0 ] && [ "$rc" -ne 0 ]; then
-		echo "not ok - $name: exit $rc with no failing test"
+		why="exit $rc with no failing test"
+	fi
+	if [ -n "$why" ]; then
+		echo "not ok - $name: $why"
 		f=$((f + 1))
 	fi
-	[ "$f" -eq 0 ] || broken+=("$name")
+	if [ "$f" -ne 0 ]; then
+		broken+=("$name")
+		{
+			echo "  $name:"
+			tap_failures "$log"
+			[ -z "$why" ] || echo "   not ok - $name: $why"
+		} >>"$RUN_DIR/failures"
+	fi
 	echo "== $name: $p passed, $f failed, $s skipped ($wall s, CPU $cpu s)"
 	printf '%8s %8s  %s\n' "$wall" "$cpu" "$name" >>"$RUN_DIR/times"
 	passed=$((passed + p))
@@ -150,6 +159,9 @@ if [ -s "$RUN_DIR/times" ]; then
 fi
 if [ ${#broken[@]} -gt 0 ]; then
 	echo "failing: ${broken[*]}"
+	# what failed, again at the end where a truncated log still shows it
+	# (a suite's own "not ok" lines; one that broke is named above)
+	cat "$RUN_DIR/failures"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
