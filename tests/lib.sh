@@ -44,6 +44,13 @@ check() {
 		ok "$name"
 	else
 		not_ok "$name"
+		# a pattern that was (or was not) in a file: what the file holds
+		case $1 in
+		has | hasnt)
+			echo "#   $2, looked for: $3"
+			sed 's/^/#     /' "$2" 2>/dev/null | head -n 20
+			;;
+		esac
 	fi
 }
 
@@ -322,6 +329,13 @@ not_running() {
 # show NAME: the output of a failed run, as TAP comments
 show() {
 	sed 's/^/#   /' "$WORK/$1.err" "$WORK/$1.out" 2>/dev/null | head -n 30
+}
+
+# expect_exit LABEL NAME CODE: WAIT_RC (wait_exit's) is CODE; if not, the
+# output of the run NAME is shown
+expect_exit() {
+	expect_eq "$1" "$WAIT_RC" "$3"
+	[ "$WAIT_RC" = "$3" ] || show "$2"
 }
 
 # expect_rc NAME CODE: the last emit's exit status, its output shown if wrong

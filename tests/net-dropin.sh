@@ -57,7 +57,7 @@ test_plain_run() {
 		>"$WORK/plain-e.out" 2>&1
 	expect_eq "plain build: a 2000-ping run over loopback, exit 0" "$?" 0
 	wait_exit "$pid" 10
-	expect_eq "plain build: its reflector (--once) exit 0" "$WAIT_RC" 0
+	expect_exit "plain build: its reflector (--once) exit 0" plain-r 0
 	py_checks "plain build" '
 d = load(sys.argv[1])["metrics"]["rtt"]
 p = d["percentiles_ns"]
@@ -87,7 +87,7 @@ test_alone_flags() {
 	emit al_c -C -L 5 --count 300 -q
 	expect_rc "-C -L 5 alone on the client" 0
 	wait_exit "$spid" 10
-	expect_eq "-C -L 5 alone on the reflector: exit 0" "$WAIT_RC" 0
+	expect_exit "-C -L 5 alone on the reflector: exit 0" al_r 0
 	for f in al_r al_c; do
 		expect_eq "$f: one line says both have no effect alone" \
 			"$(grep -c '^rant: --continue: no effect without --threshold; --log-threshold: no effect without --log' "$WORK/$f.err")" 1
@@ -110,7 +110,7 @@ test_reflector_continue() {
 	check "reflector -t -C: still running after two sessions with breaches" kill -0 "$spid"
 	kill -TERM "$spid"
 	wait_exit "$spid" 10
-	expect_eq "reflector -t -C: SIGTERM ends it, exit 3 (breaches were counted)" "$WAIT_RC" 3
+	expect_exit "reflector -t -C: SIGTERM ends it, exit 3 (breaches were counted)" rc_r 3
 	py_checks "reflector -t -C json" '
 objs = [json.loads(l) for l in open(sys.argv[1])]
 done = [o for o in objs if o["packets"]["received"]]
@@ -149,7 +149,7 @@ test_json_lines() {
 	done
 	kill -TERM "$spid"
 	wait_exit "$spid" 10
-	expect_eq "json lines: reflector exit 0" "$WAIT_RC" 0
+	expect_exit "json lines: reflector exit 0" jl_r 0
 	py_checks "json lines" '
 lines = open(sys.argv[1]).read().splitlines()
 objs = [json.loads(l) for l in lines]
