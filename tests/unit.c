@@ -6330,19 +6330,20 @@ static void test_late_by_arrival(void)
 }
 
 /*
- * Back-to-back without -t the client accounts a pong after its next ping has
- * gone (emit_later): nothing is lost or counted twice, a slot is accounted
+ * Back-to-back without -t the client accounts a pong, and a batch of TX
+ * stamps, after its next ping has gone (emit_later), EMIT_LATER_STEP a
+ * step, oldest first: nothing is lost or counted twice, a slot is accounted
  * before it is reused, and a full list accounts at once.
  */
 static void test_emit_later(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 64];
-	uint64_t n0;
-	int i;
+	uint64_t n0, n1;
+	int i, n = EMIT_LATER + 20;
 
 	guard_setup(true);
 	opts.size = PROTO_HDR_LEN;
-	for (i = 0; i < 12; i++) {
+	for (i = 0; i < n; i++) {
 		struct txn *x = late_ping((uint64_t)i, 1);
 
 		x->deadline = UINT64_MAX;
@@ -6354,10 +6355,11 @@ static void test_emit_later(void)
 	run.E.defer = true;
 	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 1, 0), 1105000, 0, false);
 	n0 = run.S.h[M_RTT].n;
-	emit_later();
-	ok(n0 == 1 && run.S.h[M_RTT].n == 2 && !run.E.nlater, "later: deferred, the pong is accounted by emit_later, once",
-	   "before %" PRIu64 " after %" PRIu64, n0, run.S.h[M_RTT].n);
-	emit_later();
+	emit_later(EMIT_LATER_STEP);
+	ok(n0 == 1 && run.S.h[M_RTT].n == 2 && !run.E.nlater && !(run.win.slot[1].st & TF_LATER),
+	   "later: deferred, the pong is accounted by emit_later, once", "before %" PRIu64 " after %" PRIu64, n0,
+	   run.S.h[M_RTT].n);
+	emit_later(EMIT_LATER_STEP);
 	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 2, 0), 1205000, 0, false);
 	emit_later_before_reuse(&run.win.slot[3]);
 	n0 = run.S.h[M_RTT].n;
@@ -6365,13 +6367,40 @@ static void test_emit_later(void)
 	ok(n0 == 2 && run.S.h[M_RTT].n == 3 && !run.E.nlater,
 	   "later: another slot's reuse leaves it waiting; its own slot's reuse accounts it first", "n=%" PRIu64,
 	   run.S.h[M_RTT].n);
-	for (i = 3; i < 12; i++) {
+
+	/* a TX stamp whose pong came first: listed once, accounted by a later step */
+	run.win.slot[3].t[T1W] = 0;
+	run.win.slot[3].st |= TF_TXPEND;
+	run.win.slot[3].txkey = 3;
+	run.E.keyseq[3] = 3;
+	run.E.txpend = 1;
+	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), 1305000, 0, false);
+	emit_on_tx(3, 1300000);
+	n0 = run.S.h[M_RTT].n;
+	n1 = run.E.nlater;
+	emit_later(EMIT_LATER_STEP);
+	ok(n0 == 3 && n1 == 1 && run.S.h[M_RTT].n == 4 && !run.E.txpend,
+	   "later: a TX stamp's accounting waits for the next step, listed once with its pong's",
+	   "before %" PRIu64 " listed %" PRIu64 " after %" PRIu64, n0, n1, run.S.h[M_RTT].n);
+
+	/* ten pongs: a step accounts the oldest EMIT_LATER_STEP, the next ones after */
+	for (i = 4; i < 14; i++) {
 		emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0), 1005000 + (uint64_t)i * 100000, 0, false);
 	}
-	ok(run.E.nlater == EMIT_LATER && run.S.h[M_RTT].n == 4, "later: past a full list a pong is accounted at once",
-	   "waiting %u n=%" PRIu64, run.E.nlater, run.S.h[M_RTT].n);
-	emit_later();
-	ok(run.S.h[M_RTT].n == 12 && run.S.h[M_RTT].min == 5000 && run.S.h[M_RTT].max == 5000 && run.S.c.received == 12,
+	emit_later(EMIT_LATER_STEP);
+	ok(run.S.h[M_RTT].n == 4 + EMIT_LATER_STEP && run.E.nlater == 10 - EMIT_LATER_STEP &&
+	   (run.win.slot[4].st & run.win.slot[4 + EMIT_LATER_STEP - 1].st & TF_LATER) == 0 &&
+	   (run.win.slot[4 + EMIT_LATER_STEP].st & TF_LATER),
+	   "later: a step accounts EMIT_LATER_STEP of them, the oldest", "n=%" PRIu64 " waiting %u", run.S.h[M_RTT].n,
+	   run.E.nlater);
+	for (i = 14; i < n; i++) {
+		emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0), 1005000 + (uint64_t)i * 100000, 0, false);
+	}
+	ok(run.E.nlater == EMIT_LATER && run.S.h[M_RTT].n == (uint64_t)(4 + EMIT_LATER_STEP + (n - 14) - (EMIT_LATER - (10 - EMIT_LATER_STEP))),
+	   "later: past a full list a pong is accounted at once", "waiting %u n=%" PRIu64, run.E.nlater, run.S.h[M_RTT].n);
+	emit_later_all();
+	ok(run.S.h[M_RTT].n == (uint64_t)n && run.S.h[M_RTT].min == 5000 && run.S.h[M_RTT].max == 5000 &&
+	   run.S.c.received == (uint64_t)n && !run.E.nlater,
 	   "later: every pong accounted once, each its own RTT", "n=%" PRIu64 " min %" PRId64 " max %" PRId64,
 	   run.S.h[M_RTT].n, run.S.h[M_RTT].min, run.S.h[M_RTT].max);
 	run.E.defer = false;
