@@ -4349,6 +4349,16 @@ static bool cls_paced(void)
 	return run.K.nival > 0;
 }
 
+/* After --interval as typed: a list's cadence, that of all its classes together ("" else). */
+static void cls_interval_all(char *all, size_t len)
+{
+	all[0] = 0;
+	if (cls_paced()) {
+		snprintf(all, len, " (all classes together: one ping every %.3g us)",
+			 (double)cfg->interval_ns / 1000);
+	}
+}
+
 /* The lists the options take (opt_cls_list, the one parser of them all). */
 enum { CL_SIZE, CL_IVAL, CL_PRIO, CL_TOS };
 
@@ -6657,12 +6667,19 @@ static int layout_compute(struct layout *L, bool emit)
 	if (emit && cfg->interval_ns) {
 		uint64_t inflight = cfg->timeout_ns / cfg->interval_ns + 1;
 
+		/* a --count run never has more in flight than it sends */
+		if (cfg->count && exp && exp < inflight) {
+			inflight = exp;
+		}
 		if (inflight > WIN_MAX / 2) {
-			warnx_("--interval: %" PRIu64 " us with --timeout %" PRIu64
-			       " ms keeps up to %" PRIu64
-			       " pings in flight; at most %d (raise --interval or lower --timeout)",
-			       cfg->interval_ns / 1000, cfg->timeout_ns / 1000000, inflight,
-			       WIN_MAX / 2);
+			char all[64];
+
+			cls_interval_all(all, sizeof(all));
+			warnx_("--interval: %s us%s with --timeout %" PRIu64 " ms keeps up to %" PRIu64
+			       " pings in flight; at most %d"
+			       " (raise --interval, lower --timeout or give --count)",
+			       cfg->interval_arg ? cfg->interval_arg : "?", all,
+			       cfg->timeout_ns / 1000000, inflight, WIN_MAX / 2);
 			return -1;
 		}
 		L->win = pow2_at_least(2 * inflight + 64);
@@ -8486,15 +8503,12 @@ static int cls_interval_step(void)
  */
 static void emit_overload_note(void)
 {
-	char all[64] = "";
+	char all[64];
 
 	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
 		return;
 	}
-	if (cls_paced()) {
-		snprintf(all, sizeof(all), " (all classes together: one ping every %.3g us)",
-			 (double)cfg->interval_ns / 1000);
-	}
+	cls_interval_all(all, sizeof(all));
 	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
 	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
 	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);

@@ -2151,6 +2151,62 @@ static void test_layout_store(void)
 	reset_globals();
 }
 
+/*
+ * --interval with --timeout sizes the client's window by the pings that can
+ * be in flight: refused past WIN_MAX / 2 with --interval as typed (a list's
+ * cadence that of all its classes), unless --count bounds what is sent.
+ */
+static void test_layout_inflight(void)
+{
+	static const struct {
+		int want;
+		const char *argv, *says;
+		unsigned win_min;
+	} c[] = {
+		{ -1, "-a h --interval 1",
+		  "rant: --interval: 1 us with --timeout 1000 ms keeps up to 1000001 pings in flight; at most 524288 (raise --interval, lower --timeout or give --count)\n",
+		  0 },
+		{ -1, "-a h --tos 1,2,3 --interval 1,1,1",
+		  "rant: --interval: 1,1,1 us (all classes together: one ping every 0.333 us) with --timeout 1000 ms keeps up to 3003004 pings in flight",
+		  0 },
+		{ 0, "-a h --tos 1,2,3 --interval 1,1,1 --count 3000", NULL, 2 * 3000 },
+		{ 0, "-a h --interval 1 --count 3000 -w 10", NULL, 2 * 3010 },
+		{ 0, "-a h --interval 1 --timeout 100", NULL, 2 * 100001 },
+		{ -1, "-a h --interval 1 -d 5", "keeps up to 1000001 pings in flight", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		struct args a;
+		struct layout L;
+		struct capture ce;
+		char *out, *err, *said, name[240];
+		int r;
+
+		reset_globals();
+		cfg_defaults();
+		memset(&L, 0, sizeof(L));
+		r = parse_str(c[i].argv, &a, &out, &err);
+		if (r == 0) {
+			cap_start(&ce, 2);
+			r = layout_compute(&L, true);
+			said = cap_stop(&ce);
+		} else {
+			said = strdup(err);
+		}
+		snprintf(name, sizeof(name), "layout: '%s' -> %d%s", c[i].argv, c[i].want,
+			 c[i].says ? ", one line" : "");
+		ok(r == c[i].want && (c[i].says ? one_rant_line(said) && strstr(said, c[i].says) != NULL
+						: !*said && L.win >= c[i].win_min),
+		   name, "r=%d said='%s' win=%u", r, said, r == 0 ? (unsigned)L.win : 0);
+		free(out);
+		free(err);
+		free(said);
+		run_reset();
+	}
+	reset_globals();
+}
+
 static void test_hist_random(void)
 {
 	const size_t N = 20000;
@@ -8953,6 +9009,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_client),
 	CASE(test_late_by_arrival),
 	CASE(test_emit_later),
+	CASE(test_layout_inflight),
 	CASE(test_guard_reflector),
 	CASE(test_guard_sessions),
 	CASE(test_guard_class_rows),
