@@ -6319,6 +6319,20 @@ static void txn_account(struct txn *x)
 			}
 		}
 	}
+}
+
+/*
+ * The clock fits of a measured transaction as it leaves the window: its
+ * offset to the peer (lowest-RTT exchange, drift) and the app-to-wire
+ * offsets.  Each fit takes the minimum of each FIT_WINDOW, so it depends on
+ * the order of its points; the window's order (sequence order, the log's
+ * rows, as --analyze reads them) makes it the same whenever the stamps
+ * arrived.  A stepped transaction is left out.
+ */
+static void txn_fit(struct txn *x)
+{
+	int64_t v;
+
 	if (x->clk & CLK_STEPPED) {
 		return;
 	}
@@ -6387,6 +6401,7 @@ static void txn_retire(struct txn *x)
 				run.S.c.missing[s] += !x->t[s];
 			}
 			pmc_account(x);
+			txn_fit(x);
 		}
 		if (run.S.log.cap) {
 			log_push(x);
@@ -7694,13 +7709,13 @@ static void emit_key(struct txn *x, uint64_t seq, uint64_t now)
 	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
 }
 
-static void emit_send(uint64_t seq, uint64_t now)
+/*
+ * The window's slot for seq, emptied: what it holds (the transaction a
+ * window ago) is accounted, lost if still unanswered, and retired (logged).
+ */
+static void emit_free_slot(uint64_t seq)
 {
 	struct txn *x = &run.win.slot[seq & run.win.mask];
-	struct proto_msg m = {
-		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
-	};
-	size_t len;
 
 	emit_later_before_reuse(x);
 	if (x->st & TF_USED) {
@@ -7712,6 +7727,17 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		txn_retire(x);
 	}
+}
+
+static void emit_send(uint64_t seq, uint64_t now)
+{
+	struct txn *x = &run.win.slot[seq & run.win.mask];
+	struct proto_msg m = {
+		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
+	};
+	size_t len;
+
+	emit_free_slot(seq);	/* back-to-back: done after the last send (emit_b2b_step) */
 	len = cls_before_send(seq, now, &m.flags);
 	memset(x, 0, sizeof(*x));
 	x->seq = seq;
@@ -8259,6 +8285,8 @@ static int emit_b2b_step(void)
 	 * the round trip; its accounting comes here, EMIT_LATER_STEP a step)
 	 */
 	emit_later(EMIT_LATER_STEP);
+	/* and the next ping's slot, a window old: its retirement (the log, the fits) too */
+	emit_free_slot(seq + 1);
 	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
 	if (cfg->spin) {
 		r = emit_spin_pong(x, limit);

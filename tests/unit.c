@@ -6463,6 +6463,71 @@ static void test_emit_later(void)
 }
 
 /*
+ * The clock fits (offset to the peer, drift, app-to-wire) take each
+ * window's best point, so they depend on the order of their points: they
+ * follow the window's order (retirement, the log's rows, what --analyze
+ * reads), not the order in which the last stamps arrived.  Accounted in
+ * order or scrambled, retired in order: the same fits to the bit.
+ */
+static void fit_order_run(bool scramble, struct fit *off, struct fit *aw, int64_t *best)
+{
+	const uint64_t base = 1700000000000000000ULL;
+	int chunk, i, order[200];
+
+	guard_setup(true);
+	srand(7);
+	for (chunk = 0; chunk < 10; chunk++) {
+		for (i = 0; i < 200; i++) {
+			uint64_t seq = (uint64_t)(chunk * 200 + i);
+			struct txn *x = &run.win.slot[seq & run.win.mask];
+
+			memset(x, 0, sizeof(*x));
+			x->seq = seq;
+			x->st = TF_USED | TF_SENT | TF_RECEIVED;
+			x->t[T1SW] = base + seq * 1000000;
+			x->t[T1W] = x->t[T1SW] + 400 + (uint64_t)(rand() % 300);
+			x->t[T2W] = x->t[T1W] + 5000 + (uint64_t)(rand() % 2000);
+			x->t[T3W] = x->t[T2W] + 300 + (uint64_t)(rand() % 100);
+			x->t[T4W] = x->t[T3W] + 5000 + (uint64_t)(rand() % 2000);
+			x->t[T4SW] = x->t[T4W] + 700 + (uint64_t)(rand() % 300);
+			order[i] = i;
+		}
+		for (i = 199; scramble && i > 0; i--) {
+			/* an order of its own, so that the stamps are the same in both runs */
+			int j = (int)(((uint64_t)(chunk * 7919 + i) * 2654435761u) % (uint64_t)(i + 1)), t = order[i];
+
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (i = 0; i < 200; i++) {
+			txn_account(&run.win.slot[(uint64_t)(chunk * 200 + order[i]) & run.win.mask]);
+		}
+		for (i = 0; i < 200; i++) {
+			txn_retire(&run.win.slot[(uint64_t)(chunk * 200 + i) & run.win.mask]);
+		}
+	}
+	*off = run.S.offset;
+	aw[0] = run.S.app_wire[0];
+	aw[1] = run.S.app_wire[1];
+	*best = run.S.best_offset;
+}
+
+static void test_fit_order(void)
+{
+	struct fit o1, o2, a1[2], a2[2];
+	int64_t b1, b2;
+
+	fit_order_run(false, &o1, a1, &b1);
+	fit_order_run(true, &o2, a2, &b2);
+	ok(o1.seen == 2000 && o1.n >= 7 && a1[0].seen == 2000 && a1[1].seen == 2000,
+	   "fits: 2000 exchanges offered, a point per 250 ms window", "seen %" PRIu64 " n %" PRIu64, o1.seen, o1.n);
+	ok(!memcmp(&o1, &o2, sizeof(o1)) && b1 == b2, "fits: the offset fit and the lowest-RTT offset, whatever the order the stamps came in",
+	   "n %" PRIu64 "/%" PRIu64 " best %" PRId64 "/%" PRId64, o1.n, o2.n, b1, b2);
+	ok(!memcmp(a1, a2, sizeof(a1)), "fits: the app-to-wire fits likewise", "n %" PRIu64 "/%" PRIu64, a1[0].n, a2[0].n);
+	reset_globals();
+}
+
+/*
  * A client on lo whose NIC (the fake one) grants hardware stamps: lo
  * delivers none (ts[2] is always 0 there), its kernel stamps come as with a
  * real NIC.  peer answers the pings as a reflector with software stamps.
@@ -9010,6 +9075,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_late_by_arrival),
 	CASE(test_emit_later),
 	CASE(test_layout_inflight),
+	CASE(test_fit_order),
 	CASE(test_guard_reflector),
 	CASE(test_guard_sessions),
 	CASE(test_guard_class_rows),
