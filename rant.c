@@ -3608,11 +3608,12 @@ static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 	if (!h->n) {
 		h->shift = v;
 	}
-	if (!h->n || v < h->min) {
+	/* a tie goes to the earlier transaction: the same whatever order they were added in */
+	if (!h->n || v < h->min || (v == h->min && seq < h->min_seq)) {
 		h->min = v;
 		h->min_seq = seq;
 	}
-	if (!h->n || v > h->max) {
+	if (!h->n || v > h->max || (v == h->max && seq < h->max_seq)) {
 		h->max = v;
 		h->max_seq = seq;
 	}

@@ -6524,6 +6524,16 @@ static void test_fit_order(void)
 	ok(!memcmp(&o1, &o2, sizeof(o1)) && b1 == b2, "fits: the offset fit and the lowest-RTT offset, whatever the order the stamps came in",
 	   "n %" PRIu64 "/%" PRIu64 " best %" PRId64 "/%" PRId64, o1.n, o2.n, b1, b2);
 	ok(!memcmp(a1, a2, sizeof(a1)), "fits: the app-to-wire fits likewise", "n %" PRIu64 "/%" PRIu64, a1[0].n, a2[0].n);
+	ok(run.S.h[M_RTT].n == 2000, "fits: and every RTT was added", "n=%" PRIu64, run.S.h[M_RTT].n);
+	/* a statistic's extremes: a tie goes to the earlier transaction, whichever came first */
+	guard_setup(true);
+	hist_add(&run.S.h[M_RTT], 5000, 9);
+	hist_add(&run.S.h[M_RTT], 7000, 8);
+	hist_add(&run.S.h[M_RTT], 5000, 3);
+	hist_add(&run.S.h[M_RTT], 7000, 2);
+	hist_add(&run.S.h[M_RTT], 5000, 4);
+	ok(run.S.h[M_RTT].min_seq == 3 && run.S.h[M_RTT].max_seq == 2, "hist: min and max ties name the earliest seq",
+	   "min_seq %" PRIu64 " max_seq %" PRIu64, run.S.h[M_RTT].min_seq, run.S.h[M_RTT].max_seq);
 	reset_globals();
 }
 
