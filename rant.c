@@ -4165,10 +4165,6 @@ static const char *stamp_name(int s, char *buf, size_t len)
 	return stamp_label(s, stamp_hw(s), buf, len);
 }
 
-/* Bits of txn.counted beyond the metrics: clock fits done. */
-#define CNT_OFFSET	(1u << 24)
-#define CNT_AW0		(1u << 25)
-#define CNT_AW1		(1u << 26)
 #define TF_BREACH	(1u << 9)
 /* reflect: the pong had no room for T3 echoes (a --size below 64): its T3 is not queued */
 #define TF_NO_ECHO	(1u << 10)
@@ -6328,7 +6324,7 @@ static void txn_account(struct txn *x)
  * offsets.  Each fit takes the minimum of each FIT_WINDOW, so it depends on
  * the order of its points; the window's order (sequence order, the log's
  * rows, as --analyze reads them) makes it the same whenever the stamps
- * arrived.  A stepped transaction is left out.
+ * arrived.  Called once per transaction (txn_retire); a stepped one is left out.
  */
 static void txn_fit(struct txn *x)
 {
@@ -6337,10 +6333,9 @@ static void txn_fit(struct txn *x)
 	if (x->clk & CLK_STEPPED) {
 		return;
 	}
-	if (run.side.emit && !(x->counted & CNT_OFFSET) && clock_offset(x->t, &v)) {
+	if (run.side.emit && clock_offset(x->t, &v)) {
 		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
 
-		x->counted |= CNT_OFFSET;
 		fit_window(&run.S.offset, x->t[T1W], v, rtt);
 		if (run.S.offset.n == 1 || rtt < run.S.best_rtt) {
 			run.S.best_rtt = rtt;
@@ -6351,12 +6346,10 @@ static void txn_fit(struct txn *x)
 		int a0 = run.side.emit ? T1SW : T2W, b0 = run.side.emit ? T1W : T2SW;
 		int a1 = run.side.emit ? T4W : T3SW, b1 = run.side.emit ? T4SW : T3W;
 
-		if (!(x->counted & CNT_AW0) && stamp_diff(x->t[b0], x->t[a0], &v)) {
-			x->counted |= CNT_AW0;
+		if (stamp_diff(x->t[b0], x->t[a0], &v)) {
 			fit_window(&run.S.app_wire[0], x->t[a0], v, v);
 		}
-		if (!(x->counted & CNT_AW1) && stamp_diff(x->t[b1], x->t[a1], &v)) {
-			x->counted |= CNT_AW1;
+		if (stamp_diff(x->t[b1], x->t[a1], &v)) {
 			fit_window(&run.S.app_wire[1], x->t[a1], v, v);
 		}
 	}
