@@ -88,7 +88,7 @@ tests/net-truth.d/relay: tests/net-truth.d/relay.c
 
 # after every edit: no root, no namespaces, well under a minute
 quick: quick-build
-	UNIT=tests/unit-quick JOBS=$(NPROC) tests/run.sh unit tests/style.sh tests/net-opts.sh \
+	UNIT=tests/unit-quick JOBS=$(NPROC) tests/run.sh unit tests/style.sh tests/net-opts.sh tests/bench-summary.sh \
 		"tests/shellcheck.sh config"
 
 # every suite (the network ones need root: without it they skip, saying so)

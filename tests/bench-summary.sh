@@ -1,0 +1,97 @@
+#!/bin/bash
+# make bench's summary (tests/bench.d/summary.py) on synthetic results, as
+# TAP: per-tool medians, per-round ratios, the goals' verdicts with the
+# rounds that bear them out and the sign test's p, a starved round left out
+# of its ratios, a missing tool's goal left out, the busy warning only past
+# the spread.  Needs python3 only (no root, no network).
+cd "$(dirname "$0")/.." || exit 2
+TAP_ONLY=1
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+
+# line NAME FILE TEXT: a line of FILE holds TEXT (fixed, not a regex); on
+# failure the file is shown
+line() {
+	if grep -qF -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1"
+		echo "#   looked for: $3"
+		sed 's/^/#     /' "$2" | tail -n 20
+	fi
+}
+# noline NAME FILE TEXT: no line of FILE holds TEXT
+noline() {
+	if ! grep -qF -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1"
+		grep -F -- "$3" "$2" | sed 's/^/#     /'
+	fi
+}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/rant-bsum.XXXXXX") || exit 2
+trap 'rm -rf "$T"' EXIT
+HEAD="pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server"
+
+# row PAIRING TOOL ROUND RTT_P50 TPS: one run's line, the other columns fixed
+row() {
+	echo "$1 $2 $3 $4 $(($4 * 2)) $5 100 100 - - - - 0 software 1 1"
+}
+
+# results A: 9 rounds.  Blocking, rant equals floor-ts in every round (both
+# goals within); spinning, rant's rate is 0.8x floor-ts's in every round (a
+# miss all 9 agree on); rant-N against sockperf: rate 0.9x in 5 rounds and
+# 1.1x in 4 (a median miss that the rounds do not bear out).
+{
+	echo "$HEAD"
+	for r in 1 2 3 4 5 6 7 8 9; do
+		row defaults floor-ts "$r" 10000 50000
+		row defaults rant "$r" 10000 50000
+		row spin floor-ts "$r" 5000 100000
+		row spin rant "$r" 5000 80000
+		row defaults sockperf "$r" 10000 50000
+		row spin sockperf "$r" 5000 100000
+		if [ "$r" -le 5 ]; then
+			row defaults rant-N "$r" 9000 45000
+			row spin rant-N "$r" 4000 90000
+		else
+			row defaults rant-N "$r" 9000 55000
+			row spin rant-N "$r" 4000 110000
+		fi
+	done
+} >"$T/a.txt"
+python3 tests/bench.d/summary.py "$T/a.txt" 9 2 64 1.25 >"$T/a.out" 2>&1
+expect_eq "summary: exit 0" "$?" 0
+line "goal met where every round is within it" "$T/a.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | defaults | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | yes: both within in 9 of 9 rounds (sign test p = 0.002) |'
+line "goal missed in every round: conclusive" "$T/a.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | spin | 1.00 (1.00–1.00) | 0.80 (0.80–0.80) | no: rate below 0.95× in 9 of 9 rounds (sign test p = 0.002) |'
+line "a median miss in 5 of 9 rounds: not conclusive" "$T/a.out" '| rant-N / sockperf: RTT ≤ 0.95×, rate ≥ 1.05× | defaults | 0.90 (0.90–0.90) | 0.90 (0.90–1.10) | no: rate below 1.05× in 5 of 9 rounds (sign test p = 0.500, not conclusive) |'
+line "per-tool medians: rant-N's spinning rate is the median of its rounds" "$T/a.out" '| rant-N | 4,000 | 8,000 | 90,000 |'
+line "ratios: rant / floor-ts spinning rate, median (min–max)" "$T/a.out" '| rant / floor-ts | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | 0.80 (0.80–0.80) |'
+noline "spreads within x1.25: no busy warning" "$T/a.out" 'WARNING'
+
+# results B: 7 rounds, one of them starved (rant's rate 0: no ratio from it),
+# no rant-N at all, and rant's spinning rate spread 0.57x-0.99x of floor-ts's
+# (past x1.25; sockperf's follows rant's, so rant / sockperf does not spread)
+{
+	echo "$HEAD"
+	for r in 1 2 3 4 5 6 7; do
+		row defaults floor-ts "$r" 10000 50000
+		row spin floor-ts "$r" 5000 100000
+		row defaults sockperf "$r" 10000 50000
+		row spin sockperf "$r" 6000 $((50000 + r * 7000))
+		if [ "$r" = 4 ]; then
+			row defaults rant "$r" 10000 0
+		else
+			row defaults rant "$r" 10400 48000
+		fi
+		row spin rant "$r" 6000 $((50000 + r * 7000))
+	done
+} >"$T/b.txt"
+python3 tests/bench.d/summary.py "$T/b.txt" 7 2 64 1.25 >"$T/b.out" 2>&1
+expect_eq "summary B: exit 0" "$?" 0
+line "a starved round leaves the goal's rounds, not a ratio of 0" "$T/b.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | defaults | 1.04 (1.04–1.04) | 0.96 (0.96–0.96) | yes: both within in 6 of 6 rounds (sign test p = 0.016) |'
+line "RTT above the goal decides when it misses in more rounds than the rate" "$T/b.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | spin | 1.20 (1.20–1.20) | 0.78 (0.57–0.99) | no: RTT above 1.05× in 7 of 7 rounds (sign test p = 0.008) |'
+noline "no rant-N runs: no rant-N goal" "$T/b.out" 'rant-N / sockperf: RTT'
+line "spreads past x1.25: the busy warning, naming the widest" "$T/b.out" '1 of 8 p50/rate ratios spread wider than ×1.25 across rounds (widest: spin rant/floor-ts tps 0.57–0.99); a goal'"'"'s verdict with sign test p < 0.05 stands all the same'
+finish
