@@ -5,7 +5,8 @@
 # Two namespaces joined by a veth pair (tests/lib.sh).  Every server runs on
 # CPU 1 and every client on CPU 0 (taskset).  The contenders alternate within
 # each of ROUNDS rounds of DUR seconds (the order rotates every round, so no
-# tool always runs first), in two pairings:
+# tool always runs first; the two sides of each goal, rant and floor-ts,
+# rant -N and sockperf, run back to back, in turn first), in two pairings:
 #   defaults  rant -s (blocking)    sockperf (epoll/recvfrom)         floor (blocking recv)
 #   spin      rant -s --spin        sockperf --nonblocked --timeout 0 floor spin
 # and floor-ts, the floor stamping every packet as rant does (floor ... stamps:
@@ -309,8 +310,10 @@ variant_ok() {
 	return 1
 }
 
-# contenders: the round-robin list of "tool reflector-options"
-CONTENDERS=("rant" "sockperf" "floor" "floor-ts")
+# contenders: the round-robin list of "tool reflector-options"; a unit
+# "A|B" is two that always run back to back (the two sides of a goal's
+# ratio: a busy moment of the host then hits both), in turn first
+UNITS=("floor-ts|rant" "sockperf" "floor")
 
 if ! ns_setup; then
 	echo "bench.sh: could not create the namespaces and the veth pair" >&2
@@ -321,26 +324,32 @@ echo "# rant: $("$RANT" -V 2>&1 | head -n 1); $(sockperf --version 2>&1 | head -
 echo "# $ROUNDS round(s) x 2 pairings x ${DUR}s, ${SIZE}-byte payload, servers on CPU $CPU_SERVER, clients on CPU $CPU_CLIENT"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server" >"$RESULTS"
-variant_ok -N && CONTENDERS+=("rant-N -N")
-variant_ok -F && CONTENDERS+=("rant-F -F")
+variant_ok -N && UNITS[1]="sockperf|rant-N -N"
+variant_ok -F && UNITS+=("rant-F -F")
 declare -A VARIANT_BIN=()
 for v in $VARIANTS; do
 	variant bench.sh "$v"
 	VARIANT_BIN["rant-$VARIANT_NAME"]=$VARIANT_PATH
-	CONTENDERS+=("rant-$VARIANT_NAME")
+	UNITS+=("rant-$VARIANT_NAME")
 done
-echo "# contenders: ${CONTENDERS[*]}"
+echo "# contenders: ${UNITS[*]} (A|B: back to back, in turn first)"
 for ((round = 1; round <= ROUNDS; round++)); do
 	for pairing in defaults spin; do
-		n=${#CONTENDERS[@]}
+		n=${#UNITS[@]}
 		for ((k = 0; k < n; k++)); do
-			# rotate: round r starts with contender r mod n
-			read -r -a c <<<"${CONTENDERS[$(((k + round) % n))]}"
-			case ${c[0]} in
-			sockperf) sockperf_run "$pairing" "$round" ;;
-			floor | floor-ts) floor_run "$pairing" "$round" "${c[0]}" ;;
-			*) rant_run "$pairing" "$round" "${c[@]}" ;;
-			esac
+			# rotate: round r starts with unit r mod n; a pair's order alternates
+			IFS='|' read -r -a members <<<"${UNITS[$(((k + round) % n))]}"
+			if [ "${#members[@]}" = 2 ] && [ $((round % 2)) = 0 ]; then
+				members=("${members[1]}" "${members[0]}")
+			fi
+			for m in "${members[@]}"; do
+				read -r -a c <<<"$m"
+				case ${c[0]} in
+				sockperf) sockperf_run "$pairing" "$round" ;;
+				floor | floor-ts) floor_run "$pairing" "$round" "${c[0]}" ;;
+				*) rant_run "$pairing" "$round" "${c[@]}" ;;
+				esac
+			done
 		done
 	done
 done
