@@ -78,9 +78,11 @@ werror-clang: rant.c tests/unit.c
 quick-build:
 	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit-quick tests/opts-table
 
+# the bench programs too, so that none of them stops building unseen
 check-build:
 	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit tests/opts-table \
-		tests/plot-gen tests/net-truth.d/relay
+		tests/plot-gen tests/net-truth.d/relay tests/bench-log tests/bench-tag tests/plot-bench \
+		tests/bench.d/floor tests/bench.d/kcost
 
 # the ground truth of tests/net-truth.sh: a relay holding each packet a known time
 tests/net-truth.d/relay: tests/net-truth.d/relay.c
