@@ -5,33 +5,9 @@
 # of its ratios, a missing tool's goal left out, the busy warning only past
 # the spread.  Needs python3 only (no root, no network).
 cd "$(dirname "$0")/.." || exit 2
-TAP_ONLY=1
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
 
-# line NAME FILE TEXT: a line of FILE holds TEXT (fixed, not a regex); on
-# failure the file is shown
-line() {
-	if grep -qF -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1"
-		echo "#   looked for: $3"
-		sed 's/^/#     /' "$2" | tail -n 20
-	fi
-}
-# noline NAME FILE TEXT: no line of FILE holds TEXT
-noline() {
-	if ! grep -qF -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1"
-		grep -F -- "$3" "$2" | sed 's/^/#     /'
-	fi
-}
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/rant-bsum.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
 HEAD="pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server"
 
 # row PAIRING TOOL ROUND RTT_P50 TPS: one run's line, the other columns fixed
@@ -60,15 +36,15 @@ row() {
 			row spin rant-N "$r" 4000 110000
 		fi
 	done
-} >"$T/a.txt"
-python3 tests/bench.d/summary.py "$T/a.txt" 9 2 64 1.25 >"$T/a.out" 2>&1
+} >"$WORK/a.txt"
+python3 tests/bench.d/summary.py "$WORK/a.txt" 9 2 64 1.25 >"$WORK/a.out" 2>&1
 expect_eq "summary: exit 0" "$?" 0
-line "goal met where every round is within it" "$T/a.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | defaults | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | yes: both within in 9 of 9 rounds (sign test p = 0.002) |'
-line "goal missed in every round: conclusive" "$T/a.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | spin | 1.00 (1.00–1.00) | 0.80 (0.80–0.80) | no: rate below 0.95× in 9 of 9 rounds (sign test p = 0.002) |'
-line "a median miss in 5 of 9 rounds: not conclusive" "$T/a.out" '| rant-N / sockperf: RTT ≤ 0.95×, rate ≥ 1.05× | defaults | 0.90 (0.90–0.90) | 0.90 (0.90–1.10) | no: rate below 1.05× in 5 of 9 rounds (sign test p = 0.500, not conclusive) |'
-line "per-tool medians: rant-N's spinning rate is the median of its rounds" "$T/a.out" '| rant-N | 4,000 | 8,000 | 90,000 |'
-line "ratios: rant / floor-ts spinning rate, median (min–max)" "$T/a.out" '| rant / floor-ts | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | 0.80 (0.80–0.80) |'
-noline "spreads within x1.25: no busy warning" "$T/a.out" 'WARNING'
+check "goal met where every round is within it" hasf "$WORK/a.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | defaults | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | yes: both within in 9 of 9 rounds (sign test p = 0.002) |'
+check "goal missed in every round: conclusive" hasf "$WORK/a.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | spin | 1.00 (1.00–1.00) | 0.80 (0.80–0.80) | no: rate below 0.95× in 9 of 9 rounds (sign test p = 0.002) |'
+check "a median miss in 5 of 9 rounds: not conclusive" hasf "$WORK/a.out" '| rant-N / sockperf: RTT ≤ 0.95×, rate ≥ 1.05× | defaults | 0.90 (0.90–0.90) | 0.90 (0.90–1.10) | no: rate below 1.05× in 5 of 9 rounds (sign test p = 0.500, not conclusive) |'
+check "per-tool medians: rant-N's spinning rate is the median of its rounds" hasf "$WORK/a.out" '| rant-N | 4,000 | 8,000 | 90,000 |'
+check "ratios: rant / floor-ts spinning rate, median (min–max)" hasf "$WORK/a.out" '| rant / floor-ts | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | 0.80 (0.80–0.80) |'
+check "spreads within x1.25: no busy warning" hasnt "$WORK/a.out" 'WARNING'
 
 # results B: 7 rounds, one of them starved (rant's rate 0: no ratio from it),
 # no rant-N at all, and rant's spinning rate spread 0.57x-0.99x of floor-ts's
@@ -87,11 +63,11 @@ noline "spreads within x1.25: no busy warning" "$T/a.out" 'WARNING'
 		fi
 		row spin rant "$r" 6000 $((50000 + r * 7000))
 	done
-} >"$T/b.txt"
-python3 tests/bench.d/summary.py "$T/b.txt" 7 2 64 1.25 >"$T/b.out" 2>&1
+} >"$WORK/b.txt"
+python3 tests/bench.d/summary.py "$WORK/b.txt" 7 2 64 1.25 >"$WORK/b.out" 2>&1
 expect_eq "summary B: exit 0" "$?" 0
-line "a starved round leaves the goal's rounds, not a ratio of 0" "$T/b.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | defaults | 1.04 (1.04–1.04) | 0.96 (0.96–0.96) | yes: both within in 6 of 6 rounds (sign test p = 0.016) |'
-line "RTT above the goal decides when it misses in more rounds than the rate" "$T/b.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | spin | 1.20 (1.20–1.20) | 0.78 (0.57–0.99) | no: RTT above 1.05× in 7 of 7 rounds (sign test p = 0.008) |'
-noline "no rant-N runs: no rant-N goal" "$T/b.out" 'rant-N / sockperf: RTT'
-line "spreads past x1.25: the busy warning, naming the widest" "$T/b.out" '1 of 8 p50/rate ratios spread wider than ×1.25 across rounds (widest: spin rant/floor-ts tps 0.57–0.99); a goal'"'"'s verdict with sign test p < 0.05 stands all the same'
+check "a starved round leaves the goal's rounds, not a ratio of 0" hasf "$WORK/b.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | defaults | 1.04 (1.04–1.04) | 0.96 (0.96–0.96) | yes: both within in 6 of 6 rounds (sign test p = 0.016) |'
+check "RTT above the goal decides when it misses in more rounds than the rate" hasf "$WORK/b.out" '| rant / floor-ts: RTT ≤ 1.05×, rate ≥ 0.95× | spin | 1.20 (1.20–1.20) | 0.78 (0.57–0.99) | no: RTT above 1.05× in 7 of 7 rounds (sign test p = 0.008) |'
+check "no rant-N runs: no rant-N goal" hasnt "$WORK/b.out" 'rant-N / sockperf: RTT'
+check "spreads past x1.25: the busy warning, naming the widest" hasf "$WORK/b.out" '1 of 8 p50/rate ratios spread wider than ×1.25 across rounds (widest: spin rant/floor-ts tps 0.57–0.99); a goal'"'"'s verdict with sign test p < 0.05 stands all the same'
 finish

@@ -46,7 +46,7 @@ check() {
 		not_ok "$name"
 		# a pattern that was (or was not) in a file: what the file holds
 		case $1 in
-		has | hasnt)
+		has | hasnt | hasf)
 			echo "#   $2, looked for: $3"
 			sed 's/^/#     /' "$2" 2>/dev/null | head -n 20
 			;;
@@ -460,6 +460,11 @@ has() {
 
 hasnt() {
 	! grep -Eq -- "$2" "$1"
+}
+
+# hasf FILE TEXT: a line of FILE holds TEXT, a fixed string (a table row)
+hasf() {
+	grep -qF -- "$2" "$1"
 }
 
 # not_grep GREP-ARGS...: grep finds nothing
