@@ -6,7 +6,8 @@
 # refers to nothing outside itself, also after SIGINT; bad --plot paths are refused (exit 2)
 # before a packet is sent; a failed write ends in exit 1 with one line; a
 # synthetic log too long to draw dot by dot is binned (LONG=1, make
-# check-long: 300 000 rows, plotted in bounded time and memory).
+# check-long: 300 000 rows, plotted in bounded time and memory); and
+# --analyze's peak memory does not grow with the rows of its logs.
 #
 #   sudo bash tests/net-plot.sh        (RANT=path overrides the binary)
 
@@ -143,6 +144,37 @@ if sys.argv[7]:
     # the time of 300 000 rows under test: 30 s is room for a loaded host
     t("--plot adds bounded time (%.2f s)" % (e1 - e0), e1 - e0 < 30, (e0, e1))' \
 		"$WORK/big.svg" "$WORK/big.json" "$lost" "$WORK/noplot.time" "$WORK/plot.time" "$PLOT_ROWS" "${LONG:-}"
+fi
+
+# --analyze streams its logs: its peak memory does not grow with their rows.
+# 20 times the rows (a text log; a csv pair, joined) may add at most 8 MiB
+# (held every row, 400 000 rows would add about 140 MiB)
+analyze_rss() { # LOG...: peak RSS in kB of --analyze of the logs
+	local a=() f
+	for f in "$@"; do
+		a+=(--analyze "$f")
+	done
+	/usr/bin/time -f "%M" -o "$WORK/rss.t" "$RANT" "${a[@]}" -q >/dev/null 2>"$WORK/rss.err" &&
+		tail -n 1 "$WORK/rss.t"
+}
+if [ -x "$GEN" ]; then
+	for kind in text csv; do
+		small=
+		big=
+		for n in 20000 400000; do
+			if [ $kind = text ]; then
+				"$GEN" $n "$WORK/s.log" 2>/dev/null
+				r=$(analyze_rss "$WORK/s.log")
+			else
+				"$GEN" $n "$WORK/s.csv" "$WORK/r.csv" 2>/dev/null
+				r=$(analyze_rss "$WORK/s.csv" "$WORK/r.csv")
+			fi
+			rm -f "$WORK/s.log" "$WORK/s.csv" "$WORK/r.csv"
+			if [ $n = 20000 ]; then small=$r; else big=$r; fi
+		done
+		check "analyze streams ($kind$([ $kind = csv ] && echo ' pair, joined')): 400 000 rows peak at ${big:-?} kB, 20 000 at ${small:-?} kB: under 8 MiB more" \
+			test -n "$small" -a -n "$big" -a "${big:-0}" -lt $((${small:-0} + 8192))
+	done
 fi
 
 # an --analyze that cannot write its plot: exit 2 before reading on (no file made)
