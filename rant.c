@@ -8413,7 +8413,11 @@ static void emit_fin_send(const struct proto_msg *m)
 /*
  * FIN until the FIN_ACK says no T3 stamps wait to be echoed (FIN_ROUNDS at
  * most), each tried 3 times; the reflector ends its session with the first
- * FIN_ACK that says so, whatever TX stamps it still lacks.
+ * FIN_ACK that says so, whatever TX stamps it still lacks.  The first FIN
+ * goes out even past hard (-d's end, spent waiting for pongs that never
+ * came): only the waiting is bounded.  A client that left without one
+ * would hold the reflector in its session until the idle timeout, and the
+ * next run of a script would be told BUSY.
  */
 static void emit_fin_exchange(uint64_t hard)
 {
@@ -8425,7 +8429,10 @@ static void emit_fin_exchange(uint64_t hard)
 		int tries;
 
 		run.E.fin_acked = false;
-		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
+		for (tries = 0; tries < 3 && !run.E.fin_acked; tries++) {
+			if ((round || tries) && mono_ns() >= hard) {
+				break;
+			}
 			emit_fin_send(&m);
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);

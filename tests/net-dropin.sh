@@ -203,11 +203,14 @@ test_status_lines() {
 	expect_eq "status: no status line into a file by default" "$(grep -Ec "$STATUS_RE" "$WORK/st_file.txt")" 0
 	check "  ... the start-up note and the report are there" has "$WORK/st_file.txt" '^Test is complete'
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 2.5 --interval 1000 2>&1 | cat >"$WORK/st_pipe.txt"
+	expect_eq "status: a run into a pipe: exit 0" "${PIPESTATUS[0]}" 0
 	expect_eq "status: no status line into a pipe by default" "$(grep -Ec "$STATUS_RE" "$WORK/st_pipe.txt")" 0
 	for opt in -v --status; do
 		emit "st$opt" -d 3 --interval 1000 "$opt"
+		expect_rc "status: $opt into a file" 0
 		n=$(grep -Ec "$STATUS_RE" "$WORK/st$opt.err")
 		check "status: $opt into a file: >= 2 lines in 3 s (got $n)" [ "$n" -ge 2 ]
+		[ "$n" -ge 2 ] || show "st$opt"
 	done
 	pty_run "$WORK/st_pty.txt" ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" -d 3 --interval 1000
 	expect_eq "status: on a terminal: exit 0" "$RC" 0

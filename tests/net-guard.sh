@@ -158,6 +158,38 @@ test_stall_and_leak() {
 		"$(jsess "$WORK/st.json" 1 packets.received)" 500
 }
 
+# the client's last pongs never come (its reflector stopped across the
+# client's -d end): the client still sends its FIN, so the reflector's
+# session ends by it (not seconds later by idleness) and the next client
+# is served at once, not told BUSY
+test_fin_after_loss() {
+	reflector fl --json "$WORK/fl.json" || { not_ok "fin after loss: reflector did not start"; return; }
+	emit_bg fc -q -d 3 --interval 1000 --json "$WORK/fc.json"
+	udp_wait "$NS_B" OutDatagrams 50
+	kill -STOP "$REFLECTOR_PID"
+	if gone "$EMIT_PID"; then
+		kill -CONT "$REFLECTOR_PID"
+		skip "fin after loss: the client ended before its reflector was stopped (a loaded host)"
+		stop_reflector
+		return
+	fi
+	wait_exit "$EMIT_PID" 60
+	kill -CONT "$REFLECTOR_PID"
+	expect_exit "fin after loss: client exit code" fc 0
+	check "fin after loss: the client lost the pings of the stop" \
+		[ "$(jget "$WORK/fc.json" packets.lost)" -gt 0 ]
+	consistent "fin after loss: client" "$WORK/fc.json"
+	emit fl2 -q --count 200 --json "$WORK/fl2.json"
+	expect_rc "fin after loss: the next client, at once" 0
+	wait_for 30 sessions "$WORK/fl.json" 2
+	stop_reflector
+	expect_eq "fin after loss: two clients, two sessions" "$(jsess "$WORK/fl.json" 0 count)" 2
+	expect_eq "fin after loss: the first session ended by its FIN" \
+		"$(jsess "$WORK/fl.json" 0 stop_reason)" fin
+	expect_eq "fin after loss: the second session answered all its pings" \
+		"$(jsess "$WORK/fl.json" 1 packets.received)" 200
+}
+
 # -------------------------------------------------- 3. the client takes nothing impossible
 # fake NAME MODE [client options]: the client against forge.py's reflector
 fake() {
@@ -307,6 +339,7 @@ test_peer_rules
 test_idle_hints
 test_unknown_fin_port0
 test_stall_and_leak
+test_fin_after_loss
 test_client_rules
 test_busy
 test_keys
