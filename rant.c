@@ -15440,21 +15440,151 @@ static void opt_getopt(struct option *lo, char *so)
 	*so = 0;
 }
 
-/* Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error. */
-static int opt_parse(int argc, char **argv)
+/*
+ * The earlier rant's long options: its getopt_long took any abbreviation
+ * unique among these, and its users' scripts may hold one that rant's
+ * newer options make ambiguous (--hist, --inter, --v, --co).
+ */
+static const char *const opt_earlier_long[] = {
+	"--interface", "--address", "--threshold", "--continue", "--log-threshold",
+	"--trace-marker", "--snapshot", "--duration", "--warmup", "--histogram", "--log",
+	"--overflow", "--bucket-size", "--hugepages", "--busy-poll-us", "--budget",
+	"--prefer-busypoll", "--verbose", "--pmc", "--no-tx-ts", "--no-hw-ts", "--fast-path",
+	"--threaded", "--help", "--sw-timestamps",
+};
+
+/* The options NAME (LEN bytes) names: exact (1), or how many it abbreviates; one in *o. */
+static int opt_matches(const char *name, size_t len, const struct opt_def **o)
+{
+	size_t i;
+	int n = 0;
+
+	*o = NULL;
+	for (i = 0; i < NOPTS; i++) {
+		if (strncmp(opt_table[i].name, name, len)) {
+			continue;
+		}
+		if (!opt_table[i].name[len]) {
+			*o = &opt_table[i];
+			return 1;
+		}
+		*o = &opt_table[i];
+		n++;
+	}
+	return n;
+}
+
+/* The earlier rant's option NAME (LEN bytes) abbreviates, if it names one alone. */
+static const struct opt_def *opt_earlier(const char *name, size_t len)
+{
+	const struct opt_def *o = NULL;
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(opt_earlier_long); i++) {
+		if (!strncmp(opt_earlier_long[i] + 2, name, len)) {
+			n++;
+			opt_matches(opt_earlier_long[i] + 2, strlen(opt_earlier_long[i] + 2), &o);
+		}
+	}
+	return n == 1 ? o : NULL;
+}
+
+/* One line: an abbreviation that names more than one option, and which. */
+static void opt_ambiguous(const char *a, const char *name, size_t len)
+{
+	char list[1024];
+	size_t i, used = 0;
+
+	list[0] = 0;
+	for (i = 0; i < NOPTS && used + 1 < sizeof(list); i++) {
+		if (!strncmp(opt_table[i].name, name, len)) {
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s--%s",
+						 used ? ", " : "", opt_table[i].name);
+		}
+	}
+	warnx_("ambiguous option '%s': %s (see rant --help)", a, list);
+}
+
+/*
+ * argv as getopt_long is to read it (av: room for 2 * argc + 1): a long
+ * option abbreviated where rant's options make it ambiguous but the
+ * earlier rant's did not is written out whole (its value, after '=', as
+ * the next word), so that its scripts keep their meaning; one ambiguous
+ * in both is refused naming the options it could be -- getopt_long would
+ * say only that it does not know it.  The words that are values of the
+ * option before them are left alone.  The count of av, or -1 (said).
+ */
+static int opt_expand(int argc, char **argv, char **av)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		const struct opt_def *o = NULL;
+		char *a = argv[i];
+
+		av[n++] = a;
+		if (!i || a[0] != '-' || !a[1]) {
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			while (++i < argc) {
+				av[n++] = argv[i];
+			}
+			break;
+		}
+		if (a[1] == '-') {
+			size_t len = strcspn(a + 2, "=");
+			int m = len ? opt_matches(a + 2, len, &o) : 0;
+
+			if (m > 1 && !(o = opt_earlier(a + 2, len))) {
+				opt_ambiguous(a, a + 2, len);
+				return -1;
+			}
+			if (m > 1) {
+				size_t k;
+
+				for (k = 0; k < ARRAY_SIZE(opt_earlier_long); k++) {
+					if (!strcmp(opt_earlier_long[k] + 2, o->name)) {
+						av[n - 1] = (char *)opt_earlier_long[k];
+					}
+				}
+				if (a[2 + len] && !o->arg) {
+					warnx_("--%s: takes no value ('%s')", o->name, a);
+					return -1;
+				}
+				if (a[2 + len]) {
+					av[n++] = a + 3 + len;
+					continue;
+				}
+			}
+			if (o && o->arg && !a[2 + len] && i + 1 < argc) {
+				av[n++] = argv[++i];
+			}
+			continue;
+		}
+		for (a++; *a && (o = opt_find((unsigned char)*a)); a++) {
+			if (o->arg) {
+				if (!a[1] && i + 1 < argc) {
+					av[n++] = argv[++i];
+				}
+				break;
+			}
+		}
+	}
+	av[n] = NULL;
+	return n;
+}
+
+/* The words of opt_expand's argv into cfg: as opt_parse. */
+static int opt_read(int argc, char **argv)
 {
 	struct option lo[NOPTS + 1];
 	char so[NOPTS * 2 + 2];
 	bool given[O_MAX] = { false };
-	size_t i, used = 0;
 	int c, r;
 
-	cfg_defaults();
 	opt_getopt(lo, so);
-	for (i = 0; i < (size_t)argc && used + 1 < sizeof(opts.cmdline); i++) {
-		used += (size_t)snprintf(opts.cmdline + used, sizeof(opts.cmdline) - used, "%s%s",
-					 i ? " " : "", argv[i]);
-	}
 	opterr = 0;
 	optind = 0;	/* 0, not 1: glibc then resets its state fully */
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
@@ -15490,6 +15620,32 @@ static int opt_parse(int argc, char **argv)
 	}
 	opts.mode = opts.analyze[0] ? MODE_ANALYZE : opts.address ? MODE_EMIT : MODE_REFLECT;
 	return opt_check(given);
+}
+
+/*
+ * Parse argv into cfg: 0 = run, 1 = done (help/version), -1 = usage error.
+ * cfg keeps pointers into argv's strings, never into the expanded copy's
+ * array (freed here).
+ */
+static int opt_parse(int argc, char **argv)
+{
+	size_t i, used = 0;
+	char **av;
+	int n, r;
+
+	cfg_defaults();
+	for (i = 0; i < (size_t)argc && used + 1 < sizeof(opts.cmdline); i++) {
+		used += (size_t)snprintf(opts.cmdline + used, sizeof(opts.cmdline) - used, "%s%s",
+					 i ? " " : "", argv[i]);
+	}
+	if (!(av = malloc((2 * (size_t)argc + 1) * sizeof(*av)))) {
+		warnx_("out of memory reading the command line");
+		return -1;
+	}
+	n = opt_expand(argc, argv, av);
+	r = n < 0 ? -1 : opt_read(n, av);
+	free(av);
+	return r;
 }
 
 /* ----------------------------------------------------------------- main */
