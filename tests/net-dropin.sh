@@ -146,6 +146,7 @@ test_json_lines() {
 	spid=$REFLECTOR_PID
 	for i in 1 2 3; do
 		emit "jl_c$i" --count 50 -q --json "$WORK/jl_c$i.json"
+		expect_rc "json lines: client $i" 0
 	done
 	kill -TERM "$spid"
 	wait_exit "$spid" 10
@@ -348,6 +349,7 @@ test_histfile() {
 	emit hf -H -b 1 -o 50 --count 2000 -q --json "$WORK/hf.json" --histfile "$WORK/hf.hist"
 	expect_rc "-H -b 1 -o 50 --histfile" 0
 	emit hf2 --count 100 -q
+	expect_rc "histfile: the reflector's second session" 0
 	kill -TERM "$spid"
 	wait_exit "$spid" 10
 	check "-H -b 1: buckets not merged" hasnt "$WORK/hf.out" 'merged'

@@ -373,6 +373,7 @@ test_start_mark() {
 	: >"$TFS/instances/$INST/trace"
 	reflector tm2-refl --port 12409 --once -q -T --trace-instance "$INST"
 	emit tm2 --port 12409 -w 20 --count 100 -q -T --trace-instance "$INST"
+	expect_rc "RANT_TEST_START: a client past its warm-up" 0
 	wait_reflector
 	expect_eq "RANT_TEST_START: one from each side once warm-up is over" \
 		"$(grep -c 'tracing_mark_write: RANT_TEST_START' "$TFS/instances/$INST/trace")" 2

@@ -232,6 +232,7 @@ test_probe_thread() {
 		return
 	fi
 	emit pt --port 12503 -q --count 200
+	expect_rc "source watch: the client under an strace'd reflector" 0
 	wait_exit "$spid" 10
 	main=$(awk '/sendmsg\(/ { print $1; exit }' "$WORK/pt.strace")
 	# from its first pong on (before the loop, rant's own set-up may name sockets)
