@@ -120,6 +120,16 @@ past_us() {
 	[ "$(now_us)" -ge "$1" ]
 }
 
+# next_client LABEL REFL NAME COUNT: a second client (NAME, COUNT pings,
+# its exit 0 checked under LABEL) right after the first; then the reflector
+# (its --json REFL) stopped once it has reported both sessions
+next_client() {
+	emit "$3" -q --count "$4" --json "$WORK/$3.json"
+	expect_rc "$1" 0
+	wait_for 30 sessions "$WORK/$2.json" 2
+	stop_reflector
+}
+
 # a reflector stopped for 3.3 s (longer than the session's 3 s idle
 # timeout): one session; the next session inherits nothing
 test_stall_and_leak() {
@@ -144,10 +154,7 @@ test_stall_and_leak() {
 	expect_eq "stall: client exit code" "$RC" 0
 	[ "$RC" = 0 ] || sed "s/^/# cs.err: /" "$WORK/cs.err"
 	consistent "stall: client" "$WORK/cs.json"
-	emit cs2 -q --count 500 --json "$WORK/cs2.json"
-	expect_rc "stall: second client" 0
-	wait_for 30 sessions "$WORK/st.json" 2
-	stop_reflector
+	next_client "stall: second client" st cs2 500
 	expect_eq "stall: two clients, two sessions (the stall split none)" "$(jsess "$WORK/st.json" 0 count)" 2
 	expect_eq "stall: first session ended by its FIN" "$(jsess "$WORK/st.json" 0 stop_reason)" fin
 	expect_eq "stall: first session answered every ping" "$(jsess "$WORK/st.json" 0 packets.received)" \
@@ -179,10 +186,7 @@ test_fin_after_loss() {
 	check "fin after loss: the client lost the pings of the stop" \
 		[ "$(jget "$WORK/fc.json" packets.lost)" -gt 0 ]
 	consistent "fin after loss: client" "$WORK/fc.json"
-	emit fl2 -q --count 200 --json "$WORK/fl2.json"
-	expect_rc "fin after loss: the next client, at once" 0
-	wait_for 30 sessions "$WORK/fl.json" 2
-	stop_reflector
+	next_client "fin after loss: the next client, at once" fl fl2 200
 	expect_eq "fin after loss: two clients, two sessions" "$(jsess "$WORK/fl.json" 0 count)" 2
 	expect_eq "fin after loss: the first session ended by its FIN" \
 		"$(jsess "$WORK/fl.json" 0 stop_reason)" fin
