@@ -503,8 +503,9 @@ udp_wait() {
 
 # A reflector that answers one client after another (its name in
 # SHARED_REFLECTOR) closes a session before it takes the next: a client that
-# gave up on its FIN_ACK leaves that to the idle timeout, and one that came
-# meanwhile would be told BUSY.  remit NAME [options]: emit, once it has
+# left before its last FIN round (a FIN_ACK asking for more came after its
+# deadline) leaves that to the idle timeout, and one that came meanwhile
+# would be told BUSY.  remit NAME [options]: emit, once it has
 # closed every session so far (SHARED_SESSIONS counts them).
 SHARED_SESSIONS=0
 remit() {
