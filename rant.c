@@ -151,6 +151,11 @@ enum proto_flag {
 	/* 1 << 11: a ping's PF_CLASS, below (its bits 12-15 are its priority); in a pong: */
 	PF_PHC_OFF	= 1 << 11,	/* its kernel-stamp block has the PHC part (40 bytes) */
 	PF_T3HIST	= 1 << 12,	/* pong, FIN_ACK only: earlier echoes again (T3 history) */
+	/*
+	 * FIN only: the client's last, it waits for no answer: the FIN_ACK
+	 * ends the session whatever echoes still wait (no PF_MORE)
+	 */
+	PF_LAST		= 1 << 13,
 	/* pong, FIN_ACK: the reflector takes no TX stamps (-N): no T3 wire stamp comes */
 	PF_NO_TX	= 1 << 15,
 };
@@ -8413,26 +8418,26 @@ static void emit_fin_send(const struct proto_msg *m)
 /*
  * FIN until the FIN_ACK says no T3 stamps wait to be echoed (FIN_ROUNDS at
  * most), each tried 3 times; the reflector ends its session with the first
- * FIN_ACK that says so, whatever TX stamps it still lacks.  The first FIN
- * goes out even past hard (-d's end, spent waiting for pongs that never
- * came): only the waiting is bounded.  A client that left without one
- * would hold the reflector in its session until the idle timeout, and the
- * next run of a script would be told BUSY.
+ * FIN_ACK that says so, whatever TX stamps it still lacks.  Past hard (-d's
+ * end, spent waiting for pongs that never came or for an earlier FIN's
+ * answer) the client waits no more, and an exchange that did not end with
+ * the reflector's "done" ends with one FIN flagged PF_LAST, sent whatever
+ * the time and not waited for: the reflector ends its session with it,
+ * whatever echoes are left.  A client that left without it would hold the
+ * reflector in its session until the idle timeout, and the next run of a
+ * script would be told BUSY.
  */
 static void emit_fin_exchange(uint64_t hard)
 {
+	struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
 	int round;
 
 	for (round = 0; round < FIN_ROUNDS; round++) {
-		struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
 		uint64_t limit;
 		int tries;
 
 		run.E.fin_acked = false;
-		for (tries = 0; tries < 3 && !run.E.fin_acked; tries++) {
-			if ((round || tries) && mono_ns() >= hard) {
-				break;
-			}
+		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
 			emit_fin_send(&m);
 			limit = mono_ns() +
 				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
@@ -8445,10 +8450,15 @@ static void emit_fin_exchange(uint64_t hard)
 				}
 			}
 		}
-		if (!run.E.fin_acked || !run.E.fin_more) {
+		if (!run.E.fin_acked) {
 			break;
 		}
+		if (!run.E.fin_more) {
+			return;
+		}
 	}
+	m.flags |= PF_LAST;
+	emit_fin_send(&m);
 }
 
 static void emit_finish(void)
@@ -9416,11 +9426,12 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		}
 		/*
 		 * more only for stamps that came and wait to be echoed, and not
-		 * beyond the client's last round (emit_fin_exchange: 64); a FIN
-		 * too short for the echo (--size below 64) carries none
+		 * beyond the client's last round (emit_fin_exchange: 64, or a
+		 * FIN flagged PF_LAST); a FIN too short for the echo (--size
+		 * below 64) carries none
 		 */
 		if ((proto_room(len) & PF_T3W) && echo_pop(&a) && run.echo.n &&
-		    run.R.fin_rounds < FIN_ROUNDS) {
+		    run.R.fin_rounds < FIN_ROUNDS && !(m->flags & PF_LAST)) {
 			a.flags |= PF_MORE;
 		}
 	}

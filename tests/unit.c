@@ -6010,10 +6010,10 @@ static void hf_done(void)
 }
 
 /* One datagram from a client socket's address to the reflector; its stdout kept apart. */
-static void hf_in(int type, uint32_t session, uint64_t seq, const struct sockaddr_in *from)
+static void hf_in_flags(int type, uint32_t session, uint64_t seq, uint16_t flags, const struct sockaddr_in *from)
 {
 	uint8_t buf[128];
-	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .idle_ms = 1000 };
+	struct proto_msg m = { .type = (uint8_t)type, .session = session, .seq = seq, .idle_ms = 1000, .flags = flags };
 	struct capture c;
 
 	memset(buf, 0, sizeof(buf));
@@ -6022,6 +6022,11 @@ static void hf_in(int type, uint32_t session, uint64_t seq, const struct sockadd
 	reflect_packet(buf, 64, 1700000000000000000ULL + seq * 1000, 0, false,
 		       (const struct sockaddr *)from, sizeof(*from));
 	free(cap_stop(&c));
+}
+
+static void hf_in(int type, uint32_t session, uint64_t seq, const struct sockaddr_in *from)
+{
+	hf_in_flags(type, session, seq, 0, from);
 }
 
 /* What the reflector sent to fd last: its type and flags (type 0: nothing came). */
@@ -6085,7 +6090,104 @@ static void test_fin_owed(void)
 	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && !run.R.active,
 	   "the client's last round ends the session even with echoes left", "t=%d flags=%#x active=%d", t, fl,
 	   run.R.active);
+	/* a FIN flagged last (the client past its end) ends the session in round 1, echoes left or not */
+	hf_in(PT_PING, 0x23, 0, &hf.cl);
+	hf_out(hf.rx, &fl);
+	echo_push(0, 1700000000000000800ULL, 0);
+	echo_push(0, 1700000000000000900ULL, 0);
+	hf_in_flags(PT_FIN, 0x23, 1, PF_LAST, &hf.cl);
+	t = hf_out(hf.rx, &fl);
+	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && (fl & PF_T3W) && !run.R.active && run.S.stop_reason == STOP_FIN &&
+	   run.R.fin_rounds == 1, "a FIN flagged last: echoed, no more asked, the session ends by fin",
+	   "t=%d flags=%#x active=%d stop=%d rounds=%d", t, fl, run.R.active, run.S.stop_reason, run.R.fin_rounds);
 	hf_done();
+}
+
+/* What the fake reflector FD got: FINs of SESSION, their flags in FL (at most MAX). */
+static int fin_flags_in(int fd, uint32_t session, uint16_t *fl, int max)
+{
+	uint8_t buf[512];
+	struct proto_msg m;
+	ssize_t n;
+	int k = 0;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		if (!proto_decode(buf, (size_t)n, &m) && m.type == PT_FIN && m.session == session && k < max) {
+			fl[k++] = m.flags;
+		}
+	}
+	return k;
+}
+
+/*
+ * The client's FINs past -d's end: one goes out whatever the time, and a
+ * FIN the client will not wait an answer for says it is the last (PF_LAST),
+ * also after a FIN_ACK that asked for more: otherwise the reflector would
+ * hold the session, waiting for the next round, until its idle timeout.
+ */
+static void test_fin_last(void)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in ca = lo, ra = lo;
+	socklen_t l = sizeof(ca);
+	static uint8_t rxbuf[PROTO_MAX_SIZE + 64], txbuf[PROTO_MAX_SIZE + 64];
+	uint8_t ack[512];
+	uint16_t fl[8];
+	int refl, k, i;
+	uint64_t t0;
+
+	guard_setup(true);
+	opts.size = 64;
+	opts.timeout_ns = 100 * 1000000ULL;
+	refl = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	run.sock_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (refl < 0 || run.sock_fd < 0 || bind(refl, (struct sockaddr *)&ra, sizeof(ra)) < 0 ||
+	    getsockname(refl, (struct sockaddr *)&ra, &l) < 0 ||
+	    connect(run.sock_fd, (struct sockaddr *)&ra, sizeof(ra)) < 0 ||
+	    getsockname(run.sock_fd, (struct sockaddr *)&ca, &(socklen_t){ sizeof(ca) }) < 0) {
+		ok(false, "fin last: loopback sockets", "%s", strerror(errno));
+		return;
+	}
+	run.E.rx = rxbuf;
+	run.E.rxcap = sizeof(rxbuf);
+	run.E.tx = txbuf;
+
+	/* already past the end: one FIN, flagged last, and no waiting */
+	t0 = mono_ns();
+	emit_fin_exchange(t0 - 1);
+	k = fin_flags_in(refl, run.S.id, fl, 8);
+	ok(k == 1 && (fl[0] & PF_LAST) && !run.E.fin_acked, "fin last: past the end, one FIN goes out, flagged last",
+	   "fins %d flags %#x", k, k ? fl[0] : 0);
+
+	/* a reflector that answers no FIN, well before the end: 3 tries, then the last */
+	opts.timeout_ns = 5 * 1000000ULL;
+	emit_fin_exchange(mono_ns() + 60 * NSEC_PER_SEC);
+	k = fin_flags_in(refl, run.S.id, fl, 8);
+	ok(k == 4 && !(fl[0] & PF_LAST) && !(fl[2] & PF_LAST) && (fl[3] & PF_LAST) && !run.E.fin_acked,
+	   "fin last: three FINs unanswered, then one flagged last", "fins %d", k);
+	opts.timeout_ns = 100 * 1000000ULL;
+
+	/*
+	 * The answer to the first FIN (queued before it, read after it) asks
+	 * for more; the end comes 250 ms after the start: the FINs of round 1
+	 * (100 ms each) go unanswered, and the one after them says it is the
+	 * last.
+	 */
+	run.E.fin_sent = false;
+	memset(ack, 0, sizeof(ack));
+	proto_encode_pad(ack, fin_len(), &(struct proto_msg){ .type = PT_FIN_ACK, .session = run.S.id, .flags = PF_MORE });
+	sendto(refl, ack, fin_len(), 0, (struct sockaddr *)&ca, sizeof(ca));
+	emit_fin_exchange(mono_ns() + 250 * 1000000ULL);
+	k = fin_flags_in(refl, run.S.id, fl, 8);
+	for (i = 0; i + 1 < k && !(fl[i] & PF_LAST); i++) {
+	}
+	ok(k >= 2 && k <= 5 && i == k - 1 && (fl[k - 1] & PF_LAST) && run.E.fin_more,
+	   "fin last: after a FIN_ACK asking for more, the FIN past the end is flagged last, none before it",
+	   "fins %d, flagged last from %d, more %d", k, i, run.E.fin_more);
+	close(refl);
+	close(run.sock_fd);
+	run.sock_fd = -1;
+	run.E.rx = run.E.tx = NULL;
 }
 
 /*
@@ -9047,6 +9149,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_oneway_kernel),
 	CASE(test_tsconfig),
 	CASE(test_fin_owed),
+	CASE(test_fin_last),
 	CASE(test_rekey),
 	CASE(test_rekey_cmsg),
 	CASE(test_hw_none_auto),
