@@ -502,10 +502,9 @@ udp_wait() {
 }
 
 # A reflector that answers one client after another (its name in
-# SHARED_REFLECTOR) closes a session before it takes the next: a client that
-# left before its last FIN round (a FIN_ACK asking for more came after its
-# deadline) leaves that to the idle timeout, and one that came meanwhile
-# would be told BUSY.  remit NAME [options]: emit, once it has
+# SHARED_REFLECTOR) closes a session before it takes the next: a client
+# whose last FIN never reached it (lost, or the client killed) leaves that
+# to the idle timeout, and one that came meanwhile would be told BUSY.  remit NAME [options]: emit, once it has
 # closed every session so far (SHARED_SESSIONS counts them).
 SHARED_SESSIONS=0
 remit() {
