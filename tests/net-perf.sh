@@ -1,7 +1,9 @@
 #!/bin/bash
 # What the performance work must not lose, seen in the system calls: the
 # client's pings carry no control message (its connected socket keeps its
-# cached route; TX keys from the socket's counter), and with -i the
+# cached route; TX keys from the socket's counter), back-to-back the client
+# reads its TX stamps right after each send (in the round trip, not in the
+# turnaround between a pong and the next ping), and with -i the
 # reflector names its source address (IP_PKTINFO) only until its source
 # watch tells it the kernel picks that address anyway — while every stamp still comes and every
 # answer still reaches the client.  Without -i every answer names it.
@@ -41,7 +43,7 @@ SAN_ENV=()
 [ -n "${ASAN_OPTIONS:-}" ] && SAN_ENV=(env "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
 
 # traced NAME BIND(-i|none) PEER-ADDR: a reflector under strace -e sendmsg
-# and a client (also traced) of N pings with -s; sets EMIT_RC, REFLECT_RC
+# and a client (sendmsg and recvmmsg) of N pings with -s; sets EMIT_RC, REFLECT_RC
 traced() {
 	local name=$1 bind=$2 addr=$3 rpid port=$((25000 + RANDOM % 1000)) ropt=() copt=()
 	[ "$bind" = -i ] && ropt=(-i "$VETH_B") && copt=(-i "$VETH_A")
@@ -51,7 +53,7 @@ traced() {
 	rpid=$!
 	BG_PIDS+=("$rpid")
 	wait_for 30 udp_listening "$NS_B" "$port"
-	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg -o "$WORK/$name-c.st" \
+	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,recvmmsg -o "$WORK/$name-c.st" \
 		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s --json "$WORK/$name.json" \
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
@@ -64,7 +66,11 @@ traced() {
 sends() { grep -c 'sendmsg(' "$WORK/$1-$2.st"; }
 # (the only IP-level control message rant sends is the source address, IP_PKTINFO / IPV6_PKTINFO)
 naming() { grep -cE 'cmsg_level=SOL_IP(V6)?,' "$WORK/$1-$2.st"; }
-with_cmsg() { grep -c 'msg_control=\[' "$WORK/$1-$2.st"; }
+with_cmsg() { grep 'sendmsg(' "$WORK/$1-$2.st" | grep -c 'msg_control=\['; }
+# read_after_send NAME: the client's sends followed at once by a read of its error queue (TX stamps)
+read_after_send() {
+	awk '/sendmsg\(/ { s = 1; next } s && /recvmmsg\(.*MSG_ERRQUEUE/ { n++ } { s = 0 } END { print n + 0 }' "$WORK/$1-c.st"
+}
 # first_naming NAME SIDE: the answers that name their source are the session's
 # first ones only: the first does (the watch is asked only after it), and once
 # one does not (the source watch has answered "the kernel picks it anyway"),
@@ -100,6 +106,8 @@ PY
 traced bound -i "$ADDR_B"
 complete bound
 expect_eq "bound: the client's pings and FIN carry no control message" "$(with_cmsg bound c)" 0
+n=$(read_after_send bound)
+check "bound: back-to-back, each ping's send is followed by the read of the TX stamps ($n of $N)" test "$n" -ge "$N"
 check "bound: the reflector sent every answer" test "$(sends bound r)" -ge "$N"
 check "bound: only the session's first answers name their source (IP_PKTINFO; $(naming bound r), until the source watch answered)" \
 	first_naming bound r
