@@ -510,7 +510,6 @@ struct ts_state {
 	struct hwtstamp_config saved;
 	uint32_t next_key;	/* OPT_ID key the next send will get */
 	bool key_cmsg;		/* SCM_TS_OPT_ID: each send carries its own key */
-	bool rekey_on_fail;	/* this kernel may use up a key on a failed send */
 	int ifindex;		/* the NIC under -i: its stamps only are ours (0: cannot tell) */
 	char nic[IFNAMSIZ];	/* its name */
 	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
@@ -2327,12 +2326,19 @@ static void ts_rx_live(void)
 }
 
 /*
- * After a failed send a kernel before 6.8 may or may not have used up an
- * OPT_ID key.  Re-enabling the option resets the counter to zero
- * (timestamping.rst: "It is reset each time the option is enabled after
- * having been disabled").  Since 6.8 a failed send gives its key back, and a
- * reset would only make the keys of stamps still in flight collide with new
- * ones, so the reset is done only where it is needed.
+ * After a failed send the socket's OPT_ID counter may or may not have moved:
+ * the kernel takes the key when it builds the datagram (__ip_append_data),
+ * and gives it back (since 6.8) only when building it fails.  A send that
+ * fails after that, a datagram dropped by netfilter (EPERM) for one, has
+ * used its key up on every kernel; counting on the key coming back lost
+ * every later T1 stamp of a run (tests/net-hw.sh, sends refused by nft).
+ * Re-enabling the option resets the counter to zero (timestamping.rst: "It
+ * is reset each time the option is enabled after having been disabled"),
+ * so after any failed send the keys start again at 0.  A stamp still in
+ * flight under its old key is still taken for its own packet (its slot
+ * holds the whole key) or, once new keys have reused its slot, counted
+ * unmatched: never for another packet.  Sends that carry their key
+ * (SCM_TS_OPT_ID) need none of this.
  */
 static void ts_rekey_now(int fd)
 {
@@ -2348,7 +2354,7 @@ static void ts_rekey_now(int fd)
 
 static void ts_rekey(int fd)
 {
-	if (run.ts.key_cmsg || !run.ts.rekey_on_fail) {
+	if (run.ts.key_cmsg) {
 		return;
 	}
 	ts_rekey_now(fd);
@@ -2362,8 +2368,8 @@ static void ts_rekey(int fd)
  * How this kernel keys TX stamps.  Linux 6.13 takes the key of each send from
  * an SCM_TS_OPT_ID control message (timestamping.rst, "OPT_ID ... can be
  * overridden per send"): the key is then exactly ours and a failed send
- * cannot shift it.  Elsewhere the socket's counter numbers sends, and only
- * kernels before 6.8 may consume a key on a send that fails.
+ * cannot shift it.  Elsewhere the socket's counter numbers sends, and a
+ * send that fails may have used up its key (ts_rekey_now).
  *
  * The client keeps the counter, which is as exact from 6.8 on: its socket is
  * connected, and udp_sendmsg() sends through the connected socket's cached
@@ -2377,7 +2383,6 @@ static void ts_keys_setup(void)
 	unsigned k = kops.kernel();
 
 	run.ts.key_cmsg = k >= 6013 && cfg->mode == MODE_REFLECT;
-	run.ts.rekey_on_fail = k < 6008;
 }
 
 /*
@@ -2960,7 +2965,6 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 	n = kops.sendmsg(fd, &msg, 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
-		run.ts.rekey_on_fail = true;	/* no way to know: the safe choice */
 		/*
 		 * The socket's counter never moved while each send carried its
 		 * key: from here on it numbers the sends, from 0.

@@ -133,43 +133,95 @@ no_routes() {
 	ip netns exec "$NS_A" awk '/^Ip:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else print $c["OutNoRoutes"] }' /proc/net/snmp
 }
 no_routes_reach() { [ "$(no_routes)" -ge "$1" ]; }
-reflector keys-r --once -s --port 12401
-emit_bg keys --port 12401 --interval 2000 -d 600 -s -l "$WORK/keys.csv" --log-format csv --json "$WORK/keys.json"
-# once it runs (100 pongs), make every send fail for a while: the link goes
-# down (ENETUNREACH; a route of type prohibit does not apply to a bound
-# socket) until 50 sends have failed; then 200 pongs more, and SIGINT
-udp_wait "$NS_A" InDatagrams 100
-fails=$(no_routes)
-ip -n "$NS_A" link set "$VETH_A" down
-wait_for 30 no_routes_reach $((fails + 50))
-ip -n "$NS_A" link set "$VETH_A" up
-wait_for 30 link_up "$NS_A" "$VETH_A"
-udp_wait "$NS_A" InDatagrams 200
-kill -INT "$EMIT_PID"
-wait_for 30 not_running "$EMIT_PID"
-wait "$EMIT_PID"
-EMIT_RC=$?
-expect_rc "keys" 0
-py_checks "keys" '
+# nft_dropped NS: datagrams the rule of nft_drop has dropped in NS
+nft_dropped() {
+	ip netns exec "$1" nft list chain inet rantkeys out 2>/dev/null | awk '/packets/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }'
+}
+nft_dropped_reach() { [ "$(nft_dropped "$1")" -ge "$2" ] 2>/dev/null; }
+# nft_drop NS MATCH: every datagram NS sends that MATCHes is dropped by
+# netfilter, after it was built: its send fails with EPERM
+nft_drop() {
+	ip netns exec "$1" nft add table inet rantkeys &&
+		ip netns exec "$1" nft add chain inet rantkeys out '{ type filter hook output priority 0; }' &&
+		ip netns exec "$1" nft add rule inet rantkeys out "$2" counter drop
+}
+
+# keys_across NAME PORT HOW: a client pinging every 2 ms with -s and a csv
+# log; once it runs (100 pongs), sends fail until 50 have (HOW: "route", the
+# client's link down: ENETUNREACH, before its datagram is built, a route of
+# type prohibit does not apply to a bound socket; "nft", netfilter drops the
+# client's pings: EPERM, after the datagram took its OPT_ID key; "nft-r",
+# the same for the reflector's pongs); then 200 pongs more, and SIGINT.
+# Every later stamp must be its own packet's, and none may go missing.
+# The client's options after HOW.
+keys_across() {
+	local name=$1 port=$2 how=$3 base
+	shift 3
+	reflector "$name-r" --once -s --port "$port" --json "$WORK/$name-r.json"
+	emit_bg "$name" --port "$port" --interval 2000 -d 600 -s -l "$WORK/$name.csv" --log-format csv \
+		--json "$WORK/$name.json" "$@"
+	udp_wait "$NS_A" InDatagrams 100
+	case $how in
+	route)
+		base=$(no_routes)
+		ip -n "$NS_A" link set "$VETH_A" down
+		wait_for 30 no_routes_reach $((base + 50))
+		ip -n "$NS_A" link set "$VETH_A" up
+		wait_for 30 link_up "$NS_A" "$VETH_A"
+		;;
+	nft)
+		nft_drop "$NS_A" "udp dport $port" || not_ok "$name: an nft rule in the client's namespace"
+		wait_for 30 nft_dropped_reach "$NS_A" 50
+		ip netns exec "$NS_A" nft delete table inet rantkeys
+		;;
+	nft-r)
+		nft_drop "$NS_B" "udp sport $port" || not_ok "$name: an nft rule in the reflector's namespace"
+		wait_for 30 nft_dropped_reach "$NS_B" 50
+		ip netns exec "$NS_B" nft delete table inet rantkeys
+		;;
+	esac
+	udp_wait "$NS_A" InDatagrams 200
+	kill -INT "$EMIT_PID"
+	wait_for 30 not_running "$EMIT_PID"
+	wait "$EMIT_PID"
+	EMIT_RC=$?
+	expect_rc "$name" 0
+	wait_for 30 gone "$REFLECTOR_PID"
+	stop_reflector
+	py_checks "$name" '
 d = json.load(open(sys.argv[1]))
+r = json.load(open(sys.argv[3]))
 p = d["packets"]
-t("sends failed mid-run", p["send_errors"] > 0, p["send_errors"])
-t("no TX stamp unmatched", p["unmatched_tx_stamps"] == 0, p["unmatched_tx_stamps"])
+side = r if sys.argv[4] == "nft-r" else d
+t("sends failed mid-run", side["packets"]["send_errors"] > 0, side["packets"]["send_errors"])
+t("no TX stamp unmatched (client)", p["unmatched_tx_stamps"] == 0, p["unmatched_tx_stamps"])
+t("no TX stamp unmatched (reflector)", r["packets"]["unmatched_tx_stamps"] == 0, r["packets"]["unmatched_tx_stamps"])
+t("no stamp missing (client)", not any(d["missing_stamps"].values()), d["missing_stamps"])
 bad = []
 n = 0
-for r in rows(sys.argv[2]):
-    if r["status"] != "ok":
+for row in rows(sys.argv[2]):
+    if row["status"] != "ok":
         continue
-    v = [ns(r[k]) for k in ("t1_sw", "t1_ksw", "t2_ksw", "t3_ksw", "t4_ksw", "t4_sw")]
+    v = [ns(row[k]) for k in ("t1_sw", "t1_ksw", "t2_ksw", "t3_ksw", "t4_ksw", "t4_sw")]
     if None in v:
         continue
     n += 1
     # one clock on veth: a stamp of another packet breaks this order
     if not (v[0] <= v[1] <= v[2] <= v[3] <= v[4] <= v[5]):
-        bad.append(r["seq"])
+        bad.append(row["seq"])
 t("transactions with all stamps after the failures", n > 100, n)
 t("every TX stamp is of its own packet: T1_SW <= T1 <= T2 <= T3 <= T4 <= T4_SW", not bad, bad[:5])
-' "$WORK/keys.json" "$WORK/keys.csv"
+' "$WORK/$name.json" "$WORK/$name.csv" "$WORK/$name-r.json" "$how"
+}
+keys_across keys 12401 route
+if command -v nft >/dev/null && ip netns exec "$NS_A" nft list tables >/dev/null 2>&1; then
+	keys_across keys-nft 12403 nft
+	# a failed pong takes the echo of the T3 before it along: the T3
+	# history (--size 168: the last four) brings it with the next pong
+	keys_across keys-nft-r 12404 nft-r --size 168
+else
+	skip "keys: sends dropped by netfilter (nft not installed or not usable here)"
+fi
 
 
 finish
