@@ -6493,6 +6493,55 @@ static void test_late_by_arrival(void)
 }
 
 /*
+ * Back-to-back, the client reads its TX stamps right after each send, at
+ * most EMIT_TX_AFTER_SEND of them: a backlog is read over the next sends,
+ * never in one long read while the pong waits; nothing pending, no read.
+ * Ten real software TX stamps of a loopback socket, under keys that match
+ * no ping (so each read stamp is counted unmatched).
+ */
+static void test_tx_after_send(void)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t tl = sizeof(to);
+	char b[8] = { 0 };
+	int rx, tx, i;
+	uint64_t got[4];
+
+	guard_setup(true);
+	rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (rx < 0 || tx < 0 || bind(rx, (struct sockaddr *)&to, sizeof(to)) < 0 ||
+	    getsockname(rx, (struct sockaddr *)&to, &tl) < 0 || connect(tx, (struct sockaddr *)&to, sizeof(to)) < 0 ||
+	    ts_sockopt(tx, ts_sockopt_flags(false)) < 0) {
+		ok(false, "tx after send: loopback sockets with TX stamps", "%s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 10; i++) {
+		send(tx, b, sizeof(b), 0);
+	}
+	run.sock_fd = tx;
+	run.E.txpend = 10;	/* stamps of no ping in flight: counted unmatched as they are read */
+	for (i = 0; i < 4; i++) {
+		emit_tx_after_send();
+		got[i] = run.S.c.tx_unmatched;
+	}
+	ok(got[0] == EMIT_TX_AFTER_SEND && got[1] == 2 * EMIT_TX_AFTER_SEND && got[2] == 10 && got[3] == 10,
+	   "tx after send: ten stamps waiting are read four a send (4, 8, 10, 10)",
+	   "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, got[0], got[1], got[2], got[3]);
+	send(tx, b, sizeof(b), 0);
+	run.E.txpend = 0;
+	emit_tx_after_send();
+	ok(run.S.c.tx_unmatched == 10, "tx after send: none pending, none read", "%" PRIu64, run.S.c.tx_unmatched);
+	run.E.txpend = 1;
+	emit_tx_after_send();
+	ok(run.S.c.tx_unmatched == 11, "tx after send: one pending, read at once", "%" PRIu64, run.S.c.tx_unmatched);
+	close(rx);
+	close(tx);
+	run.sock_fd = -1;
+	run.E.txpend = 0;
+}
+
+/*
  * Back-to-back without -t the client accounts a pong, and a batch of TX
  * stamps, after its next ping has gone (emit_later), EMIT_LATER_STEP a
  * step, oldest first: nothing is lost or counted twice, a slot is accounted
@@ -9193,6 +9242,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_client),
 	CASE(test_late_by_arrival),
 	CASE(test_emit_later),
+	CASE(test_tx_after_send),
 	CASE(test_layout_inflight),
 	CASE(test_fit_order),
 	CASE(test_guard_reflector),
