@@ -47,13 +47,13 @@ SAN_ENV=()
 traced() {
 	local name=$1 bind=$2 addr=$3 rpid port=$((25000 + RANDOM % 1000)) ropt=() copt=()
 	[ "$bind" = -i ] && ropt=(-i "$VETH_B") && copt=(-i "$VETH_A")
-	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg -o "$WORK/$name-r.st" \
+	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto -o "$WORK/$name-r.st" \
 		"$RANT" "${ropt[@]}" --port "$port" --once -s --json "$WORK/$name-r.json" \
 		>"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
 	rpid=$!
 	BG_PIDS+=("$rpid")
 	wait_for 30 udp_listening "$NS_B" "$port"
-	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,recvmmsg -o "$WORK/$name-c.st" \
+	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,recvmmsg -o "$WORK/$name-c.st" \
 		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s --json "$WORK/$name.json" \
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
@@ -62,14 +62,18 @@ traced() {
 	REFLECT_RC=$?
 }
 
-# sends NAME SIDE: sendmsg calls of the datagrams; naming NAME SIDE: those with a source address
-sends() { grep -c 'sendmsg(' "$WORK/$1-$2.st"; }
+# dgrams NAME SIDE: the traced sends of pings, pongs and FINs: sendmsg, or
+# sendto where a send has no control data; not rant's one-byte loopback probe
+# of the kernel's receive stamps before the run (ts_rx_live)
+dgrams() { grep -E '(sendmsg|sendto)\(' "$WORK/$1-$2.st" | grep -vE 'sendto\([0-9]+, "\\0", 1, '; }
+# sends NAME SIDE: how many; naming NAME SIDE: those with a source address
+sends() { dgrams "$1" "$2" | grep -c .; }
 # (the only IP-level control message rant sends is the source address, IP_PKTINFO / IPV6_PKTINFO)
-naming() { grep -cE 'cmsg_level=SOL_IP(V6)?,' "$WORK/$1-$2.st"; }
-with_cmsg() { grep 'sendmsg(' "$WORK/$1-$2.st" | grep -c 'msg_control=\['; }
+naming() { dgrams "$1" "$2" | grep -cE 'cmsg_level=SOL_IP(V6)?,'; }
+with_cmsg() { dgrams "$1" "$2" | grep -c 'msg_control=\['; }
 # read_after_send NAME: the client's sends followed at once by a read of its error queue (TX stamps)
 read_after_send() {
-	awk '/sendmsg\(/ { s = 1; next } s && /recvmmsg\(.*MSG_ERRQUEUE/ { n++ } { s = 0 } END { print n + 0 }' "$WORK/$1-c.st"
+	awk '/(sendmsg|sendto)\(/ { s = 1; next } s && /recvmmsg\(.*MSG_ERRQUEUE/ { n++ } { s = 0 } END { print n + 0 }' "$WORK/$1-c.st"
 }
 # first_naming NAME SIDE: the answers that name their source are the session's
 # first ones only: the first does (the watch is asked only after it), and once
@@ -78,9 +82,9 @@ read_after_send() {
 # scheduling, not rant's behaviour (77 of 300 under strace on a loaded host),
 # so no bound on it, only that the answer came within the session.
 first_naming() {
-	awk '/sendmsg\(/ { n++; if ($0 ~ /cmsg_level=SOL_IP(V6)?,/) { k++; at[n] = 1; if (k != n) bad = 1 } }
+	dgrams "$1" "$2" | awk '{ n++; if ($0 ~ /cmsg_level=SOL_IP(V6)?,/) { k++; at[n] = 1; if (k != n) bad = 1 } }
 		END { if (bad || k < 1 || k >= n) { printf "#   %d of %d answers name their source, at:", k, n
-			for (i = 1; i <= n; i++) { if (i in at) { printf " %d", i } }; print ""; exit 1 } }' "$WORK/$1-$2.st"
+			for (i = 1; i <= n; i++) { if (i in at) { printf " %d", i } }; print ""; exit 1 } }'
 }
 
 # every stamp came and every ping was answered

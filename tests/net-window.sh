@@ -97,7 +97,7 @@ traced_bg() {
 test_start_order() {
 	local i ev="$TFS/instances/$INST/events/syscalls" rpid cpids=() lost
 	if [ ! -d "$ev/sys_exit_recvmsg" ] || [ ! -d "$ev/sys_enter_recvmsg" ] ||
-		[ ! -d "$ev/sys_enter_sendmsg" ]; then
+		[ ! -d "$ev/sys_enter_sendmsg" ] || [ ! -d "$ev/sys_enter_sendto" ]; then
 		skip "RANT_TEST_START order: no syscall events in this kernel's tracefs"
 		return
 	fi
@@ -108,6 +108,7 @@ test_start_order() {
 	echo 1 >"$ev/sys_exit_recvmsg/enable"
 	echo 1 >"$ev/sys_enter_recvmsg/enable"
 	echo 1 >"$ev/sys_enter_sendmsg/enable"
+	echo 1 >"$ev/sys_enter_sendto/enable"
 	echo 1 >"$TFS/instances/$INST/tracing_on"
 	traced_bg "$NS_B" "$RANT" -i "$VETH_B" --port 12502 -s -q -T --trace-instance "$INST" \
 		-l "$WORK/so.csv" --log-format csv
@@ -134,20 +135,22 @@ test_start_order() {
 	echo 0 >"$ev/sys_exit_recvmsg/enable"
 	echo 0 >"$ev/sys_enter_recvmsg/enable"
 	echo 0 >"$ev/sys_enter_sendmsg/enable"
+	echo 0 >"$ev/sys_enter_sendto/enable"
 	# a trace that lost events (the ring overran under load) cannot show
 	# the order: those checks are skipped, saying so; the log's are judged
 	if [ "$lost" -gt 0 ]; then
 		skip "RANT_TEST_START order: the trace lost $lost events (ring overrun under load): order not judged"
 	fi
 	py_checks "RANT_TEST_START order" '
-import re
+import collections, re
 lost = int(sys.argv[7])
 judge = t
 pid_re = re.compile(r"-(\d+)\s+\[\d+\]")
 fd_re = re.compile(r"fd: (\w+)")
-# (event, fd): a receive on the fd its recvmsg entry named; only the sockets a
-# side sends pings or pongs on count (rant reads its own loopback probe of the
-# kernel receive stamps before the run, sent with sendto: never one of them)
+# (event, fd): a receive on the fd its recvmsg entry named, a send (sendmsg, or
+# sendto where it has no control data) on its fd; only the socket a side sends
+# most on counts, its pings or pongs (rant reads its own loopback probe of the
+# kernel receive stamps before the run: one sendto, never on that socket)
 ev, last_fd, send_fds = {}, {}, {}
 for line in open(sys.argv[1]):
     m = pid_re.search(line)
@@ -157,9 +160,9 @@ for line in open(sys.argv[1]):
     f = fd_re.search(line)
     if "tracing_mark_write: RANT_TEST_START" in line:
         e = ("mark", None)
-    elif "sys_sendmsg(" in line:
+    elif "sys_sendmsg(" in line or "sys_sendto(" in line:
         e = ("send", f and f.group(1))
-        send_fds.setdefault(pid, set()).add(e[1])
+        send_fds.setdefault(pid, collections.Counter())[e[1]] += 1
     elif "sys_recvmsg(" in line:
         last_fd[pid] = f and f.group(1)
         e = None
@@ -170,7 +173,8 @@ for line in open(sys.argv[1]):
         e = None
     if e:
         ev.setdefault(pid, []).append(e)
-ev = {p: [e for e, fd in es if e != "recv" or fd in send_fds.get(p, ())] for p, es in ev.items()}
+main_fd = {p: c.most_common(1)[0][0] for p, c in send_fds.items()}
+ev = {p: [e for e, fd in es if e == "mark" or fd == main_fd.get(p)] for p, es in ev.items()}
 refl, clients = int(sys.argv[2]), [int(p) for p in sys.argv[6].split()]
 def before(evs):
     """per marker: datagrams received and sent before it"""
