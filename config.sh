@@ -29,6 +29,7 @@
 : "${DEVFS:=/dev}"
 : "${DEBUGFS:=$SYSFS/kernel/debug}"
 : "${STOP_TIMEOUT:=5}"
+: "${LINK_WAIT:=10}"
 
 # Messages name the script by the name it was called with (the installed
 # copy is rant-config.sh).
@@ -464,6 +465,17 @@ ethtool_step() {
 	UNDO=("${CMD[@]}")
 	tool_cmd "$ETHTOOL" "$opt" "$IFACE" "$key" "$want"
 	step "$name" "$cur" "$want" "${CMD[@]}"
+}
+
+# wait_carrier: until the interface has its carrier, at most LINK_WAIT
+# seconds (an interface that is down has no carrier to read: no wait).
+wait_carrier() {
+	local i c
+	for ((i = 0; i < LINK_WAIT * 10; i++)); do
+		c=$(get "$(net_path carrier)") || return 0
+		[[ $c == 1 ]] && return 0
+		sleep 0.1
+	done
 }
 
 # ethtool_kv OPTION: `ethtool OPTION IFACE` into KV, key -> value as the
@@ -1206,6 +1218,13 @@ step_ethtool() {
 		done
 	fi
 
+	# Pause is resolved anew whenever the link comes up (e1000e:
+	# e1000e_config_fc_after_link_up() at the watchdog's link-up), and a
+	# ring, coalescing or offload change above may have reset the device:
+	# set by hand while that link is still coming back, it was undone a
+	# moment later (the guest lab's RT kernel, tests/vm).  So the link gets
+	# up to LINK_WAIT seconds to be back first.
+	((DRY_RUN)) || [[ $MODE != apply ]] || wait_carrier
 	if ! ethtool_kv -a; then
 		not_supported pause
 	else
