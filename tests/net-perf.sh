@@ -3,10 +3,11 @@
 # client's pings carry no control message (its connected socket keeps its
 # cached route; TX keys from the socket's counter), back-to-back the client
 # reads its TX stamps right after each send (in the round trip, not in the
-# turnaround between a pong and the next ping), and with -i the
-# reflector names its source address (IP_PKTINFO) only until its source
-# watch tells it the kernel picks that address anyway — while every stamp still comes and every
-# answer still reaches the client.  Without -i every answer names it.
+# turnaround between a pong and the next ping), and the reflector answers
+# a session on a socket of its own, bound to the address pinged and
+# connected to the client, every answer on it with no peer named and no
+# control data (IPv4 and IPv6, with -i and without) -- while every stamp
+# still comes and every answer still reaches the client.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -24,11 +25,8 @@ ns_setup || {
 }
 # The veths' link-local IPv6 addresses finish duplicate address detection
 # a second or two after the link comes up, and the kernel announces it
-# (RTM_NEWADDR).  The reflector's source watch takes any such announcement
-# as a possible change of route and names its source again until it has
-# probed anew — right, but these tests count the answers that name it: the
-# sessions start once no address is tentative (a bound6 session under ASan
-# met the announcement at its 216th answer).
+# (RTM_NEWADDR); the sessions start once no address is tentative, so that
+# what is traced is the steady state of a host whose addresses are up.
 settled() { # NS: no IPv6 address still tentative
 	[ -z "$(ip -n "$1" -6 addr show tentative 2>/dev/null)" ]
 }
@@ -46,8 +44,9 @@ SAN_ENV=()
 # and a client (sendmsg and recvmmsg) of N pings with -s; sets EMIT_RC, REFLECT_RC
 traced() {
 	local name=$1 bind=$2 addr=$3 rpid port=$((25000 + RANDOM % 1000)) ropt=() copt=()
+	PORT_USED=$port
 	[ "$bind" = -i ] && ropt=(-i "$VETH_B") && copt=(-i "$VETH_A")
-	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto -o "$WORK/$name-r.st" \
+	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,bind,connect -o "$WORK/$name-r.st" \
 		"$RANT" "${ropt[@]}" --port "$port" --once -s --json "$WORK/$name-r.json" \
 		>"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
 	rpid=$!
@@ -66,25 +65,37 @@ traced() {
 # sendto where a send has no control data; not rant's one-byte loopback probe
 # of the kernel's receive stamps before the run (ts_rx_live)
 dgrams() { grep -E '(sendmsg|sendto)\(' "$WORK/$1-$2.st" | grep -vE 'sendto\([0-9]+, "\\0", 1, '; }
-# sends NAME SIDE: how many; naming NAME SIDE: those with a source address
+# sends NAME SIDE: how many
 sends() { dgrams "$1" "$2" | grep -c .; }
-# (the only IP-level control message rant sends is the source address, IP_PKTINFO / IPV6_PKTINFO)
-naming() { dgrams "$1" "$2" | grep -cE 'cmsg_level=SOL_IP(V6)?,'; }
 with_cmsg() { dgrams "$1" "$2" | grep -c 'msg_control=\['; }
 # read_after_send NAME: the client's sends followed at once by a read of its error queue (TX stamps)
 read_after_send() {
 	awk '/(sendmsg|sendto)\(/ { s = 1; next } s && /recvmmsg\(.*MSG_ERRQUEUE/ { n++ } { s = 0 } END { print n + 0 }' "$WORK/$1-c.st"
 }
-# first_naming NAME SIDE: the answers that name their source are the session's
-# first ones only: the first does (the watch is asked only after it), and once
-# one does not (the source watch has answered "the kernel picks it anyway"),
-# none after it does.  How many come before the answer is the watch thread's
-# scheduling, not rant's behaviour (77 of 300 under strace on a loaded host),
-# so no bound on it, only that the answer came within the session.
-first_naming() {
-	dgrams "$1" "$2" | awk '{ n++; if ($0 ~ /cmsg_level=SOL_IP(V6)?,/) { k++; at[n] = 1; if (k != n) bad = 1 } }
-		END { if (bad || k < 1 || k >= n) { printf "#   %d of %d answers name their source, at:", k, n
-			for (i = 1; i <= n; i++) { if (i in at) { printf " %d", i } }; print ""; exit 1 } }'
+# own_socket NAME ADDR PORT: the reflector bound a socket of its own to ADDR
+# and PORT (the address pinged), connected it to the client, and sent every
+# answer on it, naming no peer and with no control data (sendto(fd, ...,
+# NULL, 0)); the session's first ping came to the shared socket
+own_socket() {
+	python3 - "$WORK/$1-r.st" "$2" "$3" <<'PY'
+import re, sys
+st, addr, port = sys.argv[1], sys.argv[2], sys.argv[3]
+lines = open(st).read().splitlines()
+fd = None
+for l in lines:
+    m = re.search(r"bind\((\d+), \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\), (.*)\}", l)
+    if m and m.group(2) == port and '"%s"' % addr in m.group(3):
+        fd = m.group(1)
+if fd is None:
+    sys.exit("#   no socket bound to %s port %s" % (addr, port))
+conn = [l for l in lines if re.search(r"connect\(%s, " % fd, l)]
+if len(conn) != 1 or " = 0" not in conn[0]:
+    sys.exit("#   socket %s: connect calls %r" % (fd, conn))
+sends = [l for l in lines if re.search(r"(sendmsg|sendto)\(", l) and not re.search(r'sendto\(\d+, "\\0", 1, ', l)]
+bad = [l for l in sends if not re.search(r"sendto\(%s, .*, NULL, 0\) = \d+" % fd, l)]
+if not sends or bad:
+    sys.exit("#   %d of %d answers not on socket %s without a peer named: %s" % (len(bad), len(sends), fd, bad[:2]))
+PY
 }
 
 # every stamp came and every ping was answered
@@ -106,26 +117,27 @@ assert not any(d["missing_stamps"].values()), d["missing_stamps"]
 PY
 }
 
-# 1. -i on both ends, IPv4: the first answers name the source, then none does
+# 1. -i on both ends, IPv4
 traced bound -i "$ADDR_B"
 complete bound
 expect_eq "bound: the client's pings and FIN carry no control message" "$(with_cmsg bound c)" 0
 n=$(read_after_send bound)
 check "bound: back-to-back, each ping's send is followed by the read of the TX stamps ($n of $N)" test "$n" -ge "$N"
 check "bound: the reflector sent every answer" test "$(sends bound r)" -ge "$N"
-check "bound: only the session's first answers name their source (IP_PKTINFO; $(naming bound r), until the source watch answered)" \
-	first_naming bound r
+check "bound: the session answered on a socket of its own, bound to $ADDR_B and connected, no peer named" \
+	own_socket bound "$ADDR_B" "$PORT_USED"
 
 # 2. the same over IPv6
 traced bound6 -i "$ADDR6_B"
 complete bound6
 expect_eq "bound6: the client's pings and FIN carry no control message" "$(with_cmsg bound6 c)" 0
-check "bound6: only the session's first answers name their source (IPV6_PKTINFO; $(naming bound6 r), until the source watch answered)" \
-	first_naming bound6 r
+check "bound6: the session answered on a socket of its own, bound to $ADDR6_B and connected, no peer named" \
+	own_socket bound6 "$ADDR6_B" "$PORT_USED"
 
-# 3. no -i: the kernel's choice is not asked; every answer names its source
+# 3. no -i: the same
 traced unbound none "$ADDR_B"
 complete unbound
-check "unbound: every answer names its source" test "$(naming unbound r)" -eq "$(sends unbound r)"
+check "unbound: the session answered on a socket of its own, bound to $ADDR_B and connected, no peer named" \
+	own_socket unbound "$ADDR_B" "$PORT_USED"
 
 finish

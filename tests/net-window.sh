@@ -142,39 +142,33 @@ test_start_order() {
 		skip "RANT_TEST_START order: the trace lost $lost events (ring overrun under load): order not judged"
 	fi
 	py_checks "RANT_TEST_START order" '
-import collections, re
+import re
 lost = int(sys.argv[7])
 judge = t
 pid_re = re.compile(r"-(\d+)\s+\[\d+\]")
-fd_re = re.compile(r"fd: (\w+)")
-# (event, fd): a receive on the fd its recvmsg entry named, a send (sendmsg, or
-# sendto where it has no control data) on its fd; only the socket a side sends
-# most on counts, its pings or pongs (rant reads its own loopback probe of the
-# kernel receive stamps before the run: one sendto, never on that socket)
-ev, last_fd, send_fds = {}, {}, {}
+# per side: its marks, and its datagrams received (a recvmsg returning a
+# length) and sent (sendmsg, or sendto where a send has no control data), on
+# any of its sockets (the reflector reads a session'"'"'s first ping on the
+# socket every peer shares, the rest on the session'"'"'s own); not rant'"'"'s
+# one-byte loopback probe of the kernel'"'"'s receive stamps before the run
+ev = {}
 for line in open(sys.argv[1]):
     m = pid_re.search(line)
     if not m or line.startswith("#"):
         continue
     pid = int(m.group(1))
-    f = fd_re.search(line)
     if "tracing_mark_write: RANT_TEST_START" in line:
-        e = ("mark", None)
+        e = "mark"
     elif "sys_sendmsg(" in line or "sys_sendto(" in line:
-        e = ("send", f and f.group(1))
-        send_fds.setdefault(pid, collections.Counter())[e[1]] += 1
-    elif "sys_recvmsg(" in line:
-        last_fd[pid] = f and f.group(1)
-        e = None
+        e = None if re.search(r"len: (0x0*)?1,", line) else "send"
     elif "sys_recvmsg -> " in line:
         # a datagram, not an EAGAIN or a timeout: a return below 2^32 (-errno is near 2^64)
-        e = ("recv", last_fd.get(pid)) if int(line.rsplit(" ", 1)[1], 16) < 1 << 32 else None
+        v = int(line.rsplit(" ", 1)[1], 16)
+        e = "recv" if 1 < v < 1 << 32 else None
     else:
         e = None
     if e:
         ev.setdefault(pid, []).append(e)
-main_fd = {p: c.most_common(1)[0][0] for p, c in send_fds.items()}
-ev = {p: [e for e, fd in es if e == "mark" or fd == main_fd.get(p)] for p, es in ev.items()}
 refl, clients = int(sys.argv[2]), [int(p) for p in sys.argv[6].split()]
 def before(evs):
     """per marker: datagrams received and sent before it"""
@@ -218,36 +212,54 @@ test_start_mark_order() {
 	test_start_order
 }
 
-# ------------------------------------------------------- the source watch
+# ------------------------------------------ the session's own socket
 
-# the probe's system calls come from another thread than the pongs' sends
-test_probe_thread() {
-	local spid main
+# A session is answered on a socket of its own (bound to the address pinged,
+# connected to its peer): made at the session's first ping, before its first
+# answer, by the loop's thread, once; no source probe (connect, getsockname
+# on a probe socket: the shared socket's way) from any thread after it.
+test_session_socket() {
+	local spid
 	if ! command -v strace >/dev/null; then
-		skip "source watch: strace not installed"
+		skip "session socket: strace not installed"
 		return
 	fi
-	ip netns exec "$NS_B" strace -f -qq -e trace=sendmsg,connect,getsockname -o "$WORK/pt.strace" \
-		"$RANT" -i "$VETH_B" --port 12503 -q --once >"$WORK/pt.out" 2>&1 &
+	ip netns exec "$NS_B" strace -f -qq -e trace=sendmsg,sendto,connect,getsockname -o "$WORK/pt.strace" \
+		"$RANT" -i "$VETH_B" --port 12503 -q >"$WORK/pt.out" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
 	if ! wait_for 30 udp_listening "$NS_B" 12503; then
-		not_ok "source watch: reflector under strace listens"
+		not_ok "session socket: reflector under strace listens"
 		return
 	fi
 	emit pt --port 12503 -q --count 200
-	expect_rc "source watch: the client under an strace'd reflector" 0
+	expect_rc "session socket: the first client of an strace'd reflector" 0
+	emit pt2 --port 12503 -q --count 200
+	expect_rc "session socket: the second client" 0
+	kill -INT "$spid"
 	wait_exit "$spid" 10
-	main=$(awk '/sendmsg\(/ { print $1; exit }' "$WORK/pt.strace")
-	# from its first pong on (before the loop, rant's own set-up may name sockets)
-	expect_eq "source watch: no probe (connect, getsockname) from the loop's thread" \
-		"$(awk -v m="$main" '$1 == m && /sendmsg\(/ { on = 1 } on && $1 == m && /(connect|getsockname)\(/' \
-			"$WORK/pt.strace" | wc -l)" 0
-	check "source watch: the probe ran, in its own thread" \
-		awk -v m="$main" '$1 != m && /connect\(/ { f = 1 } END { exit !f }' "$WORK/pt.strace"
-	# the answer is used: the pongs after it name no source
-	check "source watch: at most 20 of 200 pongs named their source (IP_PKTINFO)" \
-		test "$(awk -v m="$main" '$1 == m && /sendmsg\(/ && /PKTINFO/' "$WORK/pt.strace" | wc -l)" -le 20
+	py_checks "session socket" '
+import re
+lines = open(sys.argv[1]).read().splitlines()
+# the datagrams sent (not rant'"'"'s one-byte loopback probe of the kernel'"'"'s receive stamps)
+sends = [l for l in lines if re.search(r"^\d+ +(sendmsg|sendto)\(", l) and
+         not re.search(r"sendto\(\d+, \"\\0\", 1, ", l)]
+main = sends[0].split()[0] if sends else None
+t("the answers come from one thread", sends and all(l.split()[0] == main for l in sends), sends[:1])
+conn = [l for l in lines if re.search(r"^\d+ +connect\(", l)]
+t("two sessions, two connects, both from the loop'"'"'s thread", len(conn) == 2 and
+  all(l.split()[0] == main for l in conn), conn)
+# each session'"'"'s answers: those after its connect, before the next one
+at = [i for i, l in enumerate(lines) if re.search(r"^\d+ +connect\(", l)] + [len(lines)]
+per = []
+for k, fd in enumerate(re.search(r"connect\((\d+),", l).group(1) for l in conn):
+    mine = [l for l in lines[at[k]:at[k + 1]] if l in sends]
+    per.append((len(mine), all(re.search(r"sendto\(%s, .*, NULL, 0\)" % fd, l) for l in mine)))
+t("each session answered on its socket, no peer named (200 answers and a FIN_ACK each)",
+  len(per) == 2 and all(n >= 201 and ok for n, ok in per), per)
+t("no source probe (getsockname) once the first session began",
+  not [l for l in lines[at[0]:] if "getsockname(" in l])
+' "$WORK/pt.strace"
 }
 
 # status_lines FILE N: FILE holds at least N status lines (the client's, once
@@ -294,7 +306,7 @@ main() {
 	fi
 	test_first_rows
 	test_start_mark_order
-	test_probe_thread
+	test_session_socket
 	test_route_change
 	finish
 }

@@ -8520,6 +8520,180 @@ static void test_perf(void)
 	reset_globals();
 }
 
+/* A datagram on fd within a second: its length and sender, or -1. */
+static ssize_t ss_recv_from(int fd, struct sockaddr_storage *from)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+	socklen_t fl = sizeof(*from);
+	char b[256];
+
+	if (poll(&pf, 1, 1000) != 1) {
+		return -1;
+	}
+	return recvfrom(fd, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)from, &fl);
+}
+
+/* The v4-mapped form of a loopback IPv4 address and port. */
+static struct sockaddr_in6 ss_mapped(const struct sockaddr_in *a)
+{
+	struct sockaddr_in6 m = mapped_lo(1, ntohs(a->sin_port));
+
+	memcpy(&m.sin6_addr.s6_addr[12], &a->sin_addr, 4);
+	return m;
+}
+
+/* run.R.pi: the datagram being answered was sent to 127.0.0.<last> (or ADDR, v4-mapped) */
+static void ss_pinged(uint32_t addr)
+{
+	run.R.pi_level = IPPROTO_IPV6;
+	memset(&run.R.pi, 0, sizeof(run.R.pi));
+	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	addr = htonl(addr);
+	memcpy(&run.R.pi.v6.ipi6_addr.s6_addr[12], &addr, 4);
+	run.R.pi.v6.ipi6_ifindex = 1;
+}
+
+/*
+ * A session's own socket (reflect_ss_open), on real loopback sockets: bound
+ * to the address pinged and the reflector's port, connected to the peer;
+ * the peer's datagrams come to it and another client's to the shared
+ * socket; the session's answers go out on it, keyed from 0, another
+ * peer's on the shared socket with the shared socket's own keys; closed,
+ * the shared socket and its keys are back.  And where there is none to be
+ * had: no address pinged known, multicast, broadcast, an address not this
+ * host's.
+ */
+static void test_session_socket(void)
+{
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6 }, p6, q6;
+	struct sockaddr_in me = { .sin_family = AF_INET }, c1 = me, c2 = me;
+	struct sockaddr_storage from, got;
+	socklen_t l = sizeof(any);
+	int sh, a, b, off = 0, shared_key = 7, port;
+	uint8_t buf[PROTO_HDR_LEN] = { 0 };
+	bool good;
+
+	reset_globals();
+	side_set(false);
+	opts.mode = MODE_REFLECT;
+	sh = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	a = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	b = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	c1.sin_addr.s_addr = c2.sin_addr.s_addr = me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (sh < 0 || a < 0 || b < 0 || setsockopt(sh, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
+	    bind(sh, (struct sockaddr *)&any, sizeof(any)) < 0 ||
+	    getsockname(sh, (struct sockaddr *)&any, &l) < 0 ||
+	    setopt_int(sh, SOL_SOCKET, SO_REUSEPORT, 1) < 0 ||
+	    bind(a, (struct sockaddr *)&c1, sizeof(c1)) < 0 || bind(b, (struct sockaddr *)&c2, sizeof(c2)) < 0) {
+		ok(false, "session socket: loopback sockets", "%s", strerror(errno));
+		return;
+	}
+	port = ntohs(any.sin6_port);
+	opts.port = (unsigned)port;
+	me.sin_port = any.sin6_port;
+	l = sizeof(c1);
+	getsockname(a, (struct sockaddr *)&c1, &l);
+	l = sizeof(c2);
+	getsockname(b, (struct sockaddr *)&c2, &l);
+	connect(a, (struct sockaddr *)&me, sizeof(me));
+	connect(b, (struct sockaddr *)&me, sizeof(me));
+	run.sock_fd = sh;
+	run.ts.next_key = (uint32_t)shared_key;
+	run.ts.key_cmsg = false;
+	p6 = ss_mapped(&c1);
+	q6 = ss_mapped(&c2);
+
+	/* the session of client a, which pinged 127.0.0.1 */
+	memcpy(&run.R.peer, &p6, sizeof(p6));
+	run.R.peerlen = sizeof(p6);
+	ss_pinged(INADDR_LOOPBACK);
+	reflect_ss_prepare(AF_INET);
+	reflect_ss_open((struct sockaddr *)&p6, 0);
+	l = sizeof(from);
+	good = run.R.ss_on && run.R.on_ss && run.sock_fd != sh && run.sock_fd == run.R.ss_fd &&
+	       run.ts.next_key == 0 && !run.ts.key_cmsg && run.R.sh.fd == sh &&
+	       run.R.sh.next_key == (uint32_t)shared_key && run.R.shared_due &&
+	       getsockname(run.sock_fd, (struct sockaddr *)&from, &l) == 0 &&
+	       !memcmp(&((struct sockaddr_in *)&from)->sin_addr, &me.sin_addr, 4) &&
+	       ((struct sockaddr_in *)&from)->sin_port == me.sin_port;
+	l = sizeof(got);
+	good = good && getpeername(run.sock_fd, (struct sockaddr *)&got, &l) == 0 &&
+	       ((struct sockaddr_in *)&got)->sin_port == c1.sin_port;
+	ok(good, "session socket: bound to the address pinged and the port, connected to the peer, keys from 0",
+	   "on=%d fd=%d sh=%d key=%u", run.R.ss_on, run.sock_fd, sh, run.ts.next_key);
+	send(a, buf, sizeof(buf), 0);
+	send(b, buf, sizeof(buf), 0);
+	ok(ss_recv_from(run.sock_fd, &got) == sizeof(buf) && ss_recv_from(sh, &got) == sizeof(buf) &&
+	   sa_same(&got, (struct sockaddr *)&q6),
+	   "session socket: the peer's datagram comes to it, another client's to the shared socket", "-");
+
+	/* the answers: the session's on its socket, another peer's on the shared one */
+	run.R.on_ss = true;
+	reflect_send(buf, sizeof(buf), (struct sockaddr *)&p6, sizeof(p6));
+	good = !run.R.sent_shared && ss_recv_from(a, &got) == sizeof(buf) &&
+	       ((struct sockaddr_in *)&got)->sin_port == me.sin_port && !run.R.named;
+	run.R.on_ss = false;
+	ss_pinged(INADDR_LOOPBACK);
+	reflect_send(buf, sizeof(buf), (struct sockaddr *)&q6, sizeof(q6));
+	good = good && run.R.sent_shared && ss_recv_from(b, &got) == sizeof(buf) &&
+	       ((struct sockaddr_in *)&got)->sin_port == me.sin_port &&
+	       run.ts.next_key == 0 && run.R.sh.next_key == (uint32_t)shared_key + 1 &&
+	       run.sock_fd == run.R.ss_fd;
+	ok(good, "session socket: the session's answer on it, another peer's on the shared socket with its own key",
+	   "sent_shared=%d key=%u shared key=%u", run.R.sent_shared, run.ts.next_key, run.R.sh.next_key);
+
+	/* a datagram of the shared socket: whose it is */
+	ss_pinged(INADDR_LOOPBACK);
+	reflect_shared_whose((struct sockaddr *)&p6);
+	good = run.R.on_ss && !run.R.off_addr && reflect_peer_ok((struct sockaddr *)&p6);
+	ss_pinged(INADDR_LOOPBACK + 1);
+	reflect_shared_whose((struct sockaddr *)&p6);
+	good = good && !run.R.on_ss && run.R.off_addr && !reflect_peer_ok((struct sockaddr *)&p6);
+	ss_pinged(INADDR_LOOPBACK);
+	reflect_shared_whose((struct sockaddr *)&q6);
+	good = good && !run.R.on_ss && !run.R.off_addr && !reflect_peer_ok((struct sockaddr *)&q6);
+	ok(good, "session socket: on the shared socket, the peer's ping to its address is the session's, "
+	   "to another address refused, another peer's not the session's", "-");
+
+	reflect_ss_close();
+	ok(!run.R.ss_on && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
+	   run.R.spare_on && run.R.spare_family == AF_INET,
+	   "session socket: closed, the shared socket and its keys are back, the next one made ready",
+	   "fd=%d key=%u spare=%d", run.sock_fd, run.ts.next_key, run.R.spare_on);
+
+	/* none to be had: the session stays on the shared socket, nothing changed */
+	run.R.pi_level = 0;
+	reflect_ss_open((struct sockaddr *)&p6, 0);
+	good = !run.R.ss_on && run.sock_fd == sh;
+	ss_pinged(0xe0000001);	/* 224.0.0.1 */
+	reflect_ss_open((struct sockaddr *)&p6, 0);
+	good = good && !run.R.ss_on && run.sock_fd == sh;
+	ss_pinged(INADDR_BROADCAST);
+	reflect_ss_open((struct sockaddr *)&p6, 0);
+	good = good && !run.R.ss_on && run.sock_fd == sh;
+	ok(good, "session socket: none where the address pinged is unknown, multicast or broadcast", "-");
+	ss_pinged(0xc0000201);	/* 192.0.2.1: not this host's, bind refuses it */
+	reflect_ss_open((struct sockaddr *)&p6, 0);
+	ok(!run.R.ss_on && !run.R.on_ss && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1,
+	   "session socket: none where bind refuses the address: the shared socket, its keys, serve on",
+	   "on=%d fd=%d", run.R.ss_on, run.sock_fd);
+	run.R.pi_level = IPPROTO_IPV6;
+	memset(&run.R.pi, 0, sizeof(run.R.pi));
+	run.R.pi.v6.ipi6_addr.s6_addr[0] = 0xff;
+	run.R.pi.v6.ipi6_addr.s6_addr[1] = 0x02;
+	run.R.pi.v6.ipi6_addr.s6_addr[15] = 1;
+	any.sin6_port = htons(40000);
+	reflect_ss_open((struct sockaddr *)&any, 0);
+	ok(!run.R.ss_on, "session socket: none for an IPv6 multicast address", "-");
+	if (run.R.spare_on) {
+		close(run.R.spare_fd);
+	}
+	close(sh);
+	close(a);
+	close(b);
+	reset_globals();
+}
+
 /* The SVG's declared height, from its root element. */
 static double svg_height(const char *svg_doc)
 {
@@ -9243,6 +9417,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_late_by_arrival),
 	CASE(test_emit_later),
 	CASE(test_tx_after_send),
+	CASE(test_session_socket),
 	CASE(test_layout_inflight),
 	CASE(test_fit_order),
 	CASE(test_guard_reflector),
