@@ -967,7 +967,15 @@ struct reflect_state {
 	bool sent_shared;	/* the last send went out on the shared socket while ss served */
 	bool shared_due;	/* the shared socket is read before the next receive */
 	uint64_t shared_last;	/* when it was last found empty (reflect_recv_shared) */
-	uint64_t shared_owed;	/* TX stamps of its sends while ss served: read and dropped */
+	bool ss_due;		/* the session's first pong is out: its socket next */
+	/*
+	 * ss's TX keys: its counter from 0 at ss_base, the session's keys going
+	 * on; the shared socket's stamps below ss_base are the session's first
+	 * pongs' (sh_owed of them still owed), the others its BUSYs' (dropped)
+	 */
+	uint32_t ss_base;
+	uint64_t sh_owed;
+	bool sh_rekeyed;	/* the shared socket's keys restarted: none of its stamps is ours */
 };
 
 struct plot_state {
@@ -2388,6 +2396,12 @@ static void ts_rx_live(void)
 static void ts_rekey_now(int fd)
 {
 	ts_sockopt(fd, 0);
+	if (run.R.ss_on && fd == run.R.ss_fd) {
+		/* a reflector session's own socket: its counter from 0 again, the keys go on */
+		ts_sockopt(fd, ts_socket_flags());
+		run.R.ss_base = run.ts.next_key;
+		return;
+	}
 	ts_enable_socket(fd);
 	/*
 	 * The reflector's session takes the stamps from its first key on
@@ -9186,13 +9200,15 @@ static ssize_t reflect_send_named(uint8_t *buf, size_t len, const struct sockadd
  * watch).  For a send that names its destination the kernel looks the
  * route up again each time; a send with control data does so even on a
  * connected socket (udp_sendmsg()).  A session has one peer and one address
- * pinged, so it gets a socket of its own: bound to that address and port
- * (SO_REUSEPORT beside the shared socket, socket(7)), connected to the peer.
- * The kernel then hands it the peer's datagrams (a connected socket is the
- * best match of a UDP lookup), and each pong goes out on the connected
- * socket's cached route, from the right address, with no control data: its
- * TX key is the socket's own counter (OPT_ID, timestamping.rst), reset
- * after a failed send as the client's (ts_rekey).  Measured on this
+ * pinged, so it gets a socket of its own once its first pong is out (bind
+ * and connect, outside every measured window): bound to that address and
+ * port (SO_REUSEPORT beside the shared socket, socket(7)), connected to the
+ * peer.  The kernel then hands it the peer's datagrams (a connected socket
+ * is the best match of a UDP lookup), and each pong goes out on the
+ * connected socket's cached route, from the right address, with no control
+ * data: its TX key is the socket's own counter (OPT_ID, timestamping.rst),
+ * counted from ss_base in the session's keys, reset after a failed send as
+ * the client's (ts_rekey).  Measured on this
  * project's VM, veth, spinning: the round trip 6-9 % shorter than on the
  * shared socket (docs/bench.md).  Everything else still comes to the shared
  * socket, read between the session's datagrams (reflect_recv_shared): a
@@ -9319,11 +9335,12 @@ static bool reflect_ss_ends(const struct sockaddr *from, struct sockaddr_storage
 }
 
 /*
- * At a session's first ping (reflect_switch), before its pong: the session
- * gets its socket, or stays on the shared one.  From here on its pongs and
- * FIN_ACKs go out on it, keyed from 0.  The TOS of each ping is read on it
- * only for a client with classes (the first ping says so), where the pong
- * goes out in it.
+ * Right after a session's first pong (reflect_packet), outside its windows:
+ * the session gets its socket, or stays on the shared one.  From here on
+ * its pongs and FIN_ACKs go out on it, their keys going on from the first
+ * pongs' (ss_base + the socket's counter).  The TOS of each ping is read on
+ * it only for a client with classes (the first ping says so), where the
+ * pong goes out in it.
  */
 static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 {
@@ -9352,34 +9369,17 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 					  run.K.r_tos, run.K.r_prio };
 	run.sock_fd = run.R.ss_fd = fd;
 	run.R.ss_family = family;
-	run.ts.next_key = 0;	/* the socket's own counter, from 0 */
 	run.ts.key_cmsg = false;
+	run.R.ss_base = run.ts.next_key;	/* the socket's counter is 0 here */
 	run.K.r_tos = cfg->tos;
 	run.K.r_prio = cfg->priority;
-	run.R.key0 = 0;
 	run.R.ss_pi_level = run.R.pi_level;
 	run.R.ss_pi = run.R.pi;
 	run.R.ss_on = run.R.on_ss = true;
 	/* pings sent before the connect are queued on the shared socket: read them next */
 	run.R.shared_due = true;
-	run.R.shared_owed = 0;
-}
-
-/* The shared socket's TX stamps while ss served: its BUSYs', never a pong's. */
-static void tx_dropped(uint32_t key, uint64_t t)
-{
-	(void)key;
-	(void)t;
-}
-
-static void reflect_shared_drop_stamps(void)
-{
-	if (run.R.shared_owed) {
-		int want = run.R.shared_owed < TS_BATCH ? (int)run.R.shared_owed : TS_BATCH;
-		uint64_t got = (uint64_t)ts_drain(run.sock_fd, tx_dropped, tx_dropped, want);
-
-		run.R.shared_owed -= got < run.R.shared_owed ? got : run.R.shared_owed;
-	}
+	run.R.sh_owed = run.R.txpend;	/* the first pongs' stamps, on the shared socket */
+	run.R.sh_rekeyed = false;
 }
 
 /*
@@ -9399,17 +9399,23 @@ static void reflect_ss_close(void)
 	run.ts.key_cmsg = run.R.sh.key_cmsg;
 	run.K.r_tos = run.R.sh.r_tos;
 	run.K.r_prio = run.R.sh.r_prio;
-	reflect_shared_drop_stamps();
-	run.R.shared_owed = 0;
+	run.R.sh_owed = 0;
 	reflect_ss_prepare(run.R.ss_family);
+}
+
+/* A session ends: no socket of its own is due any more (reflect_end). */
+static void reflect_ss_end(void)
+{
+	run.R.ss_due = false;
+	reflect_ss_close();
 }
 
 /*
  * Answer on the session's socket (connected: no peer named, no source, no
  * key in control data), or on the shared socket.  A send on the shared one
  * while ss serves is to another peer (a BUSY): its TX key is the shared
- * socket's own, its stamp is dropped (sent_shared tells the caller that no
- * key of the session's was used).
+ * socket's own, at or above ss_base, its stamp is dropped (sent_shared
+ * tells the caller that no key of the session's was used).
  */
 static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
 {
@@ -9428,13 +9434,13 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 	n = reflect_send_named(buf, len, to, tolen);
 	if (n >= 0) {
 		run.ts.next_key++;
-		run.R.shared_owed += !cfg->no_tx_ts;
-	} else {
+	} else if (!run.ts.key_cmsg) {
 		int err = errno;
 		uint32_t key0 = run.R.key0;
 
 		ts_rekey(run.sock_fd);	/* the shared socket's key it may have used up */
 		run.R.key0 = key0;
+		run.R.sh_rekeyed = true;
 		errno = err;
 	}
 	reflect_shared_swap();
@@ -9534,9 +9540,63 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
  * batch of 16 (measured: ~3 us) would delay the next ping and show in the
  * p99 of the RTT.
  */
+/* ss's TX stamps: its counter's key, in the session's keys. */
+static void reflect_on_tx_ss(uint32_t key, uint64_t wire)
+{
+	reflect_on_tx(run.R.ss_base + key, wire);
+}
+
+static void tx_kernel_stamp_ss(uint32_t key, uint64_t k)
+{
+	tx_kernel_stamp(run.R.ss_base + key, k);
+}
+
+/* The shared socket's while ss serves: the session's first pongs', or a BUSY's (dropped). */
+static bool reflect_sh_ours(uint32_t key)
+{
+	return !run.R.sh_rekeyed && (int32_t)(key - run.R.ss_base) < 0;
+}
+
+static void reflect_on_tx_sh(uint32_t key, uint64_t wire)
+{
+	if (reflect_sh_ours(key)) {
+		run.R.sh_owed -= run.R.sh_owed > 0;
+		reflect_on_tx(key, wire);
+	}
+}
+
+static void tx_kernel_stamp_sh(uint32_t key, uint64_t k)
+{
+	if (reflect_sh_ours(key)) {
+		tx_kernel_stamp(key, k);
+	}
+}
+
+/* The shared socket's error queue (swapped in): what is there, at most a batch. */
+static void reflect_shared_stamps(void)
+{
+	ts_drain(run.sock_fd, reflect_on_tx_sh, tx_kernel_stamp_sh, TS_BATCH);
+}
+
+/* reflect_drain while ss serves: its stamps, and the first pongs' still owed on the shared one. */
+static void reflect_ss_drain(void)
+{
+	if (run.R.txpend > run.R.sh_owed) {
+		ts_drain(run.sock_fd, reflect_on_tx_ss, tx_kernel_stamp_ss,
+			 (int)(run.R.txpend - run.R.sh_owed));
+	}
+	if (run.R.sh_owed) {
+		reflect_shared_swap();
+		reflect_shared_stamps();
+		reflect_shared_swap();
+	}
+}
+
 static void reflect_drain(void)
 {
-	if (run.R.txpend) {
+	if (run.R.ss_on) {
+		reflect_ss_drain();
+	} else if (run.R.txpend) {
 		ts_drain(run.sock_fd, reflect_on_tx, tx_kernel_stamp, (int)run.R.txpend);
 	}
 }
@@ -9723,7 +9783,7 @@ static void reflect_end(int reason)
 	run.R.active = false;
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
-	reflect_ss_close();
+	reflect_ss_end();
 }
 
 /* The run is over after a session: --once, or a breach without -C (-C carries on). */
@@ -9890,7 +9950,7 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 		memset(&run.R.peer, 0, sizeof(run.R.peer));
 		run.R.peerlen = fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer);
 		memcpy(&run.R.peer, from, run.R.peerlen);
-		reflect_ss_open(from, m->flags);
+		run.R.ss_due = true;	/* after its first pong (reflect_packet) */
 	}
 	return true;
 }
@@ -10054,7 +10114,8 @@ static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_m
  * client's T1_SW..T4_SW is over for this ping): what the session needed but
  * the pong did not.  The clock base of the first one (clk_check reads it
  * only when the transaction is accounted, after this), RANT_TEST_START
- * after the first measured one, the source watch's question.
+ * after the first measured one, the source watch's question (a session on
+ * the shared socket); the session's own socket at the end of reflect_packet.
  */
 static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint64_t now)
 {
@@ -10066,7 +10127,9 @@ static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint6
 		run.R.mark_due = false;
 		trace_mark("RANT_TEST_START\n", 16);
 	}
-	srcw_ask(to, tolen, now);
+	if (!run.R.ss_due) {
+		srcw_ask(to, tolen, now);	/* not for a session about to get its own socket */
+	}
 }
 
 /*
@@ -10130,6 +10193,10 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		run.R.txpend++;
 		reflect_drain();
 	}
+	if (run.R.ss_due) {
+		run.R.ss_due = false;
+		reflect_ss_open(from, m.flags);	/* the session's own socket, outside its windows */
+	}
 }
 
 /* The reflector's own control messages: the address pinged, the TOS. */
@@ -10141,8 +10208,9 @@ static void reflect_ctl(const struct cmsghdr *cm)
 
 /*
  * While ss serves: one non-blocking read of the shared socket, swapped in
- * (1: a datagram in rx, 0: none, <0: -errno).  Its TX stamps owed are read
- * and dropped when it has nothing.
+ * (1: a datagram in rx, 0: none, <0: -errno).  When it has nothing, its
+ * error queue is read: the session's first pongs' TX stamps, and its BUSYs'
+ * (dropped).
  */
 static int reflect_recv_shared(struct rx *rx)
 {
@@ -10151,7 +10219,7 @@ static int reflect_recv_shared(struct rx *rx)
 	reflect_shared_swap();
 	r = sock_recv(run.R.rx, run.R.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
 	if (r == 0) {
-		reflect_shared_drop_stamps();
+		reflect_shared_stamps();
 	}
 	reflect_shared_swap();
 	run.R.shared_due = r != 0;

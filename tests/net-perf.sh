@@ -4,9 +4,9 @@
 # cached route; TX keys from the socket's counter), back-to-back the client
 # reads its TX stamps right after each send (in the round trip, not in the
 # turnaround between a pong and the next ping), and the reflector answers
-# a session on a socket of its own, bound to the address pinged and
-# connected to the client, every answer on it with no peer named and no
-# control data (IPv4 and IPv6, with -i and without) -- while every stamp
+# a session, from its second answer on, on a socket of its own, bound to
+# the address pinged and connected to the client, with no peer named and
+# no control data (IPv4 and IPv6, with -i and without) -- while every stamp
 # still comes and every answer still reaches the client.
 
 # shellcheck source=tests/lib.sh
@@ -72,29 +72,35 @@ with_cmsg() { dgrams "$1" "$2" | grep -c 'msg_control=\['; }
 read_after_send() {
 	awk '/(sendmsg|sendto)\(/ { s = 1; next } s && /recvmmsg\(.*MSG_ERRQUEUE/ { n++ } { s = 0 } END { print n + 0 }' "$WORK/$1-c.st"
 }
-# own_socket NAME ADDR PORT: the reflector bound a socket of its own to ADDR
-# and PORT (the address pinged), connected it to the client, and sent every
-# answer on it, naming no peer and with no control data (sendto(fd, ...,
-# NULL, 0)); the session's first ping came to the shared socket
+# own_socket NAME ADDR PORT: the session's first answer went out on the
+# shared socket (naming its peer), then the reflector bound a socket of its
+# own to ADDR and PORT (the address pinged), connected it to the client,
+# and sent every later answer on it, naming no peer and with no control
+# data (sendto(fd, ..., NULL, 0))
 own_socket() {
 	python3 - "$WORK/$1-r.st" "$2" "$3" <<'PY'
 import re, sys
 st, addr, port = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = open(st).read().splitlines()
-fd = None
-for l in lines:
+fd = at = None
+for i, l in enumerate(lines):
     m = re.search(r"bind\((\d+), \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\), (.*)\}", l)
     if m and m.group(2) == port and '"%s"' % addr in m.group(3):
-        fd = m.group(1)
+        fd, at = m.group(1), i
 if fd is None:
     sys.exit("#   no socket bound to %s port %s" % (addr, port))
 conn = [l for l in lines if re.search(r"connect\(%s, " % fd, l)]
 if len(conn) != 1 or " = 0" not in conn[0]:
     sys.exit("#   socket %s: connect calls %r" % (fd, conn))
-sends = [l for l in lines if re.search(r"(sendmsg|sendto)\(", l) and not re.search(r'sendto\(\d+, "\\0", 1, ', l)]
-bad = [l for l in sends if not re.search(r"sendto\(%s, .*, NULL, 0\) = \d+" % fd, l)]
-if not sends or bad:
-    sys.exit("#   %d of %d answers not on socket %s without a peer named: %s" % (len(bad), len(sends), fd, bad[:2]))
+def dgram(l):
+    return re.search(r"(sendmsg|sendto)\(", l) and not re.search(r'sendto\(\d+, "\\0", 1, ', l)
+before = [l for l in lines[:at] if dgram(l)]
+after = [l for l in lines[at:] if dgram(l)]
+if len(before) != 1 or re.search(r"\(%s, " % fd, before[0]):
+    sys.exit("#   %d answers before the socket was made (want the first, on the shared socket)" % len(before))
+bad = [l for l in after if not re.search(r"sendto\(%s, .*, NULL, 0\) = \d+" % fd, l)]
+if not after or bad:
+    sys.exit("#   %d of %d answers not on socket %s without a peer named: %s" % (len(bad), len(after), fd, bad[:2]))
 PY
 }
 
@@ -124,20 +130,20 @@ expect_eq "bound: the client's pings and FIN carry no control message" "$(with_c
 n=$(read_after_send bound)
 check "bound: back-to-back, each ping's send is followed by the read of the TX stamps ($n of $N)" test "$n" -ge "$N"
 check "bound: the reflector sent every answer" test "$(sends bound r)" -ge "$N"
-check "bound: the session answered on a socket of its own, bound to $ADDR_B and connected, no peer named" \
+check "bound: the session answered on a socket of its own after its first answer, bound to $ADDR_B and connected, no peer named" \
 	own_socket bound "$ADDR_B" "$PORT_USED"
 
 # 2. the same over IPv6
 traced bound6 -i "$ADDR6_B"
 complete bound6
 expect_eq "bound6: the client's pings and FIN carry no control message" "$(with_cmsg bound6 c)" 0
-check "bound6: the session answered on a socket of its own, bound to $ADDR6_B and connected, no peer named" \
+check "bound6: the session answered on a socket of its own after its first answer, bound to $ADDR6_B and connected, no peer named" \
 	own_socket bound6 "$ADDR6_B" "$PORT_USED"
 
 # 3. no -i: the same
 traced unbound none "$ADDR_B"
 complete unbound
-check "unbound: the session answered on a socket of its own, bound to $ADDR_B and connected, no peer named" \
+check "unbound: the session answered on a socket of its own after its first answer, bound to $ADDR_B and connected, no peer named" \
 	own_socket unbound "$ADDR_B" "$PORT_USED"
 
 finish

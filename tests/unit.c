@@ -8611,7 +8611,8 @@ static void test_session_socket(void)
 	reflect_ss_open((struct sockaddr *)&p6, 0);
 	l = sizeof(from);
 	good = run.R.ss_on && run.R.on_ss && run.sock_fd != sh && run.sock_fd == run.R.ss_fd &&
-	       run.ts.next_key == 0 && !run.ts.key_cmsg && run.R.sh.fd == sh &&
+	       run.ts.next_key == (uint32_t)shared_key && run.R.ss_base == (uint32_t)shared_key &&
+	       !run.ts.key_cmsg && run.R.sh.fd == sh &&
 	       run.R.sh.next_key == (uint32_t)shared_key && run.R.shared_due &&
 	       getsockname(run.sock_fd, (struct sockaddr *)&from, &l) == 0 &&
 	       !memcmp(&((struct sockaddr_in *)&from)->sin_addr, &me.sin_addr, 4) &&
@@ -8619,7 +8620,8 @@ static void test_session_socket(void)
 	l = sizeof(got);
 	good = good && getpeername(run.sock_fd, (struct sockaddr *)&got, &l) == 0 &&
 	       ((struct sockaddr_in *)&got)->sin_port == c1.sin_port;
-	ok(good, "session socket: bound to the address pinged and the port, connected to the peer, keys from 0",
+	ok(good, "session socket: bound to the address pinged and the port, connected to the peer, "
+	   "the session's keys going on from its counter's 0",
 	   "on=%d fd=%d sh=%d key=%u", run.R.ss_on, run.sock_fd, sh, run.ts.next_key);
 	send(a, buf, sizeof(buf), 0);
 	send(b, buf, sizeof(buf), 0);
@@ -8637,7 +8639,7 @@ static void test_session_socket(void)
 	reflect_send(buf, sizeof(buf), (struct sockaddr *)&q6, sizeof(q6));
 	good = good && run.R.sent_shared && ss_recv_from(b, &got) == sizeof(buf) &&
 	       ((struct sockaddr_in *)&got)->sin_port == me.sin_port &&
-	       run.ts.next_key == 0 && run.R.sh.next_key == (uint32_t)shared_key + 1 &&
+	       run.ts.next_key == (uint32_t)shared_key && run.R.sh.next_key == (uint32_t)shared_key + 1 &&
 	       run.sock_fd == run.R.ss_fd;
 	ok(good, "session socket: the session's answer on it, another peer's on the shared socket with its own key",
 	   "sent_shared=%d key=%u shared key=%u", run.R.sent_shared, run.ts.next_key, run.R.sh.next_key);
@@ -8654,6 +8656,14 @@ static void test_session_socket(void)
 	good = good && !run.R.on_ss && !run.R.off_addr && !reflect_peer_ok((struct sockaddr *)&q6);
 	ok(good, "session socket: on the shared socket, the peer's ping to its address is the session's, "
 	   "to another address refused, another peer's not the session's", "-");
+	/* the shared socket's TX stamps: below ss_base the session's first pongs', not after a rekey */
+	good = reflect_sh_ours((uint32_t)shared_key - 1) && !reflect_sh_ours((uint32_t)shared_key) &&
+	       !reflect_sh_ours((uint32_t)shared_key + 1);
+	run.R.sh_rekeyed = true;
+	good = good && !reflect_sh_ours((uint32_t)shared_key - 1);
+	run.R.sh_rekeyed = false;
+	ok(good, "session socket: a shared socket's stamp is the session's below ss_base only, "
+	   "and none after its keys restarted", "-");
 
 	reflect_ss_close();
 	ok(!run.R.ss_on && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&

@@ -8,7 +8,9 @@
  *   floor client ADDR PORT SECONDS SIZE [spin] [stamps]
  *
  * The client sends one datagram, waits for its echo, and keeps every app
- * RTT (clock_gettime around send -> receive) in memory; at the end it prints
+ * RTT (clock_gettime around send -> receive) in memory (the server echoes
+ * on a socket connected to it after its first datagram, see server()); at
+ * the end it prints
  *   floor: samples N duration_s D p50_ns A p99_ns B
  * "spin" makes both receive loops poll non-blocking sockets instead of
  * sleeping in recv().  IPv4 only: the bench's veth pair is IPv4.
@@ -121,8 +123,11 @@ static int gave_up(int client, int spin, uint64_t *since, unsigned *polls)
 	return 1;
 }
 
-/* receive one datagram, spinning on EAGAIN when asked; -1 on a real error or a timeout */
-static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *from)
+/*
+ * receive one datagram, spinning on EAGAIN when asked; -1 on a real error or
+ * (the client) a timeout; the sender's address into from if given
+ */
+static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *from, int client)
 {
 	socklen_t fl = sizeof(*from);
 	uint64_t since = 0;
@@ -148,7 +153,7 @@ static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *f
 			if (errno != EAGAIN && errno != EINTR) {
 				return n;
 			}
-			if (gave_up(!from, spin, &since, &polls)) {
+			if (gave_up(client, spin, &since, &polls)) {
 				return -1;
 			}
 		}
@@ -159,17 +164,24 @@ static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *f
 		if (n >= 0 || (errno != EAGAIN && errno != EINTR)) {
 			return n;
 		}
-		if (gave_up(!from, spin, &since, &polls)) {
+		if (gave_up(client, spin, &since, &polls)) {
 			return -1;
 		}
 	}
 }
 
+/*
+ * The server answers its one client on a socket connected to it after the
+ * first datagram: a send that names its peer looks the route up every time,
+ * a connected socket's send takes its cached route (udp_sendmsg()), which
+ * rant's reflector does too (a socket of its own per session).  It then
+ * reads only what the client sends.
+ */
 static int server(int port, int spin)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) }, peer;
 	static char buf[65536];
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), connected = 0;
 	ssize_t n;
 
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || stamps_on(fd) < 0) {
@@ -177,12 +189,17 @@ static int server(int port, int spin)
 		return 1;
 	}
 	for (;;) {
-		n = rx(fd, buf, sizeof(buf), spin, &peer);
+		n = rx(fd, buf, sizeof(buf), spin, connected ? NULL : &peer, 0);
 		if (n < 0) {
 			perror("floor: recvfrom");
 			return 1;
 		}
-		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&peer, sizeof(peer));
+		if (!connected && connect(fd, (struct sockaddr *)&peer, sizeof(peer)) < 0) {
+			perror("floor: connect");
+			return 1;
+		}
+		connected = 1;
+		send(fd, buf, (size_t)n, 0);
 		if (stamps) {
 			tx_stamps(fd, 1);
 		}
@@ -217,7 +234,7 @@ static int client(const char *addr, int port, double secs, size_t size, int spin
 		if (stamps) {
 			tx_stamps(fd, 1);
 		}
-		if (rx(fd, buf, sizeof(buf), spin, NULL) < 0) {
+		if (rx(fd, buf, sizeof(buf), spin, NULL, 1) < 0) {
 			perror("floor: recv");
 			return 1;
 		}

@@ -20,6 +20,11 @@
  *   tx info  R's answer carries the ping's destination as IPV6_PKTINFO
  *   C key    the client's send carries an SCM_TS_OPT_ID key (connected socket)
  *
+ * and two rows of a reflector whose socket is connected to the client (the
+ * stamped floor's server, and rant's socket of a session: IPv4, its TX keys
+ * from its counter, no control data, no peer named either way), the second
+ * with the TOS read on each receive (a session of a client with classes).
+ *
  *   tests/bench.d/kcost          (make bench runs it)
  */
 #define _GNU_SOURCE
@@ -40,7 +45,7 @@
 #define BATCH	200
 #define ROUNDS	300
 
-enum { STAMPS = 1, DUAL = 2, RXINFO = 4, TXINFO = 8, KEY = 16, CKEY = 32 };
+enum { STAMPS = 1, DUAL = 2, RXINFO = 4, TXINFO = 8, KEY = 16, CKEY = 32, CONN = 64, RXTOS = 128 };
 
 static uint64_t now_ns(void)
 {
@@ -120,7 +125,8 @@ static int pair_open(struct pair *p, int o)
 		memcpy(&p->to, &ca, sizeof(ca));
 		p->tolen = sizeof(ca);
 	}
-	if (connect(p->c, (struct sockaddr *)&ra, sizeof(ra)) < 0) {
+	if (connect(p->c, (struct sockaddr *)&ra, sizeof(ra)) < 0 ||
+	    ((o & CONN) && connect(p->r, (struct sockaddr *)&p->to, p->tolen) < 0)) {
 		return -1;
 	}
 	if (o & STAMPS) {
@@ -131,6 +137,9 @@ static int pair_open(struct pair *p, int o)
 		on(p->r, IPPROTO_IPV6, IPV6_RECVPKTINFO);
 		on(p->r, IPPROTO_IP, IP_RECVTOS);
 		on(p->r, IPPROTO_IPV6, IPV6_RECVTCLASS);
+	}
+	if (o & RXTOS) {
+		on(p->r, IPPROTO_IP, IP_RECVTOS);
 	}
 	return 0;
 }
@@ -174,6 +183,10 @@ static void measure(int o, double *rrecv, double *rsend, double *csend)
 			a = now_ns();
 			sendmsg(p.c, &cm, 0);
 			t[2] += now_ns() - a;
+			if (o & CONN) {
+				rm.msg_name = NULL;	/* its peer is known */
+				rm.msg_namelen = 0;
+			}
 			a = now_ns();
 			recvmsg(p.r, &rm, MSG_DONTWAIT);
 			t[0] += now_ns() - a;
@@ -183,11 +196,19 @@ static void measure(int o, double *rrecv, double *rsend, double *csend)
 			if (o & KEY) {
 				n += put_cmsg(sctrl + n, SOL_SOCKET, SCM_TS_OPT_ID, &key, sizeof(key));
 			}
+			if (o & CONN) {
+				sm.msg_name = NULL;	/* connected: sendto(2) as rant's */
+				sm.msg_namelen = 0;
+			}
 			sm.msg_control = n ? sctrl : NULL;
 			sm.msg_controllen = n;
 			key++;
 			a = now_ns();
-			sendmsg(p.r, &sm, 0);
+			if (n) {
+				sendmsg(p.r, &sm, 0);
+			} else {
+				sendto(p.r, buf, 64, 0, sm.msg_name, sm.msg_namelen);
+			}
 			t[1] += now_ns() - a;
 			recv(p.c, buf, sizeof(buf), MSG_DONTWAIT);
 			for (k = 0; (o & STAMPS) && k < 2; k++) {
@@ -215,13 +236,16 @@ int main(void)
 		int o;
 		const char *what;
 	} row[] = {
-		{ 0, "plain (the floor, sockperf)" },
-		{ STAMPS, "+ stamps (floor-ts)" },
+		{ 0, "plain (sockperf's server)" },
+		{ STAMPS, "+ stamps" },
 		{ STAMPS | DUAL, "+ dual-stack reflector" },
-		{ STAMPS | DUAL | RXINFO, "+ rx pktinfo, tos" },
-		{ STAMPS | DUAL | RXINFO | KEY, "+ reflector key cmsg (rant, -i)" },
-		{ STAMPS | DUAL | RXINFO | KEY | TXINFO, "+ tx pktinfo (rant, no -i)" },
+		{ STAMPS | DUAL | RXINFO, "+ rx pktinfo, tos (rant's shared socket)" },
+		{ STAMPS | DUAL | RXINFO | KEY, "+ reflector key cmsg (rant's shared socket, -i)" },
+		{ STAMPS | DUAL | RXINFO | KEY | TXINFO, "+ tx pktinfo (rant's shared socket, no -i)" },
 		{ STAMPS | DUAL | RXINFO | KEY | TXINFO | CKEY, "+ client key cmsg (rant before)" },
+		{ CONN, "plain, R connected (the floor)" },
+		{ STAMPS | CONN, "stamps, R connected (floor-ts; rant's session socket)" },
+		{ STAMPS | CONN | RXTOS, "+ rx tos (rant's session socket, classes)" },
 	};
 	double base[3] = { 0, 0, 0 };
 	unsigned i;
