@@ -976,6 +976,7 @@ struct reflect_state {
 	uint32_t ss_base;
 	uint64_t sh_owed;
 	unsigned sh_tries;	/* pongs after which sh_owed is read with each (then every ms) */
+	bool sh_busy;		/* a BUSY went out on it: its error queue has a stamp to drop */
 	bool sh_rekeyed;	/* the shared socket's keys restarted: none of its stamps is ours */
 };
 
@@ -8390,10 +8391,17 @@ static void emit_tx_after_send(void)
 	}
 }
 
-/* Back-to-back: one ping, then wait for its pong or its timeout. */
-static int emit_b2b_step(void)
+/*
+ * Back-to-back: one ping, then wait for its pong or its timeout.  *now is
+ * CLOCK_MONOTONIC read before this step (its ping's deadline, and the
+ * clock-step check's lower bound of its T1_SW: read before it); on return,
+ * read after this step: the pong's arrival time where it came (emit_packet
+ * reads it right after the receive), which saves the turnaround between a
+ * pong and the next ping two reads of the clock.
+ */
+static int emit_b2b_step(uint64_t *nowp)
 {
-	uint64_t seq = run.E.next_seq++, now = mono_ns(), limit;
+	uint64_t seq = run.E.next_seq++, now = *nowp, limit;
 	struct txn *x = &run.win.slot[seq & run.win.mask];
 	int r = 0;
 
@@ -8416,8 +8424,10 @@ static int emit_b2b_step(void)
 	}
 	if (resolved(x) && run.E.oldest == seq) {
 		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
+		*nowp = (x->st & TF_RECEIVED) && x->mono ? x->mono : mono_ns();
 	} else {
-		emit_expire(mono_ns());
+		*nowp = mono_ns();
+		emit_expire(*nowp);
 	}
 	return r;
 }
@@ -8673,7 +8683,7 @@ static void emit_overload_note(void)
 
 static int emit_run(void)
 {
-	uint64_t next;
+	uint64_t next, now;
 	int r = 0;
 
 	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * cls_sizes() : UINT64_MAX;
@@ -8706,8 +8716,9 @@ static int emit_run(void)
 	 *     error queue) -> emit_on_tx -> txn_account
 	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
 	 */
+	now = mono_ns();
 	while (!run.stop_signal && !run.S.stop_reason && r >= 0) {
-		if (run.E.end && mono_ns() >= run.E.end) {
+		if (run.E.end && now >= run.E.end) {
 			run.S.stop_reason = STOP_DURATION;
 			break;
 		}
@@ -8715,9 +8726,12 @@ static int emit_run(void)
 			run.S.stop_reason = STOP_COUNT;
 			break;
 		}
-		r = cls_paced()	     ? cls_interval_step() :
-		    cfg->interval_ns ? emit_interval_step(&next) :
-				       emit_b2b_step();
+		if (cls_paced() || cfg->interval_ns) {
+			r = cls_paced() ? cls_interval_step() : emit_interval_step(&next);
+			now = mono_ns();
+		} else {
+			r = emit_b2b_step(&now);	/* it reads the clock for the next */
+		}
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
@@ -9382,6 +9396,7 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	run.R.shared_due = true;
 	run.R.sh_owed = run.R.txpend;	/* the first pongs' stamps, on the shared socket */
 	run.R.sh_tries = 16;
+	run.R.sh_busy = false;
 	run.R.sh_rekeyed = false;
 }
 
@@ -9403,6 +9418,7 @@ static void reflect_ss_close(void)
 	run.K.r_tos = run.R.sh.r_tos;
 	run.K.r_prio = run.R.sh.r_prio;
 	run.R.sh_owed = 0;
+	run.R.sh_busy = false;
 	reflect_ss_prepare(run.R.ss_family);
 }
 
@@ -9437,6 +9453,7 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 	n = reflect_send_named(buf, len, to, tolen);
 	if (n >= 0) {
 		run.ts.next_key++;
+		run.R.sh_busy |= !cfg->no_tx_ts;
 	} else if (!run.ts.key_cmsg) {
 		int err = errno;
 		uint32_t key0 = run.R.key0;
@@ -9578,7 +9595,9 @@ static void tx_kernel_stamp_sh(uint32_t key, uint64_t k)
 /* The shared socket's error queue (swapped in): what is there, at most a batch. */
 static void reflect_shared_stamps(void)
 {
-	ts_drain(run.sock_fd, reflect_on_tx_sh, tx_kernel_stamp_sh, TS_BATCH);
+	if (ts_drain(run.sock_fd, reflect_on_tx_sh, tx_kernel_stamp_sh, TS_BATCH) < TS_BATCH) {
+		run.R.sh_busy = false;	/* all read (a NIC's stamp still to come: read after ss) */
+	}
 }
 
 /* The same while ss serves (ss in use). */
@@ -10223,8 +10242,8 @@ static void reflect_ctl(const struct cmsghdr *cm)
 /*
  * While ss serves: one non-blocking read of the shared socket, swapped in
  * (1: a datagram in rx, 0: none, <0: -errno).  When it has nothing, its
- * error queue is read: the session's first pongs' TX stamps, and its BUSYs'
- * (dropped).
+ * error queue is read if a stamp is owed there: the session's first pongs'
+ * TX stamps, and its BUSYs' (dropped).
  */
 static int reflect_recv_shared(struct rx *rx)
 {
@@ -10232,7 +10251,7 @@ static int reflect_recv_shared(struct rx *rx)
 
 	reflect_shared_swap();
 	r = sock_recv(run.R.rx, run.R.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
-	if (r == 0) {
+	if (r == 0 && (run.R.sh_owed || run.R.sh_busy)) {
 		reflect_shared_stamps();
 	}
 	reflect_shared_swap();
