@@ -1233,6 +1233,61 @@ static bool thread_start(pthread_t *t, void *(*fn)(void *))
 }
 
 /*
+ * A helper thread's first act: a file table of its own (unshare(2),
+ * CLONE_FILES).  While a second task shares the loop's table, the kernel
+ * takes and drops a reference to the file in every system call on it
+ * (fdget(), fs/file.c: the lockless way is only for a table used by one
+ * task): two atomic operations in each send and receive of the loop.
+ * Measured on this project's VM, veth, spinning: rate 1.029 (quartiles
+ * 1.02-1.06, above in 15 of 16 pairs), app RTT 0.968 against the same
+ * build sharing its table.  The copy keeps only what the thread uses (keep,
+ * and stdin, stdout, stderr): a socket the loop closes later (a session's
+ * own, reflect_ss_close) must close then, not stay bound and connected in
+ * the helper's copy.
+ */
+static void close_from(unsigned first, unsigned last)
+{
+	unsigned fd;
+
+	if (first > last) {
+		return;
+	}
+	if (syscall(SYS_close_range, first, last, 0) == 0) {
+		return;
+	}
+	/* before Linux 5.9: one by one, up to the limit of open files */
+	for (fd = first; fd <= last && fd < (unsigned)sysconf(_SC_OPEN_MAX); fd++) {
+		close((int)fd);
+	}
+}
+
+static void thread_own_files(const int *keep, int n)
+{
+	unsigned from = 3;
+	int j;
+
+	if (unshare(CLONE_FILES) < 0) {
+		return;	/* the table stays shared: slower system calls in the loop, nothing else */
+	}
+	/* every fd from 3 up closed but those kept (-1: none): the gaps between them, in order */
+	for (;;) {
+		int next = -1;
+
+		for (j = 0; j < n; j++) {
+			if (keep[j] >= (int)from && (next < 0 || keep[j] < next)) {
+				next = keep[j];
+			}
+		}
+		if (next < 0) {
+			close_from(from, ~0U);
+			return;
+		}
+		close_from(from, (unsigned)next - 1);
+		from = (unsigned)next + 1;
+	}
+}
+
+/*
  * The loop's socket calls, made directly: glibc's recvmsg, sendmsg and
  * recvmmsg are cancellation points (pthreads(7)), which once a process has
  * a second thread (the status line, the source watch) wrap every call in
@@ -9026,6 +9081,7 @@ static void *srcw_main(void *arg)
 	uint64_t v;
 
 	(void)arg;
+	thread_own_files((const int[]){ run.SW.ev_fd, run.SW.nl_fd }, 2);
 	while (!__atomic_load_n(&run.SW.quit, __ATOMIC_ACQUIRE)) {
 		struct pollfd p[2] = { { run.SW.ev_fd, POLLIN, 0 }, { run.SW.nl_fd, POLLIN, 0 } };
 		int n = poll(p, run.SW.nl_fd >= 0 ? 2 : 1, run.SW.nl_fd >= 0 ? -1 : 1000);
@@ -16269,6 +16325,7 @@ static void *status_main(void *arg)
 	uint32_t announced = 0;
 
 	(void)arg;
+	thread_own_files(&run.phc.fd, 1);	/* stderr and the PHC */
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		uint64_t n, sum, mn, mx, lost, sent;

@@ -304,6 +304,61 @@ test_route_change() {
 		test "${lost:-9999}" -le 150
 }
 
+# ------------------------------------------ the helper threads' file tables
+
+# The helper threads (the status line, the source watch) keep file tables of
+# their own: while a second task shares the loop's table, the kernel takes
+# and drops a reference to the file in every system call of the loop
+# (fdget); and a copy must not keep a socket the loop closes (a session's
+# own, bound and connected, would go on taking its peer's datagrams). Seen
+# in /proc while a session runs: the session's own socket is in the loop's
+# table and in no helper's, and no helper holds one of the loop's UDP
+# sockets (the source watch holds its netlink socket).
+sock_inodes() { # PID TID: the socket inodes of one task's file table
+	local f
+	for f in /proc/"$1"/task/"$2"/fd/*; do
+		readlink "$f" 2>/dev/null
+	done | sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | sort -n | tr '\n' ' '
+}
+ss_inode() { # NS PORT: the inode of the connected UDP socket on PORT
+	ip netns exec "$1" ss -Hune state established "sport = :$2" 2>/dev/null |
+		sed -n 's/.* ino:\([0-9]*\).*/\1/p' | head -n 1
+}
+has_ss_inode() { [ -n "$(ss_inode "$1" "$2")" ]; }
+udp_inodes() { # NS PORT: the inodes of every UDP socket on PORT
+	ip netns exec "$1" ss -Huane "sport = :$2" 2>/dev/null | sed -n 's/.* ino:\([0-9]*\).*/\1/p' | tr '\n' ' '
+}
+test_own_files() {
+	local rpid t ino udp mine helpers=0 holding=0
+	reflector of --port 12504 --once || { not_ok "own files: reflector did not start"; return; }
+	rpid=$REFLECTOR_PID
+	emit_bg ofc --port 12504 -q -d 600 --interval 1000
+	if ! wait_for 30 has_ss_inode "$NS_B" 12504; then
+		not_ok "own files: the session's own socket (a connected UDP socket on port 12504)"
+		kill -INT "$EMIT_PID" 2>/dev/null
+		return
+	fi
+	ino=$(ss_inode "$NS_B" 12504)
+	udp=$(udp_inodes "$NS_B" 12504)
+	check "own files: the loop's table holds the session's own socket ($ino)" \
+		grep -qw "$ino" <<<"$(sock_inodes "$rpid" "$rpid")"
+	for t in /proc/"$rpid"/task/*; do
+		t=${t##*/}
+		[ "$t" = "$rpid" ] && continue
+		helpers=$((helpers + 1))
+		mine=$(sock_inodes "$rpid" "$t")
+		for i in $udp; do
+			grep -qw "$i" <<<"$mine" && holding=$((holding + 1))
+		done
+	done
+	kill -INT "$EMIT_PID"
+	wait_exit "$EMIT_PID" 15
+	wait_reflector
+	check "own files: the reflector runs its helper threads (the status line, the source watch: $helpers)" \
+		test "$helpers" -ge 2
+	expect_eq "own files: no helper's table holds a UDP socket of the loop's (of $udp)" "$holding" 0
+}
+
 main() {
 	need_root "net-window"
 	if ! ns_setup; then
@@ -314,6 +369,7 @@ main() {
 	test_first_rows
 	test_start_mark_order
 	test_session_socket
+	test_own_files
 	test_route_change
 	finish
 }
