@@ -9288,7 +9288,7 @@ static ssize_t reflect_send_named(uint8_t *buf, size_t len, const struct sockadd
  * data: its TX key is the socket's own counter (OPT_ID, timestamping.rst),
  * counted from ss_base in the session's keys, reset after a failed send as
  * the client's (ts_rekey).  Measured on this
- * project's VM, veth, spinning: the round trip 6-9 % shorter than on the
+ * project's VM, veth, spinning: the round trip 14 % shorter than on the
  * shared socket (docs/bench.md).  Everything else still comes to the shared
  * socket, read between the session's datagrams (reflect_recv_shared): a
  * second client's pings (told BUSY from there), junk, FINs of sessions that
