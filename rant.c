@@ -10363,7 +10363,7 @@ static int reflect_recv(int flags)
 		r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl, false);
 		if (r > 0) {
 			/* connected: from its peer, sent to its address */
-			memcpy(&rx.from, &run.R.peer, sizeof(rx.from));
+			memcpy(&rx.from, &run.R.peer, run.R.peerlen);
 			rx.fromlen = run.R.peerlen;
 			run.R.pi_level = run.R.ss_pi_level;
 			run.R.pi = run.R.ss_pi;
