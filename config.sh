@@ -1729,6 +1729,10 @@ do_steps() {
 parse_args() {
 	local arg opt val have_val
 	local -a need
+	# the numbers the environment may set (Settings for tests and unusual hosts)
+	RING_SIZE=$(parse_int RING_SIZE "$RING_SIZE" 1 65536) || exit 2
+	STOP_TIMEOUT=$(parse_int STOP_TIMEOUT "$STOP_TIMEOUT" 0 3600) || exit 2
+	LINK_WAIT=$(parse_int LINK_WAIT "$LINK_WAIT" 0 600) || exit 2
 	while (($#)); do
 		arg=$1
 		shift

@@ -187,6 +187,9 @@ test_usage() {
 	usage_case "--busy-poll out of range" "--busy-poll: '2000000' is out of range" "${ok[@]}" --busy-poll 2000000
 	usage_case "a clock device that is not there" "--ptp-sync-to: /dev/ptp9: no such clock device" \
 		"${ok[@]}" --ptp-sync-to /dev/ptp9
+	LINK_WAIT=ten usage_case "LINK_WAIT not a number" "LINK_WAIT: 'ten' is not a number \(0 to 600\)" "${ok[@]}"
+	RING_SIZE=0 usage_case "RING_SIZE out of range" "RING_SIZE: '0' is out of range \(1 to 65536\)" "${ok[@]}"
+	STOP_TIMEOUT=-1 usage_case "STOP_TIMEOUT not a number" "STOP_TIMEOUT: '-1' is not a number" "${ok[@]}"
 	cfg "$root" --help
 	t "--help exits 0 and documents --undo" bash -c '[[ $1 == 0 ]] && grep -q -- --undo "$2"' _ "$RC" "$OUT"
 }
