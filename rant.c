@@ -885,7 +885,6 @@ struct src_watch {
 	bool quit;			/* atomic */
 };
 
-/* State of the reflector across sessions. */
 /* A reflector socket's own: its fd, TX keys and the class it answers in. */
 struct reflect_sock {
 	int fd;
@@ -894,6 +893,7 @@ struct reflect_sock {
 	int r_tos, r_prio;
 };
 
+/* State of the reflector across sessions. */
 struct reflect_state {
 	uint8_t *rx;
 	size_t rxcap;
@@ -1247,7 +1247,7 @@ static bool thread_start(pthread_t *t, void *(*fn)(void *))
  */
 static void close_from(unsigned first, unsigned last)
 {
-	unsigned fd;
+	unsigned fd, max = (unsigned)sysconf(_SC_OPEN_MAX);
 
 	if (first > last) {
 		return;
@@ -1256,7 +1256,7 @@ static void close_from(unsigned first, unsigned last)
 		return;
 	}
 	/* before Linux 5.9: one by one, up to the limit of open files */
-	for (fd = first; fd <= last && fd < (unsigned)sysconf(_SC_OPEN_MAX); fd++) {
+	for (fd = first; fd <= last && fd < max; fd++) {
 		close((int)fd);
 	}
 }
@@ -7083,23 +7083,23 @@ static int sock_opts(int fd, int family, int prio, int tos, bool say)
 	if (cfg->busy_poll_set &&
 	    (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL, (int)cfg->busy_poll_us)) < 0) {
 		SAY("--busy-poll-us: SO_BUSY_POLL %u refused: %s%s", cfg->busy_poll_us, strerror(-r),
-		       r == -EPERM ? " (above net.core.busy_read needs CAP_NET_ADMIN)" : "");
+		    r == -EPERM ? " (above net.core.busy_read needs CAP_NET_ADMIN)" : "");
 		return -1;
 	}
 	if (cfg->prefer_busypoll && (r = setopt_int(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, 1)) < 0) {
 		SAY("--prefer-busypoll: SO_PREFER_BUSY_POLL refused: %s%s", strerror(-r),
-		       r == -ENOPROTOOPT ? " (kernel older than 5.11)" : "");
+		    r == -ENOPROTOOPT ? " (kernel older than 5.11)" : "");
 		return -1;
 	}
 	if (cfg->budget_set &&
 	    (r = setopt_int(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, (int)cfg->budget)) < 0) {
 		SAY("--budget: SO_BUSY_POLL_BUDGET %u refused: %s%s", cfg->budget, strerror(-r),
-		       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+		    r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
 		return -1;
 	}
 	if (prio >= 0 && (r = setopt_int(fd, SOL_SOCKET, SO_PRIORITY, prio)) < 0) {
 		SAY("--priority: SO_PRIORITY %d refused: %s%s", prio, strerror(-r),
-		       r == -EPERM ? " (above 6 needs CAP_NET_ADMIN)" : "");
+		    r == -EPERM ? " (above 6 needs CAP_NET_ADMIN)" : "");
 		return -1;
 	}
 	if (tos >= 0) {
@@ -9437,14 +9437,12 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 		close(fd);
 		return;
 	}
-	run.R.sh = (struct reflect_sock){ run.sock_fd, run.ts.next_key, run.ts.key_cmsg,
-					  run.K.r_tos, run.K.r_prio };
-	run.sock_fd = run.R.ss_fd = fd;
+	/* in use from here, with the keys going on; the shared socket's state waits in sh */
+	run.R.sh = (struct reflect_sock){ fd, run.ts.next_key, false, cfg->tos, cfg->priority };
+	reflect_shared_swap();
+	run.R.ss_fd = fd;
 	run.R.ss_family = family;
-	run.ts.key_cmsg = false;
 	run.R.ss_base = run.ts.next_key;	/* the socket's counter is 0 here */
-	run.K.r_tos = cfg->tos;
-	run.K.r_prio = cfg->priority;
 	run.R.ss_pi_level = run.R.pi_level;
 	run.R.ss_pi = run.R.pi;
 	run.R.ss_on = run.R.on_ss = true;
@@ -9467,12 +9465,8 @@ static void reflect_ss_close(void)
 		return;
 	}
 	close(run.R.ss_fd);
+	reflect_shared_swap();	/* the shared socket's state back in use */
 	run.R.ss_on = run.R.on_ss = false;
-	run.sock_fd = run.R.sh.fd;
-	run.ts.next_key = run.R.sh.next_key;
-	run.ts.key_cmsg = run.R.sh.key_cmsg;
-	run.K.r_tos = run.R.sh.r_tos;
-	run.K.r_prio = run.R.sh.r_prio;
 	run.R.sh_owed = 0;
 	run.R.sh_busy = false;
 	reflect_ss_prepare(run.R.ss_family);
@@ -9610,12 +9604,6 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 	}
 }
 
-/*
- * Unlike the client, the reflector reads its pong's TX stamp right after
- * sending it: that one recvmsg hides inside the client's turnaround, while a
- * batch of 16 (measured: ~3 us) would delay the next ping and show in the
- * p99 of the RTT.
- */
 /* ss's TX stamps: its counter's key, in the session's keys. */
 static void reflect_on_tx_ss(uint32_t key, uint64_t wire)
 {
@@ -9678,6 +9666,12 @@ static void reflect_ss_drain(void)
 	}
 }
 
+/*
+ * Unlike the client, the reflector reads its pong's TX stamp right after
+ * sending it: that one recvmsg hides inside the client's turnaround, while a
+ * batch of 16 (measured: ~3 us) would delay the next ping and show in the
+ * p99 of the RTT.
+ */
 static void reflect_drain(void)
 {
 	if (run.R.ss_on) {
