@@ -9488,6 +9488,8 @@ static void reflect_ss_end(void)
  */
 static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to, socklen_t tolen)
 {
+	uint32_t key0;
+	bool cmsg;
 	ssize_t n;
 
 	run.R.sent_shared = false;
@@ -9499,20 +9501,23 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 		run.R.named = false;
 		return ts_send(run.sock_fd, buf, len, NULL, 0);
 	}
+	/* a re-key of the shared socket (here, or ts_send's) leaves the session's keys alone */
+	key0 = run.R.key0;
 	reflect_shared_swap();
+	cmsg = run.ts.key_cmsg;
 	n = reflect_send_named(buf, len, to, tolen);
 	if (n >= 0) {
 		run.ts.next_key++;
 		run.R.sh_busy |= !cfg->no_tx_ts;
 	} else if (!run.ts.key_cmsg) {
 		int err = errno;
-		uint32_t key0 = run.R.key0;
 
 		ts_rekey(run.sock_fd);	/* the shared socket's key it may have used up */
-		run.R.key0 = key0;
 		run.R.sh_rekeyed = true;
 		errno = err;
 	}
+	run.R.sh_rekeyed |= cmsg != run.ts.key_cmsg;	/* ts_send fell back to the counter */
+	run.R.key0 = key0;
 	reflect_shared_swap();
 	run.R.sent_shared = true;
 	return n;

@@ -8665,6 +8665,28 @@ static void test_session_socket(void)
 	ok(good, "session socket: a shared socket's stamp is the session's below ss_base only, "
 	   "and none after its keys restarted", "-");
 
+	/*
+	 * a kernel that refuses the shared socket's key cmsg (EINVAL): the send
+	 * falls back to its counter and re-keys it, not the session's keys
+	 */
+	kops.sendmsg = hf_sendmsg;
+	hf_refuse_key = true;
+	run.R.sh.key_cmsg = true;
+	run.R.key0 = 5;
+	run.R.on_ss = false;
+	ss_pinged(INADDR_LOOPBACK);
+	good = reflect_send(buf, sizeof(buf), (struct sockaddr *)&q6, sizeof(q6)) == sizeof(buf) &&
+	       run.R.sent_shared && ss_recv_from(b, &got) == sizeof(buf);
+	ok(good && run.R.key0 == 5 && run.R.sh_rekeyed && !run.R.sh.key_cmsg &&
+	   run.R.sh.next_key == 1 && run.ts.next_key == (uint32_t)shared_key && run.sock_fd == run.R.ss_fd,
+	   "session socket: the shared socket's key refused: its counter re-keyed, the session's keys kept",
+	   "key0=%u rekeyed=%d cmsg=%d shared key=%u", run.R.key0, run.R.sh_rekeyed, run.R.sh.key_cmsg,
+	   run.R.sh.next_key);
+	hf_refuse_key = false;
+	kops_restore();
+	run.R.sh.next_key = (uint32_t)shared_key + 1;
+	run.R.sh_rekeyed = false;
+
 	reflect_ss_close();
 	ok(!run.R.ss_on && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
 	   run.R.spare_on && run.R.spare_family == AF_INET,
