@@ -52,7 +52,7 @@ traced() {
 	rpid=$!
 	BG_PIDS+=("$rpid")
 	wait_for 30 udp_listening "$NS_B" "$port"
-	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,recvmmsg -o "$WORK/$name-c.st" \
+	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,recvmmsg,recvmsg -o "$WORK/$name-c.st" \
 		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s --json "$WORK/$name.json" \
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
@@ -68,6 +68,12 @@ dgrams() { grep -E '(sendmsg|sendto)\(' "$WORK/$1-$2.st" | grep -vE 'sendto\([0-
 # sends NAME SIDE: how many
 sends() { dgrams "$1" "$2" | grep -c .; }
 with_cmsg() { dgrams "$1" "$2" | grep -c 'msg_control=\['; }
+# named_sends NAME: the client's sends that name a peer or are not sendto(2)
+named_sends() { dgrams "$1" c | grep -cvE 'sendto\([0-9]+, .*, NULL, 0\) = [0-9]+'; }
+# named_receives NAME: the client's receives of a datagram (more than rant's
+# one-byte loopback probe) that ask for the sender's address; pongs_read NAME: all of them
+pongs_read() { grep -E 'recvmsg\(' "$WORK/$1-c.st" | grep -E '= [0-9]{2,}$' | grep -c .; }
+named_receives() { grep -E 'recvmsg\(' "$WORK/$1-c.st" | grep -E '= [0-9]{2,}$' | grep -vc 'msg_name=NULL'; }
 # read_after_send NAME: the client's sends followed at once by a read of its error queue (TX stamps)
 read_after_send() {
 	awk '/(sendmsg|sendto)\(/ { s = 1; next } s && /recvmmsg\(.*MSG_ERRQUEUE/ { n++ } { s = 0 } END { print n + 0 }' "$WORK/$1-c.st"
@@ -127,6 +133,9 @@ PY
 traced bound -i "$ADDR_B"
 complete bound
 expect_eq "bound: the client's pings and FIN carry no control message" "$(with_cmsg bound c)" 0
+expect_eq "bound: the client's pings and FIN go out as sendto(2) naming no peer" "$(named_sends bound)" 0
+check "bound: the client read every pong ($(pongs_read bound)), asking no sender's address" \
+	test "$(pongs_read bound)" -ge "$N" -a "$(named_receives bound)" -eq 0
 n=$(read_after_send bound)
 check "bound: back-to-back, each ping's send is followed by the read of the TX stamps ($n of $N)" test "$n" -ge "$N"
 check "bound: the reflector sent every answer" test "$(sends bound r)" -ge "$N"
