@@ -6,8 +6,8 @@
 # turnaround between a pong and the next ping), and the reflector answers
 # a session, from its second answer on, on a socket of its own, bound to
 # the address pinged and connected to the client, with no peer named and
-# no control data (IPv4 and IPv6, with -i and without) -- while every stamp
-# still comes and every answer still reaches the client.
+# no control data (IPv4, IPv6 and IPv6 link-local, with -i and without) --
+# while every stamp still comes and every answer still reaches the client.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -154,5 +154,27 @@ traced unbound none "$ADDR_B"
 complete unbound
 check "unbound: the session answered on a socket of its own after its first answer, bound to $ADDR_B and connected, no peer named" \
 	own_socket unbound "$ADDR_B" "$PORT_USED"
+
+# 4. IPv6 link-local (fe80::...%IFACE), no -i: the session's socket needs the
+# interface as its scope, in bind and in connect, or it is refused and the
+# session stays on the shared socket
+LL_B=$(ip -n "$NS_B" -6 -o addr show dev "$VETH_B" scope link | awk '{ sub("/.*", "", $4); print $4; exit }')
+if [ -z "$LL_B" ]; then
+	not_ok "link6: $VETH_B has a link-local IPv6 address"
+else
+	traced link6 none "$LL_B%$VETH_A"
+	complete link6
+	check "link6: the session answered on a socket of its own after its first answer, bound to $LL_B and connected, no peer named" \
+		own_socket link6 "$LL_B" "$PORT_USED"
+	check "link6: that socket's bind and connect name $VETH_B as the scope" python3 - "$WORK/link6-r.st" "$LL_B" "$VETH_B" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+b = [l for l in lines if re.search(r"bind\(\d+, .*\"%s\"" % re.escape(sys.argv[2]), l)]
+fd = re.search(r"bind\((\d+),", b[-1]).group(1) if b else None
+c = [l for l in lines if fd and re.search(r"connect\(%s, " % fd, l)]
+scope = 'sin6_scope_id=if_nametoindex("%s")' % sys.argv[3]
+assert b and c and scope in b[-1] and scope in c[0], (b, c)
+PY
+fi
 
 finish
