@@ -468,14 +468,16 @@ ethtool_step() {
 }
 
 # wait_carrier: until the interface has its carrier, at most LINK_WAIT
-# seconds (an interface that is down has no carrier to read: no wait).
+# seconds (tenths of a second apart); 1 when it is still down then.  An
+# interface that is down has no carrier to read: nothing to wait for.
 wait_carrier() {
 	local i c
-	for ((i = 0; i < LINK_WAIT * 10; i++)); do
+	for ((i = 0; i <= LINK_WAIT * 10; i++)); do
 		c=$(get "$(net_path carrier)") || return 0
 		[[ $c == 1 ]] && return 0
-		sleep 0.1
+		((i < LINK_WAIT * 10)) && sleep 0.1
 	done
+	return 1
 }
 
 # ethtool_kv OPTION: `ethtool OPTION IFACE` into KV, key -> value as the
@@ -1224,7 +1226,9 @@ step_ethtool() {
 	# set by hand while that link is still coming back, it was undone a
 	# moment later (the guest lab's RT kernel, tests/vm).  So the link gets
 	# up to LINK_WAIT seconds to be back first.
-	((DRY_RUN)) || [[ $MODE != apply ]] || wait_carrier
+	if ((!DRY_RUN)) && [[ $MODE == apply ]] && ! wait_carrier; then
+		warn "$IFACE has no carrier after ${LINK_WAIT}s (LINK_WAIT): pause is set now, and a link that comes up later may negotiate it again (--check after it says)"
+	fi
 	if ! ethtool_kv -a; then
 		not_supported pause
 	else

@@ -635,6 +635,51 @@ test_ice() {
 	kill "$foreign" 2>/dev/null
 }
 
+# The pause step waits for the carrier (LINK_WAIT): a ring change resets
+# the device and a link that comes up after pause was set negotiates it
+# again.  A stand-in for sleep(1) that logs each wait and brings the
+# carrier up at its third, so the wait is seen in the order of the calls.
+test_carrier() {
+	local root=$TMP/carrier bin=$TMP/carrier-bin carrier
+	mkdir -p "$root" "$bin"
+	fake_ice "$root"
+	carrier=$root/sys/class/net/eth1/carrier
+	cat >"$bin/sleep" <<'EOF2'
+#!/bin/bash
+echo "sleep $*" >>"$FAKE_STATE/calls.log"
+n=$(grep -c "^sleep 0.1$" "$FAKE_STATE/calls.log")
+[[ -n ${CARRIER_AT:-} && $n -ge $CARRIER_AT ]] && echo 1 >"$CARRIER_FILE"
+exit 0
+EOF2
+	chmod +x "$bin/sleep"
+	# waits: the "sleep 0.1" lines before the pause call; "-A" (none: "none")
+	waits() { awk '/^sleep 0.1$/ { n++ } /^ethtool -A / { print n + 0; f = 1; exit } END { if (!f) print "none" }' "$1"; }
+	local args=(eth1 --no-namespace --ip 10.9.0.1 --remote-ip 10.9.0.2 --cpu 1 --irq-cpu 0)
+
+	echo 0 >"$carrier"
+	: >"$root/state/calls.log"
+	PATH=$bin:$PATH CARRIER_AT=3 CARRIER_FILE=$carrier LINK_WAIT=5 cfg "$root" "${args[@]}"
+	t "carrier: apply exits 0" rc_is 0
+	t "carrier: a link without carrier is waited for (3 waits, then up), then pause is set" \
+		bash -c '[[ $(cat "$1") == 1 && $2 == 3 ]] && grep -q "^ethtool -A eth1 autoneg off rx off tx off" "$3"' \
+		_ "$carrier" "$(waits "$root/state/calls.log")" "$root/state/calls.log"
+	t "carrier: no warning when it came back" bash -c '! grep -q "no carrier" "$1"' _ "$ERR"
+	cfg "$root" eth1 --undo
+
+	echo 0 >"$carrier"
+	: >"$root/state/calls.log"
+	PATH=$bin:$PATH LINK_WAIT=1 cfg "$root" "${args[@]}"
+	t "carrier: never up: LINK_WAIT=1 waits 10 tenths, then pause is set anyway and apply exits 0" \
+		bash -c '[[ $1 == 0 && $2 == 10 ]]' _ "$RC" "$(waits "$root/state/calls.log")"
+	t "carrier: never up: one warning line names the interface and LINK_WAIT" \
+		bash -c '[[ $(grep -c "eth1 has no carrier after 1s (LINK_WAIT)" "$1") == 1 ]]' _ "$ERR"
+	cfg "$root" eth1 --undo
+
+	: >"$root/state/calls.log"
+	PATH=$bin:$PATH cfg "$root" "${args[@]}" --dry-run
+	t "carrier: --dry-run does not wait" bash -c '! grep -q "^sleep" "$1"' _ "$root/state/calls.log"
+}
+
 # ------------------------------------------------------------- veth (root)
 
 # The veth tests run in a private network + mount namespace (re-exec of this
@@ -974,16 +1019,17 @@ main() {
 	cp "$STUBS/phc2sys" "$PHC2SYS_STUB"
 	# GROUP...: only those (tests/run.sh runs two halves side by side)
 	local g groups=("$@")
-	[[ ${#groups[@]} -gt 0 ]] || groups=(usage mlx5 ice more tuning veth)
+	[[ ${#groups[@]} -gt 0 ]] || groups=(usage mlx5 ice carrier more tuning veth)
 	for g in "${groups[@]}"; do
 		case $g in
 		usage) test_usage ;;
 		mlx5) test_mlx5 ;;
 		ice) test_ice ;;
+		carrier) test_carrier ;;
 		more) test_fake_more ;;
 		tuning) test_cpu_tuning ;;
 		veth) test_veth_outer ;;
-		*) t_fail "no such group of tests: $g (usage mlx5 ice more tuning veth)" ;;
+		*) t_fail "no such group of tests: $g (usage mlx5 ice carrier more tuning veth)" ;;
 		esac
 	done
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
