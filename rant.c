@@ -962,6 +962,10 @@ struct reflect_state {
 	struct reflect_sock sh;
 	bool spare_on;			/* the next session's, made ready between sessions */
 	int spare_fd, spare_family;
+	char spare_why[64];		/* why there is none: the call that failed, its error */
+	/* did the session get its socket (reported: JSON own_socket), and if not, why */
+	enum { SS_NOT_YET, SS_OWN, SS_SHARED } ss_got;
+	char ss_why[96];
 	bool on_ss;		/* the datagram being handled is the session's, to ss's address */
 	bool off_addr;		/* ... is from its peer, to another of this host's addresses */
 	bool sent_shared;	/* the last send went out on the shared socket while ss served */
@@ -9333,6 +9337,7 @@ static void reflect_ss_prepare(int family)
 	}
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
+		snprintf(run.R.spare_why, sizeof(run.R.spare_why), "socket: %s", strerror(errno));
 		return;
 	}
 	/* SO_BINDTODEVICE refused for want of privilege: so was the shared socket's (sock_setup) */
@@ -9342,6 +9347,8 @@ static void reflect_ss_prepare(int family)
 				      (socklen_t)strlen(cfg->iface)) < 0 && errno != EPERM) ||
 	    ts_sockopt(fd, ts_socket_flags()) < 0 ||
 	    sock_opts(fd, family, cfg->priority, cfg->tos, false) < 0) {
+		snprintf(run.R.spare_why, sizeof(run.R.spare_why), "its socket options: %s",
+			 strerror(errno));
 		close(fd);
 		return;
 	}
@@ -9421,11 +9428,19 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	int family = 0, fd, tos_opt;
 
 	run.R.on_ss = false;
-	if (run.R.ss_on || !reflect_ss_ends(from, &me, &peer, &len, &family)) {
+	if (run.R.ss_on) {
+		return;
+	}
+	run.R.ss_got = SS_SHARED;	/* until it has its socket */
+	if (!reflect_ss_ends(from, &me, &peer, &len, &family)) {
+		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "%s",
+			 run.R.pi_level ? "the address pinged is not a unicast one" :
+					  "the address pinged is not known (no IP_PKTINFO)");
 		return;
 	}
 	reflect_ss_prepare(family);
 	if (!run.R.spare_on) {
+		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "no socket: %s", run.R.spare_why);
 		return;
 	}
 	fd = run.R.spare_fd;
@@ -9434,9 +9449,12 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	if (bind(fd, (struct sockaddr *)&me, len) < 0 ||
 	    connect(fd, (struct sockaddr *)&peer, len) < 0 || ((flags & PF_CLASS) &&
 	     setopt_int(fd, family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP, tos_opt, 1) < 0)) {
+		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "bind or connect to the session's ends: %s",
+			 strerror(errno));
 		close(fd);
 		return;
 	}
+	run.R.ss_got = SS_OWN;
 	/* in use from here, with the keys going on; the shared socket's state waits in sh */
 	run.R.sh = (struct reflect_sock){ fd, run.ts.next_key, false, cfg->tos, cfg->priority };
 	reflect_shared_swap();
@@ -9745,6 +9763,8 @@ static void reflect_start(uint32_t id)
 	run.R.below = UINT64_MAX;
 	run.R.measuring = false;
 	run.R.fresh = true;
+	run.R.ss_got = SS_NOT_YET;
+	run.R.ss_why[0] = '\0';
 	for (i = 0; i < PE_NERR; i++) {
 		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
 		run.S.c.invalid += run.R.carry_invalid[i];
@@ -11545,6 +11565,10 @@ static void session_report(FILE *f, const struct report *r)
 	if (cfg->mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[run.S.stop_reason]);
 	}
+	if (cfg->mode == MODE_REFLECT && run.R.ss_got == SS_SHARED) {
+		/* only the speed differs: the stamps and the numbers are the same */
+		fprintf(f, "Session socket: none, answered on the shared socket (%s)\n", run.R.ss_why);
+	}
 	print_log_line(f, r);
 	print_decomposition(f, r);
 	if (run.S.stop_reason == STOP_PEER_BREACH) {
@@ -11964,6 +11988,8 @@ static void json_room(FILE *f)
 	unsigned z, i, n = 0;
 	uint16_t lack = room_lacking(&z);
 	char lab[16];
+	/* reflect: did the session's answers after its first go out on a socket of its own */
+	int got = run.side.emit || cfg->mode != MODE_REFLECT ? SS_NOT_YET : (int)run.R.ss_got;
 
 	fprintf(f, ",\n  \"pong_room\": ");
 	if (lack) {
@@ -11981,6 +12007,9 @@ static void json_room(FILE *f)
 	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
 		!run.S.c.received || cfg->mode == MODE_ANALYZE ? "null" :
 		run.E.srv_no_tx ? "false" : "true");
+	fprintf(f, ",\n  \"own_socket\": %s, \"own_socket_why\": ",
+		got == SS_OWN ? "true" : got == SS_SHARED ? "false" : "null");
+	json_str_or_null(f, got == SS_SHARED ? run.R.ss_why : NULL);
 }
 
 /*

@@ -122,10 +122,14 @@ d = json.load(open(sys.argv[1]))
 assert not any(d["missing_stamps"].values()), d["missing_stamps"]
 assert d["metrics"]["rtt"]["samples"] == d["packets"]["received"] - d["packets"]["warmup"], d["packets"]
 PY
-	check "$name: no stamp missing (reflector)" python3 - "$WORK/$name-r.json" <<'PY'
+	check "$name: no stamp missing (reflector), its JSON says the session had its own socket" \
+		python3 - "$WORK/$name-r.json" "$WORK/$name.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert not any(d["missing_stamps"].values()), d["missing_stamps"]
+assert d["own_socket"] is True and d["own_socket_why"] is None, (d["own_socket"], d["own_socket_why"])
+c = json.load(open(sys.argv[2]))
+assert c["own_socket"] is None and c["own_socket_why"] is None, "a client's own_socket is null"
 PY
 }
 

@@ -8620,8 +8620,9 @@ static void test_session_socket(void)
 	l = sizeof(got);
 	good = good && getpeername(run.sock_fd, (struct sockaddr *)&got, &l) == 0 &&
 	       ((struct sockaddr_in *)&got)->sin_port == c1.sin_port;
+	good = good && run.R.ss_got == SS_OWN;
 	ok(good, "session socket: bound to the address pinged and the port, connected to the peer, "
-	   "the session's keys going on from its counter's 0",
+	   "the session's keys going on from its counter's 0 (reported: own_socket true)",
 	   "on=%d fd=%d sh=%d key=%u", run.R.ss_on, run.sock_fd, sh, run.ts.next_key);
 	send(a, buf, sizeof(buf), 0);
 	send(b, buf, sizeof(buf), 0);
@@ -8696,19 +8697,48 @@ static void test_session_socket(void)
 	/* none to be had: the session stays on the shared socket, nothing changed */
 	run.R.pi_level = 0;
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = !run.R.ss_on && run.sock_fd == sh;
+	good = !run.R.ss_on && run.sock_fd == sh && run.R.ss_got == SS_SHARED &&
+	       strstr(run.R.ss_why, "not known");
 	ss_pinged(0xe0000001);	/* 224.0.0.1 */
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = good && !run.R.ss_on && run.sock_fd == sh;
+	good = good && !run.R.ss_on && run.sock_fd == sh && strstr(run.R.ss_why, "not a unicast");
 	ss_pinged(INADDR_BROADCAST);
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = good && !run.R.ss_on && run.sock_fd == sh;
-	ok(good, "session socket: none where the address pinged is unknown, multicast or broadcast", "-");
+	good = good && !run.R.ss_on && run.sock_fd == sh && run.R.ss_got == SS_SHARED;
+	ok(good, "session socket: none where the address pinged is unknown, multicast or broadcast, "
+	   "and the reason kept for the report", "why=%s", run.R.ss_why);
 	ss_pinged(0xc0000201);	/* 192.0.2.1: not this host's, bind refuses it */
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	ok(!run.R.ss_on && !run.R.on_ss && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1,
-	   "session socket: none where bind refuses the address: the shared socket, its keys, serve on",
-	   "on=%d fd=%d", run.R.ss_on, run.sock_fd);
+	ok(!run.R.ss_on && !run.R.on_ss && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
+	   run.R.ss_got == SS_SHARED && strstr(run.R.ss_why, "bind or connect") &&
+	   strstr(run.R.ss_why, strerror(EADDRNOTAVAIL)),
+	   "session socket: none where bind refuses the address: the shared socket, its keys, serve on; "
+	   "the reason (bind's error) kept for the report",
+	   "on=%d fd=%d why=%s", run.R.ss_on, run.sock_fd, run.R.ss_why);
+	{
+		char *text = NULL;
+		size_t tl = 0;
+		struct report rep;
+		FILE *f = open_memstream(&text, &tl);
+
+		run.S.id = 0x5e55;
+		report_compute(&rep);
+		session_report(f, &rep);
+		json_report(f, &rep, 0);
+		run.R.ss_got = SS_OWN;
+		json_report(f, &rep, 0);
+		run.R.ss_got = SS_NOT_YET;
+		json_report(f, &rep, 0);
+		fclose(f);
+		ok(text && strstr(text, "Session socket: none, answered on the shared socket (bind or connect") &&
+		   strstr(text, "\"own_socket\": false, \"own_socket_why\": \"bind or connect") &&
+		   strstr(text, "\"own_socket\": true, \"own_socket_why\": null") &&
+		   strstr(text, "\"own_socket\": null, \"own_socket_why\": null"),
+		   "session socket: the report says a session had none and why; the JSON says own, not, or "
+		   "not yet", "%.4000s", text ? text : "");
+		free(text);
+		run.S.id = 0;
+	}
 	run.R.pi_level = IPPROTO_IPV6;
 	memset(&run.R.pi, 0, sizeof(run.R.pi));
 	run.R.pi.v6.ipi6_addr.s6_addr[0] = 0xff;
