@@ -7,7 +7,9 @@
 # a session, from its second answer on, on a socket of its own, bound to
 # the address pinged and connected to the client, with no peer named and
 # no control data (IPv4, IPv6 and IPv6 link-local, with -i and without) --
-# while every stamp still comes and every answer still reaches the client.
+# while every stamp still comes and every answer still reaches the client;
+# where that socket cannot be had, the shared socket answers and the
+# report and the JSON say why.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -41,12 +43,14 @@ SAN_ENV=()
 [ -n "${ASAN_OPTIONS:-}" ] && SAN_ENV=(env "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
 
 # traced NAME BIND(-i|none) PEER-ADDR: a reflector under strace -e sendmsg
-# and a client (sendmsg and recvmmsg) of N pings with -s; sets EMIT_RC, REFLECT_RC
+# (and STRACE_X) and a client (sendmsg and recvmmsg) of N pings with -s;
+# sets EMIT_RC, REFLECT_RC
+STRACE_X=()
 traced() {
 	local name=$1 bind=$2 addr=$3 rpid port=$((25000 + RANDOM % 1000)) ropt=() copt=()
 	PORT_USED=$port
 	[ "$bind" = -i ] && ropt=(-i "$VETH_B") && copt=(-i "$VETH_A")
-	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,bind,connect -o "$WORK/$name-r.st" \
+	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,bind,connect "${STRACE_X[@]}" -o "$WORK/$name-r.st" \
 		"$RANT" "${ropt[@]}" --port "$port" --once -s --json "$WORK/$name-r.json" \
 		>"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
 	rpid=$!
@@ -180,5 +184,30 @@ scope = 'sin6_scope_id=if_nametoindex("%s")' % sys.argv[3]
 assert b and c and scope in b[-1] and scope in c[0], (b, c)
 PY
 fi
+
+# 5. no socket of its own to be had: strace makes the reflector's connect
+# (only the session's socket connects) fail, as a kernel that refused it
+# would.  The session is answered on the shared socket, every ping and
+# stamp as before, and the report and the JSON say so and why.
+STRACE_X=(-e inject=connect:error=ENETUNREACH)
+traced refused -i "$ADDR_B"
+STRACE_X=()
+expect_eq "refused: client exit 0" "$EMIT_RC" 0
+expect_eq "refused: reflector exit 0" "$REFLECT_RC" 0
+expect_eq "refused: every ping answered" "$(json_get "$WORK/refused.json" packets.received)" "$N"
+check "refused: every answer on the shared socket, naming its peer" \
+	test "$(dgrams refused r | grep -c 'msg_name=')" -ge "$N"
+check "refused: no stamp missing; the reflector's JSON says it had no socket of its own, and why" \
+	python3 - "$WORK/refused.json" "$WORK/refused-r.json" <<'PY'
+import json, sys
+c, r = (json.load(open(f)) for f in sys.argv[1:3])
+for d in (c, r):
+    assert not any(d["missing_stamps"].values()), d["missing_stamps"]
+assert c["metrics"]["rtt"]["samples"] == c["packets"]["received"] - c["packets"]["warmup"], c["packets"]
+assert r["own_socket"] is False, r["own_socket"]
+assert "bind or connect" in r["own_socket_why"] and "unreachable" in r["own_socket_why"], r["own_socket_why"]
+PY
+check "refused: the reflector's report says so" \
+	grep -q "^Session socket: none, answered on the shared socket (bind or connect to the session's ends: Network is unreachable)" "$WORK/refused-r.out"
 
 finish
