@@ -966,6 +966,16 @@ struct reflect_state {
 	/* did the session get its socket (reported: JSON own_socket), and if not, why */
 	enum { SS_NOT_YET, SS_OWN, SS_SHARED } ss_got;
 	char ss_why[96];
+	/*
+	 * Between its bind and its connect the session's socket takes every
+	 * datagram sent to its address, any client's: those are read with
+	 * their senders before anything else on it (pre_on), and a socket whose
+	 * connect failed is closed once they are read (pre_close).
+	 */
+	bool pre_on, pre_close;
+	int pre_fd;
+	int pre_pi_level;
+	union pktinfo_any pre_pi;
 	bool on_ss;		/* the datagram being handled is the session's, to ss's address */
 	bool off_addr;		/* ... is from its peer, to another of this host's addresses */
 	bool sent_shared;	/* the last send went out on the shared socket while ss served */
@@ -9425,7 +9435,7 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 {
 	struct sockaddr_storage me, peer;
 	socklen_t len = 0;
-	int family = 0, fd, tos_opt;
+	int family = 0, fd, tos_opt, tos_level;
 
 	run.R.on_ss = false;
 	if (run.R.ss_on) {
@@ -9446,12 +9456,23 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	fd = run.R.spare_fd;
 	run.R.spare_on = false;
 	tos_opt = family == AF_INET6 ? IPV6_RECVTCLASS : IP_RECVTOS;
-	if (bind(fd, (struct sockaddr *)&me, len) < 0 ||
-	    connect(fd, (struct sockaddr *)&peer, len) < 0 || ((flags & PF_CLASS) &&
-	     setopt_int(fd, family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP, tos_opt, 1) < 0)) {
+	tos_level = family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	if (bind(fd, (struct sockaddr *)&me, len) < 0) {
 		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "bind or connect to the session's ends: %s",
 			 strerror(errno));
 		close(fd);
+		return;
+	}
+	/* from here the address's datagrams may queue on it: read before it serves, or closes */
+	run.R.pre_on = true;
+	run.R.pre_fd = fd;
+	run.R.pre_pi_level = run.R.pi_level;
+	run.R.pre_pi = run.R.pi;
+	run.R.pre_close = connect(fd, (struct sockaddr *)&peer, len) < 0 ||
+			  ((flags & PF_CLASS) && setopt_int(fd, tos_level, tos_opt, 1) < 0);
+	if (run.R.pre_close) {
+		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "bind or connect to the session's ends: %s",
+			 strerror(errno));
 		return;
 	}
 	run.R.ss_got = SS_OWN;
@@ -9494,6 +9515,10 @@ static void reflect_ss_close(void)
 static void reflect_ss_end(void)
 {
 	run.R.ss_due = false;
+	if (run.R.pre_on && run.R.pre_close) {
+		close(run.R.pre_fd);
+	}
+	run.R.pre_on = false;
 	reflect_ss_close();
 }
 
@@ -10337,6 +10362,48 @@ static int reflect_recv_shared(struct rx *rx)
 	return r;
 }
 
+/*
+ * What came to the session's socket between its bind and its connect (or
+ * its failed connect), with each sender: one non-blocking read (1: a
+ * datagram in rx, 0: none left).  Sent to the address pinged; the session's
+ * own if its peer sent it and the socket serves, else answered as the
+ * shared socket answers it.  Once none is left, a socket that does not
+ * serve is closed.
+ */
+static int reflect_recv_pre(struct rx *rx)
+{
+	int keep = run.sock_fd, r;
+
+	run.sock_fd = run.R.pre_fd;
+	r = sock_recv(run.R.rx, run.R.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
+	run.sock_fd = keep;
+	if (r <= 0) {
+		/* none left (or an error of that socket, ICMP's: nothing to read there either) */
+		if (run.R.pre_close) {
+			close(run.R.pre_fd);
+		}
+		run.R.pre_on = false;
+		return 0;
+	}
+	if (rx->from.ss_family == AF_INET && run.R.peer.ss_family == AF_INET6) {
+		/* an IPv4 session's socket, a dual-stack shared one: named as that one names */
+		struct sockaddr_in v4;
+		struct sockaddr_in6 *m6 = (struct sockaddr_in6 *)&rx->from;
+
+		memcpy(&v4, &rx->from, sizeof(v4));
+		memset(m6, 0, sizeof(*m6));
+		m6->sin6_family = AF_INET6;
+		m6->sin6_port = v4.sin_port;
+		m6->sin6_addr.s6_addr[10] = m6->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&m6->sin6_addr.s6_addr[12], &v4.sin_addr, 4);
+		rx->fromlen = sizeof(*m6);
+	}
+	run.R.pi_level = run.R.pre_pi_level;
+	run.R.pi = run.R.pre_pi;
+	run.R.on_ss = run.R.ss_on && sa_same(&run.R.peer, (struct sockaddr *)&rx->from);
+	return 1;
+}
+
 /* Where the datagram just read on the shared socket stands to the session's socket. */
 static void reflect_shared_whose(const struct sockaddr *from)
 {
@@ -10377,6 +10444,9 @@ static int reflect_recv(int flags)
 		if (r > 0 && run.R.ss_on) {
 			reflect_shared_whose((struct sockaddr *)&rx.from);
 		}
+	}
+	if (r == 0 && run.R.pre_on) {
+		r = reflect_recv_pre(&rx);
 	}
 	if (r == 0 && run.R.ss_on) {
 		r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl, false);

@@ -194,9 +194,20 @@ traced refused -i "$ADDR_B"
 STRACE_X=()
 expect_eq "refused: client exit 0" "$EMIT_RC" 0
 expect_eq "refused: reflector exit 0" "$REFLECT_RC" 0
-expect_eq "refused: every ping answered" "$(json_get "$WORK/refused.json" packets.received)" "$N"
+# What came to its address between its bind and its failed connect is read
+# and answered; one ping that comes in the instant between the last such
+# read and the socket's close is lost with it (README): never read, so
+# the client counts it lost on the way out.
+check "refused: every ping the reflector read answered and the answer received; at most the one lost at the close" \
+	python3 - "$WORK/refused.json" "$WORK/refused-r.json" "$N" <<'PY'
+import json, sys
+c, r = (json.load(open(f))["packets"] for f in sys.argv[1:3])
+n = int(sys.argv[3])
+assert c["sent"] == n and r["sent"] == r["received"] == c["received"], (c, r)
+assert n - r["received"] <= 1 and c["lost"] == n - r["received"], (c, r)
+PY
 check "refused: every answer on the shared socket, naming its peer" \
-	test "$(dgrams refused r | grep -c 'msg_name=')" -ge "$N"
+	test "$(dgrams refused r | grep -c 'msg_name=')" -ge "$(json_get "$WORK/refused-r.json" packets.sent)"
 check "refused: no stamp missing; the reflector's JSON says it had no socket of its own, and why" \
 	python3 - "$WORK/refused.json" "$WORK/refused-r.json" <<'PY'
 import json, sys

@@ -8756,6 +8756,103 @@ static void test_session_socket(void)
 	reset_globals();
 }
 
+/*
+ * What came to a session's socket between its bind and its connect
+ * (reflect_recv_pre), on real loopback sockets: each datagram read with
+ * its sender (v4-mapped, as the dual-stack shared socket names it), the
+ * session's own only from its peer and while the socket serves, answered
+ * from the address pinged; none left: done, and a socket whose connect
+ * failed closed.
+ */
+static bool wait_readable(int fd, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+	return poll(&pf, 1, ms) == 1;
+}
+
+static void test_session_pre(void)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET }, c1 = me, c2 = me;
+	struct sockaddr_in6 p6, q6;
+	socklen_t l = sizeof(me);
+	int pre, a, b, n;
+	uint8_t buf[PROTO_HDR_LEN] = { 0 };
+	struct rx rx;
+	bool good;
+
+	reset_globals();
+	side_set(false);
+	opts.mode = MODE_REFLECT;
+	pre = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	a = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	b = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	me.sin_addr.s_addr = c1.sin_addr.s_addr = c2.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (pre < 0 || a < 0 || b < 0 || bind(pre, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    getsockname(pre, (struct sockaddr *)&me, &l) < 0 ||
+	    bind(a, (struct sockaddr *)&c1, sizeof(c1)) < 0 || bind(b, (struct sockaddr *)&c2, sizeof(c2)) < 0) {
+		ok(false, "session socket before its connect: loopback sockets", "%s", strerror(errno));
+		return;
+	}
+	l = sizeof(c1);
+	getsockname(a, (struct sockaddr *)&c1, &l);
+	l = sizeof(c2);
+	getsockname(b, (struct sockaddr *)&c2, &l);
+	p6 = ss_mapped(&c1);
+	q6 = ss_mapped(&c2);
+	memcpy(&run.R.peer, &p6, sizeof(p6));
+	run.R.peerlen = sizeof(p6);
+	run.R.rxcap = sizeof(buf);
+	run.R.rx = buf;
+	/* it serves: the session's socket is the one in use */
+	run.sock_fd = pre;
+	run.R.ss_on = true;
+	run.R.pre_on = true;
+	run.R.pre_fd = pre;
+	run.R.pre_close = false;
+	ss_pinged(INADDR_LOOPBACK);
+	run.R.pre_pi_level = run.R.pi_level;
+	run.R.pre_pi = run.R.pi;
+	run.R.pi_level = 0;
+	sendto(a, buf, sizeof(buf), 0, (struct sockaddr *)&me, sizeof(me));
+	sendto(b, buf, sizeof(buf), 0, (struct sockaddr *)&me, sizeof(me));
+	n = 0;
+	good = true;
+	while (wait_readable(pre, 1000) && reflect_recv_pre(&rx) == 1) {
+		bool from_a = sa_same(&run.R.peer, (struct sockaddr *)&rx.from);
+
+		good = good && rx.from.ss_family == AF_INET6 && rx.fromlen == sizeof(p6) &&
+		       (from_a || sa_same((struct sockaddr_storage *)&q6, (struct sockaddr *)&rx.from)) &&
+		       run.R.on_ss == from_a && run.R.pi_level == IPPROTO_IPV6 &&
+		       !memcmp(&run.R.pi, &run.R.pre_pi, sizeof(run.R.pi));
+		n++;
+		if (n == 2) {
+			break;
+		}
+	}
+	ok(good && n == 2 && run.R.pre_on && run.sock_fd == pre,
+	   "session socket before its connect: each datagram with its sender, the session's only from its "
+	   "peer, both to the address pinged", "n=%d", n);
+	ok(reflect_recv_pre(&rx) == 0 && !run.R.pre_on && fcntl(pre, F_GETFD) >= 0 && run.sock_fd == pre,
+	   "session socket before its connect: none left, done; a socket that serves stays open", "-");
+
+	/* its connect failed: the shared socket is in use; read, then closed */
+	run.sock_fd = a;
+	run.R.ss_on = false;
+	run.R.pre_on = true;
+	run.R.pre_close = true;
+	sendto(a, buf, sizeof(buf), 0, (struct sockaddr *)&me, sizeof(me));
+	good = wait_readable(pre, 1000) && reflect_recv_pre(&rx) == 1 && !run.R.on_ss &&
+	       run.sock_fd == a && sa_same(&run.R.peer, (struct sockaddr *)&rx.from);
+	good = good && reflect_recv_pre(&rx) == 0 && !run.R.pre_on && fcntl(pre, F_GETFD) < 0 &&
+	       errno == EBADF;
+	ok(good, "session socket whose connect failed: its peer's datagram read (not the session's socket's), "
+	   "then the socket closed, the shared socket in use", "-");
+	close(a);
+	close(b);
+	reset_globals();
+}
+
 /* The SVG's declared height, from its root element. */
 static double svg_height(const char *svg_doc)
 {
@@ -9480,6 +9577,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_emit_later),
 	CASE(test_tx_after_send),
 	CASE(test_session_socket),
+	CASE(test_session_pre),
 	CASE(test_layout_inflight),
 	CASE(test_fit_order),
 	CASE(test_guard_reflector),
