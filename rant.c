@@ -10378,7 +10378,7 @@ static int reflect_recv_pre(struct rx *rx)
 	r = sock_recv(run.R.rx, run.R.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
 	run.sock_fd = keep;
 	if (r <= 0) {
-		/* none left (or an error of that socket, ICMP's: nothing to read there either) */
+		/* none left, or an error (ICMP's): what queues behind it is read as ss reads */
 		if (run.R.pre_close) {
 			close(run.R.pre_fd);
 		}
