@@ -2574,10 +2574,26 @@ static uint64_t kts_to_ns(const struct __kernel_timespec *t)
 static void ts_parse_cb(struct msghdr *msg, struct ts_cmsg *out,
 			void (*other)(const struct cmsghdr *cm))
 {
-	struct cmsghdr *cm;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(msg);
 
 	memset(out, 0, sizeof(*out));
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+	/*
+	 * The datagram of a session's socket and of a client: one SO_TIMESTAMPING
+	 * message, whole, and nothing after it.  Read as the walk below reads it,
+	 * without the walk: it is inside the measured windows.
+	 */
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(struct scm_timestamping)) &&
+	    msg->msg_controllen == CMSG_SPACE(sizeof(struct scm_timestamping))) {
+		struct scm_timestamping st;
+
+		memcpy(&st, CMSG_DATA(cm), sizeof(st));
+		out->sw = ts_to_ns(&st.ts[0]);
+		out->hw = ts_to_ns(&st.ts[2]);
+		out->have_ts = true;
+		return;
+	}
+	for (; cm; cm = CMSG_NXTHDR(msg, cm)) {
 		size_t left = msg->msg_controllen - (size_t)((char *)cm - (char *)msg->msg_control);
 		bool tsmsg = cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING;
 		/* 64-bit seconds whatever this build's time_t (see ts_sockopt) */
@@ -3282,7 +3298,8 @@ static void proto_put_t3sw(uint8_t *buf, size_t len, uint64_t t3sw)
 /* Decode and validate; returns 0 or the proto_err that makes it invalid. */
 static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 {
-	memset(m, 0, sizeof(*m));
+	/* all but the T3 history's entries: read only below nhist, which is 0 until they are */
+	memset(m, 0, offsetof(struct proto_msg, hist));
 	if (len < PROTO_MIN_SIZE) {
 		return PE_SHORT;
 	}

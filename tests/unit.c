@@ -1150,6 +1150,39 @@ static struct sock_extended_err mk_ee(uint32_t err, uint8_t origin, uint32_t inf
 	return ee;
 }
 
+/*
+ * The one-stamp datagram's short path (a session's socket, a client) reads
+ * what the walk reads: the same stamps, zero, negative and partial ones
+ * included, as when a second message after it makes the walk read them.
+ */
+static void test_cmsg_fast(void)
+{
+	static const long v[][4] = {
+		{ 1700000000, 123456789, 1700000001, 7 }, { 1700000000, 5, 0, 0 }, { 0, 0, 1700000001, 7 },
+		{ 0, 0, -1, 5 }, { -3, 1, 0, 0 }, { 0, 0, 0, 0 }, { 1, 999999999, 2, 0 },
+	};
+	unsigned i, same = 0;
+	uint8_t tos = 1;
+
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		struct scm_timestamping st = mk_scm(v[i][0], v[i][1], v[i][2], v[i][3]);
+		struct ts_cmsg a, b;
+		struct cbuf one, two;
+
+		cb_init(&one);
+		cb_add(&one, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+		cb_init(&two);
+		cb_add(&two, SOL_SOCKET, SO_TIMESTAMPING, &st, sizeof(st), 0);
+		cb_add(&two, SOL_IP, IP_TOS, &tos, 1, 0);
+		ts_parse(&one.msg, &a);
+		ts_parse(&two.msg, &b);
+		same += one.msg.msg_controllen == CMSG_SPACE(sizeof(st)) && two.msg.msg_controllen > one.msg.msg_controllen &&
+			!memcmp(&a, &b, sizeof(a));
+	}
+	ok(same == ARRAY_SIZE(v), "cmsg: one stamp alone reads as it reads with a message after it",
+	   "%u of %zu", same, ARRAY_SIZE(v));
+}
+
 static void test_cmsg(void)
 {
 	const uint64_t SW = 1700000000123456789ULL, HW = 1700000001000000007ULL;
@@ -9516,6 +9549,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_proto_random),
 	CASE(test_proto_late),
 	CASE(test_cmsg),
+	CASE(test_cmsg_fast),
 	CASE(test_cmsg_errqueue),
 	CASE(test_cmsg_truncated),
 	CASE(test_kops_restore),
