@@ -216,6 +216,8 @@ enum proto_flag {
 #define BUSY_GAP_NS	(10 * 1000000ULL)	/* at most 100 BUSY answers a second */
 /* FIN rounds of a session's end: the client asks no more, the reflector offers no more */
 #define FIN_ROUNDS	64
+/* the least a FIN waits for its FIN_ACK: twice the reflector's END_TX_WAIT_NS */
+#define FIN_WAIT_MIN_NS	(100 * 1000000ULL)
 
 /* Well-formed datagrams refused by a rule of the session; report "Rejected:". */
 enum guard_rej {
@@ -8644,6 +8646,14 @@ static void emit_fin_send(const struct proto_msg *m)
 static void emit_fin_exchange(uint64_t hard)
 {
 	struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
+	/*
+	 * Each try waits --timeout, but 300 ms at most and FIN_WAIT_MIN_NS at
+	 * least: the reflector may first wait END_TX_WAIT_NS for the TX stamps
+	 * it still lacks before it answers, and a 10 ms --timeout gave up on a
+	 * busy one's FIN_ACK (no loss by direction).
+	 */
+	uint64_t fin_wait = cfg->timeout_ns < FIN_WAIT_MIN_NS ? FIN_WAIT_MIN_NS :
+			    cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL;
 	int round;
 
 	for (round = 0; round < FIN_ROUNDS; round++) {
@@ -8653,8 +8663,7 @@ static void emit_fin_exchange(uint64_t hard)
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
 			emit_fin_send(&m);
-			limit = mono_ns() +
-				(cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL);
+			limit = mono_ns() + fin_wait;
 			if (limit > hard) {
 				limit = hard;
 			}
