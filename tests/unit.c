@@ -8587,6 +8587,37 @@ static void ss_pinged(uint32_t addr)
 }
 
 /*
+ * Two loopback clients, each bound to a port of its own: their sockets in
+ * fd[], their addresses (with the ports) in c[], v4-mapped in m[].  False
+ * (both closed) when the host refuses.
+ */
+static bool ss_clients(int fd[2], struct sockaddr_in c[2], struct sockaddr_in6 m[2])
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		socklen_t l = sizeof(c[i]);
+
+		fd[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].sin_family = AF_INET;
+		c[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (fd[i] < 0 || bind(fd[i], (struct sockaddr *)&c[i], sizeof(c[i])) < 0 ||
+		    getsockname(fd[i], (struct sockaddr *)&c[i], &l) < 0) {
+			if (fd[i] >= 0) {
+				close(fd[i]);
+			}
+			if (i) {
+				close(fd[0]);
+			}
+			return false;
+		}
+		m[i] = ss_mapped(&c[i]);
+	}
+	return true;
+}
+
+/*
  * A session's own socket (reflect_ss_open), on real loopback sockets: bound
  * to the address pinged and the reflector's port, connected to the peer;
  * the peer's datagrams come to it and another client's to the shared
@@ -8598,11 +8629,11 @@ static void ss_pinged(uint32_t addr)
  */
 static void test_session_socket(void)
 {
-	struct sockaddr_in6 any = { .sin6_family = AF_INET6 }, p6, q6;
-	struct sockaddr_in me = { .sin_family = AF_INET }, c1 = me, c2 = me;
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6 }, m[2], p6, q6;
+	struct sockaddr_in me = { .sin_family = AF_INET }, c[2];
 	struct sockaddr_storage from, got;
 	socklen_t l = sizeof(any);
-	int sh, a, b, off = 0, shared_key = 7, port;
+	int sh, a, b, fd[2], off = 0, shared_key = 7, port;
 	uint8_t buf[PROTO_HDR_LEN] = { 0 };
 	bool good;
 
@@ -8610,31 +8641,26 @@ static void test_session_socket(void)
 	side_set(false);
 	opts.mode = MODE_REFLECT;
 	sh = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	a = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	b = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	c1.sin_addr.s_addr = c2.sin_addr.s_addr = me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (sh < 0 || a < 0 || b < 0 || setsockopt(sh, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
+	me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (sh < 0 || setsockopt(sh, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
 	    bind(sh, (struct sockaddr *)&any, sizeof(any)) < 0 ||
 	    getsockname(sh, (struct sockaddr *)&any, &l) < 0 ||
-	    setopt_int(sh, SOL_SOCKET, SO_REUSEPORT, 1) < 0 ||
-	    bind(a, (struct sockaddr *)&c1, sizeof(c1)) < 0 || bind(b, (struct sockaddr *)&c2, sizeof(c2)) < 0) {
+	    setopt_int(sh, SOL_SOCKET, SO_REUSEPORT, 1) < 0 || !ss_clients(fd, c, m)) {
 		ok(false, "session socket: loopback sockets", "%s", strerror(errno));
 		return;
 	}
+	a = fd[0];
+	b = fd[1];
+	p6 = m[0];
+	q6 = m[1];
 	port = ntohs(any.sin6_port);
 	opts.port = (unsigned)port;
 	me.sin_port = any.sin6_port;
-	l = sizeof(c1);
-	getsockname(a, (struct sockaddr *)&c1, &l);
-	l = sizeof(c2);
-	getsockname(b, (struct sockaddr *)&c2, &l);
 	connect(a, (struct sockaddr *)&me, sizeof(me));
 	connect(b, (struct sockaddr *)&me, sizeof(me));
 	run.sock_fd = sh;
 	run.ts.next_key = (uint32_t)shared_key;
 	run.ts.key_cmsg = false;
-	p6 = ss_mapped(&c1);
-	q6 = ss_mapped(&c2);
 
 	/* the session of client a, which pinged 127.0.0.1 */
 	memcpy(&run.R.peer, &p6, sizeof(p6));
@@ -8652,7 +8678,7 @@ static void test_session_socket(void)
 	       ((struct sockaddr_in *)&from)->sin_port == me.sin_port;
 	l = sizeof(got);
 	good = good && getpeername(run.sock_fd, (struct sockaddr *)&got, &l) == 0 &&
-	       ((struct sockaddr_in *)&got)->sin_port == c1.sin_port;
+	       ((struct sockaddr_in *)&got)->sin_port == c[0].sin_port;
 	good = good && run.R.ss_got == SS_OWN;
 	ok(good, "session socket: bound to the address pinged and the port, connected to the peer, "
 	   "the session's keys going on from its counter's 0 (reported: own_socket true)",
@@ -8806,10 +8832,10 @@ static bool wait_readable(int fd, int ms)
 
 static void test_session_pre(void)
 {
-	struct sockaddr_in me = { .sin_family = AF_INET }, c1 = me, c2 = me;
-	struct sockaddr_in6 p6, q6;
+	struct sockaddr_in me = { .sin_family = AF_INET }, c[2];
+	struct sockaddr_in6 m[2], p6, q6;
 	socklen_t l = sizeof(me);
-	int pre, a, b, n;
+	int pre, a, b, fd[2], n;
 	uint8_t buf[PROTO_HDR_LEN] = { 0 };
 	struct rx rx;
 	bool good;
@@ -8818,21 +8844,16 @@ static void test_session_pre(void)
 	side_set(false);
 	opts.mode = MODE_REFLECT;
 	pre = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	a = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	b = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	me.sin_addr.s_addr = c1.sin_addr.s_addr = c2.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (pre < 0 || a < 0 || b < 0 || bind(pre, (struct sockaddr *)&me, sizeof(me)) < 0 ||
-	    getsockname(pre, (struct sockaddr *)&me, &l) < 0 ||
-	    bind(a, (struct sockaddr *)&c1, sizeof(c1)) < 0 || bind(b, (struct sockaddr *)&c2, sizeof(c2)) < 0) {
+	me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (pre < 0 || bind(pre, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    getsockname(pre, (struct sockaddr *)&me, &l) < 0 || !ss_clients(fd, c, m)) {
 		ok(false, "session socket before its connect: loopback sockets", "%s", strerror(errno));
 		return;
 	}
-	l = sizeof(c1);
-	getsockname(a, (struct sockaddr *)&c1, &l);
-	l = sizeof(c2);
-	getsockname(b, (struct sockaddr *)&c2, &l);
-	p6 = ss_mapped(&c1);
-	q6 = ss_mapped(&c2);
+	a = fd[0];
+	b = fd[1];
+	p6 = m[0];
+	q6 = m[1];
 	memcpy(&run.R.peer, &p6, sizeof(p6));
 	run.R.peerlen = sizeof(p6);
 	run.R.rxcap = sizeof(buf);
