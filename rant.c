@@ -9450,6 +9450,13 @@ static bool reflect_ss_ends(const struct sockaddr *from, struct sockaddr_storage
 	return true;
 }
 
+/* Why the session has no socket of its own: its bind or connect failed (errno). */
+static void reflect_ss_refused(void)
+{
+	snprintf(run.R.ss_why, sizeof(run.R.ss_why), "bind or connect to the session's ends: %s",
+		 strerror(errno));
+}
+
 /*
  * Right after a session's first pong (reflect_packet), outside its windows:
  * the session gets its socket, or stays on the shared one.  From here on
@@ -9485,8 +9492,7 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	tos_opt = family == AF_INET6 ? IPV6_RECVTCLASS : IP_RECVTOS;
 	tos_level = family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
 	if (bind(fd, (struct sockaddr *)&me, len) < 0) {
-		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "bind or connect to the session's ends: %s",
-			 strerror(errno));
+		reflect_ss_refused();
 		close(fd);
 		return;
 	}
@@ -9498,8 +9504,7 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	run.R.pre_close = connect(fd, (struct sockaddr *)&peer, len) < 0 ||
 			  ((flags & PF_CLASS) && setopt_int(fd, tos_level, tos_opt, 1) < 0);
 	if (run.R.pre_close) {
-		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "bind or connect to the session's ends: %s",
-			 strerror(errno));
+		reflect_ss_refused();
 		return;
 	}
 	run.R.ss_got = SS_OWN;
