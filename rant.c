@@ -340,14 +340,20 @@ enum txn_flag {
 struct txn {
 	uint64_t seq;
 	uint64_t t[NSTAMP];
-	uint64_t deadline;	/* CLOCK_MONOTONIC ns after which it is lost */
+	union {
+		uint64_t deadline;	/* emit: CLOCK_MONOTONIC ns after which it is lost */
+		uint64_t mono_lo;	/* reflect: CLOCK_MONOTONIC read before its T3 (clk_check) */
+	};
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
-	uint16_t st;
 	uint32_t counted;	/* metrics already added to the statistics */
-	/* CLOCK_MONOTONIC read at the pong (emit) / ping (reflect): clock-step check */
-	uint64_t mono;
+	uint16_t st;
 	/* CLK_STEPPED: a CLOCK_REALTIME step made its stamps inconsistent */
 	uint8_t clk;
+	/*
+	 * CLOCK_MONOTONIC read at the pong (emit) / after T2 (reflect: at the
+	 * ping, or with --spin right after the pong): clock-step check
+	 */
+	uint64_t mono;
 	uint64_t pmc[PMC_MAX];	/* -M: counts at the start, then this transaction's deltas */
 };
 
@@ -931,8 +937,13 @@ struct reflect_state {
 	uint64_t busy_last;		/* CLOCK_MONOTONIC of the last BUSY answer */
 	/* CLOCK_MONOTONIC when the loop last ran (stall detection) */
 	uint64_t last_wake;
-	/* CLOCK_MONOTONIC as the datagram being handled was read (reflect_tick) */
+	/*
+	 * CLOCK_MONOTONIC as the datagram being handled was read (reflect_tick);
+	 * with --spin the last read before it (at most 64 empty polls or one
+	 * datagram old), and after a pong the read that follows it
+	 */
 	uint64_t now;
+	bool read_after;	/* --spin: reflect_packet read the clock after its pong */
 	/* the sessions that ended, by a hash of their id (reflect_replayed) */
 	struct ended_session ended[ENDED_CAP];
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
@@ -4338,9 +4349,11 @@ static const char *stamp_name(int s, char *buf, size_t len)
  * so REALTIME - MONOTONIC is constant between steps.  Each transaction's
  * REALTIME stamps must fall, on the MONOTONIC scale, between the monotonic
  * reads the loop already makes around it (emit: the send and the pong;
- * reflect: T2 before, T3 after its one read).  A stamp outside means a step
- * larger than the round trip: the transaction is marked "stepped", left out
- * of the statistics, counted, and the report warns.  A step smaller than the
+ * reflect: T2 before, T3 after its one read; with --spin, T2 before the
+ * read after the pong, T3 after the last read before the ping).  A stamp
+ * outside means a step larger than the round trip: the transaction is
+ * marked "stepped", left out of the statistics, counted, and the report
+ * warns.  A step smaller than the
  * round trip is indistinguishable from latency; if it makes a latency
  * negative, that transaction is marked too, never averaged in.
  */
@@ -4410,7 +4423,8 @@ static void clk_check(struct txn *x)
 		ok = clk_in(x->t[T1SW], lo, hi) && clk_in(x->t[T4SW], lo, hi) &&
 		     (!wire || (clk_in(x->t[T1W], lo, hi) && clk_in(x->t[T4W], lo, hi)));
 	} else {
-		hi = lo = x->mono;	/* after T2, before T3 */
+		hi = x->mono;		/* after T2 */
+		lo = x->mono_lo;	/* before T3 (the same read, but with --spin) */
 		ok = clk_in(x->t[T2SW], 0, hi) && clk_in(x->t[T3SW], lo, 0) &&
 		     (!wire || (clk_in(x->t[T2W], 0, hi) && clk_in(x->t[T3W], lo, 0)));
 	}
@@ -10250,7 +10264,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 
 /* The window's slot of the pong just sent (keyed by its TX key), its stamps so far. */
 static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_msg *p,
-				 uint64_t wire, uint64_t now, bool local_warmup)
+				 uint64_t wire, uint64_t lo, uint64_t now, bool local_warmup)
 {
 	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
@@ -10267,6 +10281,7 @@ static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_m
 	x->t[T2SW] = p->t2sw;
 	x->t[T2K] = run.ts_rx_kernel;
 	x->t[T3SW] = p->t3sw;
+	x->mono_lo = lo;
 	x->mono = now;
 	pmc_delta(x->pmc, run.pmc_rx, run.pmc_tx);
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND |
@@ -10307,7 +10322,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 {
 	struct proto_msg m, p = { .type = PT_PONG };
 	struct txn *x;
-	uint64_t now;
+	uint64_t now, lo;
 	bool local_warmup;
 	/* PROTO_MAX_SIZE + 1 bytes fill the receive buffer without MSG_TRUNC: too long too */
 	int err = trunc || len > PROTO_MAX_SIZE ? PE_LONG : proto_decode(buf, len, &m);
@@ -10332,7 +10347,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		reflect_junk(PE_TYPE);
 		return;
 	}
-	now = run.R.now;	/* read as it arrived (reflect_recv) */
+	now = run.R.now;	/* read as it arrived, or with --spin before (reflect_recv) */
 	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
 		return;
 	}
@@ -10343,10 +10358,21 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		return;
 	}
 	pmc_read(run.pmc_tx);
+	lo = now;
+	if (cfg->spin) {
+		/*
+		 * --spin: the clock is read here, after the pong, not as the ping
+		 * came (a vDSO clock_gettime, about 25 ns here, out of
+		 * T2_SW..T3_SW): the clock-step check's bounds are then the read
+		 * before the ping and this one
+		 */
+		now = run.R.now = mono_ns();
+		run.R.read_after = true;
+	}
 	reflect_after_pong(from, fromlen, now);
 	run.S.c.sent++;
 	cls_on_pong(m.flags);
-	x = reflect_claim(&m, &p, wire, now, local_warmup);
+	x = reflect_claim(&m, &p, wire, lo, now, local_warmup);
 	if (!(proto_room(len) & PF_T3W)) {
 		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
 	}
@@ -10497,10 +10523,23 @@ static int reflect_recv(int flags)
 	if (r == -ECONNREFUSED) {
 		return 0;
 	}
-	if (r > 0 && reflect_tick(mono_ns()) && rx.ours) {
+	if (r <= 0) {
+		return r;
+	}
+	/*
+	 * The clock as the datagram came: read now; with --spin the last read
+	 * (at most 64 empty polls or one datagram old), then read after it,
+	 * outside the measured window (reflect_packet after a pong, here
+	 * otherwise): -d and the idle limit hold under any traffic either way
+	 */
+	run.R.read_after = false;
+	if (reflect_tick(cfg->spin ? run.R.now : mono_ns()) && rx.ours) {
 		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
 		reflect_hw_check(false);
+	}
+	if (cfg->spin && !run.R.read_after) {
+		run.R.now = mono_ns();
 	}
 	return r;
 }
@@ -10512,6 +10551,7 @@ static int reflect_run(void)
 	int r = 0;
 
 	run.R.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
+	run.R.now = start;	/* --spin: the first ping's clock, until the loop reads it */
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
 	/* the first session's own socket, IPv4 (the most likely; reflect_ss_prepare) */
@@ -10542,8 +10582,11 @@ static int reflect_run(void)
 			continue;
 		}
 		now = mono_ns();
-		if (cfg->spin && now - last_check < 10 * 1000000ULL) {
-			continue;
+		if (cfg->spin) {
+			run.R.now = now;	/* the clock a ping that comes next is taken at */
+			if (now - last_check < 10 * 1000000ULL) {
+				continue;
+			}
 		}
 		last_check = now;
 		reflect_drain();

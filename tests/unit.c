@@ -4414,7 +4414,7 @@ static void test_outputs_clock(void)
 	clk_start();
 	memset(&x, 0, sizeof(x));
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
-	x.mono = 12000000000ULL;
+	x.mono = x.mono_lo = 12000000000ULL;
 	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off);
 	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
 	txn_account(&x);
@@ -4422,12 +4422,50 @@ static void test_outputs_clock(void)
 	fake_off -= 2000000;	/* 2 ms back between T2 and T3 */
 	memset(&x, 0, sizeof(x));
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
-	x.mono = 13000000000ULL;
+	x.mono = x.mono_lo = 13000000000ULL;
 	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off + 2000000);
 	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
 	txn_account(&x);
 	ok((x.clk & CLK_STEPPED) && run.S.h[M_RESPONSE].n == 1 && run.clk.steps == 1,
 	   "clock: reflect: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk, run.clk.steps);
+
+	/*
+	 * --spin: T2 and T3 between the read before the ping (mono_lo) and the
+	 * read after the pong (mono).  A pong whose read came long after its T3
+	 * (preempted in between) is no step; a step is still one.
+	 */
+	memset(&x, 0, sizeof(x));
+	x.st = TF_USED | TF_SENT | TF_RECEIVED;
+	x.mono_lo = 14000000000ULL;
+	x.mono = x.mono_lo + 20000 + 3 * CLK_TOL_NS;	/* 300 us between T3 and the read after */
+	x.t[T2W] = (uint64_t)((int64_t)x.mono_lo + 10000 + fake_off);
+	x.t[T3W] = (uint64_t)((int64_t)x.mono_lo + 20000 + fake_off);
+	txn_account(&x);
+	ok(!x.clk && run.S.h[M_RESPONSE].n == 2 && run.clk.steps == 1,
+	   "clock: reflect --spin: T3 read long before the read after the pong is no step", "clk=%d n=%" PRIu64, x.clk,
+	   run.S.h[M_RESPONSE].n);
+	fake_off -= 2000000;	/* 2 ms back again, between T2 and T3 */
+	memset(&x, 0, sizeof(x));
+	x.st = TF_USED | TF_SENT | TF_RECEIVED;
+	x.mono_lo = 15000000000ULL;
+	x.mono = x.mono_lo + 30000;
+	x.t[T2W] = (uint64_t)((int64_t)x.mono_lo + 10000 + fake_off + 2000000);
+	x.t[T3W] = (uint64_t)((int64_t)x.mono_lo + 20000 + fake_off);
+	txn_account(&x);
+	ok((x.clk & CLK_STEPPED) && run.clk.steps == 2,
+	   "clock: reflect --spin: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk,
+	   run.clk.steps);
+	fake_off += 4000000;	/* 4 ms forward, before T2 */
+	memset(&x, 0, sizeof(x));
+	x.st = TF_USED | TF_SENT | TF_RECEIVED;
+	x.mono_lo = 16000000000ULL;
+	x.mono = x.mono_lo + 30000;
+	x.t[T2W] = (uint64_t)((int64_t)x.mono_lo + 10000 + fake_off);
+	x.t[T3W] = (uint64_t)((int64_t)x.mono_lo + 20000 + fake_off);
+	txn_account(&x);
+	ok((x.clk & CLK_STEPPED) && run.clk.steps == 3,
+	   "clock: reflect --spin: a 4 ms forward step before T2 is marked", "clk=%d steps=%" PRIu64, x.clk,
+	   run.clk.steps);
 	kops_restore();
 	fake_off = off0;
 }
