@@ -342,7 +342,7 @@ struct txn {
 	uint64_t t[NSTAMP];
 	union {
 		uint64_t deadline;	/* emit: CLOCK_MONOTONIC ns after which it is lost */
-		uint64_t mono_lo;	/* reflect: CLOCK_MONOTONIC read before its T3 (clk_check) */
+		uint64_t mono_lo;	/* reflect: CLOCK_MONOTONIC before its T3 (clk_check) */
 	};
 	uint32_t txkey;		/* SOF_TIMESTAMPING_OPT_ID key of its send */
 	uint32_t counted;	/* metrics already added to the statistics */
@@ -839,6 +839,10 @@ struct emit_state {
 	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
 	uint64_t first_rx_mono;
 	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
+	/* FINs waited for, and how long, in the exchange that got no "done" (loss_why) */
+	unsigned fin_tries;
+	uint64_t fin_wait_ns;
+	char analyze_why[160];	/* --analyze: why the joined logs do not split the loss */
 	bool busy;		/* the reflector answered BUSY: another session runs there */
 	bool waited;		/* --interval: the last step received, not only sent */
 	/* pongs heard at the last loss, since when nothing was heard, pings lost since */
@@ -8669,6 +8673,7 @@ static void emit_fin_exchange(uint64_t hard)
 	 */
 	uint64_t fin_wait = cfg->timeout_ns < FIN_WAIT_MIN_NS ? FIN_WAIT_MIN_NS :
 			    cfg->timeout_ns < 300000000ULL ? cfg->timeout_ns : 300000000ULL;
+	uint64_t t0 = mono_ns();
 	int round;
 
 	for (round = 0; round < FIN_ROUNDS; round++) {
@@ -8678,6 +8683,7 @@ static void emit_fin_exchange(uint64_t hard)
 		run.E.fin_acked = false;
 		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
 			emit_fin_send(&m);
+			run.E.fin_tries++;
 			limit = mono_ns() + fin_wait;
 			if (limit > hard) {
 				limit = hard;
@@ -8695,6 +8701,7 @@ static void emit_fin_exchange(uint64_t hard)
 			return;
 		}
 	}
+	run.E.fin_wait_ns = mono_ns() - t0;
 	m.flags |= PF_LAST;
 	emit_fin_send(&m);
 }
@@ -11220,12 +11227,48 @@ static bool oneway_trusted(char *why, size_t len)
 	return false;
 }
 
+/*
+ * Why a client cannot split its loss by direction (loss_split said no):
+ * "" when it has no loss to split, or is no client.
+ */
+static void loss_why(char *why, size_t len)
+{
+	*why = 0;
+	if (!run.side.emit || !run.S.c.lost) {
+		return;
+	}
+	if (cfg->mode == MODE_ANALYZE) {
+		snprintf(why, len, "%s", cfg->analyze[1] ? run.E.analyze_why :
+			 "a client log alone (joined with the reflector's csv log, --analyze splits it)");
+	} else if (run.E.busy) {
+		snprintf(why, len, "the reflector was serving another client (it answered BUSY)");
+	} else if (!run.S.c.received) {
+		snprintf(why, len, "no pong came, so no FIN was sent to ask the reflector");
+	} else if (!run.E.fin_acked && !run.E.fin_tries) {
+		snprintf(why, len, "-d's end came before a FIN could be answered (the pongs still awaited "
+			 "took the time)");
+	} else if (!run.E.fin_acked) {
+		snprintf(why, len, "no FIN_ACK came (%u FIN%s in %.0f ms): the reflector was gone or "
+			 "still busy, or its answer was lost; its csv log joined with this one's "
+			 "(--analyze) can split the loss", run.E.fin_tries, run.E.fin_tries == 1 ? "" : "s",
+			 (double)run.E.fin_wait_ns / 1e6);
+	} else if (!run.E.srv_whole) {
+		snprintf(why, len, "the reflector did not see the whole session (it restarted, or had "
+			 "ended the session)");
+	} else {
+		snprintf(why, len, "the reflector's count (%" PRIu64 " pings answered) does not fit "
+			 "this run's (%" PRIu64 " sent, %" PRIu64 " came back)", run.E.srv_received,
+			 run.S.c.sent, run.S.c.received + run.S.c.late);
+	}
+}
+
 /* What the text report and the JSON both say, computed once per report. */
 struct report {
 	const struct hist *primary;
 	double duration_s;
 	bool split;			/* loss by direction known (emit, FIN_ACK seen) */
 	uint64_t lost_out, lost_back, lost_local;
+	char split_why[256];		/* ... or why not (loss_why) */
 	bool ow_trusted;		/* one-way delays: may they be read as such */
 	char ow_why[256];		/* ... the evidence, or the warning */
 	bool drift;			/* server - client offset drift over >= 1 s */
@@ -11258,6 +11301,8 @@ static void report_compute(struct report *r)
 	r->split = loss_split(&r->lost_out, &r->lost_back);
 	if (r->split) {
 		r->lost_local = run.E.srv_received - run.S.c.received - run.S.c.late - r->lost_back;
+	} else {
+		loss_why(r->split_why, sizeof(r->split_why));
 	}
 	r->ow_trusted = oneway_trusted(r->ow_why, sizeof(r->ow_why));
 	r->drift = fit_ppm(&run.S.offset, &r->ppm, &r->span) && r->span >= 1.0;
@@ -11530,6 +11575,9 @@ static void print_counts(FILE *f, const struct report *r)
 			fprintf(f, "Lost locally: %" PRIu64 " pongs dropped by this host's full receive buffer (not the network)\n",
 				r->lost_local);
 		}
+	} else if (*r->split_why && cfg->mode != MODE_ANALYZE) {
+		/* --analyze said it above the report, for the logs as a whole */
+		fprintf(f, "Lost by direction: not known: %s\n", r->split_why);
 	}
 	print_rejected(f);
 	if (run.S.c.send_errors || run.S.c.refused || run.S.c.tx_unmatched ||
@@ -12047,6 +12095,9 @@ static void json_counts(FILE *f, const struct report *r)
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
+	fprintf(f, "  \"loss_by_direction_why\": ");
+	json_str_or_null(f, *r->split_why ? r->split_why : NULL);
+	fprintf(f, ",\n");
 	cls_json(f);
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < run.side.nstamps; i++) {
@@ -15234,6 +15285,7 @@ static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
 	if (*why) {
 		fprintf(out, "Lost by direction: not known from these logs: %s\n", why);
 	}
+	snprintf(run.E.analyze_why, sizeof(run.E.analyze_why), "%s", why);
 	return report_outputs(out, js, js != stdout, run.S.c.breaches ? EXIT_BREACH : EXIT_OK, L->n,
 			      &A->top);
 }

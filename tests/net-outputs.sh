@@ -300,11 +300,56 @@ same("emit", e, a)
 # joined: the counts are the run'"'"'s; the reflect log may add echoed stamps the client never got
 t("joined logs: the packet counts are the live run'"'"'s",
   all(e["packets"][k] == j["packets"][k] for k in ("sent", "received", "lost", "late", "warmup")), j["packets"])
-t("joined logs: loss by direction as the live run split it", e["loss_by_direction"] is not None and
-  j["loss_by_direction"] is not None and
-  all(e["loss_by_direction"][k] == j["loss_by_direction"][k] for k in ("out", "back", "reflector_answered")),
-  (e["loss_by_direction"], j["loss_by_direction"]))
+# the live run splits its loss when the FIN_ACK comes by -d + 170 ms; a
+# reflector still working through the backlog of the stall then (a loaded
+# host, a sanitizer build) answers too late, and the client says so: the
+# joined logs split it all the same
+split, why = e["loss_by_direction"], e["loss_by_direction_why"]
+t("joined logs: the loss split by direction", j["loss_by_direction"] is not None, j)
+if split is not None:
+    t("joined logs: loss by direction as the live run split it (no reason given: %r)" % why, why is None and
+      all(split[k] == j["loss_by_direction"][k] for k in ("out", "back", "reflector_answered")),
+      (split, j["loss_by_direction"]))
+else:
+    t("live run: no split only for want of a FIN_ACK by its end, and it says so (%s)" % why,
+      why is not None and why.startswith(("no FIN_ACK came (", "-d" + chr(39) + "s end came before a FIN")), why)
+    print("live run without a FIN_ACK in time: %s" % why)
 ' "$WORK/lv4-e.json" "$WORK/lv4-ea.json" "$WORK/lv4-ja.json"
+}
+
+# No FIN_ACK: the reflector's netfilter drops every datagram longer than a
+# ping (the FINs) and every 40th ping.  The live run cannot split its loss
+# by direction and says why, in the report and in the JSON; --analyze of
+# the client log alone says why too.
+test_no_fin_ack() {
+	if ! command -v nft >/dev/null || ! ip netns exec "$NS_B" nft list tables >/dev/null 2>&1; then
+		skip "no FIN_ACK: nft not installed or not usable here"
+		return
+	fi
+	reflector nf-r --port 12411 --once -q
+	if ! { ip netns exec "$NS_B" nft add table inet rantfin &&
+		ip netns exec "$NS_B" nft add chain inet rantfin in '{ type filter hook input priority 0; }' &&
+		ip netns exec "$NS_B" nft add rule inet rantfin in udp dport 12411 udp length gt 100 counter drop &&
+		ip netns exec "$NS_B" nft add rule inet rantfin in udp dport 12411 numgen inc mod 40 == 7 counter drop; }; then
+		not_ok "no FIN_ACK: nft rules in the reflector's namespace"
+	fi
+	emit nf --port 12411 --count 400 --interval 1000 --timeout 50 -l "$WORK/nf.csv" --log-format csv \
+		--json "$WORK/nf.json"
+	expect_rc "no FIN_ACK: client" 0
+	ip netns exec "$NS_B" nft delete table inet rantfin
+	stop_reflector
+	py_checks "no FIN_ACK" '
+e = load(sys.argv[1])
+why = e["loss_by_direction_why"] or ""
+t("pings were lost (%d)" % e["packets"]["lost"], e["packets"]["lost"] >= 5, e["packets"])
+t("loss_by_direction null", e["loss_by_direction"] is None, e["loss_by_direction"])
+t("loss_by_direction_why: three FINs, none answered", why.startswith("no FIN_ACK came (3 FINs in "), why)
+' "$WORK/nf.json"
+	check "no FIN_ACK: the report says why the loss is not split" \
+		grep -q "^Lost by direction: not known: no FIN_ACK came (3 FINs in [0-9]* ms)" "$WORK/nf.out"
+	analyze nf-a "$WORK/nf.csv" --json "$WORK/nf-a.json"
+	expect_eq "no FIN_ACK: --analyze of the client log alone says why" \
+		"$(json_get "$WORK/nf-a.json" loss_by_direction_why | cut -c1-18)" "a client log alone"
 }
 
 # ----------------------------------------------------------- the -d bound
@@ -319,7 +364,7 @@ bound() {
 	pongs=$(udp_count "$NS_A" InDatagrams)
 	t0=$(ms_now)
 	# shellcheck disable=SC2086
-	emit_bg "$name" --port 12408 -d 1 --timeout 20000 -q $mode
+	emit_bg "$name" --port 12408 -d 1 --timeout 20000 -q $mode --json "$WORK/$name.json"
 	wait_for 30 pongs_or_gone $((pongs + 50)) "$EMIT_PID"
 	if [ "$sig" = LATE ]; then
 		kill -STOP "$pid"
@@ -341,6 +386,12 @@ bound() {
 		not_ok "-d 1 ${mode:-back-to-back}, reflector $sig: took $((t1 - t0)) ms (bound 1200 + $SLACK_MS slack)"
 	fi
 	echo "# -d 1 ${mode:-back-to-back} reflector $sig: $((t1 - t0)) ms"
+	if [ "$sig" != LATE ]; then
+		# the pongs awaited (20 s each) took -d + 170 ms: no FIN could be answered
+		expect_eq "-d 1 ${mode:-back-to-back}, reflector $sig: why the loss is not split" \
+			"$(json_get "$WORK/$name.json" loss_by_direction_why | cut -c1-40)" \
+			"-d's end came before a FIN could be answ"
+	fi
 }
 
 pongs_or_gone() { # N PID: the client PID has had N pongs in NS_A, or has ended
@@ -392,6 +443,7 @@ main() {
 	test_paths
 	test_live_vs_analyze
 	test_live_vs_analyze_late
+	test_no_fin_ack
 	test_bounds
 	test_start_mark
 	finish

@@ -6187,6 +6187,67 @@ static int fin_flags_in(int fd, uint32_t session, uint16_t *fl, int max)
  * also after a FIN_ACK that asked for more: otherwise the reflector would
  * hold the session, waiting for the next round, until its idle timeout.
  */
+/* Why a client cannot split its loss by direction: each reason, and none without loss. */
+static void test_loss_why(void)
+{
+	static const struct {
+		const char *what, *want;
+		bool busy, fin_acked, whole;
+		uint64_t received, late, tries, srv;
+	} c[] = {
+		{ "BUSY", "the reflector was serving another client", true, false, false, 5, 0, 0, 0 },
+		{ "no pong", "no pong came, so no FIN was sent", false, false, false, 0, 0, 0, 0 },
+		{ "no FIN tried", "-d's end came before a FIN could be answered", false, false, false, 5, 0, 0, 0 },
+		{ "no FIN_ACK", "no FIN_ACK came (3 FINs in 300 ms)", false, false, false, 5, 0, 3, 0 },
+		{ "one FIN", "no FIN_ACK came (1 FIN in 300 ms)", false, false, false, 5, 0, 1, 0 },
+		{ "partial", "the reflector did not see the whole session", false, true, false, 5, 0, 3, 9 },
+		{ "counts", "the reflector's count (4 pings answered) does not fit this run's (10 sent, 6 came back)",
+		  false, true, true, 5, 1, 3, 4 },
+	};
+	struct report r;
+	char why[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		reset_globals();
+		opts.mode = MODE_EMIT;
+		run.S.c.sent = 10;
+		run.S.c.received = c[i].received;
+		run.S.c.late = c[i].late;
+		run.S.c.lost = 10 - c[i].received;
+		run.E.busy = c[i].busy;
+		run.E.fin_acked = c[i].fin_acked;
+		run.E.srv_whole = c[i].whole;
+		run.E.srv_received = c[i].srv;
+		run.E.fin_tries = (unsigned)c[i].tries;
+		run.E.fin_wait_ns = 300 * 1000000ULL;
+		report_compute(&r);
+		snprintf(why, sizeof(why), "%s: so it says", c[i].what);
+		ok(!r.split && !strncmp(r.split_why, c[i].want, strlen(c[i].want)), why, "%s", r.split_why);
+	}
+	/* nothing lost: nothing to split, no reason */
+	run.S.c.lost = 0;
+	run.S.c.received = 10;
+	loss_why(why, sizeof(why));
+	ok(!*why, "nothing lost: no reason", "%s", why);
+	/* the reflector's side never splits, and never says why */
+	side_set(false);
+	run.S.c.lost = 3;
+	loss_why(why, sizeof(why));
+	ok(!*why, "the reflector: no reason", "%s", why);
+	/* --analyze: one log alone, or the joined logs' own reason */
+	side_set(true);
+	opts.mode = MODE_ANALYZE;
+	opts.analyze[0] = "e.csv";
+	loss_why(why, sizeof(why));
+	ok(!strncmp(why, "a client log alone", 18), "--analyze of a client log alone", "%s", why);
+	opts.analyze[1] = "r.csv";
+	snprintf(run.E.analyze_why, sizeof(run.E.analyze_why), "the reflect log begins at SEQ 7");
+	loss_why(why, sizeof(why));
+	ok(!strcmp(why, run.E.analyze_why), "--analyze of joined logs: their reason", "%s", why);
+	reset_globals();
+}
+
 static void test_fin_last(void)
 {
 	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -9630,6 +9691,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_tsconfig),
 	CASE(test_fin_owed),
 	CASE(test_fin_last),
+	CASE(test_loss_why),
 	CASE(test_rekey),
 	CASE(test_rekey_612),
 	CASE(test_rekey_cmsg),
