@@ -4357,9 +4357,9 @@ static const char *stamp_name(int s, char *buf, size_t len)
  * read after the pong, T3 after the last read before the ping).  A stamp
  * outside means a step larger than the round trip: the transaction is
  * marked "stepped", left out of the statistics, counted, and the report
- * warns.  A step smaller than the
- * round trip is indistinguishable from latency; if it makes a latency
- * negative, that transaction is marked too, never averaged in.
+ * warns.  A step smaller than the round trip is indistinguishable from
+ * latency; if it makes a latency negative, that transaction is marked too,
+ * never averaged in.
  */
 #define CLK_STEPPED	1
 #define CLK_TOL_NS	100000	/* error of the base estimate, and scheduling between reads */
@@ -11032,10 +11032,20 @@ static uint64_t local_drops(uint64_t back)
 	return run.E.rxq_ovfl < back ? run.E.rxq_ovfl : back;
 }
 
+/*
+ * The session's counts came in a FIN_ACK: in any round of the exchange
+ * (fin_counted; a later round's FIN_ACK that did not come takes nothing
+ * back), or from the joined logs (--analyze sets fin_acked, analyze_split).
+ */
+static bool fin_heard(void)
+{
+	return run.E.fin_counted || run.E.fin_acked;
+}
+
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
 	/* --analyze sets these from the joined logs where they determine them (analyze_split) */
-	if (!run.side.emit || !run.E.fin_acked || !run.E.srv_whole ||
+	if (!run.side.emit || !fin_heard() || !run.E.srv_whole ||
 	    run.E.srv_received > run.S.c.sent ||
 	    run.E.srv_received < run.S.c.received + run.S.c.late) {
 		return false;
@@ -11154,7 +11164,7 @@ static bool ow_same_kernel(char *why, size_t len)
 	if (!run.host_boot_id) {
 		snprintf(why, len, "%s, but this kernel's boot id is unreadable "
 			 "(/proc/sys/kernel/random/boot_id)", what);
-	} else if (!run.E.fin_acked) {
+	} else if (!fin_heard()) {
 		snprintf(why, len, "%s, but no FIN_ACK came to say which kernel the reflector "
 			 "runs in", what);
 	} else if (!run.E.srv_phc.boot_id) {
@@ -11244,10 +11254,10 @@ static void loss_why(char *why, size_t len)
 		snprintf(why, len, "the reflector was serving another client (it answered BUSY)");
 	} else if (!run.S.c.received) {
 		snprintf(why, len, "no pong came, so no FIN was sent to ask the reflector");
-	} else if (!run.E.fin_acked && !run.E.fin_tries) {
+	} else if (!fin_heard() && !run.E.fin_tries) {
 		snprintf(why, len, "-d's end came before a FIN could be answered (the pongs still awaited "
 			 "took the time)");
-	} else if (!run.E.fin_acked) {
+	} else if (!fin_heard()) {
 		snprintf(why, len, "no FIN_ACK came (%u FIN%s in %.0f ms): the reflector was gone or "
 			 "still busy, or its answer was lost; its csv log joined with this one's "
 			 "(--analyze) can split the loss", run.E.fin_tries, run.E.fin_tries == 1 ? "" : "s",

@@ -6225,6 +6225,23 @@ static void test_loss_why(void)
 		snprintf(why, sizeof(why), "%s: so it says", c[i].what);
 		ok(!r.split && !strncmp(r.split_why, c[i].want, strlen(c[i].want)), why, "%s", r.split_why);
 	}
+	/*
+	 * the counts came in the first round's FIN_ACK (more echoes waited),
+	 * the second round's never came: the counts stand, the loss is split
+	 */
+	reset_globals();
+	opts.mode = MODE_EMIT;
+	run.S.c.sent = 10;
+	run.S.c.received = 7;
+	run.S.c.lost = 3;
+	run.E.fin_counted = run.E.srv_whole = true;
+	run.E.fin_acked = false;
+	run.E.srv_received = 9;
+	run.E.fin_tries = 4;
+	report_compute(&r);
+	ok(r.split && r.lost_out == 1 && r.lost_back == 2 && !*r.split_why,
+	   "a later round's FIN_ACK missing: the first one's counts split the loss", "split %d out %" PRIu64
+	   " back %" PRIu64 " %s", r.split, r.lost_out, r.lost_back, r.split_why);
 	/* nothing lost: nothing to split, no reason */
 	run.S.c.lost = 0;
 	run.S.c.received = 10;
