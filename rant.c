@@ -8269,6 +8269,13 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->t[T4K] = run.ts_rx_kernel;
 		run.S.c.late++;
 		cls_count(x->seq, CG_LATE);
+		/*
+		 * late for its own ping, but the T3 stamps it carries are the
+		 * earlier pongs' (header and history): a run of late pongs (a
+		 * link that came back slowly, ARP) would otherwise take the T3
+		 * of the last ping answered in time with it
+		 */
+		emit_echo(&m);
 		return;
 	}
 	emit_answered(x, &m, len, wire, t4sw);

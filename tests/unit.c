@@ -5918,6 +5918,40 @@ static void test_t3hist(void)
 	ok(run.S.c.received == 8 && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED],
 	   "t3hist: a header repeating a stamp the history brought costs nothing", "received %" PRIu64
 	   " unowed %" PRIu64, run.S.c.received, run.S.c.rejected[GR_ECHO_UNOWED]);
+
+	/*
+	 * pongs 5-7 late (their pings given up first, as after a link that
+	 * came back slowly): late for their own pings, but the T3 of ping 4
+	 * they carry (header and history) is taken
+	 */
+	guard_setup(true);
+	opts.size = 128;
+	opts.timeout_ns = UINT64_MAX / 2;
+	for (i = 0; i < 8; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		x->seq = i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = B + i * 1000000 - 2000;
+		answered_set(i, false);
+		run.E.outstanding++;
+		run.S.c.sent++;
+	}
+	run.E.next_seq = 8;
+	for (i = 0; i < 5; i++) {
+		emit_packet(pong[i], 128, B + i * 1000000 + 7000, 0, false);
+	}
+	for (i = 5; i < 8; i++) {
+		emit_lost(&run.win.slot[i]);
+	}
+	for (i = 5; i < 8; i++) {
+		emit_packet(pong[i], 128, B + i * 1000000 + 7000, 0, false);
+	}
+	ok(run.S.c.received == 5 && run.S.c.late == 3 && run.win.slot[4].t[T3W] == B + 4005000 &&
+	   !run.S.c.rejected[GR_ECHO_UNOWED] && !run.S.c.rejected[GR_IMPLAUSIBLE],
+	   "t3hist: late pongs still bring the T3 of the ping before them", "received %" PRIu64 " late %" PRIu64
+	   " T3 of 4: %" PRIu64, run.S.c.received, run.S.c.late, run.win.slot[4].t[T3W]);
 }
 
 /* The report's decomposition block and the JSON's clock object, as text (malloc'd). */
