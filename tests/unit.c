@@ -5821,6 +5821,28 @@ static void test_kx(void)
  * takes the stamp it carried from the next one, so one lost pong costs one
  * transaction, and a repeat of a stamp already known costs nothing.
  */
+/* A client with pings 0-7 out, each sent at base + i ms (test_t3hist). */
+static void t3hist_client(uint64_t base)
+{
+	int i;
+
+	guard_setup(true);
+	opts.size = 128;
+	opts.timeout_ns = UINT64_MAX / 2;
+	for (i = 0; i < 8; i++) {
+		struct txn *x = &run.win.slot[i];
+
+		x->seq = (uint64_t)i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = base + (uint64_t)i * 1000000 - 2000;
+		answered_set((uint64_t)i, false);
+		run.E.outstanding++;
+		run.S.c.sent++;
+	}
+	run.E.next_seq = 8;
+}
+
 static void test_t3hist(void)
 {
 	static struct echo q[ECHO_CAP];
@@ -5887,21 +5909,7 @@ static void test_t3hist(void)
 	run.key.on = false;
 
 	/* the client: pongs 0-7 of pings 0-7, pong 5 lost on the way */
-	guard_setup(true);
-	opts.size = 128;
-	opts.timeout_ns = UINT64_MAX / 2;
-	for (i = 0; i < 8; i++) {
-		struct txn *x = &run.win.slot[i];
-
-		x->seq = i;
-		x->st = TF_USED | TF_SENT;
-		x->deadline = UINT64_MAX;
-		x->t[T1W] = B + i * 1000000 - 2000;
-		answered_set(i, false);
-		run.E.outstanding++;
-		run.S.c.sent++;
-	}
-	run.E.next_seq = 8;
+	t3hist_client(B);
 	for (i = 0; i < 8; i++) {
 		if (i != 5) {
 			emit_packet(pong[i + 0], 128, B + i * 1000000 + 7000, 0, false);
@@ -5924,21 +5932,7 @@ static void test_t3hist(void)
 	 * came back slowly): late for their own pings, but the T3 of ping 4
 	 * they carry (header and history) is taken
 	 */
-	guard_setup(true);
-	opts.size = 128;
-	opts.timeout_ns = UINT64_MAX / 2;
-	for (i = 0; i < 8; i++) {
-		struct txn *x = &run.win.slot[i];
-
-		x->seq = i;
-		x->st = TF_USED | TF_SENT;
-		x->deadline = UINT64_MAX;
-		x->t[T1W] = B + i * 1000000 - 2000;
-		answered_set(i, false);
-		run.E.outstanding++;
-		run.S.c.sent++;
-	}
-	run.E.next_seq = 8;
+	t3hist_client(B);
 	for (i = 0; i < 5; i++) {
 		emit_packet(pong[i], 128, B + i * 1000000 + 7000, 0, false);
 	}
