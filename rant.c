@@ -15302,7 +15302,6 @@ static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
 	if (*why) {
 		fprintf(out, "Lost by direction: not known from these logs: %s\n", why);
 	}
-	snprintf(run.E.analyze_why, sizeof(run.E.analyze_why), "%s", why);
 	return report_outputs(out, js, js != stdout, run.S.c.breaches ? EXIT_BREACH : EXIT_OK, L->n,
 			      &A->top);
 }
@@ -15314,8 +15313,10 @@ static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
  */
 static int analyze_run(struct analysis *A)
 {
-	char why[160] = "";
+	char *why = run.E.analyze_why;	/* the report's loss_why says it too */
 	FILE *js;
+
+	*why = 0;
 
 	if (analyze_check_outputs() < 0 || analyze_load(A) < 0) {
 		return EXIT_USAGE;
@@ -15323,7 +15324,7 @@ static int analyze_run(struct analysis *A)
 	if (analyze_state(A) < 0) {
 		return EXIT_RUNTIME;
 	}
-	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(why)) < 0 ||
+	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(run.E.analyze_why)) < 0 ||
 	    analyze_open(&js) < 0) {
 		return EXIT_USAGE;
 	}
