@@ -7940,10 +7940,19 @@ static void emit_free_slot(uint64_t seq)
 static void emit_send(uint64_t seq, uint64_t now)
 {
 	struct txn *x = &run.win.slot[seq & run.win.mask];
-	struct proto_msg m = {
-		.type = PT_PING, .session = run.S.id, .idle_ms = run.E.idle_ms, .seq = seq,
-	};
+	/*
+	 * what proto_encode reads of a ping, and no more: an initializer would
+	 * zero the whole message, its T3 history too, before every ping
+	 */
+	struct proto_msg m;
 	size_t len;
+
+	m.type = PT_PING;
+	m.flags = 0;
+	m.session = run.S.id;
+	m.idle_ms = run.E.idle_ms;
+	m.seq = seq;
+	m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = 0;
 
 	emit_free_slot(seq);	/* back-to-back: done after the last send (emit_b2b_step) */
 	len = cls_before_send(seq, now, &m.flags);
