@@ -317,6 +317,37 @@ else:
 ' "$WORK/lv4-e.json" "$WORK/lv4-ea.json" "$WORK/lv4-ja.json"
 }
 
+# Late pongs within the window still bring the T3 stamps they carry: the
+# reflector stalls 0.1 s (SIGSTOP) while the client pings every ms with a
+# 10 ms timeout.  The last pong before the stall has its T3 echoed in the
+# next one, which is late (no room for the T3 history at 64 bytes, and the
+# history would ride in late pongs too).  No T3 of a ping answered in time
+# is missing; the last ping's comes in the FIN_ACK, so with no FIN_ACK by
+# the end (a loaded host) that one may be.
+test_late_echo() {
+	local pid
+	reflector le-r --port 12412 --once -q
+	pid=$REFLECTOR_PID
+	emit_bg le --port 12412 --interval 1000 --timeout 10 -d 1.5 -v --json "$WORK/le.json"
+	if wait_for 10 grep -q 'samples [1-9]' "$WORK/le.err"; then
+		kill -STOP "$pid"
+		sleep 0.1
+		kill -CONT "$pid"
+	fi
+	wait "$EMIT_PID"
+	EMIT_RC=$?
+	expect_rc "late pongs' echoes: client" 0
+	wait_reflector
+	py_checks "late pongs' echoes" '
+e = load(sys.argv[1])
+p, miss = e["packets"], e["missing_stamps"]
+t("late pongs came, fewer than the 256-slot window (%d)" % p["late"], 0 < p["late"] < 256, p)
+last = 0 if e["loss_by_direction"] is not None else 1
+t("no T3 of a ping answered in time missing: the late pongs brought them (%d missing, %d allowed)" %
+  (miss.get("T3_KSW", -1), last), 0 <= miss.get("T3_KSW", -1) <= last, miss)
+' "$WORK/le.json"
+}
+
 # No FIN_ACK: the reflector's netfilter drops every datagram longer than a
 # ping (the FINs) and every 40th ping.  The live run cannot split its loss
 # by direction and says why, in the report and in the JSON; --analyze of
@@ -443,6 +474,7 @@ main() {
 	test_paths
 	test_live_vs_analyze
 	test_live_vs_analyze_late
+	test_late_echo
 	test_no_fin_ack
 	test_bounds
 	test_start_mark
