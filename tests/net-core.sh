@@ -390,6 +390,35 @@ t_fake() {
 	reap_left "$fpid"
 }
 
+# 4c. The session's counts come in a FIN_ACK that asks for another FIN
+#     round (PF_MORE: T3 stamps still owed), and that round is never
+#     answered: the loss is split by direction all the same, from the
+#     counts that came (the client once forgot them when a later round
+#     went unanswered).
+t_fake_more() {
+	local port=23457 fpid n=60
+
+	ip netns exec "$NS_B" python3 "$HELPERS/fake-reflector.py" "$ADDR_B" "$port" "$WORK/fakem.ready" more \
+		>"$WORK/fakem.json" 2>"$WORK/fakem.err" &
+	fpid=$!
+	BG_PIDS+=("$fpid")
+	if ! wait_for 30 test -e "$WORK/fakem.ready"; then
+		not_ok "FIN rounds: fake reflector listens"
+		return
+	fi
+	emit t4m --port "$port" --count "$n" --interval 2000 --timeout 3000 --json "$WORK/t4m.json"
+	expect_eq "FIN rounds: client exits 0" "$EMIT_RC" 0
+	wait_exit "$fpid" 30
+	expect_eq "FIN rounds: fake reflector exits 0" "$WAIT_RC" 0
+	echo "# fake reflector did: $(cat "$WORK/fakem.json")"
+	check "FIN rounds: the client asked again after PF_MORE, and that went unanswered" \
+		jtrue fakem 'd["fins"] >= 2'
+	expect_eq "FIN rounds: one ping unanswered, lost" "$(jv t4m packets.lost)" 1
+	check "FIN rounds: loss by direction from the first round's counts: 1 out, 0 back, $((n - 1)) answered" \
+		jtrue t4m 'd["loss_by_direction"] is not None and d["loss_by_direction"]["out"] == 1 and d["loss_by_direction"]["back"] == 0 and d["loss_by_direction"]["reflector_answered"] == '"$((n - 1))"' and d["loss_by_direction_why"] is None'
+	reap_left "$fpid"
+}
+
 # 5. --count with --interval: exactly count pings at the cadence.
 t_cadence() {
 	reflector_or cadence t5r --once || return
@@ -592,6 +621,7 @@ main() {
 	t_loss_direction
 	t_junk
 	t_fake
+	t_fake_more
 	t_cadence
 	t_ipv6
 	t_lo

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """A misbehaving rant reflector for tests/net-core.sh.
 
-    fake-reflector.py ADDR PORT READYFILE
+    fake-reflector.py ADDR PORT READYFILE [more]
 
 Answers rant pings (64-byte header, the wire protocol in docs/protocol.md) with well-formed
 pongs, except for the sequence numbers in PLAN, where it misbehaves in one
 way each.  Answers a FIN with a FIN_ACK and exits.  When it listens it
 creates READYFILE; at exit it prints what it did as JSON, so that the test
 compares the client's counters with what was really sent.
+
+"more": only ping 20 goes unanswered, the first FIN's FIN_ACK (the
+session's counts) says PF_MORE, as a reflector with T3 stamps still owed
+does, and every FIN after it goes unanswered, counted; it exits once 3 s
+passed without a datagram after the first FIN.
 """
 import json
 import select
@@ -19,6 +24,7 @@ import time
 MAGIC = 0x52414E54
 PING, PONG, FIN, FIN_ACK = 1, 2, 3, 4
 PF_WARMUP = 0x1
+PF_MORE = 0x80
 
 # seq -> what to do.  Every action but "drop" and "late" also sends the good pong.
 PLAN = {
@@ -39,18 +45,23 @@ def pong(session, seq, flags=0, magic=MAGIC, version=1, ptype=PONG, size=64):
 
 def main():
     addr, port, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    more = sys.argv[4:] == ["more"]
+    plan = {20: "drop"} if more else PLAN
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_DGRAM)
     s.bind((addr, port))
     open(ready, "w").close()
-    did = {"pings": 0, "pongs": 0, "invalid": 0, "duplicate": 0, "late": 0, "dropped": 0}
+    did = {"pings": 0, "pongs": 0, "invalid": 0, "duplicate": 0, "late": 0, "dropped": 0, "fins": 0}
     # pongs held until the FIN: the client sends it only once it has given
     # up on every ping (--timeout), so they are late however slow the host
     pending = []        # (datagram, peer)
     deadline = time.monotonic() + 60
+    quiet_end = deadline
     while time.monotonic() < deadline:
         r, _, _ = select.select([s], [], [], 0.2)
         if not r:
+            if did["fins"] and time.monotonic() > quiet_end:
+                break
             continue
         data, peer = s.recvfrom(65536)
         if len(data) < 64:
@@ -59,15 +70,21 @@ def main():
         if magic != MAGIC or version != 1:
             continue
         if ptype == FIN:
+            did["fins"] += 1
+            quiet_end = time.monotonic() + 3
+            if did["fins"] > 1:
+                continue
             for p in pending:
                 s.sendto(p[0], p[1])
-            s.sendto(pong(session, did["pongs"], ptype=FIN_ACK, size=len(data)), peer)
-            break
+            s.sendto(pong(session, did["pongs"], PF_MORE if more else 0, ptype=FIN_ACK, size=len(data)), peer)
+            if not more:
+                break
+            continue
         if ptype != PING:
             continue
         did["pings"] += 1
         good = pong(session, seq, flags & PF_WARMUP, size=len(data))
-        act = PLAN.get(seq)
+        act = plan.get(seq)
         if act == "drop":
             did["dropped"] += 1
             continue
