@@ -243,13 +243,16 @@ test_start_mark_order() {
 
 # ------------------------------------------ the session's own socket
 
+# port_free NS PORT: nothing listens on UDP PORT in NS
+port_free() { ! udp_listening "$1" "$2"; }
+
 # A session is answered on a socket of its own (bound to the address pinged,
 # connected to its peer): made right after the session's first answer (which
 # goes out on the shared socket), by the loop's thread, once; no source
 # probe (connect, getsockname on a probe socket: the shared socket's way)
 # from any thread: the watch is not asked for a session about to get one.
 test_session_socket() {
-	local spid
+	local spid rp
 	if ! command -v strace >/dev/null; then
 		skip "session socket: strace not installed"
 		return
@@ -266,8 +269,13 @@ test_session_socket() {
 	expect_rc "session socket: the first client of an strace'd reflector" 0
 	emit pt2 --port 12503 -q --count 200
 	expect_rc "session socket: the second client" 0
-	kill -INT "$spid"
+	# rant is strace's child: signal rant itself (strace, signalled, detaches
+	# and leaves it running: one reflector was left behind per run)
+	rp=$(pgrep -P "$spid" | head -n 1)
+	kill -INT "${rp:-$spid}" 2>/dev/null
 	wait_exit "$spid" 10
+	check "session socket: the reflector under strace ended on SIGINT (its port free)" \
+		wait_for 10 port_free "$NS_B" 12503
 	py_checks "session socket" '
 import re
 lines = open(sys.argv[1]).read().splitlines()
