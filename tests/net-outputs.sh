@@ -271,6 +271,19 @@ same("reflect (joined mid-session)", r, load(sys.argv[4]), ("sent", "received", 
 ' "$WORK/lv3-e.json" "$WORK/lv3-ea.json" "$WORK/lv3-r.json" "$WORK/lv3-ra.json"
 }
 
+# stall_then_wait NAME PID SECONDS: once the background client NAME (-v:
+# its status line) has samples, the reflector PID is stopped for SECONDS;
+# then the client is waited for (EMIT_RC)
+stall_then_wait() {
+	if wait_for 10 grep -q 'samples [1-9]' "$WORK/$1.err"; then
+		kill -STOP "$2"
+		sleep "$3"
+		kill -CONT "$2"
+	fi
+	wait "$EMIT_PID"
+	EMIT_RC=$?
+}
+
 # Late pongs and lost pings, live against --analyze of both logs: the
 # reflector stalls 0.6 s (SIGSTOP) while the client pings every ms with a
 # 10 ms timeout, so the pings of the stall are answered long after their
@@ -282,13 +295,7 @@ test_live_vs_analyze_late() {
 	pid=$REFLECTOR_PID
 	emit_bg lv4 --port 12410 --interval 1000 --timeout 10 -d 2 -v -l "$WORK/lv4-e.csv" --log-format csv \
 		--json "$WORK/lv4-e.json"
-	if wait_for 10 grep -q 'samples [1-9]' "$WORK/lv4.err"; then
-		kill -STOP "$pid"
-		sleep 0.6
-		kill -CONT "$pid"
-	fi
-	wait "$EMIT_PID"
-	EMIT_RC=$?
+	stall_then_wait lv4 "$pid" 0.6
 	expect_rc "live/analyze late" 0
 	wait_reflector
 	analyze lv4-e "$WORK/lv4-e.csv" --json "$WORK/lv4-ea.json"
@@ -329,13 +336,7 @@ test_late_echo() {
 	reflector le-r --port 12412 --once -q
 	pid=$REFLECTOR_PID
 	emit_bg le --port 12412 --interval 1000 --timeout 10 -d 1.5 -v --json "$WORK/le.json"
-	if wait_for 10 grep -q 'samples [1-9]' "$WORK/le.err"; then
-		kill -STOP "$pid"
-		sleep 0.1
-		kill -CONT "$pid"
-	fi
-	wait "$EMIT_PID"
-	EMIT_RC=$?
+	stall_then_wait le "$pid" 0.1
 	expect_rc "late pongs' echoes: client" 0
 	wait_reflector
 	py_checks "late pongs' echoes" '
