@@ -325,17 +325,19 @@ else:
 }
 
 # Late pongs within the window still bring the T3 stamps they carry: the
-# reflector stalls 0.1 s (SIGSTOP) while the client pings every ms with a
-# 10 ms timeout.  The last pong before the stall has its T3 echoed in the
-# next one, which is late (no room for the T3 history at 64 bytes, and the
-# history would ride in late pongs too).  No T3 of a ping answered in time
-# is missing; the last ping's comes in the FIN_ACK, so with no FIN_ACK by
-# the end (a loaded host) that one may be.
+# reflector stalls 0.1 s (SIGSTOP) while the client pings every 4 ms with a
+# 10 ms timeout: the window's 256 pings span 1 s, so a stall the loaded
+# host stretches several times over still ends inside it, and -d 3 leaves
+# room for a status line that comes late.  The last pong before the stall
+# has its T3 echoed in the next one, which is late (no room for the T3
+# history at 64 bytes, and the history would ride in late pongs too).  No
+# T3 of a ping answered in time is missing; the last ping's comes in the
+# FIN_ACK, so with no FIN_ACK by the end (a loaded host) that one may be.
 test_late_echo() {
 	local pid
 	reflector le-r --port 12412 --once -q
 	pid=$REFLECTOR_PID
-	emit_bg le --port 12412 --interval 1000 --timeout 10 -d 1.5 -v --json "$WORK/le.json"
+	emit_bg le --port 12412 --interval 4000 --timeout 10 -d 3 -v --json "$WORK/le.json"
 	stall_then_wait le "$pid" 0.1
 	expect_rc "late pongs' echoes: client" 0
 	wait_reflector
