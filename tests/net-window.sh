@@ -80,6 +80,16 @@ t(f"the first transaction of a session: server processing within x{sys.argv[3]} 
 
 # ------------------------------------------------- RANT_TEST_START order
 
+TRACED_CALLS=(sys_exit_recvmsg sys_enter_recvmsg sys_enter_sendmsg sys_enter_sendto)
+
+# trace_calls FILE VALUE: VALUE into FILE (enable, filter) of each traced call's event
+trace_calls() {
+	local e
+	for e in "${TRACED_CALLS[@]}"; do
+		echo "$2" >"$TFS/instances/$INST/events/syscalls/$e/$1" || return 1
+	done
+}
+
 # traced_bg NS ALSO COMMAND...: COMMAND in NS in the background, its pid
 # added to the instance's set_event_pid before it runs (ip netns exec keeps
 # the pid), and each traced system call's filter set to that pid and ALSO
@@ -92,10 +102,10 @@ t(f"the first transaction of a session: server processing within x{sys.argv[3]} 
 traced_bg() {
 	local ns=$1 also=$2
 	shift 2
-	# shellcheck disable=SC2016 # $$, $0, $1 and $2 belong to the inner shell
-	sh -c 'f="common_pid == $$"
+	# shellcheck disable=SC2016 # $$, $0, $1, $2 and $CALLS belong to the inner shell
+	CALLS="${TRACED_CALLS[*]}" sh -c 'f="common_pid == $$"
 		[ -z "$1" ] || f="$f || common_pid == $1"
-		for e in sys_exit_recvmsg sys_enter_recvmsg sys_enter_sendmsg sys_enter_sendto; do
+		for e in $CALLS; do
 			echo "$f" >"$2/$e/filter" || exit 1
 		done
 		echo $$ >>"$0" && shift 2 && exec ip netns exec "$@"' "$TFS/instances/$INST/set_event_pid" \
@@ -106,11 +116,8 @@ traced_bg() {
 
 # trace_only PID: only PID's traced system calls from here on (set_event_pid and filters)
 trace_only() {
-	local e
 	echo "$1" >"$TFS/instances/$INST/set_event_pid"
-	for e in sys_exit_recvmsg sys_enter_recvmsg sys_enter_sendmsg sys_enter_sendto; do
-		echo "common_pid == $1" >"$TFS/instances/$INST/events/syscalls/$e/filter"
-	done
+	trace_calls filter "common_pid == $1"
 }
 
 # SESSIONS clients with -w 10 and -T against one reflector with -T, both
@@ -126,10 +133,7 @@ test_start_order() {
 	# room for every event of the run (KiB per CPU); what the buffer still
 	# lost is counted below (overrun, dropped events)
 	echo 8192 >"$TFS/instances/$INST/buffer_size_kb" 2>/dev/null
-	echo 1 >"$ev/sys_exit_recvmsg/enable"
-	echo 1 >"$ev/sys_enter_recvmsg/enable"
-	echo 1 >"$ev/sys_enter_sendmsg/enable"
-	echo 1 >"$ev/sys_enter_sendto/enable"
+	trace_calls enable 1
 	# the pid filters on before tracing is: with none, every process's
 	# system calls are traced until the reflector's pid is added, and the
 	# other suites' on a loaded host overran the ring (572 events lost in
@@ -158,13 +162,8 @@ test_start_order() {
 	cp "$TFS/instances/$INST/trace" "$WORK/so.trace"
 	lost=$(cat "$TFS/instances/$INST"/per_cpu/cpu*/stats 2>/dev/null |
 		awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
-	echo 0 >"$ev/sys_exit_recvmsg/enable"
-	echo 0 >"$ev/sys_enter_recvmsg/enable"
-	echo 0 >"$ev/sys_enter_sendmsg/enable"
-	echo 0 >"$ev/sys_enter_sendto/enable"
-	for i in sys_exit_recvmsg sys_enter_recvmsg sys_enter_sendmsg sys_enter_sendto; do
-		echo 0 >"$ev/$i/filter"
-	done
+	trace_calls enable 0
+	trace_calls filter 0
 	# a trace that lost events (the ring overran under load) cannot show
 	# the order: those checks are skipped, saying so; the log's are judged
 	if [ "$lost" -gt 0 ]; then
