@@ -20,8 +20,9 @@
 # exactly (beyond 16384 of them within 0.1 %).  A percentile below the
 # bound is the top of its bucket (true <= reported < true + bucket), and
 # the floor's and sockperf's medians are exact: with the default 0.1 us
-# buckets rant's p50 would read up to 99 ns high, about 50 ns on average,
-# 0.5 % of a spinning round trip here, a bias of the reading, not the path.
+# buckets rant's p50 would read up to 99 ns high (36 ns on average over 13
+# spinning runs here, 0.4 % of a round trip): a bias of the reading, not
+# of the path.
 # Payload: SIZE bytes.  Ratios are computed per round (rant/sockperf,
 # rant/floor, sockperf/floor: a busy moment hits both sides of a ratio) and
 # summarised as the median with the min-max spread; a spread wider than
