@@ -77,13 +77,14 @@ werror-clang: rant.c tests/unit.c
 
 # the builds of quick and check, NPROC at a time
 quick-build:
-	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit-quick tests/opts-table
+	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit-quick tests/opts-table \
+		tests/bench.d/rusage
 
 # the bench programs too, so that none of them stops building unseen
 check-build:
 	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit tests/opts-table \
 		tests/plot-gen tests/net-truth.d/relay tests/bench-log tests/bench-tag tests/plot-bench \
-		tests/bench.d/floor tests/bench.d/kcost
+		tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage
 
 # the ground truth of tests/net-truth.sh: a relay holding each packet a known time
 tests/net-truth.d/relay: tests/net-truth.d/relay.c
@@ -92,7 +93,7 @@ tests/net-truth.d/relay: tests/net-truth.d/relay.c
 # after every edit: no root, no namespaces, well under a minute
 quick: quick-build
 	UNIT=tests/unit-quick JOBS=$(NPROC) tests/run.sh unit tests/style.sh tests/net-opts.sh tests/bench-summary.sh \
-		"tests/shellcheck.sh config"
+		tests/bench-rusage.sh "tests/shellcheck.sh config"
 
 # every suite (the network ones need root: without it they skip, saying so)
 check: check-build
@@ -160,7 +161,10 @@ tests/bench.d/floor: tests/bench.d/floor.c
 tests/bench.d/kcost: tests/bench.d/kcost.c
 	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/kcost.c
 
-bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kcost tests/plot-gen tests/plot-bench
+tests/bench.d/rusage: tests/bench.d/rusage.c
+	$(CC) $(CFLAGS) -Werror -o $@ tests/bench.d/rusage.c
+
+bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage tests/plot-gen tests/plot-bench
 	tests/bench.sh
 	tests/bench.d/icount.sh
 	tests/bench.d/kcost
@@ -178,7 +182,7 @@ install: rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
 
 clean:
-	rm -f rant rant.werror rant-san rant-gsan tests/bench-tag tests/unit tests/unit-quick tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/bench.d/kcost tests/plot-gen tests/plot-bench tests/opts-table tests/opts-table-san tests/opts-table-gsan tests/net-truth.d/relay
+	rm -f rant rant.werror rant-san rant-gsan tests/bench-tag tests/unit tests/unit-quick tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage tests/plot-gen tests/plot-bench tests/opts-table tests/opts-table-san tests/opts-table-gsan tests/net-truth.d/relay
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out build/vm
 

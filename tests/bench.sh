@@ -47,6 +47,7 @@
 : "${SPREAD_WARN:=1.25}"
 : "${VARIANTS:=}"
 : "${FLOOR:=$(cd "$(dirname "$0")" && pwd)/bench.d/floor}"
+: "${RUSAGE:=$(cd "$(dirname "$0")" && pwd)/bench.d/rusage}"
 : "${SIZE:=64}"
 : "${BENCH_OUT:=}"
 CPU_SERVER=1
@@ -68,8 +69,8 @@ if [ "$SIZE" -lt 64 ]; then
 	echo "bench.sh: SIZE must be at least 64 (rant's smallest --size)" >&2
 	exit 1
 fi
-if [ ! -x "$RANT" ] || [ ! -x "$FLOOR" ]; then
-	echo "bench.sh: $RANT or $FLOOR not built: run make bench" >&2
+if [ ! -x "$RANT" ] || [ ! -x "$FLOOR" ] || [ ! -x "$RUSAGE" ]; then
+	echo "bench.sh: $RANT, $FLOOR or $RUSAGE not built: run make bench" >&2
 	exit 1
 fi
 for t in taskset python3 ss; do
@@ -91,23 +92,6 @@ RESULTS=$WORK/bench-results.txt
 FAILED=0
 RUNS=0
 PORT=20000
-
-# proc_sample PID: "VmHWM_KiB nonvoluntary_ctxt_switches" of a live process; fails once it is gone
-proc_sample() {
-	awk '/^VmHWM:/ { h = $2 } /^nonvoluntary_ctxt_switches:/ { n = $2 }
-		END { if (h == "") exit 1; print h, n + 0 }' "/proc/$1/status" 2>/dev/null
-}
-
-# proc_watch PID FILE: sample PID every 0.2 s while it lives; FILE keeps the peak
-# RSS (VmHWM) and the last count of involuntary context switches (preemptions)
-proc_watch() {
-	local s
-	echo "0 0" >"$2"
-	while s=$(proc_sample "$1"); do
-		echo "$s" >"$2"
-		sleep 0.2
-	done
-}
 
 # stop_within SECONDS PID: wait for PID to exit by itself, else TERM then KILL it;
 # sets STOP_RC to its exit status
@@ -134,21 +118,21 @@ fail_run() {
 	FAILED=$((FAILED + 1))
 }
 
-# launch NS CPU OUT ERR HWM command...: start a pinned process in NS whose
-# VmHWM is watched; ERR "-" sends stderr to OUT.  Sets LAUNCH_PID and
-# LAUNCH_WATCH (the watcher's pid).
+# launch NS CPU OUT ERR HWM command...: start a pinned process in NS under
+# rusage (tests/bench.d/rusage.c), which writes its peak RSS (KiB) and its
+# involuntary context switches (preemptions) to HWM when it ends, "0 0"
+# until then: nothing samples it while it runs (a sampler's forks preempt
+# the pinned tools).  ERR "-" sends stderr to OUT.  Sets LAUNCH_PID.
 launch() {
 	local ns=$1 cpu=$2 out=$3 err=$4 hwm=$5
 	shift 5
 	if [ "$err" = - ]; then
-		ip netns exec "$ns" taskset -c "$cpu" "$@" >"$out" 2>&1 &
+		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "$hwm" "$@" >"$out" 2>&1 &
 	else
-		ip netns exec "$ns" taskset -c "$cpu" "$@" >"$out" 2>"$err" &
+		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "$hwm" "$@" >"$out" 2>"$err" &
 	fi
 	LAUNCH_PID=$!
 	BG_PIDS+=("$LAUNCH_PID")
-	proc_watch "$LAUNCH_PID" "$hwm" &
-	LAUNCH_WATCH=$!
 }
 
 # start_server TAG OUT ERR HWM command...: launch on the server CPU and wait
@@ -161,7 +145,6 @@ start_server() {
 		[ "$err" = - ] && err=$out
 		fail_run "$tag: server did not start: $(tail -n 3 "$err")"
 		stop_within 0 "$LAUNCH_PID"
-		wait "$LAUNCH_WATCH"
 		return 1
 	fi
 }
@@ -169,7 +152,7 @@ start_server() {
 # rant_run PAIRING ROUND [TOOL REFLECTOR-OPTION...]: TOOL names the row
 # (rant, rant-N, rant-F), the options go to the reflector only
 rant_run() {
-	local pairing=$1 round=$2 tool=${3:-rant} tag bin extra=() rextra=() rpid cpid wc wr crc rrc hc hr nc nr
+	local pairing=$1 round=$2 tool=${3:-rant} tag bin extra=() rextra=() rpid cpid crc rrc hc hr nc nr
 	shift 3 2>/dev/null || shift $#
 	rextra=("$@")
 	tag="$tool-$pairing-r$round"
@@ -183,17 +166,14 @@ rant_run() {
 		"$bin" -i "$VETH_B" -s --port "$PORT" "${extra[@]}" "${rextra[@]}" --once \
 		--json "$WORK/$tag.refl.json" || return
 	rpid=$LAUNCH_PID
-	wr=$LAUNCH_WATCH
 	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" "$WORK/$tag.err" "$WORK/$tag.hwm" \
 		"$bin" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" --size "$SIZE" -d "$DUR" "${extra[@]}" \
 		--json "$WORK/$tag.json"
 	cpid=$LAUNCH_PID
-	wc=$LAUNCH_WATCH
 	wait "$cpid"
 	crc=$?
 	stop_within 5 "$rpid"
 	rrc=$STOP_RC
-	wait "$wc" "$wr"
 	read -r hc nc <"$WORK/$tag.hwm"
 	read -r hr nr <"$WORK/$tag.refl.hwm"
 	if [ "$crc" -ne 0 ] || [ "$rrc" -ne 0 ]; then
@@ -221,22 +201,18 @@ EOF
 
 # pair_run TAG: the server SERVER_CMD in NS_B and the client CLIENT_CMD in
 # NS_A, as sockperf and the floor run (both on port PORT, the client DUR s).
-# The client's status in PAIR_RC; VmHWM and involuntary switches of client
+# The client's status in PAIR_RC; peak RSS and involuntary switches of client
 # and server in PAIR_HC PAIR_HS PAIR_NC PAIR_NS.  Fails if no server started.
 pair_run() {
-	local tag=$1 spid cpid wc ws hs
+	local tag=$1 spid cpid
 	start_server "$tag" "$WORK/$tag.srv.out" - "$WORK/$tag.srv.hwm" "${SERVER_CMD[@]}" || return
 	spid=$LAUNCH_PID
-	ws=$LAUNCH_WATCH
 	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" - "$WORK/$tag.hwm" "${CLIENT_CMD[@]}"
 	cpid=$LAUNCH_PID
-	wc=$LAUNCH_WATCH
 	wait "$cpid"
 	PAIR_RC=$?
-	# the server never ends by itself: its last VmHWM sample is taken just before the stop
-	hs=$(proc_sample "$spid") && echo "$hs" >"$WORK/$tag.srv.hwm"
+	# the server never ends by itself: stopped (rusage passes the TERM on), then read
 	stop_within 0 "$spid"
-	wait "$wc" "$ws"
 	read -r PAIR_HC PAIR_NC <"$WORK/$tag.hwm"
 	read -r PAIR_HS PAIR_NS <"$WORK/$tag.srv.hwm"
 }
