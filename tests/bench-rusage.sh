@@ -68,12 +68,13 @@ else
 	kill -KILL "$child" 2>/dev/null
 fi
 
-# preemptions: two busy loops sharing one CPU take it from each other
-spin='i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done'
-taskset -c 0 sh -c "$spin" &
+# preemptions: a busy loop sharing its CPU with another, which spins until it is done
+cpu=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
+taskset -c "$cpu" sh -c 'while :; do :; done' &
 other=$!
-taskset -c 0 "$RU" "$WORK/nivcsw" sh -c "$spin"
-wait "$other"
+taskset -c "$cpu" "$RU" "$WORK/nivcsw" sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done'
+kill "$other"
+{ wait "$other"; } 2>/dev/null
 read -r _ nivcsw <"$WORK/nivcsw"
 check "a busy loop sharing its CPU with another: preempted at least once (got $nivcsw)" test "$nivcsw" -ge 1
 
