@@ -852,6 +852,13 @@ struct emit_state {
 	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
 	/* back-to-back without -t: transactions to account after the next ping went (emit_later) */
 	bool defer;
+	/*
+	 * ... and the next ping sent as its pong is read, before the pong is
+	 * taken in (emit_recv): early_ok for the run, early_due while the step
+	 * waits for ping early_seq, early_sent once its successor went
+	 */
+	bool early_ok, early_due, early_sent;
+	uint64_t early_seq;
 	unsigned later_head, nlater;
 	struct txn *later[EMIT_LATER];
 	/* seqs answered (or never sent), beyond the window: replays */
@@ -8326,17 +8333,61 @@ static void emit_hw_check(bool final)
 	hw_judge(final, emit_restamp);
 }
 
+/*
+ * The next ping before the last pong is taken in (emit_recv): back-to-back
+ * (run.E.defer: no --interval, no -t; a breach must stop the run before
+ * another ping), one socket (with classes the next ping may go from
+ * another), no key (a pong's header is believed only once its tag is
+ * checked).
+ */
+static bool emit_early_allowed(void)
+{
+	return run.E.defer && !cls_multi_sock() && !run.key.on;
+}
+
+/*
+ * Back-to-back: is this datagram the pong the step waits for, and may the
+ * run go on?  Read from its header alone, before any decoding: our
+ * session's pong of ping early_seq, exactly as long as the ping, without
+ * the reflector's breach flag, its ping neither lost nor answered, and the
+ * run neither stopped, at its count nor past -d.  Whatever this passes,
+ * emit_packet still judges in full; what it refuses is only taken in the
+ * usual order.  *now: CLOCK_MONOTONIC, read here for the next ping.
+ */
+static bool emit_early_pong(const uint8_t *buf, size_t len, bool trunc, uint64_t *now)
+{
+	const struct txn *x = &run.win.slot[run.E.early_seq & run.win.mask];
+
+	if (trunc || len != ping_len(run.E.early_seq) || get32(buf) != PROTO_MAGIC ||
+	    buf[4] != PROTO_VERSION || buf[5] != PT_PONG || get32(buf + 8) != run.S.id ||
+	    get64(buf + 16) != run.E.early_seq || ((buf[6] << 8 | buf[7]) & PF_BREACH) ||
+	    x->seq != run.E.early_seq || !awaiting(x) || (x->st & TF_LOST) ||
+	    run.stop_signal || run.S.stop_reason || run.E.next_seq >= run.E.total) {
+		return false;
+	}
+	*now = mono_ns();
+	return !run.E.end || *now < run.E.end;
+}
+
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
 static int emit_recv(int flags)
 {
 	struct rx rx;
 	int r = sock_recv(run.E.rx, run.E.rxcap, flags, &rx, emit_rxq_ovfl, false);
+	uint64_t now;
 
 	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
 		run.S.c.refused++;
 		return 0;
 	}
 	if (r > 0 && rx.ours) {
+		if (run.E.early_due &&
+		    emit_early_pong(run.E.rx + run.proto_pre, rx.len, rx.trunc, &now)) {
+			/* the next ping first: the pong taken in after it, off the turnaround */
+			run.E.early_due = false;
+			run.E.early_sent = true;
+			emit_send(run.E.next_seq++, now);
+		}
 		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
 		emit_hw_check(false);
 	}
@@ -8524,11 +8575,19 @@ static void emit_tx_after_send(void)
  */
 static int emit_b2b_step(uint64_t *nowp)
 {
-	uint64_t seq = run.E.next_seq++, now = *nowp, limit;
-	struct txn *x = &run.win.slot[seq & run.win.mask];
+	uint64_t seq, now = *nowp, limit;
+	struct txn *x;
 	int r = 0;
 
-	emit_send(seq, now);
+	if (run.E.early_sent) {
+		/* sent as the last ping's pong was read (emit_recv) */
+		run.E.early_sent = false;
+		seq = run.E.next_seq - 1;
+	} else {
+		seq = run.E.next_seq++;
+		emit_send(seq, now);
+	}
+	x = &run.win.slot[seq & run.win.mask];
 	/* the last pong's statistics while this ping is out (about a microsecond) */
 	emit_later(EMIT_LATER_STEP);
 	/* then the TX stamps: after them, so that a ping's stamp and its pong are accounted once */
@@ -8536,6 +8595,8 @@ static int emit_b2b_step(uint64_t *nowp)
 	/* and the next ping's slot, a window old: its retirement (the log, the fits) too */
 	emit_free_slot(seq + 1);
 	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
+	run.E.early_seq = seq;
+	run.E.early_due = run.E.early_ok;
 	if (cfg->spin) {
 		r = emit_spin_pong(x, limit);
 	}
@@ -8545,6 +8606,7 @@ static int emit_b2b_step(uint64_t *nowp)
 		}
 		r = emit_wait_until(limit, false);
 	}
+	run.E.early_due = false;
 	if (resolved(x) && run.E.oldest == seq) {
 		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
 		*nowp = (x->st & TF_RECEIVED) && x->mono ? x->mono : mono_ns();
@@ -8836,6 +8898,7 @@ static int emit_run(void)
 					  0;
 	cls_run_start();
 	run.E.defer = cfg->threshold_ns < 0 && !cfg->interval_ns && !cls_paced();
+	run.E.early_ok = emit_early_allowed();
 	next = run.S.start_mono;
 	if (!cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
@@ -8855,7 +8918,7 @@ static int emit_run(void)
 			run.S.stop_reason = STOP_DURATION;
 			break;
 		}
-		if (run.E.next_seq >= run.E.total) {
+		if (run.E.next_seq >= run.E.total && !run.E.early_sent) {
 			run.S.stop_reason = STOP_COUNT;
 			break;
 		}

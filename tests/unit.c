@@ -3991,6 +3991,159 @@ static void test_interval_drain(void)
 }
 
 
+/* the next ping's send, seen from the slot of the ping whose pong was read */
+static uint64_t early_watch;
+static int early_sends;
+static bool early_taken_at_send;
+
+static ssize_t early_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	early_sends++;
+	early_taken_at_send = run.win.slot[early_watch & run.win.mask].st & TF_RECEIVED;
+	return sys_sendmsg(fd, msg, flags);
+}
+
+/* The peer's answer to the ping it holds: its pong with FLAGS, or (seq >= 0) a pong of seq. */
+static uint64_t early_answer(int peer, uint16_t flags, int64_t seq)
+{
+	uint8_t b[PROTO_MAX_SIZE];
+	struct sockaddr_storage from;
+	socklen_t fl = sizeof(from);
+	ssize_t n = recvfrom(peer, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+	uint64_t ping;
+
+	if (n < PROTO_HDR_LEN) {
+		return UINT64_MAX;
+	}
+	ping = get64(b + 16);
+	b[5] = PT_PONG;
+	b[6] = (uint8_t)(flags >> 8);
+	b[7] = (uint8_t)flags;
+	if (seq >= 0) {
+		put64(b + 16, (uint64_t)seq);
+	}
+	sendto(peer, b, (size_t)n, 0, (struct sockaddr *)&from, fl);
+	return ping;
+}
+
+/* A ping of the step (seq), sent as emit_b2b_step sends it, and armed for its pong. */
+static void early_step(uint64_t seq)
+{
+	run.E.next_seq = seq + 1;
+	emit_send(seq, mono_ns());
+	run.E.early_seq = early_watch = seq;
+	run.E.early_due = true;
+	run.E.early_sent = false;
+	early_sends = 0;
+}
+
+/*
+ * Back-to-back, the next ping goes out as the pong of the last is read,
+ * before that pong is taken in (emit_recv); not for a pong with the
+ * reflector's breach flag, at the run's count, past -d, for a pong of
+ * another ping; and not at all with a key, -t or classes on sockets of
+ * their own.
+ */
+static void test_early_ping(void)
+{
+	static uint8_t txb[PROTO_MAX_SIZE + 64], rxb[PROTO_MAX_SIZE + 64];
+	struct sockaddr_in pa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(pa);
+	int peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+	uint64_t ping, dup0;
+	char cmd[160], *out, *err;
+	struct args a;
+
+	ok(peer >= 0 && bind(peer, (struct sockaddr *)&pa, sizeof(pa)) == 0 &&
+	   getsockname(peer, (struct sockaddr *)&pa, &len) == 0, "early: a local peer socket", "%s", strerror(errno));
+	guard_setup(true);
+	snprintf(cmd, sizeof(cmd), "-a 127.0.0.1 --port %u -d 60", ntohs(pa.sin_port));
+	r = parse_str(cmd, &a, &out, &err);
+	free(out);
+	free(err);
+	side_set(true);
+	run.E.tx = txb;
+	run.E.rx = rxb;
+	run.E.rxcap = opts.size + 1;
+	run.S.log.cap = 0;
+	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
+	ok(r == 0, "early: client socket connected to the peer", "r=%d", r);
+	if (r) {
+		close(peer);
+		reset_globals();
+		return;
+	}
+	run.E.total = UINT64_MAX;
+	run.E.defer = true;	/* as emit_run sets it for a back-to-back run without -t */
+	ok(emit_early_allowed(), "early: back-to-back, one socket, no key: allowed", "-");
+	kops.sendmsg = early_sendmsg;
+
+	early_step(0);
+	ping = early_answer(peer, 0, -1);
+	r = emit_recv(MSG_DONTWAIT);
+	ok(ping == 0 && r == 1 && early_sends == 1 && !early_taken_at_send && (run.win.slot[0].st & TF_RECEIVED) &&
+	   run.E.early_sent && !run.E.early_due && run.E.next_seq == 2 && run.win.slot[1].seq == 1 &&
+	   (run.win.slot[1].st & TF_SENT) && early_answer(peer, 0, -1) == 1,
+	   "early: ping 1 sent as pong 0 was read, before pong 0 was taken in",
+	   "ping %" PRIu64 " r %d sends %d taken first %d st0 %#x next %" PRIu64, ping, r, early_sends,
+	   early_taken_at_send, run.win.slot[0].st, run.E.next_seq);
+	r = emit_recv(MSG_DONTWAIT);	/* pong 1, outside a step's wait: taken in as ever */
+	ok(r == 1 && early_sends == 1 && (run.win.slot[1].st & TF_RECEIVED) && run.S.c.received == 2,
+	   "early: a pong read outside a step's wait sends nothing", "sends %d received %" PRIu64, early_sends,
+	   run.S.c.received);
+
+	early_step(2);
+	early_answer(peer, PF_BREACH, -1);
+	r = emit_recv(MSG_DONTWAIT);
+	ok(r == 1 && early_sends == 0 && (run.win.slot[2].st & TF_RECEIVED) && run.S.stop_reason == STOP_PEER_BREACH,
+	   "early: a pong with the reflector's breach flag: no next ping, the run stops", "sends %d stop %d",
+	   early_sends, run.S.stop_reason);
+	run.S.stop_reason = 0;
+
+	early_step(3);
+	run.E.total = 4;
+	early_answer(peer, 0, -1);
+	r = emit_recv(MSG_DONTWAIT);
+	ok(r == 1 && early_sends == 0 && (run.win.slot[3].st & TF_RECEIVED) && run.E.next_seq == 4,
+	   "early: at the run's count, no next ping", "sends %d next %" PRIu64, early_sends, run.E.next_seq);
+	run.E.total = UINT64_MAX;
+
+	early_step(4);
+	run.E.end = 1;	/* -d is over */
+	early_answer(peer, 0, -1);
+	r = emit_recv(MSG_DONTWAIT);
+	ok(r == 1 && early_sends == 0 && (run.win.slot[4].st & TF_RECEIVED),
+	   "early: past -d, no next ping", "sends %d", early_sends);
+	run.E.end = 0;
+
+	early_step(5);
+	dup0 = run.S.c.duplicate;
+	early_answer(peer, 0, 0);	/* a second pong of ping 0 while ping 5 waits */
+	r = emit_recv(MSG_DONTWAIT);
+	ok(r == 1 && early_sends == 0 && run.S.c.duplicate == dup0 + 1 && run.E.early_due &&
+	   !(run.win.slot[5].st & TF_RECEIVED),
+	   "early: a pong of another ping sends nothing and leaves the step armed", "sends %d dup %" PRIu64,
+	   early_sends, run.S.c.duplicate - dup0);
+
+	run.key.on = true;
+	ok(!emit_early_allowed(), "early: not with a key", "-");
+	run.key.on = false;
+	run.E.defer = false;
+	ok(!emit_early_allowed(), "early: not with -t or --interval (no deferral)", "-");
+	run.E.defer = true;
+	run.K.ncls = 2;
+	run.K.fd[1] = run.sock_fd;
+	ok(!emit_early_allowed(), "early: not with classes on sockets of their own", "-");
+	run.K.ncls = 0;
+	run.K.fd[1] = 0;
+
+	close(run.sock_fd);
+	close(peer);
+	run.sock_fd = -1;
+	memset(&run.E, 0, sizeof(run.E));
+	reset_globals();
+}
+
 static void test_classes_opts(void)
 {
 	size_t i;
@@ -9773,6 +9926,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_stamps),
 	CASE(test_guard_peers),
 	CASE(test_guard_client),
+	CASE(test_early_ping),
 	CASE(test_late_by_arrival),
 	CASE(test_emit_later),
 	CASE(test_tx_after_send),
