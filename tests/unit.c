@@ -3912,21 +3912,26 @@ static int drain_queued(int fd)
 	return n;
 }
 
-static void test_interval_drain(void)
+/*
+ * A client of rant's options OPTIONS ("-a 127.0.0.1 --port PORT" before
+ * them), its socket connected to a local peer (*peer: bound on loopback,
+ * any port), the loop's buffers TXB and RXB; WHAT names the checks.  0, or
+ * -1 with the peer closed and the globals reset.
+ */
+static int emit_peer_setup(const char *what, const char *options, uint8_t *txb, uint8_t *rxb, int *peer)
 {
-	static uint8_t txb[PROTO_MAX_SIZE + 64], rxb[PROTO_MAX_SIZE + 64];
 	struct sockaddr_in pa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) }, me;
 	socklen_t len = sizeof(pa);
-	int peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r, fed, pings, left;
-	int big = 1 << 20;
-	uint64_t next, inv0, sent0;
-	char cmd[160], *out, *err;
+	char cmd[200], *out, *err, name[120];
 	struct args a;
+	int r;
 
-	ok(peer >= 0 && bind(peer, (struct sockaddr *)&pa, sizeof(pa)) == 0 &&
-	   getsockname(peer, (struct sockaddr *)&pa, &len) == 0, "drain: a local peer socket", "%s", strerror(errno));
+	*peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(name, sizeof(name), "%s: a local peer socket", what);
+	ok(*peer >= 0 && bind(*peer, (struct sockaddr *)&pa, sizeof(pa)) == 0 &&
+	   getsockname(*peer, (struct sockaddr *)&pa, &len) == 0, name, "%s", strerror(errno));
 	guard_setup(true);
-	snprintf(cmd, sizeof(cmd), "-a 127.0.0.1 --port %u --interval 1000 --count 1000", ntohs(pa.sin_port));
+	snprintf(cmd, sizeof(cmd), "-a 127.0.0.1 --port %u %s", ntohs(pa.sin_port), options);
 	r = parse_str(cmd, &a, &out, &err);
 	free(out);
 	free(err);
@@ -3937,13 +3942,28 @@ static void test_interval_drain(void)
 	run.S.log.cap = 0;
 	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
 	len = sizeof(me);
-	ok(r == 0 && getsockname(run.sock_fd, (struct sockaddr *)&me, &len) == 0, "drain: client socket connected to the peer",
-	   "r=%d", r);
+	snprintf(name, sizeof(name), "%s: client socket connected to the peer", what);
+	ok(r == 0 && getsockname(run.sock_fd, (struct sockaddr *)&me, &len) == 0, name, "r=%d", r);
 	if (r) {
-		close(peer);
+		close(*peer);
 		reset_globals();
+	}
+	return r;
+}
+
+static void test_interval_drain(void)
+{
+	static uint8_t txb[PROTO_MAX_SIZE + 64], rxb[PROTO_MAX_SIZE + 64];
+	struct sockaddr_in me;
+	socklen_t len = sizeof(me);
+	int peer, fed, pings, left;
+	int big = 1 << 20, r;
+	uint64_t next, inv0, sent0;
+
+	if (emit_peer_setup("drain", "--interval 1000 --count 1000", txb, rxb, &peer) < 0) {
 		return;
 	}
+	getsockname(run.sock_fd, (struct sockaddr *)&me, &len);
 	setsockopt(run.sock_fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 
 	/* behind the cadence, the last step only sent: 10 queued datagrams are read first */
@@ -4047,30 +4067,10 @@ static void early_step(uint64_t seq)
 static void test_early_ping(void)
 {
 	static uint8_t txb[PROTO_MAX_SIZE + 64], rxb[PROTO_MAX_SIZE + 64];
-	struct sockaddr_in pa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(pa);
-	int peer = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+	int peer, r;
 	uint64_t ping, dup0;
-	char cmd[160], *out, *err;
-	struct args a;
 
-	ok(peer >= 0 && bind(peer, (struct sockaddr *)&pa, sizeof(pa)) == 0 &&
-	   getsockname(peer, (struct sockaddr *)&pa, &len) == 0, "early: a local peer socket", "%s", strerror(errno));
-	guard_setup(true);
-	snprintf(cmd, sizeof(cmd), "-a 127.0.0.1 --port %u -d 60", ntohs(pa.sin_port));
-	r = parse_str(cmd, &a, &out, &err);
-	free(out);
-	free(err);
-	side_set(true);
-	run.E.tx = txb;
-	run.E.rx = rxb;
-	run.E.rxcap = opts.size + 1;
-	run.S.log.cap = 0;
-	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
-	ok(r == 0, "early: client socket connected to the peer", "r=%d", r);
-	if (r) {
-		close(peer);
-		reset_globals();
+	if (emit_peer_setup("early", "-d 60", txb, rxb, &peer) < 0) {
 		return;
 	}
 	run.E.total = UINT64_MAX;
