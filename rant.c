@@ -8361,7 +8361,7 @@ static bool emit_early_pong(const uint8_t *buf, size_t len, bool trunc, uint64_t
 	if (trunc || len != ping_len(run.E.early_seq) || get32(buf) != PROTO_MAGIC ||
 	    buf[4] != PROTO_VERSION || buf[5] != PT_PONG || get32(buf + 8) != run.S.id ||
 	    get64(buf + 16) != run.E.early_seq || ((buf[6] << 8 | buf[7]) & PF_BREACH) ||
-	    x->seq != run.E.early_seq || !awaiting(x) || (x->st & TF_LOST) ||
+	    x->seq != run.E.early_seq || !awaiting(x) ||
 	    run.stop_signal || run.S.stop_reason || run.E.next_seq >= run.E.total) {
 		return false;
 	}
