@@ -35,8 +35,8 @@ check "after the command: two whole numbers in the file" grep -Eq '^[0-9]+ [0-9]
 "$RU" "$WORK/none" "$WORK/no-such-command" 2>/dev/null
 expect_eq "a command that cannot run: exit 127" "$?" 127
 
-# the peak resident set: 64 MiB touched, against a process that touches none
-"$RU" "$WORK/big" python3 -c 'b = bytearray(64 << 20)'
+# the peak resident set: 64 MiB written, against a process that writes none
+"$RU" "$WORK/big" python3 -c 'b = b"x" * (64 << 20)'
 "$RU" "$WORK/small" true
 read -r big_rss _ <"$WORK/big"
 read -r small_rss _ <"$WORK/small"

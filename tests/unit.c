@@ -4010,6 +4010,13 @@ static void test_interval_drain(void)
 	reset_globals();
 }
 
+/* fd has a datagram to read, or ms passed */
+static bool wait_readable(int fd, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+	return poll(&pf, 1, ms) == 1;
+}
 
 /* the next ping's send, seen from the slot of the ping whose pong was read */
 static uint64_t early_watch;
@@ -4029,7 +4036,9 @@ static uint64_t early_answer(int peer, uint16_t flags, int64_t seq)
 	uint8_t b[PROTO_MAX_SIZE];
 	struct sockaddr_storage from;
 	socklen_t fl = sizeof(from);
-	ssize_t n = recvfrom(peer, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+	ssize_t n = wait_readable(peer, 5000) ?
+			    recvfrom(peer, b, sizeof(b), MSG_DONTWAIT, (struct sockaddr *)&from, &fl) :
+			    -1;
 	uint64_t ping;
 
 	if (n < PROTO_HDR_LEN) {
@@ -4044,6 +4053,12 @@ static uint64_t early_answer(int peer, uint16_t flags, int64_t seq)
 	}
 	sendto(peer, b, (size_t)n, 0, (struct sockaddr *)&from, fl);
 	return ping;
+}
+
+/* The client's receive of what the peer sent (emit_recv), once it is there. */
+static int early_recv(void)
+{
+	return wait_readable(run.sock_fd, 5000) ? emit_recv(MSG_DONTWAIT) : -ETIMEDOUT;
 }
 
 /* A ping of the step (seq), sent as emit_b2b_step sends it, and armed for its pong. */
@@ -4080,21 +4095,21 @@ static void test_early_ping(void)
 
 	early_step(0);
 	ping = early_answer(peer, 0, -1);
-	r = emit_recv(MSG_DONTWAIT);
+	r = early_recv();
 	ok(ping == 0 && r == 1 && early_sends == 1 && !early_taken_at_send && (run.win.slot[0].st & TF_RECEIVED) &&
 	   run.E.early_sent && !run.E.early_due && run.E.next_seq == 2 && run.win.slot[1].seq == 1 &&
 	   (run.win.slot[1].st & TF_SENT) && early_answer(peer, 0, -1) == 1,
 	   "early: ping 1 sent as pong 0 was read, before pong 0 was taken in",
 	   "ping %" PRIu64 " r %d sends %d taken first %d st0 %#x next %" PRIu64, ping, r, early_sends,
 	   early_taken_at_send, run.win.slot[0].st, run.E.next_seq);
-	r = emit_recv(MSG_DONTWAIT);	/* pong 1, outside a step's wait: taken in as ever */
+	r = early_recv();	/* pong 1, outside a step's wait: taken in as ever */
 	ok(r == 1 && early_sends == 1 && (run.win.slot[1].st & TF_RECEIVED) && run.S.c.received == 2,
 	   "early: a pong read outside a step's wait sends nothing", "sends %d received %" PRIu64, early_sends,
 	   run.S.c.received);
 
 	early_step(2);
 	early_answer(peer, PF_BREACH, -1);
-	r = emit_recv(MSG_DONTWAIT);
+	r = early_recv();
 	ok(r == 1 && early_sends == 0 && (run.win.slot[2].st & TF_RECEIVED) && run.S.stop_reason == STOP_PEER_BREACH,
 	   "early: a pong with the reflector's breach flag: no next ping, the run stops", "sends %d stop %d",
 	   early_sends, run.S.stop_reason);
@@ -4103,7 +4118,7 @@ static void test_early_ping(void)
 	early_step(3);
 	run.E.total = 4;
 	early_answer(peer, 0, -1);
-	r = emit_recv(MSG_DONTWAIT);
+	r = early_recv();
 	ok(r == 1 && early_sends == 0 && (run.win.slot[3].st & TF_RECEIVED) && run.E.next_seq == 4,
 	   "early: at the run's count, no next ping", "sends %d next %" PRIu64, early_sends, run.E.next_seq);
 	run.E.total = UINT64_MAX;
@@ -4111,7 +4126,7 @@ static void test_early_ping(void)
 	early_step(4);
 	run.E.end = 1;	/* -d is over */
 	early_answer(peer, 0, -1);
-	r = emit_recv(MSG_DONTWAIT);
+	r = early_recv();
 	ok(r == 1 && early_sends == 0 && (run.win.slot[4].st & TF_RECEIVED),
 	   "early: past -d, no next ping", "sends %d", early_sends);
 	run.E.end = 0;
@@ -4119,11 +4134,19 @@ static void test_early_ping(void)
 	early_step(5);
 	dup0 = run.S.c.duplicate;
 	early_answer(peer, 0, 0);	/* a second pong of ping 0 while ping 5 waits */
-	r = emit_recv(MSG_DONTWAIT);
+	r = early_recv();
 	ok(r == 1 && early_sends == 0 && run.S.c.duplicate == dup0 + 1 && run.E.early_due &&
 	   !(run.win.slot[5].st & TF_RECEIVED),
 	   "early: a pong of another ping sends nothing and leaves the step armed", "sends %d dup %" PRIu64,
 	   early_sends, run.S.c.duplicate - dup0);
+
+	early_step(6);
+	emit_lost(&run.win.slot[6]);	/* its deadline passed: the pong comes late */
+	early_answer(peer, 0, -1);
+	r = early_recv();
+	ok(r == 1 && early_sends == 0 && (run.win.slot[6].st & TF_LATE) && run.E.next_seq == 7,
+	   "early: the pong of a ping already lost (late): no next ping", "sends %d st %#x", early_sends,
+	   run.win.slot[6].st);
 
 	run.key.on = true;
 	ok(!emit_early_allowed(), "early: not with a key", "-");
@@ -9120,13 +9143,6 @@ static void test_session_socket(void)
  * from the address pinged; none left: done, and a socket whose connect
  * failed closed.
  */
-static bool wait_readable(int fd, int ms)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-
-	return poll(&pf, 1, ms) == 1;
-}
-
 static void test_session_pre(void)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET }, c[2];
