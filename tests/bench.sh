@@ -126,6 +126,7 @@ fail_run() {
 launch() {
 	local ns=$1 cpu=$2 out=$3 err=$4 hwm=$5
 	shift 5
+	echo "0 0" >"$hwm"	# what is read if the process never starts
 	if [ "$err" = - ]; then
 		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "$hwm" "$@" >"$out" 2>&1 &
 	else
