@@ -505,6 +505,8 @@ struct config {
 	const char *key_file;
 	bool pmc;		/* -M */
 	const char *plot;	/* --plot FILE.svg */
+	int cpu_latency;	/* --cpu-latency: the limit to hold, us; -1 = off */
+	bool cpu_latency_set;	/* given: not holding it is an error */
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -530,6 +532,20 @@ struct ts_state {
 	bool peer_off_on;
 	char note[200];
 };
+
+/*
+ * The CPU latency limit rant holds while it runs (--cpu-latency): the open
+ * request's descriptor (-1: none), the limit it asks for in us, and why it
+ * holds none.
+ */
+struct cpu_latency {
+	int fd;
+	int us;
+	char why[160];
+};
+
+/* The CPU latency QoS device; the unit tests point it at a file of their own. */
+static const char *cpu_latency_dev = "/dev/cpu_dma_latency";
 
 /* Open tracefs files (-T/-S), all checked at start. */
 struct trace_state {
@@ -1125,6 +1141,8 @@ static struct run {
 	struct arena arena;
 	/* mlockall succeeded */
 	bool memory_locked;
+	/* --cpu-latency: the CPU latency request held open (cpu_latency_hold) */
+	struct cpu_latency cpulat;
 	/* the path MTU */
 	struct path_mtu path;
 	/* why one-way delays may be read as such */
@@ -1167,6 +1185,7 @@ static void run_reset(void)
 	memset(&run, 0, sizeof(run));
 	run.tr = (struct trace_state){ -1, -1, -1, "" };
 	run.sock_fd = -1;
+	run.cpulat.fd = -1;
 	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
 	run.phc = (struct phc_state){ .fd = -1, .index = -1 };
 	memset(&outs, 0, sizeof(outs));
@@ -7004,6 +7023,53 @@ static void log_trim(void)
 	}
 }
 
+/*
+ * --cpu-latency: hold the CPU latency limit while rant runs, as cyclictest
+ * does by default.  An idle CPU then waits in an idle state it leaves at
+ * once (with a limit of 0: polling) instead of one that takes microseconds
+ * to tens of them to leave (a halt; in a VM, an exit to the host), and a
+ * blocking run's wake-ups stop measuring the idle states.  The request
+ * lasts while the file is open and goes however rant ends: "When the device
+ * node is closed the request is removed" (Documentation/power/
+ * pm_qos_interface.rst).  It is one limit for every CPU, not rant's alone.
+ * Not held, the run goes on with a line -- unless the user named a limit,
+ * which then refuses the run (exit 2) before a packet is sent.
+ */
+static int cpu_latency_hold(void)
+{
+	struct cpu_latency *c = &run.cpulat;
+	int32_t v = cfg->cpu_latency;
+	int fd, e;
+
+	if (v < 0) {
+		snprintf(c->why, sizeof(c->why), "--cpu-latency off");
+		return 0;
+	}
+	errno = 0;
+	fd = open(cpu_latency_dev, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		e = errno ? errno : EIO;
+		close(fd);
+		fd = -1;
+		errno = e;
+	}
+	if (fd < 0) {
+		snprintf(c->why, sizeof(c->why), "%s: %s", cpu_latency_dev, strerror(errno));
+		if (cfg->cpu_latency_set) {
+			warnx_("--cpu-latency: cannot hold %d us: %s (run as root, or leave --cpu-latency out)",
+			       v, c->why);
+			return -1;
+		}
+		warnx_("warning: CPU latency limit not held: %s; an idle CPU's wake-up may add to a blocking run's latency (run as root; --cpu-latency off: do not ask)",
+		       c->why);
+		return 0;
+	}
+	c->fd = fd;
+	c->us = v;
+	c->why[0] = 0;
+	return 0;
+}
+
 /* Lock everything and fault in the stack before the first packet. */
 static void memory_lock(void)
 {
@@ -12295,6 +12361,13 @@ static void json_room(FILE *f)
 	fprintf(f, ",\n  \"own_socket\": %s, \"own_socket_why\": ",
 		got == SS_OWN ? "true" : got == SS_SHARED ? "false" : "null");
 	json_str_or_null(f, got == SS_SHARED ? run.R.ss_why : NULL);
+	/* --cpu-latency: the limit held while the run ran, or why none (--analyze: nothing ran) */
+	if (run.cpulat.fd >= 0) {
+		fprintf(f, ",\n  \"cpu_latency_us\": %d, \"cpu_latency_why\": null", run.cpulat.us);
+	} else {
+		fputs(",\n  \"cpu_latency_us\": null, \"cpu_latency_why\": ", f);
+		json_str_or_null(f, cfg->mode == MODE_ANALYZE ? NULL : run.cpulat.why);
+	}
 }
 
 /*
@@ -15462,7 +15535,7 @@ enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
 	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
-	O_STATUS, O_HISTFILE, O_MAX
+	O_STATUS, O_HISTFILE, O_CPU_LATENCY, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -15801,6 +15874,28 @@ static int opt_fast_path(const struct opt_def *o, const char *a)
 	return 0;
 }
 
+/* --cpu-latency US|off */
+static int opt_cpu_latency(const struct opt_def *o, const char *a)
+{
+	uint64_t v;
+
+	if (!strcmp(a, "off")) {
+		opts.cpu_latency = -1;
+		return 0;
+	}
+	if (!isdigit((unsigned char)a[0])) {
+		warnx_("--%s: '%s' is %s (%.0f to %.0f us, or off)", o->name, a,
+		       a[0] == '-' && isdigit((unsigned char)a[1]) ? "out of range" : "not a whole number",
+		       o->min, o->max);
+		return -1;
+	}
+	if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v) < 0) {
+		return -1;
+	}
+	opts.cpu_latency = (int)v;
+	return 0;
+}
+
 static const char *const ts_names[] = { "auto", "hw", "sw", NULL };	/* enum ts_mode */
 static const char *const log_format_names[] = { "text", "csv", NULL };	/* enum log_format */
 
@@ -15951,6 +16046,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_HISTFILE, .name = "histfile", .arg = "FILE", .type = OT_STR, CFG(histfile),
 	  .modes = M_ALL,
 	  .help = "the histogram of rtt (reflect: response) to FILE, one line per bucket: us and count (cyclictest's --histfile); a reflector appends each session" },
+	{ .val = O_CPU_LATENCY, .name = "cpu-latency", .arg = "US|off", .type = OT_CALL,
+	  .set = opt_cpu_latency, ALSO(cpu_latency_set), .min = 0, .max = 1000000, .modes = M_RUN,
+	  .help = "hold the CPUs' wake-up latency limit (/dev/cpu_dma_latency) at US while running, as cyclictest does (default 0; off: leave idle states alone)" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -16851,6 +16949,9 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
 		return -1;
 	}
+	if (cpu_latency_hold() < 0) {
+		return -1;
+	}
 	return outputs_open(log_fd, json) < 0 || plot_open() < 0 ? -1 : histfile_open();
 }
 
@@ -16875,6 +16976,10 @@ static void start_note(void)
 			run.win.mask + 1, run.S.log.cap, run.S.log.rec_size, run.S.id);
 		if (run.tr.marker_fd >= 0) {
 			fprintf(stderr, "rant: tracing to %s\n", run.tr.dir);
+		}
+		if (run.cpulat.fd >= 0) {
+			fprintf(stderr, "rant: CPU latency limit %d us held (%s) while rant runs\n",
+				run.cpulat.us, cpu_latency_dev);
 		}
 	}
 }

@@ -58,6 +58,15 @@ for fam in 4 6; do
 	expect_eq "lo IPv$fam: wire stamps are the kernel's" "$(json_get "$WORK/v$fam.json" timestamps.wire)" software
 	expect_eq "lo IPv$fam: reflector answered every ping" \
 		"$(json_get "$WORK/v$fam-r.json" packets.received)" "$(json_get "$WORK/v$fam.json" packets.sent)"
+	if is_root && [ -c /dev/cpu_dma_latency ]; then
+		# the CPU latency device is root's: not held, said, and the run goes on
+		expect_eq "lo IPv$fam unprivileged: no CPU latency limit held (JSON)" \
+			"$(json_get "$WORK/v$fam.json" cpu_latency_us)" null
+		check "lo IPv$fam unprivileged: the JSON says why none is held" \
+			grep -q '"cpu_latency_why": "/dev/cpu_dma_latency: Permission denied"' "$WORK/v$fam.json"
+		check "lo IPv$fam unprivileged: one warning line says it is not held" \
+			grep -q '^rant: warning: CPU latency limit not held: /dev/cpu_dma_latency: Permission denied; ' "$WORK/v$fam.err"
+	fi
 	check "lo IPv$fam: only warnings on stderr, no errors" \
 		sh -c "! grep -v -e '^rant: warning:' -e '^rant [0-9.]*: emit to' -e '^rant: .* samples' -e '^Memory locked in RAM (mlockall successful)$' '$WORK/v$fam.err' | grep -q ."
 	PORT=$((PORT + 1))
@@ -76,5 +85,14 @@ refused() { # NAME OPTION-NAME rant-options...
 }
 # (SO_BUSY_POLL itself is not privileged on this kernel: 6.18 accepts -p 50 from nobody)
 refused prio --priority --priority 7
+# a CPU latency limit asked for by name that cannot be held: exit 2, one line, nothing sent
+if is_root && [ -c /dev/cpu_dma_latency ]; then
+	as_user "$RANT" -i lo -a 127.0.0.1 --port "$PORT" --count 5 -q --cpu-latency 0 >"$WORK/cl.out" 2>"$WORK/cl.err"
+	expect_eq "unprivileged --cpu-latency 0: exit 2" "$?" 2
+	expect_eq "unprivileged --cpu-latency 0: one line on stderr" "$(wc -l <"$WORK/cl.err")" 1
+	check "unprivileged --cpu-latency 0: the line says it cannot be held and why" \
+		grep -q '^rant: --cpu-latency: cannot hold 0 us: /dev/cpu_dma_latency: Permission denied' "$WORK/cl.err"
+	check "unprivileged --cpu-latency 0: no report (nothing ran)" test ! -s "$WORK/cl.out"
+fi
 refused budget --budget -B 64
 finish

@@ -441,6 +441,56 @@ test_bounds() {
 	bound int-late "--interval 1000" LATE
 }
 
+# ------------------------------------------------------- CPU latency limit
+
+holds_cpu_latency() { # PID: the process has the CPU latency device open
+	find "/proc/$1/fd" -lname /dev/cpu_dma_latency 2>/dev/null | grep -q .
+}
+
+cpu_latency_now() { # the limit in force (the least of every holder's)
+	python3 -c 'import struct; print(struct.unpack("i", open("/dev/cpu_dma_latency", "rb").read(4))[0])'
+}
+
+# What --cpu-latency holds, while it runs, and what it says: by default 0,
+# a limit given, off.  The limit in force is the least of all holders', so
+# only "0 while ours holds 0" is certain with other tests running beside.
+test_cpu_latency() {
+	local pongs
+	if [ ! -c /dev/cpu_dma_latency ]; then
+		skip "--cpu-latency: no /dev/cpu_dma_latency on this kernel (no CONFIG_CPU_IDLE)"
+		return
+	fi
+	reflector_or "cpu latency" cl-r --port 12411 -v --json "$WORK/cl-r.json" || return
+	# it holds the limit once its socket is open (a refused socket option is said first)
+	check "cpu latency: a waiting reflector holds the CPU latency device open" \
+		wait_for 30 holds_cpu_latency "$REFLECTOR_PID"
+	expect_eq "cpu latency: the limit in force while it holds its default" "$(cpu_latency_now)" 0
+	check "cpu latency: -v says so at start" wait_for 30 grep -q \
+		'^rant: CPU latency limit 0 us held (/dev/cpu_dma_latency) while rant runs$' "$WORK/cl-r.err"
+	pongs=$(udp_count "$NS_A" InDatagrams)
+	emit_bg cl-off --port 12411 -d 30 -q --cpu-latency off --json "$WORK/cl-off.json"
+	wait_for 30 pongs_or_gone $((pongs + 50)) "$EMIT_PID"
+	check "cpu latency: a measuring client with --cpu-latency off holds nothing" \
+		bash -c 'kill -0 "$1" && ! find "/proc/$1/fd" -lname /dev/cpu_dma_latency | grep -q .' _ "$EMIT_PID"
+	kill -INT "$EMIT_PID"
+	wait_for 30 gone "$EMIT_PID"
+	wait "$EMIT_PID"
+	expect_eq "cpu latency: off: the client exits 0 on SIGINT" "$?" 0
+	expect_eq "cpu latency: off: the JSON holds no limit" "$(json_get "$WORK/cl-off.json" cpu_latency_us)" null
+	expect_eq "cpu latency: off: the JSON says why" "$(json_get "$WORK/cl-off.json" cpu_latency_why)" "--cpu-latency off"
+	check "cpu latency: off: nothing said on stderr" test ! -s "$WORK/cl-off.err"
+	wait_for 30 sessions "$WORK/cl-r.json" 1
+	emit cl-25 --port 12411 --count 300 --cpu-latency 25 -v --json "$WORK/cl-25.json"
+	expect_rc "cpu latency: --cpu-latency 25" 0
+	expect_eq "cpu latency: 25: the JSON holds 25" "$(json_get "$WORK/cl-25.json" cpu_latency_us)" 25
+	expect_eq "cpu latency: 25: no why" "$(json_get "$WORK/cl-25.json" cpu_latency_why)" null
+	check "cpu latency: 25: -v says so at start" grep -q '^rant: CPU latency limit 25 us held' "$WORK/cl-25.err"
+	wait_for 30 sessions "$WORK/cl-r.json" 2
+	stop_reflector
+	expect_eq "cpu latency: the reflector's two sessions each say 0 held" \
+		"$(jsess "$WORK/cl-r.json" 0 cpu_latency_us) $(jsess "$WORK/cl-r.json" 1 cpu_latency_us)" "0 0"
+}
+
 # ------------------------------------------------- RANT_TEST_START on both sides
 
 test_start_mark() {
@@ -480,6 +530,7 @@ main() {
 	test_late_echo
 	test_no_fin_ack
 	test_bounds
+	test_cpu_latency
 	test_start_mark
 	finish
 }

@@ -379,6 +379,15 @@ static const struct {
 	{ -1, "-l f --log-format xml", "--log-format" },
 	{ -1, "-l f --log-format ''", "--log-format" },
 	{ -1, "-l f --log-format CSV", "--log-format" },
+	{ 0, "-a h --cpu-latency 0", NULL },
+	{ 0, "--cpu-latency 1000000", NULL },
+	{ 0, "-a h --cpu-latency off", NULL },
+	{ -1, "-a h --cpu-latency 1000001", "--cpu-latency: '1000001' is out of range (0 to 1000000)" },
+	{ -1, "-a h --cpu-latency -1", "--cpu-latency: '-1' is out of range (0 to 1000000 us, or off)" },
+	{ -1, "-a h --cpu-latency OFF", "--cpu-latency: 'OFF' is not a whole number (0 to 1000000 us, or off)" },
+	{ -1, "-a h --cpu-latency 5us", "--cpu-latency: '5us' is not a whole number" },
+	{ -1, "-a h --cpu-latency", "--cpu-latency" },
+	{ -1, "--analyze f --cpu-latency 0", "--cpu-latency: not used with --analyze" },
 	{ -1, "--analyze f --top 0", "--top" },
 	{ -1, "--analyze f --top 1000001", "--top" },
 	/* unknown options, missing values */
@@ -4200,6 +4209,9 @@ static void test_classes_opts(void)
 	/* the MTU rule: lo's MTU (65536) takes the largest size */
 	GOOD("-i lo -a h --size 64,65000 --count 5", run.K.nsz == 2);
 	GOOD("-a h", run.K.ncls == 1 && run.K.nsz == 1);
+	GOOD("-a h", opts.cpu_latency == 0 && !opts.cpu_latency_set);
+	GOOD("-a h --cpu-latency 25", opts.cpu_latency == 25 && opts.cpu_latency_set);
+	GOOD("--cpu-latency off", opts.cpu_latency == -1 && opts.cpu_latency_set);
 	/* a cadence per class: the run's interval is all of them together */
 	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", run.K.nival == 3 && run.K.ival[1] == 2000000 &&
 		 opts.interval_ns == 500000);
@@ -9434,6 +9446,129 @@ static void test_num(void)
  * bench-rant passes each alone): accepted on both sides, without effect, one
  * line saying so; refused command lines print only their refusal.
  */
+/*
+ * --cpu-latency: the request written to the CPU latency device (here a
+ * file of the test's own) as the kernel reads it, an s32 in us, and held
+ * open, close-on-exec; a device that cannot be opened or written a line and
+ * the run on, unless the limit was asked for by name; off touches nothing.
+ */
+static int32_t cpulat_read(const char *path, ssize_t *len)
+{
+	int32_t v = -12345;
+	int fd = open(path, O_RDONLY);
+
+	*len = fd < 0 ? -1 : read(fd, &v, sizeof(v));
+	if (fd >= 0) {
+		close(fd);
+	}
+	return v;
+}
+
+static int cpulat_try(const char *argv, const char *dev, char **err)
+{
+	struct args a;
+	char *out, *perr;
+	struct capture ce;
+	int r;
+
+	run_reset();
+	r = parse_str(argv, &a, &out, &perr);
+	free(out);
+	free(perr);
+	if (r < 0) {
+		*err = strdup("parse failed");
+		return -2;
+	}
+	cpu_latency_dev = dev;
+	cap_start(&ce, 2);
+	r = cpu_latency_hold();
+	*err = cap_stop(&ce);
+	return r;
+}
+
+static void test_cpu_latency(void)
+{
+	char dir[] = "/tmp/rant-unit-cpulat.XXXXXX", dev[96], gone[96], *err, *json;
+	const char *saved = cpu_latency_dev;
+	size_t jlen;
+	ssize_t len = -1;
+	FILE *m;
+	int r, free_fd, after;
+
+	if (!mkdtemp(dir)) {
+		ok(false, "cpu_latency: a directory of its own", "%s", strerror(errno));
+		return;
+	}
+	snprintf(dev, sizeof(dev), "%s/dev", dir);
+	snprintf(gone, sizeof(gone), "%s/none", dir);
+	close(open(dev, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+
+	r = cpulat_try("-a h", dev, &err);
+	ok(r == 0 && !*err && run.cpulat.fd >= 0 && run.cpulat.us == 0 && cpulat_read(dev, &len) == 0 &&
+	   len == 4 && (fcntl(run.cpulat.fd, F_GETFD) & FD_CLOEXEC),
+	   "cpu_latency: by default 0 us written as an s32 and held open, close-on-exec, nothing said",
+	   "r=%d err='%s' fd=%d len=%zd", r, err, run.cpulat.fd, len);
+	m = open_memstream(&json, &jlen);
+	json_room(m);
+	fclose(m);
+	ok(strstr(json, "\"cpu_latency_us\": 0, \"cpu_latency_why\": null") != NULL,
+	   "cpu_latency: the JSON says the limit held", "%s", json);
+	free(json);
+	free(err);
+	close(run.cpulat.fd);
+
+	close(open(dev, O_WRONLY | O_TRUNC));
+	r = cpulat_try("-a h --cpu-latency 25", dev, &err);
+	ok(r == 0 && !*err && run.cpulat.us == 25 && cpulat_read(dev, &len) == 25 && len == 4,
+	   "cpu_latency: --cpu-latency 25 writes 25", "r=%d err='%s' len=%zd", r, err, len);
+	free(err);
+	close(run.cpulat.fd);
+
+	close(open(dev, O_WRONLY | O_TRUNC));
+	r = cpulat_try("-s --cpu-latency off", dev, &err);
+	cpulat_read(dev, &len);
+	m = open_memstream(&json, &jlen);
+	json_room(m);
+	fclose(m);
+	ok(r == 0 && !*err && run.cpulat.fd < 0 && len == 0 &&
+	   strstr(json, "\"cpu_latency_us\": null, \"cpu_latency_why\": \"--cpu-latency off\"") != NULL,
+	   "cpu_latency: off opens nothing, writes nothing, and the JSON says why", "r=%d err='%s' len=%zd %s",
+	   r, err, len, json);
+	free(json);
+	free(err);
+
+	r = cpulat_try("-a h", gone, &err);
+	ok(r == 0 && one_rant_line(err) && strstr(err, "rant: warning: CPU latency limit not held: ") &&
+	   strstr(err, gone) && strstr(err, "No such file") && run.cpulat.fd < 0 && run.warn.n == 1 &&
+	   strstr(run.cpulat.why, "No such file"),
+	   "cpu_latency: no device: one warning line naming it and why, the run goes on", "r=%d err='%s'", r,
+	   err);
+	free(err);
+
+	r = cpulat_try("-a h --cpu-latency 0", gone, &err);
+	ok(r == -1 && one_rant_line(err) && strstr(err, "rant: --cpu-latency: cannot hold 0 us: ") &&
+	   strstr(err, "No such file") && run.cpulat.fd < 0,
+	   "cpu_latency: no device with the limit asked for by name: refused in one line", "r=%d err='%s'", r,
+	   err);
+	free(err);
+
+	free_fd = dup(0);
+	close(free_fd);
+	r = cpulat_try("-a h", "/dev/full", &err);
+	after = dup(0);
+	close(after);
+	ok(r == 0 && one_rant_line(err) && strstr(err, "/dev/full: No space left") && run.cpulat.fd < 0 &&
+	   after == free_fd,
+	   "cpu_latency: a write the device refuses: not held, said, the descriptor closed",
+	   "r=%d err='%s' lowest free fd %d then %d", r, err, free_fd, after);
+	free(err);
+
+	cpu_latency_dev = saved;
+	unlink(dev);
+	rmdir(dir);
+	run_reset();
+}
+
 static void test_opt_alone(void)
 {
 	static const struct {
@@ -9974,6 +10109,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_perf),
 	CASE(test_num),
 	CASE(test_opt_alone),
+	CASE(test_cpu_latency),
 	CASE(test_report_columns),
 	CASE(test_proto_short),
 	CASE(test_tos_interval),
