@@ -3,7 +3,8 @@
 # command's exit status passed through (128 + N for signal N), "0 0" in its
 # file while the command runs and its peak RSS and preemptions after, a TERM
 # passed on, the command killed with it when the wrapper is killed outright,
-# bad use refused with exit 2.  No root, no network.
+# bad use refused with exit 2, -l holding the CPU latency limit.  No
+# network; -l's hold is checked as root.
 # shellcheck disable=SC2016 # the sh -c scripts expand in their shells, not here
 cd "$(dirname "$0")/.." || exit 2
 # shellcheck source=tests/lib.sh
@@ -27,6 +28,19 @@ check "no command: the usage on stderr, one line" test "$(wc -l <"$WORK/usage.er
 "$RU" "$WORK/no/such/dir/f" true 2>"$WORK/nofile.err"
 expect_eq "a file it cannot write: exit 2, before the command runs" "$?" 2
 check "a file it cannot write: named on stderr" hasf "$WORK/nofile.err" "$WORK/no/such/dir/f"
+
+# -l US: the CPU latency limit held by the wrapper while the command runs
+"$RU" -l x "$WORK/lx" touch "$WORK/lx.ran" 2>"$WORK/lx.err"
+expect_eq "-l x: exit 2" "$?" 2
+check "-l x: nothing run" test ! -e "$WORK/lx.ran"
+check "-l x: one line naming -l" grep -q '^rusage: -l: ' "$WORK/lx.err"
+if is_root && [ -c /dev/cpu_dma_latency ]; then
+	"$RU" -l 7 "$WORK/l7" sh -c 'find "/proc/$PPID/fd" -lname /dev/cpu_dma_latency | grep -q . &&
+		! find "/proc/$$/fd" -lname /dev/cpu_dma_latency | grep -q .'
+	expect_eq "-l 7: the wrapper holds the CPU latency device while the command runs, the command does not inherit it" "$?" 0
+else
+	skip "-l: the CPU latency device needs root and CONFIG_CPU_IDLE"
+fi
 
 "$RU" "$WORK/exit3" sh -c 'exit 3'
 expect_eq "the command's exit status is the wrapper's" "$?" 3

@@ -91,6 +91,7 @@ fi
 RESULTS=$WORK/bench-results.txt
 FAILED=0
 RUNS=0
+HOLD=()	# the rusage option that holds the CPU latency limit (launch)
 PORT=20000
 
 # stop_within SECONDS PID: wait for PID to exit by itself, else TERM then KILL it;
@@ -122,15 +123,17 @@ fail_run() {
 # rusage (tests/bench.d/rusage.c), which writes its peak RSS (KiB) and its
 # involuntary context switches (preemptions) to HWM when it ends, "0 0"
 # until then: nothing samples it while it runs (a sampler's forks preempt
-# the pinned tools).  ERR "-" sends stderr to OUT.  Sets LAUNCH_PID.
+# the pinned tools).  ERR "-" sends stderr to OUT.  HOLD=(-l 0): the
+# wrapper holds the CPU latency limit at 0 while the process runs, as rant
+# does by default (--cpu-latency).  Sets LAUNCH_PID.
 launch() {
 	local ns=$1 cpu=$2 out=$3 err=$4 hwm=$5
 	shift 5
 	echo "0 0" >"$hwm"	# what is read if the process never starts
 	if [ "$err" = - ]; then
-		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "$hwm" "$@" >"$out" 2>&1 &
+		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "${HOLD[@]}" "$hwm" "$@" >"$out" 2>&1 &
 	else
-		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "$hwm" "$@" >"$out" 2>"$err" &
+		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "${HOLD[@]}" "$hwm" "$@" >"$out" 2>"$err" &
 	fi
 	LAUNCH_PID=$!
 	BG_PIDS+=("$LAUNCH_PID")
@@ -218,9 +221,11 @@ pair_run() {
 	read -r PAIR_HS PAIR_NS <"$WORK/$tag.srv.hwm"
 }
 
-# sockperf_run PAIRING ROUND
+# sockperf_run PAIRING ROUND [sockperf-held]: sockperf as it comes, or
+# (sockperf-held) under the CPU latency limit rant holds by default
 sockperf_run() {
-	local pairing=$1 round=$2 tag="sockperf-$1-r$2" extra=()
+	local pairing=$1 round=$2 tool=${3:-sockperf} tag extra=() rc
+	tag="$tool-$1-r$2"
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(--nonblocked --timeout 0)
@@ -228,13 +233,17 @@ sockperf_run() {
 	SERVER_CMD=(sockperf server -i "$ADDR_B" -p "$PORT" "${extra[@]}")
 	CLIENT_CMD=(sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt
 		"${extra[@]}")
-	pair_run "$tag" || return
+	[ "$tool" = sockperf-held ] && HOLD=(-l 0)
+	pair_run "$tag"
+	rc=$?
+	HOLD=()
+	[ "$rc" = 0 ] || return
 	if [ "$PAIR_RC" -ne 0 ]; then
 		fail_run "$tag: sockperf ping-pong exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
 	fi
 	if ! python3 - "$WORK/$tag.out" "$pairing" "$round" \
-		"$PAIR_HC" "$PAIR_HS" "$PAIR_NC" "$PAIR_NS" >>"$RESULTS" <<'EOF'; then
+		"$PAIR_HC" "$PAIR_HS" "$PAIR_NC" "$PAIR_NS" "$tool" >>"$RESULTS" <<'EOF'; then
 import re, sys
 out = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], errors="replace").read())
 # with --full-rtt sockperf 3.x reports round-trip times ("Summary: Round trip is X usec"),
@@ -246,7 +255,7 @@ m = re.search(r"\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=(\d+); Re
 d = re.search(r"# dropped messages = (\d+)", out)
 if "50.000" not in pct or "99.000" not in pct or not m or float(m.group(1)) <= 0:
     sys.exit("percentiles or message counts missing")
-print(sys.argv[2], "sockperf", sys.argv[3], round(pct["50.000"] * 1000), round(pct["99.000"] * 1000),
+print(sys.argv[2], sys.argv[8], sys.argv[3], round(pct["50.000"] * 1000), round(pct["99.000"] * 1000),
       round(int(m.group(3)) / float(m.group(1))), sys.argv[4], sys.argv[5], "-", "-", "-", "-",
       d.group(1) if d else "-", "software", sys.argv[6], sys.argv[7])
 EOF
@@ -255,9 +264,11 @@ EOF
 }
 
 # floor_run PAIRING ROUND [floor-ts]: the bare ping-pong, same CPUs, same veth;
-# floor-ts stamps every packet (floor ... stamps)
+# floor-ts stamps every packet (floor ... stamps).  Both hold the CPU latency
+# limit as rant does by default: a floor is the best any tool does under
+# rant's conditions, its idle states included.
 floor_run() {
-	local pairing=$1 round=$2 tool=${3:-floor} tag extra=()
+	local pairing=$1 round=$2 tool=${3:-floor} tag extra=() rc
 	tag="$tool-$1-r$2"
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
@@ -266,7 +277,11 @@ floor_run() {
 	echo "# $tag: port $PORT, ${DUR}s" >&2
 	SERVER_CMD=("$FLOOR" server "$PORT" "${extra[@]}")
 	CLIENT_CMD=("$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE" "${extra[@]}")
-	pair_run "$tag" || return
+	HOLD=(-l 0)
+	pair_run "$tag"
+	rc=$?
+	HOLD=()
+	[ "$rc" = 0 ] || return
 	if [ "$PAIR_RC" -ne 0 ]; then
 		fail_run "$tag: floor client exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
@@ -302,7 +317,7 @@ variant_ok() {
 # contenders: the round-robin list of "tool reflector-options"; a unit
 # "A|B" is two that always run back to back (the two sides of a goal's
 # ratio: a busy moment of the host then hits both), in turn first
-UNITS=("floor-ts|rant" "sockperf" "floor")
+UNITS=("floor-ts|rant" "sockperf" "floor" "sockperf-held")
 
 if ! ns_setup; then
 	echo "bench.sh: could not create the namespaces and the veth pair" >&2
@@ -335,7 +350,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 			for m in "${members[@]}"; do
 				read -r -a c <<<"$m"
 				case ${c[0]} in
-				sockperf) sockperf_run "$pairing" "$round" ;;
+				sockperf | sockperf-held) sockperf_run "$pairing" "$round" "${c[0]}" ;;
 				floor | floor-ts) floor_run "$pairing" "$round" "${c[0]}" ;;
 				*) rant_run "$pairing" "$round" "${c[@]}" ;;
 				esac

@@ -4,7 +4,7 @@
  * sampling it: the peak resident set and the preemptions, from wait4(2)
  * when the process ends.
  *
- *   rusage FILE COMMAND [ARG...]
+ *   rusage [-l US] FILE COMMAND [ARG...]
  *
  * Runs COMMAND as its child, passes SIGTERM, SIGINT and SIGHUP on to it,
  * and when it has ended writes to FILE one line:
@@ -16,6 +16,11 @@
  * Exits with COMMAND's status, 128 + N if signal N ended it, 127 if it
  * could not be run.
  *
+ * -l US holds the CPU latency limit (/dev/cpu_dma_latency) at US while
+ * COMMAND runs, as rant does by default (--cpu-latency): the floors and
+ * sockperf measured under the same idle states as rant.  Not held: exit 2,
+ * nothing run.
+ *
  * Why: bench.sh sampled /proc/PID/status every 0.2 s with awk and sleep,
  * two forks per sample on a host whose two CPUs the client and the server
  * keep busy, every sample a preemption of one of them.  With those
@@ -25,6 +30,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +62,26 @@ static int put(const char *file, long rss, long nivcsw)
 	return fclose(f);
 }
 
+/* Hold the CPU latency limit at US until this process ends (the request goes with the file). */
+static int hold(const char *us)
+{
+	char *end;
+	long v = strtol(us, &end, 10);
+	int32_t v32 = (int32_t)v;
+	int fd;
+
+	if (!*us || *end || v < 0 || v > 1000000) {
+		fprintf(stderr, "rusage: -l: '%s' is not a whole number of us (0 to 1000000)\n", us);
+		return -1;
+	}
+	fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, &v32, sizeof(v32)) != (ssize_t)sizeof(v32)) {
+		fprintf(stderr, "rusage: -l: /dev/cpu_dma_latency: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
@@ -64,8 +91,15 @@ int main(int argc, char **argv)
 	pid_t pid, parent = getpid();
 	int st, i;
 
+	if (argc >= 3 && !strcmp(argv[1], "-l")) {
+		if (hold(argv[2]) < 0) {
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 3) {
-		fputs("usage: rusage FILE COMMAND [ARG...]\n", stderr);
+		fputs("usage: rusage [-l US] FILE COMMAND [ARG...]\n", stderr);
 		return 2;
 	}
 	if (put(argv[1], 0, 0) < 0) {

@@ -65,7 +65,9 @@ def rcell(p, a, b, col):
 
 print(f"### {size}-byte payload, {rounds} alternating rounds of {dur} s, servers on CPU 1, clients on CPU 0\n")
 print("Medians of each tool's per-round value; app RTT (rant: T4_SW−T1_SW with -s; sockperf: --full-rtt; "
-      "floor: clock_gettime around send→recv). Ratios are the median of per-round ratios, (min–max) across rounds.\n")
+      "floor: clock_gettime around send→recv). Ratios are the median of per-round ratios, (min–max) across rounds. "
+      "rant holds the CPU latency limit at 0 (its default --cpu-latency), and so do the floors and sockperf-held "
+      "(sockperf under the same hold); sockperf runs as it comes.\n")
 for p, label in (("defaults", "defaults (blocking)"), ("spin", "spinning")):
     print(f"#### {label}\n")
     print("| tool | app RTT p50, ns | p99, ns | transactions/s | RSS client / server, KiB | preemptions client / server |")
@@ -78,6 +80,7 @@ for p, label in (("defaults", "defaults (blocking)"), ("spin", "spinning")):
     print("| ratio | RTT p50 | RTT p99 | rate |")
     print("|---|--:|--:|--:|")
     pairs = [(t, "sockperf") for t in tools if t.startswith("rant")] + \
+            [(t, "sockperf-held") for t in tools if t.startswith("rant") or t == "sockperf"] + \
             [(t, "floor") for t in tools if t != "floor"] + \
             [(t, "floor-ts") for t in tools if t.startswith("rant")]
     for a, b in pairs:
