@@ -544,6 +544,9 @@ struct cpu_latency {
 	char why[160];
 };
 
+/* PM_QOS_CPU_LATENCY_DEFAULT_VALUE (include/linux/pm_qos.h): a request for no limit */
+#define CPU_LATENCY_NONE	2000000000
+
 /* The CPU latency QoS device; the unit tests point it at a file of their own. */
 static const char *cpu_latency_dev = "/dev/cpu_dma_latency";
 
@@ -7031,7 +7034,10 @@ static void log_trim(void)
  * blocking run's wake-ups stop measuring the idle states.  The request
  * lasts while the file is open and goes however rant ends: "When the device
  * node is closed the request is removed" (Documentation/power/
- * pm_qos_interface.rst).  It is one limit for every CPU, not rant's alone.
+ * pm_qos_interface.rst).  It is one limit for every CPU, not rant's alone,
+ * so a reflector, which may wait for hours between clients, holds it only
+ * while a session runs (cpu_latency_session): from its first pong to its
+ * report.  Between sessions its request asks for no limit.
  * Not held, the run goes on with a line -- unless the user named a limit,
  * which then refuses the run (exit 2) before a packet is sent.
  */
@@ -7039,6 +7045,8 @@ static int cpu_latency_hold(void)
 {
 	struct cpu_latency *c = &run.cpulat;
 	int32_t v = cfg->cpu_latency;
+	/* the reflector's first write asks for no limit, and shows that writes work */
+	int32_t first = cfg->mode == MODE_REFLECT ? CPU_LATENCY_NONE : v;
 	int fd, e;
 
 	if (v < 0) {
@@ -7047,7 +7055,7 @@ static int cpu_latency_hold(void)
 	}
 	errno = 0;
 	fd = open(cpu_latency_dev, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0 && write(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+	if (fd >= 0 && write(fd, &first, sizeof(first)) != (ssize_t)sizeof(first)) {
 		e = errno ? errno : EIO;
 		close(fd);
 		fd = -1;
@@ -7068,6 +7076,21 @@ static int cpu_latency_hold(void)
 	c->us = v;
 	c->why[0] = 0;
 	return 0;
+}
+
+/*
+ * The reflector's limit, on for a session and off after it.  Both writes
+ * are outside the measured window: after the session's first pong has
+ * gone, and after its report.  A write that fails (the first one
+ * succeeded) changes nothing measured: the session goes on.
+ */
+static void cpu_latency_session(bool on)
+{
+	int32_t v = on ? run.cpulat.us : CPU_LATENCY_NONE;
+
+	if (run.cpulat.fd >= 0 && write(run.cpulat.fd, &v, sizeof(v)) < 0) {
+		return;	/* nothing else to do: the request stays as it was */
+	}
 }
 
 /* Lock everything and fault in the stack before the first packet. */
@@ -10115,6 +10138,7 @@ static void reflect_end(int reason)
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 	reflect_ss_end();
+	cpu_latency_session(false);
 }
 
 /* The run is over after a session: --once, or a breach without -C (-C carries on). */
@@ -10454,6 +10478,7 @@ static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint6
 	if (run.R.fresh) {
 		run.R.fresh = false;
 		clk_start();
+		cpu_latency_session(true);
 	}
 	if (run.R.mark_due) {
 		run.R.mark_due = false;
@@ -16048,7 +16073,7 @@ static const struct opt_def opt_table[] = {
 	  .help = "the histogram of rtt (reflect: response) to FILE, one line per bucket: us and count (cyclictest's --histfile); a reflector appends each session" },
 	{ .val = O_CPU_LATENCY, .name = "cpu-latency", .arg = "US|off", .type = OT_CALL,
 	  .set = opt_cpu_latency, ALSO(cpu_latency_set), .min = 0, .max = 1000000, .modes = M_RUN,
-	  .help = "hold the CPUs' wake-up latency limit (/dev/cpu_dma_latency) at US while running, as cyclictest does (default 0; off: leave idle states alone)" },
+	  .help = "hold the CPUs' wake-up latency limit (/dev/cpu_dma_latency) at US while running (reflect: during sessions), as cyclictest does (default 0; off: leave idle states alone)" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -16978,8 +17003,9 @@ static void start_note(void)
 			fprintf(stderr, "rant: tracing to %s\n", run.tr.dir);
 		}
 		if (run.cpulat.fd >= 0) {
-			fprintf(stderr, "rant: CPU latency limit %d us held (%s) while rant runs\n",
-				run.cpulat.us, cpu_latency_dev);
+			fprintf(stderr, "rant: CPU latency limit %d us held (%s) while %s\n",
+				run.cpulat.us, cpu_latency_dev,
+				cfg->mode == MODE_REFLECT ? "a session runs" : "rant runs");
 		}
 	}
 }

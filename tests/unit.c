@@ -9537,6 +9537,28 @@ static void test_cpu_latency(void)
 	free(json);
 	free(err);
 
+	/* a reflector: no limit asked at start, the limit for a session, none after it */
+	close(open(dev, O_WRONLY | O_TRUNC));
+	r = cpulat_try("--cpu-latency 25", dev, &err);
+	{
+		int32_t seq[4] = { 0 };
+		int rfd;
+
+		cpu_latency_session(true);
+		cpu_latency_session(false);
+		rfd = open(dev, O_RDONLY);
+		len = rfd < 0 ? -1 : read(rfd, seq, sizeof(seq));
+		if (rfd >= 0) {
+			close(rfd);
+		}
+		ok(r == 0 && !*err && run.cpulat.fd >= 0 && run.cpulat.us == 25 && len == 12 &&
+		   seq[0] == CPU_LATENCY_NONE && seq[1] == 25 && seq[2] == CPU_LATENCY_NONE,
+		   "cpu_latency: a reflector asks for no limit at start, 25 for a session, none after it",
+		   "r=%d err='%s' len=%zd writes %d %d %d", r, err, len, seq[0], seq[1], seq[2]);
+		close(run.cpulat.fd);
+	}
+	free(err);
+
 	r = cpulat_try("-a h", gone, &err);
 	ok(r == 0 && one_rant_line(err) && strstr(err, "rant: warning: CPU latency limit not held: ") &&
 	   strstr(err, gone) && strstr(err, "No such file") && run.cpulat.fd < 0 && run.warn.n == 1 &&
