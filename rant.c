@@ -7089,7 +7089,7 @@ static void cpu_latency_session(bool on)
 	int32_t v = on ? run.cpulat.us : CPU_LATENCY_NONE;
 
 	if (run.cpulat.fd >= 0 && write(run.cpulat.fd, &v, sizeof(v)) < 0) {
-		return;	/* nothing else to do: the request stays as it was */
+		/* the request stays as it was; nothing to do */
 	}
 }
 

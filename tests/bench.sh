@@ -91,7 +91,6 @@ fi
 RESULTS=$WORK/bench-results.txt
 FAILED=0
 RUNS=0
-HOLD=()	# the rusage option that holds the CPU latency limit (launch)
 PORT=20000
 
 # stop_within SECONDS PID: wait for PID to exit by itself, else TERM then KILL it;
@@ -123,17 +122,17 @@ fail_run() {
 # rusage (tests/bench.d/rusage.c), which writes its peak RSS (KiB) and its
 # involuntary context switches (preemptions) to HWM when it ends, "0 0"
 # until then: nothing samples it while it runs (a sampler's forks preempt
-# the pinned tools).  ERR "-" sends stderr to OUT.  HOLD=(-l 0): the
-# wrapper holds the CPU latency limit at 0 while the process runs, as rant
-# does by default (--cpu-latency).  Sets LAUNCH_PID.
+# the pinned tools).  ERR "-" sends stderr to OUT.  HOLD=(-l 0) (pair_run's
+# own, when held): the wrapper holds the CPU latency limit at 0 while the
+# process runs, as rant does by default (--cpu-latency).  Sets LAUNCH_PID.
 launch() {
 	local ns=$1 cpu=$2 out=$3 err=$4 hwm=$5
 	shift 5
 	echo "0 0" >"$hwm"	# what is read if the process never starts
 	if [ "$err" = - ]; then
-		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "${HOLD[@]}" "$hwm" "$@" >"$out" 2>&1 &
+		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "${HOLD[@]+"${HOLD[@]}"}" "$hwm" "$@" >"$out" 2>&1 &
 	else
-		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "${HOLD[@]}" "$hwm" "$@" >"$out" 2>"$err" &
+		ip netns exec "$ns" taskset -c "$cpu" "$RUSAGE" "${HOLD[@]+"${HOLD[@]}"}" "$hwm" "$@" >"$out" 2>"$err" &
 	fi
 	LAUNCH_PID=$!
 	BG_PIDS+=("$LAUNCH_PID")
@@ -203,12 +202,14 @@ EOF
 	fi
 }
 
-# pair_run TAG: the server SERVER_CMD in NS_B and the client CLIENT_CMD in
-# NS_A, as sockperf and the floor run (both on port PORT, the client DUR s).
+# pair_run TAG [held]: the server SERVER_CMD in NS_B and the client CLIENT_CMD in
+# NS_A, as sockperf and the floor run (both on port PORT, the client DUR s);
+# held: both under the CPU latency limit rant holds by default (launch).
 # The client's status in PAIR_RC; peak RSS and involuntary switches of client
 # and server in PAIR_HC PAIR_HS PAIR_NC PAIR_NS.  Fails if no server started.
 pair_run() {
-	local tag=$1 spid cpid
+	local tag=$1 spid cpid HOLD=()
+	[ "${2:-}" = held ] && HOLD=(-l 0)
 	start_server "$tag" "$WORK/$tag.srv.out" - "$WORK/$tag.srv.hwm" "${SERVER_CMD[@]}" || return
 	spid=$LAUNCH_PID
 	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" - "$WORK/$tag.hwm" "${CLIENT_CMD[@]}"
@@ -224,7 +225,7 @@ pair_run() {
 # sockperf_run PAIRING ROUND [sockperf-held]: sockperf as it comes, or
 # (sockperf-held) under the CPU latency limit rant holds by default
 sockperf_run() {
-	local pairing=$1 round=$2 tool=${3:-sockperf} tag extra=() rc
+	local pairing=$1 round=$2 tool=${3:-sockperf} tag extra=()
 	tag="$tool-$1-r$2"
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
@@ -233,11 +234,7 @@ sockperf_run() {
 	SERVER_CMD=(sockperf server -i "$ADDR_B" -p "$PORT" "${extra[@]}")
 	CLIENT_CMD=(sockperf ping-pong -i "$ADDR_B" -p "$PORT" -t "$DUR" -m "$SIZE" --full-rtt
 		"${extra[@]}")
-	[ "$tool" = sockperf-held ] && HOLD=(-l 0)
-	pair_run "$tag"
-	rc=$?
-	HOLD=()
-	[ "$rc" = 0 ] || return
+	pair_run "$tag" "${tool#sockperf-}" || return
 	if [ "$PAIR_RC" -ne 0 ]; then
 		fail_run "$tag: sockperf ping-pong exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
@@ -268,7 +265,7 @@ EOF
 # limit as rant does by default: a floor is the best any tool does under
 # rant's conditions, its idle states included.
 floor_run() {
-	local pairing=$1 round=$2 tool=${3:-floor} tag extra=() rc
+	local pairing=$1 round=$2 tool=${3:-floor} tag extra=()
 	tag="$tool-$1-r$2"
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
@@ -277,11 +274,7 @@ floor_run() {
 	echo "# $tag: port $PORT, ${DUR}s" >&2
 	SERVER_CMD=("$FLOOR" server "$PORT" "${extra[@]}")
 	CLIENT_CMD=("$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE" "${extra[@]}")
-	HOLD=(-l 0)
-	pair_run "$tag"
-	rc=$?
-	HOLD=()
-	[ "$rc" = 0 ] || return
+	pair_run "$tag" held || return
 	if [ "$PAIR_RC" -ne 0 ]; then
 		fail_run "$tag: floor client exit $PAIR_RC: $(tail -n 3 "$WORK/$tag.out")"
 		return
