@@ -536,16 +536,22 @@ struct ts_state {
 /*
  * The CPU latency limit rant holds while it runs (--cpu-latency): the open
  * request's descriptor (-1: none), the limit it asks for in us, and why it
- * holds none.
+ * holds none.  A reflector's request asks for the limit (on) until it has
+ * had no session for CPU_LATENCY_GRACE_NS (until: CLOCK_MONOTONIC).
  */
 struct cpu_latency {
 	int fd;
 	int us;
+	bool on;
+	uint64_t until;
 	char why[160];
 };
 
 /* PM_QOS_CPU_LATENCY_DEFAULT_VALUE (include/linux/pm_qos.h): a request for no limit */
 #define CPU_LATENCY_NONE	2000000000
+
+/* How long a reflector keeps the limit without a session: after its start and after each session */
+#define CPU_LATENCY_GRACE_S	60
 
 /* The CPU latency QoS device; the unit tests point it at a file of their own. */
 static const char *cpu_latency_dev = "/dev/cpu_dma_latency";
@@ -7035,9 +7041,11 @@ static void log_trim(void)
  * lasts while the file is open and goes however rant ends: "When the device
  * node is closed the request is removed" (Documentation/power/
  * pm_qos_interface.rst).  It is one limit for every CPU, not rant's alone,
- * so a reflector, which may wait for hours between clients, holds it only
- * while a session runs (cpu_latency_session): from its first pong to its
- * report.  Between sessions its request asks for no limit.
+ * so a reflector, which may wait for hours between clients, holds it from
+ * its start and while sessions run, and lets it go after
+ * CPU_LATENCY_GRACE_S without one (cpu_latency_idle): a client started
+ * within that finds the reflector's CPU awake from its first ping on, and a
+ * reflector left waiting does not keep every CPU of the host polling.
  * Not held, the run goes on with a line -- unless the user named a limit,
  * which then refuses the run (exit 2) before a packet is sent.
  */
@@ -7045,8 +7053,6 @@ static int cpu_latency_hold(void)
 {
 	struct cpu_latency *c = &run.cpulat;
 	int32_t v = cfg->cpu_latency;
-	/* the reflector's first write asks for no limit, and shows that writes work */
-	int32_t first = cfg->mode == MODE_REFLECT ? CPU_LATENCY_NONE : v;
 	int fd, e;
 
 	if (v < 0) {
@@ -7055,7 +7061,7 @@ static int cpu_latency_hold(void)
 	}
 	errno = 0;
 	fd = open(cpu_latency_dev, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0 && write(fd, &first, sizeof(first)) != (ssize_t)sizeof(first)) {
+	if (fd >= 0 && write(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
 		e = errno ? errno : EIO;
 		close(fd);
 		fd = -1;
@@ -7074,22 +7080,47 @@ static int cpu_latency_hold(void)
 	}
 	c->fd = fd;
 	c->us = v;
+	c->on = true;
+	c->until = mono_ns() + CPU_LATENCY_GRACE_S * NSEC_PER_SEC;
 	c->why[0] = 0;
 	return 0;
 }
 
 /*
- * The reflector's limit, on for a session and off after it.  Both writes
- * are outside the measured window: after the session's first pong has
- * gone, and after its report.  A write that fails (the first one
- * succeeded) changes nothing measured: the session goes on.
+ * The reflector's request: the limit again when a session begins after the
+ * grace ran out (after its first pong: outside the measured window, but the
+ * session's first transactions then wait for a CPU that was idle), and no
+ * limit once the reflector has had no session for CPU_LATENCY_GRACE_S
+ * (from its wake-ups between datagrams).  A write that fails (the first one
+ * succeeded) changes nothing measured: the request stays as it was.
  */
-static void cpu_latency_session(bool on)
+static void cpu_latency_write(bool on)
 {
 	int32_t v = on ? run.cpulat.us : CPU_LATENCY_NONE;
 
-	if (run.cpulat.fd >= 0 && write(run.cpulat.fd, &v, sizeof(v)) < 0) {
+	run.cpulat.on = on;
+	if (write(run.cpulat.fd, &v, sizeof(v)) < 0) {
 		/* the request stays as it was; nothing to do */
+	}
+}
+
+static void cpu_latency_session(void)
+{
+	if (run.cpulat.fd >= 0 && !run.cpulat.on) {
+		cpu_latency_write(true);
+	}
+}
+
+/* A session's report is out: the limit stays for the grace, in case the next client comes soon. */
+static void cpu_latency_session_end(uint64_t now)
+{
+	run.cpulat.until = now + CPU_LATENCY_GRACE_S * NSEC_PER_SEC;
+}
+
+static void cpu_latency_idle(uint64_t now)
+{
+	if (run.cpulat.on && run.cpulat.fd >= 0 && !run.R.active && now >= run.cpulat.until) {
+		cpu_latency_write(false);
 	}
 }
 
@@ -10138,7 +10169,7 @@ static void reflect_end(int reason)
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 	reflect_ss_end();
-	cpu_latency_session(false);
+	cpu_latency_session_end(mono_ns());
 }
 
 /* The run is over after a session: --once, or a breach without -C (-C carries on). */
@@ -10478,7 +10509,7 @@ static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint6
 	if (run.R.fresh) {
 		run.R.fresh = false;
 		clk_start();
-		cpu_latency_session(true);
+		cpu_latency_session();
 	}
 	if (run.R.mark_due) {
 		run.R.mark_due = false;
@@ -10770,6 +10801,7 @@ static int reflect_run(void)
 		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
 			break;
 		}
+		cpu_latency_idle(now);
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
@@ -16073,7 +16105,7 @@ static const struct opt_def opt_table[] = {
 	  .help = "the histogram of rtt (reflect: response) to FILE, one line per bucket: us and count (cyclictest's --histfile); a reflector appends each session" },
 	{ .val = O_CPU_LATENCY, .name = "cpu-latency", .arg = "US|off", .type = OT_CALL,
 	  .set = opt_cpu_latency, ALSO(cpu_latency_set), .min = 0, .max = 1000000, .modes = M_RUN,
-	  .help = "hold the CPUs' wake-up latency limit (/dev/cpu_dma_latency) at US while running (reflect: during sessions), as cyclictest does (default 0; off: leave idle states alone)" },
+	  .help = "hold the CPUs' wake-up latency limit (/dev/cpu_dma_latency) at US while running (reflect: from start and during sessions, let go after 60 s without one), as cyclictest does (default 0; off: leave idle states alone)" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -17003,9 +17035,13 @@ static void start_note(void)
 			fprintf(stderr, "rant: tracing to %s\n", run.tr.dir);
 		}
 		if (run.cpulat.fd >= 0) {
-			fprintf(stderr, "rant: CPU latency limit %d us held (%s) while %s\n",
-				run.cpulat.us, cpu_latency_dev,
-				cfg->mode == MODE_REFLECT ? "a session runs" : "rant runs");
+			if (cfg->mode == MODE_REFLECT) {
+				fprintf(stderr, "rant: CPU latency limit %d us held (%s) from start and while sessions run; let go after %d s without one\n",
+					run.cpulat.us, cpu_latency_dev, CPU_LATENCY_GRACE_S);
+			} else {
+				fprintf(stderr, "rant: CPU latency limit %d us held (%s) while rant runs\n",
+					run.cpulat.us, cpu_latency_dev);
+			}
 		}
 	}
 }

@@ -455,10 +455,14 @@ cpu_latency_now() { # the limit in force (the least of every holder's)
 	python3 -c 'import struct; print(struct.unpack("i", open("/dev/cpu_dma_latency", "rb").read(4))[0])'
 }
 
+limit_is() { # US
+	[ "$(cpu_latency_now)" = "$1" ]
+}
+
 # What --cpu-latency holds, while it runs, and what it says: by default 0,
 # a limit given, off.  The limit in force is the least of all holders', so
 # only "0 while ours holds 0" is certain with other tests running beside
-# (that a reflector asks for none between sessions: tests/unit.c).
+# (that a reflector lets it go after 60 s without a session: tests/unit.c).
 test_cpu_latency() {
 	local pongs
 	if [ ! -c /dev/cpu_dma_latency ]; then
@@ -469,8 +473,9 @@ test_cpu_latency() {
 	# it holds the limit once its socket is open (a refused socket option is said first)
 	check "cpu latency: a waiting reflector holds the CPU latency device open" \
 		wait_for 30 holds_cpu_latency "$REFLECTOR_PID"
+	check "cpu latency: ... and asks for 0 before any client comes" wait_for 30 limit_is 0
 	check "cpu latency: -v says so at start" wait_for 30 grep -q \
-		'^rant: CPU latency limit 0 us held (/dev/cpu_dma_latency) while a session runs$' "$WORK/cl-r.err"
+		'^rant: CPU latency limit 0 us held (/dev/cpu_dma_latency) from start and while sessions run; let go after 60 s without one$' "$WORK/cl-r.err"
 	pongs=$(udp_count "$NS_A" InDatagrams)
 	emit_bg cl-off --port 12411 -d 30 -q --cpu-latency off --json "$WORK/cl-off.json"
 	wait_for 30 pongs_or_gone $((pongs + 50)) "$EMIT_PID"
@@ -485,6 +490,7 @@ test_cpu_latency() {
 	expect_eq "cpu latency: off: the JSON says why" "$(json_get "$WORK/cl-off.json" cpu_latency_why)" "--cpu-latency off"
 	check "cpu latency: off: nothing said on stderr" test ! -s "$WORK/cl-off.err"
 	wait_for 30 sessions "$WORK/cl-r.json" 1
+	expect_eq "cpu latency: the reflector's limit stays between sessions (within 60 s)" "$(cpu_latency_now)" 0
 	emit cl-25 --port 12411 --count 300 --cpu-latency 25 -v --json "$WORK/cl-25.json"
 	expect_rc "cpu latency: --cpu-latency 25" 0
 	expect_eq "cpu latency: 25: the JSON holds 25" "$(json_get "$WORK/cl-25.json" cpu_latency_us)" 25

@@ -9537,24 +9537,50 @@ static void test_cpu_latency(void)
 	free(json);
 	free(err);
 
-	/* a reflector: no limit asked at start, the limit for a session, none after it */
+	/*
+	 * a reflector: the limit from start and through sessions; let go after
+	 * CPU_LATENCY_GRACE_S without one (never while one runs); again when
+	 * the next session begins
+	 */
 	close(open(dev, O_WRONLY | O_TRUNC));
 	r = cpulat_try("--cpu-latency 25", dev, &err);
 	{
+		const uint64_t grace = CPU_LATENCY_GRACE_S * NSEC_PER_SEC;
 		int32_t seq[4] = { 0 };
+		uint64_t t0 = run.cpulat.until - grace, end = t0 + 5 * NSEC_PER_SEC;
+		bool active = run.R.active;
+		struct stat st;
+		off_t len1, len2, len3;
 		int rfd;
 
-		cpu_latency_session(true);
-		cpu_latency_session(false);
+		run.R.active = false;
+		cpu_latency_session();			/* held already: no write */
+		cpu_latency_idle(t0 + grace - 1);	/* within the grace from start */
+		len1 = stat(dev, &st) == 0 ? st.st_size : -1;
+		run.R.active = true;
+		cpu_latency_idle(t0 + 10 * grace);	/* a session runs: never let go */
+		run.R.active = false;
+		cpu_latency_session_end(end);
+		cpu_latency_idle(end + grace - 1);	/* within the grace after the session */
+		len2 = stat(dev, &st) == 0 ? st.st_size : -1;
+		cpu_latency_idle(end + grace);		/* the grace is over */
+		cpu_latency_idle(end + 2 * grace);	/* once */
+		len3 = stat(dev, &st) == 0 ? st.st_size : -1;
+		cpu_latency_session();			/* the next session */
+		cpu_latency_session();			/* once */
+		run.R.active = active;
 		rfd = open(dev, O_RDONLY);
 		len = rfd < 0 ? -1 : read(rfd, seq, sizeof(seq));
 		if (rfd >= 0) {
 			close(rfd);
 		}
-		ok(r == 0 && !*err && run.cpulat.fd >= 0 && run.cpulat.us == 25 && len == 12 &&
-		   seq[0] == CPU_LATENCY_NONE && seq[1] == 25 && seq[2] == CPU_LATENCY_NONE,
-		   "cpu_latency: a reflector asks for no limit at start, 25 for a session, none after it",
-		   "r=%d err='%s' len=%zd writes %d %d %d", r, err, len, seq[0], seq[1], seq[2]);
+		ok(r == 0 && !*err && run.cpulat.fd >= 0 && run.cpulat.us == 25 && run.cpulat.on &&
+		   t0 <= mono_ns() && len1 == 4 && len2 == 4 && len3 == 8 && len == 12 &&
+		   seq[0] == 25 && seq[1] == CPU_LATENCY_NONE && seq[2] == 25,
+		   "cpu_latency: a reflector holds 25 from start and through a session, none after the grace without one, 25 for the next",
+		   "r=%d err='%s' sizes %lld %lld %lld, %zd writes %d %d %d", r, err, (long long)len1,
+		   (long long)len2, (long long)len3, len, seq[0],
+		   seq[1], seq[2]);
 		close(run.cpulat.fd);
 	}
 	free(err);
