@@ -43,9 +43,11 @@ SAN_ENV=()
 [ -n "${ASAN_OPTIONS:-}" ] && SAN_ENV=(env "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
 
 # traced NAME BIND(-i|none) PEER-ADDR: a reflector under strace -e sendmsg
-# (and STRACE_X) and a client (sendmsg and recvmmsg) of N pings with -s;
-# sets EMIT_RC, REFLECT_RC
+# (and STRACE_X) and a client (sendmsg and recvmmsg, and CTRACE_X; options
+# CLIENT_X) of N pings with -s; sets EMIT_RC, REFLECT_RC
 STRACE_X=()
+CTRACE_X=""
+CLIENT_X=()
 traced() {
 	local name=$1 bind=$2 addr=$3 rpid port=$((25000 + RANDOM % 1000)) ropt=() copt=()
 	PORT_USED=$port
@@ -56,8 +58,8 @@ traced() {
 	rpid=$!
 	BG_PIDS+=("$rpid")
 	wait_for 30 udp_listening "$NS_B" "$port"
-	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,recvmmsg,recvmsg -o "$WORK/$name-c.st" \
-		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s --json "$WORK/$name.json" \
+	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,recvmmsg,recvmsg$CTRACE_X -o "$WORK/$name-c.st" \
+		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s "${CLIENT_X[@]}" --json "$WORK/$name.json" \
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
 	wait_for 30 not_running "$rpid"
@@ -220,5 +222,47 @@ assert "bind or connect" in r["own_socket_why"] and "unreachable" in r["own_sock
 PY
 check "refused: the reflector's report says so" \
 	grep -q "^Session socket: none, answered on the shared socket (bind or connect to the session's ends: Network is unreachable)" "$WORK/refused-r.out"
+
+# 6. paced (--interval): the client sleeps until its next send, or a pong's
+# deadline, on a timerfd armed at that time beside its socket, in a ppoll
+# with no timeout of its own (a ppoll timeout's timer is cancelled by every
+# pong that wakes it, and when it is the CPU's nearest timer that cancel
+# reprograms the timer device inside the pong's receive); each ping's TX
+# stamp is read right after its send, as back-to-back
+CTRACE_X=",ppoll,timerfd_create,timerfd_settime"
+CLIENT_X=(--interval 1000)
+traced paced -i "$ADDR_B"
+CTRACE_X=""
+CLIENT_X=()
+complete paced
+check "paced: the client waits on a timerfd re-armed after each send, in ppolls with no timeout ($(grep -c 'timerfd_settime(' "$WORK/paced-c.st") arms)" \
+	python3 - "$WORK/paced-c.st" "$N" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+n = int(sys.argv[2])
+made = [re.search(r"timerfd_create\(CLOCK_MONOTONIC, TFD_CLOEXEC\|TFD_NONBLOCK\) = (\d+)", l) for l in lines]
+made = [m.group(1) for m in made if m]
+assert len(made) == 1, "timerfd_create calls: %r" % made
+fd = made[0]
+def arm(l):
+    return re.search(r"timerfd_settime\(%s, TFD_TIMER_ABSTIME, .* = 0$" % fd, l)
+sends = [i for i, l in enumerate(lines) if re.search(r"(sendmsg|sendto)\(", l) and not re.search(r'sendto\(\d+, "\\0", 1, ', l)]
+polls = [l for l in lines[sends[0]:sends[n - 1]] if "ppoll(" in l]
+assert polls, "no ppoll between the first and the last ping"
+bad = [l for l in polls if not re.search(r"\{fd=%s, events=POLLIN\}\], 2, NULL, NULL" % fd, l)]
+assert not bad, "%d of %d ppolls without the timerfd or with a timeout: %s" % (len(bad), len(polls), bad[:2])
+# a send moves the time to act by: the first wait after it waits on the timer re-armed since
+# (a step behind its cadence sends without waiting: no wait, no arm)
+waits = unarmed = 0
+for a, b in zip(sends[:n - 1], sends[1:n]):
+    seg = lines[a:b]
+    first = next((k for k, l in enumerate(seg) if "ppoll(" in l), None)
+    if first is not None:
+        waits += 1
+        unarmed += not any(arm(l) for l in seg[:first])
+assert waits and not unarmed, "%d of %d first waits after a send on a timer not re-armed" % (unarmed, waits)
+PY
+n=$(read_after_send paced)
+check "paced: each ping's send is followed by the read of its TX stamp ($n of $N)" test "$n" -ge "$N"
 
 finish

@@ -4019,6 +4019,84 @@ static void test_interval_drain(void)
 	reset_globals();
 }
 
+/*
+ * --interval's wait: a timerfd armed at the absolute time the loop must act
+ * by, beside the socket, in a ppoll with no timeout -- the timer wakes it
+ * no earlier than that time, a datagram at once; a timer that cannot be
+ * armed is closed and the ppoll timeout waits instead; back-to-back and
+ * spinning runs have none.
+ */
+static void test_interval_wake(void)
+{
+	static uint8_t txb[PROTO_MAX_SIZE + 64], rxb[PROTO_MAX_SIZE + 64];
+	struct sockaddr_in me;
+	socklen_t len = sizeof(me);
+	uint64_t limit, woke;
+	int peer, r, fd, fed, left;
+
+	if (emit_peer_setup("wake", "--interval 1000 --count 1000", txb, rxb, &peer) < 0) {
+		return;
+	}
+	getsockname(run.sock_fd, (struct sockaddr *)&me, &len);
+	emit_wake_open();
+	fd = run.E.tfd;
+	ok(run.E.timer && fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "wake: --interval opens a timerfd, close-on-exec",
+	   "fd %d", fd);
+
+	limit = mono_ns() + 2000000;
+	r = emit_wake_wait(limit, 2000000, POLLIN);
+	woke = mono_ns();
+	ok(r == 0 && run.E.tfd == fd && run.E.tfd_at == limit && woke >= limit,
+	   "wake: with nothing to read, the timer wakes the wait, not before the time it was armed at",
+	   "r=%d tfd %d armed at %" PRIu64 " woke %+" PRId64 " ns from it", r, run.E.tfd, run.E.tfd_at,
+	   (int64_t)(woke - limit));
+
+	fed = drain_feed(peer, &me, 1);
+	limit = mono_ns() + 30 * NSEC_PER_SEC;
+	r = emit_wake_wait(limit, 30 * NSEC_PER_SEC, POLLIN);
+	woke = mono_ns();
+	left = drain_queued(run.sock_fd);
+	ok(fed == 1 && (r & POLLIN) && run.E.tfd_at == limit && woke < limit && left == 1,
+	   "wake: a datagram wakes it at once; the timer re-armed for the new time",
+	   "fed %d r=%#x armed at %" PRIu64 " (want %" PRIu64 ") left %d", fed, r, run.E.tfd_at, limit, left);
+
+	/* a descriptor timerfd_settime refuses: closed, and the ppoll timeout waits */
+	close(fd);
+	run.E.tfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = run.E.tfd;
+	limit = mono_ns() + 1000000;
+	r = emit_wake_wait(limit, 1000000, POLLIN);
+	ok(r == 0 && fd >= 0 && !run.E.timer && run.E.tfd == -1 && fcntl(fd, F_GETFD) < 0 && errno == EBADF,
+	   "wake: a timer that cannot be armed is closed, and the wait falls back to its timeout",
+	   "r=%d tfd %d", r, run.E.tfd);
+	fed = drain_feed(peer, &me, 1);
+	r = emit_wake_wait(mono_ns() + 30 * NSEC_PER_SEC, 30 * NSEC_PER_SEC, POLLIN);
+	left = drain_queued(run.sock_fd);
+	ok(fed == 1 && (r & POLLIN) && left == 1, "wake: ... which still wakes at once for a datagram", "r=%#x left %d",
+	   r, left);
+	close(run.sock_fd);
+	close(peer);
+	run.sock_fd = -1;
+	reset_globals();
+
+	if (emit_peer_setup("wake", "-d 60", txb, rxb, &peer) == 0) {
+		emit_wake_open();
+		ok(!run.E.timer && run.E.tfd == -1, "wake: back-to-back opens no timer", "tfd %d", run.E.tfd);
+		close(run.sock_fd);
+		close(peer);
+		run.sock_fd = -1;
+		reset_globals();
+	}
+	if (emit_peer_setup("wake", "--interval 1000 --spin", txb, rxb, &peer) == 0) {
+		emit_wake_open();
+		ok(!run.E.timer && run.E.tfd == -1, "wake: a spinning paced run opens no timer", "tfd %d", run.E.tfd);
+		close(run.sock_fd);
+		close(peer);
+		run.sock_fd = -1;
+		reset_globals();
+	}
+}
+
 /* fd has a datagram to read, or ms passed */
 static bool wait_readable(int fd, int ms)
 {
@@ -10137,6 +10215,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_sessions),
 	CASE(test_guard_class_rows),
 	CASE(test_interval_drain),
+	CASE(test_interval_wake),
 	CASE(test_classes_opts),
 	CASE(test_classes_plain),
 	CASE(test_classes_interval),
