@@ -735,7 +735,13 @@ struct phc_state {
 	enum phc_method method;
 	uint64_t n;
 	int64_t first_off, last_off;	/* PHC - CLOCK_REALTIME, ns */
-	uint64_t first_at, last_at;	/* CLOCK_MONOTONIC of those */
+	/*
+	 * CLOCK_REALTIME of those, as the readings themselves took it: a
+	 * clock read after the ioctl would count any stall between the two
+	 * (a preempted thread, a VM's vCPU descheduled on its host) as PHC
+	 * time that passed, and a PHC that stands still would read as moving
+	 */
+	uint64_t first_at, last_at;
 	int64_t window;			/* width of the last read, ns (0: precise) */
 	int err;			/* why it could not be read, -errno */
 };
@@ -2841,8 +2847,11 @@ static int64_t pct_ns(const struct ptp_clock_time *t)
 	return (int64_t)t->sec * (int64_t)NSEC_PER_SEC + t->nsec;
 }
 
-/* One reading with METHOD: PHC - CLOCK_REALTIME in *off; 0 or -errno. */
-static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
+/*
+ * One reading with METHOD: PHC - CLOCK_REALTIME in *off, the CLOCK_REALTIME
+ * it was taken at in *at; 0 or -errno.
+ */
+static int phc_read(enum phc_method method, int64_t *off, int64_t *window, int64_t *at)
 {
 	int64_t best = INT64_MAX;
 	unsigned i;
@@ -2855,6 +2864,7 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 		r = kops.phc_ioctl(run.phc.fd, PTP_SYS_OFFSET_PRECISE, &p);
 		if (r == 0) {
 			*off = pct_ns(&p.device) - pct_ns(&p.sys_realtime);
+			*at = pct_ns(&p.sys_realtime);
 			*window = 0;
 		}
 		return r;
@@ -2871,7 +2881,8 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 			if (w >= 0 && w < best) {
 				best = w;
-				*off = pct_ns(&e.ts[i][1]) - (a + w / 2);
+				*at = a + w / 2;
+				*off = pct_ns(&e.ts[i][1]) - *at;
 			}
 		}
 	} else {
@@ -2886,7 +2897,8 @@ static int phc_read(enum phc_method method, int64_t *off, int64_t *window)
 
 			if (w >= 0 && w < best) {
 				best = w;
-				*off = pct_ns(&o.ts[2 * i + 1]) - (a + w / 2);
+				*at = a + w / 2;
+				*off = pct_ns(&o.ts[2 * i + 1]) - *at;
 			}
 		}
 	}
@@ -2921,18 +2933,18 @@ static void boot_id_read(void)
 /* Take one reading with the method chosen at start; called once a second. */
 static void phc_tick(void)
 {
-	int64_t off, w;
+	int64_t off, w, at = 0;
 
 	if (run.phc.fd < 0 || run.phc.method == PHC_NONE ||
-	    phc_read(run.phc.method, &off, &w) < 0) {
+	    phc_read(run.phc.method, &off, &w, &at) < 0) {
 		return;
 	}
 	if (!run.phc.n++) {
 		run.phc.first_off = off;
-		run.phc.first_at = mono_ns();
+		run.phc.first_at = (uint64_t)at;
 	}
 	run.phc.last_off = off;
-	run.phc.last_at = mono_ns();
+	run.phc.last_at = (uint64_t)at;
 	run.phc.window = w;
 }
 
@@ -2953,7 +2965,7 @@ static void phc_end(void)
 static int phc_start(int index)
 {
 	static const enum phc_method order[] = { PHC_PRECISE, PHC_EXTENDED, PHC_PLAIN };
-	int64_t off, w;
+	int64_t off, w, at;
 	size_t i;
 	int r = -ENODEV;
 
@@ -2970,7 +2982,7 @@ static int phc_start(int index)
 		return run.phc.err;
 	}
 	for (i = 0; i < ARRAY_SIZE(order); i++) {
-		r = phc_read(order[i], &off, &w);
+		r = phc_read(order[i], &off, &w, &at);
 		if (r == 0) {
 			run.phc.method = order[i];
 			phc_tick();

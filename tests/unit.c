@@ -5286,12 +5286,25 @@ static void test_hwpath(void)
 	}
 }
 
-/* A PHC whose time is CLOCK_REALTIME + fake_phc.off, answering the chosen ioctls. */
+/*
+ * A PHC whose time is CLOCK_REALTIME + fake_phc.off (or, still, stands at
+ * the first reading's), answering the chosen ioctls; its readings' system
+ * time is a fixed one plus sys_at.
+ */
 static struct {
 	int open_err, precise_err, extended_err, plain_err;
-	int64_t off;
+	int64_t off, sys_at;
+	bool still;
 	int n_precise, n_extended, n_plain, n_open;
 } fake_phc;
+
+#define FAKE_SYS	1700000000000000000LL
+
+/* the fake PHC's time when the system's is t */
+static int64_t fake_dev(int64_t t)
+{
+	return (fake_phc.still ? FAKE_SYS : t) + fake_phc.off;
+}
 
 static int fake_phc_open(int index)
 {
@@ -5307,7 +5320,7 @@ static void fake_pct(struct ptp_clock_time *t, int64_t ns)
 
 static int fake_phc_ioctl(int fd, unsigned long req, void *arg)
 {
-	const int64_t sys = 1700000000000000000LL;
+	const int64_t sys = FAKE_SYS + fake_phc.sys_at;
 	unsigned i;
 
 	(void)fd;
@@ -5319,7 +5332,7 @@ static int fake_phc_ioctl(int fd, unsigned long req, void *arg)
 			return fake_phc.precise_err;
 		}
 		fake_pct(&p->sys_realtime, sys);
-		fake_pct(&p->device, sys + fake_phc.off);
+		fake_pct(&p->device, fake_dev(sys));
 		return 0;
 	}
 	if (req == PTP_SYS_OFFSET_EXTENDED) {
@@ -5335,7 +5348,7 @@ static int fake_phc_ioctl(int fd, unsigned long req, void *arg)
 
 			fake_pct(&e->ts[i][0], a);
 			/* only the narrowest is read in its middle; the others are skewed by 300 ns */
-			fake_pct(&e->ts[i][1], a + w / 2 + fake_phc.off + (i == 4 ? 0 : 300));
+			fake_pct(&e->ts[i][1], fake_dev(a + w / 2) + (i == 4 ? 0 : 300));
 			fake_pct(&e->ts[i][2], a + w);
 		}
 		return 0;
@@ -5352,7 +5365,7 @@ static int fake_phc_ioctl(int fd, unsigned long req, void *arg)
 		}
 		for (i = 1; i < 2 * o->n_samples; i += 2) {
 			/* sample 2 (ts[4]..ts[6]) is the narrowest: 2000 + 40 ns apart, others 2000 */
-			fake_pct(&o->ts[i], sys + (int64_t)(i - 1) * 1000 + 1000 + (i == 5 ? 20 : 0) + fake_phc.off);
+			fake_pct(&o->ts[i], fake_dev(sys + (int64_t)(i - 1) * 1000 + 1000 + (i == 5 ? 20 : 0)));
 		}
 		return 0;
 	}
@@ -7469,6 +7482,36 @@ static void test_phc_stopped(void)
 	run.phc.last_off = 500 - 1000000000LL;	/* half speed: running, badly */
 	ok(phc_warning(w, sizeof(w)) && !strstr(w, "stopped") && strstr(w, "phc2sys"),
 	   "half speed: running but not disciplined", "'%s'", w);
+	reset_globals();
+
+	/*
+	 * Real readings, each method: the time between them is the readings'
+	 * own (2 s apart here), not when this process got to look at the
+	 * clock after each (back to back here; a stall after the last one --
+	 * a vCPU its host descheduled -- once read a PHC that stands still
+	 * as moving 2.4 % of the time)
+	 */
+	for (int k = 0; k < 3; k++) {
+		int64_t moved = 0;
+		uint64_t span = 0;
+		bool st;
+
+		memset(&fake_phc, 0, sizeof(fake_phc));
+		fake_phc.precise_err = k > 0 ? -EOPNOTSUPP : 0;
+		fake_phc.extended_err = k > 1 ? -EOPNOTSUPP : 0;
+		fake_phc.still = true;
+		fake_phc.off = -5000;
+		phc_fake_start();
+		phc_start(0);
+		fake_phc.sys_at = 2 * (int64_t)NSEC_PER_SEC;
+		phc_end();
+		st = phc_stopped(&moved, &span);
+		ok(run.phc.n == 2 && st && moved == 0 && span == 2 * NSEC_PER_SEC,
+		   k == 0 ? "a PHC standing still, PRECISE readings 2 s apart by their own clock: stopped, moved 0" :
+		   k == 1 ? "... EXTENDED readings: the same" : "... PTP_SYS_OFFSET readings: the same",
+		   "n %" PRIu64 " stopped %d moved %" PRId64 " span %" PRIu64, run.phc.n, st, moved, span);
+		kops_restore();
+	}
 	reset_globals();
 }
 
