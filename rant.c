@@ -538,7 +538,7 @@ struct ts_state {
  * The CPU latency limit rant holds while it runs (--cpu-latency): the open
  * request's descriptor (-1: none), the limit it asks for in us, and why it
  * holds none.  A reflector's request asks for the limit (on) until it has
- * had no session for CPU_LATENCY_GRACE_NS (until: CLOCK_MONOTONIC).
+ * had no session for CPU_LATENCY_GRACE_S (until: CLOCK_MONOTONIC).
  */
 struct cpu_latency {
 	int fd;
@@ -877,7 +877,7 @@ struct emit_state {
 	char analyze_why[160];	/* --analyze: why the joined logs do not split the loss */
 	bool busy;		/* the reflector answered BUSY: another session runs there */
 	bool waited;		/* --interval: the last step received, not only sent */
-	/* --interval: the wake-up timer (emit_wake_open) if timer, armed at tfd_at */
+	/* --interval: the wake-up timerfd (emit_wake_open), there if timer; armed at tfd_at */
 	bool timer;
 	int tfd;
 	uint64_t tfd_at;
