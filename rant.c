@@ -7646,6 +7646,12 @@ static void set_rcvtimeo(uint64_t ns)
 	cls_set_rcvtimeo(&tv);
 }
 
+/* ns (a duration, or a CLOCK_MONOTONIC time) as a struct timespec */
+static struct timespec ns_timespec(uint64_t ns)
+{
+	return (struct timespec){ (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+}
+
 /* Wait until the socket is readable/errored, t passes, or (t NULL) the timer tfd fires. */
 static int wait_fd_on(const struct timespec *t, short events, int tfd)
 {
@@ -7663,7 +7669,7 @@ static int wait_fd_on(const struct timespec *t, short events, int tfd)
 /* Wait until fd is readable/errored or the relative timeout passes. */
 static int wait_fd(uint64_t ns, short events)
 {
-	struct timespec t = { (time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC) };
+	struct timespec t = ns_timespec(ns);
 
 	return wait_fd_on(&t, events, -1);
 }
@@ -7695,8 +7701,7 @@ static void emit_wake_open(void)
 static int emit_wake_wait(uint64_t limit, uint64_t ns, short events)
 {
 	if (run.E.timer && run.E.tfd_at != limit) {
-		struct itimerspec it = { .it_value = { (time_t)(limit / NSEC_PER_SEC),
-						       (long)(limit % NSEC_PER_SEC) } };
+		struct itimerspec it = { .it_value = ns_timespec(limit) };
 
 		if (timerfd_settime(run.E.tfd, TFD_TIMER_ABSTIME, &it, NULL) < 0) {
 			close(run.E.tfd);	/* the ppoll timeout from now on */
