@@ -64,6 +64,12 @@ def fake_reflector(a):
         if magic != MAGIC:
             continue
         n = len(data)
+        if a.go and not os.path.exists(a.go):
+            did["held"] = did.get("held", 0) + 1
+            continue
+        if a.answers is not None and did["forged"] + did["pongs"] >= a.answers:
+            did["unanswered"] = did.get("unanswered", 0) + 1
+            continue
         if ptype == FIN:
             s.sendto(header(FIN_ACK, session, did["pongs"], size=n), peer)
             break
@@ -210,6 +216,8 @@ def main():
     r.add_argument("port", type=int)
     r.add_argument("ready")
     r.add_argument("mode")
+    r.add_argument("--answers", type=int, help="answer the first ANSWERS datagrams only")
+    r.add_argument("--go", help="answer nothing before this file exists")
     p = sub.add_parser("ping")
     p.add_argument("dst")
     p.add_argument("port", type=int)
