@@ -250,8 +250,8 @@ test_client_rules() {
 	consistent "absurd stamps" "$WORK/fa.json"
 
 	# pings on a cadence: one unanswered ping does not wait for the last one's timeout
-	fake fs short --count 50 --size 1400 --timeout 200 --interval 20000
-	expect_rc "short pongs" 1
+	fake_read fs short 50 --size 1400 --timeout 200 --interval 20000
+	expect_eq "short pongs: exit code" "$RC" 1
 	expect_eq "short pongs: wrong length counted" "$(jget "$WORK/fs.json" rejected.wrong_length)" 50
 	expect_eq "short pongs: no sample" "$(jget "$WORK/fs.json" packets.received)" 0
 
