@@ -16007,22 +16007,24 @@ static int opt_fast_path(const struct opt_def *o, const char *a)
 	return 0;
 }
 
-/* --cpu-latency US|off */
+/* --cpu-latency US|off: every refusal names the whole range, off included */
 static int opt_cpu_latency(const struct opt_def *o, const char *a)
 {
-	uint64_t v;
+	char *end = (char *)a;
+	unsigned long long v = 0;
+	bool num = isdigit((unsigned char)a[0]), neg = a[0] == '-' && isdigit((unsigned char)a[1]);
 
 	if (!strcmp(a, "off")) {
 		opts.cpu_latency = -1;
 		return 0;
 	}
-	if (!isdigit((unsigned char)a[0])) {
-		warnx_("--%s: '%s' is %s (%.0f to %.0f us, or off)", o->name, a,
-		       a[0] == '-' && isdigit((unsigned char)a[1]) ? "out of range" : "not a whole number",
-		       o->min, o->max);
-		return -1;
+	if (num) {
+		errno = 0;
+		v = strtoull(a, &end, 10);
 	}
-	if (opt_u64(o, a, (uint64_t)o->min, (uint64_t)o->max, &v) < 0) {
+	if (!num || *end || errno == ERANGE || v > (unsigned long long)o->max) {
+		warnx_("--%s: '%s' is %s (%.0f to %.0f us, or off)", o->name, a,
+		       neg || (num && !*end) ? "out of range" : "not a whole number", o->min, o->max);
 		return -1;
 	}
 	opts.cpu_latency = (int)v;
