@@ -63,8 +63,10 @@ def t(name, cond, detail=""):
 '
 
 # --- pings with room (--size 80): the split arrives, exactly the fake's gaps
+# (--timeout 10000 here and below: a python fake the host keeps waiting a
+# second still answers within it; a fake in time makes it cost nothing)
 fake room
-emit kx --port "$PORT" --count 300 -w 5 -s --size 80 --json "$WORK/kx.json"
+emit kx --port "$PORT" --count 300 -w 5 -s --size 80 --timeout 10000 --json "$WORK/kx.json"
 expect_rc "kx: --size 80" 0
 wait_for 30 not_running "$FAKE_PID"
 py_checks "kx" '
@@ -86,7 +88,7 @@ check "kx: the report lists the server's NIC/kernel split" grep -q "server rx NI
 
 # --- the default 64 bytes: no room, every pong counted, the report names --size 80
 fake short
-emit kx64 --port "$PORT" --count 100 -s --json "$WORK/kx64.json"
+emit kx64 --port "$PORT" --count 100 -s --timeout 10000 --json "$WORK/kx64.json"
 expect_rc "kx: --size 64" 0
 wait_for 30 not_running "$FAKE_PID"
 py_checks "kx64" '
