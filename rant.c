@@ -503,6 +503,7 @@ struct config {
 	unsigned top;
 	char cmdline[512];
 	bool no_tx_ts, fast_path;	/* -N, -F (reflect) */
+	bool cli_no_tx;		/* --client-no-tx-ts (emit) */
 	const char *key_file;
 	bool pmc;		/* -M */
 	const char *plot;	/* --plot FILE.svg */
@@ -2322,7 +2323,9 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	run.ts.phc_index = -1;
 	run.ts.rx_filter = -1;
 	if (mode == TS_SW) {
-		snprintf(run.ts.note, sizeof(run.ts.note), "software (kernel), as --timestamps sw asked");
+		snprintf(run.ts.note, sizeof(run.ts.note), "software (kernel), as %s",
+			 cfg->cli_no_tx && cfg->mode == MODE_EMIT ? "--client-no-tx-ts needs" :
+			 "--timestamps sw asked");
 		return 0;
 	}
 	if (!ifname) {
@@ -2431,8 +2434,9 @@ static int ts_socket_flags(void)
 {
 	int f = ts_sockopt_flags(run.ts.hw);
 
-	if (cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
-		/* -N: the pong's TX stamp is never asked for, so never read */
+	if ((cfg->no_tx_ts && cfg->mode == MODE_REFLECT) ||
+	    (cfg->cli_no_tx && cfg->mode == MODE_EMIT)) {
+		/* -N, --client-no-tx-ts: this side's TX stamps never asked for, so never read */
 		f &= ~(SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE);
 	}
 	return f;
@@ -4202,12 +4206,21 @@ static bool peer_off_in(int m)
 	return run.side.emit && run.S.srv_hw && !run.ts.peer_off_on && wire_sign_of(m, false);
 }
 
+/* Whether this client's rtt starts at T1_SW: --client-no-tx-ts. */
+static bool cli_no_tx(void)
+{
+	return cfg->cli_no_tx && cfg->mode == MODE_EMIT;
+}
+
 static const char *metric_label(int m)
 {
 	static char marked[NMETRIC][64];
 
 	if (m == M_RESPONSE && cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
 		return "response (T3_SW-T2 wire, -N)";
+	}
+	if (m == M_RTT && cli_no_tx()) {
+		return "rtt (T4 wire-T1_SW, no TX stamps)";
 	}
 	if (peer_off_in(m)) {
 		if (!marked[m][0]) {
@@ -4232,24 +4245,28 @@ static const signed char metric_ab[NMETRIC][2] = {
 	[M_SRV_TX_NIC] = { T3W, T3K },
 };
 
-/* The two stamps of metric m; the reflector's -N (nx) ends its response at the app's send. */
-static void metric_pair(int m, bool nx, int *b, int *a)
+/*
+ * The two stamps of metric m; the reflector's -N (nx) ends its response at
+ * the app's send, and --client-no-tx-ts (cx) starts the rtt at it.
+ */
+static void metric_pair(int m, bool nx, bool cx, int *b, int *a)
 {
 	*b = m == M_RESPONSE && nx ? T3SW : metric_ab[m][0];
-	*a = metric_ab[m][1];
+	*a = m == M_RTT && cx ? T1SW : metric_ab[m][1];
 }
 
-/* The stamps metric m needs whether or not -N is on, one bit per stamp. */
+/* The stamps metric m needs whether or not -N or --client-no-tx-ts is on, one bit per stamp. */
 static unsigned metric_need(int m)
 {
-	int a, b, na, nb;
+	int a, b, na, nb, ca, cb;
 
 	if (m == M_NETWORK) {
 		return 1u << T4W | 1u << T1W | 1u << T3W | 1u << T2W;
 	}
-	metric_pair(m, false, &b, &a);
-	metric_pair(m, true, &nb, &na);
-	return (1u << b | 1u << a) & (1u << nb | 1u << na);
+	metric_pair(m, false, false, &b, &a);
+	metric_pair(m, true, false, &nb, &na);
+	metric_pair(m, false, true, &cb, &ca);
+	return (1u << b | 1u << a) & (1u << nb | 1u << na) & (1u << cb | 1u << ca);
 }
 
 /* The stamps of t that metrics may use (stamp_diff's test), one bit per stamp. */
@@ -4281,7 +4298,7 @@ static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 		*v = x - y;
 		return true;
 	}
-	metric_pair(m, cfg->no_tx_ts && cfg->mode == MODE_REFLECT, &b, &a);
+	metric_pair(m, cfg->no_tx_ts && cfg->mode == MODE_REFLECT, cli_no_tx(), &b, &a);
 	return stamp_diff(t[b], t[a], v);
 }
 
@@ -6120,8 +6137,8 @@ static int log_columns(bool csv, int *cols)
 		if (!csv && sw && !cfg->sw_stamps && !(resp_tx_app() && src[i] == T3SW)) {
 			continue;
 		}
-		if (resp_tx_app() && src[i] == T3W) {
-			continue;	/* -N: never stamped */
+		if ((resp_tx_app() && src[i] == T3W) || (cli_no_tx() && src[i] == T1W)) {
+			continue;	/* -N, --client-no-tx-ts: never stamped */
 		}
 		cols[n++] = src[i];
 	}
@@ -6242,7 +6259,8 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 			     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
 			     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
 			     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
-			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" : "");
+			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" :
+			     cli_no_tx() ? " rtt=T4_wire-T1_SW(app_send,--client-no-tx-ts)" : "");
 		/* whether the log holds every transaction: --analyze's loss by direction */
 		p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
 		p = log_size_turns(p);
@@ -6265,7 +6283,8 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 				*q = (char)tolower((unsigned char)*q);
 			}
 		}
-		p = fmt_str(p, run.side.emit ? ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns" :
+		p = fmt_str(p, run.side.emit ? cli_no_tx() ? ",rtt_app_tx_ns,response_ns,network_ns,forward_ns,backward_ns" :
+				 ",rtt_ns,response_ns,network_ns,forward_ns,backward_ns" :
 				 resp_tx_app() ? ",response_app_tx_ns" : ",response_ns");
 		p = pmc_csv_header(p);
 		p = cls_log_cols(p, true, NULL);
@@ -6276,7 +6295,8 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 	for (i = 0; i < ncols; i++) {
 		p += sprintf(p, " %s", stamp_name(cols[i], name, sizeof(name)));
 	}
-	p = fmt_str(p, run.side.emit ? " RTT" : resp_tx_app() ? " RESPONSE_APP_TX" : " RESPONSE");
+	p = fmt_str(p, run.side.emit ? cli_no_tx() ? " RTT_APP_TX" : " RTT" :
+		    resp_tx_app() ? " RESPONSE_APP_TX" : " RESPONSE");
 	p = cls_log_cols(p, false, NULL);
 	*p++ = '\n';
 	memset(p, '-', (size_t)(p - start - 1));
@@ -8192,9 +8212,10 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		run.S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
-	x->st |= TF_SENT | TF_TXPEND;
+	/* --client-no-tx-ts: no TX stamp to wait for (the key still counts sends) */
+	x->st |= TF_SENT | (cfg->cli_no_tx ? 0 : TF_TXPEND);
 	run.ts.next_key++;
-	run.E.txpend++;
+	run.E.txpend += !cfg->cli_no_tx;
 	run.E.outstanding++;
 	run.S.c.sent++;
 	cls_count(seq, CG_SENT);
@@ -11887,9 +11908,15 @@ static void print_counts(FILE *f, const struct report *r)
 			any = true;
 		}
 	}
-	fprintf(f, "%s%s\n", any ? "" : " none",
-		run.side.emit && run.E.srv_no_tx && run.S.c.missing[T3W] ?
-		" (the reflector runs -N: no TX stamps, by request)" : "");
+	{
+		bool srv = run.side.emit && run.E.srv_no_tx && run.S.c.missing[T3W],
+		     cli = run.side.emit && cli_no_tx() && run.S.c.missing[T1W];
+
+		fprintf(f, "%s%s\n", any ? "" : " none",
+			srv && cli ? " (no TX stamps, by request: this client's --client-no-tx-ts and the reflector's -N)" :
+			cli ? " (no TX stamps of the pings, by request: --client-no-tx-ts)" :
+			srv ? " (the reflector runs -N: no TX stamps, by request)" : "");
+	}
 	print_room(f);
 	print_hw_notes(f, r);
 }
@@ -12040,6 +12067,9 @@ static void session_report(FILE *f, const struct report *r)
 		cfg->sw_stamps ? "on (CLOCK_REALTIME)" : "off");
 	if (resp_tx_app()) {
 		fprintf(f, "Response: T3_SW - T2 wire (app send; -N: no TX stamps), not wire-to-wire\n");
+	}
+	if (run.side.emit && cli_no_tx()) {
+		fprintf(f, "RTT: T4 wire - T1_SW (app send; --client-no-tx-ts: no TX stamps), not wire-to-wire\n");
 	}
 	print_counts(f, r);
 	print_warmup(f);
@@ -12487,6 +12517,9 @@ static void json_room(FILE *f)
 		fputs("]}", f);
 	} else {
 		fputs("null", f);
+	}
+	if (run.side.emit) {
+		fprintf(f, ", \"client_tx_stamps\": %s", cli_no_tx() ? "false" : "true");
 	}
 	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
 		!run.S.c.received || cfg->mode == MODE_ANALYZE ? "null" :
@@ -14558,6 +14591,10 @@ static int alog_header(struct alog *L, struct alog_hdr *H, uint64_t line, const 
 			   alog_is(f[i], len[i], "response_app_tx_ns", false)) {
 			return alog_error(L, line, "a reflector log written with -N (response up to the app's send, "
 					  "no T3 wire stamp): --analyze reads wire-to-wire logs", NULL, 0);
+		} else if (alog_is(f[i], len[i], "RTT_APP_TX", false) ||
+			   alog_is(f[i], len[i], "rtt_app_tx_ns", false)) {
+			return alog_error(L, line, "a client log written with --client-no-tx-ts (rtt from the app's "
+					  "send, no T1 wire stamp): --analyze reads wire-to-wire logs", NULL, 0);
 		} else {
 			return alog_error(L, line, "unknown column", f[i], len[i]);
 		}
@@ -15668,7 +15705,7 @@ enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
 	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
-	O_STATUS, O_HISTFILE, O_CPU_LATENCY, O_MAX
+	O_STATUS, O_HISTFILE, O_CPU_LATENCY, O_CLIENT_NO_TX, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -16184,6 +16221,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_CPU_LATENCY, .name = "cpu-latency", .arg = "US|off", .type = OT_CALL,
 	  .set = opt_cpu_latency, ALSO(cpu_latency_set), .min = 0, .max = 1000000, .modes = M_RUN,
 	  .help = "hold the CPUs' wake-up latency limit (/dev/cpu_dma_latency) at US while running (reflect: from start and during sessions, let go after 60 s without one), as cyclictest does (default 0; off: leave idle states alone)" },
+	{ .val = O_CLIENT_NO_TX, .name = "client-no-tx-ts", .type = OT_FLAG, CFG(cli_no_tx),
+	  .modes = M_EMIT,
+	  .help = "emit: no TX stamps of the pings (implies -s; kernel stamps): rtt is then T4 wire - T1_SW (app send), labelled so; client tx stack, forward, network and the clock offset are not measured. With -N on the reflector: the fewest stamps rant takes" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -16410,11 +16450,30 @@ static int opt_check_earlier(const bool *given)
 	}
 	if (opts.mode == MODE_EMIT && (given['N'] || given['F'])) {
 		/* the earlier rant took them on both sides and used them on the server */
-		warnx_("%s: a reflector option (the client needs its pings' TX stamps for the RTT); this emit runs without it",
+		warnx_("%s: a reflector option (for the client's own TX stamps: --client-no-tx-ts); this emit runs without it",
 		       given['F'] ? "--fast-path" : "--no-tx-ts");
 		opts.no_tx_ts = opts.fast_path = false;
 		opts.spin = given[O_SPIN];
 	}
+	return 0;
+}
+
+/*
+ * --client-no-tx-ts: the rtt starts at T1_SW, an app stamp on CLOCK_REALTIME,
+ * so T4 must be on that clock too: a kernel stamp, never the NIC's (on its
+ * PHC).  -s comes with it (T1_SW is one of its stamps).
+ */
+static int opt_check_cli_no_tx(const bool *given)
+{
+	if (!opts.cli_no_tx) {
+		return 0;
+	}
+	if (given[O_TIMESTAMPS] && opts.ts == TS_HW) {
+		warnx_("--client-no-tx-ts: its rtt starts at the app's send (CLOCK_REALTIME), so its T4 is the kernel's stamp: not with --timestamps hw");
+		return -1;
+	}
+	opts.ts = TS_SW;
+	opts.sw_stamps = true;
 	return 0;
 }
 
@@ -16556,7 +16615,8 @@ static int opt_check(const bool *given)
 	if (opt_check_histfile() < 0 || opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
-	if (cls_check(given) < 0 || opt_check_earlier(given) < 0) {
+	if (cls_check(given) < 0 || opt_check_earlier(given) < 0 ||
+	    opt_check_cli_no_tx(given) < 0) {
 		return -1;
 	}
 	opt_note_alone(given);

@@ -70,8 +70,8 @@ static void dump_flags(FILE *f)
 		opts.sw_stamps, opts.histogram, opts.cont, opts.trace, opts.snapshot, opts.hugepages);
 	fprintf(f, "prefer_busypoll=%d\nspin=%d\nonce=%d\nquiet=%d\nverbose=%d\n",
 		opts.prefer_busypoll, opts.spin, opts.once, opts.quiet, opts.verbose);
-	fprintf(f, "allow_fragments=%d\nptp_probe=%d\nno_tx_ts=%d\nfast_path=%d\npmc=%d\n",
-		opts.allow_fragments, opts.ptp_probe, opts.no_tx_ts, opts.fast_path, opts.pmc);
+	fprintf(f, "allow_fragments=%d\nptp_probe=%d\nno_tx_ts=%d\nfast_path=%d\npmc=%d\ncli_no_tx=%d\n",
+		opts.allow_fragments, opts.ptp_probe, opts.no_tx_ts, opts.fast_path, opts.pmc, opts.cli_no_tx);
 	fprintf(f, "busy_poll_set=%d\nbudget_set=%d\nbucket_set=%d\nstatus=%d\nkey.on=%d\n",
 		opts.busy_poll_set, opts.budget_set, opts.bucket_set, opts.status, run.key.on);
 }
