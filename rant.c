@@ -12403,7 +12403,11 @@ static void json_counts(FILE *f, const struct report *r)
 		run.S.c.warmup, run.side.emit ? 0 : run.S.c.warmup - run.S.c.warmup_local,
 		run.S.c.warmup_local, cfg->warmup);
 	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
-		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2", resp_tx_app() ? "false" : "true");
+		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2",
+		resp_tx_app() || cli_no_tx() ? "false" : "true");
+	if (run.side.emit) {
+		fprintf(f, "  \"rtt_basis\": \"%s\",\n", cli_no_tx() ? "app_send_T4_wire-T1_SW" : "wire_T4-T1");
+	}
 	json_rejected(f);
 	if (r->split) {
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64,
@@ -12517,9 +12521,6 @@ static void json_room(FILE *f)
 		fputs("]}", f);
 	} else {
 		fputs("null", f);
-	}
-	if (run.side.emit) {
-		fprintf(f, ", \"client_tx_stamps\": %s", cli_no_tx() ? "false" : "true");
 	}
 	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
 		!run.S.c.received || cfg->mode == MODE_ANALYZE ? "null" :

@@ -343,6 +343,68 @@ test_reflector_options() {
 	check "  ... the log was written" has "$WORK/ro.log" '^SEQ T2_KSW T2_SW T3_SW T3_KSW RESPONSE$'
 }
 
+# --client-no-tx-ts against a -N reflector: no TX stamp asked for or read on
+# either side; the client's rtt is T4 wire - T1_SW, said so everywhere, and
+# every row's value is that difference of its own stamps
+test_client_no_tx() {
+	local spid errq
+	run_bg nc_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -N --once
+	spid=$BG_PID
+	listening_b
+	run_fg nc_cli ip netns exec "$NS_A" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt \
+		-o "$WORK/nc_strace" "$RANT" -i "$VETH_A" -a "$ADDR_B" --client-no-tx-ts --count 300 -w 10 \
+		--json "$WORK/nc.json" -l "$WORK/nc.csv" --log-format csv
+	expect_eq "--client-no-tx-ts: client exit" "$RC" 0
+	wait_rc "$spid" 30
+	errq=$(grep -c 'MSG_ERRQUEUE' "$WORK/nc_strace")
+	expect_eq "--client-no-tx-ts: no TX stamp read (no receive on the error queue)" "$errq" 0
+	check "--client-no-tx-ts: SO_TIMESTAMPING without TX flags" \
+		python3 -c '
+import re, sys
+s = open(sys.argv[1]).read()
+m = re.findall(r"SO_TIMESTAMPING\w*, \[([^\]]+)\]", s)
+ok = m and all((int(x) & 3) == 0 if x.isdigit() else "TX_" not in x for x in m)
+sys.exit(0 if ok else 1)' "$WORK/nc_strace"
+	check "--client-no-tx-ts: the report says the rtt is app-send based" \
+		has "$WORK/nc_cli.out" '^RTT: T4 wire - T1_SW \(app send; --client-no-tx-ts: no TX stamps\), not wire-to-wire$'
+	check "--client-no-tx-ts: the decomposition row is labelled so" \
+		has "$WORK/nc_cli.out" '^rtt \(T4 wire-T1_SW, no TX stamps\) +300 '
+	check "--client-no-tx-ts: never called wire-to-wire ('T4-T1 wire' absent)" hasnt "$WORK/nc_cli.out" 'rtt \(T4-T1 wire\)'
+	check "--client-no-tx-ts: the missing T1 and T3 stamps, each side's by request" has "$WORK/nc_cli.out" \
+		"^Missing stamps: T1_KSW 300; T3_KSW 300 \\(no TX stamps, by request: this client's --client-no-tx-ts and the reflector's -N\\)$"
+	py_checks "--client-no-tx-ts json and log" '
+import json, sys
+from decimal import Decimal
+d = json.load(open(sys.argv[1])); m = d["metrics"]; p = d["packets"]
+t("tx_stamps false, rtt_basis app send", d["tx_stamps"] is False and d["rtt_basis"] == "app_send_T4_wire-T1_SW",
+  (d["tx_stamps"], d["rtt_basis"]))
+t("rtt samples = received - warm-up = 300", m["rtt"]["samples"] == p["received"] - p["warmup"] == 300,
+  (m["rtt"]["samples"], p))
+t("no metric that needs the T1 wire stamp", not {"client_tx_stack", "forward", "network"} & set(m), sorted(m))
+t("no unmatched TX stamps", p["unmatched_tx_stamps"] == 0, p)
+r, a = m["rtt"], m["app_rtt"]
+rp, ap = r["percentiles_ns"], a["percentiles_ns"]
+t("rtt: min <= p50 <= p99 <= max", r["min_ns"] <= rp["50"] <= rp["99"] <= r["max_ns"], r)
+t("rtt <= app rtt at min, p50, p99 and max (T4 wire before T4_SW)",
+  r["min_ns"] <= a["min_ns"] and rp["50"] <= ap["50"] and rp["99"] <= ap["99"] and r["max_ns"] <= a["max_ns"],
+  (r["min_ns"], a["min_ns"], rp["50"], ap["50"]))
+lines = open(sys.argv[2]).read().splitlines()
+t("log header says so", " rtt=T4_wire-T1_SW(app_send,--client-no-tx-ts) " in lines[0], lines[0][:160])
+h = lines[1].split(",")
+t("log columns: rtt_app_tx_ns, no t1 wire column", "rtt_app_tx_ns" in h and "rtt_ns" not in h and "t1_ksw" not in h, h)
+ns = lambda s: int(Decimal(s) * 1000000000)
+rows = [dict(zip(h, l.split(","))) for l in lines[2:]]
+ok = [x for x in rows if x["status"] == "ok"]
+t("log: 300 ok rows", len(ok) == 300, len(ok))
+bad = [x["seq"] for x in ok if int(x["rtt_app_tx_ns"]) != ns(x["t4_ksw"]) - ns(x["t1_sw"])]
+t("log: every row rtt = t4 wire - t1_sw", not bad, bad[:5])
+' "$WORK/nc.json" "$WORK/nc.csv"
+	run_fg nc_an "$RANT" --analyze "$WORK/nc.csv"
+	expect_eq "--client-no-tx-ts: --analyze of its log: exit 2" "$RC" 2
+	check "--client-no-tx-ts: --analyze says why, in one line" \
+		grep -q '^rant: --analyze: .*nc.csv:2: a client log written with --client-no-tx-ts' "$WORK/nc_an.err"
+}
+
 # ------------------------------------------------ -N, -R, -F, -2, -N on emit
 test_later_flags() {
 	local spid errq rp
@@ -384,6 +446,8 @@ t("response samples 300", d["metrics"]["response"]["samples"] == 300)
 	# without -N the same JSON says wire
 	check "without -N: response_basis wire (from the full test)" \
 		python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline()); sys.exit(d["response_basis"]!="wire_T3-T2")' "$WORK/ro.json"
+
+	test_client_no_tx
 
 	run_fg r_cli ip netns exec "$NS_A" "$RANT" -a "$ADDR_B" -R --count 10 --timeout 100 --json "$WORK/r.json" -q
 	check "-R: wire stamps software" python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["timestamps"]["wire"]!="software")' "$WORK/r.json"
