@@ -153,11 +153,14 @@ start_server() {
 }
 
 # rant_run PAIRING ROUND [TOOL REFLECTOR-OPTION...]: TOOL names the row
-# (rant, rant-N, rant-F), the options go to the reflector only
+# (rant, rant-N, rant-NN, rant-F), the options go to the reflector only;
+# rant-NN's client runs --client-no-tx-ts (every stamp a user can switch
+# off switched off, with -N on its reflector)
 rant_run() {
-	local pairing=$1 round=$2 tool=${3:-rant} tag bin extra=() rextra=() rpid cpid crc rrc hc hr nc nr
+	local pairing=$1 round=$2 tool=${3:-rant} tag bin extra=() rextra=() cextra=() rpid cpid crc rrc hc hr nc nr
 	shift 3 2>/dev/null || shift $#
 	rextra=("$@")
+	[ "$tool" = rant-NN ] && cextra=(--client-no-tx-ts)
 	tag="$tool-$pairing-r$round"
 	PORT=$((PORT + 1))
 	RUNS=$((RUNS + 1))
@@ -171,7 +174,7 @@ rant_run() {
 	rpid=$LAUNCH_PID
 	launch "$NS_A" "$CPU_CLIENT" "$WORK/$tag.out" "$WORK/$tag.err" "$WORK/$tag.hwm" \
 		"$bin" -i "$VETH_A" -a "$ADDR_B" -s --port "$PORT" --size "$SIZE" -d "$DUR" "${extra[@]}" \
-		--json "$WORK/$tag.json"
+		"${cextra[@]}" --json "$WORK/$tag.json"
 	cpid=$LAUNCH_PID
 	wait "$cpid"
 	crc=$?
@@ -322,7 +325,8 @@ echo "# $ROUNDS round(s) x 2 pairings x ${DUR}s, ${SIZE}-byte payload, servers o
 echo "# rant with ${RANT_HIST[*]}: its percentiles to 10 ns below 100 us (the floor's and sockperf's are exact)"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server" >"$RESULTS"
-variant_ok -N && UNITS[1]="sockperf|rant-N -N"
+# sockperf between the two it is compared with: back to back with each, in either order
+variant_ok -N && UNITS[1]="rant-N -N|sockperf|rant-NN -N"
 variant_ok -F && UNITS+=("rant-F -F")
 declare -A VARIANT_BIN=()
 for v in $VARIANTS; do
@@ -337,8 +341,12 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		for ((k = 0; k < n; k++)); do
 			# rotate: round r starts with unit r mod n; a pair's order alternates
 			IFS='|' read -r -a members <<<"${UNITS[$(((k + round) % n))]}"
-			if [ "${#members[@]}" = 2 ] && [ $((round % 2)) = 0 ]; then
-				members=("${members[1]}" "${members[0]}")
+			if [ "${#members[@]}" -gt 1 ] && [ $((round % 2)) = 0 ]; then
+				for ((j = 0; j < ${#members[@]} / 2; j++)); do
+					m=${members[j]}
+					members[j]=${members[${#members[@]} - 1 - j]}
+					members[${#members[@]} - 1 - j]=$m
+				done
 			fi
 			for m in "${members[@]}"; do
 				read -r -a c <<<"$m"
