@@ -191,7 +191,10 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 r = json.load(open(sys.argv[2]))
 app = c["metrics"]["app_rtt"]
+# the app's overhead on the wire rtt: none to give when the rtt starts at T1_SW (--client-no-tx-ts)
 rtt = c["metrics"].get("rtt", {}).get("percentiles_ns", {"50": None, "99": None})
+if c.get("rtt_basis", "wire_T4-T1") != "wire_T4-T1":
+    rtt = {"50": None, "99": None}
 proc = r["metrics"].get("server_processing", {}).get("percentiles_ns", {"50": "-", "99": "-"})
 ap = app["percentiles_ns"]
 if not app["samples"] or not c["duration_s"]:
