@@ -3263,6 +3263,34 @@ static void test_compat(void)
 	t[T3SW] = 0;
 	ok(!metric_value(M_RESPONSE, t, &r), "compat: -N without T3_SW: no response", "%" PRId64, r);
 
+	/* --client-no-tx-ts: the client's rtt starts at T1_SW; what needs T1 wire is gone */
+	memset(t, 0, sizeof(t));
+	t[T1SW] = 1000;
+	t[T2W] = 1300;
+	t[T3W] = 1400;
+	t[T4W] = 1900;
+	opts.no_tx_ts = false;
+	opts.mode = MODE_EMIT;
+	side_set(true);
+	ok(!metric_value(M_RTT, t, &r) && !strstr(metric_label(M_RTT), "T1_SW"),
+	   "client tx: without the option, no T1 wire stamp: no rtt", "%" PRId64, r);
+	ok(ts_socket_flags() & SOF_TIMESTAMPING_TX_SOFTWARE, "client tx: without the option, TX stamps asked for",
+	   "%#x", ts_socket_flags());
+	opts.cli_no_tx = true;
+	ok(metric_value(M_RTT, t, &r) && r == 900 && strstr(metric_label(M_RTT), "T4 wire-T1_SW"),
+	   "client tx: --client-no-tx-ts: rtt = T4 wire - T1_SW, labelled so", "%" PRId64 " %s", r,
+	   metric_label(M_RTT));
+	ok(!metric_value(M_CLI_TX, t, &r) && !metric_value(M_NETWORK, t, &r) && !metric_value(M_FORWARD, t, &r),
+	   "client tx: --client-no-tx-ts: no client tx stack, network or forward", "%" PRId64, r);
+	ok(!(ts_socket_flags() & (SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_TX_HARDWARE)) &&
+	   (ts_socket_flags() & SOF_TIMESTAMPING_RX_SOFTWARE),
+	   "client tx: --client-no-tx-ts: no TX stamps asked for, RX stamps still", "%#x", ts_socket_flags());
+	opts.mode = MODE_REFLECT;
+	side_set(false);
+	ok(ts_socket_flags() & SOF_TIMESTAMPING_TX_SOFTWARE, "client tx: the option is the client's only",
+	   "%#x", ts_socket_flags());
+	opts.cli_no_tx = false;
+
 	/* two signals at once (timeout(1)): one request to stop, no exit */
 	run.stop_signal = 0;
 	run.first_signal_ns = 0;
