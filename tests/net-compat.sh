@@ -343,11 +343,25 @@ test_reflector_options() {
 	check "  ... the log was written" has "$WORK/ro.log" '^SEQ T2_KSW T2_SW T3_SW T3_KSW RESPONSE$'
 }
 
+# no_tx_traced LABEL STRACE: a side traced (recvmsg, recvmmsg, setsockopt)
+# that asked for no TX stamp and read none
+no_tx_traced() {
+	expect_eq "$1: no TX stamp read (no receive on the error queue)" "$(grep -c 'MSG_ERRQUEUE' "$2")" 0
+	check "$1: SO_TIMESTAMPING without TX flags" \
+		python3 -c '
+import re, sys
+s = open(sys.argv[1]).read()
+m = re.findall(r"SO_TIMESTAMPING\w*, \[([^\]]+)\]", s)
+# strace prints the flags as a number or by name; TX_HARDWARE|TX_SOFTWARE = 3
+ok = m and all((int(x) & 3) == 0 if x.isdigit() else "TX_" not in x for x in m)
+sys.exit(0 if ok else 1)' "$2"
+}
+
 # --client-no-tx-ts against a -N reflector: no TX stamp asked for or read on
 # either side; the client's rtt is T4 wire - T1_SW, said so everywhere, and
 # every row's value is that difference of its own stamps
 test_client_no_tx() {
-	local spid errq
+	local spid
 	run_bg nc_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -N --once
 	spid=$BG_PID
 	listening_b
@@ -356,15 +370,7 @@ test_client_no_tx() {
 		--json "$WORK/nc.json" -l "$WORK/nc.csv" --log-format csv
 	expect_eq "--client-no-tx-ts: client exit" "$RC" 0
 	wait_rc "$spid" 30
-	errq=$(grep -c 'MSG_ERRQUEUE' "$WORK/nc_strace")
-	expect_eq "--client-no-tx-ts: no TX stamp read (no receive on the error queue)" "$errq" 0
-	check "--client-no-tx-ts: SO_TIMESTAMPING without TX flags" \
-		python3 -c '
-import re, sys
-s = open(sys.argv[1]).read()
-m = re.findall(r"SO_TIMESTAMPING\w*, \[([^\]]+)\]", s)
-ok = m and all((int(x) & 3) == 0 if x.isdigit() else "TX_" not in x for x in m)
-sys.exit(0 if ok else 1)' "$WORK/nc_strace"
+	no_tx_traced "--client-no-tx-ts" "$WORK/nc_strace"
 	check "--client-no-tx-ts: the report says the rtt is app-send based" \
 		has "$WORK/nc_cli.out" '^RTT: T4 wire - T1_SW \(app send; --client-no-tx-ts: no TX stamps\), not wire-to-wire$'
 	check "--client-no-tx-ts: the decomposition row is labelled so" \
@@ -407,8 +413,8 @@ t("log: every row rtt = t4 wire - t1_sw", not bad, bad[:5])
 
 # ------------------------------------------------ -N, -R, -F, -2, -N on emit
 test_later_flags() {
-	local spid errq rp
-	run_bg n_srv ip netns exec "$NS_B" strace -f -qq -e trace=recvmsg,setsockopt -o "$WORK/n_strace" \
+	local spid rp
+	run_bg n_srv ip netns exec "$NS_B" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt -o "$WORK/n_strace" \
 		"$RANT" -i "$VETH_B" -N -l "$WORK/n.log" --json "$WORK/n.json" -H
 	spid=$BG_PID
 	listening_b
@@ -426,16 +432,7 @@ test_later_flags() {
 	check "-N: log header RESPONSE_APP_TX, no T3 wire column" has "$WORK/n.log" '^SEQ T2_KSW T3_SW RESPONSE_APP_TX$'
 	check "-N: no missing-stamp counts (none asked for)" has "$WORK/n_srv.out" '^Missing stamps: none$'
 	expect_eq "-N: samples = 300" "$(field "$WORK/n_srv.out" samples)" 300
-	errq=$(grep -c 'MSG_ERRQUEUE' "$WORK/n_strace")
-	expect_eq "-N: no TX stamp read (no recvmsg on the error queue)" "$errq" 0
-	check "-N: SO_TIMESTAMPING without TX flags" \
-		python3 -c '
-import re, sys
-s = open(sys.argv[1]).read()
-m = re.findall(r"SO_TIMESTAMPING\w*, \[([^\]]+)\]", s)
-# strace prints the flags as a number or by name; TX_HARDWARE|TX_SOFTWARE = 3
-ok = m and all((int(x) & 3) == 0 if x.isdigit() else "TX_" not in x for x in m)
-sys.exit(0 if ok else 1)' "$WORK/n_strace"
+	no_tx_traced "-N" "$WORK/n_strace"
 	py_checks "-N json" '
 import json, sys
 d = json.load(open(sys.argv[1]))
