@@ -195,6 +195,25 @@ test_fin_after_loss() {
 }
 
 # -------------------------------------------------- 3. the client takes nothing impossible
+# fake_start NAME MODE [forge.py options]: forge.py's reflector at ADDR_B
+# port 12346, once it listens; fake_end: once it has gone by itself (2 s
+# after its last datagram), else killed
+fake_start() {
+	local name=$1 mode=$2
+	shift 2
+	rm -f "$WORK/$name.ready"
+	in_b python3 "$D/forge.py" reflector "$ADDR_B" 12346 "$WORK/$name.ready" "$mode" "$@" \
+		>"$WORK/$name.fake" &
+	FAKE_PID=$!
+	BG_PIDS+=("$FAKE_PID")
+	wait_for 30 test -e "$WORK/$name.ready"
+}
+
+fake_end() {
+	wait_for 30 gone "$FAKE_PID" || kill "$FAKE_PID" 2>/dev/null
+	wait "$FAKE_PID" 2>/dev/null
+}
+
 # fake NAME MODE [client options]: the client against forge.py's reflector
 # (back-to-back runs whose counts need every pong in time give --timeout
 # 10000: a python fake the host keeps waiting a second still answers
@@ -202,14 +221,9 @@ test_fin_after_loss() {
 fake() {
 	local name=$1 mode=$2
 	shift 2
-	rm -f "$WORK/$name.ready"
-	in_b python3 "$D/forge.py" reflector "$ADDR_B" 12346 "$WORK/$name.ready" "$mode" >"$WORK/$name.fake" &
-	FAKE_PID=$!
-	BG_PIDS+=("$FAKE_PID")
-	wait_for 30 test -e "$WORK/$name.ready"
+	fake_start "$name" "$mode"
 	emit "$name" --port 12346 -q --json "$WORK/$name.json" "$@"
-	wait_for 30 gone "$FAKE_PID" || kill "$FAKE_PID" 2>/dev/null
-	wait "$FAKE_PID" 2>/dev/null
+	fake_end
 }
 
 # fake_read NAME MODE N [options]: a fake reflector that answers N pings,
@@ -224,12 +238,8 @@ fake() {
 fake_read() {
 	local name=$1 mode=$2 n=$3 base
 	shift 3
-	rm -f "$WORK/$name.ready" "$WORK/$name.go"
-	in_b python3 "$D/forge.py" reflector "$ADDR_B" 12346 "$WORK/$name.ready" "$mode" --answers "$n" \
-		--go "$WORK/$name.go" >"$WORK/$name.fake" &
-	FAKE_PID=$!
-	BG_PIDS+=("$FAKE_PID")
-	wait_for 30 test -e "$WORK/$name.ready"
+	rm -f "$WORK/$name.go"
+	fake_start "$name" "$mode" --answers "$n" --go "$WORK/$name.go"
 	base=$(udp_count "$NS_B" InDatagrams)
 	emit_bg "$name" --port 12346 -q --json "$WORK/$name.json" "$@"
 	wait_for 30 udp_reaches "$NS_B" InDatagrams $((base + 1)) || not_ok "$name: no ping reached the fake"
@@ -238,8 +248,7 @@ fake_read() {
 	wait_for 60 udp_reaches "$NS_A" InDatagrams $((base + n)) || not_ok "$name: the client did not read $n answers"
 	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
-	wait_for 30 gone "$FAKE_PID" || kill "$FAKE_PID" 2>/dev/null
-	wait "$FAKE_PID" 2>/dev/null
+	fake_end
 }
 
 test_client_rules() {
