@@ -343,12 +343,6 @@ test_reflector_options() {
 	check "  ... the log was written" has "$WORK/ro.log" '^SEQ T2_KSW T2_SW T3_SW T3_KSW RESPONSE$'
 }
 
-# LeakSanitizer stops the world with ptrace, which strace already holds: a
-# sanitizer build under strace runs without its leak check (exit 1 with it;
-# the other cases run these paths with it)
-NOLEAK=()
-[ -n "${ASAN_OPTIONS:-}" ] && NOLEAK=(env "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
-
 # no_tx_traced LABEL STRACE: a side traced (recvmsg, recvmmsg, setsockopt)
 # that asked for no TX stamp and read none
 no_tx_traced() {
@@ -371,7 +365,7 @@ test_client_no_tx() {
 	run_bg nc_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -N --once
 	spid=$BG_PID
 	listening_b
-	run_fg nc_cli ip netns exec "$NS_A" "${NOLEAK[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt \
+	run_fg nc_cli ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt \
 		-o "$WORK/nc_strace" "$RANT" -i "$VETH_A" -a "$ADDR_B" --client-no-tx-ts --count 300 -w 10 \
 		--json "$WORK/nc.json" -l "$WORK/nc.csv" --log-format csv
 	expect_eq "--client-no-tx-ts: client exit" "$RC" 0

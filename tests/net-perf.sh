@@ -37,10 +37,6 @@ if ! wait_for 30 settled "$NS_A" || ! wait_for 30 settled "$NS_B"; then
 fi
 
 N=300
-# LeakSanitizer stops the world with ptrace, which strace already holds: no
-# leak check under strace (the other suites run the same paths with it)
-SAN_ENV=()
-[ -n "${ASAN_OPTIONS:-}" ] && SAN_ENV=(env "ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
 
 # traced NAME BIND(-i|none) PEER-ADDR: a reflector under strace -e sendmsg
 # (and STRACE_X) and a client (sendmsg and recvmmsg, and CTRACE_X; options
@@ -52,13 +48,13 @@ traced() {
 	local name=$1 bind=$2 addr=$3 rpid port=$((25000 + RANDOM % 1000)) ropt=() copt=()
 	PORT_USED=$port
 	[ "$bind" = -i ] && ropt=(-i "$VETH_B") && copt=(-i "$VETH_A")
-	ip netns exec "$NS_B" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,bind,connect "${STRACE_X[@]}" -o "$WORK/$name-r.st" \
+	ip netns exec "$NS_B" "${STRACE_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,bind,connect "${STRACE_X[@]}" -o "$WORK/$name-r.st" \
 		"$RANT" "${ropt[@]}" --port "$port" --once -s --json "$WORK/$name-r.json" \
 		>"$WORK/$name-r.out" 2>"$WORK/$name-r.err" &
 	rpid=$!
 	BG_PIDS+=("$rpid")
 	wait_for 30 udp_listening "$NS_B" "$port"
-	ip netns exec "$NS_A" "${SAN_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,recvmmsg,recvmsg$CTRACE_X -o "$WORK/$name-c.st" \
+	ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=sendmsg,sendto,recvmmsg,recvmsg$CTRACE_X -o "$WORK/$name-c.st" \
 		"$RANT" "${copt[@]}" -a "$addr" --port "$port" --count "$N" -s "${CLIENT_X[@]}" --json "$WORK/$name.json" \
 		>"$WORK/$name.out" 2>"$WORK/$name.err"
 	EMIT_RC=$?
