@@ -12,7 +12,9 @@
 # and floor-ts, the floor stamping every packet as rant does (floor ... stamps:
 # RX and TX software stamps read, no bookkeeping): rant / floor-ts is what
 # rant's own work costs, floor-ts / floor what stamping costs the kernel,
-# plus rant's reflector variants (-N, -F) where this rant accepts them, and
+# plus rant's reflector variants (-N, -F) where this rant accepts them,
+# rant-NN (-N on the reflector, --client-no-tx-ts on the client) and floor-rx
+# beside it (floor ... rxstamps: RX software stamps only, as rant-NN's), and
 # experimental builds named in VARIANTS ("name=/path/to/rant ...", both ends).
 # rant's histograms run with -o 100 -b 0.01 (both ends): 10 ns buckets over
 # the first 100 us, as many as the defaults' 0.1 us over 1 ms (the same
@@ -28,9 +30,9 @@
 # summarised as the median with the min-max spread; a spread wider than
 # SPREAD_WARN (a factor) prints a warning that the host was too busy to
 # conclude.  A last table holds the hot path's goals against those ratios:
-# rant within 1.05x the stamped floor's RTT and 0.95x its rate, and rant -N
-# (the stamps a user can switch off, off) ahead of sockperf (0.95x, 1.05x),
-# in both pairings.  Raw per-run numbers go to bench-results.txt (copied to
+# rant within 1.05x the stamped floor's RTT and 0.95x its rate (rant-NN so
+# against floor-rx), and rant -N and rant-NN (the stamps a user can switch
+# off, off) ahead of sockperf (0.95x, 1.05x), in both pairings.  Raw per-run numbers go to bench-results.txt (copied to
 # BENCH_OUT if set).
 #
 #   sudo make bench                 ROUNDS=9 DUR=2 SIZE=64
@@ -266,8 +268,9 @@ EOF
 	fi
 }
 
-# floor_run PAIRING ROUND [floor-ts]: the bare ping-pong, same CPUs, same veth;
-# floor-ts stamps every packet (floor ... stamps).  Both hold the CPU latency
+# floor_run PAIRING ROUND [floor-ts|floor-rx]: the bare ping-pong, same CPUs,
+# same veth; floor-ts stamps every packet (floor ... stamps), floor-rx every
+# received one (floor ... rxstamps: rant-NN's stamps).  All hold the CPU latency
 # limit as rant does by default: a floor is the best any tool does under
 # rant's conditions, its idle states included.
 floor_run() {
@@ -277,6 +280,7 @@ floor_run() {
 	RUNS=$((RUNS + 1))
 	[ "$pairing" = spin ] && extra=(spin)
 	[ "$tool" = floor-ts ] && extra+=(stamps)
+	[ "$tool" = floor-rx ] && extra+=(rxstamps)
 	echo "# $tag: port $PORT, ${DUR}s" >&2
 	SERVER_CMD=("$FLOOR" server "$PORT" "${extra[@]}")
 	CLIENT_CMD=("$FLOOR" client "$ADDR_B" "$PORT" "$DUR" "$SIZE" "${extra[@]}")
@@ -328,8 +332,9 @@ echo "# $ROUNDS round(s) x 2 pairings x ${DUR}s, ${SIZE}-byte payload, servers o
 echo "# rant with ${RANT_HIST[*]}: its percentiles to 10 ns below 100 us (the floor's and sockperf's are exact)"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pairing tool round rtt_p50_ns rtt_p99_ns tps rss_client_kib rss_server_kib proc_p50_ns proc_p99_ns ovh_p50_ns ovh_p99_ns lost wire preempt_client preempt_server" >"$RESULTS"
-# sockperf between the two it is compared with: back to back with each, in either order
-variant_ok -N && UNITS[1]="rant-N -N|sockperf|rant-NN -N"
+# sockperf between the two it is compared with: back to back with each, in
+# either order; rant-NN then back to back with the floor that stamps as it does
+variant_ok -N && UNITS[1]="rant-N -N|sockperf|rant-NN -N|floor-rx"
 variant_ok -F && UNITS+=("rant-F -F")
 declare -A VARIANT_BIN=()
 for v in $VARIANTS; do
@@ -355,7 +360,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 				read -r -a c <<<"$m"
 				case ${c[0]} in
 				sockperf | sockperf-held) sockperf_run "$pairing" "$round" "${c[0]}" ;;
-				floor | floor-ts) floor_run "$pairing" "$round" "${c[0]}" ;;
+				floor | floor-ts | floor-rx) floor_run "$pairing" "$round" "${c[0]}" ;;
 				*) rant_run "$pairing" "$round" "${c[@]}" ;;
 				esac
 			done

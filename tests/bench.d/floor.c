@@ -4,8 +4,8 @@
  * no bookkeeping, one buffer, one socket.  `make bench` measures rant and
  * sockperf against it, so that "how much does the tool add" has an answer.
  *
- *   floor server PORT [spin] [stamps]
- *   floor client ADDR PORT SECONDS SIZE [spin] [stamps]
+ *   floor server PORT [spin] [stamps | rxstamps]
+ *   floor client ADDR PORT SECONDS SIZE [spin] [stamps | rxstamps]
  *
  * The client sends one datagram, waits for its echo, and keeps every app
  * RTT (clock_gettime around send -> receive) in memory (the server echoes
@@ -22,6 +22,11 @@
  * recvmmsg; 16 at a time after every 16th send was slower here: that read
  * outlasts a spinning round trip).  No matching, no statistics: what is
  * left between it and rant is rant's own work.
+ *
+ * "rxstamps" is the floor of rant with every stamp a user can switch off
+ * switched off (-N on its reflector, --client-no-tx-ts on its client):
+ * software RX stamps only, each read from its control message, no TX
+ * stamps asked for or read.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -40,6 +45,7 @@
 #define TX_MAX	16		/* the most one tx_stamps() reads */
 
 static int stamps;		/* "stamps": every packet stamped, see above */
+static int rxstamps;		/* "rxstamps": every received packet stamped, see above */
 static uint64_t stamps_read;	/* non-zero stamps read (printed: the mode did its work) */
 
 static uint64_t now_ns(void)
@@ -78,7 +84,11 @@ static int stamps_on(int fd)
 {
 	int f = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+	int rf = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
 
+	if (rxstamps) {
+		return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &rf, sizeof(rf));
+	}
 	return stamps ? setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)) : 0;
 }
 
@@ -134,7 +144,7 @@ static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *f
 	unsigned polls = 0;
 	ssize_t n;
 
-	if (stamps) {
+	if (stamps || rxstamps) {
 		char ctrl[256] __attribute__((aligned(8)));
 		struct iovec iov = { buf, len };
 		struct msghdr m = {
@@ -277,14 +287,16 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "server")) {
 		stamps = flag(argc, argv, 3, "stamps");
+		rxstamps = !stamps && flag(argc, argv, 3, "rxstamps");
 		return server(atoi(argv[2]), flag(argc, argv, 3, "spin"));
 	}
 	if (argc >= 6 && !strcmp(argv[1], "client")) {
 		stamps = flag(argc, argv, 6, "stamps");
+		rxstamps = !stamps && flag(argc, argv, 6, "rxstamps");
 		return client(argv[2], atoi(argv[3]), atof(argv[4]), (size_t)atoi(argv[5]),
 			      flag(argc, argv, 6, "spin"));
 	}
-	fputs("usage: floor server PORT [spin] [stamps] | floor client ADDR PORT SECONDS SIZE [spin] [stamps]\n",
+	fputs("usage: floor server PORT [spin] [stamps | rxstamps] | floor client ADDR PORT SECONDS SIZE [spin] [stamps | rxstamps]\n",
 	      stderr);
 	return 2;
 }

@@ -82,7 +82,8 @@ for p, label in (("defaults", "defaults (blocking)"), ("spin", "spinning")):
     pairs = [(t, "sockperf") for t in tools if t.startswith("rant")] + \
             [(t, "sockperf-held") for t in tools if t.startswith("rant") or t == "sockperf"] + \
             [(t, "floor") for t in tools if t != "floor"] + \
-            [(t, "floor-ts") for t in tools if t.startswith("rant")]
+            [(t, "floor-ts") for t in tools if t.startswith("rant")] + \
+            [("rant-NN", "floor-rx"), ("floor-rx", "sockperf")]
     for a, b in pairs:
         if a in tools and b in tools:
             print(f"| {a} / {b} | {rcell(p, a, b, 'rtt_p50_ns')} | {rcell(p, a, b, 'rtt_p99_ns')} | "
@@ -94,12 +95,13 @@ for t in tools:
     for p in ("defaults", "spin"):
         a, o = med(p, t, "proc_p50_ns"), med(p, t, "ovh_p50_ns")
         if a is not None:
-            print(f"{t} {p}: reflector processing T3_SW−T2_SW p50 {n(a)} ns; app overhead app_rtt−rtt p50 {n(o)} ns")
+            ovh = f"{n(o)} ns" if o is not None else "none (no wire rtt: --client-no-tx-ts)"
+            print(f"{t} {p}: reflector processing T3_SW−T2_SW p50 {n(a)} ns; app overhead app_rtt−rtt p50 {ovh}")
 # the goals of the hot path, from the same per-round ratios: rant against the floor that
 # stamps as it does, and rant with the stamps a user can switch off against sockperf: the
 # reflector's (-N), and the client's too (rant-NN: --client-no-tx-ts)
 goals = [("rant", "floor-ts", 1.05, 0.95), ("rant-N", "sockperf", 0.95, 1.05),
-         ("rant-NN", "sockperf", 0.95, 1.05)]
+         ("rant-NN", "sockperf", 0.95, 1.05), ("rant-NN", "floor-rx", 1.05, 0.95)]
 
 
 def sign_p(k, m):
@@ -147,6 +149,15 @@ for a, b, rtt_max, rate_min in goals:
         print(f"| {a} / {b}: RTT ≤ {rtt_max}×, rate ≥ {rate_min}× | {p} | "
               f"{statistics.median(r):.2f} ({min(r):.2f}–{max(r):.2f}) | "
               f"{statistics.median(q):.2f} ({min(q):.2f}–{max(q):.2f}) | {verdict(r, q, rtt_max, rate_min)} |")
+# what rant-NN's goal against sockperf asks of it against the floor that stamps as it does
+print()
+for p in ("defaults", "spin"):
+    r, q = per_round(p, "floor-rx", "sockperf", "rtt_p50_ns"), per_round(p, "floor-rx", "sockperf", "tps")
+    if r and q:
+        rm, qm = statistics.median(r), statistics.median(q)
+        print(f"floor-rx / sockperf {p}: RTT p50 {rm:.2f}×, rate {qm:.2f}×: rant-NN ahead of "
+              f"sockperf (0.95×, 1.05×) asks of it {0.95 / rm:.2f}× floor-rx's RTT and "
+              f"{1.05 / qm:.2f}× its rate")
 print()
 wide = sorted((w for w in warnings if w[0] > warn), reverse=True)
 if wide:
