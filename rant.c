@@ -12402,8 +12402,11 @@ static void json_counts(FILE *f, const struct report *r)
 		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n",
 		run.S.c.warmup, run.side.emit ? 0 : run.S.c.warmup - run.S.c.warmup_local,
 		run.S.c.warmup_local, cfg->warmup);
-	fprintf(f, "  \"response_basis\": \"%s\", \"tx_stamps\": %s,\n",
-		resp_tx_app() ? "app_send_T3_SW-T2_wire" : "wire_T3-T2",
+	/* a client of a -N reflector has no response: no basis to name (null) */
+	fprintf(f, "  \"response_basis\": %s, \"tx_stamps\": %s,\n",
+		resp_tx_app()			   ? "\"app_send_T3_SW-T2_wire\"" :
+		run.side.emit && run.E.srv_no_tx ? "null" :
+						   "\"wire_T3-T2\"",
 		resp_tx_app() || cli_no_tx() ? "false" : "true");
 	if (run.side.emit) {
 		fprintf(f, "  \"rtt_basis\": \"%s\",\n", cli_no_tx() ? "app_send_T4_wire-T1_SW" : "wire_T4-T1");

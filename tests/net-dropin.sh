@@ -300,6 +300,8 @@ test_missing_line() {
 	check "missing stamps: T3 counted, no trailing ';', -N named as the reason" \
 		has "$WORK/mn_c.out" '^Missing stamps: T3_KSW 300 \(the reflector runs -N: no TX stamps, by request\)$'
 	expect_eq "json: reflector_tx_stamps false" "$(jget "$WORK/mn_c.json" reflector_tx_stamps)" false
+	expect_eq "json: no response, so no response_basis (null)" "$(jget "$WORK/mn_c.json" response_basis)" null
+	expect_eq "json: no response metric" "$(jget "$WORK/mn_c.json" metrics.response.samples)" missing
 	kill -TERM "$spid"
 	wait_exit "$spid" 10
 }
