@@ -1086,6 +1086,18 @@ static struct config opts;
 /* ... and read everywhere else through cfg, so that nothing else can change it. */
 static const struct config *const cfg = &opts;
 
+/* -N on the reflector: its response ends at the app's send (T3_SW), not on the wire. */
+static bool resp_tx_app(void)
+{
+	return cfg->no_tx_ts && cfg->mode == MODE_REFLECT;
+}
+
+/* --client-no-tx-ts on the client: its rtt starts at the app's send (T1_SW). */
+static bool cli_no_tx(void)
+{
+	return cfg->cli_no_tx && cfg->mode == MODE_EMIT;
+}
+
 /*
  * Everything a run (or --analyze) measures and changes, in one object; what
  * the outputs keep while they write is apart (outs, below).  run_reset()
@@ -2324,7 +2336,7 @@ static int ts_setup(int fd, const char *ifname, enum ts_mode mode)
 	run.ts.rx_filter = -1;
 	if (mode == TS_SW) {
 		snprintf(run.ts.note, sizeof(run.ts.note), "software (kernel), as %s",
-			 cfg->cli_no_tx && cfg->mode == MODE_EMIT ? "--client-no-tx-ts needs" :
+			 cli_no_tx() ? "--client-no-tx-ts needs" :
 			 "--timestamps sw asked");
 		return 0;
 	}
@@ -2434,8 +2446,7 @@ static int ts_socket_flags(void)
 {
 	int f = ts_sockopt_flags(run.ts.hw);
 
-	if ((cfg->no_tx_ts && cfg->mode == MODE_REFLECT) ||
-	    (cfg->cli_no_tx && cfg->mode == MODE_EMIT)) {
+	if (resp_tx_app() || cli_no_tx()) {
 		/* -N, --client-no-tx-ts: this side's TX stamps never asked for, so never read */
 		f &= ~(SOF_TIMESTAMPING_TX_HARDWARE | SOF_TIMESTAMPING_TX_SOFTWARE);
 	}
@@ -3175,7 +3186,7 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		ptp_encode(iov.iov_base, (uint8_t)cfg->ptp_domain);
 	}
 	/* sends that ask the NIC for a TX stamp (-N's reflector asks for none) */
-	run.hww.tx += run.ts.hw && !(cfg->no_tx_ts && cfg->mode == MODE_REFLECT);
+	run.hww.tx += run.ts.hw && !resp_tx_app();
 	if (!run.ts.key_cmsg && !run.tx_src.len) {
 		return kops.sendmsg(fd, &msg, 0);
 	}
@@ -4206,17 +4217,11 @@ static bool peer_off_in(int m)
 	return run.side.emit && run.S.srv_hw && !run.ts.peer_off_on && wire_sign_of(m, false);
 }
 
-/* Whether this client's rtt starts at T1_SW: --client-no-tx-ts. */
-static bool cli_no_tx(void)
-{
-	return cfg->cli_no_tx && cfg->mode == MODE_EMIT;
-}
-
 static const char *metric_label(int m)
 {
 	static char marked[NMETRIC][64];
 
-	if (m == M_RESPONSE && cfg->no_tx_ts && cfg->mode == MODE_REFLECT) {
+	if (m == M_RESPONSE && resp_tx_app()) {
 		return "response (T3_SW-T2 wire, -N)";
 	}
 	if (m == M_RTT && cli_no_tx()) {
@@ -4298,7 +4303,7 @@ static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
 		*v = x - y;
 		return true;
 	}
-	metric_pair(m, cfg->no_tx_ts && cfg->mode == MODE_REFLECT, cli_no_tx(), &b, &a);
+	metric_pair(m, resp_tx_app(), cli_no_tx(), &b, &a);
 	return stamp_diff(t[b], t[a], v);
 }
 
@@ -6112,12 +6117,6 @@ static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
 		}
 	}
 	memcpy(p + 8 + 8 * l->nstamps, &late, 4);
-}
-
-/* -N on the reflector: its response ends at the app's send (T3_SW), not on the wire. */
-static bool resp_tx_app(void)
-{
-	return cfg->no_tx_ts && cfg->mode == MODE_REFLECT;
 }
 
 /* The columns of each format, in order; text keeps the earlier rant's. */
@@ -8213,9 +8212,9 @@ static void emit_send(uint64_t seq, uint64_t now)
 		run.S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
 	/* --client-no-tx-ts: no TX stamp to wait for (the key still counts sends) */
-	x->st |= TF_SENT | (cfg->cli_no_tx ? 0 : TF_TXPEND);
+	x->st |= TF_SENT | (cli_no_tx() ? 0 : TF_TXPEND);
 	run.ts.next_key++;
-	run.E.txpend += !cfg->cli_no_tx;
+	run.E.txpend += !cli_no_tx();
 	run.E.outstanding++;
 	run.S.c.sent++;
 	cls_count(seq, CG_SENT);
