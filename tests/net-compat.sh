@@ -411,6 +411,39 @@ t("log: every row rtt = t4 wire - t1_sw", not bad, bad[:5])
 		grep -q '^rant: --analyze: .*nc.csv:2: a client log written with --client-no-tx-ts' "$WORK/nc_an.err"
 }
 
+# --client-no-tx-ts paced, with classes, and both (each against a -N
+# reflector, traced): no TX stamp asked for or read, every ping sent
+# answered and counted, its rtt sampled, the T1 wire stamp of each measured
+# one missing by request, none unmatched
+test_client_no_tx_modes() {
+	local spid mode opts
+	for mode in paced classes classes-paced; do
+		case $mode in
+		paced) opts=(--interval 500) ;;
+		classes) opts=(--tos 0,32) ;;
+		classes-paced) opts=(--tos 0,32 --interval 500) ;;
+		esac
+		run_bg "ncm_$mode-r" ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -N --once
+		spid=$BG_PID
+		listening_b
+		run_fg "ncm_$mode" ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt \
+			-o "$WORK/ncm_$mode.st" "$RANT" -i "$VETH_A" -a "$ADDR_B" --client-no-tx-ts --count 200 -w 5 \
+			--timeout 3000 "${opts[@]}" --json "$WORK/ncm_$mode.json" -q
+		expect_eq "--client-no-tx-ts $mode: client exit" "$RC" 0
+		wait_rc "$spid" 30
+		no_tx_traced "--client-no-tx-ts $mode" "$WORK/ncm_$mode.st"
+		py_checks "--client-no-tx-ts $mode" '
+import json, sys
+d = json.load(open(sys.argv[1])); p = d["packets"]; m = d["metrics"]
+t("sent = received", p["sent"] == p["received"] > 0, p)
+t("rtt samples = received - warm-up", m["rtt"]["samples"] == p["received"] - p["warmup"], (m["rtt"]["samples"], p))
+t("T1 wire missing for every measured ping", d["missing_stamps"]["T1_KSW"] == p["sent"] - p["warmup"], (d["missing_stamps"], p))
+t("no unmatched TX stamps", p["unmatched_tx_stamps"] == 0, p)
+t("rtt_basis app send", d["rtt_basis"] == "app_send_T4_wire-T1_SW", d["rtt_basis"])
+' "$WORK/ncm_$mode.json"
+	done
+}
+
 # ------------------------------------------------ -N, -R, -F, -2, -N on emit
 test_later_flags() {
 	local spid rp
@@ -445,6 +478,7 @@ t("response samples 300", d["metrics"]["response"]["samples"] == 300)
 		python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline()); sys.exit(d["response_basis"]!="wire_T3-T2")' "$WORK/ro.json"
 
 	test_client_no_tx
+	test_client_no_tx_modes
 
 	run_fg r_cli ip netns exec "$NS_A" "$RANT" -a "$ADDR_B" -R --count 10 --timeout 100 --json "$WORK/r.json" -q
 	check "-R: wire stamps software" python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["timestamps"]["wire"]!="software")' "$WORK/r.json"

@@ -302,6 +302,8 @@ test_missing_line() {
 	expect_eq "json: reflector_tx_stamps false" "$(jget "$WORK/mn_c.json" reflector_tx_stamps)" false
 	expect_eq "json: no response, so no response_basis (null)" "$(jget "$WORK/mn_c.json" response_basis)" null
 	expect_eq "json: no response metric" "$(jget "$WORK/mn_c.json" metrics.response.samples)" missing
+	expect_eq "json: the client's own TX stamps taken (tx_stamps)" "$(jget "$WORK/mn_c.json" tx_stamps)" true
+	expect_eq "json: its rtt wire-to-wire (rtt_basis)" "$(jget "$WORK/mn_c.json" rtt_basis)" wire_T4-T1
 	kill -TERM "$spid"
 	wait_exit "$spid" 10
 }
