@@ -442,6 +442,20 @@ t("no unmatched TX stamps", p["unmatched_tx_stamps"] == 0, p)
 t("rtt_basis app send", d["rtt_basis"] == "app_send_T4_wire-T1_SW", d["rtt_basis"])
 ' "$WORK/ncm_$mode.json"
 	done
+	# against a reflector that stamps: only the client's own stamps are missing, and said so
+	run_bg ncm_full-r ip netns exec "$NS_B" "$RANT" -i "$VETH_B" --once
+	spid=$BG_PID
+	listening_b
+	run_fg ncm_full ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --client-no-tx-ts --count 100 \
+		--json "$WORK/ncm_full.json"
+	expect_eq "--client-no-tx-ts, reflector without -N: client exit" "$RC" 0
+	wait_rc "$spid" 30
+	check "--client-no-tx-ts, reflector without -N: only T1 missing, the client's option named" has "$WORK/ncm_full.out" \
+		'^Missing stamps: T1_KSW 100 \(no TX stamps of the pings, by request: --client-no-tx-ts\)$'
+	expect_eq "--client-no-tx-ts, reflector without -N: its response measured" \
+		"$(jget "$WORK/ncm_full.json" metrics.response.samples)" 100
+	expect_eq "--client-no-tx-ts, reflector without -N: response_basis wire" \
+		"$(jget "$WORK/ncm_full.json" response_basis)" wire_T3-T2
 }
 
 # ------------------------------------------------ -N, -R, -F, -2, -N on emit
