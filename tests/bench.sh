@@ -32,8 +32,8 @@
 # conclude.  A last table holds the hot path's goals against those ratios:
 # rant within 1.05x the stamped floor's RTT and 0.95x its rate (rant-NN so
 # against floor-rx), and rant -N and rant-NN (the stamps a user can switch
-# off, off) ahead of sockperf (0.95x, 1.05x), in both pairings.  Raw per-run numbers go to bench-results.txt (copied to
-# BENCH_OUT if set).
+# off, off) ahead of sockperf (0.95x, 1.05x), in both pairings.  Raw
+# per-run numbers go to bench-results.txt (copied to BENCH_OUT if set).
 #
 #   sudo make bench                 ROUNDS=9 DUR=2 SIZE=64
 #   sudo ROUNDS=1 DUR=3 tests/bench.sh
