@@ -420,8 +420,8 @@ test_client_no_tx_modes() {
 	for mode in paced classes classes-paced; do
 		case $mode in
 		paced) opts=(--interval 500) ;;
-		classes) opts=(--tos 0,32) ;;
-		classes-paced) opts=(--tos 0,32 --interval 500) ;;
+		classes) opts=(--tos "0,32") ;;
+		classes-paced) opts=(--tos "0,32" --interval 500) ;;
 		esac
 		run_bg "ncm_$mode-r" ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -N --once
 		spid=$BG_PID
