@@ -14,7 +14,8 @@
 # rant's own work costs, floor-ts / floor what stamping costs the kernel,
 # plus rant's reflector variants (-N, -F) where this rant accepts them,
 # rant-NN (-N on the reflector, --client-no-tx-ts on the client) and floor-rx
-# beside it (floor ... rxstamps: RX software stamps only, as rant-NN's), and
+# beside it (floor ... rxstamps: RX software stamps only, read as rant-NN
+# reads them), and
 # experimental builds named in VARIANTS ("name=/path/to/rant ...", both ends).
 # rant's histograms run with -o 100 -b 0.01 (both ends): 10 ns buckets over
 # the first 100 us, as many as the defaults' 0.1 us over 1 ms (the same

@@ -357,6 +357,24 @@ ok = m and all((int(x) & 3) == 0 if x.isdigit() else "TX_" not in x for x in m)
 sys.exit(0 if ok else 1)' "$2"
 }
 
+# rx_ioctl_traced LABEL STRACE SOCKETS: a --client-no-tx-ts client traced
+# (also ioctl, recvfrom) read its pongs by recvfrom, never with their control
+# data, and each datagram's stamp by one SIOCGSTAMPNS, after one per socket
+# (SOCKETS) at set-up that found nothing read yet (ENOENT)
+rx_ioctl_traced() {
+	check "$1: pongs read by recvfrom, T4 by one SIOCGSTAMPNS each, one ENOENT per socket first" \
+		python3 -c '
+import re, sys
+s = open(sys.argv[1]).read()
+rf = len(re.findall(r"recvfrom\([0-9]+, \"RANT.* = [1-9][0-9]*$", s, re.M))
+io = len(re.findall(r"SIOCGSTAMPNS\w*, [^)]*\) = 0$", s, re.M))
+en = len(re.findall(r"SIOCGSTAMPNS\w*, [^)]*\) = -1 ENOENT", s, re.M))
+rm = len(re.findall(r"recvmsg\([0-9]+, \{[^\n]*RANT", s))
+ok = rf > 0 and io == rf and en == int(sys.argv[2]) and rm == 0
+print("recvfrom %d, SIOCGSTAMPNS %d (+%d ENOENT), recvmsg of pongs %d" % (rf, io, en, rm), file=sys.stderr)
+sys.exit(0 if ok else 1)' "$2" "$3"
+}
+
 # --client-no-tx-ts against a -N reflector: no TX stamp asked for or read on
 # either side; the client's rtt is T4 wire - T1_SW, said so everywhere, and
 # every row's value is that difference of its own stamps
@@ -365,12 +383,13 @@ test_client_no_tx() {
 	run_bg nc_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -N --once
 	spid=$BG_PID
 	listening_b
-	run_fg nc_cli ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt \
+	run_fg nc_cli ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt,ioctl,recvfrom \
 		-o "$WORK/nc_strace" "$RANT" -i "$VETH_A" -a "$ADDR_B" --client-no-tx-ts --count 300 -w 10 \
 		--json "$WORK/nc.json" -l "$WORK/nc.csv" --log-format csv
 	expect_eq "--client-no-tx-ts: client exit" "$RC" 0
 	wait_rc "$spid" 30
 	no_tx_traced "--client-no-tx-ts" "$WORK/nc_strace"
+	rx_ioctl_traced "--client-no-tx-ts" "$WORK/nc_strace" 1
 	check "--client-no-tx-ts: the report says the rtt is app-send based" \
 		has "$WORK/nc_cli.out" '^RTT: T4 wire - T1_SW \(app send; --client-no-tx-ts: no TX stamps\), not wire-to-wire$'
 	check "--client-no-tx-ts: the decomposition row is labelled so" \
@@ -426,12 +445,13 @@ test_client_no_tx_modes() {
 		run_bg "ncm_$mode-r" ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -N --once
 		spid=$BG_PID
 		listening_b
-		run_fg "ncm_$mode" ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt \
+		run_fg "ncm_$mode" ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,setsockopt,ioctl,recvfrom \
 			-o "$WORK/ncm_$mode.st" "$RANT" -i "$VETH_A" -a "$ADDR_B" --client-no-tx-ts --count 200 -w 5 \
 			--timeout 3000 "${opts[@]}" --json "$WORK/ncm_$mode.json" -q
 		expect_eq "--client-no-tx-ts $mode: client exit" "$RC" 0
 		wait_rc "$spid" 30
 		no_tx_traced "--client-no-tx-ts $mode" "$WORK/ncm_$mode.st"
+		rx_ioctl_traced "--client-no-tx-ts $mode" "$WORK/ncm_$mode.st" "$([ "$mode" = paced ] && echo 1 || echo 2)"
 		py_checks "--client-no-tx-ts $mode" '
 import json, sys
 d = json.load(open(sys.argv[1])); p = d["packets"]; m = d["metrics"]

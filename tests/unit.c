@@ -6977,6 +6977,154 @@ static void test_late_by_arrival(void)
 	run.E.rx = NULL;
 }
 
+/* SIOCGSTAMPNS answered as test_rx_ioctl sets it: a stamp, or an error */
+static struct {
+	int r;
+	uint64_t ns;
+	unsigned calls;
+} stampns;
+
+static int fake_stampns(int fd, unsigned long req, void *arg)
+{
+	(void)fd;
+	if (req != SIOCGSTAMPNS) {
+		return -ENOTTY;
+	}
+	stampns.calls++;
+	if (stampns.r) {
+		return stampns.r;
+	}
+	*(struct timespec *)arg = (struct timespec){ (time_t)(stampns.ns / NSEC_PER_SEC),
+						    (long)(stampns.ns % NSEC_PER_SEC) };
+	return 0;
+}
+
+/*
+ * --client-no-tx-ts: the pong read by recvfrom, its kernel RX stamp by
+ * SIOCGSTAMPNS (ts_rx_ioctl_on).  On a real loopback socket: no
+ * SO_TIMESTAMPING on it, every pong taken with its own stamp (after its
+ * send, before its read), a datagram longer than the buffer cut and
+ * flagged, the socket's drops counted from SO_MEMINFO.  Against a fake
+ * ioctl: the kernel's "now" for an unstamped datagram (not before the read)
+ * and an error both leave the pong without T4; a socket that refuses the
+ * ioctl gets SO_TIMESTAMPING as before; and none of this without the option.
+ */
+static void test_rx_ioctl(void)
+{
+	static uint8_t rxbuf[PROTO_MAX_SIZE + 64];
+	uint8_t buf[PROTO_HDR_LEN + 64], big[600] = { 0 };
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t tl = sizeof(to), fl;
+	uint32_t mi[SK_MEMINFO_VARS];
+	uint64_t before[3], good = 0;
+	int rx, tx, i, f = -1, sent = 0;
+	struct rx r;
+
+	guard_setup(true);
+	opts.mode = MODE_EMIT;
+	opts.size = PROTO_HDR_LEN;
+	opts.timeout_ns = 60 * NSEC_PER_SEC;
+	opts.sw_stamps = true;
+	rx_stamps_live();
+	rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (rx < 0 || tx < 0 || bind(rx, (struct sockaddr *)&to, sizeof(to)) < 0 ||
+	    getsockname(rx, (struct sockaddr *)&to, &tl) < 0) {
+		ok(false, "rx ioctl: loopback sockets", "%s", strerror(errno));
+		return;
+	}
+	fl = sizeof(f);
+	ok(ts_enable_socket(tx) == 0 && !run.E.rx_ioctl &&
+	   getsockopt(tx, SOL_SOCKET, SO_TIMESTAMPING, &f, &fl) == 0 && (f & SOF_TIMESTAMPING_RX_SOFTWARE),
+	   "rx ioctl: not without --client-no-tx-ts (SO_TIMESTAMPING as ever)", "%d %#x", run.E.rx_ioctl, f);
+	ts_sockopt(tx, 0);
+	opts.cli_no_tx = true;
+	ok(ts_enable_socket(rx) == 0 && run.E.rx_ioctl, "rx ioctl: --client-no-tx-ts reads T4 by SIOCGSTAMPNS", "%d",
+	   run.E.rx_ioctl);
+	fl = sizeof(f);
+	ok(getsockopt(rx, SOL_SOCKET, SO_TIMESTAMPING, &f, &fl) == 0 && f == 0,
+	   "rx ioctl: no SO_TIMESTAMPING flags on the socket (they would take the stamp to a control message)",
+	   "%#x", f);
+	run.sock_fd = rx;
+	run.E.rx = rxbuf;
+	run.E.rxcap = sizeof(rxbuf);
+	for (i = 0; i < 3; i++) {
+		late_ping((uint64_t)i, mono_ns());
+		before[i] = real_ns();
+		guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0);
+		sent += sendto(tx, buf, opts.size, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)opts.size;
+	}
+	for (i = 0; i < 3; i++) {
+		ok(emit_recv(MSG_DONTWAIT) == 1, "rx ioctl: a pong read", "%d", i);
+	}
+	for (i = 0; i < 3; i++) {
+		const struct txn *x = &run.win.slot[i];
+
+		good += (x->st & TF_RECEIVED) && x->t[T4W] >= before[i] && x->t[T4W] < x->t[T4SW] &&
+			(i == 2 || x->t[T4W] < before[i + 1]);
+	}
+	ok(sent == 3 && good == 3 && run.S.c.received == 3,
+	   "rx ioctl: each pong its own kernel stamp: after its send, before its read and the next send",
+	   "sent %d good %" PRIu64 " received %" PRIu64, sent, good, run.S.c.received);
+	/* longer than the buffer: cut to it and flagged, as recvmsg would (MSG_TRUNC) */
+	sendto(tx, big, sizeof(big), 0, (struct sockaddr *)&to, sizeof(to));
+	ok(sock_recv(rxbuf, 100, MSG_DONTWAIT, &r, NULL, false) == 1 && r.trunc && r.len == 100,
+	   "rx ioctl: a datagram longer than the buffer read as the buffer and flagged truncated",
+	   "trunc %d len %zu", r.trunc, r.len);
+	/* drops: a receive buffer too small for a burst */
+	setopt_int(rx, SOL_SOCKET, SO_RCVBUF, 1);
+	for (i = 0; i < 64; i++) {
+		sendto(tx, big, sizeof(big), MSG_DONTWAIT, (struct sockaddr *)&to, sizeof(to));
+	}
+	fl = sizeof(mi);
+	run.E.rxq_ovfl = 0;
+	emit_drops_meminfo();
+	ok(getsockopt(rx, SOL_SOCKET, SO_MEMINFO, mi, &fl) == 0 && mi[SK_MEMINFO_DROPS] > 0 &&
+	   run.E.rxq_ovfl == mi[SK_MEMINFO_DROPS],
+	   "rx ioctl: the socket's drops counted from SO_MEMINFO", "rxq_ovfl %" PRIu32 " meminfo %" PRIu32,
+	   run.E.rxq_ovfl, mi[SK_MEMINFO_DROPS]);
+
+	/* the kernel's answers, faked */
+	kops.ioctl = fake_stampns;
+	memset(&r, 0, sizeof(r));
+	r.app = 5 * NSEC_PER_SEC;
+	stampns.r = 0;
+	stampns.ns = r.app - 700;
+	ts_rx_ioctl(&r);
+	ok(r.c.have_ts && r.c.sw == r.app - 700, "rx ioctl: a stamp before the read is the pong's", "%" PRIu64,
+	   r.c.sw);
+	memset(&r.c, 0, sizeof(r.c));
+	stampns.ns = r.app + 300;
+	ts_rx_ioctl(&r);
+	ok(!r.c.have_ts && !r.c.sw, "rx ioctl: the kernel's time of the ioctl (an unstamped datagram): no T4",
+	   "%" PRIu64, r.c.sw);
+	stampns.ns = r.app;
+	ts_rx_ioctl(&r);
+	ok(!r.c.have_ts, "rx ioctl: a stamp at the read itself: no T4", "%" PRIu64, r.c.sw);
+	stampns.r = -EINVAL;
+	ts_rx_ioctl(&r);
+	ok(!r.c.have_ts, "rx ioctl: an ioctl that fails: no T4", "%" PRIu64, r.c.sw);
+	stampns.r = -ENOTTY;
+	run.E.rx_ioctl = false;
+	fl = sizeof(f);
+	ok(ts_enable_socket(rx) == 0 && !run.E.rx_ioctl &&
+	   getsockopt(rx, SOL_SOCKET, SO_TIMESTAMPING, &f, &fl) == 0 && (f & SOF_TIMESTAMPING_RX_SOFTWARE) &&
+	   !(f & SOF_TIMESTAMPING_TX_SOFTWARE),
+	   "rx ioctl: a socket that refuses SIOCGSTAMPNS: SO_TIMESTAMPING's RX stamps instead", "%d %#x",
+	   run.E.rx_ioctl, f);
+	ts_sockopt(rx, 0);
+	stampns.r = -ENOENT;
+	ok(ts_enable_socket(rx) == 0 && run.E.rx_ioctl, "rx ioctl: ENOENT (nothing read yet) is the answer expected",
+	   "%d", run.E.rx_ioctl);
+	kops_restore();
+	opts.cli_no_tx = false;
+	close(rx);
+	close(tx);
+	run.sock_fd = -1;
+	run.E.rx = NULL;
+	run.E.rx_ioctl = false;
+}
+
 /*
  * Back-to-back, the client reads its TX stamps right after each send, at
  * most EMIT_TX_AFTER_SEND of them: a backlog is read over the next sends,
@@ -10277,6 +10425,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_guard_client),
 	CASE(test_early_ping),
 	CASE(test_late_by_arrival),
+	CASE(test_rx_ioctl),
 	CASE(test_emit_later),
 	CASE(test_tx_after_send),
 	CASE(test_session_socket),

@@ -25,8 +25,11 @@
  *
  * "rxstamps" is the floor of rant with every stamp a user can switch off
  * switched off (-N on its reflector, --client-no-tx-ts on its client):
- * software RX stamps only, each read from its control message, no TX
- * stamps asked for or read.
+ * software RX stamps only, no TX stamps asked for or read.  As rant does,
+ * the server reads each stamp from its datagram's control message, the
+ * client its echo with recvfrom and the echo's stamp with SIOCGSTAMPNS
+ * after its next send (the first one, before any datagram, turns the
+ * socket's stamps on and finds none).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -36,11 +39,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
+#include <linux/sockios.h>
 
 #define TX_MAX	16		/* the most one tx_stamps() reads */
 
@@ -80,12 +85,27 @@ static uint64_t cmsg_stamp(struct msghdr *m)
 	return 0;
 }
 
-static int stamps_on(int fd)
+/* the client of "rxstamps": the last echo's stamp by SIOCGSTAMPNS, counted if non-zero */
+static void ioctl_stamp(int fd)
+{
+	struct timespec ts;
+
+	if (ioctl(fd, SIOCGSTAMPNS, &ts) == 0 && (ts.tv_sec || ts.tv_nsec)) {
+		stamps_read++;
+	}
+}
+
+static int stamps_on(int fd, int client)
 {
 	int f = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
 	int rf = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
 
+	if (rxstamps && client) {
+		struct timespec ts;
+
+		return ioctl(fd, SIOCGSTAMPNS, &ts) < 0 && errno != ENOENT ? -1 : 0;
+	}
 	if (rxstamps) {
 		return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &rf, sizeof(rf));
 	}
@@ -144,7 +164,7 @@ static ssize_t rx(int fd, char *buf, size_t len, int spin, struct sockaddr_in *f
 	unsigned polls = 0;
 	ssize_t n;
 
-	if (stamps || rxstamps) {
+	if (stamps || (rxstamps && !client)) {
 		char ctrl[256] __attribute__((aligned(8)));
 		struct iovec iov = { buf, len };
 		struct msghdr m = {
@@ -194,7 +214,7 @@ static int server(int port, int spin)
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), connected = 0;
 	ssize_t n;
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || stamps_on(fd) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || stamps_on(fd, 0) < 0) {
 		perror("floor: server socket");
 		return 1;
 	}
@@ -227,7 +247,7 @@ static int client(const char *addr, int port, double secs, size_t size, int spin
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
 	if (!rtt || fd < 0 || inet_pton(AF_INET, addr, &a.sin_addr) != 1 || size > sizeof(buf) ||
-	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || stamps_on(fd) < 0) {
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || stamps_on(fd, 1) < 0) {
 		fprintf(stderr, "floor: client set-up failed (address '%s'): %s\n", addr, strerror(errno));
 		return 1;
 	}
@@ -243,6 +263,9 @@ static int client(const char *addr, int port, double secs, size_t size, int spin
 		}
 		if (stamps) {
 			tx_stamps(fd, 1);
+		}
+		if (rxstamps && n) {
+			ioctl_stamp(fd);	/* the last echo's, off its round trip */
 		}
 		if (rx(fd, buf, sizeof(buf), spin, NULL, 1) < 0) {
 			perror("floor: recv");
@@ -261,6 +284,9 @@ static int client(const char *addr, int port, double secs, size_t size, int spin
 		}
 		rtt[n++] = t1 - t0;
 	} while (t1 < end);
+	if (rxstamps) {
+		ioctl_stamp(fd);	/* the last echo's */
+	}
 	qsort(rtt, n, sizeof(*rtt), cmp_u64);
 	/* nearest rank, as rant computes its percentiles */
 	printf("floor: samples %zu duration_s %.6f p50_ns %llu p99_ns %llu stamps_read %llu\n", n,
