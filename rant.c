@@ -9156,11 +9156,6 @@ static int cls_interval_step(void)
 }
 
 /*
- * --interval faster than this host sustains (more than 1 % of the send
- * slots skipped, or pongs its receive buffer dropped): said once, naming
- * --interval as typed; a list's cadence is all its classes' together.
- */
-/*
  * With the pongs read by recvfrom (ts_rx_ioctl_on) no SO_RXQ_OVFL count
  * comes with them: the same count, the socket's sk_drops, is read once at
  * the end from SO_MEMINFO (socket(7), SK_MEMINFO_DROPS), summed over the
@@ -9177,9 +9172,8 @@ static void emit_drops_meminfo(void)
 	for (k = 0; k < cls_classes(); k++) {
 		uint32_t mi[SK_MEMINFO_VARS];
 		socklen_t len = sizeof(mi);
-		int fd = run.K.ncls > 1 ? run.K.fd[k] : run.sock_fd;
 
-		if (fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mi, &len) == 0 &&
+		if (getsockopt(run.K.fd[k], SOL_SOCKET, SO_MEMINFO, mi, &len) == 0 &&
 		    len > SK_MEMINFO_DROPS * sizeof(mi[0])) {
 			sum += mi[SK_MEMINFO_DROPS];
 		}
@@ -9189,6 +9183,11 @@ static void emit_drops_meminfo(void)
 	}
 }
 
+/*
+ * --interval faster than this host sustains (more than 1 % of the send
+ * slots skipped, or pongs its receive buffer dropped): said once, naming
+ * --interval as typed; a list's cadence is all its classes' together.
+ */
 static void emit_overload_note(void)
 {
 	char all[64];

@@ -7046,6 +7046,7 @@ static void test_rx_ioctl(void)
 	   "rx ioctl: no SO_TIMESTAMPING flags on the socket (they would take the stamp to a control message)",
 	   "%#x", f);
 	run.sock_fd = rx;
+	run.K.fd[0] = rx;	/* as cls_open() makes it: the class sockets, the first one too */
 	run.E.rx = rxbuf;
 	run.E.rxcap = sizeof(rxbuf);
 	/*
