@@ -4146,6 +4146,19 @@ static ssize_t early_sendmsg(int fd, const struct msghdr *msg, int flags)
 	return sys_sendmsg(fd, msg, flags);
 }
 
+/* --client-no-tx-ts's SIOCGSTAMPNS (ts_rx_ioctl): the sends made when it is asked */
+static int early_sends_at_stamp = -1;
+
+static int early_stampns(int fd, unsigned long req, void *arg)
+{
+	(void)fd;
+	(void)arg;
+	if (req == SIOCGSTAMPNS) {
+		early_sends_at_stamp = early_sends;
+	}
+	return -ENOENT;
+}
+
 /* The peer's answer to the ping it holds: its pong with FLAGS, or (seq >= 0) a pong of seq. */
 static uint64_t early_answer(int peer, uint16_t flags, int64_t seq)
 {
@@ -4263,6 +4276,20 @@ static void test_early_ping(void)
 	ok(r == 1 && early_sends == 0 && (run.win.slot[6].st & TF_LATE) && run.E.next_seq == 7,
 	   "early: the pong of a ping already lost (late): no next ping", "sends %d st %#x", early_sends,
 	   run.win.slot[6].st);
+
+	/* --client-no-tx-ts: the pong's stamp asked for only once the next ping went */
+	run.E.rx_ioctl = true;
+	kops.ioctl = early_stampns;
+	early_step(7);
+	early_answer(peer, 0, -1);
+	early_sends_at_stamp = -1;
+	r = early_recv();
+	ok(r == 1 && early_sends == 1 && early_sends_at_stamp == 1 && (run.win.slot[7].st & TF_RECEIVED),
+	   "early: --client-no-tx-ts: the pong's stamp (SIOCGSTAMPNS) read after the next ping went",
+	   "r %d sends %d sends at the stamp's read %d", r, early_sends, early_sends_at_stamp);
+	early_answer(peer, 0, -1);	/* ping 8's pong, read by the cleanup's close */
+	run.E.rx_ioctl = false;
+	kops.ioctl = kops_sys.ioctl;
 
 	run.key.on = true;
 	ok(!emit_early_allowed(), "early: not with a key", "-");
