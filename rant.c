@@ -2508,6 +2508,16 @@ static int ts_enable_socket(int fd)
 		run.ts.next_key = 0;
 		return 0;
 	}
+	if (run.side.emit && run.E.rx_ioctl) {
+		/*
+		 * a class's socket refusing what the first took: the loop reads every
+		 * class's pongs alike, so this class's come without T4, and said so
+		 */
+		warnx_("warning: --client-no-tx-ts: SIOCGSTAMPNS refused on class %d's socket, taken on the first: that class's pongs come without T4 (counted missing)",
+		       run.K.opening);
+		run.ts.next_key = 0;
+		return 0;
+	}
 	r = ts_sockopt(fd, ts_socket_flags());
 
 	if (r < 0) {

@@ -7175,6 +7175,26 @@ static void test_rx_ioctl(void)
 	stampns.r = -ENOENT;
 	ok(ts_enable_socket(rx) == 0 && run.E.rx_ioctl, "rx ioctl: ENOENT (nothing read yet) is the answer expected",
 	   "%d", run.E.rx_ioctl);
+	/* a class's socket refusing what the first took: a warning line, that class without T4 */
+	{
+		struct capture c;
+		char *err;
+		int g = -1, en;
+
+		stampns.r = -ENOTTY;
+		run.K.opening = 1;
+		cap_start(&c, 2);
+		en = ts_enable_socket(rx);
+		err = cap_stop(&c);
+		fl = sizeof(g);
+		ok(en == 0 && run.E.rx_ioctl && one_rant_line(err) &&
+		   strstr(err, "rant: warning: --client-no-tx-ts: SIOCGSTAMPNS refused on class 1's socket") == err &&
+		   getsockopt(rx, SOL_SOCKET, SO_TIMESTAMPING, &g, &fl) == 0 && g == 0,
+		   "rx ioctl: a later class's socket refusing it: one warning line, no control data asked for",
+		   "r %d on %d flags %#x '%s'", en, run.E.rx_ioctl, g, err);
+		free(err);
+		run.K.opening = 0;
+	}
 	kops_restore();
 	opts.cli_no_tx = false;
 	close(rx);
