@@ -710,6 +710,7 @@ struct hw_watch {
 	uint64_t rx, rx_hw, tx, tx_hw;
 	uint64_t armed;		/* CLOCK_MONOTONIC when too few had come: late TX stamps' grace */
 	int verdict;		/* enum hww_verdict */
+	int lacking;		/* HWW_NONE: HWW_RX | HWW_TX, the directions without stamps */
 	uint64_t at[4];		/* rx, rx_hw, tx, tx_hw when judged */
 	bool fell_back;		/* auto: the kernel's stamps since */
 	bool failed;		/* hw: the run stops, exit 1 */
@@ -3773,6 +3774,20 @@ static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
 }
 
 /*
+ * The offset of the reflector's PHC from its system clock, as a pong or
+ * FIN_ACK brings it: a PHC that was never set counts from its own epoch, so
+ * decades are possible, but not more than PEER_OFF_MAX (73 years).  Added
+ * to a difference of two stamps (each below STAMP_MAX) it then cannot pass
+ * INT64_MAX; anything beyond is not a clock, and is refused, never summed.
+ */
+#define PEER_OFF_MAX	((int64_t)(STAMP_MAX >> 1))
+
+static bool peer_off_plausible(const struct proto_msg *m)
+{
+	return !m->phc_method || (m->phc_off > -PEER_OFF_MAX && m->phc_off < PEER_OFF_MAX);
+}
+
+/*
  * Echoed server stamps a real reflector can send: each below STAMP_MAX, and
  * in order where they come from one clock (T2 wire before T3 wire, T2 app
  * before T3 app).  Wire and app stamps may be different clocks (NIC and
@@ -3780,6 +3795,9 @@ static bool sa_same(const struct sockaddr_storage *a, const struct sockaddr *b)
  */
 static bool echo_plausible(const struct proto_msg *m)
 {
+	if (!peer_off_plausible(m)) {
+		return false;
+	}
 	if ((m->t2w >= STAMP_MAX) || (m->t2sw >= STAMP_MAX) || (m->t3sw >= STAMP_MAX) ||
 	    (m->t3w >= STAMP_MAX)) {
 		return false;
@@ -3905,6 +3923,9 @@ static void hist_outside(struct hist *h, int64_t v)
 
 static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 {
+	__int128 d;
+	unsigned __int128 u;
+
 	if (v >= 0 && (uint64_t)v < h->bound_ns) {
 		h->bucket[(uint64_t)v / h->bucket_ns]++;
 	} else {
@@ -3924,7 +3945,13 @@ static void hist_add(struct hist *h, int64_t v, uint64_t seq)
 	}
 	h->n++;
 	h->sum += (__int128)v - h->shift;
-	h->sumsq += (unsigned __int128)(((__int128)v - h->shift) * ((__int128)v - h->shift));
+	/*
+	 * Squared unsigned: two int64 values differ by less than 2^64, whose
+	 * square fits an unsigned __int128 but not a signed one.
+	 */
+	d = (__int128)v - h->shift;
+	u = (unsigned __int128)(d < 0 ? -d : d);
+	h->sumsq += u * u;
 }
 
 /*
@@ -6758,10 +6785,15 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
  * A NIC can claim hardware stamps (ETHTOOL_GET_TS_INFO, SIOCSHWTSTAMP
  * accepted) and deliver none: a driver fault, or QEMU's e1000e, whose
  * model never stamps a packet.  ptp4l then says "timed out while polling
- * for tx timestamp" and declares the port FAULTY.  rant judges the NIC on
- * its first HWW_TXNS datagrams received and the sends of that time: fewer
- * than one in HWW_SHARE of the hardware stamps asked for is none.  With
- * --timestamps hw the run then stops (exit 1); with auto the kernel's
+ * for tx timestamp" and declares the port FAULTY.  Or it delivers them in
+ * one direction only: a NIC whose RX filter stamps PTP event messages only
+ * (the 82576 of igb, QEMU's igb model) stamps every send and no ping or
+ * pong received; bnxt before BCM5760X stamps only PTP packets it sends.
+ * Every sample needs both ends of a segment on one clock, so stamps in one
+ * direction only give no sample at all.  rant judges each direction on its
+ * first HWW_TXNS datagrams received and the sends of that time: fewer than
+ * one in HWW_SHARE of the hardware stamps asked for in a direction is none.
+ * With --timestamps hw the run then stops (exit 1); with auto the kernel's
  * stamps, asked for alongside (OPT_TX_SWHW, timestamping.rst 1.3.3), are
  * the wire stamps of the whole run (hw_fall_back).
  */
@@ -6775,45 +6807,84 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
 #define HWW_WAIT_NS	(50 * 1000000ULL)
 
 enum hww_verdict { HWW_PENDING, HWW_DELIVERS, HWW_NONE };
+enum { HWW_RX = 1, HWW_TX = 2 };
+/* hw_watch.lacking as the word before "hardware stamps" */
+static const char *const hww_dir[] = { "", "RX ", "TX ", "" };
 
-/* True once: the NIC delivers (almost) no hardware stamp.  FINAL: the run or session ends. */
+/* Fewer than one in HWW_SHARE of the stamps asked for came (none asked: not short). */
+static bool hww_short(uint64_t got, uint64_t asked)
+{
+	return asked && got * HWW_SHARE < asked;
+}
+
+/* What the NIC delivered, for the judging line: "no RX hardware stamps" and the counts. */
+static void hww_say(char *s, size_t len, const struct hw_watch *w)
+{
+	static const char *const what[] = { "", "no RX hardware stamps", "no TX hardware stamps",
+					     "no hardware stamps" };
+	int n = snprintf(s, len, "%s delivered %s: RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64 " of %" PRIu64,
+			 cfg->iface, what[w->lacking & 3], w->at[1], w->at[0], w->at[3], w->at[2]);
+
+	if (n < 0 || (size_t)n >= len) {
+		return;
+	}
+	if (w->lacking == HWW_RX && run.ts.rx_filter != HWTSTAMP_FILTER_ALL) {
+		snprintf(s + n, len - (size_t)n, " (its rx filter %s stamps received PTP event messages only)",
+			 ts_filter_name(run.ts.rx_filter));
+	} else if (w->lacking == HWW_TX) {
+		snprintf(s + n, len - (size_t)n, " (some NICs stamp only the PTP packets they send)");
+	}
+}
+
+/*
+ * True once: the NIC delivers (almost) no hardware stamp in a direction.
+ * FINAL: the run or session ends.
+ */
 static bool hw_watch_none(bool final)
 {
 	struct hw_watch *w = &run.hww;
+	char said[320];
 	uint64_t now;
+	int lacking;
 
 	if (w->verdict || !run.ts.hw || !w->rx || (!final && w->rx < HWW_TXNS)) {
 		return false;
 	}
-	if ((w->rx_hw + w->tx_hw) * HWW_SHARE >= w->rx + w->tx) {
+	lacking = hww_short(w->rx_hw, w->rx) ? HWW_RX : 0;
+	lacking |= hww_short(w->tx_hw, w->tx) ? HWW_TX : 0;
+	if (!lacking) {
 		if (w->rx >= HWW_TXNS) {
 			w->verdict = HWW_DELIVERS;
 		}
 		return false;
 	}
-	if (!final && w->rx < 3 * HWW_TXNS) {
+	if (!final && w->rx < 3 * HWW_TXNS && (lacking & HWW_TX)) {
 		now = mono_ns();
 		if (!w->armed) {
 			w->armed = now;
 		}
 		if (now - w->armed < HWW_WAIT_NS) {
-			return false;
+			return false;	/* late TX stamps may still come */
 		}
 	}
 	w->verdict = HWW_NONE;
+	w->lacking = lacking;
 	w->at[0] = w->rx;
 	w->at[1] = w->rx_hw;
 	w->at[2] = w->tx;
 	w->at[3] = w->tx_hw;
+	hww_say(said, sizeof(said), w);
 	if (cfg->ts == TS_HW) {
+		bool probe = !cfg->ptp_probe && (lacking == HWW_TX || (lacking == HWW_RX &&
+						 ptp_probe_helps(run.ts.rx_filter) == 1));
+
 		w->failed = true;
-		warnx_("--timestamps hw: %s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64
-		       ", TX %" PRIu64 " of %" PRIu64 " (a port ptp4l declares FAULTY); stopping: see ethtool -T %s and its driver, or use --timestamps auto or sw",
-		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx, cfg->iface);
+		warnx_("--timestamps hw: %s%s; no sample can be taken: stopping: %s", said,
+		       lacking == (HWW_RX | HWW_TX) ? " (a port ptp4l declares FAULTY)" : "",
+		       probe ? "run both ends with --ptp-probe (its pings and pongs are PTP event messages), or use --timestamps auto or sw" :
+		       "see ethtool -T and the driver, or use --timestamps auto or sw");
 	} else {
-		warnx_("%s delivered no hardware stamps: RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
-		       " of %" PRIu64 ": kernel stamps for the whole run (--timestamps auto)",
-		       cfg->iface, w->rx_hw, w->rx, w->tx_hw, w->tx);
+		warnx_("%s: kernel stamps for the whole run (--timestamps auto)", said);
 	}
 	return true;
 }
@@ -6845,8 +6916,8 @@ static void hw_fall_back(void)
 	run.hww.fell_back = true;
 	ts_restore_say(run.sock_fd);
 	snprintf(run.ts.note, sizeof(run.ts.note),
-		 "software (kernel): %s delivered no hardware stamps (--timestamps auto fell back)",
-		 cfg->iface);
+		 "software (kernel): %s delivered no %shardware stamps (--timestamps auto fell back)",
+		 cfg->iface, hww_dir[run.hww.lacking & 3]);
 	for (i = 0; i < 4; i++) {
 		hist_reset(&run.S.h[split[run.side.emit][i]]);
 	}
@@ -6875,6 +6946,24 @@ static void hw_judge(bool final, void (*restamp)(struct txn *x))
 			txn_account(&run.win.slot[i]);
 		}
 	}
+}
+
+/*
+ * Datagrams answered past the warm-up and not one sample of the primary
+ * metric (rtt, or the reflector's response): every one lacked a stamp it
+ * needs.  Whatever the cause, such a run or session never ends with exit 0;
+ * one line says so (the report's Missing stamps line says which).
+ */
+static bool no_sample_say(void)
+{
+	uint64_t n = run.S.c.received > run.S.c.warmup ? run.S.c.received - run.S.c.warmup : 0;
+
+	if (!n || run.S.h[run.side.primary].n) {
+		return false;
+	}
+	warnx_("%" PRIu64 " %s%s received after the warm-up and not one %s sample: each lacked a stamp it needs (see Missing stamps in the report)",
+	       n, run.side.emit ? "pong" : "ping", n == 1 ? "" : "s", metric_def[run.side.primary].key);
+	return true;
 }
 
 /* --------------------------------------------------------------- memory */
@@ -8417,7 +8506,10 @@ static void emit_fin_ack(const struct proto_msg *m, size_t len)
 	if (m->boot_id) {
 		run.E.srv_phc.boot_id = m->boot_id;
 	}
-	if (m->phc_method) {
+	if (!peer_off_plausible(m)) {
+		/* its PHC block is dropped, the rest stands */
+		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+	} else if (m->phc_method) {
 		run.E.srv_phc.off = m->phc_off;
 		run.E.srv_phc.window = m->phc_window;
 		run.E.srv_phc.method = m->phc_method;
@@ -8562,6 +8654,8 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
 		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
 		m.nhist = 0;
+		m.phc_method = 0;
+		m.phc_off = 0;
 	}
 	x = &run.win.slot[m.seq & run.win.mask];
 	if (!(x->st & TF_USED) || x->seq != m.seq || (x->st & TF_SENDERR)) {
@@ -10356,8 +10450,8 @@ static void reflect_end(int reason)
 		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
 	}
 	reflect_hw_check(true);
-	if (run.hww.failed) {
-		exit_code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	if (run.hww.failed || no_sample_say()) {
+		exit_code = EXIT_RUNTIME;	/* hw_watch_none or no_sample_say said why */
 	}
 	if (run.S.stop_reason != STOP_BREACH && !run.hww.failed) {
 		run.S.stop_reason = reason;
@@ -11749,8 +11843,9 @@ static void print_hw_watch(FILE *f)
 	if (w->verdict != HWW_NONE) {
 		return;
 	}
-	fprintf(f, "Hardware stamps: %s delivered none (RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
-		" of %" PRIu64 "): %s\n", cfg->iface, w->at[1], w->at[0], w->at[3], w->at[2],
+	fprintf(f, "Hardware stamps: %s delivered none%s (RX %" PRIu64 " of %" PRIu64 ", TX %" PRIu64
+		" of %" PRIu64 "): %s\n", cfg->iface, w->lacking == HWW_RX ? " on receive" :
+		w->lacking == HWW_TX ? " on send" : "", w->at[1], w->at[0], w->at[3], w->at[2],
 		w->fell_back ? "the kernel's stamps are the wire stamps of the whole run (--timestamps auto)" :
 			       "stopped (--timestamps hw)");
 }
@@ -12357,9 +12452,12 @@ static void json_hw(FILE *f, const struct report *r)
 		static const char *const verdict[] = { "unjudged", "delivers", "none" };
 		const struct hw_watch *w = &run.hww;
 
+		static const char *const lacking[] = { "null", "\"rx\"", "\"tx\"", "\"both\"" };
+
 		fprintf(f, "  \"hw_stamps\": {\"rx\": %" PRIu64 ", \"rx_nic\": %" PRIu64 ", \"tx\": %" PRIu64
-			", \"tx_nic\": %" PRIu64 ", \"verdict\": \"%s\", \"fell_back\": %s},\n",
+			", \"tx_nic\": %" PRIu64 ", \"verdict\": \"%s\", \"lacking\": %s, \"fell_back\": %s},\n",
 			w->rx, w->rx_hw, w->tx, w->tx_hw, verdict[w->verdict],
+			lacking[w->lacking & 3],
 			w->fell_back ? "true" : "false");
 	} else {
 		fprintf(f, "  \"hw_stamps\": null,\n");
@@ -17373,6 +17471,8 @@ static int run_main(void)
 		code = EXIT_RUNTIME;
 	} else if (run.hww.failed) {
 		code = EXIT_RUNTIME;	/* hw_watch_none said why */
+	} else if (no_sample_say()) {
+		code = EXIT_RUNTIME;
 	} else if (run.S.stop_reason == STOP_NO_ANSWER) {
 		warnx_("no answer from %s port %u for %.0f s: %s", cfg->address, cfg->port,
 		       (double)emit_silence_ns() / 1e9, run.S.c.received ?

@@ -7555,7 +7555,7 @@ static void test_hw_none_auto(void)
 	json_report(f, &rep, 0);
 	fclose(f);
 	ok(text && strstr(text, "Timestamps: wire software (kernel)") && strstr(text, "Hardware stamps: lo delivered none") &&
-	   strstr(text, "\"wire\": \"software\"") && strstr(text, "\"verdict\": \"none\", \"fell_back\": true"),
+	   strstr(text, "\"wire\": \"software\"") && strstr(text, "\"verdict\": \"none\", \"lacking\": \"both\", \"fell_back\": true"),
 	   "report and JSON say software, and why", "%.2000s", text ? text : "");
 	free(text);
 	*log_header(hdr, true, run.side.stamps, run.side.nstamps) = 0;
@@ -7682,29 +7682,202 @@ static void test_hw_none_reflect(void)
 	hf_done();
 }
 
-/* A NIC that stamps: judged as delivering, nothing changes. */
+/* A pong with NIC stamps and a PHC offset, as a reflector (or a liar) sends it; its length. */
+static size_t peer_pong(uint8_t *buf, uint64_t seq, int64_t off, uint64_t t2w, uint64_t t3w)
+{
+	struct proto_msg m = { .type = PT_PONG, .session = run.S.id, .seq = seq,
+			       .flags = PF_SRV_HW | PF_T2W | PF_T2SW | PF_T3W | PF_PHC_OFF, .t2w = t2w,
+			       .t2sw = STAMP_MAX - 1, .t3w = t3w,
+			       .t3w_seq = seq, .phc_off = off, .phc_method = 1 };
+
+	memset(buf, 0, opts.size);
+	proto_encode(buf, &m);
+	proto_kx_put(buf, opts.size, &m);
+	return opts.size;
+}
+
+/*
+ * Every number a peer sends is bounded before any arithmetic: a PHC offset
+ * near INT64_MAX is refused and counted (the rest of the pong stands), one
+ * at the bound with stamps at theirs is summed without overflow (the
+ * sanitizer builds run this), and the statistics square any two int64
+ * values' difference without overflow.
+ */
+static void test_peer_bounds(void)
+{
+	uint8_t buf[PROTO_HDR_LEN + 256];
+	static const int64_t offs[] = { INT64_MAX - 5, INT64_MIN + 5, PEER_OFF_MAX, -PEER_OFF_MAX };
+	static uint64_t hb[4];
+	static int64_t ho[8];
+	struct hist h;
+	uint64_t i;
+
+	guard_setup(true);
+	opts.size = PROTO_HDR_LEN + KX_PHC_LEN + 64;
+	run.ts.hw = true;
+	hf_hists(true);
+	for (i = 0; i < ARRAY_SIZE(offs) + 2; i++) {
+		struct txn *x = &run.win.slot[i & run.win.mask];
+
+		memset(x, 0, sizeof(*x));
+		x->seq = i;
+		x->st = TF_USED | TF_SENT;
+		x->deadline = UINT64_MAX;
+		x->t[T1W] = 1;
+		run.E.next_seq = i + 1;
+		run.E.outstanding++;
+		run.S.c.sent++;
+		if (i < ARRAY_SIZE(offs)) {
+			emit_packet(buf, peer_pong(buf, i, offs[i], 1, 1), 2, 0, false);
+		} else {
+			emit_packet(buf, peer_pong(buf, i, PEER_OFF_MAX - 1, 1, 1), 2, 0, false);
+		}
+		txn_account(x);
+		ok(i < ARRAY_SIZE(offs) ? !run.ts.peer_off_on : run.ts.peer_off_on && run.ts.peer_off == PEER_OFF_MAX - 1,
+		   "peer bounds: a PHC offset beyond +-PEER_OFF_MAX refused, one inside taken", "i=%" PRIu64 " on=%d",
+		   i, run.ts.peer_off_on);
+	}
+	ok(run.S.c.rejected[GR_IMPLAUSIBLE] == ARRAY_SIZE(offs) && run.S.c.received == ARRAY_SIZE(offs) + 2,
+	   "peer bounds: each refused offset counted as implausible, every round trip kept", "implausible=%" PRIu64
+	   " received=%" PRIu64, run.S.c.rejected[GR_IMPLAUSIBLE], run.S.c.received);
+	ok(run.S.h[M_RTT].n == ARRAY_SIZE(offs) + 2 && run.S.h[M_SRV_RX].n == 2 && run.S.h[M_SRV_RX].max > 0,
+	   "peer bounds: the refused pongs' server segments left out, the others summed", "rtt=%" PRIu64
+	   " srv_rx=%" PRIu64, run.S.h[M_RTT].n, run.S.h[M_SRV_RX].n);
+	{
+		struct proto_msg f = { .type = PT_FIN_ACK, .session = run.S.id, .seq = 6, .phc_method = 1,
+				       .phc_off = INT64_MAX, .boot_id = 77 };
+		uint64_t bad = run.S.c.rejected[GR_IMPLAUSIBLE];
+
+		run.E.fin_sent = true;
+		memset(buf, 0, sizeof(buf));
+		proto_encode(buf, &f);
+		proto_kx_put(buf, fin_len(), &f);
+		emit_packet(buf, fin_len(), 0, 0, false);
+		ok(run.E.fin_acked && run.S.c.rejected[GR_IMPLAUSIBLE] == bad + 1 && !run.E.srv_phc.method &&
+		   run.E.srv_phc.boot_id == 77, "peer bounds: a FIN_ACK's PHC offset near INT64_MAX refused, its boot id kept",
+		   "acked=%d method=%d", run.E.fin_acked, run.E.srv_phc.method);
+	}
+	hf_hists(false);
+
+	hist_init(&h, 1000, 4000, hb, ho, ARRAY_SIZE(ho), NULL);
+	hist_add(&h, INT64_MAX, 0);
+	hist_add(&h, INT64_MIN, 1);
+	hist_add(&h, INT64_MAX, 2);
+	ok(h.n == 3 && h.min == INT64_MIN && h.max == INT64_MAX,
+	   "peer bounds: INT64_MIN and INT64_MAX in one histogram, squared without overflow", "n=%" PRIu64, h.n);
+	reset_globals();
+}
+
+/* The watch as a NIC leaves it: RX received and stamped, TX asked for and stamped. */
+static void hww_set(uint64_t rx, uint64_t rx_hw, uint64_t tx, uint64_t tx_hw)
+{
+	run.hww = (struct hw_watch){ .rx = rx, .rx_hw = rx_hw, .tx = tx, .tx_hw = tx_hw };
+}
+
+/*
+ * Judged per direction: stamps on send only (an RX filter that stamps PTP
+ * only: igb's 82576, QEMU's igb) or on receive only (bnxt stamping PTP
+ * sends only) give no sample, so they are none; a share skipped (igb's one
+ * TX stamp at a time) is not.
+ */
 static void test_hw_some(void)
 {
 	struct capture ce;
+	char *err;
 
 	run_reset();
 	cfg_defaults();
-	run.ts.hw = true;
-	run.hww.rx = HWW_TXNS;
-	run.hww.tx = HWW_TXNS;
-	run.hww.rx_hw = 0;
-	run.hww.tx_hw = HWW_TXNS;	/* a PTP-only RX filter: TX stamps only */
-	ok(!hw_watch_none(false) && run.hww.verdict == HWW_DELIVERS && run.ts.hw,
-	   "TX stamps only (RX filter PTP): the NIC delivers, no fall-back", "verdict=%d", run.hww.verdict);
-	run.hww = (struct hw_watch){ .rx = 10, .tx = 10, .rx_hw = 0, .tx_hw = 2 };
-	ok(!hw_watch_none(true) && !run.hww.verdict, "a short run with 2 stamps in 20 (the share): not judged none",
-	   "verdict=%d", run.hww.verdict);
-	run.hww = (struct hw_watch){ .rx = 10, .tx = 10, .rx_hw = 0, .tx_hw = 1 };
 	opts.iface = "eth9";
+	run.ts.hw = true;
+	run.ts.rx_filter = HWTSTAMP_FILTER_ALL;
+	hww_set(HWW_TXNS, HWW_TXNS, HWW_TXNS, HWW_TXNS * 9 / 10);
+	ok(!hw_watch_none(false) && run.hww.verdict == HWW_DELIVERS && run.ts.hw,
+	   "every RX stamp, 9 in 10 TX stamps (one at a time): the NIC delivers", "verdict=%d", run.hww.verdict);
+
+	run.ts.rx_filter = HWTSTAMP_FILTER_PTP_V2_EVENT;
+	hww_set(HWW_TXNS, 0, HWW_TXNS, HWW_TXNS);
 	cap_start(&ce, 2);
-	ok(hw_watch_none(true) && run.hww.verdict == HWW_NONE, "a short run with 1 stamp in 20, at its end: none",
+	ok(hw_watch_none(false) && run.hww.verdict == HWW_NONE && run.hww.lacking == HWW_RX,
+	   "TX stamps only (RX filter PTP): none on receive, judged at once", "verdict=%d lacking=%d",
+	   run.hww.verdict, run.hww.lacking);
+	err = cap_stop(&ce);
+	ok(one_rant_line(err) && strstr(err, "eth9 delivered no RX hardware stamps: RX 0 of 64, TX 64 of 64") &&
+	   strstr(err, "rx filter PTP_V2_EVENT") && strstr(err, "kernel stamps for the whole run"),
+	   "auto: one line names the direction, the counts and the filter, and the fall-back", "'%s'", err);
+	free(err);
+
+	opts.ts = TS_HW;
+	hww_set(HWW_TXNS, 0, HWW_TXNS, HWW_TXNS);
+	cap_start(&ce, 2);
+	ok(hw_watch_none(false) && run.hww.failed, "hw, TX stamps only: the run fails", "failed=%d", run.hww.failed);
+	err = cap_stop(&ce);
+	ok(one_rant_line(err) && strstr(err, "--timestamps hw: eth9 delivered no RX hardware stamps") &&
+	   strstr(err, "PTP_V2_EVENT") && strstr(err, "--ptp-probe") && !strstr(err, "FAULTY"),
+	   "hw: one line names the missing RX stamps, the filter and --ptp-probe", "'%s'", err);
+	free(err);
+
+	run.ts.rx_filter = HWTSTAMP_FILTER_PTP_V2_L2_EVENT;
+	hww_set(HWW_TXNS, 0, HWW_TXNS, HWW_TXNS);
+	cap_start(&ce, 2);
+	hw_watch_none(false);
+	err = cap_stop(&ce);
+	ok(one_rant_line(err) && strstr(err, "PTP_V2_L2_EVENT") && !strstr(err, "--ptp-probe"),
+	   "hw, a layer-2 PTP filter: --ptp-probe (UDP) not offered", "'%s'", err);
+	free(err);
+
+	run.ts.rx_filter = HWTSTAMP_FILTER_ALL;
+	hww_set(HWW_TXNS, HWW_TXNS, HWW_TXNS, 0);
+	cap_start(&ce, 2);
+	ok(hw_watch_none(true) && run.hww.lacking == HWW_TX, "RX stamps only: none on send", "lacking=%d",
+	   run.hww.lacking);
+	err = cap_stop(&ce);
+	ok(one_rant_line(err) && strstr(err, "no TX hardware stamps") && strstr(err, "--ptp-probe"),
+	   "hw, RX stamps only: the line says TX and offers --ptp-probe", "'%s'", err);
+	free(err);
+
+	opts.ts = TS_AUTO;
+	hww_set(10, 1, 10, 1);
+	ok(!hw_watch_none(true) && !run.hww.verdict, "a short run with 1 stamp in 10 each way (the share): not none",
 	   "verdict=%d", run.hww.verdict);
+	hww_set(10, 10, 10, 0);
+	cap_start(&ce, 2);
+	ok(!hw_watch_none(false) && !run.hww.verdict, "too few datagrams to judge before the end: pending",
+	   "verdict=%d", run.hww.verdict);
+	ok(hw_watch_none(true) && run.hww.verdict == HWW_NONE && run.hww.lacking == HWW_TX,
+	   "the same at its end: none on send", "verdict=%d", run.hww.verdict);
 	free(cap_stop(&ce));
+	reset_globals();
+}
+
+/* Answers past the warm-up and no sample: one line, and the run cannot exit 0. */
+static void test_no_sample(void)
+{
+	struct capture ce;
+	char *err;
+
+	run_reset();
+	cfg_defaults();
+	side_set(true);
+	run.S.c.received = 10;
+	run.S.c.warmup = 10;
+	ok(!no_sample_say(), "only warm-up answers: no sample expected", "%s", "");
+	run.S.c.received = 25;
+	cap_start(&ce, 2);
+	ok(no_sample_say(), "15 pongs past the warm-up, no rtt sample: said", "%s", "");
+	err = cap_stop(&ce);
+	ok(one_rant_line(err) && strstr(err, "15 pongs received after the warm-up and not one rtt sample"),
+	   "one line counts the pongs and names the metric", "'%s'", err);
+	free(err);
+	run.S.h[run.side.primary].n = 1;
+	ok(!no_sample_say(), "one sample: nothing said", "%s", "");
+	run.S.h[run.side.primary].n = 0;
+	side_set(false);
+	cap_start(&ce, 2);
+	ok(no_sample_say(), "the reflector: pings past the warm-up, no response sample: said", "%s", "");
+	err = cap_stop(&ce);
+	ok(one_rant_line(err) && strstr(err, "15 pings received after the warm-up and not one response sample"),
+	   "the reflector's line counts pings and names response", "'%s'", err);
+	free(err);
 	reset_globals();
 }
 
@@ -10473,6 +10646,8 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hw_none_hw),
 	CASE(test_hw_none_reflect),
 	CASE(test_hw_some),
+	CASE(test_peer_bounds),
+	CASE(test_no_sample),
 	CASE(test_phc_stopped),
 	CASE(test_pktinfo_lower),
 	CASE(test_bond),
