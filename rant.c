@@ -4405,14 +4405,17 @@ static bool metric_stamps(int m, const uint64_t *t, int64_t *v)
  */
 static bool metric_value(int m, const uint64_t *t, int64_t *v)
 {
+	int64_t own, peer = 0;
+
 	if (!metric_stamps(m, t, v)) {
 		return false;
 	}
-	*v += wire_sign(m) * run.ts.wire_off;
+	/* both offsets are bounded (STAMP_MAX, PEER_OFF_MAX); a sum past 64 bits is no value */
+	own = wire_sign(m) * run.ts.wire_off;
 	if (run.side.emit && run.ts.peer_off_on) {
-		*v += wire_sign_of(m, false) * run.ts.peer_off;
+		peer = wire_sign_of(m, false) * run.ts.peer_off;
 	}
-	return true;
+	return !__builtin_add_overflow(*v, own, v) && !__builtin_add_overflow(*v, peer, v);
 }
 
 /* Server minus client clock offset from the four wire stamps (NTP's formula). */

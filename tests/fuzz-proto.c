@@ -7,7 +7,8 @@
  * round trip through their encoders.  Then the same bytes go through the
  * session rules: the tag check with a key, the stamp plausibility check,
  * the client's emit_packet() against a window of pings in every state (the
- * pong as long as the ping) and the reflector's reflect_packet() from a
+ * pong as long as the ping; the reflector's PHC offset it brings within its
+ * bound, every metric then inside 64 bits) and the reflector's reflect_packet() from a
  * fixed peer, with the counters' invariants checked after each; and the
  * reflector across a session's life (fz_life): classes in the pings, the
  * input and its confirming seq + 1, the next real ping, the FIN, the input
@@ -156,6 +157,9 @@ static void fz_session(bool emit)
 	memset(&run.E, 0, sizeof(run.E));
 	memset(&run.R, 0, sizeof(run.R));
 	memset(&run.live, 0, sizeof(run.live));
+	run.ts.peer_off = 0;	/* each input's pong brings its own reflector offset */
+	run.ts.peer_off_on = false;
+	run.S.srv_hw = false;
 	run.win.slot = fz_win;
 	run.win.mask = 255;
 	run.E.keyseq = fz_keyseq;
@@ -334,12 +338,17 @@ static void fz_rules(uint8_t *in, size_t size)
 	if (run.S.c.late > run.S.c.lost || run.S.c.received + run.S.c.lost + run.E.outstanding != run.S.c.sent) {
 		abort();		/* late <= lost, sent = received + lost + in flight */
 	}
+	if (run.ts.peer_off_on && (run.ts.peer_off >= PEER_OFF_MAX || run.ts.peer_off <= -PEER_OFF_MAX)) {
+		abort();		/* a reflector offset past its bound was taken */
+	}
 	for (i = 0; i <= run.win.mask; i++) {
 		int mm;
 		int64_t v;
 
 		for (mm = 0; mm < NMETRIC; mm++) {
-			if (metric_value(mm, run.win.slot[i].t, &v) && (v >= (int64_t)STAMP_MAX || v <= -(int64_t)STAMP_MAX)) {
+			/* a stamp difference (below 2^62) and at most the bounded reflector offset */
+			if (metric_value(mm, run.win.slot[i].t, &v) &&
+			    (v >= (int64_t)STAMP_MAX + PEER_OFF_MAX || v <= -(int64_t)STAMP_MAX - PEER_OFF_MAX)) {
 				abort();	/* an impossible number */
 			}
 		}
