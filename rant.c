@@ -16784,17 +16784,64 @@ static void opt_note_interval(void)
 	       run.K.ncls, list, opts.interval_arg);
 }
 
-/* --histfile: a file of its own, not one another output writes. */
-static int opt_check_histfile(void)
+/*
+ * Two paths name one file when they resolve to it, whatever the spelling
+ * (h.json, ./h.json, a symlink, a hard link): the same device and inode for
+ * a file that exists, else the same resolved directory and name.  "-" is
+ * standard output, never a file.
+ */
+static bool same_file(const char *a, const char *b)
 {
-	const char *other = !opts.histfile ? NULL :
-			    opts.log && !strcmp(opts.histfile, opts.log) ? "--log" :
-			    opts.json && !strcmp(opts.histfile, opts.json) ? "--json" :
-			    opts.plot && !strcmp(opts.histfile, opts.plot) ? "--plot" : NULL;
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+	const char *na, *nb;
+	struct stat sa, sb;
+	int ea, eb;
 
-	if (other) {
-		warnx_("--histfile: '%s' is also the %s file", opts.histfile, other);
-		return -1;
+	if (!strcmp(a, "-") || !strcmp(b, "-")) {
+		return false;
+	}
+	if (!strcmp(a, b)) {
+		return true;
+	}
+	ea = stat(a, &sa);
+	eb = stat(b, &sb);
+	if (!ea && !eb) {
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	}
+	if (!ea || !eb) {
+		return false;	/* one exists and the other does not */
+	}
+	na = strrchr(a, '/');
+	nb = strrchr(b, '/');
+	snprintf(da, sizeof(da), "%.*s", na ? (int)(na - a) + 1 : 1, na ? a : ".");
+	snprintf(db, sizeof(db), "%.*s", nb ? (int)(nb - b) + 1 : 1, nb ? b : ".");
+	na = na ? na + 1 : a;
+	nb = nb ? nb + 1 : b;
+	return strcmp(na, nb) == 0 && realpath(da, ra) && realpath(db, rb) && !strcmp(ra, rb);
+}
+
+/*
+ * Each output a file of its own, and none of them a log --analyze reads:
+ * one would overwrite the other.  Said as "--json: 'PATH' is also the
+ * --log file", the later option of the two first.
+ */
+static int opt_check_outputs(void)
+{
+	const struct { const char *opt, *path; } out[] = {
+		{ "--analyze", opts.analyze[0] }, { "--analyze", opts.analyze[1] },
+		{ "--log", opts.log }, { "--json", opts.json }, { "--plot", opts.plot },
+		{ "--histfile", opts.histfile },
+	};
+	size_t i, j;
+
+	for (i = 2; i < ARRAY_SIZE(out); i++) {
+		for (j = 0; j < i && out[i].path; j++) {
+			if (out[j].path && same_file(out[i].path, out[j].path)) {
+				warnx_("%s: '%s' is also the %s file%s", out[i].opt, out[i].path, out[j].opt,
+				       j < 2 ? " (it would overwrite the log it reads)" : "");
+				return -1;
+			}
+		}
 	}
 	return 0;
 }
@@ -16826,18 +16873,7 @@ static int opt_check(const bool *given)
 		       (opts.bound_ns + opts.bucket_ns - 1) / opts.bucket_ns);
 		return -1;
 	}
-	if (opts.json && opts.log && !strcmp(opts.json, opts.log)) {
-		warnx_("--json: '%s' is also the --log file", opts.json);
-		return -1;
-	}
-	if (opts.plot && ((opts.log && !strcmp(opts.plot, opts.log)) ||
-			 (opts.json && !strcmp(opts.plot, opts.json)))) {
-		bool is_log = opts.log && !strcmp(opts.plot, opts.log);
-
-		warnx_("--plot: '%s' is also the %s file", opts.plot, is_log ? "--log" : "--json");
-		return -1;
-	}
-	if (opt_check_histfile() < 0 || opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
+	if (opt_check_outputs() < 0 || opt_check_key(given) < 0 || ptp_opt_check(given) < 0) {
 		return -1;
 	}
 	if (cls_check(given) < 0 || opt_check_earlier(given) < 0 ||

@@ -21,6 +21,10 @@ make_files() {
 	chmod 644 "$WORK/k644"
 	printf '01234567' >"$WORK/kshort"
 	chmod 600 "$WORK/kshort"
+	# outputs spelt two ways: a directory, a file and a link to it
+	mkdir -p "$WORK/sub"
+	: >"$WORK/have.json"
+	ln -sf have.json "$WORK/link.json"
 }
 
 # README's option list is `rant --help` from "Options:" to the exit status line.
