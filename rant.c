@@ -7339,6 +7339,20 @@ static void memory_lock(void)
 }
 
 /*
+ * The measured part is over (the client's run, a reflector's session): what
+ * is locked stays locked, but what the report, JSON and plot allocate now
+ * is not, so that a run within RLIMIT_MEMLOCK (8 MiB unprivileged) does not
+ * lose an output to ENOMEM after measuring.  mlockall without MCL_FUTURE
+ * clears the lock-on-fault default for new mappings (mlockall(2)).
+ */
+static void memory_lock_current(void)
+{
+	if (run.memory_locked) {
+		(void)mlockall(MCL_CURRENT);
+	}
+}
+
+/*
  * Zero what a session measured, keep the memory it owns: every histogram
  * and the window, most of a megabyte on the reflector.  The reflector does
  * it after each session's report, so that a session starts on memory that
@@ -10452,6 +10466,7 @@ static void reflect_end(int reason)
 	if (reason != STOP_FIN) {
 		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
 	}
+	memory_lock_current();
 	reflect_hw_check(true);
 	if (run.hww.failed || no_sample_say()) {
 		exit_code = EXIT_RUNTIME;	/* hw_watch_none or no_sample_say said why */
@@ -17499,6 +17514,7 @@ static int run_main(void)
 		return r < 0 && run.R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : run.R.exit_code;
 	}
 	r = emit_run();
+	memory_lock_current();
 	status_stop();
 	phc_end();
 	ts_restore_say(run.sock_fd);
@@ -17553,6 +17569,8 @@ static int fds_own(void)
 	}
 	/* a closed pipe is a write error to report (exit 1), not a silent death */
 	signal(SIGPIPE, SIG_IGN);
+	/* past RLIMIT_FSIZE a write fails with EFBIG (reported, the other outputs written) instead of killing */
+	signal(SIGXFSZ, SIG_IGN);
 	return 0;
 }
 

@@ -135,6 +135,58 @@ test_writes() {
 	wait "$REFLECTOR_PID" 2>/dev/null
 }
 
+# Limits fail an output, never kill: RLIMIT_FSIZE with SIGXFSZ's default
+# action (it kills the process unless ignored), and an unprivileged run at
+# the usual lock limit whose outputs are allocated after measuring.
+test_limits() {
+	local rc lk
+	(
+		ulimit -f 8
+		reflector lim-r --port 12409 -q -l "$WORK/lim-r.log"
+		echo "$REFLECTOR_PID" >"$WORK/lim-r.pid"
+	)
+	REFLECTOR_PID=$(cat "$WORK/lim-r.pid")
+	BG_PIDS+=("$REFLECTOR_PID")
+	(
+		ulimit -f 8
+		ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12409 --count 2000 -q \
+			-l "$WORK/lim.log" --json "$WORK/lim.json" >"$WORK/lim.out" 2>"$WORK/lim.err"
+	)
+	rc=$?
+	expect_eq "ulimit -f, SIGXFSZ not ignored by the caller: exit 1, not killed" "$rc" 1
+	check "ulimit -f: one line names the log and EFBIG; the JSON still written whole" \
+		bash -c "grep -qx 'rant: --log: writing $WORK/lim.log failed: File too large' '$WORK/lim.err' &&
+			python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '$WORK/lim.json'"
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12409 --count 200 -q \
+		--json "$WORK/lim2.json" >/dev/null 2>"$WORK/lim2.err"
+	rc=$?
+	expect_eq "ulimit -f: the reflector whose log failed serves the next client (exit 0)" "$rc" 0
+	check "ulimit -f: the reflector is alive, its log's failure said for each session" \
+		bash -c "kill -0 $REFLECTOR_PID && [ \$(grep -c 'writing $WORK/lim-r.log failed: File too large' '$WORK/lim-r.err') -ge 2 ]"
+	kill "$REFLECTOR_PID" 2>/dev/null
+	wait "$REFLECTOR_PID" 2>/dev/null
+
+	# unprivileged, 8 MiB of locked memory: mlockall succeeds for the run,
+	# and the plot allocated after it must still be drawn
+	if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
+		skip "memlock: no user nobody or no setpriv"
+		return
+	fi
+	# a directory nobody can write to ($WORK is root's alone)
+	lk=$(mktemp -d "${TMPDIR:-/tmp}/rant-lk.XXXXXX")
+	chmod 777 "$lk"
+	reflector lk --port 12410 --once -q
+	ip netns exec "$NS_A" setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		prlimit --memlock=8388608 "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12410 --count 300 \
+		--cpu-latency off -v --plot "$lk/p.svg" >"$WORK/lk.out" 2>"$WORK/lk.err"
+	rc=$?
+	wait_reflector
+	expect_eq "memlock 8 MiB, unprivileged, --plot: exit 0" "$rc" 0
+	check "memlock 8 MiB: memory was locked for the run, and the plot drawn after it" \
+		bash -c "grep -q 'mlockall successful' '$WORK/lk.err' '$WORK/lk.out' && grep -q '</svg>' '$lk/p.svg'"
+	rm -rf "$lk"
+}
+
 # ------------------------------------------------- FIFOs, devices, dirs
 
 test_refused() {
@@ -534,6 +586,7 @@ main() {
 	fi
 	test_fds
 	test_writes
+	test_limits
 	test_refused
 	test_paths
 	test_live_vs_analyze
