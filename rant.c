@@ -17569,7 +17569,7 @@ static int fds_own(void)
 	}
 	/* a closed pipe is a write error to report (exit 1), not a silent death */
 	signal(SIGPIPE, SIG_IGN);
-	/* past RLIMIT_FSIZE a write fails with EFBIG (reported, the other outputs written) instead of killing */
+	/* past RLIMIT_FSIZE a write fails with EFBIG (said, the other outputs written): no kill */
 	signal(SIGXFSZ, SIG_IGN);
 	return 0;
 }
