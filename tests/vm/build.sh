@@ -441,6 +441,10 @@ vm_qemu_new() {
 		echo "vm: $VM_QNEW does not run" >&2
 		return 1
 	fi
+	if ((${VM_QNEW_VER%%.*} < 8)); then
+		echo "vm: the backports' QEMU is $VM_QNEW_VER, which has no igb (8.0 added it)" >&2
+		return 1
+	fi
 }
 
 # vm_copy_bin ROOT PROG: PROG and the shared libraries it loads, at the

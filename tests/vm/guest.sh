@@ -184,11 +184,14 @@ has() {
 	grep -Eq -- "$2" "$W/$1.out" "$W/$1.err" 2>/dev/null
 }
 
-# want SECTION GROUP: the section is to run: its group is this boot's
-# and rant.only, if given, names it or its group
+# want SECTION [GROUP]: the section is to run: its group is this boot's
+# and rant.only, if given, names it or its group.  GROUP defaults to
+# SECTION_GROUP, the group of the section file being sourced.
+SECTION_GROUP=e1000e
 want() {
-	[[ ,$GROUPS_RUN, == *",$2,"* ]] || return 1
-	[[ -z $ONLY || ,$ONLY, == *",$1,"* || ,$ONLY, == *",$2,"* ]]
+	local g=${2:-$SECTION_GROUP}
+	[[ ,$GROUPS_RUN, == *",$g,"* ]] || return 1
+	[[ -z $ONLY || ,$ONLY, == *",$1,"* || ,$ONLY, == *",$g,"* ]]
 }
 
 # --------------------------------------------------------------- the lab
@@ -471,14 +474,17 @@ for s in driver hwtstamp phc nostamps vlan macvlan bond txkey; do
 	echo "# guest: $s took $((SECONDS - t0)) s"
 done
 if [[ ,$GROUPS_RUN, == *,rt,* ]]; then
+	SECTION_GROUP=rt
 	# shellcheck source=tests/vm/guest-rt.sh
 	. /rant/tests/vm/guest-rt.sh
 fi
 if [[ ,$GROUPS_RUN, == *,igb,* ]]; then
+	SECTION_GROUP=igb
 	# shellcheck source=tests/vm/guest-igb.sh
 	. /rant/tests/vm/guest-igb.sh
 fi
 if [[ ,$GROUPS_RUN, == *,model,* && -e /rant/tests/vm/guest-model.sh && -e /rant/mod/rantnic.ko ]]; then
+	SECTION_GROUP=model
 	# shellcheck disable=SC1091 # not in every checkout yet
 	. /rant/tests/vm/guest-model.sh
 fi
