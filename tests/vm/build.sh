@@ -25,12 +25,13 @@
 # crc32c_generic: libcrc32c (nf_tables) asks the crypto API for crc32c at
 # load, which is not one of its "depends=".  igb: the 82576 of the newer
 # QEMU's boots (ptp, pps_core, i2c-algo-bit and dca before it, from its
-# .modinfo, where the kernel has them as modules).
+# .modinfo, where the kernel has them as modules; ptp is also what the
+# lab's own PHC modules need loaded before them).
 VM_MODULES="e1000e igb 8021q bonding macvlan nvme crc32c_generic nf_tables nft_numgen"
 
 # Host programs copied into the guest with their shared libraries; busybox
 # gives the rest.  ip: busybox's own has no `ip netns`.
-VM_TOOLS="bash ip tc ethtool hwstamp_ctl phc2sys phc_ctl nft chrt nsenter unshare setsid
+VM_TOOLS="bash ip tc ethtool hwstamp_ctl phc2sys phc_ctl ptp4l nft chrt nsenter unshare setsid
 taskset stat ss timeout"
 
 # Debian packages those come from, whose versions key the base initramfs.

@@ -13,8 +13,8 @@
 
 I_MAC=52:54:00:12:01:10
 J_MAC=52:54:00:12:01:11
-I_IP=10.60.0.1
-J_IP=10.60.0.2
+I_IP=10.70.0.1
+J_IP=10.70.0.2
 
 in_j() { ip netns exec igbr "$@"; }
 
@@ -166,5 +166,9 @@ if want igb_driver igb || want igb_tx igb || want igb_rx igb || want igb_b2b igb
 		done
 		stop "$RPID" INT
 	fi
+	# the next section finds the lab as it was: I without its address,
+	# J back here (a deleted namespace returns its devices)
+	ip addr flush dev "$I" 2>/dev/null
+	ip link set "$I" down 2>/dev/null
 	ip netns del igbr 2>/dev/null
 fi
