@@ -157,7 +157,7 @@ test_config_rt() {
 	in_r ip addr del 10.40.0.2/24 dev "$R"
 }
 
-if want config_rt; then
+if want config_rt rt; then
 	t0=$SECONDS
 	test_config_rt
 	echo "# guest: config_rt took $((SECONDS - t0)) s"

@@ -9,11 +9,14 @@
 # packet and its PHC never advances: a NIC that claims hardware stamps and
 # delivers none.
 #
-# Sections run by kernel flavor (rant.flavor= on the kernel command line):
-# both: the driver, hardware stamping enabled and restored, the PHC, the
-# three behaviours of a NIC without stamps, VLAN, macvlan, bond, the pre-6.8
-# TX keys;
-# rt only: config.sh on e1000e and the NVMe IRQ threads.
+# Which sections run is the host's choice (tests/vm/run.sh), by group, on
+# the kernel command line (rant.groups=): e1000e, the sections below, only
+# under QEMU 7.2, whose e1000e the above describes (QEMU 10's runs its
+# PHC); rt, config.sh on e1000e and the NVMe IRQ threads
+# (tests/vm/guest-rt.sh); igb, the 82576 of QEMU 10 (tests/vm/guest-igb.sh);
+# model, the lab's own model NIC (tests/vm/guest-model.sh, with
+# /rant/mod/rantnic.ko).  rant.only= narrows them to the sections (or
+# groups) it names.
 
 # Assertions are `bash -c '...' _ ARGS` scripts (one failing is one test):
 # shellcheck disable=SC2016
@@ -24,14 +27,17 @@ RANT=/usr/bin/rant
 CONFIG=/rant/config.sh
 W=/tmp/w
 FLAVOR=$(sed -n 's/.*rant\.flavor=\([a-z]*\).*/\1/p' /proc/cmdline)
-ONLY=$(sed -n 's/.*rant\.only=\([a-z,_]*\).*/\1/p' /proc/cmdline)
+ONLY=$(sed -n 's/.*rant\.only=\([a-z0-9,_]*\).*/\1/p' /proc/cmdline)
+GROUPS_RUN=$(sed -n 's/.*rant\.groups=\([a-z0-9,]*\).*/\1/p' /proc/cmdline)
+SERIES=$(sed -n 's/.*rant\.series=\([0-9.]*\).*/\1/p' /proc/cmdline)
+QEMU_VER=$(sed -n 's/.*rant\.qemu=\([0-9.]*\).*/\1/p' /proc/cmdline)
 A_MAC=52:54:00:12:00:10
 B_MAC=52:54:00:12:00:11
 R_MAC=52:54:00:12:00:12
 A_IP=10.10.0.1
 R_IP=10.10.0.2
 mkdir -p "$W"
-echo "# guest: kernel $(uname -r) ($FLAVOR), $(nproc) CPUs"
+echo "# guest: kernel $(uname -r) ($FLAVOR, $SERIES), QEMU $QEMU_VER, $(nproc) CPUs, groups $GROUPS_RUN"
 
 # ---------------------------------------------------------------- helpers
 
@@ -178,8 +184,14 @@ has() {
 	grep -Eq -- "$2" "$W/$1.out" "$W/$1.err" 2>/dev/null
 }
 
+# want SECTION [GROUP]: the section is to run: its group is this boot's
+# and rant.only, if given, names it or its group.  GROUP defaults to
+# SECTION_GROUP, the group of the section file being sourced.
+SECTION_GROUP=e1000e
 want() {
-	[[ -z $ONLY || ,$ONLY, == *",$1,"* ]]
+	local g=${2:-$SECTION_GROUP}
+	[[ ,$GROUPS_RUN, == *",$g,"* ]] || return 1
+	[[ -z $ONLY || ,$ONLY, == *",$1,"* || ,$ONLY, == *",$g,"* ]]
 }
 
 # --------------------------------------------------------------- the lab
@@ -456,14 +468,25 @@ test_txkey() {
 }
 
 for s in driver hwtstamp phc nostamps vlan macvlan bond txkey; do
-	want "$s" || continue
+	want "$s" e1000e || continue
 	t0=$SECONDS
 	"test_$s"
 	echo "# guest: $s took $((SECONDS - t0)) s"
 done
-if [[ $FLAVOR == rt ]]; then
+if [[ ,$GROUPS_RUN, == *,rt,* ]]; then
+	SECTION_GROUP=rt
 	# shellcheck source=tests/vm/guest-rt.sh
 	. /rant/tests/vm/guest-rt.sh
+fi
+if [[ ,$GROUPS_RUN, == *,igb,* ]]; then
+	SECTION_GROUP=igb
+	# shellcheck source=tests/vm/guest-igb.sh
+	. /rant/tests/vm/guest-igb.sh
+fi
+if [[ ,$GROUPS_RUN, == *,model,* && -e /rant/tests/vm/guest-model.sh && -e /rant/mod/rantnic.ko ]]; then
+	SECTION_GROUP=model
+	# shellcheck disable=SC1091 # not in every checkout yet
+	. /rant/tests/vm/guest-model.sh
 fi
 ip netns del refl 2>/dev/null
 # every output, for the host to keep (tests/vm/run.sh unpacks it)
