@@ -5273,10 +5273,24 @@ static void cls_stats(FILE *f, struct hist *h)
 	int w = run.K.colw;
 
 	hist_finish(h);
+	if (!h->n) {
+		/* no sample: nothing measured, never a 0 that reads as one */
+		fprintf(f, " %9d %*s %*s %*s %*s %*s %*s", 0, w, "-", w, "-", w, "-", w, "-", w, "-", w, "-");
+		return;
+	}
 	fprintf(f, " %9" PRIu64 " %*" PRId64 " %*.0f %*" PRId64 " %*" PRId64 " %*" PRId64 " %*" PRId64,
-		h->n, w, h->n ? h->min : 0, w, h->n ? hist_avg(h) : 0.0,
-		w, h->n ? hist_pct(h, 50, &approx) : 0, w, h->n ? hist_pct(h, 99, &approx) : 0,
-		w, h->n ? hist_pct(h, 99.9, &approx) : 0, w, h->n ? h->max : 0);
+		h->n, w, h->min, w, hist_avg(h), w, hist_pct(h, 50, &approx), w, hist_pct(h, 99, &approx),
+		w, hist_pct(h, 99.9, &approx), w, h->max);
+}
+
+/*
+ * Did the run measure metric k of the rows' extras at all?  The client tx
+ * stack is not measured with --client-no-tx-ts (no T1 on the wire): such a
+ * metric is left out of the tables, JSON and plot, not shown as zeros.
+ */
+static bool cls_x_measured(int k)
+{
+	return run.S.h[grp_xm[k]].n != 0;
 }
 
 static void cls_row(FILE *f, const char *label, struct grp *g)
@@ -5296,6 +5310,9 @@ static void cls_row_x(FILE *f, const char *label, struct grp *g)
 	int k;
 
 	for (k = 0; k < GX_N; k++) {
+		if (!cls_x_measured(k)) {
+			continue;
+		}
 		fprintf(f, "%-26s %-9s", k ? "" : label, k == GX_APP ? "app rtt" : "tx stack");
 		cls_stats(f, &g->x[k]);
 		fputc('\n', f);
@@ -5380,8 +5397,9 @@ static void cls_report(FILE *f)
 	cls_rows_each(f, cls_row);
 	if (cls_extra()) {
 		/* where a qdisc or gate holds a ping: before its wire stamp, in the tx stack */
-		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW, client tx stack T1-T1_SW; ns) ---\n"
-			"%-26s %-9s %9s %*s %*s %*s %*s %*s %*s\n", what, head, "metric", "samples",
+		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW%s; ns) ---\n"
+			"%-26s %-9s %9s %*s %*s %*s %*s %*s %*s\n", what,
+			cls_x_measured(GX_N - 1) ? ", client tx stack T1-T1_SW" : "", head, "metric", "samples",
 			w, "min", w, "avg", w, "p50", w, "p99", w, "p99.9", w, "max");
 		cls_rows_each(f, cls_row_x);
 	}
@@ -5395,13 +5413,18 @@ static void cls_json_hist(FILE *f, const char *key, struct hist *h)
 	int k;
 
 	hist_finish(h);
+	if (!h->n) {
+		fprintf(f, ", \"%s\": {\"samples\": 0, \"min_ns\": null, \"max_ns\": null, \"avg_ns\": null"
+			", \"stddev_ns\": null, \"percentiles_ns\": null, \"percentiles_approximate\": false, ", key);
+		hist_json_err(f, h);
+		fputc('}', f);
+		return;
+	}
 	fprintf(f, ", \"%s\": {\"samples\": %" PRIu64 ", \"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64
 		", \"avg_ns\": %.1f, \"stddev_ns\": %.1f, \"percentiles_ns\": {", key, h->n,
-		h->n ? h->min : 0, h->n ? h->max : 0, h->n ? hist_avg(h) : 0.0,
-		h->n ? hist_stddev(h) : 0.0);
+		h->min, h->max, hist_avg(h), hist_stddev(h));
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
-			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], hist_pct(h, pct_value[k], &approx));
 	}
 	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
 	hist_json_err(f, h);
@@ -5419,7 +5442,9 @@ static void cls_json_row(FILE *f, struct grp *g)
 		g->n[CG_BREACH]);
 	cls_json_hist(f, "rtt", &g->h);
 	for (k = 0; cls_extra() && k < GX_N; k++) {
-		cls_json_hist(f, metric_def[grp_xm[k]].key, &g->x[k]);
+		if (cls_x_measured(k)) {
+			cls_json_hist(f, metric_def[grp_xm[k]].key, &g->x[k]);
+		}
 	}
 }
 
@@ -12417,8 +12442,7 @@ static void json_metric(FILE *f, int m)
 		hist_stddev(h));
 	fprintf(f, "      \"percentiles_ns\": {");
 	for (k = 0; k < NPCT; k++) {
-		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k],
-			h->n ? hist_pct(h, pct_value[k], &approx) : 0);
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pct_key[k], hist_pct(h, pct_value[k], &approx));
 	}
 	fprintf(f, "}, \"percentiles_approximate\": %s, ", approx ? "true" : "false");
 	hist_json_err(f, h);
@@ -14037,6 +14061,9 @@ static void plot_group_x(int g, const char *id, double x0, double y)
 	for (k = 0; cls_extra() && k < GX_N; k++) {
 		struct hist *h = &run.K.g[g].x[k];
 
+		if (!cls_x_measured(k)) {
+			continue;
+		}
 		snprintf(key, sizeof(key), "-%s", metric_def[grp_xm[k]].key);
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s: samples <tspan id=\"%s%s-samples\">%"
 		    PRIu64 "</tspan>", x0, y + 14 * k, k == GX_APP ? "app rtt" : "client tx stack", id,

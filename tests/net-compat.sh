@@ -460,7 +460,14 @@ t("rtt samples = received - warm-up", m["rtt"]["samples"] == p["received"] - p["
 t("T1 wire missing for every measured ping", d["missing_stamps"]["T1_KSW"] == p["sent"] - p["warmup"], (d["missing_stamps"], p))
 t("no unmatched TX stamps", p["unmatched_tx_stamps"] == 0, p)
 t("rtt_basis app send", d["rtt_basis"] == "app_send_T4_wire-T1_SW", d["rtt_basis"])
+rows = d.get("classes") or []
+t("class rows: no client tx stack (not measured), an app rtt with samples", all(
+  "client_tx_stack" not in r and r["app_rtt"]["samples"] > 0 for r in rows), rows[:1])
 ' "$WORK/ncm_$mode.json"
+		if [[ $mode == classes* ]]; then
+			check "--client-no-tx-ts $mode: the class table shows no tx stack row (not measured)" \
+				bash -c '! grep -q "tx stack" "$1" && grep -q "app rtt T4_SW-T1_SW; ns" "$1"' _ "$WORK/ncm_$mode.out"
+		fi
 	done
 	# against a reflector that stamps: only the client's own stamps are missing, and said so
 	run_bg ncm_full-r ip netns exec "$NS_B" "$RANT" -i "$VETH_B" --once
