@@ -5275,7 +5275,8 @@ static void cls_stats(FILE *f, struct hist *h)
 	hist_finish(h);
 	if (!h->n) {
 		/* no sample: nothing measured, never a 0 that reads as one */
-		fprintf(f, " %9d %*s %*s %*s %*s %*s %*s", 0, w, "-", w, "-", w, "-", w, "-", w, "-", w, "-");
+		fprintf(f, " %9d %*s %*s %*s %*s %*s %*s", 0, w, "-", w, "-", w, "-", w, "-", w, "-",
+			w, "-");
 		return;
 	}
 	fprintf(f, " %9" PRIu64 " %*" PRId64 " %*.0f %*" PRId64 " %*" PRId64 " %*" PRId64 " %*" PRId64,
