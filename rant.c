@@ -5280,8 +5280,8 @@ static void cls_stats(FILE *f, struct hist *h)
 		return;
 	}
 	fprintf(f, " %9" PRIu64 " %*" PRId64 " %*.0f %*" PRId64 " %*" PRId64 " %*" PRId64 " %*" PRId64,
-		h->n, w, h->min, w, hist_avg(h), w, hist_pct(h, 50, &approx), w, hist_pct(h, 99, &approx),
-		w, hist_pct(h, 99.9, &approx), w, h->max);
+		h->n, w, h->min, w, hist_avg(h), w, hist_pct(h, 50, &approx), w,
+		hist_pct(h, 99, &approx), w, hist_pct(h, 99.9, &approx), w, h->max);
 }
 
 /*
