@@ -595,8 +595,14 @@ struct grp {
  * hash of the id: a newer session whose id falls in the same slot takes it.
  */
 enum { ENDED_NONE, ENDED_UPTO, ENDED_ALL };
-struct ended_session { uint64_t top; uint32_t id; uint8_t how; };
+/*
+ * The last ENDED_CAP sessions that ended, oldest forgotten first: a ring in
+ * the order they ended, found by id through chains from a hash table (next
+ * and the heads are index + 1, 0 none, so that zeroed memory is empty).
+ */
+struct ended_session { uint64_t top; uint32_t id; uint16_t next; uint8_t how; };
 #define ENDED_CAP	4096
+#define ENDED_HASH	(2 * ENDED_CAP)
 
 /*
  * Reflector: T3 wire stamps waiting to be echoed in a later pong, with the
@@ -995,8 +1001,10 @@ struct reflect_state {
 	 */
 	uint64_t now;
 	bool read_after;	/* --spin: reflect_packet read the clock after its pong */
-	/* the sessions that ended, by a hash of their id (reflect_replayed) */
+	/* the sessions that ended, newest ENDED_CAP kept (reflect_replayed) */
 	struct ended_session ended[ENDED_CAP];
+	uint16_t ended_head[ENDED_HASH];
+	uint32_t ended_n;		/* sessions remembered so far: the ring's next slot */
 	uint64_t carry_rej[GR_N];	/* rejections between sessions, reported with the next */
 	/* where the datagram being answered was sent to (IP_PKTINFO / IPV6_PKTINFO) */
 	int pi_level;			/* 0 = none */
@@ -10406,24 +10414,69 @@ static void reflect_start(uint32_t id)
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
 }
 
+static uint16_t *ended_bucket(uint32_t id)
+{
+	return &run.R.ended_head[(id * 2654435761u) >> 19 & (ENDED_HASH - 1)];
+}
+
+/* The remembered end of session id, or NULL. */
 static struct ended_session *reflect_ended(uint32_t id)
 {
-	return &run.R.ended[(id * 2654435761u) >> 20 & (ENDED_CAP - 1)];
+	uint16_t i = *ended_bucket(id);
+
+	while (i) {
+		struct ended_session *e = &run.R.ended[i - 1];
+
+		if (e->id == id && e->how != ENDED_NONE) {
+			return e;
+		}
+		i = e->next;
+	}
+	return NULL;
+}
+
+/* Forget the end in ring slot i (index + 1): out of its chain, empty. */
+static void ended_forget(uint16_t i)
+{
+	struct ended_session *e = &run.R.ended[i - 1];
+	uint16_t *p = ended_bucket(e->id);
+
+	while (*p && *p != i) {
+		p = &run.R.ended[*p - 1].next;
+	}
+	if (*p) {
+		*p = e->next;
+	}
+	e->how = ENDED_NONE;
+	e->next = 0;
 }
 
 /*
  * The session ending now: its id, the highest seq it saw, and whether any
- * later ping of it is a replay: after a keyed FIN, which only its client can
- * send.  A FIN without a key can be forged from the client's address: then,
- * as after an idle end, only pings up to that seq are replays.
+ * later ping of it is a replay (a keyed FIN ends it for good) or only those
+ * up to that seq.  It goes in as the newest; the oldest of ENDED_CAP is
+ * forgotten to make room, never one that hashed alike; an id that ends a
+ * second time keeps only its latest end.
  */
 static void reflect_remember(int reason)
 {
 	struct ended_session *e = reflect_ended(run.S.id);
+	uint16_t i, *b;
 
+	if (e) {
+		ended_forget((uint16_t)(e - run.R.ended + 1));
+	}
+	i = (uint16_t)(run.R.ended_n++ % ENDED_CAP + 1);
+	if (run.R.ended[i - 1].how != ENDED_NONE) {
+		ended_forget(i);
+	}
+	e = &run.R.ended[i - 1];
 	e->id = run.S.id;
 	e->how = reason == STOP_FIN && run.key.on ? ENDED_ALL : ENDED_UPTO;
 	e->top = run.R.any ? run.R.top : 0;
+	b = ended_bucket(e->id);
+	e->next = *b;
+	*b = i;
 }
 
 /*
@@ -10435,8 +10488,7 @@ static bool reflect_replayed(const struct proto_msg *m)
 {
 	const struct ended_session *e = reflect_ended(m->session);
 
-	return e->how != ENDED_NONE && e->id == m->session &&
-	       (e->how == ENDED_ALL || m->seq <= e->top);
+	return e && (e->how == ENDED_ALL || m->seq <= e->top);
 }
 
 /*

@@ -3607,6 +3607,70 @@ static void test_guard_client(void)
 	ok(run.E.busy && run.S.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
 }
 
+/*
+ * The ended-session memory forgets by age: sessions whose ids share the
+ * hash's bucket are all remembered, and the oldest of ENDED_CAP + n is the
+ * one forgotten, whatever the ids.
+ */
+static void test_ended_age(void)
+{
+	struct proto_msg m = { .type = PT_PING, .seq = 5 };
+	uint32_t same[8], id, n = 0, i;
+	uint16_t *b0;
+	bool all = true;
+
+	guard_setup(false);
+	memset(run.R.ended, 0, sizeof(run.R.ended));
+	memset(run.R.ended_head, 0, sizeof(run.R.ended_head));
+	run.R.ended_n = 0;
+	b0 = ended_bucket(1);
+	for (id = 2; n < ARRAY_SIZE(same); id++) {
+		if (ended_bucket(id) == b0) {
+			same[n++] = id;
+		}
+	}
+	run.R.any = true;
+	run.R.top = 10;
+	for (i = 0; i < n; i++) {
+		run.S.id = same[i];
+		reflect_remember(STOP_FIN);
+	}
+	for (i = 0; i < n; i++) {
+		m.session = same[i];
+		all = all && reflect_replayed(&m);
+	}
+	ok(all, "ended: eight sessions of one hash bucket, every one remembered", "%s", "");
+	m.seq = 11;
+	ok(!reflect_replayed(&m), "ended: a ping above the session's top goes on (not a replay)", "%s", "");
+	m.seq = 5;
+	for (i = 0; i < ENDED_CAP - n + 1; i++) {
+		run.S.id = 0x10000 + i;
+		reflect_remember(STOP_IDLE);
+	}
+	m.session = same[0];
+	ok(!reflect_replayed(&m), "ended: ENDED_CAP + 1 ends in all: the oldest forgotten", "%s", "");
+	for (all = true, i = 1; i < n; i++) {
+		m.session = same[i];
+		all = all && reflect_replayed(&m);
+	}
+	m.session = 0x10000;
+	ok(all && reflect_replayed(&m), "ended: the other seven and the newer ones still remembered", "%s", "");
+	run.S.id = same[1];
+	run.R.top = 40;
+	reflect_remember(STOP_IDLE);
+	m.session = same[1];
+	m.seq = 30;
+	ok(reflect_replayed(&m), "ended: an id that ends again keeps its latest end (top 40)", "%s", "");
+	run.S.id = 0x20000;
+	reflect_remember(STOP_IDLE);
+	m.session = same[2];
+	m.seq = 5;
+	ok(!reflect_replayed(&m), "ended: the next end forgets the oldest left", "%s", "");
+	m.session = same[1];
+	ok(reflect_replayed(&m), "ended: the re-ended id counts as new, not forgotten with its first end", "%s", "");
+	reset_globals();
+}
+
 static void test_guard_reflector(void)
 {
 	uint8_t buf[PROTO_HDR_LEN + 64];
@@ -10646,6 +10710,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hw_none_hw),
 	CASE(test_hw_none_reflect),
 	CASE(test_hw_some),
+	CASE(test_ended_age),
 	CASE(test_peer_bounds),
 	CASE(test_no_sample),
 	CASE(test_phc_stopped),
