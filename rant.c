@@ -9356,13 +9356,33 @@ static void emit_overload_note(void)
 	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
 }
 
+/*
+ * The longest silence the client leaves between two pings, which the
+ * reflector's idle timeout must outlast (the hint in every ping): the
+ * cadence; with a cadence per class, the fastest class's own, since the
+ * classes' slots may fall together (four classes every 4 s can leave 4 s
+ * between pings, though together they send one a second).
+ */
+static uint64_t emit_longest_gap(void)
+{
+	uint64_t gap = 0;
+	int i;
+
+	for (i = 0; i < run.K.nival; i++) {
+		if (!gap || run.K.ival[i] < gap) {
+			gap = run.K.ival[i];
+		}
+	}
+	return gap ? gap : cfg->interval_ns;
+}
+
 static int emit_run(void)
 {
 	uint64_t next, now;
 	int r = 0;
 
 	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * cls_sizes() : UINT64_MAX;
-	run.E.idle_ms = (uint32_t)((cfg->interval_ns + cfg->timeout_ns) / 1000000 + 1);
+	run.E.idle_ms = (uint32_t)((emit_longest_gap() + cfg->timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
 	 * shorter) to look at its deadline and -d: the timeout is set once, and

@@ -7832,6 +7832,31 @@ static void test_peer_bounds(void)
 	reset_globals();
 }
 
+/*
+ * The idle hint outlasts the longest gap the client really leaves: with a
+ * cadence per class, the fastest class's, not the classes' combined rate
+ * (four classes every 4 s may all fall in one slot: 4 s of silence).
+ */
+static void test_idle_hint(void)
+{
+	int i;
+
+	reset_globals();
+	opts.interval_ns = NSEC_PER_SEC;	/* the combined cadence cls_setup computes */
+	ok(emit_longest_gap() == NSEC_PER_SEC, "idle hint: one cadence: its interval", "%" PRIu64,
+	   emit_longest_gap());
+	run.K.ncls = run.K.nival = 4;
+	for (i = 0; i < 4; i++) {
+		run.K.ival[i] = 4 * NSEC_PER_SEC;
+	}
+	ok(emit_longest_gap() == 4 * NSEC_PER_SEC, "idle hint: four classes every 4 s: 4 s, not the combined 1 s",
+	   "%" PRIu64, emit_longest_gap());
+	run.K.ival[2] = 2 * NSEC_PER_SEC;
+	ok(emit_longest_gap() == 2 * NSEC_PER_SEC, "idle hint: classes of 4 s and 2 s: the fastest's 2 s", "%" PRIu64,
+	   emit_longest_gap());
+	reset_globals();
+}
+
 /* The watch as a NIC leaves it: RX received and stamped, TX asked for and stamped. */
 static void hww_set(uint64_t rx, uint64_t rx_hw, uint64_t tx, uint64_t tx_hw)
 {
@@ -10710,6 +10735,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hw_none_hw),
 	CASE(test_hw_none_reflect),
 	CASE(test_hw_some),
+	CASE(test_idle_hint),
 	CASE(test_ended_age),
 	CASE(test_peer_bounds),
 	CASE(test_no_sample),
