@@ -683,6 +683,41 @@ parse_addr() {
 	else
 		usage_error "$opt: '$val' is not $what (e.g. 192.168.10.1/24, fd00::1/64)"
 	fi
+	local why
+	why=$(addr_unusable "$P_FAMILY" "$P_ADDR") &&
+		usage_error "$opt: '$val' is $why, not an address an interface can hold as its own"
+}
+
+# addr_unusable FAMILY ADDR: print what kind of address ADDR is if no
+# interface can hold it as its own (the kernel refuses the IPv6 ones, but
+# takes the IPv4 ones as an address nothing reaches), else fail.  Loopback
+# belongs to lo alone.
+addr_unusable() {
+	local -a o
+	if [[ $1 == 4 ]]; then
+		IFS=. read -r -a o <<<"$2"
+		if [[ $2 == 0.0.0.0 ]]; then
+			printf 'the unspecified address'
+		elif [[ $2 == 255.255.255.255 ]]; then
+			printf 'the broadcast address'
+		elif ((o[0] >= 224 && o[0] <= 239)); then
+			printf 'a multicast address (224.0.0.0/4)'
+		elif ((o[0] == 127)) && [[ $IFACE != lo ]]; then
+			printf 'a loopback address (127.0.0.0/8)'
+		else
+			return 1
+		fi
+		return 0
+	fi
+	if [[ $2 == :: ]]; then
+		printf 'the unspecified address'
+	elif [[ $2 == ff* ]]; then
+		printf 'a multicast address (ff00::/8)'
+	elif [[ $2 == ::1 && $IFACE != lo ]]; then
+		printf 'the loopback address'
+	else
+		return 1
+	fi
 }
 
 # ---------------------------------------------------------------- discovery

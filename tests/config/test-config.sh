@@ -164,6 +164,27 @@ test_usage() {
 		enp59s0f0 --ip 10.1.0.1/33 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
 	usage_case "bad IPv6 --remote-ip" "--remote-ip: 'fd00::1::2' is not" \
 		enp59s0f0 --ip fd00::1 --remote-ip fd00::1::2 --cpu 2 --irq-cpu 3
+	# Addresses no interface can hold as its own, refused before anything
+	# is changed (the state directory is not even created).
+	local bad why remote
+	for bad in "0.0.0.0=the unspecified address" "224.0.0.1/24=a multicast address \(224" \
+		"239.255.255.250=a multicast address" "255.255.255.255=the broadcast address" \
+		"127.0.0.1/8=a loopback address" "::=the unspecified address" "::/64=the unspecified address" \
+		"ff02::1=a multicast address \(ff00::/8\)" "FF05::1:3/64=a multicast address" \
+		"::1=the loopback address" "0:0:0:0:0:0:0:1/128=the loopback address"; do
+		why=${bad#*=}
+		bad=${bad%%=*}
+		remote=10.1.0.2
+		[[ $bad == *:* ]] && remote=fd00::2
+		usage_case "--ip $bad" "--ip: '${bad//./\\.}' is $why" \
+			enp59s0f0 --no-namespace --ip "$bad" --remote-ip "$remote" --cpu 2 --irq-cpu 3
+	done
+	usage_case "--remote-ip multicast" "--remote-ip: '224\.0\.0\.251' is a multicast address" \
+		enp59s0f0 --ip 10.1.0.1 --remote-ip 224.0.0.251 --cpu 2 --irq-cpu 3
+	usage_case "--remote-ip unspecified (IPv6)" "--remote-ip: '::' is the unspecified address" \
+		enp59s0f0 --ip fd00::1 --remote-ip :: --cpu 2 --irq-cpu 3
+	usage_case "--remote-ip loopback" "--remote-ip: '127\.0\.0\.1' is a loopback address" \
+		enp59s0f0 --ip 10.1.0.1 --remote-ip 127.0.0.1 --cpu 2 --irq-cpu 3
 	usage_case "mixed families" "--remote-ip: 'fd00::2' is not the same family" \
 		enp59s0f0 --ip 10.1.0.1 --remote-ip fd00::2 --cpu 2 --irq-cpu 3
 	usage_case "CPU out of range" "--cpu: '99' is out of range \(0 to 3\)" \
