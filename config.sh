@@ -258,15 +258,17 @@ run() {
 	return "$rc"
 }
 
-# record ID OLD CMD...: remember how to restore ID, before it is changed.
-# The first record of an ID wins, so applying twice keeps the original value.
+# record ID OLD CMD...: remember how to restore ID, before it is changed
+# (a change made and not recorded, if this script is killed in between,
+# could never be undone).  The first record of an ID wins, so applying
+# twice keeps the original value; fails when it wrote nothing.
 record() {
 	local id=$1 old=$2 line
 	shift 2
-	((DRY_RUN)) && return 0
+	((DRY_RUN)) && return 1
 	if [[ -f $STATE_FILE ]]; then
 		while IFS=$'\t' read -r line _; do
-			[[ $line == "$id" ]] && return 0
+			[[ $line == "$id" ]] && return 1
 		done <"$STATE_FILE"
 	fi
 	old=${old//[$'\t\n']/ }
@@ -274,11 +276,43 @@ record() {
 	printf '%s\t%s\t%s\n' "$id" "$old" "$*" >>"$STATE_FILE"
 }
 
+# unrecord ID: drop ID's record again, for a change that did not happen:
+# its undo would put back what is already there, or fail on every --undo
+# (a thread or file that never took the value).  An empty state file goes.
+unrecord() {
+	[[ -f $STATE_FILE ]] || return 0
+	awk -F '\t' -v id="$1" '$1 != id' "$STATE_FILE" >"$STATE_FILE.new" &&
+		mv "$STATE_FILE.new" "$STATE_FILE"
+	[[ -s $STATE_FILE ]] || rm -f "$STATE_FILE"
+}
+
+# read_file PATH [NS]: a sysfs/procfs value, inside NS if given.
+read_file() {
+	if [[ -n ${2:-} ]]; then
+		"$IP" netns exec "$2" cat "$1" 2>/dev/null
+	else
+		cat "$1" 2>/dev/null
+	fi
+}
+
 # step ID CURRENT WANT CMD...: bring one setting from CURRENT to WANT.
-# UNDO holds the command that restores CURRENT.
+# UNDO holds the command that restores CURRENT; READ, if set, one that
+# prints the setting as CURRENT and WANT show it (sysfs writes and chrt
+# have theirs here).  A command that succeeds is not taken at its word:
+# the value read back after it is the outcome (a driver may accept a
+# setting and ignore it), and only a value that changed keeps its record.
+declare -a READ=()
 step() {
-	local id=$1 cur=$2 want=$3
+	local id=$1 cur=$2 want=$3 added=0 ok=1 err now changed
+	local -a rb=("${READ[@]}")
+	READ=()
 	shift 3
+	if ((${#rb[@]} == 0)); then
+		case $1 in
+		write_file) rb=(read_file "$2" "${4:-}") ;;
+		"$CHRT") rb=(sched_of "${!#}") ;;
+		esac
+	fi
 	if [[ $MODE == check ]]; then
 		if [[ $cur == "$want" ]]; then
 			report "in place" "$id" "$want"
@@ -296,16 +330,35 @@ step() {
 		run "$@"
 		return 0
 	fi
-	record "$id" "$cur" "${UNDO[@]}"
-	if run "$@"; then
+	record "$id" "$cur" "${UNDO[@]}" && added=1
+	run "$@" || ok=0
+	err=$RUN_ERR
+	# Without a value to read back, a command that failed changed nothing.
+	if ((${#rb[@]})) && now=$("${rb[@]}"); then
+		changed=0
+		[[ $now != "$cur" ]] && changed=1
+	else
+		now=
+		changed=$ok
+	fi
+	((added && !changed)) && unrecord "$id"
+	if ((ok)) && [[ -z $now || $now == "$want" ]]; then
 		report applied "$id" "'$cur' -> '$want'"
 		return 0
 	fi
-	if [[ -n $SKIP_ERR && $RUN_ERR == *"$SKIP_ERR"* ]]; then
+	if ((ok && changed)); then
+		report failed "$id" "$(show_cmd "$@"): reads '$now' after it, not '$want'"
+		return 1
+	fi
+	if ((ok)); then
+		report failed "$id" "$(show_cmd "$@"): did not take effect (still reads '$now')"
+		return 1
+	fi
+	if [[ -n $SKIP_ERR && $err == *"$SKIP_ERR"* ]]; then
 		skip "$id" "$SKIP_WHY"
 		return 1
 	fi
-	report failed "$id" "$(show_cmd "$@"): $RUN_ERR"
+	report failed "$id" "$(show_cmd "$@"): $err"
 	return 1
 }
 
@@ -464,7 +517,35 @@ ethtool_step() {
 	tool_cmd "$ETHTOOL" "$opt" "$IFACE" "$key" "$cur"
 	UNDO=("${CMD[@]}")
 	tool_cmd "$ETHTOOL" "$opt" "$IFACE" "$key" "$want"
+	READ=(read_kv "${opt,,}" "$key")
 	step "$name" "$cur" "$want" "${CMD[@]}"
+}
+
+# read_kv OPTION KEY: one value of `ethtool OPTION IFACE` (ethtool_kv),
+# without a "[fixed]" note.  (Run in a subshell: it replaces KV.)
+read_kv() {
+	local v
+	ethtool_kv "$1" || return 1
+	v=${KV[$2]:-}
+	[[ -n $v ]] || return 1
+	printf '%s' "${v%% *}"
+}
+
+# read_channels KIND: channels as step_ethtool shows them, "combined N" or
+# "rx N tx N".
+read_channels() {
+	ethtool_kv -l || return 1
+	if [[ $1 == combined ]]; then
+		printf 'combined %s' "${KV[combined]:-}"
+	else
+		printf 'rx %s tx %s' "${KV[rx]:-}" "${KV[tx]:-}"
+	fi
+}
+
+# read_pause: pause as step_ethtool shows it.
+read_pause() {
+	ethtool_kv -a || return 1
+	printf 'autoneg %s rx %s tx %s' "${KV[autonegotiate]:-off}" "${KV[rx]:-off}" "${KV[tx]:-off}"
 }
 
 # wait_carrier: until the interface has its carrier, at most LINK_WAIT
@@ -960,6 +1041,7 @@ resolve_clock() {
 
 step_namespace() {
 	local a
+	local -a added=()
 	if ((NO_NS)); then
 		skip namespace "--no-namespace given"
 		return 0
@@ -986,14 +1068,15 @@ step_namespace() {
 		step netns-create absent present netns_add "$NS" || return 1
 	fi
 	# --undo moves IFACE back to where config.sh runs: it must run there.
-	record caller-netns "$(netns_id)" true
+	record caller-netns "$(netns_id)" true && added+=(caller-netns)
 	# Moving a device between namespaces takes it down and drops its
 	# addresses: record how to put them back after it returns.
 	while read -r _ _ _ a _; do
-		[[ -n $a ]] && record "caller-addr $a" "$a" "$IP" addr add "$a" dev "$IFACE"
+		[[ -n $a ]] && record "caller-addr $a" "$a" "$IP" addr add "$a" dev "$IFACE" &&
+			added+=("caller-addr $a")
 	done < <("$IP" -o addr show dev "$IFACE" scope global permanent 2>/dev/null)
 	if [[ $(link_flag UP) == on ]]; then
-		record caller-link-up up "$IP" link set dev "$IFACE" up
+		record caller-link-up up "$IP" link set dev "$IFACE" up && added+=(caller-link-up)
 	fi
 	UNDO=(netns_return "$NS" "$IFACE")
 	if step namespace caller "$NS" "$IP" link set dev "$IFACE" netns "$NS"; then
@@ -1003,6 +1086,11 @@ step_namespace() {
 		if ((DRY_RUN)); then MOVED=1; else QNS=$NS; fi
 		return 0
 	fi
+	# Not moved: its addresses and link are as they were, and re-adding
+	# an address it still has would fail every --undo.
+	for a in "${added[@]}"; do
+		unrecord "$a"
+	done
 	return 1
 }
 
@@ -1086,6 +1174,7 @@ step_link() {
 	cur=$(link_flag UP)
 	((MOVED)) && cur=off
 	UNDO=("${CMD[@]}" link set dev "$IFACE" down)
+	READ=(link_flag UP)
 	step link-up "$cur" on "${CMD[@]}" link set dev "$IFACE" up
 
 	cur=absent
@@ -1138,6 +1227,7 @@ step_link() {
 	else
 		cur=$(link_flag MULTICAST)
 		UNDO=("${CMD[@]}" link set dev "$IFACE" multicast "$cur")
+		READ=(link_flag MULTICAST)
 		step multicast-off "$cur" off "${CMD[@]}" link set dev "$IFACE" multicast off
 	fi
 
@@ -1188,6 +1278,7 @@ step_ethtool() {
 		tool_cmd "$ETHTOOL" -L "$IFACE" combined "$cur"
 		UNDO=("${CMD[@]}")
 		tool_cmd "$ETHTOOL" -L "$IFACE" combined 1
+		READ=(read_channels combined)
 		step channels "combined $cur" "combined 1" "${CMD[@]}"
 	elif [[ ${KV[max-rx]:-n/a} =~ ^[1-9] && ${KV[max-tx]:-n/a} =~ ^[1-9] ]]; then
 		rx=${KV[rx]}
@@ -1195,6 +1286,7 @@ step_ethtool() {
 		tool_cmd "$ETHTOOL" -L "$IFACE" rx "$rx" tx "$tx"
 		UNDO=("${CMD[@]}")
 		tool_cmd "$ETHTOOL" -L "$IFACE" rx 1 tx 1
+		READ=(read_channels rx)
 		step channels "rx $rx tx $tx" "rx 1 tx 1" "${CMD[@]}"
 	else
 		not_supported channels
@@ -1232,6 +1324,7 @@ step_ethtool() {
 			tool_cmd "$ETHTOOL" -K "$IFACE" "${PAIRS[@]}"
 			UNDO=("${CMD[@]}")
 			tool_cmd "$ETHTOOL" -K "$IFACE" "$k" off
+			READ=(read_kv -k "$k")
 			step "offload ${f#*=}" "$cur" off "${CMD[@]}"
 		done
 	fi
@@ -1272,6 +1365,7 @@ step_ethtool() {
 		tool_cmd "$ETHTOOL" -A "$IFACE" $cur
 		UNDO=("${CMD[@]}")
 		tool_cmd "$ETHTOOL" -A "$IFACE" autoneg off rx off tx off
+		READ=(read_pause)
 		step pause "$cur" "autoneg off rx off tx off" "${CMD[@]}"
 	fi
 
@@ -1291,6 +1385,7 @@ step_ethtool() {
 			tool_cmd "$ETHTOOL" --set-priv-flags "$IFACE" "$flag" "$cur"
 			UNDO=("${CMD[@]}")
 			tool_cmd "$ETHTOOL" --set-priv-flags "$IFACE" "$flag" "$val"
+			READ=(read_kv --show-priv-flags "${flag,,}")
 			step "priv $flag" "$cur" "$val" "${CMD[@]}"
 		done
 	fi

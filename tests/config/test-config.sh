@@ -337,11 +337,31 @@ test_mlx5() {
 		[[ $1 == 1 ]] && grep -q "failed *ring rx .*Invalid argument" "$2" &&
 		grep -q "applied *priv rx_cqe_moder" "$2" && grep -q "applied *irq 102 affinity" "$2" &&
 		grep -q " 2 failed$" "$2"' _ "$RC" "$OUT"
+	t "mlx5: a step that failed leaves no undo record, the applied ones do" bash -c '
+		! grep -q "^ring " "$1" && grep -q "^priv rx_cqe_moder	" "$1" && grep -q "^coalesce rx-usecs	" "$1"' \
+		_ "$root/run/enp59s0f0.state"
 	rm -f "$e/enp59s0f0/fail--G"
 	cfg "$root" enp59s0f0 --undo
 	after=$(snap_fake "$root")
 	t "mlx5: --undo after a partial apply restores everything" \
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$after"
+
+	# A driver that accepts coalescing settings and ignores them: the value
+	# read back is the outcome, and what did not change has no record.
+	: >"$e/enp59s0f0/noop--C"
+	cfg "$root" "${args[@]}" --no-ptp
+	t "mlx5: a setting accepted but not taken (read back unchanged) fails, exit 1" bash -c '
+		[[ $1 == 1 ]] &&
+		grep -q "failed *coalesce rx-usecs .*-C enp59s0f0 rx-usecs 0: did not take effect (still reads .8.)$" "$2" &&
+		[[ $(grep -c "^  failed  *coalesce " "$2") == 6 ]] && grep -q "applied *ring rx" "$2" &&
+		grep -q " 6 failed$" "$2"' _ "$RC" "$OUT"
+	t "mlx5: ... and leaves no undo record for it" bash -c '
+		! grep -q "^coalesce " "$1" && grep -q "^ring rx	" "$1"' _ "$root/run/enp59s0f0.state"
+	rm -f "$e/enp59s0f0/noop--C"
+	cfg "$root" enp59s0f0 --undo
+	t "mlx5: --undo after it exits 0 and restores everything" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]] && grep -q " 0 failed$" "$4"' \
+		_ "$RC" "$before" "$(snap_fake "$root")" "$OUT"
 	kill "$foreign" 2>/dev/null
 }
 
