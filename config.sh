@@ -115,6 +115,7 @@ N_INPLACE=0
 N_SKIPPED=0
 N_FAILED=0
 N_NOTSET=0
+N_GONE=0
 RUN_ERR=
 # step() reports a failure whose text contains SKIP_ERR as skipped (SKIP_WHY).
 SKIP_ERR=
@@ -190,6 +191,7 @@ report() {
 	skipped|host) N_SKIPPED=$((N_SKIPPED + 1)) ;;
 	failed) N_FAILED=$((N_FAILED + 1)) ;;
 	"not set") N_NOTSET=$((N_NOTSET + 1)) ;;
+	gone) N_GONE=$((N_GONE + 1)) ;;
 	esac
 	printf '  %-11s %-26s %s\n' "$status" "$id" "$detail"
 }
@@ -1802,9 +1804,59 @@ step_ptp() {
 
 # ---------------------------------------------------------------- modes
 
+# undo_gone CMD...: print what no longer exists that CMD would restore
+# (IFACE, a namespace, a sysfs or procfs file, a thread), or fail.  Such a
+# record can never be undone: kept, it would fail every later --undo.
+undo_gone() {
+	local i ns=
+	case $1 in
+	write_file)
+		ns=${4:-}
+		if [[ -n $ns ]] && ! "$IP" netns exec "$ns" true 2>/dev/null; then
+			printf 'namespace %s is gone' "$ns"
+			return 0
+		fi
+		if [[ -n $ns ]]; then
+			"$IP" netns exec "$ns" test -e "$2" && return 1
+		else
+			[[ -e $2 ]] && return 1
+		fi
+		printf '%s is gone' "$2"
+		return 0
+		;;
+	netns_del)
+		if "$IP" netns exec "$2" true 2>/dev/null || [[ -e $NETNS_DIR/$2 ]]; then
+			return 1
+		fi
+		printf 'namespace %s is gone' "$2"
+		return 0
+		;;
+	netns_return) ns=$2 ;;
+	stop_pidfile) return 1 ;;
+	esac
+	if [[ $1 == "$CHRT" ]]; then
+		[[ -e $PROCFS/${!#} ]] && return 1
+		printf 'thread %s is gone' "${!#}"
+		return 0
+	fi
+	for ((i = 1; i < $#; i++)); do
+		[[ ${!i} == -n ]] && { i=$((i + 1)); ns=${!i}; }
+		[[ ${!i} == netns && $((i + 2)) -le $# ]] && { i=$((i + 2)); ns=${!i}; }
+	done
+	if [[ -n $ns ]] && ! "$IP" netns exec "$ns" true 2>/dev/null; then
+		printf 'namespace %s is gone' "$ns"
+		return 0
+	fi
+	if [[ " $* " == *" $IFACE "* ]] && ! (locate_iface); then
+		printf '%s is gone (not here, nor in namespace %s or %s)' "$IFACE" "$NS" "$OLD_NS"
+		return 0
+	fi
+	return 1
+}
+
 do_undo() {
 	local -a lines=() keep=() cmd
-	local i id old words
+	local i id old words why
 	if [[ ! -f $STATE_FILE ]]; then
 		printf '%s: %s: nothing to undo (no %s)\n' "$PROG" "$IFACE" "$STATE_FILE"
 		return 0
@@ -1815,11 +1867,15 @@ do_undo() {
 		# Checked before anything was changed (check_undo_netns).
 		[[ $id == caller-netns ]] && continue
 		IFS=$SEP read -r -a cmd <<<"$words"
-		if ((DRY_RUN)); then
+		if ((DRY_RUN)) && why=$(undo_gone "${cmd[@]}"); then
+			report gone "$id" "$why: the record would be dropped"
+		elif ((DRY_RUN)); then
 			report "would apply" "$id" "back to '$old'"
 			run "${cmd[@]}"
 		elif run "${cmd[@]}"; then
 			report restored "$id" "'$old'"
+		elif why=$(undo_gone "${cmd[@]}"); then
+			report gone "$id" "$why: nothing to restore, record dropped"
 		else
 			report failed "$id" "$(show_cmd "${cmd[@]}"): $RUN_ERR"
 			keep=("${lines[i]}" "${keep[@]}")
@@ -2000,7 +2056,7 @@ main() {
 		fi
 		printf '%s: %s: undo%s\n' "$PROG" "$IFACE" "$( ((DRY_RUN)) && echo ' (dry run)')"
 		do_undo
-		printf '%s: %s: %d restored, %d failed\n' "$PROG" "$IFACE" "$N_INPLACE" "$N_FAILED"
+		printf '%s: %s: %d restored, %d gone, %d failed\n' "$PROG" "$IFACE" "$N_INPLACE" "$N_GONE" "$N_FAILED"
 		((N_FAILED == 0))
 		return
 	fi
