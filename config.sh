@@ -116,6 +116,10 @@ N_SKIPPED=0
 N_FAILED=0
 N_NOTSET=0
 N_GONE=0
+# IFSTEP: the steps under way act on IFACE (set by do_steps); IFACE_GONE:
+# it has disappeared since discovery (iface_gone).
+IFSTEP=0
+IFACE_GONE=0
 RUN_ERR=
 # step() reports a failure whose text contains SKIP_ERR as skipped (SKIP_WHY).
 SKIP_ERR=
@@ -183,8 +187,14 @@ warn() {
 }
 
 # report STATUS ID DETAIL: one line per step; also counts for the summary.
+# A step on an interface that has disappeared did not find its setting
+# missing or in place, whatever its reads said: it failed.
 report() {
 	local status=$1 id=$2 detail=$3
+	if ((IFSTEP)) && [[ $status != applied && $status != failed ]] && iface_gone; then
+		status=failed
+		detail=$GONE_WHY
+	fi
 	case $status in
 	applied|"would apply") N_APPLIED=$((N_APPLIED + 1)) ;;
 	"in place"|restored) N_INPLACE=$((N_INPLACE + 1)) ;;
@@ -198,6 +208,25 @@ report() {
 
 skip() {
 	report skipped "$1" "$2"
+}
+
+# iface_gone: true once IFACE is no longer where discovery (or the move
+# into NS) put it: unplugged, its driver unbound, renamed, or deleted (a
+# veth).  Said once on stderr; every later step on it fails (report, step).
+GONE_WHY=
+iface_gone() {
+	((IFACE_GONE)) && return 0
+	[[ $MODE == apply ]] || return 1
+	if [[ -n $QNS ]]; then
+		"$IP" -n "$QNS" link show dev "$IFACE" >/dev/null 2>&1 && return 1
+	else
+		[[ -e $NET_SYSFS/$IFACE ]] && return 1
+	fi
+	IFACE_GONE=1
+	GONE_WHY="interface gone: $IFACE is no longer in "
+	if [[ -n $QNS ]]; then GONE_WHY+=$QNS; else GONE_WHY+="the caller's namespace"; fi
+	warn "$IFACE disappeared during the apply: the steps on it that follow fail"
+	return 0
 }
 
 # ---------------------------------------------------------------- runner
@@ -315,6 +344,10 @@ step() {
 		"$CHRT") rb=(sched_of "${!#}") ;;
 		esac
 	fi
+	if ((IFSTEP)) && iface_gone; then
+		report failed "$id" "$GONE_WHY"
+		return 1
+	fi
 	if [[ $MODE == check ]]; then
 		if [[ $cur == "$want" ]]; then
 			report "in place" "$id" "$want"
@@ -360,6 +393,8 @@ step() {
 		skip "$id" "$SKIP_WHY"
 		return 1
 	fi
+	# The command may have failed because IFACE went away under it.
+	((IFSTEP)) && iface_gone && err+=" ($GONE_WHY)"
 	report failed "$id" "$(show_cmd "$@"): $err"
 	return 1
 }
@@ -1891,11 +1926,13 @@ do_undo() {
 }
 
 do_steps() {
+	IFSTEP=1
 	step_namespace || true
 	if ((!NO_NS)) && [[ $CNS != "$NS" ]] && [[ $MODE != check ]]; then
+		# What was asked for and not done is a failure, whatever the cause.
 		local id
-		for id in link-up address neighbour ipv6-off multicast-off qdisc; do
-			skip "$id" "not moved into $NS"
+		for id in qdisc link-up address neighbour ipv6-off multicast-off; do
+			report failed "$id" "not done: $IFACE was not moved into $NS"
 		done
 	else
 		step_link
@@ -1908,10 +1945,15 @@ do_steps() {
 	step_napi
 	step_pcie_pm
 	step_irqs
+	# The CPUs and the host are there whatever becomes of IFACE.
+	IFSTEP=0
 	step_irq_others
 	step_cpus
 	step_host
+	# phc2sys steers IFACE's own PHC unless --ptp-source named a clock.
+	[[ -z ${PTP_SOURCE_CLOCK:-} ]] && IFSTEP=1
 	step_ptp
+	IFSTEP=0
 }
 
 # ---------------------------------------------------------------- options

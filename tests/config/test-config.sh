@@ -515,6 +515,58 @@ test_fake_more() {
 		diff <(cut -c1-40 "$2") <(cut -c1-40 "$3") >&2' \
 		_ "$xroot/state/calls.log" "$xroot/apply.txt" "$troot/apply.txt"
 
+	# The interface disappears halfway through the apply (the stubs unplug
+	# it at a given call, tests/config/lib.sh): at a read (the coalescing
+	# query), then at a change (the first coalescing change).
+	# iface_steps_failed OUT FIRST: every step from FIRST on, up to the
+	# CPU steps, failed "interface gone", and so did phc2sys.
+	iface_steps_failed() {
+		awk -v first="$2" '
+			substr($0, 15, 26) ~ "^" first " " { on = 1 }
+			/^  [a-z].* irq-threads-other / { on = 0 }
+			on { n++; if ($0 !~ /^  failed .*interface gone: enp59s0f0 is no longer in the caller.s namespace\)?$/) bad++ }
+			/^  failed  *phc2sys  *interface gone: / { ptp = 1 }
+			END { exit !(n > 10 && !bad && ptp) }' "$1"
+	}
+	# failures_counted OUT: the summary counts every failed line.
+	failures_counted() {
+		grep -q ": .* $(grep -c "^  failed " "$1") failed$" "$1"
+	}
+	local uroot=$TMP/unplug
+	mkdir -p "$uroot"
+	fake_mlx5 "$uroot"
+	echo "enp59s0f0 ethtool --json -c *" >"$uroot/state/unplug-at"
+	cfg "$uroot" "${args[@]}"
+	t "interface gone at a read: exit 1, said once on stderr" bash -c '
+		[[ $1 == 1 && $(wc -l <"$3") == 1 ]] &&
+		grep -q "^config.sh: enp59s0f0 disappeared during the apply: the steps on it that follow fail$" "$3"' \
+		_ "$RC" "$OUT" "$ERR"
+	t "interface gone at a read: every later step on it failed (interface gone), none skipped" \
+		iface_steps_failed "$OUT" coalescing
+	t "interface gone at a read: the steps before it and the CPU steps report what they did" bash -c '
+		grep -q "^  applied  *channels " "$1" && grep -q "^  applied  *ksoftirqd/2 " "$1" &&
+		grep -q "^  applied  *cpu3 idle state2 " "$1"' _ "$OUT"
+	t "interface gone at a read: the summary counts every failure" failures_counted "$OUT"
+	fake_mlx5 "$uroot"
+	cfg "$uroot" enp59s0f0 --undo
+	echo "enp59s0f0 ethtool -C *" >"$uroot/state/unplug-at"
+	cfg "$uroot" "${args[@]}"
+	t "interface gone at a change: that step fails with its error and the reason, exit 1" bash -c '
+		[[ $1 == 1 ]] &&
+		grep -q "^  failed  *coalesce adaptive-rx .* adaptive-rx off: Cannot get device settings: No such device (interface gone: enp59s0f0 is no longer in the caller.s namespace)$" "$2"' \
+		_ "$RC" "$OUT"
+	t "interface gone at a change: every later step on it failed (interface gone)" \
+		iface_steps_failed "$OUT" "coalesce adaptive-tx"
+	t "interface gone at a change: the summary counts every failure" failures_counted "$OUT"
+	t "interface gone at a change: no undo record for what did not change" bash -c '
+		! grep -q "^coalesce \|^offload \|^ring \|^irq " "$1" && grep -q "^channels	" "$1"' \
+		_ "$uroot/run/enp59s0f0.state"
+	cfg "$uroot" enp59s0f0 --undo
+	t "interface gone: --undo restores the CPUs, reports each record on the interface gone once, exit 0" bash -c '
+		[[ $1 == 0 && ! -e $3 ]] && grep -q "^  restored  *ksoftirqd/2 " "$2" &&
+		grep -q "^  gone  *channels  *enp59s0f0 is gone (not here, nor in namespace ns_enp59s0f0 or rant-enp59s0f0): nothing to restore, record dropped$" "$2" &&
+		grep -q ": 8 restored, 5 gone, 0 failed$" "$2"' _ "$RC" "$OUT" "$uroot/run/enp59s0f0.state"
+
 	# What a record restores is gone by the time of --undo (an IRQ thread
 	# that exited, an IRQ freed): reported once, its record dropped, the
 	# rest restored; not a failure on this --undo nor on every later one.
@@ -1067,6 +1119,42 @@ veth_inner() {
 		_ "$RC" "$ERR" "$VA"
 	ip route del default via 192.168.77.254 dev "$VA"
 
+	# Last, as it deletes the pair: the veth disappears halfway through the
+	# apply, deleted (in ns_IFACE) by an ethtool wrapper at its first
+	# offload change, before that change runs.
+	cat >"$TMP/ethtool-unplug" <<'EOF2'
+#!/bin/bash
+if [[ $1 == -K && ! -e $UNPLUG_MARK ]]; then
+	: >"$UNPLUG_MARK"
+	ip link del "$2"
+fi
+exec ethtool "$@"
+EOF2
+	chmod +x "$TMP/ethtool-unplug"
+	ETHTOOL=$TMP/ethtool-unplug UNPLUG_MARK=$TMP/unplugged vcfg "${args[@]}"
+	cp "$OUT" "$TMP/unplug.txt"
+	t "veth deleted mid-apply: exit 1, said once on stderr" bash -c '
+		[[ $1 == 1 && -e $4 ]] && grep -q "^config.sh: $3 disappeared during the apply" "$2" &&
+		[[ $(wc -l <"$2") == 1 ]]' _ "$RC" "$ERR" "$VA" "$TMP/unplugged"
+	t "veth deleted mid-apply: the change under way fails, every later step on it fails (interface gone)" bash -c '
+		grep -q "^  failed  *offload gro .*(interface gone: $2 is no longer in ns_$2)$" "$1" &&
+		awk "/^  failed  *offload gro /{on=1; next} /^  [a-z].* irq-threads-other /{on=0}
+			on { n++; if (\$0 !~ /^  failed .*interface gone: /) bad++ }
+			END { exit !(n >= 5 && !bad) }" "$1" && grep -q "^  failed  *phc2sys  *interface gone" "$1" &&
+		! grep -q "^  skipped  *\(rings\|pause\|pcie-pm\|irq-affinity\|phc2sys\) " "$1"' \
+		_ "$OUT" "$VA"
+	t "veth deleted mid-apply: the steps before it applied, the summary counts every failure" bash -c '
+		grep -q "^  applied  *namespace " "$1" && grep -q "^  applied  *address " "$1" &&
+		grep -q " $(grep -c "^  failed " "$1") failed$" "$1"' _ "$OUT"
+	vcfg "$VA" --undo
+	t "veth deleted mid-apply: --undo drops its records (gone), removes ns_IFACE and the state, exit 0" bash -c '
+		[[ $1 == 0 && ! -e $4/run/$3.state ]] && ! ip netns list | grep -q "^ns_$3\b" &&
+		grep -q "^  gone  *namespace  *$3 is gone" "$2" && grep -q "^  restored  *netns-create " "$2" &&
+		grep -q " 0 failed$" "$2"' _ "$RC" "$OUT" "$VA" "$fake"
+	vcfg "$VA" --undo
+	t "veth deleted mid-apply: a second --undo finds neither it nor a record (exit 2, one line)" bash -c '
+		[[ $1 == 2 && $(wc -l <"$2") == 1 ]] && grep -q "$3: no such interface" "$2"' _ "$RC" "$ERR" "$VA"
+
 	printf "%s %s %s %s\n" "$TESTNUM" "$PASS" "$FAIL" "$SKIP" >"$TMP_KEEP/veth.counts"
 }
 
@@ -1099,7 +1187,7 @@ main() {
 		esac
 	done
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
-		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null
+		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$TMP"/unplug.txt "$RANT_CFG_KEEP"/ 2>/dev/null
 	fi
 	finish
 }
