@@ -360,6 +360,12 @@ step() {
 		report "in place" "$id" "$want"
 		return 0
 	fi
+	# A program the change needs and that is not there: the apply would
+	# fail on it, so the dry run says so as well (and neither tries).
+	if err=$(cmd_missing "$@"); then
+		report failed "$id" "$(show_cmd "$@"): $err not installed"
+		return 1
+	fi
 	if ((DRY_RUN)); then
 		report "would apply" "$id" "'$cur' -> '$want'"
 		run "$@"
@@ -396,6 +402,34 @@ step() {
 	# The command may have failed because IFACE went away under it.
 	((IFSTEP)) && iface_gone && err+=" ($GONE_WHY)"
 	report failed "$id" "$(show_cmd "$@"): $err"
+	return 1
+}
+
+# cmd_missing CMD...: print the program CMD runs, itself or through one
+# of the primitives below, that is not installed; fail if none is missing.
+cmd_missing() {
+	local p
+	local -a progs=()
+	case $1 in
+	write_file) [[ -n ${4:-} ]] && progs=("$IP" sh) ;;
+	netns_add | netns_del)
+		progs=("$IP")
+		[[ -n $HOME_PID ]] && progs+=(nsenter)
+		;;
+	netns_return) progs=("$IP") ;;
+	start_phc2sys) progs=(setsid "$PHC2SYS") ;;
+	stop_pidfile) ;;
+	*)
+		progs=("$1")
+		[[ $1 == "$IP" && ${2:-} == netns && ${3:-} == exec && -n ${5:-} ]] && progs+=("$5")
+		;;
+	esac
+	for p in "${progs[@]}"; do
+		if ! have "$p"; then
+			printf '%s' "$p"
+			return 0
+		fi
+	done
 	return 1
 }
 
@@ -1192,7 +1226,7 @@ step_link() {
 	# been up since, which a dry run cannot know after a link-up it does not
 	# make.  A noqueue root set while down stays when it comes up.
 	if ! have "$TC"; then
-		skip qdisc "tc not installed (iproute2)"
+		report failed qdisc "tc not installed (iproute2)"
 	else
 		local -a tcq=("$TC") tcc=("$TC")
 		[[ -n $QNS ]] && tcq=("$TC" -n "$QNS")
@@ -1304,8 +1338,8 @@ step_ethtool() {
 	local -a CMD
 	local k cur want v rx tx f flag val max
 	if ! have "$ETHTOOL"; then
-		skip ethtool "ethtool not installed"
-		return 0
+		report failed ethtool "ethtool not installed: channels, coalescing, offloads, rings, pause not set"
+		return 1
 	fi
 
 	if ! ethtool_kv -l; then
@@ -1376,7 +1410,8 @@ step_ethtool() {
 			want=$RING_SIZE
 			max=${KV[max-$k]:-}
 			[[ $max =~ ^[0-9]+$ ]] && ((max < want)) && want=$max
-			if [[ ! $cur =~ ^[0-9]+$ ]]; then
+			# A maximum of 0 (the text of older ethtools): no such ring.
+			if [[ ! $cur =~ ^[0-9]+$ || $max == 0 ]]; then
 				not_supported "ring $k"
 				continue
 			fi
@@ -1514,16 +1549,16 @@ step_irqs() {
 		step "irq $n affinity" "$cur" "$IRQ_CPU" write_file "$path" "$IRQ_CPU"
 		SKIP_ERR="" SKIP_WHY=""
 	done
-	if ! have "$CHRT"; then
-		skip irq-threads "chrt not installed (util-linux)"
-		return 0
-	fi
 	found=0
 	for n in "${IRQS[@]}"; do
 		for pid in "${!THREAD[@]}"; do
 			[[ ${THREAD[$pid]} == "irq/$n-"* ]] || continue
 			found=1
-			set_fifo "irq $n thread" "$pid" "$IRQ_PRIO"
+			if have "$CHRT"; then
+				set_fifo "irq $n thread" "$pid" "$IRQ_PRIO"
+			else
+				report failed "irq $n thread" "chrt not installed (util-linux)"
+			fi
 		done
 	done
 	((found)) || skip irq-threads "no IRQ threads (boot with threadirqs or use PREEMPT_RT)"
@@ -1574,10 +1609,6 @@ step_irq_others() {
 		skip irq-threads-other "$why"
 		return 0
 	fi
-	if ! have "$CHRT"; then
-		skip irq-threads-other "chrt not installed (util-linux)"
-		return 0
-	fi
 	for n in "${IRQS[@]}"; do ours[$n]=1; done
 	for pid in "${!THREAD[@]}"; do
 		comm=${THREAD[$pid]}
@@ -1590,7 +1621,11 @@ step_irq_others() {
 			continue
 		fi
 		found=1
-		set_other "$comm" "$pid"
+		if have "$CHRT"; then
+			set_other "$comm" "$pid"
+		else
+			report failed "$comm" "chrt not installed (util-linux)"
+		fi
 	done
 	((found)) || report "in place" irq-threads-other "no other device's IRQ on CPUs $list"
 	return 0
@@ -1671,16 +1706,16 @@ step_cpus() {
 	local c pid found f cur d
 	for c in $(cpus); do
 		found=0
-		if have "$CHRT"; then
-			for pid in "${!THREAD[@]}"; do
-				[[ ${THREAD[$pid]} == "ksoftirqd/$c" ]] || continue
-				found=1
+		for pid in "${!THREAD[@]}"; do
+			[[ ${THREAD[$pid]} == "ksoftirqd/$c" ]] || continue
+			found=1
+			if have "$CHRT"; then
 				set_fifo "ksoftirqd/$c" "$pid" "$KSOFTIRQD_PRIO"
-			done
-			((found)) || skip "ksoftirqd/$c" "no ksoftirqd/$c thread"
-		else
-			skip "ksoftirqd/$c" "chrt not installed (util-linux)"
-		fi
+			else
+				report failed "ksoftirqd/$c" "chrt not installed (util-linux)"
+			fi
+		done
+		((found)) || skip "ksoftirqd/$c" "no ksoftirqd/$c thread"
 
 		d=$SYSFS/devices/system/cpu/cpu$c
 		if [[ -w $d/cpufreq/scaling_governor ]]; then
@@ -1803,8 +1838,8 @@ step_ptp() {
 		return 0
 	fi
 	if ! have "$PHC2SYS"; then
-		skip phc2sys "phc2sys not installed (linuxptp)"
-		return 0
+		report failed phc2sys "phc2sys not installed (linuxptp; or --no-ptp)"
+		return 1
 	fi
 	src=${PTP_SYNC_TO_CLOCK:-CLOCK_REALTIME}
 	dst=${PTP_SOURCE_CLOCK:-$PHC}

@@ -94,13 +94,14 @@ no_empty_reason() {
 
 # ------------------------------------------------------------- fake trees
 
-# cfg ROOT ARGS...: config.sh against fake tree ROOT with the stub tools.
+# cfg ROOT ARGS...: config.sh against fake tree ROOT with the stub tools
+# (CFG_ETHTOOL, CFG_CHRT, CFG_PHC2SYS: another path for that tool).
 cfg() {
 	local root=$1
 	shift
 	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run DEVFS=$root/dev \
-		ETHTOOL=$STUBS/ethtool IP=$STUBS/ip TC=$STUBS/tc CHRT=$STUBS/chrt \
-		PHC2SYS=$PHC2SYS_STUB "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+		ETHTOOL=${CFG_ETHTOOL:-$STUBS/ethtool} IP=$STUBS/ip TC=$STUBS/tc CHRT=${CFG_CHRT:-$STUBS/chrt} \
+		PHC2SYS=${CFG_PHC2SYS:-$PHC2SYS_STUB} "$CONFIG" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
 }
 
@@ -450,6 +451,61 @@ test_fake_more() {
 	t "no /dev/ptp3: no failure without its reason" no_empty_reason "$OUT"
 	cfg "$root" enp59s0f0 --undo
 	mv "$root/dev/ptp3.gone" "$root/dev/ptp3"
+
+	# What the dry run can know of the apply's failures, it predicts: the
+	# same verdicts side by side, exit 1 both.
+	# dry_and_apply ROOT NAME ARGS...: both runs, their outputs in
+	# ROOT/dry.txt and ROOT/apply.txt, their exit statuses in DRY_RC, RC.
+	dry_and_apply() {
+		local r=$1
+		shift
+		cfg "$r" "$@" --dry-run
+		DRY_RC=$RC
+		cp "$OUT" "$r/dry.txt"
+		cfg "$r" "$@"
+		cp "$OUT" "$r/apply.txt"
+	}
+	local DRY_RC
+	# A ring the driver does not have: ethtool -g shows its maximum as 0.
+	sed -i 's/^max-tx 8192$/max-tx 0/' "$root/state/ethtool/enp59s0f0/rings"
+	dry_and_apply "$root" "${args[@]}" --no-ptp
+	t "a ring of maximum 0: not supported, said alike by the dry run and the apply" bash -c '
+		[[ $1 == 0 && $2 == 0 ]] &&
+		grep -q "^  skipped  *ring tx  *not supported by this driver (mlx5_core)$" "$3/dry.txt" &&
+		grep -q "^  applied  *ring rx " "$3/apply.txt"' _ "$DRY_RC" "$RC" "$root"
+	t "a ring of maximum 0: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" enp59s0f0 --undo
+	sed -i 's/^max-tx 0$/max-tx 8192/' "$root/state/ethtool/enp59s0f0/rings"
+
+	# Tools that are not installed: ethtool, chrt and phc2sys (named by
+	# config.sh's settings), setsid (found on PATH: a PATH without it).
+	local nobin=$TMP/nosetsid d f
+	mkdir -p "$nobin"
+	for d in ${PATH//:/ }; do
+		for f in "$d"/*; do
+			[[ -x $f && ${f##*/} != setsid && ! -e $nobin/${f##*/} ]] && ln -s "$f" "$nobin/"
+		done
+	done
+	PATH=$nobin dry_and_apply "$root" "${args[@]}"
+	t "setsid missing: phc2sys fails saying so, in the dry run and the apply alike, exit 1" bash -c '
+		[[ $1 == 1 && $2 == 1 ]] &&
+		grep -q "^  failed  *phc2sys  *.*/phc2sys-[0-9]* -s CLOCK_REALTIME -c /dev/ptp3 -O 0 -m: setsid not installed$" "$3/dry.txt"' \
+		_ "$DRY_RC" "$RC" "$root"
+	t "setsid missing: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" enp59s0f0 --undo
+	CFG_ETHTOOL=$TMP/none/ethtool CFG_CHRT=$TMP/none/chrt CFG_PHC2SYS=$TMP/none/phc2sys dry_and_apply "$root" "${args[@]}"
+	t "ethtool, chrt, phc2sys missing: each step that needs one fails saying so, exit 1" bash -c '
+		[[ $1 == 1 && $2 == 1 ]] && f=$3/apply.txt &&
+		grep -q "^  failed  *ethtool  *ethtool not installed: " "$f" &&
+		grep -q "^  failed  *irq 101 thread  *chrt not installed (util-linux)$" "$f" &&
+		grep -q "^  failed  *ksoftirqd/2  *chrt not installed (util-linux)$" "$f" &&
+		grep -q "^  failed  *phc2sys  *phc2sys not installed (linuxptp; or --no-ptp)$" "$f" &&
+		grep -q " 7 failed$" "$f" && ! grep -q "^  skipped .*not installed" "$f"' _ "$DRY_RC" "$RC" "$root"
+	t "ethtool, chrt, phc2sys missing: the dry run predicted every verdict" \
+		same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" enp59s0f0 --undo
+	t "after the missing tools, --undo restores every value" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$(snap_fake "$root")"
 
 	# phc2sys dies at once without a word: the failure still says so.
 	echo 3 >"$root/state/phc2sys-exit"
@@ -1118,6 +1174,28 @@ veth_inner() {
 		bash -c '[[ $1 == 2 ]] && grep -q "carries the default route" "$2" && ip link show dev "$3" >/dev/null' \
 		_ "$RC" "$ERR" "$VA"
 	ip route del default via 192.168.77.254 dev "$VA"
+
+	# A leftover file where ns_IFACE would be: the move fails, and the link
+	# steps that needed it are failures (not done), not skips.
+	: >"/run/netns/$ns"
+	vcfg "${args[@]}" --dry-run
+	cp "$OUT" "$TMP/leftover-dry.txt"
+	local dry_rc=$RC
+	vcfg "${args[@]}"
+	t "veth, a leftover /run/netns file: the move and the link steps fail (not done), exit 1" bash -c '
+		[[ $1 == 1 ]] && grep -q "^  failed  *netns-create  *.*/$3 is a leftover file" "$2" &&
+		grep -q "^  failed  *address  *not done: $4 was not moved into $3$" "$2" &&
+		! grep -q "^  skipped .*not moved" "$2"' _ "$RC" "$OUT" "$ns" "$VA"
+	t "veth, a leftover /run/netns file: the dry run predicted every verdict and the exit status" bash -c '
+		. "$4"; [[ $1 == 1 ]] && same_verdicts "$2" "$3"' _ "$dry_rc" "$TMP/leftover-dry.txt" "$OUT" "$HERE/lib.sh"
+	rm "/run/netns/$ns"
+	vcfg "$VA" --undo
+	if [[ $RC == 0 ]] && wait_until 30 same_snap "$VA" "$before"; then
+		t_ok "veth, a leftover /run/netns file: --undo restores the original state"
+	else
+		t_fail "veth, a leftover /run/netns file: --undo restores the original state" \
+			"$(diff <(echo "$before") <(snap_veth "$VA"))"
+	fi
 
 	# Last, as it deletes the pair: the veth disappears halfway through the
 	# apply, deleted (in ns_IFACE) by an ethtool wrapper at its first
