@@ -6,8 +6,9 @@
 #
 # Every change goes through run(); every setting through step(), which
 # compares the current value with the wanted one, records how to put the old
-# value back (state file under $STATE_DIR, one per interface), applies, and
-# reports applied / in place / skipped (with the reason) / failed.  A failed
+# value back (state file under $STATE_DIR, one per interface), applies,
+# reads the value back, and reports applied / in place / skipped (with the
+# reason) / failed, keeping the record only if the value changed.  A failed
 # step does not stop the others: there is deliberately no `set -e`, because a
 # host left half-configured by the first refusing ethtool call is worse than
 # a complete report of what could and could not be done.
@@ -171,8 +172,12 @@ run --undo from the same one.
   --check              report which settings are in place (exit 0 if all)
   -h, --help           this text
 
-Exit status: 0 everything requested is applied (or in place), 1 a step
-failed (or, with --check, a setting is not in place), 2 usage error.
+Each step is applied, in place, skipped (the host does not have it, with
+the reason) or failed: refused, not taken (read back), a program it needs
+not installed, or IFACE gone during the apply.  --undo drops a record whose
+target no longer exists (gone).  Exit status: 0 everything requested is
+applied, in place or skipped, 1 a step failed (or, with --check, a setting
+is not in place), 2 usage error (nothing changed).
 EOF
 }
 
@@ -1544,8 +1549,10 @@ step_irqs() {
 			skip "irq $n affinity" "affinity is managed by the kernel"
 			continue
 		fi
+		# The write's EIO says only that the kernel will not move this IRQ
+		# (managed, per-CPU, or a chip that cannot): the reason names no more.
 		UNDO=(write_file "$path" "$cur")
-		SKIP_ERR="Input/output error" SKIP_WHY="affinity is managed by the kernel"
+		SKIP_ERR="Input/output error" SKIP_WHY="the kernel does not let it move (Input/output error: a managed or per-CPU IRQ)"
 		step "irq $n affinity" "$cur" "$IRQ_CPU" write_file "$path" "$IRQ_CPU"
 		SKIP_ERR="" SKIP_WHY=""
 	done
