@@ -1924,8 +1924,15 @@ undo_gone() {
 		printf 'namespace %s is gone' "$ns"
 		return 0
 	fi
-	if [[ " $* " == *" $IFACE "* ]] && ! (locate_iface); then
+	[[ " $* " == *" $IFACE "* ]] || return 1
+	if ! (locate_iface); then
 		printf '%s is gone (not here, nor in namespace %s or %s)' "$IFACE" "$NS" "$OLD_NS"
+		return 0
+	fi
+	# A record made in NS restores IFACE there; moved out of it since (by
+	# hand), it is not that record's to restore anywhere else.
+	if [[ -n $ns ]] && ! "$IP" -n "$ns" link show dev "$IFACE" >/dev/null 2>&1; then
+		printf '%s is no longer in namespace %s' "$IFACE" "$ns"
 		return 0
 	fi
 	return 1

@@ -1197,6 +1197,22 @@ veth_inner() {
 			"$(diff <(echo "$before") <(snap_veth "$VA"))"
 	fi
 
+	# Moved back out of ns_IFACE by hand after the apply: the records made
+	# there are gone (reported once, dropped), the rest is restored.
+	vcfg "${args[@]}"
+	ip -n "$ns" link set dev "$VA" netns "$$"
+	vcfg "$VA" --undo
+	t "veth moved out of ns_IFACE by hand: --undo drops what was recorded there (gone), exit 0" bash -c '
+		[[ $1 == 0 ]] && grep -q "^  gone  *offload gro  *$3 is no longer in namespace $4: nothing to restore, record dropped$" "$2" &&
+		grep -q "^  restored  *netns-create " "$2" && grep -q " 0 failed$" "$2" && [[ ! -e $5/run/$3.state ]] &&
+		! ip netns list | grep -q "^$4\b"' _ "$RC" "$OUT" "$VA" "$ns" "$fake"
+	vcfg "$VA" --undo
+	t "veth moved out of ns_IFACE by hand: a second --undo has nothing to do, exit 0" \
+		bash -c '[[ $1 == 0 ]] && grep -q "nothing to undo" "$2"' _ "$RC" "$OUT"
+	ethtool -K "$VA" gro on >/dev/null
+	ip link set "$VA" up
+	ip addr replace 192.168.77.1/24 dev "$VA"
+
 	# Last, as it deletes the pair: the veth disappears halfway through the
 	# apply, deleted (in ns_IFACE) by an ethtool wrapper at its first
 	# offload change, before that change runs.
