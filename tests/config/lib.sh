@@ -77,12 +77,12 @@ same_verdicts() {
 # stubs' state for it.  That call then fails as it would.  (SYSFS and
 # PROCFS are the fake tree's, as config.sh was given them.)
 unplug_hook() {
-	local f=$FAKE_STATE/unplug-at iface pat dev irq c
-	[[ -f $f ]] || return 0
-	read -r iface pat <"$f"
+	local at=$FAKE_STATE/unplug-at iface pat dev irq c
+	[[ -f $at ]] || return 0
+	read -r iface pat <"$at"
 	# shellcheck disable=SC2053 # a glob on purpose
 	[[ $1 == $pat ]] || return 0
-	rm -f "$f"
+	rm -f "$at"
 	dev=$(readlink -f "$SYSFS/class/net/$iface/device")
 	for irq in "$dev"/msi_irqs/*; do
 		[[ -e $irq ]] || continue
