@@ -6,8 +6,9 @@
 #
 # Every change goes through run(); every setting through step(), which
 # compares the current value with the wanted one, records how to put the old
-# value back (state file under $STATE_DIR, one per interface), applies, and
-# reports applied / in place / skipped (with the reason) / failed.  A failed
+# value back (state file under $STATE_DIR, one per interface), applies,
+# reads the value back, and reports applied / in place / skipped (with the
+# reason) / failed, keeping the record only if the value changed.  A failed
 # step does not stop the others: there is deliberately no `set -e`, because a
 # host left half-configured by the first refusing ethtool call is worse than
 # a complete report of what could and could not be done.
@@ -115,6 +116,11 @@ N_INPLACE=0
 N_SKIPPED=0
 N_FAILED=0
 N_NOTSET=0
+N_GONE=0
+# IFSTEP: the steps under way act on IFACE (set by do_steps); IFACE_GONE:
+# it has disappeared since discovery (iface_gone).
+IFSTEP=0
+IFACE_GONE=0
 RUN_ERR=
 # step() reports a failure whose text contains SKIP_ERR as skipped (SKIP_WHY).
 SKIP_ERR=
@@ -166,8 +172,12 @@ run --undo from the same one.
   --check              report which settings are in place (exit 0 if all)
   -h, --help           this text
 
-Exit status: 0 everything requested is applied (or in place), 1 a step
-failed (or, with --check, a setting is not in place), 2 usage error.
+Each step is applied, in place, skipped (the host does not have it, with
+the reason) or failed: refused, not taken (read back), a program it needs
+not installed, or IFACE gone during the apply.  --undo drops a record whose
+target no longer exists (gone).  Exit status: 0 everything requested is
+applied, in place or skipped, 1 a step failed (or, with --check, a setting
+is not in place), 2 usage error (nothing changed).
 EOF
 }
 
@@ -182,20 +192,46 @@ warn() {
 }
 
 # report STATUS ID DETAIL: one line per step; also counts for the summary.
+# A step on an interface that has disappeared did not find its setting
+# missing or in place, whatever its reads said: it failed.
 report() {
 	local status=$1 id=$2 detail=$3
+	if ((IFSTEP)) && [[ $status != applied && $status != failed ]] && iface_gone; then
+		status=failed
+		detail=$GONE_WHY
+	fi
 	case $status in
 	applied|"would apply") N_APPLIED=$((N_APPLIED + 1)) ;;
 	"in place"|restored) N_INPLACE=$((N_INPLACE + 1)) ;;
 	skipped|host) N_SKIPPED=$((N_SKIPPED + 1)) ;;
 	failed) N_FAILED=$((N_FAILED + 1)) ;;
 	"not set") N_NOTSET=$((N_NOTSET + 1)) ;;
+	gone) N_GONE=$((N_GONE + 1)) ;;
 	esac
 	printf '  %-11s %-26s %s\n' "$status" "$id" "$detail"
 }
 
 skip() {
 	report skipped "$1" "$2"
+}
+
+# iface_gone: true once IFACE is no longer where discovery (or the move
+# into NS) put it: unplugged, its driver unbound, renamed, or deleted (a
+# veth).  Said once on stderr; every later step on it fails (report, step).
+GONE_WHY=
+iface_gone() {
+	((IFACE_GONE)) && return 0
+	[[ $MODE == apply ]] || return 1
+	if [[ -n $QNS ]]; then
+		"$IP" -n "$QNS" link show dev "$IFACE" >/dev/null 2>&1 && return 1
+	else
+		[[ -e $NET_SYSFS/$IFACE ]] && return 1
+	fi
+	IFACE_GONE=1
+	GONE_WHY="interface gone: $IFACE is no longer in "
+	if [[ -n $QNS ]]; then GONE_WHY+=$QNS; else GONE_WHY+="the caller's namespace"; fi
+	warn "$IFACE disappeared during the apply: the steps on it that follow fail"
+	return 0
 }
 
 # ---------------------------------------------------------------- runner
@@ -258,15 +294,17 @@ run() {
 	return "$rc"
 }
 
-# record ID OLD CMD...: remember how to restore ID, before it is changed.
-# The first record of an ID wins, so applying twice keeps the original value.
+# record ID OLD CMD...: remember how to restore ID, before it is changed
+# (a change made and not recorded, if this script is killed in between,
+# could never be undone).  The first record of an ID wins, so applying
+# twice keeps the original value; fails when it wrote nothing.
 record() {
 	local id=$1 old=$2 line
 	shift 2
-	((DRY_RUN)) && return 0
+	((DRY_RUN)) && return 1
 	if [[ -f $STATE_FILE ]]; then
 		while IFS=$'\t' read -r line _; do
-			[[ $line == "$id" ]] && return 0
+			[[ $line == "$id" ]] && return 1
 		done <"$STATE_FILE"
 	fi
 	old=${old//[$'\t\n']/ }
@@ -274,11 +312,47 @@ record() {
 	printf '%s\t%s\t%s\n' "$id" "$old" "$*" >>"$STATE_FILE"
 }
 
+# unrecord ID: drop ID's record again, for a change that did not happen:
+# its undo would put back what is already there, or fail on every --undo
+# (a thread or file that never took the value).  An empty state file goes.
+unrecord() {
+	[[ -f $STATE_FILE ]] || return 0
+	awk -F '\t' -v id="$1" '$1 != id' "$STATE_FILE" >"$STATE_FILE.new" &&
+		mv "$STATE_FILE.new" "$STATE_FILE"
+	[[ -s $STATE_FILE ]] || rm -f "$STATE_FILE"
+}
+
+# read_file PATH [NS]: a sysfs/procfs value, inside NS if given.
+read_file() {
+	if [[ -n ${2:-} ]]; then
+		"$IP" netns exec "$2" cat "$1" 2>/dev/null
+	else
+		cat "$1" 2>/dev/null
+	fi
+}
+
 # step ID CURRENT WANT CMD...: bring one setting from CURRENT to WANT.
-# UNDO holds the command that restores CURRENT.
+# UNDO holds the command that restores CURRENT; READ, if set, one that
+# prints the setting as CURRENT and WANT show it (sysfs writes and chrt
+# have theirs here).  A command that succeeds is not taken at its word:
+# the value read back after it is the outcome (a driver may accept a
+# setting and ignore it), and only a value that changed keeps its record.
+declare -a READ=()
 step() {
-	local id=$1 cur=$2 want=$3
+	local id=$1 cur=$2 want=$3 added=0 ok=1 err now changed
+	local -a rb=("${READ[@]}")
+	READ=()
 	shift 3
+	if ((${#rb[@]} == 0)); then
+		case $1 in
+		write_file) rb=(read_file "$2" "${4:-}") ;;
+		"$CHRT") rb=(sched_of "${!#}") ;;
+		esac
+	fi
+	if ((IFSTEP)) && iface_gone; then
+		report failed "$id" "$GONE_WHY"
+		return 1
+	fi
 	if [[ $MODE == check ]]; then
 		if [[ $cur == "$want" ]]; then
 			report "in place" "$id" "$want"
@@ -291,21 +365,76 @@ step() {
 		report "in place" "$id" "$want"
 		return 0
 	fi
+	# A program the change needs and that is not there: the apply would
+	# fail on it, so the dry run says so as well (and neither tries).
+	if err=$(cmd_missing "$@"); then
+		report failed "$id" "$(show_cmd "$@"): $err not installed"
+		return 1
+	fi
 	if ((DRY_RUN)); then
 		report "would apply" "$id" "'$cur' -> '$want'"
 		run "$@"
 		return 0
 	fi
-	record "$id" "$cur" "${UNDO[@]}"
-	if run "$@"; then
+	record "$id" "$cur" "${UNDO[@]}" && added=1
+	run "$@" || ok=0
+	err=$RUN_ERR
+	# Without a value to read back, a command that failed changed nothing.
+	if ((${#rb[@]})) && now=$("${rb[@]}"); then
+		changed=0
+		[[ $now != "$cur" ]] && changed=1
+	else
+		now=
+		changed=$ok
+	fi
+	((added && !changed)) && unrecord "$id"
+	if ((ok)) && [[ -z $now || $now == "$want" ]]; then
 		report applied "$id" "'$cur' -> '$want'"
 		return 0
 	fi
-	if [[ -n $SKIP_ERR && $RUN_ERR == *"$SKIP_ERR"* ]]; then
+	if ((ok && changed)); then
+		report failed "$id" "$(show_cmd "$@"): reads '$now' after it, not '$want'"
+		return 1
+	fi
+	if ((ok)); then
+		report failed "$id" "$(show_cmd "$@"): did not take effect (still reads '$now')"
+		return 1
+	fi
+	if [[ -n $SKIP_ERR && $err == *"$SKIP_ERR"* ]]; then
 		skip "$id" "$SKIP_WHY"
 		return 1
 	fi
-	report failed "$id" "$(show_cmd "$@"): $RUN_ERR"
+	# The command may have failed because IFACE went away under it.
+	((IFSTEP)) && iface_gone && err+=" ($GONE_WHY)"
+	report failed "$id" "$(show_cmd "$@"): $err"
+	return 1
+}
+
+# cmd_missing CMD...: print the program CMD runs, itself or through one
+# of the primitives below, that is not installed; fail if none is missing.
+cmd_missing() {
+	local p
+	local -a progs=()
+	case $1 in
+	write_file) [[ -n ${4:-} ]] && progs=("$IP" sh) ;;
+	netns_add | netns_del)
+		progs=("$IP")
+		[[ -n $HOME_PID ]] && progs+=(nsenter)
+		;;
+	netns_return) progs=("$IP") ;;
+	start_phc2sys) progs=(setsid "$PHC2SYS") ;;
+	stop_pidfile) ;;
+	*)
+		progs=("$1")
+		[[ $1 == "$IP" && ${2:-} == netns && ${3:-} == exec && -n ${5:-} ]] && progs+=("$5")
+		;;
+	esac
+	for p in "${progs[@]}"; do
+		if ! have "$p"; then
+			printf '%s' "$p"
+			return 0
+		fi
+	done
 	return 1
 }
 
@@ -464,7 +593,35 @@ ethtool_step() {
 	tool_cmd "$ETHTOOL" "$opt" "$IFACE" "$key" "$cur"
 	UNDO=("${CMD[@]}")
 	tool_cmd "$ETHTOOL" "$opt" "$IFACE" "$key" "$want"
+	READ=(read_kv "${opt,,}" "$key")
 	step "$name" "$cur" "$want" "${CMD[@]}"
+}
+
+# read_kv OPTION KEY: one value of `ethtool OPTION IFACE` (ethtool_kv),
+# without a "[fixed]" note.  (Run in a subshell: it replaces KV.)
+read_kv() {
+	local v
+	ethtool_kv "$1" || return 1
+	v=${KV[$2]:-}
+	[[ -n $v ]] || return 1
+	printf '%s' "${v%% *}"
+}
+
+# read_channels KIND: channels as step_ethtool shows them, "combined N" or
+# "rx N tx N".
+read_channels() {
+	ethtool_kv -l || return 1
+	if [[ $1 == combined ]]; then
+		printf 'combined %s' "${KV[combined]:-}"
+	else
+		printf 'rx %s tx %s' "${KV[rx]:-}" "${KV[tx]:-}"
+	fi
+}
+
+# read_pause: pause as step_ethtool shows it.
+read_pause() {
+	ethtool_kv -a || return 1
+	printf 'autoneg %s rx %s tx %s' "${KV[autonegotiate]:-off}" "${KV[rx]:-off}" "${KV[tx]:-off}"
 }
 
 # wait_carrier: until the interface has its carrier, at most LINK_WAIT
@@ -682,6 +839,41 @@ parse_addr() {
 		P_LEN=$(parse_int "$opt prefix length" "${len:-64}" 1 128) || exit 2
 	else
 		usage_error "$opt: '$val' is not $what (e.g. 192.168.10.1/24, fd00::1/64)"
+	fi
+	local why
+	why=$(addr_unusable "$P_FAMILY" "$P_ADDR") &&
+		usage_error "$opt: '$val' is $why, not an address an interface can hold as its own"
+}
+
+# addr_unusable FAMILY ADDR: print what kind of address ADDR is if no
+# interface can hold it as its own (the kernel refuses the IPv6 ones, but
+# takes the IPv4 ones as an address nothing reaches), else fail.  Loopback
+# belongs to lo alone.
+addr_unusable() {
+	local -a o
+	if [[ $1 == 4 ]]; then
+		IFS=. read -r -a o <<<"$2"
+		if [[ $2 == 0.0.0.0 ]]; then
+			printf 'the unspecified address'
+		elif [[ $2 == 255.255.255.255 ]]; then
+			printf 'the broadcast address'
+		elif ((o[0] >= 224 && o[0] <= 239)); then
+			printf 'a multicast address (224.0.0.0/4)'
+		elif ((o[0] == 127)) && [[ $IFACE != lo ]]; then
+			printf 'a loopback address (127.0.0.0/8)'
+		else
+			return 1
+		fi
+		return 0
+	fi
+	if [[ $2 == :: ]]; then
+		printf 'the unspecified address'
+	elif [[ $2 == ff* ]]; then
+		printf 'a multicast address (ff00::/8)'
+	elif [[ $2 == ::1 && $IFACE != lo ]]; then
+		printf 'the loopback address'
+	else
+		return 1
 	fi
 }
 
@@ -925,6 +1117,7 @@ resolve_clock() {
 
 step_namespace() {
 	local a
+	local -a added=()
 	if ((NO_NS)); then
 		skip namespace "--no-namespace given"
 		return 0
@@ -951,14 +1144,15 @@ step_namespace() {
 		step netns-create absent present netns_add "$NS" || return 1
 	fi
 	# --undo moves IFACE back to where config.sh runs: it must run there.
-	record caller-netns "$(netns_id)" true
+	record caller-netns "$(netns_id)" true && added+=(caller-netns)
 	# Moving a device between namespaces takes it down and drops its
 	# addresses: record how to put them back after it returns.
 	while read -r _ _ _ a _; do
-		[[ -n $a ]] && record "caller-addr $a" "$a" "$IP" addr add "$a" dev "$IFACE"
+		[[ -n $a ]] && record "caller-addr $a" "$a" "$IP" addr add "$a" dev "$IFACE" &&
+			added+=("caller-addr $a")
 	done < <("$IP" -o addr show dev "$IFACE" scope global permanent 2>/dev/null)
 	if [[ $(link_flag UP) == on ]]; then
-		record caller-link-up up "$IP" link set dev "$IFACE" up
+		record caller-link-up up "$IP" link set dev "$IFACE" up && added+=(caller-link-up)
 	fi
 	UNDO=(netns_return "$NS" "$IFACE")
 	if step namespace caller "$NS" "$IP" link set dev "$IFACE" netns "$NS"; then
@@ -968,6 +1162,11 @@ step_namespace() {
 		if ((DRY_RUN)); then MOVED=1; else QNS=$NS; fi
 		return 0
 	fi
+	# Not moved: its addresses and link are as they were, and re-adding
+	# an address it still has would fail every --undo.
+	for a in "${added[@]}"; do
+		unrecord "$a"
+	done
 	return 1
 }
 
@@ -1032,7 +1231,7 @@ step_link() {
 	# been up since, which a dry run cannot know after a link-up it does not
 	# make.  A noqueue root set while down stays when it comes up.
 	if ! have "$TC"; then
-		skip qdisc "tc not installed (iproute2)"
+		report failed qdisc "tc not installed (iproute2)"
 	else
 		local -a tcq=("$TC") tcc=("$TC")
 		[[ -n $QNS ]] && tcq=("$TC" -n "$QNS")
@@ -1051,6 +1250,7 @@ step_link() {
 	cur=$(link_flag UP)
 	((MOVED)) && cur=off
 	UNDO=("${CMD[@]}" link set dev "$IFACE" down)
+	READ=(link_flag UP)
 	step link-up "$cur" on "${CMD[@]}" link set dev "$IFACE" up
 
 	cur=absent
@@ -1103,6 +1303,7 @@ step_link() {
 	else
 		cur=$(link_flag MULTICAST)
 		UNDO=("${CMD[@]}" link set dev "$IFACE" multicast "$cur")
+		READ=(link_flag MULTICAST)
 		step multicast-off "$cur" off "${CMD[@]}" link set dev "$IFACE" multicast off
 	fi
 
@@ -1142,8 +1343,8 @@ step_ethtool() {
 	local -a CMD
 	local k cur want v rx tx f flag val max
 	if ! have "$ETHTOOL"; then
-		skip ethtool "ethtool not installed"
-		return 0
+		report failed ethtool "ethtool not installed: channels, coalescing, offloads, rings, pause not set"
+		return 1
 	fi
 
 	if ! ethtool_kv -l; then
@@ -1153,6 +1354,7 @@ step_ethtool() {
 		tool_cmd "$ETHTOOL" -L "$IFACE" combined "$cur"
 		UNDO=("${CMD[@]}")
 		tool_cmd "$ETHTOOL" -L "$IFACE" combined 1
+		READ=(read_channels combined)
 		step channels "combined $cur" "combined 1" "${CMD[@]}"
 	elif [[ ${KV[max-rx]:-n/a} =~ ^[1-9] && ${KV[max-tx]:-n/a} =~ ^[1-9] ]]; then
 		rx=${KV[rx]}
@@ -1160,6 +1362,7 @@ step_ethtool() {
 		tool_cmd "$ETHTOOL" -L "$IFACE" rx "$rx" tx "$tx"
 		UNDO=("${CMD[@]}")
 		tool_cmd "$ETHTOOL" -L "$IFACE" rx 1 tx 1
+		READ=(read_channels rx)
 		step channels "rx $rx tx $tx" "rx 1 tx 1" "${CMD[@]}"
 	else
 		not_supported channels
@@ -1197,6 +1400,7 @@ step_ethtool() {
 			tool_cmd "$ETHTOOL" -K "$IFACE" "${PAIRS[@]}"
 			UNDO=("${CMD[@]}")
 			tool_cmd "$ETHTOOL" -K "$IFACE" "$k" off
+			READ=(read_kv -k "$k")
 			step "offload ${f#*=}" "$cur" off "${CMD[@]}"
 		done
 	fi
@@ -1211,7 +1415,8 @@ step_ethtool() {
 			want=$RING_SIZE
 			max=${KV[max-$k]:-}
 			[[ $max =~ ^[0-9]+$ ]] && ((max < want)) && want=$max
-			if [[ ! $cur =~ ^[0-9]+$ ]]; then
+			# A maximum of 0 (the text of older ethtools): no such ring.
+			if [[ ! $cur =~ ^[0-9]+$ || $max == 0 ]]; then
 				not_supported "ring $k"
 				continue
 			fi
@@ -1237,6 +1442,7 @@ step_ethtool() {
 		tool_cmd "$ETHTOOL" -A "$IFACE" $cur
 		UNDO=("${CMD[@]}")
 		tool_cmd "$ETHTOOL" -A "$IFACE" autoneg off rx off tx off
+		READ=(read_pause)
 		step pause "$cur" "autoneg off rx off tx off" "${CMD[@]}"
 	fi
 
@@ -1256,6 +1462,7 @@ step_ethtool() {
 			tool_cmd "$ETHTOOL" --set-priv-flags "$IFACE" "$flag" "$cur"
 			UNDO=("${CMD[@]}")
 			tool_cmd "$ETHTOOL" --set-priv-flags "$IFACE" "$flag" "$val"
+			READ=(read_kv --show-priv-flags "${flag,,}")
 			step "priv $flag" "$cur" "$val" "${CMD[@]}"
 		done
 	fi
@@ -1342,21 +1549,23 @@ step_irqs() {
 			skip "irq $n affinity" "affinity is managed by the kernel"
 			continue
 		fi
+		# The write's EIO says only that the kernel will not move this IRQ
+		# (managed, per-CPU, or a chip that cannot): the reason names no more.
 		UNDO=(write_file "$path" "$cur")
-		SKIP_ERR="Input/output error" SKIP_WHY="affinity is managed by the kernel"
+		SKIP_ERR="Input/output error" SKIP_WHY="the kernel does not let it move (Input/output error: a managed or per-CPU IRQ)"
 		step "irq $n affinity" "$cur" "$IRQ_CPU" write_file "$path" "$IRQ_CPU"
 		SKIP_ERR="" SKIP_WHY=""
 	done
-	if ! have "$CHRT"; then
-		skip irq-threads "chrt not installed (util-linux)"
-		return 0
-	fi
 	found=0
 	for n in "${IRQS[@]}"; do
 		for pid in "${!THREAD[@]}"; do
 			[[ ${THREAD[$pid]} == "irq/$n-"* ]] || continue
 			found=1
-			set_fifo "irq $n thread" "$pid" "$IRQ_PRIO"
+			if have "$CHRT"; then
+				set_fifo "irq $n thread" "$pid" "$IRQ_PRIO"
+			else
+				report failed "irq $n thread" "chrt not installed (util-linux)"
+			fi
 		done
 	done
 	((found)) || skip irq-threads "no IRQ threads (boot with threadirqs or use PREEMPT_RT)"
@@ -1407,10 +1616,6 @@ step_irq_others() {
 		skip irq-threads-other "$why"
 		return 0
 	fi
-	if ! have "$CHRT"; then
-		skip irq-threads-other "chrt not installed (util-linux)"
-		return 0
-	fi
 	for n in "${IRQS[@]}"; do ours[$n]=1; done
 	for pid in "${!THREAD[@]}"; do
 		comm=${THREAD[$pid]}
@@ -1423,7 +1628,11 @@ step_irq_others() {
 			continue
 		fi
 		found=1
-		set_other "$comm" "$pid"
+		if have "$CHRT"; then
+			set_other "$comm" "$pid"
+		else
+			report failed "$comm" "chrt not installed (util-linux)"
+		fi
 	done
 	((found)) || report "in place" irq-threads-other "no other device's IRQ on CPUs $list"
 	return 0
@@ -1504,16 +1713,16 @@ step_cpus() {
 	local c pid found f cur d
 	for c in $(cpus); do
 		found=0
-		if have "$CHRT"; then
-			for pid in "${!THREAD[@]}"; do
-				[[ ${THREAD[$pid]} == "ksoftirqd/$c" ]] || continue
-				found=1
+		for pid in "${!THREAD[@]}"; do
+			[[ ${THREAD[$pid]} == "ksoftirqd/$c" ]] || continue
+			found=1
+			if have "$CHRT"; then
 				set_fifo "ksoftirqd/$c" "$pid" "$KSOFTIRQD_PRIO"
-			done
-			((found)) || skip "ksoftirqd/$c" "no ksoftirqd/$c thread"
-		else
-			skip "ksoftirqd/$c" "chrt not installed (util-linux)"
-		fi
+			else
+				report failed "ksoftirqd/$c" "chrt not installed (util-linux)"
+			fi
+		done
+		((found)) || skip "ksoftirqd/$c" "no ksoftirqd/$c thread"
 
 		d=$SYSFS/devices/system/cpu/cpu$c
 		if [[ -w $d/cpufreq/scaling_governor ]]; then
@@ -1636,8 +1845,8 @@ step_ptp() {
 		return 0
 	fi
 	if ! have "$PHC2SYS"; then
-		skip phc2sys "phc2sys not installed (linuxptp)"
-		return 0
+		report failed phc2sys "phc2sys not installed (linuxptp; or --no-ptp)"
+		return 1
 	fi
 	src=${PTP_SYNC_TO_CLOCK:-CLOCK_REALTIME}
 	dst=${PTP_SOURCE_CLOCK:-$PHC}
@@ -1672,9 +1881,66 @@ step_ptp() {
 
 # ---------------------------------------------------------------- modes
 
+# undo_gone CMD...: print what no longer exists that CMD would restore
+# (IFACE, a namespace, a sysfs or procfs file, a thread), or fail.  Such a
+# record can never be undone: kept, it would fail every later --undo.
+undo_gone() {
+	local i ns=
+	case $1 in
+	write_file)
+		ns=${4:-}
+		if [[ -n $ns ]] && ! "$IP" netns exec "$ns" true 2>/dev/null; then
+			printf 'namespace %s is gone' "$ns"
+			return 0
+		fi
+		if [[ -n $ns ]]; then
+			"$IP" netns exec "$ns" test -e "$2" && return 1
+		else
+			[[ -e $2 ]] && return 1
+		fi
+		printf '%s is gone' "$2"
+		return 0
+		;;
+	netns_del)
+		if "$IP" netns exec "$2" true 2>/dev/null || [[ -e $NETNS_DIR/$2 ]]; then
+			return 1
+		fi
+		printf 'namespace %s is gone' "$2"
+		return 0
+		;;
+	netns_return) ns=$2 ;;
+	stop_pidfile) return 1 ;;
+	esac
+	if [[ $1 == "$CHRT" ]]; then
+		[[ -e $PROCFS/${!#} ]] && return 1
+		printf 'thread %s is gone' "${!#}"
+		return 0
+	fi
+	for ((i = 1; i < $#; i++)); do
+		[[ ${!i} == -n ]] && { i=$((i + 1)); ns=${!i}; }
+		[[ ${!i} == netns && $((i + 2)) -le $# ]] && { i=$((i + 2)); ns=${!i}; }
+	done
+	if [[ -n $ns ]] && ! "$IP" netns exec "$ns" true 2>/dev/null; then
+		printf 'namespace %s is gone' "$ns"
+		return 0
+	fi
+	[[ " $* " == *" $IFACE "* ]] || return 1
+	if ! (locate_iface); then
+		printf '%s is gone (not here, nor in namespace %s or %s)' "$IFACE" "$NS" "$OLD_NS"
+		return 0
+	fi
+	# A record made in NS restores IFACE there; moved out of it since (by
+	# hand), it is not that record's to restore anywhere else.
+	if [[ -n $ns ]] && ! "$IP" -n "$ns" link show dev "$IFACE" >/dev/null 2>&1; then
+		printf '%s is no longer in namespace %s' "$IFACE" "$ns"
+		return 0
+	fi
+	return 1
+}
+
 do_undo() {
 	local -a lines=() keep=() cmd
-	local i id old words
+	local i id old words why
 	if [[ ! -f $STATE_FILE ]]; then
 		printf '%s: %s: nothing to undo (no %s)\n' "$PROG" "$IFACE" "$STATE_FILE"
 		return 0
@@ -1685,11 +1951,15 @@ do_undo() {
 		# Checked before anything was changed (check_undo_netns).
 		[[ $id == caller-netns ]] && continue
 		IFS=$SEP read -r -a cmd <<<"$words"
-		if ((DRY_RUN)); then
+		if ((DRY_RUN)) && why=$(undo_gone "${cmd[@]}"); then
+			report gone "$id" "$why: the record would be dropped"
+		elif ((DRY_RUN)); then
 			report "would apply" "$id" "back to '$old'"
 			run "${cmd[@]}"
 		elif run "${cmd[@]}"; then
 			report restored "$id" "'$old'"
+		elif why=$(undo_gone "${cmd[@]}"); then
+			report gone "$id" "$why: nothing to restore, record dropped"
 		else
 			report failed "$id" "$(show_cmd "${cmd[@]}"): $RUN_ERR"
 			keep=("${lines[i]}" "${keep[@]}")
@@ -1705,11 +1975,13 @@ do_undo() {
 }
 
 do_steps() {
+	IFSTEP=1
 	step_namespace || true
 	if ((!NO_NS)) && [[ $CNS != "$NS" ]] && [[ $MODE != check ]]; then
+		# What was asked for and not done is a failure, whatever the cause.
 		local id
-		for id in link-up address neighbour ipv6-off multicast-off qdisc; do
-			skip "$id" "not moved into $NS"
+		for id in qdisc link-up address neighbour ipv6-off multicast-off; do
+			report failed "$id" "not done: $IFACE was not moved into $NS"
 		done
 	else
 		step_link
@@ -1722,10 +1994,15 @@ do_steps() {
 	step_napi
 	step_pcie_pm
 	step_irqs
+	# The CPUs and the host are there whatever becomes of IFACE.
+	IFSTEP=0
 	step_irq_others
 	step_cpus
 	step_host
+	# phc2sys steers IFACE's own PHC unless --ptp-source named a clock.
+	[[ -z ${PTP_SOURCE_CLOCK:-} ]] && IFSTEP=1
 	step_ptp
+	IFSTEP=0
 }
 
 # ---------------------------------------------------------------- options
@@ -1870,7 +2147,7 @@ main() {
 		fi
 		printf '%s: %s: undo%s\n' "$PROG" "$IFACE" "$( ((DRY_RUN)) && echo ' (dry run)')"
 		do_undo
-		printf '%s: %s: %d restored, %d failed\n' "$PROG" "$IFACE" "$N_INPLACE" "$N_FAILED"
+		printf '%s: %s: %d restored, %d gone, %d failed\n' "$PROG" "$IFACE" "$N_INPLACE" "$N_GONE" "$N_FAILED"
 		((N_FAILED == 0))
 		return
 	fi

@@ -68,3 +68,30 @@ same_verdicts() {
 	diff <(echo "$d") <(echo "$a") | sed 's/^/#   /' >&2
 	return 1
 }
+
+# unplug_hook CALL: the stubs' way to have an interface disappear halfway
+# through an apply.  $FAKE_STATE/unplug-at holds "IFACE PATTERN": the first
+# stub call whose logged line (CALL) matches the glob PATTERN removes IFACE
+# before it runs, as a driver unbind or a hot unplug does: its netdev in
+# sysfs, its IRQs and their threads, its per-interface sysctls and the
+# stubs' state for it.  That call then fails as it would.  (SYSFS and
+# PROCFS are the fake tree's, as config.sh was given them.)
+unplug_hook() {
+	local at=$FAKE_STATE/unplug-at iface pat dev irq c
+	[[ -f $at ]] || return 0
+	read -r iface pat <"$at"
+	# shellcheck disable=SC2053 # a glob on purpose
+	[[ $1 == $pat ]] || return 0
+	rm -f "$at"
+	dev=$(readlink -f "$SYSFS/class/net/$iface/device")
+	for irq in "$dev"/msi_irqs/*; do
+		[[ -e $irq ]] || continue
+		irq=${irq##*/}
+		rm -rf "${PROCFS:?}/irq/$irq"
+		for c in "$PROCFS"/[0-9]*/comm; do
+			[[ $(cat "$c") == "irq/$irq-"* ]] && rm -rf "${c%/comm}"
+		done
+	done
+	rm -rf "$dev/msi_irqs" "$dev/net/$iface" "$SYSFS/class/net/$iface" \
+		"$PROCFS/sys/net/ipv6/conf/$iface" "$FAKE_STATE/ip/$iface" "$FAKE_STATE/ethtool/$iface"
+}

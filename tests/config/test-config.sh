@@ -94,13 +94,14 @@ no_empty_reason() {
 
 # ------------------------------------------------------------- fake trees
 
-# cfg ROOT ARGS...: config.sh against fake tree ROOT with the stub tools.
+# cfg ROOT ARGS...: config.sh against fake tree ROOT with the stub tools
+# (CFG_ETHTOOL, CFG_CHRT, CFG_PHC2SYS: another path for that tool).
 cfg() {
 	local root=$1
 	shift
 	SYSFS=$root/sys PROCFS=$root/proc FAKE_STATE=$root/state STATE_DIR=$root/run DEVFS=$root/dev \
-		ETHTOOL=$STUBS/ethtool IP=$STUBS/ip TC=$STUBS/tc CHRT=$STUBS/chrt \
-		PHC2SYS=$PHC2SYS_STUB "$CONFIG" "$@" >"$OUT" 2>"$ERR"
+		ETHTOOL=${CFG_ETHTOOL:-$STUBS/ethtool} IP=$STUBS/ip TC=$STUBS/tc CHRT=${CFG_CHRT:-$STUBS/chrt} \
+		PHC2SYS=${CFG_PHC2SYS:-$PHC2SYS_STUB} "$CONFIG" "$@" >"$OUT" 2>"$ERR"
 	RC=$?
 }
 
@@ -164,6 +165,27 @@ test_usage() {
 		enp59s0f0 --ip 10.1.0.1/33 --remote-ip 10.1.0.2 --cpu 2 --irq-cpu 3
 	usage_case "bad IPv6 --remote-ip" "--remote-ip: 'fd00::1::2' is not" \
 		enp59s0f0 --ip fd00::1 --remote-ip fd00::1::2 --cpu 2 --irq-cpu 3
+	# Addresses no interface can hold as its own, refused before anything
+	# is changed (the state directory is not even created).
+	local bad why remote
+	for bad in "0.0.0.0=the unspecified address" "224.0.0.1/24=a multicast address \(224" \
+		"239.255.255.250=a multicast address" "255.255.255.255=the broadcast address" \
+		"127.0.0.1/8=a loopback address" "::=the unspecified address" "::/64=the unspecified address" \
+		"ff02::1=a multicast address \(ff00::/8\)" "FF05::1:3/64=a multicast address" \
+		"::1=the loopback address" "0:0:0:0:0:0:0:1/128=the loopback address"; do
+		why=${bad#*=}
+		bad=${bad%%=*}
+		remote=10.1.0.2
+		[[ $bad == *:* ]] && remote=fd00::2
+		usage_case "--ip $bad" "--ip: '${bad//./\\.}' is $why" \
+			enp59s0f0 --no-namespace --ip "$bad" --remote-ip "$remote" --cpu 2 --irq-cpu 3
+	done
+	usage_case "--remote-ip multicast" "--remote-ip: '224\.0\.0\.251' is a multicast address" \
+		enp59s0f0 --ip 10.1.0.1 --remote-ip 224.0.0.251 --cpu 2 --irq-cpu 3
+	usage_case "--remote-ip unspecified (IPv6)" "--remote-ip: '::' is the unspecified address" \
+		enp59s0f0 --ip fd00::1 --remote-ip :: --cpu 2 --irq-cpu 3
+	usage_case "--remote-ip loopback" "--remote-ip: '127\.0\.0\.1' is a loopback address" \
+		enp59s0f0 --ip 10.1.0.1 --remote-ip 127.0.0.1 --cpu 2 --irq-cpu 3
 	usage_case "mixed families" "--remote-ip: 'fd00::2' is not the same family" \
 		enp59s0f0 --ip 10.1.0.1 --remote-ip fd00::2 --cpu 2 --irq-cpu 3
 	usage_case "CPU out of range" "--cpu: '99' is out of range \(0 to 3\)" \
@@ -316,11 +338,31 @@ test_mlx5() {
 		[[ $1 == 1 ]] && grep -q "failed *ring rx .*Invalid argument" "$2" &&
 		grep -q "applied *priv rx_cqe_moder" "$2" && grep -q "applied *irq 102 affinity" "$2" &&
 		grep -q " 2 failed$" "$2"' _ "$RC" "$OUT"
+	t "mlx5: a step that failed leaves no undo record, the applied ones do" bash -c '
+		! grep -q "^ring " "$1" && grep -q "^priv rx_cqe_moder	" "$1" && grep -q "^coalesce rx-usecs	" "$1"' \
+		_ "$root/run/enp59s0f0.state"
 	rm -f "$e/enp59s0f0/fail--G"
 	cfg "$root" enp59s0f0 --undo
 	after=$(snap_fake "$root")
 	t "mlx5: --undo after a partial apply restores everything" \
 		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$after"
+
+	# A driver that accepts coalescing settings and ignores them: the value
+	# read back is the outcome, and what did not change has no record.
+	: >"$e/enp59s0f0/noop--C"
+	cfg "$root" "${args[@]}" --no-ptp
+	t "mlx5: a setting accepted but not taken (read back unchanged) fails, exit 1" bash -c '
+		[[ $1 == 1 ]] &&
+		grep -q "failed *coalesce rx-usecs .*-C enp59s0f0 rx-usecs 0: did not take effect (still reads .8.)$" "$2" &&
+		[[ $(grep -c "^  failed  *coalesce " "$2") == 6 ]] && grep -q "applied *ring rx" "$2" &&
+		grep -q " 6 failed$" "$2"' _ "$RC" "$OUT"
+	t "mlx5: ... and leaves no undo record for it" bash -c '
+		! grep -q "^coalesce " "$1" && grep -q "^ring rx	" "$1"' _ "$root/run/enp59s0f0.state"
+	rm -f "$e/enp59s0f0/noop--C"
+	cfg "$root" enp59s0f0 --undo
+	t "mlx5: --undo after it exits 0 and restores everything" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]] && grep -q " 0 failed$" "$4"' \
+		_ "$RC" "$before" "$(snap_fake "$root")" "$OUT"
 	kill "$foreign" 2>/dev/null
 }
 
@@ -410,6 +452,61 @@ test_fake_more() {
 	cfg "$root" enp59s0f0 --undo
 	mv "$root/dev/ptp3.gone" "$root/dev/ptp3"
 
+	# What the dry run can know of the apply's failures, it predicts: the
+	# same verdicts side by side, exit 1 both.
+	# dry_and_apply ROOT NAME ARGS...: both runs, their outputs in
+	# ROOT/dry.txt and ROOT/apply.txt, their exit statuses in DRY_RC, RC.
+	dry_and_apply() {
+		local r=$1
+		shift
+		cfg "$r" "$@" --dry-run
+		DRY_RC=$RC
+		cp "$OUT" "$r/dry.txt"
+		cfg "$r" "$@"
+		cp "$OUT" "$r/apply.txt"
+	}
+	local DRY_RC
+	# A ring the driver does not have: ethtool -g shows its maximum as 0.
+	sed -i 's/^max-tx 8192$/max-tx 0/' "$root/state/ethtool/enp59s0f0/rings"
+	dry_and_apply "$root" "${args[@]}" --no-ptp
+	t "a ring of maximum 0: not supported, said alike by the dry run and the apply" bash -c '
+		[[ $1 == 0 && $2 == 0 ]] &&
+		grep -q "^  skipped  *ring tx  *not supported by this driver (mlx5_core)$" "$3/dry.txt" &&
+		grep -q "^  applied  *ring rx " "$3/apply.txt"' _ "$DRY_RC" "$RC" "$root"
+	t "a ring of maximum 0: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" enp59s0f0 --undo
+	sed -i 's/^max-tx 0$/max-tx 8192/' "$root/state/ethtool/enp59s0f0/rings"
+
+	# Tools that are not installed: ethtool, chrt and phc2sys (named by
+	# config.sh's settings), setsid (found on PATH: a PATH without it).
+	local nobin=$TMP/nosetsid d
+	mkdir -p "$nobin"
+	# (one ln a PATH directory; a name taken by an earlier one is kept)
+	for d in ${PATH//:/ }; do
+		ln -s "$d"/* "$nobin/" 2>/dev/null
+	done
+	rm -f "$nobin/setsid"
+	PATH=$nobin dry_and_apply "$root" "${args[@]}"
+	t "setsid missing: phc2sys fails saying so, in the dry run and the apply alike, exit 1" bash -c '
+		[[ $1 == 1 && $2 == 1 ]] &&
+		grep -q "^  failed  *phc2sys  *.*/phc2sys-[0-9]* -s CLOCK_REALTIME -c /dev/ptp3 -O 0 -m: setsid not installed$" "$3/dry.txt"' \
+		_ "$DRY_RC" "$RC" "$root"
+	t "setsid missing: the dry run predicted every verdict" same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" enp59s0f0 --undo
+	CFG_ETHTOOL=$TMP/none/ethtool CFG_CHRT=$TMP/none/chrt CFG_PHC2SYS=$TMP/none/phc2sys dry_and_apply "$root" "${args[@]}"
+	t "ethtool, chrt, phc2sys missing: each step that needs one fails saying so, exit 1" bash -c '
+		[[ $1 == 1 && $2 == 1 ]] && f=$3/apply.txt &&
+		grep -q "^  failed  *ethtool  *ethtool not installed: " "$f" &&
+		grep -q "^  failed  *irq 101 thread  *chrt not installed (util-linux)$" "$f" &&
+		grep -q "^  failed  *ksoftirqd/2  *chrt not installed (util-linux)$" "$f" &&
+		grep -q "^  failed  *phc2sys  *phc2sys not installed (linuxptp; or --no-ptp)$" "$f" &&
+		grep -q " 7 failed$" "$f" && ! grep -q "^  skipped .*not installed" "$f"' _ "$DRY_RC" "$RC" "$root"
+	t "ethtool, chrt, phc2sys missing: the dry run predicted every verdict" \
+		same_verdicts "$root/dry.txt" "$root/apply.txt"
+	cfg "$root" enp59s0f0 --undo
+	t "after the missing tools, --undo restores every value" \
+		bash -c '[[ $1 == 0 && "$2" == "$3" ]]' _ "$RC" "$before" "$(snap_fake "$root")"
+
 	# phc2sys dies at once without a word: the failure still says so.
 	echo 3 >"$root/state/phc2sys-exit"
 	cfg "$root" "${args[@]}"
@@ -473,6 +570,81 @@ test_fake_more() {
 		! grep -q "^ethtool -g enp59s0f0$" "$1" && ! grep -q "^ethtool -l enp59s0f0$" "$1" &&
 		diff <(cut -c1-40 "$2") <(cut -c1-40 "$3") >&2' \
 		_ "$xroot/state/calls.log" "$xroot/apply.txt" "$troot/apply.txt"
+
+	# The interface disappears halfway through the apply (the stubs unplug
+	# it at a given call, tests/config/lib.sh): at a read (the coalescing
+	# query), then at a change (the first coalescing change).
+	# iface_steps_failed OUT FIRST: every step from FIRST on, up to the
+	# CPU steps, failed "interface gone", and so did phc2sys.
+	iface_steps_failed() {
+		awk -v first="$2" '
+			substr($0, 15, 26) ~ "^" first " " { on = 1 }
+			/^  [a-z].* irq-threads-other / { on = 0 }
+			on { n++; if ($0 !~ /^  failed .*interface gone: enp59s0f0 is no longer in the caller.s namespace\)?$/) bad++ }
+			/^  failed  *phc2sys  *interface gone: / { ptp = 1 }
+			END { exit !(n > 10 && !bad && ptp) }' "$1"
+	}
+	# failures_counted OUT: the summary counts every failed line.
+	failures_counted() {
+		grep -q ": .* $(grep -c "^  failed " "$1") failed$" "$1"
+	}
+	local uroot=$TMP/unplug
+	mkdir -p "$uroot"
+	fake_mlx5 "$uroot"
+	echo "enp59s0f0 ethtool --json -c *" >"$uroot/state/unplug-at"
+	cfg "$uroot" "${args[@]}"
+	t "interface gone at a read: exit 1, said once on stderr" bash -c '
+		[[ $1 == 1 && $(wc -l <"$3") == 1 ]] &&
+		grep -q "^config.sh: enp59s0f0 disappeared during the apply: the steps on it that follow fail$" "$3"' \
+		_ "$RC" "$OUT" "$ERR"
+	t "interface gone at a read: every later step on it failed (interface gone), none skipped" \
+		iface_steps_failed "$OUT" coalescing
+	t "interface gone at a read: the steps before it and the CPU steps report what they did" bash -c '
+		grep -q "^  applied  *channels " "$1" && grep -q "^  applied  *ksoftirqd/2 " "$1" &&
+		grep -q "^  applied  *cpu3 idle state2 " "$1"' _ "$OUT"
+	t "interface gone at a read: the summary counts every failure" failures_counted "$OUT"
+	fake_mlx5 "$uroot"
+	cfg "$uroot" enp59s0f0 --undo
+	echo "enp59s0f0 ethtool -C *" >"$uroot/state/unplug-at"
+	cfg "$uroot" "${args[@]}"
+	t "interface gone at a change: that step fails with its error and the reason, exit 1" bash -c '
+		[[ $1 == 1 ]] &&
+		grep -q "^  failed  *coalesce adaptive-rx .* adaptive-rx off: Cannot get device settings: No such device (interface gone: enp59s0f0 is no longer in the caller.s namespace)$" "$2"' \
+		_ "$RC" "$OUT"
+	t "interface gone at a change: every later step on it failed (interface gone)" \
+		iface_steps_failed "$OUT" "coalesce adaptive-tx"
+	t "interface gone at a change: the summary counts every failure" failures_counted "$OUT"
+	t "interface gone at a change: no undo record for what did not change" bash -c '
+		! grep -q "^coalesce \|^offload \|^ring \|^irq " "$1" && grep -q "^channels	" "$1"' \
+		_ "$uroot/run/enp59s0f0.state"
+	cfg "$uroot" enp59s0f0 --undo
+	t "interface gone: --undo restores the CPUs, reports each record on the interface gone once, exit 0" bash -c '
+		[[ $1 == 0 && ! -e $3 ]] && grep -q "^  restored  *ksoftirqd/2 " "$2" &&
+		grep -q "^  gone  *channels  *enp59s0f0 is gone (not here, nor in namespace ns_enp59s0f0 or rant-enp59s0f0): nothing to restore, record dropped$" "$2" &&
+		grep -q ": 8 restored, 5 gone, 0 failed$" "$2"' _ "$RC" "$OUT" "$uroot/run/enp59s0f0.state"
+
+	# What a record restores is gone by the time of --undo (an IRQ thread
+	# that exited, an IRQ freed): reported once, its record dropped, the
+	# rest restored; not a failure on this --undo nor on every later one.
+	local groot=$TMP/gone
+	mkdir -p "$groot"
+	fake_mlx5 "$groot"
+	cfg "$groot" "${args[@]}" --no-ptp
+	rm -r "$groot/proc/501" "$groot/proc/irq/102"
+	cfg "$groot" enp59s0f0 --undo --dry-run
+	t "undo of what is gone: the dry run says so, exit 0, state kept" bash -c '
+		[[ $1 == 0 ]] && grep -q "^  gone  *irq 101 thread  *thread 501 is gone: the record would be dropped$" "$2" &&
+		grep -q "^  gone  *irq 102 affinity  *.*/proc/irq/102/smp_affinity_list is gone" "$2" &&
+		[[ -s $3 ]]' _ "$RC" "$OUT" "$groot/run/enp59s0f0.state"
+	cfg "$groot" enp59s0f0 --undo
+	t "undo of what is gone: reported once each, the rest restored, exit 0" bash -c '
+		[[ $1 == 0 && $(grep -c "^  gone " "$2") == 2 ]] &&
+		grep -q "^  gone  *irq 101 thread  *thread 501 is gone: nothing to restore, record dropped$" "$2" &&
+		grep -q "^  restored  *irq 100 affinity" "$2" && grep -q ": [1-9][0-9]* restored, 2 gone, 0 failed$" "$2" &&
+		[[ ! -e $3 ]]' _ "$RC" "$OUT" "$groot/run/enp59s0f0.state"
+	cfg "$groot" enp59s0f0 --undo
+	t "undo of what is gone: a second --undo has nothing left to do, exit 0" \
+		bash -c '[[ $1 == 0 ]] && grep -q "nothing to undo" "$2"' _ "$RC" "$OUT"
 
 	# Installed as rant-config.sh, it says so.
 	mkdir -p "$TMP/bin"
@@ -793,8 +965,8 @@ veth_legacy() {
 		[[ $1 == 1 ]] && grep -q "not set *namespace *is rant-$3 (an earlier config.sh.s), want ns_$3" "$2" &&
 		grep -q "in place *offload gro *off" "$2"' _ "$RC" "$OUT" "$VA"
 	vcfg "$VA" --undo
-	t "veth, earlier rant-IFACE: --undo of its state file exits 0, 15 restored" \
-		bash -c '[[ $1 == 0 ]] && grep -q ": 15 restored, 0 failed$" "$2"' _ "$RC" "$OUT"
+	t "veth, earlier rant-IFACE: --undo of its state file exits 0, 15 restored, none gone" \
+		bash -c '[[ $1 == 0 ]] && grep -q ": 15 restored, 0 gone, 0 failed$" "$2"' _ "$RC" "$OUT"
 	if wait_until 30 same_snap "$VA" "$before"; then
 		t_ok "veth, earlier rant-IFACE: --undo restores the original state, rant-IFACE gone"
 	else
@@ -1003,6 +1175,80 @@ veth_inner() {
 		_ "$RC" "$ERR" "$VA"
 	ip route del default via 192.168.77.254 dev "$VA"
 
+	# A leftover file where ns_IFACE would be: the move fails, and the link
+	# steps that needed it are failures (not done), not skips.
+	: >"/run/netns/$ns"
+	vcfg "${args[@]}" --dry-run
+	cp "$OUT" "$TMP/leftover-dry.txt"
+	local dry_rc=$RC
+	vcfg "${args[@]}"
+	t "veth, a leftover /run/netns file: the move and the link steps fail (not done), exit 1" bash -c '
+		[[ $1 == 1 ]] && grep -q "^  failed  *netns-create  *.*/$3 is a leftover file" "$2" &&
+		grep -q "^  failed  *address  *not done: $4 was not moved into $3$" "$2" &&
+		! grep -q "^  skipped .*not moved" "$2"' _ "$RC" "$OUT" "$ns" "$VA"
+	t "veth, a leftover /run/netns file: the dry run predicted every verdict and the exit status" bash -c '
+		. "$4"; [[ $1 == 1 ]] && same_verdicts "$2" "$3"' _ "$dry_rc" "$TMP/leftover-dry.txt" "$OUT" "$HERE/lib.sh"
+	rm "/run/netns/$ns"
+	vcfg "$VA" --undo
+	if [[ $RC == 0 ]] && wait_until 30 same_snap "$VA" "$before"; then
+		t_ok "veth, a leftover /run/netns file: --undo restores the original state"
+	else
+		t_fail "veth, a leftover /run/netns file: --undo restores the original state" \
+			"$(diff <(echo "$before") <(snap_veth "$VA"))"
+	fi
+
+	# Moved back out of ns_IFACE by hand after the apply: the records made
+	# there are gone (reported once, dropped), the rest is restored.
+	vcfg "${args[@]}"
+	ip -n "$ns" link set dev "$VA" netns "$$"
+	vcfg "$VA" --undo
+	t "veth moved out of ns_IFACE by hand: --undo drops what was recorded there (gone), exit 0" bash -c '
+		[[ $1 == 0 ]] && grep -q "^  gone  *offload gro  *$3 is no longer in namespace $4: nothing to restore, record dropped$" "$2" &&
+		grep -q "^  restored  *netns-create " "$2" && grep -q " 0 failed$" "$2" && [[ ! -e $5/run/$3.state ]] &&
+		! ip netns list | grep -q "^$4\b"' _ "$RC" "$OUT" "$VA" "$ns" "$fake"
+	vcfg "$VA" --undo
+	t "veth moved out of ns_IFACE by hand: a second --undo has nothing to do, exit 0" \
+		bash -c '[[ $1 == 0 ]] && grep -q "nothing to undo" "$2"' _ "$RC" "$OUT"
+	ethtool -K "$VA" gro on >/dev/null
+	ip link set "$VA" up
+	ip addr replace 192.168.77.1/24 dev "$VA"
+
+	# Last, as it deletes the pair: the veth disappears halfway through the
+	# apply, deleted (in ns_IFACE) by an ethtool wrapper at its first
+	# offload change, before that change runs.
+	cat >"$TMP/ethtool-unplug" <<'EOF2'
+#!/bin/bash
+if [[ $1 == -K && ! -e $UNPLUG_MARK ]]; then
+	: >"$UNPLUG_MARK"
+	ip link del "$2"
+fi
+exec ethtool "$@"
+EOF2
+	chmod +x "$TMP/ethtool-unplug"
+	ETHTOOL=$TMP/ethtool-unplug UNPLUG_MARK=$TMP/unplugged vcfg "${args[@]}"
+	cp "$OUT" "$TMP/unplug.txt"
+	t "veth deleted mid-apply: exit 1, said once on stderr" bash -c '
+		[[ $1 == 1 && -e $4 ]] && grep -q "^config.sh: $3 disappeared during the apply" "$2" &&
+		[[ $(wc -l <"$2") == 1 ]]' _ "$RC" "$ERR" "$VA" "$TMP/unplugged"
+	t "veth deleted mid-apply: the change under way fails, every later step on it fails (interface gone)" bash -c '
+		grep -q "^  failed  *offload gro .*(interface gone: $2 is no longer in ns_$2)$" "$1" &&
+		awk "/^  failed  *offload gro /{on=1; next} /^  [a-z].* irq-threads-other /{on=0}
+			on { n++; if (\$0 !~ /^  failed .*interface gone: /) bad++ }
+			END { exit !(n >= 5 && !bad) }" "$1" && grep -q "^  failed  *phc2sys  *interface gone" "$1" &&
+		! grep -q "^  skipped  *\(rings\|pause\|pcie-pm\|irq-affinity\|phc2sys\) " "$1"' \
+		_ "$OUT" "$VA"
+	t "veth deleted mid-apply: the steps before it applied, the summary counts every failure" bash -c '
+		grep -q "^  applied  *namespace " "$1" && grep -q "^  applied  *address " "$1" &&
+		grep -q " $(grep -c "^  failed " "$1") failed$" "$1"' _ "$OUT"
+	vcfg "$VA" --undo
+	t "veth deleted mid-apply: --undo drops its records (gone), removes ns_IFACE and the state, exit 0" bash -c '
+		[[ $1 == 0 && ! -e $4/run/$3.state ]] && ! ip netns list | grep -q "^ns_$3\b" &&
+		grep -q "^  gone  *namespace  *$3 is gone" "$2" && grep -q "^  restored  *netns-create " "$2" &&
+		grep -q " 0 failed$" "$2"' _ "$RC" "$OUT" "$VA" "$fake"
+	vcfg "$VA" --undo
+	t "veth deleted mid-apply: a second --undo finds neither it nor a record (exit 2, one line)" bash -c '
+		[[ $1 == 2 && $(wc -l <"$2") == 1 ]] && grep -q "$3: no such interface" "$2"' _ "$RC" "$ERR" "$VA"
+
 	printf "%s %s %s %s\n" "$TESTNUM" "$PASS" "$FAIL" "$SKIP" >"$TMP_KEEP/veth.counts"
 }
 
@@ -1035,7 +1281,7 @@ main() {
 		esac
 	done
 	if [[ -n ${RANT_CFG_KEEP:-} && -d $TMP ]]; then
-		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$RANT_CFG_KEEP"/ 2>/dev/null
+		cp "$TMP"/dry-run.txt "$TMP"/apply.txt "$TMP"/undo.txt "$TMP"/unplug.txt "$RANT_CFG_KEEP"/ 2>/dev/null
 	fi
 	finish
 }
