@@ -16,6 +16,9 @@ MOD=/rant/mod/rantnic.ko
 RN=/sys/kernel/debug/rantnic
 MA_IP=10.60.0.1
 MB_IP=10.60.0.2
+# the frame of rant's default 64-byte datagram (Ethernet, IPv4, UDP): its
+# pings and pongs in the truth, not its FIN and FIN_ACK
+PLEN=106
 
 # model_down: the module unloaded (its ports go with it)
 model_down() {
@@ -107,7 +110,9 @@ test_model_basic() {
 # network time, rant's "lowest-RTT exchange".
 join() {
 	awk -F'[ ,]' '
-	function d(a, b,   x, y) { split(a, x, "."); split(b, y, "."); return (x[1] - y[1]) * 1e9 + (x[2] - y[2]) }
+	# a - b of two seconds.nanoseconds stamps (the nanoseconds led by a 1:
+	# busybox awk reads a number with a leading 0 as octal)
+	function d(a, b,   x, y) { split(a, x, "."); split(b, y, "."); return (x[1] - y[1]) * 1e9 + (("1" x[2]) - ("1" y[2])) }
 	function abs(v) { return v < 0 ? -v : v }
 	FNR == 1 && NR != 1 { truth = 1 }
 	!truth && /^#/ { next }
@@ -144,14 +149,29 @@ jclock() {
 	tr -d ' \n' <"$1" | grep -o "\"$2\":{[^}]*" | grep -o "\"$3\":-\?[0-9.]*" | head -n 1 | sed 's/.*://'
 }
 
-# Two ports +-50 ppm apart, a wire of 20 us +- 2 us: rant's four NIC
-# stamps of each transaction are the model's, its rtt and network are the
-# truth within what the PHCs' rate errors make of them (each PHC's ppm
-# times the interval it measures), its offset between the clocks is the
-# truth within half the jitter, its drifts within 1 ppm.
+# truth_count FILE AWK-CONDITION: how many records of a
+# truth file meet the condition ($2 src, $3 dst, $5 proto, $7 dport,
+# $12 flags)
+truth_count() {
+	awk "!/^#/ && ($2) { n++ } END { print n + 0 }" "$1"
+}
+
+# missing NAME STAMP: the count of a stamp's misses in rant's JSON
+missing() {
+	tr -d ' \n' <"$W/$1.json" | grep -o '"missing_stamps":{[^}]*' | grep -o "\"$2\":[0-9]*" | sed 's/.*://'
+}
+
+# Two ports +-50 ppm apart, a wire of 20 us: rant's four NIC stamps of
+# each transaction are the model's, its rtt and network are the truth
+# within what the PHCs' rate errors make of them (each PHC's ppm times the
+# interval it measures: 100 ppm of the rtt bounds both), its drifts within
+# 1 ppm.  Its offset between the clocks "at the lowest-RTT exchange" (rant
+# takes the one of lowest network time): the model's wire has no jitter
+# for the first 30 pings, then 5 us more delay and 2 us of jitter, so that
+# the lowest is one of the first 30; rant's offset must be the truth's at
+# that exchange within 1.1 us (the PHCs' rate errors over its rtt).
 test_model_rant() {
-	local rpid j rows s e1 e2 off offt ppm cppm
-	echo 2000 >"$RN/jitter_ns"
+	local rpid epid j rows s e1 e2 off offt ppm cppm max
 	echo 1 >"$RN/truth"
 	if ! reflector mr refl "$MB" --timestamps hw --port 12600; then
 		not_ok "model: reflector --timestamps hw on $MB listens"
@@ -159,25 +179,32 @@ test_model_rant() {
 		return
 	fi
 	rpid=$RPID
-	emit mc "" "$MA" "$MB_IP" --port 12600 --timestamps hw --count 300 --interval 5000 \
-		-l "$W/mc.csv" --log-format csv --json "$W/mc.json"
+	timeout 120 "$RANT" -i "$MA" -a "$MB_IP" --port 12600 --timestamps hw --count 300 --interval 5000 \
+		-l "$W/mc.csv" --log-format csv --json "$W/mc.json" >"$W/mc.out" 2>"$W/mc.err" &
+	epid=$!
+	wait_for 60 bash -c '(( $(grep -c " udp [0-9]* 12600 " "$1") >= 30 ))' _ "$RN/truth"
+	echo 25000 >"$RN/delay_ns"
+	echo 2000 >"$RN/jitter_ns"
+	wait "$epid"
+	RC=$?
 	stop "$rpid" INT
 	cp "$RN/truth" "$W/mc.truth"
+	echo 20000 >"$RN/delay_ns"
 	echo 0 >"$RN/jitter_ns"
 	t "model: rant --timestamps hw between the model's ports: complete (exit $RC)" mc complete mc 300
-	t "model: every transaction has its four NIC stamps (JSON missing stamps 0)" mc \
-		has mc '^Missing stamps: none'
+	t "model: every transaction has its four NIC stamps" mc has mc '^Missing stamps: none'
 	j=$(join "$W/mc.csv" "$W/mc.truth")
 	echo "# model: join of rant's csv and the model's truth: $j"
 	read -r _ rows _ _ _ s _ e1 _ e2 _ _ _ offt <<<"$j"
+	max=$(sed -n 's/.*MAX: \([0-9]*\) ns.*/\1/p' "$W/mc.out")
 	t "model: every measured row's T1..T4 are the model's stamps of its ping and pong ($rows rows)" mc \
 		bash -c '[[ $1 == 300 && $2 == 300 && $3 == 0 ]]' _ "$rows" "$(awk '{ print $4 }' <<<"$j")" "$s"
-	t "model: rtt within 100 ppm + 2 ns of the truth (largest error $e1 ns)" mc \
-		bash -c '[[ -n $1 ]] && (( $1 <= 2 + $2 / 10000 ))' _ "$e1" "$(sed -n 's/.*MAX: \([0-9]*\) ns.*/\1/p' "$W/mc.out")"
-	t "model: network within 100 ppm of the rtt + 2 ns of the truth (largest error $e2 ns)" mc \
-		bash -c '[[ -n $1 ]] && (( $1 <= 2 + $2 / 10000 ))' _ "$e2" "$(sed -n 's/.*MAX: \([0-9]*\) ns.*/\1/p' "$W/mc.out")"
+	t "model: rtt within 100 ppm of the largest rtt + 2 ns of the truth (largest error $e1 ns)" mc \
+		bash -c '[[ -n $1 && -n $2 ]] && (( $1 <= 2 + $2 / 10000 ))' _ "$e1" "$max"
+	t "model: network within 100 ppm of the largest rtt + 2 ns of the truth (largest error $e2 ns)" mc \
+		bash -c '[[ -n $1 && -n $2 ]] && (( $1 <= 2 + $2 / 10000 ))' _ "$e2" "$max"
 	off=$(jclock "$W/mc.json" clock offset_ns)
-	t "model: the clocks' offset at the lowest-RTT exchange within 1.1 us of the truth (rant $off, model $offt ns)" mc \
+	t "model: the clocks' offset at the lowest-RTT exchange within 1.1 us of the truth there (rant $off, model $offt ns)" mc \
 		bash -c '[[ -n $1 && -n $2 ]] && d=$(($1 - $2)) && (( ${d#-} <= 1100 ))' _ "$off" "$offt"
 	ppm=$(jclock "$W/mc.json" phc drift_ppm)
 	cppm=$(jclock "$W/mc.json" clock drift_ppm)
@@ -188,12 +215,245 @@ test_model_rant() {
 		awk -v p="$cppm" 'BEGIN { exit !(p != "" && p > -101 && p < -99) }'
 }
 
-if want model; then
+# A port that stamps PTP event messages only (ptp_only, as igb's 82576):
+# SIOCSHWTSTAMP refuses ALL (ERANGE) and narrows a v2 filter to
+# PTP_V2_EVENT; rant --timestamps hw gets no RX stamp and says so (exit
+# 1), auto falls back to the kernel's stamps, --ptp-probe gets them all.
+test_model_ptponly() {
+	local rpid
+	echo Y >"$RN/rn0/ptp_only"
+	echo Y >"$RN/rn1/ptp_only"
+	ethtool -T "$MA" >"$W/po-ts.out" 2>&1
+	t "model: ptp_only: ethtool -T claims ptpv2-event and not all" po-ts \
+		bash -c 'grep -q "^[[:space:]]*ptpv2-event" "$1" && ! grep -q "^[[:space:]]*all$" "$1"' _ "$W/po-ts.out"
+	hwstamp_ctl -i "$MA" -t 1 -r 1 >"$W/po-hw1.out" 2>&1
+	t "model: ptp_only: SIOCSHWTSTAMP with ALL refused with ERANGE (hwstamp_ctl exit $?)" po-hw1 \
+		has po-hw1 'out of range'
+	hwstamp_ctl -i "$MA" -t 1 -r 9 >"$W/po-hw2.out" 2>&1
+	t "model: ptp_only: a v2 L4 Sync filter (9) narrowed to ptpv2-event (12)" po-hw2 is "$(hwts "$MA")" "1 12"
+	hwstamp_ctl -i "$MA" -t 0 -r 0 >/dev/null 2>&1
+	if ! reflector po-r refl "$MB" --port 12610; then
+		not_ok "model: ptp_only: reflector listens"
+		show po-r
+	else
+		rpid=$RPID
+		emit po-hw "" "$MA" "$MB_IP" --port 12610 --timestamps hw --count 100
+		t "model: ptp_only: --timestamps hw exits 1 (exit $RC)" po-hw is "$RC" 1
+		t "model: ptp_only: --timestamps hw says: no RX hardware stamps" po-hw has po-hw 'no RX hardware stamps'
+		emit po-auto "" "$MA" "$MB_IP" --port 12610 --count 100 -w 5
+		t "model: ptp_only: --timestamps auto exits 0 (exit $RC)" po-auto is "$RC" 0
+		t "model: ptp_only: --timestamps auto: samples = received - warm-up ($(samples po-auto))" po-auto \
+			bash -c '[[ $1 -gt 0 && $1 == $(($2 - $3)) ]]' _ "$(samples po-auto)" "$(packets po-auto received)" \
+			"$(packets po-auto warm-up)"
+		stop "$rpid" INT
+	fi
+	echo 1 >"$RN/truth"
+	# --ptp-probe listens on UDP port 319 (not reflector's --port)
+	ip netns exec refl "$RANT" -i "$MB" --ptp-probe --timestamps hw >"$W/pp-r.out" 2>"$W/pp-r.err" &
+	rpid=$!
+	if ! wait_for 60 udp_listening refl 319; then
+		not_ok "model: ptp_only: reflector --ptp-probe listens"
+		show pp-r
+		stop "$rpid"
+	else
+		emit pp "" "$MA" "$MB_IP" --ptp-probe --timestamps hw --count 200 --json "$W/pp.json"
+		stop "$rpid" INT
+		cp "$RN/truth" "$W/pp.truth"
+		t "model: ptp_only: --ptp-probe --timestamps hw: complete (exit $RC)" pp complete pp 200
+		t "model: ptp_only: --ptp-probe: no stamp missing" pp has pp '^Missing stamps: none'
+		t "model: ptp_only: the model stamped every probe on arrival (truth: $(truth_count "$W/pp.truth" '$7 == 319 && $12 ~ /R/') of $(truth_count "$W/pp.truth" '$7 == 319'))" pp \
+			bash -c '[[ $1 -ge 400 && $1 == "$2" ]]' _ "$(truth_count "$W/pp.truth" '$7 == 319 && $12 ~ /R/')" \
+			"$(truth_count "$W/pp.truth" '$7 == 319')"
+	fi
+	echo N >"$RN/rn0/ptp_only"
+	echo N >"$RN/rn1/ptp_only"
+}
+
+# TX stamps as real NICs give them: one in flight (igb), some never, some
+# late; and a link that goes down mid-run.
+test_model_tx() {
+	local rpid epid sk ms
+	if ! reflector tx-r refl "$MB" --port 12620 --timestamps hw; then
+		not_ok "model: tx: reflector listens"
+		show tx-r
+		return
+	fi
+	rpid=$RPID
+	# one in flight, each stamp 5 ms late: back-to-back, the next
+	# pings leave before the last one's stamp came
+	echo Y >"$RN/rn0/tx_one_inflight"
+	echo 1 >"$RN/rn0/tx_late_every"
+	echo 5000000 >"$RN/rn0/tx_late_ns"
+	echo 1 >"$RN/truth"
+	emit tx1 "" "$MA" "$MB_IP" --port 12620 --timestamps hw --count 300 --json "$W/tx1.json"
+	cp "$RN/truth" "$W/tx1.truth"
+	sk=$(truth_count "$W/tx1.truth" "\$2 == 0 && \$4 == $PLEN && \$7 == 12620 && \$12 ~ /S/")
+	ms=$(missing tx1 T1_HW)
+	echo "# model: one in flight: the model skipped $sk ping stamps, rant misses $ms T1"
+	t "model: one TX stamp in flight: rant ends well, nothing lost (exit $RC)" tx1 \
+		bash -c '[[ $1 == 0 && $2 == 300 && $3 == 300 ]]' _ "$RC" "$(packets tx1 sent)" "$(packets tx1 received)"
+	t "model: one TX stamp in flight: the model skipped some ($sk) and rant misses as many T1 ($ms)" tx1 \
+		bash -c '[[ $1 -gt 0 && $1 == "$2" ]]' _ "$sk" "$ms"
+	t "model: one TX stamp in flight: rant names the pattern one_at_a_time" tx1 \
+		bash -c 'tr -d " \n" <"$1" | grep -q "\"pattern\":\"one_at_a_time\""' _ "$W/tx1.json"
+	echo N >"$RN/rn0/tx_one_inflight"
+
+	# every 25th stamp never comes, every 10th 2 ms late
+	echo 25 >"$RN/rn0/tx_drop_every"
+	echo 10 >"$RN/rn0/tx_late_every"
+	echo 2000000 >"$RN/rn0/tx_late_ns"
+	echo 1 >"$RN/truth"
+	emit tx2 "" "$MA" "$MB_IP" --port 12620 --timestamps hw --count 300 --interval 5000 --json "$W/tx2.json"
+	cp "$RN/truth" "$W/tx2.truth"
+	sk=$(truth_count "$W/tx2.truth" "\$2 == 0 && \$4 == $PLEN && \$7 == 12620 && \$12 ~ /D/")
+	ms=$(missing tx2 T1_HW)
+	echo "# model: dropped $sk ping stamps, $(truth_count "$W/tx2.truth" '$2 == 0 && $7 == 12620 && $12 ~ /L/') late; rant misses $ms T1"
+	t "model: lost and late TX stamps: rant ends well, nothing lost (exit $RC)" tx2 \
+		bash -c '[[ $1 == 0 && $2 == 300 && $3 == 300 ]]' _ "$RC" "$(packets tx2 sent)" "$(packets tx2 received)"
+	t "model: lost TX stamps: rant misses exactly those T1 ($ms, model dropped $sk), none unmatched" tx2 \
+		bash -c '[[ $1 -gt 0 && $1 == "$2" ]] && ! grep -q "unmatched TX stamps [1-9]" "$3"' _ "$sk" "$ms" "$W/tx2.out"
+	echo 0 >"$RN/rn0/tx_drop_every"
+	echo 0 >"$RN/rn0/tx_late_every"
+
+	# the cable out for 0.3 s mid-run
+	echo 1 >"$RN/truth"
+	cat /proc/net/snmp >"$W/tx3-snmp1.out"
+	timeout 120 "$RANT" -i "$MA" -a "$MB_IP" --port 12620 --timestamps hw --count 600 --interval 2000 \
+		--json "$W/tx3.json" -l "$W/tx3.csv" --log-format csv >"$W/tx3.out" 2>"$W/tx3.err" &
+	epid=$!
+	wait_for 60 bash -c '(( $(grep -c " udp [0-9]* 12620 " "$1") >= 100 ))' _ "$RN/truth"
+	echo 0 >"$RN/rn0/link"
+	sleep 0.3
+	echo 1 >"$RN/rn0/link"
+	wait "$epid"
+	RC=$?
+	cat /proc/net/snmp >"$W/tx3-snmp2.out"
+	ip -s link show "$MA" >"$W/tx3-link.out"
+	ethtool -S "$MA" >>"$W/tx3-link.out"
+	cp "$RN/truth" "$W/tx3.truth"
+	sk=$(truth_count "$W/tx3.truth" "\$2 == 0 && \$4 == $PLEN && \$7 == 12620 && \$12 !~ /X/")
+	ms=$(truth_count "$W/tx3.truth" "\$2 == 1 && \$4 == $PLEN && \$6 == 12620 && \$12 !~ /X/")
+	echo "# model: link flap: rant $(grep '^Packets:' "$W/tx3.out"); the model delivered $sk pings, $ms pongs"
+	t "model: link flap: rant goes on and ends well (exit $RC)" tx3 is "$RC" 0
+	t "model: link flap: sent = received + lost, some lost" tx3 \
+		bash -c '[[ $1 == 600 && $(($2 + $3)) == 600 && $3 -gt 0 ]]' _ "$(packets tx3 sent)" \
+		"$(packets tx3 received)" "$(packets tx3 lost)"
+	# a pong later than rant waits is counted late and lost
+	t "model: link flap: rant's received + late = the pongs the model delivered ($ms)" tx3 \
+		bash -c '[[ $(($1 + $2)) == "$3" ]]' _ "$(packets tx3 received)" "$(packets tx3 late)" "$ms"
+	t "model: link flap: rant's lost - late = its pings the model did not deliver ($((600 - sk)))" tx3 \
+		bash -c '[[ $(($1 - $2)) == "$3" ]]' _ "$(packets tx3 lost)" "$(packets tx3 late)" "$((600 - sk))"
+	stop "$rpid" INT
+}
+
+# ptp_run NAME TRANSPORT: ptp4l master on MB (in refl) and slave on MA,
+# over TRANSPORT (-2 or -4), NAME.cfg their configuration, for 8 s; logs
+# in NAME-m.out and NAME-s.out
+ptp_run() {
+	local name=$1 mpid
+	ip netns exec refl ptp4l -i "$MB" -m -f "$W/$name.cfg" "$2" >"$W/$name-m.out" 2>&1 &
+	mpid=$!
+	timeout 8 ptp4l -i "$MA" -s -m -f "$W/$name.cfg" "$2" >"$W/$name-s.out" 2>&1
+	stop "$mpid"
+}
+
+# delays NAME: the path delays the slave reported, one a line (per sample
+# or the summaries' mean)
+delays() {
+	sed -n -e 's/.*path delay *\(-\?[0-9]*\).*/\1/p' -e 's/.* delay *\(-\?[0-9]*\) +\/-.*/\1/p' "$W/$1-s.out"
+}
+
+# ptp4l between the model's ports, two-step and one-step, over L2 and
+# UDP: the slave gets to SLAVE, its path delay is the wire's (20 us; the
+# stamps are exact and the wire symmetric: within 100 ns), and its PHC is
+# then on the master's by the model's truth (within 2 us: what the servo
+# leaves after 8 s, mostly its last correction).
+test_model_ptp() {
+	local tr step name d off
+	if ! command -v ptp4l >/dev/null; then
+		skip "model: ptp4l not in the guest"
+		return
+	fi
+	for step in 1 0; do
+		for tr in 2 4; do
+			name=ptp$tr-$step
+			printf '[global]\nlogAnnounceInterval -2\nlogSyncInterval -3\nlogMinDelayReqInterval -3\n%s\n%s\n' \
+				"tx_timestamp_timeout 200" "twoStepFlag $step" >"$W/$name.cfg"
+			# one clock per port, the PHCs at +-50 ppm, and the
+			# slave's a second off
+			phc_ctl "/dev/ptp$PHC_MA" set freq 0 -- adj 1 >/dev/null 2>&1
+			phc_ctl "/dev/ptp$PHC_MB" set freq 0 >/dev/null 2>&1
+			ptp_run "$name" "-$tr"
+			d=$(delays "$name" | tail -n 1)
+			off=$(($(clock 0 offset_ns) - $(clock 1 offset_ns)))
+			echo "# model: ptp4l -$tr twoStepFlag $step: last path delay $d ns, slave - master truth $off ns"
+			name="model: ptp4l -$tr, $([[ $step == 1 ]] && echo two-step || echo one-step)"
+			t "$name: the slave reaches SLAVE" "ptp$tr-$step-s ptp$tr-$step-m" has "ptp$tr-$step-s" 'to SLAVE'
+			t "$name: path delay within 100 ns of the wire's 20000 ns ($d)" "ptp$tr-$step-s" \
+				bash -c '[[ -n $1 ]] && d=$(($1 - 20000)) && (( ${d#-} <= 100 ))' _ "$d"
+			t "$name: the slave's PHC on the master's within 2 us by the model ($off ns)" "ptp$tr-$step-s" \
+				bash -c 'd=$1; (( ${d#-} <= 2000 ))' _ "$off"
+		done
+	done
+	t "model: one-step: the master's port wrote Syncs itself (tx_onestep_syncs $(estat refl "$MB" tx_onestep_syncs))" \
+		"ptp2-0-m ptp4-0-m" bash -c '(( $1 > 0 ))' _ "$(estat refl "$MB" tx_onestep_syncs)"
+	t "model: one-step: the master never timed out on a TX stamp" "ptp2-0-m ptp4-0-m" \
+		bash -c '! grep -qi "timed out" "$1" "$2"' _ "$W/ptp2-0-m.out" "$W/ptp4-0-m.out"
+}
+
+# phc2sys puts both PHCs on CLOCK_REALTIME (the model's offsets within
+# 20 us after 6 s: phc2sys reads each through the system clock, under
+# TCG); then rant, its PHCs disciplined, measures the one-way delays of
+# an asymmetric wire (MA sends 30 us slower): forward 50 us, backward
+# 20 us, within the two PHCs' offsets' truth (their sum at most).
+test_model_oneway() {
+	local p1 p2 oa ob fwd bwd rpid
+	phc2sys -s CLOCK_REALTIME -c "/dev/ptp$PHC_MA" -O 0 -R 8 -m >"$W/p2s-a.out" 2>&1 &
+	p1=$!
+	phc2sys -s CLOCK_REALTIME -c "/dev/ptp$PHC_MB" -O 0 -R 8 -m >"$W/p2s-b.out" 2>&1 &
+	p2=$!
+	sleep 6
+	oa=$(clock 0 offset_ns) ob=$(clock 1 offset_ns)
+	t "model: phc2sys disciplines both PHCs to CLOCK_REALTIME within 20 us ($oa, $ob ns)" "p2s-a p2s-b" \
+		bash -c '[[ -n $1 && -n $2 ]] && (( ${1#-} <= 20000 && ${2#-} <= 20000 ))' _ "$oa" "$ob"
+	echo 30000 >"$RN/rn0/wire_extra_ns"
+	echo 1 >"$RN/truth"
+	if reflector ow-r refl "$MB" --timestamps hw --port 12601; then
+		rpid=$RPID
+		emit ow "" "$MA" "$MB_IP" --port 12601 --timestamps hw --count 200 --interval 5000 \
+			-l "$W/ow.csv" --log-format csv --json "$W/ow.json"
+		stop "$rpid" INT
+	else
+		not_ok "model: reflector for the one-way run listens"
+	fi
+	oa=$(clock 0 offset_ns) ob=$(clock 1 offset_ns)
+	stop "$p1"
+	stop "$p2"
+	echo 0 >"$RN/rn0/wire_extra_ns"
+	# the medians of rant's forward and backward against the wire's
+	fwd=$(awk -F, 'NR == 2 { for (i = 1; i <= NF; i++) c[$i] = i } NR > 2 && $2 == "ok" { print $c["forward_ns"] }' "$W/ow.csv" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	bwd=$(awk -F, 'NR == 2 { for (i = 1; i <= NF; i++) c[$i] = i } NR > 2 && $2 == "ok" { print $c["backward_ns"] }' "$W/ow.csv" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	echo "# model: one-way medians: forward $fwd ns (wire 50000), backward $bwd ns (wire 20000); PHC offsets now $oa, $ob ns"
+	t "model: one-way run with disciplined PHCs: complete (exit $RC)" ow complete ow 200
+	t "model: no one-way delay went negative" ow bash -c '! grep -qi "went negative" "$1" "$2"' _ "$W/ow.out" "$W/ow.err"
+	t "model: forward median within 40 us of the wire's 50 us ($fwd)" ow \
+		bash -c '[[ -n $1 ]] && d=$(($1 - 50000)) && (( ${d#-} <= 40000 ))' _ "$fwd"
+	t "model: backward median within 40 us of the wire's 20 us ($bwd)" ow \
+		bash -c '[[ -n $1 ]] && d=$(($1 - 20000)) && (( ${d#-} <= 40000 ))' _ "$bwd"
+	t "model: forward - backward within 2 x 20 us of the wire's asymmetry 30 us ($fwd - $bwd)" ow \
+		bash -c '[[ -n $1 && -n $2 ]] && d=$(($1 - $2 - 30000)) && (( ${d#-} <= 40000 ))' _ "$fwd" "$bwd"
+}
+
+if want model model; then
 	t0=$SECONDS
 	if model_up ppm=50,-50; then
 		ok "model: rantnic loaded, $MA here and $MB in refl, link up"
-		test_model_basic
-		test_model_rant
+		want model_basic model && test_model_basic
+		want model_rant model && test_model_rant
+		want model_ptp model && test_model_ptp
+		want model_ptponly model && test_model_ptponly
+		want model_tx model && test_model_tx
+		want model_oneway model && test_model_oneway
 	else
 		not_ok "model: rantnic loaded, ports up"
 		dmesg | tail -n 20 | sed 's/^/#   /'
