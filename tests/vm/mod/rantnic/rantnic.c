@@ -730,12 +730,17 @@ static netdev_tx_t rn_xmit(struct sk_buff *skb, struct net_device *dev)
 	rn_truth_fill(&e, wire);
 
 	spin_lock_bh(&p->ts_lock);
-	if ((skb_shinfo(skb)->tx_flags & SKBTX_HW_TSTAMP) && p->tx_type != HWTSTAMP_TX_OFF) {
-		if (p->tx_type == HWTSTAMP_TX_ONESTEP_SYNC && ptp_msg_is_sync(wire, type = ptp_classify_raw(wire)) &&
-		    rn_onestep(wire, type, e.txts)) {
+	/* one-step: a Sync carries its own departure, and gets no TX stamp */
+	if (p->tx_type == HWTSTAMP_TX_ONESTEP_SYNC) {
+		type = ptp_classify_raw(wire);
+		if (ptp_msg_is_sync(wire, type) && rn_onestep(wire, type, e.txts)) {
 			e.flags |= TF_ONESTEP;
 			rn_count(p, ST_ONESTEP, 1);
-		} else if (p->tx_one_inflight && p->tx_busy) {
+		}
+	}
+	if ((skb_shinfo(skb)->tx_flags & SKBTX_HW_TSTAMP) && p->tx_type != HWTSTAMP_TX_OFF &&
+	    !(e.flags & TF_ONESTEP)) {
+		if (p->tx_one_inflight && p->tx_busy) {
 			e.flags |= TF_ASKED | TF_SKIPPED;
 			rn_count(p, ST_SKIPPED, 1);
 		} else {
@@ -759,10 +764,6 @@ static netdev_tx_t rn_xmit(struct sk_buff *skb, struct net_device *dev)
 				rn_count(p, ST_LATE, 1);
 			}
 		}
-	} else if (p->tx_type == HWTSTAMP_TX_ONESTEP_SYNC &&
-		   ptp_msg_is_sync(wire, type = ptp_classify_raw(wire)) && rn_onestep(wire, type, e.txts)) {
-		e.flags |= TF_ONESTEP;
-		rn_count(p, ST_ONESTEP, 1);
 	}
 	spin_unlock_bh(&p->ts_lock);
 	/* the kernel's software TX stamp (after SKBTX_IN_PROGRESS, as drivers do) */
@@ -1176,5 +1177,5 @@ static void __exit rn_exit(void)
 
 module_init(rn_init);
 module_exit(rn_exit);
-MODULE_DESCRIPTION("rantnic: pairs of timestamping Ethernet ports with PHCs, a NIC model for tests");
+MODULE_DESCRIPTION("rantnic: pairs of timestamping Ethernet ports with PHCs, a NIC model");
 MODULE_LICENSE("GPL");
