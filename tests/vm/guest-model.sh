@@ -220,7 +220,7 @@ test_model_rant() {
 # PTP_V2_EVENT; rant --timestamps hw gets no RX stamp and says so (exit
 # 1), auto falls back to the kernel's stamps, --ptp-probe gets them all.
 test_model_ptponly() {
-	local rpid
+	local rpid n r
 	echo Y >"$RN/rn0/ptp_only"
 	echo Y >"$RN/rn1/ptp_only"
 	ethtool -T "$MA" >"$W/po-ts.out" 2>&1
@@ -261,9 +261,10 @@ test_model_ptponly() {
 		cp "$RN/truth" "$W/pp.truth"
 		t "model: ptp_only: --ptp-probe --timestamps hw: complete (exit $RC)" pp complete pp 200
 		t "model: ptp_only: --ptp-probe: no stamp missing" pp has pp '^Missing stamps: none'
-		t "model: ptp_only: the model stamped every probe on arrival (truth: $(truth_count "$W/pp.truth" '$7 == 319 && $12 ~ /R/') of $(truth_count "$W/pp.truth" '$7 == 319'))" pp \
-			bash -c '[[ $1 -ge 400 && $1 == "$2" ]]' _ "$(truth_count "$W/pp.truth" '$7 == 319 && $12 ~ /R/')" \
-			"$(truth_count "$W/pp.truth" '$7 == 319')"
+		n=$(truth_count "$W/pp.truth" '$7 == 319')
+		r=$(truth_count "$W/pp.truth" '$7 == 319 && $12 ~ /R/')
+		t "model: ptp_only: the model stamped every probe on arrival ($r of $n, both ways)" pp \
+			bash -c '[[ $1 -ge 400 && $1 == "$2" ]]' _ "$r" "$n"
 	fi
 	echo N >"$RN/rn0/ptp_only"
 	echo N >"$RN/rn1/ptp_only"
@@ -409,6 +410,46 @@ test_model_ptp() {
 		bash -c '! grep -qi "timed out" "$1" "$2"' _ "$W/ptp2-0-m.out" "$W/ptp4-0-m.out"
 }
 
+# 8021q over the model's ports: rant on rn0.100 reaches rn0's stamping
+# through the VLAN device, and every measured row's T1..T4 are the
+# model's stamps of its tagged ping and pong.
+test_model_vlan() {
+	local rpid j
+	ip link add link "$MA" name "$MA.100" type vlan id 100
+	in_r ip link add link "$MB" name "$MB.100" type vlan id 100
+	ip addr add 10.61.0.1/24 dev "$MA.100"
+	in_r ip addr add 10.61.0.2/24 dev "$MB.100"
+	ip link set "$MA.100" up
+	in_r ip link set "$MB.100" up
+	wait_for 30 ping -c 1 -W 1 10.61.0.2 >/dev/null
+	echo 1 >"$RN/truth"
+	if reflector mv-r refl "$MB.100" --timestamps hw --port 12630; then
+		rpid=$RPID
+		emit mv "" "$MA.100" 10.61.0.2 --port 12630 --timestamps hw --count 200 -l "$W/mv.csv" --log-format csv
+		stop "$rpid" INT
+		cp "$RN/truth" "$W/mv.truth"
+		t "model: vlan: --timestamps hw over $MA.100: complete (exit $RC)" mv complete mv 200
+		t "model: vlan: rant names $MA's PHC and $MA as the NIC under $MA.100" mv \
+			has mv "PHC /dev/ptp$PHC_MA, .*the NIC under it $MA,"
+		j=$(join "$W/mv.csv" "$W/mv.truth")
+		echo "# model: vlan: $j"
+		t "model: vlan: every row's T1..T4 are the model's stamps of its tagged frames" mv \
+			bash -c 'read -r _ r _ j _ s _ <<<"$1"; [[ $r == 200 && $j == 200 && $s == 0 ]]' _ "$j"
+	else
+		not_ok "model: vlan: reflector on $MB.100 listens"
+		show mv-r
+	fi
+	ip link del "$MA.100"
+	in_r ip link del "$MB.100"
+}
+
+# median CSV COLUMN: the median of a column of a client's csv log, over its
+# measured rows
+median() {
+	awk -F, -v k="$2" 'NR == 2 { for (i = 1; i <= NF; i++) c[$i] = i } NR > 2 && $2 == "ok" { print $c[k] }' "$1" |
+		sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
 # phc2sys puts both PHCs on CLOCK_REALTIME (the model's offsets within
 # 5 us after 6 s; some 20 ns seen); then rant, its PHCs disciplined,
 # measures the one-way delays of an asymmetric wire (MA sends 30 us
@@ -439,8 +480,8 @@ test_model_oneway() {
 	stop "$p2"
 	echo 0 >"$RN/rn0/wire_extra_ns"
 	# the medians of rant's forward and backward against the wire's
-	fwd=$(awk -F, 'NR == 2 { for (i = 1; i <= NF; i++) c[$i] = i } NR > 2 && $2 == "ok" { print $c["forward_ns"] }' "$W/ow.csv" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-	bwd=$(awk -F, 'NR == 2 { for (i = 1; i <= NF; i++) c[$i] = i } NR > 2 && $2 == "ok" { print $c["backward_ns"] }' "$W/ow.csv" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	fwd=$(median "$W/ow.csv" forward_ns)
+	bwd=$(median "$W/ow.csv" backward_ns)
 	echo "# model: one-way medians: forward $fwd ns (wire 50000), backward $bwd ns (wire 20000); PHC offsets now $oa, $ob ns"
 	t "model: one-way run with disciplined PHCs: complete (exit $RC)" ow complete ow 200
 	t "model: no one-way delay went negative" ow bash -c '! grep -qi "went negative" "$1" "$2"' _ "$W/ow.out" "$W/ow.err"
@@ -460,6 +501,7 @@ if want model model; then
 		want model_ptp model && test_model_ptp
 		want model_ptponly model && test_model_ptponly
 		want model_tx model && test_model_tx
+		want model_vlan model && test_model_vlan
 		want model_oneway model && test_model_oneway
 	else
 		not_ok "model: rantnic loaded, ports up"

@@ -334,7 +334,7 @@ static int rn_enable(struct ptp_clock_info *info, struct ptp_clock_request *rq, 
 static const struct ptp_clock_info rn_ptp_info = {
 	.owner = THIS_MODULE,
 	.name = "rantnic",
-	.max_adj = 500000000,	/* ppb */
+	.max_adj = 1000000,	/* ppb: 1000 ppm */
 	.adjfine = rn_adjfine,
 	.adjtime = rn_adjtime,
 	.gettimex64 = rn_gettimex64,
@@ -430,7 +430,8 @@ static int rn_truth_show(struct seq_file *m, void *v)
 		f[n++] = '-';
 	f[n] = 0;
 	if (e.udp)
-		seq_printf(m, "%llu %u %u %u udp %u %u", e.seq, e.src, e.dst, e.len, e.sport, e.dport);
+		seq_printf(m, "%llu %u %u %u udp %u %u", e.seq, e.src, e.dst, e.len,
+			   e.sport, e.dport);
 	else
 		seq_printf(m, "%llu %u %u %u %04x 0 0", e.seq, e.src, e.dst, e.len, e.proto);
 	seq_printf(m, " %llu %llu ", e.depart, e.arrive);
@@ -650,7 +651,8 @@ static bool rn_onestep(struct sk_buff *skb, unsigned int type, s64 t)
 	put_unaligned_be32(ns, o + 6);
 	if (type & (PTP_CLASS_IPV4 | PTP_CLASS_IPV6)) {
 		u8 *l3 = skb->data + off;
-		unsigned int l4 = (type & PTP_CLASS_IPV4) ? (l3[0] & 0x0f) * 4 : sizeof(struct ipv6hdr);
+		unsigned int l4 = (type & PTP_CLASS_IPV4) ? (l3[0] & 0x0f) * 4 :
+				  sizeof(struct ipv6hdr);
 		struct udphdr *uh = (struct udphdr *)(l3 + l4);
 		unsigned int ulen = ntohs(uh->len);
 		__wsum c;
@@ -995,7 +997,8 @@ static int rn_get_ts_info(struct net_device *dev, struct ethtool_ts_info *info)
 	info->phc_index = ptp_clock_index(p->ptp);
 	info->tx_types = BIT(HWTSTAMP_TX_OFF) | BIT(HWTSTAMP_TX_ON) | BIT(HWTSTAMP_TX_ONESTEP_SYNC);
 	info->rx_filters = BIT(HWTSTAMP_FILTER_NONE) | BIT(HWTSTAMP_FILTER_PTP_V2_EVENT) |
-			   BIT(HWTSTAMP_FILTER_PTP_V2_L2_EVENT) | BIT(HWTSTAMP_FILTER_PTP_V2_L4_EVENT);
+			   BIT(HWTSTAMP_FILTER_PTP_V2_L2_EVENT) |
+			   BIT(HWTSTAMP_FILTER_PTP_V2_L4_EVENT);
 	if (!READ_ONCE(p->ptp_only))
 		info->rx_filters |= BIT(HWTSTAMP_FILTER_ALL);
 	return 0;
@@ -1150,10 +1153,11 @@ static int __init rn_init(void)
 		ports[i]->peer = ports[i ^ 1];
 	}
 	for (i = 0; i < nports; i++) {
+		/* carrier off until both ports of the pair are up */
+		netif_carrier_off(ports[i]->dev);
 		err = register_netdev(ports[i]->dev);
 		if (err)
 			goto fail;
-		netif_carrier_off(ports[i]->dev);
 		reg++;
 	}
 	rn_debugfs = debugfs_create_dir("rantnic", NULL);
