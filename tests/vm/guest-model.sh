@@ -223,9 +223,10 @@ test_model_rant() {
 # A port that stamps PTP event messages only (ptp_only, as igb's 82576):
 # SIOCSHWTSTAMP refuses ALL (ERANGE) and narrows a v2 filter to
 # PTP_V2_EVENT; rant --timestamps hw gets no RX stamp and says so (exit
-# 1), auto falls back to the kernel's stamps, --ptp-probe gets them all.
+# 1), auto falls back to the kernel's stamps, --ptp-probe gets them all,
+# and so does ptp4l over L2.
 test_model_ptponly() {
-	local rpid n r
+	local rpid n r d
 	echo Y >"$RN/rn0/ptp_only"
 	echo Y >"$RN/rn1/ptp_only"
 	ethtool -T "$MA" >"$W/po-ts.out" 2>&1
@@ -237,12 +238,17 @@ test_model_ptponly() {
 	hwstamp_ctl -i "$MA" -t 1 -r 9 >"$W/po-hw2.out" 2>&1
 	t "model: ptp_only: a v2 L4 Sync filter (9) narrowed to ptpv2-event (12)" po-hw2 is "$(hwts "$MA")" "1 12"
 	hwstamp_ctl -i "$MA" -t 0 -r 0 >/dev/null 2>&1
+	echo 1 >"$RN/truth"
 	if ! reflector po-r refl "$MB" --port 12610; then
 		not_ok "model: ptp_only: reflector listens"
 		show po-r
 	else
 		rpid=$RPID
 		emit po-hw "" "$MA" "$MB_IP" --port 12610 --timestamps hw --count 100
+		cp "$RN/truth" "$W/po-hw.truth"
+		t "model: ptp_only: the model stamped none of rant's pings and pongs on arrival (truth)" po-hw \
+			bash -c '[[ $1 == 0 && $2 -ge 200 ]]' _ "$(truth_count "$W/po-hw.truth" '$5 == "udp" && $12 ~ /R/')" \
+			"$(truth_count "$W/po-hw.truth" '$5 == "udp"')"
 		t "model: ptp_only: --timestamps hw exits 1 (exit $RC)" po-hw is "$RC" 1
 		t "model: ptp_only: --timestamps hw says: no RX hardware stamps" po-hw has po-hw 'no RX hardware stamps'
 		emit po-auto "" "$MA" "$MB_IP" --port 12610 --count 100 -w 5
@@ -270,6 +276,17 @@ test_model_ptponly() {
 		r=$(truth_count "$W/pp.truth" '$7 == 319 && $12 ~ /R/')
 		t "model: ptp_only: the model stamped every probe on arrival ($r of $n, both ways)" pp \
 			bash -c '[[ $1 -ge 400 && $1 == "$2" ]]' _ "$r" "$n"
+	fi
+	# ptp4l over L2 on PTP-only ports: its filter (ptpv2-l2-event)
+	# widened to ptpv2-event, its event messages stamped as they arrive
+	if command -v ptp4l >/dev/null; then
+		printf '[global]\nlogAnnounceInterval -2\nlogSyncInterval -3\nlogMinDelayReqInterval -3\n%s\n' \
+			"tx_timestamp_timeout 200" >"$W/ptpo.cfg"
+		ptp_run ptpo -2
+		d=$(delays ptpo | tail -n 1)
+		t "model: ptp_only: ptp4l -2 between the ports: the slave reaches SLAVE" "ptpo-s ptpo-m" has ptpo-s 'to SLAVE'
+		t "model: ptp_only: ptp4l -2: path delay within 100 ns of the wire's 20000 ns ($d)" ptpo-s \
+			bash -c '[[ -n $1 ]] && d=$(($1 - 20000)) && (( ${d#-} <= 100 ))' _ "$d"
 	fi
 	echo N >"$RN/rn0/ptp_only"
 	echo N >"$RN/rn1/ptp_only"

@@ -19,6 +19,10 @@
  *     phc = base + (mono - mono0) * (1 + (ppm + adj) / 1e6)
  * with (base, mono0) rebased on each settime, adjtime (a step of the
  * PHC, as real drivers do) and adjfine (a new rate from that instant on).
+ * An RX stamp is worked out when its timer runs, a little after the
+ * arrival it stamps, with the PHC's parameters of that moment: an
+ * adjustment between the two moves it by the change of rate times that
+ * latency (nanoseconds, at most).
  *
  * Module parameters (also the defaults of the debugfs files below):
  *   pairs=N              pairs of ports (1..8, default 1)
