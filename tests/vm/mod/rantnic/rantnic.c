@@ -85,7 +85,8 @@
  *                        (carrier is on when the cable is in and both
  *                        ports are up, as veth's)
  * ethtool -S: the counters above, tx_hwtstamps, rx_hwtstamps,
- * tx_onestep_syncs, rx_dropped_link.
+ * tx_onestep_syncs, rx_dropped_link (frames lost on a link down), the
+ * packets and bytes each way and tx_dropped (sent with no carrier).
  */
 
 #include <linux/debugfs.h>
