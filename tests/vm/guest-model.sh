@@ -443,7 +443,10 @@ test_model_ptp() {
 # model's stamps of its tagged ping and pong.
 test_model_vlan() {
 	local rpid j
-	ip link add link "$MA" name "$MA.100" type vlan id 100
+	if ! ip link add link "$MA" name "$MA.100" type vlan id 100 2>"$W/mv-add.err"; then
+		skip "model: vlan: no VLAN device here ($(head -n 1 "$W/mv-add.err"))"
+		return
+	fi
 	in_r ip link add link "$MB" name "$MB.100" type vlan id 100
 	ip addr add 10.61.0.1/24 dev "$MA.100"
 	in_r ip addr add 10.61.0.2/24 dev "$MB.100"
