@@ -6718,7 +6718,7 @@ static void txn_fit(struct txn *x)
 		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
 
 		fit_window(&run.S.offset, x->t[T1W], v, rtt);
-		if (run.S.offset.n == 1 || rtt < run.S.best_rtt) {
+		if (run.S.offset.seen == 1 || rtt < run.S.best_rtt) {
 			run.S.best_rtt = rtt;
 			run.S.best_offset = v;
 		}

@@ -7444,6 +7444,35 @@ static void fit_order_run(bool scramble, struct fit *off, struct fit *aw, int64_
 	*best = run.S.best_offset;
 }
 
+/*
+ * The offset at the lowest-RTT exchange is that exchange's, wherever it
+ * falls: the first fit window (a quarter second) counts like the others
+ * (the model NIC's truth showed the first window's lowest lost).
+ */
+static void test_best_offset(void)
+{
+	struct txn x;
+	int i;
+
+	reset_globals();
+	side_set(true);
+	for (i = 0; i < 10; i++) {
+		/* 10 exchanges 1 ms apart (one window), rtt 10 us but 4 us for the second, offset 100 + i */
+		uint64_t t1 = 1000000000ULL + (uint64_t)i * 1000000, rtt = i == 1 ? 4000 : 10000;
+
+		memset(&x, 0, sizeof(x));
+		x.seq = (uint64_t)i;
+		x.t[T1W] = t1;
+		x.t[T2W] = t1 + rtt / 2 + 100 + (uint64_t)i;
+		x.t[T3W] = x.t[T2W];
+		x.t[T4W] = t1 + rtt;
+		txn_fit(&x);
+	}
+	ok(run.S.best_rtt == 4000 && run.S.best_offset == 101, "best offset: the lowest-RTT exchange in the first window is kept",
+	   "rtt %" PRId64 " offset %" PRId64, run.S.best_rtt, run.S.best_offset);
+	reset_globals();
+}
+
 static void test_fit_order(void)
 {
 	struct fit o1, o2, a1[2], a2[2];
@@ -10777,6 +10806,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_session_pre),
 	CASE(test_layout_inflight),
 	CASE(test_fit_order),
+	CASE(test_best_offset),
 	CASE(test_guard_reflector),
 	CASE(test_guard_sessions),
 	CASE(test_guard_class_rows),
