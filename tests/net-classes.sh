@@ -195,6 +195,37 @@ lb = c["loss_by_direction"]
 chk(lb is not None and lb["back"] == 200 and lb["out"] == 0, "lost on the way back", lb)
 r = [x for x in j("c3r")["classes"] if x["tos"] == 64]
 chk(len(r) == 1 and r[0]["answered"] == 200, "the reflector answered class 2 (its pongs died on the wire)", r)
+chk(j("c3r")["stop_reason"] == "fin", "the session ended by the FIN, though class 2 answers go nowhere", j("c3r")["stop_reason"])
+'
+	# the first class's pings dropped on the reflector's way in: the FIN of
+	# every other class still ends the session (not its idle timeout)
+	if ! in_b nft -f - <<-'EOF' 2>"$WORK/nft.err"; then
+	table inet rantc3 {
+		chain in {
+			type filter hook input priority 0;
+			ip dscp 0 udp dport 12345 counter drop
+		}
+	}
+	EOF
+		skip "drop one class in: nftables not available ($(head -1 "$WORK/nft.err"))"
+		return
+	fi
+	if ! reflector c3ir --once --json "$WORK/c3ir.json"; then
+		not_ok "drop one class in: reflector listens"
+		in_b nft delete table inet rantc3
+		return
+	fi
+	emit c3ic --tos 0,32 --count 200 --interval 1000 --timeout 3000 --json "$WORK/c3ic.json"
+	expect_rc "drop one class in" 0
+	wait_exit "$REFLECTOR_PID" 30
+	in_b nft delete table inet rantc3
+	py_checks "drop one class in" '
+c, r = j("c3ic"), j("c3ir")
+cl = c["classes"]
+chk(cl[0]["packets"]["lost"] == cl[0]["packets"]["sent"] > 0 and cl[1]["packets"]["lost"] == 0, "class 0 all lost, class 1 none", [x["packets"] for x in cl])
+chk(r["stop_reason"] == "fin", "the reflector ended by the FIN of class 1 (not by idle)", r["stop_reason"])
+# (the loss is not split: the first ping the reflector saw was seq 1: it cannot tell where the session began)
+chk(c["loss_by_direction"] is None and "whole session" in c["loss_by_direction_why"], "the loss not split, and why", c.get("loss_by_direction_why"))
 '
 }
 
