@@ -42,6 +42,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -1221,6 +1222,8 @@ static struct out_state {
 	unsigned hf_blocks;
 	/* the JSON's "above" array: the separator before its next pair */
 	const char *json_above_sep;
+	/* a reflector's JSON Lines: a failed write left part of a line in the file */
+	bool json_cut;
 } outs;
 
 /* The run state and the outputs' state as at start-up: everything zero but these. */
@@ -14613,6 +14616,37 @@ static int histfile_write(void)
 }
 
 /*
+ * The JSON, and its failure said.  A stream that stays open (a reflector's
+ * JSON Lines, one line a session) must not carry a failure past the write
+ * that caused it: what was still buffered is dropped and the error flag
+ * cleared, so the next session's line is neither glued to this one's rest
+ * nor reported failed for it; and where part of this line reached the file,
+ * the next line starts on a line of its own.
+ */
+static void json_stream_report(FILE *json, const struct report *r, bool close_json, int *code)
+{
+	off_t at;
+
+	errno = 0;
+	if (outs.json_cut) {
+		fputc('\n', json);
+		outs.json_cut = false;
+	}
+	fflush(json);
+	at = lseek(fileno(json), 0, SEEK_CUR);
+	errno = 0;
+	json_report(json, r, *code);
+	if (out_finish(json_what(), json, close_json) < 0) {
+		*code = EXIT_RUNTIME;
+		if (!close_json) {
+			__fpurge(json);
+			clearerr(json);
+			outs.json_cut = at < 0 || lseek(fileno(json), 0, SEEK_CUR) != at;
+		}
+	}
+}
+
+/*
  * The outputs of a run, a reflector session or --analyze, in order: the
  * text report (with --analyze's --top table), the picture and the JSON, the
  * text and the JSON from one computed report.  The JSON's exit_code is the
@@ -14635,15 +14669,15 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 	if (out_finish(out == stdout ? "stdout: writing the report" : "stderr: writing the report", out, false) < 0) {
 		code = EXIT_RUNTIME;
 	}
-	if (plot_run(&src) < 0 || histfile_write() < 0) {
+	/* each output written, or named as failed, on its own: a failed plot stops no histfile */
+	if (plot_run(&src) < 0) {
+		code = EXIT_RUNTIME;
+	}
+	if (histfile_write() < 0) {
 		code = EXIT_RUNTIME;
 	}
 	if (json) {
-		errno = 0;
-		json_report(json, &r, code);
-		if (out_finish(json_what(), json, close_json) < 0) {
-			code = EXIT_RUNTIME;
-		}
+		json_stream_report(json, &r, close_json, &code);
 	}
 	return code;
 }

@@ -187,6 +187,49 @@ test_limits() {
 	rm -rf "$lk"
 }
 
+# Each output fails alone (a small tmpfs stands in for a full disk): a plot
+# that cannot be written leaves the histfile written; a reflector's JSON
+# Lines stream whose write failed in one session writes the next session's
+# line whole, on a line of its own, and reports no failure for it.
+test_fail_alone() {
+	local rc fs=$WORK/full
+	mkdir -p "$fs"
+	if ! mount -t tmpfs -o size=64k tmpfs "$fs" 2>/dev/null; then
+		skip "one output fails alone: cannot mount a tmpfs"
+		return
+	fi
+	reflector fa-r --port 12411 --json "$fs/r.jsonl"
+	SHARED_REFLECTOR=fa-r SHARED_SESSIONS=0
+	# the disk full but for 2 KiB: the plot cannot be written, nor the session's JSON line
+	head -c $((62 * 1024)) /dev/zero >"$fs/filler" 2>/dev/null
+	next_client
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12411 --count 500 -q \
+		--plot "$fs/p.svg" --histfile "$WORK/fa.hist" --json "$WORK/fa.json" >"$WORK/fa.out" 2>"$WORK/fa.err"
+	rc=$?
+	expect_eq "full disk for the plot: exit 1" "$rc" 1
+	check "full disk for the plot: its failure named; the histfile and the JSON written all the same" \
+		bash -c "grep -q 'rant: --plot: writing $fs/p.svg failed: No space left on device' '$WORK/fa.err' &&
+			grep -q '^# rant' '$WORK/fa.hist' && [ \$(grep -vc '^#' '$WORK/fa.hist') -gt 0 ] &&
+			python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '$WORK/fa.json'"
+	rm -f "$fs/filler" "$fs/p.svg"
+	next_client
+	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12411 --count 300 -q >/dev/null 2>&1
+	next_client
+	kill -INT "$REFLECTOR_PID" 2>/dev/null
+	wait "$REFLECTOR_PID" 2>/dev/null
+	check "the reflector's JSON failed once: said once, for the first session only" \
+		bash -c "[ \$(grep -c 'rant: --json: writing $fs/r.jsonl failed' '$WORK/fa-r.err') -eq 1 ] &&
+			grep -q 'rant: --json: writing $fs/r.jsonl failed: No space left on device' '$WORK/fa-r.err'"
+	check "the next session's JSON line whole, on a line of its own (the cut one before it stands alone)" \
+		python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+good = [l for l in lines if l.startswith("{") and l.endswith("}")]
+ok = len(good) == 1 and json.loads(good[0])["packets"]["received"] == 300
+sys.exit(0 if ok else 1)' "$fs/r.jsonl"
+	umount "$fs"
+}
+
 # ------------------------------------------------- FIFOs, devices, dirs
 
 test_refused() {
@@ -587,6 +630,7 @@ main() {
 	test_fds
 	test_writes
 	test_limits
+	test_fail_alone
 	test_refused
 	test_paths
 	test_live_vs_analyze
