@@ -695,6 +695,8 @@ struct classes {
 	/* --analyze: the class and size of the row being read, from its columns */
 	bool analyze;
 	int a_cls, a_size;
+	/* --analyze: the row's datagram size, from SIZE or size_turns= (0: not said) */
+	unsigned a_bytes;
 };
 
 /*
@@ -1186,6 +1188,8 @@ static struct run {
 	struct arena arena;
 	/* mlockall succeeded */
 	bool memory_locked;
+	/* --analyze: a filtered reflect log's gaps are not losses: lost is not known */
+	bool lost_unknown;
 	/* --cpu-latency: the CPU latency request held open (cpu_latency_hold) */
 	struct cpu_latency cpulat;
 	/* the path MTU */
@@ -4855,10 +4859,13 @@ static unsigned stamps_uncarried(uint64_t seq)
 	unsigned m = 0, i;
 	uint16_t room;
 
-	if (run.K.nsz <= 1 && cfg->size >= PROTO_HDR_LEN) {
+	if (run.K.a_bytes) {
+		room = proto_room(run.K.a_bytes);	/* --analyze: the size the log gives */
+	} else if (run.K.nsz <= 1 && cfg->size >= PROTO_HDR_LEN) {
 		return 0;
+	} else {
+		room = proto_room(ping_len(seq));
 	}
-	room = proto_room(ping_len(seq));
 	for (i = 0; i < ARRAY_SIZE(srv); i++) {
 		m |= room & stamp_field(srv[i]) ? 0 : 1u << srv[i];
 	}
@@ -12170,9 +12177,13 @@ static bool analyze_warmup_known(void)
 
 static void print_counts_analyze(FILE *f)
 {
-	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64 " | late %" PRIu64
-		" | duplicate unknown | invalid unknown | warm-up ", run.S.c.sent, run.S.c.received,
-		run.S.c.lost, run.S.c.late);
+	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost ", run.S.c.sent, run.S.c.received);
+	if (run.lost_unknown) {
+		fputs("unknown (-L filtered the log)", f);
+	} else {
+		fprintf(f, "%" PRIu64, run.S.c.lost);
+	}
+	fprintf(f, " | late %" PRIu64 " | duplicate unknown | invalid unknown | warm-up ", run.S.c.late);
 	if (analyze_warmup_known()) {
 		fprintf(f, "%" PRIu64 "\n", run.S.c.warmup);
 	} else {
@@ -12721,9 +12732,10 @@ static void json_counts(FILE *f, const struct report *r)
 
 	bool live = cfg->mode != MODE_ANALYZE;	/* --analyze: what a log cannot know is null */
 
-	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64
-		", \"lost\": %" PRIu64 ", \"late\": %" PRIu64, run.S.c.sent, run.S.c.received,
-		run.S.c.lost, run.S.c.late);
+	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64, run.S.c.sent,
+		run.S.c.received);
+	json_count(f, "lost", run.S.c.lost, !run.lost_unknown);
+	fprintf(f, ", \"late\": %" PRIu64, run.S.c.late);
 	json_count(f, "duplicate", run.S.c.duplicate, live);
 	json_count(f, "invalid", run.S.c.invalid, live);
 	json_count(f, "warmup", run.S.c.warmup, analyze_warmup_known());
@@ -14748,6 +14760,10 @@ struct alog {
 	bool has_cls, has_size;	/* CLASS and SIZE columns (class and size lists) */
 	/* csv header: what the ring dropped and -L filtered (-1: not said); the size turns */
 	int64_t dropped, filtered;
+	/* csv header: the rows the writer announced (-1: not said), and its session */
+	int64_t records;
+	uint32_t session;
+	bool session_known;
 	int nturns;
 	bool turns_given;	/* size_turns= said them (else found from the rows) */
 	unsigned turn_size[SZ_MAX];
@@ -15059,6 +15075,19 @@ static int alog_comment(struct alog *L, uint64_t line, const char *p, const char
 	if ((k = alog_key(p, end, " dropped=", &n)) && !alog_i64(k, n, &L->dropped)) {
 		return alog_error(L, line, "bad dropped", k, n);
 	}
+	if ((k = alog_key(p, end, " records=", &n)) && (!alog_i64(k, n, &L->records) || L->records < 0)) {
+		return alog_error(L, line, "bad records", k, n);
+	}
+	if ((k = alog_key(p, end, " session=0x", &n))) {
+		char *e;
+		unsigned long id = n ? strtoul(k, &e, 16) : 0;
+
+		if (!n || n > 8 || e != k + n) {
+			return alog_error(L, line, "bad session", k, n);
+		}
+		L->session = (uint32_t)id;
+		L->session_known = true;
+	}
 	if ((k = alog_key(p, end, " filtered=", &n)) && !alog_i64(k, n, &L->filtered)) {
 		return alog_error(L, line, "bad filtered", k, n);
 	}
@@ -15270,7 +15299,7 @@ static int alog_open(const char *path, struct alog *L)
 
 	memset(L, 0, sizeof(*L));
 	L->path = path;
-	L->dropped = L->filtered = -1;
+	L->dropped = L->filtered = L->records = -1;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
 	L->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (L->fd < 0 || fstat(L->fd, &sb) < 0) {
@@ -15690,6 +15719,24 @@ static uint64_t analyze_t0(const struct txn *x)
 	return run.side.emit ? (t[T1SW] ? t[T1SW] : t[T1W]) : (t[T2W] ? t[T2W] : t[T2SW]);
 }
 
+/*
+ * The datagram size of the row read last, as its log says it: the SIZE
+ * column, else the header's size_turns= (the turn the SEQ falls in); 0
+ * when neither is there.  A pong that small had no room for some of the
+ * reflector's stamps: they are not missing (stamps_uncarried).
+ */
+static unsigned analyze_row_bytes(const struct alog *L)
+{
+	int z;
+
+	if (L->has_size) {
+		return L->size;
+	}
+	for (z = L->nturns - 1; z > 0 && L->x.seq < L->turn_seq0[z]; z--) {
+	}
+	return L->nturns ? L->turn_size[z] : 0;
+}
+
 /* The row read last through the live run's accounting (txn_account, txn_retire); 0 or -1. */
 static int analyze_row(struct analysis *A)
 {
@@ -15724,6 +15771,7 @@ static int analyze_row(struct analysis *A)
 	A->first = t0 && (!A->first || t0 < A->first) ? t0 : A->first;
 	A->last = t0 > A->last ? t0 : A->last;
 	A->any_sw |= run.side.emit ? (x->t[T1SW] || x->t[T4SW]) : (x->t[T2SW] || x->t[T3SW]);
+	run.K.a_bytes = analyze_row_bytes(L);
 	txn_account(x);
 	txn_retire(x);
 	if (L->st == ST_OK && metric_value(run.side.primary, x->t, &v)) {
@@ -15753,6 +15801,12 @@ static int analyze_load(struct analysis *A)
 	if (A->L[0].emit == A->L[1].emit) {
 		warnx_("--analyze: give one emit log and one reflect log of the same run (both are %s logs)",
 		       A->L[0].emit ? "emit" : "reflect");
+		return -1;
+	}
+	/* every run numbers its pings from 0: two runs' logs join on SEQ alone */
+	if (A->L[0].session_known && A->L[1].session_known && A->L[0].session != A->L[1].session) {
+		warnx_("--analyze: %s is of session 0x%08x, %s of session 0x%08x: the logs of two runs, not one",
+		       A->L[0].path, A->L[0].session, A->L[1].path, A->L[1].session);
 		return -1;
 	}
 	if (!A->L[0].emit) {
@@ -15916,9 +15970,28 @@ static int analyze_finish(struct analysis *A, char *why, size_t len)
 	static const int own_sw[2][2] = { { T2SW, T3SW }, { T1SW, T4SW } };
 	int k;
 
-	if (!run.side.emit && A->distinct) {
+	for (k = 0; k < A->nlogs; k++) {
+		const struct alog *L = &A->L[k];
+
+		if (L->records >= 0 && L->n != (uint64_t)L->records) {
+			/* the writer failed, or the file was cut or added to since */
+			warnx_("warning: --analyze: %s holds %" PRIu64 " rows, its header announces records=%" PRId64
+			       ": %s; the analysis is of the rows there",
+			       L->path, L->n, L->records, L->n < (uint64_t)L->records ? "cut short" : "more than written");
+		}
+	}
+	if (!run.side.emit) {
 		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-		run.S.c.lost = A->seen.top + 1 - A->low - A->distinct;
+		run.S.c.lost = A->distinct ? A->seen.top + 1 - A->low - A->distinct : 0;
+		if (A->L[0].filtered > 0 || A->L[0].dropped > 0) {
+			/* a gap is a row -L left out or the ring dropped, as well as a ping lost */
+			run.S.c.lost = 0;
+			run.lost_unknown = true;
+			warnx_("warning: --analyze: %s: -L left out %" PRId64 " rows and the ring dropped %" PRId64
+			       ": its gaps are not losses, lost is unknown", A->L[0].path,
+			       A->L[0].filtered > 0 ? A->L[0].filtered : 0,
+			       A->L[0].dropped > 0 ? A->L[0].dropped : 0);
+		}
 	}
 	for (k = 0; k < NSTAMP; k++) {
 		if (!(A->L[0].have & (1u << k))) {

@@ -205,6 +205,51 @@ t("no ring drops", lg["dropped"] == 0, lg)
 	done
 }
 
+# --analyze believes a log only as far as it justifies: a csv log cut short
+# of its header's records= is analysed and said to be; two runs' logs are
+# not joined (every run numbers from SEQ 0: the header's session= tells
+# them apart); a reflect log -L filtered has gaps that are not losses (lost
+# unknown, null); a small size turn's pongs had no room for the reflector's
+# stamps, which are then not missing (SIZE or size_turns=).
+test_analyze_trust() {
+	local i
+	for i in 1 2; do
+		reflector "tr$i" --port 1242$i --once -l "$WORK/tr$i.csv" --log-format csv ||
+			{ not_ok "analyze trust: reflector $i"; return; }
+		emit "te$i" --port 1242$i --count 300 -q -l "$WORK/te$i.csv" --log-format csv --json "$WORK/te$i.json"
+		wait_reflector
+	done
+	analyze tj1 "$WORK/te1.csv" "$WORK/tr1.csv"
+	expect_eq "analyze trust: one run's two logs join" "$ANALYZE_RC" 0
+	analyze tj2 "$WORK/te1.csv" "$WORK/tr2.csv"
+	expect_eq "analyze trust: two runs' logs refused (exit 2)" "$ANALYZE_RC" 2
+	check "analyze trust: the refusal names both sessions" \
+		grep -Eq '^rant: --analyze: .*te1.csv is of session 0x[0-9a-f]{8}, .*tr2.csv of session 0x[0-9a-f]{8}: the logs of two runs' "$WORK/tj2.err"
+	head -n 152 "$WORK/te1.csv" >"$WORK/cut.csv"
+	analyze tcut "$WORK/cut.csv" --json "$WORK/tcut.json"
+	expect_eq "analyze trust: a log cut short is analysed (exit 0)" "$ANALYZE_RC" 0
+	check "analyze trust: cut short, said on stderr and in the JSON's warnings" \
+		bash -c "grep -q 'cut.csv holds 150 rows, its header announces records=300: cut short' '$WORK/tcut.err' &&
+			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(\"cut short\" in w for w in d[\"warnings\"]) and d[\"packets\"][\"sent\"] == 150 else 1)' '$WORK/tcut.json'"
+	reflector trl --port 12423 --once -l "$WORK/trl.csv" --log-format csv -L 60000000 ||
+		{ not_ok "analyze trust: reflector -L"; return; }
+	emit tel --port 12423 --count 300 -q
+	wait_reflector
+	analyze tal "$WORK/trl.csv" --json "$WORK/tal.json"
+	expect_eq "analyze trust: a filtered reflect log: exit 0" "$ANALYZE_RC" 0
+	check "analyze trust: its gaps are not losses: lost unknown (text), null (JSON)" \
+		bash -c "grep -q '| lost unknown (-L filtered the log) |' '$WORK/tal.out' &&
+			python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))[\"packets\"][\"lost\"] is None else 1)' '$WORK/tal.json'"
+	remit tsz --count 200 --size 32,128 -q -l "$WORK/tsz.csv" --log-format csv --json "$WORK/tsz.json"
+	analyze tsza "$WORK/tsz.csv" --json "$WORK/tsza.json"
+	py_checks "analyze trust: small sizes" '
+live, ana = load(sys.argv[1]), load(sys.argv[2])
+t("the live run misses no stamp its pongs had room for", not any(live["missing_stamps"].values()), live["missing_stamps"])
+t("--analyze counts the same missing stamps (none for the 32-byte turn)", ana["missing_stamps"] == live["missing_stamps"],
+  (ana["missing_stamps"], live["missing_stamps"]))
+' "$WORK/tsz.json" "$WORK/tsza.json"
+}
+
 # --------------------------------------------------------- refused log paths
 
 # refused NAME WHAT [emit options]: exit 2, one stderr line naming --log
@@ -442,6 +487,7 @@ main() {
 	test_join
 	test_ring
 	test_log_threshold
+	test_analyze_trust
 	test_refused_paths
 	test_hugepages
 	test_corrupt
