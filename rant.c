@@ -6591,6 +6591,92 @@ static int out_truncate(const char *opt, const char *path, int fd)
 	return 0;
 }
 
+/*
+ * --analyze's outputs are replaced whole or not at all: each is written to
+ * a file of its own beside its target (".NAME.rant-PID") and renamed over
+ * it once written (rename(2) replaces a file atomically).  A failed write,
+ * an interrupted analysis or a second signal leaves the target as it was.
+ */
+struct out_swap {
+	const char *opt, *path;
+	char tmp[PATH_MAX];
+	bool failed;
+};
+static struct out_swap out_swaps[3];
+static volatile sig_atomic_t out_nswaps;
+
+static int out_open_swap(const char *opt, const char *path)
+{
+	struct out_swap *w = &out_swaps[out_nswaps];
+	const char *base = strrchr(path, '/');
+	int fd, dl = base ? (int)(base - path) + 1 : 0;
+	struct stat sb;
+
+	base = base ? base + 1 : path;
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		warnx_("%s: '%s' is a symbolic link; refusing to follow it", opt, path);
+		return -1;
+	}
+	if (snprintf(w->tmp, sizeof(w->tmp), "%.*s.%s.rant-%ld", dl, path, base, (long)getpid()) >=
+	    (int)sizeof(w->tmp)) {
+		warnx_("%s: '%s': path too long", opt, path);
+		return -1;
+	}
+	fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		warnx_("%s: cannot create '%s' beside '%s': %s", opt, w->tmp, path, strerror(errno));
+		return -1;
+	}
+	w->opt = opt;
+	w->path = path;
+	w->failed = false;
+	out_nswaps++;
+	return fd;
+}
+
+/* The output for path failed: its target is left as it was. */
+static void out_swap_failed(const char *path)
+{
+	int i;
+
+	for (i = 0; path && i < out_nswaps; i++) {
+		out_swaps[i].failed |= out_swaps[i].path == path;
+	}
+}
+
+/* Each output written whole replaces its target; the others are removed.  -1 if any failed. */
+static int out_swap_commit(bool keep)
+{
+	int i, r = 0;
+
+	for (i = 0; i < out_nswaps; i++) {
+		struct out_swap *w = &out_swaps[i];
+
+		if (keep && !w->failed && rename(w->tmp, w->path) == 0) {
+			continue;
+		}
+		if (keep && !w->failed) {
+			warnx_("%s: cannot replace '%s': %s", w->opt, w->path, strerror(errno));
+		} else if (keep) {
+			warnx_("%s: '%s' left as it was", w->opt, w->path);
+		}
+		unlink(w->tmp);
+		r = -1;
+	}
+	out_nswaps = 0;
+	return r;
+}
+
+/* From the signal handler: unlink is async-signal-safe. */
+static void out_swap_drop(void)
+{
+	int i;
+
+	for (i = 0; i < out_nswaps; i++) {
+		unlink(out_swaps[i].tmp);
+	}
+}
+
 /* What a non-regular file is, for the message that refuses it. */
 static const char *out_kind(mode_t m)
 {
@@ -14553,6 +14639,9 @@ static int histfile_open(void)
 	if (!cfg->histfile) {
 		return 0;
 	}
+	if (cfg->mode == MODE_ANALYZE) {
+		return (outs.hf_fd = out_open_swap("--histfile", cfg->histfile)) < 0 ? -1 : 0;
+	}
 	outs.hf_fd = out_open("--histfile", cfg->histfile, &created);
 	if (outs.hf_fd < 0 || out_truncate("--histfile", cfg->histfile, outs.hf_fd) < 0) {
 		return -1;
@@ -14650,6 +14739,7 @@ static void json_stream_report(FILE *json, const struct report *r, bool close_js
 	json_report(json, r, *code);
 	if (out_finish(json_what(), json, close_json) < 0) {
 		*code = EXIT_RUNTIME;
+		out_swap_failed(cfg->json);
 		if (!close_json) {
 			__fpurge(json);
 			clearerr(json);
@@ -14684,9 +14774,11 @@ static int report_outputs(FILE *out, FILE *json, bool close_json, int code, uint
 	/* each output written, or named as failed, on its own: a failed plot stops no histfile */
 	if (plot_run(&src) < 0) {
 		code = EXIT_RUNTIME;
+		out_swap_failed(cfg->plot);
 	}
 	if (histfile_write() < 0) {
 		code = EXIT_RUNTIME;
+		out_swap_failed(cfg->histfile);
 	}
 	if (json) {
 		json_stream_report(json, &r, close_json, &code);
@@ -14712,6 +14804,9 @@ static int plot_open(void)
 
 	if (!cfg->plot) {
 		return 0;
+	}
+	if (cfg->mode == MODE_ANALYZE) {
+		return (outs.PL.fd = out_open_swap("--plot", cfg->plot)) < 0 ? -1 : 0;
 	}
 	outs.PL.fd = out_open("--plot", cfg->plot, &created);
 	if (outs.PL.fd < 0 || out_truncate("--plot", cfg->plot, outs.PL.fd) < 0) {
@@ -14760,6 +14855,9 @@ struct alog {
 	bool has_cls, has_size;	/* CLASS and SIZE columns (class and size lists) */
 	/* csv header: what the ring dropped and -L filtered (-1: not said); the size turns */
 	int64_t dropped, filtered;
+	/* the first pass's rows and the file's size then: the plot's pass reads as many */
+	uint64_t n_first;
+	off_t size_first;
 	/* csv header: the rows the writer announced (-1: not said), and its session */
 	int64_t records;
 	uint32_t session;
@@ -15843,10 +15941,9 @@ static int analyze_open(FILE **js)
 {
 	*js = NULL;
 	if (cfg->json && strcmp(cfg->json, "-")) {
-		bool created;
-		int fd = out_open("--json", cfg->json, &created);
+		int fd = out_open_swap("--json", cfg->json);
 
-		if (fd < 0 || out_truncate("--json", cfg->json, fd) < 0 || !(*js = fdopen(fd, "w"))) {
+		if (fd < 0 || !(*js = fdopen(fd, "w"))) {
 			return -1;
 		}
 	} else if (cfg->json) {
@@ -15924,13 +16021,23 @@ static int analyze_state(struct analysis *A)
 /* The first pass: every row accounted; the rest of the reflect log read for its counts. */
 static int analyze_pass(struct analysis *A)
 {
-	int r;
+	int r, k;
 
 	analyze_pass_reset(A);
 	while ((r = alog_next(&A->L[0])) > 0) {
+		if (run.stop_signal) {
+			warnx_("--analyze: interrupted while reading: no output written");
+			return -1;
+		}
 		if (analyze_row(A) < 0) {
 			return -1;
 		}
+	}
+	for (k = 0; r == 0 && k < A->nlogs; k++) {
+		struct stat sb;
+
+		A->L[k].n_first = A->L[k].n;
+		A->L[k].size_first = fstat(A->L[k].fd, &sb) == 0 ? sb.st_size : -1;
 	}
 	if (r == 0 && A->nlogs == 2) {
 		r = join_read(A, UINT64_MAX - JOIN_AHEAD);
@@ -16023,11 +16130,31 @@ static int analyze_finish(struct analysis *A, char *why, size_t len)
 	return analyze_cls_finish(A);
 }
 
+/* Called between the first pass and the outputs, where set (the unit tests only). */
+static void (*analyze_between)(void);
+
+/* A log that changed size while it was read: said, the analysis being of the rows first read. */
+static void analyze_changed(const struct analysis *A)
+{
+	struct stat sb;
+	int k;
+
+	for (k = 0; k < A->nlogs; k++) {
+		const struct alog *L = &A->L[k];
+
+		if (L->size_first >= 0 && fstat(L->fd, &sb) == 0 && sb.st_size != L->size_first) {
+			warnx_("warning: --analyze: %s changed while it was read (%lld bytes, then %lld): the report, JSON and plot are of its first %" PRIu64 " rows",
+			       L->path, (long long)L->size_first, (long long)sb.st_size,
+			       L->n_first);
+		}
+	}
+}
+
 /* --plot's second pass: the same rows, joined again, into the picture's time bins. */
 static int analyze_plot_pass(struct analysis *A)
 {
 	struct alog *L = &A->L[0];
-	int r, k;
+	int r = 0, k;
 
 	analyze_pass_reset(A);
 	for (k = 0; k < A->nlogs; k++) {
@@ -16039,7 +16166,12 @@ static int analyze_plot_pass(struct analysis *A)
 		warnx_("--plot: out of memory");
 		return -1;
 	}
-	while ((r = alog_next(L)) > 0) {
+	/* the rows of the first pass, no more: one analysis describes one set of rows */
+	while (L->n < L->n_first && (r = alog_next(L)) > 0) {
+		if (run.stop_signal) {
+			warnx_("--analyze: interrupted while drawing: the output files left as they were");
+			return -1;
+		}
 		k = analyze_seq(&A->seen, L);
 		if (k < 0 || (k != SEQ_REPEATED && A->nlogs == 2 && join_row(A, &L->x) < 0)) {
 			return -1;
@@ -16048,7 +16180,8 @@ static int analyze_plot_pass(struct analysis *A)
 			plot_bin(&L->x, L->st);
 		}
 	}
-	return r;
+	analyze_changed(A);
+	return r < 0 ? r : 0;
 }
 
 /* The report, --top, --plot and --json of what was accounted; the exit code. */
@@ -16077,6 +16210,7 @@ static int analyze_run(struct analysis *A)
 {
 	char *why = run.E.analyze_why;	/* the report's loss_why says it too */
 	FILE *js;
+	int code;
 
 	*why = 0;
 
@@ -16086,17 +16220,31 @@ static int analyze_run(struct analysis *A)
 	if (analyze_state(A) < 0) {
 		return EXIT_RUNTIME;
 	}
-	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(run.E.analyze_why)) < 0 ||
-	    analyze_open(&js) < 0) {
+	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(run.E.analyze_why)) < 0) {
+		return run.stop_signal ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	if (analyze_between) {
+		analyze_between();	/* the unit tests: a log that grows, a signal */
+	}
+	if (analyze_open(&js) < 0) {
+		out_swap_commit(false);
 		return EXIT_USAGE;
 	}
 	if (cfg->plot && analyze_plot_pass(A) < 0) {
 		if (js && js != stdout) {
 			fclose(js);
 		}
+		out_swap_commit(false);
 		return EXIT_RUNTIME;
 	}
-	return analyze_outputs(A, js, why);
+	code = analyze_outputs(A, js, why);
+	if (run.stop_signal) {
+		/* interrupted while writing: what was there stays */
+		warnx_("--analyze: interrupted: its output files left as they were");
+		out_swap_commit(false);
+		return EXIT_RUNTIME;
+	}
+	return out_swap_commit(true) < 0 && code < EXIT_RUNTIME ? EXIT_RUNTIME : code;
 }
 
 /* analyze_run and free what it left. */
@@ -17369,6 +17517,7 @@ static void on_signal(int sig)
 			return;
 		}
 		signal_restore();	/* ioctl is async-signal-safe */
+		out_swap_drop();	/* --analyze: the targets stay as they were */
 		_exit(EXIT_RUNTIME);
 	}
 	run.first_signal_ns = now;

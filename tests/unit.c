@@ -4869,7 +4869,7 @@ static void rnd_bytes(char *s, size_t n)
 
 /* What the last analyze_files printed: stdout, stderr; --json FILE for the next (NULL: none). */
 static char *ana_out, *ana_err;
-static const char *ana_json;
+static const char *ana_json, *ana_plot;
 
 /* Run --analyze on files (stdout and stderr captured in ana_out, ana_err); its exit code. */
 static int analyze_files(const char *a, const char *b)
@@ -4881,7 +4881,8 @@ static int analyze_files(const char *a, const char *b)
 	opts.analyze[0] = a;
 	opts.analyze[1] = b;
 	opts.json = ana_json;
-	ana_json = NULL;
+	opts.plot = ana_plot;
+	ana_json = ana_plot = NULL;
 	opts.mode = MODE_ANALYZE;
 	memset(&run.clk, 0, sizeof(run.clk));
 	cap_start(&co, 1);
@@ -4902,6 +4903,94 @@ static void write_text(const char *path, const char *text)
 		fputs(text, f);
 		fclose(f);
 	}
+}
+
+/* A client's csv log of n rows (rtt 10 us each, SEQ from seq0) appended to f. */
+static void csv_rows(FILE *f, int seq0, int n)
+{
+	int i;
+
+	for (i = seq0; i < seq0 + n; i++) {
+		uint64_t t1 = 1700000000000000000ULL + (uint64_t)i * 1000000;
+
+		uint64_t s = NSEC_PER_SEC;
+
+		fprintf(f, "%d,ok,%" PRIu64 ".%09" PRIu64 ",%" PRIu64 ".%09" PRIu64 ",10000\n", i, t1 / s, t1 % s,
+			(t1 + 10000) / s, (t1 + 10000) % s);
+	}
+}
+
+static char grow_path[PATH_MAX];
+
+/* Between --analyze's passes: 50 more rows, as a run still writing its log would add. */
+static void grow_log(void)
+{
+	FILE *f = fopen(grow_path, "a");
+
+	if (f) {
+		csv_rows(f, 100, 50);
+		fclose(f);
+	}
+}
+
+static void interrupt_analysis(void)
+{
+	run.stop_signal = 1;
+}
+
+/*
+ * One analysis describes one set of rows: a log that grows after the first
+ * pass gives a report, JSON and plot of the first pass's rows, and says it
+ * changed; outputs are replaced whole, or left as they were when the
+ * analysis is interrupted.
+ */
+static void test_analyze_consistent(void)
+{
+	char jpath[PATH_MAX], spath[PATH_MAX], *js, *svg;
+	FILE *f;
+	int r;
+
+	tmp_path(grow_path, sizeof(grow_path), "grow.csv");
+	tmp_path(jpath, sizeof(jpath), "grow.json");
+	tmp_path(spath, sizeof(spath), "grow.svg");
+	f = fopen(grow_path, "w");
+	if (!f) {
+		ok(false, "analyze consistent: a log to grow", "%s", strerror(errno));
+		return;
+	}
+	fputs("# rant 1.0.0 mode=emit wire=software server_wire=software app_stamps=off session=0x00000001 records=100 dropped=0 filtered=0\n"
+	      "seq,status,t1_ksw,t4_ksw,rtt_ns\n", f);
+	csv_rows(f, 0, 100);
+	fclose(f);
+	write_text(jpath, "{\"kept\": true}\n");
+	write_text(spath, "<svg>kept</svg>\n");
+	ana_json = jpath;
+	ana_plot = spath;
+	analyze_between = interrupt_analysis;
+	r = analyze_files(grow_path, NULL);
+	js = read_file(jpath);
+	svg = read_file(spath);
+	ok(r == EXIT_RUNTIME && js && !strcmp(js, "{\"kept\": true}\n") && svg && !strcmp(svg, "<svg>kept</svg>\n") &&
+	   strstr(ana_err, "interrupted"), "analyze consistent: interrupted: the JSON and SVG left as they were, said",
+	   "r=%d err='%s'", r, ana_err);
+	free(js);
+	free(svg);
+	ana_json = jpath;
+	ana_plot = spath;
+	analyze_between = grow_log;
+	r = analyze_files(grow_path, NULL);
+	analyze_between = NULL;
+	js = read_file(jpath);
+	svg = read_file(spath);
+	ok(r == 0 && js && strstr(js, "\"sent\": 100,") && strstr(js, "\"samples\": 100,") && strstr(js, "changed while it was read") &&
+	   strstr(ana_err, "changed while it was read") && strstr(ana_err, "first 100 rows"),
+	   "analyze consistent: a log grown after the first pass: the JSON of its first 100 rows, and said", "r=%d err='%s'",
+	   r, ana_err);
+	ok(svg && strstr(svg, "100 samples of rtt over 99 ms"), "analyze consistent: the plot of the same 100 rows",
+	   "%.300s", svg ? svg : "(none)");
+	free(js);
+	free(svg);
+	reset_globals();
 }
 
 static void test_outputs_analyze(void)
@@ -10764,6 +10853,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_hw_none_hw),
 	CASE(test_hw_none_reflect),
 	CASE(test_hw_some),
+	CASE(test_analyze_consistent),
 	CASE(test_idle_hint),
 	CASE(test_ended_age),
 	CASE(test_peer_bounds),
