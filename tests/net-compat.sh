@@ -465,6 +465,7 @@ t("class rows: no client tx stack (not measured), an app rtt with samples", all(
   "client_tx_stack" not in r and r["app_rtt"]["samples"] > 0 for r in rows), rows[:1])
 ' "$WORK/ncm_$mode.json"
 		if [[ $mode == classes* ]]; then
+			# shellcheck disable=SC2016 # $1 is the inner shell's
 			check "--client-no-tx-ts $mode: the class table shows no tx stack row (not measured)" \
 				bash -c '! grep -q "tx stack" "$1" && grep -q "app rtt T4_SW-T1_SW; ns" "$1"' _ "$WORK/ncm_$mode.out"
 		fi

@@ -379,6 +379,57 @@ test_model_tx() {
 	stop "$rpid" INT
 }
 
+# ptp4l and rant on one port that stamps one TX packet at a time (as
+# igb): whichever send asks first gets the stamp.  rant names the ptp4l at
+# start and in its report, misses exactly the stamps of its pings the
+# model skipped, and ptp4l says "timed out while polling for tx timestamp"
+# when the model skipped one of its own (each stamp 2 ms late, so that one
+# is always in flight while rant sends back-to-back).
+test_model_share() {
+	local rpid mpid spid sk_rant sk_ptp ms
+	if ! command -v ptp4l >/dev/null; then
+		skip "model: share: ptp4l not in the guest"
+		return
+	fi
+	if ! reflector sh-r refl "$MB" --port 12630 --timestamps hw; then
+		not_ok "model: share: reflector listens"
+		show sh-r
+		return
+	fi
+	rpid=$RPID
+	printf '[global]\nlogAnnounceInterval -2\nlogSyncInterval -3\nlogMinDelayReqInterval -4\n%s\n' \
+		"tx_timestamp_timeout 10" >"$W/sh.cfg"
+	ip netns exec refl ptp4l -i "$MB" -m -f "$W/sh.cfg" -2 >"$W/sh-m.out" 2>&1 &
+	mpid=$!
+	ptp4l -i "$MA" -s -m -f "$W/sh.cfg" -2 >"$W/sh-s.out" 2>&1 &
+	spid=$!
+	wait_for 30 grep -q "to SLAVE\|UNCALIBRATED" "$W/sh-s.out"
+	echo Y >"$RN/rn0/tx_one_inflight"
+	echo 1 >"$RN/rn0/tx_late_every"
+	echo 2000000 >"$RN/rn0/tx_late_ns"
+	echo 1 >"$RN/truth"
+	emit sh "" "$MA" "$MB_IP" --port 12630 --timestamps hw --count 3000 --json "$W/sh.json"
+	cp "$RN/truth" "$W/sh.truth"
+	echo N >"$RN/rn0/tx_one_inflight"
+	echo 0 >"$RN/rn0/tx_late_every"
+	stop "$spid"
+	stop "$mpid"
+	stop "$rpid" INT
+	sk_rant=$(truth_count "$W/sh.truth" "\$2 == 0 && \$4 == $PLEN && \$7 == 12630 && \$12 ~ /S/")
+	sk_ptp=$(truth_count "$W/sh.truth" '$2 == 0 && $5 == "88f7" && $12 ~ /S/')
+	ms=$(missing sh T1_HW)
+	echo "# model: share: skipped $sk_rant of rant's stamps and $sk_ptp of ptp4l's; rant misses $ms T1"
+	t "model: share: rant names the ptp4l on its port at start (pid $spid)" sh \
+		grep -q "warning: ptp4l (pid $spid) runs on $MA" "$W/sh.err"
+	t "model: share: rant misses exactly the T1 stamps the model skipped ($ms, $sk_rant)" sh \
+		bash -c '[[ $1 -gt 0 && $1 == "$2" ]]' _ "$ms" "$sk_rant"
+	t "model: share: rant's report names ptp4l as asking for the same stamp" sh \
+		grep -q "ptp4l (pid $spid) on $MA" "$W/sh.out"
+	t "model: share: ptp4l says it timed out for a TX stamp if and only if the model skipped one of its ($sk_ptp)" sh-s \
+		bash -c 'if [[ $1 -gt 0 ]]; then grep -q "timed out while polling for tx timestamp" "$2";
+			else ! grep -q "timed out while polling for tx timestamp" "$2"; fi' _ "$sk_ptp" "$W/sh-s.out"
+}
+
 # ptp_run NAME TRANSPORT: ptp4l master on MB (in refl) and slave on MA,
 # over TRANSPORT (-2 or -4), NAME.cfg their configuration, for 8 s; logs
 # in NAME-m.out and NAME-s.out, the model's clocks at the end (both still
@@ -534,6 +585,7 @@ if want model model; then
 		want model_ptp model && test_model_ptp
 		want model_ptponly model && test_model_ptponly
 		want model_tx model && test_model_tx
+		want model_share model && test_model_share
 		want model_vlan model && test_model_vlan
 		want model_oneway model && test_model_oneway
 	else
