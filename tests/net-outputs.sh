@@ -136,19 +136,20 @@ test_writes() {
 }
 
 # Limits fail an output, never kill: RLIMIT_FSIZE with SIGXFSZ's default
-# action (it kills the process unless ignored), and an unprivileged run at
+# action (it kills the process unless ignored; 64 KiB: room for the JSON,
+# not for 2000 log rows), and an unprivileged run at
 # the usual lock limit whose outputs are allocated after measuring.
 test_limits() {
 	local rc lk
 	(
-		ulimit -f 8
+		ulimit -f 64
 		reflector lim-r --port 12409 -q -l "$WORK/lim-r.log"
 		echo "$REFLECTOR_PID" >"$WORK/lim-r.pid"
 	)
 	REFLECTOR_PID=$(cat "$WORK/lim-r.pid")
 	BG_PIDS+=("$REFLECTOR_PID")
 	(
-		ulimit -f 8
+		ulimit -f 64
 		ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12409 --count 2000 -q \
 			-l "$WORK/lim.log" --json "$WORK/lim.json" >"$WORK/lim.out" 2>"$WORK/lim.err"
 	)
