@@ -969,6 +969,9 @@ struct reflect_state {
 	uint64_t last_rx, idle_ns, txpend;
 	/* the session that ended last: its FINs still get an answer */
 	uint32_t last_id;
+	/* the session that ended last: its count and whether it saw it whole, for a repeated FIN */
+	uint64_t last_received;
+	bool last_whole;
 	uint64_t seen[64];		/* which of the 4096 seqs up to top arrived (duplicates) */
 	uint64_t top, first, distinct;	/* seqs seen: highest, first, how many */
 	bool any;
@@ -10688,6 +10691,8 @@ static void reflect_end(int reason)
 	}
 	reflect_remember(reason);
 	run.R.last_id = run.S.id;
+	run.R.last_received = run.S.c.received;
+	run.R.last_whole = run.R.any && !run.R.first;
 	run.R.active = false;
 	run.R.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
@@ -10745,7 +10750,13 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 	bool current = run.R.active && m->session == run.S.id;
 
 	if (!current) {
-		a.flags |= PF_PARTIAL;	/* a repeated FIN: the counts are gone with the session */
+		/*
+		 * a repeated FIN (its first FIN_ACK lost or late): the ended
+		 * session's count again, so that the client can still split its
+		 * loss by direction
+		 */
+		a.seq = run.R.last_received;
+		a.flags |= run.R.last_whole ? 0 : PF_PARTIAL;
 	}
 
 	reflect_drain();

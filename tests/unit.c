@@ -6649,6 +6649,21 @@ static void test_fin_owed(void)
 	ok(!run.R.active && run.R.sessions == 1 && run.S.stop_reason == STOP_FIN && run.S.c.missing[T3W] == 3,
 	   "the session ends on the FIN, the three T3 counted missing", "active=%d sessions=%u stop=%d missing=%" PRIu64,
 	   run.R.active, run.R.sessions, run.S.stop_reason, run.S.c.missing[T3W]);
+	{
+		/* its FIN_ACK lost or late, the client asks again: the ended session's count, whole */
+		uint8_t b[PROTO_MAX_SIZE];
+		struct proto_msg m = { 0 };
+		ssize_t n;
+		bool got = false;
+
+		hf_in(PT_FIN, 0x21, 3, &hf.cl);
+		while ((n = recv(hf.rx, b, sizeof(b), MSG_DONTWAIT)) > 0) {
+			got = !proto_decode(b, (size_t)n, &m) && m.type == PT_FIN_ACK;
+		}
+		ok(got && m.seq == 3 && !(m.flags & PF_PARTIAL),
+		   "a repeated FIN of the session that ended: its count again (3), not partial", "got=%d seq=%" PRIu64
+		   " flags=%#x", got, m.seq, m.flags);
+	}
 	hf_in(PT_PING, 0x22, 0, &hf.cl2);
 	t = hf_out(hf.rx2, &fl);
 	ok(run.R.active && run.S.id == 0x22 && t == PT_PONG && !run.S.c.rejected[GR_BUSY_SENT],
