@@ -16245,6 +16245,7 @@ static int analyze_run(struct analysis *A)
 		if (js && js != stdout) {
 			fclose(js);
 		}
+		plot_free();
 		out_swap_commit(false);
 		return EXIT_RUNTIME;
 	}

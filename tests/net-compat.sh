@@ -323,7 +323,8 @@ test_reflector_stop() {
 test_reflector_options() {
 	local spid
 	# -t -s -H -l -T -C -L -p -B -P -v -w -d (-S: see the full test; -G: needs hugepages)
-	run_bg ro_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -t 100000 -C -s -H -l "$WORK/ro.log" -L 0 \
+	# -t 2 s: a threshold no loaded host's response reaches (the sanitizer builds included)
+	run_bg ro_srv ip netns exec "$NS_B" "$RANT" -i "$VETH_B" -t 2000000 -C -s -H -l "$WORK/ro.log" -L 0 \
 		-p 50 -B 1 -P -v -w 100 -d 30 -o 100 -b 1 --json "$WORK/ro.json"
 	spid=$BG_PID
 	if ! listening_b; then

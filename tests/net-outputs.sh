@@ -183,8 +183,13 @@ test_limits() {
 	rc=$?
 	wait_reflector
 	expect_eq "memlock 8 MiB, unprivileged, --plot: exit 0" "$rc" 0
-	check "memlock 8 MiB: memory was locked for the run, and the plot drawn after it" \
-		bash -c "grep -q 'mlockall successful' '$WORK/lk.err' '$WORK/lk.out' && grep -q '</svg>' '$lk/p.svg'"
+	check "memlock 8 MiB: the plot drawn after the run" grep -q '</svg>' "$lk/p.svg"
+	if [[ -n ${ASAN_OPTIONS:-} ]]; then
+		# AddressSanitizer's shadow memory is never locked: rant skips mlockall there
+		skip "memlock 8 MiB: a sanitizer build locks no memory"
+	else
+		check "memlock 8 MiB: memory was locked for the run" grep -q 'mlockall successful' "$WORK/lk.err"
+	fi
 	rm -rf "$lk"
 }
 
@@ -516,7 +521,12 @@ bound() {
 		not_ok "-d 1 ${mode:-back-to-back}, reflector $sig: took $((t1 - t0)) ms (bound 1200 + $SLACK_MS slack)"
 	fi
 	echo "# -d 1 ${mode:-back-to-back} reflector $sig: $((t1 - t0)) ms"
-	if [ "$sig" != LATE ]; then
+	if [ "$sig" != LATE ] && [ "$(json_get "$WORK/$name.json" packets.lost)" = 0 ]; then
+		# a host so slow that -d ended before the 50th pong (the sanitizer
+		# builds under load): nothing was awaited, nothing lost to split
+		expect_eq "-d 1 ${mode:-back-to-back}, reflector $sig: no loss (the run ended before the signal), none to split" \
+			"$(json_get "$WORK/$name.json" loss_by_direction_why)" null
+	elif [ "$sig" != LATE ]; then
 		# the pongs awaited (20 s each) took -d + 170 ms: no FIN could be answered
 		expect_eq "-d 1 ${mode:-back-to-back}, reflector $sig: why the loss is not split" \
 			"$(json_get "$WORK/$name.json" loss_by_direction_why | cut -c1-40)" \
