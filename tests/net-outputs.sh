@@ -584,6 +584,10 @@ test_cpu_latency() {
 	expect_eq "cpu latency: off: the JSON holds no limit" "$(json_get "$WORK/cl-off.json" cpu_latency_us)" null
 	expect_eq "cpu latency: off: the JSON says why" "$(json_get "$WORK/cl-off.json" cpu_latency_why)" "--cpu-latency off"
 	check "cpu latency: off: nothing said on stderr" test ! -s "$WORK/cl-off.err"
+	# the report says what the JSON says: a hold changes the numbers compared with other tools
+	expect_eq "cpu latency: off: the report's Host line says none held, and why" \
+		"$(grep '^Host: ' "$WORK/cl-off.out")" \
+		"Host: CPU wake-up latency not held (--cpu-latency off): idle CPUs' wake-ups are in the numbers"
 	wait_for 30 sessions "$WORK/cl-r.json" 1
 	expect_eq "cpu latency: the reflector's limit stays between sessions (within 60 s)" "$(cpu_latency_now)" 0
 	emit cl-25 --port 12411 --count 300 --cpu-latency 25 -v --json "$WORK/cl-25.json"
@@ -591,10 +595,15 @@ test_cpu_latency() {
 	expect_eq "cpu latency: 25: the JSON holds 25" "$(json_get "$WORK/cl-25.json" cpu_latency_us)" 25
 	expect_eq "cpu latency: 25: no why" "$(json_get "$WORK/cl-25.json" cpu_latency_why)" null
 	check "cpu latency: 25: -v says so at start" grep -q '^rant: CPU latency limit 25 us held' "$WORK/cl-25.err"
+	expect_eq "cpu latency: 25: the report's Host line says 25 held, as the JSON does" \
+		"$(grep '^Host: ' "$WORK/cl-25.out")" \
+		"Host: CPU wake-up latency held at 25 us (/dev/cpu_dma_latency; --cpu-latency off to measure without)"
 	wait_for 30 sessions "$WORK/cl-r.json" 2
 	stop_reflector
 	expect_eq "cpu latency: the reflector's two sessions each say 0 held" \
 		"$(jsess "$WORK/cl-r.json" 0 cpu_latency_us) $(jsess "$WORK/cl-r.json" 1 cpu_latency_us)" "0 0"
+	expect_eq "cpu latency: ... and each session's report says 0 held" \
+		"$(grep -c '^Host: CPU wake-up latency held at 0 us (/dev/cpu_dma_latency; --cpu-latency off to measure without)$' "$WORK/cl-r.out")" 2
 }
 
 # ------------------------------------------------- RANT_TEST_START on both sides
