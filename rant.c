@@ -11275,6 +11275,26 @@ static int reflect_recv(int flags)
 	return r;
 }
 
+/*
+ * -d is over for the reflector: at its end when no session runs; a session
+ * that began before it is finished first (until its FIN, or its client goes
+ * quiet: reflect_tick), for at most -d again.  The documented full test
+ * gives both ends the same -d with the reflector started first: its -d ends
+ * first, and cutting the session there lost the client's last pong and its
+ * FIN_ACK.  A client whose session began before the reflector's end, with
+ * the same -d, ends before that bound; a session begun after it is not
+ * served on.
+ */
+static bool reflect_over(uint64_t now)
+{
+	uint64_t d = run.R.end ? (uint64_t)(cfg->duration_s * 1e9) : 0;
+
+	if (!run.R.end || now < run.R.end) {
+		return false;
+	}
+	return !run.R.active || run.S.start_mono >= run.R.end || now - run.R.end >= d;
+}
+
 static int reflect_run(void)
 {
 	uint64_t start = mono_ns(), last_check = 0;
@@ -11303,7 +11323,7 @@ static int reflect_run(void)
 		}
 		if (r > 0) {
 			/* reflect_recv read the clock for it: -d holds under any traffic */
-			if (run.R.end && run.R.now >= run.R.end) {
+			if (reflect_over(run.R.now)) {
 				break;
 			}
 			continue;
@@ -11321,7 +11341,7 @@ static int reflect_run(void)
 		}
 		last_check = now;
 		reflect_drain();
-		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
+		if (!reflect_tick(now) || reflect_over(now)) {
 			break;
 		}
 		cpu_latency_idle(now);
@@ -16706,7 +16726,7 @@ static const struct opt_def opt_table[] = {
 	  .why_min = "a datagram carries at least rant's short header (magic, version, type, flags, session, idle hint, sequence number)" },
 	{ .val = 'd', .name = "duration", .arg = "SEC", .type = OT_NUM, CFG(duration_s),
 	  .min = 0.001, .max = 31536000, .modes = M_RUN,
-	  .help = "stop after SEC seconds (default: until --count or SIGINT)" },
+	  .help = "stop after SEC seconds (default: until --count or SIGINT); reflect: a session begun before then is finished first (to the client's FIN, at most SEC more)" },
 	{ .val = O_COUNT, .name = "count", .arg = "N", .type = OT_UINT, CFG(count),
 	  .min = 1, .max = 1000000000000ULL, .modes = M_EMIT,
 	  .help = "emit: stop after N measured transactions (warm-up not included)" },

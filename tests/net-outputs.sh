@@ -629,6 +629,27 @@ test_start_mark() {
 		"$(grep -c 'tracing_mark_write: RANT_TEST_START' "$TFS/instances/$INST/trace")" 2
 }
 
+# The full test as documented: both ends with the same -d, the reflector
+# started first.  Its -d ends first; the session in progress is finished (to
+# the client's FIN) before it exits, so the client loses nothing at its end.
+test_both_d() {
+	reflector_or "both -d" bd-r --port 12413 -d 3 -q --json "$WORK/bd-r.json" || return
+	sleep 1	# the client starts later, as a person starting it would
+	emit bd-c --port 12413 -d 3 --interval 1000 -q --json "$WORK/bd-c.json"
+	expect_rc "both -d: the client" 0
+	wait_reflector
+	expect_eq "both -d: the reflector exits 0" "$REFLECTOR_RC" 0
+	expect_eq "both -d: the client lost none" "$(json_get "$WORK/bd-c.json" packets.lost)" 0
+	expect_eq "both -d: no stamp missing" "$(grep '^Missing stamps:' "$WORK/bd-c.out")" \
+		"Missing stamps: none"
+	expect_eq "both -d: the FIN_ACK came: loss by direction known" \
+		"$(json_get "$WORK/bd-c.json" loss_by_direction.out) $(json_get "$WORK/bd-c.json" loss_by_direction.back)" "0 0"
+	expect_eq "both -d: the reflector's session ended by the client's FIN" \
+		"$(jsess "$WORK/bd-r.json" 0 stop_reason)" fin
+	expect_eq "both -d: ... and answered every ping" \
+		"$(jsess "$WORK/bd-r.json" 0 packets.received)" "$(json_get "$WORK/bd-c.json" packets.sent)"
+}
+
 main() {
 	need_root "net-outputs"
 	if ! ns_setup; then
@@ -648,6 +669,7 @@ main() {
 	test_no_fin_ack
 	test_bounds
 	test_cpu_latency
+	test_both_d
 	test_start_mark
 	finish
 }
