@@ -7288,17 +7288,100 @@ static int arena_prefault(size_t page)
 	return run.stop_signal ? -1 : 0;
 }
 
+/* Locked memory above this is said at start: a long run's log ring is most of it. */
+#define MEM_SAY_BYTES		(256ULL << 20)
+
+/* /proc/meminfo's MemAvailable in bytes, 0 if it cannot be read. */
+static uint64_t mem_available(void)
+{
+	char line[128];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f) {
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* CAP_IPC_LOCK in the effective set (/proc/self/status CapEff): RLIMIT_MEMLOCK does not bind. */
+static bool cap_ipc_lock(void)
+{
+	char line[128];
+	unsigned long long eff = 0;
+	bool got = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f) {
+		return geteuid() == 0;
+	}
+	while (!got && fgets(line, sizeof(line), f)) {
+		got = sscanf(line, "CapEff: %llx", &eff) == 1;
+	}
+	fclose(f);
+	return got ? (eff >> 14 & 1) : geteuid() == 0;
+}
+
+/*
+ * The memory rant locks is sized up front (the log ring for every record
+ * the run may produce: -d 3600 --interval 100 -l is 36 M records, 3.3 GB),
+ * so a run that cannot have it is refused before anything is sent, rather
+ * than pushing the host into swap or the OOM killer, or running unlocked
+ * past RLIMIT_MEMLOCK; a large one is said, since faulting it in takes
+ * seconds.  Below MEM_SAY_BYTES an unprivileged run goes on unlocked with
+ * mlockall's warning (memory_lock), as over loopback without root.
+ */
+static int arena_check(const struct layout *L, size_t size, bool emit)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	double most = pages > 0 && psz > 0 ? 0.8 * (double)pages * (double)psz : 0;
+	uint64_t avail = mem_available();
+	struct rlimit rl;
+	const char *what = NULL;
+	double limit = 0;
+
+	/* what is free now, and never more than 80 % of the RAM: the host has to go on */
+	if (avail && (!most || (double)avail <= most)) {
+		what = size > avail ? "MemAvailable (/proc/meminfo)" : NULL;
+		limit = (double)avail;
+	} else if (most) {
+		what = (double)size > most ? "80 % of the host's RAM" : NULL;
+		limit = most;
+	}
+	if (!what && size > MEM_SAY_BYTES && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && size > rl.rlim_cur && !cap_ipc_lock()) {
+		what = "RLIMIT_MEMLOCK (not root, no CAP_IPC_LOCK)";
+		limit = (double)rl.rlim_cur;
+	}
+	if (what) {
+		warnx_("--log-records: this run needs %.2f GiB of locked memory (%" PRIu64
+		       " log records of %zu B); %s is %.2f GiB: lower --log-records, -d or --interval's rate",
+		       (double)size / (1 << 30), L->log_cap, log_rec_size(emit), what,
+		       limit / (1 << 30));
+		return -1;
+	}
+	if (size > MEM_SAY_BYTES && !cfg->quiet) {
+		fprintf(stderr, "rant: locking %.2f GiB of memory before the first packet (%" PRIu64
+			" log records of %zu B; --log-records sets it)\n",
+			(double)size / (1 << 30), L->log_cap, log_rec_size(emit));
+	}
+	return 0;
+}
+
 /* Map, populate and carve the arena; errors are configuration errors. */
 static int arena_setup(const struct layout *L, bool emit)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	long psz = sysconf(_SC_PAGESIZE);
 	size_t size = L->total, page = psz > 0 ? (size_t)psz : 4096;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 
-	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
-		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
-		       (double)size / (1 << 30), log_rec_size(emit),
-		       (double)pages * (double)psz / (1 << 30));
+	if (arena_check(L, size, emit) < 0) {
 		return -1;
 	}
 	if (cfg->hugepages) {
