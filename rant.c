@@ -6383,6 +6383,39 @@ static char *log_size_turns(char *p)
 	return p;
 }
 
+/*
+ * A csv log's facts (version, side, stamps, session, counts, offsets,
+ * command line) as one "# rant ..." comment line, written after the rows:
+ * the column line comes first, so that csv.DictReader, pandas and
+ * spreadsheets take it as the header without options.  --analyze reads the
+ * line from the end of the file (alog_trailer), and still reads it first in
+ * the logs of earlier builds.
+ */
+static char *log_csv_facts(char *p)
+{
+	p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
+		     " dropped=%" PRIu64 "%s",
+		     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
+		     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
+		     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
+		     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" :
+		     cli_no_tx() ? " rtt=T4_wire-T1_SW(app_send,--client-no-tx-ts)" : "");
+	/* whether the log holds every transaction: --analyze's loss by direction */
+	p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
+	p = log_size_turns(p);
+	if (run.ts.wire_off) {
+		/* the stamps stay raw: --analyze takes the PHC's offset out again */
+		p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
+	}
+	if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+		/* the reflector's, from its pongs, else its FIN_ACK's last reading */
+		p += sprintf(p, " server_wire_offset_ns=%" PRId64,
+			     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
+	}
+	p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
+	return p;
+}
+
 static char *log_header(char *p, bool csv, const int *cols, int ncols)
 {
 	char name[16];
@@ -6390,26 +6423,6 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 	int i;
 
 	if (csv) {
-		p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
-			     " dropped=%" PRIu64 "%s",
-			     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
-			     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
-			     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
-			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" :
-			     cli_no_tx() ? " rtt=T4_wire-T1_SW(app_send,--client-no-tx-ts)" : "");
-		/* whether the log holds every transaction: --analyze's loss by direction */
-		p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
-		p = log_size_turns(p);
-		if (run.ts.wire_off) {
-			/* the stamps stay raw: --analyze takes the PHC's offset out again */
-			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
-		}
-		if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
-			/* the reflector's, from its pongs, else its FIN_ACK's last reading */
-			p += sprintf(p, " server_wire_offset_ns=%" PRId64,
-				     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
-		}
-		p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
 			char *q = p + 1;
@@ -6534,6 +6547,20 @@ static int log_write(int fd, enum log_format fmt)
 			pending = 0;
 			p = buf;
 		}
+	}
+	if (csv) {
+		/* the facts last (log_csv_facts), with room: the command line may be long */
+		if ((size_t)(p - buf) > bufsz / 2) {
+			r = out_write(what, fd, buf, (size_t)(p - buf));
+			if (r < 0) {
+				run.log_out.err = r;
+				return r;
+			}
+			run.log_out.rows += pending;
+			pending = 0;
+			p = buf;
+		}
+		p = log_csv_facts(p);
 	}
 	r = out_write(what, fd, buf, (size_t)(p - buf));
 	if (r < 0) {
@@ -14998,6 +15025,8 @@ struct alog {
 	size_t pos, len;
 	bool eof;
 	off_t file_off, data_off;	/* data_off, data_line: the first row, for a second pass */
+	off_t facts_at;			/* a csv's trailing "# rant" line: its offset; -1 none */
+	bool head_facts;		/* the "# rant" line came first (an earlier build's csv) */
 	uint64_t data_line;
 	/* the row read last: its stamps, status, class and size */
 	struct txn x;
@@ -15008,7 +15037,13 @@ struct alog {
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok,
 		      size_t toklen)
 {
-	warnx_("--analyze: %s:%" PRIu64 ": %s%s%.*s%s", L->path, line, what, tok ? " '" : "", (int)toklen,
+	/* line 0: the csv's trailing facts, read before the rows are counted */
+	char at[32] = "last line";
+
+	if (line) {
+		snprintf(at, sizeof(at), "%" PRIu64, line);
+	}
+	warnx_("--analyze: %s:%s: %s%s%.*s%s", L->path, at, what, tok ? " '" : "", (int)toklen,
 	       tok ? tok : "", tok ? "'" : "");
 	return -1;
 }
@@ -15494,6 +15529,7 @@ static int alog_head(struct alog *L)
 		}
 		if (*p == '#') {
 			L->csv = true;
+			L->head_facts = true;
 			if (alog_comment(L, L->line, p, le) < 0) {
 				return -1;
 			}
@@ -15515,6 +15551,47 @@ static int alog_head(struct alog *L)
 	return r < 0 ? -1 : alog_error(L, L->line, "no header line: not a rant log", NULL, 0);
 }
 
+/*
+ * A csv log rant writes now ends with its "# rant ..." line (log_csv_facts):
+ * read from the file's last ALOG_FACTS_MAX bytes before the rows, since
+ * the rows need its size turns and the analysis its offsets and session.
+ * A csv without it (cut short, or not rant's) is read as one without facts:
+ * the records= check then has nothing to compare.
+ */
+#define ALOG_FACTS_MAX		(256 * 1024)
+
+static int alog_trailer(struct alog *L, off_t size)
+{
+	size_t n = size < ALOG_FACTS_MAX ? (size_t)size : ALOG_FACTS_MAX;
+	char *t = malloc(n + 1), *s;
+	ssize_t got;
+	int r = 0;
+
+	if (!t) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	got = pread(L->fd, t, n, size - (off_t)n);
+	if (got != (ssize_t)n || !n || t[n - 1] != '\n') {
+		free(t);
+		return 0;	/* no whole last line: no facts (alog_line says a cut line) */
+	}
+	t[n - 1] = 0;
+	s = strrchr(t, '\n');
+	s = s ? s + 1 : t;
+	if (!strncmp(s, "# rant ", 7) && (s > t || (off_t)n == size)) {
+		char *e = t + n - 1;
+
+		if (e > s && e[-1] == '\r') {
+			e--;
+		}
+		L->facts_at = size - (off_t)n + (off_t)(s - t);
+		r = alog_comment(L, 0, s, e);
+	}
+	free(t);
+	return r;
+}
+
 /* Open a log and read its header; the first row is next.  0, or -1 said. */
 static int alog_open(const char *path, struct alog *L)
 {
@@ -15523,6 +15600,7 @@ static int alog_open(const char *path, struct alog *L)
 	memset(L, 0, sizeof(*L));
 	L->path = path;
 	L->dropped = L->filtered = L->records = -1;
+	L->facts_at = -1;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
 	L->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (L->fd < 0 || fstat(L->fd, &sb) < 0) {
@@ -15547,6 +15625,9 @@ static int alog_open(const char *path, struct alog *L)
 	if (alog_head(L) < 0) {
 		return -1;
 	}
+	if (L->csv && !L->head_facts && alog_trailer(L, sb.st_size) < 0) {
+		return -1;
+	}
 	L->data_off = L->file_off + (off_t)L->pos;
 	L->data_line = L->line;
 	return 0;
@@ -15562,6 +15643,10 @@ static int alog_next(struct alog *L)
 	while ((r = alog_line(L, &p, &le)) > 0) {
 		if (le == p) {
 			continue;
+		}
+		if (*p == '#' && L->facts_at >= 0 &&
+		    L->file_off + (off_t)(p - L->buf) == L->facts_at) {
+			continue;	/* the trailing facts, read at open (alog_trailer) */
 		}
 		if (*p == '#') {
 			return alog_error(L, L->line, "a second log header (several sessions in one file: split it)",
@@ -16210,6 +16295,11 @@ static int analyze_finish(struct analysis *A, char *why, size_t len)
 			warnx_("warning: --analyze: %s holds %" PRIu64 " rows, its header announces records=%" PRId64
 			       ": %s; the analysis is of the rows there",
 			       L->path, L->n, L->records, L->n < (uint64_t)L->records ? "cut short" : "more than written");
+		} else if (L->csv && !L->head_facts && L->facts_at < 0) {
+			/* its facts come last (log_csv_facts): a log cut short has lost them */
+			warnx_("warning: --analyze: %s holds %" PRIu64 " rows and ends without its '# rant' line"
+			       " (records=, session=): cut short, or not written whole by rant; the analysis is of the rows there",
+			       L->path, L->n);
 		}
 	}
 	if (!run.side.emit) {

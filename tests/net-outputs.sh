@@ -317,7 +317,17 @@ t("joined logs: loss by direction as the live run split it", j["loss_by_directio
   all(e["loss_by_direction"][k] == j["loss_by_direction"][k] for k in ("out", "back", "reflector_answered")),
   (e["loss_by_direction"], j["loss_by_direction"]))
 t("one log: loss by direction unknown", load(sys.argv[2])["loss_by_direction"] is None)
-' "$WORK/lv1-e.json" "$WORK/lv1-ea.json" "$WORK/lv1-r.json" "$WORK/lv1-ra.json" "$WORK/lv1-ja.json"
+# a csv log opens as a table with no option: the column line first, the facts last
+import csv
+for side, path in (("emit", sys.argv[6]), ("reflect", sys.argv[7])):
+    r = list(csv.DictReader(open(path)))
+    t(side + " csv log: csv.DictReader takes the column line as its keys",
+      list(r[0])[:2] == ["seq", "status"] and r[0]["seq"].isdigit(), list(r[0])[:4])
+    t(side + " csv log: every row but the last is a transaction, the last the # rant facts line",
+      all(x["seq"].isdigit() for x in r[:-1]) and r[-1]["seq"].startswith("# rant ") and
+      " records=%d " % (len(r) - 1) in r[-1]["seq"], r[-1]["seq"][:80])
+' "$WORK/lv1-e.json" "$WORK/lv1-ea.json" "$WORK/lv1-r.json" "$WORK/lv1-ra.json" "$WORK/lv1-ja.json" \
+		"$WORK/lv1-e.csv" "$WORK/lv1-r.csv"
 	check "the report's Log: line counts the rows the file holds" \
 		bash -c "grep -qx 'Log: 3050 records kept, 0 dropped (ring of 3050)' '$WORK/lv1.out' &&
 			[ \$(grep -c '^[0-9]' '$WORK/lv1-e.csv') = 3050 ]"
