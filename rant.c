@@ -511,6 +511,7 @@ struct config {
 	const char *plot;	/* --plot FILE.svg */
 	int cpu_latency;	/* --cpu-latency: the limit to hold, us; -1 = off */
 	bool cpu_latency_set;	/* given: not holding it is an error */
+	bool top_set;		/* --top given: the plot draws as many worst transactions */
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -622,7 +623,8 @@ enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH, OW_PHC };
 #define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
 #define PLOT_MAXSER	5
 #define PLOT_MAXPANEL	8
-#define PLOT_WORST	15
+#define PLOT_WORST	15	/* the worst transactions a plot draws, unless --top says */
+#define PLOT_WORST_MAX	50	/* --top above it draws this many: the panel grows 20 px a bar */
 
 /* One latency series over time: per bin min, max, count and log histogram. */
 struct plot_series {
@@ -1076,7 +1078,7 @@ struct plot_state {
 	int npanel;
 	struct plot_panel panel[PLOT_MAXPANEL];
 	int nworst;
-	struct plot_worst worst[PLOT_WORST];
+	struct plot_worst worst[PLOT_WORST_MAX];
 	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
 	uint64_t tlast;		/* the time of the transaction binned last */
 	/* the writer: its buffer and the first error (errno) */
@@ -13341,15 +13343,24 @@ static int plot_series_init(struct plot_series *s, int m)
 	return s->bmin && s->bmax && s->bn && s->lh && s->rt && s->rv ? 0 : -ENOMEM;
 }
 
-/* Keep the PLOT_WORST largest values of the primary metric, largest first. */
+/* How many worst transactions the plot draws: --top's N (as the text lists), else PLOT_WORST. */
+static int plot_worst_n(void)
+{
+	if (!cfg->top_set) {
+		return PLOT_WORST;
+	}
+	return cfg->top < PLOT_WORST_MAX ? (int)cfg->top : PLOT_WORST_MAX;
+}
+
+/* Keep the plot_worst_n() largest values of the primary metric, largest first. */
 static void plot_worst_add(const struct txn *x, int64_t v)
 {
-	int i;
+	int i, max = plot_worst_n();
 
-	if (outs.PL.nworst == PLOT_WORST && v <= outs.PL.worst[PLOT_WORST - 1].v) {
+	if (outs.PL.nworst == max && v <= outs.PL.worst[max - 1].v) {
 		return;
 	}
-	i = outs.PL.nworst < PLOT_WORST ? outs.PL.nworst++ : PLOT_WORST - 1;
+	i = outs.PL.nworst < max ? outs.PL.nworst++ : max - 1;
 	for (; i > 0 && outs.PL.worst[i - 1].v < v; i--) {
 		outs.PL.worst[i] = outs.PL.worst[i - 1];
 	}
@@ -14252,7 +14263,11 @@ static double plot_worst_panel(double top)
 	char lab[48], head[160];
 	double y, lx;
 
-	if (outs.PL.nworst) {
+	if (outs.PL.nworst && cfg->top_set && cfg->top > PLOT_WORST_MAX) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed (--top %" PRIu64 ": %d drawn)",
+			 outs.PL.nworst, metric_def[run.side.primary].key, (uint64_t)cfg->top,
+			 PLOT_WORST_MAX);
+	} else if (outs.PL.nworst) {
 		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", outs.PL.nworst, metric_def[run.side.primary].key);
 	} else {
 		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[run.side.primary].key);
@@ -14302,14 +14317,30 @@ static double plot_worst_panel(double top)
 			}
 			x = x2;
 		}
-		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n", bx1 + 10,
-		    ry + 14, metric_def[run.side.primary].key,
-		    plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
-		    dom >= 0 ? name[dom] : "");
+		/*
+		 * The label gives the bar's length: with app stamps the segments run
+		 * app stamp to app stamp, longer than the wire metric the bar was
+		 * chosen by, which is named after it (a 114 us rtt drawn as 193 us
+		 * under a "rtt 114 us" label said two things at once).
+		 */
+		if ((int64_t)acc == w->v) {
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n", bx1 + 10,
+			    ry + 14, metric_def[run.side.primary].key,
+			    plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
+			    dom >= 0 ? name[dom] : "");
+		} else {
+			char wl[48];
+
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">bar %s (%s %s)%s%s</text>\n", bx1 + 10,
+			    ry + 14, plot_dur(lab, sizeof(lab), acc),
+			    metric_def[run.side.primary].key,
+			    plot_dur(wl, sizeof(wl), (double)w->v), dom >= 0 ? ", most in " : "",
+			    dom >= 0 ? name[dom] : "");
+		}
 	}
 	plot_frame(bx0, y, bx1, y + row * outs.PL.nworst);
 	y += row * outs.PL.nworst + 40;
-	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its %s</text>\n",
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its length, and its %s where that differs</text>\n",
 	    bx0, y + 20, metric_def[run.side.primary].key);
 	lx = bx0;
 	for (k = 0; k < nseen; k++) {
@@ -16984,9 +17015,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_ANALYZE, .name = "analyze", .arg = "LOG", .type = OT_CALL, .set = opt_analyze,
 	  .modes = M_ALL,
 	  .help = "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
-	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top),
+	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top), ALSO(top_set),
 	  .min = 1, .max = 1000000, .def = 10, .modes = M_ANALYZE,
-	  .help = "with --analyze: list the N worst transactions (default 10)" },
+	  .help = "with --analyze: list the N worst transactions (default 10); --plot then draws as many (at most 50; else 15)" },
 	{ .val = O_PLOT, .name = "plot", .arg = "FILE.svg", .type = OT_STR, CFG(plot),
 	  .modes = M_ALL,
 	  .help = "after the run (or --analyze): latency over time, distribution and worst transactions as one SVG" },
