@@ -511,6 +511,7 @@ struct config {
 	const char *plot;	/* --plot FILE.svg */
 	int cpu_latency;	/* --cpu-latency: the limit to hold, us; -1 = off */
 	bool cpu_latency_set;	/* given: not holding it is an error */
+	bool top_set;		/* --top given: the plot draws as many worst transactions */
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -622,7 +623,8 @@ enum ow_evidence { OW_NONE, OW_LOOPBACK, OW_VETH, OW_PHC };
 #define PLOT_LB		1024	/* log buckets per bin: 16 per octave of ns */
 #define PLOT_MAXSER	5
 #define PLOT_MAXPANEL	8
-#define PLOT_WORST	15
+#define PLOT_WORST	15	/* the worst transactions a plot draws, unless --top says */
+#define PLOT_WORST_MAX	50	/* --top above it draws this many: the panel grows 20 px a bar */
 
 /* One latency series over time: per bin min, max, count and log histogram. */
 struct plot_series {
@@ -1079,7 +1081,7 @@ struct plot_state {
 	int npanel;
 	struct plot_panel panel[PLOT_MAXPANEL];
 	int nworst;
-	struct plot_worst worst[PLOT_WORST];
+	struct plot_worst worst[PLOT_WORST_MAX];
 	uint64_t szt0[SZ_MAX];	/* --size list: when each size's turn began, 0 = never */
 	uint64_t tlast;		/* the time of the transaction binned last */
 	/* the writer: its buffer and the first error (errno) */
@@ -6386,6 +6388,39 @@ static char *log_size_turns(char *p)
 	return p;
 }
 
+/*
+ * A csv log's facts (version, side, stamps, session, counts, offsets,
+ * command line) as one "# rant ..." comment line, written after the rows:
+ * the column line comes first, so that csv.DictReader, pandas and
+ * spreadsheets take it as the header without options.  --analyze reads the
+ * line from the end of the file (alog_trailer), and still reads it first in
+ * the logs of earlier builds.
+ */
+static char *log_csv_facts(char *p)
+{
+	p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
+		     " dropped=%" PRIu64 "%s",
+		     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
+		     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
+		     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
+		     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" :
+		     cli_no_tx() ? " rtt=T4_wire-T1_SW(app_send,--client-no-tx-ts)" : "");
+	/* whether the log holds every transaction: --analyze's loss by direction */
+	p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
+	p = log_size_turns(p);
+	if (run.ts.wire_off) {
+		/* the stamps stay raw: --analyze takes the PHC's offset out again */
+		p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
+	}
+	if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+		/* the reflector's, from its pongs, else its FIN_ACK's last reading */
+		p += sprintf(p, " server_wire_offset_ns=%" PRId64,
+			     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
+	}
+	p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
+	return p;
+}
+
 static char *log_header(char *p, bool csv, const int *cols, int ncols)
 {
 	char name[16];
@@ -6393,26 +6428,6 @@ static char *log_header(char *p, bool csv, const int *cols, int ncols)
 	int i;
 
 	if (csv) {
-		p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
-			     " dropped=%" PRIu64 "%s",
-			     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
-			     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
-			     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
-			     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" :
-			     cli_no_tx() ? " rtt=T4_wire-T1_SW(app_send,--client-no-tx-ts)" : "");
-		/* whether the log holds every transaction: --analyze's loss by direction */
-		p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
-		p = log_size_turns(p);
-		if (run.ts.wire_off) {
-			/* the stamps stay raw: --analyze takes the PHC's offset out again */
-			p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
-		}
-		if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
-			/* the reflector's, from its pongs, else its FIN_ACK's last reading */
-			p += sprintf(p, " server_wire_offset_ns=%" PRId64,
-				     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
-		}
-		p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 		p = fmt_str(p, "seq,status");
 		for (i = 0; i < ncols; i++) {
 			char *q = p + 1;
@@ -6537,6 +6552,20 @@ static int log_write(int fd, enum log_format fmt)
 			pending = 0;
 			p = buf;
 		}
+	}
+	if (csv) {
+		/* the facts last (log_csv_facts), with room: the command line may be long */
+		if ((size_t)(p - buf) > bufsz / 2) {
+			r = out_write(what, fd, buf, (size_t)(p - buf));
+			if (r < 0) {
+				run.log_out.err = r;
+				return r;
+			}
+			run.log_out.rows += pending;
+			pending = 0;
+			p = buf;
+		}
+		p = log_csv_facts(p);
 	}
 	r = out_write(what, fd, buf, (size_t)(p - buf));
 	if (r < 0) {
@@ -7291,17 +7320,100 @@ static int arena_prefault(size_t page)
 	return run.stop_signal ? -1 : 0;
 }
 
+/* Locked memory above this is said at start: a long run's log ring is most of it. */
+#define MEM_SAY_BYTES		(256ULL << 20)
+
+/* /proc/meminfo's MemAvailable in bytes, 0 if it cannot be read. */
+static uint64_t mem_available(void)
+{
+	char line[128];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f) {
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* CAP_IPC_LOCK in the effective set (/proc/self/status CapEff): RLIMIT_MEMLOCK does not bind. */
+static bool cap_ipc_lock(void)
+{
+	char line[128];
+	unsigned long long eff = 0;
+	bool got = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f) {
+		return geteuid() == 0;
+	}
+	while (!got && fgets(line, sizeof(line), f)) {
+		got = sscanf(line, "CapEff: %llx", &eff) == 1;
+	}
+	fclose(f);
+	return got ? (eff >> 14 & 1) : geteuid() == 0;
+}
+
+/*
+ * The memory rant locks is sized up front (the log ring for every record
+ * the run may produce: -d 3600 --interval 100 -l is 36 M records, 3.3 GB),
+ * so a run that cannot have it is refused before anything is sent, rather
+ * than pushing the host into swap or the OOM killer, or running unlocked
+ * past RLIMIT_MEMLOCK; a large one is said, since faulting it in takes
+ * seconds.  Below MEM_SAY_BYTES an unprivileged run goes on unlocked with
+ * mlockall's warning (memory_lock), as over loopback without root.
+ */
+static int arena_check(const struct layout *L, size_t size, bool emit)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	double most = pages > 0 && psz > 0 ? 0.8 * (double)pages * (double)psz : 0;
+	uint64_t avail = mem_available();
+	struct rlimit rl;
+	const char *what = NULL;
+	double limit = 0;
+
+	/* what is free now, and never more than 80 % of the RAM: the host has to go on */
+	if (avail && (!most || (double)avail <= most)) {
+		what = size > avail ? "MemAvailable (/proc/meminfo)" : NULL;
+		limit = (double)avail;
+	} else if (most) {
+		what = (double)size > most ? "80 % of the host's RAM" : NULL;
+		limit = most;
+	}
+	if (!what && size > MEM_SAY_BYTES && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && size > rl.rlim_cur && !cap_ipc_lock()) {
+		what = "RLIMIT_MEMLOCK (not root, no CAP_IPC_LOCK)";
+		limit = (double)rl.rlim_cur;
+	}
+	if (what) {
+		warnx_("--log-records: this run needs %.2f GiB of locked memory (%" PRIu64
+		       " log records of %zu B); %s is %.2f GiB: lower --log-records, -d or --interval's rate",
+		       (double)size / (1 << 30), L->log_cap, log_rec_size(emit), what,
+		       limit / (1 << 30));
+		return -1;
+	}
+	if (size > MEM_SAY_BYTES && !cfg->quiet) {
+		fprintf(stderr, "rant: locking %.2f GiB of memory before the first packet (%" PRIu64
+			" log records of %zu B; --log-records sets it)\n",
+			(double)size / (1 << 30), L->log_cap, log_rec_size(emit));
+	}
+	return 0;
+}
+
 /* Map, populate and carve the arena; errors are configuration errors. */
 static int arena_setup(const struct layout *L, bool emit)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	long psz = sysconf(_SC_PAGESIZE);
 	size_t size = L->total, page = psz > 0 ? (size_t)psz : 4096;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 
-	if (pages > 0 && psz > 0 && (double)size > 0.8 * (double)pages * (double)psz) {
-		warnx_("--log-records: this run needs %.1f GiB of locked memory (%zu B per record); the host has %.1f GiB",
-		       (double)size / (1 << 30), log_rec_size(emit),
-		       (double)pages * (double)psz / (1 << 30));
+	if (arena_check(L, size, emit) < 0) {
 		return -1;
 	}
 	if (cfg->hugepages) {
@@ -11286,6 +11398,26 @@ static int reflect_recv(int flags)
 	return r;
 }
 
+/*
+ * -d is over for the reflector: at its end when no session runs; a session
+ * that began before it is finished first (until its FIN, or its client goes
+ * quiet: reflect_tick), for at most -d again.  The documented full test
+ * gives both ends the same -d with the reflector started first: its -d ends
+ * first, and cutting the session there lost the client's last pong and its
+ * FIN_ACK.  A client whose session began before the reflector's end, with
+ * the same -d, ends before that bound; a session begun after it is not
+ * served on.
+ */
+static bool reflect_over(uint64_t now)
+{
+	uint64_t d = run.R.end ? (uint64_t)(cfg->duration_s * 1e9) : 0;
+
+	if (!run.R.end || now < run.R.end) {
+		return false;
+	}
+	return !run.R.active || run.S.start_mono >= run.R.end || now - run.R.end >= d;
+}
+
 static int reflect_run(void)
 {
 	uint64_t start = mono_ns(), last_check = 0;
@@ -11314,7 +11446,7 @@ static int reflect_run(void)
 		}
 		if (r > 0) {
 			/* reflect_recv read the clock for it: -d holds under any traffic */
-			if (run.R.end && run.R.now >= run.R.end) {
+			if (reflect_over(run.R.now)) {
 				break;
 			}
 			continue;
@@ -11332,7 +11464,7 @@ static int reflect_run(void)
 		}
 		last_check = now;
 		reflect_drain();
-		if (!reflect_tick(now) || (run.R.end && now >= run.R.end)) {
+		if (!reflect_tick(now) || reflect_over(now)) {
 			break;
 		}
 		cpu_latency_idle(now);
@@ -12487,6 +12619,27 @@ static void print_decomposition(FILE *f, const struct report *r)
 	}
 }
 
+/*
+ * What rant changed on the host that changes the numbers: the CPU latency
+ * limit took a blocking veth RTT's median from 57.7 us to 13.5 us here, so a
+ * report compared with another tool's must say whether it held one.
+ * (mlockall changes only rant's own memory, not the host.)  --analyze ran
+ * nothing, so says nothing.
+ */
+static void print_host(FILE *f)
+{
+	if (cfg->mode == MODE_ANALYZE) {
+		return;
+	}
+	if (run.cpulat.fd >= 0) {
+		fprintf(f, "Host: CPU wake-up latency held at %d us (%s; --cpu-latency off to measure without)\n",
+			run.cpulat.us, cpu_latency_dev);
+	} else {
+		fprintf(f, "Host: CPU wake-up latency not held (%s): idle CPUs' wake-ups are in the numbers\n",
+			run.cpulat.why);
+	}
+}
+
 static void session_report(FILE *f, const struct report *r)
 {
 	const struct hist *p = r->primary;
@@ -12507,6 +12660,7 @@ static void session_report(FILE *f, const struct report *r)
 		run.side.emit && run.S.srv_hw_known ? "; server wire " : "",
 		run.side.emit && run.S.srv_hw_known ? tsrc(run.S.srv_hw) : "",
 		cfg->sw_stamps ? "on (CLOCK_REALTIME)" : "off");
+	print_host(f);
 	if (resp_tx_app()) {
 		fprintf(f, "Response: T3_SW - T2 wire (app send; -N: no TX stamps), not wire-to-wire\n");
 	}
@@ -13200,15 +13354,24 @@ static int plot_series_init(struct plot_series *s, int m)
 	return s->bmin && s->bmax && s->bn && s->lh && s->rt && s->rv ? 0 : -ENOMEM;
 }
 
-/* Keep the PLOT_WORST largest values of the primary metric, largest first. */
+/* How many worst transactions the plot draws: --top's N (as the text lists), else PLOT_WORST. */
+static int plot_worst_n(void)
+{
+	if (!cfg->top_set) {
+		return PLOT_WORST;
+	}
+	return cfg->top < PLOT_WORST_MAX ? (int)cfg->top : PLOT_WORST_MAX;
+}
+
+/* Keep the plot_worst_n() largest values of the primary metric, largest first. */
 static void plot_worst_add(const struct txn *x, int64_t v)
 {
-	int i;
+	int i, max = plot_worst_n();
 
-	if (outs.PL.nworst == PLOT_WORST && v <= outs.PL.worst[PLOT_WORST - 1].v) {
+	if (outs.PL.nworst == max && v <= outs.PL.worst[max - 1].v) {
 		return;
 	}
-	i = outs.PL.nworst < PLOT_WORST ? outs.PL.nworst++ : PLOT_WORST - 1;
+	i = outs.PL.nworst < max ? outs.PL.nworst++ : max - 1;
 	for (; i > 0 && outs.PL.worst[i - 1].v < v; i--) {
 		outs.PL.worst[i] = outs.PL.worst[i - 1];
 	}
@@ -14111,7 +14274,11 @@ static double plot_worst_panel(double top)
 	char lab[48], head[160];
 	double y, lx;
 
-	if (outs.PL.nworst) {
+	if (outs.PL.nworst && cfg->top_set && cfg->top > PLOT_WORST_MAX) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed (--top %" PRIu64 ": %d drawn)",
+			 outs.PL.nworst, metric_def[run.side.primary].key, (uint64_t)cfg->top,
+			 PLOT_WORST_MAX);
+	} else if (outs.PL.nworst) {
 		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", outs.PL.nworst, metric_def[run.side.primary].key);
 	} else {
 		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[run.side.primary].key);
@@ -14161,14 +14328,30 @@ static double plot_worst_panel(double top)
 			}
 			x = x2;
 		}
-		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n", bx1 + 10,
-		    ry + 14, metric_def[run.side.primary].key,
-		    plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
-		    dom >= 0 ? name[dom] : "");
+		/*
+		 * The label gives the bar's length: with app stamps the segments run
+		 * app stamp to app stamp, longer than the wire metric the bar was
+		 * chosen by, which is named after it (a 114 us rtt drawn as 193 us
+		 * under a "rtt 114 us" label said two things at once).
+		 */
+		if ((int64_t)acc == w->v) {
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s %s%s%s</text>\n", bx1 + 10,
+			    ry + 14, metric_def[run.side.primary].key,
+			    plot_dur(lab, sizeof(lab), (double)w->v), dom >= 0 ? ", most in " : "",
+			    dom >= 0 ? name[dom] : "");
+		} else {
+			char wl[48];
+
+			svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">bar %s (%s %s)%s%s</text>\n", bx1 + 10,
+			    ry + 14, plot_dur(lab, sizeof(lab), acc),
+			    metric_def[run.side.primary].key,
+			    plot_dur(wl, sizeof(wl), (double)w->v), dom >= 0 ? ", most in " : "",
+			    dom >= 0 ? name[dom] : "");
+		}
 	}
 	plot_frame(bx0, y, bx1, y + row * outs.PL.nworst);
 	y += row * outs.PL.nworst + 40;
-	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its %s</text>\n",
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its length, and its %s where that differs</text>\n",
 	    bx0, y + 20, metric_def[run.side.primary].key);
 	lx = bx0;
 	for (k = 0; k < nseen; k++) {
@@ -14884,6 +15067,8 @@ struct alog {
 	size_t pos, len;
 	bool eof;
 	off_t file_off, data_off;	/* data_off, data_line: the first row, for a second pass */
+	off_t facts_at;			/* a csv's trailing "# rant" line: its offset; -1 none */
+	bool head_facts;		/* the "# rant" line came first (an earlier build's csv) */
 	uint64_t data_line;
 	/* the row read last: its stamps, status, class and size */
 	struct txn x;
@@ -14894,7 +15079,13 @@ struct alog {
 static int alog_error(const struct alog *L, uint64_t line, const char *what, const char *tok,
 		      size_t toklen)
 {
-	warnx_("--analyze: %s:%" PRIu64 ": %s%s%.*s%s", L->path, line, what, tok ? " '" : "", (int)toklen,
+	/* line 0: the csv's trailing facts, read before the rows are counted */
+	char at[32] = "last line";
+
+	if (line) {
+		snprintf(at, sizeof(at), "%" PRIu64, line);
+	}
+	warnx_("--analyze: %s:%s: %s%s%.*s%s", L->path, at, what, tok ? " '" : "", (int)toklen,
 	       tok ? tok : "", tok ? "'" : "");
 	return -1;
 }
@@ -15380,6 +15571,7 @@ static int alog_head(struct alog *L)
 		}
 		if (*p == '#') {
 			L->csv = true;
+			L->head_facts = true;
 			if (alog_comment(L, L->line, p, le) < 0) {
 				return -1;
 			}
@@ -15401,6 +15593,47 @@ static int alog_head(struct alog *L)
 	return r < 0 ? -1 : alog_error(L, L->line, "no header line: not a rant log", NULL, 0);
 }
 
+/*
+ * A csv log rant writes now ends with its "# rant ..." line (log_csv_facts):
+ * read from the file's last ALOG_FACTS_MAX bytes before the rows, since
+ * the rows need its size turns and the analysis its offsets and session.
+ * A csv without it (cut short, or not rant's) is read as one without facts:
+ * the records= check then has nothing to compare.
+ */
+#define ALOG_FACTS_MAX		(256 * 1024)
+
+static int alog_trailer(struct alog *L, off_t size)
+{
+	size_t n = size < ALOG_FACTS_MAX ? (size_t)size : ALOG_FACTS_MAX;
+	char *t = malloc(n + 1), *s;
+	ssize_t got;
+	int r = 0;
+
+	if (!t) {
+		warnx_("--analyze: out of memory");
+		return -1;
+	}
+	got = pread(L->fd, t, n, size - (off_t)n);
+	if (got != (ssize_t)n || !n || t[n - 1] != '\n') {
+		free(t);
+		return 0;	/* no whole last line: no facts (alog_line says a cut line) */
+	}
+	t[n - 1] = 0;
+	s = strrchr(t, '\n');
+	s = s ? s + 1 : t;
+	if (!strncmp(s, "# rant ", 7) && (s > t || (off_t)n == size)) {
+		char *e = t + n - 1;
+
+		if (e > s && e[-1] == '\r') {
+			e--;
+		}
+		L->facts_at = size - (off_t)n + (off_t)(s - t);
+		r = alog_comment(L, 0, s, e);
+	}
+	free(t);
+	return r;
+}
+
 /* Open a log and read its header; the first row is next.  0, or -1 said. */
 static int alog_open(const char *path, struct alog *L)
 {
@@ -15409,6 +15642,7 @@ static int alog_open(const char *path, struct alog *L)
 	memset(L, 0, sizeof(*L));
 	L->path = path;
 	L->dropped = L->filtered = L->records = -1;
+	L->facts_at = -1;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
 	L->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (L->fd < 0 || fstat(L->fd, &sb) < 0) {
@@ -15433,6 +15667,9 @@ static int alog_open(const char *path, struct alog *L)
 	if (alog_head(L) < 0) {
 		return -1;
 	}
+	if (L->csv && !L->head_facts && alog_trailer(L, sb.st_size) < 0) {
+		return -1;
+	}
 	L->data_off = L->file_off + (off_t)L->pos;
 	L->data_line = L->line;
 	return 0;
@@ -15448,6 +15685,10 @@ static int alog_next(struct alog *L)
 	while ((r = alog_line(L, &p, &le)) > 0) {
 		if (le == p) {
 			continue;
+		}
+		if (*p == '#' && L->facts_at >= 0 &&
+		    L->file_off + (off_t)(p - L->buf) == L->facts_at) {
+			continue;	/* the trailing facts, read at open (alog_trailer) */
 		}
 		if (*p == '#') {
 			return alog_error(L, L->line, "a second log header (several sessions in one file: split it)",
@@ -16096,6 +16337,11 @@ static int analyze_finish(struct analysis *A, char *why, size_t len)
 			warnx_("warning: --analyze: %s holds %" PRIu64 " rows, its header announces records=%" PRId64
 			       ": %s; the analysis is of the rows there",
 			       L->path, L->n, L->records, L->n < (uint64_t)L->records ? "cut short" : "more than written");
+		} else if (L->csv && !L->head_facts && L->facts_at < 0) {
+			/* its facts come last (log_csv_facts): a log cut short has lost them */
+			warnx_("warning: --analyze: %s holds %" PRIu64 " rows and ends without its '# rant' line"
+			       " (records=, session=): cut short, or not written whole by rant; the analysis is of the rows there",
+			       L->path, L->n);
 		}
 	}
 	if (!run.side.emit) {
@@ -16696,7 +16942,7 @@ static const struct opt_def opt_table[] = {
 	  .why_min = "a datagram carries at least rant's short header (magic, version, type, flags, session, idle hint, sequence number)" },
 	{ .val = 'd', .name = "duration", .arg = "SEC", .type = OT_NUM, CFG(duration_s),
 	  .min = 0.001, .max = 31536000, .modes = M_RUN,
-	  .help = "stop after SEC seconds (default: until --count or SIGINT)" },
+	  .help = "stop after SEC seconds (default: until --count or SIGINT); reflect: a session begun before then is finished first (to the client's FIN, at most SEC more)" },
 	{ .val = O_COUNT, .name = "count", .arg = "N", .type = OT_UINT, CFG(count),
 	  .min = 1, .max = 1000000000000ULL, .modes = M_EMIT,
 	  .help = "emit: stop after N measured transactions (warm-up not included)" },
@@ -16781,9 +17027,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_ANALYZE, .name = "analyze", .arg = "LOG", .type = OT_CALL, .set = opt_analyze,
 	  .modes = M_ALL,
 	  .help = "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
-	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top),
+	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top), ALSO(top_set),
 	  .min = 1, .max = 1000000, .def = 10, .modes = M_ANALYZE,
-	  .help = "with --analyze: list the N worst transactions (default 10)" },
+	  .help = "with --analyze: list the N worst transactions (default 10); --plot then draws as many (at most 50; else 15)" },
 	{ .val = O_PLOT, .name = "plot", .arg = "FILE.svg", .type = OT_STR, CFG(plot),
 	  .modes = M_ALL,
 	  .help = "after the run (or --analyze): latency over time, distribution and worst transactions as one SVG" },

@@ -255,7 +255,8 @@ test_other_port() {
 
 # ------------------------------------------------- 4. deadlines under traffic
 # A -d 2 reflector (blocking, and spinning) against a client that pings for
-# 30 s: the reflector ends while the client still runs.  A generous bound by
+# 30 s: the reflector ends while the client still runs (the session in
+# progress is finished first, for at most -d again: 4 s).  A generous bound by
 # construction (wait_for's 20 s stretch under load; 10 s of margin), and no
 # elapsed time is measured.
 test_duration_traffic() {

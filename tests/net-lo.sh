@@ -95,4 +95,38 @@ if is_root && [ -c /dev/cpu_dma_latency ]; then
 	check "unprivileged --cpu-latency 0: no report (nothing ran)" test ! -s "$WORK/cl.out"
 fi
 refused budget --budget -B 64
+
+# The memory a run locks, sized up front: said at start when large, refused
+# (exit 2, one line naming --log-records, no file, nothing sent) when it
+# cannot be had.
+mem_refused() { # NAME LABEL PATTERN rant options...
+	local name=$1 label=$2 pat=$3
+	shift 3
+	"$@" -i lo -a 127.0.0.1 --port "$PORT" -l "$WORK/$name.csv" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	expect_eq "$label: exit 2" "$?" 2
+	expect_eq "$label: one line on stderr" "$(wc -l <"$WORK/$name.err")" 1
+	check "$label: the line names --log-records and the limit" grep -Eq "^rant: --log-records: .*$pat" "$WORK/$name.err"
+	check "$label: no log file, no report" test ! -e "$WORK/$name.csv" -a ! -s "$WORK/$name.out"
+}
+mem_refused memhuge "a ring above the host's memory" "(MemAvailable|80 % of the host's RAM)" \
+	as_user "$RANT" -d 31536000 --interval 100
+# RLIMIT_MEMLOCK at 8 MiB (or below, as it was), as an unprivileged user has it
+mem_refused memrl "a ring above RLIMIT_MEMLOCK, unprivileged" "RLIMIT_MEMLOCK \(not root, no CAP_IPC_LOCK\)" \
+	as_user sh -c 'ulimit -l 8192 2>/dev/null; exec "$@"' sh "$RANT" --count 10 --log-records 4000000
+if is_root; then
+	# root (CAP_IPC_LOCK) may lock it: said in one line before the first packet
+	# setpriv itself, not as_user: $! is then rant's pid (setpriv execs it), for the cleanup
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RANT" -i lo --port "$PORT" --once -q >/dev/null 2>&1 &
+	rpid=$!
+	BG_PIDS+=("$rpid")
+	wait_for 30 sh -c "ss -Hlun 'sport = :$PORT' | grep -q ."
+	"$RANT" -i lo -a 127.0.0.1 --port "$PORT" --count 100 --log-records 3000000 -l "$WORK/membig.csv" \
+		>"$WORK/membig.out" 2>"$WORK/membig.err"
+	expect_eq "a ring above 256 MiB that can be had: exit 0" "$?" 0
+	check "... said at start in one line" grep -Eq \
+		'^rant: locking 0\.[0-9]{2} GiB of memory before the first packet \(3000000 log records of 92 B; --log-records sets it\)$' \
+		"$WORK/membig.err"
+	wait_for 30 not_running "$rpid"
+fi
 finish

@@ -323,7 +323,17 @@ t("joined logs: loss by direction as the live run split it", j["loss_by_directio
   all(e["loss_by_direction"][k] == j["loss_by_direction"][k] for k in ("out", "back", "reflector_answered")),
   (e["loss_by_direction"], j["loss_by_direction"]))
 t("one log: loss by direction unknown", load(sys.argv[2])["loss_by_direction"] is None)
-' "$WORK/lv1-e.json" "$WORK/lv1-ea.json" "$WORK/lv1-r.json" "$WORK/lv1-ra.json" "$WORK/lv1-ja.json"
+# a csv log opens as a table with no option: the column line first, the facts last
+import csv
+for side, path in (("emit", sys.argv[6]), ("reflect", sys.argv[7])):
+    r = list(csv.DictReader(open(path)))
+    t(side + " csv log: csv.DictReader takes the column line as its keys",
+      list(r[0])[:2] == ["seq", "status"] and r[0]["seq"].isdigit(), list(r[0])[:4])
+    t(side + " csv log: every row but the last is a transaction, the last the # rant facts line",
+      all(x["seq"].isdigit() for x in r[:-1]) and r[-1]["seq"].startswith("# rant ") and
+      " records=%d " % (len(r) - 1) in r[-1]["seq"], r[-1]["seq"][:80])
+' "$WORK/lv1-e.json" "$WORK/lv1-ea.json" "$WORK/lv1-r.json" "$WORK/lv1-ra.json" "$WORK/lv1-ja.json" \
+		"$WORK/lv1-e.csv" "$WORK/lv1-r.csv"
 	check "the report's Log: line counts the rows the file holds" \
 		bash -c "grep -qx 'Log: 3050 records kept, 0 dropped (ring of 3050)' '$WORK/lv1.out' &&
 			[ \$(grep -c '^[0-9]' '$WORK/lv1-e.csv') = 3050 ]"
@@ -595,6 +605,10 @@ test_cpu_latency() {
 	expect_eq "cpu latency: off: the JSON holds no limit" "$(json_get "$WORK/cl-off.json" cpu_latency_us)" null
 	expect_eq "cpu latency: off: the JSON says why" "$(json_get "$WORK/cl-off.json" cpu_latency_why)" "--cpu-latency off"
 	check "cpu latency: off: nothing said on stderr" test ! -s "$WORK/cl-off.err"
+	# the report says what the JSON says: a hold changes the numbers compared with other tools
+	expect_eq "cpu latency: off: the report's Host line says none held, and why" \
+		"$(grep '^Host: ' "$WORK/cl-off.out")" \
+		"Host: CPU wake-up latency not held (--cpu-latency off): idle CPUs' wake-ups are in the numbers"
 	wait_for 30 sessions "$WORK/cl-r.json" 1
 	expect_eq "cpu latency: the reflector's limit stays between sessions (within 60 s)" "$(cpu_latency_now)" 0
 	emit cl-25 --port 12411 --count 300 --cpu-latency 25 -v --json "$WORK/cl-25.json"
@@ -602,10 +616,15 @@ test_cpu_latency() {
 	expect_eq "cpu latency: 25: the JSON holds 25" "$(json_get "$WORK/cl-25.json" cpu_latency_us)" 25
 	expect_eq "cpu latency: 25: no why" "$(json_get "$WORK/cl-25.json" cpu_latency_why)" null
 	check "cpu latency: 25: -v says so at start" grep -q '^rant: CPU latency limit 25 us held' "$WORK/cl-25.err"
+	expect_eq "cpu latency: 25: the report's Host line says 25 held, as the JSON does" \
+		"$(grep '^Host: ' "$WORK/cl-25.out")" \
+		"Host: CPU wake-up latency held at 25 us (/dev/cpu_dma_latency; --cpu-latency off to measure without)"
 	wait_for 30 sessions "$WORK/cl-r.json" 2
 	stop_reflector
 	expect_eq "cpu latency: the reflector's two sessions each say 0 held" \
 		"$(jsess "$WORK/cl-r.json" 0 cpu_latency_us) $(jsess "$WORK/cl-r.json" 1 cpu_latency_us)" "0 0"
+	expect_eq "cpu latency: ... and each session's report says 0 held" \
+		"$(grep -c '^Host: CPU wake-up latency held at 0 us (/dev/cpu_dma_latency; --cpu-latency off to measure without)$' "$WORK/cl-r.out")" 2
 }
 
 # ------------------------------------------------- RANT_TEST_START on both sides
@@ -631,6 +650,27 @@ test_start_mark() {
 		"$(grep -c 'tracing_mark_write: RANT_TEST_START' "$TFS/instances/$INST/trace")" 2
 }
 
+# The full test as documented: both ends with the same -d, the reflector
+# started first.  Its -d ends first; the session in progress is finished (to
+# the client's FIN) before it exits, so the client loses nothing at its end.
+test_both_d() {
+	reflector_or "both -d" bd-r --port 12413 -d 3 -q --json "$WORK/bd-r.json" || return
+	sleep 1	# the client starts later, as a person starting it would
+	emit bd-c --port 12413 -d 3 --interval 1000 -q --json "$WORK/bd-c.json"
+	expect_rc "both -d: the client" 0
+	wait_reflector
+	expect_eq "both -d: the reflector exits 0" "$REFLECTOR_RC" 0
+	expect_eq "both -d: the client lost none" "$(json_get "$WORK/bd-c.json" packets.lost)" 0
+	expect_eq "both -d: no stamp missing" "$(grep '^Missing stamps:' "$WORK/bd-c.out")" \
+		"Missing stamps: none"
+	expect_eq "both -d: the FIN_ACK came: loss by direction known" \
+		"$(json_get "$WORK/bd-c.json" loss_by_direction.out) $(json_get "$WORK/bd-c.json" loss_by_direction.back)" "0 0"
+	expect_eq "both -d: the reflector's session ended by the client's FIN" \
+		"$(jsess "$WORK/bd-r.json" 0 stop_reason)" fin
+	expect_eq "both -d: ... and answered every ping" \
+		"$(jsess "$WORK/bd-r.json" 0 packets.received)" "$(json_get "$WORK/bd-c.json" packets.sent)"
+}
+
 main() {
 	need_root "net-outputs"
 	if ! ns_setup; then
@@ -650,6 +690,7 @@ main() {
 	test_no_fin_ack
 	test_bounds
 	test_cpu_latency
+	test_both_d
 	test_start_mark
 	finish
 }

@@ -224,6 +224,29 @@ t("title names the reflector session", re.search(r"rant reflect, session 0x[0-9a
 t("worst by response", "worst transactions by response" in body)
 t("reflector: no one-way series", "one-way" not in body)' "$WORK/refl.svg" "$WORK/refl.json"
 
+# --top N draws the N worst (the text lists N), and each worst bar's label
+# gives the length drawn: with -s on both sides the bars run app stamp to
+# app stamp, longer than the wire rtt they were chosen by, so one scale
+# (px per ns) must fit every bar and its label
+"$RANT" --analyze "$WORK/run.log" --top 5 --plot "$WORK/top5.svg" >"$WORK/top5.out" 2>"$WORK/top5.err"
+expect_eq "--analyze --top 5 --plot: exit 0" "$?" 0
+svg_ok "--top 5" "$WORK/top5.svg"
+py_checks "--top 5" '
+body = open(sys.argv[1]).read()
+t("the plot draws the 5 worst, as the text lists 5", "The 5 worst transactions by rtt" in body and
+  "15 worst" not in body)
+unit = {"ns": 1, "\u00b5s": 1e3, "ms": 1e6, "s": 1e9}
+labels = re.findall(r"<text x=\"830\.0\" y=\"([0-9.]+)\" font-size=\"11\">(?:bar )?([0-9.]+) (ns|\u00b5s|ms|s)\b", body)
+t("five bars labelled", len(labels) == 5, len(labels))
+scale = []
+for ly, v, u in labels:
+    ry = float(ly) - 14
+    w = sum(float(m) for m in re.findall(r"<rect x=\"[0-9.]+\" y=\"%.1f\" width=\"([0-9.]+)\" height=\"14\.0\"" % (ry + 3), body))
+    scale.append(w / (float(v) * unit[u]))
+t("every bar drawn to its label on one scale (within 2 %)",
+  scale and min(scale) > 0 and max(scale) / min(scale) < 1.02, scale)
+t("a bar longer than its rtt says both", " (rtt " in body)' "$WORK/top5.svg"
+
 # ------------------------------------------------ one-way not known
 
 # without -i nothing shows that the clocks agree: the one-way delays are
