@@ -6514,10 +6514,27 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 }
 
 /*
+ * What buf holds, from buf to *p, written to fd and its rows (*pending)
+ * counted as in the file; buf is then empty.  0 or -errno.
+ */
+static int log_flush(const char *what, int fd, char *buf, char **p, uint64_t *pending)
+{
+	int r = out_write(what, fd, buf, (size_t)(*p - buf));
+
+	if (r < 0) {
+		run.log_out.err = r;
+		return r;
+	}
+	run.log_out.rows += *pending;
+	*pending = 0;
+	*p = buf;
+	return 0;
+}
+
+/*
  * Write the ring to fd after the run: rows are formatted by hand into a
  * 1 MiB buffer and written in large chunks.  Returns 0 or -errno.
  */
-
 static int log_write(int fd, enum log_format fmt)
 {
 	const size_t bufsz = sizeof(run.log_buf);
@@ -6542,38 +6559,20 @@ static int log_write(int fd, enum log_format fmt)
 		}
 		p = log_row(p, csv, cols, ncols, &x, status);
 		pending++;
-		if ((size_t)(p - buf) > bufsz - 1024) {
-			r = out_write(what, fd, buf, (size_t)(p - buf));
-			if (r < 0) {
-				run.log_out.err = r;
-				return r;
-			}
-			run.log_out.rows += pending;
-			pending = 0;
-			p = buf;
+		if ((size_t)(p - buf) > bufsz - 1024 &&
+		    (r = log_flush(what, fd, buf, &p, &pending)) < 0) {
+			return r;
 		}
 	}
-	if (csv) {
-		/* the facts last (log_csv_facts), with room: the command line may be long */
-		if ((size_t)(p - buf) > bufsz / 2) {
-			r = out_write(what, fd, buf, (size_t)(p - buf));
-			if (r < 0) {
-				run.log_out.err = r;
-				return r;
-			}
-			run.log_out.rows += pending;
-			pending = 0;
-			p = buf;
-		}
-		p = log_csv_facts(p);
-	}
-	r = out_write(what, fd, buf, (size_t)(p - buf));
-	if (r < 0) {
-		run.log_out.err = r;
+	/* the facts last (log_csv_facts), with room: the command line may be long */
+	if (csv && (size_t)(p - buf) > bufsz / 2 &&
+	    (r = log_flush(what, fd, buf, &p, &pending)) < 0) {
 		return r;
 	}
-	run.log_out.rows += pending;
-	return 0;
+	if (csv) {
+		p = log_csv_facts(p);
+	}
+	return log_flush(what, fd, buf, &p, &pending);
 }
 
 /*
