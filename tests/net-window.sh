@@ -32,16 +32,15 @@ def ns(v):
     s, f = v.split(".")
     return int(s) * 10**9 + int(f)
 def sessions(path):
-    """the rows of each session of a reflector csv log (one header per session)"""
+    """the rows of each session of a reflector csv log: each its column line,
+    its rows and its "# rant" line of facts (skipped here)"""
     out, cols = [], None
     for line in open(path):
         line = line.rstrip("\n")
-        if line.startswith("#"):
+        if line.startswith("seq,"):
             out.append([])
-            cols = None
-        elif cols is None:
             cols = line.split(",")
-        elif line:
+        elif line and not line.startswith("#"):
             out[-1].append(dict(zip(cols, line.split(","))))
     return out
 def first_ratio(rows, seq):
