@@ -27,11 +27,14 @@ SAN_SUITES ?= tests/net-classes.sh tests/net-compat.sh tests/net-plot.sh tests/n
 	tests/net-lo.sh tests/net-stats.sh tests/net-log.sh tests/net-core.sh tests/net-perf.sh \
 	tests/net-kx.sh tests/net-truth.sh
 NPROC := $(shell nproc 2>/dev/null || echo 2)
+# rant --version names the commit it was built from, where git knows it
+GIT_ID := $(shell git describe --always --dirty 2>/dev/null)
+BUILD_DEFS = $(if $(GIT_ID),-DRANT_BUILD='"commit $(GIT_ID)"')
 
 all: rant
 
 rant: rant.c
-	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(LDFLAGS) -o $@ rant.c $(LDLIBS)
+	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(BUILD_DEFS) $(LDFLAGS) -o $@ rant.c $(LDLIBS)
 
 tests/unit: tests/unit.c rant.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/unit.c $(TEST_LDLIBS)
@@ -44,7 +47,7 @@ tests/unit-quick: tests/unit.c rant.c
 # option cases (tests/net-opts.sh); -O0: it only parses, and rant.c's
 # optimised compile is rant's own
 tests/opts-table: tests/opts-table.c rant.c
-	$(CC) $(CFLAGS) -O0 -Werror $(EXTRA_CFLAGS) -o $@ tests/opts-table.c $(LDLIBS)
+	$(CC) $(CFLAGS) -O0 -Werror $(EXTRA_CFLAGS) $(BUILD_DEFS) -o $@ tests/opts-table.c $(LDLIBS)
 
 tests/plot-gen: tests/plot-gen.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/plot-gen.c
@@ -66,7 +69,7 @@ tests/opts-table-san tests/opts-table-gsan: tests/opts-table.c rant.c
 # quick and check test; rant.werror records that it was
 werror: rant.werror
 rant.werror: rant.c
-	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -Werror $(LDFLAGS) -o rant rant.c $(LDLIBS)
+	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(BUILD_DEFS) -Werror $(LDFLAGS) -o rant rant.c $(LDLIBS)
 	touch $@
 
 # and with clang, the other compiler users build it with: its warnings come
@@ -101,7 +104,7 @@ tests/net-truth.d/relay: tests/net-truth.d/relay.c
 
 # after every edit: no root, no namespaces, well under a minute
 quick: quick-build
-	UNIT=tests/unit-quick JOBS=$(NPROC) tests/run.sh unit tests/style.sh tests/net-opts.sh tests/bench-summary.sh \
+	UNIT=tests/unit-quick JOBS=$(NPROC) tests/run.sh unit tests/style.sh tests/man.sh tests/net-opts.sh tests/bench-summary.sh \
 		tests/bench-rusage.sh "tests/shellcheck.sh config"
 
 # every suite (the network ones need root: without it they skip, saying so)
@@ -188,14 +191,19 @@ bench: rant tests/bench-log tests/bench-tag tests/bench.d/floor tests/bench.d/kc
 soak: rant
 	tests/soak.sh
 
+# the manual pages, from rant's and config.sh's --help (tests/man.sh checks them)
+man: rant
+	bash man/mkman.sh ./rant man
+
 install: rant
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -p -m 0755 rant $(DESTDIR)$(PREFIX)/bin/rant
 	install -p -m 0755 config.sh $(DESTDIR)$(PREFIX)/bin/rant-config.sh
+	install -p -m 0644 man/rant.1 man/rant-config.sh.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -f rant rant.werror rant-san rant-gsan tests/bench-tag tests/unit tests/unit-quick tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage tests/plot-gen tests/plot-bench tests/opts-table tests/opts-table-san tests/opts-table-gsan tests/net-truth.d/relay
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out build/vm
 
-.PHONY: all quick quick-build check check-build check-long check-vm check-sanitize check-sanitize-gcc cover werror werror-clang valgrind fuzz fuzz-regress demo bench soak install clean
+.PHONY: all quick quick-build check check-build check-long check-vm check-sanitize check-sanitize-gcc cover werror werror-clang valgrind fuzz fuzz-regress demo bench soak man install clean

@@ -94,6 +94,10 @@
 #define KEY_NONE	UINT64_MAX
 
 #define RANT_VERSION	"1.0.0"
+/* the build's commit as make knows it, for --version (gcc -o rant rant.c: none) */
+#ifndef RANT_BUILD
+#define RANT_BUILD	""
+#endif
 #define NSEC_PER_SEC	1000000000ULL
 #define NSEC_PER_US	1000ULL
 
@@ -17152,6 +17156,31 @@ static void opt_store(const struct opt_def *o, int64_t v)
 	}
 }
 
+/*
+ * --version: the version on the first line (as scripts read it), then how
+ * this binary was built: the source's commit where make knew it, the
+ * compiler (and a sanitizer), the target, the C library.
+ */
+static void print_version(FILE *f)
+{
+	fprintf(f, "rant %s\n", RANT_VERSION);
+	fprintf(f, "built%s%s with %s %s%s, for %s, glibc %d.%d\n", *RANT_BUILD ? " from " : "", RANT_BUILD,
+#ifdef __clang__
+		"clang",
+#else
+		"gcc",
+#endif
+		__VERSION__, RANT_ASAN ? " and AddressSanitizer" : "",
+#if defined(__x86_64__)
+		"x86_64",
+#elif defined(__aarch64__)
+		"aarch64",
+#else
+		"another 64-bit target",
+#endif
+		__GLIBC__, __GLIBC_MINOR__);
+}
+
 /* One option's argument into cfg: 0, 1 = parsing ends here (help, version), -1 = refused. */
 static int opt_value(const struct opt_def *o, const char *a)
 {
@@ -17197,7 +17226,7 @@ static int opt_value(const struct opt_def *o, const char *a)
 		if (o->val == 'h') {
 			usage(stdout);
 		} else {
-			printf("rant %s\n", RANT_VERSION);
+			print_version(stdout);
 		}
 		return 1;
 	}

@@ -101,7 +101,7 @@ report() {
 if [ $# -gt 0 ]; then
 	given=("$@")
 else
-	given=(unit tests/style.sh tests/net-opts.sh tests/bench-summary.sh tests/bench-rusage.sh "${LONGEST[@]}" tests/net-*.sh)
+	given=(unit tests/style.sh tests/man.sh tests/net-opts.sh tests/bench-summary.sh tests/bench-rusage.sh "${LONGEST[@]}" tests/net-*.sh)
 	# (tests/config/test-config.sh alone runs both halves in one)
 fi
 # the longest of them first, then the others in the order given, each once

@@ -568,7 +568,8 @@ static void test_opt_fields(void)
 		free(out);
 		free(err);
 		r = parse_str("-V", &a, &out, &err);
-		ok(r == 1 && !strcmp(out, "rant " RANT_VERSION "\n") && !*err, "opt -V: version on stdout",
+		ok(r == 1 && !strncmp(out, "rant " RANT_VERSION "\nbuilt ", strlen(RANT_VERSION) + 12) &&
+		   strstr(out, ", for ") && !*err, "opt -V: the version first, then how it was built, on stdout",
 		   "r=%d stdout '%s'", r, out);
 		free(out);
 		free(err);
