@@ -553,7 +553,8 @@ test_model_vlan() {
 # median CSV COLUMN: the median of a column of a client's csv log, over its
 # measured rows
 median() {
-	awk -F, -v k="$2" 'NR == 2 { for (i = 1; i <= NF; i++) c[$i] = i } NR > 2 && $2 == "ok" { print $c[k] }' "$1" |
+	# the column line is the one beginning "seq,", wherever the "# rant" line stands
+	awk -F, -v k="$2" '/^seq,/ { for (i = 1; i <= NF; i++) c[$i] = i; next } !/^#/ && $2 == "ok" { print $c[k] }' "$1" |
 		sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
