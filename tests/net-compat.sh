@@ -104,11 +104,13 @@ test_older_readme() {
 	listening_b
 	# timeout signals rant and its process group at once: one SIGINT each
 	run_fg o_cli ip netns exec "$NS_A" timeout -k 3s --signal=SIGINT "${DUR}s" taskset -c "$CPU_C" chrt -f 2 "$RANT" --interface "$VETH_A" --address "$ADDR_B" --threshold 100000 --sw-timestamps
-	if grep -q '^Stopped by: \(peer_\)\?breach$' "$WORK/o_cli.out"; then
+	if grep -q '^Stopped by: \(peer_\)\?threshold$' "$WORK/o_cli.out"; then
 		# a host so loaded (the sanitizer builds beside the guest lab) that a
-		# transaction took over the command's 100 ms: rant stops on it, exit 3
-		expect_eq "older README client: a loaded host breached 100 ms: stopped by it, exit 3" "$RC" 3
-		wait_for 30 has "$WORK/o_srv.out" '^Stopped by: \(fin\|breach\)$'
+		# transaction took over the command's 100 ms: rant stops on it, exit
+		# 3 (or timeout's 124, its SIGINT coming as rant ends)
+		# shellcheck disable=SC2016 # $1 is the inner shell's
+		check "older README client: a loaded host breached 100 ms: stopped by it, exit 3 or 124 (got $RC)" \
+			bash -c '[[ $1 == 3 || $1 == 124 ]]' _ "$RC"
 		stop_term "$spid"
 		skip "older README: the timeout and SIGINT checks (the run stopped on a breach first)"
 		return
