@@ -118,11 +118,7 @@ test_writes() {
 	# a full disk, as a file-size limit: writes past 4 KiB fail with EFBIG
 	# (SIGXFSZ left at its default: rant ignores it itself, test_limits)
 	next_client
-	(
-		ulimit -f 4
-		ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12402 --count 2000 -q \
-			-l "$WORK/big.log" --json "$WORK/big.json" >"$WORK/big.out" 2>"$WORK/big.err"
-	)
+	fsize_client 4 12402 big
 	rc=$?
 	expect_eq "full disk: exit 1" "$rc" 1
 	check "full disk: the log's failure names the file and the error" \
@@ -133,6 +129,17 @@ test_writes() {
 	check "full disk: the report itself was still written" grep -q '^Packets: sent 2000 ' "$WORK/big.out"
 	kill "$REFLECTOR_PID" 2>/dev/null
 	wait "$REFLECTOR_PID" 2>/dev/null
+}
+
+# fsize_client KIB PORT NAME: a client of 2000 pings under `ulimit -f KIB`
+# (SIGXFSZ at its default), its log NAME.log, JSON NAME.json, output
+# NAME.out and NAME.err; its exit status
+fsize_client() {
+	(
+		ulimit -f "$1"
+		ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port "$2" --count 2000 -q \
+			-l "$WORK/$3.log" --json "$WORK/$3.json" >"$WORK/$3.out" 2>"$WORK/$3.err"
+	)
 }
 
 # Limits fail an output, never kill: RLIMIT_FSIZE with SIGXFSZ's default
@@ -148,11 +155,7 @@ test_limits() {
 	)
 	REFLECTOR_PID=$(cat "$WORK/lim-r.pid")
 	BG_PIDS+=("$REFLECTOR_PID")
-	(
-		ulimit -f 64
-		ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --port 12409 --count 2000 -q \
-			-l "$WORK/lim.log" --json "$WORK/lim.json" >"$WORK/lim.out" 2>"$WORK/lim.err"
-	)
+	fsize_client 64 12409 lim
 	rc=$?
 	expect_eq "ulimit -f, SIGXFSZ not ignored by the caller: exit 1, not killed" "$rc" 1
 	check "ulimit -f: one line names the log and EFBIG; the JSON still written whole" \
