@@ -12,7 +12,8 @@
  * declarations).  Two halves joined at one point.  The measurement:
  * constants and the wire format, types, the configuration and the one run
  * state, helpers, then timestamps (the kernel API), protocol, statistics,
- * classes and sizes, pmc (-M), tracing, log, transactions, memory, sockets,
+ * the series (--series, its thread), classes and sizes, pmc (-M), tracing,
+ * log, transactions, memory, sockets,
  * emit, reflect.  Then the outputs: report, json, plot (ending with
  * report_outputs, which the loops reach through run.to, the one join), and
  * analyze, which reads a log back through them.  Last, options and main.
@@ -516,6 +517,8 @@ struct config {
 	int cpu_latency;	/* --cpu-latency: the limit to hold, us; -1 = off */
 	bool cpu_latency_set;	/* given: not holding it is an error */
 	bool top_set;		/* --top given: the plot draws as many worst transactions */
+	const char *series;	/* --series FILE|-: one JSON line per interval */
+	double series_s;	/* --series-every */
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -1788,6 +1791,24 @@ static const char *stamp_label(int s, bool hw, char *buf, size_t len)
 	snprintf(buf, len, "%s_%s", stamp_base[s],
 		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : s >= T1K ? "K" : "SW");
 	return buf;
+}
+
+/* write(2) until all of buf is written; -errno */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+
+		if (w < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			return -errno;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------- timestamps */
@@ -4669,6 +4690,441 @@ static int txn_status(const struct txn *x)
 	return x->st & TF_WARMUP ? ST_WARMUP : ST_OK;
 }
 
+/* ------------------------------------------------------------ the series */
+
+/*
+ * --series: the run as it goes.  Where the loop counts a packet or adds a
+ * sample for the report (cls_count, cls_on_row), it also appends one event
+ * of 16 bytes to a ring in the arena; the series thread (see "the series"
+ * below) drains the ring and writes one JSON line per interval.  Every
+ * event the report counts is in exactly one line, so the lines add up to
+ * the report.  The loop never waits: with the ring full (a thread starved
+ * of its CPU for longer than the ring holds) the event is dropped and
+ * counted, and the line and the end say so.
+ */
+struct series_ev {
+	int64_t v;
+	uint32_t what;		/* CG_*, or SERIES_SAMPLE + the metric */
+	uint32_t cls;
+};
+#define SERIES_SAMPLE	64
+
+/* one interval's values of one metric (or of a class's primary metric) */
+struct series_vals {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static struct series_state {
+	bool on;
+	/* the ring: the loop writes at head, the thread reads at tail */
+	struct series_ev *ring;
+	uint64_t mask, head, tail, dropped;
+	/* the thread's: where it writes, the interval being gathered */
+	int fd;
+	FILE *mem;		/* --analyze: the lines, written once the logs are read */
+	char *mem_buf;
+	size_t mem_len;
+	pthread_t thread;
+	bool started, failed;
+	int stop;
+	uint64_t every_ns, start_mono, start_real, index, lines, drop_seen, pos;
+	uint64_t n[CLS_MAX][NCG];
+	struct series_vals m[NMETRIC], c[CLS_MAX];
+} series = { .fd = -1 };
+
+/* The loop's side: one event into the ring, or counted as dropped. */
+/*
+ * --series FILE: one JSON line (JSON Lines) per --series-every seconds
+ * while the client runs, written by a thread of its own (thread_start: never
+ * the loop, which only appends events, series_put), plus a first line that
+ * says what follows and a last that says how it ended.  An interval's line
+ * holds what rant accounted in it: packets sent, answered, lost, late and
+ * warm-up, threshold breaches, and each metric's samples with their exact
+ * minimum, p50, p99, p99.9 and maximum (nearest rank over the interval's
+ * sorted samples), per class too.  The thread drains the ring every
+ * SERIES_DRAIN_NS, so a packet's interval is the one in which rant counted
+ * it, to within that.  --analyze gives the same lines from a client's log,
+ * each row in the interval of its T1 (the log keeps no accounting time).
+ */
+#define SERIES_DRAIN_NS	(20 * NSEC_PER_US * 1000)
+/* the ring holds this long of the fastest the run can go: the thread's slack */
+#define SERIES_HOLD_NS	(250 * NSEC_PER_US * 1000)
+
+/* Events the ring needs (a power of two), from the run's cadence; 0: no --series. */
+static uint64_t series_ring_len(void)
+{
+	uint64_t per_s = cfg->interval_ns ? NSEC_PER_SEC / cfg->interval_ns + 1 : 200000;
+	uint64_t n = per_s * (NCG + NMETRIC) * (SERIES_HOLD_NS / 1000) / (NSEC_PER_SEC / 1000);
+
+	if (!cfg->series) {
+		return 0;
+	}
+	n = n < 65536 ? 65536 : n > (1u << 21) ? (1u << 21) : n;
+	return pow2_at_least(n);
+}
+
+static void series_vals_add(struct series_vals *sv, int64_t v)
+{
+	if (sv->n == sv->cap) {
+		size_t cap = sv->cap ? 2 * sv->cap : 1024;
+		int64_t *p = realloc(sv->v, cap * sizeof(*p));
+
+		if (!p) {
+			series.failed = true;	/* said at the end; the counts go on */
+			return;
+		}
+		sv->v = p;
+		sv->cap = cap;
+	}
+	sv->v[sv->n++] = v;
+}
+
+/* One event into the interval being gathered. */
+static void series_take(const struct series_ev *e)
+{
+	uint32_t c = e->cls < CLS_MAX ? e->cls : CLS_MAX - 1;
+
+	if (e->what < NCG) {
+		series.n[c][e->what]++;
+		return;
+	}
+	if (e->what - SERIES_SAMPLE < NMETRIC) {
+		int m = (int)(e->what - SERIES_SAMPLE);
+
+		series_vals_add(&series.m[m], e->v);
+		if (m == run.side.primary) {
+			series_vals_add(&series.c[c], e->v);
+		}
+	}
+}
+
+/* The thread's side: every event the loop has published. */
+static void series_drain(void)
+{
+	uint64_t head = __atomic_load_n(&series.head, __ATOMIC_ACQUIRE), t = series.tail;
+
+	for (; t != head; t++) {
+		series_take(&series.ring[t & series.mask]);
+	}
+	__atomic_store_n(&series.tail, t, __ATOMIC_RELEASE);
+}
+
+/* A metric's samples of the interval: count, exact extremes and percentiles. */
+static void series_stats(FILE *f, const char *key, struct series_vals *sv)
+{
+	static const uint64_t p[] = { 5000, 9900, 9990 };	/* per 10000 */
+	static const char *const pk[] = { "p50", "p99", "p99.9" };
+	size_t k;
+
+	fprintf(f, "\"%s\": {\"samples\": %zu, ", key, sv->n);
+	if (!sv->n) {
+		fprintf(f, "\"min_ns\": null, \"max_ns\": null, \"percentiles_ns\": null}");
+		return;
+	}
+	qsort(sv->v, sv->n, sizeof(*sv->v), cmp_i64);
+	fprintf(f, "\"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"percentiles_ns\": {",
+		sv->v[0], sv->v[sv->n - 1]);
+	for (k = 0; k < ARRAY_SIZE(p); k++) {
+		/* nearest rank: the smallest value with p % of the samples at or below it */
+		size_t r = (size_t)((p[k] * sv->n + 9999) / 10000);
+
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pk[k], sv->v[r ? r - 1 : 0]);
+	}
+	fputs("}}", f);
+	sv->n = 0;
+}
+
+static void series_packets(FILE *f, const uint64_t *n)
+{
+	fprintf(f, "\"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64 ", \"lost\": %"
+		PRIu64 ", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %"
+		PRIu64, n[CG_SENT], n[CG_RECEIVED], n[CG_LOST], n[CG_LATE], n[CG_WARMUP],
+		n[CG_BREACH]);
+}
+
+/* The classes a line lists: the run's, or (--analyze) as many as the rows named. */
+static int series_ncls(void)
+{
+	int c, n = run.K.ncls > 1 ? run.K.ncls : 1;
+
+	for (c = n; c < CLS_MAX; c++) {
+		if (series.n[c][CG_SENT]) {
+			n = c + 1;
+		}
+	}
+	return n;
+}
+
+/* A line out: to the file now, or (--analyze) kept until the logs are read. */
+static void series_out(const char *buf, size_t len)
+{
+	if (series.mem) {
+		fwrite(buf, 1, len, series.mem);
+	} else if (!series.failed && write_all(series.fd, buf, len) < 0) {
+		series.failed = true;
+	}
+}
+
+/* The interval [from, to) ns after the start: its line, and a clean slate. */
+static void series_line(uint64_t from, uint64_t to)
+{
+	uint64_t tot[NCG] = { 0 }, dropped = __atomic_load_n(&series.dropped, __ATOMIC_RELAXED);
+	int c, k, i, ncls = series_ncls();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		series.failed = true;
+		return;
+	}
+	for (c = 0; c < CLS_MAX; c++) {
+		for (k = 0; k < NCG; k++) {
+			tot[k] += series.n[c][k];
+		}
+	}
+	fprintf(f, "{\"type\": \"interval\", \"interval\": %" PRIu64 ", \"start_s\": %.3f, \"end_s\": %.3f, "
+		"\"time_ns\": %" PRIu64 ", ", series.index, (double)from / 1e9, (double)to / 1e9,
+		series.start_real + to);
+	series_packets(f, tot);
+	fprintf(f, ", \"dropped\": %" PRIu64 ", \"metrics\": {", dropped - series.drop_seen);
+	series.drop_seen = dropped;
+	/* the primary always; the others when the interval gave them samples */
+	for (i = 0, k = 0; i < run.side.nmetrics; i++) {
+		int m = run.side.metrics[i];
+
+		if (series.m[m].n || m == run.side.primary) {
+			fputs(k++ ? ", " : "", f);
+			series_stats(f, metric_def[m].key, &series.m[m]);
+		}
+	}
+	fputc('}', f);
+	if (ncls > 1) {
+		fputs(", \"classes\": [", f);
+		for (c = 0; c < ncls; c++) {
+			fprintf(f, "%s{\"class\": %d, ", c ? ", " : "", c);
+			series_packets(f, series.n[c]);
+			fputs(", ", f);
+			series_stats(f, metric_def[run.side.primary].key, &series.c[c]);
+			fputc('}', f);
+		}
+		fputc(']', f);
+	}
+	fputs("}\n", f);
+	memset(series.n, 0, sizeof(series.n));
+	for (i = 0; i < NMETRIC; i++) {
+		series.m[i].n = 0;	/* a metric not listed: nothing was added */
+	}
+	for (c = 0; c < CLS_MAX; c++) {
+		series.c[c].n = 0;
+	}
+	if (fclose(f) == 0) {
+		series_out(buf, len);
+	} else {
+		series.failed = true;
+	}
+	free(buf);
+	series.index++;
+	series.lines++;
+}
+
+/* Every interval that ended by `at` ns after the start gets its line. */
+static void series_due(uint64_t at)
+{
+	while (at >= (series.index + 1) * series.every_ns) {
+		series_line(series.index * series.every_ns, (series.index + 1) * series.every_ns);
+	}
+}
+
+/* The first line: what follows. */
+static void series_head(void)
+{
+	char buf[1024];
+	int i, n;
+
+	n = snprintf(buf, sizeof(buf), "{\"type\": \"start\", \"rant\": \"%s\", \"side\": \"client\", "
+		     "\"source\": \"%s\", \"every_s\": %.3f, \"time_ns\": %" PRIu64 ", \"metrics\": [",
+		     RANT_VERSION, series.mem ? "log" : "live", (double)series.every_ns / 1e9,
+		     series.start_real);
+	for (i = 0; i < run.side.nmetrics && n < (int)sizeof(buf) - 64; i++) {
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\"%s\"", i ? ", " : "",
+			      metric_def[run.side.metrics[i]].key);
+	}
+	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "], \"classes\": %d}\n",
+		      run.K.ncls > 1 ? run.K.ncls : 1);
+	series_out(buf, (size_t)n);
+}
+
+/* The last line: how many intervals, what was dropped, why the run ended. */
+static void series_tail(void)
+{
+	char buf[256];
+	/* --analyze: a log does not say why its run stopped */
+	int n = snprintf(buf, sizeof(buf), "{\"type\": \"end\", \"intervals\": %" PRIu64
+			 ", \"dropped\": %" PRIu64 ", \"stop_reason\": %s%s%s}\n", series.lines,
+			 __atomic_load_n(&series.dropped, __ATOMIC_RELAXED), series.mem ? "" : "\"",
+			 series.mem ? "null" : stop_name[run.S.stop_reason], series.mem ? "" : "\"");
+
+	series_out(buf, (size_t)n);
+}
+
+static void *series_main(void *arg)
+{
+	struct timespec next;
+
+	(void)arg;
+	thread_own_files(&series.fd, 1);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!__atomic_load_n(&series.stop, __ATOMIC_ACQUIRE)) {
+		next.tv_nsec += (long)SERIES_DRAIN_NS;
+		if (next.tv_nsec >= (long)NSEC_PER_SEC) {
+			next.tv_nsec -= (long)NSEC_PER_SEC;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		series_drain();
+		series_due(mono_ns() - series.start_mono);
+	}
+	return NULL;
+}
+
+/* The live run's series begins (the first ping goes next). */
+static void series_start(void)
+{
+	if (!series.on) {
+		return;
+	}
+	series.every_ns = (uint64_t)(cfg->series_s * 1e9);
+	series.start_mono = mono_ns();
+	series.start_real = real_ns();
+	series_head();
+	series.started = thread_start(&series.thread, series_main);
+	if (!series.started) {
+		warnx_("warning: --series: no thread for it (%s): its lines come at the end", strerror(errno));
+	}
+}
+
+/* The vals' memory back, and the file closed. */
+static void series_free(void)
+{
+	int i;
+
+	for (i = 0; i < NMETRIC; i++) {
+		free(series.m[i].v);
+	}
+	for (i = 0; i < CLS_MAX; i++) {
+		free(series.c[i].v);
+	}
+	if (series.fd >= 0) {
+		close(series.fd);
+	}
+	if (series.mem) {
+		fclose(series.mem);
+		free(series.mem_buf);
+	}
+	memset(&series, 0, sizeof(series));
+	series.fd = -1;
+}
+
+/* Said once the series is complete: why its lines may not add up to the report. */
+static void series_say(void)
+{
+	uint64_t d = __atomic_load_n(&series.dropped, __ATOMIC_RELAXED);
+
+	if (d) {
+		warnx_("warning: --series: %" PRIu64 " events did not fit its ring (its thread was kept"
+		       " from its CPU): its lines add up to less than the report", d);
+	}
+	if (series.failed) {
+		warnx_("warning: --series: writing '%s' failed or ran out of memory: lines are missing"
+		       " from it", cfg->series);
+	}
+}
+
+/* The live run ended: the thread stopped, the last events in the last line. */
+static void series_end(void)
+{
+	if (!series.on) {
+		return;
+	}
+	if (series.started) {
+		__atomic_store_n(&series.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(series.thread, NULL);
+	}
+	series_drain();
+	series_due(mono_ns() - series.start_mono);
+	series_line(series.index * series.every_ns, mono_ns() - series.start_mono);
+	series_tail();
+	series_say();
+	series_free();
+}
+
+/* --analyze: the row about to be accounted began at t0 (0: unknown, the interval goes on). */
+static void series_row(uint64_t t0)
+{
+	if (!series.on || !t0) {
+		return;
+	}
+	if (!series.start_real) {
+		series.start_real = t0;
+		series_head();
+	}
+	if (t0 > series.start_real) {
+		uint64_t at = t0 - series.start_real;
+
+		/* a silence of more than 3600 lines: skipped, the next line's start says so */
+		if (at / series.every_ns > series.index + 3600) {
+			series_line(series.index * series.every_ns,
+				    (series.index + 1) * series.every_ns);
+			series.index = at / series.every_ns;
+		}
+		series_due(at);
+	}
+	series.pos = t0 > series.pos ? t0 : series.pos;
+}
+
+/* --analyze: every row read; the last interval and the end line. */
+static void series_rows_end(void)
+{
+	uint64_t from, to;
+
+	if (!series.on) {
+		return;
+	}
+	if (!series.start_real) {
+		/* no row had a time: one line of what was counted */
+		series.start_real = real_ns();
+		series_head();
+	}
+	/* the last interval ends just after the last row's T1 */
+	from = series.index * series.every_ns;
+	to = series.pos >= series.start_real ? series.pos - series.start_real + 1 : 0;
+	series_line(from, to > from ? to : from + series.every_ns);
+	series_tail();
+	fflush(series.mem);
+}
+
+/* The loop's side: one event into the ring, or counted as dropped. */
+static void series_put(uint32_t what, uint32_t cls, int64_t v)
+{
+	struct series_ev e;
+
+	e.v = v;
+	e.what = what;
+	e.cls = cls;
+	if (!series.ring) {
+		series_take(&e);	/* --analyze: no thread, the row's interval is known */
+		return;
+	}
+	if (series.head - __atomic_load_n(&series.tail, __ATOMIC_ACQUIRE) > series.mask) {
+		__atomic_store_n(&series.dropped, series.dropped + 1, __ATOMIC_RELAXED);
+		return;
+	}
+	series.ring[series.head & series.mask] = e;
+	__atomic_store_n(&series.head, series.head + 1, __ATOMIC_RELEASE);
+}
+
 /* ------------------------------------------------------ classes, sizes */
 
 /*
@@ -4881,6 +5337,12 @@ static unsigned stamps_uncarried(uint64_t seq)
 	return m;
 }
 
+/* The class of a transaction, 0 in a plain run (--analyze: its row's). */
+static uint32_t cls_index(uint64_t seq)
+{
+	return run.K.analyze ? (uint32_t)run.K.a_cls : run.K.ncls > 1 ? (uint32_t)cls_of(seq) : 0;
+}
+
 /* The rows a transaction belongs to: its class, its size, its cell. */
 static int cls_rows(uint64_t seq, struct grp **rows)
 {
@@ -4903,6 +5365,10 @@ static void cls_count(uint64_t seq, int what)
 {
 	struct grp *rows[3];
 	int i, n = run.K.g ? cls_rows(seq, rows) : 0;
+
+	if (series.on) {
+		series_put((uint32_t)what, cls_index(seq), 0);
+	}
 
 	for (i = 0; i < n; i++) {
 		rows[i]->n[what]++;
@@ -4955,6 +5421,9 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
  */
 static void cls_on_row(uint64_t seq, int m, int64_t v)
 {
+	if (series.on) {
+		series_put(SERIES_SAMPLE + (uint32_t)m, cls_index(seq), v);
+	}
 	if (!run.K.g) {
 		return;
 	}
@@ -6290,21 +6759,11 @@ static int log_columns(bool csv, int *cols)
 	return n;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/* The text report: stdout, unless --json - or --series - has it (then stderr). */
+static FILE *report_stream(void)
 {
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-
-		if (w < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			return -errno;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
+	return (cfg->json && !strcmp(cfg->json, "-")) || (cfg->series && !strcmp(cfg->series, "-")) ?
+	       stderr : stdout;
 }
 
 /*
@@ -6637,7 +7096,7 @@ struct out_swap {
 	char tmp[PATH_MAX];
 	bool failed;
 };
-static struct out_swap out_swaps[3];
+static struct out_swap out_swaps[4];
 static volatile sig_atomic_t out_nswaps;
 
 static int out_open_swap(const char *opt, const char *path)
@@ -7286,6 +7745,7 @@ static int layout_compute(struct layout *L, bool emit)
 				 align64(hist_lh_room(L->out_cap, cfg->bound_ns) * 8)) +
 		   align64(BREACH_KEEP * sizeof(struct breach)) +
 		   align64(ECHO_CAP * sizeof(struct echo)) + 2 * align64(PROTO_MAX_SIZE + 64) +
+		   align64(series_ring_len() * sizeof(struct series_ev)) +
 		   align64(L->log_cap * log_rec_size(emit));
 	return 0;
 }
@@ -7449,6 +7909,10 @@ static int arena_setup(const struct layout *L, bool emit)
 	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
 	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
 	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
+	if (series_ring_len()) {
+		series.ring = arena_take(series_ring_len() * sizeof(struct series_ev));
+		series.mask = series_ring_len() - 1;
+	}
 	/* the ring last: log_trim() gives back what its records turn out not to need */
 	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL,
 		 L->log_cap);
@@ -10773,7 +11237,7 @@ static void reflect_hw_check(bool final)
 static void reflect_end(int reason)
 {
 	int exit_code = EXIT_OK, r;
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+	FILE *out = report_stream();
 
 	if (reason != STOP_FIN) {
 		reflect_await_tx(END_TX_WAIT_NS);	/* on a FIN, reflect_fin waited */
@@ -15975,17 +16439,18 @@ static int analyze_cls_row(struct analysis *A, int st, int z)
 	struct grp *rows[3];
 	int i, n;
 
-	if (!run.K.analyze) {
-		return 0;
-	}
-	run.K.a_cls = (int)A->L[0].cls;
-	run.K.a_size = z;
-	A->maxcls = run.K.a_cls > A->maxcls ? run.K.a_cls : A->maxcls;
-	n = cls_rows(0, rows);
-	for (i = 0; i < n; i++) {
-		if (analyze_grp_alloc(rows[i], nb) < 0) {
-			return -1;
+	if (run.K.analyze) {
+		run.K.a_cls = (int)A->L[0].cls;
+		run.K.a_size = z;
+		A->maxcls = run.K.a_cls > A->maxcls ? run.K.a_cls : A->maxcls;
+		n = cls_rows(0, rows);
+		for (i = 0; i < n; i++) {
+			if (analyze_grp_alloc(rows[i], nb) < 0) {
+				return -1;
+			}
 		}
+	} else if (!series.on) {
+		return 0;	/* no rows to count in (a plain run's counts are run.S.c) */
 	}
 	cls_count(0, CG_SENT);
 	/* a stepped transaction was received: only its samples are left out */
@@ -16116,6 +16581,7 @@ static int analyze_row(struct analysis *A)
 	A->distinct++;
 	x->st = TF_USED | TF_SENT;
 	run.S.c.sent++;
+	series_row(analyze_t0(x));
 	if (analyze_cls_row(A, L->st, z) < 0) {
 		return -1;
 	}
@@ -16147,6 +16613,10 @@ static int analyze_load(struct analysis *A)
 		if (alog_open(cfg->analyze[k], &A->L[k]) < 0) {
 			return -1;
 		}
+	}
+	if (cfg->series && !A->L[0].emit && (A->nlogs < 2 || !A->L[1].emit)) {
+		warnx_("--series: from a client's (emit) log; %s is a reflect log", A->L[0].path);
+		return -1;
 	}
 	if (A->nlogs < 2) {
 		return 0;
@@ -16188,7 +16658,35 @@ static int analyze_check_outputs(void)
 	if (cfg->histfile && out_check("--histfile", cfg->histfile) < 0) {
 		return -1;
 	}
+	if (cfg->series && strcmp(cfg->series, "-") && out_check("--series", cfg->series) < 0) {
+		return -1;
+	}
 	return cfg->plot && out_check("--plot", cfg->plot) < 0 ? -1 : 0;
+}
+
+/* --series: its lines, gathered while the rows were read, to its file (replaced whole). */
+static int analyze_series_write(void)
+{
+	int fd, r;
+
+	if (!series.on) {
+		return 0;
+	}
+	if (!strcmp(cfg->series, "-")) {
+		fflush(stdout);
+		fd = STDOUT_FILENO;
+	} else if ((fd = out_open_swap("--series", cfg->series)) < 0) {
+		return -1;
+	}
+	r = write_all(fd, series.mem_buf, series.mem_len);
+	if (fd != STDOUT_FILENO && close(fd) < 0 && !r) {
+		r = -errno;
+	}
+	if (r < 0) {
+		warnx_("--series: writing %s: %s", cfg->series, strerror(-r));
+		out_swap_failed(cfg->series);
+	}
+	return 0;
 }
 
 /* --json and --plot opened once the logs have been read: a bad log truncates no file. */
@@ -16204,7 +16702,7 @@ static int analyze_open(FILE **js)
 	} else if (cfg->json) {
 		*js = stdout;
 	}
-	if ((cfg->plot && plot_open() < 0) || histfile_open() < 0) {
+	if ((cfg->plot && plot_open() < 0) || histfile_open() < 0 || analyze_series_write() < 0) {
 		if (*js && *js != stdout) {
 			fclose(*js);
 		}
@@ -16447,7 +16945,7 @@ static int analyze_plot_pass(struct analysis *A)
 /* The report, --top, --plot and --json of what was accounted; the exit code. */
 static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
 {
-	FILE *out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+	FILE *out = report_stream();
 	const struct alog *L = &A->L[0];
 
 	fprintf(out, "Analysis of %s%s%s (%s log%s, %s, %" PRIu64 " records)\n", cfg->analyze[0],
@@ -16483,6 +16981,7 @@ static int analyze_run(struct analysis *A)
 	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(run.E.analyze_why)) < 0) {
 		return run.stop_signal ? EXIT_RUNTIME : EXIT_USAGE;
 	}
+	series_rows_end();
 	if (analyze_between) {
 		analyze_between();	/* the unit tests: a log that grows, a signal */
 	}
@@ -16520,7 +17019,18 @@ static int analyze_main(void)
 	}
 	A->nlogs = cfg->analyze[1] ? 2 : 1;
 	A->L[0].fd = A->L[1].fd = -1;
+	if (cfg->series) {
+		series.on = true;
+		series.every_ns = (uint64_t)(cfg->series_s * 1e9);
+		series.mem = open_memstream(&series.mem_buf, &series.mem_len);
+		if (!series.mem) {
+			warnx_("--analyze: out of memory");
+			free(A);
+			return EXIT_RUNTIME;
+		}
+	}
 	code = analyze_run(A);
+	series_free();
 	for (k = 0; k < 2; k++) {
 		alog_close(&A->L[k]);
 	}
@@ -16561,7 +17071,7 @@ enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
 	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
-	O_STATUS, O_HISTFILE, O_CPU_LATENCY, O_CLIENT_NO_TX, O_MAX
+	O_STATUS, O_HISTFILE, O_SERIES, O_SERIES_EVERY, O_CPU_LATENCY, O_CLIENT_NO_TX, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -17074,6 +17584,12 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_HISTFILE, .name = "histfile", .arg = "FILE", .type = OT_STR, CFG(histfile),
 	  .modes = M_ALL,
 	  .help = "the histogram of rtt (reflect: response) to FILE, one line per bucket: us and count (cyclictest's --histfile); a reflector appends each session" },
+	{ .val = O_SERIES, .name = "series", .arg = "FILE|-", .type = OT_STR, CFG(series),
+	  .modes = M_EMIT | M_ANALYZE,
+	  .help = "the run as it goes: every --series-every seconds one JSON line (JSON Lines) to FILE or stdout with the interval's packets, breaches and each metric's min/p50/p99/p99.9/max, per class too; --analyze: the same from a client's log" },
+	{ .val = O_SERIES_EVERY, .name = "series-every", .arg = "SEC", .type = OT_NUM,
+	  CFG(series_s), .min = 0.1, .max = 86400, .def = 1, .modes = M_EMIT | M_ANALYZE,
+	  .help = "with --series: the interval of its lines, seconds (default 1)" },
 	{ .val = O_CPU_LATENCY, .name = "cpu-latency", .arg = "US|off", .type = OT_CALL,
 	  .set = opt_cpu_latency, ALSO(cpu_latency_set), .min = 0, .max = 1000000, .modes = M_RUN,
 	  .help = "hold the CPUs' wake-up latency limit (/dev/cpu_dma_latency) at US while running (reflect: from start and during sessions, let go after 60 s without one), as cyclictest does (default 0; off: leave idle states alone)" },
@@ -17311,11 +17827,11 @@ static int opt_check_modes(const bool *given)
 	if (opts.mode == MODE_ANALYZE) {
 		warnx_("--%s: not used with --analyze (it reads logs, it sends nothing)",
 		       first->name);
-	} else if (first->modes & M_ANALYZE) {
+	} else if (opts.mode == MODE_REFLECT && (first->modes & M_EMIT)) {
+		warnx_("--%s: only for emit (-a ADDR)%s", first->name,
+		       first->modes == M_EMIT ? "; the client decides it for the reflector" : "");
+	} else if (first->modes & M_ANALYZE && !(first->modes & M_RUN)) {
 		warnx_("--%s: only with --analyze", first->name);
-	} else if (opts.mode == MODE_REFLECT) {
-		warnx_("--%s: only for emit (-a ADDR); the client decides it for the reflector",
-		       first->name);
 	} else {
 		warnx_("--%s: only for reflect (without -a)", first->name);
 	}
@@ -17486,10 +18002,14 @@ static int opt_check_outputs(void)
 	const struct { const char *opt, *path; } out[] = {
 		{ "--analyze", opts.analyze[0] }, { "--analyze", opts.analyze[1] },
 		{ "--log", opts.log }, { "--json", opts.json }, { "--plot", opts.plot },
-		{ "--histfile", opts.histfile },
+		{ "--histfile", opts.histfile }, { "--series", opts.series },
 	};
 	size_t i, j;
 
+	if (opts.series && opts.json && !strcmp(opts.series, "-") && !strcmp(opts.json, "-")) {
+		warnx_("--series: '-' is stdout, and --json - has it: give one of them a file");
+		return -1;
+	}
 	for (i = 2; i < ARRAY_SIZE(out); i++) {
 		for (j = 0; j < i && out[i].path; j++) {
 			if (out[j].path && same_file(out[i].path, out[j].path)) {
@@ -17980,8 +18500,25 @@ static int outputs_open(int *log_fd, FILE **json)
 		}
 		return -1;
 	}
+	if (cfg->series) {
+		bool series_new = false;
+
+		series.fd = strcmp(cfg->series, "-") ? out_open("--series", cfg->series, &series_new) :
+			    dup(1);
+		if (series.fd < 0) {
+			if (log_new) {
+				unlink(cfg->log);
+			}
+			if (json_new) {
+				unlink(cfg->json);
+			}
+			return -1;
+		}
+	}
 	if ((cfg->log && out_truncate("--log", cfg->log, *log_fd) < 0) ||
-	    (jfd >= 0 && strcmp(cfg->json, "-") && out_truncate("--json", cfg->json, jfd) < 0)) {
+	    (jfd >= 0 && strcmp(cfg->json, "-") && out_truncate("--json", cfg->json, jfd) < 0) ||
+	    (cfg->series && strcmp(cfg->series, "-") &&
+	     out_truncate("--series", cfg->series, series.fd) < 0)) {
 		return -1;
 	}
 	if (jfd >= 0 && !(*json = fdopen(jfd, "w"))) {
@@ -18044,6 +18581,10 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 	if (cfg->plot && out_check("--plot", cfg->plot) < 0) {
 		return -1;
 	}
+	if (cfg->series && strcmp(cfg->series, "-") && out_check("--series", cfg->series) < 0) {
+		return -1;
+	}
+	series.on = cfg->series;
 	if (cfg->trace && trace_open() < 0) {
 		return -1;
 	}
@@ -18118,7 +18659,7 @@ static int run_main(void)
 		}
 		return EXIT_USAGE;
 	}
-	out = cfg->json && !strcmp(cfg->json, "-") ? stderr : stdout;
+	out = report_stream();
 	check_rt_throttling();
 	ts_rx_live();
 	boot_id_read();		/* the one-way evidence (client), the FIN_ACK's (reflector) */
@@ -18155,7 +18696,9 @@ static int run_main(void)
 		}
 		return r < 0 && run.R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : run.R.exit_code;
 	}
+	series_start();
 	r = emit_run();
+	series_end();
 	memory_lock_current();
 	status_stop();
 	phc_end();
