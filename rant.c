@@ -4715,6 +4715,12 @@ struct series_vals {
 	size_t n, cap;
 };
 
+/* An interval of the primary metric as its line gave it, kept for --plot. */
+struct series_sum {
+	uint64_t from, to, samples, sent, lost, breaches;
+	int64_t min, p50, p99, p999, max;
+};
+
 static struct series_state {
 	bool on;
 	/* the ring: the loop writes at head, the thread reads at tail */
@@ -4726,12 +4732,18 @@ static struct series_state {
 	char *mem_buf;
 	size_t mem_len;
 	pthread_t thread;
-	bool started, failed;
-	int stop;
-	uint64_t every_ns, start_mono, start_real, index, lines, drop_seen, pos;
+	bool started, failed;	/* failed: a write (err, an errno) or memory (err 0) */
+	int stop, err;
+	uint64_t every_ns, start_mono, start_real, index, lines, drop_seen, pos, bytes;
 	uint64_t n[CLS_MAX][NCG];
 	struct series_vals m[NMETRIC], c[CLS_MAX];
 } series = { .fd = -1 };
+
+/* --plot with --series: every line's primary metric, drawn once the run ended */
+static struct {
+	struct series_sum *s;
+	size_t n, cap;
+} series_sums;
 
 /* The loop's side: one event into the ring, or counted as dropped. */
 /*
@@ -4811,10 +4823,11 @@ static void series_drain(void)
 }
 
 /* A metric's samples of the interval: count, exact extremes and percentiles. */
-static void series_stats(FILE *f, const char *key, struct series_vals *sv)
+static void series_stats(FILE *f, const char *key, struct series_vals *sv, struct series_sum *out)
 {
 	static const uint64_t p[] = { 5000, 9900, 9990 };	/* per 10000 */
 	static const char *const pk[] = { "p50", "p99", "p99.9" };
+	int64_t v[ARRAY_SIZE(p)];
 	size_t k;
 
 	fprintf(f, "\"%s\": {\"samples\": %zu, ", key, sv->n);
@@ -4829,10 +4842,38 @@ static void series_stats(FILE *f, const char *key, struct series_vals *sv)
 		/* nearest rank: the smallest value with p % of the samples at or below it */
 		size_t r = (size_t)((p[k] * sv->n + 9999) / 10000);
 
-		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pk[k], sv->v[r ? r - 1 : 0]);
+		v[k] = sv->v[r ? r - 1 : 0];
+		fprintf(f, "%s\"%s\": %" PRId64, k ? ", " : "", pk[k], v[k]);
 	}
 	fputs("}}", f);
+	if (out) {
+		out->samples = sv->n;
+		out->min = sv->v[0];
+		out->max = sv->v[sv->n - 1];
+		out->p50 = v[0];
+		out->p99 = v[1];
+		out->p999 = v[2];
+	}
 	sv->n = 0;
+}
+
+/* --plot: the interval's line kept (a failed allocation: the plot says fewer) */
+static void series_keep(const struct series_sum *sum)
+{
+	if (!cfg->plot) {
+		return;
+	}
+	if (series_sums.n == series_sums.cap) {
+		size_t cap = series_sums.cap ? 2 * series_sums.cap : 256;
+		struct series_sum *p = realloc(series_sums.s, cap * sizeof(*p));
+
+		if (!p) {
+			return;
+		}
+		series_sums.s = p;
+		series_sums.cap = cap;
+	}
+	series_sums.s[series_sums.n++] = *sum;
 }
 
 static void series_packets(FILE *f, const uint64_t *n)
@@ -4861,8 +4902,18 @@ static void series_out(const char *buf, size_t len)
 {
 	if (series.mem) {
 		fwrite(buf, 1, len, series.mem);
-	} else if (!series.failed && write_all(series.fd, buf, len) < 0) {
-		series.failed = true;
+	} else if (!series.failed) {
+		int r = write_all(series.fd, buf, len);
+		struct stat sb;
+
+		series.failed = r < 0;
+		series.err = -r;
+		/* a line cut by a full disk: the file ends with the last whole one */
+		if (r < 0 && fstat(series.fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    ftruncate(series.fd, (off_t)series.bytes) < 0) {
+			series.err = errno;
+		}
+		series.bytes += len;
 	}
 }
 
@@ -4870,6 +4921,7 @@ static void series_out(const char *buf, size_t len)
 static void series_line(uint64_t from, uint64_t to)
 {
 	uint64_t tot[NCG] = { 0 }, dropped = __atomic_load_n(&series.dropped, __ATOMIC_RELAXED);
+	struct series_sum sum = { .from = from, .to = to };
 	int c, k, i, ncls = series_ncls();
 	char *buf = NULL;
 	size_t len = 0;
@@ -4896,7 +4948,8 @@ static void series_line(uint64_t from, uint64_t to)
 
 		if (series.m[m].n || m == run.side.primary) {
 			fputs(k++ ? ", " : "", f);
-			series_stats(f, metric_def[m].key, &series.m[m]);
+			series_stats(f, metric_def[m].key, &series.m[m],
+				     m == run.side.primary ? &sum : NULL);
 		}
 	}
 	fputc('}', f);
@@ -4906,7 +4959,7 @@ static void series_line(uint64_t from, uint64_t to)
 			fprintf(f, "%s{\"class\": %d, ", c ? ", " : "", c);
 			series_packets(f, series.n[c]);
 			fputs(", ", f);
-			series_stats(f, metric_def[run.side.primary].key, &series.c[c]);
+			series_stats(f, metric_def[run.side.primary].key, &series.c[c], NULL);
 			fputc('}', f);
 		}
 		fputc(']', f);
@@ -4925,6 +4978,10 @@ static void series_line(uint64_t from, uint64_t to)
 		series.failed = true;
 	}
 	free(buf);
+	sum.sent = tot[CG_SENT];
+	sum.lost = tot[CG_LOST];
+	sum.breaches = tot[CG_BREACH];
+	series_keep(&sum);
 	series.index++;
 	series.lines++;
 }
@@ -5027,8 +5084,8 @@ static void series_free(void)
 	series.fd = -1;
 }
 
-/* Said once the series is complete: why its lines may not add up to the report. */
-static void series_say(void)
+/* Said once the series is complete: why its lines may not add up to the report; -1: failed. */
+static int series_say(void)
 {
 	uint64_t d = __atomic_load_n(&series.dropped, __ATOMIC_RELAXED);
 
@@ -5036,17 +5093,21 @@ static void series_say(void)
 		warnx_("warning: --series: %" PRIu64 " events did not fit its ring (its thread was kept"
 		       " from its CPU): its lines add up to less than the report", d);
 	}
-	if (series.failed) {
-		warnx_("warning: --series: writing '%s' failed or ran out of memory: lines are missing"
-		       " from it", cfg->series);
+	if (series.failed && series.err) {
+		warnx_("--series: writing %s failed: %s", cfg->series, strerror(series.err));
+	} else if (series.failed) {
+		warnx_("--series: out of memory: lines are missing from %s", cfg->series);
 	}
+	return series.failed ? -1 : 0;
 }
 
-/* The live run ended: the thread stopped, the last events in the last line. */
-static void series_end(void)
+/* The live run ended: the thread stopped, the last events in the last line; -1: failed. */
+static int series_end(void)
 {
+	int r;
+
 	if (!series.on) {
-		return;
+		return 0;
 	}
 	if (series.started) {
 		__atomic_store_n(&series.stop, 1, __ATOMIC_RELEASE);
@@ -5056,8 +5117,9 @@ static void series_end(void)
 	series_due(mono_ns() - series.start_mono);
 	series_line(series.index * series.every_ns, mono_ns() - series.start_mono);
 	series_tail();
-	series_say();
+	r = series_say();
 	series_free();
+	return r;
 }
 
 /* --analyze: the row about to be accounted began at t0 (0: unknown, the interval goes on). */
@@ -14446,6 +14508,116 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 	return 386;
 }
 
+/*
+ * --series with --plot: the lines as a picture, one step per interval of
+ * the primary metric's p50, p99, p99.9 and max (the numbers of its line,
+ * each interval's in a tooltip), and a cross over an interval with losses.
+ */
+static double plot_series_panel(double top)
+{
+	static const struct { const char *name, *dash; double w; size_t off; } st[] = {
+		{ "max", "2,2", 1.2, offsetof(struct series_sum, max) },
+		{ "p99.9", "6,3", 1.4, offsetof(struct series_sum, p999) },
+		{ "p99", "4,2", 1.6, offsetof(struct series_sum, p99) },
+		{ "p50", "", 2.0, offsetof(struct series_sum, p50) },
+	};
+	static const char *const colour[] = { "#444444", OI_PURPLE, OI_VERMILLION, OI_BLUE };
+	const double y0 = top + 62, y1 = top + 302;
+	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0, 0, y1, y0, true };
+	char lab[64], head[192];
+	uint64_t lost = 0;
+	size_t i, k;
+
+	if (!series_sums.n) {
+		return 0;
+	}
+	for (i = 0; i < series_sums.n; i++) {
+		const struct series_sum *u = &series_sums.s[i];
+
+		ax.hi = (double)u->to / 1e9 > ax.hi ? (double)u->to / 1e9 : ax.hi;
+		if (u->samples && u->min > 0 && (!ay.lo || (double)u->min < ay.lo)) {
+			ay.lo = (double)u->min;
+		}
+		ay.hi = u->samples && (double)u->max > ay.hi ? (double)u->max : ay.hi;
+		lost += u->lost;
+	}
+	if (!ay.lo) {
+		ay.lo = ay.hi > 0 ? ay.hi / 10 : 1000;
+		ay.hi = ay.hi > ay.lo ? ay.hi : ay.lo * 10;
+	}
+	ax_round(&ay, 5);
+	ax_round(&ax, 10);
+	ax.hi = ax.hi > 0 ? ax.hi : 1;
+	snprintf(head, sizeof(head), "Every %s (--series): %s", plot_dur(lab, sizeof(lab),
+		 cfg->series_s * 1e9), metric_def[run.side.primary].key);
+	plot_heading(top + 16, head);
+	svg("<g font-size=\"11\" fill=\"#222222\">\n");
+	ax_draw(&ay, false, PLOT_X0, PLOT_X1, plot_dur);
+	{
+		struct axis axn = ax;
+
+		axn.lo *= 1e9;
+		axn.hi *= 1e9;
+		ax_draw(&axn, true, y0, y1, plot_dur);
+	}
+	svg("</g>\n");
+	for (k = 0; k < ARRAY_SIZE(st); k++) {
+		bool open = false;
+
+		svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s%s%s d=\"", colour[k],
+		    st[k].w, *st[k].dash ? " stroke-dasharray=\"" : "", st[k].dash,
+		    *st[k].dash ? "\"" : "");
+		for (i = 0; i < series_sums.n; i++) {
+			const struct series_sum *u = &series_sums.s[i];
+			int64_t v;
+
+			if (!u->samples) {
+				open = false;	/* no sample: a gap in the line */
+				continue;
+			}
+			memcpy(&v, (const char *)u + st[k].off, sizeof(v));
+			svg("%s%.1f %.1fH%.1f", open ? "L" : "M", ax_map(&ax, (double)u->from / 1e9),
+			    ax_map(&ay, (double)v), ax_map(&ax, (double)u->to / 1e9));
+			open = true;
+		}
+		svg("\"/>\n");
+		plot_swatch(PLOT_X0 + 110.0 * (double)k, y1 + 52, colour[k], st[k].name,
+			    *st[k].dash);
+	}
+	/* each interval's numbers, as its line says them, on hover */
+	svg("<g fill=\"#ffffff\" fill-opacity=\"0\">\n");
+	for (i = 0; i < series_sums.n; i++) {
+		const struct series_sum *u = &series_sums.s[i];
+		double xa = ax_map(&ax, (double)u->from / 1e9);
+		double xb = ax_map(&ax, (double)u->to / 1e9);
+
+		svg("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>interval %zu: "
+		    "%.3f-%.3f s, samples %" PRIu64, xa, y0, xb - xa, y1 - y0, i,
+		    (double)u->from / 1e9, (double)u->to / 1e9, u->samples);
+		if (u->samples) {
+			svg(", min %" PRId64 " ns, p50 %" PRId64 " ns, p99 %" PRId64 " ns, p99.9 %" PRId64
+			    " ns, max %" PRId64 " ns", u->min, u->p50, u->p99, u->p999, u->max);
+		}
+		svg(", sent %" PRIu64 ", lost %" PRIu64 ", breaches %" PRIu64 "</title></rect>\n",
+		    u->sent, u->lost, u->breaches);
+	}
+	svg("</g>\n<path stroke=\"#000000\" stroke-width=\"1.6\" fill=\"none\" d=\"");
+	for (i = 0; i < series_sums.n; i++) {
+		const struct series_sum *u = &series_sums.s[i];
+
+		if (u->lost) {
+			svg("M%.1f %.1fl6 6m0 -6l-6 6",
+			    ax_map(&ax, (double)(u->from + u->to) / 2e9) - 3, y0 - 20);
+		}
+	}
+	svg("\"/>\n");
+	plot_frame(PLOT_X0, y0, PLOT_X1, y1);
+	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%zu intervals of the series' lines; "
+	    "crossed above: an interval with losses (%" PRIu64 " in all)</text>\n",
+	    PLOT_X0, y1 + 70, series_sums.n, lost);
+	return 386;
+}
+
 /* The histogram column of value v (clamped to the axis). */
 static int plot_col(const struct axis *ax, double v, int ncol)
 {
@@ -15222,7 +15394,7 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * outs.PL.npanel + 300 + 18 * nser + 14 + 20 +
+	return 78 + 386.0 * (outs.PL.npanel + (series_sums.n > 0)) + 300 + 18 * nser + 14 + 20 +
 	       (outs.PL.nworst ? 114 + 20.0 * outs.PL.nworst : 64) + 24 + plot_groups_height() +
 	       plot_sizes_height();
 }
@@ -15257,6 +15429,7 @@ static int plot_draw(const struct plot_src *src)
 	for (p = 0; p < outs.PL.npanel; p++) {
 		y += plot_time_panel(&outs.PL.panel[p], y);
 	}
+	y += plot_series_panel(y);
 	y += plot_hist_panel(y) + 20;
 	y += plot_groups_panel(y);
 	y += plot_sizes_panel(y);
@@ -18648,6 +18821,7 @@ static int run_main(void)
 	struct layout L;
 	int log_fd = -1, code = EXIT_OK, r;
 	FILE *json = NULL, *out;
+	bool series_bad;
 
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
@@ -18698,7 +18872,7 @@ static int run_main(void)
 	}
 	series_start();
 	r = emit_run();
-	series_end();
+	series_bad = series_end() < 0;
 	memory_lock_current();
 	status_stop();
 	phc_end();
@@ -18727,6 +18901,9 @@ static int run_main(void)
 	}
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg->log_format)) < 0) {
 		code = EXIT_RUNTIME;	/* log_write said which file and why */
+	}
+	if (series_bad) {
+		code = EXIT_RUNTIME;	/* series_say did */
 	}
 	return report_outputs(out, json, true, code, run.S.log.n, NULL);
 }

@@ -86,7 +86,8 @@ PORT=23460
 # --- a run shaped like an hour-long one, scaled down: many intervals, -C breaches
 reflector_or hour refl1 --port $PORT -q || finish
 emit hour --port $PORT -d 4 --interval 500 -t 40 -C --series "$WORK/hour.jsonl" \
-	--series-every 0.2 --json "$WORK/hour.json" -l "$WORK/hour.csv" --log-format csv -q
+	--series-every 0.2 --json "$WORK/hour.json" -l "$WORK/hour.csv" --log-format csv \
+	--plot "$WORK/hour.svg" -q
 expect_eq "hour: exit 3 (breaches under -C) or 0" "$((EMIT_RC == 3 ? 0 : EMIT_RC))" 0
 py_checks hour '
 lines = check_series("hour", sys.argv[1], sys.argv[2])
@@ -95,7 +96,23 @@ t("many intervals (about 20 of 0.2 s)", len(iv) >= 15, len(iv))
 r = load(sys.argv[2])
 t("the end line names why the run stopped", lines[-1]["stop_reason"] == r["stop_reason"],
   (lines[-1], r["stop_reason"]))
-' "$WORK/hour.jsonl" "$WORK/hour.json"
+# the plot draws the lines: one tooltip per interval, with its numbers
+tips = re.findall(r"<title>interval (\d+): ([^<]*)</title>", open(sys.argv[3]).read())
+t("the plot has an interval per line", len(tips) == len(iv), (len(tips), len(iv)))
+bad = []
+for (k, text), l in zip(tips, iv):
+    m = l["metrics"]["rtt"]
+    want = "samples %d" % m["samples"]
+    if m["samples"]:
+        p = m["percentiles_ns"]
+        want += ", min %d ns, p50 %d ns, p99 %d ns, p99.9 %d ns, max %d ns" % (
+            m["min_ns"], p["p50"], p["p99"], p["p99.9"], m["max_ns"])
+    want += ", sent %d, lost %d, breaches %d" % (l["packets"]["sent"], l["packets"]["lost"],
+                                                 l["threshold_breaches"])
+    if int(k) != l["interval"] or want not in text:
+        bad.append((k, text, want))
+t("each interval drawn with its line'"'"'s numbers", not bad, bad[:2])
+' "$WORK/hour.jsonl" "$WORK/hour.json" "$WORK/hour.svg"
 
 # --analyze of the same log: the same totals, its intervals by T1
 in_a "$RANT" --analyze "$WORK/hour.csv" -t 40 -C --series "$WORK/ana.jsonl" --series-every 0.2 \
@@ -155,6 +172,28 @@ ok = all(json.loads(l)["type"] in ("start", "interval", "end") for l in open(sys
 t("every stdout line is a series line", ok)
 t("the report went to stderr", "Round-Trip" in open(sys.argv[2]).read())
 ' "$WORK/stdout.out" "$WORK/stdout.err"
+
+# --- a full disk (a 4 KiB file-size limit; rant ignores SIGXFSZ): exit 1, one line, the report
+(
+	ulimit -f 8
+	in_a "$RANT" -a "$ADDR_B" --port $PORT -d 2 --interval 1000 --series "$WORK/big.jsonl" \
+		--series-every 0.1 -q >"$WORK/big.out" 2>"$WORK/big.err"
+)
+expect_eq "full disk: exit 1" "$?" 1
+check "full disk: one line names the file and the error" \
+	grep -qx "rant: --series: writing $WORK/big.jsonl failed: File too large" "$WORK/big.err"
+check "full disk: the report still written" grep -q '^Packets: sent [1-9]' "$WORK/big.out"
+py_checks "full disk" '
+text = open(sys.argv[1]).read()
+lines = text.split("\n")
+t("the file ends with a whole line", text.endswith("\n") and len(lines) > 2, len(lines))
+ok = True
+try:
+    [json.loads(l) for l in lines[:-1]]
+except ValueError:
+    ok = False
+t("every line kept parses", ok)
+' "$WORK/big.jsonl"
 
 # --- bad input: exit 2, one line, nothing made, nothing sent
 refused() { # LABEL PATTERN rant options...

@@ -10837,8 +10837,61 @@ struct unit_case {
 
 #define CASE(fn) { &(#fn)[5], fn }	/* "test_proto" is case "proto" */
 
+/*
+ * --series, fed as --analyze feeds it (no ring, no thread): rows a
+ * millisecond apart, rtt 1..2500 ns; each interval's line holds its own
+ * counts and the nearest-rank percentiles of its own samples, the last one
+ * what was left, and the lines add up.
+ */
+static void test_series(void)
+{
+	const uint64_t base = 1700000000ULL * NSEC_PER_SEC;
+	char *p, *line[8] = { NULL };
+	int i, n = 0;
+
+	cfg_defaults();
+	opts.series = "-";
+	opts.plot = NULL;
+	series.on = true;
+	series.every_ns = NSEC_PER_SEC;
+	series.mem = open_memstream(&series.mem_buf, &series.mem_len);
+	for (i = 0; i < 2500; i++) {
+		series_row(base + (uint64_t)i * 1000000);
+		series_put(CG_SENT, 0, 0);
+		if (i % 100 == 7) {
+			series_put(CG_LOST, 0, 0);
+			continue;
+		}
+		series_put(CG_RECEIVED, 0, 0);
+		series_put(SERIES_SAMPLE + M_RTT, 0, i + 1);
+	}
+	series_rows_end();
+	for (p = strtok(series.mem_buf, "\n"); p && n < 8; p = strtok(NULL, "\n")) {
+		line[n++] = p;
+	}
+	ok(n == 5, "series: a start line, three intervals, an end line", "%d lines", n);
+	if (n == 5) {
+		ok(strstr(line[0], "\"type\": \"start\"") && strstr(line[0], "\"source\": \"log\""),
+		   "series: the start line", "%s", line[0]);
+		ok(strstr(line[1], "\"interval\": 0,") &&
+		   strstr(line[1], "\"packets\": {\"sent\": 1000, \"received\": 990, \"lost\": 10,"),
+		   "series: the first interval's packets", "%.300s", line[1]);
+		/* 990 samples, 1..1000 less 8, 108, ...: ranks 495, 981 and 990 (ceil of p % of n) */
+		ok(strstr(line[1], "\"rtt\": {\"samples\": 990, \"min_ns\": 1, \"max_ns\": 1000, "
+			  "\"percentiles_ns\": {\"p50\": 500, \"p99\": 991, \"p99.9\": 1000}}") != NULL,
+		   "series: the first interval's rtt, nearest rank", "%.400s", line[1]);
+		ok(strstr(line[3], "\"interval\": 2,") && strstr(line[3], "\"sent\": 500,") &&
+		   strstr(line[3], "\"max_ns\": 2500"), "series: the last interval, what was left",
+		   "%.300s", line[3]);
+		ok(strstr(line[4], "\"type\": \"end\", \"intervals\": 3, \"dropped\": 0, "
+			  "\"stop_reason\": null") != NULL, "series: the end line", "%s", line[4]);
+	}
+	series_free();
+}
+
 static const struct unit_case unit_cases[] = {
 	CASE(test_opt_table),
+	CASE(test_series),
 	CASE(test_opt_fields),
 	CASE(test_opt_entries),
 	CASE(test_opt_modes),
