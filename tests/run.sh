@@ -30,8 +30,8 @@ TAP_ONLY=1 . tests/lib.sh
 # then the rest, so that no long suite starts last and holds up the end.
 # config.sh's tests in two halves of about the same time.
 CONFIG_HALVES=("tests/config/test-config.sh more mlx5" "tests/config/test-config.sh usage ice carrier tuning veth")
-LONGEST=(tests/net-compat.sh tests/net-guard.sh "${CONFIG_HALVES[@]}" tests/net-core.sh tests/shellcheck.sh
-	tests/net-plot.sh tests/net-abuse.sh tests/net-log.sh tests/net-outputs.sh)
+LONGEST=("${CONFIG_HALVES[@]}" tests/net-guard.sh tests/net-compat.sh tests/shellcheck.sh tests/net-core.sh
+	tests/net-plot.sh tests/net-outputs.sh tests/net-abuse.sh tests/net-classes.sh tests/net-log.sh)
 
 passed=0
 failed=0
