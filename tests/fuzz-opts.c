@@ -35,9 +35,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /*
  * glibc's getopt keeps a pointer into the previous argv (the rest of a
  * cluster like "-qZ" after an error at Z); only optind = 0 drops it.
- * opt_parse() now does that itself (it used to set optind = 1, which left a
- * second call parsing the first one's leftovers); the harness resets too, so
- * each input is judged on its own even if that regresses.
+ * opt_parse() does that itself (optind = 1 would leave a second call
+ * parsing the first one's leftovers); the harness resets too, so each
+ * input is judged on its own even if that regresses.
  */
 static void getopt_reset(void)
 {

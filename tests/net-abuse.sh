@@ -363,7 +363,7 @@ test_bad_invocations() {
 	# options that need another, or exclude one
 	bad "${a[@]}" --log-format csv
 	bad "${a[@]}" --log-records 5
-	# (-L without -l and -C without -t are accepted as the earlier rant did: net-dropin)
+	# (-L without -l and -C without -t are accepted as the earlier rant did: net-compat)
 	bad "${a[@]}" --once -l "$LOGF"
 	bad "${a[@]}" --top 5 -l "$LOGF"
 	bad "${a[@]}" --trace-instance foo -l "$LOGF"

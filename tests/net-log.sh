@@ -439,8 +439,8 @@ t("the ring of 100000 records costs what they say (%d B more, %d said)" % (l - d
 	# a 30 M-record ring (2.7 GB) takes seconds to fault in: SIGINT meanwhile
 	# ends rant before any packet.  Asked of how far the prefault went after
 	# the signal, not of a time: the most memory rant held until it was gone
-	# stays under half the ring (before this was fixed it faulted in all of
-	# it), however slowly a loaded host runs both
+	# stays under half the ring (a prefault that ignored the signal
+	# would fault in all of it), however slowly a loaded host runs both
 	ip netns exec "$NS_A" "$RANT" -i "$VETH_A" -a "$ADDR_B" --count 10 -q -l "$WORK/pf.log" \
 		--log-records 30000000 >"$WORK/pf.out" 2>"$WORK/pf.err" &
 	pid=$!

@@ -1,7 +1,7 @@
 #!/bin/bash
 # -M/--pmc on a veth pair.  Where the host has no usable PMU (no
-# /sys/bus/event_source/devices/cpu, as on the VMs this suite was written
-# on) both sides must exit 2 with one line naming the cause and the fix,
+# /sys/bus/event_source/devices/cpu, as on many VMs, this project's
+# among them) both sides must exit 2 with one line naming the cause and the fix,
 # before a datagram is sent or a file is created or truncated.
 # Where the host has a PMU, a run with -M must put the counters in the csv
 # log, the report and the JSON.

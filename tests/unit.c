@@ -2114,9 +2114,9 @@ static void hist_case_long(const char *name, const int64_t *v, size_t n, uint64_
 }
 
 /*
- * Long runs: more outliers than the exact store holds.  The earlier design
- * scaled ranks over the first out_cap outliers; a path that got slower
- * after the store filled was reported at its old speed.
+ * Long runs: more outliers than the exact store holds.  Ranks scaled over
+ * the first out_cap outliers would report a path that got slower after the
+ * store filled at its old speed: the percentiles must follow every sample.
  */
 static void test_hist_long(void)
 {

@@ -2,7 +2,9 @@
 """Checks and traffic helpers for tests/net-core.sh (rant integration tests).
 
 Subcommands (each prints what is wrong and exits 1 on failure):
-  keys FILE MODE            every JSON key docs/json.md documents is present
+  keys FILE MODE            the JSON against docs/json.md's key table: every
+                            key it holds documented, every key documented as
+                            always there (or there on MODE's side) present
   stats FILE METRIC...      min <= avg <= max, percentiles monotonic in [min, max]
   csv FILE                  per-transaction invariants of an emit CSV log;
                             prints "ok=N warmup=N lost=N late=N"
@@ -11,6 +13,7 @@ Subcommands (each prints what is wrong and exits 1 on failure):
 """
 import json
 import os
+import re
 import socket
 import struct
 import sys
@@ -18,11 +21,10 @@ import time
 
 MAGIC = 0x52414E54
 PCT_KEYS = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
-METRIC_KEYS = ["samples", "min_ns", "max_ns", "avg_ns", "stddev_ns", "percentiles_ns"]
 
 
 def header(magic=MAGIC, version=1, ptype=1, flags=0, session=0, idle_ms=0, seq=0, size=64):
-    """A rant header (SPEC: network byte order), zero padded to size."""
+    """A rant header (docs/protocol.md: network byte order), zero padded to size."""
     h = struct.pack("!IBBHIIQ", magic, version, ptype, flags, session, idle_ms, seq)
     return (h + bytes(40)).ljust(size, b"\0")
 
@@ -44,31 +46,131 @@ def get(d, path):
     return d
 
 
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "json.md")
+
+
+def doc_tables(doc=None):
+    """docs/json.md's tables: (rows of "## Keys" as [key, meaning, unit,
+    present], placeholders as {"<p>": [names], ...}).  A row's key is its
+    first cell's code span; <metric>'s names are the metric table's keys."""
+    rows, holders, metrics, section = [], {}, [], None
+    for line in open(doc or DOC):
+        if line.startswith("## "):
+            section = line[3:].strip()
+            continue
+        if not line.startswith("| `"):
+            continue
+        cells = [c.strip() for c in line.strip()[1:-1].split("|")]
+        key = cells[0].strip("`")
+        if section == "Keys":
+            if len(cells) != 4:
+                raise ValueError("docs/json.md: a key row without 4 cells: " + line)
+            rows.append([key] + cells[1:])
+        elif section == "Placeholders" and len(cells) == 2:
+            holders[key] = [n.strip('"') for n in re.findall(r"`([^`]+)`", cells[1])]
+        elif section == "Placeholders" and len(cells) == 3:
+            metrics.append(key)
+    holders["<metric>"] = metrics
+    # <rows>.x stands for several tokens (classes[].sizes[]): one row per list
+    lists = holders.pop("<rows>", [])
+    out = []
+    for r in rows:
+        if r[0].startswith("<rows>."):
+            out += [[g + r[0][len("<rows>"):]] + r[1:] for g in lists]
+        else:
+            out.append(r)
+    return out, holders
+
+
+def tok_match(doc_tok, tok, holders):
+    if doc_tok in holders:
+        return tok in holders[doc_tok]
+    return doc_tok == tok
+
+
+def json_paths(d, path=()):
+    """(tokens, value) for every key of d, an object's keys after it; a
+    list of objects is one token "name[]" followed by each item's keys."""
+    for k, v in d.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            yield path + (k + "[]",), None
+            for x in v:
+                yield from json_paths(x, path + (k + "[]",))
+        else:
+            yield path + (k,), v
+            if isinstance(v, dict):
+                yield from json_paths(v, path + (k,))
+
+
+def documented(toks, value, keys, holders):
+    """a row's key is toks, or (for an object, a list or null) begins with them"""
+    for k in keys:
+        if len(k) < len(toks) or (len(k) > len(toks) and value is not None and
+                                  not isinstance(value, (dict, list))):
+            continue
+        if all(tok_match(a, b, holders) for a, b in zip(k, toks)):
+            return True
+    return False
+
+
+def present(d, toks, optional, holders, done=()):
+    """the key toks is in d: where a key on the way is null, or is absent
+    and its own row is not required (optional), so is everything below it"""
+    if not toks:
+        return True
+    if d is None:
+        return True
+    if not isinstance(d, dict):
+        return False
+    t, rest = toks[0], toks[1:]
+    if t in holders:
+        return all(present(v, rest, optional, holders, done + (t,)) for k, v in d.items() if k in holders[t])
+    name = t[:-2] if t.endswith("[]") else t
+    if name not in d:
+        return done + (t,) in optional
+    if t.endswith("[]"):
+        return all(present(x, rest, optional, holders, done + (t,)) for x in d[name] or [])
+    return present(d[name], rest, optional, holders, done + (t,))
+
+
 def cmd_keys(path, mode):
+    """The object in path against docs/json.md: every key it holds is a row
+    of the key table, every row present "always" or for its side is in it;
+    then what this run must have (mode, software stamps, the metrics of a
+    plain run with -s, every percentile of the placeholder table, in order)."""
     d = json.load(open(path))
+    rows, holders = doc_tables()
+    side = {"emit": "client", "reflect": "reflector"}[mode]
+    keys = [tuple(r[0].split(".")) for r in rows]
+    need = [tuple(r[0].split(".")) for r in rows if r[3] in ("always", side)]
+    optional = set(keys) - set(need)
     bad = []
-    metrics = ["rtt", "response", "network", "app_rtt"] if mode == "emit" else ["response"]
-    want = ["mode", "timestamps.wire", "duration_s", "threshold.us", "threshold.exceeded",
-            "threshold.percent", "exit_code"]
-    want += ["packets." + k for k in
-             ("sent", "received", "lost", "late", "duplicate", "invalid", "warmup")]
-    for m in metrics:
-        want += ["metrics.%s.%s" % (m, k) for k in METRIC_KEYS]
-        want += ["metrics.%s.percentiles_ns.%s" % (m, k) for k in PCT_KEYS]
-    for k in want:
-        try:
-            get(d, k)
-        except KeyError:
-            bad.append("%s: missing key %s" % (path, k))
-    if not bad:
-        if d["mode"] != mode:
-            bad.append("mode is %r, expected %r" % (d["mode"], mode))
-        if d["timestamps"]["wire"] != "software":
-            bad.append("timestamps.wire is %r on veth/lo" % d["timestamps"]["wire"])
-        for m in metrics:
-            got = list(d["metrics"][m]["percentiles_ns"].keys())
-            if got != PCT_KEYS:
-                bad.append("metrics.%s.percentiles_ns keys %s" % (m, got))
+    if len(rows) < 100 or not holders.get("<p>") or len(holders["<metric>"]) < 9:
+        bad.append("%s: the key table, the percentiles or the metric table not found" % DOC)
+    for toks, value in json_paths(d):
+        if not documented(toks, value, keys, holders):
+            bad.append("%s: key %s is not in docs/json.md" % (path, ".".join(toks)))
+    for k in need:
+        if not present(d, k, optional, holders):
+            bad.append("%s: key %s (docs/json.md: present %s) missing" % (path, ".".join(k),
+                       dict((tuple(r[0].split(".")), r[3]) for r in rows)[k]))
+    if bad:
+        uniq = list(dict.fromkeys(bad))
+        return fail(uniq[:30] + (["... and %d more" % (len(uniq) - 30)] if len(uniq) > 30 else []))
+    if d["mode"] != mode:
+        bad.append("mode is %r, expected %r" % (d["mode"], mode))
+    if d["timestamps"]["wire"] != "software":
+        bad.append("timestamps.wire is %r on veth/lo" % d["timestamps"]["wire"])
+    want = ["rtt", "response", "network", "app_rtt"] if mode == "emit" else ["response"]
+    for m in want:
+        if m not in d["metrics"]:
+            bad.append("no metric %s" % m)
+            continue
+        got = list(d["metrics"][m]["percentiles_ns"].keys())
+        if got != holders["<p>"]:
+            bad.append("metrics.%s.percentiles_ns keys %s, docs/json.md says %s" % (m, got, holders["<p>"]))
+    print("# rantcheck: %s: %d keys, each documented; %d rows of docs/json.md required here, each present"
+          % (path, sum(1 for _ in json_paths(d)), len(need)))
     return fail(bad)
 
 

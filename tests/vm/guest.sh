@@ -456,7 +456,8 @@ test_txkey() {
 	t "tx keys: second session complete (exit $RC)" tk-2 complete tk-2 200
 	# A pong carries the reflector's TX stamp of the pong before it: the
 	# dropped pong takes one such stamp along.  Any other missing T3 is a
-	# key gone astray (before the fix, every later one of the session).
+	# key gone astray (a key lost on the failed send would take every later
+	# one of the session).
 	t "tx keys: after the failed send, every pong carries its reflector stamps (but the dropped one's echo)" tk-2 \
 		bash -c '(( $1 > 0 && $1 >= $2 - $3 ))' _ "$(metric tk-2 response)" "$(metric tk-2 rtt)" "$(packets tk-2 lost)"
 	t "tx keys: reflector TX stamps missing: at most one per lost pong" tk-2 \
