@@ -31,10 +31,14 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 # rant --version names the commit it was built from, where git knows it
 GIT_ID := $(shell git describe --always --dirty 2>/dev/null)
 BUILD_DEFS = $(if $(GIT_ID),-DRANT_BUILD='"commit $(GIT_ID)"')
+# ... so both programs that print it are rebuilt when the commit changes:
+# build/git-id is rewritten only then (rant and tests/opts-table must agree)
+GIT_ID_STAMP := build/git-id
+$(shell mkdir -p build; [ "$$(cat $(GIT_ID_STAMP) 2>/dev/null)" = "$(GIT_ID)" ] || echo "$(GIT_ID)" >$(GIT_ID_STAMP))
 
 all: rant
 
-rant: rant.c
+rant: rant.c $(GIT_ID_STAMP)
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(BUILD_DEFS) $(LDFLAGS) -o $@ rant.c $(LDLIBS)
 
 tests/unit: tests/unit.c rant.c
@@ -47,7 +51,7 @@ tests/unit-quick: tests/unit.c rant.c
 
 # option cases (tests/net-opts.sh); -O0: it only parses, and rant.c's
 # optimised compile is rant's own
-tests/opts-table: tests/opts-table.c rant.c
+tests/opts-table: tests/opts-table.c rant.c $(GIT_ID_STAMP)
 	$(CC) $(CFLAGS) -O0 -Werror $(EXTRA_CFLAGS) $(BUILD_DEFS) -o $@ tests/opts-table.c $(LDLIBS)
 
 tests/plot-gen: tests/plot-gen.c
