@@ -6311,6 +6311,16 @@ static void why_event(struct why_walk *W, struct why_ev *e)
 		return;
 	}
 	c->seen = true;
+	/* every line names the task its CPU runs (an IRQ's: the one it interrupted) */
+	if (c->pid < 0) {
+		c->pid = e->pid;
+		c->prio = 120;
+		snprintf(c->comm, sizeof(c->comm), "%s", e->pid ? "?" : "<idle>");
+	}
+	if (e->pid == me && W->state == RS_UNKNOWN) {
+		W->state = RS_RUN;
+		W->at = e->cpu;
+	}
 	if (why_is(e, "sched_switch")) {
 		const char *st = why_kv(e->args, "prev_state");
 		int prev = (int)why_kv_num(e->args, "prev_pid", -1);
@@ -6428,10 +6438,6 @@ static void why_walk(struct why *w, FILE *f)
 	free(W.cpu);
 	if (!W.first) {
 		snprintf(w->cannot, sizeof(w->cannot), "the trace is empty");
-	} else if (!W.any_switch) {
-		snprintf(w->cannot, sizeof(w->cannot),
-			 "events missing: the trace has no sched:sched_switch (enable it, and "
-			 "sched:sched_waking, in the instance)");
 	} else if (W.first > w0) {
 		*fmt_trace_ts(ta, W.first) = 0;
 		*fmt_trace_ts(tb, w0) = 0;
@@ -6444,6 +6450,10 @@ static void why_walk(struct why *w, FILE *f)
 		snprintf(w->cannot, sizeof(w->cannot),
 			 "the trace ends at %s s, before the window closed at %s s (tracing stopped before it)",
 			 ta, tb);
+	} else if (!W.any_switch) {
+		snprintf(w->cannot, sizeof(w->cannot),
+			 "events missing: the trace has no sched:sched_switch (enable it, and "
+			 "sched:sched_waking, in the instance)");
 	} else if (W.lost) {
 		snprintf(w->cannot, sizeof(w->cannot), "the trace lost %" PRIu64 " events inside the window",
 			 W.lost);

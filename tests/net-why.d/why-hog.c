@@ -5,11 +5,17 @@
  * is), then spins for BUSY_US microseconds and writes "pid start_mono_ns
  * end_mono_ns start_real_ns end_real_ns" to FILE: the truth the test holds
  * rant's Why: to, taken after the policy is set, so that it holds nothing
- * but the spin.  It then sleeps LINGER_S seconds (default 0) at its policy,
+ * but the spin (FILE.start, empty, is made just before the spin; with
+ * WHY_CONT=PID in the environment, PID gets SIGCONT as the spin starts).  It then sleeps LINGER_S seconds (default 0) at its policy,
  * so that rant can still read it.
+ *   why-hog stop PID STOP_US FILE
+ * stops PID (SIGSTOP) for STOP_US microseconds and continues it (SIGCONT),
+ * writing the same line about the stop (its pid: PID).
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <signal.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -27,9 +33,34 @@ int main(int argc, char **argv)
 {
 	unsigned long long m0, r0, m1, r1, len;
 	struct sched_param sp = { 0 };
+	char start[4096];
 	cpu_set_t set;
 	FILE *f;
 
+	if (argc == 5 && !strcmp(argv[1], "stop")) {
+		int pid = atoi(argv[2]);
+
+		len = strtoull(argv[3], NULL, 10) * 1000ULL;
+		m0 = ns(CLOCK_MONOTONIC);
+		r0 = ns(CLOCK_REALTIME);
+		if (kill(pid, SIGSTOP) < 0) {
+			perror("SIGSTOP");
+			return 1;
+		}
+		do {
+			m1 = ns(CLOCK_MONOTONIC);
+		} while (m1 - m0 < len);
+		kill(pid, SIGCONT);
+		r1 = ns(CLOCK_REALTIME);
+		f = fopen(argv[4], "w");
+		if (!f) {
+			perror(argv[4]);
+			return 1;
+		}
+		fprintf(f, "%d %llu %llu %llu %llu\n", pid, m0, m1, r0, r1);
+		fclose(f);
+		return 0;
+	}
 	if (argc < 5) {
 		fprintf(stderr, "usage: why-hog CPU FIFO_PRIO BUSY_US FILE [LINGER_S]\n");
 		return 2;
@@ -46,8 +77,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	len = strtoull(argv[3], NULL, 10) * 1000ULL;
+	snprintf(start, sizeof(start), "%s.start", argv[4]);
+	f = fopen(start, "w");	/* "spinning now", for a test to wait on */
+	if (f) {
+		fclose(f);
+	}
 	m0 = ns(CLOCK_MONOTONIC);
 	r0 = ns(CLOCK_REALTIME);
+	if (getenv("WHY_CONT")) {
+		kill(atoi(getenv("WHY_CONT")), SIGCONT);	/* a stopped peer goes on now */
+	}
 	do {
 		m1 = ns(CLOCK_MONOTONIC);
 	} while (m1 - m0 < len);
