@@ -6029,7 +6029,7 @@ struct why {
 	bool other_host;		/* the time was outside this host's stamps */
 	uint64_t own_ns, wait_ns;
 	int pid;			/* rant's thread in the trace */
-	char clock[16];
+	int prio;			/* its prio as the trace last saw it (-1: not seen) */
 };
 
 /* One parsed line of a trace as `cat trace` writes it. */
@@ -6302,6 +6302,26 @@ static void why_account(struct why_walk *W, uint64_t t)
 	}
 }
 
+/*
+ * A switched-out task's state: "R"/"R+" still runnable, "T"/"t" stopped,
+ * else asleep; as a number (trace-cmd report -R) the kernel's bits:
+ * 0 running, TASK_REPORT_MAX (256 since 4.14) preempted, __TASK_STOPPED (4)
+ * or __TASK_TRACED (8) stopped (include/linux/sched.h).
+ */
+static int why_state(const char *st)
+{
+	long v;
+
+	if (!st) {
+		return RS_UNKNOWN;
+	}
+	if (*st >= '0' && *st <= '9') {
+		v = strtol(st, NULL, 0);
+		return !v || (v & 256) ? RS_RUNNABLE : (v & 12) ? RS_STOPPED : RS_ASLEEP;
+	}
+	return *st == 'R' ? RS_RUNNABLE : *st == 'T' || *st == 't' ? RS_STOPPED : RS_ASLEEP;
+}
+
 static void why_event(struct why_walk *W, struct why_ev *e)
 {
 	struct why_cpu *c = e->cpu >= 0 ? &W->cpu[e->cpu] : NULL;
@@ -6327,8 +6347,7 @@ static void why_event(struct why_walk *W, struct why_ev *e)
 
 		W->any_switch = true;
 		if (prev == me) {
-			W->state = !st ? RS_UNKNOWN : *st == 'R' ? RS_RUNNABLE :
-				   *st == 'T' || *st == 't' ? RS_STOPPED : RS_ASLEEP;
+			W->state = why_state(st);
 			W->at = e->cpu;
 		}
 		c->pid = (int)why_kv_num(e->args, "next_pid", -1);
@@ -6337,6 +6356,7 @@ static void why_event(struct why_walk *W, struct why_ev *e)
 		if (c->pid == me) {
 			W->state = RS_RUN;
 			W->at = e->cpu;
+			W->w->prio = c->prio;
 		}
 	} else if (why_is(e, "sched_waking") || why_is(e, "sched_wakeup")) {
 		if (why_kv_num(e->args, "pid", -1) == me && W->state != RS_RUN) {
@@ -6360,9 +6380,13 @@ static void why_event(struct why_walk *W, struct why_ev *e)
 	} else if (why_is(e, "softirq_entry")) {
 		const char *a = strstr(e->args, "action=");
 
+		/* the kernel's names (include/linux/interrupt.h), for a trace without action= */
+		static const char *const vecs[] = { "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
+						    "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU" };
+
 		c->vec = (int)why_kv_num(e->args, "vec", 0);
-		snprintf(c->vecname, sizeof(c->vecname), "%.*s", a ? (int)strcspn(a + 7, "]") : 0,
-			 a ? a + 7 : "");
+		snprintf(c->vecname, sizeof(c->vecname), "%.*s", a ? (int)strcspn(a + 7, "]") : 15,
+			 a ? a + 7 : c->vec >= 0 && c->vec < 10 ? vecs[c->vec] : "?");
 	} else if (why_is(e, "softirq_exit")) {
 		c->vec = -1;
 	}
@@ -6531,9 +6555,36 @@ static void why_cause(struct why *w)
 			}
 		}
 	}
-	if (w->cs >= 0) {
-		why_policy(w, &w->seg[w->cs].p[w->cp]);
+}
+
+/*
+ * The culprit as it left the CPU after the window: the comm and prio of its
+ * first switch-out from then (its switch-in may predate an exec or its own
+ * sched_setscheduler, and nothing else records those).
+ */
+static void why_refine(struct why *w, const char *path)
+{
+	struct why_part *p = &w->seg[w->cs].p[w->cp];
+	struct why_ev e;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	if (p->kind != WK_RUNNABLE || !(f = fopen(path, "re"))) {
+		return;
 	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		line[len - 1] = line[len - 1] == '\n' ? 0 : line[len - 1];
+		if (why_parse(line, &e) && e.ts >= w->seg[w->cs].a && why_is(&e, "sched_switch") &&
+		    why_kv_num(e.args, "prev_pid", -1) == p->id) {
+			why_comm(p->what, sizeof(p->what), e.args, "prev_comm", "prev_pid");
+			p->prio = (int)why_kv_num(e.args, "prev_prio", p->prio);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
 }
 
 /* A stamp of this side on CLOCK_MONOTONIC: the kernel's where the NIC's is on the PHC. */
@@ -6605,6 +6656,7 @@ static void why_explain(struct why *w, const struct txn *x, const char *path, in
 
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
+	w->prio = -1;
 	w->cs = w->cp = -1;
 	why_segments(w, x, base, emit);
 	if (!w->nseg) {
@@ -6628,6 +6680,10 @@ static void why_explain(struct why *w, const struct txn *x, const char *path, in
 	w->other_host = emit && w->wait_ns > w->own_ns;
 	if (!w->cannot[0]) {
 		why_cause(w);
+		if (w->cs >= 0) {
+			why_refine(w, path);
+			why_policy(w, &w->seg[w->cs].p[w->cp]);
+		}
 	}
 }
 
@@ -6666,8 +6722,11 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 	switch (p->kind) {
 	case WK_RUNNABLE:
 		why_culprit(pol, sizeof(pol), w, p);
-		snprintf(buf, len, "%s: rant was runnable for %.0f us while %s (pid %d, %s) ran on CPU %d",
-			 s->name, us, p->what, p->id, pol, p->cpu);
+		snprintf(buf, len, "%s: rant was runnable for %.0f us while %s (pid %d, %s) ran on CPU %d%s",
+			 s->name, us, p->what, p->id, pol, p->cpu,
+			 /* a real-time rant passed over for a lower priority: RT throttled */
+			 w->prio >= 0 && w->prio < 100 && p->prio > w->prio ?
+				 " (a lower priority than rant's: RT throttling, sched_rt_runtime_us)" : "");
 		break;
 	case WK_IRQ:
 		snprintf(buf, len, "%s: hard IRQ %d (%s) held rant's CPU %d for %.0f us", s->name, p->id,
@@ -6887,6 +6946,84 @@ static void why_json_breaches(FILE *f)
 		fputc('}', f);
 	}
 	fputc(']', f);
+}
+
+/*
+ * --analyze LOG --trace FILE: the trace of a run that breached under -T, as
+ * `cat trace` wrote it (or `trace-cmd report -R`: the same fields, a
+ * task's state as a number).  Its first RANT_BREACH marker names rant's
+ * thread (the line's task), the side (rtt_ns: a client's) and the clock
+ * base (base_ns); each --top transaction is then explained as a live run's
+ * breach is.
+ */
+static struct {
+	bool read, ok, emit;
+	int pid;
+	int64_t base;
+	char why[160];
+} why_src;
+
+static void why_src_read(void)
+{
+	struct why_ev e;
+	char *line = NULL, *m;
+	const char *b;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	why_src.read = true;
+	f = fopen(cfg->trace_file, "re");
+	if (!f) {
+		snprintf(why_src.why, sizeof(why_src.why), "cannot read %.100s: %.40s", cfg->trace_file,
+			 strerror(errno));
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		line[len - 1] = line[len - 1] == '\n' ? 0 : line[len - 1];
+		if (!(m = strstr(line, "RANT_BREACH ")) || !why_parse(line, &e)) {
+			continue;
+		}
+		b = why_kv(m, "base_ns");
+		if (!b) {
+			continue;	/* a marker of a rant before the Why: (no base) */
+		}
+		why_src.pid = e.pid;
+		why_src.base = strtoll(b, NULL, 10);
+		why_src.emit = why_kv(m, "rtt_ns") != NULL;
+		why_src.ok = true;
+		break;
+	}
+	free(line);
+	fclose(f);
+	if (!why_src.ok && !why_src.why[0]) {
+		snprintf(why_src.why, sizeof(why_src.why),
+			 "the trace has no RANT_BREACH marker with base_ns= (a run with -t and -T writes it)");
+	}
+}
+
+/* The Why: of an --analyze --top transaction, when --trace gave a trace. */
+static void why_print_analyzed(FILE *f, const struct txn *x)
+{
+	struct why w;
+
+	if (!cfg->trace_file) {
+		return;
+	}
+	if (!why_src.read) {
+		why_src_read();
+	}
+	memset(&w, 0, sizeof(w));
+	w.cs = w.cp = -1;
+	if (!why_src.ok) {
+		snprintf(w.cannot, sizeof(w.cannot), "%s", why_src.why);
+	} else if (why_src.emit != run.side.emit) {
+		snprintf(w.cannot, sizeof(w.cannot), "the trace is the %s's (its marker), the log the %s's",
+			 why_src.emit ? "client" : "reflector", run.side.emit ? "client" : "reflector");
+	} else {
+		why_explain(&w, x, cfg->trace_file, why_src.pid, why_src.base, why_src.emit);
+	}
+	why_print(f, &w);
 }
 
 /* -------------------------------------------------------------- tracing */
@@ -12980,6 +13117,7 @@ static void print_top(FILE *f, struct topn *t, unsigned top)
 		metric_def[run.side.primary].key);
 	for (i = 0; i < t->n; i++) {
 		print_breakdown(f, &t->e[i].x, t->e[i].v, "#");
+		why_print_analyzed(f, &t->e[i].x);
 	}
 }
 
@@ -17281,6 +17419,10 @@ static int analyze_load(struct analysis *A)
 /* --json, --plot and --histfile can be written?  Checked before a row is read; nothing made. */
 static int analyze_check_outputs(void)
 {
+	if (cfg->trace_file && access(cfg->trace_file, R_OK) < 0) {
+		warnx_("--trace: cannot read '%s': %s", cfg->trace_file, strerror(errno));
+		return -1;
+	}
 	if (cfg->json && strcmp(cfg->json, "-") && out_check("--json", cfg->json) < 0) {
 		return -1;
 	}
@@ -18129,6 +18271,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_ANALYZE, .name = "analyze", .arg = "LOG", .type = OT_CALL, .set = opt_analyze,
 	  .modes = M_ALL,
 	  .help = "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
+	{ .val = O_TRACE_FILE, .name = "trace", .arg = "FILE", .type = OT_STR, CFG(trace_file),
+	  .modes = M_ANALYZE,
+	  .help = "with --analyze: explain each --top transaction from this saved trace (the instance's trace of a -t -T run)" },
 	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top), ALSO(top_set),
 	  .min = 1, .max = 1000000, .def = 10, .modes = M_ANALYZE,
 	  .help = "with --analyze: list the N worst transactions (default 10); --plot then draws as many (at most 50; else 15)" },

@@ -166,14 +166,71 @@ check_cause() {
 	py_checks "$1" "$CAUSE_PY" "$1" "$2" "$3" "$4" "$5" "${6:-}" "${7:-}" "${8:-}"
 }
 
+# stop what the case before left running (its injections linger asleep)
+pkill_bg() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${BG_PIDS[@]}"; do
+		wait_for 10 gone "$p"
+	done
+}
+
+# injected_first JSON: the first breach there (a report, or JSON Lines) was
+# during an injection ($WORK/truth.?), or cannot be judged (no window); else
+# its Why: on stdout, status 1
+INJECTED_PY=$(cat <<'PY'
+import glob, json, sys
+d = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+d = [x for x in d if x.get("threshold", {}).get("breaches")]
+c = d[-1]["threshold"]["breaches"][0]["cause"] if d else None
+if not c or not c["segments"]:
+    sys.exit(0)
+a = min(s["start_mono_ns"] for s in c["segments"])
+z = max(s["start_mono_ns"] + s["duration_ns"] for s in c["segments"])
+for f in glob.glob(sys.argv[2]):
+    v = open(f).read().split()
+    if len(v) == 5 and int(v[1]) < z and int(v[2]) > a:
+        sys.exit(0)
+print(c["summary"])
+sys.exit(1)
+PY
+)
+injected_first() {
+	[ -s "$1" ] || return 0
+	python3 -c "$INJECTED_PY" "$1" "$WORK/truth.?"
+}
+
+# try_case FN JSON: run case FN (it sets up, injects, waits) until the
+# breach in JSON is the injected one, at most 3 times: a loaded host (other
+# suites' SCHED_FIFO spinners get RT-throttled: 50-100 ms stalls) may make
+# one of its own first, and that is said, with rant's Why: of it
+try_case() {
+	local fn=$1 json=$2 n why
+	for n in 1 2 3; do
+		rm -f "$WORK"/truth.* "$json"
+		"$fn" || return 1
+		if why=$(injected_first "$json"); then
+			return 0
+		fi
+		echo "# $fn: attempt $n: the host breached first, before any injection: $why"
+		pkill_bg
+	done
+	return 0
+}
+
 # 1. A FIFO 90 spin on the reflector's CPU: the reflector's breach names it.
-inst_fresh
-if fifo_reflector rfifo --port 12391 -s -t 10000 -T --trace-instance "$INST" --json "$WORK/rfifo.json"; then
+case_rfifo() {
+	inst_fresh
+	fifo_reflector rfifo --port 12391 -s -t 10000 -T --trace-instance "$INST" \
+		--json "$WORK/rfifo.json" --log "$WORK/rfifo.log" || return 1
 	fifo_client cfifo --port 12391 -s --interval 1000 -d 30 -q --json "$WORK/cfifo.json"
 	wait_for 10 grep -q "started" "$WORK/rfifo.err"
-	rm -f "$WORK"/truth.*
 	LINGER=3 inject_until_done "$REFLECTOR_PID" "$HOG" 1 90 30000
 	wait_exit "$CLIENT_PID" 20
+}
+if try_case case_rfifo "$WORK/rfifo.json"; then
 	check "reflector FIFO spin: the reflector stopped by its threshold (exit 3)" \
 		grep -q "^Stopped by: threshold" "$WORK/rfifo.out"
 	check_cause "reflector FIFO spin" "$WORK/rfifo.json" runnable \
@@ -185,36 +242,53 @@ if fifo_reflector rfifo --port 12391 -s -t 10000 -T --trace-instance "$INST" --j
 	expect_eq "reflector FIFO spin: the events rant enabled are off again" "$(cat "$INST_DIR/set_event")" ""
 	check "reflector FIFO spin: the trace clock stays mono (a breach's trace is in the buffer)" \
 		grep -q "\[mono\]" "$INST_DIR/trace_clock"
-	cp "$WORK/rfifo.out" "$WORK/rfifo.keep"
+	# the post-mortem: the log and the saved trace, the same Why:
+	cat "$INST_DIR/trace" >"$WORK/saved.trace"
+	analyze pm "$WORK/rfifo.log" --trace "$WORK/saved.trace" --top 1
+	live=$(grep "^Why: " "$WORK/rfifo.out" | sed 's/FIFO 90/X 90/; s/RT 90/X 90/')
+	expect_eq "--analyze --trace: the worst transaction's Why: is the live one's" \
+		"$(grep "^Why: " "$WORK/pm.out" | sed 's/FIFO 90/X 90/; s/RT 90/X 90/')" "$live"
+	expect_eq "--analyze --trace: the worst transaction is the breach" \
+		"$(grep -o "^#: seq [0-9]*" "$WORK/pm.out")" \
+		"#: seq $(grep -o "^Threshold breach: seq [0-9]*" "$WORK/rfifo.out" | grep -o "[0-9]*$")"
+	grep -v RANT_BREACH "$WORK/saved.trace" >"$WORK/nomark.trace"
+	analyze pmno "$WORK/rfifo.log" --trace "$WORK/nomark.trace" --top 1
+	check "--analyze --trace without rant's marker: cannot tell, and why" \
+		grep -q "^Why: cannot tell: the trace has no RANT_BREACH marker" "$WORK/pmno.out"
+	analyze pmbad "$WORK/rfifo.log" --trace "$WORK/missing.trace"
+	expect_eq "--analyze --trace of a missing file: exit 2" "$ANALYZE_RC" 2
+	expect_eq "--analyze --trace of a missing file: one line" "$(wc -l <"$WORK/pmbad.err")" 1
 else
 	not_ok "reflector FIFO spin: the reflector listens"
 fi
-pkill_bg() { local p; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; }
 pkill_bg
 
-# 2. The same on the client's CPU.  The client must be waiting for a pong
-# when the spin starts (between pings it would only send late): the
-# reflector is held (SIGSTOP) until the spin starts (the spin lets it go), so
-# the pong comes during it.
-inst_fresh
-if fifo_reflector rplain --port 12392 -s; then
+# 2. The same on the client's CPU.  The client's -t judges the wire rtt,
+# which its own rx stack (T4 to T4_SW) is not part of, and between pings
+# it would only send late: so the spin, already FIFO 90 on the client's
+# CPU, holds the reflector (SIGSTOP) for 12 ms, which makes the breach, and
+# lets it go as it starts: the pong comes during the spin, and the client
+# rx stack's 30 ms are the largest delay of the transaction.  The hold is
+# in the wait for the pong, where the client sleeps: not a cause.
+case_cfifo() {
+	local k
+	inst_fresh
+	fifo_reflector rplain --port 12392 -s || return 1
 	fifo_client ccli --port 12392 -s --interval 1000 -d 30 -t 10000 -T --trace-instance "$INST" -q \
 		--json "$WORK/ccli.json"
 	wait_for 10 grep -q "started" "$WORK/rplain.err"
-	rm -f "$WORK"/truth.*
 	for k in 1 2 3 4 5; do
 		kill -0 "$CLIENT_PID" 2>/dev/null || break
-		kill -STOP "$REFLECTOR_PID"
-		wait_for 3 sh -c "grep -q State:.*stopped /proc/$REFLECTOR_PID/status"
-		WHY_CONT=$REFLECTOR_PID "$HOG" 0 90 30000 "$WORK/truth.$k" 3 &
+		WHY_HOLD=$REFLECTOR_PID WHY_HOLD_US=12000 "$HOG" 0 90 30000 "$WORK/truth.$k" 3 &
 		BG_PIDS+=($!)
-		wait_for 3 test -e "$WORK/truth.$k.start"
-		kill -CONT "$REFLECTOR_PID"	# (the spin did, as it started)
 		wait_for 3 test -s "$WORK/truth.$k"
+		kill -CONT "$REFLECTOR_PID"	# (the spin did, as it started)
 		wait_for 1 gone "$CLIENT_PID"
 	done
 	echo "# injections made: $k"
 	wait_exit "$CLIENT_PID" 20
+}
+if try_case case_cfifo "$WORK/ccli.json"; then
 	check_cause "client FIFO spin" "$WORK/ccli.json" runnable \
 		"client_rx_stack|client_tx_stack" "$WORK/truth.?" why-hog FIFO 90
 else
@@ -223,13 +297,16 @@ fi
 pkill_bg
 
 # 3. rant stopped (SIGSTOP/SIGCONT) inside a transaction: the reflector, waiting for pings
-inst_fresh
-if fifo_reflector rstop --port 12393 -s -t 10000 -T --trace-instance "$INST" --json "$WORK/rstop.json"; then
+case_rstop() {
+	inst_fresh
+	fifo_reflector rstop --port 12393 -s -t 10000 -T --trace-instance "$INST" \
+		--json "$WORK/rstop.json" || return 1
 	fifo_client cstop --port 12393 -s --interval 1000 -d 30 -q
 	wait_for 10 grep -q "started" "$WORK/rstop.err"
-	rm -f "$WORK"/truth.*
 	inject_until_done "$REFLECTOR_PID" "$HOG" stop "$REFLECTOR_PID" 30000
 	wait_exit "$CLIENT_PID" 20
+}
+if try_case case_rstop "$WORK/rstop.json"; then
 	check_cause "reflector stopped" "$WORK/rstop.json" stopped "server_rx_stack" "$WORK/truth.?"
 	check "reflector stopped: the text report's Why: says so" \
 		grep -Eq "^Why: server rx stack: rant was stopped \(SIGSTOP\) for [0-9]+ us" "$WORK/rstop.out"
@@ -284,6 +361,31 @@ t("the breach is explained all the same", c is not None and c["kind"] != "unknow
 		"$WORK/coff.json"
 else
 	not_ok "tracing off: the reflector listens"
+fi
+pkill_bg
+
+# 7. The same trace as `trace-cmd report -R` prints it (last: trace-cmd
+# extract removes the instance it reads)
+inst_fresh
+if ! command -v trace-cmd >/dev/null; then
+	skip "--analyze --trace of trace-cmd report -R: no trace-cmd here"
+elif fifo_reflector rtc --port 12397 -s; then
+	fifo_client ctc --port 12397 -s --count 300 -t 0.001 -T --trace-instance "$INST" -q --log "$WORK/ctc.log"
+	wait_exit "$CLIENT_PID" 20
+	cat "$INST_DIR/trace" >"$WORK/ctc.trace"
+	analyze tctext "$WORK/ctc.log" --trace "$WORK/ctc.trace" --top 3
+	if trace-cmd extract -B "$INST" -o "$WORK/t.dat" >/dev/null 2>&1 &&
+		trace-cmd report -R -i "$WORK/t.dat" >"$WORK/tc.trace" 2>/dev/null; then
+		analyze tcraw "$WORK/ctc.log" --trace "$WORK/tc.trace" --top 3
+		check "--analyze --trace: the text trace explains the client's worst transactions" \
+			grep -q "^Why: client\|^Why: the wait" "$WORK/tctext.out"
+		expect_eq "--analyze --trace of trace-cmd report -R: the same Why: blocks as of the text trace" \
+			"$(grep -A3 "^Why: " "$WORK/tcraw.out")" "$(grep -A3 "^Why: " "$WORK/tctext.out")"
+	else
+		not_ok "--analyze --trace of trace-cmd report -R: trace-cmd extract and report work"
+	fi
+else
+	not_ok "trace-cmd report -R: the reflector listens"
 fi
 pkill_bg
 

@@ -5,8 +5,10 @@
  * is), then spins for BUSY_US microseconds and writes "pid start_mono_ns
  * end_mono_ns start_real_ns end_real_ns" to FILE: the truth the test holds
  * rant's Why: to, taken after the policy is set, so that it holds nothing
- * but the spin (FILE.start, empty, is made just before the spin; with
- * WHY_CONT=PID in the environment, PID gets SIGCONT as the spin starts).  It then sleeps LINGER_S seconds (default 0) at its policy,
+ * but the spin (FILE.start, empty, is made just before the spin).  With
+ * WHY_HOLD=PID in the environment, PID is stopped (SIGSTOP) for
+ * WHY_HOLD_US microseconds (default 3000) before the spin and continued
+ * (SIGCONT) as it starts.  It then sleeps LINGER_S seconds (default 0) at its policy,
  * so that rant can still read it.
  *   why-hog stop PID STOP_US FILE
  * stops PID (SIGSTOP) for STOP_US microseconds and continues it (SIGCONT),
@@ -82,10 +84,18 @@ int main(int argc, char **argv)
 	if (f) {
 		fclose(f);
 	}
+	if (getenv("WHY_HOLD")) {
+		/* hold the peer WHY_HOLD_US (default 3 ms): a client then waits for a pong */
+		long us = getenv("WHY_HOLD_US") ? atol(getenv("WHY_HOLD_US")) : 3000;
+		struct timespec hold = { us / 1000000, us % 1000000 * 1000 };
+
+		kill(atoi(getenv("WHY_HOLD")), SIGSTOP);
+		nanosleep(&hold, NULL);
+	}
 	m0 = ns(CLOCK_MONOTONIC);
 	r0 = ns(CLOCK_REALTIME);
-	if (getenv("WHY_CONT")) {
-		kill(atoi(getenv("WHY_CONT")), SIGCONT);	/* a stopped peer goes on now */
+	if (getenv("WHY_HOLD")) {
+		kill(atoi(getenv("WHY_HOLD")), SIGCONT);	/* its answers come during the spin */
 	}
 	do {
 		m1 = ns(CLOCK_MONOTONIC);
