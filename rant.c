@@ -7172,7 +7172,7 @@ static const char *const why_events[] = {
  */
 static void trace_prepare(const char *opt)
 {
-	char buf[4096], *b, *e;
+	char buf[4096], kb[32], *b, *e;
 	size_t i;
 	int r;
 
@@ -7226,6 +7226,12 @@ static void trace_prepare(const char *opt)
 		   (!strstr(buf, "sched:sched_waking") && !strstr(buf, "sched:sched_wakeup"))) {
 		warnx_("%s: the instance's own events (kept) lack sched:sched_switch or a wake-up event: "
 		       "a breach's Why: cannot say who ran", opt);
+	}
+	/* too small to keep a window until it is read: named (resizing would empty it) */
+	if (trace_read_file("buffer_size_kb", kb, sizeof(kb)) > 0 && atol(kb) < 1024) {
+		warnx_("%s: the instance's buffer is %ld KB a CPU: a breach's window may be overwritten "
+		       "before it is read%s (raise it: echo 4096 > %s/buffer_size_kb)", opt, atol(kb),
+		       cfg->cont ? ", with -C the more so" : "", run.tr.dir);
 	}
 	if (!run.tr.set_events && !buf[0]) {
 		snprintf(run.tr.why_not, sizeof(run.tr.why_not), "no event could be enabled in the instance");

@@ -340,6 +340,8 @@ echo 32 >"$INST_DIR/buffer_size_kb"
 if fifo_reflector rover --port 12395 -s; then
 	fifo_client cover --port 12395 -s -d 2 -t 0.001 -C -T --trace-instance "$INST" -q --json "$WORK/cover.json"
 	wait_exit "$CLIENT_PID" 30
+	check "overrun: the small buffer named at start in one line" \
+		grep -Eq "the instance's buffer is [0-9]+ KB a CPU: a breach's window may be overwritten before it is read, with -C the more so" "$WORK/cover.err"
 	py_checks "overrun" 'c = load(sys.argv[1])["threshold"]["breaches"][0]["cause"]
 t("cannot tell: the trace does not cover the window", c["kind"] == "unknown" and "does not cover" in c["why"], str(c))' \
 		"$WORK/cover.json"
