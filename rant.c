@@ -573,7 +573,6 @@ struct trace_state {
 	/* what -T changed for the run (trace_restore puts it back) */
 	bool set_events;	/* the instance had no events: rant enabled why_events */
 	bool turned_on;		/* tracing_on was 0 at start */
-	char clock_was[24];	/* the trace clock before (empty: unchanged) */
 	bool mono;		/* the trace clock is mono: the trace relates to the stamps */
 	char why_not[160];	/* why the trace cannot explain a breach, for every one */
 	bool breached;		/* a breach stopped tracing: its trace is in the buffer */
@@ -6525,7 +6524,11 @@ static void why_policy(struct why *w, struct why_part *p)
 		 pol == SCHED_BATCH ? "BATCH" : pol == SCHED_IDLE ? "IDLE" : pol == 6 ? "DEADLINE" : "OTHER");
 }
 
-/* The cause: the largest part that is not rant's own work, nor its sleep before the packet. */
+/*
+ * The cause: the largest part of the transaction, rant's own work
+ * included (on a VM the host taking the CPU is invisible to the trace and
+ * counts as rant running), its sleep while its pong travels excepted.
+ */
 static void why_cause(struct why *w)
 {
 	uint64_t best = 0;
@@ -6536,22 +6539,11 @@ static void why_cause(struct why *w)
 		for (k = 0; k < w->seg[i].n; k++) {
 			const struct why_part *p = &w->seg[i].p[k];
 
-			if (p->kind == WK_RUN ||
-			    (p->kind == WK_ASLEEP && !strcmp(w->seg[i].key, "pong_wait"))) {
+			if (p->kind == WK_ASLEEP && !strcmp(w->seg[i].key, "pong_wait")) {
 				continue;
 			}
 			if (p->ns > best) {
 				best = p->ns, w->cs = i, w->cp = k;
-			}
-		}
-	}
-	if (w->cs < 0) {
-		/* nothing but rant's own work: that is the cause */
-		for (i = 0; i < w->nseg; i++) {
-			for (k = 0; k < w->seg[i].n; k++) {
-				if (w->seg[i].p[k].kind == WK_RUN && w->seg[i].p[k].ns > best) {
-					best = w->seg[i].p[k].ns, w->cs = i, w->cp = k;
-				}
 			}
 		}
 	}
@@ -6724,9 +6716,10 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 		why_culprit(pol, sizeof(pol), w, p);
 		snprintf(buf, len, "%s: rant was runnable for %.0f us while %s (pid %d, %s) ran on CPU %d%s",
 			 s->name, us, p->what, p->id, pol, p->cpu,
-			 /* a real-time rant passed over for a lower priority: RT throttled */
-			 w->prio >= 0 && w->prio < 100 && p->prio > w->prio ?
-				 " (a lower priority than rant's: RT throttling, sched_rt_runtime_us)" : "");
+			 /* a real-time rant passed over for long for a lower priority */
+			 w->prio >= 0 && w->prio < 100 && p->prio > w->prio && p->ns >= 1000000 ?
+				 " (a lower priority than rant's: RT throttling, sched_rt_runtime_us, "
+				 "or kernel code it could not be preempted in)" : "");
 		break;
 	case WK_IRQ:
 		snprintf(buf, len, "%s: hard IRQ %d (%s) held rant's CPU %d for %.0f us", s->name, p->id,
@@ -6747,8 +6740,8 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 		snprintf(buf, len, "%s: rant was stopped (SIGSTOP) for %.0f us", s->name, us);
 		break;
 	case WK_RUN:
-		snprintf(buf, len, "%s: rant itself ran for %.0f us (its own work, in the kernel or not)",
-			 s->name, us);
+		snprintf(buf, len, "%s: rant itself ran for %.0f us on CPU %d (its own work, in the kernel "
+			 "or not; on a VM also the time the host took the CPU)", s->name, us, p->cpu);
 		break;
 	default:
 		snprintf(buf, len, "%s: %.0f us the trace does not explain", s->name, us);
@@ -6778,7 +6771,7 @@ static void why_part_text(char *buf, size_t len, const struct why *w, const stru
 /* The Why: block, under a breach's breakdown. */
 static void why_print(FILE *f, const struct why *w)
 {
-	char line[320];
+	char line[400];
 	int i, k;
 
 	why_sentence(line, sizeof(line), w);
@@ -6825,7 +6818,7 @@ static void why_json_str(FILE *f, const char *s)
 /* The "cause" object of a breach. */
 static void why_json(FILE *f, const struct why *w)
 {
-	char line[320];
+	char line[400];
 	int i, k;
 
 	why_sentence(line, sizeof(line), w);
@@ -7191,7 +7184,6 @@ static void trace_prepare(const char *opt)
 			run.tr.mono = true;
 		} else if ((r = trace_write_file("trace_clock", "mono", true)) == 0) {
 			/* a new clock empties the buffer: nothing of this run is in it yet */
-			snprintf(run.tr.clock_was, sizeof(run.tr.clock_was), "%.23s", b + 1);
 			run.tr.mono = true;
 		} else {
 			snprintf(run.tr.why_not, sizeof(run.tr.why_not),
@@ -7219,9 +7211,6 @@ static void trace_prepare(const char *opt)
 				run.tr.set_events = true;
 			}
 		}
-		if (run.tr.set_events && trace_write_file("trace", "", true) < 0) {
-			/* an old buffer only holds older runs: explained all the same */
-		}
 	} else if (!strstr(buf, "sched:sched_switch") ||
 		   (!strstr(buf, "sched:sched_waking") && !strstr(buf, "sched:sched_wakeup"))) {
 		warnx_("%s: the instance's own events (kept) lack sched:sched_switch or a wake-up event: "
@@ -7241,10 +7230,10 @@ static void trace_prepare(const char *opt)
 
 /*
  * After the run (and its Why:): the events rant enabled off again and
- * tracing_on as it was.  The trace clock stays mono when a breach's trace
- * is in the buffer: the kernel empties the buffer on a clock change
- * (kernel/trace/trace.c, tracing_set_clock), and that trace is what the
- * user reads next; without one it goes back.
+ * tracing_on as it was.  The trace clock stays mono: the kernel empties
+ * the buffer on a clock change (kernel/trace/trace.c, tracing_set_clock),
+ * and what is in it (a breach's trace, the markers) is what the user reads
+ * next.
  */
 static void trace_restore(bool kept)
 {
@@ -7259,12 +7248,6 @@ static void trace_restore(bool kept)
 		/* it stays on: nothing is lost */
 	}
 	run.tr.turned_on = false;
-	if (run.tr.clock_was[0] && !kept && trace_write_file("trace_clock", run.tr.clock_was, true) < 0) {
-		warnx_("-T: could not set the trace clock of %s back to %s", run.tr.dir, run.tr.clock_was);
-	}
-	if (!kept) {
-		run.tr.clock_was[0] = 0;
-	}
 }
 
 /* Open and check everything -T/-S need; one line and -1 on failure. */

@@ -240,7 +240,7 @@ if try_case case_rfifo "$WORK/rfifo.json"; then
 	check "reflector FIFO spin: the breach's marker line gives the window and the clock base" \
 		grep -Eq "RANT_BREACH seq=[0-9]+ response_ns=.* window=[0-9]+\.[0-9]{6}-[0-9]+\.[0-9]{6} base_ns=-?[0-9]+" "$INST_DIR/trace"
 	expect_eq "reflector FIFO spin: the events rant enabled are off again" "$(cat "$INST_DIR/set_event")" ""
-	check "reflector FIFO spin: the trace clock stays mono (a breach's trace is in the buffer)" \
+	check "reflector FIFO spin: the trace clock stays mono (setting it back would empty the buffer)" \
 		grep -q "\[mono\]" "$INST_DIR/trace_clock"
 	# the post-mortem: the log and the saved trace, the same Why:
 	cat "$INST_DIR/trace" >"$WORK/saved.trace"
