@@ -6090,6 +6090,9 @@ static bool why_parse(char *line, struct why_ev *e)
 		while (q > line && *q != '(') {
 			q--;
 		}
+		if (q == line) {
+			return false;
+		}
 		q--;
 		while (q > line && *q == ' ') {
 			q--;
