@@ -100,12 +100,16 @@ quick-build:
 # the bench programs too, so that none of them stops building unseen
 check-build:
 	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit tests/opts-table \
-		tests/plot-gen tests/net-truth.d/relay tests/bench-log tests/bench-tag tests/plot-bench \
+		tests/plot-gen tests/net-truth.d/relay tests/net-why.d/why-hog tests/bench-log tests/bench-tag tests/plot-bench \
 		tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage
 
 # the ground truth of tests/net-truth.sh: a relay holding each packet a known time
 tests/net-truth.d/relay: tests/net-truth.d/relay.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/net-truth.d/relay.c
+
+# the injected cause of tests/net-why.sh: a FIFO spin or a SIGSTOP of a known length
+tests/net-why.d/why-hog: tests/net-why.d/why-hog.c
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/net-why.d/why-hog.c
 
 # after every edit: no root, no namespaces, well under a minute
 quick: quick-build
@@ -207,7 +211,7 @@ install: rant
 	install -p -m 0644 man/rant.1 man/rant-config.sh.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
-	rm -f rant rant.werror rant-san rant-gsan tests/bench-tag tests/unit tests/unit-quick tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage tests/plot-gen tests/plot-bench tests/opts-table tests/opts-table-san tests/opts-table-gsan tests/net-truth.d/relay
+	rm -f rant rant.werror rant-san rant-gsan tests/bench-tag tests/unit tests/unit-quick tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage tests/plot-gen tests/plot-bench tests/opts-table tests/opts-table-san tests/opts-table-gsan tests/net-truth.d/relay tests/net-why.d/why-hog
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out build/vm
 

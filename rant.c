@@ -12,8 +12,8 @@
  * declarations).  Two halves joined at one point.  The measurement:
  * constants and the wire format, types, the configuration and the one run
  * state, helpers, then timestamps (the kernel API), protocol, statistics,
- * the series (--series, its thread), classes and sizes, pmc (-M), tracing,
- * log, transactions, memory, sockets,
+ * the series (--series, its thread), classes and sizes, pmc (-M), why,
+ * tracing, log, transactions, memory, sockets,
  * emit, reflect.  Then the outputs: report, json, plot (ending with
  * report_outputs, which the loops reach through run.to, the one join), and
  * analyze, which reads a log back through them.  Last, options and main.
@@ -504,6 +504,7 @@ struct config {
 	const char *histfile;	/* --histfile: one line per bucket, to plot */
 	int priority, tos;	/* -1 = leave alone */
 	const char *json, *log, *trace_instance;
+	const char *trace_file;	/* --analyze --trace FILE */
 	enum log_format log_format;
 	uint64_t log_records;
 	const char *analyze[2];
@@ -572,6 +573,13 @@ static const char *cpu_latency_dev = "/dev/cpu_dma_latency";
 struct trace_state {
 	int marker_fd, on_fd, snap_fd;
 	char dir[PATH_MAX];
+	/* what -T changed for the run (trace_restore puts it back) */
+	bool set_events;	/* the instance had no events: rant enabled why_events */
+	bool turned_on;		/* tracing_on was 0 at start */
+	bool mono;		/* the trace clock is mono: the trace relates to the stamps */
+	char why_not[160];	/* why the trace cannot explain a breach, for every one */
+	bool breached;		/* a breach stopped tracing: its trace is in the buffer */
+	int tid;		/* rant's measuring thread, as the trace names it */
 };
 
 /* Classes (--priority/--tos lists) and sizes (--size list): state outside struct session. */
@@ -1246,7 +1254,7 @@ static struct out_state {
 static void run_reset(void)
 {
 	memset(&run, 0, sizeof(run));
-	run.tr = (struct trace_state){ -1, -1, -1, "" };
+	run.tr = (struct trace_state){ .marker_fd = -1, .on_fd = -1, .snap_fd = -1 };
 	run.sock_fd = -1;
 	run.cpulat.fd = -1;
 	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
@@ -6489,6 +6497,1062 @@ static void pmc_json(FILE *f)
 	fprintf(f, "}");
 }
 
+/* ------------------------------------------------------------------ why */
+
+/* A CLOCK_MONOTONIC time as the trace prints it: seconds and microseconds. */
+static char *fmt_trace_ts(char *p, uint64_t ns)
+{
+	uint64_t us = ns % NSEC_PER_SEC / 1000;
+	int d;
+
+	p = fmt_u64(p, ns / NSEC_PER_SEC);
+	*p++ = '.';
+	for (d = 100000; d; d /= 10) {
+		*p++ = (char)('0' + us / (uint64_t)d % 10);
+	}
+	return p;
+}
+
+
+/*
+ * Why was it slow: after the run (a reflector: at its session's end; with
+ * -C for every breach kept whose window the buffer still holds), rant reads
+ * the instance's trace back and walks it up to the breach: for each segment
+ * its own stamps bound (client: tx stack, the wait for the pong, rx stack;
+ * reflector: rx stack, processing, tx stack) it splits the time by what
+ * the CPU did with rant's thread: running, runnable while another task ran
+ * (which), interrupted by a hard IRQ or a softirq (which), waiting on an
+ * idle CPU to wake, asleep, or stopped.  The parts add up to the segment;
+ * the largest one that is not rant's own work is the cause.  Nothing of it
+ * runs while rant measures.  Times are the trace's: 1 us.
+ */
+#define WHY_SEGS	3
+#define WHY_PARTS	12
+#define WHY_CPUS	256
+
+enum why_kind {
+	WK_RUN, WK_RUNNABLE, WK_IRQ, WK_SOFTIRQ, WK_IDLE, WK_ASLEEP, WK_STOPPED, WK_UNKNOWN, WK_N
+};
+static const char *const why_kind_key[WK_N] = {
+	"running", "runnable", "irq", "softirq", "idle", "asleep", "stopped", "unknown",
+};
+
+struct why_part {
+	int kind, id, cpu, prio;	/* id: the pid, IRQ or softirq vector */
+	char what[40];			/* comm, IRQ name or softirq name */
+	uint64_t ns;
+};
+
+struct why_seg {
+	const char *name, *key;
+	uint64_t a, b;			/* CLOCK_MONOTONIC ns */
+	int n;
+	struct why_part p[WHY_PARTS];
+};
+
+struct why {
+	int nseg;
+	struct why_seg seg[WHY_SEGS];
+	char cannot[200];		/* non-empty: cannot tell, and why */
+	int cs, cp;			/* the cause: segment, part (-1: none) */
+	char policy[16];		/* the culprit's policy, when it could be read */
+	bool other_host;		/* the time was outside this host's stamps */
+	uint64_t own_ns, wait_ns;
+	int pid;			/* rant's thread in the trace */
+	int prio;			/* its prio as the trace last saw it (-1: not seen) */
+};
+
+/* One parsed line of a trace as `cat trace` writes it. */
+struct why_ev {
+	uint64_t ts;
+	int cpu, pid;
+	char ctx;			/* 'h' hard IRQ, 's' softirq, ... (the flags' third) */
+	const char *name, *args;
+	size_t nlen;
+};
+
+static bool why_digits(const char *p, const char **end, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *q = p;
+
+	while (*q >= '0' && *q <= '9' && q - p < 19) {
+		x = x * 10 + (uint64_t)(*q++ - '0');
+	}
+	*end = q;
+	*v = x;
+	return q > p;
+}
+
+/*
+ * "  comm-PID  [CPU] flags  SEC.USEC: name: args" (the flags column and a
+ * "(TGID)" one are optional, as trace_options make them).  False for
+ * comments and anything else.
+ */
+static bool why_parse(char *line, struct why_ev *e)
+{
+	char *br = line, *q;
+	const char *p;
+	uint64_t v, frac;
+	int dig;
+
+	if (line[0] == '#') {
+		return false;
+	}
+	/* the CPU column: " [ddd] " */
+	for (;;) {
+		br = strchr(br, '[');
+		if (!br) {
+			return false;
+		}
+		if (br > line && br[-1] == ' ' && why_digits(br + 1, &p, &v) && *p == ']' &&
+		    p[1] == ' ') {
+			break;
+		}
+		br++;
+	}
+	e->cpu = v < WHY_CPUS ? (int)v : -1;
+	/* back from the column: an optional "(  TGID)", then comm-PID */
+	q = br - 1;
+	while (q > line && *q == ' ') {
+		q--;
+	}
+	if (*q == ')') {
+		while (q > line && *q != '(') {
+			q--;
+		}
+		if (q == line) {
+			return false;
+		}
+		q--;
+		while (q > line && *q == ' ') {
+			q--;
+		}
+	}
+	{
+		char *d = q;
+
+		while (d > line && *d != '-') {
+			d--;
+		}
+		if (*d != '-' || !why_digits(d + 1, &p, &v)) {
+			return false;
+		}
+		e->pid = (int)v;
+	}
+	p = br + 1;
+	while (*p != ']') {
+		p++;
+	}
+	p++;
+	while (*p == ' ') {
+		p++;
+	}
+	e->ctx = 0;
+	if (!why_digits(p, &p, &v) || *p != '.') {
+		/* the flags column */
+		const char *f = p;
+
+		while (*p && *p != ' ') {
+			p++;
+		}
+		e->ctx = p - f >= 3 ? f[2] : 0;
+		while (*p == ' ') {
+			p++;
+		}
+		if (!why_digits(p, &p, &v) || *p != '.') {
+			return false;
+		}
+	}
+	{
+		const char *f = p + 1;
+
+		if (!why_digits(f, &p, &frac) || *p != ':') {
+			return false;
+		}
+		dig = (int)(p - f);
+	}
+	while (dig < 9) {
+		frac *= 10;
+		dig++;
+	}
+	if (dig > 9) {
+		return false;
+	}
+	e->ts = v * NSEC_PER_SEC + frac;
+	p++;
+	while (*p == ' ') {
+		p++;
+	}
+	e->name = p;
+	while (*p && *p != ':' && *p != ' ') {
+		p++;
+	}
+	if (*p != ':') {
+		return false;
+	}
+	e->nlen = (size_t)(p - e->name);
+	p++;
+	while (*p == ' ') {
+		p++;
+	}
+	e->args = p;
+	return true;
+}
+
+static bool why_is(const struct why_ev *e, const char *name)
+{
+	return strlen(name) == e->nlen && !memcmp(e->name, name, e->nlen);
+}
+
+/* The value after " key=" (or key= at the start) in args; NULL if absent. */
+static const char *why_kv(const char *args, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p = args;
+
+	while ((p = strstr(p, key))) {
+		if ((p == args || p[-1] == ' ') && p[k] == '=') {
+			return p + k + 1;
+		}
+		p += k;
+	}
+	return NULL;
+}
+
+static long why_kv_num(const char *args, const char *key, long def)
+{
+	const char *p = why_kv(args, key);
+	char *end;
+	long v;
+
+	if (!p) {
+		return def;
+	}
+	v = strtol(p, &end, 10);
+	return end == p ? def : v;
+}
+
+/* A comm (which may hold spaces) from key= up to " next=" */
+static void why_comm(char *out, size_t len, const char *args, const char *key, const char *next)
+{
+	const char *p = why_kv(args, key), *e;
+	char pat[24];
+
+	out[0] = 0;
+	if (!p) {
+		return;
+	}
+	snprintf(pat, sizeof(pat), " %s=", next);
+	e = strstr(p, pat);
+	if (!e) {
+		e = p + strcspn(p, " ");
+	}
+	snprintf(out, len, "%.*s", (int)(e - p < (ptrdiff_t)len - 1 ? e - p : (ptrdiff_t)len - 1), p);
+}
+
+enum { RS_UNKNOWN, RS_RUN, RS_RUNNABLE, RS_ASLEEP, RS_STOPPED };
+
+struct why_cpu {
+	int pid, prio;			/* the task on it: -1 not known yet */
+	char comm[24];
+	int irq, vec;			/* in a hard IRQ / softirq: -1 none */
+	char irqname[32], vecname[16];
+	bool seen;
+};
+
+struct why_walk {
+	struct why *w;
+	struct why_cpu *cpu;
+	int state, at;			/* rant's thread: RS_*, its CPU */
+	uint64_t last, first, end;	/* the previous event, the trace's first and last */
+	bool any_switch, covered_end;
+	uint64_t lost;			/* "[LOST N EVENTS]" inside the window */
+	int first_cpu_late;		/* a CPU whose buffer starts inside the window */
+};
+
+static void why_add(struct why_seg *s, int kind, int id, int cpu, int prio, const char *what,
+		    uint64_t ns)
+{
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->p[i].kind == kind && s->p[i].id == id) {
+			s->p[i].ns += ns;
+			return;
+		}
+	}
+	if (s->n == WHY_PARTS) {
+		i = WHY_PARTS - 1;	/* full: the last one gathers the rest */
+		s->p[i].ns += ns;
+		return;
+	}
+	s->p[i] = (struct why_part){ kind, id, cpu, prio, "", ns };
+	snprintf(s->p[i].what, sizeof(s->p[i].what), "%s", what ? what : "");
+	s->n++;
+}
+
+/* What rant's thread did from W->last to t, added to the segments it falls in. */
+static void why_account(struct why_walk *W, uint64_t t)
+{
+	struct why *w = W->w;
+	const struct why_cpu *c = W->at >= 0 ? &W->cpu[W->at] : NULL;
+	int kind = WK_UNKNOWN, id = 0, cpu = W->at, prio = 0, i;
+	const char *what = NULL;
+
+	switch (W->state) {
+	case RS_RUN:
+	case RS_RUNNABLE:
+		if (!c || !c->seen) {
+			break;
+		}
+		if (c->irq >= 0) {
+			kind = WK_IRQ, id = c->irq, what = c->irqname;
+		} else if (c->vec >= 0) {
+			kind = WK_SOFTIRQ, id = c->vec, what = c->vecname;
+		} else if (W->state == RS_RUN || c->pid == w->pid) {
+			kind = WK_RUN;
+		} else if (c->pid == 0) {
+			kind = WK_IDLE;
+		} else if (c->pid > 0) {
+			kind = WK_RUNNABLE, id = c->pid, what = c->comm, prio = c->prio;
+		}
+		break;
+	case RS_ASLEEP:
+		kind = WK_ASLEEP;
+		break;
+	case RS_STOPPED:
+		kind = WK_STOPPED;
+		break;
+	}
+	for (i = 0; i < w->nseg; i++) {
+		struct why_seg *s = &w->seg[i];
+		uint64_t a = W->last > s->a ? W->last : s->a, b = t < s->b ? t : s->b;
+
+		if (b > a) {
+			why_add(s, kind, id, cpu, prio, what, b - a);
+		}
+	}
+}
+
+/*
+ * A switched-out task's state: "R"/"R+" still runnable, "T"/"t" stopped,
+ * else asleep; as a number (trace-cmd report -R) the kernel's bits:
+ * 0 running, TASK_REPORT_MAX (256 since 4.14) preempted, __TASK_STOPPED (4)
+ * or __TASK_TRACED (8) stopped (include/linux/sched.h).
+ */
+static int why_state(const char *st)
+{
+	long v;
+
+	if (!st) {
+		return RS_UNKNOWN;
+	}
+	if (*st >= '0' && *st <= '9') {
+		v = strtol(st, NULL, 0);
+		return !v || (v & 256) ? RS_RUNNABLE : (v & 12) ? RS_STOPPED : RS_ASLEEP;
+	}
+	return *st == 'R' ? RS_RUNNABLE : *st == 'T' || *st == 't' ? RS_STOPPED : RS_ASLEEP;
+}
+
+static void why_event(struct why_walk *W, struct why_ev *e)
+{
+	struct why_cpu *c = e->cpu >= 0 ? &W->cpu[e->cpu] : NULL;
+	int me = W->w->pid;
+
+	if (!c) {
+		return;
+	}
+	c->seen = true;
+	/* every line names the task its CPU runs (an IRQ's: the one it interrupted) */
+	if (c->pid < 0) {
+		c->pid = e->pid;
+		c->prio = 120;
+		snprintf(c->comm, sizeof(c->comm), "%s", e->pid ? "?" : "<idle>");
+	}
+	if (e->pid == me && W->state == RS_UNKNOWN) {
+		W->state = RS_RUN;
+		W->at = e->cpu;
+	}
+	if (why_is(e, "sched_switch")) {
+		const char *st = why_kv(e->args, "prev_state");
+		int prev = (int)why_kv_num(e->args, "prev_pid", -1);
+
+		W->any_switch = true;
+		if (prev == me) {
+			W->state = why_state(st);
+			W->at = e->cpu;
+		}
+		c->pid = (int)why_kv_num(e->args, "next_pid", -1);
+		c->prio = (int)why_kv_num(e->args, "next_prio", 120);
+		why_comm(c->comm, sizeof(c->comm), e->args, "next_comm", "next_pid");
+		if (c->pid == me) {
+			W->state = RS_RUN;
+			W->at = e->cpu;
+			W->w->prio = c->prio;
+		}
+	} else if (why_is(e, "sched_waking") || why_is(e, "sched_wakeup")) {
+		if (why_kv_num(e->args, "pid", -1) == me && W->state != RS_RUN) {
+			W->state = RS_RUNNABLE;
+			W->at = (int)why_kv_num(e->args, "target_cpu", W->at);
+			if (W->at >= WHY_CPUS || W->at < 0) {
+				W->at = -1;
+			}
+		}
+	} else if (why_is(e, "sched_migrate_task")) {
+		if (why_kv_num(e->args, "pid", -1) == me) {
+			long d = why_kv_num(e->args, "dest_cpu", -1);
+
+			W->at = d >= 0 && d < WHY_CPUS ? (int)d : -1;
+		}
+	} else if (why_is(e, "irq_handler_entry")) {
+		c->irq = (int)why_kv_num(e->args, "irq", 0);
+		why_comm(c->irqname, sizeof(c->irqname), e->args, "name", "irq");
+	} else if (why_is(e, "irq_handler_exit")) {
+		c->irq = -1;
+	} else if (why_is(e, "softirq_entry")) {
+		const char *a = strstr(e->args, "action=");
+
+		/* the kernel's names (include/linux/interrupt.h), for a trace without action= */
+		static const char *const vecs[] = { "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
+						    "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU" };
+
+		c->vec = (int)why_kv_num(e->args, "vec", 0);
+		snprintf(c->vecname, sizeof(c->vecname), "%.*s", a ? (int)strcspn(a + 7, "]") : 15,
+			 a ? a + 7 : c->vec >= 0 && c->vec < 10 ? vecs[c->vec] : "?");
+	} else if (why_is(e, "softirq_exit")) {
+		c->vec = -1;
+	}
+}
+
+/* The trace's "[LOST N EVENTS]" and "##### CPU N buffer started ####" lines. */
+static void why_meta(struct why_walk *W, const char *line, uint64_t w0)
+{
+	const char *p = strstr(line, "[LOST ");
+	long n;
+
+	if (p && W->last >= w0 && !W->covered_end) {
+		n = strtol(p + 6, NULL, 10);
+		W->lost += n > 0 ? (uint64_t)n : 1;
+	}
+	if (strstr(line, "##### CPU ") && strstr(line, "buffer started") && W->last >= w0 &&
+	    !W->covered_end) {
+		W->first_cpu_late = (int)strtol(strstr(line, "CPU ") + 4, NULL, 10);
+	}
+}
+
+/* Walk trace file f for w (segments set, pid set); fills its parts or w->cannot. */
+static void why_walk(struct why *w, FILE *f)
+{
+	struct why_walk W = { .w = w, .state = RS_UNKNOWN, .at = -1, .first_cpu_late = -1 };
+	uint64_t w0 = UINT64_MAX, w1 = 0;
+	char ta[32], tb[32];
+	struct why_ev e;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int i;
+
+	W.cpu = calloc(WHY_CPUS, sizeof(*W.cpu));
+	if (!W.cpu) {
+		snprintf(w->cannot, sizeof(w->cannot), "no memory to read the trace");
+		return;
+	}
+	for (i = 0; i < WHY_CPUS; i++) {
+		W.cpu[i].pid = -1;
+		W.cpu[i].irq = W.cpu[i].vec = -1;
+	}
+	for (i = 0; i < w->nseg; i++) {
+		w0 = w->seg[i].a < w0 ? w->seg[i].a : w0;
+		w1 = w->seg[i].b > w1 ? w->seg[i].b : w1;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n') {
+			line[len - 1] = 0;
+		}
+		if (!why_parse(line, &e)) {
+			why_meta(&W, line, w0);
+			continue;
+		}
+		if (!W.first) {
+			W.first = e.ts;
+		}
+		W.end = e.ts;
+		if (e.ts < W.last) {
+			continue;	/* out of order (another clock?): never backwards */
+		}
+		if (W.last && e.ts > w0) {
+			why_account(&W, e.ts);
+		}
+		W.last = e.ts;
+		if (e.ts >= w1) {
+			W.covered_end = true;
+			break;
+		}
+		why_event(&W, &e);
+	}
+	free(line);
+	free(W.cpu);
+	if (!W.first) {
+		snprintf(w->cannot, sizeof(w->cannot), "the trace is empty");
+	} else if (W.first > w0) {
+		*fmt_trace_ts(ta, W.first) = 0;
+		*fmt_trace_ts(tb, w0) = 0;
+		snprintf(w->cannot, sizeof(w->cannot),
+			 "the trace does not cover the transaction: it begins at %s s, after the window "
+			 "opened at %s s (overwritten: the buffer overran)", ta, tb);
+	} else if (!W.covered_end) {
+		*fmt_trace_ts(ta, W.end) = 0;
+		*fmt_trace_ts(tb, w1) = 0;
+		snprintf(w->cannot, sizeof(w->cannot),
+			 "the trace ends at %s s, before the window closed at %s s (tracing stopped before it)",
+			 ta, tb);
+	} else if (!W.any_switch) {
+		snprintf(w->cannot, sizeof(w->cannot),
+			 "events missing: the trace has no sched:sched_switch (enable it, and "
+			 "sched:sched_waking, in the instance)");
+	} else if (W.lost) {
+		snprintf(w->cannot, sizeof(w->cannot), "the trace lost %" PRIu64 " events inside the window",
+			 W.lost);
+	} else if (W.first_cpu_late >= 0) {
+		snprintf(w->cannot, sizeof(w->cannot),
+			 "CPU %d's trace begins inside the window (its buffer overran)", W.first_cpu_late);
+	}
+}
+
+/*
+ * The culprit as the kernel has it now, while it lives: its comm and policy
+ * (the trace has only the prio and comm of its last switch, which may
+ * predate an exec or a sched_setscheduler; no event records the policy).
+ */
+static void why_policy(struct why *w, struct why_part *p)
+{
+	struct sched_param sp;
+	char path[64], comm[40] = "";
+	FILE *f;
+	int pol;
+
+	w->policy[0] = 0;
+	if (p->kind != WK_RUNNABLE) {
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", p->id);
+	f = fopen(path, "re");
+	if (!f) {
+		return;
+	}
+	if (!fgets(comm, sizeof(comm), f)) {
+		comm[0] = 0;
+	}
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	if (!comm[0] || (pol = sched_getscheduler(p->id)) < 0 || sched_getparam(p->id, &sp) < 0) {
+		return;
+	}
+	snprintf(p->what, sizeof(p->what), "%s", comm);
+	pol &= ~SCHED_RESET_ON_FORK;
+	if (pol == SCHED_FIFO || pol == SCHED_RR) {
+		p->prio = 99 - sp.sched_priority;
+	}
+	snprintf(w->policy, sizeof(w->policy), "%s", pol == SCHED_FIFO ? "FIFO" : pol == SCHED_RR ? "RR" :
+		 pol == SCHED_BATCH ? "BATCH" : pol == SCHED_IDLE ? "IDLE" : pol == 6 ? "DEADLINE" : "OTHER");
+}
+
+/*
+ * The cause: the largest part of the transaction, rant's own work
+ * included (on a VM the host taking the CPU is invisible to the trace and
+ * counts as rant running), its sleep while its pong travels excepted.
+ */
+static void why_cause(struct why *w)
+{
+	uint64_t best = 0;
+	int i, k;
+
+	w->cs = w->cp = -1;
+	for (i = 0; i < w->nseg; i++) {
+		for (k = 0; k < w->seg[i].n; k++) {
+			const struct why_part *p = &w->seg[i].p[k];
+
+			if (p->kind == WK_ASLEEP && !strcmp(w->seg[i].key, "pong_wait")) {
+				continue;
+			}
+			if (p->ns > best) {
+				best = p->ns, w->cs = i, w->cp = k;
+			}
+		}
+	}
+}
+
+/*
+ * The culprit as it left the CPU after the window: the comm and prio of its
+ * first switch-out from then (its switch-in may predate an exec or its own
+ * sched_setscheduler, and nothing else records those).
+ */
+static void why_refine(struct why *w, const char *path)
+{
+	struct why_part *p = &w->seg[w->cs].p[w->cp];
+	struct why_ev e;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	if (p->kind != WK_RUNNABLE || !(f = fopen(path, "re"))) {
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		line[len - 1] = line[len - 1] == '\n' ? 0 : line[len - 1];
+		if (why_parse(line, &e) && e.ts >= w->seg[w->cs].a && why_is(&e, "sched_switch") &&
+		    why_kv_num(e.args, "prev_pid", -1) == p->id) {
+			why_comm(p->what, sizeof(p->what), e.args, "prev_comm", "prev_pid");
+			p->prio = (int)why_kv_num(e.args, "prev_prio", p->prio);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* A stamp of this side on CLOCK_MONOTONIC: the kernel's where the NIC's is on the PHC. */
+static uint64_t why_mono(const struct txn *x, int s, int k, int64_t base)
+{
+	bool nic = (s == T1W || s == T2W || s == T3W || s == T4W) && run.ts.hw;
+	uint64_t v = x->t[k] ? x->t[k] : nic ? 0 : x->t[s];
+
+	return v && (int64_t)v > base ? (uint64_t)((int64_t)v - base) : 0;
+}
+
+static void why_seg_set(struct why *w, const char *name, const char *key, uint64_t a, uint64_t b)
+{
+	if (a && b && b > a && w->nseg < WHY_SEGS) {
+		w->seg[w->nseg++] = (struct why_seg){ .name = name, .key = key, .a = a, .b = b };
+	}
+}
+
+/* This side's segments of x on CLOCK_MONOTONIC; the first and last stamp in *a, *b. */
+static void why_segments(struct why *w, const struct txn *x, int64_t base, bool emit)
+{
+	w->nseg = 0;
+	if (emit) {
+		uint64_t t1s = why_mono(x, T1SW, T1SW, base), t1 = why_mono(x, T1W, T1K, base),
+			 t4 = why_mono(x, T4W, T4K, base), t4s = why_mono(x, T4SW, T4SW, base);
+
+		why_seg_set(w, "client tx stack", "client_tx_stack", t1s, t1);
+		why_seg_set(w, "the wait for the pong", "pong_wait", t1 ? t1 : t1s, t4);
+		why_seg_set(w, "client rx stack", "client_rx_stack", t4, t4s);
+	} else {
+		uint64_t t2 = why_mono(x, T2W, T2K, base), t2s = why_mono(x, T2SW, T2SW, base),
+			 t3s = why_mono(x, T3SW, T3SW, base), t3 = why_mono(x, T3W, T3K, base);
+
+		if (!t2s || !t3s) {
+			/* no app stamps (-s): the response as one segment */
+			why_seg_set(w, "server response", "response", t2, t3);
+			return;
+		}
+		why_seg_set(w, "server rx stack", "server_rx_stack", t2, t2s);
+		why_seg_set(w, "server processing", "server_processing", t2s, t3s);
+		why_seg_set(w, "server tx stack", "server_tx_stack", t3s, t3);
+	}
+}
+
+/* The window of x in the trace clock (mono), for the breach's marker line; false if none. */
+static bool why_window(const struct txn *x, uint64_t *a, uint64_t *b)
+{
+	struct why w;
+	int i;
+
+	if (!run.clk.have) {
+		return false;
+	}
+	why_segments(&w, x, run.clk.base, run.side.emit);
+	*a = UINT64_MAX, *b = 0;
+	for (i = 0; i < w.nseg; i++) {
+		*a = w.seg[i].a < *a ? w.seg[i].a : *a;
+		*b = w.seg[i].b > *b ? w.seg[i].b : *b;
+	}
+	return w.nseg > 0;
+}
+
+/* Explain x from trace file path (pid: rant's thread there, base: REALTIME - MONOTONIC). */
+static void why_explain(struct why *w, const struct txn *x, const char *path, int pid, int64_t base,
+			bool emit)
+{
+	FILE *f;
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->prio = -1;
+	w->cs = w->cp = -1;
+	why_segments(w, x, base, emit);
+	if (!w->nseg) {
+		snprintf(w->cannot, sizeof(w->cannot), "the transaction lacks the stamps that bound its segments");
+		return;
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(w->cannot, sizeof(w->cannot), "cannot read %.120s: %.60s", path, strerror(errno));
+		return;
+	}
+	why_walk(w, f);
+	fclose(f);
+	for (i = 0; i < w->nseg; i++) {
+		if (!strcmp(w->seg[i].key, "pong_wait")) {
+			w->wait_ns += w->seg[i].b - w->seg[i].a;
+		} else {
+			w->own_ns += w->seg[i].b - w->seg[i].a;
+		}
+	}
+	w->other_host = emit && w->wait_ns > w->own_ns;
+	if (!w->cannot[0]) {
+		why_cause(w);
+		if (w->cs >= 0) {
+			why_refine(w, path);
+			why_policy(w, &w->seg[w->cs].p[w->cp]);
+		}
+	}
+}
+
+static void why_culprit(char *buf, size_t len, const struct why *w, const struct why_part *p)
+{
+	int rt = p->prio >= 0 && p->prio < 100 ? 99 - p->prio : -1;
+
+	if (rt >= 0) {
+		snprintf(buf, len, "%s %d", w->policy[0] ? w->policy : "RT", rt);
+	} else if (p->prio >= 100) {
+		snprintf(buf, len, "%s nice %d", w->policy[0] ? w->policy : "OTHER", p->prio - 120);
+	} else {
+		snprintf(buf, len, "%s", w->policy[0] ? w->policy : "DEADLINE");
+	}
+}
+
+/* The cause in one sentence. */
+static void why_sentence(char *buf, size_t len, const struct why *w)
+{
+	const struct why_seg *s;
+	const struct why_part *p;
+	char pol[32];
+	double us;
+
+	if (w->cannot[0]) {
+		snprintf(buf, len, "cannot tell: %s", w->cannot);
+		return;
+	}
+	if (w->cs < 0) {
+		snprintf(buf, len, "cannot tell: nothing of rant's thread in the window");
+		return;
+	}
+	s = &w->seg[w->cs];
+	p = &s->p[w->cp];
+	us = (double)p->ns / 1000;
+	switch (p->kind) {
+	case WK_RUNNABLE:
+		why_culprit(pol, sizeof(pol), w, p);
+		snprintf(buf, len, "%s: rant was runnable for %.0f us while %s (pid %d, %s) ran on CPU %d%s",
+			 s->name, us, p->what, p->id, pol, p->cpu,
+			 /* a real-time rant passed over for long for a lower priority */
+			 w->prio >= 0 && w->prio < 100 && p->prio > w->prio && p->ns >= 1000000 ?
+				 " (a lower priority than rant's: RT throttling, sched_rt_runtime_us, "
+				 "or kernel code it could not be preempted in)" : "");
+		break;
+	case WK_IRQ:
+		snprintf(buf, len, "%s: hard IRQ %d (%s) held rant's CPU %d for %.0f us", s->name, p->id,
+			 p->what, p->cpu, us);
+		break;
+	case WK_SOFTIRQ:
+		snprintf(buf, len, "%s: softirq %s held rant's CPU %d for %.0f us", s->name, p->what,
+			 p->cpu, us);
+		break;
+	case WK_IDLE:
+		snprintf(buf, len, "%s: rant's CPU %d was idle and took %.0f us to run it", s->name, p->cpu, us);
+		break;
+	case WK_ASLEEP:
+		snprintf(buf, len, "%s: rant slept %.0f us after the packet's stamp before it was woken",
+			 s->name, us);
+		break;
+	case WK_STOPPED:
+		snprintf(buf, len, "%s: rant was stopped (SIGSTOP) for %.0f us", s->name, us);
+		break;
+	case WK_RUN:
+		snprintf(buf, len, "%s: rant itself ran for %.0f us on CPU %d (its own work, in the kernel "
+			 "or not; on a VM also the time the host took the CPU)", s->name, us, p->cpu);
+		break;
+	default:
+		snprintf(buf, len, "%s: %.0f us the trace does not explain", s->name, us);
+	}
+}
+
+static void why_part_text(char *buf, size_t len, const struct why *w, const struct why_part *p)
+{
+	char pol[32];
+
+	switch (p->kind) {
+	case WK_RUNNABLE:
+		why_culprit(pol, sizeof(pol), w, p);
+		snprintf(buf, len, "runnable while %s (pid %d, %s) ran", p->what, p->id, pol);
+		break;
+	case WK_IRQ:
+		snprintf(buf, len, "hard IRQ %d (%s)", p->id, p->what);
+		break;
+	case WK_SOFTIRQ:
+		snprintf(buf, len, "softirq %s", p->what);
+		break;
+	default:
+		snprintf(buf, len, "%s", why_kind_key[p->kind]);
+	}
+}
+
+/* The Why: block, under a breach's breakdown. */
+static void why_print(FILE *f, const struct why *w)
+{
+	char line[400];
+	int i, k;
+
+	why_sentence(line, sizeof(line), w);
+	fprintf(f, "Why: %s\n", line);
+	if (w->other_host && !w->cannot[0]) {
+		fprintf(f, "  (%.0f us of it passed outside this host's stamps, %.0f us inside: the "
+			   "reflector's own -t -T explains its part)\n", (double)w->wait_ns / 1000,
+			(double)w->own_ns / 1000);
+	}
+	for (i = 0; i < w->nseg && !w->cannot[0]; i++) {
+		const struct why_seg *s = &w->seg[i];
+
+		fprintf(f, "  %-22s %8.0f us:", s->name, (double)(s->b - s->a) / 1000);
+		for (k = 0; k < s->n; k++) {
+			why_part_text(line, sizeof(line), w, &s->p[k]);
+			fprintf(f, "%s %s %.0f us", k ? "," : "", line, (double)s->p[k].ns / 1000);
+			if (s->p[k].cpu >= 0 && s->p[k].kind != WK_ASLEEP &&
+			    s->p[k].kind != WK_STOPPED) {
+				fprintf(f, " (CPU %d)", s->p[k].cpu);
+			}
+		}
+		fputc('\n', f);
+	}
+}
+
+/* A string as JSON, ASCII only (a comm may hold any byte). */
+static void why_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", c);
+		} else if (c < 0x20 || c > 0x7e) {
+			fprintf(f, "\\u%04x", c);
+		} else {
+			fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* The "cause" object of a breach. */
+static void why_json(FILE *f, const struct why *w)
+{
+	char line[400];
+	int i, k;
+
+	why_sentence(line, sizeof(line), w);
+	fprintf(f, "{\"summary\": ");
+	why_json_str(f, line);
+	if (w->cannot[0] || w->cs < 0) {
+		fprintf(f, ", \"kind\": \"unknown\", \"why\": ");
+		why_json_str(f, w->cannot[0] ? w->cannot : "nothing of rant's thread in the window");
+		fprintf(f, ", \"segment\": null, \"culprit\": null, \"duration_ns\": null, \"segments\": []}");
+		return;
+	}
+	{
+		const struct why_part *p = &w->seg[w->cs].p[w->cp];
+
+		fprintf(f, ", \"kind\": \"%s\", \"segment\": \"%s\", \"duration_ns\": %" PRIu64
+			", \"other_host\": %s, \"culprit\": ", why_kind_key[p->kind], w->seg[w->cs].key, p->ns,
+			w->other_host ? "true" : "false");
+		if (p->kind == WK_RUNNABLE) {
+			int rt = p->prio >= 0 && p->prio < 100 ? 99 - p->prio : -1;
+
+			fprintf(f, "{\"comm\": ");
+			why_json_str(f, p->what);
+			fprintf(f, ", \"pid\": %d, \"cpu\": %d, \"prio\": %d, \"policy\": ", p->id, p->cpu, p->prio);
+			if (w->policy[0]) {
+				fprintf(f, "\"%s\"", w->policy);
+			} else {
+				fprintf(f, "null");
+			}
+			fprintf(f, ", \"rt_priority\": %d}", rt);
+		} else if (p->kind == WK_IRQ || p->kind == WK_SOFTIRQ) {
+			fprintf(f, "{\"%s\": %d, \"name\": ", p->kind == WK_IRQ ? "irq" : "vec", p->id);
+			why_json_str(f, p->what);
+			fprintf(f, ", \"cpu\": %d}", p->cpu);
+		} else {
+			fprintf(f, "null");
+		}
+	}
+	fprintf(f, ", \"segments\": [");
+	for (i = 0; i < w->nseg; i++) {
+		const struct why_seg *s = &w->seg[i];
+
+		fprintf(f, "%s{\"segment\": \"%s\", \"start_mono_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
+			", \"parts\": [", i ? ", " : "", s->key, s->a, s->b - s->a);
+		for (k = 0; k < s->n; k++) {
+			fprintf(f, "%s{\"kind\": \"%s\", \"id\": %d, \"what\": ", k ? ", " : "",
+				why_kind_key[s->p[k].kind], s->p[k].id);
+			why_json_str(f, s->p[k].what);
+			fprintf(f, ", \"cpu\": %d, \"duration_ns\": %" PRIu64 "}", s->p[k].cpu, s->p[k].ns);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]}");
+}
+
+/* The Why: of this run's (a reflector: this session's) breaches kept, in their order. */
+static struct why *why_kept;
+static unsigned why_n;
+
+#define WHY_EXPLAINED	10	/* as many as the report prints in full */
+
+/*
+ * After the run stops (a reflector: as its session ends): read the
+ * instance's trace back for the breaches kept.  Without -C tracing stopped
+ * at the first breach, so its trace is the one there; with -C the buffer
+ * holds the latest events, and a breach whose window it lost says so.
+ */
+static void why_run(void)
+{
+	char path[PATH_MAX + 16];
+	unsigned i, n = run.S.nbreach_kept < WHY_EXPLAINED ? (unsigned)run.S.nbreach_kept :
+								 WHY_EXPLAINED;
+
+	why_n = 0;
+	if (!cfg->trace || !n || run.tr.marker_fd < 0) {
+		return;
+	}
+	if (!why_kept && !(why_kept = calloc(WHY_EXPLAINED, sizeof(*why_kept)))) {
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/trace", run.tr.dir);
+	for (i = 0; i < n; i++) {
+		struct why *w = &why_kept[i];
+
+		if (run.tr.why_not[0] || !run.clk.have) {
+			memset(w, 0, sizeof(*w));
+			w->cs = w->cp = -1;
+			snprintf(w->cannot, sizeof(w->cannot), "%s",
+				 run.tr.why_not[0] ? run.tr.why_not : "no clock base to relate the trace to");
+			continue;
+		}
+		why_explain(w, &run.S.breach[i].x, path, run.tr.tid, run.clk.base, run.side.emit);
+	}
+	why_n = n;
+}
+
+static void why_print_kept(FILE *f, unsigned i)
+{
+	if (i < why_n) {
+		why_print(f, &why_kept[i]);
+	}
+}
+
+/* "breaches": [{seq, value_ns, cause}] in the JSON's threshold object. */
+static void why_json_breaches(FILE *f)
+{
+	unsigned i, n = run.S.nbreach_kept < WHY_EXPLAINED ? (unsigned)run.S.nbreach_kept :
+								 WHY_EXPLAINED;
+
+	fprintf(f, ", \"breaches\": [");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s{\"seq\": %" PRIu64 ", \"value_ns\": %" PRId64 ", \"cause\": ", i ? ", " : "",
+			run.S.breach[i].x.seq, run.S.breach[i].value);
+		if (i < why_n) {
+			why_json(f, &why_kept[i]);
+		} else {
+			fprintf(f, "null");
+		}
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+/*
+ * --analyze LOG --trace FILE: the trace of a run that breached under -T, as
+ * `cat trace` wrote it (or `trace-cmd report -R`: the same fields, a
+ * task's state as a number).  Its first RANT_BREACH marker names rant's
+ * thread (the line's task), the side (rtt_ns: a client's) and the clock
+ * base (base_ns); each --top transaction is then explained as a live run's
+ * breach is.
+ */
+static struct {
+	bool read, ok, emit;
+	int pid;
+	int64_t base;
+	char why[160];
+} why_src;
+
+static void why_src_read(void)
+{
+	struct why_ev e;
+	char *line = NULL, *m;
+	const char *b;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	why_src.read = true;
+	f = fopen(cfg->trace_file, "re");
+	if (!f) {
+		snprintf(why_src.why, sizeof(why_src.why), "cannot read %.100s: %.40s", cfg->trace_file,
+			 strerror(errno));
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		line[len - 1] = line[len - 1] == '\n' ? 0 : line[len - 1];
+		if (!(m = strstr(line, "RANT_BREACH ")) || !why_parse(line, &e)) {
+			continue;
+		}
+		b = why_kv(m, "base_ns");
+		if (!b) {
+			continue;	/* a marker of a rant before the Why: (no base) */
+		}
+		why_src.pid = e.pid;
+		why_src.base = strtoll(b, NULL, 10);
+		why_src.emit = why_kv(m, "rtt_ns") != NULL;
+		why_src.ok = true;
+		break;
+	}
+	free(line);
+	fclose(f);
+	if (!why_src.ok && !why_src.why[0]) {
+		snprintf(why_src.why, sizeof(why_src.why),
+			 "the trace has no RANT_BREACH marker with base_ns= (a run with -t and -T writes it)");
+	}
+}
+
+/* The Why: of an --analyze --top transaction, when --trace gave a trace. */
+static void why_print_analyzed(FILE *f, const struct txn *x)
+{
+	struct why w;
+
+	if (!cfg->trace_file) {
+		return;
+	}
+	if (!why_src.read) {
+		why_src_read();
+	}
+	memset(&w, 0, sizeof(w));
+	w.cs = w.cp = -1;
+	if (!why_src.ok) {
+		snprintf(w.cannot, sizeof(w.cannot), "%s", why_src.why);
+	} else if (why_src.emit != run.side.emit) {
+		snprintf(w.cannot, sizeof(w.cannot), "the trace is the %s's (its marker), the log the %s's",
+			 why_src.emit ? "client" : "reflector", run.side.emit ? "client" : "reflector");
+	} else {
+		why_explain(&w, x, cfg->trace_file, why_src.pid, why_src.base, why_src.emit);
+	}
+	why_print(f, &w);
+}
+
 /* -------------------------------------------------------------- tracing */
 
 /*
@@ -6575,6 +7639,151 @@ static int trace_open_file(const char *name, const char *opt)
 	return fd;
 }
 
+/* A tracefs file of the instance read whole into buf (at most len - 1 bytes); -1 if unreadable. */
+static ssize_t trace_read_file(const char *name, char *buf, size_t len)
+{
+	char p[PATH_MAX + 32];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", run.tr.dir, name);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -1;
+	}
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+/* Write s to the instance's file name (O_TRUNC: set_event's "replace all"); 0 or -errno. */
+static int trace_write_file(const char *name, const char *s, bool trunc)
+{
+	char p[PATH_MAX + 32];
+	int fd, r = 0;
+
+	snprintf(p, sizeof(p), "%s/%s", run.tr.dir, name);
+	fd = open(p, O_WRONLY | O_CLOEXEC | (trunc ? O_TRUNC : O_APPEND));
+	if (fd < 0) {
+		return -errno;
+	}
+	if (*s && write(fd, s, strlen(s)) < 0) {
+		r = -errno;
+	}
+	close(fd);
+	return r;
+}
+
+/*
+ * The events the Why: analysis reads, enabled when the instance has none
+ * (Documentation/trace/events.rst: set_event takes "system:event").  The
+ * scheduler's switch and wake-up say who ran while rant waited; the
+ * handlers' entry and exit say how long IRQs and softirqs held the CPU;
+ * napi_poll, the receive and transmit points and cpu_idle name the packet's
+ * path and an idle CPU's wake-up.  One that this kernel lacks is skipped.
+ */
+static const char *const why_events[] = {
+	"sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
+	"sched:sched_migrate_task", "irq:irq_handler_entry", "irq:irq_handler_exit",
+	"irq:softirq_entry", "irq:softirq_exit", "napi:napi_poll", "net:netif_receive_skb",
+	"net:net_dev_queue", "net:net_dev_xmit", "power:cpu_idle",
+};
+
+/*
+ * What the Why: analysis needs from the instance, fixed for the run or said
+ * in one line: tracing on, the mono trace clock (CLOCK_MONOTONIC: rant
+ * relates its CLOCK_REALTIME stamps to it through the REALTIME - MONOTONIC
+ * base of its clock-step check), the scheduler events.  A user's own event
+ * selection is left alone and used.
+ */
+static void trace_prepare(const char *opt)
+{
+	char buf[4096], kb[32], *b, *e;
+	size_t i;
+	int r;
+
+	if (trace_read_file("tracing_on", buf, sizeof(buf)) > 0 && buf[0] == '0') {
+		if (write(run.tr.on_fd, "1", 1) == 1) {
+			run.tr.turned_on = true;
+			warnx_("%s: tracing was off in %s (an earlier breach stops it): on for this run",
+			       opt, run.tr.dir);
+		}
+	}
+	/* the clock in use is the one in brackets: "[local] global ... mono ..." */
+	if (trace_read_file("trace_clock", buf, sizeof(buf)) > 0 && (b = strchr(buf, '[')) &&
+	    (e = strchr(b, ']'))) {
+		*e = 0;
+		if (!strcmp(b + 1, "mono")) {
+			run.tr.mono = true;
+		} else if ((r = trace_write_file("trace_clock", "mono", true)) == 0) {
+			/* a new clock empties the buffer: nothing of this run is in it yet */
+			run.tr.mono = true;
+		} else {
+			snprintf(run.tr.why_not, sizeof(run.tr.why_not),
+				 "the trace clock is %.23s and cannot be set to mono (%s)", b + 1,
+				 strerror(-r));
+		}
+	} else {
+		snprintf(run.tr.why_not, sizeof(run.tr.why_not), "the instance's trace_clock is unreadable");
+	}
+	if (run.tr.why_not[0]) {
+		warnx_("%s: breaches will not be explained: %s", opt, run.tr.why_not);
+		return;
+	}
+	if (trace_read_file("set_event", buf, sizeof(buf)) < 0) {
+		snprintf(run.tr.why_not, sizeof(run.tr.why_not), "the instance's set_event is unreadable");
+		warnx_("%s: breaches will not be explained: %s", opt, run.tr.why_not);
+		return;
+	}
+	if (!buf[0]) {
+		for (i = 0; i < ARRAY_SIZE(why_events); i++) {
+			char ev[64];
+
+			snprintf(ev, sizeof(ev), "%s\n", why_events[i]);
+			if (trace_write_file("set_event", ev, false) == 0) {
+				run.tr.set_events = true;
+			}
+		}
+	} else if (!strstr(buf, "sched:sched_switch") ||
+		   (!strstr(buf, "sched:sched_waking") && !strstr(buf, "sched:sched_wakeup"))) {
+		warnx_("%s: the instance's own events (kept) lack sched:sched_switch or a wake-up event: "
+		       "a breach's Why: cannot say who ran", opt);
+	}
+	/* too small to keep a window until it is read: named (resizing would empty it) */
+	if (trace_read_file("buffer_size_kb", kb, sizeof(kb)) > 0 && atol(kb) < 1024) {
+		warnx_("%s: the instance's buffer is %ld KB a CPU: a breach's window may be overwritten "
+		       "before it is read%s (raise it: echo 4096 > %s/buffer_size_kb)", opt, atol(kb),
+		       cfg->cont ? ", with -C the more so" : "", run.tr.dir);
+	}
+	if (!run.tr.set_events && !buf[0]) {
+		snprintf(run.tr.why_not, sizeof(run.tr.why_not), "no event could be enabled in the instance");
+		warnx_("%s: breaches will not be explained: %s", opt, run.tr.why_not);
+	}
+}
+
+/*
+ * After the run (and its Why:): the events rant enabled off again and
+ * tracing_on as it was.  The trace clock stays mono: the kernel empties
+ * the buffer on a clock change (kernel/trace/trace.c, tracing_set_clock),
+ * and what is in it (a breach's trace, the markers) is what the user reads
+ * next.
+ */
+static void trace_restore(bool kept)
+{
+	if (run.tr.marker_fd < 0) {
+		return;
+	}
+	if (run.tr.set_events && trace_write_file("set_event", "", true) < 0) {
+		warnx_("-T: could not turn off the events rant enabled in %s", run.tr.dir);
+	}
+	run.tr.set_events = false;
+	if (run.tr.turned_on && !kept && write(run.tr.on_fd, "0", 1) < 0) {
+		/* it stays on: nothing is lost */
+	}
+	run.tr.turned_on = false;
+}
+
 /* Open and check everything -T/-S need; one line and -1 on failure. */
 static int trace_open(void)
 {
@@ -6609,7 +7818,12 @@ static int trace_open(void)
 	}
 	run.tr.marker_fd = trace_open_file("trace_marker", opt);
 	run.tr.on_fd = trace_open_file("tracing_on", opt);
-	return run.tr.marker_fd < 0 || run.tr.on_fd < 0 ? -1 : 0;
+	if (run.tr.marker_fd < 0 || run.tr.on_fd < 0) {
+		return -1;
+	}
+	run.tr.tid = (int)syscall(SYS_gettid);	/* the measuring thread: the trace's rant */
+	trace_prepare(opt);
+	return 0;
 }
 
 static void trace_mark(const char *s, size_t n)
@@ -6626,7 +7840,8 @@ static void trace_mark(const char *s, size_t n)
  */
 static void trace_breach(const struct txn *x, int64_t v)
 {
-	char line[512], note[96], *p = line;
+	uint64_t wa, wb;
+	char line[640], note[96], *p = line;
 	int k;
 
 	if (run.tr.marker_fd < 0) {
@@ -6653,6 +7868,15 @@ static void trace_breach(const struct txn *x, int64_t v)
 		}
 	}
 	p = pmc_marker(p, x);
+	/* where a reader of the trace finds the transaction, and how rant relates its stamps */
+	if (run.tr.mono && why_window(x, &wa, &wb)) {
+		p = fmt_str(p, " window=");
+		p = fmt_trace_ts(p, wa);
+		*p++ = '-';
+		p = fmt_trace_ts(p, wb);
+		p = fmt_str(p, " base_ns=");
+		p = fmt_i64(p, run.clk.base);
+	}
 	*p++ = '\n';
 	trace_mark(line, (size_t)(p - line));
 	if (run.tr.snap_fd >= 0 && write(run.tr.snap_fd, "1", 1) < 0) {
@@ -6661,6 +7885,7 @@ static void trace_breach(const struct txn *x, int64_t v)
 	if (!cfg->cont && run.tr.on_fd >= 0 && write(run.tr.on_fd, "0", 1) < 0) {
 		/* as above */
 	}
+	run.tr.breached = true;
 }
 
 /* ------------------------------------------------------------------ log */
@@ -11326,6 +12551,7 @@ static void reflect_end(int reason)
 	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
+	why_run();
 	exit_code = run.to->report(out, run.R.json, false, exit_code, run.S.log.n);
 	if (exit_code > run.R.exit_code) {
 		run.R.exit_code = exit_code;
@@ -12409,6 +13635,7 @@ static void print_top(FILE *f, struct topn *t, unsigned top)
 		metric_def[run.side.primary].key);
 	for (i = 0; i < t->n; i++) {
 		print_breakdown(f, &t->e[i].x, t->e[i].v, "#");
+		why_print_analyzed(f, &t->e[i].x);
 	}
 }
 
@@ -13141,6 +14368,7 @@ static void print_decomposition(FILE *f, const struct report *r)
 			(double)cfg->threshold_ns / 1000, run.S.c.breaches, r->breach_pct);
 		for (i = 0; i < (int)run.S.nbreach_kept && i < 10; i++) {
 			print_breakdown(f, &run.S.breach[i].x, run.S.breach[i].value, "Threshold breach");
+			why_print_kept(f, (unsigned)i);
 		}
 		if (run.S.nbreach_kept > 10) {
 			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", run.S.c.breaches - 10);
@@ -13578,6 +14806,7 @@ static void json_metrics(FILE *f, const struct report *r)
 		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f",
 			(double)cfg->threshold_ns / 1000, run.S.c.breaches ? "true" : "false",
 			run.S.c.breaches, r->breach_pct);
+		why_json_breaches(f);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
 	}
@@ -16825,6 +18054,10 @@ static int analyze_load(struct analysis *A)
 /* --json, --plot and --histfile can be written?  Checked before a row is read; nothing made. */
 static int analyze_check_outputs(void)
 {
+	if (cfg->trace_file && access(cfg->trace_file, R_OK) < 0) {
+		warnx_("--trace: cannot read '%s': %s", cfg->trace_file, strerror(errno));
+		return -1;
+	}
 	if (cfg->json && strcmp(cfg->json, "-") && out_check("--json", cfg->json) < 0) {
 		return -1;
 	}
@@ -17242,7 +18475,7 @@ static int analyze_main(void)
  */
 enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
-	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE,
+	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE, O_TRACE_FILE,
 	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
 	O_STATUS, O_HISTFILE, O_SERIES, O_SERIES_EVERY, O_CPU_LATENCY, O_CLIENT_NO_TX, O_MAX
 };
@@ -17713,6 +18946,9 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_ANALYZE, .name = "analyze", .arg = "LOG", .type = OT_CALL, .set = opt_analyze,
 	  .modes = M_ALL,
 	  .help = "report from a rant log; a second LOG (emit + reflect) is joined by SEQ" },
+	{ .val = O_TRACE_FILE, .name = "trace", .arg = "FILE", .type = OT_STR, CFG(trace_file),
+	  .modes = M_ANALYZE,
+	  .help = "with --analyze: explain each --top transaction from this saved trace (the instance's trace of a -t -T run)" },
 	{ .val = O_TOP, .name = "top", .arg = "N", .type = OT_UINT, CFG(top), ALSO(top_set),
 	  .min = 1, .max = 1000000, .def = 10, .modes = M_ANALYZE,
 	  .help = "with --analyze: list the N worst transactions (default 10); --plot then draws as many (at most 50; else 15)" },
@@ -18860,6 +20096,7 @@ static int run_main(void)
 		__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 		srcw_start();
 		r = reflect_run();
+		trace_restore(run.tr.breached);
 		srcw_stop();
 		status_stop();
 		phc_end();
@@ -18905,6 +20142,8 @@ static int run_main(void)
 	if (series_bad) {
 		code = EXIT_RUNTIME;	/* series_say did */
 	}
+	why_run();
+	trace_restore(run.tr.breached);
 	return report_outputs(out, json, true, code, run.S.log.n, NULL);
 }
 

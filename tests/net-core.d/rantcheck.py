@@ -85,7 +85,8 @@ def doc_tables(doc=None):
 def tok_match(doc_tok, tok, holders):
     if doc_tok in holders:
         return tok in holders[doc_tok]
-    return doc_tok == tok
+    # an empty list of objects is the key alone: "name" for the row "name[]"
+    return doc_tok == tok or doc_tok == tok + "[]"
 
 
 def json_paths(d, path=()):

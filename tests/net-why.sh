@@ -1,0 +1,394 @@
+#!/bin/bash
+# rant says why: every breach explained from the kernel's own trace, held
+# against causes this suite injects and measures itself (README, Why was it
+# slow?).  Both sides run SCHED_FIFO 50 pinned to a CPU of their own
+# (reflector CPU 1, client CPU 0), so that only what is injected crosses the
+# threshold; the injector (net-why.d/why-hog) is a FIFO 90 spin on one of
+# those CPUs, or a SIGSTOP/SIGCONT of rant, and writes its own
+# CLOCK_MONOTONIC start and end.  rant must name the cause, the culprit's
+# comm, pid and policy, and the culprit's time within 5 % + 500 us of the
+# truth (the injected spin's overlap with the segment; the trace's times
+# are to 1 us); the parts of every segment add up to it.  Never an absolute
+# latency.  Tracing missing or overrun: "cannot tell" with the reason.
+#
+#   sudo bash tests/net-why.sh        (RANT=path overrides the binary)
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+NS_A="whyA$$"
+NS_B="whyB$$"
+VETH_A="vwhyA$$"
+VETH_B="vwhyB$$"
+HOG="$(dirname "$0")/net-why.d/why-hog"
+TRACEFS=/sys/kernel/tracing
+INST="why_$$"
+INST_DIR="$TRACEFS/instances/$INST"
+MOUNTED_TRACEFS=0
+
+why_cleanup() {
+	cleanup
+	[ -d "$INST_DIR" ] && rmdir "$INST_DIR" 2>/dev/null
+	[ "$MOUNTED_TRACEFS" = 1 ] && umount "$TRACEFS" 2>/dev/null
+}
+trap why_cleanup EXIT
+
+need_root "why"
+if [ "$(nproc)" -lt 2 ]; then
+	skip "why: needs 2 CPUs (rant and the injected cause on one, the other side on the other)"
+	finish
+	exit 0
+fi
+if [ ! -x "$HOG" ]; then
+	not_ok "why: $HOG is built (make check builds it)"
+	finish
+	exit 1
+fi
+if ! ns_setup; then
+	not_ok "why: namespaces and veth set up"
+	finish
+	exit 1
+fi
+if [ ! -d "$TRACEFS/instances" ] && mount -t tracefs nodev "$TRACEFS" 2>/dev/null; then
+	MOUNTED_TRACEFS=1
+fi
+if ! mkdir "$INST_DIR" 2>/dev/null; then
+	skip "why: no tracefs instance can be made here"
+	finish
+	exit 0
+fi
+
+# fresh: an instance with no events, tracing on, its buffer empty (rant sets the rest)
+inst_fresh() {
+	echo >"$INST_DIR/set_event"
+	echo 1408 >"$INST_DIR/buffer_size_kb"
+	echo 1 >"$INST_DIR/tracing_on"
+	: >"$INST_DIR/trace"
+}
+
+
+# a reflector or client as SCHED_FIFO 50 on a CPU of its own
+fifo_reflector() { # NAME OPTIONS...
+	local name=$1
+	shift
+	ip netns exec "$NS_B" chrt -f 50 taskset -c 1 "$RANT" -i "$VETH_B" "$@" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" &
+	REFLECTOR_PID=$!
+	BG_PIDS+=("$REFLECTOR_PID")
+	wait_for 30 listening_or_gone "$NS_B" "$(port_of "$@")" "$REFLECTOR_PID" &&
+		udp_listening "$NS_B" "$(port_of "$@")"
+}
+fifo_client() { # NAME OPTIONS...
+	local name=$1
+	shift
+	ip netns exec "$NS_A" chrt -f 50 taskset -c 0 "$RANT" -i "$VETH_A" -a "$ADDR_B" "$@" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err" &
+	CLIENT_PID=$!
+	BG_PIDS+=("$CLIENT_PID")
+}
+
+# inject_until_done PID INJECTOR...: run the injector (its truth in
+# $WORK/truth.K) until PID has ended, at most 5 times, 0.3 s apart; the
+# injections made in INJECTED
+inject_until_done() {
+	local pid=$1 k
+	shift
+	INJECTED=0
+	for k in 1 2 3 4 5; do
+		kill -0 "$pid" 2>/dev/null || break
+		"$@" "$WORK/truth.$k" ${LINGER:+"$LINGER"} &
+		BG_PIDS+=($!)
+		INJECTED=$k
+		wait_for 3 test -s "$WORK/truth.$k"
+		wait_for 1 gone "$pid"
+	done
+	echo "# injections made: $INJECTED"
+	wait_exit "$pid" 20
+}
+
+# check_cause LABEL JSON KIND SEGMENTS TRUTHGLOB [COMM POLICY RTPRIO]: the
+# first breach's cause in JSON (a report object, or the last line of JSON
+# Lines) is KIND in one of SEGMENTS (a regex), the culprit the injection
+# (pid, comm, policy, priority) whose truth overlaps it, its time within 5 %
+# + 500 us of that overlap, the parts adding up to every segment
+CAUSE_PY=$(cat <<'PY'
+import glob, re
+label, path, kind, segs, truthglob, comm, policy, rtprio = sys.argv[1:9]
+lines = [l for l in open(path) if l.strip()]
+d = [json.loads(l) for l in lines]
+d = [x for x in d if x.get("threshold", {}).get("breaches")]
+t("a breach was reported with its cause", bool(d))
+if not d:
+    sys.exit(0)
+b = d[-1]["threshold"]["breaches"][0]
+c = b["cause"]
+t("the breach has a cause object", c is not None, str(b)[:300])
+if c is None:
+    sys.exit(0)
+t("the cause's kind is " + kind, c["kind"] == kind, c.get("summary"))
+t("the cause's segment is " + segs, re.fullmatch(segs, c["segment"] or "") is not None,
+  c.get("segment"))
+for s in c["segments"]:
+    tot = sum(p["duration_ns"] for p in s["parts"])
+    t("the parts of %s add up to it" % s["segment"], abs(tot - s["duration_ns"]) <= 1000,
+      "%d of %d ns" % (tot, s["duration_ns"]))
+seg = [s for s in c["segments"] if s["segment"] == c["segment"]]
+truths = []
+for f in sorted(glob.glob(truthglob)):
+    pid, m0, m1, r0, r1 = map(int, open(f).read().split())
+    truths.append((pid, m0, m1))
+# the injection that overlaps the cause's segment
+best = None
+for pid, m0, m1 in truths:
+    if seg:
+        a, z = seg[0]["start_mono_ns"], seg[0]["start_mono_ns"] + seg[0]["duration_ns"]
+        ov = min(m1, z) - max(m0, a)
+        if ov > 0 and (best is None or ov > best[1]):
+            best = (pid, ov)
+t("an injection overlaps the cause's segment", best is not None,
+  "segments %s, injections %s" % ([(s["segment"], s["start_mono_ns"], s["duration_ns"]) for s in c["segments"]], truths))
+if best is None:
+    sys.exit(0)
+pid, ov = best
+if comm:
+    cu = c["culprit"] or {}
+    t("the culprit is the injected %s (pid %d)" % (comm, pid),
+      cu.get("pid") == pid and cu.get("comm") == comm, str(cu))
+    t("the culprit's policy is %s %s" % (policy, rtprio),
+      cu.get("policy") == policy and str(cu.get("rt_priority")) == rtprio, str(cu))
+bound = ov * 0.05 + 500000
+t("the cause's time is within 5 %% + 500 us of the injected %d ns" % ov,
+  abs(c["duration_ns"] - ov) <= bound, "named %d ns" % c["duration_ns"])
+print("%s: %s (truth %d ns)" % (label, c["summary"], ov))
+PY
+)
+check_cause() {
+	py_checks "$1" "$CAUSE_PY" "$1" "$2" "$3" "$4" "$5" "${6:-}" "${7:-}" "${8:-}"
+}
+
+# stop what the case before left running (its injections linger asleep)
+pkill_bg() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${BG_PIDS[@]}"; do
+		wait_for 10 gone "$p"
+	done
+}
+
+# injected_first JSON: the first breach there (a report, or JSON Lines) was
+# during an injection ($WORK/truth.?), or cannot be judged (no window); else
+# its Why: on stdout, status 1
+INJECTED_PY=$(cat <<'PY'
+import glob, json, sys
+d = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+d = [x for x in d if x.get("threshold", {}).get("breaches")]
+c = d[-1]["threshold"]["breaches"][0]["cause"] if d else None
+if not c or not c["segments"]:
+    sys.exit(0)
+a = min(s["start_mono_ns"] for s in c["segments"])
+z = max(s["start_mono_ns"] + s["duration_ns"] for s in c["segments"])
+for f in glob.glob(sys.argv[2]):
+    v = open(f).read().split()
+    if len(v) == 5 and int(v[1]) < z and int(v[2]) > a:
+        sys.exit(0)
+print(c["summary"])
+sys.exit(1)
+PY
+)
+injected_first() {
+	[ -s "$1" ] || return 0
+	python3 -c "$INJECTED_PY" "$1" "$WORK/truth.?"
+}
+
+# try_case FN JSON: run case FN (it sets up, injects, waits) until the
+# breach in JSON is the injected one, at most 3 times: a loaded host (other
+# suites' SCHED_FIFO spinners get RT-throttled: 50-100 ms stalls) may make
+# one of its own first, and that is said, with rant's Why: of it
+try_case() {
+	local fn=$1 json=$2 n why
+	for n in 1 2 3; do
+		rm -f "$WORK"/truth.* "$json"
+		"$fn" || return 1
+		if why=$(injected_first "$json"); then
+			return 0
+		fi
+		echo "# $fn: attempt $n: the host breached first, before any injection: $why"
+		pkill_bg
+	done
+	return 0
+}
+
+# 1. A FIFO 90 spin on the reflector's CPU: the reflector's breach names it.
+case_rfifo() {
+	inst_fresh
+	fifo_reflector rfifo --port 12391 -s -t 10000 -T --trace-instance "$INST" \
+		--json "$WORK/rfifo.json" --log "$WORK/rfifo.log" || return 1
+	fifo_client cfifo --port 12391 -s --interval 1000 -d 30 -q --json "$WORK/cfifo.json"
+	wait_for 10 grep -q "started" "$WORK/rfifo.err"
+	LINGER=3 inject_until_done "$REFLECTOR_PID" "$HOG" 1 90 30000
+	wait_exit "$CLIENT_PID" 20
+}
+if try_case case_rfifo "$WORK/rfifo.json"; then
+	check "reflector FIFO spin: the reflector stopped by its threshold (exit 3)" \
+		grep -q "^Stopped by: threshold" "$WORK/rfifo.out"
+	check_cause "reflector FIFO spin" "$WORK/rfifo.json" runnable \
+		"server_rx_stack|server_processing" "$WORK/truth.?" why-hog FIFO 90
+	check "reflector FIFO spin: the text report's Why: names why-hog and its policy" \
+		grep -Eq "^Why: server (rx stack|processing): rant was runnable for [0-9]+ us while why-hog \(pid [0-9]+, FIFO 90\) ran on CPU 1" "$WORK/rfifo.out"
+	check "reflector FIFO spin: the breach's marker line gives the window and the clock base" \
+		grep -Eq "RANT_BREACH seq=[0-9]+ response_ns=.* window=[0-9]+\.[0-9]{6}-[0-9]+\.[0-9]{6} base_ns=-?[0-9]+" "$INST_DIR/trace"
+	expect_eq "reflector FIFO spin: the events rant enabled are off again" "$(cat "$INST_DIR/set_event")" ""
+	check "reflector FIFO spin: the trace clock stays mono (setting it back would empty the buffer)" \
+		grep -q "\[mono\]" "$INST_DIR/trace_clock"
+	# the post-mortem: the log and the saved trace, the same Why:
+	cat "$INST_DIR/trace" >"$WORK/saved.trace"
+	analyze pm "$WORK/rfifo.log" --trace "$WORK/saved.trace" --top 1
+	live=$(grep "^Why: " "$WORK/rfifo.out" | sed 's/FIFO 90/X 90/; s/RT 90/X 90/')
+	expect_eq "--analyze --trace: the worst transaction's Why: is the live one's" \
+		"$(grep "^Why: " "$WORK/pm.out" | sed 's/FIFO 90/X 90/; s/RT 90/X 90/')" "$live"
+	expect_eq "--analyze --trace: the worst transaction is the breach" \
+		"$(grep -o "^#: seq [0-9]*" "$WORK/pm.out")" \
+		"#: seq $(grep -o "^Threshold breach: seq [0-9]*" "$WORK/rfifo.out" | grep -o "[0-9]*$")"
+	grep -v RANT_BREACH "$WORK/saved.trace" >"$WORK/nomark.trace"
+	analyze pmno "$WORK/rfifo.log" --trace "$WORK/nomark.trace" --top 1
+	check "--analyze --trace without rant's marker: cannot tell, and why" \
+		grep -q "^Why: cannot tell: the trace has no RANT_BREACH marker" "$WORK/pmno.out"
+	analyze pmbad "$WORK/rfifo.log" --trace "$WORK/missing.trace"
+	expect_eq "--analyze --trace of a missing file: exit 2" "$ANALYZE_RC" 2
+	expect_eq "--analyze --trace of a missing file: one line" "$(wc -l <"$WORK/pmbad.err")" 1
+else
+	not_ok "reflector FIFO spin: the reflector listens"
+fi
+pkill_bg
+
+# 2. The same on the client's CPU.  The client's -t judges the wire rtt,
+# which its own rx stack (T4 to T4_SW) is not part of, and between pings
+# it would only send late: so the spin, already FIFO 90 on the client's
+# CPU, holds the reflector (SIGSTOP) for 12 ms, which makes the breach, and
+# lets it go as it starts: the pong comes during the spin, and the client
+# rx stack's 30 ms are the largest delay of the transaction.  The hold is
+# in the wait for the pong, where the client sleeps: not a cause.
+case_cfifo() {
+	local k
+	inst_fresh
+	fifo_reflector rplain --port 12392 -s || return 1
+	fifo_client ccli --port 12392 -s --interval 1000 -d 30 -t 10000 -T --trace-instance "$INST" -q \
+		--json "$WORK/ccli.json"
+	wait_for 10 grep -q "started" "$WORK/rplain.err"
+	for k in 1 2 3 4 5; do
+		kill -0 "$CLIENT_PID" 2>/dev/null || break
+		WHY_HOLD=$REFLECTOR_PID WHY_HOLD_US=12000 "$HOG" 0 90 30000 "$WORK/truth.$k" 3 &
+		BG_PIDS+=($!)
+		wait_for 3 test -s "$WORK/truth.$k"
+		kill -CONT "$REFLECTOR_PID"	# (the spin did, as it started)
+		wait_for 1 gone "$CLIENT_PID"
+	done
+	echo "# injections made: $k"
+	wait_exit "$CLIENT_PID" 20
+}
+if try_case case_cfifo "$WORK/ccli.json"; then
+	check_cause "client FIFO spin" "$WORK/ccli.json" runnable \
+		"client_rx_stack|client_tx_stack" "$WORK/truth.?" why-hog FIFO 90
+else
+	not_ok "client FIFO spin: the reflector listens"
+fi
+pkill_bg
+
+# 3. rant stopped (SIGSTOP/SIGCONT) inside a transaction: the reflector, waiting for pings
+case_rstop() {
+	inst_fresh
+	fifo_reflector rstop --port 12393 -s -t 10000 -T --trace-instance "$INST" \
+		--json "$WORK/rstop.json" || return 1
+	fifo_client cstop --port 12393 -s --interval 1000 -d 30 -q
+	wait_for 10 grep -q "started" "$WORK/rstop.err"
+	inject_until_done "$REFLECTOR_PID" "$HOG" stop "$REFLECTOR_PID" 30000
+	wait_exit "$CLIENT_PID" 20
+}
+if try_case case_rstop "$WORK/rstop.json"; then
+	check_cause "reflector stopped" "$WORK/rstop.json" stopped "server_rx_stack" "$WORK/truth.?"
+	check "reflector stopped: the text report's Why: says so" \
+		grep -Eq "^Why: server rx stack: rant was stopped \(SIGSTOP\) for [0-9]+ us" "$WORK/rstop.out"
+else
+	not_ok "reflector stopped: the reflector listens"
+fi
+pkill_bg
+
+# 4. Events missing: the instance's own selection (kept) has no scheduler events
+inst_fresh
+echo irq:irq_handler_entry >"$INST_DIR/set_event"
+if fifo_reflector rmiss --port 12394 -s; then
+	fifo_client cmiss --port 12394 -s --count 200 -t 0.001 -T --trace-instance "$INST" -q --json "$WORK/cmiss.json"
+	wait_exit "$CLIENT_PID" 20
+	check "events missing: said at start in one line" \
+		grep -q "lack sched:sched_switch" "$WORK/cmiss.err"
+	py_checks "events missing" 'c = load(sys.argv[1])["threshold"]["breaches"][0]["cause"]
+t("cannot tell, and why", c["kind"] == "unknown" and "events missing" in c["why"], str(c))' \
+		"$WORK/cmiss.json"
+	check "events missing: the text says cannot tell" grep -q "^Why: cannot tell: events missing" "$WORK/cmiss.out"
+	expect_eq "events missing: the user's own events are left as they were" \
+		"$(cat "$INST_DIR/set_event")" "irq:irq_handler_entry"
+else
+	not_ok "events missing: the reflector listens"
+fi
+pkill_bg
+
+# 5. Overrun: -C with a small buffer; the first breaches' windows are overwritten by the end
+inst_fresh
+echo 32 >"$INST_DIR/buffer_size_kb"
+if fifo_reflector rover --port 12395 -s; then
+	fifo_client cover --port 12395 -s -d 2 -t 0.001 -C -T --trace-instance "$INST" -q --json "$WORK/cover.json"
+	wait_exit "$CLIENT_PID" 30
+	check "overrun: the small buffer named at start in one line" \
+		grep -Eq "the instance's buffer is [0-9]+ KB a CPU: a breach's window may be overwritten before it is read, with -C the more so" "$WORK/cover.err"
+	py_checks "overrun" 'c = load(sys.argv[1])["threshold"]["breaches"][0]["cause"]
+t("cannot tell: the trace does not cover the window", c["kind"] == "unknown" and "does not cover" in c["why"], str(c))' \
+		"$WORK/cover.json"
+else
+	not_ok "overrun: the reflector listens"
+fi
+pkill_bg
+
+# 6. Tracing left off by an earlier breach: turned on for the run, said in one line
+inst_fresh
+echo 0 >"$INST_DIR/tracing_on"
+if fifo_reflector roff --port 12396 -s; then
+	fifo_client coff --port 12396 -s --count 200 -t 0.001 -T --trace-instance "$INST" -q --json "$WORK/coff.json"
+	wait_exit "$CLIENT_PID" 20
+	check "tracing off: said in one line" grep -q "tracing was off in" "$WORK/coff.err"
+	check "tracing off: the breach's marker is in the trace" grep -q "RANT_BREACH" "$INST_DIR/trace"
+	py_checks "tracing off" 'c = load(sys.argv[1])["threshold"]["breaches"][0]["cause"]
+t("the breach is explained all the same", c is not None and c["kind"] != "unknown", str(c))' \
+		"$WORK/coff.json"
+else
+	not_ok "tracing off: the reflector listens"
+fi
+pkill_bg
+
+# 7. The same trace as `trace-cmd report -R` prints it (last: trace-cmd
+# extract removes the instance it reads)
+inst_fresh
+if ! command -v trace-cmd >/dev/null; then
+	skip "--analyze --trace of trace-cmd report -R: no trace-cmd here"
+elif fifo_reflector rtc --port 12397 -s; then
+	fifo_client ctc --port 12397 -s --count 300 -t 0.001 -T --trace-instance "$INST" -q --log "$WORK/ctc.log"
+	wait_exit "$CLIENT_PID" 20
+	cat "$INST_DIR/trace" >"$WORK/ctc.trace"
+	analyze tctext "$WORK/ctc.log" --trace "$WORK/ctc.trace" --top 3
+	if trace-cmd extract -B "$INST" -o "$WORK/t.dat" >/dev/null 2>&1 &&
+		trace-cmd report -R -i "$WORK/t.dat" >"$WORK/tc.trace" 2>/dev/null; then
+		analyze tcraw "$WORK/ctc.log" --trace "$WORK/tc.trace" --top 3
+		check "--analyze --trace: the text trace explains the client's worst transactions" \
+			grep -q "^Why: client\|^Why: the wait" "$WORK/tctext.out"
+		expect_eq "--analyze --trace of trace-cmd report -R: the same Why: blocks as of the text trace" \
+			"$(grep -A3 "^Why: " "$WORK/tcraw.out")" "$(grep -A3 "^Why: " "$WORK/tctext.out")"
+	else
+		not_ok "--analyze --trace of trace-cmd report -R: trace-cmd extract and report work"
+	fi
+else
+	not_ok "trace-cmd report -R: the reflector listens"
+fi
+pkill_bg
+
+finish
