@@ -73,7 +73,7 @@ tests/opts-table-san tests/opts-table-gsan: tests/opts-table.c rant.c
 # rant itself built with -Werror (warnings that need -O2 included): what
 # quick and check test; rant.werror records that it was
 werror: rant.werror
-rant.werror: rant.c
+rant.werror: rant.c $(GIT_ID_STAMP)
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(BUILD_DEFS) -Werror $(LDFLAGS) -o rant rant.c $(LDLIBS)
 	touch $@
 

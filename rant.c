@@ -14808,7 +14808,7 @@ static void json_metrics(FILE *f, const struct report *r)
 			run.S.c.breaches, r->breach_pct);
 		why_json_breaches(f);
 	} else {
-		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
+		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0, \"breaches\": []");
 	}
 	fprintf(f, "},\n");
 }
