@@ -727,6 +727,11 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 		{ 'C', "", "-t 1" }, { 'L', "1", "-l f" }, { O_LOG_FORMAT, "csv", "-l f" },
 		{ O_LOG_RECORDS, "1", "-l f" }, { O_PTP_DOMAIN, "1", "--ptp-probe" },
 		{ O_KEY_FILE, NULL, "" },
+		/* the schedule's options need a cycle, and the cycle a cadence it divides */
+		{ O_TXTIME_DEADLINE, "", "--txtime 1" },
+		{ O_BASE_TIME, "1", "--cycle 1000 --interval 1000000" },
+		{ O_CYCLE, "1000", "--interval 1000000" },
+		{ O_CLASS_OFFSET, "1", "--cycle 1000 --interval 1000000" },
 	};
 	size_t i;
 
@@ -784,6 +789,10 @@ static void test_opt_modes(void)
 			}
 			/* --analyze refuses -l, -T and --ptp-probe before it could need them */
 			if (m == MODE_ANALYZE && strcmp(with, "-t 1")) {
+				with = "";
+			}
+			/* an emit-only option is refused on the reflector before what it needs */
+			if (m == MODE_REFLECT && o->modes == M_EMIT) {
 				with = "";
 			}
 			snprintf(cmd, sizeof(cmd), "%s %s --%s %s", prefix[m], with, o->name, arg);
@@ -2471,6 +2480,7 @@ static void test_fit_metrics(void)
 			[M_CLI_RX_NIC] = { T4K, T4W, -1 }, [M_CLI_RX_WAKE] = { T4SW, T4K, -1 },
 			[M_SRV_RX_NIC] = { T2K, T2W, -1 }, [M_SRV_RX_WAKE] = { T2SW, T2K, -1 },
 			[M_SRV_TX_KERN] = { T3K, T3SW, -1 }, [M_SRV_TX_NIC] = { T3W, T3K, -1 },
+			[M_LAUNCH_ERR] = { T1W, T1L, -1 }, [M_SPARE] = { T1L, T1SW, -1 },
 		};
 		const uint64_t B = 1700000000000000000ULL;
 		int64_t want[NMETRIC];
@@ -2489,6 +2499,7 @@ static void test_fit_metrics(void)
 		full[T2K] = B + 51000;
 		full[T3K] = B + 55600;
 		full[T4K] = B + 105500;
+		full[T1L] = B + 800;	/* --txtime: the launch time asked */
 		want[M_RTT] = 103000;
 		want[M_RESPONSE] = 56000 - 50003;
 		want[M_NETWORK] = 103000 - (56000 - 50003);
@@ -2508,6 +2519,8 @@ static void test_fit_metrics(void)
 		want[M_SRV_RX_WAKE] = 1000;
 		want[M_SRV_TX_KERN] = 600;
 		want[M_SRV_TX_NIC] = 400;
+		want[M_LAUNCH_ERR] = 200;
+		want[M_SPARE] = 800;
 		for (m = 0; m < NMETRIC; m++) {
 			bool r = metric_value(m, full, &v), miss = true;
 
