@@ -5585,6 +5585,11 @@ static void cls_json_row(FILE *f, struct grp *g)
 		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64,
 		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
 		g->n[CG_BREACH]);
+	if (run.T.on && cfg->mode != MODE_ANALYZE) {
+		/* --txtime: the launch times the qdisc reported missed or invalid */
+		fprintf(f, ", \"launch\": {\"missed\": %" PRIu64 ", \"invalid\": %" PRIu64 "}",
+			g->n[CG_LMISS], g->n[CG_LINVAL]);
+	}
 	cls_json_hist(f, "rtt", &g->h);
 	for (k = 0; cls_extra() && k < GX_N; k++) {
 		if (cls_x_measured(k)) {
@@ -6127,6 +6132,13 @@ static int tsn_start(void)
 			return -1;
 		}
 	}
+	if (cfg->txtime && run.T.q.sched && run.T.q.clockid != CLOCK_TAI) {
+		/* the etf's launch times are on CLOCK_TAI (tc-etf(8)): the gates must be too */
+		warnx_("--txtime: the taprio on %s keeps its schedule on %s, the launch times are on CLOCK_TAI: they would fall %s off its windows (tc qdisc replace ... taprio ... clockid CLOCK_TAI)",
+		       cfg->iface, tsn_clock_name(run.T.q.clockid),
+		       run.T.q.clockid == CLOCK_REALTIME ? "the TAI offset" : "an unknown time");
+		return -1;
+	}
 	tai = tsn_tai_offset();
 	if (cfg->txtime && tai <= 0) {
 		warnx_("--txtime: the kernel's TAI offset is %s (CLOCK_TAI reads CLOCK_REALTIME, not TAI): a schedule or NIC clock on TAI is then 37 s away; set it first (phc2sys or ptp4l with kernel_leap, chronyd's leapsectz, adjtimex ADJ_TAI)",
@@ -6242,8 +6254,8 @@ static void tsn_report(FILE *f)
 {
 	int c;
 
-	if (!tsn_on()) {
-		return;
+	if (!tsn_on() || cfg->mode == MODE_ANALYZE) {
+		return;	/* --analyze: the metrics from the log's T1_LT; its counts are the run's */
 	}
 	tsn_reports();
 	fprintf(f, "Launch time: SO_TXTIME on CLOCK_TAI (TAI offset %" PRId64 " s), lead %" PRIu64
@@ -6266,7 +6278,7 @@ static void tsn_report(FILE *f)
 
 static void tsn_json(FILE *f)
 {
-	if (!tsn_on()) {
+	if (!tsn_on() || cfg->mode == MODE_ANALYZE) {
 		fprintf(f, "  \"launch_time\": null,\n");
 		return;
 	}
@@ -6869,6 +6881,13 @@ static void trace_breach(const struct txn *x, int64_t v)
  * (PF_KSTAMPS), and --analyze needs them for the numbers the run showed.
  */
 static const int emit_stamps_log[] = { T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW };
+/* --txtime: each ping's launch time too (T1_LT), after the stamps it would have without */
+static const int emit_stamps_log_lt[] = {
+	T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW, T1L,
+};
+static const int emit_stamps_k_lt[] = {
+	T1SW, T1K, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4K, T4SW, T1L,
+};
 
 /* Bytes of a record of n stamps: seq, the stamps, the status, the -M counts. */
 static uint32_t log_rec_bytes(int n)
@@ -6885,6 +6904,10 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 	l->cap = cap;
 	l->stamps = emit8 ? emit_stamps_log : run.side.stamps;
 	l->nstamps = emit8 ? (int)ARRAY_SIZE(emit_stamps_log) : run.side.nstamps;
+	if (emit8 && run.T.on) {
+		l->stamps = emit_stamps_log_lt;
+		l->nstamps = (int)ARRAY_SIZE(emit_stamps_log_lt);
+	}
 	l->rec_size = log_rec_bytes(l->nstamps);
 }
 
@@ -6897,7 +6920,7 @@ static size_t log_rec_size(bool emit)
 {
 	bool k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw;
 
-	return log_rec_bytes(emit ? (k ? 12 : 10) : (k ? 6 : 4));
+	return log_rec_bytes(emit ? (k ? 12 : 10) + run.T.on : (k ? 6 : 4));
 }
 
 /*
@@ -6998,12 +7021,13 @@ static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
 static int log_columns(bool csv, int *cols)
 {
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
+	static const int emit_text_lt[] = { T1SW, T1W, T4W, T4SW, T1L };	/* --txtime */
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
 	/* csv: every stamp the ring kept; the reflector's kernel stamps if it sent any */
 	bool all = csv && run.S.log.stamps && (run.S.srv_kx || run.S.log.nstamps != 10);
 	const int *src = all ? run.S.log.stamps : csv ? run.side.stamps :
-			 run.side.emit ? emit_text : refl_text;
-	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4;
+			 run.side.emit ? (run.T.on ? emit_text_lt : emit_text) : refl_text;
+	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4 + run.T.on;
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
@@ -8422,7 +8446,11 @@ static void log_kernel_stamps(void)
 	if (run.S.log.mem && log_rec_bytes(run.side.nstamps) <= log_rec_size(run.side.emit)) {
 		run.S.log.stamps = run.side.stamps;
 		run.S.log.nstamps = run.side.nstamps;
-		run.S.log.rec_size = log_rec_bytes(run.side.nstamps);
+		if (run.T.on && run.side.emit) {
+			run.S.log.stamps = emit_stamps_k_lt;	/* --txtime: the launch time too */
+			run.S.log.nstamps = (int)ARRAY_SIZE(emit_stamps_k_lt);
+		}
+		run.S.log.rec_size = log_rec_bytes(run.S.log.nstamps);
 	} else if (run.S.log.mem) {
 		side_set(run.side.emit);	/* no room: the log and counts stay as they were */
 	}
@@ -15856,6 +15884,9 @@ static int alog_stamp(const char *s, size_t n, bool *hw)
 	if (n == 5 && !strncasecmp(s + 3, "SW", 2)) {
 		return sw_of[k];
 	}
+	if (n == 5 && k == 1 && !strncasecmp(s + 3, "LT", 2)) {
+		return T1L;	/* --txtime's launch time */
+	}
 	if (n == 5 && !strncasecmp(s + 3, "HW", 2)) {
 		*hw = true;
 		return wire_of[k];
@@ -15992,7 +16023,7 @@ static void alog_stamp_col(struct alog *L, int s, bool hw, bool *emit)
 	} else if (s < T1K) {
 		L->sw = true;
 	}
-	*emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
+	*emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K || s == T1L;
 }
 
 /* The header line: every column known, SEQ first. */
@@ -16998,6 +17029,8 @@ static int analyze_state(struct analysis *A)
 	const struct alog *L = &A->L[0];
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 
+	/* a --txtime client's log: launch error and time to spare from its T1_LT */
+	run.T.on = L->emit && (L->have & 1u << T1L);
 	side_set(L->emit);
 	analyze_metrics(A);
 	run.ts.hw = L->hw;

@@ -40,12 +40,36 @@ readme_is_help() {
 	fi
 }
 
+# --txtime refused at the start, before a socket is opened or an output
+# written: one line, exit 2, no JSON file (this host's qdiscs have no etf
+# on lo; the refusals that need an etf run in the guest lab)
+txtime_refusals() {
+	local what out err rc
+	for what in "no -i:needs -i IFACE" "-i lo:no etf qdisc on lo"; do
+		rm -f "$WORK/tx.json"
+		if [[ ${what%%:*} == "no -i" ]]; then
+			"$RANT" -a 127.0.0.1 --txtime 100 --count 3 --json "$WORK/tx.json" >"$WORK/tx.out" 2>"$WORK/tx.err"
+		else
+			"$RANT" -i lo -a 127.0.0.1 --txtime 100 --count 3 --json "$WORK/tx.json" >"$WORK/tx.out" 2>"$WORK/tx.err"
+		fi
+		rc=$?
+		out=$(cat "$WORK/tx.out") err=$(cat "$WORK/tx.err")
+		if [[ $rc == 2 && -z $out && $(wc -l <"$WORK/tx.err") == 1 && $err == *"${what#*:}"* && ! -e $WORK/tx.json ]]; then
+			ok "--txtime refused before anything is sent (${what%%:*}): exit 2, one line"
+		else
+			not_ok "--txtime refused before anything is sent (${what%%:*}): exit 2, one line"
+			printf '#   rc %s, stderr: %s\n' "$rc" "$err"
+		fi
+	done
+}
+
 main() {
 	local n
 	[ -x "$RANT" ] || { not_ok "no rant binary at $RANT (run make)"; finish; exit 1; }
 	[ -x "$OPTS_TABLE" ] || { not_ok "no $OPTS_TABLE (make tests/opts-table)"; finish; exit 1; }
 	make_files
 	readme_is_help
+	txtime_refusals
 	# one CPU: -2 names the count in its message
 	(cd "$WORK" && taskset -c 0 "$OPTS_TABLE" "$CASES" "$RANT") >"$WORK/verdicts" 2>&1
 	expect_eq "opts-table ran every case (exit status)" "$?" 0

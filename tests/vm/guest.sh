@@ -490,6 +490,11 @@ if [[ ,$GROUPS_RUN, == *,model,* && -e /rant/tests/vm/guest-model.sh && -e /rant
 	# shellcheck disable=SC1091 # not in every checkout yet
 	. /rant/tests/vm/guest-model.sh
 fi
+if [[ ,$GROUPS_RUN, == *,tsn,* && -e /rant/tests/vm/guest-tsn.sh ]]; then
+	SECTION_GROUP=tsn
+	# shellcheck source=tests/vm/guest-tsn.sh
+	. /rant/tests/vm/guest-tsn.sh
+fi
 ip netns del refl 2>/dev/null
 # every output, for the host to keep (tests/vm/run.sh unpacks it)
 if [[ -b /dev/nvme0n1 ]]; then

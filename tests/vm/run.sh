@@ -37,6 +37,7 @@ TAP_ONLY=1 . tests/lib.sh
 : "${RANT_STATIC:=$TOP/build/vm/rant}"
 : "${VM_TIMEOUT:=900}"
 : "${RANT_VM_MODS:=$TOP/tests/vm/mod}"
+: "${TAISET:=$TOP/build/vm/taiset}"
 flavors=("$@")
 # shellcheck disable=SC2206 # a list of words
 ((${#flavors[@]})) || flavors=($VM_FLAVORS)
@@ -48,6 +49,7 @@ declare -A GROUP_SECTIONS=(
 	[rt]="config_rt"
 	[igb]="igb_driver igb_tx igb_rx igb_b2b"
 	[model]="model"
+	[tsn]="tsn"
 )
 
 # lab_missing WHY: no lab on this host; a skip, or a failure where required
@@ -81,7 +83,7 @@ wanted() {
 			continue
 		fi
 		for w in ${RANT_VM_ONLY//,/ }; do
-			if [[ $w == "$g" || " ${GROUP_SECTIONS[$g]} " == *" $w "* || ($g == model && $w == model_*) ]]; then
+			if [[ $w == "$g" || " ${GROUP_SECTIONS[$g]} " == *" $w "* || ($g == model && $w == model_*) || ($g == tsn && $w == tsn_*) ]]; then
 				out+=,$g
 				break
 			fi
@@ -134,6 +136,10 @@ boot() {
 		fi
 		mods=("${VM_MOD_SPECS[@]}")
 		[[ -e tests/vm/guest-model.sh ]] && mods+=(tests/vm/guest-model.sh=rant/tests/vm/guest-model.sh)
+	fi
+	if [[ ,$groups, == *,tsn,* ]]; then
+		mods+=(tests/vm/guest-tsn.sh=rant/tests/vm/guest-tsn.sh)
+		[[ -x $TAISET ]] && mods+=("$TAISET=usr/bin/taiset")
 	fi
 	echo "# vm: $label: $VM_KPKG, QEMU $qver, $groups; built in $((SECONDS - t0)) s (cache $(vm_cache_dir))"
 	vm_overlay "$dir/run.cpio" tests/vm/init=init "$RANT_STATIC=usr/bin/rant" config.sh=rant/config.sh \
@@ -202,9 +208,9 @@ run() {
 
 for f in "${flavors[@]}"; do
 	case $f in
-	std) run std old e1000e; run std new igb model ;;
+	std) run std old e1000e; run std new igb model tsn ;;
 	rt) run rt old e1000e rt; run rt new igb model ;;
-	std612) run std612 new igb model ;;
+	std612) run std612 new igb model tsn ;;
 	rt612) run rt612 new igb model rt ;;
 	*) echo "usage: $0 [std|rt|std612|rt612]..." >&2; exit 2 ;;
 	esac
