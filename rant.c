@@ -3382,7 +3382,11 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
 	msg.msg_controllen += tsn_ctrl(ctrl.buf + msg.msg_controllen, launch);
-	n = kops.sendmsg(fd, &msg, 0);
+	/*
+	 * --txtime: a qdisc holds each packet until its launch time, and the socket's send
+	 * buffer with it: a full one is a failed send (counted), never a wait past the cadence
+	 */
+	n = kops.sendmsg(fd, &msg, launch ? MSG_DONTWAIT : 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		/*
@@ -3394,7 +3398,7 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
 		msg.msg_controllen += tsn_ctrl(ctrl.buf + msg.msg_controllen, launch);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = kops.sendmsg(fd, &msg, 0);
+		n = kops.sendmsg(fd, &msg, launch ? MSG_DONTWAIT : 0);
 	}
 	return n;
 }
