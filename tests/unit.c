@@ -2461,6 +2461,112 @@ static void test_fit_offset(void)
 	ok(!clock_offset(t, &off), "clock_offset: missing T2 -> false", "failed");
 }
 
+/* A netlink attribute at p: type, data; returns the bytes it takes (aligned). */
+static size_t tsn_put(uint8_t *p, int type, const void *data, size_t n)
+{
+	struct rtattr a = { .rta_len = (unsigned short)RTA_LENGTH(n), .rta_type = (unsigned short)type };
+
+	memcpy(p, &a, sizeof(a));
+	if (n) {
+		memcpy(p + RTA_LENGTH(0), data, n);
+	}
+	return RTA_ALIGN(a.rta_len);
+}
+
+/* A nest's header at p, closed by tsn_close once its attributes follow. */
+static void tsn_close(uint8_t *p, size_t total)
+{
+	unsigned short len = (unsigned short)total;
+
+	memcpy(p, &len, sizeof(len));
+}
+
+/* One qdisc as RTM_GETQDISC dumps it: tcmsg, kind, options. */
+static size_t tsn_msg(uint8_t *buf, int ifindex, uint32_t handle, uint32_t parent, const char *kind,
+		      const uint8_t *opt, size_t optlen)
+{
+	struct tcmsg tc = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex, .tcm_handle = handle,
+			    .tcm_parent = parent };
+	size_t n = NLMSG_ALIGN(sizeof(tc));
+
+	memcpy(buf, &tc, sizeof(tc));
+	n += tsn_put(buf + n, TCA_KIND, kind, strlen(kind) + 1);
+	n += tsn_put(buf + n, TCA_OPTIONS, opt, optlen);
+	return n;
+}
+
+/*
+ * --txtime and --cycle read the interface's qdiscs from a netlink dump:
+ * taprio's map and gate entries and each etf's clock, delta and mode, only
+ * of the interface asked; tsn_etf_check finds the etf of each class's queue.
+ */
+static void test_tsn_qdiscs(void)
+{
+	static uint8_t opt[1024], buf[2048];
+	struct tc_mqprio_qopt m = { .num_tc = 3, .prio_tc_map = { 0, 0, 1, 2 },
+				    .count = { 1, 1, 1 }, .offset = { 0, 1, 2 } };
+	struct tc_etf_qopt e = { .delta = 150000, .clockid = CLOCK_TAI, .flags = 0 };
+	uint32_t gates[3] = { 1, 2, 4 }, ns[3] = { 20000, 60000, 120000 };
+	int64_t base = 1000, cycle = 200000;
+	int32_t clk = CLOCK_TAI;
+	size_t n = 0, list, ent, len;
+	int i;
+
+	reset_globals();
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_PRIOMAP, &m, sizeof(m));
+	list = n;
+	n += RTA_LENGTH(0);
+	for (i = 0; i < 3; i++) {
+		ent = n;
+		n += RTA_LENGTH(0);
+		n += tsn_put(opt + n, TCA_TAPRIO_SCHED_ENTRY_GATE_MASK, &gates[i], 4);
+		n += tsn_put(opt + n, TCA_TAPRIO_SCHED_ENTRY_INTERVAL, &ns[i], 4);
+		tsn_put(opt + ent, TCA_TAPRIO_SCHED_ENTRY | NLA_F_NESTED, NULL, 0);
+		tsn_close(opt + ent, n - ent);
+	}
+	tsn_put(opt + list, TCA_TAPRIO_ATTR_SCHED_ENTRY_LIST | NLA_F_NESTED, NULL, 0);
+	tsn_close(opt + list, n - list);
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_SCHED_BASE_TIME, &base, 8);
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_SCHED_CYCLE_TIME, &cycle, 8);
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_SCHED_CLOCKID, &clk, 4);
+	len = tsn_msg(buf, 7, 0x1000000, TC_H_ROOT, "taprio", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len - 1, 8);	/* another interface's: nothing taken */
+	ok(!run.T.q.sched && !*run.T.q.root, "tsn qdiscs: another interface's qdisc is left alone",
+	   "root '%s'", run.T.q.root);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	ok(run.T.q.sched && run.T.q.map && !strcmp(run.T.q.root, "taprio") && run.T.q.nent == 3 &&
+	   run.T.q.cycle == 200000 && run.T.q.base == 1000 && run.T.q.clockid == CLOCK_TAI &&
+	   run.T.q.ent[1].gates == 2 && run.T.q.ent[2].ns == 120000 && run.T.q.prio_tc[3] == 2 &&
+	   run.T.q.offset[2] == 2, "tsn qdiscs: taprio's schedule and map read",
+	   "sched %d map %d root '%s' nent %d cycle %" PRId64, run.T.q.sched, run.T.q.map, run.T.q.root,
+	   run.T.q.nent, run.T.q.cycle);
+	n = tsn_put(opt, TCA_ETF_PARMS, &e, sizeof(e));
+	len = tsn_msg(buf, 7, 0x80010000, TC_H_MAKE(0x1000000, 1), "etf", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	len = tsn_msg(buf, 7, 0x80020000, TC_H_MAKE(0x1000000, 2), "etf", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	ok(run.T.q.netf == 2 && run.T.q.etf[1].delta == 150000 && run.T.q.etf[0].clockid == CLOCK_TAI,
+	   "tsn qdiscs: each etf's parent, clock and delta", "netf %d", run.T.q.netf);
+	opts.iface = "tv0";
+	opts.priority = -1;
+	run.K.ncls = 3;
+	run.K.prio[0] = 1;
+	run.K.prio[1] = 2;
+	run.K.prio[2] = 3;
+	ok(tsn_etf_check(0) == 0 && tsn_etf_check(1) == 0 && run.T.etf_delta == 150000,
+	   "tsn qdiscs: classes 0 and 1 (priorities 1, 2 -> tc 0, 1) find their queue's etf", "failed");
+	ok(tsn_etf_check(2) < 0, "tsn qdiscs: class 2 (tc 2, queue 2) has no etf: refused", "failed");
+	e.flags = TC_ETF_DEADLINE_MODE_ON;
+	n = tsn_put(opt, TCA_ETF_PARMS, &e, sizeof(e));
+	len = tsn_msg(buf, 7, 0x80030000, TC_H_MAKE(0x1000000, 3), "etf", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	ok(tsn_etf_check(2) < 0, "tsn qdiscs: an etf in deadline mode without --txtime-deadline: refused",
+	   "failed");
+	opts.txtime_deadline = true;
+	ok(tsn_etf_check(2) == 0, "tsn qdiscs: ... and taken with it", "failed");
+	reset_globals();
+}
+
 static void test_fit_metrics(void)
 {
 	uint64_t t[NSTAMP];
@@ -10912,6 +11018,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_fit),
 	CASE(test_fit_offset),
 	CASE(test_fit_metrics),
+	CASE(test_tsn_qdiscs),
 	CASE(test_log),
 	CASE(test_log_ring),
 	CASE(test_log_large),
