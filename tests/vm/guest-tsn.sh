@@ -58,11 +58,13 @@ tsn_taprio() {
 	tc qdisc show dev "$dev" >>"$W/tsn-tc.out" 2>&1
 }
 
-# tsn_etfs [DEV [DELTA]]: an etf below each of the three classes' queues
+# tsn_etfs [DEV [DELTA]]: an etf below each of the three classes' queues, anew (an etf's
+# parameters do not change in place)
 tsn_etfs() {
 	local q
 	for q in 1 2 3; do
-		tc qdisc replace dev "${1:-tv0}" parent "100:$q" etf clockid CLOCK_TAI delta "${2:-$TSN_DELTA}" \
+		tc qdisc del dev "${1:-tv0}" parent "100:$q" >/dev/null 2>&1
+		tc qdisc add dev "${1:-tv0}" parent "100:$q" etf clockid CLOCK_TAI delta "${2:-$TSN_DELTA}" \
 			>>"$W/tsn-tc.out" 2>&1
 	done
 }
@@ -226,61 +228,117 @@ test_tsn_etf() {
 		--cycle "$TSN_CYCLE" --class-offset 50000 --txtime "$TSN_LEAD_US" --count 50
 	echo "# guest: tsn: etf delta 1 us: $(grep '^Launch time' "$W/tsn-miss.out")"
 	read -r _ lmiss linv <<<"$(sed -n 's/^Launch time: .*: \([0-9]*\) missed, \([0-9]*\) invalid.*/x \1 \2/p' "$W/tsn-miss.out")"
+	t "tsn: the etf's delta read anew (1000 ns)" tsn-miss has tsn-miss "etf delta 1000 ns"
 	t "tsn: launch times that passed in the etf (delta 1 us) are reported missed" tsn-miss \
 		bash -c '[[ ${1:-0} -gt 0 ]]' _ "$lmiss"
 	t "tsn: a run whose pings the etf dropped ends by itself" tsn-miss bash -c '[[ $1 != 124 ]]' _ "$RC"
 }
 
-# isochron beside rant, on the same schedule.  isochron needs a PHC and hardware stamps
-# with the receive filter ALL on both ends: veth has no PHC, and the igb ports' 82576 refuses
-# ALL (SIOCSHWTSTAMP: ERANGE), so it runs between the lab's e1000e ports A and R (R in
-# "refl"), whose PHCs run under QEMU 10.  The e1000e has one TX queue: taprio's four classes
-# share it, which only the txtime-assist mode allows, with one etf (skip_sock_check: the TCP
-# and ARP packets taprio times too).  One priority at a time, 500 frames, its summary kept.
-tsn_iso_setup() {
-	if ! command -v isochron >/dev/null; then
-		skip "tsn: isochron beside rant (isochron not in the guest)"
+# isochron beside rant.  isochron needs a PHC and hardware stamps with the receive filter
+# ALL on both ends: veth has no PHC, the igb ports' 82576 refuses ALL (SIOCSHWTSTAMP: ERANGE)
+# and QEMU 10's e1000e gives no TX stamp ("Timed out waiting for TX timestamps"), so the two
+# run side by side on the lab's model NIC (tests/vm/mod/rantnic: PHCs, hardware stamps, ALL
+# widened), rn0 here and rn1 in "refl", with one TX queue: launch times through a root etf,
+# no taprio (its classes need a queue each).  The same cadence for both (each priority every
+# 4 ms, launch times 50 us into its window of the 2 ms cycle, the app 1.5 ms ahead); isochron
+# one priority at a time, 500 frames, its stats connection over the e1000e ports A and R.
+TSN_MOD=/rant/mod/rantnic.ko
+TSN_M_C=10.46.0.1
+TSN_M_R=10.46.0.2
+
+tsn_model_setup() {
+	if [[ ! -e $TSN_MOD ]]; then
+		skip "tsn: rant and isochron side by side (no model NIC module in this boot)"
 		return 1
 	fi
-	TSN_ISO_QDISC=taprio
-	tsn_taprio CLOCK_TAI "$A" "1@0 1@0 1@0 1@0" flags 0x1 txtime-delay "$TSN_DELTA"
-	tc qdisc replace dev "$A" parent 100:1 etf clockid CLOCK_TAI delta "$TSN_DELTA" skip_sock_check \
-		>>"$W/tsn-tc.out" 2>&1
-	tc qdisc show dev "$A" >"$W/iso-qdisc.out" 2>&1
-	if ! grep -q "qdisc taprio 100:" "$W/iso-qdisc.out"; then
-		TSN_ISO_QDISC=none
-		echo "# guest: tsn: taprio on $A (one TX queue) refused: isochron without it ($(grep -i error "$W/tsn-tc.out" | tail -n 1))"
+	grep -q '^rantnic ' /proc/modules && rmmod rantnic
+	insmod "$TSN_MOD" >"$W/tsn-mod.out" 2>&1
+	TSN_MA=$(if_by_mac 02:52:4e:00:00:00) TSN_MB=$(if_by_mac 02:52:4e:00:00:01)
+	if [[ -z $TSN_MA || -z $TSN_MB ]]; then
+		not_ok "tsn: the model NIC's ports for rant and isochron side by side"
+		show tsn-mod
+		return 1
 	fi
+	ip link set "$TSN_MB" netns refl
+	ip addr add "$TSN_M_C/24" dev "$TSN_MA"
+	in_r ip addr add "$TSN_M_R/24" dev "$TSN_MB"
+	ip link set "$TSN_MA" up
+	in_r ip link set "$TSN_MB" up
+	wait_for 30 link_up "$TSN_MA" && wait_for 30 link_up "$TSN_MB" refl
+	# the etf drops what carries no launch time, ARP too: the neighbours fixed
+	ip neigh replace "$TSN_M_R" lladdr 02:52:4e:00:00:01 dev "$TSN_MA" nud permanent
+	in_r ip neigh replace "$TSN_M_C" lladdr 02:52:4e:00:00:00 dev "$TSN_MB" nud permanent
+	reflector tsn-mrefl refl "$TSN_MB" --port 12401 --timestamps hw
+	TSN_MRPID=$RPID
 }
 
-# test_tsn_isochron gates|etf: isochron send/rcv (with --txtime in the etf run)
-test_tsn_isochron() {
-	local p tx=$1 c ipid
-	in_r isochron rcv -i "$R" --quiet >"$W/iso-rcv-$tx.out" 2>&1 &
+# tsn_isochron RUN [--txtime]: isochron send/rcv, one priority at a time, 500 frames each (the
+# etf run: priority 1 only, the app 3.5 ms ahead: isochron stops at its first launch time
+# missed, and this guest's first wake-up can come 10 ms late); its summary kept
+tsn_isochron() {
+	local run=$1 p c ipid adv="0.00${TSN_LEAD_US}" prios="1 2 3"
+	shift
+	[[ $run == etf ]] && adv=0.0035 prios=1
+	in_r isochron rcv -i "$TSN_MB" --quiet --stats-port "$TSN_ISO_PORT" >"$W/iso-rcv-$run.out" 2>&1 &
 	ipid=$!
-	tcp_listening() { in_r ss -Hltn "sport = :5000" | grep -q .; }
+	tcp_listening() { in_r ss -Hltn "sport = :$TSN_ISO_PORT" | grep -q .; }
 	if ! wait_for 30 tcp_listening; then
-		not_ok "tsn: isochron rcv listens for its sender (port 5000, $tx)"
-		show "iso-rcv-$tx"
+		not_ok "tsn: isochron rcv listens for its sender (port $TSN_ISO_PORT, $run)"
+		show "iso-rcv-$run"
 		kill "$ipid" 2>/dev/null
 		return
 	fi
-	for p in 1 2 3; do
+	for p in $prios; do
 		c=$((p - 1))
-		# shellcheck disable=SC2046 # --txtime only in the etf run
-		timeout 60 isochron send -i "$A" --dmac "$R_MAC" --client "$R_IP" --priority "$p" \
-			--cycle-time 0.004 --base-time 0 --shift-time "0.000$(printf %06d $((TSN_START[c] + 50000)))" \
-			--advance-time "0.00${TSN_LEAD_US}" --frame-size 64 --num-frames 500 --omit-sync --omit-remote-sync \
-			--utc-tai-offset 37 $([[ $tx == etf ]] && echo --txtime) \
-			--output-file "$W/iso-$tx-$p.dat" >"$W/iso-$tx-$p.out" 2>&1
-		isochron report --input-file "$W/iso-$tx-$p.dat" --summary >"$W/iso-$tx-$p.sum" 2>&1
-		sed "s/^/# guest: isochron $tx priority $p (qdisc $TSN_ISO_QDISC): /" "$W/iso-$tx-$p.out" \
-			"$W/iso-$tx-$p.sum" | head -n 30
+		timeout 60 isochron send -i "$TSN_MA" --dmac 02:52:4e:00:00:01 --client "$R_IP" --priority "$p" \
+			--stats-port "$TSN_ISO_PORT" --cycle-time 0.004 --base-time 0 \
+			--shift-time "0.000$(printf %06d $((TSN_START[c] + 50000)))" --advance-time "$adv" \
+			--frame-size 64 --num-frames 500 --omit-sync --omit-remote-sync --utc-tai-offset 37 "$@" \
+			--output-file "$W/iso-$run-$p.dat" >"$W/iso-$run-$p.out" 2>&1
+		isochron report --input-file "$W/iso-$run-$p.dat" --summary >"$W/iso-$run-$p.sum" 2>&1
+		sed "s/^/# guest: isochron $run priority $p: /" "$W/iso-$run-$p.sum" | head -n 30
+		grep -i "postmortem\|failed" "$W/iso-$run-$p.out" | head -n 3 | sed "s/^/# guest: isochron $run priority $p: /"
 	done
 	kill "$ipid" 2>/dev/null
 	wait "$ipid" 2>/dev/null
-	t "tsn: isochron send/rcv ran the schedule ($tx)" "iso-$tx-1 iso-rcv-$tx" \
-		bash -c 'grep -qi "latency\|spare" "$1"' _ "$W/iso-$tx-1.sum"
+	TSN_ISO_PORT=$((TSN_ISO_PORT + 1))
+}
+
+# rant on the same port and cadence: three classes, the NIC's TX stamps; with launch times
+# (through the root etf) or without (no qdisc)
+tsn_rant_model() {
+	local c off=() run=$1
+	for c in 0 1 2; do
+		off+=($((TSN_START[c] + 50000)))
+	done
+	if [[ $run == etf ]]; then
+		tc qdisc replace dev "$TSN_MA" root etf clockid CLOCK_TAI delta "$TSN_DELTA" >>"$W/tsn-tc.out" 2>&1
+		emit "tsn-m$run" "" "$TSN_MA" "$TSN_M_R" --port 12401 --priority 1,2,3 \
+			--interval "$TSN_IVAL,$TSN_IVAL,$TSN_IVAL" --size 24 --cycle "$TSN_CYCLE" \
+			--class-offset "$(IFS=,; echo "${off[*]}")" --txtime "$TSN_LEAD_US" --timestamps hw \
+			--count 1500 -w 30
+	else
+		tc qdisc del dev "$TSN_MA" root >/dev/null 2>&1
+		# the app's send where isochron's wakes: lead before the launch time it would have had
+		for c in 0 1 2; do
+			off[c]=$(((off[c] - TSN_LEAD_US * 1000 + TSN_CYCLE) % TSN_CYCLE))
+		done
+		emit "tsn-m$run" "" "$TSN_MA" "$TSN_M_R" --port 12401 --priority 1,2,3 \
+			--interval "$TSN_IVAL,$TSN_IVAL,$TSN_IVAL" --size 24 --cycle "$TSN_CYCLE" \
+			--class-offset "$(IFS=,; echo "${off[*]}")" -s --timestamps hw --count 1500 -w 30
+	fi
+	t "tsn: rant on the model NIC ($run) exits 0" "tsn-m$run" is "$RC" 0
+	t "tsn: rant on the model NIC ($run): sent = received + lost per class" "tsn-m$run" tsn_accounted "tsn-m$run"
+	for c in 0 1 2; do
+		read -r _ _ _ tp50 _ _ tmx <<<"$(tsn_x "tsn-m$run" "$c" "tx stack")"
+		read -r n mn _ p50 _ _ mx <<<"$(tsn_x "tsn-m$run" "$c" "to spare")"
+		read -r ln lmn _ lp50 _ _ lmx <<<"$(tsn_x "tsn-m$run" "$c" "launch er")"
+		echo "# guest: tsn: model NIC $run class $c: tx stack (T1_HW-T1_SW) p50 $tp50 max $tmx; to spare n $n min $mn p50 $p50 max $mx; launch error (T1_HW-T1_LT) n $ln min $lmn p50 $lp50 max $lmx; $(tsn_launch "tsn-m$run" "$c" missed) missed, $(tsn_launch "tsn-m$run" "$c" invalid) invalid"
+		[[ $run == etf ]] || continue
+		t "tsn: model NIC class $c: time to spare in (0, lead], launch error not below -delta" "tsn-m$run" \
+			bash -c '[[ $1 -gt 0 && $2 -gt 0 && $3 -le $4 && $5 -gt 0 && $6 -ge -$7 ]]' _ "${n:-0}" \
+			"${mn:-0}" "${mx:-999999999}" "$((TSN_LEAD_US * 1000))" "${ln:-0}" "${lmn:--999999999}" "$TSN_DELTA"
+	done
 }
 
 if want tsn; then
@@ -290,10 +348,21 @@ if want tsn; then
 	test_tsn_etf
 	stop "$TSN_RPID"
 	ip netns del tsnr 2>/dev/null
-	if tsn_iso_setup; then
-		test_tsn_isochron gates
-		test_tsn_isochron etf
-		tc qdisc del dev "$A" root 2>/dev/null
+	if tsn_model_setup; then
+		TSN_ISO_PORT=5000
+		tsn_rant_model plain
+		if command -v isochron >/dev/null; then
+			tsn_isochron plain
+			t "tsn: isochron send/rcv through the model NIC" iso-plain-1 \
+				bash -c 'grep -qi "latency" "$1"' _ "$W/iso-plain-1.sum"
+		else
+			skip "tsn: isochron beside rant (isochron not in the guest)"
+		fi
+		tsn_rant_model etf
+		command -v isochron >/dev/null && tsn_isochron etf --txtime
+		stop "$TSN_MRPID"
+		ip link set "$TSN_MB" netns 1 2>/dev/null
+		rmmod rantnic 2>/dev/null
 	fi
 	echo "# guest: tsn took $((SECONDS - t0)) s"
 fi

@@ -15,8 +15,9 @@
 # PHC); rt, config.sh on e1000e and the NVMe IRQ threads
 # (tests/vm/guest-rt.sh); igb, the 82576 of QEMU 10 (tests/vm/guest-igb.sh);
 # model, the lab's own model NIC (tests/vm/guest-model.sh, with
-# /rant/mod/rantnic.ko).  rant.only= narrows them to the sections (or
-# groups) it names.
+# /rant/mod/rantnic.ko); tsn, taprio and etf on a multi-queue veth pair,
+# rant and isochron side by side (tests/vm/guest-tsn.sh).  rant.only=
+# narrows them to the sections (or groups) it names.
 
 # Assertions are `bash -c '...' _ ARGS` scripts (one failing is one test):
 # shellcheck disable=SC2016

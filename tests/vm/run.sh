@@ -13,8 +13,9 @@
 # 82576) stamps TX packets and whose e1000e PHC runs.  A 6.1 kernel boots
 # under each: under 7.2 the e1000e sections (and on rt config.sh's,
 # tests/vm/guest-rt.sh), under 10 the igb ones (tests/vm/guest-igb.sh) and
-# the model NIC's (tests/vm/guest-model.sh, with tests/vm/mod/rantnic); a
-# 6.12 kernel under 10 only, with config.sh's on rt612.  Every boot has
+# the model NIC's (tests/vm/guest-model.sh, with tests/vm/mod/rantnic), and
+# on std the TSN ones (tests/vm/guest-tsn.sh); a 6.12 kernel under 10
+# only, with the TSN ones on std612 and config.sh's on rt612.  Every boot has
 # three e1000e NICs on one hub and an NVMe disk; the QEMU 10 ones also two
 # igb ports, each behind its own PCIe root port, on a second hub.
 #
@@ -22,7 +23,7 @@
 # builds build/vm/rant).  RANT_VM_CACHE: where kernels, headers, QEMU,
 # modules and the base initramfs are kept (default /var/cache/rant-vm as
 # root).  RANT_VM_ONLY: a comma-separated list of sections (or groups:
-# e1000e, rt, igb, model) to run; a boot with none of them is left out.
+# e1000e, rt, igb, model, tsn) to run; a boot with none of them is left out.
 # RANT_VM_MODS: the directory of the lab's modules (default tests/vm/mod).
 # RANT_VM_REQUIRED=1: a host without QEMU fails instead of skipping.
 # RANT_VM_OUT: keep each guest's console log and outputs there (default: a
@@ -129,7 +130,8 @@ boot() {
 		not_ok "$label: guest built ($(tail -n 1 "$dir/build.err"))"
 		return 1
 	fi
-	if [[ ,$groups, == *,model,* ]]; then
+	# the TSN section runs rant and isochron side by side on the model NIC too
+	if [[ ,$groups, == *,model,* || ,$groups, == *,tsn,* ]]; then
 		if ! vm_modules "$RANT_VM_MODS" 2>"$dir/mod.err"; then
 			not_ok "$label: the lab's modules built ($(tail -n 1 "$dir/mod.err"))"
 			return 1
