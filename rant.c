@@ -758,6 +758,11 @@ struct tsn {
 	int nrep;
 	int64_t etf_delta;		/* the etf's delta: it dequeues a packet that much early */
 	struct tsn_qdiscs q;
+	/*
+	 * a taprio's schedule against each class: its traffic class, gate open and longest
+	 * closed in the cycle (ns), where its pings come in it (-1: not aligned), inside a window?
+	 */
+	struct { int tc; int64_t open, closed, phase; bool in; } fit[CLS_MAX];
 };
 
 /*
@@ -6050,11 +6055,13 @@ static void tsn_sched_note(void)
 	const struct tsn_qdiscs *q = &run.T.q;
 	int k;
 
-	if (!q->sched || !q->map || cfg->quiet) {
+	if (!q->sched || !q->map) {
 		return;
 	}
-	warnx_("taprio on %s: cycle %" PRId64 " ns, base time %" PRId64 " ns (%s), %d entries",
-	       cfg->iface, q->cycle, q->base, tsn_clock_name(q->clockid), q->nent);
+	if (!cfg->quiet) {
+		warnx_("taprio on %s: cycle %" PRId64 " ns, base time %" PRId64 " ns (%s), %d entries",
+		       cfg->iface, q->cycle, q->base, tsn_clock_name(q->clockid), q->nent);
+	}
 	for (k = 0; k < run.K.ncls; k++) {
 		int tc = q->prio_tc[tsn_prio(k)], i;
 		int64_t at = 0, open = 0, closed = 0, gap = 0, phase = -1, ph_in = -1;
@@ -6089,11 +6096,18 @@ static void tsn_sched_note(void)
 		if (phase >= 0 && ph_in < 0) {
 			ph_in = 0;
 		}
-		warnx_("taprio on %s: class %d (priority %d, traffic class %d): open %" PRId64 " of %" PRId64
-		       " ns (%s ns), closed up to %" PRId64 " ns at a time%s",
-		       cfg->iface, k, tsn_prio(k), tc, open, q->cycle, *win ? win : "never", closed,
-		       phase < 0 ? "; its cadence is not aligned to the cycle (--cycle, --base-time, --class-offset)" :
-		       ph_in ? "; its pings come inside a window" : "");
+		run.T.fit[k].tc = tc;
+		run.T.fit[k].open = open;
+		run.T.fit[k].closed = closed;
+		run.T.fit[k].phase = phase;
+		run.T.fit[k].in = ph_in > 0;
+		if (!cfg->quiet) {
+			warnx_("taprio on %s: class %d (priority %d, traffic class %d): open %" PRId64
+			       " of %" PRId64 " ns (%s ns), closed up to %" PRId64 " ns at a time%s",
+			       cfg->iface, k, tsn_prio(k), tc, open, q->cycle, *win ? win : "never",
+			       closed, phase < 0 ? "; its cadence is not aligned to the cycle (--cycle, --base-time, --class-offset)" :
+			       ph_in ? "; its pings come inside a window" : "");
+		}
 		if (phase >= 0 && !ph_in) {
 			warnx_("warning: class %d's cadence does not fit its window: its pings come at %" PRId64
 			       " ns of taprio's %" PRId64 " ns cycle, where its gate is closed",
@@ -6280,8 +6294,36 @@ static void tsn_report(FILE *f)
 	}
 }
 
+/* JSON "taprio": the schedule read from -i and each class against it (null: none read). */
+static void tsn_json_sched(FILE *f)
+{
+	const struct tsn_qdiscs *q = &run.T.q;
+	int k;
+
+	if (!run.side.emit || !q->sched || !q->map || cfg->mode == MODE_ANALYZE) {
+		fprintf(f, "  \"taprio\": null,\n");
+		return;
+	}
+	fprintf(f, "  \"taprio\": {\"cycle_ns\": %" PRId64 ", \"base_time_ns\": %" PRId64
+		", \"clock\": \"%s\", \"flags\": %u, \"entries\": %d, \"classes\": [",
+		q->cycle, q->base, tsn_clock_name(q->clockid), q->flags, q->nent);
+	for (k = 0; k < run.K.ncls; k++) {
+		fprintf(f, "%s{\"class\": %d, \"traffic_class\": %d, \"open_ns\": %" PRId64
+			", \"closed_max_ns\": %" PRId64 ", ", k ? ", " : "", k, run.T.fit[k].tc,
+			run.T.fit[k].open, run.T.fit[k].closed);
+		if (run.T.fit[k].phase < 0) {
+			fprintf(f, "\"phase_ns\": null, \"fits\": null}");
+		} else {
+			fprintf(f, "\"phase_ns\": %" PRId64 ", \"fits\": %s}", run.T.fit[k].phase,
+				run.T.fit[k].in ? "true" : "false");
+		}
+	}
+	fprintf(f, "]},\n");
+}
+
 static void tsn_json(FILE *f)
 {
+	tsn_json_sched(f);
 	if (!tsn_on() || cfg->mode == MODE_ANALYZE) {
 		fprintf(f, "  \"launch_time\": null,\n");
 		return;

@@ -328,12 +328,13 @@ tsn_rant_model() {
 			--class-offset "$(IFS=,; echo "${off[*]}")" -s --timestamps hw --count 1500 -w 30
 	fi
 	t "tsn: rant on the model NIC ($run) exits 0" "tsn-m$run" is "$RC" 0
+	grep -E '^client tx (kernel|driver)' "$W/tsn-m$run.out" | sed "s/^/# guest: tsn: model NIC $run: /"
 	t "tsn: rant on the model NIC ($run): sent = received + lost per class" "tsn-m$run" tsn_accounted "tsn-m$run"
 	for c in 0 1 2; do
-		read -r _ _ _ tp50 _ _ tmx <<<"$(tsn_x "tsn-m$run" "$c" "tx stack")"
+		read -r _ tmn tavg tp50 _ _ tmx <<<"$(tsn_x "tsn-m$run" "$c" "tx stack")"
 		read -r n mn _ p50 _ _ mx <<<"$(tsn_x "tsn-m$run" "$c" "to spare")"
 		read -r ln lmn _ lp50 _ _ lmx <<<"$(tsn_x "tsn-m$run" "$c" "launch er")"
-		echo "# guest: tsn: model NIC $run class $c: tx stack (T1_HW-T1_SW) p50 $tp50 max $tmx; to spare n $n min $mn p50 $p50 max $mx; launch error (T1_HW-T1_LT) n $ln min $lmn p50 $lp50 max $lmx; $(tsn_launch "tsn-m$run" "$c" missed) missed, $(tsn_launch "tsn-m$run" "$c" invalid) invalid"
+		echo "# guest: tsn: model NIC $run class $c: tx stack (T1_HW-T1_SW) min $tmn avg $tavg p50 $tp50 max $tmx; to spare n $n min $mn p50 $p50 max $mx; launch error (T1_HW-T1_LT) n $ln min $lmn p50 $lp50 max $lmx; $(tsn_launch "tsn-m$run" "$c" missed) missed, $(tsn_launch "tsn-m$run" "$c" invalid) invalid"
 		[[ $run == etf ]] || continue
 		t "tsn: model NIC class $c: time to spare in (0, lead], launch error not below -delta" "tsn-m$run" \
 			bash -c '[[ $1 -gt 0 && $2 -gt 0 && $3 -le $4 && $5 -gt 0 && $6 -ge -$7 ]]' _ "${n:-0}" \
