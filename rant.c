@@ -12329,7 +12329,8 @@ static int clock_step_warnings(char w[][256], int max)
 	for (i = 0; i < run.side.nmetrics && n < max; i++) {
 		const struct hist *h = &run.S.h[run.side.metrics[i]];
 
-		if (h->n && h->min < 0) {
+		/* --txtime: an etf lets a packet go up to its delta before its launch time */
+		if (h->n && h->min < 0 && run.side.metrics[i] != M_LAUNCH_ERR) {
 			snprintf(w[n++], 256, "%s has negative samples (min %" PRId64 " ns): the clocks of its two stamps disagree",
 				 metric_def[run.side.metrics[i]].key, h->min);
 		}
