@@ -305,8 +305,11 @@ static const char *const pct_key[] = {
 #define NPCT	7
 
 /* Transaction status in logs. */
-enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, ST_STEPPED, NSTATUS };
-static const char *const status_name[NSTATUS] = { "ok", "lost", "late", "warmup", "stepped" };
+/* ST_LMISS, ST_LINVAL: lost, the qdisc having dropped the ping's launch time (--txtime) */
+enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, ST_STEPPED, ST_LMISS, ST_LINVAL, NSTATUS };
+static const char *const status_name[NSTATUS] = {
+	"ok", "lost", "late", "warmup", "stepped", "launch_missed", "launch_invalid",
+};
 
 /* ---------------------------------------------------------------- types */
 
@@ -4655,6 +4658,9 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define TF_NO_ECHO	(1u << 10)
 /* emit: on emit_later's list, to be accounted after a later send */
 #define TF_LATER	(1u << 11)
+/* emit, --txtime: the qdisc reported its launch time missed, or invalid (and dropped it) */
+#define TF_LMISS	(1u << 12)
+#define TF_LINVAL	(1u << 13)
 
 /*
  * CLOCK_REALTIME steps.  Kernel software stamps and app stamps are
@@ -4774,13 +4780,19 @@ static void live_add(int64_t v)
 	}
 }
 
+/* A status that is a loss: the timeout's, or a launch time the qdisc dropped. */
+static bool st_lost(int st)
+{
+	return st == ST_LOST || st == ST_LMISS || st == ST_LINVAL;
+}
+
 static int txn_status(const struct txn *x)
 {
 	if (x->st & TF_LATE) {
 		return ST_LATE;
 	}
 	if (!(x->st & TF_RECEIVED)) {
-		return ST_LOST;
+		return x->st & TF_LMISS ? ST_LMISS : x->st & TF_LINVAL ? ST_LINVAL : ST_LOST;
 	}
 	if (x->clk & CLK_STEPPED) {
 		return ST_STEPPED;
@@ -5594,7 +5606,7 @@ static void cls_json_row(FILE *f, struct grp *g)
 		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64,
 		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
 		g->n[CG_BREACH]);
-	if (run.T.on && cfg->mode != MODE_ANALYZE) {
+	if (run.T.on) {
 		/* --txtime: the launch times the qdisc reported missed or invalid */
 		fprintf(f, ", \"launch\": {\"missed\": %" PRIu64 ", \"invalid\": %" PRIu64 "}",
 			g->n[CG_LMISS], g->n[CG_LINVAL]);
@@ -6242,6 +6254,7 @@ static void tsn_reports(void)
 
 			if ((x->st & TF_USED) && x->seq == s && x->t[T1L] == lt) {
 				cls_count(s, missed ? CG_LMISS : CG_LINVAL);
+				x->st |= missed ? TF_LMISS : TF_LINVAL;	/* its log status */
 				found = true;
 				break;
 			}
@@ -6272,19 +6285,27 @@ static void tsn_report(FILE *f)
 {
 	int c;
 
-	if (!tsn_on() || cfg->mode == MODE_ANALYZE) {
-		return;	/* --analyze: the metrics from the log's T1_LT; its counts are the run's */
+	if (!tsn_on()) {
+		return;
 	}
-	tsn_reports();
-	fprintf(f, "Launch time: SO_TXTIME on CLOCK_TAI (TAI offset %" PRId64 " s), lead %" PRIu64
-		" ns%s, etf delta %" PRId64 " ns: %" PRIu64 " missed, %" PRIu64 " invalid%s",
-		run.T.tai / (int64_t)NSEC_PER_SEC, cfg->txtime_lead_ns,
-		cfg->txtime_deadline ? ", deadline mode" : "", run.T.etf_delta, run.T.missed,
-		run.T.invalid, run.T.missed + run.T.invalid ? " (dropped by the qdisc: lost)" : "");
-	if (run.T.unmatched) {
-		fprintf(f, ", %" PRIu64 " of no ping (a FIN's)", run.T.unmatched);
+	if (cfg->mode == MODE_ANALYZE) {
+		/* the log's T1_LT gives the metrics, its statuses the launch times dropped */
+		fprintf(f, "Launch time (from the log): %" PRIu64 " missed, %" PRIu64 " invalid%s\n",
+			run.T.missed, run.T.invalid,
+			run.T.missed + run.T.invalid ? " (dropped by the qdisc: lost)" : "");
+	} else {
+		tsn_reports();
+		fprintf(f, "Launch time: SO_TXTIME on CLOCK_TAI (TAI offset %" PRId64 " s), lead %"
+			PRIu64 " ns%s, etf delta %" PRId64 " ns: %" PRIu64 " missed, %" PRIu64
+			" invalid%s", run.T.tai / (int64_t)NSEC_PER_SEC, cfg->txtime_lead_ns,
+			cfg->txtime_deadline ? ", deadline mode" : "", run.T.etf_delta, run.T.missed,
+			run.T.invalid,
+			run.T.missed + run.T.invalid ? " (dropped by the qdisc: lost)" : "");
+		if (run.T.unmatched) {
+			fprintf(f, ", %" PRIu64 " of no ping (a FIN's)", run.T.unmatched);
+		}
+		fputc('\n', f);
 	}
-	fputc('\n', f);
 	for (c = 0; run.K.g && run.K.ncls > 1 && c < run.K.ncls; c++) {
 		char lab[64];
 
@@ -6324,8 +6345,14 @@ static void tsn_json_sched(FILE *f)
 static void tsn_json(FILE *f)
 {
 	tsn_json_sched(f);
-	if (!tsn_on() || cfg->mode == MODE_ANALYZE) {
+	if (!tsn_on()) {
 		fprintf(f, "  \"launch_time\": null,\n");
+		return;
+	}
+	if (cfg->mode == MODE_ANALYZE) {
+		/* from the log: the metrics, and the launch times its statuses say were dropped */
+		fprintf(f, "  \"launch_time\": {\"missed\": %" PRIu64 ", \"invalid\": %" PRIu64 "},\n",
+			run.T.missed, run.T.invalid);
 		return;
 	}
 	tsn_reports();
@@ -7306,7 +7333,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 		p = fmt_stamp(p, x->t[cols[i]], '-');
 	}
 	*p++ = ' ';
-	if (status == ST_LOST || status == ST_LATE || status == ST_STEPPED) {
+	if (st_lost(status) || status == ST_LATE || status == ST_STEPPED) {
 		p = fmt_str(p, status_name[status]);
 	} else {
 		p = log_value(p, run.side.primary, x->t, "-");
@@ -10464,6 +10491,7 @@ static int emit_run(void)
 	emit_finish();
 	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
 	run.S.end_mono = mono_ns();
+	tsn_reports();	/* --txtime: the last launch times dropped, before their log rows */
 	window_flush(run.E.next_seq);
 	emit_drops_meminfo();
 	emit_overload_note();
@@ -14250,7 +14278,7 @@ static void plot_span(const struct txn *x, int st, int z)
 	struct plot_panel *pn = &outs.PL.panel[0];
 	uint64_t t = plot_time(x);
 
-	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+	if (st == ST_WARMUP || (!t && !st_lost(st) && st != ST_LATE)) {
 		return;
 	}
 	pn->nrec++;
@@ -14295,13 +14323,13 @@ static void plot_bin(const struct txn *x, int st)
 	int64_t v;
 	int b, k;
 
-	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+	if (st == ST_WARMUP || (!t && !st_lost(st) && st != ST_LATE)) {
 		return;
 	}
 	t = t ? t : outs.PL.tlast ? outs.PL.tlast : outs.PL.t0;
 	outs.PL.tlast = t;
 	b = (int)((unsigned __int128)(t - outs.PL.t0) * PLOT_BINS / span);
-	if (st == ST_LOST || st == ST_LATE) {
+	if (st_lost(st) || st == ST_LATE) {
 		pn->lost[b]++;
 		pn->nlost++;	/* every loss, a late pong's too, as the report counts them */
 		pn->nlate += st == ST_LATE;
@@ -16272,6 +16300,7 @@ static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_
 {
 	static const struct { const char *word; int st; } words[] = {
 		{ "lost", ST_LOST }, { "late", ST_LATE }, { "stepped", ST_STEPPED },
+		{ "launch_missed", ST_LMISS }, { "launch_invalid", ST_LINVAL },
 	};
 	int64_t want, got;
 	bool known;
@@ -16819,6 +16848,9 @@ static int analyze_cls_row(struct analysis *A, int st, int z)
 	if (st == ST_LATE) {
 		cls_count(0, CG_LATE);
 	}
+	if (st == ST_LMISS || st == ST_LINVAL) {
+		cls_count(0, st == ST_LMISS ? CG_LMISS : CG_LINVAL);
+	}
 	return 0;
 }
 
@@ -16885,6 +16917,8 @@ static void analyze_status(struct txn *x, int st)
 		x->st |= TF_LATE;
 		run.S.c.late++;
 	}
+	run.T.missed += st == ST_LMISS;	/* a --txtime log: the launch times dropped */
+	run.T.invalid += st == ST_LINVAL;
 }
 
 /* The moment a row's transaction started, on its side's clock; 0 if unknown. */

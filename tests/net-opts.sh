@@ -89,8 +89,14 @@ txtime_analyze() {
 		"$(grep -cE '^ +(launch er|to spare) ' "$WORK/an.out")" 6
 	expect_eq "--analyze: no warning of negative samples for launch error" \
 		"$(grep -c 'negative samples' "$WORK/an.out" "$WORK/an.err" | awk -F: '{ s += $2 } END { print s }')" 0
-	expect_eq "--analyze: JSON has launch_error for the run and each class, launch_time null" \
-		"$(grep -o '"launch_error": {"samples"' "$WORK/an.json" | wc -l) $(grep -c '"launch_time": null' "$WORK/an.json")" "4 1"
+	expect_eq "--analyze: JSON has launch_error for the run and each class" \
+		"$(grep -o '"launch_error": {"samples"' "$WORK/an.json" | wc -l)" 4
+	# the rows whose launch time the etf dropped: their statuses, counted as lost
+	want=$(awk -F, 'NR > 1 { m += $2 == "launch_missed"; i += $2 == "launch_invalid" } END { print m + 0, i + 0 }' "$log")
+	expect_eq "--analyze: launch times missed and invalid are the log's launch_missed and launch_invalid rows" \
+		"$(sed -n 's/^Launch time (from the log): \([0-9]*\) missed, \([0-9]*\) invalid.*/\1 \2/p' "$WORK/an.out")" "$want"
+	expect_eq "--analyze: ... and JSON's launch_time" \
+		"$(grep -o '"launch_time": {"missed": [0-9]*, "invalid": [0-9]*' "$WORK/an.json" | grep -o '[0-9]*' | tr '\n' ' ')" "$want "
 	expect_eq "--analyze: the plot has each class's launch error and time to spare" \
 		"$(grep -oE 'id="class[0-2]-(launch_error|time_to_spare)-p50"' "$WORK/an.svg" | sort -u | wc -l)" 6
 }

@@ -207,6 +207,11 @@ test_tsn_etf() {
 		t "tsn: class $c's dropped launch times are among its lost" tsn-etf \
 			bash -c '[[ -n $1 && -n $2 && $(($1 + $2)) -le $3 ]]' _ "$m" "$i" "${l:-0}"
 	done
+	# each launch time the etf dropped is its row's status in the log (a FIN's has no row)
+	read -r lm li lu <<<"$(sed -n 's/^Launch time: .*: \([0-9]*\) missed, \([0-9]*\) invalid[^,]*\(, \([0-9]*\) of no ping\)\{0,1\}.*/\1 \2 \4/p' "$W/tsn-etf.out")"
+	t "tsn: the log's launch_missed and launch_invalid rows are the launch times the etf dropped" tsn-etf \
+		bash -c '[[ -n $1 && $(grep -cE ",launch_(missed|invalid)," "$4") == $(($1 + $2 - ${3:-0})) ]]' _ \
+		"$lm" "$li" "$lu" "$W/tsn-etf.csv"
 	"$RANT" --analyze "$W/tsn-etf.csv" >"$W/tsn-an.out" 2>"$W/tsn-an.err"
 	for m in "launch error (T1-T1_LT)" "time to spare (T1_LT-T1_SW)"; do
 		t "tsn: --analyze of the csv log: the run's $m row, the same samples and min" "tsn-etf tsn-an" \
