@@ -20,9 +20,9 @@
 # us each, 15 000 a second, overran 40 000 slots in 3 s and backed taprio's
 # queues up to hundreds of ms), so the cycle is 2 ms and each class sends
 # every 4 ms, every other cycle: the schedule's shape, not its speed.
-# The TAI offset is set before taprio starts: taprio's timer runs on
-# CLOCK_TAI, and a 37 s step under a running schedule makes it replay 37 s
-# of gate entries back to back.
+# The TAI offset is set before taprio starts: taprio's schedule runs on
+# CLOCK_TAI, and a 37 s step of it under a running schedule is left
+# untried.
 #
 # Assertions are `bash -c '...' _ ARGS` scripts (one failing is one test):
 # shellcheck disable=SC2016
