@@ -5971,8 +5971,8 @@ static int tsn_txqueues(void)
 	return n;
 }
 
-/* One etf found for class k: its clock and mode must be the socket's.  0 or -1 (said). */
-static int tsn_etf_fits(int k, int e)
+/* One etf found for a class's queue: its clock and mode must be the socket's.  0 or -1 (said). */
+static int tsn_etf_fits(int e)
 {
 	const struct tsn_qdiscs *q = &run.T.q;
 	bool dl = (q->etf[e].flags & TC_ETF_DEADLINE_MODE_ON) != 0;
@@ -5989,7 +5989,6 @@ static int tsn_etf_fits(int k, int e)
 		       dl ? "give --txtime-deadline" : "--txtime-deadline asks for it");
 		return -1;
 	}
-	(void)k;
 	if (q->etf[e].delta > run.T.etf_delta) {
 		run.T.etf_delta = q->etf[e].delta;
 	}
@@ -6006,8 +6005,8 @@ static int tsn_etf_check(int k)
 	const struct tsn_qdiscs *q = &run.T.q;
 	int p = tsn_prio(k), tc = 0, first = 0, n = 1, i, e;
 
-	if (!strcmp(q->root, "etf")) {
-		return tsn_etf_fits(k, tsn_etf_at(q, TC_H_ROOT));
+	if (!strcmp(q->root, "etf") && tsn_etf_at(q, TC_H_ROOT) >= 0) {
+		return tsn_etf_fits(tsn_etf_at(q, TC_H_ROOT));
 	}
 	if ((!strcmp(q->root, "taprio") || !strcmp(q->root, "mqprio")) && q->map) {
 		tc = q->prio_tc[p];
@@ -6023,7 +6022,7 @@ static int tsn_etf_check(int k)
 		if (e < 0) {
 			break;
 		}
-		if (tsn_etf_fits(k, e) < 0) {
+		if (tsn_etf_fits(e) < 0) {
 			return -1;
 		}
 	}
