@@ -12,8 +12,9 @@
  * declarations).  Two halves joined at one point.  The measurement:
  * constants and the wire format, types, the configuration and the one run
  * state, helpers, then timestamps (the kernel API), protocol, statistics,
- * the series (--series, its thread), classes and sizes, pmc (-M), why,
- * tracing, log, transactions, memory, sockets,
+ * the series (--series, its thread), classes and sizes, time-sensitive
+ * networking (launch times, schedules), pmc (-M), why, tracing, log,
+ * transactions, memory, sockets,
  * emit, reflect.  Then the outputs: report, json, plot (ending with
  * report_outputs, which the loops reach through run.to, the one join), and
  * analyze, which reads a log back through them.  Last, options and main.
@@ -66,6 +67,7 @@
 #include <linux/netlink.h>
 #include <linux/net_tstamp.h>
 #include <linux/perf_event.h>
+#include <linux/pkt_sched.h>
 #include <linux/ptp_clock.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
@@ -245,13 +247,14 @@ static const char *const proto_err_name[PE_NERR] = {
 };
 
 /* The eight stamps of a transaction. */
-enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, T1K, T2K, T3K, T4K, NSTAMP };
+/* T1L: the launch time the ping asked for (--txtime), on CLOCK_REALTIME like the app's stamps */
+enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, T1K, T2K, T3K, T4K, T1L, NSTAMP };
 static const char *const stamp_base[NSTAMP] = {
-	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4", "T1", "T2", "T3", "T4",
+	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4", "T1", "T2", "T3", "T4", "T1",
 };
 /* T<n>K: the kernel's software stamp of a packet the NIC stamps too (hardware mode) */
 static const bool stamp_is_wire[NSTAMP] = {
-	false, true, true, false, false, true, true, false, false, false, false, false,
+	false, true, true, false, false, true, true, false, false, false, false, false, false,
 };
 
 /* The stamps each side knows, in the order its logs list them. */
@@ -263,7 +266,8 @@ enum metric {
 	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
 	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
 	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
-	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC, NMETRIC
+	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
+	M_LAUNCH_ERR, M_SPARE, NMETRIC
 };
 static const struct {
 	const char *key;
@@ -289,6 +293,9 @@ static const struct {
 	[M_SRV_RX_WAKE]	= { "server_rx_wakeup",	"server rx wake-up (T2_SW-T2_K)" },
 	[M_SRV_TX_KERN]	= { "server_tx_kernel",	"server tx kernel (T3_K-T3_SW)" },
 	[M_SRV_TX_NIC]	= { "server_tx_nic",	"server tx driver+NIC (T3-T3_K)" },
+	/* --txtime: how late the ping left against its launch time, how early it was ready */
+	[M_LAUNCH_ERR]	= { "launch_error",	"launch error (T1-T1_LT)" },
+	[M_SPARE]	= { "time_to_spare",	"time to spare (T1_LT-T1_SW)" },
 };
 
 /* Percentiles reported everywhere, as the JSON keys spell them. */
@@ -299,8 +306,11 @@ static const char *const pct_key[] = {
 #define NPCT	7
 
 /* Transaction status in logs. */
-enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, ST_STEPPED, NSTATUS };
-static const char *const status_name[NSTATUS] = { "ok", "lost", "late", "warmup", "stepped" };
+/* ST_LMISS, ST_LINVAL: lost, the qdisc having dropped the ping's launch time (--txtime) */
+enum txn_status { ST_OK, ST_LOST, ST_LATE, ST_WARMUP, ST_STEPPED, ST_LMISS, ST_LINVAL, NSTATUS };
+static const char *const status_name[NSTATUS] = {
+	"ok", "lost", "late", "warmup", "stepped", "launch_missed", "launch_invalid",
+};
 
 /* ---------------------------------------------------------------- types */
 
@@ -520,6 +530,11 @@ struct config {
 	bool top_set;		/* --top given: the plot draws as many worst transactions */
 	const char *series;	/* --series FILE|-: one JSON line per interval */
 	double series_s;	/* --series-every */
+	/* time-sensitive networking: --txtime's lead, --base-time, --cycle (ns) */
+	uint64_t txtime_lead_ns, cycle_ns;
+	bool txtime, txtime_deadline;
+	int64_t base_time_ns;
+	bool base_time_set;
 };
 
 /* Wire timestamp source actually in use, verified at start. */
@@ -591,19 +606,21 @@ struct trace_state {
 #define PF_CLASS	(1u << 11)
 #define PF_PRIO_SHIFT	12
 
-enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, NCG };
+/* CG_LMISS, CG_LINVAL: --txtime's launch times the qdisc reported missed or invalid */
+enum { CG_SENT, CG_RECEIVED, CG_LOST, CG_LATE, CG_WARMUP, CG_BREACH, CG_LMISS, CG_LINVAL, NCG };
 
 /*
  * With -s a row keeps two more metrics: a qdisc or a taprio gate holds a
  * ping before its wire stamp, where the wire rtt cannot see it.
  */
-enum { GX_APP, GX_TX, GX_N };
+enum { GX_APP, GX_TX, GX_LAUNCH, GX_SPARE, GX_N };
 
 /* One row of the class/size tables. */
 struct grp {
 	uint64_t n[NCG];
 	struct hist h;		/* the primary metric: rtt */
-	struct hist x[GX_N];	/* with -s: app rtt, client tx stack */
+	/* with -s: app rtt, client tx stack; with --txtime launch error, time to spare */
+	struct hist x[GX_N];
 };
 
 /*
@@ -714,6 +731,52 @@ struct classes {
 	int a_cls, a_size;
 	/* --analyze: the row's datagram size, from SIZE or size_turns= (0: not said) */
 	unsigned a_bytes;
+};
+
+/*
+ * Time-sensitive networking (--txtime, --cycle): what the interface's
+ * qdiscs say (a netlink dump, as `tc -j qdisc show` reads it) and what the
+ * run counts.  A taprio schedule's gate entries, as tc-taprio(8) gives them.
+ */
+#define TSN_ENT_MAX	64
+#define TSN_ETF_MAX	16
+#define TSN_REP_MAX	64
+struct tsn_qdiscs {
+	char root[16];			/* the root qdisc's kind ("" none found) */
+	uint32_t root_handle;
+	int netf;			/* etf qdiscs: parent, clock, delta, flags */
+	struct { uint32_t parent; int clockid, delta; uint32_t flags; } etf[TSN_ETF_MAX];
+	/* taprio (or mqprio: its map only) */
+	bool map, sched;
+	int num_tc;
+	uint8_t prio_tc[16];
+	uint16_t count[16], offset[16];
+	int64_t base, cycle;		/* taprio's base and cycle time, ns on its clock */
+	int clockid;
+	uint32_t flags;			/* TCA_TAPRIO_ATTR_FLAGS: 1 txtime-assist, 2 offload */
+	int nent;
+	struct { uint32_t gates, ns; } ent[TSN_ENT_MAX];
+};
+
+struct tsn {
+	bool on;			/* --txtime: every ping carries a launch time */
+	int64_t tai;			/* CLOCK_TAI - CLOCK_REALTIME, ns (adjtimex's tai) */
+	int64_t real_mono;		/* CLOCK_REALTIME - CLOCK_MONOTONIC at the start */
+	uint64_t slot;			/* the slot of the ping sent now (MONOTONIC), 0 = now */
+	uint64_t launch;		/* the next send's launch time, CLOCK_TAI ns; 0 = none */
+	int64_t offset[CLS_MAX];	/* --class-offset: each class's into the cycle, ns */
+	int noffset;
+	/* the error queue's reports (SO_EE_ORIGIN_TXTIME), and those no ping of the window made */
+	uint64_t missed, invalid, unmatched;
+	struct { uint64_t launch; bool missed; } rep[TSN_REP_MAX];	/* not yet counted */
+	int nrep;
+	int64_t etf_delta;		/* the etf's delta: it dequeues a packet that much early */
+	struct tsn_qdiscs q;
+	/*
+	 * a taprio's schedule against each class: its traffic class, gate open and longest
+	 * closed in the cycle (ns), where its pings come in it (-1: not aligned), inside a window?
+	 */
+	struct { int tc; int64_t open, closed, phase; bool in; } fit[CLS_MAX];
 };
 
 /*
@@ -1148,6 +1211,8 @@ static struct run {
 	int sock_fd;
 	/* classes and sizes */
 	struct classes K;
+	/* time-sensitive networking: launch times, the schedule */
+	struct tsn T;
 	/* the in-flight window: txn slots indexed by seq (emit) or TX key (reflect) */
 	struct window win;
 	/* reflector: T3 wire stamps waiting to be echoed in a later pong */
@@ -1797,7 +1862,7 @@ static char *fmt_str(char *p, const char *s)
 static const char *stamp_label(int s, bool hw, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s_%s", stamp_base[s],
-		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : s >= T1K ? "K" : "SW");
+		 stamp_is_wire[s] ? (hw ? "HW" : "KSW") : s == T1L ? "LT" : s >= T1K ? "K" : "SW");
 	return buf;
 }
 
@@ -2749,6 +2814,7 @@ struct ts_cmsg {
 	bool have_pktinfo;		/* SCM_TIMESTAMPING_PKTINFO: which device stamped it */
 	uint32_t ifindex;
 	uint32_t ee_errno, ee_origin, ee_info, ee_data;
+	uint8_t ee_code;		/* SO_EE_ORIGIN_TXTIME: why the launch time was not kept */
 	unsigned bad;			/* control messages too short to read */
 };
 
@@ -2849,6 +2915,7 @@ static void ts_parse_cb(struct msghdr *msg, struct ts_cmsg *out,
 			out->have_err = true;
 			out->ee_errno = ee.ee_errno;
 			out->ee_origin = ee.ee_origin;
+			out->ee_code = ee.ee_code;
 			out->ee_info = ee.ee_info;
 			out->ee_data = ee.ee_data;
 		} else if (other) {
@@ -2917,6 +2984,26 @@ static bool ts_tx_kernel(const struct ts_cmsg *c, uint32_t *key, uint64_t *k)
  */
 #define TS_BATCH	16
 
+/*
+ * --txtime: a launch time the qdisc did not keep, from the error queue
+ * (SO_EE_ORIGIN_TXTIME): kept for its ping's class to count
+ * (tsn_reports, once the classes are known).
+ */
+static void ts_txtime_report(const struct ts_cmsg *c)
+{
+	struct tsn *t = &run.T;
+
+	if (t->nrep < TSN_REP_MAX) {
+		t->rep[t->nrep].launch = (uint64_t)c->ee_data << 32 | c->ee_info;
+		t->rep[t->nrep].missed = c->ee_code == SO_EE_CODE_TXTIME_MISSED;
+		t->nrep++;
+	} else {
+		t->missed += c->ee_code == SO_EE_CODE_TXTIME_MISSED;
+		t->invalid += c->ee_code != SO_EE_CODE_TXTIME_MISSED;
+		t->unmatched++;
+	}
+}
+
 static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 		    void (*kfn)(uint32_t key, uint64_t k), int want)
 {
@@ -2951,6 +3038,8 @@ static int ts_drain(int fd, void (*fn)(uint32_t key, uint64_t wire),
 				got++;
 			} else if (ts_tx_kernel(&c, &key, &wire)) {
 				kfn(key, wire);
+			} else if (c.have_err && c.ee_origin == SO_EE_ORIGIN_TXTIME) {
+				ts_txtime_report(&c);	/* a launch time not kept: dropped */
 			}
 		}
 		if (n < vlen) {
@@ -3283,13 +3372,32 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
 }
 
+/* --txtime: the send's launch time (SCM_TXTIME, CLOCK_TAI ns) at ctrl; its bytes, 0 for none. */
+static size_t tsn_ctrl(char *ctrl, uint64_t launch)
+{
+	struct cmsghdr *cm = (struct cmsghdr *)(void *)ctrl;
+
+	if (!launch) {
+		return 0;
+	}
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_TXTIME;
+	cm->cmsg_len = CMSG_LEN(sizeof(launch));
+	memcpy(CMSG_DATA(cm), &launch, sizeof(launch));
+	return CMSG_SPACE(sizeof(launch));
+}
+
 static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockaddr *to,
 		       socklen_t tolen)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct in6_pktinfo)) +
+			 CMSG_SPACE(sizeof(uint64_t))];
 		struct cmsghdr align;
 	} ctrl;
+	/* --txtime: a ping's launch time, else (a FIN) now + lead: etf drops untimed packets */
+	uint64_t launch = !run.T.on || !run.side.emit ? 0 : run.T.launch ? run.T.launch :
+			  real_ns() + (uint64_t)run.T.tai + cfg->txtime_lead_ns;
 	struct iovec iov = { (void *)buf, len };
 	struct msghdr msg = {
 		.msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &iov, .msg_iovlen = 1,
@@ -3304,13 +3412,18 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 	}
 	/* sends that ask the NIC for a TX stamp (-N's reflector asks for none) */
 	run.hww.tx += run.ts.hw && !resp_tx_app();
-	if (!run.ts.key_cmsg && !run.tx_src.len) {
+	if (!run.ts.key_cmsg && !run.tx_src.len && !launch) {
 		return kops.sendmsg(fd, &msg, 0);
 	}
 	memset(&ctrl, 0, sizeof(ctrl));
 	msg.msg_control = ctrl.buf;
 	msg.msg_controllen = ts_send_ctrl(ctrl.buf, run.ts.key_cmsg);
-	n = kops.sendmsg(fd, &msg, 0);
+	msg.msg_controllen += tsn_ctrl(ctrl.buf + msg.msg_controllen, launch);
+	/*
+	 * --txtime: a qdisc holds each packet until its launch time, and the socket's send
+	 * buffer with it: a full one is a failed send (counted), never a wait past the cadence
+	 */
+	n = kops.sendmsg(fd, &msg, launch ? MSG_DONTWAIT : 0);
 	if (n < 0 && errno == EINVAL && run.ts.key_cmsg) {
 		run.ts.key_cmsg = false;
 		/*
@@ -3320,8 +3433,9 @@ static ssize_t ts_send(int fd, const void *buf, size_t len, const struct sockadd
 		ts_rekey_now(fd);
 		memset(&ctrl, 0, sizeof(ctrl));
 		msg.msg_controllen = ts_send_ctrl(ctrl.buf, false);
+		msg.msg_controllen += tsn_ctrl(ctrl.buf + msg.msg_controllen, launch);
 		msg.msg_control = msg.msg_controllen ? ctrl.buf : NULL;
-		n = kops.sendmsg(fd, &msg, 0);
+		n = kops.sendmsg(fd, &msg, launch ? MSG_DONTWAIT : 0);
 	}
 	return n;
 }
@@ -4336,6 +4450,7 @@ static int wire_sign_of(int m, bool emit)
 {
 	static const signed char emit_sign[NMETRIC] = {
 		[M_CLI_TX] = -1, [M_CLI_RX] = 1, [M_CLI_TX_NIC] = -1, [M_CLI_RX_NIC] = 1,
+		[M_LAUNCH_ERR] = 1,
 	};
 	static const signed char reflect_sign[NMETRIC] = {
 		[M_SRV_RX] = 1, [M_SRV_TX] = -1, [M_SRV_RX_NIC] = 1, [M_SRV_TX_NIC] = -1,
@@ -4390,7 +4505,8 @@ static const signed char metric_ab[NMETRIC][2] = {
 	[M_CLI_TX_NIC] = { T1W, T1K },	[M_CLI_RX_NIC] = { T4K, T4W },
 	[M_CLI_RX_WAKE] = { T4SW, T4K }, [M_SRV_RX_NIC] = { T2K, T2W },
 	[M_SRV_RX_WAKE] = { T2SW, T2K }, [M_SRV_TX_KERN] = { T3K, T3SW },
-	[M_SRV_TX_NIC] = { T3W, T3K },
+	[M_SRV_TX_NIC] = { T3W, T3K },	[M_LAUNCH_ERR] = { T1W, T1L },
+	[M_SPARE] = { T1L, T1SW },
 };
 
 /*
@@ -4490,11 +4606,18 @@ static const int emit_metrics[] = {
 	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
 	/* the reflector's split, from the kernel stamps its pongs carry (PF_KSTAMPS) */
 	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
+	M_LAUNCH_ERR, M_SPARE,
 };
 static const int reflect_metrics[] = {
 	M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX,
 	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
 };
+
+/* The client's metrics: launch error and time to spare only with launch times (--txtime). */
+static int emit_nmetrics(void)
+{
+	return (int)ARRAY_SIZE(emit_metrics) - (run.T.on ? 0 : 2);
+}
 
 static void side_set(bool emit)
 {
@@ -4502,8 +4625,7 @@ static void side_set(bool emit)
 
 	run.side.emit = emit;
 	run.side.metrics = emit ? emit_metrics : reflect_metrics;
-	run.side.nmetrics = emit ? (int)ARRAY_SIZE(emit_metrics)
-			     : (int)ARRAY_SIZE(reflect_metrics);
+	run.side.nmetrics = emit ? emit_nmetrics() : (int)ARRAY_SIZE(reflect_metrics);
 	run.side.stamps = emit ? emit_stamps : reflect_stamps;
 	run.side.nstamps = emit ? 8 : 4;
 	run.side.primary = emit ? M_RTT : M_RESPONSE;
@@ -4565,6 +4687,9 @@ static const char *stamp_name(int s, char *buf, size_t len)
 #define TF_NO_ECHO	(1u << 10)
 /* emit: on emit_later's list, to be accounted after a later send */
 #define TF_LATER	(1u << 11)
+/* emit, --txtime: the qdisc reported its launch time missed, or invalid (and dropped it) */
+#define TF_LMISS	(1u << 12)
+#define TF_LINVAL	(1u << 13)
 
 /*
  * CLOCK_REALTIME steps.  Kernel software stamps and app stamps are
@@ -4684,13 +4809,19 @@ static void live_add(int64_t v)
 	}
 }
 
+/* A status that is a loss: the timeout's, or a launch time the qdisc dropped. */
+static bool st_lost(int st)
+{
+	return st == ST_LOST || st == ST_LMISS || st == ST_LINVAL;
+}
+
 static int txn_status(const struct txn *x)
 {
 	if (x->st & TF_LATE) {
 		return ST_LATE;
 	}
 	if (!(x->st & TF_RECEIVED)) {
-		return ST_LOST;
+		return x->st & TF_LMISS ? ST_LMISS : x->st & TF_LINVAL ? ST_LINVAL : ST_LOST;
 	}
 	if (x->clk & CLK_STEPPED) {
 		return ST_STEPPED;
@@ -4890,6 +5021,11 @@ static void series_packets(FILE *f, const uint64_t *n)
 		PRIu64 ", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %"
 		PRIu64, n[CG_SENT], n[CG_RECEIVED], n[CG_LOST], n[CG_LATE], n[CG_WARMUP],
 		n[CG_BREACH]);
+	if (run.T.on) {
+		/* --txtime: launch times the qdisc reported missed or invalid (their pings lost) */
+		fprintf(f, ", \"launch\": {\"missed\": %" PRIu64 ", \"invalid\": %" PRIu64 "}",
+			n[CG_LMISS], n[CG_LINVAL]);
+	}
 }
 
 /* The classes a line lists: the run's, or (--analyze) as many as the rows named. */
@@ -5456,7 +5592,14 @@ static void cls_sample(uint64_t seq, int64_t v)
 }
 
 /* The metrics of struct grp's x[], in order. */
-static const int grp_xm[GX_N] = { M_APP_RTT, M_CLI_TX };
+static const int grp_xm[GX_N] = { M_APP_RTT, M_CLI_TX, M_LAUNCH_ERR, M_SPARE };
+static const char *const grp_xlabel[GX_N] = { "app rtt", "tx stack", "launch er", "to spare" };
+
+/* Does a row keep x[k]?  The launch metrics only with launch times (--txtime). */
+static bool cls_x_on(int k)
+{
+	return k < GX_LAUNCH || run.T.on;
+}
 
 /* Do the rows keep app rtt and client tx stack (emit, app stamps on: -s)? */
 static bool cls_extra(void)
@@ -5475,7 +5618,7 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
 	}
 	for (k = 0; k < GX_N && grp_xm[k] != m; k++) {
 	}
-	if (k == GX_N) {
+	if (k == GX_N || !cls_x_on(k)) {
 		return;
 	}
 	n = cls_rows(seq, rows);
@@ -5549,7 +5692,7 @@ static int cls_alloc(uint64_t out_cap)
 		if (cls_hist_alloc(&run.K.g[i].h, nb, out_cap) < 0) {
 			return -1;
 		}
-		for (k = 0; cls_extra() && k < GX_N; k++) {
+		for (k = 0; cls_extra() && k < GX_N && cls_x_on(k); k++) {
 			if (cls_hist_alloc(&run.K.g[i].x[k], nb, out_cap) < 0) {
 				return -1;
 			}
@@ -5741,7 +5884,7 @@ static void cls_session_reset(void)
 	for (i = 0; run.K.g && i < run.K.ng; i++) {
 		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
 		hist_reset(&run.K.g[i].h);
-		for (k = 0; cls_extra() && k < GX_N; k++) {
+		for (k = 0; cls_extra() && k < GX_N && cls_x_on(k); k++) {
 			hist_reset(&run.K.g[i].x[k]);
 		}
 	}
@@ -5857,7 +6000,7 @@ static void cls_stats(FILE *f, struct hist *h)
  */
 static bool cls_x_measured(int k)
 {
-	return run.S.h[grp_xm[k]].n != 0;
+	return cls_x_on(k) && run.S.h[grp_xm[k]].n != 0;
 }
 
 static void cls_row(FILE *f, const char *label, struct grp *g)
@@ -5880,7 +6023,7 @@ static void cls_row_x(FILE *f, const char *label, struct grp *g)
 		if (!cls_x_measured(k)) {
 			continue;
 		}
-		fprintf(f, "%-26s %-9s", k ? "" : label, k == GX_APP ? "app rtt" : "tx stack");
+		fprintf(f, "%-26s %-9s", k ? "" : label, grp_xlabel[k]);
 		cls_stats(f, &g->x[k]);
 		fputc('\n', f);
 	}
@@ -5966,7 +6109,7 @@ static void cls_report(FILE *f)
 		/* where a qdisc or gate holds a ping: before its wire stamp, in the tx stack */
 		fprintf(f, "\n--- %s (app rtt T4_SW-T1_SW%s; ns) ---\n"
 			"%-26s %-9s %9s %*s %*s %*s %*s %*s %*s\n", what,
-			cls_x_measured(GX_N - 1) ? ", client tx stack T1-T1_SW" : "", head, "metric", "samples",
+			cls_x_measured(GX_TX) ? ", client tx stack T1-T1_SW" : "", head, "metric", "samples",
 			w, "min", w, "avg", w, "p50", w, "p99", w, "p99.9", w, "max");
 		cls_rows_each(f, cls_row_x);
 	}
@@ -6007,6 +6150,11 @@ static void cls_json_row(FILE *f, struct grp *g)
 		", \"late\": %" PRIu64 ", \"warmup\": %" PRIu64 "}, \"threshold_breaches\": %" PRIu64,
 		g->n[CG_SENT], g->n[CG_RECEIVED], g->n[CG_LOST], g->n[CG_LATE], g->n[CG_WARMUP],
 		g->n[CG_BREACH]);
+	if (run.T.on) {
+		/* --txtime: the launch times the qdisc reported missed or invalid */
+		fprintf(f, ", \"launch\": {\"missed\": %" PRIu64 ", \"invalid\": %" PRIu64 "}",
+			g->n[CG_LMISS], g->n[CG_LINVAL]);
+	}
 	cls_json_hist(f, "rtt", &g->h);
 	for (k = 0; cls_extra() && k < GX_N; k++) {
 		if (cls_x_measured(k)) {
@@ -6088,6 +6236,675 @@ static void cls_json(FILE *f)
 		}
 		fprintf(f, "\n  ],\n");
 	}
+}
+
+/* ------------------------------------------- time-sensitive networking */
+
+/*
+ * Launch time (--txtime LEAD): each ping asks to leave at its cadence slot
+ * plus LEAD, on CLOCK_TAI: SO_TXTIME on every class socket and an
+ * SCM_TXTIME message with each send, which the etf qdisc (tc-etf(8),
+ * net/sched/sch_etf.c) holds until that time (less its delta) and
+ * compares on its own clock, which must be the socket's.  Where nothing
+ * enforces the time the socket option is taken all the same, so the
+ * interface's qdiscs are read first (the netlink dump `tc -j qdisc show`
+ * reads) and a run that cannot work is refused before anything is sent.
+ * The etf tells a launch time it could not keep on the socket's error
+ * queue and drops the packet (include/uapi/linux/errqueue.h:
+ * SO_EE_ORIGIN_TXTIME; SO_EE_CODE_TXTIME_INVALID_PARAM for one already
+ * past when the packet came, or of another clock or mode;
+ * SO_EE_CODE_TXTIME_MISSED for one that passed while it waited, as behind
+ * a closed taprio gate; ee_data:ee_info is the launch time asked): each
+ * report is matched to its ping and counted in its class.
+ *
+ * The schedule (--cycle, --base-time, --class-offset): each class's
+ * cadence starts at base + offset + n * cycle (CLOCK_TAI), as isochron's
+ * --base-time/--shift-time do; with --txtime that is the launch time and
+ * the app sends LEAD before it.  A taprio qdisc on the interface is read
+ * too, and each class's send time is placed in its gate's windows.
+ */
+
+static bool tsn_on(void)
+{
+	return run.T.on && run.side.emit;
+}
+
+/* The attribute of type want in [p, p + len): its data and length; NULL if none. */
+static const uint8_t *tsn_attr(const uint8_t *p, size_t len, int want, size_t *n)
+{
+	struct rtattr a;
+
+	while (len >= sizeof(a)) {
+		memcpy(&a, p, sizeof(a));
+		if (a.rta_len < sizeof(a) || a.rta_len > len) {
+			return NULL;
+		}
+		if ((a.rta_type & NLA_TYPE_MASK) == want) {
+			*n = a.rta_len - RTA_LENGTH(0);
+			return p + RTA_LENGTH(0);
+		}
+		if (RTA_ALIGN(a.rta_len) >= len) {
+			return NULL;
+		}
+		len -= RTA_ALIGN(a.rta_len);
+		p += RTA_ALIGN(a.rta_len);
+	}
+	return NULL;
+}
+
+/* Attribute want copied to out when it has at least size bytes. */
+static bool tsn_attr_get(const uint8_t *p, size_t len, int want, void *out, size_t size)
+{
+	size_t n = 0;
+	const uint8_t *d = tsn_attr(p, len, want, &n);
+
+	if (!d || n < size) {
+		return false;
+	}
+	memcpy(out, d, size);
+	return true;
+}
+
+/* A taprio's entries (TCA_TAPRIO_ATTR_SCHED_ENTRY_LIST, each a nest of gate mask and interval). */
+static void tsn_taprio_entries(struct tsn_qdiscs *q, const uint8_t *p, size_t len)
+{
+	struct rtattr a;
+
+	while (len >= sizeof(a) && q->nent < TSN_ENT_MAX) {
+		uint32_t gates = 0, ns = 0;
+
+		memcpy(&a, p, sizeof(a));
+		if (a.rta_len < sizeof(a) || a.rta_len > len) {
+			return;
+		}
+		if ((a.rta_type & NLA_TYPE_MASK) == TCA_TAPRIO_SCHED_ENTRY &&
+		    tsn_attr_get(p + RTA_LENGTH(0), a.rta_len - RTA_LENGTH(0),
+				 TCA_TAPRIO_SCHED_ENTRY_GATE_MASK, &gates, 4) &&
+		    tsn_attr_get(p + RTA_LENGTH(0), a.rta_len - RTA_LENGTH(0),
+				 TCA_TAPRIO_SCHED_ENTRY_INTERVAL, &ns, 4)) {
+			q->ent[q->nent].gates = gates;
+			q->ent[q->nent].ns = ns;
+			q->nent++;
+		}
+		if (RTA_ALIGN(a.rta_len) >= len) {
+			return;
+		}
+		len -= RTA_ALIGN(a.rta_len);
+		p += RTA_ALIGN(a.rta_len);
+	}
+}
+
+/* One qdisc of the dump (a tcmsg and its attributes), if of ifindex: what rant needs of it. */
+static void tsn_qdisc_msg(struct tsn_qdiscs *q, const uint8_t *p, size_t len, int ifindex)
+{
+	struct tcmsg tc;
+	const uint8_t *kind, *opt;
+	size_t nk = 0, no = 0;
+	char k[16] = "";
+	struct tc_mqprio_qopt m;
+
+	if (len < NLMSG_ALIGN(sizeof(tc))) {
+		return;
+	}
+	memcpy(&tc, p, sizeof(tc));
+	if (tc.tcm_ifindex != ifindex) {
+		return;
+	}
+	p += NLMSG_ALIGN(sizeof(tc));
+	len -= NLMSG_ALIGN(sizeof(tc));
+	kind = tsn_attr(p, len, TCA_KIND, &nk);
+	if (!kind) {
+		return;
+	}
+	memcpy(k, kind, nk < sizeof(k) - 1 ? nk : sizeof(k) - 1);
+	opt = tsn_attr(p, len, TCA_OPTIONS, &no);
+	if (tc.tcm_parent == TC_H_ROOT) {
+		snprintf(q->root, sizeof(q->root), "%s", k);
+		q->root_handle = tc.tcm_handle;
+	}
+	if (!strcmp(k, "etf") && opt && q->netf < TSN_ETF_MAX) {
+		struct tc_etf_qopt e;
+
+		if (tsn_attr_get(opt, no, TCA_ETF_PARMS, &e, sizeof(e))) {
+			q->etf[q->netf].parent = tc.tcm_parent;
+			q->etf[q->netf].clockid = e.clockid;
+			q->etf[q->netf].delta = e.delta;
+			q->etf[q->netf].flags = e.flags;
+			q->netf++;
+		}
+	}
+	if (tc.tcm_parent != TC_H_ROOT || !opt) {
+		return;
+	}
+	/* mqprio's options begin with its map; taprio's carry it as an attribute */
+	if (!strcmp(k, "mqprio") && no >= sizeof(m)) {
+		memcpy(&m, opt, sizeof(m));
+		q->map = true;
+	} else if (!strcmp(k, "taprio")) {
+		size_t nl = 0;
+		const uint8_t *l = tsn_attr(opt, no, TCA_TAPRIO_ATTR_SCHED_ENTRY_LIST, &nl);
+
+		q->map = tsn_attr_get(opt, no, TCA_TAPRIO_ATTR_PRIOMAP, &m, sizeof(m));
+		tsn_attr_get(opt, no, TCA_TAPRIO_ATTR_SCHED_BASE_TIME, &q->base, 8);
+		tsn_attr_get(opt, no, TCA_TAPRIO_ATTR_SCHED_CYCLE_TIME, &q->cycle, 8);
+		tsn_attr_get(opt, no, TCA_TAPRIO_ATTR_SCHED_CLOCKID, &q->clockid, 4);
+		tsn_attr_get(opt, no, TCA_TAPRIO_ATTR_FLAGS, &q->flags, 4);
+		if (l) {
+			tsn_taprio_entries(q, l, nl);
+		}
+		q->sched = q->nent > 0;
+		if (q->sched && q->cycle <= 0) {
+			int i;
+
+			for (i = 0, q->cycle = 0; i < q->nent; i++) {
+				q->cycle += q->ent[i].ns;
+			}
+		}
+	}
+	if (q->map) {
+		q->num_tc = m.num_tc > 16 ? 16 : m.num_tc;
+		memcpy(q->prio_tc, m.prio_tc_map, 16);
+		memcpy(q->count, m.count, sizeof(q->count));
+		memcpy(q->offset, m.offset, sizeof(q->offset));
+	}
+}
+
+/* The qdiscs of ifindex, from an RTM_GETQDISC dump; 0 or -errno. */
+static int tsn_qdiscs_read(int ifindex, struct tsn_qdiscs *q)
+{
+	struct {
+		struct nlmsghdr h;
+		struct tcmsg t;
+	} req;
+	static uint8_t buf[65536] __attribute__((aligned(8)));
+	struct timeval tv = { 2, 0 };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), r = 0;
+	bool done = false;
+
+	memset(q, 0, sizeof(*q));
+	if (fd < 0) {
+		return -errno;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* nothing hangs */
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = RTM_GETQDISC;
+	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.h.nlmsg_seq = 1;
+	req.t.tcm_family = AF_UNSPEC;
+	req.t.tcm_ifindex = ifindex;
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		r = -errno;
+	}
+	while (!r && !done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)(void *)buf;
+		size_t left = n > 0 ? (size_t)n : 0;
+
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		for (; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr e;
+
+				memcpy(&e, NLMSG_DATA(h), sizeof(e));
+				r = e.error ? e.error : -EIO;
+				break;
+			}
+			if (h->nlmsg_type == RTM_NEWQDISC) {
+				tsn_qdisc_msg(q, NLMSG_DATA(h), h->nlmsg_len - NLMSG_LENGTH(0),
+					      ifindex);
+			}
+		}
+	}
+	close(fd);
+	return r;
+}
+
+static const char *tsn_clock_name(int c)
+{
+	return c == CLOCK_TAI ? "CLOCK_TAI" : c == CLOCK_REALTIME ? "CLOCK_REALTIME" :
+	       c == CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : c == CLOCK_BOOTTIME ? "CLOCK_BOOTTIME" :
+	       "another clock";
+}
+
+/* Class k's priority, as its socket carries it (0 where none is set). */
+static int tsn_prio(int k)
+{
+	int p = run.K.ncls > 1 ? run.K.prio[k] : cfg->priority;
+
+	return p < 0 ? 0 : p & 15;
+}
+
+/* The etf whose parent is that: its index, -1 if none. */
+static int tsn_etf_at(const struct tsn_qdiscs *q, uint32_t parent)
+{
+	int i;
+
+	for (i = 0; i < q->netf; i++) {
+		if (q->etf[i].parent == parent) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* The interface's TX queues, from sysfs (queues/tx-N); 0 if unknown. */
+static int tsn_txqueues(void)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/queues", kops.sysfs_net, cfg->iface);
+	dir = opendir(path);
+	if (!dir) {
+		return 0;
+	}
+	while ((d = readdir(dir))) {
+		n += !strncmp(d->d_name, "tx-", 3);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* One etf found for a class's queue: its clock and mode must be the socket's.  0 or -1 (said). */
+static int tsn_etf_fits(int e)
+{
+	const struct tsn_qdiscs *q = &run.T.q;
+	bool dl = (q->etf[e].flags & TC_ETF_DEADLINE_MODE_ON) != 0;
+
+	if (q->etf[e].clockid != CLOCK_TAI) {
+		warnx_("--txtime: the etf qdisc on %s (parent %x:%x) keeps time on %s; rant's launch times are on CLOCK_TAI, which it would refuse as an invalid parameter (tc qdisc replace ... etf clockid CLOCK_TAI)",
+		       cfg->iface, q->etf[e].parent >> 16, q->etf[e].parent & 0xffff,
+		       tsn_clock_name(q->etf[e].clockid));
+		return -1;
+	}
+	if (dl != cfg->txtime_deadline) {
+		warnx_("--txtime: the etf qdisc on %s (parent %x:%x) runs deadline_mode %s; %s (the etf drops packets of the other mode)",
+		       cfg->iface, q->etf[e].parent >> 16, q->etf[e].parent & 0xffff, dl ? "on" : "off",
+		       dl ? "give --txtime-deadline" : "--txtime-deadline asks for it");
+		return -1;
+	}
+	if (q->etf[e].delta > run.T.etf_delta) {
+		run.T.etf_delta = q->etf[e].delta;
+	}
+	return 0;
+}
+
+/*
+ * Every queue class k's packets may take has an etf: the root one, each
+ * queue of its traffic class under taprio or mqprio (tc-mqprio(8): the
+ * priority picks the class, the class its queues), every queue under mq.
+ */
+static int tsn_etf_check(int k)
+{
+	const struct tsn_qdiscs *q = &run.T.q;
+	int p = tsn_prio(k), tc = 0, first = 0, n = 1, i, e;
+
+	if (!strcmp(q->root, "etf") && tsn_etf_at(q, TC_H_ROOT) >= 0) {
+		return tsn_etf_fits(tsn_etf_at(q, TC_H_ROOT));
+	}
+	if ((!strcmp(q->root, "taprio") || !strcmp(q->root, "mqprio")) && q->map) {
+		tc = q->prio_tc[p];
+		first = q->offset[tc];
+		n = q->count[tc] ? q->count[tc] : 1;
+	} else if (!strcmp(q->root, "mq")) {
+		n = tsn_txqueues();
+	} else {
+		n = 0;
+	}
+	for (i = 0; i < n; i++) {
+		e = tsn_etf_at(q, TC_H_MAKE(q->root_handle, (uint32_t)(first + i + 1)));
+		if (e < 0) {
+			break;
+		}
+		if (tsn_etf_fits(e) < 0) {
+			return -1;
+		}
+	}
+	if (n && i == n) {
+		return 0;
+	}
+	if (!n) {
+		warnx_("--txtime: no etf qdisc on %s (its root qdisc is %s): nothing would hold a packet to its launch time (tc qdisc replace dev %s root etf clockid CLOCK_TAI delta NS, or one below each queue of a taprio or mqprio)",
+		       cfg->iface, *q->root ? q->root : "none", cfg->iface);
+	} else {
+		warnx_("--txtime: no etf qdisc on %s's queue %d (class %d, priority %d, traffic class %d of its %s): nothing would hold that class's packets to their launch time (tc qdisc replace dev %s parent %x:%x etf clockid CLOCK_TAI delta NS)",
+		       cfg->iface, first + i, k, p, tc, *q->root ? q->root : "root", cfg->iface,
+		       q->root_handle >> 16, first + i + 1);
+	}
+	return -1;
+}
+
+/* Class k's --class-offset into the cycle (one for all, or its own), ns. */
+static int64_t tsn_offset(int k)
+{
+	return run.T.noffset ? run.T.offset[run.T.noffset > 1 ? k : 0] : 0;
+}
+
+/* The kernel's TAI offset (adjtimex(2): tai), in s; -1 if it cannot be read. */
+static int tsn_tai_offset(void)
+{
+	struct timex t;
+
+	memset(&t, 0, sizeof(t));
+	return adjtimex(&t) < 0 ? -1 : t.tai;
+}
+
+/*
+ * A taprio on the interface: each class's gate windows in the cycle, and
+ * where its pings come (said at the start).  With --cycle, a class whose
+ * send time falls outside its windows does not fit (a warning); without,
+ * its pings fall anywhere in the cycle.
+ */
+static void tsn_sched_note(void)
+{
+	const struct tsn_qdiscs *q = &run.T.q;
+	int k;
+
+	if (!q->sched || !q->map) {
+		return;
+	}
+	if (!cfg->quiet) {
+		warnx_("taprio on %s: cycle %" PRId64 " ns, base time %" PRId64 " ns (%s), %d entries",
+		       cfg->iface, q->cycle, q->base, tsn_clock_name(q->clockid), q->nent);
+	}
+	for (k = 0; k < run.K.ncls; k++) {
+		int tc = q->prio_tc[tsn_prio(k)], i;
+		int64_t at = 0, open = 0, closed = 0, gap = 0, phase = -1, ph_in = -1;
+		char win[160] = "";
+		size_t wl = 0;
+
+		if (cfg->cycle_ns && q->cycle > 0) {
+			int64_t s = cfg->base_time_ns + tsn_offset(k);
+
+			phase = ((s - q->base) % q->cycle + q->cycle) % q->cycle;
+		}
+		for (i = 0; i < q->nent; i++) {
+			bool on = q->ent[i].gates >> tc & 1;
+
+			if (on) {
+				open += q->ent[i].ns;
+				gap = 0;
+				if (wl < sizeof(win) - 24) {
+					wl += (size_t)snprintf(win + wl, sizeof(win) - wl,
+							       "%s%" PRId64 "-%" PRId64, wl ? "," : "",
+							       at, at + q->ent[i].ns);
+				}
+				if (phase >= at && phase < at + q->ent[i].ns) {
+					ph_in = 1;
+				}
+			} else {
+				gap += q->ent[i].ns;
+				closed = gap > closed ? gap : closed;
+			}
+			at += q->ent[i].ns;
+		}
+		if (phase >= 0 && ph_in < 0) {
+			ph_in = 0;
+		}
+		run.T.fit[k].tc = tc;
+		run.T.fit[k].open = open;
+		run.T.fit[k].closed = closed;
+		run.T.fit[k].phase = phase;
+		run.T.fit[k].in = ph_in > 0;
+		if (!cfg->quiet) {
+			warnx_("taprio on %s: class %d (priority %d, traffic class %d): open %" PRId64
+			       " of %" PRId64 " ns (%s ns), closed up to %" PRId64 " ns at a time%s",
+			       cfg->iface, k, tsn_prio(k), tc, open, q->cycle, *win ? win : "never",
+			       closed, phase < 0 ? "; its cadence is not aligned to the cycle (--cycle, --base-time, --class-offset)" :
+			       ph_in ? "; its pings come inside a window" : "");
+		}
+		if (phase >= 0 && !ph_in) {
+			warnx_("warning: class %d's cadence does not fit its window: its pings come at %" PRId64
+			       " ns of taprio's %" PRId64 " ns cycle, where its gate is closed",
+			       k, phase, q->cycle);
+		}
+	}
+	if (cfg->cycle_ns && q->cycle > 0 && (int64_t)cfg->cycle_ns % q->cycle) {
+		warnx_("warning: --cycle %" PRIu64 " ns is no multiple of taprio's cycle %" PRId64
+		       " ns on %s: the classes' pings drift through its windows",
+		       cfg->cycle_ns, q->cycle, cfg->iface);
+	}
+}
+
+/*
+ * Before anything is sent: the qdiscs read, launch time refused where it
+ * cannot work, the clocks' offsets taken.  0 or -1 (said in one line).
+ */
+static int tsn_start(void)
+{
+	int k, r, tai;
+
+	run.T.on = cfg->txtime && run.side.emit;
+	if (!run.side.emit || (!cfg->txtime && !cfg->cycle_ns)) {
+		return 0;
+	}
+	if (cfg->txtime && !cfg->iface) {
+		warnx_("--txtime: needs -i IFACE: the etf qdisc that keeps launch times is read from it");
+		return -1;
+	}
+	if (cfg->iface) {
+		r = tsn_qdiscs_read((int)if_nametoindex(cfg->iface), &run.T.q);
+		if (r < 0 && cfg->txtime) {
+			warnx_("--txtime: cannot read %s's qdiscs (netlink RTM_GETQDISC): %s", cfg->iface,
+			       strerror(-r));
+			return -1;
+		}
+	}
+	for (k = 0; cfg->txtime && k < run.K.ncls; k++) {
+		if (tsn_etf_check(k) < 0) {
+			return -1;
+		}
+	}
+	if (cfg->txtime && run.T.q.sched && run.T.q.clockid != CLOCK_TAI) {
+		/* the etf's launch times are on CLOCK_TAI (tc-etf(8)): the gates must be too */
+		warnx_("--txtime: the taprio on %s keeps its schedule on %s, the launch times are on CLOCK_TAI: they would fall %s off its windows (tc qdisc replace ... taprio ... clockid CLOCK_TAI)",
+		       cfg->iface, tsn_clock_name(run.T.q.clockid),
+		       run.T.q.clockid == CLOCK_REALTIME ? "the TAI offset" : "an unknown time");
+		return -1;
+	}
+	tai = tsn_tai_offset();
+	if (cfg->txtime && tai <= 0) {
+		warnx_("--txtime: the kernel's TAI offset is %s (CLOCK_TAI reads CLOCK_REALTIME, not TAI): a schedule or NIC clock on TAI is then 37 s away; set it first (phc2sys or ptp4l with kernel_leap, chronyd's leapsectz, adjtimex ADJ_TAI)",
+		       tai < 0 ? "unreadable" : "0, not set");
+		return -1;
+	}
+	run.T.tai = tai > 0 ? (int64_t)tai * (int64_t)NSEC_PER_SEC : 0;
+	run.T.real_mono = clk_offset();
+	tsn_sched_note();
+	return 0;
+}
+
+/* SO_TXTIME on a client socket (each class's): CLOCK_TAI, errors reported. */
+static int tsn_socket(int fd)
+{
+	struct sock_txtime st = { .clockid = CLOCK_TAI, .flags = SOF_TXTIME_REPORT_ERRORS };
+
+	if (!tsn_on()) {
+		return 0;
+	}
+	if (cfg->txtime_deadline) {
+		st.flags |= SOF_TXTIME_DEADLINE_MODE;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_TXTIME, &st, sizeof(st)) < 0) {
+		warnx_("--txtime: SO_TXTIME refused: %s%s", strerror(errno),
+		       errno == EPERM ? " (CLOCK_TAI needs CAP_NET_ADMIN)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The cadence on the schedule: each class's first slot at base + its
+ * offset + n cycles (CLOCK_TAI), at least a cycle ahead, less the lead
+ * with --txtime (the launch time is then on the schedule).  next: the
+ * shared cadence's first slot (one --interval).
+ */
+static void tsn_run_start(uint64_t *next)
+{
+	uint64_t now = real_ns() + (uint64_t)run.T.tai;
+	int k, n = cls_paced() ? run.K.ncls : 1;
+
+	if (!run.side.emit || !cfg->cycle_ns) {
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		int64_t off = tsn_offset(k);
+		int64_t lead = run.T.on ? (int64_t)cfg->txtime_lead_ns : 0;
+		int64_t first = cfg->base_time_ns + off - lead;
+		int64_t soon = (int64_t)now + (int64_t)cfg->cycle_ns, c = (int64_t)cfg->cycle_ns;
+		uint64_t mono;
+
+		if (first < soon) {
+			first += ((soon - first) / c + 1) * c;
+		}
+		mono = (uint64_t)(first - run.T.tai - run.T.real_mono);
+		if (cls_paced()) {
+			run.K.next[k] = mono;
+		} else {
+			*next = mono;
+		}
+	}
+}
+
+/*
+ * The launch times the qdisc did not keep (ts_txtime_report): each counted
+ * in its ping's class, found in the window by its launch time (newest
+ * first: a report comes soon after its send).  Off the measured path: before
+ * a ping's send and at the end.
+ */
+static void tsn_reports(void)
+{
+	int i;
+
+	for (i = 0; i < run.T.nrep; i++) {
+		uint64_t lt = run.T.rep[i].launch - (uint64_t)run.T.tai, s;
+		bool missed = run.T.rep[i].missed, found = false;
+
+		run.T.missed += missed;
+		run.T.invalid += !missed;
+		for (s = run.E.next_seq; s-- > 0 && s + run.win.mask >= run.E.next_seq;) {
+			struct txn *x = &run.win.slot[s & run.win.mask];
+
+			if ((x->st & TF_USED) && x->seq == s && x->t[T1L] == lt) {
+				cls_count(s, missed ? CG_LMISS : CG_LINVAL);
+				x->st |= missed ? TF_LMISS : TF_LINVAL;	/* its log status */
+				found = true;
+				break;
+			}
+		}
+		run.T.unmatched += !found;
+	}
+	run.T.nrep = 0;
+}
+
+/* Before a ping's T1_SW: its launch time, from its slot (back-to-back: now) plus the lead. */
+static void tsn_before_send(struct txn *x, uint64_t now)
+{
+	uint64_t slot = run.T.slot ? run.T.slot : now;
+
+	run.T.slot = 0;
+	if (!tsn_on()) {
+		return;
+	}
+	if (run.T.nrep) {
+		tsn_reports();
+	}
+	x->t[T1L] = slot + (uint64_t)run.T.real_mono + cfg->txtime_lead_ns;
+	run.T.launch = x->t[T1L] + (uint64_t)run.T.tai;
+}
+
+
+static void tsn_report(FILE *f)
+{
+	int c;
+
+	if (!tsn_on()) {
+		return;
+	}
+	if (cfg->mode == MODE_ANALYZE) {
+		/* the log's T1_LT gives the metrics, its statuses the launch times dropped */
+		fprintf(f, "Launch time (from the log): %" PRIu64 " missed, %" PRIu64 " invalid%s\n",
+			run.T.missed, run.T.invalid,
+			run.T.missed + run.T.invalid ? " (dropped by the qdisc: lost)" : "");
+	} else {
+		tsn_reports();
+		fprintf(f, "Launch time: SO_TXTIME on CLOCK_TAI (TAI offset %" PRId64 " s), lead %"
+			PRIu64 " ns%s, etf delta %" PRId64 " ns: %" PRIu64 " missed, %" PRIu64
+			" invalid%s", run.T.tai / (int64_t)NSEC_PER_SEC, cfg->txtime_lead_ns,
+			cfg->txtime_deadline ? ", deadline mode" : "", run.T.etf_delta, run.T.missed,
+			run.T.invalid,
+			run.T.missed + run.T.invalid ? " (dropped by the qdisc: lost)" : "");
+		if (run.T.unmatched) {
+			fprintf(f, ", %" PRIu64 " of no ping (a FIN's)", run.T.unmatched);
+		}
+		fputc('\n', f);
+	}
+	for (c = 0; run.K.g && run.K.ncls > 1 && c < run.K.ncls; c++) {
+		char lab[64];
+
+		fprintf(f, "  class %-26s missed %" PRIu64 ", invalid %" PRIu64 "\n",
+			cls_label(lab, sizeof(lab), c), run.K.g[c].n[CG_LMISS],
+			run.K.g[c].n[CG_LINVAL]);
+	}
+}
+
+/* JSON "taprio": the schedule read from -i and each class against it (null: none read). */
+static void tsn_json_sched(FILE *f)
+{
+	const struct tsn_qdiscs *q = &run.T.q;
+	int k;
+
+	if (!run.side.emit || !q->sched || !q->map || cfg->mode == MODE_ANALYZE) {
+		fprintf(f, "  \"taprio\": null,\n");
+		return;
+	}
+	fprintf(f, "  \"taprio\": {\"cycle_ns\": %" PRId64 ", \"base_time_ns\": %" PRId64
+		", \"clock\": \"%s\", \"flags\": %u, \"entries\": %d, \"classes\": [",
+		q->cycle, q->base, tsn_clock_name(q->clockid), q->flags, q->nent);
+	for (k = 0; k < run.K.ncls; k++) {
+		fprintf(f, "%s{\"class\": %d, \"traffic_class\": %d, \"open_ns\": %" PRId64
+			", \"closed_max_ns\": %" PRId64 ", ", k ? ", " : "", k, run.T.fit[k].tc,
+			run.T.fit[k].open, run.T.fit[k].closed);
+		if (run.T.fit[k].phase < 0) {
+			fprintf(f, "\"phase_ns\": null, \"fits\": null}");
+		} else {
+			fprintf(f, "\"phase_ns\": %" PRId64 ", \"fits\": %s}", run.T.fit[k].phase,
+				run.T.fit[k].in ? "true" : "false");
+		}
+	}
+	fprintf(f, "]},\n");
+}
+
+static void tsn_json(FILE *f)
+{
+	tsn_json_sched(f);
+	if (!tsn_on()) {
+		fprintf(f, "  \"launch_time\": null,\n");
+		return;
+	}
+	if (cfg->mode == MODE_ANALYZE) {
+		/* from the log: the metrics, and the launch times its statuses say were dropped */
+		fprintf(f, "  \"launch_time\": {\"missed\": %" PRIu64 ", \"invalid\": %" PRIu64 "},\n",
+			run.T.missed, run.T.invalid);
+		return;
+	}
+	tsn_reports();
+	fprintf(f, "  \"launch_time\": {\"clock\": \"CLOCK_TAI\", \"tai_offset_s\": %" PRId64
+		", \"lead_ns\": %" PRIu64 ", \"deadline_mode\": %s, \"etf_delta_ns\": %" PRId64
+		", \"missed\": %" PRIu64 ", \"invalid\": %" PRIu64 ", \"unmatched\": %" PRIu64 "},\n",
+		run.T.tai / (int64_t)NSEC_PER_SEC, cfg->txtime_lead_ns,
+		cfg->txtime_deadline ? "true" : "false", run.T.etf_delta, run.T.missed, run.T.invalid,
+		run.T.unmatched);
 }
 
 /* ----------------------------------------------------------------- pmc */
@@ -7860,7 +8677,8 @@ static void trace_breach(const struct txn *x, int64_t v)
 		if (x->t[s]) {
 			*p++ = ' ';
 			p = fmt_str(p, stamp_base[s]);
-			p = fmt_str(p, s >= T1K		 ? "_K=" :
+			p = fmt_str(p, s == T1L		 ? "_LT=" :
+				       s >= T1K		 ? "_K=" :
 				       !stamp_is_wire[s] ? "_SW=" :
 				       stamp_hw(s)	 ? "_HW=" :
 							   "_KSW=");
@@ -7896,6 +8714,13 @@ static void trace_breach(const struct txn *x, int64_t v)
  * (PF_KSTAMPS), and --analyze needs them for the numbers the run showed.
  */
 static const int emit_stamps_log[] = { T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW };
+/* --txtime: each ping's launch time too (T1_LT), after the stamps it would have without */
+static const int emit_stamps_log_lt[] = {
+	T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW, T1L,
+};
+static const int emit_stamps_k_lt[] = {
+	T1SW, T1K, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4K, T4SW, T1L,
+};
 
 /* Bytes of a record of n stamps: seq, the stamps, the status, the -M counts. */
 static uint32_t log_rec_bytes(int n)
@@ -7912,6 +8737,10 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 	l->cap = cap;
 	l->stamps = emit8 ? emit_stamps_log : run.side.stamps;
 	l->nstamps = emit8 ? (int)ARRAY_SIZE(emit_stamps_log) : run.side.nstamps;
+	if (emit8 && run.T.on) {
+		l->stamps = emit_stamps_log_lt;
+		l->nstamps = (int)ARRAY_SIZE(emit_stamps_log_lt);
+	}
 	l->rec_size = log_rec_bytes(l->nstamps);
 }
 
@@ -7924,7 +8753,7 @@ static size_t log_rec_size(bool emit)
 {
 	bool k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw;
 
-	return log_rec_bytes(emit ? (k ? 12 : 10) : (k ? 6 : 4));
+	return log_rec_bytes(emit ? (k ? 12 : 10) + run.T.on : (k ? 6 : 4));
 }
 
 /*
@@ -8025,12 +8854,13 @@ static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
 static int log_columns(bool csv, int *cols)
 {
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
+	static const int emit_text_lt[] = { T1SW, T1W, T4W, T4SW, T1L };	/* --txtime */
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
 	/* csv: every stamp the ring kept; the reflector's kernel stamps if it sent any */
 	bool all = csv && run.S.log.stamps && (run.S.srv_kx || run.S.log.nstamps != 10);
 	const int *src = all ? run.S.log.stamps : csv ? run.side.stamps :
-			 run.side.emit ? emit_text : refl_text;
-	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4;
+			 run.side.emit ? (run.T.on ? emit_text_lt : emit_text) : refl_text;
+	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4 + run.T.on;
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
@@ -8253,7 +9083,7 @@ static char *log_row(char *p, bool csv, const int *cols, int ncols, const struct
 		p = fmt_stamp(p, x->t[cols[i]], '-');
 	}
 	*p++ = ' ';
-	if (status == ST_LOST || status == ST_LATE || status == ST_STEPPED) {
+	if (st_lost(status) || status == ST_LATE || status == ST_STEPPED) {
 		p = fmt_str(p, status_name[status]);
 	} else {
 		p = log_value(p, run.side.primary, x->t, "-");
@@ -8989,8 +9819,7 @@ static void ts_probe_hw(void)
 static int layout_compute(struct layout *L, bool emit)
 {
 	uint64_t exp = expected_txns();
-	int nm = emit ? (int)ARRAY_SIZE(emit_metrics)
-		      : (int)ARRAY_SIZE(reflect_metrics);
+	int nm = emit ? emit_nmetrics() : (int)ARRAY_SIZE(reflect_metrics);
 
 	memset(L, 0, sizeof(*L));
 	if (emit && cfg->interval_ns) {
@@ -9445,7 +10274,11 @@ static void log_kernel_stamps(void)
 	if (run.S.log.mem && log_rec_bytes(run.side.nstamps) <= log_rec_size(run.side.emit)) {
 		run.S.log.stamps = run.side.stamps;
 		run.S.log.nstamps = run.side.nstamps;
-		run.S.log.rec_size = log_rec_bytes(run.side.nstamps);
+		if (run.T.on && run.side.emit) {
+			run.S.log.stamps = emit_stamps_k_lt;	/* --txtime: the launch time too */
+			run.S.log.nstamps = (int)ARRAY_SIZE(emit_stamps_k_lt);
+		}
+		run.S.log.rec_size = log_rec_bytes(run.S.log.nstamps);
 	} else if (run.S.log.mem) {
 		side_set(run.side.emit);	/* no room: the log and counts stay as they were */
 	}
@@ -9574,6 +10407,9 @@ static int sock_setup(int fd, int family)
 	r = ts_enable_socket(fd);
 	if (r < 0) {
 		warnx_("--timestamps: SO_TIMESTAMPING refused: %s", strerror(-r));
+		return -1;
+	}
+	if (tsn_socket(fd) < 0) {
 		return -1;
 	}
 	return sock_opts(fd, family, prio, tos, true);
@@ -10383,6 +11219,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 	answered_set(seq, false);
 	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
 	emit_key(x, seq, now);
+	tsn_before_send(x, now);
 	if (cfg->sw_stamps) {
 		x->t[T1SW] = real_ns();
 	}
@@ -10405,6 +11242,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		}
 		run.S.c.send_errors--;	/* the retry went out: it was only a report */
 	}
+	run.T.launch = 0;
 	/* --client-no-tx-ts: no TX stamp to wait for (the key still counts sends) */
 	x->st |= TF_SENT | (cli_no_tx() ? 0 : TF_TXPEND);
 	run.ts.next_key++;
@@ -11053,6 +11891,7 @@ static int emit_interval_step(uint64_t *next)
 			}
 		}
 		run.E.waited = false;
+		run.T.slot = *next;	/* --txtime: the launch time is the slot's */
 		emit_send(run.E.next_seq++, now);
 		emit_tx_after_send();
 		*next += cfg->interval_ns;
@@ -11261,6 +12100,7 @@ static int cls_interval_step(void)
 	if (now >= limit) {
 		uint64_t skip = cls_due_taken(b, run.E.next_seq, now);
 
+		run.T.slot = limit;	/* --txtime: the launch time is the slot's */
 		emit_send(run.E.next_seq++, now);
 		run.E.overruns += skip;
 		return 0;
@@ -11366,6 +12206,7 @@ static int emit_run(void)
 	run.E.early_ok = emit_early_allowed();
 	emit_wake_open();
 	next = run.S.start_mono;
+	tsn_run_start(&next);	/* --cycle: the cadence on the schedule */
 	if (!cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
@@ -11405,6 +12246,7 @@ static int emit_run(void)
 	emit_finish();
 	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
 	run.S.end_mono = mono_ns();
+	tsn_reports();	/* --txtime: the last launch times dropped, before their log rows */
 	window_flush(run.E.next_seq);
 	emit_drops_meminfo();
 	emit_overload_note();
@@ -13271,7 +14113,8 @@ static int clock_step_warnings(char w[][256], int max)
 	for (i = 0; i < run.side.nmetrics && n < max; i++) {
 		const struct hist *h = &run.S.h[run.side.metrics[i]];
 
-		if (h->n && h->min < 0) {
+		/* --txtime: an etf lets a packet go up to its delta before its launch time */
+		if (h->n && h->min < 0 && run.side.metrics[i] != M_LAUNCH_ERR) {
 			snprintf(w[n++], 256, "%s has negative samples (min %" PRId64 " ns): the clocks of its two stamps disagree",
 				 metric_def[run.side.metrics[i]].key, h->min);
 		}
@@ -14439,6 +15282,7 @@ static void session_report(FILE *f, const struct report *r)
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
 	cls_report(f);
+	tsn_report(f);
 	if (cfg->histogram) {
 		print_pct_table(f);
 		print_histogram(f, run.side.primary);
@@ -14780,6 +15624,7 @@ static void json_counts(FILE *f, const struct report *r)
 	json_str_or_null(f, *r->split_why ? r->split_why : NULL);
 	fprintf(f, ",\n");
 	cls_json(f);
+	tsn_json(f);
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < run.side.nstamps; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(run.side.stamps[i], lab, sizeof(lab)),
@@ -15192,7 +16037,7 @@ static void plot_span(const struct txn *x, int st, int z)
 	struct plot_panel *pn = &outs.PL.panel[0];
 	uint64_t t = plot_time(x);
 
-	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+	if (st == ST_WARMUP || (!t && !st_lost(st) && st != ST_LATE)) {
 		return;
 	}
 	pn->nrec++;
@@ -15237,13 +16082,13 @@ static void plot_bin(const struct txn *x, int st)
 	int64_t v;
 	int b, k;
 
-	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
+	if (st == ST_WARMUP || (!t && !st_lost(st) && st != ST_LATE)) {
 		return;
 	}
 	t = t ? t : outs.PL.tlast ? outs.PL.tlast : outs.PL.t0;
 	outs.PL.tlast = t;
 	b = (int)((unsigned __int128)(t - outs.PL.t0) * PLOT_BINS / span);
-	if (st == ST_LOST || st == ST_LATE) {
+	if (st_lost(st) || st == ST_LATE) {
 		pn->lost[b]++;
 		pn->nlost++;	/* every loss, a late pong's too, as the report counts them */
 		pn->nlate += st == ST_LATE;
@@ -16262,7 +17107,7 @@ static int plot_groups(int *gi)
 /* A row of panels: with -s two more lines of numbers (app rtt, client tx stack). */
 static double plot_grp_h(void)
 {
-	return PLOT_GRP_H + (cls_extra() ? 28 : 0);
+	return PLOT_GRP_H + (cls_extra() ? (run.T.on ? 56 : 28) : 0);
 }
 
 static double plot_groups_height(void)
@@ -16287,7 +17132,14 @@ static void plot_group_nums(const char *id, const char *key, struct hist *h, boo
 	    plot_us3(lab, sizeof(lab), h->max));
 }
 
-/* With -s, under a panel: its row's app rtt and client tx stack (ids CLASS-app_rtt-p50, ...). */
+static const char *const plot_xlabel[GX_N] = {
+	"app rtt", "client tx stack", "launch error", "time to spare",
+};
+
+/*
+ * With -s, under a panel: its row's app rtt and client tx stack, with
+ * --txtime launch error and time to spare (ids CLASS-app_rtt-p50, ...).
+ */
 static void plot_group_x(int g, const char *id, double x0, double y)
 {
 	char key[40];
@@ -16302,7 +17154,7 @@ static void plot_group_x(int g, const char *id, double x0, double y)
 		}
 		snprintf(key, sizeof(key), "-%s", metric_def[grp_xm[k]].key);
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s: samples <tspan id=\"%s%s-samples\">%"
-		    PRIu64 "</tspan>", x0, y + 14 * k, k == GX_APP ? "app rtt" : "client tx stack", id,
+		    PRIu64 "</tspan>", x0, y + 14 * k, plot_xlabel[k], id,
 		    key, h->n);
 		if (h->n) {
 			plot_group_nums(id, key, h, &approx);
@@ -16977,6 +17829,9 @@ static int alog_stamp(const char *s, size_t n, bool *hw)
 	if (n == 5 && !strncasecmp(s + 3, "SW", 2)) {
 		return sw_of[k];
 	}
+	if (n == 5 && k == 1 && !strncasecmp(s + 3, "LT", 2)) {
+		return T1L;	/* --txtime's launch time */
+	}
 	if (n == 5 && !strncasecmp(s + 3, "HW", 2)) {
 		*hw = true;
 		return wire_of[k];
@@ -17113,7 +17968,7 @@ static void alog_stamp_col(struct alog *L, int s, bool hw, bool *emit)
 	} else if (s < T1K) {
 		L->sw = true;
 	}
-	*emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K;
+	*emit |= s == T1W || s == T4W || s == T1SW || s == T4SW || s == T1K || s == T4K || s == T1L;
 }
 
 /* The header line: every column known, SEQ first. */
@@ -17315,6 +18170,7 @@ static int alog_value(struct alog *L, uint64_t line, int m, const char *f, size_
 {
 	static const struct { const char *word; int st; } words[] = {
 		{ "lost", ST_LOST }, { "late", ST_LATE }, { "stepped", ST_STEPPED },
+		{ "launch_missed", ST_LMISS }, { "launch_invalid", ST_LINVAL },
 	};
 	int64_t want, got;
 	bool known;
@@ -17826,7 +18682,7 @@ static int analyze_grp_alloc(struct grp *g, uint64_t nb)
 	if (!g->h.bucket && cls_hist_alloc(&g->h, nb, OUT_CAP) < 0) {
 		return -1;
 	}
-	for (k = 0; cls_extra() && k < GX_N; k++) {
+	for (k = 0; cls_extra() && k < GX_N && cls_x_on(k); k++) {
 		if (!g->x[k].bucket && cls_hist_alloc(&g->x[k], nb, OUT_CAP) < 0) {
 			return -1;
 		}
@@ -17862,6 +18718,9 @@ static int analyze_cls_row(struct analysis *A, int st, int z)
 	}
 	if (st == ST_LATE) {
 		cls_count(0, CG_LATE);
+	}
+	if (st == ST_LMISS || st == ST_LINVAL) {
+		cls_count(0, st == ST_LMISS ? CG_LMISS : CG_LINVAL);
 	}
 	return 0;
 }
@@ -17929,6 +18788,8 @@ static void analyze_status(struct txn *x, int st)
 		x->st |= TF_LATE;
 		run.S.c.late++;
 	}
+	run.T.missed += st == ST_LMISS;	/* a --txtime log: the launch times dropped */
+	run.T.invalid += st == ST_LINVAL;
 }
 
 /* The moment a row's transaction started, on its side's clock; 0 if unknown. */
@@ -18157,6 +19018,8 @@ static int analyze_state(struct analysis *A)
 	const struct alog *L = &A->L[0];
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 
+	/* a --txtime client's log: launch error and time to spare from its T1_LT */
+	run.T.on = L->emit && (L->have & 1u << T1L);
 	side_set(L->emit);
 	analyze_metrics(A);
 	run.ts.hw = L->hw;
@@ -18447,6 +19310,8 @@ static int analyze_main(void)
 		hist_free(&run.K.g[k].h);
 		hist_free(&run.K.g[k].x[GX_APP]);
 		hist_free(&run.K.g[k].x[GX_TX]);
+		hist_free(&run.K.g[k].x[GX_LAUNCH]);
+		hist_free(&run.K.g[k].x[GX_SPARE]);
 	}
 	free(run.K.g);
 	run.K.g = NULL;
@@ -18477,7 +19342,8 @@ enum {
 	O_PORT = 256, O_SIZE, O_INTERVAL, O_COUNT, O_TIMEOUT, O_TIMESTAMPS, O_PRIORITY,
 	O_TOS, O_SPIN, O_JSON, O_LOG_FORMAT, O_LOG_RECORDS, O_ONCE, O_TRACE_INSTANCE, O_TRACE_FILE,
 	O_ANALYZE, O_TOP, O_PLOT, O_ALLOW_FRAGMENTS, O_PTP_PROBE, O_PTP_DOMAIN, O_KEY_FILE,
-	O_STATUS, O_HISTFILE, O_SERIES, O_SERIES_EVERY, O_CPU_LATENCY, O_CLIENT_NO_TX, O_MAX
+	O_STATUS, O_HISTFILE, O_SERIES, O_SERIES_EVERY, O_CPU_LATENCY, O_CLIENT_NO_TX,
+	O_TXTIME, O_TXTIME_DEADLINE, O_BASE_TIME, O_CYCLE, O_CLASS_OFFSET, O_MAX
 };
 
 /* How an option's argument is read. */
@@ -18753,6 +19619,107 @@ static int opt_cls_list(const struct opt_def *o, const char *a)
 	return 0;
 }
 
+/* --base-time SEC[.NS]: seconds on CLOCK_TAI, to the nanosecond (a double would round it). */
+static int opt_base_time(const struct opt_def *o, const char *a)
+{
+	uint64_t sec = 0, ns = 0;
+	const char *p = a;
+	int d = 0;
+
+	(void)o;
+	while (*p >= '0' && *p <= '9' && sec < 1000000000000ULL) {
+		sec = sec * 10 + (uint64_t)(*p++ - '0');
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9' && d < 9; d++) {
+			ns = ns * 10 + (uint64_t)(*p++ - '0');
+		}
+		for (; d < 9; d++) {
+			ns *= 10;
+		}
+	}
+	if (p == a || *p || sec >= 1000000000000ULL) {
+		warnx_("--base-time: '%s' is no time: SEC or SEC.NS on CLOCK_TAI (up to 9 decimals, below 10^12 s)", a);
+		return -1;
+	}
+	opts.base_time_ns = (int64_t)(sec * NSEC_PER_SEC + ns);
+	opts.base_time_set = true;
+	return 0;
+}
+
+/* --class-offset: one offset into the cycle, or one per class (ns). */
+static int opt_class_offset(const struct opt_def *o, const char *a)
+{
+	uint64_t v[CLS_MAX];
+	int n, i;
+
+	if (opt_list(o, a, 0, 1000000000, v, CLS_MAX, &n) < 0) {
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		run.T.offset[i] = (int64_t)v[i];
+	}
+	run.T.noffset = n;
+	return 0;
+}
+
+/*
+ * --txtime, --cycle and their company, once every option is known: what
+ * needs what, and a cadence that stays on the cycle.
+ */
+static int opt_check_tsn(const bool *given)
+{
+	int k;
+
+	if (opts.txtime_deadline && !opts.txtime) {
+		warnx_("--txtime-deadline: makes --txtime's launch time a deadline; give --txtime US");
+		return -1;
+	}
+	if ((given[O_BASE_TIME] || given[O_CLASS_OFFSET]) && !opts.cycle_ns) {
+		warnx_("%s: places the cadence on a schedule; give its --cycle NS",
+		       given[O_BASE_TIME] ? "--base-time" : "--class-offset");
+		return -1;
+	}
+	if (opts.txtime) {
+		opts.sw_stamps = true;	/* time to spare: the launch time against T1_SW */
+	}
+	if (!opts.cycle_ns) {
+		return 0;
+	}
+	if (!opts.interval_ns) {
+		warnx_("--cycle: aligns a cadence; give --interval (a multiple of the cycle)");
+		return -1;
+	}
+	if (run.T.noffset > 1 && run.T.noffset != run.K.ncls) {
+		warnx_("--class-offset: %d values for %d classes; give one, or one per class", run.T.noffset,
+		       run.K.ncls);
+		return -1;
+	}
+	if (run.K.ncls > 1 && !run.K.nival) {
+		warnx_("--cycle: with %d classes each needs its own cadence to keep its place in the cycle: give an --interval list (one per class)",
+		       run.K.ncls);
+		return -1;
+	}
+	for (k = 0; k < (run.K.nival ? run.K.ncls : 1); k++) {
+		uint64_t iv = run.K.nival ? run.K.ival[k] : opts.interval_ns;
+
+		if (iv % opts.cycle_ns) {
+			warnx_("--cycle: %" PRIu64 " ns does not divide %s's %" PRIu64 " us: the pings would drift through the cycle",
+			       opts.cycle_ns, run.K.nival ? "the class's --interval" : "--interval",
+			       (uint64_t)(iv / NSEC_PER_US));
+			return -1;
+		}
+	}
+	for (k = 0; k < run.T.noffset; k++) {
+		if ((uint64_t)run.T.offset[k] >= opts.cycle_ns) {
+			warnx_("--class-offset: %" PRId64 " ns is not inside the %" PRIu64 " ns cycle",
+			       run.T.offset[k], opts.cycle_ns);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int opt_iface(const struct opt_def *o, const char *a)
 {
 	(void)o;
@@ -19005,6 +19972,21 @@ static const struct opt_def opt_table[] = {
 	{ .val = O_CLIENT_NO_TX, .name = "client-no-tx-ts", .type = OT_FLAG, CFG(cli_no_tx),
 	  .modes = M_EMIT,
 	  .help = "emit: no TX stamps of the pings (implies -s; kernel stamps): rtt is then T4 wire - T1_SW (app send), labelled so; client tx stack, forward, network and the clock offset are not measured. With -N on the reflector: the fewest stamps rant takes" },
+	{ .val = O_TXTIME, .name = "txtime", .arg = "US", .type = OT_UINT, CFG(txtime_lead_ns),
+	  ALSO(txtime), .min = 1, .max = 1000000, .scale = NSEC_PER_US, .modes = M_EMIT,
+	  .help = "emit: each ping leaves at a launch time, its slot plus US (SO_TXTIME on CLOCK_TAI; needs -i with an etf qdisc on the class's queue and the kernel's TAI offset set; implies -s): launch error, time to spare and the launch times the qdisc missed, per class" },
+	{ .val = O_TXTIME_DEADLINE, .name = "txtime-deadline", .type = OT_FLAG, CFG(txtime_deadline),
+	  .modes = M_EMIT,
+	  .help = "emit: --txtime's launch time is a deadline (SOF_TXTIME_DEADLINE_MODE, for an etf with deadline_mode)" },
+	{ .val = O_BASE_TIME, .name = "base-time", .arg = "SEC[.NS]", .type = OT_CALL,
+	  .set = opt_base_time, .modes = M_EMIT,
+	  .help = "emit: with --cycle, the schedule's base time on CLOCK_TAI (default 0)" },
+	{ .val = O_CYCLE, .name = "cycle", .arg = "NS", .type = OT_UINT, CFG(cycle_ns),
+	  .min = 1000, .max = 1000000000, .modes = M_EMIT,
+	  .help = "emit: each class's cadence on a schedule of this cycle: its pings (with --txtime their launch times) at base time + class offset + n cycles; --interval a multiple of it; a taprio on -i is read and each class placed in its gate's windows" },
+	{ .val = O_CLASS_OFFSET, .name = "class-offset", .arg = "NS", .type = OT_CALL,
+	  .set = opt_class_offset, .modes = M_EMIT,
+	  .help = "emit: with --cycle, the offset into the cycle; a list (0,50000,100000): one per class" },
 };
 #define NOPTS	ARRAY_SIZE(opt_table)
 
@@ -19462,7 +20444,7 @@ static int opt_check(const bool *given)
 		return -1;
 	}
 	if (cls_check(given) < 0 || opt_check_earlier(given) < 0 ||
-	    opt_check_cli_no_tx(given) < 0) {
+	    opt_check_cli_no_tx(given) < 0 || opt_check_tsn(given) < 0) {
 		return -1;
 	}
 	opt_note_alone(given);
@@ -19975,6 +20957,10 @@ static int run_setup(struct layout *L, int *log_fd, FILE **json)
 
 	side_set(emit);
 	compat_setup();
+	if (tsn_start() < 0) {
+		return -1;
+	}
+	side_set(emit);		/* with --txtime, launch error and time to spare */
 	if (cfg->pmc && pmc_setup() < 0) {
 		return -1;
 	}

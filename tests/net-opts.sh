@@ -40,12 +40,75 @@ readme_is_help() {
 	fi
 }
 
+# --txtime refused at the start, before a socket is opened or an output
+# written: one line, exit 2, no JSON file (this host's qdiscs have no etf
+# on lo; the refusals that need an etf run in the guest lab)
+txtime_refusals() {
+	local what out err rc
+	for what in "no -i:needs -i IFACE" "-i lo:no etf qdisc on lo"; do
+		rm -f "$WORK/tx.json"
+		if [[ ${what%%:*} == "no -i" ]]; then
+			"$RANT" -a 127.0.0.1 --txtime 100 --count 3 --json "$WORK/tx.json" >"$WORK/tx.out" 2>"$WORK/tx.err"
+		else
+			"$RANT" -i lo -a 127.0.0.1 --txtime 100 --count 3 --json "$WORK/tx.json" >"$WORK/tx.out" 2>"$WORK/tx.err"
+		fi
+		rc=$?
+		out=$(cat "$WORK/tx.out") err=$(cat "$WORK/tx.err")
+		if [[ $rc == 2 && -z $out && $(wc -l <"$WORK/tx.err") == 1 && $err == *"${what#*:}"* && ! -e $WORK/tx.json ]]; then
+			ok "--txtime refused before anything is sent (${what%%:*}): exit 2, one line"
+		else
+			not_ok "--txtime refused before anything is sent (${what%%:*}): exit 2, one line"
+			printf '#   rc %s, stderr: %s\n' "$rc" "$err"
+		fi
+	done
+}
+
+# --analyze of a --txtime client's csv log (tests/net-opts.d/txtime-etf.csv: 200 rows
+# of the guest lab's run through etf below taprio, tests/vm/guest-tsn.sh): launch error
+# (T1 - T1_LT) and time to spare (T1_LT - T1_SW) from its t1_lt column, their samples and
+# minimum as the rows give them, per class too, in the JSON and the plot; a launch error
+# below 0 (the etf sends up to its delta early) is no clock warning
+txtime_analyze() {
+	local log=$PWD/tests/net-opts.d/txtime-etf.csv want got
+	(cd "$WORK" && "$RANT" --analyze "$log" --json an.json --plot an.svg >an.out 2>an.err)
+	expect_eq "--analyze of a --txtime log exits 0" "$?" 0
+	# ns between two seconds.nanoseconds stamps, exact (the seconds apart, then the ns)
+	want=$(awk -F, 'function ns(a, b,  x, y) { split(a, x, "."); split(b, y, ".")
+			return (x[1] - y[1]) * 1000000000 + (x[2] - y[2]) }
+		NR > 1 && $2 == "ok" && $4 != "" && $13 != "" { d = ns($4, $13); n++; if (n == 1 || d < m) m = d }
+		END { print n, m }' "$log")
+	got=$(awk '/^launch error \(T1-T1_LT\)/ { print $4, $5 }' "$WORK/an.out")
+	expect_eq "--analyze: launch error's samples and min are the log's ok rows' T1 - T1_LT" "$got" "$want"
+	want=$(awk -F, 'function ns(a, b,  x, y) { split(a, x, "."); split(b, y, ".")
+			return (x[1] - y[1]) * 1000000000 + (x[2] - y[2]) }
+		NR > 1 && $2 == "ok" && $3 != "" && $13 != "" { d = ns($13, $3); n++; if (n == 1 || d < m) m = d }
+		END { print n, m }' "$log")
+	got=$(awk '/^time to spare \(T1_LT-T1_SW\)/ { print $5, $6 }' "$WORK/an.out")
+	expect_eq "--analyze: time to spare's samples and min are the log's ok rows' T1_LT - T1_SW" "$got" "$want"
+	expect_eq "--analyze: each class's rows have launch error and time to spare" \
+		"$(grep -cE '^ +(launch er|to spare) ' "$WORK/an.out")" 6
+	expect_eq "--analyze: no warning of negative samples for launch error" \
+		"$(grep -c 'negative samples' "$WORK/an.out" "$WORK/an.err" | awk -F: '{ s += $2 } END { print s }')" 0
+	expect_eq "--analyze: JSON has launch_error for the run and each class" \
+		"$(grep -o '"launch_error": {"samples"' "$WORK/an.json" | wc -l)" 4
+	# the rows whose launch time the etf dropped: their statuses, counted as lost
+	want=$(awk -F, 'NR > 1 { m += $2 == "launch_missed"; i += $2 == "launch_invalid" } END { print m + 0, i + 0 }' "$log")
+	expect_eq "--analyze: launch times missed and invalid are the log's launch_missed and launch_invalid rows" \
+		"$(sed -n 's/^Launch time (from the log): \([0-9]*\) missed, \([0-9]*\) invalid.*/\1 \2/p' "$WORK/an.out")" "$want"
+	expect_eq "--analyze: ... and JSON's launch_time" \
+		"$(grep -o '"launch_time": {"missed": [0-9]*, "invalid": [0-9]*' "$WORK/an.json" | grep -o '[0-9]*' | tr '\n' ' ')" "$want "
+	expect_eq "--analyze: the plot has each class's launch error and time to spare" \
+		"$(grep -oE 'id="class[0-2]-(launch_error|time_to_spare)-p50"' "$WORK/an.svg" | sort -u | wc -l)" 6
+}
+
 main() {
 	local n
 	[ -x "$RANT" ] || { not_ok "no rant binary at $RANT (run make)"; finish; exit 1; }
 	[ -x "$OPTS_TABLE" ] || { not_ok "no $OPTS_TABLE (make tests/opts-table)"; finish; exit 1; }
 	make_files
 	readme_is_help
+	txtime_refusals
+	txtime_analyze
 	# one CPU: -2 names the count in its message
 	(cd "$WORK" && taskset -c 0 "$OPTS_TABLE" "$CASES" "$RANT") >"$WORK/verdicts" 2>&1
 	expect_eq "opts-table ran every case (exit status)" "$?" 0

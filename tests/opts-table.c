@@ -91,6 +91,11 @@ static void dump_cfg(FILE *f)
 	fprintf(f, "priority=%d\ntos=%d\nlog_format=%s\nlog_records=%" PRIu64 "\ntop=%u\n",
 		opts.priority, opts.tos, log_format_names[opts.log_format], opts.log_records, opts.top);
 	fprintf(f, "proto_pre=%u\n", run.proto_pre);
+	/* time-sensitive networking */
+	fprintf(f, "txtime=%d\ntxtime_lead_ns=%" PRIu64 "\ntxtime_deadline=%d\ncycle_ns=%" PRIu64 "\n",
+		opts.txtime, opts.txtime_lead_ns, opts.txtime_deadline, opts.cycle_ns);
+	fprintf(f, "base_time_ns=%" PRId64 "\nT.noffset=%d\nT.offset1=%" PRId64 "\n", opts.base_time_ns,
+		run.T.noffset, run.T.offset[1]);
 	dump_flags(f);
 	dump_str(f, "iface", opts.iface);
 	dump_str(f, "address", opts.address);

@@ -727,6 +727,11 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 		{ 'C', "", "-t 1" }, { 'L', "1", "-l f" }, { O_LOG_FORMAT, "csv", "-l f" },
 		{ O_LOG_RECORDS, "1", "-l f" }, { O_PTP_DOMAIN, "1", "--ptp-probe" },
 		{ O_KEY_FILE, NULL, "" },
+		/* the schedule's options need a cycle, and the cycle a cadence it divides */
+		{ O_TXTIME_DEADLINE, "", "--txtime 1" },
+		{ O_BASE_TIME, "1", "--cycle 1000 --interval 1000000" },
+		{ O_CYCLE, "1000", "--interval 1000000" },
+		{ O_CLASS_OFFSET, "1", "--cycle 1000 --interval 1000000" },
 	};
 	size_t i;
 
@@ -784,6 +789,10 @@ static void test_opt_modes(void)
 			}
 			/* --analyze refuses -l, -T and --ptp-probe before it could need them */
 			if (m == MODE_ANALYZE && strcmp(with, "-t 1")) {
+				with = "";
+			}
+			/* an emit-only option is refused on the reflector before what it needs */
+			if (m == MODE_REFLECT && o->modes == M_EMIT) {
 				with = "";
 			}
 			snprintf(cmd, sizeof(cmd), "%s %s --%s %s", prefix[m], with, o->name, arg);
@@ -2452,6 +2461,112 @@ static void test_fit_offset(void)
 	ok(!clock_offset(t, &off), "clock_offset: missing T2 -> false", "failed");
 }
 
+/* A netlink attribute at p: type, data; returns the bytes it takes (aligned). */
+static size_t tsn_put(uint8_t *p, int type, const void *data, size_t n)
+{
+	struct rtattr a = { .rta_len = (unsigned short)RTA_LENGTH(n), .rta_type = (unsigned short)type };
+
+	memcpy(p, &a, sizeof(a));
+	if (n) {
+		memcpy(p + RTA_LENGTH(0), data, n);
+	}
+	return RTA_ALIGN(a.rta_len);
+}
+
+/* A nest's header at p, closed by tsn_close once its attributes follow. */
+static void tsn_close(uint8_t *p, size_t total)
+{
+	unsigned short len = (unsigned short)total;
+
+	memcpy(p, &len, sizeof(len));
+}
+
+/* One qdisc as RTM_GETQDISC dumps it: tcmsg, kind, options. */
+static size_t tsn_msg(uint8_t *buf, int ifindex, uint32_t handle, uint32_t parent, const char *kind,
+		      const uint8_t *opt, size_t optlen)
+{
+	struct tcmsg tc = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex, .tcm_handle = handle,
+			    .tcm_parent = parent };
+	size_t n = NLMSG_ALIGN(sizeof(tc));
+
+	memcpy(buf, &tc, sizeof(tc));
+	n += tsn_put(buf + n, TCA_KIND, kind, strlen(kind) + 1);
+	n += tsn_put(buf + n, TCA_OPTIONS, opt, optlen);
+	return n;
+}
+
+/*
+ * --txtime and --cycle read the interface's qdiscs from a netlink dump:
+ * taprio's map and gate entries and each etf's clock, delta and mode, only
+ * of the interface asked; tsn_etf_check finds the etf of each class's queue.
+ */
+static void test_tsn_qdiscs(void)
+{
+	static uint8_t opt[1024], buf[2048];
+	struct tc_mqprio_qopt m = { .num_tc = 3, .prio_tc_map = { 0, 0, 1, 2 },
+				    .count = { 1, 1, 1 }, .offset = { 0, 1, 2 } };
+	struct tc_etf_qopt e = { .delta = 150000, .clockid = CLOCK_TAI, .flags = 0 };
+	uint32_t gates[3] = { 1, 2, 4 }, ns[3] = { 20000, 60000, 120000 };
+	int64_t base = 1000, cycle = 200000;
+	int32_t clk = CLOCK_TAI;
+	size_t n = 0, list, ent, len;
+	int i;
+
+	reset_globals();
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_PRIOMAP, &m, sizeof(m));
+	list = n;
+	n += RTA_LENGTH(0);
+	for (i = 0; i < 3; i++) {
+		ent = n;
+		n += RTA_LENGTH(0);
+		n += tsn_put(opt + n, TCA_TAPRIO_SCHED_ENTRY_GATE_MASK, &gates[i], 4);
+		n += tsn_put(opt + n, TCA_TAPRIO_SCHED_ENTRY_INTERVAL, &ns[i], 4);
+		tsn_put(opt + ent, TCA_TAPRIO_SCHED_ENTRY | NLA_F_NESTED, NULL, 0);
+		tsn_close(opt + ent, n - ent);
+	}
+	tsn_put(opt + list, TCA_TAPRIO_ATTR_SCHED_ENTRY_LIST | NLA_F_NESTED, NULL, 0);
+	tsn_close(opt + list, n - list);
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_SCHED_BASE_TIME, &base, 8);
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_SCHED_CYCLE_TIME, &cycle, 8);
+	n += tsn_put(opt + n, TCA_TAPRIO_ATTR_SCHED_CLOCKID, &clk, 4);
+	len = tsn_msg(buf, 7, 0x1000000, TC_H_ROOT, "taprio", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len - 1, 8);	/* another interface's: nothing taken */
+	ok(!run.T.q.sched && !*run.T.q.root, "tsn qdiscs: another interface's qdisc is left alone",
+	   "root '%s'", run.T.q.root);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	ok(run.T.q.sched && run.T.q.map && !strcmp(run.T.q.root, "taprio") && run.T.q.nent == 3 &&
+	   run.T.q.cycle == 200000 && run.T.q.base == 1000 && run.T.q.clockid == CLOCK_TAI &&
+	   run.T.q.ent[1].gates == 2 && run.T.q.ent[2].ns == 120000 && run.T.q.prio_tc[3] == 2 &&
+	   run.T.q.offset[2] == 2, "tsn qdiscs: taprio's schedule and map read",
+	   "sched %d map %d root '%s' nent %d cycle %" PRId64, run.T.q.sched, run.T.q.map, run.T.q.root,
+	   run.T.q.nent, run.T.q.cycle);
+	n = tsn_put(opt, TCA_ETF_PARMS, &e, sizeof(e));
+	len = tsn_msg(buf, 7, 0x80010000, TC_H_MAKE(0x1000000, 1), "etf", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	len = tsn_msg(buf, 7, 0x80020000, TC_H_MAKE(0x1000000, 2), "etf", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	ok(run.T.q.netf == 2 && run.T.q.etf[1].delta == 150000 && run.T.q.etf[0].clockid == CLOCK_TAI,
+	   "tsn qdiscs: each etf's parent, clock and delta", "netf %d", run.T.q.netf);
+	opts.iface = "tv0";
+	opts.priority = -1;
+	run.K.ncls = 3;
+	run.K.prio[0] = 1;
+	run.K.prio[1] = 2;
+	run.K.prio[2] = 3;
+	ok(tsn_etf_check(0) == 0 && tsn_etf_check(1) == 0 && run.T.etf_delta == 150000,
+	   "tsn qdiscs: classes 0 and 1 (priorities 1, 2 -> tc 0, 1) find their queue's etf", "failed");
+	ok(tsn_etf_check(2) < 0, "tsn qdiscs: class 2 (tc 2, queue 2) has no etf: refused", "failed");
+	e.flags = TC_ETF_DEADLINE_MODE_ON;
+	n = tsn_put(opt, TCA_ETF_PARMS, &e, sizeof(e));
+	len = tsn_msg(buf, 7, 0x80030000, TC_H_MAKE(0x1000000, 3), "etf", opt, n);
+	tsn_qdisc_msg(&run.T.q, buf, len, 7);
+	ok(tsn_etf_check(2) < 0, "tsn qdiscs: an etf in deadline mode without --txtime-deadline: refused",
+	   "failed");
+	opts.txtime_deadline = true;
+	ok(tsn_etf_check(2) == 0, "tsn qdiscs: ... and taken with it", "failed");
+	reset_globals();
+}
+
 static void test_fit_metrics(void)
 {
 	uint64_t t[NSTAMP];
@@ -2471,6 +2586,7 @@ static void test_fit_metrics(void)
 			[M_CLI_RX_NIC] = { T4K, T4W, -1 }, [M_CLI_RX_WAKE] = { T4SW, T4K, -1 },
 			[M_SRV_RX_NIC] = { T2K, T2W, -1 }, [M_SRV_RX_WAKE] = { T2SW, T2K, -1 },
 			[M_SRV_TX_KERN] = { T3K, T3SW, -1 }, [M_SRV_TX_NIC] = { T3W, T3K, -1 },
+			[M_LAUNCH_ERR] = { T1W, T1L, -1 }, [M_SPARE] = { T1L, T1SW, -1 },
 		};
 		const uint64_t B = 1700000000000000000ULL;
 		int64_t want[NMETRIC];
@@ -2489,6 +2605,7 @@ static void test_fit_metrics(void)
 		full[T2K] = B + 51000;
 		full[T3K] = B + 55600;
 		full[T4K] = B + 105500;
+		full[T1L] = B + 800;	/* --txtime: the launch time asked */
 		want[M_RTT] = 103000;
 		want[M_RESPONSE] = 56000 - 50003;
 		want[M_NETWORK] = 103000 - (56000 - 50003);
@@ -2508,6 +2625,8 @@ static void test_fit_metrics(void)
 		want[M_SRV_RX_WAKE] = 1000;
 		want[M_SRV_TX_KERN] = 600;
 		want[M_SRV_TX_NIC] = 400;
+		want[M_LAUNCH_ERR] = 200;
+		want[M_SPARE] = 800;
 		for (m = 0; m < NMETRIC; m++) {
 			bool r = metric_value(m, full, &v), miss = true;
 
@@ -10952,6 +11071,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_fit),
 	CASE(test_fit_offset),
 	CASE(test_fit_metrics),
+	CASE(test_tsn_qdiscs),
 	CASE(test_log),
 	CASE(test_log_ring),
 	CASE(test_log_large),

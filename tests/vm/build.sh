@@ -27,15 +27,21 @@
 # QEMU's boots (ptp, pps_core, i2c-algo-bit and dca before it, from its
 # .modinfo, where the kernel has them as modules; ptp is also what the
 # lab's own PHC modules need loaded before them).
-VM_MODULES="e1000e igb 8021q bonding macvlan nvme crc32c_generic nf_tables nft_numgen"
+# veth, sch_mqprio, sch_taprio, sch_etf: the TSN section's multi-queue pair
+# and its gate schedule and launch-time qdiscs (tests/vm/guest-tsn.sh).
+VM_MODULES="e1000e igb 8021q bonding macvlan nvme crc32c_generic nf_tables nft_numgen
+veth sch_mqprio sch_taprio sch_etf"
 
 # Host programs copied into the guest with their shared libraries; busybox
 # gives the rest.  ip: busybox's own has no `ip netns`.
 VM_TOOLS="bash ip tc ethtool hwstamp_ctl phc2sys phc_ctl ptp4l nft chrt nsenter unshare setsid
 taskset stat ss timeout"
+# ... and those the guest does without (its checks then skip): isochron, the
+# TSN section's reference (Debian's isochron package)
+VM_TOOLS_OPTIONAL="isochron"
 
 # Debian packages those come from, whose versions key the base initramfs.
-VM_HOST_PKGS="busybox-static iproute2 ethtool linuxptp nftables bash util-linux coreutils"
+VM_HOST_PKGS="busybox-static iproute2 ethtool linuxptp nftables bash util-linux coreutils isochron"
 
 vm_log() {
 	printf '# vm: %s\n' "$*"
@@ -492,6 +498,9 @@ vm_base() {
 	ln -s ../run "$root/var/run"
 	for a in busybox $VM_TOOLS; do
 		vm_copy_bin "$root" "$a" || { rm -rf "$root"; return 1; }
+	done
+	for a in $VM_TOOLS_OPTIONAL; do
+		command -v "$a" >/dev/null && { vm_copy_bin "$root" "$a" || { rm -rf "$root"; return 1; }; }
 	done
 	# busybox for every applet the host tools do not provide
 	for a in $(busybox --list); do

@@ -15,8 +15,9 @@
 # PHC); rt, config.sh on e1000e and the NVMe IRQ threads
 # (tests/vm/guest-rt.sh); igb, the 82576 of QEMU 10 (tests/vm/guest-igb.sh);
 # model, the lab's own model NIC (tests/vm/guest-model.sh, with
-# /rant/mod/rantnic.ko).  rant.only= narrows them to the sections (or
-# groups) it names.
+# /rant/mod/rantnic.ko); tsn, taprio and etf on a multi-queue veth pair,
+# rant and isochron side by side (tests/vm/guest-tsn.sh).  rant.only=
+# narrows them to the sections (or groups) it names.
 
 # Assertions are `bash -c '...' _ ARGS` scripts (one failing is one test):
 # shellcheck disable=SC2016
@@ -490,6 +491,11 @@ if [[ ,$GROUPS_RUN, == *,model,* && -e /rant/tests/vm/guest-model.sh && -e /rant
 	SECTION_GROUP=model
 	# shellcheck disable=SC1091 # not in every checkout yet
 	. /rant/tests/vm/guest-model.sh
+fi
+if [[ ,$GROUPS_RUN, == *,tsn,* && -e /rant/tests/vm/guest-tsn.sh ]]; then
+	SECTION_GROUP=tsn
+	# shellcheck source=tests/vm/guest-tsn.sh
+	. /rant/tests/vm/guest-tsn.sh
 fi
 ip netns del refl 2>/dev/null
 # every output, for the host to keep (tests/vm/run.sh unpacks it)

@@ -13,8 +13,9 @@
 # 82576) stamps TX packets and whose e1000e PHC runs.  A 6.1 kernel boots
 # under each: under 7.2 the e1000e sections (and on rt config.sh's,
 # tests/vm/guest-rt.sh), under 10 the igb ones (tests/vm/guest-igb.sh) and
-# the model NIC's (tests/vm/guest-model.sh, with tests/vm/mod/rantnic); a
-# 6.12 kernel under 10 only, with config.sh's on rt612.  Every boot has
+# the model NIC's (tests/vm/guest-model.sh, with tests/vm/mod/rantnic), and
+# on std the TSN ones (tests/vm/guest-tsn.sh); a 6.12 kernel under 10
+# only, with the TSN ones on std612 and config.sh's on rt612.  Every boot has
 # three e1000e NICs on one hub and an NVMe disk; the QEMU 10 ones also two
 # igb ports, each behind its own PCIe root port, on a second hub.
 #
@@ -22,7 +23,7 @@
 # builds build/vm/rant).  RANT_VM_CACHE: where kernels, headers, QEMU,
 # modules and the base initramfs are kept (default /var/cache/rant-vm as
 # root).  RANT_VM_ONLY: a comma-separated list of sections (or groups:
-# e1000e, rt, igb, model) to run; a boot with none of them is left out.
+# e1000e, rt, igb, model, tsn) to run; a boot with none of them is left out.
 # RANT_VM_MODS: the directory of the lab's modules (default tests/vm/mod).
 # RANT_VM_REQUIRED=1: a host without QEMU fails instead of skipping.
 # RANT_VM_OUT: keep each guest's console log and outputs there (default: a
@@ -37,6 +38,7 @@ TAP_ONLY=1 . tests/lib.sh
 : "${RANT_STATIC:=$TOP/build/vm/rant}"
 : "${VM_TIMEOUT:=900}"
 : "${RANT_VM_MODS:=$TOP/tests/vm/mod}"
+: "${TAISET:=$TOP/build/vm/taiset}"
 flavors=("$@")
 # shellcheck disable=SC2206 # a list of words
 ((${#flavors[@]})) || flavors=($VM_FLAVORS)
@@ -48,6 +50,7 @@ declare -A GROUP_SECTIONS=(
 	[rt]="config_rt"
 	[igb]="igb_driver igb_tx igb_rx igb_b2b"
 	[model]="model"
+	[tsn]="tsn"
 )
 
 # lab_missing WHY: no lab on this host; a skip, or a failure where required
@@ -81,7 +84,7 @@ wanted() {
 			continue
 		fi
 		for w in ${RANT_VM_ONLY//,/ }; do
-			if [[ $w == "$g" || " ${GROUP_SECTIONS[$g]} " == *" $w "* || ($g == model && $w == model_*) ]]; then
+			if [[ $w == "$g" || " ${GROUP_SECTIONS[$g]} " == *" $w "* || ($g == model && $w == model_*) || ($g == tsn && $w == tsn_*) ]]; then
 				out+=,$g
 				break
 			fi
@@ -127,13 +130,18 @@ boot() {
 		not_ok "$label: guest built ($(tail -n 1 "$dir/build.err"))"
 		return 1
 	fi
-	if [[ ,$groups, == *,model,* ]]; then
+	# the TSN section runs rant and isochron side by side on the model NIC too
+	if [[ ,$groups, == *,model,* || ,$groups, == *,tsn,* ]]; then
 		if ! vm_modules "$RANT_VM_MODS" 2>"$dir/mod.err"; then
 			not_ok "$label: the lab's modules built ($(tail -n 1 "$dir/mod.err"))"
 			return 1
 		fi
 		mods=("${VM_MOD_SPECS[@]}")
 		[[ -e tests/vm/guest-model.sh ]] && mods+=(tests/vm/guest-model.sh=rant/tests/vm/guest-model.sh)
+	fi
+	if [[ ,$groups, == *,tsn,* ]]; then
+		mods+=(tests/vm/guest-tsn.sh=rant/tests/vm/guest-tsn.sh)
+		[[ -x $TAISET ]] && mods+=("$TAISET=usr/bin/taiset")
 	fi
 	echo "# vm: $label: $VM_KPKG, QEMU $qver, $groups; built in $((SECONDS - t0)) s (cache $(vm_cache_dir))"
 	vm_overlay "$dir/run.cpio" tests/vm/init=init "$RANT_STATIC=usr/bin/rant" config.sh=rant/config.sh \
@@ -202,9 +210,9 @@ run() {
 
 for f in "${flavors[@]}"; do
 	case $f in
-	std) run std old e1000e; run std new igb model ;;
+	std) run std old e1000e; run std new igb model tsn ;;
 	rt) run rt old e1000e rt; run rt new igb model ;;
-	std612) run std612 new igb model ;;
+	std612) run std612 new igb model tsn ;;
 	rt612) run rt612 new igb model rt ;;
 	*) echo "usage: $0 [std|rt|std612|rt612]..." >&2; exit 2 ;;
 	esac
