@@ -45,21 +45,21 @@ static void dump_classes(FILE *f)
 	int i;
 
 	fprintf(f, "K.ncls=%d\nK.nsz=%d\nK.nprio=%d\nK.ntos=%d\nK.nival=%d\nK.tx_size=%u\n",
-		run.K.ncls, run.K.nsz, run.K.nprio, run.K.ntos, run.K.nival, run.K.tx_size);
+		classes.ncls, classes.nsz, classes.nprio, classes.ntos, classes.nival, classes.tx_size);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = (int64_t)run.K.ival[i];
+		v[i] = (int64_t)classes.ival[i];
 	}
 	dump_list(f, "K.ival", v, CLS_MAX);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = run.K.prio[i];
+		v[i] = classes.prio[i];
 	}
 	dump_list(f, "K.prio", v, CLS_MAX);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = run.K.tos[i];
+		v[i] = classes.tos[i];
 	}
 	dump_list(f, "K.tos", v, CLS_MAX);
 	for (i = 0; i < SZ_MAX; i++) {
-		v[i] = run.K.size[i];
+		v[i] = classes.size[i];
 	}
 	dump_list(f, "K.size", v, SZ_MAX);
 }
@@ -95,7 +95,7 @@ static void dump_cfg(FILE *f)
 	fprintf(f, "txtime=%d\ntxtime_lead_ns=%" PRIu64 "\ntxtime_deadline=%d\ncycle_ns=%" PRIu64 "\n",
 		opts.txtime, opts.txtime_lead_ns, opts.txtime_deadline, opts.cycle_ns);
 	fprintf(f, "base_time_ns=%" PRId64 "\nT.noffset=%d\nT.offset1=%" PRId64 "\n", opts.base_time_ns,
-		run.T.noffset, run.T.offset[1]);
+		tsn.noffset, tsn.offset[1]);
 	dump_flags(f);
 	dump_str(f, "iface", opts.iface);
 	dump_str(f, "address", opts.address);
