@@ -261,42 +261,66 @@ static const bool stamp_is_wire[NSTAMP] = {
 static const int emit_stamps[] = { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW };
 static const int reflect_stamps[] = { T2W, T2SW, T3SW, T3W };
 
-/* Metrics derived from the stamps; the key is the JSON name. */
-enum metric {
-	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
-	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
-	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
-	M_LAUNCH_ERR, M_SPARE, NMETRIC
-};
+/*
+ * Every metric, in one list: a metric added here is in every table (its
+ * enum value, key, label, the stamps it is the difference of, each side's
+ * sign of the wire-vs-app offset in it, the sides that measure it, whether
+ * one clock takes both its stamps) or the build fails.  Each is b - a of
+ * two stamps; M_NETWORK (-1, -1) is rtt - response.  The signs: how each
+ * side's wire-vs-app offset enters it (metric_value; 0: not at all).  One
+ * clock: both stamps on one clock, so only a stepped clock makes it
+ * negative (clk_mark).  The key is the JSON name.
+ *
+ * X(name, key, label, b, a, sign emit, sign reflect, sides, one clock)
+ */
+#define METRICS(X) \
+	X(M_RTT,	"rtt",			"rtt (T4-T1 wire)",		T4W,  T1W,   0,  0, MS_EMIT, true) \
+	X(M_RESPONSE,	"response",		"response (T3-T2 wire)",	T3W,  T2W,   0,  0, MS_BOTH, true) \
+	X(M_NETWORK,	"network",		"network (rtt-response)",	-1,   -1,    0,  0, MS_EMIT, false) \
+	X(M_APP_RTT,	"app_rtt",		"app rtt (T4_SW-T1_SW)",	T4SW, T1SW,  0,  0, MS_EMIT, true) \
+	X(M_CLI_TX,	"client_tx_stack",	"client tx stack (T1-T1_SW)",	T1W,  T1SW, -1,  0, MS_EMIT, false) \
+	X(M_CLI_RX,	"client_rx_stack",	"client rx stack (T4_SW-T4)",	T4SW, T4W,   1,  0, MS_EMIT, false) \
+	X(M_SRV_RX,	"server_rx_stack",	"server rx stack (T2_SW-T2)",	T2SW, T2W,   0,  1, MS_BOTH, false) \
+	X(M_SRV_PROC,	"server_processing",	"server processing (T3_SW-T2_SW)", T3SW, T2SW, 0, 0, MS_BOTH, true) \
+	X(M_SRV_TX,	"server_tx_stack",	"server tx stack (T3-T3_SW)",	T3W,  T3SW,  0, -1, MS_BOTH, false) \
+	X(M_FORWARD,	"forward",		"forward one-way (T2-T1 wire)",	T2W,  T1W,   0,  0, MS_EMIT, false) \
+	X(M_BACKWARD,	"backward",		"backward one-way (T4-T3 wire)", T4W, T3W,   0,  0, MS_EMIT, false) \
+	/* NIC and kernel stamps together: driver/NIC time apart from wake-up time */ \
+	X(M_CLI_TX_KERN, "client_tx_kernel",	"client tx kernel (T1_K-T1_SW)", T1K, T1SW,  0,  0, MS_EMIT, false) \
+	X(M_CLI_TX_NIC,	"client_tx_nic",	"client tx driver+NIC (T1-T1_K)", T1W, T1K, -1,  0, MS_EMIT, false) \
+	X(M_CLI_RX_NIC,	"client_rx_nic",	"client rx NIC+driver (T4_K-T4)", T4K, T4W,  1,  0, MS_EMIT, false) \
+	X(M_CLI_RX_WAKE, "client_rx_wakeup",	"client rx wake-up (T4_SW-T4_K)", T4SW, T4K, 0,  0, MS_EMIT, false) \
+	/* the reflector's split; the client has it from the kernel stamps its pongs carry */ \
+	X(M_SRV_RX_NIC,	"server_rx_nic",	"server rx NIC+driver (T2_K-T2)", T2K, T2W,  0,  1, MS_BOTH, false) \
+	X(M_SRV_RX_WAKE, "server_rx_wakeup",	"server rx wake-up (T2_SW-T2_K)", T2SW, T2K, 0,  0, MS_BOTH, false) \
+	X(M_SRV_TX_KERN, "server_tx_kernel",	"server tx kernel (T3_K-T3_SW)", T3K, T3SW,  0,  0, MS_BOTH, false) \
+	X(M_SRV_TX_NIC,	"server_tx_nic",	"server tx driver+NIC (T3-T3_K)", T3W, T3K,  0, -1, MS_BOTH, false) \
+	/* --txtime (last: the client lists them only then): how late, how early */ \
+	X(M_LAUNCH_ERR,	"launch_error",		"launch error (T1-T1_LT)",	T1W,  T1L,   1,  0, MS_EMIT, false) \
+	X(M_SPARE,	"time_to_spare",	"time to spare (T1_LT-T1_SW)",	T1L,  T1SW,  0,  0, MS_EMIT, false)
+
+/* The sides that measure a metric. */
+enum { MS_EMIT = 1, MS_REFLECT = 2, MS_BOTH = 3 };
+
+#define METRIC_ENUM(name, key, label, b, a, se, sr, sides, one)	name,
+enum metric { METRICS(METRIC_ENUM) NMETRIC };
+#undef METRIC_ENUM
+
 static const struct {
 	const char *key;
 	const char *label;
+	signed char b, a;		/* the metric is stamp b - stamp a */
+	signed char sign[2];		/* the wire-vs-app offset's sign in it: emit, reflect */
+	unsigned char sides;		/* MS_* */
+	bool one_clock;
 } metric_def[NMETRIC] = {
-	[M_RTT]		= { "rtt",		"rtt (T4-T1 wire)" },
-	[M_RESPONSE]	= { "response",		"response (T3-T2 wire)" },
-	[M_NETWORK]	= { "network",		"network (rtt-response)" },
-	[M_APP_RTT]	= { "app_rtt",		"app rtt (T4_SW-T1_SW)" },
-	[M_CLI_TX]	= { "client_tx_stack",	"client tx stack (T1-T1_SW)" },
-	[M_CLI_RX]	= { "client_rx_stack",	"client rx stack (T4_SW-T4)" },
-	[M_SRV_RX]	= { "server_rx_stack",	"server rx stack (T2_SW-T2)" },
-	[M_SRV_PROC]	= { "server_processing", "server processing (T3_SW-T2_SW)" },
-	[M_SRV_TX]	= { "server_tx_stack",	"server tx stack (T3-T3_SW)" },
-	[M_FORWARD]	= { "forward",		"forward one-way (T2-T1 wire)" },
-	[M_BACKWARD]	= { "backward",		"backward one-way (T4-T3 wire)" },
-	/* NIC and kernel stamps together: driver/NIC time apart from wake-up time */
-	[M_CLI_TX_KERN]	= { "client_tx_kernel",	"client tx kernel (T1_K-T1_SW)" },
-	[M_CLI_TX_NIC]	= { "client_tx_nic",	"client tx driver+NIC (T1-T1_K)" },
-	[M_CLI_RX_NIC]	= { "client_rx_nic",	"client rx NIC+driver (T4_K-T4)" },
-	[M_CLI_RX_WAKE]	= { "client_rx_wakeup",	"client rx wake-up (T4_SW-T4_K)" },
-	[M_SRV_RX_NIC]	= { "server_rx_nic",	"server rx NIC+driver (T2_K-T2)" },
-	[M_SRV_RX_WAKE]	= { "server_rx_wakeup",	"server rx wake-up (T2_SW-T2_K)" },
-	[M_SRV_TX_KERN]	= { "server_tx_kernel",	"server tx kernel (T3_K-T3_SW)" },
-	[M_SRV_TX_NIC]	= { "server_tx_nic",	"server tx driver+NIC (T3-T3_K)" },
-	/* --txtime: how late the ping left against its launch time, how early it was ready */
-	[M_LAUNCH_ERR]	= { "launch_error",	"launch error (T1-T1_LT)" },
-	[M_SPARE]	= { "time_to_spare",	"time to spare (T1_LT-T1_SW)" },
+#define METRIC_DEF(name, key, label, b, a, se, sr, sides, one) \
+	[name] = { key, label, b, a, { se, sr }, sides, one },
+	METRICS(METRIC_DEF)
+#undef METRIC_DEF
 };
+/* the client lists the launch-time metrics last, and only with --txtime (emit_nmetrics) */
+_Static_assert(M_LAUNCH_ERR == NMETRIC - 2 && M_SPARE == NMETRIC - 1, "launch metrics last");
 
 /* Percentiles reported everywhere, as the JSON keys spell them. */
 static const double pct_value[] = { 50, 90, 95, 99, 99.9, 99.99, 99.999 };
@@ -4460,15 +4484,7 @@ static bool fit_ppm(const struct fit *f, double *ppm, double *span_s)
  */
 static int wire_sign_of(int m, bool emit)
 {
-	static const signed char emit_sign[NMETRIC] = {
-		[M_CLI_TX] = -1, [M_CLI_RX] = 1, [M_CLI_TX_NIC] = -1, [M_CLI_RX_NIC] = 1,
-		[M_LAUNCH_ERR] = 1,
-	};
-	static const signed char reflect_sign[NMETRIC] = {
-		[M_SRV_RX] = 1, [M_SRV_TX] = -1, [M_SRV_RX_NIC] = 1, [M_SRV_TX_NIC] = -1,
-	};
-
-	return emit ? emit_sign[m] : reflect_sign[m];
+	return metric_def[m].sign[emit ? 0 : 1];
 }
 
 static int wire_sign(int m)
@@ -4506,29 +4522,14 @@ static const char *metric_label(int m)
 	return metric_def[m].label;
 }
 
-/* Each metric as b - a of two stamps, { b, a }; M_NETWORK is rtt - response. */
-static const signed char metric_ab[NMETRIC][2] = {
-	[M_RTT] = { T4W, T1W },		[M_RESPONSE] = { T3W, T2W },
-	[M_NETWORK] = { -1, -1 },	[M_APP_RTT] = { T4SW, T1SW },
-	[M_CLI_TX] = { T1W, T1SW },	[M_CLI_RX] = { T4SW, T4W },
-	[M_SRV_RX] = { T2SW, T2W },	[M_SRV_PROC] = { T3SW, T2SW },
-	[M_SRV_TX] = { T3W, T3SW },	[M_FORWARD] = { T2W, T1W },
-	[M_BACKWARD] = { T4W, T3W },	[M_CLI_TX_KERN] = { T1K, T1SW },
-	[M_CLI_TX_NIC] = { T1W, T1K },	[M_CLI_RX_NIC] = { T4K, T4W },
-	[M_CLI_RX_WAKE] = { T4SW, T4K }, [M_SRV_RX_NIC] = { T2K, T2W },
-	[M_SRV_RX_WAKE] = { T2SW, T2K }, [M_SRV_TX_KERN] = { T3K, T3SW },
-	[M_SRV_TX_NIC] = { T3W, T3K },	[M_LAUNCH_ERR] = { T1W, T1L },
-	[M_SPARE] = { T1L, T1SW },
-};
-
 /*
  * The two stamps of metric m; the reflector's -N (nx) ends its response at
  * the app's send, and --client-no-tx-ts (cx) starts the rtt at it.
  */
 static void metric_pair(int m, bool nx, bool cx, int *b, int *a)
 {
-	*b = m == M_RESPONSE && nx ? T3SW : metric_ab[m][0];
-	*a = m == M_RTT && cx ? T1SW : metric_ab[m][1];
+	*b = m == M_RESPONSE && nx ? T3SW : metric_def[m].b;
+	*a = m == M_RTT && cx ? T1SW : metric_def[m].a;
 }
 
 /* The stamps metric m needs whether or not -N or --client-no-tx-ts is on, one bit per stamp. */
@@ -4611,33 +4612,37 @@ static bool clock_offset(const uint64_t *t, int64_t *off)
 	return true;
 }
 
-/* What this side measures: the metrics, stamps and headline metric. */
-static const int emit_metrics[] = {
-	M_RTT, M_RESPONSE, M_NETWORK, M_APP_RTT, M_CLI_TX, M_CLI_RX,
-	M_SRV_RX, M_SRV_PROC, M_SRV_TX, M_FORWARD, M_BACKWARD,
-	M_CLI_TX_KERN, M_CLI_TX_NIC, M_CLI_RX_NIC, M_CLI_RX_WAKE,
-	/* the reflector's split, from the kernel stamps its pongs carry (PF_KSTAMPS) */
-	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
-	M_LAUNCH_ERR, M_SPARE,
-};
-static const int reflect_metrics[] = {
-	M_RESPONSE, M_SRV_RX, M_SRV_PROC, M_SRV_TX,
-	M_SRV_RX_NIC, M_SRV_RX_WAKE, M_SRV_TX_KERN, M_SRV_TX_NIC,
-};
+/* What this side measures: the metrics (METRICS' order), stamps and headline metric. */
+static int side_metrics[2][NMETRIC], side_nmetrics[2];
+
+static void metric_lists(void)
+{
+	int m, k;
+
+	for (k = 0; k < 2; k++) {
+		side_nmetrics[k] = 0;
+		for (m = 0; m < NMETRIC; m++) {
+			if (metric_def[m].sides & (k ? MS_REFLECT : MS_EMIT)) {
+				side_metrics[k][side_nmetrics[k]++] = m;
+			}
+		}
+	}
+}
 
 /* The client's metrics: launch error and time to spare only with launch times (--txtime). */
 static int emit_nmetrics(void)
 {
-	return (int)ARRAY_SIZE(emit_metrics) - (tsn.on ? 0 : 2);
+	return side_nmetrics[0] - (tsn.on ? 0 : 2);
 }
 
 static void side_set(bool emit)
 {
 	int i;
 
+	metric_lists();
 	run.side.emit = emit;
-	run.side.metrics = emit ? emit_metrics : reflect_metrics;
-	run.side.nmetrics = emit ? emit_nmetrics() : (int)ARRAY_SIZE(reflect_metrics);
+	run.side.metrics = side_metrics[emit ? 0 : 1];
+	run.side.nmetrics = emit ? emit_nmetrics() : side_nmetrics[1];
 	run.side.stamps = emit ? emit_stamps : reflect_stamps;
 	run.side.nstamps = emit ? 8 : 4;
 	run.side.primary = emit ? M_RTT : M_RESPONSE;
@@ -4804,7 +4809,7 @@ static void clk_check(struct txn *x)
 /* Latencies between two stamps of one clock can never be negative. */
 static bool metric_one_clock(int m)
 {
-	return m == M_RTT || m == M_RESPONSE || m == M_APP_RTT || m == M_SRV_PROC;
+	return metric_def[m].one_clock;
 }
 
 static void live_add(int64_t v)
@@ -9833,7 +9838,7 @@ static void ts_probe_hw(void)
 static int layout_compute(struct layout *L, bool emit)
 {
 	uint64_t exp = expected_txns();
-	int nm = emit ? emit_nmetrics() : (int)ARRAY_SIZE(reflect_metrics);
+	int nm = emit ? emit_nmetrics() : side_nmetrics[1];
 
 	memset(L, 0, sizeof(*L));
 	if (emit && cfg->interval_ns) {
