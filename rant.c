@@ -136,8 +136,14 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_BREACH = 3 };
  */
 #define PROTO_MAGIC	0x52414e54u	/* "RANT" */
 #define PROTO_VERSION	1
-#define PROTO_HDR_LEN	64
-#define PROTO_MIN_SIZE	24	/* the short header: magic to seq; no datagram is shorter */
+/* The header's fields where they are, the one place that says so (above). */
+enum proto_off {
+	HO_MAGIC = 0, HO_VERSION = 4, HO_TYPE = 5, HO_FLAGS = 6, HO_SESSION = 8, HO_IDLE = 12,
+	HO_SEQ = 16, HO_T2W = 24, HO_T2SW = 32, HO_T3SW = 40, HO_T3W = 48, HO_T3W_SEQ = 56,
+	HO_END = 64
+};
+#define PROTO_HDR_LEN	HO_END
+#define PROTO_MIN_SIZE	(HO_SEQ + 8)	/* the short header: magic to seq; no datagram is shorter */
 /* The smallest --size rant sends, and so the smallest SIZE its logs can hold. */
 #define SIZE_MIN	PROTO_MIN_SIZE
 #define PROTO_MAX_SIZE	65000
@@ -3364,6 +3370,37 @@ static uint64_t get64(const uint8_t *p)
 	return (uint64_t)get32(p) << 32 | get32(p + 4);
 }
 
+/* The flags of the header at buf. */
+static uint16_t proto_flags(const uint8_t *buf)
+{
+	return (uint16_t)(buf[HO_FLAGS] << 8 | buf[HO_FLAGS + 1]);
+}
+
+/*
+ * The short header of the datagram buf, len bytes, without decoding the rest
+ * (the client's early ping looks at a pong before it is taken in): false
+ * unless it is rant's, of this version and long enough.
+ */
+struct proto_peek {
+	uint8_t type;
+	uint16_t flags;
+	uint32_t session;
+	uint64_t seq;
+};
+
+static bool proto_peek(const uint8_t *buf, size_t len, struct proto_peek *h)
+{
+	if (len < PROTO_MIN_SIZE || get32(buf + HO_MAGIC) != PROTO_MAGIC ||
+	    buf[HO_VERSION] != PROTO_VERSION) {
+		return false;
+	}
+	h->type = buf[HO_TYPE];
+	h->flags = proto_flags(buf);
+	h->session = get32(buf + HO_SESSION);
+	h->seq = get64(buf + HO_SEQ);
+	return true;
+}
+
 /* Write the header into the first PROTO_HDR_LEN bytes of buf. */
 /*
  * --ptp-probe: NICs such as i40e/X710, ixgbe and several igb/e1000e parts
@@ -3391,7 +3428,7 @@ enum { PTP_SYNC = 0x0, PTP_DELAY_REQ = 0x1 };
 static void ptp_encode(uint8_t *p, uint8_t domain)
 {
 	const uint8_t *h = p + PTP_HDR_LEN;
-	bool to_reflector = h[5] == PT_PING || h[5] == PT_FIN;
+	bool to_reflector = h[HO_TYPE] == PT_PING || h[HO_TYPE] == PT_FIN;
 
 	memset(p, 0, PTP_HDR_LEN);
 	p[0] = to_reflector ? PTP_SYNC : PTP_DELAY_REQ;
@@ -3401,9 +3438,9 @@ static void ptp_encode(uint8_t *p, uint8_t domain)
 	p[4] = domain;
 	/* sourcePortIdentity: clockIdentity "RANT" + session, port 1 client, 2 reflector */
 	memcpy(p + 20, "RANT", 4);
-	memcpy(p + 24, h + 8, 4);
+	memcpy(p + 24, h + HO_SESSION, 4);
 	p[29] = to_reflector ? 1 : 2;
-	memcpy(p + 30, h + 22, 2);			/* sequenceId: low 16 bits of rant's seq */
+	memcpy(p + 30, h + HO_SEQ + 6, 2);		/* sequenceId: low 16 bits of rant's seq */
 	p[32] = to_reflector ? 0 : 1;			/* controlField: Sync 0, Delay_Req 1 */
 	p[33] = 0x7f;					/* logMessageInterval: not periodic */
 }
@@ -3596,19 +3633,19 @@ static unsigned proto_min_size(bool keyed)
 
 static void proto_encode(uint8_t *buf, const struct proto_msg *m)
 {
-	put32(buf, PROTO_MAGIC);
-	buf[4] = PROTO_VERSION;
-	buf[5] = m->type;
-	buf[6] = (uint8_t)(m->flags >> 8);
-	buf[7] = (uint8_t)m->flags;
-	put32(buf + 8, m->session);
-	put32(buf + 12, m->idle_ms);
-	put64(buf + 16, m->seq);
-	put64(buf + 24, m->flags & PF_T2W ? m->t2w : 0);
-	put64(buf + 32, m->flags & PF_T2SW ? m->t2sw : 0);
-	put64(buf + 40, m->flags & PF_T3SW ? m->t3sw : 0);
-	put64(buf + 48, m->flags & PF_T3W ? m->t3w : 0);
-	put64(buf + 56, m->flags & PF_T3W ? m->t3w_seq : 0);
+	put32(buf + HO_MAGIC, PROTO_MAGIC);
+	buf[HO_VERSION] = PROTO_VERSION;
+	buf[HO_TYPE] = m->type;
+	buf[HO_FLAGS] = (uint8_t)(m->flags >> 8);
+	buf[HO_FLAGS + 1] = (uint8_t)m->flags;
+	put32(buf + HO_SESSION, m->session);
+	put32(buf + HO_IDLE, m->idle_ms);
+	put64(buf + HO_SEQ, m->seq);
+	put64(buf + HO_T2W, m->flags & PF_T2W ? m->t2w : 0);
+	put64(buf + HO_T2SW, m->flags & PF_T2SW ? m->t2sw : 0);
+	put64(buf + HO_T3SW, m->flags & PF_T3SW ? m->t3sw : 0);
+	put64(buf + HO_T3W, m->flags & PF_T3W ? m->t3w : 0);
+	put64(buf + HO_T3W_SEQ, m->flags & PF_T3W ? m->t3w_seq : 0);
 }
 
 /*
@@ -3643,7 +3680,7 @@ static void proto_encode_pad(uint8_t *buf, size_t len, const struct proto_msg *m
 static void proto_put_t3sw(uint8_t *buf, size_t len, uint64_t t3sw)
 {
 	if (proto_room(len) & PF_T3SW) {
-		put64(buf + 40, t3sw);
+		put64(buf + HO_T3SW, t3sw);
 	}
 }
 
@@ -3655,37 +3692,37 @@ static int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *m)
 	if (len < PROTO_MIN_SIZE) {
 		return PE_SHORT;
 	}
-	if (get32(buf) != PROTO_MAGIC) {
+	if (get32(buf + HO_MAGIC) != PROTO_MAGIC) {
 		return PE_MAGIC;
 	}
-	m->version = buf[4];
+	m->version = buf[HO_VERSION];
 	if (m->version != PROTO_VERSION) {
 		return PE_VERSION;
 	}
-	m->type = buf[5];
+	m->type = buf[HO_TYPE];
 	if (m->type < PT_PING || m->type > PT_BUSY) {
 		return PE_TYPE;
 	}
-	m->flags = (uint16_t)(buf[6] << 8 | buf[7]);
-	m->session = get32(buf + 8);
-	m->idle_ms = get32(buf + 12);
-	m->seq = get64(buf + 16);
+	m->flags = proto_flags(buf);
+	m->session = get32(buf + HO_SESSION);
+	m->idle_ms = get32(buf + HO_IDLE);
+	m->seq = get64(buf + HO_SEQ);
 	if (m->flags & (PF_T2W | PF_T2SW | PF_T3SW | PF_T3W) & ~proto_room(len)) {
 		return PE_SHORT;	/* a field flagged present beyond the datagram's end */
 	}
 	/* An echoed field counts only with its flag and a plausible value. */
 	if (m->flags & PF_T2W) {
-		m->t2w = get64(buf + 24);
+		m->t2w = get64(buf + HO_T2W);
 	}
 	if (m->flags & PF_T2SW) {
-		m->t2sw = get64(buf + 32);
+		m->t2sw = get64(buf + HO_T2SW);
 	}
 	if (m->flags & PF_T3SW) {
-		m->t3sw = get64(buf + 40);
+		m->t3sw = get64(buf + HO_T3SW);
 	}
 	if (m->flags & PF_T3W) {
-		m->t3w = get64(buf + 48);
-		m->t3w_seq = get64(buf + 56);
+		m->t3w = get64(buf + HO_T3W);
+		m->t3w_seq = get64(buf + HO_T3W_SEQ);
 	}
 	proto_kx_decode(buf, len, m);
 	proto_hist_decode(buf, len, m);
@@ -3834,7 +3871,7 @@ static void tag_put(uint8_t *buf, size_t len)
 	if (!run.key.on || len < PROTO_HDR_LEN + TAG_LEN) {
 		return;
 	}
-	buf[6] |= PF_TAG >> 8;
+	buf[HO_FLAGS] |= PF_TAG >> 8;
 	put64(buf + PROTO_HDR_LEN, tag_of(buf, len));
 }
 
@@ -3846,7 +3883,7 @@ static bool tag_ok(uint8_t *buf, size_t len)
 	if (!run.key.on) {
 		return true;
 	}
-	if (len < PROTO_HDR_LEN + TAG_LEN || !(buf[6] & (PF_TAG >> 8))) {
+	if (len < PROTO_HDR_LEN + TAG_LEN || !(buf[HO_FLAGS] & (PF_TAG >> 8))) {
 		return false;
 	}
 	got = get64(buf + PROTO_HDR_LEN);
@@ -3865,14 +3902,14 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 	size_t off = PROTO_HDR_LEN + (run.key.on ? TAG_LEN : 0);
 
 	if (len < off + KX_LEN) {
-		buf[6] &= (uint8_t)~(PF_PHC_OFF >> 8);
+		buf[HO_FLAGS] &= (uint8_t)~(PF_PHC_OFF >> 8);
 		return -ENOSPC;
 	}
-	buf[6] |= PF_KSTAMPS >> 8;
+	buf[HO_FLAGS] |= PF_KSTAMPS >> 8;
 	put64(buf + off, m->t2k);
 	put64(buf + off + 8, m->t3k);
 	if (len < off + KX_PHC_LEN) {
-		buf[6] &= (uint8_t)~(PF_PHC_OFF >> 8);	/* no room: the pong says so */
+		buf[HO_FLAGS] &= (uint8_t)~(PF_PHC_OFF >> 8);	/* no room: the pong says so */
 	} else if (m->type == PT_FIN_ACK || (m->flags & PF_PHC_OFF)) {
 		memset(buf + off + KX_LEN, 0, KX_PHC_LEN - KX_LEN);
 		if (m->phc_method) {
@@ -3889,7 +3926,7 @@ static int proto_kx_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 /* Where the T3 history goes in buf: after the blocks written, and the tag (tag_put comes last). */
 static size_t proto_hist_put_off(const uint8_t *buf, size_t len, uint8_t type)
 {
-	return proto_hist_off((unsigned)(buf[6] << 8 | buf[7]) | (run.key.on ? PF_TAG : 0), type,
+	return proto_hist_off((unsigned)proto_flags(buf) | (run.key.on ? PF_TAG : 0), type,
 			      len);
 }
 
@@ -3912,7 +3949,7 @@ static void proto_hist_put(uint8_t *buf, size_t len, const struct proto_msg *m)
 	if (n < 1) {
 		return;
 	}
-	buf[6] |= PF_T3HIST >> 8;
+	buf[HO_FLAGS] |= PF_T3HIST >> 8;
 	memset(buf + off, 0, T3HIST_HDR);
 	buf[off] = (uint8_t)n;
 	for (i = 0; i < n; i++) {
@@ -4644,7 +4681,7 @@ static void side_set(bool emit)
 	run.side.metrics = side_metrics[emit ? 0 : 1];
 	run.side.nmetrics = emit ? emit_nmetrics() : side_nmetrics[1];
 	run.side.stamps = emit ? emit_stamps : reflect_stamps;
-	run.side.nstamps = emit ? 8 : 4;
+	run.side.nstamps = emit ? (int)ARRAY_SIZE(emit_stamps) : (int)ARRAY_SIZE(reflect_stamps);
 	run.side.primary = emit ? M_RTT : M_RESPONSE;
 	run.side.mset = run.side.sset = run.side.uset = 0;
 	memset(run.side.needed_by, 0, sizeof(run.side.needed_by));
@@ -8770,9 +8807,11 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
  */
 static size_t log_rec_size(bool emit)
 {
-	bool k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw;
+	/* each side's own kernel stamps too (T1_K, T4_K; T2_K, T3_K), and the launch time */
+	int k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw ? 2 : 0;
 
-	return log_rec_bytes(emit ? (k ? 12 : 10) + tsn.on : (k ? 6 : 4));
+	return log_rec_bytes(emit ? (int)ARRAY_SIZE(emit_stamps_log) + k + tsn.on :
+				    (int)ARRAY_SIZE(reflect_stamps) + k);
 }
 
 /*
@@ -8876,7 +8915,8 @@ static int log_columns(bool csv, int *cols)
 	static const int emit_text_lt[] = { T1SW, T1W, T4W, T4SW, T1L };	/* --txtime */
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
 	/* csv: every stamp the ring kept; the reflector's kernel stamps if it sent any */
-	bool all = csv && sess.log.stamps && (sess.srv_kx || sess.log.nstamps != 10);
+	bool all = csv && sess.log.stamps &&
+		   (sess.srv_kx || sess.log.nstamps != (int)ARRAY_SIZE(emit_stamps_log));
 	const int *src = all ? sess.log.stamps : csv ? run.side.stamps :
 			 run.side.emit ? (tsn.on ? emit_text_lt : emit_text) : refl_text;
 	int i, n = 0, cnt = all ? sess.log.nstamps : csv ? run.side.nstamps : 4 + tsn.on;
@@ -11627,11 +11667,11 @@ static bool emit_early_allowed(void)
 static bool emit_early_pong(const uint8_t *buf, size_t len, bool trunc, uint64_t *now)
 {
 	const struct txn *x = &run.win.slot[emitter.early_seq & run.win.mask];
+	struct proto_peek h;
 
-	if (trunc || len != ping_len(emitter.early_seq) || get32(buf) != PROTO_MAGIC ||
-	    buf[4] != PROTO_VERSION || buf[5] != PT_PONG || get32(buf + 8) != sess.id ||
-	    get64(buf + 16) != emitter.early_seq || ((buf[6] << 8 | buf[7]) & PF_BREACH) ||
-	    x->seq != emitter.early_seq || !awaiting(x) ||
+	if (trunc || len != ping_len(emitter.early_seq) || !proto_peek(buf, len, &h) ||
+	    h.type != PT_PONG || h.session != sess.id || h.seq != emitter.early_seq ||
+	    (h.flags & PF_BREACH) || x->seq != emitter.early_seq || !awaiting(x) ||
 	    run.stop_signal || sess.stop_reason || emitter.next_seq >= emitter.total) {
 		return false;
 	}
