@@ -6531,16 +6531,18 @@ static char *fmt_trace_ts(char *p, uint64_t ns)
 #define WHY_CPUS	256
 
 enum why_kind {
-	WK_RUN, WK_RUNNABLE, WK_IRQ, WK_SOFTIRQ, WK_IDLE, WK_ASLEEP, WK_STOPPED, WK_UNKNOWN, WK_N
+	WK_RUN, WK_RUNNABLE, WK_IRQ, WK_SOFTIRQ, WK_IDLE, WK_ASLEEP, WK_STOPPED, WK_QUEUED,
+	WK_UNKNOWN, WK_N
 };
 static const char *const why_kind_key[WK_N] = {
-	"running", "runnable", "irq", "softirq", "idle", "asleep", "stopped", "unknown",
+	"running", "runnable", "irq", "softirq", "idle", "asleep", "stopped", "queued", "unknown",
 };
 
 struct why_part {
-	int kind, id, cpu, prio;	/* id: the pid, IRQ or softirq vector */
-	char what[40];			/* comm, IRQ name or softirq name */
-	uint64_t ns;
+	int kind, id, cpu, prio;	/* id: the pid, IRQ, softirq vector or qdisc handle */
+	char what[40];			/* comm, IRQ name, softirq name or the qdisc's device */
+	char qdisc[16];			/* queued: the qdisc's kind, when it could be read */
+	uint64_t ns;			/* (queued: prio holds the device's ifindex) */
 };
 
 struct why_seg {
@@ -6769,6 +6771,11 @@ struct why_walk {
 	bool any_switch, covered_end;
 	uint64_t lost;			/* "[LOST N EVENTS]" inside the window */
 	int first_cpu_late;		/* a CPU whose buffer starts inside the window */
+	/* rant's packet in a TX segment: its skbaddr, and while a qdisc holds it which one */
+	char skb[24], qdev[20];
+	bool queued;
+	unsigned qhandle;
+	int qifindex;
 };
 
 static void why_add(struct why_seg *s, int kind, int id, int cpu, int prio, const char *what,
@@ -6787,9 +6794,15 @@ static void why_add(struct why_seg *s, int kind, int id, int cpu, int prio, cons
 		s->p[i].ns += ns;
 		return;
 	}
-	s->p[i] = (struct why_part){ kind, id, cpu, prio, "", ns };
+	s->p[i] = (struct why_part){ kind, id, cpu, prio, "", "", ns };
 	snprintf(s->p[i].what, sizeof(s->p[i].what), "%s", what ? what : "");
 	s->n++;
+}
+
+/* A segment that ends with rant's packet leaving the device (its TX stamp). */
+static bool why_tx_seg(const struct why_seg *s)
+{
+	return strstr(s->key, "tx_stack") || !strcmp(s->key, "response");
 }
 
 /* What rant's thread did from W->last to t, added to the segments it falls in. */
@@ -6829,7 +6842,13 @@ static void why_account(struct why_walk *W, uint64_t t)
 		struct why_seg *s = &w->seg[i];
 		uint64_t a = W->last > s->a ? W->last : s->a, b = t < s->b ? t : s->b;
 
-		if (b > a) {
+		if (b <= a) {
+			continue;
+		}
+		if (W->queued && why_tx_seg(s)) {
+			/* the packet waits in the qdisc, whatever rant's thread does meanwhile */
+			why_add(s, WK_QUEUED, (int)W->qhandle, -1, W->qifindex, W->qdev, b - a);
+		} else {
 			why_add(s, kind, id, cpu, prio, what, b - a);
 		}
 	}
@@ -6853,6 +6872,69 @@ static int why_state(const char *st)
 		return !v || (v & 256) ? RS_RUNNABLE : (v & 12) ? RS_STOPPED : RS_ASLEEP;
 	}
 	return *st == 'R' ? RS_RUNNABLE : *st == 'T' || *st == 't' ? RS_STOPPED : RS_ASLEEP;
+}
+
+/* The token after key= in args (a word: up to a space or ','), in out; false if absent. */
+static bool why_word(char *out, size_t len, const char *args, const char *key)
+{
+	const char *p = why_kv(args, key);
+
+	if (!p) {
+		return false;
+	}
+	snprintf(out, len, "%.*s", (int)strcspn(p, " ,"), p);
+	return out[0] != 0;
+}
+
+/*
+ * rant's packet on its way out (include/trace/events/net.h, qdisc.h): its
+ * net_dev_queue, from rant's thread inside a TX segment, names its skb
+ * (by address, as the trace prints it); qdisc_enqueue of that skb starts
+ * its wait in the device's qdisc, its qdisc_dequeue (or, for a qdisc whose
+ * dequeue the trace misses, its transmit) ends it.  A qdisc bypassed (an
+ * empty pfifo_fast, noqueue) has no enqueue: nothing is queued.
+ */
+static void why_skb(struct why_walk *W, const struct why_ev *e)
+{
+	char skb[24];
+	const char *h;
+	int i;
+
+	if (!why_word(skb, sizeof(skb), e->args, "skbaddr")) {
+		return;
+	}
+	if (why_is(e, "net_dev_queue")) {
+		if (e->pid != W->w->pid || W->skb[0]) {
+			return;
+		}
+		for (i = 0; i < W->w->nseg; i++) {
+			const struct why_seg *s = &W->w->seg[i];
+
+			if (why_tx_seg(s) && e->ts >= s->a && e->ts < s->b) {
+				snprintf(W->skb, sizeof(W->skb), "%s", skb);
+				if (!why_word(W->qdev, sizeof(W->qdev), e->args, "dev")) {
+					snprintf(W->qdev, sizeof(W->qdev), "?");
+				}
+				return;
+			}
+		}
+		return;
+	}
+	if (!W->skb[0] || strcmp(skb, W->skb)) {
+		return;
+	}
+	if (why_is(e, "qdisc_enqueue")) {
+		W->queued = true;
+		h = why_kv(e->args, "handle");
+		W->qhandle = h ? (unsigned)strtoul(h, NULL, 0) : 0;
+		W->qifindex = (int)why_kv_num(e->args, "ifindex", 0);
+	} else {
+		/* dequeued or sent: out of the qdisc (after its transmit, the skb is no more) */
+		W->queued = false;
+		if (!why_is(e, "qdisc_dequeue")) {
+			snprintf(W->skb, sizeof(W->skb), "-");
+		}
+	}
 }
 
 static void why_event(struct why_walk *W, struct why_ev *e)
@@ -6922,6 +7004,10 @@ static void why_event(struct why_walk *W, struct why_ev *e)
 			 a ? a + 7 : c->vec >= 0 && c->vec < 10 ? vecs[c->vec] : "?");
 	} else if (why_is(e, "softirq_exit")) {
 		c->vec = -1;
+	} else if (why_is(e, "net_dev_queue") || why_is(e, "qdisc_enqueue") ||
+		   why_is(e, "qdisc_dequeue") || why_is(e, "net_dev_start_xmit") ||
+		   why_is(e, "net_dev_xmit")) {
+		why_skb(W, e);
 	}
 }
 
@@ -7226,6 +7312,12 @@ static void why_culprit(char *buf, size_t len, const struct why *w, const struct
 	}
 }
 
+/* A queued part's qdisc: "qdisc tbf 8001:" (its kind when known, its handle's major). */
+static void why_qdisc_name(char *buf, size_t len, const struct why_part *p)
+{
+	snprintf(buf, len, "qdisc %s%s%x:", p->qdisc, p->qdisc[0] ? " " : "", (unsigned)p->id >> 16);
+}
+
 /* The cause in one sentence. */
 static void why_sentence(char *buf, size_t len, const struct why *w)
 {
@@ -7273,6 +7365,11 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 	case WK_STOPPED:
 		snprintf(buf, len, "%s: rant was stopped (SIGSTOP) for %.0f us", s->name, us);
 		break;
+	case WK_QUEUED:
+		why_qdisc_name(pol, sizeof(pol), p);
+		snprintf(buf, len, "%s: the %s waited %.0f us in %s on %s", s->name,
+			 strstr(s->key, "client") ? "ping" : "pong", us, pol, p->what);
+		break;
 	case WK_RUN:
 		snprintf(buf, len, "%s: rant itself ran for %.0f us on CPU %d (its own work, in the kernel "
 			 "or not; on a VM also the time the host took the CPU)", s->name, us, p->cpu);
@@ -7296,6 +7393,10 @@ static void why_part_text(char *buf, size_t len, const struct why *w, const stru
 		break;
 	case WK_SOFTIRQ:
 		snprintf(buf, len, "softirq %s", p->what);
+		break;
+	case WK_QUEUED:
+		why_qdisc_name(pol, sizeof(pol), p);
+		snprintf(buf, len, "queued in %s on %s", pol, p->what);
 		break;
 	default:
 		snprintf(buf, len, "%s", why_kind_key[p->kind]);
@@ -7386,6 +7487,17 @@ static void why_json(FILE *f, const struct why *w)
 			fprintf(f, "{\"%s\": %d, \"name\": ", p->kind == WK_IRQ ? "irq" : "vec", p->id);
 			why_json_str(f, p->what);
 			fprintf(f, ", \"cpu\": %d}", p->cpu);
+		} else if (p->kind == WK_QUEUED) {
+			fprintf(f, "{\"dev\": ");
+			why_json_str(f, p->what);
+			fprintf(f, ", \"ifindex\": %d, \"qdisc\": ", p->prio);
+			if (p->qdisc[0]) {
+				why_json_str(f, p->qdisc);
+			} else {
+				fprintf(f, "null");
+			}
+			fprintf(f, ", \"handle\": \"%x:%x\"}", (unsigned)p->id >> 16,
+				(unsigned)p->id & 0xffff);
 		} else {
 			fprintf(f, "null");
 		}
@@ -7397,14 +7509,92 @@ static void why_json(FILE *f, const struct why *w)
 		fprintf(f, "%s{\"segment\": \"%s\", \"start_mono_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
 			", \"parts\": [", i ? ", " : "", s->key, s->a, s->b - s->a);
 		for (k = 0; k < s->n; k++) {
-			fprintf(f, "%s{\"kind\": \"%s\", \"id\": %d, \"what\": ", k ? ", " : "",
-				why_kind_key[s->p[k].kind], s->p[k].id);
+			/* a qdisc's handle as the kernel's u32 */
+			fprintf(f, "%s{\"kind\": \"%s\", \"id\": %lld, \"what\": ", k ? ", " : "",
+				why_kind_key[s->p[k].kind], s->p[k].kind == WK_QUEUED ?
+				(long long)(unsigned)s->p[k].id : (long long)s->p[k].id);
 			why_json_str(f, s->p[k].what);
 			fprintf(f, ", \"cpu\": %d, \"duration_ns\": %" PRIu64 "}", s->p[k].cpu, s->p[k].ns);
 		}
 		fprintf(f, "]}");
 	}
 	fprintf(f, "]}");
+}
+
+/*
+ * The kind of each qdisc a queued part names, asked of the kernel now
+ * (rtnetlink(7), RTM_GETQDISC: the trace's enqueue and dequeue give only
+ * the ifindex and handle).  A live run only: rant is in the device's
+ * network namespace; --analyze of a saved trace names the handle alone.
+ */
+static void why_qdisc_kind(struct why_part *p)
+{
+	struct {
+		struct nlmsghdr h;
+		struct tcmsg t;
+	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETQDISC,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		  .t = { .tcm_family = AF_UNSPEC, .tcm_ifindex = p->prio } };
+	static char buf[16384] __attribute__((aligned(4)));
+	struct timeval tv = { 1, 0 };
+	bool done = false;
+	ssize_t n;
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0) {
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		close(fd);
+		return;
+	}
+	while (!done && (n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		size_t off;
+
+		for (off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
+			struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
+			struct tcmsg *t = NLMSG_DATA(h);
+			struct rtattr *a;
+			int al;
+
+			if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > (size_t)n - off) {
+				break;
+			}
+			off += NLMSG_ALIGN(h->nlmsg_len);
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type != RTM_NEWQDISC ||
+			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*t)) ||
+			    t->tcm_ifindex != p->prio || t->tcm_handle != (unsigned)p->id) {
+				continue;
+			}
+			al = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*t)));
+			for (a = TCA_RTA(t); RTA_OK(a, al); a = RTA_NEXT(a, al)) {
+				if (a->rta_type == TCA_KIND) {
+					snprintf(p->qdisc, sizeof(p->qdisc), "%.*s",
+						 (int)RTA_PAYLOAD(a), (char *)RTA_DATA(a));
+				}
+			}
+		}
+	}
+	close(fd);
+}
+
+static void why_qdisc_kinds(struct why *w)
+{
+	int i, k;
+
+	for (i = 0; i < w->nseg && !w->cannot[0]; i++) {
+		for (k = 0; k < w->seg[i].n; k++) {
+			if (w->seg[i].p[k].kind == WK_QUEUED && w->seg[i].p[k].prio > 0) {
+				why_qdisc_kind(&w->seg[i].p[k]);
+			}
+		}
+	}
 }
 
 /* The Why: of this run's (a reflector: this session's) breaches kept, in their order. */
@@ -7444,6 +7634,7 @@ static void why_run(void)
 			continue;
 		}
 		why_explain(w, &run.S.breach[i].x, path, run.tr.tid, run.clk.base, run.side.emit);
+		why_qdisc_kinds(w);
 	}
 	why_n = n;
 }
@@ -7681,13 +7872,15 @@ static int trace_write_file(const char *name, const char *s, bool trunc)
  * scheduler's switch and wake-up say who ran while rant waited; the
  * handlers' entry and exit say how long IRQs and softirqs held the CPU;
  * napi_poll, the receive and transmit points and cpu_idle name the packet's
- * path and an idle CPU's wake-up.  One that this kernel lacks is skipped.
+ * path and an idle CPU's wake-up; the qdisc's enqueue and dequeue how long
+ * rant's packet waited in one.  One that this kernel lacks is skipped.
  */
 static const char *const why_events[] = {
 	"sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
 	"sched:sched_migrate_task", "irq:irq_handler_entry", "irq:irq_handler_exit",
 	"irq:softirq_entry", "irq:softirq_exit", "napi:napi_poll", "net:netif_receive_skb",
-	"net:net_dev_queue", "net:net_dev_xmit", "power:cpu_idle",
+	"net:net_dev_queue", "net:net_dev_xmit", "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue",
+	"power:cpu_idle",
 };
 
 /*
