@@ -26,8 +26,9 @@
 # load, which is not one of its "depends=".  igb: the 82576 of the newer
 # QEMU's boots (ptp, pps_core, i2c-algo-bit and dca before it, from its
 # .modinfo, where the kernel has them as modules; ptp is also what the
-# lab's own PHC modules need loaded before them).
-VM_MODULES="e1000e igb 8021q bonding macvlan nvme crc32c_generic nf_tables nft_numgen"
+# lab's own PHC modules need loaded before them).  sch_tbf: the qdisc that
+# holds pongs in tests/vm/guest-why.sh.
+VM_MODULES="e1000e igb 8021q bonding macvlan nvme crc32c_generic nf_tables nft_numgen sch_tbf"
 
 # Host programs copied into the guest with their shared libraries; busybox
 # gives the rest.  ip: busybox's own has no `ip netns`.

@@ -1,0 +1,195 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# rant says why, in the guest (sourced by tests/vm/guest.sh, with its
+# helpers and the lab set up: A here, R in "refl"): causes that need a
+# real NIC's IRQs or a qdisc the host suite (tests/net-why.sh) cannot make.
+#
+#   why_qdisc: a tbf on R's egress passes the reflector's pongs, but not
+#     while a filler of 4 x 1400 B sent through it drains: the pong waits
+#     in the qdisc.  The reflector's -t -T must name the server tx stack,
+#     "queued", R and the tbf (kind and handle as tc shows them), the wait
+#     within 5 % + 500 us of the truth of its own stamps (T3_KSW - T3_SW:
+#     the app's send to the driver's stamp), and the tbf's own counters
+#     must show that it held packets.
+#   why_softirq: R's IRQs moved to CPU 1, where the reflector runs
+#     (SCHED_FIFO 50), A's to CPU 0, and a flood from A (CPU 0) to
+#     another port of R: the
+#     receive work for the flood lands on the reflector's CPU.  The cause
+#     named must be that work: softirq NET_RX (or the NIC's hard IRQ) on
+#     CPU 1, or, where it runs in a thread (ksoftirqd, PREEMPT_RT's IRQ
+#     threads), rant runnable while that thread ran.  Its duration has no
+#     truth of its own here (the trace is the only record of the
+#     softirq's time): only that the parts add up.
+# Each is tried up to 3 times: under TCG a guest's own hiccup (the host
+# taking the CPU, which the trace shows as rant running) may breach first,
+# and that is said with rant's Why: of it.
+#
+# Assertions are `bash -c '...' _ ARGS` scripts (one failing is one test):
+# shellcheck disable=SC2016,SC2153
+
+WHY_TR=/sys/kernel/tracing
+[[ -d $WHY_TR/instances ]] || mount -t tracefs nodev "$WHY_TR" 2>/dev/null
+
+# why_inst NAME: a fresh instance: no events (rant enables its own), on, empty
+why_inst() {
+	local d=$WHY_TR/instances/$1
+	[[ -d $d ]] || mkdir "$d" || return 1
+	echo >"$d/set_event"
+	echo 2048 >"$d/buffer_size_kb"
+	echo 1 >"$d/tracing_on"
+	: >"$d/trace"
+}
+
+# why_kind JSON: the first breach's cause's kind
+why_kind() {
+	grep -o '"cause": {"summary": "[^"]*", "kind": "[a-z]*"' "$1" 2>/dev/null | head -n 1 | sed 's/.*"kind": "//; s/"$//'
+}
+
+# why_field JSON KEY: the cause's first "KEY": value (quotes dropped)
+why_field() {
+	grep -o '"cause": {.*' "$1" 2>/dev/null | grep -o "\"$2\": \"\\?[^,\"}]*" | head -n 1 | sed 's/.*: "\?//'
+}
+
+# why_adds_up JSON: in every segment of the first breach's cause the parts
+# add up to it (1 us a part: the trace's resolution)
+why_adds_up() {
+	local seg d sum n=0 x
+	local -a ds
+	while IFS= read -r seg; do
+		mapfile -t ds < <(grep -o '"duration_ns": [0-9]*' <<<"$seg" | sed 's/.*: //')
+		d=${ds[0]} sum=0
+		for x in "${ds[@]:1}"; do
+			sum=$((sum + x))
+		done
+		((sum >= d - 1000 * (${#ds[@]} - 1) && sum <= d + 1000 * (${#ds[@]} - 1))) || return 1
+		n=$((n + 1))
+	done < <(grep -o '"cause": {.*' "$1" | grep -o '{"segment": "[a-z_]*", "start_mono_ns"[^]]*]')
+	((n > 0))
+}
+
+# why_ns OUT STAMP: a stamp of the breach's breakdown in the text report, in ns
+why_ns() {
+	sed -n "s/^  $2 *\([0-9]*\)\.\([0-9]\{9\}\)\$/\1\2/p" "$W/$1" | head -n 1
+}
+
+test_why_qdisc() {
+	local n k rpid cpid kind=''
+	in_r tc qdisc replace dev "$R" root handle 7: tbf rate 200kbit burst 3000 limit 100000
+	for n in 1 2 3; do
+		why_inst whyq || { not_ok "why qdisc: a tracing instance is made"; break; }
+		if ! reflector wq-r refl "$R" --port 12600 -s -t 40000 -T --trace-instance whyq --json "$W/wq-r.json"; then
+			not_ok "why qdisc: the reflector listens"
+			show wq-r
+			break
+		fi
+		rpid=$RPID
+		timeout 120 "$RANT" -i "$A" -a "$R_IP" --port 12600 -s --interval 20000 -d 30 -q \
+			>"$W/wq-c.out" 2>"$W/wq-c.err" &
+		cpid=$!
+		wait_for 30 grep -q started "$W/wq-r.err"
+		for k in 1 2 3 4 5 6 7 8 9 10; do
+			gone "$rpid" && break
+			in_r bash -c 'for i in 1 2 3 4; do printf "%1400s" x >"/dev/udp/$1/9"; done' _ "$A_IP" 2>/dev/null
+			wait_for 1 gone "$rpid"
+		done
+		echo "# why qdisc: attempt $n: $k fillers"
+		stop "$rpid"
+		stop "$cpid"
+		kind=$(why_kind "$W/wq-r.json")
+		[[ $kind == queued ]] && break
+		echo "# why qdisc: attempt $n: the guest breached first: $(grep '^Why:' "$W/wq-r.out")"
+	done
+	in_r tc -s qdisc show dev "$R" >"$W/wq-tc.out" 2>&1
+	in_r tc qdisc del dev "$R" root 2>/dev/null
+	grep -A4 '^Threshold breach' "$W/wq-r.out" | sed 's/^/# /'
+	grep -A3 '^Why:' "$W/wq-r.out" | sed 's/^/# /'
+	t "why qdisc: the reflector's cause is queued, in the server tx stack" wq-r \
+		bash -c '[[ $1 == queued && $2 == server_tx_stack ]]' _ "$kind" "$(why_field "$W/wq-r.json" segment)"
+	t "why qdisc: the culprit is $R's tbf 7:" wq-r bash -c '[[ $1 == "$2" && $3 == tbf && $4 == 7:0 ]]' _ \
+		"$(why_field "$W/wq-r.json" dev)" "$R" "$(why_field "$W/wq-r.json" qdisc)" "$(why_field "$W/wq-r.json" handle)"
+	t "why qdisc: tc shows that qdisc, and its counters say it held packets" wq-tc \
+		bash -c 'grep -q "^qdisc tbf 7: " "$1" && grep -Eq "overlimits [1-9]" "$1"' _ "$W/wq-tc.out"
+	t "why qdisc: the parts of every segment add up to it" wq-r why_adds_up "$W/wq-r.json"
+	local truth named
+	truth=$(($(why_ns wq-r.out T3_KSW) - $(why_ns wq-r.out T3_SW)))
+	named=$(grep -o '"kind": "queued", "segment": "server_tx_stack", "duration_ns": [0-9]*' "$W/wq-r.json" |
+		head -n 1 | sed 's/.*: //')
+	echo "# why qdisc: named ${named:-none} ns queued, the stamps' T3_KSW - T3_SW $truth ns"
+	t "why qdisc: the wait named is within 5 % + 500 us of the stamps' ($truth ns)" wq-r \
+		bash -c '[[ -n $1 ]] && (( $2 > 0 && ($1 - $2 <= $2 / 20 + 500000) && ($2 - $1 <= $2 / 20 + 500000) ))' \
+		_ "$named" "$truth"
+	t "why qdisc: the text's Why: names the wait, the tbf and $R" wq-r \
+		has wq-r "^Why: server tx stack: the pong waited [0-9]+ us in qdisc tbf 7: on $R\$"
+}
+
+# why_irqs IFACE: the IRQs /proc/interrupts names for IFACE (IFACE, IFACE-rx-0, ...)
+why_irqs() {
+	awk -v n="$1" '$NF == n || index($NF, n "-") == 1 { sub(":", "", $1); print $1 }' /proc/interrupts
+}
+
+test_why_softirq() {
+	local n k rpid cpid fpid irq kind what cpu ok_kind
+	local -a saved=()
+	# R's on the reflector's CPU, A's (the flood's sender's) off it
+	for irq in $(why_irqs "$R"); do
+		saved+=("$irq:$(cat "/proc/irq/$irq/smp_affinity_list")")
+		echo 1 >"/proc/irq/$irq/smp_affinity_list" 2>/dev/null
+	done
+	echo "# why softirq: $R's IRQs ${saved[*]:-none} (irq:cpus before) now on CPU 1"
+	for irq in $(why_irqs "$A"); do
+		saved+=("$irq:$(cat "/proc/irq/$irq/smp_affinity_list")")
+		echo 0 >"/proc/irq/$irq/smp_affinity_list" 2>/dev/null
+	done
+	t "why softirq: $R has an IRQ, moved to CPU 1" "" bash -c '[[ -n $1 ]] && grep -qx 1 /proc/irq/$1/smp_affinity_list' \
+		_ "$(why_irqs "$R" | head -n 1)"
+	for n in 1 2 3; do
+		why_inst whys || { not_ok "why softirq: a tracing instance is made"; break; }
+		in_r taskset -c 1 chrt -f 50 "$RANT" -i "$R" --port 12601 -s -t 3000 -T --trace-instance whys \
+			--json "$W/ws-r.json" >"$W/ws-r.out" 2>"$W/ws-r.err" &
+		rpid=$!
+		if ! wait_for 60 udp_listening refl 12601; then
+			not_ok "why softirq: the reflector listens"
+			show ws-r
+			stop "$rpid"
+			break
+		fi
+		taskset -c 0 "$RANT" -i "$A" -a "$R_IP" --port 12601 -s --interval 2000 -d 30 -q \
+			>"$W/ws-c.out" 2>"$W/ws-c.err" &
+		cpid=$!
+		wait_for 30 grep -q started "$W/ws-r.err"
+		# the flood: datagrams to a port no one reads, as fast as bash writes them
+		taskset -c 0 bash -c 'exec 3>"/dev/udp/$1/9"; while :; do echo x >&3; done' _ "$R_IP" 2>/dev/null &
+		fpid=$!
+		wait_for 40 gone "$rpid"
+		kill "$fpid" 2>/dev/null
+		wait "$fpid" 2>/dev/null
+		stop "$rpid"
+		stop "$cpid"
+		kind=$(why_kind "$W/ws-r.json")
+		what=$(grep -o '"cause": {.*' "$W/ws-r.json" | grep -o '"culprit": {[^}]*}' | head -n 1)
+		echo "# why softirq: attempt $n: $(grep '^Why:' "$W/ws-r.out")"
+		ok_kind=0
+		case $kind in
+		softirq) [[ $what == *'"name": "NET_RX"'* ]] && ok_kind=1 ;;
+		irq) [[ $what == *"\"name\": \"$R"* ]] && ok_kind=1 ;;
+		runnable) [[ $what == *'"comm": "ksoftirqd/1"'* || $what == *"\"comm\": \"irq/"*"-$R"* ]] && ok_kind=1 ;;
+		esac
+		((ok_kind)) && break
+	done
+	for irq in "${saved[@]}"; do
+		echo "${irq#*:}" >"/proc/irq/${irq%%:*}/smp_affinity_list" 2>/dev/null
+	done
+	grep -A4 '^Why:' "$W/ws-r.out" | sed 's/^/# /'
+	cpu=$(grep -o '"culprit": {[^}]*}' "$W/ws-r.json" | head -n 1 | grep -o '"cpu": [0-9]*' | sed 's/.*: //')
+	t "why softirq: the cause is the receive work on the reflector's CPU (softirq NET_RX, $R's IRQ, or its thread): $kind $what" \
+		ws-r is "$ok_kind" 1
+	t "why softirq: on CPU 1, where $R's IRQ was moved" ws-r is "$cpu" 1
+	t "why softirq: the parts of every segment add up to it" ws-r why_adds_up "$W/ws-r.json"
+}
+
+for s in why_qdisc why_softirq; do
+	want "$s" why || continue
+	t0=$SECONDS
+	"test_$s"
+	echo "# guest: $s took $((SECONDS - t0)) s"
+done
