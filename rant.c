@@ -6526,7 +6526,7 @@ static char *fmt_trace_ts(char *p, uint64_t ns)
  * the largest one that is not rant's own work is the cause.  Nothing of it
  * runs while rant measures.  Times are the trace's: 1 us.
  */
-#define WHY_SEGS	3
+#define WHY_SEGS	4
 #define WHY_PARTS	12
 #define WHY_CPUS	256
 
@@ -6562,6 +6562,7 @@ struct why {
 	uint64_t own_ns, wait_ns;
 	int pid;			/* rant's thread in the trace */
 	int prio;			/* its prio as the trace last saw it (-1: not seen) */
+	int pkt_cpu;			/* *_rx_irq: the CPU the packet's IRQ came to */
 };
 
 /* One parsed line of a trace as `cat trace` writes it. */
@@ -6805,6 +6806,27 @@ static bool why_tx_seg(const struct why_seg *s)
 	return strstr(s->key, "tx_stack") || !strcmp(s->key, "response");
 }
 
+/*
+ * The ping between its NIC's IRQ and its stamp: what the CPU the IRQ came
+ * to did, whatever rant's thread did (asleep: the ping has not reached it).
+ */
+static void why_account_cpu(struct why_walk *W, struct why_seg *s, uint64_t ns)
+{
+	const struct why_cpu *c = W->w->pkt_cpu >= 0 ? &W->cpu[W->w->pkt_cpu] : NULL;
+
+	if (!c || !c->seen) {
+		why_add(s, WK_UNKNOWN, 0, -1, 0, NULL, ns);
+	} else if (c->irq >= 0) {
+		why_add(s, WK_IRQ, c->irq, W->w->pkt_cpu, 0, c->irqname, ns);
+	} else if (c->vec >= 0) {
+		why_add(s, WK_SOFTIRQ, c->vec, W->w->pkt_cpu, 0, c->vecname, ns);
+	} else if (c->pid == 0) {
+		why_add(s, WK_IDLE, 0, W->w->pkt_cpu, 0, NULL, ns);
+	} else {
+		why_add(s, WK_RUNNABLE, c->pid, W->w->pkt_cpu, c->prio, c->comm, ns);
+	}
+}
+
 /* What rant's thread did from W->last to t, added to the segments it falls in. */
 static void why_account(struct why_walk *W, uint64_t t)
 {
@@ -6848,6 +6870,8 @@ static void why_account(struct why_walk *W, uint64_t t)
 		if (W->queued && why_tx_seg(s)) {
 			/* the packet waits in the qdisc, whatever rant's thread does meanwhile */
 			why_add(s, WK_QUEUED, (int)W->qhandle, -1, W->qifindex, W->qdev, b - a);
+		} else if (strstr(s->key, "_rx_irq")) {
+			why_account_cpu(W, s, b - a);
 		} else {
 			why_add(s, kind, id, cpu, prio, what, b - a);
 		}
@@ -7259,6 +7283,84 @@ static bool why_window(const struct txn *x, uint64_t *a, uint64_t *b)
 	return w.nseg > 0;
 }
 
+/*
+ * A packet before its kernel receive stamp (a reflector's T2, a client's
+ * T4: taken as the stack takes it in, after its NIC's IRQ and the NAPI
+ * poll that brought it): the first netif_receive_skb from the stamp on
+ * names its device and the CPU that received it; the last hard IRQ of
+ * that device on that CPU before the stamp (its handler named after the
+ * device, as e1000e's "eth2-rx-0") opens a segment of its own, "server rx
+ * irq" before the rx stack, "client rx irq" at the end of the wait for the
+ * pong (which it shortens).  Not found (another naming, a NIC stamp before
+ * the IRQ, events missing): no such segment.
+ */
+static void why_rx_irq(struct why *w, const char *path)
+{
+	FILE *f;
+	struct why_seg *s = NULL;
+	uint64_t t, from, irq_ts = 0;
+	char dev[20] = "", name[40], *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	struct why_ev e;
+	int cpu = -1, pass, i, at = -1;
+
+	for (i = 0; i < w->nseg && !s; i++) {
+		if (!strcmp(w->seg[i].key, "server_rx_stack") || !strcmp(w->seg[i].key, "response") ||
+		    !strcmp(w->seg[i].key, "pong_wait")) {
+			s = &w->seg[i];
+			at = i;
+		}
+	}
+	if (!s || w->nseg >= WHY_SEGS) {
+		return;
+	}
+	/* the stamp: the rx stack's start, or the wait's end; an IRQ after from */
+	t = strcmp(s->key, "pong_wait") ? s->a : s->b;
+	from = strcmp(s->key, "pong_wait") ? 0 : s->a;
+	/* each pass opens it anew: tracefs's trace file does not rewind (seq_file) */
+	for (pass = 0; pass < 2 && (pass == 0 || cpu >= 0); pass++) {
+		if (!(f = fopen(path, "re"))) {
+			break;
+		}
+		while ((len = getline(&line, &cap, f)) > 0) {
+			line[len - 1] = line[len - 1] == '\n' ? 0 : line[len - 1];
+			if (!why_parse(line, &e)) {
+				continue;
+			}
+			if (pass == 0 && e.ts + 1000 >= t && why_is(&e, "netif_receive_skb") &&
+			    why_word(dev, sizeof(dev), e.args, "dev")) {
+				cpu = e.cpu;
+				break;
+			}
+			if ((pass == 0 && e.ts > t + 2000000) || (pass == 1 && e.ts >= t)) {
+				break;
+			}
+			if (pass == 1 && e.cpu == cpu && e.ts > from && why_is(&e, "irq_handler_entry")) {
+				why_comm(name, sizeof(name), e.args, "name", "irq");
+				if (!strncmp(name, dev, strlen(dev))) {
+					irq_ts = e.ts;
+				}
+			}
+		}
+		fclose(f);
+	}
+	free(line);
+	if (!irq_ts || irq_ts >= t) {
+		return;
+	}
+	if (!strcmp(s->key, "pong_wait")) {
+		s->b = irq_ts;
+		at++;
+	}
+	memmove(&w->seg[at + 1], &w->seg[at], sizeof(w->seg[0]) * (size_t)(w->nseg - at));
+	w->nseg++;
+	w->seg[at] = at && !strcmp(w->seg[at - 1].key, "pong_wait") ?
+		(struct why_seg){ .name = "client rx irq", .key = "client_rx_irq", .a = irq_ts, .b = t } :
+		(struct why_seg){ .name = "server rx irq", .key = "server_rx_irq", .a = irq_ts, .b = t };
+	w->pkt_cpu = cpu;
+}
+
 /* Explain x from trace file path (pid: rant's thread there, base: REALTIME - MONOTONIC). */
 static void why_explain(struct why *w, const struct txn *x, const char *path, int pid, int64_t base,
 			bool emit)
@@ -7275,6 +7377,8 @@ static void why_explain(struct why *w, const struct txn *x, const char *path, in
 		snprintf(w->cannot, sizeof(w->cannot), "the transaction lacks the stamps that bound its segments");
 		return;
 	}
+	w->pkt_cpu = -1;
+	why_rx_irq(w, path);
 	f = fopen(path, "re");
 	if (!f) {
 		snprintf(w->cannot, sizeof(w->cannot), "cannot read %.120s: %.60s", path, strerror(errno));
@@ -7318,6 +7422,30 @@ static void why_qdisc_name(char *buf, size_t len, const struct why_part *p)
 	snprintf(buf, len, "qdisc %s%s%x:", p->qdisc, p->qdisc[0] ? " " : "", (unsigned)p->id >> 16);
 }
 
+static void why_part_text(char *buf, size_t len, const struct why *w, const struct why_part *p)
+{
+	char pol[32];
+
+	switch (p->kind) {
+	case WK_RUNNABLE:
+		why_culprit(pol, sizeof(pol), w, p);
+		snprintf(buf, len, "runnable while %s (pid %d, %s) ran", p->what, p->id, pol);
+		break;
+	case WK_IRQ:
+		snprintf(buf, len, "hard IRQ %d (%s)", p->id, p->what);
+		break;
+	case WK_SOFTIRQ:
+		snprintf(buf, len, "softirq %s", p->what);
+		break;
+	case WK_QUEUED:
+		why_qdisc_name(pol, sizeof(pol), p);
+		snprintf(buf, len, "queued in %s on %s", pol, p->what);
+		break;
+	default:
+		snprintf(buf, len, "%s", why_kind_key[p->kind]);
+	}
+}
+
 /* The cause in one sentence. */
 static void why_sentence(char *buf, size_t len, const struct why *w)
 {
@@ -7337,6 +7465,22 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 	s = &w->seg[w->cs];
 	p = &s->p[w->cp];
 	us = (double)p->ns / 1000;
+	if (strstr(s->key, "_rx_irq") && p->kind != WK_UNKNOWN) {
+		/* what the receiving CPU did while the ping waited for its NAPI poll */
+		char what[96];
+
+		if (p->kind == WK_RUNNABLE) {
+			why_culprit(pol, sizeof(pol), w, p);
+			snprintf(what, sizeof(what), "%s (pid %d, %s) ran", p->what, p->id, pol);
+		} else {
+			why_part_text(what, sizeof(what), w, p);
+			strcat(what, p->kind == WK_IDLE ? "" : " ran");
+		}
+		snprintf(buf, len, "%s: the %s waited %.0f us after its NIC's IRQ, before the stack "
+			 "took it in, while %s on CPU %d", s->name, w->pkt_cpu >= 0 &&
+			 !strcmp(s->key, "client_rx_irq") ? "pong" : "ping", us, what, p->cpu);
+		return;
+	}
 	switch (p->kind) {
 	case WK_RUNNABLE:
 		why_culprit(pol, sizeof(pol), w, p);
@@ -7376,30 +7520,6 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 		break;
 	default:
 		snprintf(buf, len, "%s: %.0f us the trace does not explain", s->name, us);
-	}
-}
-
-static void why_part_text(char *buf, size_t len, const struct why *w, const struct why_part *p)
-{
-	char pol[32];
-
-	switch (p->kind) {
-	case WK_RUNNABLE:
-		why_culprit(pol, sizeof(pol), w, p);
-		snprintf(buf, len, "runnable while %s (pid %d, %s) ran", p->what, p->id, pol);
-		break;
-	case WK_IRQ:
-		snprintf(buf, len, "hard IRQ %d (%s)", p->id, p->what);
-		break;
-	case WK_SOFTIRQ:
-		snprintf(buf, len, "softirq %s", p->what);
-		break;
-	case WK_QUEUED:
-		why_qdisc_name(pol, sizeof(pol), p);
-		snprintf(buf, len, "queued in %s on %s", pol, p->what);
-		break;
-	default:
-		snprintf(buf, len, "%s", why_kind_key[p->kind]);
 	}
 }
 

@@ -72,12 +72,24 @@ why_ns() {
 	sed -n "s/^  $2 *\([0-9]*\)\.\([0-9]\{9\}\)\$/\1\2/p" "$W/$1" | head -n 1
 }
 
+# why_reflector NAME PORT [rant options...]: a reflector in refl on R,
+# SCHED_FIFO 50 on CPU 1 (so that only what is injected crosses its
+# threshold: under TCG a SCHED_OTHER one waits 25-110 ms for kworkers),
+# waited for until it listens; its pid in RPID
+why_reflector() {
+	local name=$1 port=$2
+	shift 2
+	in_r taskset -c 1 chrt -f 50 "$RANT" -i "$R" --port "$port" "$@" >"$W/$name.out" 2>"$W/$name.err" &
+	RPID=$!
+	wait_for 60 udp_listening refl "$port" || { stop "$RPID"; return 1; }
+}
+
 test_why_qdisc() {
 	local n k rpid cpid kind=''
 	in_r tc qdisc replace dev "$R" root handle 7: tbf rate 200kbit burst 3000 limit 100000
 	for n in 1 2 3; do
 		why_inst whyq || { not_ok "why qdisc: a tracing instance is made"; break; }
-		if ! reflector wq-r refl "$R" --port 12600 -s -t 40000 -T --trace-instance whyq --json "$W/wq-r.json"; then
+		if ! why_reflector wq-r 12600 -s -t 40000 -T --trace-instance whyq --json "$W/wq-r.json"; then
 			not_ok "why qdisc: the reflector listens"
 			show wq-r
 			break
@@ -144,15 +156,12 @@ test_why_softirq() {
 		_ "$(why_irqs "$R" | head -n 1)"
 	for n in 1 2 3; do
 		why_inst whys || { not_ok "why softirq: a tracing instance is made"; break; }
-		in_r taskset -c 1 chrt -f 50 "$RANT" -i "$R" --port 12601 -s -t 3000 -T --trace-instance whys \
-			--json "$W/ws-r.json" >"$W/ws-r.out" 2>"$W/ws-r.err" &
-		rpid=$!
-		if ! wait_for 60 udp_listening refl 12601; then
+		if ! why_reflector ws-r 12601 -s -t 3000 -T --trace-instance whys --json "$W/ws-r.json"; then
 			not_ok "why softirq: the reflector listens"
 			show ws-r
-			stop "$rpid"
 			break
 		fi
+		rpid=$RPID
 		taskset -c 0 "$RANT" -i "$A" -a "$R_IP" --port 12601 -s --interval 2000 -d 30 -q \
 			>"$W/ws-c.out" 2>"$W/ws-c.err" &
 		cpid=$!
@@ -187,7 +196,88 @@ test_why_softirq() {
 	t "why softirq: the parts of every segment add up to it" ws-r why_adds_up "$W/ws-r.json"
 }
 
-for s in why_qdisc why_softirq; do
+# why_irqthread (PREEMPT_RT): the client's NIC's IRQs on CPU 0, their
+# threads demoted to SCHED_FIFO 10, and a SCHED_FIFO 20 spin of 200 ms on
+# CPU 0 (bash, which writes its own start and end): a pong that comes
+# meanwhile waits, after its hard IRQ, for its IRQ thread.  The client
+# (CPU 1, -t 50000 -T) must name the spin, in the client rx irq segment
+# (its NIC's IRQ to its stamp T4), its pid, FIFO 20, for no longer than
+# the spin measured itself (+ 5 % + 500 us).
+test_why_irqthread() {
+	local n k rpid cpid irq p kind pid named ok=0
+	local -a saved=() threads=()
+	if [[ $(cat /sys/kernel/realtime 2>/dev/null) != 1 ]]; then
+		skip "why irqthread: not PREEMPT_RT (a hard IRQ and its softirq preempt any task here)"
+		return
+	fi
+	for irq in $(why_irqs "$A"); do
+		saved+=("$irq:$(cat "/proc/irq/$irq/smp_affinity_list")")
+		echo 0 >"/proc/irq/$irq/smp_affinity_list" 2>/dev/null
+		for p in /proc/[0-9]*; do
+			[[ $(cat "$p/comm" 2>/dev/null) == "irq/$irq-"* ]] || continue
+			threads+=("${p#/proc/}")
+			chrt -f -p 10 "${p#/proc/}" >/dev/null
+		done
+	done
+	for irq in $(why_irqs "$R"); do
+		saved+=("$irq:$(cat "/proc/irq/$irq/smp_affinity_list")")
+		echo 1 >"/proc/irq/$irq/smp_affinity_list" 2>/dev/null
+	done
+	echo "# why irqthread: $A's IRQs on CPU 0, their threads ${threads[*]:-none} at FIFO 10"
+	t "why irqthread: $A's IRQ threads found and demoted to FIFO 10" "" \
+		bash -c '[[ -n $1 ]] && chrt -p "$1" | grep -q "priority: 10"' _ "${threads[0]:-}"
+	for n in 1 2 3; do
+		why_inst whyi || { not_ok "why irqthread: a tracing instance is made"; break; }
+		rm -f "$W"/wi-spin.*
+		if ! why_reflector wi-r 12602 -s; then
+			not_ok "why irqthread: the reflector listens"
+			show wi-r
+			break
+		fi
+		rpid=$RPID
+		taskset -c 1 chrt -f 50 "$RANT" -i "$A" -a "$R_IP" --port 12602 -s --interval 2000 -d 30 -q \
+			-t 50000 -T --trace-instance whyi --json "$W/wi-c.json" >"$W/wi-c.out" 2>"$W/wi-c.err" &
+		cpid=$!
+		wait_for 30 grep -q started "$W/wi-r.err"
+		for k in 1 2 3 4 5; do
+			gone "$cpid" && break
+			chrt -f 20 taskset -c 0 bash -c 's=${EPOCHREALTIME/./}; e=$((s + 200000))
+				while ((${EPOCHREALTIME/./} < e)); do :; done
+				echo "$$ $s ${EPOCHREALTIME/./}" >"$1"' _ "$W/wi-spin.$k"
+			wait_for 1 gone "$cpid"
+		done
+		stop "$cpid"
+		stop "$rpid"
+		kind=$(why_kind "$W/wi-c.json")
+		echo "# why irqthread: attempt $n, $k spins: $(grep '^Why:' "$W/wi-c.out")"
+		if [[ $kind == runnable && $(why_field "$W/wi-c.json" segment) == client_rx_irq ]]; then
+			ok=1
+			break
+		fi
+	done
+	for irq in "${saved[@]}"; do
+		echo "${irq#*:}" >"/proc/irq/${irq%%:*}/smp_affinity_list" 2>/dev/null
+	done
+	for p in "${threads[@]}"; do
+		chrt -f -p 50 "$p" >/dev/null 2>&1
+	done
+	grep -A4 '^Why:' "$W/wi-c.out" | sed 's/^/# /'
+	pid=$(why_field "$W/wi-c.json" pid)
+	t "why irqthread: the cause is the client rx irq, runnable: $kind" wi-c is "$ok" 1
+	t "why irqthread: the culprit is a spin (bash, pid $pid), FIFO 20" wi-c \
+		bash -c '[[ $1 == bash && $2 == FIFO && $3 == 20 ]] && grep -qs "^$4 " "$5"/wi-spin.*' _ \
+		"$(why_field "$W/wi-c.json" comm)" "$(why_field "$W/wi-c.json" policy)" \
+		"$(why_field "$W/wi-c.json" rt_priority)" "$pid" "$W"
+	named=$(grep -o '"cause": {.*' "$W/wi-c.json" | grep -o '"segment": "client_rx_irq", "duration_ns": [0-9]*' |
+		head -n 1 | sed 's/.*: //')
+	t "why irqthread: the wait named is no longer than the spin measured itself (+ 5 % + 500 us)" wi-c \
+		bash -c 'read -r _ a b <"$(grep -ls "^$2 " "$3"/wi-spin.*)" && [[ -n $1 ]] &&
+			(( $1 / 1000 <= (b - a) + (b - a) / 20 + 500 ))' _ "$(why_field "$W/wi-c.json" duration_ns)" "$pid" "$W"
+	echo "# why irqthread: the client rx irq segment ${named:-none} ns"
+	t "why irqthread: the parts of every segment add up to it" wi-c why_adds_up "$W/wi-c.json"
+}
+
+for s in why_qdisc why_softirq why_irqthread; do
 	want "$s" why || continue
 	t0=$SECONDS
 	"test_$s"

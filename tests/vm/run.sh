@@ -48,7 +48,7 @@ declare -A GROUP_SECTIONS=(
 	[rt]="config_rt"
 	[igb]="igb_driver igb_tx igb_rx igb_b2b"
 	[model]="model"
-	[why]="why_qdisc why_softirq"
+	[why]="why_qdisc why_softirq why_irqthread"
 )
 
 # lab_missing WHY: no lab on this host; a skip, or a failure where required
