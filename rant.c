@@ -7289,7 +7289,7 @@ static bool why_window(const struct txn *x, uint64_t *a, uint64_t *b)
  * poll that brought it): the first netif_receive_skb from the stamp on
  * names its device and the CPU that received it; the last hard IRQ of
  * that device on that CPU before the stamp (its handler named after the
- * device, as e1000e's "eth2-rx-0") opens a segment of its own, "server rx
+ * device, as e1000e's "eth2-rx-0", not a TX queue's "eth2-tx-0") opens a segment of its own, "server rx
  * irq" before the rx stack, "client rx irq" at the end of the wait for the
  * pong (which it shortens).  Not found (another naming, a NIC stamp before
  * the IRQ, events missing): no such segment.
@@ -7338,7 +7338,9 @@ static void why_rx_irq(struct why *w, const char *path)
 			}
 			if (pass == 1 && e.cpu == cpu && e.ts > from && why_is(&e, "irq_handler_entry")) {
 				why_comm(name, sizeof(name), e.args, "name", "irq");
-				if (!strncmp(name, dev, strlen(dev))) {
+				/* not a TX queue's ("eth0-tx-0": its completions) */
+				if (!strncmp(name, dev, strlen(dev)) &&
+				    !strstr(name + strlen(dev), "-tx-")) {
 					irq_ts = e.ts;
 				}
 			}
@@ -7406,13 +7408,15 @@ static void why_explain(struct why *w, const struct txn *x, const char *path, in
 static void why_culprit(char *buf, size_t len, const struct why *w, const struct why_part *p)
 {
 	int rt = p->prio >= 0 && p->prio < 100 ? 99 - p->prio : -1;
+	/* the live policy was read for the cause's task alone */
+	const char *pol = w->cs >= 0 && p == &w->seg[w->cs].p[w->cp] ? w->policy : "";
 
 	if (rt >= 0) {
-		snprintf(buf, len, "%s %d", w->policy[0] ? w->policy : "RT", rt);
+		snprintf(buf, len, "%s %d", pol[0] ? pol : "RT", rt);
 	} else if (p->prio >= 100) {
-		snprintf(buf, len, "%s nice %d", w->policy[0] ? w->policy : "OTHER", p->prio - 120);
+		snprintf(buf, len, "%s nice %d", pol[0] ? pol : "OTHER", p->prio - 120);
 	} else {
-		snprintf(buf, len, "%s", w->policy[0] ? w->policy : "DEADLINE");
+		snprintf(buf, len, "%s", pol[0] ? pol : "DEADLINE");
 	}
 }
 

@@ -15,9 +15,11 @@
 #     (SCHED_FIFO 50), A's to CPU 0, and a flood from A (CPU 0) to
 #     another port of R: the
 #     receive work for the flood lands on the reflector's CPU.  The cause
-#     named must be that work: softirq NET_RX (or the NIC's hard IRQ) on
-#     CPU 1, or, where it runs in a thread (ksoftirqd, PREEMPT_RT's IRQ
-#     threads), rant runnable while that thread ran.  Its duration has no
+#     named must be the flood's work: softirq NET_RX (or NET_TX), a hard
+#     IRQ of either NIC, or, where it runs in a thread (ksoftirqd/1,
+#     PREEMPT_RT's IRQ threads, whose affinity follows their IRQ's only
+#     once they run again: A's TX thread was seen on CPU 1), rant runnable
+#     while that thread ran.  Its duration has no
 #     truth of its own here (the trace is the only record of the
 #     softirq's time): only that the parts add up.
 # Each is tried up to 3 times: under TCG a guest's own hiccup (the host
@@ -179,9 +181,10 @@ test_why_softirq() {
 		echo "# why softirq: attempt $n: $(grep '^Why:' "$W/ws-r.out")"
 		ok_kind=0
 		case $kind in
-		softirq) [[ $what == *'"name": "NET_RX"'* ]] && ok_kind=1 ;;
-		irq) [[ $what == *"\"name\": \"$R"* ]] && ok_kind=1 ;;
-		runnable) [[ $what == *'"comm": "ksoftirqd/1"'* || $what == *"\"comm\": \"irq/"*"-$R"* ]] && ok_kind=1 ;;
+		softirq) [[ $what == *'"name": "NET_RX"'* || $what == *'"name": "NET_TX"'* ]] && ok_kind=1 ;;
+		irq) [[ $what == *"\"name\": \"$R"* || $what == *"\"name\": \"$A"* ]] && ok_kind=1 ;;
+		runnable) [[ $what == *'"comm": "ksoftirqd/1"'* || $what == *"\"comm\": \"irq/"*"-$R"* ||
+			$what == *"\"comm\": \"irq/"*"-$A"* ]] && ok_kind=1 ;;
 		esac
 		((ok_kind)) && break
 	done
@@ -190,7 +193,7 @@ test_why_softirq() {
 	done
 	grep -A4 '^Why:' "$W/ws-r.out" | sed 's/^/# /'
 	cpu=$(grep -o '"culprit": {[^}]*}' "$W/ws-r.json" | head -n 1 | grep -o '"cpu": [0-9]*' | sed 's/.*: //')
-	t "why softirq: the cause is the receive work on the reflector's CPU (softirq NET_RX, $R's IRQ, or its thread): $kind $what" \
+	t "why softirq: the cause is the flood's work on the reflector's CPU (softirq NET_RX/NET_TX, $R's or $A's IRQ or IRQ thread, ksoftirqd/1): $kind $what" \
 		ws-r is "$ok_kind" 1
 	t "why softirq: on CPU 1, where $R's IRQ was moved" ws-r is "$cpu" 1
 	t "why softirq: the parts of every segment add up to it" ws-r why_adds_up "$W/ws-r.json"
@@ -202,7 +205,8 @@ test_why_softirq() {
 # meanwhile waits, after its hard IRQ, for its IRQ thread.  The client
 # (CPU 1, -t 50000 -T) must name the spin, in the client rx irq segment
 # (its NIC's IRQ to its stamp T4), its pid, FIFO 20, for no longer than
-# the spin measured itself (+ 5 % + 500 us).
+# the spin measured itself (+ 5 % + 500 us): from before its chrt to its
+# end (under TCG the exec of chrt, taskset and bash takes ~30 ms).
 test_why_irqthread() {
 	local n k rpid cpid irq p kind pid named ok=0
 	local -a saved=() threads=()
@@ -241,9 +245,10 @@ test_why_irqthread() {
 		wait_for 30 grep -q started "$W/wi-r.err"
 		for k in 1 2 3 4 5; do
 			gone "$cpid" && break
-			chrt -f 20 taskset -c 0 bash -c 's=${EPOCHREALTIME/./}; e=$((s + 200000))
+			# its truth: from before chrt (FIFO 20 from then on) to the spin's end
+			chrt -f 20 taskset -c 0 bash -c 'e=$(($2 + 200000))
 				while ((${EPOCHREALTIME/./} < e)); do :; done
-				echo "$$ $s ${EPOCHREALTIME/./}" >"$1"' _ "$W/wi-spin.$k"
+				echo "$$ $2 ${EPOCHREALTIME/./}" >"$1"' _ "$W/wi-spin.$k" "${EPOCHREALTIME/./}"
 			wait_for 1 gone "$cpid"
 		done
 		stop "$cpid"
@@ -264,8 +269,10 @@ test_why_irqthread() {
 	grep -A4 '^Why:' "$W/wi-c.out" | sed 's/^/# /'
 	pid=$(why_field "$W/wi-c.json" pid)
 	t "why irqthread: the cause is the client rx irq, runnable: $kind" wi-c is "$ok" 1
-	t "why irqthread: the culprit is a spin (bash, pid $pid), FIFO 20" wi-c \
-		bash -c '[[ $1 == bash && $2 == FIFO && $3 == 20 ]] && grep -qs "^$4 " "$5"/wi-spin.*' _ \
+	# (its policy null: the spin had ended when the trace was read, and
+	# the trace has only its priority)
+	t "why irqthread: the culprit is a spin (bash, pid $pid), FIFO or RT 20" wi-c \
+		bash -c '[[ $1 == bash && ($2 == FIFO || $2 == null) && $3 == 20 ]] && grep -qs "^$4 " "$5"/wi-spin.*' _ \
 		"$(why_field "$W/wi-c.json" comm)" "$(why_field "$W/wi-c.json" policy)" \
 		"$(why_field "$W/wi-c.json" rt_priority)" "$pid" "$W"
 	named=$(grep -o '"cause": {.*' "$W/wi-c.json" | grep -o '"segment": "client_rx_irq", "duration_ns": [0-9]*' |
