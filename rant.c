@@ -7399,21 +7399,23 @@ static char *fmt_trace_ts(char *p, uint64_t ns)
  * the largest one that is not rant's own work is the cause.  Nothing of it
  * runs while rant measures.  Times are the trace's: 1 us.
  */
-#define WHY_SEGS	3
+#define WHY_SEGS	4
 #define WHY_PARTS	12
 #define WHY_CPUS	256
 
 enum why_kind {
-	WK_RUN, WK_RUNNABLE, WK_IRQ, WK_SOFTIRQ, WK_IDLE, WK_ASLEEP, WK_STOPPED, WK_UNKNOWN, WK_N
+	WK_RUN, WK_RUNNABLE, WK_IRQ, WK_SOFTIRQ, WK_IDLE, WK_ASLEEP, WK_STOPPED, WK_QUEUED,
+	WK_UNKNOWN, WK_N
 };
 static const char *const why_kind_key[WK_N] = {
-	"running", "runnable", "irq", "softirq", "idle", "asleep", "stopped", "unknown",
+	"running", "runnable", "irq", "softirq", "idle", "asleep", "stopped", "queued", "unknown",
 };
 
 struct why_part {
-	int kind, id, cpu, prio;	/* id: the pid, IRQ or softirq vector */
-	char what[40];			/* comm, IRQ name or softirq name */
-	uint64_t ns;
+	int kind, id, cpu, prio;	/* id: the pid, IRQ, softirq vector or qdisc handle */
+	char what[40];			/* comm, IRQ name, softirq name or the qdisc's device */
+	char qdisc[16];			/* queued: the qdisc's kind, when it could be read */
+	uint64_t ns;			/* (queued: prio holds the device's ifindex) */
 };
 
 struct why_seg {
@@ -7433,6 +7435,7 @@ struct why {
 	uint64_t own_ns, wait_ns;
 	int pid;			/* rant's thread in the trace */
 	int prio;			/* its prio as the trace last saw it (-1: not seen) */
+	int pkt_cpu;			/* *_rx_irq: the CPU the packet's IRQ came to */
 };
 
 /* One parsed line of a trace as `cat trace` writes it. */
@@ -7642,6 +7645,11 @@ struct why_walk {
 	bool any_switch, covered_end;
 	uint64_t lost;			/* "[LOST N EVENTS]" inside the window */
 	int first_cpu_late;		/* a CPU whose buffer starts inside the window */
+	/* rant's packet in a TX segment: its skbaddr, and while a qdisc holds it which one */
+	char skb[24], qdev[20];
+	bool queued;
+	unsigned qhandle;
+	int qifindex;
 };
 
 static void why_add(struct why_seg *s, int kind, int id, int cpu, int prio, const char *what,
@@ -7660,9 +7668,36 @@ static void why_add(struct why_seg *s, int kind, int id, int cpu, int prio, cons
 		s->p[i].ns += ns;
 		return;
 	}
-	s->p[i] = (struct why_part){ kind, id, cpu, prio, "", ns };
+	s->p[i] = (struct why_part){ kind, id, cpu, prio, "", "", ns };
 	snprintf(s->p[i].what, sizeof(s->p[i].what), "%s", what ? what : "");
 	s->n++;
+}
+
+/* A segment that ends with rant's packet leaving the device (its TX stamp). */
+static bool why_tx_seg(const struct why_seg *s)
+{
+	return strstr(s->key, "tx_stack") || !strcmp(s->key, "response");
+}
+
+/*
+ * The ping between its NIC's IRQ and its stamp: what the CPU the IRQ came
+ * to did, whatever rant's thread did (asleep: the ping has not reached it).
+ */
+static void why_account_cpu(struct why_walk *W, struct why_seg *s, uint64_t ns)
+{
+	const struct why_cpu *c = W->w->pkt_cpu >= 0 ? &W->cpu[W->w->pkt_cpu] : NULL;
+
+	if (!c || !c->seen) {
+		why_add(s, WK_UNKNOWN, 0, -1, 0, NULL, ns);
+	} else if (c->irq >= 0) {
+		why_add(s, WK_IRQ, c->irq, W->w->pkt_cpu, 0, c->irqname, ns);
+	} else if (c->vec >= 0) {
+		why_add(s, WK_SOFTIRQ, c->vec, W->w->pkt_cpu, 0, c->vecname, ns);
+	} else if (c->pid == 0) {
+		why_add(s, WK_IDLE, 0, W->w->pkt_cpu, 0, NULL, ns);
+	} else {
+		why_add(s, WK_RUNNABLE, c->pid, W->w->pkt_cpu, c->prio, c->comm, ns);
+	}
 }
 
 /* What rant's thread did from W->last to t, added to the segments it falls in. */
@@ -7702,7 +7737,15 @@ static void why_account(struct why_walk *W, uint64_t t)
 		struct why_seg *s = &w->seg[i];
 		uint64_t a = W->last > s->a ? W->last : s->a, b = t < s->b ? t : s->b;
 
-		if (b > a) {
+		if (b <= a) {
+			continue;
+		}
+		if (W->queued && why_tx_seg(s)) {
+			/* the packet waits in the qdisc, whatever rant's thread does meanwhile */
+			why_add(s, WK_QUEUED, (int)W->qhandle, -1, W->qifindex, W->qdev, b - a);
+		} else if (strstr(s->key, "_rx_irq")) {
+			why_account_cpu(W, s, b - a);
+		} else {
 			why_add(s, kind, id, cpu, prio, what, b - a);
 		}
 	}
@@ -7726,6 +7769,69 @@ static int why_state(const char *st)
 		return !v || (v & 256) ? RS_RUNNABLE : (v & 12) ? RS_STOPPED : RS_ASLEEP;
 	}
 	return *st == 'R' ? RS_RUNNABLE : *st == 'T' || *st == 't' ? RS_STOPPED : RS_ASLEEP;
+}
+
+/* The token after key= in args (a word: up to a space or ','), in out; false if absent. */
+static bool why_word(char *out, size_t len, const char *args, const char *key)
+{
+	const char *p = why_kv(args, key);
+
+	if (!p) {
+		return false;
+	}
+	snprintf(out, len, "%.*s", (int)strcspn(p, " ,"), p);
+	return out[0] != 0;
+}
+
+/*
+ * rant's packet on its way out (include/trace/events/net.h, qdisc.h): its
+ * net_dev_queue, from rant's thread inside a TX segment, names its skb
+ * (by address, as the trace prints it); qdisc_enqueue of that skb starts
+ * its wait in the device's qdisc, its qdisc_dequeue (or, for a qdisc whose
+ * dequeue the trace misses, its transmit) ends it.  A qdisc bypassed (an
+ * empty pfifo_fast, noqueue) has no enqueue: nothing is queued.
+ */
+static void why_skb(struct why_walk *W, const struct why_ev *e)
+{
+	char skb[24];
+	const char *h;
+	int i;
+
+	if (!why_word(skb, sizeof(skb), e->args, "skbaddr")) {
+		return;
+	}
+	if (why_is(e, "net_dev_queue")) {
+		if (e->pid != W->w->pid || W->skb[0]) {
+			return;
+		}
+		for (i = 0; i < W->w->nseg; i++) {
+			const struct why_seg *s = &W->w->seg[i];
+
+			if (why_tx_seg(s) && e->ts >= s->a && e->ts < s->b) {
+				snprintf(W->skb, sizeof(W->skb), "%s", skb);
+				if (!why_word(W->qdev, sizeof(W->qdev), e->args, "dev")) {
+					snprintf(W->qdev, sizeof(W->qdev), "?");
+				}
+				return;
+			}
+		}
+		return;
+	}
+	if (!W->skb[0] || strcmp(skb, W->skb)) {
+		return;
+	}
+	if (why_is(e, "qdisc_enqueue")) {
+		W->queued = true;
+		h = why_kv(e->args, "handle");
+		W->qhandle = h ? (unsigned)strtoul(h, NULL, 0) : 0;
+		W->qifindex = (int)why_kv_num(e->args, "ifindex", 0);
+	} else {
+		/* dequeued or sent: out of the qdisc (after its transmit, the skb is no more) */
+		W->queued = false;
+		if (!why_is(e, "qdisc_dequeue")) {
+			snprintf(W->skb, sizeof(W->skb), "-");
+		}
+	}
 }
 
 static void why_event(struct why_walk *W, struct why_ev *e)
@@ -7795,6 +7901,10 @@ static void why_event(struct why_walk *W, struct why_ev *e)
 			 a ? a + 7 : c->vec >= 0 && c->vec < 10 ? vecs[c->vec] : "?");
 	} else if (why_is(e, "softirq_exit")) {
 		c->vec = -1;
+	} else if (why_is(e, "net_dev_queue") || why_is(e, "qdisc_enqueue") ||
+		   why_is(e, "qdisc_dequeue") || why_is(e, "net_dev_start_xmit") ||
+		   why_is(e, "net_dev_xmit")) {
+		why_skb(W, e);
 	}
 }
 
@@ -8046,6 +8156,86 @@ static bool why_window(const struct txn *x, uint64_t *a, uint64_t *b)
 	return w.nseg > 0;
 }
 
+/*
+ * A packet before its kernel receive stamp (a reflector's T2, a client's
+ * T4: taken as the stack takes it in, after its NIC's IRQ and the NAPI
+ * poll that brought it): the first netif_receive_skb from the stamp on
+ * names its device and the CPU that received it; the last hard IRQ of
+ * that device on that CPU before the stamp (its handler named after the
+ * device, as e1000e's "eth2-rx-0", not a TX queue's "eth2-tx-0") opens a segment of its own, "server rx
+ * irq" before the rx stack, "client rx irq" at the end of the wait for the
+ * pong (which it shortens).  Not found (another naming, a NIC stamp before
+ * the IRQ, events missing): no such segment.
+ */
+static void why_rx_irq(struct why *w, const char *path)
+{
+	FILE *f;
+	struct why_seg *s = NULL;
+	uint64_t t, from, irq_ts = 0;
+	char dev[20] = "", name[40], *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	struct why_ev e;
+	int cpu = -1, pass, i, at = -1;
+
+	for (i = 0; i < w->nseg && !s; i++) {
+		if (!strcmp(w->seg[i].key, "server_rx_stack") || !strcmp(w->seg[i].key, "response") ||
+		    !strcmp(w->seg[i].key, "pong_wait")) {
+			s = &w->seg[i];
+			at = i;
+		}
+	}
+	if (!s || w->nseg >= WHY_SEGS) {
+		return;
+	}
+	/* the stamp: the rx stack's start, or the wait's end; an IRQ after from */
+	t = strcmp(s->key, "pong_wait") ? s->a : s->b;
+	from = strcmp(s->key, "pong_wait") ? 0 : s->a;
+	/* each pass opens it anew: tracefs's trace file does not rewind (seq_file) */
+	for (pass = 0; pass < 2 && (pass == 0 || cpu >= 0); pass++) {
+		if (!(f = fopen(path, "re"))) {
+			break;
+		}
+		while ((len = getline(&line, &cap, f)) > 0) {
+			line[len - 1] = line[len - 1] == '\n' ? 0 : line[len - 1];
+			if (!why_parse(line, &e)) {
+				continue;
+			}
+			if (pass == 0 && e.ts + 1000 >= t && why_is(&e, "netif_receive_skb") &&
+			    why_word(dev, sizeof(dev), e.args, "dev")) {
+				cpu = e.cpu;
+				break;
+			}
+			if ((pass == 0 && e.ts > t + 2000000) || (pass == 1 && e.ts >= t)) {
+				break;
+			}
+			if (pass == 1 && e.cpu == cpu && e.ts > from && why_is(&e, "irq_handler_entry")) {
+				why_comm(name, sizeof(name), e.args, "name", "irq");
+				/* not a TX queue's ("eth0-tx-0": its completions) */
+				if (!strncmp(name, dev, strlen(dev)) &&
+				    !strstr(name + strlen(dev), "-tx-")) {
+					irq_ts = e.ts;
+				}
+			}
+		}
+		fclose(f);
+	}
+	free(line);
+	if (!irq_ts || irq_ts >= t) {
+		return;
+	}
+	if (!strcmp(s->key, "pong_wait")) {
+		s->b = irq_ts;
+		at++;
+	}
+	memmove(&w->seg[at + 1], &w->seg[at], sizeof(w->seg[0]) * (size_t)(w->nseg - at));
+	w->nseg++;
+	w->seg[at] = at && !strcmp(w->seg[at - 1].key, "pong_wait") ?
+		(struct why_seg){ .name = "client rx irq", .key = "client_rx_irq", .a = irq_ts, .b = t } :
+		(struct why_seg){ .name = "server rx irq", .key = "server_rx_irq", .a = irq_ts, .b = t };
+	w->pkt_cpu = cpu;
+}
+
 /* Explain x from trace file path (pid: rant's thread there, base: REALTIME - MONOTONIC). */
 static void why_explain(struct why *w, const struct txn *x, const char *path, int pid, int64_t base,
 			bool emit)
@@ -8062,6 +8252,8 @@ static void why_explain(struct why *w, const struct txn *x, const char *path, in
 		snprintf(w->cannot, sizeof(w->cannot), "the transaction lacks the stamps that bound its segments");
 		return;
 	}
+	w->pkt_cpu = -1;
+	why_rx_irq(w, path);
 	f = fopen(path, "re");
 	if (!f) {
 		snprintf(w->cannot, sizeof(w->cannot), "cannot read %.120s: %.60s", path, strerror(errno));
@@ -8089,13 +8281,45 @@ static void why_explain(struct why *w, const struct txn *x, const char *path, in
 static void why_culprit(char *buf, size_t len, const struct why *w, const struct why_part *p)
 {
 	int rt = p->prio >= 0 && p->prio < 100 ? 99 - p->prio : -1;
+	/* the live policy was read for the cause's task alone */
+	const char *pol = w->cs >= 0 && p == &w->seg[w->cs].p[w->cp] ? w->policy : "";
 
 	if (rt >= 0) {
-		snprintf(buf, len, "%s %d", w->policy[0] ? w->policy : "RT", rt);
+		snprintf(buf, len, "%s %d", pol[0] ? pol : "RT", rt);
 	} else if (p->prio >= 100) {
-		snprintf(buf, len, "%s nice %d", w->policy[0] ? w->policy : "OTHER", p->prio - 120);
+		snprintf(buf, len, "%s nice %d", pol[0] ? pol : "OTHER", p->prio - 120);
 	} else {
-		snprintf(buf, len, "%s", w->policy[0] ? w->policy : "DEADLINE");
+		snprintf(buf, len, "%s", pol[0] ? pol : "DEADLINE");
+	}
+}
+
+/* A queued part's qdisc: "qdisc tbf 8001:" (its kind when known, its handle's major). */
+static void why_qdisc_name(char *buf, size_t len, const struct why_part *p)
+{
+	snprintf(buf, len, "qdisc %s%s%x:", p->qdisc, p->qdisc[0] ? " " : "", (unsigned)p->id >> 16);
+}
+
+static void why_part_text(char *buf, size_t len, const struct why *w, const struct why_part *p)
+{
+	char pol[32];
+
+	switch (p->kind) {
+	case WK_RUNNABLE:
+		why_culprit(pol, sizeof(pol), w, p);
+		snprintf(buf, len, "runnable while %s (pid %d, %s) ran", p->what, p->id, pol);
+		break;
+	case WK_IRQ:
+		snprintf(buf, len, "hard IRQ %d (%s)", p->id, p->what);
+		break;
+	case WK_SOFTIRQ:
+		snprintf(buf, len, "softirq %s", p->what);
+		break;
+	case WK_QUEUED:
+		why_qdisc_name(pol, sizeof(pol), p);
+		snprintf(buf, len, "queued in %s on %s", pol, p->what);
+		break;
+	default:
+		snprintf(buf, len, "%s", why_kind_key[p->kind]);
 	}
 }
 
@@ -8118,6 +8342,22 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 	s = &w->seg[w->cs];
 	p = &s->p[w->cp];
 	us = (double)p->ns / 1000;
+	if (strstr(s->key, "_rx_irq") && p->kind != WK_UNKNOWN) {
+		/* what the receiving CPU did while the ping waited for its NAPI poll */
+		char what[96];
+
+		if (p->kind == WK_RUNNABLE) {
+			why_culprit(pol, sizeof(pol), w, p);
+			snprintf(what, sizeof(what), "%s (pid %d, %s) ran", p->what, p->id, pol);
+		} else {
+			why_part_text(what, sizeof(what), w, p);
+			strcat(what, p->kind == WK_IDLE ? "" : " ran");
+		}
+		snprintf(buf, len, "%s: the %s waited %.0f us after its NIC's IRQ, before the stack "
+			 "took it in, while %s on CPU %d", s->name, w->pkt_cpu >= 0 &&
+			 !strcmp(s->key, "client_rx_irq") ? "pong" : "ping", us, what, p->cpu);
+		return;
+	}
 	switch (p->kind) {
 	case WK_RUNNABLE:
 		why_culprit(pol, sizeof(pol), w, p);
@@ -8146,32 +8386,17 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 	case WK_STOPPED:
 		snprintf(buf, len, "%s: rant was stopped (SIGSTOP) for %.0f us", s->name, us);
 		break;
+	case WK_QUEUED:
+		why_qdisc_name(pol, sizeof(pol), p);
+		snprintf(buf, len, "%s: the %s waited %.0f us in %s on %s", s->name,
+			 strstr(s->key, "client") ? "ping" : "pong", us, pol, p->what);
+		break;
 	case WK_RUN:
 		snprintf(buf, len, "%s: rant itself ran for %.0f us on CPU %d (its own work, in the kernel "
 			 "or not; on a VM also the time the host took the CPU)", s->name, us, p->cpu);
 		break;
 	default:
 		snprintf(buf, len, "%s: %.0f us the trace does not explain", s->name, us);
-	}
-}
-
-static void why_part_text(char *buf, size_t len, const struct why *w, const struct why_part *p)
-{
-	char pol[32];
-
-	switch (p->kind) {
-	case WK_RUNNABLE:
-		why_culprit(pol, sizeof(pol), w, p);
-		snprintf(buf, len, "runnable while %s (pid %d, %s) ran", p->what, p->id, pol);
-		break;
-	case WK_IRQ:
-		snprintf(buf, len, "hard IRQ %d (%s)", p->id, p->what);
-		break;
-	case WK_SOFTIRQ:
-		snprintf(buf, len, "softirq %s", p->what);
-		break;
-	default:
-		snprintf(buf, len, "%s", why_kind_key[p->kind]);
 	}
 }
 
@@ -8259,6 +8484,17 @@ static void why_json(FILE *f, const struct why *w)
 			fprintf(f, "{\"%s\": %d, \"name\": ", p->kind == WK_IRQ ? "irq" : "vec", p->id);
 			why_json_str(f, p->what);
 			fprintf(f, ", \"cpu\": %d}", p->cpu);
+		} else if (p->kind == WK_QUEUED) {
+			fprintf(f, "{\"dev\": ");
+			why_json_str(f, p->what);
+			fprintf(f, ", \"ifindex\": %d, \"qdisc\": ", p->prio);
+			if (p->qdisc[0]) {
+				why_json_str(f, p->qdisc);
+			} else {
+				fprintf(f, "null");
+			}
+			fprintf(f, ", \"handle\": \"%x:%x\"}", (unsigned)p->id >> 16,
+				(unsigned)p->id & 0xffff);
 		} else {
 			fprintf(f, "null");
 		}
@@ -8270,14 +8506,92 @@ static void why_json(FILE *f, const struct why *w)
 		fprintf(f, "%s{\"segment\": \"%s\", \"start_mono_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
 			", \"parts\": [", i ? ", " : "", s->key, s->a, s->b - s->a);
 		for (k = 0; k < s->n; k++) {
-			fprintf(f, "%s{\"kind\": \"%s\", \"id\": %d, \"what\": ", k ? ", " : "",
-				why_kind_key[s->p[k].kind], s->p[k].id);
+			/* a qdisc's handle as the kernel's u32 */
+			fprintf(f, "%s{\"kind\": \"%s\", \"id\": %lld, \"what\": ", k ? ", " : "",
+				why_kind_key[s->p[k].kind], s->p[k].kind == WK_QUEUED ?
+				(long long)(unsigned)s->p[k].id : (long long)s->p[k].id);
 			why_json_str(f, s->p[k].what);
 			fprintf(f, ", \"cpu\": %d, \"duration_ns\": %" PRIu64 "}", s->p[k].cpu, s->p[k].ns);
 		}
 		fprintf(f, "]}");
 	}
 	fprintf(f, "]}");
+}
+
+/*
+ * The kind of each qdisc a queued part names, asked of the kernel now
+ * (rtnetlink(7), RTM_GETQDISC: the trace's enqueue and dequeue give only
+ * the ifindex and handle).  A live run only: rant is in the device's
+ * network namespace; --analyze of a saved trace names the handle alone.
+ */
+static void why_qdisc_kind(struct why_part *p)
+{
+	struct {
+		struct nlmsghdr h;
+		struct tcmsg t;
+	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETQDISC,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		  .t = { .tcm_family = AF_UNSPEC, .tcm_ifindex = p->prio } };
+	static char buf[16384] __attribute__((aligned(4)));
+	struct timeval tv = { 1, 0 };
+	bool done = false;
+	ssize_t n;
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0) {
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		close(fd);
+		return;
+	}
+	while (!done && (n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		size_t off;
+
+		for (off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
+			struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
+			struct tcmsg *t = NLMSG_DATA(h);
+			struct rtattr *a;
+			int al;
+
+			if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > (size_t)n - off) {
+				break;
+			}
+			off += NLMSG_ALIGN(h->nlmsg_len);
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type != RTM_NEWQDISC ||
+			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*t)) ||
+			    t->tcm_ifindex != p->prio || t->tcm_handle != (unsigned)p->id) {
+				continue;
+			}
+			al = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*t)));
+			for (a = TCA_RTA(t); RTA_OK(a, al); a = RTA_NEXT(a, al)) {
+				if (a->rta_type == TCA_KIND) {
+					snprintf(p->qdisc, sizeof(p->qdisc), "%.*s",
+						 (int)RTA_PAYLOAD(a), (char *)RTA_DATA(a));
+				}
+			}
+		}
+	}
+	close(fd);
+}
+
+static void why_qdisc_kinds(struct why *w)
+{
+	int i, k;
+
+	for (i = 0; i < w->nseg && !w->cannot[0]; i++) {
+		for (k = 0; k < w->seg[i].n; k++) {
+			if (w->seg[i].p[k].kind == WK_QUEUED && w->seg[i].p[k].prio > 0) {
+				why_qdisc_kind(&w->seg[i].p[k]);
+			}
+		}
+	}
 }
 
 /* The Why: of this run's (a reflector: this session's) breaches kept, in their order. */
@@ -8317,6 +8631,7 @@ static void why_run(void)
 			continue;
 		}
 		why_explain(w, &sess.breach[i].x, path, run.tr.tid, run.clk.base, run.side.emit);
+		why_qdisc_kinds(w);
 	}
 	why_n = n;
 }
@@ -8554,13 +8869,15 @@ static int trace_write_file(const char *name, const char *s, bool trunc)
  * scheduler's switch and wake-up say who ran while rant waited; the
  * handlers' entry and exit say how long IRQs and softirqs held the CPU;
  * napi_poll, the receive and transmit points and cpu_idle name the packet's
- * path and an idle CPU's wake-up.  One that this kernel lacks is skipped.
+ * path and an idle CPU's wake-up; the qdisc's enqueue and dequeue how long
+ * rant's packet waited in one.  One that this kernel lacks is skipped.
  */
 static const char *const why_events[] = {
 	"sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup",
 	"sched:sched_migrate_task", "irq:irq_handler_entry", "irq:irq_handler_exit",
 	"irq:softirq_entry", "irq:softirq_exit", "napi:napi_poll", "net:netif_receive_skb",
-	"net:net_dev_queue", "net:net_dev_xmit", "power:cpu_idle",
+	"net:net_dev_queue", "net:net_dev_xmit", "qdisc:qdisc_enqueue", "qdisc:qdisc_dequeue",
+	"power:cpu_idle",
 };
 
 /*

@@ -29,8 +29,9 @@
 # lab's own PHC modules need loaded before them).
 # veth, sch_mqprio, sch_taprio, sch_etf: the TSN section's multi-queue pair
 # and its gate schedule and launch-time qdiscs (tests/vm/guest-tsn.sh).
+# sch_tbf: the qdisc that holds pongs in tests/vm/guest-why.sh.
 VM_MODULES="e1000e igb 8021q bonding macvlan nvme crc32c_generic nf_tables nft_numgen
-veth sch_mqprio sch_taprio sch_etf"
+veth sch_mqprio sch_taprio sch_etf sch_tbf"
 
 # Host programs copied into the guest with their shared libraries; busybox
 # gives the rest.  ip: busybox's own has no `ip netns`.

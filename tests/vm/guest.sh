@@ -487,6 +487,11 @@ if [[ ,$GROUPS_RUN, == *,igb,* ]]; then
 	# shellcheck source=tests/vm/guest-igb.sh
 	. /rant/tests/vm/guest-igb.sh
 fi
+if [[ ,$GROUPS_RUN, == *,why,* ]]; then
+	SECTION_GROUP=why
+	# shellcheck source=tests/vm/guest-why.sh
+	. /rant/tests/vm/guest-why.sh
+fi
 if [[ ,$GROUPS_RUN, == *,model,* && -e /rant/tests/vm/guest-model.sh && -e /rant/mod/rantnic.ko ]]; then
 	SECTION_GROUP=model
 	# shellcheck disable=SC1091 # not in every checkout yet

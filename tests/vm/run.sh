@@ -51,6 +51,7 @@ declare -A GROUP_SECTIONS=(
 	[igb]="igb_driver igb_tx igb_rx igb_b2b"
 	[model]="model"
 	[tsn]="tsn"
+	[why]="why_qdisc why_softirq why_irqthread"
 )
 
 # lab_missing WHY: no lab on this host; a skip, or a failure where required
@@ -147,7 +148,8 @@ boot() {
 	vm_overlay "$dir/run.cpio" tests/vm/init=init "$RANT_STATIC=usr/bin/rant" config.sh=rant/config.sh \
 		tests/lib.sh=rant/tests/lib.sh tests/config/lib.sh=rant/tests/config/lib.sh \
 		tests/vm/guest.sh=rant/tests/vm/guest.sh tests/vm/guest-rt.sh=rant/tests/vm/guest-rt.sh \
-		tests/vm/guest-igb.sh=rant/tests/vm/guest-igb.sh "${mods[@]}" || return 1
+		tests/vm/guest-igb.sh=rant/tests/vm/guest-igb.sh tests/vm/guest-why.sh=rant/tests/vm/guest-why.sh \
+		"${mods[@]}" || return 1
 	cat "$VM_BASE" "$dir/run.cpio" >"$dir/initrd"
 	rm -f "$dir/run.cpio"
 	# the NVMe disk: IRQ threads for config.sh's tests, and on the way out
@@ -210,10 +212,10 @@ run() {
 
 for f in "${flavors[@]}"; do
 	case $f in
-	std) run std old e1000e; run std new igb model tsn ;;
-	rt) run rt old e1000e rt; run rt new igb model ;;
-	std612) run std612 new igb model tsn ;;
-	rt612) run rt612 new igb model rt ;;
+	std) run std old e1000e; run std new igb model tsn why ;;
+	rt) run rt old e1000e rt; run rt new igb model why ;;
+	std612) run std612 new igb model tsn why ;;
+	rt612) run rt612 new igb model rt why ;;
 	*) echo "usage: $0 [std|rt|std612|rt612]..." >&2; exit 2 ;;
 	esac
 done
