@@ -617,7 +617,7 @@ test_model_oneway() {
 # /dev/ptpA -O 0): the ports' clocks, 100 ppm apart (test_model_rant
 # measured that), are then one clock by the model's truth, and rant's
 # estimates between them say so.  Bounds against the truth: the server -
-# client drift within 0.2 ppm of the truth's over the run (the change of
+# client drift within 0.5 ppm of the truth's over the run (the change of
 # PHC_B - PHC_A between the clocks file's readings before and after) and
 # within 1 ppm of 0; the offset at the lowest-RTT exchange within 100 ns of
 # the truth there (as test_model_rant's) and that truth within 1 us of 0
@@ -658,8 +658,8 @@ test_model_p2p() {
 	t "model: phc2sys -s ptp$PHC_MB -c ptp$PHC_MA: rant --timestamps hw complete (exit $RC)" p2p complete p2p 400
 	t "model: phc2sys PHC to PHC: the clocks' true offset within 1 us of 0 ($offt ns), rant's within 100 ns of it ($off)" \
 		"p2p p2p-s" bash -c '[[ -n $1 && -n $2 ]] && d=$(($1 - $2)) && (( ${d#-} <= 100 && ${2#-} <= 1000 ))' _ "$off" "$offt"
-	t "model: phc2sys PHC to PHC: server - client drift $cppm ppm, within 0.2 ppm of the truth's $tdrift and 1 ppm of 0" \
-		"p2p p2p-s" awk -v p="$cppm" -v q="$tdrift" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 0.04 && p * p <= 1) }'
+	t "model: phc2sys PHC to PHC: server - client drift $cppm ppm, within 0.5 ppm of the truth's $tdrift and 1 ppm of 0" \
+		"p2p p2p-s" awk -v p="$cppm" -v q="$tdrift" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 0.25 && p * p <= 1) }'
 	t "model: phc2sys PHC to PHC: rant's $MA PHC drift against CLOCK_REALTIME within 1 ppm of the model's $rate ppm" \
 		p2p awk -v p="$ppm" -v q="$rate" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 1 && q < -49 && q > -51) }'
 }
