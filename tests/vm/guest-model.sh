@@ -156,6 +156,42 @@ join() {
 	}' "$1" "$2"
 }
 
+# truth_fit CSV TRUTH: rant's server - client drift estimator run on the
+# truth: the measured rows with all four stamps in order, one point per
+# quarter second of their T1 (rant's FIT_WINDOW), the one of lowest
+# network time (rant's network_ns), its y the true PHC_B - PHC_A in the middle
+# of that exchange (as join's), a least-squares slope.  Prints "DRIFT_PPM
+# MAXABS_NS": the slope, and the largest |true offset| of any exchange.
+truth_fit() {
+	awk -F'[ ,]' '
+	function d(a, b,   x, y) { split(a, x, "."); split(b, y, "."); return (x[1] - y[1]) * 1e9 + (("1" x[2]) - ("1" y[2])) }
+	function point() { X = (wx - x0) / 1e9; n++; sx += X; sy += wy; sxx += X * X; sxy += X * wy; have = 0 }
+	FNR == 1 && NR != 1 { truth = 1 }
+	!truth && /^#/ { next }
+	!truth && $1 == "seq" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	!truth { if ($2 == "ok") { r++; row[r] = $0 } next }
+	/^#/ { next }
+	{ dep[$10] = $8; arr[$10] = $9 }
+	END {
+		for (i = 1; i <= r; i++) {
+			split(row[i], f, ",")
+			t1 = f[c["t1_hw"]]; t2 = f[c["t2_hw"]]; t3 = f[c["t3_hw"]]; t4 = f[c["t4_hw"]]
+			if (t1 == "" || t2 == "" || t3 == "" || t4 == "" || !(t1 in dep) || !(t3 in dep)) continue
+			off = (d(t2, t1) - (arr[t1] - dep[t1]) + d(t3, t4) + (arr[t3] - dep[t3])) / 2
+			if (off * off > m * m) m = off < 0 ? -off : off
+			if (t1f == "") t1f = t1
+			x = d(t1, t1f); q = f[c["network_ns"]] + 0
+			if (!n && !have) x0 = x
+			if (have && x - ws >= 250e6) point()
+			if (!have) { ws = x; have = 1; wq = -1 }
+			if (wq < 0 || q < wq) { wq = q; wx = x; wy = off }
+		}
+		if (have) point()
+		dd = n * sxx - sx * sx
+		if (n >= 3 && dd > 1e-12) printf "%.4f %.0f\n", (n * sxy - sx * sy) / dd / 1000, m
+	}' "$1" "$2"
+}
+
 # jclock FILE BLOCK KEY: a number of a block of rant's JSON ("phc", "clock")
 jclock() {
 	tr -d ' \n' <"$1" | grep -o "\"$2\":{[^}]*" | grep -o "\"$3\":-\?[0-9.]*" | head -n 1 | sed 's/.*://'
@@ -618,16 +654,17 @@ test_model_oneway() {
 # phc2sys from one model port's PHC to the other's (-s /dev/ptpB -c
 # /dev/ptpA -O 0): the ports' clocks, 100 ppm apart (test_model_rant
 # measured that), are then one clock by the model's truth, and rant's
-# estimates between them say so.  Bounds against the truth: the server -
-# client drift within 0.5 ppm of the truth's over the run (the change of
-# PHC_B - PHC_A between the clocks file's readings before and after) and
-# within 1 ppm of 0; the offset at the lowest-RTT exchange within 100 ns of
-# the truth there (as test_model_rant's) and that truth within 1 us of 0
-# (phc2sys's servo, settled: its last four offsets within 100 ns); rant's
-# own PHC's drift against CLOCK_REALTIME within 1 ppm of the rate the
-# model says phc2sys gave it (the master's -50 ppm).
+# estimates between them say so.  Bounds against the truth: the offset at
+# the lowest-RTT exchange within 100 ns of the truth there (as
+# test_model_rant's); the server - client drift within 0.05 ppm of rant's
+# own estimator run on the true offsets (truth_fit).  Where phc2sys held
+# the clocks together through the run (every exchange's true offset within
+# 1 us: a guest starved by a loaded host can throw its servo off by tens of
+# us), also: that drift within 1 ppm of 0, and rant's PHC drift against
+# CLOCK_REALTIME within 1 ppm of the truth's over the run (the clocks
+# file's readings before and after), which is the master's -50 ppm.
 test_model_p2p() {
-	local p j offt off cppm ppm tdrift rate rpid
+	local p j offt off cppm ppm tf tdrift tmax rate rpid
 	phc_ctl "/dev/ptp$PHC_MA" set freq 0 >/dev/null 2>&1
 	phc_ctl "/dev/ptp$PHC_MB" set freq 0 >/dev/null 2>&1
 	phc2sys -s "/dev/ptp$PHC_MB" -c "/dev/ptp$PHC_MA" -O 0 -R 8 -m >"$W/p2p-s.out" 2>&1 &
@@ -653,17 +690,25 @@ test_model_p2p() {
 	off=$(jclock "$W/p2p.json" clock offset_ns)
 	cppm=$(jclock "$W/p2p.json" clock drift_ppm)
 	ppm=$(jclock "$W/p2p.json" phc drift_ppm)
-	tdrift=$(cat "$W/p2p-c1.out" "$W/p2p-c2.out" | awk '$1 == 0 { a[++i] = $4; m[i] = $6 } $1 == 1 { b[++k] = $4 }
-		END { if (i == 2 && k == 2) printf "%.3f", ((b[2] - a[2]) - (b[1] - a[1])) * 1e6 / (m[2] - m[1]) }')
-	rate=$(awk '$1 == 0 { printf "%.3f", $5 / 1000 }' "$W/p2p-c2.out")
-	echo "# model: phc2sys $MB's PHC -> $MA's: rant's offset $off ns (truth $offt), drift $cppm ppm (truth $tdrift), $MA's PHC drift $ppm ppm (its rate $rate); $j"
+	tf=$(truth_fit "$W/p2p.csv" "$W/p2p.truth")
+	read -r tdrift tmax <<<"$tf"
+	# rn0's PHC - CLOCK_REALTIME: its change over the run, in ppm
+	rate=$(cat "$W/p2p-c1.out" "$W/p2p-c2.out" | awk '$1 == 0 { a[++i] = $4; m[i] = $6 }
+		END { if (i == 2) printf "%.3f", (a[2] - a[1]) * 1e6 / (m[2] - m[1]) }')
+	echo "# model: phc2sys $MB's PHC -> $MA's: rant's offset $off ns (truth $offt), drift $cppm ppm (truth $tdrift, true offsets within $tmax ns), $MA's PHC drift $ppm ppm (truth $rate); $j"
 	t "model: phc2sys -s ptp$PHC_MB -c ptp$PHC_MA: rant --timestamps hw complete (exit $RC)" p2p complete p2p 400
-	t "model: phc2sys PHC to PHC: the clocks' true offset within 1 us of 0 ($offt ns), rant's within 100 ns of it ($off)" \
-		"p2p p2p-s" bash -c '[[ -n $1 && -n $2 ]] && d=$(($1 - $2)) && (( ${d#-} <= 100 && ${2#-} <= 1000 ))' _ "$off" "$offt"
-	t "model: phc2sys PHC to PHC: server - client drift $cppm ppm, within 0.5 ppm of the truth's $tdrift and 1 ppm of 0" \
-		"p2p p2p-s" awk -v p="$cppm" -v q="$tdrift" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 0.25 && p * p <= 1) }'
-	t "model: phc2sys PHC to PHC: rant's $MA PHC drift against CLOCK_REALTIME within 1 ppm of the model's $rate ppm" \
-		p2p awk -v p="$ppm" -v q="$rate" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 1 && q < -49 && q > -51) }'
+	t "model: phc2sys PHC to PHC: rant's offset within 100 ns of the truth at the lowest-RTT exchange ($off, $offt ns)" \
+		p2p bash -c '[[ -n $1 && -n $2 ]] && d=$(($1 - $2)) && (( ${d#-} <= 100 ))' _ "$off" "$offt"
+	t "model: phc2sys PHC to PHC: server - client drift $cppm ppm, within 0.05 ppm of the truth's $tdrift" \
+		"p2p p2p-s" awk -v p="$cppm" -v q="$tdrift" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 0.0025) }'
+	if [[ -n $tmax ]] && (( tmax <= 1000 )); then
+		t "model: phc2sys held the PHCs within 1 us ($tmax ns): rant's drift between them within 1 ppm of 0 ($cppm)" \
+			"p2p p2p-s" awk -v p="$cppm" 'BEGIN { exit !(p != "" && p * p <= 1) }'
+		t "model: phc2sys PHC to PHC: rant's $MA PHC drift against CLOCK_REALTIME $ppm ppm, within 1 ppm of the truth's $rate (the master's -50)" \
+			p2p awk -v p="$ppm" -v q="$rate" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 1 && q < -49 && q > -51) }'
+	else
+		echo "# model: phc2sys did not hold the PHCs within 1 us through the run (true offsets up to $tmax ns: a starved guest): rant checked against the truth only"
+	fi
 }
 
 # p2p_settled LOG: phc2sys's last four lines locked (s2), each offset
