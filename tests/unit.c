@@ -8345,6 +8345,7 @@ static void test_bond_failover(void)
 {
 	char dir[128], cmd[300], *err;
 	struct capture ce;
+	int r;
 
 	reset_globals();
 	tmp_path(dir, sizeof(dir), "sysfs");
@@ -8359,7 +8360,8 @@ static void test_bond_failover(void)
 	kops.sysfs_net = dir;
 	nic_full();
 	nic.bond = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
-	ok(hw_setup("utbond0", TS_HW, &err) == 0 && run.ts.bonded, "bond: set up", "err='%s'", err);
+	r = hw_setup("utbond0", TS_HW, &err);
+	ok(r == 0 && run.ts.bonded, "bond: set up", "r=%d err='%s'", r, err);
 	free(err);
 	opts.iface = "utbond0";
 	run.ts.ifindex = ts_real_nic("utbond0", run.ts.nic, sizeof(run.ts.nic));
