@@ -1249,10 +1249,10 @@ static void run_reset(void)
 	run.tr = (struct trace_state){ -1, -1, -1, "" };
 	run.sock_fd = -1;
 	run.cpulat.fd = -1;
-	run.K = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
+	classes = (struct classes){ .ncls = 1, .nsz = 1, .rx_tos = -1, .r_prio = -1, .r_tos = -1 };
 	run.phc = (struct phc_state){ .fd = -1, .index = -1 };
 	memset(&outs, 0, sizeof(outs));
-	outs.PL = (struct plot_state){ .fd = -1 };
+	plotter = (struct plot_state){ .fd = -1 };
 	outs.hf_fd = -1;
 }
 
@@ -2532,17 +2532,17 @@ static int ts_enable_socket(int fd)
 	int r;
 
 	if (run.side.emit && ts_rx_ioctl_on(fd)) {
-		run.E.rx_ioctl = true;
+		emitter.rx_ioctl = true;
 		run.ts.next_key = 0;
 		return 0;
 	}
-	if (run.side.emit && run.E.rx_ioctl) {
+	if (run.side.emit && emitter.rx_ioctl) {
 		/*
 		 * a class's socket refusing what the first took: the loop reads every
 		 * class's pongs alike, so this class's come without T4, and said so
 		 */
 		warnx_("warning: --client-no-tx-ts: SIOCGSTAMPNS refused on class %d's socket, taken on the first: that class's pongs come without T4 (counted missing)",
-		       run.K.opening);
+		       classes.opening);
 		run.ts.next_key = 0;
 		return 0;
 	}
@@ -2637,10 +2637,10 @@ static void ts_rx_live(void)
 static void ts_rekey_now(int fd)
 {
 	ts_sockopt(fd, 0);
-	if (run.R.ss_on && fd == run.R.ss_fd) {
+	if (refl.ss_on && fd == refl.ss_fd) {
 		/* a reflector session's own socket: its counter from 0 again, the keys go on */
 		ts_sockopt(fd, ts_socket_flags());
-		run.R.ss_base = run.ts.next_key;
+		refl.ss_base = run.ts.next_key;
 		return;
 	}
 	ts_enable_socket(fd);
@@ -2649,7 +2649,7 @@ static void ts_rekey_now(int fd)
 	 * (reflect_on_tx): the keys start again at 0, and so does the session,
 	 * or every later T3 of it would be taken for an earlier session's.
 	 */
-	run.R.key0 = run.ts.next_key;
+	refl.key0 = run.ts.next_key;
 }
 
 static void ts_rekey(int fd)
@@ -3382,8 +3382,8 @@ static int ptp_check(const uint8_t *p, size_t len, uint8_t domain)
 /* A datagram that is not a valid rant packet, counted by why. */
 static void count_invalid(int why)
 {
-	run.S.c.invalid++;
-	run.S.c.invalid_why[why]++;
+	sess.c.invalid++;
+	sess.c.invalid_why[why]++;
 }
 
 /* A received probe: its length without the PTP header, or -1 (counted invalid). */
@@ -4397,7 +4397,7 @@ static int wire_sign(int m)
  */
 static bool peer_off_in(int m)
 {
-	return run.side.emit && run.S.srv_hw && !run.ts.peer_off_on && wire_sign_of(m, false);
+	return run.side.emit && sess.srv_hw && !run.ts.peer_off_on && wire_sign_of(m, false);
 }
 
 static const char *metric_label(int m)
@@ -4590,7 +4590,7 @@ static bool stamp_hw(int s)
 		return false;
 	}
 	if (s == T2W || s == T3W) {
-		return run.side.emit ? run.S.srv_hw : run.ts.hw;
+		return run.side.emit ? sess.srv_hw : run.ts.hw;
 	}
 	return run.ts.hw;
 }
@@ -4755,33 +4755,33 @@ static int txn_status(const struct txn *x)
 
 static bool cls_multi(void)
 {
-	return run.K.ncls > 1 || run.K.nsz > 1;
+	return classes.ncls > 1 || classes.nsz > 1;
 }
 
 /* Back to a plain run (cfg_defaults: the unit tests parse many command lines). */
 static void cls_defaults(void)
 {
-	memset(&run.K, 0, sizeof(run.K));
-	run.K.ncls = run.K.nsz = 1;
-	run.K.rx_tos = run.K.r_prio = run.K.r_tos = -1;
+	memset(&classes, 0, sizeof(classes));
+	classes.ncls = classes.nsz = 1;
+	classes.rx_tos = classes.r_prio = classes.r_tos = -1;
 }
 
 /* The classes side by side, each on its own socket (cls_use): 1 in a plain run. */
 static int cls_classes(void)
 {
-	return run.K.ncls;
+	return classes.ncls;
 }
 
 /* The sizes measured in turn (each -d or --count long): 1 in a plain run. */
 static uint64_t cls_sizes(void)
 {
-	return (uint64_t)run.K.nsz;
+	return (uint64_t)classes.nsz;
 }
 
 /* --interval is a list: each class on its own cadence (cls_due). */
 static bool cls_paced(void)
 {
-	return run.K.nival > 0;
+	return classes.nival > 0;
 }
 
 /* After --interval as typed: a list's cadence, that of all its classes together ("" else). */
@@ -4804,15 +4804,15 @@ static void cls_list_set(int what, const uint64_t *v, int n)
 
 	for (i = 0; i < n; i++) {
 		if (what == CL_SIZE) {
-			run.K.size[i] = (unsigned)v[i];
+			classes.size[i] = (unsigned)v[i];
 		} else if (what == CL_IVAL) {
-			run.K.ival[i] = v[i] * NSEC_PER_US;
+			classes.ival[i] = v[i] * NSEC_PER_US;
 		} else {
-			(what == CL_PRIO ? run.K.prio : run.K.tos)[i] = (int)v[i];
+			(what == CL_PRIO ? classes.prio : classes.tos)[i] = (int)v[i];
 		}
 	}
-	*(what == CL_SIZE ? &run.K.nsz : what == CL_IVAL ? &run.K.nival :
-	  what == CL_PRIO ? &run.K.nprio : &run.K.ntos) = n;
+	*(what == CL_SIZE ? &classes.nsz : what == CL_IVAL ? &classes.nival :
+	  what == CL_PRIO ? &classes.nprio : &classes.ntos) = n;
 }
 
 /*
@@ -4825,57 +4825,57 @@ static int cls_setup_lists(uint64_t *interval_ns)
 {
 	int i;
 
-	if (run.K.nprio > 1 && run.K.ntos > 1 && run.K.nprio != run.K.ntos) {
+	if (classes.nprio > 1 && classes.ntos > 1 && classes.nprio != classes.ntos) {
 		warnx_("--tos: %d values against %d of --priority; give one of them, or as many as the other (one pair per class)",
-		       run.K.ntos, run.K.nprio);
+		       classes.ntos, classes.nprio);
 		return -1;
 	}
-	run.K.ncls = run.K.nprio > run.K.ntos ? run.K.nprio : run.K.ntos;
-	if (run.K.ncls < 1) {
-		run.K.ncls = 1;
+	classes.ncls = classes.nprio > classes.ntos ? classes.nprio : classes.ntos;
+	if (classes.ncls < 1) {
+		classes.ncls = 1;
 	}
-	if (run.K.ncls > 1 && run.K.nprio == 1 && cfg->priority > 14) {
+	if (classes.ncls > 1 && classes.nprio == 1 && cfg->priority > 14) {
 		/* every class carries it in 4 bits of its pings (cls_before_send) */
 		warnx_("--priority: %d with a --tos list; the classes carry their priority in the ping, 0 to 14",
 		       cfg->priority);
 		return -1;
 	}
-	for (i = 0; i < run.K.ncls; i++) {
-		if (run.K.nprio <= 1) {
-			run.K.prio[i] = cfg->priority;
+	for (i = 0; i < classes.ncls; i++) {
+		if (classes.nprio <= 1) {
+			classes.prio[i] = cfg->priority;
 		}
-		if (run.K.ntos <= 1) {
-			run.K.tos[i] = cfg->tos;
+		if (classes.ntos <= 1) {
+			classes.tos[i] = cfg->tos;
 		}
 	}
-	if (run.K.nsz <= 1) {
-		run.K.nsz = 1;
-		run.K.size[0] = cfg->size;
+	if (classes.nsz <= 1) {
+		classes.nsz = 1;
+		classes.size[0] = cfg->size;
 	}
-	run.K.tx_size = run.K.size[0];
-	if (run.K.nival) {
+	classes.tx_size = classes.size[0];
+	if (classes.nival) {
 		double rate = 0;
 
-		if (run.K.nival != run.K.ncls || run.K.ncls < 2) {
+		if (classes.nival != classes.ncls || classes.ncls < 2) {
 			warnx_("--interval: %d values for %d classes; a list gives each class of --priority/--tos its own cadence",
-			       run.K.nival, run.K.ncls);
+			       classes.nival, classes.ncls);
 			return -1;
 		}
 		/* the run's cadence is all classes together: window, log and idle hint follow it */
-		for (i = 0; i < run.K.ncls; i++) {
-			rate += 1.0 / (double)run.K.ival[i];
+		for (i = 0; i < classes.ncls; i++) {
+			rate += 1.0 / (double)classes.ival[i];
 		}
 		*interval_ns = (uint64_t)(1.0 / rate);
 		if (!*interval_ns) {
 			*interval_ns = 1;
 		}
 	}
-	if (cfg->mode == MODE_REFLECT && run.K.ncls > 1) {
+	if (cfg->mode == MODE_REFLECT && classes.ncls > 1) {
 		warnx_("%s: a list is for emit (-a ADDR); the reflector answers each class in the class of its ping",
-		       run.K.nprio > 1 ? "--priority" : "--tos");
+		       classes.nprio > 1 ? "--priority" : "--tos");
 		return -1;
 	}
-	if (run.K.nsz > 1 && !cfg->count && !(cfg->duration_s > 0)) {
+	if (classes.nsz > 1 && !cfg->count && !(cfg->duration_s > 0)) {
 		warnx_("--size: a list needs -d SEC or --count N (how long each size is measured)");
 		return -1;
 	}
@@ -4885,15 +4885,15 @@ static int cls_setup_lists(uint64_t *interval_ns)
 /* Emit with classes: the loop has more than one socket to wait on. */
 static bool cls_multi_sock(void)
 {
-	return run.side.emit && run.K.ncls > 1 && run.K.fd[1] > 0;
+	return run.side.emit && classes.ncls > 1 && classes.fd[1] > 0;
 }
 
 static int cls_of(uint64_t seq)
 {
-	if (run.K.cmap) {
-		return run.K.cmap[seq & run.K.cmap_mask];
+	if (classes.cmap) {
+		return classes.cmap[seq & classes.cmap_mask];
 	}
-	return (int)(seq % (uint64_t)run.K.ncls);
+	return (int)(seq % (uint64_t)classes.ncls);
 }
 
 /* Which size a sequence number was sent with (sizes are measured in order). */
@@ -4901,8 +4901,8 @@ static int size_of(uint64_t seq)
 {
 	int i;
 
-	for (i = run.K.phase; i > 0; i--) {
-		if (seq >= run.K.phase_seq0[i]) {
+	for (i = classes.phase; i > 0; i--) {
+		if (seq >= classes.phase_seq0[i]) {
 			break;
 		}
 	}
@@ -4912,7 +4912,7 @@ static int size_of(uint64_t seq)
 /* The length of the ping with this seq: a pong must have exactly that. */
 static size_t ping_len(uint64_t seq)
 {
-	size_t n = run.K.nsz ? run.K.size[size_of(seq)] : 0;
+	size_t n = classes.nsz ? classes.size[size_of(seq)] : 0;
 
 	return n ? n : cfg->size;
 }
@@ -4937,9 +4937,9 @@ static unsigned stamps_uncarried(uint64_t seq)
 	unsigned m = 0, i;
 	uint16_t room;
 
-	if (run.K.a_bytes) {
-		room = proto_room(run.K.a_bytes);	/* --analyze: the size the log gives */
-	} else if (run.K.nsz <= 1 && cfg->size >= PROTO_HDR_LEN) {
+	if (classes.a_bytes) {
+		room = proto_room(classes.a_bytes);	/* --analyze: the size the log gives */
+	} else if (classes.nsz <= 1 && cfg->size >= PROTO_HDR_LEN) {
 		return 0;
 	} else {
 		room = proto_room(ping_len(seq));
@@ -4953,17 +4953,17 @@ static unsigned stamps_uncarried(uint64_t seq)
 /* The rows a transaction belongs to: its class, its size, its cell. */
 static int cls_rows(uint64_t seq, struct grp **rows)
 {
-	int c = run.K.analyze ? run.K.a_cls : cls_of(seq),
-	    z = run.K.analyze ? run.K.a_size : size_of(seq), n = 0;
+	int c = classes.analyze ? classes.a_cls : cls_of(seq),
+	    z = classes.analyze ? classes.a_size : size_of(seq), n = 0;
 
-	if (run.K.ncls > 1) {
-		rows[n++] = &run.K.g[c];
+	if (classes.ncls > 1) {
+		rows[n++] = &classes.g[c];
 	}
-	if (run.K.nsz > 1) {
-		rows[n++] = &run.K.g[run.K.ncls + z];
+	if (classes.nsz > 1) {
+		rows[n++] = &classes.g[classes.ncls + z];
 	}
-	if (run.K.ncls > 1 && run.K.nsz > 1) {
-		rows[n++] = &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z];
+	if (classes.ncls > 1 && classes.nsz > 1) {
+		rows[n++] = &classes.g[classes.ncls + classes.nsz + c * classes.nsz + z];
 	}
 	return n;
 }
@@ -4971,7 +4971,7 @@ static int cls_rows(uint64_t seq, struct grp **rows)
 static void cls_count(uint64_t seq, int what)
 {
 	struct grp *rows[3];
-	int i, n = run.K.g ? cls_rows(seq, rows) : 0;
+	int i, n = classes.g ? cls_rows(seq, rows) : 0;
 
 	for (i = 0; i < n; i++) {
 		rows[i]->n[what]++;
@@ -4981,7 +4981,7 @@ static void cls_count(uint64_t seq, int what)
 static void cls_sample(uint64_t seq, int64_t v)
 {
 	struct grp *rows[3];
-	int i, n = run.K.g ? cls_rows(seq, rows) : 0;
+	int i, n = classes.g ? cls_rows(seq, rows) : 0;
 
 	for (i = 0; i < n; i++) {
 		hist_add(&rows[i]->h, v, seq);
@@ -5003,7 +5003,7 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
 	struct grp *rows[3];
 	int i, k, n;
 
-	if (!run.K.g || !cls_extra()) {
+	if (!classes.g || !cls_extra()) {
 		return;		/* a plain run, or no app stamps */
 	}
 	for (k = 0; k < GX_N && grp_xm[k] != m; k++) {
@@ -5024,7 +5024,7 @@ static void cls_sample_x(uint64_t seq, int m, int64_t v)
  */
 static void cls_on_row(uint64_t seq, int m, int64_t v)
 {
-	if (!run.K.g) {
+	if (!classes.g) {
 		return;
 	}
 	cls_sample_x(seq, m, v);
@@ -5069,18 +5069,18 @@ static int cls_alloc(uint64_t out_cap)
 	if (!cls_multi()) {
 		return 0;
 	}
-	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
-	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
-	if (!run.K.g) {
+	classes.ng = classes.ncls + classes.nsz + classes.ncls * classes.nsz;
+	classes.g = calloc((size_t)classes.ng, sizeof(*classes.g));
+	if (!classes.g) {
 		warnx_("cannot allocate the class/size tables: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < run.K.ng; i++) {
-		if (cls_hist_alloc(&run.K.g[i].h, nb, out_cap) < 0) {
+	for (i = 0; i < classes.ng; i++) {
+		if (cls_hist_alloc(&classes.g[i].h, nb, out_cap) < 0) {
 			return -1;
 		}
 		for (k = 0; cls_extra() && k < GX_N; k++) {
-			if (cls_hist_alloc(&run.K.g[i].x[k], nb, out_cap) < 0) {
+			if (cls_hist_alloc(&classes.g[i].x[k], nb, out_cap) < 0) {
 				return -1;
 			}
 		}
@@ -5091,35 +5091,35 @@ static int cls_alloc(uint64_t out_cap)
 /* Make class k's socket the one the loop sends, receives and drains on. */
 static void cls_use(int k)
 {
-	if (k == run.K.cur) {
+	if (k == classes.cur) {
 		return;
 	}
-	run.K.next_key[run.K.cur] = run.ts.next_key;
-	run.K.keyseq[run.K.cur] = run.E.keyseq;
-	run.K.cur = k;
-	run.sock_fd = run.K.fd[k];
-	run.ts.next_key = run.K.next_key[k];
-	run.E.keyseq = run.K.keyseq[k];
+	classes.next_key[classes.cur] = run.ts.next_key;
+	classes.keyseq[classes.cur] = emitter.keyseq;
+	classes.cur = k;
+	run.sock_fd = classes.fd[k];
+	run.ts.next_key = classes.next_key[k];
+	emitter.keyseq = classes.keyseq[k];
 }
 
 /* Emit: the run starts; with a --size list and -d, each size is measured -d long. */
 static void cls_run_start(void)
 {
-	run.K.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
+	classes.phase_ns = (uint64_t)(cfg->duration_s * 1e9);
 }
 
 /* Warm-up: the first -w pings of each size. */
 static bool cls_warmup(uint64_t seq)
 {
-	return seq - run.K.phase_seq0[run.K.phase] < cfg->warmup;
+	return seq - classes.phase_seq0[classes.phase] < cfg->warmup;
 }
 
 /* With classes: the flags that carry the class of the ping about to go (cls_use'd). */
 static uint16_t cls_flags(void)
 {
 	return (uint16_t)(PF_CLASS |
-			  (run.K.prio[run.K.cur] >= 0 ?
-				   (unsigned)(run.K.prio[run.K.cur] + 1) << PF_PRIO_SHIFT :
+			  (classes.prio[classes.cur] >= 0 ?
+				   (unsigned)(classes.prio[classes.cur] + 1) << PF_PRIO_SHIFT :
 				   0));
 }
 
@@ -5131,31 +5131,31 @@ static uint16_t cls_flags(void)
  */
 static size_t cls_before_send(uint64_t seq, uint64_t now, uint16_t *flags)
 {
-	int ph = run.K.phase;
+	int ph = classes.phase;
 
-	if (run.K.nsz > 1) {
+	if (classes.nsz > 1) {
 		if (cfg->count) {
 			ph = (int)(seq / (cfg->warmup + cfg->count));
-		} else if (run.K.phase_ns && now > run.S.start_mono) {
-			ph = (int)((now - run.S.start_mono) / run.K.phase_ns);
+		} else if (classes.phase_ns && now > sess.start_mono) {
+			ph = (int)((now - sess.start_mono) / classes.phase_ns);
 		}
-		if (ph >= run.K.nsz) {
-			ph = run.K.nsz - 1;
+		if (ph >= classes.nsz) {
+			ph = classes.nsz - 1;
 		}
-		while (run.K.phase < ph) {
+		while (classes.phase < ph) {
 			/* a size -d skipped entirely gets none */
-			run.K.phase_seq0[++run.K.phase] = seq;
-			run.K.tx_size = run.K.size[run.K.phase];
+			classes.phase_seq0[++classes.phase] = seq;
+			classes.tx_size = classes.size[classes.phase];
 		}
 	}
-	if (run.K.ncls > 1) {
+	if (classes.ncls > 1) {
 		cls_use(cls_of(seq));
 		*flags |= cls_flags();
 	}
 	if (cls_warmup(seq)) {
 		*flags |= PF_WARMUP;
 	}
-	return run.K.tx_size;
+	return classes.tx_size;
 }
 
 /*
@@ -5166,15 +5166,15 @@ static int cls_due(uint64_t *when)
 {
 	int k, b = 0;
 
-	for (k = 0; k < run.K.ncls; k++) {
-		if (!run.K.next[k]) {
-			run.K.next[k] = run.S.start_mono;
+	for (k = 0; k < classes.ncls; k++) {
+		if (!classes.next[k]) {
+			classes.next[k] = sess.start_mono;
 		}
-		if (run.K.next[k] < run.K.next[b]) {
+		if (classes.next[k] < classes.next[b]) {
 			b = k;
 		}
 	}
-	*when = run.K.next[b];
+	*when = classes.next[b];
 	return b;
 }
 
@@ -5186,11 +5186,11 @@ static uint64_t cls_due_taken(int b, uint64_t seq, uint64_t now)
 {
 	uint64_t skip = 0;
 
-	run.K.cmap[seq & run.K.cmap_mask] = (uint8_t)b;
-	run.K.next[b] += run.K.ival[b];
-	if (run.K.next[b] <= now) {
-		skip = (now - run.K.next[b]) / run.K.ival[b] + 1;
-		run.K.next[b] += skip * run.K.ival[b];
+	classes.cmap[seq & classes.cmap_mask] = (uint8_t)b;
+	classes.next[b] += classes.ival[b];
+	if (classes.next[b] <= now) {
+		skip = (now - classes.next[b]) / classes.ival[b] + 1;
+		classes.next[b] += skip * classes.ival[b];
 	}
 	return skip;
 }
@@ -5202,10 +5202,10 @@ static uint64_t cls_due_taken(int b, uint64_t seq, uint64_t now)
 static int cls_wait_on(const struct timespec *t, short events, int tfd)
 {
 	struct pollfd p[CLS_MAX + 1];
-	int k, n = run.K.ncls;
+	int k, n = classes.ncls;
 
 	for (k = 0; k < n; k++) {
-		p[k] = (struct pollfd){ run.K.fd[k], events, 0 };
+		p[k] = (struct pollfd){ classes.fd[k], events, 0 };
 	}
 	if (tfd >= 0) {
 		p[n++] = (struct pollfd){ tfd, POLLIN, 0 };
@@ -5214,13 +5214,13 @@ static int cls_wait_on(const struct timespec *t, short events, int tfd)
 		return 0;
 	}
 	/* a socket with datagrams first: another's TX stamps must not hide them */
-	for (k = 0; k < run.K.ncls; k++) {
+	for (k = 0; k < classes.ncls; k++) {
 		if (p[k].revents & POLLIN) {
 			cls_use(k);
 			return p[k].revents;
 		}
 	}
-	for (k = 0; k < run.K.ncls; k++) {
+	for (k = 0; k < classes.ncls; k++) {
 		if (p[k].revents) {
 			cls_use(k);
 			return p[k].revents;
@@ -5233,15 +5233,15 @@ static void cls_set_rcvtimeo(const struct timeval *tv)
 {
 	int k;
 
-	for (k = 1; run.side.emit && k < run.K.ncls; k++) {
-		setsockopt(run.K.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
+	for (k = 1; run.side.emit && k < classes.ncls; k++) {
+		setsockopt(classes.fd[k], SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv));
 	}
 }
 
 /* Reflect, before each receive: no TOS known until its control data says. */
 static void cls_rx_begin(void)
 {
-	run.K.rx_tos = -1;
+	classes.rx_tos = -1;
 }
 
 /* Reflect: the TOS / traffic class the ping arrived with (IP_RECVTOS). */
@@ -5249,13 +5249,13 @@ static void cls_rx_tos(const struct cmsghdr *cm)
 {
 	if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
 	    cm->cmsg_len >= CMSG_LEN(1)) {
-		run.K.rx_tos = *(const uint8_t *)CMSG_DATA(cm);
+		classes.rx_tos = *(const uint8_t *)CMSG_DATA(cm);
 	} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
 		   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
 		int v;
 
 		memcpy(&v, CMSG_DATA(cm), sizeof(v));
-		run.K.rx_tos = v & 0xff;
+		classes.rx_tos = v & 0xff;
 	}
 }
 
@@ -5263,16 +5263,16 @@ static void cls_session_reset(void)
 {
 	int i, k;
 
-	run.K.rn = 0;
-	memset(run.K.r, 0, sizeof(run.K.r));
-	run.K.phase = 0;
-	memset(run.K.phase_seq0, 0, sizeof(run.K.phase_seq0));
-	run.K.tx_size = run.K.size[0];
-	for (i = 0; run.K.g && i < run.K.ng; i++) {
-		memset(run.K.g[i].n, 0, sizeof(run.K.g[i].n));
-		hist_reset(&run.K.g[i].h);
+	classes.rn = 0;
+	memset(classes.r, 0, sizeof(classes.r));
+	classes.phase = 0;
+	memset(classes.phase_seq0, 0, sizeof(classes.phase_seq0));
+	classes.tx_size = classes.size[0];
+	for (i = 0; classes.g && i < classes.ng; i++) {
+		memset(classes.g[i].n, 0, sizeof(classes.g[i].n));
+		hist_reset(&classes.g[i].h);
 		for (k = 0; cls_extra() && k < GX_N; k++) {
-			hist_reset(&run.K.g[i].x[k]);
+			hist_reset(&classes.g[i].x[k]);
 		}
 	}
 }
@@ -5282,18 +5282,18 @@ static char *cls_label(char *buf, size_t len, int c)
 {
 	char p[16] = "-", t[16] = "-";
 
-	if (run.K.analyze) {
+	if (classes.analyze) {
 		snprintf(buf, len, "%d", c);	/* a log knows the class by its index */
 		return buf;
 	}
-	if (run.K.prio[c] >= 0) {
-		snprintf(p, sizeof(p), "%d", run.K.prio[c]);
+	if (classes.prio[c] >= 0) {
+		snprintf(p, sizeof(p), "%d", classes.prio[c]);
 	}
-	if (run.K.tos[c] >= 0) {
-		snprintf(t, sizeof(t), "0x%02x", run.K.tos[c]);
+	if (classes.tos[c] >= 0) {
+		snprintf(t, sizeof(t), "0x%02x", classes.tos[c]);
 	}
-	if (run.K.nival) {
-		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(run.K.ival[c] / NSEC_PER_US));
+	if (classes.nival) {
+		snprintf(buf, len, "%d  prio %s tos %s %" PRIu64 "us", c, p, t, (uint64_t)(classes.ival[c] / NSEC_PER_US));
 		return buf;
 	}
 	snprintf(buf, len, "%d  prio %s tos %s", c, p, t);
@@ -5303,15 +5303,15 @@ static char *cls_label(char *buf, size_t len, int c)
 /* CLASS and SIZE log columns (header when seq is NULL) of a run with lists. */
 static char *cls_log_cols(char *p, bool csv, const uint64_t *seq)
 {
-	if (!run.side.emit || run.K.analyze || !run.K.g) {
+	if (!run.side.emit || classes.analyze || !classes.g) {
 		return p;
 	}
-	if (run.K.ncls > 1) {
+	if (classes.ncls > 1) {
 		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), (uint64_t)cls_of(*seq)) :
 			  fmt_str(p, csv ? ",class" : " CLASS");
 	}
-	if (run.K.nsz > 1) {
-		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), run.K.size[size_of(*seq)]) :
+	if (classes.nsz > 1) {
+		p = seq ? fmt_u64(fmt_str(p, csv ? "," : " "), classes.size[size_of(*seq)]) :
 			  fmt_str(p, csv ? ",size" : " SIZE");
 	}
 	return p;
@@ -5323,20 +5323,20 @@ static char *cls_note(char *buf, size_t len, uint64_t seq)
 	int n = 0;
 
 	buf[0] = 0;
-	if (run.K.analyze) {
+	if (classes.analyze) {
 		return buf;	/* a log row's class and size are in its columns, not in its seq */
 	}
-	if (run.K.ncls > 1) {
+	if (classes.ncls > 1) {
 		n = snprintf(buf, len, " class=%d", cls_of(seq));
-		if (run.K.prio[cls_of(seq)] >= 0) {
-			n += snprintf(buf + n, len - (size_t)n, " priority=%d", run.K.prio[cls_of(seq)]);
+		if (classes.prio[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " priority=%d", classes.prio[cls_of(seq)]);
 		}
-		if (run.K.tos[cls_of(seq)] >= 0) {
-			n += snprintf(buf + n, len - (size_t)n, " tos=%d", run.K.tos[cls_of(seq)]);
+		if (classes.tos[cls_of(seq)] >= 0) {
+			n += snprintf(buf + n, len - (size_t)n, " tos=%d", classes.tos[cls_of(seq)]);
 		}
 	}
-	if (run.K.nsz > 1 && (size_t)n < len) {
-		snprintf(buf + n, len - (size_t)n, " size=%u", run.K.size[size_of(seq)]);
+	if (classes.nsz > 1 && (size_t)n < len) {
+		snprintf(buf + n, len - (size_t)n, " size=%u", classes.size[size_of(seq)]);
 	}
 	return buf;
 }
@@ -5346,9 +5346,9 @@ static int cls_width(void)
 {
 	int i, k, w = 9;
 
-	for (i = 0; run.K.g && i < run.K.ng; i++) {
+	for (i = 0; classes.g && i < classes.ng; i++) {
 		for (k = -1; k < (cls_extra() ? GX_N : 0); k++) {
-			const struct hist *h = k < 0 ? &run.K.g[i].h : &run.K.g[i].x[k];
+			const struct hist *h = k < 0 ? &classes.g[i].h : &classes.g[i].x[k];
 
 			if (h->n) {
 				w = num_width(h->max) > w ? num_width(h->max) : w;
@@ -5366,7 +5366,7 @@ static int cls_width(void)
 static void cls_stats(FILE *f, struct hist *h)
 {
 	bool approx = false;
-	int w = run.K.colw;
+	int w = classes.colw;
 
 	hist_finish(h);
 	if (!h->n) {
@@ -5387,7 +5387,7 @@ static void cls_stats(FILE *f, struct hist *h)
  */
 static bool cls_x_measured(int k)
 {
-	return run.S.h[grp_xm[k]].n != 0;
+	return sess.h[grp_xm[k]].n != 0;
 }
 
 static void cls_row(FILE *f, const char *label, struct grp *g)
@@ -5422,17 +5422,17 @@ static void cls_rows_each(FILE *f, void (*row)(FILE *, const char *, struct grp 
 	char lab[64];
 	int c, z;
 
-	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
-		row(f, cls_label(lab, sizeof(lab), c), &run.K.g[c]);
+	for (c = 0; classes.ncls > 1 && c < classes.ncls; c++) {
+		row(f, cls_label(lab, sizeof(lab), c), &classes.g[c]);
 	}
-	for (z = 0; run.K.nsz > 1 && z < run.K.nsz; z++) {
-		snprintf(lab, sizeof(lab), run.K.ncls > 1 ? "all  %u B" : "%u B", run.K.size[z]);
-		row(f, lab, &run.K.g[run.K.ncls + z]);
+	for (z = 0; classes.nsz > 1 && z < classes.nsz; z++) {
+		snprintf(lab, sizeof(lab), classes.ncls > 1 ? "all  %u B" : "%u B", classes.size[z]);
+		row(f, lab, &classes.g[classes.ncls + z]);
 	}
-	for (c = 0; run.K.ncls > 1 && run.K.nsz > 1 && c < run.K.ncls; c++) {
-		for (z = 0; z < run.K.nsz; z++) {
-			snprintf(lab, sizeof(lab), "%d  %u B", c, run.K.size[z]);
-			row(f, lab, &run.K.g[run.K.ncls + run.K.nsz + c * run.K.nsz + z]);
+	for (c = 0; classes.ncls > 1 && classes.nsz > 1 && c < classes.ncls; c++) {
+		for (z = 0; z < classes.nsz; z++) {
+			snprintf(lab, sizeof(lab), "%d  %u B", c, classes.size[z]);
+			row(f, lab, &classes.g[classes.ncls + classes.nsz + c * classes.nsz + z]);
 		}
 	}
 }
@@ -5443,8 +5443,8 @@ static void cls_tail_note(FILE *f)
 	uint64_t most = 0, e;
 	int i;
 
-	for (i = 0; i < run.K.ng; i++) {
-		e = hist_tail_err(&run.K.g[i].h);
+	for (i = 0; i < classes.ng; i++) {
+		e = hist_tail_err(&classes.g[i].h);
 		most = e > most ? e : most;
 	}
 	if (most) {
@@ -5461,33 +5461,33 @@ static void cls_report(FILE *f)
 	int c, w;
 
 	if (!run.side.emit) {
-		for (c = 0; run.K.rn && c <= CLS_RROWS; c++) {
+		for (c = 0; classes.rn && c <= CLS_RROWS; c++) {
 			if (!c) {
 				fprintf(f, "\n--- Classes (as the pings arrived; answered in the same class) ---\n"
 					"%-8s %-6s %12s %12s %12s\n", "priority", "tos", "received", "answered",
 					"warm-up");
 			}
-			if (c == CLS_RROWS && run.K.r[c].received) {
+			if (c == CLS_RROWS && classes.r[c].received) {
 				fprintf(f, "%-15s", "no class");	/* pings without a class */
-			} else if (c < run.K.rn) {
-				int tos = run.K.r[c].tos < 0 ? 0 : run.K.r[c].tos;
+			} else if (c < classes.rn) {
+				int tos = classes.r[c].tos < 0 ? 0 : classes.r[c].tos;
 
 				snprintf(lab, sizeof(lab), "0x%02x", tos);
-				fprintf(f, "%-8d %-6s", run.K.r[c].prio, lab);
+				fprintf(f, "%-8d %-6s", classes.r[c].prio, lab);
 			} else {
 				continue;
 			}
-			fprintf(f, " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", run.K.r[c].received,
-				run.K.r[c].answered, run.K.r[c].warmup);
+			fprintf(f, " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", classes.r[c].received,
+				classes.r[c].answered, classes.r[c].warmup);
 		}
 		return;
 	}
-	if (!run.K.g) {
+	if (!classes.g) {
 		return;
 	}
-	what = run.K.ncls > 1 && run.K.nsz > 1 ? "Classes x sizes" : run.K.ncls > 1 ? "Classes" : "Sizes";
-	head = run.K.ncls > 1 ? (run.K.nsz > 1 ? "class / size" : "class") : "size";
-	w = run.K.colw = cls_width();
+	what = classes.ncls > 1 && classes.nsz > 1 ? "Classes x sizes" : classes.ncls > 1 ? "Classes" : "Sizes";
+	head = classes.ncls > 1 ? (classes.nsz > 1 ? "class / size" : "class") : "size";
+	w = classes.colw = cls_width();
 	fprintf(f, "\n--- %s (rtt, ns) ---\n%-26s %9s %9s %7s %7s %9s %*s %*s %*s %*s %*s %*s %5s\n",
 		what, head, "sent", "received", "lost", "loss", "samples", w, "min", w, "avg", w, "p50",
 		w, "p99", w, "p99.9", w, "max", "brch");
@@ -5565,42 +5565,42 @@ static void cls_json(FILE *f)
 	int c, z;
 
 	if (!run.side.emit) {
-		if (!run.K.rn) {
+		if (!classes.rn) {
 			return;
 		}
 		fprintf(f, "  \"classes\": [");
 		for (c = 0; c <= CLS_RROWS; c++) {
-			if (c >= run.K.rn && (c < CLS_RROWS || !run.K.r[c].received)) {
+			if (c >= classes.rn && (c < CLS_RROWS || !classes.r[c].received)) {
 				continue;
 			}
 			/* the row of pings without a class: priority and TOS null */
 			fprintf(f, "%s\n    {", c ? "," : "");
-			cls_json_prio_tos(f, c < CLS_RROWS ? run.K.r[c].prio : -1,
-					  c < CLS_RROWS ? run.K.r[c].tos : -1);
+			cls_json_prio_tos(f, c < CLS_RROWS ? classes.r[c].prio : -1,
+					  c < CLS_RROWS ? classes.r[c].tos : -1);
 			fprintf(f, "\"received\": %" PRIu64 ", \"answered\": %" PRIu64 ", \"warmup\": %" PRIu64 "}",
-				run.K.r[c].received, run.K.r[c].answered, run.K.r[c].warmup);
+				classes.r[c].received, classes.r[c].answered, classes.r[c].warmup);
 		}
 		fprintf(f, "\n  ],\n");
 		return;
 	}
-	if (!run.K.g) {
+	if (!classes.g) {
 		return;
 	}
-	if (run.K.ncls > 1) {
+	if (classes.ncls > 1) {
 		fprintf(f, "  \"classes\": [");
-		for (c = 0; c < run.K.ncls; c++) {
+		for (c = 0; c < classes.ncls; c++) {
 			fprintf(f, "%s\n    {\"class\": %d, ", c ? "," : "", c);
-			cls_json_prio_tos(f, run.K.prio[c], run.K.tos[c]);
-			if (run.K.nival) {
-				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(run.K.ival[c] / NSEC_PER_US));
+			cls_json_prio_tos(f, classes.prio[c], classes.tos[c]);
+			if (classes.nival) {
+				fprintf(f, "\"interval_us\": %" PRIu64 ", ", (uint64_t)(classes.ival[c] / NSEC_PER_US));
 			}
-			cls_json_row(f, &run.K.g[c]);
-			if (run.K.nsz > 1) {
+			cls_json_row(f, &classes.g[c]);
+			if (classes.nsz > 1) {
 				fprintf(f, ",\n      \"sizes\": [");
-				for (z = 0; z < run.K.nsz; z++) {
-					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", run.K.size[z]);
-					cls_json_row(f, &run.K.g[run.K.ncls + run.K.nsz +
-								 c * run.K.nsz + z]);
+				for (z = 0; z < classes.nsz; z++) {
+					fprintf(f, "%s\n        {\"size\": %u, ", z ? "," : "", classes.size[z]);
+					cls_json_row(f, &classes.g[classes.ncls + classes.nsz +
+								 c * classes.nsz + z]);
 					fputc('}', f);
 				}
 				fprintf(f, "]");
@@ -5609,11 +5609,11 @@ static void cls_json(FILE *f)
 		}
 		fprintf(f, "\n  ],\n");
 	}
-	if (run.K.nsz > 1) {
+	if (classes.nsz > 1) {
 		fprintf(f, "  \"sizes\": [");
-		for (z = 0; z < run.K.nsz; z++) {
-			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", run.K.size[z]);
-			cls_json_row(f, &run.K.g[run.K.ncls + z]);
+		for (z = 0; z < classes.nsz; z++) {
+			fprintf(f, "%s\n    {\"size\": %u, ", z ? "," : "", classes.size[z]);
+			cls_json_row(f, &classes.g[classes.ncls + z]);
 			fputc('}', f);
 		}
 		fprintf(f, "\n  ],\n");
@@ -6246,7 +6246,7 @@ static size_t log_rec_size(bool emit)
  */
 static void log_push(const struct txn *x)
 {
-	struct log_ring *l = &run.S.log;
+	struct log_ring *l = &sess.log;
 	uint8_t *p;
 	uint32_t status = (uint32_t)txn_status(x);
 	int k;
@@ -6300,7 +6300,7 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
  */
 static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
 {
-	struct log_ring *l = &run.S.log;
+	struct log_ring *l = &sess.log;
 	uint64_t lo = 0, hi = l->n, s;
 	uint32_t late = ST_LATE;
 	uint8_t *p;
@@ -6340,10 +6340,10 @@ static int log_columns(bool csv, int *cols)
 	static const int emit_text[] = { T1SW, T1W, T4W, T4SW };
 	static const int refl_text[] = { T2W, T2SW, T3SW, T3W };
 	/* csv: every stamp the ring kept; the reflector's kernel stamps if it sent any */
-	bool all = csv && run.S.log.stamps && (run.S.srv_kx || run.S.log.nstamps != 10);
-	const int *src = all ? run.S.log.stamps : csv ? run.side.stamps :
+	bool all = csv && sess.log.stamps && (sess.srv_kx || sess.log.nstamps != 10);
+	const int *src = all ? sess.log.stamps : csv ? run.side.stamps :
 			 run.side.emit ? emit_text : refl_text;
-	int i, n = 0, cnt = all ? run.S.log.nstamps : csv ? run.side.nstamps : 4;
+	int i, n = 0, cnt = all ? sess.log.nstamps : csv ? run.side.nstamps : 4;
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
@@ -6451,12 +6451,12 @@ static char *log_size_turns(char *p)
 {
 	int z;
 
-	if (!run.side.emit || run.K.nsz < 2 || run.K.analyze) {
+	if (!run.side.emit || classes.nsz < 2 || classes.analyze) {
 		return p;
 	}
-	for (z = 0; z < run.K.nsz; z++) {
-		p += sprintf(p, "%s%u@%" PRIu64, z ? "/" : " size_turns=", run.K.size[z],
-			     z <= run.K.phase ? run.K.phase_seq0[z] : run.E.next_seq);
+	for (z = 0; z < classes.nsz; z++) {
+		p += sprintf(p, "%s%u@%" PRIu64, z ? "/" : " size_turns=", classes.size[z],
+			     z <= classes.phase ? classes.phase_seq0[z] : emitter.next_seq);
 	}
 	return p;
 }
@@ -6474,21 +6474,21 @@ static char *log_csv_facts(char *p)
 	p += sprintf(p, "# rant %s mode=%s wire=%s server_wire=%s app_stamps=%s session=0x%08x records=%" PRIu64
 		     " dropped=%" PRIu64 "%s",
 		     RANT_VERSION, run.side.emit ? "emit" : "reflect", run.ts.hw ? "hardware" : "software",
-		     (run.side.emit ? run.S.srv_hw : run.ts.hw) ? "hardware" : "software",
-		     cfg->sw_stamps ? "on" : "off", run.S.id, run.S.log.n, run.S.log.dropped,
+		     (run.side.emit ? sess.srv_hw : run.ts.hw) ? "hardware" : "software",
+		     cfg->sw_stamps ? "on" : "off", sess.id, sess.log.n, sess.log.dropped,
 		     resp_tx_app() ? " response=T3_SW-T2_wire(app_send,-N)" :
 		     cli_no_tx() ? " rtt=T4_wire-T1_SW(app_send,--client-no-tx-ts)" : "");
 	/* whether the log holds every transaction: --analyze's loss by direction */
-	p += sprintf(p, " filtered=%" PRIu64, run.S.log.filtered);
+	p += sprintf(p, " filtered=%" PRIu64, sess.log.filtered);
 	p = log_size_turns(p);
 	if (run.ts.wire_off) {
 		/* the stamps stay raw: --analyze takes the PHC's offset out again */
 		p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
 	}
-	if (run.side.emit && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+	if (run.side.emit && (run.ts.peer_off_on || emitter.srv_phc.method)) {
 		/* the reflector's, from its pongs, else its FIN_ACK's last reading */
 		p += sprintf(p, " server_wire_offset_ns=%" PRId64,
-			     run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off);
+			     run.ts.peer_off_on ? run.ts.peer_off : emitter.srv_phc.off);
 	}
 	p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 	return p;
@@ -6624,8 +6624,8 @@ static int log_write(int fd, enum log_format fmt)
 	memset(&run.log_out, 0, sizeof(run.log_out));
 	run.log_out.done = true;
 	p = log_header(buf, csv, cols, ncols);
-	for (i = 0; i < run.S.log.n; i++) {
-		log_get(&run.S.log, i, &x, &status);
+	for (i = 0; i < sess.log.n; i++) {
+		log_get(&sess.log, i, &x, &status);
 		if (!csv && status == ST_WARMUP) {
 			run.log_out.skipped++;
 			continue;
@@ -6840,17 +6840,17 @@ static int out_check(const char *opt, const char *path)
 /* A transaction crossed -t: count, keep, mark the trace, maybe stop. */
 static void breach(struct txn *x, int64_t v)
 {
-	run.S.c.breaches++;
+	sess.c.breaches++;
 	cls_count(x->seq, CG_BREACH);
 	x->st |= TF_BREACH;
-	if (run.S.nbreach_kept < BREACH_KEEP) {
-		run.S.breach[run.S.nbreach_kept].x = *x;
-		run.S.breach[run.S.nbreach_kept].value = v;
-		run.S.nbreach_kept++;
+	if (sess.nbreach_kept < BREACH_KEEP) {
+		sess.breach[sess.nbreach_kept].x = *x;
+		sess.breach[sess.nbreach_kept].value = v;
+		sess.nbreach_kept++;
 	}
 	trace_breach(x, v);
 	if (!cfg->cont) {
-		run.S.stop_reason = STOP_BREACH;
+		sess.stop_reason = STOP_BREACH;
 	}
 }
 
@@ -6887,12 +6887,12 @@ static void txn_account(struct txn *x)
 			break;
 		}
 		x->counted |= 1u << m;
-		hist_add(&run.S.h[m], v, x->seq);
+		hist_add(&sess.h[m], v, x->seq);
 		cls_on_row(x->seq, m, v);
 		if (m == run.side.primary) {
 			live_add(v);
 			if (cfg->threshold_ns >= 0 && v > cfg->threshold_ns &&
-			    run.S.stop_reason != STOP_BREACH) {
+			    sess.stop_reason != STOP_BREACH) {
 				breach(x, v);
 			}
 		}
@@ -6917,10 +6917,10 @@ static void txn_fit(struct txn *x)
 	if (run.side.emit && clock_offset(x->t, &v)) {
 		int64_t rtt = (int64_t)(x->t[T4W] - x->t[T1W]) - (int64_t)(x->t[T3W] - x->t[T2W]);
 
-		fit_window(&run.S.offset, x->t[T1W], v, rtt);
-		if (run.S.offset.seen == 1 || rtt < run.S.best_rtt) {
-			run.S.best_rtt = rtt;
-			run.S.best_offset = v;
+		fit_window(&sess.offset, x->t[T1W], v, rtt);
+		if (sess.offset.seen == 1 || rtt < sess.best_rtt) {
+			sess.best_rtt = rtt;
+			sess.best_offset = v;
 		}
 	}
 	{
@@ -6928,10 +6928,10 @@ static void txn_fit(struct txn *x)
 		int a1 = run.side.emit ? T4W : T3SW, b1 = run.side.emit ? T4SW : T3W;
 
 		if (stamp_diff(x->t[b0], x->t[a0], &v)) {
-			fit_window(&run.S.app_wire[0], x->t[a0], v, v);
+			fit_window(&sess.app_wire[0], x->t[a0], v, v);
 		}
 		if (stamp_diff(x->t[b1], x->t[a1], &v)) {
-			fit_window(&run.S.app_wire[1], x->t[a1], v, v);
+			fit_window(&sess.app_wire[1], x->t[a1], v, v);
 		}
 	}
 }
@@ -6973,18 +6973,18 @@ static void txn_retire(struct txn *x)
 			}
 			for (want &= run.side.sset; want; want &= want - 1) {
 				s = (unsigned)__builtin_ctz(want);
-				run.S.c.missing[s] += !x->t[s];
+				sess.c.missing[s] += !x->t[s];
 			}
 			pmc_account(x);
 			txn_fit(x);
 		}
-		if (run.S.log.cap) {
+		if (sess.log.cap) {
 			log_push(x);
 		}
 		if (x->st & TF_BREACH) {
-			for (i = 0; i < run.S.nbreach_kept; i++) {
-				if (run.S.breach[i].x.seq == x->seq) {
-					run.S.breach[i].x = *x;
+			for (i = 0; i < sess.nbreach_kept; i++) {
+				if (sess.breach[i].x.seq == x->seq) {
+					sess.breach[i].x = *x;
 				}
 			}
 		}
@@ -6998,7 +6998,7 @@ static void tx_kernel_stamp(uint32_t key, uint64_t k)
 	struct txn *x;
 
 	if (run.side.emit) {
-		uint64_t seq = run.E.keyseq[key & run.win.mask];
+		uint64_t seq = emitter.keyseq[key & run.win.mask];
 
 		if (seq == KEY_NONE) {
 			return;
@@ -7156,7 +7156,7 @@ static void hw_fall_back(void)
 		 "software (kernel): %s delivered no %shardware stamps (--timestamps auto fell back)",
 		 cfg->iface, hww_dir[run.hww.lacking & 3]);
 	for (i = 0; i < 4; i++) {
-		hist_reset(&run.S.h[split[run.side.emit][i]]);
+		hist_reset(&sess.h[split[run.side.emit][i]]);
 	}
 }
 
@@ -7173,7 +7173,7 @@ static void hw_judge(bool final, void (*restamp)(struct txn *x))
 		return;
 	}
 	if (cfg->ts == TS_HW) {
-		run.S.stop_reason = STOP_ERROR;
+		sess.stop_reason = STOP_ERROR;
 		return;
 	}
 	hw_fall_back();
@@ -7193,9 +7193,9 @@ static void hw_judge(bool final, void (*restamp)(struct txn *x))
  */
 static bool no_sample_say(void)
 {
-	uint64_t n = run.S.c.received > run.S.c.warmup ? run.S.c.received - run.S.c.warmup : 0;
+	uint64_t n = sess.c.received > sess.c.warmup ? sess.c.received - sess.c.warmup : 0;
 
-	if (!n || run.S.h[run.side.primary].n) {
+	if (!n || sess.h[run.side.primary].n) {
 		return false;
 	}
 	warnx_("%" PRIu64 " %s%s received after the warm-up and not one %s sample: each lacked a stamp it needs (see Missing stamps in the report)",
@@ -7227,11 +7227,11 @@ static int stats_alloc(void *(*take)(size_t), uint64_t nbuckets, uint64_t out_ca
 		if (!b || !o || (nlh && !lh)) {
 			return -1;
 		}
-		hist_init(&run.S.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o,
+		hist_init(&sess.h[run.side.metrics[k]], cfg->bucket_ns, cfg->bound_ns, b, o,
 			  out_cap, lh);
 	}
-	run.S.breach = take(BREACH_KEEP * sizeof(struct breach));
-	return run.S.breach ? 0 : -1;
+	sess.breach = take(BREACH_KEEP * sizeof(struct breach));
+	return sess.breach ? 0 : -1;
 }
 
 static void *arena_take(size_t n)
@@ -7515,11 +7515,11 @@ static int arena_setup(const struct layout *L, bool emit)
 	run.win.mask = L->win - 1;
 	stats_alloc(arena_take, L->nbuckets, L->out_cap);
 	run.echo.q = arena_take(ECHO_CAP * sizeof(struct echo));
-	run.E.tx = arena_take(PROTO_MAX_SIZE + 64);
-	run.E.rx = run.R.rx = arena_take(PROTO_MAX_SIZE + 64);
-	run.E.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
+	emitter.tx = arena_take(PROTO_MAX_SIZE + 64);
+	emitter.rx = refl.rx = arena_take(PROTO_MAX_SIZE + 64);
+	emitter.keyseq = arena_take((run.win.mask + 1) * sizeof(uint64_t));
 	/* the ring last: log_trim() gives back what its records turn out not to need */
-	log_init(&run.S.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL,
+	log_init(&sess.log, L->log_cap ? arena_take(L->log_cap * log_rec_size(emit)) : NULL,
 		 L->log_cap);
 	return 0;
 }
@@ -7532,7 +7532,7 @@ static int arena_setup(const struct layout *L, bool emit)
  */
 static void log_trim(void)
 {
-	const struct log_ring *l = &run.S.log;
+	const struct log_ring *l = &sess.log;
 	size_t end, keep;
 
 	if (!l->mem) {
@@ -7632,7 +7632,7 @@ static void cpu_latency_session_end(uint64_t now)
 
 static void cpu_latency_idle(uint64_t now)
 {
-	if (run.cpulat.on && run.cpulat.fd >= 0 && !run.R.active && now >= run.cpulat.until) {
+	if (run.cpulat.on && run.cpulat.fd >= 0 && !refl.active && now >= run.cpulat.until) {
 		cpu_latency_write(false);
 	}
 }
@@ -7679,20 +7679,20 @@ static void session_clear(void)
 {
 	int i;
 
-	memset(&run.S.c, 0, sizeof(run.S.c));
+	memset(&sess.c, 0, sizeof(sess.c));
 	pmc_reset();
 	for (i = 0; i < NMETRIC; i++) {
-		if (run.S.h[i].bucket) {
-			hist_reset(&run.S.h[i]);
+		if (sess.h[i].bucket) {
+			hist_reset(&sess.h[i]);
 		}
 	}
-	memset(&run.S.offset, 0, sizeof(run.S.offset));
-	memset(run.S.app_wire, 0, sizeof(run.S.app_wire));
-	run.S.best_rtt = run.S.best_offset = 0;
-	run.S.nbreach_kept = 0;
-	run.S.log.head = run.S.log.n = run.S.log.dropped = run.S.log.filtered = 0;
-	run.S.srv_hw = run.S.srv_hw_known = run.S.srv_sw = run.S.srv_kx = false;
-	run.S.end_mono = 0;
+	memset(&sess.offset, 0, sizeof(sess.offset));
+	memset(sess.app_wire, 0, sizeof(sess.app_wire));
+	sess.best_rtt = sess.best_offset = 0;
+	sess.nbreach_kept = 0;
+	sess.log.head = sess.log.n = sess.log.dropped = sess.log.filtered = 0;
+	sess.srv_hw = sess.srv_hw_known = sess.srv_sw = sess.srv_kx = false;
+	sess.end_mono = 0;
 	memset(run.win.slot, 0, (run.win.mask + 1) * sizeof(struct txn));
 	run.echo.head = run.echo.n = run.echo.nsent = 0;
 	cls_session_reset();
@@ -7701,10 +7701,10 @@ static void session_clear(void)
 /* A session starts on cleared memory: its id, its start, the status thread told. */
 static void session_begin(uint32_t id)
 {
-	run.S.id = id;
-	run.S.stop_reason = STOP_NONE;
-	run.S.start_mono = mono_ns();
-	run.S.first_real = real_ns();
+	sess.id = id;
+	sess.stop_reason = STOP_NONE;
+	sess.start_mono = mono_ns();
+	sess.first_real = real_ns();
 	warn_start();
 	memset(&run.live, 0, sizeof(run.live));
 	__atomic_store_n(&run.live.running, 1, __ATOMIC_RELAXED);
@@ -7760,11 +7760,11 @@ static int ts_bind_check(int fd, int err)
 static void log_kernel_stamps(void)
 {
 	side_kernel_stamps();
-	if (run.S.log.mem && log_rec_bytes(run.side.nstamps) <= log_rec_size(run.side.emit)) {
-		run.S.log.stamps = run.side.stamps;
-		run.S.log.nstamps = run.side.nstamps;
-		run.S.log.rec_size = log_rec_bytes(run.side.nstamps);
-	} else if (run.S.log.mem) {
+	if (sess.log.mem && log_rec_bytes(run.side.nstamps) <= log_rec_size(run.side.emit)) {
+		sess.log.stamps = run.side.stamps;
+		sess.log.nstamps = run.side.nstamps;
+		sess.log.rec_size = log_rec_bytes(run.side.nstamps);
+	} else if (sess.log.mem) {
 		side_set(run.side.emit);	/* no room: the log and counts stay as they were */
 	}
 }
@@ -7841,8 +7841,8 @@ static int sock_opts(int fd, int family, int prio, int tos, bool say)
 static int sock_setup(int fd, int family)
 {
 	/* the run's own socket has -p/--tos; a class socket (cls_open) its class's */
-	int prio = run.K.opening ? run.K.prio[run.K.opening] : cfg->priority;
-	int tos = run.K.opening ? run.K.tos[run.K.opening] : cfg->tos;
+	int prio = classes.opening ? classes.prio[classes.opening] : cfg->priority;
+	int tos = classes.opening ? classes.tos[classes.opening] : cfg->tos;
 	int r;
 
 	int bind_err = 0;
@@ -7862,7 +7862,7 @@ static int sock_setup(int fd, int family)
 		return -1;
 	}
 	run.ts.ifindex = cfg->iface ? ts_real_nic(cfg->iface, run.ts.nic, sizeof(run.ts.nic)) : 0;
-	if (run.ts.hw && !run.K.opening) {
+	if (run.ts.hw && !classes.opening) {
 		run.ts.ptp4l_pid = ptp4l_find(cfg->iface);
 		if (!run.ts.ptp4l_pid && *run.ts.nic && strcmp(run.ts.nic, cfg->iface)) {
 			run.ts.ptp4l_pid = ptp4l_find(run.ts.nic);
@@ -8028,13 +8028,13 @@ static int cls_share_port(int fd)
 		warnx_("--priority/--tos list: SO_REUSEPORT refused: %s", strerror(errno));
 		return -1;
 	}
-	if (!run.K.opening || cfg->ptp_probe) {
+	if (!classes.opening || cfg->ptp_probe) {
 		return 0;	/* the first class's port (or PTP's 319) is the one */
 	}
-	if (getsockname(run.K.fd[0], (struct sockaddr *)&me, &len) < 0 ||
+	if (getsockname(classes.fd[0], (struct sockaddr *)&me, &len) < 0 ||
 	    bind(fd, (struct sockaddr *)&me, len) < 0) {
 		warnx_("--priority/--tos list: cannot give class %d the port of class 0: %s",
-		       run.K.opening, strerror(errno));
+		       classes.opening, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -8059,10 +8059,10 @@ static int sock_open_emit(void)
 		return -1;
 	}
 	/* local receive-buffer drops, reported apart from network loss; best effort */
-	if (!run.E.rx_ioctl) {
+	if (!emitter.rx_ioctl) {
 		setopt_int(fd, SOL_SOCKET, SO_RXQ_OVFL, 1);
 	}
-	if (run.K.ncls > 1 && cls_share_port(fd) < 0) {
+	if (classes.ncls > 1 && cls_share_port(fd) < 0) {
 		return -1;
 	}
 	if (cfg->ptp_probe && ptp_bind_client(fd, peer.ss_family) < 0) {
@@ -8197,27 +8197,27 @@ static int wait_fd(uint64_t ns, short events)
  */
 static void emit_wake_open(void)
 {
-	run.E.tfd = -1;
-	run.E.tfd_at = 0;
+	emitter.tfd = -1;
+	emitter.tfd_at = 0;
 	if (!cfg->spin && (cfg->interval_ns || cls_paced())) {
-		run.E.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		emitter.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	}
-	run.E.timer = run.E.tfd >= 0;
+	emitter.timer = emitter.tfd >= 0;
 }
 
 static int emit_wake_wait(uint64_t limit, uint64_t ns, short events)
 {
-	if (run.E.timer && run.E.tfd_at != limit) {
+	if (emitter.timer && emitter.tfd_at != limit) {
 		struct itimerspec it = { .it_value = ns_timespec(limit) };
 
-		if (timerfd_settime(run.E.tfd, TFD_TIMER_ABSTIME, &it, NULL) < 0) {
-			close(run.E.tfd);	/* the ppoll timeout from now on */
-			run.E.tfd = -1;
-			run.E.timer = false;
+		if (timerfd_settime(emitter.tfd, TFD_TIMER_ABSTIME, &it, NULL) < 0) {
+			close(emitter.tfd);	/* the ppoll timeout from now on */
+			emitter.tfd = -1;
+			emitter.timer = false;
 		}
-		run.E.tfd_at = limit;
+		emitter.tfd_at = limit;
 	}
-	return run.E.timer ? wait_fd_on(NULL, events, run.E.tfd) : wait_fd(ns, events);
+	return emitter.timer ? wait_fd_on(NULL, events, emitter.tfd) : wait_fd(ns, events);
 }
 
 /* One datagram as sock_recv() received it. */
@@ -8249,8 +8249,8 @@ static int sock_recv(uint8_t *buf, size_t cap, int flags, struct rx *rx,
 		.msg_namelen = name ? sizeof(rx->from) : 0,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		/* none with the stamp read apart (ts_rx_ioctl): a recvfrom then */
-		.msg_control = run.E.rx_ioctl ? NULL : ctrl,
-		.msg_controllen = run.E.rx_ioctl ? 0 : sizeof(ctrl),
+		.msg_control = emitter.rx_ioctl ? NULL : ctrl,
+		.msg_controllen = emitter.rx_ioctl ? 0 : sizeof(ctrl),
 	};
 	ssize_t n = sys_recvmsg(run.sock_fd, &msg, flags);
 
@@ -8298,14 +8298,14 @@ static void ts_rx_ioctl(struct rx *rx)
 
 static void answered_set(uint64_t seq, bool on)
 {
-	uint64_t b = 1ULL << (seq % 64), *w = &run.E.answered[(seq % ANSWERED_BITS) / 64];
+	uint64_t b = 1ULL << (seq % 64), *w = &emitter.answered[(seq % ANSWERED_BITS) / 64];
 
 	*w = on ? *w | b : *w & ~b;
 }
 
 static bool answered_get(uint64_t seq)
 {
-	return run.E.answered[(seq % ANSWERED_BITS) / 64] & (1ULL << (seq % 64));
+	return emitter.answered[(seq % ANSWERED_BITS) / 64] & (1ULL << (seq % 64));
 }
 
 /* After -d: what the end of the run may take before the report (README: 200 ms). */
@@ -8317,10 +8317,10 @@ static int cls_open(void)
 	int k, first = run.sock_fd;
 	struct ts_state keep = run.ts;	/* a second ts_setup() must not overwrite what to restore */
 
-	run.K.fd[0] = run.sock_fd;
+	classes.fd[0] = run.sock_fd;
 	/* every size of the list against the path MTU, as the one --size is */
-	for (k = 0; run.side.emit && run.K.nsz > 1 && k < run.K.nsz; k++) {
-		if (mtu_check(run.K.size[k]) < 0) {
+	for (k = 0; run.side.emit && classes.nsz > 1 && k < classes.nsz; k++) {
+		if (mtu_check(classes.size[k]) < 0) {
 			return -1;
 		}
 	}
@@ -8328,31 +8328,31 @@ static int cls_open(void)
 		/* the reflector learns each ping's TOS to answer in it */
 		setopt_int(run.sock_fd, IPPROTO_IP, IP_RECVTOS, 1);
 		setopt_int(run.sock_fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
-		run.K.r_prio = cfg->priority;
-		run.K.r_tos = cfg->tos;
+		classes.r_prio = cfg->priority;
+		classes.r_tos = cfg->tos;
 		return 0;
 	}
-	for (k = 1; k < run.K.ncls; k++) {
-		run.K.opening = k;
+	for (k = 1; k < classes.ncls; k++) {
+		classes.opening = k;
 		/*
 		 * sock_open_emit() sets sock_fd; ts_setup() on the same device is a no-op the
 		 * second time
 		 */
 		if (sock_open_emit() < 0) {
-			run.K.opening = 0;
+			classes.opening = 0;
 			run.sock_fd = first;
 			return -1;
 		}
 		run.ts = keep;
-		run.K.fd[k] = run.sock_fd;
-		run.K.next_key[k] = 0;
-		run.K.keyseq[k] = calloc(run.win.mask + 1, sizeof(uint64_t));
-		if (!run.K.keyseq[k]) {
+		classes.fd[k] = run.sock_fd;
+		classes.next_key[k] = 0;
+		classes.keyseq[k] = calloc(run.win.mask + 1, sizeof(uint64_t));
+		if (!classes.keyseq[k]) {
 			warnx_("cannot allocate: %s", strerror(errno));
 			return -1;
 		}
 	}
-	run.K.opening = 0;
+	classes.opening = 0;
 	run.sock_fd = first;
 	run.ts = keep;
 	if (cls_paced()) {
@@ -8360,15 +8360,15 @@ static int cls_open(void)
 		 * every seq still in the window or in the log ring keeps its class, and
 		 * every seq whose late pong may still be counted (emit_stale)
 		 */
-		uint64_t n = pow2_at_least(run.win.mask + 1 + run.S.log.cap);
+		uint64_t n = pow2_at_least(run.win.mask + 1 + sess.log.cap);
 
 		if (n < ANSWERED_BITS) {
 			n = ANSWERED_BITS;
 		}
 
-		run.K.cmap = calloc(n, 1);
-		run.K.cmap_mask = n - 1;
-		if (!run.K.cmap) {
+		classes.cmap = calloc(n, 1);
+		classes.cmap_mask = n - 1;
+		if (!classes.cmap) {
 			warnx_("cannot allocate: %s", strerror(errno));
 			return -1;
 		}
@@ -8382,7 +8382,7 @@ static void cls_set_tos(int tos)
 
 	setopt_int(run.sock_fd, IPPROTO_IPV6, IPV6_TCLASS, v);
 	setopt_int(run.sock_fd, IPPROTO_IP, IP_TOS, v);
-	run.K.r_tos = tos;
+	classes.r_tos = tos;
 }
 
 /* The priority and TOS a ping is answered with: its class's, or the reflector's own. */
@@ -8394,7 +8394,7 @@ static void cls_answer(uint16_t flags, int *prio, int *tos)
 		unsigned p = (flags >> PF_PRIO_SHIFT) & 0xf;
 
 		*prio = p ? (int)p - 1 : cfg->priority;
-		*tos = run.K.rx_tos >= 0 ? run.K.rx_tos : cfg->tos;
+		*tos = classes.rx_tos >= 0 ? classes.rx_tos : cfg->tos;
 	}
 }
 
@@ -8409,13 +8409,13 @@ static void cls_reflect(uint16_t flags)
 
 	cls_answer(flags, &prio, &tos);
 	/* TOS first: a new IP_TOS resets sk_priority (net/ipv4/ip_sockglue.c) */
-	if (tos != run.K.r_tos) {
+	if (tos != classes.r_tos) {
 		cls_set_tos(tos);
-		run.K.r_prio = -2;
+		classes.r_prio = -2;
 	}
-	if (prio != run.K.r_prio) {
+	if (prio != classes.r_prio) {
 		setopt_int(run.sock_fd, SOL_SOCKET, SO_PRIORITY, prio < 0 ? 0 : prio);
-		run.K.r_prio = prio;
+		classes.r_prio = prio;
 	}
 }
 
@@ -8434,17 +8434,17 @@ static int cls_rrow(uint16_t flags)
 		return CLS_RROWS;
 	}
 	cls_answer(flags, &prio, &tos);
-	for (i = 0; i < run.K.rn; i++) {
-		if (run.K.r[i].prio == prio && run.K.r[i].tos == tos) {
+	for (i = 0; i < classes.rn; i++) {
+		if (classes.r[i].prio == prio && classes.r[i].tos == tos) {
 			return i;
 		}
 	}
-	if (run.K.rn == CLS_RROWS) {
+	if (classes.rn == CLS_RROWS) {
 		return CLS_RROWS;
 	}
-	run.K.r[run.K.rn].prio = prio;
-	run.K.r[run.K.rn].tos = tos;
-	return run.K.rn++;
+	classes.r[classes.rn].prio = prio;
+	classes.r[classes.rn].tos = tos;
+	return classes.rn++;
 }
 
 /* Reflect: the hook on a ping admitted (warm: warm-up by either side's -w), any class or none. */
@@ -8452,14 +8452,14 @@ static void cls_on_ping(uint16_t flags, bool warm)
 {
 	int row = cls_rrow(flags);
 
-	run.K.r[row].received++;
-	run.K.r[row].warmup += warm;
+	classes.r[row].received++;
+	classes.r[row].warmup += warm;
 }
 
 /* Reflect: the hook on a pong sent, in the row of its ping. */
 static void cls_on_pong(uint16_t flags)
 {
-	run.K.r[cls_rrow(flags)].answered++;
+	classes.r[cls_rrow(flags)].answered++;
 }
 
 /* ----------------------------------------------------------------- emit */
@@ -8483,11 +8483,11 @@ static uint64_t emit_silence_ns(void)
  */
 static uint64_t emit_heard(void)
 {
-	uint64_t n = run.S.c.received + run.S.c.late + run.S.c.duplicate + run.S.c.invalid;
+	uint64_t n = sess.c.received + sess.c.late + sess.c.duplicate + sess.c.invalid;
 	int i;
 
 	for (i = 0; i < GR_N; i++) {
-		n += run.S.c.rejected[i];
+		n += sess.c.rejected[i];
 	}
 	return n;
 }
@@ -8504,26 +8504,26 @@ static void emit_silence(void)
 {
 	uint64_t now = mono_ns(), heard = emit_heard();
 
-	if (heard != run.E.heard || !run.E.silent_lost) {
-		run.E.heard = heard;
-		run.E.silent_since = now - cfg->timeout_ns;
-		run.E.silent_lost = 1;
+	if (heard != emitter.heard || !emitter.silent_lost) {
+		emitter.heard = heard;
+		emitter.silent_since = now - cfg->timeout_ns;
+		emitter.silent_lost = 1;
 		return;
 	}
-	run.E.silent_lost++;
-	if (run.E.silent_lost >= 3 && now - run.E.silent_since >= emit_silence_ns() &&
-	    !run.S.stop_reason) {
-		run.S.stop_reason = STOP_NO_ANSWER;
+	emitter.silent_lost++;
+	if (emitter.silent_lost >= 3 && now - emitter.silent_since >= emit_silence_ns() &&
+	    !sess.stop_reason) {
+		sess.stop_reason = STOP_NO_ANSWER;
 	}
 }
 
 static void emit_lost(struct txn *x)
 {
 	x->st |= TF_LOST;
-	run.S.c.lost++;
+	sess.c.lost++;
 	cls_count(x->seq, CG_LOST);
-	run.E.outstanding--;
-	__atomic_store_n(&run.live.lost, run.S.c.lost, __ATOMIC_RELAXED);
+	emitter.outstanding--;
+	__atomic_store_n(&run.live.lost, sess.c.lost, __ATOMIC_RELAXED);
 	emit_silence();
 }
 
@@ -8538,22 +8538,22 @@ static void emit_lost(struct txn *x)
  */
 static void emit_account(struct txn *x)
 {
-	if (!run.E.defer || run.E.nlater == EMIT_LATER) {
+	if (!emitter.defer || emitter.nlater == EMIT_LATER) {
 		txn_account(x);
 	} else if (!(x->st & TF_LATER)) {
 		x->st |= TF_LATER;
-		run.E.later[(run.E.later_head + run.E.nlater++) % EMIT_LATER] = x;
+		emitter.later[(emitter.later_head + emitter.nlater++) % EMIT_LATER] = x;
 	}
 }
 
 /* What emit_account left for later: the oldest max of it. */
 static void emit_later(unsigned max)
 {
-	while (run.E.nlater && max--) {
-		struct txn *x = run.E.later[run.E.later_head];
+	while (emitter.nlater && max--) {
+		struct txn *x = emitter.later[emitter.later_head];
 
-		run.E.later_head = (run.E.later_head + 1) % EMIT_LATER;
-		run.E.nlater--;
+		emitter.later_head = (emitter.later_head + 1) % EMIT_LATER;
+		emitter.nlater--;
 		x->st &= (uint16_t)~TF_LATER;
 		txn_account(x);
 	}
@@ -8575,17 +8575,17 @@ static void emit_later_before_reuse(const struct txn *x)
 
 static void emit_on_tx(uint32_t key, uint64_t wire)
 {
-	uint64_t seq = run.E.keyseq[key & run.win.mask];
+	uint64_t seq = emitter.keyseq[key & run.win.mask];
 	struct txn *x = &run.win.slot[seq & run.win.mask];
 
 	if (seq == KEY_NONE) {
 		return;		/* a FIN's stamp */
 	}
 	if (!(x->st & TF_TXPEND) || x->seq != seq || x->txkey != key) {
-		run.S.c.tx_unmatched++;
+		sess.c.tx_unmatched++;
 		return;
 	}
-	txn_tx_stamped(x, &run.E.txpend, T1W, wire);
+	txn_tx_stamped(x, &emitter.txpend, T1W, wire);
 	emit_account(x);	/* back-to-back: added after the next send, as a pong is */
 }
 
@@ -8605,18 +8605,18 @@ static void emit_on_tx(uint32_t key, uint64_t wire)
  */
 static void emit_drain_if(bool force)
 {
-	int k, cur = run.K.cur;
+	int k, cur = classes.cur;
 
-	if (!run.E.txpend || (!force && run.E.txpend < TS_BATCH)) {
+	if (!emitter.txpend || (!force && emitter.txpend < TS_BATCH)) {
 		return;
 	}
 	if (!cls_multi_sock()) {
-		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)run.E.txpend);
+		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)emitter.txpend);
 		return;
 	}
-	for (k = 0; k < run.K.ncls && run.E.txpend; k++) {
+	for (k = 0; k < classes.ncls && emitter.txpend; k++) {
 		cls_use(k);
-		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)run.E.txpend);
+		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, (int)emitter.txpend);
 	}
 	cls_use(cur);
 }
@@ -8629,14 +8629,14 @@ static void emit_drain(void)
 /* A send failed: the packet is not on the wire; resynchronise OPT_ID keys. */
 static void send_failed(int err)
 {
-	run.S.c.send_errors++;
+	sess.c.send_errors++;
 	if (err == ECONNREFUSED) {
-		run.S.c.refused++;
+		sess.c.refused++;
 	}
 	if (run.side.emit) {
 		emit_drain();
 	}
-	if (!run.R.sent_shared) {
+	if (!refl.sent_shared) {
 		ts_rekey(run.sock_fd);	/* else reflect_send rekeyed the shared socket */
 	}
 }
@@ -8646,7 +8646,7 @@ static void emit_key(struct txn *x, uint64_t seq, uint64_t now)
 {
 	x->deadline = now + cfg->timeout_ns;
 	x->txkey = run.ts.next_key;
-	run.E.keyseq[run.ts.next_key & run.win.mask] = seq;
+	emitter.keyseq[run.ts.next_key & run.win.mask] = seq;
 }
 
 /*
@@ -8663,7 +8663,7 @@ static void emit_free_slot(uint64_t seq)
 			emit_lost(x);
 		}
 		if (x->st & TF_TXPEND) {
-			run.E.txpend--;
+			emitter.txpend--;
 		}
 		txn_retire(x);
 	}
@@ -8681,8 +8681,8 @@ static void emit_send(uint64_t seq, uint64_t now)
 
 	m.type = PT_PING;
 	m.flags = 0;
-	m.session = run.S.id;
-	m.idle_ms = run.E.idle_ms;
+	m.session = sess.id;
+	m.idle_ms = emitter.idle_ms;
 	m.seq = seq;
 	m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = 0;
 
@@ -8696,8 +8696,8 @@ static void emit_send(uint64_t seq, uint64_t now)
 	} else if (seq == cfg->warmup && cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
-	proto_encode(run.E.tx, &m);
-	tag_put(run.E.tx, len);
+	proto_encode(emitter.tx, &m);
+	tag_put(emitter.tx, len);
 	answered_set(seq, false);
 	/* its bookkeeping before T1_SW: between T1_SW and the send, only the send */
 	emit_key(x, seq, now);
@@ -8705,7 +8705,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		x->t[T1SW] = real_ns();
 	}
 	pmc_read(x->pmc);
-	if (ts_send(run.sock_fd, run.E.tx, len, NULL, 0) < 0) {
+	if (ts_send(run.sock_fd, emitter.tx, len, NULL, 0) < 0) {
 		/*
 		 * ECONNREFUSED here is the ICMP port-unreachable of an earlier
 		 * ping, reported on this send: the ping itself was not sent.
@@ -8716,21 +8716,21 @@ static void emit_send(uint64_t seq, uint64_t now)
 		send_failed(err);
 		emit_key(x, seq, now);	/* send_failed may have re-keyed the socket */
 		if (err != ECONNREFUSED ||
-		    ts_send(run.sock_fd, run.E.tx, len, NULL, 0) < 0) {
+		    ts_send(run.sock_fd, emitter.tx, len, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			answered_set(seq, true);	/* never sent: a pong for it is no answer */
 			return;
 		}
-		run.S.c.send_errors--;	/* the retry went out: it was only a report */
+		sess.c.send_errors--;	/* the retry went out: it was only a report */
 	}
 	/* --client-no-tx-ts: no TX stamp to wait for (the key still counts sends) */
 	x->st |= TF_SENT | (cli_no_tx() ? 0 : TF_TXPEND);
 	run.ts.next_key++;
-	run.E.txpend += !cli_no_tx();
-	run.E.outstanding++;
-	run.S.c.sent++;
+	emitter.txpend += !cli_no_tx();
+	emitter.outstanding++;
+	sess.c.sent++;
 	cls_count(seq, CG_SENT);
-	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
+	__atomic_store_n(&run.live.sent, sess.c.sent, __ATOMIC_RELAXED);
 }
 
 /*
@@ -8766,7 +8766,7 @@ static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
 {
 	struct txn *e = &run.win.slot[seq & run.win.mask];
 
-	if (!(e->st & TF_USED) || e->seq != seq || seq >= run.E.next_seq) {
+	if (!(e->st & TF_USED) || e->seq != seq || seq >= emitter.next_seq) {
 		return;
 	}
 	if (t3w && e->t[T3W] == t3w) {
@@ -8774,11 +8774,11 @@ static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
 	}
 	if (e->t[T3W] || !(e->st & TF_SENT) || (e->st & TF_SENDERR)) {
 		/* already known: never overwrite a counted stamp */
-		run.S.c.rejected[GR_ECHO_UNOWED]++;
+		sess.c.rejected[GR_ECHO_UNOWED]++;
 		return;
 	}
 	if (!echo_t3_plausible(e, t3w)) {
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		sess.c.rejected[GR_IMPLAUSIBLE]++;
 		return;
 	}
 	e->t[T3W] = t3w;
@@ -8786,7 +8786,7 @@ static void emit_echo_one(uint64_t seq, uint64_t t3w, uint64_t t3k)
 	if (t3k && t3k < STAMP_MAX && (!e->t[T3SW] || t3k >= e->t[T3SW])) {
 		e->t[T3K] = t3k;
 	} else if (t3k) {
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		sess.c.rejected[GR_IMPLAUSIBLE]++;
 	}
 	emit_account(e);
 }
@@ -8807,11 +8807,11 @@ static void emit_echo(const struct proto_msg *m)
 /* BUSY: believed only before the reflector answered us; later, it is a forgery. */
 static void emit_busy(size_t len)
 {
-	if (!run.S.c.received && !run.S.c.late && len <= cfg->size) {
-		run.E.busy = true;
-		run.S.stop_reason = STOP_ERROR;
+	if (!sess.c.received && !sess.c.late && len <= cfg->size) {
+		emitter.busy = true;
+		sess.stop_reason = STOP_ERROR;
 	} else {
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		sess.c.rejected[GR_IMPLAUSIBLE]++;
 	}
 }
 
@@ -8821,33 +8821,33 @@ static void emit_busy(size_t len)
  */
 static void emit_fin_ack(const struct proto_msg *m, size_t len)
 {
-	if (!run.E.fin_sent) {
-		run.S.c.rejected[GR_FIN_ACK_UNASKED]++;
+	if (!emitter.fin_sent) {
+		sess.c.rejected[GR_FIN_ACK_UNASKED]++;
 		return;
 	}
 	if (len != fin_len()) {
-		run.S.c.rejected[GR_LENGTH]++;
+		sess.c.rejected[GR_LENGTH]++;
 		return;
 	}
-	run.E.fin_acked = true;
-	run.E.fin_more = m->flags & PF_MORE;
-	if ((m->flags & PF_PARTIAL) && !m->seq && run.E.fin_counted) {
+	emitter.fin_acked = true;
+	emitter.fin_more = m->flags & PF_MORE;
+	if ((m->flags & PF_PARTIAL) && !m->seq && emitter.fin_counted) {
 		return;		/* a repeated FIN's answer: the session's counts came already */
 	}
-	run.E.fin_counted = true;
-	run.E.srv_received = m->seq;
-	run.E.srv_whole = !(m->flags & PF_PARTIAL);
+	emitter.fin_counted = true;
+	emitter.srv_received = m->seq;
+	emitter.srv_whole = !(m->flags & PF_PARTIAL);
 	if (m->boot_id) {
-		run.E.srv_phc.boot_id = m->boot_id;
+		emitter.srv_phc.boot_id = m->boot_id;
 	}
 	if (!peer_off_plausible(m)) {
 		/* its PHC block is dropped, the rest stands */
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		sess.c.rejected[GR_IMPLAUSIBLE]++;
 	} else if (m->phc_method) {
-		run.E.srv_phc.off = m->phc_off;
-		run.E.srv_phc.window = m->phc_window;
-		run.E.srv_phc.method = m->phc_method;
-		run.E.srv_phc.disciplined = m->phc_disciplined;
+		emitter.srv_phc.off = m->phc_off;
+		emitter.srv_phc.window = m->phc_window;
+		emitter.srv_phc.method = m->phc_method;
+		emitter.srv_phc.disciplined = m->phc_disciplined;
 	}
 	emit_echo(m);
 }
@@ -8859,14 +8859,14 @@ static void emit_fin_ack(const struct proto_msg *m, size_t len)
 static void emit_stale(const struct txn *x, uint64_t seq, uint64_t wire, uint64_t t4sw)
 {
 	if ((x->st & TF_SENDERR) && x->seq == seq) {
-		run.S.c.duplicate++;
-	} else if (run.E.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
+		sess.c.duplicate++;
+	} else if (emitter.next_seq - seq <= ANSWERED_BITS && !answered_get(seq)) {
 		answered_set(seq, true);
-		run.S.c.late++;
+		sess.c.late++;
 		cls_count(seq, CG_LATE);
 		log_late(seq, wire, t4sw, run.ts_rx_kernel);
 	} else {
-		run.S.c.duplicate++;
+		sess.c.duplicate++;
 	}
 }
 
@@ -8876,15 +8876,15 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 {
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
-	run.E.srv_no_tx = m->flags & PF_NO_TX;
-	run.E.outstanding--;
-	run.S.c.received++;
+	emitter.srv_no_tx = m->flags & PF_NO_TX;
+	emitter.outstanding--;
+	sess.c.received++;
 	cls_on_answer(x->seq, x->st & TF_WARMUP);
-	if (!run.E.first_rx_mono) {
-		run.E.first_rx_mono = mono_ns();
+	if (!emitter.first_rx_mono) {
+		emitter.first_rx_mono = mono_ns();
 	}
 	if (x->st & TF_WARMUP) {
-		run.S.c.warmup++;
+		sess.c.warmup++;
 	}
 	x->t[T4W] = wire;
 	x->t[T4SW] = t4sw;
@@ -8894,25 +8894,25 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 	x->t[T3SW] = m->t3sw;
 	x->t[T2K] = m->t2k;
 	if ((m->flags & (PF_SRV_HW | PF_KSTAMPS)) == PF_SRV_HW && len < proto_kx_need()) {
-		run.S.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
+		sess.c.kx_unfit++;	/* NIC stamps there, but no room for the kernel's: --size */
 	}
 	if (m->flags & PF_T3SW) {
 		x->st |= TF_SRV_SW;
-		run.S.srv_sw = true;
+		sess.srv_sw = true;
 	}
 	if (m->flags & PF_KSTAMPS) {
-		run.S.srv_kx = true;
+		sess.srv_kx = true;
 	}
-	run.S.srv_hw = m->flags & PF_SRV_HW;
-	run.S.srv_hw_known = true;
-	if (run.S.srv_hw && m->phc_method && !run.ts.peer_off_on) {
+	sess.srv_hw = m->flags & PF_SRV_HW;
+	sess.srv_hw_known = true;
+	if (sess.srv_hw && m->phc_method && !run.ts.peer_off_on) {
 		/* the reflector's PHC offset: out of its segments from this pong on */
 		run.ts.peer_off = m->phc_off;
 		run.ts.peer_off_on = true;
 	}
 	emit_echo(m);
 	if (m->flags & PF_BREACH) {
-		run.S.stop_reason = STOP_PEER_BREACH;
+		sess.stop_reason = STOP_PEER_BREACH;
 	}
 }
 
@@ -8957,11 +8957,11 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	if (!tag_ok((uint8_t *)buf, len)) {
-		run.S.c.rejected[GR_UNAUTH]++;
+		sess.c.rejected[GR_UNAUTH]++;
 		return;
 	}
-	if (m.session != run.S.id) {
-		run.S.c.foreign++;
+	if (m.session != sess.id) {
+		sess.c.foreign++;
 		count_invalid(PE_TYPE);
 		return;
 	}
@@ -8975,16 +8975,16 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 	}
 	if (len != (m.type == PT_PONG ? ping_len(m.seq) : cfg->size)) {
 		/* the pong is exactly the ping's length */
-		run.S.c.rejected[GR_LENGTH]++;
+		sess.c.rejected[GR_LENGTH]++;
 		return;
 	}
-	if (m.type != PT_PONG || m.seq >= run.E.next_seq || len > cfg->size) {
+	if (m.type != PT_PONG || m.seq >= emitter.next_seq || len > cfg->size) {
 		count_invalid(len > cfg->size ? PE_LONG : PE_TYPE);
 		return;
 	}
 	if (!echo_plausible(&m)) {
 		/* the round trip is ours and stands; the peer's impossible stamps are dropped */
-		run.S.c.rejected[GR_IMPLAUSIBLE]++;
+		sess.c.rejected[GR_IMPLAUSIBLE]++;
 		m.flags &= (uint16_t)~(PF_T2W | PF_T2SW | PF_T3SW | PF_T3W | PF_KSTAMPS);
 		m.t2w = m.t2sw = m.t3sw = m.t3w = m.t3w_seq = m.t2k = m.t3k = 0;
 		m.nhist = 0;
@@ -8997,7 +8997,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		return;
 	}
 	if (x->st & (TF_RECEIVED | TF_LATE)) {
-		run.S.c.duplicate++;
+		sess.c.duplicate++;
 		return;
 	}
 	if (!(x->st & TF_LOST)) {
@@ -9014,7 +9014,7 @@ static void emit_packet(const uint8_t *buf, size_t len, uint64_t wire, uint64_t 
 		x->t[T4W] = wire;
 		x->t[T4SW] = t4sw;
 		x->t[T4K] = run.ts_rx_kernel;
-		run.S.c.late++;
+		sess.c.late++;
 		cls_count(x->seq, CG_LATE);
 		/*
 		 * late for its own ping, but the T3 stamps it carries are the
@@ -9043,8 +9043,8 @@ static void emit_rxq_ovfl(const struct cmsghdr *cm)
 	if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
 	    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
 		memcpy(&v, CMSG_DATA(cm), sizeof(v));
-		if (v > run.E.rxq_ovfl) {
-			run.E.rxq_ovfl = v;
+		if (v > emitter.rxq_ovfl) {
+			emitter.rxq_ovfl = v;
 		}
 	}
 }
@@ -9055,7 +9055,7 @@ static void emit_restamp(struct txn *x)
 	hw_txn_kernel(x, T4W, T4K);
 	if (hw_txn_kernel(x, T1W, T1K) && (x->st & TF_TXPEND)) {
 		x->st &= (uint16_t)~TF_TXPEND;
-		run.E.txpend--;
+		emitter.txpend--;
 	}
 }
 
@@ -9066,14 +9066,14 @@ static void emit_hw_check(bool final)
 
 /*
  * The next ping before the last pong is taken in (emit_recv): back-to-back
- * (run.E.defer: no --interval, no -t; a breach must stop the run before
+ * (emitter.defer: no --interval, no -t; a breach must stop the run before
  * another ping), one socket (with classes the next ping may go from
  * another), no key (a pong's header is believed only once its tag is
  * checked).
  */
 static bool emit_early_allowed(void)
 {
-	return run.E.defer && !cls_multi_sock() && !run.key.on;
+	return emitter.defer && !cls_multi_sock() && !run.key.on;
 }
 
 /*
@@ -9087,42 +9087,42 @@ static bool emit_early_allowed(void)
  */
 static bool emit_early_pong(const uint8_t *buf, size_t len, bool trunc, uint64_t *now)
 {
-	const struct txn *x = &run.win.slot[run.E.early_seq & run.win.mask];
+	const struct txn *x = &run.win.slot[emitter.early_seq & run.win.mask];
 
-	if (trunc || len != ping_len(run.E.early_seq) || get32(buf) != PROTO_MAGIC ||
-	    buf[4] != PROTO_VERSION || buf[5] != PT_PONG || get32(buf + 8) != run.S.id ||
-	    get64(buf + 16) != run.E.early_seq || ((buf[6] << 8 | buf[7]) & PF_BREACH) ||
-	    x->seq != run.E.early_seq || !awaiting(x) ||
-	    run.stop_signal || run.S.stop_reason || run.E.next_seq >= run.E.total) {
+	if (trunc || len != ping_len(emitter.early_seq) || get32(buf) != PROTO_MAGIC ||
+	    buf[4] != PROTO_VERSION || buf[5] != PT_PONG || get32(buf + 8) != sess.id ||
+	    get64(buf + 16) != emitter.early_seq || ((buf[6] << 8 | buf[7]) & PF_BREACH) ||
+	    x->seq != emitter.early_seq || !awaiting(x) ||
+	    run.stop_signal || sess.stop_reason || emitter.next_seq >= emitter.total) {
 		return false;
 	}
 	*now = mono_ns();
-	return !run.E.end || *now < run.E.end;
+	return !emitter.end || *now < emitter.end;
 }
 
 /* One recvmsg; 1 = a datagram was handled, 0 = none, <0 = -errno (fatal). */
 static int emit_recv(int flags)
 {
 	struct rx rx;
-	int r = sock_recv(run.E.rx, run.E.rxcap, flags, &rx, emit_rxq_ovfl, false);
+	int r = sock_recv(emitter.rx, emitter.rxcap, flags, &rx, emit_rxq_ovfl, false);
 	uint64_t now;
 
 	if (r == -ECONNREFUSED) {	/* ICMP port unreachable: no reflector (yet) */
-		run.S.c.refused++;
+		sess.c.refused++;
 		return 0;
 	}
 	if (r > 0 && rx.ours) {
-		if (run.E.early_due &&
-		    emit_early_pong(run.E.rx + run.proto_pre, rx.len, rx.trunc, &now)) {
+		if (emitter.early_due &&
+		    emit_early_pong(emitter.rx + run.proto_pre, rx.len, rx.trunc, &now)) {
 			/* the next ping first: the pong taken in after it, off the turnaround */
-			run.E.early_due = false;
-			run.E.early_sent = true;
-			emit_send(run.E.next_seq++, now);
+			emitter.early_due = false;
+			emitter.early_sent = true;
+			emit_send(emitter.next_seq++, now);
 		}
-		if (run.E.rx_ioctl) {
+		if (emitter.rx_ioctl) {
 			ts_rx_ioctl(&rx);	/* after the next ping: off the turnaround */
 		}
-		emit_packet(run.E.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
+		emit_packet(emitter.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc);
 		emit_hw_check(false);
 	}
 	return r;
@@ -9149,7 +9149,7 @@ static uint64_t emit_next_deadline(void)
 {
 	uint64_t s;
 
-	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+	for (s = emitter.oldest; s < emitter.next_seq; s++) {
 		struct txn *x = &run.win.slot[s & run.win.mask];
 
 		if (x->seq == s && awaiting(x)) {
@@ -9197,16 +9197,16 @@ static void emit_read_queued(uint64_t now)
 static void emit_expire(uint64_t now)
 {
 	emit_read_queued(now);
-	while (run.E.oldest < run.E.next_seq) {
-		struct txn *x = &run.win.slot[run.E.oldest & run.win.mask];
+	while (emitter.oldest < emitter.next_seq) {
+		struct txn *x = &run.win.slot[emitter.oldest & run.win.mask];
 
-		if (x->seq == run.E.oldest && awaiting(x)) {
+		if (x->seq == emitter.oldest && awaiting(x)) {
 			if (now < x->deadline) {
 				break;
 			}
 			emit_lost(x);
 		}
-		run.E.oldest++;
+		emitter.oldest++;
 	}
 }
 
@@ -9238,7 +9238,7 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 		if (ev & POLLERR) {
 			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
 			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
-				 (int)run.E.txpend + TS_BATCH);
+				 (int)emitter.txpend + TS_BATCH);
 			if (!(ev & POLLIN)) {
 				/* a socket error (ICMP) is read here */
 				r = emit_recv(MSG_DONTWAIT);
@@ -9268,7 +9268,7 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
 	unsigned spins = 0;
 	int r = 0;
 
-	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason) {
+	while (!resolved(x) && !run.stop_signal && !sess.stop_reason) {
 		r = cls_multi_sock() ? cls_spin_recv() : emit_recv(MSG_DONTWAIT);
 		if (r < 0) {
 			break;
@@ -9292,8 +9292,8 @@ static int emit_spin_pong(const struct txn *x, uint64_t limit)
  */
 static void emit_tx_after_send(void)
 {
-	if (run.E.txpend) {
-		int n = run.E.txpend < EMIT_TX_AFTER_SEND ? (int)run.E.txpend : EMIT_TX_AFTER_SEND;
+	if (emitter.txpend) {
+		int n = emitter.txpend < EMIT_TX_AFTER_SEND ? (int)emitter.txpend : EMIT_TX_AFTER_SEND;
 
 		ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp, n);
 	}
@@ -9313,12 +9313,12 @@ static int emit_b2b_step(uint64_t *nowp)
 	struct txn *x;
 	int r = 0;
 
-	if (run.E.early_sent) {
+	if (emitter.early_sent) {
 		/* sent as the last ping's pong was read (emit_recv) */
-		run.E.early_sent = false;
-		seq = run.E.next_seq - 1;
+		emitter.early_sent = false;
+		seq = emitter.next_seq - 1;
 	} else {
-		seq = run.E.next_seq++;
+		seq = emitter.next_seq++;
 		emit_send(seq, now);
 	}
 	x = &run.win.slot[seq & run.win.mask];
@@ -9328,21 +9328,21 @@ static int emit_b2b_step(uint64_t *nowp)
 	emit_tx_after_send();
 	/* and the next ping's slot, a window old: its retirement (the log, the fits) too */
 	emit_free_slot(seq + 1);
-	limit = run.E.end && run.E.end < x->deadline ? run.E.end : x->deadline;
-	run.E.early_seq = seq;
-	run.E.early_due = run.E.early_ok;
+	limit = emitter.end && emitter.end < x->deadline ? emitter.end : x->deadline;
+	emitter.early_seq = seq;
+	emitter.early_due = emitter.early_ok;
 	if (cfg->spin) {
 		r = emit_spin_pong(x, limit);
 	}
-	while (!resolved(x) && !run.stop_signal && !run.S.stop_reason && r >= 0) {
+	while (!resolved(x) && !run.stop_signal && !sess.stop_reason && r >= 0) {
 		if (mono_ns() >= limit) {
 			break;
 		}
 		r = emit_wait_until(limit, false);
 	}
-	run.E.early_due = false;
-	if (resolved(x) && run.E.oldest == seq) {
-		run.E.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
+	emitter.early_due = false;
+	if (resolved(x) && emitter.oldest == seq) {
+		emitter.oldest = seq + 1;	/* every earlier ping was resolved in its own step */
 		*nowp = (x->st & TF_RECEIVED) && x->mono ? x->mono : mono_ns();
 	} else {
 		*nowp = mono_ns();
@@ -9363,21 +9363,21 @@ static int emit_interval_step(uint64_t *next)
 		 * arrived first (bounded), or the receive buffer overflows and
 		 * answered pings turn into losses.
 		 */
-		if (!run.E.waited) {
+		if (!emitter.waited) {
 			int r = emit_recv_queued(false);
 
 			if (r < 0) {
 				return r;
 			}
 		}
-		run.E.waited = false;
-		emit_send(run.E.next_seq++, now);
+		emitter.waited = false;
+		emit_send(emitter.next_seq++, now);
 		emit_tx_after_send();
 		*next += cfg->interval_ns;
 		if (*next <= now) {
 			uint64_t skip = (now - *next) / cfg->interval_ns + 1;
 
-			run.E.overruns += skip;
+			emitter.overruns += skip;
 			*next += skip * cfg->interval_ns;
 		}
 		return 0;
@@ -9387,10 +9387,10 @@ static int emit_interval_step(uint64_t *next)
 	if (dl && dl < limit) {
 		limit = dl;
 	}
-	if (run.E.end && run.E.end < limit) {
-		limit = run.E.end;
+	if (emitter.end && emitter.end < limit) {
+		limit = emitter.end;
 	}
-	run.E.waited = true;
+	emitter.waited = true;
 	return emit_wait_until(limit, true);
 }
 
@@ -9404,7 +9404,7 @@ static void emit_lose_outstanding(void)
 {
 	uint64_t s;
 
-	for (s = run.E.oldest; s < run.E.next_seq; s++) {
+	for (s = emitter.oldest; s < emitter.next_seq; s++) {
 		struct txn *x = &run.win.slot[s & run.win.mask];
 
 		if (x->seq == s && awaiting(x)) {
@@ -9416,7 +9416,7 @@ static void emit_lose_outstanding(void)
 /* The pongs still in flight: each until its deadline, none past cutoff (then lost). */
 static void emit_await_pongs(uint64_t cutoff)
 {
-	while (run.E.outstanding) {
+	while (emitter.outstanding) {
 		uint64_t dl = emit_next_deadline(), now = mono_ns();
 
 		if (!dl) {
@@ -9450,13 +9450,13 @@ static void emit_fin_send(const struct proto_msg *m)
 {
 	int k;
 
-	run.E.fin_sent = true;
+	emitter.fin_sent = true;
 	for (k = 0; k < cls_classes(); k++) {
 		cls_use(k);
-		proto_encode_pad(run.E.tx, fin_len(), m);
-		tag_put(run.E.tx, fin_len());
-		if (ts_send(run.sock_fd, run.E.tx, fin_len(), NULL, 0) >= 0) {
-			run.E.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
+		proto_encode_pad(emitter.tx, fin_len(), m);
+		tag_put(emitter.tx, fin_len());
+		if (ts_send(run.sock_fd, emitter.tx, fin_len(), NULL, 0) >= 0) {
+			emitter.keyseq[run.ts.next_key++ & run.win.mask] = KEY_NONE;
 		} else {
 			ts_rekey(run.sock_fd);	/* a key it may have used up */
 		}
@@ -9477,7 +9477,7 @@ static void emit_fin_send(const struct proto_msg *m)
  */
 static void emit_fin_exchange(uint64_t hard)
 {
-	struct proto_msg m = { .type = PT_FIN, .session = run.S.id, .seq = run.E.next_seq };
+	struct proto_msg m = { .type = PT_FIN, .session = sess.id, .seq = emitter.next_seq };
 	/*
 	 * Each try waits --timeout, but 300 ms at most and FIN_WAIT_MIN_NS at
 	 * least: the reflector may first wait END_TX_WAIT_NS for the TX stamps
@@ -9493,28 +9493,28 @@ static void emit_fin_exchange(uint64_t hard)
 		uint64_t limit;
 		int tries;
 
-		run.E.fin_acked = false;
-		for (tries = 0; tries < 3 && !run.E.fin_acked && mono_ns() < hard; tries++) {
+		emitter.fin_acked = false;
+		for (tries = 0; tries < 3 && !emitter.fin_acked && mono_ns() < hard; tries++) {
 			emit_fin_send(&m);
-			run.E.fin_tries++;
+			emitter.fin_tries++;
 			limit = mono_ns() + fin_wait;
 			if (limit > hard) {
 				limit = hard;
 			}
-			while (!run.E.fin_acked && mono_ns() < limit) {
+			while (!emitter.fin_acked && mono_ns() < limit) {
 				if (emit_wait_until(limit, true) < 0) {
 					break;
 				}
 			}
 		}
-		if (!run.E.fin_acked) {
+		if (!emitter.fin_acked) {
 			break;
 		}
-		if (!run.E.fin_more) {
+		if (!emitter.fin_more) {
 			return;
 		}
 	}
-	run.E.fin_wait_ns = mono_ns() - t0;
+	emitter.fin_wait_ns = mono_ns() - t0;
 	m.flags |= PF_LAST;
 	emit_fin_send(&m);
 }
@@ -9522,30 +9522,30 @@ static void emit_fin_exchange(uint64_t hard)
 static void emit_finish(void)
 {
 	uint64_t grace_end = mono_ns() + 200 * 1000000ULL, t0;
-	bool cut = run.S.stop_reason == STOP_DURATION || run.S.stop_reason == STOP_SIGNAL;
+	bool cut = sess.stop_reason == STOP_DURATION || sess.stop_reason == STOP_SIGNAL;
 	/*
 	 * With -d nothing the reflector does (vanish, stall, answer late) may
 	 * keep the client past -d + 200 ms: in-flight pongs, TX stamps and the
 	 * FIN exchange all end by FINISH_NS after -d, the rest is the report.
 	 */
-	uint64_t hard = run.E.end ? run.E.end + FINISH_NS : UINT64_MAX;
+	uint64_t hard = emitter.end ? emitter.end + FINISH_NS : UINT64_MAX;
 	uint64_t cutoff = cut && grace_end < hard ? grace_end : hard;
 
 	emit_later_all();
-	run.E.defer = false;
-	if (run.E.busy) {
+	emitter.defer = false;
+	if (emitter.busy) {
 		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
 		emit_lose_outstanding();
 		return;
 	}
 	emit_await_pongs(cutoff);
 	t0 = mono_ns();
-	while (run.E.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
+	while (emitter.txpend && mono_ns() - t0 < 100 * 1000000ULL && mono_ns() < hard) {
 		if (wait_fd(10 * 1000000ULL, 0) & POLLERR) {
 			emit_drain();
 		}
 	}
-	if (!run.S.c.received) {
+	if (!sess.c.received) {
 		return;
 	}
 	emit_fin_exchange(hard);
@@ -9577,18 +9577,18 @@ static int cls_interval_step(void)
 	emit_expire(now);
 	b = cls_due(&limit);
 	if (now >= limit) {
-		uint64_t skip = cls_due_taken(b, run.E.next_seq, now);
+		uint64_t skip = cls_due_taken(b, emitter.next_seq, now);
 
-		emit_send(run.E.next_seq++, now);
-		run.E.overruns += skip;
+		emit_send(emitter.next_seq++, now);
+		emitter.overruns += skip;
 		return 0;
 	}
 	dl = emit_next_deadline();
 	if (dl && dl < limit) {
 		limit = dl;
 	}
-	if (run.E.end && run.E.end < limit) {
-		limit = run.E.end;
+	if (emitter.end && emitter.end < limit) {
+		limit = emitter.end;
 	}
 	return emit_wait_until(limit, true);
 }
@@ -9604,20 +9604,20 @@ static void emit_drops_meminfo(void)
 	uint64_t sum = 0;
 	int k;
 
-	if (!run.E.rx_ioctl) {
+	if (!emitter.rx_ioctl) {
 		return;
 	}
 	for (k = 0; k < cls_classes(); k++) {
 		uint32_t mi[SK_MEMINFO_VARS];
 		socklen_t len = sizeof(mi);
 
-		if (getsockopt(run.K.fd[k], SOL_SOCKET, SO_MEMINFO, mi, &len) == 0 &&
+		if (getsockopt(classes.fd[k], SOL_SOCKET, SO_MEMINFO, mi, &len) == 0 &&
 		    len > SK_MEMINFO_DROPS * sizeof(mi[0])) {
 			sum += mi[SK_MEMINFO_DROPS];
 		}
 	}
-	if (sum > run.E.rxq_ovfl) {
-		run.E.rxq_ovfl = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+	if (sum > emitter.rxq_ovfl) {
+		emitter.rxq_ovfl = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 	}
 }
 
@@ -9630,13 +9630,13 @@ static void emit_overload_note(void)
 {
 	char all[64];
 
-	if (!cfg->interval_ns || (run.E.overruns * 100 <= run.E.next_seq && !run.E.rxq_ovfl)) {
+	if (!cfg->interval_ns || (emitter.overruns * 100 <= emitter.next_seq && !emitter.rxq_ovfl)) {
 		return;
 	}
 	cls_interval_all(all, sizeof(all));
 	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
 	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
-	       cfg->interval_arg, all, run.E.overruns, run.E.rxq_ovfl);
+	       cfg->interval_arg, all, emitter.overruns, emitter.rxq_ovfl);
 }
 
 /*
@@ -9651,9 +9651,9 @@ static uint64_t emit_longest_gap(void)
 	uint64_t gap = 0;
 	int i;
 
-	for (i = 0; i < run.K.nival; i++) {
-		if (!gap || run.K.ival[i] < gap) {
-			gap = run.K.ival[i];
+	for (i = 0; i < classes.nival; i++) {
+		if (!gap || classes.ival[i] < gap) {
+			gap = classes.ival[i];
 		}
 	}
 	return gap ? gap : cfg->interval_ns;
@@ -9664,26 +9664,26 @@ static int emit_run(void)
 	uint64_t next, now;
 	int r = 0;
 
-	run.E.total = cfg->count ? (cfg->warmup + cfg->count) * cls_sizes() : UINT64_MAX;
-	run.E.idle_ms = (uint32_t)((emit_longest_gap() + cfg->timeout_ns) / 1000000 + 1);
+	emitter.total = cfg->count ? (cfg->warmup + cfg->count) * cls_sizes() : UINT64_MAX;
+	emitter.idle_ms = (uint32_t)((emit_longest_gap() + cfg->timeout_ns) / 1000000 + 1);
 	/*
 	 * A blocked recvmsg wakes at least every 50 ms (or --timeout, if
 	 * shorter) to look at its deadline and -d: the timeout is set once, and
 	 * lateness is judged on arrival (emit_packet), not by when we woke.
 	 */
-	run.E.rcvtimeo = cfg->timeout_ns < 50000000ULL ? cfg->timeout_ns : 50000000ULL;
-	set_rcvtimeo(run.E.rcvtimeo);
-	run.S.start_mono = mono_ns();
-	run.S.first_real = real_ns();
+	emitter.rcvtimeo = cfg->timeout_ns < 50000000ULL ? cfg->timeout_ns : 50000000ULL;
+	set_rcvtimeo(emitter.rcvtimeo);
+	sess.start_mono = mono_ns();
+	sess.first_real = real_ns();
 	clk_start();
-	run.E.end = cfg->duration_s > 0 ? run.S.start_mono + (uint64_t)(cfg->duration_s * 1e9) *
+	emitter.end = cfg->duration_s > 0 ? sess.start_mono + (uint64_t)(cfg->duration_s * 1e9) *
 								     cls_sizes() :
 					  0;
 	cls_run_start();
-	run.E.defer = cfg->threshold_ns < 0 && !cfg->interval_ns && !cls_paced();
-	run.E.early_ok = emit_early_allowed();
+	emitter.defer = cfg->threshold_ns < 0 && !cfg->interval_ns && !cls_paced();
+	emitter.early_ok = emit_early_allowed();
 	emit_wake_open();
-	next = run.S.start_mono;
+	next = sess.start_mono;
 	if (!cfg->warmup) {
 		trace_mark("RANT_TEST_START\n", 16);
 	}
@@ -9697,13 +9697,13 @@ static int emit_run(void)
 	 *   at the slot's reuse: txn_retire (log_push, pmc_account)
 	 */
 	now = mono_ns();
-	while (!run.stop_signal && !run.S.stop_reason && r >= 0) {
-		if (run.E.end && now >= run.E.end) {
-			run.S.stop_reason = STOP_DURATION;
+	while (!run.stop_signal && !sess.stop_reason && r >= 0) {
+		if (emitter.end && now >= emitter.end) {
+			sess.stop_reason = STOP_DURATION;
 			break;
 		}
-		if (run.E.next_seq >= run.E.total && !run.E.early_sent) {
-			run.S.stop_reason = STOP_COUNT;
+		if (emitter.next_seq >= emitter.total && !emitter.early_sent) {
+			sess.stop_reason = STOP_COUNT;
 			break;
 		}
 		if (cls_paced() || cfg->interval_ns) {
@@ -9715,15 +9715,15 @@ static int emit_run(void)
 	}
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
-		run.S.stop_reason = STOP_ERROR;
+		sess.stop_reason = STOP_ERROR;
 	}
-	if (run.stop_signal && !run.S.stop_reason) {
-		run.S.stop_reason = STOP_SIGNAL;
+	if (run.stop_signal && !sess.stop_reason) {
+		sess.stop_reason = STOP_SIGNAL;
 	}
 	emit_finish();
 	emit_hw_check(true);	/* a run too short to judge the NIC on the way */
-	run.S.end_mono = mono_ns();
-	window_flush(run.E.next_seq);
+	sess.end_mono = mono_ns();
+	window_flush(emitter.next_seq);
 	emit_drops_meminfo();
 	emit_overload_note();
 	return r < 0 ? -1 : 0;
@@ -9736,8 +9736,8 @@ static int emit_run(void)
 /* A seq leaves the window: if it never came, it may still come (reflect_seen). */
 static void reflect_leaves(uint64_t seq, bool came)
 {
-	if (!came && seq >= run.R.first && seq < run.R.below) {
-		run.R.below = seq;
+	if (!came && seq >= refl.first && seq < refl.below) {
+		refl.below = seq;
 	}
 }
 
@@ -9746,20 +9746,20 @@ static void reflect_advance(uint64_t seq)
 {
 	uint64_t i, bit;
 
-	if (!run.R.any) {
-		memset(run.R.seen, 0, sizeof(run.R.seen));
-		run.R.first = seq;	/* a restarted reflector joins mid-session */
-		run.R.below = UINT64_MAX;
-	} else if (seq - run.R.top >= SEEN_BITS) {
-		i = run.R.top >= SEEN_BITS ? run.R.top - SEEN_BITS + 1 : 0;
-		for (; i <= run.R.top; i++) {
-			reflect_leaves(i, run.R.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
+	if (!refl.any) {
+		memset(refl.seen, 0, sizeof(refl.seen));
+		refl.first = seq;	/* a restarted reflector joins mid-session */
+		refl.below = UINT64_MAX;
+	} else if (seq - refl.top >= SEEN_BITS) {
+		i = refl.top >= SEEN_BITS ? refl.top - SEEN_BITS + 1 : 0;
+		for (; i <= refl.top; i++) {
+			reflect_leaves(i, refl.seen[(i % SEEN_BITS) / 64] & (1ULL << (i % 64)));
 		}
-		reflect_leaves(run.R.top + 1, seq - run.R.top == SEEN_BITS);
-		memset(run.R.seen, 0, sizeof(run.R.seen));
+		reflect_leaves(refl.top + 1, seq - refl.top == SEEN_BITS);
+		memset(refl.seen, 0, sizeof(refl.seen));
 	} else {
-		for (i = run.R.top + 1; i <= seq; i++) {
-			uint64_t *w = &run.R.seen[(i % SEEN_BITS) / 64];
+		for (i = refl.top + 1; i <= seq; i++) {
+			uint64_t *w = &refl.seen[(i % SEEN_BITS) / 64];
 
 			bit = 1ULL << (i % 64);
 			if (i >= SEEN_BITS) {
@@ -9769,8 +9769,8 @@ static void reflect_advance(uint64_t seq)
 			*w &= ~bit;
 		}
 	}
-	run.R.top = seq;
-	run.R.any = true;
+	refl.top = seq;
+	refl.any = true;
 }
 
 /*
@@ -9780,24 +9780,24 @@ static void reflect_advance(uint64_t seq)
  */
 static bool reflect_seen(uint64_t seq)
 {
-	if (!run.R.any || seq > run.R.top) {
+	if (!refl.any || seq > refl.top) {
 		reflect_advance(seq);
-	} else if (run.R.top - seq >= SEEN_BITS) {
-		if (run.key.on || seq < run.R.below) {
+	} else if (refl.top - seq >= SEEN_BITS) {
+		if (run.key.on || seq < refl.below) {
 			return true;
 		}
-		run.R.below = seq + 1;
-		run.S.c.late++;	/* arrived after a later ping: reordered */
+		refl.below = seq + 1;
+		sess.c.late++;	/* arrived after a later ping: reordered */
 		return false;
-	} else if (run.R.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
+	} else if (refl.seen[(seq % SEEN_BITS) / 64] & (1ULL << (seq % 64))) {
 		return true;
 	} else {
-		run.S.c.late++;	/* arrived after a later ping: reordered */
-		if (seq < run.R.first) {
-			run.R.first = seq;
+		sess.c.late++;	/* arrived after a later ping: reordered */
+		if (seq < refl.first) {
+			refl.first = seq;
 		}
 	}
-	run.R.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
+	refl.seen[(seq % SEEN_BITS) / 64] |= 1ULL << (seq % 64);
 	return false;
 }
 
@@ -9806,7 +9806,7 @@ static void echo_push(uint64_t seq, uint64_t t3w, uint32_t key)
 	if (run.echo.n == ECHO_CAP) {
 		run.echo.head = (run.echo.head + 1) % ECHO_CAP;
 		run.echo.n--;
-		run.S.c.echo_dropped++;
+		sess.c.echo_dropped++;
 	}
 	run.echo.q[(run.echo.head + run.echo.n) % ECHO_CAP] = (struct echo){ seq, t3w, key };
 	run.echo.n++;
@@ -9872,16 +9872,16 @@ static void echo_hist_put(uint8_t *buf, size_t len, struct proto_msg *m)
 static bool reflect_peer_ok(const struct sockaddr *from)
 {
 	/* with its own socket, the session is also the address its first ping was sent to */
-	return sa_same(&run.R.peer, from) && !run.R.off_addr;
+	return sa_same(&refl.peer, from) && !refl.off_addr;
 }
 
 /* A datagram refused by a session rule: counted with the session, or with the next one. */
 static void reflect_reject(int why)
 {
-	if (run.R.active) {
-		run.S.c.rejected[why]++;
+	if (refl.active) {
+		sess.c.rejected[why]++;
 	} else {
-		run.R.carry_rej[why]++;
+		refl.carry_rej[why]++;
 	}
 }
 
@@ -9892,13 +9892,13 @@ static void reflect_reject(int why)
 static void reflect_pktinfo(const struct cmsghdr *cm)
 {
 	if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-	    cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v6))) {
-		memcpy(&run.R.pi.v6, CMSG_DATA(cm), sizeof(run.R.pi.v6));
-		run.R.pi_level = IPPROTO_IPV6;
+	    cm->cmsg_len >= CMSG_LEN(sizeof(refl.pi.v6))) {
+		memcpy(&refl.pi.v6, CMSG_DATA(cm), sizeof(refl.pi.v6));
+		refl.pi_level = IPPROTO_IPV6;
 	} else if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_PKTINFO &&
-		   cm->cmsg_len >= CMSG_LEN(sizeof(run.R.pi.v4))) {
-		memcpy(&run.R.pi.v4, CMSG_DATA(cm), sizeof(run.R.pi.v4));
-		run.R.pi_level = IPPROTO_IP;
+		   cm->cmsg_len >= CMSG_LEN(sizeof(refl.pi.v4))) {
+		memcpy(&refl.pi.v4, CMSG_DATA(cm), sizeof(refl.pi.v4));
+		refl.pi_level = IPPROTO_IP;
 	}
 }
 
@@ -9988,9 +9988,9 @@ static bool srcw_nl_drain(int fd)
 /* The watch's answer to q (lock held by the caller): the loop adopts it at its next pong. */
 static void srcw_publish(const struct src_query *q, bool same)
 {
-	run.SW.a = *q;
-	run.SW.a_same = same;
-	__atomic_store_n(&run.SW.a_gen, run.SW.a_gen + 1, __ATOMIC_RELEASE);
+	srcwatch.a = *q;
+	srcwatch.a_same = same;
+	__atomic_store_n(&srcwatch.a_gen, srcwatch.a_gen + 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -10007,33 +10007,33 @@ static void *srcw_main(void *arg)
 	uint64_t v;
 
 	(void)arg;
-	thread_own_files((const int[]){ run.SW.ev_fd, run.SW.nl_fd }, 2);
-	while (!__atomic_load_n(&run.SW.quit, __ATOMIC_ACQUIRE)) {
-		struct pollfd p[2] = { { run.SW.ev_fd, POLLIN, 0 }, { run.SW.nl_fd, POLLIN, 0 } };
-		int n = poll(p, run.SW.nl_fd >= 0 ? 2 : 1, run.SW.nl_fd >= 0 ? -1 : 1000);
+	thread_own_files((const int[]){ srcwatch.ev_fd, srcwatch.nl_fd }, 2);
+	while (!__atomic_load_n(&srcwatch.quit, __ATOMIC_ACQUIRE)) {
+		struct pollfd p[2] = { { srcwatch.ev_fd, POLLIN, 0 }, { srcwatch.nl_fd, POLLIN, 0 } };
+		int n = poll(p, srcwatch.nl_fd >= 0 ? 2 : 1, srcwatch.nl_fd >= 0 ? -1 : 1000);
 		bool changed, asked;
 
 		if (n < 0 && errno != EINTR) {
 			break;
 		}
-		if ((p[0].revents & POLLIN) && read(run.SW.ev_fd, &v, sizeof(v)) < 0) {
+		if ((p[0].revents & POLLIN) && read(srcwatch.ev_fd, &v, sizeof(v)) < 0) {
 			/* a doorbell rung twice reads once: nothing lost */
 		}
-		changed = run.SW.nl_fd >= 0 ? p[1].revents && srcw_nl_drain(run.SW.nl_fd) : n == 0;
-		pthread_mutex_lock(&run.SW.lock);
-		asked = run.SW.q_gen != answered;
-		answered = run.SW.q_gen;
-		q = run.SW.q;
-		if (changed && run.SW.a_same) {
-			srcw_publish(&run.SW.a, false);
+		changed = srcwatch.nl_fd >= 0 ? p[1].revents && srcw_nl_drain(srcwatch.nl_fd) : n == 0;
+		pthread_mutex_lock(&srcwatch.lock);
+		asked = srcwatch.q_gen != answered;
+		answered = srcwatch.q_gen;
+		q = srcwatch.q;
+		if (changed && srcwatch.a_same) {
+			srcw_publish(&srcwatch.a, false);
 		}
-		pthread_mutex_unlock(&run.SW.lock);
+		pthread_mutex_unlock(&srcwatch.lock);
 		if ((asked || changed) && q.level) {
 			bool same = src_probe(&q);
 
-			pthread_mutex_lock(&run.SW.lock);
+			pthread_mutex_lock(&srcwatch.lock);
 			srcw_publish(&q, same);
-			pthread_mutex_unlock(&run.SW.lock);
+			pthread_mutex_unlock(&srcwatch.lock);
 		}
 	}
 	return NULL;
@@ -10042,20 +10042,20 @@ static void *srcw_main(void *arg)
 /* The reflector with -i: the watch starts (thread_start); without it every source is named. */
 static void srcw_start(void)
 {
-	if (!cfg->iface || run.SW.on) {
+	if (!cfg->iface || srcwatch.on) {
 		return;
 	}
-	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (run.SW.ev_fd < 0) {
+	srcwatch.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srcwatch.ev_fd < 0) {
 		return;
 	}
-	run.SW.nl_fd = srcw_nl_open();
-	pthread_mutex_init(&run.SW.lock, NULL);
-	run.SW.on = thread_start(&run.SW.thread, srcw_main);
-	if (!run.SW.on) {
-		close(run.SW.ev_fd);
-		if (run.SW.nl_fd >= 0) {
-			close(run.SW.nl_fd);
+	srcwatch.nl_fd = srcw_nl_open();
+	pthread_mutex_init(&srcwatch.lock, NULL);
+	srcwatch.on = thread_start(&srcwatch.thread, srcw_main);
+	if (!srcwatch.on) {
+		close(srcwatch.ev_fd);
+		if (srcwatch.nl_fd >= 0) {
+			close(srcwatch.nl_fd);
 		}
 	}
 }
@@ -10064,19 +10064,19 @@ static void srcw_stop(void)
 {
 	uint64_t one = 1;
 
-	if (!run.SW.on) {
+	if (!srcwatch.on) {
 		return;
 	}
-	__atomic_store_n(&run.SW.quit, true, __ATOMIC_RELEASE);
-	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+	__atomic_store_n(&srcwatch.quit, true, __ATOMIC_RELEASE);
+	if (write(srcwatch.ev_fd, &one, sizeof(one)) < 0) {
 		/* cannot fail on an eventfd below its maximum */
 	}
-	pthread_join(run.SW.thread, NULL);
-	close(run.SW.ev_fd);
-	if (run.SW.nl_fd >= 0) {
-		close(run.SW.nl_fd);
+	pthread_join(srcwatch.thread, NULL);
+	close(srcwatch.ev_fd);
+	if (srcwatch.nl_fd >= 0) {
+		close(srcwatch.nl_fd);
 	}
-	run.SW.on = false;
+	srcwatch.on = false;
 }
 
 /*
@@ -10086,33 +10086,33 @@ static void srcw_stop(void)
  */
 static void srcw_adopt(void)
 {
-	uint32_t g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+	uint32_t g = __atomic_load_n(&srcwatch.a_gen, __ATOMIC_ACQUIRE);
 
-	if (g == run.R.src_gen) {
+	if (g == refl.src_gen) {
 		return;
 	}
-	run.R.src_same = false;
-	if (pthread_mutex_trylock(&run.SW.lock)) {
+	refl.src_same = false;
+	if (pthread_mutex_trylock(&srcwatch.lock)) {
 		return;
 	}
-	run.R.src = run.SW.a;
-	run.R.src_same = run.SW.a_same;
-	run.R.src_gen = run.SW.a_gen;
-	pthread_mutex_unlock(&run.SW.lock);
+	refl.src = srcwatch.a;
+	refl.src_same = srcwatch.a_same;
+	refl.src_gen = srcwatch.a_gen;
+	pthread_mutex_unlock(&srcwatch.lock);
 }
 
 /* The datagram being answered came to the watched address from the watched peer. */
 static bool reflect_src_known(const struct sockaddr *to)
 {
 	srcw_adopt();
-	if (!run.R.src_same || run.R.pi_level != run.R.src.level ||
-	    !sa_same(&run.R.src.peer, to)) {
+	if (!refl.src_same || refl.pi_level != refl.src.level ||
+	    !sa_same(&refl.src.peer, to)) {
 		return false;
 	}
-	if (run.R.pi_level == IPPROTO_IPV6) {
-		return !memcmp(&run.R.pi.v6, &run.R.src.pi.v6, sizeof(run.R.pi.v6));
+	if (refl.pi_level == IPPROTO_IPV6) {
+		return !memcmp(&refl.pi.v6, &refl.src.pi.v6, sizeof(refl.pi.v6));
 	}
-	return !memcmp(&run.R.pi.v4, &run.R.src.pi.v4, sizeof(run.R.pi.v4));
+	return !memcmp(&refl.pi.v4, &refl.src.pi.v4, sizeof(refl.pi.v4));
 }
 
 /*
@@ -10129,28 +10129,28 @@ static void srcw_ask(const struct sockaddr *to, socklen_t tolen, uint64_t now)
 	static const uint64_t one = 1;
 	struct src_query q;
 
-	if (!run.SW.on || !run.R.named || !run.R.pi_level || tolen > sizeof(q.peer)) {
+	if (!srcwatch.on || !refl.named || !refl.pi_level || tolen > sizeof(q.peer)) {
 		return;
 	}
 	memset(&q, 0, sizeof(q));
 	memcpy(&q.peer, to, tolen);
 	q.peerlen = tolen;
-	q.level = run.R.pi_level;
-	memcpy(&q.pi, &run.R.pi, sizeof(q.pi));
-	if (!memcmp(&q, &run.R.ask, sizeof(q)) ||
-	    (run.R.ask_mono && run.R.ask_id == run.S.id && now - run.R.ask_mono < SRC_ASK_NS)) {
+	q.level = refl.pi_level;
+	memcpy(&q.pi, &refl.pi, sizeof(q.pi));
+	if (!memcmp(&q, &refl.ask, sizeof(q)) ||
+	    (refl.ask_mono && refl.ask_id == sess.id && now - refl.ask_mono < SRC_ASK_NS)) {
 		return;
 	}
-	if (pthread_mutex_trylock(&run.SW.lock)) {
+	if (pthread_mutex_trylock(&srcwatch.lock)) {
 		return;		/* the watch is busy: asked at a later pong */
 	}
-	run.SW.q = q;
-	run.SW.q_gen++;
-	pthread_mutex_unlock(&run.SW.lock);
-	run.R.ask = q;
-	run.R.ask_mono = now;
-	run.R.ask_id = run.S.id;
-	if (write(run.SW.ev_fd, &one, sizeof(one)) < 0) {
+	srcwatch.q = q;
+	srcwatch.q_gen++;
+	pthread_mutex_unlock(&srcwatch.lock);
+	refl.ask = q;
+	refl.ask_mono = now;
+	refl.ask_id = sess.id;
+	if (write(srcwatch.ev_fd, &one, sizeof(one)) < 0) {
 		/* cannot fail on an eventfd below its maximum */
 	}
 }
@@ -10171,19 +10171,19 @@ static ssize_t reflect_send_named(uint8_t *buf, size_t len, const struct sockadd
 	run.tx_src.len = 0;
 	if (reflect_src_known(to)) {
 		/* the kernel's own choice is that address: no source lookup */
-	} else if (run.R.pi_level == IPPROTO_IPV6 &&
-		   !IN6_IS_ADDR_MULTICAST(&run.R.pi.v6.ipi6_addr) &&
-		   !(IN6_IS_ADDR_V4MAPPED(&run.R.pi.v6.ipi6_addr) &&
-		     IN_MULTICAST(ntohl(run.R.pi.v6.ipi6_addr.s6_addr32[3])))) {
+	} else if (refl.pi_level == IPPROTO_IPV6 &&
+		   !IN6_IS_ADDR_MULTICAST(&refl.pi.v6.ipi6_addr) &&
+		   !(IN6_IS_ADDR_V4MAPPED(&refl.pi.v6.ipi6_addr) &&
+		     IN_MULTICAST(ntohl(refl.pi.v6.ipi6_addr.s6_addr32[3])))) {
 		run.tx_src.level = IPPROTO_IPV6;
 		run.tx_src.type = IPV6_PKTINFO;
 		run.tx_src.len = sizeof(struct in6_pktinfo);
-		memcpy(run.tx_src.data, &run.R.pi.v6, sizeof(run.R.pi.v6));
-	} else if (run.R.pi_level == IPPROTO_IP &&
-		   !IN_MULTICAST(ntohl(run.R.pi.v4.ipi_addr.s_addr)) &&
-		   run.R.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
-		struct in_pktinfo pi = { .ipi_ifindex = run.R.pi.v4.ipi_ifindex,
-					 .ipi_spec_dst = run.R.pi.v4.ipi_addr };
+		memcpy(run.tx_src.data, &refl.pi.v6, sizeof(refl.pi.v6));
+	} else if (refl.pi_level == IPPROTO_IP &&
+		   !IN_MULTICAST(ntohl(refl.pi.v4.ipi_addr.s_addr)) &&
+		   refl.pi.v4.ipi_addr.s_addr != INADDR_BROADCAST) {
+		struct in_pktinfo pi = { .ipi_ifindex = refl.pi.v4.ipi_ifindex,
+					 .ipi_spec_dst = refl.pi.v4.ipi_addr };
 
 		run.tx_src.level = IPPROTO_IP;
 		run.tx_src.type = IP_PKTINFO;
@@ -10191,7 +10191,7 @@ static ssize_t reflect_send_named(uint8_t *buf, size_t len, const struct sockadd
 		memcpy(run.tx_src.data, &pi, sizeof(pi));
 	}
 	n = ts_send(run.sock_fd, buf, len, to, tolen);
-	run.R.named = run.tx_src.len != 0;
+	refl.named = run.tx_src.len != 0;
 	run.tx_src.len = 0;
 	return n;
 }
@@ -10229,15 +10229,15 @@ static ssize_t reflect_send_named(uint8_t *buf, size_t len, const struct sockadd
 /* The shared socket's state and the one in use trade places (for a read or a send on it). */
 static void reflect_shared_swap(void)
 {
-	struct reflect_sock t = { run.sock_fd, run.ts.next_key, run.ts.key_cmsg, run.K.r_tos,
-				  run.K.r_prio };
+	struct reflect_sock t = { run.sock_fd, run.ts.next_key, run.ts.key_cmsg, classes.r_tos,
+				  classes.r_prio };
 
-	run.sock_fd = run.R.sh.fd;
-	run.ts.next_key = run.R.sh.next_key;
-	run.ts.key_cmsg = run.R.sh.key_cmsg;
-	run.K.r_tos = run.R.sh.r_tos;
-	run.K.r_prio = run.R.sh.r_prio;
-	run.R.sh = t;
+	run.sock_fd = refl.sh.fd;
+	run.ts.next_key = refl.sh.next_key;
+	run.ts.key_cmsg = refl.sh.key_cmsg;
+	classes.r_tos = refl.sh.r_tos;
+	classes.r_prio = refl.sh.r_prio;
+	refl.sh = t;
 }
 
 /*
@@ -10250,16 +10250,16 @@ static void reflect_ss_prepare(int family)
 	struct timeval tv = rcvtimeo_tv(SS_TICK_NS);
 	int fd;
 
-	if (run.R.spare_on && run.R.spare_family == family) {
+	if (refl.spare_on && refl.spare_family == family) {
 		return;
 	}
-	if (run.R.spare_on) {
-		close(run.R.spare_fd);
-		run.R.spare_on = false;
+	if (refl.spare_on) {
+		close(refl.spare_fd);
+		refl.spare_on = false;
 	}
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(run.R.spare_why, sizeof(run.R.spare_why), "socket: %s", strerror(errno));
+		snprintf(refl.spare_why, sizeof(refl.spare_why), "socket: %s", strerror(errno));
 		return;
 	}
 	/* SO_BINDTODEVICE refused for want of privilege: so was the shared socket's (sock_setup) */
@@ -10269,20 +10269,20 @@ static void reflect_ss_prepare(int family)
 				      (socklen_t)strlen(cfg->iface)) < 0 && errno != EPERM) ||
 	    ts_sockopt(fd, ts_socket_flags()) < 0 ||
 	    sock_opts(fd, family, cfg->priority, cfg->tos, false) < 0) {
-		snprintf(run.R.spare_why, sizeof(run.R.spare_why), "its socket options: %s",
+		snprintf(refl.spare_why, sizeof(refl.spare_why), "its socket options: %s",
 			 strerror(errno));
 		close(fd);
 		return;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	run.R.spare_fd = fd;
-	run.R.spare_family = family;
-	run.R.spare_on = true;
+	refl.spare_fd = fd;
+	refl.spare_family = family;
+	refl.spare_on = true;
 }
 
 /*
  * The session's two ends, from its first ping (from) and where it was sent
- * (run.R.pi): the family of a socket for them, false where there is none
+ * (refl.pi): the family of a socket for them, false where there is none
  * to have.  A v4-mapped pair is IPv4; a link-local address names its
  * interface.
  */
@@ -10293,29 +10293,29 @@ static bool reflect_ss_ends(const struct sockaddr *from, struct sockaddr_storage
 	struct sockaddr_in *p4 = (struct sockaddr_in *)(void *)peer;
 	struct sockaddr_in6 *m6 = (struct sockaddr_in6 *)(void *)me;
 	const struct sockaddr_in6 *f6 = (const struct sockaddr_in6 *)(const void *)from;
-	const struct in6_addr *a6 = &run.R.pi.v6.ipi6_addr;
+	const struct in6_addr *a6 = &refl.pi.v6.ipi6_addr;
 	uint32_t a4;
 
 	memset(me, 0, sizeof(*me));
 	memset(peer, 0, sizeof(*peer));
-	if (run.R.pi_level == IPPROTO_IP && from->sa_family == AF_INET) {
-		a4 = ntohl(run.R.pi.v4.ipi_addr.s_addr);
+	if (refl.pi_level == IPPROTO_IP && from->sa_family == AF_INET) {
+		a4 = ntohl(refl.pi.v4.ipi_addr.s_addr);
 		memcpy(p4, from, sizeof(*p4));
-	} else if (run.R.pi_level == IPPROTO_IPV6 && from->sa_family == AF_INET6 &&
+	} else if (refl.pi_level == IPPROTO_IPV6 && from->sa_family == AF_INET6 &&
 		   IN6_IS_ADDR_V4MAPPED(a6) && IN6_IS_ADDR_V4MAPPED(&f6->sin6_addr)) {
 		memcpy(&a4, &a6->s6_addr[12], 4);
 		a4 = ntohl(a4);
 		p4->sin_family = AF_INET;
 		p4->sin_port = f6->sin6_port;
 		memcpy(&p4->sin_addr, &f6->sin6_addr.s6_addr[12], 4);
-	} else if (run.R.pi_level == IPPROTO_IPV6 && from->sa_family == AF_INET6 &&
+	} else if (refl.pi_level == IPPROTO_IPV6 && from->sa_family == AF_INET6 &&
 		   !IN6_IS_ADDR_V4MAPPED(a6) && !IN6_IS_ADDR_MULTICAST(a6) &&
 		   !IN6_IS_ADDR_UNSPECIFIED(a6)) {
 		m6->sin6_family = AF_INET6;
 		m6->sin6_port = htons((uint16_t)cfg->port);
 		m6->sin6_addr = *a6;
 		if (IN6_IS_ADDR_LINKLOCAL(a6)) {
-			m6->sin6_scope_id = (uint32_t)run.R.pi.v6.ipi6_ifindex;
+			m6->sin6_scope_id = (uint32_t)refl.pi.v6.ipi6_ifindex;
 		}
 		memcpy(peer, from, sizeof(struct sockaddr_in6));
 		*len = sizeof(struct sockaddr_in6);
@@ -10338,7 +10338,7 @@ static bool reflect_ss_ends(const struct sockaddr *from, struct sockaddr_storage
 /* Why the session has no socket of its own: its bind or connect failed (errno). */
 static void reflect_ss_refused(void)
 {
-	snprintf(run.R.ss_why, sizeof(run.R.ss_why), "bind or connect to the session's ends: %s",
+	snprintf(refl.ss_why, sizeof(refl.ss_why), "bind or connect to the session's ends: %s",
 		 strerror(errno));
 }
 
@@ -10356,24 +10356,24 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	socklen_t len = 0;
 	int family = 0, fd, tos_opt, tos_level;
 
-	run.R.on_ss = false;
-	if (run.R.ss_on) {
+	refl.on_ss = false;
+	if (refl.ss_on) {
 		return;
 	}
-	run.R.ss_got = SS_SHARED;	/* until it has its socket */
+	refl.ss_got = SS_SHARED;	/* until it has its socket */
 	if (!reflect_ss_ends(from, &me, &peer, &len, &family)) {
-		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "%s",
-			 run.R.pi_level ? "the address pinged is not a unicast one" :
+		snprintf(refl.ss_why, sizeof(refl.ss_why), "%s",
+			 refl.pi_level ? "the address pinged is not a unicast one" :
 					  "the address pinged is not known (no IP_PKTINFO)");
 		return;
 	}
 	reflect_ss_prepare(family);
-	if (!run.R.spare_on) {
-		snprintf(run.R.ss_why, sizeof(run.R.ss_why), "no socket: %s", run.R.spare_why);
+	if (!refl.spare_on) {
+		snprintf(refl.ss_why, sizeof(refl.ss_why), "no socket: %s", refl.spare_why);
 		return;
 	}
-	fd = run.R.spare_fd;
-	run.R.spare_on = false;
+	fd = refl.spare_fd;
+	refl.spare_on = false;
 	tos_opt = family == AF_INET6 ? IPV6_RECVTCLASS : IP_RECVTOS;
 	tos_level = family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
 	if (bind(fd, (struct sockaddr *)&me, len) < 0) {
@@ -10382,32 +10382,32 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 		return;
 	}
 	/* from here the address's datagrams may queue on it: read before it serves, or closes */
-	run.R.pre_on = true;
-	run.R.pre_fd = fd;
-	run.R.pre_pi_level = run.R.pi_level;
-	run.R.pre_pi = run.R.pi;
-	run.R.pre_close = connect(fd, (struct sockaddr *)&peer, len) < 0 ||
+	refl.pre_on = true;
+	refl.pre_fd = fd;
+	refl.pre_pi_level = refl.pi_level;
+	refl.pre_pi = refl.pi;
+	refl.pre_close = connect(fd, (struct sockaddr *)&peer, len) < 0 ||
 			  ((flags & PF_CLASS) && setopt_int(fd, tos_level, tos_opt, 1) < 0);
-	if (run.R.pre_close) {
+	if (refl.pre_close) {
 		reflect_ss_refused();
 		return;
 	}
-	run.R.ss_got = SS_OWN;
+	refl.ss_got = SS_OWN;
 	/* in use from here, with the keys going on; the shared socket's state waits in sh */
-	run.R.sh = (struct reflect_sock){ fd, run.ts.next_key, false, cfg->tos, cfg->priority };
+	refl.sh = (struct reflect_sock){ fd, run.ts.next_key, false, cfg->tos, cfg->priority };
 	reflect_shared_swap();
-	run.R.ss_fd = fd;
-	run.R.ss_family = family;
-	run.R.ss_base = run.ts.next_key;	/* the socket's counter is 0 here */
-	run.R.ss_pi_level = run.R.pi_level;
-	run.R.ss_pi = run.R.pi;
-	run.R.ss_on = run.R.on_ss = true;
+	refl.ss_fd = fd;
+	refl.ss_family = family;
+	refl.ss_base = run.ts.next_key;	/* the socket's counter is 0 here */
+	refl.ss_pi_level = refl.pi_level;
+	refl.ss_pi = refl.pi;
+	refl.ss_on = refl.on_ss = true;
 	/* pings sent before the connect are queued on the shared socket: read them next */
-	run.R.shared_due = true;
-	run.R.sh_owed = run.R.txpend;	/* the first pongs' stamps, on the shared socket */
-	run.R.sh_tries = 16;
-	run.R.sh_busy = false;
-	run.R.sh_rekeyed = false;
+	refl.shared_due = true;
+	refl.sh_owed = refl.txpend;	/* the first pongs' stamps, on the shared socket */
+	refl.sh_tries = 16;
+	refl.sh_busy = false;
+	refl.sh_rekeyed = false;
 }
 
 /*
@@ -10417,25 +10417,25 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
  */
 static void reflect_ss_close(void)
 {
-	if (!run.R.ss_on) {
+	if (!refl.ss_on) {
 		return;
 	}
-	close(run.R.ss_fd);
+	close(refl.ss_fd);
 	reflect_shared_swap();	/* the shared socket's state back in use */
-	run.R.ss_on = run.R.on_ss = false;
-	run.R.sh_owed = 0;
-	run.R.sh_busy = false;
-	reflect_ss_prepare(run.R.ss_family);
+	refl.ss_on = refl.on_ss = false;
+	refl.sh_owed = 0;
+	refl.sh_busy = false;
+	reflect_ss_prepare(refl.ss_family);
 }
 
 /* A session ends: no socket of its own is due any more (reflect_end). */
 static void reflect_ss_end(void)
 {
-	run.R.ss_due = false;
-	if (run.R.pre_on && run.R.pre_close) {
-		close(run.R.pre_fd);
+	refl.ss_due = false;
+	if (refl.pre_on && refl.pre_close) {
+		close(refl.pre_fd);
 	}
-	run.R.pre_on = false;
+	refl.pre_on = false;
 	reflect_ss_close();
 }
 
@@ -10452,34 +10452,34 @@ static ssize_t reflect_send(uint8_t *buf, size_t len, const struct sockaddr *to,
 	bool cmsg;
 	ssize_t n;
 
-	run.R.sent_shared = false;
-	if (!run.R.ss_on) {
+	refl.sent_shared = false;
+	if (!refl.ss_on) {
 		return reflect_send_named(buf, len, to, tolen);
 	}
-	if (run.R.on_ss) {
+	if (refl.on_ss) {
 		tag_put(buf, len);
-		run.R.named = false;
+		refl.named = false;
 		return ts_send(run.sock_fd, buf, len, NULL, 0);
 	}
 	/* a re-key of the shared socket (here, or ts_send's) leaves the session's keys alone */
-	key0 = run.R.key0;
+	key0 = refl.key0;
 	reflect_shared_swap();
 	cmsg = run.ts.key_cmsg;
 	n = reflect_send_named(buf, len, to, tolen);
 	if (n >= 0) {
 		run.ts.next_key++;
-		run.R.sh_busy |= !cfg->no_tx_ts;
+		refl.sh_busy |= !cfg->no_tx_ts;
 	} else if (!run.ts.key_cmsg) {
 		int err = errno;
 
 		ts_rekey(run.sock_fd);	/* the shared socket's key it may have used up */
-		run.R.sh_rekeyed = true;
+		refl.sh_rekeyed = true;
 		errno = err;
 	}
-	run.R.sh_rekeyed |= cmsg != run.ts.key_cmsg;	/* ts_send fell back to the counter */
-	run.R.key0 = key0;
+	refl.sh_rekeyed |= cmsg != run.ts.key_cmsg;	/* ts_send fell back to the counter */
+	refl.key0 = key0;
 	reflect_shared_swap();
-	run.R.sent_shared = true;
+	refl.sent_shared = true;
 	return n;
 }
 
@@ -10492,7 +10492,7 @@ static void reflect_park_key(void)
 	struct txn *x = &run.win.slot[run.ts.next_key & run.win.mask];
 
 	if (x->st & TF_TXPEND) {
-		run.R.txpend--;
+		refl.txpend--;
 	}
 	txn_retire(x);
 	memset(x, 0, sizeof(*x));
@@ -10512,20 +10512,20 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 	/* a short ping gets a short BUSY: the short header says all it says */
 	size_t n = run.key.on ? PROTO_HDR_LEN + TAG_LEN : len < PROTO_HDR_LEN ? len : PROTO_HDR_LEN;
 
-	if (run.R.busy_last && now - run.R.busy_last < BUSY_GAP_NS) {
+	if (refl.busy_last && now - refl.busy_last < BUSY_GAP_NS) {
 		return;
 	}
 	if (n > len) {
 		return;
 	}
-	run.R.busy_last = now;
+	refl.busy_last = now;
 	proto_encode_pad(buf, n, &b);
 	if (reflect_send(buf, n, from, fromlen) >= 0) {
-		if (!run.R.sent_shared) {
+		if (!refl.sent_shared) {
 			reflect_park_key();
 		}
-		run.S.c.rejected[GR_BUSY_SENT]++;
-	} else if (!run.R.sent_shared) {
+		sess.c.rejected[GR_BUSY_SENT]++;
+	} else if (!refl.sent_shared) {
 		ts_rekey(run.sock_fd);	/* the key it may have used up */
 	}
 }
@@ -10542,27 +10542,27 @@ static void reflect_busy(const struct proto_msg *m, uint8_t *buf, size_t len,
 
 static void reflect_stall_credit(uint64_t now)
 {
-	if (run.R.active && run.R.last_wake && now - run.R.last_wake > STALL_NS) {
-		run.R.last_rx += now - run.R.last_wake;
+	if (refl.active && refl.last_wake && now - refl.last_wake > STALL_NS) {
+		refl.last_rx += now - refl.last_wake;
 	}
-	run.R.last_wake = now;
+	refl.last_wake = now;
 }
 
 static void reflect_on_tx(uint32_t key, uint64_t wire)
 {
 	struct txn *x = &run.win.slot[key & run.win.mask];
 
-	if ((int32_t)(key - run.R.key0) < 0) {
+	if ((int32_t)(key - refl.key0) < 0) {
 		return;		/* a stamp of an earlier session (its last FIN_ACK): not ours */
 	}
 
 	if (!(x->st & TF_TXPEND) || x->txkey != key) {
 		if (x->txkey != key || (x->st & TF_USED)) {
-			run.S.c.tx_unmatched++;
+			sess.c.tx_unmatched++;
 		}
 		return;
 	}
-	txn_tx_stamped(x, &run.R.txpend, T3W, wire);
+	txn_tx_stamped(x, &refl.txpend, T3W, wire);
 	txn_account(x);
 	if (wire && !(x->st & TF_NO_ECHO)) {
 		echo_push(x->seq, wire, key);
@@ -10572,24 +10572,24 @@ static void reflect_on_tx(uint32_t key, uint64_t wire)
 /* ss's TX stamps: its counter's key, in the session's keys. */
 static void reflect_on_tx_ss(uint32_t key, uint64_t wire)
 {
-	reflect_on_tx(run.R.ss_base + key, wire);
+	reflect_on_tx(refl.ss_base + key, wire);
 }
 
 static void tx_kernel_stamp_ss(uint32_t key, uint64_t k)
 {
-	tx_kernel_stamp(run.R.ss_base + key, k);
+	tx_kernel_stamp(refl.ss_base + key, k);
 }
 
 /* The shared socket's while ss serves: the session's first pongs', or a BUSY's (dropped). */
 static bool reflect_sh_ours(uint32_t key)
 {
-	return !run.R.sh_rekeyed && (int32_t)(key - run.R.ss_base) < 0;
+	return !refl.sh_rekeyed && (int32_t)(key - refl.ss_base) < 0;
 }
 
 static void reflect_on_tx_sh(uint32_t key, uint64_t wire)
 {
 	if (reflect_sh_ours(key)) {
-		run.R.sh_owed -= run.R.sh_owed > 0;
+		refl.sh_owed -= refl.sh_owed > 0;
 		reflect_on_tx(key, wire);
 	}
 }
@@ -10605,7 +10605,7 @@ static void tx_kernel_stamp_sh(uint32_t key, uint64_t k)
 static void reflect_shared_stamps(void)
 {
 	if (ts_drain(run.sock_fd, reflect_on_tx_sh, tx_kernel_stamp_sh, TS_BATCH) < TS_BATCH) {
-		run.R.sh_busy = false;	/* all read (a NIC's stamp still to come: read after ss) */
+		refl.sh_busy = false;	/* all read (a NIC's stamp still to come: read after ss) */
 	}
 }
 
@@ -10620,13 +10620,13 @@ static void reflect_sh_read(void)
 /* reflect_drain while ss serves: its stamps, and the first pongs' still owed on the shared one. */
 static void reflect_ss_drain(void)
 {
-	if (run.R.txpend > run.R.sh_owed) {
+	if (refl.txpend > refl.sh_owed) {
 		ts_drain(run.sock_fd, reflect_on_tx_ss, tx_kernel_stamp_ss,
-			 (int)(run.R.txpend - run.R.sh_owed));
+			 (int)(refl.txpend - refl.sh_owed));
 	}
 	/* a NIC that skips a stamp must not cost every pong a read: then every ms (reflect_recv) */
-	if (run.R.sh_owed && run.R.sh_tries) {
-		run.R.sh_tries--;
+	if (refl.sh_owed && refl.sh_tries) {
+		refl.sh_tries--;
 		reflect_sh_read();
 	}
 }
@@ -10639,10 +10639,10 @@ static void reflect_ss_drain(void)
  */
 static void reflect_drain(void)
 {
-	if (run.R.ss_on) {
+	if (refl.ss_on) {
 		reflect_ss_drain();
-	} else if (run.R.txpend) {
-		ts_drain(run.sock_fd, reflect_on_tx, tx_kernel_stamp, (int)run.R.txpend);
+	} else if (refl.txpend) {
+		ts_drain(run.sock_fd, reflect_on_tx, tx_kernel_stamp, (int)refl.txpend);
 	}
 }
 
@@ -10656,7 +10656,7 @@ static void reflect_flush(void)
 
 		if ((x->st & TF_USED) && x->txkey == (uint32_t)k) {
 			if (x->st & TF_TXPEND) {
-				run.R.txpend--;
+				refl.txpend--;
 			}
 			txn_retire(x);
 		}
@@ -10673,8 +10673,8 @@ static void reflect_flush(void)
 static void reflect_clear(void)
 {
 	session_clear();
-	run.R.key0 = run.ts.next_key;
-	run.R.clean = true;
+	refl.key0 = run.ts.next_key;
+	refl.clean = true;
 }
 
 /*
@@ -10687,39 +10687,39 @@ static void reflect_start(uint32_t id)
 {
 	int i;
 
-	if (!run.R.clean) {
+	if (!refl.clean) {
 		session_clear();
 	}
-	run.R.clean = false;
+	refl.clean = false;
 	session_begin(id);
-	memset(run.R.seen, 0, sizeof(run.R.seen));
-	run.R.any = false;
-	run.R.distinct = 0;
-	run.R.txpend = 0;
-	run.R.active = true;
-	run.R.key0 = run.ts.next_key;
-	run.R.fin_rounds = 0;
-	run.R.fin_waited = false;
-	run.R.ahead = 0;
-	run.R.hint_ms = 0;
-	run.R.below = UINT64_MAX;
-	run.R.measuring = false;
-	run.R.fresh = true;
-	run.R.ss_got = SS_NOT_YET;
-	run.R.ss_why[0] = '\0';
+	memset(refl.seen, 0, sizeof(refl.seen));
+	refl.any = false;
+	refl.distinct = 0;
+	refl.txpend = 0;
+	refl.active = true;
+	refl.key0 = run.ts.next_key;
+	refl.fin_rounds = 0;
+	refl.fin_waited = false;
+	refl.ahead = 0;
+	refl.hint_ms = 0;
+	refl.below = UINT64_MAX;
+	refl.measuring = false;
+	refl.fresh = true;
+	refl.ss_got = SS_NOT_YET;
+	refl.ss_why[0] = '\0';
 	for (i = 0; i < PE_NERR; i++) {
-		run.S.c.invalid_why[i] = run.R.carry_invalid[i];
-		run.S.c.invalid += run.R.carry_invalid[i];
-		run.R.carry_invalid[i] = 0;
+		sess.c.invalid_why[i] = refl.carry_invalid[i];
+		sess.c.invalid += refl.carry_invalid[i];
+		refl.carry_invalid[i] = 0;
 	}
-	memcpy(run.S.c.rejected, run.R.carry_rej, sizeof(run.R.carry_rej));
-	memset(run.R.carry_rej, 0, sizeof(run.R.carry_rej));
+	memcpy(sess.c.rejected, refl.carry_rej, sizeof(refl.carry_rej));
+	memset(refl.carry_rej, 0, sizeof(refl.carry_rej));
 	__atomic_store_n(&run.live.session, id, __ATOMIC_RELAXED);
 }
 
 static uint16_t *ended_bucket(uint32_t id)
 {
-	return &run.R.ended_head[(id * 2654435761u) >> 19 & (ENDED_HASH - 1)];
+	return &refl.ended_head[(id * 2654435761u) >> 19 & (ENDED_HASH - 1)];
 }
 
 /* The remembered end of session id, or NULL. */
@@ -10728,7 +10728,7 @@ static struct ended_session *reflect_ended(uint32_t id)
 	uint16_t i = *ended_bucket(id);
 
 	while (i) {
-		struct ended_session *e = &run.R.ended[i - 1];
+		struct ended_session *e = &refl.ended[i - 1];
 
 		if (e->id == id && e->how != ENDED_NONE) {
 			return e;
@@ -10741,11 +10741,11 @@ static struct ended_session *reflect_ended(uint32_t id)
 /* Forget the end in ring slot i (index + 1): out of its chain, empty. */
 static void ended_forget(uint16_t i)
 {
-	struct ended_session *e = &run.R.ended[i - 1];
+	struct ended_session *e = &refl.ended[i - 1];
 	uint16_t *p = ended_bucket(e->id);
 
 	while (*p && *p != i) {
-		p = &run.R.ended[*p - 1].next;
+		p = &refl.ended[*p - 1].next;
 	}
 	if (*p) {
 		*p = e->next;
@@ -10763,20 +10763,20 @@ static void ended_forget(uint16_t i)
  */
 static void reflect_remember(int reason)
 {
-	struct ended_session *e = reflect_ended(run.S.id);
+	struct ended_session *e = reflect_ended(sess.id);
 	uint16_t i, *b;
 
 	if (e) {
-		ended_forget((uint16_t)(e - run.R.ended + 1));
+		ended_forget((uint16_t)(e - refl.ended + 1));
 	}
-	i = (uint16_t)(run.R.ended_n++ % ENDED_CAP + 1);
-	if (run.R.ended[i - 1].how != ENDED_NONE) {
+	i = (uint16_t)(refl.ended_n++ % ENDED_CAP + 1);
+	if (refl.ended[i - 1].how != ENDED_NONE) {
 		ended_forget(i);
 	}
-	e = &run.R.ended[i - 1];
-	e->id = run.S.id;
+	e = &refl.ended[i - 1];
+	e->id = sess.id;
 	e->how = reason == STOP_FIN && run.key.on ? ENDED_ALL : ENDED_UPTO;
-	e->top = run.R.any ? run.R.top : 0;
+	e->top = refl.any ? refl.top : 0;
 	b = ended_bucket(e->id);
 	e->next = *b;
 	*b = i;
@@ -10806,11 +10806,11 @@ static void reflect_await_tx(uint64_t ns)
 {
 	uint64_t t0 = mono_ns();
 
-	while (run.R.txpend && mono_ns() - t0 < ns) {
+	while (refl.txpend && mono_ns() - t0 < ns) {
 		if (wait_fd(5 * 1000000ULL, 0) & POLLERR) {
 			reflect_drain();
 		}
-		if (run.R.ss_on && run.R.sh_owed) {
+		if (refl.ss_on && refl.sh_owed) {
 			reflect_sh_read();	/* the first pongs' stamps, on the shared socket */
 		}
 	}
@@ -10825,7 +10825,7 @@ static void reflect_restamp(struct txn *x)
 	} else if (hw_txn_kernel(x, T3W, T3K)) {
 		/* its kernel stamp came, the NIC's never will: echoed as T3 */
 		x->st &= (uint16_t)~TF_TXPEND;
-		run.R.txpend--;
+		refl.txpend--;
 		echo_push(x->seq, x->t[T3W], x->txkey);
 	}
 }
@@ -10834,7 +10834,7 @@ static void reflect_hw_check(bool final)
 {
 	hw_judge(final, reflect_restamp);
 	if (run.hww.failed) {
-		run.R.exit_code = EXIT_RUNTIME;
+		refl.exit_code = EXIT_RUNTIME;
 	}
 }
 
@@ -10852,33 +10852,33 @@ static void reflect_end(int reason)
 	if (run.hww.failed || no_sample_say()) {
 		exit_code = EXIT_RUNTIME;	/* hw_watch_none or no_sample_say said why */
 	}
-	if (run.S.stop_reason != STOP_BREACH && !run.hww.failed) {
-		run.S.stop_reason = reason;
+	if (sess.stop_reason != STOP_BREACH && !run.hww.failed) {
+		sess.stop_reason = reason;
 	}
-	run.S.end_mono = reason == STOP_IDLE ? run.R.last_rx : mono_ns();
+	sess.end_mono = reason == STOP_IDLE ? refl.last_rx : mono_ns();
 	reflect_flush();
-	if (run.R.any) {
-		uint64_t span = run.R.top + 1 - run.R.first;
+	if (refl.any) {
+		uint64_t span = refl.top + 1 - refl.first;
 
 		/* without a key a replay below the window may count twice: never below 0 */
-		run.S.c.lost = span > run.R.distinct ? span - run.R.distinct : 0;
+		sess.c.lost = span > refl.distinct ? span - refl.distinct : 0;
 	}
-	if (run.S.c.breaches && !run.hww.failed) {
+	if (sess.c.breaches && !run.hww.failed) {
 		exit_code = EXIT_BREACH;
 	}
-	if (run.R.log_fd >= 0 && (r = log_write(run.R.log_fd, cfg->log_format)) < 0) {
+	if (refl.log_fd >= 0 && (r = log_write(refl.log_fd, cfg->log_format)) < 0) {
 		exit_code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	exit_code = run.to->report(out, run.R.json, false, exit_code, run.S.log.n);
-	if (exit_code > run.R.exit_code) {
-		run.R.exit_code = exit_code;
+	exit_code = run.to->report(out, refl.json, false, exit_code, sess.log.n);
+	if (exit_code > refl.exit_code) {
+		refl.exit_code = exit_code;
 	}
 	reflect_remember(reason);
-	run.R.last_id = run.S.id;
-	run.R.last_received = run.S.c.received;
-	run.R.last_whole = run.R.any && !run.R.first;
-	run.R.active = false;
-	run.R.sessions++;
+	refl.last_id = sess.id;
+	refl.last_received = sess.c.received;
+	refl.last_whole = refl.any && !refl.first;
+	refl.active = false;
+	refl.sessions++;
 	__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 	reflect_ss_end();
 	cpu_latency_session_end(mono_ns());
@@ -10887,8 +10887,8 @@ static void reflect_end(int reason)
 /* The run is over after a session: --once, or a breach without -C (-C carries on). */
 static bool reflect_done(void)
 {
-	return !run.R.active && run.R.sessions &&
-	       (cfg->once || (run.R.exit_code == EXIT_BREACH && !cfg->cont));
+	return !refl.active && refl.sessions &&
+	       (cfg->once || (refl.exit_code == EXIT_BREACH && !cfg->cont));
 }
 
 /*
@@ -10899,9 +10899,9 @@ static bool reflect_done(void)
  */
 static bool reflect_tick(uint64_t now)
 {
-	run.R.now = now;
+	refl.now = now;
 	reflect_stall_credit(now);
-	if (run.R.active && now - run.R.last_rx > run.R.idle_ns) {
+	if (refl.active && now - refl.last_rx > refl.idle_ns) {
 		reflect_end(STOP_IDLE);
 	}
 	return !reflect_done();
@@ -10931,7 +10931,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 {
 	struct proto_msg a = { .type = PT_FIN_ACK, .session = m->session,
 			       .flags = cfg->no_tx_ts ? PF_NO_TX : 0 };
-	bool current = run.R.active && m->session == run.S.id;
+	bool current = refl.active && m->session == sess.id;
 
 	if (!current) {
 		/*
@@ -10939,19 +10939,19 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		 * session's count again, so that the client can still split its
 		 * loss by direction
 		 */
-		a.seq = run.R.last_received;
-		a.flags |= run.R.last_whole ? 0 : PF_PARTIAL;
+		a.seq = refl.last_received;
+		a.flags |= refl.last_whole ? 0 : PF_PARTIAL;
 	}
 
 	reflect_drain();
 	if (current) {
-		if (!run.echo.n && run.R.txpend && !run.R.fin_waited) {
-			run.R.fin_waited = true;	/* once, then the session ends */
+		if (!run.echo.n && refl.txpend && !refl.fin_waited) {
+			refl.fin_waited = true;	/* once, then the session ends */
 			reflect_await_tx(END_TX_WAIT_NS);
 		}
-		run.R.fin_rounds++;
-		a.seq = run.S.c.received;
-		if (!run.R.any || run.R.first) {
+		refl.fin_rounds++;
+		a.seq = sess.c.received;
+		if (!refl.any || refl.first) {
 			a.flags |= PF_PARTIAL;	/* restarted mid-session, or ping 0 was lost */
 		}
 		/*
@@ -10961,7 +10961,7 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 		 * below 64) carries none
 		 */
 		if ((proto_room(len) & PF_T3W) && echo_pop(&a) && run.echo.n &&
-		    run.R.fin_rounds < FIN_ROUNDS && !(m->flags & PF_LAST)) {
+		    refl.fin_rounds < FIN_ROUNDS && !(m->flags & PF_LAST)) {
 			a.flags |= PF_MORE;
 		}
 	}
@@ -10969,13 +10969,13 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 	/* the boot id for every client (one-way evidence), the PHC's with NIC stamps */
 	reflect_phc_block(&a);
 	if (proto_kx_put(buf, len, &a) < 0 && current && run.ts.hw) {
-		run.S.c.kx_unfit++;
+		sess.c.kx_unfit++;
 	}
 	if (current) {
 		echo_hist_put(buf, len, &a);
 	}
 	if (reflect_send(buf, len, from, fromlen) >= 0) {
-		if (!run.R.sent_shared) {
+		if (!refl.sent_shared) {
 			reflect_park_key();	/* the FIN_ACK's TX stamp is ignored */
 		}
 	} else {
@@ -10989,10 +10989,10 @@ static void reflect_fin(const struct proto_msg *m, uint8_t *buf, size_t len,
 /* A datagram that is no rant packet: counted with the session, or carried to the next. */
 static void reflect_junk(int err)
 {
-	if (run.R.active) {
+	if (refl.active) {
 		count_invalid(err);
 	} else {
-		run.R.carry_invalid[err]++;
+		refl.carry_invalid[err]++;
 	}
 }
 
@@ -11001,18 +11001,18 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen)
 {
 	cls_reflect(0);	/* the FIN_ACK in the reflector's own class, whatever the FIN says */
-	if ((run.R.active && m->session == run.S.id) ||
-	    (!run.R.active && m->session == run.R.last_id && run.R.sessions)) {
+	if ((refl.active && m->session == sess.id) ||
+	    (!refl.active && m->session == refl.last_id && refl.sessions)) {
 		if (!reflect_peer_ok(from)) {
 			reflect_reject(GR_PEER);
-		} else if (run.R.active && run.R.any && m->seq <= run.R.last_seq) {
+		} else if (refl.active && refl.any && m->seq <= refl.last_seq) {
 			/* the client's FIN carries its next seq, above its last ping */
 			reflect_reject(GR_FIN_SEQ);
 		} else {
 			reflect_fin(m, buf, len, from, fromlen);
 		}
-	} else if (run.R.active) {
-		run.S.c.foreign++;
+	} else if (refl.active) {
+		sess.c.foreign++;
 		count_invalid(PE_TYPE);
 	} else {
 		reflect_reject(GR_FIN_UNKNOWN);
@@ -11027,34 +11027,34 @@ static void reflect_fin_in(const struct proto_msg *m, uint8_t *buf, size_t len,
 static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
 			   const struct sockaddr *from, socklen_t fromlen, uint64_t now)
 {
-	if ((!run.R.active || m->session != run.S.id) && reflect_replayed(m)) {
+	if ((!refl.active || m->session != sess.id) && reflect_replayed(m)) {
 		reflect_reject(GR_ENDED);	/* opens nothing, told nothing, blocks no one */
 		return false;
 	}
-	if (run.R.active && m->session != run.S.id) {
-		if (now - run.R.last_rx <= run.R.idle_ns) {
+	if (refl.active && m->session != sess.id) {
+		if (now - refl.last_rx <= refl.idle_ns) {
 			/* a second client: told BUSY while this one runs */
-			run.S.c.foreign++;
+			sess.c.foreign++;
 			count_invalid(PE_TYPE);
 			reflect_busy(m, buf, len, from, fromlen, now);
 			return false;
 		}
 		reflect_end(STOP_IDLE);
-		if (cfg->once || run.S.stop_reason == STOP_BREACH) {
+		if (cfg->once || sess.stop_reason == STOP_BREACH) {
 			run.stop_signal = 1;
 			return false;
 		}
 	}
-	if (run.R.active && !reflect_peer_ok(from)) {
+	if (refl.active && !reflect_peer_ok(from)) {
 		reflect_reject(GR_PEER);	/* the session's id from another address or port */
 		return false;
 	}
-	if (!run.R.active) {
+	if (!refl.active) {
 		reflect_start(m->session);
-		memset(&run.R.peer, 0, sizeof(run.R.peer));
-		run.R.peerlen = fromlen < sizeof(run.R.peer) ? fromlen : sizeof(run.R.peer);
-		memcpy(&run.R.peer, from, run.R.peerlen);
-		run.R.ss_due = true;	/* after its first pong (reflect_packet) */
+		memset(&refl.peer, 0, sizeof(refl.peer));
+		refl.peerlen = fromlen < sizeof(refl.peer) ? fromlen : sizeof(refl.peer);
+		memcpy(&refl.peer, from, refl.peerlen);
+		refl.ss_due = true;	/* after its first pong (reflect_packet) */
 	}
 	return true;
 }
@@ -11068,14 +11068,14 @@ static bool reflect_switch(const struct proto_msg *m, uint8_t *buf, size_t len,
  */
 static bool reflect_far_ahead(uint64_t seq, uint64_t now)
 {
-	if (run.key.on || !run.R.any || seq <= run.R.top || seq - run.R.top <= SEQ_AHEAD_MAX) {
+	if (run.key.on || !refl.any || seq <= refl.top || seq - refl.top <= SEQ_AHEAD_MAX) {
 		return false;
 	}
-	if (now - run.R.last_rx > run.R.hint_ms * 1000000ULL && run.R.ahead && seq > run.R.ahead &&
-	    seq - run.R.ahead <= SEQ_AHEAD_MAX) {
+	if (now - refl.last_rx > refl.hint_ms * 1000000ULL && refl.ahead && seq > refl.ahead &&
+	    seq - refl.ahead <= SEQ_AHEAD_MAX) {
 		return false;
 	}
-	run.R.ahead = seq;
+	refl.ahead = seq;
 	return true;
 }
 
@@ -11092,19 +11092,19 @@ static bool reflect_admit(const struct proto_msg *m, uint64_t now)
 		reflect_reject(GR_SEQ_AHEAD);
 		return false;
 	}
-	run.R.ahead = 0;
+	refl.ahead = 0;
 	if (reflect_seen(m->seq)) {
 		/* a repeat (with a key: a replay) is no sign of the client, keeps nothing alive */
-		run.S.c.duplicate++;
+		sess.c.duplicate++;
 		return false;
 	}
-	run.R.last_rx = now;
+	refl.last_rx = now;
 	/* the largest hint of the session: a forged ping cannot shorten it */
-	if (idle > run.R.hint_ms) {
-		run.R.hint_ms = idle;
+	if (idle > refl.hint_ms) {
+		refl.hint_ms = idle;
 	}
-	run.R.idle_ns = (run.R.hint_ms > 1500 ? 2 * run.R.hint_ms : 3000) * 1000000ULL;
-	run.R.last_seq = m->seq;
+	refl.idle_ns = (refl.hint_ms > 1500 ? 2 * refl.hint_ms : 3000) * 1000000ULL;
+	refl.last_seq = m->seq;
 	return true;
 }
 
@@ -11113,21 +11113,21 @@ static bool reflect_count(const struct proto_msg *m)
 {
 	bool local;
 
-	run.R.distinct++;
-	run.S.c.received++;
+	refl.distinct++;
+	sess.c.received++;
 	/* the reflector's own -w: its first PKTS pings, whatever the client flagged */
-	local = !(m->flags & PF_WARMUP) && run.S.c.received <= cfg->warmup;
+	local = !(m->flags & PF_WARMUP) && sess.c.received <= cfg->warmup;
 	cls_on_ping(m->flags, (m->flags & PF_WARMUP) || local);
 	if (m->flags & PF_WARMUP) {
-		run.S.c.warmup++;
+		sess.c.warmup++;
 	} else if (local) {
-		run.S.c.warmup++;
-		run.S.c.warmup_local++;
+		sess.c.warmup++;
+		sess.c.warmup_local++;
 		return true;
-	} else if (!run.R.measuring) {
+	} else if (!refl.measuring) {
 		/* the session's first measured ping: RANT_TEST_START after its pong */
-		run.R.measuring = true;
-		run.R.mark_due = run.tr.marker_fd >= 0;
+		refl.measuring = true;
+		refl.mark_due = run.tr.marker_fd >= 0;
 	}
 	return false;
 }
@@ -11143,7 +11143,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	p->session = m->session;
 	p->seq = m->seq;
 	p->flags = (uint16_t)((m->flags & PF_WARMUP) | (run.ts.hw ? PF_SRV_HW : 0) |
-			      (run.S.stop_reason == STOP_BREACH ? PF_BREACH : 0) |
+			      (sess.stop_reason == STOP_BREACH ? PF_BREACH : 0) |
 			      (cfg->no_tx_ts ? PF_NO_TX : 0));
 	if (wire) {
 		p->flags |= PF_T2W & room;
@@ -11158,7 +11158,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 	}
 	cls_reflect(m->flags);
 	if (run.ts.hw && run.phc.method != PHC_NONE && run.ts.wire_off &&
-	    (run.S.c.received <= PHC_OFF_FIRST || !(run.S.c.received % PHC_OFF_FIRST))) {
+	    (sess.c.received <= PHC_OFF_FIRST || !(sess.c.received % PHC_OFF_FIRST))) {
 		/*
 		 * and the PHC offset this side takes out of its segments, for the
 		 * client to take out of them too: the session's first pongs (one
@@ -11175,7 +11175,7 @@ static void reflect_pong(const struct proto_msg *m, struct proto_msg *p, uint8_t
 		/* NIC stamps: the kernel's of the same packets go where the ping left room */
 		p->t2k = run.ts_rx_kernel;
 		if (proto_kx_put(buf, len, p) < 0) {
-			run.S.c.kx_unfit++;
+			sess.c.kx_unfit++;
 		}
 	}
 	echo_hist_put(buf, len, p);
@@ -11195,7 +11195,7 @@ static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_m
 
 	if (x->st & TF_USED) {
 		if (x->st & TF_TXPEND) {
-			run.R.txpend--;
+			refl.txpend--;
 		}
 		txn_retire(x);
 	}
@@ -11224,16 +11224,16 @@ static struct txn *reflect_claim(const struct proto_msg *m, const struct proto_m
  */
 static void reflect_after_pong(const struct sockaddr *to, socklen_t tolen, uint64_t now)
 {
-	if (run.R.fresh) {
-		run.R.fresh = false;
+	if (refl.fresh) {
+		refl.fresh = false;
 		clk_start();
 		cpu_latency_session();
 	}
-	if (run.R.mark_due) {
-		run.R.mark_due = false;
+	if (refl.mark_due) {
+		refl.mark_due = false;
 		trace_mark("RANT_TEST_START\n", 16);
 	}
-	if (!run.R.ss_due) {
+	if (!refl.ss_due) {
 		srcw_ask(to, tolen, now);	/* not for a session about to get its own socket */
 	}
 }
@@ -11273,7 +11273,7 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		reflect_junk(PE_TYPE);
 		return;
 	}
-	now = run.R.now;	/* read as it arrived, or with --spin before (reflect_recv) */
+	now = refl.now;	/* read as it arrived, or with --spin before (reflect_recv) */
 	if (!reflect_switch(&m, buf, len, from, fromlen, now) || !reflect_admit(&m, now)) {
 		return;
 	}
@@ -11292,26 +11292,26 @@ static void reflect_packet(uint8_t *buf, size_t len, uint64_t wire, uint64_t t2s
 		 * T2_SW..T3_SW): the clock-step check's bounds are then the read
 		 * before the ping and this one
 		 */
-		now = run.R.now = mono_ns();
-		run.R.read_after = true;
+		now = refl.now = mono_ns();
+		refl.read_after = true;
 	}
 	reflect_after_pong(from, fromlen, now);
-	run.S.c.sent++;
+	sess.c.sent++;
 	cls_on_pong(m.flags);
 	x = reflect_claim(&m, &p, wire, lo, now, local_warmup);
 	if (!(proto_room(len) & PF_T3W)) {
 		x->st |= TF_NO_ECHO;	/* a pong too short for the echo: its client wants none */
 	}
-	__atomic_store_n(&run.live.sent, run.S.c.sent, __ATOMIC_RELAXED);
+	__atomic_store_n(&run.live.sent, sess.c.sent, __ATOMIC_RELAXED);
 	if (cfg->no_tx_ts) {
 		x->st &= (uint16_t)~TF_TXPEND;	/* -N: no TX stamp will come */
 		txn_account(x);
 	} else {
-		run.R.txpend++;
+		refl.txpend++;
 		reflect_drain();
 	}
-	if (run.R.ss_due) {
-		run.R.ss_due = false;
+	if (refl.ss_due) {
+		refl.ss_due = false;
 		reflect_ss_open(from, m.flags);	/* the session's own socket, outside its windows */
 	}
 }
@@ -11334,14 +11334,14 @@ static int reflect_recv_shared(struct rx *rx)
 	int r;
 
 	reflect_shared_swap();
-	r = sock_recv(run.R.rx, run.R.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
-	if (r == 0 && (run.R.sh_owed || run.R.sh_busy)) {
+	r = sock_recv(refl.rx, refl.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
+	if (r == 0 && (refl.sh_owed || refl.sh_busy)) {
 		reflect_shared_stamps();
 	}
 	reflect_shared_swap();
-	run.R.shared_due = r != 0;
+	refl.shared_due = r != 0;
 	if (r == 0) {
-		run.R.shared_last = run.R.now;
+		refl.shared_last = refl.now;
 	}
 	return r;
 }
@@ -11358,18 +11358,18 @@ static int reflect_recv_pre(struct rx *rx)
 {
 	int keep = run.sock_fd, r;
 
-	run.sock_fd = run.R.pre_fd;
-	r = sock_recv(run.R.rx, run.R.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
+	run.sock_fd = refl.pre_fd;
+	r = sock_recv(refl.rx, refl.rxcap, MSG_DONTWAIT, rx, reflect_ctl, true);
 	run.sock_fd = keep;
 	if (r <= 0) {
 		/* none left, or an error (ICMP's): what queues behind it is read as ss reads */
-		if (run.R.pre_close) {
-			close(run.R.pre_fd);
+		if (refl.pre_close) {
+			close(refl.pre_fd);
 		}
-		run.R.pre_on = false;
+		refl.pre_on = false;
 		return 0;
 	}
-	if (rx->from.ss_family == AF_INET && run.R.peer.ss_family == AF_INET6) {
+	if (rx->from.ss_family == AF_INET && refl.peer.ss_family == AF_INET6) {
 		/* an IPv4 session's socket, a dual-stack shared one: named as that one names */
 		struct sockaddr_in v4;
 		struct sockaddr_in6 *m6 = (struct sockaddr_in6 *)&rx->from;
@@ -11382,27 +11382,27 @@ static int reflect_recv_pre(struct rx *rx)
 		memcpy(&m6->sin6_addr.s6_addr[12], &v4.sin_addr, 4);
 		rx->fromlen = sizeof(*m6);
 	}
-	run.R.pi_level = run.R.pre_pi_level;
-	run.R.pi = run.R.pre_pi;
-	run.R.on_ss = run.R.ss_on && sa_same(&run.R.peer, (struct sockaddr *)&rx->from);
+	refl.pi_level = refl.pre_pi_level;
+	refl.pi = refl.pre_pi;
+	refl.on_ss = refl.ss_on && sa_same(&refl.peer, (struct sockaddr *)&rx->from);
 	return 1;
 }
 
 /* Where the datagram just read on the shared socket stands to the session's socket. */
 static void reflect_shared_whose(const struct sockaddr *from)
 {
-	bool peer = sa_same(&run.R.peer, from), addr = run.R.pi_level == run.R.ss_pi_level;
+	bool peer = sa_same(&refl.peer, from), addr = refl.pi_level == refl.ss_pi_level;
 
-	if (addr && run.R.pi_level == IPPROTO_IPV6) {
-		addr = !memcmp(&run.R.pi.v6.ipi6_addr, &run.R.ss_pi.v6.ipi6_addr,
-			       sizeof(run.R.pi.v6.ipi6_addr));
+	if (addr && refl.pi_level == IPPROTO_IPV6) {
+		addr = !memcmp(&refl.pi.v6.ipi6_addr, &refl.ss_pi.v6.ipi6_addr,
+			       sizeof(refl.pi.v6.ipi6_addr));
 	} else if (addr) {
-		addr = run.R.pi.v4.ipi_addr.s_addr == run.R.ss_pi.v4.ipi_addr.s_addr;
+		addr = refl.pi.v4.ipi_addr.s_addr == refl.ss_pi.v4.ipi_addr.s_addr;
 	}
 	/* a ping of the session queued before ss was connected is its own */
-	run.R.on_ss = peer && addr;
+	refl.on_ss = peer && addr;
 	/* the session's peer to another address of this host: not the session's */
-	run.R.off_addr = peer && !addr;
+	refl.off_addr = peer && !addr;
 }
 
 /*
@@ -11417,33 +11417,33 @@ static int reflect_recv(int flags)
 	int r = 0;
 
 	/* a session ended: the next one's memory, before any ping */
-	if (!run.R.active && !run.R.clean) {
+	if (!refl.active && !refl.clean) {
 		reflect_clear();
 	}
-	run.R.pi_level = 0;	/* none until a datagram's control data says */
-	run.R.off_addr = false;
+	refl.pi_level = 0;	/* none until a datagram's control data says */
+	refl.off_addr = false;
 	cls_rx_begin();
-	if (run.R.ss_on && (run.R.shared_due || run.R.now - run.R.shared_last >= SHARED_EVERY_NS)) {
+	if (refl.ss_on && (refl.shared_due || refl.now - refl.shared_last >= SHARED_EVERY_NS)) {
 		r = reflect_recv_shared(&rx);
-		if (r > 0 && run.R.ss_on) {
+		if (r > 0 && refl.ss_on) {
 			reflect_shared_whose((struct sockaddr *)&rx.from);
 		}
 	}
-	if (r == 0 && run.R.pre_on) {
+	if (r == 0 && refl.pre_on) {
 		r = reflect_recv_pre(&rx);
 	}
-	if (r == 0 && run.R.ss_on) {
-		r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl, false);
+	if (r == 0 && refl.ss_on) {
+		r = sock_recv(refl.rx, refl.rxcap, flags, &rx, reflect_ctl, false);
 		if (r > 0) {
 			/* connected: from its peer, sent to its address */
-			memcpy(&rx.from, &run.R.peer, run.R.peerlen);
-			rx.fromlen = run.R.peerlen;
-			run.R.pi_level = run.R.ss_pi_level;
-			run.R.pi = run.R.ss_pi;
-			run.R.on_ss = true;
+			memcpy(&rx.from, &refl.peer, refl.peerlen);
+			rx.fromlen = refl.peerlen;
+			refl.pi_level = refl.ss_pi_level;
+			refl.pi = refl.ss_pi;
+			refl.on_ss = true;
 		}
 	} else if (r == 0) {
-		r = sock_recv(run.R.rx, run.R.rxcap, flags, &rx, reflect_ctl, true);
+		r = sock_recv(refl.rx, refl.rxcap, flags, &rx, reflect_ctl, true);
 	}
 
 	if (r == -ECONNREFUSED) {
@@ -11458,14 +11458,14 @@ static int reflect_recv(int flags)
 	 * outside the measured window (reflect_packet after a pong, here
 	 * otherwise): -d and the idle limit hold under any traffic either way
 	 */
-	run.R.read_after = false;
-	if (reflect_tick(cfg->spin ? run.R.now : mono_ns()) && rx.ours) {
-		reflect_packet(run.R.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
+	refl.read_after = false;
+	if (reflect_tick(cfg->spin ? refl.now : mono_ns()) && rx.ours) {
+		reflect_packet(refl.rx + run.proto_pre, rx.len, ts_wire(&rx.c), rx.app, rx.trunc,
 			       (struct sockaddr *)&rx.from, rx.fromlen);
 		reflect_hw_check(false);
 	}
-	if (cfg->spin && !run.R.read_after) {
-		run.R.now = mono_ns();
+	if (cfg->spin && !refl.read_after) {
+		refl.now = mono_ns();
 	}
 	return r;
 }
@@ -11482,12 +11482,12 @@ static int reflect_recv(int flags)
  */
 static bool reflect_over(uint64_t now)
 {
-	uint64_t d = run.R.end ? (uint64_t)(cfg->duration_s * 1e9) : 0;
+	uint64_t d = refl.end ? (uint64_t)(cfg->duration_s * 1e9) : 0;
 
-	if (!run.R.end || now < run.R.end) {
+	if (!refl.end || now < refl.end) {
 		return false;
 	}
-	return !run.R.active || run.S.start_mono >= run.R.end || now - run.R.end >= d;
+	return !refl.active || sess.start_mono >= refl.end || now - refl.end >= d;
 }
 
 static int reflect_run(void)
@@ -11496,8 +11496,8 @@ static int reflect_run(void)
 	unsigned spins = 0;
 	int r = 0;
 
-	run.R.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
-	run.R.now = start;	/* --spin: the first ping's clock, until the loop reads it */
+	refl.end = cfg->duration_s > 0 ? start + (uint64_t)(cfg->duration_s * 1e9) : 0;
+	refl.now = start;	/* --spin: the first ping's clock, until the loop reads it */
 	/* wake up now and then to notice idle sessions, -d and signals */
 	set_rcvtimeo(200 * 1000000ULL);
 	/* the first session's own socket, IPv4 (the most likely; reflect_ss_prepare) */
@@ -11518,7 +11518,7 @@ static int reflect_run(void)
 		}
 		if (r > 0) {
 			/* reflect_recv read the clock for it: -d holds under any traffic */
-			if (reflect_over(run.R.now)) {
+			if (reflect_over(refl.now)) {
 				break;
 			}
 			continue;
@@ -11529,7 +11529,7 @@ static int reflect_run(void)
 		}
 		now = mono_ns();
 		if (cfg->spin) {
-			run.R.now = now;	/* the clock a ping that comes next is taken at */
+			refl.now = now;	/* the clock a ping that comes next is taken at */
 			if (now - last_check < 10 * 1000000ULL) {
 				continue;
 			}
@@ -11544,10 +11544,10 @@ static int reflect_run(void)
 	if (r < 0) {
 		warnx_("receive failed: %s", strerror(-r));
 	}
-	if (run.R.active || (!run.R.sessions && r >= 0)) {
+	if (refl.active || (!refl.sessions && r >= 0)) {
 		/* no client came at all: still a report (0 samples), as the earlier rant printed */
 		reflect_end(run.hww.failed ? STOP_ERROR : run.stop_signal ? STOP_SIGNAL :
-			    run.R.end ? STOP_DURATION : STOP_ERROR);
+			    refl.end ? STOP_DURATION : STOP_ERROR);
 	}
 	return r < 0 ? -1 : 0;
 }
@@ -11556,8 +11556,8 @@ static int reflect_run(void)
 
 static double session_duration(void)
 {
-	return run.S.end_mono > run.S.start_mono ?
-		       (double)(run.S.end_mono - run.S.start_mono) / 1e9 :
+	return sess.end_mono > sess.start_mono ?
+		       (double)(sess.end_mono - sess.start_mono) / 1e9 :
 		       0;
 }
 
@@ -11586,7 +11586,7 @@ static int clock_step_warnings(char w[][256], int max)
 			 run.clk.stepped, run.clk.stepped == 1 ? "" : "s");
 	}
 	for (i = 0; i < run.side.nmetrics && n < max; i++) {
-		const struct hist *h = &run.S.h[run.side.metrics[i]];
+		const struct hist *h = &sess.h[run.side.metrics[i]];
 
 		if (h->n && h->min < 0) {
 			snprintf(w[n++], 256, "%s has negative samples (min %" PRId64 " ns): the clocks of its two stamps disagree",
@@ -11620,7 +11620,7 @@ static int clock_warnings(char w[][256], int max)
 		cause = measured;
 	}
 	for (i = 0; i < 2 && n < max; i++) {
-		const struct fit *f = &run.S.app_wire[i];
+		const struct fit *f = &sess.app_wire[i];
 		const char *what = run.side.emit ? what_emit[i] : what_refl[i];
 		double ppm, span;
 
@@ -11649,7 +11649,7 @@ static void print_pct_table(FILE *f)
 
 	/* columns as wide as the widest value: past 1 s (10 digits) they would run together */
 	for (i = 0; i < run.side.nmetrics; i++) {
-		const struct hist *h = &run.S.h[run.side.metrics[i]];
+		const struct hist *h = &sess.h[run.side.metrics[i]];
 
 		if (h->n) {
 			w = num_width(h->max) > w ? num_width(h->max) : w;
@@ -11662,7 +11662,7 @@ static void print_pct_table(FILE *f)
 	}
 	fputc('\n', f);
 	for (i = 0; i < run.side.nmetrics; i++) {
-		const struct hist *h = &run.S.h[run.side.metrics[i]];
+		const struct hist *h = &sess.h[run.side.metrics[i]];
 		bool approx = false;
 
 		if (!h->n) {
@@ -11701,7 +11701,7 @@ static uint64_t hist_groups(const struct hist *h, uint64_t merge, uint64_t *maxc
 /* The earlier rant's "Histogram Summary" block and the non-empty buckets as bars. */
 static void print_histogram(FILE *f, int m)
 {
-	const struct hist *h = &run.S.h[m];
+	const struct hist *h = &sess.h[m];
 	uint64_t i, j, maxc = 0, merge = 1, above, below;
 	int k;
 
@@ -11969,7 +11969,7 @@ static uint64_t local_drops(uint64_t back)
 	if (!run.side.emit || cfg->mode == MODE_ANALYZE) {
 		return 0;
 	}
-	return run.E.rxq_ovfl < back ? run.E.rxq_ovfl : back;
+	return emitter.rxq_ovfl < back ? emitter.rxq_ovfl : back;
 }
 
 /*
@@ -11979,19 +11979,19 @@ static uint64_t local_drops(uint64_t back)
  */
 static bool fin_heard(void)
 {
-	return run.E.fin_counted || run.E.fin_acked;
+	return emitter.fin_counted || emitter.fin_acked;
 }
 
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
 	/* --analyze sets these from the joined logs where they determine them (analyze_split) */
-	if (!run.side.emit || !fin_heard() || !run.E.srv_whole ||
-	    run.E.srv_received > run.S.c.sent ||
-	    run.E.srv_received < run.S.c.received + run.S.c.late) {
+	if (!run.side.emit || !fin_heard() || !emitter.srv_whole ||
+	    emitter.srv_received > sess.c.sent ||
+	    emitter.srv_received < sess.c.received + sess.c.late) {
 		return false;
 	}
-	*out_lost = run.S.c.sent - run.E.srv_received;
-	*back_lost = run.E.srv_received - run.S.c.received - run.S.c.late;
+	*out_lost = sess.c.sent - emitter.srv_received;
+	*back_lost = emitter.srv_received - sess.c.received - sess.c.late;
 	*back_lost -= local_drops(*back_lost);
 	return true;
 }
@@ -12003,9 +12003,9 @@ static void print_rejected(FILE *f)
 	int i;
 
 	for (i = 0; i < GR_N; i++) {
-		if (run.S.c.rejected[i]) {
+		if (sess.c.rejected[i]) {
 			fprintf(f, "%s %s %" PRIu64 ";", any ? "" : "Rejected:", guard_rej_name[i],
-				run.S.c.rejected[i]);
+				sess.c.rejected[i]);
 			any = true;
 		}
 	}
@@ -12025,9 +12025,9 @@ static void json_rejected(FILE *f)
 	}
 	fprintf(f, "  \"rejected\": {");
 	for (i = 0; i < GR_N; i++) {
-		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], run.S.c.rejected[i]);
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], sess.c.rejected[i]);
 	}
-	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", run.side.emit ? run.E.rxq_ovfl : 0);
+	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", run.side.emit ? emitter.rxq_ovfl : 0);
 }
 
 /*
@@ -12053,40 +12053,40 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	char tmp[256];
 	int64_t d;
 
-	if (!run.ts.hw || !run.S.srv_hw) {
+	if (!run.ts.hw || !sess.srv_hw) {
 		return false;
 	}
-	if (!run.phc.n || !run.E.srv_phc.method) {
+	if (!run.phc.n || !emitter.srv_phc.method) {
 		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
 			 !run.phc.n ? "this end's" : "the reflector's",
 			 run.phc.n ? " (or its FIN_ACK did not say: an earlier rant, or none came)" : "");
 		return false;
 	}
-	if (!run.host_boot_id || run.host_boot_id != run.E.srv_phc.boot_id) {
+	if (!run.host_boot_id || run.host_boot_id != emitter.srv_phc.boot_id) {
 		snprintf(why, len, "the reflector runs in another kernel: %s",
 			 "its PHC and this one share no clock rant can read");
 		return false;
 	}
-	d = run.E.srv_phc.off - run.phc.last_off;
+	d = emitter.srv_phc.off - run.phc.last_off;
 	*bound = (d < 0 ? -d : d) + (run.phc.window > 0 ? run.phc.window : 0) +
-		 (int64_t)run.E.srv_phc.window;
-	if (phc_warning(tmp, sizeof(tmp)) || !run.E.srv_phc.disciplined) {
+		 (int64_t)emitter.srv_phc.window;
+	if (phc_warning(tmp, sizeof(tmp)) || !emitter.srv_phc.disciplined) {
 		snprintf(why, len, "the %s PHC is not disciplined to CLOCK_REALTIME (run phc2sys)",
-			 !run.E.srv_phc.disciplined ? "reflector's" : "client's");
+			 !emitter.srv_phc.disciplined ? "reflector's" : "client's");
 		return false;
 	}
 	if (*bound > OW_PHC_BOUND_NS) {
 		snprintf(why, len, "the two PHCs, each measured against this host's CLOCK_REALTIME, "
 			 "differ by up to %" PRId64 " ns (client %+" PRId64 " ns, reflector %+" PRId64 " ns)",
-			 *bound, run.phc.last_off, run.E.srv_phc.off);
+			 *bound, run.phc.last_off, emitter.srv_phc.off);
 		return false;
 	}
 	snprintf(why, len,
 		 "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), "
 		 "PHC - CLOCK_REALTIME measured on each (client %+" PRId64
 		 " ns, reflector %+" PRId64 " ns, %s)",
-		 *bound, run.phc.last_off, run.E.srv_phc.off,
-		 phc_method_name[run.E.srv_phc.method]);
+		 *bound, run.phc.last_off, emitter.srv_phc.off,
+		 phc_method_name[emitter.srv_phc.method]);
 	return true;
 }
 
@@ -12107,13 +12107,13 @@ static bool ow_same_kernel(char *why, size_t len)
 	} else if (!fin_heard()) {
 		snprintf(why, len, "%s, but no FIN_ACK came to say which kernel the reflector "
 			 "runs in", what);
-	} else if (!run.E.srv_phc.boot_id) {
+	} else if (!emitter.srv_phc.boot_id) {
 		snprintf(why, len, "%s, but the reflector's FIN_ACK carries no boot id "
 			 "(an earlier rant): nothing shows it runs in this kernel", what);
-	} else if (run.E.srv_phc.boot_id != run.host_boot_id) {
+	} else if (emitter.srv_phc.boot_id != run.host_boot_id) {
 		snprintf(why, len, "%s, but the reflector runs in another kernel (its boot id "
 			 "%016" PRIx64 " is not this one's %016" PRIx64 ")", what,
-			 run.E.srv_phc.boot_id, run.host_boot_id);
+			 emitter.srv_phc.boot_id, run.host_boot_id);
 	} else {
 		return true;
 	}
@@ -12136,8 +12136,8 @@ static enum ow_evidence ow_current(char *why, size_t len)
 
 static bool oneway_trusted(char *why, size_t len)
 {
-	const struct hist *fw = &run.S.h[M_FORWARD], *bw = &run.S.h[M_BACKWARD],
-			  *rtt = &run.S.h[M_RTT];
+	const struct hist *fw = &sess.h[M_FORWARD], *bw = &sess.h[M_BACKWARD],
+			  *rtt = &sess.h[M_RTT];
 	char phc_why[320] = "";
 	enum ow_evidence ev = OW_NONE;
 	bool same;
@@ -12145,7 +12145,7 @@ static bool oneway_trusted(char *why, size_t len)
 	if (cfg->mode != MODE_ANALYZE) {
 		ev = ow_current(phc_why, sizeof(phc_why));
 	}
-	same = ev == OW_PHC || (ev != OW_NONE && !run.S.srv_hw && !run.ts.hw);
+	same = ev == OW_PHC || (ev != OW_NONE && !sess.srv_hw && !run.ts.hw);
 
 	if (!fw->n && !bw->n) {
 		snprintf(why, len, "no transaction has both stamps of a direction");
@@ -12184,31 +12184,31 @@ static bool oneway_trusted(char *why, size_t len)
 static void loss_why(char *why, size_t len)
 {
 	*why = 0;
-	if (!run.side.emit || !run.S.c.lost) {
+	if (!run.side.emit || !sess.c.lost) {
 		return;
 	}
 	if (cfg->mode == MODE_ANALYZE) {
-		snprintf(why, len, "%s", cfg->analyze[1] ? run.E.analyze_why :
+		snprintf(why, len, "%s", cfg->analyze[1] ? emitter.analyze_why :
 			 "a client log alone (joined with the reflector's csv log, --analyze splits it)");
-	} else if (run.E.busy) {
+	} else if (emitter.busy) {
 		snprintf(why, len, "the reflector was serving another client (it answered BUSY)");
-	} else if (!run.S.c.received) {
+	} else if (!sess.c.received) {
 		snprintf(why, len, "no pong came, so no FIN was sent to ask the reflector");
-	} else if (!fin_heard() && !run.E.fin_tries) {
+	} else if (!fin_heard() && !emitter.fin_tries) {
 		snprintf(why, len, "-d's end came before a FIN could be answered (the pongs still awaited "
 			 "took the time)");
 	} else if (!fin_heard()) {
 		snprintf(why, len, "no FIN_ACK came (%u FIN%s in %.0f ms): the reflector was gone or "
 			 "still busy, or its answer was lost; its csv log joined with this one's "
-			 "(--analyze) can split the loss", run.E.fin_tries, run.E.fin_tries == 1 ? "" : "s",
-			 (double)run.E.fin_wait_ns / 1e6);
-	} else if (!run.E.srv_whole) {
+			 "(--analyze) can split the loss", emitter.fin_tries, emitter.fin_tries == 1 ? "" : "s",
+			 (double)emitter.fin_wait_ns / 1e6);
+	} else if (!emitter.srv_whole) {
 		snprintf(why, len, "the reflector did not see the whole session (it restarted, or had "
 			 "ended the session)");
 	} else {
 		snprintf(why, len, "the reflector's count (%" PRIu64 " pings answered) does not fit "
-			 "this run's (%" PRIu64 " sent, %" PRIu64 " came back)", run.E.srv_received,
-			 run.S.c.sent, run.S.c.received + run.S.c.late);
+			 "this run's (%" PRIu64 " sent, %" PRIu64 " came back)", emitter.srv_received,
+			 sess.c.sent, sess.c.received + sess.c.late);
 	}
 }
 
@@ -12235,32 +12235,32 @@ static void report_prepare(void)
 	int i;
 
 	for (i = 0; i < run.side.nmetrics; i++) {
-		hist_finish(&run.S.h[run.side.metrics[i]]);
+		hist_finish(&sess.h[run.side.metrics[i]]);
 	}
-	fit_window_flush(&run.S.offset);
-	fit_window_flush(&run.S.app_wire[0]);
-	fit_window_flush(&run.S.app_wire[1]);
+	fit_window_flush(&sess.offset);
+	fit_window_flush(&sess.app_wire[0]);
+	fit_window_flush(&sess.app_wire[1]);
 }
 
 static void report_compute(struct report *r)
 {
 	memset(r, 0, sizeof(*r));
 	report_prepare();
-	r->primary = &run.S.h[run.side.primary];
+	r->primary = &sess.h[run.side.primary];
 	r->duration_s = session_duration();
 	r->split = loss_split(&r->lost_out, &r->lost_back);
 	if (r->split) {
-		r->lost_local = run.E.srv_received - run.S.c.received - run.S.c.late - r->lost_back;
+		r->lost_local = emitter.srv_received - sess.c.received - sess.c.late - r->lost_back;
 	} else {
 		loss_why(r->split_why, sizeof(r->split_why));
 	}
 	r->ow_trusted = oneway_trusted(r->ow_why, sizeof(r->ow_why));
-	r->drift = fit_ppm(&run.S.offset, &r->ppm, &r->span) && r->span >= 1.0 &&
+	r->drift = fit_ppm(&sess.offset, &r->ppm, &r->span) && r->span >= 1.0 &&
 		   !run.ts.bond_switches;
 	r->nwarn = clock_warnings(r->warn, 4);
 	r->breach_pct =
-		r->primary->n ? 100.0 * (double)run.S.c.breaches / (double)r->primary->n : 0.0;
-	r->log_records = run.log_out.done ? run.log_out.rows : run.S.log.n;
+		r->primary->n ? 100.0 * (double)sess.c.breaches / (double)r->primary->n : 0.0;
+	r->log_records = run.log_out.done ? run.log_out.rows : sess.log.n;
 }
 
 /* The NIC's verdict (hw_watch_none), when it delivered no hardware stamps. */
@@ -12290,13 +12290,13 @@ static int tx_stamp_pattern(uint64_t *miss, uint64_t *n)
 {
 	int tx = run.side.emit ? T1W : T3W, rx = run.side.emit ? T4W : T2W;
 
-	*miss = run.S.c.missing[tx];
-	*n = run.S.c.received > run.S.c.warmup ? run.S.c.received - run.S.c.warmup : 0;
+	*miss = sess.c.missing[tx];
+	*n = sess.c.received > sess.c.warmup ? sess.c.received - sess.c.warmup : 0;
 	if (!run.ts.hw || !*n || !*miss || (cfg->no_tx_ts && !run.side.emit) ||
 	    run.ts.bond_switches) {
 		return 0;	/* a failover's missing stamps have their own line ("Bond: ...") */
 	}
-	if (*miss >= *n && run.S.c.missing[rx] < *n) {
+	if (*miss >= *n && sess.c.missing[rx] < *n) {
 		return 1;
 	}
 	return *miss < *n && *miss * 100 >= *n ? 2 : 0;
@@ -12330,16 +12330,16 @@ static void print_peer_off(FILE *f)
 {
 	char said[64] = "not known";
 
-	if (!run.side.emit || !run.S.srv_hw) {
+	if (!run.side.emit || !sess.srv_hw) {
 		return;
 	}
 	if (run.ts.peer_off_on) {
 		fprintf(f, "Reflector's segments: its PHC offset (%+" PRId64
 			" ns, from its pongs) taken out, on one time base\n", run.ts.peer_off);
-	} else if (peer_off_in(M_SRV_RX) && run.S.h[M_SRV_RX].n + run.S.h[M_SRV_TX].n +
-		   run.S.h[M_SRV_RX_NIC].n + run.S.h[M_SRV_TX_NIC].n) {
-		if (run.E.srv_phc.method) {
-			snprintf(said, sizeof(said), "its FIN_ACK said %+" PRId64 " ns", run.E.srv_phc.off);
+	} else if (peer_off_in(M_SRV_RX) && sess.h[M_SRV_RX].n + sess.h[M_SRV_TX].n +
+		   sess.h[M_SRV_RX_NIC].n + sess.h[M_SRV_TX_NIC].n) {
+		if (emitter.srv_phc.method) {
+			snprintf(said, sizeof(said), "its FIN_ACK said %+" PRId64 " ns", emitter.srv_phc.off);
 		}
 		fprintf(f, "* Reflector's segments: its PHC offset is still in them (%s): pongs of --size %zu or more carry it\n",
 			said, proto_kx_need() + KX_PHC_LEN - KX_LEN);
@@ -12354,7 +12354,7 @@ static void print_hw_notes(FILE *f, const struct report *r)
 
 	print_hw_watch(f);
 	print_tx_pattern(f);
-	if (run.side.emit && (run.S.h[M_FORWARD].n || run.S.h[M_BACKWARD].n)) {
+	if (run.side.emit && (sess.h[M_FORWARD].n || sess.h[M_BACKWARD].n)) {
 		fprintf(f, "One-way delays: %s\n", r->ow_why);
 	}
 	if (run.ts.wire_off) {
@@ -12362,13 +12362,13 @@ static void print_hw_notes(FILE *f, const struct report *r)
 			" ns) taken out, on one time base\n", run.ts.wire_off);
 	}
 	print_peer_off(f);
-	if (run.S.c.kx_unfit && run.side.emit) {
+	if (sess.c.kx_unfit && run.side.emit) {
 		fprintf(f, "Reflector's NIC/kernel split: missing from %" PRIu64
 			" pongs too short for its kernel stamps: use --size %zu or more\n",
-			run.S.c.kx_unfit, proto_kx_need());
-	} else if (run.S.c.kx_unfit) {
+			sess.c.kx_unfit, proto_kx_need());
+	} else if (sess.c.kx_unfit) {
 		fprintf(f, "Kernel stamps not sent to the client: %" PRIu64 " pongs (as long as its pings)"
-			" had no room: the client needs --size %zu or more\n", run.S.c.kx_unfit, proto_kx_need());
+			" had no room: the client needs --size %zu or more\n", sess.c.kx_unfit, proto_kx_need());
 	}
 	if (run.phc.n) {
 		fprintf(f,
@@ -12425,9 +12425,9 @@ static uint16_t room_lacking(unsigned *smallest)
 	unsigned z = cfg->size;
 	int i;
 
-	for (i = 0; i < run.K.nsz; i++) {
-		if (run.K.size[i] && run.K.size[i] < z) {
-			z = run.K.size[i];
+	for (i = 0; i < classes.nsz; i++) {
+		if (classes.size[i] && classes.size[i] < z) {
+			z = classes.size[i];
 		}
 	}
 	*smallest = z;
@@ -12485,15 +12485,15 @@ static bool analyze_warmup_known(void)
 
 static void print_counts_analyze(FILE *f)
 {
-	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost ", run.S.c.sent, run.S.c.received);
+	fprintf(f, "Packets: sent %" PRIu64 " | received %" PRIu64 " | lost ", sess.c.sent, sess.c.received);
 	if (run.lost_unknown) {
 		fputs("unknown (-L filtered the log)", f);
 	} else {
-		fprintf(f, "%" PRIu64, run.S.c.lost);
+		fprintf(f, "%" PRIu64, sess.c.lost);
 	}
-	fprintf(f, " | late %" PRIu64 " | duplicate unknown | invalid unknown | warm-up ", run.S.c.late);
+	fprintf(f, " | late %" PRIu64 " | duplicate unknown | invalid unknown | warm-up ", sess.c.late);
 	if (analyze_warmup_known()) {
-		fprintf(f, "%" PRIu64 "\n", run.S.c.warmup);
+		fprintf(f, "%" PRIu64 "\n", sess.c.warmup);
 	} else {
 		fprintf(f, "unknown (a text log leaves warm-up out: sent and received are without it)\n");
 	}
@@ -12512,27 +12512,27 @@ static void print_counts(FILE *f, const struct report *r)
 			"Packets: sent %" PRIu64 " | received %" PRIu64 " | lost %" PRIu64
 			" | late %" PRIu64 " | duplicate %" PRIu64 " | invalid %" PRIu64
 			" | warm-up %" PRIu64 "\n",
-			run.S.c.sent, run.S.c.received, run.S.c.lost, run.S.c.late,
-			run.S.c.duplicate, run.S.c.invalid, run.S.c.warmup);
+			sess.c.sent, sess.c.received, sess.c.lost, sess.c.late,
+			sess.c.duplicate, sess.c.invalid, sess.c.warmup);
 	}
-	if (run.S.c.invalid) {
+	if (sess.c.invalid) {
 		fprintf(f, "Invalid:");
 		for (i = 1; i < PE_NERR; i++) {
-			if (run.S.c.invalid_why[i]) {
-				fprintf(f, " %s %" PRIu64 ";", proto_err_name[i], run.S.c.invalid_why[i]);
+			if (sess.c.invalid_why[i]) {
+				fprintf(f, " %s %" PRIu64 ";", proto_err_name[i], sess.c.invalid_why[i]);
 			}
 		}
-		fprintf(f, " from another session %" PRIu64 "\n", run.S.c.foreign);
+		fprintf(f, " from another session %" PRIu64 "\n", sess.c.foreign);
 	}
 	if (r->split && cfg->mode == MODE_ANALYZE) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflect log holds %" PRIu64 " of these pings; drops in the"
 			" client's receive buffer are not in a log, counted as on the way back)\n",
-			r->lost_out, r->lost_back, run.E.srv_received);
+			r->lost_out, r->lost_back, emitter.srv_received);
 	} else if (r->split) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflector answered %" PRIu64 ")\n", r->lost_out, r->lost_back,
-			run.E.srv_received);
+			emitter.srv_received);
 		if (r->lost_local) {
 			fprintf(f, "Lost locally: %" PRIu64 " pongs dropped by this host's full receive buffer (not the network)\n",
 				r->lost_local);
@@ -12542,28 +12542,28 @@ static void print_counts(FILE *f, const struct report *r)
 		fprintf(f, "Lost by direction: not known: %s\n", r->split_why);
 	}
 	print_rejected(f);
-	if (run.S.c.send_errors || run.S.c.refused || run.S.c.tx_unmatched ||
-	    run.S.c.echo_dropped || run.E.overruns) {
+	if (sess.c.send_errors || sess.c.refused || sess.c.tx_unmatched ||
+	    sess.c.echo_dropped || emitter.overruns) {
 		fprintf(f,
 			"Other: send errors %" PRIu64 " | port unreachable %" PRIu64
 			" | unmatched TX stamps %" PRIu64 " | echo dropped %" PRIu64
 			" | interval overruns %" PRIu64 "\n",
-			run.S.c.send_errors, run.S.c.refused, run.S.c.tx_unmatched,
-			run.S.c.echo_dropped, run.E.overruns);
+			sess.c.send_errors, sess.c.refused, sess.c.tx_unmatched,
+			sess.c.echo_dropped, emitter.overruns);
 	}
 	fprintf(f, "Missing stamps:");
 	for (i = 0; i < run.side.nstamps; i++) {
 		int s = run.side.stamps[i];
 
-		if (run.S.c.missing[s]) {
+		if (sess.c.missing[s]) {
 			fprintf(f, "%s %s %" PRIu64, any ? ";" : "", stamp_name(s, lab, sizeof(lab)),
-				run.S.c.missing[s]);
+				sess.c.missing[s]);
 			any = true;
 		}
 	}
 	{
-		bool srv = run.side.emit && run.E.srv_no_tx && run.S.c.missing[T3W],
-		     cli = run.side.emit && cli_no_tx() && run.S.c.missing[T1W];
+		bool srv = run.side.emit && emitter.srv_no_tx && sess.c.missing[T3W],
+		     cli = run.side.emit && cli_no_tx() && sess.c.missing[T1W];
 
 		fprintf(f, "%s%s\n", any ? "" : " none",
 			srv && cli ? " (no TX stamps, by request: this client's --client-no-tx-ts and the reflector's -N)" :
@@ -12611,19 +12611,19 @@ static void print_earlier_summary(FILE *f, const struct hist *h)
 /* How many pings the warm-up left out of this report, and whose -w did it. */
 static void print_warmup(FILE *f)
 {
-	if (cfg->mode == MODE_ANALYZE || (!cfg->warmup && !run.S.c.warmup)) {
+	if (cfg->mode == MODE_ANALYZE || (!cfg->warmup && !sess.c.warmup)) {
 		return;
 	}
 	if (run.side.emit) {
 		fprintf(f, "Warm-up: %" PRIu64 " pings excluded (-w %" PRIu64
-			": the first pings, flagged so that the reflector leaves them out too)\n", run.S.c.warmup, cfg->warmup);
+			": the first pings, flagged so that the reflector leaves them out too)\n", sess.c.warmup, cfg->warmup);
 	} else {
 		fprintf(f,
 			"Warm-up: %" PRIu64 " pings excluded: %" PRIu64
 			" flagged by the client's -w, %" PRIu64
 			" more by this reflector's -w %" PRIu64 " (the first %" PRIu64
 			" pings of the session)\n",
-			run.S.c.warmup, run.S.c.warmup - run.S.c.warmup_local, run.S.c.warmup_local,
+			sess.c.warmup, sess.c.warmup - sess.c.warmup_local, sess.c.warmup_local,
 			cfg->warmup, cfg->warmup);
 	}
 }
@@ -12632,14 +12632,14 @@ static void print_warmup(FILE *f)
 /* "Log:": what the file holds (a text log leaves warm-up records out), or why it is cut short. */
 static void print_log_line(FILE *f, const struct report *r)
 {
-	if (run.S.log.cap && run.log_out.err) {
+	if (sess.log.cap && run.log_out.err) {
 		fprintf(f, "Log: INCOMPLETE: writing %s failed (%s); the file is cut short (%" PRIu64 " records were to be written)\n",
-			cfg->log, strerror(-run.log_out.err), run.S.log.n - run.log_out.skipped);
-	} else if (run.S.log.cap) {
+			cfg->log, strerror(-run.log_out.err), sess.log.n - run.log_out.skipped);
+	} else if (sess.log.cap) {
 		fprintf(f, "Log: %" PRIu64 " records kept, %" PRIu64 " dropped (ring of %" PRIu64 ")",
-			r->log_records, run.S.log.dropped, run.S.log.cap);
+			r->log_records, sess.log.dropped, sess.log.cap);
 		if (cfg->log_threshold_ns >= 0) {
-			fprintf(f, ", %" PRIu64 " at or below -L", run.S.log.filtered);
+			fprintf(f, ", %" PRIu64 " at or below -L", sess.log.filtered);
 		}
 		if (run.log_out.skipped) {
 			fprintf(f, ", %" PRIu64 " warm-up not in the text log", run.log_out.skipped);
@@ -12656,7 +12656,7 @@ static void print_decomposition(FILE *f, const struct report *r)
 	fprintf(f, "\n--- Decomposition (ns) ---\n%-34s %12s %10s %10s %10s %10s\n", "metric", "samples", "min",
 		"avg", "max", "stddev");
 	for (i = 0; i < run.side.nmetrics; i++) {
-		const struct hist *h = &run.S.h[run.side.metrics[i]];
+		const struct hist *h = &sess.h[run.side.metrics[i]];
 
 		if (h->n) {
 			fprintf(f,
@@ -12665,18 +12665,18 @@ static void print_decomposition(FILE *f, const struct report *r)
 				h->max, hist_stddev(h));
 		}
 	}
-	if (run.side.emit && run.S.offset.n && run.ts.bond_switches) {
+	if (run.side.emit && sess.offset.n && run.ts.bond_switches) {
 		fprintf(f, "Clock: server - client offset and drift not given: %s's active slave changed"
 			" mid-run (%s at start), so its stamps are of two PHCs\n", cfg->iface, run.ts.nic0);
-	} else if (run.side.emit && run.S.offset.n) {
+	} else if (run.side.emit && sess.offset.n) {
 		if (r->ow_trusted) {
 			/* one clock: ((T2-T1) + (T3-T4)) / 2 holds no offset, only the asymmetry */
 			fprintf(f, "Path asymmetry: (forward - backward) / 2 = %+" PRId64
 				" ns (at the lowest-RTT exchange; one clock, so no offset)",
-				run.S.best_offset);
+				sess.best_offset);
 		} else {
 			fprintf(f, "Clock: server - client offset %+" PRId64
-				" ns (at the lowest-RTT exchange)", run.S.best_offset);
+				" ns (at the lowest-RTT exchange)", sess.best_offset);
 		}
 		if (r->drift) {
 			/* one clock does not drift: then it is the asymmetry that moved */
@@ -12691,12 +12691,12 @@ static void print_decomposition(FILE *f, const struct report *r)
 	pmc_report(f);
 	if (cfg->threshold_ns >= 0) {
 		fprintf(f, "Threshold: %.3f us, exceeded %" PRIu64 " times (%.4f %% of samples)\n",
-			(double)cfg->threshold_ns / 1000, run.S.c.breaches, r->breach_pct);
-		for (i = 0; i < (int)run.S.nbreach_kept && i < 10; i++) {
-			print_breakdown(f, &run.S.breach[i].x, run.S.breach[i].value, "Threshold breach");
+			(double)cfg->threshold_ns / 1000, sess.c.breaches, r->breach_pct);
+		for (i = 0; i < (int)sess.nbreach_kept && i < 10; i++) {
+			print_breakdown(f, &sess.breach[i].x, sess.breach[i].value, "Threshold breach");
 		}
-		if (run.S.nbreach_kept > 10) {
-			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", run.S.c.breaches - 10);
+		if (sess.nbreach_kept > 10) {
+			fprintf(f, "(%" PRIu64 " more breaches not shown)\n", sess.c.breaches - 10);
 		}
 	}
 }
@@ -12727,8 +12727,8 @@ static void session_report(FILE *f, const struct report *r)
 	const struct hist *p = r->primary;
 
 	fprintf(f, "Test is complete. Duration: %.2f s\n", r->duration_s);
-	if (cfg->mode == MODE_REFLECT && run.S.id) {
-		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", run.S.id, r->duration_s);
+	if (cfg->mode == MODE_REFLECT && sess.id) {
+		fprintf(f, "Session 0x%08x is complete. Duration: %.2f s\n", sess.id, r->duration_s);
 	} else if (cfg->mode == MODE_REFLECT) {
 		fprintf(f, "No session: no client came\n");
 	}
@@ -12739,8 +12739,8 @@ static void session_report(FILE *f, const struct report *r)
 		print_earlier_summary(f, p);
 	}
 	fprintf(f, "Timestamps: wire %s%s%s; app stamps %s\n", tsrc(run.ts.hw),
-		run.side.emit && run.S.srv_hw_known ? "; server wire " : "",
-		run.side.emit && run.S.srv_hw_known ? tsrc(run.S.srv_hw) : "",
+		run.side.emit && sess.srv_hw_known ? "; server wire " : "",
+		run.side.emit && sess.srv_hw_known ? tsrc(sess.srv_hw) : "",
 		cfg->sw_stamps ? "on (CLOCK_REALTIME)" : "off");
 	print_host(f);
 	if (resp_tx_app()) {
@@ -12752,15 +12752,15 @@ static void session_report(FILE *f, const struct report *r)
 	print_counts(f, r);
 	print_warmup(f);
 	if (cfg->mode != MODE_ANALYZE) {
-		fprintf(f, "Stopped by: %s\n", stop_name[run.S.stop_reason]);
+		fprintf(f, "Stopped by: %s\n", stop_name[sess.stop_reason]);
 	}
-	if (cfg->mode == MODE_REFLECT && run.R.ss_got == SS_SHARED) {
+	if (cfg->mode == MODE_REFLECT && refl.ss_got == SS_SHARED) {
 		/* only the speed differs: the stamps and the numbers are the same */
-		fprintf(f, "Session socket: none, answered on the shared socket (%s)\n", run.R.ss_why);
+		fprintf(f, "Session socket: none, answered on the shared socket (%s)\n", refl.ss_why);
 	}
 	print_log_line(f, r);
 	print_decomposition(f, r);
-	if (run.S.stop_reason == STOP_PEER_BREACH) {
+	if (sess.stop_reason == STOP_PEER_BREACH) {
 		fprintf(f, "The reflector stopped on its threshold (its response time crossed -t there).\n");
 	}
 	cls_report(f);
@@ -12848,7 +12848,7 @@ static void json_above(void *arg, uint64_t lower, uint64_t n)
 
 static void json_metric(FILE *f, int m)
 {
-	const struct hist *h = &run.S.h[m];
+	const struct hist *h = &sess.h[m];
 	bool approx = false;
 	uint64_t i;
 	int k;
@@ -12894,9 +12894,9 @@ static void json_hw(FILE *f, const struct report *r)
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
 	fprintf(f, "  \"bond_switches\": %" PRIu32 ",\n", run.ts.bond_switches);
-	if (run.side.emit && run.S.srv_hw && (run.ts.peer_off_on || run.E.srv_phc.method)) {
+	if (run.side.emit && sess.srv_hw && (run.ts.peer_off_on || emitter.srv_phc.method)) {
 		fprintf(f, "  \"server_wire_offset\": {\"ns\": %" PRId64 ", \"taken_out\": %s},\n",
-			run.ts.peer_off_on ? run.ts.peer_off : run.E.srv_phc.off,
+			run.ts.peer_off_on ? run.ts.peer_off : emitter.srv_phc.off,
 			run.ts.peer_off_on ? "true" : "false");
 	} else {
 		fprintf(f, "  \"server_wire_offset\": null,\n");
@@ -12925,7 +12925,7 @@ static void json_hw(FILE *f, const struct report *r)
 	} else {
 		fprintf(f, "  \"hw_stamps\": null,\n");
 	}
-	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", run.S.c.kx_unfit);
+	fprintf(f, "  \"kernel_stamps_unfit\": %" PRIu64 ",\n", sess.c.kx_unfit);
 	if (run.phc.n) {
 		fprintf(f,
 			"  \"phc\": {\"index\": %d, \"method\": \"%s\", \"offset_ns\": %" PRId64
@@ -12986,14 +12986,14 @@ static void json_str_or_null(FILE *f, const char *s)
  */
 static void json_started(FILE *f)
 {
-	time_t sec = (time_t)(run.S.first_real / NSEC_PER_SEC);
+	time_t sec = (time_t)(sess.first_real / NSEC_PER_SEC);
 	struct tm tm;
 	char when[40];
 
 	fprintf(f, "  \"started\": ");
-	if (run.S.first_real && cfg->mode != MODE_ANALYZE && gmtime_r(&sec, &tm)) {
+	if (sess.first_real && cfg->mode != MODE_ANALYZE && gmtime_r(&sec, &tm)) {
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		fprintf(f, "\"%s.%06uZ\"", when, (unsigned)(run.S.first_real % NSEC_PER_SEC / 1000));
+		fprintf(f, "\"%s.%06uZ\"", when, (unsigned)(sess.first_real % NSEC_PER_SEC / 1000));
 	} else {
 		fputs("null", f);
 	}
@@ -13030,10 +13030,10 @@ static void json_warnings(FILE *f)
 static void json_run(FILE *f, const struct report *r)
 {
 	const char *srv = !run.side.emit ? (run.ts.hw ? "\"hardware\"" : "\"software\"") :
-			  run.S.srv_hw_known ? (run.S.srv_hw ? "\"hardware\"" : "\"software\"") : "null";
+			  sess.srv_hw_known ? (sess.srv_hw ? "\"hardware\"" : "\"software\"") : "null";
 
 	fprintf(f, "{\n  \"tool\": \"rant\", \"version\": \"%s\", \"mode\": \"%s\", \"session\": \"0x%08x\",\n",
-		RANT_VERSION, cfg->mode == MODE_ANALYZE ? "analyze" : run.side.emit ? "emit" : "reflect", run.S.id);
+		RANT_VERSION, cfg->mode == MODE_ANALYZE ? "analyze" : run.side.emit ? "emit" : "reflect", sess.id);
 	json_started(f);
 	fprintf(f, "  \"side\": \"%s\", \"interface\": ", run.side.emit ? "emit" : "reflect");
 	json_str_or_null(f, cfg->iface);
@@ -13045,7 +13045,7 @@ static void json_run(FILE *f, const struct report *r)
 	json_str_or_null(f, run.ts.hw ? ts_filter_name(run.ts.rx_filter) : NULL);
 	fprintf(f, ", \"wire_offset_ns\": %" PRId64, run.ts.wire_off);
 	fprintf(f, "},\n  \"duration_s\": %.6f, \"stop_reason\": \"%s\",\n", r->duration_s,
-		stop_name[run.S.stop_reason]);
+		stop_name[sess.stop_reason]);
 }
 
 /* ", "key": v" in an object, or null when the count is not known (--analyze). */
@@ -13066,28 +13066,28 @@ static void json_counts(FILE *f, const struct report *r)
 
 	bool live = cfg->mode != MODE_ANALYZE;	/* --analyze: what a log cannot know is null */
 
-	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64, run.S.c.sent,
-		run.S.c.received);
-	json_count(f, "lost", run.S.c.lost, !run.lost_unknown);
-	fprintf(f, ", \"late\": %" PRIu64, run.S.c.late);
-	json_count(f, "duplicate", run.S.c.duplicate, live);
-	json_count(f, "invalid", run.S.c.invalid, live);
-	json_count(f, "warmup", run.S.c.warmup, analyze_warmup_known());
-	json_count(f, "foreign", run.S.c.foreign, live);
-	json_count(f, "send_errors", run.S.c.send_errors, live);
-	json_count(f, "port_unreachable", run.S.c.refused, live);
-	json_count(f, "unmatched_tx_stamps", run.S.c.tx_unmatched, live);
-	json_count(f, "interval_overruns", run.E.overruns, live);
+	fprintf(f, "  \"packets\": {\"sent\": %" PRIu64 ", \"received\": %" PRIu64, sess.c.sent,
+		sess.c.received);
+	json_count(f, "lost", sess.c.lost, !run.lost_unknown);
+	fprintf(f, ", \"late\": %" PRIu64, sess.c.late);
+	json_count(f, "duplicate", sess.c.duplicate, live);
+	json_count(f, "invalid", sess.c.invalid, live);
+	json_count(f, "warmup", sess.c.warmup, analyze_warmup_known());
+	json_count(f, "foreign", sess.c.foreign, live);
+	json_count(f, "send_errors", sess.c.send_errors, live);
+	json_count(f, "port_unreachable", sess.c.refused, live);
+	json_count(f, "unmatched_tx_stamps", sess.c.tx_unmatched, live);
+	json_count(f, "interval_overruns", emitter.overruns, live);
 	fprintf(f, "},\n");
 	fprintf(f,
 		"  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
 		", \"by_reflector_w\": %" PRIu64 ", \"w\": %" PRIu64 "},\n",
-		run.S.c.warmup, run.side.emit ? 0 : run.S.c.warmup - run.S.c.warmup_local,
-		run.S.c.warmup_local, cfg->warmup);
+		sess.c.warmup, run.side.emit ? 0 : sess.c.warmup - sess.c.warmup_local,
+		sess.c.warmup_local, cfg->warmup);
 	/* a client of a -N reflector has no response: no basis to name (null) */
 	fprintf(f, "  \"response_basis\": %s, \"tx_stamps\": %s,\n",
 		resp_tx_app()			   ? "\"app_send_T3_SW-T2_wire\"" :
-		run.side.emit && run.E.srv_no_tx ? "null" :
+		run.side.emit && emitter.srv_no_tx ? "null" :
 						   "\"wire_T3-T2\"",
 		resp_tx_app() || cli_no_tx() ? "false" : "true");
 	if (run.side.emit) {
@@ -13098,7 +13098,7 @@ static void json_counts(FILE *f, const struct report *r)
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64,
 			r->lost_out, r->lost_back);
 		json_count(f, "local", r->lost_local, live);
-		fprintf(f, ", \"reflector_answered\": %" PRIu64 "},\n", run.E.srv_received);
+		fprintf(f, ", \"reflector_answered\": %" PRIu64 "},\n", emitter.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -13109,7 +13109,7 @@ static void json_counts(FILE *f, const struct report *r)
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < run.side.nstamps; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(run.side.stamps[i], lab, sizeof(lab)),
-			run.S.c.missing[run.side.stamps[i]]);
+			sess.c.missing[run.side.stamps[i]]);
 	}
 	fprintf(f, "},\n");
 }
@@ -13121,7 +13121,7 @@ static void json_metrics(FILE *f, const struct report *r)
 
 	fprintf(f, "  \"metrics\": {\n");
 	for (i = 0; i < run.side.nmetrics; i++) {
-		if (!run.S.h[run.side.metrics[i]].n) {
+		if (!sess.h[run.side.metrics[i]].n) {
 			continue;
 		}
 		fputs(n++ ? ",\n" : "", f);
@@ -13130,8 +13130,8 @@ static void json_metrics(FILE *f, const struct report *r)
 	fprintf(f, "\n  },\n  \"threshold\": {\"us\": ");
 	if (cfg->threshold_ns >= 0) {
 		fprintf(f, "%.3f, \"exceeded\": %s, \"count\": %" PRIu64 ", \"percent\": %.6f",
-			(double)cfg->threshold_ns / 1000, run.S.c.breaches ? "true" : "false",
-			run.S.c.breaches, r->breach_pct);
+			(double)cfg->threshold_ns / 1000, sess.c.breaches ? "true" : "false",
+			sess.c.breaches, r->breach_pct);
 	} else {
 		fprintf(f, "null, \"exceeded\": false, \"count\": 0, \"percent\": 0");
 	}
@@ -13144,15 +13144,15 @@ static void json_clock_log(FILE *f, const struct report *r)
 	int i;
 
 	fprintf(f, "  \"clock\": {\"offset_ns\": ");
-	if (run.side.emit && run.S.offset.n && !run.ts.bond_switches) {
-		fprintf(f, "%" PRId64, run.S.best_offset);
+	if (run.side.emit && sess.offset.n && !run.ts.bond_switches) {
+		fprintf(f, "%" PRId64, sess.best_offset);
 	} else {
 		fputs("null", f);
 	}
 	/* the same value named for what it is when one clock stamps both ends */
 	fprintf(f, ", \"asymmetry_ns\": ");
-	if (run.side.emit && run.S.offset.n && r->ow_trusted && !run.ts.bond_switches) {
-		fprintf(f, "%" PRId64, run.S.best_offset);
+	if (run.side.emit && sess.offset.n && r->ow_trusted && !run.ts.bond_switches) {
+		fprintf(f, "%" PRId64, sess.best_offset);
 	} else {
 		fputs("null", f);
 	}
@@ -13170,12 +13170,12 @@ static void json_clock_log(FILE *f, const struct report *r)
 		json_str(f, r->warn[i]);
 	}
 	fprintf(f, "]},\n  \"log\": ");
-	if (run.S.log.cap) {
+	if (sess.log.cap) {
 		fprintf(f, "{\"file\": ");
 		json_str(f, cfg->log);
 		fprintf(f, ", \"records\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"filtered\": %" PRIu64
 			", \"bytes_per_record\": %u, \"warmup_not_written\": %" PRIu64 ", \"complete\": %s}",
-			r->log_records, run.S.log.dropped, run.S.log.filtered, run.S.log.rec_size,
+			r->log_records, sess.log.dropped, sess.log.filtered, sess.log.rec_size,
 			run.log_out.skipped, run.log_out.err ? "false" : "true");
 	} else {
 		fputs("null", f);
@@ -13192,7 +13192,7 @@ static void json_room(FILE *f)
 	uint16_t lack = room_lacking(&z);
 	char lab[16];
 	/* reflect: did the session's answers after its first go out on a socket of its own */
-	int got = run.side.emit || cfg->mode != MODE_REFLECT ? SS_NOT_YET : (int)run.R.ss_got;
+	int got = run.side.emit || cfg->mode != MODE_REFLECT ? SS_NOT_YET : (int)refl.ss_got;
 
 	fprintf(f, ",\n  \"pong_room\": ");
 	if (lack) {
@@ -13208,11 +13208,11 @@ static void json_room(FILE *f)
 		fputs("null", f);
 	}
 	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
-		!run.S.c.received || cfg->mode == MODE_ANALYZE ? "null" :
-		run.E.srv_no_tx ? "false" : "true");
+		!sess.c.received || cfg->mode == MODE_ANALYZE ? "null" :
+		emitter.srv_no_tx ? "false" : "true");
 	fprintf(f, ",\n  \"own_socket\": %s, \"own_socket_why\": ",
 		got == SS_OWN ? "true" : got == SS_SHARED ? "false" : "null");
-	json_str_or_null(f, got == SS_SHARED ? run.R.ss_why : NULL);
+	json_str_or_null(f, got == SS_SHARED ? refl.ss_why : NULL);
 	/* --cpu-latency: the limit held while the run ran, or why none (--analyze: nothing ran) */
 	if (run.cpulat.fd >= 0) {
 		fprintf(f, ",\n  \"cpu_latency_us\": %d, \"cpu_latency_why\": null", run.cpulat.us);
@@ -13411,7 +13411,7 @@ static void plot_free(void)
 
 	for (p = 0; p < PLOT_MAXPANEL; p++) {
 		for (k = 0; k < PLOT_MAXSER; k++) {
-			struct plot_series *s = &outs.PL.panel[p].ser[k];
+			struct plot_series *s = &plotter.panel[p].ser[k];
 
 			free(s->bmin);
 			free(s->bmax);
@@ -13451,15 +13451,15 @@ static void plot_worst_add(const struct txn *x, int64_t v)
 {
 	int i, max = plot_worst_n();
 
-	if (outs.PL.nworst == max && v <= outs.PL.worst[max - 1].v) {
+	if (plotter.nworst == max && v <= plotter.worst[max - 1].v) {
 		return;
 	}
-	i = outs.PL.nworst < max ? outs.PL.nworst++ : max - 1;
-	for (; i > 0 && outs.PL.worst[i - 1].v < v; i--) {
-		outs.PL.worst[i] = outs.PL.worst[i - 1];
+	i = plotter.nworst < max ? plotter.nworst++ : max - 1;
+	for (; i > 0 && plotter.worst[i - 1].v < v; i--) {
+		plotter.worst[i] = plotter.worst[i - 1];
 	}
-	outs.PL.worst[i].x = *x;
-	outs.PL.worst[i].v = v;
+	plotter.worst[i].x = *x;
+	plotter.worst[i].v = v;
 }
 
 /*
@@ -13469,12 +13469,12 @@ static void plot_worst_add(const struct txn *x, int64_t v)
  */
 static void plot_size_seen(const struct txn *x, int z, uint64_t t)
 {
-	if (!run.side.emit || run.K.nsz < 2) {
+	if (!run.side.emit || classes.nsz < 2) {
 		return;
 	}
 	z = z < 0 ? size_of(x->seq) : z;
-	if (!outs.PL.szt0[z] || t < outs.PL.szt0[z]) {
-		outs.PL.szt0[z] = t;
+	if (!plotter.szt0[z] || t < plotter.szt0[z]) {
+		plotter.szt0[z] = t;
 	}
 }
 
@@ -13483,11 +13483,11 @@ static char *plot_size_id(char *buf, size_t len, const char *what, int z)
 {
 	int e;
 
-	for (e = 0; e < z && run.K.size[e] != run.K.size[z]; e++) {
+	for (e = 0; e < z && classes.size[e] != classes.size[z]; e++) {
 	}
-	snprintf(buf, len, "%s%u", what, run.K.size[z]);
+	snprintf(buf, len, "%s%u", what, classes.size[z]);
 	if (e < z) {
-		snprintf(buf, len, "%s%u-%d", what, run.K.size[z], z);
+		snprintf(buf, len, "%s%u-%d", what, classes.size[z], z);
 	}
 	return buf;
 }
@@ -13501,12 +13501,12 @@ static char *plot_size_id(char *buf, size_t len, const char *what, int z)
  */
 static void plot_span_begin(const char *what)
 {
-	struct plot_panel *pn = &outs.PL.panel[0];
+	struct plot_panel *pn = &plotter.panel[0];
 
-	outs.PL.npanel = 1;
-	outs.PL.nworst = 0;
-	outs.PL.t0 = outs.PL.t1 = outs.PL.tlast = 0;
-	memset(outs.PL.szt0, 0, sizeof(outs.PL.szt0));
+	plotter.npanel = 1;
+	plotter.nworst = 0;
+	plotter.t0 = plotter.t1 = plotter.tlast = 0;
+	memset(plotter.szt0, 0, sizeof(plotter.szt0));
 	memset(pn, 0, sizeof(*pn));
 	snprintf(pn->title, sizeof(pn->title), "%s", what);
 }
@@ -13514,7 +13514,7 @@ static void plot_span_begin(const char *what)
 /* The first pass: transaction x (status st, size turn z or -1) into the time span. */
 static void plot_span(const struct txn *x, int st, int z)
 {
-	struct plot_panel *pn = &outs.PL.panel[0];
+	struct plot_panel *pn = &plotter.panel[0];
 	uint64_t t = plot_time(x);
 
 	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
@@ -13524,8 +13524,8 @@ static void plot_span(const struct txn *x, int st, int z)
 	if (!t) {
 		return;
 	}
-	outs.PL.t0 = !outs.PL.t0 || t < outs.PL.t0 ? t : outs.PL.t0;
-	outs.PL.t1 = t > outs.PL.t1 ? t : outs.PL.t1;
+	plotter.t0 = !plotter.t0 || t < plotter.t0 ? t : plotter.t0;
+	plotter.t1 = t > plotter.t1 ? t : plotter.t1;
 	plot_size_seen(x, z, t);
 }
 
@@ -13533,7 +13533,7 @@ static void plot_span(const struct txn *x, int st, int z)
 static int plot_bins_begin(void)
 {
 	static const int emit_ser[] = { M_RTT, M_RESPONSE, M_NETWORK, M_FORWARD, M_BACKWARD };
-	struct plot_panel *pn = &outs.PL.panel[0];
+	struct plot_panel *pn = &plotter.panel[0];
 	char why[256];
 	int k;
 	/* one-way delays only when the report trusts them: else they carry the clocks' offset */
@@ -13542,32 +13542,32 @@ static int plot_bins_begin(void)
 	for (k = 0; k < (run.side.emit ? 5 : 1); k++) {
 		int m = run.side.emit ? emit_ser[k] : M_RESPONSE;
 
-		if (!run.S.h[m].n || ((m == M_FORWARD || m == M_BACKWARD) && !ow)) {
+		if (!sess.h[m].n || ((m == M_FORWARD || m == M_BACKWARD) && !ow)) {
 			continue;	/* only metrics that exist */
 		}
 		if (plot_series_init(&pn->ser[pn->nser++], m) < 0) {
 			return -ENOMEM;
 		}
 	}
-	outs.PL.raw = pn->nrec <= PLOT_RAW;
-	outs.PL.tlast = 0;
+	plotter.raw = pn->nrec <= PLOT_RAW;
+	plotter.tlast = 0;
 	return 0;
 }
 
 /* The second pass: transaction x (status st) into its time bin. */
 static void plot_bin(const struct txn *x, int st)
 {
-	struct plot_panel *pn = &outs.PL.panel[0];
-	uint64_t t = plot_time(x), span = outs.PL.t1 - outs.PL.t0 + 1;
+	struct plot_panel *pn = &plotter.panel[0];
+	uint64_t t = plot_time(x), span = plotter.t1 - plotter.t0 + 1;
 	int64_t v;
 	int b, k;
 
 	if (st == ST_WARMUP || (!t && st != ST_LOST && st != ST_LATE)) {
 		return;
 	}
-	t = t ? t : outs.PL.tlast ? outs.PL.tlast : outs.PL.t0;
-	outs.PL.tlast = t;
-	b = (int)((unsigned __int128)(t - outs.PL.t0) * PLOT_BINS / span);
+	t = t ? t : plotter.tlast ? plotter.tlast : plotter.t0;
+	plotter.tlast = t;
+	b = (int)((unsigned __int128)(t - plotter.t0) * PLOT_BINS / span);
 	if (st == ST_LOST || st == ST_LATE) {
 		pn->lost[b]++;
 		pn->nlost++;	/* every loss, a late pong's too, as the report counts them */
@@ -13598,7 +13598,7 @@ static void plot_bin(const struct txn *x, int st)
 			s->minpos = v;
 		}
 		s->n++;
-		if (outs.PL.raw && s->nraw < PLOT_RAW) {
+		if (plotter.raw && s->nraw < PLOT_RAW) {
 			s->rt[s->nraw] = t;
 			s->rv[s->nraw++] = v;
 		}
@@ -13621,12 +13621,12 @@ static int plot_collect(const struct plot_src *src)
 
 	plot_span_begin(src->what);
 	for (i = 0; i < src->n; i++) {
-		log_get(&run.S.log, i, &x, &st);
+		log_get(&sess.log, i, &x, &st);
 		plot_span(&x, st, -1);
 	}
 	r = plot_bins_begin();
 	for (i = 0; !r && i < src->n; i++) {
-		log_get(&run.S.log, i, &x, &st);
+		log_get(&sess.log, i, &x, &st);
 		plot_bin(&x, st);
 	}
 	return r;
@@ -13636,7 +13636,7 @@ static int plot_collect(const struct plot_src *src)
 
 static void svg_flush(void)
 {
-	struct plot_state *pl = &outs.PL;
+	struct plot_state *pl = &plotter;
 	int r;
 
 	if (pl->len && !pl->err && (r = write_all(pl->fd, pl->buf, pl->len)) < 0) {
@@ -13652,15 +13652,15 @@ static void svg(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (outs.PL.len > sizeof(outs.PL.buf) - 4096) {
+	if (plotter.len > sizeof(plotter.buf) - 4096) {
 		svg_flush();
 	}
-	room = sizeof(outs.PL.buf) - outs.PL.len;
+	room = sizeof(plotter.buf) - plotter.len;
 	va_start(ap, fmt);
-	n = vsnprintf(outs.PL.buf + outs.PL.len, room, fmt, ap);
+	n = vsnprintf(plotter.buf + plotter.len, room, fmt, ap);
 	va_end(ap);
 	if (n > 0) {
-		outs.PL.len += (size_t)n < room ? (size_t)n : room - 1;
+		plotter.len += (size_t)n < room ? (size_t)n : room - 1;
 	}
 }
 
@@ -13672,7 +13672,7 @@ static void svg_esc(const char *s, size_t max)
 	for (i = 0; s && s[i] && i < max; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (outs.PL.len > sizeof(outs.PL.buf) - 16) {
+		if (plotter.len > sizeof(plotter.buf) - 16) {
 			svg_flush();
 		}
 		if (c == '&') {
@@ -13684,7 +13684,7 @@ static void svg_esc(const char *s, size_t max)
 		} else if (c == '"') {
 			svg("&quot;");
 		} else {
-			outs.PL.buf[outs.PL.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
+			plotter.buf[plotter.len++] = c < 0x20 || c > 0x7e ? '?' : (char)c;
 		}
 	}
 	if (s && s[i]) {
@@ -13911,7 +13911,7 @@ static void plot_time_axes(const struct plot_panel *pn, struct axis *ax, struct 
 static void plot_band(const struct plot_series *s, const struct axis *ax, const struct axis *ay,
 		      int b, int e, const char *c, bool headline)
 {
-	double span = (double)(outs.PL.t1 - outs.PL.t0 + 1), xa, xb;
+	double span = (double)(plotter.t1 - plotter.t0 + 1), xa, xb;
 	uint32_t i;
 
 	/* the headline metric's band stronger: bands of close metrics overlap */
@@ -13954,10 +13954,10 @@ static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
 		const char *c = plot_metric_colour(s->m);
 		uint32_t i;
 
-		if (outs.PL.raw) {
+		if (plotter.raw) {
 			svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2.6\" stroke-linecap=\"round\" d=\"", c);
 			for (i = 0; i < s->nraw; i++) {
-				svg("M%.1f %.1fh.1", ax_map(ax, (double)(s->rt[i] - outs.PL.t0) / 1e9),
+				svg("M%.1f %.1fh.1", ax_map(ax, (double)(s->rt[i] - plotter.t0) / 1e9),
 				    ax_map(ay, (double)s->rv[i]));
 			}
 			svg("\"/>\n");
@@ -13979,7 +13979,7 @@ static void plot_time_series(const struct plot_panel *pn, const struct axis *ax,
 static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax,
 			    const struct axis *ay, double y0, double y1)
 {
-	double span = (double)(outs.PL.t1 - outs.PL.t0 + 1);
+	double span = (double)(plotter.t1 - plotter.t0 + 1);
 	char lab[64];
 	int k, b;
 
@@ -13993,18 +13993,18 @@ static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax,
 		    plot_dur(lab, sizeof(lab), (double)cfg->threshold_ns));
 	}
 	/* a --size list: where each size's turn began */
-	for (k = 0; k < run.K.nsz && run.K.nsz > 1; k++) {
+	for (k = 0; k < classes.nsz && classes.nsz > 1; k++) {
 		double x;
 
-		if (!outs.PL.szt0[k]) {
+		if (!plotter.szt0[k]) {
 			continue;
 		}
-		x = ax_map(ax, (double)(outs.PL.szt0[k] - outs.PL.t0) / 1e9);
+		x = ax_map(ax, (double)(plotter.szt0[k] - plotter.t0) / 1e9);
 		svg("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\" "
 		    "stroke-dasharray=\"2,3\"/>\n", x, y0, x, y1);
 		svg("<text id=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#222222\" "
 		    "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%u B</text>\n",
-		    plot_size_id(lab, sizeof(lab), "phase", k), x + 3, y0 + 12, run.K.size[k]);
+		    plot_size_id(lab, sizeof(lab), "phase", k), x + 3, y0 + 12, classes.size[k]);
 	}
 	/* two strips above the plot: lost or late transactions, and breaches, per bin */
 	svg("<g font-size=\"11\"><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">lost/late</text>\n", PLOT_X0 - 5, y0 - 26);
@@ -14032,9 +14032,9 @@ static void plot_time_marks(const struct plot_panel *pn, const struct axis *ax,
 static double plot_time_panel(const struct plot_panel *pn, double top)
 {
 	const double y0 = top + 62, y1 = top + 302;
-	struct axis ax = { 0, (double)(outs.PL.t1 - outs.PL.t0) / 1e9, PLOT_X0, PLOT_X1, false };
+	struct axis ax = { 0, (double)(plotter.t1 - plotter.t0) / 1e9, PLOT_X0, PLOT_X1, false };
 	struct axis ay = { 0, 0, y1, y0, true };
-	double span = (double)(outs.PL.t1 - outs.PL.t0 + 1), lx;
+	double span = (double)(plotter.t1 - plotter.t0 + 1), lx;
 	char lab[64], head[256];
 	int k;
 
@@ -14051,7 +14051,7 @@ static double plot_time_panel(const struct plot_panel *pn, double top)
 			    metric_label(pn->ser[k].m), false);
 		lx += 210;
 	}
-	if (outs.PL.raw) {
+	if (plotter.raw) {
 		snprintf(head, sizeof(head), "every transaction is a dot (%" PRIu64 ")", pn->nrec);
 	} else {
 		snprintf(head, sizeof(head), "%" PRIu64 " transactions in %d bins of %s: shaded min to max, solid p50, dashed p99",
@@ -14130,11 +14130,11 @@ static uint64_t plot_hist_cols(const struct hist *h, const struct axis *ax, int 
 /* Metrics the distribution shows: those of the first panel with samples. */
 static int plot_hist_metrics(int *ms)
 {
-	const struct plot_panel *pn = &outs.PL.panel[0];
+	const struct plot_panel *pn = &plotter.panel[0];
 	int k, n = 0;
 
 	for (k = 0; k < pn->nser; k++) {
-		if (run.S.h[pn->ser[k].m].n) {
+		if (sess.h[pn->ser[k].m].n) {
 			ms[n++] = pn->ser[k].m;
 		}
 	}
@@ -14250,7 +14250,7 @@ static double plot_table(double top, const int *ms, int nser)
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", cx[j], top, colname[j]);
 	}
 	for (k = 0; k < nser; k++) {
-		const struct hist *h = &run.S.h[ms[k]];
+		const struct hist *h = &sess.h[ms[k]];
 		const char *key = metric_def[ms[k]].key;
 		double y = top + 18 * (k + 1);
 		bool approx = false;
@@ -14288,12 +14288,12 @@ static double plot_hist_panel(double top)
 	plot_heading(top + 16, "Distribution (counts on a log scale)");
 	nser = plot_hist_metrics(ms);
 	for (k = 0; k < nser; k++) {
-		hs[k] = &run.S.h[ms[k]];
+		hs[k] = &sess.h[ms[k]];
 	}
 	ncol = plot_lat_axis(&ax, hs, nser, 10, ncol);
 	memset(cnt, 0, sizeof(cnt));
 	for (k = 0; k < nser; k++) {
-		uint64_t m = plot_hist_cols(&run.S.h[ms[k]], &ax, ncol, cnt[k]);
+		uint64_t m = plot_hist_cols(&sess.h[ms[k]], &ax, ncol, cnt[k]);
 
 		maxc = m > maxc ? m : maxc;
 	}
@@ -14316,7 +14316,7 @@ static double plot_hist_panel(double top)
 		svg("V%.1f%s\"/>\n", y1, k ? "" : "Z");
 	}
 	if (nser) {
-		plot_hist_pcts(&run.S.h[ms[0]], &ax, y0, y1);
+		plot_hist_pcts(&sess.h[ms[0]], &ax, y0, y1);
 	} else {
 		svg("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"14\">no samples</text>\n",
 		    (PLOT_X0 + PLOT_X1) / 2, (y0 + y1) / 2);
@@ -14357,24 +14357,24 @@ static double plot_worst_panel(double top)
 	char lab[48], head[160];
 	double y, lx;
 
-	if (outs.PL.nworst && cfg->top_set && cfg->top > PLOT_WORST_MAX) {
+	if (plotter.nworst && cfg->top_set && cfg->top > PLOT_WORST_MAX) {
 		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed (--top %" PRIu64 ": %d drawn)",
-			 outs.PL.nworst, metric_def[run.side.primary].key, (uint64_t)cfg->top,
+			 plotter.nworst, metric_def[run.side.primary].key, (uint64_t)cfg->top,
 			 PLOT_WORST_MAX);
-	} else if (outs.PL.nworst) {
-		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", outs.PL.nworst, metric_def[run.side.primary].key);
+	} else if (plotter.nworst) {
+		snprintf(head, sizeof(head), "The %d worst transactions by %s, decomposed", plotter.nworst, metric_def[run.side.primary].key);
 	} else {
 		snprintf(head, sizeof(head), "The worst transactions by %s", metric_def[run.side.primary].key);
 	}
 	plot_heading(top + 16, head);
-	if (!outs.PL.nworst) {
+	if (!plotter.nworst) {
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">no measured transactions</text>\n", PLOT_X0, top + 44);
 		return 64;
 	}
-	for (i = 0; i < outs.PL.nworst; i++) {
+	for (i = 0; i < plotter.nworst; i++) {
 		double sum = 0;
 
-		segments(outs.PL.worst[i].x.t, name, val, &n);
+		segments(plotter.worst[i].x.t, name, val, &n);
 		for (k = 0; k < n; k++) {
 			sum += val[k] > 0 ? (double)val[k] : 0;
 		}
@@ -14383,10 +14383,10 @@ static double plot_worst_panel(double top)
 	ax_round(&ax, 8);
 	y = top + 40;
 	svg("<g font-size=\"11\" fill=\"#222222\">\n");
-	ax_draw(&ax, true, y, y + row * outs.PL.nworst, plot_dur);
+	ax_draw(&ax, true, y, y + row * plotter.nworst, plot_dur);
 	svg("</g>\n");
-	for (i = 0; i < outs.PL.nworst; i++) {
-		const struct plot_worst *w = &outs.PL.worst[i];
+	for (i = 0; i < plotter.nworst; i++) {
+		const struct plot_worst *w = &plotter.worst[i];
 		double x = bx0, ry = y + row * i, acc = 0;
 		int dom = segments(w->x.t, name, val, &n);
 
@@ -14432,8 +14432,8 @@ static double plot_worst_panel(double top)
 			    dom >= 0 ? name[dom] : "");
 		}
 	}
-	plot_frame(bx0, y, bx1, y + row * outs.PL.nworst);
-	y += row * outs.PL.nworst + 40;
+	plot_frame(bx0, y, bx1, y + row * plotter.nworst);
+	y += row * plotter.nworst + 40;
 	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">each bar: the segments end to end (with -s on both sides: send() to receive, app stamp to app stamp); the number: its length, and its %s where that differs</text>\n",
 	    bx0, y + 20, metric_def[run.side.primary].key);
 	lx = bx0;
@@ -14462,14 +14462,14 @@ static int plot_groups(int *gi)
 {
 	int c, n = 0;
 
-	if (!run.side.emit || !run.K.g) {
+	if (!run.side.emit || !classes.g) {
 		return 0;
 	}
-	for (c = 0; run.K.ncls > 1 && c < run.K.ncls; c++) {
+	for (c = 0; classes.ncls > 1 && c < classes.ncls; c++) {
 		gi[n++] = c;
 	}
-	for (c = 0; run.K.nsz > 1 && c < run.K.nsz; c++) {
-		gi[n++] = run.K.ncls + c;
+	for (c = 0; classes.nsz > 1 && c < classes.nsz; c++) {
+		gi[n++] = classes.ncls + c;
 	}
 	return n;
 }
@@ -14510,7 +14510,7 @@ static void plot_group_x(int g, const char *id, double x0, double y)
 	int k;
 
 	for (k = 0; cls_extra() && k < GX_N; k++) {
-		struct hist *h = &run.K.g[g].x[k];
+		struct hist *h = &classes.g[g].x[k];
 
 		if (!cls_x_measured(k)) {
 			continue;
@@ -14532,7 +14532,7 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 {
 	const double y0 = top + 22, y1 = top + 142;
 	struct axis ax = *ax0, ay = *ay0;
-	const struct hist *h = &run.K.g[g].h;
+	const struct hist *h = &classes.g[g].h;
 	static uint64_t cnt[PLOT_GRP_COLS];
 	char id[32], head[96], lab[48];
 	bool approx = false;
@@ -14543,21 +14543,21 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	ax.b = x1;
 	ay.a = y1;
 	ay.b = y0;
-	if (g < run.K.ncls) {
+	if (g < classes.ncls) {
 		size_t n;
 
 		snprintf(id, sizeof(id), "class%d", g);
 		n = (size_t)snprintf(head, sizeof(head), "class %d", g);
-		if (!run.K.analyze && run.K.prio[g] >= 0) {
+		if (!classes.analyze && classes.prio[g] >= 0) {
 			n += (size_t)snprintf(head + n, sizeof(head) - n, ", priority %d",
-					      run.K.prio[g]);
+					      classes.prio[g]);
 		}
-		if (!run.K.analyze && run.K.tos[g] >= 0) {
-			snprintf(head + n, sizeof(head) - n, ", tos 0x%02x", run.K.tos[g]);
+		if (!classes.analyze && classes.tos[g] >= 0) {
+			snprintf(head + n, sizeof(head) - n, ", tos 0x%02x", classes.tos[g]);
 		}
 	} else {
-		plot_size_id(id, sizeof(id), "size", g - run.K.ncls);
-		snprintf(head, sizeof(head), "size %u B", run.K.size[g - run.K.ncls]);
+		plot_size_id(id, sizeof(id), "size", g - classes.ncls);
+		snprintf(head, sizeof(head), "size %u B", classes.size[g - classes.ncls]);
 	}
 	svg("<text id=\"%s-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"13\" "
 	    "font-weight=\"bold\">%s</text>\n", id, x0, top + 14, head);
@@ -14599,9 +14599,9 @@ static void plot_group(int g, double x0, double x1, double top, const struct axi
 	/* the row's numbers, as the report's class/size table has them (values in µs) */
 	svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">samples <tspan id=\"%s-samples\">%" PRIu64
 	    "</tspan>", x0, y1 + 34, id, h->n);
-	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, run.K.g[g].n[CG_LOST]);
+	svg(", lost <tspan id=\"%s-lost\">%" PRIu64 "</tspan>", id, classes.g[g].n[CG_LOST]);
 	if (h->n) {
-		plot_group_nums(id, "", &run.K.g[g].h, &approx);
+		plot_group_nums(id, "", &classes.g[g].h, &approx);
 	}
 	svg("%s</text>\n", approx ? " (approx.)" : "");
 	plot_group_x(g, id, x0, y1 + 48);
@@ -14620,13 +14620,13 @@ static double plot_groups_panel(double top)
 		return 0;
 	}
 	snprintf(head, sizeof(head), "Per %s: %s distribution (shared axes, counts on a log scale)",
-		 run.K.ncls > 1 && run.K.nsz > 1 ? "class and per size" : run.K.ncls > 1 ? "class" : "size",
+		 classes.ncls > 1 && classes.nsz > 1 ? "class and per size" : classes.ncls > 1 ? "class" : "size",
 		 metric_def[run.side.primary].key);
 	plot_heading(top + 16, head);
 	/* shared axes: one latency range, one count range, so panels compare by eye */
 	for (k = 0; k < n; k++) {
-		hist_finish(&run.K.g[gi[k]].h);
-		hs[k] = &run.K.g[gi[k]].h;
+		hist_finish(&classes.g[gi[k]].h);
+		hs[k] = &classes.g[gi[k]].h;
 	}
 	ncol = plot_lat_axis(&ax, hs, n, 5, ncol);
 	for (k = 0; k < n; k++) {
@@ -14634,7 +14634,7 @@ static double plot_groups_panel(double top)
 		uint64_t m;
 
 		memset(cnt, 0, sizeof(cnt));
-		m = plot_hist_cols(&run.K.g[gi[k]].h, &ax, ncol, cnt);
+		m = plot_hist_cols(&classes.g[gi[k]].h, &ax, ncol, cnt);
 		ay.hi = (double)m > ay.hi ? (double)m : ay.hi;
 	}
 	ax_round(&ay, 5);
@@ -14657,12 +14657,12 @@ static double plot_groups_panel(double top)
 
 static bool plot_sizes_on(void)
 {
-	return run.side.emit && run.K.g && run.K.nsz > 1;
+	return run.side.emit && classes.g && classes.nsz > 1;
 }
 
 static double plot_sizes_height(void)
 {
-	return plot_sizes_on() ? 34 + PLOT_SZ_CHART + 44 + 16.0 * run.K.nsz + 10 : 0;
+	return plot_sizes_on() ? 34 + PLOT_SZ_CHART + 44 + 16.0 * classes.nsz + 10 : 0;
 }
 
 static char *plot_bytes(char *buf, size_t len, double v)
@@ -14676,8 +14676,8 @@ static void plot_sizes_order(int *ord)
 {
 	int i, j;
 
-	for (i = 0; i < run.K.nsz; i++) {
-		for (j = i; j > 0 && run.K.size[ord[j - 1]] > run.K.size[i]; j--) {
+	for (i = 0; i < classes.nsz; i++) {
+		for (j = i; j > 0 && classes.size[ord[j - 1]] > classes.size[i]; j--) {
 			ord[j] = ord[j - 1];
 		}
 		ord[j] = i;
@@ -14687,7 +14687,7 @@ static void plot_sizes_order(int *ord)
 /* Size z's p50 (k 0), p99 (1) or avg (2). */
 static double plot_sizes_stat(int z, int k)
 {
-	const struct hist *h = &run.K.g[run.K.ncls + z].h;
+	const struct hist *h = &classes.g[classes.ncls + z].h;
 	bool approx = false;
 
 	return k == 2 ? hist_avg(h) : (double)hist_pct(h, k ? 99 : 50, &approx);
@@ -14702,17 +14702,17 @@ static void plot_sizes_lines(const int *ord, const struct axis *ax, const struct
 	for (k = 0; k < 3; k++) {
 		svg("<path fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s d=\"", colour[k],
 		    k == 2 ? " stroke-dasharray=\"5,3\"" : "");
-		for (i = 0, n = 0; i < run.K.nsz; i++) {
-			if (run.K.g[run.K.ncls + ord[i]].h.n) {
-				svg("%s%.1f %.1f", n++ ? " L" : "M", ax_map(ax, run.K.size[ord[i]]),
+		for (i = 0, n = 0; i < classes.nsz; i++) {
+			if (classes.g[classes.ncls + ord[i]].h.n) {
+				svg("%s%.1f %.1f", n++ ? " L" : "M", ax_map(ax, classes.size[ord[i]]),
 				    ax_map(ay, plot_sizes_stat(ord[i], k)));
 			}
 		}
 		svg("\"/>\n");
-		for (i = 0; i < run.K.nsz; i++) {
-			double x = ax_map(ax, run.K.size[ord[i]]);
+		for (i = 0; i < classes.nsz; i++) {
+			double x = ax_map(ax, classes.size[ord[i]]);
 
-			if (run.K.g[run.K.ncls + ord[i]].h.n) {
+			if (classes.g[classes.ncls + ord[i]].h.n) {
 				svg("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", x,
 				    ax_map(ay, plot_sizes_stat(ord[i], k)), colour[k]);
 			}
@@ -14730,12 +14730,12 @@ static void plot_sizes_numbers(const int *ord, double y)
 	char id[32], lab[32];
 	int i, k;
 
-	for (i = 0; i < run.K.nsz; i++, y += 16) {
-		const struct hist *h = &run.K.g[run.K.ncls + ord[i]].h;
+	for (i = 0; i < classes.nsz; i++, y += 16) {
+		const struct hist *h = &classes.g[classes.ncls + ord[i]].h;
 
 		plot_size_id(id, sizeof(id), "bysize", ord[i]);
 		svg("<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%u B: samples "
-		    "<tspan id=\"%s-samples\">%" PRIu64 "</tspan>", PLOT_X0, y, run.K.size[ord[i]], id,
+		    "<tspan id=\"%s-samples\">%" PRIu64 "</tspan>", PLOT_X0, y, classes.size[ord[i]], id,
 		    h->n);
 		for (k = 0; k < 3 && h->n; k++) {
 			svg(", %s <tspan id=\"%s-%s\">%s</tspan>", stat[k], id, stat[k],
@@ -14756,11 +14756,11 @@ static double plot_sizes_panel(double top)
 		return 0;
 	}
 	plot_sizes_order(ord);
-	ax.lo = run.K.size[ord[0]];
-	ax.hi = run.K.size[ord[run.K.nsz - 1]];
-	for (i = 0; i < run.K.nsz; i++) {
-		hist_finish(&run.K.g[run.K.ncls + i].h);
-		if (run.K.g[run.K.ncls + i].h.n) {
+	ax.lo = classes.size[ord[0]];
+	ax.hi = classes.size[ord[classes.nsz - 1]];
+	for (i = 0; i < classes.nsz; i++) {
+		hist_finish(&classes.g[classes.ncls + i].h);
+		if (classes.g[classes.ncls + i].h.n) {
 			double p99 = plot_sizes_stat(i, 1), avg = plot_sizes_stat(i, 2);
 
 			ay.hi = p99 > ay.hi ? p99 : ay.hi;
@@ -14785,7 +14785,7 @@ static double plot_sizes_panel(double top)
 /* Title: what was measured, where, with which stamps, when, and how. */
 static double plot_title(const struct plot_src *src)
 {
-	time_t when = (time_t)((outs.PL.t0 ? outs.PL.t0 : real_ns()) / NSEC_PER_SEC);
+	time_t when = (time_t)((plotter.t0 ? plotter.t0 : real_ns()) / NSEC_PER_SEC);
 	struct tm tm;
 	char date[64], lab[48];
 
@@ -14804,7 +14804,7 @@ static double plot_title(const struct plot_src *src)
 		svg("emit to ");
 		svg_esc(cfg->address, 80);
 	} else {
-		svg("reflect, session 0x%08x", run.S.id);
+		svg("reflect, session 0x%08x", sess.id);
 	}
 	if (cfg->iface) {
 		svg(" via ");
@@ -14812,20 +14812,20 @@ static double plot_title(const struct plot_src *src)
 	}
 	svg(", %s</text>\n", date);
 	svg("<text x=\"16\" y=\"46\" font-size=\"12\">wire stamps %s", tsrc(run.ts.hw));
-	if (run.side.emit && (run.S.srv_hw_known || cfg->mode == MODE_ANALYZE)) {
-		svg(", server wire stamps %s", tsrc(run.S.srv_hw));
+	if (run.side.emit && (sess.srv_hw_known || cfg->mode == MODE_ANALYZE)) {
+		svg(", server wire stamps %s", tsrc(sess.srv_hw));
 	}
 	svg(", app stamps %s; %" PRIu64 " samples of %s over %s; lost %" PRIu64 ", late %" PRIu64,
-	    cfg->sw_stamps ? "on" : "off", run.S.h[run.side.primary].n, metric_def[run.side.primary].key,
-	    plot_dur(lab, sizeof(lab), session_duration() * 1e9), run.S.c.lost, run.S.c.late);
+	    cfg->sw_stamps ? "on" : "off", sess.h[run.side.primary].n, metric_def[run.side.primary].key,
+	    plot_dur(lab, sizeof(lab), session_duration() * 1e9), sess.c.lost, sess.c.late);
 	if (cfg->threshold_ns >= 0) {
 		svg("; threshold %s exceeded %" PRIu64 " times", plot_dur(lab, sizeof(lab), (double)cfg->threshold_ns),
-		    run.S.c.breaches);
+		    sess.c.breaches);
 	}
 	svg("</text>\n<text x=\"16\" y=\"64\" font-size=\"11\" fill=\"#444444\">");
 	svg_esc(cfg->cmdline, 190);
-	if (src->n < run.S.h[run.side.primary].n + run.S.c.lost + run.S.c.late ||
-	    run.S.log.dropped || cfg->log_threshold_ns >= 0) {
+	if (src->n < sess.h[run.side.primary].n + sess.c.lost + sess.c.late ||
+	    sess.log.dropped || cfg->log_threshold_ns >= 0) {
 		svg(" (over time: the %" PRIu64 " transactions %s)", src->n,
 		    cfg->log_threshold_ns >= 0 ? "above -L" : "the log ring kept");
 	}
@@ -14838,8 +14838,8 @@ static double plot_height(void)
 {
 	int ms[PLOT_MAXSER], nser = plot_hist_metrics(ms);
 
-	return 78 + 386.0 * outs.PL.npanel + 300 + 18 * nser + 14 + 20 +
-	       (outs.PL.nworst ? 114 + 20.0 * outs.PL.nworst : 64) + 24 + plot_groups_height() +
+	return 78 + 386.0 * plotter.npanel + 300 + 18 * nser + 14 + 20 +
+	       (plotter.nworst ? 114 + 20.0 * plotter.nworst : 64) + 24 + plot_groups_height() +
 	       plot_sizes_height();
 }
 
@@ -14850,15 +14850,15 @@ static int plot_draw(const struct plot_src *src)
 	double y, h;
 	int p, r;
 
-	outs.PL.len = 0;
-	outs.PL.err = 0;
+	plotter.len = 0;
+	plotter.err = 0;
 	r = src->collected ? 0 : plot_collect(src);
 	if (r < 0) {
 		plot_free();
 		return r;
 	}
-	if (fstat(outs.PL.fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    (ftruncate(outs.PL.fd, 0) < 0 || lseek(outs.PL.fd, 0, SEEK_SET) < 0)) {
+	if (fstat(plotter.fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (ftruncate(plotter.fd, 0) < 0 || lseek(plotter.fd, 0, SEEK_SET) < 0)) {
 		plot_free();
 		return -errno;
 	}
@@ -14870,8 +14870,8 @@ static int plot_draw(const struct plot_src *src)
 	svg("<title>rant %s latency</title>\n", run.side.emit ? "emit" : "reflect");
 	svg("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" fill=\"#ffffff\"/>\n", PLOT_W, h);
 	y = plot_title(src);
-	for (p = 0; p < outs.PL.npanel; p++) {
-		y += plot_time_panel(&outs.PL.panel[p], y);
+	for (p = 0; p < plotter.npanel; p++) {
+		y += plot_time_panel(&plotter.panel[p], y);
 	}
 	y += plot_hist_panel(y) + 20;
 	y += plot_groups_panel(y);
@@ -14882,7 +14882,7 @@ static int plot_draw(const struct plot_src *src)
 	svg("</svg>\n");
 	svg_flush();
 	plot_free();
-	return outs.PL.err ? -outs.PL.err : 0;
+	return plotter.err ? -plotter.err : 0;
 }
 
 /* After a run or a reflector session: draw from the log ring. */
@@ -14890,7 +14890,7 @@ static int plot_run(const struct plot_src *src)
 {
 	int r;
 
-	if (outs.PL.fd < 0) {
+	if (plotter.fd < 0) {
 		return 0;
 	}
 	r = plot_draw(src);
@@ -14933,14 +14933,14 @@ static void histfile_above(void *arg, uint64_t lower, uint64_t n)
 
 static void histfile_block(FILE *f)
 {
-	const struct hist *h = &run.S.h[run.side.primary];
+	const struct hist *h = &sess.h[run.side.primary];
 	uint64_t i;
 
-	hist_finish(&run.S.h[run.side.primary]);
+	hist_finish(&sess.h[run.side.primary]);
 	fprintf(f, "# rant %s: histogram of %s, %" PRIu64 " samples", RANT_VERSION,
 		metric_label(run.side.primary), h->n);
 	if (cfg->mode != MODE_ANALYZE) {
-		fprintf(f, ", session 0x%08x", run.S.id);
+		fprintf(f, ", session 0x%08x", sess.id);
 	}
 	fprintf(f, "\n# %s\n", cfg->cmdline);
 	fprintf(f, "# columns: value (us: the bucket's lower edge; a bucket is %" PRIu64 ".%03" PRIu64
@@ -15083,10 +15083,10 @@ static int plot_open(void)
 		return 0;
 	}
 	if (cfg->mode == MODE_ANALYZE) {
-		return (outs.PL.fd = out_open_swap("--plot", cfg->plot)) < 0 ? -1 : 0;
+		return (plotter.fd = out_open_swap("--plot", cfg->plot)) < 0 ? -1 : 0;
 	}
-	outs.PL.fd = out_open("--plot", cfg->plot, &created);
-	if (outs.PL.fd < 0 || out_truncate("--plot", cfg->plot, outs.PL.fd) < 0) {
+	plotter.fd = out_open("--plot", cfg->plot, &created);
+	if (plotter.fd < 0 || out_truncate("--plot", cfg->plot, plotter.fd) < 0) {
 		return -1;
 	}
 	return 0;
@@ -16017,18 +16017,18 @@ static int analyze_cls_start(struct analysis *A)
 	if (!L->emit || (!L->has_cls && !L->has_size)) {
 		return 0;
 	}
-	A->wcls = run.K.ncls = L->has_cls ? CLS_MAX : 1;
-	A->wsz = run.K.nsz = L->has_size ? SZ_MAX : 1;
-	run.K.ng = run.K.ncls + run.K.nsz + run.K.ncls * run.K.nsz;
-	run.K.g = calloc((size_t)run.K.ng, sizeof(*run.K.g));
-	if (!run.K.g) {
+	A->wcls = classes.ncls = L->has_cls ? CLS_MAX : 1;
+	A->wsz = classes.nsz = L->has_size ? SZ_MAX : 1;
+	classes.ng = classes.ncls + classes.nsz + classes.ncls * classes.nsz;
+	classes.g = calloc((size_t)classes.ng, sizeof(*classes.g));
+	if (!classes.g) {
 		warnx_("--analyze: out of memory");
 		return -1;
 	}
 	for (z = 0; z < CLS_MAX; z++) {
-		run.K.prio[z] = run.K.tos[z] = -1;
+		classes.prio[z] = classes.tos[z] = -1;
 	}
-	run.K.analyze = true;
+	classes.analyze = true;
 	return 0;
 }
 
@@ -16055,12 +16055,12 @@ static int analyze_cls_row(struct analysis *A, int st, int z)
 	struct grp *rows[3];
 	int i, n;
 
-	if (!run.K.analyze) {
+	if (!classes.analyze) {
 		return 0;
 	}
-	run.K.a_cls = (int)A->L[0].cls;
-	run.K.a_size = z;
-	A->maxcls = run.K.a_cls > A->maxcls ? run.K.a_cls : A->maxcls;
+	classes.a_cls = (int)A->L[0].cls;
+	classes.a_size = z;
+	A->maxcls = classes.a_cls > A->maxcls ? classes.a_cls : A->maxcls;
 	n = cls_rows(0, rows);
 	for (i = 0; i < n; i++) {
 		if (analyze_grp_alloc(rows[i], nb) < 0) {
@@ -16084,13 +16084,13 @@ static int analyze_cls_finish(struct analysis *A)
 {
 	uint64_t nb = (cfg->bound_ns + cfg->bucket_ns - 1) / cfg->bucket_ns;
 	const struct alog *L = &A->L[0];
-	struct grp *w = run.K.g, *g;
+	struct grp *w = classes.g, *g;
 	int nc = L->has_cls ? A->maxcls + 1 : 1, nz = L->has_size ? L->nturns : 1, c, z, i;
 
-	if (!run.K.analyze) {
+	if (!classes.analyze) {
 		return 0;
 	}
-	memcpy(run.K.size, L->turn_size, sizeof(run.K.size));
+	memcpy(classes.size, L->turn_size, sizeof(classes.size));
 	g = calloc((size_t)(nc + nz + nc * nz), sizeof(*g));
 	if (!g) {
 		warnx_("--analyze: out of memory");
@@ -16106,11 +16106,11 @@ static int analyze_cls_finish(struct analysis *A)
 		g[nc + z] = w[A->wcls + z];
 	}
 	free(w);
-	run.K.g = g;
-	run.K.ncls = nc;
-	run.K.nsz = nz;
-	run.K.ng = nc + nz + nc * nz;
-	for (i = 0; i < run.K.ng; i++) {
+	classes.g = g;
+	classes.ncls = nc;
+	classes.nsz = nz;
+	classes.ng = nc + nz + nc * nz;
+	for (i = 0; i < classes.ng; i++) {
 		if (analyze_grp_alloc(&g[i], nb) < 0) {
 			return -1;
 		}
@@ -16126,21 +16126,21 @@ static void analyze_status(struct txn *x, int st)
 	}
 	if (st == ST_OK || st == ST_WARMUP || st == ST_STEPPED) {
 		x->st |= TF_RECEIVED;
-		run.S.c.received++;
+		sess.c.received++;
 		if (x->t[T2SW] && x->t[T3SW]) {
 			x->st |= TF_SRV_SW;
 		}
 	} else {
 		x->st |= TF_LOST;
-		run.S.c.lost++;
+		sess.c.lost++;
 	}
 	if (st == ST_WARMUP) {
 		x->st |= TF_WARMUP;
-		run.S.c.warmup++;
+		sess.c.warmup++;
 	}
 	if (st == ST_LATE) {
 		x->st |= TF_LATE;
-		run.S.c.late++;
+		sess.c.late++;
 	}
 }
 
@@ -16187,7 +16187,7 @@ static int analyze_row(struct analysis *A)
 		return 0;
 	}
 	if (k == SEQ_EARLIER && !run.side.emit) {
-		run.S.c.late++;	/* answered after a later ping, as the reflector counts it */
+		sess.c.late++;	/* answered after a later ping, as the reflector counts it */
 	}
 	if (A->nlogs == 2 && join_row(A, x) < 0) {
 		return -1;
@@ -16195,7 +16195,7 @@ static int analyze_row(struct analysis *A)
 	A->low = !A->distinct || x->seq < A->low ? x->seq : A->low;
 	A->distinct++;
 	x->st = TF_USED | TF_SENT;
-	run.S.c.sent++;
+	sess.c.sent++;
 	if (analyze_cls_row(A, L->st, z) < 0) {
 		return -1;
 	}
@@ -16204,7 +16204,7 @@ static int analyze_row(struct analysis *A)
 	A->first = t0 && (!A->first || t0 < A->first) ? t0 : A->first;
 	A->last = t0 > A->last ? t0 : A->last;
 	A->any_sw |= run.side.emit ? (x->t[T1SW] || x->t[T4SW]) : (x->t[T2SW] || x->t[T3SW]);
-	run.K.a_bytes = analyze_row_bytes(L);
+	classes.a_bytes = analyze_row_bytes(L);
 	txn_account(x);
 	txn_retire(x);
 	if (L->st == ST_OK && metric_value(run.side.primary, x->t, &v)) {
@@ -16339,8 +16339,8 @@ static int analyze_state(struct analysis *A)
 	run.ts.wire_off = L->wire_off;
 	run.ts.peer_off = L->peer_off;
 	run.ts.peer_off_on = L->peer_off_on;
-	run.S.srv_hw = L->srv_hw;
-	run.S.srv_hw_known = run.side.emit;
+	sess.srv_hw = L->srv_hw;
+	sess.srv_hw_known = run.side.emit;
 	opts.sw_stamps = L->sw;
 	opts.log_format = L->csv ? LOG_CSV : LOG_TEXT;
 	if (stats_alloc(analyze_take, nb, OUT_CAP) < 0 || topn_init(&A->top, cfg->top) < 0) {
@@ -16401,8 +16401,8 @@ static void analyze_split(struct analysis *A, char *why, size_t len)
 	} else if (A->rlow) {
 		snprintf(why, len, "the reflect log begins at SEQ %" PRIu64 ", not at the session's start", A->rlow);
 	} else {
-		run.E.fin_acked = run.E.srv_whole = true;
-		run.E.srv_received = A->joined;
+		emitter.fin_acked = emitter.srv_whole = true;
+		emitter.srv_received = A->joined;
 	}
 }
 
@@ -16429,10 +16429,10 @@ static int analyze_finish(struct analysis *A, char *why, size_t len)
 	}
 	if (!run.side.emit) {
 		/* gaps from the first SEQ seen, as a (restarted) reflector counts them */
-		run.S.c.lost = A->distinct ? A->seen.top + 1 - A->low - A->distinct : 0;
+		sess.c.lost = A->distinct ? A->seen.top + 1 - A->low - A->distinct : 0;
 		if (A->L[0].filtered > 0 || A->L[0].dropped > 0) {
 			/* a gap is a row -L left out or the ring dropped, as well as a ping lost */
-			run.S.c.lost = 0;
+			sess.c.lost = 0;
 			run.lost_unknown = true;
 			warnx_("warning: --analyze: %s: -L left out %" PRId64 " rows and the ring dropped %" PRId64
 			       ": its gaps are not losses, lost is unknown", A->L[0].path,
@@ -16442,17 +16442,17 @@ static int analyze_finish(struct analysis *A, char *why, size_t len)
 	}
 	for (k = 0; k < NSTAMP; k++) {
 		if (!(A->L[0].have & (1u << k))) {
-			run.S.c.missing[k] = 0;	/* the log has no column for it */
+			sess.c.missing[k] = 0;	/* the log has no column for it */
 		}
 	}
 	if (!A->any_sw) {
 		opts.sw_stamps = false;	/* app-stamp columns, never filled: no -s */
-		run.S.c.missing[own_sw[run.side.emit][0]] = 0;
-		run.S.c.missing[own_sw[run.side.emit][1]] = 0;
+		sess.c.missing[own_sw[run.side.emit][0]] = 0;
+		sess.c.missing[own_sw[run.side.emit][1]] = 0;
 	}
-	run.S.start_mono = A->first;
-	run.S.end_mono = A->last;
-	run.S.stop_reason = STOP_NONE;
+	sess.start_mono = A->first;
+	sess.end_mono = A->last;
+	sess.stop_reason = STOP_NONE;
 	if (A->repeated) {
 		warnx_("warning: %" PRIu64 " rows repeat an earlier SEQ: each SEQ counted once (rant logs a transaction once)",
 		       A->repeated);
@@ -16537,7 +16537,7 @@ static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
 	if (*why) {
 		fprintf(out, "Lost by direction: not known from these logs: %s\n", why);
 	}
-	return report_outputs(out, js, js != stdout, run.S.c.breaches ? EXIT_BREACH : EXIT_OK, L->n,
+	return report_outputs(out, js, js != stdout, sess.c.breaches ? EXIT_BREACH : EXIT_OK, L->n,
 			      &A->top);
 }
 
@@ -16548,7 +16548,7 @@ static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
  */
 static int analyze_run(struct analysis *A)
 {
-	char *why = run.E.analyze_why;	/* the report's loss_why says it too */
+	char *why = emitter.analyze_why;	/* the report's loss_why says it too */
 	FILE *js;
 	int code;
 
@@ -16560,7 +16560,7 @@ static int analyze_run(struct analysis *A)
 	if (analyze_state(A) < 0) {
 		return EXIT_RUNTIME;
 	}
-	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(run.E.analyze_why)) < 0) {
+	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(emitter.analyze_why)) < 0) {
 		return run.stop_signal ? EXIT_RUNTIME : EXIT_USAGE;
 	}
 	if (analyze_between) {
@@ -16605,17 +16605,17 @@ static int analyze_main(void)
 		alog_close(&A->L[k]);
 	}
 	for (k = 0; k < NMETRIC; k++) {
-		hist_free(&run.S.h[k]);
+		hist_free(&sess.h[k]);
 	}
-	for (k = 0; run.K.g && k < run.K.ng; k++) {
-		hist_free(&run.K.g[k].h);
-		hist_free(&run.K.g[k].x[GX_APP]);
-		hist_free(&run.K.g[k].x[GX_TX]);
+	for (k = 0; classes.g && k < classes.ng; k++) {
+		hist_free(&classes.g[k].h);
+		hist_free(&classes.g[k].x[GX_APP]);
+		hist_free(&classes.g[k].x[GX_TX]);
 	}
-	free(run.K.g);
-	run.K.g = NULL;
-	free(run.S.breach);
-	run.S.breach = NULL;
+	free(classes.g);
+	classes.g = NULL;
+	free(sess.breach);
+	sess.breach = NULL;
 	free(A->jw);
 	free(A->top.e);
 	free(A);
@@ -17444,9 +17444,9 @@ static unsigned opt_size_min(void)
 	unsigned m = opts.size;
 	int i;
 
-	for (i = 0; i < run.K.nsz; i++) {
-		if (run.K.size[i] && run.K.size[i] < m) {
-			m = run.K.size[i];
+	for (i = 0; i < classes.nsz; i++) {
+		if (classes.size[i] && classes.size[i] < m) {
+			m = classes.size[i];
 		}
 	}
 	return m;
@@ -17463,7 +17463,7 @@ static int opt_check_key(const bool *given)
 		/* every size of a list: one without room would go out untagged, all lost */
 		char list[40] = "";
 
-		if (run.K.nsz > 1) {
+		if (classes.nsz > 1) {
 			snprintf(list, sizeof(list), ", the list has %u", opt_size_min());
 		}
 		warnx_("--key-file: needs --size %u or more (the tag follows the %d-byte header)%s",
@@ -17508,16 +17508,16 @@ static void opt_note_interval(void)
 	size_t len = 0;
 	int i;
 
-	if (opts.mode != MODE_EMIT || run.K.ncls < 2 || run.K.nival || !opts.interval_ns) {
+	if (opts.mode != MODE_EMIT || classes.ncls < 2 || classes.nival || !opts.interval_ns) {
 		return;
 	}
-	for (i = 0; i < run.K.ncls && len < sizeof(list); i++) {
+	for (i = 0; i < classes.ncls && len < sizeof(list); i++) {
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "",
 					opts.interval_arg);
 	}
 	warnx_("--interval %s with %d classes: they take turns, each class sends every %.6g us (1/%d of the rate); --interval %s gives each class %s us",
-	       opts.interval_arg, run.K.ncls, (double)opts.interval_ns * run.K.ncls / 1000,
-	       run.K.ncls, list, opts.interval_arg);
+	       opts.interval_arg, classes.ncls, (double)opts.interval_ns * classes.ncls / 1000,
+	       classes.ncls, list, opts.interval_arg);
 }
 
 /*
@@ -18091,12 +18091,12 @@ static void start_lines_earlier(void)
 	if (run.tr.snap_fd >= 0) {
 		fprintf(stderr, "Trace snapshot enabled\n");
 	}
-	if (cfg->snapshot && run.S.log.cap) {
+	if (cfg->snapshot && sess.log.cap) {
 		fprintf(stderr,
 			"Snapshot mode: circular log buffer of %" PRIu64
 			" records (~%.0fs at 50K packets/s, %.1f MB)\n",
-			run.S.log.cap, (double)run.S.log.cap / 50000,
-			(double)run.S.log.cap * run.S.log.rec_size / 1e6);
+			sess.log.cap, (double)sess.log.cap / 50000,
+			(double)sess.log.cap * sess.log.rec_size / 1e6);
 	}
 	if (run.memory_locked) {
 		fprintf(stderr, "Memory locked in RAM (mlockall successful)\n");
@@ -18167,7 +18167,7 @@ static void start_note(void)
 	if (cfg->verbose) {
 		fprintf(stderr, "rant: memory %zu B locked%s; window %" PRIu64 " transactions; log ring %" PRIu64
 			" records of %u B; session 0x%08x\n", run.arena.size, cfg->hugepages ? " in hugepages" : "",
-			run.win.mask + 1, run.S.log.cap, run.S.log.rec_size, run.S.id);
+			run.win.mask + 1, sess.log.cap, sess.log.rec_size, sess.id);
 		if (run.tr.marker_fd >= 0) {
 			fprintf(stderr, "rant: tracing to %s\n", run.tr.dir);
 		}
@@ -18209,10 +18209,10 @@ static int run_main(void)
 	 * skips slots.  RT threads have none; ask for none here too.
 	 */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	run.E.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
+	emitter.tx += run.proto_pre;	/* room for the PTP header (--ptp-probe) */
 	/* one byte more than the largest valid datagram reveals an oversized one */
-	run.E.rxcap = fin_len() + 1 + run.proto_pre;
-	run.R.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
+	emitter.rxcap = fin_len() + 1 + run.proto_pre;
+	refl.rxcap = PROTO_MAX_SIZE + 1 + run.proto_pre;
 	session_reset(cfg->mode == MODE_EMIT ? random_id() : 0);
 	start_note();
 	run.status_live = status_wanted();
@@ -18220,9 +18220,9 @@ static int run_main(void)
 		status_start();
 	}
 	if (cfg->mode == MODE_REFLECT) {
-		run.R.log_fd = log_fd;
-		run.R.json = json;
-		run.R.clean = true;	/* session_reset above: the first session starts on it */
+		refl.log_fd = log_fd;
+		refl.json = json;
+		refl.clean = true;	/* session_reset above: the first session starts on it */
 		__atomic_store_n(&run.live.running, 0, __ATOMIC_RELAXED);
 		srcw_start();
 		r = reflect_run();
@@ -18231,10 +18231,10 @@ static int run_main(void)
 		phc_end();
 		ts_restore_say(run.sock_fd);
 		if (json && out_finish(json_what(), json, true) < 0 &&
-		    run.R.exit_code < EXIT_RUNTIME) {
-			run.R.exit_code = EXIT_RUNTIME;
+		    refl.exit_code < EXIT_RUNTIME) {
+			refl.exit_code = EXIT_RUNTIME;
 		}
-		return r < 0 && run.R.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : run.R.exit_code;
+		return r < 0 && refl.exit_code < EXIT_RUNTIME ? EXIT_RUNTIME : refl.exit_code;
 	}
 	r = emit_run();
 	memory_lock_current();
@@ -18243,7 +18243,7 @@ static int run_main(void)
 	ts_restore_say(run.sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;
-	} else if (run.E.busy) {
+	} else if (emitter.busy) {
 		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
 		       "or start another reflector (--port) for this client", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
@@ -18251,22 +18251,22 @@ static int run_main(void)
 		code = EXIT_RUNTIME;	/* hw_watch_none said why */
 	} else if (no_sample_say()) {
 		code = EXIT_RUNTIME;
-	} else if (run.S.stop_reason == STOP_NO_ANSWER) {
+	} else if (sess.stop_reason == STOP_NO_ANSWER) {
 		warnx_("no answer from %s port %u for %.0f s: %s", cfg->address, cfg->port,
-		       (double)emit_silence_ns() / 1e9, run.S.c.received ?
+		       (double)emit_silence_ns() / 1e9, sess.c.received ?
 		       "the reflector stopped answering" :
 		       "is a reflector (rant without -a) running there?");
 		code = EXIT_RUNTIME;
-	} else if (!run.S.c.received && run.S.c.sent) {
+	} else if (!sess.c.received && sess.c.sent) {
 		warnx_("no answer from %s port %u: is a reflector (rant without -a) running there?", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;
-	} else if (run.S.c.breaches || run.S.stop_reason == STOP_PEER_BREACH) {
+	} else if (sess.c.breaches || sess.stop_reason == STOP_PEER_BREACH) {
 		code = EXIT_BREACH;
 	}
 	if (log_fd >= 0 && (r = log_write(log_fd, cfg->log_format)) < 0) {
 		code = EXIT_RUNTIME;	/* log_write said which file and why */
 	}
-	return report_outputs(out, json, true, code, run.S.log.n, NULL);
+	return report_outputs(out, json, true, code, sess.log.n, NULL);
 }
 
 /*

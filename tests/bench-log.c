@@ -23,8 +23,8 @@ int main(void)
 	cfg_defaults();
 	opts.sw_stamps = true;
 	side_set(true);
-	log_init(&run.S.log, malloc(n * log_rec_size(true)), n);
-	if (!run.S.log.mem) {
+	log_init(&sess.log, malloc(n * log_rec_size(true)), n);
+	if (!sess.log.mem) {
 		fprintf(stderr, "bench-log: cannot allocate %" PRIu64 " records\n", n);
 		return 1;
 	}
@@ -89,6 +89,6 @@ int main(void)
 		alog_close(&L);
 	}
 	unlink(path);
-	free(run.S.log.mem);
+	free(sess.log.mem);
 	return 0;
 }

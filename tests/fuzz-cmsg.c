@@ -41,11 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	(void)ts_wire(&c);
 	/* the reflector's destination-address and TOS parser, the client's drop counter */
-	run.R.pi_level = 0;
-	run.K.rx_tos = -1;
+	refl.pi_level = 0;
+	classes.rx_tos = -1;
 	ts_parse_cb(&msg, &c, reflect_ctl);
-	if ((run.R.pi_level && run.R.pi_level != IPPROTO_IP && run.R.pi_level != IPPROTO_IPV6) ||
-	    run.K.rx_tos < -1 || run.K.rx_tos > 255) {
+	if ((refl.pi_level && refl.pi_level != IPPROTO_IP && refl.pi_level != IPPROTO_IPV6) ||
+	    classes.rx_tos < -1 || classes.rx_tos > 255) {
 		abort();
 	}
 	ts_parse_cb(&msg, &c, emit_rxq_ovfl);

@@ -149,28 +149,28 @@ static void fz_session(bool emit)
 	uint64_t s;
 	int i;
 
-	memset(&run.S.c, 0, sizeof(run.S.c));
+	memset(&sess.c, 0, sizeof(sess.c));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64, fz_lh[i]);
+		hist_init(&sess.h[i], 100, 10000, fz_buckets[i], fz_out[i], 64, fz_lh[i]);
 	}
 	memset(fz_win, 0, sizeof(fz_win));
-	memset(&run.E, 0, sizeof(run.E));
-	memset(&run.R, 0, sizeof(run.R));
+	memset(&emitter, 0, sizeof(emitter));
+	memset(&refl, 0, sizeof(refl));
 	memset(&run.live, 0, sizeof(run.live));
 	run.ts.peer_off = 0;	/* each input's pong brings its own reflector offset */
 	run.ts.peer_off_on = false;
-	run.S.srv_hw = false;
+	sess.srv_hw = false;
 	run.win.slot = fz_win;
 	run.win.mask = 255;
-	run.E.keyseq = fz_keyseq;
-	run.R.log_fd = -1;
+	emitter.keyseq = fz_keyseq;
+	refl.log_fd = -1;
 	run.sock_fd = -1;
 	opts.size = PROTO_HDR_LEN;
 	opts.timeout_ns = UINT64_MAX / 2;
 	opts.threshold_ns = -1;
 	side_set(emit);
-	run.S.id = 0x5151;
-	run.S.stop_reason = STOP_NONE;
+	sess.id = 0x5151;
+	sess.stop_reason = STOP_NONE;
 	if (!emit) {
 		return;
 	}
@@ -182,20 +182,20 @@ static void fz_session(bool emit)
 		x->st = TF_USED | TF_SENT;
 		x->deadline = UINT64_MAX;
 		x->t[T1W] = 1000000 + s * 1000;
-		run.S.c.sent++;
-		run.E.outstanding++;
+		sess.c.sent++;
+		emitter.outstanding++;
 		if (s % 3 == 0) {
 			x->st |= TF_RECEIVED;
 			x->t[T4W] = x->t[T1W] + 500;
 			answered_set(s, true);
-			run.S.c.received++;
-			run.E.outstanding--;
+			sess.c.received++;
+			emitter.outstanding--;
 		} else if (s == 298) {
 			emit_lost(x);
 		}
 	}
-	run.E.next_seq = 300;
-	run.E.fin_sent = fz_fin_sent;
+	emitter.next_seq = 300;
+	emitter.fin_sent = fz_fin_sent;
 }
 
 /* A ping of the fuzzed session from the fixed peer, in class seq % 3. */
@@ -217,14 +217,14 @@ static void fz_reflect_books(void)
 	int i;
 
 	for (i = 0; i <= CLS_RROWS; i++) {
-		rec += run.K.r[i].received;
-		ans += run.K.r[i].answered;
-		warm += run.K.r[i].warmup;
+		rec += classes.r[i].received;
+		ans += classes.r[i].answered;
+		warm += classes.r[i].warmup;
 	}
-	if (rec != run.S.c.received || ans != run.S.c.sent || warm != run.S.c.warmup) {
+	if (rec != sess.c.received || ans != sess.c.sent || warm != sess.c.warmup) {
 		abort();	/* class rows that do not add up */
 	}
-	if (run.S.c.lost >= STAMP_MAX || run.S.c.received >= STAMP_MAX || run.S.c.late >= STAMP_MAX) {
+	if (sess.c.lost >= STAMP_MAX || sess.c.received >= STAMP_MAX || sess.c.late >= STAMP_MAX) {
 		abort();	/* an impossible count */
 	}
 }
@@ -252,7 +252,7 @@ static void fz_life(const uint8_t *in, size_t size)
 	}
 	fz_session(false);
 	opts.warmup = 5;
-	run.R.now = 1000000000ULL;
+	refl.now = 1000000000ULL;
 	for (s = 0; s < 100; s++) {
 		fz_ping(s, s == 50 ? PF_WARMUP : 0, &peer);
 	}
@@ -265,24 +265,24 @@ static void fz_life(const uint8_t *in, size_t size)
 		reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
 		fz_reflect_books();
 	}
-	if (ok && m.type == PT_PING && m.seq > 99 + SEQ_AHEAD_MAX && run.R.top > 99 + SEQ_AHEAD_MAX) {
+	if (ok && m.type == PT_PING && m.seq > 99 + SEQ_AHEAD_MAX && refl.top > 99 + SEQ_AHEAD_MAX) {
 		abort();	/* a far jump taken, "confirmed", while the client pings */
 	}
-	r0 = run.S.c.received;
+	r0 = sess.c.received;
 	fz_ping(100, 0, &peer);
-	if (!named && !ends && run.S.c.received != r0 + 1) {
+	if (!named && !ends && sess.c.received != r0 + 1) {
 		abort();	/* a datagram without the key cost the client another ping */
 	}
 	fz_reflect_books();
-	if (!run.R.active) {
+	if (!refl.active) {
 		opts.warmup = 0;
 		free(buf);
 		return;
 	}
-	top = run.R.top;
+	top = refl.top;
 	{
 		uint8_t b[PROTO_HDR_LEN];
-		struct proto_msg f = { .type = PT_FIN, .session = run.S.id, .seq = top + 1 };
+		struct proto_msg f = { .type = PT_FIN, .session = sess.id, .seq = top + 1 };
 
 		memset(b, 0, sizeof(b));
 		proto_encode(b, &f);
@@ -291,7 +291,7 @@ static void fz_life(const uint8_t *in, size_t size)
 	fz_reflect_books();	/* the loss count too, now computed */
 	memcpy(buf, in, size);
 	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
-	if (ok && m.type == PT_PING && m.seq <= top && run.R.active) {
+	if (ok && m.type == PT_PING && m.seq <= top && refl.active) {
 		abort();	/* a replay of the ended session opened one */
 	}
 	opts.warmup = 0;
@@ -325,17 +325,17 @@ static void fz_rules(uint8_t *in, size_t size)
 	}
 	fz_fin_sent = size & 1;
 	fz_session(true);
-	run.E.fin_counted = fz_fin_sent;	/* the session's own FIN_ACK came already */
-	run.E.srv_received = 77;
+	emitter.fin_counted = fz_fin_sent;	/* the session's own FIN_ACK came already */
+	emitter.srv_received = 77;
 	if (size >= PROTO_HDR_LEN && size <= PROTO_MAX_SIZE) {
 		opts.size = (unsigned)size;	/* a pong of the ping's length: history and all */
 	}
 	emit_packet(buf, size, 2000000, 0, false);
-	if (fz_fin_sent && run.E.srv_received != 77 &&
+	if (fz_fin_sent && emitter.srv_received != 77 &&
 	    (proto_decode(in, size, &m) || (m.flags & PF_PARTIAL && !m.seq))) {
 		abort();	/* a repeated FIN's answer overwrote the session's counts */
 	}
-	if (run.S.c.late > run.S.c.lost || run.S.c.received + run.S.c.lost + run.E.outstanding != run.S.c.sent) {
+	if (sess.c.late > sess.c.lost || sess.c.received + sess.c.lost + emitter.outstanding != sess.c.sent) {
 		abort();		/* late <= lost, sent = received + lost + in flight */
 	}
 	if (run.ts.peer_off_on && (run.ts.peer_off >= PEER_OFF_MAX || run.ts.peer_off <= -PEER_OFF_MAX)) {
@@ -361,10 +361,10 @@ static void fz_rules(uint8_t *in, size_t size)
 	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
 	memcpy(buf, in, size);
 	reflect_packet(buf, size, 0, 0, false, (struct sockaddr *)&peer, sizeof(peer));
-	if (run.R.idle_ns > 2ULL * IDLE_MAX_MS * 1000000ULL || (run.R.active && run.R.idle_ns < 3000ULL * 1000000ULL)) {
+	if (refl.idle_ns > 2ULL * IDLE_MAX_MS * 1000000ULL || (refl.active && refl.idle_ns < 3000ULL * 1000000ULL)) {
 		abort();		/* the idle timeout is clamped and never wraps */
 	}
-	if (run.S.c.received > 1 || run.S.c.received + run.S.c.duplicate > 2) {
+	if (sess.c.received > 1 || sess.c.received + sess.c.duplicate > 2) {
 		abort();		/* one ping twice: answered once */
 	}
 	free(buf);

@@ -45,21 +45,21 @@ static void dump_classes(FILE *f)
 	int i;
 
 	fprintf(f, "K.ncls=%d\nK.nsz=%d\nK.nprio=%d\nK.ntos=%d\nK.nival=%d\nK.tx_size=%u\n",
-		run.K.ncls, run.K.nsz, run.K.nprio, run.K.ntos, run.K.nival, run.K.tx_size);
+		classes.ncls, classes.nsz, classes.nprio, classes.ntos, classes.nival, classes.tx_size);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = (int64_t)run.K.ival[i];
+		v[i] = (int64_t)classes.ival[i];
 	}
 	dump_list(f, "K.ival", v, CLS_MAX);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = run.K.prio[i];
+		v[i] = classes.prio[i];
 	}
 	dump_list(f, "K.prio", v, CLS_MAX);
 	for (i = 0; i < CLS_MAX; i++) {
-		v[i] = run.K.tos[i];
+		v[i] = classes.tos[i];
 	}
 	dump_list(f, "K.tos", v, CLS_MAX);
 	for (i = 0; i < SZ_MAX; i++) {
-		v[i] = run.K.size[i];
+		v[i] = classes.size[i];
 	}
 	dump_list(f, "K.size", v, SZ_MAX);
 }

@@ -33,14 +33,14 @@ int main(void)
 	opts.cont = true;
 	side_set(true);
 	run.ow_evidence = OW_VETH;	/* the worst case: a veth run also draws the one-way series */
-	log_init(&run.S.log, malloc(n * log_rec_size(true)), n);
+	log_init(&sess.log, malloc(n * log_rec_size(true)), n);
 	nb = opts.bound_ns / opts.bucket_ns;
 	for (k = 0; k < run.side.nmetrics; k++) {
-		hist_init(&run.S.h[run.side.metrics[k]], opts.bucket_ns, opts.bound_ns, calloc(nb, 8), calloc(OUT_CAP, 8), OUT_CAP,
+		hist_init(&sess.h[run.side.metrics[k]], opts.bucket_ns, opts.bound_ns, calloc(nb, 8), calloc(OUT_CAP, 8), OUT_CAP,
 			  calloc(hist_lh_len(opts.bound_ns), 8));
 	}
-	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
-	if (!run.S.log.mem || !run.S.breach) {
+	sess.breach = calloc(BREACH_KEEP, sizeof(*sess.breach));
+	if (!sess.log.mem || !sess.breach) {
 		fprintf(stderr, "plot-bench: cannot allocate %" PRIu64 " records\n", n);
 		return 1;
 	}
@@ -58,15 +58,15 @@ int main(void)
 		if (i % 50021 == 50000) {
 			x.st = TF_USED | TF_SENT | TF_LOST;
 			x.t[T4W] = x.t[T2W] = x.t[T3W] = 0;
-			run.S.c.lost++;
+			sess.c.lost++;
 		}
 		txn_account(&x);
 		log_push(&x);
 	}
 	report_prepare();
-	src.n = run.S.log.n;
-	outs.PL.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (outs.PL.fd < 0) {
+	src.n = sess.log.n;
+	plotter.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (plotter.fd < 0) {
 		perror(path);
 		return 1;
 	}
@@ -75,7 +75,7 @@ int main(void)
 	r = plot_draw(&src);
 	t1 = (double)mono_ns() / 1e9;
 	rss1 = maxrss_kb();
-	close(outs.PL.fd);
+	close(plotter.fd);
 	if (r < 0 || stat(path, &sb) < 0) {
 		fprintf(stderr, "plot-bench: %s\n", strerror(r < 0 ? -r : errno));
 		return 1;

@@ -2607,11 +2607,11 @@ static void mk_reflect_txn(struct txn *x, uint64_t seq, int kind)
 
 static void log_setup(bool emit, uint8_t **mem, uint64_t cap)
 {
-	memset(&run.S, 0, sizeof(run.S));
+	memset(&sess, 0, sizeof(sess));
 	side_set(emit);
 	*mem = calloc(cap, log_rec_size(emit));
-	log_init(&run.S.log, *mem, cap);
-	run.S.id = 0x1234abcd;
+	log_init(&sess.log, *mem, cap);
+	sess.id = 0x1234abcd;
 }
 
 /*
@@ -2745,7 +2745,7 @@ static void log_roundtrip(bool emit, enum log_format fmt, bool hw, bool srv_hw, 
 	opts.sw_stamps = sw;
 	run.ts.hw = hw;
 	log_setup(emit, &mem, 1000);
-	run.S.srv_hw = srv_hw;
+	sess.srv_hw = srv_hw;
 	for (i = 0; i < NT; i++) {
 		if (emit) {
 			mk_emit_txn(&want[i], 100 + i, (int)(i % NKIND));
@@ -2861,10 +2861,10 @@ static void test_log_ring(void)
 		mk_emit_txn(&x, i, K_OK);
 		log_push(&x);
 	}
-	ok(run.S.log.n == 100 && run.S.log.dropped == 900 && run.S.log.head == 1000, "log ring: cap 100, 1000 pushed -> 100 kept, 900 dropped",
-	   "n=%" PRIu64 " dropped=%" PRIu64, run.S.log.n, run.S.log.dropped);
+	ok(sess.log.n == 100 && sess.log.dropped == 900 && sess.log.head == 1000, "log ring: cap 100, 1000 pushed -> 100 kept, 900 dropped",
+	   "n=%" PRIu64 " dropped=%" PRIu64, sess.log.n, sess.log.dropped);
 	for (i = 0, good = true; i < 100; i++) {
-		log_get(&run.S.log, i, &x, &st);
+		log_get(&sess.log, i, &x, &st);
 		good &= x.seq == 900 + i && st == ST_OK && x.t[T4SW] == 1700000000000000000ULL + (900 + i) * 1000003ULL + 93000;
 	}
 	ok(good, "log ring: log_get returns seqs 900..999 in order with their stamps", "failed");
@@ -2948,13 +2948,13 @@ static void test_log_threshold(void)
 			}
 			log_push(&x);
 		}
-		for (i = 0; i < run.S.log.n; i++) {
-			log_get(&run.S.log, i, &x, &st);
+		for (i = 0; i < sess.log.n; i++) {
+			log_get(&sess.log, i, &x, &st);
 			kept[n++] = x.seq;
 		}
-		ok(n == 4 && kept[0] == 2 && kept[1] == 3 && kept[2] == 10 && kept[3] == 11 && run.S.log.filtered == 6,
+		ok(n == 4 && kept[0] == 2 && kept[1] == 3 && kept[2] == 10 && kept[3] == 11 && sess.log.filtered == 6,
 		   "log -L 5 us: keeps rtt 5001 and 100000, lost and late; filters 6 (<= 5000, warm-up, unknown rtt)",
-		   "kept %d (first %" PRIu64 "), filtered %" PRIu64, n, n ? kept[0] : 0, run.S.log.filtered);
+		   "kept %d (first %" PRIu64 "), filtered %" PRIu64, n, n ? kept[0] : 0, sess.log.filtered);
 	}
 	free(mem);
 	reset_globals();
@@ -2965,7 +2965,7 @@ static void test_log_threshold(void)
 	x.t[T3W] = x.t[T2W];	/* response 0: not above 0 */
 	x.seq = 2;
 	log_push(&x);
-	ok(run.S.log.n == 1 && run.S.log.filtered == 1, "log -L 0 on reflect: filters on the response time", "n=%" PRIu64, run.S.log.n);
+	ok(sess.log.n == 1 && sess.log.filtered == 1, "log -L 0 on reflect: filters on the response time", "n=%" PRIu64, sess.log.n);
 	free(mem);
 }
 
@@ -3323,14 +3323,14 @@ static void guard_setup(bool emit)
 	memset(guard_win, 0, sizeof(guard_win));
 	run.win.slot = guard_win;
 	run.win.mask = 255;
-	memset(&run.E, 0, sizeof(run.E));
-	memset(&run.R, 0, sizeof(run.R));
-	run.E.keyseq = guard_keyseq;
-	run.R.log_fd = -1;
+	memset(&emitter, 0, sizeof(emitter));
+	memset(&refl, 0, sizeof(refl));
+	emitter.keyseq = guard_keyseq;
+	refl.log_fd = -1;
 	run.echo.q = NULL;
 	run.sock_fd = -1;
 	run.key.on = false;
-	run.S.id = 0x5151;
+	sess.id = 0x5151;
 }
 
 /* a datagram of cfg.size bytes with the given header */
@@ -3541,7 +3541,7 @@ static void test_guard_client(void)
 	for (i = 0; i < 600; i++) {
 		struct txn *x = &run.win.slot[(uint64_t)i & run.win.mask];
 
-		run.E.next_seq = (uint64_t)i + 1;
+		emitter.next_seq = (uint64_t)i + 1;
 		if (x->st & TF_USED) {
 			txn_retire(x);
 		}
@@ -3550,69 +3550,69 @@ static void test_guard_client(void)
 		x->st = TF_USED | TF_SENT;
 		x->deadline = UINT64_MAX;
 		answered_set((uint64_t)i, false);
-		run.E.outstanding++;
-		run.S.c.sent++;
+		emitter.outstanding++;
+		sess.c.sent++;
 		if (i != 3) {	/* ping 3 is lost */
-			emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0), 0, 0, false);
+			emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, (uint64_t)i, 0), 0, 0, false);
 		} else {
 			emit_lost(x);
 		}
 	}
-	ok(run.S.c.received == 599 && run.S.c.lost == 1 && !run.S.c.late && !run.S.c.duplicate, "guard: client counts 599 + 1 lost",
-	   "r %" PRIu64 " l %" PRIu64, run.S.c.received, run.S.c.lost);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 0, 0), 0, 0, false);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 1, 0), 0, 0, false);
-	ok(run.S.c.duplicate == 2 && run.S.c.late == 0, "guard: replayed pongs beyond the window are duplicates, never late",
-	   "dup %" PRIu64 " late %" PRIu64, run.S.c.duplicate, run.S.c.late);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), 0, 0, false);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), 0, 0, false);
-	ok(run.S.c.late == 1 && run.S.c.duplicate == 3 && run.S.c.late <= run.S.c.lost,
+	ok(sess.c.received == 599 && sess.c.lost == 1 && !sess.c.late && !sess.c.duplicate, "guard: client counts 599 + 1 lost",
+	   "r %" PRIu64 " l %" PRIu64, sess.c.received, sess.c.lost);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 0, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 1, 0), 0, 0, false);
+	ok(sess.c.duplicate == 2 && sess.c.late == 0, "guard: replayed pongs beyond the window are duplicates, never late",
+	   "dup %" PRIu64 " late %" PRIu64, sess.c.duplicate, sess.c.late);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 3, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 3, 0), 0, 0, false);
+	ok(sess.c.late == 1 && sess.c.duplicate == 3 && sess.c.late <= sess.c.lost,
 	   "guard: the lost ping's first pong is late, its replay a duplicate", "late %" PRIu64 " dup %" PRIu64,
-	   run.S.c.late, run.S.c.duplicate);
-	emit_packet(buf, guard_msg(buf, PT_FIN_ACK, run.S.id, 600, PF_T3W), 0, 0, false);
-	ok(run.S.c.rejected[GR_FIN_ACK_UNASKED] == 1 && !run.E.fin_acked, "guard: a FIN_ACK before our FIN is refused", "-");
+	   sess.c.late, sess.c.duplicate);
+	emit_packet(buf, guard_msg(buf, PT_FIN_ACK, sess.id, 600, PF_T3W), 0, 0, false);
+	ok(sess.c.rejected[GR_FIN_ACK_UNASKED] == 1 && !emitter.fin_acked, "guard: a FIN_ACK before our FIN is refused", "-");
 	{
-		struct proto_msg m = { .type = PT_FIN_ACK, .session = run.S.id, .seq = 600, .flags = PF_T3W,
+		struct proto_msg m = { .type = PT_FIN_ACK, .session = sess.id, .seq = 600, .flags = PF_T3W,
 				       .t3w = 5000, .t3w_seq = 599 };
 
-		run.E.fin_sent = true;
+		emitter.fin_sent = true;
 		proto_encode(buf, &m);
 		emit_packet(buf, opts.size, 0, 0, false);
-		ok(!run.E.fin_acked && run.S.c.rejected[GR_LENGTH] == 1,
+		ok(!emitter.fin_acked && sess.c.rejected[GR_LENGTH] == 1,
 		   "guard: a FIN_ACK shorter than the FIN (fin_len: room for its blocks) is refused", "-");
-		run.S.c.rejected[GR_LENGTH] = 0;
+		sess.c.rejected[GR_LENGTH] = 0;
 		memset(buf, 0, sizeof(buf));
 		proto_encode(buf, &m);
 		emit_packet(buf, fin_len(), 0, 0, false);
-		ok(run.E.fin_acked && run.win.slot[599 & run.win.mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
+		ok(emitter.fin_acked && run.win.slot[599 & run.win.mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
 		   "%" PRIu64, run.win.slot[599 & run.win.mask].t[T3W]);
 		m.t3w = 7000;
 		proto_encode(buf, &m);
 		emit_packet(buf, fin_len(), 0, 0, false);
-		ok(run.win.slot[599 & run.win.mask].t[T3W] == 5000 && run.S.c.rejected[GR_ECHO_UNOWED] == 1,
+		ok(run.win.slot[599 & run.win.mask].t[T3W] == 5000 && sess.c.rejected[GR_ECHO_UNOWED] == 1,
 		   "guard: a second T3 for the same ping never overwrites the first", "-");
 	}
 	{
 		/* the client reads up to fin_len bytes now; longer than --size is still oversized */
-		struct proto_msg f = { .type = PT_PONG, .session = run.S.id + 1, .seq = 1 };
-		uint64_t inv = run.S.c.invalid, fo = run.S.c.foreign, lng = run.S.c.invalid_why[PE_LONG];
+		struct proto_msg f = { .type = PT_PONG, .session = sess.id + 1, .seq = 1 };
+		uint64_t inv = sess.c.invalid, fo = sess.c.foreign, lng = sess.c.invalid_why[PE_LONG];
 
 		memset(buf, 0, sizeof(buf));
 		proto_encode(buf, &f);
 		emit_packet(buf, 200, 0, 0, false);
-		ok(run.S.c.invalid == inv + 1 && run.S.c.foreign == fo && run.S.c.invalid_why[PE_LONG] == lng + 1,
+		ok(sess.c.invalid == inv + 1 && sess.c.foreign == fo && sess.c.invalid_why[PE_LONG] == lng + 1,
 		   "guard: a datagram longer than --size (not a FIN_ACK of fin_len) is oversized", "-");
 	}
 	opts.size = PROTO_HDR_LEN + 16;
-	guard_msg(buf, PT_PONG, run.S.id, 598, 0);
+	guard_msg(buf, PT_PONG, sess.id, 598, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
-	ok(run.S.c.rejected[GR_LENGTH] == 1, "guard: a pong shorter than the ping is refused", "-");
-	emit_packet(buf, guard_msg(buf, PT_BUSY, run.S.id, 1, 0), 0, 0, false);
-	ok(!run.E.busy && run.S.c.rejected[GR_IMPLAUSIBLE] == 1, "guard: BUSY after the reflector answered is refused", "-");
-	run.S.c.received = run.S.c.late = 0;
-	guard_msg(buf, PT_BUSY, run.S.id, 1, 0);
+	ok(sess.c.rejected[GR_LENGTH] == 1, "guard: a pong shorter than the ping is refused", "-");
+	emit_packet(buf, guard_msg(buf, PT_BUSY, sess.id, 1, 0), 0, 0, false);
+	ok(!emitter.busy && sess.c.rejected[GR_IMPLAUSIBLE] == 1, "guard: BUSY after the reflector answered is refused", "-");
+	sess.c.received = sess.c.late = 0;
+	guard_msg(buf, PT_BUSY, sess.id, 1, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
-	ok(run.E.busy && run.S.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
+	ok(emitter.busy && sess.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
 }
 
 /*
@@ -3628,19 +3628,19 @@ static void test_ended_age(void)
 	bool all = true;
 
 	guard_setup(false);
-	memset(run.R.ended, 0, sizeof(run.R.ended));
-	memset(run.R.ended_head, 0, sizeof(run.R.ended_head));
-	run.R.ended_n = 0;
+	memset(refl.ended, 0, sizeof(refl.ended));
+	memset(refl.ended_head, 0, sizeof(refl.ended_head));
+	refl.ended_n = 0;
 	b0 = ended_bucket(1);
 	for (id = 2; n < ARRAY_SIZE(same); id++) {
 		if (ended_bucket(id) == b0) {
 			same[n++] = id;
 		}
 	}
-	run.R.any = true;
-	run.R.top = 10;
+	refl.any = true;
+	refl.top = 10;
 	for (i = 0; i < n; i++) {
-		run.S.id = same[i];
+		sess.id = same[i];
 		reflect_remember(STOP_FIN);
 	}
 	for (i = 0; i < n; i++) {
@@ -3652,7 +3652,7 @@ static void test_ended_age(void)
 	ok(!reflect_replayed(&m), "ended: a ping above the session's top goes on (not a replay)", "%s", "");
 	m.seq = 5;
 	for (i = 0; i < ENDED_CAP - n + 1; i++) {
-		run.S.id = 0x10000 + i;
+		sess.id = 0x10000 + i;
 		reflect_remember(STOP_IDLE);
 	}
 	m.session = same[0];
@@ -3663,13 +3663,13 @@ static void test_ended_age(void)
 	}
 	m.session = 0x10000;
 	ok(all && reflect_replayed(&m), "ended: the other seven and the newer ones still remembered", "%s", "");
-	run.S.id = same[1];
-	run.R.top = 40;
+	sess.id = same[1];
+	refl.top = 40;
 	reflect_remember(STOP_IDLE);
 	m.session = same[1];
 	m.seq = 30;
 	ok(reflect_replayed(&m), "ended: an id that ends again keeps its latest end (top 40)", "%s", "");
-	run.S.id = 0x20000;
+	sess.id = 0x20000;
 	reflect_remember(STOP_IDLE);
 	m.session = same[2];
 	m.seq = 5;
@@ -3697,62 +3697,62 @@ static void test_guard_reflector(void)
 		o6.sin6_port = htons(5001);
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&a0, sizeof(a0));
-		ok(!run.R.active && run.R.carry_rej[GR_PORT0] == 1, "guard: a ping from port 0 opens no session", "-");
+		ok(!refl.active && refl.carry_rej[GR_PORT0] == 1, "guard: a ping from port 0 opens no session", "-");
 		m.type = PT_FIN;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(!run.R.active && run.R.carry_rej[GR_FIN_UNKNOWN] == 1, "guard: a FIN of no session is counted", "-");
+		ok(!refl.active && refl.carry_rej[GR_FIN_UNKNOWN] == 1, "guard: a FIN of no session is counted", "-");
 		m.type = PT_PING;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.R.active && run.S.id == 0x77 && run.S.c.rejected[GR_PORT0] == 1 && run.S.c.rejected[GR_FIN_UNKNOWN] == 1,
+		ok(refl.active && sess.id == 0x77 && sess.c.rejected[GR_PORT0] == 1 && sess.c.rejected[GR_FIN_UNKNOWN] == 1,
 		   "guard: the next session opens, and reports what came before it", "-");
-		ok(run.R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^31 ms is clamped, not wrapped to 0",
-		   "%" PRIu64, run.R.idle_ns);
+		ok(refl.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^31 ms is clamped, not wrapped to 0",
+		   "%" PRIu64, refl.idle_ns);
 		m.idle_ms = UINT32_MAX;
 		m.seq = 1;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.R.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^32-1 ms is clamped", "-");
+		ok(refl.idle_ns == 2ULL * IDLE_MAX_MS * 1000000ULL, "guard: an idle hint of 2^32-1 ms is clamped", "-");
 		m.seq = 2;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&o6, sizeof(o6));
-		ok(run.S.c.rejected[GR_PEER] == 1 && run.S.c.received == 2, "guard: the session's id from another port is refused", "-");
+		ok(sess.c.rejected[GR_PEER] == 1 && sess.c.received == 2, "guard: the session's id from another port is refused", "-");
 		m.seq = 1000000000;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.S.c.rejected[GR_SEQ_AHEAD] == 1 && run.R.top == 1, "guard: a seq far ahead is refused, the window kept", "-");
+		ok(sess.c.rejected[GR_SEQ_AHEAD] == 1 && refl.top == 1, "guard: a seq far ahead is refused, the window kept", "-");
 		m.seq = 2;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.S.c.received == 3 && !run.S.c.duplicate, "guard: the next real ping is no duplicate", "-");
+		ok(sess.c.received == 3 && !sess.c.duplicate, "guard: the next real ping is no duplicate", "-");
 		m.seq = 50000;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
 		m.seq = 50001;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.S.c.received == 3 && run.R.top == 2 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		ok(sess.c.received == 3 && refl.top == 2 && sess.c.rejected[GR_SEQ_AHEAD] == 3,
 		   "guard: two forged pings far ahead while the client pings: both refused", "-");
 		/* the client silent for longer than its idle hint (its pings lost): a real outage */
-		run.R.now = run.R.last_rx + run.R.hint_ms * 1000000ULL + 1;
+		refl.now = refl.last_rx + refl.hint_ms * 1000000ULL + 1;
 		m.seq = 50002;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
 		m.seq = 50003;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&p6, sizeof(p6));
-		ok(run.S.c.received == 5 && run.R.top == 50003 && run.S.c.rejected[GR_SEQ_AHEAD] == 3,
+		ok(sess.c.received == 5 && refl.top == 50003 && sess.c.rejected[GR_SEQ_AHEAD] == 3,
 		   "guard: after a silence longer than the hint a jump is taken, confirmed by the ping before", "-");
 		m.session = 0x78;
 		m.seq = 0;
 		proto_encode(buf, &m);
 		reflect_packet(buf, PROTO_HDR_LEN, 0, 0, false, (struct sockaddr *)&o6, sizeof(o6));
-		ok(run.S.id == 0x77 && run.S.c.foreign == 1, "guard: another session while one runs is foreign (and told BUSY)", "-");
-		run.R.key0 = 100;
-		run.R.txpend = 0;
+		ok(sess.id == 0x77 && sess.c.foreign == 1, "guard: another session while one runs is foreign (and told BUSY)", "-");
+		refl.key0 = 100;
+		refl.txpend = 0;
 		reflect_on_tx(99, 12345);
-		ok(run.S.c.tx_unmatched == 0, "guard: a TX stamp of the previous session is not this one's", "-");
+		ok(sess.c.tx_unmatched == 0, "guard: a TX stamp of the previous session is not this one's", "-");
 	}
 	reset_globals();
 	run.win.slot = NULL;
@@ -3774,7 +3774,7 @@ static void guard_rx(int type, uint32_t session, uint64_t seq, uint16_t flags, u
 	memset(buf, 0, sizeof(buf));
 	proto_encode(buf, &m);
 	tag_put(buf, len);
-	run.R.now = now;
+	refl.now = now;
 	if (type == PT_FIN) {
 		cap_start(&c, 1);	/* the session's report */
 	}
@@ -3804,12 +3804,12 @@ static void test_guard_sessions(void)
 		guard_rx(PT_PING, 0x77, s, 0, 1001, &p6, t);
 	}
 	guard_rx(PT_FIN, 0x77, 10, 0, 0, &p6, t);
-	ok(!run.R.active && run.R.sessions == 1, "guard: the FIN ends the session", "-");
+	ok(!refl.active && refl.sessions == 1, "guard: the FIN ends the session", "-");
 	guard_rx(PT_PING, 0x77, 5, 0, 1001, &p6, t);
 	guard_rx(PT_PING, 0x77, 9, 0, 1001, &p6, t);
-	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 2,
+	ok(!refl.active && refl.carry_rej[GR_ENDED] == 2,
 	   "guard: after its FIN, a ping of the session up to its highest seq opens nothing", "%" PRIu64,
-	   run.R.carry_rej[GR_ENDED]);
+	   refl.carry_rej[GR_ENDED]);
 	/* keyed: only the client can have sent the FIN, so every later ping is a replay */
 	run.key.on = true;
 	run.key.k[0] = 1;
@@ -3818,42 +3818,42 @@ static void test_guard_sessions(void)
 	}
 	guard_rx(PT_FIN, 0x66, 10, 0, 0, &p6, t);
 	guard_rx(PT_PING, 0x66, 1000, 0, 1001, &p6, t);
-	ok(!run.R.active && run.R.sessions == 2 && run.R.carry_rej[GR_ENDED] == 1,
+	ok(!refl.active && refl.sessions == 2 && refl.carry_rej[GR_ENDED] == 1,
 	   "guard: after a keyed FIN, a ping of the session (any seq) opens nothing", "%" PRIu64,
-	   run.R.carry_rej[GR_ENDED]);
+	   refl.carry_rej[GR_ENDED]);
 	run.key.on = false;
 	/* no key: the FIN may have been forged, the client goes on above its highest seq */
 	guard_rx(PT_PING, 0x77, 10, 0, 1001, &p6, t);
-	ok(run.R.active && run.S.id == 0x77, "guard: after a FIN without a key, the client goes on above it", "-");
+	ok(refl.active && sess.id == 0x77, "guard: after a FIN without a key, the client goes on above it", "-");
 	guard_rx(PT_FIN, 0x77, 11, 0, 0, &p6, t);
 	for (s = 0; s < 10; s++) {
 		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
 	}
-	ok(run.R.active && run.S.id == 0x88 && !run.S.c.rejected[GR_ENDED], "guard: the next session opens", "-");
+	ok(refl.active && sess.id == 0x88 && !sess.c.rejected[GR_ENDED], "guard: the next session opens", "-");
 	t += 4 * NSEC_PER_SEC;	/* idle timeout 3 s */
 	cap_start(&c, 1);
 	reflect_tick(t);
 	free(cap_stop(&c));
-	ok(!run.R.active && run.R.sessions == 4, "guard: the next session ends idle", "-");
+	ok(!refl.active && refl.sessions == 4, "guard: the next session ends idle", "-");
 	guard_rx(PT_PING, 0x88, 9, 0, 1001, &p6, t);
-	ok(!run.R.active && run.R.carry_rej[GR_ENDED] == 1, "guard: after an idle end, a ping up to its highest seq opens nothing", "-");
+	ok(!refl.active && refl.carry_rej[GR_ENDED] == 1, "guard: after an idle end, a ping up to its highest seq opens nothing", "-");
 	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t);
-	ok(run.R.active && run.S.id == 0x88 && run.S.c.received == 1,
+	ok(refl.active && sess.id == 0x88 && sess.c.received == 1,
 	   "guard: ... above it, its client goes on in a new session", "-");
 	guard_rx(PT_PING, 0x77, 3, 0, 1001, &o6, t);
-	ok(run.S.c.rejected[GR_ENDED] == 2 && !run.S.c.foreign && !run.S.c.rejected[GR_BUSY_SENT],
+	ok(sess.c.rejected[GR_ENDED] == 2 && !sess.c.foreign && !sess.c.rejected[GR_BUSY_SENT],
 	   "guard: a replay while another session runs: no BUSY, not foreign", "-");
 
 	/* a repeat is no sign of the client: it keeps nothing alive */
 	guard_rx(PT_PING, 0x88, 10, 0, 1001, &p6, t + NSEC_PER_SEC);
-	ok(run.R.last_rx == t && run.S.c.duplicate == 1, "guard: a repeated ping does not keep the session alive",
-	   "last_rx %" PRIu64, run.R.last_rx);
-	run.S.c.duplicate = 0;
+	ok(refl.last_rx == t && sess.c.duplicate == 1, "guard: a repeated ping does not keep the session alive",
+	   "last_rx %" PRIu64, refl.last_rx);
+	sess.c.duplicate = 0;
 	/* the session's idle hint is its largest: a forged ping cannot shorten it */
 	guard_rx(PT_PING, 0x88, 11, 0, 60000, &p6, t);
 	guard_rx(PT_PING, 0x88, 12, 0, 0, &p6, t);
-	ok(run.R.hint_ms == 60000 && run.R.idle_ns == 120000ULL * 1000000ULL, "guard: the idle hint is the largest given",
-	   "%" PRIu64, run.R.hint_ms);
+	ok(refl.hint_ms == 60000 && refl.idle_ns == 120000ULL * 1000000ULL, "guard: the idle hint is the largest given",
+	   "%" PRIu64, refl.hint_ms);
 
 	/* forged pings walking the window up in steps below 4096: real pings still answered */
 	guard_rx(PT_PING, 0x88, 4000, 0, 1001, &p6, t);
@@ -3862,15 +3862,15 @@ static void test_guard_sessions(void)
 	for (s = 13; s < 113; s++) {
 		guard_rx(PT_PING, 0x88, s, 0, 1001, &p6, t);
 	}
-	ok(run.S.c.received == 106 && !run.S.c.duplicate, "guard: no key: after a walk the client's own pings are answered",
-	   "received %" PRIu64 " duplicate %" PRIu64, run.S.c.received, run.S.c.duplicate);
+	ok(sess.c.received == 106 && !sess.c.duplicate, "guard: no key: after a walk the client's own pings are answered",
+	   "received %" PRIu64 " duplicate %" PRIu64, sess.c.received, sess.c.duplicate);
 	guard_rx(PT_PING, 0x88, 50, 0, 1001, &p6, t);
-	ok(run.S.c.duplicate == 1, "guard: ... once each, in increasing order", "-");
+	ok(sess.c.duplicate == 1, "guard: ... once each, in increasing order", "-");
 	guard_rx(PT_FIN, 0x88, 100, 0, 0, &p6, t);
-	ok(run.R.active && run.S.c.rejected[GR_FIN_SEQ] == 1,
+	ok(refl.active && sess.c.rejected[GR_FIN_SEQ] == 1,
 	   "guard: a FIN below the session's last ping is not its client's: refused", "-");
 	guard_rx(PT_FIN, 0x88, 113, 0, 0, &p6, t);
-	ok(!run.R.active, "guard: ... its client's FIN, above it, ends the session (a walk moved the window)", "-");
+	ok(!refl.active, "guard: ... its client's FIN, above it, ends the session (a walk moved the window)", "-");
 	/*
 	 * No key: replays of seen seqs below the window, above one that never
 	 * came, are answered again and count twice: the loss count stays at 0.
@@ -3884,18 +3884,18 @@ static void test_guard_sessions(void)
 		guard_rx(PT_PING, 0xaa, s, 0, 1001, &p6, t);
 	}
 	guard_rx(PT_FIN, 0xaa, 5001, 0, 0, &p6, t);
-	lost = run.S.c.lost;
-	ok(run.S.c.received == 5000 + 898 && lost == 0, "guard: the reflector's loss count never goes below 0 (no wrap)",
-	   "received %" PRIu64 " lost %" PRIu64, run.S.c.received, lost);
+	lost = sess.c.lost;
+	ok(sess.c.received == 5000 + 898 && lost == 0, "guard: the reflector's loss count never goes below 0 (no wrap)",
+	   "received %" PRIu64 " lost %" PRIu64, sess.c.received, lost);
 
 	/* with a key the window moves only with the client: a seq below it is a replay */
 	run.key.on = true;
-	run.R.active = false;
+	refl.active = false;
 	reflect_start(0x99);
-	memcpy(&run.R.peer, &p6, sizeof(p6));
+	memcpy(&refl.peer, &p6, sizeof(p6));
 	for (s = 0; s < 5000; s++) {
 		if (s != 7) {
-			run.R.now = t;
+			refl.now = t;
 			(void)reflect_admit(&(struct proto_msg){ .type = PT_PING, .session = 0x99, .seq = s,
 								 .idle_ms = 1001 }, t);
 		}
@@ -3929,13 +3929,13 @@ static void test_guard_class_rows(void)
 	guard_rx(PT_FIN, 0x4444, 0, PF_CLASS | 9u << PF_PRIO_SHIFT, 0, &p6, t);
 	guard_rx(PT_PING, 0x55, 30, 0, 1001, &p6, t);
 	for (i = 0; i <= CLS_RROWS; i++) {
-		rec += run.K.r[i].received;
-		warm += run.K.r[i].warmup;
+		rec += classes.r[i].received;
+		warm += classes.r[i].warmup;
 	}
-	ok(run.K.rn == 3, "guard: FINs with class bits book no class row", "rows %d", run.K.rn);
-	ok(rec == run.S.c.received && warm == run.S.c.warmup && warm == 4 && run.K.r[CLS_RROWS].received == 1,
+	ok(classes.rn == 3, "guard: FINs with class bits book no class row", "rows %d", classes.rn);
+	ok(rec == sess.c.received && warm == sess.c.warmup && warm == 4 && classes.r[CLS_RROWS].received == 1,
 	   "guard: class rows add up to received and warm-up (the reflector's own -w too)",
-	   "rows %" PRIu64 "/%" PRIu64 " session %" PRIu64 "/%" PRIu64, rec, warm, run.S.c.received, run.S.c.warmup);
+	   "rows %" PRIu64 "/%" PRIu64 " session %" PRIu64 "/%" PRIu64, rec, warm, sess.c.received, sess.c.warmup);
 	reset_globals();
 	run.win.slot = NULL;
 	run.echo.q = NULL;
@@ -4046,10 +4046,10 @@ static int emit_peer_setup(const char *what, const char *options, uint8_t *txb, 
 	free(out);
 	free(err);
 	side_set(true);
-	run.E.tx = txb;
-	run.E.rx = rxb;
-	run.E.rxcap = opts.size + 1;
-	run.S.log.cap = 0;
+	emitter.tx = txb;
+	emitter.rx = rxb;
+	emitter.rxcap = opts.size + 1;
+	sess.log.cap = 0;
 	r = r ? r : sock_open_emit() < 0 ? -1 : 0;
 	len = sizeof(me);
 	snprintf(name, sizeof(name), "%s: client socket connected to the peer", what);
@@ -4078,45 +4078,45 @@ static void test_interval_drain(void)
 
 	/* behind the cadence, the last step only sent: 10 queued datagrams are read first */
 	fed = drain_feed(peer, &me, 10);
-	inv0 = run.S.c.invalid;
-	sent0 = run.S.c.sent;
+	inv0 = sess.c.invalid;
+	sent0 = sess.c.sent;
 	next = mono_ns() - 1;
-	run.E.waited = false;
+	emitter.waited = false;
 	r = emit_interval_step(&next);
 	left = drain_queued(run.sock_fd);
 	pings = drain_queued(peer);
-	ok(r == 0 && fed == 10 && run.S.c.invalid - inv0 == 10 && left == 0 && run.S.c.sent - sent0 == 1 && pings == 1,
+	ok(r == 0 && fed == 10 && sess.c.invalid - inv0 == 10 && left == 0 && sess.c.sent - sent0 == 1 && pings == 1,
 	   "drain: behind the cadence, the step reads all 10 queued datagrams before its ping",
-	   "r=%d fed %d read %" PRIu64 " left %d sent %" PRIu64 " pings %d", r, fed, run.S.c.invalid - inv0, left,
-	   run.S.c.sent - sent0, pings);
+	   "r=%d fed %d read %" PRIu64 " left %d sent %" PRIu64 " pings %d", r, fed, sess.c.invalid - inv0, left,
+	   sess.c.sent - sent0, pings);
 
 	/* bounded: at most 64 per step, so sending keeps its cadence under a flood */
 	fed = drain_feed(peer, &me, 100);
-	inv0 = run.S.c.invalid;
+	inv0 = sess.c.invalid;
 	next = mono_ns() - 1;
-	run.E.waited = false;
+	emitter.waited = false;
 	r = emit_interval_step(&next);
 	pings = drain_queued(peer);
 	left = drain_queued(run.sock_fd);
-	ok(r == 0 && fed == 100 && run.S.c.invalid - inv0 == 64 && left == 36 && pings == 1,
+	ok(r == 0 && fed == 100 && sess.c.invalid - inv0 == 64 && left == 36 && pings == 1,
 	   "drain: at most 64 datagrams are read before a send", "fed %d read %" PRIu64 " left %d pings %d", fed,
-	   run.S.c.invalid - inv0, left, pings);
+	   sess.c.invalid - inv0, left, pings);
 
 	/* the previous step waited (and so received): this one sends at once */
 	fed = drain_feed(peer, &me, 5);
-	inv0 = run.S.c.invalid;
+	inv0 = sess.c.invalid;
 	next = mono_ns() - 1;
-	run.E.waited = true;
+	emitter.waited = true;
 	r = emit_interval_step(&next);
 	pings = drain_queued(peer);
 	left = drain_queued(run.sock_fd);
-	ok(r == 0 && run.S.c.invalid == inv0 && left == fed && pings == 1 && !run.E.waited,
+	ok(r == 0 && sess.c.invalid == inv0 && left == fed && pings == 1 && !emitter.waited,
 	   "drain: after a step that waited, the send does not read first", "read %" PRIu64 " left %d",
-	   run.S.c.invalid - inv0, left);
+	   sess.c.invalid - inv0, left);
 	close(run.sock_fd);
 	close(peer);
 	run.sock_fd = -1;
-	memset(&run.E, 0, sizeof(run.E));
+	memset(&emitter, 0, sizeof(emitter));
 	reset_globals();
 }
 
@@ -4140,16 +4140,16 @@ static void test_interval_wake(void)
 	}
 	getsockname(run.sock_fd, (struct sockaddr *)&me, &len);
 	emit_wake_open();
-	fd = run.E.tfd;
-	ok(run.E.timer && fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "wake: --interval opens a timerfd, close-on-exec",
+	fd = emitter.tfd;
+	ok(emitter.timer && fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "wake: --interval opens a timerfd, close-on-exec",
 	   "fd %d", fd);
 
 	limit = mono_ns() + 2000000;
 	r = emit_wake_wait(limit, 2000000, POLLIN);
 	woke = mono_ns();
-	ok(r == 0 && run.E.tfd == fd && run.E.tfd_at == limit && woke >= limit,
+	ok(r == 0 && emitter.tfd == fd && emitter.tfd_at == limit && woke >= limit,
 	   "wake: with nothing to read, the timer wakes the wait, not before the time it was armed at",
-	   "r=%d tfd %d armed at %" PRIu64 " woke %+" PRId64 " ns from it", r, run.E.tfd, run.E.tfd_at,
+	   "r=%d tfd %d armed at %" PRIu64 " woke %+" PRId64 " ns from it", r, emitter.tfd, emitter.tfd_at,
 	   (int64_t)(woke - limit));
 
 	fed = drain_feed(peer, &me, 1);
@@ -4157,19 +4157,19 @@ static void test_interval_wake(void)
 	r = emit_wake_wait(limit, 30 * NSEC_PER_SEC, POLLIN);
 	woke = mono_ns();
 	left = drain_queued(run.sock_fd);
-	ok(fed == 1 && (r & POLLIN) && run.E.tfd_at == limit && woke < limit && left == 1,
+	ok(fed == 1 && (r & POLLIN) && emitter.tfd_at == limit && woke < limit && left == 1,
 	   "wake: a datagram wakes it at once; the timer re-armed for the new time",
-	   "fed %d r=%#x armed at %" PRIu64 " (want %" PRIu64 ") left %d", fed, r, run.E.tfd_at, limit, left);
+	   "fed %d r=%#x armed at %" PRIu64 " (want %" PRIu64 ") left %d", fed, r, emitter.tfd_at, limit, left);
 
 	/* a descriptor timerfd_settime refuses: closed, and the ppoll timeout waits */
 	close(fd);
-	run.E.tfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	fd = run.E.tfd;
+	emitter.tfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = emitter.tfd;
 	limit = mono_ns() + 1000000;
 	r = emit_wake_wait(limit, 1000000, POLLIN);
-	ok(r == 0 && fd >= 0 && !run.E.timer && run.E.tfd == -1 && fcntl(fd, F_GETFD) < 0 && errno == EBADF,
+	ok(r == 0 && fd >= 0 && !emitter.timer && emitter.tfd == -1 && fcntl(fd, F_GETFD) < 0 && errno == EBADF,
 	   "wake: a timer that cannot be armed is closed, and the wait falls back to its timeout",
-	   "r=%d tfd %d", r, run.E.tfd);
+	   "r=%d tfd %d", r, emitter.tfd);
 	fed = drain_feed(peer, &me, 1);
 	r = emit_wake_wait(mono_ns() + 30 * NSEC_PER_SEC, 30 * NSEC_PER_SEC, POLLIN);
 	left = drain_queued(run.sock_fd);
@@ -4190,7 +4190,7 @@ static void test_interval_wake(void)
 		}
 		emit_wake_open();
 		snprintf(name, sizeof(name), "wake: %s opens no timer", none[k][1]);
-		ok(!run.E.timer && run.E.tfd == -1, name, "tfd %d", run.E.tfd);
+		ok(!emitter.timer && emitter.tfd == -1, name, "tfd %d", emitter.tfd);
 		close(run.sock_fd);
 		close(peer);
 		run.sock_fd = -1;
@@ -4265,11 +4265,11 @@ static int early_recv(void)
 /* A ping of the step (seq), sent as emit_b2b_step sends it, and armed for its pong. */
 static void early_step(uint64_t seq)
 {
-	run.E.next_seq = seq + 1;
+	emitter.next_seq = seq + 1;
 	emit_send(seq, mono_ns());
-	run.E.early_seq = early_watch = seq;
-	run.E.early_due = true;
-	run.E.early_sent = false;
+	emitter.early_seq = early_watch = seq;
+	emitter.early_due = true;
+	emitter.early_sent = false;
 	early_sends = 0;
 }
 
@@ -4289,8 +4289,8 @@ static void test_early_ping(void)
 	if (emit_peer_setup("early", "-d 60", txb, rxb, &peer) < 0) {
 		return;
 	}
-	run.E.total = UINT64_MAX;
-	run.E.defer = true;	/* as emit_run sets it for a back-to-back run without -t */
+	emitter.total = UINT64_MAX;
+	emitter.defer = true;	/* as emit_run sets it for a back-to-back run without -t */
 	ok(emit_early_allowed(), "early: back-to-back, one socket, no key: allowed", "-");
 	kops.sendmsg = early_sendmsg;
 
@@ -4298,59 +4298,59 @@ static void test_early_ping(void)
 	ping = early_answer(peer, 0, -1);
 	r = early_recv();
 	ok(ping == 0 && r == 1 && early_sends == 1 && !early_taken_at_send && (run.win.slot[0].st & TF_RECEIVED) &&
-	   run.E.early_sent && !run.E.early_due && run.E.next_seq == 2 && run.win.slot[1].seq == 1 &&
+	   emitter.early_sent && !emitter.early_due && emitter.next_seq == 2 && run.win.slot[1].seq == 1 &&
 	   (run.win.slot[1].st & TF_SENT) && early_answer(peer, 0, -1) == 1,
 	   "early: ping 1 sent as pong 0 was read, before pong 0 was taken in",
 	   "ping %" PRIu64 " r %d sends %d taken first %d st0 %#x next %" PRIu64, ping, r, early_sends,
-	   early_taken_at_send, run.win.slot[0].st, run.E.next_seq);
+	   early_taken_at_send, run.win.slot[0].st, emitter.next_seq);
 	r = early_recv();	/* pong 1, outside a step's wait: taken in as ever */
-	ok(r == 1 && early_sends == 1 && (run.win.slot[1].st & TF_RECEIVED) && run.S.c.received == 2,
+	ok(r == 1 && early_sends == 1 && (run.win.slot[1].st & TF_RECEIVED) && sess.c.received == 2,
 	   "early: a pong read outside a step's wait sends nothing", "sends %d received %" PRIu64, early_sends,
-	   run.S.c.received);
+	   sess.c.received);
 
 	early_step(2);
 	early_answer(peer, PF_BREACH, -1);
 	r = early_recv();
-	ok(r == 1 && early_sends == 0 && (run.win.slot[2].st & TF_RECEIVED) && run.S.stop_reason == STOP_PEER_BREACH,
+	ok(r == 1 && early_sends == 0 && (run.win.slot[2].st & TF_RECEIVED) && sess.stop_reason == STOP_PEER_BREACH,
 	   "early: a pong with the reflector's breach flag: no next ping, the run stops", "sends %d stop %d",
-	   early_sends, run.S.stop_reason);
-	run.S.stop_reason = 0;
+	   early_sends, sess.stop_reason);
+	sess.stop_reason = 0;
 
 	early_step(3);
-	run.E.total = 4;
+	emitter.total = 4;
 	early_answer(peer, 0, -1);
 	r = early_recv();
-	ok(r == 1 && early_sends == 0 && (run.win.slot[3].st & TF_RECEIVED) && run.E.next_seq == 4,
-	   "early: at the run's count, no next ping", "sends %d next %" PRIu64, early_sends, run.E.next_seq);
-	run.E.total = UINT64_MAX;
+	ok(r == 1 && early_sends == 0 && (run.win.slot[3].st & TF_RECEIVED) && emitter.next_seq == 4,
+	   "early: at the run's count, no next ping", "sends %d next %" PRIu64, early_sends, emitter.next_seq);
+	emitter.total = UINT64_MAX;
 
 	early_step(4);
-	run.E.end = 1;	/* -d is over */
+	emitter.end = 1;	/* -d is over */
 	early_answer(peer, 0, -1);
 	r = early_recv();
 	ok(r == 1 && early_sends == 0 && (run.win.slot[4].st & TF_RECEIVED),
 	   "early: past -d, no next ping", "sends %d", early_sends);
-	run.E.end = 0;
+	emitter.end = 0;
 
 	early_step(5);
-	dup0 = run.S.c.duplicate;
+	dup0 = sess.c.duplicate;
 	early_answer(peer, 0, 0);	/* a second pong of ping 0 while ping 5 waits */
 	r = early_recv();
-	ok(r == 1 && early_sends == 0 && run.S.c.duplicate == dup0 + 1 && run.E.early_due &&
+	ok(r == 1 && early_sends == 0 && sess.c.duplicate == dup0 + 1 && emitter.early_due &&
 	   !(run.win.slot[5].st & TF_RECEIVED),
 	   "early: a pong of another ping sends nothing and leaves the step armed", "sends %d dup %" PRIu64,
-	   early_sends, run.S.c.duplicate - dup0);
+	   early_sends, sess.c.duplicate - dup0);
 
 	early_step(6);
 	emit_lost(&run.win.slot[6]);	/* its deadline passed: the pong comes late */
 	early_answer(peer, 0, -1);
 	r = early_recv();
-	ok(r == 1 && early_sends == 0 && (run.win.slot[6].st & TF_LATE) && run.E.next_seq == 7,
+	ok(r == 1 && early_sends == 0 && (run.win.slot[6].st & TF_LATE) && emitter.next_seq == 7,
 	   "early: the pong of a ping already lost (late): no next ping", "sends %d st %#x", early_sends,
 	   run.win.slot[6].st);
 
 	/* --client-no-tx-ts: the pong's stamp asked for only once the next ping went */
-	run.E.rx_ioctl = true;
+	emitter.rx_ioctl = true;
 	kops.ioctl = early_stampns;
 	early_step(7);
 	early_answer(peer, 0, -1);
@@ -4360,25 +4360,25 @@ static void test_early_ping(void)
 	   "early: --client-no-tx-ts: the pong's stamp (SIOCGSTAMPNS) read after the next ping went",
 	   "r %d sends %d sends at the stamp's read %d", r, early_sends, early_sends_at_stamp);
 	early_answer(peer, 0, -1);	/* ping 8's pong, read by the cleanup's close */
-	run.E.rx_ioctl = false;
+	emitter.rx_ioctl = false;
 	kops.ioctl = kops_sys.ioctl;
 
 	run.key.on = true;
 	ok(!emit_early_allowed(), "early: not with a key", "-");
 	run.key.on = false;
-	run.E.defer = false;
+	emitter.defer = false;
 	ok(!emit_early_allowed(), "early: not with -t or --interval (no deferral)", "-");
-	run.E.defer = true;
-	run.K.ncls = 2;
-	run.K.fd[1] = run.sock_fd;
+	emitter.defer = true;
+	classes.ncls = 2;
+	classes.fd[1] = run.sock_fd;
 	ok(!emit_early_allowed(), "early: not with classes on sockets of their own", "-");
-	run.K.ncls = 0;
-	run.K.fd[1] = 0;
+	classes.ncls = 0;
+	classes.fd[1] = 0;
 
 	close(run.sock_fd);
 	close(peer);
 	run.sock_fd = -1;
-	memset(&run.E, 0, sizeof(run.E));
+	memset(&emitter, 0, sizeof(emitter));
 	reset_globals();
 }
 
@@ -4404,22 +4404,22 @@ static void test_classes_opts(void)
 	}
 	/* one value: exactly the fields of before, no classes, no sizes */
 	GOOD("-a h --priority 7 --tos 32 --size 100", opts.priority == 7 && opts.tos == 32 && opts.size == 100 &&
-		 run.K.ncls == 1 && run.K.nsz == 1 && !cls_multi());
-	GOOD("-a h --priority 2147483647", opts.priority == 2147483647 && run.K.ncls == 1);
-	GOOD("-a h --priority 1,2,3", run.K.ncls == 3 && run.K.prio[0] == 1 && run.K.prio[2] == 3 && run.K.tos[1] == -1 &&
+		 classes.ncls == 1 && classes.nsz == 1 && !cls_multi());
+	GOOD("-a h --priority 2147483647", opts.priority == 2147483647 && classes.ncls == 1);
+	GOOD("-a h --priority 1,2,3", classes.ncls == 3 && classes.prio[0] == 1 && classes.prio[2] == 3 && classes.tos[1] == -1 &&
 		 opts.priority == 1);
-	GOOD("-a h --priority 4,5 --tos 64", run.K.ncls == 2 && run.K.tos[0] == 64 && run.K.tos[1] == 64 && run.K.prio[1] == 5);
-	GOOD("-a h --tos 32,64", run.K.ncls == 2 && run.K.prio[0] == -1 && run.K.tos[1] == 64);
-	GOOD("-a h --size 1400,64,512 --count 3", run.K.nsz == 3 && run.K.size[0] == 1400 && run.K.size[1] == 64 &&
-		 opts.size == 1400 && run.K.tx_size == 1400);
+	GOOD("-a h --priority 4,5 --tos 64", classes.ncls == 2 && classes.tos[0] == 64 && classes.tos[1] == 64 && classes.prio[1] == 5);
+	GOOD("-a h --tos 32,64", classes.ncls == 2 && classes.prio[0] == -1 && classes.tos[1] == 64);
+	GOOD("-a h --size 1400,64,512 --count 3", classes.nsz == 3 && classes.size[0] == 1400 && classes.size[1] == 64 &&
+		 opts.size == 1400 && classes.tx_size == 1400);
 	/* the MTU rule: lo's MTU (65536) takes the largest size */
-	GOOD("-i lo -a h --size 64,65000 --count 5", run.K.nsz == 2);
-	GOOD("-a h", run.K.ncls == 1 && run.K.nsz == 1);
+	GOOD("-i lo -a h --size 64,65000 --count 5", classes.nsz == 2);
+	GOOD("-a h", classes.ncls == 1 && classes.nsz == 1);
 	GOOD("-a h", opts.cpu_latency == 0 && !opts.cpu_latency_set);
 	GOOD("-a h --cpu-latency 25", opts.cpu_latency == 25 && opts.cpu_latency_set);
 	GOOD("--cpu-latency off", opts.cpu_latency == -1 && opts.cpu_latency_set);
 	/* a cadence per class: the run's interval is all of them together */
-	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", run.K.nival == 3 && run.K.ival[1] == 2000000 &&
+	GOOD("-a h --tos 0,32,64 --interval 1000,2000,2000", classes.nival == 3 && classes.ival[1] == 2000000 &&
 		 opts.interval_ns == 500000);
 	/* "-a h --priority 1,2 --interval 250": one cadence for both, said (tos_interval) */
 }
@@ -4441,18 +4441,18 @@ static void test_classes_schedule(void)
 	ok(r == 0, "classes: parse a class x size run", "r=%d", r);
 	side_set(true);
 	run.win.mask = 255;
-	run.E.keyseq = keyseq0;
-	run.S.start_mono = mono_ns();
+	emitter.keyseq = keyseq0;
+	sess.start_mono = mono_ns();
 	r = sock_open_emit() < 0 ? -1 : cls_open();
-	ok(r == 0 && run.K.fd[1] > 0 && run.K.fd[2] > 0 && run.K.fd[1] != run.K.fd[2] && run.K.fd[0] == run.sock_fd,
-	   "classes: a socket per class", "r=%d fds %d %d %d", r, run.K.fd[0], run.K.fd[1], run.K.fd[2]);
+	ok(r == 0 && classes.fd[1] > 0 && classes.fd[2] > 0 && classes.fd[1] != classes.fd[2] && classes.fd[0] == run.sock_fd,
+	   "classes: a socket per class", "r=%d fds %d %d %d", r, classes.fd[0], classes.fd[1], classes.fd[2]);
 	{
 		struct sockaddr_in me[3];
 		socklen_t ml;
 
 		for (k = 0; r == 0 && k < 3; k++) {
 			ml = sizeof(me[k]);
-			getsockname(run.K.fd[k], (struct sockaddr *)&me[k], &ml);
+			getsockname(classes.fd[k], (struct sockaddr *)&me[k], &ml);
 		}
 		ok(r == 0 && me[0].sin_port && me[0].sin_port == me[1].sin_port && me[1].sin_port == me[2].sin_port,
 		   "classes: ... all on one local port (the reflector sees one peer)", "ports %u %u %u",
@@ -4462,11 +4462,11 @@ static void test_classes_schedule(void)
 		int want_prio = k + 1, want_tos = 32 * k;
 
 		len = sizeof(v);
-		getsockopt(run.K.fd[k], SOL_SOCKET, SO_PRIORITY, &v, &len);
+		getsockopt(classes.fd[k], SOL_SOCKET, SO_PRIORITY, &v, &len);
 		snprintf(name, sizeof(name), "classes: class %d socket has SO_PRIORITY %d (getsockopt)", k, want_prio);
 		ok(v == want_prio, name, "got %d", v);
 		len = sizeof(v);
-		getsockopt(run.K.fd[k], IPPROTO_IP, IP_TOS, &v, &len);
+		getsockopt(classes.fd[k], IPPROTO_IP, IP_TOS, &v, &len);
 		snprintf(name, sizeof(name), "classes: class %d socket has IP_TOS %d (getsockopt)", k, want_tos);
 		ok(v == want_tos, name, "got %d", v);
 	}
@@ -4477,12 +4477,12 @@ static void test_classes_schedule(void)
 		unsigned want_size = seq < 6 ? 64 : 256;
 		bool want_warm = seq % 6 < 2;
 
-		sched &= run.K.cur == (int)(seq % 3) && run.sock_fd == run.K.fd[seq % 3] && len == want_size &&
+		sched &= classes.cur == (int)(seq % 3) && run.sock_fd == classes.fd[seq % 3] && len == want_size &&
 			 size_of(seq) == (seq < 6 ? 0 : 1);
 		warm &= cls_warmup(seq) == want_warm && !!(f & PF_WARMUP) == want_warm;
 		flags &= (f & PF_CLASS) && ((f >> PF_PRIO_SHIFT) & 0xf) == seq % 3 + 2;
 	}
-	ok(sched, "classes: seq % 3 picks the class's socket, sizes change after warm-up + count", "cur %d", run.K.cur);
+	ok(sched, "classes: seq % 3 picks the class's socket, sizes change after warm-up + count", "cur %d", classes.cur);
 	ok(warm, "classes: the first -w pings of each size are warm-up", "%s", "");
 	ok(flags, "classes: pings carry PF_CLASS and their priority + 1", "%s", "");
 	for (seq = 0; seq < 12; seq++) {
@@ -4493,7 +4493,7 @@ static void test_classes_schedule(void)
 	{
 		char buf[128], *p;
 
-		run.K.g = (struct grp *)1;	/* only tested for non-NULL by the column writer */
+		classes.g = (struct grp *)1;	/* only tested for non-NULL by the column writer */
 		p = cls_log_cols(buf, false, NULL);
 		*p = 0;
 		ok(!strcmp(buf, " CLASS SIZE"), "classes: text log columns", "'%s'", buf);
@@ -4501,15 +4501,15 @@ static void test_classes_schedule(void)
 		p = cls_log_cols(buf, true, &seq);
 		*p = 0;
 		ok(!strcmp(buf, ",1,256"), "classes: csv log values of seq 7", "'%s'", buf);
-		run.K.g = NULL;
+		classes.g = NULL;
 		cls_note(buf, sizeof(buf), 7);
 		ok(!strcmp(buf, " class=1 priority=2 tos=32 size=256"), "classes: breach note names class and size",
 		   "'%s'", buf);
 	}
 	for (k = 0; k < 3; k++) {
-		close(run.K.fd[k]);
+		close(classes.fd[k]);
 		if (k) {
-			free(run.K.keyseq[k]);
+			free(classes.keyseq[k]);
 		}
 	}
 	run.sock_fd = -1;
@@ -4529,9 +4529,9 @@ static void test_classes_reflect(void)
 	run.sock_fd = fd;
 	cls_open();
 	m.flags = PF_CLASS | (3u << PF_PRIO_SHIFT);
-	run.K.rx_tos = 64;
+	classes.rx_tos = 64;
 	cls_reflect(m.flags);
-	run.K.r[cls_rrow(m.flags)].answered++;
+	classes.r[cls_rrow(m.flags)].answered++;
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
 	prio_ok = v == 2;
 	len = sizeof(v);
@@ -4539,21 +4539,21 @@ static void test_classes_reflect(void)
 	tos_ok = v == 64;
 	ok(prio_ok && tos_ok, "classes: reflector takes SO_PRIORITY from the ping, TOS as received", "tos %d", v);
 	m.flags |= PF_WARMUP;
-	run.K.r[cls_rrow(m.flags)].answered++;
-	run.K.r[cls_rrow(m.flags)].warmup++;
+	classes.r[cls_rrow(m.flags)].answered++;
+	classes.r[cls_rrow(m.flags)].warmup++;
 	m.flags = PF_CLASS | (5u << PF_PRIO_SHIFT);
-	run.K.rx_tos = 0;
-	run.K.r[cls_rrow(m.flags)].answered++;
-	ok(run.K.rn == 2 && run.K.r[0].prio == 2 && run.K.r[0].tos == 64 && run.K.r[0].answered == 2 && run.K.r[0].warmup == 1 &&
-	   run.K.r[1].prio == 4 && run.K.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", run.K.rn);
+	classes.rx_tos = 0;
+	classes.r[cls_rrow(m.flags)].answered++;
+	ok(classes.rn == 2 && classes.r[0].prio == 2 && classes.r[0].tos == 64 && classes.r[0].answered == 2 && classes.r[0].warmup == 1 &&
+	   classes.r[1].prio == 4 && classes.r[1].answered == 1, "classes: reflector counts answers per class", "rn %d", classes.rn);
 	m.flags = 0;
 	cls_reflect(m.flags);
 	len = sizeof(v);
 	getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &v, &len);
-	ok(v == 0 && run.K.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
+	ok(v == 0 && classes.rn == 2, "classes: a ping without a class is answered with the reflector's own priority",
 	   "prio %d", v);
-	ok(cls_rrow(m.flags) == CLS_RROWS && run.K.rn == 2, "classes: ... and booked in a row apart from the classes",
-	   "rn %d", run.K.rn);
+	ok(cls_rrow(m.flags) == CLS_RROWS && classes.rn == 2, "classes: ... and booked in a row apart from the classes",
+	   "rn %d", classes.rn);
 	close(fd);
 	run.sock_fd = -1;
 	reset_globals();
@@ -4591,14 +4591,14 @@ static void test_classes_plain(void)
 	   r, len_ok, warm_ok, plain_ok);
 	cls_on_row(0, run.side.primary, 1000);
 	cls_on_answer(0, false);
-	ok(!run.K.g, "classes: a plain run: no rows to count into", "-");
+	ok(!classes.g, "classes: a plain run: no rows to count into", "-");
 	reset_globals();
 	side_set(false);
 	cls_on_ping(0, false);
 	cls_on_ping(0, true);
 	cls_on_pong(0);
-	ok(run.K.r[CLS_RROWS].received == 2 && run.K.r[CLS_RROWS].warmup == 1 && run.K.r[CLS_RROWS].answered == 1 &&
-	   !run.K.rn, "classes: a plain reflector: pings and pongs in the row without a class", "rn=%d", run.K.rn);
+	ok(classes.r[CLS_RROWS].received == 2 && classes.r[CLS_RROWS].warmup == 1 && classes.r[CLS_RROWS].answered == 1 &&
+	   !classes.rn, "classes: a plain reflector: pings and pongs in the row without a class", "rn=%d", classes.rn);
 	run.sock_fd = -1;
 	reset_globals();
 }
@@ -4616,10 +4616,10 @@ static void test_classes_interval(void)
 	free(err);
 	side_set(true);
 	run.win.mask = 255;
-	run.E.keyseq = keyseq0;
-	run.S.log.cap = 0;
+	emitter.keyseq = keyseq0;
+	sess.log.cap = 0;
 	r = r ? r : sock_open_emit() < 0 ? -1 : cls_open();
-	ok(r == 0 && run.K.cmap, "classes: --interval list keeps a seq -> class map", "r=%d", r);
+	ok(r == 0 && classes.cmap, "classes: --interval list keeps a seq -> class map", "r=%d", r);
 	if (r) {
 		reset_globals();
 		return;
@@ -4629,21 +4629,21 @@ static void test_classes_interval(void)
 		int b = seq % 4 == 3;	/* class 1 every fourth ping */
 		uint16_t f = 0;
 
-		run.K.cmap[seq & run.K.cmap_mask] = (uint8_t)b;
+		classes.cmap[seq & classes.cmap_mask] = (uint8_t)b;
 		cls_before_send(seq, mono_ns(), &f);
 		order &= f >> PF_PRIO_SHIFT == (unsigned)b + 2 &&
-			 run.sock_fd == run.K.fd[b] && cls_of(seq) == b;
+			 run.sock_fd == classes.fd[b] && cls_of(seq) == b;
 		n[b]++;
 	}
 	ok(order, "classes: a mapped seq goes on its class's socket with its priority", "%s", "");
 	ok(n[0] == 18 && n[1] == 6 && cls_of(3) == 1 && cls_of(4) == 0, "classes: seq -> class read back from the map",
 	   "%d %d", n[0], n[1]);
-	close(run.K.fd[0]);
-	close(run.K.fd[1]);
-	free(run.K.keyseq[1]);
-	free(run.K.cmap);
+	close(classes.fd[0]);
+	close(classes.fd[1]);
+	free(classes.keyseq[1]);
+	free(classes.cmap);
 	run.sock_fd = -1;
-	memset(&run.E, 0, sizeof(run.E));
+	memset(&emitter, 0, sizeof(emitter));
 	reset_globals();
 }
 
@@ -4716,7 +4716,7 @@ static void test_outputs_clock(void)
 	reset_globals();
 	side_set(true);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
+		hist_init(&sess.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	log_setup(true, &mem, 16);
 	kops.clock = fake_read;
@@ -4725,37 +4725,37 @@ static void test_outputs_clock(void)
 
 	clk_txn(&x, 0, 6000000000ULL, 30000, fake_off, fake_off);
 	txn_account(&x);
-	ok(run.S.h[M_RTT].n == 1 && !x.clk && !run.clk.steps, "clock: a steady clock: the rtt counts", "n=%" PRIu64, run.S.h[M_RTT].n);
+	ok(sess.h[M_RTT].n == 1 && !x.clk && !run.clk.steps, "clock: a steady clock: the rtt counts", "n=%" PRIu64, sess.h[M_RTT].n);
 
 	/* CLOCK_REALTIME steps back 5 s between T1 and T4 */
 	fake_off -= 5000000000LL;
 	clk_txn(&x, 1, 7000000000ULL, 30000, off0, fake_off);
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && run.clk.steps == 1 && llabs(run.clk.last + 5000000000LL) < 1000 && run.S.h[M_RTT].n == 1,
+	ok((x.clk & CLK_STEPPED) && run.clk.steps == 1 && llabs(run.clk.last + 5000000000LL) < 1000 && sess.h[M_RTT].n == 1,
 	   "clock: a 5 s backward step inside a transaction is seen, marked, not averaged",
-	   "clk=%d steps=%" PRIu64 " last=%" PRId64 " n=%" PRIu64, x.clk, run.clk.steps, run.clk.last, run.S.h[M_RTT].n);
+	   "clk=%d steps=%" PRIu64 " last=%" PRId64 " n=%" PRIu64, x.clk, run.clk.steps, run.clk.last, sess.h[M_RTT].n);
 	ok(txn_status(&x) == ST_STEPPED && run.clk.stepped == 1, "clock: its log status is 'stepped'", "status %d", txn_status(&x));
 	log_push(&x);
 
 	clk_txn(&x, 2, 8000000000ULL, 30000, fake_off, fake_off);
 	txn_account(&x);
-	ok(!x.clk && run.S.h[M_RTT].n == 2 && run.S.h[M_RTT].min > 0, "clock: after the step, on the new base, transactions count again",
-	   "clk=%d n=%" PRIu64, x.clk, run.S.h[M_RTT].n);
+	ok(!x.clk && sess.h[M_RTT].n == 2 && sess.h[M_RTT].min > 0, "clock: after the step, on the new base, transactions count again",
+	   "clk=%d n=%" PRIu64, x.clk, sess.h[M_RTT].n);
 	log_push(&x);
 
 	/* a forward step of 3 ms: positive, plausible-looking, still caught */
 	fake_off += 3000000;
 	clk_txn(&x, 3, 9000000000ULL, 30000, fake_off - 3000000, fake_off);
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && run.clk.steps == 2 && run.S.h[M_RTT].n == 2 && run.S.h[M_RTT].max < 1000000,
+	ok((x.clk & CLK_STEPPED) && run.clk.steps == 2 && sess.h[M_RTT].n == 2 && sess.h[M_RTT].max < 1000000,
 	   "clock: a 3 ms forward step (rtt would read 3.03 ms) is marked, not counted",
-	   "clk=%d steps=%" PRIu64 " max=%" PRId64, x.clk, run.clk.steps, run.S.h[M_RTT].max);
+	   "clk=%d steps=%" PRIu64 " max=%" PRId64, x.clk, run.clk.steps, sess.h[M_RTT].max);
 	log_push(&x);
 
 	/* the same stamps without the step: never a false alarm */
 	clk_txn(&x, 4, 10000000000ULL, 900000000, fake_off, fake_off);
 	txn_account(&x);
-	ok(!x.clk && run.S.h[M_RTT].n == 3, "clock: a slow (0.9 s) but honest transaction is not marked", "clk=%d", x.clk);
+	ok(!x.clk && sess.h[M_RTT].n == 3, "clock: a slow (0.9 s) but honest transaction is not marked", "clk=%d", x.clk);
 
 	nw = clock_warnings(w, 4);
 	ok(nw >= 1 && strstr(w[0], "stepped 2 times") && strstr(w[0], "2 transactions"),
@@ -4789,11 +4789,11 @@ static void test_outputs_clock(void)
 	clk_txn(&x, 5, 11000000000ULL, 30000, fake_off, fake_off);
 	x.t[T4W] = x.t[T1W] - 7;
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && run.S.h[M_RTT].min >= 0 && run.S.h[M_RTT].n == 3,
-	   "clock: a negative rtt is marked and left out", "clk=%d min=%" PRId64, x.clk, run.S.h[M_RTT].min);
+	ok((x.clk & CLK_STEPPED) && sess.h[M_RTT].min >= 0 && sess.h[M_RTT].n == 3,
+	   "clock: a negative rtt is marked and left out", "clk=%d min=%" PRId64, x.clk, sess.h[M_RTT].min);
 	nw = clock_warnings(w, 4);
 	ok(nw >= 1 && strstr(w[0], "went backwards"), "clock: and warned about", "%d", nw);
-	hist_add(&run.S.h[M_NETWORK], -40, 9);
+	hist_add(&sess.h[M_NETWORK], -40, 9);
 	nw = clock_warnings(w, 4);
 	ok(nw >= 2 && strstr(w[1], "network has negative samples (min -40 ns)"),
 	   "clock: a metric with negative samples is named in a warning", "%d: %s", nw, nw > 1 ? w[1] : "");
@@ -4803,7 +4803,7 @@ static void test_outputs_clock(void)
 	kops.clock = fake_read;	/* reset_globals restores the whole kernel interface */
 	side_set(false);
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
+		hist_init(&sess.h[i], 1000, 64000, b[i], o[i], 64, test_lh(i));
 	}
 	clk_start();
 	memset(&x, 0, sizeof(x));
@@ -4812,7 +4812,7 @@ static void test_outputs_clock(void)
 	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off);
 	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
 	txn_account(&x);
-	ok(!x.clk && run.S.h[M_RESPONSE].n == 1, "clock: reflect: consistent stamps count", "clk=%d", x.clk);
+	ok(!x.clk && sess.h[M_RESPONSE].n == 1, "clock: reflect: consistent stamps count", "clk=%d", x.clk);
 	fake_off -= 2000000;	/* 2 ms back between T2 and T3 */
 	memset(&x, 0, sizeof(x));
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
@@ -4820,7 +4820,7 @@ static void test_outputs_clock(void)
 	x.t[T2W] = (uint64_t)((int64_t)x.mono - 3000 + fake_off + 2000000);
 	x.t[T3W] = (uint64_t)((int64_t)x.mono + 3000 + fake_off);
 	txn_account(&x);
-	ok((x.clk & CLK_STEPPED) && run.S.h[M_RESPONSE].n == 1 && run.clk.steps == 1,
+	ok((x.clk & CLK_STEPPED) && sess.h[M_RESPONSE].n == 1 && run.clk.steps == 1,
 	   "clock: reflect: a 2 ms backward step between T2 and T3 is marked", "clk=%d steps=%" PRIu64, x.clk, run.clk.steps);
 
 	/*
@@ -4835,9 +4835,9 @@ static void test_outputs_clock(void)
 	x.t[T2W] = (uint64_t)((int64_t)x.mono_lo + 10000 + fake_off);
 	x.t[T3W] = (uint64_t)((int64_t)x.mono_lo + 20000 + fake_off);
 	txn_account(&x);
-	ok(!x.clk && run.S.h[M_RESPONSE].n == 2 && run.clk.steps == 1,
+	ok(!x.clk && sess.h[M_RESPONSE].n == 2 && run.clk.steps == 1,
 	   "clock: reflect --spin: T3 read long before the read after the pong is no step", "clk=%d n=%" PRIu64, x.clk,
-	   run.S.h[M_RESPONSE].n);
+	   sess.h[M_RESPONSE].n);
 	fake_off -= 2000000;	/* 2 ms back again, between T2 and T3 */
 	memset(&x, 0, sizeof(x));
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
@@ -5016,23 +5016,23 @@ static void test_outputs_analyze(void)
 		   "1006 1.000000000 1.000001000 1000\n1007 1.000000000 1.000001000 1000\n"
 		   "1009 1.000000000 1.000001000 1000\n1008 1.000000000 1.000001000 1000\n");
 	r = analyze_files(p1, NULL);
-	ok(r == 0 && run.S.c.lost == 1 && run.S.c.late == 1 && run.S.c.received == 9 && run.S.c.sent == 9 &&
+	ok(r == 0 && sess.c.lost == 1 && sess.c.late == 1 && sess.c.received == 9 && sess.c.sent == 9 &&
 	   strstr(ana_err, "1 rows repeat an earlier SEQ") && strstr(ana_out, "duplicate unknown"),
 	   "analyze: reflect log of a restarted reflector: lost 1 (the gap), the repeated row counted once and said, late 1 (reorder), received 9",
-	   "r=%d lost %" PRIu64 " late %" PRIu64 " received %" PRIu64 " stderr '%s'", r, run.S.c.lost, run.S.c.late,
-	   run.S.c.received, ana_err);
+	   "r=%d lost %" PRIu64 " late %" PRIu64 " received %" PRIu64 " stderr '%s'", r, sess.c.lost, sess.c.late,
+	   sess.c.received, ana_err);
 	/* empty and one-row logs, alone and joined */
 	write_text(p1, "SEQ T2_KSW T3_KSW RESPONSE\n-\n");
 	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n");
 	r = analyze_files(p1, NULL);
-	ok(r == 0 && run.S.c.sent == 0 && run.S.c.lost == 0, "analyze: an empty reflect log: zero counts, exit 0", "r=%d", r);
+	ok(r == 0 && sess.c.sent == 0 && sess.c.lost == 0, "analyze: an empty reflect log: zero counts, exit 0", "r=%d", r);
 	r = analyze_files(p2, p1);
 	ok(r == 2, "analyze: empty emit + empty reflect log: exit 2 (nothing to join), no crash", "r=%d", r);
 	write_text(p2, "SEQ T1_KSW T4_KSW RTT\n-\n5 1.000000000 1.000010000 10000\n");
 	r = analyze_files(p2, p1);
 	ok(r == 2, "analyze: one-row emit + empty reflect log: exit 2, no crash", "r=%d", r);
 	r = analyze_files(p2, NULL);
-	ok(r == 0 && run.S.c.received == 1 && run.S.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
+	ok(r == 0 && sess.c.received == 1 && sess.h[M_RTT].n == 1, "analyze: a one-row emit log: exit 0, one received, one sample", "r=%d", r);
 	unlink(p1);
 	unlink(p2);
 }
@@ -5138,7 +5138,7 @@ static void test_log_srv_kx(void)
 	ok(!r && text && !strstr(text, ",t2_k,"), "log: no t2_k column when the reflector sent no kernel stamps", "%.300s",
 	   text ? text : "");
 	free(text);
-	run.S.srv_kx = true;
+	sess.srv_kx = true;
 	r = log_to_file(path, LOG_CSV);
 	text = read_file(path);
 	r = r ? r : read_log(path, &L, &err);
@@ -5197,7 +5197,7 @@ static void test_outputs_property(void)
 		opts.sw_stamps = rnd() & 1;
 		run.ts.hw = rnd() & 1;
 		log_setup(emit, &mem, 8);
-		run.S.srv_hw = rnd() & 1;
+		sess.srv_hw = rnd() & 1;
 		rnd_bytes(opts.cmdline, (size_t)rnd_range(0, sizeof(opts.cmdline) - 1));
 		opts.log = opts.cmdline;
 		for (k = 0; k < n; k++) {
@@ -5780,19 +5780,19 @@ static void test_swhw(void)
 	run.ts.hw = true;
 	run.win.slot = calloc(256, sizeof(*run.win.slot));
 	run.win.mask = 255;
-	run.E.keyseq = calloc(256, sizeof(uint64_t));
+	emitter.keyseq = calloc(256, sizeof(uint64_t));
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
+		hist_init(&sess.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	/* seq 5 sent with key 7; its pong is in (T4 with both stamps), T1 not yet */
 	x = &run.win.slot[5];
 	x->seq = 5;
 	x->txkey = 7;
 	x->st = TF_USED | TF_SENT | TF_RECEIVED | TF_TXPEND;
-	run.E.keyseq[7] = 5;
-	run.E.txpend = 1;
+	emitter.keyseq[7] = 5;
+	emitter.txpend = 1;
 	x->t[T1SW] = B;
 	x->t[T2W] = B + 20000;
 	x->t[T2SW] = B + 21000;
@@ -5827,13 +5827,13 @@ static void test_swhw(void)
 	ok(r1 && !r2 && key == 7 && wire == B + 1000, "swhw: ts[2] TX message -> the wire stamp of key 7", "r1=%d r2=%d", r1, r2);
 	emit_on_tx(key, wire);
 	ok(x->t[T1W] == B + 1000 && !(x->st & TF_TXPEND), "swhw: T1 stored, nothing pending", "t1=%" PRIu64, x->t[T1W]);
-	ok(run.S.h[M_CLI_TX_KERN].n == 1 && run.S.h[M_CLI_TX_KERN].min == 300 && run.S.h[M_CLI_TX_NIC].n == 1 &&
-	   run.S.h[M_CLI_TX_NIC].min == 700, "swhw: client tx split: kernel 300 ns, driver+NIC 700 ns", "kern n=%" PRIu64 " nic min=%" PRId64,
-	   run.S.h[M_CLI_TX_KERN].n, run.S.h[M_CLI_TX_NIC].min);
-	ok(run.S.h[M_CLI_RX_NIC].n == 1 && run.S.h[M_CLI_RX_NIC].min == 1000 && run.S.h[M_CLI_RX_WAKE].n == 1 &&
-	   run.S.h[M_CLI_RX_WAKE].min == 2000 && run.S.h[M_CLI_TX].min == 1000 && run.S.h[M_CLI_RX].min == 3000,
+	ok(sess.h[M_CLI_TX_KERN].n == 1 && sess.h[M_CLI_TX_KERN].min == 300 && sess.h[M_CLI_TX_NIC].n == 1 &&
+	   sess.h[M_CLI_TX_NIC].min == 700, "swhw: client tx split: kernel 300 ns, driver+NIC 700 ns", "kern n=%" PRIu64 " nic min=%" PRId64,
+	   sess.h[M_CLI_TX_KERN].n, sess.h[M_CLI_TX_NIC].min);
+	ok(sess.h[M_CLI_RX_NIC].n == 1 && sess.h[M_CLI_RX_NIC].min == 1000 && sess.h[M_CLI_RX_WAKE].n == 1 &&
+	   sess.h[M_CLI_RX_WAKE].min == 2000 && sess.h[M_CLI_TX].min == 1000 && sess.h[M_CLI_RX].min == 3000,
 	   "swhw: client rx split: NIC+driver 1000, wake-up 2000 (stacks 1000 / 3000 as before)", "rxnic=%" PRId64,
-	   run.S.h[M_CLI_RX_NIC].min);
+	   sess.h[M_CLI_RX_NIC].min);
 	/* a kernel stamp of another key never lands on this transaction */
 	tx_kernel_stamp(8, B + 999);
 	ok(x->t[T1K] == B + 300, "swhw: kernel stamp of an unknown key ignored", "t1k=%" PRIu64, x->t[T1K]);
@@ -5850,11 +5850,11 @@ static void test_swhw(void)
 		free(mem[i][1]);
 	}
 	free(run.win.slot);
-	free(run.E.keyseq);
+	free(emitter.keyseq);
 	run.win.slot = NULL;
-	run.E.keyseq = NULL;
-	memset(&run.S, 0, sizeof(run.S));
-	run.E.txpend = 0;
+	emitter.keyseq = NULL;
+	memset(&sess, 0, sizeof(sess));
+	emitter.txpend = 0;
 }
 
 /* --ptp-probe: the PTP header's layout, its check, its options. */
@@ -5948,12 +5948,12 @@ static void test_klog(void)
 	run.ts.hw = true;
 	side_set(true);
 	mem = calloc(10, log_rec_size(true));
-	memset(&run.S, 0, sizeof(run.S));
-	log_init(&run.S.log, mem, 10);
+	memset(&sess, 0, sizeof(sess));
+	log_init(&sess.log, mem, 10);
 	log_kernel_stamps();
-	ok(run.side.nstamps == 12 && run.S.log.nstamps == 12 && run.S.log.rec_size == 8 + 96 + 4,
+	ok(run.side.nstamps == 12 && sess.log.nstamps == 12 && sess.log.rec_size == 8 + 96 + 4,
 	   "klog: hardware -> 12 stamps per emit record, T1_K, T4_K and the reflector's T2_K, T3_K included", "n=%d rec=%u",
-	   run.side.nstamps, run.S.log.rec_size);
+	   run.side.nstamps, sess.log.rec_size);
 	memset(&x, 0, sizeof(x));
 	x.seq = 3;
 	x.st = TF_USED | TF_SENT | TF_RECEIVED;
@@ -5966,7 +5966,7 @@ static void test_klog(void)
 	x.t[T4K] = B + 41000;
 	x.t[T4SW] = B + 43000;
 	log_push(&x);
-	log_get(&run.S.log, 0, &x, &st);
+	log_get(&sess.log, 0, &x, &st);
 	ok(x.t[T1K] == B + 300 && x.t[T4K] == B + 41000, "klog: the ring keeps T1_K and T4_K", "t1k=%" PRIu64, x.t[T1K]);
 	tmp_path(path, sizeof(path), "klog.csv");
 	r = log_to_file(path, LOG_CSV);
@@ -5991,7 +5991,7 @@ static void test_klog(void)
 	tlog_free(&L);
 	unlink(path);
 	free(mem);
-	memset(&run.S, 0, sizeof(run.S));
+	memset(&sess, 0, sizeof(sess));
 	reset_globals();
 }
 
@@ -6020,9 +6020,9 @@ static void kx_tx(uint32_t key, uint64_t t, bool nic)
 	cb_add(&b, SOL_IP, IP_RECVERR, &ee, sizeof(ee), 0);
 	ts_parse(&b.msg, &c);
 	if (ts_tx_stamp(&c, &k, &v)) {
-		run.R.txpend++;	/* it was pending: reflect_on_tx takes it off */
+		refl.txpend++;	/* it was pending: reflect_on_tx takes it off */
 		reflect_on_tx(k, v);
-		run.R.txpend--;
+		refl.txpend--;
 	} else if (ts_tx_kernel(&c, &k, &v)) {
 		tx_kernel_stamp(k, v);
 	}
@@ -6052,9 +6052,9 @@ static void test_kx(void)
 	memset(kx_win, 0, sizeof(kx_win));
 	run.win.slot = kx_win;
 	run.win.mask = 255;
-	memset(&run.R, 0, sizeof(run.R));
-	memset(&run.E, 0, sizeof(run.E));
-	run.R.log_fd = -1;
+	memset(&refl, 0, sizeof(refl));
+	memset(&emitter, 0, sizeof(emitter));
+	refl.log_fd = -1;
 	run.echo.q = q;
 	run.echo.head = run.echo.n = 0;
 	run.key.on = false;
@@ -6070,7 +6070,7 @@ static void test_kx(void)
 	for (i = 0; i < NMETRIC; i++) {
 		mem[i][0] = calloc(64, 8);
 		mem[i][1] = calloc(64, 8);
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
+		hist_init(&sess.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
 	B = real_ns();
 	/* ping 0 (80 bytes): T2 wire B, kernel B+100, app B+500 */
@@ -6105,9 +6105,9 @@ static void test_kx(void)
 	/* a ping with no room: the pong goes without the block, counted */
 	run.ts_rx_kernel = B + 40100;
 	reflect_packet(buf[2], 64, B + 40000, B + 40500, false, (struct sockaddr *)&to, sizeof(to));
-	ok(!proto_decode(buf[2], 64, &m) && !(m.flags & PF_KSTAMPS) && (m.flags & PF_SRV_HW) && run.S.c.kx_unfit == 1 &&
+	ok(!proto_decode(buf[2], 64, &m) && !(m.flags & PF_KSTAMPS) && (m.flags & PF_SRV_HW) && sess.c.kx_unfit == 1 &&
 	   m.t3w_seq == 1, "kx: a 64-byte ping: no block, counted (kx_unfit 1), the echo still goes", "flags=%#x unfit=%" PRIu64,
-	   m.flags, run.S.c.kx_unfit);
+	   m.flags, sess.c.kx_unfit);
 	f = open_memstream(&text, &tlen);
 	report_compute(&rep);
 	print_hw_notes(f, &rep);
@@ -6162,16 +6162,16 @@ static void test_kx(void)
 	/* the client: pings 0-2 sent; the pongs above come back (the clock-step check is tested elsewhere) */
 	memset(&run.clk, 0, sizeof(run.clk));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
+		hist_init(&sess.h[i], 1000, 64000, mem[i][0], (int64_t *)mem[i][1], 64, test_lh(i));
 	}
-	memset(&run.S.c, 0, sizeof(run.S.c));
+	memset(&sess.c, 0, sizeof(sess.c));
 	side_set(true);
 	opts.iface = "eth0";
 	log_kernel_stamps();
 	memset(kx_win, 0, sizeof(kx_win));
 	memset(kx_keyseq, 0, sizeof(kx_keyseq));
-	run.E.keyseq = kx_keyseq;
-	run.S.id = 0x4b58;
+	emitter.keyseq = kx_keyseq;
+	sess.id = 0x4b58;
 	opts.size = 80;
 	opts.timeout_ns = UINT64_MAX / 2;
 	opts.threshold_ns = -1;
@@ -6183,21 +6183,21 @@ static void test_kx(void)
 		x->deadline = UINT64_MAX;
 		x->t[T1W] = B - 5000 + (uint64_t)i * 20000;
 		x->t[T1SW] = x->t[T1W] - 300;
-		run.S.c.sent++;
-		run.E.outstanding++;
+		sess.c.sent++;
+		emitter.outstanding++;
 	}
-	run.E.next_seq = 3;
+	emitter.next_seq = 3;
 	emit_packet(buf[0], 80, B + 900000000ULL, B + 900001000ULL, false);
 	emit_packet(buf[1], 80, B + 900020000ULL, B + 900021000ULL, false);
-	ok(run.S.c.received == 2 && run.win.slot[0].t[T2K] == B + 100 && run.win.slot[1].t[T2K] == B + 20100 && run.win.slot[0].t[T3K] == t3sw[0] + 400 &&
+	ok(sess.c.received == 2 && run.win.slot[0].t[T2K] == B + 100 && run.win.slot[1].t[T2K] == B + 20100 && run.win.slot[0].t[T3K] == t3sw[0] + 400 &&
 	   run.win.slot[0].t[T3W] == t3sw[0] + 1000, "kx: client: T2_K from each pong, T3_K of pong 0 from the echo in pong 1",
-	   "rx=%" PRIu64 " t2k=%" PRIu64 " t3k=%" PRIu64, run.S.c.received, run.win.slot[0].t[T2K], run.win.slot[0].t[T3K]);
-	ok(run.S.h[M_SRV_RX_NIC].n == 2 && run.S.h[M_SRV_RX_NIC].min == 100 && run.S.h[M_SRV_RX_WAKE].n == 2 &&
-	   run.S.h[M_SRV_RX_WAKE].min == 400 && run.S.h[M_SRV_TX_KERN].n == 1 && run.S.h[M_SRV_TX_KERN].min == 400 &&
-	   run.S.h[M_SRV_TX_NIC].n == 1 && run.S.h[M_SRV_TX_NIC].min == 600,
+	   "rx=%" PRIu64 " t2k=%" PRIu64 " t3k=%" PRIu64, sess.c.received, run.win.slot[0].t[T2K], run.win.slot[0].t[T3K]);
+	ok(sess.h[M_SRV_RX_NIC].n == 2 && sess.h[M_SRV_RX_NIC].min == 100 && sess.h[M_SRV_RX_WAKE].n == 2 &&
+	   sess.h[M_SRV_RX_WAKE].min == 400 && sess.h[M_SRV_TX_KERN].n == 1 && sess.h[M_SRV_TX_KERN].min == 400 &&
+	   sess.h[M_SRV_TX_NIC].n == 1 && sess.h[M_SRV_TX_NIC].min == 600,
 	   "kx: client statistics: server rx NIC+driver 100, wake-up 400, tx kernel 400, driver+NIC 600 ns",
-	   "rxnic n=%" PRIu64 " txkern n=%" PRIu64 " txnic min=%" PRId64, run.S.h[M_SRV_RX_NIC].n, run.S.h[M_SRV_TX_KERN].n,
-	   run.S.h[M_SRV_TX_NIC].min);
+	   "rxnic n=%" PRIu64 " txkern n=%" PRIu64 " txnic min=%" PRId64, sess.h[M_SRV_RX_NIC].n, sess.h[M_SRV_TX_KERN].n,
+	   sess.h[M_SRV_TX_NIC].min);
 	n = 0;
 	segments(run.win.slot[0].t, name, val, &n);
 	for (i = 0; i < n; i++) {
@@ -6226,7 +6226,7 @@ static void test_kx(void)
 	text = NULL;
 	/* csv log and --analyze: t2_k and t3_k columns, read back */
 	lmem = calloc(4, log_rec_size(true));
-	log_init(&run.S.log, lmem, 4);
+	log_init(&sess.log, lmem, 4);
 	log_kernel_stamps();
 	log_push(&run.win.slot[0]);
 	tmp_path(path, sizeof(path), "kx.csv");
@@ -6244,7 +6244,7 @@ static void test_kx(void)
 	tlog_free(&L);
 	unlink(path);
 	free(lmem);
-	memset(&run.S.log, 0, sizeof(run.S.log));
+	memset(&sess.log, 0, sizeof(sess.log));
 	/* the client's side of a short ping: counted, and said with the size to use */
 	opts.size = 64;
 	emit_packet(buf[2], 64, B + 900040000ULL, B + 900041000ULL, false);
@@ -6253,45 +6253,45 @@ static void test_kx(void)
 	report_compute(&rep);
 	print_hw_notes(f, &rep);
 	fclose(f);
-	ok(run.S.c.kx_unfit == 1 && text && strstr(text, "missing from 1 pongs") && strstr(text, "--size 80"),
+	ok(sess.c.kx_unfit == 1 && text && strstr(text, "missing from 1 pongs") && strstr(text, "--size 80"),
 	   "kx: client: a pong too short for the block is counted and the report names --size 80", "unfit=%" PRIu64 " '%s'",
-	   run.S.c.kx_unfit, text ? text : "");
+	   sess.c.kx_unfit, text ? text : "");
 	free(text);
 
 	/* one-way evidence: two PHCs read against one kernel's CLOCK_REALTIME */
 	opts.size = 104;
-	run.E.fin_sent = true;
-	run.S.srv_hw = true;
+	emitter.fin_sent = true;
+	sess.srv_hw = true;
 	run.ts.hw = true;
 	run.host_boot_id = 0x0123456789abcdefULL;
 	emit_packet(fin, fin_len(), 0, 0, false);
-	ok(run.E.fin_acked && run.E.srv_phc.method == PHC_EXTENDED && run.E.srv_phc.off == -250 && run.E.srv_phc.boot_id == run.host_boot_id,
-	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", run.E.srv_phc.method);
+	ok(emitter.fin_acked && emitter.srv_phc.method == PHC_EXTENDED && emitter.srv_phc.off == -250 && emitter.srv_phc.boot_id == run.host_boot_id,
+	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", emitter.srv_phc.method);
 	run.phc.n = 2;
 	run.phc.method = PHC_PRECISE;
 	run.phc.last_off = 100;
 	run.phc.window = 0;
-	hist_init(&run.S.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64, test_lh(M_FORWARD));
-	hist_init(&run.S.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64, test_lh(M_BACKWARD));
-	hist_init(&run.S.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64, test_lh(M_RTT));
-	hist_add(&run.S.h[M_FORWARD], 9000, 0);
-	hist_add(&run.S.h[M_BACKWARD], 9100, 0);
-	hist_add(&run.S.h[M_RTT], 20000, 0);
+	hist_init(&sess.h[M_FORWARD], 1000, 64000, mem[M_FORWARD][0], (int64_t *)mem[M_FORWARD][1], 64, test_lh(M_FORWARD));
+	hist_init(&sess.h[M_BACKWARD], 1000, 64000, mem[M_BACKWARD][0], (int64_t *)mem[M_BACKWARD][1], 64, test_lh(M_BACKWARD));
+	hist_init(&sess.h[M_RTT], 1000, 64000, mem[M_RTT][0], (int64_t *)mem[M_RTT][1], 64, test_lh(M_RTT));
+	hist_add(&sess.h[M_FORWARD], 9000, 0);
+	hist_add(&sess.h[M_BACKWARD], 9100, 0);
+	hist_add(&sess.h[M_RTT], 20000, 0);
 	ok(oneway_trusted(why, sizeof(why)) && strstr(why, "within 390 ns") && strstr(why, "same boot id") &&
 	   ow_current(why, sizeof(why)) == OW_PHC, "kx: same boot id, both PHCs disciplined, 390 ns apart: one-way trusted (phc)",
 	   "'%s'", why);
 	run.host_boot_id = 0x0123456789abcdeeULL;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "another kernel"),
 	   "kx: another kernel's PHC: not trusted, says why", "'%s'", why);
-	run.host_boot_id = run.E.srv_phc.boot_id;
+	run.host_boot_id = emitter.srv_phc.boot_id;
 	run.phc.last_off = 2000;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "differ by up to 2290 ns"),
 	   "kx: PHCs 2.29 us apart: not trusted", "'%s'", why);
 	run.phc.last_off = 100;
-	run.E.srv_phc.disciplined = 0;
+	emitter.srv_phc.disciplined = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC is not disciplined"),
 	   "kx: the reflector's PHC not disciplined: not trusted", "'%s'", why);
-	run.E.srv_phc.method = 0;
+	emitter.srv_phc.method = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC - CLOCK_REALTIME was not measured") &&
 	   strstr(why, "an earlier rant"), "kx: no PHC block from the reflector: not trusted, says why", "'%s'", why);
 
@@ -6303,11 +6303,11 @@ static void test_kx(void)
 	run.phc.fd = -1;
 	run.host_boot_id = 0;
 	run.win.slot = NULL;
-	run.E.keyseq = NULL;
-	memset(&run.E, 0, sizeof(run.E));
-	memset(&run.R, 0, sizeof(run.R));
+	emitter.keyseq = NULL;
+	memset(&emitter, 0, sizeof(emitter));
+	memset(&refl, 0, sizeof(refl));
 	run.echo.q = NULL;
-	memset(&run.S, 0, sizeof(run.S));
+	memset(&sess, 0, sizeof(sess));
 	reset_globals();
 }
 
@@ -6333,10 +6333,10 @@ static void t3hist_client(uint64_t base)
 		x->deadline = UINT64_MAX;
 		x->t[T1W] = base + (uint64_t)i * 1000000 - 2000;
 		answered_set((uint64_t)i, false);
-		run.E.outstanding++;
-		run.S.c.sent++;
+		emitter.outstanding++;
+		sess.c.sent++;
 	}
-	run.E.next_seq = 8;
+	emitter.next_seq = 8;
 }
 
 static void test_t3hist(void)
@@ -6414,14 +6414,14 @@ static void test_t3hist(void)
 	for (i = 0; i < 7; i++) {
 		miss += i != 5 && !run.win.slot[i].t[T3W];
 	}
-	ok(!miss && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED] &&
-	   !run.S.c.rejected[GR_IMPLAUSIBLE], "t3hist: pong 5 lost: T3 of ping 4 (echoed in it) taken from pong 6's history, nothing refused",
-	   "missing %d, unowed %" PRIu64, miss, run.S.c.rejected[GR_ECHO_UNOWED]);
+	ok(!miss && run.win.slot[4].t[T3W] == B + 4005000 && !sess.c.rejected[GR_ECHO_UNOWED] &&
+	   !sess.c.rejected[GR_IMPLAUSIBLE], "t3hist: pong 5 lost: T3 of ping 4 (echoed in it) taken from pong 6's history, nothing refused",
+	   "missing %d, unowed %" PRIu64, miss, sess.c.rejected[GR_ECHO_UNOWED]);
 	/* pong 5 was only reordered: its header brings the T3 the history already did */
 	emit_packet(pong[5], 128, B + 5000000 + 9000, 0, false);
-	ok(run.S.c.received == 8 && run.win.slot[4].t[T3W] == B + 4005000 && !run.S.c.rejected[GR_ECHO_UNOWED],
+	ok(sess.c.received == 8 && run.win.slot[4].t[T3W] == B + 4005000 && !sess.c.rejected[GR_ECHO_UNOWED],
 	   "t3hist: a header repeating a stamp the history brought costs nothing", "received %" PRIu64
-	   " unowed %" PRIu64, run.S.c.received, run.S.c.rejected[GR_ECHO_UNOWED]);
+	   " unowed %" PRIu64, sess.c.received, sess.c.rejected[GR_ECHO_UNOWED]);
 
 	/*
 	 * pongs 5-7 late (their pings given up first, as after a link that
@@ -6438,10 +6438,10 @@ static void test_t3hist(void)
 	for (i = 5; i < 8; i++) {
 		emit_packet(pong[i], 128, B + i * 1000000 + 7000, 0, false);
 	}
-	ok(run.S.c.received == 5 && run.S.c.late == 3 && run.win.slot[4].t[T3W] == B + 4005000 &&
-	   !run.S.c.rejected[GR_ECHO_UNOWED] && !run.S.c.rejected[GR_IMPLAUSIBLE],
+	ok(sess.c.received == 5 && sess.c.late == 3 && run.win.slot[4].t[T3W] == B + 4005000 &&
+	   !sess.c.rejected[GR_ECHO_UNOWED] && !sess.c.rejected[GR_IMPLAUSIBLE],
 	   "t3hist: late pongs still bring the T3 of the ping before them", "received %" PRIu64 " late %" PRIu64
-	   " T3 of 4: %" PRIu64, run.S.c.received, run.S.c.late, run.win.slot[4].t[T3W]);
+	   " T3 of 4: %" PRIu64, sess.c.received, sess.c.late, run.win.slot[4].t[T3W]);
 }
 
 /* The report's decomposition block and the JSON's clock object, as text (malloc'd). */
@@ -6486,20 +6486,20 @@ static void test_oneway_kernel(void)
 
 	guard_setup(true);
 	for (i = 0; i < 3; i++) {
-		hist_init(&run.S.h[ms[i]], 1000, 64000, b[i], o[i], 64, test_lh(ms[i]));
+		hist_init(&sess.h[ms[i]], 1000, 64000, b[i], o[i], 64, test_lh(ms[i]));
 	}
-	hist_add(&run.S.h[M_FORWARD], 9000, 0);
-	hist_add(&run.S.h[M_BACKWARD], 7500, 0);
-	hist_add(&run.S.h[M_RTT], 20000, 0);
-	run.S.offset.n = 1;
-	run.S.best_offset = 750;
+	hist_add(&sess.h[M_FORWARD], 9000, 0);
+	hist_add(&sess.h[M_BACKWARD], 7500, 0);
+	hist_add(&sess.h[M_RTT], 20000, 0);
+	sess.offset.n = 1;
+	sess.best_offset = 750;
 	run.ow_evidence = OW_VETH;
 	run.host_boot_id = X;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "no FIN_ACK came"),
 	   "oneway: veth, no FIN_ACK yet: not trusted, says what is missing", "'%s'", why);
-	run.E.fin_sent = true;
+	emitter.fin_sent = true;
 	emit_packet(fin, fin_len(), 0, 0, false);
-	ok(run.E.fin_acked && run.E.srv_phc.boot_id == X && oneway_trusted(why, sizeof(why)) &&
+	ok(emitter.fin_acked && emitter.srv_phc.boot_id == X && oneway_trusted(why, sizeof(why)) &&
 	   strstr(why, "boot id is this kernel's") && ow_current(why, sizeof(why)) == OW_VETH,
 	   "oneway: veth and the reflector's boot id this kernel's: trusted", "'%s'", why);
 	text = oneway_clock_text();
@@ -6515,7 +6515,7 @@ static void test_oneway_kernel(void)
 	   strstr(text, "\"asymmetry_ns\": null"), "oneway: two kernels: a clock offset, no asymmetry claimed", "'%s'", text);
 	free(text);
 	run.ow_evidence = OW_LOOPBACK;
-	run.E.srv_phc.boot_id = 0;
+	emitter.srv_phc.boot_id = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "loopback, but the reflector's FIN_ACK carries no boot id"),
 	   "oneway: loopback, a FIN_ACK without a boot id (an earlier rant): not trusted", "'%s'", why);
 	run.host_boot_id = 0;
@@ -6547,7 +6547,7 @@ static void hf_hists(bool take)
 		if (take) {
 			hf.mem[i][0] = calloc(64, 8);
 			hf.mem[i][1] = calloc(64, 8);
-			hist_init(&run.S.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64, test_lh(i));
+			hist_init(&sess.h[i], 1000, 64000, hf.mem[i][0], (int64_t *)hf.mem[i][1], 64, test_lh(i));
 		} else {
 			free(hf.mem[i][0]);
 			free(hf.mem[i][1]);
@@ -6565,9 +6565,9 @@ static void hf_reflector(void)
 	memset(hf.win, 0, sizeof(hf.win));
 	run.win.slot = hf.win;
 	run.win.mask = 255;
-	memset(&run.R, 0, sizeof(run.R));
-	memset(&run.E, 0, sizeof(run.E));
-	run.R.log_fd = -1;
+	memset(&refl, 0, sizeof(refl));
+	memset(&emitter, 0, sizeof(emitter));
+	refl.log_fd = -1;
 	run.echo.q = hf.q;
 	run.key.on = false;
 	opts.size = 64;
@@ -6591,7 +6591,7 @@ static void hf_done(void)
 	run.sock_fd = -1;
 	run.win.slot = NULL;
 	run.echo.q = NULL;
-	memset(&run.S, 0, sizeof(run.S));
+	memset(&sess, 0, sizeof(sess));
 	reset_globals();
 }
 
@@ -6648,15 +6648,15 @@ static void test_fin_owed(void)
 		hf_in(PT_PING, 0x21, (uint64_t)i, &hf.cl);
 	}
 	t = hf_out(hf.rx, &fl);
-	ok(run.R.active && run.R.txpend == 3 && t == PT_PONG && !run.echo.n,
+	ok(refl.active && refl.txpend == 3 && t == PT_PONG && !run.echo.n,
 	   "three pongs sent, their three TX stamps owed", "active=%d txpend=%" PRIu64 " t=%d",
-	   run.R.active, run.R.txpend, t);
+	   refl.active, refl.txpend, t);
 	hf_in(PT_FIN, 0x21, 3, &hf.cl);
 	t = hf_out(hf.rx, &fl);
 	ok(t == PT_FIN_ACK && !(fl & PF_MORE), "the FIN_ACK asks for no more FINs", "t=%d flags=%#x", t, fl);
-	ok(!run.R.active && run.R.sessions == 1 && run.S.stop_reason == STOP_FIN && run.S.c.missing[T3W] == 3,
+	ok(!refl.active && refl.sessions == 1 && sess.stop_reason == STOP_FIN && sess.c.missing[T3W] == 3,
 	   "the session ends on the FIN, the three T3 counted missing", "active=%d sessions=%u stop=%d missing=%" PRIu64,
-	   run.R.active, run.R.sessions, run.S.stop_reason, run.S.c.missing[T3W]);
+	   refl.active, refl.sessions, sess.stop_reason, sess.c.missing[T3W]);
 	{
 		/* its FIN_ACK lost or late, the client asks again: the ended session's count, whole */
 		uint8_t b[PROTO_MAX_SIZE];
@@ -6674,23 +6674,23 @@ static void test_fin_owed(void)
 	}
 	hf_in(PT_PING, 0x22, 0, &hf.cl2);
 	t = hf_out(hf.rx2, &fl);
-	ok(run.R.active && run.S.id == 0x22 && t == PT_PONG && !run.S.c.rejected[GR_BUSY_SENT],
+	ok(refl.active && sess.id == 0x22 && t == PT_PONG && !sess.c.rejected[GR_BUSY_SENT],
 	   "a second client right after is served, not told BUSY", "active=%d id=%#x t=%d busy=%" PRIu64,
-	   run.R.active, run.S.id, t, run.S.c.rejected[GR_BUSY_SENT]);
+	   refl.active, sess.id, t, sess.c.rejected[GR_BUSY_SENT]);
 	/* stamps that did come are still echoed, one per round, up to the client's last round */
 	echo_push(0, 1700000000000000500ULL, 0);
 	echo_push(0, 1700000000000000600ULL, 0);
 	hf_in(PT_FIN, 0x22, 1, &hf.cl2);
 	t = hf_out(hf.rx2, &fl);
-	ok(t == PT_FIN_ACK && (fl & PF_MORE) && (fl & PF_T3W) && run.R.active,
+	ok(t == PT_FIN_ACK && (fl & PF_MORE) && (fl & PF_T3W) && refl.active,
 	   "a T3 that came and waits: echoed, more asked", "t=%d flags=%#x", t, fl);
-	run.R.fin_rounds = FIN_ROUNDS - 1;
+	refl.fin_rounds = FIN_ROUNDS - 1;
 	echo_push(0, 1700000000000000700ULL, 0);
 	hf_in(PT_FIN, 0x22, 1, &hf.cl2);
 	t = hf_out(hf.rx2, &fl);
-	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && !run.R.active,
+	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && !refl.active,
 	   "the client's last round ends the session even with echoes left", "t=%d flags=%#x active=%d", t, fl,
-	   run.R.active);
+	   refl.active);
 	/* a FIN flagged last (the client past its end) ends the session in round 1, echoes left or not */
 	hf_in(PT_PING, 0x23, 0, &hf.cl);
 	hf_out(hf.rx, &fl);
@@ -6698,9 +6698,9 @@ static void test_fin_owed(void)
 	echo_push(0, 1700000000000000900ULL, 0);
 	hf_in_flags(PT_FIN, 0x23, 1, PF_LAST, &hf.cl);
 	t = hf_out(hf.rx, &fl);
-	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && (fl & PF_T3W) && !run.R.active && run.S.stop_reason == STOP_FIN &&
-	   run.R.fin_rounds == 1, "a FIN flagged last: echoed, no more asked, the session ends by fin",
-	   "t=%d flags=%#x active=%d stop=%d rounds=%d", t, fl, run.R.active, run.S.stop_reason, run.R.fin_rounds);
+	ok(t == PT_FIN_ACK && !(fl & PF_MORE) && (fl & PF_T3W) && !refl.active && sess.stop_reason == STOP_FIN &&
+	   refl.fin_rounds == 1, "a FIN flagged last: echoed, no more asked, the session ends by fin",
+	   "t=%d flags=%#x active=%d stop=%d rounds=%d", t, fl, refl.active, sess.stop_reason, refl.fin_rounds);
 	hf_done();
 }
 
@@ -6750,16 +6750,16 @@ static void test_loss_why(void)
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		reset_globals();
 		opts.mode = MODE_EMIT;
-		run.S.c.sent = 10;
-		run.S.c.received = c[i].received;
-		run.S.c.late = c[i].late;
-		run.S.c.lost = 10 - c[i].received;
-		run.E.busy = c[i].busy;
-		run.E.fin_acked = c[i].fin_acked;
-		run.E.srv_whole = c[i].whole;
-		run.E.srv_received = c[i].srv;
-		run.E.fin_tries = (unsigned)c[i].tries;
-		run.E.fin_wait_ns = 300 * 1000000ULL;
+		sess.c.sent = 10;
+		sess.c.received = c[i].received;
+		sess.c.late = c[i].late;
+		sess.c.lost = 10 - c[i].received;
+		emitter.busy = c[i].busy;
+		emitter.fin_acked = c[i].fin_acked;
+		emitter.srv_whole = c[i].whole;
+		emitter.srv_received = c[i].srv;
+		emitter.fin_tries = (unsigned)c[i].tries;
+		emitter.fin_wait_ns = 300 * 1000000ULL;
 		report_compute(&r);
 		snprintf(why, sizeof(why), "%s: so it says", c[i].what);
 		ok(!r.split && !strncmp(r.split_why, c[i].want, strlen(c[i].want)), why, "%s", r.split_why);
@@ -6770,25 +6770,25 @@ static void test_loss_why(void)
 	 */
 	reset_globals();
 	opts.mode = MODE_EMIT;
-	run.S.c.sent = 10;
-	run.S.c.received = 7;
-	run.S.c.lost = 3;
-	run.E.fin_counted = run.E.srv_whole = true;
-	run.E.fin_acked = false;
-	run.E.srv_received = 9;
-	run.E.fin_tries = 4;
+	sess.c.sent = 10;
+	sess.c.received = 7;
+	sess.c.lost = 3;
+	emitter.fin_counted = emitter.srv_whole = true;
+	emitter.fin_acked = false;
+	emitter.srv_received = 9;
+	emitter.fin_tries = 4;
 	report_compute(&r);
 	ok(r.split && r.lost_out == 1 && r.lost_back == 2 && !*r.split_why,
 	   "a later round's FIN_ACK missing: the first one's counts split the loss", "split %d out %" PRIu64
 	   " back %" PRIu64 " %s", r.split, r.lost_out, r.lost_back, r.split_why);
 	/* nothing lost: nothing to split, no reason */
-	run.S.c.lost = 0;
-	run.S.c.received = 10;
+	sess.c.lost = 0;
+	sess.c.received = 10;
 	loss_why(why, sizeof(why));
 	ok(!*why, "nothing lost: no reason", "%s", why);
 	/* the reflector's side never splits, and never says why */
 	side_set(false);
-	run.S.c.lost = 3;
+	sess.c.lost = 3;
 	loss_why(why, sizeof(why));
 	ok(!*why, "the reflector: no reason", "%s", why);
 	/* --analyze: one log alone, or the joined logs' own reason */
@@ -6798,9 +6798,9 @@ static void test_loss_why(void)
 	loss_why(why, sizeof(why));
 	ok(!strncmp(why, "a client log alone", 18), "--analyze of a client log alone", "%s", why);
 	opts.analyze[1] = "r.csv";
-	snprintf(run.E.analyze_why, sizeof(run.E.analyze_why), "the reflect log begins at SEQ 7");
+	snprintf(emitter.analyze_why, sizeof(emitter.analyze_why), "the reflect log begins at SEQ 7");
 	loss_why(why, sizeof(why));
-	ok(!strcmp(why, run.E.analyze_why), "--analyze of joined logs: their reason", "%s", why);
+	ok(!strcmp(why, emitter.analyze_why), "--analyze of joined logs: their reason", "%s", why);
 	reset_globals();
 }
 
@@ -6827,22 +6827,22 @@ static void test_fin_last(void)
 		ok(false, "fin last: loopback sockets", "%s", strerror(errno));
 		return;
 	}
-	run.E.rx = rxbuf;
-	run.E.rxcap = sizeof(rxbuf);
-	run.E.tx = txbuf;
+	emitter.rx = rxbuf;
+	emitter.rxcap = sizeof(rxbuf);
+	emitter.tx = txbuf;
 
 	/* already past the end: one FIN, flagged last, and no waiting */
 	t0 = mono_ns();
 	emit_fin_exchange(t0 - 1);
-	k = fin_flags_in(refl, run.S.id, fl, 8);
-	ok(k == 1 && (fl[0] & PF_LAST) && !run.E.fin_acked, "fin last: past the end, one FIN goes out, flagged last",
+	k = fin_flags_in(refl, sess.id, fl, 8);
+	ok(k == 1 && (fl[0] & PF_LAST) && !emitter.fin_acked, "fin last: past the end, one FIN goes out, flagged last",
 	   "fins %d flags %#x", k, k ? fl[0] : 0);
 
 	/* a reflector that answers no FIN, well before the end: 3 tries, then the last */
 	opts.timeout_ns = 5 * 1000000ULL;
 	emit_fin_exchange(mono_ns() + 60 * NSEC_PER_SEC);
-	k = fin_flags_in(refl, run.S.id, fl, 8);
-	ok(k == 4 && !(fl[0] & PF_LAST) && !(fl[2] & PF_LAST) && (fl[3] & PF_LAST) && !run.E.fin_acked,
+	k = fin_flags_in(refl, sess.id, fl, 8);
+	ok(k == 4 && !(fl[0] & PF_LAST) && !(fl[2] & PF_LAST) && (fl[3] & PF_LAST) && !emitter.fin_acked,
 	   "fin last: three FINs unanswered, then one flagged last", "fins %d", k);
 	opts.timeout_ns = 100 * 1000000ULL;
 
@@ -6852,21 +6852,21 @@ static void test_fin_last(void)
 	 * (100 ms each) go unanswered, and the one after them says it is the
 	 * last.
 	 */
-	run.E.fin_sent = false;
+	emitter.fin_sent = false;
 	memset(ack, 0, sizeof(ack));
-	proto_encode_pad(ack, fin_len(), &(struct proto_msg){ .type = PT_FIN_ACK, .session = run.S.id, .flags = PF_MORE });
+	proto_encode_pad(ack, fin_len(), &(struct proto_msg){ .type = PT_FIN_ACK, .session = sess.id, .flags = PF_MORE });
 	sendto(refl, ack, fin_len(), 0, (struct sockaddr *)&ca, sizeof(ca));
 	emit_fin_exchange(mono_ns() + 250 * 1000000ULL);
-	k = fin_flags_in(refl, run.S.id, fl, 8);
+	k = fin_flags_in(refl, sess.id, fl, 8);
 	for (i = 0; i + 1 < k && !(fl[i] & PF_LAST); i++) {
 	}
-	ok(k >= 2 && k <= 5 && i == k - 1 && (fl[k - 1] & PF_LAST) && run.E.fin_more,
+	ok(k >= 2 && k <= 5 && i == k - 1 && (fl[k - 1] & PF_LAST) && emitter.fin_more,
 	   "fin last: after a FIN_ACK asking for more, the FIN past the end is flagged last, none before it",
-	   "fins %d, flagged last from %d, more %d", k, i, run.E.fin_more);
+	   "fins %d, flagged last from %d, more %d", k, i, emitter.fin_more);
 	close(refl);
 	close(run.sock_fd);
 	run.sock_fd = -1;
-	run.E.rx = run.E.tx = NULL;
+	emitter.rx = emitter.tx = NULL;
 }
 
 /*
@@ -6934,7 +6934,7 @@ static const struct txn *hf_txn(uint64_t seq)
 {
 	unsigned i;
 
-	while (run.R.txpend && hf_errqueue(run.sock_fd, false)) {
+	while (refl.txpend && hf_errqueue(run.sock_fd, false)) {
 		reflect_drain();
 	}
 	for (i = 0; i < 256; i++) {
@@ -6987,32 +6987,32 @@ static void rekey_case(unsigned kernel)
 	hf_out(hf.rx, &fl);
 	hf_in(PT_PING, 0x32, 0, &hf.cl);
 	x = hf_txn(0);
-	ok(run.R.active && run.S.id == 0x32 && run.R.key0 > 0 && x->t[T3W],
-	   "session 2 starts at a later key, its first T3 read", "key0=%u t3=%" PRIu64, run.R.key0, x->t[T3W]);
+	ok(refl.active && sess.id == 0x32 && refl.key0 > 0 && x->t[T3W],
+	   "session 2 starts at a later key, its first T3 read", "key0=%u t3=%" PRIu64, refl.key0, x->t[T3W]);
 	hf_fail_sends = 1;
 	hf_in(PT_PING, 0x32, 1, &hf.cl);
-	ok(run.S.c.send_errors == 1 && run.ts.next_key == 0, "session 2: a pong send fails, the keys start again at 0",
-	   "errors=%" PRIu64 " next=%u", run.S.c.send_errors, run.ts.next_key);
+	ok(sess.c.send_errors == 1 && run.ts.next_key == 0, "session 2: a pong send fails, the keys start again at 0",
+	   "errors=%" PRIu64 " next=%u", sess.c.send_errors, run.ts.next_key);
 	hf_in(PT_PING, 0x32, 2, &hf.cl);
 	x = hf_txn(2);
-	ok(x->t[T3W] && !run.R.txpend && !run.S.c.tx_unmatched,
+	ok(x->t[T3W] && !refl.txpend && !sess.c.tx_unmatched,
 	   "session 2: the next pong's T3 is the session's, not taken for an earlier one's",
-	   "t3=%" PRIu64 " txpend=%" PRIu64 " key0=%u", x->t[T3W], run.R.txpend, run.R.key0);
+	   "t3=%" PRIu64 " txpend=%" PRIu64 " key0=%u", x->t[T3W], refl.txpend, refl.key0);
 	/* a FIN_ACK whose send fails: the next session's keys are still right */
 	hf_fail_sends = 1;
 	hf_in(PT_FIN, 0x32, 3, &hf.cl);
-	ok(!run.R.active, "session 2 ends on its FIN, whose FIN_ACK failed", "-");
+	ok(!refl.active, "session 2 ends on its FIN, whose FIN_ACK failed", "-");
 	hf_in(PT_PING, 0x33, 0, &hf.cl);
 	x = hf_txn(0);
-	ok(x->t[T3W] && !run.R.txpend, "session 3: after a failed FIN_ACK its first T3 is read",
+	ok(x->t[T3W] && !refl.txpend, "session 3: after a failed FIN_ACK its first T3 is read",
 	   "t3=%" PRIu64 " next=%u", x->t[T3W], run.ts.next_key);
 	/* a BUSY whose send fails, in the middle of session 3 */
 	hf_fail_sends = 1;
 	hf_in(PT_PING, 0x34, 0, &hf.cl2);
 	hf_in(PT_PING, 0x33, 1, &hf.cl);
 	x = hf_txn(1);
-	ok(run.S.id == 0x33 && x->t[T3W] && !run.R.txpend, "session 3: after a failed BUSY the next T3 is read",
-	   "t3=%" PRIu64 " txpend=%" PRIu64, x->t[T3W], run.R.txpend);
+	ok(sess.id == 0x33 && x->t[T3W] && !refl.txpend, "session 3: after a failed BUSY the next T3 is read",
+	   "t3=%" PRIu64 " txpend=%" PRIu64, x->t[T3W], refl.txpend);
 	hf_keyed_done();
 }
 
@@ -7047,10 +7047,10 @@ static void test_rekey_cmsg(void)
 	hf_in(PT_PING, 0x41, 2, &hf.cl);
 	hf_in(PT_PING, 0x41, 3, &hf.cl);
 	x = hf_txn(3);
-	ok(!run.ts.key_cmsg && x->t[T3W] && hf_txn(2)->t[T3W] && !run.R.txpend && !run.S.c.tx_unmatched,
+	ok(!run.ts.key_cmsg && x->t[T3W] && hf_txn(2)->t[T3W] && !refl.txpend && !sess.c.tx_unmatched,
 	   "key refused: the counter takes over from 0, the next T3s are read",
-	   "cmsg=%d t3=%" PRIu64 " txpend=%" PRIu64 " unmatched=%" PRIu64, run.ts.key_cmsg, x->t[T3W], run.R.txpend,
-	   run.S.c.tx_unmatched);
+	   "cmsg=%d t3=%" PRIu64 " txpend=%" PRIu64 " unmatched=%" PRIu64, run.ts.key_cmsg, x->t[T3W], refl.txpend,
+	   sess.c.tx_unmatched);
 	hf_keyed_done();
 }
 
@@ -7082,10 +7082,10 @@ static struct txn *late_ping(uint64_t seq, uint64_t sent)
 	x->st = TF_USED | TF_SENT;
 	x->deadline = sent + opts.timeout_ns;
 	answered_set(seq, false);
-	run.E.outstanding++;
-	run.S.c.sent++;
-	if (run.E.next_seq <= seq) {
-		run.E.next_seq = seq + 1;
+	emitter.outstanding++;
+	sess.c.sent++;
+	if (emitter.next_seq <= seq) {
+		emitter.next_seq = seq + 1;
 	}
 	return x;
 }
@@ -7116,13 +7116,13 @@ static void test_late_by_arrival(void)
 	late_ping(2, sent);
 	late_ping(3, sent);
 	/* 0 came 1 us after the send; 1 after its deadline; 2 without a stamp; 3 stamped before its send (a step) */
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 0, 0), base + sent + 1000, 0, false);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 1, 0), base + sent + opts.timeout_ns + 1000, 0, false);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 2, 0), 0, 0, false);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), base + sent - 10 * NSEC_PER_SEC, 0, false);
-	ok(run.S.c.received == 1 && run.S.c.late == 3 && run.S.c.lost == 3 && (run.win.slot[0].st & TF_RECEIVED),
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 0, 0), base + sent + 1000, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 1, 0), base + sent + opts.timeout_ns + 1000, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 2, 0), 0, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 3, 0), base + sent - 10 * NSEC_PER_SEC, 0, false);
+	ok(sess.c.received == 1 && sess.c.late == 3 && sess.c.lost == 3 && (run.win.slot[0].st & TF_RECEIVED),
 	   "late: read after the deadline, a pong stamped before it is on time; after it, unstamped or stepped: late",
-	   "received %" PRIu64 " late %" PRIu64 " lost %" PRIu64, run.S.c.received, run.S.c.late, run.S.c.lost);
+	   "received %" PRIu64 " late %" PRIu64 " lost %" PRIu64, sess.c.received, sess.c.late, sess.c.lost);
 
 	/* a real socket on lo: the pong came in time, the client reads it only after the deadline */
 	rx_stamps_live();
@@ -7134,15 +7134,15 @@ static void test_late_by_arrival(void)
 		return;
 	}
 	run.sock_fd = rx;
-	run.E.rx = rxbuf;
-	run.E.rxcap = sizeof(rxbuf);
-	run.E.oldest = 0;
+	emitter.rx = rxbuf;
+	emitter.rxcap = sizeof(rxbuf);
+	emitter.oldest = 0;
 	/*
 	 * The pong is stamped between t0 and t1; the ping is "sent" 1 ms before
 	 * t0 (clear of the clock base's error) with a timeout 20 ms past t1, so
 	 * the pong is in time however long the host kept this process waiting.
 	 */
-	guard_msg(buf, PT_PONG, run.S.id, 4, 0);
+	guard_msg(buf, PT_PONG, sess.id, 4, 0);
 	{
 		uint64_t t0 = mono_ns();
 		ssize_t n = sendto(tx, buf, opts.size, 0, (struct sockaddr *)&to, sizeof(to));
@@ -7157,27 +7157,27 @@ static void test_late_by_arrival(void)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
 	emit_expire(mono_ns());
-	ok(run.S.c.received == 2 && run.S.c.lost == 3 && run.S.c.late == 3 && (run.win.slot[4].st & TF_RECEIVED) &&
-	   !run.E.outstanding, "late: at its deadline, the pong queued in time is read first: received, not lost",
-	   "received %" PRIu64 " lost %" PRIu64 " late %" PRIu64 " outstanding %" PRIu64, run.S.c.received, run.S.c.lost,
-	   run.S.c.late, run.E.outstanding);
+	ok(sess.c.received == 2 && sess.c.lost == 3 && sess.c.late == 3 && (run.win.slot[4].st & TF_RECEIVED) &&
+	   !emitter.outstanding, "late: at its deadline, the pong queued in time is read first: received, not lost",
+	   "received %" PRIu64 " lost %" PRIu64 " late %" PRIu64 " outstanding %" PRIu64, sess.c.received, sess.c.lost,
+	   sess.c.late, emitter.outstanding);
 	/* nothing queued: a ping past its deadline is lost, with no pong to read */
 	late_ping(5, mono_ns() - 2 * opts.timeout_ns);
 	emit_expire(mono_ns());
-	ok(run.S.c.lost == 4 && run.S.c.received == 2 && !run.E.outstanding, "late: a ping past its deadline with nothing queued is lost",
-	   "lost %" PRIu64, run.S.c.lost);
+	ok(sess.c.lost == 4 && sess.c.received == 2 && !emitter.outstanding, "late: a ping past its deadline with nothing queued is lost",
+	   "lost %" PRIu64, sess.c.lost);
 	/* the end's cutoff (-d + 200 ms) before the deadline: a pong that came is read, not lost */
 	late_ping(6, mono_ns())->deadline = UINT64_MAX / 2;	/* the cutoff, not the deadline, is under test */
-	guard_msg(buf, PT_PONG, run.S.id, 6, 0);
+	guard_msg(buf, PT_PONG, sess.id, 6, 0);
 	sendto(tx, buf, opts.size, 0, (struct sockaddr *)&to, sizeof(to));
 	emit_await_pongs(mono_ns() - 1);
-	ok(run.S.c.received == 3 && run.S.c.lost == 4 && !run.E.outstanding,
+	ok(sess.c.received == 3 && sess.c.lost == 4 && !emitter.outstanding,
 	   "late: at the end's cutoff, a pong already queued is received, not lost",
-	   "received %" PRIu64 " lost %" PRIu64, run.S.c.received, run.S.c.lost);
+	   "received %" PRIu64 " lost %" PRIu64, sess.c.received, sess.c.lost);
 	close(rx);
 	close(tx);
 	run.sock_fd = -1;
-	run.E.rx = NULL;
+	emitter.rx = NULL;
 }
 
 /* SIOCGSTAMPNS answered as test_rx_ioctl sets it: a stamp, or an error */
@@ -7258,21 +7258,21 @@ static void test_rx_ioctl(void)
 		return;
 	}
 	fl = sizeof(f);
-	ok(ts_enable_socket(tx) == 0 && !run.E.rx_ioctl &&
+	ok(ts_enable_socket(tx) == 0 && !emitter.rx_ioctl &&
 	   getsockopt(tx, SOL_SOCKET, SO_TIMESTAMPING, &f, &fl) == 0 && (f & SOF_TIMESTAMPING_RX_SOFTWARE),
-	   "rx ioctl: not without --client-no-tx-ts (SO_TIMESTAMPING as ever)", "%d %#x", run.E.rx_ioctl, f);
+	   "rx ioctl: not without --client-no-tx-ts (SO_TIMESTAMPING as ever)", "%d %#x", emitter.rx_ioctl, f);
 	ts_sockopt(tx, 0);
 	opts.cli_no_tx = true;
-	ok(ts_enable_socket(rx) == 0 && run.E.rx_ioctl, "rx ioctl: --client-no-tx-ts reads T4 by SIOCGSTAMPNS", "%d",
-	   run.E.rx_ioctl);
+	ok(ts_enable_socket(rx) == 0 && emitter.rx_ioctl, "rx ioctl: --client-no-tx-ts reads T4 by SIOCGSTAMPNS", "%d",
+	   emitter.rx_ioctl);
 	fl = sizeof(f);
 	ok(getsockopt(rx, SOL_SOCKET, SO_TIMESTAMPING, &f, &fl) == 0 && f == 0,
 	   "rx ioctl: no SO_TIMESTAMPING flags on the socket (they would take the stamp to a control message)",
 	   "%#x", f);
 	run.sock_fd = rx;
-	run.K.fd[0] = rx;	/* as cls_open() makes it: the class sockets, the first one too */
-	run.E.rx = rxbuf;
-	run.E.rxcap = sizeof(rxbuf);
+	classes.fd[0] = rx;	/* as cls_open() makes it: the class sockets, the first one too */
+	emitter.rx = rxbuf;
+	emitter.rxcap = sizeof(rxbuf);
 	/*
 	 * the reads below wait (5 s at most): on a busy host loopback's
 	 * delivery may be left to ksoftirqd, after sendto has returned
@@ -7282,7 +7282,7 @@ static void test_rx_ioctl(void)
 	for (i = 0, queued = 0; i < 3; i++) {
 		late_ping((uint64_t)i, mono_ns());
 		before[i] = real_ns();
-		guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0);
+		guard_msg(buf, PT_PONG, sess.id, (uint64_t)i, 0);
 		sent += sendto(tx, buf, opts.size, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)opts.size;
 		/* queued (and so stamped) before the next send's clock read */
 		queued = meminfo_past(rx, SK_MEMINFO_RMEM_ALLOC, queued);
@@ -7296,9 +7296,9 @@ static void test_rx_ioctl(void)
 		good += (x->st & TF_RECEIVED) && x->t[T4W] >= before[i] && x->t[T4W] < x->t[T4SW] &&
 			(i == 2 || x->t[T4W] < before[i + 1]);
 	}
-	ok(sent == 3 && good == 3 && run.S.c.received == 3,
+	ok(sent == 3 && good == 3 && sess.c.received == 3,
 	   "rx ioctl: each pong its own kernel stamp: after its send, before its read and the next send",
-	   "sent %d good %" PRIu64 " received %" PRIu64, sent, good, run.S.c.received);
+	   "sent %d good %" PRIu64 " received %" PRIu64, sent, good, sess.c.received);
 	/* longer than the buffer: cut to it and flagged, as recvmsg would (MSG_TRUNC) */
 	sendto(tx, big, sizeof(big), 0, (struct sockaddr *)&to, sizeof(to));
 	ok(sock_recv(rxbuf, 100, 0, &r, NULL, false) == 1 && r.trunc && r.len == 100,
@@ -7311,13 +7311,13 @@ static void test_rx_ioctl(void)
 	}
 	/* the drops as the kernel counts them, once there are some (delivery may lag the sends) */
 	drops = meminfo_past(rx, SK_MEMINFO_DROPS, 0);
-	run.E.rxq_ovfl = 0;
+	emitter.rxq_ovfl = 0;
 	emit_drops_meminfo();
 	fl = sizeof(mi);
-	ok(drops > 0 && drops <= run.E.rxq_ovfl && getsockopt(rx, SOL_SOCKET, SO_MEMINFO, mi, &fl) == 0 &&
-	   run.E.rxq_ovfl <= mi[SK_MEMINFO_DROPS],
+	ok(drops > 0 && drops <= emitter.rxq_ovfl && getsockopt(rx, SOL_SOCKET, SO_MEMINFO, mi, &fl) == 0 &&
+	   emitter.rxq_ovfl <= mi[SK_MEMINFO_DROPS],
 	   "rx ioctl: the socket's drops counted from SO_MEMINFO (between two reads of it)",
-	   "before %" PRIu32 " rxq_ovfl %" PRIu32 " after %" PRIu32, drops, run.E.rxq_ovfl, mi[SK_MEMINFO_DROPS]);
+	   "before %" PRIu32 " rxq_ovfl %" PRIu32 " after %" PRIu32, drops, emitter.rxq_ovfl, mi[SK_MEMINFO_DROPS]);
 
 	/* the kernel's answers, faked */
 	kops.ioctl = fake_stampns;
@@ -7340,17 +7340,17 @@ static void test_rx_ioctl(void)
 	ts_rx_ioctl(&r);
 	ok(!r.c.have_ts, "rx ioctl: an ioctl that fails: no T4", "%" PRIu64, r.c.sw);
 	stampns.r = -ENOTTY;
-	run.E.rx_ioctl = false;
+	emitter.rx_ioctl = false;
 	fl = sizeof(f);
-	ok(ts_enable_socket(rx) == 0 && !run.E.rx_ioctl &&
+	ok(ts_enable_socket(rx) == 0 && !emitter.rx_ioctl &&
 	   getsockopt(rx, SOL_SOCKET, SO_TIMESTAMPING, &f, &fl) == 0 && (f & SOF_TIMESTAMPING_RX_SOFTWARE) &&
 	   !(f & SOF_TIMESTAMPING_TX_SOFTWARE),
 	   "rx ioctl: a socket that refuses SIOCGSTAMPNS: SO_TIMESTAMPING's RX stamps instead", "%d %#x",
-	   run.E.rx_ioctl, f);
+	   emitter.rx_ioctl, f);
 	ts_sockopt(rx, 0);
 	stampns.r = -ENOENT;
-	ok(ts_enable_socket(rx) == 0 && run.E.rx_ioctl, "rx ioctl: ENOENT (nothing read yet) is the answer expected",
-	   "%d", run.E.rx_ioctl);
+	ok(ts_enable_socket(rx) == 0 && emitter.rx_ioctl, "rx ioctl: ENOENT (nothing read yet) is the answer expected",
+	   "%d", emitter.rx_ioctl);
 	/* a class's socket refusing what the first took: a warning line, that class without T4 */
 	{
 		struct capture c;
@@ -7358,26 +7358,26 @@ static void test_rx_ioctl(void)
 		int g = -1, en;
 
 		stampns.r = -ENOTTY;
-		run.K.opening = 1;
+		classes.opening = 1;
 		cap_start(&c, 2);
 		en = ts_enable_socket(rx);
 		err = cap_stop(&c);
 		fl = sizeof(g);
-		ok(en == 0 && run.E.rx_ioctl && one_rant_line(err) &&
+		ok(en == 0 && emitter.rx_ioctl && one_rant_line(err) &&
 		   strstr(err, "rant: warning: --client-no-tx-ts: SIOCGSTAMPNS refused on class 1's socket") == err &&
 		   getsockopt(rx, SOL_SOCKET, SO_TIMESTAMPING, &g, &fl) == 0 && g == 0,
 		   "rx ioctl: a later class's socket refusing it: one warning line, no control data asked for",
-		   "r %d on %d flags %#x '%s'", en, run.E.rx_ioctl, g, err);
+		   "r %d on %d flags %#x '%s'", en, emitter.rx_ioctl, g, err);
 		free(err);
-		run.K.opening = 0;
+		classes.opening = 0;
 	}
 	kops_restore();
 	opts.cli_no_tx = false;
 	close(rx);
 	close(tx);
 	run.sock_fd = -1;
-	run.E.rx = NULL;
-	run.E.rx_ioctl = false;
+	emitter.rx = NULL;
+	emitter.rx_ioctl = false;
 }
 
 /*
@@ -7408,25 +7408,25 @@ static void test_tx_after_send(void)
 		send(tx, b, sizeof(b), 0);
 	}
 	run.sock_fd = tx;
-	run.E.txpend = 10;	/* stamps of no ping in flight: counted unmatched as they are read */
+	emitter.txpend = 10;	/* stamps of no ping in flight: counted unmatched as they are read */
 	for (i = 0; i < 4; i++) {
 		emit_tx_after_send();
-		got[i] = run.S.c.tx_unmatched;
+		got[i] = sess.c.tx_unmatched;
 	}
 	ok(got[0] == EMIT_TX_AFTER_SEND && got[1] == 2 * EMIT_TX_AFTER_SEND && got[2] == 10 && got[3] == 10,
 	   "tx after send: ten stamps waiting are read four a send (4, 8, 10, 10)",
 	   "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, got[0], got[1], got[2], got[3]);
 	send(tx, b, sizeof(b), 0);
-	run.E.txpend = 0;
+	emitter.txpend = 0;
 	emit_tx_after_send();
-	ok(run.S.c.tx_unmatched == 10, "tx after send: none pending, none read", "%" PRIu64, run.S.c.tx_unmatched);
-	run.E.txpend = 1;
+	ok(sess.c.tx_unmatched == 10, "tx after send: none pending, none read", "%" PRIu64, sess.c.tx_unmatched);
+	emitter.txpend = 1;
 	emit_tx_after_send();
-	ok(run.S.c.tx_unmatched == 11, "tx after send: one pending, read at once", "%" PRIu64, run.S.c.tx_unmatched);
+	ok(sess.c.tx_unmatched == 11, "tx after send: one pending, read at once", "%" PRIu64, sess.c.tx_unmatched);
 	close(rx);
 	close(tx);
 	run.sock_fd = -1;
-	run.E.txpend = 0;
+	emitter.txpend = 0;
 }
 
 /*
@@ -7450,60 +7450,60 @@ static void test_emit_later(void)
 		x->t[T1W] = 1000000 + (uint64_t)i * 100000;
 	}
 	/* not deferred: the pong's RTT is in at once */
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 0, 0), 1005000, 0, false);
-	ok(run.S.h[M_RTT].n == 1, "later: without deferral a pong is accounted at once", "n=%" PRIu64, run.S.h[M_RTT].n);
-	run.E.defer = true;
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 1, 0), 1105000, 0, false);
-	n0 = run.S.h[M_RTT].n;
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 0, 0), 1005000, 0, false);
+	ok(sess.h[M_RTT].n == 1, "later: without deferral a pong is accounted at once", "n=%" PRIu64, sess.h[M_RTT].n);
+	emitter.defer = true;
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 1, 0), 1105000, 0, false);
+	n0 = sess.h[M_RTT].n;
 	emit_later(EMIT_LATER_STEP);
-	ok(n0 == 1 && run.S.h[M_RTT].n == 2 && !run.E.nlater && !(run.win.slot[1].st & TF_LATER),
+	ok(n0 == 1 && sess.h[M_RTT].n == 2 && !emitter.nlater && !(run.win.slot[1].st & TF_LATER),
 	   "later: deferred, the pong is accounted by emit_later, once", "before %" PRIu64 " after %" PRIu64, n0,
-	   run.S.h[M_RTT].n);
+	   sess.h[M_RTT].n);
 	emit_later(EMIT_LATER_STEP);
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 2, 0), 1205000, 0, false);
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 2, 0), 1205000, 0, false);
 	emit_later_before_reuse(&run.win.slot[3]);
-	n0 = run.S.h[M_RTT].n;
+	n0 = sess.h[M_RTT].n;
 	emit_later_before_reuse(&run.win.slot[2]);
-	ok(n0 == 2 && run.S.h[M_RTT].n == 3 && !run.E.nlater,
+	ok(n0 == 2 && sess.h[M_RTT].n == 3 && !emitter.nlater,
 	   "later: another slot's reuse leaves it waiting; its own slot's reuse accounts it first", "n=%" PRIu64,
-	   run.S.h[M_RTT].n);
+	   sess.h[M_RTT].n);
 
 	/* a TX stamp whose pong came first: listed once, accounted by a later step */
 	run.win.slot[3].t[T1W] = 0;
 	run.win.slot[3].st |= TF_TXPEND;
 	run.win.slot[3].txkey = 3;
-	run.E.keyseq[3] = 3;
-	run.E.txpend = 1;
-	emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, 3, 0), 1305000, 0, false);
+	emitter.keyseq[3] = 3;
+	emitter.txpend = 1;
+	emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, 3, 0), 1305000, 0, false);
 	emit_on_tx(3, 1300000);
-	n0 = run.S.h[M_RTT].n;
-	n1 = run.E.nlater;
+	n0 = sess.h[M_RTT].n;
+	n1 = emitter.nlater;
 	emit_later(EMIT_LATER_STEP);
-	ok(n0 == 3 && n1 == 1 && run.S.h[M_RTT].n == 4 && !run.E.txpend,
+	ok(n0 == 3 && n1 == 1 && sess.h[M_RTT].n == 4 && !emitter.txpend,
 	   "later: a TX stamp's accounting waits for the next step, listed once with its pong's",
-	   "before %" PRIu64 " listed %" PRIu64 " after %" PRIu64, n0, n1, run.S.h[M_RTT].n);
+	   "before %" PRIu64 " listed %" PRIu64 " after %" PRIu64, n0, n1, sess.h[M_RTT].n);
 
 	/* ten pongs: a step accounts the oldest EMIT_LATER_STEP, the next ones after */
 	for (i = 4; i < 14; i++) {
-		emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0), 1005000 + (uint64_t)i * 100000, 0, false);
+		emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, (uint64_t)i, 0), 1005000 + (uint64_t)i * 100000, 0, false);
 	}
 	emit_later(EMIT_LATER_STEP);
-	ok(run.S.h[M_RTT].n == 4 + EMIT_LATER_STEP && run.E.nlater == 10 - EMIT_LATER_STEP &&
+	ok(sess.h[M_RTT].n == 4 + EMIT_LATER_STEP && emitter.nlater == 10 - EMIT_LATER_STEP &&
 	   (run.win.slot[4].st & run.win.slot[4 + EMIT_LATER_STEP - 1].st & TF_LATER) == 0 &&
 	   (run.win.slot[4 + EMIT_LATER_STEP].st & TF_LATER),
-	   "later: a step accounts EMIT_LATER_STEP of them, the oldest", "n=%" PRIu64 " waiting %u", run.S.h[M_RTT].n,
-	   run.E.nlater);
+	   "later: a step accounts EMIT_LATER_STEP of them, the oldest", "n=%" PRIu64 " waiting %u", sess.h[M_RTT].n,
+	   emitter.nlater);
 	for (i = 14; i < n; i++) {
-		emit_packet(buf, guard_msg(buf, PT_PONG, run.S.id, (uint64_t)i, 0), 1005000 + (uint64_t)i * 100000, 0, false);
+		emit_packet(buf, guard_msg(buf, PT_PONG, sess.id, (uint64_t)i, 0), 1005000 + (uint64_t)i * 100000, 0, false);
 	}
-	ok(run.E.nlater == EMIT_LATER && run.S.h[M_RTT].n == (uint64_t)(4 + EMIT_LATER_STEP + (n - 14) - (EMIT_LATER - (10 - EMIT_LATER_STEP))),
-	   "later: past a full list a pong is accounted at once", "waiting %u n=%" PRIu64, run.E.nlater, run.S.h[M_RTT].n);
+	ok(emitter.nlater == EMIT_LATER && sess.h[M_RTT].n == (uint64_t)(4 + EMIT_LATER_STEP + (n - 14) - (EMIT_LATER - (10 - EMIT_LATER_STEP))),
+	   "later: past a full list a pong is accounted at once", "waiting %u n=%" PRIu64, emitter.nlater, sess.h[M_RTT].n);
 	emit_later_all();
-	ok(run.S.h[M_RTT].n == (uint64_t)n && run.S.h[M_RTT].min == 5000 && run.S.h[M_RTT].max == 5000 &&
-	   run.S.c.received == (uint64_t)n && !run.E.nlater,
+	ok(sess.h[M_RTT].n == (uint64_t)n && sess.h[M_RTT].min == 5000 && sess.h[M_RTT].max == 5000 &&
+	   sess.c.received == (uint64_t)n && !emitter.nlater,
 	   "later: every pong accounted once, each its own RTT", "n=%" PRIu64 " min %" PRId64 " max %" PRId64,
-	   run.S.h[M_RTT].n, run.S.h[M_RTT].min, run.S.h[M_RTT].max);
-	run.E.defer = false;
+	   sess.h[M_RTT].n, sess.h[M_RTT].min, sess.h[M_RTT].max);
+	emitter.defer = false;
 }
 
 /*
@@ -7550,10 +7550,10 @@ static void fit_order_run(bool scramble, struct fit *off, struct fit *aw, int64_
 			txn_retire(&run.win.slot[(uint64_t)(chunk * 200 + i) & run.win.mask]);
 		}
 	}
-	*off = run.S.offset;
-	aw[0] = run.S.app_wire[0];
-	aw[1] = run.S.app_wire[1];
-	*best = run.S.best_offset;
+	*off = sess.offset;
+	aw[0] = sess.app_wire[0];
+	aw[1] = sess.app_wire[1];
+	*best = sess.best_offset;
 }
 
 /*
@@ -7580,8 +7580,8 @@ static void test_best_offset(void)
 		x.t[T4W] = t1 + rtt;
 		txn_fit(&x);
 	}
-	ok(run.S.best_rtt == 4000 && run.S.best_offset == 101, "best offset: the lowest-RTT exchange in the first window is kept",
-	   "rtt %" PRId64 " offset %" PRId64, run.S.best_rtt, run.S.best_offset);
+	ok(sess.best_rtt == 4000 && sess.best_offset == 101, "best offset: the lowest-RTT exchange in the first window is kept",
+	   "rtt %" PRId64 " offset %" PRId64, sess.best_rtt, sess.best_offset);
 	reset_globals();
 }
 
@@ -7597,16 +7597,16 @@ static void test_fit_order(void)
 	ok(!memcmp(&o1, &o2, sizeof(o1)) && b1 == b2, "fits: the offset fit and the lowest-RTT offset, whatever the order the stamps came in",
 	   "n %" PRIu64 "/%" PRIu64 " best %" PRId64 "/%" PRId64, o1.n, o2.n, b1, b2);
 	ok(!memcmp(a1, a2, sizeof(a1)), "fits: the app-to-wire fits likewise", "n %" PRIu64 "/%" PRIu64, a1[0].n, a2[0].n);
-	ok(run.S.h[M_RTT].n == 2000, "fits: and every RTT was added", "n=%" PRIu64, run.S.h[M_RTT].n);
+	ok(sess.h[M_RTT].n == 2000, "fits: and every RTT was added", "n=%" PRIu64, sess.h[M_RTT].n);
 	/* a statistic's extremes: a tie goes to the earlier transaction, whichever came first */
 	guard_setup(true);
-	hist_add(&run.S.h[M_RTT], 5000, 9);
-	hist_add(&run.S.h[M_RTT], 7000, 8);
-	hist_add(&run.S.h[M_RTT], 5000, 3);
-	hist_add(&run.S.h[M_RTT], 7000, 2);
-	hist_add(&run.S.h[M_RTT], 5000, 4);
-	ok(run.S.h[M_RTT].min_seq == 3 && run.S.h[M_RTT].max_seq == 2, "hist: min and max ties name the earliest seq",
-	   "min_seq %" PRIu64 " max_seq %" PRIu64, run.S.h[M_RTT].min_seq, run.S.h[M_RTT].max_seq);
+	hist_add(&sess.h[M_RTT], 5000, 9);
+	hist_add(&sess.h[M_RTT], 7000, 8);
+	hist_add(&sess.h[M_RTT], 5000, 3);
+	hist_add(&sess.h[M_RTT], 7000, 2);
+	hist_add(&sess.h[M_RTT], 5000, 4);
+	ok(sess.h[M_RTT].min_seq == 3 && sess.h[M_RTT].max_seq == 2, "hist: min and max ties name the earliest seq",
+	   "min_seq %" PRIu64 " max_seq %" PRIu64, sess.h[M_RTT].min_seq, sess.h[M_RTT].max_seq);
 	reset_globals();
 }
 
@@ -7641,12 +7641,12 @@ static int hc_client(const char *ts)
 	free(out);
 	free(err);
 	side_set(true);
-	run.E.tx = hc.tx;
-	run.E.rx = hc.rx;
-	run.E.rxcap = opts.size + 1;
-	run.K.tx_size = opts.size;
-	run.S.log.cap = 0;
-	run.S.id = 0x2121;
+	emitter.tx = hc.tx;
+	emitter.rx = hc.rx;
+	emitter.rxcap = opts.size + 1;
+	classes.tx_size = opts.size;
+	sess.log.cap = 0;
+	sess.id = 0x2121;
 	nic_full();
 	kops.ioctl = fake_ioctl;
 	memset(&fake_phc, 0, sizeof(fake_phc));
@@ -7669,7 +7669,7 @@ static void hc_txn(uint64_t seq)
 	ssize_t n;
 
 	emit_send(seq, mono_ns());
-	run.E.next_seq = seq + 1;
+	emitter.next_seq = seq + 1;
 	n = recvfrom(hc.peer, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
 	if (n < PROTO_HDR_LEN || proto_decode(buf, (size_t)n, &m)) {
 		return;
@@ -7690,8 +7690,8 @@ static void hc_done(void)
 	close(hc.peer);
 	run.sock_fd = -1;
 	kops_restore();
-	memset(&run.E, 0, sizeof(run.E));
-	memset(&run.S, 0, sizeof(run.S));
+	memset(&emitter, 0, sizeof(emitter));
+	memset(&sess, 0, sizeof(sess));
 	reset_globals();
 }
 
@@ -7703,7 +7703,7 @@ static uint64_t hc_until_judged(struct capture *ce)
 	uint64_t end = mono_ns() + 5 * NSEC_PER_SEC;
 
 	cap_start(ce, 2);
-	while (!run.hww.verdict && !run.S.stop_reason && mono_ns() < end) {
+	while (!run.hww.verdict && !sess.stop_reason && mono_ns() < end) {
 		hc_txn(seq++);
 	}
 	return seq;
@@ -7748,10 +7748,10 @@ static void test_hw_none_auto(void)
 
 		miss += !x->t[T1W] || !x->t[T4W] || x->t[T1K] || x->t[T4K];
 	}
-	ok(miss == 0 && run.S.h[M_RTT].n == n + 20 && !run.S.h[M_CLI_TX_NIC].n && !run.S.h[M_CLI_RX_WAKE].n,
+	ok(miss == 0 && sess.h[M_RTT].n == n + 20 && !sess.h[M_CLI_TX_NIC].n && !sess.h[M_CLI_RX_WAKE].n,
 	   "every transaction, those before included, has kernel wire stamps and an rtt; no NIC split",
-	   "miss=%" PRIu64 " rtt n=%" PRIu64 " of %" PRIu64 " split n=%" PRIu64, miss, run.S.h[M_RTT].n, n + 20,
-	   run.S.h[M_CLI_TX_NIC].n);
+	   "miss=%" PRIu64 " rtt n=%" PRIu64 " of %" PRIu64 " split n=%" PRIu64, miss, sess.h[M_RTT].n, n + 20,
+	   sess.h[M_CLI_TX_NIC].n);
 	ok(strstr(run.ts.note, "software") && !run.ts.wire_off, "the note says software, no PHC offset taken out",
 	   "'%s'", run.ts.note);
 	f = open_memstream(&text, &tl);
@@ -7784,9 +7784,9 @@ static void test_hw_none_hw(void)
 	}
 	n = hc_until_judged(&ce);
 	err = cap_stop(&ce);
-	ok(run.hww.failed && run.S.stop_reason == STOP_ERROR && n >= HWW_TXNS && n <= 3 * HWW_TXNS,
+	ok(run.hww.failed && sess.stop_reason == STOP_ERROR && n >= HWW_TXNS && n <= 3 * HWW_TXNS,
 	   "--timestamps hw, no NIC stamp: the run stops after the first transactions", "failed=%d stop=%d n=%" PRIu64,
-	   run.hww.failed, run.S.stop_reason, n);
+	   run.hww.failed, sess.stop_reason, n);
 	ok(one_rant_line(err) && strstr(err, "--timestamps hw: lo delivered no hardware stamps") && strstr(err, "RX 0 of") &&
 	   strstr(err, "TX 0 of") && strstr(err, "FAULTY"), "one line names the NIC and the missing stamps", "'%s'", err);
 	free(err);
@@ -7815,8 +7815,8 @@ static uint64_t hr_run(enum ts_mode mode, struct capture *ce, uint16_t *last_fla
 	opts.size = 80;
 	bind(run.sock_fd, (struct sockaddr *)&srv, sizeof(srv));
 	getsockname(run.sock_fd, (struct sockaddr *)&srv, &l);
-	run.R.rx = rxb;
-	run.R.rxcap = sizeof(rxb);
+	refl.rx = rxb;
+	refl.rxcap = sizeof(rxb);
 	run.ts.hw = true;
 	run.ts.ifindex = (int)if_nametoindex("lo");
 	ts_keys_setup();
@@ -7862,9 +7862,9 @@ static void test_hw_none_reflect(void)
 			miss += !x->t[T2W] || !x->t[T3W] || x->t[T2K] || x->t[T3K];
 		}
 	}
-	ok(miss == 0 && run.S.h[M_RESPONSE].n == n && !run.S.h[M_SRV_RX_NIC].n && !run.R.txpend,
+	ok(miss == 0 && sess.h[M_RESPONSE].n == n && !sess.h[M_SRV_RX_NIC].n && !refl.txpend,
 	   "reflector: every pong so far has kernel T2 and T3, a response; no NIC split", "miss=%" PRIu64
-	   " response n=%" PRIu64 " of %" PRIu64 " txpend=%" PRIu64, miss, run.S.h[M_RESPONSE].n, n, run.R.txpend);
+	   " response n=%" PRIu64 " of %" PRIu64 " txpend=%" PRIu64, miss, sess.h[M_RESPONSE].n, n, refl.txpend);
 	getsockname(run.sock_fd, (struct sockaddr *)&srv, &l);
 	m.seq = n;
 	proto_encode(buf, &m);
@@ -7881,9 +7881,9 @@ static void test_hw_none_reflect(void)
 
 	n = hr_run(TS_HW, &ce, &fl);
 	err = cap_stop(&ce);
-	ok(run.hww.failed && run.R.exit_code == EXIT_RUNTIME && run.S.stop_reason == STOP_ERROR && one_rant_line(err) &&
+	ok(run.hww.failed && refl.exit_code == EXIT_RUNTIME && sess.stop_reason == STOP_ERROR && one_rant_line(err) &&
 	   strstr(err, "--timestamps hw: lo"), "reflector, hw: stops, exit 1, one line", "failed=%d exit=%d '%s'",
-	   run.hww.failed, run.R.exit_code, err);
+	   run.hww.failed, refl.exit_code, err);
 	free(err);
 	run.ts.ifindex = 0;
 	hf_done();
@@ -7892,7 +7892,7 @@ static void test_hw_none_reflect(void)
 /* A pong with NIC stamps and a PHC offset, as a reflector (or a liar) sends it; its length. */
 static size_t peer_pong(uint8_t *buf, uint64_t seq, int64_t off, uint64_t t2w, uint64_t t3w)
 {
-	struct proto_msg m = { .type = PT_PONG, .session = run.S.id, .seq = seq,
+	struct proto_msg m = { .type = PT_PONG, .session = sess.id, .seq = seq,
 			       .flags = PF_SRV_HW | PF_T2W | PF_T2SW | PF_T3W | PF_PHC_OFF, .t2w = t2w,
 			       .t2sw = STAMP_MAX - 1, .t3w = t3w,
 			       .t3w_seq = seq, .phc_off = off, .phc_method = 1 };
@@ -7931,9 +7931,9 @@ static void test_peer_bounds(void)
 		x->st = TF_USED | TF_SENT;
 		x->deadline = UINT64_MAX;
 		x->t[T1W] = 1;
-		run.E.next_seq = i + 1;
-		run.E.outstanding++;
-		run.S.c.sent++;
+		emitter.next_seq = i + 1;
+		emitter.outstanding++;
+		sess.c.sent++;
 		if (i < ARRAY_SIZE(offs)) {
 			emit_packet(buf, peer_pong(buf, i, offs[i], 1, 1), 2, 0, false);
 		} else {
@@ -7944,25 +7944,25 @@ static void test_peer_bounds(void)
 		   "peer bounds: a PHC offset beyond +-PEER_OFF_MAX refused, one inside taken", "i=%" PRIu64 " on=%d",
 		   i, run.ts.peer_off_on);
 	}
-	ok(run.S.c.rejected[GR_IMPLAUSIBLE] == ARRAY_SIZE(offs) && run.S.c.received == ARRAY_SIZE(offs) + 2,
+	ok(sess.c.rejected[GR_IMPLAUSIBLE] == ARRAY_SIZE(offs) && sess.c.received == ARRAY_SIZE(offs) + 2,
 	   "peer bounds: each refused offset counted as implausible, every round trip kept", "implausible=%" PRIu64
-	   " received=%" PRIu64, run.S.c.rejected[GR_IMPLAUSIBLE], run.S.c.received);
-	ok(run.S.h[M_RTT].n == ARRAY_SIZE(offs) + 2 && run.S.h[M_SRV_RX].n == 2 && run.S.h[M_SRV_RX].max > 0,
+	   " received=%" PRIu64, sess.c.rejected[GR_IMPLAUSIBLE], sess.c.received);
+	ok(sess.h[M_RTT].n == ARRAY_SIZE(offs) + 2 && sess.h[M_SRV_RX].n == 2 && sess.h[M_SRV_RX].max > 0,
 	   "peer bounds: the refused pongs' server segments left out, the others summed", "rtt=%" PRIu64
-	   " srv_rx=%" PRIu64, run.S.h[M_RTT].n, run.S.h[M_SRV_RX].n);
+	   " srv_rx=%" PRIu64, sess.h[M_RTT].n, sess.h[M_SRV_RX].n);
 	{
-		struct proto_msg f = { .type = PT_FIN_ACK, .session = run.S.id, .seq = 6, .phc_method = 1,
+		struct proto_msg f = { .type = PT_FIN_ACK, .session = sess.id, .seq = 6, .phc_method = 1,
 				       .phc_off = INT64_MAX, .boot_id = 77 };
-		uint64_t bad = run.S.c.rejected[GR_IMPLAUSIBLE];
+		uint64_t bad = sess.c.rejected[GR_IMPLAUSIBLE];
 
-		run.E.fin_sent = true;
+		emitter.fin_sent = true;
 		memset(buf, 0, sizeof(buf));
 		proto_encode(buf, &f);
 		proto_kx_put(buf, fin_len(), &f);
 		emit_packet(buf, fin_len(), 0, 0, false);
-		ok(run.E.fin_acked && run.S.c.rejected[GR_IMPLAUSIBLE] == bad + 1 && !run.E.srv_phc.method &&
-		   run.E.srv_phc.boot_id == 77, "peer bounds: a FIN_ACK's PHC offset near INT64_MAX refused, its boot id kept",
-		   "acked=%d method=%d", run.E.fin_acked, run.E.srv_phc.method);
+		ok(emitter.fin_acked && sess.c.rejected[GR_IMPLAUSIBLE] == bad + 1 && !emitter.srv_phc.method &&
+		   emitter.srv_phc.boot_id == 77, "peer bounds: a FIN_ACK's PHC offset near INT64_MAX refused, its boot id kept",
+		   "acked=%d method=%d", emitter.fin_acked, emitter.srv_phc.method);
 	}
 	hf_hists(false);
 
@@ -7988,13 +7988,13 @@ static void test_idle_hint(void)
 	opts.interval_ns = NSEC_PER_SEC;	/* the combined cadence cls_setup computes */
 	ok(emit_longest_gap() == NSEC_PER_SEC, "idle hint: one cadence: its interval", "%" PRIu64,
 	   emit_longest_gap());
-	run.K.ncls = run.K.nival = 4;
+	classes.ncls = classes.nival = 4;
 	for (i = 0; i < 4; i++) {
-		run.K.ival[i] = 4 * NSEC_PER_SEC;
+		classes.ival[i] = 4 * NSEC_PER_SEC;
 	}
 	ok(emit_longest_gap() == 4 * NSEC_PER_SEC, "idle hint: four classes every 4 s: 4 s, not the combined 1 s",
 	   "%" PRIu64, emit_longest_gap());
-	run.K.ival[2] = 2 * NSEC_PER_SEC;
+	classes.ival[2] = 2 * NSEC_PER_SEC;
 	ok(emit_longest_gap() == 2 * NSEC_PER_SEC, "idle hint: classes of 4 s and 2 s: the fastest's 2 s", "%" PRIu64,
 	   emit_longest_gap());
 	reset_globals();
@@ -8090,19 +8090,19 @@ static void test_no_sample(void)
 	run_reset();
 	cfg_defaults();
 	side_set(true);
-	run.S.c.received = 10;
-	run.S.c.warmup = 10;
+	sess.c.received = 10;
+	sess.c.warmup = 10;
 	ok(!no_sample_say(), "only warm-up answers: no sample expected", "%s", "");
-	run.S.c.received = 25;
+	sess.c.received = 25;
 	cap_start(&ce, 2);
 	ok(no_sample_say(), "15 pongs past the warm-up, no rtt sample: said", "%s", "");
 	err = cap_stop(&ce);
 	ok(one_rant_line(err) && strstr(err, "15 pongs received after the warm-up and not one rtt sample"),
 	   "one line counts the pongs and names the metric", "'%s'", err);
 	free(err);
-	run.S.h[run.side.primary].n = 1;
+	sess.h[run.side.primary].n = 1;
 	ok(!no_sample_say(), "one sample: nothing said", "%s", "");
-	run.S.h[run.side.primary].n = 0;
+	sess.h[run.side.primary].n = 0;
 	side_set(false);
 	cap_start(&ce, 2);
 	ok(no_sample_say(), "the reflector: pings past the warm-up, no response sample: said", "%s", "");
@@ -8540,7 +8540,7 @@ static void test_restore(void)
 /* A client pong of seq (104 bytes): the reflector's stamps, and its PHC block if off_method. */
 static void po_pong(uint8_t *buf, uint64_t seq, const uint64_t *t, int64_t off, uint8_t off_method)
 {
-	struct proto_msg p = { .type = PT_PONG, .session = run.S.id, .seq = seq,
+	struct proto_msg p = { .type = PT_PONG, .session = sess.id, .seq = seq,
 			       .flags = (uint16_t)(PF_SRV_HW | PF_T2W | PF_T2SW | PF_T3SW |
 						   (off_method ? PF_PHC_OFF : 0)),
 			       .t2w = t[T2W], .t2sw = t[T2SW], .t3sw = t[T3SW], .t2k = t[T2K],
@@ -8637,16 +8637,16 @@ static void test_peer_off(void)
 		x->deadline = UINT64_MAX;
 		x->t[T1W] = B;
 		x->t[T1SW] = B - 300;
-		run.S.c.sent++;
-		run.E.outstanding++;
+		sess.c.sent++;
+		emitter.outstanding++;
 	}
-	run.E.next_seq = 2;
+	emitter.next_seq = 2;
 	po_pong(buf, 0, t, off, PHC_EXTENDED);
 	emit_packet(buf, 104, B + 900000000ULL, 0, false);
-	ok(run.ts.peer_off_on && run.ts.peer_off == off && run.S.h[M_SRV_RX].n == 1 && run.S.h[M_SRV_RX].min == 1500 &&
-	   run.S.h[M_SRV_RX_NIC].min == 1100, "client: the reflector's segments on one time base from its first pong",
-	   "on=%d srv_rx=%" PRId64 " rx_nic=%" PRId64, run.ts.peer_off_on, run.S.h[M_SRV_RX].min,
-	   run.S.h[M_SRV_RX_NIC].min);
+	ok(run.ts.peer_off_on && run.ts.peer_off == off && sess.h[M_SRV_RX].n == 1 && sess.h[M_SRV_RX].min == 1500 &&
+	   sess.h[M_SRV_RX_NIC].min == 1100, "client: the reflector's segments on one time base from its first pong",
+	   "on=%d srv_rx=%" PRId64 " rx_nic=%" PRId64, run.ts.peer_off_on, sess.h[M_SRV_RX].min,
+	   sess.h[M_SRV_RX_NIC].min);
 	t[T3W] = t[T3SW] + (uint64_t)off + 2500;
 	ok(metric_value(M_RESPONSE, t, &v) && v == 7000, "client: one-clock metrics untouched (response 7 us)",
 	   "%" PRId64, v);
@@ -8665,13 +8665,13 @@ static void test_peer_off(void)
 	run.ts.peer_off_on = false;
 	run.ts.peer_off = 0;
 	for (i = 0; i < NMETRIC; i++) {
-		hist_reset(&run.S.h[i]);
+		hist_reset(&sess.h[i]);
 	}
-	run.E.srv_phc.method = PHC_EXTENDED;
-	run.E.srv_phc.off = off + 40;
+	emitter.srv_phc.method = PHC_EXTENDED;
+	emitter.srv_phc.off = off + 40;
 	f = open_memstream(&text, &tl);
 	report_compute(&rep);
-	hist_add(&run.S.h[M_SRV_RX], 1500 - off, 0);
+	hist_add(&sess.h[M_SRV_RX], 1500 - off, 0);
 	session_report(f, &rep);
 	json_report(f, &rep, 0);
 	fclose(f);
@@ -8692,8 +8692,8 @@ static void test_peer_off(void)
 	ok(metric_value(M_SRV_RX, t, &v) && v == 1540 && metric_value(M_SRV_TX, t, &v) && v == 2460,
 	   "--analyze takes it out of the reflector's segments (the FIN_ACK's: 40 ns later)", "%" PRId64, v);
 	hf_hists(false);
-	memset(&run.S, 0, sizeof(run.S));
-	memset(&run.E, 0, sizeof(run.E));
+	memset(&sess, 0, sizeof(sess));
+	memset(&emitter, 0, sizeof(emitter));
 	run.win.slot = NULL;
 	reset_globals();
 }
@@ -8742,28 +8742,28 @@ static void test_tx_pattern(void)
 	reset_globals();
 	opts.iface = "eth3";
 	run.ts.hw = true;
-	run.S.c.received = 1000;
-	run.S.c.warmup = 0;
-	run.S.c.missing[T1W] = 1000;
+	sess.c.received = 1000;
+	sess.c.warmup = 0;
+	sess.c.missing[T1W] = 1000;
 	ok(tx_stamp_pattern(&miss, &n) == 1, "client: no T1 of 1000, every T4: PTP packets only", "miss=%" PRIu64, miss);
 	text = hw_notes();
 	ok(text && strstr(text, "none of 1000 sends") && strstr(text, "bnxt") && strstr(text, "--ptp-probe"),
 	   "the report names the cause and --ptp-probe", "'%s'", text ? text : "");
 	free(text);
-	run.S.c.missing[T1W] = 130;
+	sess.c.missing[T1W] = 130;
 	text = hw_notes();
 	ok(tx_stamp_pattern(&miss, &n) == 2 && text && strstr(text, "130 of 1000 sends") && strstr(text, "13.0 %") &&
 	   strstr(text, "tx_hwtstamp_skipped") && strstr(text, "--interval"),
 	   "client: 130 of 1000 T1 missing: one at a time, pace with --interval", "'%s'", text ? text : "");
 	free(text);
-	run.S.c.missing[T1W] = 5;
+	sess.c.missing[T1W] = 5;
 	ok(tx_stamp_pattern(&miss, &n) == 0, "5 of 1000 (under 1 %): no pattern claimed", "-");
-	run.S.c.missing[T1W] = 1000;
-	run.S.c.missing[T4W] = 1000;
+	sess.c.missing[T1W] = 1000;
+	sess.c.missing[T4W] = 1000;
 	ok(tx_stamp_pattern(&miss, &n) == 0, "no TX and no RX stamps: not the PTP-only pattern", "-");
 	side_set(false);
-	run.S.c.missing[T1W] = run.S.c.missing[T4W] = 0;
-	run.S.c.missing[T3W] = 400;
+	sess.c.missing[T1W] = sess.c.missing[T4W] = 0;
+	sess.c.missing[T3W] = 400;
 	ok(tx_stamp_pattern(&miss, &n) == 2, "reflector: 400 of 1000 T3 missing: one at a time", "-");
 
 	/* a ptp4l on eth3, in a fake /proc: by -i, and by a [eth3] section of its -f file */
@@ -9264,7 +9264,7 @@ static void test_pmc_flow(void)
 	}
 	log_setup(true, &mem, 16);
 	/* seq, 8 stamps and the reflector's two kernel stamps, status, 4 counters */
-	ok(run.S.log.rec_size == 8 + 80 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", run.S.log.rec_size);
+	ok(sess.log.rec_size == 8 + 80 + 4 + 32, "pmc flow: a log record holds the 4 counters", "%u", sess.log.rec_size);
 	for (i = 0; i < 4; i++) {
 		mk_emit_txn(&x[i], (uint64_t)i, i == 2 ? K_LOST : i == 3 ? K_WARMUP : K_OK);
 		/* emit_send: counts before send(); emit_recv: after recvmsg(); emit_packet: the delta */
@@ -9429,9 +9429,9 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 	for (k = 0; k < run.side.nmetrics; k++) {
 		int m = run.side.metrics[k];
 
-		hist_init(&run.S.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n, test_lh(m));
+		hist_init(&sess.h[m], opts.bucket_ns, opts.bound_ns, calloc(opts.bound_ns / opts.bucket_ns, 8), calloc(n, 8), n, test_lh(m));
 	}
-	run.S.breach = calloc(BREACH_KEEP, sizeof(*run.S.breach));
+	sess.breach = calloc(BREACH_KEEP, sizeof(*sess.breach));
 	for (i = 0; i < n; i++) {
 		mk_emit_txn(&x, i, i % 50 == 7 ? K_LOST : i % 200 == 3 ? K_WARMUP : K_OK);
 		if (i % 97 == 5 && x.t[T4W]) {
@@ -9439,7 +9439,7 @@ static uint8_t *plot_fixture(uint64_t n, int64_t threshold_ns)
 			x.t[T4SW] += 400000 + i;
 		}
 		if (x.st & TF_LOST) {
-			run.S.c.lost++;
+			sess.c.lost++;
 		}
 		txn_account(&x);
 		log_push(&x);
@@ -9453,25 +9453,25 @@ static void plot_fixture_free(uint8_t *mem)
 	int k;
 
 	for (k = 0; k < NMETRIC; k++) {
-		free(run.S.h[k].bucket);
-		free(run.S.h[k].out);
+		free(sess.h[k].bucket);
+		free(sess.h[k].out);
 	}
-	free(run.S.breach);
+	free(sess.breach);
 	free(mem);
-	memset(&run.S, 0, sizeof(run.S));
+	memset(&sess, 0, sizeof(sess));
 }
 
 /* Draw the fixture's ring into a temp file; its text (malloc'd) or NULL. */
 static char *plot_fixture_draw(int *r)
 {
-	struct plot_src src = { .n = run.S.log.n, .what = "" };
+	struct plot_src src = { .n = sess.log.n, .what = "" };
 	char path[128], *text;
 
 	tmp_path(path, sizeof(path), "plot");
-	outs.PL.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	plotter.fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	*r = plot_draw(&src);
-	close(outs.PL.fd);
-	outs.PL.fd = -1;
+	close(plotter.fd);
+	plotter.fd = -1;
 	text = read_file(path);
 	unlink(path);
 	return text;
@@ -9579,7 +9579,7 @@ static void test_plot(void)
 	   strlen(strstr(svg_doc, "</svg>\n")) == 7, "plot: small run drawn, one complete SVG document", "r=%d", r);
 	good = svg_doc != NULL;
 	for (k = 0; good && k < run.side.nmetrics; k++) {
-		const struct hist *h = &run.S.h[run.side.metrics[k]];
+		const struct hist *h = &sess.h[run.side.metrics[k]];
 		const char *key = metric_def[run.side.metrics[k]].key;
 		int j;
 
@@ -9600,15 +9600,15 @@ static void test_plot(void)
 	}
 	ok(good, "plot: samples, percentiles and max in the picture equal the statistics (rtt, response, network)",
 	   "rtt-p99 '%s'", svg_doc ? svg_id_text(svg_doc, "rtt-p99") : "");
-	v = run.S.h[M_RTT].n + run.S.h[M_RESPONSE].n + run.S.h[M_NETWORK].n;
+	v = sess.h[M_RTT].n + sess.h[M_RESPONSE].n + sess.h[M_NETWORK].n;
 	ok(svg_doc && count_str(svg_doc, "h.1") == (int)v, "plot: small run: one dot per sample of each series",
 	   "%d dots, %" PRIu64 " samples", svg_doc ? count_str(svg_doc, "h.1") : -1, v);
 	ok(svg_doc && count_str(svg_doc, "l6 6") == 20, "plot: the 20 lost transactions are marked (one bin each)", "%d",
 	   svg_doc ? count_str(svg_doc, "l6 6") : -1);
-	ok(svg_doc && count_str(svg_doc, "h8l-4 7z") == (int)run.S.c.breaches && run.S.c.breaches > 5 && strstr(svg_doc, ">threshold 200 "),
+	ok(svg_doc && count_str(svg_doc, "h8l-4 7z") == (int)sess.c.breaches && sess.c.breaches > 5 && strstr(svg_doc, ">threshold 200 "),
 	   "plot: threshold line and every breach marked", "%d marks, %" PRIu64 " breaches",
-	   svg_doc ? count_str(svg_doc, "h8l-4 7z") : -1, run.S.c.breaches);
-	snprintf(buf, sizeof(buf), ">seq %" PRIu64 "<", run.S.h[M_RTT].max_seq);
+	   svg_doc ? count_str(svg_doc, "h8l-4 7z") : -1, sess.c.breaches);
+	snprintf(buf, sizeof(buf), ">seq %" PRIu64 "<", sess.h[M_RTT].max_seq);
 	ok(svg_doc && strstr(svg_doc, buf) && strstr(svg_doc, "The 15 worst transactions by rtt") &&
 	   strstr(svg_doc, buf) < strstr(svg_doc, ">seq ") + 1 + strlen(buf), "plot: the worst transaction comes first",
 	   "want %s", buf);
@@ -9620,21 +9620,21 @@ static void test_plot(void)
 	/* a large run: bands instead of dots, still the same numbers */
 	mem = plot_fixture(PLOT_RAW * 3, -1);
 	svg_doc = plot_fixture_draw(&r);
-	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_RTT].n);
+	snprintf(buf, sizeof(buf), "%" PRIu64, sess.h[M_RTT].n);
 	ok(!r && svg_doc && !strstr(svg_doc, "h.1") && count_str(svg_doc, "fill-opacity=\"0.22\"") >= 1 && count_str(svg_doc, "fill-opacity=\"0.12\"") >= 2 &&
 	   !strcmp(svg_id_text(svg_doc, "rtt-samples"), buf) && !strstr(svg_doc, "h8l-4 7z") && !strstr(svg_doc, ">threshold "),
 	   "plot: large run: min-max bands per bin, no dots, no threshold", "r=%d", r);
 	free(svg_doc);
 
 	/* a failed write is reported, not lost */
-	outs.PL.fd = open("/dev/full", O_WRONLY);
+	plotter.fd = open("/dev/full", O_WRONLY);
 	{
-		struct plot_src src = { .n = run.S.log.n, .what = "" };
+		struct plot_src src = { .n = sess.log.n, .what = "" };
 
-		r = outs.PL.fd >= 0 ? plot_draw(&src) : -ENOENT;
+		r = plotter.fd >= 0 ? plot_draw(&src) : -ENOENT;
 	}
-	close(outs.PL.fd);
-	outs.PL.fd = -1;
+	close(plotter.fd);
+	plotter.fd = -1;
 	ok(r == -ENOSPC, "plot: a write to a full disk returns -ENOSPC", "r=%d", r);
 	plot_fixture_free(mem);
 	reset_globals();
@@ -9667,21 +9667,21 @@ static void perf_watch_loop(const struct src_query *q, const struct sockaddr_in6
 	srcw_publish(q, true);
 	ok(reflect_src_known(to), "perf: the watch's answer 'same': answers to that peer and address go without IP_PKTINFO", "-");
 	ok(!reflect_src_known((const struct sockaddr *)&other_port), "perf: the peer's other port: named", "-");
-	run.R.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
+	refl.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
 	ok(!reflect_src_known(to), "perf: another destination address: named", "-");
-	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
-	run.R.pi_level = 0;
+	refl.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	refl.pi_level = 0;
 	ok(!reflect_src_known(to), "perf: no IP_PKTINFO received: nothing known", "-");
-	run.R.pi_level = IPPROTO_IPV6;
+	refl.pi_level = IPPROTO_IPV6;
 	/* routing changed: the watch withdraws its answer, the next pong names its source */
 	srcw_publish(q, false);
 	ok(!reflect_src_known(to), "perf: a withdrawn answer is taken at the next pong", "-");
 	srcw_publish(q, true);
 	/* the watch holds the lock while it answers again: never a stale answer, never a wait */
-	pthread_mutex_lock(&run.SW.lock);
+	pthread_mutex_lock(&srcwatch.lock);
 	srcw_publish(q, true);
 	ok(!reflect_src_known(to), "perf: an answer being written is not read: named meanwhile", "-");
-	pthread_mutex_unlock(&run.SW.lock);
+	pthread_mutex_unlock(&srcwatch.lock);
 	ok(reflect_src_known(to), "perf: ... and read at the next pong", "-");
 	/* a new session keeps the answer: it is about a peer and an address, withdrawn on any change */
 	run.win.slot = perf_win;
@@ -9689,24 +9689,24 @@ static void perf_watch_loop(const struct src_query *q, const struct sockaddr_in6
 	reflect_start(0x1234);
 	ok(reflect_src_known(to), "perf: a new session keeps the watch's answer", "-");
 	/* questions: after a named pong, each one once, another at most once a second */
-	run.SW.on = true;
-	run.SW.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	run.R.named = true;
+	srcwatch.on = true;
+	srcwatch.ev_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	refl.named = true;
 	srcw_ask(to, sizeof(*peer), 5);
-	ok(run.SW.q_gen == 1 && !memcmp(&run.SW.q, q, sizeof(*q)) && read(run.SW.ev_fd, &v, 8) == 8 && v == 1,
-	   "perf: a named pong asks the watch, and rings its doorbell", "q_gen=%u v=%" PRIu64, run.SW.q_gen, v);
+	ok(srcwatch.q_gen == 1 && !memcmp(&srcwatch.q, q, sizeof(*q)) && read(srcwatch.ev_fd, &v, 8) == 8 && v == 1,
+	   "perf: a named pong asks the watch, and rings its doorbell", "q_gen=%u v=%" PRIu64, srcwatch.q_gen, v);
 	srcw_ask(to, sizeof(*peer), 6);
 	srcw_ask((const struct sockaddr *)&other_port, sizeof(other_port), 7);
-	ok(run.SW.q_gen == 1 && read(run.SW.ev_fd, &v, 8) < 0,
-	   "perf: the same question is not asked twice, another not within a second", "q_gen=%u", run.SW.q_gen);
+	ok(srcwatch.q_gen == 1 && read(srcwatch.ev_fd, &v, 8) < 0,
+	   "perf: the same question is not asked twice, another not within a second", "q_gen=%u", srcwatch.q_gen);
 	srcw_ask((const struct sockaddr *)&other_port, sizeof(other_port), 7 + NSEC_PER_SEC);
-	ok(run.SW.q_gen == 2, "perf: another question a second later", "q_gen=%u", run.SW.q_gen);
-	run.R.named = false;
+	ok(srcwatch.q_gen == 2, "perf: another question a second later", "q_gen=%u", srcwatch.q_gen);
+	refl.named = false;
 	srcw_ask(to, sizeof(*peer), 9 + 2 * NSEC_PER_SEC);
-	ok(run.SW.q_gen == 2, "perf: a pong that went without IP_PKTINFO asks nothing", "q_gen=%u", run.SW.q_gen);
-	close(run.SW.ev_fd);
-	run.SW.on = false;
-	run.R.active = false;
+	ok(srcwatch.q_gen == 2, "perf: a pong that went without IP_PKTINFO asks nothing", "q_gen=%u", srcwatch.q_gen);
+	close(srcwatch.ev_fd);
+	srcwatch.on = false;
+	refl.active = false;
 	run.win.slot = NULL;
 }
 
@@ -9726,19 +9726,19 @@ static void test_perf(void)
 	q2 = q;
 	q2.pi.v6.ipi6_addr = mapped_lo(2, 0).sin6_addr;
 	/* the datagram being answered came to 127.0.0.1 on lo */
-	run.R.pi_level = IPPROTO_IPV6;
-	run.R.pi.v6 = q.pi.v6;
+	refl.pi_level = IPPROTO_IPV6;
+	refl.pi.v6 = q.pi.v6;
 	opts.iface = NULL;
 	ok(!src_probe(&q), "perf: without -i no probe: the source is always named", "-");
 	srcw_start();
-	ok(!run.SW.on && !reflect_src_known((struct sockaddr *)&peer),
+	ok(!srcwatch.on && !reflect_src_known((struct sockaddr *)&peer),
 	   "perf: without -i no source watch, and no answer goes without IP_PKTINFO", "-");
 	opts.iface = iface;
 	if (geteuid() == 0) {
 		ok(src_probe(&q), "perf: -i lo, ping to the kernel's own choice: answers need no IP_PKTINFO", "-");
 		ok(!src_probe(&q2), "perf: a second address is never the kernel's choice for the peer", "-");
 	}
-	pthread_mutex_init(&run.SW.lock, NULL);
+	pthread_mutex_init(&srcwatch.lock, NULL);
 	perf_watch_loop(&q, &peer);
 	reset_globals();
 	side_set(false);
@@ -9748,20 +9748,20 @@ static void test_perf(void)
 	}
 	/* the thread: a question from the loop is answered, off the loop */
 	opts.iface = iface;
-	run.R.pi_level = IPPROTO_IPV6;
-	run.R.pi.v6 = q.pi.v6;
-	run.R.named = true;
+	refl.pi_level = IPPROTO_IPV6;
+	refl.pi.v6 = q.pi.v6;
+	refl.named = true;
 	srcw_start();
-	g = __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE);
+	g = __atomic_load_n(&srcwatch.a_gen, __ATOMIC_ACQUIRE);
 	srcw_ask((struct sockaddr *)&peer, sizeof(peer), 1);
-	for (i = 0; i < 5000 && __atomic_load_n(&run.SW.a_gen, __ATOMIC_ACQUIRE) == g; i++) {
+	for (i = 0; i < 5000 && __atomic_load_n(&srcwatch.a_gen, __ATOMIC_ACQUIRE) == g; i++) {
 		usleep(1000);
 	}
-	ok(run.SW.on && reflect_src_known((struct sockaddr *)&peer),
-	   "perf: the source watch answers the loop's question from its own thread", "on=%d gen=%u", run.SW.on,
-	   run.SW.a_gen);
+	ok(srcwatch.on && reflect_src_known((struct sockaddr *)&peer),
+	   "perf: the source watch answers the loop's question from its own thread", "on=%d gen=%u", srcwatch.on,
+	   srcwatch.a_gen);
 	srcw_stop();
-	ok(!run.SW.on, "perf: the source watch stops", "-");
+	ok(!srcwatch.on, "perf: the source watch stops", "-");
 	opts.iface = NULL;
 	reset_globals();
 }
@@ -9788,15 +9788,15 @@ static struct sockaddr_in6 ss_mapped(const struct sockaddr_in *a)
 	return m;
 }
 
-/* run.R.pi: the datagram being answered was sent to 127.0.0.<last> (or ADDR, v4-mapped) */
+/* refl.pi: the datagram being answered was sent to 127.0.0.<last> (or ADDR, v4-mapped) */
 static void ss_pinged(uint32_t addr)
 {
-	run.R.pi_level = IPPROTO_IPV6;
-	memset(&run.R.pi, 0, sizeof(run.R.pi));
-	run.R.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
+	refl.pi_level = IPPROTO_IPV6;
+	memset(&refl.pi, 0, sizeof(refl.pi));
+	refl.pi.v6.ipi6_addr = mapped_lo(1, 0).sin6_addr;
 	addr = htonl(addr);
-	memcpy(&run.R.pi.v6.ipi6_addr.s6_addr[12], &addr, 4);
-	run.R.pi.v6.ipi6_ifindex = 1;
+	memcpy(&refl.pi.v6.ipi6_addr.s6_addr[12], &addr, 4);
+	refl.pi.v6.ipi6_ifindex = 1;
 }
 
 /*
@@ -9876,26 +9876,26 @@ static void test_session_socket(void)
 	run.ts.key_cmsg = false;
 
 	/* the session of client a, which pinged 127.0.0.1 */
-	memcpy(&run.R.peer, &p6, sizeof(p6));
-	run.R.peerlen = sizeof(p6);
+	memcpy(&refl.peer, &p6, sizeof(p6));
+	refl.peerlen = sizeof(p6);
 	ss_pinged(INADDR_LOOPBACK);
 	reflect_ss_prepare(AF_INET);
 	reflect_ss_open((struct sockaddr *)&p6, 0);
 	l = sizeof(from);
-	good = run.R.ss_on && run.R.on_ss && run.sock_fd != sh && run.sock_fd == run.R.ss_fd &&
-	       run.ts.next_key == (uint32_t)shared_key && run.R.ss_base == (uint32_t)shared_key &&
-	       !run.ts.key_cmsg && run.R.sh.fd == sh &&
-	       run.R.sh.next_key == (uint32_t)shared_key && run.R.shared_due &&
+	good = refl.ss_on && refl.on_ss && run.sock_fd != sh && run.sock_fd == refl.ss_fd &&
+	       run.ts.next_key == (uint32_t)shared_key && refl.ss_base == (uint32_t)shared_key &&
+	       !run.ts.key_cmsg && refl.sh.fd == sh &&
+	       refl.sh.next_key == (uint32_t)shared_key && refl.shared_due &&
 	       getsockname(run.sock_fd, (struct sockaddr *)&from, &l) == 0 &&
 	       !memcmp(&((struct sockaddr_in *)&from)->sin_addr, &me.sin_addr, 4) &&
 	       ((struct sockaddr_in *)&from)->sin_port == me.sin_port;
 	l = sizeof(got);
 	good = good && getpeername(run.sock_fd, (struct sockaddr *)&got, &l) == 0 &&
 	       ((struct sockaddr_in *)&got)->sin_port == c[0].sin_port;
-	good = good && run.R.ss_got == SS_OWN;
+	good = good && refl.ss_got == SS_OWN;
 	ok(good, "session socket: bound to the address pinged and the port, connected to the peer, "
 	   "the session's keys going on from its counter's 0 (reported: own_socket true)",
-	   "on=%d fd=%d sh=%d key=%u", run.R.ss_on, run.sock_fd, sh, run.ts.next_key);
+	   "on=%d fd=%d sh=%d key=%u", refl.ss_on, run.sock_fd, sh, run.ts.next_key);
 	send(a, buf, sizeof(buf), 0);
 	send(b, buf, sizeof(buf), 0);
 	ok(ss_recv_from(run.sock_fd, &got) == sizeof(buf) && ss_recv_from(sh, &got) == sizeof(buf) &&
@@ -9903,38 +9903,38 @@ static void test_session_socket(void)
 	   "session socket: the peer's datagram comes to it, another client's to the shared socket", "-");
 
 	/* the answers: the session's on its socket, another peer's on the shared one */
-	run.R.on_ss = true;
+	refl.on_ss = true;
 	reflect_send(buf, sizeof(buf), (struct sockaddr *)&p6, sizeof(p6));
-	good = !run.R.sent_shared && ss_recv_from(a, &got) == sizeof(buf) &&
-	       ((struct sockaddr_in *)&got)->sin_port == me.sin_port && !run.R.named;
-	run.R.on_ss = false;
+	good = !refl.sent_shared && ss_recv_from(a, &got) == sizeof(buf) &&
+	       ((struct sockaddr_in *)&got)->sin_port == me.sin_port && !refl.named;
+	refl.on_ss = false;
 	ss_pinged(INADDR_LOOPBACK);
 	reflect_send(buf, sizeof(buf), (struct sockaddr *)&q6, sizeof(q6));
-	good = good && run.R.sent_shared && ss_recv_from(b, &got) == sizeof(buf) &&
+	good = good && refl.sent_shared && ss_recv_from(b, &got) == sizeof(buf) &&
 	       ((struct sockaddr_in *)&got)->sin_port == me.sin_port &&
-	       run.ts.next_key == (uint32_t)shared_key && run.R.sh.next_key == (uint32_t)shared_key + 1 &&
-	       run.sock_fd == run.R.ss_fd;
+	       run.ts.next_key == (uint32_t)shared_key && refl.sh.next_key == (uint32_t)shared_key + 1 &&
+	       run.sock_fd == refl.ss_fd;
 	ok(good, "session socket: the session's answer on it, another peer's on the shared socket with its own key",
-	   "sent_shared=%d key=%u shared key=%u", run.R.sent_shared, run.ts.next_key, run.R.sh.next_key);
+	   "sent_shared=%d key=%u shared key=%u", refl.sent_shared, run.ts.next_key, refl.sh.next_key);
 
 	/* a datagram of the shared socket: whose it is */
 	ss_pinged(INADDR_LOOPBACK);
 	reflect_shared_whose((struct sockaddr *)&p6);
-	good = run.R.on_ss && !run.R.off_addr && reflect_peer_ok((struct sockaddr *)&p6);
+	good = refl.on_ss && !refl.off_addr && reflect_peer_ok((struct sockaddr *)&p6);
 	ss_pinged(INADDR_LOOPBACK + 1);
 	reflect_shared_whose((struct sockaddr *)&p6);
-	good = good && !run.R.on_ss && run.R.off_addr && !reflect_peer_ok((struct sockaddr *)&p6);
+	good = good && !refl.on_ss && refl.off_addr && !reflect_peer_ok((struct sockaddr *)&p6);
 	ss_pinged(INADDR_LOOPBACK);
 	reflect_shared_whose((struct sockaddr *)&q6);
-	good = good && !run.R.on_ss && !run.R.off_addr && !reflect_peer_ok((struct sockaddr *)&q6);
+	good = good && !refl.on_ss && !refl.off_addr && !reflect_peer_ok((struct sockaddr *)&q6);
 	ok(good, "session socket: on the shared socket, the peer's ping to its address is the session's, "
 	   "to another address refused, another peer's not the session's", "-");
 	/* the shared socket's TX stamps: below ss_base the session's first pongs', not after a rekey */
 	good = reflect_sh_ours((uint32_t)shared_key - 1) && !reflect_sh_ours((uint32_t)shared_key) &&
 	       !reflect_sh_ours((uint32_t)shared_key + 1);
-	run.R.sh_rekeyed = true;
+	refl.sh_rekeyed = true;
 	good = good && !reflect_sh_ours((uint32_t)shared_key - 1);
-	run.R.sh_rekeyed = false;
+	refl.sh_rekeyed = false;
 	ok(good, "session socket: a shared socket's stamp is the session's below ss_base only, "
 	   "and none after its keys restarted", "-");
 
@@ -9944,62 +9944,62 @@ static void test_session_socket(void)
 	 */
 	kops.sendmsg = hf_sendmsg;
 	hf_refuse_key = true;
-	run.R.sh.key_cmsg = true;
-	run.R.key0 = 5;
-	run.R.on_ss = false;
+	refl.sh.key_cmsg = true;
+	refl.key0 = 5;
+	refl.on_ss = false;
 	ss_pinged(INADDR_LOOPBACK);
 	good = reflect_send(buf, sizeof(buf), (struct sockaddr *)&q6, sizeof(q6)) == sizeof(buf) &&
-	       run.R.sent_shared && ss_recv_from(b, &got) == sizeof(buf);
-	ok(good && run.R.key0 == 5 && run.R.sh_rekeyed && !run.R.sh.key_cmsg &&
-	   run.R.sh.next_key == 1 && run.ts.next_key == (uint32_t)shared_key && run.sock_fd == run.R.ss_fd,
+	       refl.sent_shared && ss_recv_from(b, &got) == sizeof(buf);
+	ok(good && refl.key0 == 5 && refl.sh_rekeyed && !refl.sh.key_cmsg &&
+	   refl.sh.next_key == 1 && run.ts.next_key == (uint32_t)shared_key && run.sock_fd == refl.ss_fd,
 	   "session socket: the shared socket's key refused: its counter re-keyed, the session's keys kept",
-	   "key0=%u rekeyed=%d cmsg=%d shared key=%u", run.R.key0, run.R.sh_rekeyed, run.R.sh.key_cmsg,
-	   run.R.sh.next_key);
+	   "key0=%u rekeyed=%d cmsg=%d shared key=%u", refl.key0, refl.sh_rekeyed, refl.sh.key_cmsg,
+	   refl.sh.next_key);
 	hf_refuse_key = false;
 	kops_restore();
-	run.R.sh.next_key = (uint32_t)shared_key + 1;
-	run.R.sh_rekeyed = false;
+	refl.sh.next_key = (uint32_t)shared_key + 1;
+	refl.sh_rekeyed = false;
 
 	reflect_ss_close();
-	ok(!run.R.ss_on && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
-	   run.R.spare_on && run.R.spare_family == AF_INET,
+	ok(!refl.ss_on && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
+	   refl.spare_on && refl.spare_family == AF_INET,
 	   "session socket: closed, the shared socket and its keys are back, the next one made ready",
-	   "fd=%d key=%u spare=%d", run.sock_fd, run.ts.next_key, run.R.spare_on);
+	   "fd=%d key=%u spare=%d", run.sock_fd, run.ts.next_key, refl.spare_on);
 
 	/* none to be had: the session stays on the shared socket, nothing changed */
-	run.R.pi_level = 0;
+	refl.pi_level = 0;
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = !run.R.ss_on && run.sock_fd == sh && run.R.ss_got == SS_SHARED &&
-	       strstr(run.R.ss_why, "not known");
+	good = !refl.ss_on && run.sock_fd == sh && refl.ss_got == SS_SHARED &&
+	       strstr(refl.ss_why, "not known");
 	ss_pinged(0xe0000001);	/* 224.0.0.1 */
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = good && !run.R.ss_on && run.sock_fd == sh && strstr(run.R.ss_why, "not a unicast");
+	good = good && !refl.ss_on && run.sock_fd == sh && strstr(refl.ss_why, "not a unicast");
 	ss_pinged(INADDR_BROADCAST);
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = good && !run.R.ss_on && run.sock_fd == sh && run.R.ss_got == SS_SHARED;
+	good = good && !refl.ss_on && run.sock_fd == sh && refl.ss_got == SS_SHARED;
 	ok(good, "session socket: none where the address pinged is unknown, multicast or broadcast, "
-	   "and the reason kept for the report", "why=%s", run.R.ss_why);
+	   "and the reason kept for the report", "why=%s", refl.ss_why);
 	ss_pinged(0xc0000201);	/* 192.0.2.1: not this host's, bind refuses it */
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	ok(!run.R.ss_on && !run.R.on_ss && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
-	   run.R.ss_got == SS_SHARED && strstr(run.R.ss_why, "bind or connect") &&
-	   strstr(run.R.ss_why, strerror(EADDRNOTAVAIL)),
+	ok(!refl.ss_on && !refl.on_ss && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
+	   refl.ss_got == SS_SHARED && strstr(refl.ss_why, "bind or connect") &&
+	   strstr(refl.ss_why, strerror(EADDRNOTAVAIL)),
 	   "session socket: none where bind refuses the address: the shared socket, its keys, serve on; "
 	   "the reason (bind's error) kept for the report",
-	   "on=%d fd=%d why=%s", run.R.ss_on, run.sock_fd, run.R.ss_why);
+	   "on=%d fd=%d why=%s", refl.ss_on, run.sock_fd, refl.ss_why);
 	{
 		char *text = NULL;
 		size_t tl = 0;
 		struct report rep;
 		FILE *f = open_memstream(&text, &tl);
 
-		run.S.id = 0x5e55;
+		sess.id = 0x5e55;
 		report_compute(&rep);
 		session_report(f, &rep);
 		json_report(f, &rep, 0);
-		run.R.ss_got = SS_OWN;
+		refl.ss_got = SS_OWN;
 		json_report(f, &rep, 0);
-		run.R.ss_got = SS_NOT_YET;
+		refl.ss_got = SS_NOT_YET;
 		json_report(f, &rep, 0);
 		fclose(f);
 		ok(text && strstr(text, "Session socket: none, answered on the shared socket (bind or connect") &&
@@ -10009,18 +10009,18 @@ static void test_session_socket(void)
 		   "session socket: the report says a session had none and why; the JSON says own, not, or "
 		   "not yet", "%.4000s", text ? text : "");
 		free(text);
-		run.S.id = 0;
+		sess.id = 0;
 	}
-	run.R.pi_level = IPPROTO_IPV6;
-	memset(&run.R.pi, 0, sizeof(run.R.pi));
-	run.R.pi.v6.ipi6_addr.s6_addr[0] = 0xff;
-	run.R.pi.v6.ipi6_addr.s6_addr[1] = 0x02;
-	run.R.pi.v6.ipi6_addr.s6_addr[15] = 1;
+	refl.pi_level = IPPROTO_IPV6;
+	memset(&refl.pi, 0, sizeof(refl.pi));
+	refl.pi.v6.ipi6_addr.s6_addr[0] = 0xff;
+	refl.pi.v6.ipi6_addr.s6_addr[1] = 0x02;
+	refl.pi.v6.ipi6_addr.s6_addr[15] = 1;
 	any.sin6_port = htons(40000);
 	reflect_ss_open((struct sockaddr *)&any, 0);
-	ok(!run.R.ss_on, "session socket: none for an IPv6 multicast address", "-");
-	if (run.R.spare_on) {
-		close(run.R.spare_fd);
+	ok(!refl.ss_on, "session socket: none for an IPv6 multicast address", "-");
+	if (refl.spare_on) {
+		close(refl.spare_fd);
 	}
 	close(sh);
 	close(a);
@@ -10060,51 +10060,51 @@ static void test_session_pre(void)
 	b = fd[1];
 	p6 = m[0];
 	q6 = m[1];
-	memcpy(&run.R.peer, &p6, sizeof(p6));
-	run.R.peerlen = sizeof(p6);
-	run.R.rxcap = sizeof(buf);
-	run.R.rx = buf;
+	memcpy(&refl.peer, &p6, sizeof(p6));
+	refl.peerlen = sizeof(p6);
+	refl.rxcap = sizeof(buf);
+	refl.rx = buf;
 	/* it serves: the session's socket is the one in use */
 	run.sock_fd = pre;
-	run.R.ss_on = true;
-	run.R.pre_on = true;
-	run.R.pre_fd = pre;
-	run.R.pre_close = false;
+	refl.ss_on = true;
+	refl.pre_on = true;
+	refl.pre_fd = pre;
+	refl.pre_close = false;
 	ss_pinged(INADDR_LOOPBACK);
-	run.R.pre_pi_level = run.R.pi_level;
-	run.R.pre_pi = run.R.pi;
-	run.R.pi_level = 0;
+	refl.pre_pi_level = refl.pi_level;
+	refl.pre_pi = refl.pi;
+	refl.pi_level = 0;
 	sendto(a, buf, sizeof(buf), 0, (struct sockaddr *)&me, sizeof(me));
 	sendto(b, buf, sizeof(buf), 0, (struct sockaddr *)&me, sizeof(me));
 	n = 0;
 	good = true;
 	while (wait_readable(pre, 1000) && reflect_recv_pre(&rx) == 1) {
-		bool from_a = sa_same(&run.R.peer, (struct sockaddr *)&rx.from);
+		bool from_a = sa_same(&refl.peer, (struct sockaddr *)&rx.from);
 
 		good = good && rx.from.ss_family == AF_INET6 && rx.fromlen == sizeof(p6) &&
 		       (from_a || sa_same((struct sockaddr_storage *)&q6, (struct sockaddr *)&rx.from)) &&
-		       run.R.on_ss == from_a && run.R.pi_level == IPPROTO_IPV6 &&
-		       !memcmp(&run.R.pi, &run.R.pre_pi, sizeof(run.R.pi));
+		       refl.on_ss == from_a && refl.pi_level == IPPROTO_IPV6 &&
+		       !memcmp(&refl.pi, &refl.pre_pi, sizeof(refl.pi));
 		n++;
 		if (n == 2) {
 			break;
 		}
 	}
-	ok(good && n == 2 && run.R.pre_on && run.sock_fd == pre,
+	ok(good && n == 2 && refl.pre_on && run.sock_fd == pre,
 	   "session socket before its connect: each datagram with its sender, the session's only from its "
 	   "peer, both to the address pinged", "n=%d", n);
-	ok(reflect_recv_pre(&rx) == 0 && !run.R.pre_on && fcntl(pre, F_GETFD) >= 0 && run.sock_fd == pre,
+	ok(reflect_recv_pre(&rx) == 0 && !refl.pre_on && fcntl(pre, F_GETFD) >= 0 && run.sock_fd == pre,
 	   "session socket before its connect: none left, done; a socket that serves stays open", "-");
 
 	/* its connect failed: the shared socket is in use; read, then closed */
 	run.sock_fd = a;
-	run.R.ss_on = false;
-	run.R.pre_on = true;
-	run.R.pre_close = true;
+	refl.ss_on = false;
+	refl.pre_on = true;
+	refl.pre_close = true;
 	sendto(a, buf, sizeof(buf), 0, (struct sockaddr *)&me, sizeof(me));
-	good = wait_readable(pre, 1000) && reflect_recv_pre(&rx) == 1 && !run.R.on_ss &&
-	       run.sock_fd == a && sa_same(&run.R.peer, (struct sockaddr *)&rx.from);
-	good = good && reflect_recv_pre(&rx) == 0 && !run.R.pre_on && fcntl(pre, F_GETFD) < 0 &&
+	good = wait_readable(pre, 1000) && reflect_recv_pre(&rx) == 1 && !refl.on_ss &&
+	       run.sock_fd == a && sa_same(&refl.peer, (struct sockaddr *)&rx.from);
+	good = good && reflect_recv_pre(&rx) == 0 && !refl.pre_on && fcntl(pre, F_GETFD) < 0 &&
 	       errno == EBADF;
 	ok(good, "session socket whose connect failed: its peer's datagram read (not the session's socket's), "
 	   "then the socket closed, the shared socket in use", "-");
@@ -10151,20 +10151,20 @@ static void test_plot_panels(void)
 	/* one-way known (a veth): forward and backward are series, in the legend and the table */
 	mem = plot_fixture(1000, -1);
 	run.ow_evidence = OW_VETH;
-	run.host_boot_id = run.E.srv_phc.boot_id = 0x0123456789abcdefULL;	/* one kernel */
-	run.E.fin_acked = true;
+	run.host_boot_id = emitter.srv_phc.boot_id = 0x0123456789abcdefULL;	/* one kernel */
+	emitter.fin_acked = true;
 	svg_doc = plot_fixture_draw(&r);
-	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_FORWARD].n);
-	good = !r && svg_doc && run.S.h[M_FORWARD].n &&
+	snprintf(buf, sizeof(buf), "%" PRIu64, sess.h[M_FORWARD].n);
+	good = !r && svg_doc && sess.h[M_FORWARD].n &&
 	       !strcmp(svg_id_text(svg_doc, "forward-samples"), buf);
-	snprintf(buf, sizeof(buf), "%" PRIu64, run.S.h[M_BACKWARD].n);
+	snprintf(buf, sizeof(buf), "%" PRIu64, sess.h[M_BACKWARD].n);
 	good = good && !strcmp(svg_id_text(svg_doc, "backward-samples"), buf) &&
 	       strstr(svg_doc, ">forward one-way (T2-T1 wire)</text>") &&
 	       strstr(svg_doc, ">backward one-way (T4-T3 wire)</text>");
 	ok(good, "plot panels: one-way known: forward and backward in the legend and the table",
 	   "r=%d forward-samples '%s'", r, svg_doc ? svg_id_text(svg_doc, "forward-samples") : "");
-	i = run.S.h[M_RTT].n + run.S.h[M_RESPONSE].n + run.S.h[M_NETWORK].n + run.S.h[M_FORWARD].n +
-	    run.S.h[M_BACKWARD].n;
+	i = sess.h[M_RTT].n + sess.h[M_RESPONSE].n + sess.h[M_NETWORK].n + sess.h[M_FORWARD].n +
+	    sess.h[M_BACKWARD].n;
 	ok(svg_doc && count_str(svg_doc, "h.1") == (int)i &&
 	   strstr(svg_doc, "stroke=\"" OI_SKY "\"") && strstr(svg_doc, "stroke=\"" OI_PURPLE "\""),
 	   "plot panels: one-way known: a dot per one-way sample, in their colours",
@@ -10177,7 +10177,7 @@ static void test_plot_panels(void)
 	/* one-way not known (nothing shows the clocks agree): measured, not drawn */
 	run.ow_evidence = OW_NONE;
 	svg_doc = plot_fixture_draw(&r);
-	ok(!r && svg_doc && run.S.h[M_FORWARD].n && !strstr(svg_doc, "one-way") &&
+	ok(!r && svg_doc && sess.h[M_FORWARD].n && !strstr(svg_doc, "one-way") &&
 	   !strstr(svg_doc, "forward-samples"),
 	   "plot panels: one-way not known: no forward or backward series", "r=%d", r);
 	free(svg_doc);
@@ -10186,23 +10186,23 @@ static void test_plot_panels(void)
 	 * Two classes (seq % 2) and two sizes (64 B, then 256 B from seq 500): the
 	 * rows get the fixture's transactions as the emit loop would count them.
 	 */
-	run.K.ncls = 2;
-	run.K.nsz = 2;
-	run.K.size[0] = 64;
-	run.K.size[1] = 256;
-	run.K.prio[0] = 1;
-	run.K.prio[1] = 2;
-	run.K.tos[0] = -1;
-	run.K.tos[1] = 0x28;
-	run.K.phase = 1;
-	run.K.phase_seq0[1] = 500;
+	classes.ncls = 2;
+	classes.nsz = 2;
+	classes.size[0] = 64;
+	classes.size[1] = 256;
+	classes.prio[0] = 1;
+	classes.prio[1] = 2;
+	classes.tos[0] = -1;
+	classes.tos[1] = 0x28;
+	classes.phase = 1;
+	classes.phase_seq0[1] = 500;
 	good = cls_alloc(1000) == 0;
-	for (i = 0; good && i < run.S.log.n; i++) {
+	for (i = 0; good && i < sess.log.n; i++) {
 		struct txn x;
 		int st;
 		int64_t v;
 
-		log_get(&run.S.log, i, &x, &st);
+		log_get(&sess.log, i, &x, &st);
 		if (st == ST_LOST) {
 			cls_count(x.seq, CG_LOST);
 			lost[x.seq % 2]++;
@@ -10224,7 +10224,7 @@ static void test_plot_panels(void)
 	   svg_doc ? svg_id_text(svg_doc, "class1-title") : "");
 	for (k = 0; svg_doc && k < 4; k++) {
 		static const char *const row[] = { "class0", "class1", "size64", "size256" };
-		const struct hist *h = &run.K.g[k].h;
+		const struct hist *h = &classes.g[k].h;
 		bool approx = false;
 
 		snprintf(id, sizeof(id), "%s-samples", row[k]);
@@ -10258,7 +10258,7 @@ static void test_plot_panels(void)
 	   svg_max_y(svg_doc), svg_height(svg_doc));
 	free(svg_doc);
 	/* a --size list that repeats a size: each panel keeps an id of its own */
-	run.K.size[1] = 64;
+	classes.size[1] = 64;
 	svg_doc = plot_fixture_draw(&r);
 	ok(!r && svg_doc && !strcmp(svg_id_text(svg_doc, "size64-title"), "size 64 B") &&
 	   !strcmp(svg_id_text(svg_doc, "size64-1-title"), "size 64 B") &&
@@ -10267,13 +10267,13 @@ static void test_plot_panels(void)
 	   "plot panels: a repeated size gets ids of its own", "r=%d ids %d", r,
 	   svg_doc ? count_str(svg_doc, "id=\"size64-1-") : -1);
 	free(svg_doc);
-	for (k = 0; run.K.g && k < run.K.ng; k++) {
-		hist_free(&run.K.g[k].h);
+	for (k = 0; classes.g && k < classes.ng; k++) {
+		hist_free(&classes.g[k].h);
 		for (i = 0; i < GX_N; i++) {
-			hist_free(&run.K.g[k].x[i]);
+			hist_free(&classes.g[k].x[i]);
 		}
 	}
-	free(run.K.g);
+	free(classes.g);
 	plot_fixture_free(mem);
 	reset_globals();
 	cls_defaults();
@@ -10429,18 +10429,18 @@ static void test_cpu_latency(void)
 		const uint64_t grace = CPU_LATENCY_GRACE_S * NSEC_PER_SEC;
 		int32_t seq[4] = { 0 };
 		uint64_t t0 = run.cpulat.until - grace, end = t0 + 5 * NSEC_PER_SEC;
-		bool active = run.R.active;
+		bool active = refl.active;
 		struct stat st;
 		off_t len1, len2, len3;
 		int rfd;
 
-		run.R.active = false;
+		refl.active = false;
 		cpu_latency_session();			/* held already: no write */
 		cpu_latency_idle(t0 + grace - 1);	/* within the grace from start */
 		len1 = stat(dev, &st) == 0 ? st.st_size : -1;
-		run.R.active = true;
+		refl.active = true;
 		cpu_latency_idle(t0 + 10 * grace);	/* a session runs: never let go */
-		run.R.active = false;
+		refl.active = false;
 		cpu_latency_session_end(end);
 		cpu_latency_idle(end + grace - 1);	/* within the grace after the session */
 		len2 = stat(dev, &st) == 0 ? st.st_size : -1;
@@ -10449,7 +10449,7 @@ static void test_cpu_latency(void)
 		len3 = stat(dev, &st) == 0 ? st.st_size : -1;
 		cpu_latency_session();			/* the next session */
 		cpu_latency_session();			/* once */
-		run.R.active = active;
+		refl.active = active;
 		rfd = open(dev, O_RDONLY);
 		len = rfd < 0 ? -1 : read(rfd, seq, sizeof(seq));
 		if (rfd >= 0) {
@@ -10552,7 +10552,7 @@ static void hists_emit(int cap)
 	opts.mode = MODE_EMIT;
 	memset(b, 0, sizeof(b));
 	for (i = 0; i < NMETRIC; i++) {
-		hist_init(&run.S.h[i], 1000, 100000, b[i], o[i], (uint64_t)cap, NULL);
+		hist_init(&sess.h[i], 1000, 100000, b[i], o[i], (uint64_t)cap, NULL);
 	}
 }
 
@@ -10578,7 +10578,7 @@ static void counts_block(FILE *f)
 
 static void earlier_block(FILE *f)
 {
-	print_earlier_summary(f, &run.S.h[M_RTT]);
+	print_earlier_summary(f, &sess.h[M_RTT]);
 }
 
 /* Whitespace-separated fields of line number k (0-based) of t. */
@@ -10613,11 +10613,11 @@ static void test_report_columns(void)
 
 	hists_emit(16);
 	for (i = 0; i < (int)ARRAY_SIZE(big); i++) {
-		hist_add(&run.S.h[M_RTT], big[i], (uint64_t)i);
-		hist_add(&run.S.h[M_APP_RTT], big[i] / 7, (uint64_t)i);
+		hist_add(&sess.h[M_RTT], big[i], (uint64_t)i);
+		hist_add(&sess.h[M_APP_RTT], big[i] / 7, (uint64_t)i);
 	}
-	hist_finish(&run.S.h[M_RTT]);
-	hist_finish(&run.S.h[M_APP_RTT]);
+	hist_finish(&sess.h[M_RTT]);
+	hist_finish(&sess.h[M_APP_RTT]);
 	t = text_of(print_pct_table);
 	{
 		char *head, *row;
@@ -10650,14 +10650,14 @@ static void test_report_columns(void)
 	   "%d lines, %d off column:\n%s", i, bad, t);
 	free(t);
 
-	run.S.c.missing[T2W] = 3;
-	run.S.c.missing[T3W] = 493658;
+	sess.c.missing[T2W] = 3;
+	sess.c.missing[T3W] = 493658;
 	t = text_of(counts_block);
 	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658\n") != NULL,
 	   "missing stamps: '; ' between, none at the end", "%s", t);
 	free(t);
-	run.E.srv_no_tx = true;
-	run.S.c.received = 1;
+	emitter.srv_no_tx = true;
+	sess.c.received = 1;
 	t = text_of(counts_block);
 	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658 (the reflector runs -N: no TX stamps, by request)\n") != NULL,
 	   "missing stamps: a reflector with -N (PF_NO_TX) is said to be why", "%s", t);
@@ -10751,9 +10751,9 @@ static void test_proto_short(void)
 		proto_encode(big, &ping);
 		reflect_packet(big, sizeof(big), 0, 0, false, (struct sockaddr *)&from, sizeof(from));
 		run.win.slot = NULL;
-		ok(run.S.c.invalid_why[PE_LONG] + run.R.carry_invalid[PE_LONG] == 1 && !run.S.c.sent,
+		ok(sess.c.invalid_why[PE_LONG] + refl.carry_invalid[PE_LONG] == 1 && !sess.c.sent,
 		   "reflect: a ping of PROTO_MAX_SIZE + 1 bytes is too long, not answered", "long %" PRIu64 "+%" PRIu64,
-		   run.S.c.invalid_why[PE_LONG], run.R.carry_invalid[PE_LONG]);
+		   sess.c.invalid_why[PE_LONG], refl.carry_invalid[PE_LONG]);
 	}
 	run.echo.q = NULL;
 	run.win.slot = NULL;
@@ -10794,12 +10794,12 @@ static void test_tos_interval(void)
 		if (i == 0) {
 			ok(r == 0 && opts.tos == 32, "--tos 0x20 is 32", "%d", opts.tos);
 		} else if (i == 1) {
-			ok(r == 0 && run.K.ntos == 2 && run.K.tos[0] == 47 && run.K.tos[1] == 64,
-			   "--tos 0X2f,0x40: classes 47 and 64", "%d %d", run.K.tos[0], run.K.tos[1]);
+			ok(r == 0 && classes.ntos == 2 && classes.tos[0] == 47 && classes.tos[1] == 64,
+			   "--tos 0X2f,0x40: classes 47 and 64", "%d %d", classes.tos[0], classes.tos[1]);
 		} else if (i == 6) {
-			ok(r == 0 && run.K.nival == 0 && opts.interval_ns == 200000,
+			ok(r == 0 && classes.nival == 0 && opts.interval_ns == 200000,
 			   "one --interval with classes: one cadence, 200 us, for all", "nival %d %" PRIu64,
-			   run.K.nival, opts.interval_ns);
+			   classes.nival, opts.interval_ns);
 		}
 		free(out);
 		free(err);
@@ -10822,14 +10822,14 @@ static void test_tos_interval(void)
 			parse_str(argv[k], &a, &out, &err);
 			free(out);
 			free(err);
-			run.E.overruns = 50;
-			run.E.next_seq = 100;
+			emitter.overruns = 50;
+			emitter.next_seq = 100;
 			cap_start(&c, 2);
 			emit_overload_note();
 			err = cap_stop(&c);
 			ok(strstr(err, says[k]) == err, "overload warning: --interval as typed", "'%s'", err);
 			free(err);
-			run.E.overruns = 1;
+			emitter.overruns = 1;
 			cap_start(&c, 2);
 			emit_overload_note();
 			err = cap_stop(&c);
@@ -10859,9 +10859,9 @@ static void test_histfile(void)
 
 	hists_emit(5);
 	for (i = 0; i < (int)ARRAY_SIZE(v); i++) {
-		hist_add(&run.S.h[M_RTT], v[i], (uint64_t)i);
+		hist_add(&sess.h[M_RTT], v[i], (uint64_t)i);
 	}
-	hist_add(&run.S.h[M_RTT], 300000, 99);	/* the sixth outlier: the store (5) is full */
+	hist_add(&sess.h[M_RTT], 300000, 99);	/* the sixth outlier: the store (5) is full */
 	t = text_of(histfile_block_rtt);
 	for (p = t; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		double us;
@@ -10903,7 +10903,7 @@ static void test_histfile(void)
 	}
 	/* -b given: the text histogram keeps its width, as many bars as it takes */
 	for (i = 0; i < 90; i++) {
-		hist_add(&run.S.h[M_APP_RTT], 1000 * i + 10, (uint64_t)i);
+		hist_add(&sess.h[M_APP_RTT], 1000 * i + 10, (uint64_t)i);
 	}
 	opts.bucket_set = true;
 	{
