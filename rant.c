@@ -581,6 +581,8 @@ struct ts_state {
 	int ifindex;		/* the NIC under -i: its stamps only are ours (0: cannot tell) */
 	char nic[IFNAMSIZ];	/* its name */
 	bool bonded;		/* a bond: HWTSTAMP_FLAG_BONDED_PHC_INDEX with every config */
+	uint32_t bond_switches;	/* its active slave changed mid-run (bond_watch) */
+	char nic0[IFNAMSIZ];	/* ... from this one, at start */
 	int tx_type;		/* HWTSTAMP_TX_ON, or a one-step type found set (kept) */
 	int ptp4l_pid;		/* a ptp4l on the same NIC (competes for its TX stamp), 0 = none */
 	int restore_err;	/* -errno of a failed restore */
@@ -866,6 +868,7 @@ struct phc_state {
 	uint64_t first_at, last_at;
 	int64_t window;			/* width of the last read, ns (0: precise) */
 	int err;			/* why it could not be read, -errno */
+	bool status_own;		/* opened in the status thread's fd table (bond_watch) */
 };
 
 /*
@@ -3217,6 +3220,11 @@ static void phc_end(void)
 	if (run.phc.fd < 0) {
 		return;
 	}
+	if (run.phc.status_own &&
+	    !(run.status_started && pthread_equal(pthread_self(), run.status_thread))) {
+		run.phc.fd = -1;	/* the status thread's: gone with its fd table */
+		return;
+	}
 	phc_tick();
 	if (kops.phc_open == kops_sys.phc_open) {
 		close(run.phc.fd);
@@ -3341,6 +3349,67 @@ static void phc_publish(void)
 
 	__atomic_store_n(&run.phc_pub.off, run.phc.last_off, __ATOMIC_RELAXED);
 	__atomic_store_n(&run.phc_pub.meta, meta, __ATOMIC_RELEASE);
+}
+
+/*
+ * A bond's failover mid-run (active-backup), seen from the status thread,
+ * never the loop.  The bond passes SIOCSHWTSTAMP to its active slave only
+ * (drivers/net/bonding/bond_main.c), so the new one stamps as it was set,
+ * often not at all, and its stamps are of its own PHC.  As ptp4l does on a
+ * failover: the old slave's config put back (by its own name, without the
+ * bond's flag), the new one's saved and set through the bond, its PHC read
+ * from then on.  A transaction's two stamps on one side are then of one
+ * clock (none is stamped until this ran); the server - client fit is not,
+ * and the report leaves it out (bond_switches).
+ */
+static void bond_watch(void)
+{
+	char slave[64], nic[IFNAMSIZ];
+	struct hwtstamp_config hc;
+	struct ts_caps caps = { 0, -1, 0, 0 };
+	struct ifreq ifr;
+	int idx, fd;
+
+	if (!run.ts.hw || !run.ts.bonded || !cfg->iface || !*run.ts.nic ||
+	    sysfs_read(cfg->iface, "bonding/active_slave", slave, sizeof(slave)) < 0 || !*slave ||
+	    !strcmp(slave, run.ts.nic)) {
+		return;
+	}
+	/* a socket of its own for the ioctls: this thread's fd table has not the loop's */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		return;
+	}
+	if (run.ts.restore) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", run.ts.nic);
+		hc = run.ts.saved;
+		hc.flags &= ~HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+		ifr.ifr_data = (void *)&hc;
+		run.ts.restore = false;
+		if (kops.ioctl(fd, SIOCSHWTSTAMP, &ifr) < 0) {
+			warnx_("warning: putting back %s's timestamping config after the failover failed: it stays as rant set it",
+			       run.ts.nic);
+		}
+	}
+	if (!run.ts.bond_switches++) {
+		snprintf(run.ts.nic0, sizeof(run.ts.nic0), "%s", run.ts.nic);
+	}
+	idx = ts_real_nic(cfg->iface, nic, sizeof(nic));
+	if (ts_get_caps(fd, cfg->iface, &caps) < 0 || !ts_caps_hw(&caps) ||
+	    ts_hw_enable(fd, cfg->iface, &caps, &run.ts) < 0) {
+		warnx_("warning: %s's active slave is now %s, which cannot stamp in hardware as rant asks: its NIC stamps are missing from now on",
+		       cfg->iface, slave);
+	} else {
+		run.ts.phc_index = caps.phc_index;
+		phc_start(caps.phc_index);
+		run.phc.status_own = true;
+		warnx_("warning: %s's active slave changed from %s to %s (PHC /dev/ptp%d): its stamping set, its PHC read from now on; the server - client offset and drift, which would mix two clocks, are left out",
+		       cfg->iface, run.ts.nic, slave, caps.phc_index);
+	}
+	snprintf(run.ts.nic, sizeof(run.ts.nic), "%.*s", IFNAMSIZ - 1, idx ? nic : slave);
+	__atomic_store_n(&run.ts.ifindex, idx, __ATOMIC_RELAXED);
+	close(fd);
 }
 
 /* ------------------------------------------------------------ protocol */
@@ -15163,7 +15232,8 @@ static void report_compute(struct report *r)
 		loss_why(r->split_why, sizeof(r->split_why));
 	}
 	r->ow_trusted = oneway_trusted(r->ow_why, sizeof(r->ow_why));
-	r->drift = fit_ppm(&sess.offset, &r->ppm, &r->span) && r->span >= 1.0;
+	r->drift = fit_ppm(&sess.offset, &r->ppm, &r->span) && r->span >= 1.0 &&
+		   !run.ts.bond_switches;
 	r->nwarn = clock_warnings(r->warn, 4);
 	r->breach_pct =
 		r->primary->n ? 100.0 * (double)sess.c.breaches / (double)r->primary->n : 0.0;
@@ -15199,8 +15269,9 @@ static int tx_stamp_pattern(uint64_t *miss, uint64_t *n)
 
 	*miss = sess.c.missing[tx];
 	*n = sess.c.received > sess.c.warmup ? sess.c.received - sess.c.warmup : 0;
-	if (!run.ts.hw || !*n || !*miss || (cfg->no_tx_ts && !run.side.emit)) {
-		return 0;
+	if (!run.ts.hw || !*n || !*miss || (cfg->no_tx_ts && !run.side.emit) ||
+	    run.ts.bond_switches) {
+		return 0;	/* a failover's missing stamps have their own line ("Bond: ...") */
 	}
 	if (*miss >= *n && sess.c.missing[rx] < *n) {
 		return 1;
@@ -15308,6 +15379,11 @@ static void print_hw_notes(FILE *f, const struct report *r)
 	if (run.path.fragmented) {
 		fprintf(f, "Fragments: --size %u exceeds the path MTU %u (%u B of payload): the stamps are of the first fragment\n",
 			cfg->size, run.path.mtu, run.path.payload);
+	}
+	if (run.ts.bond_switches) {
+		fprintf(f, "Bond: %s's active slave changed %" PRIu32 " time(s) mid-run, %s at start, %s at the end:"
+			" until rant set the new one's stamping, its NIC stamps were missing\n", cfg->iface,
+			run.ts.bond_switches, run.ts.nic0, run.ts.nic);
 	}
 	if (run.ts_foreign) {
 		fprintf(f, "Stamps from another interface than %s: %" PRIu64 " (not used: counted as missing)\n",
@@ -15566,7 +15642,10 @@ static void print_decomposition(FILE *f, const struct report *r)
 				h->max, hist_stddev(h));
 		}
 	}
-	if (run.side.emit && sess.offset.n) {
+	if (run.side.emit && sess.offset.n && run.ts.bond_switches) {
+		fprintf(f, "Clock: server - client offset and drift not given: %s's active slave changed"
+			" mid-run (%s at start), so its stamps are of two PHCs\n", cfg->iface, run.ts.nic0);
+	} else if (run.side.emit && sess.offset.n) {
 		if (r->ow_trusted) {
 			/* one clock: ((T2-T1) + (T3-T4)) / 2 holds no offset, only the asymmetry */
 			fprintf(f, "Path asymmetry: (forward - backward) / 2 = %+" PRId64
@@ -15793,6 +15872,7 @@ static void json_hw(FILE *f, const struct report *r)
 	uint64_t span;
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
+	fprintf(f, "  \"bond_switches\": %" PRIu32 ",\n", run.ts.bond_switches);
 	if (run.side.emit && sess.srv_hw && (run.ts.peer_off_on || emitter.srv_phc.method)) {
 		fprintf(f, "  \"server_wire_offset\": {\"ns\": %" PRId64 ", \"taken_out\": %s},\n",
 			run.ts.peer_off_on ? run.ts.peer_off : emitter.srv_phc.off,
@@ -16045,14 +16125,14 @@ static void json_clock_log(FILE *f, const struct report *r)
 	int i;
 
 	fprintf(f, "  \"clock\": {\"offset_ns\": ");
-	if (run.side.emit && sess.offset.n) {
+	if (run.side.emit && sess.offset.n && !run.ts.bond_switches) {
 		fprintf(f, "%" PRId64, sess.best_offset);
 	} else {
 		fputs("null", f);
 	}
 	/* the same value named for what it is when one clock stamps both ends */
 	fprintf(f, ", \"asymmetry_ns\": ");
-	if (run.side.emit && sess.offset.n && r->ow_trusted) {
+	if (run.side.emit && sess.offset.n && r->ow_trusted && !run.ts.bond_switches) {
 		fprintf(f, "%" PRId64, sess.best_offset);
 	} else {
 		fputs("null", f);
@@ -21152,6 +21232,7 @@ static void *status_main(void *arg)
 		next.tv_sec++;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		bond_watch();
 		phc_tick();
 		phc_publish();
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);

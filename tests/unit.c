@@ -8430,6 +8430,105 @@ static void test_bond(void)
 	reset_globals();
 }
 
+/* bond_watch's ioctls: the slaves' own by name (a NIC: no flag), the bond's to the fake NIC */
+static struct {
+	int n;
+	char name[4][IFNAMSIZ];
+	struct hwtstamp_config cfg[4];
+} bw;
+
+static int fake_ioctl_bond(int fd, unsigned long req, void *arg)
+{
+	struct ifreq *ifr = arg;
+
+	if (req == SIOCSHWTSTAMP && bw.n < 4) {
+		snprintf(bw.name[bw.n], IFNAMSIZ, "%s", ifr->ifr_name);
+		bw.cfg[bw.n++] = *(struct hwtstamp_config *)ifr->ifr_data;
+	}
+	if (strcmp(ifr->ifr_name, "utbond0")) {
+		return req == SIOCSHWTSTAMP && !((struct hwtstamp_config *)ifr->ifr_data)->flags ? 0 : -EINVAL;
+	}
+	return fake_ioctl(fd, req, arg);
+}
+
+/*
+ * A bond's failover mid-run (bond_watch, the status thread's): nothing while
+ * the active slave stays; when it changes, the old slave's config put back
+ * by its own name without the bond's flag, the new one's saved and set
+ * through the bond with it, the new slave's PHC read and its ifindex the
+ * one stamps are taken from (the report's side: tests/vm/guest-model.sh's
+ * model_bond, on the model NIC).  A fake
+ * /sys/class/net: utbond0 (7), slaves ut1 (3) and ut2 (4).
+ */
+static void test_bond_failover(void)
+{
+	char dir[128], cmd[300], *err;
+	struct capture ce;
+	int r;
+
+	reset_globals();
+	tmp_path(dir, sizeof(dir), "sysfs");
+	mkdir(dir, 0700);
+	sysfs_put(dir, "utbond0", "ifindex", "7\n");
+	sysfs_put(dir, "utbond0", "iflink", "7\n");
+	sysfs_put(dir, "ut1", "ifindex", "3\n");
+	sysfs_put(dir, "ut1", "iflink", "3\n");
+	sysfs_put(dir, "ut2", "ifindex", "4\n");
+	sysfs_put(dir, "ut2", "iflink", "4\n");
+	sysfs_put(dir, "utbond0", "bonding/active_slave", "ut1\n");
+	kops.sysfs_net = dir;
+	nic_full();
+	nic.bond = HWTSTAMP_FLAG_BONDED_PHC_INDEX;
+	r = hw_setup("utbond0", TS_HW, &err);
+	ok(r == 0 && run.ts.bonded, "bond: set up", "r=%d err='%s'", r, err);
+	free(err);
+	opts.iface = "utbond0";
+	run.ts.ifindex = ts_real_nic("utbond0", run.ts.nic, sizeof(run.ts.nic));
+	phc_fake_start();
+	memset(&fake_phc, 0, sizeof(fake_phc));
+	kops.ioctl = fake_ioctl_bond;
+	memset(&bw, 0, sizeof(bw));
+	bond_watch();
+	ok(bw.n == 0 && !run.ts.bond_switches && run.ts.ifindex == 3, "bond: the same active slave: nothing done",
+	   "n=%d", bw.n);
+	/* the failover: ut2 active, its stamping off (what SIOCGHWTSTAMP through the bond now says) */
+	sysfs_put(dir, "utbond0", "bonding/active_slave", "ut2\n");
+	nic.g_cfg.tx_type = HWTSTAMP_TX_OFF;
+	nic.g_cfg.rx_filter = HWTSTAMP_FILTER_NONE;
+	nic.info.phc_index = 5;
+	cap_start(&ce, 2);
+	bond_watch();
+	err = cap_stop(&ce);
+	ok(bw.n == 2 && !strcmp(bw.name[0], "ut1") && !bw.cfg[0].flags && bw.cfg[0].tx_type == HWTSTAMP_TX_OFF &&
+	   bw.cfg[0].rx_filter == HWTSTAMP_FILTER_NONE,
+	   "bond: the old slave's config put back by its name, without the bond's flag", "n=%d name=%s flags=%d tx=%d",
+	   bw.n, bw.name[0], bw.cfg[0].flags, bw.cfg[0].tx_type);
+	ok(bw.n == 2 && !strcmp(bw.name[1], "utbond0") && (bw.cfg[1].flags & HWTSTAMP_FLAG_BONDED_PHC_INDEX) &&
+	   bw.cfg[1].tx_type == HWTSTAMP_TX_ON && bw.cfg[1].rx_filter == HWTSTAMP_FILTER_ALL,
+	   "bond: the new slave's stamping set through the bond, with the flag", "name=%s flags=%d tx=%d rx=%d",
+	   bw.name[1], bw.cfg[1].flags, bw.cfg[1].tx_type, bw.cfg[1].rx_filter);
+	ok(run.ts.restore && run.ts.saved.tx_type == HWTSTAMP_TX_OFF && !strcmp(run.ts.saved_ifr.ifr_name, "utbond0"),
+	   "bond: what goes back at exit is the new slave's own config, through the bond", "restore=%d tx=%d",
+	   run.ts.restore, run.ts.saved.tx_type);
+	ok(run.ts.ifindex == 4 && !strcmp(run.ts.nic, "ut2") && !strcmp(run.ts.nic0, "ut1") && run.ts.bond_switches == 1 &&
+	   run.ts.phc_index == 5 && run.phc.index == 5 && fake_phc.n_open == 1,
+	   "bond: ut2's stamps taken (ifindex 4), its PHC /dev/ptp5 read", "ifindex=%d nic=%s phc=%d/%d opens=%d",
+	   run.ts.ifindex, run.ts.nic, run.ts.phc_index, run.phc.index, fake_phc.n_open);
+	ok(err && strstr(err, "utbond0's active slave changed from ut1 to ut2 (PHC /dev/ptp5)"), "bond: one line says so",
+	   "'%s'", err);
+	free(err);
+	memset(&bw, 0, sizeof(bw));
+	bond_watch();
+	ok(bw.n == 0 && run.ts.bond_switches == 1, "bond: once only", "n=%d", bw.n);
+	phc_end();
+	kops_restore();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		printf("# could not remove %s\n", dir);
+	}
+	reset_globals();
+}
+
 /* The child's SIOCSHWTSTAMP calls, told through a pipe (the fake NIC's memory is the child's). */
 static int restore_pipe = -1;
 
@@ -11058,6 +11157,7 @@ static const struct unit_case unit_cases[] = {
 	CASE(test_phc_stopped),
 	CASE(test_pktinfo_lower),
 	CASE(test_bond),
+	CASE(test_bond_failover),
 	CASE(test_restore),
 	CASE(test_peer_off),
 	CASE(test_tx_pattern),
