@@ -68,21 +68,24 @@ txtime_refusals() {
 # (T1 - T1_LT) and time to spare (T1_LT - T1_SW) from its t1_lt column, their samples and
 # minimum as the rows give them, per class too, in the JSON and the plot; a launch error
 # below 0 (the etf sends up to its delta early) is no clock warning
+# ok_rows_diff B A LOG: the count of LOG's ok rows with csv columns B and A
+# (seconds.nanoseconds stamps) and the least B - A, in ns, exact (the
+# seconds apart, then the ns)
+ok_rows_diff() {
+	awk -F, -v b="$1" -v a="$2" 'function ns(p, q,  x, y) { split(p, x, "."); split(q, y, ".")
+			return (x[1] - y[1]) * 1000000000 + (x[2] - y[2]) }
+		NR > 1 && $2 == "ok" && $b != "" && $a != "" { d = ns($b, $a); n++; if (n == 1 || d < m) m = d }
+		END { print n, m }' "$3"
+}
+
 txtime_analyze() {
 	local log=$PWD/tests/net-opts.d/txtime-etf.csv want got
 	(cd "$WORK" && "$RANT" --analyze "$log" --json an.json --plot an.svg >an.out 2>an.err)
 	expect_eq "--analyze of a --txtime log exits 0" "$?" 0
-	# ns between two seconds.nanoseconds stamps, exact (the seconds apart, then the ns)
-	want=$(awk -F, 'function ns(a, b,  x, y) { split(a, x, "."); split(b, y, ".")
-			return (x[1] - y[1]) * 1000000000 + (x[2] - y[2]) }
-		NR > 1 && $2 == "ok" && $4 != "" && $13 != "" { d = ns($4, $13); n++; if (n == 1 || d < m) m = d }
-		END { print n, m }' "$log")
+	want=$(ok_rows_diff 4 13 "$log")
 	got=$(awk '/^launch error \(T1-T1_LT\)/ { print $4, $5 }' "$WORK/an.out")
 	expect_eq "--analyze: launch error's samples and min are the log's ok rows' T1 - T1_LT" "$got" "$want"
-	want=$(awk -F, 'function ns(a, b,  x, y) { split(a, x, "."); split(b, y, ".")
-			return (x[1] - y[1]) * 1000000000 + (x[2] - y[2]) }
-		NR > 1 && $2 == "ok" && $3 != "" && $13 != "" { d = ns($13, $3); n++; if (n == 1 || d < m) m = d }
-		END { print n, m }' "$log")
+	want=$(ok_rows_diff 13 3 "$log")
 	got=$(awk '/^time to spare \(T1_LT-T1_SW\)/ { print $5, $6 }' "$WORK/an.out")
 	expect_eq "--analyze: time to spare's samples and min are the log's ok rows' T1_LT - T1_SW" "$got" "$want"
 	expect_eq "--analyze: each class's rows have launch error and time to spare" \
