@@ -160,7 +160,7 @@ build/vm/taiset: tests/vm/taiset.c
 
 # Six boots one after another: more than the 15 min a suite gets by default
 check-vm: build/vm/rant build/vm/taiset
-	SUITE_TIMEOUT=1800 tests/run.sh tests/vm/run.sh
+	SUITE_TIMEOUT=2700 tests/run.sh tests/vm/run.sh
 
 valgrind: tests/unit
 	valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite tests/unit

@@ -21216,21 +21216,51 @@ static void signals_setup(void)
 }
 
 /* The once-a-second status line, from its own thread: the loop never prints. */
+/*
+ * The status thread is told to stop through an eventfd, not cancelled: a
+ * thread cancelled in its sleep never leaves its frames, and a sanitizer
+ * build then finds their stack poisoned when the thread is torn down.
+ */
+static int status_efd = -1;
+
+/* Wait until next (CLOCK_MONOTONIC); true if told to stop meanwhile. */
+static bool status_wait(const struct timespec *next)
+{
+	for (;;) {
+		struct pollfd p = { status_efd, POLLIN, 0 };
+		uint64_t now = mono_ns(), at = (uint64_t)next->tv_sec * NSEC_PER_SEC +
+					      (uint64_t)next->tv_nsec;
+		struct timespec left;
+
+		if (now >= at) {
+			return false;
+		}
+		left.tv_sec = (time_t)((at - now) / NSEC_PER_SEC);
+		left.tv_nsec = (long)((at - now) % NSEC_PER_SEC);
+		if (ppoll(&p, 1, &left, NULL) > 0) {
+			return true;
+		}
+	}
+}
+
 static void *status_main(void *arg)
 {
 	struct timespec next;
 	uint64_t prev = 0, start = mono_ns();
 	uint32_t announced = 0;
+	int keep[2] = { run.phc.fd, status_efd };
 
 	(void)arg;
-	thread_own_files(&run.phc.fd, 1);	/* stderr and the PHC */
+	thread_own_files(keep, 2);	/* stderr, the PHC and the stop's eventfd */
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;) {
 		uint64_t n, sum, mn, mx, lost, sent;
 		uint32_t id;
 
 		next.tv_sec++;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (status_wait(&next)) {
+			break;
+		}
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		bond_watch();
 		phc_tick();
@@ -21280,15 +21310,26 @@ static bool status_wanted(void)
 /* The status thread: see thread_start(). */
 static void status_start(void)
 {
-	run.status_started = thread_start(&run.status_thread, status_main);
+	status_efd = eventfd(0, EFD_CLOEXEC);
+	run.status_started = status_efd >= 0 && thread_start(&run.status_thread, status_main);
+	if (!run.status_started && status_efd >= 0) {
+		close(status_efd);
+		status_efd = -1;
+	}
 }
 
 static void status_stop(void)
 {
+	uint64_t one = 1;
+
 	if (run.status_started) {
-		pthread_cancel(run.status_thread);
+		if (write(status_efd, &one, sizeof(one)) != (ssize_t)sizeof(one)) {
+			pthread_cancel(run.status_thread);	/* cannot happen: a counter of 1 */
+		}
 		pthread_join(run.status_thread, NULL);
 		run.status_started = false;
+		close(status_efd);
+		status_efd = -1;
 	}
 }
 
