@@ -159,6 +159,7 @@ build/vm/taiset: tests/vm/taiset.c
 	$(CC) -O2 -Wall -static -o $@ tests/vm/taiset.c
 
 # Six boots one after another: more than the 15 min a suite gets by default
+# (31 min in the last .ci/run, beside the other stages)
 check-vm: build/vm/rant build/vm/taiset
 	SUITE_TIMEOUT=2700 tests/run.sh tests/vm/run.sh
 
