@@ -21230,14 +21230,12 @@ static bool status_wait(const struct timespec *next)
 		struct pollfd p = { status_efd, POLLIN, 0 };
 		uint64_t now = mono_ns(), at = (uint64_t)next->tv_sec * NSEC_PER_SEC +
 					      (uint64_t)next->tv_nsec;
-		struct timespec left;
 
 		if (now >= at) {
 			return false;
 		}
-		left.tv_sec = (time_t)((at - now) / NSEC_PER_SEC);
-		left.tv_nsec = (long)((at - now) % NSEC_PER_SEC);
-		if (ppoll(&p, 1, &left, NULL) > 0) {
+		/* poll(2), to the ms rounded up: the loop's own waits are its ppolls */
+		if (poll(&p, 1, (int)((at - now + 999999) / 1000000)) > 0) {
 			return true;
 		}
 	}
