@@ -19376,9 +19376,26 @@ static int analyze_load(struct analysis *A)
 /* --json, --plot and --histfile can be written?  Checked before a row is read; nothing made. */
 static int analyze_check_outputs(void)
 {
-	if (cfg->trace_file && access(cfg->trace_file, R_OK) < 0) {
-		warnx_("--trace: cannot read '%s': %s", cfg->trace_file, strerror(errno));
-		return -1;
+	if (cfg->trace_file) {
+		/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+		int fd = open(cfg->trace_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		struct stat sb;
+		bool ok = fd >= 0 && fstat(fd, &sb) == 0;
+
+		if (!ok) {
+			warnx_("--trace: cannot read '%s': %s", cfg->trace_file, strerror(errno));
+		} else if (!S_ISREG(sb.st_mode)) {
+			warnx_("--trace: '%s' is %s, not a regular file (a saved trace is read whole: "
+			       "save the instance's trace into a file first)", cfg->trace_file,
+			       out_kind(sb.st_mode));
+			ok = false;
+		}
+		if (fd >= 0) {
+			close(fd);
+		}
+		if (!ok) {
+			return -1;
+		}
 	}
 	if (cfg->json && strcmp(cfg->json, "-") && out_check("--json", cfg->json) < 0) {
 		return -1;
@@ -20884,6 +20901,10 @@ static int opt_check(const bool *given)
 		int why = given[O_LOG_FORMAT] ? O_LOG_FORMAT : O_LOG_RECORDS;
 
 		warnx_("%s: needs --log FILE", opt_name(why));
+		return -1;
+	}
+	if (given[O_SERIES_EVERY] && !opts.series) {
+		warnx_("--series-every: needs --series FILE|-");
 		return -1;
 	}
 	if (opts.trace_instance && !opts.trace) {

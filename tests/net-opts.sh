@@ -40,6 +40,26 @@ readme_is_help() {
 	fi
 }
 
+# --analyze --trace FILE: a FIFO or a directory refused at once (one line,
+# exit 2; a FIFO never opened for reading without a writer), no output made
+trace_inputs() {
+	local what rc
+	mkfifo "$WORK/trace.fifo" && mkdir -p "$WORK/trace.dir" || return
+	for what in fifo dir; do
+		rm -f "$WORK/tr.json"
+		timeout 10 "$RANT" --analyze "$PWD/tests/net-opts.d/txtime-etf.csv" --trace "$WORK/trace.$what" \
+			--json "$WORK/tr.json" >"$WORK/tr.out" 2>"$WORK/tr.err"
+		rc=$?
+		if [[ $rc == 2 && $(wc -l <"$WORK/tr.err") == 1 && ! -e $WORK/tr.json ]] &&
+			grep -q "not a regular file" "$WORK/tr.err"; then
+			ok "--trace: a $what refused at once: exit 2, one line, no JSON"
+		else
+			not_ok "--trace: a $what refused at once: exit 2, one line, no JSON"
+			printf '#   rc %s, stderr: %s\n' "$rc" "$(cat "$WORK/tr.err")"
+		fi
+	done
+}
+
 # --txtime refused at the start, before a socket is opened or an output
 # written: one line, exit 2, no JSON file (this host's qdiscs have no etf
 # on lo; the refusals that need an etf run in the guest lab)
@@ -63,11 +83,6 @@ txtime_refusals() {
 	done
 }
 
-# --analyze of a --txtime client's csv log (tests/net-opts.d/txtime-etf.csv: 200 rows
-# of the guest lab's run through etf below taprio, tests/vm/guest-tsn.sh): launch error
-# (T1 - T1_LT) and time to spare (T1_LT - T1_SW) from its t1_lt column, their samples and
-# minimum as the rows give them, per class too, in the JSON and the plot; a launch error
-# below 0 (the etf sends up to its delta early) is no clock warning
 # ok_rows_diff B A LOG: the count of LOG's ok rows with csv columns B and A
 # (seconds.nanoseconds stamps) and the least B - A, in ns, exact (the
 # seconds apart, then the ns)
@@ -78,6 +93,11 @@ ok_rows_diff() {
 		END { print n, m }' "$3"
 }
 
+# --analyze of a --txtime client's csv log (tests/net-opts.d/txtime-etf.csv: 200 rows
+# of the guest lab's run through etf below taprio, tests/vm/guest-tsn.sh): launch error
+# (T1 - T1_LT) and time to spare (T1_LT - T1_SW) from its t1_lt column, their samples and
+# minimum as the rows give them, per class too, in the JSON and the plot; a launch error
+# below 0 (the etf sends up to its delta early) is no clock warning
 txtime_analyze() {
 	local log=$PWD/tests/net-opts.d/txtime-etf.csv want got
 	(cd "$WORK" && "$RANT" --analyze "$log" --json an.json --plot an.svg >an.out 2>an.err)
@@ -112,6 +132,7 @@ main() {
 	readme_is_help
 	txtime_refusals
 	txtime_analyze
+	trace_inputs
 	# one CPU: -2 names the count in its message
 	(cd "$WORK" && taskset -c 0 "$OPTS_TABLE" "$CASES" "$RANT") >"$WORK/verdicts" 2>&1
 	expect_eq "opts-table ran every case (exit status)" "$?" 0
