@@ -726,7 +726,7 @@ static const char *opt_sample(const struct opt_def *o, char *buf, size_t len, co
 		{ O_TRACE_INSTANCE, "x", "-T" }, { O_PRIORITY, "1", "" }, { O_TOS, "1", "" },
 		{ 'C', "", "-t 1" }, { 'L', "1", "-l f" }, { O_LOG_FORMAT, "csv", "-l f" },
 		{ O_LOG_RECORDS, "1", "-l f" }, { O_PTP_DOMAIN, "1", "--ptp-probe" },
-		{ O_KEY_FILE, NULL, "" },
+		{ O_KEY_FILE, NULL, "" }, { O_SERIES_EVERY, "1", "--series s" },
 		/* the schedule's options need a cycle, and the cycle a cadence it divides */
 		{ O_TXTIME_DEADLINE, "", "--txtime 1" },
 		{ O_BASE_TIME, "1", "--cycle 1000 --interval 1000000" },
@@ -788,11 +788,11 @@ static void test_opt_modes(void)
 				continue;
 			}
 			/* --analyze refuses -l, -T and --ptp-probe before it could need them */
-			if (m == MODE_ANALYZE && strcmp(with, "-t 1")) {
+			if (m == MODE_ANALYZE && strcmp(with, "-t 1") && strcmp(with, "--series s")) {
 				with = "";
 			}
-			/* an emit-only option is refused on the reflector before what it needs */
-			if (m == MODE_REFLECT && o->modes == M_EMIT) {
+			/* an option the reflector refuses is refused before what it needs */
+			if (m == MODE_REFLECT && !(o->modes & M_REFLECT)) {
 				with = "";
 			}
 			snprintf(cmd, sizeof(cmd), "%s %s --%s %s", prefix[m], with, o->name, arg);
