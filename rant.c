@@ -302,7 +302,7 @@ static const int reflect_stamps[] = { T2W, T2SW, T3SW, T3W };
 	X(M_SRV_TX_KERN, "server_tx_kernel",	"server tx kernel (T3_K-T3_SW)", T3K, T3SW,  0,  0, MS_BOTH, false) \
 	X(M_SRV_TX_NIC,	"server_tx_nic",	"server tx driver+NIC (T3-T3_K)", T3W, T3K,  0, -1, MS_BOTH, false) \
 	/* --txtime (last: the client lists them only then): how late, how early */ \
-	X(M_LAUNCH_ERR,	"launch_error",		"launch error (T1-T1_LT)",	T1W,  T1L,   1,  0, MS_EMIT, false) \
+	X(M_LAUNCH_ERR,	"launch_error",		"launch error (T1-T1_LT)",	T1W,  T1L,  -1,  0, MS_EMIT, false) \
 	X(M_SPARE,	"time_to_spare",	"time to spare (T1_LT-T1_SW)",	T1L,  T1SW,  0,  0, MS_EMIT, false)
 
 /* The sides that measure a metric. */

@@ -5839,6 +5839,10 @@ static void test_wire_off(void)
 	   "wire offset: the NIC segments against the kernel stamps too", "%" PRId64, v);
 	ok(metric_value(M_CLI_TX_KERN, t, &v) && v == 1000 && metric_value(M_RTT, t, &v) &&
 	   v == (int64_t)(t[T4W] - t[T1W]), "wire offset: one-clock metrics untouched", "%" PRId64, v);
+	/* --txtime: the launch time asked (on CLOCK_REALTIME) 1.2 us before T1 left */
+	t[T1L] = t[T1SW] + 800;
+	ok(metric_value(M_LAUNCH_ERR, t, &v) && v == 1200 && metric_value(M_SPARE, t, &v) && v == 800,
+	   "wire offset: launch error on one time base, time to spare untouched", "%" PRId64, v);
 	/* reflect: T2 1.5 us before T2_SW, T3 2.5 us after T3_SW */
 	memset(t, 0, sizeof(t));
 	t[T2SW] = 1700000000000000000ULL;
