@@ -793,7 +793,6 @@ struct tsn_qdiscs {
 struct tsn {
 	bool on;			/* --txtime: every ping carries a launch time */
 	int64_t tai;			/* CLOCK_TAI - CLOCK_REALTIME, ns (adjtimex's tai) */
-	int64_t real_mono;		/* CLOCK_REALTIME - CLOCK_MONOTONIC at the start */
 	uint64_t slot;			/* the slot of the ping sent now (MONOTONIC), 0 = now */
 	uint64_t launch;		/* the next send's launch time, CLOCK_TAI ns; 0 = none */
 	int64_t offset[CLS_MAX];	/* --class-offset: each class's into the cycle, ns */
@@ -6844,7 +6843,6 @@ static int tsn_start(void)
 		return -1;
 	}
 	tsn.tai = tai > 0 ? (int64_t)tai * (int64_t)NSEC_PER_SEC : 0;
-	tsn.real_mono = clk_offset();
 	tsn_sched_note();
 	return 0;
 }
@@ -6892,7 +6890,8 @@ static void tsn_run_start(uint64_t *next)
 		if (first < soon) {
 			first += ((soon - first) / c + 1) * c;
 		}
-		mono = (uint64_t)(first - tsn.tai - tsn.real_mono);
+		/* run.clk.base: CLOCK_REALTIME - CLOCK_MONOTONIC, taken again after a step */
+		mono = (uint64_t)(first - tsn.tai - run.clk.base);
 		if (cls_paced()) {
 			classes.next[k] = mono;
 		} else {
@@ -6923,6 +6922,11 @@ static void tsn_reports(void)
 			if ((x->st & TF_USED) && x->seq == s && x->t[T1L] == lt) {
 				cls_count(s, missed ? CG_LMISS : CG_LINVAL);
 				x->st |= missed ? TF_LMISS : TF_LINVAL;	/* its log status */
+				if (x->st & TF_TXPEND) {
+					/* dropped by the qdisc: no TX stamp will come */
+					x->st &= (uint16_t)~TF_TXPEND;
+					emitter.txpend--;
+				}
 				found = true;
 				break;
 			}
@@ -6944,7 +6948,7 @@ static void tsn_before_send(struct txn *x, uint64_t now)
 	if (tsn.nrep) {
 		tsn_reports();
 	}
-	x->t[T1L] = slot + (uint64_t)tsn.real_mono + cfg->txtime_lead_ns;
+	x->t[T1L] = slot + (uint64_t)run.clk.base + cfg->txtime_lead_ns;
 	tsn.launch = x->t[T1L] + (uint64_t)tsn.tai;
 }
 
@@ -11683,6 +11687,7 @@ static void emit_send(uint64_t seq, uint64_t now)
 		    ts_send(run.sock_fd, emitter.tx, len, NULL, 0) < 0) {
 			x->st |= TF_SENT | TF_SENDERR;
 			answered_set(seq, true);	/* never sent: a pong for it is no answer */
+			tsn.launch = 0;	/* its launch time is no later send's */
 			return;
 		}
 		sess.c.send_errors--;	/* the retry went out: it was only a report */
@@ -20098,6 +20103,8 @@ static int opt_cls_list(const struct opt_def *o, const char *a)
 }
 
 /* --base-time SEC[.NS]: seconds on CLOCK_TAI, to the nanosecond (a double would round it). */
+#define BASE_TIME_MAX_S	9000000000ULL
+
 static int opt_base_time(const struct opt_def *o, const char *a)
 {
 	uint64_t sec = 0, ns = 0;
@@ -20105,19 +20112,24 @@ static int opt_base_time(const struct opt_def *o, const char *a)
 	int d = 0;
 
 	(void)o;
-	while (*p >= '0' && *p <= '9' && sec < 1000000000000ULL) {
+	int digits = 0;
+
+	/* below 9 * 10^9 s (year 2255): SEC * 10^9 + NS stays within int64_t */
+	while (*p >= '0' && *p <= '9' && sec < BASE_TIME_MAX_S) {
 		sec = sec * 10 + (uint64_t)(*p++ - '0');
+		digits++;
 	}
 	if (*p == '.') {
 		for (p++; *p >= '0' && *p <= '9' && d < 9; d++) {
 			ns = ns * 10 + (uint64_t)(*p++ - '0');
+			digits++;
 		}
 		for (; d < 9; d++) {
 			ns *= 10;
 		}
 	}
-	if (p == a || *p || sec >= 1000000000000ULL) {
-		warnx_("--base-time: '%s' is no time: SEC or SEC.NS on CLOCK_TAI (up to 9 decimals, below 10^12 s)", a);
+	if (!digits || *p || sec >= BASE_TIME_MAX_S) {
+		warnx_("--base-time: '%s' is no time: SEC or SEC.NS on CLOCK_TAI (up to 9 decimals, below 9000000000 s)", a);
 		return -1;
 	}
 	opts.base_time_ns = (int64_t)(sec * NSEC_PER_SEC + ns);
