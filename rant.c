@@ -6526,10 +6526,16 @@ static void tsn_qdisc_msg(struct tsn_qdiscs *q, const uint8_t *p, size_t len, in
 		}
 	}
 	if (q->map) {
+		int i;
+
 		q->num_tc = m.num_tc > 16 ? 16 : m.num_tc;
 		memcpy(q->prio_tc, m.prio_tc_map, 16);
 		memcpy(q->count, m.count, sizeof(q->count));
 		memcpy(q->offset, m.offset, sizeof(q->offset));
+		/* a map naming a class the qdisc lacks is no map (the kernel never sends one) */
+		for (i = 0; i < 16; i++) {
+			q->map &= q->prio_tc[i] < q->num_tc;
+		}
 	}
 }
 
@@ -6577,6 +6583,10 @@ static int tsn_qdiscs_read(int ifindex, struct tsn_qdiscs *q)
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				struct nlmsgerr e;
 
+				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(e))) {
+					r = -EBADMSG;
+					break;
+				}
 				memcpy(&e, NLMSG_DATA(h), sizeof(e));
 				r = e.error ? e.error : -EIO;
 				break;
