@@ -4992,6 +4992,8 @@ static struct series_state {
 	FILE *mem;		/* --analyze: the lines, written once the logs are read */
 	char *mem_buf;
 	size_t mem_len;
+	char first[1024];	/* the first line (--analyze: made again once the rows are read) */
+	int first_len;
 	pthread_t thread;
 	bool started, failed;	/* failed: a write (err, an errno) or memory (err 0) */
 	int stop, err;
@@ -5153,7 +5155,8 @@ static void series_packets(FILE *f, const uint64_t *n)
 /* The classes a line lists: the run's, or (--analyze) as many as the rows named. */
 static int series_ncls(void)
 {
-	int c, n = classes.ncls > 1 ? classes.ncls : 1;
+	/* --analyze: the classes the rows named so far (classes.ncls is CLS_MAX while it reads) */
+	int c, n = classes.analyze ? 1 : classes.ncls > 1 ? classes.ncls : 1;
 
 	for (c = n; c < CLS_MAX; c++) {
 		if (series.n[c][CG_SENT]) {
@@ -5175,7 +5178,8 @@ static void series_out(const char *buf, size_t len)
 		series.failed = r < 0;
 		series.err = -r;
 		/* a line cut by a full disk: the file ends with the last whole one */
-		if (r < 0 && fstat(series.fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		if (r < 0 && strcmp(cfg->series, "-") && fstat(series.fd, &sb) == 0 &&
+		    S_ISREG(sb.st_mode) &&
 		    ftruncate(series.fd, (off_t)series.bytes) < 0) {
 			series.err = errno;
 		}
@@ -5255,7 +5259,8 @@ static void series_line(uint64_t from, uint64_t to)
 /* Every interval that ended by `at` ns after the start gets its line. */
 static void series_due(uint64_t at)
 {
-	while (at >= (series.index + 1) * series.every_ns) {
+	/* by division: (index + 1) * every could wrap past 2^64 after a skip */
+	while (at / series.every_ns > series.index) {
 		series_line(series.index * series.every_ns, (series.index + 1) * series.every_ns);
 	}
 }
@@ -5263,20 +5268,23 @@ static void series_due(uint64_t at)
 /* The first line: what follows. */
 static void series_head(void)
 {
-	char buf[1024];
+	char *buf = series.first;
 	int i, n;
 
-	n = snprintf(buf, sizeof(buf), "{\"type\": \"start\", \"rant\": \"%s\", \"side\": \"client\", "
+	n = snprintf(buf, sizeof(series.first), "{\"type\": \"start\", \"rant\": \"%s\", \"side\": \"client\", "
 		     "\"source\": \"%s\", \"every_s\": %.3f, \"time_ns\": %" PRIu64 ", \"metrics\": [",
 		     RANT_VERSION, series.mem ? "log" : "live", (double)series.every_ns / 1e9,
 		     series.start_real);
-	for (i = 0; i < run.side.nmetrics && n < (int)sizeof(buf) - 64; i++) {
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\"%s\"", i ? ", " : "",
+	for (i = 0; i < run.side.nmetrics && n < (int)sizeof(series.first) - 64; i++) {
+		n += snprintf(buf + n, sizeof(series.first) - (size_t)n, "%s\"%s\"", i ? ", " : "",
 			      metric_def[run.side.metrics[i]].key);
 	}
-	n += snprintf(buf + n, sizeof(buf) - (size_t)n, "], \"classes\": %d}\n",
+	n += snprintf(buf + n, sizeof(series.first) - (size_t)n, "], \"classes\": %d}\n",
 		      classes.ncls > 1 ? classes.ncls : 1);
-	series_out(buf, (size_t)n);
+	series.first_len = n;
+	if (!series.mem) {
+		series_out(buf, (size_t)n);	/* --analyze: written before the lines at the end */
+	}
 }
 
 /* The last line: how many intervals, what was dropped, why the run ended. */
@@ -5396,7 +5404,6 @@ static void series_row(uint64_t t0)
 	}
 	if (!series.start_real) {
 		series.start_real = t0;
-		series_head();
 	}
 	if (t0 > series.start_real) {
 		uint64_t at = t0 - series.start_real;
@@ -5423,13 +5430,13 @@ static void series_rows_end(void)
 	if (!series.start_real) {
 		/* no row had a time: one line of what was counted */
 		series.start_real = real_ns();
-		series_head();
 	}
 	/* the last interval ends just after the last row's T1 */
 	from = series.index * series.every_ns;
 	to = series.pos >= series.start_real ? series.pos - series.start_real + 1 : 0;
 	series_line(from, to > from ? to : from + series.every_ns);
 	series_tail();
+	series_head();	/* the classes now known */
 	fflush(series.mem);
 }
 
@@ -19438,13 +19445,17 @@ static int analyze_series_write(void)
 	} else if ((fd = out_open_swap("--series", cfg->series)) < 0) {
 		return -1;
 	}
-	r = write_all(fd, series.mem_buf, series.mem_len);
+	r = write_all(fd, series.first, (size_t)series.first_len);
+	if (!r) {
+		r = write_all(fd, series.mem_buf, series.mem_len);
+	}
 	if (fd != STDOUT_FILENO && close(fd) < 0 && !r) {
 		r = -errno;
 	}
 	if (r < 0) {
-		warnx_("--series: writing %s: %s", cfg->series, strerror(-r));
+		warnx_("--series: writing %s failed: %s", cfg->series, strerror(-r));
 		out_swap_failed(cfg->series);
+		series.failed = true;	/* analyze_run: exit 1, as for the JSON */
 	}
 	return 0;
 }
@@ -19760,6 +19771,9 @@ static int analyze_run(struct analysis *A)
 		return EXIT_RUNTIME;
 	}
 	code = analyze_outputs(A, js, why);
+	if (series.failed && code < EXIT_RUNTIME) {
+		code = EXIT_RUNTIME;	/* --series: analyze_series_write said why */
+	}
 	if (run.stop_signal) {
 		/* interrupted while writing: what was there stays */
 		warnx_("--analyze: interrupted: its output files left as they were");

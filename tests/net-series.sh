@@ -130,16 +130,29 @@ t("the log gives the live run'"'"'s total", sa == sb, (sa, sb))
 
 # --- classes: three priorities, each its own cadence
 emit cls --port $PORT -d 3 --priority 1,2,3 --interval 1000,2000,3000 -t 40 -C \
-	--series "$WORK/cls.jsonl" --series-every 0.5 --json "$WORK/cls.json" -q
+	--series "$WORK/cls.jsonl" --series-every 0.5 --json "$WORK/cls.json" -q \
+	-l "$WORK/cls.csv" --log-format csv
 expect_eq "classes: exit 3 or 0" "$((EMIT_RC == 3 ? 0 : EMIT_RC))" 0
 py_checks classes '
 check_series("classes", sys.argv[1], sys.argv[2], classes=3)
 ' "$WORK/cls.jsonl" "$WORK/cls.json"
+# --analyze of its log: the same three classes, said in the first line and in every line
+in_a "$RANT" --analyze "$WORK/cls.csv" -t 40 -C --series "$WORK/clsa.jsonl" --series-every 0.5 \
+	--json "$WORK/clsa.json" -q >/dev/null 2>&1
+py_checks "classes, analyze" '
+lines = check_series("classes, analyze", sys.argv[1], sys.argv[2], classes=3, source="log")
+t("the first line names 3 classes, every line lists 3", lines[0]["classes"] == 3 and
+  all(len(l["classes"]) == 3 for l in lines if l["type"] == "interval"), lines[0])
+' "$WORK/clsa.jsonl" "$WORK/clsa.json"
+# --analyze --series - into a full device: one line naming the failure, exit 1
+"$RANT" --analyze "$WORK/cls.csv" --series - -q >/dev/full 2>"$WORK/full.err"
+expect_eq "analyze to a full stdout: exit 1" "$?" 1
+check "analyze to a full stdout: one line names it" grep -q "^rant: --series: writing - failed" "$WORK/full.err"
 
 # --- loss and late pongs: the reflector stopped for 0.3 s, a 20 ms timeout
 emit_bg loss --port $PORT -d 3 --interval 2000 --timeout 20 --series "$WORK/loss.jsonl" \
 	--series-every 0.5 --json "$WORK/loss.json" -q
-sleep 1
+wait_for 30 grep -q '"type": "interval"' "$WORK/loss.jsonl"
 kill -STOP "$REFLECTOR_PID"
 sleep 0.3
 kill -CONT "$REFLECTOR_PID"
@@ -173,7 +186,7 @@ t("every stdout line is a series line", ok)
 t("the report went to stderr", "Round-Trip" in open(sys.argv[2]).read())
 ' "$WORK/stdout.out" "$WORK/stdout.err"
 
-# --- a full disk (a 4 KiB file-size limit; rant ignores SIGXFSZ): exit 1, one line, the report
+# --- a full disk (an 8 KiB file-size limit; rant ignores SIGXFSZ): exit 1, one line, the report
 (
 	ulimit -f 8
 	in_a "$RANT" -a "$ADDR_B" --port $PORT -d 2 --interval 1000 --series "$WORK/big.jsonl" \
