@@ -1396,9 +1396,12 @@ static bool nothing_now(int err)
 static void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnx_(const char *fmt, ...)
 {
+	/* the status thread says a bond's failover too: one line at a time, kept whole */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct warn_list *w = &run.warn;
 	va_list ap;
 
+	pthread_mutex_lock(&lock);
 	fputs("rant: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -1410,6 +1413,7 @@ static void warnx_(const char *fmt, ...)
 		va_end(ap);
 	}
 	w->n++;
+	pthread_mutex_unlock(&lock);
 }
 
 /* The first session begins: what was printed so far was the run's start-up. */
@@ -3259,7 +3263,9 @@ static int phc_start(int index)
 			/* app-vs-wire segments are taken on one time base (metric_value) */
 			if (run.phc.first_off > -(int64_t)STAMP_MAX &&
 			    run.phc.first_off < (int64_t)STAMP_MAX) {
-				run.ts.wire_off = run.phc.first_off;
+				/* read by the loop, set by the status thread too (bond_watch) */
+				__atomic_store_n(&run.ts.wire_off, run.phc.first_off,
+						 __ATOMIC_RELAXED);
 			}
 			return 0;
 		}
@@ -4698,7 +4704,7 @@ static bool metric_value(int m, const uint64_t *t, int64_t *v)
 		return false;
 	}
 	/* both offsets are bounded (STAMP_MAX, PEER_OFF_MAX); a sum past 64 bits is no value */
-	own = wire_sign(m) * run.ts.wire_off;
+	own = wire_sign(m) * __atomic_load_n(&run.ts.wire_off, __ATOMIC_RELAXED);
 	if (run.side.emit && run.ts.peer_off_on) {
 		peer = wire_sign_of(m, false) * run.ts.peer_off;
 	}
@@ -21316,19 +21322,15 @@ static void *status_main(void *arg)
 		if (status_wait(&next)) {
 			break;
 		}
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		bond_watch();
 		phc_tick();
 		phc_publish();
-		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		if (cfg->quiet) {
 			continue;	/* started for the PHC only */
 		}
 		id = __atomic_load_n(&run.live.session, __ATOMIC_RELAXED);
 		if (!run.side.emit && id && id != announced) {
-			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 			fprintf(stderr, "rant: session 0x%08x started\n", id);
-			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 			announced = id;
 		}
 		if (!run.status_live || !__atomic_load_n(&run.live.running, __ATOMIC_RELAXED)) {
@@ -21341,12 +21343,10 @@ static void *status_main(void *arg)
 		mx = __atomic_load_n(&run.live.max, __ATOMIC_RELAXED);
 		lost = __atomic_load_n(&run.live.lost, __ATOMIC_RELAXED);
 		sent = __atomic_load_n(&run.live.sent, __ATOMIC_RELAXED);
-		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		fprintf(stderr, "rant: %6.0f s  %s %" PRIu64 "  samples %" PRIu64 "  rate %" PRIu64
 			"/s  min/avg/max %" PRIu64 "/%" PRIu64 "/%" PRIu64 " ns  lost %" PRIu64 "\n",
 			(double)(mono_ns() - start) / 1e9, run.side.emit ? "sent" : "pongs", sent, n,
 			n - (prev < n ? prev : n), mn, n ? sum / n : 0, mx, lost);
-		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		prev = n;
 	}
 	return NULL;
