@@ -59,6 +59,7 @@
 #include <sys/timex.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/errqueue.h>
@@ -8367,7 +8368,16 @@ static void why_explain(struct why *w, const struct txn *x, const char *path, in
 	w->other_host = emit && w->wait_ns > w->own_ns;
 	if (!w->cannot[0]) {
 		why_cause(w);
-		if (w->cs >= 0) {
+		if (w->cs >= 0 && w->seg[w->cs].p[w->cp].kind == WK_UNKNOWN) {
+			/*
+			 * the largest part is time the trace does not cover: rant's CPU's
+			 * buffer lost it while another CPU's kept older events (cannot
+			 * tell, never a guess)
+			 */
+			snprintf(w->cannot, sizeof(w->cannot),
+				 "the trace does not cover the window on rant's CPU (its buffer overran)");
+			w->cs = w->cp = -1;
+		} else if (w->cs >= 0) {
 			why_refine(w, path);
 			why_policy(w, &w->seg[w->cs].p[w->cp]);
 		}
@@ -19401,6 +19411,19 @@ static int analyze_load(struct analysis *A)
 	return 0;
 }
 
+/*
+ * A file of tracefs other than a "trace" (trace_pipe and its kin are
+ * regular files there that block until events come, and consume them).
+ */
+static bool trace_pipe_like(int fd, const char *path)
+{
+	struct statfs fs;
+	const char *base = strrchr(path, '/');
+
+	return fstatfs(fd, &fs) == 0 && fs.f_type == 0x74726163 /* TRACEFS_MAGIC */ &&
+	       strcmp(base ? base + 1 : path, "trace");
+}
+
 /* --json, --plot and --histfile can be written?  Checked before a row is read; nothing made. */
 static int analyze_check_outputs(void)
 {
@@ -19412,9 +19435,10 @@ static int analyze_check_outputs(void)
 
 		if (!ok) {
 			warnx_("--trace: cannot read '%s': %s", cfg->trace_file, strerror(errno));
-		} else if (!S_ISREG(sb.st_mode)) {
-			warnx_("--trace: '%s' is %s, not a regular file (a saved trace is read whole: "
+		} else if (!S_ISREG(sb.st_mode) || trace_pipe_like(fd, cfg->trace_file)) {
+			warnx_("--trace: '%s' is %s (a saved trace is read whole: "
 			       "save the instance's trace into a file first)", cfg->trace_file,
+			       S_ISREG(sb.st_mode) ? "a tracefs file that waits for events" :
 			       out_kind(sb.st_mode));
 			ok = false;
 		}
@@ -21606,6 +21630,7 @@ static int run_main(void)
 	signals_setup();	/* a SIGINT during set-up then still ends in a report */
 	if (run_setup(&L, &log_fd, &json) < 0) {
 		ts_restore_say(run.sock_fd);
+		trace_restore(false);	/* -T's events, tracing_on: as they were */
 		if (run.stop_signal) {
 			/* while the memory was faulted in: nothing was sent, nothing to report */
 			warnx_("interrupted before the first packet: nothing measured");

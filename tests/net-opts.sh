@@ -40,18 +40,24 @@ readme_is_help() {
 	fi
 }
 
-# --analyze --trace FILE: a FIFO or a directory refused at once (one line,
-# exit 2; a FIFO never opened for reading without a writer), no output made
+# --analyze --trace FILE: a FIFO, a directory and tracefs's trace_pipe (a
+# regular file there that waits for events) refused at once (one line, exit
+# 2; a FIFO never opened for reading without a writer), no output made
 trace_inputs() {
-	local what rc
+	local what path rc
 	mkfifo "$WORK/trace.fifo" && mkdir -p "$WORK/trace.dir" || return
-	for what in fifo dir; do
+	for what in fifo dir trace_pipe; do
+		path=$WORK/trace.$what
+		if [[ $what == trace_pipe ]]; then
+			path=/sys/kernel/tracing/trace_pipe
+			[[ -e $path ]] || { skip "--trace: no $path here"; continue; }
+		fi
 		rm -f "$WORK/tr.json"
-		timeout 10 "$RANT" --analyze "$PWD/tests/net-opts.d/txtime-etf.csv" --trace "$WORK/trace.$what" \
+		timeout 10 "$RANT" --analyze "$PWD/tests/net-opts.d/txtime-etf.csv" --trace "$path" \
 			--json "$WORK/tr.json" >"$WORK/tr.out" 2>"$WORK/tr.err"
 		rc=$?
 		if [[ $rc == 2 && $(wc -l <"$WORK/tr.err") == 1 && ! -e $WORK/tr.json ]] &&
-			grep -q "not a regular file" "$WORK/tr.err"; then
+			grep -Eq "a saved trace is read whole|cannot read" "$WORK/tr.err"; then
 			ok "--trace: a $what refused at once: exit 2, one line, no JSON"
 		else
 			not_ok "--trace: a $what refused at once: exit 2, one line, no JSON"

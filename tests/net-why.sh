@@ -157,13 +157,29 @@ if comm:
     t("the culprit's policy is %s %s" % (policy, rtprio),
       cu.get("policy") == policy and str(cu.get("rt_priority")) == rtprio, str(cu))
 bound = ov * 0.05 + 500000
+named = c["duration_ns"]
+if kind == "stopped":
+    # a SIGSTOP takes effect when its task next runs: on a loaded host the
+    # wait for the CPU before it (runnable) is part of the injection too
+    named = sum(p["duration_ns"] for p in seg[0]["parts"] if p["kind"] in ("stopped", "runnable"))
 t("the cause's time is within 5 %% + 500 us of the injected %d ns" % ov,
-  abs(c["duration_ns"] - ov) <= bound, "named %d ns" % c["duration_ns"])
+  abs(named - ov) <= bound, "named %d ns" % named)
 print("%s: %s (truth %d ns)" % (label, c["summary"], ov))
 PY
 )
 check_cause() {
 	py_checks "$1" "$CAUSE_PY" "$1" "$2" "$3" "$4" "$5" "${6:-}" "${7:-}" "${8:-}"
+}
+
+# cannot_tell LABEL SECS NAME SAID ERE TNAME WHY: the client NAME ends within
+# SECS; its stderr said ERE at start (test "LABEL: SAID"); its first breach's
+# cause is "unknown" with WHY in its why (test TNAME)
+cannot_tell() {
+	wait_exit "$CLIENT_PID" "$2"
+	check "$1: $4" grep -Eq "$5" "$WORK/$3.err"
+	py_checks "$1" 'c = load(sys.argv[1])["threshold"]["breaches"][0]["cause"]
+t(sys.argv[2], c["kind"] == "unknown" and sys.argv[3] in c.get("why", ""), str(c))' \
+		"$WORK/$3.json" "$6" "$7"
 }
 
 # stop what the case before left running (its injections linger asleep)
@@ -175,6 +191,7 @@ pkill_bg() {
 	for p in "${BG_PIDS[@]}"; do
 		wait_for 10 gone "$p"
 	done
+	BG_PIDS=()	# gone: a reused pid is none of ours
 }
 
 # injected_first JSON: the first breach there (a report, or JSON Lines) was
@@ -210,7 +227,8 @@ injected_first() {
 # try_case FN JSON: run case FN (it sets up, injects, waits) until the
 # breach in JSON is the injected one, at most 3 times: a loaded host (other
 # suites' SCHED_FIFO spinners get RT-throttled: 50-100 ms stalls) may make
-# one of its own first, and that is said, with rant's Why: of it
+# one of its own first, and that is said, with rant's Why: of it; three
+# times over, the case is skipped (status 2), not judged on the host's breach
 try_case() {
 	local fn=$1 json=$2 n why
 	for n in 1 2 3; do
@@ -222,7 +240,9 @@ try_case() {
 		echo "# $fn: attempt $n: the host made the breach (before the injection, or RT-throttled): $why"
 		pkill_bg
 	done
-	return 0
+	# three times the host's: no injected breach to judge (status 2, said)
+	skip "$fn: the host made the breach three times over (a loaded host): $why"
+	return 2
 }
 
 # 1. A FIFO 90 spin on the reflector's CPU: the reflector's breach names it.
@@ -263,7 +283,7 @@ if try_case case_rfifo "$WORK/rfifo.json"; then
 	analyze pmbad "$WORK/rfifo.log" --trace "$WORK/missing.trace"
 	expect_eq "--analyze --trace of a missing file: exit 2" "$ANALYZE_RC" 2
 	expect_eq "--analyze --trace of a missing file: one line" "$(wc -l <"$WORK/pmbad.err")" 1
-else
+elif [ $? -eq 1 ]; then
 	not_ok "reflector FIFO spin: the reflector listens"
 fi
 pkill_bg
@@ -296,7 +316,7 @@ case_cfifo() {
 if try_case case_cfifo "$WORK/ccli.json"; then
 	check_cause "client FIFO spin" "$WORK/ccli.json" runnable \
 		"client_rx_stack|client_tx_stack" "$WORK/truth.?" why-hog FIFO 90
-else
+elif [ $? -eq 1 ]; then
 	not_ok "client FIFO spin: the reflector listens"
 fi
 pkill_bg
@@ -315,7 +335,7 @@ if try_case case_rstop "$WORK/rstop.json"; then
 	check_cause "reflector stopped" "$WORK/rstop.json" stopped "server_rx_stack" "$WORK/truth.?"
 	check "reflector stopped: the text report's Why: says so" \
 		grep -Eq "^Why: server rx stack: rant was stopped \(SIGSTOP\) for [0-9]+ us" "$WORK/rstop.out"
-else
+elif [ $? -eq 1 ]; then
 	not_ok "reflector stopped: the reflector listens"
 fi
 pkill_bg
@@ -325,12 +345,8 @@ inst_fresh
 echo irq:irq_handler_entry >"$INST_DIR/set_event"
 if fifo_reflector rmiss --port 12394 -s; then
 	fifo_client cmiss --port 12394 -s --count 200 -t 0.001 -T --trace-instance "$INST" -q --json "$WORK/cmiss.json"
-	wait_exit "$CLIENT_PID" 20
-	check "events missing: said at start in one line" \
-		grep -q "lack sched:sched_switch" "$WORK/cmiss.err"
-	py_checks "events missing" 'c = load(sys.argv[1])["threshold"]["breaches"][0]["cause"]
-t("cannot tell, and why", c["kind"] == "unknown" and "events missing" in c["why"], str(c))' \
-		"$WORK/cmiss.json"
+	cannot_tell "events missing" 20 cmiss "said at start in one line" "lack sched:sched_switch" \
+		"cannot tell, and why" "events missing"
 	check "events missing: the text says cannot tell" grep -q "^Why: cannot tell: events missing" "$WORK/cmiss.out"
 	expect_eq "events missing: the user's own events are left as they were" \
 		"$(cat "$INST_DIR/set_event")" "irq:irq_handler_entry"
@@ -344,12 +360,9 @@ inst_fresh
 echo 32 >"$INST_DIR/buffer_size_kb"
 if fifo_reflector rover --port 12395 -s; then
 	fifo_client cover --port 12395 -s -d 2 -t 0.001 -C -T --trace-instance "$INST" -q --json "$WORK/cover.json"
-	wait_exit "$CLIENT_PID" 30
-	check "overrun: the small buffer named at start in one line" \
-		grep -Eq "the instance's buffer is [0-9]+ KB a CPU: a breach's window may be overwritten before it is read, with -C the more so" "$WORK/cover.err"
-	py_checks "overrun" 'c = load(sys.argv[1])["threshold"]["breaches"][0]["cause"]
-t("cannot tell: the trace does not cover the window", c["kind"] == "unknown" and "does not cover" in c["why"], str(c))' \
-		"$WORK/cover.json"
+	cannot_tell "overrun" 30 cover "the small buffer named at start in one line" \
+		"the instance's buffer is [0-9]+ KB a CPU: a breach's window may be overwritten before it is read, with -C the more so" \
+		"cannot tell: the trace does not cover the window" "does not cover"
 else
 	not_ok "overrun: the reflector listens"
 fi
@@ -441,7 +454,7 @@ if try_case case_qdisc "$WORK/rq.json"; then
 	py_checks "qdisc" "$QDISC_PY" "$WORK/rq.json" "$WORK/rq.out" "$VETH_B" "$(cat "$WORK/rq.tc")"
 	check "qdisc: the text report's Why: names the wait, the qdisc and the device" \
 		grep -Eq "^Why: server tx stack: the pong waited [0-9]+ us in qdisc tbf 7: on $VETH_B\$" "$WORK/rq.out"
-else
+elif [ $? -eq 1 ]; then
 	not_ok "qdisc: the tbf is made and the reflector listens"
 fi
 in_b tc qdisc del dev "$VETH_B" root 2>/dev/null
