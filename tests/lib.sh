@@ -485,6 +485,23 @@ udp_stat() {
 	ip netns exec "$1" awk -v f="$2" '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { print $c[f] } }' /proc/net/snmp
 }
 
+# tc_drop_tos LABEL NS DEV TOS: DEV's egress in NS drops the datagrams of
+# TOS (htb, a pfifo of limit 0 for them, a u32 filter); where tc cannot,
+# a skip naming LABEL and status 1
+tc_drop_tos() {
+	local label=$1 ns=$2 dev=$3 tos=$4
+	if ! { ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: htb default 1 &&
+		ip netns exec "$ns" tc class add dev "$dev" parent 1: classid 1:1 htb rate 10gbit &&
+		ip netns exec "$ns" tc class add dev "$dev" parent 1: classid 1:3 htb rate 10gbit &&
+		ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:3 handle 30: pfifo limit 0 &&
+		ip netns exec "$ns" tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+			match ip tos "$tos" 0xff flowid 1:3; } 2>"$WORK/tc.err"; then
+		skip "$label: tc htb/pfifo/u32 not available ($(head -1 "$WORK/tc.err"))"
+		ip netns exec "$ns" tc qdisc del dev "$dev" root 2>/dev/null
+		return 1
+	fi
+}
+
 # udp_count NS FIELD: a counter of NS's UDP, IPv4 and IPv6 together
 # (InDatagrams, OutDatagrams: what was delivered to a socket, what was sent)
 # shellcheck disable=SC2016 # an awk program

@@ -164,15 +164,7 @@ chk(pongs == pings, "each class TOS comes back as often as it went: pongs in the
 #    only that class shows loss.
 t_drop_one() {
 	local tc="in_b tc"
-	if ! { $tc qdisc add dev "$VETH_B" root handle 1: htb default 1 &&
-		$tc class add dev "$VETH_B" parent 1: classid 1:1 htb rate 10gbit &&
-		$tc class add dev "$VETH_B" parent 1: classid 1:3 htb rate 10gbit &&
-		$tc qdisc add dev "$VETH_B" parent 1:3 handle 30: pfifo limit 0 &&
-		$tc filter add dev "$VETH_B" parent 1: protocol ip prio 1 u32 match ip tos 0x40 0xff flowid 1:3; } 2>"$WORK/tc.err"; then
-		skip "drop one class: tc htb/pfifo/u32 not available ($(head -1 "$WORK/tc.err"))"
-		$tc qdisc del dev "$VETH_B" root 2>/dev/null
-		return
-	fi
+	tc_drop_tos "drop one class" "$NS_B" "$VETH_B" 0x40 || return
 	if ! reflector c3r --once --json "$WORK/c3r.json"; then
 		not_ok "drop one class: reflector listens"
 		return

@@ -621,20 +621,16 @@ test_model_oneway() {
 	p1=$!
 	phc2sys -s CLOCK_REALTIME -c "/dev/ptp$PHC_MB" -O 0 -R 8 -m >"$W/p2s-b.out" 2>&1 &
 	p2=$!
-	sleep 6
+	# each servo locked, its last offsets within 100 ns (a starved guest: up to 40 s)
+	wait_for 40 p2p_settled "$W/p2s-a.out"
+	wait_for 40 p2p_settled "$W/p2s-b.out"
 	oa=$(clock 0 offset_ns) ob=$(clock 1 offset_ns)
 	t "model: phc2sys disciplines both PHCs to CLOCK_REALTIME within 5 us ($oa, $ob ns)" "p2s-a p2s-b" \
 		bash -c '[[ -n $1 && -n $2 ]] && (( ${1#-} <= 5000 && ${2#-} <= 5000 ))' _ "$oa" "$ob"
 	echo 30000 >"$RN/rn0/wire_extra_ns"
 	echo 1 >"$RN/truth"
-	if reflector ow-r refl "$MB" --timestamps hw --port 12601; then
-		rpid=$RPID
-		emit ow "" "$MA" "$MB_IP" --port 12601 --timestamps hw --count 200 --interval 5000 --timeout 10000 \
-			-l "$W/ow.csv" --log-format csv --json "$W/ow.json"
-		stop "$rpid" INT
-	else
-		not_ok "model: reflector for the one-way run listens"
-	fi
+	hw_pair ow 12601 "model: reflector for the one-way run listens" --count 200 --interval 5000 \
+		--timeout 10000 -l "$W/ow.csv" --log-format csv --json "$W/ow.json"
 	oa=$(clock 0 offset_ns) ob=$(clock 1 offset_ns)
 	stop "$p1"
 	stop "$p2"
@@ -672,15 +668,8 @@ test_model_p2p() {
 	wait_for 40 p2p_settled "$W/p2p-s.out"
 	cat "$RN/clocks" >"$W/p2p-c1.out"
 	echo 1 >"$RN/truth"
-	if reflector p2p-r refl "$MB" --timestamps hw --port 12602; then
-		rpid=$RPID
-		emit p2p "" "$MA" "$MB_IP" --port 12602 --timestamps hw --count 400 --interval 5000 --timeout 10000 \
-			-l "$W/p2p.csv" --log-format csv --json "$W/p2p.json"
-		stop "$rpid" INT
-	else
-		not_ok "model: phc2sys PHC to PHC: reflector listens"
-		show p2p-r
-	fi
+	hw_pair p2p 12602 "model: phc2sys PHC to PHC: reflector listens" --count 400 --interval 5000 \
+		--timeout 10000 -l "$W/p2p.csv" --log-format csv --json "$W/p2p.json"
 	cat "$RN/clocks" >"$W/p2p-c2.out"
 	cp "$RN/truth" "$W/p2p.truth"
 	stop "$p"
@@ -707,7 +696,25 @@ test_model_p2p() {
 		t "model: phc2sys PHC to PHC: rant's $MA PHC drift against CLOCK_REALTIME $ppm ppm, within 1 ppm of the truth's $rate (the master's -50)" \
 			p2p awk -v p="$ppm" -v q="$rate" 'BEGIN { d = p - q; exit !(p != "" && q != "" && d * d <= 1 && q < -49 && q > -51) }'
 	else
-		echo "# model: phc2sys did not hold the PHCs within 1 us through the run (true offsets up to $tmax ns: a starved guest): rant checked against the truth only"
+		# a starved guest's servo: rant is then checked against the truth only (above)
+		skip "model: rant's drift between the PHCs near 0: phc2sys did not hold them within 1 us ($tmax ns)"
+		skip "model: rant's $MA PHC drift against CLOCK_REALTIME: phc2sys did not hold the PHCs within 1 us"
+	fi
+}
+
+# hw_pair NAME PORT LABEL emit-options...: a reflector NAME-r with NIC
+# stamps in refl on MB:PORT, one client run NAME from MA through it, the
+# reflector ended by SIGINT; a failed test LABEL if it does not listen
+hw_pair() {
+	local name=$1 port=$2 label=$3 rpid
+	shift 3
+	if reflector "$name-r" refl "$MB" --timestamps hw --port "$port"; then
+		rpid=$RPID
+		emit "$name" "" "$MA" "$MB_IP" --port "$port" --timestamps hw "$@"
+		stop "$rpid" INT
+	else
+		not_ok "$label"
+		show "$name-r"
 	fi
 }
 

@@ -74,6 +74,16 @@ why_ns() {
 	sed -n "s/^  $2 *\([0-9]*\)\.\([0-9]\{9\}\)\$/\1\2/p" "$W/$1" | head -n 1
 }
 
+# why_start LABEL INST NAME PORT [rant options...]: a fresh instance INST
+# and a listening reflector NAME (why_reflector: its pid in RPID); else a
+# failed test "LABEL: ..." and status 1
+why_start() {
+	local label=$1 inst=$2
+	shift 2
+	why_inst "$inst" || { not_ok "$label: a tracing instance is made"; return 1; }
+	why_reflector "$@" || { not_ok "$label: the reflector listens"; show "$1"; return 1; }
+}
+
 # why_reflector NAME PORT [rant options...]: a reflector in refl on R,
 # SCHED_FIFO 50 on CPU 1 (so that only what is injected crosses its
 # threshold: under TCG a SCHED_OTHER one waits 25-110 ms for kworkers),
@@ -90,12 +100,8 @@ test_why_qdisc() {
 	local n k rpid cpid kind=''
 	in_r tc qdisc replace dev "$R" root handle 7: tbf rate 200kbit burst 3000 limit 100000
 	for n in 1 2 3; do
-		why_inst whyq || { not_ok "why qdisc: a tracing instance is made"; break; }
-		if ! why_reflector wq-r 12600 -s -t 40000 -T --trace-instance whyq --json "$W/wq-r.json"; then
-			not_ok "why qdisc: the reflector listens"
-			show wq-r
-			break
-		fi
+		why_start "why qdisc" whyq wq-r 12600 -s -t 40000 -T --trace-instance whyq \
+			--json "$W/wq-r.json" || break
 		rpid=$RPID
 		timeout 120 "$RANT" -i "$A" -a "$R_IP" --port 12600 -s --interval 20000 -d 30 -q \
 			>"$W/wq-c.out" 2>"$W/wq-c.err" &
@@ -157,12 +163,8 @@ test_why_softirq() {
 	t "why softirq: $R has an IRQ, moved to CPU 1" "" bash -c '[[ -n $1 ]] && grep -qx 1 /proc/irq/$1/smp_affinity_list' \
 		_ "$(why_irqs "$R" | head -n 1)"
 	for n in 1 2 3; do
-		why_inst whys || { not_ok "why softirq: a tracing instance is made"; break; }
-		if ! why_reflector ws-r 12601 -s -t 3000 -T --trace-instance whys --json "$W/ws-r.json"; then
-			not_ok "why softirq: the reflector listens"
-			show ws-r
-			break
-		fi
+		why_start "why softirq" whys ws-r 12601 -s -t 3000 -T --trace-instance whys \
+			--json "$W/ws-r.json" || break
 		rpid=$RPID
 		taskset -c 0 "$RANT" -i "$A" -a "$R_IP" --port 12601 -s --interval 2000 -d 30 -q \
 			>"$W/ws-c.out" 2>"$W/ws-c.err" &
@@ -231,13 +233,8 @@ test_why_irqthread() {
 	t "why irqthread: $A's IRQ threads found and demoted to FIFO 10" "" \
 		bash -c '[[ -n $1 ]] && chrt -p "$1" | grep -q "priority: 10"' _ "${threads[0]:-}"
 	for n in 1 2 3; do
-		why_inst whyi || { not_ok "why irqthread: a tracing instance is made"; break; }
 		rm -f "$W"/wi-spin.*
-		if ! why_reflector wi-r 12602 -s; then
-			not_ok "why irqthread: the reflector listens"
-			show wi-r
-			break
-		fi
+		why_start "why irqthread" whyi wi-r 12602 -s || break
 		rpid=$RPID
 		taskset -c 1 chrt -f 50 "$RANT" -i "$A" -a "$R_IP" --port 12602 -s --interval 2000 -d 30 -q \
 			-t 50000 -T --trace-instance whyi --json "$W/wi-c.json" >"$W/wi-c.out" 2>"$W/wi-c.err" &
