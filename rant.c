@@ -20408,7 +20408,7 @@ static const struct opt_def opt_table[] = {
 	  .help = "histogram bound in us; samples above it exact, beyond 16384 of them within 0.1 % (default 1000)" },
 	{ .val = 'T', .name = "trace-marker", .type = OT_FLAG, CFG(trace),
 	  .modes = M_RUN,
-	  .help = "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach" },
+	  .help = "write RANT_TEST_START and breaches to the tracefs instance's trace_marker; stop tracing on a breach; with -t, read the trace back after the run and say why each breach was slow (its clock set to mono, tracing on and a default event set where the instance has none)" },
 	{ .val = 'S', .name = "snapshot", .type = OT_FLAG, CFG(snapshot), ALSO(trace),
 	  .modes = M_RUN,
 	  .help = "-T, and a tracefs snapshot on each breach (implies -T)" },

@@ -356,9 +356,10 @@ test_replay() {
 
 	# the same replay while another keyed client runs: not foreign, no BUSY
 	n0=$(udp_stat "$NS_A" InDatagrams)
-	emit_bg rp3 -q --count 5000 --interval 1000 --key-file "$k" --json "$WORK/rp3.json"
+	emit_bg rp3 -q --count 100000 --interval 1000 --key-file "$k" --json "$WORK/rp3.json"
 	wait_for 30 udp_more "$NS_A" $((n0 + 10))	# it is answered
 	in_a python3 "$D/forge.py" replay "$WORK/rp.cap" "$ADDR_B" 12345 --index 7 >/dev/null
+	kill -INT "$EMIT_PID"	# ended after the replay, however slowly python started
 	reap "$EMIT_PID"
 	expect_eq "replay during a session: the client's exit status" "$RC" 0
 	wait_for 30 sessions "$WORK/rp.json" 3
@@ -693,12 +694,17 @@ test_keys() {
 # their classes.
 test_class_books() {
 	reflector_or "class books" cb --json "$WORK/cb.json" || return
-	emit_bg cbp -q --count 2000 --interval 1000 --json "$WORK/cbp.json"
+	# a session long enough for the forged FINs however slowly python starts;
+	# ended by SIGINT once they were sent
+	emit_bg cbp -q --count 100000 --interval 1000 --json "$WORK/cbp.json"
 	wait_for 30 grep -q 'session 0x' "$WORK/cb.err"
 	in_a python3 "$D/forge.py" ping "$ADDR_B" 12345 --type 3 --session 0x4343 --flags $((PF_CLASS | 3 << 12)) \
 		--count 3 >/dev/null
+	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	wait_for 30 sessions "$WORK/cb.json" 1
+	expect_eq "class books: the FINs reached the session (FINs of no session: 3)" \
+		"$(jsess "$WORK/cb.json" 0 rejected.fin_unknown)" 3
 	expect_eq "class books: a FIN with class bits makes no class row" "$(jsess "$WORK/cb.json" 0 classes)" missing
 	stop_reflector
 
