@@ -8205,7 +8205,15 @@ static uint64_t why_mono(const struct txn *x, int s, int k, int64_t base)
 static void why_seg_set(struct why *w, const char *name, const char *key, uint64_t a, uint64_t b)
 {
 	if (a && b && b > a && w->nseg < WHY_SEGS) {
-		w->seg[w->nseg++] = (struct why_seg){ .name = name, .key = key, .a = a, .b = b };
+		/* field by field: the breach's marker builds one on its path, and the parts
+		 * (the bulk of it) are filled only when the trace is read, after the run */
+		struct why_seg *g = &w->seg[w->nseg++];
+
+		g->name = name;
+		g->key = key;
+		g->a = a;
+		g->b = b;
+		g->n = 0;
 	}
 }
 
@@ -9137,7 +9145,7 @@ static void trace_mark(const char *s, size_t n)
 static void trace_breach(const struct txn *x, int64_t v)
 {
 	uint64_t wa, wb;
-	char line[640], note[96], *p = line;
+	char line[1024], note[96], *p = line;
 	int k;
 
 	if (run.tr.marker_fd < 0) {
