@@ -6410,24 +6410,14 @@ static bool tsn_on(void)
 /* The attribute of type want in [p, p + len): its data and length; NULL if none. */
 static const uint8_t *tsn_attr(const uint8_t *p, size_t len, int want, size_t *n)
 {
-	struct rtattr a;
+	/* a route attribute is a netlink one: the same two 16-bit words (rtnetlink(7)) */
+	const struct nlattr *a = nla_find(p, p + len, want);
 
-	while (len >= sizeof(a)) {
-		memcpy(&a, p, sizeof(a));
-		if (a.rta_len < sizeof(a) || a.rta_len > len) {
-			return NULL;
-		}
-		if ((a.rta_type & NLA_TYPE_MASK) == want) {
-			*n = a.rta_len - RTA_LENGTH(0);
-			return p + RTA_LENGTH(0);
-		}
-		if (RTA_ALIGN(a.rta_len) >= len) {
-			return NULL;
-		}
-		len -= RTA_ALIGN(a.rta_len);
-		p += RTA_ALIGN(a.rta_len);
+	if (!a) {
+		return NULL;
 	}
-	return NULL;
+	*n = a->nla_len - NLA_HDRLEN;
+	return (const uint8_t *)a + NLA_HDRLEN;
 }
 
 /* Attribute want copied to out when it has at least size bytes. */

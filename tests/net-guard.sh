@@ -703,8 +703,8 @@ test_class_books() {
 	kill -INT "$EMIT_PID"
 	reap "$EMIT_PID"
 	wait_for 30 sessions "$WORK/cb.json" 1
-	expect_eq "class books: the FINs reached the session (FINs of no session: 3)" \
-		"$(jsess "$WORK/cb.json" 0 rejected.fin_unknown)" 3
+	expect_eq "class books: the forged FINs reached the session (foreign: another session's)" \
+		"$(jsess "$WORK/cb.json" 0 packets.foreign)" 3
 	expect_eq "class books: a FIN with class bits makes no class row" "$(jsess "$WORK/cb.json" 0 classes)" missing
 	stop_reflector
 

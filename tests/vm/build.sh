@@ -264,7 +264,8 @@ vm_headers() {
 	ver=${VM_KPKG#*_}
 	dir=$cache/headers/$kver
 	VM_HDIR=$dir/root/usr/src/linux-headers-$kver
-	[[ -e $dir/done ]] && return 0
+	# done holds the package's version: a Debian revision that keeps KVER unpacks anew
+	[[ -e $dir/done && $(cat "$dir/done") == "$ver" ]] && return 0
 	# what linux-headers-KVER depends on of its own source package: the
 	# -common(-rt) tree (the same version) and linux-kbuild-SERIES
 	deps=$(apt-cache show "linux-headers-$kver=$ver" 2>/dev/null | sed -n 's/^Depends: //p' | head -n 1 |
@@ -289,13 +290,13 @@ vm_headers() {
 	mv "$tmp/root" "$dir/root"
 	rm -rf "$tmp"
 	sed -i "s#^include /usr/src/#include $dir/root/usr/src/#" "$VM_HDIR/Makefile"
-	: >"$dir/done"
+	echo "$ver" >"$dir/done"
 }
 
 # vm_modules SRC: builds every module directory SRC/NAME (NAME.c and a
 # Kbuild file `obj-m := NAME.o`) for the booted kernel's headers
-# (vm_headers), each .ko cached by kernel and by a hash of its directory
-# and the compiler; VM_MOD_SPECS gets "KO=rant/mod/NAME.ko" for
+# (vm_headers), each .ko cached by kernel and by a hash of its directory,
+# the compiler and the kernel package; VM_MOD_SPECS gets "KO=rant/mod/NAME.ko" for
 # vm_overlay.
 VM_MOD_SPECS=()
 vm_modules() {
@@ -308,7 +309,9 @@ vm_modules() {
 		d=${d%/}
 		name=${d##*/}
 		[[ -e $d/Kbuild ]] || continue
-		key=$( (cd "$d" && find . -type f | sort | xargs md5sum; gcc-12 --version 2>&1 | head -n 1) | md5sum | cut -c1-12)
+		# the module's files, the compiler and the kernel package (its version too)
+		key=$( (cd "$d" && find . -type f | sort | xargs md5sum; gcc-12 --version 2>&1 | head -n 1
+			echo "$VM_KPKG") | md5sum | cut -c1-12)
 		ko=$cache/mod/$kver/$name-$key.ko
 		if [[ ! -s $ko ]]; then
 			vm_headers || return 1

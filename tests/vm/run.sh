@@ -70,6 +70,13 @@ for tool in busybox apt-get dpkg ldd xz; do
 	command -v "$tool" >/dev/null || lab_missing "$tool not installed"
 done
 [[ -x $RANT_STATIC ]] || lab_missing "no static rant at $RANT_STATIC (make check-vm builds it)"
+[[ -x $TAISET ]] || lab_missing "no $TAISET, the TSN section's TAI offset setter (make check-vm builds it)"
+
+# one lab at a time on this host: the cache's kernels, headers, modules and
+# base images are made in place (a second lab waits, as long as it takes)
+mkdir -p "$(vm_cache_dir)" || lab_missing "cannot make the cache $(vm_cache_dir)"
+exec {lab_lock}>>"$(vm_cache_dir)/lock"
+flock "$lab_lock"
 
 OUT=${RANT_VM_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/rant-vm.XXXXXX")}
 mkdir -p "$OUT"
@@ -142,7 +149,7 @@ boot() {
 	fi
 	if [[ ,$groups, == *,tsn,* ]]; then
 		mods+=(tests/vm/guest-tsn.sh=rant/tests/vm/guest-tsn.sh)
-		[[ -x $TAISET ]] && mods+=("$TAISET=usr/bin/taiset")
+		mods+=("$TAISET=usr/bin/taiset")
 	fi
 	echo "# vm: $label: $VM_KPKG, QEMU $qver, $groups; built in $((SECONDS - t0)) s (cache $(vm_cache_dir))"
 	vm_overlay "$dir/run.cpio" tests/vm/init=init "$RANT_STATIC=usr/bin/rant" config.sh=rant/config.sh \
