@@ -8481,7 +8481,11 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 			 p->cpu, us);
 		break;
 	case WK_IDLE:
-		snprintf(buf, len, "%s: rant's CPU %d was idle and took %.0f us to run it", s->name, p->cpu, us);
+		snprintf(buf, len, "%s: rant's CPU %d was idle and took %.0f us to run it%s", s->name, p->cpu, us,
+			 /* no idle exit takes a millisecond: a real-time rant runnable on
+			    an idle CPU is one whose class the kernel throttled */
+			 w->prio >= 0 && w->prio < 100 && p->ns >= 1000000 ?
+				 " (real-time tasks throttled there: RT throttling, sched_rt_runtime_us)" : "");
 		break;
 	case WK_ASLEEP:
 		snprintf(buf, len, "%s: rant slept %.0f us after the packet's stamp before it was woken",

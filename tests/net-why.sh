@@ -196,7 +196,8 @@ pkill_bg() {
 
 # injected_first JSON: the first breach there (a report, or JSON Lines) was
 # during an injection ($WORK/truth.?) and not held by an OTHER task the
-# RT throttling let run, or cannot be judged (no window); else its Why: on
+# RT throttling let run nor by that throttling itself (the CPU idle), or
+# cannot be judged (no window); else its Why: on
 # stdout, status 1
 INJECTED_PY=$(cat <<'PY'
 import glob, json, sys
@@ -207,10 +208,12 @@ if not c or not c["segments"]:
     sys.exit(0)
 a = min(s["start_mono_ns"] for s in c["segments"])
 z = max(s["start_mono_ns"] + s["duration_ns"] for s in c["segments"])
-# an OTHER task as the cause: the host RT-throttled the CPU (other suites'
-# SCHED_FIFO spinners used its budget), which is no injected cause
+# an OTHER task as the cause, or the CPU idle while rant was runnable: the
+# host RT-throttled the CPU (other suites' SCHED_FIFO spinners used its
+# budget; the injected spin is held off with rant), no injected cause
 u = c.get("culprit") or {}
-throttled = c["kind"] == "runnable" and u.get("policy") == "OTHER" and u.get("comm") != "why-hog"
+throttled = (c["kind"] == "runnable" and u.get("policy") == "OTHER" and u.get("comm") != "why-hog") or \
+    c["kind"] == "idle"
 for f in glob.glob(sys.argv[2]):
     v = open(f).read().split()
     if len(v) == 5 and int(v[1]) < z and int(v[2]) > a and not throttled:

@@ -11135,10 +11135,42 @@ static void test_series_gap(void)
 	series_free();
 }
 
+/*
+ * The Why: sentence of a rant left runnable on an idle CPU: RT throttling
+ * when rant is real-time and the wait is a millisecond or more, nothing
+ * said otherwise (a short idle exit, or a rant of the normal class).
+ */
+static void test_why_idle(void)
+{
+	static const struct { int prio; uint64_t ns; bool said; } c[] = {
+		{ 49, 30000000, true }, { 49, 999000, false }, { 120, 30000000, false }, { -1, 30000000, false },
+	};
+	static struct why w;
+	char buf[512], name[128];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		memset(&w, 0, sizeof(w));
+		w.nseg = 1;
+		w.seg[0].name = "server rx stack";
+		w.seg[0].key = "server_rx_stack";
+		w.seg[0].n = 1;
+		w.seg[0].p[0] = (struct why_part){ .kind = WK_IDLE, .cpu = 1, .ns = c[i].ns };
+		w.cs = 0, w.cp = 0, w.prio = c[i].prio, w.pkt_cpu = -1;
+		why_sentence(buf, sizeof(buf), &w);
+		snprintf(name, sizeof(name), "why: idle while runnable, prio %d for %" PRIu64 " ns: RT throttling %s",
+			 c[i].prio, c[i].ns, c[i].said ? "said" : "not said");
+		ok(!strncmp(buf, "server rx stack: rant's CPU 1 was idle and took ", 48) &&
+			   !!strstr(buf, "RT throttling, sched_rt_runtime_us") == c[i].said,
+		   name, "'%s'", buf);
+	}
+}
+
 static const struct unit_case unit_cases[] = {
 	CASE(test_opt_table),
 	CASE(test_series),
 	CASE(test_series_gap),
+	CASE(test_why_idle),
 	CASE(test_opt_fields),
 	CASE(test_opt_entries),
 	CASE(test_opt_modes),
