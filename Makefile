@@ -99,17 +99,26 @@ quick-build:
 
 # the bench programs too, so that none of them stops building unseen
 check-build:
-	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit tests/opts-table \
+	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit tests/opts-table build/rantwire.py \
 		tests/plot-gen tests/net-truth.d/relay tests/net-why.d/why-hog tests/bench-log tests/bench-tag tests/plot-bench \
 		tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage
 
 # the ground truth of tests/net-truth.sh: a relay holding each packet a known time
-tests/net-truth.d/relay: tests/net-truth.d/relay.c
-	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/net-truth.d/relay.c
+tests/net-truth.d/relay: tests/net-truth.d/relay.c build/rantwire.h
+	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -Ibuild -o $@ tests/net-truth.d/relay.c
 
 # the injected cause of tests/net-why.sh: a FIFO spin or a SIGSTOP of a known length
 tests/net-why.d/why-hog: tests/net-why.d/why-hog.c
 	$(CC) $(CFLAGS) -Werror $(EXTRA_CFLAGS) -o $@ tests/net-why.d/why-hog.c
+
+# the wire format the test tree's Python helpers and the relay import, made from rant.c
+build/wire-gen: tests/wire-gen.c rant.c
+	mkdir -p build
+	$(CC) $(CFLAGS) -O0 -Werror -Wno-unused-function $(EXTRA_CFLAGS) -o $@ tests/wire-gen.c $(LDLIBS)
+build/rantwire.py: build/wire-gen
+	build/wire-gen py >$@.tmp && mv $@.tmp $@
+build/rantwire.h: build/wire-gen
+	build/wire-gen h >$@.tmp && mv $@.tmp $@
 
 # after every edit: no root, no namespaces, well under a minute
 quick: quick-build
@@ -128,16 +137,16 @@ check-long: check-build
 	LONG=1 JOBS=$(JOBS) tests/run.sh tests/net-abuse.sh tests/net-log.sh tests/net-plot.sh
 
 # the sanitizer builds: unit tests, option cases and the network suites of SAN_SUITES
-check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-table-san tests/net-truth.d/relay
+check-sanitize: rant-san tests/unit-san tests/plot-gen tests/opts-table-san tests/net-truth.d/relay build/rantwire.py
 	RANT=$(CURDIR)/rant-san UNIT=tests/unit-san OPTS_TABLE=$(CURDIR)/tests/opts-table-san \
 		$(SAN_ENV) JOBS=$(JOBS) tests/run.sh unit tests/net-opts.sh $(SAN_SUITES)
 
-check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen tests/opts-table-gsan tests/net-truth.d/relay
+check-sanitize-gcc: rant-gsan tests/unit-gsan tests/plot-gen tests/opts-table-gsan tests/net-truth.d/relay build/rantwire.py
 	RANT=$(CURDIR)/rant-gsan UNIT=tests/unit-gsan OPTS_TABLE=$(CURDIR)/tests/opts-table-gsan \
 		$(SAN_ENV) JOBS=$(JOBS) tests/run.sh unit tests/net-opts.sh $(SAN_SUITES)
 
 # which network suites SAN_SUITES should be (README, Tests); root
-cover:
+cover: build/rantwire.py
 	JOBS=$(JOBS) tests/cover.sh
 
 # The QEMU guest lab (tests/vm/run.sh): rant's real-driver tests under
@@ -219,6 +228,6 @@ install: rant
 clean:
 	rm -f rant rant.werror rant-san rant-gsan tests/bench-tag tests/unit tests/unit-quick tests/unit-san tests/unit-gsan tests/bench-log tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage tests/plot-gen tests/plot-bench tests/opts-table tests/opts-table-san tests/opts-table-gsan tests/net-truth.d/relay tests/net-why.d/why-hog
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
-	rm -rf tests/fuzz-out build/vm
+	rm -rf tests/fuzz-out build/vm build/wire-gen build/rantwire.py build/rantwire.h build/__pycache__
 
 .PHONY: all quick quick-build check check-build check-long check-vm check-sanitize check-sanitize-gcc cover werror werror-clang valgrind fuzz fuzz-regress demo bench soak man install clean

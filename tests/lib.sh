@@ -11,6 +11,10 @@
 # collide.
 
 : "${RANT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/rant}"
+# the Python helpers import rant's wire format (build/rantwire.py, made from
+# rant.c by tests/wire-gen.c: make builds it) instead of typing it again
+RANT_WIRE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build"
+export PYTHONPATH="$RANT_WIRE_DIR${PYTHONPATH:+:$PYTHONPATH}"
 : "${TMPDIR:=/tmp}"
 
 PASS=0

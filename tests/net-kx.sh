@@ -22,30 +22,32 @@ PORT=12411
 # (with its T3_K); FIN_ACK with the count; the block only where it fits.
 FAKE='
 import socket, struct, sys, time
-HW, T2W, T2SW, T3SW, T3W, KS = 1 << 2, 1 << 3, 1 << 4, 1 << 5, 1 << 6, 1 << 10
+import rantwire as W
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("0.0.0.0", int(sys.argv[1])))
 s.settimeout(20)
 got = 0
 while True:
     d, a = s.recvfrom(70000)
-    if len(d) < 64 or d[:4] != b"RANT" or d[4] != 1:
+    if len(d) < W.HDR:
         continue
-    typ, session, seq = d[5], struct.unpack(">I", d[8:12])[0], struct.unpack(">Q", d[16:24])[0]
-    warm = struct.unpack(">H", d[6:8])[0] & 1
-    if typ == 3:
-        out = struct.pack(">4sBBHIIQ", b"RANT", 1, 4, 0, session, 0, got) + bytes(40) + d[64:]
+    magic, version, typ, flags, session, _, seq = struct.unpack_from(W.SHORT, d)
+    if magic != W.MAGIC or version != W.VERSION:
+        continue
+    warm = flags & W.PF_WARMUP
+    if typ == W.FIN:
+        out = struct.pack(W.SHORT, W.MAGIC, W.VERSION, W.FIN_ACK, 0, session, 0, got).ljust(W.HDR, b"\0") + d[W.HDR:]
         s.sendto(out[:len(d)], a)
         break
-    if typ != 1:
+    if typ != W.PING:
         continue
     got += 1
     t2 = time.time_ns()
     t = [t2, t2 + 500, t2 + 1500, t2 + 2500]
-    room = len(d) >= 80
-    flags = warm | HW | T2W | T2SW | T3SW | T3W | (KS if room else 0)
-    hdr = struct.pack(">4sBBHIIQQQQQQ", b"RANT", 1, 2, flags, session, 0, seq, t[0], t[1], t[2], t[3], seq)
-    out = hdr + (struct.pack(">QQ", t2 + 100, t2 + 1900) if room else b"") + bytes(len(d))
+    room = len(d) >= W.HDR + W.KX_LEN
+    flags = warm | W.PF_SRV_HW | W.PF_T2W | W.PF_T2SW | W.PF_T3SW | W.PF_T3W | (W.PF_KSTAMPS if room else 0)
+    hdr = struct.pack(W.HEADER, W.MAGIC, W.VERSION, W.PONG, flags, session, 0, seq, t[0], t[1], t[2], t[3], seq)
+    out = hdr + (struct.pack("!QQ", t2 + 100, t2 + 1900) if room else b"") + bytes(len(d))
     s.sendto(out[:len(d)], a)
 '
 
@@ -108,7 +110,7 @@ check "kx: the report says why and names --size 80" grep -q "missing from 100 po
 # kernel's), "other" (another kernel's), "none" (no block: an earlier rant).
 BOOT_FAKE='
 import socket, struct, sys, time
-T2W, T3W, KS = 1 << 3, 1 << 6, 1 << 10
+import rantwire as W
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("0.0.0.0", int(sys.argv[1])))
 s.settimeout(20)
@@ -118,21 +120,24 @@ got = 0
 while True:
     d, a = s.recvfrom(70000)
     t2 = time.time_ns()
-    if len(d) < 64 or d[:4] != b"RANT" or d[4] != 1:
+    if len(d) < W.HDR:
         continue
-    typ, session, seq = d[5], struct.unpack(">I", d[8:12])[0], struct.unpack(">Q", d[16:24])[0]
-    if typ == 3:
-        block = b"" if boot is None else bytes(32) + struct.pack(">Q", boot)
-        flags = 0 if boot is None else KS
-        out = struct.pack(">4sBBHIIQ", b"RANT", 1, 4, flags, session, 0, got) + bytes(40) + block
+    magic, version, typ, flags, session, _, seq = struct.unpack_from(W.SHORT, d)
+    if magic != W.MAGIC or version != W.VERSION:
+        continue
+    if typ == W.FIN:
+        # the kernel-stamp block: T2_K, T3_K, the PHC part zero, then the boot id
+        block = b"" if boot is None else bytes(W.KX_PHC_LEN - 8) + struct.pack("!Q", boot)
+        flags = 0 if boot is None else W.PF_KSTAMPS
+        out = struct.pack(W.SHORT, W.MAGIC, W.VERSION, W.FIN_ACK, flags, session, 0, got).ljust(W.HDR, b"\0") + block
         s.sendto(out.ljust(len(d), b"\0")[:len(d)], a)
         break
-    if typ != 1:
+    if typ != W.PING:
         continue
     got += 1
-    warm = struct.unpack(">H", d[6:8])[0] & 1
+    warm = flags & W.PF_WARMUP
     t3 = time.time_ns()
-    out = struct.pack(">4sBBHIIQQQQQQ", b"RANT", 1, 2, warm | T2W | T3W, session, 0, seq, t2, 0, 0, t3, seq)
+    out = struct.pack(W.HEADER, W.MAGIC, W.VERSION, W.PONG, warm | W.PF_T2W | W.PF_T3W, session, 0, seq, t2, 0, 0, t3, seq)
     s.sendto(out.ljust(len(d), b"\0"), a)
 '
 

@@ -28,13 +28,15 @@ import struct
 import sys
 import time
 
-MAGIC = 0x52414E54
-HDR = 64
-SHORT_HDR = 24  # magic to seq: a datagram of 24-63 bytes is a valid short one
+import rantwire as W   # rant's wire format, made from rant.c (build/rantwire.py)
+
+# a datagram of W.SHORT_HDR (magic to seq) to W.HDR - 1 bytes is a valid short one
+# magics that are not rant's: none, one off, its bytes the other way round, all ones
+BAD_MAGICS = [0, W.MAGIC + 1, int.from_bytes(W.MAGIC.to_bytes(4, "big"), "little"), 0xFFFFFFFF]
 
 
-def header(kind=1, session=0, seq=0, flags=0, version=1, magic=MAGIC, idle_ms=1001, size=HDR):
-    h = struct.pack("!IBBHIIQ", magic, version, kind, flags, session, idle_ms, seq)
+def header(kind=W.PING, session=0, seq=0, flags=0, version=W.VERSION, magic=W.MAGIC, idle_ms=1001, size=W.HDR):
+    h = struct.pack(W.SHORT, magic, version, kind, flags, session, idle_ms, seq)
     return (h + bytes(size - len(h))) if size >= len(h) else h[:size]
 
 
@@ -94,15 +96,15 @@ def build(args, rnd):
     per = n // 10
     for _ in range(per):                                   # random bytes
         d = rnd.randbytes(rnd.randrange(0, 120))
-        if d[:1] == b"R":
+        if d[:1] == W.MAGIC.to_bytes(4, "big")[:1]:
             d = b"X" + d[1:]
         out.append((d, "invalid"))
     for _ in range(per):                                   # truncated headers
-        out.append((header(session=other, seq=rnd.randrange(1 << 20))[:rnd.randrange(0, SHORT_HDR)], "invalid"))
+        out.append((header(session=other, seq=rnd.randrange(1 << 20))[:rnd.randrange(0, W.SHORT_HDR)], "invalid"))
     for _ in range(per):                                   # wrong magic
-        out.append((header(magic=rnd.choice([0, 0x52414E55, 0x544E4152, 0xFFFFFFFF]), session=other), "invalid"))
+        out.append((header(magic=rnd.choice(BAD_MAGICS), session=other), "invalid"))
     for _ in range(per):                                   # wrong version
-        out.append((header(version=rnd.choice([0, 2, 255]), session=args.session or other), "invalid"))
+        out.append((header(version=rnd.choice([0, W.VERSION + 1, 255]), session=args.session or other), "invalid"))
     for _ in range(per):                                   # wrong type
         out.append((header(kind=rnd.choice(args.bad_types), session=args.session or other), "invalid"))
     for _ in range(per):                                   # 200 bytes, bad magic
@@ -115,9 +117,9 @@ def build(args, rnd):
         for i in range(per // 2):                          # ... 200-byte ones
             out.append((header(session=other, seq=i, size=200), "foreign" if args.max_len >= 200 else "invalid"))
         for i in range(per // 10):                         # ... and its FINs
-            out.append((header(kind=3, session=other, seq=i), "foreign"))
+            out.append((header(kind=W.FIN, session=other, seq=i), "foreign"))
     for _ in range(args.big):                              # bigger than any ping
-        out.append((header(session=args.session or other, size=65001 + rnd.randrange(400)), "invalid"))
+        out.append((header(session=args.session or other, size=W.MAX_SIZE + 1 + rnd.randrange(400)), "invalid"))
     while len(out) < n - args.replays:                     # fill up with random bytes
         out.append((b"\x00" * rnd.randrange(0, 200), "invalid"))
     rnd.shuffle(out)
@@ -140,7 +142,7 @@ def main():
     ap.add_argument("--big", type=int, default=0)
     ap.add_argument("--bad-types", default="0,2,4,5,255")
     ap.add_argument("--spoof", default="")
-    ap.add_argument("--max-len", type=int, default=65000,
+    ap.add_argument("--max-len", type=int, default=W.MAX_SIZE,
                     help="longest datagram the receiver reads whole (longer: invalid, whatever it holds)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--queue", default="", help="PID:PORT of the receiving socket (see above)")

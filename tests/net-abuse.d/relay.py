@@ -12,15 +12,17 @@ import struct
 import sys
 import time
 
-NAMES = {1: "ping", 2: "pong", 3: "fin", 4: "fin_ack"}
+import rantwire as W   # rant's wire format, made from rant.c (build/rantwire.py)
+
+NAMES = {W.PING: "ping", W.PONG: "pong", W.FIN: "fin", W.FIN_ACK: "fin_ack"}
 
 
 def name_of(data):
-    if len(data) < 8 or data[:4] != b"RANT":
+    if len(data) < W.SHORT_HDR or struct.unpack_from("!I", data, W.OFF["MAGIC"])[0] != W.MAGIC:
         return "junk"
-    kind = NAMES.get(data[5], "type%d" % data[5])
-    flags = struct.unpack("!H", data[6:8])[0]
-    return kind + ("-warmup" if flags & 1 else "")
+    kind = data[W.OFF["TYPE"]]
+    flags = struct.unpack_from("!H", data, W.OFF["FLAGS"])[0]
+    return NAMES.get(kind, "type%d" % kind) + ("-warmup" if flags & W.PF_WARMUP else "")
 
 
 def main():

@@ -21,10 +21,8 @@ import struct
 import sys
 import time
 
-MAGIC = 0x52414E54
-PING, PONG, FIN, FIN_ACK = 1, 2, 3, 4
-PF_WARMUP = 0x1
-PF_MORE = 0x80
+import rantwire as W   # rant's wire format, made from rant.c (build/rantwire.py)
+from rantwire import PING, PONG, FIN, FIN_ACK, PF_WARMUP, PF_MORE
 
 # seq -> what to do.  Every action but "drop" and "late" also sends the good pong.
 PLAN = {
@@ -38,9 +36,9 @@ PLAN = {
 }
 
 
-def pong(session, seq, flags=0, magic=MAGIC, version=1, ptype=PONG, size=64):
-    h = struct.pack("!IBBHIIQ", magic, version, ptype, flags, session, 0, seq)
-    return (h + bytes(40)).ljust(size, b"\0")
+def pong(session, seq, flags=0, magic=W.MAGIC, version=W.VERSION, ptype=PONG, size=W.HDR):
+    h = struct.pack(W.SHORT, magic, version, ptype, flags, session, 0, seq)
+    return h.ljust(max(size, W.HDR), b"\0")
 
 
 def main():
@@ -64,10 +62,10 @@ def main():
                 break
             continue
         data, peer = s.recvfrom(65536)
-        if len(data) < 64:
+        if len(data) < W.HDR:
             continue
-        magic, version, ptype, flags, session, _, seq = struct.unpack("!IBBHIIQ", data[:24])
-        if magic != MAGIC or version != 1:
+        magic, version, ptype, flags, session, _, seq = struct.unpack_from(W.SHORT, data)
+        if magic != W.MAGIC or version != W.VERSION:
             continue
         if ptype == FIN:
             did["fins"] += 1
@@ -101,7 +99,7 @@ def main():
             s.sendto(pong(session ^ 0x5A5A5A5A, seq, size=len(data)), peer)
             did["invalid"] += 1
         elif act == "wrong_magic":
-            s.sendto(pong(session, seq, magic=0x52414E55, size=len(data)), peer)
+            s.sendto(pong(session, seq, magic=W.MAGIC + 1, size=len(data)), peer)
             did["invalid"] += 1
         elif act == "wrong_version":
             s.sendto(pong(session, seq, version=9, size=len(data)), peer)

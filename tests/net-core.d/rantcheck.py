@@ -19,14 +19,15 @@ import struct
 import sys
 import time
 
-MAGIC = 0x52414E54
+import rantwire as W   # rant's wire format, made from rant.c (build/rantwire.py)
+
 PCT_KEYS = ["50", "90", "95", "99", "99.9", "99.99", "99.999"]
 
 
-def header(magic=MAGIC, version=1, ptype=1, flags=0, session=0, idle_ms=0, seq=0, size=64):
+def header(magic=W.MAGIC, version=W.VERSION, ptype=W.PING, flags=0, session=0, idle_ms=0, seq=0, size=W.HDR):
     """A rant header (docs/protocol.md: network byte order), zero padded to size."""
-    h = struct.pack("!IBBHIIQ", magic, version, ptype, flags, session, idle_ms, seq)
-    return (h + bytes(40)).ljust(size, b"\0")
+    h = struct.pack(W.SHORT, magic, version, ptype, flags, session, idle_ms, seq)
+    return h.ljust(max(size, W.HDR), b"\0")
 
 
 def fail(msgs):
@@ -229,11 +230,11 @@ def cmd_junk(host, port, kinds):
     s = socket.socket(fam, socket.SOCK_DGRAM)
     make = {
         "magic": lambda: header(magic=0xDEADBEEF),
-        "short": lambda: header()[:20],
-        "version": lambda: header(version=9),
-        "type": lambda: header(ptype=7),
-        "random": lambda: b"\x00" + os.urandom(63),   # never starts with 'R'
-        "foreign": lambda: header(ptype=1, session=0x0BADF00D, seq=1),
+        "short": lambda: header()[:W.SHORT_HDR - 4],
+        "version": lambda: header(version=W.VERSION + 8),
+        "type": lambda: header(ptype=W.BUSY + 2),
+        "random": lambda: b"\x00" + os.urandom(W.HDR - 1),   # never starts with the magic
+        "foreign": lambda: header(ptype=W.PING, session=0x0BADF00D, seq=1),
     }
     for kv in kinds:
         kind, _, n = kv.partition("=")
@@ -256,7 +257,7 @@ def cmd_junk(host, port, kinds):
             continue
         except ConnectionRefusedError:
             break
-        if len(d) >= 64 and d[5] == 5 and len(d) <= 64:
+        if len(d) == W.HDR and d[W.OFF["TYPE"]] == W.BUSY:
             busy += 1   # BUSY: the answer to a ping of another session, header-sized
         else:
             replies += 1

@@ -32,13 +32,12 @@ import struct
 import sys
 import time
 
-MAGIC = 0x52414E54
-PING, PONG, FIN, FIN_ACK, BUSY = 1, 2, 3, 4, 5
-PF_WARMUP, PF_T2W, PF_T2SW, PF_T3SW, PF_T3W, PF_TAG = 0x1, 0x8, 0x10, 0x20, 0x40, 0x200
+import rantwire as W   # rant's wire format, made from rant.c (build/rantwire.py)
+from rantwire import PING, PONG, FIN, FIN_ACK, BUSY, PF_WARMUP, PF_T2W, PF_T2SW, PF_T3SW, PF_T3W, PF_TAG
 
 
-def header(kind, session, seq, flags=0, idle_ms=0, t2w=0, t2sw=0, t3sw=0, t3w=0, t3seq=0, size=64):
-    h = struct.pack("!IBBHIIQQQQQQ", MAGIC, 1, kind, flags, session, idle_ms, seq,
+def header(kind, session, seq, flags=0, idle_ms=0, t2w=0, t2sw=0, t3sw=0, t3w=0, t3seq=0, size=W.HDR):
+    h = struct.pack(W.HEADER, W.MAGIC, W.VERSION, kind, flags, session, idle_ms, seq,
                     t2w, t2sw, t3sw, t3w, t3seq)
     return h.ljust(size, b"\0")
 
@@ -58,10 +57,10 @@ def fake_reflector(a):
             continue
         idle_until = time.monotonic() + 2
         data, peer = s.recvfrom(65536)
-        if len(data) < 64:
+        if len(data) < W.HDR:
             continue
-        magic, version, ptype, flags, session, _, seq = struct.unpack("!IBBHIIQ", data[:24])
-        if magic != MAGIC:
+        magic, version, ptype, flags, session, _, seq = struct.unpack_from(W.SHORT, data)
+        if magic != W.MAGIC:
             continue
         n = len(data)
         if a.go and not os.path.exists(a.go):
@@ -83,7 +82,7 @@ def fake_reflector(a):
                             t2sw=now_ns(), t3sw=now_ns() - 10**9, t3w=1 << 63, t3seq=seq, size=n), peer)
             did["forged"] += 1
         elif m == "short":       # a header-sized pong to a longer ping
-            s.sendto(header(PONG, session, seq, w, size=64), peer)
+            s.sendto(header(PONG, session, seq, w, size=W.HDR), peer)
             did["forged"] += 1
         elif m == "replay":      # every pong, and the pong of seq 0 again
             s.sendto(header(PONG, session, seq, w, size=n), peer)
@@ -99,20 +98,20 @@ def fake_reflector(a):
                 s.sendto(header(FIN_ACK, session, 0, PF_T3W, t3w=t, t3seq=seq - 1, size=n), peer)
                 did["forged"] += 1
         elif m == "busy":        # another session runs here
-            s.sendto(header(BUSY, session, seq, size=64), peer)
+            s.sendto(header(BUSY, session, seq, size=W.HDR), peer)
             did["forged"] += 1
         elif m == "busy_late":   # good pongs, then a BUSY: the client already has its answers
             s.sendto(header(PONG, session, seq, w, size=n), peer)
             did["pongs"] += 1
             if seq == 5:
-                s.sendto(header(BUSY, session, seq, size=64), peer)
+                s.sendto(header(BUSY, session, seq, size=W.HDR), peer)
                 did["forged"] += 1
         elif m == "untagged":    # good pongs without the key's tag
             s.sendto(header(PONG, session, seq, w, size=n), peer)
             did["forged"] += 1
         elif m == "wrongtag":    # the tag flag and 8 bytes that are not the tag
             d = bytearray(header(PONG, session, seq, w | PF_TAG, size=n))
-            d[64:72] = os.urandom(8)
+            d[W.HDR:W.HDR + W.TAG_LEN] = os.urandom(W.TAG_LEN)
             s.sendto(bytes(d), peer)
             did["forged"] += 1
     print(json.dumps(did))
@@ -228,7 +227,7 @@ def main():
     p.add_argument("--idle", type=int, default=1001)
     p.add_argument("--type", type=int, default=PING)
     p.add_argument("--count", type=int, default=1)
-    p.add_argument("--size", type=int, default=64)
+    p.add_argument("--size", type=int, default=W.HDR)
     p.add_argument("--gap", type=float, default=0)
     p.add_argument("--vary-session", action="store_true")
     p.add_argument("--from-port", type=int, default=0)

@@ -78,9 +78,11 @@
 #define HELD_MAX	4096
 #define RCVBUF		(32 << 20)
 #define RULES_MAX	16
-#define RANT_MAGIC	0x52414e54u
+/* rant's wire format, made from rant.c (make builds it): the header's magic, types and offsets */
+#include "rantwire.h"
 
-enum { T_PING = 1, T_PONG, T_FIN, T_FIN_ACK, T_BUSY };
+enum { T_PING = RW_PING, T_PONG = RW_PONG, T_FIN = RW_FIN, T_FIN_ACK = RW_FIN_ACK, T_BUSY = RW_BUSY };
+_Static_assert(T_PING == 1 && T_BUSY == 5, "type_name below lists the types 1 to 5");
 static const char *const type_name[] = { "other", "ping", "pong", "fin", "fin_ack", "busy" };
 enum { A_PASS, A_DROP, A_DUP, A_HOLD };
 static const char *const action_name[] = { "pass", "drop", "dup", "hold" };
@@ -214,7 +216,7 @@ static bool rant_frame(uint8_t *f, size_t len, int *type, uint64_t *seq, uint8_t
 		return false;
 	}
 	ihl = (size_t)(ip[0] & 15) * 4;
-	if (len < ETH_HLEN + ihl + 8 + 64) {
+	if (len < ETH_HLEN + ihl + 8 + RW_HDR) {
 		return false;
 	}
 	*udp = f + ETH_HLEN + ihl;
@@ -225,12 +227,13 @@ static bool rant_frame(uint8_t *f, size_t len, int *type, uint64_t *seq, uint8_t
 		return false;
 	}
 	p = *udp + 8;
-	if ((uint32_t)(p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]) != RANT_MAGIC || p[5] < T_PING ||
-	    p[5] > T_BUSY) {
+	if ((uint32_t)(p[RW_OFF_MAGIC] << 24 | p[RW_OFF_MAGIC + 1] << 16 | p[RW_OFF_MAGIC + 2] << 8 |
+		       p[RW_OFF_MAGIC + 3]) != RW_MAGIC ||
+	    p[RW_OFF_TYPE] < T_PING || p[RW_OFF_TYPE] > T_BUSY) {
 		return false;
 	}
-	*type = p[5];
-	*seq = be64(p + 16);
+	*type = p[RW_OFF_TYPE];
+	*seq = be64(p + RW_OFF_SEQ);
 	return true;
 }
 
