@@ -1497,7 +1497,7 @@ static void close_from(unsigned first, unsigned last)
  * takes and drops a reference to the file in every system call on it
  * (fdget(), fs/file.c: the lockless way is only for a table used by one
  * task): two atomic operations in each send and receive of the loop.
- * Measured on this project's VM, veth, spinning: rate 1.029 (quartiles
+ * Measured on a 2-CPU VM, veth, spinning: rate 1.029 (quartiles
  * 1.02-1.06, above in 15 of 16 pairs), app RTT 0.968 against the same
  * build sharing its table.  The copy keeps only what the thread uses (keep,
  * and stdin, stdout, stderr): a socket the loop closes later (a session's
@@ -1542,7 +1542,7 @@ static ssize_t sys_recvmsg(int fd, struct msghdr *msg, int flags)
 	/*
 	 * No control data and no name: recvfrom(2), which takes the buffer as
 	 * it is, where recvmsg(2) first copies in the msghdr and its iovec
-	 * (___sys_recvmsg): on this project's VM an empty non-blocking call
+	 * (___sys_recvmsg): on a 2-CPU VM an empty non-blocking call
 	 * 270 ns against 400, a datagram read 700 ns against 920 with its
 	 * stamp.  MSG_TRUNC makes it return the datagram's whole length, as
 	 * recvmsg(2) sets MSG_TRUNC in msg_flags (udp(7)).
@@ -1561,7 +1561,7 @@ static ssize_t sys_recvmsg(int fd, struct msghdr *msg, int flags)
 /*
  * A send with no control data goes as sendto(2): the kernel then takes the
  * one buffer as it is, where sendmsg(2) first copies and checks the msghdr
- * and its iovec (___sys_sendmsg).  Measured on this project's VM, veth,
+ * and its iovec (___sys_sendmsg).  Measured on a 2-CPU VM, veth,
  * spinning: about 0.1 us less per send, inside every round trip, for the
  * stamped floor as for rant (docs/bench.md).
  */
@@ -2814,7 +2814,7 @@ static void ts_rekey(int fd)
  * The client keeps the counter, which is as exact from 6.8 on: its socket is
  * connected, and udp_sendmsg() sends through the connected socket's cached
  * route only when a send carries no control message (any cmsg makes it look
- * the route up again).  Measured on this project's VM: +0.3-0.4 us per send,
+ * the route up again).  Measured on a 2-CPU VM: +0.3-0.4 us per send,
  * in every app RTT.  The reflector's sends name their destination: there is
  * no cached route to lose, and its key costs ~0.04 us (tests/bench.d/kcost.c).
  */
@@ -12916,7 +12916,7 @@ static void reflect_pktinfo(const struct cmsghdr *cm)
 
 /*
  * A source address in IP_PKTINFO costs every answer a route lookup by
- * source (measured on this project's VM: +0.28 us per send, tests/bench.d/
+ * source (measured on a 2-CPU VM: +0.28 us per send, tests/bench.d/
  * kcost.c).  It is needed only where the kernel would pick another address.
  * With the socket bound to -i's device (both ways through it), the kernel's
  * choice for the peer is asked (connect() on a probe socket, then
