@@ -483,7 +483,7 @@ struct breach {
 /* Log: a ring of fixed-size records in the arena, written after the run. */
 struct log_ring {
 	uint8_t *mem;
-	uint32_t rec_size;	/* 8 (seq) + 8 per stamp + 4 (status) */
+	uint32_t rec_size;	/* log_rec_bytes(nstamps): the fields of enum log_rec */
 	const int *stamps;
 	int nstamps;
 	uint64_t cap, head, n, dropped, filtered;
@@ -4788,7 +4788,8 @@ static void side_kernel_stamps(void)
 	int i;
 
 	run.side.stamps = run.side.emit ? emit_stamps_k : reflect_stamps_k;
-	run.side.nstamps = run.side.emit ? 12 : 6;
+	run.side.nstamps = run.side.emit ? (int)ARRAY_SIZE(emit_stamps_k) :
+					   (int)ARRAY_SIZE(reflect_stamps_k);
 	for (i = 0; i < run.side.nstamps; i++) {
 		run.side.sset |= 1u << run.side.stamps[i];
 	}
@@ -9195,6 +9196,8 @@ static void trace_breach(const struct txn *x, int64_t v)
  * (PF_KSTAMPS), and --analyze needs them for the numbers the run showed.
  */
 static const int emit_stamps_log[] = { T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW };
+_Static_assert(ARRAY_SIZE(emit_stamps_k) == ARRAY_SIZE(emit_stamps_log) + 2, "the client's own T1_K and T4_K");
+_Static_assert(ARRAY_SIZE(reflect_stamps_k) == ARRAY_SIZE(reflect_stamps) + 2, "the reflector's T2_K and T3_K");
 /* --txtime: each ping's launch time too (T1_LT), after the stamps it would have without */
 static const int emit_stamps_log_lt[] = {
 	T1SW, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4SW, T1L,
@@ -9202,11 +9205,39 @@ static const int emit_stamps_log_lt[] = {
 static const int emit_stamps_k_lt[] = {
 	T1SW, T1K, T1W, T2W, T2K, T2SW, T3SW, T3K, T3W, T4W, T4K, T4SW, T1L,
 };
+/* each list with the launch time is its list without it, and T1_LT */
+_Static_assert(ARRAY_SIZE(emit_stamps_log_lt) == ARRAY_SIZE(emit_stamps_log) + 1, "T1_LT once more");
+_Static_assert(ARRAY_SIZE(emit_stamps_k_lt) == ARRAY_SIZE(emit_stamps_k) + 1, "T1_LT once more");
+
+/*
+ * A record's fields, in order, the one place that says so: the seq, each
+ * stamp of the ring's list (8 bytes each), the status, then -M's counts
+ * (8 bytes each).  Native byte order: the ring never leaves the process.
+ */
+enum log_rec { LR_SEQ = 0, LR_STAMP0 = 8, LR_STAMP_LEN = 8, LR_STATUS_LEN = 4, LR_PMC_LEN = 8 };
+_Static_assert(LR_STAMP0 == sizeof(((struct txn *)0)->seq) &&
+	       LR_STAMP_LEN == sizeof(((struct txn *)0)->t[0]) &&
+	       LR_PMC_LEN == sizeof(((struct txn *)0)->pmc[0]), "a record's fields are the transaction's");
+
+static size_t lr_stamp(int k)
+{
+	return LR_STAMP0 + (size_t)LR_STAMP_LEN * (size_t)k;
+}
+
+static size_t lr_status(int nstamps)
+{
+	return lr_stamp(nstamps);
+}
+
+static size_t lr_pmc(int nstamps)
+{
+	return lr_status(nstamps) + LR_STATUS_LEN;
+}
 
 /* Bytes of a record of n stamps: seq, the stamps, the status, the -M counts. */
 static uint32_t log_rec_bytes(int n)
 {
-	return (uint32_t)(8 + 8 * n + 4 + 8 * run.pmc.n);
+	return (uint32_t)(lr_pmc(n) + (size_t)LR_PMC_LEN * (size_t)run.pmc.n);
 }
 
 static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
@@ -9233,10 +9264,12 @@ static void log_init(struct log_ring *l, uint8_t *mem, uint64_t cap)
 static size_t log_rec_size(bool emit)
 {
 	/* each side's own kernel stamps too (T1_K, T4_K; T2_K, T3_K), and the launch time */
-	int k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw ? 2 : 0;
+	bool k = cfg->iface && cfg->ts != TS_SW && !run.ts_no_hw;
 
-	return log_rec_bytes(emit ? (int)ARRAY_SIZE(emit_stamps_log) + k + tsn.on :
-				    (int)ARRAY_SIZE(reflect_stamps) + k);
+	size_t emit_n = k ? ARRAY_SIZE(emit_stamps_k) : ARRAY_SIZE(emit_stamps_log);
+	size_t refl_n = k ? ARRAY_SIZE(reflect_stamps_k) : ARRAY_SIZE(reflect_stamps);
+
+	return log_rec_bytes(emit ? (int)emit_n + tsn.on : (int)refl_n);
 }
 
 /*
@@ -9260,12 +9293,12 @@ static void log_push(const struct txn *x)
 		}
 	}
 	p = l->mem + (l->head % l->cap) * l->rec_size;
-	memcpy(p, &x->seq, 8);
+	memcpy(p + LR_SEQ, &x->seq, sizeof(x->seq));
 	for (k = 0; k < l->nstamps; k++) {
-		memcpy(p + 8 + 8 * k, &x->t[l->stamps[k]], 8);
+		memcpy(p + lr_stamp(k), &x->t[l->stamps[k]], LR_STAMP_LEN);
 	}
-	memcpy(p + 8 + 8 * l->nstamps, &status, 4);
-	memcpy(p + 8 + 8 * l->nstamps + 4, x->pmc, 8 * (size_t)run.pmc.n);
+	memcpy(p + lr_status(l->nstamps), &status, LR_STATUS_LEN);
+	memcpy(p + lr_pmc(l->nstamps), x->pmc, LR_PMC_LEN * (size_t)run.pmc.n);
 	l->head++;
 	if (l->n < l->cap) {
 		l->n++;
@@ -9281,12 +9314,12 @@ static void log_get(const struct log_ring *l, uint64_t i, struct txn *x, int *st
 	int k;
 
 	memset(x, 0, sizeof(*x));
-	memcpy(&x->seq, p, 8);
+	memcpy(&x->seq, p + LR_SEQ, sizeof(x->seq));
 	for (k = 0; k < l->nstamps; k++) {
-		memcpy(&x->t[l->stamps[k]], p + 8 + 8 * k, 8);
+		memcpy(&x->t[l->stamps[k]], p + lr_stamp(k), LR_STAMP_LEN);
 	}
-	memcpy(&st, p + 8 + 8 * l->nstamps, 4);
-	memcpy(x->pmc, p + 8 + 8 * l->nstamps + 4, 8 * (size_t)run.pmc.n);
+	memcpy(&st, p + lr_status(l->nstamps), LR_STATUS_LEN);
+	memcpy(x->pmc, p + lr_pmc(l->nstamps), LR_PMC_LEN * (size_t)run.pmc.n);
 	*status = (int)st;
 }
 
@@ -9307,8 +9340,9 @@ static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
 
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
+		const uint8_t *r = l->mem + ((l->head - l->n + mid) % l->cap) * l->rec_size;
 
-		memcpy(&s, l->mem + ((l->head - l->n + mid) % l->cap) * l->rec_size, 8);
+		memcpy(&s, r + LR_SEQ, sizeof(s));
 		if (s < seq) {
 			lo = mid + 1;
 		} else {
@@ -9319,7 +9353,7 @@ static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
 		return;
 	}
 	p = l->mem + ((l->head - l->n + lo) % l->cap) * l->rec_size;
-	memcpy(&s, p, 8);
+	memcpy(&s, p + LR_SEQ, sizeof(s));
 	if (s != seq) {
 		return;
 	}
@@ -9327,10 +9361,12 @@ static void log_late(uint64_t seq, uint64_t t4w, uint64_t t4sw, uint64_t t4k)
 		int st = l->stamps[k];
 
 		if (st == T4W || st == T4SW || st == T4K) {
-			memcpy(p + 8 + 8 * k, st == T4W ? &t4w : st == T4SW ? &t4sw : &t4k, 8);
+			const uint64_t *v = st == T4W ? &t4w : st == T4SW ? &t4sw : &t4k;
+
+			memcpy(p + lr_stamp(k), v, LR_STAMP_LEN);
 		}
 	}
-	memcpy(p + 8 + 8 * l->nstamps, &late, 4);
+	memcpy(p + lr_status(l->nstamps), &late, LR_STATUS_LEN);
 }
 
 /* The columns of each format, in order; text keeps the earlier rant's. */
@@ -9344,7 +9380,9 @@ static int log_columns(bool csv, int *cols)
 		   (sess.srv_kx || sess.log.nstamps != (int)ARRAY_SIZE(emit_stamps_log));
 	const int *src = all ? sess.log.stamps : csv ? run.side.stamps :
 			 run.side.emit ? (tsn.on ? emit_text_lt : emit_text) : refl_text;
-	int i, n = 0, cnt = all ? sess.log.nstamps : csv ? run.side.nstamps : 4 + tsn.on;
+	int i, n = 0, cnt = all ? sess.log.nstamps : csv ? run.side.nstamps :
+			    (int)(!run.side.emit ? ARRAY_SIZE(refl_text) :
+				  tsn.on     ? ARRAY_SIZE(emit_text_lt) : ARRAY_SIZE(emit_text));
 
 	for (i = 0; i < cnt; i++) {
 		bool sw = !stamp_is_wire[src[i]];
