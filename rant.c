@@ -7523,7 +7523,7 @@ struct why {
 	uint64_t own_ns, wait_ns;
 	int pid;			/* rant's thread in the trace */
 	int prio;			/* its prio as the trace last saw it (-1: not seen) */
-	int pkt_cpu;			/* *_rx_irq: the CPU the packet's IRQ came to */
+	int pkt_cpu;			/* the CPU that took the packet in (its IRQ, its stamp) */
 };
 
 /* One parsed line of a trace as `cat trace` writes it. */
@@ -7832,6 +7832,14 @@ static void why_account(struct why_walk *W, uint64_t t)
 			/* the packet waits in the qdisc, whatever rant's thread does meanwhile */
 			why_add(s, WK_QUEUED, (int)W->qhandle, -1, W->qifindex, W->qdev, b - a);
 		} else if (strstr(s->key, "_rx_irq")) {
+			why_account_cpu(W, s, b - a);
+		} else if (kind == WK_ASLEEP && strstr(s->key, "_rx_stack") && cpu >= 0 &&
+			   cpu == w->pkt_cpu && c->seen && (c->irq >= 0 || c->vec >= 0)) {
+			/*
+			 * Stamped, not yet delivered: rant sleeps on the CPU that took
+			 * the packet in, and an IRQ or softirq there (the stack's own
+			 * work, of this packet or others before it) holds the wake-up.
+			 */
 			why_account_cpu(W, s, b - a);
 		} else {
 			why_add(s, kind, id, cpu, prio, what, b - a);
@@ -8317,6 +8325,7 @@ static void why_rx_irq(struct why *w, const char *path)
 		fclose(f);
 	}
 	free(line);
+	w->pkt_cpu = cpu;	/* the rx stack's too (why_account), with or without its IRQ */
 	if (!irq_ts || irq_ts >= t) {
 		return;
 	}
