@@ -988,19 +988,10 @@ struct emit_state {
 	uint64_t *keyseq;	/* OPT_ID key -> seq of the ping it stamped */
 	uint64_t end;		/* CLOCK_MONOTONIC end of -d, 0 = none */
 	uint64_t rcvtimeo;	/* SO_RCVTIMEO now set, ns */
-	uint64_t overruns;	/* --interval slots skipped because we were late */
 	uint32_t idle_ms;	/* hint to the reflector: longest silence between pings */
-	bool fin_acked, fin_more;
-	bool fin_counted;	/* a FIN_ACK of the session itself came (its counts) */
-	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
-	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
+	bool fin_more;
 	uint64_t first_rx_mono;
 	bool fin_sent;		/* a FIN_ACK is an answer only after our FIN */
-	/* FINs waited for, and how long, in the exchange that got no "done" (loss_why) */
-	unsigned fin_tries;
-	uint64_t fin_wait_ns;
-	char analyze_why[160];	/* --analyze: why the joined logs do not split the loss */
-	bool busy;		/* the reflector answered BUSY: another session runs there */
 	bool waited;		/* --interval: the last step received, not only sent */
 	/* --interval: the wake-up timerfd (emit_wake_open), there if timer; armed at tfd_at */
 	bool timer;
@@ -1009,8 +1000,6 @@ struct emit_state {
 	/* pongs heard at the last loss, since when nothing was heard, pings lost since */
 	uint64_t heard, silent_since;
 	uint32_t silent_lost;
-	bool srv_no_tx;		/* the reflector said it takes no TX stamps (-N, PF_NO_TX) */
-	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
 	bool rx_ioctl;		/* --client-no-tx-ts: T4 read by SIOCGSTAMPNS (ts_rx_ioctl_on) */
 	/* back-to-back without -t: transactions to account after the next ping went (emit_later) */
 	bool defer;
@@ -1025,6 +1014,29 @@ struct emit_state {
 	struct txn *later[EMIT_LATER];
 	/* seqs answered (or never sent), beyond the window: replays */
 	uint64_t answered[1024];
+};
+
+/*
+ * What the loops learned that the outputs report, beyond the session's
+ * counters and statistics (struct session): the loops (and --analyze,
+ * from its logs) write it as they learn it; the report, JSON, log and plot
+ * read it, and nothing else of a loop's state.
+ */
+struct loop_result {
+	/* the client */
+	uint64_t seqs;		/* the seqs its pings took, 0 to seqs - 1 (at its end) */
+	uint64_t overruns;	/* --interval slots skipped because we were late */
+	uint32_t rxq_ovfl;	/* SO_RXQ_OVFL: datagrams this host's receive buffer dropped */
+	bool fin_acked;		/* a FIN_ACK came */
+	bool fin_counted;	/* a FIN_ACK of the session itself came (its counts) */
+	uint64_t srv_received;	/* FIN_ACK: pings the reflector answered */
+	bool srv_whole;		/* ... over the whole session: loss can be split by direction */
+	/* FINs waited for, and how long, in the exchange that got no "done" (loss_why) */
+	unsigned fin_tries;
+	uint64_t fin_wait_ns;
+	char analyze_why[160];	/* --analyze: why the joined logs do not split the loss */
+	bool busy;		/* the reflector answered BUSY: another session runs there */
+	bool srv_no_tx;		/* the reflector said it takes no TX stamps (-N, PF_NO_TX) */
 	/* the reflector's PHC reading and boot id, from its FIN_ACK (method 0 = none) */
 	struct {
 		int64_t off;
@@ -1032,6 +1044,9 @@ struct emit_state {
 		uint8_t method, disciplined;
 		uint64_t boot_id;
 	} srv_phc;
+	/* the reflector: did the session get its socket (JSON own_socket), and if not, why */
+	enum { SS_NOT_YET, SS_OWN, SS_SHARED } ss_got;
+	char ss_why[96];
 };
 
 /* A destination address as IP_PKTINFO / IPV6_PKTINFO give it. */
@@ -1154,9 +1169,6 @@ struct reflect_state {
 	bool spare_on;			/* the next session's, made ready between sessions */
 	int spare_fd, spare_family;
 	char spare_why[64];		/* why there is none: the call that failed, its error */
-	/* did the session get its socket (reported: JSON own_socket), and if not, why */
-	enum { SS_NOT_YET, SS_OWN, SS_SHARED } ss_got;
-	char ss_why[96];
 	/*
 	 * Between its bind and its connect the session's socket takes every
 	 * datagram sent to its address, any client's: those are read with
@@ -1344,6 +1356,7 @@ static struct classes classes;		/* classes and sizes */
 static struct tsn tsn;			/* time-sensitive networking: launch times, the schedule */
 static struct emit_state emitter;	/* the client's loop */
 static struct reflect_state refl;	/* the reflector, across sessions */
+static struct loop_result result;	/* what the loops learned for the outputs */
 static struct src_watch srcwatch;	/* the reflector's source watch (-i) */
 static struct plot_state plotter;	/* --plot */
 
@@ -1354,6 +1367,7 @@ static const struct {
 } run_states[] = {
 	{ &run, sizeof(run) }, { &sess, sizeof(sess) }, { &classes, sizeof(classes) },
 	{ &tsn, sizeof(tsn) }, { &emitter, sizeof(emitter) }, { &refl, sizeof(refl) },
+	{ &result, sizeof(result) },
 	{ &srcwatch, sizeof(srcwatch) }, { &outs, sizeof(outs) }, { &plotter, sizeof(plotter) },
 };
 
@@ -9494,7 +9508,7 @@ static char *log_size_turns(char *p)
 	}
 	for (z = 0; z < classes.nsz; z++) {
 		p += sprintf(p, "%s%u@%" PRIu64, z ? "/" : " size_turns=", classes.size[z],
-			     z <= classes.phase ? classes.phase_seq0[z] : emitter.next_seq);
+			     z <= classes.phase ? classes.phase_seq0[z] : result.seqs);
 	}
 	return p;
 }
@@ -9523,10 +9537,10 @@ static char *log_csv_facts(char *p)
 		/* the stamps stay raw: --analyze takes the PHC's offset out again */
 		p += sprintf(p, " wire_offset_ns=%" PRId64, run.ts.wire_off);
 	}
-	if (run.side.emit && (run.ts.peer_off_on || emitter.srv_phc.method)) {
+	if (run.side.emit && (run.ts.peer_off_on || result.srv_phc.method)) {
 		/* the reflector's, from its pongs, else its FIN_ACK's last reading */
 		p += sprintf(p, " server_wire_offset_ns=%" PRId64,
-			     run.ts.peer_off_on ? run.ts.peer_off : emitter.srv_phc.off);
+			     run.ts.peer_off_on ? run.ts.peer_off : result.srv_phc.off);
 	}
 	p += sprintf(p, " cmdline=%s\n", log_escape(cfg->cmdline));
 	return p;
@@ -11860,7 +11874,7 @@ static void emit_echo(const struct proto_msg *m)
 static void emit_busy(size_t len)
 {
 	if (!sess.c.received && !sess.c.late && len <= cfg->size) {
-		emitter.busy = true;
+		result.busy = true;
 		sess.stop_reason = STOP_ERROR;
 	} else {
 		sess.c.rejected[GR_IMPLAUSIBLE]++;
@@ -11881,25 +11895,25 @@ static void emit_fin_ack(const struct proto_msg *m, size_t len)
 		sess.c.rejected[GR_LENGTH]++;
 		return;
 	}
-	emitter.fin_acked = true;
+	result.fin_acked = true;
 	emitter.fin_more = m->flags & PF_MORE;
-	if ((m->flags & PF_PARTIAL) && !m->seq && emitter.fin_counted) {
+	if ((m->flags & PF_PARTIAL) && !m->seq && result.fin_counted) {
 		return;		/* a repeated FIN's answer: the session's counts came already */
 	}
-	emitter.fin_counted = true;
-	emitter.srv_received = m->seq;
-	emitter.srv_whole = !(m->flags & PF_PARTIAL);
+	result.fin_counted = true;
+	result.srv_received = m->seq;
+	result.srv_whole = !(m->flags & PF_PARTIAL);
 	if (m->boot_id) {
-		emitter.srv_phc.boot_id = m->boot_id;
+		result.srv_phc.boot_id = m->boot_id;
 	}
 	if (!peer_off_plausible(m)) {
 		/* its PHC block is dropped, the rest stands */
 		sess.c.rejected[GR_IMPLAUSIBLE]++;
 	} else if (m->phc_method) {
-		emitter.srv_phc.off = m->phc_off;
-		emitter.srv_phc.window = m->phc_window;
-		emitter.srv_phc.method = m->phc_method;
-		emitter.srv_phc.disciplined = m->phc_disciplined;
+		result.srv_phc.off = m->phc_off;
+		result.srv_phc.window = m->phc_window;
+		result.srv_phc.method = m->phc_method;
+		result.srv_phc.disciplined = m->phc_disciplined;
 	}
 	emit_echo(m);
 }
@@ -11928,7 +11942,7 @@ static void emit_answered(struct txn *x, const struct proto_msg *m, size_t len, 
 {
 	x->st |= TF_RECEIVED;
 	pmc_delta(x->pmc, x->pmc, run.pmc_rx);
-	emitter.srv_no_tx = m->flags & PF_NO_TX;
+	result.srv_no_tx = m->flags & PF_NO_TX;
 	emitter.outstanding--;
 	sess.c.received++;
 	cls_on_answer(x->seq, x->st & TF_WARMUP);
@@ -12095,8 +12109,8 @@ static void emit_rxq_ovfl(const struct cmsghdr *cm)
 	if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL &&
 	    cm->cmsg_len >= CMSG_LEN(sizeof(v))) {
 		memcpy(&v, CMSG_DATA(cm), sizeof(v));
-		if (v > emitter.rxq_ovfl) {
-			emitter.rxq_ovfl = v;
+		if (v > result.rxq_ovfl) {
+			result.rxq_ovfl = v;
 		}
 	}
 }
@@ -12432,7 +12446,7 @@ static int emit_interval_step(uint64_t *next)
 		if (*next <= now) {
 			uint64_t skip = (now - *next) / cfg->interval_ns + 1;
 
-			emitter.overruns += skip;
+			result.overruns += skip;
 			*next += skip * cfg->interval_ns;
 		}
 		return 0;
@@ -12548,28 +12562,28 @@ static void emit_fin_exchange(uint64_t hard)
 		uint64_t limit;
 		int tries;
 
-		emitter.fin_acked = false;
-		for (tries = 0; tries < 3 && !emitter.fin_acked && mono_ns() < hard; tries++) {
+		result.fin_acked = false;
+		for (tries = 0; tries < 3 && !result.fin_acked && mono_ns() < hard; tries++) {
 			emit_fin_send(&m);
-			emitter.fin_tries++;
+			result.fin_tries++;
 			limit = mono_ns() + fin_wait;
 			if (limit > hard) {
 				limit = hard;
 			}
-			while (!emitter.fin_acked && mono_ns() < limit) {
+			while (!result.fin_acked && mono_ns() < limit) {
 				if (emit_wait_until(limit, true) < 0) {
 					break;
 				}
 			}
 		}
-		if (!emitter.fin_acked) {
+		if (!result.fin_acked) {
 			break;
 		}
 		if (!emitter.fin_more) {
 			return;
 		}
 	}
-	emitter.fin_wait_ns = mono_ns() - t0;
+	result.fin_wait_ns = mono_ns() - t0;
 	m.flags |= PF_LAST;
 	emit_fin_send(&m);
 }
@@ -12588,7 +12602,7 @@ static void emit_finish(void)
 
 	emit_later_all();
 	emitter.defer = false;
-	if (emitter.busy) {
+	if (result.busy) {
 		/* the reflector serves someone else: what BUSY answered is lost, nothing comes */
 		emit_lose_outstanding();
 		return;
@@ -12636,7 +12650,7 @@ static int cls_interval_step(void)
 
 		tsn.slot = limit;	/* --txtime: the launch time is the slot's */
 		emit_send(emitter.next_seq++, now);
-		emitter.overruns += skip;
+		result.overruns += skip;
 		return 0;
 	}
 	dl = emit_next_deadline();
@@ -12672,8 +12686,8 @@ static void emit_drops_meminfo(void)
 			sum += mi[SK_MEMINFO_DROPS];
 		}
 	}
-	if (sum > emitter.rxq_ovfl) {
-		emitter.rxq_ovfl = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+	if (sum > result.rxq_ovfl) {
+		result.rxq_ovfl = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 	}
 }
 
@@ -12687,13 +12701,13 @@ static void emit_overload_note(void)
 	char all[64];
 
 	if (!cfg->interval_ns ||
-	    (emitter.overruns * 100 <= emitter.next_seq && !emitter.rxq_ovfl)) {
+	    (result.overruns * 100 <= emitter.next_seq && !result.rxq_ovfl)) {
 		return;
 	}
 	cls_interval_all(all, sizeof(all));
 	warnx_("warning: --interval %s%s is faster than this host sustains: %" PRIu64
 	       " send slots skipped, %" PRIu32 " pongs dropped by its receive buffer",
-	       cfg->interval_arg, all, emitter.overruns, emitter.rxq_ovfl);
+	       cfg->interval_arg, all, result.overruns, result.rxq_ovfl);
 }
 
 /*
@@ -12785,6 +12799,7 @@ static int emit_run(void)
 	window_flush(emitter.next_seq);
 	emit_drops_meminfo();
 	emit_overload_note();
+	result.seqs = emitter.next_seq;
 	return r < 0 ? -1 : 0;
 }
 
@@ -13399,7 +13414,7 @@ static bool reflect_ss_ends(const struct sockaddr *from, struct sockaddr_storage
 /* Why the session has no socket of its own: its bind or connect failed (errno). */
 static void reflect_ss_refused(void)
 {
-	snprintf(refl.ss_why, sizeof(refl.ss_why), "bind or connect to the session's ends: %s",
+	snprintf(result.ss_why, sizeof(result.ss_why), "bind or connect to the session's ends: %s",
 		 strerror(errno));
 }
 
@@ -13421,16 +13436,16 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 	if (refl.ss_on) {
 		return;
 	}
-	refl.ss_got = SS_SHARED;	/* until it has its socket */
+	result.ss_got = SS_SHARED;	/* until it has its socket */
 	if (!reflect_ss_ends(from, &me, &peer, &len, &family)) {
-		snprintf(refl.ss_why, sizeof(refl.ss_why), "%s",
+		snprintf(result.ss_why, sizeof(result.ss_why), "%s",
 			 refl.pi_level ? "the address pinged is not a unicast one" :
 					  "the address pinged is not known (no IP_PKTINFO)");
 		return;
 	}
 	reflect_ss_prepare(family);
 	if (!refl.spare_on) {
-		snprintf(refl.ss_why, sizeof(refl.ss_why), "no socket: %s", refl.spare_why);
+		snprintf(result.ss_why, sizeof(result.ss_why), "no socket: %s", refl.spare_why);
 		return;
 	}
 	fd = refl.spare_fd;
@@ -13453,7 +13468,7 @@ static void reflect_ss_open(const struct sockaddr *from, uint16_t flags)
 		reflect_ss_refused();
 		return;
 	}
-	refl.ss_got = SS_OWN;
+	result.ss_got = SS_OWN;
 	/* in use from here, with the keys going on; the shared socket's state waits in sh */
 	refl.sh = (struct reflect_sock){ fd, run.ts.next_key, false, cfg->tos, cfg->priority };
 	reflect_shared_swap();
@@ -13766,8 +13781,8 @@ static void reflect_start(uint32_t id)
 	refl.below = UINT64_MAX;
 	refl.measuring = false;
 	refl.fresh = true;
-	refl.ss_got = SS_NOT_YET;
-	refl.ss_why[0] = '\0';
+	result.ss_got = SS_NOT_YET;
+	result.ss_why[0] = '\0';
 	for (i = 0; i < PE_NERR; i++) {
 		sess.c.invalid_why[i] = refl.carry_invalid[i];
 		sess.c.invalid += refl.carry_invalid[i];
@@ -15033,7 +15048,7 @@ static uint64_t local_drops(uint64_t back)
 	if (!run.side.emit || cfg->mode == MODE_ANALYZE) {
 		return 0;
 	}
-	return emitter.rxq_ovfl < back ? emitter.rxq_ovfl : back;
+	return result.rxq_ovfl < back ? result.rxq_ovfl : back;
 }
 
 /*
@@ -15043,19 +15058,19 @@ static uint64_t local_drops(uint64_t back)
  */
 static bool fin_heard(void)
 {
-	return emitter.fin_counted || emitter.fin_acked;
+	return result.fin_counted || result.fin_acked;
 }
 
 static bool loss_split(uint64_t *out_lost, uint64_t *back_lost)
 {
 	/* --analyze sets these from the joined logs where they determine them (analyze_split) */
-	if (!run.side.emit || !fin_heard() || !emitter.srv_whole ||
-	    emitter.srv_received > sess.c.sent ||
-	    emitter.srv_received < sess.c.received + sess.c.late) {
+	if (!run.side.emit || !fin_heard() || !result.srv_whole ||
+	    result.srv_received > sess.c.sent ||
+	    result.srv_received < sess.c.received + sess.c.late) {
 		return false;
 	}
-	*out_lost = sess.c.sent - emitter.srv_received;
-	*back_lost = emitter.srv_received - sess.c.received - sess.c.late;
+	*out_lost = sess.c.sent - result.srv_received;
+	*back_lost = result.srv_received - sess.c.received - sess.c.late;
 	*back_lost -= local_drops(*back_lost);
 	return true;
 }
@@ -15091,7 +15106,7 @@ static void json_rejected(FILE *f)
 	for (i = 0; i < GR_N; i++) {
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", guard_rej_name[i], sess.c.rejected[i]);
 	}
-	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", run.side.emit ? emitter.rxq_ovfl : 0);
+	fprintf(f, "}, \"local_receive_drops\": %" PRIu32 ",\n", run.side.emit ? result.rxq_ovfl : 0);
 }
 
 /*
@@ -15120,37 +15135,37 @@ static bool ow_phc(int64_t *bound, char *why, size_t len)
 	if (!run.ts.hw || !sess.srv_hw) {
 		return false;
 	}
-	if (!run.phc.n || !emitter.srv_phc.method) {
+	if (!run.phc.n || !result.srv_phc.method) {
 		snprintf(why, len, "%s PHC - CLOCK_REALTIME was not measured%s",
 			 !run.phc.n ? "this end's" : "the reflector's",
 			 run.phc.n ? " (or its FIN_ACK did not say: an earlier rant, or none came)" : "");
 		return false;
 	}
-	if (!run.host_boot_id || run.host_boot_id != emitter.srv_phc.boot_id) {
+	if (!run.host_boot_id || run.host_boot_id != result.srv_phc.boot_id) {
 		snprintf(why, len, "the reflector runs in another kernel: %s",
 			 "its PHC and this one share no clock rant can read");
 		return false;
 	}
-	d = emitter.srv_phc.off - run.phc.last_off;
+	d = result.srv_phc.off - run.phc.last_off;
 	*bound = (d < 0 ? -d : d) + (run.phc.window > 0 ? run.phc.window : 0) +
-		 (int64_t)emitter.srv_phc.window;
-	if (phc_warning(tmp, sizeof(tmp)) || !emitter.srv_phc.disciplined) {
+		 (int64_t)result.srv_phc.window;
+	if (phc_warning(tmp, sizeof(tmp)) || !result.srv_phc.disciplined) {
 		snprintf(why, len, "the %s PHC is not disciplined to CLOCK_REALTIME (run phc2sys)",
-			 !emitter.srv_phc.disciplined ? "reflector's" : "client's");
+			 !result.srv_phc.disciplined ? "reflector's" : "client's");
 		return false;
 	}
 	if (*bound > OW_PHC_BOUND_NS) {
 		snprintf(why, len, "the two PHCs, each measured against this host's CLOCK_REALTIME, "
 			 "differ by up to %" PRId64 " ns (client %+" PRId64 " ns, reflector %+" PRId64 " ns)",
-			 *bound, run.phc.last_off, emitter.srv_phc.off);
+			 *bound, run.phc.last_off, result.srv_phc.off);
 		return false;
 	}
 	snprintf(why, len,
 		 "clocks agree within %" PRId64 " ns: both ends in one kernel (same boot id), "
 		 "PHC - CLOCK_REALTIME measured on each (client %+" PRId64
 		 " ns, reflector %+" PRId64 " ns, %s)",
-		 *bound, run.phc.last_off, emitter.srv_phc.off,
-		 phc_method_name[emitter.srv_phc.method]);
+		 *bound, run.phc.last_off, result.srv_phc.off,
+		 phc_method_name[result.srv_phc.method]);
 	return true;
 }
 
@@ -15171,13 +15186,13 @@ static bool ow_same_kernel(char *why, size_t len)
 	} else if (!fin_heard()) {
 		snprintf(why, len, "%s, but no FIN_ACK came to say which kernel the reflector "
 			 "runs in", what);
-	} else if (!emitter.srv_phc.boot_id) {
+	} else if (!result.srv_phc.boot_id) {
 		snprintf(why, len, "%s, but the reflector's FIN_ACK carries no boot id "
 			 "(an earlier rant): nothing shows it runs in this kernel", what);
-	} else if (emitter.srv_phc.boot_id != run.host_boot_id) {
+	} else if (result.srv_phc.boot_id != run.host_boot_id) {
 		snprintf(why, len, "%s, but the reflector runs in another kernel (its boot id "
 			 "%016" PRIx64 " is not this one's %016" PRIx64 ")", what,
-			 emitter.srv_phc.boot_id, run.host_boot_id);
+			 result.srv_phc.boot_id, run.host_boot_id);
 	} else {
 		return true;
 	}
@@ -15252,26 +15267,26 @@ static void loss_why(char *why, size_t len)
 		return;
 	}
 	if (cfg->mode == MODE_ANALYZE) {
-		snprintf(why, len, "%s", cfg->analyze[1] ? emitter.analyze_why :
+		snprintf(why, len, "%s", cfg->analyze[1] ? result.analyze_why :
 			 "a client log alone (joined with the reflector's csv log, --analyze splits it)");
-	} else if (emitter.busy) {
+	} else if (result.busy) {
 		snprintf(why, len, "the reflector was serving another client (it answered BUSY)");
 	} else if (!sess.c.received) {
 		snprintf(why, len, "no pong came, so no FIN was sent to ask the reflector");
-	} else if (!fin_heard() && !emitter.fin_tries) {
+	} else if (!fin_heard() && !result.fin_tries) {
 		snprintf(why, len, "-d's end came before a FIN could be answered (the pongs still awaited "
 			 "took the time)");
 	} else if (!fin_heard()) {
 		snprintf(why, len, "no FIN_ACK came (%u FIN%s in %.0f ms): the reflector was gone or "
 			 "still busy, or its answer was lost; its csv log joined with this one's "
-			 "(--analyze) can split the loss", emitter.fin_tries, emitter.fin_tries == 1 ? "" : "s",
-			 (double)emitter.fin_wait_ns / 1e6);
-	} else if (!emitter.srv_whole) {
+			 "(--analyze) can split the loss", result.fin_tries, result.fin_tries == 1 ? "" : "s",
+			 (double)result.fin_wait_ns / 1e6);
+	} else if (!result.srv_whole) {
 		snprintf(why, len, "the reflector did not see the whole session (it restarted, or had "
 			 "ended the session)");
 	} else {
 		snprintf(why, len, "the reflector's count (%" PRIu64 " pings answered) does not fit "
-			 "this run's (%" PRIu64 " sent, %" PRIu64 " came back)", emitter.srv_received,
+			 "this run's (%" PRIu64 " sent, %" PRIu64 " came back)", result.srv_received,
 			 sess.c.sent, sess.c.received + sess.c.late);
 	}
 }
@@ -15314,7 +15329,7 @@ static void report_compute(struct report *r)
 	r->duration_s = session_duration();
 	r->split = loss_split(&r->lost_out, &r->lost_back);
 	if (r->split) {
-		r->lost_local = emitter.srv_received - sess.c.received - sess.c.late - r->lost_back;
+		r->lost_local = result.srv_received - sess.c.received - sess.c.late - r->lost_back;
 	} else {
 		loss_why(r->split_why, sizeof(r->split_why));
 	}
@@ -15402,8 +15417,8 @@ static void print_peer_off(FILE *f)
 			" ns, from its pongs) taken out, on one time base\n", run.ts.peer_off);
 	} else if (peer_off_in(M_SRV_RX) && sess.h[M_SRV_RX].n + sess.h[M_SRV_TX].n +
 		   sess.h[M_SRV_RX_NIC].n + sess.h[M_SRV_TX_NIC].n) {
-		if (emitter.srv_phc.method) {
-			snprintf(said, sizeof(said), "its FIN_ACK said %+" PRId64 " ns", emitter.srv_phc.off);
+		if (result.srv_phc.method) {
+			snprintf(said, sizeof(said), "its FIN_ACK said %+" PRId64 " ns", result.srv_phc.off);
 		}
 		fprintf(f, "* Reflector's segments: its PHC offset is still in them (%s): pongs of --size %zu or more carry it\n",
 			said, proto_kx_need() + KX_PHC_LEN - KX_LEN);
@@ -15592,11 +15607,11 @@ static void print_counts(FILE *f, const struct report *r)
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflect log holds %" PRIu64 " of these pings; drops in the"
 			" client's receive buffer are not in a log, counted as on the way back)\n",
-			r->lost_out, r->lost_back, emitter.srv_received);
+			r->lost_out, r->lost_back, result.srv_received);
 	} else if (r->split) {
 		fprintf(f, "Lost by direction: %" PRIu64 " pings on the way out, %" PRIu64
 			" pongs on the way back (the reflector answered %" PRIu64 ")\n", r->lost_out, r->lost_back,
-			emitter.srv_received);
+			result.srv_received);
 		if (r->lost_local) {
 			fprintf(f, "Lost locally: %" PRIu64 " pongs dropped by this host's full receive buffer (not the network)\n",
 				r->lost_local);
@@ -15607,13 +15622,13 @@ static void print_counts(FILE *f, const struct report *r)
 	}
 	print_rejected(f);
 	if (sess.c.send_errors || sess.c.refused || sess.c.tx_unmatched ||
-	    sess.c.echo_dropped || emitter.overruns) {
+	    sess.c.echo_dropped || result.overruns) {
 		fprintf(f,
 			"Other: send errors %" PRIu64 " | port unreachable %" PRIu64
 			" | unmatched TX stamps %" PRIu64 " | echo dropped %" PRIu64
 			" | interval overruns %" PRIu64 "\n",
 			sess.c.send_errors, sess.c.refused, sess.c.tx_unmatched,
-			sess.c.echo_dropped, emitter.overruns);
+			sess.c.echo_dropped, result.overruns);
 	}
 	fprintf(f, "Missing stamps:");
 	for (i = 0; i < run.side.nstamps; i++) {
@@ -15626,7 +15641,7 @@ static void print_counts(FILE *f, const struct report *r)
 		}
 	}
 	{
-		bool srv = run.side.emit && emitter.srv_no_tx && sess.c.missing[T3W],
+		bool srv = run.side.emit && result.srv_no_tx && sess.c.missing[T3W],
 		     cli = run.side.emit && cli_no_tx() && sess.c.missing[T1W];
 
 		fprintf(f, "%s%s\n", any ? "" : " none",
@@ -15819,9 +15834,9 @@ static void session_report(FILE *f, const struct report *r)
 	if (cfg->mode != MODE_ANALYZE) {
 		fprintf(f, "Stopped by: %s\n", stop_name[sess.stop_reason]);
 	}
-	if (cfg->mode == MODE_REFLECT && refl.ss_got == SS_SHARED) {
+	if (cfg->mode == MODE_REFLECT && result.ss_got == SS_SHARED) {
 		/* only the speed differs: the stamps and the numbers are the same */
-		fprintf(f, "Session socket: none, answered on the shared socket (%s)\n", refl.ss_why);
+		fprintf(f, "Session socket: none, answered on the shared socket (%s)\n", result.ss_why);
 	}
 	print_log_line(f, r);
 	print_decomposition(f, r);
@@ -15960,9 +15975,9 @@ static void json_hw(FILE *f, const struct report *r)
 
 	fprintf(f, "  \"foreign_interface_stamps\": %" PRIu64 ",\n", run.ts_foreign);
 	fprintf(f, "  \"bond_switches\": %" PRIu32 ",\n", run.ts.bond_switches);
-	if (run.side.emit && sess.srv_hw && (run.ts.peer_off_on || emitter.srv_phc.method)) {
+	if (run.side.emit && sess.srv_hw && (run.ts.peer_off_on || result.srv_phc.method)) {
 		fprintf(f, "  \"server_wire_offset\": {\"ns\": %" PRId64 ", \"taken_out\": %s},\n",
-			run.ts.peer_off_on ? run.ts.peer_off : emitter.srv_phc.off,
+			run.ts.peer_off_on ? run.ts.peer_off : result.srv_phc.off,
 			run.ts.peer_off_on ? "true" : "false");
 	} else {
 		fprintf(f, "  \"server_wire_offset\": null,\n");
@@ -16143,7 +16158,7 @@ static void json_counts(FILE *f, const struct report *r)
 	json_count(f, "send_errors", sess.c.send_errors, live);
 	json_count(f, "port_unreachable", sess.c.refused, live);
 	json_count(f, "unmatched_tx_stamps", sess.c.tx_unmatched, live);
-	json_count(f, "interval_overruns", emitter.overruns, live);
+	json_count(f, "interval_overruns", result.overruns, live);
 	fprintf(f, "},\n");
 	fprintf(f,
 		"  \"warmup_excluded\": {\"total\": %" PRIu64 ", \"flagged_by_client\": %" PRIu64
@@ -16153,7 +16168,7 @@ static void json_counts(FILE *f, const struct report *r)
 	/* a client of a -N reflector has no response: no basis to name (null) */
 	fprintf(f, "  \"response_basis\": %s, \"tx_stamps\": %s,\n",
 		resp_tx_app()			   ? "\"app_send_T3_SW-T2_wire\"" :
-		run.side.emit && emitter.srv_no_tx ? "null" :
+		run.side.emit && result.srv_no_tx ? "null" :
 						   "\"wire_T3-T2\"",
 		resp_tx_app() || cli_no_tx() ? "false" : "true");
 	if (run.side.emit) {
@@ -16164,7 +16179,7 @@ static void json_counts(FILE *f, const struct report *r)
 		fprintf(f, "  \"loss_by_direction\": {\"out\": %" PRIu64 ", \"back\": %" PRIu64,
 			r->lost_out, r->lost_back);
 		json_count(f, "local", r->lost_local, live);
-		fprintf(f, ", \"reflector_answered\": %" PRIu64 "},\n", emitter.srv_received);
+		fprintf(f, ", \"reflector_answered\": %" PRIu64 "},\n", result.srv_received);
 	} else {
 		fprintf(f, "  \"loss_by_direction\": null,\n");
 	}
@@ -16260,7 +16275,7 @@ static void json_room(FILE *f)
 	uint16_t lack = room_lacking(&z);
 	char lab[16];
 	/* reflect: did the session's answers after its first go out on a socket of its own */
-	int got = run.side.emit || cfg->mode != MODE_REFLECT ? SS_NOT_YET : (int)refl.ss_got;
+	int got = run.side.emit || cfg->mode != MODE_REFLECT ? SS_NOT_YET : (int)result.ss_got;
 
 	fprintf(f, ",\n  \"pong_room\": ");
 	if (lack) {
@@ -16277,10 +16292,10 @@ static void json_room(FILE *f)
 	}
 	fprintf(f, ", \"reflector_tx_stamps\": %s", !run.side.emit ? (cfg->no_tx_ts ? "false" : "true") :
 		!sess.c.received || cfg->mode == MODE_ANALYZE ? "null" :
-		emitter.srv_no_tx ? "false" : "true");
+		result.srv_no_tx ? "false" : "true");
 	fprintf(f, ",\n  \"own_socket\": %s, \"own_socket_why\": ",
 		got == SS_OWN ? "true" : got == SS_SHARED ? "false" : "null");
-	json_str_or_null(f, got == SS_SHARED ? refl.ss_why : NULL);
+	json_str_or_null(f, got == SS_SHARED ? result.ss_why : NULL);
 	/* --cpu-latency: the limit held while the run ran, or why none (--analyze: nothing ran) */
 	if (run.cpulat.fd >= 0) {
 		fprintf(f, ",\n  \"cpu_latency_us\": %d, \"cpu_latency_why\": null", run.cpulat.us);
@@ -19671,8 +19686,8 @@ static void analyze_split(struct analysis *A, char *why, size_t len)
 	} else if (A->rlow) {
 		snprintf(why, len, "the reflect log begins at SEQ %" PRIu64 ", not at the session's start", A->rlow);
 	} else {
-		emitter.fin_acked = emitter.srv_whole = true;
-		emitter.srv_received = A->joined;
+		result.fin_acked = result.srv_whole = true;
+		result.srv_received = A->joined;
 	}
 }
 
@@ -19818,7 +19833,7 @@ static int analyze_outputs(struct analysis *A, FILE *js, const char *why)
  */
 static int analyze_run(struct analysis *A)
 {
-	char *why = emitter.analyze_why;	/* the report's loss_why says it too */
+	char *why = result.analyze_why;	/* the report's loss_why says it too */
 	FILE *js;
 	int code;
 
@@ -19830,7 +19845,7 @@ static int analyze_run(struct analysis *A)
 	if (analyze_state(A) < 0) {
 		return EXIT_RUNTIME;
 	}
-	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(emitter.analyze_why)) < 0) {
+	if (analyze_pass(A) < 0 || analyze_finish(A, why, sizeof(result.analyze_why)) < 0) {
 		return run.stop_signal ? EXIT_RUNTIME : EXIT_USAGE;
 	}
 	series_rows_end();
@@ -21734,7 +21749,7 @@ static int run_main(void)
 	ts_restore_say(run.sock_fd);
 	if (r < 0) {
 		code = EXIT_RUNTIME;
-	} else if (emitter.busy) {
+	} else if (result.busy) {
 		warnx_("reflector %s port %u is busy with another session: run again when it has ended, "
 		       "or start another reflector (--port) for this client", cfg->address, cfg->port);
 		code = EXIT_RUNTIME;

@@ -3689,7 +3689,7 @@ static void test_guard_client(void)
 	   "guard: the lost ping's first pong is late, its replay a duplicate", "late %" PRIu64 " dup %" PRIu64,
 	   sess.c.late, sess.c.duplicate);
 	emit_packet(buf, guard_msg(buf, PT_FIN_ACK, sess.id, 600, PF_T3W), 0, 0, false);
-	ok(sess.c.rejected[GR_FIN_ACK_UNASKED] == 1 && !emitter.fin_acked, "guard: a FIN_ACK before our FIN is refused", "-");
+	ok(sess.c.rejected[GR_FIN_ACK_UNASKED] == 1 && !result.fin_acked, "guard: a FIN_ACK before our FIN is refused", "-");
 	{
 		struct proto_msg m = { .type = PT_FIN_ACK, .session = sess.id, .seq = 600, .flags = PF_T3W,
 				       .t3w = 5000, .t3w_seq = 599 };
@@ -3697,13 +3697,13 @@ static void test_guard_client(void)
 		emitter.fin_sent = true;
 		proto_encode(buf, &m);
 		emit_packet(buf, opts.size, 0, 0, false);
-		ok(!emitter.fin_acked && sess.c.rejected[GR_LENGTH] == 1,
+		ok(!result.fin_acked && sess.c.rejected[GR_LENGTH] == 1,
 		   "guard: a FIN_ACK shorter than the FIN (fin_len: room for its blocks) is refused", "-");
 		sess.c.rejected[GR_LENGTH] = 0;
 		memset(buf, 0, sizeof(buf));
 		proto_encode(buf, &m);
 		emit_packet(buf, fin_len(), 0, 0, false);
-		ok(emitter.fin_acked && run.win.slot[599 & run.win.mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
+		ok(result.fin_acked && run.win.slot[599 & run.win.mask].t[T3W] == 5000, "guard: after the FIN, a FIN_ACK's owed stamp is taken",
 		   "%" PRIu64, run.win.slot[599 & run.win.mask].t[T3W]);
 		m.t3w = 7000;
 		proto_encode(buf, &m);
@@ -3727,11 +3727,11 @@ static void test_guard_client(void)
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
 	ok(sess.c.rejected[GR_LENGTH] == 1, "guard: a pong shorter than the ping is refused", "-");
 	emit_packet(buf, guard_msg(buf, PT_BUSY, sess.id, 1, 0), 0, 0, false);
-	ok(!emitter.busy && sess.c.rejected[GR_IMPLAUSIBLE] == 1, "guard: BUSY after the reflector answered is refused", "-");
+	ok(!result.busy && sess.c.rejected[GR_IMPLAUSIBLE] == 1, "guard: BUSY after the reflector answered is refused", "-");
 	sess.c.received = sess.c.late = 0;
 	guard_msg(buf, PT_BUSY, sess.id, 1, 0);
 	emit_packet(buf, PROTO_HDR_LEN, 0, 0, false);
-	ok(emitter.busy && sess.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
+	ok(result.busy && sess.stop_reason == STOP_ERROR, "guard: BUSY before any answer ends the client", "-");
 }
 
 /*
@@ -6388,8 +6388,8 @@ static void test_kx(void)
 	run.ts.hw = true;
 	run.host_boot_id = 0x0123456789abcdefULL;
 	emit_packet(fin, fin_len(), 0, 0, false);
-	ok(emitter.fin_acked && emitter.srv_phc.method == PHC_EXTENDED && emitter.srv_phc.off == -250 && emitter.srv_phc.boot_id == run.host_boot_id,
-	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", emitter.srv_phc.method);
+	ok(result.fin_acked && result.srv_phc.method == PHC_EXTENDED && result.srv_phc.off == -250 && result.srv_phc.boot_id == run.host_boot_id,
+	   "kx: client: the FIN_ACK's PHC block is kept", "method=%d", result.srv_phc.method);
 	run.phc.n = 2;
 	run.phc.method = PHC_PRECISE;
 	run.phc.last_off = 100;
@@ -6406,15 +6406,15 @@ static void test_kx(void)
 	run.host_boot_id = 0x0123456789abcdeeULL;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "another kernel"),
 	   "kx: another kernel's PHC: not trusted, says why", "'%s'", why);
-	run.host_boot_id = emitter.srv_phc.boot_id;
+	run.host_boot_id = result.srv_phc.boot_id;
 	run.phc.last_off = 2000;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "differ by up to 2290 ns"),
 	   "kx: PHCs 2.29 us apart: not trusted", "'%s'", why);
 	run.phc.last_off = 100;
-	emitter.srv_phc.disciplined = 0;
+	result.srv_phc.disciplined = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC is not disciplined"),
 	   "kx: the reflector's PHC not disciplined: not trusted", "'%s'", why);
-	emitter.srv_phc.method = 0;
+	result.srv_phc.method = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "reflector's PHC - CLOCK_REALTIME was not measured") &&
 	   strstr(why, "an earlier rant"), "kx: no PHC block from the reflector: not trusted, says why", "'%s'", why);
 
@@ -6622,7 +6622,7 @@ static void test_oneway_kernel(void)
 	   "oneway: veth, no FIN_ACK yet: not trusted, says what is missing", "'%s'", why);
 	emitter.fin_sent = true;
 	emit_packet(fin, fin_len(), 0, 0, false);
-	ok(emitter.fin_acked && emitter.srv_phc.boot_id == X && oneway_trusted(why, sizeof(why)) &&
+	ok(result.fin_acked && result.srv_phc.boot_id == X && oneway_trusted(why, sizeof(why)) &&
 	   strstr(why, "boot id is this kernel's") && ow_current(why, sizeof(why)) == OW_VETH,
 	   "oneway: veth and the reflector's boot id this kernel's: trusted", "'%s'", why);
 	text = oneway_clock_text();
@@ -6638,7 +6638,7 @@ static void test_oneway_kernel(void)
 	   strstr(text, "\"asymmetry_ns\": null"), "oneway: two kernels: a clock offset, no asymmetry claimed", "'%s'", text);
 	free(text);
 	run.ow_evidence = OW_LOOPBACK;
-	emitter.srv_phc.boot_id = 0;
+	result.srv_phc.boot_id = 0;
 	ok(!oneway_trusted(why, sizeof(why)) && strstr(why, "loopback, but the reflector's FIN_ACK carries no boot id"),
 	   "oneway: loopback, a FIN_ACK without a boot id (an earlier rant): not trusted", "'%s'", why);
 	run.host_boot_id = 0;
@@ -6877,12 +6877,12 @@ static void test_loss_why(void)
 		sess.c.received = c[i].received;
 		sess.c.late = c[i].late;
 		sess.c.lost = 10 - c[i].received;
-		emitter.busy = c[i].busy;
-		emitter.fin_acked = c[i].fin_acked;
-		emitter.srv_whole = c[i].whole;
-		emitter.srv_received = c[i].srv;
-		emitter.fin_tries = (unsigned)c[i].tries;
-		emitter.fin_wait_ns = 300 * 1000000ULL;
+		result.busy = c[i].busy;
+		result.fin_acked = c[i].fin_acked;
+		result.srv_whole = c[i].whole;
+		result.srv_received = c[i].srv;
+		result.fin_tries = (unsigned)c[i].tries;
+		result.fin_wait_ns = 300 * 1000000ULL;
 		report_compute(&r);
 		snprintf(why, sizeof(why), "%s: so it says", c[i].what);
 		ok(!r.split && !strncmp(r.split_why, c[i].want, strlen(c[i].want)), why, "%s", r.split_why);
@@ -6896,10 +6896,10 @@ static void test_loss_why(void)
 	sess.c.sent = 10;
 	sess.c.received = 7;
 	sess.c.lost = 3;
-	emitter.fin_counted = emitter.srv_whole = true;
-	emitter.fin_acked = false;
-	emitter.srv_received = 9;
-	emitter.fin_tries = 4;
+	result.fin_counted = result.srv_whole = true;
+	result.fin_acked = false;
+	result.srv_received = 9;
+	result.fin_tries = 4;
 	report_compute(&r);
 	ok(r.split && r.lost_out == 1 && r.lost_back == 2 && !*r.split_why,
 	   "a later round's FIN_ACK missing: the first one's counts split the loss", "split %d out %" PRIu64
@@ -6921,9 +6921,9 @@ static void test_loss_why(void)
 	loss_why(why, sizeof(why));
 	ok(!strncmp(why, "a client log alone", 18), "--analyze of a client log alone", "%s", why);
 	opts.analyze[1] = "r.csv";
-	snprintf(emitter.analyze_why, sizeof(emitter.analyze_why), "the reflect log begins at SEQ 7");
+	snprintf(result.analyze_why, sizeof(result.analyze_why), "the reflect log begins at SEQ 7");
 	loss_why(why, sizeof(why));
-	ok(!strcmp(why, emitter.analyze_why), "--analyze of joined logs: their reason", "%s", why);
+	ok(!strcmp(why, result.analyze_why), "--analyze of joined logs: their reason", "%s", why);
 	reset_globals();
 }
 
@@ -6958,14 +6958,14 @@ static void test_fin_last(void)
 	t0 = mono_ns();
 	emit_fin_exchange(t0 - 1);
 	k = fin_flags_in(rsock, sess.id, fl, 8);
-	ok(k == 1 && (fl[0] & PF_LAST) && !emitter.fin_acked, "fin last: past the end, one FIN goes out, flagged last",
+	ok(k == 1 && (fl[0] & PF_LAST) && !result.fin_acked, "fin last: past the end, one FIN goes out, flagged last",
 	   "fins %d flags %#x", k, k ? fl[0] : 0);
 
 	/* a reflector that answers no FIN, well before the end: 3 tries, then the last */
 	opts.timeout_ns = 5 * 1000000ULL;
 	emit_fin_exchange(mono_ns() + 60 * NSEC_PER_SEC);
 	k = fin_flags_in(rsock, sess.id, fl, 8);
-	ok(k == 4 && !(fl[0] & PF_LAST) && !(fl[2] & PF_LAST) && (fl[3] & PF_LAST) && !emitter.fin_acked,
+	ok(k == 4 && !(fl[0] & PF_LAST) && !(fl[2] & PF_LAST) && (fl[3] & PF_LAST) && !result.fin_acked,
 	   "fin last: three FINs unanswered, then one flagged last", "fins %d", k);
 	opts.timeout_ns = 100 * 1000000ULL;
 
@@ -7434,13 +7434,13 @@ static void test_rx_ioctl(void)
 	}
 	/* the drops as the kernel counts them, once there are some (delivery may lag the sends) */
 	drops = meminfo_past(rx, SK_MEMINFO_DROPS, 0);
-	emitter.rxq_ovfl = 0;
+	result.rxq_ovfl = 0;
 	emit_drops_meminfo();
 	fl = sizeof(mi);
-	ok(drops > 0 && drops <= emitter.rxq_ovfl && getsockopt(rx, SOL_SOCKET, SO_MEMINFO, mi, &fl) == 0 &&
-	   emitter.rxq_ovfl <= mi[SK_MEMINFO_DROPS],
+	ok(drops > 0 && drops <= result.rxq_ovfl && getsockopt(rx, SOL_SOCKET, SO_MEMINFO, mi, &fl) == 0 &&
+	   result.rxq_ovfl <= mi[SK_MEMINFO_DROPS],
 	   "rx ioctl: the socket's drops counted from SO_MEMINFO (between two reads of it)",
-	   "before %" PRIu32 " rxq_ovfl %" PRIu32 " after %" PRIu32, drops, emitter.rxq_ovfl, mi[SK_MEMINFO_DROPS]);
+	   "before %" PRIu32 " rxq_ovfl %" PRIu32 " after %" PRIu32, drops, result.rxq_ovfl, mi[SK_MEMINFO_DROPS]);
 
 	/* the kernel's answers, faked */
 	kops.ioctl = fake_stampns;
@@ -8083,9 +8083,9 @@ static void test_peer_bounds(void)
 		proto_encode(buf, &f);
 		proto_kx_put(buf, fin_len(), &f);
 		emit_packet(buf, fin_len(), 0, 0, false);
-		ok(emitter.fin_acked && sess.c.rejected[GR_IMPLAUSIBLE] == bad + 1 && !emitter.srv_phc.method &&
-		   emitter.srv_phc.boot_id == 77, "peer bounds: a FIN_ACK's PHC offset near INT64_MAX refused, its boot id kept",
-		   "acked=%d method=%d", emitter.fin_acked, emitter.srv_phc.method);
+		ok(result.fin_acked && sess.c.rejected[GR_IMPLAUSIBLE] == bad + 1 && !result.srv_phc.method &&
+		   result.srv_phc.boot_id == 77, "peer bounds: a FIN_ACK's PHC offset near INT64_MAX refused, its boot id kept",
+		   "acked=%d method=%d", result.fin_acked, result.srv_phc.method);
 	}
 	hf_hists(false);
 
@@ -8790,8 +8790,8 @@ static void test_peer_off(void)
 	for (i = 0; i < NMETRIC; i++) {
 		hist_reset(&sess.h[i]);
 	}
-	emitter.srv_phc.method = PHC_EXTENDED;
-	emitter.srv_phc.off = off + 40;
+	result.srv_phc.method = PHC_EXTENDED;
+	result.srv_phc.off = off + 40;
 	f = open_memstream(&text, &tl);
 	report_compute(&rep);
 	hist_add(&sess.h[M_SRV_RX], 1500 - off, 0);
@@ -10015,7 +10015,7 @@ static void test_session_socket(void)
 	l = sizeof(got);
 	good = good && getpeername(run.sock_fd, (struct sockaddr *)&got, &l) == 0 &&
 	       ((struct sockaddr_in *)&got)->sin_port == c[0].sin_port;
-	good = good && refl.ss_got == SS_OWN;
+	good = good && result.ss_got == SS_OWN;
 	ok(good, "session socket: bound to the address pinged and the port, connected to the peer, "
 	   "the session's keys going on from its counter's 0 (reported: own_socket true)",
 	   "on=%d fd=%d sh=%d key=%u", refl.ss_on, run.sock_fd, sh, run.ts.next_key);
@@ -10092,24 +10092,24 @@ static void test_session_socket(void)
 	/* none to be had: the session stays on the shared socket, nothing changed */
 	refl.pi_level = 0;
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = !refl.ss_on && run.sock_fd == sh && refl.ss_got == SS_SHARED &&
-	       strstr(refl.ss_why, "not known");
+	good = !refl.ss_on && run.sock_fd == sh && result.ss_got == SS_SHARED &&
+	       strstr(result.ss_why, "not known");
 	ss_pinged(0xe0000001);	/* 224.0.0.1 */
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = good && !refl.ss_on && run.sock_fd == sh && strstr(refl.ss_why, "not a unicast");
+	good = good && !refl.ss_on && run.sock_fd == sh && strstr(result.ss_why, "not a unicast");
 	ss_pinged(INADDR_BROADCAST);
 	reflect_ss_open((struct sockaddr *)&p6, 0);
-	good = good && !refl.ss_on && run.sock_fd == sh && refl.ss_got == SS_SHARED;
+	good = good && !refl.ss_on && run.sock_fd == sh && result.ss_got == SS_SHARED;
 	ok(good, "session socket: none where the address pinged is unknown, multicast or broadcast, "
-	   "and the reason kept for the report", "why=%s", refl.ss_why);
+	   "and the reason kept for the report", "why=%s", result.ss_why);
 	ss_pinged(0xc0000201);	/* 192.0.2.1: not this host's, bind refuses it */
 	reflect_ss_open((struct sockaddr *)&p6, 0);
 	ok(!refl.ss_on && !refl.on_ss && run.sock_fd == sh && run.ts.next_key == (uint32_t)shared_key + 1 &&
-	   refl.ss_got == SS_SHARED && strstr(refl.ss_why, "bind or connect") &&
-	   strstr(refl.ss_why, strerror(EADDRNOTAVAIL)),
+	   result.ss_got == SS_SHARED && strstr(result.ss_why, "bind or connect") &&
+	   strstr(result.ss_why, strerror(EADDRNOTAVAIL)),
 	   "session socket: none where bind refuses the address: the shared socket, its keys, serve on; "
 	   "the reason (bind's error) kept for the report",
-	   "on=%d fd=%d why=%s", refl.ss_on, run.sock_fd, refl.ss_why);
+	   "on=%d fd=%d why=%s", refl.ss_on, run.sock_fd, result.ss_why);
 	{
 		char *text = NULL;
 		size_t tl = 0;
@@ -10120,9 +10120,9 @@ static void test_session_socket(void)
 		report_compute(&rep);
 		session_report(f, &rep);
 		json_report(f, &rep, 0);
-		refl.ss_got = SS_OWN;
+		result.ss_got = SS_OWN;
 		json_report(f, &rep, 0);
-		refl.ss_got = SS_NOT_YET;
+		result.ss_got = SS_NOT_YET;
 		json_report(f, &rep, 0);
 		fclose(f);
 		ok(text && strstr(text, "Session socket: none, answered on the shared socket (bind or connect") &&
@@ -10274,8 +10274,8 @@ static void test_plot_panels(void)
 	/* one-way known (a veth): forward and backward are series, in the legend and the table */
 	mem = plot_fixture(1000, -1);
 	run.ow_evidence = OW_VETH;
-	run.host_boot_id = emitter.srv_phc.boot_id = 0x0123456789abcdefULL;	/* one kernel */
-	emitter.fin_acked = true;
+	run.host_boot_id = result.srv_phc.boot_id = 0x0123456789abcdefULL;	/* one kernel */
+	result.fin_acked = true;
 	svg_doc = plot_fixture_draw(&r);
 	snprintf(buf, sizeof(buf), "%" PRIu64, sess.h[M_FORWARD].n);
 	good = !r && svg_doc && sess.h[M_FORWARD].n &&
@@ -10779,7 +10779,7 @@ static void test_report_columns(void)
 	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658\n") != NULL,
 	   "missing stamps: '; ' between, none at the end", "%s", t);
 	free(t);
-	emitter.srv_no_tx = true;
+	result.srv_no_tx = true;
 	sess.c.received = 1;
 	t = text_of(counts_block);
 	ok(strstr(t, "\nMissing stamps: T2_KSW 3; T3_KSW 493658 (the reflector runs -N: no TX stamps, by request)\n") != NULL,
@@ -10945,14 +10945,14 @@ static void test_tos_interval(void)
 			parse_str(argv[k], &a, &out, &err);
 			free(out);
 			free(err);
-			emitter.overruns = 50;
+			result.overruns = 50;
 			emitter.next_seq = 100;
 			cap_start(&c, 2);
 			emit_overload_note();
 			err = cap_stop(&c);
 			ok(strstr(err, says[k]) == err, "overload warning: --interval as typed", "'%s'", err);
 			free(err);
-			emitter.overruns = 1;
+			result.overruns = 1;
 			cap_start(&c, 2);
 			emit_overload_note();
 			err = cap_stop(&c);
