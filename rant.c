@@ -253,16 +253,27 @@ static const char *const proto_err_name[PE_NERR] = {
 	"", "short", "bad magic", "bad version", "bad type", "oversized", "not rant's PTP",
 };
 
-/* The eight stamps of a transaction. */
-/* T1L: the launch time the ping asked for (--txtime), on CLOCK_REALTIME like the app's stamps */
-enum stamp { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW, T1K, T2K, T3K, T4K, T1L, NSTAMP };
-static const char *const stamp_base[NSTAMP] = {
-	"T1", "T1", "T2", "T2", "T3", "T3", "T4", "T4", "T1", "T2", "T3", "T4", "T1",
-};
-/* T<n>K: the kernel's software stamp of a packet the NIC stamps too (hardware mode) */
-static const bool stamp_is_wire[NSTAMP] = {
-	false, true, true, false, false, true, true, false, false, false, false, false, false,
-};
+/*
+ * Every stamp of a transaction, in one list: its name, the point it is of
+ * (T1 to T4) and whether it is a wire stamp (the NIC's or, without one,
+ * the kernel's at the device).  The eight of a transaction first; then
+ * T<n>K, the kernel's software stamp of a packet the NIC stamps too
+ * (hardware mode); and T1L, the launch time the ping asked for (--txtime),
+ * on CLOCK_REALTIME like the app's stamps.  A stamp added here is in the
+ * enum and both tables below.
+ */
+#define STAMPS(X)                                                                          \
+	X(T1SW, "T1", false) X(T1W, "T1", true) X(T2W, "T2", true) X(T2SW, "T2", false)     \
+	X(T3SW, "T3", false) X(T3W, "T3", true) X(T4W, "T4", true) X(T4SW, "T4", false)     \
+	X(T1K, "T1", false) X(T2K, "T2", false) X(T3K, "T3", false) X(T4K, "T4", false)     \
+	X(T1L, "T1", false)
+#define STAMP_ENUM(id, base, wire) id,
+#define STAMP_BASE(id, base, wire) [id] = base,
+#define STAMP_WIRE(id, base, wire) [id] = wire,
+enum stamp { STAMPS(STAMP_ENUM) NSTAMP };
+static const char *const stamp_base[NSTAMP] = { STAMPS(STAMP_BASE) };
+static const bool stamp_is_wire[NSTAMP] = { STAMPS(STAMP_WIRE) };
+_Static_assert(NSTAMP <= 32, "a side's stamps are a set of bits in an unsigned (sset, needed_by)");
 
 /* The stamps each side knows, in the order its logs list them. */
 static const int emit_stamps[] = { T1SW, T1W, T2W, T2SW, T3SW, T3W, T4W, T4SW };
