@@ -169,12 +169,13 @@ why_truth_inst() {
 # why_softirq_sum TRACE VEC A B: ns of softirq VEC inside [A, B) (mono ns)
 # in TRACE (why_truth_inst's); its lines' times are s.us
 why_softirq_sum() {
+	# (busybox awk reads "067622" as octal: the microseconds behind a 1)
 	awk -v vec="$2" -v a="$3" -v b="$4" '
 	function ns(line,   t) {
 		match(line, /[0-9]+\.[0-9]+: softirq_/)
 		t = substr(line, RSTART, RLENGTH)
 		split(t, f, /[.:]/)
-		return f[1] * 1000000000 + f[2] * 1000
+		return f[1] * 1000000000 + (("1" f[2]) - 1000000) * 1000
 	}
 	index($0, "softirq_entry: vec=" vec " ") { on = ns($0) }
 	index($0, "softirq_exit: vec=" vec " ") && on {
@@ -193,7 +194,7 @@ why_irqs() {
 }
 
 test_why_softirq() {
-	local n k rpid cpid fpid irq kind what cpu ok_kind host=0
+	local n k rpid cpid fpid irq kind what cpu ok_kind host=0 aff
 	local -a saved=()
 	# R's on the reflector's CPU, A's (the flood's sender's) off it
 	for irq in $(why_irqs "$R"); do
@@ -207,6 +208,10 @@ test_why_softirq() {
 	done
 	t "why softirq: $R has an IRQ, moved to CPU 1" "" bash -c '[[ -n $1 ]] && grep -qx 1 /proc/irq/$1/smp_affinity_list' \
 		_ "$(why_irqs "$R" | head -n 1)"
+	# this shell and what it starts (its waits' sleep, grep) off the
+	# reflector's CPU: a ping once waited there behind the test's own sleep
+	aff=$(taskset -pc $$ | sed 's/.*: //')
+	taskset -pc 0 $$ >/dev/null
 	for n in 1 2 3 4 5; do
 		why_truth_inst || { not_ok "why softirq: the truth's instance is made"; break; }
 		why_start "why softirq" whys ws-r 12601 -s -t 3000 -T --trace-instance whys \
@@ -242,6 +247,7 @@ test_why_softirq() {
 	for irq in "${saved[@]}"; do
 		echo "${irq#*:}" >"/proc/irq/${irq%%:*}/smp_affinity_list" 2>/dev/null
 	done
+	taskset -pc "$aff" $$ >/dev/null
 	grep -A4 '^Why:' "$W/ws-r.out" | sed 's/^/# /'
 	cpu=$(grep -o '"culprit": {[^}]*}' "$W/ws-r.json" | head -n 1 | grep -o '"cpu": [0-9]*' | sed 's/.*: //')
 	if ((!ok_kind && host == n)); then
