@@ -328,6 +328,15 @@ sniff_start() {
 	wait_for 30 test -e "$WORK/$1.cap"
 }
 
+# keyed_sniffed LABEL NAME KEY: a new key in KEY, a reflector NAME keyed
+# with it (its JSON in $WORK/NAME.json), and 20 of its pings captured
+# (sniff_start); status 1, said, if the reflector did not start
+keyed_sniffed() {
+	new_key "$3"
+	reflector_or "$1" "$2" --key-file "$3" --json "$WORK/$2.json" || return 1
+	sniff_start "$2" 20
+}
+
 # --------------------------------------- a finished session cannot be brought back
 # A keyed client's ping, captured on the wire, sent again unmodified from its
 # own address and port after the session's FIN: nothing opens, and the next
@@ -335,9 +344,7 @@ sniff_start() {
 # idle (its client killed), and with a replay arriving while another runs.
 test_replay() {
 	local k=$WORK/rkey sn n0
-	new_key "$k"
-	reflector_or "replay" rp --key-file "$k" --json "$WORK/rp.json" || return
-	sniff_start rp 20
+	keyed_sniffed "replay" rp "$k" || return
 	sn=$SNIFF_PID
 	emit rp1 -q --count 500 --key-file "$k" --json "$WORK/rp1.json"
 	expect_rc "replay: first keyed client" 0
@@ -408,9 +415,7 @@ test_replay_idle() {
 # keyed client is served.
 test_replay_keepalive() {
 	local k=$WORK/key2 sn rp
-	new_key "$k"
-	reflector_or "replay keep-alive" rk --key-file "$k" --json "$WORK/rk.json" || return
-	sniff_start rk 20
+	keyed_sniffed "replay keep-alive" rk "$k" || return
 	sn=$SNIFF_PID
 	emit_bg rk1 -q --count 1000000 --interval 1000 --timeout 100 --key-file "$k"
 	wait "$sn"
