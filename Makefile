@@ -92,6 +92,18 @@ werror-clang: rant.c tests/unit.c
 		$(CLANG) $(CFLAGS) $(EXTRA_CFLAGS) -Werror -fsyntax-only tests/unit.c; \
 	fi
 
+# the fuzz harnesses include rant.c too: compiled (syntax only) by check,
+# so that a change of rant.c does not leave them broken until make fuzz
+fuzz-syntax: rant.c tests/fuzz-cmsg.c tests/fuzz-log.c tests/fuzz-opts.c tests/fuzz-proto.c tests/fuzz-ptp.c
+	@if ! command -v $(CLANG) >/dev/null 2>&1; then \
+		echo "# skip fuzz-syntax: $(CLANG) not installed"; \
+	else \
+		for f in tests/fuzz-cmsg.c tests/fuzz-log.c tests/fuzz-opts.c tests/fuzz-proto.c tests/fuzz-ptp.c; do \
+			echo "$(CLANG) -Wall -Wextra -Wno-unused-function -Werror -fsyntax-only $$f"; \
+			$(CLANG) -Wall -Wextra -Wno-unused-function -Werror -fsyntax-only $$f || exit 1; \
+		done; \
+	fi
+
 # the builds of quick and check, NPROC at a time
 quick-build:
 	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit-quick tests/opts-table \
@@ -99,7 +111,7 @@ quick-build:
 
 # the bench programs too, so that none of them stops building unseen
 check-build:
-	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang tests/unit tests/opts-table build/rantwire.py \
+	@$(MAKE) --no-print-directory -j$(NPROC) werror werror-clang fuzz-syntax tests/unit tests/opts-table build/rantwire.py \
 		tests/plot-gen tests/net-truth.d/relay tests/net-why.d/why-hog tests/bench-log tests/bench-tag tests/plot-bench \
 		tests/bench.d/floor tests/bench.d/kcost tests/bench.d/rusage
 
@@ -230,4 +242,4 @@ clean:
 	find tests -maxdepth 1 -type f -name 'fuzz-*' ! -name '*.c' ! -name '*.sh' -delete
 	rm -rf tests/fuzz-out build/vm build/wire-gen build/rantwire.py build/rantwire.h build/__pycache__
 
-.PHONY: all quick quick-build check check-build check-long check-vm check-sanitize check-sanitize-gcc cover werror werror-clang valgrind fuzz fuzz-regress demo bench soak man install clean
+.PHONY: all quick quick-build fuzz-syntax check check-build check-long check-vm check-sanitize check-sanitize-gcc cover werror werror-clang valgrind fuzz fuzz-regress demo bench soak man install clean

@@ -325,13 +325,13 @@ static void fz_rules(uint8_t *in, size_t size)
 	}
 	fz_fin_sent = size & 1;
 	fz_session(true);
-	emitter.fin_counted = fz_fin_sent;	/* the session's own FIN_ACK came already */
-	emitter.srv_received = 77;
+	result.fin_counted = fz_fin_sent;	/* the session's own FIN_ACK came already */
+	result.srv_received = 77;
 	if (size >= PROTO_HDR_LEN && size <= PROTO_MAX_SIZE) {
 		opts.size = (unsigned)size;	/* a pong of the ping's length: history and all */
 	}
 	emit_packet(buf, size, 2000000, 0, false);
-	if (fz_fin_sent && emitter.srv_received != 77 &&
+	if (fz_fin_sent && result.srv_received != 77 &&
 	    (proto_decode(in, size, &m) || (m.flags & PF_PARTIAL && !m.seq))) {
 		abort();	/* a repeated FIN's answer overwrote the session's counts */
 	}
