@@ -280,7 +280,8 @@ tsn_isochron() {
 	local run=$1 p c ipid adv="0.00${TSN_LEAD_US}" prios="1 2 3"
 	shift
 	[[ $run == etf ]] && adv=0.0035 prios=1
-	in_r isochron rcv -i "$TSN_MB" --quiet --stats-port "$TSN_ISO_PORT" >"$W/iso-rcv-$run.out" 2>&1 &
+	# (not in_r: its background subshell's pid would leave isochron running)
+	ip netns exec refl isochron rcv -i "$TSN_MB" --quiet --stats-port "$TSN_ISO_PORT" >"$W/iso-rcv-$run.out" 2>&1 &
 	ipid=$!
 	tcp_listening() { in_r ss -Hltn "sport = :$TSN_ISO_PORT" | grep -q .; }
 	if ! wait_for 30 tcp_listening; then
