@@ -2265,6 +2265,65 @@ static size_t nla_put(uint8_t *buf, size_t len, int type, const void *data, size
 	return len + NLA_ALIGN(NLA_HDRLEN + n);
 }
 
+/*
+ * The qdiscs of ifindex (0: every device's), from an RTM_GETQDISC dump
+ * (rtnetlink(7)): each RTM_NEWQDISC message's payload (struct tcmsg and its
+ * attributes) to each(); 0 or -errno.  A 2 s receive timeout: nothing hangs.
+ */
+static int qdisc_dump(int ifindex, void (*each)(const uint8_t *p, size_t len, void *arg), void *arg)
+{
+	struct {
+		struct nlmsghdr h;
+		struct tcmsg t;
+	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETQDISC,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		  .t = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex } };
+	static uint8_t buf[65536] __attribute__((aligned(8)));
+	struct timeval tv = { 2, 0 };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), r = 0;
+	bool done = false;
+
+	if (fd < 0) {
+		return -errno;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		r = -errno;
+	}
+	while (!r && !done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)(void *)buf;
+		size_t left = n > 0 ? (size_t)n : 0;
+
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		for (; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr e;
+
+				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(e))) {
+					r = -EBADMSG;
+					break;
+				}
+				memcpy(&e, NLMSG_DATA(h), sizeof(e));
+				r = e.error ? e.error : -EIO;
+				break;
+			}
+			if (h->nlmsg_type == RTM_NEWQDISC) {
+				each(NLMSG_DATA(h), h->nlmsg_len - NLMSG_LENGTH(0), arg);
+			}
+		}
+	}
+	close(fd);
+	return r;
+}
+
 /* A generic netlink request and its one reply into rx; reply length or -errno. */
 static ssize_t genl_call(int fd, uint16_t family, uint8_t cmd, const uint8_t *attrs, size_t alen,
 			 uint8_t *rx, size_t rxlen)
@@ -6569,66 +6628,26 @@ static void tsn_qdisc_msg(struct tsn_qdiscs *q, const uint8_t *p, size_t len, in
 	}
 }
 
+/* What tsn_qdiscs_read takes of each qdisc of the dump. */
+struct tsn_dump {
+	struct tsn_qdiscs *q;
+	int ifindex;
+};
+
+static void tsn_qdisc_each(const uint8_t *p, size_t len, void *arg)
+{
+	struct tsn_dump *d = arg;
+
+	tsn_qdisc_msg(d->q, p, len, d->ifindex);
+}
+
 /* The qdiscs of ifindex, from an RTM_GETQDISC dump; 0 or -errno. */
 static int tsn_qdiscs_read(int ifindex, struct tsn_qdiscs *q)
 {
-	struct {
-		struct nlmsghdr h;
-		struct tcmsg t;
-	} req;
-	static uint8_t buf[65536] __attribute__((aligned(8)));
-	struct timeval tv = { 2, 0 };
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), r = 0;
-	bool done = false;
+	struct tsn_dump d = { q, ifindex };
 
 	memset(q, 0, sizeof(*q));
-	if (fd < 0) {
-		return -errno;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));	/* nothing hangs */
-	memset(&req, 0, sizeof(req));
-	req.h.nlmsg_len = sizeof(req);
-	req.h.nlmsg_type = RTM_GETQDISC;
-	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.h.nlmsg_seq = 1;
-	req.t.tcm_family = AF_UNSPEC;
-	req.t.tcm_ifindex = ifindex;
-	if (send(fd, &req, sizeof(req), 0) < 0) {
-		r = -errno;
-	}
-	while (!r && !done) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h = (struct nlmsghdr *)(void *)buf;
-		size_t left = n > 0 ? (size_t)n : 0;
-
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			break;
-		}
-		for (; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr e;
-
-				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(e))) {
-					r = -EBADMSG;
-					break;
-				}
-				memcpy(&e, NLMSG_DATA(h), sizeof(e));
-				r = e.error ? e.error : -EIO;
-				break;
-			}
-			if (h->nlmsg_type == RTM_NEWQDISC) {
-				tsn_qdisc_msg(q, NLMSG_DATA(h), h->nlmsg_len - NLMSG_LENGTH(0),
-					      ifindex);
-			}
-		}
-	}
-	close(fd);
-	return r;
+	return qdisc_dump(ifindex, tsn_qdisc_each, &d);
 }
 
 static const char *tsn_clock_name(int c)
@@ -8667,61 +8686,29 @@ static void why_json(FILE *f, const struct why *w)
  * the ifindex and handle).  A live run only: rant is in the device's
  * network namespace; --analyze of a saved trace names the handle alone.
  */
+static void why_qdisc_each(const uint8_t *b, size_t len, void *arg)
+{
+	struct why_part *p = arg;
+	struct tcmsg t;
+	const struct nlattr *k;
+
+	if (len < NLMSG_ALIGN(sizeof(t))) {
+		return;
+	}
+	memcpy(&t, b, sizeof(t));
+	if (t.tcm_ifindex != p->prio || t.tcm_handle != (unsigned)p->id) {
+		return;
+	}
+	k = nla_find(b + NLMSG_ALIGN(sizeof(t)), b + len, TCA_KIND);
+	if (k) {
+		snprintf(p->qdisc, sizeof(p->qdisc), "%.*s", (int)(k->nla_len - NLA_HDRLEN),
+			 (const char *)k + NLA_HDRLEN);
+	}
+}
+
 static void why_qdisc_kind(struct why_part *p)
 {
-	struct {
-		struct nlmsghdr h;
-		struct tcmsg t;
-	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETQDISC,
-			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
-		  .t = { .tcm_family = AF_UNSPEC, .tcm_ifindex = p->prio } };
-	static char buf[16384] __attribute__((aligned(4)));
-	struct timeval tv = { 1, 0 };
-	bool done = false;
-	ssize_t n;
-	int fd;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0) {
-		return;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (send(fd, &req, sizeof(req), 0) < 0) {
-		close(fd);
-		return;
-	}
-	while (!done && (n = recv(fd, buf, sizeof(buf), 0)) > 0) {
-		size_t off;
-
-		for (off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
-			struct nlmsghdr *h = (struct nlmsghdr *)(buf + off);
-			struct tcmsg *t = NLMSG_DATA(h);
-			struct rtattr *a;
-			int al;
-
-			if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > (size_t)n - off) {
-				break;
-			}
-			off += NLMSG_ALIGN(h->nlmsg_len);
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-				done = true;
-				break;
-			}
-			if (h->nlmsg_type != RTM_NEWQDISC ||
-			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*t)) ||
-			    t->tcm_ifindex != p->prio || t->tcm_handle != (unsigned)p->id) {
-				continue;
-			}
-			al = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*t)));
-			for (a = TCA_RTA(t); RTA_OK(a, al); a = RTA_NEXT(a, al)) {
-				if (a->rta_type == TCA_KIND) {
-					snprintf(p->qdisc, sizeof(p->qdisc), "%.*s",
-						 (int)RTA_PAYLOAD(a), (char *)RTA_DATA(a));
-				}
-			}
-		}
-	}
-	close(fd);
+	qdisc_dump(p->prio, why_qdisc_each, p);
 }
 
 static void why_qdisc_kinds(struct why *w)
