@@ -1329,6 +1329,8 @@ static struct run {
 	bool memory_locked;
 	/* --analyze: a filtered reflect log's gaps are not losses: lost is not known */
 	bool lost_unknown;
+	/* --analyze: the stamps the log has no column for: whether they came is not known */
+	unsigned stamps_unknown;
 	/* --cpu-latency: the CPU latency request held open (cpu_latency_hold) */
 	struct cpu_latency cpulat;
 	/* the path MTU */
@@ -16188,8 +16190,14 @@ static void json_counts(FILE *f, const struct report *r)
 	tsn_json(f);
 	fprintf(f, "  \"missing_stamps\": {");
 	for (i = 0; i < run.side.nstamps; i++) {
-		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", stamp_name(run.side.stamps[i], lab, sizeof(lab)),
-			sess.c.missing[run.side.stamps[i]]);
+		int k = run.side.stamps[i];
+
+		fprintf(f, "%s\"%s\": ", i ? ", " : "", stamp_name(k, lab, sizeof(lab)));
+		if (run.stamps_unknown & (1u << k)) {
+			fprintf(f, "null");	/* --analyze of a log without the column */
+		} else {
+			fprintf(f, "%" PRIu64, sess.c.missing[k]);
+		}
 	}
 	fprintf(f, "},\n");
 }
@@ -19726,6 +19734,7 @@ static int analyze_finish(struct analysis *A, char *why, size_t len)
 	for (k = 0; k < NSTAMP; k++) {
 		if (!(A->L[0].have & (1u << k))) {
 			sess.c.missing[k] = 0;	/* the log has no column for it */
+			run.stamps_unknown |= 1u << k;
 		}
 	}
 	if (!A->any_sw) {
