@@ -387,17 +387,18 @@ else
 fi
 pkill_bg
 
-# 8. A qdisc that holds the pong: a tbf on the reflector's egress (rate
-# 1 Mbit, burst 3000 B) passes rant's pongs (64 B every 5 ms) at once, but
-# not while a filler of 4 x 1400 B sent through it at a known moment
-# drains: the pong behind it waits in the qdisc.  rant must name the tx
-# stack, "queued", the device and the qdisc (its kind and handle as tc
-# shows them), the wait within 5 % + 500 us of the truth of its own
-# stamps (T3_KSW - T3_SW: from the app's send to the driver's stamp, the
-# qdisc's wait and little else), and the qdisc's own counters must show
-# it held packets (overlimits).
+# 8. A qdisc that holds the pong, one that shapes (tbf) and one that
+# schedules classes (htb, one class, the default), each on the reflector's
+# egress at 1 Mbit with a 3000 B burst: it passes rant's pongs (64 B every
+# 5 ms) at once, but not while a filler of 4 x 1400 B sent through it at a
+# known moment drains: the pong behind it waits in the qdisc.  rant must
+# name the tx stack, "queued", the device and the qdisc (its kind and
+# handle as tc shows them: the root, where the kernel dequeues), the wait
+# within 5 % + 500 us of the truth of its own stamps (T3_KSW - T3_SW: from
+# the app's send to the driver's stamp, the qdisc's wait and little else),
+# and the qdisc's own counters must show it held packets (overlimits).
 # why_fill TRUTH: the filler, from the reflector's namespace to a port no
-# one reads; its truth: pid, when it sent and when the tbf has surely
+# one reads; its truth: pid, when it sent and when the qdisc has surely
 # drained it (5600 B at 1 Mbit: 45 ms; 100 ms allowed), CLOCK_MONOTONIC
 why_fill() {
 	in_b python3 -c '
@@ -410,25 +411,34 @@ m1 = time.monotonic_ns() + 100000000
 open(sys.argv[2] + ".tmp", "w").write("%d %d %d 0 0\n" % (os.getpid(), m0, m1))
 os.rename(sys.argv[2] + ".tmp", sys.argv[2])' "$ADDR_A" "$1"
 }
+# qdisc_make KIND: KIND (tbf or htb) as the root qdisc 7: of the reflector's veth
+qdisc_make() {
+	case $1 in
+	tbf) in_b tc qdisc replace dev "$VETH_B" root handle 7: tbf rate 1mbit burst 3000 limit 100000 ;;
+	htb) in_b tc qdisc replace dev "$VETH_B" root handle 7: htb default 1 &&
+		in_b tc class add dev "$VETH_B" parent 7: classid 7:1 htb rate 1mbit ceil 1mbit burst 3000 cburst 3000 ;;
+	esac
+}
 case_qdisc() {
 	inst_fresh
-	in_b tc qdisc replace dev "$VETH_B" root handle 7: tbf rate 1mbit burst 3000 limit 100000 || return 1
-	fifo_reflector rq --port 12398 -s -t 10000 -T --trace-instance "$INST" \
-		--json "$WORK/rq.json" || return 1
-	fifo_client cq --port 12398 -s --interval 5000 -d 30 -q
-	wait_for 10 grep -q "started" "$WORK/rq.err"
+	in_b tc qdisc del dev "$VETH_B" root 2>/dev/null
+	qdisc_make "$QKIND" || return 1
+	fifo_reflector "rq$QKIND" --port 12398 -s -t 10000 -T --trace-instance "$INST" \
+		--json "$WORK/rq$QKIND.json" || return 1
+	fifo_client "cq$QKIND" --port 12398 -s --interval 5000 -d 30 -q
+	wait_for 10 grep -q "started" "$WORK/rq$QKIND.err"
 	inject_until_done "$REFLECTOR_PID" why_fill
 	wait_exit "$CLIENT_PID" 20
 }
 QDISC_PY=$(cat <<'PY'
 import re
-path, out, dev, tcs = sys.argv[1:5]
+path, out, dev, tcs, kind = sys.argv[1:6]
 b = load(path)["threshold"]["breaches"][0]
 c = b["cause"]
 t("the cause is queued, in the server tx stack", c["kind"] == "queued" and c["segment"] == "server_tx_stack",
   c.get("summary"))
 cu = c.get("culprit") or {}
-t("the culprit is the tbf 7: on " + dev, cu.get("dev") == dev and cu.get("qdisc") == "tbf" and
+t("the culprit is the %s 7: on %s" % (kind, dev), cu.get("dev") == dev and cu.get("qdisc") == kind and
   cu.get("handle") == "7:0", str(cu))
 m = re.search(r"^qdisc (\S+) (\S+) ", tcs, re.M)
 t("tc shows that qdisc: " + (m.group(0) if m else "none"), m and m.group(1) == cu.get("qdisc") and
@@ -448,20 +458,24 @@ truth = st.get("T3_KSW", 0) - st.get("T3_SW", 0)
 t("the stamps give the pong's time from send to the driver (%d ns)" % truth, truth > 0, str(st))
 t("the wait named is within 5 %% + 500 us of it (%d ns)" % c["duration_ns"],
   abs(c["duration_ns"] - truth) <= truth * 0.05 + 500000)
-print("qdisc: %s (truth %d ns)" % (c["summary"], truth))
+print("qdisc %s: %s (truth %d ns)" % (kind, c["summary"], truth))
 PY
 )
-if try_case case_qdisc "$WORK/rq.json"; then
-	check "qdisc: the reflector stopped by its threshold" grep -q "^Stopped by: threshold" "$WORK/rq.out"
-	in_b tc -s qdisc show dev "$VETH_B" >"$WORK/rq.tc" 2>&1
-	py_checks "qdisc" "$QDISC_PY" "$WORK/rq.json" "$WORK/rq.out" "$VETH_B" "$(cat "$WORK/rq.tc")"
-	check "qdisc: the text report's Why: names the wait, the qdisc and the device" \
-		grep -Eq "^Why: server tx stack: the pong waited [0-9]+ us in qdisc tbf 7: on $VETH_B\$" "$WORK/rq.out"
-elif [ $? -eq 1 ]; then
-	not_ok "qdisc: the tbf is made and the reflector listens"
-fi
-in_b tc qdisc del dev "$VETH_B" root 2>/dev/null
-pkill_bg
+for QKIND in tbf htb; do
+	if try_case case_qdisc "$WORK/rq$QKIND.json"; then
+		check "qdisc $QKIND: the reflector stopped by its threshold" grep -q "^Stopped by: threshold" "$WORK/rq$QKIND.out"
+		in_b tc -s qdisc show dev "$VETH_B" >"$WORK/rq$QKIND.tc" 2>&1
+		py_checks "qdisc $QKIND" "$QDISC_PY" "$WORK/rq$QKIND.json" "$WORK/rq$QKIND.out" "$VETH_B" \
+			"$(cat "$WORK/rq$QKIND.tc")" "$QKIND"
+		check "qdisc $QKIND: the text report's Why: names the wait, the qdisc and the device" \
+			grep -Eq "^Why: server tx stack: the pong waited [0-9]+ us in qdisc $QKIND 7: on $VETH_B\$" \
+			"$WORK/rq$QKIND.out"
+	elif [ $? -eq 1 ]; then
+		not_ok "qdisc $QKIND: the qdisc is made and the reflector listens"
+	fi
+	in_b tc qdisc del dev "$VETH_B" root 2>/dev/null
+	pkill_bg
+done
 
 # 7. The same trace as `trace-cmd report -R` prints it (last: trace-cmd
 # extract removes the instance it reads)
