@@ -8459,14 +8459,21 @@ static void why_qdisc_name(char *buf, size_t len, const struct why_part *p)
 	snprintf(buf, len, "qdisc %s%s%x:", p->qdisc, p->qdisc[0] ? " " : "", (unsigned)p->id >> 16);
 }
 
-static void why_part_text(char *buf, size_t len, const struct why *w, const struct why_part *p)
+/*
+ * A part as the breakdown lists it.  In an rx irq segment the parts are
+ * what the packet's CPU did (why_account_cpu), not rant's thread: a task
+ * there simply ran, whichever it was.
+ */
+static void why_part_text(char *buf, size_t len, const struct why *w, const struct why_seg *s,
+			  const struct why_part *p)
 {
 	char pol[32];
 
 	switch (p->kind) {
 	case WK_RUNNABLE:
 		why_culprit(pol, sizeof(pol), w, p);
-		snprintf(buf, len, "runnable while %s (pid %d, %s) ran", p->what, p->id, pol);
+		snprintf(buf, len, "%s%s (pid %d, %s) ran", strstr(s->key, "_rx_irq") ? "" : "runnable while ",
+			 p->what, p->id, pol);
 		break;
 	case WK_IRQ:
 		snprintf(buf, len, "hard IRQ %d (%s)", p->id, p->what);
@@ -8510,7 +8517,7 @@ static void why_sentence(char *buf, size_t len, const struct why *w)
 			why_culprit(pol, sizeof(pol), w, p);
 			snprintf(what, sizeof(what), "%s (pid %d, %s) ran", p->what, p->id, pol);
 		} else {
-			why_part_text(what, sizeof(what), w, p);
+			why_part_text(what, sizeof(what), w, s, p);
 			strcat(what, p->kind == WK_IDLE ? "" : " ran");
 		}
 		snprintf(buf, len, "%s: the %s waited %.0f us after its NIC's IRQ, before the stack "
@@ -8582,7 +8589,7 @@ static void why_print(FILE *f, const struct why *w)
 
 		fprintf(f, "  %-22s %8.0f us:", s->name, (double)(s->b - s->a) / 1000);
 		for (k = 0; k < s->n; k++) {
-			why_part_text(line, sizeof(line), w, &s->p[k]);
+			why_part_text(line, sizeof(line), w, s, &s->p[k]);
 			fprintf(f, "%s %s %.0f us", k ? "," : "", line, (double)s->p[k].ns / 1000);
 			if (s->p[k].cpu >= 0 && s->p[k].kind != WK_ASLEEP &&
 			    s->p[k].kind != WK_STOPPED) {

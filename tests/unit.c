@@ -11166,11 +11166,44 @@ static void test_why_idle(void)
 	}
 }
 
+/*
+ * A task in the breakdown: rant's thread "runnable while" it ran, in an rx
+ * stack; in an rx irq segment, where the parts are what the packet's CPU
+ * did, it simply "ran" (rant itself too).
+ */
+static void test_why_parts(void)
+{
+	static const struct { const char *name, *key, *want; } c[] = {
+		{ "server rx stack", "server_rx_stack", "runnable while why-hog (pid 77, FIFO 90) ran" },
+		{ "server rx irq", "server_rx_irq", "rant (pid 77, FIFO 90) ran" },
+		{ "client rx irq", "client_rx_irq", "rant (pid 77, FIFO 90) ran" },
+	};
+	static struct why w;
+	char buf[128], name[160];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		memset(&w, 0, sizeof(w));
+		w.nseg = 1;
+		w.seg[0].name = c[i].name;
+		w.seg[0].key = c[i].key;
+		w.seg[0].n = 1;
+		w.seg[0].p[0] = (struct why_part){ .kind = WK_RUNNABLE, .id = 77, .cpu = 1, .prio = 9, .ns = 5000 };
+		snprintf(w.seg[0].p[0].what, sizeof(w.seg[0].p[0].what), "%s", strstr(c[i].key, "irq") ? "rant" : "why-hog");
+		snprintf(w.policy, sizeof(w.policy), "FIFO");
+		w.cs = 0, w.cp = 0, w.pkt_cpu = 1;
+		why_part_text(buf, sizeof(buf), &w, &w.seg[0], &w.seg[0].p[0]);
+		snprintf(name, sizeof(name), "why: a task's part in the %s: '%s'", c[i].name, c[i].want);
+		ok(!strcmp(buf, c[i].want), name, "'%s'", buf);
+	}
+}
+
 static const struct unit_case unit_cases[] = {
 	CASE(test_opt_table),
 	CASE(test_series),
 	CASE(test_series_gap),
 	CASE(test_why_idle),
+	CASE(test_why_parts),
 	CASE(test_opt_fields),
 	CASE(test_opt_entries),
 	CASE(test_opt_modes),
