@@ -17962,7 +17962,7 @@ static double plot_sizes_panel(double top)
 {
 	const double y0 = top + 34, y1 = top + 34 + PLOT_SZ_CHART;
 	struct axis ax = { 0, 0, PLOT_X0, PLOT_X1, false }, ay = { 0, 0, y1, y0, false };
-	int ord[SZ_MAX], i;
+	int ord[SZ_MAX] = { 0 }, i;	/* plot_sizes_order fills nsz of them */
 	char head[96];
 
 	if (!plot_sizes_on()) {
