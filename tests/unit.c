@@ -11135,6 +11135,18 @@ static void test_series_gap(void)
 	series_free();
 }
 
+/* w: one segment NAME (KEY) of one part, the cause */
+static void why_one(struct why *w, const char *name, const char *key, struct why_part part)
+{
+	memset(w, 0, sizeof(*w));
+	w->nseg = 1;
+	w->seg[0].name = name;
+	w->seg[0].key = key;
+	w->seg[0].n = 1;
+	w->seg[0].p[0] = part;
+	w->cs = 0, w->cp = 0, w->pkt_cpu = -1;
+}
+
 /*
  * The Why: sentence of a rant left runnable on an idle CPU: RT throttling
  * when rant is real-time and the wait is a millisecond or more, nothing
@@ -11150,13 +11162,8 @@ static void test_why_idle(void)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(c); i++) {
-		memset(&w, 0, sizeof(w));
-		w.nseg = 1;
-		w.seg[0].name = "server rx stack";
-		w.seg[0].key = "server_rx_stack";
-		w.seg[0].n = 1;
-		w.seg[0].p[0] = (struct why_part){ .kind = WK_IDLE, .cpu = 1, .ns = c[i].ns };
-		w.cs = 0, w.cp = 0, w.prio = c[i].prio, w.pkt_cpu = -1;
+		why_one(&w, "server rx stack", "server_rx_stack", (struct why_part){ .kind = WK_IDLE, .cpu = 1, .ns = c[i].ns });
+		w.prio = c[i].prio;
 		why_sentence(buf, sizeof(buf), &w);
 		snprintf(name, sizeof(name), "why: idle while runnable, prio %d for %" PRIu64 " ns: RT throttling %s",
 			 c[i].prio, c[i].ns, c[i].said ? "said" : "not said");
@@ -11183,15 +11190,11 @@ static void test_why_parts(void)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(c); i++) {
-		memset(&w, 0, sizeof(w));
-		w.nseg = 1;
-		w.seg[0].name = c[i].name;
-		w.seg[0].key = c[i].key;
-		w.seg[0].n = 1;
-		w.seg[0].p[0] = (struct why_part){ .kind = WK_RUNNABLE, .id = 77, .cpu = 1, .prio = 9, .ns = 5000 };
+		why_one(&w, c[i].name, c[i].key,
+			(struct why_part){ .kind = WK_RUNNABLE, .id = 77, .cpu = 1, .prio = 9, .ns = 5000 });
 		snprintf(w.seg[0].p[0].what, sizeof(w.seg[0].p[0].what), "%s", strstr(c[i].key, "irq") ? "rant" : "why-hog");
 		snprintf(w.policy, sizeof(w.policy), "FIFO");
-		w.cs = 0, w.cp = 0, w.pkt_cpu = 1;
+		w.pkt_cpu = 1;
 		why_part_text(buf, sizeof(buf), &w, &w.seg[0], &w.seg[0].p[0]);
 		snprintf(name, sizeof(name), "why: a task's part in the %s: '%s'", c[i].name, c[i].want);
 		ok(!strcmp(buf, c[i].want), name, "'%s'", buf);
