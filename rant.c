@@ -7536,6 +7536,8 @@ static char *fmt_trace_ts(char *p, uint64_t ns)
 #define WHY_SEGS	4
 #define WHY_PARTS	12
 #define WHY_CPUS	256
+/* the timeline's intervals kept per breach; the rest counted (timeline_dropped) */
+#define WHY_TL		256
 
 enum why_kind {
 	WK_RUN, WK_RUNNABLE, WK_IRQ, WK_SOFTIRQ, WK_IDLE, WK_ASLEEP, WK_STOPPED, WK_QUEUED,
@@ -7559,6 +7561,17 @@ struct why_seg {
 	struct why_part p[WHY_PARTS];
 };
 
+/*
+ * The timeline: the same time as the parts, in order, each interval where
+ * it began (CLOCK_MONOTONIC ns) and in which segment; neighbours of the
+ * same segment, kind and id that touch are one interval.
+ */
+struct why_tl {
+	uint64_t t, ns;
+	int seg, kind, id, cpu;
+	char what[40];
+};
+
 struct why {
 	int nseg;
 	struct why_seg seg[WHY_SEGS];
@@ -7570,6 +7583,9 @@ struct why {
 	int pid;			/* rant's thread in the trace */
 	int prio;			/* its prio as the trace last saw it (-1: not seen) */
 	int pkt_cpu;			/* the CPU that took the packet in (its IRQ, its stamp) */
+	int ntl;
+	uint64_t tl_dropped;		/* intervals past WHY_TL, not listed */
+	struct why_tl tl[WHY_TL];
 };
 
 /* One parsed line of a trace as `cat trace` writes it. */
@@ -7786,11 +7802,33 @@ struct why_walk {
 	int qifindex;
 };
 
-static void why_add(struct why_seg *s, int kind, int id, int cpu, int prio, const char *what,
-		    uint64_t ns)
+/* The interval [at, at + ns) of segment s onto w's timeline. */
+static void why_tl_add(struct why *w, const struct why_seg *s, uint64_t at, int kind, int id,
+		       int cpu, const char *what, uint64_t ns)
+{
+	struct why_tl *e = w->ntl ? &w->tl[w->ntl - 1] : NULL;
+	int seg = (int)(s - w->seg);
+
+	if (e && e->seg == seg && e->kind == kind && e->id == id && e->t + e->ns == at) {
+		e->ns += ns;
+		return;
+	}
+	if (w->ntl == WHY_TL) {
+		w->tl_dropped++;
+		return;
+	}
+	e = &w->tl[w->ntl++];
+	*e = (struct why_tl){ .t = at, .ns = ns, .seg = seg, .kind = kind, .id = id, .cpu = cpu };
+	snprintf(e->what, sizeof(e->what), "%s", what ? what : "");
+}
+
+/* ns of segment s, from at, to the part (kind, id) and the timeline. */
+static void why_add(struct why *w, struct why_seg *s, uint64_t at, int kind, int id, int cpu,
+		    int prio, const char *what, uint64_t ns)
 {
 	int i;
 
+	why_tl_add(w, s, at, kind, id, cpu, what, ns);
 	for (i = 0; i < s->n; i++) {
 		if (s->p[i].kind == kind && s->p[i].id == id) {
 			s->p[i].ns += ns;
@@ -7817,20 +7855,21 @@ static bool why_tx_seg(const struct why_seg *s)
  * The ping between its NIC's IRQ and its stamp: what the CPU the IRQ came
  * to did, whatever rant's thread did (asleep: the ping has not reached it).
  */
-static void why_account_cpu(struct why_walk *W, struct why_seg *s, uint64_t ns)
+static void why_account_cpu(struct why_walk *W, struct why_seg *s, uint64_t at, uint64_t ns)
 {
-	const struct why_cpu *c = W->w->pkt_cpu >= 0 ? &W->cpu[W->w->pkt_cpu] : NULL;
+	struct why *w = W->w;
+	const struct why_cpu *c = w->pkt_cpu >= 0 ? &W->cpu[w->pkt_cpu] : NULL;
 
 	if (!c || !c->seen) {
-		why_add(s, WK_UNKNOWN, 0, -1, 0, NULL, ns);
+		why_add(w, s, at, WK_UNKNOWN, 0, -1, 0, NULL, ns);
 	} else if (c->irq >= 0) {
-		why_add(s, WK_IRQ, c->irq, W->w->pkt_cpu, 0, c->irqname, ns);
+		why_add(w, s, at, WK_IRQ, c->irq, w->pkt_cpu, 0, c->irqname, ns);
 	} else if (c->vec >= 0) {
-		why_add(s, WK_SOFTIRQ, c->vec, W->w->pkt_cpu, 0, c->vecname, ns);
+		why_add(w, s, at, WK_SOFTIRQ, c->vec, w->pkt_cpu, 0, c->vecname, ns);
 	} else if (c->pid == 0) {
-		why_add(s, WK_IDLE, 0, W->w->pkt_cpu, 0, NULL, ns);
+		why_add(w, s, at, WK_IDLE, 0, w->pkt_cpu, 0, NULL, ns);
 	} else {
-		why_add(s, WK_RUNNABLE, c->pid, W->w->pkt_cpu, c->prio, c->comm, ns);
+		why_add(w, s, at, WK_RUNNABLE, c->pid, w->pkt_cpu, c->prio, c->comm, ns);
 	}
 }
 
@@ -7876,9 +7915,10 @@ static void why_account(struct why_walk *W, uint64_t t)
 		}
 		if (W->queued && why_tx_seg(s)) {
 			/* the packet waits in the qdisc, whatever rant's thread does meanwhile */
-			why_add(s, WK_QUEUED, (int)W->qhandle, -1, W->qifindex, W->qdev, b - a);
+			why_add(w, s, a, WK_QUEUED, (int)W->qhandle, -1, W->qifindex, W->qdev,
+				b - a);
 		} else if (strstr(s->key, "_rx_irq")) {
-			why_account_cpu(W, s, b - a);
+			why_account_cpu(W, s, a, b - a);
 		} else if (kind == WK_ASLEEP && strstr(s->key, "_rx_stack") && cpu >= 0 &&
 			   cpu == w->pkt_cpu && c->seen && (c->irq >= 0 || c->vec >= 0)) {
 			/*
@@ -7886,9 +7926,9 @@ static void why_account(struct why_walk *W, uint64_t t)
 			 * the packet in, and an IRQ or softirq there (the stack's own
 			 * work, of this packet or others before it) holds the wake-up.
 			 */
-			why_account_cpu(W, s, b - a);
+			why_account_cpu(W, s, a, b - a);
 		} else {
-			why_add(s, kind, id, cpu, prio, what, b - a);
+			why_add(w, s, a, kind, id, cpu, prio, what, b - a);
 		}
 	}
 }
@@ -8630,7 +8670,8 @@ static void why_json(FILE *f, const struct why *w)
 	if (w->cannot[0] || w->cs < 0) {
 		fprintf(f, ", \"kind\": \"unknown\", \"why\": ");
 		why_json_str(f, w->cannot[0] ? w->cannot : "nothing of rant's thread in the window");
-		fprintf(f, ", \"segment\": null, \"culprit\": null, \"duration_ns\": null, \"segments\": []}");
+		fprintf(f, ", \"segment\": null, \"culprit\": null, \"duration_ns\": null, \"segments\": [], "
+			   "\"timeline\": [], \"timeline_dropped\": 0}");
 		return;
 	}
 	{
@@ -8686,7 +8727,18 @@ static void why_json(FILE *f, const struct why *w)
 		}
 		fprintf(f, "]}");
 	}
-	fprintf(f, "]}");
+	fprintf(f, "], \"timeline\": [");
+	for (k = 0; k < w->ntl; k++) {
+		const struct why_tl *e = &w->tl[k];
+
+		fprintf(f, "%s{\"segment\": \"%s\", \"start_mono_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
+			", \"kind\": \"%s\", \"id\": %lld, \"what\": ", k ? ", " : "", w->seg[e->seg].key, e->t,
+			e->ns, why_kind_key[e->kind],
+			e->kind == WK_QUEUED ? (long long)(unsigned)e->id : (long long)e->id);
+		why_json_str(f, e->what);
+		fprintf(f, ", \"cpu\": %d}", e->cpu);
+	}
+	fprintf(f, "], \"timeline_dropped\": %" PRIu64 "}", w->tl_dropped);
 }
 
 /*

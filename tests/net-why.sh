@@ -111,6 +111,40 @@ inject_until_done() {
 # Lines) is KIND in one of SEGMENTS (a regex), the culprit the injection
 # (pid, comm, policy, priority) whose truth overlaps it, its time within 5 %
 # + 500 us of that overlap, the parts adding up to every segment
+# TIMELINE_PY: timeline_ok(c), the cause's timeline against its segments:
+# in order, each interval inside its segment, none overlapping another, and
+# (none dropped) the intervals of each part adding up to that part exactly
+TIMELINE_PY=$(cat <<'PY'
+def timeline_ok(c):
+    tl, segs = c.get("timeline"), {s["segment"]: s for s in c["segments"]}
+    t("the cause has a timeline", isinstance(tl, list) and len(tl) > 0 and c.get("timeline_dropped") is not None,
+      str(c)[:200])
+    if not tl:
+        return
+    bad, end = [], 0
+    for e in tl:
+        s = segs.get(e["segment"])
+        if s is None or e["start_mono_ns"] < s["start_mono_ns"] or \
+           e["start_mono_ns"] + e["duration_ns"] > s["start_mono_ns"] + s["duration_ns"]:
+            bad.append("outside its segment: %s" % e)
+        if e["start_mono_ns"] < end:
+            bad.append("before the end of the one before: %s" % e)
+        end = e["start_mono_ns"] + e["duration_ns"]
+    t("the timeline (%d intervals) is in order, each inside its segment" % len(tl), not bad, "; ".join(bad[:3]))
+    if c["timeline_dropped"]:
+        return
+    for s in c["segments"]:
+        if len(s["parts"]) >= 12:
+            continue	# a full list: its last part gathers the rest
+        got = {}
+        for e in tl:
+            if e["segment"] == s["segment"]:
+                got[(e["kind"], e["id"])] = got.get((e["kind"], e["id"]), 0) + e["duration_ns"]
+        want = {(p["kind"], p["id"]): p["duration_ns"] for p in s["parts"]}
+        t("the timeline of %s adds up to its parts, part by part" % s["segment"], got == want,
+          "%s != %s" % (got, want))
+PY
+)
 CAUSE_PY=$(cat <<'PY'
 import glob, re
 label, path, kind, segs, truthglob, comm, policy, rtprio = sys.argv[1:9]
@@ -132,6 +166,7 @@ for s in c["segments"]:
     tot = sum(p["duration_ns"] for p in s["parts"])
     t("the parts of %s add up to it" % s["segment"], abs(tot - s["duration_ns"]) <= 1000,
       "%d of %d ns" % (tot, s["duration_ns"]))
+timeline_ok(c)
 seg = [s for s in c["segments"] if s["segment"] == c["segment"]]
 truths = []
 for f in sorted(glob.glob(truthglob)):
@@ -168,7 +203,8 @@ print("%s: %s (truth %d ns)" % (label, c["summary"], ov))
 PY
 )
 check_cause() {
-	py_checks "$1" "$CAUSE_PY" "$1" "$2" "$3" "$4" "$5" "${6:-}" "${7:-}" "${8:-}"
+	py_checks "$1" "$TIMELINE_PY
+$CAUSE_PY" "$1" "$2" "$3" "$4" "$5" "${6:-}" "${7:-}" "${8:-}"
 }
 
 # cannot_tell LABEL SECS NAME SAID ERE TNAME WHY: the client NAME ends within
@@ -450,6 +486,7 @@ for s in c["segments"]:
     tot = sum(p["duration_ns"] for p in s["parts"])
     t("the parts of %s add up to it" % s["segment"], abs(tot - s["duration_ns"]) <= 1000,
       "%d of %d ns" % (tot, s["duration_ns"]))
+timeline_ok(c)
 # the truth of rant's own stamps: the breakdown's T3_KSW - T3_SW
 txt = open(out).read()
 st = {k: int(a) * 10**9 + int(f) for k, a, f in
@@ -465,7 +502,8 @@ for QKIND in tbf htb; do
 	if try_case case_qdisc "$WORK/rq$QKIND.json"; then
 		check "qdisc $QKIND: the reflector stopped by its threshold" grep -q "^Stopped by: threshold" "$WORK/rq$QKIND.out"
 		in_b tc -s qdisc show dev "$VETH_B" >"$WORK/rq$QKIND.tc" 2>&1
-		py_checks "qdisc $QKIND" "$QDISC_PY" "$WORK/rq$QKIND.json" "$WORK/rq$QKIND.out" "$VETH_B" \
+		py_checks "qdisc $QKIND" "$TIMELINE_PY
+$QDISC_PY" "$WORK/rq$QKIND.json" "$WORK/rq$QKIND.out" "$VETH_B" \
 			"$(cat "$WORK/rq$QKIND.tc")" "$QKIND"
 		check "qdisc $QKIND: the text report's Why: names the wait, the qdisc and the device" \
 			grep -Eq "^Why: server tx stack: the pong waited [0-9]+ us in qdisc $QKIND 7: on $VETH_B\$" \
