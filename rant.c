@@ -12361,9 +12361,16 @@ static int emit_wait_until(uint64_t limit, bool use_poll)
 		int ev = emit_wake_wait(limit, want, POLLIN);
 
 		if (ev & POLLERR) {
-			/* TX stamps, a FIN's too (txpend does not count those: they would stay) */
-			ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
-				 (int)emitter.txpend + TS_BATCH);
+			/*
+			 * TX stamps, a FIN's too (txpend does not count those: they
+			 * would stay); with --client-no-tx-ts none is queued (nor
+			 * a launch-time report without --txtime): the error is
+			 * the socket's, and the error queue is never read
+			 */
+			if (!cli_no_tx() || tsn.on) {
+				ts_drain(run.sock_fd, emit_on_tx, tx_kernel_stamp,
+					 (int)emitter.txpend + TS_BATCH);
+			}
 			if (!(ev & POLLIN)) {
 				/* a socket error (ICMP) is read here */
 				r = emit_recv(MSG_DONTWAIT);

@@ -708,6 +708,21 @@ t("class rows: no client tx stack (not measured), an app rtt with samples", all(
 				bash -c '! grep -q "tx stack" "$1" && grep -q "app rtt T4_SW-T1_SW; ns" "$1"' _ "$WORK/ncm_$mode.out"
 		fi
 	done
+	# no reflector: every ping draws an ICMP port unreachable (as many as
+	# the kernel's ICMP rate limit lets through), a socket error that wakes
+	# the classes' poll with POLLERR; it is counted, and the error queue,
+	# where no TX stamp can be, is still never read
+	run_fg ncm_refused ip netns exec "$NS_A" "${STRACE_ENV[@]}" strace -f -qq -e trace=recvmsg,recvmmsg,recvfrom \
+		-o "$WORK/ncm_refused.st" "$RANT" -i "$VETH_A" -a "$ADDR_B" --client-no-tx-ts --count 20 \
+		--interval 10000 --timeout 100 --tos "0,32" --json "$WORK/ncm_refused.json" -q
+	if [ "$(json_get "$WORK/ncm_refused.json" packets.port_unreachable 2>/dev/null)" -gt 0 ] 2>/dev/null; then
+		expect_eq "--client-no-tx-ts classes, port unreachable: the error queue not read" \
+			"$(grep -c 'MSG_ERRQUEUE' "$WORK/ncm_refused.st")" 0
+		check "--client-no-tx-ts classes, port unreachable: each read as the socket's error" \
+			grep -q 'recvfrom(.*ECONNREFUSED' "$WORK/ncm_refused.st"
+	else
+		skip "--client-no-tx-ts classes, port unreachable: no ICMP error came (the ICMP rate limit)"
+	fi
 	# against a reflector that stamps: only the client's own stamps are missing, and said so
 	run_bg ncm_full-r ip netns exec "$NS_B" "$RANT" -i "$VETH_B" --once
 	spid=$BG_PID
