@@ -10200,6 +10200,15 @@ static bool hw_watch_none(bool final)
 	}
 	lacking = hww_short(w->rx_hw, w->rx) ? HWW_RX : 0;
 	lacking |= hww_short(w->tx_hw, w->tx) ? HWW_TX : 0;
+	if (cfg->ts == TS_HW) {
+		/*
+		 * hw: the run stops only for a direction with not one stamp.
+		 * A NIC that stamps one TX packet at a time skips most sends
+		 * back-to-back (the model's one in flight: 15 of 183), yet
+		 * each stamped one is a sample; the report counts the skips.
+		 */
+		lacking &= ~((w->rx_hw ? HWW_RX : 0) | (w->tx_hw ? HWW_TX : 0));
+	}
 	if (!lacking) {
 		if (w->rx >= HWW_TXNS) {
 			w->verdict = HWW_DELIVERS;

@@ -8190,7 +8190,21 @@ static void test_hw_some(void)
 	   "hw, RX stamps only: the line says TX and offers --ptp-probe", "'%s'", err);
 	free(err);
 
+	/* hw: a few TX stamps (one at a time, back-to-back) are samples, not none; auto falls back */
+	hww_set(3 * HWW_TXNS, 3 * HWW_TXNS, 3 * HWW_TXNS, 15);
+	ok(!hw_watch_none(true) && run.hww.verdict == HWW_DELIVERS && !run.hww.failed,
+	   "hw, 15 TX stamps of 192 (one in flight): delivers, the run goes on", "verdict=%d failed=%d",
+	   run.hww.verdict, run.hww.failed);
 	opts.ts = TS_AUTO;
+	hww_set(3 * HWW_TXNS, 3 * HWW_TXNS, 3 * HWW_TXNS, 15);
+	cap_start(&ce, 2);
+	ok(hw_watch_none(true) && run.hww.lacking == HWW_TX && !run.hww.failed,
+	   "auto, 15 TX stamps of 192: fewer than one in ten, none on send", "lacking=%d failed=%d",
+	   run.hww.lacking, run.hww.failed);
+	err = cap_stop(&ce);
+	ok(one_rant_line(err) && strstr(err, "kernel stamps for the whole run"),
+	   "auto, 15 TX stamps of 192: one line, the kernel's stamps for the run", "'%s'", err);
+	free(err);
 	hww_set(10, 1, 10, 1);
 	ok(!hw_watch_none(true) && !run.hww.verdict, "a short run with 1 stamp in 10 each way (the share): not none",
 	   "verdict=%d", run.hww.verdict);
