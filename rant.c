@@ -8659,6 +8659,16 @@ static void why_json_str(FILE *f, const char *s)
 }
 
 /* The "cause" object of a breach. */
+/* A part's or a stretch's kind, id, name and CPU, as JSON members. */
+static void why_json_who(FILE *f, int kind, int id, const char *what, int cpu)
+{
+	/* a qdisc's handle as the kernel's u32 */
+	fprintf(f, "\"kind\": \"%s\", \"id\": %lld, \"what\": ", why_kind_key[kind],
+		kind == WK_QUEUED ? (long long)(unsigned)id : (long long)id);
+	why_json_str(f, what);
+	fprintf(f, ", \"cpu\": %d", cpu);
+}
+
 static void why_json(FILE *f, const struct why *w)
 {
 	char line[400];
@@ -8718,12 +8728,9 @@ static void why_json(FILE *f, const struct why *w)
 		fprintf(f, "%s{\"segment\": \"%s\", \"start_mono_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
 			", \"parts\": [", i ? ", " : "", s->key, s->a, s->b - s->a);
 		for (k = 0; k < s->n; k++) {
-			/* a qdisc's handle as the kernel's u32 */
-			fprintf(f, "%s{\"kind\": \"%s\", \"id\": %lld, \"what\": ", k ? ", " : "",
-				why_kind_key[s->p[k].kind], s->p[k].kind == WK_QUEUED ?
-				(long long)(unsigned)s->p[k].id : (long long)s->p[k].id);
-			why_json_str(f, s->p[k].what);
-			fprintf(f, ", \"cpu\": %d, \"duration_ns\": %" PRIu64 "}", s->p[k].cpu, s->p[k].ns);
+			fprintf(f, "%s{", k ? ", " : "");
+			why_json_who(f, s->p[k].kind, s->p[k].id, s->p[k].what, s->p[k].cpu);
+			fprintf(f, ", \"duration_ns\": %" PRIu64 "}", s->p[k].ns);
 		}
 		fprintf(f, "]}");
 	}
@@ -8732,11 +8739,9 @@ static void why_json(FILE *f, const struct why *w)
 		const struct why_tl *e = &w->tl[k];
 
 		fprintf(f, "%s{\"segment\": \"%s\", \"start_mono_ns\": %" PRIu64 ", \"duration_ns\": %" PRIu64
-			", \"kind\": \"%s\", \"id\": %lld, \"what\": ", k ? ", " : "", w->seg[e->seg].key, e->t,
-			e->ns, why_kind_key[e->kind],
-			e->kind == WK_QUEUED ? (long long)(unsigned)e->id : (long long)e->id);
-		why_json_str(f, e->what);
-		fprintf(f, ", \"cpu\": %d}", e->cpu);
+			", ", k ? ", " : "", w->seg[e->seg].key, e->t, e->ns);
+		why_json_who(f, e->kind, e->id, e->what, e->cpu);
+		fputc('}', f);
 	}
 	fprintf(f, "], \"timeline_dropped\": %" PRIu64 "}", w->tl_dropped);
 }
