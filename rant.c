@@ -8331,7 +8331,12 @@ static void why_segments(struct why *w, const struct txn *x, int64_t base, bool 
 /* The window of x in the trace clock (mono), for the breach's marker line; false if none. */
 static bool why_window(const struct txn *x, uint64_t *a, uint64_t *b)
 {
-	struct why w;
+	/*
+	 * static: the breach's marker is written on the loop's path, and a
+	 * struct why (its 256-stretch timeline) on the stack would take it
+	 * some 23 KB deeper (18 KB of it new); only the segments are used
+	 */
+	static struct why w;
 	int i;
 
 	if (!run.clk.have) {
