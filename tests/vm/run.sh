@@ -37,6 +37,10 @@ TAP_ONLY=1 . tests/lib.sh
 
 : "${RANT_STATIC:=$TOP/build/vm/rant}"
 : "${VM_TIMEOUT:=900}"
+# a guest that has written nothing on its TAP port this long after QEMU
+# started hung in its boot (under TCG a kernel once stalled in RCU from
+# 22 s on, before its init ran): it is stopped and booted once more
+: "${VM_FIRST_S:=300}"
 : "${RANT_VM_MODS:=$TOP/tests/vm/mod}"
 : "${TAISET:=$TOP/build/vm/taiset}"
 flavors=("$@")
@@ -105,7 +109,7 @@ wanted() {
 # "old" (the host's) or "new" (the backports'), running GROUPS; its TAP
 # in $OUT/LABEL/tap.txt, LABEL in BOOT_LABEL
 boot() {
-	local flavor=$1 which=$2 groups=$3 dir t0 append qemu qver label rc
+	local flavor=$1 which=$2 groups=$3 dir t0 append qemu qver label rc try qpid hung
 	local -a q mods=() nics=()
 	if [[ $which == new ]]; then
 		if ! vm_qemu_new 2>"$OUT/qemu-new.err"; then
@@ -166,21 +170,40 @@ boot() {
 	append="console=ttyS0 panic=-1 loglevel=4 rant.flavor=$flavor rant.series=$(vm_series "$flavor")"
 	append+=" rant.qemu=$qver rant.groups=$groups"
 	[[ -n ${RANT_VM_ONLY:-} ]] && append+=" rant.only=$RANT_VM_ONLY"
-	t0=$SECONDS
-	# TCG: QEMU's software emulation (the lab needs no /dev/kvm).
-	# romfile=: no option ROM (the kernel is given, nothing boots from a NIC)
-	timeout "$VM_TIMEOUT" "$qemu" "${q[@]}" -nodefaults -display none -monitor none -no-reboot \
-		-machine q35 -accel "${RANT_VM_ACCEL:-tcg}" -cpu max -smp 2 -m 1024 \
-		-kernel "$VM_KDIR/vmlinuz" -initrd "$dir/initrd" -append "$append" \
-		-serial "file:$dir/console.log" -serial "file:$dir/tap.raw" \
-		-netdev hubport,id=n0,hubid=0 -device e1000e,netdev=n0,mac=52:54:00:12:00:10,romfile= \
-		-netdev hubport,id=n1,hubid=0 -device e1000e,netdev=n1,mac=52:54:00:12:00:11,romfile= \
-		-netdev hubport,id=n2,hubid=0 -device e1000e,netdev=n2,mac=52:54:00:12:00:12,romfile= \
-		"${nics[@]}" \
-		-drive "file=$dir/nvme.img,if=none,id=d0,format=raw" -device nvme,drive=d0,serial=rantvm \
-		>"$dir/qemu.out" 2>&1
-	rc=$?
-	echo "# vm: $label: guest ran $((SECONDS - t0)) s (qemu exit $rc)"
+	for try in 1 2; do
+		t0=$SECONDS
+		rm -f "$dir/tap.raw"
+		# TCG: QEMU's software emulation (the lab needs no /dev/kvm).
+		# romfile=: no option ROM (the kernel is given, nothing boots from a NIC)
+		timeout "$VM_TIMEOUT" "$qemu" "${q[@]}" -nodefaults -display none -monitor none -no-reboot \
+			-machine q35 -accel "${RANT_VM_ACCEL:-tcg}" -cpu max -smp 2 -m 1024 \
+			-kernel "$VM_KDIR/vmlinuz" -initrd "$dir/initrd" -append "$append" \
+			-serial "file:$dir/console.log" -serial "file:$dir/tap.raw" \
+			-netdev hubport,id=n0,hubid=0 -device e1000e,netdev=n0,mac=52:54:00:12:00:10,romfile= \
+			-netdev hubport,id=n1,hubid=0 -device e1000e,netdev=n1,mac=52:54:00:12:00:11,romfile= \
+			-netdev hubport,id=n2,hubid=0 -device e1000e,netdev=n2,mac=52:54:00:12:00:12,romfile= \
+			"${nics[@]}" \
+			-drive "file=$dir/nvme.img,if=none,id=d0,format=raw" -device nvme,drive=d0,serial=rantvm \
+			>"$dir/qemu.out" 2>&1 &
+		qpid=$!
+		hung=0
+		# the guest's first TAP line, or its end, whichever comes first
+		while kill -0 "$qpid" 2>/dev/null && [[ ! -s $dir/tap.raw ]]; do
+			if ((SECONDS - t0 >= VM_FIRST_S)); then
+				hung=1
+				kill "$qpid" 2>/dev/null	# timeout passes it on to QEMU
+				break
+			fi
+			sleep 1
+		done
+		wait "$qpid"
+		rc=$?
+		echo "# vm: $label: guest ran $((SECONDS - t0)) s (qemu exit $rc)"
+		((hung)) || break
+		echo "# vm: $label: nothing on its TAP port after $VM_FIRST_S s, a boot that hung (console: $(tail -n 1 "$dir/console.log" 2>/dev/null | tr -d '\r')): try $try of 2"
+		keep=1
+		((try == 2)) || mv "$dir/console.log" "$dir/console.hung$try.log" 2>/dev/null
+	done
 	tr -d '\r' <"$dir/tap.raw" >"$dir/tap.txt"
 	mkdir -p "$dir/outputs"
 	tar -xf "$dir/nvme.img" -C "$dir/outputs" 2>/dev/null
