@@ -8354,10 +8354,11 @@ static bool why_window(const struct txn *x, uint64_t *a, uint64_t *b)
 /*
  * A packet before its kernel receive stamp (a reflector's T2, a client's
  * T4: taken as the stack takes it in, after its NIC's IRQ and the NAPI
- * poll that brought it): the first netif_receive_skb from the stamp on
- * names its device and the CPU that received it; the last hard IRQ of
- * that device on that CPU before the stamp (its handler named after the
- * device, as e1000e's "eth2-rx-0", not a TX queue's "eth2-tx-0") opens a segment of its own, "server rx
+ * poll that brought it): the first netif_receive_skb from the stamp on,
+ * before the app's stamp (or within 2 ms), names its device and the CPU
+ * that received it; the last hard IRQ of that device on that CPU before
+ * the stamp (its handler named after the device, as e1000e's "eth2-rx-0",
+ * not a TX queue's "eth2-tx-0") opens a segment of its own, "server rx
  * irq" before the rx stack, "client rx irq" at the end of the wait for the
  * pong (which it shortens).  Not found (another naming, a NIC stamp before
  * the IRQ, events missing): no such segment.
@@ -8366,7 +8367,7 @@ static void why_rx_irq(struct why *w, const char *path)
 {
 	FILE *f;
 	struct why_seg *s = NULL;
-	uint64_t t, from, irq_ts = 0;
+	uint64_t t, from, end, irq_ts = 0;
 	char dev[20] = "", name[40], *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -8386,6 +8387,13 @@ static void why_rx_irq(struct why *w, const char *path)
 	/* the stamp: the rx stack's start, or the wait's end; an IRQ after from */
 	t = strcmp(s->key, "pong_wait") ? s->a : s->b;
 	from = strcmp(s->key, "pong_wait") ? 0 : s->a;
+	/*
+	 * the stack takes the packet in before rant has it: its
+	 * netif_receive_skb comes by the app's stamp (a vCPU the host stalls
+	 * between the kernel's stamp and that event put 2.9 ms between them)
+	 */
+	end = strcmp(s->key, "pong_wait") ? s->b : at + 1 < w->nseg ? w->seg[at + 1].b : 0;
+	end = end > t ? end : t + 2000000;
 	/* each pass opens it anew: tracefs's trace file does not rewind (seq_file) */
 	for (pass = 0; pass < 2 && (pass == 0 || cpu >= 0); pass++) {
 		if (!(f = fopen(path, "re"))) {
@@ -8396,12 +8404,12 @@ static void why_rx_irq(struct why *w, const char *path)
 			if (!why_parse(line, &e)) {
 				continue;
 			}
+			if ((pass == 0 && e.ts > end) || (pass == 1 && e.ts >= t)) {
+				break;
+			}
 			if (pass == 0 && e.ts + 1000 >= t && why_is(&e, "netif_receive_skb") &&
 			    why_word(dev, sizeof(dev), e.args, "dev")) {
 				cpu = e.cpu;
-				break;
-			}
-			if ((pass == 0 && e.ts > t + 2000000) || (pass == 1 && e.ts >= t)) {
 				break;
 			}
 			if (pass == 1 && e.cpu == cpu && e.ts > from && why_is(&e, "irq_handler_entry")) {

@@ -11215,12 +11215,58 @@ static void test_why_parts(void)
 	}
 }
 
+/*
+ * The packet's CPU and its rx irq segment, found in a trace: its
+ * netif_receive_skb 2.9 ms after its stamp (a vCPU the host stalled in
+ * between) but before the app's stamp is the packet's; one after the
+ * app's stamp is not (no segment, the CPU unknown).
+ */
+static void test_why_rx_irq(void)
+{
+	static const char trace[] =
+		"# tracer: nop\n"
+		"     kworker/0:1-22      [000] d..h...    53.626240: irq_handler_entry: irq=26 name=eth0-rx-0\n"
+		"     kworker/1:1-37      [001] d..h...    53.626245: irq_handler_entry: irq=32 name=eth2-rx-0\n"
+		"     kworker/1:1-37      [001] d..h...    53.626249: irq_handler_exit: irq=32 ret=handled\n"
+		" irq/32-eth2-rx--206     [001] ...s.12    53.626284: softirq_entry: vec=3 [action=NET_RX]\n"
+		" irq/32-eth2-rx--206     [001] ...s.12    53.629203: netif_receive_skb: dev=eth2 skbaddr=00000000b24a0aa0 len=92\n"
+		" irq/26-eth0-rx--201     [000] ...s.12    53.629250: netif_receive_skb: dev=eth0 skbaddr=00000000acd29b45 len=92\n";
+	static const struct { uint64_t app; int nseg, cpu; } c[] = {
+		{ 53629399000ULL, 2, 1 },	/* the app's stamp after it: found */
+		{ 53628799000ULL, 1, -1 },	/* before it: not the packet's */
+	};
+	static struct why w;
+	char path[] = "/tmp/rant-unit-trace.XXXXXX", name[160];
+	int fd = mkstemp(path);
+	size_t i;
+
+	if (fd < 0 || write(fd, trace, sizeof(trace) - 1) != (ssize_t)sizeof(trace) - 1) {
+		ok(false, "why: a trace file for the rx irq cases", "%s", strerror(errno));
+		return;
+	}
+	close(fd);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		why_one(&w, "server rx stack", "server_rx_stack", (struct why_part){ .kind = WK_RUN });
+		w.seg[0].a = 53626299136ULL;
+		w.seg[0].b = c[i].app;
+		why_rx_irq(&w, path);
+		snprintf(name, sizeof(name), "why: netif_receive_skb 2.9 ms after the stamp, the app's stamp %s it: %s",
+			 c[i].nseg == 2 ? "after" : "before", c[i].nseg == 2 ? "CPU 1, an rx irq segment" : "not the packet's");
+		ok(w.nseg == c[i].nseg && w.pkt_cpu == c[i].cpu &&
+			   (c[i].nseg == 1 || (!strcmp(w.seg[0].key, "server_rx_irq") && w.seg[0].a == 53626245000ULL &&
+					       w.seg[0].b == 53626299136ULL && !strcmp(w.seg[1].key, "server_rx_stack"))),
+		   name, "%d segments (first %s), packet CPU %d", w.nseg, w.seg[0].key, w.pkt_cpu);
+	}
+	unlink(path);
+}
+
 static const struct unit_case unit_cases[] = {
 	CASE(test_opt_table),
 	CASE(test_series),
 	CASE(test_series_gap),
 	CASE(test_why_idle),
 	CASE(test_why_parts),
+	CASE(test_why_rx_irq),
 	CASE(test_opt_fields),
 	CASE(test_opt_entries),
 	CASE(test_opt_modes),
