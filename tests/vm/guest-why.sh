@@ -20,13 +20,20 @@
 #     PREEMPT_RT's IRQ threads, whose affinity follows their IRQ's only
 #     once they run again: A's TX thread was seen on CPU 1), rant runnable
 #     while that thread ran.  A softirq named is held to a truth of the
-#     test's own: a second instance, which rant never reads, records
-#     only NET_RX's and NET_TX's entries and exits on CPU 1, and the test
-#     sums that vector's time inside the named segment's window.  With
-#     the packet's CPU rant's own, rant counts every softirq there in the
-#     window (rx irq: what that CPU did; after: while rant's thread was
-#     runnable or running there, or asleep there before its wake-up), so
-#     its figure must be that sum within 5 % + 500 us.
+#     test's own: the test sums that vector's time on CPU 1 inside the
+#     named segment's window from the raw records, twice: those of rant's
+#     instance (the trace rant read), and those of a second instance,
+#     which rant never reads, that records only NET_RX's and NET_TX's
+#     entries and exits on CPU 1.  With the packet's CPU rant's own, rant
+#     counts every softirq there in the window (rx irq: what that CPU
+#     did; after: while rant's thread was runnable or running there, or
+#     asleep there before its wake-up), so its figure must be each sum
+#     within 5 % + 500 us.  The second is judged only where the two
+#     instances agree: each records an event at its own time, one after
+#     the other, and a vCPU the host stalls between the two (under TCG
+#     stalls of 2.9 ms were seen, one between the two records of a
+#     softirq's exit) puts the same exit 2.9 ms apart in them; that is
+#     said and that comparison skipped.
 # Each is tried up to 3 times (the softirq case 5): under TCG a guest's own
 # hiccup (the host taking the CPU, which the trace shows as rant running)
 # may breach first, and that is said with rant's Why: of it.  A softirq
@@ -175,11 +182,12 @@ why_truth_inst() {
 	echo 1 >"$d/tracing_on"
 }
 
-# why_softirq_sum TRACE VEC A B: ns of softirq VEC inside [A, B) (mono ns)
-# in TRACE (why_truth_inst's); its lines' times are s.us
+# why_softirq_sum TRACE VEC A B: ns of softirq VEC on CPU 1 inside [A, B)
+# (mono ns) in TRACE; its lines' times are s.us
 why_softirq_sum() {
 	# (busybox awk reads "067622" as octal: the microseconds behind a 1)
 	awk -v vec="$2" -v a="$3" -v b="$4" '
+	!index($0, "[001] ") { next }
 	function ns(line,   t) {
 		match(line, /[0-9]+\.[0-9]+: softirq_/)
 		t = substr(line, RSTART, RLENGTH)
@@ -195,6 +203,24 @@ why_softirq_sum() {
 		on = 0
 	}
 	END { printf "%d\n", sum }' "$1"
+}
+
+# why_span JSON: the first breach's segments' start and end (mono ns)
+why_span() {
+	grep -o '"cause": {.*' "$1" 2>/dev/null | sed 's/, "timeline": .*//' |
+		grep -o '"start_mono_ns": [0-9]*, "duration_ns": [0-9]*' |
+		awk '{ if (!a) a = $2 + 0; e = $2 + $4 } END { if (a) printf "%.0f %.0f\n", a, e }'
+}
+
+# why_trace_cut TRACE A B: TRACE's event lines inside [A, B] (mono ns)
+why_trace_cut() {
+	awk -v a="$2" -v b="$3" '
+	match($0, /[0-9]+\.[0-9]+: [a-z_]+:/) {
+		t = substr($0, RSTART, RLENGTH)
+		split(t, f, /[.:]/)
+		ns = f[1] * 1000000000 + (("1" f[2]) - 1000000) * 1000
+		if (ns >= a && ns <= b) print
+	}' "$1"
 }
 
 # why_irqs IFACE: the IRQs /proc/interrupts names for IFACE (IFACE, IFACE-rx-0, ...)
@@ -246,6 +272,8 @@ test_why_softirq() {
 		# host-made breach can be read afterwards, the cause and its timeline
 		cp "$W/ws-r.out" "$W/ws-r.$n.out" 2>/dev/null
 		cp "$W/ws-r.json" "$W/ws-r.$n.json" 2>/dev/null
+		why_span "$W/ws-r.json" | { read -r x y && why_trace_cut "$WHY_TR/instances/whys/trace" \
+			$((x - 5000000)) "$y" >"$W/ws-r.$n.window.trace"; }
 		ok_kind=0
 		case $kind in
 		softirq) [[ $what == *'"name": "NET_RX"'* || $what == *'"name": "NET_TX"'* ]] && ok_kind=1 ;;
@@ -278,7 +306,7 @@ test_why_softirq() {
 
 # the softirq named against the truth's instance (see the head of the file)
 why_softirq_truth() {
-	local d=$WHY_TR/instances/whyt seg named vec win a b truth
+	local d=$WHY_TR/instances/whyt seg named vec win a b truth own
 	cat "$d/trace" >"$W/ws-truth.trace"
 	echo >"$d/set_event"
 	if [[ $(why_kind "$W/ws-r.json") != softirq ]]; then
@@ -296,11 +324,26 @@ why_softirq_truth() {
 	a=${win#*\"start_mono_ns\": }
 	a=${a%%,*}
 	b=$((a + ${win##*\"duration_ns\": }))
+	own=$(why_softirq_sum "$WHY_TR/instances/whys/trace" "$vec" "$a" "$b")
 	truth=$(why_softirq_sum "$W/ws-truth.trace" "$vec" "$a" "$b")
-	echo "# why softirq: named $named ns of softirq $vec in $seg, the truth's instance $truth ns in that window"
-	t "why softirq: the softirq named ($named ns) is the truth's ($truth ns) within 5 % + 500 us" ws-r \
-		bash -c '[[ -n $1 && -n $2 ]] && (( $1 > 0 && $1 <= $2 + $2 / 20 + 500000 && $1 >= $2 - $2 / 20 - 500000 ))' \
-		_ "$named" "$truth"
+	# rant's own trace and the truth's from 5 ms before the window to its
+	# end, kept with the outputs: a disagreement is read there
+	why_trace_cut "$WHY_TR/instances/whys/trace" $((a - 5000000)) "$b" >"$W/ws-r.window.trace"
+	why_trace_cut "$W/ws-truth.trace" $((a - 5000000)) "$b" >"$W/ws-truth.window.trace"
+	echo "# why softirq: named $named ns of softirq $vec in $seg; in that window rant's instance holds $own ns of it, the second instance $truth ns"
+	t "why softirq: the softirq named ($named ns) is its instance's records, summed by the test ($own ns), within 5 % + 500 us" ws-r \
+		why_near "$named" "$own"
+	if ! why_near "$own" "$truth"; then
+		skip "why softirq: the softirq named against the second instance's ($truth ns): the two instances' records of CPU 1's softirqs differ beyond 5 % + 500 us (rant's $own ns; kept in ws-r.window.trace and ws-truth.window.trace): the host stalled the vCPU between an event's two records"
+		return
+	fi
+	t "why softirq: the softirq named ($named ns) is the second instance's ($truth ns) within 5 % + 500 us" ws-r \
+		why_near "$named" "$truth"
+}
+
+# why_near X T: X is T within 5 % + 500 us (both ns, X not 0)
+why_near() {
+	[[ -n $1 && -n $2 ]] && (($1 > 0 && $1 <= $2 + $2 / 20 + 500000 && $1 >= $2 - $2 / 20 - 500000))
 }
 
 # why_irqthread (PREEMPT_RT): the client's NIC's IRQs on CPU 0, their
