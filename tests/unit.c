@@ -11229,6 +11229,7 @@ static void test_why_rx_irq(void)
 		"     kworker/1:1-37      [001] d..h...    53.626245: irq_handler_entry: irq=32 name=eth2-rx-0\n"
 		"     kworker/1:1-37      [001] d..h...    53.626249: irq_handler_exit: irq=32 ret=handled\n"
 		" irq/32-eth2-rx--206     [001] ...s.12    53.626284: softirq_entry: vec=3 [action=NET_RX]\n"
+		"            rant-1126    [000] D..h.14    53.628500: irq_handler_entry: irq=27 name=eth0-tx-0\n"
 		" irq/32-eth2-rx--206     [001] ...s.12    53.629203: netif_receive_skb: dev=eth2 skbaddr=00000000b24a0aa0 len=92\n"
 		" irq/26-eth0-rx--201     [000] ...s.12    53.629250: netif_receive_skb: dev=eth0 skbaddr=00000000acd29b45 len=92\n";
 	static const struct { uint64_t app; int nseg, cpu; } c[] = {
