@@ -338,14 +338,22 @@ test_tracing() {
 	# and the suites beside this one flood it: however large, the buffer
 	# can overrun in a slow (sanitizer) run and drop the oldest markers.  An
 	# event selection of the instance's own (kept by rant, and it has the
-	# scheduler events -T needs) limited to rant's own tasks keeps the
-	# buffer to this run's events.
+	# scheduler events -T needs) limited to this client's tasks keeps the
+	# buffer to this run's events: by a comm of its own, a link's name
+	# (execve(2) names the task after the path it is given), as every
+	# suite beside this one runs a "rant" (CI once saw 82220 events
+	# overwritten on one CPU, every marker with them, filtering on "rant")
+	local comm="rant-tc$$" rant_was=$RANT
+	comm=${comm:0:15}
+	ln -sf "$(realpath "$RANT")" "$WORK/$comm"
 	echo 16384 >"$INST_DIR/buffer_size_kb"
-	echo 'prev_comm == "rant" || next_comm == "rant"' >"$INST_DIR/events/sched/sched_switch/filter"
-	echo 'comm == "rant"' >"$INST_DIR/events/sched/sched_waking/filter"
+	echo "prev_comm == \"$comm\" || next_comm == \"$comm\"" >"$INST_DIR/events/sched/sched_switch/filter"
+	echo "comm == \"$comm\"" >"$INST_DIR/events/sched/sched_waking/filter"
 	printf 'sched:sched_switch\nsched:sched_waking\n' >"$INST_DIR/set_event"
 	n=$(floor_us)
+	RANT=$WORK/$comm
 	temit tcont -s --count 2000 -T --trace-instance "$INST" -t "$n" -C -q --json "$WORK/ttcont.json"
+	RANT=$rant_was
 	expect_rc "tracing -T -C" 3
 	check "tracing -T -C: the instance's own events kept (no default set enabled)" \
 		[ "$(sort "$INST_DIR/set_event" | tr '\n' ' ')" = "sched:sched_switch sched:sched_waking " ]
