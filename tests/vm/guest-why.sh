@@ -182,22 +182,26 @@ why_truth_inst() {
 	echo 1 >"$d/tracing_on"
 }
 
+# WHY_AWK_NS: an awk function, trace_ns(LINE): the mono ns of a trace
+# line's event (its time is s.us), -1 for a line with none.  (busybox awk
+# reads "067622" as octal: the microseconds are read behind a 1.)
+WHY_AWK_NS='
+function trace_ns(line,   t) {
+	if (!match(line, /[0-9]+\.[0-9]+: [a-z_]+:/)) return -1
+	t = substr(line, RSTART, RLENGTH)
+	split(t, f, /[.:]/)
+	return f[1] * 1000000000 + (("1" f[2]) - 1000000) * 1000
+}'
+
 # why_softirq_sum TRACE VEC A B: ns of softirq VEC on CPU 1 inside [A, B)
-# (mono ns) in TRACE; its lines' times are s.us
+# (mono ns) in TRACE
 why_softirq_sum() {
-	# (busybox awk reads "067622" as octal: the microseconds behind a 1)
-	awk -v vec="$2" -v a="$3" -v b="$4" '
+	awk -v vec="$2" -v a="$3" -v b="$4" "$WHY_AWK_NS"'
 	!index($0, "[001] ") { next }
-	function ns(line,   t) {
-		match(line, /[0-9]+\.[0-9]+: softirq_/)
-		t = substr(line, RSTART, RLENGTH)
-		split(t, f, /[.:]/)
-		return f[1] * 1000000000 + (("1" f[2]) - 1000000) * 1000
-	}
-	index($0, "softirq_entry: vec=" vec " ") { on = ns($0) }
+	index($0, "softirq_entry: vec=" vec " ") { on = trace_ns($0) }
 	index($0, "softirq_exit: vec=" vec " ") && on {
 		s = on > a ? on : a
-		e = ns($0)
+		e = trace_ns($0)
 		e = e < b ? e : b
 		if (e > s) sum += e - s
 		on = 0
@@ -214,13 +218,9 @@ why_span() {
 
 # why_trace_cut TRACE A B: TRACE's event lines inside [A, B] (mono ns)
 why_trace_cut() {
-	awk -v a="$2" -v b="$3" '
-	match($0, /[0-9]+\.[0-9]+: [a-z_]+:/) {
-		t = substr($0, RSTART, RLENGTH)
-		split(t, f, /[.:]/)
-		ns = f[1] * 1000000000 + (("1" f[2]) - 1000000) * 1000
-		if (ns >= a && ns <= b) print
-	}' "$1"
+	awk -v a="$2" -v b="$3" "$WHY_AWK_NS"'
+	{ ns = trace_ns($0) }
+	ns >= 0 && ns >= a && ns <= b' "$1"
 }
 
 # why_irqs IFACE: the IRQs /proc/interrupts names for IFACE (IFACE, IFACE-rx-0, ...)
