@@ -5,7 +5,9 @@
 #   - the header's reading order is the order of the section markers;
 #   - the measurement (emit, reflect) above the outputs (report, json, plot);
 #   - nothing refers to files outside the repository, or to the seed;
-#   - every link in README.md and docs/ resolves, file and #heading.
+#   - every link in README.md and docs/ resolves, file and #heading;
+#   - the guest lab's own settings: a bad one is one line and exit 2,
+#     before anything is built or booted.
 cd "$(dirname "$0")/.." || exit 2
 TAP_ONLY=1
 # shellcheck source=tests/lib.sh
@@ -91,5 +93,12 @@ for f in files:
 PY
 )
 expect_eq "README.md and docs/: every internal link and #anchor resolves" "$(echo "$links" | head -3 | tr "\n" " " | sed "s/ *$//")" ""
+
+for bad in VM_FIRST_S=abc VM_FIRST_S=0 VM_TIMEOUT=-5; do
+	err=$(env "$bad" timeout 20 bash tests/vm/run.sh std 2>&1 >/dev/null)
+	rc=$?
+	expect_eq "the guest lab with $bad: exit 2, one line naming it" \
+		"$rc $(echo "$err" | wc -l) $([[ $err == *"${bad%%=*}="* ]] && echo named)" "2 1 named"
+done
 
 finish

@@ -41,6 +41,9 @@ TAP_ONLY=1 . tests/lib.sh
 # started hung in its boot (under TCG a kernel once stalled in RCU from
 # 22 s on, before its init ran): it is stopped and booted once more
 : "${VM_FIRST_S:=300}"
+for v in VM_TIMEOUT VM_FIRST_S; do
+	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "tests/vm/run.sh: $v='${!v}': a number of seconds, 1 or more" >&2; exit 2; }
+done
 : "${RANT_VM_MODS:=$TOP/tests/vm/mod}"
 : "${TAISET:=$TOP/build/vm/taiset}"
 flavors=("$@")
